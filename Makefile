@@ -1,0 +1,261 @@
+# SPDX-License-Identifier: MIT
+# ember: build, test and run. `make help` lists the targets. O=DIR puts the build elsewhere,
+# V=1 shows full commands. Everything generated lives under $(OUTPUT).
+
+O ?= build
+OUTPUT := $(abspath $(O))
+SRCDIR := $(abspath .)
+SHARED ?= $(abspath ../shared)
+PREFIX ?= /usr/local
+DESTDIR ?=
+FUZZ_SECONDS ?= 60
+ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+
+CC ?= cc
+CLANG ?= clang
+BPFTOOL ?= bpftool
+LLVM_STRIP ?= llvm-strip
+PKG_CONFIG ?= pkg-config
+
+ifeq ($(V),1)
+	Q =
+	msg =
+else
+	Q = @
+	msg = @printf '  %-8s %s\n' "$(1)" "$(patsubst $(OUTPUT)/%,%,$(2))";
+endif
+
+WARNINGS := -Wall -Wextra -Wshadow -Wformat=2 -Wmissing-prototypes -Wno-unused-parameter
+ifeq ($(CI),true)
+	WARNINGS += -Werror
+endif
+INCLUDES := -Iinclude -I$(OUTPUT)
+BASE_CFLAGS := -std=gnu11 -g $(WARNINGS) $(INCLUDES) -D_GNU_SOURCE -fno-omit-frame-pointer
+CFLAGS ?= -O2
+ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -O1
+FUZZ_FLAGS := -fsanitize=fuzzer-no-link,address,undefined -O1
+
+pc = $(shell $(PKG_CONFIG) --silence-errors $(1) $(2))
+DAEMON_PKGS := libbpf libelf libdw libmicrohttpd zlib
+PKG_CFLAGS := $(call pc,--cflags,$(DAEMON_PKGS) gsl cmocka)
+CLI_LIBS := $(call pc,--libs,gsl zlib) -lz -lm
+DAEMON_LIBS := $(call pc,--libs,$(DAEMON_PKGS)) -lz -lm -lpthread
+CMOCKA_LIBS := $(call pc,--libs,cmocka)
+ALL_LIBS := $(DAEMON_LIBS) $(CLI_LIBS)
+
+# Sources by module group; new files are picked up without editing this file.
+CORE_SRCS := $(sort $(wildcard src/core/*.c) $(wildcard src/common/*.c))
+ANALYSIS_SRCS := $(sort $(wildcard src/analysis/*.c))
+DAEMON_SRCS := $(sort $(filter-out src/daemon/main.c,$(wildcard src/daemon/*.c)))
+CLI_SRCS := $(sort $(wildcard src/cli/*.c))
+BPF_SRCS := $(sort $(wildcard bpf/*.bpf.c))
+UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
+MOCK_SRCS := $(sort $(wildcard tests/unit/mock_*.c))
+FUZZ_SRCS := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+WORKLOAD_SRCS := $(sort $(wildcard tests/workloads/*.c))
+HAVE_DAEMON := $(wildcard src/daemon/main.c)
+
+SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
+VMLINUX := $(OUTPUT)/vmlinux.h
+
+# Three builds of the same sources: plain, sanitized (make test runs the unit tests in both)
+# and libFuzzer-instrumented (clang).
+objs = $(patsubst %.c,$(1)/%.o,$(2))
+ROOTS := $(OUTPUT)/obj $(OUTPUT)/asan $(OUTPUT)/fuzz
+EMBER := $(OUTPUT)/ember
+EMBERD := $(OUTPUT)/emberd
+UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/obj/tests/unit/%,$(UNIT_SRCS))
+ASAN_UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/asan/tests/unit/%,$(UNIT_SRCS))
+FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzz/bin/%,$(FUZZ_SRCS))
+WORKLOAD_BINS := $(patsubst tests/workloads/%.c,$(OUTPUT)/workloads/%,$(WORKLOAD_SRCS))
+BINS := $(EMBER) $(if $(HAVE_DAEMON),$(EMBERD))
+
+.DEFAULT_GOAL := all
+.DELETE_ON_ERROR:
+.SECONDARY:
+.PHONY: all deps test check unit golden fuzz fuzz-bins bench run install uninstall clean \
+	format vmlinux check-layering workloads help regen-golden integration soak
+
+all: $(BINS) workloads
+
+help:
+	@echo "targets: all deps test check unit golden integration fuzz bench soak run install"
+	@echo "         uninstall clean format vmlinux check-layering regen-golden"
+	@echo "vars:    O=build V=1 PREFIX=/usr/local DESTDIR= FUZZ_SECONDS=60 CI=true"
+
+deps:
+	$(Q)NPM_PREFIX=$(OUTPUT)/node scripts/deps.sh
+
+# --- BPF: vmlinux.h -> object -> skeleton -----------------------------------------------------
+vmlinux: $(VMLINUX)
+$(VMLINUX):
+	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)if [ -r /sys/kernel/btf/vmlinux ]; then \
+		$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@; \
+	else \
+		echo "no /sys/kernel/btf/vmlinux: cannot generate vmlinux.h" >&2; exit 1; \
+	fi
+
+$(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c include/ember/bpf_shared.h $(wildcard bpf/*.h) $(VMLINUX)
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Iinclude -I$(OUTPUT) -Ibpf \
+		-c $< -o $@.tmp
+	$(Q)$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
+
+$(OUTPUT)/%.skel.h: $(OUTPUT)/bpf/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@.tmp && mv $@.tmp $@
+
+# --- C objects, in each of the three builds ---------------------------------------------------
+$(OUTPUT)/obj/%.o: %.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) $(PKG_CFLAGS) -MMD -MP -c $< -o $@
+
+$(OUTPUT)/asan/%.o: %.c
+	$(call msg,CC-ASAN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(BASE_CFLAGS) $(ASAN_FLAGS) $(PKG_CFLAGS) -MMD -MP -c $< -o $@
+
+$(OUTPUT)/fuzz/%.o: %.c
+	$(call msg,CC-FUZZ,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(BASE_CFLAGS) $(FUZZ_FLAGS) $(PKG_CFLAGS) -Wno-unused-command-line-argument \
+		-MMD -MP -c $< -o $@
+
+# Daemon code and tests may include the generated skeletons.
+$(foreach r,$(ROOTS),$(call objs,$(r),$(DAEMON_SRCS) src/daemon/main.c $(UNIT_SRCS) \
+	$(FUZZ_SRCS))): | $(SKELS)
+
+# Archives per module group, so that each binary links only the objects it uses.
+define ARCHIVES
+$(1)/libember-core.a: $(call objs,$(1),$(CORE_SRCS))
+$(1)/libember-analysis.a: $(call objs,$(1),$(ANALYSIS_SRCS))
+$(1)/libember-daemon.a: $(call objs,$(1),$(DAEMON_SRCS))
+endef
+$(foreach r,$(ROOTS),$(eval $(call ARCHIVES,$(r))))
+%.a:
+	$(call msg,AR,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+LIBS_OF = $(1)/libember-daemon.a $(1)/libember-analysis.a $(1)/libember-core.a
+
+# --- binaries --------------------------------------------------------------------------------
+$(EMBER): $(call objs,$(OUTPUT)/obj,$(CLI_SRCS)) $(OUTPUT)/obj/libember-analysis.a \
+		$(OUTPUT)/obj/libember-core.a
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(CLI_LIBS)
+
+$(EMBERD): $(OUTPUT)/obj/src/daemon/main.o $(call LIBS_OF,$(OUTPUT)/obj)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(ALL_LIBS)
+
+# Sanitized binaries for integration tests that want them (make asan-bins).
+$(OUTPUT)/asan/ember: $(call objs,$(OUTPUT)/asan,$(CLI_SRCS)) $(OUTPUT)/asan/libember-analysis.a \
+		$(OUTPUT)/asan/libember-core.a
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(ASAN_FLAGS) -o $@ $^ $(CLI_LIBS)
+$(OUTPUT)/asan/emberd: $(OUTPUT)/asan/src/daemon/main.o $(call LIBS_OF,$(OUTPUT)/asan)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(ASAN_FLAGS) -o $@ $^ $(ALL_LIBS)
+asan-bins: $(OUTPUT)/asan/ember $(if $(HAVE_DAEMON),$(OUTPUT)/asan/emberd)
+
+# Unit tests: one cmocka binary per tests/unit/test_<module>.c. A test that needs mocks or
+# --wrap seams says so in tests/unit/test_<module>.mk (TEST_<module>_EXTRA = mock_x.c,
+# TEST_<module>_LDFLAGS = -Wl,--wrap=open).
+-include $(wildcard tests/unit/*.mk)
+define UNIT_RULE
+$(1)/tests/unit/test_$(2): $(1)/tests/unit/test_$(2).o \
+		$(call objs,$(1),$(addprefix tests/unit/,$(TEST_$(2)_EXTRA))) $(call LIBS_OF,$(1))
+	$$(call msg,LINK,$$@)
+	$(Q)$$(CC) $(3) $(TEST_$(2)_LDFLAGS) -o $$@ $$^ $(CMOCKA_LIBS) $(ALL_LIBS)
+endef
+UNIT_NAMES := $(patsubst tests/unit/test_%.c,%,$(UNIT_SRCS))
+$(foreach n,$(UNIT_NAMES),$(eval $(call UNIT_RULE,$(OUTPUT)/obj,$(n),$(CFLAGS))))
+$(foreach n,$(UNIT_NAMES),$(eval $(call UNIT_RULE,$(OUTPUT)/asan,$(n),$(ASAN_FLAGS))))
+
+# Fuzz targets (clang, libFuzzer).
+$(OUTPUT)/fuzz/bin/%: $(OUTPUT)/fuzz/tests/fuzz/%.o $(call LIBS_OF,$(OUTPUT)/fuzz)
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) -fsanitize=fuzzer,address,undefined -o $@ $^ $(ALL_LIBS)
+fuzz-bins: $(FUZZ_BINS)
+
+# Test workloads: frame pointers, no inlining surprises, symbols kept.
+$(OUTPUT)/workloads/%: tests/workloads/%.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -std=gnu11 -g -O1 -fno-omit-frame-pointer -fno-optimize-sibling-calls \
+		-Wall -o $@ $< -lm -lpthread -ldl $(WORKLOAD_$*_LDFLAGS)
+workloads: $(WORKLOAD_BINS)
+
+# --- tests -----------------------------------------------------------------------------------
+TEST_ENV := OUTPUT=$(OUTPUT) SRCDIR=$(SRCDIR) SHARED=$(SHARED) EMBER=$(EMBER) EMBERD=$(EMBERD) \
+	NODE_PATH=$(OUTPUT)/node/node_modules FLAMEGRAPH_DIR=$(FLAMEGRAPH_DIR)
+
+test: deps
+	$(Q)$(MAKE) --no-print-directory all $(UNIT_BINS) $(ASAN_UNIT_BINS) fuzz-bins asan-bins
+	$(Q)$(TEST_ENV) tests/run.sh all
+
+check: all $(UNIT_BINS) $(ASAN_UNIT_BINS)
+	$(Q)$(TEST_ENV) tests/run.sh unit golden
+
+unit: $(UNIT_BINS) $(ASAN_UNIT_BINS)
+	$(Q)$(TEST_ENV) tests/run.sh unit
+
+golden: $(EMBER)
+	$(Q)$(TEST_ENV) tests/run.sh golden
+
+integration: all asan-bins
+	$(Q)$(TEST_ENV) tests/run.sh integration
+
+regen-golden: $(EMBER)
+	$(Q)$(TEST_ENV) tests/golden.sh --regen
+
+fuzz: fuzz-bins
+	$(Q)$(TEST_ENV) FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run.sh $(FUZZ_BINS)
+
+bench: deps all
+	$(Q)$(TEST_ENV) tests/bench/run.sh
+
+soak: deps all
+	$(Q)$(TEST_ENV) tests/bench/run.sh soak
+
+check-layering:
+	$(Q)scripts/check-layering.sh
+
+format:
+	$(Q)clang-format -i $(wildcard src/*/*.c src/*/*.h include/ember/*.h bpf/*.c tests/*/*.c)
+
+# --- run, install ----------------------------------------------------------------------------
+run: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)if [ ! -x $(EMBERD) ]; then echo "emberd is not built yet" >&2; exit 1; fi
+	$(EMBERD) --config config/emberd.conf
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/sbin
+	install -m 0755 $(EMBER) $(DESTDIR)$(PREFIX)/bin/ember
+	$(if $(HAVE_DAEMON),install -m 0755 $(EMBERD) $(DESTDIR)$(PREFIX)/sbin/emberd)
+	$(if $(wildcard config/emberd.conf),install -d $(DESTDIR)/etc/ember && \
+		install -m 0644 config/emberd.conf $(DESTDIR)/etc/ember/emberd.conf)
+	$(if $(wildcard systemd/emberd.service),install -d $(DESTDIR)/lib/systemd/system && \
+		install -m 0644 systemd/emberd.service $(DESTDIR)/lib/systemd/system/emberd.service)
+	$(if $(wildcard docs/man/*.[0-9]),$(foreach m,$(wildcard docs/man/*.[0-9]),\
+		install -d $(DESTDIR)$(PREFIX)/share/man/man$(subst .,,$(suffix $(m))) && \
+		install -m 0644 $(m) $(DESTDIR)$(PREFIX)/share/man/man$(subst .,,$(suffix $(m)))/;))
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/ember $(DESTDIR)$(PREFIX)/sbin/emberd \
+		$(DESTDIR)/lib/systemd/system/emberd.service
+	$(foreach m,$(wildcard docs/man/*.[0-9]),\
+		rm -f $(DESTDIR)$(PREFIX)/share/man/man$(subst .,,$(suffix $(m)))/$(notdir $(m));)
+	@echo "left /etc/ember/emberd.conf in place (configuration)"
+
+clean:
+	rm -rf $(OUTPUT)
+
+-include $(shell find $(OUTPUT) -name '*.d' 2>/dev/null)

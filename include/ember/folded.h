@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * folded: the folded-stack text format of FlameGraph ("frame;frame;frame count"), read and written.
+ *
+ * A line is: stack, one or more whitespace characters, a count (digits with an optional fraction:
+ * 12, 12., 12.5). A second count may follow (difffolded's "stack before after"). As flamegraph.pl
+ * reads it, the stack is everything before the last whitespace character preceding the count, so
+ * frames may hold spaces and any bytes but ';', '\n' and NUL. CRLF line ends and blank lines are
+ * accepted. Frames are separated by ';'; trailing empty frames are dropped (as perl's split does).
+ */
+#ifndef EMBER_FOLDED_H
+#define EMBER_FOLDED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "ember/parse.h"
+
+struct profile;
+struct sbuf;
+struct lineread;
+
+struct folded_line {
+	const char *stack;	/* borrowed from the parsed line */
+	size_t stack_len;
+	double count;		/* first count (the only one in a one-column line) */
+	double count2;		/* second count if ncounts == 2 */
+	int ncounts;		/* 1 or 2 */
+};
+
+enum folded_columns {
+	FOLDED_COLUMNS_AUTO = 0,	/* per line, as flamegraph.pl: 2 if the stack ends in " N" */
+	FOLDED_COLUMNS_ONE = 1,		/* the last number is the count, the rest is the stack */
+	FOLDED_COLUMNS_TWO = 2,		/* both counts required */
+};
+
+/*
+ * Parses one line (without its '\n'; a trailing '\r' is ignored). Returns 1 for a stack line,
+ * 0 for a blank line, -EINVAL for a malformed one with @reterr (may be NULL) filled (col, reason).
+ */
+int folded_parse_line(const char *line, size_t len, enum folded_columns cols,
+		      struct folded_line *ret, struct parse_error *reterr);
+
+/*
+ * Splits @stack on ';' and interns each frame into @p's strtab, then adds the counts.
+ * Returns the stack index >= 0, -ENOMEM, or -E2BIG past @max_depth frames (0: no limit).
+ */
+int folded_add_stack(struct profile *p, const char *stack, size_t len, double count,
+		     double count2, bool two, size_t max_depth);
+
+struct folded_read_opts {
+	enum folded_columns columns;
+	bool strict;		/* the first malformed line is an error */
+	size_t max_depth;	/* 0: no limit; deeper stacks are malformed */
+	/* Optional transform of each stack before it is added (e.g. strip hex); writes into @out. */
+	void (*rewrite)(const char *stack, size_t len, struct sbuf *out, void *ctx);
+	void *rewrite_ctx;
+	/* Called for each skipped line (may be NULL): file name, error. */
+	void (*on_skip)(const char *name, const struct parse_error *err, void *ctx);
+	void *on_skip_ctx;
+	const char *name;	/* for messages */
+};
+
+struct folded_stats {
+	unsigned long lines;	/* lines read, blank included */
+	unsigned long stacks;	/* stack lines added */
+	unsigned long skipped;	/* malformed lines skipped */
+	double total;		/* sum of first counts added */
+};
+
+/*
+ * Reads every line from @lr into @p. Memory grows with unique stacks, not input size.
+ * Returns 0, -EINVAL (strict mode: first bad line, in @reterr), -ENOMEM or a read error.
+ * @stats (may be NULL) is accumulated, not reset.
+ */
+int folded_read(struct lineread *lr, struct profile *p, const struct folded_read_opts *opts,
+		struct folded_stats *stats, struct parse_error *reterr);
+
+/*
+ * Writes @p as folded text, sorted by stack text (deterministic), one line per stack with a
+ * non-zero count (or both counts for a two-column profile). 0 or -errno.
+ */
+int folded_write(const struct profile *p, struct sbuf *sb);
+int folded_write_file(const struct profile *p, FILE *f);
+
+/* Replaces every "0x<hex digits>" with "0x..." (difffolded -s). */
+void folded_strip_hex(const char *stack, size_t len, struct sbuf *out, void *ctx);
+
+#endif

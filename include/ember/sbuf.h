@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sbuf: a growable byte buffer with a sticky error. Every renderer writes into one; the first
+ * allocation failure is remembered and later appends become no-ops, so a caller checks once at
+ * the end with sbuf_error(). The buffer is always NUL-terminated (when it has memory at all).
+ */
+#ifndef EMBER_SBUF_H
+#define EMBER_SBUF_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+struct sbuf {
+	char *buf;	/* owned; NULL until the first append */
+	size_t len;	/* bytes used, not counting the NUL */
+	size_t cap;	/* bytes allocated */
+	int err;	/* 0 or -ENOMEM, sticky */
+};
+
+#define SBUF_INIT { .buf = NULL, .len = 0, .cap = 0, .err = 0 }
+
+void sbuf_init(struct sbuf *sb);
+/* Frees the memory; the sbuf is empty and reusable afterwards. */
+void sbuf_fini(struct sbuf *sb);
+/* Keeps the memory, drops the content and the error. */
+void sbuf_reset(struct sbuf *sb);
+
+/* Makes room for @extra more bytes. 0 or -ENOMEM (also made sticky). */
+int sbuf_grow(struct sbuf *sb, size_t extra);
+
+void sbuf_add(struct sbuf *sb, const void *data, size_t len);
+void sbuf_addc(struct sbuf *sb, char c);
+void sbuf_adds(struct sbuf *sb, const char *s);
+void sbuf_addf(struct sbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void sbuf_vaddf(struct sbuf *sb, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+/* Appends an unsigned decimal number; faster than sbuf_addf() on hot paths. */
+void sbuf_addu(struct sbuf *sb, unsigned long long v);
+/* Appends @v the way folded files write counts: integers without a fraction, others with the
+ * shortest decimal form that reads back to the same double. */
+void sbuf_add_count(struct sbuf *sb, double v);
+/* Appends @s (len bytes) escaped for XML text and attributes: & < > " ' are entities, control
+ * characters become U+FFFD-free '?' and invalid UTF-8 bytes are replaced by '?'. */
+void sbuf_add_xml(struct sbuf *sb, const char *s, size_t len);
+/* Appends @s escaped for a JSON string body (no quotes added); invalid UTF-8 becomes U+FFFD. */
+void sbuf_add_json(struct sbuf *sb, const char *s, size_t len);
+
+/* 0 or the sticky -ENOMEM. */
+static inline int sbuf_error(const struct sbuf *sb)
+{
+	return sb->err;
+}
+
+/*
+ * Takes the content: returns a malloc'ed NUL-terminated buffer the caller frees with free(),
+ * its length in @ret_len (may be NULL), and leaves the sbuf empty. Returns NULL (errno=ENOMEM) if
+ * the sbuf has a sticky error, after freeing its memory.
+ */
+char *sbuf_detach(struct sbuf *sb, size_t *ret_len);
+
+/* Writes the whole content to @fd, retrying short writes. 0 or -errno (incl. the sticky one). */
+int sbuf_write_fd(const struct sbuf *sb, int fd);
+
+#endif

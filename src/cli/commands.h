@@ -1,0 +1,3 @@
+/* SPDX-License-Identifier: MIT */
+/* The command table: one line per subcommand, EMBER_CMD(name, function, summary), sorted. */
+EMBER_CMD(merge, cmd_merge, "merge, filter and trim folded stack files")

@@ -1,0 +1,386 @@
+// SPDX-License-Identifier: MIT
+#include "ember/profile.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ember/hash.h"
+#include "ember/sbuf.h"
+#include "ember/strtab.h"
+
+struct stack_ent {
+	uint64_t hash;
+	size_t off;	/* into frames[] */
+	uint32_t depth;
+	double count, count2;
+};
+
+struct profile {
+	struct strtab *st; /* borrowed */
+	uint32_t *frames;
+	size_t nframes, frames_cap;
+	struct stack_ent *ents;
+	size_t nents, ents_cap;
+	uint32_t *slots; /* idx + 1; 0 = empty */
+	size_t nslots;
+	double total, total2;
+	size_t max_depth;
+	bool has2;
+};
+
+struct profile *profile__new(struct strtab *st)
+{
+	struct profile *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->st = st;
+	p->nslots = 256;
+	p->slots = calloc(p->nslots, sizeof(*p->slots));
+	if (!p->slots) {
+		free(p);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return p;
+}
+
+void profile__free(struct profile *p)
+{
+	if (!p)
+		return;
+	free(p->frames);
+	free(p->ents);
+	free(p->slots);
+	free(p);
+}
+
+struct strtab *profile__strtab(const struct profile *p)
+{
+	return p->st;
+}
+
+static uint64_t stack_hash(const uint32_t *frames, size_t n)
+{
+	return hash_bytes(frames, n * sizeof(*frames), 0x57ac);
+}
+
+static size_t slot_of(const struct profile *p, const uint32_t *frames, size_t n, uint64_t h)
+{
+	size_t mask = p->nslots - 1, i;
+
+	for (i = h & mask; p->slots[i]; i = (i + 1) & mask) {
+		const struct stack_ent *e = &p->ents[p->slots[i] - 1];
+
+		if (e->hash == h && e->depth == n &&
+		    !memcmp(p->frames + e->off, frames, n * sizeof(*frames)))
+			return i;
+	}
+	return i;
+}
+
+static int grow_slots(struct profile *p)
+{
+	size_t n = p->nslots * 2, i, j;
+	uint32_t *s = calloc(n, sizeof(*s));
+
+	if (!s)
+		return -ENOMEM;
+	for (i = 0; i < p->nslots; i++) {
+		if (!p->slots[i])
+			continue;
+		for (j = p->ents[p->slots[i] - 1].hash & (n - 1); s[j]; j = (j + 1) & (n - 1))
+			;
+		s[j] = p->slots[i];
+	}
+	free(p->slots);
+	p->slots = s;
+	p->nslots = n;
+	return 0;
+}
+
+static int add(struct profile *p, const uint32_t *frames, size_t n, double c1, double c2)
+{
+	uint64_t h = stack_hash(frames, n);
+	size_t i = slot_of(p, frames, n, h);
+	struct stack_ent *e;
+
+	if (p->slots[i]) {
+		e = &p->ents[p->slots[i] - 1];
+		goto found;
+	}
+	if (p->nents >= UINT32_MAX - 1 || n > UINT32_MAX)
+		return -ENOMEM;
+	if ((p->nents + 1) * 2 > p->nslots) {
+		if (grow_slots(p))
+			return -ENOMEM;
+		i = slot_of(p, frames, n, h);
+	}
+	if (p->nents == p->ents_cap) {
+		size_t cap = p->ents_cap ? p->ents_cap * 2 : 64;
+		struct stack_ent *ne = realloc(p->ents, cap * sizeof(*ne));
+
+		if (!ne)
+			return -ENOMEM;
+		p->ents = ne;
+		p->ents_cap = cap;
+	}
+	if (n > p->frames_cap - p->nframes) {
+		size_t cap = p->frames_cap ? p->frames_cap : 256;
+		uint32_t *nf;
+
+		while (cap - p->nframes < n)
+			cap *= 2;
+		nf = realloc(p->frames, cap * sizeof(*nf));
+		if (!nf)
+			return -ENOMEM;
+		p->frames = nf;
+		p->frames_cap = cap;
+	}
+	if (n)
+		memcpy(p->frames + p->nframes, frames, n * sizeof(*frames));
+	e = &p->ents[p->nents];
+	*e = (struct stack_ent){ .hash = h, .off = p->nframes, .depth = (uint32_t)n };
+	p->nframes += n;
+	p->slots[i] = (uint32_t)++p->nents;
+	if (n > p->max_depth)
+		p->max_depth = n;
+found:
+	e->count += c1;
+	e->count2 += c2;
+	p->total += c1;
+	p->total2 += c2;
+	return (int)(e - p->ents);
+}
+
+int profile__add(struct profile *p, const uint32_t *frames, size_t n, double count)
+{
+	return add(p, frames, n, count, 0);
+}
+
+int profile__add2(struct profile *p, const uint32_t *frames, size_t n, double count, double count2)
+{
+	p->has2 = true;
+	return add(p, frames, n, count, count2);
+}
+
+int profile__find(const struct profile *p, const uint32_t *frames, size_t n)
+{
+	size_t i = slot_of(p, frames, n, stack_hash(frames, n));
+
+	return p->slots[i] ? (int)(p->slots[i] - 1) : -ENOENT;
+}
+
+size_t profile__nr_stacks(const struct profile *p)
+{
+	return p->nents;
+}
+
+const uint32_t *profile__stack(const struct profile *p, size_t idx, size_t *ret_depth)
+{
+	*ret_depth = p->ents[idx].depth;
+	return p->frames + p->ents[idx].off;
+}
+
+double profile__count(const struct profile *p, size_t idx)
+{
+	return p->ents[idx].count;
+}
+
+double profile__count2(const struct profile *p, size_t idx)
+{
+	return p->ents[idx].count2;
+}
+
+void profile__set_counts(struct profile *p, size_t idx, double count, double count2)
+{
+	struct stack_ent *e = &p->ents[idx];
+
+	p->total += count - e->count;
+	p->total2 += count2 - e->count2;
+	e->count = count;
+	e->count2 = count2;
+}
+
+bool profile__has_count2(const struct profile *p)
+{
+	return p->has2;
+}
+
+void profile__set_has_count2(struct profile *p, bool on)
+{
+	p->has2 = on;
+}
+
+double profile__total(const struct profile *p)
+{
+	return p->total;
+}
+
+double profile__total2(const struct profile *p)
+{
+	return p->total2;
+}
+
+size_t profile__max_depth(const struct profile *p)
+{
+	return p->max_depth;
+}
+
+size_t profile__mem_bytes(const struct profile *p)
+{
+	return sizeof(*p) + p->frames_cap * sizeof(*p->frames) + p->ents_cap * sizeof(*p->ents) +
+	       p->nslots * sizeof(*p->slots);
+}
+
+int profile__merge(struct profile *dst, const struct profile *src, double scale)
+{
+	uint32_t *tmp = NULL;
+	size_t i, j, n, cap = 0;
+	int err = 0;
+
+	if (dst == src)
+		return -EINVAL;
+	for (i = 0; i < src->nents; i++) {
+		const struct stack_ent *e = &src->ents[i];
+		const uint32_t *f = src->frames + e->off;
+
+		n = e->depth;
+		if (dst->st != src->st) {
+			if (n > cap) {
+				uint32_t *nt = realloc(tmp, n * sizeof(*nt));
+
+				if (!nt) {
+					err = -ENOMEM;
+					goto out;
+				}
+				tmp = nt;
+				cap = n;
+			}
+			for (j = 0; j < n; j++) {
+				int id = strtab__intern(dst->st, strtab__str(src->st, f[j]),
+							strtab__len(src->st, f[j]));
+
+				if (id < 0) {
+					err = id;
+					goto out;
+				}
+				tmp[j] = (uint32_t)id;
+			}
+			f = tmp;
+		}
+		err = add(dst, f, n, e->count * scale, e->count2 * scale);
+		if (err < 0)
+			goto out;
+		err = 0;
+	}
+	if (src->has2)
+		dst->has2 = true;
+out:
+	free(tmp);
+	return err;
+}
+
+struct profile *profile__filter(const struct profile *p, profile_keep_fn keep, void *ctx)
+{
+	struct profile *q = profile__new(p->st);
+	size_t i;
+
+	if (!q)
+		return NULL;
+	q->has2 = p->has2;
+	for (i = 0; i < p->nents; i++) {
+		const struct stack_ent *e = &p->ents[i];
+
+		if (!keep(p, i, ctx))
+			continue;
+		if (add(q, p->frames + e->off, e->depth, e->count, e->count2) < 0) {
+			profile__free(q);
+			errno = ENOMEM;
+			return NULL;
+		}
+	}
+	return q;
+}
+
+int profile__cmp_stacks(const struct profile *p, size_t a, size_t b)
+{
+	const struct stack_ent *ea = &p->ents[a], *eb = &p->ents[b];
+	const uint32_t *fa = p->frames + ea->off, *fb = p->frames + eb->off;
+	size_t ia = 0, ib = 0;
+
+	/* compare the joined texts "f0;f1;..." without building them */
+	for (;;) {
+		const unsigned char *sa, *sb;
+		size_t la, lb, k, m;
+
+		if (ia == ea->depth || ib == eb->depth)
+			return (ia < ea->depth) - (ib < eb->depth);
+		if (fa[ia] == fb[ib]) {
+			ia++, ib++;
+			/* both continue with ';' or both end: nothing to compare here */
+			if (ia < ea->depth && ib < eb->depth)
+				continue;
+			return (ia < ea->depth) - (ib < eb->depth);
+		}
+		sa = (const unsigned char *)strtab__str(p->st, fa[ia]);
+		sb = (const unsigned char *)strtab__str(p->st, fb[ib]);
+		la = strtab__len(p->st, fa[ia]);
+		lb = strtab__len(p->st, fb[ib]);
+		m = la < lb ? la : lb;
+		for (k = 0; k < m; k++)
+			if (sa[k] != sb[k])
+				return (sa[k] > sb[k]) - (sa[k] < sb[k]);
+		if (la == lb) {
+			/* same text under two ids cannot happen with one strtab; keep going */
+			ia++, ib++;
+			continue;
+		}
+		/* one name is a prefix of the other: the shorter continues with ';' or ends */
+		if (la < lb) {
+			int ca = ia + 1 < ea->depth ? ';' : -1;
+
+			return (ca > sb[la]) - (ca < sb[la]);
+		} else {
+			int cb = ib + 1 < eb->depth ? ';' : -1;
+
+			return (sa[lb] > cb) - (sa[lb] < cb);
+		}
+	}
+}
+
+static int cmp_idx(const void *a, const void *b, void *ctx)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	int c = profile__cmp_stacks(ctx, x, y);
+
+	return c ? c : (x > y) - (x < y);
+}
+
+size_t *profile__sorted(const struct profile *p)
+{
+	size_t *idx = malloc((p->nents ? p->nents : 1) * sizeof(*idx));
+	size_t i;
+
+	if (!idx)
+		return NULL;
+	for (i = 0; i < p->nents; i++)
+		idx[i] = i;
+	qsort_r(idx, p->nents, sizeof(*idx), cmp_idx, (void *)p); /* glibc's signature */
+	return idx;
+}
+
+void profile__stack_text(const struct profile *p, size_t idx, struct sbuf *sb)
+{
+	const struct stack_ent *e = &p->ents[idx];
+	size_t i;
+
+	for (i = 0; i < e->depth; i++) {
+		uint32_t id = p->frames[e->off + i];
+
+		if (i)
+			sbuf_addc(sb, ';');
+		sbuf_add(sb, strtab__str(p->st, id), strtab__len(p->st, id));
+	}
+}

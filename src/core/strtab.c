@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: MIT
+#include "ember/strtab.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ember/hash.h"
+
+/*
+ * Strings live in chunks that never move, so strtab__str() pointers stay valid; the index is an
+ * open-addressing table of (hash, id) with linear probing, grown at 1/2 load.
+ */
+#define CHUNK_MIN (64u << 10)
+
+struct chunk {
+	struct chunk *next;
+	size_t used, cap;
+	char data[];
+};
+
+struct entry {
+	uint64_t hash;
+	uint32_t id1; /* id + 1; 0 = empty slot */
+};
+
+struct strtab {
+	struct chunk *chunks;
+	const char **strs; /* id -> string */
+	uint32_t *lens;
+	size_t count, strs_cap;
+	struct entry *slots;
+	size_t nslots; /* power of two */
+	size_t mem;
+};
+
+struct strtab *strtab__new(void)
+{
+	struct strtab *st = calloc(1, sizeof(*st));
+
+	if (!st)
+		return NULL;
+	st->nslots = 1024;
+	st->slots = calloc(st->nslots, sizeof(*st->slots));
+	if (!st->slots) {
+		free(st);
+		errno = ENOMEM;
+		return NULL;
+	}
+	st->mem = sizeof(*st) + st->nslots * sizeof(*st->slots);
+	return st;
+}
+
+void strtab__free(struct strtab *st)
+{
+	struct chunk *c, *n;
+
+	if (!st)
+		return;
+	for (c = st->chunks; c; c = n) {
+		n = c->next;
+		free(c);
+	}
+	free(st->strs);
+	free(st->lens);
+	free(st->slots);
+	free(st);
+}
+
+static int rehash(struct strtab *st)
+{
+	size_t n = st->nslots * 2, i, j;
+	struct entry *s = calloc(n, sizeof(*s));
+
+	if (!s)
+		return -ENOMEM;
+	for (i = 0; i < st->nslots; i++) {
+		if (!st->slots[i].id1)
+			continue;
+		for (j = st->slots[i].hash & (n - 1); s[j].id1; j = (j + 1) & (n - 1))
+			;
+		s[j] = st->slots[i];
+	}
+	free(st->slots);
+	st->mem += (n - st->nslots) * sizeof(*s);
+	st->slots = s;
+	st->nslots = n;
+	return 0;
+}
+
+static char *store(struct strtab *st, const char *s, size_t len)
+{
+	struct chunk *c = st->chunks;
+	char *dst;
+
+	if (!c || c->cap - c->used < len + 1) {
+		size_t cap = len + 1 > CHUNK_MIN ? len + 1 : CHUNK_MIN;
+
+		c = malloc(sizeof(*c) + cap);
+		if (!c)
+			return NULL;
+		c->used = 0;
+		c->cap = cap;
+		/* a big one-off string goes behind the current chunk so its free space stays usable */
+		if (st->chunks && cap > CHUNK_MIN) {
+			c->next = st->chunks->next;
+			st->chunks->next = c;
+		} else {
+			c->next = st->chunks;
+			st->chunks = c;
+		}
+		st->mem += sizeof(*c) + cap;
+	}
+	dst = c->data + c->used;
+	memcpy(dst, s, len);
+	dst[len] = '\0';
+	c->used += len + 1;
+	return dst;
+}
+
+static size_t lookup(const struct strtab *st, const char *s, size_t len, uint64_t h)
+{
+	size_t mask = st->nslots - 1, i;
+
+	for (i = h & mask; st->slots[i].id1; i = (i + 1) & mask) {
+		uint32_t id = st->slots[i].id1 - 1;
+
+		if (st->slots[i].hash == h && st->lens[id] == len && !memcmp(st->strs[id], s, len))
+			return i;
+	}
+	return i;
+}
+
+int strtab__intern(struct strtab *st, const char *s, size_t len)
+{
+	uint64_t h = hash_bytes(s, len, 0x5eed);
+	size_t i = lookup(st, s, len, h);
+	char *copy;
+
+	if (st->slots[i].id1)
+		return (int)(st->slots[i].id1 - 1);
+	if (len > UINT32_MAX || st->count >= INT32_MAX - 1 || st->count + 2 >= st->nslots)
+		return -ENOMEM; /* the last check only bites if an earlier rehash failed */
+	if (st->count == st->strs_cap) {
+		size_t cap = st->strs_cap ? st->strs_cap * 2 : 256;
+		const char **ns = realloc(st->strs, cap * sizeof(*ns));
+		uint32_t *nl;
+
+		if (!ns)
+			return -ENOMEM;
+		st->strs = ns;
+		nl = realloc(st->lens, cap * sizeof(*nl));
+		if (!nl)
+			return -ENOMEM;
+		st->lens = nl;
+		st->mem += (cap - st->strs_cap) * (sizeof(*ns) + sizeof(*nl));
+		st->strs_cap = cap;
+	}
+	copy = store(st, s, len);
+	if (!copy)
+		return -ENOMEM;
+	st->strs[st->count] = copy;
+	st->lens[st->count] = (uint32_t)len;
+	st->slots[i].hash = h;
+	st->slots[i].id1 = (uint32_t)st->count + 1;
+	st->count++;
+	if (st->count * 2 > st->nslots)
+		(void)rehash(st); /* on failure the table still has room; retried next time */
+	return (int)(st->count - 1);
+}
+
+int strtab__find(const struct strtab *st, const char *s, size_t len)
+{
+	uint64_t h = hash_bytes(s, len, 0x5eed);
+	size_t i = lookup(st, s, len, h);
+
+	return st->slots[i].id1 ? (int)(st->slots[i].id1 - 1) : -ENOENT;
+}
+
+const char *strtab__str(const struct strtab *st, uint32_t id)
+{
+	return st->strs[id];
+}
+
+size_t strtab__len(const struct strtab *st, uint32_t id)
+{
+	return st->lens[id];
+}
+
+size_t strtab__count(const struct strtab *st)
+{
+	return st->count;
+}
+
+size_t strtab__mem_bytes(const struct strtab *st)
+{
+	return st->mem;
+}

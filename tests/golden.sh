@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Golden tests: for each tests/data/<case>.args (one line: the ember arguments, where @IN@ is
+# tests/data/<case>.in and @DATA@ is tests/data), run `ember ARGS` and diff its stdout with
+# tests/data/<case>.expected (and its exit status with <case>.status, default 0).
+# --regen rewrites the .expected files; review that diff before committing.
+. "$(dirname "$0")/lib.sh"
+regen=0
+[ "${1:-}" = --regen ] && regen=1
+cd "$SRCDIR/tests/data" || exit 1
+for args in *.args; do
+	[ -f "$args" ] || continue
+	c=${args%.args}
+	line=$(head -n 1 "$args")
+	line=${line//@IN@/$SRCDIR/tests/data/$c.in}
+	line=${line//@DATA@/$SRCDIR/tests/data}
+	want_status=0
+	[ -f "$c.status" ] && want_status=$(cat "$c.status")
+	eval "set -- $line"
+	"$EMBER" "$@" >"$TMP/out" 2>"$TMP/err"
+	st=$?
+	if [ $regen -eq 1 ]; then
+		cp "$TMP/out" "$c.expected"
+		[ $st -ne 0 ] && echo $st >"$c.status"
+		echo "regenerated $c"
+		continue
+	fi
+	if [ $st -ne "$want_status" ]; then
+		not_ok "$c: exit status $st, expected $want_status"; sed 's/^/# /' "$TMP/err"
+	elif ! diff -u "$c.expected" "$TMP/out" >"$TMP/diff"; then
+		not_ok "$c: output differs"; head -40 "$TMP/diff" | sed 's/^/# /'
+	else
+		ok "$c"
+	fi
+done
+done_testing

@@ -1,0 +1,46 @@
+# SPDX-License-Identifier: MIT
+# Shared by the shell tests: TAP-style results for tests/run.sh, temp dirs, skips that turn
+# into failures under CI=true (CI must exercise root, BTF and perf_event for real).
+# Usage: . "$(dirname "$0")/../lib.sh"
+set -u
+: "${OUTPUT:=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/build}"
+: "${SRCDIR:=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
+: "${SHARED:=$(cd "$SRCDIR/.." && pwd)/shared}"
+: "${EMBER:=$OUTPUT/ember}"
+: "${EMBERD:=$OUTPUT/emberd}"
+export OUTPUT SRCDIR SHARED EMBER EMBERD
+T_FAILS=0
+T_COUNT=0
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/ember-test.XXXXXX")
+cleanup_tmp() { rm -rf "$TMP"; }
+trap cleanup_tmp EXIT
+
+ok() { T_COUNT=$((T_COUNT + 1)); echo "ok - $*"; }
+not_ok() { T_COUNT=$((T_COUNT + 1)); T_FAILS=$((T_FAILS + 1)); echo "not ok - $*"; }
+# check NAME COMMAND...: ok if the command succeeds
+check() { local n=$1; shift; if "$@"; then ok "$n"; else not_ok "$n"; fi; }
+# skip NAME REASON: a skip, except under CI=true where it is a failure
+skip() {
+	if [ "${CI:-}" = true ]; then
+		not_ok "$1 (would skip under CI: $2)"
+	else
+		T_COUNT=$((T_COUNT + 1)); echo "ok - $1 # SKIP $2"
+	fi
+}
+# require_root REASON: skip the whole script (exit 77) unless root; fail under CI
+require_root() {
+	if [ "$(id -u)" -ne 0 ]; then
+		if [ "${CI:-}" = true ]; then echo "not ok - needs root: $*"; exit 1; fi
+		echo "[Skipped: needs root: $*]"; exit 77
+	fi
+}
+skip_all() {
+	if [ "${CI:-}" = true ]; then echo "not ok - $* (skips are failures under CI)"; exit 1; fi
+	echo "[Skipped: $*]"; exit 77
+}
+# A free TCP port on 127.0.0.1.
+free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+done_testing() { [ "$T_FAILS" -eq 0 ]; exit $?; }

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Runs ember's test suites and ends with one line: "N passed, N failed, N skipped".
+#
+# Every test program speaks a TAP subset on stdout: "ok - name", "not ok - name",
+# "ok - name # SKIP reason" (cmocka binaries run with CMOCKA_MESSAGE_OUTPUT=TAP). A program that
+# prints no such line counts as one test: exit 0 passed, 77 skipped, anything else failed; a
+# program that fails after printing results adds one failure for the exit status.
+#
+# Usage: tests/run.sh [all|unit|golden|fuzz-seeds|cli|integration|browser ...]
+set -u
+: "${OUTPUT:?}" "${SRCDIR:?}"
+cd "$SRCDIR"
+LOGDIR=$OUTPUT/test-logs
+mkdir -p "$LOGDIR"
+TEST_TIMEOUT=${TEST_TIMEOUT:-900}
+passed=0 failed=0 skipped=0
+failures=()
+
+run_one() { # name, command...
+	local name=$1; shift
+	local log=$LOGDIR/${name//\//_}.log rc p f s
+	local t0=$SECONDS
+	timeout -k 10 "$TEST_TIMEOUT" "$@" >"$log" 2>&1 </dev/null
+	rc=$?
+	p=$(grep -cE '^ok ' "$log" | head -1)
+	s=$(grep -cE '^ok .*# (SKIP|skip)' "$log" | head -1)
+	f=$(grep -cE '^not ok ' "$log" | head -1)
+	p=$((p - s))
+	if [ $((p + s + f)) -eq 0 ]; then
+		case $rc in 0) p=1 ;; 77) s=1 ;; *) f=1 ;; esac
+	elif [ $rc -ne 0 ] && [ $rc -ne 77 ] && [ "$f" -eq 0 ]; then
+		f=1 # crashed or failed after reporting only successes
+	fi
+	passed=$((passed + p)); failed=$((failed + f)); skipped=$((skipped + s))
+	local status=ok
+	[ "$f" -gt 0 ] && { status=FAIL; failures+=("$name"); }
+	[ "$f" -eq 0 ] && [ "$p" -eq 0 ] && [ "$s" -gt 0 ] && status=skip
+	[ $rc -eq 124 ] && status="FAIL (timeout)"
+	printf '%-6s %-48s %4d passed %3d failed %3d skipped  %3ds\n' "$status" "$name" "$p" "$f" "$s" \
+		$((SECONDS - t0))
+	if [ "$f" -gt 0 ]; then
+		grep -E '^not ok |ERROR|FAILED|Assertion|runtime error|AddressSanitizer' "$log" | head -20 |
+			sed 's/^/       | /'
+		echo "       | (full log: $log)"
+	fi
+}
+
+suite_unit() {
+	local t
+	for t in "$OUTPUT"/obj/tests/unit/test_*; do
+		[ -x "$t" ] && [ "${t%.o}" = "$t" ] || continue
+		CMOCKA_MESSAGE_OUTPUT=TAP run_one "unit/$(basename "$t")" "$t"
+	done
+	for t in "$OUTPUT"/asan/tests/unit/test_*; do
+		[ -x "$t" ] && [ "${t%.o}" = "$t" ] || continue
+		CMOCKA_MESSAGE_OUTPUT=TAP ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+			UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+			run_one "asan/$(basename "$t")" "$t"
+	done
+}
+
+suite_golden() {
+	run_one golden tests/golden.sh
+}
+
+# Replays each fuzz target over its seed corpus: no mutation, just the regression inputs.
+suite_fuzz_seeds() {
+	local f name
+	for f in "$OUTPUT"/fuzz/bin/fuzz_*; do
+		[ -x "$f" ] || continue
+		name=$(basename "$f")
+		run_one "fuzz-seeds/$name" tests/fuzz/run.sh --seeds-only "$f"
+	done
+}
+
+suite_scripts() { # folder
+	local t
+	for t in tests/"$1"/test_*.sh; do
+		[ -f "$t" ] || continue
+		run_one "$1/$(basename "$t" .sh)" bash "$t"
+	done
+}
+
+suites=("$@")
+[ ${#suites[@]} -eq 0 ] || [ "${suites[0]}" = all ] &&
+	suites=(unit golden fuzz-seeds cli integration browser)
+for s in "${suites[@]}"; do
+	case $s in
+	unit) suite_unit ;;
+	golden) suite_golden ;;
+	fuzz-seeds) suite_fuzz_seeds ;;
+	cli|integration|browser) suite_scripts "$s" ;;
+	*) echo "unknown suite '$s'" >&2; exit 2 ;;
+	esac
+done
+echo
+if [ ${#failures[@]} -gt 0 ]; then
+	echo "failed: ${failures[*]}"
+fi
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]

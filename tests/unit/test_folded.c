@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: MIT
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ember/folded.h"
+#include "ember/lineread.h"
+#include "ember/profile.h"
+#include "ember/sbuf.h"
+#include "ember/strtab.h"
+
+/* flamegraph.pl's /^(.*)\s+?(\d+(?:\.\d*)?)$/, applied once or twice */
+static const struct {
+	const char *line;
+	enum folded_columns cols;
+	int ret;
+	const char *stack;
+	int ncounts;
+	double c1, c2;
+} cases[] = {
+	{ "main;foo;bar 3", FOLDED_COLUMNS_AUTO, 1, "main;foo;bar", 1, 3, 0 },
+	{ "main;foo;bar", FOLDED_COLUMNS_AUTO, -EINVAL, NULL, 0, 0, 0 },	/* no count */
+	{ "bar 18446744073709551615", FOLDED_COLUMNS_AUTO, 1, "bar", 1, 18446744073709551615.0, 0 },
+	{ "a;b 2.5", FOLDED_COLUMNS_AUTO, 1, "a;b", 1, 2.5, 0 },
+	{ "a;b 2.", FOLDED_COLUMNS_AUTO, 1, "a;b", 1, 2, 0 },
+	{ "a;b .5", FOLDED_COLUMNS_AUTO, -EINVAL, NULL, 0, 0, 0 },		/* digits before '.' */
+	{ "a;b -5", FOLDED_COLUMNS_AUTO, -EINVAL, NULL, 0, 0, 0 },		/* no sign */
+	{ "a;b 1e3", FOLDED_COLUMNS_AUTO, -EINVAL, NULL, 0, 0, 0 },		/* no exponent */
+	{ "a;b 3 4", FOLDED_COLUMNS_AUTO, 1, "a;b", 2, 3, 4 },		/* difffolded */
+	{ "a;b 3 4", FOLDED_COLUMNS_ONE, 1, "a;b 3", 1, 4, 0 },
+	{ "a;b 4", FOLDED_COLUMNS_TWO, -EINVAL, NULL, 0, 0, 0 },
+	{ "a;b\t7\r", FOLDED_COLUMNS_AUTO, 1, "a;b", 1, 7, 0 },		/* tab, CRLF */
+	{ "a b;c d 9", FOLDED_COLUMNS_AUTO, 1, "a b;c d", 1, 9, 0 },	/* spaces in frames */
+	{ "a  5", FOLDED_COLUMNS_AUTO, 1, "a ", 1, 5, 0 },		/* only the last space goes */
+	{ "5", FOLDED_COLUMNS_AUTO, -EINVAL, NULL, 0, 0, 0 },
+	{ " 5", FOLDED_COLUMNS_AUTO, 1, "", 1, 5, 0 },			/* the empty stack */
+	{ "", FOLDED_COLUMNS_AUTO, 0, NULL, 0, 0, 0 },
+	{ "  \r", FOLDED_COLUMNS_AUTO, 0, NULL, 0, 0, 0 },
+	{ "caf\xc3\xa9;\xff\xfe 1", FOLDED_COLUMNS_AUTO, 1, "caf\xc3\xa9;\xff\xfe", 1, 1, 0 },
+	{ "x;y 12x", FOLDED_COLUMNS_AUTO, -EINVAL, NULL, 0, 0, 0 },
+};
+
+static void test_parse_line(void **state)
+{
+	struct parse_error err;
+	struct folded_line fl;
+	size_t i;
+	int r;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		err = (struct parse_error){ 0 };
+		r = folded_parse_line(cases[i].line, strlen(cases[i].line), cases[i].cols, &fl, &err);
+		assert_int_equal(r, cases[i].ret);
+		if (r < 0) {
+			assert_non_null(err.reason);
+			continue;
+		}
+		if (r == 0)
+			continue;
+		assert_int_equal(fl.stack_len, strlen(cases[i].stack));
+		assert_memory_equal(fl.stack, cases[i].stack, fl.stack_len);
+		assert_int_equal(fl.ncounts, cases[i].ncounts);
+		assert_true(fl.count == cases[i].c1);
+		assert_true(fl.ncounts == 1 || fl.count2 == cases[i].c2);
+	}
+}
+
+struct skips {
+	int n;
+	unsigned long lines[8];
+};
+
+static void on_skip(const char *name, const struct parse_error *err, void *ctx)
+{
+	struct skips *sk = ctx;
+
+	if (sk->n < 8)
+		sk->lines[sk->n] = err->line;
+	sk->n++;
+}
+
+static char *roundtrip(const char *in, struct folded_read_opts *opts, struct folded_stats *stats,
+		       int *ret)
+{
+	struct strtab *st = strtab__new();
+	struct profile *p = profile__new(st);
+	struct lineread *lr = lineread__new_mem(in, strlen(in), 0);
+	struct sbuf sb = SBUF_INIT;
+	char *out;
+
+	*ret = folded_read(lr, p, opts, stats, NULL);
+	assert_int_equal(folded_write(p, &sb), 0);
+	out = sbuf_detach(&sb, NULL);
+	lineread__free(lr);
+	profile__free(p);
+	strtab__free(st);
+	return out;
+}
+
+static void test_read_merges_sorts_and_skips(void **state)
+{
+	const char *in = "b;c 1\n"
+			 "a;b 2\r\n"
+			 "\n"
+			 "garbage line\n"
+			 "a;b 3\n"
+			 "a;b;c 0.5\n"
+			 "no count;\n"
+			 "b;c 1"; /* no final newline */
+	struct skips sk = { 0 };
+	struct folded_read_opts opts = { .on_skip = on_skip, .on_skip_ctx = &sk };
+	struct folded_stats stats = { 0 };
+	char *out;
+	int r;
+
+	out = roundtrip(in, &opts, &stats, &r);
+	assert_int_equal(r, 0);
+	assert_string_equal(out, "a;b 5\na;b;c 0.5\nb;c 2\n");
+	assert_int_equal(stats.lines, 8);
+	assert_int_equal(stats.stacks, 5);
+	assert_int_equal(stats.skipped, 2);
+	assert_true(stats.total == 7.5);
+	assert_int_equal(sk.n, 2);
+	assert_int_equal(sk.lines[0], 4);
+	assert_int_equal(sk.lines[1], 7);
+	free(out);
+}
+
+static void test_strict(void **state)
+{
+	struct parse_error perr = { 0 };
+	struct folded_read_opts opts = { .strict = true };
+	const char *in = "a 1\nb 2\nbad\nc 3\n";
+	struct strtab *st = strtab__new();
+	struct profile *p = profile__new(st);
+	struct lineread *lr = lineread__new_mem(in, strlen(in), 0);
+
+	assert_int_equal(folded_read(lr, p, &opts, NULL, &perr), -EINVAL);
+	assert_int_equal(perr.line, 3);
+	assert_non_null(perr.reason);
+	lineread__free(lr);
+	profile__free(p);
+	strtab__free(st);
+}
+
+static void test_two_columns_and_strip_hex(void **state)
+{
+	struct folded_read_opts opts = { .rewrite = folded_strip_hex };
+	char *out;
+	int r;
+
+	out = roundtrip("f+0x1a;g+0xFF 1 2\nf+0x2b;g+0x0 3 0\nx0x 1 1\n", &opts, NULL, &r);
+	assert_int_equal(r, 0);
+	assert_string_equal(out, "f+0x...;g+0x... 4 2\nx0x 1 1\n");
+	free(out);
+}
+
+static void test_long_line_skipped(void **state)
+{
+	size_t n = 3000;
+	char *in = malloc(n + 32);
+	struct strtab *st = strtab__new();
+	struct profile *p = profile__new(st);
+	struct lineread *lr;
+	struct folded_stats stats = { 0 };
+
+	memset(in, 'x', n);
+	strcpy(in + n, " 1\nok 2\n");
+	lr = lineread__new_mem(in, strlen(in), 1000);
+	assert_int_equal(folded_read(lr, p, NULL, &stats, NULL), 0);
+	assert_int_equal(stats.skipped, 1);
+	assert_int_equal(profile__nr_stacks(p), 1);
+	assert_true(profile__total(p) == 2);
+	lineread__free(lr);
+	profile__free(p);
+	strtab__free(st);
+	free(in);
+}
+
+static void test_max_depth(void **state)
+{
+	struct folded_read_opts opts = { .max_depth = 3 };
+	struct folded_stats stats = { 0 };
+	char *out;
+	int r;
+
+	out = roundtrip("a;b;c 1\na;b;c;d 1\n", &opts, &stats, &r);
+	assert_int_equal(r, 0);
+	assert_string_equal(out, "a;b;c 1\n");
+	assert_int_equal(stats.skipped, 1);
+	free(out);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parse_line),
+		cmocka_unit_test(test_read_merges_sorts_and_skips),
+		cmocka_unit_test(test_strict),
+		cmocka_unit_test(test_two_columns_and_strip_hex),
+		cmocka_unit_test(test_long_line_skipped),
+		cmocka_unit_test(test_max_depth),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: MIT
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ember/sbuf.h"
+
+static void test_add_and_detach(void **state)
+{
+	struct sbuf sb = SBUF_INIT;
+	size_t len, i;
+	char *s;
+
+	sbuf_adds(&sb, "abc");
+	sbuf_addc(&sb, ';');
+	sbuf_addf(&sb, "%d-%s", 42, "x");
+	sbuf_addu(&sb, 0);
+	sbuf_addu(&sb, 18446744073709551615ULL);
+	assert_string_equal(sb.buf, "abc;42-x018446744073709551615");
+	for (i = 0; i < 10000; i++)
+		sbuf_addc(&sb, 'z');
+	assert_int_equal(sb.len, 29 + 10000);
+	s = sbuf_detach(&sb, &len);
+	assert_non_null(s);
+	assert_int_equal(len, 29 + 10000);
+	assert_null(sb.buf);
+	assert_int_equal(sb.len, 0);
+	free(s);
+}
+
+static void test_long_format(void **state)
+{
+	struct sbuf sb = SBUF_INIT;
+	char big[5000];
+
+	memset(big, 'q', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	sbuf_adds(&sb, "<");
+	sbuf_addf(&sb, "%s|%s", big, big);
+	assert_int_equal(sb.len, 1 + 4999 * 2 + 1);
+	assert_int_equal(sb.buf[sb.len], '\0');
+	sbuf_fini(&sb);
+}
+
+static const struct {
+	double v;
+	const char *want;
+} count_cases[] = {
+	{ 0, "0" },	     { 1, "1" },	   { 42, "42" },	 { 1e15, "1000000000000000" },
+	{ 0.5, "0.5" },	     { 12.25, "12.25" },   { 0.1, "0.1" },	 { 1.0 / 3, "0.333333333333333315" },
+	{ 123456.789, "123456.789" },
+};
+
+static void test_add_count(void **state)
+{
+	struct sbuf sb = SBUF_INIT;
+	size_t i;
+
+	for (i = 0; i < sizeof(count_cases) / sizeof(count_cases[0]); i++) {
+		sbuf_reset(&sb);
+		sbuf_add_count(&sb, count_cases[i].v);
+		/* whatever the text, it must read back exactly */
+		assert_true(strtod(sb.buf, NULL) == count_cases[i].v);
+		if (count_cases[i].v != 1.0 / 3)
+			assert_string_equal(sb.buf, count_cases[i].want);
+	}
+	sbuf_fini(&sb);
+}
+
+static const struct {
+	const char *in;
+	size_t len;
+	const char *xml, *json;
+} esc_cases[] = {
+	{ "a<b>&\"c'", 8, "a&lt;b&gt;&amp;&quot;c&#39;", "a<b>&\\\"c'" },
+	{ "tab\there", 8, "tab here", "tab\\u0009here" },
+	{ "\x01\x7f", 2, "??", "\\u0001\\u007f" },
+	{ "caf\xc3\xa9", 5, "caf\xc3\xa9", "caf\xc3\xa9" },			/* valid UTF-8 */
+	{ "bad\xff\xc3", 5, "bad??", "bad\xef\xbf\xbd\xef\xbf\xbd" },		/* invalid, truncated */
+	{ "\xed\xa0\x80", 3, "???", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd" },	/* surrogate */
+	{ "\xf0\x9f\x94\xa5", 4, "\xf0\x9f\x94\xa5", "\xf0\x9f\x94\xa5" },	/* 4-byte */
+	{ "back\\slash", 10, "back\\slash", "back\\\\slash" },
+};
+
+static void test_escapes(void **state)
+{
+	struct sbuf sb = SBUF_INIT;
+	size_t i;
+
+	for (i = 0; i < sizeof(esc_cases) / sizeof(esc_cases[0]); i++) {
+		sbuf_reset(&sb);
+		sbuf_add_xml(&sb, esc_cases[i].in, esc_cases[i].len);
+		assert_string_equal(sb.buf, esc_cases[i].xml);
+		sbuf_reset(&sb);
+		sbuf_add_json(&sb, esc_cases[i].in, esc_cases[i].len);
+		assert_string_equal(sb.buf, esc_cases[i].json);
+	}
+	sbuf_fini(&sb);
+}
+
+static void test_sticky_error(void **state)
+{
+	struct sbuf sb = SBUF_INIT;
+
+	sbuf_adds(&sb, "x");
+	assert_int_equal(sbuf_grow(&sb, SIZE_MAX - 1), -ENOMEM);
+	sbuf_adds(&sb, "more");
+	assert_int_equal(sbuf_error(&sb), -ENOMEM);
+	assert_int_equal(sb.len, 1);
+	assert_null(sbuf_detach(&sb, NULL));
+	assert_int_equal(errno, ENOMEM);
+	assert_null(sb.buf);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_add_and_detach), cmocka_unit_test(test_long_format),
+		cmocka_unit_test(test_add_count),      cmocka_unit_test(test_escapes),
+		cmocka_unit_test(test_sticky_error),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
