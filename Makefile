@@ -197,7 +197,7 @@ TEST_ENV := OUTPUT=$(OUTPUT) SRCDIR=$(SRCDIR) SHARED=$(SHARED) EMBER=$(EMBER) EM
 	NODE_PATH=$(OUTPUT)/node/node_modules FLAMEGRAPH_DIR=$(FLAMEGRAPH_DIR)
 
 test: deps
-	$(Q)$(MAKE) --no-print-directory all $(UNIT_BINS) $(ASAN_UNIT_BINS) fuzz-bins asan-bins
+	$(Q)$(MAKE) -s -j$(shell nproc) --no-print-directory all $(UNIT_BINS) $(ASAN_UNIT_BINS) fuzz-bins asan-bins
 	$(Q)$(TEST_ENV) tests/run.sh all
 
 check: all $(UNIT_BINS) $(ASAN_UNIT_BINS)

@@ -42,7 +42,8 @@ int log_level_parse(const char *s, enum log_level *ret)
 	return -EINVAL;
 }
 
-static void vlog(enum log_level lvl, int err, const char *fmt, va_list ap)
+static void __attribute__((format(printf, 3, 0)))
+vlog(enum log_level lvl, int err, const char *fmt, va_list ap)
 {
 	char line[2048];
 	int n;
