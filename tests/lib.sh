@@ -44,3 +44,12 @@ free_port() {
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }
 done_testing() { [ "$T_FAILS" -eq 0 ]; exit $?; }
+# require_browser: node, playwright-core (make deps) and chromium must be there; otherwise skip
+# the script (a failure under CI).
+require_browser() {
+	command -v node >/dev/null || skip_all "no node"
+	[ -x "${CHROMIUM:-/usr/bin/chromium}" ] || skip_all "no chromium"
+	[ -d "$OUTPUT/node/node_modules/playwright-core" ] || skip_all "no playwright-core in $OUTPUT/node (make deps)"
+	export NODE_PATH=$OUTPUT/node/node_modules SCREENSHOT_DIR=$OUTPUT/screenshots
+	mkdir -p "$SCREENSHOT_DIR"
+}
