@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * symbolizer: (pid, instruction pointers) -> frame names interned in a strtab.
+ *
+ * Kernel frames come from /proc/kallsyms (ksyms), user frames from each process's mappings
+ * (procmaps) and the ELF files behind them (elfsym: .symtab/.dynsym, separate debug info found by
+ * build-id or .gnu_debuglink, optional inline frames through libdw), JIT frames from perf-map
+ * files /tmp/perf-PID.map (perfmap). Names follow the folded conventions of
+ * `perf script | stackcollapse-perf.pl --all`:
+ *
+ *   kernel function          "name_[k]"
+ *   JIT function (perf map)  "name_[j]"
+ *   inlined function         "name_[i]"      (inline_frames only; the containing function stays plain)
+ *   user function            "name"          (demangled when demangle is on, parameters dropped)
+ *   unknown in a known file  "[libc.so.6]"   or "libc.so.6+0x1a2b" with addr_offsets (file offset)
+ *   unknown, no mapping      "[unknown]"     (kernel: "[unknown]_[k]"; module area: "[mod]_[k]")
+ *
+ * ';' in names becomes ':' and control characters '?', so that every name is a valid folded frame.
+ *
+ * Caches: ELF images are keyed by (device, inode) and build-id, so a library mapped by 500
+ * processes is parsed once; per-process state (mappings, perf map) is keyed by pid + start time,
+ * which detects pid reuse; a process's mappings are re-read when an address falls outside them
+ * (exec, dlopen), at most every few milliseconds. All caches are bounded (LRU).
+ *
+ * Not thread-safe: one symbolizer belongs to the daemon's main thread.
+ * Non-logging (log_debug only): failures are counted in symbolizer_stats.
+ */
+#ifndef EMBER_SYMBOLIZER_H
+#define EMBER_SYMBOLIZER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct strtab;
+
+struct symbolizer_opts {
+	bool perf_maps;		  /* read /tmp/perf-PID.map JIT maps (via /proc/PID/root/tmp) */
+	bool inline_frames;	  /* add inlined functions (libdw), annotated _[i] */
+	bool demangle;		  /* demangle C++ (Itanium) and Rust names */
+	bool addr_offsets;	  /* unresolved user frames as "file+0xoffset", not "[file]" */
+	const char *debug_dirs;	  /* ':'-separated roots of separate debug info; NULL: "/usr/lib/debug" */
+	const char *proc_root;	  /* NULL: "/proc" (tests point it elsewhere) */
+	const char *kallsyms_path; /* NULL: "/proc/kallsyms" */
+	size_t max_pids;	  /* processes with cached state; 0: 4096 */
+	size_t max_elfs;	  /* ELF images with cached symbols; 0: 512 */
+	size_t max_perfmap_bytes; /* larger perf-map files are skipped (counted); 0: 64 MiB */
+};
+
+/* The defaults above, all booleans on except addr_offsets. */
+#define SYMBOLIZER_OPTS_DEFAULT                                                                \
+	{ .perf_maps = true, .inline_frames = true, .demangle = true, .addr_offsets = false }
+
+/* Counters since symbolizer__new() (gauges say so). All plain data. */
+struct symbolizer_stats {
+	uint64_t kernel_frames;		/* kernel ips symbolized */
+	uint64_t kernel_unresolved;	/* ... of which no symbol was found */
+	uint64_t user_frames;		/* user ips symbolized */
+	uint64_t user_unresolved;	/* ... of which no symbol: "[file]", "file+0x..", "[unknown]" */
+	uint64_t user_no_mapping;	/* ... of which in no mapping of the process ("[unknown]") */
+	uint64_t jit_frames;		/* ... of which resolved through a perf map */
+	uint64_t inline_frames;		/* _[i] frames added */
+	uint64_t truncated_stacks;	/* more frames than the caller's capacity */
+
+	uint64_t kallsyms_symbols;	/* gauge: symbols loaded */
+	uint64_t kallsyms_modules;	/* gauge: module symbols among them */
+	bool kallsyms_restricted;	/* gauge: addresses read as zero (kptr_restrict / no root) */
+	uint64_t kallsyms_loads;	/* (re)loads, e.g. after a module load */
+
+	uint64_t pids_cached;		/* gauge */
+	uint64_t pid_hits, pid_misses;	/* per-process state found / created */
+	uint64_t pid_evictions;		/* dropped by the LRU bound */
+	uint64_t pid_reuses;		/* cached pid found with a new start time: state dropped */
+	uint64_t pid_gone;		/* processes whose /proc entry had vanished */
+	uint64_t maps_reads;		/* /proc/PID/maps reads */
+	uint64_t maps_errors;		/* ... that failed (process gone, no permission) */
+
+	uint64_t elfs_cached;		/* gauge */
+	uint64_t elf_hits, elf_misses;	/* lookups of an image by (dev, inode) */
+	uint64_t elf_buildid_hits;	/* ... found by build-id instead (same file, other inode) */
+	uint64_t elf_evictions;		/* dropped by the LRU bound */
+	uint64_t elf_errors;		/* files that could not be opened or parsed */
+	uint64_t elf_debuginfo;		/* separate debug files used */
+	uint64_t elf_symbols;		/* gauge: symbols held over all cached images */
+
+	uint64_t perfmap_loads;		/* perf-map files read (first time or because they grew) */
+	uint64_t perfmap_symbols;	/* gauge: JIT symbols held */
+	uint64_t perfmap_bad_lines;	/* malformed lines skipped */
+	uint64_t perfmap_skip_missing;	/* no perf map for a process that has an anon exec area */
+	uint64_t perfmap_skip_not_regular; /* FIFO, device, /dev/zero symlink... skipped */
+	uint64_t perfmap_skip_too_big;	/* over max_perfmap_bytes */
+	uint64_t perfmap_skip_error;	/* read errors */
+
+	uint64_t mem_bytes;		/* gauge: memory held by the caches (approximate) */
+};
+
+struct symbolizer; /* opaque */
+
+/*
+ * @o is copied (strings too); NULL means SYMBOLIZER_OPTS_DEFAULT. @st is borrowed and must outlive
+ * the symbolizer: every name is interned there. Reads /proc/kallsyms lazily (first kernel frame).
+ * NULL + errno (ENOMEM, EINVAL); free with symbolizer__free().
+ */
+struct symbolizer *symbolizer__new(const struct symbolizer_opts *o, struct strtab *st);
+void symbolizer__free(struct symbolizer *s); /* NULL is a no-op */
+
+/*
+ * @ips: kernel addresses as bpf_get_stackid()/bpf_get_stack() give them, leaf first, @n of them.
+ * Writes frame ids ROOT FIRST into @ret (at most @cap; when more would result, the root-most are
+ * dropped and truncated_stacks counts it). Returns the number written (>= 0) or -ENOMEM.
+ * Zero ips are skipped.
+ */
+int symbolizer__kernel(struct symbolizer *s, const uint64_t *ips, size_t n, uint32_t *ret,
+		       size_t cap);
+
+/*
+ * Same for user addresses of process @pid (tgid, as the host's pid namespace sees it). With
+ * inline_frames one ip may give several frames. A process that has gone gives "[unknown]" frames
+ * unless its mappings were captured before (symbolizer__note_pid()). Returns count or -ENOMEM.
+ */
+int symbolizer__user(struct symbolizer *s, uint32_t pid, const uint64_t *ips, size_t n,
+		     uint32_t *ret, size_t cap);
+
+/*
+ * A pid was seen for the first time (or exec'ed): capture its mappings now, while it lives, so
+ * that short-lived processes still resolve later. Cheap when the pid is already cached with the
+ * same start time. Also loads ELF symbols of its files.
+ */
+void symbolizer__note_pid(struct symbolizer *s, uint32_t pid);
+
+/* The process exited or exec'ed: drop its state (the ELF cache stays). Unknown pids: no-op. */
+void symbolizer__forget_pid(struct symbolizer *s, uint32_t pid);
+
+/*
+ * Housekeeping, e.g. once a second: drops state of cached processes that no longer exist (or
+ * whose pid was reused). Returns the number dropped.
+ */
+int symbolizer__prune(struct symbolizer *s);
+
+/* Re-reads /proc/kallsyms on the next kernel frame (after a module load). */
+void symbolizer__reload_kernel(struct symbolizer *s);
+
+/* Fills @ret with the counters. */
+void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *ret);
+
+#endif
