@@ -147,7 +147,7 @@ int flamegraph_render_stats(const struct profile *p, const struct flamegraph_opt
 /*
  * The frame table instead of the SVG: one line per drawn frame, sorted by y then x,
  * "y\tx\twidth\tsamples\tname\n" with x, y, width as flamegraph.pl writes them (one decimal)
- * and the raw name (the root is "all"); the format of the corpus' flamegraph-frames/*.tsv.
+ * and the raw name (the root is "all"); the format of the corpus' flamegraph-frames TSVs.
  */
 int flamegraph_frames_tsv(const struct profile *p, const struct flamegraph_opts *o,
 			  struct sbuf *out);
