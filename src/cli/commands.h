@@ -1,3 +1,4 @@
 /* SPDX-License-Identifier: MIT */
 /* The command table: one line per subcommand, EMBER_CMD(name, function, summary), sorted. */
+EMBER_CMD(diff, cmd_diff, "compare two folded files: difffolded columns, red/blue flame graphs")
 EMBER_CMD(merge, cmd_merge, "merge, filter and trim folded stack files")

@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: MIT
+#include "ember/diff.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "ember/profile.h"
+#include "ember/sbuf.h"
+#include "ember/strtab.h"
+
+/* Frames of stack @idx of @src with ids of @st (interned there); @tmp grows as needed. */
+static const uint32_t *frames_in(const struct profile *src, size_t idx, struct strtab *st,
+				 uint32_t **tmp, size_t *cap, size_t *ret_n, int *err)
+{
+	const struct strtab *sst = profile__strtab(src);
+	const uint32_t *f = profile__stack(src, idx, ret_n);
+	size_t j, n = *ret_n;
+
+	*err = 0;
+	if (sst == st)
+		return f;
+	if (n > *cap) {
+		uint32_t *nt = realloc(*tmp, n * sizeof(*nt));
+
+		if (!nt) {
+			*err = -ENOMEM;
+			return NULL;
+		}
+		*tmp = nt;
+		*cap = n;
+	}
+	for (j = 0; j < n; j++) {
+		int id = strtab__intern(st, strtab__str(sst, f[j]), strtab__len(sst, f[j]));
+
+		if (id < 0) {
+			*err = id;
+			return NULL;
+		}
+		(*tmp)[j] = (uint32_t)id;
+	}
+	return *tmp;
+}
+
+struct profile *diff_profiles(const struct profile *a, const struct profile *b,
+			      const struct diff_opts *opts)
+{
+	struct strtab *st = profile__strtab(a);
+	struct profile *d = profile__new(st);
+	double ta = profile__total(a), tb = profile__total(b);
+	uint32_t *tmp = NULL;
+	size_t i, n, cap = 0;
+	const uint32_t *f;
+	int err = 0;
+
+	if (!d)
+		return NULL;
+	if (opts && opts->normalize && ta != tb && ta == 0 && profile__nr_stacks(a) +
+	    profile__nr_stacks(b) > 0) {
+		err = -EDOM;
+		goto fail;
+	}
+	profile__set_has_count2(d, true);
+	for (i = 0; i < profile__nr_stacks(a); i++) {
+		f = profile__stack(a, i, &n);
+		if (profile__add2(d, f, n, profile__count(a, i), 0) < 0) {
+			err = -ENOMEM;
+			goto fail;
+		}
+	}
+	for (i = 0; i < profile__nr_stacks(b); i++) {
+		f = frames_in(b, i, st, &tmp, &cap, &n, &err);
+		if (!f)
+			goto fail;
+		if (profile__add2(d, f, n, 0, profile__count(b, i)) < 0) {
+			err = -ENOMEM;
+			goto fail;
+		}
+	}
+	if (opts && opts->normalize && ta != tb) {
+		/* difffolded: int($c1 * $total2 / $total1), left to right, in doubles */
+		for (i = 0; i < profile__nr_stacks(d); i++)
+			profile__set_counts(d, i, trunc(profile__count(d, i) * tb / ta),
+					    profile__count2(d, i));
+	}
+	free(tmp);
+	return d;
+fail:
+	free(tmp);
+	profile__free(d);
+	errno = -err;
+	return NULL;
+}
+
+void diff_format_number(struct sbuf *sb, double v)
+{
+	char tmp[64];
+
+	/* perl keeps integer sums as IVs and prints them in full; NVs print with %.15g */
+	if (v == floor(v) && fabs(v) < 9223372036854775808.0) {
+		snprintf(tmp, sizeof(tmp), "%lld", (long long)v);
+		sbuf_adds(sb, tmp);
+		return;
+	}
+	if (isnan(v)) {
+		sbuf_adds(sb, "NaN");
+		return;
+	}
+	if (isinf(v)) {
+		sbuf_adds(sb, v < 0 ? "-Inf" : "Inf");
+		return;
+	}
+	snprintf(tmp, sizeof(tmp), "%.15g", v);
+	sbuf_adds(sb, tmp);
+}
+
+int diff_write(const struct profile *d, struct sbuf *sb)
+{
+	size_t *idx = profile__sorted(d), i, n = profile__nr_stacks(d);
+
+	if (!idx)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		profile__stack_text(d, idx[i], sb);
+		sbuf_addc(sb, ' ');
+		diff_format_number(sb, profile__count(d, idx[i]));
+		sbuf_addc(sb, ' ');
+		diff_format_number(sb, profile__count2(d, idx[i]));
+		sbuf_addc(sb, '\n');
+	}
+	free(idx);
+	return sbuf_error(sb);
+}
+
+double diff_elided_share(const struct profile *d)
+{
+	double gone = 0, all = 0;
+	size_t i;
+
+	for (i = 0; i < profile__nr_stacks(d); i++) {
+		all += profile__count(d, i);
+		if (profile__count2(d, i) == 0)
+			gone += profile__count(d, i);
+	}
+	return all > 0 ? gone / all : 0;
+}
+
+struct profile *diff_elided(const struct profile *d)
+{
+	struct profile *e = profile__new(profile__strtab(d));
+	const uint32_t *f;
+	size_t i, n;
+
+	if (!e)
+		return NULL;
+	for (i = 0; i < profile__nr_stacks(d); i++) {
+		if (profile__count2(d, i) != 0 || profile__count(d, i) == 0)
+			continue;
+		f = profile__stack(d, i, &n);
+		if (profile__add(e, f, n, profile__count(d, i)) < 0) {
+			profile__free(e);
+			errno = ENOMEM;
+			return NULL;
+		}
+	}
+	return e;
+}
