@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * query: the parameters of emberd's HTTP API, validated before anything touches the store.
+ *
+ * - query_urlencoded_parse() splits an application/x-www-form-urlencoded string ("a=1&b=%20x")
+ *   into decoded key/value pairs (POST bodies; MHD decodes the URL's own query string).
+ * - struct query_common holds what every data endpoint accepts: the range (from, to: see
+ *   timeexpr.h; default the last 60 s) and the filters pid, tid, comm (POSIX extended regex),
+ *   kernel=0|1, user=0|1, idle=0|1. query_common_set() takes one pair; query_common_finish()
+ *   applies defaults and checks the range against the limit.
+ *
+ * Errors name the parameter: struct query_error.param is a copy of the key, .reason a static
+ * string; the HTTP layer turns them into 400/413 JSON bodies.
+ * libc only; not thread-safe per object.
+ */
+#ifndef EMBER_QUERY_H
+#define EMBER_QUERY_H
+
+#include <regex.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define QUERY_MAX_PAIRS 64	/* more pairs than this in one request is a 400 */
+#define QUERY_MAX_VALUE 1024	/* bytes of one decoded value */
+#define QUERY_MAX_REGEX 256	/* bytes of a comm= regex */
+
+struct query_error {
+	char param[64];		/* the offending parameter (truncated copy), or "" */
+	const char *reason;	/* static, lower case */
+	int status;		/* HTTP status to answer: 400 or 413 */
+};
+
+/* Called per decoded pair; key and value are NUL-terminated, borrowed for the call only.
+ * Return 0 to go on, or a negative errno to stop (returned by the parser). */
+typedef int (*query_pair_fn)(const char *key, const char *value, void *ctx);
+
+/*
+ * Decodes @s[0..len): pairs split on '&' (empty pieces ignored), key and value on the first '=',
+ * '+' is a space, %XX a byte. A malformed escape, a NUL byte, a key or value over
+ * QUERY_MAX_VALUE or more than QUERY_MAX_PAIRS pairs is -EINVAL with @reterr (may be NULL)
+ * filled. Otherwise returns what the last callback returned (0 when all were accepted).
+ */
+int query_urlencoded_parse(const char *s, size_t len, query_pair_fn cb, void *ctx,
+			   struct query_error *reterr);
+
+/* A tri-state filter flag: unset (the endpoint's default), off or on. */
+enum query_flag { QUERY_FLAG_UNSET = -1, QUERY_FLAG_OFF = 0, QUERY_FLAG_ON = 1 };
+
+struct query_common {
+	int64_t from_ns, to_ns;		/* after finish(): from_ns <= to_ns */
+	bool has_from, has_to;
+	int64_t pid, tid;		/* -1: any */
+	bool has_comm;
+	regex_t comm_re;		/* valid when has_comm; freed by query_common_fini() */
+	char comm_src[QUERY_MAX_REGEX + 1];
+	enum query_flag kernel, user, idle;
+};
+
+void query_common_init(struct query_common *q);
+void query_common_fini(struct query_common *q);
+
+/*
+ * Takes one pair. Returns 1 if @key is a common parameter and @value is valid, 0 if @key is
+ * not a common parameter (the endpoint may know it), -EINVAL for a bad value (@reterr filled:
+ * param=@key). @now_ns anchors relative times. A repeated key overrides the earlier value.
+ */
+int query_common_set(struct query_common *q, const char *key, const char *value, int64_t now_ns,
+		     struct query_error *reterr);
+
+/*
+ * Applies defaults (to = now, from = to - @default_ns) and checks from <= to (-EINVAL, 400)
+ * and to - from <= @max_range_ns (-E2BIG, 413; 0 means no limit).
+ */
+int query_common_finish(struct query_common *q, int64_t now_ns, int64_t default_ns,
+			int64_t max_range_ns, struct query_error *reterr);
+
+/* True if @comm passes the comm= filter (always true without one). */
+bool query_common_match_comm(const struct query_common *q, const char *comm);
+
+/*
+ * Value helpers for endpoint-specific parameters; each fills @reterr with param=@key.
+ * Unsigned decimal in [min, max]: */
+int query_parse_u64(const char *key, const char *value, uint64_t min, uint64_t max,
+		    uint64_t *ret, struct query_error *reterr);
+/* "0" or "1" (also "false"/"true"): */
+int query_parse_bool(const char *key, const char *value, bool *ret, struct query_error *reterr);
+
+#endif

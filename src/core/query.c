@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: MIT
+#include "ember/query.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ember/timeexpr.h"
+
+static int qfail(struct query_error *reterr, const char *param, const char *reason, int status)
+{
+	if (reterr) {
+		size_t n = 0;
+
+		while (param && param[n] && n < sizeof(reterr->param) - 1) {
+			reterr->param[n] = param[n];
+			n++;
+		}
+		reterr->param[n] = '\0';
+		reterr->reason = reason;
+		reterr->status = status;
+	}
+	return status == 413 ? -E2BIG : -EINVAL;
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Decodes s[0..len) into out (QUERY_MAX_VALUE + 1 bytes). 0 or -EINVAL with @reason. */
+static int decode(const char *s, size_t len, char *out, const char **reason)
+{
+	size_t i, o = 0;
+	int hi, lo;
+
+	for (i = 0; i < len; i++) {
+		char c = s[i];
+
+		if (c == '+') {
+			c = ' ';
+		} else if (c == '%') {
+			if (i + 2 >= len) {
+				*reason = "truncated %-escape";
+				return -EINVAL;
+			}
+			hi = hexval(s[i + 1]);
+			lo = hexval(s[i + 2]);
+			if (hi < 0 || lo < 0) {
+				*reason = "malformed %-escape";
+				return -EINVAL;
+			}
+			c = (char)(hi << 4 | lo);
+			i += 2;
+		}
+		if (c == '\0') {
+			*reason = "NUL byte";
+			return -EINVAL;
+		}
+		if (o >= QUERY_MAX_VALUE) {
+			*reason = "too long";
+			return -EINVAL;
+		}
+		out[o++] = c;
+	}
+	out[o] = '\0';
+	return 0;
+}
+
+int query_urlencoded_parse(const char *s, size_t len, query_pair_fn cb, void *ctx,
+			   struct query_error *reterr)
+{
+	/* static-size scratch: values are bounded, so a request cannot make us allocate */
+	char key[QUERY_MAX_VALUE + 1], val[QUERY_MAX_VALUE + 1];
+	size_t pos = 0, end, eq, npairs = 0;
+	const char *reason = NULL;
+	int err = 0;
+
+	while (pos < len) {
+		const char *amp = memchr(s + pos, '&', len - pos);
+
+		end = amp ? (size_t)(amp - s) : len;
+		if (end > pos) {
+			const char *e = memchr(s + pos, '=', end - pos);
+
+			eq = e ? (size_t)(e - s) : end;
+			if (++npairs > QUERY_MAX_PAIRS)
+				return qfail(reterr, NULL, "too many parameters", 400);
+			if (decode(s + pos, eq - pos, key, &reason))
+				return qfail(reterr, NULL, reason, 400);
+			if (decode(s + eq + (eq < end), end - eq - (eq < end), val, &reason))
+				return qfail(reterr, key, reason, 400);
+			err = cb(key, val, ctx);
+			if (err < 0)
+				return err;
+		}
+		pos = end + 1;
+	}
+	return err;
+}
+
+void query_common_init(struct query_common *q)
+{
+	*q = (struct query_common){
+		.pid = -1,
+		.tid = -1,
+		.kernel = QUERY_FLAG_UNSET,
+		.user = QUERY_FLAG_UNSET,
+		.idle = QUERY_FLAG_UNSET,
+	};
+}
+
+void query_common_fini(struct query_common *q)
+{
+	if (q->has_comm)
+		regfree(&q->comm_re);
+	q->has_comm = false;
+}
+
+int query_parse_u64(const char *key, const char *value, uint64_t min, uint64_t max,
+		    uint64_t *ret, struct query_error *reterr)
+{
+	uint64_t v = 0;
+	const char *p = value;
+
+	if (!*p)
+		return qfail(reterr, key, "empty value", 400);
+	for (; *p; p++) {
+		if (*p < '0' || *p > '9')
+			return qfail(reterr, key, "expected an unsigned integer", 400);
+		if (v > (UINT64_MAX - 9) / 10)
+			return qfail(reterr, key, "number out of range", 400);
+		v = v * 10 + (uint64_t)(*p - '0');
+	}
+	if (v < min || v > max)
+		return qfail(reterr, key, "number out of range", 400);
+	*ret = v;
+	return 0;
+}
+
+int query_parse_bool(const char *key, const char *value, bool *ret, struct query_error *reterr)
+{
+	if (!strcmp(value, "1") || !strcmp(value, "true")) {
+		*ret = true;
+		return 0;
+	}
+	if (!strcmp(value, "0") || !strcmp(value, "false")) {
+		*ret = false;
+		return 0;
+	}
+	return qfail(reterr, key, "expected 0 or 1", 400);
+}
+
+static int set_flag(enum query_flag *f, const char *key, const char *value,
+		    struct query_error *reterr)
+{
+	bool b;
+	int err = query_parse_bool(key, value, &b, reterr);
+
+	if (err)
+		return err;
+	*f = b ? QUERY_FLAG_ON : QUERY_FLAG_OFF;
+	return 1;
+}
+
+int query_common_set(struct query_common *q, const char *key, const char *value, int64_t now_ns,
+		     struct query_error *reterr)
+{
+	struct parse_error perr = { 0 };
+	uint64_t u;
+	int64_t t;
+	int err;
+
+	if (!strcmp(key, "from") || !strcmp(key, "to")) {
+		err = timeexpr_parse(value, strlen(value), now_ns, &t, &perr);
+		if (err)
+			return qfail(reterr, key, perr.reason ? perr.reason : "bad time", 400);
+		if (key[0] == 'f') {
+			q->from_ns = t;
+			q->has_from = true;
+		} else {
+			q->to_ns = t;
+			q->has_to = true;
+		}
+		return 1;
+	}
+	if (!strcmp(key, "pid") || !strcmp(key, "tid")) {
+		/* pid_max is at most 2^22 on Linux */
+		err = query_parse_u64(key, value, 0, 4194304, &u, reterr);
+		if (err)
+			return err;
+		if (key[0] == 'p')
+			q->pid = (int64_t)u;
+		else
+			q->tid = (int64_t)u;
+		return 1;
+	}
+	if (!strcmp(key, "comm")) {
+		size_t n = strlen(value);
+		regex_t re;
+
+		if (n > QUERY_MAX_REGEX)
+			return qfail(reterr, key, "regex too long", 400);
+		if (regcomp(&re, value, REG_EXTENDED | REG_NOSUB) != 0)
+			return qfail(reterr, key, "invalid regular expression", 400);
+		query_common_fini(q);
+		q->comm_re = re;
+		q->has_comm = true;
+		memcpy(q->comm_src, value, n + 1);
+		return 1;
+	}
+	if (!strcmp(key, "kernel"))
+		return set_flag(&q->kernel, key, value, reterr);
+	if (!strcmp(key, "user"))
+		return set_flag(&q->user, key, value, reterr);
+	if (!strcmp(key, "idle"))
+		return set_flag(&q->idle, key, value, reterr);
+	return 0;
+}
+
+int query_common_finish(struct query_common *q, int64_t now_ns, int64_t default_ns,
+			int64_t max_range_ns, struct query_error *reterr)
+{
+	if (!q->has_to)
+		q->to_ns = now_ns;
+	if (!q->has_from)
+		q->from_ns = q->to_ns > INT64_MIN + default_ns ? q->to_ns - default_ns : INT64_MIN;
+	if (q->from_ns > q->to_ns)
+		return qfail(reterr, q->has_from ? "from" : "to", "from is after to", 400);
+	if (max_range_ns > 0 && (__int128)q->to_ns - q->from_ns > max_range_ns)
+		return qfail(reterr, q->has_from ? "from" : "to", "range exceeds the configured limit",
+			     413);
+	return 0;
+}
+
+bool query_common_match_comm(const struct query_common *q, const char *comm)
+{
+	if (!q->has_comm)
+		return true;
+	return regexec(&q->comm_re, comm, 0, NULL, 0) == 0;
+}

@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: MIT
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ember/query.h"
+
+#define NOW 1700000000000000000LL
+#define S 1000000000LL
+
+static int collect(const char *key, const char *value, void *ctx)
+{
+	char *out = ctx;
+	size_t n = strlen(out);
+
+	snprintf(out + n, 512 - n, "[%s=%s]", key, value);
+	return 0;
+}
+
+static void test_urlencoded(void **state)
+{
+	static const struct {
+		const char *in;
+		int ret;
+		const char *pairs;
+	} cases[] = {
+		{ "a=1&b=2", 0, "[a=1][b=2]" },
+		{ "a=%41+b&&c", 0, "[a=A b][c=]" },
+		{ "k%3D=v%26w", 0, "[k==v&w]" },
+		{ "", 0, "" },
+		{ "=x", 0, "[=x]" },
+		{ "a=%4", -EINVAL, "" },
+		{ "a=%zz", -EINVAL, "" },
+		{ "a=%00", -EINVAL, "" },
+		{ "%", -EINVAL, "" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char out[512] = "";
+		struct query_error qe = { .status = 0 };
+		int r = query_urlencoded_parse(cases[i].in, strlen(cases[i].in), collect, out, &qe);
+
+		if (r != cases[i].ret)
+			fail_msg("'%s': %d", cases[i].in, r);
+		if (r == 0)
+			assert_string_equal(out, cases[i].pairs);
+		else
+			assert_int_equal(qe.status, 400);
+	}
+}
+
+static void test_urlencoded_limits(void **state)
+{
+	char big[4000], out[512] = "";
+	struct query_error qe;
+	size_t i;
+
+	memset(big, 0, sizeof(big));
+	for (i = 0; i < QUERY_MAX_PAIRS + 1; i++)
+		strcat(big, "a=1&");
+	out[0] = '\0';
+	assert_int_equal(query_urlencoded_parse(big, strlen(big), collect, out, &qe), -EINVAL);
+	assert_string_equal(qe.reason, "too many parameters");
+	memset(big, 'x', sizeof(big));
+	memcpy(big, "key=", 4);
+	assert_int_equal(query_urlencoded_parse(big, sizeof(big), collect, out, &qe), -EINVAL);
+	assert_string_equal(qe.param, "key");
+	assert_string_equal(qe.reason, "too long");
+}
+
+static void test_common(void **state)
+{
+	struct query_common q;
+	struct query_error qe;
+
+	query_common_init(&q);
+	assert_int_equal(query_common_set(&q, "from", "-90s", NOW, &qe), 1);
+	assert_int_equal(query_common_set(&q, "pid", "1234", NOW, &qe), 1);
+	assert_int_equal(query_common_set(&q, "comm", "^bu?rn$", NOW, &qe), 1);
+	assert_int_equal(query_common_set(&q, "idle", "1", NOW, &qe), 1);
+	assert_int_equal(query_common_set(&q, "kernel", "false", NOW, &qe), 1);
+	assert_int_equal(query_common_set(&q, "title", "x", NOW, &qe), 0);
+	assert_int_equal(query_common_finish(&q, NOW, 60 * S, 3600 * S, &qe), 0);
+	assert_int_equal(q.from_ns, NOW - 90 * S);
+	assert_int_equal(q.to_ns, NOW);
+	assert_int_equal(q.pid, 1234);
+	assert_int_equal(q.tid, -1);
+	assert_int_equal(q.idle, QUERY_FLAG_ON);
+	assert_int_equal(q.kernel, QUERY_FLAG_OFF);
+	assert_int_equal(q.user, QUERY_FLAG_UNSET);
+	assert_true(query_common_match_comm(&q, "burn"));
+	assert_true(query_common_match_comm(&q, "brn"));
+	assert_false(query_common_match_comm(&q, "burner"));
+	/* a second comm replaces the first without leaking it */
+	assert_int_equal(query_common_set(&q, "comm", "x", NOW, &qe), 1);
+	assert_true(query_common_match_comm(&q, "xyz"));
+	query_common_fini(&q);
+}
+
+static void test_defaults_and_errors(void **state)
+{
+	static const struct {
+		const char *key, *value;
+	} bad[] = {
+		{ "from", "yesterday" }, { "to", "" }, { "pid", "-1" }, { "pid", "12a" },
+		{ "tid", "99999999" }, { "comm", "(" }, { "kernel", "2" }, { "user", "yes" },
+		{ "idle", "" },
+	};
+	struct query_common q;
+	struct query_error qe;
+	size_t i;
+
+	query_common_init(&q);
+	assert_int_equal(query_common_finish(&q, NOW, 60 * S, 0, &qe), 0);
+	assert_int_equal(q.from_ns, NOW - 60 * S);
+	assert_int_equal(q.to_ns, NOW);
+	query_common_fini(&q);
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		query_common_init(&q);
+		memset(&qe, 0, sizeof(qe));
+		if (query_common_set(&q, bad[i].key, bad[i].value, NOW, &qe) != -EINVAL)
+			fail_msg("%s=%s accepted", bad[i].key, bad[i].value);
+		assert_string_equal(qe.param, bad[i].key);
+		assert_int_equal(qe.status, 400);
+		assert_non_null(qe.reason);
+		query_common_fini(&q);
+	}
+
+	query_common_init(&q);
+	assert_int_equal(query_common_set(&q, "from", "-10s", NOW, &qe), 1);
+	assert_int_equal(query_common_set(&q, "to", "-20s", NOW, &qe), 1);
+	assert_int_equal(query_common_finish(&q, NOW, 60 * S, 0, &qe), -EINVAL);
+	assert_int_equal(qe.status, 400);
+	query_common_fini(&q);
+
+	query_common_init(&q);
+	assert_int_equal(query_common_set(&q, "from", "-2h", NOW, &qe), 1);
+	assert_int_equal(query_common_finish(&q, NOW, 60 * S, 3600 * S, &qe), -E2BIG);
+	assert_int_equal(qe.status, 413);
+	assert_string_equal(qe.param, "from");
+	query_common_fini(&q);
+}
+
+static void test_u64(void **state)
+{
+	struct query_error qe;
+	uint64_t v;
+
+	assert_int_equal(query_parse_u64("rows", "50", 1, 1000, &v, &qe), 0);
+	assert_int_equal(v, 50);
+	assert_int_equal(query_parse_u64("rows", "0", 1, 1000, &v, &qe), -EINVAL);
+	assert_int_equal(query_parse_u64("rows", "99999999999999999999999", 1, 1000, &v, &qe),
+			 -EINVAL);
+	assert_int_equal(query_parse_u64("rows", "", 1, 1000, &v, &qe), -EINVAL);
+	assert_string_equal(qe.param, "rows");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_urlencoded),
+		cmocka_unit_test(test_urlencoded_limits),
+		cmocka_unit_test(test_common),
+		cmocka_unit_test(test_defaults_and_errors),
+		cmocka_unit_test(test_u64),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
