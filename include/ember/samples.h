@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * samples: an in-memory set of timestamped samples for time-based views (flame scope heat maps,
+ * time-range flame graphs): each sample is a time (ns), an interned stack id and a count.
+ *
+ * Compact and columnar: stacks are interned once (frame ids from a shared strtab, kept in a
+ * dictionary profile), and samples are stored sorted by time as three columns: a 32-bit time
+ * offset from a per-block 64-bit base, a 32-bit stack id, and a 32-bit count that is only
+ * allocated once a count other than 1 is seen. That is 8 bytes per sample (12 with counts), see
+ * samples__mem_bytes(). Samples added in non-decreasing time order go straight into the columns;
+ * out-of-order ones are staged until samples__sort() merges them in. Queries see only sorted
+ * samples. Not thread-safe; queries only read, so one writer with readers under a lock is fine.
+ *
+ * Filters (struct samples_filter) decide per stack, from its root frame and frames:
+ *  - idle: FlameScope's rule, extended. A stack is idle when its root frame is the idle task
+ *    ("swapper", "swapper/N", optionally with "-PID" or "-PID/TID") and any frame contains one
+ *    of: cpuidle, cpu_idle, cpu_bringup_and_idle, native_safe_halt, xen_hypercall_sched_op,
+ *    xen_hypercall_vcpu_op, default_idle, do_idle, intel_idle, acpi_idle, mwait_idle,
+ *    poll_idle. Idle stacks are excluded unless include_idle.
+ *  - comm/pid/tid: the root frame as stackcollapse-perf.pl writes it: "comm", "comm-PID"
+ *    (--pid) or "comm-PID/TID" (--tid). The comm is the root frame up to the last '-' followed
+ *    by digits (and "/digits"); a stack without a pid in its root frame never matches a pid or
+ *    tid filter.
+ */
+#ifndef EMBER_SAMPLES_H
+#define EMBER_SAMPLES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "ember/parse.h"
+
+struct strtab;
+struct profile;
+struct sbuf;
+struct lineread;
+struct heatmap;
+
+struct samples; /* opaque */
+
+/*
+ * Borrows @st (which must outlive the set; profiles made from the set may share it).
+ * NULL + errno=ENOMEM; free with samples__free().
+ */
+struct samples *samples__new(struct strtab *st);
+void samples__free(struct samples *s); /* NULL is a no-op */
+
+struct strtab *samples__strtab(const struct samples *s);
+
+/*
+ * Interns a stack (frame ids of the strtab, root first; @n may be 0) and returns its stack id
+ * >= 0, or -ENOMEM. The same frames always give the same id.
+ */
+int samples__intern(struct samples *s, const uint32_t *frames, size_t n);
+/* Interns a folded stack text "a;b;c" (split on ';', trailing empty frames dropped). */
+int samples__intern_folded(struct samples *s, const char *stack, size_t len);
+
+/*
+ * Adds @count (>= 1; 0 is a no-op) samples of stack @stack_id at @t_ns. 0, -EINVAL (unknown
+ * stack id) or -ENOMEM.
+ */
+int samples__add(struct samples *s, uint64_t t_ns, uint32_t stack_id, uint32_t count);
+
+/* Merges staged out-of-order samples into the sorted columns (stable). 0 or -ENOMEM. */
+int samples__sort(struct samples *s);
+/* True when nothing is staged. */
+bool samples__sorted(const struct samples *s);
+
+/* Sorted sample records (runs of one stack at one time count as one record). */
+size_t samples__nr(const struct samples *s);
+/* Sum of the counts of sorted samples. */
+uint64_t samples__total(const struct samples *s);
+size_t samples__nr_stacks(const struct samples *s);
+/* Time of the first/last sorted sample; 0 when empty. */
+uint64_t samples__first_ns(const struct samples *s);
+uint64_t samples__last_ns(const struct samples *s);
+
+/* Record @idx (< samples__nr) of the sorted samples. */
+uint64_t samples__time_ns(const struct samples *s, size_t idx);
+uint32_t samples__stack_id(const struct samples *s, size_t idx);
+uint32_t samples__count(const struct samples *s, size_t idx);
+/* Index of the first record with time >= @t_ns (samples__nr() if none). O(log n). */
+size_t samples__lower_bound(const struct samples *s, uint64_t t_ns);
+
+/* Frames of stack @stack_id (borrowed; valid until the next intern). */
+const uint32_t *samples__stack(const struct samples *s, uint32_t stack_id, size_t *ret_depth);
+/* Appends the stack's text "a;b;c". */
+void samples__stack_text(const struct samples *s, uint32_t stack_id, struct sbuf *sb);
+
+/* Bytes of memory held (columns, blocks, stack dictionary; not the strtab). */
+size_t samples__mem_bytes(const struct samples *s);
+
+struct samples_filter {
+	bool include_idle;	/* keep idle stacks (see above); default false */
+	const char *comm;	/* borrowed; NULL: any. Exact match of the root frame's comm */
+	long pid;		/* -1: any */
+	long tid;		/* -1: any */
+};
+
+/* include_idle=false, comm=NULL, pid=tid=-1. */
+void samples_filter_init(struct samples_filter *f);
+
+/* True when stack @stack_id passes @f (NULL: every stack). */
+bool samples__stack_matches(const struct samples *s, uint32_t stack_id,
+			    const struct samples_filter *f);
+/* True when the stack is idle by the rule above. */
+bool samples__stack_is_idle(const struct samples *s, uint32_t stack_id);
+
+/*
+ * Adds into @hm (already initialized with its arrangement) every sorted sample in the map's time
+ * span that passes @f (NULL: all). Samples outside the span are not counted anywhere; filtered
+ * ones neither. 0, -EINVAL (unsorted staged samples: call samples__sort()) or -ENOMEM.
+ */
+int samples__heatmap(const struct samples *s, const struct samples_filter *f, struct heatmap *hm);
+
+/*
+ * Adds the samples with @start_ns <= time < @end_ns that pass @f into @dst as a profile (one
+ * stack per distinct stack, counts summed). @dst may use the set's strtab (fast) or another one
+ * (names interned). Returns the number of samples added (sum of counts, capped at INT_MAX) or
+ * -EINVAL (staged samples) / -ENOMEM.
+ */
+int samples__range_profile(const struct samples *s, uint64_t start_ns, uint64_t end_ns,
+			   const struct samples_filter *f, struct profile *dst);
+
+/*
+ * The "ember-samples v1" text format (docs/formats.md): "# ember-samples v1" then one
+ * "TIME STACK COUNT" line per record, TIME in seconds with 9 fractional digits.
+ */
+#define SAMPLES_HEADER "# ember-samples v1"
+
+/* Appends one line "TIME STACK COUNT\n" (stack text as given; no check). */
+void samples_format_line(struct sbuf *sb, uint64_t t_ns, const char *stack, size_t len,
+			 uint64_t count);
+
+/*
+ * Parses one line (without '\n'; a trailing '\r' ignored). Returns 1 for a sample (time, stack
+ * borrowed from @line, count), 0 for a blank or comment line, -EINVAL with @reterr (may be NULL;
+ * col and reason) for a malformed one: bad time, no count, a count that is not a whole number
+ * below 2^64, or a "# ember-samples vN" header of another version.
+ */
+int samples_parse_line(const char *line, size_t len, uint64_t *ret_t_ns, const char **ret_stack,
+		       size_t *ret_stack_len, uint64_t *ret_count, struct parse_error *reterr);
+
+/*
+ * True when @line looks like the start of an ember-samples file: the header, or a sample line
+ * (used to tell it from `perf script` text).
+ */
+bool samples_detect(const char *line, size_t len);
+
+struct samples_read_opts {
+	bool strict;		/* the first malformed line is an error */
+	size_t max_depth;	/* 0: no limit; deeper stacks are malformed */
+	/* Called for each skipped line (may be NULL). */
+	void (*on_skip)(const char *name, const struct parse_error *err, void *ctx);
+	void *on_skip_ctx;
+	const char *name;	/* for messages */
+};
+
+struct samples_read_stats {
+	unsigned long lines;	/* lines read, blank and comments included */
+	unsigned long records;	/* sample lines added */
+	unsigned long skipped;	/* malformed lines skipped (including over-long ones) */
+	uint64_t total;		/* sum of counts added */
+};
+
+/*
+ * Reads every line of @lr into @s, then sorts. Returns 0, -EINVAL (strict mode: the first bad
+ * line, in @reterr), -ENOMEM or a read error. @stats (may be NULL) is accumulated.
+ */
+int samples_read(struct lineread *lr, struct samples *s, const struct samples_read_opts *opts,
+		 struct samples_read_stats *stats, struct parse_error *reterr);
+
+/*
+ * Writes the header and every sorted sample in time order (stable: records at one time in the
+ * order added). 0 or -ENOMEM (-EINVAL with staged samples).
+ */
+int samples__write(const struct samples *s, struct sbuf *sb);
+
+#endif
