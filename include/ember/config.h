@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * config: emberd's settings in one plain struct. Built-in defaults < config file < command-line
+ * flags. Every setting has a key "section.name" in a table (config.c) with its type, default and
+ * limits; the file format is INI-like:
+ *
+ *     # comment            ; comment
+ *     [sampling]
+ *     frequency = 99
+ *     [store]
+ *     memory_limit = 256M   # sizes take K, M, G (powers of 1024)
+ *
+ * Unknown keys and out-of-range values are errors (with file:line). To add a setting: a field
+ * here, a row in the table in config.c, a line in config/emberd.conf and docs/emberd.md.
+ */
+#ifndef EMBER_CONFIG_H
+#define EMBER_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define EMBER_LISTEN_MAX 128
+#define EMBER_PATH_MAX	 4096
+
+struct ember_config {
+	/* [http] */
+	char listen[EMBER_LISTEN_MAX];	/* "ADDR:PORT", "[v6]:PORT"; default 127.0.0.1:8080 */
+
+	/* [sampling] */
+	uint64_t frequency_hz;		/* 1..10000; default 99 */
+	bool include_idle;		/* sample the idle task too (marked); default true */
+	bool hardware_event;		/* try PERF_COUNT_HW_CPU_CYCLES first; default true */
+	uint64_t stack_map_entries;	/* per generation; 1024..1M, power of 2; default 16384 */
+	uint64_t counts_map_entries;	/* per generation; 1024..1M; default 16384 */
+	uint64_t ringbuf_bytes;		/* time records; 64K..256M, power of 2; default 1M */
+	uint64_t tick_ms;		/* drain interval; 10..10000; default 250 */
+
+	/* [store] */
+	uint64_t retention_s;		/* 1..30 days; default 3600 */
+	uint64_t memory_limit_bytes;	/* 1M..1T; default 256M */
+
+	/* [symbols] */
+	bool perf_maps;			/* read /tmp/perf-PID.map; default true */
+	bool inline_frames;		/* libdw inline frames as _[i]; default false */
+	bool demangle;			/* default true */
+	uint64_t max_pids;		/* processes with cached symbol state; default 4096 */
+
+	/* [log] */
+	int log_level;			/* enum log_level; default info; -v: debug */
+
+	/* command line only */
+	char config_path[EMBER_PATH_MAX]; /* --config; empty: none */
+	uint64_t dump_after_s;		/* --dump-after S: dump the folded profile and exit; 0: off */
+	char dump_path[EMBER_PATH_MAX];	/* --dump-file F (also the SIGUSR1 dump); empty: stdout */
+};
+
+/* Fills @c with the built-in defaults. */
+void ember_config_init(struct ember_config *c);
+
+/*
+ * Sets one key ("section.name") from its text value. 0, -ENOENT (unknown key) or -EINVAL (bad
+ * or out-of-range value); on failure a one-line reason is written to @err (@errlen bytes).
+ */
+int ember_config_set(struct ember_config *c, const char *key, const char *value, char *err,
+		     size_t errlen);
+
+/*
+ * Parses a whole config text (@name for messages). On the first bad line returns -EINVAL (or
+ * -ENOENT for an unknown key) with "name:line: reason" in @err; @c keeps the lines before it.
+ */
+int ember_config_parse(struct ember_config *c, const char *text, size_t len, const char *name,
+		       char *err, size_t errlen);
+
+/* Reads and parses @path. Like ember_config_parse(), plus -errno of open/read. */
+int ember_config_load(struct ember_config *c, const char *path, char *err, size_t errlen);
+
+/*
+ * The command line: --config FILE is loaded first, then the other flags override it.
+ * Returns 0 (run), 1 (--help or --version was printed to @out: exit 0) or -EINVAL with a
+ * message in @err. Uses getopt_long (resets optind).
+ */
+int ember_config_from_args(struct ember_config *c, int argc, char **argv, FILE *out, char *err,
+			   size_t errlen);
+
+/* Writes every key with its current value, in config-file syntax (for `emberd --print-config`). */
+void ember_config_print(const struct ember_config *c, FILE *out);
+
+#endif

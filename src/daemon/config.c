@@ -1,0 +1,521 @@
+// SPDX-License-Identifier: MIT
+#include "ember/config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ember/log.h"
+#include "ember/sbuf.h"
+#include "ember/version.h"
+
+enum opt_type { OPT_U64, OPT_SIZE, OPT_BOOL, OPT_LISTEN, OPT_LEVEL };
+
+/* One row per setting: the whole schema. min/max bound OPT_U64 and OPT_SIZE. */
+struct opt {
+	const char *key;
+	enum opt_type type;
+	size_t off;
+	uint64_t min, max;
+	bool pow2;
+};
+
+#define F(field) offsetof(struct ember_config, field)
+#define KiB	 (1ULL << 10)
+#define MiB	 (1ULL << 20)
+#define GiB	 (1ULL << 30)
+
+static const struct opt opts[] = {
+	{ "http.listen", OPT_LISTEN, F(listen), 0, 0, false },
+	{ "sampling.frequency", OPT_U64, F(frequency_hz), 1, 10000, false },
+	{ "sampling.include_idle", OPT_BOOL, F(include_idle), 0, 0, false },
+	{ "sampling.hardware_event", OPT_BOOL, F(hardware_event), 0, 0, false },
+	{ "sampling.stack_map_entries", OPT_U64, F(stack_map_entries), 1024, 1 << 20, true },
+	{ "sampling.counts_map_entries", OPT_U64, F(counts_map_entries), 1024, 1 << 20, false },
+	{ "sampling.ringbuf_size", OPT_SIZE, F(ringbuf_bytes), 64 * KiB, 256 * MiB, true },
+	{ "sampling.tick_ms", OPT_U64, F(tick_ms), 10, 10000, false },
+	{ "store.retention", OPT_U64, F(retention_s), 1, 30 * 86400, false },
+	{ "store.memory_limit", OPT_SIZE, F(memory_limit_bytes), MiB, 1024 * GiB, false },
+	{ "symbols.perf_maps", OPT_BOOL, F(perf_maps), 0, 0, false },
+	{ "symbols.inline_frames", OPT_BOOL, F(inline_frames), 0, 0, false },
+	{ "symbols.demangle", OPT_BOOL, F(demangle), 0, 0, false },
+	{ "symbols.max_pids", OPT_U64, F(max_pids), 16, 1 << 20, false },
+	{ "log.level", OPT_LEVEL, F(log_level), 0, 0, false },
+};
+
+void ember_config_init(struct ember_config *c)
+{
+	*c = (struct ember_config){
+		.listen = "127.0.0.1:8080",
+		.frequency_hz = 99,
+		.include_idle = true,
+		.hardware_event = true,
+		.stack_map_entries = 16384,
+		.counts_map_entries = 16384,
+		.ringbuf_bytes = 1 * MiB,
+		.tick_ms = 250,
+		.retention_s = 3600,
+		.memory_limit_bytes = 256 * MiB,
+		.perf_maps = true,
+		.inline_frames = false,
+		.demangle = true,
+		.max_pids = 4096,
+		.log_level = LOG_LVL_INFO,
+	};
+}
+
+static int __attribute__((format(printf, 3, 4))) seterr(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
+static int parse_u64(const char *s, bool size, uint64_t *ret)
+{
+	unsigned long long v, mul = 1;
+	char *end;
+
+	if (!isdigit((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -EINVAL;
+	if (size && *end) {
+		switch (*end) {
+		case 'k': case 'K': mul = KiB; break;
+		case 'm': case 'M': mul = MiB; break;
+		case 'g': case 'G': mul = GiB; break;
+		default: return -EINVAL;
+		}
+		end++;
+		if (*end == 'i' && end[1] == 'B')
+			end += 2;
+		else if (*end == 'B')
+			end++;
+	}
+	if (*end)
+		return -EINVAL;
+	if (v > UINT64_MAX / mul)
+		return -EINVAL;
+	*ret = v * mul;
+	return 0;
+}
+
+static int parse_bool(const char *s, bool *ret)
+{
+	static const char *const yes[] = { "1", "yes", "true", "on" };
+	static const char *const no[] = { "0", "no", "false", "off" };
+	size_t i;
+
+	for (i = 0; i < 4; i++) {
+		if (!strcasecmp(s, yes[i])) {
+			*ret = true;
+			return 0;
+		}
+		if (!strcasecmp(s, no[i])) {
+			*ret = false;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+/* "ADDR:PORT" or "[V6ADDR]:PORT" with PORT 1..65535 and a non-empty address. */
+static int check_listen(const char *s)
+{
+	const char *colon = strrchr(s, ':');
+	uint64_t port;
+
+	if (!colon || colon == s || strlen(s) >= EMBER_LISTEN_MAX)
+		return -EINVAL;
+	if (s[0] == '[' && colon[-1] != ']')
+		return -EINVAL;
+	if (s[0] != '[' && memchr(s, ':', (size_t)(colon - s)))
+		return -EINVAL;
+	if (parse_u64(colon + 1, false, &port) || port < 1 || port > 65535)
+		return -EINVAL;
+	return 0;
+}
+
+int ember_config_set(struct ember_config *c, const char *key, const char *value, char *err,
+		     size_t errlen)
+{
+	const struct opt *o = NULL;
+	char *base = (char *)c;
+	uint64_t v;
+	size_t i;
+	bool b;
+	enum log_level lvl;
+
+	for (i = 0; i < sizeof(opts) / sizeof(opts[0]); i++) {
+		if (!strcmp(opts[i].key, key)) {
+			o = &opts[i];
+			break;
+		}
+	}
+	if (!o) {
+		seterr(err, errlen, "unknown key '%s'", key);
+		return -ENOENT;
+	}
+	switch (o->type) {
+	case OPT_U64:
+	case OPT_SIZE:
+		if (parse_u64(value, o->type == OPT_SIZE, &v))
+			return seterr(err, errlen, "%s: '%s' is not a %s", key, value,
+				      o->type == OPT_SIZE ? "size (N, NK, NM, NG)" : "number");
+		if (v < o->min || v > o->max)
+			return seterr(err, errlen, "%s: %" PRIu64 " is out of range %" PRIu64
+				      "..%" PRIu64, key, v, o->min, o->max);
+		if (o->pow2 && (v & (v - 1)))
+			return seterr(err, errlen, "%s: %" PRIu64 " is not a power of 2", key, v);
+		memcpy(base + o->off, &v, sizeof(v));
+		return 0;
+	case OPT_BOOL:
+		if (parse_bool(value, &b))
+			return seterr(err, errlen, "%s: '%s' is not a boolean (yes/no)", key, value);
+		memcpy(base + o->off, &b, sizeof(b));
+		return 0;
+	case OPT_LISTEN:
+		if (check_listen(value))
+			return seterr(err, errlen, "%s: '%s' is not ADDR:PORT", key, value);
+		strcpy(base + o->off, value);
+		return 0;
+	case OPT_LEVEL:
+		if (log_level_parse(value, &lvl))
+			return seterr(err, errlen, "%s: '%s' is not error, warn, info or debug", key,
+				      value);
+		*(int *)(base + o->off) = (int)lvl;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static void trim(char **s, char **e)
+{
+	while (*s < *e && isspace((unsigned char)**s))
+		(*s)++;
+	while (*e > *s && isspace((unsigned char)(*e)[-1]))
+		(*e)--;
+}
+
+int ember_config_parse(struct ember_config *c, const char *text, size_t len, const char *name,
+		       char *err, size_t errlen)
+{
+	char section[64] = "", key[160], line[1024], reason[256];
+	unsigned long lineno = 0;
+	size_t pos = 0;
+	int r;
+
+	while (pos < len) {
+		const char *nl = memchr(text + pos, '\n', len - pos);
+		size_t ll = nl ? (size_t)(nl - text - pos) : len - pos;
+		char *s, *e, *eq, *k, *ke, *v, *ve;
+
+		lineno++;
+		if (ll >= sizeof(line))
+			return seterr(err, errlen, "%s:%lu: line too long", name, lineno);
+		memcpy(line, text + pos, ll);
+		line[ll] = '\0';
+		pos += ll + (nl ? 1 : 0);
+		if (strlen(line) != ll)
+			return seterr(err, errlen, "%s:%lu: NUL byte", name, lineno);
+		s = line;
+		e = line + ll;
+		/* comments: '#' or ';' at the start or after whitespace */
+		for (k = s; k < e; k++) {
+			if ((*k == '#' || *k == ';') && (k == s || isspace((unsigned char)k[-1]))) {
+				e = k;
+				break;
+			}
+		}
+		trim(&s, &e);
+		if (s == e)
+			continue;
+		if (*s == '[') {
+			if (e[-1] != ']' || e - s - 2 <= 0 || (size_t)(e - s - 2) >= sizeof(section))
+				return seterr(err, errlen, "%s:%lu: bad section header", name,
+					      lineno);
+			memcpy(section, s + 1, (size_t)(e - s - 2));
+			section[e - s - 2] = '\0';
+			continue;
+		}
+		eq = memchr(s, '=', (size_t)(e - s));
+		if (!eq)
+			return seterr(err, errlen, "%s:%lu: expected 'key = value'", name, lineno);
+		k = s;
+		ke = eq;
+		v = eq + 1;
+		ve = e;
+		trim(&k, &ke);
+		trim(&v, &ve);
+		if (k == ke)
+			return seterr(err, errlen, "%s:%lu: empty key", name, lineno);
+		if (!section[0])
+			return seterr(err, errlen, "%s:%lu: key outside a [section]", name, lineno);
+		*ke = '\0';
+		*ve = '\0';
+		if (ve - v >= 2 && (*v == '"' || *v == '\'') && ve[-1] == *v) {
+			v++;
+			*--ve = '\0';
+		}
+		snprintf(key, sizeof(key), "%s.%s", section, k);
+		r = ember_config_set(c, key, v, reason, sizeof(reason));
+		if (r) {
+			seterr(err, errlen, "%s:%lu: %s", name, lineno, reason);
+			return r;
+		}
+	}
+	return 0;
+}
+
+int ember_config_load(struct ember_config *c, const char *path, char *err, size_t errlen)
+{
+	struct sbuf sb = SBUF_INIT;
+	char buf[4096];
+	ssize_t n;
+	int fd, r;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		r = -errno;
+		seterr(err, errlen, "cannot open config '%s': %s", path, strerror(-r));
+		return r;
+	}
+	for (;;) {
+		n = read(fd, buf, sizeof(buf));
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			r = -errno;
+			seterr(err, errlen, "cannot read config '%s': %s", path, strerror(-r));
+			goto out;
+		}
+		if (n == 0)
+			break;
+		if (sb.len + (size_t)n > 1024 * 1024) {
+			r = seterr(err, errlen, "config '%s' is larger than 1 MiB", path);
+			goto out;
+		}
+		sbuf_add(&sb, buf, (size_t)n);
+	}
+	if (sbuf_error(&sb)) {
+		r = -ENOMEM;
+		seterr(err, errlen, "out of memory reading '%s'", path);
+		goto out;
+	}
+	r = ember_config_parse(c, sb.buf ? sb.buf : "", sb.len, path, err, errlen);
+out:
+	close(fd);
+	sbuf_fini(&sb);
+	return r;
+}
+
+enum {
+	ARG_DUMP_AFTER = 0x100,
+	ARG_DUMP_FILE,
+	ARG_PRINT_CONFIG,
+};
+
+/* Flags that are shorthands for keys. */
+static const struct {
+	int val;
+	const char *flag;
+	const char *key;
+} flag_keys[] = {
+	{ 'l', "--listen", "http.listen" },
+	{ 'F', "--frequency", "sampling.frequency" },
+	{ 'r', "--retention", "store.retention" },
+	{ 'm', "--memory-limit", "store.memory_limit" },
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: emberd [--config FILE] [--listen ADDR:PORT] [--frequency HZ] [--retention S]\n"
+		"              [--memory-limit BYTES] [-o SECTION.KEY=VALUE]... [-v]\n"
+		"              [--dump-after S] [--dump-file FILE] [--print-config]\n"
+		"\n"
+		"Always-on CPU profiler: samples every CPU with eBPF, keeps timestamped stacks.\n"
+		"  -c, --config FILE        read settings from FILE (flags override it)\n"
+		"  -l, --listen ADDR:PORT   HTTP address (default 127.0.0.1:8080)\n"
+		"  -F, --frequency HZ       samples per second per CPU (default 99, max 10000)\n"
+		"  -r, --retention S        keep samples for S seconds (default 3600)\n"
+		"  -m, --memory-limit BYTES store memory bound, K/M/G suffixes (default 256M)\n"
+		"  -o, --set KEY=VALUE      any config key, e.g. -o sampling.tick_ms=100\n"
+		"  -v, --verbose            debug logging (libbpf too)\n"
+		"      --dump-after S       sample for S seconds, write the folded profile, exit\n"
+		"      --dump-file FILE     where --dump-after and SIGUSR1 write (default stdout)\n"
+		"      --print-config       print the effective configuration and exit\n"
+		"  -h, --help, -V, --version\n");
+}
+
+int ember_config_from_args(struct ember_config *c, int argc, char **argv, FILE *out, char *err,
+			   size_t errlen)
+{
+	static const struct option longopts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "listen", required_argument, NULL, 'l' },
+		{ "frequency", required_argument, NULL, 'F' },
+		{ "retention", required_argument, NULL, 'r' },
+		{ "memory-limit", required_argument, NULL, 'm' },
+		{ "set", required_argument, NULL, 'o' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "dump-after", required_argument, NULL, ARG_DUMP_AFTER },
+		{ "dump-file", required_argument, NULL, ARG_DUMP_FILE },
+		{ "print-config", no_argument, NULL, ARG_PRINT_CONFIG },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *shortopts = "+c:l:F:r:m:o:vhV";
+	bool print = false;
+	char reason[512];
+	int opt, r, pass;
+	size_t i;
+
+	/* Pass 0 loads --config, pass 1 applies everything else on top of it. */
+	for (pass = 0; pass < 2; pass++) {
+		optind = 0;
+		opterr = 0;
+		while ((opt = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+			const char *key = NULL, *flag = NULL;
+
+			if (opt == '?' || opt == ':') {
+				if (pass)
+					continue;
+				if (optopt && optopt < 0x100)
+					return seterr(err, errlen, "bad option '-%c' (see --help)",
+						      optopt);
+				return seterr(err, errlen, "bad option '%s' (see --help)",
+					      argv[optind - 1]);
+			}
+			if (pass == 0) {
+				if (opt == 'c') {
+					if (strlen(optarg) >= sizeof(c->config_path))
+						return seterr(err, errlen, "config path too long");
+					strcpy(c->config_path, optarg);
+					r = ember_config_load(c, optarg, err, errlen);
+					if (r)
+						return r;
+				} else if (opt == 'h') {
+					usage(out);
+					return 1;
+				} else if (opt == 'V') {
+					fprintf(out, "emberd %s\n", EMBER_VERSION);
+					return 1;
+				}
+				continue;
+			}
+			for (i = 0; i < sizeof(flag_keys) / sizeof(flag_keys[0]); i++)
+				if (flag_keys[i].val == opt) {
+					key = flag_keys[i].key;
+					flag = flag_keys[i].flag;
+				}
+			if (key) {
+				r = ember_config_set(c, key, optarg, reason, sizeof(reason));
+				if (r)
+					return seterr(err, errlen, "%s: %s", flag, reason);
+				continue;
+			}
+			switch (opt) {
+			case 'o': {
+				char kbuf[160];
+				const char *eq = strchr(optarg, '=');
+
+				if (!eq || (size_t)(eq - optarg) >= sizeof(kbuf))
+					return seterr(err, errlen, "-o expects KEY=VALUE, got '%s'",
+						      optarg);
+				memcpy(kbuf, optarg, (size_t)(eq - optarg));
+				kbuf[eq - optarg] = '\0';
+				r = ember_config_set(c, kbuf, eq + 1, reason, sizeof(reason));
+				if (r)
+					return seterr(err, errlen, "-o %s", reason);
+				break;
+			}
+			case 'v':
+				c->log_level = LOG_LVL_DEBUG;
+				break;
+			case ARG_DUMP_AFTER:
+				if (parse_u64(optarg, false, &c->dump_after_s) || !c->dump_after_s ||
+				    c->dump_after_s > 86400)
+					return seterr(err, errlen,
+						      "--dump-after: '%s' is not 1..86400 seconds",
+						      optarg);
+				break;
+			case ARG_DUMP_FILE:
+				if (strlen(optarg) >= sizeof(c->dump_path) || !optarg[0])
+					return seterr(err, errlen, "--dump-file: bad path");
+				strcpy(c->dump_path, optarg);
+				break;
+			case ARG_PRINT_CONFIG:
+				print = true;
+				break;
+			default:
+				break;
+			}
+		}
+	}
+	if (optind < argc)
+		return seterr(err, errlen, "unexpected argument '%s' (see --help)", argv[optind]);
+	optind = 0;
+	if (print) {
+		ember_config_print(c, out);
+		return 1;
+	}
+	return 0;
+}
+
+void ember_config_print(const struct ember_config *c, FILE *out)
+{
+	static const char *const levels[] = { "error", "warn", "info", "debug" };
+	const char *base = (const char *)c;
+	char section[64] = "";
+	size_t i;
+
+	for (i = 0; i < sizeof(opts) / sizeof(opts[0]); i++) {
+		const struct opt *o = &opts[i];
+		const char *dot = strchr(o->key, '.');
+		uint64_t v;
+		bool b;
+		int lvl;
+
+		if (strncmp(section, o->key, (size_t)(dot - o->key)) ||
+		    section[dot - o->key] != '\0') {
+			memcpy(section, o->key, (size_t)(dot - o->key));
+			section[dot - o->key] = '\0';
+			fprintf(out, "%s[%s]\n", i ? "\n" : "", section);
+		}
+		fprintf(out, "%s = ", dot + 1);
+		switch (o->type) {
+		case OPT_U64:
+		case OPT_SIZE:
+			memcpy(&v, base + o->off, sizeof(v));
+			fprintf(out, "%" PRIu64 "\n", v);
+			break;
+		case OPT_BOOL:
+			memcpy(&b, base + o->off, sizeof(b));
+			fprintf(out, "%s\n", b ? "yes" : "no");
+			break;
+		case OPT_LISTEN:
+			fprintf(out, "%s\n", base + o->off);
+			break;
+		case OPT_LEVEL:
+			lvl = *(const int *)(base + o->off);
+			fprintf(out, "%s\n", lvl >= 0 && lvl <= 3 ? levels[lvl] : "info");
+			break;
+		}
+	}
+}
