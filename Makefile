@@ -38,7 +38,7 @@ FUZZ_FLAGS := -fsanitize=fuzzer-no-link,address,undefined -O1
 pc = $(shell $(PKG_CONFIG) --silence-errors $(1) $(2))
 DAEMON_PKGS := libbpf libelf libdw libmicrohttpd zlib
 PKG_CFLAGS := $(call pc,--cflags,$(DAEMON_PKGS) gsl cmocka)
-CLI_LIBS := $(call pc,--libs,gsl zlib) -lz -lm
+CLI_LIBS := $(call pc,--libs,gsl zlib libprotobuf-c) -lz -lm
 DAEMON_LIBS := $(call pc,--libs,$(DAEMON_PKGS)) -lz -lm -lpthread
 CMOCKA_LIBS := $(call pc,--libs,cmocka)
 ALL_LIBS := $(DAEMON_LIBS) $(CLI_LIBS)
@@ -125,6 +125,27 @@ $(OUTPUT)/fuzz/%.o: %.c
 	$(Q)$(CLANG) $(BASE_CFLAGS) $(FUZZ_FLAGS) $(PKG_CFLAGS) -Wno-unused-command-line-argument \
 		-MMD -MP -c $< -o $@
 
+# pprof: proto/NAME.proto -> $(OUTPUT)/gen/NAME.pb-c.{c,h} (protoc-c), compiled into the
+# analysis archive of each build; src/analysis includes "gen/NAME.pb-c.h".
+PROTO_GEN := $(patsubst proto/%.proto,$(OUTPUT)/gen/%.pb-c.c,$(wildcard proto/*.proto))
+$(OUTPUT)/gen/%.pb-c.c $(OUTPUT)/gen/%.pb-c.h: proto/%.proto
+	$(call msg,PROTOC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)protoc-c --proto_path=proto --c_out=$(@D) $<
+$(foreach r,$(ROOTS),$(call objs,$(r),$(ANALYSIS_SRCS))): | $(PROTO_GEN:.c=.h)
+$(OUTPUT)/obj/gen/%.o: $(OUTPUT)/gen/%.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -c $< -o $@
+$(OUTPUT)/asan/gen/%.o: $(OUTPUT)/gen/%.c
+	$(call msg,CC-ASAN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(BASE_CFLAGS) $(ASAN_FLAGS) -c $< -o $@
+$(OUTPUT)/fuzz/gen/%.o: $(OUTPUT)/gen/%.c
+	$(call msg,CC-FUZZ,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(BASE_CFLAGS) $(FUZZ_FLAGS) -c $< -o $@
+
 # Daemon code and tests may include the generated skeletons.
 $(foreach r,$(ROOTS),$(call objs,$(r),$(DAEMON_SRCS) src/daemon/main.c $(UNIT_SRCS) \
 	$(FUZZ_SRCS))): | $(SKELS)
@@ -132,7 +153,8 @@ $(foreach r,$(ROOTS),$(call objs,$(r),$(DAEMON_SRCS) src/daemon/main.c $(UNIT_SR
 # Archives per module group, so that each binary links only the objects it uses.
 define ARCHIVES
 $(1)/libember-core.a: $(call objs,$(1),$(CORE_SRCS))
-$(1)/libember-analysis.a: $(call objs,$(1),$(ANALYSIS_SRCS))
+$(1)/libember-analysis.a: $(call objs,$(1),$(ANALYSIS_SRCS)) \
+	$(patsubst $(OUTPUT)/gen/%.c,$(1)/gen/%.o,$(PROTO_GEN))
 $(1)/libember-daemon.a: $(call objs,$(1),$(DAEMON_SRCS))
 endef
 $(foreach r,$(ROOTS),$(eval $(call ARCHIVES,$(r))))
