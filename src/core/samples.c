@@ -1,0 +1,841 @@
+// SPDX-License-Identifier: MIT
+#include "ember/samples.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ember/folded.h"
+#include "ember/heatmap.h"
+#include "ember/lineread.h"
+#include "ember/profile.h"
+#include "ember/sbuf.h"
+#include "ember/strtab.h"
+
+/*
+ * A block starts a new 64-bit time base. Offsets are 32-bit nanoseconds, so a block spans at most
+ * 4.29 s; it is also cut every BLOCK_MAX records so that lower_bound() is a binary search over
+ * blocks then within one.
+ */
+#define BLOCK_MAX 4096u
+
+struct block {
+	uint64_t base;
+	size_t first;	/* index of the block's first record */
+};
+
+/* The sorted columns. */
+struct cols {
+	uint32_t *off;		/* time - block base */
+	uint32_t *stk;		/* stack id */
+	uint32_t *cnt;		/* count; NULL while every count is 1 */
+	size_t n, cap;
+	struct block *blocks;
+	size_t nblocks, bcap;
+	uint64_t total;
+	uint64_t last;		/* time of the last record */
+};
+
+struct staged {
+	uint64_t t;
+	uint32_t stack, count;
+	size_t seq;		/* order of arrival, for a stable sort */
+};
+
+struct samples {
+	struct strtab *st;	/* borrowed */
+	struct profile *dict;	/* stack id = index in this profile (its counts stay 0) */
+	uint8_t *idle;		/* per stack id: 1 if idle */
+	size_t idle_cap;
+	struct cols c;
+	struct staged *stage;
+	size_t nstage, scap;
+};
+
+struct samples *samples__new(struct strtab *st)
+{
+	struct samples *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		goto nomem;
+	s->st = st;
+	s->dict = profile__new(st);
+	if (!s->dict)
+		goto nomem;
+	return s;
+nomem:
+	samples__free(s);
+	errno = ENOMEM;
+	return NULL;
+}
+
+static void cols_fini(struct cols *c)
+{
+	free(c->off);
+	free(c->stk);
+	free(c->cnt);
+	free(c->blocks);
+	*c = (struct cols){ 0 };
+}
+
+void samples__free(struct samples *s)
+{
+	if (!s)
+		return;
+	profile__free(s->dict);
+	free(s->idle);
+	cols_fini(&s->c);
+	free(s->stage);
+	free(s);
+}
+
+struct strtab *samples__strtab(const struct samples *s)
+{
+	return s->st;
+}
+
+/* The comm part of a root frame written as "comm", "comm-PID" or "comm-PID/TID". */
+static size_t root_comm(const char *name, size_t len, long *ret_pid, long *ret_tid)
+{
+	size_t i = len, digits_end;
+	long pid = -1, tid = -1;
+
+	*ret_pid = *ret_tid = -1;
+	/* optional "/TID" */
+	while (i > 0 && name[i - 1] >= '0' && name[i - 1] <= '9')
+		i--;
+	if (i == len)
+		return len;
+	digits_end = len;
+	if (i > 0 && name[i - 1] == '/') {
+		tid = strtol(name + i, NULL, 10);
+		digits_end = i - 1;
+		i--;
+		while (i > 0 && name[i - 1] >= '0' && name[i - 1] <= '9')
+			i--;
+		if (i == digits_end)
+			return len;	/* "x/12": no pid before the slash */
+	}
+	if (i == 0 || name[i - 1] != '-')
+		return len;
+	pid = strtol(name + i, NULL, 10);
+	*ret_pid = pid;
+	*ret_tid = tid >= 0 ? tid : -1;
+	return i - 1;
+}
+
+static const char *const idle_funcs[] = {
+	"cpuidle", "cpu_idle", "cpu_bringup_and_idle", "native_safe_halt",
+	"xen_hypercall_sched_op", "xen_hypercall_vcpu_op", "default_idle", "do_idle",
+	"intel_idle", "acpi_idle", "mwait_idle", "poll_idle",
+};
+
+static bool compute_idle(const struct samples *s, uint32_t id)
+{
+	size_t depth, i, j, clen;
+	const uint32_t *fr = profile__stack(s->dict, id, &depth);
+	const char *root;
+	long pid, tid;
+
+	if (!depth)
+		return false;
+	root = strtab__str(s->st, fr[0]);
+	clen = root_comm(root, strtab__len(s->st, fr[0]), &pid, &tid);
+	if (clen < 7 || memcmp(root, "swapper", 7) || (clen > 7 && root[7] != '/'))
+		return false;
+	for (i = 1; i < depth; i++) {
+		const char *name = strtab__str(s->st, fr[i]);
+
+		for (j = 0; j < sizeof(idle_funcs) / sizeof(idle_funcs[0]); j++)
+			if (strstr(name, idle_funcs[j]))
+				return true;
+	}
+	return false;
+}
+
+/* Records the idle flag of a newly interned stack. */
+static int note_stack(struct samples *s, int id)
+{
+	size_t n;
+
+	if (id < 0)
+		return id;
+	n = profile__nr_stacks(s->dict);
+	if (n > s->idle_cap) {
+		size_t cap = s->idle_cap ? s->idle_cap * 2 : 256;
+		uint8_t *ni;
+
+		while (cap < n)
+			cap *= 2;
+		ni = realloc(s->idle, cap);
+		if (!ni)
+			return -ENOMEM;
+		s->idle = ni;
+		s->idle_cap = cap;
+	}
+	if ((size_t)id == n - 1)
+		s->idle[id] = compute_idle(s, (uint32_t)id);
+	return id;
+}
+
+int samples__intern(struct samples *s, const uint32_t *frames, size_t n)
+{
+	return note_stack(s, profile__add(s->dict, frames, n, 0));
+}
+
+int samples__intern_folded(struct samples *s, const char *stack, size_t len)
+{
+	return note_stack(s, folded_add_stack(s->dict, stack, len, 0, 0, false, 0));
+}
+
+static int intern_folded_depth(struct samples *s, const char *stack, size_t len, size_t max_depth)
+{
+	return note_stack(s, folded_add_stack(s->dict, stack, len, 0, 0, false, max_depth));
+}
+
+static int grow(void **p, size_t *cap, size_t need, size_t size)
+{
+	size_t nc = *cap ? *cap : 1024;
+	void *np;
+
+	if (need <= *cap)
+		return 0;
+	while (nc < need)
+		nc *= 2;
+	np = realloc(*p, nc * size);
+	if (!np)
+		return -ENOMEM;
+	*p = np;
+	*cap = nc;
+	return 0;
+}
+
+static int cols_append(struct cols *c, uint64_t t, uint32_t stack, uint32_t count)
+{
+	struct block *b = c->nblocks ? &c->blocks[c->nblocks - 1] : NULL;
+	size_t cap;
+
+	if (c->n == c->cap) {
+		size_t nc = c->cap ? c->cap * 2 : 4096;
+		uint32_t *no, *ns, *nn;
+
+		no = realloc(c->off, nc * sizeof(*no));
+		if (!no)
+			return -ENOMEM;
+		c->off = no;
+		ns = realloc(c->stk, nc * sizeof(*ns));
+		if (!ns)
+			return -ENOMEM;
+		c->stk = ns;
+		if (c->cnt) {
+			nn = realloc(c->cnt, nc * sizeof(*nn));
+			if (!nn)
+				return -ENOMEM;
+			c->cnt = nn;
+		}
+		c->cap = nc;
+	}
+	if (count != 1 && !c->cnt) {
+		c->cnt = malloc(c->cap * sizeof(*c->cnt));
+		if (!c->cnt)
+			return -ENOMEM;
+		for (size_t i = 0; i < c->n; i++)
+			c->cnt[i] = 1;
+	}
+	if (!b || c->n - b->first >= BLOCK_MAX || t - b->base > UINT32_MAX) {
+		cap = c->bcap;
+		if (grow((void **)&c->blocks, &cap, c->nblocks + 1, sizeof(*c->blocks)))
+			return -ENOMEM;
+		c->bcap = cap;
+		b = &c->blocks[c->nblocks++];
+		*b = (struct block){ .base = t, .first = c->n };
+	}
+	c->off[c->n] = (uint32_t)(t - b->base);
+	c->stk[c->n] = stack;
+	if (c->cnt)
+		c->cnt[c->n] = count;
+	c->n++;
+	c->total += count;
+	c->last = t;
+	return 0;
+}
+
+int samples__add(struct samples *s, uint64_t t_ns, uint32_t stack_id, uint32_t count)
+{
+	struct staged *st;
+
+	if (!count)
+		return 0;
+	if (stack_id >= profile__nr_stacks(s->dict))
+		return -EINVAL;
+	if (!s->nstage && (!s->c.n || t_ns >= s->c.last))
+		return cols_append(&s->c, t_ns, stack_id, count);
+	if (grow((void **)&s->stage, &s->scap, s->nstage + 1, sizeof(*s->stage)))
+		return -ENOMEM;
+	st = &s->stage[s->nstage];
+	*st = (struct staged){ .t = t_ns, .stack = stack_id, .count = count, .seq = s->nstage };
+	s->nstage++;
+	return 0;
+}
+
+static int cmp_staged(const void *a, const void *b)
+{
+	const struct staged *x = a, *y = b;
+
+	if (x->t != y->t)
+		return (x->t > y->t) - (x->t < y->t);
+	return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* Block index of record @idx. */
+static size_t block_of(const struct cols *c, size_t idx)
+{
+	size_t lo = 0, hi = c->nblocks;
+
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c->blocks[mid].first <= idx)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+int samples__sort(struct samples *s)
+{
+	struct cols nc = { 0 };
+	size_t i = 0, j = 0, b = 0;
+	int err = 0;
+
+	if (!s->nstage)
+		return 0;
+	qsort(s->stage, s->nstage, sizeof(*s->stage), cmp_staged);
+	/* merge: at equal times, the records already sorted come first (they arrived earlier) */
+	while (i < s->c.n || j < s->nstage) {
+		uint64_t t = UINT64_MAX;
+
+		if (i < s->c.n) {
+			while (b + 1 < s->c.nblocks && s->c.blocks[b + 1].first <= i)
+				b++;
+			t = s->c.blocks[b].base + s->c.off[i];
+		}
+		if (i < s->c.n && (j == s->nstage || t <= s->stage[j].t)) {
+			err = cols_append(&nc, t, s->c.stk[i], s->c.cnt ? s->c.cnt[i] : 1);
+			i++;
+		} else {
+			err = cols_append(&nc, s->stage[j].t, s->stage[j].stack, s->stage[j].count);
+			j++;
+		}
+		if (err) {
+			cols_fini(&nc);
+			return err;
+		}
+	}
+	cols_fini(&s->c);
+	s->c = nc;
+	s->nstage = 0;
+	return 0;
+}
+
+bool samples__sorted(const struct samples *s)
+{
+	return s->nstage == 0;
+}
+
+size_t samples__nr(const struct samples *s)
+{
+	return s->c.n;
+}
+
+uint64_t samples__total(const struct samples *s)
+{
+	return s->c.total;
+}
+
+size_t samples__nr_stacks(const struct samples *s)
+{
+	return profile__nr_stacks(s->dict);
+}
+
+uint64_t samples__first_ns(const struct samples *s)
+{
+	return s->c.n ? s->c.blocks[0].base + s->c.off[0] : 0;
+}
+
+uint64_t samples__last_ns(const struct samples *s)
+{
+	return s->c.n ? s->c.last : 0;
+}
+
+uint64_t samples__time_ns(const struct samples *s, size_t idx)
+{
+	return s->c.blocks[block_of(&s->c, idx)].base + s->c.off[idx];
+}
+
+uint32_t samples__stack_id(const struct samples *s, size_t idx)
+{
+	return s->c.stk[idx];
+}
+
+uint32_t samples__count(const struct samples *s, size_t idx)
+{
+	return s->c.cnt ? s->c.cnt[idx] : 1;
+}
+
+size_t samples__lower_bound(const struct samples *s, uint64_t t_ns)
+{
+	const struct cols *c = &s->c;
+	size_t lo = 0, hi = c->nblocks, b, end;
+	uint64_t rel;
+
+	/* b = first block whose base >= t; earlier blocks' times are all below t except b - 1's */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c->blocks[mid].base < t_ns)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	b = lo;
+	if (b == 0)
+		return 0;
+	end = b < c->nblocks ? c->blocks[b].first : c->n;
+	rel = t_ns - c->blocks[b - 1].base;
+	if (rel > UINT32_MAX)
+		return end;
+	lo = c->blocks[b - 1].first;
+	hi = end;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c->off[mid] < rel)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+const uint32_t *samples__stack(const struct samples *s, uint32_t stack_id, size_t *ret_depth)
+{
+	return profile__stack(s->dict, stack_id, ret_depth);
+}
+
+void samples__stack_text(const struct samples *s, uint32_t stack_id, struct sbuf *sb)
+{
+	profile__stack_text(s->dict, stack_id, sb);
+}
+
+size_t samples__mem_bytes(const struct samples *s)
+{
+	const struct cols *c = &s->c;
+
+	return sizeof(*s) + c->cap * (sizeof(*c->off) + sizeof(*c->stk)) +
+	       (c->cnt ? c->cap * sizeof(*c->cnt) : 0) + c->bcap * sizeof(*c->blocks) +
+	       s->scap * sizeof(*s->stage) + s->idle_cap + profile__mem_bytes(s->dict);
+}
+
+void samples_filter_init(struct samples_filter *f)
+{
+	*f = (struct samples_filter){ .include_idle = false, .comm = NULL, .pid = -1, .tid = -1 };
+}
+
+bool samples__stack_is_idle(const struct samples *s, uint32_t stack_id)
+{
+	return s->idle[stack_id];
+}
+
+bool samples__stack_matches(const struct samples *s, uint32_t stack_id,
+			    const struct samples_filter *f)
+{
+	const uint32_t *fr;
+	const char *root;
+	size_t depth, clen;
+	long pid, tid;
+
+	if (!f)
+		return true;
+	if (!f->include_idle && s->idle[stack_id])
+		return false;
+	if (!f->comm && f->pid < 0 && f->tid < 0)
+		return true;
+	fr = profile__stack(s->dict, stack_id, &depth);
+	if (!depth)
+		return false;
+	root = strtab__str(s->st, fr[0]);
+	clen = root_comm(root, strtab__len(s->st, fr[0]), &pid, &tid);
+	if (f->comm && (strlen(f->comm) != clen || memcmp(f->comm, root, clen)))
+		return false;
+	if (f->pid >= 0 && pid != f->pid)
+		return false;
+	if (f->tid >= 0 && tid != f->tid)
+		return false;
+	return true;
+}
+
+/* Per-stack keep flags for @f, or NULL (errno) ; *ret_all says every stack passes. */
+static uint8_t *filter_mask(const struct samples *s, const struct samples_filter *f, bool *ret_all)
+{
+	size_t n = profile__nr_stacks(s->dict), i;
+	uint8_t *m = malloc(n ? n : 1);
+	bool all = true;
+
+	if (!m)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		m[i] = samples__stack_matches(s, (uint32_t)i, f);
+		all &= m[i];
+	}
+	*ret_all = all;
+	return m;
+}
+
+int samples__heatmap(const struct samples *s, const struct samples_filter *f, struct heatmap *hm)
+{
+	const struct cols *c = &s->c;
+	const struct heatmap_opts *o = &hm->o;
+	uint64_t span_end = o->start_ns + (uint64_t)o->columns * o->column_ns;
+	size_t i, from, to, b;
+	uint64_t lo = 1, hi = 0;
+	double *cell = NULL;
+	uint8_t *keep;
+	bool all;
+
+	if (s->nstage)
+		return -EINVAL;
+	keep = filter_mask(s, f, &all);
+	if (!keep)
+		return -ENOMEM;
+	from = samples__lower_bound(s, o->start_ns);
+	to = samples__lower_bound(s, span_end);
+	b = from < c->n ? block_of(c, from) : 0;
+	/*
+	 * Sorted times: keep the current cell's [lo, hi) and only divide when a time leaves it.
+	 * The loop runs block by block so that the time is base + offset without a lookup.
+	 */
+	for (i = from; i < to; b++) {
+		uint64_t base = c->blocks[b].base;
+		size_t bend = b + 1 < c->nblocks ? c->blocks[b + 1].first : c->n;
+
+		if (bend > to)
+			bend = to;
+		for (; i < bend; i++) {
+			uint64_t t = base + c->off[i];
+
+			if (!all && !keep[c->stk[i]])
+				continue;
+			if (t >= hi || t < lo) {
+				unsigned int col, row;
+
+				if (heatmap_cell_of(o, t, &col, &row))
+					continue; /* cannot happen: [from, to) is the map's span */
+				(void)heatmap_cell_range(o, col, row, &lo, &hi);
+				cell = &hm->values[(size_t)col * o->rows + row];
+			}
+			*cell += c->cnt ? c->cnt[i] : 1;
+		}
+	}
+	free(keep);
+	heatmap_update_stats(hm);
+	return 0;
+}
+
+int samples__range_profile(const struct samples *s, uint64_t start_ns, uint64_t end_ns,
+			   const struct samples_filter *f, struct profile *dst)
+{
+	const struct cols *c = &s->c;
+	size_t nst = profile__nr_stacks(s->dict), i, from, to, ntouched = 0;
+	struct strtab *dst_st = profile__strtab(dst);
+	uint32_t *touched = NULL, *frames = NULL;
+	uint64_t *sum = NULL, added = 0;
+	uint8_t *keep = NULL;
+	size_t fcap = 0;
+	bool all;
+	int err = 0;
+
+	if (s->nstage)
+		return -EINVAL;
+	if (end_ns <= start_ns || !c->n)
+		return 0;
+	keep = filter_mask(s, f, &all);
+	sum = calloc(nst ? nst : 1, sizeof(*sum));
+	touched = malloc((nst ? nst : 1) * sizeof(*touched));
+	if (!keep || !sum || !touched) {
+		err = -ENOMEM;
+		goto out;
+	}
+	from = samples__lower_bound(s, start_ns);
+	to = samples__lower_bound(s, end_ns);
+	for (i = from; i < to; i++) {
+		uint32_t id = c->stk[i];
+
+		if (!keep[id])
+			continue;
+		if (!sum[id])
+			touched[ntouched++] = id;
+		sum[id] += c->cnt ? c->cnt[i] : 1;
+	}
+	/* stacks in order of first appearance in the range: deterministic */
+	for (i = 0; i < ntouched; i++) {
+		uint32_t id = touched[i];
+		size_t depth, k;
+		const uint32_t *fr = profile__stack(s->dict, id, &depth);
+		int r;
+
+		if (dst_st != s->st) {
+			if (depth > fcap) {
+				uint32_t *nf = realloc(frames, depth * sizeof(*nf));
+
+				if (!nf) {
+					err = -ENOMEM;
+					goto out;
+				}
+				frames = nf;
+				fcap = depth;
+			}
+			for (k = 0; k < depth; k++) {
+				r = strtab__intern(dst_st, strtab__str(s->st, fr[k]),
+						   strtab__len(s->st, fr[k]));
+				if (r < 0) {
+					err = r;
+					goto out;
+				}
+				frames[k] = (uint32_t)r;
+			}
+			fr = frames;
+		}
+		r = profile__add(dst, fr, depth, (double)sum[id]);
+		if (r < 0) {
+			err = r;
+			goto out;
+		}
+		added += sum[id];
+	}
+	err = added > INT_MAX ? INT_MAX : (int)added;
+out:
+	free(keep);
+	free(sum);
+	free(touched);
+	free(frames);
+	return err;
+}
+
+void samples_format_line(struct sbuf *sb, uint64_t t_ns, const char *stack, size_t len,
+			 uint64_t count)
+{
+	char frac[16];
+
+	sbuf_addu(sb, t_ns / 1000000000ULL);
+	snprintf(frac, sizeof(frac), ".%09llu ", (unsigned long long)(t_ns % 1000000000ULL));
+	sbuf_adds(sb, frac);
+	sbuf_add(sb, stack, len);
+	sbuf_addc(sb, ' ');
+	sbuf_addu(sb, count);
+	sbuf_addc(sb, '\n');
+}
+
+static int bad(struct parse_error *reterr, unsigned int col, const char *reason)
+{
+	if (reterr) {
+		reterr->col = col;
+		reterr->reason = reason;
+	}
+	return -EINVAL;
+}
+
+/* Parses the trailing count token "digits[.zeros]" exactly. */
+static int parse_count(const char *s, size_t len, uint64_t *ret)
+{
+	uint64_t v = 0;
+	size_t i = 0;
+
+	for (; i < len && s[i] >= '0' && s[i] <= '9'; i++) {
+		unsigned int d = (unsigned int)(s[i] - '0');
+
+		if (v > (UINT64_MAX - d) / 10)
+			return -ERANGE;
+		v = v * 10 + d;
+	}
+	if (i < len && s[i] == '.')
+		for (i++; i < len; i++)
+			if (s[i] != '0')
+				return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
+static bool is_sep(char ch)
+{
+	return ch == ' ' || ch == '\t';
+}
+
+int samples_parse_line(const char *line, size_t len, uint64_t *ret_t_ns, const char **ret_stack,
+		       size_t *ret_stack_len, uint64_t *ret_count, struct parse_error *reterr)
+{
+	struct folded_line fl;
+	struct parse_error perr = { 0 };
+	size_t i, tlen, cstart;
+	uint64_t t, count;
+	int r;
+
+	if (len && line[len - 1] == '\r')
+		len--;
+	for (i = 0; i < len && (is_sep(line[i]) || line[i] == '\f' || line[i] == '\v'); i++)
+		;
+	if (i == len)
+		return 0;
+	if (line[0] == '#') {
+		static const char hdr[] = "# ember-samples ";
+
+		if (len >= sizeof(hdr) - 1 && !memcmp(line, hdr, sizeof(hdr) - 1)) {
+			const char *v = line + sizeof(hdr) - 1;
+			size_t vlen = len - (sizeof(hdr) - 1);
+
+			while (vlen && is_sep(v[vlen - 1]))
+				vlen--;
+			if (vlen != 2 || memcmp(v, "v1", 2))
+				return bad(reterr, sizeof(hdr), "unsupported ember-samples version");
+		}
+		return 0;
+	}
+	for (tlen = 0; tlen < len && !is_sep(line[tlen]); tlen++)
+		;
+	r = heatmap_parse_seconds(line, tlen, &t);
+	if (r == -ERANGE)
+		return bad(reterr, 1, "time out of range");
+	if (r)
+		return bad(reterr, 1, "expected a time in seconds (digits, up to 9 decimals)");
+	if (tlen == len)
+		return bad(reterr, (unsigned int)len + 1, "expected a stack and a count after the time");
+	r = folded_parse_line(line + tlen + 1, len - tlen - 1, FOLDED_COLUMNS_ONE, &fl, &perr);
+	if (r == 0)
+		return bad(reterr, (unsigned int)tlen + 2, "expected a stack and a count after the time");
+	if (r < 0)
+		return bad(reterr, perr.col ? perr.col + (unsigned int)tlen + 1 : 0, perr.reason);
+	/* the count token: after the stack and its one separator */
+	cstart = tlen + 1 + fl.stack_len;
+	while (cstart < len && is_sep(line[cstart]))
+		cstart++;
+	r = parse_count(line + cstart, len - cstart, &count);
+	if (r == -ERANGE)
+		return bad(reterr, (unsigned int)cstart + 1, "count too large");
+	if (r)
+		return bad(reterr, (unsigned int)cstart + 1, "the count must be a whole number");
+	*ret_t_ns = t;
+	*ret_stack = fl.stack;
+	*ret_stack_len = fl.stack_len;
+	*ret_count = count;
+	return 1;
+}
+
+bool samples_detect(const char *line, size_t len)
+{
+	uint64_t t, count;
+	const char *stack;
+	size_t sl;
+
+	if (len >= 15 && !memcmp(line, "# ember-samples", 15))
+		return true;
+	return samples_parse_line(line, len, &t, &stack, &sl, &count, NULL) == 1;
+}
+
+int samples_read(struct lineread *lr, struct samples *s, const struct samples_read_opts *opts,
+		 struct samples_read_stats *stats, struct parse_error *reterr)
+{
+	static const struct samples_read_opts defaults;
+	struct samples_read_stats dummy = { 0 };
+	struct parse_error perr;
+	const char *line, *stack;
+	size_t len, slen;
+	uint64_t t, count;
+	int r, err = 0;
+
+	if (!opts)
+		opts = &defaults;
+	if (!stats)
+		stats = &dummy;
+	for (;;) {
+		r = lineread__next(lr, &line, &len);
+		if (r == 0)
+			break;
+		perr = (struct parse_error){ .line = lineread__lineno(lr) };
+		if (r == -E2BIG) {
+			perr.reason = "line too long";
+			goto bad;
+		}
+		if (r < 0) {
+			err = r;
+			goto out;
+		}
+		stats->lines++;
+		r = samples_parse_line(line, len, &t, &stack, &slen, &count, &perr);
+		if (r == 0)
+			continue;
+		if (r < 0)
+			goto bad;
+		r = intern_folded_depth(s, stack, slen, opts->max_depth);
+		if (r == -E2BIG) {
+			perr.col = 1;
+			perr.reason = "stack deeper than the limit";
+			goto bad;
+		}
+		if (r < 0) {
+			err = r;
+			goto out;
+		}
+		stats->records++;
+		stats->total += count;
+		while (count) {
+			uint32_t part = count > UINT32_MAX ? UINT32_MAX : (uint32_t)count;
+
+			err = samples__add(s, t, (uint32_t)r, part);
+			if (err)
+				goto out;
+			count -= part;
+		}
+		continue;
+bad:
+		stats->skipped++;
+		if (opts->strict) {
+			if (reterr)
+				*reterr = perr;
+			err = -EINVAL;
+			goto out;
+		}
+		if (opts->on_skip)
+			opts->on_skip(opts->name, &perr, opts->on_skip_ctx);
+	}
+out:
+	if (!err)
+		err = samples__sort(s);
+	return err;
+}
+
+int samples__write(const struct samples *s, struct sbuf *sb)
+{
+	const struct cols *c = &s->c;
+	struct sbuf text = SBUF_INIT;
+	size_t i, b = 0;
+
+	if (s->nstage)
+		return -EINVAL;
+	sbuf_adds(sb, SAMPLES_HEADER "\n");
+	for (i = 0; i < c->n; i++) {
+		while (b + 1 < c->nblocks && c->blocks[b + 1].first <= i)
+			b++;
+		sbuf_reset(&text);
+		profile__stack_text(s->dict, c->stk[i], &text);
+		samples_format_line(sb, c->blocks[b].base + c->off[i], text.buf ? text.buf : "",
+				    text.len, c->cnt ? c->cnt[i] : 1);
+	}
+	if (sbuf_error(&text)) {
+		sbuf_fini(&text);
+		return -ENOMEM;
+	}
+	sbuf_fini(&text);
+	return sbuf_error(sb);
+}
