@@ -39,7 +39,7 @@ pc = $(shell $(PKG_CONFIG) --silence-errors $(1) $(2))
 DAEMON_PKGS := libbpf libelf libdw libmicrohttpd zlib
 PKG_CFLAGS := $(call pc,--cflags,$(DAEMON_PKGS) gsl cmocka)
 CLI_LIBS := $(call pc,--libs,gsl zlib libprotobuf-c) -lz -lm
-DAEMON_LIBS := $(call pc,--libs,$(DAEMON_PKGS)) -lz -lm -lpthread
+DAEMON_LIBS := $(call pc,--libs,$(DAEMON_PKGS)) -lz -lm -lpthread -lstdc++
 CMOCKA_LIBS := $(call pc,--libs,cmocka)
 ALL_LIBS := $(DAEMON_LIBS) $(CLI_LIBS)
 
@@ -155,8 +155,15 @@ define ARCHIVES
 $(1)/libember-core.a: $(call objs,$(1),$(CORE_SRCS))
 $(1)/libember-analysis.a: $(call objs,$(1),$(ANALYSIS_SRCS)) \
 	$(patsubst $(OUTPUT)/gen/%.c,$(1)/gen/%.o,$(PROTO_GEN))
-$(1)/libember-daemon.a: $(call objs,$(1),$(DAEMON_SRCS))
+$(1)/libember-daemon.a: $(call objs,$(1),$(DAEMON_SRCS)) \
+	$(if $(DASH_ASSETS),$(1)/gen/dashboard_assets.o)
 endef
+# emberd's dashboard: src/daemon/dashboard/* compiled in as $(OUTPUT)/gen/dashboard_assets.c.
+DASH_ASSETS := $(sort $(wildcard src/daemon/dashboard/*))
+$(OUTPUT)/gen/dashboard_assets.c: $(DASH_ASSETS) scripts/gen-assets.sh
+	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)scripts/gen-assets.sh $@ $(DASH_ASSETS)
 $(foreach r,$(ROOTS),$(eval $(call ARCHIVES,$(r))))
 %.a:
 	$(call msg,AR,$@)

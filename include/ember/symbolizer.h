@@ -71,7 +71,8 @@ struct symbolizer_stats {
 	uint64_t pid_hits, pid_misses;	/* per-process state found / created */
 	uint64_t pid_evictions;		/* dropped by the LRU bound */
 	uint64_t pid_reuses;		/* cached pid found with a new start time: state dropped */
-	uint64_t pid_gone;		/* processes whose /proc entry had vanished */
+	uint64_t pid_execs;		/* cached process found running another executable: dropped */
+	uint64_t pid_gone;		/* processes whose /proc entry had vanished (dropped later) */
 	uint64_t maps_reads;		/* /proc/PID/maps reads */
 	uint64_t maps_errors;		/* ... that failed (process gone, no permission) */
 

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * elfsym: the function symbols of one ELF image, sorted for binary search, plus optional inline
+ * frames from its DWARF (libdw).
+ *
+ * Symbols come from .symtab, .dynsym and, when the image is stripped (no .symtab) or lacks DWARF
+ * that inline frames need, from its separate debug file: found by build-id
+ * (DIR/.build-id/ab/cdef....debug) or by .gnu_debuglink (BINDIR/NAME, BINDIR/.debug/NAME,
+ * DIR/BINDIR/NAME) under each debug dir, looked up inside the process's root first, then on the
+ * host. A debug file whose build-id differs from the image's is ignored.
+ *
+ * Addresses here are the image's own virtual addresses (what `nm` prints); elfsym__file_to_vaddr()
+ * turns a file offset (from /proc/PID/maps: addr - start + pgoff) into one.
+ * Non-logging; not thread-safe.
+ */
+#ifndef EMBER_ELFSYM_H
+#define EMBER_ELFSYM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct elfsym_opts {
+	const char *debug_dirs;	/* ':'-separated; NULL: "/usr/lib/debug" */
+	const char *root;	/* prefix under which @path resolves, e.g. "/proc/42/root"; NULL: "" */
+	const char *path;	/* the image's path inside root (for .gnu_debuglink); may be NULL */
+	bool dwarf;		/* keep DWARF open for elfsym__inlines() */
+};
+
+struct elfsym; /* opaque */
+
+/*
+ * Reads the image open at @fd (borrowed: the caller closes it; the image stays usable after).
+ * NULL + errno: ENOEXEC (not ELF), ENOMEM, EIO.
+ */
+struct elfsym *elfsym__open(int fd, const struct elfsym_opts *o);
+/* The same from memory (copied), e.g. the vDSO image. */
+struct elfsym *elfsym__open_mem(const void *image, size_t len, const struct elfsym_opts *o);
+void elfsym__free(struct elfsym *e); /* NULL is a no-op */
+
+/* 0 with *@ret set, or -ENOENT when no PT_LOAD segment holds file offset @off. */
+int elfsym__file_to_vaddr(const struct elfsym *e, uint64_t off, uint64_t *ret);
+
+/* Index of the function containing @vaddr, or -ENOENT. */
+int elfsym__lookup(const struct elfsym *e, uint64_t vaddr);
+/* Borrowed, NUL-terminated (raw, not demangled): valid until elfsym__free(). */
+const char *elfsym__name(const struct elfsym *e, int idx);
+uint64_t elfsym__addr(const struct elfsym *e, int idx);
+/* A caller's value attached to symbol @idx (0 until set). */
+uint32_t elfsym__cookie(const struct elfsym *e, int idx);
+void elfsym__set_cookie(struct elfsym *e, int idx, uint32_t cookie);
+
+/*
+ * The functions inlined at @vaddr, OUTERMOST FIRST (the caller of each is the previous one, and
+ * the first one's caller is the symbol elfsym__lookup() finds). Names are linkage names when
+ * DWARF has them (mangled: demangle them), else plain names; borrowed until elfsym__free().
+ * Returns how many were written to @ret (at most @cap; innermost dropped beyond), 0 when none or
+ * when the image has no DWARF.
+ */
+int elfsym__inlines(struct elfsym *e, uint64_t vaddr, const char **ret, size_t cap);
+
+/* The GNU build-id (borrowed) and its length, 0 when none. */
+size_t elfsym__build_id(const struct elfsym *e, const uint8_t **ret);
+/* True when symbols or DWARF came from a separate debug file. */
+bool elfsym__used_debug_file(const struct elfsym *e);
+bool elfsym__has_dwarf(const struct elfsym *e);
+size_t elfsym__count(const struct elfsym *e);
+size_t elfsym__mem_bytes(const struct elfsym *e);
+
+/* Reads only the build-id of the image open at @fd (borrowed). Length written (<= @cap) or -errno. */
+int elfsym_read_build_id(int fd, uint8_t *ret, size_t cap);
+
+#endif

@@ -1,0 +1,604 @@
+// SPDX-License-Identifier: MIT
+#include "ember/elfsym.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
+#include <gelf.h>
+#include <libelf.h>
+
+#define MAX_BUILD_ID 64
+#define MAX_UNSIZED 65536u /* a symbol without st_size ends at the next one, or this far */
+
+struct esym {
+	uint64_t addr, end;
+	uint32_t name_off;
+	uint32_t cookie;
+	uint8_t bind;
+	uint8_t sized;
+};
+
+struct seg {
+	uint64_t off, vaddr, filesz;
+};
+
+struct elfsym {
+	struct esym *syms;
+	size_t n, cap;
+	char *names;
+	size_t names_len, names_cap;
+	struct seg *segs;
+	size_t nsegs;
+	uint8_t build_id[MAX_BUILD_ID];
+	size_t build_id_len;
+	bool debug_file;
+	/* DWARF for inline frames: the Elf it reads (ours) and the memory image if any */
+	Elf *dw_elf;
+	Dwarf *dw;
+	void *mem;
+};
+
+static int grow(void **buf, size_t *cap, size_t need, size_t elem)
+{
+	size_t ncap;
+	void *nb;
+
+	if (need <= *cap)
+		return 0;
+	ncap = *cap ? *cap : 256;
+	while (ncap < need)
+		ncap *= 2;
+	nb = realloc(*buf, ncap * elem);
+	if (!nb)
+		return -ENOMEM;
+	*buf = nb;
+	*cap = ncap;
+	return 0;
+}
+
+static Elf *elf_from_fd(int fd)
+{
+	Elf *elf;
+
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf)
+		return NULL;
+	if (elf_kind(elf) != ELF_K_ELF) {
+		elf_end(elf);
+		return NULL;
+	}
+	/* read what is not mapped now, so that the fd can be closed and the image kept */
+	if (elf_cntl(elf, ELF_C_FDREAD) != 0) {
+		elf_end(elf);
+		return NULL;
+	}
+	return elf;
+}
+
+static bool has_section(Elf *elf, Elf64_Word type, const char *name)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return false;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *n;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (type && sh.sh_type == type)
+			return true;
+		if (name && (n = elf_strptr(elf, shstrndx, sh.sh_name)) && !strcmp(n, name) &&
+		    sh.sh_type != SHT_NOBITS)
+			return true;
+	}
+	return false;
+}
+
+static int add_symbols(struct elfsym *e, Elf *elf, Elf64_Word type)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+		size_t i, count;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type || !sh.sh_entsize)
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data)
+			continue;
+		count = sh.sh_size / sh.sh_entsize;
+		for (i = 1; i < count; i++) {
+			GElf_Sym sym;
+			const char *name;
+			size_t len;
+			struct esym *s;
+			int st;
+
+			if (!gelf_getsym(data, (int)i, &sym))
+				break;
+			st = GELF_ST_TYPE(sym.st_info);
+			if ((st != STT_FUNC && st != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF ||
+			    sym.st_value == 0)
+				continue;
+			name = elf_strptr(elf, sh.sh_link, sym.st_name);
+			if (!name || !*name)
+				continue;
+			len = strlen(name);
+			if (e->names_len + len + 1 > UINT32_MAX)
+				return -ENOMEM;
+			if (grow((void **)&e->syms, &e->cap, e->n + 1, sizeof(*e->syms)) ||
+			    grow((void **)&e->names, &e->names_cap, e->names_len + len + 1, 1))
+				return -ENOMEM;
+			s = &e->syms[e->n++];
+			*s = (struct esym){ .addr = sym.st_value,
+					    .end = sym.st_value + sym.st_size,
+					    .name_off = (uint32_t)e->names_len,
+					    .bind = (uint8_t)GELF_ST_BIND(sym.st_info),
+					    .sized = sym.st_size > 0 };
+			memcpy(e->names + e->names_len, name, len + 1);
+			e->names_len += len + 1;
+		}
+	}
+	return 0;
+}
+
+static int rank_bind(uint8_t b)
+{
+	return b == STB_GLOBAL ? 0 : b == STB_WEAK ? 1 : 2;
+}
+
+static int underscores(const char *s)
+{
+	int n = 0;
+
+	while (s[n] == '_')
+		n++;
+	return n;
+}
+
+static const char *sort_names; /* qsort has no context; sorting is single-threaded */
+
+static int cmp_esym(const void *pa, const void *pb)
+{
+	const struct esym *a = pa, *b = pb;
+	const char *na = sort_names + a->name_off, *nb = sort_names + b->name_off;
+	int x, y;
+
+	if (a->addr != b->addr)
+		return (a->addr > b->addr) - (a->addr < b->addr);
+	if (a->sized != b->sized)
+		return (a->sized < b->sized) - (a->sized > b->sized); /* sized first */
+	x = rank_bind(a->bind);
+	y = rank_bind(b->bind);
+	if (x != y)
+		return (x > y) - (x < y);
+	x = underscores(na);
+	y = underscores(nb);
+	if (x != y)
+		return (x > y) - (x < y);
+	return strcmp(na, nb);
+}
+
+static void finish_symbols(struct elfsym *e)
+{
+	size_t i, j;
+
+	sort_names = e->names;
+	qsort(e->syms, e->n, sizeof(*e->syms), cmp_esym);
+	sort_names = NULL;
+	for (i = 0, j = 0; i < e->n; i++) {
+		if (j && e->syms[j - 1].addr == e->syms[i].addr)
+			continue;
+		e->syms[j++] = e->syms[i];
+	}
+	e->n = j;
+	for (i = 0; i < e->n; i++) {
+		struct esym *s = &e->syms[i];
+
+		if (s->sized)
+			continue;
+		s->end = s->addr + MAX_UNSIZED < s->addr ? UINT64_MAX : s->addr + MAX_UNSIZED;
+		if (i + 1 < e->n && e->syms[i + 1].addr < s->end)
+			s->end = e->syms[i + 1].addr;
+	}
+}
+
+static int read_segments(struct elfsym *e, Elf *elf)
+{
+	size_t i, n;
+
+	if (elf_getphdrnum(elf, &n))
+		return -ENOEXEC;
+	e->segs = calloc(n ? n : 1, sizeof(*e->segs));
+	if (!e->segs)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		e->segs[e->nsegs++] = (struct seg){ .off = ph.p_offset, .vaddr = ph.p_vaddr,
+						    .filesz = ph.p_filesz };
+	}
+	return 0;
+}
+
+static size_t get_build_id(Elf *elf, uint8_t *ret, size_t cap)
+{
+	const void *p;
+	ssize_t n = dwelf_elf_gnu_build_id(elf, &p);
+
+	if (n <= 0 || (size_t)n > cap)
+		return 0;
+	memcpy(ret, p, (size_t)n);
+	return (size_t)n;
+}
+
+/* Opens @path as a debug file for @e: an ELF whose build-id, if both have one, matches. */
+static Elf *open_debug(struct elfsym *e, const char *path, const struct stat *self)
+{
+	uint8_t id[MAX_BUILD_ID];
+	struct stat st;
+	size_t n;
+	Elf *elf;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) ||
+	    (self && st.st_dev == self->st_dev && st.st_ino == self->st_ino)) {
+		close(fd);
+		return NULL;
+	}
+	elf = elf_from_fd(fd);
+	close(fd);
+	if (!elf)
+		return NULL;
+	n = get_build_id(elf, id, sizeof(id));
+	if (e->build_id_len && n && (n != e->build_id_len || memcmp(id, e->build_id, n))) {
+		elf_end(elf);
+		return NULL;
+	}
+	return elf;
+}
+
+static bool fits(int n)
+{
+	return n >= 0 && n < PATH_MAX;
+}
+
+/* Tries every candidate place of the separate debug file; returns the first that fits. */
+static Elf *find_debug(struct elfsym *e, Elf *elf, const struct elfsym_opts *o,
+		       const struct stat *self)
+{
+	const char *dirs = o->debug_dirs ? o->debug_dirs : "/usr/lib/debug";
+	const char *root = o->root ? o->root : "";
+	const char *roots[2] = { root, "" };
+	char path[PATH_MAX], hex[2 * MAX_BUILD_ID + 1], bindir[PATH_MAX];
+	const char *link, *d;
+	GElf_Word crc;
+	Elf *dbg;
+	size_t i;
+	int r;
+
+	for (i = 0; i < e->build_id_len; i++)
+		snprintf(hex + 2 * i, 3, "%02x", e->build_id[i]);
+	link = dwelf_elf_gnu_debuglink(elf, &crc);
+	bindir[0] = '\0';
+	if (o->path && o->path[0] == '/') {
+		const char *slash = strrchr(o->path, '/');
+
+		snprintf(bindir, sizeof(bindir), "%.*s", (int)(slash - o->path), o->path);
+	}
+	for (r = 0; r < (root[0] ? 2 : 1); r++) {
+		for (d = dirs; *d;) {
+			const char *colon = strchr(d, ':');
+			int dl = (int)(colon ? (size_t)(colon - d) : strlen(d));
+
+			if (dl > 0 && e->build_id_len > 1) {
+				if (fits(snprintf(path, sizeof(path),
+						  "%s%.*s/.build-id/%.2s/%s.debug", roots[r], dl,
+						  d, hex, hex + 2)) &&
+				    (dbg = open_debug(e, path, self)))
+					return dbg;
+			}
+			if (dl > 0 && link && o->path) {
+				if (fits(snprintf(path, sizeof(path), "%s%.*s%s/%s", roots[r],
+						  dl, d, bindir, link)) &&
+				    (dbg = open_debug(e, path, self)))
+					return dbg;
+			}
+			d += dl + (colon ? 1 : 0);
+		}
+		if (link && o->path && !strchr(link, '/')) {
+			if (fits(snprintf(path, sizeof(path), "%s%s/%s", roots[r], bindir,
+					  link)) &&
+			    (dbg = open_debug(e, path, self)))
+				return dbg;
+			if (fits(snprintf(path, sizeof(path), "%s%s/.debug/%s", roots[r],
+					  bindir, link)) &&
+			    (dbg = open_debug(e, path, self)))
+				return dbg;
+		}
+	}
+	return NULL;
+}
+
+static struct elfsym *build(Elf *elf, const struct elfsym_opts *o, const struct stat *self)
+{
+	struct elfsym *e = calloc(1, sizeof(*e));
+	bool has_symtab, has_dwarf;
+	Elf *dbg = NULL;
+	int err;
+
+	if (!e) {
+		elf_end(elf);
+		errno = ENOMEM;
+		return NULL;
+	}
+	err = read_segments(e, elf);
+	if (err)
+		goto fail;
+	e->build_id_len = get_build_id(elf, e->build_id, sizeof(e->build_id));
+	has_symtab = has_section(elf, SHT_SYMTAB, NULL);
+	has_dwarf = has_section(elf, 0, ".debug_info");
+	if (!has_symtab || (o->dwarf && !has_dwarf))
+		dbg = find_debug(e, elf, o, self);
+	err = -ENOMEM;
+	if (dbg) {
+		e->debug_file = true;
+		if (add_symbols(e, dbg, SHT_SYMTAB))
+			goto fail;
+	}
+	if (add_symbols(e, elf, SHT_SYMTAB) || add_symbols(e, elf, SHT_DYNSYM))
+		goto fail;
+	finish_symbols(e);
+	if (o->dwarf) {
+		Elf *src = has_dwarf ? elf : (dbg && has_section(dbg, 0, ".debug_info") ? dbg : NULL);
+
+		if (src) {
+			e->dw = dwarf_begin_elf(src, DWARF_C_READ, NULL);
+			if (e->dw) {
+				e->dw_elf = src;
+				if (src == elf)
+					elf = NULL;
+				else
+					dbg = NULL;
+			}
+		}
+	}
+	if (dbg)
+		elf_end(dbg);
+	if (elf)
+		elf_end(elf);
+	return e;
+
+fail:
+	if (dbg)
+		elf_end(dbg);
+	elf_end(elf);
+	elfsym__free(e);
+	errno = -err;
+	return NULL;
+}
+
+struct elfsym *elfsym__open(int fd, const struct elfsym_opts *o)
+{
+	static const struct elfsym_opts none = { 0 };
+	struct stat st;
+	Elf *elf;
+
+	if (fstat(fd, &st))
+		return NULL;
+	elf = elf_from_fd(fd);
+	if (!elf) {
+		errno = ENOEXEC;
+		return NULL;
+	}
+	return build(elf, o ? o : &none, &st);
+}
+
+struct elfsym *elfsym__open_mem(const void *image, size_t len, const struct elfsym_opts *o)
+{
+	static const struct elfsym_opts none = { 0 };
+	struct elfsym *e;
+	void *copy = malloc(len ? len : 1);
+	Elf *elf;
+
+	if (!copy)
+		return NULL;
+	memcpy(copy, image, len);
+	elf_version(EV_CURRENT);
+	elf = elf_memory(copy, len);
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		if (elf)
+			elf_end(elf);
+		free(copy);
+		errno = ENOEXEC;
+		return NULL;
+	}
+	e = build(elf, o ? o : &none, NULL);
+	if (!e) {
+		free(copy);
+		return NULL;
+	}
+	if (e->dw_elf)
+		e->mem = copy; /* DWARF reads it */
+	else
+		free(copy);
+	return e;
+}
+
+void elfsym__free(struct elfsym *e)
+{
+	if (!e)
+		return;
+	if (e->dw)
+		dwarf_end(e->dw);
+	if (e->dw_elf)
+		elf_end(e->dw_elf);
+	free(e->mem);
+	free(e->syms);
+	free(e->names);
+	free(e->segs);
+	free(e);
+}
+
+int elfsym__file_to_vaddr(const struct elfsym *e, uint64_t off, uint64_t *ret)
+{
+	size_t i;
+
+	for (i = 0; i < e->nsegs; i++) {
+		const struct seg *s = &e->segs[i];
+
+		if (off >= s->off && off - s->off < s->filesz) {
+			*ret = off - s->off + s->vaddr;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+int elfsym__lookup(const struct elfsym *e, uint64_t vaddr)
+{
+	size_t lo = 0, hi = e->n, i;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (e->syms[mid].addr <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* the nearest symbol below, or one of the few before it that encloses it (nested labels) */
+	for (i = lo; i > 0 && lo - i < 8; i--)
+		if (vaddr < e->syms[i - 1].end)
+			return (int)(i - 1);
+	return -ENOENT;
+}
+
+const char *elfsym__name(const struct elfsym *e, int idx)
+{
+	return e->names + e->syms[idx].name_off;
+}
+
+uint64_t elfsym__addr(const struct elfsym *e, int idx)
+{
+	return e->syms[idx].addr;
+}
+
+uint32_t elfsym__cookie(const struct elfsym *e, int idx)
+{
+	return e->syms[idx].cookie;
+}
+
+void elfsym__set_cookie(struct elfsym *e, int idx, uint32_t cookie)
+{
+	e->syms[idx].cookie = cookie;
+}
+
+static const char *die_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+	const char *n;
+
+	n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
+	if (!n)
+		n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
+	if (!n)
+		n = dwarf_diename(die);
+	return n;
+}
+
+int elfsym__inlines(struct elfsym *e, uint64_t vaddr, const char **ret, size_t cap)
+{
+	Dwarf_Die cudie, *scopes = NULL;
+	int i, nscopes, n = 0, first = -1;
+
+	if (!e->dw || !cap || !dwarf_addrdie(e->dw, vaddr, &cudie))
+		return 0;
+	nscopes = dwarf_getscopes(&cudie, vaddr, &scopes);
+	if (nscopes <= 0)
+		return 0;
+	/* scopes[] runs innermost first; inlined subroutines sit below their enclosing subprogram */
+	for (i = 0; i < nscopes; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+
+		if (tag == DW_TAG_subprogram)
+			break;
+		if (tag == DW_TAG_inlined_subroutine)
+			first = i;
+	}
+	for (i = first; i >= 0 && (size_t)n < cap; i--) {
+		const char *name;
+
+		if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
+			continue;
+		name = die_name(&scopes[i]);
+		ret[n++] = name ? name : "[inlined]";
+	}
+	free(scopes);
+	return n;
+}
+
+size_t elfsym__build_id(const struct elfsym *e, const uint8_t **ret)
+{
+	*ret = e->build_id;
+	return e->build_id_len;
+}
+
+bool elfsym__used_debug_file(const struct elfsym *e)
+{
+	return e->debug_file;
+}
+
+bool elfsym__has_dwarf(const struct elfsym *e)
+{
+	return e->dw != NULL;
+}
+
+size_t elfsym__count(const struct elfsym *e)
+{
+	return e->n;
+}
+
+size_t elfsym__mem_bytes(const struct elfsym *e)
+{
+	return sizeof(*e) + e->cap * sizeof(*e->syms) + e->names_cap +
+	       e->nsegs * sizeof(*e->segs);
+}
+
+int elfsym_read_build_id(int fd, uint8_t *ret, size_t cap)
+{
+	Elf *elf;
+	size_t n;
+
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf)
+		return -EIO;
+	if (elf_kind(elf) != ELF_K_ELF) {
+		elf_end(elf);
+		return -ENOEXEC;
+	}
+	n = get_build_id(elf, ret, cap);
+	elf_end(elf);
+	return (int)n;
+}

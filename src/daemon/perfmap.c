@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: MIT
+#include "ember/perfmap.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ember/parse.h"
+
+struct pm_sym {
+	uint64_t start, end;
+	uint32_t name_off, name_len;
+	uint32_t seq;		/* order of appearance: the later wins an overlap */
+	uint32_t cookie;
+};
+
+struct perfmap {
+	struct pm_sym *syms;
+	size_t n, cap;
+	char *names;
+	size_t names_len, names_cap;
+	uint32_t seq;
+	uint64_t max_size;	/* the largest symbol: bounds the backwards walk in lookup */
+};
+
+static int hexval(char ch)
+{
+	if (ch >= '0' && ch <= '9')
+		return ch - '0';
+	if (ch >= 'a' && ch <= 'f')
+		return ch - 'a' + 10;
+	if (ch >= 'A' && ch <= 'F')
+		return ch - 'A' + 10;
+	return -1;
+}
+
+/* Optional 0x/0X prefix, 1..16 hex digits. Returns the end or NULL. */
+static const char *parse_hex(const char *p, const char *end, uint64_t *ret)
+{
+	uint64_t v = 0;
+	int n = 0, d;
+
+	if (end - p > 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X') && hexval(p[2]) >= 0)
+		p += 2;
+	while (p < end && (d = hexval(*p)) >= 0) {
+		if (++n > 16)
+			return NULL;
+		v = v << 4 | (uint64_t)d;
+		p++;
+	}
+	if (!n)
+		return NULL;
+	*ret = v;
+	return p;
+}
+
+static int fail(struct parse_error *reterr, const char *line, const char *p, const char *reason)
+{
+	if (reterr) {
+		reterr->line = 0;
+		reterr->col = (unsigned int)(p - line) + 1;
+		reterr->reason = reason;
+	}
+	return -EINVAL;
+}
+
+int perfmap_parse_line(const char *line, size_t len, struct perfmap_entry *ret,
+		       struct parse_error *reterr)
+{
+	const char *p = line, *end = line + len, *q;
+	struct perfmap_entry e;
+
+	if (len > PERFMAP_MAX_LINE)
+		return fail(reterr, line, line, "line too long");
+	while (end > p && (end[-1] == '\r' || end[-1] == ' ' || end[-1] == '\t'))
+		end--;
+	q = parse_hex(p, end, &e.start);
+	if (!q)
+		return fail(reterr, line, p, "bad start address");
+	p = q;
+	if (p >= end || (*p != ' ' && *p != '\t'))
+		return fail(reterr, line, p, "expected a space after the address");
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	q = parse_hex(p, end, &e.size);
+	if (!q)
+		return fail(reterr, line, p, "bad size");
+	p = q;
+	if (p >= end || (*p != ' ' && *p != '\t'))
+		return fail(reterr, line, p, "expected a space after the size");
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	if (p >= end)
+		return fail(reterr, line, p, "no name");
+	if (e.size == 0)
+		return fail(reterr, line, line, "zero size");
+	if (e.start + e.size < e.start)
+		return fail(reterr, line, line, "symbol wraps around the address space");
+	if (memchr(p, '\0', (size_t)(end - p)))
+		return fail(reterr, line, p, "NUL byte in name");
+	e.name = p;
+	e.name_len = (size_t)(end - p);
+	*ret = e;
+	return 0;
+}
+
+struct perfmap *perfmap__new(void)
+{
+	return calloc(1, sizeof(struct perfmap));
+}
+
+void perfmap__free(struct perfmap *pm)
+{
+	if (!pm)
+		return;
+	free(pm->syms);
+	free(pm->names);
+	free(pm);
+}
+
+static int cmp_sym(const void *a, const void *b)
+{
+	const struct pm_sym *x = a, *y = b;
+
+	if (x->start != y->start)
+		return (x->start > y->start) - (x->start < y->start);
+	return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+static int grow(void **buf, size_t *cap, size_t need, size_t elem)
+{
+	size_t ncap;
+	void *nb;
+
+	if (need <= *cap)
+		return 0;
+	ncap = *cap ? *cap : 64;
+	while (ncap < need)
+		ncap *= 2;
+	nb = realloc(*buf, ncap * elem);
+	if (!nb)
+		return -ENOMEM;
+	*buf = nb;
+	*cap = ncap;
+	return 0;
+}
+
+int perfmap__add_text(struct perfmap *pm, const char *text, size_t len, size_t *ret_used,
+		      unsigned long *ret_bad)
+{
+	const char *p = text, *end = text + len;
+	size_t n0 = pm->n, names0 = pm->names_len;
+	unsigned long bad = 0;
+	uint32_t seq0 = pm->seq;
+	uint64_t max0 = pm->max_size;
+
+	for (;;) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		struct perfmap_entry e;
+		struct pm_sym *s;
+
+		if (!nl)
+			break;
+		if (nl == p || perfmap_parse_line(p, (size_t)(nl - p), &e, NULL)) {
+			if (nl != p)
+				bad++;
+			p = nl + 1;
+			continue;
+		}
+		if (grow((void **)&pm->syms, &pm->cap, pm->n + 1, sizeof(*pm->syms)) ||
+		    grow((void **)&pm->names, &pm->names_cap, pm->names_len + e.name_len + 1, 1))
+			goto enomem;
+		s = &pm->syms[pm->n++];
+		*s = (struct pm_sym){ .start = e.start, .end = e.start + e.size,
+				      .name_off = (uint32_t)pm->names_len,
+				      .name_len = (uint32_t)e.name_len, .seq = pm->seq++ };
+		memcpy(pm->names + pm->names_len, e.name, e.name_len);
+		pm->names_len += e.name_len;
+		pm->names[pm->names_len++] = '\0';
+		if (e.size > pm->max_size)
+			pm->max_size = e.size;
+		p = nl + 1;
+	}
+	if (pm->n != n0)
+		qsort(pm->syms, pm->n, sizeof(*pm->syms), cmp_sym);
+	*ret_used = (size_t)(p - text);
+	if (ret_bad)
+		*ret_bad += bad;
+	return 0;
+
+enomem:
+	/* drop this call's partial additions: they are at the end, not yet sorted in */
+	pm->n = n0;
+	pm->names_len = names0;
+	pm->seq = seq0;
+	pm->max_size = max0;
+	return -ENOMEM;
+}
+
+int perfmap__lookup(const struct perfmap *pm, uint64_t addr)
+{
+	size_t lo = 0, hi = pm->n, i;
+	int best = -ENOENT;
+
+	/* last symbol with start <= addr */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (pm->syms[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/*
+	 * Walk back over the symbols that start early enough to reach @addr (start >= addr -
+	 * max_size) and keep the latest one that contains it. Bounded so that a pathological map
+	 * (one huge symbol, many small ones) costs at most 64 steps per lookup.
+	 */
+	for (i = lo; i > 0 && lo - i < 64; i--) {
+		const struct pm_sym *s = &pm->syms[i - 1];
+
+		if (addr - s->start >= pm->max_size)
+			break;
+		if (addr < s->end && (best < 0 || s->seq > pm->syms[best].seq))
+			best = (int)(i - 1);
+	}
+	return best;
+}
+
+const char *perfmap__name(const struct perfmap *pm, int idx, size_t *ret_len)
+{
+	if (ret_len)
+		*ret_len = pm->syms[idx].name_len;
+	return pm->names + pm->syms[idx].name_off;
+}
+
+uint32_t perfmap__cookie(const struct perfmap *pm, int idx)
+{
+	return pm->syms[idx].cookie;
+}
+
+void perfmap__set_cookie(struct perfmap *pm, int idx, uint32_t cookie)
+{
+	pm->syms[idx].cookie = cookie;
+}
+
+size_t perfmap__count(const struct perfmap *pm)
+{
+	return pm->n;
+}
+
+size_t perfmap__mem_bytes(const struct perfmap *pm)
+{
+	return sizeof(*pm) + pm->cap * sizeof(*pm->syms) + pm->names_cap;
+}

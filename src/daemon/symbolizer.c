@@ -1,0 +1,1468 @@
+// SPDX-License-Identifier: MIT
+#include "ember/symbolizer.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <elf.h>
+
+#include "ember/demangle.h"
+#include "ember/elfsym.h"
+#include "ember/hash.h"
+#include "ember/ksyms.h"
+#include "ember/log.h"
+#include "ember/perfmap.h"
+#include "ember/procmaps.h"
+#include "ember/sbuf.h"
+#include "ember/strtab.h"
+
+#define DEFAULT_MAX_PIDS 4096
+#define DEFAULT_MAX_ELFS 512
+#define DEFAULT_MAX_PERFMAP (64u << 20)
+#define MAX_MAPS_BYTES (64u << 20)	/* /proc/PID/maps larger than this is cut (counted) */
+#define MAX_INLINE 8			/* inline frames per address */
+#define ADDR_CACHE_SIZE 16384		/* direct-mapped (image, address) -> frames */
+#define ADDR_CACHE_FRAMES 4
+#define NS_PER_MS 1000000ull
+#define MAPS_REFRESH_NS (50 * NS_PER_MS)    /* re-read maps on a miss at most this often */
+#define PERFMAP_RECHECK_NS (200 * NS_PER_MS) /* look at a perf map again on a miss */
+#define ELF_RETRY_NS (5000 * NS_PER_MS)	    /* retry an image that failed to open */
+#define VALIDATE_NS (1000 * NS_PER_MS)	    /* note_pid re-checks a cached pid's start time */
+#define GONE_GRACE_NS (5000 * NS_PER_MS)    /* keep a dead process's state for late samples */
+#define KSYMS_RELOAD_NS (10000 * NS_PER_MS) /* reload kallsyms on a miss at most this often */
+
+enum pm_state { PM_UNKNOWN = 0, PM_OK, PM_ABSENT, PM_NOT_REGULAR, PM_TOO_BIG, PM_ERROR };
+
+struct mapping {
+	uint64_t start, end, pgoff;
+	uint64_t dev, ino;
+	uint32_t path_off, path_len; /* in proc->paths */
+	uint32_t base_off, base_len; /* base name, in proc->paths */
+	enum procmaps_kind kind;
+	bool deleted;
+	int32_t unknown_id;	     /* "[base]" frame id, -1 until interned */
+};
+
+struct proc {
+	struct proc *hnext;
+	struct proc *lru_prev, *lru_next;
+	uint32_t pid, nspid;
+	uint64_t start_time;		/* clock ticks since boot, from /proc/PID/stat */
+	uint64_t exe_dev, exe_ino;	/* to notice exec */
+	struct mapping *maps;
+	size_t nmaps;
+	char *paths;
+	size_t paths_len;
+	uint64_t maps_read_ns, validated_ns, gone_ns;
+	bool gone;
+	struct perfmap *pm;
+	uint64_t pm_used;		/* bytes of the file consumed */
+	uint64_t pm_checked_ns;
+	enum pm_state pm_state;
+	size_t mem_bytes;
+};
+
+struct image {
+	struct image *bnext;		/* build-id hash chain */
+	unsigned refs;
+	uint32_t serial;
+	struct elfsym *es;
+	uint8_t build_id[64];
+	size_t build_id_len;
+	uint64_t bid_hash;
+};
+
+struct elfent {
+	struct elfent *hnext;
+	struct elfent *lru_prev, *lru_next;
+	uint64_t dev, ino;
+	struct image *img;		/* NULL: failed (retry after ELF_RETRY_NS) */
+	uint64_t failed_ns;
+};
+
+struct addr_slot {
+	uint64_t vaddr;
+	uint32_t serial;		/* 0: empty */
+	uint32_t n;
+	uint32_t ids[ADDR_CACHE_FRAMES];
+};
+
+struct symbolizer {
+	struct symbolizer_opts o;
+	char *debug_dirs, *proc_root, *kallsyms_path;
+	struct strtab *st;
+	struct symbolizer_stats stats;
+
+	struct ksyms *ks;
+	bool ks_tried;
+	uint64_t ks_loaded_ns;
+	int32_t kunknown_id;
+
+	struct proc **ptab;
+	size_t ptab_size, nprocs;
+	struct proc lru_p;		/* sentinel: lru_next is the most recent */
+
+	struct elfent **etab;
+	size_t etab_size, nelfs;
+	struct elfent lru_e;
+	struct image **btab;		/* images by build-id */
+	size_t btab_size;
+	uint32_t next_serial;
+
+	struct elfsym *vdso;
+	bool vdso_tried;
+
+	struct addr_slot *acache;
+	struct sbuf name;		/* scratch for names */
+	char *buf;			/* scratch for file contents */
+	size_t buf_cap;
+	uint32_t *tmp;			/* frames, leaf first */
+	size_t tmp_cap;
+	int32_t unknown_id;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* --- names ------------------------------------------------------------------------------- */
+
+/* Folded frames cannot hold ';' or line breaks: the same tidying as stackcollapse-perf. */
+static void sanitize(char *p, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)p[i];
+
+		if (c == ';')
+			p[i] = ':';
+		else if (c < 0x20 || c == 0x7f)
+			p[i] = '?';
+	}
+}
+
+/* Interns @raw (demangled if @dem) + @suffix. Returns id >= 0 or -ENOMEM. */
+static int intern(struct symbolizer *s, const char *raw, size_t raw_len, bool dem,
+		  const char *suffix)
+{
+	sbuf_reset(&s->name);
+	if (dem && s->o.demangle && raw[raw_len] == '\0')
+		demangle_append(&s->name, raw);
+	else
+		sbuf_add(&s->name, raw, raw_len);
+	if (suffix)
+		sbuf_adds(&s->name, suffix);
+	if (sbuf_error(&s->name))
+		return -ENOMEM;
+	sanitize(s->name.buf, s->name.len);
+	return strtab__intern(s->st, s->name.buf, s->name.len);
+}
+
+static int intern_lit(struct symbolizer *s, int32_t *cache, const char *lit)
+{
+	int id;
+
+	if (*cache >= 0)
+		return *cache;
+	id = strtab__intern(s->st, lit, strlen(lit));
+	if (id >= 0)
+		*cache = id;
+	return id;
+}
+
+/* --- construction -------------------------------------------------------------------------- */
+
+static char *dup_or(const char *v, const char *def)
+{
+	return strdup(v ? v : def);
+}
+
+struct symbolizer *symbolizer__new(const struct symbolizer_opts *o, struct strtab *st)
+{
+	static const struct symbolizer_opts def = SYMBOLIZER_OPTS_DEFAULT;
+	struct symbolizer *s;
+
+	if (!st) {
+		errno = EINVAL;
+		return NULL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->o = o ? *o : def;
+	s->st = st;
+	if (!s->o.max_pids)
+		s->o.max_pids = DEFAULT_MAX_PIDS;
+	if (!s->o.max_elfs)
+		s->o.max_elfs = DEFAULT_MAX_ELFS;
+	if (!s->o.max_perfmap_bytes)
+		s->o.max_perfmap_bytes = DEFAULT_MAX_PERFMAP;
+	s->debug_dirs = dup_or(s->o.debug_dirs, "/usr/lib/debug");
+	s->proc_root = dup_or(s->o.proc_root, "/proc");
+	s->kallsyms_path = dup_or(s->o.kallsyms_path, "/proc/kallsyms");
+	s->o.debug_dirs = s->debug_dirs;
+	s->o.proc_root = s->proc_root;
+	s->o.kallsyms_path = s->kallsyms_path;
+	s->ptab_size = 1024;
+	s->etab_size = 256;
+	s->btab_size = 256;
+	s->ptab = calloc(s->ptab_size, sizeof(*s->ptab));
+	s->etab = calloc(s->etab_size, sizeof(*s->etab));
+	s->btab = calloc(s->btab_size, sizeof(*s->btab));
+	s->acache = calloc(ADDR_CACHE_SIZE, sizeof(*s->acache));
+	s->lru_p.lru_next = s->lru_p.lru_prev = &s->lru_p;
+	s->lru_e.lru_next = s->lru_e.lru_prev = &s->lru_e;
+	s->next_serial = 1;
+	s->kunknown_id = s->unknown_id = -1;
+	sbuf_init(&s->name);
+	if (!s->debug_dirs || !s->proc_root || !s->kallsyms_path || !s->ptab || !s->etab ||
+	    !s->btab || !s->acache) {
+		symbolizer__free(s);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return s;
+}
+
+static void lru_unlink_p(struct proc *p)
+{
+	p->lru_prev->lru_next = p->lru_next;
+	p->lru_next->lru_prev = p->lru_prev;
+}
+
+static void lru_front_p(struct symbolizer *s, struct proc *p)
+{
+	p->lru_next = s->lru_p.lru_next;
+	p->lru_prev = &s->lru_p;
+	s->lru_p.lru_next->lru_prev = p;
+	s->lru_p.lru_next = p;
+}
+
+static void lru_unlink_e(struct elfent *e)
+{
+	e->lru_prev->lru_next = e->lru_next;
+	e->lru_next->lru_prev = e->lru_prev;
+}
+
+static void lru_front_e(struct symbolizer *s, struct elfent *e)
+{
+	e->lru_next = s->lru_e.lru_next;
+	e->lru_prev = &s->lru_e;
+	s->lru_e.lru_next->lru_prev = e;
+	s->lru_e.lru_next = e;
+}
+
+static void proc_free(struct proc *p)
+{
+	if (!p)
+		return;
+	free(p->maps);
+	free(p->paths);
+	perfmap__free(p->pm);
+	free(p);
+}
+
+static void image_put(struct symbolizer *s, struct image *img)
+{
+	struct image **pp;
+
+	if (!img || --img->refs)
+		return;
+	if (img->build_id_len) {
+		for (pp = &s->btab[img->bid_hash % s->btab_size]; *pp; pp = &(*pp)->bnext) {
+			if (*pp == img) {
+				*pp = img->bnext;
+				break;
+			}
+		}
+	}
+	s->stats.elf_symbols -= elfsym__count(img->es);
+	elfsym__free(img->es);
+	free(img);
+}
+
+void symbolizer__free(struct symbolizer *s)
+{
+	size_t i;
+
+	if (!s)
+		return;
+	for (i = 0; s->ptab && i < s->ptab_size; i++) {
+		struct proc *p = s->ptab[i], *next;
+
+		for (; p; p = next) {
+			next = p->hnext;
+			proc_free(p);
+		}
+	}
+	for (i = 0; s->etab && i < s->etab_size; i++) {
+		struct elfent *e = s->etab[i], *next;
+
+		for (; e; e = next) {
+			next = e->hnext;
+			image_put(s, e->img);
+			free(e);
+		}
+	}
+	free(s->ptab);
+	free(s->etab);
+	free(s->btab);
+	free(s->acache);
+	ksyms__free(s->ks);
+	elfsym__free(s->vdso);
+	sbuf_fini(&s->name);
+	free(s->buf);
+	free(s->tmp);
+	free(s->debug_dirs);
+	free(s->proc_root);
+	free(s->kallsyms_path);
+	free(s);
+}
+
+/* --- output frames --------------------------------------------------------------------------- */
+
+static int push(struct symbolizer *s, size_t *n, uint32_t id)
+{
+	if (*n >= s->tmp_cap) {
+		size_t ncap = s->tmp_cap ? s->tmp_cap * 2 : 512;
+		uint32_t *nt = realloc(s->tmp, ncap * sizeof(*nt));
+
+		if (!nt)
+			return -ENOMEM;
+		s->tmp = nt;
+		s->tmp_cap = ncap;
+	}
+	s->tmp[(*n)++] = id;
+	return 0;
+}
+
+/* tmp[] holds frames leaf first; write them root first, keeping the leaf-most @cap. */
+static int emit(struct symbolizer *s, size_t n, uint32_t *ret, size_t cap)
+{
+	size_t i, k = n < cap ? n : cap;
+
+	if (n > cap)
+		s->stats.truncated_stacks++;
+	for (i = 0; i < k; i++)
+		ret[i] = s->tmp[k - 1 - i];
+	return (int)k;
+}
+
+/* --- kernel ---------------------------------------------------------------------------------- */
+
+static void load_ksyms(struct symbolizer *s)
+{
+	struct ksyms *k;
+
+	s->ks_tried = true;
+	s->ks_loaded_ns = now_ns();
+	k = ksyms__load(s->kallsyms_path, NULL);
+	if (!k) {
+		log_debug("cannot read '%s': %s", s->kallsyms_path, strerror(errno));
+		return;
+	}
+	ksyms__free(s->ks);
+	s->ks = k;
+	s->stats.kallsyms_loads++;
+	s->stats.kallsyms_symbols = ksyms__count(k);
+	s->stats.kallsyms_modules = ksyms__nr_module_syms(k);
+	s->stats.kallsyms_restricted = ksyms__restricted(k);
+}
+
+void symbolizer__reload_kernel(struct symbolizer *s)
+{
+	s->ks_tried = false;
+}
+
+static int kernel_frame(struct symbolizer *s, uint64_t addr)
+{
+	const char *mod = NULL;
+	int idx, id;
+	uint32_t c;
+
+	s->stats.kernel_frames++;
+	if (!s->ks_tried)
+		load_ksyms(s);
+	idx = s->ks ? ksyms__lookup(s->ks, addr, &mod) : -ENOENT;
+	if (idx < 0 && s->ks && !s->stats.kallsyms_restricted &&
+	    now_ns() - s->ks_loaded_ns > KSYMS_RELOAD_NS) {
+		/* a module or BPF program loaded since: kallsyms changed */
+		load_ksyms(s);
+		idx = s->ks ? ksyms__lookup(s->ks, addr, &mod) : -ENOENT;
+	}
+	if (idx >= 0) {
+		c = ksyms__cookie(s->ks, idx);
+		if (c)
+			return (int)(c - 1);
+		id = intern(s, ksyms__name(s->ks, idx), strlen(ksyms__name(s->ks, idx)), false,
+			    "_[k]");
+		if (id >= 0)
+			ksyms__set_cookie(s->ks, idx, (uint32_t)id + 1);
+		return id;
+	}
+	s->stats.kernel_unresolved++;
+	if (mod) {
+		sbuf_reset(&s->name);
+		sbuf_addf(&s->name, "[%s]_[k]", mod);
+		if (sbuf_error(&s->name))
+			return -ENOMEM;
+		sanitize(s->name.buf, s->name.len);
+		return strtab__intern(s->st, s->name.buf, s->name.len);
+	}
+	return intern_lit(s, &s->kunknown_id, "[unknown]_[k]");
+}
+
+int symbolizer__kernel(struct symbolizer *s, const uint64_t *ips, size_t n, uint32_t *ret,
+		       size_t cap)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < n; i++) {
+		int id;
+
+		if (!ips[i])
+			continue;
+		/* callers' entries are return addresses: look up the call instruction */
+		id = kernel_frame(s, k ? ips[i] - 1 : ips[i]);
+		if (id < 0 || push(s, &k, (uint32_t)id))
+			return -ENOMEM;
+	}
+	return emit(s, k, ret, cap);
+}
+
+/* --- /proc readers --------------------------------------------------------------------------- */
+
+/* Reads a whole /proc file into s->buf (NUL-terminated). Length or -errno. */
+static ssize_t read_file(struct symbolizer *s, const char *path, size_t max)
+{
+	size_t len = 0;
+	int fd, err = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		ssize_t r;
+
+		if (len + 4096 + 1 > s->buf_cap) {
+			size_t ncap = s->buf_cap ? s->buf_cap * 2 : 65536;
+			char *nb;
+
+			if (s->buf_cap >= max) {
+				err = -EFBIG;
+				break;
+			}
+			nb = realloc(s->buf, ncap);
+			if (!nb) {
+				err = -ENOMEM;
+				break;
+			}
+			s->buf = nb;
+			s->buf_cap = ncap;
+		}
+		r = read(fd, s->buf + len, s->buf_cap - len - 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			err = -errno;
+			break;
+		}
+		if (r == 0)
+			break;
+		len += (size_t)r;
+	}
+	close(fd);
+	if (err && err != -EFBIG)
+		return err;
+	s->buf[len] = '\0';
+	return (ssize_t)len;
+}
+
+/* Start time (field 22 of /proc/PID/stat), 0 or -errno. */
+static int read_start_time(struct symbolizer *s, uint32_t pid, uint64_t *ret)
+{
+	char path[64];
+	const char *p;
+	ssize_t n;
+	int field;
+
+	snprintf(path, sizeof(path), "%s/%u/stat", s->proc_root, pid);
+	n = read_file(s, path, 65536);
+	if (n < 0)
+		return (int)n;
+	p = strrchr(s->buf, ')'); /* comm may hold spaces and parentheses */
+	if (!p)
+		return -EINVAL;
+	p++;
+	for (field = 2; field < 21 && *p; p++)
+		if (*p == ' ')
+			field++;
+	if (field != 21)
+		return -EINVAL;
+	*ret = strtoull(p, NULL, 10);
+	return 0;
+}
+
+/* The innermost pid of the process (the one its own pid namespace sees), from NSpid. */
+static uint32_t read_nspid(struct symbolizer *s, uint32_t pid)
+{
+	char path[64];
+	const char *p, *eol;
+	uint32_t ns = pid;
+
+	snprintf(path, sizeof(path), "%s/%u/status", s->proc_root, pid);
+	if (read_file(s, path, 1 << 20) < 0)
+		return pid;
+	p = strstr(s->buf, "\nNSpid:");
+	if (!p)
+		return pid;
+	p += 7;
+	eol = strchr(p, '\n');
+	if (!eol)
+		eol = p + strlen(p);
+	while (p < eol) {
+		char *end;
+		unsigned long v;
+
+		while (p < eol && (*p == ' ' || *p == '\t'))
+			p++;
+		if (p >= eol)
+			break;
+		v = strtoul(p, &end, 10);
+		if (end == p)
+			break;
+		ns = (uint32_t)v;
+		p = end;
+	}
+	return ns;
+}
+
+static void read_exe_id(struct symbolizer *s, uint32_t pid, uint64_t *dev, uint64_t *ino)
+{
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%u/exe", s->proc_root, pid);
+	if (stat(path, &st) == 0) {
+		*dev = st.st_dev;
+		*ino = st.st_ino;
+	} else {
+		*dev = *ino = 0;
+	}
+}
+
+struct maps_ctx {
+	struct mapping *maps;
+	size_t n, cap;
+	char *paths;
+	size_t paths_len, paths_cap;
+	int err;
+};
+
+static int add_path(struct maps_ctx *c, const char *p, size_t len, uint32_t *ret_off)
+{
+	if (c->paths_len + len + 1 > c->paths_cap) {
+		size_t ncap = c->paths_cap ? c->paths_cap * 2 : 4096;
+		char *np;
+
+		while (ncap < c->paths_len + len + 1)
+			ncap *= 2;
+		if (ncap > UINT32_MAX)
+			return -ENOMEM;
+		np = realloc(c->paths, ncap);
+		if (!np)
+			return -ENOMEM;
+		c->paths = np;
+		c->paths_cap = ncap;
+	}
+	*ret_off = (uint32_t)c->paths_len;
+	memcpy(c->paths + c->paths_len, p, len);
+	c->paths_len += len;
+	c->paths[c->paths_len++] = '\0';
+	return 0;
+}
+
+static int collect_mapping(const struct procmaps_entry *e, void *ctx)
+{
+	struct maps_ctx *c = ctx;
+	struct mapping *m;
+	const char *base;
+	size_t blen;
+
+	if (!e->x)
+		return 0;
+	if (c->n == c->cap) {
+		size_t ncap = c->cap ? c->cap * 2 : 64;
+		struct mapping *nm = realloc(c->maps, ncap * sizeof(*nm));
+
+		if (!nm)
+			return c->err = -ENOMEM;
+		c->maps = nm;
+		c->cap = ncap;
+	}
+	m = &c->maps[c->n];
+	*m = (struct mapping){ .start = e->start, .end = e->end, .pgoff = e->pgoff,
+			       .dev = makedev(e->dev_major, e->dev_minor), .ino = e->inode,
+			       .kind = e->kind, .deleted = e->deleted, .unknown_id = -1 };
+	if (add_path(c, e->path, e->path_len, &m->path_off))
+		return c->err = -ENOMEM;
+	m->path_len = (uint32_t)e->path_len;
+	base = procmaps_basename(e, &blen);
+	m->base_off = m->path_off + (uint32_t)(base - e->path);
+	m->base_len = (uint32_t)blen;
+	c->n++;
+	return 0;
+}
+
+static int cmp_mapping(const void *a, const void *b)
+{
+	const struct mapping *x = a, *y = b;
+
+	return (x->start > y->start) - (x->start < y->start);
+}
+
+/* (Re)reads the process's executable mappings. 0 or -errno (the old ones stay on failure). */
+static int read_maps(struct symbolizer *s, struct proc *p)
+{
+	struct maps_ctx c = { 0 };
+	char path[64];
+	ssize_t n;
+	size_t i;
+
+	p->maps_read_ns = now_ns();
+	s->stats.maps_reads++;
+	snprintf(path, sizeof(path), "%s/%u/maps", s->proc_root, p->pid);
+	n = read_file(s, path, MAX_MAPS_BYTES);
+	if (n < 0) {
+		s->stats.maps_errors++;
+		if (n == -ENOENT || n == -ESRCH) {
+			if (!p->gone) {
+				p->gone = true;
+				p->gone_ns = p->maps_read_ns;
+				s->stats.pid_gone++;
+			}
+		}
+		return (int)n;
+	}
+	if (n == 0 && p->nmaps) {
+		/* an exited (zombie) process reads as empty: keep what we had */
+		s->stats.maps_errors++;
+		return -ESRCH;
+	}
+	(void)procmaps_parse(s->buf, (size_t)n, collect_mapping, &c, NULL);
+	if (c.err) {
+		free(c.maps);
+		free(c.paths);
+		s->stats.maps_errors++;
+		return c.err;
+	}
+	/* the kernel lists them in order; sort anyway, the lookup depends on it */
+	qsort(c.maps, c.n, sizeof(*c.maps), cmp_mapping);
+	/* keep the frame ids of "[base]" names: they do not change */
+	for (i = 0; i < c.n && p->nmaps; i++) {
+		struct mapping *m = &c.maps[i];
+		size_t j;
+
+		for (j = 0; j < p->nmaps; j++) {
+			if (p->maps[j].dev == m->dev && p->maps[j].ino == m->ino &&
+			    p->maps[j].start == m->start) {
+				m->unknown_id = p->maps[j].unknown_id;
+				break;
+			}
+		}
+	}
+	free(p->maps);
+	free(p->paths);
+	p->maps = c.maps;
+	p->nmaps = c.n;
+	p->paths = c.paths;
+	p->paths_len = c.paths_len;
+	p->mem_bytes = c.cap * sizeof(*c.maps) + c.paths_cap;
+	return 0;
+}
+
+/* --- process cache --------------------------------------------------------------------------- */
+
+static size_t pslot(const struct symbolizer *s, uint32_t pid)
+{
+	return hash_mix64(pid) & (s->ptab_size - 1);
+}
+
+static struct proc *proc_find(struct symbolizer *s, uint32_t pid)
+{
+	struct proc *p;
+
+	for (p = s->ptab[pslot(s, pid)]; p; p = p->hnext)
+		if (p->pid == pid)
+			return p;
+	return NULL;
+}
+
+static void proc_remove(struct symbolizer *s, struct proc *p)
+{
+	struct proc **pp;
+
+	for (pp = &s->ptab[pslot(s, p->pid)]; *pp; pp = &(*pp)->hnext) {
+		if (*pp == p) {
+			*pp = p->hnext;
+			break;
+		}
+	}
+	lru_unlink_p(p);
+	s->nprocs--;
+	proc_free(p);
+}
+
+static void ptab_grow(struct symbolizer *s)
+{
+	size_t nsize = s->ptab_size * 2, i;
+	struct proc **nt = calloc(nsize, sizeof(*nt));
+
+	if (!nt)
+		return; /* longer chains, still correct */
+	for (i = 0; i < s->ptab_size; i++) {
+		struct proc *p = s->ptab[i], *next;
+
+		for (; p; p = next) {
+			size_t h = hash_mix64(p->pid) & (nsize - 1);
+
+			next = p->hnext;
+			p->hnext = nt[h];
+			nt[h] = p;
+		}
+	}
+	free(s->ptab);
+	s->ptab = nt;
+	s->ptab_size = nsize;
+}
+
+static struct image *elf_get(struct symbolizer *s, struct proc *p, struct mapping *m);
+
+static struct proc *proc_create(struct symbolizer *s, uint32_t pid)
+{
+	struct proc *p;
+	size_t h;
+
+	while (s->nprocs >= s->o.max_pids && s->lru_p.lru_prev != &s->lru_p) {
+		proc_remove(s, s->lru_p.lru_prev);
+		s->stats.pid_evictions++;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	p->validated_ns = now_ns();
+	if (read_start_time(s, pid, &p->start_time) < 0) {
+		p->gone = true;
+		p->gone_ns = p->validated_ns;
+		s->stats.pid_gone++;
+	} else {
+		p->nspid = read_nspid(s, pid);
+		read_exe_id(s, pid, &p->exe_dev, &p->exe_ino);
+		(void)read_maps(s, p);
+	}
+	if (!p->nspid)
+		p->nspid = pid;
+	if (s->nprocs + 1 > s->ptab_size)
+		ptab_grow(s);
+	h = pslot(s, pid);
+	p->hnext = s->ptab[h];
+	s->ptab[h] = p;
+	lru_front_p(s, p);
+	s->nprocs++;
+	return p;
+}
+
+static struct proc *proc_get(struct symbolizer *s, uint32_t pid)
+{
+	struct proc *p = proc_find(s, pid);
+
+	if (p) {
+		s->stats.pid_hits++;
+		if (s->lru_p.lru_next != p) {
+			lru_unlink_p(p);
+			lru_front_p(s, p);
+		}
+		return p;
+	}
+	s->stats.pid_misses++;
+	return proc_create(s, pid);
+}
+
+void symbolizer__forget_pid(struct symbolizer *s, uint32_t pid)
+{
+	struct proc *p = proc_find(s, pid);
+
+	if (p)
+		proc_remove(s, p);
+}
+
+/* 1 when the cached @p no longer describes the live process @pid (reuse, exec), else 0. */
+static int proc_stale(struct symbolizer *s, struct proc *p)
+{
+	uint64_t st, dev, ino;
+
+	if (read_start_time(s, p->pid, &st) < 0) {
+		if (!p->gone) {
+			p->gone = true;
+			p->gone_ns = now_ns();
+			s->stats.pid_gone++;
+		}
+		return 0;
+	}
+	if (p->gone || st != p->start_time) {
+		s->stats.pid_reuses++;
+		return 1;
+	}
+	read_exe_id(s, p->pid, &dev, &ino);
+	if (ino && p->exe_ino && (dev != p->exe_dev || ino != p->exe_ino)) {
+		s->stats.pid_execs++;
+		return 1;
+	}
+	return 0;
+}
+
+void symbolizer__note_pid(struct symbolizer *s, uint32_t pid)
+{
+	struct proc *p = proc_find(s, pid);
+	uint64_t t = now_ns();
+	size_t i;
+
+	if (p) {
+		if (t - p->validated_ns < VALIDATE_NS)
+			return;
+		p->validated_ns = t;
+		if (!proc_stale(s, p))
+			return;
+		proc_remove(s, p);
+	}
+	p = proc_get(s, pid);
+	if (!p)
+		return;
+	/* open its images while the files are reachable: a short-lived process still resolves */
+	for (i = 0; i < p->nmaps; i++)
+		if (p->maps[i].kind == PROCMAPS_FILE)
+			(void)elf_get(s, p, &p->maps[i]);
+}
+
+int symbolizer__prune(struct symbolizer *s)
+{
+	struct proc *p, *prev;
+	uint64_t t = now_ns();
+	int n = 0;
+
+	for (p = s->lru_p.lru_prev; p != &s->lru_p; p = prev) {
+		prev = p->lru_prev;
+		if (!p->gone && proc_stale(s, p)) {
+			proc_remove(s, p);
+			n++;
+		} else if (p->gone && t - p->gone_ns >= GONE_GRACE_NS) {
+			proc_remove(s, p);
+			n++;
+		}
+	}
+	return n;
+}
+
+/* --- ELF image cache ------------------------------------------------------------------------- */
+
+static size_t eslot(const struct symbolizer *s, uint64_t dev, uint64_t ino)
+{
+	return hash_mix64(dev * 0x9e3779b97f4a7c15ull ^ ino) & (s->etab_size - 1);
+}
+
+static void elfent_remove(struct symbolizer *s, struct elfent *e)
+{
+	struct elfent **pp;
+
+	for (pp = &s->etab[eslot(s, e->dev, e->ino)]; *pp; pp = &(*pp)->hnext) {
+		if (*pp == e) {
+			*pp = e->hnext;
+			break;
+		}
+	}
+	lru_unlink_e(e);
+	s->nelfs--;
+	image_put(s, e->img);
+	free(e);
+}
+
+static void etab_grow(struct symbolizer *s)
+{
+	size_t nsize = s->etab_size * 2, i;
+	struct elfent **nt = calloc(nsize, sizeof(*nt));
+
+	if (!nt)
+		return;
+	for (i = 0; i < s->etab_size; i++) {
+		struct elfent *e = s->etab[i], *next;
+
+		for (; e; e = next) {
+			size_t h = hash_mix64(e->dev * 0x9e3779b97f4a7c15ull ^ e->ino) & (nsize - 1);
+
+			next = e->hnext;
+			e->hnext = nt[h];
+			nt[h] = e;
+		}
+	}
+	free(s->etab);
+	s->etab = nt;
+	s->etab_size = nsize;
+}
+
+/* Opens the file behind @m: through the process's root, then its map_files entry (deleted
+ * files, other mount namespaces), then the host path; the inode must match. fd or -errno. */
+static int open_mapping(struct symbolizer *s, struct proc *p, const struct mapping *m)
+{
+	const char *path = p->paths + m->path_off;
+	char buf[PATH_MAX];
+	struct stat st;
+	int fd, i;
+
+	for (i = 0; i < 3; i++) {
+		int n;
+
+		if (i == 0 && (m->deleted || path[0] != '/' || p->gone))
+			continue;
+		if (i == 1 && p->gone)
+			continue;
+		if (i == 2 && (m->deleted || path[0] != '/'))
+			continue;
+		if (i == 0)
+			n = snprintf(buf, sizeof(buf), "%s/%u/root%s", s->proc_root, p->pid, path);
+		else if (i == 1)
+			n = snprintf(buf, sizeof(buf), "%s/%u/map_files/%llx-%llx", s->proc_root,
+				     p->pid, (unsigned long long)m->start,
+				     (unsigned long long)m->end);
+		else
+			n = snprintf(buf, sizeof(buf), "%s", path);
+		if (n < 0 || (size_t)n >= sizeof(buf))
+			continue;
+		fd = open(buf, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		if (fd < 0)
+			continue;
+		if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (m->ino && st.st_ino != m->ino)) {
+			close(fd);
+			continue;
+		}
+		return fd;
+	}
+	return -ENOENT;
+}
+
+static struct image *image_by_build_id(struct symbolizer *s, const uint8_t *id, size_t len,
+				       uint64_t h)
+{
+	struct image *img;
+
+	for (img = s->btab[h % s->btab_size]; img; img = img->bnext)
+		if (img->build_id_len == len && !memcmp(img->build_id, id, len))
+			return img;
+	return NULL;
+}
+
+static struct image *image_open(struct symbolizer *s, struct proc *p, const struct mapping *m)
+{
+	struct elfsym_opts eo = { .debug_dirs = s->debug_dirs, .path = p->paths + m->path_off,
+				  .dwarf = s->o.inline_frames };
+	uint8_t id[64];
+	char root[64];
+	struct image *img;
+	const uint8_t *bid;
+	int fd, n;
+	uint64_t h = 0;
+
+	fd = open_mapping(s, p, m);
+	if (fd < 0)
+		return NULL;
+	n = elfsym_read_build_id(fd, id, sizeof(id));
+	if (n > 0) {
+		h = hash_bytes(id, (size_t)n, 0);
+		img = image_by_build_id(s, id, (size_t)n, h);
+		if (img) {
+			close(fd);
+			img->refs++;
+			s->stats.elf_buildid_hits++;
+			return img;
+		}
+	}
+	snprintf(root, sizeof(root), "%s/%u/root", s->proc_root, p->pid);
+	eo.root = p->gone ? NULL : root;
+	img = calloc(1, sizeof(*img));
+	if (!img) {
+		close(fd);
+		return NULL;
+	}
+	img->es = elfsym__open(fd, &eo);
+	close(fd);
+	if (!img->es) {
+		free(img);
+		return NULL;
+	}
+	img->refs = 1;
+	img->serial = s->next_serial++;
+	if (!s->next_serial)
+		s->next_serial = 1; /* 0 marks an empty address-cache slot */
+	if (elfsym__used_debug_file(img->es))
+		s->stats.elf_debuginfo++;
+	s->stats.elf_symbols += elfsym__count(img->es);
+	img->build_id_len = elfsym__build_id(img->es, &bid);
+	if (img->build_id_len > sizeof(img->build_id))
+		img->build_id_len = 0;
+	if (img->build_id_len) {
+		memcpy(img->build_id, bid, img->build_id_len);
+		img->bid_hash = hash_bytes(img->build_id, img->build_id_len, 0);
+		img->bnext = s->btab[img->bid_hash % s->btab_size];
+		s->btab[img->bid_hash % s->btab_size] = img;
+	}
+	return img;
+}
+
+static struct image *elf_get(struct symbolizer *s, struct proc *p, struct mapping *m)
+{
+	struct elfent *e;
+	size_t h = eslot(s, m->dev, m->ino);
+
+	for (e = s->etab[h]; e; e = e->hnext) {
+		if (e->dev == m->dev && e->ino == m->ino)
+			break;
+	}
+	if (e) {
+		if (s->lru_e.lru_next != e) {
+			lru_unlink_e(e);
+			lru_front_e(s, e);
+		}
+		if (e->img || now_ns() - e->failed_ns < ELF_RETRY_NS) {
+			s->stats.elf_hits++;
+			return e->img;
+		}
+		e->img = image_open(s, p, m);
+		if (!e->img) {
+			e->failed_ns = now_ns();
+			s->stats.elf_errors++;
+		}
+		return e->img;
+	}
+	s->stats.elf_misses++;
+	while (s->nelfs >= s->o.max_elfs && s->lru_e.lru_prev != &s->lru_e) {
+		elfent_remove(s, s->lru_e.lru_prev);
+		s->stats.elf_evictions++;
+	}
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return NULL;
+	e->dev = m->dev;
+	e->ino = m->ino;
+	e->img = image_open(s, p, m);
+	if (!e->img) {
+		e->failed_ns = now_ns();
+		s->stats.elf_errors++;
+		log_debug("pid %u: cannot read symbols of '%s'", p->pid, p->paths + m->path_off);
+	}
+	if (s->nelfs + 1 > s->etab_size)
+		etab_grow(s);
+	h = eslot(s, m->dev, m->ino);
+	e->hnext = s->etab[h];
+	s->etab[h] = e;
+	lru_front_e(s, e);
+	s->nelfs++;
+	return e->img;
+}
+
+/* --- perf maps ------------------------------------------------------------------------------- */
+
+static void pm_state(struct symbolizer *s, struct proc *p, enum pm_state st)
+{
+	if (p->pm_state == st)
+		return;
+	/* count each transition once, not every sample that meets it */
+	switch (st) {
+	case PM_ABSENT:
+		s->stats.perfmap_skip_missing++;
+		break;
+	case PM_NOT_REGULAR:
+		s->stats.perfmap_skip_not_regular++;
+		break;
+	case PM_TOO_BIG:
+		s->stats.perfmap_skip_too_big++;
+		break;
+	case PM_ERROR:
+		s->stats.perfmap_skip_error++;
+		break;
+	default:
+		break;
+	}
+	p->pm_state = st;
+}
+
+/* Reads what was appended to the process's perf map since the last look. Never blocks: the
+ * file is opened O_NONBLOCK and O_NOFOLLOW, and must be a regular file of bounded size. */
+static void perfmap_refresh(struct symbolizer *s, struct proc *p)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	uint64_t want;
+	size_t used;
+	ssize_t r;
+	int fd;
+
+	p->pm_checked_ns = now_ns();
+	if (p->gone)
+		return; /* its /tmp is gone with it; keep what was read */
+	snprintf(path, sizeof(path), "%s/%u/root/tmp/perf-%u.map", s->proc_root, p->pid, p->nspid);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			pm_state(s, p, PM_ABSENT);
+		else if (errno == ELOOP || errno == ENXIO || errno == ENODEV)
+			pm_state(s, p, PM_NOT_REGULAR);
+		else
+			pm_state(s, p, PM_ERROR);
+		return;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		pm_state(s, p, PM_NOT_REGULAR);
+		goto out;
+	}
+	if ((uint64_t)st.st_size > s->o.max_perfmap_bytes) {
+		pm_state(s, p, PM_TOO_BIG);
+		goto out;
+	}
+	if ((uint64_t)st.st_size < p->pm_used) {
+		/* rewritten from scratch: start over */
+		if (p->pm)
+			s->stats.perfmap_symbols -= perfmap__count(p->pm);
+		perfmap__free(p->pm);
+		p->pm = NULL;
+		p->pm_used = 0;
+	}
+	if (!p->pm && !(p->pm = perfmap__new())) {
+		pm_state(s, p, PM_ERROR);
+		goto out;
+	}
+	want = (uint64_t)st.st_size - p->pm_used;
+	if (want == 0) {
+		pm_state(s, p, PM_OK);
+		goto out;
+	}
+	if (want + 1 > s->buf_cap) {
+		char *nb = realloc(s->buf, want + 1);
+
+		if (!nb) {
+			pm_state(s, p, PM_ERROR);
+			goto out;
+		}
+		s->buf = nb;
+		s->buf_cap = want + 1;
+	}
+	/* read only what fstat promised: a file that keeps growing cannot hold us here */
+	used = 0;
+	while (used < want) {
+		r = pread(fd, s->buf + used, want - used, (off_t)(p->pm_used + used));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		used += (size_t)r;
+	}
+	if (used == 0 && want) {
+		pm_state(s, p, PM_ERROR);
+		goto out;
+	}
+	{
+		size_t consumed = 0, before = perfmap__count(p->pm);
+
+		unsigned long bad = 0;
+		int err = perfmap__add_text(p->pm, s->buf, used, &consumed, &bad);
+
+		s->stats.perfmap_bad_lines += bad;
+		if (err < 0) {
+			pm_state(s, p, PM_ERROR);
+			goto out;
+		}
+		p->pm_used += consumed;
+		s->stats.perfmap_symbols += perfmap__count(p->pm) - before;
+		s->stats.perfmap_loads++;
+	}
+	pm_state(s, p, PM_OK);
+out:
+	close(fd);
+}
+
+/* The JIT frame for @addr, or -ENOENT. */
+static int jit_frame(struct symbolizer *s, struct proc *p, uint64_t addr)
+{
+	int idx, id;
+	uint32_t c;
+	size_t len;
+	const char *name;
+
+	if (!s->o.perf_maps)
+		return -ENOENT;
+	idx = p->pm ? perfmap__lookup(p->pm, addr) : -ENOENT;
+	if (idx < 0 && now_ns() - p->pm_checked_ns >= PERFMAP_RECHECK_NS) {
+		perfmap_refresh(s, p);
+		idx = p->pm ? perfmap__lookup(p->pm, addr) : -ENOENT;
+	}
+	if (idx < 0)
+		return -ENOENT;
+	c = perfmap__cookie(p->pm, idx);
+	if (c)
+		return (int)(c - 1);
+	name = perfmap__name(p->pm, idx, &len);
+	id = intern(s, name, len, false, "_[j]");
+	if (id >= 0)
+		perfmap__set_cookie(p->pm, idx, (uint32_t)id + 1);
+	return id;
+}
+
+/* --- user frames ----------------------------------------------------------------------------- */
+
+static struct mapping *find_mapping(struct proc *p, uint64_t addr)
+{
+	size_t lo = 0, hi = p->nmaps;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->maps[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo && addr < p->maps[lo - 1].end)
+		return &p->maps[lo - 1];
+	return NULL;
+}
+
+static struct elfsym *vdso_image(struct symbolizer *s)
+{
+	const unsigned char *base;
+	const Elf64_Ehdr *eh;
+	size_t len, i;
+
+	if (s->vdso_tried)
+		return s->vdso;
+	s->vdso_tried = true;
+	/* every process of this kernel and ABI maps the same vDSO image as we do */
+	base = (const unsigned char *)getauxval(AT_SYSINFO_EHDR);
+	if (!base || memcmp(base, ELFMAG, SELFMAG) || base[EI_CLASS] != ELFCLASS64)
+		return NULL;
+	eh = (const Elf64_Ehdr *)base;
+	len = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
+	for (i = 0; i < eh->e_phnum; i++) {
+		const Elf64_Phdr *ph = (const Elf64_Phdr *)(base + eh->e_phoff) + i;
+
+		if (ph->p_offset + ph->p_filesz > len)
+			len = ph->p_offset + ph->p_filesz;
+	}
+	if (len > (1u << 20))
+		return NULL;
+	s->vdso = elfsym__open_mem(base, len, NULL);
+	return s->vdso;
+}
+
+/* Resolves @addr within image @img: pushes innermost first. 1 if resolved, 0 if not, -ENOMEM. */
+static int image_frames(struct symbolizer *s, struct image *img, struct elfsym *es,
+			uint32_t serial, uint64_t vaddr, size_t *k)
+{
+	const char *inl[MAX_INLINE];
+	struct addr_slot *slot = NULL;
+	int idx, id, n = 0, i;
+	uint32_t ids[1 + MAX_INLINE];
+	uint32_t c;
+
+	if (serial) {
+		slot = &s->acache[hash_mix64(vaddr ^ (uint64_t)serial << 40) & (ADDR_CACHE_SIZE - 1)];
+		if (slot->serial == serial && slot->vaddr == vaddr) {
+			for (i = (int)slot->n - 1; i >= 0; i--)
+				if (push(s, k, slot->ids[i]))
+					return -ENOMEM;
+			s->stats.inline_frames += slot->n - 1;
+			return 1;
+		}
+	}
+	idx = elfsym__lookup(es, vaddr);
+	if (idx < 0)
+		return 0;
+	c = elfsym__cookie(es, idx);
+	if (c) {
+		id = (int)(c - 1);
+	} else {
+		const char *name = elfsym__name(es, idx);
+
+		id = intern(s, name, strlen(name), true, NULL);
+		if (id < 0)
+			return -ENOMEM;
+		elfsym__set_cookie(es, idx, (uint32_t)id + 1);
+	}
+	ids[n++] = (uint32_t)id; /* outermost first in ids[] */
+	if (s->o.inline_frames && img) {
+		int ni = elfsym__inlines(es, vaddr, inl, MAX_INLINE);
+
+		for (i = 0; i < ni; i++) {
+			id = intern(s, inl[i], strlen(inl[i]), true, "_[i]");
+			if (id < 0)
+				return -ENOMEM;
+			ids[n++] = (uint32_t)id;
+		}
+	}
+	for (i = n - 1; i >= 0; i--)
+		if (push(s, k, ids[i]))
+			return -ENOMEM;
+	s->stats.inline_frames += (uint64_t)(n - 1);
+	if (slot && n <= ADDR_CACHE_FRAMES) {
+		slot->serial = serial;
+		slot->vaddr = vaddr;
+		slot->n = (uint32_t)n;
+		memcpy(slot->ids, ids, (size_t)n * sizeof(ids[0]));
+	}
+	return 1;
+}
+
+static int unknown_frame(struct symbolizer *s, struct proc *p, struct mapping *m, uint64_t addr)
+{
+	const char *base;
+	int id;
+
+	if (!m)
+		return intern_lit(s, &s->unknown_id, "[unknown]");
+	if (m->kind == PROCMAPS_VDSO)
+		base = "vdso";
+	else if (m->kind == PROCMAPS_FILE && m->base_len)
+		base = p->paths + m->base_off;
+	else
+		return intern_lit(s, &s->unknown_id, "[unknown]");
+	sbuf_reset(&s->name);
+	if (s->o.addr_offsets) {
+		sbuf_addf(&s->name, "%s+0x%llx", base,
+			  (unsigned long long)(addr - m->start + m->pgoff));
+	} else {
+		if (m->unknown_id >= 0)
+			return m->unknown_id;
+		sbuf_addf(&s->name, "[%s]", base);
+	}
+	if (sbuf_error(&s->name))
+		return -ENOMEM;
+	sanitize(s->name.buf, s->name.len);
+	id = strtab__intern(s->st, s->name.buf, s->name.len);
+	if (id >= 0 && !s->o.addr_offsets)
+		m->unknown_id = id;
+	return id;
+}
+
+static int user_frame(struct symbolizer *s, struct proc *p, uint64_t addr, size_t *k)
+{
+	struct mapping *m = find_mapping(p, addr);
+	int r, id;
+
+	s->stats.user_frames++;
+	if (!m && !p->gone && now_ns() - p->maps_read_ns >= MAPS_REFRESH_NS) {
+		/* new code mapped since (dlopen, exec, a JIT's new region): look again */
+		(void)read_maps(s, p);
+		m = find_mapping(p, addr);
+	}
+	if (m && m->kind == PROCMAPS_FILE) {
+		struct image *img = elf_get(s, p, m);
+		uint64_t vaddr;
+
+		if (img && elfsym__file_to_vaddr(img->es, addr - m->start + m->pgoff, &vaddr) == 0) {
+			r = image_frames(s, img, img->es, img->serial, vaddr, k);
+			if (r)
+				return r < 0 ? r : 0;
+		}
+	} else if (m && m->kind == PROCMAPS_VDSO) {
+		struct elfsym *v = vdso_image(s);
+		uint64_t vaddr;
+
+		if (v && elfsym__file_to_vaddr(v, addr - m->start, &vaddr) == 0) {
+			r = image_frames(s, NULL, v, 0, vaddr, k);
+			if (r)
+				return r < 0 ? r : 0;
+		}
+	}
+	/* anonymous executable memory, a memfd, or nothing known: a JIT's perf map may know */
+	if (!m || m->kind != PROCMAPS_SPECIAL) {
+		id = jit_frame(s, p, addr);
+		if (id >= 0) {
+			s->stats.jit_frames++;
+			return push(s, k, (uint32_t)id);
+		}
+		if (id == -ENOMEM)
+			return id;
+	}
+	s->stats.user_unresolved++;
+	if (!m)
+		s->stats.user_no_mapping++;
+	id = unknown_frame(s, p, m, addr);
+	if (id < 0)
+		return id;
+	return push(s, k, (uint32_t)id);
+}
+
+int symbolizer__user(struct symbolizer *s, uint32_t pid, const uint64_t *ips, size_t n,
+		     uint32_t *ret, size_t cap)
+{
+	struct proc *p = proc_get(s, pid);
+	size_t i, k = 0;
+	bool first = true;
+
+	if (!p)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		int r;
+
+		if (!ips[i])
+			continue;
+		/* callers' entries are return addresses: look up the call instruction */
+		r = user_frame(s, p, first ? ips[i] : ips[i] - 1, &k);
+		first = false;
+		if (r < 0)
+			return r;
+	}
+	return emit(s, k, ret, cap);
+}
+
+/* --- stats ----------------------------------------------------------------------------------- */
+
+void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *ret)
+{
+	const struct proc *p;
+	size_t mem = sizeof(*s) + ADDR_CACHE_SIZE * sizeof(struct addr_slot) +
+		     (s->ptab_size + s->etab_size + s->btab_size) * sizeof(void *) + s->buf_cap +
+		     s->tmp_cap * sizeof(uint32_t) + s->name.cap;
+	size_t i;
+
+	*ret = s->stats;
+	ret->pids_cached = s->nprocs;
+	ret->elfs_cached = s->nelfs;
+	for (p = s->lru_p.lru_next; p != &s->lru_p; p = p->lru_next)
+		mem += sizeof(*p) + p->mem_bytes + (p->pm ? perfmap__mem_bytes(p->pm) : 0);
+	for (i = 0; i < s->etab_size; i++) {
+		const struct elfent *e;
+
+		/* a shared image counts once over its users */
+		for (e = s->etab[i]; e; e = e->hnext)
+			mem += sizeof(*e) + (e->img ? (sizeof(*e->img) +
+						       elfsym__mem_bytes(e->img->es)) /
+							      e->img->refs
+						    : 0);
+	}
+	if (s->ks)
+		mem += ksyms__mem_bytes(s->ks);
+	ret->mem_bytes = mem;
+}
