@@ -68,6 +68,8 @@ struct collapse_opts {
  */
 struct collapse_sample {
 	double time_s;		/* perf: the record's time (seconds, perf's clock); NaN if absent */
+	const char *time_str;	/* the time exactly as printed ("158665.570607"); "" if absent */
+	size_t time_len;
 	long pid;		/* -1 if absent (perf prints TID alone unless asked for both) */
 	long tid;		/* -1 if absent */
 	const char *comm;	/* perf: the process name as printed (spaces kept); else "" */

@@ -1,0 +1,849 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ember collapse: perf script / DTrace / bpftrace text -> folded stacks (as FlameGraph's
+ * stackcollapse scripts print them), or timestamped samples (ember-samples v1).
+ *
+ * --jobs N splits perf input into chunks at line boundaries and parses them on N threads, each
+ * with its own parser and table; the main thread merges the chunks in input order. A chunk's
+ * result is only kept when it is what one sequential parser would have produced: when the
+ * previous chunk ended inside a record, or the chunk chose a different default event than the
+ * stream before it, the main thread re-parses it in sequence (rare: chunks end at blank lines).
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "ember/collapse.h"
+#include "ember/lineread.h"
+#include "ember/log.h"
+#include "ember/sbuf.h"
+
+#define SAMPLES_HEADER "# ember-samples v1\n"
+#define MAX_JOBS 64
+#define BATCH_BYTES (64u << 20)	/* read (not mmap'ed) input is parsed in batches this big */
+#define CHUNK_MIN (1u << 20)
+
+static void collapse_usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: ember collapse [perf|dtrace|bpftrace] [OPTIONS] [FILE...]\n"
+		"Turns profiler text output into folded stacks, byte for byte as FlameGraph's\n"
+		"stackcollapse-perf.pl, stackcollapse.pl and stackcollapse-bpftrace.pl print them.\n"
+		"Without a format the input's first lines decide. FILE '-' or no FILE reads stdin;\n"
+		"gzip input is read as is; several FILEs are one stream, as the scripts read them.\n\n"
+		"perf options (stackcollapse-perf.pl's):\n"
+		"      --pid          root frame 'comm-PID'\n"
+		"      --tid          root frame 'comm-PID/TID'\n"
+		"      --kernel       annotate kernel frames with _[k]\n"
+		"      --jit          annotate JIT frames (/tmp/perf-PID.map) with _[j]\n"
+		"      --all          --kernel and --jit\n"
+		"      --addrs        keep raw addresses of unresolved frames: [module <addr>]\n"
+		"      --event-filter EV  keep only samples of event EV (default: the first seen)\n"
+		"other options:\n"
+		"      --timestamps   one line per sample, 'TIME STACK COUNT' (ember-samples v1,\n"
+		"                     docs/formats.md) instead of summed stacks (perf only)\n"
+		"  -j, --jobs N       parse perf input on N threads (default 1)\n"
+		"  -h, --help         this text\n"
+		"Not supported: --inline, --context, --srcline (they need addr2line).\n");
+}
+
+struct collapse_args {
+	struct collapse_opts opts;
+	bool timestamps;
+	unsigned long jobs;
+};
+
+/* Where one parser's records go: a table, or timestamped lines; skips are kept for in-order
+ * reporting when a worker thread produced them. */
+struct skip_note {
+	unsigned long line;
+	const char *reason;
+};
+
+struct sink {
+	struct collapse_agg *agg;	/* aggregate mode */
+	struct sbuf ts;			/* timestamps mode: lines not written yet */
+	bool timestamps;
+	unsigned long long no_time;	/* timestamps mode: samples without a time */
+	/* deferred skip reports (worker threads), relative line numbers */
+	struct skip_note notes[CLI_SKIPS_SHOWN_MAX];
+	size_t nnotes;
+	unsigned long long nskips;
+	bool defer;
+	const char *name;
+	unsigned long line_base;
+	struct cli_skips *sk;		/* direct reporting (main thread) */
+	struct collapse **parser;	/* to tell bpftrace records (printed as they come) */
+};
+
+static int sink_sample(const struct collapse_sample *s, void *ctx)
+{
+	struct sink *k = ctx;
+
+	if (!k->timestamps && k->parser && *k->parser &&
+	    collapse__format(*k->parser) == COLLAPSE_FORMAT_BPFTRACE) {
+		/* stackcollapse-bpftrace.pl prints each record as it comes, without summing */
+		sbuf_add(&k->ts, s->stack, s->stack_len);
+		sbuf_addc(&k->ts, ' ');
+		sbuf_addu(&k->ts, s->count);
+		sbuf_addc(&k->ts, '\n');
+		return sbuf_error(&k->ts);
+	}
+	if (!k->timestamps)
+		return collapse_agg__add_sample(k->agg, s);
+	if (!s->time_len) {
+		k->no_time++;
+		return 0;
+	}
+	sbuf_add(&k->ts, s->time_str, s->time_len);
+	sbuf_addc(&k->ts, ' ');
+	sbuf_add(&k->ts, s->stack, s->stack_len);
+	sbuf_addc(&k->ts, ' ');
+	if (s->count_huge)
+		sbuf_addf(&k->ts, "%.15g", s->count_f);
+	else
+		sbuf_addu(&k->ts, s->count);
+	sbuf_addc(&k->ts, '\n');
+	return sbuf_error(&k->ts);
+}
+
+static void sink_skip(const char *name, const struct parse_error *err, void *ctx)
+{
+	struct sink *k = ctx;
+	struct parse_error e = *err;
+
+	if (!k->defer) {
+		e.line += k->line_base;
+		cli_report_skip(k->name ? k->name : name, &e, k->sk);
+		return;
+	}
+	if (k->nnotes < CLI_SKIPS_SHOWN_MAX)
+		k->notes[k->nnotes++] = (struct skip_note){ .line = err->line, .reason = err->reason };
+	k->nskips++;
+}
+
+/* Reports a worker's deferred skips with absolute line numbers. */
+static void sink_flush_skips(struct sink *k)
+{
+	size_t i;
+
+	for (i = 0; i < k->nnotes; i++) {
+		struct parse_error e = { .line = k->notes[i].line + k->line_base,
+					 .reason = k->notes[i].reason };
+
+		cli_report_skip(k->name, &e, k->sk);
+	}
+	if (k->nskips > k->nnotes)
+		k->sk->total += k->nskips - k->nnotes;
+	k->nnotes = 0;
+	k->nskips = 0;
+}
+
+static int write_out(const void *buf, size_t len)
+{
+	if (len && fwrite(buf, 1, len, stdout) != len)
+		return log_errno(-EIO, "writing the output failed");
+	return 0;
+}
+
+static void add_stats(struct collapse_stats *dst, const struct collapse_stats *s,
+		      const struct collapse_stats *already)
+{
+	dst->lines += s->lines - already->lines;
+	dst->samples += s->samples - already->samples;
+	dst->skipped += s->skipped - already->skipped;
+	dst->long_lines += s->long_lines - already->long_lines;
+	dst->filtered += s->filtered - already->filtered;
+	dst->incomplete += s->incomplete - already->incomplete;
+	dst->no_time += s->no_time - already->no_time;
+}
+
+/* The sequential run: one parser for every file, in order. */
+struct run {
+	const struct collapse_args *args;
+	struct collapse_agg *agg;		/* the result in aggregate mode */
+	struct cli_skips sk;
+	struct collapse_stats stats;
+	unsigned long long no_time;
+	char *event;				/* the event kept (owned), "" if none */
+	bool event_defaulted;
+	char *other_event;
+	enum collapse_format fmt;
+};
+
+static int set_str(char **dst, const char *s)
+{
+	char *n = strdup(s);
+
+	if (!n)
+		return -ENOMEM;
+	free(*dst);
+	*dst = n;
+	return 0;
+}
+
+/* ---- parallel perf parsing ---- */
+
+struct chunk {
+	const char *buf;
+	size_t len;
+	struct collapse *c;		/* the worker's parser */
+	struct sink sink;
+	unsigned long lines;		/* '\n'-terminated lines (or a last partial one) */
+	bool preset;			/* the worker got the stream's event */
+	int err;
+};
+
+struct pool {
+	struct chunk **chunks;
+	size_t n;
+	size_t next;			/* next chunk to take */
+	pthread_mutex_t lock;
+	const struct collapse_args *args;
+	const char *event;		/* the stream's event when the batch started, or NULL */
+	bool event_defaulted;
+};
+
+static int feed_mem(struct collapse *c, const char *buf, size_t len, unsigned long *ret_lines)
+{
+	const char *p = buf, *end = buf + len, *nl;
+	unsigned long lineno = 0;
+	int err;
+
+	while (p < end) {
+		nl = memchr(p, '\n', (size_t)(end - p));
+		if (!nl)
+			nl = end;
+		if ((size_t)(nl - p) > LINEREAD_DEFAULT_MAX) {
+			collapse__feed_long(c, ++lineno); /* as the line reader does */
+			p = nl + 1;
+			continue;
+		}
+		err = collapse__feed(c, p, (size_t)(nl - p), ++lineno);
+		if (err)
+			return err;
+		p = nl + 1;
+	}
+	if (ret_lines)
+		*ret_lines = lineno;
+	return 0;
+}
+
+static struct collapse *new_parser(const struct collapse_args *args, const char *event,
+				   bool defaulted, struct sink *k)
+{
+	struct collapse_opts o = args->opts;
+
+	if (event && event[0]) {
+		o.event_filter = event;
+		o.event_defaulted = defaulted;
+	}
+	o.format = COLLAPSE_FORMAT_PERF;
+	o.on_skip = sink_skip;
+	o.on_skip_ctx = k;
+	return collapse__new(&o, sink_sample, k);
+}
+
+static void *worker(void *arg)
+{
+	struct pool *pl = arg;
+	struct chunk *ch;
+
+	for (;;) {
+		pthread_mutex_lock(&pl->lock);
+		ch = pl->next < pl->n ? pl->chunks[pl->next++] : NULL;
+		pthread_mutex_unlock(&pl->lock);
+		if (!ch)
+			return NULL;
+		ch->preset = pl->event != NULL;
+		ch->c = new_parser(pl->args, pl->event, pl->event_defaulted, &ch->sink);
+		if (!ch->c) {
+			ch->err = -ENOMEM;
+			continue;
+		}
+		ch->err = feed_mem(ch->c, ch->buf, ch->len, &ch->lines);
+	}
+}
+
+static int sink_init(struct sink *k, const struct collapse_args *args, struct run *r,
+		     const char *name)
+{
+	*k = (struct sink){ .timestamps = args->timestamps, .defer = true, .name = name,
+			    .sk = &r->sk };
+	if (!args->timestamps) {
+		k->agg = collapse_agg__new();
+		if (!k->agg)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static void sink_fini(struct sink *k)
+{
+	collapse_agg__free(k->agg);
+	sbuf_fini(&k->ts);
+}
+
+/* Moves a sink's results into the run (and stdout). */
+static int sink_drain(struct sink *k, struct run *r)
+{
+	int err = 0;
+
+	sink_flush_skips(k);
+	if (k->agg) {
+		err = collapse_agg__merge(r->agg, k->agg);
+		collapse_agg__free(k->agg);
+		k->agg = collapse_agg__new();
+		if (err || !k->agg)
+			return log_errno(-ENOMEM, "out of memory");
+	} else {
+		if (sbuf_error(&k->ts))
+			return log_errno(-ENOMEM, "out of memory");
+		err = write_out(k->ts.buf, k->ts.len);
+		sbuf_reset(&k->ts);
+	}
+	r->no_time += k->no_time;
+	k->no_time = 0;
+	return err;
+}
+
+/*
+ * State carried between chunks: the parser that read the last merged chunk (its own chunk's
+ * sink), when it ended inside a record.
+ */
+struct carry {
+	struct collapse *c;
+	struct sink *sink;
+	struct collapse_stats taken;
+	struct chunk *owner;	/* whose parser and sink these are */
+};
+
+static void chunk_free(struct chunk *ch);
+
+static void note_parser(struct run *r, struct collapse *c)
+{
+	if (!r->event[0] && collapse__event(c)[0]) {
+		if (!set_str(&r->event, collapse__event(c)))
+			r->event_defaulted = collapse__event_defaulted(c);
+	}
+	if (!r->other_event[0] && collapse__other_event(c)[0])
+		(void)set_str(&r->other_event, collapse__other_event(c));
+}
+
+/* Merges chunk @ch in order; @line_base is its first line's number minus one. */
+static int merge_chunk(struct run *r, struct chunk *ch, struct carry *cy, unsigned long line_base,
+		       const struct collapse_args *args)
+{
+	struct collapse_stats zero = { 0 };
+	int err;
+
+	if (ch->err)
+		return log_errno(ch->err, "parsing failed");
+	if (cy->c && !collapse__clean(cy->c)) {
+		/* the previous chunk ended inside a record: continue it with this chunk */
+		cy->sink->defer = false;
+		cy->sink->line_base = line_base;
+		cy->sink->name = ch->sink.name;
+		err = feed_mem(cy->c, ch->buf, ch->len, NULL);
+		if (!err)
+			err = sink_drain(cy->sink, r);
+		if (err)
+			return err;
+		add_stats(&r->stats, collapse__stats(cy->c), &cy->taken);
+		cy->taken = *collapse__stats(cy->c);
+		note_parser(r, cy->c);
+		return 0;
+	}
+	if (!ch->preset && r->event[0] && collapse__event(ch->c)[0] &&
+	    strcmp(r->event, collapse__event(ch->c))) {
+		/* the chunk picked its own first event; the stream had chosen another */
+		collapse__free(ch->c);
+		sink_fini(&ch->sink);
+		err = sink_init(&ch->sink, args, r, ch->sink.name);
+		ch->c = err ? NULL : new_parser(args, r->event, r->event_defaulted, &ch->sink);
+		if (!ch->c)
+			return log_errno(-ENOMEM, "out of memory");
+		ch->sink.defer = false;
+		ch->sink.line_base = line_base;
+		err = feed_mem(ch->c, ch->buf, ch->len, NULL);
+		if (err)
+			return log_errno(err, "parsing failed");
+	}
+	ch->sink.line_base = line_base;
+	err = sink_drain(&ch->sink, r);
+	if (err)
+		return err;
+	add_stats(&r->stats, collapse__stats(ch->c), &zero);
+	note_parser(r, ch->c);
+	if (cy->owner && !cy->owner->buf)
+		chunk_free(cy->owner); /* kept from an earlier batch, no longer needed */
+	cy->c = ch->c;
+	cy->sink = &ch->sink;
+	cy->taken = *collapse__stats(ch->c);
+	cy->owner = ch;
+	return 0;
+}
+
+/* Cuts @buf into at most @n chunks ending at '\n' (the last one may end anywhere). */
+static size_t cut_chunks(const char *buf, size_t len, size_t n, struct chunk **out)
+{
+	size_t want = len / n + 1, off = 0, k = 0;
+
+	if (want < CHUNK_MIN)
+		want = CHUNK_MIN;
+	while (off < len && k < n) {
+		size_t end = off + want < len && k + 1 < n ? off + want : len;
+		const char *nl;
+
+		if (end < len) {
+			/* prefer a record boundary (a blank line) shortly after the cut */
+			size_t look = len - end > (1u << 20) ? 1u << 20 : len - end;
+			const char *bl = memmem(buf + end, look, "\n\n", 2);
+
+			if (bl) {
+				end = (size_t)(bl - buf) + 2;
+			} else {
+				nl = memchr(buf + end, '\n', len - end);
+				end = nl ? (size_t)(nl - buf) + 1 : len;
+			}
+		}
+		*out[k++] = (struct chunk){ .buf = buf + off, .len = end - off };
+		off = end;
+	}
+	return k;
+}
+
+static void chunk_free(struct chunk *ch)
+{
+	if (!ch)
+		return;
+	collapse__free(ch->c);
+	sink_fini(&ch->sink);
+	free(ch);
+}
+
+/* Parses one in-memory batch of @name in parallel and merges it; the carry persists. */
+static int run_batch(struct run *r, const char *name, const char *buf, size_t len,
+		     struct carry *cy, unsigned long *line_base)
+{
+	const struct collapse_args *args = r->args;
+	size_t nmax = args->jobs * 4, n = 0, i;
+	struct chunk **chunks = calloc(nmax, sizeof(*chunks));
+	pthread_t th[MAX_JOBS];
+	size_t nth = 0;
+	struct pool pl = { .args = args };
+	int err = 0;
+
+	if (!chunks)
+		return log_errno(-ENOMEM, "out of memory");
+	for (i = 0; i < nmax; i++) {
+		chunks[i] = calloc(1, sizeof(**chunks));
+		if (!chunks[i]) {
+			err = log_errno(-ENOMEM, "out of memory");
+			goto out;
+		}
+	}
+	n = cut_chunks(buf, len, nmax, chunks);
+	for (i = 0; i < n; i++) {
+		err = sink_init(&chunks[i]->sink, args, r, name);
+		if (err) {
+			log_errno(err, "out of memory");
+			goto out;
+		}
+	}
+	pl.chunks = chunks;
+	pl.n = n;
+	pl.event = r->event[0] ? r->event : NULL;
+	pl.event_defaulted = r->event_defaulted;
+	pthread_mutex_init(&pl.lock, NULL);
+	for (i = 0; i < args->jobs && i < n; i++)
+		if (!pthread_create(&th[nth], NULL, worker, &pl))
+			nth++;
+	if (!nth)
+		worker(&pl); /* no thread could start: do it here */
+	for (i = 0; i < nth; i++)
+		pthread_join(th[i], NULL);
+	pthread_mutex_destroy(&pl.lock);
+	for (i = 0; i < n && !err; i++) {
+		err = merge_chunk(r, chunks[i], cy, *line_base, args);
+		*line_base += chunks[i]->lines;
+	}
+out:
+	for (i = 0; i < nmax; i++) {
+		if (chunks[i] && cy->owner == chunks[i]) {
+			/* the carry's parser outlives its batch; its buffer does not */
+			chunks[i]->buf = NULL;
+			continue;
+		}
+		chunk_free(chunks[i]);
+	}
+	free(chunks);
+	return err;
+}
+
+/* Reports a line over the bound met while cutting read batches. */
+static void long_line(struct run *r, const char *name, unsigned long lineno)
+{
+	struct parse_error e = { .line = lineno, .reason = "line too long" };
+
+	r->stats.lines++;
+	r->stats.long_lines++;
+	cli_report_skip(name, &e, &r->sk);
+}
+
+static int run_parallel_file(struct run *r, const char *path, struct carry *cy)
+{
+	struct cli_input in;
+	struct stat st;
+	unsigned long line_base = 0;
+	char *buf = NULL;
+	size_t cap = BATCH_BYTES, have = 0;
+	bool skipping = false;
+	int err = 0, fd = -1;
+	unsigned char magic[2];
+
+	/* a plain regular file is mapped and parsed in windows; anything else is read */
+	if (path && strcmp(path, "-")) {
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return log_errno(-errno, "cannot open '%s'", path);
+		if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_size > 2 &&
+		    pread(fd, magic, 2, 0) == 2 && !(magic[0] == 0x1f && magic[1] == 0x8b)) {
+			size_t size = (size_t)st.st_size, off = 0;
+			char *m = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+
+			if (m != MAP_FAILED) {
+				(void)madvise(m, size, MADV_SEQUENTIAL);
+				while (off < size && !err) {
+					size_t end = off + BATCH_BYTES < size ? off + BATCH_BYTES : size;
+					const char *nl;
+
+					if (end < size) {
+						nl = memchr(m + end, '\n', size - end);
+						end = nl ? (size_t)(nl - m) + 1 : size;
+					}
+					err = run_batch(r, path, m + off, end - off, cy, &line_base);
+					/* done with these pages: keep the resident set small */
+					(void)madvise(m + (off & ~(size_t)4095),
+						      end - (off & ~(size_t)4095), MADV_DONTNEED);
+					off = end;
+				}
+				munmap(m, size);
+				close(fd);
+				return err;
+			}
+		}
+		close(fd);
+	}
+	err = cli_input_open(&in, path);
+	if (err)
+		return err;
+	buf = malloc(cap);
+	if (!buf) {
+		cli_input_close(&in);
+		return log_errno(-ENOMEM, "out of memory");
+	}
+	for (;;) {
+		int n = gzread(in.gz, buf + have, (unsigned int)(cap - have));
+		size_t cut;
+		const char *nl;
+
+		if (n < 0) {
+			int errnum;
+			const char *msg = gzerror(in.gz, &errnum);
+
+			err = -EIO;
+			log_error("'%s': %s", in.name, msg);
+			break;
+		}
+		have += (size_t)n;
+		if (skipping) {
+			/* inside a line longer than the buffer: drop it up to its end */
+			nl = memchr(buf, '\n', have);
+			if (!nl && n > 0) {
+				have = 0;
+				continue;
+			}
+			cut = nl ? (size_t)(nl - buf) + 1 : have;
+			memmove(buf, buf + cut, have - cut);
+			have -= cut;
+			skipping = false;
+			long_line(r, in.name, ++line_base);
+			if (n > 0)
+				continue;
+		}
+		if (n > 0 && have < cap)
+			continue;
+		/* a full buffer: parse up to its last line end; at the end: everything */
+		if (n == 0) {
+			cut = have;
+		} else {
+			nl = memrchr(buf, '\n', have);
+			cut = nl ? (size_t)(nl - buf) + 1 : 0;
+			if (!cut) {
+				skipping = true;
+				have = 0;
+				continue;
+			}
+		}
+		if (cut) {
+			err = run_batch(r, in.name, buf, cut, cy, &line_base);
+			if (err)
+				break;
+		}
+		memmove(buf, buf + cut, have - cut);
+		have -= cut;
+		if (n == 0)
+			break;
+	}
+	free(buf);
+	cli_input_close(&in);
+	return err;
+}
+
+/* ---- sequential parsing (every format) ---- */
+
+/* Writes timestamped (or bpftrace) lines out as they come in the sequential path. */
+static int ts_stream_cb(const struct collapse_sample *s, void *ctx)
+{
+	struct sink *k = ctx;
+	int err = sink_sample(s, ctx);
+
+	if (!err && k->ts.len >= (1u << 20)) {
+		err = write_out(k->ts.buf, k->ts.len);
+		sbuf_reset(&k->ts);
+	}
+	return err;
+}
+
+
+static int run_sequential(struct run *r, char **files, int nfiles, struct collapse **ret_c,
+			  struct sink *k)
+{
+	const struct collapse_args *args = r->args;
+	struct collapse_opts o = args->opts;
+	struct collapse *c;
+	struct cli_input in;
+	int i, err = 0;
+
+	o.on_skip = sink_skip;
+	o.on_skip_ctx = k;
+	c = collapse__new(&o, ts_stream_cb, k);
+	if (!c)
+		return log_errno(-errno, "cannot create the parser");
+	*ret_c = c;
+	k->parser = ret_c;
+	for (i = 0; i < (nfiles ? nfiles : 1) && !err; i++) {
+		err = cli_input_open(&in, nfiles ? files[i] : "-");
+		if (err)
+			return err;
+		k->name = in.name;
+		err = collapse__read(c, in.lr, in.name);
+		if (err == -EINVAL && collapse__format(c) == COLLAPSE_FORMAT_AUTO)
+			log_error("%s: cannot tell the input format from its first lines; name it: "
+				  "ember collapse perf|dtrace|bpftrace", in.name);
+		else if (err)
+			log_errno(err, "reading '%s' failed", in.name);
+		cli_input_close(&in);
+	}
+	if (!err) {
+		err = collapse__finish(c);
+		if (err == -EINVAL)
+			log_error("%s: cannot tell the input format (perf script, DTrace or bpftrace "
+				  "output?); name it: ember collapse perf|dtrace|bpftrace",
+				  nfiles ? files[nfiles - 1] : "<stdin>");
+		else if (err)
+			log_errno(err, "parsing failed");
+	}
+	return err;
+}
+
+static void report(struct run *r, const char *name)
+{
+	const struct collapse_stats *s = &r->stats;
+
+	cli_report_skip_total(name, &r->sk);
+	if (s->filtered && r->event_defaulted)
+		log_warn("kept only '%s' samples (the first event seen); %llu sample%s of other "
+			 "events (such as '%s') skipped; choose one with --event-filter",
+			 r->event, s->filtered, s->filtered == 1 ? "" : "s", r->other_event);
+	if (s->incomplete)
+		log_warn("the input ends inside a record (no blank line or count after it): "
+			 "dropped, as the stackcollapse scripts drop it");
+	if (r->no_time)
+		log_warn("%llu sample%s without a time skipped (--timestamps needs perf script's "
+			 "time field)", r->no_time, r->no_time == 1 ? "" : "s");
+}
+
+int cmd_collapse(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "pid", no_argument, NULL, 'p' },
+		{ "tid", no_argument, NULL, 't' },
+		{ "kernel", no_argument, NULL, 'k' },
+		{ "jit", no_argument, NULL, 'J' },
+		{ "all", no_argument, NULL, 'a' },
+		{ "addrs", no_argument, NULL, 'A' },
+		{ "event-filter", required_argument, NULL, 'e' },
+		{ "timestamps", no_argument, NULL, 'T' },
+		{ "jobs", required_argument, NULL, 'j' },
+		{ "inline", no_argument, NULL, 'I' },
+		{ "context", no_argument, NULL, 'I' },
+		{ "srcline", no_argument, NULL, 'I' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct collapse_args args = { .jobs = 1 };
+	struct run r = { .args = &args };
+	struct sink k = { 0 };
+	struct collapse *c = NULL;
+	struct carry cy = { 0 };
+	char **files;
+	int ch, nfiles, i, err = 0;
+	const char *lastname;
+
+	/* an optional format word first */
+	if (argc > 1 && !collapse_format_parse(argv[1], &args.opts.format) &&
+	    args.opts.format != COLLAPSE_FORMAT_AUTO) {
+		argv++;
+		argc--;
+	} else {
+		args.opts.format = COLLAPSE_FORMAT_AUTO;
+	}
+	while ((ch = getopt_long(argc, argv, "j:h", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'p':
+			args.opts.pid = true;
+			break;
+		case 't':
+			args.opts.tid = true;
+			break;
+		case 'k':
+			args.opts.kernel = true;
+			break;
+		case 'J':
+			args.opts.jit = true;
+			break;
+		case 'a':
+			args.opts.kernel = args.opts.jit = true;
+			break;
+		case 'A':
+			args.opts.addrs = true;
+			break;
+		case 'e':
+			args.opts.event_filter = optarg;
+			break;
+		case 'T':
+			args.timestamps = true;
+			break;
+		case 'j':
+			if (!cli_parse_ulong("--jobs", optarg, &args.jobs))
+				return CLI_EXIT_USAGE;
+			if (args.jobs < 1 || args.jobs > MAX_JOBS) {
+				log_error("--jobs must be between 1 and %d", MAX_JOBS);
+				return CLI_EXIT_USAGE;
+			}
+			break;
+		case 'I':
+			log_error("--inline, --context and --srcline are not supported (they need "
+				  "addr2line on the profiled binaries)");
+			return CLI_EXIT_USAGE;
+		case 'h':
+			collapse_usage(stdout);
+			return CLI_EXIT_OK;
+		default:
+			collapse_usage(stderr);
+			return CLI_EXIT_USAGE;
+		}
+	}
+	files = argv + optind;
+	nfiles = argc - optind;
+	lastname = nfiles ? files[nfiles - 1] : "<stdin>";
+	if (args.timestamps && (args.opts.format == COLLAPSE_FORMAT_DTRACE ||
+				args.opts.format == COLLAPSE_FORMAT_BPFTRACE)) {
+		log_error("--timestamps needs perf script input: %s output has no times",
+			  collapse_format_name(args.opts.format));
+		return CLI_EXIT_USAGE;
+	}
+	r.event = strdup(args.opts.event_filter ? args.opts.event_filter : "");
+	r.other_event = strdup("");
+	r.agg = collapse_agg__new();
+	if (!r.event || !r.other_event || !r.agg) {
+		err = log_errno(-ENOMEM, "out of memory");
+		goto out;
+	}
+	if (args.timestamps)
+		err = write_out(SAMPLES_HEADER, sizeof(SAMPLES_HEADER) - 1);
+	if (err)
+		goto out;
+
+	/* auto-detection for --jobs: look at the start of the first input */
+	if (args.jobs > 1 && args.opts.format == COLLAPSE_FORMAT_AUTO && nfiles &&
+	    strcmp(files[0], "-")) {
+		struct cli_input in;
+		char head[64 << 10];
+		int n;
+
+		err = cli_input_open(&in, files[0]);
+		if (err)
+			goto out;
+		n = gzread(in.gz, head, sizeof(head));
+		cli_input_close(&in);
+		if (n > 0)
+			args.opts.format = collapse_detect(head, (size_t)n);
+	}
+	if (args.jobs > 1 && args.opts.format == COLLAPSE_FORMAT_PERF) {
+		for (i = 0; i < (nfiles ? nfiles : 1) && !err; i++)
+			err = run_parallel_file(&r, nfiles ? files[i] : "-", &cy);
+		if (!err && cy.c && !collapse__clean(cy.c)) {
+			(void)collapse__finish(cy.c);
+			add_stats(&r.stats, collapse__stats(cy.c), &cy.taken);
+		}
+		r.fmt = COLLAPSE_FORMAT_PERF;
+	} else {
+		k = (struct sink){ .timestamps = args.timestamps, .agg = r.agg, .sk = &r.sk };
+		err = run_sequential(&r, files, nfiles, &c, &k);
+		if (c) {
+			r.stats = *collapse__stats(c);
+			r.fmt = collapse__format(c);
+			if (collapse__event(c)[0] && !set_str(&r.event, collapse__event(c)))
+				r.event_defaulted = collapse__event_defaulted(c);
+			(void)set_str(&r.other_event, collapse__other_event(c));
+			r.no_time = k.no_time;
+		}
+		if (!err) {
+			err = write_out(k.ts.buf, k.ts.len);
+			sbuf_reset(&k.ts);
+		}
+	}
+	if (err)
+		goto out;
+	if (!args.timestamps) {
+		/* bpftrace's script prints records as they come; the others print sorted sums */
+		err = collapse_agg__write_file(r.agg, r.fmt != COLLAPSE_FORMAT_BPFTRACE, stdout);
+		if (err)
+			log_errno(err, "writing the output failed");
+	}
+	if (!err && fflush(stdout))
+		err = log_errno(-errno, "writing the output failed");
+	report(&r, lastname);
+out:
+	chunk_free(cy.owner);
+	sbuf_fini(&k.ts);
+	collapse__free(c);
+	collapse_agg__free(r.agg);
+	free(r.event);
+	free(r.other_event);
+	return err ? cli_exit_code(err) : CLI_EXIT_OK;
+}
