@@ -1,0 +1,302 @@
+// SPDX-License-Identifier: MIT
+/* ember flamegraph: folded stacks -> interactive SVG flame graph (flamegraph.pl's options). */
+#include "cli.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ember/flamegraph.h"
+#include "ember/lineread.h"
+#include "ember/log.h"
+#include "ember/profile.h"
+#include "ember/sbuf.h"
+#include "ember/strtab.h"
+
+static void flamegraph_usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: ember flamegraph [OPTIONS] [FILE...] > graph.svg\n"
+		"Draws folded stacks (FILE '-' or none: stdin; gzip is read as is) as an\n"
+		"interactive SVG flame graph, laid out as FlameGraph's flamegraph.pl does.\n"
+		"Input with two counts per line draws a differential flame graph.\n\n"
+		"  --title TEXT       title (default \"Flame Graph\")\n"
+		"  --subtitle TEXT    second title line\n"
+		"  --width NUM        image width in pixels (1200)\n"
+		"  --height NUM       frame height in pixels (16)\n"
+		"  --minwidth NUM[%%]  omit frames narrower than NUM pixels, or NUM%% of the\n"
+		"                     samples (0.1); the graph says how many were left out\n"
+		"  --fonttype FONT    font (Verdana)\n"
+		"  --fontsize NUM     font size (12)\n"
+		"  --fontwidth NUM    average character width relative to the size (0.59)\n"
+		"  --countname TEXT   count label (samples)\n"
+		"  --nametype TEXT    name label of the details line (Function:)\n"
+		"  --colors PALETTE   hot (default), mem, io, wakeup, chain, java, js, perl,\n"
+		"                     red, green, blue, aqua, yellow, purple, orange\n"
+		"  --bgcolors COLOR   yellow, blue, green, grey or #rrggbb\n"
+		"  --hash             colours from flamegraph.pl's name hash\n"
+		"  --random           random colours (--seed N to repeat them)\n"
+		"  --cp               consistent palette: read and update ./palette.map\n"
+		"  --cp-file PATH     consistent palette kept in PATH\n"
+		"  --reverse          reverse each stack (leaf first) before merging\n"
+		"  --inverted         icicle graph (root at the top)\n"
+		"  --flamechart       flame chart: input order, only adjacent stacks merge\n"
+		"  --negate           swap the differential hues\n"
+		"  --notes TEXT       an XML comment in the SVG\n"
+		"  --factor NUM       scale the counts shown by NUM\n"
+		"  --total NUM        draw against this total (if larger than the samples)\n"
+		"  --nameattr FILE    per-function attributes: name TAB key=value TAB ...\n"
+		"  --encoding NAME    XML encoding declaration\n"
+		"  --search REGEX     highlight matches when the graph opens\n"
+		"  --info TEXT        extra line(s) of text under the graph\n"
+		"  --frames-tsv       print the frame table (y x width samples name) instead\n"
+		"  -o, --output FILE  write to FILE instead of stdout\n"
+		"  --strict           a malformed line is an error, not a counted skip\n"
+		"  -h, --help         this text\n"
+		"Colours are deterministic: a function gets the same colour in every graph.\n");
+}
+
+enum {
+	OPT_BASE = 256,
+	OPT_FRAMES_TSV = 1000,
+	OPT_STRICT,
+	OPT_CPFILE,
+};
+
+/* flamegraph.pl's options, mapped 1:1 onto flamegraph_opts_set() keys */
+static const char *const fg_keys[] = {
+	"title", "subtitle", "width", "height", "minwidth", "fonttype", "fontsize",
+	"fontwidth", "countname", "nametype", "colors", "color", "bgcolors", "hash",
+	"random", "cp", "reverse", "inverted", "flamechart", "negate", "notes",
+	"factor", "total", "nameattr", "encoding", "search", "seed", "info",
+};
+
+static bool key_takes_arg(const char *k)
+{
+	static const char *const flags[] = { "hash", "random", "cp", "reverse",
+					     "inverted", "flamechart", "negate" };
+	size_t i;
+
+	for (i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
+		if (!strcmp(k, flags[i]))
+			return false;
+	return true;
+}
+
+/* Reads every file keeping the input order of lines, for --flamechart. */
+static int read_events(int nfiles, char **files, struct profile *p, bool strict,
+		       struct flamegraph_event **ret_ev, size_t *ret_n)
+{
+	struct flamegraph_event *ev = NULL;
+	size_t n = 0, cap = 0;
+	int i, err = 0;
+
+	for (i = 0; i < (nfiles ? nfiles : 1) && !err; i++) {
+		struct cli_input in;
+		struct cli_skips sk = { 0 };
+		const char *line;
+		size_t len;
+		int r;
+
+		err = cli_input_open(&in, nfiles ? files[i] : "-");
+		if (err)
+			break;
+		while ((r = lineread__next(in.lr, &line, &len)) != 0) {
+			struct folded_line fl;
+			struct parse_error perr = { 0 };
+			int idx;
+
+			if (r == -E2BIG) {
+				perr = (struct parse_error){ .line = lineread__lineno(in.lr),
+							     .reason = "line too long" };
+				r = -EINVAL;
+			} else if (r < 0) {
+				err = log_errno(r, "reading '%s' failed", in.name);
+				break;
+			} else {
+				r = folded_parse_line(line, len, FOLDED_COLUMNS_AUTO, &fl, &perr);
+				perr.line = lineread__lineno(in.lr);
+			}
+			if (r == 0)
+				continue;
+			if (r < 0) {
+				if (strict) {
+					log_error("%s:%lu:%u: %s", in.name, perr.line, perr.col,
+						  perr.reason);
+					err = -EINVAL;
+					break;
+				}
+				cli_report_skip(in.name, &perr, &sk);
+				continue;
+			}
+			idx = folded_add_stack(p, fl.stack, fl.stack_len, fl.count, fl.count2,
+					       fl.ncounts == 2, 0);
+			if (idx < 0) {
+				err = log_errno(idx, "reading '%s' failed", in.name);
+				break;
+			}
+			if (n == cap) {
+				size_t ncap = cap ? cap * 2 : 1024;
+				struct flamegraph_event *ne = realloc(ev, ncap * sizeof(*ne));
+
+				if (!ne) {
+					err = log_errno(-ENOMEM, "reading '%s' failed", in.name);
+					break;
+				}
+				ev = ne;
+				cap = ncap;
+			}
+			ev[n++] = (struct flamegraph_event){ .stack = (size_t)idx, .count = fl.count,
+							     .count2 = fl.count2 };
+		}
+		cli_report_skip_total(in.name, &sk);
+		cli_input_close(&in);
+	}
+	if (err) {
+		free(ev);
+		return err;
+	}
+	*ret_ev = ev;
+	*ret_n = n;
+	return 0;
+}
+
+int cmd_flamegraph(int argc, char **argv)
+{
+	enum { NKEYS = sizeof(fg_keys) / sizeof(fg_keys[0]) };
+	struct option longopts[NKEYS + 6];
+	struct flamegraph_opts o;
+	struct folded_read_opts ropts = { .columns = FOLDED_COLUMNS_AUTO };
+	struct flamegraph_event *ev = NULL;
+	struct flamegraph_stats stats = { 0 };
+	struct sbuf out = SBUF_INIT;
+	struct strtab *st = NULL;
+	struct profile *p = NULL;
+	const char *output = NULL;
+	bool tsv = false;
+	size_t nev = 0, k;
+	int c, idx, i, err = 0, ret = CLI_EXIT_OK, fd = STDOUT_FILENO;
+
+	flamegraph_opts_init(&o);
+	for (k = 0; k < NKEYS; k++)
+		longopts[k] = (struct option){ fg_keys[k],
+					       key_takes_arg(fg_keys[k]) ? required_argument
+									 : no_argument,
+					       NULL, OPT_BASE + (int)k };
+	longopts[k++] = (struct option){ "frames-tsv", no_argument, NULL, OPT_FRAMES_TSV };
+	longopts[k++] = (struct option){ "strict", no_argument, NULL, OPT_STRICT };
+	longopts[k++] = (struct option){ "cp-file", required_argument, NULL, OPT_CPFILE };
+	longopts[k++] = (struct option){ "output", required_argument, NULL, 'o' };
+	longopts[k++] = (struct option){ "help", no_argument, NULL, 'h' };
+	longopts[k] = (struct option){ 0 };
+
+	while ((c = getopt_long(argc, argv, "o:h", longopts, &idx)) != -1) {
+		switch (c) {
+		case 'o':
+			output = optarg;
+			break;
+		case 'h':
+			flamegraph_usage(stdout);
+			flamegraph_opts_fini(&o);
+			return CLI_EXIT_OK;
+		case OPT_FRAMES_TSV:
+			tsv = true;
+			break;
+		case OPT_STRICT:
+			ropts.strict = true;
+			break;
+		case OPT_CPFILE:
+			err = flamegraph_opts_set(&o, "cp", optarg);
+			if (err)
+				log_error("invalid value '%s' for --cp-file", optarg);
+			break;
+		default:
+			if (c >= OPT_BASE && c < OPT_BASE + NKEYS) {
+				const char *key = fg_keys[c - OPT_BASE];
+
+				err = flamegraph_opts_set(&o, key, optarg);
+				if (err == -EINVAL && optarg)
+					log_error("invalid value '%s' for --%s", optarg, key);
+				else if (err)
+					log_errno(err, "--%s '%s' failed", key, optarg ? optarg : "");
+				break;
+			}
+			flamegraph_usage(stderr);
+			err = -EINVAL;
+		}
+		if (err)
+			goto out;
+	}
+	if (o.cp) {
+		err = flamegraph_cp_load(&o);
+		if (err) {
+			log_errno(err, "reading the palette map failed");
+			goto out;
+		}
+	}
+	st = strtab__new();
+	p = st ? profile__new(st) : NULL;
+	if (!p) {
+		err = log_errno(-ENOMEM, "out of memory");
+		goto out;
+	}
+	if (o.flamechart) {
+		err = read_events(argc - optind, argv + optind, p, ropts.strict, &ev, &nev);
+		if (err)
+			goto out;
+	} else {
+		for (i = optind; i < argc || (i == optind && optind == argc); i++) {
+			err = cli_read_folded(i < argc ? argv[i] : "-", p, &ropts, NULL);
+			if (err)
+				goto out;
+			if (i >= argc)
+				break;
+		}
+	}
+	if (tsv)
+		err = o.flamechart ? flamegraph_frames_tsv_events(p, ev, nev, &o, &out)
+				   : flamegraph_frames_tsv(p, &o, &out);
+	else
+		err = o.flamechart ? flamegraph_render_events(p, ev, nev, &o, &out, &stats)
+				   : flamegraph_render_stats(p, &o, &out, &stats);
+	if (err == -ENODATA) {
+		log_error("no stack counts found in the input");
+		ret = CLI_EXIT_USAGE;
+		err = 0; /* the error SVG is still written, as flamegraph.pl does */
+	} else if (err) {
+		log_errno(err, "rendering the flame graph failed");
+		goto out;
+	}
+	if (output) {
+		fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (fd < 0) {
+			err = log_errno(-errno, "cannot open '%s'", output);
+			goto out;
+		}
+	}
+	err = sbuf_write_fd(&out, fd);
+	if (output && close(fd) && !err)
+		err = -errno;
+	if (err) {
+		log_errno(err, "writing the output failed");
+		goto out;
+	}
+	if (o.cp && !tsv) {
+		err = flamegraph_cp_save(&o);
+		if (err)
+			log_errno(err, "writing the palette map failed");
+	}
+out:
+	if (err)
+		ret = cli_exit_code(err);
+	free(ev);
+	sbuf_fini(&out);
+	profile__free(p);
+	strtab__free(st);
+	flamegraph_opts_fini(&o);
+	return ret;
+}
