@@ -150,6 +150,8 @@ $(OUTPUT)/fuzz/gen/%.o: $(OUTPUT)/gen/%.c
 $(foreach r,$(ROOTS),$(call objs,$(r),$(DAEMON_SRCS) src/daemon/main.c $(UNIT_SRCS) \
 	$(FUZZ_SRCS))): | $(SKELS)
 
+# emberd's dashboard: src/daemon/dashboard/* compiled in as $(OUTPUT)/gen/dashboard_assets.c.
+DASH_ASSETS := $(sort $(wildcard src/daemon/dashboard/*))
 # Archives per module group, so that each binary links only the objects it uses.
 define ARCHIVES
 $(1)/libember-core.a: $(call objs,$(1),$(CORE_SRCS))
@@ -158,8 +160,6 @@ $(1)/libember-analysis.a: $(call objs,$(1),$(ANALYSIS_SRCS)) \
 $(1)/libember-daemon.a: $(call objs,$(1),$(DAEMON_SRCS)) \
 	$(if $(DASH_ASSETS),$(1)/gen/dashboard_assets.o)
 endef
-# emberd's dashboard: src/daemon/dashboard/* compiled in as $(OUTPUT)/gen/dashboard_assets.c.
-DASH_ASSETS := $(sort $(wildcard src/daemon/dashboard/*))
 $(OUTPUT)/gen/dashboard_assets.c: $(DASH_ASSETS) scripts/gen-assets.sh
 	$(call msg,GEN,$@)
 	$(Q)mkdir -p $(@D)

@@ -1,0 +1,786 @@
+// SPDX-License-Identifier: MIT
+/* emberd's data endpoints: folded, flame graph, heat map, samples, diff, stats, healthz. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ember/diff.h"
+#include "ember/flamegraph.h"
+#include "ember/folded.h"
+#include "ember/heatmap.h"
+#include "ember/http.h"
+#include "ember/profile.h"
+#include "ember/recording.h"
+#include "ember/samples.h"
+#include "ember/store.h"
+#include "ember/strtab.h"
+#include "ember/timeexpr.h"
+#include "http_internal.h"
+
+#define NS 1000000000LL
+
+/* --- sources --------------------------------------------------------------------------------- */
+
+int64_t http_source_now(const struct http_source *src)
+{
+	int64_t first, last;
+
+	if (src->rec) {
+		if (recording__bounds(src->rec, &first, &last))
+			return 0;
+		return last + 1;
+	}
+	return http_now_ns();
+}
+
+int http_source_bounds(const struct http_source *src, int64_t *ret_first, int64_t *ret_last)
+{
+	struct store_stats st;
+
+	if (src->rec)
+		return recording__bounds(src->rec, ret_first, ret_last);
+	store__stats(src->store, &st);
+	if (!st.samples)
+		return -ENODATA;
+	*ret_first = (int64_t)st.oldest_ns;
+	*ret_last = (int64_t)st.newest_ns;
+	return 0;
+}
+
+/* The store takes unsigned times; a range entirely before the epoch selects nothing. */
+static bool store_filter_from(const struct query_common *q, struct store_filter *f)
+{
+	*f = (struct store_filter)STORE_FILTER_INIT;
+	if (q->to_ns <= 0 || q->to_ns <= q->from_ns)
+		return false;
+	f->from_ns = q->from_ns > 0 ? (uint64_t)q->from_ns : 1; /* 0 would mean "oldest" anyway */
+	f->to_ns = (uint64_t)q->to_ns;
+	f->pid = q->pid;
+	f->tid = q->tid;
+	f->comm_regex = q->has_comm ? q->comm_src : NULL;
+	f->kernel = q->kernel != QUERY_FLAG_OFF;
+	f->user = q->user != QUERY_FLAG_OFF;
+	f->include_idle = q->idle == QUERY_FLAG_ON;
+	f->root = STORE_ROOT_COMM;
+	return true;
+}
+
+/* Recording samples: the same filter semantics as the store's, on the recorded fields. */
+static bool rec_is_idle(const struct rec_sample *s)
+{
+	return s->pid == 0 || !strncmp(s->comm, "swapper", 7);
+}
+
+static bool rec_matches(const struct rec_sample *s, const struct query_common *q)
+{
+	if (q->pid >= 0 && s->pid != q->pid)
+		return false;
+	if (q->tid >= 0 && s->tid != q->tid)
+		return false;
+	if (q->idle != QUERY_FLAG_ON && rec_is_idle(s))
+		return false;
+	return query_common_match_comm(q, s->comm);
+}
+
+static bool is_kernel_frame(const char *f, size_t n)
+{
+	return n >= 4 && !memcmp(f + n - 4, "_[k]", 4);
+}
+
+/*
+ * The stack text after the kernel/user frame selection; the root (comm) frame always stays.
+ * Returns the text in @tmp (reset) or the original when nothing is dropped.
+ */
+static const char *select_frames(const struct rec_sample *s, const struct query_common *q,
+				 struct sbuf *tmp, size_t *ret_len)
+{
+	bool keep_k = q->kernel != QUERY_FLAG_OFF, keep_u = q->user != QUERY_FLAG_OFF;
+	const char *p = s->stack, *end = s->stack + s->stack_len, *semi;
+	bool first = true;
+
+	if (keep_k && keep_u) {
+		*ret_len = s->stack_len;
+		return s->stack;
+	}
+	sbuf_reset(tmp);
+	while (p < end) {
+		size_t n;
+
+		semi = memchr(p, ';', (size_t)(end - p));
+		n = semi ? (size_t)(semi - p) : (size_t)(end - p);
+		if (first || (is_kernel_frame(p, n) ? keep_k : keep_u)) {
+			if (tmp->len)
+				sbuf_addc(tmp, ';');
+			sbuf_add(tmp, p, n);
+		}
+		first = false;
+		p += n + 1;
+	}
+	*ret_len = tmp->len;
+	return tmp->buf ? tmp->buf : "";
+}
+
+struct agg_ctx {
+	const struct query_common *q;
+	struct profile *p;
+	int32_t *cache;		/* recording stack_id -> profile index + 1 (0: not yet) */
+	size_t ncache;
+	struct sbuf tmp;
+};
+
+static int agg_sample(const struct rec_sample *s, void *ctx)
+{
+	struct agg_ctx *a = ctx;
+	const char *text;
+	size_t len;
+	int idx;
+
+	if (!rec_matches(s, a->q))
+		return 0;
+	if (s->stack_id < a->ncache && a->cache[s->stack_id]) {
+		idx = a->cache[s->stack_id] - 1;
+		profile__set_counts(a->p, (size_t)idx, profile__count(a->p, (size_t)idx) + s->count,
+				    0);
+		return 0;
+	}
+	text = select_frames(s, a->q, &a->tmp, &len);
+	if (sbuf_error(&a->tmp))
+		return -ENOMEM;
+	idx = folded_add_stack(a->p, text, len, s->count, 0, false, 0);
+	if (idx < 0)
+		return idx;
+	if (s->stack_id < a->ncache)
+		a->cache[s->stack_id] = idx + 1;
+	return 0;
+}
+
+struct profile *http_source_profile(const struct http_source *src, const struct query_common *q,
+				    struct strtab *st)
+{
+	struct store_filter f;
+	struct agg_ctx a = { .q = q, .tmp = SBUF_INIT };
+	int err;
+
+	if (src->store) {
+		if (!store_filter_from(q, &f))
+			return profile__new(st);
+		return store__query(src->store, &f, st);
+	}
+	a.p = profile__new(st);
+	if (!a.p)
+		return NULL;
+	a.ncache = recording__nr_stacks(src->rec);
+	a.cache = calloc(a.ncache ? a.ncache : 1, sizeof(*a.cache));
+	if (!a.cache) {
+		profile__free(a.p);
+		errno = ENOMEM;
+		return NULL;
+	}
+	err = recording__for_each(src->rec, q->from_ns, q->to_ns, agg_sample, &a);
+	free(a.cache);
+	sbuf_fini(&a.tmp);
+	if (err) {
+		profile__free(a.p);
+		errno = -err;
+		return NULL;
+	}
+	return a.p;
+}
+
+struct hm_ctx {
+	const struct query_common *q;
+	struct heatmap *hm;
+};
+
+static int hm_sample(const struct rec_sample *s, void *ctx)
+{
+	struct hm_ctx *h = ctx;
+
+	if (rec_matches(s, h->q) && s->time_ns >= 0)
+		heatmap_add(h->hm, (uint64_t)s->time_ns, s->count);
+	return 0;
+}
+
+int http_source_heatmap(const struct http_source *src, const struct query_common *q,
+			struct heatmap *hm)
+{
+	struct hm_ctx h = { .q = q, .hm = hm };
+	struct store_point *pts = NULL;
+	struct store_filter f;
+	uint64_t bucket;
+	size_t n = 0, i;
+	int err;
+
+	if (src->rec)
+		return recording__for_each(src->rec, q->from_ns, q->to_ns, hm_sample, &h);
+	if (!store_filter_from(q, &f))
+		return 0;
+	/* the rows are whole buckets (checked by the handler), so points land in their cells */
+	bucket = hm->o.column_ns / hm->o.rows;
+	err = store__heatmap(src->store, &f, bucket, &pts, &n);
+	if (err)
+		return err;
+	for (i = 0; i < n; i++)
+		heatmap_add(hm, pts[i].time_ns, (double)pts[i].count);
+	free(pts);
+	return 0;
+}
+
+struct samples_ctx {
+	const struct query_common *q;
+	struct sbuf *sb;
+	struct sbuf tmp;
+	uint64_t max_bytes;
+};
+
+static int samples_rec(const struct rec_sample *s, void *ctx)
+{
+	struct samples_ctx *c = ctx;
+	const char *text;
+	size_t len;
+
+	if (!rec_matches(s, c->q))
+		return 0;
+	text = select_frames(s, c->q, &c->tmp, &len);
+	samples_format_line(c->sb, s->time_ns > 0 ? (uint64_t)s->time_ns : 0, text, len,
+			    s->count > 0 ? (uint64_t)s->count : 1);
+	if (c->sb->len > c->max_bytes)
+		return -E2BIG;
+	return sbuf_error(c->sb) ? -ENOMEM : 0;
+}
+
+static int samples_store(const struct store_sample_view *v, void *ctx)
+{
+	struct samples_ctx *c = ctx;
+	size_t i;
+
+	sbuf_reset(&c->tmp);
+	for (i = 0; i < v->nr_frames; i++) {
+		if (i)
+			sbuf_addc(&c->tmp, ';');
+		sbuf_adds(&c->tmp, v->frames[i]);
+	}
+	samples_format_line(c->sb, v->time_ns, c->tmp.buf ? c->tmp.buf : "", c->tmp.len, 1);
+	if (c->sb->len > c->max_bytes)
+		return -E2BIG;
+	return sbuf_error(c->sb) || sbuf_error(&c->tmp) ? -ENOMEM : 0;
+}
+
+int http_source_samples(const struct http_source *src, const struct query_common *q,
+			struct sbuf *sb, uint64_t max_bytes)
+{
+	struct samples_ctx c = { .q = q, .sb = sb, .tmp = SBUF_INIT, .max_bytes = max_bytes };
+	struct store_filter f;
+	int err = 0;
+
+	sbuf_adds(sb, SAMPLES_HEADER "\n");
+	if (src->rec)
+		err = recording__for_each(src->rec, q->from_ns, q->to_ns, samples_rec, &c);
+	else if (store_filter_from(q, &f))
+		err = store__foreach_sample(src->store, &f, 0, samples_store, &c);
+	sbuf_fini(&c.tmp);
+	return err;
+}
+
+/* --- cache policy ---------------------------------------------------------------------------- */
+
+/*
+ * Replayed data never changes. Live data for a range that ended more than a few seconds ago
+ * only changes by eviction: cacheable for a minute. Anything reaching "now" (relative or
+ * default ranges) must be revalidated.
+ */
+static const char *data_cache_control(const struct http_server *srv, const struct query_common *q,
+				      int64_t now_ns)
+{
+	if (http_server__is_replay(srv))
+		return "public, max-age=3600";
+	if (q && q->has_to && q->to_ns < now_ns - 5 * NS)
+		return "private, max-age=60";
+	return "no-cache";
+}
+
+/* --- handlers -------------------------------------------------------------------------------- */
+
+int http_handle_healthz(struct http_server *srv, struct http_request *req,
+			struct http_response *resp)
+{
+	if (http_request__parse(req, NULL, 0, NULL, NULL, resp))
+		return 0;
+	resp->content_type = "text/plain; charset=utf-8";
+	resp->cache_control = "no-store";
+	sbuf_adds(&resp->body, "ok\n");
+	return 0;
+}
+
+static void json_time(struct sbuf *sb, const char *key, int64_t ns)
+{
+	char buf[40];
+
+	sbuf_addf(sb, "\"%s\": %lld.%09lld, \"%s_rfc3339\": \"%s\", ", key,
+		  (long long)(ns / NS), (long long)(ns % NS < 0 ? -(ns % NS) : ns % NS), key,
+		  timeexpr_format_rfc3339(ns, buf, sizeof(buf)));
+}
+
+int http_handle_stats(struct http_server *srv, struct http_request *req,
+		      struct http_response *resp)
+{
+	struct sbuf *sb = &resp->body;
+	int64_t now = http_now_ns(), first, last;
+
+	if (http_request__parse(req, NULL, 0, NULL, NULL, resp))
+		return 0;
+	resp->cache_control = "no-store";
+	sbuf_addf(sb, "{\"mode\": \"%s\", ", http_server__is_replay(srv) ? "replay" : "live");
+	sbuf_addf(sb, "\"uptime_s\": %.3f, ", (double)(now - srv->started_ns) / 1e9);
+	json_time(sb, "now", req->now_ns);
+	if (srv->src.rec) {
+		sbuf_addf(sb, "\"store\": {\"samples\": %zu, \"stacks\": %zu, \"total\": %.17g, "
+			      "\"bytes\": %zu",
+			  recording__nr_samples(srv->src.rec), recording__nr_stacks(srv->src.rec),
+			  recording__total(srv->src.rec), recording__mem_bytes(srv->src.rec));
+	} else {
+		struct store_stats st;
+
+		store__stats(srv->src.store, &st);
+		sbuf_addf(sb,
+			  "\"store\": {\"samples\": %llu, \"appended\": %llu, "
+			  "\"evicted_time\": %llu, \"evicted_memory\": %llu, \"dropped\": %llu, "
+			  "\"clamped\": %llu, \"compactions\": %llu, \"frames\": %llu, "
+			  "\"stacks\": %llu, \"contexts\": %llu, \"bytes\": %llu, "
+			  "\"sample_bytes\": %llu, \"max_bytes\": %llu, \"retention_s\": %llu, "
+			  "\"used_share\": %.4f",
+			  (unsigned long long)st.samples, (unsigned long long)st.appended,
+			  (unsigned long long)st.evicted_time, (unsigned long long)st.evicted_memory,
+			  (unsigned long long)st.dropped, (unsigned long long)st.clamped,
+			  (unsigned long long)st.compactions, (unsigned long long)st.frames,
+			  (unsigned long long)st.stacks, (unsigned long long)st.contexts,
+			  (unsigned long long)st.bytes, (unsigned long long)st.sample_bytes,
+			  (unsigned long long)st.max_bytes, (unsigned long long)st.retention_s,
+			  st.max_bytes ? (double)st.bytes / (double)st.max_bytes : 0.0);
+		if (st.samples)
+			sbuf_addf(sb, ", \"retained_s\": %.3f",
+				  (double)(st.newest_ns - st.oldest_ns) / 1e9);
+	}
+	if (!http_source_bounds(&srv->src, &first, &last)) {
+		sbuf_adds(sb, ", ");
+		json_time(sb, "oldest", first);
+		json_time(sb, "newest", last);
+		sb->len -= 2; /* the trailing ", " */
+		sb->buf[sb->len] = '\0';
+	}
+	sbuf_adds(sb, "}, ");
+	http_captures_stats(srv, sb);
+	if (srv->stats_fn)
+		srv->stats_fn(sb, srv->stats_ctx);
+	sbuf_addf(sb,
+		  "\"http\": {\"requests\": %llu, \"responses_2xx\": %llu, \"responses_4xx\": "
+		  "%llu, \"responses_5xx\": %llu, \"bytes_out\": %llu, \"gzipped\": %llu, "
+		  "\"max_connections\": %u, \"threads\": %u}}\n",
+		  (unsigned long long)srv->requests, (unsigned long long)srv->responses_2xx,
+		  (unsigned long long)srv->responses_4xx, (unsigned long long)srv->responses_5xx,
+		  (unsigned long long)srv->bytes_out, (unsigned long long)srv->gzipped,
+		  srv->cfg.max_connections, srv->cfg.threads);
+	return 0;
+}
+
+/* ?download=1 adds Content-Disposition: attachment. */
+static int download_param(const char *key, const char *value, void *ctx, struct query_error *err)
+{
+	bool *dl = ctx;
+
+	if (strcmp(key, "download"))
+		return 0;
+	return query_parse_bool(key, value, dl, err) ? -EINVAL : 1;
+}
+
+static void set_download(struct http_response *resp, const struct query_common *q,
+			 const char *ext)
+{
+	snprintf(resp->disposition, sizeof(resp->disposition),
+		 "attachment; filename=\"ember-%lld-%lld.%s\"", (long long)(q->from_ns / NS),
+		 (long long)(q->to_ns / NS), ext);
+}
+
+int http_serve_folded(struct http_server *srv, const struct http_source *src,
+		      struct http_request *req, struct http_response *resp)
+{
+	struct query_common q;
+	struct strtab *st = NULL;
+	struct profile *p = NULL;
+	bool dl = false;
+	int err = 0;
+
+	query_common_init(&q);
+	if (http_request__parse(req, &q, 0, download_param, &dl, resp))
+		goto out;
+	st = strtab__new();
+	p = st ? http_source_profile(src, &q, st) : NULL;
+	if (!p) {
+		err = errno == EINVAL ? -EINVAL : -ENOMEM;
+		goto out;
+	}
+	resp->content_type = "text/plain; charset=utf-8";
+	resp->cache_control = data_cache_control(srv, &q, req->now_ns);
+	if (dl)
+		set_download(resp, &q, "folded");
+	err = folded_write(p, &resp->body);
+out:
+	profile__free(p);
+	strtab__free(st);
+	query_common_fini(&q);
+	return err;
+}
+
+int http_handle_folded(struct http_server *srv, struct http_request *req,
+		       struct http_response *resp)
+{
+	return http_serve_folded(srv, &srv->src, req, resp);
+}
+
+struct fg_params {
+	struct flamegraph_opts *o;
+	bool download;
+};
+
+static int fg_param(const char *key, const char *value, void *ctx, struct query_error *err)
+{
+	struct fg_params *fp = ctx;
+	int r;
+
+	if (!strcmp(key, "download"))
+		return download_param(key, value, &fp->download, err);
+	if (flamegraph_opt_is_file(key)) {
+		*err = (struct query_error){ .reason = "option reads or writes files: not over HTTP",
+					     .status = 400 };
+		snprintf(err->param, sizeof(err->param), "%.63s", key);
+		return -EINVAL;
+	}
+	r = flamegraph_opts_set(fp->o, key, value);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0) {
+		*err = (struct query_error){ .reason = "unknown flame graph option or bad value",
+					     .status = 400 };
+		snprintf(err->param, sizeof(err->param), "%.63s", key);
+		return -EINVAL;
+	}
+	/* pixels are memory: bound them like any other resource */
+	if (fp->o->width > 100000 || fp->o->height > 1000) {
+		*err = (struct query_error){ .reason = "out of range", .status = 400 };
+		snprintf(err->param, sizeof(err->param), "%.63s", key);
+		return -EINVAL;
+	}
+	return 1;
+}
+
+int http_serve_flamegraph(struct http_server *srv, const struct http_source *src,
+			  struct http_request *req, struct http_response *resp)
+{
+	struct flamegraph_opts o;
+	struct fg_params fp = { .o = &o };
+	struct query_common q;
+	struct strtab *st = NULL;
+	struct profile *p = NULL;
+	int err = 0;
+
+	flamegraph_opts_init(&o);
+	query_common_init(&q);
+	if (http_request__parse(req, &q, 0, fg_param, &fp, resp))
+		goto out;
+	st = strtab__new();
+	p = st ? http_source_profile(src, &q, st) : NULL;
+	if (!p) {
+		err = -ENOMEM;
+		goto out;
+	}
+	resp->content_type = "image/svg+xml";
+	resp->cache_control = data_cache_control(srv, &q, req->now_ns);
+	if (fp.download)
+		set_download(resp, &q, "svg");
+	err = flamegraph_render(p, &o, &resp->body);
+	if (err == -ENODATA) /* flamegraph.pl's "ERROR: No valid input" SVG: still a 200 */
+		err = 0;
+	else if (err == -EINVAL) {
+		http_response__error(resp, 400, NULL, "invalid combination of flame graph options");
+		err = 0;
+	}
+out:
+	profile__free(p);
+	strtab__free(st);
+	query_common_fini(&q);
+	flamegraph_opts_fini(&o);
+	return err;
+}
+
+int http_handle_flamegraph(struct http_server *srv, struct http_request *req,
+			   struct http_response *resp)
+{
+	return http_serve_flamegraph(srv, &srv->src, req, resp);
+}
+
+struct hm_params {
+	struct heatmap_opts o;
+	bool has_rows, has_col, download;
+	char title[128];
+};
+
+static int hm_param(const char *key, const char *value, void *ctx, struct query_error *err)
+{
+	struct hm_params *hp = ctx;
+	struct parse_error pe;
+	uint64_t v;
+	int64_t ns;
+
+	if (!strcmp(key, "download"))
+		return download_param(key, value, &hp->download, err);
+	if (!strcmp(key, "rows")) {
+		if (query_parse_u64(key, value, 1, HEATMAP_MAX_ROWS, &v, err))
+			return -EINVAL;
+		hp->o.rows = (unsigned int)v;
+		hp->has_rows = true;
+		return 1;
+	}
+	if (!strcmp(key, "column_s")) {
+		if (timeexpr_parse_duration(value, strlen(value), &ns, &pe) || ns < 1000 ||
+		    (uint64_t)ns > HEATMAP_MAX_COLUMN_NS) {
+			*err = (struct query_error){ .param = "column_s",
+						     .reason = "expected a duration (seconds, or "
+							       "with a unit: 20ms, 1m, 1h)",
+						     .status = 400 };
+			return -EINVAL;
+		}
+		hp->o.column_ns = (uint64_t)ns;
+		hp->has_col = true;
+		return 1;
+	}
+	if (!strcmp(key, "title")) {
+		snprintf(hp->title, sizeof(hp->title), "%s", value);
+		return 1;
+	}
+	return 0;
+}
+
+int http_serve_heatmap(struct http_server *srv, const struct http_source *src,
+		       struct http_request *req, struct http_response *resp, bool svg)
+{
+	struct hm_params hp = { .title = "" };
+	struct heatmap hm = { 0 };
+	struct query_common q;
+	const char *reason = NULL;
+	int64_t first, last, from, to;
+	int err = 0;
+
+	heatmap_opts_init(&hp.o);
+	query_common_init(&q);
+	/* the heat map's default range is the whole retained history */
+	if (http_request__parse(req, &q, INT64_MAX / 4, hm_param, &hp, resp))
+		goto out;
+	if (hp.has_col && !hp.has_rows) /* minute rows by default for hour columns etc. */
+		hp.o.rows = hp.o.column_ns >= 3600 * NS ? 60 : hp.o.rows;
+	if (hp.o.column_ns % hp.o.rows || hp.o.column_ns / hp.o.rows < 1000) {
+		http_response__error(resp, 400, "rows",
+				     "column_s must divide into rows of whole microseconds");
+		goto out;
+	}
+	if (http_source_bounds(src, &first, &last)) {
+		first = last = req->now_ns; /* empty: one empty column at now */
+	}
+	from = q.from_ns > first ? q.from_ns : first;
+	to = q.to_ns - 1 < last ? q.to_ns - 1 : last;
+	if (from > to)
+		from = to = q.to_ns > 0 ? q.to_ns - 1 : 0;
+	if (from < 0)
+		from = 0;
+	if (to < from)
+		to = from;
+	err = heatmap_opts_fit(&hp.o, (uint64_t)from, (uint64_t)to);
+	if (!err)
+		err = heatmap_opts_check(&hp.o, &reason);
+	if (err) {
+		http_response__error(resp, 413, hp.has_col ? "column_s" : "from",
+				     reason ? reason : "the heat map would have too many cells");
+		err = 0;
+		goto out;
+	}
+	err = heatmap_init(&hm, &hp.o);
+	if (err)
+		goto out;
+	/* only samples inside the requested range; the map may start earlier (aligned) */
+	q.from_ns = from;
+	q.to_ns = to + 1;
+	err = http_source_heatmap(src, &q, &hm);
+	if (err)
+		goto out;
+	resp->cache_control = data_cache_control(srv, &q, req->now_ns);
+	if (svg) {
+		struct heatmap_svg_opts so;
+		char sub[QUERY_MAX_REGEX + 32];
+
+		heatmap_svg_opts_init(&so);
+		snprintf(sub, sizeof(sub), "%s%s%s", http_server__is_replay(srv) ? "replay" : "live",
+			 q.has_comm ? ", comm=" : "", q.has_comm ? q.comm_src : "");
+		so.title = hp.title[0] ? hp.title : NULL;
+		so.subtitle = sub;
+		so.flamegraph_url = "/api/v1/flamegraph.svg?from={start}&to={end}";
+		resp->content_type = "image/svg+xml";
+		if (hp.download)
+			set_download(resp, &q, "svg");
+		err = heatmap_render_svg(&hm, &so, &resp->body);
+	} else {
+		err = heatmap_render_json(&hm, &resp->body);
+	}
+out:
+	heatmap_fini(&hm);
+	query_common_fini(&q);
+	return err;
+}
+
+int http_handle_heatmap(struct http_server *srv, struct http_request *req,
+			struct http_response *resp)
+{
+	return http_serve_heatmap(srv, &srv->src, req, resp, false);
+}
+
+int http_handle_heatmap_svg(struct http_server *srv, struct http_request *req,
+			    struct http_response *resp)
+{
+	return http_serve_heatmap(srv, &srv->src, req, resp, true);
+}
+
+int http_serve_samples(struct http_server *srv, const struct http_source *src,
+		       struct http_request *req, struct http_response *resp)
+{
+	struct query_common q;
+	bool dl = false;
+	int err = 0;
+
+	query_common_init(&q);
+	if (http_request__parse(req, &q, 0, download_param, &dl, resp))
+		goto out;
+	resp->content_type = "text/plain; charset=utf-8";
+	resp->cache_control = data_cache_control(srv, &q, req->now_ns);
+	if (dl)
+		set_download(resp, &q, "samples");
+	err = http_source_samples(src, &q, &resp->body, srv->cfg.max_response_bytes);
+	if (err == -E2BIG) {
+		http_response__error(resp, 413, "from",
+				     "the range holds more samples than the response size limit");
+		err = 0;
+	}
+out:
+	query_common_fini(&q);
+	return err;
+}
+
+int http_handle_samples(struct http_server *srv, struct http_request *req,
+			struct http_response *resp)
+{
+	return http_serve_samples(srv, &srv->src, req, resp);
+}
+
+/*
+ * Differential flame graph of two ranges: A = from/to, B = b_from/b_to (same filters), drawn
+ * as `ember diff --flamegraph` draws it (difffolded semantics: widths from B, colours B - A).
+ */
+struct diff_params {
+	struct fg_params fg;
+	int64_t b_from, b_to, now;
+	bool has_b_from, has_b_to, normalize;
+};
+
+static int diff_param(const char *key, const char *value, void *ctx, struct query_error *err)
+{
+	struct diff_params *dp = ctx;
+	struct parse_error pe = { 0 };
+	int64_t t;
+
+	if (!strcmp(key, "b_from") || !strcmp(key, "b_to")) {
+		if (timeexpr_parse(value, strlen(value), dp->now, &t, &pe)) {
+			*err = (struct query_error){ .reason = pe.reason ? pe.reason : "bad time",
+						     .status = 400 };
+			snprintf(err->param, sizeof(err->param), "%s", key);
+			return -EINVAL;
+		}
+		if (key[2] == 'f') {
+			dp->b_from = t;
+			dp->has_b_from = true;
+		} else {
+			dp->b_to = t;
+			dp->has_b_to = true;
+		}
+		return 1;
+	}
+	if (!strcmp(key, "normalize"))
+		return query_parse_bool(key, value, &dp->normalize, err) ? -EINVAL : 1;
+	return fg_param(key, value, &dp->fg, err);
+}
+
+int http_handle_diff_svg(struct http_server *srv, struct http_request *req,
+			 struct http_response *resp)
+{
+	struct flamegraph_opts o;
+	struct diff_params dp = { .fg = { .o = &o }, .now = req->now_ns };
+	struct diff_opts dopts = { 0 };
+	struct query_common q, qb;
+	struct strtab *st = NULL;
+	struct profile *a = NULL, *b = NULL, *d = NULL;
+	int err = 0;
+
+	flamegraph_opts_init(&o);
+	query_common_init(&q);
+	query_common_init(&qb);
+	if (http_request__parse(req, &q, 0, diff_param, &dp, resp))
+		goto out;
+	if (!dp.has_b_from || !dp.has_b_to) {
+		http_response__error(resp, 400, dp.has_b_from ? "b_to" : "b_from",
+				     "the second range (b_from, b_to) is required");
+		goto out;
+	}
+	if (dp.b_from > dp.b_to) {
+		http_response__error(resp, 400, "b_from", "b_from is after b_to");
+		goto out;
+	}
+	if (dp.b_to - dp.b_from > (int64_t)srv->cfg.max_range_s * NS) {
+		http_response__error(resp, 413, "b_from", "range exceeds the configured limit");
+		goto out;
+	}
+	/* B has A's filters */
+	qb = q;
+	qb.has_comm = false;
+	if (q.has_comm && regcomp(&qb.comm_re, q.comm_src, REG_EXTENDED | REG_NOSUB) == 0)
+		qb.has_comm = true;
+	qb.from_ns = dp.b_from;
+	qb.to_ns = dp.b_to;
+	dopts.normalize = dp.normalize;
+	st = strtab__new();
+	a = st ? http_source_profile(&srv->src, &q, st) : NULL;
+	b = a ? http_source_profile(&srv->src, &qb, st) : NULL;
+	d = b ? diff_profiles(a, b, &dopts) : NULL;
+	if (!d) {
+		if (errno == EDOM) {
+			http_response__error(resp, 400, "normalize",
+					     "cannot normalize: range A has no samples");
+			goto out;
+		}
+		err = -ENOMEM;
+		goto out;
+	}
+	resp->content_type = "image/svg+xml";
+	resp->cache_control = data_cache_control(srv, &q, req->now_ns);
+	if (dp.fg.download)
+		set_download(resp, &q, "diff.svg");
+	err = flamegraph_render(d, &o, &resp->body);
+	if (err == -ENODATA)
+		err = 0;
+out:
+	profile__free(d);
+	profile__free(a);
+	profile__free(b);
+	strtab__free(st);
+	query_common_fini(&q);
+	query_common_fini(&qb);
+	flamegraph_opts_fini(&o);
+	return err;
+}
