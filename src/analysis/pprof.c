@@ -460,7 +460,10 @@ int pprof_writer__finish(struct pprof_writer *w, struct sbuf *out)
 		fns[i] = (Ember__Pprof__Function)EMBER__PPROF__FUNCTION__INIT;
 		fns[i].id = i + 1;
 		fns[i].name = (int64_t)w->fn_name[i];
-		fns[i].system_name = (int64_t)w->fn_name[i];
+		/*
+		 * No system_name: our names are already demangled, and pprof only demangles
+		 * or simplifies (drops "<...>" and "(...)") a name equal to its system name.
+		 */
 		fnp[i] = &fns[i];
 	}
 	prof.n_function = nfn;
@@ -853,6 +856,8 @@ static int read_profile(const Ember__Pprof__Profile *prof, struct profile *p, in
 					break;
 				}
 				name = pr_str(&c, prof->function[fi]->name);
+				if (name && !*name)
+					name = pr_str(&c, prof->function[fi]->system_name);
 				if (!name) {
 					err = bad(&c, "a function name is not in the string table");
 					break;
