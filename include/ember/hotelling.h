@@ -35,7 +35,12 @@ struct sbuf;
 
 struct hotelling_opts {
 	double alpha;		/* significance level, in (0, 1); 0: the default */
-	size_t max_stacks;	/* most stacks kept (p); 0: the default */
+	/*
+	 * Most stacks kept (p), never more than n1 + n2 - 3. 0: the default,
+	 * min(HOTELLING_DEFAULT_MAX_STACKS, (n1 + n2 - 2) / 2), which leaves the F test about
+	 * half the profiles as degrees of freedom.
+	 */
+	size_t max_stacks;
 };
 
 /* One kept stack (a dimension of the test). */

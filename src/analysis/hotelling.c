@@ -83,7 +83,7 @@ int hotelling_test(struct profile *const *a, size_t n_a, struct profile *const *
 {
 	struct hotelling_result r = { .n_a = n_a, .n_b = n_b };
 	const size_t N = n_a + n_b;
-	size_t max_stacks = opts && opts->max_stacks ? opts->max_stacks : HOTELLING_DEFAULT_MAX_STACKS;
+	size_t max_stacks = opts ? opts->max_stacks : 0;
 	gsl_error_handler_t *old_handler = NULL;
 	gsl_matrix *S = NULL;
 	gsl_vector *dv = NULL, *xv = NULL;
@@ -100,6 +100,16 @@ int hotelling_test(struct profile *const *a, size_t n_a, struct profile *const *
 	if (n_a < 2 || n_b < 2 || N < 4 || !(r.alpha > 0 && r.alpha < 1))
 		return -EINVAL;
 	pmax = N - 3;
+	if (!max_stacks) {
+		/*
+		 * The default keeps the F test's second degrees of freedom (N - p - 1) at about
+		 * half the profiles: as p nears N - 2 the critical value explodes and the test
+		 * loses its power.
+		 */
+		max_stacks = HOTELLING_DEFAULT_MAX_STACKS;
+		if ((N - 2) / 2 < max_stacks)
+			max_stacks = (N - 2) / 2;
+	}
 	if (max_stacks < pmax)
 		pmax = max_stacks;
 

@@ -63,7 +63,7 @@ def scenario(name, seed, n_a, n_b, nstacks, shift, max_stacks, alpha, rare=0.4):
     tot = {s: sum(p.get(s, 0) for g in data for p in data[g]) for s in allstacks}
     order = sorted(allstacks, key=lambda s: (-df[s], -tot[s], s.encode()))
     N = n_a + n_b
-    p = min(max_stacks or 20, N - 3, len(order))
+    p = min(max_stacks or min(20, (N - 2) // 2), N - 3, len(order))
     kept = order[:p]
     A = np.array([[q.get(s, 0.0) for s in kept] for q in data["a"]])
     B = np.array([[q.get(s, 0.0) for s in kept] for q in data["b"]])
@@ -106,7 +106,8 @@ def scenario(name, seed, n_a, n_b, nstacks, shift, max_stacks, alpha, rare=0.4):
 scenario("null", 1, 15, 15, 10, 0, 0, 0.05)
 scenario("shift", 2, 20, 20, 12, 40, 0, 0.05)
 scenario("small", 3, 25, 22, 14, 8, 8, 0.01)
-scenario("tight", 4, 5, 6, 12, 30, 0, 0.05)   # p = n1 + n2 - 3 = 8 < 12 stacks
+scenario("tight", 4, 5, 6, 12, 30, 20, 0.05)  # --max-stacks 20: p = n1 + n2 - 3 = 8
+scenario("default", 7, 5, 6, 12, 30, 0, 0.05)  # default: p = (n1 + n2 - 2) / 2 = 4
 scenario("one", 5, 6, 6, 4, 25, 1, 0.1)       # a single dimension: T2 = t^2
 out = scenario("wide", 6, 30, 30, 40, 20, 25, 0.05)
 sys.exit(1 if fails else 0)

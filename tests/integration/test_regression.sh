@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The experiment of "On the Algebraic Properties of Flame Graphs" (section 4), in C: the
+# regress workload profiled RUNS times each way with `perf record` (cpu-clock, one sample per
+# millisecond of CPU, frame pointers), then `ember stat compare` must find exactly the two
+# changed stacks as significant: main;c;b;a (200 -> 150 ms: -50) and main;startup (new in the
+# regressed build: +100), with mean deltas within 20% of the burns, and no other stack.
+# RUNS=12 by default (about a minute); docs/ember-stat.md records a full run with RUNS=25.
+. "$(dirname "$0")/../lib.sh"
+RUNS=${RUNS:-12}
+W=$OUTPUT/workloads/regress
+fg=${FLAMEGRAPH_DIR:-/opt/FlameGraph}
+[ -n "$fg" ] || fg=/opt/FlameGraph
+[ -x "$W" ] || skip_all "no $W (make workloads)"
+command -v perf >/dev/null || skip_all "no perf"
+perf record -q -e cpu-clock -c 1000000 -g -o "$TMP/probe.data" -- true >/dev/null 2>&1 ||
+	skip_all "perf record cannot profile a child here (perf_event_paranoid?)"
+
+# perf script -> folded with FlameGraph's stackcollapse-perf.pl, which sums perf's sample period
+# (1000000 ns here): the counts are divided back to samples, i.e. milliseconds of CPU.
+collapse() {
+	perf script -i "$1" 2>/dev/null | perl "$fg/stackcollapse-perf.pl" |
+		awk '{ c = $NF; $NF = ""; sub(/ $/, ""); if (c >= 1000000) c = c / 1000000; print $0 " " c }'
+}
+[ -f "$fg/stackcollapse-perf.pl" ] || skip_all "no stackcollapse-perf.pl in $fg"
+
+t0=$SECONDS
+for i in $(seq 1 "$RUNS"); do
+	for set in a b; do
+		flag=; [ $set = b ] && flag=--regressed
+		# shellcheck disable=SC2086
+		perf record -q -e cpu-clock -c 1000000 -g -o "$TMP/$set$i.data" -- "$W" $flag \
+			>/dev/null 2>"$TMP/perf.err" || { not_ok "perf record failed"; sed 's/^/# /' "$TMP/perf.err"; done_testing; }
+		collapse "$TMP/$set$i.data" >"$TMP/$set$i.folded"
+		rm -f "$TMP/$set$i.data"
+	done
+done
+echo "# $RUNS runs each way recorded in $((SECONDS - t0)) s"
+check "the baseline profile has main;c;b;a" grep -q ';main;c;b;a ' "$TMP/a1.folded"
+check "the regressed profile has main;startup" grep -q ';main;startup ' "$TMP/b1.folded"
+
+"$EMBER" stat compare --a "$TMP"/a*.folded --b "$TMP"/b*.folded >"$TMP/report" 2>"$TMP/err"
+check "stat compare runs" test $? -eq 0
+sed 's/^/# /' "$TMP/report"
+"$EMBER" stat compare --json --a "$TMP"/a*.folded --b "$TMP"/b*.folded >"$TMP/result.json"
+/usr/bin/python3 - "$TMP/result.json" <<'PYEOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+sig = [k for k in r["kept"] if k["significant"]]
+want = {";main;c;b;a": -50.0, ";main;startup": 100.0}
+def which(stack):
+    for suffix in want:
+        if stack.endswith(suffix):
+            return suffix
+    return None
+found = {}
+bad = 0
+print(("ok" if r["reject"] else "not ok") + f" - H0 rejected: T2 {r['t2']:.1f} > {r['t2_crit']:.1f}, p-value {r['p_value']:.3g}")
+for k in sig:
+    w = which(k["stack"])
+    if w is None:
+        print(f"not ok - unexpected significant stack {k['stack']} (delta {k['delta']:+.1f})")
+        bad += 1
+        continue
+    found[w] = k["delta"]
+for w, d in want.items():
+    if w not in found:
+        print(f"not ok - {w} is not significant")
+        continue
+    ok = abs(found[w] - d) <= 0.2 * abs(d)
+    print(("ok" if ok else "not ok") + f" - {w}: mean delta {found[w]:+.1f} ms, the burn is {d:+.0f} ms (within 20%)")
+print(("ok" if not bad and len(sig) == 2 else "not ok") + f" - exactly two significant stacks ({len(sig)}) of p = {r['p']} kept")
+PYEOF
+done_testing
