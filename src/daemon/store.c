@@ -1,0 +1,917 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The sample store. Layout (see store.h):
+ *
+ *   strtab  frame names and comms
+ *   stacks  a pool of frame ids + per stack (offset, length, n_kernel, flags), hash-indexed
+ *   ctxs    (stack, pid, tid, cpu, comm) as 20-byte rows, hash-indexed
+ *   chunks  a list, oldest first, of up to CHUNK_RECS records {u32 dt_us, u32 ctx}
+ *
+ * A chunk's records are microseconds after its base_ns. A chunk is sealed when full, when a time
+ * does not fit in 32 bits of microseconds, or when it spans more than 1/32 of the retention, so
+ * that expiry by whole chunks is precise to ~3% of the retention.
+ */
+#include "ember/store.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ember/hash.h"
+#include "ember/profile.h"
+#include "ember/strtab.h"
+
+#define CHUNK_RECS   8192u
+#define BACKDATE_NS  2000000000ULL /* a chunk's base is 2 s before its first sample */
+#define NSEC	     1000000000ULL
+
+struct rec {
+	uint32_t dt_us;
+	uint32_t ctx;
+};
+
+struct chunk {
+	struct chunk *next;
+	uint64_t base_ns;
+	uint64_t min_ns, max_ns;
+	uint32_t n;
+	struct rec recs[CHUNK_RECS];
+};
+
+struct stack_row {
+	uint32_t off;		/* into frames pool */
+	uint32_t len;
+	uint16_t n_kernel;
+	uint16_t flags;
+};
+
+struct ctx_row {
+	uint32_t stack;
+	uint32_t pid, tid, cpu;
+	uint32_t comm;		/* strtab id */
+};
+
+/* Open addressing over ids (+1; 0 = empty). */
+struct index {
+	uint32_t *slots;
+	size_t cap;		/* power of 2 */
+};
+
+struct tables {
+	struct strtab *st;
+	uint32_t *pool;
+	size_t pool_len, pool_cap;
+	struct stack_row *stacks;
+	size_t nr_stacks, stacks_cap;
+	struct index stack_idx;
+	struct ctx_row *ctxs;
+	size_t nr_ctxs, ctxs_cap;
+	struct index ctx_idx;
+};
+
+struct store {
+	pthread_mutex_t lock;
+	uint64_t retention_s, max_bytes;
+	struct tables t;
+	struct chunk *head, *tail; /* oldest, newest */
+	size_t nr_chunks;
+	struct store_stats st;	   /* counters; gauges filled by store__stats() */
+};
+
+/* --- tables ------------------------------------------------------------------------------- */
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+	size_t ncap = *cap ? *cap : 64;
+	void *np;
+
+	if (need <= *cap)
+		return 0;
+	while (ncap < need)
+		ncap *= 2;
+	np = realloc(*p, ncap * elem);
+	if (!np)
+		return -ENOMEM;
+	*p = np;
+	*cap = ncap;
+	return 0;
+}
+
+static void tables_fini(struct tables *t)
+{
+	strtab__free(t->st);
+	free(t->pool);
+	free(t->stacks);
+	free(t->stack_idx.slots);
+	free(t->ctxs);
+	free(t->ctx_idx.slots);
+	*t = (struct tables){ 0 };
+}
+
+static int tables_init(struct tables *t)
+{
+	*t = (struct tables){ 0 };
+	t->st = strtab__new();
+	return t->st ? 0 : -ENOMEM;
+}
+
+static size_t tables_bytes(const struct tables *t)
+{
+	return strtab__mem_bytes(t->st) + t->pool_cap * sizeof(uint32_t) +
+	       t->stacks_cap * sizeof(struct stack_row) + t->stack_idx.cap * sizeof(uint32_t) +
+	       t->ctxs_cap * sizeof(struct ctx_row) + t->ctx_idx.cap * sizeof(uint32_t);
+}
+
+static uint64_t stack_hash(const uint32_t *frames, size_t n, size_t n_kernel, unsigned int flags)
+{
+	static const uint32_t none;
+
+	return hash_bytes(n ? frames : &none, n * sizeof(*frames), ((uint64_t)n_kernel << 8) | flags);
+}
+
+static uint64_t ctx_hash(const struct ctx_row *c)
+{
+	return hash_bytes(c, sizeof(*c), 0x5eed);
+}
+
+/* Rebuilds @idx with @cap slots from ids 0..n-1 using @hash. */
+typedef uint64_t (*id_hash_fn)(const struct tables *t, uint32_t id);
+
+static uint64_t stack_id_hash(const struct tables *t, uint32_t id)
+{
+	const struct stack_row *r = &t->stacks[id];
+
+	return stack_hash(t->pool + r->off, r->len, r->n_kernel, r->flags);
+}
+
+static uint64_t ctx_id_hash(const struct tables *t, uint32_t id)
+{
+	return ctx_hash(&t->ctxs[id]);
+}
+
+static int index_maybe_grow(const struct tables *t, struct index *idx, size_t n, id_hash_fn h)
+{
+	size_t cap, i, j;
+	uint32_t *slots;
+
+	if ((n + 1) * 4 <= idx->cap * 3)
+		return 0;
+	cap = idx->cap ? idx->cap * 2 : 256;
+	slots = calloc(cap, sizeof(*slots));
+	if (!slots)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		j = h(t, (uint32_t)i) & (cap - 1);
+		while (slots[j])
+			j = (j + 1) & (cap - 1);
+		slots[j] = (uint32_t)i + 1;
+	}
+	free(idx->slots);
+	idx->slots = slots;
+	idx->cap = cap;
+	return 0;
+}
+
+static int tables_stack(struct tables *t, const uint32_t *frames, size_t n, size_t n_kernel,
+			unsigned int flags)
+{
+	uint64_t h = stack_hash(frames, n, n_kernel, flags);
+	size_t j;
+	uint32_t id;
+
+	if (index_maybe_grow(t, &t->stack_idx, t->nr_stacks, stack_id_hash))
+		return -ENOMEM;
+	for (j = h & (t->stack_idx.cap - 1); t->stack_idx.slots[j];
+	     j = (j + 1) & (t->stack_idx.cap - 1)) {
+		const struct stack_row *r = &t->stacks[t->stack_idx.slots[j] - 1];
+
+		if (r->len == n && r->n_kernel == n_kernel && r->flags == flags &&
+		    !memcmp(t->pool + r->off, frames, n * sizeof(*frames)))
+			return (int)(t->stack_idx.slots[j] - 1);
+	}
+	if (t->nr_stacks >= INT32_MAX || t->pool_len + n >= UINT32_MAX)
+		return -ENOMEM;
+	if (grow((void **)&t->pool, &t->pool_cap, t->pool_len + n, sizeof(*t->pool)) ||
+	    grow((void **)&t->stacks, &t->stacks_cap, t->nr_stacks + 1, sizeof(*t->stacks)))
+		return -ENOMEM;
+	if (n)
+		memcpy(t->pool + t->pool_len, frames, n * sizeof(*frames));
+	id = (uint32_t)t->nr_stacks++;
+	t->stacks[id] = (struct stack_row){ .off = (uint32_t)t->pool_len, .len = (uint32_t)n,
+					    .n_kernel = (uint16_t)n_kernel,
+					    .flags = (uint16_t)flags };
+	t->pool_len += n;
+	t->stack_idx.slots[j] = id + 1;
+	return (int)id;
+}
+
+static int tables_ctx(struct tables *t, const struct ctx_row *c)
+{
+	uint64_t h = ctx_hash(c);
+	size_t j;
+	uint32_t id;
+
+	if (index_maybe_grow(t, &t->ctx_idx, t->nr_ctxs, ctx_id_hash))
+		return -ENOMEM;
+	for (j = h & (t->ctx_idx.cap - 1); t->ctx_idx.slots[j]; j = (j + 1) & (t->ctx_idx.cap - 1))
+		if (!memcmp(&t->ctxs[t->ctx_idx.slots[j] - 1], c, sizeof(*c)))
+			return (int)(t->ctx_idx.slots[j] - 1);
+	if (t->nr_ctxs >= INT32_MAX)
+		return -ENOMEM;
+	if (grow((void **)&t->ctxs, &t->ctxs_cap, t->nr_ctxs + 1, sizeof(*t->ctxs)))
+		return -ENOMEM;
+	id = (uint32_t)t->nr_ctxs++;
+	t->ctxs[id] = *c;
+	t->ctx_idx.slots[j] = id + 1;
+	return (int)id;
+}
+
+/* --- lifetime ----------------------------------------------------------------------------- */
+
+static int check_limits(uint64_t retention_s, uint64_t max_bytes)
+{
+	if (!retention_s || retention_s > 366ULL * 86400 || max_bytes < STORE_MIN_MAX_BYTES)
+		return -EINVAL;
+	return 0;
+}
+
+struct store *store__new(uint64_t retention_s, uint64_t max_bytes)
+{
+	struct store *s;
+
+	if (check_limits(retention_s, max_bytes)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (tables_init(&s->t)) {
+		free(s);
+		errno = ENOMEM;
+		return NULL;
+	}
+	pthread_mutex_init(&s->lock, NULL);
+	s->retention_s = retention_s;
+	s->max_bytes = max_bytes;
+	return s;
+}
+
+void store__free(struct store *s)
+{
+	struct chunk *c, *next;
+
+	if (!s)
+		return;
+	for (c = s->head; c; c = next) {
+		next = c->next;
+		free(c);
+	}
+	tables_fini(&s->t);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+}
+
+int store__set_limits(struct store *s, uint64_t retention_s, uint64_t max_bytes)
+{
+	if (check_limits(retention_s, max_bytes))
+		return -EINVAL;
+	pthread_mutex_lock(&s->lock);
+	s->retention_s = retention_s;
+	s->max_bytes = max_bytes;
+	pthread_mutex_unlock(&s->lock);
+	return 0;
+}
+
+/* --- writing ------------------------------------------------------------------------------- */
+
+int store__intern_frame(struct store *s, const char *name, size_t len)
+{
+	int r;
+
+	pthread_mutex_lock(&s->lock);
+	r = strtab__intern(s->t.st, name, len);
+	pthread_mutex_unlock(&s->lock);
+	return r;
+}
+
+int store__intern_stack(struct store *s, const uint32_t *frames, size_t n, size_t n_kernel,
+			unsigned int flags)
+{
+	size_t nframes, i;
+	int r;
+
+	if (n_kernel > n || n > UINT16_MAX || flags > UINT16_MAX)
+		return -EINVAL;
+	pthread_mutex_lock(&s->lock);
+	nframes = strtab__count(s->t.st);
+	for (i = 0; i < n; i++) {
+		if (frames[i] >= nframes) {
+			pthread_mutex_unlock(&s->lock);
+			return -EINVAL;
+		}
+	}
+	r = tables_stack(&s->t, frames, n, n_kernel, flags);
+	pthread_mutex_unlock(&s->lock);
+	return r;
+}
+
+static size_t store_bytes(const struct store *s)
+{
+	return sizeof(*s) + s->nr_chunks * sizeof(struct chunk) + tables_bytes(&s->t);
+}
+
+static void drop_head(struct store *s, uint64_t *counter)
+{
+	struct chunk *c = s->head;
+
+	s->head = c->next;
+	if (!s->head)
+		s->tail = NULL;
+	s->nr_chunks--;
+	s->st.samples -= c->n;
+	*counter += c->n;
+	free(c);
+}
+
+static int compact(struct store *s);
+
+/* Keeps the store under max_bytes: compacts oversized tables, then drops the oldest chunks. */
+static void enforce_memory(struct store *s)
+{
+	if (tables_bytes(&s->t) > s->max_bytes / 2 && s->head)
+		(void)compact(s);
+	while (store_bytes(s) > s->max_bytes && s->head && s->head != s->tail)
+		drop_head(s, &s->st.evicted_memory);
+	if (store_bytes(s) > s->max_bytes && s->head) {
+		drop_head(s, &s->st.evicted_memory);
+		(void)compact(s);
+	}
+}
+
+static struct chunk *new_chunk(struct store *s, uint64_t t)
+{
+	struct chunk *c = malloc(sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->next = NULL;
+	c->base_ns = t > BACKDATE_NS ? t - BACKDATE_NS : 0;
+	c->base_ns -= c->base_ns % 1000; /* whole microseconds: bucket edges stay exact */
+	c->min_ns = UINT64_MAX;
+	c->max_ns = 0;
+	c->n = 0;
+	if (s->tail)
+		s->tail->next = c;
+	else
+		s->head = c;
+	s->tail = c;
+	s->nr_chunks++;
+	return c;
+}
+
+/* Appends one record; 0 or -ENOMEM. */
+static int append_rec(struct store *s, uint64_t t, uint32_t ctx)
+{
+	struct chunk *c = s->tail;
+	uint64_t span = s->retention_s * NSEC / 32;
+	uint64_t dt;
+
+	if (span < NSEC)
+		span = NSEC;
+	if (!c || c->n == CHUNK_RECS || (t > c->base_ns && (t - c->base_ns) / 1000 > UINT32_MAX) ||
+	    (c->n && t > c->min_ns && t - c->min_ns > span)) {
+		c = new_chunk(s, t);
+		if (!c)
+			return -ENOMEM;
+	}
+	if (t < c->base_ns) {
+		t = c->base_ns;
+		s->st.clamped++;
+	}
+	dt = (t - c->base_ns) / 1000;
+	t = c->base_ns + dt * 1000;
+	c->recs[c->n++] = (struct rec){ .dt_us = (uint32_t)dt, .ctx = ctx };
+	if (t < c->min_ns)
+		c->min_ns = t;
+	if (t > c->max_ns)
+		c->max_ns = t;
+	s->st.samples++;
+	s->st.appended++;
+	return 0;
+}
+
+int store__append(struct store *s, const struct store_sample *samples, size_t n)
+{
+	size_t i, k;
+	int r = 0, id;
+
+	pthread_mutex_lock(&s->lock);
+	for (i = 0; i < n; i++) {
+		if (samples[i].stack_id >= s->t.nr_stacks) {
+			pthread_mutex_unlock(&s->lock);
+			return -EINVAL;
+		}
+	}
+	for (i = 0; i < n; i++) {
+		const struct store_sample *x = &samples[i];
+		struct ctx_row c = { .stack = x->stack_id, .pid = x->pid, .tid = x->tid,
+				     .cpu = x->cpu };
+		size_t clen = strnlen(x->comm, STORE_COMM_LEN);
+
+		id = strtab__intern(s->t.st, x->comm, clen);
+		if (id >= 0) {
+			c.comm = (uint32_t)id;
+			id = tables_ctx(&s->t, &c);
+		}
+		for (k = 0; k < x->count; k++) {
+			if (id < 0 || append_rec(s, x->time_ns, (uint32_t)id)) {
+				s->st.dropped += x->count - k;
+				r = -ENOMEM;
+				break;
+			}
+		}
+		if (s->tail && s->tail->n == CHUNK_RECS)
+			enforce_memory(s);
+	}
+	enforce_memory(s);
+	pthread_mutex_unlock(&s->lock);
+	return r;
+}
+
+uint64_t store__expire(struct store *s, uint64_t now_ns)
+{
+	uint64_t before, cut;
+
+	pthread_mutex_lock(&s->lock);
+	before = s->st.evicted_time;
+	cut = now_ns > s->retention_s * NSEC ? now_ns - s->retention_s * NSEC : 0;
+	while (s->head && s->head->n && s->head->max_ns < cut)
+		drop_head(s, &s->st.evicted_time);
+	/* an empty tail chunk (allocation without records) is not kept either */
+	if (s->head && !s->head->n && s->head == s->tail)
+		drop_head(s, &s->st.evicted_time);
+	enforce_memory(s);
+	before = s->st.evicted_time - before;
+	pthread_mutex_unlock(&s->lock);
+	return before;
+}
+
+/*
+ * Re-interns everything that retained samples use into fresh tables and renumbers the records'
+ * context ids. On ENOMEM the old tables stay.
+ */
+static int compact(struct store *s)
+{
+	struct tables nt;
+	int32_t *ctx_map = NULL, *stack_map = NULL, *frame_map = NULL;
+	uint32_t *buf = NULL;
+	struct chunk *c;
+	size_t i;
+	int r = -ENOMEM;
+
+	if (tables_init(&nt))
+		return -ENOMEM;
+	ctx_map = malloc((s->t.nr_ctxs + 1) * sizeof(*ctx_map));
+	stack_map = malloc((s->t.nr_stacks + 1) * sizeof(*stack_map));
+	frame_map = malloc((strtab__count(s->t.st) + 1) * sizeof(*frame_map));
+	buf = malloc(UINT16_MAX * sizeof(*buf) + sizeof(*buf));
+	if (!ctx_map || !stack_map || !frame_map || !buf)
+		goto out;
+	memset(ctx_map, 0xff, (s->t.nr_ctxs + 1) * sizeof(*ctx_map));
+	memset(stack_map, 0xff, (s->t.nr_stacks + 1) * sizeof(*stack_map));
+	memset(frame_map, 0xff, (strtab__count(s->t.st) + 1) * sizeof(*frame_map));
+	for (c = s->head; c; c = c->next) {
+		for (i = 0; i < c->n; i++) {
+			uint32_t old = c->recs[i].ctx;
+			struct ctx_row row;
+			const struct stack_row *sr;
+			size_t k;
+			int id;
+
+			if (ctx_map[old] >= 0)
+				continue;
+			row = s->t.ctxs[old];
+			sr = &s->t.stacks[row.stack];
+			if (stack_map[row.stack] < 0) {
+				for (k = 0; k < sr->len; k++) {
+					uint32_t f = s->t.pool[sr->off + k];
+
+					if (frame_map[f] < 0) {
+						id = strtab__intern(nt.st, strtab__str(s->t.st, f),
+								    strtab__len(s->t.st, f));
+						if (id < 0)
+							goto out;
+						frame_map[f] = id;
+					}
+					buf[k] = (uint32_t)frame_map[f];
+				}
+				id = tables_stack(&nt, buf, sr->len, sr->n_kernel, sr->flags);
+				if (id < 0)
+					goto out;
+				stack_map[row.stack] = id;
+			}
+			row.stack = (uint32_t)stack_map[row.stack];
+			if (frame_map[row.comm] < 0) {
+				id = strtab__intern(nt.st, strtab__str(s->t.st, row.comm),
+						    strtab__len(s->t.st, row.comm));
+				if (id < 0)
+					goto out;
+				frame_map[row.comm] = id;
+			}
+			row.comm = (uint32_t)frame_map[row.comm];
+			id = tables_ctx(&nt, &row);
+			if (id < 0)
+				goto out;
+			ctx_map[old] = id;
+		}
+	}
+	for (c = s->head; c; c = c->next)
+		for (i = 0; i < c->n; i++)
+			c->recs[i].ctx = (uint32_t)ctx_map[c->recs[i].ctx];
+	tables_fini(&s->t);
+	s->t = nt;
+	nt.st = NULL;
+	s->st.compactions++;
+	r = 0;
+out:
+	if (r)
+		tables_fini(&nt);
+	free(ctx_map);
+	free(stack_map);
+	free(frame_map);
+	free(buf);
+	return r;
+}
+
+/* --- reading ------------------------------------------------------------------------------- */
+
+struct walk {
+	struct store *s;
+	const struct store_filter *f;
+	uint64_t from, to;
+	regex_t re;
+	bool has_re;
+	int8_t *match;	/* per ctx: -1 unknown, 0 no, 1 yes */
+};
+
+static int walk_init(struct walk *w, struct store *s, const struct store_filter *f)
+{
+	*w = (struct walk){ .s = s, .f = f, .from = f->from_ns, .to = f->to_ns };
+	if (!w->to)
+		w->to = UINT64_MAX;
+	if (!f->kernel && !f->user)
+		return -EINVAL;
+	if (f->comm_regex) {
+		if (regcomp(&w->re, f->comm_regex, REG_EXTENDED | REG_NOSUB))
+			return -EINVAL;
+		w->has_re = true;
+	}
+	return 0;
+}
+
+/* Called under the lock: sizes the per-ctx cache. */
+static int walk_prepare(struct walk *w)
+{
+	w->match = malloc(w->s->t.nr_ctxs + 1);
+	if (!w->match)
+		return -ENOMEM;
+	memset(w->match, 0xff, w->s->t.nr_ctxs + 1);
+	return 0;
+}
+
+static void walk_fini(struct walk *w)
+{
+	if (w->has_re)
+		regfree(&w->re);
+	free(w->match);
+}
+
+static bool ctx_matches(struct walk *w, uint32_t id)
+{
+	const struct ctx_row *c;
+	const struct stack_row *sr;
+	bool m = true;
+
+	if (w->match[id] >= 0)
+		return w->match[id];
+	c = &w->s->t.ctxs[id];
+	sr = &w->s->t.stacks[c->stack];
+	if (w->f->pid >= 0 && c->pid != (uint64_t)w->f->pid)
+		m = false;
+	if (w->f->tid >= 0 && c->tid != (uint64_t)w->f->tid)
+		m = false;
+	if (!w->f->include_idle && (c->pid == 0 || (sr->flags & STORE_STACK_IDLE)))
+		m = false;
+	if (m && w->has_re && regexec(&w->re, strtab__str(w->s->t.st, c->comm), 0, NULL, 0))
+		m = false;
+	w->match[id] = m;
+	return m;
+}
+
+/* Calls @fn(time, ctx) for each matching record; stops on non-zero. */
+typedef int (*rec_fn)(struct walk *w, uint64_t t, uint32_t ctx, void *arg);
+
+static int walk_recs(struct walk *w, rec_fn fn, void *arg)
+{
+	const struct chunk *c;
+	uint32_t i;
+	int r;
+
+	for (c = w->s->head; c; c = c->next) {
+		if (!c->n || c->max_ns < w->from || c->min_ns >= w->to)
+			continue;
+		for (i = 0; i < c->n; i++) {
+			uint64_t t = c->base_ns + (uint64_t)c->recs[i].dt_us * 1000;
+
+			if (t < w->from || t >= w->to || !ctx_matches(w, c->recs[i].ctx))
+				continue;
+			r = fn(w, t, c->recs[i].ctx, arg);
+			if (r)
+				return r;
+		}
+	}
+	return 0;
+}
+
+/* The frame selection of a context: writes store frame ids (root first) into @out. */
+static size_t select_frames(const struct walk *w, const struct stack_row *sr, const uint32_t **ret)
+{
+	const uint32_t *fr = w->s->t.pool + sr->off;
+	size_t n_user = sr->len - sr->n_kernel;
+
+	if (w->f->kernel && w->f->user) {
+		*ret = fr;
+		return sr->len;
+	}
+	if (w->f->kernel) {
+		*ret = fr + n_user;
+		return sr->n_kernel;
+	}
+	*ret = fr;
+	return n_user;
+}
+
+static int root_text(const struct walk *w, const struct ctx_row *c, char *buf, size_t len)
+{
+	const char *comm = strtab__str(w->s->t.st, c->comm);
+
+	switch (w->f->root) {
+	case STORE_ROOT_NONE:
+		return 0;
+	case STORE_ROOT_COMM:
+		return snprintf(buf, len, "%s", comm);
+	case STORE_ROOT_COMM_PID:
+		return snprintf(buf, len, "%s-%u", comm, c->pid);
+	case STORE_ROOT_COMM_TID:
+		return snprintf(buf, len, "%s-%u/%u", comm, c->pid, c->tid);
+	}
+	return 0;
+}
+
+static int count_rec(struct walk *w, uint64_t t, uint32_t ctx, void *arg)
+{
+	uint64_t *counts = arg;
+
+	counts[ctx]++;
+	return 0;
+}
+
+struct profile *store__query(struct store *s, const struct store_filter *f, struct strtab *st)
+{
+	struct walk w;
+	uint64_t *counts = NULL;
+	int32_t *fmap = NULL;
+	uint32_t *ids = NULL;
+	struct profile *p = NULL;
+	size_t i, nf;
+	int err, id;
+
+	err = walk_init(&w, s, f);
+	if (err) {
+		errno = -err;
+		return NULL;
+	}
+	p = profile__new(st);
+	if (!p) {
+		walk_fini(&w);
+		errno = ENOMEM;
+		return NULL;
+	}
+	pthread_mutex_lock(&s->lock);
+	err = -ENOMEM;
+	nf = strtab__count(s->t.st);
+	counts = calloc(s->t.nr_ctxs + 1, sizeof(*counts));
+	fmap = malloc((nf + 1) * sizeof(*fmap));
+	ids = malloc((UINT16_MAX + 2) * sizeof(*ids));
+	if (!counts || !fmap || !ids || walk_prepare(&w))
+		goto out;
+	memset(fmap, 0xff, (nf + 1) * sizeof(*fmap));
+	walk_recs(&w, count_rec, counts);
+	for (i = 0; i < s->t.nr_ctxs; i++) {
+		const struct ctx_row *c = &s->t.ctxs[i];
+		const uint32_t *fr;
+		size_t n, k, m = 0;
+		char root[64];
+		int rl;
+
+		if (!counts[i])
+			continue;
+		rl = root_text(&w, c, root, sizeof(root));
+		if (rl > 0) {
+			id = strtab__intern(st, root, (size_t)rl < sizeof(root) ? (size_t)rl :
+						      sizeof(root) - 1);
+			if (id < 0)
+				goto out;
+			ids[m++] = (uint32_t)id;
+		}
+		n = select_frames(&w, &s->t.stacks[c->stack], &fr);
+		for (k = 0; k < n; k++) {
+			if (fmap[fr[k]] < 0) {
+				id = strtab__intern(st, strtab__str(s->t.st, fr[k]),
+						    strtab__len(s->t.st, fr[k]));
+				if (id < 0)
+					goto out;
+				fmap[fr[k]] = id;
+			}
+			ids[m++] = (uint32_t)fmap[fr[k]];
+		}
+		if (profile__add(p, ids, m, (double)counts[i]) < 0)
+			goto out;
+	}
+	err = 0;
+out:
+	pthread_mutex_unlock(&s->lock);
+	walk_fini(&w);
+	free(counts);
+	free(fmap);
+	free(ids);
+	if (err) {
+		profile__free(p);
+		errno = -err;
+		return NULL;
+	}
+	return p;
+}
+
+struct heat {
+	struct store_point *pts;
+	size_t n, cap;
+	uint64_t bucket;
+};
+
+static int heat_rec(struct walk *w, uint64_t t, uint32_t ctx, void *arg)
+{
+	struct heat *h = arg;
+	uint64_t b = t - t % h->bucket;
+
+	if (h->n && h->pts[h->n - 1].time_ns == b) {
+		h->pts[h->n - 1].count++;
+		return 0;
+	}
+	if (grow((void **)&h->pts, &h->cap, h->n + 1, sizeof(*h->pts)))
+		return -ENOMEM;
+	h->pts[h->n++] = (struct store_point){ .time_ns = b, .count = 1 };
+	return 0;
+}
+
+static int point_cmp(const void *a, const void *b)
+{
+	const struct store_point *x = a, *y = b;
+
+	return (x->time_ns > y->time_ns) - (x->time_ns < y->time_ns);
+}
+
+int store__heatmap(struct store *s, const struct store_filter *f, uint64_t bucket_ns,
+		   struct store_point **ret_points, size_t *ret_n)
+{
+	struct heat h = { .bucket = bucket_ns };
+	struct walk w;
+	size_t i, j;
+	int r;
+
+	if (bucket_ns < 1000)
+		return -EINVAL;
+	r = walk_init(&w, s, f);
+	if (r)
+		return r;
+	pthread_mutex_lock(&s->lock);
+	r = walk_prepare(&w);
+	if (!r)
+		r = walk_recs(&w, heat_rec, &h);
+	pthread_mutex_unlock(&s->lock);
+	walk_fini(&w);
+	if (r) {
+		free(h.pts);
+		return r;
+	}
+	/* records are nearly sorted: sort, then merge equal buckets */
+	if (h.n)
+		qsort(h.pts, h.n, sizeof(*h.pts), point_cmp);
+	for (i = 0, j = 0; i < h.n; i++) {
+		if (j && h.pts[j - 1].time_ns == h.pts[i].time_ns)
+			h.pts[j - 1].count += h.pts[i].count;
+		else
+			h.pts[j++] = h.pts[i];
+	}
+	*ret_points = j ? h.pts : NULL;
+	if (!j)
+		free(h.pts);
+	*ret_n = j;
+	return 0;
+}
+
+#define EACH_MAX_REACHED INT32_MIN
+
+struct each {
+	store_sample_fn fn;
+	void *ctx;
+	size_t max, done;
+	const char **names;
+};
+
+static int each_rec(struct walk *w, uint64_t t, uint32_t ctx, void *arg)
+{
+	struct each *e = arg;
+	const struct ctx_row *c = &w->s->t.ctxs[ctx];
+	const struct stack_row *sr = &w->s->t.stacks[c->stack];
+	struct store_sample_view v = { .time_ns = t, .pid = c->pid, .tid = c->tid, .cpu = c->cpu,
+				       .comm = strtab__str(w->s->t.st, c->comm),
+				       .flags = sr->flags };
+	const uint32_t *fr;
+	char root[64];
+	size_t n, k, m = 0;
+	int r;
+
+	if (e->max && e->done >= e->max)
+		return EACH_MAX_REACHED;
+	if (root_text(w, c, root, sizeof(root)) > 0)
+		e->names[m++] = root;
+	n = select_frames(w, sr, &fr);
+	for (k = 0; k < n; k++)
+		e->names[m++] = strtab__str(w->s->t.st, fr[k]);
+	v.frames = e->names;
+	v.nr_frames = m;
+	e->done++;
+	r = e->fn(&v, e->ctx);
+	return r;
+}
+
+int store__foreach_sample(struct store *s, const struct store_filter *f, size_t max,
+			  store_sample_fn fn, void *ctx)
+{
+	struct each e = { .fn = fn, .ctx = ctx, .max = max };
+	struct walk w;
+	int r;
+
+	r = walk_init(&w, s, f);
+	if (r)
+		return r;
+	e.names = malloc((UINT16_MAX + 2) * sizeof(*e.names));
+	if (!e.names) {
+		walk_fini(&w);
+		return -ENOMEM;
+	}
+	pthread_mutex_lock(&s->lock);
+	r = walk_prepare(&w);
+	if (!r)
+		r = walk_recs(&w, each_rec, &e);
+	pthread_mutex_unlock(&s->lock);
+	walk_fini(&w);
+	free(e.names);
+	/* the max-reached stop is not the callback's */
+	if (r == EACH_MAX_REACHED)
+		r = 0;
+	return r;
+}
+
+void store__stats(struct store *s, struct store_stats *ret)
+{
+	const struct chunk *c;
+
+	pthread_mutex_lock(&s->lock);
+	*ret = s->st;
+	ret->frames = strtab__count(s->t.st);
+	ret->stacks = s->t.nr_stacks;
+	ret->contexts = s->t.nr_ctxs;
+	ret->bytes = store_bytes(s);
+	ret->sample_bytes = s->nr_chunks * sizeof(struct chunk);
+	ret->max_bytes = s->max_bytes;
+	ret->retention_s = s->retention_s;
+	ret->oldest_ns = 0;
+	ret->newest_ns = 0;
+	for (c = s->head; c; c = c->next) {
+		if (!c->n)
+			continue;
+		if (!ret->oldest_ns || c->min_ns < ret->oldest_ns)
+			ret->oldest_ns = c->min_ns;
+		if (c->max_ns > ret->newest_ns)
+			ret->newest_ns = c->max_ns;
+	}
+	pthread_mutex_unlock(&s->lock);
+}

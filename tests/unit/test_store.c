@@ -1,0 +1,327 @@
+// SPDX-License-Identifier: MIT
+/* The sample store: interning, filters, heat maps, retention by time and memory, compaction. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ember/profile.h"
+#include "ember/sbuf.h"
+#include "ember/store.h"
+#include "ember/strtab.h"
+
+#define SEC 1000000000ULL
+#define T0  (1700000000ULL * SEC)
+
+/* Interns "a;b;c" with the last @nk frames kernel. */
+static int stack(struct store *s, const char *text, size_t nk, unsigned int flags)
+{
+	uint32_t ids[64];
+	size_t n = 0;
+	const char *p = text, *e;
+
+	while (*p) {
+		e = strchr(p, ';');
+		if (!e)
+			e = p + strlen(p);
+		ids[n++] = (uint32_t)store__intern_frame(s, p, (size_t)(e - p));
+		p = *e ? e + 1 : e;
+	}
+	return store__intern_stack(s, ids, n, nk, flags);
+}
+
+static void add(struct store *s, uint64_t t, int sid, uint32_t pid, uint32_t tid,
+		const char *comm, uint32_t count)
+{
+	struct store_sample x = { .time_ns = t, .stack_id = (uint32_t)sid, .pid = pid, .tid = tid,
+				  .cpu = 1, .count = count };
+
+	strncpy(x.comm, comm, sizeof(x.comm));
+	assert_int_equal(store__append(s, &x, 1), 0);
+}
+
+/* The folded text of a query, sorted, for comparisons. */
+static char *folded(struct store *s, const struct store_filter *f)
+{
+	struct strtab *st = strtab__new();
+	struct profile *p = store__query(s, f, st);
+	struct sbuf sb = SBUF_INIT;
+	size_t *order, i;
+
+	assert_non_null(p);
+	order = profile__sorted(p);
+	assert_non_null(order);
+	for (i = 0; i < profile__nr_stacks(p); i++) {
+		profile__stack_text(p, order[i], &sb);
+		sbuf_addf(&sb, " %.0f\n", profile__count(p, order[i]));
+	}
+	free(order);
+	profile__free(p);
+	strtab__free(st);
+	sbuf_addc(&sb, '\0');
+	return sbuf_detach(&sb, NULL);
+}
+
+static struct store *fixture(void)
+{
+	struct store *s = store__new(3600, 64 << 20);
+	int user, kern, idle;
+
+	assert_non_null(s);
+	user = stack(s, "main;burn_a", 0, 0);
+	kern = stack(s, "main;write;ksys_write_[k];vfs_write_[k]", 2, 0);
+	idle = stack(s, "cpu_startup_entry_[k];do_idle_[k]", 2, STORE_STACK_IDLE);
+	assert_true(user >= 0 && kern >= 0 && idle >= 0);
+	assert_int_equal(stack(s, "main;burn_a", 0, 0), user); /* interned once */
+	add(s, T0 + 1 * SEC, user, 100, 100, "burn", 3);
+	add(s, T0 + 2 * SEC, kern, 100, 101, "burn", 2);
+	add(s, T0 + 3 * SEC, user, 200, 200, "other", 1);
+	add(s, T0 + 4 * SEC, idle, 0, 0, "swapper/1", 5);
+	return s;
+}
+
+static void test_query_filters(void **state)
+{
+	struct store *s = fixture();
+	struct store_filter f = STORE_FILTER_INIT;
+	char *out;
+
+	out = folded(s, &f);
+	assert_string_equal(out, "burn;main;burn_a 3\n"
+				 "burn;main;write;ksys_write_[k];vfs_write_[k] 2\n"
+				 "other;main;burn_a 1\n");
+	free(out);
+
+	f.include_idle = true;
+	f.root = STORE_ROOT_NONE;
+	out = folded(s, &f);
+	assert_string_equal(out, "cpu_startup_entry_[k];do_idle_[k] 5\n"
+				 "main;burn_a 4\n"
+				 "main;write;ksys_write_[k];vfs_write_[k] 2\n");
+	free(out);
+
+	f = (struct store_filter)STORE_FILTER_INIT;
+	f.pid = 100;
+	f.root = STORE_ROOT_COMM_TID;
+	out = folded(s, &f);
+	assert_string_equal(out, "burn-100/100;main;burn_a 3\n"
+				 "burn-100/101;main;write;ksys_write_[k];vfs_write_[k] 2\n");
+	free(out);
+
+	f = (struct store_filter)STORE_FILTER_INIT;
+	f.user = false;
+	out = folded(s, &f);	/* kernel only: user-only stacks become the bare root */
+	assert_string_equal(out, "burn 3\nburn;ksys_write_[k];vfs_write_[k] 2\nother 1\n");
+	free(out);
+
+	f = (struct store_filter)STORE_FILTER_INIT;
+	f.kernel = false;
+	f.comm_regex = "^bu";
+	f.root = STORE_ROOT_COMM_PID;
+	out = folded(s, &f);
+	assert_string_equal(out, "burn-100;main;burn_a 3\nburn-100;main;write 2\n");
+	free(out);
+
+	f = (struct store_filter)STORE_FILTER_INIT;
+	f.from_ns = T0 + 2 * SEC;
+	f.to_ns = T0 + 3 * SEC;	/* exclusive */
+	f.root = STORE_ROOT_NONE;
+	out = folded(s, &f);
+	assert_string_equal(out, "main;write;ksys_write_[k];vfs_write_[k] 2\n");
+	free(out);
+
+	f = (struct store_filter)STORE_FILTER_INIT;
+	f.comm_regex = "(";
+	{
+		struct strtab *st = strtab__new();
+
+		assert_null(store__query(s, &f, st));
+		assert_int_equal(errno, EINVAL);
+		f.comm_regex = NULL;
+		f.kernel = f.user = false;
+		assert_null(store__query(s, &f, st));
+		strtab__free(st);
+	}
+	store__free(s);
+}
+
+static void test_heatmap(void **state)
+{
+	struct store *s = store__new(3600, 16 << 20);
+	struct store_filter f = STORE_FILTER_INIT;
+	struct store_point *pts = NULL;
+	size_t n = 0;
+	int sid = stack(s, "main;f", 0, 0);
+
+	/* 1 ms resolution survives: 20 ms buckets are exact at their edges */
+	add(s, T0 + 19999999, sid, 1, 1, "x", 1);	/* bucket 0 */
+	add(s, T0 + 20000000, sid, 1, 1, "x", 2);	/* bucket 1 */
+	add(s, T0 + 39999000, sid, 1, 1, "x", 1);	/* bucket 1 */
+	add(s, T0 + 5 * SEC, sid, 1, 1, "x", 4);
+	add(s, T0 + 1000, sid, 1, 1, "x", 1);		/* out of order: bucket 0 */
+	assert_int_equal(store__heatmap(s, &f, 20000000, &pts, &n), 0);
+	assert_int_equal(n, 3);
+	assert_true(pts[0].time_ns == T0 && pts[0].count == 2);
+	assert_true(pts[1].time_ns == T0 + 20000000 && pts[1].count == 3);
+	assert_true(pts[2].time_ns == T0 + 5 * SEC && pts[2].count == 4);
+	free(pts);
+	assert_int_equal(store__heatmap(s, &f, 10, &pts, &n), -EINVAL);
+	f.pid = 7;
+	assert_int_equal(store__heatmap(s, &f, SEC, &pts, &n), 0);
+	assert_int_equal(n, 0);
+	assert_null(pts);
+	store__free(s);
+}
+
+struct seen {
+	int n;
+	char last[256];
+};
+
+static int each(const struct store_sample_view *v, void *ctx)
+{
+	struct seen *x = ctx;
+	size_t i, len = 0;
+
+	x->n++;
+	x->last[0] = '\0';
+	for (i = 0; i < v->nr_frames; i++)
+		len += (size_t)snprintf(x->last + len, sizeof(x->last) - len, "%s%s", i ? ";" : "",
+					v->frames[i]);
+	return x->n == 100 ? 42 : 0;
+}
+
+static void test_foreach(void **state)
+{
+	struct store *s = fixture();
+	struct store_filter f = STORE_FILTER_INIT;
+	struct seen x = { 0 };
+
+	f.root = STORE_ROOT_COMM_PID;
+	assert_int_equal(store__foreach_sample(s, &f, 0, each, &x), 0);
+	assert_int_equal(x.n, 6);
+	assert_string_equal(x.last, "other-200;main;burn_a");
+	x.n = 0;
+	assert_int_equal(store__foreach_sample(s, &f, 2, each, &x), 0);
+	assert_int_equal(x.n, 2);
+	store__free(s);
+
+	s = store__new(60, 16 << 20);
+	x.n = 0;
+	add(s, T0, stack(s, "a", 0, 0), 1, 1, "a", 150);
+	assert_int_equal(store__foreach_sample(s, &f, 0, each, &x), 42); /* callback stops */
+	assert_int_equal(x.n, 100);
+	store__free(s);
+}
+
+static void test_retention_time(void **state)
+{
+	struct store *s = store__new(60, 64 << 20);
+	struct store_stats st;
+	int sid = stack(s, "main;f", 0, 0);
+	uint64_t t, ev;
+
+	/* one sample per 100 ms for 10 minutes */
+	for (t = 0; t < 600 * SEC; t += SEC / 10)
+		add(s, T0 + t, sid, 1, 1, "x", 1);
+	store__stats(s, &st);
+	assert_int_equal(st.appended, 6000);
+	ev = store__expire(s, T0 + 600 * SEC);
+	store__stats(s, &st);
+	assert_int_equal(ev, st.evicted_time);
+	/* within 1/32 of the retention (+ the chunk being written) of 60 s * 10/s = 600 kept */
+	assert_true(st.samples >= 600 && st.samples <= 600 + 40);
+	assert_int_equal(st.samples + st.evicted_time, 6000);
+	assert_true(st.oldest_ns >= T0 + 540 * SEC - 2 * SEC);
+	assert_int_equal(st.newest_ns, T0 + 600 * SEC - SEC / 10);
+	store__free(s);
+}
+
+static void test_retention_memory(void **state)
+{
+	struct store *s = store__new(3600, 1 << 20);
+	struct store_stats st;
+	int sid = stack(s, "main;f", 0, 0);
+	struct store_sample x = { .stack_id = (uint32_t)sid, .pid = 1, .tid = 1, .count = 1,
+				  .comm = "x" };
+	uint64_t i;
+
+	for (i = 0; i < 1000000; i++) {
+		x.time_ns = T0 + i * 1000000;
+		assert_int_equal(store__append(s, &x, 1), 0);
+	}
+	store__stats(s, &st);
+	assert_true(st.bytes <= 1 << 20);
+	assert_true(st.evicted_memory > 0);
+	assert_int_equal(st.samples + st.evicted_memory, 1000000);
+	/* the goal of 8 bytes per sample record, chunk headers included */
+	assert_true(st.sample_bytes <= st.samples * 8 + st.samples / 100 + 8192 * 8);
+	/* the oldest went first */
+	assert_int_equal(st.newest_ns, T0 + 999999ULL * 1000000);
+	assert_true(st.oldest_ns > T0 + 800000ULL * 1000000);
+	store__free(s);
+}
+
+static void test_compaction(void **state)
+{
+	struct store *s = store__new(3600, 1 << 20);
+	struct store_filter f = STORE_FILTER_INIT;
+	struct store_stats st;
+	char name[32], *out;
+	int i, sid;
+
+	/* many distinct stacks: the tables outgrow half the limit and get compacted */
+	for (i = 0; i < 40000; i++) {
+		snprintf(name, sizeof(name), "main;fn_%d", i);
+		sid = stack(s, name, 0, 0);
+		assert_true(sid >= 0);
+		add(s, T0 + (uint64_t)i * 1000000, sid, 1, 1, "x", 1);
+	}
+	store__stats(s, &st);
+	assert_true(st.compactions > 0);
+	assert_true(st.bytes <= 1 << 20);
+	assert_int_equal(st.samples + st.evicted_memory, 40000);
+	/* what remains is still right: the newest sample is the last stack */
+	f.from_ns = T0 + 39999ULL * 1000000;
+	f.root = STORE_ROOT_NONE;
+	out = folded(s, &f);
+	assert_string_equal(out, "main;fn_39999 1\n");
+	free(out);
+	store__free(s);
+}
+
+static void test_bad_input(void **state)
+{
+	struct store *s = store__new(60, 1 << 20);
+	struct store_sample x = { .stack_id = 5, .count = 1 };
+	uint32_t bad = 99;
+
+	assert_null(store__new(0, 1 << 20));
+	assert_null(store__new(60, 1000));
+	assert_int_equal(store__append(s, &x, 1), -EINVAL);
+	assert_int_equal(store__intern_stack(s, &bad, 1, 0, 0), -EINVAL);
+	assert_int_equal(store__intern_stack(s, NULL, 0, 1, 0), -EINVAL);
+	assert_true(store__intern_stack(s, NULL, 0, 0, 0) >= 0); /* an empty stack is fine */
+	assert_int_equal(store__set_limits(s, 0, 1 << 20), -EINVAL);
+	assert_int_equal(store__set_limits(s, 10, 2 << 20), 0);
+	store__free(NULL);
+	store__free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_query_filters), cmocka_unit_test(test_heatmap),
+		cmocka_unit_test(test_foreach),	      cmocka_unit_test(test_retention_time),
+		cmocka_unit_test(test_retention_memory), cmocka_unit_test(test_compaction),
+		cmocka_unit_test(test_bad_input),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
