@@ -22,7 +22,9 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 # npm packages for the browser tests, installed once into the build folder
 if [ -n "${NPM_PREFIX:-}" ] && [ -f "$here/../tests/browser/package.json" ]; then
-	if [ ! -d "$NPM_PREFIX/node_modules/playwright-core" ]; then
+	# (re)install when package.json changed since the last install
+	if [ ! -d "$NPM_PREFIX/node_modules/playwright-core" ] ||
+		! cmp -s "$here/../tests/browser/package.json" "$NPM_PREFIX/package.json"; then
 		command -v npm >/dev/null || { export DEBIAN_FRONTEND=noninteractive; apt-get install -y -qq npm >/dev/null; }
 		mkdir -p "$NPM_PREFIX"
 		cp "$here/../tests/browser/package.json" "$NPM_PREFIX/"
