@@ -549,7 +549,7 @@ int samples__range_profile(const struct samples *s, uint64_t start_ns, uint64_t 
 {
 	const struct cols *c = &s->c;
 	size_t nst = profile__nr_stacks(s->dict), i, from, to, ntouched = 0;
-	struct strtab *dst_st = profile__strtab(dst);
+	struct strtab *dst_st;
 	uint32_t *touched = NULL, *frames = NULL;
 	uint64_t *sum = NULL, added = 0;
 	uint8_t *keep = NULL;
@@ -561,6 +561,7 @@ int samples__range_profile(const struct samples *s, uint64_t start_ns, uint64_t 
 		return -EINVAL;
 	if (end_ns <= start_ns || !c->n)
 		return 0;
+	dst_st = profile__strtab(dst);
 	keep = filter_mask(s, f, &all);
 	sum = calloc(nst ? nst : 1, sizeof(*sum));
 	touched = malloc((nst ? nst : 1) * sizeof(*touched));
