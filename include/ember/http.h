@@ -166,4 +166,16 @@ bool http_server__is_replay(const struct http_server *s);
 struct profile *http_server__query_profile(struct http_server *s, const struct query_common *q,
 					   struct strtab *st);
 
+/* --- for emberd's main() (logging) ---------------------------------------------------------- */
+
+struct ember_config;
+
+/*
+ * Creates and starts the server on @cfg->listen: over @store when @nfiles is 0, otherwise over
+ * a recording loaded from @files (`emberd --replay`; *ret_rec receives it, the caller frees it
+ * with recording__free() after http_server__free()). Logs what failed. 0 or -errno.
+ */
+int emberd_http_setup(const struct ember_config *cfg, struct store *store, char **files,
+		      int nfiles, struct http_server **ret_srv, struct recording **ret_rec);
+
 #endif

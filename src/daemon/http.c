@@ -275,6 +275,7 @@ int http_request__parse(struct http_request *req, struct query_common *q, int64_
 			pc.rc = query_common_finish(q, req->now_ns,
 						    default_range_ns ? default_range_ns :
 						    (int64_t)c->default_range_s * 1000000000LL,
+						    req->unlimited_range ? 0 :
 						    (int64_t)c->max_range_s * 1000000000LL, &pc.err);
 		}
 	}
@@ -648,13 +649,13 @@ int http_server__start(struct http_server *s)
 		flags |= MHD_USE_POLL;
 	errno = 0;
 	s->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s,
+				  MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
 				  MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
 				  MHD_OPTION_CONNECTION_LIMIT, s->cfg.max_connections,
 				  MHD_OPTION_CONNECTION_TIMEOUT, s->cfg.timeout_s,
 				  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 << 10),
 				  MHD_OPTION_THREAD_POOL_SIZE, s->cfg.threads > 1 ? s->cfg.threads : 0,
 				  MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
-				  MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
 				  MHD_OPTION_END);
 	if (!s->mhd)
 		return errno ? -errno : -EADDRINUSE;

@@ -575,6 +575,7 @@ int http_serve_heatmap(struct http_server *srv, const struct http_source *src,
 	heatmap_opts_init(&hp.o);
 	query_common_init(&q);
 	/* the heat map's default range is the whole retained history */
+	req->unlimited_range = true;
 	if (http_request__parse(req, &q, INT64_MAX / 4, hm_param, &hp, resp))
 		goto out;
 	if (hp.has_col && !hp.has_rows) /* minute rows by default for hour columns etc. */

@@ -69,6 +69,7 @@ struct http_request {
 	const char *suffix;
 	int64_t now_ns;
 	int64_t default_range_ns;	/* 0: the server's; a capture's length for captures */
+	bool unlimited_range;		/* heat maps: bounded by their cell count instead */
 	char *body;		/* POST body (urlencoded form), NUL-terminated; owned */
 	size_t body_len;
 	bool body_too_large;

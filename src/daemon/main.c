@@ -18,7 +18,10 @@
 #include <unistd.h>
 
 #include "ember/config.h"
+#include "ember/http.h"
 #include "ember/log.h"
+#include "ember/recording.h"
+#include "ember/replay.h"
 #include "ember/version.h"
 
 struct emberd {
@@ -26,7 +29,11 @@ struct emberd {
 	int epfd, tfd, sfd;
 	uint64_t start_ns;	/* CLOCK_MONOTONIC at start */
 	bool stop;
-	/* HTTP: the server handle goes here (issue 7). */
+	/* HTTP (issue 7): the server; with --replay it serves @replay instead of the store. */
+	struct http_server *http;
+	struct recording *replay;
+	char **replay_files;
+	int nr_replay_files;
 };
 
 static uint64_t mono_ns(void)
@@ -79,6 +86,8 @@ static void on_tick(struct emberd *d)
 
 	if (read(d->tfd, &expirations, sizeof(expirations)) < 0)
 		return;
+	if (d->http)
+		http_server__tick(d->http); /* finishes due ad hoc captures */
 	if (d->cfg.dump_after_s && mono_ns() - d->start_ns >= d->cfg.dump_after_s * 1000000000ULL) {
 		log_info("--dump-after %llu s reached", (unsigned long long)d->cfg.dump_after_s);
 		d->stop = true;
@@ -131,6 +140,10 @@ static int run(struct emberd *d)
 static void emberd_fini(struct emberd *d)
 {
 	/* HTTP: stop the server here, before the store goes (issue 7). */
+	http_server__free(d->http);
+	d->http = NULL;
+	recording__free(d->replay);
+	free(d->replay_files);
 	if (d->epfd >= 0)
 		close(d->epfd);
 	if (d->tfd >= 0)
@@ -147,6 +160,12 @@ int main(int argc, char **argv)
 
 	log_set_prog("emberd");
 	ember_config_init(&d.cfg);
+	/* --replay FILE...: serve recorded profiles (issue 7); taken out before getopt sees it */
+	d.nr_replay_files = replay_args_extract(&argc, argv, &d.replay_files);
+	if (d.nr_replay_files < 0) {
+		log_error("--replay needs at least one file (perf script text or ember-samples)");
+		return 2;
+	}
 	r = ember_config_from_args(&d.cfg, argc, argv, stdout, err, sizeof(err));
 	if (r > 0)
 		return 0;
@@ -161,6 +180,9 @@ int main(int argc, char **argv)
 	if (r)
 		goto out;
 	/* HTTP: start the server on d.cfg.listen here (issue 7); it reads only the store. */
+	r = emberd_http_setup(&d.cfg, NULL, d.replay_files, d.nr_replay_files, &d.http, &d.replay);
+	if (r)
+		goto out;
 	log_info("emberd %s started: %llu Hz, tick %llu ms", EMBER_VERSION,
 		 (unsigned long long)d.cfg.frequency_hz, (unsigned long long)d.cfg.tick_ms);
 	r = run(&d);
