@@ -87,82 +87,135 @@ static bool key_takes_arg(const char *k)
 	return true;
 }
 
-/* Reads every file keeping the input order of lines, for --flamechart. */
-static int read_events(int nfiles, char **files, struct profile *p, bool strict,
-		       struct flamegraph_event **ret_ev, size_t *ret_n)
+/*
+ * The reader of this command: folded_parse_line() for each line, then the stack is split and
+ * interned reusing the frame ids of the previous line wherever the bytes agree (folded files are
+ * usually sorted, so consecutive lines share long prefixes and most frames skip the hash table).
+ * Semantics are folded_add_stack()'s: trailing empty frames dropped, counts summed per stack.
+ */
+struct fg_reader {
+	struct profile *p;
+	struct strtab *st;
+	struct sbuf prev;	/* previous stack text */
+	uint32_t *ids;		/* its frame ids */
+	size_t *ends;		/* and the end offset of each frame */
+	size_t n, cap;
+	bool keep_events;
+	struct flamegraph_event *ev;
+	size_t nev, evcap;
+};
+
+static int reader_add(struct fg_reader *r, const char *stack, size_t len, const struct folded_line *fl)
 {
-	struct flamegraph_event *ev = NULL;
-	size_t n = 0, cap = 0;
-	int i, err = 0;
+	size_t common = 0, k = 0, start = 0, i, plen = r->prev.len;
+	const char *prev = r->prev.buf;
+	int idx;
 
-	for (i = 0; i < (nfiles ? nfiles : 1) && !err; i++) {
-		struct cli_input in;
-		struct cli_skips sk = { 0 };
-		const char *line;
-		size_t len;
-		int r;
+	while (len > 0 && stack[len - 1] == ';')
+		len--;
+	while (common < len && common < plen && stack[common] == prev[common])
+		common++;
+	/* reuse: frame k of the previous line ends at ends[k] <= common, and so does ours */
+	while (k < r->n && r->ends[k] <= common && (r->ends[k] == len || stack[r->ends[k]] == ';'))
+		k++;
+	if (k)
+		start = r->ends[k - 1] + 1;
+	for (i = start; len && i <= len; i++) {
+		int id;
 
-		err = cli_input_open(&in, nfiles ? files[i] : "-");
-		if (err)
-			break;
-		while ((r = lineread__next(in.lr, &line, &len)) != 0) {
-			struct folded_line fl;
-			struct parse_error perr = { 0 };
-			int idx;
+		if (i < len && stack[i] != ';')
+			continue;
+		if (k == r->cap) {
+			size_t ncap = r->cap ? r->cap * 2 : 256;
+			uint32_t *ni = realloc(r->ids, ncap * sizeof(*ni));
+			size_t *ne;
 
-			if (r == -E2BIG) {
-				perr = (struct parse_error){ .line = lineread__lineno(in.lr),
-							     .reason = "line too long" };
-				r = -EINVAL;
-			} else if (r < 0) {
-				err = log_errno(r, "reading '%s' failed", in.name);
-				break;
-			} else {
-				r = folded_parse_line(line, len, FOLDED_COLUMNS_AUTO, &fl, &perr);
-				perr.line = lineread__lineno(in.lr);
-			}
-			if (r == 0)
-				continue;
-			if (r < 0) {
-				if (strict) {
-					log_error("%s:%lu:%u: %s", in.name, perr.line, perr.col,
-						  perr.reason);
-					err = -EINVAL;
-					break;
-				}
-				cli_report_skip(in.name, &perr, &sk);
-				continue;
-			}
-			idx = folded_add_stack(p, fl.stack, fl.stack_len, fl.count, fl.count2,
-					       fl.ncounts == 2, 0);
-			if (idx < 0) {
-				err = log_errno(idx, "reading '%s' failed", in.name);
-				break;
-			}
-			if (n == cap) {
-				size_t ncap = cap ? cap * 2 : 1024;
-				struct flamegraph_event *ne = realloc(ev, ncap * sizeof(*ne));
-
-				if (!ne) {
-					err = log_errno(-ENOMEM, "reading '%s' failed", in.name);
-					break;
-				}
-				ev = ne;
-				cap = ncap;
-			}
-			ev[n++] = (struct flamegraph_event){ .stack = (size_t)idx, .count = fl.count,
-							     .count2 = fl.count2 };
+			if (!ni)
+				return -ENOMEM;
+			r->ids = ni;
+			ne = realloc(r->ends, ncap * sizeof(*ne));
+			if (!ne)
+				return -ENOMEM;
+			r->ends = ne;
+			r->cap = ncap;
 		}
-		cli_report_skip_total(in.name, &sk);
-		cli_input_close(&in);
+		id = strtab__intern(r->st, stack + start, i - start);
+		if (id < 0)
+			return id;
+		r->ids[k] = (uint32_t)id;
+		r->ends[k++] = i;
+		start = i + 1;
 	}
-	if (err) {
-		free(ev);
-		return err;
+	r->n = k;
+	sbuf_reset(&r->prev);
+	sbuf_add(&r->prev, stack, len);
+	if (sbuf_error(&r->prev))
+		return -ENOMEM;
+	idx = fl->ncounts == 2 ? profile__add2(r->p, r->ids, k, fl->count, fl->count2)
+			       : profile__add(r->p, r->ids, k, fl->count);
+	if (idx < 0)
+		return idx;
+	if (!r->keep_events)
+		return 0;
+	if (r->nev == r->evcap) {
+		size_t ncap = r->evcap ? r->evcap * 2 : 1024;
+		struct flamegraph_event *ne = realloc(r->ev, ncap * sizeof(*ne));
+
+		if (!ne)
+			return -ENOMEM;
+		r->ev = ne;
+		r->evcap = ncap;
 	}
-	*ret_ev = ev;
-	*ret_n = n;
+	r->ev[r->nev++] = (struct flamegraph_event){ .stack = (size_t)idx, .count = fl->count,
+						     .count2 = fl->count2 };
 	return 0;
+}
+
+static int read_file(struct fg_reader *r, const char *path, bool strict)
+{
+	struct cli_input in;
+	struct cli_skips sk = { 0 };
+	const char *line;
+	size_t len;
+	int ret, err;
+
+	err = cli_input_open(&in, path);
+	if (err)
+		return err;
+	while ((ret = lineread__next(in.lr, &line, &len)) != 0) {
+		struct folded_line fl;
+		struct parse_error perr = { 0 };
+
+		if (ret == -E2BIG) {
+			perr.reason = "line too long";
+			ret = -EINVAL;
+		} else if (ret < 0) {
+			err = log_errno(ret, "reading '%s' failed", in.name);
+			break;
+		} else {
+			ret = folded_parse_line(line, len, FOLDED_COLUMNS_AUTO, &fl, &perr);
+		}
+		perr.line = lineread__lineno(in.lr);
+		if (ret == 0)
+			continue;
+		if (ret < 0) {
+			if (strict) {
+				log_error("%s:%lu:%u: %s", in.name, perr.line, perr.col, perr.reason);
+				err = -EINVAL;
+				break;
+			}
+			cli_report_skip(in.name, &perr, &sk);
+			continue;
+		}
+		err = reader_add(r, fl.stack, fl.stack_len, &fl);
+		if (err) {
+			log_errno(err, "reading '%s' failed", in.name);
+			break;
+		}
+	}
+	cli_report_skip_total(in.name, &sk);
+	cli_input_close(&in);
+	return err;
 }
 
 int cmd_flamegraph(int argc, char **argv)
@@ -172,6 +225,7 @@ int cmd_flamegraph(int argc, char **argv)
 	struct flamegraph_opts o;
 	struct folded_read_opts ropts = { .columns = FOLDED_COLUMNS_AUTO };
 	struct flamegraph_event *ev = NULL;
+	struct fg_reader r = { 0 };
 	struct flamegraph_stats stats = { 0 };
 	struct sbuf out = SBUF_INIT;
 	struct strtab *st = NULL;
@@ -244,19 +298,16 @@ int cmd_flamegraph(int argc, char **argv)
 		err = log_errno(-ENOMEM, "out of memory");
 		goto out;
 	}
-	if (o.flamechart) {
-		err = read_events(argc - optind, argv + optind, p, ropts.strict, &ev, &nev);
+	r = (struct fg_reader){ .p = p, .st = st, .keep_events = o.flamechart };
+	sbuf_init(&r.prev);
+	for (i = optind; i < argc || i == optind; i++) {
+		err = read_file(&r, i < argc ? argv[i] : "-", ropts.strict);
 		if (err)
 			goto out;
-	} else {
-		for (i = optind; i < argc || (i == optind && optind == argc); i++) {
-			err = cli_read_folded(i < argc ? argv[i] : "-", p, &ropts, NULL);
-			if (err)
-				goto out;
-			if (i >= argc)
-				break;
-		}
 	}
+	ev = r.ev;
+	nev = r.nev;
+	r.ev = NULL;
 	if (tsv)
 		err = o.flamechart ? flamegraph_frames_tsv_events(p, ev, nev, &o, &out)
 				   : flamegraph_frames_tsv(p, &o, &out);
@@ -294,6 +345,10 @@ out:
 	if (err)
 		ret = cli_exit_code(err);
 	free(ev);
+	free(r.ev);
+	free(r.ids);
+	free(r.ends);
+	sbuf_fini(&r.prev);
 	sbuf_fini(&out);
 	profile__free(p);
 	strtab__free(st);

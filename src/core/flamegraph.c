@@ -598,8 +598,7 @@ int flamegraph_cp_save(const struct flamegraph_opts *o)
 struct fg_ent {
 	const uint32_t *f;
 	uint32_t n;
-	uint32_t idx;	/* stack index in the profile */
-	double c1, c2;	/* counts of this line */
+	uint32_t idx;	/* stack index in the profile, or event index (flame charts) */
 };
 
 struct fg_node {
@@ -616,6 +615,7 @@ struct fg_ctx {
 	const struct profile *p;
 	const struct strtab *st;
 	const struct flamegraph_opts *o;
+	const struct flamegraph_event *ev; /* NULL: counts come from the profile */
 	bool diff, reverse;
 
 	/* sort keys */
@@ -637,6 +637,18 @@ struct fg_ctx {
 	struct flamegraph_stats stats;
 	int err;
 };
+
+static inline void ent_counts(const struct fg_ctx *c, const struct fg_ent *e, double *c1,
+			      double *c2)
+{
+	if (c->ev) {
+		*c1 = c->ev[e->idx].count;
+		*c2 = c->ev[e->idx].count2;
+	} else {
+		*c1 = profile__count(c->p, e->idx);
+		*c2 = profile__count2(c->p, e->idx);
+	}
+}
 
 static inline uint32_t ent_frame(const struct fg_ctx *c, const struct fg_ent *e, size_t d)
 {
@@ -782,11 +794,14 @@ static inline uint32_t ent_key(const struct fg_ctx *c, const struct fg_ent *e, s
 
 static void add_count_text(struct sbuf *sb, const struct fg_ctx *c, const struct fg_ent *e)
 {
+	double c1, c2;
+
+	ent_counts(c, e, &c1, &c2);
 	sbuf_addc(sb, ' ');
-	sbuf_add_count(sb, e->c1);
+	sbuf_add_count(sb, c1);
 	if (c->diff) {
 		sbuf_addc(sb, ' ');
-		sbuf_add_count(sb, e->c2);
+		sbuf_add_count(sb, c2);
 	}
 }
 
@@ -844,6 +859,20 @@ static int full_cmp(struct fg_ctx *c, const struct fg_ent *a, const struct fg_en
 	}
 }
 
+/*
+ * Folded files are usually written sorted (stackcollapse, ember merge): one sequential pass
+ * over neighbours proves it and saves the sort.
+ */
+static bool presorted(struct fg_ctx *c, const struct fg_ent *a, size_t n)
+{
+	size_t i;
+
+	for (i = 1; i < n; i++)
+		if (full_cmp(c, &a[i - 1], &a[i], 0) > 0)
+			return false;
+	return c->err == 0;
+}
+
 struct sort_task {
 	size_t lo, n, d;
 };
@@ -869,6 +898,8 @@ static int sort_ents(struct fg_ctx *c, struct fg_ent *a, size_t nents)
 		while (t.n > 1) {
 			struct fg_ent *v = a + t.lo, piv;
 			size_t lt, i, gt, m;
+			uint32_t pk;
+			bool pamb;
 
 			if (t.n < 16) {
 				size_t x, y;
@@ -888,11 +919,21 @@ static int sort_ents(struct fg_ctx *c, struct fg_ent *a, size_t nents)
 				swap_ent(&v[0], &v[m]);
 			swap_ent(&v[0], &v[m]);
 			piv = v[0];
+			pk = ent_key(c, &piv, t.d);
+			pamb = c->amb[pk];
 			lt = 0;
 			i = 1;
 			gt = t.n - 1;
 			while (i <= gt) {
-				int r = tok_cmp(c, &v[i], &piv, t.d);
+				uint32_t k = ent_key(c, &v[i], t.d);
+				int r;
+
+				if (k == pk)
+					r = 0;
+				else if (pamb || c->amb[k])
+					r = slow_cmp(c, &v[i], &piv, t.d);
+				else
+					r = k < pk ? -1 : 1;
 
 				if (r < 0)
 					swap_ent(&v[lt++], &v[i++]);
@@ -1028,7 +1069,10 @@ static int flow(struct fg_ctx *c, const struct fg_ent *ents, size_t nents, size_
 	}
 	for (i = 0; i < nents; i++) {
 		const struct fg_ent *e = &ents[i];
-		double w = c->diff ? e->c2 : e->c1;
+		double c1, c2, w;
+
+		ent_counts(c, e, &c1, &c2);
+		w = c->diff ? c2 : c1;
 
 		n = e->n + 1;
 		ids[0] = FG_ROOT;
@@ -1049,10 +1093,10 @@ static int flow(struct fg_ctx *c, const struct fg_ent *ents, size_t nents, size_
 		for (k = same; k < n; k++)
 			open[k] = (struct fg_open){ .id = ids[k], .stime = time, .t1 = time1 };
 		if (c->diff && same < n)
-			open[n - 1].delta += e->c2 - e->c1; /* only a newly opened leaf, as perl */
+			open[n - 1].delta += c2 - c1; /* only a newly opened leaf, as perl */
 		nopen = n;
 		time += w;
-		time1 += e->c1;
+		time1 += c1;
 	}
 	while (nopen > 0) {
 		err = close_frame(c, open, --nopen, time, time1);
@@ -1091,10 +1135,11 @@ static int layout(struct fg_ctx *c, const struct profile *p, const struct flameg
 		  size_t nev, bool events, const struct flamegraph_opts *o)
 {
 	size_t nents = events ? nev : profile__nr_stacks(p), i, maxdepth = 0, depth;
+	double c1, c2;
 	struct fg_ent *ents;
 	int err = 0;
 
-	*c = (struct fg_ctx){ .p = p, .st = profile__strtab(p), .o = o,
+	*c = (struct fg_ctx){ .p = p, .st = profile__strtab(p), .o = o, .ev = events ? ev : NULL,
 			      .diff = profile__has_count2(p), .reverse = o->reverse,
 			      .maxdelta = 1, .nbase = strtab__count(profile__strtab(p)) };
 	sbuf_init(&c->tmp_a);
@@ -1111,28 +1156,28 @@ static int layout(struct fg_ctx *c, const struct profile *p, const struct flameg
 		}
 		ents[i].f = profile__stack(p, idx, &depth);
 		ents[i].n = (uint32_t)depth;
-		ents[i].idx = (uint32_t)idx;
-		ents[i].c1 = events ? ev[i].count : profile__count(p, idx);
-		ents[i].c2 = events ? ev[i].count2 : profile__count2(p, idx);
+		ents[i].idx = (uint32_t)(events ? i : idx);
 		if (depth > maxdepth)
 			maxdepth = depth;
-		c->time += c->diff ? ents[i].c2 : ents[i].c1;
-		if (c->diff && fabs(ents[i].c2 - ents[i].c1) > c->maxdelta)
-			c->maxdelta = fabs(ents[i].c2 - ents[i].c1);
+		ent_counts(c, &ents[i], &c1, &c2);
+		if (c->diff && fabs(c2 - c1) > c->maxdelta)
+			c->maxdelta = fabs(c2 - c1);
 	}
 	if (o->flamechart) {
 		/* input order as is: flamegraph.pl reverses twice */
 	} else {
 		err = build_keys(c, ents, nents);
-		if (!err)
+		if (!err && !presorted(c, ents, nents))
 			err = sort_ents(c, ents, nents);
 		if (err)
 			goto out;
 	}
 	/* the same total, now in the walk's order, as flamegraph.pl sums it */
 	c->time = 0;
-	for (i = 0; i < nents; i++)
-		c->time += c->diff ? ents[i].c2 : ents[i].c1;
+	for (i = 0; i < nents; i++) {
+		ent_counts(c, &ents[i], &c1, &c2);
+		c->time += c->diff ? c2 : c1;
+	}
 	c->timemax = c->time;
 	if (o->total > 0 && o->total >= c->time)
 		c->timemax = o->total;
