@@ -1015,12 +1015,44 @@ static int close_frame(struct fg_ctx *c, struct fg_open *open, size_t d, double 
 					       .delta = f->delta });
 }
 
-/* The chain palette's renaming: frames after the first ";--;" get "_[w]" (flamegraph.pl). */
-static int chain_rewrite(struct fg_ctx *c, uint32_t *ids, size_t n)
+/* The id of @s for the walk: the profile's own if it has the name, else a chain-only one. */
+static int chain_id(struct fg_ctx *c, const char *s, size_t len, uint32_t *ret)
 {
-	size_t j, nlen;
+	int id = strtab__find(c->st, s, len);
+
+	if (id < 0) {
+		id = strtab__intern(c->wst, s, len);
+		if (id < 0)
+			return id;
+		id += (int)c->nbase;
+	}
+	*ret = (uint32_t)id;
+	return 0;
+}
+
+/*
+ * The chain palette's renaming, as flamegraph.pl does it on the line: the stack is split at
+ * ";--;", the first part is kept and followed by "--" (always: a stack without a separator gains
+ * a trailing "--" frame), and every frame of the later parts gets "_[w]". @ids has room for two
+ * more frames; *@n is updated.
+ */
+static int chain_rewrite(struct fg_ctx *c, uint32_t *ids, size_t *np)
+{
+	size_t j, nlen, n = *np;
 	bool seen = false, part_start = false;
 	const char *s;
+	uint32_t dash;
+	int err;
+
+	err = chain_id(c, "--", 2, &dash);
+	if (err)
+		return err;
+	if (n == 1) { /* the empty stack: "" then "--" */
+		err = chain_id(c, "", 0, &ids[1]);
+		ids[2] = dash;
+		*np = 3;
+		return err;
+	}
 
 	for (j = 1; j < n; j++) {
 		s = frame_name(c, ids[j], &nlen);
@@ -1036,29 +1068,34 @@ static int chain_rewrite(struct fg_ctx *c, uint32_t *ids, size_t n)
 			continue;
 		}
 		part_start = false;
+		if (ids[j] >= c->nbase)
+			return -EINVAL; /* cannot happen: only profile ids get here */
 		if (c->wid[ids[j]] < 0) {
 			struct sbuf nb = SBUF_INIT;
-			int id;
+			uint32_t id;
 
 			sbuf_add(&nb, s, nlen);
 			sbuf_adds(&nb, "_[w]");
 			if (sbuf_error(&nb))
 				return -ENOMEM;
-			id = strtab__intern(c->wst, nb.buf, nb.len);
+			err = chain_id(c, nb.buf, nb.len, &id);
 			sbuf_fini(&nb);
-			if (id < 0)
-				return id;
-			c->wid[ids[j]] = id;
+			if (err)
+				return err;
+			c->wid[ids[j]] = (int32_t)id;
 		}
-		ids[j] = (uint32_t)(c->nbase + (size_t)c->wid[ids[j]]);
+		ids[j] = (uint32_t)c->wid[ids[j]];
 	}
+	if (!seen)
+		ids[n++] = dash;
+	*np = n;
 	return 0;
 }
 
 static int flow(struct fg_ctx *c, const struct fg_ent *ents, size_t nents, size_t maxdepth)
 {
-	struct fg_open *open = calloc(maxdepth + 2, sizeof(*open));
-	uint32_t *ids = malloc((maxdepth + 2) * sizeof(*ids));
+	struct fg_open *open = calloc(maxdepth + 4, sizeof(*open));
+	uint32_t *ids = malloc((maxdepth + 4) * sizeof(*ids));
 	size_t nopen = 0, i, k, n, same;
 	double time = 0, time1 = 0;
 	int err = 0;
@@ -1079,7 +1116,7 @@ static int flow(struct fg_ctx *c, const struct fg_ent *ents, size_t nents, size_
 		for (k = 0; k < e->n; k++)
 			ids[k + 1] = ent_frame(c, e, k);
 		if (c->wst) {
-			err = chain_rewrite(c, ids, n);
+			err = chain_rewrite(c, ids, &n);
 			if (err)
 				goto out;
 		}
