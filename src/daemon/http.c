@@ -14,6 +14,7 @@
 #include <microhttpd.h>
 #include <zlib.h>
 
+#include "ember/http_export.h"
 #include "ember/log.h"
 #include "ember/recording.h"
 #include "ember/store.h"
@@ -418,6 +419,8 @@ static enum MHD_Result send_response(struct http_request *req, struct http_respo
 	else
 		srv->responses_5xx++;
 	srv->bytes_out += len;
+	http_export__observe(req->route ? req->route : "other", resp->status,
+			     (double)(http_now_ns() - req->start_ns) / 1e9);
 	return ret;
 }
 
@@ -478,6 +481,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 			return MHD_NO;
 		req->srv = srv;
 		req->conn = conn;
+		req->start_ns = http_now_ns();
 		*con_cls = req;
 		srv->requests++;
 		return MHD_YES;
@@ -506,6 +510,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	req->head = !strcmp(method, "HEAD");
 	req->now_ns = http_source_now(&srv->src);
 	rt = find_route(srv, method, url, allow, sizeof(allow));
+	req->route = rt ? rt->path : NULL;
 	if (!rt) {
 		if (allow[0]) {
 			http_response__error(&resp, 405, NULL, "method not allowed");

@@ -74,6 +74,8 @@ struct http_request {
 	size_t body_len;
 	bool body_too_large;
 	bool head;		/* a HEAD request served by a GET route */
+	const char *route;	/* the matched route's path (static), NULL: none; for metrics */
+	int64_t start_ns;	/* when the request arrived; for the latency histogram */
 };
 
 /* Realtime clock in ns. */

@@ -6,6 +6,7 @@
 
 #include "ember/config.h"
 #include "ember/http.h"
+#include "ember/http_export.h"
 #include "ember/log.h"
 #include "ember/recording.h"
 #include "ember/replay.h"
@@ -53,6 +54,11 @@ int emberd_http_setup(const struct ember_config *cfg, struct store *store, char 
 		r = log_errno(-errno, "cannot create the HTTP server");
 		goto fail;
 	}
+	r = http_export__register(srv, cfg->frequency_hz); /* /debug/pprof/profile, /metrics */
+	if (r) {
+		log_errno(r, "cannot add the export endpoints");
+		goto fail;
+	}
 	r = http_server__start(srv);
 	if (r) {
 		log_errno(r, "cannot listen on '%s'", hc.listen);
@@ -65,6 +71,7 @@ int emberd_http_setup(const struct ember_config *cfg, struct store *store, char 
 	return 0;
 fail:
 	http_server__free(srv);
+	http_export__unregister();
 	recording__free(rec);
 	return r;
 }

@@ -19,6 +19,7 @@
 
 #include "ember/config.h"
 #include "ember/http.h"
+#include "ember/http_export.h"
 #include "ember/log.h"
 #include "ember/recording.h"
 #include "ember/replay.h"
@@ -142,6 +143,7 @@ static void emberd_fini(struct emberd *d)
 	/* HTTP: stop the server here, before the store goes (issue 7). */
 	http_server__free(d->http);
 	d->http = NULL;
+	http_export__unregister();
 	recording__free(d->replay);
 	free(d->replay_files);
 	if (d->epfd >= 0)

@@ -1,0 +1,472 @@
+// SPDX-License-Identifier: MIT
+/* http_export: /debug/pprof/profile (pprof) and /metrics (Prometheus) for emberd. */
+#include "ember/http_export.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ember/http.h"
+#include "ember/log.h"
+#include "ember/metrics.h"
+#include "ember/pprof.h"
+#include "ember/profile.h"
+#include "ember/store.h"
+#include "ember/strtab.h"
+#include "ember/symbolizer.h"
+#include "ember/version.h"
+
+#include "http_internal.h"
+
+struct http_export {
+	struct metrics *m;
+	uint64_t freq_hz;
+	atomic_int waiters;
+};
+
+/* The handlers have no context argument: one exporter per process. */
+static struct http_export export_state;
+static atomic_bool export_registered;
+
+/* Latency buckets: from a cached /metrics (sub-ms) to a blocking 60 s capture. */
+static const double latency_buckets[] = { 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
+					  0.25,	 0.5,	 1,	2.5,  5,    10,	  30,	60 };
+
+static const struct family_def {
+	const char *name;
+	enum metric_type type;
+	const char *help;
+} families[] = {
+	{ "ember_build_info", METRIC_GAUGE, "emberd's version (the value is always 1)." },
+	{ "ember_samples_total", METRIC_COUNTER, "Samples taken, per CPU." },
+	{ "ember_lost_samples_total", METRIC_COUNTER, "Samples lost, by reason." },
+	{ "ember_symbolized_frames_total", METRIC_COUNTER, "Frames symbolized, by kind." },
+	{ "ember_unresolved_frames_total", METRIC_COUNTER,
+	  "Frames without a symbol, by kind (kernel, user)." },
+	{ "ember_unresolved_frames_ratio", METRIC_GAUGE,
+	  "Share of frames without a symbol since start, by kind." },
+	{ "ember_symbol_cache_entries", METRIC_GAUGE,
+	  "Entries in the symbolizer caches (pid, elf, elf_symbols, perfmap_symbols, kallsyms)." },
+	{ "ember_symbol_cache_lookups_total", METRIC_COUNTER,
+	  "Symbolizer cache lookups, by cache and result (hit, miss)." },
+	{ "ember_symbol_cache_hit_ratio", METRIC_GAUGE, "Symbolizer cache hit rate since start." },
+	{ "ember_symbol_cache_evictions_total", METRIC_COUNTER,
+	  "Symbolizer cache entries dropped by their bound." },
+	{ "ember_symbol_cache_bytes", METRIC_GAUGE, "Memory held by the symbolizer caches." },
+	{ "ember_store_bytes", METRIC_GAUGE, "Memory held by the sample store." },
+	{ "ember_store_max_bytes", METRIC_GAUGE, "The store's memory limit." },
+	{ "ember_store_retention_seconds", METRIC_GAUGE, "The store's retention by time." },
+	{ "ember_store_span_seconds", METRIC_GAUGE,
+	  "Time between the oldest and the newest sample held." },
+	{ "ember_store_oldest_sample_timestamp_seconds", METRIC_GAUGE,
+	  "Unix time of the oldest sample held." },
+	{ "ember_store_samples", METRIC_GAUGE, "Samples held by the store." },
+	{ "ember_store_interned", METRIC_GAUGE, "Interned frames, stacks and contexts." },
+	{ "ember_store_appended_samples_total", METRIC_COUNTER, "Samples appended to the store." },
+	{ "ember_store_evicted_samples_total", METRIC_COUNTER,
+	  "Samples evicted from the store, by reason (time, memory)." },
+	{ "ember_store_dropped_samples_total", METRIC_COUNTER,
+	  "Samples that could not be stored (out of memory)." },
+	{ "ember_http_requests_total", METRIC_COUNTER, "HTTP requests, by endpoint and status." },
+	{ "ember_http_response_bytes_total", METRIC_COUNTER, "HTTP response body bytes sent." },
+	{ "ember_bpf_run_time_seconds_total", METRIC_COUNTER,
+	  "CPU time spent in ember's BPF programs (kernel.bpf_stats_enabled=1)." },
+	{ "ember_bpf_runs_total", METRIC_COUNTER, "Runs of ember's BPF programs." },
+};
+
+struct metrics *ember_metrics__new(void)
+{
+	struct metrics *m = metrics__new();
+	const char *const version[] = { "version", EMBER_VERSION, NULL };
+	size_t i;
+	int f;
+
+	if (!m)
+		return NULL;
+	for (i = 0; i < sizeof(families) / sizeof(families[0]); i++)
+		if (metrics__family(m, families[i].name, families[i].type, families[i].help, NULL,
+				    0) < 0)
+			goto fail;
+	f = metrics__family(m, "ember_http_request_duration_seconds", METRIC_HISTOGRAM,
+			    "HTTP request latency, by endpoint.", latency_buckets,
+			    sizeof(latency_buckets) / sizeof(latency_buckets[0]));
+	if (f < 0)
+		goto fail;
+	f = metrics__family(m, "ember_build_info", METRIC_GAUGE, "", NULL, 0);
+	if (f < 0 || metrics__set(m, f, version, 1) < 0)
+		goto fail;
+	return m;
+fail:
+	metrics__free(m);
+	errno = ENOMEM;
+	return NULL;
+}
+
+/* The id of a declared family (declaring is idempotent); -errno if it was never declared. */
+static int fam(struct metrics *m, const char *name, enum metric_type type)
+{
+	return metrics__family(m, name, type, "", NULL, 0);
+}
+
+static void set1(struct metrics *m, const char *name, enum metric_type type, const char *k,
+		 const char *v, double value)
+{
+	const char *const labels[] = { k, v, NULL };
+	int f = fam(m, name, type);
+
+	if (f >= 0)
+		(void)metrics__set(m, f, k ? labels : NULL, value);
+}
+
+static void set2(struct metrics *m, const char *name, const char *k1, const char *v1,
+		 const char *k2, const char *v2, double value)
+{
+	const char *const labels[] = { k1, v1, k2, v2, NULL };
+	int f = fam(m, name, METRIC_COUNTER);
+
+	if (f >= 0)
+		(void)metrics__set(m, f, labels, value);
+}
+
+void ember_metrics_store(struct metrics *m, const struct store_stats *st)
+{
+	set1(m, "ember_store_bytes", METRIC_GAUGE, NULL, NULL, (double)st->bytes);
+	set1(m, "ember_store_max_bytes", METRIC_GAUGE, NULL, NULL, (double)st->max_bytes);
+	set1(m, "ember_store_retention_seconds", METRIC_GAUGE, NULL, NULL,
+	     (double)st->retention_s);
+	set1(m, "ember_store_samples", METRIC_GAUGE, NULL, NULL, (double)st->samples);
+	set1(m, "ember_store_span_seconds", METRIC_GAUGE, NULL, NULL,
+	     st->samples ? (double)(st->newest_ns - st->oldest_ns) / 1e9 : 0);
+	if (st->oldest_ns)
+		set1(m, "ember_store_oldest_sample_timestamp_seconds", METRIC_GAUGE, NULL, NULL,
+		     (double)st->oldest_ns / 1e9);
+	set1(m, "ember_store_interned", METRIC_GAUGE, "kind", "frames", (double)st->frames);
+	set1(m, "ember_store_interned", METRIC_GAUGE, "kind", "stacks", (double)st->stacks);
+	set1(m, "ember_store_interned", METRIC_GAUGE, "kind", "contexts", (double)st->contexts);
+	set1(m, "ember_store_appended_samples_total", METRIC_COUNTER, NULL, NULL,
+	     (double)st->appended);
+	set1(m, "ember_store_evicted_samples_total", METRIC_COUNTER, "reason", "time",
+	     (double)st->evicted_time);
+	set1(m, "ember_store_evicted_samples_total", METRIC_COUNTER, "reason", "memory",
+	     (double)st->evicted_memory);
+	set1(m, "ember_store_dropped_samples_total", METRIC_COUNTER, NULL, NULL,
+	     (double)st->dropped);
+}
+
+static void cache(struct metrics *m, const char *name, uint64_t entries, uint64_t hits,
+		  uint64_t misses, uint64_t evictions)
+{
+	set1(m, "ember_symbol_cache_entries", METRIC_GAUGE, "cache", name, (double)entries);
+	set2(m, "ember_symbol_cache_lookups_total", "cache", name, "result", "hit", (double)hits);
+	set2(m, "ember_symbol_cache_lookups_total", "cache", name, "result", "miss",
+	     (double)misses);
+	set1(m, "ember_symbol_cache_hit_ratio", METRIC_GAUGE, "cache", name,
+	     hits + misses ? (double)hits / (double)(hits + misses) : 0);
+	set1(m, "ember_symbol_cache_evictions_total", METRIC_COUNTER, "cache", name,
+	     (double)evictions);
+}
+
+void ember_metrics_symbolizer(struct metrics *m, const struct symbolizer_stats *st)
+{
+	set1(m, "ember_symbolized_frames_total", METRIC_COUNTER, "kind", "kernel",
+	     (double)st->kernel_frames);
+	set1(m, "ember_symbolized_frames_total", METRIC_COUNTER, "kind", "user",
+	     (double)st->user_frames);
+	set1(m, "ember_unresolved_frames_total", METRIC_COUNTER, "kind", "kernel",
+	     (double)st->kernel_unresolved);
+	set1(m, "ember_unresolved_frames_total", METRIC_COUNTER, "kind", "user",
+	     (double)st->user_unresolved);
+	set1(m, "ember_unresolved_frames_ratio", METRIC_GAUGE, "kind", "kernel",
+	     st->kernel_frames ? (double)st->kernel_unresolved / (double)st->kernel_frames : 0);
+	set1(m, "ember_unresolved_frames_ratio", METRIC_GAUGE, "kind", "user",
+	     st->user_frames ? (double)st->user_unresolved / (double)st->user_frames : 0);
+	cache(m, "pid", st->pids_cached, st->pid_hits, st->pid_misses, st->pid_evictions);
+	cache(m, "elf", st->elfs_cached, st->elf_hits + st->elf_buildid_hits, st->elf_misses,
+	      st->elf_evictions);
+	set1(m, "ember_symbol_cache_entries", METRIC_GAUGE, "cache", "elf_symbols",
+	     (double)st->elf_symbols);
+	set1(m, "ember_symbol_cache_entries", METRIC_GAUGE, "cache", "perfmap_symbols",
+	     (double)st->perfmap_symbols);
+	set1(m, "ember_symbol_cache_entries", METRIC_GAUGE, "cache", "kallsyms",
+	     (double)st->kallsyms_symbols);
+	set1(m, "ember_symbol_cache_bytes", METRIC_GAUGE, NULL, NULL, (double)st->mem_bytes);
+}
+
+void ember_metrics_cpu_samples(struct metrics *m, unsigned int cpu, uint64_t samples)
+{
+	char c[16];
+
+	snprintf(c, sizeof(c), "%u", cpu);
+	set1(m, "ember_samples_total", METRIC_COUNTER, "cpu", c, (double)samples);
+}
+
+void ember_metrics_lost(struct metrics *m, const char *reason, uint64_t samples)
+{
+	set1(m, "ember_lost_samples_total", METRIC_COUNTER, "reason", reason, (double)samples);
+}
+
+void ember_metrics_bpf(struct metrics *m, const char *prog, uint64_t run_time_ns,
+		       uint64_t run_cnt)
+{
+	set1(m, "ember_bpf_run_time_seconds_total", METRIC_COUNTER, "prog", prog,
+	     (double)run_time_ns / 1e9);
+	set1(m, "ember_bpf_runs_total", METRIC_COUNTER, "prog", prog, (double)run_cnt);
+}
+
+void http_export__observe(const char *route, int status, double seconds)
+{
+	struct metrics *m = export_state.m;
+	char st[8];
+	int f;
+
+	if (!atomic_load(&export_registered) || !m)
+		return;
+	snprintf(st, sizeof(st), "%d", status);
+	f = fam(m, "ember_http_requests_total", METRIC_COUNTER);
+	if (f >= 0) {
+		const char *const labels[] = { "endpoint", route, "status", st, NULL };
+
+		(void)metrics__add(m, f, labels, 1);
+	}
+	f = metrics__family(m, "ember_http_request_duration_seconds", METRIC_HISTOGRAM, "",
+			    latency_buckets, sizeof(latency_buckets) / sizeof(latency_buckets[0]));
+	if (f >= 0) {
+		const char *const labels[] = { "endpoint", route, NULL };
+
+		(void)metrics__observe(m, f, labels, seconds < 0 ? 0 : seconds);
+	}
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* GET /debug/pprof/profile */
+
+struct pprof_params {
+	uint64_t seconds;	/* 0: not given */
+	bool wait;
+};
+
+static int pprof_param(const char *key, const char *value, void *ctx, struct query_error *err)
+{
+	struct pprof_params *pp = ctx;
+	char *end;
+	unsigned long long v;
+
+	if (!strcmp(key, "seconds")) {
+		errno = 0;
+		v = strtoull(value, &end, 10);
+		if (errno || end == value || *end || value[0] == '-' || v == 0) {
+			snprintf(err->param, sizeof(err->param), "%s", key);
+			err->reason = "seconds must be a whole number of seconds >= 1";
+			err->status = 400;
+			return -EINVAL;
+		}
+		pp->seconds = v;
+		return 1;
+	}
+	if (!strcmp(key, "wait")) {
+		if (strcmp(value, "0") && strcmp(value, "1")) {
+			snprintf(err->param, sizeof(err->param), "%s", key);
+			err->reason = "wait must be 0 or 1";
+			err->status = 400;
+			return -EINVAL;
+		}
+		pp->wait = value[0] == '1';
+		return 1;
+	}
+	return 0;
+}
+
+/* Sleeps until CLOCK_REALTIME reaches @until_ns (the store's clock). */
+static void sleep_until(int64_t until_ns)
+{
+	for (;;) {
+		int64_t now = http_now_ns();
+		struct timespec ts;
+
+		if (now >= until_ns)
+			return;
+		ts.tv_sec = (until_ns - now) / 1000000000;
+		ts.tv_nsec = (until_ns - now) % 1000000000;
+		(void)nanosleep(&ts, NULL);
+	}
+}
+
+static int handle_pprof(struct http_server *srv, struct http_request *req,
+			struct http_response *resp)
+{
+	struct pprof_params pp = { 0 };
+	struct query_common q;
+	struct strtab *st = NULL;
+	struct profile *p = NULL;
+	struct pprof_writer *w = NULL;
+	const char **names = NULL;
+	size_t cap = 0, i, k, depth;
+	int64_t max_range_ns = (int64_t)srv->cfg.max_range_s * 1000000000LL;
+	bool waited = false;
+	int err = 0;
+
+	query_common_init(&q);
+	if (http_request__parse(req, &q, (int64_t)EXPORT_DEFAULT_SECONDS * 1000000000LL,
+				pprof_param, &pp, resp) < 0)
+		goto out; /* 400 already in resp */
+	if (pp.seconds && (q.has_from || q.has_to)) {
+		http_response__error(resp, 400, "seconds", "give either seconds or from/to");
+		goto out;
+	}
+	if (pp.seconds && pp.seconds > (uint64_t)max_range_ns / 1000000000ULL) {
+		http_response__error(resp, 413, "seconds", "range exceeds the configured limit");
+		goto out;
+	}
+	if (pp.wait) {
+		if (http_server__is_replay(srv)) {
+			http_response__error(resp, 400, "wait", "wait=1 needs a live daemon");
+			goto out;
+		}
+		if (!pp.seconds)
+			pp.seconds = EXPORT_DEFAULT_SECONDS;
+		if (pp.seconds > srv->cfg.max_capture_s) {
+			http_response__error(resp, 413, "seconds",
+					     "blocking capture longer than max_capture_s");
+			goto out;
+		}
+		if (atomic_fetch_add(&export_state.waiters, 1) >= EXPORT_MAX_WAITERS) {
+			atomic_fetch_sub(&export_state.waiters, 1);
+			http_response__error(resp, 429, "wait",
+					     "another blocking capture is running");
+			goto out;
+		}
+		waited = true;
+		q.from_ns = http_now_ns();
+		q.to_ns = q.from_ns + (int64_t)pp.seconds * 1000000000LL;
+		/* samples reach the store on the daemon's tick: wait one more second */
+		sleep_until(q.to_ns + 1000000000LL);
+	} else if (pp.seconds) {
+		q.to_ns = req->now_ns;
+		q.from_ns = q.to_ns - (int64_t)pp.seconds * 1000000000LL;
+	}
+	st = strtab__new();
+	p = st ? http_server__query_profile(srv, &q, st) : NULL;
+	if (!p) {
+		err = errno == EINVAL ? -EINVAL : -ENOMEM;
+		goto out;
+	}
+	w = pprof_writer__new(&(struct pprof_opts){ .freq_hz = export_state.freq_hz,
+						    .time_ns = q.from_ns,
+						    .duration_ns = q.to_ns - q.from_ns });
+	if (!w) {
+		err = -ENOMEM;
+		goto out;
+	}
+	/* the root frame is the comm: a label too; pid and tid when the query selects one */
+	for (i = 0; i < profile__nr_stacks(p) && !err; i++) {
+		const uint32_t *f = profile__stack(p, i, &depth);
+		struct pprof_labels lb = { .pid = q.pid, .tid = q.tid, .comm = NULL };
+
+		if (profile__count(p, i) == 0)
+			continue;
+		if (depth + 1 > cap) {
+			const char **nn = realloc(names, (depth + 1) * sizeof(*nn));
+
+			if (!nn) {
+				err = -ENOMEM;
+				break;
+			}
+			names = nn;
+			cap = depth + 1;
+		}
+		for (k = 0; k < depth; k++)
+			names[k] = strtab__str(st, f[k]);
+		if (depth)
+			lb.comm = names[0];
+		err = pprof_writer__add(w, names, depth, profile__count(p, i), &lb);
+	}
+	if (!err)
+		err = pprof_writer__finish(w, &resp->body);
+	if (err)
+		goto out;
+	resp->content_type = "application/octet-stream";
+	resp->cache_control = "no-store";
+	resp->no_gzip = true; /* the profile is gzip-compressed already */
+	snprintf(resp->disposition, sizeof(resp->disposition),
+		 "attachment; filename=\"ember-%" PRId64 ".pb.gz\"", q.from_ns / 1000000000);
+out:
+	if (waited)
+		atomic_fetch_sub(&export_state.waiters, 1);
+	free(names);
+	pprof_writer__free(w);
+	profile__free(p);
+	strtab__free(st);
+	query_common_fini(&q);
+	return err;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* GET /metrics */
+
+static int handle_metrics(struct http_server *srv, struct http_request *req,
+			  struct http_response *resp)
+{
+	struct metrics *m = export_state.m;
+	int err;
+
+	if (http_request__parse(req, NULL, 0, NULL, NULL, resp) < 0)
+		return 0;
+	if (srv->src.store) {
+		struct store_stats st;
+
+		store__stats(srv->src.store, &st);
+		ember_metrics_store(m, &st);
+	}
+	set1(m, "ember_http_response_bytes_total", METRIC_COUNTER, NULL, NULL,
+	     (double)atomic_load(&srv->bytes_out));
+	err = metrics__render(m, &resp->body);
+	resp->content_type = METRICS_CONTENT_TYPE;
+	resp->cache_control = "no-store";
+	return err;
+}
+
+int http_export__register(struct http_server *srv, uint64_t freq_hz)
+{
+	static const struct http_route routes[] = {
+		{ "GET", "/debug/pprof/profile", false, handle_pprof },
+		{ "GET", "/metrics", false, handle_metrics },
+	};
+	struct metrics *m;
+	size_t i;
+	int err;
+
+	if (atomic_load(&export_registered))
+		return -EBUSY;
+	m = ember_metrics__new();
+	if (!m)
+		return -ENOMEM;
+	for (i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
+		err = http_server__add_route(srv, &routes[i]);
+		if (err) {
+			metrics__free(m);
+			return err;
+		}
+	}
+	export_state.m = m;
+	export_state.freq_hz = freq_hz;
+	atomic_store(&export_state.waiters, 0);
+	atomic_store(&export_registered, true);
+	return 0;
+}
+
+void http_export__unregister(void)
+{
+	if (!atomic_exchange(&export_registered, false))
+		return;
+	metrics__free(export_state.m);
+	export_state.m = NULL;
+}
+
+struct metrics *http_export__metrics(void)
+{
+	return atomic_load(&export_registered) ? export_state.m : NULL;
+}
