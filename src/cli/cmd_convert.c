@@ -19,6 +19,7 @@
 #include "ember/log.h"
 #include "ember/pprof.h"
 #include "ember/profile.h"
+#include "ember/samples.h"
 #include "ember/sbuf.h"
 #include "ember/speedscope.h"
 #include "ember/strtab.h"
@@ -163,55 +164,15 @@ static int read_pprof(struct conv *c, const char *path)
 	return err;
 }
 
-/*
- * Parses "TIME STACK COUNT" (docs/formats.md): TIME is seconds with up to 9 fractional digits,
- * then one space or tab, then a folded line with one count. 1 sample, 0 blank or comment,
- * -EINVAL with @perr.
- */
+/* "TIME STACK COUNT" (samples.h): 1 sample, 0 blank or comment, -EINVAL with @perr. */
 static int parse_sample_line(const char *line, size_t len, uint64_t *ret_t_ns,
 			     struct folded_line *ret, struct parse_error *perr)
 {
-	uint64_t sec = 0, frac = 0;
-	size_t i = 0, digits = 0, fd = 0;
-	int r;
+	uint64_t count;
+	int r = samples_parse_line(line, len, ret_t_ns, &ret->stack, &ret->stack_len, &count, perr);
 
-	if (len && line[len - 1] == '\r')
-		len--;
-	if (!len || line[0] == '#')
-		return 0;
-	for (; i < len && line[i] >= '0' && line[i] <= '9'; i++, digits++) {
-		if (sec > (UINT64_MAX / 1000000000u - 9) / 10) {
-			perr->col = (unsigned)i + 1;
-			perr->reason = "time out of range";
-			return -EINVAL;
-		}
-		sec = sec * 10 + (uint64_t)(line[i] - '0');
-	}
-	if (i < len && line[i] == '.')
-		for (i++; i < len && line[i] >= '0' && line[i] <= '9'; i++)
-			if (fd < 9) {
-				frac = frac * 10 + (uint64_t)(line[i] - '0');
-				fd++;
-			}
-	if (!digits || i >= len || (line[i] != ' ' && line[i] != '\t')) {
-		perr->col = (unsigned)i + 1;
-		perr->reason = "expected a time in seconds, then a space";
-		return -EINVAL;
-	}
-	while (fd < 9) {
-		frac *= 10;
-		fd++;
-	}
-	*ret_t_ns = sec * 1000000000u + frac;
-	i++;
-	r = folded_parse_line(line + i, len - i, FOLDED_COLUMNS_ONE, ret, perr);
-	if (r < 0)
-		perr->col += (unsigned)i;
-	else if (r == 0) {
-		perr->col = (unsigned)i + 1;
-		perr->reason = "no stack after the time";
-		return -EINVAL;
-	}
+	if (r == 1)
+		ret->count = (double)count;
 	return r;
 }
 
@@ -237,8 +198,8 @@ static int add_record(struct conv *c, uint64_t t_ns, const struct folded_line *f
 }
 
 /*
- * Reads folded or ember-samples text; with FMT_AUTO the first non-blank line decides: the
- * "# ember-samples" header means timestamped samples.
+ * Reads folded or ember-samples text; with FMT_AUTO the first non-blank line decides
+ * (samples_detect(): the "# ember-samples" header or a "TIME STACK COUNT" line).
  */
 static int read_text(struct conv *c, const char *path, enum conv_format from)
 {
@@ -272,8 +233,7 @@ static int read_text(struct conv *c, const char *path, enum conv_format from)
 				k++;
 			if (k == len)
 				continue;
-			from = (len >= 15 && !memcmp(line, "# ember-samples", 15)) ? FMT_SAMPLES :
-										     FMT_FOLDED;
+			from = samples_detect(line, len) ? FMT_SAMPLES : FMT_FOLDED;
 			decided = true;
 		}
 		if (from == FMT_SAMPLES)
