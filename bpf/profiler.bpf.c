@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * ember's sampler: attached to a perf event on every CPU, it records the kernel and user stack
- * ids of the running task and counts them per (pid, tid, comm, stacks).
+ * ember's sampler: attached to a perf event on every CPU. Per sample it takes the kernel and user
+ * stack ids of the running task, counts (pid, tid, comm, stacks) in the active generation's hash
+ * map and emits a 32-byte time record into the ring buffer. Everything else is userspace's job.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -11,40 +12,124 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
+#define EEXIST 17
+#define EFAULT 14
+
+/* Knobs, set between open and load. */
 const volatile bool include_idle = true;
 
-struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, EMBER_MAX_STACK_DEPTH * sizeof(__u64));
-	__uint(max_entries, 16384);
-} stacks SEC(".maps");
+/* Flipped by userspace each tick (0 or 1): the generation samples go to. */
+__u32 gen = 0;
+
+/* Map sizes below are defaults; the sampler sets them from the config before load. */
+#define STACK_MAP(name)                                                                        \
+	struct {                                                                               \
+		__uint(type, BPF_MAP_TYPE_STACK_TRACE);                                        \
+		__uint(key_size, sizeof(__u32));                                               \
+		__uint(value_size, EMBER_MAX_STACK_DEPTH * sizeof(__u64));                    \
+		__uint(max_entries, 16384);                                                    \
+	} name SEC(".maps")
+
+#define COUNTS_MAP(name)                                                                       \
+	struct {                                                                               \
+		__uint(type, BPF_MAP_TYPE_HASH);                                               \
+		__type(key, struct ember_key);                                                 \
+		__type(value, __u64);                                                          \
+		__uint(max_entries, 16384);                                                    \
+	} name SEC(".maps")
+
+STACK_MAP(stacks0);
+STACK_MAP(stacks1);
+COUNTS_MAP(counts0);
+COUNTS_MAP(counts1);
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__type(key, struct ember_key);
-	__type(value, __u64);
-	__uint(max_entries, 16384);
-} counts SEC(".maps");
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 20);
+} times SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct ember_bpf_stats);
+	__uint(max_entries, 1);
+} stats SEC(".maps");
+
+static __always_inline void count_err(__s32 id, __u64 *eexist, __u64 *efault, __u64 *other)
+{
+	if (id >= 0)
+		return;
+	if (id == -EEXIST)
+		(*eexist)++;
+	else if (id == -EFAULT)
+		(*efault)++;
+	else
+		(*other)++;
+}
 
 SEC("perf_event")
 int do_sample(struct bpf_perf_event_data *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct ember_key key = {};
+	struct ember_time_rec *rec;
+	struct ember_bpf_stats *st;
 	__u64 one = 1, *val;
+	__u32 zero = 0, g;
+	void *counts;
 
+	st = bpf_map_lookup_elem(&stats, &zero);
+	if (!st) /* cannot happen for a one-element array; the verifier wants the check */
+		return 0;
 	key.pid = id >> 32;
 	key.tid = (__u32)id;
 	if (key.tid == 0 && !include_idle)
 		return 0;
+	/* one read of gen: the stack ids and the count must land in the same generation */
+	g = *(volatile __u32 *)&gen & 1;
 	bpf_get_current_comm(&key.comm, sizeof(key.comm));
-	key.kern_stack_id = bpf_get_stackid(ctx, &stacks, 0);
-	key.user_stack_id = key.tid ? bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK) : -1;
-	val = bpf_map_lookup_elem(&counts, &key);
+	/* stack ids: the helper needs the map as a constant, hence one call site per generation */
+	if (g) {
+		key.kern_stack_id = bpf_get_stackid(ctx, &stacks1, 0);
+		key.user_stack_id = key.tid ? bpf_get_stackid(ctx, &stacks1, BPF_F_USER_STACK) :
+					      -EFAULT;
+		counts = &counts1;
+	} else {
+		key.kern_stack_id = bpf_get_stackid(ctx, &stacks0, 0);
+		key.user_stack_id = key.tid ? bpf_get_stackid(ctx, &stacks0, BPF_F_USER_STACK) :
+					      -EFAULT;
+		counts = &counts0;
+	}
+	st->samples++;
+	if (key.tid == 0)
+		st->idle++;
+	count_err(key.kern_stack_id, &st->kern_eexist, &st->kern_efault, &st->kern_other);
+	count_err(key.user_stack_id, &st->user_eexist, &st->user_efault, &st->user_other);
+
+	val = bpf_map_lookup_elem(counts, &key);
 	if (val)
 		__sync_fetch_and_add(val, 1);
-	else
-		bpf_map_update_elem(&counts, &key, &one, BPF_NOEXIST);
+	else if (bpf_map_update_elem(counts, &key, &one, BPF_NOEXIST)) {
+		/* -EEXIST: another CPU added the key meanwhile; otherwise the map is full */
+		val = bpf_map_lookup_elem(counts, &key);
+		if (val)
+			__sync_fetch_and_add(val, 1);
+		else
+			st->counts_full++;
+	}
+
+	rec = bpf_ringbuf_reserve(&times, sizeof(*rec), 0);
+	if (!rec) {
+		st->ringbuf_drops++;
+		return 0;
+	}
+	rec->time_ns = bpf_ktime_get_ns();
+	rec->pid = key.pid;
+	rec->tid = key.tid;
+	rec->user_stack_id = key.user_stack_id;
+	rec->kern_stack_id = key.kern_stack_id;
+	rec->cpu = bpf_get_smp_processor_id();
+	rec->gen = g;
+	bpf_ringbuf_submit(rec, 0);
 	return 0;
 }

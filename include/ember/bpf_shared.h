@@ -1,7 +1,13 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * Types shared by the BPF program and userspace. Includes nothing: userspace includes
- * <linux/types.h> first, the BPF side vmlinux.h. Only fixed-size fields, explicit padding.
+ * Types shared by the BPF program (bpf/profiler.bpf.c) and the sampler. Includes nothing:
+ * userspace includes <linux/types.h> first, the BPF side vmlinux.h. Only fixed-size fields,
+ * explicit padding.
+ *
+ * Two generations of (stack map, counts map): the program writes to generation `gen` (a .bss
+ * variable the sampler flips each tick) and the sampler drains the other one, which has been
+ * idle for a whole tick, so no sample is still writing into it. Each sample also emits a time
+ * record into one ring buffer; the sampler joins records and counts on (pid, tid, stack ids).
  */
 #ifndef EMBER_BPF_SHARED_H
 #define EMBER_BPF_SHARED_H
@@ -12,13 +18,38 @@
 
 #define EMBER_MAX_STACK_DEPTH 127
 
-/* Aggregation key: one per distinct (process, stacks) in a drain interval. */
+/* Aggregation key: one per distinct (process, thread, comm, stacks) in a generation. */
 struct ember_key {
-	__u32 pid;		/* tgid */
+	__u32 pid;		/* tgid; 0 for the idle task */
 	__u32 tid;
-	__s32 user_stack_id;	/* < 0: -errno from bpf_get_stackid() */
+	__s32 user_stack_id;	/* < 0: -errno from bpf_get_stackid() (-EFAULT: no user stack) */
 	__s32 kern_stack_id;
 	char comm[TASK_COMM_LEN];
+};
+
+/* One per sample, in the ring buffer: the time the counts map cannot keep. 32 bytes. */
+struct ember_time_rec {
+	__u64 time_ns;		/* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
+	__u32 pid;
+	__u32 tid;
+	__s32 user_stack_id;
+	__s32 kern_stack_id;
+	__u32 cpu;
+	__u32 gen;		/* generation the sample was counted in */
+};
+
+/* Per-CPU counters (a PERCPU_ARRAY of one element). Nothing is dropped without a count here. */
+struct ember_bpf_stats {
+	__u64 samples;		/* program runs that recorded a sample */
+	__u64 idle;		/* ... of which the idle task */
+	__u64 kern_eexist;	/* kernel stack lost: stack map bucket taken (map too small) */
+	__u64 user_eexist;
+	__u64 kern_efault;	/* no kernel stack in this context (data, not an error) */
+	__u64 user_efault;	/* no user stack (kernel thread, or user stack unreadable) */
+	__u64 kern_other;	/* other stack errors (-ENOMEM...) */
+	__u64 user_other;
+	__u64 counts_full;	/* counts map update failed (map full): sample kept via its record */
+	__u64 ringbuf_drops;	/* no room in the ring buffer: sample kept in counts, time coarse */
 };
 
 #endif

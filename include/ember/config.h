@@ -54,6 +54,8 @@ struct ember_config {
 	char config_path[EMBER_PATH_MAX]; /* --config; empty: none */
 	uint64_t dump_after_s;		/* --dump-after S: dump the folded profile and exit; 0: off */
 	char dump_path[EMBER_PATH_MAX];	/* --dump-file F (also the SIGUSR1 dump); empty: stdout */
+	int dump_root;			/* --dump-root none|comm|pid|tid (enum store_root); comm */
+	bool dump_idle;			/* --dump-idle: include the idle task in dumps */
 };
 
 /* Fills @c with the built-in defaults. */

@@ -184,4 +184,10 @@ struct store_stats {
 
 void store__stats(struct store *s, struct store_stats *ret);
 
+/*
+ * Number of compactions so far: frame and stack ids from before a change are void. Cheap; the
+ * writer checks it before reusing cached frame ids.
+ */
+uint64_t store__compactions(struct store *s);
+
 #endif

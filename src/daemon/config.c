@@ -67,6 +67,7 @@ void ember_config_init(struct ember_config *c)
 		.demangle = true,
 		.max_pids = 4096,
 		.log_level = LOG_LVL_INFO,
+		.dump_root = 1,
 	};
 }
 
@@ -145,7 +146,7 @@ static int check_listen(const char *s)
 		return -EINVAL;
 	if (s[0] != '[' && memchr(s, ':', (size_t)(colon - s)))
 		return -EINVAL;
-	if (parse_u64(colon + 1, false, &port) || port < 1 || port > 65535)
+	if (parse_u64(colon + 1, false, &port) || port > 65535) /* 0: any free port */
 		return -EINVAL;
 	return 0;
 }
@@ -327,6 +328,8 @@ enum {
 	ARG_DUMP_AFTER = 0x100,
 	ARG_DUMP_FILE,
 	ARG_PRINT_CONFIG,
+	ARG_DUMP_ROOT,
+	ARG_DUMP_IDLE,
 };
 
 /* Flags that are shorthands for keys. */
@@ -358,6 +361,9 @@ static void usage(FILE *out)
 		"  -v, --verbose            debug logging (libbpf too)\n"
 		"      --dump-after S       sample for S seconds, write the folded profile, exit\n"
 		"      --dump-file FILE     where --dump-after and SIGUSR1 write (default stdout)\n"
+		"      --dump-root MODE     dump root frame: none, comm (default), pid (comm-PID),\n"
+		"                           tid (comm-PID/TID)\n"
+		"      --dump-idle          include the idle task in dumps\n"
 		"      --print-config       print the effective configuration and exit\n"
 		"  -h, --help, -V, --version\n");
 }
@@ -376,6 +382,8 @@ int ember_config_from_args(struct ember_config *c, int argc, char **argv, FILE *
 		{ "dump-after", required_argument, NULL, ARG_DUMP_AFTER },
 		{ "dump-file", required_argument, NULL, ARG_DUMP_FILE },
 		{ "print-config", no_argument, NULL, ARG_PRINT_CONFIG },
+		{ "dump-root", required_argument, NULL, ARG_DUMP_ROOT },
+		{ "dump-idle", no_argument, NULL, ARG_DUMP_IDLE },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -459,6 +467,22 @@ int ember_config_from_args(struct ember_config *c, int argc, char **argv, FILE *
 				if (strlen(optarg) >= sizeof(c->dump_path) || !optarg[0])
 					return seterr(err, errlen, "--dump-file: bad path");
 				strcpy(c->dump_path, optarg);
+				break;
+			case ARG_DUMP_ROOT: {
+				static const char *const roots[] = { "none", "comm", "pid", "tid" };
+				int k;
+
+				for (k = 0; k < 4 && strcmp(optarg, roots[k]); k++)
+					;
+				if (k == 4)
+					return seterr(err, errlen,
+						      "--dump-root: '%s' is not none, comm, pid or tid",
+						      optarg);
+				c->dump_root = k;
+				break;
+			}
+			case ARG_DUMP_IDLE:
+				c->dump_idle = true;
 				break;
 			case ARG_PRINT_CONFIG:
 				print = true;

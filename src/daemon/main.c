@@ -2,9 +2,12 @@
 /*
  * emberd: the always-on profiler daemon. One event loop on the main thread: epoll over a timerfd
  * (the drain tick) and a signalfd (SIGTERM/SIGINT: exit, SIGUSR1: dump, SIGHUP: ignored).
- * The HTTP server (libmicrohttpd) runs its own thread and talks only to the store.
+ * Each tick: the sampler drains the BPF maps, the symbolizer names the frames, the store keeps
+ * the timestamped samples. The HTTP server (libmicrohttpd) runs its own thread and talks only to
+ * the store.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -17,19 +20,44 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <bpf/libbpf.h>
+
 #include "ember/config.h"
+#include "ember/folded.h"
 #include "ember/http.h"
-#include "ember/http_export.h"
 #include "ember/log.h"
+#include "ember/profile.h"
 #include "ember/recording.h"
 #include "ember/replay.h"
+#include "ember/sampler.h"
+#include "ember/sbuf.h"
+#include "ember/store.h"
+#include "ember/strtab.h"
+#include "ember/symbolizer.h"
 #include "ember/version.h"
+
+#define NSEC	      1000000000ULL
+#define MAX_FRAMES    1024 /* symbolized frames per stack (inline frames can add to 2 x 127) */
 
 struct emberd {
 	struct ember_config cfg;
 	int epfd, tfd, sfd;
 	uint64_t start_ns;	/* CLOCK_MONOTONIC at start */
 	bool stop;
+
+	struct store *store;
+	struct sampler *sampler;
+	struct symbolizer *sym;
+	struct strtab *sym_st;	/* the symbolizer's names (main thread only) */
+	int32_t *frame_map;	/* sym_st id -> store frame id, -1 unknown */
+	size_t frame_map_cap;
+	uint64_t compactions;	/* store compactions frame_map is valid for */
+	int64_t real_off_ns;	/* CLOCK_REALTIME - CLOCK_MONOTONIC */
+	struct store_sample *batch;
+	size_t batch_cap;
+	struct sampler_stats last; /* for logging changes of the drop counters */
+	uint64_t last_report_ns;
+
 	/* HTTP (issue 7): the server; with --replay it serves @replay instead of the store. */
 	struct http_server *http;
 	struct recording *replay;
@@ -37,12 +65,38 @@ struct emberd {
 	int nr_replay_files;
 };
 
-static uint64_t mono_ns(void)
+static uint64_t clock_ns(clockid_t id)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * NSEC + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t mono_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
+}
+
+/* libbpf's messages as ours: WARN -> warn, INFO -> info, DEBUG only with -v. */
+static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	enum log_level lvl = level == LIBBPF_WARN ? LOG_LVL_WARN :
+			     level == LIBBPF_INFO ? LOG_LVL_INFO : LOG_LVL_DEBUG;
+	char buf[1024];
+	int n;
+
+	if (lvl > log_get_level())
+		return 0;
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	if (n <= 0)
+		return 0;
+	if ((size_t)n >= sizeof(buf))
+		n = sizeof(buf) - 1;
+	while (n > 0 && buf[n - 1] == '\n')
+		buf[--n] = '\0';
+	log_msg(lvl, "libbpf: %s", buf);
+	return 0;
 }
 
 static int loop_setup(struct emberd *d)
@@ -81,15 +135,250 @@ static int loop_setup(struct emberd *d)
 	return 0;
 }
 
+/* --- samples: symbolize, intern, append ------------------------------------------------- */
+
+static int store_frame(struct emberd *d, uint32_t sym_id)
+{
+	size_t need = (size_t)sym_id + 1, i;
+	int id;
+
+	if (need > d->frame_map_cap) {
+		size_t ncap = d->frame_map_cap ? d->frame_map_cap : 4096;
+		int32_t *m;
+
+		while (ncap < need)
+			ncap *= 2;
+		m = realloc(d->frame_map, ncap * sizeof(*m));
+		if (!m)
+			return -ENOMEM;
+		for (i = d->frame_map_cap; i < ncap; i++)
+			m[i] = -1;
+		d->frame_map = m;
+		d->frame_map_cap = ncap;
+	}
+	if (d->frame_map[sym_id] >= 0)
+		return d->frame_map[sym_id];
+	id = store__intern_frame(d->store, strtab__str(d->sym_st, sym_id),
+				 strtab__len(d->sym_st, sym_id));
+	if (id >= 0)
+		d->frame_map[sym_id] = id;
+	return id;
+}
+
+/* A visible placeholder frame for a stack that was lost (collision, vanished). */
+static int lost_frame(struct emberd *d, int err, bool kernel)
+{
+	const char *name = err == -EEXIST ? (kernel ? "[stack collision]_[k]" : "[stack collision]")
+					  : (kernel ? "[lost stack]_[k]" : "[lost stack]");
+	int id = strtab__intern(d->sym_st, name, strlen(name));
+
+	return id < 0 ? id : store_frame(d, (uint32_t)id);
+}
+
+static int on_group(const struct sampler_group *g, void *ctx)
+{
+	struct emberd *d = ctx;
+	uint32_t sym[MAX_FRAMES], frames[MAX_FRAMES];
+	size_t n = 0, nk = 0, i, total = g->nr_times + g->untimed;
+	unsigned int flags = 0;
+	uint64_t comp, now_real;
+	int r, id;
+
+	comp = store__compactions(d->store);
+	if (comp != d->compactions) {
+		/* the store renumbered its frames: forget the cached mapping */
+		for (i = 0; i < d->frame_map_cap; i++)
+			d->frame_map[i] = -1;
+		d->compactions = comp;
+	}
+	if (g->pid == 0)
+		flags |= STORE_STACK_IDLE;
+	/* user frames, root first */
+	if (g->user_ips && g->nr_user) {
+		r = symbolizer__user(d->sym, g->pid, g->user_ips, g->nr_user, sym, MAX_FRAMES / 2);
+		if (r < 0)
+			return r;
+		for (i = 0; i < (size_t)r; i++) {
+			id = store_frame(d, sym[i]);
+			if (id < 0)
+				return id;
+			frames[n++] = (uint32_t)id;
+		}
+		if (g->nr_user >= 127)
+			flags |= STORE_STACK_TRUNCATED;
+	} else if (g->pid != 0 && g->user_err != -EFAULT) {
+		id = lost_frame(d, g->user_err, false);
+		if (id < 0)
+			return id;
+		frames[n++] = (uint32_t)id;
+		flags |= STORE_STACK_USER_MISSING;
+	} else if (g->pid != 0) {
+		flags |= STORE_STACK_USER_MISSING; /* kernel thread, or no user context */
+	}
+	/* kernel frames on top, root first */
+	if (g->kernel_ips && g->nr_kernel) {
+		r = symbolizer__kernel(d->sym, g->kernel_ips, g->nr_kernel, sym, MAX_FRAMES / 2);
+		if (r < 0)
+			return r;
+		for (i = 0; i < (size_t)r; i++) {
+			id = store_frame(d, sym[i]);
+			if (id < 0)
+				return id;
+			frames[n++] = (uint32_t)id;
+			nk++;
+		}
+	} else if (g->kernel_err != -EFAULT && g->kernel_err) {
+		id = lost_frame(d, g->kernel_err, true);
+		if (id < 0)
+			return id;
+		frames[n++] = (uint32_t)id;
+		nk++;
+		flags |= STORE_STACK_KERN_MISSING;
+	} else {
+		flags |= STORE_STACK_KERN_MISSING;
+	}
+	id = store__intern_stack(d->store, frames, n, nk, flags);
+	if (id < 0)
+		return id;
+	if (total > d->batch_cap) {
+		struct store_sample *b = realloc(d->batch, total * sizeof(*b));
+
+		if (!b)
+			return -ENOMEM;
+		d->batch = b;
+		d->batch_cap = total;
+	}
+	now_real = clock_ns(CLOCK_REALTIME);
+	for (i = 0; i < total; i++) {
+		struct store_sample *x = &d->batch[i];
+
+		*x = (struct store_sample){
+			.time_ns = i < g->nr_times ? (uint64_t)((int64_t)g->times_ns[i] +
+								d->real_off_ns) : now_real,
+			.stack_id = (uint32_t)id,
+			.pid = g->pid,
+			.tid = g->tid,
+			.cpu = i < g->nr_times ? g->cpus[i] : UINT32_MAX,
+			.count = 1,
+		};
+		memcpy(x->comm, g->comm, sizeof(x->comm));
+	}
+	return store__append(d->store, d->batch, total);
+}
+
+static void report_drops(struct emberd *d, bool force)
+{
+	struct sampler_stats st;
+	uint64_t now = mono_ns();
+
+	if (!force && now - d->last_report_ns < 10 * NSEC)
+		return; /* at most one line per 10 s */
+	sampler__stats(d->sampler, &st);
+#define DELTA(f) (st.f - d->last.f)
+	if (DELTA(kern_eexist) || DELTA(user_eexist))
+		log_warn("stack map collisions: %llu kernel, %llu user stacks lost "
+			 "(raise sampling.stack_map_entries)",
+			 (unsigned long long)DELTA(kern_eexist),
+			 (unsigned long long)DELTA(user_eexist));
+	if (DELTA(counts_full))
+		log_warn("counts map full %llu times (samples kept through their time records; "
+			 "raise sampling.counts_map_entries)",
+			 (unsigned long long)DELTA(counts_full));
+	if (DELTA(ringbuf_drops))
+		log_warn("ring buffer full: %llu samples kept with the tick's time "
+			 "(raise sampling.ringbuf_size)",
+			 (unsigned long long)DELTA(ringbuf_drops));
+	if (DELTA(lost))
+		log_warn("%llu samples lost while storing them", (unsigned long long)DELTA(lost));
+	if (DELTA(cpu_attaches) || DELTA(cpu_detaches))
+		log_info("CPU hotplug: %llu attached, %llu detached, %llu CPUs sampled",
+			 (unsigned long long)DELTA(cpu_attaches),
+			 (unsigned long long)DELTA(cpu_detaches),
+			 (unsigned long long)st.cpus_attached);
+#undef DELTA
+	d->last = st;
+	d->last_report_ns = now;
+}
+
+static void drain(struct emberd *d)
+{
+	int r;
+
+	if (!d->sampler)
+		return;
+	d->real_off_ns = (int64_t)(clock_ns(CLOCK_REALTIME) - mono_ns());
+	r = sampler__drain(d->sampler, on_group, d);
+	if (r < 0)
+		log_errno(r, "drain failed, samples counted as lost");
+	(void)store__expire(d->store, clock_ns(CLOCK_REALTIME));
+	(void)symbolizer__prune(d->sym);
+	report_drops(d, false);
+}
+
+/* Writes the folded profile of everything in the store (idle and root per --dump-*). */
+static int dump(struct emberd *d)
+{
+	struct store_filter f = STORE_FILTER_INIT;
+	struct strtab *st = NULL;
+	struct profile *p = NULL;
+	struct sbuf sb = SBUF_INIT;
+	size_t *order = NULL, i;
+	int fd = STDOUT_FILENO, r = -ENOMEM;
+
+	if (!d->store)
+		return 0;
+	f.include_idle = d->cfg.dump_idle;
+	f.root = (enum store_root)d->cfg.dump_root;
+	st = strtab__new();
+	if (!st)
+		goto out;
+	p = store__query(d->store, &f, st);
+	if (!p)
+		goto out;
+	order = profile__sorted(p);
+	if (!order)
+		goto out;
+	for (i = 0; i < profile__nr_stacks(p); i++) {
+		profile__stack_text(p, order[i], &sb);
+		sbuf_addc(&sb, ' ');
+		sbuf_add_count(&sb, profile__count(p, order[i]));
+		sbuf_addc(&sb, '\n');
+	}
+	if (d->cfg.dump_path[0]) {
+		fd = open(d->cfg.dump_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (fd < 0) {
+			r = log_errno(-errno, "cannot open dump file '%s'", d->cfg.dump_path);
+			goto out;
+		}
+	}
+	r = sbuf_write_fd(&sb, fd);
+	if (r)
+		log_errno(r, "cannot write the dump");
+	else
+		log_info("dumped %zu stacks, %.0f samples to %s", profile__nr_stacks(p),
+			 profile__total(p), d->cfg.dump_path[0] ? d->cfg.dump_path : "stdout");
+	if (fd != STDOUT_FILENO)
+		close(fd);
+out:
+	if (r == -ENOMEM)
+		log_errno(r, "cannot build the dump");
+	free(order);
+	profile__free(p);
+	strtab__free(st);
+	sbuf_fini(&sb);
+	return r;
+}
+
 static void on_tick(struct emberd *d)
 {
 	uint64_t expirations;
 
 	if (read(d->tfd, &expirations, sizeof(expirations)) < 0)
 		return;
+	drain(d);
 	if (d->http)
 		http_server__tick(d->http); /* finishes due ad hoc captures */
-	if (d->cfg.dump_after_s && mono_ns() - d->start_ns >= d->cfg.dump_after_s * 1000000000ULL) {
+	if (d->cfg.dump_after_s && mono_ns() - d->start_ns >= d->cfg.dump_after_s * NSEC) {
 		log_info("--dump-after %llu s reached", (unsigned long long)d->cfg.dump_after_s);
 		d->stop = true;
 	}
@@ -108,6 +397,9 @@ static void on_signal(struct emberd *d)
 			break;
 		case SIGUSR1:
 			log_info("received SIGUSR1: dump");
+			drain(d);
+			drain(d); /* both generations: everything sampled until now */
+			(void)dump(d);
 			break;
 		default:
 			log_info("received %s, ignoring", strsignal((int)si.ssi_signo));
@@ -138,14 +430,60 @@ static int run(struct emberd *d)
 	return 0;
 }
 
+static int sampling_setup(struct emberd *d)
+{
+	struct sampler_opts so = {
+		.freq_hz = d->cfg.frequency_hz,
+		.include_idle = d->cfg.include_idle,
+		.hardware_event = d->cfg.hardware_event,
+		.stack_map_entries = (uint32_t)d->cfg.stack_map_entries,
+		.counts_map_entries = (uint32_t)d->cfg.counts_map_entries,
+		.ringbuf_bytes = (uint32_t)d->cfg.ringbuf_bytes,
+	};
+	struct symbolizer_opts yo = SYMBOLIZER_OPTS_DEFAULT;
+	struct sampler_stats st;
+	char err[512];
+	int r;
+
+	d->store = store__new(d->cfg.retention_s, d->cfg.memory_limit_bytes);
+	if (!d->store)
+		return log_errno(-errno, "cannot create the sample store");
+	d->sym_st = strtab__new();
+	if (!d->sym_st)
+		return log_errno(-ENOMEM, "cannot create the symbol table");
+	yo.perf_maps = d->cfg.perf_maps;
+	yo.inline_frames = d->cfg.inline_frames;
+	yo.demangle = d->cfg.demangle;
+	yo.max_pids = d->cfg.max_pids;
+	d->sym = symbolizer__new(&yo, d->sym_st);
+	if (!d->sym)
+		return log_errno(-errno, "cannot create the symbolizer");
+	r = sampler__new(&so, &d->sampler, err, sizeof(err));
+	if (r) {
+		log_error("cannot start sampling: %s", err);
+		return r;
+	}
+	sampler__stats(d->sampler, &st);
+	d->last = st;
+	log_info("sampling %llu CPUs at %llu Hz with the %s event", (unsigned long long)st.cpus_attached,
+		 (unsigned long long)d->cfg.frequency_hz,
+		 st.hardware_event ? "cpu-cycles" : "cpu-clock");
+	return 0;
+}
+
 static void emberd_fini(struct emberd *d)
 {
 	/* HTTP: stop the server here, before the store goes (issue 7). */
 	http_server__free(d->http);
 	d->http = NULL;
-	http_export__unregister();
 	recording__free(d->replay);
 	free(d->replay_files);
+	sampler__free(d->sampler);
+	symbolizer__free(d->sym);
+	strtab__free(d->sym_st);
+	store__free(d->store);
+	free(d->frame_map);
+	free(d->batch);
 	if (d->epfd >= 0)
 		close(d->epfd);
 	if (d->tfd >= 0)
@@ -176,18 +514,32 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	log_set_level((enum log_level)d.cfg.log_level);
+	libbpf_set_print(libbpf_log);
 	d.start_ns = mono_ns();
 
 	r = loop_setup(&d);
 	if (r)
 		goto out;
+	if (!d.nr_replay_files) {
+		r = sampling_setup(&d);
+		if (r)
+			goto out;
+	}
 	/* HTTP: start the server on d.cfg.listen here (issue 7); it reads only the store. */
-	r = emberd_http_setup(&d.cfg, NULL, d.replay_files, d.nr_replay_files, &d.http, &d.replay);
+	r = emberd_http_setup(&d.cfg, d.store, d.replay_files, d.nr_replay_files, &d.http,
+			      &d.replay);
 	if (r)
 		goto out;
 	log_info("emberd %s started: %llu Hz, tick %llu ms", EMBER_VERSION,
 		 (unsigned long long)d.cfg.frequency_hz, (unsigned long long)d.cfg.tick_ms);
 	r = run(&d);
+	if (!r && d.sampler) {
+		drain(&d);
+		drain(&d); /* both generations */
+		report_drops(&d, true);
+		if (d.cfg.dump_after_s)
+			r = dump(&d);
+	}
 out:
 	emberd_fini(&d);
 	return r ? 1 : 0;

@@ -915,3 +915,13 @@ void store__stats(struct store *s, struct store_stats *ret)
 	}
 	pthread_mutex_unlock(&s->lock);
 }
+
+uint64_t store__compactions(struct store *s)
+{
+	uint64_t n;
+
+	pthread_mutex_lock(&s->lock);
+	n = s->st.compactions;
+	pthread_mutex_unlock(&s->lock);
+	return n;
+}

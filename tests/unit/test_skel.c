@@ -25,9 +25,20 @@ static void test_open(void **state)
 
 	assert_non_null(skel);
 	assert_non_null(skel->progs.do_sample);
-	assert_non_null(skel->maps.stacks);
-	assert_non_null(skel->maps.counts);
+	assert_non_null(skel->maps.stacks0);
+	assert_non_null(skel->maps.stacks1);
+	assert_non_null(skel->maps.counts0);
+	assert_non_null(skel->maps.counts1);
+	assert_non_null(skel->maps.times);
+	assert_non_null(skel->maps.stats);
 	assert_int_equal(bpf_program__type(skel->progs.do_sample), BPF_PROG_TYPE_PERF_EVENT);
+	assert_int_equal(bpf_map__type(skel->maps.stacks0), BPF_MAP_TYPE_STACK_TRACE);
+	assert_int_equal(bpf_map__type(skel->maps.times), BPF_MAP_TYPE_RINGBUF);
+	assert_int_equal(bpf_map__value_size(skel->maps.counts0), sizeof(__u64));
+	/* the generation switch and the idle knob are where the sampler expects them */
+	assert_non_null(skel->bss);
+	assert_int_equal(skel->bss->gen, 0);
+	assert_true(skel->rodata->include_idle);
 	profiler_bpf__destroy(skel);
 }
 
@@ -41,8 +52,13 @@ static void test_load(void **state)
 			fail_msg("loading BPF needs root, and CI must load it");
 		skip();
 	}
-	skel = profiler_bpf__open_and_load();
+	skel = profiler_bpf__open();
 	assert_non_null(skel);
+	/* sizes are configuration: set before load, as the sampler does */
+	assert_int_equal(bpf_map__set_max_entries(skel->maps.stacks0, 1024), 0);
+	assert_int_equal(bpf_map__set_max_entries(skel->maps.times, 1 << 16), 0);
+	assert_int_equal(profiler_bpf__load(skel), 0);
+	assert_int_equal(bpf_map__max_entries(skel->maps.stacks0), 1024);
 	assert_true(bpf_program__fd(skel->progs.do_sample) >= 0);
 	profiler_bpf__destroy(skel);
 }

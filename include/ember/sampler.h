@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sampler: owns the BPF skeleton (bpf/profiler.bpf.c), one perf event + link per online CPU, and
+ * the drain. open -> rodata and map sizes -> load -> attach; then sampler__drain() once per tick.
+ *
+ * Drain: the program writes into generation g of (stack map, counts map); each drain takes the
+ * other generation (idle for a whole tick), empties its counts with
+ * bpf_map_lookup_and_delete_batch(), joins them with the per-sample time records read from the
+ * ring buffer, hands each (task, stacks) group with its sample times to a callback, deletes the
+ * stack ids it consumed, and flips the generation. Counts without a time record (ring buffer
+ * full) get the drain's time and are counted as untimed; records without a count (counts map
+ * full) still become samples. Stack ids that failed are passed on as errors, never dropped.
+ *
+ * CPU hotplug: sampler__drain() re-reads the online CPU mask (at most once a second) and attaches
+ * to CPUs that came online, detaches from those that went away.
+ *
+ * Not thread-safe (main thread only). Non-logging: failures return -errno plus a one-line reason.
+ */
+#ifndef EMBER_SAMPLER_H
+#define EMBER_SAMPLER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct sampler_opts {
+	uint64_t freq_hz;		/* samples per second per CPU */
+	bool include_idle;		/* sample the idle task (pid 0) */
+	bool hardware_event;		/* try PERF_COUNT_HW_CPU_CYCLES before cpu-clock */
+	uint32_t stack_map_entries;	/* per generation, power of 2 */
+	uint32_t counts_map_entries;	/* per generation */
+	uint32_t ringbuf_bytes;		/* power of 2, >= page size */
+};
+
+/* One (pid, tid, comm, kernel stack, user stack) with the times of its samples in this drain. */
+struct sampler_group {
+	uint32_t pid, tid;
+	char comm[16];			/* NUL-terminated */
+	const uint64_t *kernel_ips;	/* leaf first; NULL when kernel_err */
+	size_t nr_kernel;
+	const uint64_t *user_ips;	/* leaf first; NULL when user_err */
+	size_t nr_user;
+	int kernel_err;			/* 0, or -EFAULT (no stack in that context), -EEXIST, -ENOENT */
+	int user_err;
+	const uint64_t *times_ns;	/* CLOCK_MONOTONIC, one per timed sample */
+	const uint32_t *cpus;		/* parallel to times_ns */
+	size_t nr_times;
+	uint32_t untimed;		/* samples counted without a time record: use the drain time */
+};
+
+/* Borrowed data: valid during the call only. Return 0 to go on, < 0 to abort the drain. */
+typedef int (*sampler_group_fn)(const struct sampler_group *g, void *ctx);
+
+struct sampler_stats {
+	uint64_t samples;		/* BPF program samples (sum over CPUs) */
+	uint64_t idle;
+	uint64_t kern_eexist, user_eexist;	/* stack map collisions: map too small */
+	uint64_t kern_efault, user_efault;	/* no stack of that kind (data) */
+	uint64_t kern_other, user_other;
+	uint64_t counts_full;		/* counts map was full (samples kept via time records) */
+	uint64_t ringbuf_drops;		/* time records lost (samples kept, untimed) */
+	uint64_t untimed;		/* samples delivered with the drain's time */
+	uint64_t orphan_records;	/* time records with no count (delivered) */
+	uint64_t stack_missing;		/* a stack id that could not be read back */
+	uint64_t delivered;		/* samples handed to the callback */
+	uint64_t lost;			/* drained but not delivered (the callback failed) */
+	uint64_t drains;
+	uint64_t drain_ns_total;	/* time spent in sampler__drain() */
+	uint64_t cpus_attached;		/* gauge */
+	uint64_t cpu_attaches, cpu_detaches; /* hotplug events handled (incl. start) */
+	uint64_t prog_run_ns, prog_run_cnt; /* from the kernel, with kernel.bpf_stats_enabled=1 */
+	bool hardware_event;		/* gauge: cycles instead of cpu-clock */
+};
+
+struct sampler; /* opaque */
+
+/*
+ * Opens, sizes, loads and attaches on every online CPU. 0 and *ret_s, or -errno with a one-line
+ * reason in @err that names the cause (missing privileges, no BTF, perf_event_paranoid, ...).
+ * Free with sampler__free().
+ */
+int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err, size_t errlen);
+void sampler__free(struct sampler *s); /* NULL is a no-op; detaches everything */
+
+/*
+ * One tick: hotplug check, read the ring buffer, drain the idle generation, call @fn for each
+ * group, flip. Returns the number of samples delivered, or -errno. A negative return of @fn
+ * stops the deliveries of this drain: the samples not delivered are counted in
+ * sampler_stats.lost, and the drain still cleans up and flips.
+ */
+int sampler__drain(struct sampler *s, sampler_group_fn fn, void *ctx);
+
+/* Re-reads the online CPUs now; returns the number of CPUs attached or -errno. */
+int sampler__update_cpus(struct sampler *s);
+
+void sampler__stats(struct sampler *s, struct sampler_stats *ret);
+
+#endif

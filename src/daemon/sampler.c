@@ -1,0 +1,731 @@
+// SPDX-License-Identifier: MIT
+#include "ember/sampler.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <linux/types.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "ember/bpf_shared.h"
+#include "profiler.skel.h"
+
+#define NSEC 1000000000ULL
+
+struct vec_rec {
+	struct ember_time_rec *v;
+	size_t n, cap;
+};
+
+struct sampler {
+	struct sampler_opts o;
+	struct profiler_bpf *skel;
+	struct ring_buffer *rb;
+	int nr_cpus;			/* possible CPUs */
+	struct bpf_link **links;	/* per possible CPU; NULL: not attached */
+	bool hw;			/* using the hardware cycles event */
+	uint64_t last_cpu_check_ns;
+
+	struct vec_rec pending[2];	/* time records per generation, not yet joined */
+
+	/* drain scratch */
+	struct ember_key *keys;
+	uint64_t *vals;
+	int32_t *stack_slot;		/* per stack id: -1 unknown, -2 missing, else ips offset */
+	uint32_t *touched;		/* ids set in stack_slot */
+	size_t nr_touched;
+	uint64_t *ips;			/* pool of looked-up stacks */
+	size_t ips_len, ips_cap;
+	uint64_t *times;
+	uint32_t *cpus;
+	size_t times_cap, cpus_cap;
+	bool no_batch;			/* lookup_and_delete_batch unsupported: iterate */
+
+	struct sampler_stats st;
+};
+
+static int __attribute__((format(printf, 3, 4))) fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return 0;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * NSEC + (uint64_t)ts.tv_nsec;
+}
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+	size_t ncap = *cap ? *cap : 256;
+	void *np;
+
+	if (need <= *cap)
+		return 0;
+	while (ncap < need)
+		ncap *= 2;
+	np = realloc(*p, ncap * elem);
+	if (!np)
+		return -ENOMEM;
+	*p = np;
+	*cap = ncap;
+	return 0;
+}
+
+static int read_sysctl(const char *path, long *ret)
+{
+	char buf[64];
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -EIO;
+	buf[n] = '\0';
+	*ret = strtol(buf, NULL, 10);
+	return 0;
+}
+
+/* Parses a sysfs CPU list ("0-3,5,7-8\n") into @mask[0..n). 0 or -EINVAL. */
+static int parse_cpulist(const char *s, bool *mask, size_t n)
+{
+	memset(mask, 0, n * sizeof(*mask));
+	while (*s && *s != '\n') {
+		char *end;
+		unsigned long a, b, i;
+
+		if (*s < '0' || *s > '9')
+			return -EINVAL;
+		a = strtoul(s, &end, 10);
+		b = a;
+		s = end;
+		if (*s == '-') {
+			s++;
+			if (*s < '0' || *s > '9')
+				return -EINVAL;
+			b = strtoul(s, &end, 10);
+			s = end;
+		}
+		if (b < a || b > 1 << 20)
+			return -EINVAL;
+		for (i = a; i <= b && i < n; i++)
+			mask[i] = true;
+		if (*s == ',')
+			s++;
+		else if (*s && *s != '\n')
+			return -EINVAL;
+	}
+	return 0;
+}
+
+static int online_cpus(bool *mask, size_t n)
+{
+	char buf[4096];
+	ssize_t len;
+	int fd = open("/sys/devices/system/cpu/online", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return -EIO;
+	buf[len] = '\0';
+	return parse_cpulist(buf, mask, n);
+}
+
+static int perf_open(struct sampler *s, int cpu, bool hw)
+{
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.type = hw ? PERF_TYPE_HARDWARE : PERF_TYPE_SOFTWARE,
+		.config = hw ? PERF_COUNT_HW_CPU_CYCLES : PERF_COUNT_SW_CPU_CLOCK,
+		.freq = 1,
+		.sample_freq = s->o.freq_hz,
+	};
+	int fd = (int)syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+
+	return fd < 0 ? -errno : fd;
+}
+
+static int attach_cpu(struct sampler *s, int cpu)
+{
+	struct bpf_link *link;
+	int fd, err;
+
+	fd = perf_open(s, cpu, s->hw);
+	if (fd < 0)
+		return fd;
+	link = bpf_program__attach_perf_event(s->skel->progs.do_sample, fd);
+	if (!link) {
+		err = -errno;
+		close(fd); /* the link owns fd only on success */
+		return err;
+	}
+	s->links[cpu] = link;
+	s->st.cpu_attaches++;
+	return 0;
+}
+
+int sampler__update_cpus(struct sampler *s)
+{
+	bool *mask = calloc((size_t)s->nr_cpus, sizeof(*mask));
+	int cpu, r, n = 0;
+
+	if (!mask)
+		return -ENOMEM;
+	r = online_cpus(mask, (size_t)s->nr_cpus);
+	if (r) {
+		free(mask);
+		return r;
+	}
+	for (cpu = 0; cpu < s->nr_cpus; cpu++) {
+		if (mask[cpu] && !s->links[cpu]) {
+			r = attach_cpu(s, cpu);
+			/* ENODEV: went offline since we read the mask; next check retries */
+			if (r && r != -ENODEV) {
+				free(mask);
+				return r;
+			}
+		} else if (!mask[cpu] && s->links[cpu]) {
+			/* events of an offlined CPU do not come back: detach, re-attach when online */
+			bpf_link__destroy(s->links[cpu]);
+			s->links[cpu] = NULL;
+			s->st.cpu_detaches++;
+		}
+		n += s->links[cpu] != NULL;
+	}
+	free(mask);
+	s->st.cpus_attached = (uint64_t)n;
+	s->last_cpu_check_ns = mono_ns();
+	return n;
+}
+
+static int on_record(void *ctx, void *data, size_t size)
+{
+	struct sampler *s = ctx;
+	const struct ember_time_rec *r = data;
+	struct vec_rec *v;
+
+	if (size < sizeof(*r))
+		return 0;
+	v = &s->pending[r->gen & 1];
+	if (grow((void **)&v->v, &v->cap, v->n + 1, sizeof(*v->v)))
+		return 0; /* its count still arrives via the counts map, then untimed */
+	v->v[v->n++] = *r;
+	return 0;
+}
+
+void sampler__free(struct sampler *s)
+{
+	int cpu;
+
+	if (!s)
+		return;
+	if (s->links)
+		for (cpu = 0; cpu < s->nr_cpus; cpu++)
+			bpf_link__destroy(s->links[cpu]);
+	ring_buffer__free(s->rb);
+	profiler_bpf__destroy(s->skel);
+	free(s->links);
+	free(s->pending[0].v);
+	free(s->pending[1].v);
+	free(s->keys);
+	free(s->vals);
+	free(s->stack_slot);
+	free(s->touched);
+	free(s->ips);
+	free(s->times);
+	free(s->cpus);
+	free(s);
+}
+
+static int explain_load(int err, char *errbuf, size_t errlen)
+{
+	if (err == -EPERM || err == -EACCES)
+		fail(errbuf, errlen,
+		     "loading the BPF program was refused (%s): emberd needs root, or CAP_BPF, "
+		     "CAP_PERFMON and CAP_SYS_RESOURCE",
+		     strerror(-err));
+	else
+		fail(errbuf, errlen, "cannot load the BPF program: %s (run with -v for the verifier "
+				     "log)", strerror(-err));
+	return err;
+}
+
+static int explain_perf(int err, int cpu, char *errbuf, size_t errlen, uint64_t hz)
+{
+	long paranoid = -99, max_rate = 0;
+
+	(void)read_sysctl("/proc/sys/kernel/perf_event_paranoid", &paranoid);
+	(void)read_sysctl("/proc/sys/kernel/perf_event_max_sample_rate", &max_rate);
+	if (err == -EACCES || err == -EPERM)
+		fail(errbuf, errlen,
+		     "perf_event_open on CPU %d denied (%s, kernel.perf_event_paranoid=%ld): "
+		     "emberd needs root or CAP_PERFMON",
+		     cpu, strerror(-err), paranoid);
+	else if (err == -EINVAL && max_rate > 0 && hz > (uint64_t)max_rate)
+		fail(errbuf, errlen,
+		     "perf_event_open on CPU %d: %llu Hz is above "
+		     "kernel.perf_event_max_sample_rate=%ld",
+		     cpu, (unsigned long long)hz, max_rate);
+	else if (err == -ENOENT || err == -ENOSYS)
+		fail(errbuf, errlen,
+		     "perf_event_open on CPU %d: %s: this kernel has no perf events "
+		     "(CONFIG_PERF_EVENTS)",
+		     cpu, strerror(-err));
+	else
+		fail(errbuf, errlen, "perf_event_open on CPU %d failed: %s", cpu, strerror(-err));
+	return err;
+}
+
+int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *errbuf,
+		 size_t errlen)
+{
+	struct sampler *s;
+	bool *mask = NULL;
+	int err, cpu, first = -1, fd;
+
+	if (!o->freq_hz || o->stack_map_entries < 1 || o->counts_map_entries < 1 ||
+	    !o->ringbuf_bytes || (o->ringbuf_bytes & (o->ringbuf_bytes - 1))) {
+		fail(errbuf, errlen, "invalid sampler options");
+		return -EINVAL;
+	}
+	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
+		err = -errno;
+		fail(errbuf, errlen,
+		     "kernel BTF /sys/kernel/btf/vmlinux is not readable (%s): emberd's CO-RE BPF "
+		     "program needs a kernel built with CONFIG_DEBUG_INFO_BTF=y",
+		     strerror(-err));
+		return err;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->o = *o;
+	err = libbpf_num_possible_cpus();
+	if (err <= 0) {
+		fail(errbuf, errlen, "cannot count the possible CPUs: %s", strerror(-err));
+		goto err_out;
+	}
+	s->nr_cpus = err;
+	s->links = calloc((size_t)s->nr_cpus, sizeof(*s->links));
+	mask = calloc((size_t)s->nr_cpus, sizeof(*mask));
+	s->keys = calloc(o->counts_map_entries, sizeof(*s->keys));
+	s->vals = calloc(o->counts_map_entries, sizeof(*s->vals));
+	s->stack_slot = malloc(o->stack_map_entries * sizeof(*s->stack_slot));
+	s->touched = malloc(o->stack_map_entries * sizeof(*s->touched));
+	if (!s->links || !mask || !s->keys || !s->vals || !s->stack_slot || !s->touched) {
+		err = -ENOMEM;
+		fail(errbuf, errlen, "out of memory");
+		goto err_out;
+	}
+	memset(s->stack_slot, 0xff, o->stack_map_entries * sizeof(*s->stack_slot));
+
+	s->skel = profiler_bpf__open();
+	if (!s->skel) {
+		err = -errno;
+		fail(errbuf, errlen, "cannot open the BPF skeleton: %s", strerror(-err));
+		goto err_out;
+	}
+	s->skel->rodata->include_idle = o->include_idle;
+	if ((err = bpf_map__set_max_entries(s->skel->maps.stacks0, o->stack_map_entries)) ||
+	    (err = bpf_map__set_max_entries(s->skel->maps.stacks1, o->stack_map_entries)) ||
+	    (err = bpf_map__set_max_entries(s->skel->maps.counts0, o->counts_map_entries)) ||
+	    (err = bpf_map__set_max_entries(s->skel->maps.counts1, o->counts_map_entries)) ||
+	    (err = bpf_map__set_max_entries(s->skel->maps.times, o->ringbuf_bytes))) {
+		fail(errbuf, errlen, "cannot size the BPF maps: %s", strerror(-err));
+		goto err_out;
+	}
+	err = profiler_bpf__load(s->skel);
+	if (err) {
+		explain_load(err, errbuf, errlen);
+		goto err_out;
+	}
+	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.times), on_record, s, NULL);
+	if (!s->rb) {
+		err = -errno;
+		fail(errbuf, errlen, "cannot map the BPF ring buffer: %s", strerror(-err));
+		goto err_out;
+	}
+
+	/* Pick the event on the first online CPU: cycles where a PMU exists, else cpu-clock. */
+	err = online_cpus(mask, (size_t)s->nr_cpus);
+	if (err) {
+		fail(errbuf, errlen, "cannot read /sys/devices/system/cpu/online: %s",
+		     strerror(-err));
+		goto err_out;
+	}
+	for (cpu = 0; cpu < s->nr_cpus && first < 0; cpu++)
+		if (mask[cpu])
+			first = cpu;
+	if (first < 0) {
+		err = -ENODEV;
+		fail(errbuf, errlen, "no online CPU found");
+		goto err_out;
+	}
+	if (o->hardware_event) {
+		fd = perf_open(s, first, true);
+		if (fd >= 0) {
+			s->hw = true;
+			close(fd);
+		}
+	}
+	s->st.hardware_event = s->hw;
+	fd = perf_open(s, first, s->hw);
+	if (fd < 0) {
+		err = explain_perf(fd, first, errbuf, errlen, o->freq_hz);
+		goto err_out;
+	}
+	close(fd);
+	err = sampler__update_cpus(s);
+	if (err < 0) {
+		explain_perf(err, -1, errbuf, errlen, o->freq_hz);
+		goto err_out;
+	}
+	free(mask);
+	*ret_s = s;
+	return 0;
+
+err_out:
+	free(mask);
+	sampler__free(s);
+	return err < 0 ? err : -EINVAL;
+}
+
+/* --- drain ------------------------------------------------------------------------------ */
+
+static int drain_counts(struct sampler *s, int fd, size_t *ret_n)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	size_t n = 0, cap = s->o.counts_map_entries;
+	__u32 out_batch = 0, in_batch = 0, count;
+	bool first = true;
+	int err;
+
+	while (!s->no_batch && n < cap) {
+		count = (__u32)(cap - n);
+		err = bpf_map_lookup_and_delete_batch(fd, first ? NULL : &in_batch, &out_batch,
+						      s->keys + n, s->vals + n, &count, &opts);
+		if (err)
+			err = -errno;
+		n += count;
+		if (err == -ENOENT)
+			break;
+		if (err == -EINVAL || err == -EOPNOTSUPP || err == -524 /* ENOTSUPP */) {
+			if (first)
+				s->no_batch = true;
+			else
+				return err;
+			break;
+		}
+		if (err)
+			return err;
+		in_batch = out_batch;
+		first = false;
+	}
+	if (s->no_batch) {
+		struct ember_key k, next;
+		bool has = false;
+
+		/* each key is deleted after it is read, so the first key is always the next one */
+		while (n < cap && !bpf_map_get_next_key(fd, has ? &k : NULL, &next)) {
+			if (!bpf_map_lookup_elem(fd, &next, &s->vals[n])) {
+				s->keys[n++] = next;
+				(void)bpf_map_delete_elem(fd, &next);
+				has = false;
+			} else {
+				k = next;
+				has = true;
+			}
+		}
+	}
+	*ret_n = n;
+	return 0;
+}
+
+/* Looks up @id in the drained generation's stack map, once per drain. */
+static int stack_of(struct sampler *s, int fd, int32_t id, const uint64_t **ret, size_t *ret_n)
+{
+	uint64_t buf[EMBER_MAX_STACK_DEPTH];
+	int32_t slot;
+	size_t n;
+
+	if (id < 0)
+		return id;
+	if ((uint32_t)id >= s->o.stack_map_entries)
+		return -ENOENT;
+	slot = s->stack_slot[id];
+	if (slot == -1) {
+		if (bpf_map_lookup_elem(fd, &id, buf)) {
+			slot = -2;
+			s->st.stack_missing++;
+		} else {
+			for (n = 0; n < EMBER_MAX_STACK_DEPTH && buf[n]; n++)
+				;
+			if (grow((void **)&s->ips, &s->ips_cap, s->ips_len + n + 1,
+				 sizeof(*s->ips))) {
+				return -ENOMEM;
+			}
+			s->ips[s->ips_len] = n;
+			memcpy(s->ips + s->ips_len + 1, buf, n * sizeof(*buf));
+			slot = (int32_t)s->ips_len;
+			s->ips_len += n + 1;
+		}
+		s->stack_slot[id] = slot;
+		s->touched[s->nr_touched++] = (uint32_t)id;
+	}
+	if (slot == -2)
+		return -ENOENT;
+	*ret_n = (size_t)s->ips[slot];
+	*ret = s->ips + slot + 1;
+	return 0;
+}
+
+static int tuple_cmp(uint32_t pa, uint32_t ta, int32_t ka, int32_t ua, uint32_t pb, uint32_t tb,
+		     int32_t kb, int32_t ub)
+{
+	if (pa != pb)
+		return (pa > pb) - (pa < pb);
+	if (ta != tb)
+		return (ta > tb) - (ta < tb);
+	if (ka != kb)
+		return (ka > kb) - (ka < kb);
+	return (ua > ub) - (ua < ub);
+}
+
+static int rec_cmp(const void *a, const void *b)
+{
+	const struct ember_time_rec *x = a, *y = b;
+	int c = tuple_cmp(x->pid, x->tid, x->kern_stack_id, x->user_stack_id, y->pid, y->tid,
+			  y->kern_stack_id, y->user_stack_id);
+
+	return c ? c : (x->time_ns > y->time_ns) - (x->time_ns < y->time_ns);
+}
+
+struct keyval {
+	struct ember_key k;
+	uint64_t v;
+};
+
+static int kv_cmp(const void *a, const void *b)
+{
+	const struct keyval *x = a, *y = b;
+	int c = tuple_cmp(x->k.pid, x->k.tid, x->k.kern_stack_id, x->k.user_stack_id, y->k.pid,
+			  y->k.tid, y->k.kern_stack_id, y->k.user_stack_id);
+
+	return c ? c : memcmp(x->k.comm, y->k.comm, sizeof(x->k.comm));
+}
+
+static void comm_of(uint32_t pid, uint32_t tid, char *comm)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/comm", pid, tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	n = fd >= 0 ? read(fd, comm, 15) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0) {
+		strcpy(comm, "[unknown]");
+		return;
+	}
+	comm[n] = '\0';
+	if (n && comm[n - 1] == '\n')
+		comm[n - 1] = '\0';
+}
+
+/* Fills @g's stacks from the stack ids. */
+static int fill_stacks(struct sampler *s, int sfd, struct sampler_group *g, int32_t kid,
+		       int32_t uid)
+{
+	int r;
+
+	g->kernel_ips = g->user_ips = NULL;
+	g->nr_kernel = g->nr_user = 0;
+	r = stack_of(s, sfd, kid, &g->kernel_ips, &g->nr_kernel);
+	if (r == -ENOMEM)
+		return r;
+	g->kernel_err = r;
+	if (r)
+		g->kernel_ips = NULL, g->nr_kernel = 0;
+	r = stack_of(s, sfd, uid, &g->user_ips, &g->nr_user);
+	if (r == -ENOMEM)
+		return r;
+	g->user_err = r;
+	if (r)
+		g->user_ips = NULL, g->nr_user = 0;
+	return 0;
+}
+
+int sampler__drain(struct sampler *s, sampler_group_fn fn, void *ctx)
+{
+	uint64_t t0 = mono_ns();
+	uint32_t active = __atomic_load_n(&s->skel->bss->gen, __ATOMIC_RELAXED) & 1;
+	uint32_t d = active ^ 1;
+	int cfd = bpf_map__fd(d ? s->skel->maps.counts1 : s->skel->maps.counts0);
+	int sfd = bpf_map__fd(d ? s->skel->maps.stacks1 : s->skel->maps.stacks0);
+	struct vec_rec *pend = &s->pending[d];
+	struct keyval *kv = NULL;
+	size_t nkeys = 0, i, j, ri = 0;
+	int err = 0, delivered = 0;
+	bool failed = false;
+
+	if (t0 - s->last_cpu_check_ns >= NSEC)
+		(void)sampler__update_cpus(s); /* errors: retried next second */
+	(void)ring_buffer__consume(s->rb);
+
+	err = drain_counts(s, cfd, &nkeys);
+	if (err)
+		goto flip;
+	kv = malloc((nkeys + 1) * sizeof(*kv));
+	if (!kv) {
+		err = -ENOMEM;
+		goto flip;
+	}
+	for (i = 0; i < nkeys; i++)
+		kv[i] = (struct keyval){ .k = s->keys[i], .v = s->vals[i] };
+	if (nkeys)
+		qsort(kv, nkeys, sizeof(*kv), kv_cmp);
+	if (pend->n)
+		qsort(pend->v, pend->n, sizeof(*pend->v), rec_cmp);
+
+	/* merge join: keys and records both sorted by (pid, tid, kid, uid) */
+	for (i = 0; i < nkeys || ri < pend->n;) {
+		struct sampler_group g = { 0 };
+		int c;
+		size_t want, nt = 0;
+		int32_t kid, uid;
+
+		if (i < nkeys && ri < pend->n)
+			c = tuple_cmp(kv[i].k.pid, kv[i].k.tid, kv[i].k.kern_stack_id,
+				      kv[i].k.user_stack_id, pend->v[ri].pid, pend->v[ri].tid,
+				      pend->v[ri].kern_stack_id, pend->v[ri].user_stack_id);
+		else
+			c = i < nkeys ? -1 : 1;
+		if (c <= 0) {
+			/* a key and its (up to count) records */
+			g.pid = kv[i].k.pid;
+			g.tid = kv[i].k.tid;
+			memcpy(g.comm, kv[i].k.comm, sizeof(kv[i].k.comm));
+			g.comm[15] = '\0';
+			kid = kv[i].k.kern_stack_id;
+			uid = kv[i].k.user_stack_id;
+			want = kv[i].v;
+			i++;
+		} else {
+			/* records without a count (counts map was full) */
+			g.pid = pend->v[ri].pid;
+			g.tid = pend->v[ri].tid;
+			comm_of(g.pid, g.tid, g.comm);
+			kid = pend->v[ri].kern_stack_id;
+			uid = pend->v[ri].user_stack_id;
+			want = SIZE_MAX;
+		}
+		if (grow((void **)&s->times, &s->times_cap, pend->n + 1, sizeof(*s->times)) ||
+		    grow((void **)&s->cpus, &s->cpus_cap, pend->n + 1, sizeof(*s->cpus))) {
+			err = -ENOMEM;
+			goto flip;
+		}
+		while (nt < want && ri < pend->n &&
+		       !tuple_cmp(g.pid, g.tid, kid, uid, pend->v[ri].pid, pend->v[ri].tid,
+				  pend->v[ri].kern_stack_id, pend->v[ri].user_stack_id)) {
+			s->times[nt] = pend->v[ri].time_ns;
+			s->cpus[nt] = pend->v[ri].cpu;
+			nt++;
+			ri++;
+		}
+		if (want == SIZE_MAX) {
+			s->st.orphan_records += nt;
+			want = nt;
+		}
+		g.times_ns = s->times;
+		g.cpus = s->cpus;
+		g.nr_times = nt;
+		g.untimed = (uint32_t)(want - nt);
+		s->st.untimed += g.untimed;
+		if (failed) {
+			s->st.lost += want;
+			continue;
+		}
+		err = fill_stacks(s, sfd, &g, kid, uid);
+		if (!err)
+			err = fn(&g, ctx);
+		if (err < 0) {
+			failed = true;
+			s->st.lost += want;
+			continue;
+		}
+		delivered += (int)want;
+	}
+	err = failed ? err : 0;
+
+flip:
+	/* delete the stack ids consumed, so that the generation starts empty next time */
+	for (j = 0; j < s->nr_touched; j++) {
+		if (s->stack_slot[s->touched[j]] >= 0)
+			(void)bpf_map_delete_elem(sfd, &s->touched[j]);
+		s->stack_slot[s->touched[j]] = -1;
+	}
+	s->nr_touched = 0;
+	s->ips_len = 0;
+	pend->n = 0;
+	free(kv);
+	__atomic_store_n(&s->skel->bss->gen, d, __ATOMIC_RELEASE);
+	s->st.delivered += (uint64_t)delivered;
+	s->st.drains++;
+	s->st.drain_ns_total += mono_ns() - t0;
+	return err < 0 ? err : delivered;
+}
+
+void sampler__stats(struct sampler *s, struct sampler_stats *ret)
+{
+	struct ember_bpf_stats *per = calloc((size_t)s->nr_cpus, sizeof(*per));
+	struct bpf_prog_info info = { 0 };
+	__u32 len = sizeof(info), zero = 0;
+	int i;
+
+	*ret = s->st;
+	if (per && !bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.stats), &zero, per)) {
+		for (i = 0; i < s->nr_cpus; i++) {
+			ret->samples += per[i].samples;
+			ret->idle += per[i].idle;
+			ret->kern_eexist += per[i].kern_eexist;
+			ret->user_eexist += per[i].user_eexist;
+			ret->kern_efault += per[i].kern_efault;
+			ret->user_efault += per[i].user_efault;
+			ret->kern_other += per[i].kern_other;
+			ret->user_other += per[i].user_other;
+			ret->counts_full += per[i].counts_full;
+			ret->ringbuf_drops += per[i].ringbuf_drops;
+		}
+	}
+	free(per);
+	if (!bpf_obj_get_info_by_fd(bpf_program__fd(s->skel->progs.do_sample), &info, &len)) {
+		ret->prog_run_ns = info.run_time_ns;
+		ret->prog_run_cnt = info.run_cnt;
+	}
+}

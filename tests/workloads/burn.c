@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: MIT
+/*
+ * burn: a CPU burner with known shares. Each round main() calls burn_a, burn_b and burn_c with
+ * 6 : 3 : 1 units of the same arithmetic loop, so whatever the scheduler does, 60% / 30% / 10%
+ * of the process's CPU time is spent in them (main's own share is a few instructions per round).
+ *
+ * usage: burn SECONDS [THREADS]   (default 10 s, 1 thread; each thread runs the same rounds)
+ * Prints "ready PID" on stdout once started.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#define UNIT 200000UL /* loop iterations per unit: ~0.1-0.3 ms */
+
+static volatile unsigned long sink;
+static double seconds = 10;
+
+static __attribute__((noinline)) void spin(unsigned long n)
+{
+	unsigned long x = sink, i;
+
+	for (i = 0; i < n; i++)
+		x = x * 6364136223846793005UL + 1442695040888963407UL;
+	sink = x;
+}
+
+/* each burn_* runs its loop itself (no shared leaf), so stacks end in the function named */
+static __attribute__((noinline)) void burn_a(void)
+{
+	unsigned long x = sink, i;
+
+	for (i = 0; i < 6 * UNIT; i++)
+		x = x * 6364136223846793005UL + 1442695040888963407UL;
+	sink = x;
+}
+
+static __attribute__((noinline)) void burn_b(void)
+{
+	unsigned long x = sink, i;
+
+	for (i = 0; i < 3 * UNIT; i++)
+		x = x * 6364136223846793005UL + 1442695040888963407UL;
+	sink = x;
+}
+
+static __attribute__((noinline)) void burn_c(void)
+{
+	unsigned long x = sink, i;
+
+	for (i = 0; i < 1 * UNIT; i++)
+		x = x * 6364136223846793005UL + 1442695040888963407UL;
+	sink = x;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static __attribute__((noinline)) void *rounds(void *arg)
+{
+	double end = now() + seconds;
+	unsigned long r = 0;
+
+	while ((r++ & 15) || now() < end) {
+		burn_a();
+		burn_b();
+		burn_c();
+	}
+	return arg;
+}
+
+int main(int argc, char **argv)
+{
+	int threads = 1, i;
+	pthread_t t[64];
+
+	if (argc > 1)
+		seconds = atof(argv[1]);
+	if (argc > 2)
+		threads = atoi(argv[2]);
+	if (seconds <= 0 || threads < 1 || threads > 64) {
+		fprintf(stderr, "usage: burn SECONDS [THREADS<=64]\n");
+		return 2;
+	}
+	spin(1000);
+	printf("ready %d\n", (int)getpid());
+	fflush(stdout);
+	for (i = 1; i < threads; i++)
+		pthread_create(&t[i], NULL, rounds, NULL);
+	rounds(NULL);
+	for (i = 1; i < threads; i++)
+		pthread_join(t[i], NULL);
+	return 0;
+}
