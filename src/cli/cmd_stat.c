@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "ember/algebra.h"
+#include "ember/flamegraph.h"
 #include "ember/hotelling.h"
 #include "ember/log.h"
 #include "ember/profile.h"
@@ -32,7 +33,8 @@ static void stat_usage(FILE *f)
 		"similarity: 1 - || A/||A|| - B/||B|| ||_1 / 2 (1: same shape, 0: disjoint), with\n"
 		"  the L1 norms and distances.\n"
 		"decompose: splits B - A into appeared, disappeared, grown and shrunk (four folded\n"
-		"  files in DIR, disjoint, B - A = appeared + grown - disappeared - shrunk). By\n"
+		"  files and their flame graphs in DIR: NAME.folded, NAME.svg; disjoint, and\n"
+		"  B - A = appeared + grown - disappeared - shrunk). By\n"
 		"  default A and B are first normalized to percent of their own totals, so the\n"
 		"  parts compare shapes; --raw keeps sample counts.\n"
 		"compare: the two-sample Hotelling T^2 test of set B against set A (e.g. 20 runs\n"
@@ -51,6 +53,8 @@ static void stat_usage(FILE *f)
 		"      --json          (compare) the result as JSON\n"
 		"      --folded FILE   (compare) write the noise-reduced difference: three columns\n"
 		"                      'stack meanA meanB', meanA = meanB except on significant stacks\n"
+		"      --svg FILE      (compare) its differential flame graph: widths of mean B,\n"
+		"                      coloured only where the change is significant\n"
 		"  -h, --help          this text\n",
 		HOTELLING_DEFAULT_ALPHA, HOTELLING_DEFAULT_MAX_STACKS);
 }
@@ -58,7 +62,7 @@ static void stat_usage(FILE *f)
 struct stat_args {
 	const char *cmd;
 	bool strip_hex, strict, raw, json;
-	const char *out_dir, *folded_out;
+	const char *out_dir, *folded_out, *svg_out;
 	double alpha;
 	unsigned long max_stacks;
 	const char **files_a, **files_b, **pos;
@@ -139,6 +143,34 @@ static int write_file(const char *path, const struct sbuf *sb)
 		err = -errno;
 	if (err)
 		log_errno(err, "writing '%s' failed", path);
+	return err;
+}
+
+/* Renders @p as a flame graph into @path with @title and @info. 0 or -errno (logged). */
+static int write_svg(const char *path, const struct profile *p, const char *title,
+		     const char *info, const char *countname)
+{
+	struct flamegraph_opts o;
+	struct sbuf sb = SBUF_INIT;
+	int err;
+
+	flamegraph_opts_init(&o);
+	err = flamegraph_opts_set(&o, "title", title);
+	if (!err && info)
+		err = flamegraph_opts_set(&o, "info", info);
+	if (!err && countname)
+		err = flamegraph_opts_set(&o, "countname", countname);
+	if (!err) {
+		err = flamegraph_render(p, &o, &sb);
+		if (err == -ENODATA)
+			err = 0; /* an empty part: the SVG says there is nothing to draw */
+	}
+	if (!err)
+		err = write_file(path, &sb);
+	else
+		log_errno(err, "rendering '%s' failed", path);
+	sbuf_fini(&sb);
+	flamegraph_opts_fini(&o);
 	return err;
 }
 
@@ -240,6 +272,24 @@ static int stat_decompose(const struct stat_args *sa)
 			err = sbuf_error(&path);
 		if (!err)
 			err = write_file(path.buf, &sb);
+		if (!err) {
+			static const char *const what[4] = {
+				"stacks only in B", "stacks only in A",
+				"common stacks that grew from A to B",
+				"common stacks that shrank from A to B",
+			};
+			char title[96], info[160];
+
+			snprintf(title, sizeof(title), "%c%s: %s", names[k][0] - 32, names[k] + 1,
+				 what[k]);
+			snprintf(info, sizeof(info), "%s part of B - A: %.6g %s", names[k],
+				 algebra_norm1(p), sa->raw ? "samples" : "% of the total");
+			sbuf_reset(&path);
+			sbuf_addf(&path, "%s/%s.svg", sa->out_dir, names[k]);
+			err = sbuf_error(&path);
+			if (!err)
+				err = write_svg(path.buf, p, title, info, sa->raw ? NULL : "%");
+		}
 		printf("%-12s %6zu stacks %14.6f\n", names[k], profile__nr_stacks(p),
 		       algebra_norm1(p));
 	}
@@ -339,14 +389,28 @@ static int stat_compare(const struct stat_args *sa)
 		if (fflush(stdout))
 			err = log_errno(-errno, "writing the output failed");
 	}
-	if (!err && sa->folded_out) {
+	if (!err && (sa->folded_out || sa->svg_out)) {
 		red = hotelling_reduced_diff(&r);
+		if (!red)
+			err = log_errno(-ENOMEM, "the reduced difference failed");
+	}
+	if (!err && sa->folded_out) {
 		sbuf_reset(&sb);
-		err = red ? write_folded_plain(red, true, &sb) : -ENOMEM;
+		err = write_folded_plain(red, true, &sb);
 		if (!err)
 			err = write_file(sa->folded_out, &sb);
 		else
 			log_errno(err, "the reduced difference failed");
+	}
+	if (!err && sa->svg_out) {
+		char info[200];
+
+		snprintf(info, sizeof(info),
+			 "Hotelling T2 %.4g (critical %.4g at alpha %g), p-value %.3g: %zu of %zu "
+			 "tested stacks differ significantly; mean of %zu profiles (B) against %zu (A)",
+			 r.t2, r.t2_crit, r.alpha, r.p_value, r.nr_significant, r.p, r.n_b, r.n_a);
+		err = write_svg(sa->svg_out, red, "Significant differences (noise-reduced)", info,
+				NULL);
 	}
 out:
 	sbuf_fini(&sb);
@@ -422,7 +486,7 @@ int cmd_stat(int argc, char **argv)
 			stat_usage(stdout);
 			goto out;
 		} else if (!strcmp(o, "--out") || !strcmp(o, "--folded") || !strcmp(o, "--alpha") ||
-			   !strcmp(o, "--max-stacks")) {
+			   !strcmp(o, "--max-stacks") || !strcmp(o, "--svg")) {
 			if (!val) {
 				log_error("option '%s' needs a value", o);
 				err = -EINVAL;
@@ -433,6 +497,8 @@ int cmd_stat(int argc, char **argv)
 				sa.out_dir = val;
 			else if (!strcmp(o, "--folded"))
 				sa.folded_out = val;
+			else if (!strcmp(o, "--svg"))
+				sa.svg_out = val;
 			else if (!strcmp(o, "--alpha"))
 				err = parse_alpha(val, &sa.alpha) ? 0 : -EINVAL;
 			else if (!cli_parse_ulong("--max-stacks", val, &sa.max_stacks))

@@ -123,6 +123,9 @@ nsig=$(grep -c '^\*' "$TMP/report")
 ndiff=$(awk '$(NF-1) != $NF' "$TMP/red.folded" | wc -l)
 check "the reduced difference keeps exactly the $nsig significant stacks" test "$nsig" -eq "$ndiff" -a "$nsig" -gt 0
 check "the report names the kept dimension" grep -q "kept p = " "$TMP/report"
+"$EMBER" stat compare --svg "$TMP/red.svg" --a "$TMP"/shift-a*.folded --b "$TMP"/shift-b*.folded >/dev/null
+check "compare --svg draws the reduced difference" grep -q "tested stacks differ significantly" "$TMP/red.svg"
+command -v xmllint >/dev/null && check "... as well-formed SVG" xmllint --noout "$TMP/red.svg"
 # errors
 "$EMBER" stat compare --a "$TMP/shift-a0.folded" --b "$TMP"/shift-b*.folded >/dev/null 2>&1
 check "one profile in a set is a usage error" test $? -eq 2
