@@ -413,6 +413,13 @@ function depthOf(root) {
 	return max;
 }
 
+// children in name order, as flamegraph.pl sorts them; computed once per node
+function sortedKids(n) {
+	if (!n.sorted || n.sorted.length !== n.kids.size)
+		n.sorted = [...n.kids.values()].sort((p, q) => (p.name < q.name ? -1 : p.name > q.name ? 1 : 0));
+	return n.sorted;
+}
+
 function drawFlame() {
 	const root = fg.root;
 	fg.drawn = [];
@@ -454,8 +461,7 @@ function drawFlame() {
 	while (stack.length) {
 		const [n, x, d] = stack.pop();
 		let cx = x;
-		const kids = [...n.kids.values()].sort((p, q) => (p.name < q.name ? -1 : p.name > q.name ? 1 : 0));
-		for (const k of kids) {
+		for (const k of sortedKids(n)) {
 			const w = width(k) * px;
 			if (w >= 0.5) {
 				drawFrame(ctx, k, cx, y(d + 1), w, d + 1, false);
@@ -522,13 +528,11 @@ function applySearch() {
 		try { fg.matchRe = new RegExp(q); } catch (e) { $('fg-matched').textContent = 'bad regex'; return; }
 	}
 	if (fg.root && fg.matchRe) {
-		const cache = new Map();
+		const re = fg.matchRe, matched = fg.matched;
 		const stack = [fg.root];
 		while (stack.length) {
 			const n = stack.pop();
-			let m = cache.get(n.name);
-			if (m === undefined) { m = fg.matchRe.test(n.name); cache.set(n.name, m); }
-			if (m && n !== fg.root) fg.matched.add(n);
+			if (n !== fg.root && re.test(n.name)) matched.add(n);
 			for (const k of n.kids.values()) stack.push(k);
 		}
 	}
@@ -743,6 +747,7 @@ window.addEventListener('resize', () => { drawHeatmap(); drawFlame(); });
 window.emberDashboard = {
 	state,
 	frames: () => fg.drawn.map((f) => ({ name: f.node.name, x: f.x, y: f.y, w: f.w, matched: fg.matched.has(f.node) })),
+	search: (q) => { const t = performance.now(); $('fg-search').value = q; applySearch(); return performance.now() - t; },
 	selectSeconds: (from, to) => select({ from: secToNs(String(from)), to: secToNs(String(to)) }),
 	cellCenter: (col, row) => {
 		const r = hmCanvas.getBoundingClientRect();
