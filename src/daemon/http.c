@@ -35,6 +35,8 @@ static const struct http_route http_builtin_routes[] = {
 	{ "GET", "/api/v1/heatmap.svg", false, http_handle_heatmap_svg },
 	{ "GET", "/api/v1/samples", false, http_handle_samples },
 	{ "GET", "/api/v1/diff.svg", false, http_handle_diff_svg },
+	{ "GET", "/api/v1/diff.folded", false, http_handle_diff_folded },
+	{ "GET", "/api/v1/compare", false, http_handle_compare },
 	{ "GET", "/api/v1/captures", false, http_handle_captures_list },
 	{ "POST", "/api/v1/captures", false, http_handle_captures_post },
 	{ "GET", "/api/v1/captures/", true, http_handle_capture_get },

@@ -112,6 +112,11 @@ int http_handle_samples(struct http_server *srv, struct http_request *req,
 			struct http_response *resp);
 int http_handle_diff_svg(struct http_server *srv, struct http_request *req,
 			 struct http_response *resp);
+/* http_diff.c: /api/v1/diff.folded and /api/v1/compare (Hotelling T^2 between two ranges). */
+int http_handle_diff_folded(struct http_server *srv, struct http_request *req,
+			    struct http_response *resp);
+int http_handle_compare(struct http_server *srv, struct http_request *req,
+			struct http_response *resp);
 int http_handle_captures_list(struct http_server *srv, struct http_request *req,
 			      struct http_response *resp);
 int http_handle_captures_post(struct http_server *srv, struct http_request *req,

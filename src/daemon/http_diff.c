@@ -1,0 +1,271 @@
+// SPDX-License-Identifier: MIT
+/*
+ * emberd's differential endpoints beyond /api/v1/diff.svg (issue 8):
+ *   GET /api/v1/diff.folded  difffolded's three columns of range A (from, to) against range B
+ *                            (b_from, b_to), same filters; normalize=1 as difffolded -n;
+ *                            elided=1: only the stacks of A absent from B, with A's counts.
+ *   GET /api/v1/compare      the two-sample Hotelling T^2 test between the two ranges, each cut
+ *                            into windows of window= seconds (default 1) taken as the samples;
+ *                            alpha=, max_stacks=. JSON: the windows and the test's result.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ember/diff.h"
+#include "ember/folded.h"
+#include "ember/hotelling.h"
+#include "ember/http.h"
+#include "ember/profile.h"
+#include "ember/strtab.h"
+#include "ember/timeexpr.h"
+#include "http_internal.h"
+
+#define NS 1000000000LL
+/* Windows per range at most: each one is a store query and a profile in memory. */
+#define COMPARE_MAX_WINDOWS 600
+
+struct diffx_params {
+	int64_t b_from, b_to, now;
+	bool has_b_from, has_b_to, normalize, elided;
+	uint64_t window_s, max_stacks;
+	double alpha;
+};
+
+static int diffx_param(const char *key, const char *value, void *ctx, struct query_error *err)
+{
+	struct diffx_params *dp = ctx;
+	struct parse_error pe = { 0 };
+	int64_t t;
+
+	if (!strcmp(key, "b_from") || !strcmp(key, "b_to")) {
+		if (timeexpr_parse(value, strlen(value), dp->now, &t, &pe)) {
+			*err = (struct query_error){ .reason = pe.reason ? pe.reason : "bad time",
+						     .status = 400 };
+			snprintf(err->param, sizeof(err->param), "%s", key);
+			return -EINVAL;
+		}
+		if (key[2] == 'f') {
+			dp->b_from = t;
+			dp->has_b_from = true;
+		} else {
+			dp->b_to = t;
+			dp->has_b_to = true;
+		}
+		return 1;
+	}
+	if (!strcmp(key, "normalize"))
+		return query_parse_bool(key, value, &dp->normalize, err) ? -EINVAL : 1;
+	if (!strcmp(key, "elided"))
+		return query_parse_bool(key, value, &dp->elided, err) ? -EINVAL : 1;
+	if (!strcmp(key, "window"))
+		return query_parse_u64(key, value, 1, 86400, &dp->window_s, err) ? -EINVAL : 1;
+	if (!strcmp(key, "max_stacks"))
+		return query_parse_u64(key, value, 1, 1000, &dp->max_stacks, err) ? -EINVAL : 1;
+	if (!strcmp(key, "alpha")) {
+		char *end;
+		double v;
+
+		errno = 0;
+		v = strtod(value, &end);
+		if (errno || end == value || *end || !(v > 0 && v < 1)) {
+			*err = (struct query_error){ .reason = "must be a number between 0 and 1",
+						     .status = 400 };
+			snprintf(err->param, sizeof(err->param), "%s", key);
+			return -EINVAL;
+		}
+		dp->alpha = v;
+		return 1;
+	}
+	return 0;
+}
+
+/* Parses A (common) and B; 0, or 1 after an error response was filled. */
+static int parse_ranges(struct http_server *srv, struct http_request *req, struct query_common *q,
+			struct diffx_params *dp, struct http_response *resp)
+{
+	if (http_request__parse(req, q, 0, diffx_param, dp, resp))
+		return 1;
+	if (!dp->has_b_from || !dp->has_b_to) {
+		http_response__error(resp, 400, dp->has_b_from ? "b_to" : "b_from",
+				     "the second range (b_from, b_to) is required");
+		return 1;
+	}
+	if (dp->b_from > dp->b_to) {
+		http_response__error(resp, 400, "b_from", "b_from is after b_to");
+		return 1;
+	}
+	if (dp->b_to - dp->b_from > (int64_t)srv->cfg.max_range_s * NS) {
+		http_response__error(resp, 413, "b_from", "range exceeds the configured limit");
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * The profile of [from, to) with @q's filters. The copy shares @q's compiled regex, which
+ * stays owned (and freed) by @q.
+ */
+static struct profile *range_profile(struct http_server *srv, const struct query_common *q,
+				     int64_t from, int64_t to, struct strtab *st)
+{
+	struct query_common w = *q;
+
+	w.from_ns = from;
+	w.to_ns = to;
+	return http_source_profile(&srv->src, &w, st);
+}
+
+int http_handle_diff_folded(struct http_server *srv, struct http_request *req,
+			    struct http_response *resp)
+{
+	struct diffx_params dp = { .now = req->now_ns };
+	struct diff_opts dopts = { 0 };
+	struct query_common q;
+	struct strtab *st = NULL;
+	struct profile *a = NULL, *b = NULL, *d = NULL, *e = NULL;
+	int err = 0;
+
+	query_common_init(&q);
+	if (parse_ranges(srv, req, &q, &dp, resp))
+		goto out;
+	dopts.normalize = dp.normalize;
+	st = strtab__new();
+	a = st ? range_profile(srv, &q, q.from_ns, q.to_ns, st) : NULL;
+	b = a ? range_profile(srv, &q, dp.b_from, dp.b_to, st) : NULL;
+	if (!b) {
+		err = errno == EINVAL ? -EINVAL : -ENOMEM;
+		goto out;
+	}
+	d = diff_profiles(a, b, &dopts);
+	if (!d) {
+		if (errno == EDOM)
+			http_response__error(resp, 400, "normalize",
+					     "cannot normalize: range A has no samples");
+		else
+			err = -ENOMEM;
+		goto out;
+	}
+	resp->content_type = "text/plain; charset=utf-8";
+	if (dp.elided) {
+		e = diff_elided(d);
+		err = e ? folded_write(e, &resp->body) : -ENOMEM;
+	} else {
+		err = diff_write(d, &resp->body);
+	}
+out:
+	profile__free(e);
+	profile__free(d);
+	profile__free(a);
+	profile__free(b);
+	strtab__free(st);
+	query_common_fini(&q);
+	return err;
+}
+
+/* Cuts [from, to) into whole windows of @win ns, each a profile; returns how many, or -errno. */
+static long window_profiles(struct http_server *srv, const struct query_common *q, int64_t from,
+			    int64_t to, int64_t win, struct strtab *st, struct profile ***ret)
+{
+	long n = (long)((to - from) / win), i;
+	struct profile **ps;
+
+	if (n <= 0)
+		return 0;
+	ps = calloc((size_t)n, sizeof(*ps));
+	if (!ps)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		ps[i] = range_profile(srv, q, from + i * win, from + (i + 1) * win, st);
+		if (!ps[i]) {
+			int err = errno == EINVAL ? -EINVAL : -ENOMEM;
+
+			while (i-- > 0)
+				profile__free(ps[i]);
+			free(ps);
+			return err;
+		}
+	}
+	*ret = ps;
+	return n;
+}
+
+int http_handle_compare(struct http_server *srv, struct http_request *req,
+			struct http_response *resp)
+{
+	struct diffx_params dp = { .now = req->now_ns, .window_s = 1,
+				   .alpha = HOTELLING_DEFAULT_ALPHA };
+	struct hotelling_result r = { 0 };
+	struct hotelling_opts ho;
+	struct query_common q;
+	struct strtab *st = NULL;
+	struct profile **pa = NULL, **pb = NULL;
+	long na = 0, nb = 0, i;
+	int64_t win;
+	int err = 0;
+
+	query_common_init(&q);
+	if (parse_ranges(srv, req, &q, &dp, resp))
+		goto out;
+	win = (int64_t)dp.window_s * NS;
+	if ((q.to_ns - q.from_ns) / win > COMPARE_MAX_WINDOWS ||
+	    (dp.b_to - dp.b_from) / win > COMPARE_MAX_WINDOWS) {
+		http_response__error(resp, 413, "window", "more than 600 windows in a range");
+		goto out;
+	}
+	if ((q.to_ns - q.from_ns) / win < 2 || (dp.b_to - dp.b_from) / win < 2) {
+		http_response__error(resp, 400, "window",
+				     "each range needs at least 2 whole windows");
+		goto out;
+	}
+	st = strtab__new();
+	if (!st) {
+		err = -ENOMEM;
+		goto out;
+	}
+	na = window_profiles(srv, &q, q.from_ns, q.to_ns, win, st, &pa);
+	if (na < 0) {
+		err = (int)na;
+		na = 0;
+		goto out;
+	}
+	nb = window_profiles(srv, &q, dp.b_from, dp.b_to, win, st, &pb);
+	if (nb < 0) {
+		err = (int)nb;
+		nb = 0;
+		goto out;
+	}
+	ho = (struct hotelling_opts){ .alpha = dp.alpha, .max_stacks = dp.max_stacks };
+	err = hotelling_test(pa, (size_t)na, pb, (size_t)nb, &ho, &r);
+	if (err == -ENODATA || err == -EINVAL || err == -EDOM) {
+		http_response__error(resp, 422, NULL,
+				     err == -ENODATA ? "nothing to test: no stack varies across the windows"
+						     : "the test cannot be computed on these windows");
+		err = 0;
+		goto out;
+	}
+	if (err)
+		goto out;
+	sbuf_addf(&resp->body, "{\"window_s\":%llu,\"a\":{\"from_ns\":%lld,\"to_ns\":%lld,\"windows\":%ld},"
+			       "\"b\":{\"from_ns\":%lld,\"to_ns\":%lld,\"windows\":%ld},\"test\":",
+		  (unsigned long long)dp.window_s, (long long)q.from_ns, (long long)q.to_ns, na,
+		  (long long)dp.b_from, (long long)dp.b_to, nb);
+	err = hotelling_write_json(&r, &resp->body);
+	/* hotelling_write_json ends the object with a newline: close ours after it */
+	if (!err && resp->body.len && resp->body.buf[resp->body.len - 1] == '\n')
+		resp->body.len--;
+	sbuf_adds(&resp->body, "}\n");
+	err = err ? err : sbuf_error(&resp->body);
+out:
+	hotelling_result_fini(&r);
+	for (i = 0; i < na; i++)
+		profile__free(pa[i]);
+	for (i = 0; i < nb; i++)
+		profile__free(pb[i]);
+	free(pa);
+	free(pb);
+	strtab__free(st);
+	query_common_fini(&q);
+	return err;
+}

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# emberd's /api/v1/diff.folded and /api/v1/compare against a real emberd in replay mode (no
+# root): the diff of two ranges equals `ember diff` of the two ranges' /api/v1/folded, elided=1
+# keeps the vanished stacks, and compare equals `ember stat compare` run on the per-window
+# folded files; bad parameters are 4xx with the parameter named.
+. "$(dirname "$0")/../lib.sh"
+command -v curl >/dev/null || skip_all "no curl"
+[ -x "$EMBERD" ] || skip_all "no $EMBERD"
+IN=$TMP/perf.txt
+zcat "$SHARED/corpus/examples/example-perf-stacks.txt.gz" >"$IN" || skip_all "no shared corpus"
+PID=
+trap '[ -n "$PID" ] && kill "$PID" 2>/dev/null; cleanup_tmp' EXIT
+PORT=$(free_port)
+"$EMBERD" --listen "127.0.0.1:$PORT" --replay "$IN" >"$TMP/emberd.log" 2>&1 &
+PID=$!
+URL=http://127.0.0.1:$PORT
+for _ in $(seq 100); do curl -sf "$URL/healthz" >/dev/null 2>&1 && break; sleep 0.05; done
+curl -sf "$URL/healthz" >/dev/null || { not_ok "emberd --replay starts"; sed 's/^/# /' "$TMP/emberd.log"; done_testing; }
+
+# the capture spans 7628263.04 .. 7628273.03 (seconds since boot)
+A="from=7628263&to=7628268" B="b_from=7628268&b_to=7628273"
+curl -s "$URL/api/v1/folded?from=7628263&to=7628268&idle=1" >"$TMP/a.folded"
+curl -s "$URL/api/v1/folded?from=7628268&to=7628273&idle=1" >"$TMP/b.folded"
+for n in 0 1; do
+	curl -s "$URL/api/v1/diff.folded?$A&$B&idle=1&normalize=$n" >"$TMP/d.folded"
+	nflag=; [ $n = 1 ] && nflag=-n
+	# shellcheck disable=SC2086
+	"$EMBER" diff $nflag "$TMP/a.folded" "$TMP/b.folded" >"$TMP/want"
+	check "diff.folded normalize=$n equals ember diff of the two ranges" cmp -s "$TMP/want" "$TMP/d.folded"
+done
+check "... and it is not empty" test -s "$TMP/d.folded"
+curl -s "$URL/api/v1/diff.folded?$A&$B&idle=1&elided=1" >"$TMP/e.folded"
+check "elided=1 keeps exactly the stacks absent from B" cmp -s "$TMP/e.folded" <(awk '$NF == 0 && $(NF-1) != 0 { $NF = ""; sub(/ $/, ""); print }' "$TMP/want")
+
+# compare: five 1 s windows each way, against ember stat compare on the same windows
+for i in 0 1 2 3 4; do
+	curl -s "$URL/api/v1/folded?from=$((7628263 + i))&to=$((7628264 + i))&idle=1" >"$TMP/wa$i.folded"
+	curl -s "$URL/api/v1/folded?from=$((7628268 + i))&to=$((7628269 + i))&idle=1" >"$TMP/wb$i.folded"
+done
+curl -s "$URL/api/v1/compare?$A&$B&idle=1&window=1" >"$TMP/cmp.json"
+"$EMBER" stat compare --json --a "$TMP"/wa*.folded --b "$TMP"/wb*.folded >"$TMP/cli.json"
+/usr/bin/python3 - "$TMP/cmp.json" "$TMP/cli.json" <<'PYEOF'
+import json, sys
+h = json.load(open(sys.argv[1])); c = json.load(open(sys.argv[2]))
+t = h["test"]
+print(("ok" if h["a"]["windows"] == 5 and h["b"]["windows"] == 5 else "not ok") + " - compare cuts each range into 5 windows")
+same = all(t[k] == c[k] for k in ("n_a", "n_b", "stacks", "p", "nr_significant", "reject")) and \
+    all(abs(t[k] - c[k]) <= 1e-9 * max(1, abs(c[k])) for k in ("t2", "f", "p_value", "t2_crit")) and \
+    [k["stack"] for k in t["kept"]] == [k["stack"] for k in c["kept"]]
+print(("ok" if same else "not ok") + f" - compare equals ember stat compare on the windows (T2 {t['t2']:.4g}, p {t['p_value']:.3g})")
+PYEOF
+code() { curl -s -o "$TMP/body" -w '%{http_code}' "$URL$1"; }
+check "compare without b_from is 400" test "$(code "/api/v1/compare?$A")" = 400
+check "... naming the parameter" grep -q '"param": "b_from"' "$TMP/body"
+check "compare with under 2 windows is 400" test "$(code "/api/v1/compare?from=7628263&to=7628264&$B")" = 400
+check "compare with alpha=2 is 400" test "$(code "/api/v1/compare?$A&$B&alpha=2")" = 400
+check "compare with too many windows is 413" test "$(code "/api/v1/compare?from=7620000&to=7628263&b_from=7620000&b_to=7628263")" = 413
+check "diff.folded with b_from after b_to is 400" test "$(code "/api/v1/diff.folded?$A&b_from=7628270&b_to=7628268")" = 400
+done_testing
