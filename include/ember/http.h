@@ -178,4 +178,12 @@ struct ember_config;
 int emberd_http_setup(const struct ember_config *cfg, struct store *store, char **files,
 		      int nfiles, struct http_server **ret_srv, struct recording **ret_rec);
 
+struct sampler_stats;
+struct symbolizer_stats;
+/*
+ * Main thread, once per tick: copies the sampler's and symbolizer's counters for
+ * /api/v1/stats ("sampler" and "symbols": loss counters, unresolved share, cache sizes).
+ */
+void emberd_http_publish(const struct sampler_stats *sa, const struct symbolizer_stats *sy);
+
 #endif

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* emberd's main() entry into the HTTP side: config -> server, and --replay files -> recording. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -10,6 +11,74 @@
 #include "ember/log.h"
 #include "ember/recording.h"
 #include "ember/replay.h"
+#include "ember/sampler.h"
+#include "ember/sbuf.h"
+#include "ember/symbolizer.h"
+
+/*
+ * The sampler and the symbolizer belong to the main thread; /api/v1/stats runs on MHD's. Main
+ * publishes a copy of their counters each tick, the stats hook prints the copy.
+ */
+static struct {
+	pthread_mutex_t lock;
+	bool have;
+	struct sampler_stats sa;
+	struct symbolizer_stats sy;
+} published = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+void emberd_http_publish(const struct sampler_stats *sa, const struct symbolizer_stats *sy)
+{
+	pthread_mutex_lock(&published.lock);
+	published.sa = *sa;
+	published.sy = *sy;
+	published.have = true;
+	pthread_mutex_unlock(&published.lock);
+}
+
+#define U(x) (unsigned long long)(x)
+
+static void stats_hook(struct sbuf *j, void *ctx)
+{
+	struct sampler_stats a;
+	struct symbolizer_stats y;
+	uint64_t frames, unresolved;
+
+	(void)ctx;
+	pthread_mutex_lock(&published.lock);
+	if (!published.have) {
+		pthread_mutex_unlock(&published.lock);
+		return;
+	}
+	a = published.sa;
+	y = published.sy;
+	pthread_mutex_unlock(&published.lock);
+	sbuf_addf(j,
+		  "\"sampler\": {\"samples\": %llu, \"idle\": %llu, \"delivered\": %llu, "
+		  "\"lost\": %llu, \"kern_eexist\": %llu, \"user_eexist\": %llu, \"kern_efault\": "
+		  "%llu, \"user_efault\": %llu, \"kern_other\": %llu, \"user_other\": %llu, "
+		  "\"counts_full\": %llu, \"ringbuf_drops\": %llu, \"untimed\": %llu, "
+		  "\"orphan_records\": %llu, \"stack_missing\": %llu, \"drains\": %llu, "
+		  "\"drain_ns_total\": %llu, \"cpus_attached\": %llu, \"hardware_event\": %s}, ",
+		  U(a.samples), U(a.idle), U(a.delivered), U(a.lost), U(a.kern_eexist),
+		  U(a.user_eexist), U(a.kern_efault), U(a.user_efault), U(a.kern_other),
+		  U(a.user_other), U(a.counts_full), U(a.ringbuf_drops), U(a.untimed),
+		  U(a.orphan_records), U(a.stack_missing), U(a.drains), U(a.drain_ns_total),
+		  U(a.cpus_attached), a.hardware_event ? "true" : "false");
+	frames = y.kernel_frames + y.user_frames;
+	unresolved = y.kernel_unresolved + y.user_unresolved;
+	sbuf_addf(j,
+		  "\"symbols\": {\"frames\": %llu, \"unresolved\": %llu, \"unresolved_share\": "
+		  "%.4f, \"kernel_unresolved\": %llu, \"user_unresolved\": %llu, "
+		  "\"user_no_mapping\": %llu, \"jit_frames\": %llu, \"pids_cached\": %llu, "
+		  "\"elfs_cached\": %llu, \"elf_symbols\": %llu, \"kallsyms_symbols\": %llu, "
+		  "\"perfmap_symbols\": %llu, \"pid_evictions\": %llu, \"elf_evictions\": %llu, "
+		  "\"mem_bytes\": %llu}, ",
+		  U(frames), U(unresolved), frames ? (double)unresolved / (double)frames : 0.0,
+		  U(y.kernel_unresolved), U(y.user_unresolved), U(y.user_no_mapping),
+		  U(y.jit_frames), U(y.pids_cached), U(y.elfs_cached), U(y.elf_symbols),
+		  U(y.kallsyms_symbols), U(y.perfmap_symbols), U(y.pid_evictions),
+		  U(y.elf_evictions), U(y.mem_bytes));
+}
 
 int emberd_http_setup(const struct ember_config *cfg, struct store *store, char **files,
 		      int nfiles, struct http_server **ret_srv, struct recording **ret_rec)
@@ -54,6 +123,8 @@ int emberd_http_setup(const struct ember_config *cfg, struct store *store, char 
 		r = log_errno(-errno, "cannot create the HTTP server");
 		goto fail;
 	}
+	if (!rec)
+		http_server__set_stats_hook(srv, stats_hook, NULL);
 	r = http_export__register(srv, cfg->frequency_hz); /* /debug/pprof/profile, /metrics */
 	if (r) {
 		log_errno(r, "cannot add the export endpoints");

@@ -376,6 +376,14 @@ static void on_tick(struct emberd *d)
 	if (read(d->tfd, &expirations, sizeof(expirations)) < 0)
 		return;
 	drain(d);
+	if (d->http && d->sampler) { /* counters for /api/v1/stats, copied on this thread */
+		struct sampler_stats sa;
+		struct symbolizer_stats sy;
+
+		sampler__stats(d->sampler, &sa);
+		symbolizer__stats(d->sym, &sy);
+		emberd_http_publish(&sa, &sy);
+	}
 	if (d->http)
 		http_server__tick(d->http); /* finishes due ad hoc captures */
 	if (d->cfg.dump_after_s && mono_ns() - d->start_ns >= d->cfg.dump_after_s * NSEC) {
