@@ -50,6 +50,8 @@ struct pprof_writer {
 	size_t fn_of_str_cap;
 	uint64_t *fn_name;		/* function id - 1 -> name string id */
 	size_t nr_fns, fns_cap;
+	unsigned char *fn_kind;		/* function id - 1 -> FN_* annotation flags */
+	size_t fn_kind_cap;
 	struct strtab *loc_keys;	/* "f1,f2,..." -> location id - 1 */
 	struct pw_location *locations;
 	size_t locations_cap;
@@ -130,6 +132,7 @@ void pprof_writer__free(struct pprof_writer *w)
 	strtab__free(w->sample_keys);
 	free(w->fn_of_str);
 	free(w->fn_name);
+	free(w->fn_kind);
 	free(w->locations);
 	free(w->lines);
 	free(w->samples);
@@ -157,6 +160,9 @@ static bool has_suffix(const char *s, size_t len, const char *suf)
 	return len >= n && !memcmp(s + len - n, suf, n);
 }
 
+/* flamegraph.pl's frame annotations, found once per function */
+enum { FN_INLINE = 1, FN_KERNEL = 2, FN_JIT = 4 };
+
 /* Function id (1-based) for the frame name @s, created on first use; 0 on ENOMEM. */
 static uint64_t function_of(struct pprof_writer *w, const char *s)
 {
@@ -171,8 +177,13 @@ static uint64_t function_of(struct pprof_writer *w, const char *s)
 		memset(w->fn_of_str + old, 0, (w->fn_of_str_cap - old) * sizeof(*w->fn_of_str));
 	if (w->fn_of_str[sid])
 		return w->fn_of_str[sid];
-	if (grow(&w->fn_name, &w->fns_cap, w->nr_fns + 1, sizeof(*w->fn_name)))
+	if (grow(&w->fn_name, &w->fns_cap, w->nr_fns + 1, sizeof(*w->fn_name)) ||
+	    grow(&w->fn_kind, &w->fn_kind_cap, w->nr_fns + 1, sizeof(*w->fn_kind)))
 		return 0;
+	w->fn_kind[w->nr_fns] = has_suffix(s, strlen(s), "_[i]") ? FN_INLINE :
+				has_suffix(s, strlen(s), "_[k]") ? FN_KERNEL :
+				has_suffix(s, strlen(s), "_[j]") ? FN_JIT :
+								   0;
 	w->fn_name[w->nr_fns++] = (uint64_t)sid;
 	w->fn_of_str[sid] = w->nr_fns;
 	return w->nr_fns;
@@ -223,14 +234,16 @@ static uint64_t location_of(struct pprof_writer *w, const uint64_t *fns, size_t 
 	return (uint64_t)id + 1;
 }
 
+static int add_fns(struct pprof_writer *w, size_t n, double count, const struct pprof_labels *lb,
+		   int64_t comm);
+
 int pprof_writer__add(struct pprof_writer *w, const char *const *frames, size_t n, double count,
 		      const struct pprof_labels *labels)
 {
 	struct pprof_labels lb = labels ? *labels : PPROF_LABELS_NONE;
-	size_t i, j, nlocs = 0, before, locs_start;
-	struct pw_sample *s;
 	int64_t comm = 0;
-	int id, c;
+	size_t i;
+	int c;
 
 	if (!isfinite(count) || count < 0)
 		return -EINVAL;
@@ -251,6 +264,17 @@ int pprof_writer__add(struct pprof_writer *w, const char *const *frames, size_t 
 		if (!w->scratch_fns[i])
 			return -ENOMEM;
 	}
+	return add_fns(w, n, count, &lb, comm);
+}
+
+/* Adds the stack of function ids in w->scratch_fns[0..n) (root first). 0 or -ENOMEM. */
+static int add_fns(struct pprof_writer *w, size_t n, double count, const struct pprof_labels *lb,
+		   int64_t comm)
+{
+	size_t i, j, nlocs = 0, before, locs_start;
+	struct pw_sample *s;
+	int id;
+
 	/*
 	 * Group each physical frame with the inlined frames after it, leaf group first for the
 	 * sample; the location ids go to the end of w->locs and become the sample's key.
@@ -260,16 +284,16 @@ int pprof_writer__add(struct pprof_writer *w, const char *const *frames, size_t 
 	locs_start = w->nr_locs;
 	for (j = n; j > 0;) {
 		size_t end = j, start = j - 1;
-		const char *phys;
 		enum mapping_kind kind = MAPPING_USER;
+		unsigned char k;
 		uint64_t loc;
 
-		while (start > 0 && has_suffix(frames[start], strlen(frames[start]), "_[i]"))
+		while (start > 0 && (w->fn_kind[w->scratch_fns[start] - 1] & FN_INLINE))
 			start--;
-		phys = frames[start];
-		if (has_suffix(phys, strlen(phys), "_[k]"))
+		k = w->fn_kind[w->scratch_fns[start] - 1];
+		if (k & FN_KERNEL)
 			kind = MAPPING_KERNEL;
-		else if (has_suffix(phys, strlen(phys), "_[j]"))
+		else if (k & FN_JIT)
 			kind = MAPPING_JIT;
 		loc = location_of(w, &w->scratch_fns[start], end - start, kind);
 		if (!loc)
@@ -282,7 +306,7 @@ int pprof_writer__add(struct pprof_writer *w, const char *const *frames, size_t 
 		sbuf_addu(&w->key, w->locs[locs_start + i]);
 		sbuf_addc(&w->key, ',');
 	}
-	sbuf_addf(&w->key, "|%" PRId64 "|%" PRId64 "|%" PRId64, lb.pid, lb.tid, comm);
+	sbuf_addf(&w->key, "|%" PRId64 "|%" PRId64 "|%" PRId64, lb->pid, lb->tid, comm);
 	if (sbuf_error(&w->key))
 		return -ENOMEM;
 	before = strtab__count(w->sample_keys);
@@ -297,7 +321,7 @@ int pprof_writer__add(struct pprof_writer *w, const char *const *frames, size_t 
 	}
 	s = &w->samples[id];
 	*s = (struct pw_sample){ .locs_off = locs_start, .nr_locs = nlocs, .count = count,
-				 .pid = lb.pid, .tid = lb.tid, .comm = comm };
+				 .pid = lb->pid, .tid = lb->tid, .comm = comm };
 	w->nr_locs += nlocs;
 	return 0;
 }
@@ -305,24 +329,43 @@ int pprof_writer__add(struct pprof_writer *w, const char *const *frames, size_t 
 int pprof_writer__add_profile(struct pprof_writer *w, const struct profile *p)
 {
 	const struct strtab *st = profile__strtab(p);
-	const char **names = NULL;
-	size_t i, k, depth, cap = 0;
+	const struct pprof_labels none = PPROF_LABELS_NONE;
+	size_t nids = strtab__count(st), i, k, depth;
+	/* profile frame id -> function id, so that each name is interned once */
+	uint64_t *fn_of_id = calloc(nids ? nids : 1, sizeof(*fn_of_id));
 	int err = 0;
 
+	if (!fn_of_id)
+		return -ENOMEM;
 	for (i = 0; i < profile__nr_stacks(p) && !err; i++) {
 		const uint32_t *f = profile__stack(p, i, &depth);
+		double count = profile__count(p, i);
 
-		if (profile__count(p, i) == 0)
+		if (count == 0)
 			continue;
-		if (grow(&names, &cap, depth + 1, sizeof(*names))) {
+		if (!isfinite(count) || count < 0) {
+			err = -EINVAL;
+			break;
+		}
+		if (count != floor(count)) {
+			w->rounded++;
+			count = floor(count + 0.5);
+		}
+		if (grow(&w->scratch_fns, &w->scratch_cap, depth + 1, sizeof(*w->scratch_fns))) {
 			err = -ENOMEM;
 			break;
 		}
-		for (k = 0; k < depth; k++)
-			names[k] = strtab__str(st, f[k]);
-		err = pprof_writer__add(w, names, depth, profile__count(p, i), NULL);
+		for (k = 0; k < depth && !err; k++) {
+			if (!fn_of_id[f[k]])
+				fn_of_id[f[k]] = function_of(w, strtab__str(st, f[k]));
+			w->scratch_fns[k] = fn_of_id[f[k]];
+			if (!w->scratch_fns[k])
+				err = -ENOMEM;
+		}
+		if (!err)
+			err = add_fns(w, depth, count, &none, 0);
 	}
-	free(names);
+	free(fn_of_id);
 	return err;
 }
 
@@ -784,7 +827,7 @@ static int read_profile(const Ember__Pprof__Profile *prof, struct profile *p, in
 	struct pr_ctx c = { .prof = prof, .reterr = reterr };
 	struct id_map fmap = { 0 }, lmap = { 0 };
 	struct strtab *st = profile__strtab(p);
-	uint32_t *frames = NULL;
+	uint32_t *frames = NULL, *frame_of_fn = NULL; /* function index -> strtab id + 1 */
 	size_t frames_cap = 0, i, j, k;
 	struct sbuf tmp = SBUF_INIT;
 	int idx, err;
@@ -802,6 +845,9 @@ static int read_profile(const Ember__Pprof__Profile *prof, struct profile *p, in
 	info->duration_ns = prof->duration_nanos;
 	info->period = prof->period;
 
+	frame_of_fn = calloc(prof->n_function ? prof->n_function : 1, sizeof(*frame_of_fn));
+	if (!frame_of_fn)
+		return -ENOMEM;
 	err = id_map_build(&fmap, prof->n_function, fn_id_of, prof->function, &c);
 	if (!err)
 		err = id_map_build(&lmap, prof->n_location, loc_id_of, prof->location, &c);
@@ -855,6 +901,10 @@ static int read_profile(const Ember__Pprof__Profile *prof, struct profile *p, in
 					err = bad(&c, "a location refers to a missing function");
 					break;
 				}
+				if (frame_of_fn[fi]) { /* each function's name is interned once */
+					frames[n++] = frame_of_fn[fi] - 1;
+					continue;
+				}
 				name = pr_str(&c, prof->function[fi]->name);
 				if (name && !*name)
 					name = pr_str(&c, prof->function[fi]->system_name);
@@ -867,6 +917,7 @@ static int read_profile(const Ember__Pprof__Profile *prof, struct profile *p, in
 					err = r;
 					break;
 				}
+				frame_of_fn[fi] = (uint32_t)r + 1;
 				frames[n++] = (uint32_t)r;
 			}
 		}
@@ -884,6 +935,7 @@ out:
 	free(fmap.pairs);
 	free(lmap.pairs);
 	free(frames);
+	free(frame_of_fn);
 	sbuf_fini(&tmp);
 	return err;
 }
