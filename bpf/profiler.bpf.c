@@ -48,6 +48,17 @@ struct {
 	__uint(max_entries, 1 << 20);
 } times SEC(".maps");
 
+/*
+ * Processes recently seen. A sample of a pid not in here wakes the sampler up at once (the other
+ * records wait for the tick), so that userspace captures a new process's mappings while it lives.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, __u32);
+	__type(value, __u8);
+	__uint(max_entries, 8192);
+} seen SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, __u32);
@@ -74,8 +85,9 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	struct ember_key key = {};
 	struct ember_time_rec *rec;
 	struct ember_bpf_stats *st;
-	__u64 one = 1, *val;
+	__u64 one = 1, *val, wake = BPF_RB_NO_WAKEUP;
 	__u32 zero = 0, g;
+	__u8 yes = 1;
 	void *counts;
 
 	st = bpf_map_lookup_elem(&stats, &zero);
@@ -130,6 +142,10 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	rec->kern_stack_id = key.kern_stack_id;
 	rec->cpu = bpf_get_smp_processor_id();
 	rec->gen = g;
-	bpf_ringbuf_submit(rec, 0);
+	if (key.pid && !bpf_map_lookup_elem(&seen, &key.pid)) {
+		bpf_map_update_elem(&seen, &key.pid, &yes, BPF_ANY);
+		wake = BPF_RB_FORCE_WAKEUP;
+	}
+	bpf_ringbuf_submit(rec, wake);
 	return 0;
 }

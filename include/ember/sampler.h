@@ -90,6 +90,20 @@ void sampler__free(struct sampler *s); /* NULL is a no-op; detaches everything *
  */
 int sampler__drain(struct sampler *s, sampler_group_fn fn, void *ctx);
 
+/*
+ * The ring buffer's epoll fd: readable when a sample of a process not seen recently arrived
+ * (other samples wait for the tick). Then call sampler__poll(). Borrowed, owned by @s.
+ */
+int sampler__epoll_fd(struct sampler *s);
+
+/* Reads the time records waiting in the ring buffer (kept for the next drain). >= 0 or -errno. */
+int sampler__poll(struct sampler *s);
+
+/* Called with each pid (not 0) the sampler sees for the first time in a while, as soon as its
+ * first record is read: the daemon captures the process's mappings then. */
+typedef void (*sampler_pid_fn)(uint32_t pid, void *ctx);
+void sampler__set_pid_fn(struct sampler *s, sampler_pid_fn fn, void *ctx);
+
 /* Re-reads the online CPUs now; returns the number of CPUs attached or -errno. */
 int sampler__update_cpus(struct sampler *s);
 

@@ -57,6 +57,8 @@ struct emberd {
 	size_t batch_cap;
 	struct sampler_stats last; /* for logging changes of the drop counters */
 	uint64_t last_report_ns;
+	uint64_t last_prune_ns;
+	int rbfd;		/* the sampler's ring buffer epoll fd, -1 without sampling */
 
 	/* HTTP (issue 7): the server; with --replay it serves @replay instead of the store. */
 	struct http_server *http;
@@ -311,7 +313,12 @@ static void drain(struct emberd *d)
 	if (r < 0)
 		log_errno(r, "drain failed, samples counted as lost");
 	(void)store__expire(d->store, clock_ns(CLOCK_REALTIME));
-	(void)symbolizer__prune(d->sym);
+	/* prune reads every cached process's start time: not each tick (exited processes keep
+	 * their state for a grace period anyway, for the samples still in flight) */
+	if (mono_ns() - d->last_prune_ns >= 5 * NSEC) {
+		(void)symbolizer__prune(d->sym);
+		d->last_prune_ns = mono_ns();
+	}
 	report_drops(d, false);
 }
 
@@ -433,13 +440,24 @@ static int run(struct emberd *d)
 				on_signal(d);
 			else if (evs[i].data.fd == d->tfd)
 				on_tick(d);
+			else if (evs[i].data.fd == d->rbfd)
+				(void)sampler__poll(d->sampler);
 		}
 	}
 	return 0;
 }
 
+/* A new process was sampled: capture its mappings while it lives. */
+static void on_new_pid(uint32_t pid, void *ctx)
+{
+	struct emberd *d = ctx;
+
+	symbolizer__note_pid(d->sym, pid);
+}
+
 static int sampling_setup(struct emberd *d)
 {
+	struct epoll_event ev = { .events = EPOLLIN };
 	struct sampler_opts so = {
 		.freq_hz = d->cfg.frequency_hz,
 		.include_idle = d->cfg.include_idle,
@@ -471,6 +489,11 @@ static int sampling_setup(struct emberd *d)
 		log_error("cannot start sampling: %s", err);
 		return r;
 	}
+	sampler__set_pid_fn(d->sampler, on_new_pid, d);
+	d->rbfd = sampler__epoll_fd(d->sampler);
+	ev.data.fd = d->rbfd;
+	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->rbfd, &ev))
+		return log_errno(-errno, "cannot watch the ring buffer");
 	sampler__stats(d->sampler, &st);
 	d->last = st;
 	log_info("sampling %llu CPUs at %llu Hz with the %s event", (unsigned long long)st.cpus_attached,
@@ -502,7 +525,7 @@ static void emberd_fini(struct emberd *d)
 
 int main(int argc, char **argv)
 {
-	struct emberd d = { .epfd = -1, .tfd = -1, .sfd = -1 };
+	struct emberd d = { .epfd = -1, .tfd = -1, .sfd = -1, .rbfd = -1 };
 	char err[1024];
 	int r;
 

@@ -50,6 +50,10 @@ struct sampler {
 	size_t times_cap, cpus_cap;
 	bool no_batch;			/* lookup_and_delete_batch unsupported: iterate */
 
+	sampler_pid_fn pid_fn;
+	void *pid_ctx;
+	uint32_t recent[1024];		/* direct-mapped cache of pids passed to pid_fn */
+
 	struct sampler_stats st;
 };
 
@@ -234,7 +238,27 @@ static int on_record(void *ctx, void *data, size_t size)
 	if (grow((void **)&v->v, &v->cap, v->n + 1, sizeof(*v->v)))
 		return 0; /* its count still arrives via the counts map, then untimed */
 	v->v[v->n++] = *r;
+	if (s->pid_fn && r->pid && s->recent[r->pid & 1023] != r->pid) {
+		s->recent[r->pid & 1023] = r->pid;
+		s->pid_fn(r->pid, s->pid_ctx);
+	}
 	return 0;
+}
+
+int sampler__epoll_fd(struct sampler *s)
+{
+	return ring_buffer__epoll_fd(s->rb);
+}
+
+int sampler__poll(struct sampler *s)
+{
+	return ring_buffer__consume(s->rb);
+}
+
+void sampler__set_pid_fn(struct sampler *s, sampler_pid_fn fn, void *ctx)
+{
+	s->pid_fn = fn;
+	s->pid_ctx = ctx;
 }
 
 void sampler__free(struct sampler *s)

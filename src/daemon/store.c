@@ -78,6 +78,7 @@ struct store {
 	struct tables t;
 	struct chunk *head, *tail; /* oldest, newest */
 	size_t nr_chunks;
+	size_t compacted_bytes;	   /* tables_bytes() after the last compaction */
 	struct store_stats st;	   /* counters; gauges filled by store__stats() */
 };
 
@@ -344,13 +345,21 @@ static int compact(struct store *s);
 /* Keeps the store under max_bytes: compacts oversized tables, then drops the oldest chunks. */
 static void enforce_memory(struct store *s)
 {
-	if (tables_bytes(&s->t) > s->max_bytes / 2 && s->head)
+	size_t tb = tables_bytes(&s->t);
+
+	/* compact when the tables outgrew half the limit and half again since the last
+	 * compaction (which may have found everything still referenced: no O(n^2) loop) */
+	if (tb > s->max_bytes / 2 && tb > s->compacted_bytes + s->compacted_bytes / 2 && s->head) {
 		(void)compact(s);
+		s->compacted_bytes = tables_bytes(&s->t);
+	}
 	while (store_bytes(s) > s->max_bytes && s->head && s->head != s->tail)
 		drop_head(s, &s->st.evicted_memory);
 	if (store_bytes(s) > s->max_bytes && s->head) {
+		/* the tables alone are too big: start over from the newest chunk's samples */
 		drop_head(s, &s->st.evicted_memory);
 		(void)compact(s);
+		s->compacted_bytes = tables_bytes(&s->t);
 	}
 }
 
