@@ -22,6 +22,7 @@
 
 struct http_server;
 struct metrics;
+struct sampler_stats;
 struct store_stats;
 struct symbolizer_stats;
 
@@ -53,11 +54,7 @@ void http_export__observe(const char *route, int status, double seconds);
 /* Setters for the daemon's main loop; counters take totals since start (they only grow). */
 void ember_metrics_store(struct metrics *m, const struct store_stats *st);
 void ember_metrics_symbolizer(struct metrics *m, const struct symbolizer_stats *st);
-void ember_metrics_cpu_samples(struct metrics *m, unsigned int cpu, uint64_t samples);
-/* @reason: a short snake_case word, e.g. "stack_map_full", "ringbuf", "symbolize". */
-void ember_metrics_lost(struct metrics *m, const char *reason, uint64_t samples);
-/* From bpf_prog_info (needs kernel.bpf_stats_enabled=1): total run time and runs. */
-void ember_metrics_bpf(struct metrics *m, const char *prog, uint64_t run_time_ns,
-		       uint64_t run_cnt);
+/* Samples, losses, stack errors, drains, CPUs and the BPF program's run time. */
+void ember_metrics_sampler(struct metrics *m, const struct sampler_stats *st);
 
 #endif

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include "ember/metrics.h"
 #include "ember/pprof.h"
 #include "ember/profile.h"
+#include "ember/sampler.h"
 #include "ember/store.h"
 #include "ember/strtab.h"
 #include "ember/symbolizer.h"
@@ -42,8 +44,19 @@ static const struct family_def {
 	const char *help;
 } families[] = {
 	{ "ember_build_info", METRIC_GAUGE, "emberd's version (the value is always 1)." },
-	{ "ember_samples_total", METRIC_COUNTER, "Samples taken, per CPU." },
-	{ "ember_lost_samples_total", METRIC_COUNTER, "Samples lost, by reason." },
+	{ "ember_samples_total", METRIC_COUNTER, "Samples taken by the BPF program, all CPUs." },
+	{ "ember_idle_samples_total", METRIC_COUNTER, "Samples of the idle task." },
+	{ "ember_delivered_samples_total", METRIC_COUNTER, "Samples drained and stored." },
+	{ "ember_lost_samples_total", METRIC_COUNTER, "Samples drained but not delivered." },
+	{ "ember_stack_errors_total", METRIC_COUNTER,
+	  "Stack ids not taken, by stack (kernel, user) and error (eexist: the stack map is "
+	  "too small; efault: no stack of that kind; other)." },
+	{ "ember_sampler_events_total", METRIC_COUNTER,
+	  "Sampler losses and fallbacks: counts map full, ring buffer drops (samples kept "
+	  "untimed), untimed samples, orphan time records, stacks that could not be read." },
+	{ "ember_sampler_drains_total", METRIC_COUNTER, "Drains of the BPF maps." },
+	{ "ember_sampler_drain_seconds_total", METRIC_COUNTER, "Time spent draining." },
+	{ "ember_sampler_cpus", METRIC_GAUGE, "CPUs the sampler is attached to." },
 	{ "ember_symbolized_frames_total", METRIC_COUNTER, "Frames symbolized, by kind." },
 	{ "ember_unresolved_frames_total", METRIC_COUNTER,
 	  "Frames without a symbol, by kind (kernel, user)." },
@@ -196,25 +209,52 @@ void ember_metrics_symbolizer(struct metrics *m, const struct symbolizer_stats *
 	set1(m, "ember_symbol_cache_bytes", METRIC_GAUGE, NULL, NULL, (double)st->mem_bytes);
 }
 
-void ember_metrics_cpu_samples(struct metrics *m, unsigned int cpu, uint64_t samples)
+void ember_metrics_sampler(struct metrics *m, const struct sampler_stats *st)
 {
-	char c[16];
+	static const struct {
+		const char *stack, *error;
+		size_t off;
+	} stack_errors[] = {
+		{ "kernel", "eexist", offsetof(struct sampler_stats, kern_eexist) },
+		{ "user", "eexist", offsetof(struct sampler_stats, user_eexist) },
+		{ "kernel", "efault", offsetof(struct sampler_stats, kern_efault) },
+		{ "user", "efault", offsetof(struct sampler_stats, user_efault) },
+		{ "kernel", "other", offsetof(struct sampler_stats, kern_other) },
+		{ "user", "other", offsetof(struct sampler_stats, user_other) },
+	};
+	static const struct {
+		const char *kind;
+		size_t off;
+	} events[] = {
+		{ "counts_full", offsetof(struct sampler_stats, counts_full) },
+		{ "ringbuf_drops", offsetof(struct sampler_stats, ringbuf_drops) },
+		{ "untimed", offsetof(struct sampler_stats, untimed) },
+		{ "orphan_records", offsetof(struct sampler_stats, orphan_records) },
+		{ "stack_missing", offsetof(struct sampler_stats, stack_missing) },
+	};
+	size_t i;
 
-	snprintf(c, sizeof(c), "%u", cpu);
-	set1(m, "ember_samples_total", METRIC_COUNTER, "cpu", c, (double)samples);
-}
-
-void ember_metrics_lost(struct metrics *m, const char *reason, uint64_t samples)
-{
-	set1(m, "ember_lost_samples_total", METRIC_COUNTER, "reason", reason, (double)samples);
-}
-
-void ember_metrics_bpf(struct metrics *m, const char *prog, uint64_t run_time_ns,
-		       uint64_t run_cnt)
-{
-	set1(m, "ember_bpf_run_time_seconds_total", METRIC_COUNTER, "prog", prog,
-	     (double)run_time_ns / 1e9);
-	set1(m, "ember_bpf_runs_total", METRIC_COUNTER, "prog", prog, (double)run_cnt);
+#define FIELD(off) ((double)*(const uint64_t *)((const char *)st + (off)))
+	set1(m, "ember_samples_total", METRIC_COUNTER, NULL, NULL, (double)st->samples);
+	set1(m, "ember_idle_samples_total", METRIC_COUNTER, NULL, NULL, (double)st->idle);
+	set1(m, "ember_delivered_samples_total", METRIC_COUNTER, NULL, NULL,
+	     (double)st->delivered);
+	set1(m, "ember_lost_samples_total", METRIC_COUNTER, NULL, NULL, (double)st->lost);
+	for (i = 0; i < sizeof(stack_errors) / sizeof(stack_errors[0]); i++)
+		set2(m, "ember_stack_errors_total", "stack", stack_errors[i].stack, "error",
+		     stack_errors[i].error, FIELD(stack_errors[i].off));
+	for (i = 0; i < sizeof(events) / sizeof(events[0]); i++)
+		set1(m, "ember_sampler_events_total", METRIC_COUNTER, "kind", events[i].kind,
+		     FIELD(events[i].off));
+#undef FIELD
+	set1(m, "ember_sampler_drains_total", METRIC_COUNTER, NULL, NULL, (double)st->drains);
+	set1(m, "ember_sampler_drain_seconds_total", METRIC_COUNTER, NULL, NULL,
+	     (double)st->drain_ns_total / 1e9);
+	set1(m, "ember_sampler_cpus", METRIC_GAUGE, NULL, NULL, (double)st->cpus_attached);
+	set1(m, "ember_bpf_run_time_seconds_total", METRIC_COUNTER, "prog", "profiler",
+	     (double)st->prog_run_ns / 1e9);
+	set1(m, "ember_bpf_runs_total", METRIC_COUNTER, "prog", "profiler",
+	     (double)st->prog_run_cnt);
 }
 
 void http_export__observe(const char *route, int status, double seconds)
