@@ -126,7 +126,8 @@ static int add(struct profile *p, const uint32_t *frames, size_t n, double c1, d
 		p->ents = ne;
 		p->ents_cap = cap;
 	}
-	if (n > p->frames_cap - p->nframes) {
+	/* also allocate for a first, empty stack: frames + off must never be NULL + 0 (UB) */
+	if (n > p->frames_cap - p->nframes || !p->frames) {
 		size_t cap = p->frames_cap ? p->frames_cap : 256;
 		uint32_t *nf;
 
