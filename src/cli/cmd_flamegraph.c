@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,6 +114,16 @@ static int reader_add(struct fg_reader *r, const char *stack, size_t len, const 
 
 	while (len > 0 && stack[len - 1] == ';')
 		len--;
+	/* the common byte prefix, a word at a time */
+	while (common + 8 <= len && common + 8 <= plen) {
+		uint64_t x, y;
+
+		memcpy(&x, stack + common, 8);
+		memcpy(&y, prev + common, 8);
+		if (x != y)
+			break;
+		common += 8;
+	}
 	while (common < len && common < plen && stack[common] == prev[common])
 		common++;
 	/* reuse: frame k of the previous line ends at ends[k] <= common, and so does ours */
