@@ -142,6 +142,11 @@ enum collapse_format collapse__format(const struct collapse *c);
 const char *collapse__event(const struct collapse *c);
 /* True when the event was not given but taken from the first record. */
 bool collapse__event_defaulted(const struct collapse *c);
+/*
+ * Sets the kept event when none was chosen yet (no-op otherwise): for a parser that continues
+ * a stream another parser started. 0 or -ENOMEM.
+ */
+int collapse__set_event(struct collapse *c, const char *event, bool defaulted);
 /* The first other event name filtered out ("" if none). Borrowed, valid until free. */
 const char *collapse__other_event(const struct collapse *c);
 const struct collapse_stats *collapse__stats(const struct collapse *c);

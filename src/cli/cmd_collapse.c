@@ -31,7 +31,7 @@
 
 #define SAMPLES_HEADER "# ember-samples v1\n"
 #define MAX_JOBS 64
-#define BATCH_BYTES (64u << 20)	/* read (not mmap'ed) input is parsed in batches this big */
+#define BATCH_BYTES (64u << 20)	/* mapped input is parsed in windows this big */
 #define CHUNK_MIN (1u << 20)
 
 static void collapse_usage(FILE *f)
@@ -54,6 +54,8 @@ static void collapse_usage(FILE *f)
 		"      --timestamps   one line per sample, 'TIME STACK COUNT' (ember-samples v1,\n"
 		"                     docs/formats.md) instead of summed stacks (perf only)\n"
 		"  -j, --jobs N       parse perf input on N threads (default 1)\n"
+		"      --chunk-bytes N  bytes per chunk with --jobs (default 1 MiB or more;\n"
+		"                     small values are for testing the splitting)\n"
 		"  -h, --help         this text\n"
 		"Not supported: --inline, --context, --srcline (they need addr2line).\n");
 }
@@ -62,6 +64,8 @@ struct collapse_args {
 	struct collapse_opts opts;
 	bool timestamps;
 	unsigned long jobs;
+	unsigned long chunk_bytes;	/* --chunk-bytes (testing): chunk size for --jobs */
+	size_t batch_bytes;		/* input parsed per round of threads */
 };
 
 /* Where one parser's records go: a table, or timestamped lines; skips are kept for in-order
@@ -352,6 +356,8 @@ static int merge_chunk(struct run *r, struct chunk *ch, struct carry *cy, unsign
 		return log_errno(ch->err, "parsing failed");
 	if (cy->c && !collapse__clean(cy->c)) {
 		/* the previous chunk ended inside a record: continue it with this chunk */
+		if (collapse__set_event(cy->c, r->event, r->event_defaulted))
+			return log_errno(-ENOMEM, "out of memory");
 		cy->sink->defer = false;
 		cy->sink->line_base = line_base;
 		cy->sink->name = ch->sink.name;
@@ -396,19 +402,19 @@ static int merge_chunk(struct run *r, struct chunk *ch, struct carry *cy, unsign
 }
 
 /* Cuts @buf into at most @n chunks ending at '\n' (the last one may end anywhere). */
-static size_t cut_chunks(const char *buf, size_t len, size_t n, struct chunk **out)
+static size_t cut_chunks(const char *buf, size_t len, size_t n, size_t min, struct chunk **out)
 {
 	size_t want = len / n + 1, off = 0, k = 0;
 
-	if (want < CHUNK_MIN)
-		want = CHUNK_MIN;
+	if (want < min)
+		want = min;
 	while (off < len && k < n) {
 		size_t end = off + want < len && k + 1 < n ? off + want : len;
 		const char *nl;
 
 		if (end < len) {
 			/* prefer a record boundary (a blank line) shortly after the cut */
-			size_t look = len - end > (1u << 20) ? 1u << 20 : len - end;
+			size_t look = len - end > min ? min : len - end;
 			const char *bl = memmem(buf + end, look, "\n\n", 2);
 
 			if (bl) {
@@ -454,7 +460,7 @@ static int run_batch(struct run *r, const char *name, const char *buf, size_t le
 			goto out;
 		}
 	}
-	n = cut_chunks(buf, len, nmax, chunks);
+	n = cut_chunks(buf, len, nmax, args->chunk_bytes ? args->chunk_bytes : CHUNK_MIN, chunks);
 	for (i = 0; i < n; i++) {
 		err = sink_init(&chunks[i]->sink, args, r, name);
 		if (err) {
@@ -508,7 +514,7 @@ static int run_parallel_file(struct run *r, const char *path, struct carry *cy)
 	struct stat st;
 	unsigned long line_base = 0;
 	char *buf = NULL;
-	size_t cap = BATCH_BYTES, have = 0;
+	size_t cap = LINEREAD_DEFAULT_MAX + 2, have = 0; /* lines up to the reader's bound fit */
 	bool skipping = false;
 	int err = 0, fd = -1;
 	unsigned char magic[2];
@@ -526,7 +532,8 @@ static int run_parallel_file(struct run *r, const char *path, struct carry *cy)
 			if (m != MAP_FAILED) {
 				(void)madvise(m, size, MADV_SEQUENTIAL);
 				while (off < size && !err) {
-					size_t end = off + BATCH_BYTES < size ? off + BATCH_BYTES : size;
+					size_t bb = r->args->batch_bytes;
+					size_t end = off + bb < size ? off + bb : size;
 					const char *nl;
 
 					if (end < size) {
@@ -698,6 +705,7 @@ int cmd_collapse(int argc, char **argv)
 		{ "event-filter", required_argument, NULL, 'e' },
 		{ "timestamps", no_argument, NULL, 'T' },
 		{ "jobs", required_argument, NULL, 'j' },
+		{ "chunk-bytes", required_argument, NULL, 'C' },
 		{ "inline", no_argument, NULL, 'I' },
 		{ "context", no_argument, NULL, 'I' },
 		{ "srcline", no_argument, NULL, 'I' },
@@ -755,6 +763,14 @@ int cmd_collapse(int argc, char **argv)
 				return CLI_EXIT_USAGE;
 			}
 			break;
+		case 'C':
+			if (!cli_parse_ulong("--chunk-bytes", optarg, &args.chunk_bytes))
+				return CLI_EXIT_USAGE;
+			if (args.chunk_bytes < 1 || args.chunk_bytes > (1ul << 30)) {
+				log_error("--chunk-bytes must be between 1 and 2^30");
+				return CLI_EXIT_USAGE;
+			}
+			break;
 		case 'I':
 			log_error("--inline, --context and --srcline are not supported (they need "
 				  "addr2line on the profiled binaries)");
@@ -767,6 +783,7 @@ int cmd_collapse(int argc, char **argv)
 			return CLI_EXIT_USAGE;
 		}
 	}
+	args.batch_bytes = args.chunk_bytes ? args.chunk_bytes * args.jobs * 4 : BATCH_BYTES;
 	files = argv + optind;
 	nfiles = argc - optind;
 	lastname = nfiles ? files[nfiles - 1] : "<stdin>";

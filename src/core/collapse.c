@@ -108,6 +108,22 @@ bool collapse__event_defaulted(const struct collapse *c)
 	return c->event_defaulted;
 }
 
+int collapse__set_event(struct collapse *c, const char *event, bool defaulted)
+{
+	char *ev;
+
+	if (c->event_set || !event || !event[0])
+		return 0;
+	ev = strdup(event);
+	if (!ev)
+		return -ENOMEM;
+	free(c->event);
+	c->event = ev;
+	c->event_set = true;
+	c->event_defaulted = defaulted;
+	return 0;
+}
+
 const char *collapse__other_event(const struct collapse *c)
 {
 	return c->other_event;
@@ -206,6 +222,32 @@ int groups_push(struct frame_groups *g, const struct sbuf *grp, size_t nfuncs)
 	return 0;
 }
 
+int groups_close(struct frame_groups *g, size_t start, size_t nfuncs)
+{
+	if (sbuf_error(&g->text))
+		return -ENOMEM;
+	if (!nfuncs || g->overflow) {
+		g->text.len = start;
+		return 0;
+	}
+	if (g->text.len + g->n + 1 > COLLAPSE_MAX_RECORD) {
+		g->overflow = true;
+		g->text.len = start;
+		return 0;
+	}
+	if (g->n == g->cap) {
+		size_t cap = g->cap ? g->cap * 2 : 64;
+		size_t *ne = realloc(g->end, cap * sizeof(*ne));
+
+		if (!ne)
+			return -ENOMEM;
+		g->end = ne;
+		g->cap = cap;
+	}
+	g->end[g->n++] = g->text.len;
+	return 0;
+}
+
 void groups_join(const struct frame_groups *g, const char *first, size_t first_len,
 		 struct sbuf *out)
 {
@@ -245,6 +287,11 @@ int split_arrows(struct collapse *c, const char *s, size_t n, split_fn fn, void 
 	const char *p;
 	int err;
 
+	if (!memchr(s, '>', n)) {
+		/* no arrow: one field, or none for an empty string */
+		*ret_nfields = n > 0;
+		return n > 0 ? fn(c, s, n, 0, ctx) : 0;
+	}
 	/* pass 1: perl's split drops trailing empty fields; count the fields up to the last
 	 * non-empty one (all empty: none at all) */
 	for (idx = 1;; idx++) {

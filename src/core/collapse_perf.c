@@ -226,48 +226,22 @@ struct frame_ctx {
 	size_t nfuncs;
 };
 
-/* One function of a frame line (split on "->"), tidied and annotated, appended to c->grp. */
-static int perf_func(struct collapse *c, const char *s, size_t n, size_t idx, void *vctx)
+/* Bytes the tidying step may change: ; ( " ' */
+static const unsigned char tidy_special[256] = {
+	[';'] = 1, ['('] = 1, ['"'] = 1, ['\''] = 1,
+};
+
+/* Tidies b[0..n) in place as the script's tidy_generic does; returns the new length. */
+static size_t tidy(char *b, size_t n)
 {
-	struct frame_ctx *fc = vctx;
-	const struct perf_frame *fr = fc->fr;
-	struct sbuf *w = &c->work;
-	size_t i, j, first_dp, last_pd;
-	char *b;
+	size_t i, j, first_dp = (size_t)-1, last_pd = (size_t)-1;
 	bool go = false;
 
-	sbuf_reset(w);
-	if (n == 9 && !memcmp(s, "[unknown]", 9)) {
-		const char *name = "unknown";
-		size_t nl = 7;
-
-		if (!(fr->mod_len == 9 && !memcmp(fr->mod, "[unknown]", 9))) {
-			const char *sl = memrchr(fr->mod, '/', fr->mod_len);
-
-			name = sl ? sl + 1 : fr->mod;
-			nl = fr->mod_len - (size_t)(name - fr->mod);
-		}
-		sbuf_addc(w, '[');
-		sbuf_add(w, name, nl);
-		if (c->opts.addrs) {
-			sbuf_adds(w, " <");
-			sbuf_add(w, fr->pc, fr->pc_len);
-			sbuf_addc(w, '>');
-		}
-		sbuf_addc(w, ']');
-	} else {
-		sbuf_add(w, s, n);
-	}
-	if (sbuf_error(w))
-		return -ENOMEM;
-	b = w->buf;
-	n = w->len;
 	/* s/;/:/g */
 	for (i = 0; i < n; i++)
 		if (b[i] == ';')
 			b[i] = ':';
-	/* a Go method ("net/http.(*Client).Do") keeps its parentheses: m/\.\(.*\)\./ */
-	first_dp = last_pd = (size_t)-1;
+	/* a Go method ("net/http.(*Client).Do") keeps its parentheses: ".(" ... ")." */
 	for (i = 0; i + 1 < n; i++)
 		if (b[i] == '.' && b[i + 1] == '(') {
 			first_dp = i;
@@ -286,8 +260,8 @@ static int perf_func(struct collapse *c, const char *s, size_t n, size_t idx, vo
 		static const char anon[] = "anonymous namespace)";
 
 		for (i = 0; i < n; i++)
-			if (b[i] == '(' &&
-			    !(n - i - 1 >= sizeof(anon) - 1 && !memcmp(b + i + 1, anon, sizeof(anon) - 1))) {
+			if (b[i] == '(' && !(n - i - 1 >= sizeof(anon) - 1 &&
+					     !memcmp(b + i + 1, anon, sizeof(anon) - 1))) {
 				n = i;
 				break;
 			}
@@ -296,36 +270,79 @@ static int perf_func(struct collapse *c, const char *s, size_t n, size_t idx, vo
 	for (i = j = 0; i < n; i++)
 		if (b[i] != '"' && b[i] != '\'')
 			b[j++] = b[i];
-	n = j;
+	return j;
+}
+
+/* One function of a frame line (split on "->"), tidied and annotated, appended to the group. */
+static int perf_func(struct collapse *c, const char *s, size_t n, size_t idx, void *vctx)
+{
+	struct frame_ctx *fc = vctx;
+	const struct perf_frame *fr = fc->fr;
+	struct sbuf *t = &c->groups.text;
+	size_t i, start;
+	char *b;
+
+	if (idx > 0)
+		sbuf_addc(t, ';');
+	start = t->len;
+	if (n == 9 && !memcmp(s, "[unknown]", 9)) {
+		const char *name = "unknown";
+		size_t nl = 7;
+
+		if (!(fr->mod_len == 9 && !memcmp(fr->mod, "[unknown]", 9))) {
+			const char *sl = memrchr(fr->mod, '/', fr->mod_len);
+
+			name = sl ? sl + 1 : fr->mod;
+			nl = fr->mod_len - (size_t)(name - fr->mod);
+		}
+		sbuf_addc(t, '[');
+		sbuf_add(t, name, nl);
+		if (c->opts.addrs) {
+			sbuf_adds(t, " <");
+			sbuf_add(t, fr->pc, fr->pc_len);
+			sbuf_addc(t, '>');
+		}
+		sbuf_addc(t, ']');
+	} else {
+		sbuf_add(t, s, n);
+	}
+	if (sbuf_error(t))
+		return -ENOMEM;
+	b = t->buf + start;
+	n = t->len - start;
+	for (i = 0; i < n; i++)
+		if (tidy_special[(unsigned char)b[i]])
+			break;
+	if (i < n)
+		n = tidy(b, n);
 	/* Java: s/^L// if m:/: */
 	if (c->java && n > 0 && b[0] == 'L' && memchr(b, '/', n)) {
-		b++;
+		memmove(b, b + 1, n - 1);
 		n--;
 	}
-	if (idx > 0)
-		sbuf_addc(&c->grp, ';');
-	sbuf_add(&c->grp, b, n);
+	t->len = start + n;
+	t->buf[t->len] = '\0';
 	if (idx > 0) {
 		if (!contains(b, n, "_[i]"))
-			sbuf_adds(&c->grp, "_[i]");
+			sbuf_adds(t, "_[i]");
 	} else if (c->opts.kernel && fr->mod_len > 0 &&
 		   (fr->mod[0] == '[' ||
 		    (fr->mod_len >= 7 && !memcmp(fr->mod + fr->mod_len - 7, "vmlinux", 7))) &&
 		   !contains(fr->mod, fr->mod_len, "unknown")) {
-		sbuf_adds(&c->grp, "_[k]");
+		sbuf_adds(t, "_[k]");
 	} else if (c->opts.jit && jit_module(fr->mod, fr->mod_len)) {
 		if (!contains(b, n, "_[j]"))
-			sbuf_adds(&c->grp, "_[j]");
+			sbuf_adds(t, "_[j]");
 	}
 	fc->nfuncs++;
-	return sbuf_error(&c->grp);
+	return sbuf_error(t);
 }
 
 static int perf_frame_line(struct collapse *c, struct perf_frame *fr)
 {
 	struct frame_ctx fc = { .fr = fr };
 	const char *f = fr->func;
-	size_t n = fr->func_len, h;
+	size_t n = fr->func_len, h, start;
 	size_t nf;
 	int err;
 
@@ -339,11 +356,11 @@ static int perf_frame_line(struct collapse *c, struct perf_frame *fr)
 		return 0; /* process names */
 	if (c->groups.overflow)
 		return 0;
-	sbuf_reset(&c->grp);
+	start = c->groups.text.len;
 	err = split_arrows(c, f, n, perf_func, &fc, &nf);
 	if (err)
 		return err;
-	return groups_push(&c->groups, &c->grp, fc.nfuncs);
+	return groups_close(&c->groups, start, fc.nfuncs);
 }
 
 static int set_other_event(struct collapse *c, const char *ev, size_t n)

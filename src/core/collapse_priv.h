@@ -100,6 +100,8 @@ void collapse_count(const char *s, size_t n, uint64_t *ret_u, bool *ret_huge, do
 void groups_reset(struct frame_groups *g);
 /* Closes the group being built in c->grp (if it has any frame: @nfuncs > 0). -ENOMEM or 0. */
 int groups_push(struct frame_groups *g, const struct sbuf *grp, size_t nfuncs);
+/* Closes a group appended directly to g->text from offset @start (dropped if @nfuncs is 0). */
+int groups_close(struct frame_groups *g, size_t start, size_t nfuncs);
 /* Joins @first (may be NULL) and the groups last-first, ';'-separated, into @out. */
 void groups_join(const struct frame_groups *g, const char *first, size_t first_len,
 		 struct sbuf *out);
