@@ -176,7 +176,7 @@ static int write_svg(const char *path, const struct profile *p, const char *titl
 
 static int stat_similarity(const struct stat_args *sa)
 {
-	struct strtab *st = strtab__new();
+	struct strtab *st;
 	struct profile *a = NULL, *b = NULL;
 	double na, nb, dn;
 	int err;
@@ -185,6 +185,7 @@ static int stat_similarity(const struct stat_args *sa)
 		log_error("stat similarity needs two files, A and B");
 		return -EINVAL;
 	}
+	st = strtab__new();
 	if (!st)
 		return log_errno(-ENOMEM, "cannot allocate the string table");
 	err = read_one(sa, st, sa->pos[0], &a);
@@ -213,7 +214,7 @@ out:
 static int stat_decompose(const struct stat_args *sa)
 {
 	static const char *const names[4] = { "appeared", "disappeared", "grown", "shrunk" };
-	struct strtab *st = strtab__new();
+	struct strtab *st;
 	struct profile *a = NULL, *b = NULL;
 	struct algebra_parts pt = { 0 };
 	struct sbuf sb = SBUF_INIT, path = SBUF_INIT;
@@ -224,6 +225,7 @@ static int stat_decompose(const struct stat_args *sa)
 		log_error("stat decompose needs --out DIR and two files, A and B");
 		return -EINVAL;
 	}
+	st = strtab__new();
 	if (!st)
 		return log_errno(-ENOMEM, "cannot allocate the string table");
 	err = read_one(sa, st, sa->pos[0], &a);
@@ -341,7 +343,7 @@ static int stat_compare(const struct stat_args *sa)
 {
 	struct hotelling_opts ho = { .alpha = sa->alpha, .max_stacks = sa->max_stacks };
 	struct hotelling_result r = { 0 };
-	struct strtab *st = strtab__new();
+	struct strtab *st = NULL;
 	struct profile **pa = NULL, **pb = NULL, *red = NULL;
 	struct sbuf sb = SBUF_INIT;
 	size_t i;
@@ -357,6 +359,7 @@ static int stat_compare(const struct stat_args *sa)
 			  sa->n_a, sa->n_b);
 		return -EINVAL;
 	}
+	st = strtab__new();
 	pa = calloc(sa->n_a, sizeof(*pa));
 	pb = calloc(sa->n_b, sizeof(*pb));
 	if (!st || !pa || !pb) {
