@@ -27,6 +27,13 @@
 struct ember_config {
 	/* [http] */
 	char listen[EMBER_LISTEN_MAX];	/* "ADDR:PORT", "[v6]:PORT"; default 127.0.0.1:8080 */
+	uint64_t http_max_connections;	/* 1..10000; default 64 */
+	uint64_t http_threads;		/* MHD thread pool; 1..64; default 2 */
+	uint64_t http_max_range_s;	/* longest query range; 1 s..366 days; default 7 days */
+	uint64_t http_max_response_bytes; /* 1M..16G; default 256M */
+	uint64_t http_max_captures;	/* captures kept; 1..1000; default 16 */
+	uint64_t http_capture_memory_bytes; /* all captures; 1M..1T; default 256M */
+	uint64_t http_max_capture_s;	/* longest capture; 1..86400; default 600 */
 
 	/* [sampling] */
 	uint64_t frequency_hz;		/* 1..10000; default 99 */

@@ -33,6 +33,13 @@ struct opt {
 
 static const struct opt opts[] = {
 	{ "http.listen", OPT_LISTEN, F(listen), 0, 0, false },
+	{ "http.max_connections", OPT_U64, F(http_max_connections), 1, 10000, false },
+	{ "http.threads", OPT_U64, F(http_threads), 1, 64, false },
+	{ "http.max_range", OPT_U64, F(http_max_range_s), 1, 366 * 86400, false },
+	{ "http.max_response", OPT_SIZE, F(http_max_response_bytes), MiB, 16 * GiB, false },
+	{ "http.max_captures", OPT_U64, F(http_max_captures), 1, 1000, false },
+	{ "http.capture_memory", OPT_SIZE, F(http_capture_memory_bytes), MiB, 1024 * GiB, false },
+	{ "http.max_capture", OPT_U64, F(http_max_capture_s), 1, 86400, false },
 	{ "sampling.frequency", OPT_U64, F(frequency_hz), 1, 10000, false },
 	{ "sampling.include_idle", OPT_BOOL, F(include_idle), 0, 0, false },
 	{ "sampling.hardware_event", OPT_BOOL, F(hardware_event), 0, 0, false },
@@ -53,6 +60,13 @@ void ember_config_init(struct ember_config *c)
 {
 	*c = (struct ember_config){
 		.listen = "127.0.0.1:8080",
+		.http_max_connections = 64,
+		.http_threads = 2,
+		.http_max_range_s = 7 * 86400,
+		.http_max_response_bytes = 256 * MiB,
+		.http_max_captures = 16,
+		.http_capture_memory_bytes = 256 * MiB,
+		.http_max_capture_s = 600,
 		.frequency_hz = 99,
 		.include_idle = true,
 		.hardware_event = true,

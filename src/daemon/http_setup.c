@@ -96,6 +96,13 @@ int emberd_http_setup(const struct ember_config *cfg, struct store *store, char 
 
 	http_config_init(&hc);
 	snprintf(hc.listen, sizeof(hc.listen), "%s", cfg->listen);
+	hc.max_connections = (unsigned int)cfg->http_max_connections;
+	hc.threads = (unsigned int)cfg->http_threads;
+	hc.max_range_s = cfg->http_max_range_s;
+	hc.max_response_bytes = cfg->http_max_response_bytes;
+	hc.max_captures = (unsigned int)cfg->http_max_captures;
+	hc.max_capture_bytes = cfg->http_capture_memory_bytes;
+	hc.max_capture_s = cfg->http_max_capture_s;
 	if (nfiles > 0) {
 		rec = recording__new(cfg->memory_limit_bytes);
 		if (!rec)
