@@ -232,7 +232,7 @@ test: deps
 check: all $(UNIT_BINS) $(ASAN_UNIT_BINS)
 	$(Q)$(TEST_ENV) tests/run.sh unit golden
 
-unit: $(UNIT_BINS) $(ASAN_UNIT_BINS)
+unit: $(UNIT_BINS) $(ASAN_UNIT_BINS) workloads
 	$(Q)$(TEST_ENV) tests/run.sh unit
 
 golden: $(EMBER)

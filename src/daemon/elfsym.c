@@ -199,7 +199,8 @@ static void finish_symbols(struct elfsym *e)
 	size_t i, j;
 
 	sort_names = e->names;
-	qsort(e->syms, e->n, sizeof(*e->syms), cmp_esym);
+	if (e->n)
+		qsort(e->syms, e->n, sizeof(*e->syms), cmp_esym);
 	sort_names = NULL;
 	for (i = 0, j = 0; i < e->n; i++) {
 		if (j && e->syms[j - 1].addr == e->syms[i].addr)

@@ -190,7 +190,8 @@ static void finish(struct ksyms *k)
 	size_t i, j;
 
 	sort_names = k->names;
-	qsort(k->syms, k->n, sizeof(*k->syms), cmp_ksym);
+	if (k->n)
+		qsort(k->syms, k->n, sizeof(*k->syms), cmp_ksym);
 	sort_names = NULL;
 	/* keep the first (best) alias at each address */
 	for (i = 0, j = 0; i < k->n; i++) {

@@ -508,10 +508,11 @@ static int read_start_time(struct symbolizer *s, uint32_t pid, uint64_t *ret)
 	if (!p)
 		return -EINVAL;
 	p++;
-	for (field = 2; field < 21 && *p; p++)
+	/* p is at the space before field 3 (state); count spaces up to field 22 */
+	for (field = 2; field < 22 && *p; p++)
 		if (*p == ' ')
 			field++;
-	if (field != 21)
+	if (field != 22)
 		return -EINVAL;
 	*ret = strtoull(p, NULL, 10);
 	return 0;
@@ -870,7 +871,7 @@ int symbolizer__prune(struct symbolizer *s)
 		if (!p->gone && proc_stale(s, p)) {
 			proc_remove(s, p);
 			n++;
-		} else if (p->gone && t - p->gone_ns >= GONE_GRACE_NS) {
+		} else if (p->gone && t >= p->gone_ns + GONE_GRACE_NS) {
 			proc_remove(s, p);
 			n++;
 		}

@@ -1,0 +1,753 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The symbolizer against live processes (tests/workloads/symbols and jit), stripped copies with
+ * separate debug files, /proc/kallsyms, and a fake /proc tree for the perf-map edge cases.
+ * Workloads come from $OUTPUT/workloads (make workloads; the unit target builds them).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ember/strtab.h"
+#include "ember/symbolizer.h"
+
+#define MAX_SYMS 8
+
+struct child {
+	pid_t pid;
+	FILE *out;
+	int nsyms;
+	char names[MAX_SYMS][64];
+	uint64_t addrs[MAX_SYMS];
+};
+
+static char tmpdir[64];
+static char workloads[PATH_MAX - 64];
+
+static void sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void sh(const char *fmt, ...)
+{
+	char cmd[4 * PATH_MAX];
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	r = system(cmd);
+	if (r != 0)
+		fail_msg("command failed (%d): %s", r, cmd);
+}
+
+static void sh_out(char *buf, size_t cap, const char *cmd)
+{
+	FILE *f = popen(cmd, "r");
+	size_t n;
+
+	assert_non_null(f);
+	n = fread(buf, 1, cap - 1, f);
+	buf[n] = '\0';
+	pclose(f);
+	while (n && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+		buf[--n] = '\0';
+}
+
+/* Reads "name 0xaddr" lines until @until (e.g. "ready"). */
+static void read_until(struct child *c, const char *until)
+{
+	char line[256];
+
+	while (fgets(line, sizeof(line), c->out)) {
+		char name[64];
+		void *addr;
+
+		line[strcspn(line, "\n")] = '\0';
+		if (!strcmp(line, until))
+			return;
+		if (sscanf(line, "%63s %p", name, &addr) == 2 && c->nsyms < MAX_SYMS) {
+			snprintf(c->names[c->nsyms], sizeof(c->names[0]), "%s", name);
+			c->addrs[c->nsyms++] = (uint64_t)(uintptr_t)addr;
+		}
+	}
+	fail_msg("child %d ended before '%s'", (int)c->pid, until);
+}
+
+static uint64_t addr_of(const struct child *c, const char *name)
+{
+	int i;
+
+	for (i = 0; i < c->nsyms; i++)
+		if (!strcmp(c->names[i], name))
+			return c->addrs[i];
+	fail_msg("no address for %s", name);
+	return 0;
+}
+
+static void spawn(struct child *c, const char *path, const char *const *args)
+{
+	const char *argv[8] = { path };
+	int fds[2], i;
+
+	memset(c, 0, sizeof(*c));
+	for (i = 0; args && args[i] && i < 6; i++)
+		argv[i + 1] = args[i];
+	assert_int_equal(pipe(fds), 0);
+	c->pid = fork();
+	assert_true(c->pid >= 0);
+	if (c->pid == 0) {
+		dup2(fds[1], 1);
+		close(fds[0]);
+		close(fds[1]);
+		execv(path, (char *const *)argv);
+		_exit(127);
+	}
+	close(fds[1]);
+	c->out = fdopen(fds[0], "r");
+	read_until(c, "ready");
+}
+
+static void reap(struct child *c)
+{
+	if (c->pid > 0) {
+		kill(c->pid, SIGTERM);
+		waitpid(c->pid, NULL, 0);
+	}
+	if (c->out)
+		fclose(c->out);
+	c->pid = 0;
+	c->out = NULL;
+}
+
+/* Symbolizes and joins the frames root first: "a;b;c". */
+static const char *user_stack(struct symbolizer *s, struct strtab *st, uint32_t pid,
+			      const uint64_t *ips, size_t n)
+{
+	static char buf[4096];
+	uint32_t ids[64];
+	int k, i;
+	size_t len = 0;
+
+	k = symbolizer__user(s, pid, ips, n, ids, 64);
+	assert_true(k >= 0);
+	buf[0] = '\0';
+	for (i = 0; i < k; i++)
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s", i ? ";" : "",
+					strtab__str(st, ids[i]));
+	return buf;
+}
+
+static const char *kernel_stack(struct symbolizer *s, struct strtab *st, const uint64_t *ips,
+				size_t n)
+{
+	static char buf[4096];
+	uint32_t ids[64];
+	int k, i;
+	size_t len = 0;
+
+	k = symbolizer__kernel(s, ips, n, ids, 64);
+	assert_true(k >= 0);
+	buf[0] = '\0';
+	for (i = 0; i < k; i++)
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s", i ? ";" : "",
+					strtab__str(st, ids[i]));
+	return buf;
+}
+
+static void workload(char *buf, const char *name)
+{
+	snprintf(buf, PATH_MAX, "%s/%s", workloads, name);
+	if (access(buf, X_OK))
+		fail_msg("missing workload %s (make workloads)", buf);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+
+static void test_live_process(void **state)
+{
+	struct symbolizer_opts o = SYMBOLIZER_OPTS_DEFAULT;
+	struct strtab *st = strtab__new();
+	struct symbolizer *s;
+	struct symbolizer_stats ss;
+	struct child c;
+	char path[PATH_MAX], cmd[PATH_MAX + 64], nmout[64];
+	uint64_t leaf, outer, ips[3];
+
+	workload(path, "symbols");
+	spawn(&c, path, NULL);
+	leaf = addr_of(&c, "symbols_leaf");
+	outer = addr_of(&c, "symbols_outer");
+	/* nm agrees on the layout: the same load bias for both functions */
+	snprintf(cmd, sizeof(cmd), "nm %s | awk '$3==\"symbols_leaf\"{print $1}'", path);
+	sh_out(nmout, sizeof(nmout), cmd);
+	assert_true(nmout[0]);
+	{
+		uint64_t nm_leaf = strtoull(nmout, NULL, 16);
+
+		snprintf(cmd, sizeof(cmd), "nm %s | awk '$3==\"symbols_outer\"{print $1}'", path);
+		sh_out(nmout, sizeof(nmout), cmd);
+		assert_int_equal(leaf - nm_leaf, outer - strtoull(nmout, NULL, 16));
+	}
+
+	s = symbolizer__new(&o, st);
+	assert_non_null(s);
+	ips[0] = leaf + 5;
+	assert_string_equal(user_stack(s, st, (uint32_t)c.pid, ips, 1), "symbols_leaf");
+	ips[0] = outer;
+	assert_string_equal(user_stack(s, st, (uint32_t)c.pid, ips, 1), "symbols_outer");
+	/* a leaf in symbols_leaf called from the inlined helper inside symbols_outer */
+	ips[0] = leaf + 5;
+	ips[1] = addr_of(&c, "symbols_inline_call");
+	assert_string_equal(user_stack(s, st, (uint32_t)c.pid, ips, 2),
+			    "symbols_outer;symbols_inlined_[i];symbols_leaf");
+	/* again, from the caches */
+	assert_string_equal(user_stack(s, st, (uint32_t)c.pid, ips, 2),
+			    "symbols_outer;symbols_inlined_[i];symbols_leaf");
+	/* nothing mapped at page 1: [unknown], and counted */
+	ips[0] = 0x1000;
+	assert_string_equal(user_stack(s, st, (uint32_t)c.pid, ips, 1), "[unknown]");
+	symbolizer__stats(s, &ss);
+	assert_true(ss.user_frames >= 6);
+	assert_int_equal(ss.user_unresolved, 1);
+	assert_int_equal(ss.user_no_mapping, 1);
+	assert_true(ss.inline_frames >= 2);
+	assert_int_equal(ss.pids_cached, 1);
+	assert_true(ss.elfs_cached >= 1);
+	assert_true(ss.mem_bytes > 0);
+	symbolizer__free(s);
+
+	/* without inline frames */
+	o.inline_frames = false;
+	s = symbolizer__new(&o, st);
+	assert_non_null(s);
+	ips[0] = leaf + 5;
+	assert_string_equal(user_stack(s, st, (uint32_t)c.pid, ips, 2),
+			    "symbols_outer;symbols_leaf");
+	/* capacity: the leaf-most frames are kept, the truncation counted */
+	{
+		uint32_t ids[1];
+
+		assert_int_equal(symbolizer__user(s, (uint32_t)c.pid, ips, 2, ids, 1), 1);
+		assert_string_equal(strtab__str(st, ids[0]), "symbols_leaf");
+		symbolizer__stats(s, &ss);
+		assert_int_equal(ss.truncated_stacks, 1);
+	}
+	symbolizer__free(s);
+	reap(&c);
+	strtab__free(st);
+}
+
+static void test_unknown_in_file(void **state)
+{
+	struct symbolizer_opts o = SYMBOLIZER_OPTS_DEFAULT;
+	struct strtab *st = strtab__new();
+	struct symbolizer *s;
+	struct child c;
+	char path[PATH_MAX];
+	uint64_t ips[1];
+
+	/* a stripped copy without debug info: its frames name the file, as perf does */
+	workload(path, "symbols");
+	sh("mkdir -p %s/plain && cp %s %s/plain/symbols && strip --strip-all %s/plain/symbols",
+	   tmpdir, path, tmpdir, tmpdir);
+	snprintf(path, sizeof(path), "%s/plain/symbols", tmpdir);
+	spawn(&c, path, NULL);
+	o.debug_dirs = "/nonexistent";
+	s = symbolizer__new(&o, st);
+	assert_non_null(s);
+	ips[0] = addr_of(&c, "symbols_leaf") + 5;
+	assert_string_equal(user_stack(s, st, (uint32_t)c.pid, ips, 1), "[symbols]");
+	symbolizer__free(s);
+	o.addr_offsets = true;
+	s = symbolizer__new(&o, st);
+	assert_non_null(s);
+	assert_true(!strncmp(user_stack(s, st, (uint32_t)c.pid, ips, 1), "symbols+0x", 10));
+	symbolizer__free(s);
+	reap(&c);
+	strtab__free(st);
+}
+
+/* A stripped binary whose debug info lives in a build-id tree, or next to it via debuglink. */
+static void test_stripped_debug_file(void **state)
+{
+	struct symbolizer_opts o = SYMBOLIZER_OPTS_DEFAULT;
+	struct strtab *st = strtab__new();
+	struct symbolizer_stats ss;
+	struct symbolizer *s;
+	struct child c;
+	char path[PATH_MAX], dbg[PATH_MAX], cmd[2 * PATH_MAX], id[128], nmout[256];
+	uint64_t ips[2];
+
+	workload(path, "symbols");
+	/* build-id variant */
+	sh("mkdir -p %s/bid && cp %s %s/bid/symbols", tmpdir, path, tmpdir);
+	snprintf(cmd, sizeof(cmd), "readelf -n %s/bid/symbols | awk '/Build ID/{print $3}'",
+		 tmpdir);
+	sh_out(id, sizeof(id), cmd);
+	assert_true(strlen(id) > 8);
+	snprintf(dbg, sizeof(dbg), "%s/debug/.build-id/%.2s", tmpdir, id);
+	sh("mkdir -p %s && objcopy --only-keep-debug %s/bid/symbols %s/%s.debug && "
+	   "strip --strip-all %s/bid/symbols",
+	   dbg, tmpdir, dbg, id + 2, tmpdir);
+	/* really stripped */
+	snprintf(cmd, sizeof(cmd), "nm %s/bid/symbols 2>&1 | grep -c symbols_leaf", tmpdir);
+	sh_out(nmout, sizeof(nmout), cmd);
+	assert_string_equal(nmout, "0");
+
+	snprintf(path, sizeof(path), "%s/bid/symbols", tmpdir);
+	spawn(&c, path, NULL);
+	snprintf(dbg, sizeof(dbg), "/nonexistent:%s/debug", tmpdir);
+	o.debug_dirs = dbg;
+	s = symbolizer__new(&o, st);
+	assert_non_null(s);
+	ips[0] = addr_of(&c, "symbols_leaf") + 5;
+	ips[1] = addr_of(&c, "symbols_inline_call");
+	assert_string_equal(user_stack(s, st, (uint32_t)c.pid, ips, 2),
+			    "symbols_outer;symbols_inlined_[i];symbols_leaf");
+	symbolizer__stats(s, &ss);
+	assert_true(ss.elf_debuginfo >= 1);
+	symbolizer__free(s);
+	reap(&c);
+
+	/* debuglink variant: no build-id at all, BINDIR/.debug/NAME */
+	workload(path, "symbols");
+	sh("mkdir -p %s/dl/.debug && objcopy --remove-section .note.gnu.build-id %s %s/dl/symbols && "
+	   "objcopy --only-keep-debug %s/dl/symbols %s/dl/.debug/symbols.debug 2>/dev/null && "
+	   "strip --strip-all %s/dl/symbols && "
+	   "objcopy --add-gnu-debuglink=%s/dl/.debug/symbols.debug %s/dl/symbols",
+	   tmpdir, path, tmpdir, tmpdir, tmpdir, tmpdir, tmpdir, tmpdir);
+	snprintf(path, sizeof(path), "%s/dl/symbols", tmpdir);
+	spawn(&c, path, NULL);
+	o.debug_dirs = "/nonexistent";
+	o.inline_frames = false;
+	s = symbolizer__new(&o, st);
+	assert_non_null(s);
+	ips[0] = addr_of(&c, "symbols_leaf") + 5;
+	ips[1] = addr_of(&c, "symbols_inline_call");
+	assert_string_equal(user_stack(s, st, (uint32_t)c.pid, ips, 2),
+			    "symbols_outer;symbols_leaf");
+	symbolizer__free(s);
+	reap(&c);
+	strtab__free(st);
+}
+
+/* The file behind the mapping was deleted: read it through /proc/PID/map_files. */
+static void test_deleted_binary(void **state)
+{
+	struct symbolizer_opts o = SYMBOLIZER_OPTS_DEFAULT;
+	struct strtab *st = strtab__new();
+	struct symbolizer *s;
+	struct child c;
+	char path[PATH_MAX];
+	uint64_t ips[1];
+
+	if (geteuid() != 0)
+		skip(); /* map_files needs CAP_SYS_ADMIN */
+	workload(path, "symbols");
+	sh("mkdir -p %s/del && cp %s %s/del/symbols", tmpdir, path, tmpdir);
+	snprintf(path, sizeof(path), "%s/del/symbols", tmpdir);
+	spawn(&c, path, NULL);
+	assert_int_equal(unlink(path), 0);
+	s = symbolizer__new(&o, st);
+	assert_non_null(s);
+	ips[0] = addr_of(&c, "symbols_leaf") + 5;
+	assert_string_equal(user_stack(s, st, (uint32_t)c.pid, ips, 1), "symbols_leaf");
+	symbolizer__free(s);
+	reap(&c);
+	strtab__free(st);
+}
+
+/* note_pid() captures a process that exits before its samples are symbolized. */
+static void test_short_lived(void **state)
+{
+	struct symbolizer_opts o = SYMBOLIZER_OPTS_DEFAULT;
+	struct strtab *st = strtab__new();
+	const char *args[] = { "--seconds", "0.2", NULL };
+	struct symbolizer_stats ss;
+	struct symbolizer *s;
+	struct child c;
+	char path[PATH_MAX], proc[64];
+	uint64_t ips[2];
+	uint32_t pid;
+
+	workload(path, "symbols");
+	spawn(&c, path, args);
+	pid = (uint32_t)c.pid;
+	s = symbolizer__new(&o, st);
+	assert_non_null(s);
+	symbolizer__note_pid(s, pid);
+	waitpid(c.pid, NULL, 0);
+	c.pid = 0;
+	snprintf(proc, sizeof(proc), "/proc/%u", pid);
+	assert_int_not_equal(access(proc, F_OK), 0); /* really gone */
+	ips[0] = addr_of(&c, "symbols_leaf") + 5;
+	ips[1] = addr_of(&c, "symbols_inline_call");
+	assert_string_equal(user_stack(s, st, pid, ips, 2),
+			    "symbols_outer;symbols_inlined_[i];symbols_leaf");
+	/* an address outside the captured mappings: [unknown], and no /proc retries storm */
+	ips[0] = 0x1000;
+	assert_string_equal(user_stack(s, st, pid, ips, 1), "[unknown]");
+	assert_string_equal(user_stack(s, st, pid, ips, 1), "[unknown]");
+	symbolizer__stats(s, &ss);
+	assert_true(ss.maps_reads <= 2);
+	symbolizer__free(s);
+	reap(&c);
+	strtab__free(st);
+}
+
+static void test_kernel(void **state)
+{
+	struct symbolizer_opts o = SYMBOLIZER_OPTS_DEFAULT;
+	struct strtab *st = strtab__new();
+	struct symbolizer_stats ss;
+	struct symbolizer *s;
+	char line[512], name[256], type;
+	unsigned long long a, sched = 0, other = 0;
+	char other_name[256] = "";
+	FILE *f = fopen("/proc/kallsyms", "re");
+	uint64_t ips[2];
+	char want[600];
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx %c %255s", &a, &type, name) != 3)
+			continue;
+		if (!strcmp(name, "schedule") && type == 'T')
+			sched = a;
+		if (!strcmp(name, "do_nanosleep") && (type == 't' || type == 'T'))
+			other = a;
+	}
+	fclose(f);
+	snprintf(other_name, sizeof(other_name), "do_nanosleep");
+	if (!sched || !other) {
+		strtab__free(st);
+		skip(); /* kptr_restrict or not root: addresses read as zero */
+	}
+	s = symbolizer__new(&o, st);
+	assert_non_null(s);
+	ips[0] = sched + 1;
+	assert_string_equal(kernel_stack(s, st, ips, 1), "schedule_[k]");
+	/* leaf first in, root first out */
+	ips[0] = sched + 1;
+	ips[1] = other + 2;
+	snprintf(want, sizeof(want), "%s_[k];schedule_[k]", other_name);
+	assert_string_equal(kernel_stack(s, st, ips, 2), want);
+	symbolizer__stats(s, &ss);
+	assert_true(ss.kallsyms_symbols > 1000);
+	assert_false(ss.kallsyms_restricted);
+	assert_int_equal(ss.kernel_frames, 3);
+	assert_int_equal(ss.kernel_unresolved, 0);
+	symbolizer__free(s);
+	strtab__free(st);
+}
+
+static void test_kernel_restricted(void **state)
+{
+	struct symbolizer_opts o = SYMBOLIZER_OPTS_DEFAULT;
+	struct strtab *st = strtab__new();
+	struct symbolizer_stats ss;
+	struct symbolizer *s;
+	char path[PATH_MAX];
+	uint64_t ips[1] = { 0xffffffff81000123ull };
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/kallsyms-restricted", tmpdir);
+	f = fopen(path, "we");
+	assert_non_null(f);
+	fputs("0000000000000000 T _stext\n0000000000000000 T schedule\n"
+	      "0000000000000000 t ext4_fill_super\t[ext4]\n", f);
+	fclose(f);
+	o.kallsyms_path = path;
+	s = symbolizer__new(&o, st);
+	assert_non_null(s);
+	assert_string_equal(kernel_stack(s, st, ips, 1), "[unknown]_[k]");
+	symbolizer__stats(s, &ss);
+	assert_true(ss.kallsyms_restricted);
+	assert_int_equal(ss.kallsyms_symbols, 0);
+	assert_int_equal(ss.kernel_unresolved, 1);
+	symbolizer__free(s);
+	strtab__free(st);
+}
+
+static void test_jit(void **state)
+{
+	struct symbolizer_opts o = SYMBOLIZER_OPTS_DEFAULT;
+	const char *args[] = { "--grow", "0.3", NULL };
+	const char *args0x[] = { "--0x", "--junk", NULL };
+	struct strtab *st = strtab__new();
+	struct symbolizer_stats ss;
+	struct symbolizer *s;
+	struct child c;
+	char path[PATH_MAX];
+	uint64_t ips[2];
+
+	workload(path, "jit");
+	spawn(&c, path, args);
+	s = symbolizer__new(&o, st);
+	assert_non_null(s);
+	ips[0] = addr_of(&c, "jit_alpha") + 9;
+	assert_string_equal(user_stack(s, st, (uint32_t)c.pid, ips, 1), "jit_alpha_[j]");
+	ips[0] = addr_of(&c, "jit_beta") + 1;
+	ips[1] = addr_of(&c, "jit_alpha") + 3; /* as a return address */
+	assert_string_equal(user_stack(s, st, (uint32_t)c.pid, ips, 2),
+			    "jit_alpha_[j];jit_beta_[j]");
+	/* the map grows: jit_gamma appears after the first read */
+	read_until(&c, "grown");
+	usleep(250 * 1000);
+	ips[0] = addr_of(&c, "jit_gamma") + 4;
+	assert_string_equal(user_stack(s, st, (uint32_t)c.pid, ips, 1), "jit_gamma_[j]");
+	symbolizer__stats(s, &ss);
+	assert_int_equal(ss.jit_frames, 4);
+	assert_true(ss.perfmap_loads >= 2);
+	assert_int_equal(ss.perfmap_symbols, 3);
+	assert_int_equal(ss.perfmap_bad_lines, 0);
+	symbolizer__free(s);
+	reap(&c);
+
+	/* perf maps off: the anonymous code is unknown */
+	o.perf_maps = false;
+	spawn(&c, path, args0x);
+	s = symbolizer__new(&o, st);
+	ips[0] = addr_of(&c, "jit_alpha") + 9;
+	assert_string_equal(user_stack(s, st, (uint32_t)c.pid, ips, 1), "[unknown]");
+	symbolizer__free(s);
+	/* the 0x-prefixed variant, with malformed lines skipped and counted */
+	o.perf_maps = true;
+	s = symbolizer__new(&o, st);
+	assert_string_equal(user_stack(s, st, (uint32_t)c.pid, ips, 1), "jit_alpha_[j]");
+	ips[0] = addr_of(&c, "jit_beta") + 9;
+	assert_string_equal(user_stack(s, st, (uint32_t)c.pid, ips, 1), "jit_beta_[j]");
+	symbolizer__stats(s, &ss);
+	assert_int_equal(ss.perfmap_bad_lines, 4);
+	symbolizer__free(s);
+	reap(&c);
+	strtab__free(st);
+}
+
+/* ---- a fake /proc: perf-map files that must be skipped without hanging ------------------- */
+
+#define FAKE_PID 4242
+#define FAKE_NSPID 77
+#define JIT_BASE 0x7f0000001000ull
+
+static void fake_proc(const char *proc, unsigned long long start_time)
+{
+	char path[PATH_MAX];
+	FILE *f;
+
+	sh("mkdir -p %s/%d/root/tmp", proc, FAKE_PID);
+	snprintf(path, sizeof(path), "%s/%d/stat", proc, FAKE_PID);
+	f = fopen(path, "we");
+	assert_non_null(f);
+	fprintf(f, "%d (jit (x) y) S 1 1 1 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 %llu 1000 "
+		   "100 0\n", FAKE_PID, start_time);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/%d/status", proc, FAKE_PID);
+	f = fopen(path, "we");
+	fprintf(f, "Name:\tjit\nPid:\t%d\nNSpid:\t%d\t%d\n", FAKE_PID, FAKE_PID, FAKE_NSPID);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/%d/maps", proc, FAKE_PID);
+	f = fopen(path, "we");
+	fprintf(f, "7f0000000000-7f0000100000 r-xp 00000000 00:00 0 \n"
+		   "7f0000100000-7f0000200000 rw-p 00000000 00:00 0 \n");
+	fclose(f);
+}
+
+static struct symbolizer *fake_symbolizer(struct strtab *st, const char *proc, size_t max)
+{
+	struct symbolizer_opts o = SYMBOLIZER_OPTS_DEFAULT;
+
+	o.proc_root = proc;
+	o.max_perfmap_bytes = max;
+	return symbolizer__new(&o, st);
+}
+
+static void test_perfmap_files(void **state)
+{
+	struct strtab *st = strtab__new();
+	struct symbolizer_stats ss;
+	struct symbolizer *s;
+	char proc[128], map[PATH_MAX];
+	uint64_t ips[1] = { JIT_BASE + 0x10 };
+	FILE *f;
+
+	snprintf(proc, sizeof(proc), "%s/proc", tmpdir);
+	fake_proc(proc, 1000);
+	snprintf(map, sizeof(map), "%s/%d/root/tmp/perf-%d.map", proc, FAKE_PID, FAKE_NSPID);
+
+	/* a FIFO: opening it must not block, and it is skipped */
+	assert_int_equal(mkfifo(map, 0600), 0);
+	s = fake_symbolizer(st, proc, 0);
+	assert_string_equal(user_stack(s, st, FAKE_PID, ips, 1), "[unknown]");
+	symbolizer__stats(s, &ss);
+	assert_int_equal(ss.perfmap_skip_not_regular, 1);
+	symbolizer__free(s);
+	unlink(map);
+
+	/* a symlink to /dev/zero: skipped, never read forever */
+	assert_int_equal(symlink("/dev/zero", map), 0);
+	s = fake_symbolizer(st, proc, 0);
+	assert_string_equal(user_stack(s, st, FAKE_PID, ips, 1), "[unknown]");
+	symbolizer__stats(s, &ss);
+	assert_int_equal(ss.perfmap_skip_not_regular, 1);
+	symbolizer__free(s);
+	unlink(map);
+
+	/* too big for the configured cap */
+	f = fopen(map, "we");
+	fprintf(f, "%llx 100 big_one\n", (unsigned long long)JIT_BASE);
+	fprintf(f, "%0200d\n", 0);
+	fclose(f);
+	s = fake_symbolizer(st, proc, 64);
+	assert_string_equal(user_stack(s, st, FAKE_PID, ips, 1), "[unknown]");
+	symbolizer__stats(s, &ss);
+	assert_int_equal(ss.perfmap_skip_too_big, 1);
+	symbolizer__free(s);
+	unlink(map);
+
+	/* missing: counted once however many samples ask */
+	s = fake_symbolizer(st, proc, 0);
+	assert_string_equal(user_stack(s, st, FAKE_PID, ips, 1), "[unknown]");
+	assert_string_equal(user_stack(s, st, FAKE_PID, ips, 1), "[unknown]");
+	symbolizer__stats(s, &ss);
+	assert_int_equal(ss.perfmap_skip_missing, 1);
+	assert_int_equal(ss.user_unresolved, 2);
+	symbolizer__free(s);
+
+	/* a truncated last line waits for its newline; the NSpid names the file */
+	f = fopen(map, "we");
+	fprintf(f, "%llx 20 first fn (with spaces)\n%llx 2", (unsigned long long)JIT_BASE,
+		(unsigned long long)JIT_BASE + 0x20);
+	fclose(f);
+	s = fake_symbolizer(st, proc, 0);
+	assert_string_equal(user_stack(s, st, FAKE_PID, ips, 1), "first fn (with spaces)_[j]");
+	ips[0] = JIT_BASE + 0x25;
+	assert_string_equal(user_stack(s, st, FAKE_PID, ips, 1), "[unknown]");
+	f = fopen(map, "ae");
+	fprintf(f, "0 second;fn\n");
+	fclose(f);
+	usleep(250 * 1000);
+	assert_string_equal(user_stack(s, st, FAKE_PID, ips, 1), "second:fn_[j]");
+	symbolizer__stats(s, &ss);
+	assert_int_equal(ss.perfmap_symbols, 2);
+	assert_int_equal(ss.perfmap_bad_lines, 0);
+
+	/* pid reuse: a new start time drops the cached state */
+	fake_proc(proc, 2000);
+	assert_int_equal(symbolizer__prune(s), 1);
+	symbolizer__stats(s, &ss);
+	assert_int_equal(ss.pid_reuses, 1);
+	assert_int_equal(ss.pids_cached, 0);
+	assert_string_equal(user_stack(s, st, FAKE_PID, ips, 1), "second:fn_[j]");
+	/* the process is gone: its state stays a grace period for late samples, counted */
+	sh("rm -rf %s/%d", proc, FAKE_PID);
+	assert_int_equal(symbolizer__prune(s), 0);
+	symbolizer__stats(s, &ss);
+	assert_int_equal(ss.pid_gone, 1);
+	assert_int_equal(ss.pids_cached, 1);
+	symbolizer__forget_pid(s, FAKE_PID);
+	symbolizer__stats(s, &ss);
+	assert_int_equal(ss.pids_cached, 0);
+	symbolizer__free(s);
+	strtab__free(st);
+}
+
+/* One image for many processes; bounded caches evict and still resolve. */
+static void test_caches(void **state)
+{
+	struct symbolizer_opts o = SYMBOLIZER_OPTS_DEFAULT;
+	struct strtab *st = strtab__new();
+	struct symbolizer_stats a, b;
+	struct symbolizer *s;
+	struct child c1, c2;
+	char path[PATH_MAX];
+	uint64_t ips[1];
+
+	workload(path, "symbols");
+	spawn(&c1, path, NULL);
+	spawn(&c2, path, NULL);
+	s = symbolizer__new(&o, st);
+	assert_non_null(s);
+	symbolizer__note_pid(s, (uint32_t)c1.pid);
+	symbolizer__stats(s, &a);
+	symbolizer__note_pid(s, (uint32_t)c2.pid);
+	symbolizer__stats(s, &b);
+	assert_true(a.elf_misses >= 2); /* the binary, libc, ld.so */
+	assert_int_equal(b.elf_misses, a.elf_misses);
+	assert_int_equal(b.elfs_cached, a.elfs_cached);
+	assert_true(b.elf_hits >= a.elf_hits + 2);
+	ips[0] = addr_of(&c2, "symbols_leaf") + 5;
+	assert_string_equal(user_stack(s, st, (uint32_t)c2.pid, ips, 1), "symbols_leaf");
+	symbolizer__free(s);
+
+	o.max_elfs = 1;
+	o.max_pids = 1;
+	s = symbolizer__new(&o, st);
+	ips[0] = addr_of(&c1, "symbols_leaf") + 5;
+	assert_string_equal(user_stack(s, st, (uint32_t)c1.pid, ips, 1), "symbols_leaf");
+	symbolizer__note_pid(s, (uint32_t)c2.pid);
+	ips[0] = addr_of(&c2, "symbols_leaf") + 5;
+	assert_string_equal(user_stack(s, st, (uint32_t)c2.pid, ips, 1), "symbols_leaf");
+	symbolizer__stats(s, &b);
+	assert_int_equal(b.pids_cached, 1);
+	assert_int_equal(b.elfs_cached, 1);
+	assert_true(b.pid_evictions >= 1);
+	assert_true(b.elf_evictions >= 1);
+	symbolizer__free(s);
+	reap(&c1);
+	reap(&c2);
+	strtab__free(st);
+}
+
+static int setup(void **state)
+{
+	const char *out = getenv("OUTPUT");
+
+	snprintf(workloads, sizeof(workloads), "%s/workloads", out && *out ? out : "build");
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/ember-test-sym.XXXXXX");
+	if (!mkdtemp(tmpdir))
+		return -1;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[PATH_MAX + 16];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_live_process),
+		cmocka_unit_test(test_unknown_in_file),
+		cmocka_unit_test(test_stripped_debug_file),
+		cmocka_unit_test(test_deleted_binary),
+		cmocka_unit_test(test_short_lived),
+		cmocka_unit_test(test_kernel),
+		cmocka_unit_test(test_kernel_restricted),
+		cmocka_unit_test(test_jit),
+		cmocka_unit_test(test_perfmap_files),
+		cmocka_unit_test(test_caches),
+	};
+
+	signal(SIGPIPE, SIG_IGN);
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
