@@ -614,6 +614,13 @@ static int run_parallel_file(struct run *r, const char *path, struct carry *cy)
 		if (n == 0)
 			break;
 	}
+	if (!err) {
+		int errnum = Z_OK;
+
+		(void)gzerror(in.gz, &errnum);
+		if (errnum == Z_BUF_ERROR)
+			log_warn("%s: truncated gzip input; what was there is used", in.name);
+	}
 	free(buf);
 	cli_input_close(&in);
 	return err;
@@ -657,6 +664,13 @@ static int run_sequential(struct run *r, char **files, int nfiles, struct collap
 			return err;
 		k->name = in.name;
 		err = collapse__read(c, in.lr, in.name);
+		if (!err) {
+			int errnum = Z_OK;
+
+			(void)gzerror(in.gz, &errnum);
+			if (errnum == Z_BUF_ERROR)
+				log_warn("%s: truncated gzip input; what was there is used", in.name);
+		}
 		if (err == -EINVAL && collapse__format(c) == COLLAPSE_FORMAT_AUTO)
 			log_error("%s: cannot tell the input format from its first lines; name it: "
 				  "ember collapse perf|dtrace|bpftrace", in.name);
