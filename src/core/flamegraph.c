@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -675,7 +676,8 @@ struct tok {
 	char term;
 };
 
-static const struct strtab *g_tok_st; /* qsort has no context argument in C11 */
+/* qsort has no context argument in C11; per thread, since emberd renders on several at once */
+static _Thread_local const struct strtab *g_tok_st;
 
 static int cmp_bytes_term(const char *a, size_t la, char ta, const char *b, size_t lb, char tb)
 {
@@ -901,6 +903,24 @@ static int sort_ents(struct fg_ctx *c, struct fg_ent *a, size_t nents)
 			uint32_t pk;
 			bool pamb;
 
+			/*
+			 * Skip the depths where the whole group agrees: one sequential walk along
+			 * each stack instead of one partition pass (and a cache miss) per depth.
+			 */
+			{
+				size_t x, lcp = SIZE_MAX;
+
+				for (x = 1; x < t.n && lcp; x++) {
+					size_t k = 0;
+
+					while (k < lcp && ent_kind(&v[0], t.d + k) == TOK_CONT &&
+					       ent_key(c, &v[x], t.d + k) == ent_key(c, &v[0], t.d + k))
+						k++;
+					lcp = k;
+				}
+				if (lcp && lcp != SIZE_MAX)
+					t.d += lcp;
+			}
 			if (t.n < 16) {
 				size_t x, y;
 

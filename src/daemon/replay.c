@@ -11,6 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <zlib.h>
+
 #include "ember/collapse.h"
 #include "ember/lineread.h"
 #include "ember/recording.h"
@@ -119,19 +121,48 @@ static int load_samples(struct lineread *lr, struct load_ctx *lc)
 	return 0;
 }
 
+/* Reads through zlib (gzip or, transparently, plain text), the peeked head first. */
+struct gz_src {
+	gzFile gz;
+	const char *head;
+	size_t head_len, head_off;
+};
+
+static ssize_t gz_read(void *ctx, void *buf, size_t n)
+{
+	struct gz_src *g = ctx;
+	int r;
+
+	if (g->head_off < g->head_len) {
+		size_t k = g->head_len - g->head_off < n ? g->head_len - g->head_off : n;
+
+		memcpy(buf, g->head + g->head_off, k);
+		g->head_off += k;
+		return (ssize_t)k;
+	}
+	r = gzread(g->gz, buf, n > INT32_MAX ? INT32_MAX : (unsigned int)n);
+	if (r < 0) {
+		int zerr;
+
+		(void)gzerror(g->gz, &zerr);
+		return zerr == Z_ERRNO ? -(errno ? errno : EIO) : -EIO;
+	}
+	return r;
+}
+
 int replay_load_file(struct recording *rec, const char *path, struct replay_stats *st, char *err,
 		     size_t errlen)
 {
 	struct load_ctx lc = { .rec = rec, .st = st };
 	struct collapse_opts copts = { .format = COLLAPSE_FORMAT_PERF, .kernel = true, .jit = true };
+	struct gz_src g = { 0 };
 	struct lineread *lr = NULL;
 	struct collapse *c = NULL;
 	char head[4096];
-	ssize_t n;
 	size_t hl = 0;
 	const char *line, *nl;
 	bool is_samples = false;
-	int fd, r;
+	int fd, r, n;
 
 	fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : dup(0);
 	if (fd < 0) {
@@ -139,25 +170,35 @@ int replay_load_file(struct recording *rec, const char *path, struct replay_stat
 		snprintf(err, errlen, "cannot open '%s': %s", path, strerror(-r));
 		return r;
 	}
-	/* peek at the first non-blank line to tell the formats apart, then rewind */
-	n = pread(fd, head, sizeof(head) - 1, 0);
-	if (n < 0) {
-		r = -errno;
-		snprintf(err, errlen, "cannot read '%s': %s", path, strerror(-r));
+	g.gz = gzdopen(fd, "rb"); /* owns fd from here */
+	if (!g.gz) {
 		close(fd);
-		return r;
+		return -ENOMEM;
 	}
-	hl = (size_t)n;
+	/* peek at the first non-blank line to tell the formats apart; it is replayed to the reader */
+	while (hl < sizeof(head) - 1) {
+		n = gzread(g.gz, head + hl, (unsigned int)(sizeof(head) - 1 - hl));
+		if (n < 0) {
+			snprintf(err, errlen, "cannot read '%s': corrupt gzip or read error", path);
+			r = -EIO;
+			goto out;
+		}
+		if (n == 0)
+			break;
+		hl += (size_t)n;
+	}
 	head[hl] = '\0';
+	g.head = head;
+	g.head_len = hl;
 	line = head;
 	while (*line == '\n' || *line == '\r')
 		line++;
 	nl = memchr(line, '\n', hl - (size_t)(line - head));
 	is_samples = samples_detect(line, nl ? (size_t)(nl - line) : hl - (size_t)(line - head));
-	lr = lineread__new_fd(fd, REPLAY_MAX_LINE);
+	lr = lineread__new(gz_read, &g, REPLAY_MAX_LINE);
 	if (!lr) {
-		close(fd);
-		return -ENOMEM;
+		r = -ENOMEM;
+		goto out;
 	}
 	if (is_samples) {
 		r = load_samples(lr, &lc);
@@ -177,9 +218,8 @@ int replay_load_file(struct recording *rec, const char *path, struct replay_stat
 		r = collapse__read(c, lr, path);
 		if (!r)
 			r = collapse__finish(c);
-		if (!r) {
+		if (!r)
 			st->skipped += collapse__stats(c)->skipped + collapse__stats(c)->long_lines;
-		}
 	}
 	if (r == -E2BIG)
 		snprintf(err, errlen, "'%s' does not fit in the replay memory limit", path);
@@ -190,7 +230,7 @@ int replay_load_file(struct recording *rec, const char *path, struct replay_stat
 out:
 	collapse__free(c);
 	lineread__free(lr);
-	close(fd);
+	gzclose(g.gz);
 	return r;
 }
 
