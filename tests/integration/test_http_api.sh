@@ -204,6 +204,23 @@ import json, sys, urllib.request
 d = json.load(urllib.request.urlopen(sys.argv[1] + "/api/v1/stats"))
 assert d["http"]["responses_5xx"] == 0 and d["http"]["responses_4xx"] > 20, d["http"]' "$URL"
 
+# --- concurrent renders (MHD runs several threads; the renderers must be thread-safe) ---
+CURLS=()
+for i in $(seq 24); do
+	curl -s -o /dev/null -w '%{http_code}\n' "$URL/api/v1/flamegraph.svg?from=-1h&width=$((1000 + i))" >>"$TMP/par.codes" &
+	CURLS+=($!)
+done
+wait "${CURLS[@]}"
+check "24 concurrent flame graphs all answer 200" test "$(grep -c '^200$' "$TMP/par.codes")" = 24
+check "emberd is still up after them" test "$(curl -s "$URL/healthz")" = ok
+
+# --- gzip'ed perf script is read as is ---
+if start_emberd "$TMP/emberd3.log" --replay "$SHARED/corpus/examples/example-perf-stacks.txt.gz"; then
+	check "replay of a .gz perf script file" cmp -s "$TMP/all.folded" <(curl -s "$URL/api/v1/folded?from=-1h&idle=1")
+else
+	not_ok "emberd --replay of a .gz file starts"
+fi
+
 # --- bad replay inputs fail clearly ---
 printf 'hello world\n' >"$TMP/junk.txt"
 "$EMBERD" --listen "127.0.0.1:$(free_port)" --replay "$TMP/junk.txt" >"$TMP/junk.log" 2>&1
