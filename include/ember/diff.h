@@ -52,6 +52,12 @@ void diff_format_number(struct sbuf *sb, double v);
 double diff_elided_share(const struct profile *d);
 
 /*
+ * Appends the note a differential flame graph states (flamegraph_opts.info):
+ * "12.50% elided: share of A's samples on paths absent from B".
+ */
+void diff_elided_note(const struct profile *d, struct sbuf *sb);
+
+/*
  * The elided flame graph: a one-column profile (same strtab) holding A's count of every stack
  * absent from B. Caller frees with profile__free(). NULL + errno=ENOMEM.
  */

@@ -25,7 +25,7 @@ static void diff_usage(FILE *f)
 		"  -s, --strip-hex    replace hex numbers 0x1f2e with 0x... before comparing\n"
 		"      --strict       a malformed line is an error, not a counted skip\n"
 		"  -h, --help         this text\n\n"
-		"Flame graphs (SVG on stdout):\n"
+		"Flame graphs (on stdout: SVG, or HTML for --both):\n"
 		"  -f, --flamegraph   red/blue differential flame graph: widths of B, colours of\n"
 		"                     B - A (red grew, blue shrank); states the share of A that\n"
 		"                     vanished from B (\"X%% elided\")\n"
@@ -109,13 +109,6 @@ static int write_text(const struct profile *d)
 	return err;
 }
 
-/* "12.5% elided": the share of A's samples on stacks that B lacks. */
-static void elided_note(const struct profile *d, struct sbuf *sb)
-{
-	sbuf_addf(sb, "%.2f%% elided: share of A's samples on paths absent from B",
-		  100 * diff_elided_share(d));
-}
-
 static int set_info(struct flamegraph_opts *o, const struct sbuf *note)
 {
 	free(o->info);
@@ -144,7 +137,7 @@ static int render_diff(const struct profile *d, struct diff_args *da, struct sbu
 	struct sbuf note = SBUF_INIT;
 	int err;
 
-	elided_note(d, &note);
+	diff_elided_note(d, &note);
 	err = set_info(&da->fg, &note);
 	sbuf_fini(&note);
 	if (err)

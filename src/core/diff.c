@@ -147,6 +147,12 @@ double diff_elided_share(const struct profile *d)
 	return all > 0 ? gone / all : 0;
 }
 
+void diff_elided_note(const struct profile *d, struct sbuf *sb)
+{
+	sbuf_addf(sb, "%.2f%% elided: share of A's samples on paths absent from B",
+		  100 * diff_elided_share(d));
+}
+
 struct profile *diff_elided(const struct profile *d)
 {
 	struct profile *e = profile__new(profile__strtab(d));
