@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include <zlib.h>
 
@@ -682,9 +683,6 @@ static int gunzip(const void *buf, size_t len, size_t max, struct sbuf *out,
 
 struct pr_ctx {
 	const Ember__Pprof__Profile *prof;
-	/* id -> index + 1 for the functions and locations, built when ids are small and dense */
-	size_t *fn_idx, nfn_idx;
-	size_t *loc_idx, nloc_idx;
 	struct parse_error *reterr;
 };
 
