@@ -65,6 +65,8 @@ int samples__add(struct samples *s, uint64_t t_ns, uint32_t stack_id, uint32_t c
 
 /* Merges staged out-of-order samples into the sorted columns (stable). 0 or -ENOMEM. */
 int samples__sort(struct samples *s);
+/* Gives back spare capacity of the columns (after a load; adds may follow). Never fails. */
+void samples__shrink(struct samples *s);
 /* True when nothing is staged. */
 bool samples__sorted(const struct samples *s);
 

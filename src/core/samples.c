@@ -20,6 +20,14 @@
  */
 #define BLOCK_MAX 4096u
 
+/*
+ * Every CUM_K records the running sums of counts (all, and non-idle) are kept, so that the count
+ * of any index range is two lookups plus at most 2 * CUM_K records scanned: a heat map then costs
+ * O(cells), not O(samples), for the default filter (idle excluded) and for no filter. That is
+ * 16 / CUM_K = 0.25 bytes per record.
+ */
+#define CUM_K 64u
+
 struct block {
 	uint64_t base;
 	size_t first;	/* index of the block's first record */
@@ -35,6 +43,10 @@ struct cols {
 	size_t nblocks, bcap;
 	uint64_t total;
 	uint64_t last;		/* time of the last record */
+	uint64_t *cum_all;	/* [j]: sum of counts of records [0, j * CUM_K) */
+	uint64_t *cum_busy;	/* [j]: the same over non-idle records */
+	size_t ncum, cumcap;
+	uint64_t total_busy;
 };
 
 struct staged {
@@ -76,6 +88,8 @@ static void cols_fini(struct cols *c)
 	free(c->stk);
 	free(c->cnt);
 	free(c->blocks);
+	free(c->cum_all);
+	free(c->cum_busy);
 	*c = (struct cols){ 0 };
 }
 
@@ -211,10 +225,30 @@ static int grow(void **p, size_t *cap, size_t need, size_t size)
 	return 0;
 }
 
-static int cols_append(struct cols *c, uint64_t t, uint32_t stack, uint32_t count)
+static int cols_append(struct cols *c, uint64_t t, uint32_t stack, uint32_t count, bool idle)
 {
 	struct block *b = c->nblocks ? &c->blocks[c->nblocks - 1] : NULL;
 	size_t cap;
+
+	if (c->n % CUM_K == 0) {
+		if (c->ncum == c->cumcap) {
+			size_t nc = c->cumcap ? c->cumcap * 2 : 256;
+			uint64_t *na, *nb;
+
+			na = realloc(c->cum_all, nc * sizeof(*na));
+			if (!na)
+				return -ENOMEM;
+			c->cum_all = na;
+			nb = realloc(c->cum_busy, nc * sizeof(*nb));
+			if (!nb)
+				return -ENOMEM;
+			c->cum_busy = nb;
+			c->cumcap = nc;
+		}
+		c->cum_all[c->ncum] = c->total;
+		c->cum_busy[c->ncum] = c->total_busy;
+		c->ncum++;
+	}
 
 	if (c->n == c->cap) {
 		size_t nc = c->cap ? c->cap * 2 : 4096;
@@ -257,6 +291,8 @@ static int cols_append(struct cols *c, uint64_t t, uint32_t stack, uint32_t coun
 		c->cnt[c->n] = count;
 	c->n++;
 	c->total += count;
+	if (!idle)
+		c->total_busy += count;
 	c->last = t;
 	return 0;
 }
@@ -270,7 +306,7 @@ int samples__add(struct samples *s, uint64_t t_ns, uint32_t stack_id, uint32_t c
 	if (stack_id >= profile__nr_stacks(s->dict))
 		return -EINVAL;
 	if (!s->nstage && (!s->c.n || t_ns >= s->c.last))
-		return cols_append(&s->c, t_ns, stack_id, count);
+		return cols_append(&s->c, t_ns, stack_id, count, s->idle[stack_id]);
 	if (grow((void **)&s->stage, &s->scap, s->nstage + 1, sizeof(*s->stage)))
 		return -ENOMEM;
 	st = &s->stage[s->nstage];
@@ -323,10 +359,12 @@ int samples__sort(struct samples *s)
 			t = s->c.blocks[b].base + s->c.off[i];
 		}
 		if (i < s->c.n && (j == s->nstage || t <= s->stage[j].t)) {
-			err = cols_append(&nc, t, s->c.stk[i], s->c.cnt ? s->c.cnt[i] : 1);
+			err = cols_append(&nc, t, s->c.stk[i], s->c.cnt ? s->c.cnt[i] : 1,
+					  s->idle[s->c.stk[i]]);
 			i++;
 		} else {
-			err = cols_append(&nc, s->stage[j].t, s->stage[j].stack, s->stage[j].count);
+			err = cols_append(&nc, s->stage[j].t, s->stage[j].stack, s->stage[j].count,
+					  s->idle[s->stage[j].stack]);
 			j++;
 		}
 		if (err) {
@@ -338,6 +376,51 @@ int samples__sort(struct samples *s)
 	s->c = nc;
 	s->nstage = 0;
 	return 0;
+}
+
+/* realloc to @n elements of @size, keeping the old block if that fails. */
+static void shrink_to(void **p, size_t *cap, size_t n, size_t size)
+{
+	void *np;
+
+	if (!*p || n >= *cap || !n)
+		return;
+	np = realloc(*p, n * size);
+	if (np) {
+		*p = np;
+		*cap = n;
+	}
+}
+
+void samples__shrink(struct samples *s)
+{
+	struct cols *c = &s->c;
+	size_t cap = c->cap, cumcap = c->cumcap;
+
+	if (c->n && c->n < c->cap) {
+		/* three columns share one capacity: shrink each, then keep the smallest result */
+		size_t a = cap, b = cap, d = cap;
+
+		shrink_to((void **)&c->off, &a, c->n, sizeof(*c->off));
+		shrink_to((void **)&c->stk, &b, c->n, sizeof(*c->stk));
+		if (c->cnt)
+			shrink_to((void **)&c->cnt, &d, c->n, sizeof(*c->cnt));
+		else
+			d = a;
+		/* a failed shrink keeps a larger block: the smallest is what every column holds */
+		c->cap = a < b ? a : b;
+		if (d < c->cap)
+			c->cap = d;
+	}
+	if (c->ncum && c->ncum < cumcap) {
+		size_t a = cumcap, b = cumcap;
+
+		shrink_to((void **)&c->cum_all, &a, c->ncum, sizeof(*c->cum_all));
+		shrink_to((void **)&c->cum_busy, &b, c->ncum, sizeof(*c->cum_busy));
+		c->cumcap = a < b ? a : b;
+	}
+	shrink_to((void **)&c->blocks, &c->bcap, c->nblocks, sizeof(*c->blocks));
+	shrink_to((void **)&s->stage, &s->scap, s->nstage, sizeof(*s->stage));
 }
 
 bool samples__sorted(const struct samples *s)
@@ -436,7 +519,8 @@ size_t samples__mem_bytes(const struct samples *s)
 
 	return sizeof(*s) + c->cap * (sizeof(*c->off) + sizeof(*c->stk)) +
 	       (c->cnt ? c->cap * sizeof(*c->cnt) : 0) + c->bcap * sizeof(*c->blocks) +
-	       s->scap * sizeof(*s->stage) + s->idle_cap + profile__mem_bytes(s->dict);
+	       c->cumcap * 2 * sizeof(*c->cum_all) + s->scap * sizeof(*s->stage) + s->idle_cap +
+	       profile__mem_bytes(s->dict);
 }
 
 void samples_filter_init(struct samples_filter *f)
@@ -494,49 +578,199 @@ static uint8_t *filter_mask(const struct samples *s, const struct samples_filter
 	return m;
 }
 
+enum sum_kind {
+	SUM_ALL,	/* every record */
+	SUM_BUSY,	/* non-idle records: the default filter */
+	SUM_MASK,	/* records whose stack passes a per-stack mask */
+};
+
+/* Sum of counts of records [0, @i) for SUM_ALL / SUM_BUSY, from the checkpoints. */
+static uint64_t prefix(const struct samples *s, enum sum_kind kind, size_t i)
+{
+	const struct cols *c = &s->c;
+	size_t j = i / CUM_K, k;
+	uint64_t v;
+
+	if (j >= c->ncum)
+		j = c->ncum - 1; /* i == n on a checkpoint boundary: not written yet */
+	v = kind == SUM_ALL ? c->cum_all[j] : c->cum_busy[j];
+
+	for (k = j * CUM_K; k < i; k++)
+		if (kind == SUM_ALL || !s->idle[c->stk[k]])
+			v += c->cnt ? c->cnt[k] : 1;
+	return v;
+}
+
+/* Sum of counts of records [@from, @to) whose stack passes @keep. */
+static uint64_t masked_sum(const struct cols *c, const uint8_t *keep, size_t from, size_t to)
+{
+	uint64_t v = 0;
+	size_t i;
+
+	if (c->cnt) {
+		for (i = from; i < to; i++)
+			v += keep[c->stk[i]] ? c->cnt[i] : 0;
+	} else {
+		for (i = from; i < to; i++)
+			v += keep[c->stk[i]];
+	}
+	return v;
+}
+
+/*
+ * The first index >= @from whose time is >= @t, for @t not decreasing between calls: walks the
+ * blocks forward from *@pb (the block of @from, updated) and gallops within one, so that a walk
+ * over consecutive cells touches memory in order instead of binary searching from scratch.
+ */
+static size_t seek(const struct cols *c, size_t *pb, size_t from, uint64_t t, size_t guess)
+{
+	size_t bb = *pb, end, lo, hi, prev, step;
+	uint64_t rel;
+
+	for (;;) {
+		end = bb + 1 < c->nblocks ? c->blocks[bb + 1].first : c->n;
+		if (from >= end) {
+			if (bb + 1 >= c->nblocks)
+				return c->n;
+			bb++;
+			continue;
+		}
+		/* every record of this block is <= the next block's base: if that is < t, skip */
+		if (bb + 1 < c->nblocks && c->blocks[bb + 1].base < t) {
+			bb++;
+			if (from < c->blocks[bb].first)
+				from = c->blocks[bb].first;
+			continue;
+		}
+		break;
+	}
+	*pb = bb;
+	if (t <= c->blocks[bb].base)
+		return from;
+	rel = t - c->blocks[bb].base;
+	if (rel > UINT32_MAX)
+		return end;
+	if (c->off[from] >= rel)
+		return from;
+	prev = from;
+	/*
+	 * @guess: as many records as the last cell had. Cells of a steady profile hold about the
+	 * same number, so probing there first and galloping back keeps the search in one or two
+	 * cache lines.
+	 */
+	if (guess > 1 && from + guess < end) {
+		size_t g = from + guess;
+
+		if (c->off[g] < rel) {
+			prev = g;
+		} else {
+			/* the answer is in (from, g]: gallop down from g */
+			hi = g;
+			step = 1;
+			while (step < hi - from && c->off[hi - step] >= rel) {
+				hi -= step;
+				step *= 2;
+			}
+			lo = step < hi - from ? hi - step + 1 : from + 1;
+			while (lo < hi) {
+				size_t mid = lo + (hi - lo) / 2;
+
+				if (c->off[mid] < rel)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			return lo;
+		}
+	}
+	step = 1;
+	while (prev + step < end && c->off[prev + step] < rel) {
+		prev += step;
+		step *= 2;
+	}
+	hi = prev + step < end ? prev + step : end;
+	lo = prev + 1;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c->off[mid] < rel)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Sum of counts of records [@from, @to), all or non-idle. */
+static uint64_t direct_sum(const struct samples *s, enum sum_kind kind, size_t from, size_t to)
+{
+	const struct cols *c = &s->c;
+	uint64_t v = 0;
+	size_t k;
+
+	for (k = from; k < to; k++)
+		if (kind == SUM_ALL || !s->idle[c->stk[k]])
+			v += c->cnt ? c->cnt[k] : 1;
+	return v;
+}
+
 int samples__heatmap(const struct samples *s, const struct samples_filter *f, struct heatmap *hm)
 {
 	const struct cols *c = &s->c;
 	const struct heatmap_opts *o = &hm->o;
-	uint64_t span_end = o->start_ns + (uint64_t)o->columns * o->column_ns;
-	size_t i, from, to, b;
-	uint64_t lo = 1, hi = 0;
-	double *cell = NULL;
-	uint8_t *keep;
+	enum sum_kind kind = SUM_MASK;
+	uint8_t *keep = NULL;
+	size_t idx, next, b = 0, guess = 0;
+	uint64_t pre = 0, col_start, end;
+	unsigned int col, row;
 	bool all;
 
 	if (s->nstage)
 		return -EINVAL;
-	keep = filter_mask(s, f, &all);
-	if (!keep)
-		return -ENOMEM;
-	from = samples__lower_bound(s, o->start_ns);
-	to = samples__lower_bound(s, span_end);
-	b = from < c->n ? block_of(c, from) : 0;
+	if (!c->n)
+		return 0;
+	if (!f || (f->include_idle && !f->comm && f->pid < 0 && f->tid < 0)) {
+		kind = SUM_ALL;
+	} else if (!f->comm && f->pid < 0 && f->tid < 0) {
+		kind = SUM_BUSY;
+	} else {
+		keep = filter_mask(s, f, &all);
+		if (!keep)
+			return -ENOMEM;
+	}
 	/*
-	 * Sorted times: keep the current cell's [lo, hi) and only divide when a time leaves it.
-	 * The loop runs block by block so that the time is base + offset without a lookup.
+	 * Walk the cells in time order; each cell's records are [idx, next), next being the first
+	 * record at or after the cell's end. With the checkpointed sums a cell costs about
+	 * O(log(records in it) + CUM_K) for the default filter, whatever its number of samples.
 	 */
-	for (i = from; i < to; b++) {
-		uint64_t base = c->blocks[b].base;
-		size_t bend = b + 1 < c->nblocks ? c->blocks[b + 1].first : c->n;
+	idx = samples__lower_bound(s, o->start_ns);
+	if (idx < c->n)
+		b = block_of(c, idx);
+	if (kind != SUM_MASK && idx < c->n)
+		pre = prefix(s, kind, idx);
+	for (col = 0; col < o->columns && idx < c->n; col++) {
+		col_start = o->start_ns + (uint64_t)col * o->column_ns;
+		for (row = 0; row < o->rows; row++) {
+			uint64_t v;
 
-		if (bend > to)
-			bend = to;
-		for (; i < bend; i++) {
-			uint64_t t = base + c->off[i];
-
-			if (!all && !keep[c->stk[i]])
+			end = col_start + heatmap_row_offset_ns(o, row + 1);
+			next = seek(c, &b, idx, end, guess);
+			if (next == idx)
 				continue;
-			if (t >= hi || t < lo) {
-				unsigned int col, row;
+			guess = next - idx;
+			if (kind == SUM_MASK) {
+				v = masked_sum(c, keep, idx, next);
+			} else if (next - idx <= CUM_K) {
+				v = direct_sum(s, kind, idx, next);
+				pre += v;
+			} else {
+				uint64_t p = prefix(s, kind, next);
 
-				if (heatmap_cell_of(o, t, &col, &row))
-					continue; /* cannot happen: [from, to) is the map's span */
-				(void)heatmap_cell_range(o, col, row, &lo, &hi);
-				cell = &hm->values[(size_t)col * o->rows + row];
+				v = p - pre;
+				pre = p;
 			}
-			*cell += c->cnt ? c->cnt[i] : 1;
+			hm->values[(size_t)col * o->rows + row] += (double)v;
+			idx = next;
 		}
 	}
 	free(keep);
@@ -813,6 +1047,8 @@ bad:
 out:
 	if (!err)
 		err = samples__sort(s);
+	if (!err)
+		samples__shrink(s);
 	return err;
 }
 

@@ -188,7 +188,7 @@ static void test_heatmap_matches_reference(void **state)
 				 "db-5/6;q" };
 	struct samples_filter flt;
 	struct heatmap_opts o;
-	struct heatmap fast, ref;
+	struct heatmap fast, ref, ref_all, ref_db;
 	uint64_t t = 50 * S + 123, x = 88172645463325252ULL;
 	size_t i, k, n = 30000;
 	int ids[4];
@@ -199,6 +199,8 @@ static void test_heatmap_matches_reference(void **state)
 	o.start_ns = 51 * S; /* starts after the first samples: they must not count */
 	o.columns = 8;
 	assert_int_equal(heatmap_init(&ref, &o), 0);
+	assert_int_equal(heatmap_init(&ref_all, &o), 0);
+	assert_int_equal(heatmap_init(&ref_db, &o), 0);
 	for (i = 0; i < n; i++) {
 		uint32_t c;
 
@@ -211,6 +213,9 @@ static void test_heatmap_matches_reference(void **state)
 		assert_int_equal(samples__add(s, t, (uint32_t)ids[k], c), 0);
 		if (k != 2)
 			heatmap_add(&ref, t, c);
+		if (k == 3)
+			heatmap_add(&ref_db, t, c);
+		heatmap_add(&ref_all, t, c);
 	}
 	assert_true(samples__sorted(s));
 	assert_true(samples__last_ns(s) > 60 * S); /* runs past the map */
@@ -221,17 +226,96 @@ static void test_heatmap_matches_reference(void **state)
 	assert_true(fast.max == ref.max);
 	assert_true(fast.total == ref.total);
 	assert_true(fast.outside == 0);
-	/* pid filter: only db */
+	/* pid filter: only db (the per-record path) */
 	heatmap_clear(&fast);
 	flt.pid = 5;
 	assert_int_equal(samples__heatmap(s, &flt, &fast), 0);
-	assert_true(fast.total > 0 && fast.total < ref.total / 2);
+	assert_true(fast.total > 0);
+	assert_memory_equal(fast.values, ref_db.values, o.columns * o.rows * sizeof(double));
+	/* no filter at all (include idle) */
+	heatmap_clear(&fast);
+	assert_int_equal(samples__heatmap(s, NULL, &fast), 0);
+	assert_memory_equal(fast.values, ref_all.values, o.columns * o.rows * sizeof(double));
+	/* other arrangements: 7 uneven rows of 3 s columns, and a map past the samples' end */
+	heatmap_fini(&fast);
+	heatmap_fini(&ref_all);
+	o.column_ns = 3 * S;
+	o.rows = 7;
+	o.start_ns = 40 * S;
+	o.columns = 40;
+	assert_int_equal(heatmap_init(&fast, &o), 0);
+	assert_int_equal(heatmap_init(&ref_all, &o), 0);
+	for (i = 0; i < samples__nr(s); i++)
+		if (!samples__stack_is_idle(s, samples__stack_id(s, i)))
+			heatmap_add(&ref_all, samples__time_ns(s, i), samples__count(s, i));
+	flt.pid = -1;
+	assert_int_equal(samples__heatmap(s, &flt, &fast), 0);
+	assert_memory_equal(fast.values, ref_all.values, o.columns * o.rows * sizeof(double));
+	assert_true(fast.total == ref_all.total && fast.total > 0);
+	heatmap_fini(&ref_all);
+	heatmap_fini(&ref_db);
 	/* staged samples must be sorted first */
 	assert_int_equal(samples__add(s, 1, (uint32_t)ids[0], 1), 0);
 	assert_int_equal(samples__heatmap(s, &flt, &fast), -EINVAL);
 	assert_int_equal(samples__range_profile(s, 0, 100 * S, NULL, NULL), -EINVAL);
 	heatmap_fini(&fast);
 	heatmap_fini(&ref);
+}
+
+/* Record counts on checkpoint multiples (64, 128) and cells whose sizes jump 100-fold. */
+static void test_heatmap_checkpoints_and_bursts(void **state)
+{
+	struct fixture *f = *state;
+	struct samples *s = f->s;
+	int busy = intern(s, "app;a"), idle = intern(s, "swapper;do_idle");
+	size_t n, i, per_cell[] = { 1, 300, 2, 0, 0, 150, 3, 1000, 1, 64, 64, 65 };
+	struct samples_filter flt;
+	struct heatmap_opts o;
+	struct heatmap hm, ref, ref_all;
+	uint64_t t;
+
+	heatmap_opts_init(&o);
+	o.start_ns = 0;
+	o.columns = 2;
+	o.rows = 6;
+	assert_int_equal(heatmap_init(&hm, &o), 0);
+	assert_int_equal(heatmap_init(&ref, &o), 0);
+	assert_int_equal(heatmap_init(&ref_all, &o), 0);
+	for (n = 0, i = 0; i < sizeof(per_cell) / sizeof(per_cell[0]); i++) {
+		size_t k;
+		uint64_t cell = 1000000000ULL / 6 + 1;
+
+		for (k = 0; k < per_cell[i]; k++) {
+			int id = (k % 3) ? busy : idle;
+
+			t = (i / 6) * S + heatmap_row_offset_ns(&o, (unsigned int)(i % 6)) +
+			    k * (cell / (per_cell[i] + 1));
+			assert_int_equal(samples__add(s, t, (uint32_t)id, 1), 0);
+			if (id == busy)
+				heatmap_add(&ref, t, 1);
+			heatmap_add(&ref_all, t, 1);
+			n++;
+			if (n == 64 || n == 128) {
+				samples_filter_init(&flt);
+				heatmap_clear(&hm);
+				assert_int_equal(samples__heatmap(s, &flt, &hm), 0);
+				assert_true(hm.total == ref.total);
+				heatmap_clear(&hm);
+				assert_int_equal(samples__heatmap(s, NULL, &hm), 0);
+				assert_true(hm.total == ref_all.total);
+			}
+		}
+	}
+	samples_filter_init(&flt);
+	heatmap_clear(&hm);
+	assert_int_equal(samples__heatmap(s, &flt, &hm), 0);
+	assert_memory_equal(hm.values, ref.values, 12 * sizeof(double));
+	heatmap_clear(&hm);
+	assert_int_equal(samples__heatmap(s, NULL, &hm), 0);
+	assert_memory_equal(hm.values, ref_all.values, 12 * sizeof(double));
+	heatmap_fini(&hm);
+	heatmap_fini(&ref);
+	heatmap_fini(&ref_all);
 }
 
 static double count_of(const struct profile *p, struct strtab *st, const char *stack)
@@ -435,6 +519,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_blocks_lower_bound, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_idle_and_filters, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_heatmap_matches_reference, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_heatmap_checkpoints_and_bursts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_range_profile, setup, teardown),
 		cmocka_unit_test(test_parse_line),
 		cmocka_unit_test_setup_teardown(test_read_write_roundtrip, setup, teardown),
