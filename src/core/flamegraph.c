@@ -651,6 +651,18 @@ static inline void ent_counts(const struct fg_ctx *c, const struct fg_ent *e, do
 	}
 }
 
+/*
+ * The stacks live in the profile in insertion order; sorted, they are visited in random order,
+ * and every visit is a cache miss. Prefetching a few elements ahead hides most of it.
+ */
+#define FG_PREFETCH_AHEAD 8
+
+static inline void prefetch_frame(const struct fg_ctx *c, const struct fg_ent *e, size_t d)
+{
+	if (d < e->n)
+		__builtin_prefetch(c->reverse ? &e->f[e->n - 1 - d] : &e->f[d]);
+}
+
 static inline uint32_t ent_frame(const struct fg_ctx *c, const struct fg_ent *e, size_t d)
 {
 	return c->reverse ? e->f[e->n - 1 - d] : e->f[d];
@@ -913,6 +925,8 @@ static int sort_ents(struct fg_ctx *c, struct fg_ent *a, size_t nents)
 				for (x = 1; x < t.n && lcp; x++) {
 					size_t k = 0;
 
+					if (x + FG_PREFETCH_AHEAD < t.n)
+						prefetch_frame(c, &v[x + FG_PREFETCH_AHEAD], t.d);
 					while (k < lcp && ent_kind(&v[0], t.d + k) == TOK_CONT &&
 					       ent_key(c, &v[x], t.d + k) == ent_key(c, &v[0], t.d + k))
 						k++;
@@ -945,7 +959,11 @@ static int sort_ents(struct fg_ctx *c, struct fg_ent *a, size_t nents)
 			i = 1;
 			gt = t.n - 1;
 			while (i <= gt) {
-				uint32_t k = ent_key(c, &v[i], t.d);
+				uint32_t k;
+
+				if (i + FG_PREFETCH_AHEAD <= gt)
+					prefetch_frame(c, &v[i + FG_PREFETCH_AHEAD], t.d);
+				k = ent_key(c, &v[i], t.d);
 				int r;
 
 				if (k == pk)
@@ -1126,6 +1144,11 @@ static int flow(struct fg_ctx *c, const struct fg_ent *ents, size_t nents, size_
 	}
 	for (i = 0; i < nents; i++) {
 		const struct fg_ent *e = &ents[i];
+
+		if (i + FG_PREFETCH_AHEAD < nents) {
+			prefetch_frame(c, &ents[i + FG_PREFETCH_AHEAD], 0);
+			prefetch_frame(c, &ents[i + FG_PREFETCH_AHEAD], 16);
+		}
 		double c1, c2, w;
 
 		ent_counts(c, e, &c1, &c2);
