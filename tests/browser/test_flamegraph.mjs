@@ -34,7 +34,7 @@ function matchedPct(re) {
 }
 
 const browser = await launch();
-const page = await browser.newPage({ viewport: { width: 1250, height: 1000 } });
+const page = await browser.newPage({ viewport: { width: 1250, height: 1300 } });
 const errors = [];
 page.on('pageerror', e => errors.push(e.message));
 let answer = null;
