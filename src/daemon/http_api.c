@@ -688,7 +688,7 @@ int http_handle_samples(struct http_server *srv, struct http_request *req,
 struct diff_params {
 	struct fg_params fg;
 	int64_t b_from, b_to, now;
-	bool has_b_from, has_b_to, normalize;
+	bool has_b_from, has_b_to, normalize, elided;
 };
 
 static int diff_param(const char *key, const char *value, void *ctx, struct query_error *err)
@@ -715,6 +715,8 @@ static int diff_param(const char *key, const char *value, void *ctx, struct quer
 	}
 	if (!strcmp(key, "normalize"))
 		return query_parse_bool(key, value, &dp->normalize, err) ? -EINVAL : 1;
+	if (!strcmp(key, "elided"))
+		return query_parse_bool(key, value, &dp->elided, err) ? -EINVAL : 1;
 	return fg_param(key, value, &dp->fg, err);
 }
 
@@ -772,7 +774,18 @@ int http_handle_diff_svg(struct http_server *srv, struct http_request *req,
 	resp->cache_control = data_cache_control(srv, &q, req->now_ns);
 	if (dp.fg.download)
 		set_download(resp, &q, "diff.svg");
-	err = flamegraph_render(d, &o, &resp->body);
+	/* the share of A that vanished from B is stated; elided=1 draws just those paths */
+	{
+		struct sbuf note = SBUF_INIT;
+		struct profile *e = dp.elided ? diff_elided(d) : NULL;
+
+		diff_elided_note(d, &note);
+		free(o.info);
+		o.info = sbuf_detach(&note, NULL);
+		err = !o.info || (dp.elided && !e) ? -ENOMEM
+						    : flamegraph_render(e ? e : d, &o, &resp->body);
+		profile__free(e);
+	}
 	if (err == -ENODATA)
 		err = 0;
 out:

@@ -33,6 +33,14 @@ check "... and it is not empty" test -s "$TMP/d.folded"
 curl -s "$URL/api/v1/diff.folded?$A&$B&idle=1&elided=1" >"$TMP/e.folded"
 check "elided=1 keeps exactly the stacks absent from B" cmp -s "$TMP/e.folded" <(awk '$NF == 0 && $(NF-1) != 0 { $NF = ""; sub(/ $/, ""); print }' "$TMP/want")
 
+# diff.svg (the HTTP helper's handler) states the elided share; elided=1 draws those paths
+share=$("$EMBER" diff "$TMP/a.folded" "$TMP/b.folded" | awk '{ t += $(NF-1); if ($NF == 0) g += $(NF-1) } END { printf "%.2f", 100 * g / t }')
+curl -s "$URL/api/v1/diff.svg?$A&$B&idle=1" >"$TMP/d.svg"
+check "diff.svg states $share% elided" grep -q ">$share% elided" "$TMP/d.svg"
+curl -s "$URL/api/v1/diff.svg?$A&$B&idle=1&elided=1" >"$TMP/e.svg"
+etotal=$(awk '{ s += $NF } END { print s }' "$TMP/e.folded")
+check "diff.svg elided=1 draws the $etotal elided samples" grep -q "<title>all ($etotal samples" "$TMP/e.svg"
+
 # compare: five 1 s windows each way, against ember stat compare on the same windows
 for i in 0 1 2 3 4; do
 	curl -s "$URL/api/v1/folded?from=$((7628263 + i))&to=$((7628264 + i))&idle=1" >"$TMP/wa$i.folded"
