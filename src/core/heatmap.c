@@ -515,10 +515,10 @@ int heatmap_render_svg(const struct heatmap *hm, const struct heatmap_svg_opts *
 	gw = o->columns * cw;
 	gh = o->rows * ch;
 	width = left + gw + 40;
-	if (width < 760)
-		width = 760;
-	legend_y = top + gh + 48;
-	height = legend_y + 70;
+	if (width < 1000)
+		width = 1000; /* room for the selection line and its command hint */
+	legend_y = top + gh + 66;
+	height = legend_y + 90;
 
 	sbuf_adds(out, "<?xml version=\"1.0\" standalone=\"no\"?>\n");
 	sbuf_addf(out,
@@ -539,9 +539,6 @@ int heatmap_render_svg(const struct heatmap *hm, const struct heatmap_svg_opts *
 		  "#hcell { fill: none; stroke: #000; stroke-width: 1.5; pointer-events: none; }\n"
 		  "#grid { cursor: pointer; }\n"
 		  "</style>\n");
-	sbuf_adds(out, "<script type=\"text/ecmascript\"><![CDATA[\n");
-	sbuf_adds(out, svg_script);
-	sbuf_adds(out, "]]></script>\n");
 	sbuf_addf(out, "<rect x=\"0\" y=\"0\" width=\"%u\" height=\"%u\" fill=\"#f8f8f8\"/>\n",
 		  width, height);
 	sbuf_addf(out, "<text class=\"title\" x=\"%u\" y=\"22\">", width / 2);
@@ -673,15 +670,18 @@ int heatmap_render_svg(const struct heatmap *hm, const struct heatmap_svg_opts *
 
 	/* selection report */
 	sbuf_addf(out,
-		  "<text id=\"selection\" x=\"%u\" y=\"%u\">click two cells to select a time "
+		  "<text id=\"selection\" x=\"10\" y=\"%u\">click two cells to select a time "
 		  "range</text>\n",
-		  left + 230, legend_y + 10);
+		  legend_y + 50);
 	if (so->flamegraph_url && *so->flamegraph_url)
 		sbuf_addf(out,
 			  "<a id=\"fglink\" href=\"#\" xlink:href=\"#\" visibility=\"hidden\">"
 			  "<text x=\"%u\" y=\"%u\" fill=\"rgb(20,60,200)\">flame graph of the "
 			  "selection</text></a>\n",
-			  left + 230, legend_y + 30);
-	sbuf_adds(out, "</svg>\n");
+			  10, legend_y + 70);
+	/* last, so that every element it looks up already exists when it runs */
+	sbuf_adds(out, "<script type=\"text/ecmascript\"><![CDATA[\n");
+	sbuf_adds(out, svg_script);
+	sbuf_adds(out, "]]></script>\n</svg>\n");
 	return sbuf_error(out);
 }
