@@ -609,6 +609,7 @@ async function showFolded(texts, title) {
 		root = parseFolded(texts[0], null, 'a');
 		fg.diff = false;
 		$('fg-legend').textContent = '';
+		$('fg-diffinfo').textContent = '';
 	}
 	fg.root = root;
 	fg.zoom = null;
@@ -618,6 +619,66 @@ async function showFolded(texts, title) {
 	const n = fg.diff ? root.b : root.a;
 	$('fg-status').textContent = `${n} samples, ${fg.drawn.length} frames drawn in ${(performance.now() - t0).toFixed(0)} ms`;
 	fgCanvas.dataset.samples = String(n);
+}
+
+// Under a differential graph (issue 8): "X% elided", the share of A's samples on stacks that B
+// lacks (click: the flame graph of those elided paths), and the stacks that a Hotelling T^2 test
+// over windows of each range finds significant (/api/v1/compare).
+let diffToken = 0;
+async function diffInfo(a, b, d, ta) {
+	const box = $('fg-diffinfo'), tok = ++diffToken;
+	box.textContent = '';
+	const p = new URLSearchParams(d);
+	p.delete('normalize');
+	const sum = (t) => t.split('\n').reduce((s, l) => { const i = l.lastIndexOf(' '); return i > 0 ? s + Number(l.slice(i + 1)) : s; }, 0);
+	const parts = [];
+	try {
+		const el = await getText(API + 'diff.folded?' + p + '&elided=1');
+		const all = sum(ta), gone = sum(el);
+		const link = document.createElement('a');
+		link.id = 'fg-elided';
+		link.href = '#';
+		link.dataset.pct = all ? (100 * gone / all).toFixed(2) : '0.00';
+		link.textContent = link.dataset.pct + '% elided';
+		link.title = 'share of A\'s samples on stacks absent from B: click for their flame graph';
+		link.addEventListener('click', (ev) => {
+			ev.preventDefault();
+			setView({ title: 'Elided: stacks of A absent from B', svgUrl: API + 'diff.svg?' + p + '&elided=1', foldedUrl: API + 'diff.folded?' + p + '&elided=1' });
+			showFolded([el], state.view.title);
+		});
+		parts.push(link);
+	} catch (e) {
+		parts.push('elided: ' + e.message);
+	}
+	const span = document.createElement('span');
+	span.id = 'fg-compare';
+	const len = a.to - a.from < b.to - b.from ? a.to - a.from : b.to - b.from;
+	const w = Math.max(1, Math.floor(Number(len / NS) / 10));
+	let sig = [];
+	if (len < 2n * NS) {
+		span.textContent = ' · the Hotelling test needs ranges of 2 s or more';
+	} else {
+		try {
+			const t = (await getJSON(API + 'compare?' + p + '&window=' + w)).test;
+			span.textContent = ` · Hotelling T² over ${w} s windows (${t.n_a} vs ${t.n_b}, ${t.p} stacks): ` +
+				(t.reject ? `the ranges differ, p-value ${t.p_value.toPrecision(3)}` : `no significant difference (p-value ${t.p_value.toPrecision(3)})`);
+			sig = t.kept.filter((k) => k.significant);
+		} catch (e) {
+			span.textContent = ' · Hotelling test: ' + e.message;
+		}
+	}
+	if (tok !== diffToken) return; // a newer selection owns the box
+	box.append(...parts, span);
+	if (sig.length) {
+		const ul = document.createElement('ul');
+		ul.id = 'fg-significant';
+		for (const k of sig) {
+			const li = document.createElement('li');
+			li.textContent = `${k.delta >= 0 ? '+' : ''}${k.delta.toFixed(1)} samples per window  ${k.stack}`;
+			ul.append(li);
+		}
+		box.append(ul);
+	}
 }
 
 async function loadFlame() {
@@ -635,6 +696,7 @@ async function loadFlame() {
 			setView({ title: 'Differential flame graph: A → B', svgUrl: API + 'diff.svg?' + d, foldedUrl: null });
 			const [ta, tb] = await Promise.all([getText(API + 'folded?' + pa), getText(API + 'folded?' + pb)]);
 			await showFolded([ta, tb], state.view.title);
+			diffInfo(a, b, d, ta);
 		}
 	} catch (e) {
 		$('fg-status').textContent = 'error: ' + e.message;
