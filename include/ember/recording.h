@@ -10,7 +10,9 @@
  * accessors only read. Distinct stack texts are stored once and numbered (stack_id), so a
  * consumer aggregating many samples can cache per stack.
  *
- * Memory is bounded by the caller: recording__add() refuses (-E2BIG) past @max_bytes.
+ * Memory is bounded by the caller: recording__add() refuses (-E2BIG) past @max_bytes. The bound
+ * is approximate: the string tables grow in chunks (64 KiB and more), which may overshoot it by
+ * one chunk.
  */
 #ifndef EMBER_RECORDING_H
 #define EMBER_RECORDING_H

@@ -65,7 +65,10 @@ int recording__add(struct recording *r, int64_t time_ns, int32_t pid, int32_t ti
 
 	if (r->frozen)
 		return -EBUSY;
-	if (r->max_bytes && recording__mem_bytes(r) + stack_len + 64 > r->max_bytes)
+	/* the growth this add may cause (the sample array doubling) counts against the bound */
+	if (r->max_bytes && recording__mem_bytes(r) + stack_len + 64 +
+					(r->n == r->cap ? (r->cap ? r->cap : 1024) * sizeof(*r->e) : 0) >
+				    r->max_bytes)
 		return -E2BIG;
 	if (r->n == r->cap) {
 		size_t ncap = r->cap ? r->cap * 2 : 1024;
