@@ -176,35 +176,46 @@ int collapse_agg__merge(struct collapse_agg *dst, const struct collapse_agg *src
 	return 0;
 }
 
-static const struct collapse_agg *sort_agg;
+struct sort_key {
+	const char *s;
+	size_t len, idx;
+};
 
-static int cmp_entries(const void *x, const void *y)
+static int cmp_keys(const void *x, const void *y)
 {
-	const struct agg_entry *a = &sort_agg->e[*(const size_t *)x];
-	const struct agg_entry *b = &sort_agg->e[*(const size_t *)y];
+	const struct sort_key *a = x, *b = y;
 	size_t n = a->len < b->len ? a->len : b->len;
-	int r = memcmp(sort_agg->arena + a->off, sort_agg->arena + b->off, n);
+	int r = memcmp(a->s, b->s, n);
 
 	if (r)
 		return r;
 	return (a->len > b->len) - (a->len < b->len);
 }
 
-/* Entry order for output: sorted by stack bytes, or insertion order. NULL + ENOMEM. */
+/* Entry order for output: sorted by stack bytes (perl's cmp), or insertion order. NULL. */
 static size_t *order(const struct collapse_agg *a, bool sorted)
 {
 	size_t *idx = malloc((a->n ? a->n : 1) * sizeof(*idx)), i;
+	struct sort_key *k;
 
 	if (!idx)
 		return NULL;
 	for (i = 0; i < a->n; i++)
 		idx[i] = i;
-	if (sorted) {
-		/* qsort has no context argument in C11; the output path is single-threaded */
-		sort_agg = a;
-		qsort(idx, a->n, sizeof(*idx), cmp_entries);
-		sort_agg = NULL;
+	if (!sorted || a->n < 2)
+		return idx;
+	/* keys carry their own pointers: no shared sort context, so any thread may write */
+	k = malloc(a->n * sizeof(*k));
+	if (!k) {
+		free(idx);
+		return NULL;
 	}
+	for (i = 0; i < a->n; i++)
+		k[i] = (struct sort_key){ .s = a->arena + a->e[i].off, .len = a->e[i].len, .idx = i };
+	qsort(k, a->n, sizeof(*k), cmp_keys);
+	for (i = 0; i < a->n; i++)
+		idx[i] = k[i].idx;
+	free(k);
 	return idx;
 }
 
