@@ -486,7 +486,7 @@ int pprof_writer__finish(struct pprof_writer *w, struct sbuf *out)
 	prof.period = period;
 	prof.time_nanos = w->opts.time_ns;
 	prof.duration_nanos = w->opts.duration_ns;
-	prof.default_sample_type = 1; /* cpu/nanoseconds: what `go tool pprof` shows for CPU */
+	prof.default_sample_type = s_cpu; /* a string index: "cpu", as Go's CPU profiles say */
 
 	for (k = 0; k < (size_t)w->nr_mappings; k++) {
 		const char *name = mapping_names[w->mapping_order[k]];
