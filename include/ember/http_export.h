@@ -18,6 +18,7 @@
 #ifndef EMBER_HTTP_EXPORT_H
 #define EMBER_HTTP_EXPORT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct http_server;
@@ -50,6 +51,16 @@ struct metrics *ember_metrics__new(void);
 /* Per request, from the HTTP server once the response is queued: @route is the matched route's
  * path ("other" for a 404). No-op before http_export__register(). */
 void http_export__observe(const char *route, int status, double seconds);
+
+/*
+ * Main thread, for each batch appended to the store: tallies the samples per CPU for
+ * ember_cpu_samples_total{cpu} (the sampler reports only their sum). Cheap (one atomic add per
+ * sample); CPUs past EXPORT_MAX_CPUS and untimed samples (cpu UINT32_MAX) count as "unknown".
+ * Works before registration too.
+ */
+struct store_sample;
+#define EXPORT_MAX_CPUS 1024
+void http_export__count_samples(const struct store_sample *batch, size_t n);
 
 /* Setters for the daemon's main loop; counters take totals since start (they only grow). */
 void ember_metrics_store(struct metrics *m, const struct store_stats *st);

@@ -34,6 +34,10 @@ struct http_export {
 static struct http_export export_state;
 static atomic_bool export_registered;
 
+/* Samples per CPU (the last slot: unknown CPU), and the highest CPU seen + 1. */
+static atomic_ullong cpu_samples[EXPORT_MAX_CPUS + 1];
+static atomic_uint cpus_seen;
+
 /* Latency buckets: from a cached /metrics (sub-ms) to a blocking 60 s capture. */
 static const double latency_buckets[] = { 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
 					  0.25,	 0.5,	 1,	2.5,  5,    10,	  30,	60 };
@@ -45,6 +49,8 @@ static const struct family_def {
 } families[] = {
 	{ "ember_build_info", METRIC_GAUGE, "emberd's version (the value is always 1)." },
 	{ "ember_samples_total", METRIC_COUNTER, "Samples taken by the BPF program, all CPUs." },
+	{ "ember_cpu_samples_total", METRIC_COUNTER,
+	  "Samples stored, by CPU (\"unknown\": delivered without a time record)." },
 	{ "ember_idle_samples_total", METRIC_COUNTER, "Samples of the idle task." },
 	{ "ember_delivered_samples_total", METRIC_COUNTER, "Samples drained and stored." },
 	{ "ember_lost_samples_total", METRIC_COUNTER, "Samples drained but not delivered." },
@@ -257,6 +263,37 @@ void ember_metrics_sampler(struct metrics *m, const struct sampler_stats *st)
 	     (double)st->prog_run_cnt);
 }
 
+void http_export__count_samples(const struct store_sample *batch, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		uint32_t cpu = batch[i].cpu < EXPORT_MAX_CPUS ? batch[i].cpu : EXPORT_MAX_CPUS;
+		unsigned int seen = atomic_load_explicit(&cpus_seen, memory_order_relaxed);
+
+		atomic_fetch_add_explicit(&cpu_samples[cpu], batch[i].count, memory_order_relaxed);
+		if (cpu < EXPORT_MAX_CPUS && cpu + 1 > seen)
+			atomic_store_explicit(&cpus_seen, cpu + 1, memory_order_relaxed);
+	}
+}
+
+/* Copies the per-CPU tallies into the registry (at scrape time). */
+static void collect_cpu_samples(struct metrics *m)
+{
+	unsigned int n = atomic_load(&cpus_seen), cpu;
+	unsigned long long unknown = atomic_load(&cpu_samples[EXPORT_MAX_CPUS]);
+	char c[16];
+
+	for (cpu = 0; cpu < n; cpu++) {
+		snprintf(c, sizeof(c), "%u", cpu);
+		set1(m, "ember_cpu_samples_total", METRIC_COUNTER, "cpu", c,
+		     (double)atomic_load(&cpu_samples[cpu]));
+	}
+	if (unknown)
+		set1(m, "ember_cpu_samples_total", METRIC_COUNTER, "cpu", "unknown",
+		     (double)unknown);
+}
+
 void http_export__observe(const char *route, int status, double seconds)
 {
 	struct metrics *m = export_state.m;
@@ -461,6 +498,7 @@ static int handle_metrics(struct http_server *srv, struct http_request *req,
 		store__stats(srv->src.store, &st);
 		ember_metrics_store(m, &st);
 	}
+	collect_cpu_samples(m);
 	set1(m, "ember_http_response_bytes_total", METRIC_COUNTER, NULL, NULL,
 	     (double)atomic_load(&srv->bytes_out));
 	err = metrics__render(m, &resp->body);
