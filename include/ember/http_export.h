@@ -7,7 +7,9 @@
  *       Grafana Pyroscope can scrape ember. seconds (1..max range, default 30) is the last N
  *       seconds of the store; wait=1 blocks until N more seconds have been sampled and returns
  *       those (live only; at most EXPORT_MAX_WAITERS at once). The common filters (pid, tid,
- *       comm, kernel, user, idle) and from/to apply as on /api/v1/folded.
+ *       comm, kernel, user, idle) and from/to apply as on /api/v1/folded. Every sample has a
+ *       comm label (its root frame); labels=pid,tid (live only) adds per-sample pid and/or
+ *       tid labels, off by default because backends may index labels (cardinality).
  *   GET /metrics   the Prometheus text exposition (metrics.h) of the daemon's health.
  *
  * The metrics registry is filled from three sides: http_export__collect_store() and the HTTP

@@ -324,6 +324,7 @@ void http_export__observe(const char *route, int status, double seconds)
 struct pprof_params {
 	uint64_t seconds;	/* 0: not given */
 	bool wait;
+	bool label_pid, label_tid;	/* labels=pid,tid: per sample (live store only) */
 };
 
 static int pprof_param(const char *key, const char *value, void *ctx, struct query_error *err)
@@ -342,6 +343,27 @@ static int pprof_param(const char *key, const char *value, void *ctx, struct que
 			return -EINVAL;
 		}
 		pp->seconds = v;
+		return 1;
+	}
+	if (!strcmp(key, "labels")) {
+		const char *t = value;
+
+		pp->label_pid = pp->label_tid = false;
+		while (*t) {
+			size_t n = strcspn(t, ",");
+
+			if (n == 3 && !strncmp(t, "pid", 3)) {
+				pp->label_pid = true;
+			} else if (n == 3 && !strncmp(t, "tid", 3)) {
+				pp->label_tid = true;
+			} else if (n != 0) {
+				snprintf(err->param, sizeof(err->param), "%s", key);
+				err->reason = "labels takes a comma-separated list of pid, tid";
+				err->status = 400;
+				return -EINVAL;
+			}
+			t += n + (t[n] == ',');
+		}
 		return 1;
 	}
 	if (!strcmp(key, "wait")) {
@@ -370,6 +392,58 @@ static void sleep_until(int64_t until_ns)
 		ts.tv_nsec = (until_ns - now) % 1000000000;
 		(void)nanosleep(&ts, NULL);
 	}
+}
+
+/* Most samples a per-sample-labels request walks (under the store's lock). */
+#define EXPORT_MAX_LABELLED_SAMPLES (2u << 20)
+
+struct labelled_ctx {
+	struct pprof_writer *w;
+	const struct pprof_params *pp;
+	size_t seen;
+	int err;
+};
+
+/* Under the store's lock: only copies into the writer. */
+static int labelled_sample(const struct store_sample_view *v, void *ctx)
+{
+	struct labelled_ctx *c = ctx;
+	struct pprof_labels lb = { .pid = c->pp->label_pid ? (int64_t)v->pid : -1,
+				   .tid = c->pp->label_tid ? (int64_t)v->tid : -1,
+				   .comm = v->comm };
+
+	if (++c->seen > EXPORT_MAX_LABELLED_SAMPLES) {
+		c->err = -E2BIG;
+		return 1;
+	}
+	c->err = pprof_writer__add(c->w, v->frames, v->nr_frames, 1, &lb);
+	return c->err ? 1 : 0;
+}
+
+/* The store's samples of @q, each with its pid and/or tid label, into @w. 0 or -errno. */
+static int add_labelled_samples(struct store *store, const struct query_common *q,
+				const struct pprof_params *pp, struct pprof_writer *w)
+{
+	struct store_filter f = STORE_FILTER_INIT;
+	struct labelled_ctx c = { .w = w, .pp = pp };
+	int r;
+
+	/* the same filter as /api/v1/folded's (http_api.c) */
+	if (q->to_ns <= 0 || q->to_ns <= q->from_ns)
+		return 0;
+	f.from_ns = q->from_ns > 0 ? (uint64_t)q->from_ns : 1;
+	f.to_ns = (uint64_t)q->to_ns;
+	f.pid = q->pid;
+	f.tid = q->tid;
+	f.comm_regex = q->has_comm ? q->comm_src : NULL;
+	f.kernel = q->kernel != QUERY_FLAG_OFF;
+	f.user = q->user != QUERY_FLAG_OFF;
+	f.include_idle = q->idle == QUERY_FLAG_ON;
+	f.root = STORE_ROOT_COMM;
+	r = store__foreach_sample(store, &f, EXPORT_MAX_LABELLED_SAMPLES + 1, labelled_sample, &c);
+	if (c.err)
+		return c.err;
+	return r < 0 ? r : 0;
 }
 
 static int handle_pprof(struct http_server *srv, struct http_request *req,
@@ -425,17 +499,36 @@ static int handle_pprof(struct http_server *srv, struct http_request *req,
 		q.to_ns = req->now_ns;
 		q.from_ns = q.to_ns - (int64_t)pp.seconds * 1000000000LL;
 	}
-	st = strtab__new();
-	p = st ? http_server__query_profile(srv, &q, st) : NULL;
-	if (!p) {
-		err = errno == EINVAL ? -EINVAL : -ENOMEM;
-		goto out;
-	}
 	w = pprof_writer__new(&(struct pprof_opts){ .freq_hz = export_state.freq_hz,
 						    .time_ns = q.from_ns,
 						    .duration_ns = q.to_ns - q.from_ns });
 	if (!w) {
 		err = -ENOMEM;
+		goto out;
+	}
+	if (pp.label_pid || pp.label_tid) {
+		if (!srv->src.store) {
+			http_response__error(resp, 400, "labels",
+					     "per-sample labels need a live daemon");
+			goto out;
+		}
+		err = add_labelled_samples(srv->src.store, &q, &pp, w);
+		if (err == -E2BIG) {
+			http_response__error(resp, 413, "labels",
+					     "too many samples for per-sample labels; narrow the range");
+			err = 0;
+			goto out;
+		}
+		if (!err)
+			err = pprof_writer__finish(w, &resp->body);
+		if (err)
+			goto out;
+		goto done;
+	}
+	st = strtab__new();
+	p = st ? http_server__query_profile(srv, &q, st) : NULL;
+	if (!p) {
+		err = errno == EINVAL ? -EINVAL : -ENOMEM;
 		goto out;
 	}
 	/* the root frame is the comm: a label too; pid and tid when the query selects one */
@@ -465,6 +558,7 @@ static int handle_pprof(struct http_server *srv, struct http_request *req,
 		err = pprof_writer__finish(w, &resp->body);
 	if (err)
 		goto out;
+done:
 	resp->content_type = "application/octet-stream";
 	resp->cache_control = "no-store";
 	resp->no_gzip = true; /* the profile is gzip-compressed already */

@@ -94,6 +94,10 @@ code=$(curl -s -o "$TMP/body" -w '%{http_code}' "$URL/debug/pprof/profile?second
 check "seconds past the range limit: 413" test "$code" = 413
 code=$(curl -s -o "$TMP/body" -w '%{http_code}' "$URL/debug/pprof/profile?wait=1&seconds=1")
 check "wait=1 on a replay: 400" sh -c "test $code = 400 && grep -q 'live' '$TMP/body'"
+code=$(curl -s -o "$TMP/body" -w '%{http_code}' "$URL/debug/pprof/profile?labels=pid")
+check "labels=pid on a replay: 400" sh -c "test $code = 400 && grep -q 'labels' '$TMP/body'"
+code=$(curl -s -o "$TMP/body" -w '%{http_code}' "$URL/debug/pprof/profile?labels=pod")
+check "labels=pod: 400" test "$code" = 400
 code=$(curl -s -o "$TMP/body" -w '%{http_code}' "$URL/debug/pprof/profile?bogus=1")
 check "unknown parameter: 400" test "$code" = 400
 curl -s "$URL/debug/pprof/profile" -o "$TMP/d.pb.gz"
@@ -113,8 +117,8 @@ if command -v promtool >/dev/null; then
 else
 	skip "promtool check metrics" "no promtool (make deps installs prometheus)"
 fi
-grep -q '^ember_http_requests_total{endpoint="/debug/pprof/profile",status="400"} 4$' "$TMP/metrics" &&
-	ok "4 requests counted as /debug/pprof/profile 400" || not_ok "400s by endpoint"
+grep -q '^ember_http_requests_total{endpoint="/debug/pprof/profile",status="400"} 6$' "$TMP/metrics" &&
+	ok "6 requests counted as /debug/pprof/profile 400" || not_ok "400s by endpoint"
 grep -q '^ember_http_requests_total{endpoint="other",status="404"} 1$' "$TMP/metrics" &&
 	ok "unknown paths count as endpoint=other" || not_ok "404 as other"
 grep -q '^ember_http_request_duration_seconds_bucket{endpoint="/api/v1/folded",le="+Inf"} [1-9]' "$TMP/metrics" &&

@@ -52,6 +52,13 @@ if command -v go >/dev/null; then
 	check "pprof: period 1e9/199 ns" grep -q '^Period: 5025126$' "$TMP/raw"
 	check "pprof: pid label" grep -q "pid:\[$BPID\]" "$TMP/raw"
 	check "pprof: comm label" grep -q 'comm:\[burn\]' "$TMP/raw"
+	# per-sample pid and tid labels, opt-in, without a pid filter
+	curl -s -o "$TMP/l.pb.gz" "$URL/debug/pprof/profile?seconds=5&labels=pid,tid"
+	go tool pprof -raw "$TMP/l.pb.gz" >"$TMP/lraw" 2>&1
+	check "labels=pid,tid: burn's pid and tid on its samples" \
+		grep -q "pid:\[$BPID\].*tid:\[$BPID\]\|tid:\[$BPID\].*pid:\[$BPID\]" "$TMP/lraw"
+	"$EMBER" convert --from pprof "$TMP/l.pb.gz" | grep -q ';main;rounds;burn_c ' &&
+		ok "labelled profile has burn's stacks" || not_ok "labelled profile has burn's stacks"
 	go tool pprof -top "$URL/debug/pprof/profile?seconds=5" >"$TMP/top" 2>&1
 	check "go tool pprof -top URL shows burn_c" grep -q 'burn_c' "$TMP/top"
 else
