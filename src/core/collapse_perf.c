@@ -234,39 +234,41 @@ static const unsigned char tidy_special[256] = {
 /* Tidies b[0..n) in place as the script's tidy_generic does; returns the new length. */
 static size_t tidy(char *b, size_t n)
 {
-	size_t i, j, first_dp = (size_t)-1, last_pd = (size_t)-1;
-	bool go = false;
+	static const char anon[] = "anonymous namespace)";
+	char *p, *end = b + n, *q;
+	size_t i, j;
 
 	/* s/;/:/g */
-	for (i = 0; i < n; i++)
-		if (b[i] == ';')
-			b[i] = ':';
-	/* a Go method ("net/http.(*Client).Do") keeps its parentheses: ".(" ... ")." */
-	for (i = 0; i + 1 < n; i++)
-		if (b[i] == '.' && b[i + 1] == '(') {
-			first_dp = i;
-			break;
-		}
-	if (first_dp != (size_t)-1) {
-		for (i = n - 1; i > 0; i--)
-			if (b[i - 1] == ')' && b[i] == '.') {
-				last_pd = i - 1;
-				break;
-			}
-		go = last_pd != (size_t)-1 && last_pd >= first_dp + 2;
-	}
-	if (!go) {
-		/* cut from the first "(" that does not open "(anonymous namespace)" */
-		static const char anon[] = "anonymous namespace)";
+	for (p = memchr(b, ';', n); p; p = memchr(p + 1, ';', (size_t)(end - p - 1)))
+		*p = ':';
+	p = memchr(b, '(', n);
+	if (p) {
+		/* a Go method ("net/http.(*Client).Do") keeps its parentheses: ".(" then ")." */
+		bool go = false;
 
-		for (i = 0; i < n; i++)
-			if (b[i] == '(' && !(n - i - 1 >= sizeof(anon) - 1 &&
-					     !memcmp(b + i + 1, anon, sizeof(anon) - 1))) {
-				n = i;
+		for (q = p; q; q = memchr(q + 1, '(', (size_t)(end - q - 1)))
+			if (q > b && q[-1] == '.')
+				break;
+		if (q) {
+			char *dp = q - 1, *r;
+
+			for (r = end - 1; r > dp + 2; r--)
+				if (*r == '.' && r[-1] == ')') {
+					go = r - 1 >= dp + 2;
+					break;
+				}
+		}
+		/* otherwise cut from the first "(" that does not open "(anonymous namespace)" */
+		for (; !go && p; p = memchr(p + 1, '(', (size_t)(end - p - 1)))
+			if (!((size_t)(end - p - 1) >= sizeof(anon) - 1 &&
+			      !memcmp(p + 1, anon, sizeof(anon) - 1))) {
+				n = (size_t)(p - b);
 				break;
 			}
 	}
 	/* tr/"'//d */
+	if (!memchr(b, '"', n) && !memchr(b, '\'', n))
+		return n;
 	for (i = j = 0; i < n; i++)
 		if (b[i] != '"' && b[i] != '\'')
 			b[j++] = b[i];
