@@ -60,6 +60,13 @@ struct samples {
 	struct profile *dict;	/* stack id = index in this profile (its counts stay 0) */
 	uint8_t *idle;		/* per stack id: 1 if idle */
 	size_t idle_cap;
+	/*
+	 * Folded text -> stack id, so that a text seen before costs one hash instead of a split and
+	 * one intern per frame (readers see the same few stacks millions of times).
+	 */
+	struct strtab *texts;	/* owned; created on first use */
+	uint32_t *text_stack;	/* [text id]: stack id */
+	size_t text_cap;
 	struct cols c;
 	struct staged *stage;
 	size_t nstage, scap;
@@ -99,6 +106,8 @@ void samples__free(struct samples *s)
 		return;
 	profile__free(s->dict);
 	free(s->idle);
+	strtab__free(s->texts);
+	free(s->text_stack);
 	cols_fini(&s->c);
 	free(s->stage);
 	free(s);
@@ -198,14 +207,50 @@ int samples__intern(struct samples *s, const uint32_t *frames, size_t n)
 	return note_stack(s, profile__add(s->dict, frames, n, 0));
 }
 
-int samples__intern_folded(struct samples *s, const char *stack, size_t len)
-{
-	return note_stack(s, folded_add_stack(s->dict, stack, len, 0, 0, false, 0));
-}
-
 static int intern_folded_depth(struct samples *s, const char *stack, size_t len, size_t max_depth)
 {
-	return note_stack(s, folded_add_stack(s->dict, stack, len, 0, 0, false, max_depth));
+	size_t depth;
+	int tid, id;
+
+	if (!s->texts) {
+		s->texts = strtab__new();
+		if (!s->texts)
+			return -ENOMEM;
+	}
+	tid = strtab__intern(s->texts, stack, len);
+	if (tid < 0)
+		return tid;
+	if ((size_t)tid < s->text_cap && s->text_stack[tid] != UINT32_MAX) {
+		id = (int)s->text_stack[tid];
+		(void)profile__stack(s->dict, (size_t)id, &depth);
+		return max_depth && depth > max_depth ? -E2BIG : id;
+	}
+	if ((size_t)tid >= s->text_cap) {
+		size_t cap = s->text_cap ? s->text_cap * 2 : 256, i;
+		uint32_t *nt;
+
+		while (cap <= (size_t)tid)
+			cap *= 2;
+		nt = realloc(s->text_stack, cap * sizeof(*nt));
+		if (!nt)
+			return -ENOMEM;
+		for (i = s->text_cap; i < cap; i++)
+			nt[i] = UINT32_MAX;
+		s->text_stack = nt;
+		s->text_cap = cap;
+	}
+	/* interned without the depth limit, then checked: the cache entry holds for any limit */
+	id = note_stack(s, folded_add_stack(s->dict, stack, len, 0, 0, false, 0));
+	if (id < 0)
+		return id;
+	s->text_stack[tid] = (uint32_t)id;
+	(void)profile__stack(s->dict, (size_t)id, &depth);
+	return max_depth && depth > max_depth ? -E2BIG : id;
+}
+
+int samples__intern_folded(struct samples *s, const char *stack, size_t len)
+{
+	return intern_folded_depth(s, stack, len, 0);
 }
 
 static int grow(void **p, size_t *cap, size_t need, size_t size)
@@ -520,7 +565,8 @@ size_t samples__mem_bytes(const struct samples *s)
 	return sizeof(*s) + c->cap * (sizeof(*c->off) + sizeof(*c->stk)) +
 	       (c->cnt ? c->cap * sizeof(*c->cnt) : 0) + c->bcap * sizeof(*c->blocks) +
 	       c->cumcap * 2 * sizeof(*c->cum_all) + s->scap * sizeof(*s->stage) + s->idle_cap +
-	       profile__mem_bytes(s->dict);
+	       profile__mem_bytes(s->dict) + (s->texts ? strtab__mem_bytes(s->texts) : 0) +
+	       s->text_cap * sizeof(*s->text_stack);
 }
 
 void samples_filter_init(struct samples_filter *f)

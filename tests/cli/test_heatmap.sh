@@ -171,6 +171,11 @@ done(); print(n, i)')
 	check "perf: idle records left out ($got = $nrec - $nidle)" test "$got" = $((nrec - nidle))
 	zcat "$ex" | "$EMBER" heatmap --format perf - >"$TMP/p.svg"
 	check "perf: stdin, SVG xmllint" xmllint --noout "$TMP/p.svg"
+	if "$EMBER" collapse --timestamps "$ex" >"$TMP/p.samples" 2>/dev/null; then
+		"$EMBER" heatmap "$ex" --json >"$TMP/p1.json"
+		"$EMBER" heatmap "$TMP/p.samples" --json >"$TMP/p2.json"
+		check "perf: ember collapse --timestamps then heatmap == heatmap of perf script" cmp -s "$TMP/p1.json" "$TMP/p2.json"
+	fi
 	"$EMBER" heatmap "$ex" --range +0 +100 --include-idle >"$TMP/p.folded"
 	"$EMBER" collapse "$ex" >"$TMP/p.collapsed" 2>/dev/null &&
 		check "perf: a range over everything equals ember collapse" cmp -s "$TMP/p.collapsed" "$TMP/p.folded"
