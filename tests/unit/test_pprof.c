@@ -231,6 +231,65 @@ static void test_foreign_and_invalid(void **state)
 	}
 }
 
+/* Without samples/count, the value read is the default sample type (a string index), else the
+ * last one, as pprof does. */
+static void test_default_sample_type(void **state)
+{
+	int with_default;
+
+	for (with_default = 0; with_default <= 1; with_default++) {
+		struct sbuf pb = SBUF_INIT, vt = SBUF_INIT, smp = SBUF_INIT;
+		struct strtab *st = strtab__new();
+		struct profile *p = profile__new(st);
+		struct pprof_info info;
+		static const char *const strs[] = { "", "alloc", "count", "cpu", "nanoseconds",
+						    "wall", "f" };
+		size_t i;
+		char *t;
+
+		for (i = 0; i < 3; i++) { /* alloc/count, cpu/nanoseconds, wall/nanoseconds */
+			sbuf_reset(&vt);
+			put_uint(&vt, 1, i == 0 ? 1 : i == 1 ? 3 : 5);
+			put_uint(&vt, 2, i == 0 ? 2 : 4);
+			put_bytes(&pb, 1, &vt);
+		}
+		put_uint(&smp, 1, 1);
+		put_uint(&smp, 2, 10);
+		put_uint(&smp, 2, 20);
+		put_uint(&smp, 2, 30);
+		put_bytes(&pb, 2, &smp);
+		sbuf_reset(&vt); /* location 1 -> function 1 named "f" */
+		{
+			struct sbuf loc = SBUF_INIT, line = SBUF_INIT, fn = SBUF_INIT;
+
+			put_uint(&loc, 1, 1);
+			put_uint(&line, 1, 1);
+			put_bytes(&loc, 4, &line);
+			put_bytes(&pb, 4, &loc);
+			put_uint(&fn, 1, 1);
+			put_uint(&fn, 2, 6);
+			put_bytes(&pb, 5, &fn);
+			sbuf_fini(&loc);
+			sbuf_fini(&line);
+			sbuf_fini(&fn);
+		}
+		for (i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
+			put_str(&pb, 6, strs[i]);
+		if (with_default)
+			put_uint(&pb, 14, 3); /* "cpu" */
+		assert_int_equal(pprof_read(pb.buf, pb.len, p, NULL, &info, NULL), 0);
+		assert_int_equal(info.sample_index, with_default ? 1 : 2);
+		t = folded_text(p);
+		assert_string_equal(t, with_default ? "f 20\n" : "f 30\n");
+		free(t);
+		sbuf_fini(&pb);
+		sbuf_fini(&vt);
+		sbuf_fini(&smp);
+		profile__free(p);
+		strtab__free(st);
+	}
+}
+
 static void test_garbage_and_limits(void **state)
 {
 	struct strtab *st = strtab__new();
@@ -274,6 +333,7 @@ int main(void)
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_values_labels_and_time),
 		cmocka_unit_test(test_foreign_and_invalid),
+		cmocka_unit_test(test_default_sample_type),
 		cmocka_unit_test(test_garbage_and_limits),
 	};
 
