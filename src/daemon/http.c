@@ -95,6 +95,7 @@ struct http_server *http_server__new(const struct http_config *c, struct store *
 	s->started_ns = http_now_ns();
 	s->next_capture_id = 1;
 	pthread_mutex_init(&s->lock, NULL);
+	http_cache_init(s);
 	return s;
 }
 
@@ -105,6 +106,7 @@ void http_server__free(struct http_server *s)
 	if (s->mhd)
 		MHD_stop_daemon(s->mhd);
 	http_captures_free(s);
+	http_cache_fini(s);
 	free(s->extra_routes);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
@@ -357,12 +359,14 @@ static bool compressible(const char *ct)
 		      !strncmp(ct, "image/svg+xml", 13) || !strncmp(ct, "application/javascript", 22));
 }
 
+static enum MHD_Result queue_body(struct http_request *req, int status, char *body, size_t len,
+				  bool gz, const char *content_type, const char *cache_control,
+				  const char *disposition, const char *location, const char *allow);
+
 static enum MHD_Result send_response(struct http_request *req, struct http_response *resp,
 				     const char *allow)
 {
 	struct http_server *srv = req->srv;
-	struct MHD_Response *r;
-	enum MHD_Result ret;
 	size_t len = 0, zlen;
 	char *body, *z;
 	bool gz = false;
@@ -393,37 +397,104 @@ static enum MHD_Result send_response(struct http_request *req, struct http_respo
 			srv->gzipped++;
 		}
 	}
+	if (req->cache_key) {
+		http_cache_fill(srv, req->cache_key, resp, body, len, gz);
+		free(req->cache_key);
+		req->cache_key = NULL;
+	}
+	return queue_body(req, resp->status, body, len, gz, resp->content_type, resp->cache_control,
+			  resp->disposition, resp->location, allow);
+}
+
+/* Hands @body (malloc'ed; always taken) to MHD with the headers. */
+static enum MHD_Result queue_body(struct http_request *req, int status, char *body, size_t len,
+				  bool gz, const char *content_type, const char *cache_control,
+				  const char *disposition, const char *location, const char *allow)
+{
+	struct http_server *srv = req->srv;
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+
 	r = MHD_create_response_from_buffer_with_free_callback(len, body, free);
 	if (!r) {
 		free(body);
 		return MHD_NO;
 	}
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
-				resp->content_type ? resp->content_type : "application/json");
+				content_type ? content_type : "application/json");
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL,
-				resp->cache_control ? resp->cache_control : "no-cache");
+				cache_control ? cache_control : "no-cache");
 	MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, MHD_HTTP_HEADER_ACCEPT_ENCODING);
 	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
 	if (gz)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
-	if (resp->disposition[0])
-		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_DISPOSITION, resp->disposition);
-	if (resp->location[0])
-		MHD_add_response_header(r, MHD_HTTP_HEADER_LOCATION, resp->location);
+	if (disposition && disposition[0])
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_DISPOSITION, disposition);
+	if (location && location[0])
+		MHD_add_response_header(r, MHD_HTTP_HEADER_LOCATION, location);
 	if (allow)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
-	ret = MHD_queue_response(req->conn, (unsigned int)resp->status, r);
+	ret = MHD_queue_response(req->conn, (unsigned int)status, r);
 	MHD_destroy_response(r);
-	if (resp->status < 300)
+	if (status < 300)
 		srv->responses_2xx++;
-	else if (resp->status < 500)
+	else if (status < 500)
 		srv->responses_4xx++;
 	else
 		srv->responses_5xx++;
 	srv->bytes_out += len;
-	http_export__observe(req->route ? req->route : "other", resp->status,
+	http_export__observe(req->route ? req->route : "other", status,
 			     (double)(http_now_ns() - req->start_ns) / 1e9);
 	return ret;
+}
+
+/* The data endpoints whose GET responses the micro-cache may share. */
+static bool cacheable(const char *method, const char *path)
+{
+	static const char *const paths[] = { "/api/v1/folded", "/api/v1/flamegraph.svg",
+					     "/api/v1/heatmap", "/api/v1/heatmap.svg",
+					     "/api/v1/samples", "/api/v1/diff.svg" };
+	size_t i;
+
+	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
+		return false;
+	for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
+		if (!strcmp(path, paths[i]))
+			return true;
+	return false;
+}
+
+static enum MHD_Result key_arg(void *cls, enum MHD_ValueKind kind, const char *key,
+			       const char *value)
+{
+	struct sbuf *sb = cls;
+
+	(void)kind;
+	/* JSON-quoted: the escaping makes the key injective, whatever the decoded bytes are */
+	sbuf_addc(sb, '"');
+	sbuf_add_json(sb, key, strlen(key));
+	sbuf_adds(sb, value ? "\":\"" : "\":null,");
+	if (value) {
+		sbuf_add_json(sb, value, strlen(value));
+		sbuf_adds(sb, "\",");
+	}
+	return MHD_YES;
+}
+
+/* "path?k=v..." plus the encoding; NULL when the request cannot be cached. */
+static char *cache_key(struct http_request *req)
+{
+	struct sbuf sb = SBUF_INIT;
+
+	sbuf_adds(&sb, req->path);
+	sbuf_addc(&sb, '?');
+	MHD_get_connection_values(req->conn, MHD_GET_ARGUMENT_KIND, key_arg, &sb);
+	sbuf_adds(&sb, accepts_gzip(req->conn) ? "|gzip" : "|plain");
+	if (sbuf_error(&sb) || sb.len > 4096) {
+		sbuf_fini(&sb);
+		return NULL;
+	}
+	return sbuf_detach(&sb, NULL);
 }
 
 static bool route_matches_path(const struct http_route *rt, const char *path)
@@ -537,6 +608,25 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	}
 	req->suffix = rt->prefix ? url + strlen(rt->path) : "";
 	resp.content_type = "application/json";
+	if (!req->body && cacheable(method, url)) {
+		struct http_cached hit;
+		char *key = cache_key(req);
+
+		if (key) {
+			int c = http_cache_lookup(srv, key, &hit);
+
+			if (c == 1) {
+				free(key);
+				return queue_body(req, 200, hit.body, hit.len, hit.gz,
+						  hit.content_type, hit.cache_control,
+						  hit.disposition, NULL, NULL);
+			}
+			if (c == 0)
+				req->cache_key = key; /* filled by send_response() */
+			else
+				free(key);
+		}
+	}
 	err = rt->fn(srv, req, &resp);
 	if (err < 0) {
 		log_debug("http: %s %s failed: %s", method, url, strerror(-err));
@@ -562,6 +652,9 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	(void)conn;
 	(void)toe;
 	if (req) {
+		if (req->cache_key) /* never answered: release whoever waits for this render */
+			http_cache_fill(req->srv, req->cache_key, NULL, NULL, 0, false);
+		free(req->cache_key);
 		free(req->body);
 		free(req);
 		*con_cls = NULL;

@@ -377,10 +377,12 @@ int http_handle_stats(struct http_server *srv, struct http_request *req,
 	sbuf_addf(sb,
 		  "\"http\": {\"requests\": %llu, \"responses_2xx\": %llu, \"responses_4xx\": "
 		  "%llu, \"responses_5xx\": %llu, \"bytes_out\": %llu, \"gzipped\": %llu, "
+		  "\"cache_hits\": %llu, \"cache_misses\": %llu, "
 		  "\"max_connections\": %u, \"threads\": %u}}\n",
 		  (unsigned long long)srv->requests, (unsigned long long)srv->responses_2xx,
 		  (unsigned long long)srv->responses_4xx, (unsigned long long)srv->responses_5xx,
 		  (unsigned long long)srv->bytes_out, (unsigned long long)srv->gzipped,
+		  (unsigned long long)srv->cache_hits, (unsigned long long)srv->cache_misses,
 		  srv->cfg.max_connections, srv->cfg.threads);
 	return 0;
 }

@@ -59,6 +59,12 @@ struct http_server {
 
 	/* counters for /api/v1/stats */
 	atomic_ullong requests, responses_2xx, responses_4xx, responses_5xx, bytes_out, gzipped;
+
+	/* http_cache.c: rendered responses shared by identical requests */
+	pthread_mutex_t cache_lock;
+	pthread_cond_t cache_cond;
+	struct http_cache_entry *cache;
+	atomic_ullong cache_hits, cache_misses;
 };
 
 struct http_request {
@@ -76,7 +82,27 @@ struct http_request {
 	bool head;		/* a HEAD request served by a GET route */
 	const char *route;	/* the matched route's path (static), NULL: none; for metrics */
 	int64_t start_ns;	/* when the request arrived; for the latency histogram */
+	char *cache_key;	/* owned; set when this request fills a cache entry */
 };
+
+/* The micro-cache (http_cache.c). */
+struct http_cached {
+	char *body;		/* malloc'ed copy, the caller frees it */
+	size_t len;
+	bool gz;
+	const char *content_type, *cache_control;
+	char disposition[160];
+};
+void http_cache_init(struct http_server *s);
+void http_cache_fini(struct http_server *s);
+/*
+ * 1: a hit in @ret. 0: a miss, and the caller must render and then call http_cache_fill() with
+ * the same key (waiters are blocked on it). -errno: do not use the cache for this request.
+ */
+int http_cache_lookup(struct http_server *s, const char *key, struct http_cached *ret);
+/* The final body (gzipped or not) of a miss; non-200 or @body NULL releases the waiters. */
+void http_cache_fill(struct http_server *s, const char *key, const struct http_response *resp,
+		     const char *body, size_t len, bool gz);
 
 /* Realtime clock in ns. */
 int64_t http_now_ns(void);

@@ -214,6 +214,17 @@ wait "${CURLS[@]}"
 check "24 concurrent flame graphs all answer 200" test "$(grep -c '^200$' "$TMP/par.codes")" = 24
 check "emberd is still up after them" test "$(curl -s "$URL/healthz")" = ok
 
+# --- the micro-cache: identical GETs share one render, different ones never do ---
+hits() { curl -s "$URL/api/v1/stats" | python3 -c 'import json,sys; print(json.load(sys.stdin)["http"]["cache_hits"])'; }
+h0=$(hits)
+curl -s "$URL/api/v1/flamegraph.svg?from=-1h&title=cache+a" >"$TMP/c1.svg"
+curl -s "$URL/api/v1/flamegraph.svg?from=-1h&title=cache+a" >"$TMP/c2.svg"
+curl -s "$URL/api/v1/flamegraph.svg?from=-1h&title=cache+b" >"$TMP/c3.svg"
+h1=$(hits)
+check "an identical request is served from the cache ($h0 -> $h1 hits)" test "$h1" = $((h0 + 1))
+check "the cached body is the rendered one" cmp -s "$TMP/c1.svg" "$TMP/c2.svg"
+check "another parameter value is another render" sh -c "grep -q 'cache b' '$TMP/c3.svg' && ! grep -q 'cache a' '$TMP/c3.svg'"
+
 # --- gzip'ed perf script is read as is ---
 if start_emberd "$TMP/emberd3.log" --replay "$SHARED/corpus/examples/example-perf-stacks.txt.gz"; then
 	check "replay of a .gz perf script file" cmp -s "$TMP/all.folded" <(curl -s "$URL/api/v1/folded?from=-1h&idle=1")
