@@ -33,6 +33,7 @@
 #define MAX_JOBS 64
 #define BATCH_BYTES (64u << 20)	/* mapped input is parsed in windows this big */
 #define CHUNK_MIN (1u << 20)
+#define MAP_WINDOW (4u << 20)	/* one parser over a mapped file: pages dropped per window */
 
 static void collapse_usage(FILE *f)
 {
@@ -219,10 +220,11 @@ struct pool {
 	bool event_defaulted;
 };
 
-static int feed_mem(struct collapse *c, const char *buf, size_t len, unsigned long *ret_lines)
+static int feed_mem(struct collapse *c, const char *buf, size_t len, unsigned long base,
+		    unsigned long *ret_lines)
 {
 	const char *p = buf, *end = buf + len, *nl;
-	unsigned long lineno = 0;
+	unsigned long lineno = base;
 	int err;
 
 	while (p < end) {
@@ -240,8 +242,32 @@ static int feed_mem(struct collapse *c, const char *buf, size_t len, unsigned lo
 		p = nl + 1;
 	}
 	if (ret_lines)
-		*ret_lines = lineno;
+		*ret_lines = lineno - base;
 	return 0;
+}
+
+/* Feeds a whole mapped file in windows, dropping each window's pages once parsed. */
+static int feed_mapped(struct collapse *c, const char *m, size_t size)
+{
+	unsigned long lines = 0, n;
+	size_t off = 0;
+	int err = 0;
+
+	while (off < size && !err) {
+		size_t end = off + MAP_WINDOW < size ? off + MAP_WINDOW : size;
+		const char *nl;
+
+		if (end < size) {
+			nl = memchr(m + end, '\n', size - end);
+			end = nl ? (size_t)(nl - m) + 1 : size;
+		}
+		err = feed_mem(c, m + off, end - off, lines, &n);
+		lines += n;
+		(void)madvise((char *)m + (off & ~(size_t)4095), end - (off & ~(size_t)4095),
+			      MADV_DONTNEED);
+		off = end;
+	}
+	return err;
 }
 
 static struct collapse *new_parser(const struct collapse_args *args, const char *event,
@@ -276,7 +302,7 @@ static void *worker(void *arg)
 			ch->err = -ENOMEM;
 			continue;
 		}
-		ch->err = feed_mem(ch->c, ch->buf, ch->len, &ch->lines);
+		ch->err = feed_mem(ch->c, ch->buf, ch->len, 0, &ch->lines);
 	}
 }
 
@@ -361,7 +387,7 @@ static int merge_chunk(struct run *r, struct chunk *ch, struct carry *cy, unsign
 		cy->sink->defer = false;
 		cy->sink->line_base = line_base;
 		cy->sink->name = ch->sink.name;
-		err = feed_mem(cy->c, ch->buf, ch->len, NULL);
+		err = feed_mem(cy->c, ch->buf, ch->len, 0, NULL);
 		if (!err)
 			err = sink_drain(cy->sink, r);
 		if (err)
@@ -382,7 +408,7 @@ static int merge_chunk(struct run *r, struct chunk *ch, struct carry *cy, unsign
 			return log_errno(-ENOMEM, "out of memory");
 		ch->sink.defer = false;
 		ch->sink.line_base = line_base;
-		err = feed_mem(ch->c, ch->buf, ch->len, NULL);
+		err = feed_mem(ch->c, ch->buf, ch->len, 0, NULL);
 		if (err)
 			return log_errno(err, "parsing failed");
 	}
@@ -508,50 +534,73 @@ static void long_line(struct run *r, const char *name, unsigned long lineno)
 	cli_report_skip(name, &e, &r->sk);
 }
 
+/*
+ * Maps @path when it is a regular, non-empty, uncompressed file: the mapping (munmap it), or
+ * NULL with *ret_err 0 (read it as a stream instead) or an error (logged).
+ */
+static char *map_plain_file(const char *path, size_t *ret_size, int *ret_err)
+{
+	unsigned char magic[2];
+	struct stat st;
+	char *m = NULL;
+	int fd;
+
+	*ret_err = 0;
+	if (!path || !strcmp(path, "-"))
+		return NULL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		*ret_err = log_errno(-errno, "cannot open '%s'", path);
+		return NULL;
+	}
+	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_size > 2 &&
+	    pread(fd, magic, 2, 0) == 2 && !(magic[0] == 0x1f && magic[1] == 0x8b)) {
+		m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (m == MAP_FAILED) {
+			m = NULL;
+		} else {
+			(void)madvise(m, (size_t)st.st_size, MADV_SEQUENTIAL);
+			*ret_size = (size_t)st.st_size;
+		}
+	}
+	close(fd);
+	return m;
+}
+
 static int run_parallel_file(struct run *r, const char *path, struct carry *cy)
 {
 	struct cli_input in;
-	struct stat st;
 	unsigned long line_base = 0;
-	char *buf = NULL;
+	char *buf = NULL, *m;
 	size_t cap = LINEREAD_DEFAULT_MAX + 2, have = 0; /* lines up to the reader's bound fit */
+	size_t size = 0;
 	bool skipping = false;
-	int err = 0, fd = -1;
-	unsigned char magic[2];
+	int err = 0;
 
 	/* a plain regular file is mapped and parsed in windows; anything else is read */
-	if (path && strcmp(path, "-")) {
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			return log_errno(-errno, "cannot open '%s'", path);
-		if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_size > 2 &&
-		    pread(fd, magic, 2, 0) == 2 && !(magic[0] == 0x1f && magic[1] == 0x8b)) {
-			size_t size = (size_t)st.st_size, off = 0;
-			char *m = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+	m = map_plain_file(path, &size, &err);
+	if (err)
+		return err;
+	if (m) {
+		size_t off = 0;
 
-			if (m != MAP_FAILED) {
-				(void)madvise(m, size, MADV_SEQUENTIAL);
-				while (off < size && !err) {
-					size_t bb = r->args->batch_bytes;
-					size_t end = off + bb < size ? off + bb : size;
-					const char *nl;
+		while (off < size && !err) {
+			size_t bb = r->args->batch_bytes;
+			size_t end = off + bb < size ? off + bb : size;
+			const char *nl;
 
-					if (end < size) {
-						nl = memchr(m + end, '\n', size - end);
-						end = nl ? (size_t)(nl - m) + 1 : size;
-					}
-					err = run_batch(r, path, m + off, end - off, cy, &line_base);
-					/* done with these pages: keep the resident set small */
-					(void)madvise(m + (off & ~(size_t)4095),
-						      end - (off & ~(size_t)4095), MADV_DONTNEED);
-					off = end;
-				}
-				munmap(m, size);
-				close(fd);
-				return err;
+			if (end < size) {
+				nl = memchr(m + end, '\n', size - end);
+				end = nl ? (size_t)(nl - m) + 1 : size;
 			}
+			err = run_batch(r, path, m + off, end - off, cy, &line_base);
+			/* done with these pages: keep the resident set small */
+			(void)madvise(m + (off & ~(size_t)4095), end - (off & ~(size_t)4095),
+				      MADV_DONTNEED);
+			off = end;
 		}
-		close(fd);
+		munmap(m, size);
+		return err;
 	}
 	err = cli_input_open(&in, path);
 	if (err)
@@ -659,6 +708,24 @@ static int run_sequential(struct run *r, char **files, int nfiles, struct collap
 	*ret_c = c;
 	k->parser = ret_c;
 	for (i = 0; i < (nfiles ? nfiles : 1) && !err; i++) {
+		size_t size;
+		char *m = map_plain_file(nfiles ? files[i] : "-", &size, &err);
+
+		if (err)
+			return err;
+		if (m) {
+			/* a plain file is parsed in place: no copy through a read buffer */
+			k->name = files[i];
+			collapse__set_name(c, files[i]);
+			err = feed_mapped(c, m, size);
+			munmap(m, size);
+			if (err == -EINVAL && collapse__format(c) == COLLAPSE_FORMAT_AUTO)
+				log_error("%s: cannot tell the input format from its first lines; "
+					  "name it: ember collapse perf|dtrace|bpftrace", files[i]);
+			else if (err)
+				log_errno(err, "parsing '%s' failed", files[i]);
+			continue;
+		}
 		err = cli_input_open(&in, nfiles ? files[i] : "-");
 		if (err)
 			return err;
