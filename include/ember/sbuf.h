@@ -36,7 +36,7 @@ void sbuf_vaddf(struct sbuf *sb, const char *fmt, va_list ap) __attribute__((for
 /* Appends an unsigned decimal number; faster than sbuf_addf() on hot paths. */
 void sbuf_addu(struct sbuf *sb, unsigned long long v);
 /* Appends @v the way folded files write counts: integers without a fraction, others with the
- * shortest decimal form that reads back to the same double. */
+ * fewest fractional digits that read back to the same double; never an exponent. */
 void sbuf_add_count(struct sbuf *sb, double v);
 /* Appends @s (len bytes) escaped for XML text and attributes: & < > " ' are entities, control
  * characters become U+FFFD-free '?' and invalid UTF-8 bytes are replaced by '?'. */

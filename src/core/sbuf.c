@@ -119,22 +119,34 @@ void sbuf_addu(struct sbuf *sb, unsigned long long v)
 
 void sbuf_add_count(struct sbuf *sb, double v)
 {
-	char tmp[64];
-	int prec;
+	char tmp[400];
+	int dec, n;
 
 	if (v >= 0 && v < 18446744073709551616.0 && v == floor(v)) {
 		sbuf_addu(sb, (unsigned long long)v);
 		return;
 	}
-	/* shortest decimal that reads back as the same double */
-	for (prec = 6; prec < 17; prec++) {
-		snprintf(tmp, sizeof(tmp), "%.*g", prec, v);
+	if (!isfinite(v)) {
+		sbuf_adds(sb, isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
+		return;
+	}
+	/*
+	 * The fewest fractional digits that read back as the same double, never an exponent:
+	 * folded readers (ours, flamegraph.pl) take only digits with an optional fraction.
+	 */
+	for (dec = 1; dec < 340; dec++) {
+		n = snprintf(tmp, sizeof(tmp), "%.*f", dec, v);
+		if (n < 0 || (size_t)n >= sizeof(tmp))
+			break;
 		if (strtod(tmp, NULL) == v)
 			break;
 	}
-	if (prec == 17)
-		snprintf(tmp, sizeof(tmp), "%.17g", v);
-	sbuf_adds(sb, tmp);
+	n = (int)strlen(tmp);
+	while (n > 1 && tmp[n - 1] == '0')
+		tmp[--n] = '\0';
+	if (n > 1 && tmp[n - 1] == '.')
+		tmp[--n] = '\0';
+	sbuf_add(sb, tmp, (size_t)n);
 }
 
 /* Length of the valid UTF-8 sequence at @s (1..4), or 0 if invalid or truncated. */
