@@ -176,14 +176,15 @@ static bool parse_frame(const char *l, size_t n, struct perf_frame *f)
 	/* the rightmost " (" with a ')' at least one byte after its '(' */
 	if (jl < 2)
 		return false;
-	i = jl - 2 + 1;
-	for (;;) {
-		if (i == 0)
+	for (rp = l + jl - 1;;) {
+		rp = memrchr(l, '(', (size_t)(rp - l) + 1);
+		if (!rp || rp == l)
 			return false;
-		i--;
-		if (l[i] == ' ' && l[i + 1] == '(')
+		if (rp[-1] == ' ')
 			break;
+		rp--;
 	}
+	i = (size_t)(rp - l) - 1;
 	/* (.+) starts at r: as late as \w+\s* allows, but before the " (" */
 	if (i < 1)
 		return false;

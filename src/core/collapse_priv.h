@@ -31,9 +31,11 @@ static inline bool pl_digit(unsigned char ch)
 	return ch >= '0' && ch <= '9';
 }
 
+extern const unsigned char collapse_word_chars[256];
+
 static inline bool pl_word(unsigned char ch)
 {
-	return pl_digit(ch) || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || ch == '_';
+	return collapse_word_chars[ch];
 }
 
 /* A stack under construction: groups of frames (one per input line), prepended as perl's unshift. */
