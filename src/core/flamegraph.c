@@ -600,6 +600,8 @@ struct fg_ent {
 	const uint32_t *f;
 	uint32_t n;
 	uint32_t idx;	/* stack index in the profile, or event index (flame charts) */
+	uint32_t kd;	/* the sort key cached in @key is the one at depth kd - 1 (0: none) */
+	uint32_t key;
 };
 
 struct fg_node {
@@ -806,6 +808,16 @@ static inline uint32_t ent_key(const struct fg_ctx *c, const struct fg_ent *e, s
 	return c->key_cont[ent_frame(c, e, d)];
 }
 
+/* The key at depth @d, cached: sub-partitions at the same depth then touch no stack memory. */
+static inline uint32_t ent_key_cached(const struct fg_ctx *c, struct fg_ent *e, size_t d)
+{
+	if (e->kd != d + 1) {
+		e->key = ent_key(c, e, d);
+		e->kd = (uint32_t)(d + 1);
+	}
+	return e->key;
+}
+
 static void add_count_text(struct sbuf *sb, const struct fg_ctx *c, const struct fg_ent *e)
 {
 	double c1, c2;
@@ -927,7 +939,10 @@ static int sort_ents(struct fg_ctx *c, struct fg_ent *a, size_t nents)
 
 					if (x + FG_PREFETCH_AHEAD < t.n)
 						prefetch_frame(c, &v[x + FG_PREFETCH_AHEAD], t.d);
-					while (k < lcp && ent_kind(&v[0], t.d + k) == TOK_CONT &&
+					if (lcp && ent_kind(&v[0], t.d) == TOK_CONT &&
+					    ent_key_cached(c, &v[x], t.d) == ent_key_cached(c, &v[0], t.d))
+						k = 1;
+					while (k && k < lcp && ent_kind(&v[0], t.d + k) == TOK_CONT &&
 					       ent_key(c, &v[x], t.d + k) == ent_key(c, &v[0], t.d + k))
 						k++;
 					lcp = k;
@@ -952,8 +967,8 @@ static int sort_ents(struct fg_ctx *c, struct fg_ent *a, size_t nents)
 			if (tok_cmp(c, &v[0], &v[m], t.d) > 0)
 				swap_ent(&v[0], &v[m]);
 			swap_ent(&v[0], &v[m]);
+			pk = ent_key_cached(c, &v[0], t.d);
 			piv = v[0];
-			pk = ent_key(c, &piv, t.d);
 			pamb = c->amb[pk];
 			lt = 0;
 			i = 1;
@@ -961,10 +976,11 @@ static int sort_ents(struct fg_ctx *c, struct fg_ent *a, size_t nents)
 			while (i <= gt) {
 				uint32_t k;
 
-				if (i + FG_PREFETCH_AHEAD <= gt)
-					prefetch_frame(c, &v[i + FG_PREFETCH_AHEAD], t.d);
-				k = ent_key(c, &v[i], t.d);
 				int r;
+
+				if (i + FG_PREFETCH_AHEAD <= gt && v[i + FG_PREFETCH_AHEAD].kd != t.d + 1)
+					prefetch_frame(c, &v[i + FG_PREFETCH_AHEAD], t.d);
+				k = ent_key_cached(c, &v[i], t.d);
 
 				if (k == pk)
 					r = 0;
@@ -1237,6 +1253,7 @@ static int layout(struct fg_ctx *c, const struct profile *p, const struct flameg
 		ents[i].f = profile__stack(p, idx, &depth);
 		ents[i].n = (uint32_t)depth;
 		ents[i].idx = (uint32_t)(events ? i : idx);
+		ents[i].kd = 0;
 		if (depth > maxdepth)
 			maxdepth = depth;
 		ent_counts(c, &ents[i], &c1, &c2);
