@@ -401,6 +401,24 @@ static void test_cp_roundtrip(void **state)
 	unlink(path);
 }
 
+static void test_random_seed(void **state)
+{
+	struct fx *f = *state;
+	struct sbuf a = SBUF_INIT, b = SBUF_INIT;
+
+	load(f, "main;a;b 3\nmain;c 4\nmain;d;e;f 2\n");
+	assert_int_equal(flamegraph_opts_set(&f->o, "random", NULL), 0);
+	assert_int_equal(flamegraph_opts_set(&f->o, "seed", "42"), 0);
+	assert_int_equal(flamegraph_render(f->p, &f->o, &a), 0);
+	assert_int_equal(flamegraph_render(f->p, &f->o, &b), 0);
+	assert_string_equal(a.buf, b.buf); /* the same seed repeats the colours */
+	assert_int_equal(flamegraph_opts_set(&f->o, "seed", "43"), 0);
+	assert_int_equal(flamegraph_render(f->p, &f->o, &f->out), 0);
+	assert_string_not_equal(a.buf, f->out.buf);
+	sbuf_fini(&a);
+	sbuf_fini(&b);
+}
+
 static void test_bad_opts_at_render(void **state)
 {
 	struct fx *f = *state;
@@ -428,6 +446,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_empty, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_flamechart_events, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cp_roundtrip, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_random_seed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_opts_at_render, setup, teardown),
 	};
 
