@@ -25,6 +25,7 @@
 #include "ember/config.h"
 #include "ember/folded.h"
 #include "ember/http.h"
+#include "ember/http_export.h"
 #include "ember/log.h"
 #include "ember/profile.h"
 #include "ember/recording.h"
@@ -265,6 +266,7 @@ static int on_group(const struct sampler_group *g, void *ctx)
 		};
 		memcpy(x->comm, g->comm, sizeof(x->comm));
 	}
+	http_export__count_samples(d->batch, total); /* ember_cpu_samples_total{cpu} */
 	return store__append(d->store, d->batch, total);
 }
 
@@ -507,6 +509,7 @@ static void emberd_fini(struct emberd *d)
 	/* HTTP: stop the server here, before the store goes (issue 7). */
 	http_server__free(d->http);
 	d->http = NULL;
+	http_export__unregister(); /* the /metrics registry, after the server's threads */
 	recording__free(d->replay);
 	free(d->replay_files);
 	sampler__free(d->sampler);
