@@ -125,6 +125,10 @@ check "burst: in the whole range it is a small share (< 6%)" awk '
 "$EMBER" heatmap "$TMP/burst.txt" --range +600 +605 --flamegraph --title "burst" >"$TMP/b.svg" 2>"$TMP/err"
 check "burst: --range --flamegraph renders the burst" grep -q 'deflate_slow' "$TMP/b.svg"
 check "burst: flame graph xmllint" xmllint --noout "$TMP/b.svg"
+check "burst: --title reaches the flame graph" grep -q '>burst<' "$TMP/b.svg"
+"$EMBER" heatmap "$TMP/burst.txt" --range +600 +605 --flamegraph --width 640 --colors blue >"$TMP/b640.svg"
+check "burst: ember flamegraph options reach the flame graph (--width)" grep -q '<svg[^>]* width="640"' "$TMP/b640.svg"
+check "error: bad flame graph option value" test "$("$EMBER" heatmap "$TMP/burst.txt" --range +600 +605 --flamegraph --colors nope >/dev/null 2>&1; echo $?)" = 2
 "$EMBER" heatmap "$TMP/burst.txt" >"$TMP/bmap.svg"
 check "burst: heat map xmllint" xmllint --noout "$TMP/bmap.svg"
 
