@@ -77,6 +77,7 @@ metric() { awk -v n="$1" '$1 == n { print $2 }' "$TMP/metrics"; }
 check "samples counted" awk -v v="$(metric ember_samples_total)" 'BEGIN { exit !(v > 100) }'
 check "store samples and bytes" awk -v s="$(metric ember_store_samples)" -v b="$(metric ember_store_bytes)" \
 	'BEGIN { exit !(s > 0 && b > 0) }'
+check "samples per CPU" awk '/^ember_cpu_samples_total\{cpu="[0-9]+"\} / { n++; s += $2 } END { exit !(n >= 1 && s > 100) }' "$TMP/metrics"
 check "CPUs attached" awk -v v="$(metric ember_sampler_cpus)" 'BEGIN { exit !(v >= 1) }'
 check "symbol caches reported" awk -v v="$(metric 'ember_symbol_cache_entries{cache="elf"}')" 'BEGIN { exit !(v >= 1) }'
 check "unresolved share reported" grep -q '^ember_unresolved_frames_ratio{kind="user"} ' "$TMP/metrics"
