@@ -23,6 +23,8 @@
 
 #define EMBER_LISTEN_MAX 128
 #define EMBER_PATH_MAX	 4096
+#define EMBER_LIST_MAX	 1024
+#define EMBER_USER_MAX	 64
 
 struct ember_config {
 	/* [http] */
@@ -34,6 +36,13 @@ struct ember_config {
 	uint64_t http_max_captures;	/* captures kept; 1..1000; default 16 */
 	uint64_t http_capture_memory_bytes; /* all captures; 1M..1T; default 256M */
 	uint64_t http_max_capture_s;	/* longest capture; 1..86400; default 600 */
+	uint64_t http_timeout_s;	/* idle connection timeout; 1..3600; default 30 */
+	uint64_t http_max_body_bytes;	/* POST body; 1K..16M; default 64K */
+	uint64_t http_max_request_bytes; /* request line + headers per connection; 8K..1M; 64K */
+	char tls_cert[EMBER_PATH_MAX];	/* PEM certificate (chain); empty: plain HTTP */
+	char tls_key[EMBER_PATH_MAX];	/* PEM private key; owner-only readable */
+	char auth_token_file[EMBER_PATH_MAX]; /* bearer token; root-owned, mode 0600/0400 */
+	bool insecure;			/* allow non-loopback without TLS + token (warns) */
 
 	/* [sampling] */
 	uint64_t frequency_hz;		/* 1..10000; default 99 */
@@ -53,6 +62,15 @@ struct ember_config {
 	bool inline_frames;		/* libdw inline frames as _[i]; default false */
 	bool demangle;			/* default true */
 	uint64_t max_pids;		/* processes with cached symbol state; default 4096 */
+	char debug_dirs[EMBER_PATH_MAX]; /* ':'-separated debug-info roots; "/usr/lib/debug" */
+
+	/* [filter] (SIGHUP reloads them) */
+	char exclude_comms[EMBER_LIST_MAX];   /* ','-separated comm globs; empty: none */
+	char exclude_cgroups[EMBER_LIST_MAX]; /* ','-separated cgroup v2 path prefixes */
+
+	/* [security] */
+	char user[EMBER_USER_MAX];	/* run as this user after start-up; empty: stay root */
+	bool drop_capabilities;		/* keep only the capabilities still needed; default yes */
 
 	/* [log] */
 	int log_level;			/* enum log_level; default info; -v: debug */
@@ -63,6 +81,7 @@ struct ember_config {
 	char dump_path[EMBER_PATH_MAX];	/* --dump-file F (also the SIGUSR1 dump); empty: stdout */
 	int dump_root;			/* --dump-root none|comm|pid|tid (enum store_root); comm */
 	bool dump_idle;			/* --dump-idle: include the idle task in dumps */
+	bool check_config;		/* --check-config: validate, print, exit */
 };
 
 /* Fills @c with the built-in defaults. */

@@ -15,9 +15,13 @@
 #include "ember/sbuf.h"
 #include "ember/version.h"
 
-enum opt_type { OPT_U64, OPT_SIZE, OPT_BOOL, OPT_LISTEN, OPT_LEVEL };
+enum opt_type { OPT_U64, OPT_SIZE, OPT_BOOL, OPT_LISTEN, OPT_LEVEL, OPT_PATH, OPT_DIRS, OPT_LIST,
+	       OPT_USER };
 
-/* One row per setting: the whole schema. min/max bound OPT_U64 and OPT_SIZE. */
+/*
+ * One row per setting: the whole schema. min/max bound OPT_U64 and OPT_SIZE; for the string
+ * types (OPT_PATH, OPT_DIRS, OPT_LIST, OPT_USER) max is the size of the char array.
+ */
 struct opt {
 	const char *key;
 	enum opt_type type;
@@ -40,6 +44,13 @@ static const struct opt opts[] = {
 	{ "http.max_captures", OPT_U64, F(http_max_captures), 1, 1000, false },
 	{ "http.capture_memory", OPT_SIZE, F(http_capture_memory_bytes), MiB, 1024 * GiB, false },
 	{ "http.max_capture", OPT_U64, F(http_max_capture_s), 1, 86400, false },
+	{ "http.timeout", OPT_U64, F(http_timeout_s), 1, 3600, false },
+	{ "http.max_body", OPT_SIZE, F(http_max_body_bytes), KiB, 16 * MiB, false },
+	{ "http.max_request", OPT_SIZE, F(http_max_request_bytes), 8 * KiB, MiB, false },
+	{ "http.tls_cert", OPT_PATH, F(tls_cert), 0, EMBER_PATH_MAX, false },
+	{ "http.tls_key", OPT_PATH, F(tls_key), 0, EMBER_PATH_MAX, false },
+	{ "http.auth_token_file", OPT_PATH, F(auth_token_file), 0, EMBER_PATH_MAX, false },
+	{ "http.insecure", OPT_BOOL, F(insecure), 0, 0, false },
 	{ "sampling.frequency", OPT_U64, F(frequency_hz), 1, 10000, false },
 	{ "sampling.include_idle", OPT_BOOL, F(include_idle), 0, 0, false },
 	{ "sampling.hardware_event", OPT_BOOL, F(hardware_event), 0, 0, false },
@@ -53,6 +64,11 @@ static const struct opt opts[] = {
 	{ "symbols.inline_frames", OPT_BOOL, F(inline_frames), 0, 0, false },
 	{ "symbols.demangle", OPT_BOOL, F(demangle), 0, 0, false },
 	{ "symbols.max_pids", OPT_U64, F(max_pids), 16, 1 << 20, false },
+	{ "symbols.debug_dirs", OPT_DIRS, F(debug_dirs), 0, EMBER_PATH_MAX, false },
+	{ "filter.exclude_comms", OPT_LIST, F(exclude_comms), 0, EMBER_LIST_MAX, false },
+	{ "filter.exclude_cgroups", OPT_LIST, F(exclude_cgroups), 0, EMBER_LIST_MAX, false },
+	{ "security.user", OPT_USER, F(user), 0, EMBER_USER_MAX, false },
+	{ "security.drop_capabilities", OPT_BOOL, F(drop_capabilities), 0, 0, false },
 	{ "log.level", OPT_LEVEL, F(log_level), 0, 0, false },
 };
 
@@ -67,6 +83,9 @@ void ember_config_init(struct ember_config *c)
 		.http_max_captures = 16,
 		.http_capture_memory_bytes = 256 * MiB,
 		.http_max_capture_s = 600,
+		.http_timeout_s = 30,
+		.http_max_body_bytes = 64 * KiB,
+		.http_max_request_bytes = 64 * KiB,
 		.frequency_hz = 99,
 		.include_idle = true,
 		.hardware_event = true,
@@ -80,6 +99,8 @@ void ember_config_init(struct ember_config *c)
 		.inline_frames = false,
 		.demangle = true,
 		.max_pids = 4096,
+		.debug_dirs = "/usr/lib/debug",
+		.drop_capabilities = true,
 		.log_level = LOG_LVL_INFO,
 		.dump_root = 1,
 	};
@@ -165,9 +186,56 @@ static int check_listen(const char *s)
 	return 0;
 }
 
+/*
+ * The string types. OPT_PATH: empty or absolute; OPT_DIRS: ':'-separated absolute paths;
+ * OPT_LIST: ','-separated non-empty items without spaces; OPT_USER: empty or a user name
+ * ([a-z_][a-z0-9_-]*). No control characters anywhere.
+ */
+static const char *check_string(enum opt_type t, const char *s, size_t size)
+{
+	const char *p;
+
+	if (strlen(s) >= size)
+		return "is too long";
+	for (p = s; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			return "contains a control character";
+	switch (t) {
+	case OPT_PATH:
+		if (*s && *s != '/')
+			return "is not an absolute path";
+		break;
+	case OPT_DIRS:
+		for (p = s; *p; p = strchr(p, ':') ? strchr(p, ':') + 1 : p + strlen(p))
+			if (*p != '/')
+				return "is not a ':'-separated list of absolute paths";
+		if (*s && s[strlen(s) - 1] == ':')
+			return "is not a ':'-separated list of absolute paths";
+		break;
+	case OPT_LIST:
+		for (p = s; *p; p++)
+			if (isspace((unsigned char)*p) || (*p == ',' && (p == s || p[1] == ',' ||
+									 !p[1])))
+				return "is not a ','-separated list (no spaces, no empty items)";
+		break;
+	case OPT_USER:
+		if (*s && !(islower((unsigned char)*s) || *s == '_'))
+			return "is not a user name";
+		for (p = s; *p; p++)
+			if (!islower((unsigned char)*p) && !isdigit((unsigned char)*p) &&
+			    *p != '_' && *p != '-')
+				return "is not a user name";
+		break;
+	default:
+		break;
+	}
+	return NULL;
+}
+
 int ember_config_set(struct ember_config *c, const char *key, const char *value, char *err,
 		     size_t errlen)
 {
+	const char *why;
 	const struct opt *o = NULL;
 	char *base = (char *)c;
 	uint64_t v;
@@ -213,6 +281,15 @@ int ember_config_set(struct ember_config *c, const char *key, const char *value,
 			return seterr(err, errlen, "%s: '%s' is not error, warn, info or debug", key,
 				      value);
 		*(int *)(base + o->off) = (int)lvl;
+		return 0;
+	case OPT_PATH:
+	case OPT_DIRS:
+	case OPT_LIST:
+	case OPT_USER:
+		why = check_string(o->type, value, (size_t)o->max);
+		if (why)
+			return seterr(err, errlen, "%s: '%s' %s", key, value, why);
+		strcpy(base + o->off, value);
 		return 0;
 	}
 	return -EINVAL;
@@ -344,6 +421,7 @@ enum {
 	ARG_PRINT_CONFIG,
 	ARG_DUMP_ROOT,
 	ARG_DUMP_IDLE,
+	ARG_CHECK_CONFIG,
 };
 
 /* Flags that are shorthands for keys. */
@@ -363,7 +441,7 @@ static void usage(FILE *out)
 	fprintf(out,
 		"usage: emberd [--config FILE] [--listen ADDR:PORT] [--frequency HZ] [--retention S]\n"
 		"              [--memory-limit BYTES] [-o SECTION.KEY=VALUE]... [-v]\n"
-		"              [--dump-after S] [--dump-file FILE] [--print-config]\n"
+		"              [--dump-after S] [--dump-file FILE] [--print-config] [--check-config]\n"
 		"\n"
 		"Always-on CPU profiler: samples every CPU with eBPF, keeps timestamped stacks.\n"
 		"  -c, --config FILE        read settings from FILE (flags override it)\n"
@@ -379,6 +457,7 @@ static void usage(FILE *out)
 		"                           tid (comm-PID/TID)\n"
 		"      --dump-idle          include the idle task in dumps\n"
 		"      --print-config       print the effective configuration and exit\n"
+		"      --check-config       also check files, token and listen policy; exit 0 if valid\n"
 		"  -h, --help, -V, --version\n");
 }
 
@@ -398,6 +477,7 @@ int ember_config_from_args(struct ember_config *c, int argc, char **argv, FILE *
 		{ "print-config", no_argument, NULL, ARG_PRINT_CONFIG },
 		{ "dump-root", required_argument, NULL, ARG_DUMP_ROOT },
 		{ "dump-idle", no_argument, NULL, ARG_DUMP_IDLE },
+		{ "check-config", no_argument, NULL, ARG_CHECK_CONFIG },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -501,6 +581,9 @@ int ember_config_from_args(struct ember_config *c, int argc, char **argv, FILE *
 			case ARG_PRINT_CONFIG:
 				print = true;
 				break;
+			case ARG_CHECK_CONFIG:
+				c->check_config = true; /* main() checks, prints and exits */
+				break;
 			default:
 				break;
 			}
@@ -548,6 +631,10 @@ void ember_config_print(const struct ember_config *c, FILE *out)
 			fprintf(out, "%s\n", b ? "yes" : "no");
 			break;
 		case OPT_LISTEN:
+		case OPT_PATH:
+		case OPT_DIRS:
+		case OPT_LIST:
+		case OPT_USER:
 			fprintf(out, "%s\n", base + o->off);
 			break;
 		case OPT_LEVEL:
