@@ -27,9 +27,9 @@
 #include "ember/collapse.h"
 #include "ember/lineread.h"
 #include "ember/log.h"
+#include "ember/samples.h"
 #include "ember/sbuf.h"
 
-#define SAMPLES_HEADER "# ember-samples v1\n"
 #define MAX_JOBS 64
 #define BATCH_BYTES (64u << 20)	/* mapped input is parsed in windows this big */
 #define CHUNK_MIN (1u << 20)
@@ -52,7 +52,7 @@ static void collapse_usage(FILE *f)
 		"      --addrs        keep raw addresses of unresolved frames: [module <addr>]\n"
 		"      --event-filter EV  keep only samples of event EV (default: the first seen)\n"
 		"other options:\n"
-		"      --timestamps   one line per sample, 'TIME STACK COUNT' (ember-samples v1,\n"
+		"      --timestamps   one line per sample, 'TIME STACK 1' (ember-samples v1,\n"
 		"                     docs/formats.md) instead of summed stacks (perf only)\n"
 		"  -j, --jobs N       parse perf input on N threads (default 1)\n"
 		"      --chunk-bytes N  bytes per chunk with --jobs (default 1 MiB or more;\n"
@@ -92,9 +92,35 @@ struct sink {
 	struct collapse **parser;	/* to tell bpftrace records (printed as they come) */
 };
 
+/* "SECONDS.FRACTION" as perf prints it -> ns, exactly (digits past 9 are dropped). */
+static int time_ns(const char *s, size_t n, uint64_t *ret)
+{
+	uint64_t sec = 0, frac = 0;
+	size_t i = 0, d = 0;
+
+	for (; i < n && s[i] != '.'; i++) {
+		if (s[i] < '0' || s[i] > '9' || sec > (UINT64_MAX / 1000000000ULL - 10) / 10)
+			return -EINVAL;
+		sec = sec * 10 + (uint64_t)(s[i] - '0');
+	}
+	if (i < n)
+		i++;
+	for (; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -EINVAL;
+		if (d++ < 9)
+			frac = frac * 10 + (uint64_t)(s[i] - '0');
+	}
+	for (; d < 9; d++)
+		frac *= 10;
+	*ret = sec * 1000000000ULL + frac;
+	return 0;
+}
+
 static int sink_sample(const struct collapse_sample *s, void *ctx)
 {
 	struct sink *k = ctx;
+	uint64_t t_ns;
 
 	if (!k->timestamps && k->parser && *k->parser &&
 	    collapse__format(*k->parser) == COLLAPSE_FORMAT_BPFTRACE) {
@@ -107,19 +133,12 @@ static int sink_sample(const struct collapse_sample *s, void *ctx)
 	}
 	if (!k->timestamps)
 		return collapse_agg__add_sample(k->agg, s);
-	if (!s->time_len) {
+	if (!s->time_len || time_ns(s->time_str, s->time_len, &t_ns)) {
 		k->no_time++;
 		return 0;
 	}
-	sbuf_add(&k->ts, s->time_str, s->time_len);
-	sbuf_addc(&k->ts, ' ');
-	sbuf_add(&k->ts, s->stack, s->stack_len);
-	sbuf_addc(&k->ts, ' ');
-	if (s->count_huge)
-		sbuf_addf(&k->ts, "%.15g", s->count_f);
-	else
-		sbuf_addu(&k->ts, s->count);
-	sbuf_addc(&k->ts, '\n');
+	/* ember-samples counts samples, not perf's period (docs/formats.md) */
+	samples_format_line(&k->ts, t_ns, s->stack, s->stack_len, 1);
 	return sbuf_error(&k->ts);
 }
 
@@ -882,7 +901,7 @@ int cmd_collapse(int argc, char **argv)
 		goto out;
 	}
 	if (args.timestamps)
-		err = write_out(SAMPLES_HEADER, sizeof(SAMPLES_HEADER) - 1);
+		err = write_out(SAMPLES_HEADER "\n", sizeof(SAMPLES_HEADER));
 	if (err)
 		goto out;
 

@@ -58,11 +58,10 @@ records=$(grep -c '^[^[:space:]#]' "$TMP/ex.txt")
 lines=$(grep -vc '^#' "$TMP/ts")
 check "--timestamps header line" [ "$(head -1 "$TMP/ts")" = "# ember-samples v1" ]
 check "--timestamps: one line per sample ($lines lines, $records records)" [ "$lines" -eq "$records" ]
-total_ts=$(awk '!/^#/ { s += $NF } END { print s }' "$TMP/ts")
-total_agg=$(awk '{ s += $NF } END { print s }' "$examples/example-perf-stacks.collapsed")
-check "--timestamps total equals the aggregated total" [ "$total_ts" = "$total_agg" ]
+check "--timestamps: every count is 1 (ember-samples counts samples)" \
+	awk '!/^#/ && $NF != 1 { exit 1 }' "$TMP/ts"
 check "--timestamps lines are TIME STACK COUNT" \
-	awk '!/^#/ && !($1 ~ /^[0-9]+\.[0-9]+$/ && $NF ~ /^[0-9]+$/) { exit 1 }' "$TMP/ts"
+	awk '!/^#/ && !($1 ~ /^[0-9]+\.[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]$/ && $NF ~ /^[0-9]+$/) { exit 1 }' "$TMP/ts"
 check "--timestamps with --jobs 2 writes the same lines in the same order" \
 	cmp -s "$TMP/ts" <("$EMBER" collapse perf --timestamps --jobs 2 "$TMP/ex.txt" 2>/dev/null)
 done_testing
