@@ -15,6 +15,7 @@ FG=${FLAMEGRAPH_DIR:-/opt/FlameGraph}
 EMBER=${EMBER:-$OUTPUT/ember}
 BIG_MB=${BIG_MB:-1024}
 RUNS=${RUNS:-5}
+REPS=1
 [ -f "$FG/stackcollapse-perf.pl" ] || { echo "no $FG/stackcollapse-perf.pl (set FLAMEGRAPH_DIR)" >&2; exit 2; }
 [ -x "$EMBER" ] || { echo "no $EMBER (make all)" >&2; exit 2; }
 W=$(mktemp -d "${TMPDIR:-/tmp}/ember-bench-collapse.XXXXXX")
@@ -35,19 +36,13 @@ while [ "$size" -lt "$target" ]; do
 	size=$(stat -c %s "$W/big.txt")
 done
 
-# one measured run: wall s, user s, sys s, max RSS KiB -> stdout; output kept in $2
+# one measured run of REPS back-to-back invocations (so short runs are above /usr/bin/time's
+# 10 ms resolution): wall s, user s, sys s, max RSS KiB per invocation -> stdout; output in $1
 measure() {
 	local out=$1; shift
-	/usr/bin/time -f '%e %U %S %M' -o "$W/time" "$@" >"$out" 2>/dev/null
-	cat "$W/time"
-}
-
-# median of the wall times of RUNS runs (and the CPU time and RSS of that run)
-bench() {
-	local name=$1 out=$2 runs=$3; shift 3
-	local i
-	for ((i = 0; i < runs; i++)); do measure "$out" "$@"; done | sort -n | awk -v n="$runs" \
-		'{ l[NR] = $0 } END { print l[int((n + 1) / 2)] }'
+	/usr/bin/time -f '%e %U %S %M' -o "$W/time" \
+		bash -c 'for ((r = 0; r < '"$REPS"'; r++)); do "$@" >"'"$out"'" 2>/dev/null; done' _ "$@"
+	awk -v n="$REPS" '{ printf "%.4f %.4f %.4f %d\n", $1 / n, $2 / n, $3 / n, $4 }' "$W/time"
 }
 
 row() { # label size_bytes "wall user sys rss" ref_wall ref_cpu
@@ -57,8 +52,9 @@ row() { # label size_bytes "wall user sys rss" ref_wall ref_cpu
 			size / 1e6 / a[1], cpu, rw / a[1], rc / cpu, a[4] }'
 }
 
-run_input() { # name file runs
+run_input() { # name file runs reps
 	local name=$1 f=$2 runs=$3 size e1 e2 pl
+	REPS=$4
 	size=$(stat -c %s "$f")
 	# interleave the three so load changes hit all of them alike
 	: >"$W/e1" ; : >"$W/e2" ; : >"$W/pl"
@@ -74,7 +70,7 @@ run_input() { # name file runs
 	local rw rc
 	rw=$(echo "$pl" | awk '{ print $1 }'); rc=$(echo "$pl" | awk '{ print $2 + $3 }')
 	echo
-	echo "$name: $(awk -v s="$size" 'BEGIN { printf "%.1f MB", s / 1e6 }'), $(grep -c '^$' "$f") records, median of $runs; outputs $same"
+	echo "$name: $(awk -v s="$size" 'BEGIN { printf "%.1f MB", s / 1e6 }'), $(grep -c '^$' "$f") records, median of $runs runs of $REPS; outputs $same"
 	echo
 	echo "| tool | wall | throughput | CPU (user+sys) | speed-up (wall) | speed-up (CPU) | peak RSS |"
 	echo "| --- | --- | --- | --- | --- | --- | --- |"
@@ -84,7 +80,7 @@ run_input() { # name file runs
 }
 
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
-run_input "corpus" "$W/corpus.txt" "$RUNS"
-run_input "large file" "$W/big.txt" "${BIG_RUNS:-1}"
+run_input "corpus" "$W/corpus.txt" "$RUNS" "${CORPUS_REPS:-10}"
+run_input "large file" "$W/big.txt" "${BIG_RUNS:-1}" 1
 echo
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
