@@ -28,6 +28,13 @@
  */
 #define CUM_K 64u
 
+/*
+ * The stack column carries the stack's idle flag in its top bit (stack ids are ints, so they
+ * never use it): the default filter then reads one column, not a second lookup per record.
+ */
+#define STK_IDLE 0x80000000u
+#define STK_ID(x) ((x) & ~STK_IDLE)
+
 struct block {
 	uint64_t base;
 	size_t first;	/* index of the block's first record */
@@ -331,7 +338,7 @@ static int cols_append(struct cols *c, uint64_t t, uint32_t stack, uint32_t coun
 		*b = (struct block){ .base = t, .first = c->n };
 	}
 	c->off[c->n] = (uint32_t)(t - b->base);
-	c->stk[c->n] = stack;
+	c->stk[c->n] = stack | (idle ? STK_IDLE : 0);
 	if (c->cnt)
 		c->cnt[c->n] = count;
 	c->n++;
@@ -404,8 +411,8 @@ int samples__sort(struct samples *s)
 			t = s->c.blocks[b].base + s->c.off[i];
 		}
 		if (i < s->c.n && (j == s->nstage || t <= s->stage[j].t)) {
-			err = cols_append(&nc, t, s->c.stk[i], s->c.cnt ? s->c.cnt[i] : 1,
-					  s->idle[s->c.stk[i]]);
+			err = cols_append(&nc, t, STK_ID(s->c.stk[i]), s->c.cnt ? s->c.cnt[i] : 1,
+					  s->c.stk[i] & STK_IDLE);
 			i++;
 		} else {
 			err = cols_append(&nc, s->stage[j].t, s->stage[j].stack, s->stage[j].count,
@@ -505,7 +512,7 @@ uint64_t samples__time_ns(const struct samples *s, size_t idx)
 
 uint32_t samples__stack_id(const struct samples *s, size_t idx)
 {
-	return s->c.stk[idx];
+	return STK_ID(s->c.stk[idx]);
 }
 
 uint32_t samples__count(const struct samples *s, size_t idx)
@@ -642,7 +649,7 @@ static uint64_t prefix(const struct samples *s, enum sum_kind kind, size_t i)
 	v = kind == SUM_ALL ? c->cum_all[j] : c->cum_busy[j];
 
 	for (k = j * CUM_K; k < i; k++)
-		if (kind == SUM_ALL || !s->idle[c->stk[k]])
+		if (kind == SUM_ALL || !(c->stk[k] & STK_IDLE))
 			v += c->cnt ? c->cnt[k] : 1;
 	return v;
 }
@@ -655,10 +662,10 @@ static uint64_t masked_sum(const struct cols *c, const uint8_t *keep, size_t fro
 
 	if (c->cnt) {
 		for (i = from; i < to; i++)
-			v += keep[c->stk[i]] ? c->cnt[i] : 0;
+			v += keep[STK_ID(c->stk[i])] ? c->cnt[i] : 0;
 	} else {
 		for (i = from; i < to; i++)
-			v += keep[c->stk[i]];
+			v += keep[STK_ID(c->stk[i])];
 	}
 	return v;
 }
@@ -755,7 +762,7 @@ static uint64_t direct_sum(const struct samples *s, enum sum_kind kind, size_t f
 	size_t k;
 
 	for (k = from; k < to; k++)
-		if (kind == SUM_ALL || !s->idle[c->stk[k]])
+		if (kind == SUM_ALL || !(c->stk[k] & STK_IDLE))
 			v += c->cnt ? c->cnt[k] : 1;
 	return v;
 }
@@ -852,7 +859,7 @@ int samples__range_profile(const struct samples *s, uint64_t start_ns, uint64_t 
 	from = samples__lower_bound(s, start_ns);
 	to = samples__lower_bound(s, end_ns);
 	for (i = from; i < to; i++) {
-		uint32_t id = c->stk[i];
+		uint32_t id = STK_ID(c->stk[i]);
 
 		if (!keep[id])
 			continue;
@@ -1111,7 +1118,7 @@ int samples__write(const struct samples *s, struct sbuf *sb)
 		while (b + 1 < c->nblocks && c->blocks[b + 1].first <= i)
 			b++;
 		sbuf_reset(&text);
-		profile__stack_text(s->dict, c->stk[i], &text);
+		profile__stack_text(s->dict, STK_ID(c->stk[i]), &text);
 		samples_format_line(sb, c->blocks[b].base + c->off[i], text.buf ? text.buf : "",
 				    text.len, c->cnt ? c->cnt[i] : 1);
 	}
