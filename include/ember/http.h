@@ -51,6 +51,9 @@ struct http_config {
 	unsigned int max_captures;	/* kept at once (oldest finished ones evicted); default 16 */
 	uint64_t max_capture_bytes;	/* memory of all captures; default 256 MiB */
 	uint64_t max_capture_s;		/* longest capture; default 600 */
+	uint64_t max_request_bytes;	/* request line + headers (MHD memory limit); 64 KiB */
+	const char *tls_cert_pem;	/* PEM; borrowed, must outlive the server; NULL: plain */
+	const char *tls_key_pem;	/* PEM key for tls_cert_pem; borrowed likewise */
 };
 
 /* The defaults above, listen "127.0.0.1:8080". */

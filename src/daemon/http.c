@@ -17,6 +17,7 @@
 #include "ember/http_export.h"
 #include "ember/log.h"
 #include "ember/recording.h"
+#include "ember/security.h"
 #include "ember/store.h"
 #include "http_internal.h"
 
@@ -72,6 +73,7 @@ void http_config_init(struct http_config *c)
 		.max_captures = 16,
 		.max_capture_bytes = 256ULL << 20,
 		.max_capture_s = 600,
+		.max_request_bytes = 64 << 10,
 	};
 }
 
@@ -578,6 +580,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		return MHD_YES;
 	}
 
+	/* bearer token (security.c): before routing, so that nothing is learnt without it */
+	if (!http_auth_check(url, MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+							      MHD_HTTP_HEADER_AUTHORIZATION)))
+		return (enum MHD_Result)http_auth_deny(conn);
 	req->method = method;
 	req->path = url;
 	req->head = !strcmp(method, "HEAD");
@@ -733,6 +739,7 @@ int http_server__start(struct http_server *s)
 	socklen_t sl;
 	const union MHD_DaemonInfo *info;
 	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+	struct MHD_OptionItem tls[3] = { { MHD_OPTION_END, 0, NULL } }; /* TLS: security.c */
 	bool v6;
 	int err;
 
@@ -743,6 +750,16 @@ int http_server__start(struct http_server *s)
 		return err;
 	if (v6)
 		flags |= MHD_USE_IPv6;
+	if (s->cfg.tls_cert_pem && s->cfg.tls_key_pem) {
+		if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES)
+			return -EPROTONOSUPPORT;
+		flags |= MHD_USE_TLS;
+		tls[0] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_CERT, 0,
+						  (void *)s->cfg.tls_cert_pem };
+		tls[1] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_KEY, 0,
+						  (void *)s->cfg.tls_key_pem };
+		tls[2] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
+	}
 	if (MHD_is_feature_supported(MHD_FEATURE_EPOLL) == MHD_YES)
 		flags |= MHD_USE_EPOLL;
 	else
@@ -753,7 +770,8 @@ int http_server__start(struct http_server *s)
 				  MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
 				  MHD_OPTION_CONNECTION_LIMIT, s->cfg.max_connections,
 				  MHD_OPTION_CONNECTION_TIMEOUT, s->cfg.timeout_s,
-				  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 << 10),
+				  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)s->cfg.max_request_bytes,
+				  MHD_OPTION_ARRAY, tls,
 				  MHD_OPTION_THREAD_POOL_SIZE, s->cfg.threads > 1 ? s->cfg.threads : 0,
 				  MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
 				  MHD_OPTION_END);

@@ -13,6 +13,7 @@
 #include "ember/replay.h"
 #include "ember/sampler.h"
 #include "ember/sbuf.h"
+#include "ember/security.h"
 #include "ember/symbolizer.h"
 
 /*
@@ -103,6 +104,12 @@ int emberd_http_setup(const struct ember_config *cfg, struct store *store, char 
 	hc.max_captures = (unsigned int)cfg->http_max_captures;
 	hc.max_capture_bytes = cfg->http_capture_memory_bytes;
 	hc.max_capture_s = cfg->http_max_capture_s;
+	hc.timeout_s = (unsigned int)cfg->http_timeout_s;
+	hc.max_body_bytes = cfg->http_max_body_bytes;
+	hc.max_request_bytes = cfg->http_max_request_bytes;
+	r = emberd_security_setup(cfg, &hc); /* listen policy, token, TLS (security.c) */
+	if (r)
+		return r;
 	if (nfiles > 0) {
 		rec = recording__new(cfg->memory_limit_bytes);
 		if (!rec)

@@ -1,0 +1,444 @@
+// SPDX-License-Identifier: MIT
+/* Listen policy, bearer-token authentication and TLS files (see include/ember/security.h). */
+#include "ember/security.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <microhttpd.h>
+
+#include "ember/config.h"
+#include "ember/http.h"
+#include "ember/log.h"
+
+#define PEM_MAX (1u << 20)
+
+static int __attribute__((format(printf, 3, 4))) fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
+bool security_listen_is_loopback(const char *listen)
+{
+	char host[64];
+	const char *h = listen, *end;
+	size_t n;
+	struct in_addr a4;
+	struct in6_addr a6;
+
+	if (*h == '[') {
+		h++;
+		end = strchr(h, ']');
+	} else {
+		end = strrchr(h, ':');
+	}
+	if (!end)
+		return false;
+	n = (size_t)(end - h);
+	if (n == 0 || n >= sizeof(host))
+		return false;
+	memcpy(host, h, n);
+	host[n] = '\0';
+	if (inet_pton(AF_INET, host, &a4) == 1)
+		return (ntohl(a4.s_addr) >> 24) == 127;
+	if (inet_pton(AF_INET6, host, &a6) == 1) {
+		if (IN6_IS_ADDR_LOOPBACK(&a6))
+			return true;
+		/* ::ffff:127.x.y.z */
+		return IN6_IS_ADDR_V4MAPPED(&a6) && a6.s6_addr[12] == 127;
+	}
+	return false;
+}
+
+int security_check_listen(const struct ember_config *c, char *err, size_t errlen)
+{
+	bool tls = c->tls_cert[0] && c->tls_key[0];
+
+	if ((c->tls_cert[0] != 0) != (c->tls_key[0] != 0)) {
+		fail(err, errlen, "http.tls_cert and http.tls_key go together: set both or neither");
+		return -EPERM;
+	}
+	if (security_listen_is_loopback(c->listen) || c->insecure)
+		return 0;
+	if (tls && c->auth_token_file[0])
+		return 0;
+	fail(err, errlen,
+	     "refusing to listen on non-loopback '%s' without %s%s%s: set them, or "
+	     "http.insecure = yes to accept the exposure",
+	     c->listen, tls ? "" : "TLS (http.tls_cert, http.tls_key)",
+	     !tls && !c->auth_token_file[0] ? " and " : "",
+	     c->auth_token_file[0] ? "" : "a bearer token (http.auth_token_file)");
+	return -EPERM;
+}
+
+/* Opens @path and checks it: regular, at most @max bytes, no group/other bits when @private,
+ * owned by root when @root. Returns the fd or -errno. */
+static int open_checked(const char *path, bool private, bool root, size_t max, const char *what,
+			char *err, size_t errlen)
+{
+	struct stat st;
+	int fd, r;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0) {
+		r = -errno;
+		fail(err, errlen, "cannot open %s '%s': %s", what, path, strerror(-r));
+		return r;
+	}
+	if (fstat(fd, &st)) {
+		r = -errno;
+		fail(err, errlen, "cannot stat %s '%s': %s", what, path, strerror(-r));
+		goto bad;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		r = fail(err, errlen, "%s '%s' is not a regular file", what, path);
+		goto bad;
+	}
+	if (root && st.st_uid != 0) {
+		fail(err, errlen, "%s '%s' must be owned by root (uid %u)", what, path,
+		     (unsigned int)st.st_uid);
+		r = -EPERM;
+		goto bad;
+	}
+	if (private && (st.st_mode & 077)) {
+		fail(err, errlen, "%s '%s' is accessible to group or others (mode %04o): chmod 600",
+		     what, path, (unsigned int)(st.st_mode & 07777));
+		r = -EPERM;
+		goto bad;
+	}
+	if ((uint64_t)st.st_size > max) {
+		r = fail(err, errlen, "%s '%s' is larger than %zu bytes", what, path, max);
+		goto bad;
+	}
+	return fd;
+bad:
+	close(fd);
+	return r;
+}
+
+/* Reads all of @fd (at most @max bytes) into a NUL-terminated malloc'ed buffer. */
+static int read_all(int fd, size_t max, char **ret, size_t *ret_len)
+{
+	char *buf = malloc(max + 1);
+	size_t len = 0;
+	ssize_t n;
+
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		n = read(fd, buf + len, max + 1 - len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			n = -errno;
+			free(buf);
+			return (int)n;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+		if (len > max) {
+			free(buf);
+			return -EFBIG;
+		}
+	}
+	buf[len] = '\0';
+	*ret = buf;
+	*ret_len = len;
+	return 0;
+}
+
+int security_read_token(const char *path, char *ret, size_t size, char *err, size_t errlen)
+{
+	char *buf = NULL;
+	size_t len = 0, i;
+	int fd, r;
+
+	fd = open_checked(path, true, true, 4096, "token file", err, errlen);
+	if (fd < 0)
+		return fd;
+	r = read_all(fd, 4096, &buf, &len);
+	close(fd);
+	if (r)
+		return fail(err, errlen, "cannot read token file '%s': %s", path, strerror(-r));
+	while (len && isspace((unsigned char)buf[len - 1]))
+		buf[--len] = '\0';
+	for (i = 0; i < len; i++)
+		if (buf[i] <= 0x20 || buf[i] >= 0x7f)
+			break;
+	if (i < len || len < EMBER_TOKEN_MIN || len > EMBER_TOKEN_MAX || len >= size) {
+		/* never echo the token itself */
+		r = fail(err, errlen, "token file '%s' must hold one token of %d..%d visible ASCII "
+			 "characters", path, EMBER_TOKEN_MIN, EMBER_TOKEN_MAX);
+		explicit_bzero(buf, len);
+		free(buf);
+		return r;
+	}
+	memcpy(ret, buf, len + 1);
+	explicit_bzero(buf, len);
+	free(buf);
+	return 0;
+}
+
+int security_read_pem(const char *path, bool private, char **ret, char *err, size_t errlen)
+{
+	char *buf = NULL;
+	size_t len;
+	int fd, r;
+
+	fd = open_checked(path, private, false, PEM_MAX, private ? "TLS key" : "TLS certificate",
+			  err, errlen);
+	if (fd < 0)
+		return fd;
+	r = read_all(fd, PEM_MAX, &buf, &len);
+	close(fd);
+	if (r)
+		return fail(err, errlen, "cannot read '%s': %s", path, strerror(-r));
+	if (!strstr(buf, "-----BEGIN ")) {
+		free(buf);
+		return fail(err, errlen, "'%s' is not a PEM file", path);
+	}
+	*ret = buf;
+	return 0;
+}
+
+/* --- the check on every request ------------------------------------------------------------ */
+
+static pthread_rwlock_t auth_lock = PTHREAD_RWLOCK_INITIALIZER;
+static char auth_token[EMBER_TOKEN_MAX + 1];
+static size_t auth_len;
+static atomic_ullong auth_fails;
+
+int http_auth_set_token(const char *token)
+{
+	size_t n = token ? strlen(token) : 0;
+
+	if (n > EMBER_TOKEN_MAX)
+		return -EINVAL;
+	pthread_rwlock_wrlock(&auth_lock);
+	explicit_bzero(auth_token, sizeof(auth_token));
+	if (n)
+		memcpy(auth_token, token, n);
+	auth_len = n;
+	pthread_rwlock_unlock(&auth_lock);
+	return 0;
+}
+
+bool http_auth_enabled(void)
+{
+	bool on;
+
+	pthread_rwlock_rdlock(&auth_lock);
+	on = auth_len > 0;
+	pthread_rwlock_unlock(&auth_lock);
+	return on;
+}
+
+/* Compares all of @want whatever @got is: the time depends on the token's length only. */
+static bool equal_ct(const char *got, size_t got_len, const char *want, size_t want_len)
+{
+	volatile unsigned char d = got_len != want_len;
+	size_t i;
+
+	for (i = 0; i < want_len; i++)
+		d |= (unsigned char)((i < got_len ? (unsigned char)got[i] : 0) ^
+				     (unsigned char)want[i]);
+	return d == 0;
+}
+
+bool http_auth_check(const char *path, const char *authorization)
+{
+	const char *p;
+	size_t n;
+	bool ok;
+
+	if (path && !strcmp(path, "/healthz"))
+		return true;
+	pthread_rwlock_rdlock(&auth_lock);
+	if (!auth_len) {
+		pthread_rwlock_unlock(&auth_lock);
+		return true;
+	}
+	ok = false;
+	if (authorization && !strncasecmp(authorization, "Bearer ", 7)) {
+		p = authorization + 7;
+		while (*p == ' ')
+			p++;
+		n = strlen(p);
+		while (n && (p[n - 1] == ' ' || p[n - 1] == '\t'))
+			n--;
+		ok = equal_ct(p, n, auth_token, auth_len);
+	}
+	pthread_rwlock_unlock(&auth_lock);
+	if (!ok)
+		auth_fails++;
+	return ok;
+}
+
+uint64_t http_auth_failures(void)
+{
+	return auth_fails;
+}
+
+int http_auth_deny(struct MHD_Connection *conn)
+{
+	static const char body[] = "{\"error\": \"unauthorized\", \"status\": 401}\n";
+	struct MHD_Response *r;
+	char *copy = strdup(body);
+	enum MHD_Result ret;
+
+	if (!copy)
+		return MHD_NO;
+	r = MHD_create_response_from_buffer_with_free_callback(strlen(copy), copy, free);
+	if (!r) {
+		free(copy);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"emberd\"");
+	ret = MHD_queue_response(conn, MHD_HTTP_UNAUTHORIZED, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+/* --- main ----------------------------------------------------------------------------------- */
+
+static char *tls_cert_pem, *tls_key_pem;
+
+void emberd_security_fini(void)
+{
+	free(tls_cert_pem);
+	if (tls_key_pem)
+		explicit_bzero(tls_key_pem, strlen(tls_key_pem));
+	free(tls_key_pem);
+	tls_cert_pem = tls_key_pem = NULL;
+	(void)http_auth_set_token(NULL);
+}
+
+static int load_token(const struct ember_config *c)
+{
+	char tok[EMBER_TOKEN_MAX + 1], err[512];
+	int r;
+
+	if (!c->auth_token_file[0])
+		return http_auth_set_token(NULL);
+	r = security_read_token(c->auth_token_file, tok, sizeof(tok), err, sizeof(err));
+	if (r) {
+		log_error("%s", err);
+		return r;
+	}
+	r = http_auth_set_token(tok);
+	explicit_bzero(tok, sizeof(tok));
+	return r;
+}
+
+int emberd_security_setup(const struct ember_config *c, struct http_config *hc)
+{
+	char err[512];
+	int r;
+
+	r = security_check_listen(c, err, sizeof(err));
+	if (r) {
+		log_error("%s", err);
+		return r;
+	}
+	if (!security_listen_is_loopback(c->listen) &&
+	    !(c->tls_cert[0] && c->auth_token_file[0]))
+		log_warn("INSECURE: listening on '%s' without %s (http.insecure = yes): anyone who "
+			 "can reach it can read every profile", c->listen,
+			 c->tls_cert[0] ? "a bearer token" : c->auth_token_file[0] ? "TLS" :
+			 "TLS or a bearer token");
+	r = load_token(c);
+	if (r)
+		return r;
+	if (c->tls_cert[0]) {
+		r = security_read_pem(c->tls_cert, false, &tls_cert_pem, err, sizeof(err));
+		if (!r)
+			r = security_read_pem(c->tls_key, true, &tls_key_pem, err, sizeof(err));
+		if (r) {
+			log_error("%s", err);
+			return r;
+		}
+		hc->tls_cert_pem = tls_cert_pem;
+		hc->tls_key_pem = tls_key_pem;
+	}
+	log_info("http: %s, %s", c->tls_cert[0] ? "TLS" : "plain HTTP",
+		 c->auth_token_file[0] ? "bearer token required (except /healthz)" :
+		 "no authentication");
+	return 0;
+}
+
+int emberd_security_reload(const struct ember_config *c)
+{
+	int r = load_token(c);
+
+	if (r)
+		log_warn("reload: keeping the previous token");
+	else
+		log_info("reload: %s", c->auth_token_file[0] ? "bearer token re-read" :
+			 "authentication off");
+	return r;
+}
+
+int emberd_security_check(const struct ember_config *c)
+{
+	char err[512], tok[EMBER_TOKEN_MAX + 1], *pem = NULL;
+	int bad = 0;
+
+	if (security_check_listen(c, err, sizeof(err))) {
+		log_error("%s", err);
+		bad++;
+	} else if (!security_listen_is_loopback(c->listen) &&
+		   !(c->tls_cert[0] && c->auth_token_file[0])) {
+		log_warn("INSECURE: '%s' is not loopback and http.insecure = yes", c->listen);
+	}
+	if (c->auth_token_file[0]) {
+		if (security_read_token(c->auth_token_file, tok, sizeof(tok), err, sizeof(err))) {
+			log_error("%s", err);
+			bad++;
+		}
+		explicit_bzero(tok, sizeof(tok));
+	}
+	if (c->tls_cert[0]) {
+		if (security_read_pem(c->tls_cert, false, &pem, err, sizeof(err))) {
+			log_error("%s", err);
+			bad++;
+		}
+		free(pem);
+		pem = NULL;
+	}
+	if (c->tls_key[0]) {
+		if (security_read_pem(c->tls_key, true, &pem, err, sizeof(err))) {
+			log_error("%s", err);
+			bad++;
+		}
+		if (pem)
+			explicit_bzero(pem, strlen(pem));
+		free(pem);
+	}
+	if (c->user[0] && !getpwnam(c->user)) {
+		log_error("security.user: no user '%s'", c->user);
+		bad++;
+	}
+	return bad ? -EINVAL : 0;
+}
