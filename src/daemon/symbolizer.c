@@ -79,6 +79,7 @@ struct image {
 	uint8_t build_id[64];
 	size_t build_id_len;
 	uint64_t bid_hash;
+	uint64_t file_size;		/* a stripped copy shares the build-id, not the size */
 };
 
 struct elfent {
@@ -752,6 +753,17 @@ static void ptab_grow(struct symbolizer *s)
 }
 
 static struct image *elf_get(struct symbolizer *s, struct proc *p, struct mapping *m);
+static void perfmap_refresh(struct symbolizer *s, struct proc *p);
+
+static bool has_anon_code(const struct proc *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->nmaps; i++)
+		if (p->maps[i].kind == PROCMAPS_ANON)
+			return true;
+	return false;
+}
 
 static struct proc *proc_create(struct symbolizer *s, uint32_t pid)
 {
@@ -858,6 +870,9 @@ void symbolizer__note_pid(struct symbolizer *s, uint32_t pid)
 	for (i = 0; i < p->nmaps; i++)
 		if (p->maps[i].kind == PROCMAPS_FILE)
 			(void)elf_get(s, p, &p->maps[i]);
+	/* and its JIT symbols, which runtimes often remove at exit */
+	if (s->o.perf_maps && has_anon_code(p))
+		perfmap_refresh(s, p);
 }
 
 int symbolizer__prune(struct symbolizer *s)
@@ -874,6 +889,10 @@ int symbolizer__prune(struct symbolizer *s)
 		} else if (p->gone && t >= p->gone_ns + GONE_GRACE_NS) {
 			proc_remove(s, p);
 			n++;
+		} else if (!p->gone && s->o.perf_maps && has_anon_code(p)) {
+			/* read what JITs appended while it is there to read: a process may exit
+			 * before its samples are symbolized */
+			perfmap_refresh(s, p);
 		}
 	}
 	return n;
@@ -966,12 +985,13 @@ static int open_mapping(struct symbolizer *s, struct proc *p, const struct mappi
 }
 
 static struct image *image_by_build_id(struct symbolizer *s, const uint8_t *id, size_t len,
-				       uint64_t h)
+				       uint64_t h, uint64_t size)
 {
 	struct image *img;
 
 	for (img = s->btab[h % s->btab_size]; img; img = img->bnext)
-		if (img->build_id_len == len && !memcmp(img->build_id, id, len))
+		if (img->build_id_len == len && img->file_size == size &&
+		    !memcmp(img->build_id, id, len))
 			return img;
 	return NULL;
 }
@@ -984,16 +1004,25 @@ static struct image *image_open(struct symbolizer *s, struct proc *p, const stru
 	char root[64];
 	struct image *img;
 	const uint8_t *bid;
+	struct stat st;
 	int fd, n;
 	uint64_t h = 0;
 
 	fd = open_mapping(s, p, m);
 	if (fd < 0)
 		return NULL;
+	if (fstat(fd, &st)) {
+		close(fd);
+		return NULL;
+	}
+	/*
+	 * The same build-id and size: the same file in another place (a container layer, a
+	 * copy), parsed once. A stripped copy has the build-id of the original but not its size.
+	 */
 	n = elfsym_read_build_id(fd, id, sizeof(id));
 	if (n > 0) {
 		h = hash_bytes(id, (size_t)n, 0);
-		img = image_by_build_id(s, id, (size_t)n, h);
+		img = image_by_build_id(s, id, (size_t)n, h, (uint64_t)st.st_size);
 		if (img) {
 			close(fd);
 			img->refs++;
@@ -1015,6 +1044,7 @@ static struct image *image_open(struct symbolizer *s, struct proc *p, const stru
 		return NULL;
 	}
 	img->refs = 1;
+	img->file_size = (uint64_t)st.st_size;
 	img->serial = s->next_serial++;
 	if (!s->next_serial)
 		s->next_serial = 1; /* 0 marks an empty address-cache slot */

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -111,6 +112,8 @@ static void spawn(struct child *c, const char *path, const char *const *args)
 	c->pid = fork();
 	assert_true(c->pid >= 0);
 	if (c->pid == 0) {
+		/* a failed assertion longjmps past reap(): never leave a workload behind */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		dup2(fds[1], 1);
 		close(fds[0]);
 		close(fds[1]);

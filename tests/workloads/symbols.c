@@ -26,13 +26,20 @@ __attribute__((noinline)) void symbols_probe(void)
 	inline_ret = __builtin_return_address(0);
 }
 
+__attribute__((noinline)) void symbols_store(uint64_t x)
+{
+	sink += x;
+}
+
+/* Not a leaf (it calls symbols_store): gcc then keeps its frame pointer, so stacks sampled in
+ * its loop walk up through symbols_outer. */
 __attribute__((noinline)) uint64_t symbols_leaf(uint64_t n)
 {
 	uint64_t i, x = n;
 
 	for (i = 0; i < 200000; i++)
 		x = x * 6364136223846793005ull + 1442695040888963407ull;
-	sink += x;
+	symbols_store(x);
 	return x;
 }
 
