@@ -6,7 +6,9 @@
 # rate during the load against a quiet baseline window of the same daemon (must stay within 1%),
 # wrk's latency percentiles, emberd's RSS, and, side by side in the same run, the p50 latency
 # against flamegraph.pl rendering the same profile (the reference tool). Prints a Markdown table.
-#   DURATION=60 BASELINE=20 CONNECTIONS=50 tests/bench/bench_http.sh
+# DISTINCT=1 gives every request its own width parameter, so that emberd's micro-cache (identical
+# requests within 1 s share one render) never helps: every request is a full render.
+#   DURATION=60 BASELINE=20 CONNECTIONS=50 DISTINCT=0 tests/bench/bench_http.sh
 set -u
 : "${OUTPUT:?}" "${SRCDIR:?}"
 EMBERD=${EMBERD:-$OUTPUT/emberd}
@@ -15,6 +17,7 @@ FG=${FLAMEGRAPH_DIR:-/opt/FlameGraph}
 DURATION=${DURATION:-60}
 BASELINE=${BASELINE:-20}
 CONNECTIONS=${CONNECTIONS:-50}
+DISTINCT=${DISTINCT:-0}
 [ "$(id -u)" -eq 0 ] || { echo "bench_http: needs root (BPF sampling)" >&2; exit 1; }
 command -v wrk >/dev/null || { echo "bench_http: no wrk (apt-get install wrk)" >&2; exit 1; }
 TMP=$(mktemp -d)
@@ -40,7 +43,15 @@ read -r t0 s0 < <(sampled)
 sleep "$BASELINE"
 read -r t1 s1 < <(sampled)
 rss0=$(rss_kb)
+cat >"$TMP/distinct.lua" <<'LUA'
+local i = 0
+request = function()
+	i = i + 1
+	return wrk.format("GET", "/api/v1/flamegraph.svg?from=-60s&width=" .. (600 + i % 1000))
+end
+LUA
 wrk -t2 -c"$CONNECTIONS" -d"${DURATION}s" --timeout 30s --latency \
+	$([ "$DISTINCT" = 1 ] && echo "-s $TMP/distinct.lua") \
 	"$URL/api/v1/flamegraph.svg?from=-60s" >"$TMP/wrk.txt" 2>&1
 read -r t2 s2 < <(sampled)
 rss1=$(rss_kb)
@@ -56,7 +67,8 @@ stats5xx=$(curl -s "$URL/api/v1/stats" | python3 -c 'import json,sys; print(json
 # flamegraph.pl rendering the same folded profile
 ref_ms=NA emb_ms=NA
 if [ -f "$FG/flamegraph.pl" ] && command -v hyperfine >/dev/null; then
-	hyperfine -N --warmup 1 --runs 5 --export-json "$TMP/hf.json" \
+	# --prepare: past the micro-cache's 1 s, so that each run is a full render
+	hyperfine -N --warmup 1 --runs 5 --prepare "sleep 1.1" --export-json "$TMP/hf.json" \
 		"curl -s -o /dev/null $URL/api/v1/flamegraph.svg?$range" \
 		"perl $FG/flamegraph.pl $TMP/profile.folded" >/dev/null 2>&1
 	read -r emb_ms ref_ms < <(python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"]; print(" ".join("%.1f" % (x["median"] * 1000) for x in r))' "$TMP/hf.json")
@@ -65,9 +77,9 @@ kill "$EPID"; wait "$EPID" 2>/dev/null
 erc=$?
 cat "$TMP/wrk.txt" | sed 's/^/# /'
 python3 - "$TMP/wrk.txt" "$t0" "$s0" "$t1" "$s1" "$t2" "$s2" "$rss0" "$rss1" "$hwm" "$ref_ms" \
-	"$stacks" "$svg_bytes" "$stats5xx" "$CONNECTIONS" "$DURATION" "$emb_ms" "$erc" <<'PY'
+	"$stacks" "$svg_bytes" "$stats5xx" "$CONNECTIONS" "$DURATION" "$emb_ms" "$erc" "$DISTINCT" <<'PY'
 import re, sys
-(wrkf, t0, s0, t1, s1, t2, s2, rss0, rss1, hwm, ref_ms, stacks, svg, s5xx, conns, dur, emb_ms, erc) = sys.argv[1:]
+(wrkf, t0, s0, t1, s1, t2, s2, rss0, rss1, hwm, ref_ms, stacks, svg, s5xx, conns, dur, emb_ms, erc, distinct) = sys.argv[1:]
 w = open(wrkf).read()
 def ms(v):
     m = re.match(r"([\d.]+)(us|ms|s)", v)
@@ -84,7 +96,7 @@ change = 100 * (load - base) / base
 print()
 print("| metric | value |")
 print("| --- | --- |")
-print(f"| clients, duration | {conns} connections (wrk -t2), {dur} s, GET /api/v1/flamegraph.svg?from=-60s |")
+print(f"| clients, duration | {conns} connections (wrk -t2), {dur} s, GET /api/v1/flamegraph.svg?from=-60s" + ("&width=(600..1599, distinct: no cache hits)" if distinct == "1" else " (identical: the micro-cache shares renders)") + " |")
 print(f"| profile served | {stacks} unique stacks, {int(svg)/1024:.0f} KiB SVG |")
 print(f"| requests | {reqs} ({rps:.1f}/s) |")
 print(f"| failed requests | {sock + non2xx} (socket errors {sock}, non-2xx {non2xx}; emberd 5xx: {s5xx}) |")
