@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * emberd: the always-on profiler daemon. One event loop on the main thread: epoll over a timerfd
- * (the drain tick) and a signalfd (SIGTERM/SIGINT: exit, SIGUSR1: dump, SIGHUP: ignored).
+ * (the drain tick) and a signalfd (SIGTERM/SIGINT: exit, SIGUSR1: dump, SIGHUP: reload).
  * Each tick: the sampler drains the BPF maps, the symbolizer names the frames, the store keeps
  * the timestamped samples. The HTTP server (libmicrohttpd) runs its own thread and talks only to
  * the store.
@@ -32,6 +32,8 @@
 #include "ember/replay.h"
 #include "ember/sampler.h"
 #include "ember/sbuf.h"
+#include "ember/security.h"
+#include "ember/service.h"
 #include "ember/store.h"
 #include "ember/strtab.h"
 #include "ember/symbolizer.h"
@@ -187,6 +189,8 @@ static int on_group(const struct sampler_group *g, void *ctx)
 	uint64_t comp, now_real;
 	int r, id;
 
+	if (filter_excluded(g->pid, g->comm, total)) /* [filter] (service.c) counts them */
+		return 0;
 	comp = store__compactions(d->store);
 	if (comp != d->compactions) {
 		/* the store renumbered its frames: forget the cached mapping */
@@ -384,6 +388,7 @@ static void on_tick(struct emberd *d)
 
 	if (read(d->tfd, &expirations, sizeof(expirations)) < 0)
 		return;
+	service_watchdog(); /* WATCHDOG=1: the loop is alive */
 	drain(d);
 	if (d->http && d->sampler) { /* counters for /api/v1/stats, copied on this thread */
 		struct sampler_stats sa;
@@ -417,6 +422,10 @@ static void on_signal(struct emberd *d)
 			drain(d);
 			drain(d); /* both generations: everything sampled until now */
 			(void)dump(d);
+			break;
+		case SIGHUP:
+			log_info("received SIGHUP: reloading the configuration");
+			(void)service_reload(&d->cfg, d->http);
 			break;
 		default:
 			log_info("received %s, ignoring", strsignal((int)si.ssi_signo));
@@ -483,6 +492,7 @@ static int sampling_setup(struct emberd *d)
 	yo.inline_frames = d->cfg.inline_frames;
 	yo.demangle = d->cfg.demangle;
 	yo.max_pids = d->cfg.max_pids;
+	yo.debug_dirs = d->cfg.debug_dirs;
 	d->sym = symbolizer__new(&yo, d->sym_st);
 	if (!d->sym)
 		return log_errno(-errno, "cannot create the symbolizer");
@@ -516,6 +526,8 @@ static void emberd_fini(struct emberd *d)
 	symbolizer__free(d->sym);
 	strtab__free(d->sym_st);
 	store__free(d->store);
+	emberd_security_fini();
+	filter_fini();
 	free(d->frame_map);
 	free(d->batch);
 	if (d->epfd >= 0)
@@ -548,6 +560,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	log_set_level((enum log_level)d.cfg.log_level);
+	if (d.cfg.check_config) /* --check-config: files, token, policy; print; exit */
+		return service_check_config(&d.cfg);
+	service_set_args(argc, argv); /* SIGHUP re-reads them */
+	(void)filter_set(&d.cfg);
 	libbpf_set_print(libbpf_log);
 	d.start_ns = mono_ns();
 
@@ -564,9 +580,14 @@ int main(int argc, char **argv)
 			      &d.replay);
 	if (r)
 		goto out;
+	r = emberd_drop_privileges(&d.cfg); /* BPF attached, socket bound: keep what is needed */
+	if (r)
+		goto out;
 	log_info("emberd %s started: %llu Hz, tick %llu ms", EMBER_VERSION,
 		 (unsigned long long)d.cfg.frequency_hz, (unsigned long long)d.cfg.tick_ms);
+	service_notify_ready(d.sampler ? "sampling, serving HTTP" : "replaying, serving HTTP");
 	r = run(&d);
+	service_notify_stopping();
 	if (!r && d.sampler) {
 		drain(&d);
 		drain(&d); /* both generations */
