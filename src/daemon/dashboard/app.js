@@ -109,16 +109,21 @@ async function pollStats() {
 	} else if (s.mode === 'replay') {
 		$('st-rate').textContent = 'replay';
 	}
-	// losses: every counter that says so, wherever a module put it
-	let lost = 0, found = false;
-	const walk = (o, key) => {
-		if (o && typeof o === 'object') { for (const k in o) walk(o[k], k); return; }
-		if (typeof o === 'number' && key && /(lost|drop|loss|overflow|evicted_memory)/i.test(key) && !/share|max/.test(key)) {
-			lost += o; found = true;
-		}
-	};
-	walk(s, '');
-	$('st-losses').textContent = found ? String(lost) : '0';
+	// losses: samples not kept (the sampler's lost, the store's drops) and stacks lost to
+	// stack-map collisions; the breakdown is in the tooltip
+	const sa = s.sampler || {};
+	const parts = { 'sampler lost': sa.lost, 'stack map collisions (kernel)': sa.kern_eexist,
+		'stack map collisions (user)': sa.user_eexist, 'stacks missing': sa.stack_missing,
+		'store dropped': st.dropped, 'evicted by the memory limit': st.evicted_memory };
+	let lost = 0;
+	const lines = [];
+	for (const [k, v] of Object.entries(parts)) {
+		if (typeof v !== 'number') continue;
+		if (k !== 'evicted by the memory limit') lost += v;
+		lines.push(`${k}: ${v}`);
+	}
+	$('st-losses').textContent = String(lost);
+	$('st-losses').parentElement.title = lines.join('\n');
 	let unres = null;
 	const findShare = (o) => {
 		if (!o || typeof o !== 'object') return;
