@@ -458,6 +458,9 @@ static void usage(FILE *out)
 		"      --dump-idle          include the idle task in dumps\n"
 		"      --print-config       print the effective configuration and exit\n"
 		"      --check-config       also check files, token and listen policy; exit 0 if valid\n"
+		"      --replay FILE...     serve recorded `perf script` (plain or gzip) or\n"
+		"                           ember-samples files over HTTP instead of sampling\n"
+		"                           (no BPF, no root; docs/http-api.md)\n"
 		"  -h, --help, -V, --version\n");
 }
 
