@@ -685,13 +685,13 @@ static const char *frame_name(const struct fg_ctx *c, uint32_t id, size_t *len)
 }
 
 /* Token sort: "name;" and "name " for every used name, plus " " for the empty stack. */
+/* The name travels with the token: qsort has no context argument, and no global is needed. */
 struct tok {
+	const char *s;	/* borrowed from the strtab; "" for the empty stack */
+	uint32_t len;
 	uint32_t id;	/* FG_ROOT for the empty stack */
 	char term;
 };
-
-/* qsort has no context argument in C11; per thread, since emberd renders on several at once */
-static _Thread_local const struct strtab *g_tok_st;
 
 static int cmp_bytes_term(const char *a, size_t la, char ta, const char *b, size_t lb, char tb)
 {
@@ -717,25 +717,16 @@ static int cmp_bytes_term(const char *a, size_t la, char ta, const char *b, size
 static int cmp_tok(const void *x, const void *y)
 {
 	const struct tok *a = x, *b = y;
-	const char *sa = a->id == FG_ROOT ? "" : strtab__str(g_tok_st, a->id);
-	const char *sb = b->id == FG_ROOT ? "" : strtab__str(g_tok_st, b->id);
-	size_t la = a->id == FG_ROOT ? 0 : strtab__len(g_tok_st, a->id);
-	size_t lb = b->id == FG_ROOT ? 0 : strtab__len(g_tok_st, b->id);
 
-	return cmp_bytes_term(sa, la, a->term, sb, lb, b->term);
+	return cmp_bytes_term(a->s, a->len, a->term, b->s, b->len, b->term);
 }
 
 /* Does token @b's string start with token @a's string (a proper prefix)? */
-static bool tok_prefixes(const struct strtab *st, const struct tok *a, const struct tok *b)
+static bool tok_prefixes(const struct tok *a, const struct tok *b)
 {
-	const char *sa = a->id == FG_ROOT ? "" : strtab__str(st, a->id);
-	const char *sb = b->id == FG_ROOT ? "" : strtab__str(st, b->id);
-	size_t la = a->id == FG_ROOT ? 0 : strtab__len(st, a->id);
-	size_t lb = b->id == FG_ROOT ? 0 : strtab__len(st, b->id);
-
-	if (lb <= la)
+	if (b->len <= a->len)
 		return false; /* b (with its terminator) is not longer than a */
-	return !memcmp(sa, sb, la) && sb[la] == a->term;
+	return !memcmp(a->s, b->s, a->len) && b->s[a->len] == a->term;
 }
 
 static int build_keys(struct fg_ctx *c, const struct fg_ent *ents, size_t nents)
@@ -764,12 +755,14 @@ static int build_keys(struct fg_ctx *c, const struct fg_ent *ents, size_t nents)
 	ntok = 0;
 	for (i = 0; i < nnames; i++)
 		if (used[i]) {
-			toks[ntok++] = (struct tok){ (uint32_t)i, ';' };
-			toks[ntok++] = (struct tok){ (uint32_t)i, ' ' };
+			const char *name = strtab__str(c->st, (uint32_t)i);
+			uint32_t len = (uint32_t)strtab__len(c->st, (uint32_t)i);
+
+			toks[ntok++] = (struct tok){ name, len, (uint32_t)i, ';' };
+			toks[ntok++] = (struct tok){ name, len, (uint32_t)i, ' ' };
 		}
-	toks[ntok++] = (struct tok){ FG_ROOT, ' ' };
+	toks[ntok++] = (struct tok){ "", 0, FG_ROOT, ' ' };
 	free(used);
-	g_tok_st = c->st;
 	qsort(toks, ntok, sizeof(*toks), cmp_tok);
 	c->amb = calloc(ntok, 1);
 	if (!c->amb) {
@@ -785,7 +778,7 @@ static int build_keys(struct fg_ctx *c, const struct fg_ent *ents, size_t nents)
 			c->key_cont[toks[i].id] = k;
 		else
 			c->key_leaf[toks[i].id] = k;
-		if (toks[i].term == ' ' && i + 1 < ntok && tok_prefixes(c->st, &toks[i], &toks[i + 1]))
+		if (toks[i].term == ' ' && i + 1 < ntok && tok_prefixes(&toks[i], &toks[i + 1]))
 			c->amb[i] = 1;
 	}
 	free(toks);
