@@ -6,6 +6,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -419,6 +420,79 @@ static void test_random_seed(void **state)
 	sbuf_fini(&b);
 }
 
+struct render_job {
+	const struct profile *p;
+	bool inverted;
+	const char *want;
+	int bad;
+};
+
+static void *render_many(void *arg)
+{
+	struct render_job *j = arg;
+	struct flamegraph_opts o;
+	int i;
+
+	flamegraph_opts_init(&o);
+	o.inverted = j->inverted;
+	for (i = 0; i < 100; i++) {
+		struct sbuf sb = SBUF_INIT;
+
+		if (flamegraph_frames_tsv(j->p, &o, &sb) || strcmp(sb.buf, j->want))
+			j->bad++;
+		sbuf_fini(&sb);
+	}
+	flamegraph_opts_fini(&o);
+	return NULL;
+}
+
+/*
+ * emberd renders on several threads at once: renders share no state. Each thread has its own
+ * profile and strtab (different names), so a shared sort context would mix them up.
+ */
+static void test_threads(void **state)
+{
+	struct sbuf want[4] = { SBUF_INIT, SBUF_INIT, SBUF_INIT, SBUF_INIT };
+	struct strtab *st[4];
+	struct profile *p[4];
+	struct render_job jobs[4];
+	struct flamegraph_opts o;
+	pthread_t th[4];
+	char line[96];
+	int i, k;
+
+	(void)state;
+	flamegraph_opts_init(&o);
+	for (k = 0; k < 4; k++) {
+		st[k] = strtab__new();
+		p[k] = profile__new(st[k]);
+		assert_non_null(p[k]);
+		for (i = 0; i < 1000; i++) {
+			int n = snprintf(line, sizeof(line), "t%d_r;f%d_%d;g%d;h%d", k, (i * (k + 3)) % 7,
+					 k, (i * 31) % 13, i);
+
+			assert_true(folded_add_stack(p[k], line, (size_t)n, 1 + (i + k) % 5, 0, false,
+						     0) >= 0);
+		}
+		o.inverted = k & 1;
+		assert_int_equal(flamegraph_frames_tsv(p[k], &o, &want[k]), 0);
+	}
+	for (k = 0; k < 4; k++) {
+		jobs[k] = (struct render_job){ p[k], k & 1, want[k].buf, 0 };
+		assert_int_equal(pthread_create(&th[k], NULL, render_many, &jobs[k]), 0);
+	}
+	for (k = 0; k < 4; k++) {
+		assert_int_equal(pthread_join(th[k], NULL), 0);
+		assert_int_equal(jobs[k].bad, 0);
+	}
+	for (k = 0; k < 4; k++) {
+		sbuf_fini(&want[k]);
+		profile__free(p[k]);
+		strtab__free(st[k]);
+	}
+	flamegraph_opts_fini(&o);
+}
+
 static void test_bad_opts_at_render(void **state)
 {
 	struct fx *f = *state;
@@ -447,6 +521,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_flamechart_events, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cp_roundtrip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_random_seed, setup, teardown),
+		cmocka_unit_test(test_threads),
 		cmocka_unit_test_setup_teardown(test_bad_opts_at_render, setup, teardown),
 	};
 
