@@ -9,7 +9,7 @@
 FG=${FLAMEGRAPH_DIR:-/opt/FlameGraph}
 [ -x "$(command -v perl)" ] && [ -f "$FG/stackcollapse-perf.pl" ] || skip_all "no FlameGraph scripts at $FG"
 command -v python3 >/dev/null || skip_all "no python3"
-SEEDS=${COLLAPSE_DIFF_SEEDS:-15}
+SEEDS=${COLLAPSE_DIFF_SEEDS:-10}
 
 cat >"$TMP/mut.py" <<'PY'
 import random, sys, glob
