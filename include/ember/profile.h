@@ -71,7 +71,9 @@ struct profile *profile__filter(const struct profile *p, profile_keep_fn keep, v
 
 /*
  * Stack indices sorted by the byte order of the joined stack text ("a;b;c"), the order of
- * `sort` on folded lines and of flamegraph.pl. Caller frees the array with free(). NULL + errno.
+ * `LC_ALL=C sort` on the stacks alone. (flamegraph.pl sorts whole lines, count included, which
+ * differs when a frame name extends another, e.g. "foo.isra" vs "foo;bar": the flame graph
+ * renderer reproduces that itself.) Caller frees the array with free(). NULL + errno.
  */
 size_t *profile__sorted(const struct profile *p);
 /* strcmp-like comparison of two stacks' joined text. */
