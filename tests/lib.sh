@@ -8,6 +8,13 @@ set -u
 : "${SHARED:=$(cd "$SRCDIR/.." && pwd)/shared}"
 : "${EMBER:=$OUTPUT/ember}"
 : "${EMBERD:=$OUTPUT/emberd}"
+# EMBER_ASAN=1: the same tests against the ASan+UBSan builds (make asan-bins); UBSan findings
+# abort the program, so a test sees them as a failed run
+if [ "${EMBER_ASAN:-0}" = 1 ]; then
+	EMBER=$OUTPUT/asan/ember EMBERD=$OUTPUT/asan/emberd
+	export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+	export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
+fi
 export OUTPUT SRCDIR SHARED EMBER EMBERD
 T_FAILS=0
 T_COUNT=0

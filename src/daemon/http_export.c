@@ -76,6 +76,11 @@ static const struct family_def {
 	{ "ember_symbol_cache_evictions_total", METRIC_COUNTER,
 	  "Symbolizer cache entries dropped by their bound." },
 	{ "ember_symbol_cache_bytes", METRIC_GAUGE, "Memory held by the symbolizer caches." },
+	{ "ember_perfmap_skipped_total", METRIC_COUNTER,
+	  "Perf-map files not read, by reason (missing, not_regular, too_big, error)." },
+	{ "ember_perfmap_bad_lines_total", METRIC_COUNTER, "Malformed perf-map lines skipped." },
+	{ "ember_symbolizer_process_events_total", METRIC_COUNTER,
+	  "Processes whose cached state was dropped: pid reused, exec, gone; maps read errors." },
 	{ "ember_store_bytes", METRIC_GAUGE, "Memory held by the sample store." },
 	{ "ember_store_max_bytes", METRIC_GAUGE, "The store's memory limit." },
 	{ "ember_store_retention_seconds", METRIC_GAUGE, "The store's retention by time." },
@@ -213,6 +218,24 @@ void ember_metrics_symbolizer(struct metrics *m, const struct symbolizer_stats *
 	set1(m, "ember_symbol_cache_entries", METRIC_GAUGE, "cache", "kallsyms",
 	     (double)st->kallsyms_symbols);
 	set1(m, "ember_symbol_cache_bytes", METRIC_GAUGE, NULL, NULL, (double)st->mem_bytes);
+	set1(m, "ember_perfmap_skipped_total", METRIC_COUNTER, "reason", "missing",
+	     (double)st->perfmap_skip_missing);
+	set1(m, "ember_perfmap_skipped_total", METRIC_COUNTER, "reason", "not_regular",
+	     (double)st->perfmap_skip_not_regular);
+	set1(m, "ember_perfmap_skipped_total", METRIC_COUNTER, "reason", "too_big",
+	     (double)st->perfmap_skip_too_big);
+	set1(m, "ember_perfmap_skipped_total", METRIC_COUNTER, "reason", "error",
+	     (double)st->perfmap_skip_error);
+	set1(m, "ember_perfmap_bad_lines_total", METRIC_COUNTER, NULL, NULL,
+	     (double)st->perfmap_bad_lines);
+	set1(m, "ember_symbolizer_process_events_total", METRIC_COUNTER, "event", "pid_reuse",
+	     (double)st->pid_reuses);
+	set1(m, "ember_symbolizer_process_events_total", METRIC_COUNTER, "event", "exec",
+	     (double)st->pid_execs);
+	set1(m, "ember_symbolizer_process_events_total", METRIC_COUNTER, "event", "gone",
+	     (double)st->pid_gone);
+	set1(m, "ember_symbolizer_process_events_total", METRIC_COUNTER, "event", "maps_error",
+	     (double)st->maps_errors);
 }
 
 void ember_metrics_sampler(struct metrics *m, const struct sampler_stats *st)

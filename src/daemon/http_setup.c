@@ -77,12 +77,19 @@ static void stats_hook(struct sbuf *j, void *ctx)
 		  "\"user_no_mapping\": %llu, \"jit_frames\": %llu, \"pids_cached\": %llu, "
 		  "\"elfs_cached\": %llu, \"elf_symbols\": %llu, \"kallsyms_symbols\": %llu, "
 		  "\"perfmap_symbols\": %llu, \"pid_evictions\": %llu, \"elf_evictions\": %llu, "
-		  "\"mem_bytes\": %llu}, ",
+		  "\"mem_bytes\": %llu, \"pid_reuses\": %llu, \"pid_execs\": %llu, "
+		  "\"pid_gone\": %llu, \"maps_errors\": %llu, \"elf_errors\": %llu, "
+		  "\"perfmap_loads\": %llu, \"perfmap_bad_lines\": %llu, \"perfmap_skipped\": "
+		  "{\"missing\": %llu, \"not_regular\": %llu, \"too_big\": %llu, "
+		  "\"error\": %llu}}, ",
 		  U(frames), U(unresolved), frames ? (double)unresolved / (double)frames : 0.0,
 		  U(y.kernel_unresolved), U(y.user_unresolved), U(y.user_no_mapping),
 		  U(y.jit_frames), U(y.pids_cached), U(y.elfs_cached), U(y.elf_symbols),
 		  U(y.kallsyms_symbols), U(y.perfmap_symbols), U(y.pid_evictions),
-		  U(y.elf_evictions), U(y.mem_bytes));
+		  U(y.elf_evictions), U(y.mem_bytes), U(y.pid_reuses), U(y.pid_execs),
+		  U(y.pid_gone), U(y.maps_errors), U(y.elf_errors), U(y.perfmap_loads),
+		  U(y.perfmap_bad_lines), U(y.perfmap_skip_missing), U(y.perfmap_skip_not_regular),
+		  U(y.perfmap_skip_too_big), U(y.perfmap_skip_error));
 }
 
 int emberd_http_setup(const struct ember_config *cfg, struct store *store, char **files,

@@ -673,7 +673,8 @@ static int read_maps(struct symbolizer *s, struct proc *p)
 		return c.err;
 	}
 	/* the kernel lists them in order; sort anyway, the lookup depends on it */
-	qsort(c.maps, c.n, sizeof(*c.maps), cmp_mapping);
+	if (c.n > 1) /* c.maps is NULL for a process without mappings (qsort's pointer is nonnull) */
+		qsort(c.maps, c.n, sizeof(*c.maps), cmp_mapping);
 	/* keep the frame ids of "[base]" names: they do not change */
 	for (i = 0; i < c.n && p->nmaps; i++) {
 		struct mapping *m = &c.maps[i];
