@@ -1,0 +1,443 @@
+// SPDX-License-Identifier: MIT
+/*
+ * emberd as a service: the listen policy, token files, the bearer check, TLS files, the new
+ * config keys (values, errors with file:line, precedence), the SIGHUP reload, [filter] and the
+ * capability drop (in a child process).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ember/config.h"
+#include "ember/log.h"
+#include "ember/security.h"
+#include "ember/service.h"
+
+static char dir[64];
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(dir, sizeof(dir), "/tmp/ember-sec.XXXXXX");
+	if (!mkdtemp(dir))
+		return -1;
+	log_set_level(LOG_LVL_ERROR);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[128];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	return system(cmd) ? -1 : 0;
+}
+
+/* Writes @text to dir/@name with @mode; returns the path (static buffer). */
+static const char *put(const char *name, const char *text, mode_t mode)
+{
+	static char path[128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "we");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	assert_int_equal(chmod(path, mode), 0);
+	return path;
+}
+
+static void test_loopback(void **state)
+{
+	static const struct {
+		const char *listen;
+		bool loopback;
+	} cases[] = {
+		{ "127.0.0.1:8080", true },	{ "127.0.0.2:80", true },
+		{ "127.255.255.254:1", true },	{ "[::1]:8080", true },
+		{ "[::ffff:127.0.0.1]:9", true }, { "0.0.0.0:8080", false },
+		{ "10.0.0.1:8080", false },	{ "[::]:8080", false },
+		{ "128.0.0.1:80", false },	{ "localhost:80", false }, /* names: not trusted */
+		{ "[fe80::1]:80", false },	{ "", false },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		if (security_listen_is_loopback(cases[i].listen) != cases[i].loopback)
+			fail_msg("%s: expected %d", cases[i].listen, cases[i].loopback);
+	}
+}
+
+static void test_listen_policy(void **state)
+{
+	struct ember_config c;
+	char err[512];
+
+	(void)state;
+	ember_config_init(&c);
+	assert_int_equal(security_check_listen(&c, err, sizeof(err)), 0);
+	strcpy(c.listen, "0.0.0.0:8080");
+	assert_int_equal(security_check_listen(&c, err, sizeof(err)), -EPERM);
+	assert_non_null(strstr(err, "http.insecure"));
+	strcpy(c.auth_token_file, "/etc/ember/token"); /* a token alone is not enough */
+	assert_int_equal(security_check_listen(&c, err, sizeof(err)), -EPERM);
+	assert_non_null(strstr(err, "TLS"));
+	strcpy(c.tls_cert, "/etc/ember/cert.pem"); /* a cert without its key */
+	assert_int_equal(security_check_listen(&c, err, sizeof(err)), -EPERM);
+	assert_non_null(strstr(err, "tls_key"));
+	strcpy(c.tls_key, "/etc/ember/key.pem");
+	assert_int_equal(security_check_listen(&c, err, sizeof(err)), 0);
+	c.auth_token_file[0] = '\0'; /* TLS alone is not enough */
+	assert_int_equal(security_check_listen(&c, err, sizeof(err)), -EPERM);
+	assert_non_null(strstr(err, "bearer token"));
+	c.insecure = true;
+	assert_int_equal(security_check_listen(&c, err, sizeof(err)), 0);
+}
+
+static void test_token_file(void **state)
+{
+	char tok[EMBER_TOKEN_MAX + 1], err[512];
+	const char *p;
+	char dpath[128];
+
+	(void)state;
+	p = put("tok", "0123456789abcdef0123\n", 0600);
+	assert_int_equal(security_read_token(p, tok, sizeof(tok), err, sizeof(err)), 0);
+	assert_string_equal(tok, "0123456789abcdef0123"); /* newline dropped */
+	p = put("tok0400", "0123456789abcdef0123", 0400);
+	assert_int_equal(security_read_token(p, tok, sizeof(tok), err, sizeof(err)), 0);
+	p = put("tok0640", "0123456789abcdef0123", 0640);
+	assert_int_equal(security_read_token(p, tok, sizeof(tok), err, sizeof(err)), -EPERM);
+	assert_non_null(strstr(err, "group or others"));
+	p = put("tok0604", "0123456789abcdef0123", 0604);
+	assert_int_equal(security_read_token(p, tok, sizeof(tok), err, sizeof(err)), -EPERM);
+	p = put("short", "tiny", 0600);
+	assert_int_equal(security_read_token(p, tok, sizeof(tok), err, sizeof(err)), -EINVAL);
+	assert_null(strstr(err, "tiny")); /* never echoes the token */
+	p = put("space", "0123456789 abcdef0123", 0600);
+	assert_int_equal(security_read_token(p, tok, sizeof(tok), err, sizeof(err)), -EINVAL);
+	p = put("empty", "", 0600);
+	assert_int_equal(security_read_token(p, tok, sizeof(tok), err, sizeof(err)), -EINVAL);
+	snprintf(dpath, sizeof(dpath), "%s/missing", dir);
+	assert_int_equal(security_read_token(dpath, tok, sizeof(tok), err, sizeof(err)), -ENOENT);
+	assert_int_equal(security_read_token(dir, tok, sizeof(tok), err, sizeof(err)), -EINVAL);
+	if (geteuid() == 0) {
+		p = put("nobody", "0123456789abcdef0123", 0600);
+		assert_int_equal(chown(p, 65534, 65534), 0);
+		assert_int_equal(security_read_token(p, tok, sizeof(tok), err, sizeof(err)),
+				 -EPERM);
+		assert_non_null(strstr(err, "owned by root"));
+	}
+}
+
+static void test_auth_check(void **state)
+{
+	(void)state;
+	assert_int_equal(http_auth_set_token(NULL), 0);
+	assert_false(http_auth_enabled());
+	assert_true(http_auth_check("/api/v1/folded", NULL)); /* off: everything passes */
+	assert_int_equal(http_auth_set_token("s3cret-token-0123456789"), 0);
+	assert_true(http_auth_enabled());
+	assert_true(http_auth_check("/healthz", NULL));
+	assert_false(http_auth_check("/healthz/", NULL));
+	assert_false(http_auth_check("/api/v1/folded", NULL));
+	assert_false(http_auth_check("/", ""));
+	assert_true(http_auth_check("/", "Bearer s3cret-token-0123456789"));
+	assert_true(http_auth_check("/", "bearer  s3cret-token-0123456789 "));
+	assert_false(http_auth_check("/", "Bearer s3cret-token-012345678")); /* prefix */
+	assert_false(http_auth_check("/", "Bearer s3cret-token-01234567890")); /* longer */
+	assert_false(http_auth_check("/", "Bearer S3cret-token-0123456789"));
+	assert_false(http_auth_check("/", "Basic s3cret-token-0123456789"));
+	assert_false(http_auth_check("/", "s3cret-token-0123456789"));
+	assert_false(http_auth_check("/", "Bearer "));
+	assert_true(http_auth_failures() >= 9);
+	assert_int_equal(http_auth_set_token(""), 0);
+	assert_false(http_auth_enabled());
+}
+
+static void test_pem(void **state)
+{
+	char *pem = NULL, err[512];
+	const char *p;
+
+	(void)state;
+	p = put("cert.pem", "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n", 0644);
+	assert_int_equal(security_read_pem(p, false, &pem, err, sizeof(err)), 0);
+	assert_non_null(strstr(pem, "MIIB"));
+	free(pem);
+	p = put("key.pem", "-----BEGIN PRIVATE KEY-----\nMIIB\n-----END PRIVATE KEY-----\n", 0644);
+	assert_int_equal(security_read_pem(p, true, &pem, err, sizeof(err)), -EPERM);
+	p = put("junk.pem", "not a pem\n", 0600);
+	assert_int_equal(security_read_pem(p, true, &pem, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "not a PEM"));
+}
+
+/* Every key added for the service: good and bad values. */
+static void test_config_keys(void **state)
+{
+	static const struct {
+		const char *key, *value;
+		int ret;
+	} cases[] = {
+		{ "http.timeout", "1", 0 },		{ "http.timeout", "3600", 0 },
+		{ "http.timeout", "0", -EINVAL },	{ "http.timeout", "3601", -EINVAL },
+		{ "http.max_body", "1K", 0 },		{ "http.max_body", "16M", 0 },
+		{ "http.max_body", "1023", -EINVAL },	{ "http.max_body", "17M", -EINVAL },
+		{ "http.max_request", "8K", 0 },	{ "http.max_request", "1M", 0 },
+		{ "http.max_request", "4K", -EINVAL },	{ "http.max_request", "2M", -EINVAL },
+		{ "http.tls_cert", "/etc/ember/c.pem", 0 }, { "http.tls_cert", "", 0 },
+		{ "http.tls_cert", "c.pem", -EINVAL },	{ "http.tls_key", "/k", 0 },
+		{ "http.tls_key", "rel/k", -EINVAL },	{ "http.auth_token_file", "/t", 0 },
+		{ "http.auth_token_file", "t", -EINVAL }, { "http.auth_token_file", "/a\tb", -EINVAL },
+		{ "http.insecure", "yes", 0 },		{ "http.insecure", "sure", -EINVAL },
+		{ "symbols.debug_dirs", "/usr/lib/debug:/opt/debug", 0 },
+		{ "symbols.debug_dirs", "", 0 },	{ "symbols.debug_dirs", "/a:", -EINVAL },
+		{ "symbols.debug_dirs", "/a:b", -EINVAL },
+		{ "filter.exclude_comms", "sshd,kworker*", 0 },
+		{ "filter.exclude_comms", "", 0 },	{ "filter.exclude_comms", "a,,b", -EINVAL },
+		{ "filter.exclude_comms", "a, b", -EINVAL }, { "filter.exclude_comms", ",a", -EINVAL },
+		{ "filter.exclude_cgroups", "/system.slice/x.service", 0 },
+		{ "filter.exclude_cgroups", "a,", -EINVAL },
+		{ "security.user", "ember", 0 },	{ "security.user", "", 0 },
+		{ "security.user", "_ember-2", 0 },	{ "security.user", "Ember", -EINVAL },
+		{ "security.user", "9x", -EINVAL },	{ "security.user", "a b", -EINVAL },
+		{ "security.drop_capabilities", "no", 0 },
+		{ "security.drop_capabilities", "2", -EINVAL },
+		{ "security.nonsense", "1", -ENOENT },
+	};
+	struct ember_config c;
+	char err[256];
+	size_t i;
+	int r;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		ember_config_init(&c);
+		r = ember_config_set(&c, cases[i].key, cases[i].value, err, sizeof(err));
+		if (r != cases[i].ret)
+			fail_msg("%s = '%s': %d, expected %d (%s)", cases[i].key, cases[i].value, r,
+				 cases[i].ret, err);
+	}
+	ember_config_init(&c);
+	assert_string_equal(c.debug_dirs, "/usr/lib/debug");
+	assert_true(c.drop_capabilities);
+	assert_false(c.insecure);
+	assert_int_equal(c.http_timeout_s, 30);
+	assert_int_equal(c.http_max_body_bytes, 64 << 10);
+	assert_int_equal(c.http_max_request_bytes, 64 << 10);
+	{
+		static const char text[] = "[filter]\nexclude_comms = a\n\n[security]\nuser = Bad\n";
+
+		r = ember_config_parse(&c, text, sizeof(text) - 1, "t.conf", err, sizeof(err));
+	}
+	assert_int_equal(r, -EINVAL);
+	assert_non_null(strstr(err, "t.conf:5:"));
+	assert_non_null(strstr(err, "security.user"));
+	assert_string_equal(c.exclude_comms, "a");
+}
+
+static void test_check_config_flag(void **state)
+{
+	char *argv[] = { "emberd", "--check-config", "-o", "http.insecure=yes", NULL };
+	struct ember_config c;
+	char err[256];
+
+	(void)state;
+	ember_config_init(&c);
+	assert_int_equal(ember_config_from_args(&c, 4, argv, stdout, err, sizeof(err)), 0);
+	assert_true(c.check_config);
+	assert_true(c.insecure);
+}
+
+static void write_conf(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "we");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* SIGHUP: live keys applied, others left with "needs a restart", flags still win, bad files
+ * change nothing. */
+static void test_reload(void **state)
+{
+	char conf[128], tokp[128], err[512];
+	char *argv[] = { "emberd", "--config", conf, "-o", "http.max_body=2K", NULL };
+	struct ember_config cur;
+
+	(void)state;
+	snprintf(conf, sizeof(conf), "%s/reload.conf", dir);
+	snprintf(tokp, sizeof(tokp), "%s", put("rtok", "abcdefghijklmnop0123", 0600));
+	write_conf(conf, "[log]\nlevel = error\n[sampling]\nfrequency = 99\n");
+	ember_config_init(&cur);
+	assert_int_equal(ember_config_from_args(&cur, 5, argv, stdout, err, sizeof(err)), 0);
+	assert_int_equal(cur.http_max_body_bytes, 2048);
+	service_set_args(5, argv);
+	assert_int_equal(filter_set(&cur), 0);
+
+	/* live: level, filter, max_range, token file; restart: frequency; flag beats the file */
+	{
+		char text[1024];
+
+		snprintf(text, sizeof(text),
+			 "[log]\nlevel = error\n[sampling]\nfrequency = 49\n[filter]\n"
+			 "exclude_comms = hidden*\n[http]\nmax_range = 3600\nmax_body = 8K\n"
+			 "auth_token_file = %s\n", tokp);
+		write_conf(conf, text);
+	}
+	assert_int_equal(service_reload(&cur, NULL), 3); /* comms, max_range, token file */
+	assert_int_equal(cur.frequency_hz, 99);		 /* needs a restart */
+	assert_int_equal(cur.http_max_range_s, 3600);
+	assert_int_equal(cur.http_max_body_bytes, 2048); /* the flag still wins */
+	assert_string_equal(cur.exclude_comms, "hidden*");
+	assert_true(http_auth_enabled());
+	assert_true(http_auth_check("/x", "Bearer abcdefghijklmnop0123"));
+	assert_true(filter_excluded(1, "hiddenproc", 5));
+	assert_false(filter_excluded(1, "visible", 5));
+
+	/* a bad line: nothing changes, the error names file:line */
+	write_conf(conf, "[log]\nlevel = debug\n[http]\nmax_range = forever\n");
+	assert_true(service_reload(&cur, NULL) < 0);
+	assert_int_equal(cur.log_level, LOG_LVL_ERROR);
+	assert_int_equal(cur.http_max_range_s, 3600);
+	assert_true(filter_excluded(1, "hiddenproc", 1)); /* the filter stayed */
+
+	/* the level changes live */
+	write_conf(conf, "[log]\nlevel = warn\n");
+	assert_true(service_reload(&cur, NULL) >= 1);
+	assert_int_equal(cur.log_level, LOG_LVL_WARN);
+	assert_int_equal(log_get_level(), LOG_LVL_WARN);
+	assert_false(http_auth_enabled()); /* the token file was removed from the config */
+	assert_false(filter_excluded(1, "hiddenproc", 1));
+	log_set_level(LOG_LVL_ERROR);
+	filter_fini();
+}
+
+static void test_filter(void **state)
+{
+	struct ember_config c;
+	char line[512] = "", cg[512] = "";
+	FILE *f;
+
+	(void)state;
+	ember_config_init(&c);
+	strcpy(c.exclude_comms, "sshd,kworker/*,ba?h");
+	assert_int_equal(filter_set(&c), 0);
+	assert_true(filter_excluded(0, "sshd", 1));
+	assert_true(filter_excluded(0, "kworker/0:1", 1));
+	assert_true(filter_excluded(0, "bash", 1));
+	assert_false(filter_excluded(0, "sshd2", 1));
+	assert_false(filter_excluded(0, "zsh", 1));
+	/* our own cgroup (v2) */
+	f = fopen("/proc/self/cgroup", "re");
+	if (f) {
+		while (fgets(line, sizeof(line), f))
+			if (!strncmp(line, "0::", 3))
+				snprintf(cg, sizeof(cg), "%.*s", (int)strcspn(line + 3, "\n"), line + 3);
+		fclose(f);
+	}
+	if (cg[0]) {
+		c.exclude_comms[0] = '\0';
+		snprintf(c.exclude_cgroups, sizeof(c.exclude_cgroups), "/nonexistent,%s", cg);
+		assert_int_equal(filter_set(&c), 0);
+		assert_true(filter_excluded((uint32_t)getpid(), "x", 1));
+		strcpy(c.exclude_cgroups, "/nonexistent.slice");
+		assert_int_equal(filter_set(&c), 0);
+		assert_false(filter_excluded((uint32_t)getpid(), "x", 1));
+	}
+	filter_fini();
+}
+
+/* In a child: drop, then /proc/self/status shows exactly the kept set. */
+static void test_drop_privileges(void **state)
+{
+	struct ember_config c;
+	pid_t pid;
+	int st;
+
+	(void)state;
+	assert_int_equal(privs_keep_mask(),
+			 (1ULL << 2) | (1ULL << 19) | (1ULL << 34) | (1ULL << 38) | (1ULL << 39) |
+				 (1ULL << 40));
+	if (geteuid() != 0)
+		skip();
+	ember_config_init(&c);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char line[256];
+		unsigned long long eff = ~0ULL, bnd = ~0ULL;
+		FILE *f;
+		pid_t victim = fork(); /* another user's process */
+
+		if (victim == 0) {
+			if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+				_exit(1);
+			pause();
+			_exit(0);
+		}
+		if (victim < 0)
+			_exit(9);
+		usleep(50000);
+		if (emberd_drop_privileges(&c))
+			_exit(10);
+		f = fopen("/proc/self/status", "re");
+		if (!f)
+			_exit(11);
+		while (fgets(line, sizeof(line), f)) {
+			sscanf(line, "CapEff: %llx", &eff);
+			sscanf(line, "CapBnd: %llx", &bnd);
+		}
+		fclose(f);
+		/* no more than the kept set; CAP_SYS_ADMIN and CAP_DAC_OVERRIDE gone */
+		if ((eff & ~privs_keep_mask()) || (bnd & ~privs_keep_mask()))
+			_exit(12);
+		if (!(eff & (1ULL << 19)))
+			_exit(13);
+		/* and the kept ones work: another process's /proc/PID/maps */
+		snprintf(line, sizeof(line), "/proc/%d/maps", (int)victim);
+		f = fopen(line, "re");
+		kill(victim, SIGKILL);
+		if (!f)
+			_exit(14);
+		fclose(f);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_loopback),
+		cmocka_unit_test(test_listen_policy),
+		cmocka_unit_test(test_token_file),
+		cmocka_unit_test(test_auth_check),
+		cmocka_unit_test(test_pem),
+		cmocka_unit_test(test_config_keys),
+		cmocka_unit_test(test_check_config_flag),
+		cmocka_unit_test(test_reload),
+		cmocka_unit_test(test_filter),
+		cmocka_unit_test(test_drop_privileges),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
