@@ -1,0 +1,221 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# emberd as a production service (issue 9):
+#   - --check-config: exit 0 and the effective configuration; bad values with file:line, exit 2;
+#   - a non-loopback listen address without TLS + token refuses to start; http.insecure starts
+#     with a warning (in a network namespace of our own: 10.231.x.1 on its lo);
+#   - bearer token: 401 without it or with a wrong one (no details), 200 with it, /healthz open;
+#     a token file readable by others is refused;
+#   - TLS with a certificate made here by openssl: curl --cacert + token works on the namespace's
+#     address, plain HTTP and unverified clients do not;
+#   - SIGHUP: a rotated token and a new log level apply live, a new frequency "needs a restart";
+#   - sd_notify: READY=1, WATCHDOG=1, RELOADING=1 and STOPPING=1 reach $NOTIFY_SOCKET;
+#   - least privilege: /proc/PID/status shows only the kept capabilities (also as security.user
+#     = nobody), and stacks of another user's processes (burn, and JIT code through its perf map)
+#     still resolve by name.
+. "$(dirname "$0")/../lib.sh"
+require_root "network namespaces, BPF and capabilities"
+[ -x "$EMBERD" ] || skip_all "no $EMBERD"
+for t in curl openssl ip setpriv python3; do command -v $t >/dev/null || skip_all "no $t"; done
+W=$OUTPUT/workloads
+[ -x "$W/burn" ] && [ -x "$W/jit" ] || skip_all "workloads not built (make workloads)"
+zcat "$SHARED/corpus/examples/example-perf-stacks.txt.gz" >"$TMP/perf.txt" || skip_all "no corpus"
+
+NS=ember-svc-$$
+ADDR=10.231.$(($$ % 200 + 20)).1
+PIDS=()
+stop_all() {
+	local p
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+	ip netns del "$NS" 2>/dev/null
+}
+trap 'stop_all; cleanup_tmp' EXIT
+# the address sits on the namespace's own lo (no dummy/veth module needed): reachable only
+# inside the namespace, and not 127.0.0.0/8, so emberd's policy treats it as non-loopback
+ip netns add "$NS" && ip -n "$NS" link set lo up && ip -n "$NS" addr add "$ADDR/32" dev lo ||
+	skip_all "cannot create a network namespace"
+inns() { ip netns exec "$NS" "$@"; }
+
+wait_log() { for _ in $(seq 200); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.05; done; return 1; }
+# code URL [curl args]: the HTTP status ("000" when the connection fails); body in $TMP/body
+code() { local u=$1; shift; curl -s -o "$TMP/body" -w '%{http_code}' --max-time 5 "$@" "$u"; }
+
+# test material: token (root, 0600), certificate for the namespace address and 127.0.0.1
+head -c 32 /dev/urandom | base64 | tr -d '\n=' >"$TMP/token"
+chmod 600 "$TMP/token"
+TOKEN=$(cat "$TMP/token")
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -subj /CN=emberd \
+	-addext "subjectAltName=IP:$ADDR,IP:127.0.0.1" -keyout "$TMP/key.pem" -out "$TMP/cert.pem" \
+	2>/dev/null || skip_all "openssl cannot make a certificate"
+chmod 600 "$TMP/key.pem"
+
+# --- --check-config ---------------------------------------------------------------------------
+cat >"$TMP/good.conf" <<EOF
+[http]
+listen = $ADDR:8443
+tls_cert = $TMP/cert.pem
+tls_key = $TMP/key.pem
+auth_token_file = $TMP/token
+[filter]
+exclude_comms = sshd,kworker/*
+EOF
+"$EMBERD" --config "$TMP/good.conf" -F 49 --check-config >"$TMP/check.out" 2>"$TMP/check.err"
+check "--check-config: valid configuration exits 0" test $? -eq 0
+check "--check-config prints the effective configuration (file and flag)" \
+	grep -qx "frequency = 49" "$TMP/check.out"
+check "--check-config: file values in the output" grep -qx "exclude_comms = sshd,kworker/\*" "$TMP/check.out"
+printf '[http]\nmax_connections = 5\n\n[sampling]\nfrequency = lots\n' >"$TMP/bad.conf"
+"$EMBERD" --config "$TMP/bad.conf" --check-config >/dev/null 2>"$TMP/bad.err"
+check "--check-config: bad value exits 2" test $? -eq 2
+check "bad value named with file:line" grep -q "bad.conf:5: sampling.frequency: 'lots'" "$TMP/bad.err"
+printf '[http]\nlisten_to = 1\n' >"$TMP/unknown.conf"
+"$EMBERD" --config "$TMP/unknown.conf" --check-config >/dev/null 2>"$TMP/unknown.err"
+check "unknown key is an error with file:line" grep -q "unknown.conf:2: unknown key 'http.listen_to'" "$TMP/unknown.err"
+cp "$TMP/token" "$TMP/token-open"; chmod 644 "$TMP/token-open"
+"$EMBERD" -o "http.auth_token_file=$TMP/token-open" --check-config >/dev/null 2>"$TMP/open.err"
+check "--check-config refuses a world-readable token file" \
+	grep -q "accessible to group or others" "$TMP/open.err"
+
+# --- the listen policy ------------------------------------------------------------------------
+inns "$EMBERD" --listen "$ADDR:18080" --replay "$TMP/perf.txt" >"$TMP/refuse.log" 2>&1 &
+RP=$!; PIDS+=($RP)
+for _ in $(seq 100); do kill -0 $RP 2>/dev/null || break; sleep 0.05; done
+if kill -0 $RP 2>/dev/null; then
+	not_ok "non-loopback listen without TLS/token refuses to start (still running)"
+else
+	wait $RP; rc=$?
+	check "non-loopback listen without TLS/token refuses to start (exit $rc)" test $rc -ne 0
+	check "the refusal says why" grep -q "refusing to listen on non-loopback '$ADDR:18080'" "$TMP/refuse.log"
+fi
+check "nothing listens after the refusal" test "$(inns curl -s -o /dev/null -w '%{http_code}' \
+	--max-time 2 "http://$ADDR:18080/healthz")" = 000
+"$EMBERD" --listen "$ADDR:18080" -o http.auth_token_file="$TMP/token" --replay "$TMP/perf.txt" \
+	>"$TMP/refuse2.log" 2>&1
+check "a token without TLS is refused too" grep -q "without TLS" "$TMP/refuse2.log"
+inns "$EMBERD" --listen "$ADDR:18081" -o http.insecure=yes --replay "$TMP/perf.txt" \
+	>"$TMP/insecure.log" 2>&1 &
+PIDS+=($!)
+wait_log "$TMP/insecure.log" started
+check "http.insecure = yes starts, with a warning" grep -q "warning: INSECURE" "$TMP/insecure.log"
+check "... and serves on the namespace address" test "$(inns curl -s -o /dev/null -w '%{http_code}' \
+	"http://$ADDR:18081/healthz")" = 200
+kill "${PIDS[-1]}"
+
+# --- bearer token on loopback -----------------------------------------------------------------
+PORT=$(free_port)
+"$EMBERD" --listen "127.0.0.1:$PORT" -o http.auth_token_file="$TMP/token" \
+	--replay "$TMP/perf.txt" >"$TMP/auth.log" 2>&1 &
+PIDS+=($!)
+wait_log "$TMP/auth.log" started || sed 's/^/# /' "$TMP/auth.log"
+U=http://127.0.0.1:$PORT
+check "token: /healthz needs none (200)" test "$(code "$U/healthz")" = 200
+for p in /api/v1/folded /api/v1/stats / /no/such/endpoint; do
+	check "token: $p without it is 401" test "$(code "$U$p")" = 401
+done
+check "token: 401 body has no details" grep -qx '{"error": "unauthorized", "status": 401}' "$TMP/body"
+check "token: wrong token is 401" test "$(code "$U/api/v1/folded" -H "Authorization: Bearer ${TOKEN}x")" = 401
+check "token: Basic scheme is 401" test "$(code "$U/api/v1/folded" -u "user:$TOKEN")" = 401
+check "token: right token is 200" test "$(code "$U/api/v1/folded" -H "Authorization: Bearer $TOKEN")" = 200
+check "token: the body is the profile" grep -q ' [0-9]*$' "$TMP/body"
+curl -s -D "$TMP/h401" -o /dev/null "$U/api/v1/folded"
+check "token: 401 carries WWW-Authenticate: Bearer" grep -qi '^WWW-Authenticate: Bearer' "$TMP/h401"
+
+kill "${PIDS[-1]}"; wait "${PIDS[-1]}" 2>/dev/null
+
+# --- SIGHUP (rotate the token, change the level and the frequency) and sd_notify ----------------
+NEWTOKEN=$(head -c 32 /dev/urandom | base64 | tr -d '\n=')
+printf '[log]\nlevel = info\n[sampling]\nfrequency = 99\n[http]\nauth_token_file = %s\n' "$TMP/token" >"$TMP/hup.conf"
+# a fake NOTIFY_SOCKET collects what emberd tells systemd
+python3 - "$TMP/notify.sock" "$TMP/notify.log" <<'EOF' &
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+s.settimeout(20)
+with open(sys.argv[2], "a") as out:
+    try:
+        while True:
+            out.write(s.recv(4096).decode() + "\n"); out.flush()
+    except socket.timeout:
+        pass
+EOF
+PIDS+=($!)
+for _ in $(seq 100); do [ -S "$TMP/notify.sock" ] && break; sleep 0.05; done
+NOTIFY_SOCKET=$TMP/notify.sock WATCHDOG_USEC=1000000 "$EMBERD" --listen "127.0.0.1:$PORT" \
+	--config "$TMP/hup.conf" --replay "$TMP/perf.txt" >"$TMP/hup.log" 2>&1 &
+HP=$!; PIDS+=($HP)
+wait_log "$TMP/hup.log" started
+check "before SIGHUP: old token 200" test "$(code "$U/api/v1/stats" -H "Authorization: Bearer $TOKEN")" = 200
+printf '%s\n' "$NEWTOKEN" >"$TMP/token"
+printf '[log]\nlevel = debug\n[sampling]\nfrequency = 49\n[http]\nauth_token_file = %s\n' "$TMP/token" >"$TMP/hup.conf"
+kill -HUP $HP
+wait_log "$TMP/hup.log" "reload: .* change(s) applied"
+check "SIGHUP: the rotated token works" test "$(code "$U/api/v1/stats" -H "Authorization: Bearer $NEWTOKEN")" = 200
+check "SIGHUP: the old token is 401" test "$(code "$U/api/v1/stats" -H "Authorization: Bearer $TOKEN")" = 401
+check "SIGHUP: log.level applied" grep -q "reload: 'log.level' changed: applied" "$TMP/hup.log"
+check "SIGHUP: frequency needs a restart" grep -q "'sampling.frequency' changed: needs a restart" "$TMP/hup.log"
+printf '[log]\nlevel = loud\n' >"$TMP/hup.conf"
+kill -HUP $HP
+wait_log "$TMP/hup.log" "keeping the running configuration"
+check "SIGHUP: a bad file keeps the running configuration (file:line)" \
+	grep -q "hup.conf:2: log.level: 'loud'" "$TMP/hup.log"
+check "SIGHUP: ... and the token still works" test "$(code "$U/api/v1/stats" -H "Authorization: Bearer $NEWTOKEN")" = 200
+sleep 0.6
+kill $HP; wait $HP 2>/dev/null
+sleep 0.2
+for m in READY=1 WATCHDOG=1 RELOADING=1 STOPPING=1; do
+	check "sd_notify: $m" grep -q "^$m" "$TMP/notify.log"
+done
+
+# --- TLS on the namespace address ----------------------------------------------------------------
+printf '%s\n' "$TOKEN" >"$TMP/token"
+inns "$EMBERD" --config "$TMP/good.conf" --listen "$ADDR:18443" --replay "$TMP/perf.txt" \
+	>"$TMP/tls.log" 2>&1 &
+PIDS+=($!)
+wait_log "$TMP/tls.log" started || sed 's/^/# /' "$TMP/tls.log"
+check "TLS + token on a non-loopback address starts" grep -q "http: TLS, bearer token required" "$TMP/tls.log"
+check "TLS: curl --cacert with the token is 200" test "$(inns curl -s -o "$TMP/body" -w '%{http_code}' \
+	--cacert "$TMP/cert.pem" -H "Authorization: Bearer $TOKEN" "https://$ADDR:18443/api/v1/folded")" = 200
+check "TLS: the body is the profile" grep -q ' [0-9]*$' "$TMP/body"
+check "TLS: curl --cacert without the token is 401" test "$(inns curl -s -o /dev/null -w '%{http_code}' \
+	--cacert "$TMP/cert.pem" "https://$ADDR:18443/api/v1/folded")" = 401
+check "TLS: an unverified certificate is rejected by curl" test "$(inns curl -s -o /dev/null \
+	-w '%{http_code}' "https://$ADDR:18443/healthz")" = 000
+check "TLS: plain HTTP gets no answer" test "$(inns curl -s -o /dev/null -w '%{http_code}' \
+	--max-time 3 "http://$ADDR:18443/healthz")" = 000
+kill "${PIDS[-1]}"
+
+# --- least privilege while sampling -------------------------------------------------------------
+[ -r /sys/kernel/btf/vmlinux ] || { skip "least privilege" "no kernel BTF"; done_testing; }
+want=$(printf '%016x' $(( (1<<2) | (1<<19) | (1<<34) | (1<<38) | (1<<39) | (1<<40) )))
+last=$(cat /proc/sys/kernel/cap_last_cap)
+[ "$last" -lt 40 ] && want=$(printf '%016x' $(( 0x$want & ((1 << (last + 1)) - 1) )))
+for mode in root nobody; do
+	PORT=$(free_port)
+	extra=(); [ $mode = nobody ] && extra=(-o security.user=nobody)
+	"$EMBERD" --listen "127.0.0.1:$PORT" "${extra[@]}" >"$TMP/priv-$mode.log" 2>&1 &
+	EP=$!; PIDS+=($EP)
+	wait_log "$TMP/priv-$mode.log" started || { sed 's/^/# /' "$TMP/priv-$mode.log"; not_ok "emberd ($mode) starts"; continue; }
+	eff=$(awk '/^CapEff/ {print $2}' /proc/$EP/status)
+	bnd=$(awk '/^CapBnd/ {print $2}' /proc/$EP/status)
+	uid=$(awk '/^Uid/ {print $2}' /proc/$EP/status)
+	check "privileges ($mode): CapEff $eff = $want" test "$eff" = "$want"
+	check "privileges ($mode): CapBnd $bnd = $want" test "$bnd" = "$want"
+	check "privileges ($mode): NoNewPrivs" grep -q '^NoNewPrivs:[[:space:]]*1' /proc/$EP/status
+	[ $mode = nobody ] && check "privileges: runs as uid 65534" test "$uid" = 65534
+	# another user's processes: a native burner and JIT code
+	setpriv --reuid=nobody --regid=nogroup --clear-groups "$W/burn" 3 >"$TMP/burn-$mode.out" 2>&1 &
+	BP=$!; PIDS+=($BP)
+	(cd /tmp && setpriv --reuid=nobody --regid=nogroup --clear-groups "$W/jit" --seconds 3 \
+		>"$TMP/jit-$mode.out" 2>&1) &
+	JP=$!; PIDS+=($JP)
+	sleep 3.3
+	curl -s "http://127.0.0.1:$PORT/api/v1/folded?from=-10s" >"$TMP/folded-$mode"
+	check "privileges ($mode): another user's burn stack resolves (main;rounds;burn_c)" \
+		grep -q '^burn;.*main;rounds;burn_c' "$TMP/folded-$mode"
+	check "privileges ($mode): another user's JIT code resolves through its perf map" \
+		grep -q ';jit_\(alpha\|beta\)_\[j\]' "$TMP/folded-$mode"
+	check "privileges ($mode): kernel frames still named" grep -q '_\[k\]' "$TMP/folded-$mode"
+	kill $EP; wait $EP 2>/dev/null
+	check "privileges ($mode): the drop is logged" grep -q "privileges: running as uid" "$TMP/priv-$mode.log"
+done
+done_testing
