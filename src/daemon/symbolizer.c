@@ -30,7 +30,7 @@
 #define DEFAULT_MAX_PERFMAP (64u << 20)
 #define MAX_MAPS_BYTES (64u << 20)	/* /proc/PID/maps larger than this is cut (counted) */
 #define MAX_INLINE 8			/* inline frames per address */
-#define ADDR_CACHE_SIZE 16384		/* direct-mapped (image, address) -> frames */
+#define ADDR_CACHE_SIZE 65536		/* direct-mapped (image, address) -> frames, 2 MiB */
 #define ADDR_CACHE_FRAMES 4
 #define NS_PER_MS 1000000ull
 #define MAPS_REFRESH_NS (50 * NS_PER_MS)    /* re-read maps on a miss at most this often */
