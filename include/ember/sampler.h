@@ -70,6 +70,7 @@ struct sampler_stats {
 	uint64_t cpu_attaches, cpu_detaches; /* hotplug events handled (incl. start) */
 	uint64_t prog_run_ns, prog_run_cnt; /* from the kernel, with kernel.bpf_stats_enabled=1 */
 	bool hardware_event;		/* gauge: cycles instead of cpu-clock */
+	uint32_t prog_id;		/* the BPF program's id (bpftool prog show id N) */
 };
 
 struct sampler; /* opaque */

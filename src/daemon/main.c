@@ -308,6 +308,27 @@ static void report_drops(struct emberd *d, bool force)
 	d->last_report_ns = now;
 }
 
+/* One line at exit: what was sampled, delivered, dropped, and what it cost. */
+static void log_sampler_totals(struct emberd *d)
+{
+	struct sampler_stats st;
+	struct store_stats ss;
+
+	sampler__stats(d->sampler, &st);
+	store__stats(d->store, &ss);
+	log_info("sampled %llu (idle %llu), delivered %llu, untimed %llu, lost %llu; %llu drains "
+		 "of %.0f us avg; BPF %.0f ns/sample; store %llu samples in %llu bytes "
+		 "(%.2f B/sample records), %llu stacks",
+		 (unsigned long long)st.samples, (unsigned long long)st.idle,
+		 (unsigned long long)st.delivered, (unsigned long long)st.untimed,
+		 (unsigned long long)st.lost, (unsigned long long)st.drains,
+		 st.drains ? (double)st.drain_ns_total / (double)st.drains / 1e3 : 0.0,
+		 st.prog_run_cnt ? (double)st.prog_run_ns / (double)st.prog_run_cnt : 0.0,
+		 (unsigned long long)ss.samples, (unsigned long long)ss.bytes,
+		 ss.samples ? (double)ss.sample_bytes / (double)ss.samples : 0.0,
+		 (unsigned long long)ss.stacks);
+}
+
 static void drain(struct emberd *d)
 {
 	int r;
@@ -508,9 +529,9 @@ static int sampling_setup(struct emberd *d)
 		return log_errno(-errno, "cannot watch the ring buffer");
 	sampler__stats(d->sampler, &st);
 	d->last = st;
-	log_info("sampling %llu CPUs at %llu Hz with the %s event", (unsigned long long)st.cpus_attached,
-		 (unsigned long long)d->cfg.frequency_hz,
-		 st.hardware_event ? "cpu-cycles" : "cpu-clock");
+	log_info("sampling %llu CPUs at %llu Hz with the %s event (BPF program id %u)",
+		 (unsigned long long)st.cpus_attached, (unsigned long long)d->cfg.frequency_hz,
+		 st.hardware_event ? "cpu-cycles" : "cpu-clock", st.prog_id);
 	return 0;
 }
 
@@ -592,6 +613,7 @@ int main(int argc, char **argv)
 		drain(&d);
 		drain(&d); /* both generations */
 		report_drops(&d, true);
+		log_sampler_totals(&d);
 		if (d.cfg.dump_after_s)
 			r = dump(&d);
 	}

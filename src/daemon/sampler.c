@@ -751,5 +751,6 @@ void sampler__stats(struct sampler *s, struct sampler_stats *ret)
 	if (!bpf_obj_get_info_by_fd(bpf_program__fd(s->skel->progs.do_sample), &info, &len)) {
 		ret->prog_run_ns = info.run_time_ns;
 		ret->prog_run_cnt = info.run_cnt;
+		ret->prog_id = info.id;
 	}
 }
