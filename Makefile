@@ -269,10 +269,14 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/sbin
 	install -m 0755 $(EMBER) $(DESTDIR)$(PREFIX)/bin/ember
 	$(if $(HAVE_DAEMON),install -m 0755 $(EMBERD) $(DESTDIR)$(PREFIX)/sbin/emberd)
-	$(if $(wildcard config/emberd.conf),install -d $(DESTDIR)/etc/ember && \
-		install -m 0644 config/emberd.conf $(DESTDIR)/etc/ember/emberd.conf)
+	$(if $(wildcard config/emberd.conf),install -d -m 0755 $(DESTDIR)/etc/ember && \
+		{ [ -e $(DESTDIR)/etc/ember/emberd.conf ] && \
+		  echo "kept the existing $(DESTDIR)/etc/ember/emberd.conf" || \
+		  install -m 0644 config/emberd.conf $(DESTDIR)/etc/ember/emberd.conf; })
 	$(if $(wildcard systemd/emberd.service),install -d $(DESTDIR)/lib/systemd/system && \
-		install -m 0644 systemd/emberd.service $(DESTDIR)/lib/systemd/system/emberd.service)
+		sed 's|/usr/local/sbin/emberd|$(PREFIX)/sbin/emberd|' systemd/emberd.service \
+		>$(DESTDIR)/lib/systemd/system/emberd.service && \
+		chmod 0644 $(DESTDIR)/lib/systemd/system/emberd.service)
 	$(if $(wildcard docs/man/*.[0-9]),$(foreach m,$(wildcard docs/man/*.[0-9]),\
 		install -d $(DESTDIR)$(PREFIX)/share/man/man$(subst .,,$(suffix $(m))) && \
 		install -m 0644 $(m) $(DESTDIR)$(PREFIX)/share/man/man$(subst .,,$(suffix $(m)))/;))
@@ -282,7 +286,11 @@ uninstall:
 		$(DESTDIR)/lib/systemd/system/emberd.service
 	$(foreach m,$(wildcard docs/man/*.[0-9]),\
 		rm -f $(DESTDIR)$(PREFIX)/share/man/man$(subst .,,$(suffix $(m)))/$(notdir $(m));)
-	@echo "left /etc/ember/emberd.conf in place (configuration)"
+	@if cmp -s config/emberd.conf $(DESTDIR)/etc/ember/emberd.conf; then \
+		rm -f $(DESTDIR)/etc/ember/emberd.conf; \
+		rmdir $(DESTDIR)/etc/ember 2>/dev/null || true; \
+	elif [ -e $(DESTDIR)/etc/ember/emberd.conf ]; then \
+		echo "left the edited $(DESTDIR)/etc/ember/emberd.conf in place"; fi
 
 clean:
 	rm -rf $(OUTPUT)
