@@ -136,3 +136,5 @@ print()
 print(f"perf whole run: record {ms(p_all):.0f} ms, script {ms(script):.0f} ms, collapse {ms(collapse):.0f} ms")
 print(f"emberd RSS (VmHWM): {rss_kb / 1024:.1f} MiB; samples in its dump: {e_dumped:.0f}")
 PY
+echo
+sed -n 's/^emberd: info: sampled /emberd at exit: sampled /p' "$TMP/emberd.log"
