@@ -105,6 +105,12 @@ int sampler__poll(struct sampler *s);
 typedef void (*sampler_pid_fn)(uint32_t pid, void *ctx);
 void sampler__set_pid_fn(struct sampler *s, sampler_pid_fn fn, void *ctx);
 
+/*
+ * Detaches from every CPU: no sample is taken after this returns, so that two more drains
+ * deliver exactly what was sampled (used at exit). Hotplug checks no longer re-attach.
+ */
+void sampler__stop(struct sampler *s);
+
 /* Re-reads the online CPUs now; returns the number of CPUs attached or -errno. */
 int sampler__update_cpus(struct sampler *s);
 

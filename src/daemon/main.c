@@ -610,6 +610,7 @@ int main(int argc, char **argv)
 	r = run(&d);
 	service_notify_stopping();
 	if (!r && d.sampler) {
+		sampler__stop(d.sampler); /* then the totals add up: sampled == delivered */
 		drain(&d);
 		drain(&d); /* both generations */
 		report_drops(&d, true);

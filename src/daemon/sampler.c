@@ -33,6 +33,7 @@ struct sampler {
 	int nr_cpus;			/* possible CPUs */
 	struct bpf_link **links;	/* per possible CPU; NULL: not attached */
 	bool hw;			/* using the hardware cycles event */
+	bool stopped;			/* sampler__stop(): no re-attach */
 	uint64_t last_cpu_check_ns;
 
 	struct vec_rec pending[2];	/* time records per generation, not yet joined */
@@ -243,6 +244,19 @@ static int on_record(void *ctx, void *data, size_t size)
 		s->pid_fn(r->pid, s->pid_ctx);
 	}
 	return 0;
+}
+
+void sampler__stop(struct sampler *s)
+{
+	int cpu;
+
+	s->stopped = true;
+	for (cpu = 0; cpu < s->nr_cpus; cpu++) {
+		if (s->links[cpu]) {
+			bpf_link__destroy(s->links[cpu]);
+			s->links[cpu] = NULL;
+		}
+	}
 }
 
 int sampler__epoll_fd(struct sampler *s)
@@ -618,7 +632,7 @@ int sampler__drain(struct sampler *s, sampler_group_fn fn, void *ctx)
 	int err = 0, delivered = 0;
 	bool failed = false;
 
-	if (t0 - s->last_cpu_check_ns >= NSEC)
+	if (!s->stopped && t0 - s->last_cpu_check_ns >= NSEC)
 		(void)sampler__update_cpus(s); /* errors: retried next second */
 	(void)ring_buffer__consume(s->rb);
 
