@@ -53,7 +53,7 @@ int filter_set(const struct ember_config *c);
  * /proc/PID/cgroup and cached per pid for 10 s). Counts @nr_samples as excluded when true.
  */
 bool filter_excluded(uint32_t pid, const char *comm, uint64_t nr_samples);
-/* Samples excluded since start. */
+/* Samples excluded since start (any thread). */
 uint64_t filter_excluded_total(void);
 /* Frees the filter state. */
 void filter_fini(void);

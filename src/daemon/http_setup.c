@@ -14,6 +14,7 @@
 #include "ember/sampler.h"
 #include "ember/sbuf.h"
 #include "ember/security.h"
+#include "ember/service.h"
 #include "ember/symbolizer.h"
 
 /*
@@ -90,6 +91,9 @@ static void stats_hook(struct sbuf *j, void *ctx)
 		  U(y.pid_gone), U(y.maps_errors), U(y.elf_errors), U(y.perfmap_loads),
 		  U(y.perfmap_bad_lines), U(y.perfmap_skip_missing), U(y.perfmap_skip_not_regular),
 		  U(y.perfmap_skip_too_big), U(y.perfmap_skip_error));
+	/* service.c / security.c: samples excluded by [filter], requests refused with 401 */
+	sbuf_addf(j, "\"service\": {\"filtered_samples\": %llu, \"auth_failures\": %llu}, ",
+		  U(filter_excluded_total()), U(http_auth_failures()));
 }
 
 int emberd_http_setup(const struct ember_config *cfg, struct store *store, char **files,

@@ -273,7 +273,7 @@ void filter_fini(void)
 
 uint64_t filter_excluded_total(void)
 {
-	return flt.excluded;
+	return __atomic_load_n(&flt.excluded, __ATOMIC_RELAXED); /* /api/v1/stats reads it too */
 }
 
 /* Does the ','-separated list @list hold an item for which @match(item, @s) is true? */
@@ -353,6 +353,6 @@ bool filter_excluded(uint32_t pid, const char *comm, uint64_t nr_samples)
 		}
 	}
 	if (ex)
-		flt.excluded += nr_samples;
+		__atomic_fetch_add(&flt.excluded, nr_samples, __ATOMIC_RELAXED);
 	return ex;
 }

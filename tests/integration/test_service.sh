@@ -191,7 +191,7 @@ last=$(cat /proc/sys/kernel/cap_last_cap)
 [ "$last" -lt 40 ] && want=$(printf '%016x' $(( 0x$want & ((1 << (last + 1)) - 1) )))
 for mode in root nobody; do
 	PORT=$(free_port)
-	extra=(); [ $mode = nobody ] && extra=(-o security.user=nobody)
+	extra=(-o filter.exclude_comms=burnx); [ $mode = nobody ] && extra=(-o security.user=nobody)
 	"$EMBERD" --listen "127.0.0.1:$PORT" "${extra[@]}" >"$TMP/priv-$mode.log" 2>&1 &
 	EP=$!; PIDS+=($EP)
 	wait_log "$TMP/priv-$mode.log" started || { sed 's/^/# /' "$TMP/priv-$mode.log"; not_ok "emberd ($mode) starts"; continue; }
@@ -208,6 +208,11 @@ for mode in root nobody; do
 	(cd /tmp && setpriv --reuid=nobody --regid=nogroup --clear-groups "$W/jit" --seconds 3 \
 		>"$TMP/jit-$mode.out" 2>&1) &
 	JP=$!; PIDS+=($JP)
+	if [ $mode = root ]; then # [filter]: the same burner under another name is not stored
+		cp "$W/burn" "$TMP/burnx"
+		"$TMP/burnx" 3 >/dev/null 2>&1 &
+		PIDS+=($!)
+	fi
 	sleep 3.3
 	curl -s "http://127.0.0.1:$PORT/api/v1/folded?from=-10s" >"$TMP/folded-$mode"
 	check "privileges ($mode): another user's burn stack resolves (main;rounds;burn_c)" \
@@ -215,6 +220,12 @@ for mode in root nobody; do
 	check "privileges ($mode): another user's JIT code resolves through its perf map" \
 		grep -q ';jit_\(alpha\|beta\)_\[j\]' "$TMP/folded-$mode"
 	check "privileges ($mode): kernel frames still named" grep -q '_\[k\]' "$TMP/folded-$mode"
+	if [ $mode = root ]; then
+		check "filter: an excluded comm is not stored" bash -c "! grep -q '^burnx;' '$TMP/folded-$mode'"
+		f=$(curl -s "http://127.0.0.1:$PORT/api/v1/stats" | python3 -c \
+			'import json,sys; print(json.load(sys.stdin)["service"]["filtered_samples"])')
+		check "filter: excluded samples are counted on /api/v1/stats (${f:-?})" test "${f:-0}" -gt 0
+	fi
 	kill $EP; wait $EP 2>/dev/null
 	check "privileges ($mode): the drop is logged" grep -q "privileges: running as uid" "$TMP/priv-$mode.log"
 done
