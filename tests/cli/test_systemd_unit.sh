@@ -19,4 +19,12 @@ for opt in Type=notify Restart=on-failure WatchdogSec= MemoryMax= CPUQuota= NoNe
 	ProtectSystem=strict CapabilityBoundingSet= SystemCallFilter= RestrictAddressFamilies=; do
 	check "unit sets $opt" grep -q "^$opt" "$SRCDIR/systemd/emberd.service"
 done
+# emberd keeps these after start-up (src/daemon/privs.c): the bounding set must allow them
+for cap in CAP_BPF CAP_PERFMON CAP_SYS_PTRACE CAP_DAC_READ_SEARCH CAP_SYSLOG CAP_CHECKPOINT_RESTORE; do
+	check "bounding set has $cap" grep -qE "^CapabilityBoundingSet=.*\b$cap\b" "$SRCDIR/systemd/emberd.service"
+done
+check "no CAP_SYS_ADMIN in the bounding set" bash -c "! grep -q '^CapabilityBoundingSet=.*CAP_SYS_ADMIN' '$SRCDIR/systemd/emberd.service'"
+check "reload is SIGHUP" grep -q '^ExecReload=.*-HUP \$MAINPID' "$SRCDIR/systemd/emberd.service"
+check "AF_UNIX allowed (sd_notify)" grep -qE '^RestrictAddressFamilies=.*AF_UNIX' "$SRCDIR/systemd/emberd.service"
+check "NotifyAccess=main" grep -q '^NotifyAccess=main' "$SRCDIR/systemd/emberd.service"
 done_testing
