@@ -729,6 +729,17 @@ flip:
 		s->stack_slot[s->touched[j]] = -1;
 	}
 	s->nr_touched = 0;
+	/* a sample whose count (counts map full) and time record (ring buffer full) were both lost
+	 * left its stack ids behind, in no count and no record: sweep them, or they fill the map
+	 * for good after a burst. The generation is idle, so what is left is such orphans; when
+	 * nothing is, this costs one syscall. */
+	{
+		uint32_t next, left = s->o.stack_map_entries;
+
+		while (left-- && !bpf_map_get_next_key(sfd, NULL, &next))
+			if (bpf_map_delete_elem(sfd, &next))
+				break;
+	}
 	s->ips_len = 0;
 	pend->n = 0;
 	free(kv);

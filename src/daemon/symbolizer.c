@@ -857,7 +857,9 @@ void symbolizer__note_pid(struct symbolizer *s, uint32_t pid)
 	size_t i;
 
 	if (p) {
-		if (t - p->validated_ns < VALIDATE_NS)
+		/* a gone process is checked every time: its pid may be in use again already, and
+		 * the new process must not be symbolized with the old one's mappings */
+		if (t - p->validated_ns < VALIDATE_NS && !p->gone)
 			return;
 		p->validated_ns = t;
 		if (!proc_stale(s, p))
