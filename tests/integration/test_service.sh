@@ -12,7 +12,8 @@
 #   - sd_notify: READY=1, WATCHDOG=1, RELOADING=1 and STOPPING=1 reach $NOTIFY_SOCKET;
 #   - least privilege: /proc/PID/status shows only the kept capabilities (also as security.user
 #     = nobody), and stacks of another user's processes (burn, and JIT code through its perf map)
-#     still resolve by name.
+#     still resolve by name, also inside an emulation of the unit's sandbox (private /tmp,
+#     read-only /, no_new_privs, the unit's bounding set).
 . "$(dirname "$0")/../lib.sh"
 require_root "network namespaces, BPF and capabilities"
 [ -x "$EMBERD" ] || skip_all "no $EMBERD"
@@ -229,4 +230,30 @@ for mode in root nobody; do
 	kill $EP; wait $EP 2>/dev/null
 	check "privileges ($mode): the drop is logged" grep -q "privileges: running as uid" "$TMP/priv-$mode.log"
 done
+
+# --- the unit's sandbox, emulated: PrivateTmp (a tmpfs on /tmp), ProtectSystem=strict (/ read-
+# only), NoNewPrivileges and the unit's capability bounding set. JIT perf maps in the host's
+# /tmp and other users' binaries must still resolve (through /proc/PID/root).
+PORT=$(free_port)
+bset=-all,+bpf,+perfmon,+sys_ptrace,+dac_read_search,+syslog,+checkpoint_restore
+unshare --mount --propagation private -- sh -c 'mount -t tmpfs none /tmp && mount -o remount,bind,ro / &&
+	exec setpriv --no-new-privs --bounding-set "$1" --inh-caps -all -- "$2" --listen "127.0.0.1:$3"' \
+	sandbox "$bset" "$EMBERD" "$PORT" >"$TMP/sandbox.log" 2>&1 &
+EP=$!; PIDS+=($EP)
+if wait_log "$TMP/sandbox.log" started; then
+	check "sandbox: CapEff reduced to the kept set" test "$(awk '/^CapEff/ {print $2}' /proc/$EP/status)" = "$want"
+	setpriv --reuid=nobody --regid=nogroup --clear-groups "$W/burn" 3 >/dev/null 2>&1 &
+	PIDS+=($!)
+	(cd /tmp && setpriv --reuid=nobody --regid=nogroup --clear-groups "$W/jit" --seconds 3 >/dev/null 2>&1) &
+	PIDS+=($!)
+	sleep 3.3
+	curl -s "http://127.0.0.1:$PORT/api/v1/folded?from=-10s" >"$TMP/folded-sandbox"
+	check "sandbox: another user's JIT perf map (host /tmp) resolves" \
+		grep -q ';jit_\(alpha\|beta\)_\[j\]' "$TMP/folded-sandbox"
+	check "sandbox: another user's binary resolves" grep -q '^burn;.*main;rounds;burn_c' "$TMP/folded-sandbox"
+	kill $EP; wait $EP 2>/dev/null
+else
+	sed 's/^/# /' "$TMP/sandbox.log"
+	not_ok "emberd starts in the emulated unit sandbox"
+fi
 done_testing
