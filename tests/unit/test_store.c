@@ -7,6 +7,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -314,13 +315,75 @@ static void test_bad_input(void **state)
 	store__free(s);
 }
 
+struct reader {
+	struct store *s;
+	volatile int *done;
+	int queries;
+	double last_total;
+	bool monotonic;
+};
+
+/* Queries while the writer appends: totals only grow (no retention pressure here). */
+static void *reader(void *arg)
+{
+	struct reader *r = arg;
+	struct store_filter f = STORE_FILTER_INIT;
+	struct store_point *pts;
+	size_t n;
+
+	r->monotonic = true;
+	while (!*r->done) {
+		struct strtab *st = strtab__new();
+		struct profile *p = store__query(r->s, &f, st);
+
+		if (!p || profile__total(p) < r->last_total)
+			r->monotonic = false;
+		if (p)
+			r->last_total = profile__total(p);
+		profile__free(p);
+		strtab__free(st);
+		if (store__heatmap(r->s, &f, 1000000, &pts, &n) == 0)
+			free(pts);
+		r->queries++;
+	}
+	return NULL;
+}
+
+static void test_concurrent(void **state)
+{
+	struct store *s = store__new(3600, 64 << 20);
+	volatile int done = 0;
+	struct reader r[2] = { { .s = s, .done = &done }, { .s = s, .done = &done } };
+	pthread_t t[2];
+	struct store_stats st;
+	char name[32];
+	int i, k;
+
+	for (k = 0; k < 2; k++)
+		assert_int_equal(pthread_create(&t[k], NULL, reader, &r[k]), 0);
+	for (i = 0; i < 20000; i++) {
+		snprintf(name, sizeof(name), "main;f%d", i % 500);
+		add(s, T0 + (uint64_t)i * 100000, stack(s, name, 0, 0), 1, 1, "w", 1);
+	}
+	done = 1;
+	for (k = 0; k < 2; k++) {
+		pthread_join(t[k], NULL);
+		assert_true(r[k].monotonic);
+		assert_true(r[k].queries > 0);
+	}
+	store__stats(s, &st);
+	assert_int_equal(st.samples, 20000);
+	assert_int_equal(st.stacks, 500);
+	store__free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_query_filters), cmocka_unit_test(test_heatmap),
 		cmocka_unit_test(test_foreach),	      cmocka_unit_test(test_retention_time),
 		cmocka_unit_test(test_retention_memory), cmocka_unit_test(test_compaction),
-		cmocka_unit_test(test_bad_input),
+		cmocka_unit_test(test_bad_input), cmocka_unit_test(test_concurrent),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
