@@ -7,7 +7,8 @@
  *
  * Only text symbols (t, T, w, W) are kept; at one address the best alias is kept (global before
  * local, fewer leading underscores, then the longer name). A symbol ends where the next one starts;
- * the last one of the kernel or of a module ends at most KSYMS_MAX_TAIL bytes later. When every
+ * the last one of the kernel or of a module ends at most KSYMS_MAX_TAIL bytes later, and a module
+ * symbol at most KSYMS_MAX_MODULE_SPAN after its start (beyond: the module's, see ksyms__lookup). When every
  * address reads as zero (kernel.kptr_restrict, or not root), the table is empty and
  * ksyms__restricted() says why. The parser is a pure function on text (fuzzed). Not thread-safe.
  */
@@ -21,6 +22,7 @@
 struct parse_error;
 
 #define KSYMS_MAX_TAIL 4096u
+#define KSYMS_MAX_MODULE_SPAN (256u << 10) /* a module symbol ends at most this far */
 
 struct kallsyms_line {
 	uint64_t addr;

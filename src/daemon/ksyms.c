@@ -208,9 +208,14 @@ static void finish(struct ksyms *k)
 
 		if (s->mod_off != UINT32_MAX)
 			k->nr_mod++;
-		/* to the next symbol when it is in the same module (or both in the kernel) */
+		/* to the next symbol when it is in the same module (or both in the kernel); a
+		 * module symbol spans at most KSYMS_MAX_MODULE_SPAN: module text is sparse and
+		 * kallsyms has no sizes, so a far gap is the module's, not its previous function's */
 		if (i + 1 < k->n && k->syms[i + 1].mod_off == s->mod_off)
-			s->end = k->syms[i + 1].addr;
+			s->end = s->mod_off != UINT32_MAX &&
+						 k->syms[i + 1].addr - s->addr > KSYMS_MAX_MODULE_SPAN
+					 ? s->addr + KSYMS_MAX_MODULE_SPAN
+					 : k->syms[i + 1].addr;
 		else if (i + 1 < k->n && k->syms[i + 1].addr < tail_end)
 			s->end = k->syms[i + 1].addr;
 		else

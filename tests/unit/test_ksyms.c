@@ -81,6 +81,8 @@ static const char table[] =
 	"ffffffffc0001000 t mod_fn_a\t[mymod]\n"
 	"ffffffffc0001800 t mod_fn_b\t[mymod]\n"
 	"ffffffffc0020000 t mod_fn_c\t[mymod]\n"
+	"ffffffffc0080000 t mod_fn_d\t[mymod2]\n"
+	"ffffffffc00f0000 t mod_fn_e\t[mymod2]\n"
 	"ffffffffc0100000 t other_fn\t[other]\n";
 
 static const char *lookup(struct ksyms *k, uint64_t a, const char **mod)
@@ -100,8 +102,8 @@ static void test_table(void **state)
 	assert_non_null(k);
 	assert_int_equal(bad, 1);
 	assert_false(ksyms__restricted(k));
-	assert_int_equal(ksyms__count(k), 7); /* aliases folded, data dropped */
-	assert_int_equal(ksyms__nr_module_syms(k), 4);
+	assert_int_equal(ksyms__count(k), 9); /* aliases folded, data dropped */
+	assert_int_equal(ksyms__nr_module_syms(k), 6);
 	assert_null(lookup(k, 0xffffffff80ffffff, &mod));
 	assert_string_equal(lookup(k, 0xffffffff81000000, NULL), "_stext"); /* global, fewer _, longer */
 	assert_string_equal(lookup(k, 0xffffffff81000fff, NULL), "_stext");
@@ -117,8 +119,11 @@ static void test_table(void **state)
 	assert_int_equal(ksyms__addr(k, idx), 0xffffffffc0001800);
 	ksyms__set_cookie(k, idx, 9);
 	assert_int_equal(ksyms__cookie(k, idx), 9);
-	/* within a module, symbols run to the next one */
+	/* within a module, symbols run to the next one, up to KSYMS_MAX_MODULE_SPAN */
 	assert_string_equal(lookup(k, 0xffffffffc001ffff, NULL), "mod_fn_b");
+	assert_string_equal(lookup(k, 0xffffffffc00bffff, NULL), "mod_fn_d");
+	assert_null(lookup(k, 0xffffffffc00d0000, &mod));
+	assert_string_equal(mod, "mymod2"); /* a gap inside mymod2 */
 	/* the last one of a module ends KSYMS_MAX_TAIL later */
 	assert_string_equal(lookup(k, 0xffffffffc0020000 + KSYMS_MAX_TAIL - 1, NULL), "mod_fn_c");
 	assert_null(lookup(k, 0xffffffffc0020000 + KSYMS_MAX_TAIL, &mod));

@@ -484,6 +484,25 @@ static void test_kernel_restricted(void **state)
 	assert_int_equal(ss.kallsyms_symbols, 0);
 	assert_int_equal(ss.kernel_unresolved, 1);
 	symbolizer__free(s);
+
+	/* module symbols, and a gap inside a module named after it */
+	f = fopen(path, "we");
+	assert_non_null(f);
+	fputs("ffffffff81000000 T _stext\nffffffff81000100 T do_work\n"
+	      "ffffffffc0001000 t mod_a\t[mymod]\nffffffffc0100000 t mod_b\t[mymod]\n"
+	      "ffffffffc0200000 t bpf_prog_1234_handler\t[bpf]\n", f);
+	fclose(f);
+	s = symbolizer__new(&o, st);
+	assert_non_null(s);
+	ips[0] = 0xffffffffc0001004ull;
+	assert_string_equal(kernel_stack(s, st, ips, 1), "mod_a_[k]");
+	ips[0] = 0xffffffffc0090000ull; /* far past mod_a, before mod_b */
+	assert_string_equal(kernel_stack(s, st, ips, 1), "[mymod]_[k]");
+	ips[0] = 0xffffffffc0200010ull;
+	assert_string_equal(kernel_stack(s, st, ips, 1), "bpf_prog_1234_handler_[k]");
+	ips[0] = 0xffffffff81000104ull;
+	assert_string_equal(kernel_stack(s, st, ips, 1), "do_work_[k]");
+	symbolizer__free(s);
 	strtab__free(st);
 }
 
