@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Golden tests: for each tests/data/<case>.args (one line: the ember arguments, where @IN@ is
-# tests/data/<case>.in and @DATA@ is tests/data), run `ember ARGS` and diff its stdout with
+# Golden tests, run inside tests/data: for each <case>.args (one line: the ember arguments, where @IN@ is
+# <case>.in and @DATA@ is "." so that outputs never hold absolute paths), run `ember ARGS` and diff its stdout with
 # tests/data/<case>.expected (and its exit status with <case>.status, default 0).
 # --regen rewrites the .expected files; review that diff before committing.
 . "$(dirname "$0")/lib.sh"
@@ -12,8 +12,8 @@ for args in *.args; do
 	[ -f "$args" ] || continue
 	c=${args%.args}
 	line=$(head -n 1 "$args")
-	line=${line//@IN@/$SRCDIR/tests/data/$c.in}
-	line=${line//@DATA@/$SRCDIR/tests/data}
+	line=${line//@IN@/$c.in}
+	line=${line//@DATA@/.}
 	want_status=0
 	[ -f "$c.status" ] && want_status=$(cat "$c.status")
 	eval "set -- $line"
