@@ -24,6 +24,7 @@
 
 #include "ember/config.h"
 #include "ember/folded.h"
+#include "ember/hash.h"
 #include "ember/http.h"
 #include "ember/http_export.h"
 #include "ember/log.h"
@@ -42,6 +43,25 @@
 #define NSEC	      1000000000ULL
 #define MAX_FRAMES    1024 /* symbolized frames per stack (inline frames can add to 2 x 127) */
 
+/*
+ * Symbolized stacks, cached for a short while: the same (pid, user ips) or kernel ips seen again
+ * within the TTL reuse the frame ids instead of asking the symbolizer (which may re-read
+ * /proc/PID/maps for an address outside the cached mappings). Direct-mapped; the TTL bounds
+ * staleness after an exec or a module load.
+ */
+#define SCACHE_SLOTS	 4096
+#define SCACHE_USER_TTL	 (2 * NSEC)
+#define SCACHE_KERN_TTL	 (30 * NSEC)
+
+struct scache_ent {
+	uint64_t hash;
+	uint64_t expires_ns;
+	uint32_t pid;
+	uint32_t n;		/* frame ids */
+	uint32_t *ids;		/* symbolizer strtab ids, root first; owned */
+	size_t cap;
+};
+
 struct emberd {
 	struct ember_config cfg;
 	int epfd, tfd, sfd;
@@ -56,6 +76,8 @@ struct emberd {
 	size_t frame_map_cap;
 	uint64_t compactions;	/* store compactions frame_map is valid for */
 	int64_t real_off_ns;	/* CLOCK_REALTIME - CLOCK_MONOTONIC */
+	struct scache_ent *scache;	/* SCACHE_SLOTS entries */
+	uint64_t scache_hits, scache_misses;
 	struct store_sample *batch;
 	size_t batch_cap;
 	struct sampler_stats last; /* for logging changes of the drop counters */
@@ -170,6 +192,46 @@ static int store_frame(struct emberd *d, uint32_t sym_id)
 	return id;
 }
 
+/*
+ * Symbol ids of a stack, root first, through the cache: *ret points into the cache (valid until
+ * the next call). Returns the number of ids or -ENOMEM.
+ */
+static int symbolize(struct emberd *d, bool kernel, uint32_t pid, const uint64_t *ips, size_t n,
+		     const uint32_t **ret)
+{
+	uint64_t h = hash_bytes(ips, n * sizeof(*ips), kernel ? 0x6b : 0x75) ^ hash_mix64(pid + 1);
+	struct scache_ent *e = &d->scache[h & (SCACHE_SLOTS - 1)];
+	uint64_t now = mono_ns();
+	uint32_t sym[MAX_FRAMES / 2];
+	int r;
+
+	if (e->ids && e->hash == h && e->pid == pid && now < e->expires_ns) {
+		d->scache_hits++;
+		*ret = e->ids;
+		return (int)e->n;
+	}
+	d->scache_misses++;
+	r = kernel ? symbolizer__kernel(d->sym, ips, n, sym, MAX_FRAMES / 2)
+		   : symbolizer__user(d->sym, pid, ips, n, sym, MAX_FRAMES / 2);
+	if (r < 0)
+		return r;
+	if ((size_t)r > e->cap || !e->ids) {
+		uint32_t *ids = realloc(e->ids, ((size_t)r + 1) * sizeof(*ids));
+
+		if (!ids)
+			return -ENOMEM;
+		e->ids = ids;
+		e->cap = (size_t)r + 1;
+	}
+	memcpy(e->ids, sym, (size_t)r * sizeof(*sym));
+	e->n = (uint32_t)r;
+	e->hash = h;
+	e->pid = pid;
+	e->expires_ns = now + (kernel ? SCACHE_KERN_TTL : SCACHE_USER_TTL);
+	*ret = e->ids;
+	return r;
+}
+
 /* A visible placeholder frame for a stack that was lost (collision, vanished). */
 static int lost_frame(struct emberd *d, int err, bool kernel)
 {
@@ -183,7 +245,8 @@ static int lost_frame(struct emberd *d, int err, bool kernel)
 static int on_group(const struct sampler_group *g, void *ctx)
 {
 	struct emberd *d = ctx;
-	uint32_t sym[MAX_FRAMES], frames[MAX_FRAMES];
+	uint32_t frames[MAX_FRAMES];
+	const uint32_t *sym;
 	size_t n = 0, nk = 0, i, total = g->nr_times + g->untimed;
 	unsigned int flags = 0;
 	uint64_t comp, now_real;
@@ -202,7 +265,7 @@ static int on_group(const struct sampler_group *g, void *ctx)
 		flags |= STORE_STACK_IDLE;
 	/* user frames, root first */
 	if (g->user_ips && g->nr_user) {
-		r = symbolizer__user(d->sym, g->pid, g->user_ips, g->nr_user, sym, MAX_FRAMES / 2);
+		r = symbolize(d, false, g->pid, g->user_ips, g->nr_user, &sym);
 		if (r < 0)
 			return r;
 		for (i = 0; i < (size_t)r; i++) {
@@ -224,7 +287,7 @@ static int on_group(const struct sampler_group *g, void *ctx)
 	}
 	/* kernel frames on top, root first */
 	if (g->kernel_ips && g->nr_kernel) {
-		r = symbolizer__kernel(d->sym, g->kernel_ips, g->nr_kernel, sym, MAX_FRAMES / 2);
+		r = symbolize(d, true, 0, g->kernel_ips, g->nr_kernel, &sym);
 		if (r < 0)
 			return r;
 		for (i = 0; i < (size_t)r; i++) {
@@ -318,7 +381,7 @@ static void log_sampler_totals(struct emberd *d)
 	store__stats(d->store, &ss);
 	log_info("sampled %llu (idle %llu), delivered %llu, untimed %llu, lost %llu; %llu drains "
 		 "of %.0f us avg; BPF %.0f ns/sample; store %llu samples in %llu bytes "
-		 "(%.2f B/sample records), %llu stacks",
+		 "(%.2f B/sample records), %llu stacks; stack cache %.0f%% hits",
 		 (unsigned long long)st.samples, (unsigned long long)st.idle,
 		 (unsigned long long)st.delivered, (unsigned long long)st.untimed,
 		 (unsigned long long)st.lost, (unsigned long long)st.drains,
@@ -326,7 +389,10 @@ static void log_sampler_totals(struct emberd *d)
 		 st.prog_run_cnt ? (double)st.prog_run_ns / (double)st.prog_run_cnt : 0.0,
 		 (unsigned long long)ss.samples, (unsigned long long)ss.bytes,
 		 ss.samples ? (double)ss.sample_bytes / (double)ss.samples : 0.0,
-		 (unsigned long long)ss.stacks);
+		 (unsigned long long)ss.stacks,
+		 d->scache_hits + d->scache_misses ?
+			 100.0 * (double)d->scache_hits / (double)(d->scache_hits + d->scache_misses) :
+			 0.0);
 }
 
 static void drain(struct emberd *d)
@@ -514,6 +580,9 @@ static int sampling_setup(struct emberd *d)
 	yo.demangle = d->cfg.demangle;
 	yo.max_pids = d->cfg.max_pids;
 	yo.debug_dirs = d->cfg.debug_dirs;
+	d->scache = calloc(SCACHE_SLOTS, sizeof(*d->scache));
+	if (!d->scache)
+		return log_errno(-ENOMEM, "cannot allocate the stack cache");
 	d->sym = symbolizer__new(&yo, d->sym_st);
 	if (!d->sym)
 		return log_errno(-errno, "cannot create the symbolizer");
@@ -551,6 +620,10 @@ static void emberd_fini(struct emberd *d)
 	filter_fini();
 	free(d->frame_map);
 	free(d->batch);
+	if (d->scache)
+		for (size_t i = 0; i < SCACHE_SLOTS; i++)
+			free(d->scache[i].ids);
+	free(d->scache);
 	if (d->epfd >= 0)
 		close(d->epfd);
 	if (d->tfd >= 0)
