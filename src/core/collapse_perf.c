@@ -225,11 +225,17 @@ static bool jit_module(const char *m, size_t n)
 struct frame_ctx {
 	const struct perf_frame *fr;
 	size_t nfuncs;
+	bool plain;		/* the function holds none of the bytes tidying changes */
 };
 
 /* Bytes the tidying step may change: ; ( " ' */
 static const unsigned char tidy_special[256] = {
 	[';'] = 1, ['('] = 1, ['"'] = 1, ['\''] = 1,
+};
+
+/* The same, plus '>' (a possible "->" inline arrow): one scan decides the fast path. */
+static const unsigned char frame_special[256] = {
+	[';'] = 1, ['('] = 1, ['"'] = 1, ['\''] = 1, ['>'] = 1,
 };
 
 /* Tidies b[0..n) in place as the script's tidy_generic does; returns the new length. */
@@ -313,9 +319,11 @@ static int perf_func(struct collapse *c, const char *s, size_t n, size_t idx, vo
 		return -ENOMEM;
 	b = t->buf + start;
 	n = t->len - start;
-	for (i = 0; i < n; i++)
-		if (tidy_special[(unsigned char)b[i]])
-			break;
+	i = n;
+	if (!fc->plain || b[0] == '[') /* [unknown] became the module name: check it */
+		for (i = 0; i < n; i++)
+			if (tidy_special[(unsigned char)b[i]])
+				break;
 	if (i < n)
 		n = tidy(b, n);
 	/* Java: s/^L// if m:/: */
@@ -360,7 +368,16 @@ static int perf_frame_line(struct collapse *c, struct perf_frame *fr)
 	if (c->groups.overflow)
 		return 0;
 	start = c->groups.text.len;
-	err = split_arrows(c, f, n, perf_func, &fc, &nf);
+	for (h = 0; h < n; h++)
+		if (frame_special[(unsigned char)f[h]])
+			break;
+	if (h == n && n > 0) {
+		/* no arrow, nothing to tidy: one function as it is */
+		fc.plain = true;
+		err = perf_func(c, f, n, 0, &fc);
+	} else {
+		err = split_arrows(c, f, n, perf_func, &fc, &nf);
+	}
 	if (err)
 		return err;
 	return groups_close(&c->groups, start, fc.nfuncs);
