@@ -120,6 +120,14 @@ check "token: right token is 200" test "$(code "$U/api/v1/folded" -H "Authorizat
 check "token: the body is the profile" grep -q ' [0-9]*$' "$TMP/body"
 curl -s -D "$TMP/h401" -o /dev/null "$U/api/v1/folded"
 check "token: 401 carries WWW-Authenticate: Bearer" grep -qi '^WWW-Authenticate: Bearer' "$TMP/h401"
+# request hardening: URL beyond http.max_request, an over-long parameter, paths that try to
+# reach the filesystem
+AUTH=(-H "Authorization: Bearer $TOKEN")
+check "hardening: a 70 KB URL is refused (414)" test "$(code "$U/api/v1/folded?comm=$(head -c 70000 /dev/zero | tr '\0' a)" "${AUTH[@]}")" = 414
+check "hardening: a 2 KB parameter is a 400" test "$(code "$U/api/v1/folded?comm=$(head -c 2000 /dev/zero | tr '\0' a)" "${AUTH[@]}")" = 400
+for p in /assets/../../../etc/passwd /assets/%2e%2e/%2e%2e/etc/passwd /../etc/passwd; do
+	check "hardening: $p is a 404" test "$(code "$U$p" --path-as-is "${AUTH[@]}")" = 404
+done
 
 kill "${PIDS[-1]}"; wait "${PIDS[-1]}" 2>/dev/null
 
