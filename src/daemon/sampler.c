@@ -616,6 +616,10 @@ static int fill_stacks(struct sampler *s, int sfd, struct sampler_group *g, int3
 	g->user_err = r;
 	if (r)
 		g->user_ips = NULL, g->nr_user = 0;
+	/* reading the user stack may have grown (moved) s->ips: take the kernel stack's address
+	 * again, from its now cached slot (valgrind found the stale pointer read) */
+	if (!g->kernel_err)
+		(void)stack_of(s, sfd, kid, &g->kernel_ips, &g->nr_kernel);
 	return 0;
 }
 
