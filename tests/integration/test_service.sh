@@ -154,13 +154,17 @@ NOTIFY_SOCKET=$TMP/notify.sock WATCHDOG_USEC=1000000 "$EMBERD" --listen "127.0.0
 HP=$!; PIDS+=($HP)
 wait_log "$TMP/hup.log" started
 check "before SIGHUP: old token 200" test "$(code "$U/api/v1/stats" -H "Authorization: Bearer $TOKEN")" = 200
+check "before SIGHUP: a 1 h range is fine" test "$(code "$U/api/v1/folded?from=-3600s" -H "Authorization: Bearer $TOKEN")" = 200
 printf '%s\n' "$NEWTOKEN" >"$TMP/token"
-printf '[log]\nlevel = debug\n[sampling]\nfrequency = 49\n[http]\nauth_token_file = %s\n' "$TMP/token" >"$TMP/hup.conf"
+printf '[log]\nlevel = debug\n[sampling]\nfrequency = 49\n[http]\nauth_token_file = %s\nmax_range = 60\n' "$TMP/token" >"$TMP/hup.conf"
 kill -HUP $HP
 wait_log "$TMP/hup.log" "reload: .* change(s) applied"
 check "SIGHUP: the rotated token works" test "$(code "$U/api/v1/stats" -H "Authorization: Bearer $NEWTOKEN")" = 200
 check "SIGHUP: the old token is 401" test "$(code "$U/api/v1/stats" -H "Authorization: Bearer $TOKEN")" = 401
 check "SIGHUP: log.level applied" grep -q "reload: 'log.level' changed: applied" "$TMP/hup.log"
+# (another URL than before: the replay micro-cache keeps an identical response for 60 s)
+check "SIGHUP: http.max_range applied (1 h range now 413)" \
+	test "$(code "$U/api/v1/folded?from=-3599s" -H "Authorization: Bearer $NEWTOKEN")" = 413
 check "SIGHUP: frequency needs a restart" grep -q "'sampling.frequency' changed: needs a restart" "$TMP/hup.log"
 printf '[log]\nlevel = loud\n' >"$TMP/hup.conf"
 kill -HUP $HP
