@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Soak (issue 11): emberd samples every CPU at 999 Hz for SOAK_SECONDS (default 300) while
+# one shell per CPU spawns CPU-heavy processes back to back (burn, 40 ms each: thousands of
+# processes) and wrk's CONNECTIONS (50) clients fetch every endpoint in turn. Reports samples
+# taken against the timer's expectation (999 x CPUs x seconds; >= 99%), drops by cause, HTTP
+# errors (socket errors + non-2xx/3xx, must be 0), wrk's latency percentiles, emberd's RSS over
+# time (flat after the first third) and its CPU share. Prints a Markdown table and, with
+# SOAK_CHECK=1, exits 1 when a criterion fails (tests/integration/test_soak_short.sh).
+#   SOAK_SECONDS=300 CONNECTIONS=50 tests/bench/bench_soak.sh
+set -u
+: "${OUTPUT:?}" "${SRCDIR:?}"
+EMBERD=${EMBERD:-$OUTPUT/emberd}
+SECS=${SOAK_SECONDS:-300}
+CONNECTIONS=${CONNECTIONS:-50}
+[ "$(id -u)" -eq 0 ] || { echo "bench_soak: needs root (BPF sampling)" >&2; exit 1; }
+command -v wrk >/dev/null || { echo "bench_soak: no wrk (apt-get install wrk)" >&2; exit 1; }
+BURN=$OUTPUT/workloads/burn
+[ -x "$BURN" ] || { echo "bench_soak: no $BURN (make workloads)" >&2; exit 1; }
+TMP=$(mktemp -d)
+PIDS=()
+trap 'for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; rm -rf "$TMP"' EXIT
+NCPU=$(nproc)
+
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+URL=http://127.0.0.1:$port
+MALLOC_ARENA_MAX=${MALLOC_ARENA_MAX:-2} "$EMBERD" --listen "127.0.0.1:$port" -F 999 \
+	>"$TMP/emberd.log" 2>&1 &
+EPID=$!
+PIDS+=($EPID)
+for _ in $(seq 300); do curl -sf "$URL/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
+curl -sf "$URL/healthz" >/dev/null || { echo "bench_soak: emberd did not start" >&2; cat "$TMP/emberd.log" >&2; exit 1; }
+stats() { curl -sf -m 30 "$URL/api/v1/stats"; }
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$EPID/stat"; }
+rss_kb() { awk '/^VmRSS/ { print $2 }' "/proc/$EPID/status"; }
+
+# the spawners: one per CPU, each starting a 40 ms burn after the other until told to stop
+touch "$TMP/run"
+for _ in $(seq "$NCPU"); do
+	( n=0; while [ -e "$TMP/run" ]; do "$BURN" 0.04 >/dev/null; n=$((n + 1)); done; echo $n >>"$TMP/spawned" ) &
+	PIDS+=($!)
+done
+sleep 2
+cat >"$TMP/rotate.lua" <<'LUA'
+local paths = { "/api/v1/folded?from=-10s", "/api/v1/flamegraph.svg?from=-10s",
+	"/api/v1/heatmap?from=-60s", "/api/v1/samples?from=-2s", "/api/v1/pprof?from=-10s",
+	"/metrics", "/api/v1/stats", "/healthz", "/api/v1/folded?comm=%5Eburn&kernel=0&from=-10s",
+	"/api/v1/flamegraph.json?from=-10s", "/api/v1/diff.svg?a_from=-20s&a_to=-10s&b_from=-10s" }
+local i = 0
+request = function()
+	i = i + 1
+	return wrk.format("GET", paths[(i % #paths) + 1])
+end
+LUA
+s0=$(stats)
+c0=$(cpu_ticks)
+t0=$(date +%s.%N)
+wrk -t2 -c"$CONNECTIONS" -d"${SECS}s" --timeout 10s --latency -s "$TMP/rotate.lua" "$URL" \
+	>"$TMP/wrk.txt" 2>&1 &
+WRK=$!
+PIDS+=($WRK)
+rss=()
+step=$((SECS / 10)); [ $step -ge 1 ] || step=1
+for _ in $(seq 10); do sleep "$step"; rss+=("$(rss_kb)"); done
+wait "$WRK"
+t1=$(date +%s.%N)
+c1=$(cpu_ticks)
+s1=$(stats)
+rm -f "$TMP/run"
+sleep 0.5
+spawned=$(awk '{ n += $1 } END { print n + 0 }' "$TMP/spawned" 2>/dev/null)
+alive=1; kill -0 "$EPID" 2>/dev/null || alive=0
+hz=$(getconf CLK_TCK)
+export S0="$s0" S1="$s1" T0="$t0" T1="$t1" C0="$c0" C1="$c1" HZ="$hz" RSS="${rss[*]}" SPAWNED="$spawned" ALIVE=$alive
+python3 - "$TMP/wrk.txt" "$TMP/emberd.log" "$SECS" "$CONNECTIONS" <<'PY'
+import json, os, re, sys
+wrk = open(sys.argv[1]).read()
+s0, s1 = json.loads(os.environ["S0"]), json.loads(os.environ["S1"])
+el = float(os.environ["T1"]) - float(os.environ["T0"])
+a0, a1 = s0["sampler"], s1["sampler"]
+d = {k: a1[k] - a0[k] for k in a1 if isinstance(a1[k], int) and not isinstance(a1[k], bool)}
+cpus = a1["cpus_attached"]
+expected = 999 * cpus * el
+taken = d["samples"]
+ratio = taken / expected
+reqs = int(re.search(r"(\d+) requests in", wrk).group(1))
+sock = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", wrk)
+sockerr = sum(int(x) for x in sock.groups()) if sock else 0
+non2 = re.search(r"Non-2xx or 3xx responses: (\d+)", wrk)
+non2 = int(non2.group(1)) if non2 else 0
+lat = dict(re.findall(r"^\s+(50|75|90|99)%\s+(\S+)", wrk, re.M))
+rss = [int(x) for x in os.environ["RSS"].split()]
+third = rss[len(rss) // 3]
+growth = rss[-1] - third
+cpu = (int(os.environ["C1"]) - int(os.environ["C0"])) / int(os.environ["HZ"]) / el
+alive = os.environ["ALIVE"] == "1"
+san = bool(re.search(r"AddressSanitizer|runtime error|LeakSanitizer", open(sys.argv[2]).read()))
+print()
+print("| soak: %d s, %d CPUs at 999 Hz, %s processes spawned, %s HTTP clients | value |" % (
+    round(el), cpus, os.environ["SPAWNED"], sys.argv[4]))
+print("|---|---|")
+print("| samples taken / expected (999 x CPUs x s) | %d / %d = %.2f%% |" % (taken, expected, 100 * ratio))
+print("| delivered / lost | %d / %d |" % (d["delivered"], d["lost"]))
+print("| drops: stack map full (kernel, user) | %d, %d |" % (d["kern_eexist"], d["user_eexist"]))
+print("| drops: counts map full / ring buffer (samples kept untimed) | %d / %d |" % (d["counts_full"], d["ringbuf_drops"]))
+print("| HTTP requests / errors (socket + non-2xx) | %d / %d |" % (reqs, sockerr + non2))
+print("| latency p50 / p90 / p99 | %s / %s / %s |" % (lat.get("50"), lat.get("90"), lat.get("99")))
+print("| emberd RSS over time (MiB, every %d s) | %s |" % (round(el / 10), " ".join("%.0f" % (r / 1024) for r in rss)))
+print("| RSS growth after the first third | %+.1f MiB |" % (growth / 1024))
+print("| emberd CPU (share of one CPU; of all) | %.1f%%; %.1f%% |" % (100 * cpu, 100 * cpu / cpus))
+print()
+fails = []
+if ratio < 0.99: fails.append("samples %.2f%% < 99%%" % (100 * ratio))
+if sockerr + non2: fails.append("%d HTTP errors" % (sockerr + non2))
+if d["lost"]: fails.append("%d samples lost" % d["lost"])
+if growth > max(16384, third // 10): fails.append("RSS grew %d KiB after warm-up" % growth)
+if not alive: fails.append("emberd died")
+if san: fails.append("sanitizer report")
+open(os.path.join(os.path.dirname(sys.argv[1]), "verdict"), "w").write("\n".join(fails))
+print("verdict: " + ("; ".join(fails) if fails else "pass"))
+PY
+ok=$?
+verdict=$(cat "$TMP/verdict" 2>/dev/null)
+if [ "${SOAK_CHECK:-0}" = 1 ] && { [ $ok -ne 0 ] || [ -n "$verdict" ]; }; then exit 1; fi
+exit 0
