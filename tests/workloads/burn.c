@@ -4,6 +4,11 @@
  * 6 : 3 : 1 units of the same arithmetic loop, so whatever the scheduler does, 60% / 30% / 10%
  * of the process's CPU time is spent in them (main's own share is a few instructions per round).
  *
+ * A unit is calibrated to ~50 ms, so a round (500 ms) is much longer than a 99 Hz sampling
+ * period: periodic sampling then measures the shares almost exactly (the error is a fraction
+ * of a sample per function boundary), where short rounds would alias with the sampling period.
+ * Only whole rounds run, so the shares hold for any run length.
+ *
  * usage: burn SECONDS [THREADS]   (default 10 s, 1 thread; each thread runs the same rounds)
  * Prints "ready PID" on stdout once started.
  */
@@ -13,8 +18,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#define UNIT 200000UL /* loop iterations per unit: ~0.1-0.3 ms */
+#define UNIT_MS 50
 
+static unsigned long unit = 200000; /* loop iterations per unit; calibrated in main() */
 static volatile unsigned long sink;
 
 /*
@@ -42,7 +48,7 @@ static __attribute__((noinline)) void burn_a(void)
 {
 	unsigned long x = sink, i;
 
-	for (i = 0; i < 6 * UNIT; i++)
+	for (i = 0; i < 6 * unit; i++)
 		x = x * 6364136223846793005UL + 1442695040888963407UL;
 	store(x);
 }
@@ -51,7 +57,7 @@ static __attribute__((noinline)) void burn_b(void)
 {
 	unsigned long x = sink, i;
 
-	for (i = 0; i < 3 * UNIT; i++)
+	for (i = 0; i < 3 * unit; i++)
 		x = x * 6364136223846793005UL + 1442695040888963407UL;
 	store(x);
 }
@@ -60,7 +66,7 @@ static __attribute__((noinline)) void burn_c(void)
 {
 	unsigned long x = sink, i;
 
-	for (i = 0; i < 1 * UNIT; i++)
+	for (i = 0; i < 1 * unit; i++)
 		x = x * 6364136223846793005UL + 1442695040888963407UL;
 	store(x);
 }
@@ -78,7 +84,7 @@ static __attribute__((noinline)) void *rounds(void *arg)
 	double end = now() + seconds;
 	unsigned long r = 0;
 
-	while ((r++ & 15) || now() < end) {
+	while (r++ == 0 || now() < end) {
 		burn_a();
 		burn_b();
 		burn_c();
@@ -99,7 +105,22 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: burn SECONDS [THREADS<=64]\n");
 		return 2;
 	}
-	spin(1000);
+	{
+		/* iterations per UNIT_MS: time 20 ms worth of spinning */
+		double t0 = now(), t;
+		unsigned long n = 0;
+
+		do {
+			spin(100000);
+			n += 100000;
+			t = now();
+		} while (t - t0 < 0.02);
+		unit = (unsigned long)((double)n / (t - t0) * UNIT_MS / 1000.0);
+		if (unit < 1000)
+			unit = 1000;
+		if (seconds < 2) /* short runs (pid tests) still want several rounds */
+			unit = unit * (unsigned long)(seconds * 1000) / 2000 + 1000;
+	}
 	printf("ready %d\n", (int)getpid());
 	fflush(stdout);
 	for (i = 1; i < threads; i++)
