@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Soak (issue 11): emberd samples every CPU at 999 Hz for SOAK_SECONDS (default 300) while
-# one shell per CPU spawns CPU-heavy processes back to back (burn, 40 ms each: thousands of
+# one shell per CPU spawns CPU-heavy processes, 4 at a time (burn, 20 ms each: thousands of
 # processes) and wrk's CONNECTIONS (50) clients fetch every endpoint in turn. Reports samples
 # taken against the timer's expectation (999 x CPUs x seconds; >= 99%), drops by cause, HTTP
 # errors (socket errors + non-2xx/3xx, must be 0), wrk's latency percentiles, emberd's RSS over
@@ -37,15 +37,20 @@ rss_kb() { awk '/^VmRSS/ { print $2 }' "/proc/$EPID/status"; }
 # the spawners: one per CPU, each starting a 40 ms burn after the other until told to stop
 touch "$TMP/run"
 for _ in $(seq "$NCPU"); do
-	( n=0; while [ -e "$TMP/run" ]; do "$BURN" 0.04 >/dev/null; n=$((n + 1)); done; echo $n >>"$TMP/spawned" ) &
+	( n=0; while [ -e "$TMP/run" ]; do
+		for _ in 1 2 3 4; do "$BURN" 0.02 >/dev/null & done; wait; n=$((n + 4))
+	done; echo $n >>"$TMP/spawned" ) &
 	PIDS+=($!)
 done
 sleep 2
 cat >"$TMP/rotate.lua" <<'LUA'
 local paths = { "/api/v1/folded?from=-10s", "/api/v1/flamegraph.svg?from=-10s",
-	"/api/v1/heatmap?from=-60s", "/api/v1/samples?from=-2s", "/api/v1/pprof?from=-10s",
-	"/metrics", "/api/v1/stats", "/healthz", "/api/v1/folded?comm=%5Eburn&kernel=0&from=-10s",
-	"/api/v1/flamegraph.json?from=-10s", "/api/v1/diff.svg?a_from=-20s&a_to=-10s&b_from=-10s" }
+	"/api/v1/heatmap?from=-60s", "/api/v1/heatmap.svg?from=-60s", "/api/v1/samples?from=-2s",
+	"/debug/pprof/profile?seconds=5", "/metrics", "/api/v1/stats", "/healthz",
+	"/api/v1/folded?comm=%5Eburn&kernel=0&from=-10s", "/api/v1/captures",
+	"/api/v1/diff.svg?from=-20s&to=-10s&b_from=-10s&b_to=now",
+	"/api/v1/diff.folded?from=-20s&to=-10s&b_from=-10s&b_to=now",
+	"/api/v1/compare?from=-20s&to=-10s&b_from=-10s&b_to=now", "/" }
 local i = 0
 request = function()
 	i = i + 1
@@ -76,7 +81,7 @@ python3 - "$TMP/wrk.txt" "$TMP/emberd.log" "$SECS" "$CONNECTIONS" <<'PY'
 import json, os, re, sys
 wrk = open(sys.argv[1]).read()
 s0, s1 = json.loads(os.environ["S0"]), json.loads(os.environ["S1"])
-el = float(os.environ["T1"]) - float(os.environ["T0"])
+el = s1["uptime_s"] - s0["uptime_s"]  # the daemon's clock between the two counter reads
 a0, a1 = s0["sampler"], s1["sampler"]
 d = {k: a1[k] - a0[k] for k in a1 if isinstance(a1[k], int) and not isinstance(a1[k], bool)}
 cpus = a1["cpus_attached"]
@@ -107,6 +112,8 @@ print("| HTTP requests / errors (socket + non-2xx) | %d / %d |" % (reqs, sockerr
 print("| latency p50 / p90 / p99 | %s / %s / %s |" % (lat.get("50"), lat.get("90"), lat.get("99")))
 print("| emberd RSS over time (MiB, every %d s) | %s |" % (round(el / 10), " ".join("%.0f" % (r / 1024) for r in rss)))
 print("| RSS growth after the first third | %+.1f MiB |" % (growth / 1024))
+print("| store at the end: samples, MiB (limit) | %d, %.1f (%.0f) |" % (s1["store"]["samples"],
+    s1["store"]["bytes"] / 2**20, s1["store"]["max_bytes"] / 2**20))
 print("| emberd CPU (share of one CPU; of all) | %.1f%%; %.1f%% |" % (100 * cpu, 100 * cpu / cpus))
 print()
 fails = []

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The soak benchmark in short (issue 11): tests/bench/bench_soak.sh for 30 s (SOAK_SECONDS)
+# with its criteria enforced: >= 99% of the expected samples taken, none lost, 0 HTTP errors
+# from 50 clients on every endpoint, RSS flat after warm-up, emberd alive, no sanitizer report.
+# `make soak` runs the long version (300 s) and prints the same table.
+. "$(dirname "$0")/../lib.sh"
+require_root "BPF and perf_event"
+[ -x "$EMBERD" ] || skip_all "no $EMBERD"
+[ -r /sys/kernel/btf/vmlinux ] || skip_all "no kernel BTF"
+command -v wrk >/dev/null || skip_all "no wrk (make deps)"
+[ -x "$OUTPUT/workloads/burn" ] || skip_all "workloads not built (make workloads)"
+SOAK_SECONDS=${SOAK_SECONDS:-30} SOAK_CHECK=1 bash "$SRCDIR/tests/bench/bench_soak.sh" >"$TMP/soak.txt" 2>&1
+rc=$?
+sed 's/^/# /' "$TMP/soak.txt" | grep -v '^# $'
+check "soak ${SOAK_SECONDS:-30} s: $(grep '^verdict' "$TMP/soak.txt")" test $rc -eq 0
+done_testing
