@@ -25,6 +25,7 @@ cleanup() {
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
+trap 'exit 1' INT TERM # runs the EXIT trap: restores kernel.bpf_stats_enabled
 [ "$(id -u)" -eq 0 ] || { echo "bench_overhead: needs root" >&2; exit 1; }
 for t in perf profile-bpfcc python3; do
 	command -v $t >/dev/null || { echo "bench_overhead: $t missing (apt-get install linux-perf bpfcc-tools)" >&2; exit 1; }
