@@ -551,6 +551,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 
 	(void)version;
 	if (!req) {
+		/* bearer token (security.c): on the headers, before any body is read and before
+		 * routing, so that nothing is learnt or buffered without it */
+		if (!http_auth_check(url, MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+								      MHD_HTTP_HEADER_AUTHORIZATION)))
+			return (enum MHD_Result)http_auth_deny(conn);
 		req = calloc(1, sizeof(*req));
 		if (!req)
 			return MHD_NO;
@@ -580,10 +585,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		return MHD_YES;
 	}
 
-	/* bearer token (security.c): before routing, so that nothing is learnt without it */
-	if (!http_auth_check(url, MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-							      MHD_HTTP_HEADER_AUTHORIZATION)))
-		return (enum MHD_Result)http_auth_deny(conn);
 	req->method = method;
 	req->path = url;
 	req->head = !strcmp(method, "HEAD");

@@ -114,6 +114,8 @@ for p in /api/v1/folded /api/v1/stats / /no/such/endpoint; do
 	check "token: $p without it is 401" test "$(code "$U$p")" = 401
 done
 check "token: 401 body has no details" grep -qx '{"error": "unauthorized", "status": 401}' "$TMP/body"
+check "token: a POST without it is 401 (refused on the headers)" \
+	test "$(head -c 200000 /dev/zero | tr '\0' a | code "$U/api/v1/captures" -X POST --data-binary @-)" = 401
 check "token: wrong token is 401" test "$(code "$U/api/v1/folded" -H "Authorization: Bearer ${TOKEN}x")" = 401
 check "token: Basic scheme is 401" test "$(code "$U/api/v1/folded" -u "user:$TOKEN")" = 401
 check "token: right token is 200" test "$(code "$U/api/v1/folded" -H "Authorization: Bearer $TOKEN")" = 200
