@@ -670,10 +670,26 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 
 static void __attribute__((format(printf, 2, 0))) mhd_log(void *cls, const char *fmt, va_list ap)
 {
+	/* clients control what MHD complains about (bad TLS handshakes, malformed requests): at
+	 * most 10 lines per 10 s window, and a count of the rest, so the journal cannot be flooded */
+	static atomic_llong window;
+	static atomic_uint in_window, suppressed;
+	long long now = (long long)(http_now_ns() / 10000000000LL);
 	char buf[256];
 	size_t n;
+	unsigned int dropped;
 
 	(void)cls;
+	if (atomic_exchange(&window, now) != now) {
+		in_window = 0;
+		dropped = atomic_exchange(&suppressed, 0);
+		if (dropped)
+			log_warn("http: %u more server messages suppressed", dropped);
+	}
+	if (++in_window > 10) {
+		suppressed++;
+		return;
+	}
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	n = strlen(buf);
 	while (n && buf[n - 1] == '\n')
