@@ -197,9 +197,9 @@ check "TLS: an unverified certificate is rejected by curl" test "$(inns curl -s 
 	-w '%{http_code}' "https://$ADDR:18443/healthz")" = 000
 check "TLS: plain HTTP gets no answer" test "$(inns curl -s -o /dev/null -w '%{http_code}' \
 	--max-time 3 "http://$ADDR:18443/healthz")" = 000
-for _ in $(seq 25); do inns curl -s -o /dev/null --max-time 2 "http://$ADDR:18443/healthz"; done
+for _ in $(seq 40); do inns curl -s -o /dev/null --max-time 2 "http://$ADDR:18443/healthz"; done
 n=$(grep -c 'warning: http: ' "$TMP/tls.log")
-check "TLS: 26 bad handshakes log at most 10 lines ($n)" test "$n" -le 10
+check "TLS: 41 bad handshakes log at most 20 lines, two 10 s windows ($n)" test "$n" -le 20
 kill "${PIDS[-1]}"
 
 # --- least privilege while sampling -------------------------------------------------------------
