@@ -31,7 +31,8 @@ static inline uint64_t hash_bytes(const void *data, size_t len, uint64_t seed)
 		len -= 8;
 	}
 	w = 0;
-	memcpy(&w, p, len);
+	if (len) /* data may be NULL when len is 0 (memcpy's pointers are nonnull) */
+		memcpy(&w, p, len);
 	h = (h ^ hash_mix64(w ^ len)) * 0x9e3779b97f4a7c15ULL;
 	return hash_mix64(h);
 }

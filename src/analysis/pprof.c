@@ -535,7 +535,8 @@ int pprof_writer__finish(struct pprof_writer *w, struct sbuf *out)
 
 		smp[i] = (Ember__Pprof__Sample)EMBER__PPROF__SAMPLE__INIT;
 		smp[i].n_location_id = ws->nr_locs;
-		smp[i].location_id = &w->locs[ws->locs_off];
+		/* an empty stack has no locations, and w->locs may then be NULL */
+		smp[i].location_id = ws->nr_locs ? &w->locs[ws->locs_off] : NULL;
 		err = mul_value(ws->count, period, &values[2 * i], &values[2 * i + 1]);
 		if (err)
 			goto out;

@@ -74,7 +74,7 @@ static size_t slot_of(const struct profile *p, const uint32_t *frames, size_t n,
 		const struct stack_ent *e = &p->ents[p->slots[i] - 1];
 
 		if (e->hash == h && e->depth == n &&
-		    !memcmp(p->frames + e->off, frames, n * sizeof(*frames)))
+		    (!n || !memcmp(p->frames + e->off, frames, n * sizeof(*frames))))
 			return i;
 	}
 	return i;
