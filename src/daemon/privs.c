@@ -126,7 +126,7 @@ int emberd_drop_privileges(const struct ember_config *c)
 	keep = privs_keep_mask() & prm;
 	top = last_cap();
 	/* the bounding set first: PR_CAPBSET_DROP needs CAP_SETPCAP, dropped just below */
-	if (prm & BIT(CAP_SETPCAP)) {
+	if (c->drop_capabilities && (prm & BIT(CAP_SETPCAP))) {
 		for (cap = 0; cap <= top; cap++) {
 			if (keep & BIT(cap))
 				continue;
@@ -162,7 +162,9 @@ int emberd_drop_privileges(const struct ember_config *c)
 		if (eff & BIT(kept[i].cap))
 			snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
 				 names[0] ? " " : "", kept[i].name);
-	log_info("privileges: running as uid %u with %s (CapEff %016llx)", (unsigned int)getuid(),
-		 names[0] ? names : "no capabilities", (unsigned long long)eff);
+	log_info("privileges: running as uid %u with %s%s (CapEff %016llx)", (unsigned int)getuid(),
+		 names[0] ? names : "no capabilities",
+		 eff & ~keep ? " and others (security.drop_capabilities = no)" : "",
+		 (unsigned long long)eff);
 	return 0;
 }
