@@ -5,6 +5,8 @@
 #   tests/fuzz/run.sh [--seeds-only] BIN...   (FUZZ_SECONDS per target, default 60)
 set -u
 : "${OUTPUT:?}" "${SRCDIR:?}"
+# UBSan findings are crashes (with an artifact), not log lines that scroll by
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 seeds_only=0
 [ "${1:-}" = --seeds-only ] && { seeds_only=1; shift; }
 rc=0
