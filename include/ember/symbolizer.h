@@ -20,7 +20,7 @@
  * Caches: ELF images are keyed by (device, inode) and build-id, so a library mapped by 500
  * processes is parsed once; per-process state (mappings, perf map) is keyed by pid + start time,
  * which detects pid reuse; a process's mappings are re-read when an address falls outside them
- * (exec, dlopen), at most every few milliseconds. All caches are bounded (LRU).
+ * (dlopen, exec) at most once a second (the first time after 50 ms). All caches are bounded (LRU).
  *
  * Not thread-safe: one symbolizer belongs to the daemon's main thread.
  * Non-logging (log_debug only): failures are counted in symbolizer_stats.

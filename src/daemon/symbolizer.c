@@ -33,7 +33,16 @@
 #define ADDR_CACHE_SIZE 65536		/* direct-mapped (image, address) -> frames, 2 MiB */
 #define ADDR_CACHE_FRAMES 4
 #define NS_PER_MS 1000000ull
-#define MAPS_REFRESH_NS (50 * NS_PER_MS)    /* re-read maps on a miss at most this often */
+/*
+ * A miss (an address in no known mapping) re-reads the process's maps at most this often: most
+ * misses are garbage return addresses of code built without frame pointers, which no re-read
+ * resolves, and a read of /proc/PID/maps costs ~50-200 us. Exec is notified separately
+ * (symbolizer__forget_pid + note_pid), so only dlopen and new JIT regions wait for this.
+ */
+#define MAPS_REFRESH_NS (1000 * NS_PER_MS)
+/* ... except the first re-read: a process captured at exec or right after it has not had its
+ * libraries mapped by ld.so yet, and a short-lived one must not wait a second for them */
+#define MAPS_FIRST_REFRESH_NS (50 * NS_PER_MS)
 #define PERFMAP_RECHECK_NS (200 * NS_PER_MS) /* look at a perf map again on a miss */
 #define ELF_RETRY_NS (5000 * NS_PER_MS)	    /* retry an image that failed to open */
 #define VALIDATE_NS (1000 * NS_PER_MS)	    /* note_pid re-checks a cached pid's start time */
@@ -64,6 +73,7 @@ struct proc {
 	size_t paths_len;
 	uint64_t maps_read_ns, validated_ns, gone_ns;
 	bool gone;
+	bool reread;			/* maps re-read on a miss at least once */
 	struct perfmap *pm;
 	uint64_t pm_used;		/* bytes of the file consumed */
 	uint64_t pm_checked_ns;
@@ -630,6 +640,29 @@ static int collect_mapping(const struct procmaps_entry *e, void *ctx)
 	return 0;
 }
 
+/*
+ * Calls collect_mapping() for the executable lines of a maps text only: the permissions field
+ * ("r-xp") is checked before the line is parsed, so the data, heap and stack lines (most of a
+ * large process's maps) cost a memchr each. Malformed lines are skipped, as by procmaps_parse().
+ */
+static void parse_exec_maps(const char *text, size_t len, struct maps_ctx *c)
+{
+	const char *p = text, *end = text + len;
+
+	while (p < end && !c->err) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		const char *sp = memchr(p, ' ', n);
+		struct procmaps_entry e;
+
+		/* "start-end rwxp ...": the x is the third character after the first space */
+		if (sp && (size_t)(sp - p) + 3 < n && sp[3] == 'x' &&
+		    procmaps_parse_line(p, n, &e, NULL) == 0)
+			(void)collect_mapping(&e, c);
+		p += n + (nl ? 1 : 0);
+	}
+}
+
 static int cmp_mapping(const void *a, const void *b)
 {
 	const struct mapping *x = a, *y = b;
@@ -643,7 +676,7 @@ static int read_maps(struct symbolizer *s, struct proc *p)
 	struct maps_ctx c = { 0 };
 	char path[64];
 	ssize_t n;
-	size_t i;
+	size_t i, j;
 
 	p->maps_read_ns = now_ns();
 	s->stats.maps_reads++;
@@ -665,27 +698,33 @@ static int read_maps(struct symbolizer *s, struct proc *p)
 		s->stats.maps_errors++;
 		return -ESRCH;
 	}
-	(void)procmaps_parse(s->buf, (size_t)n, collect_mapping, &c, NULL);
+	parse_exec_maps(s->buf, (size_t)n, &c);
 	if (c.err) {
 		free(c.maps);
 		free(c.paths);
 		s->stats.maps_errors++;
 		return c.err;
 	}
-	/* the kernel lists them in order; sort anyway, the lookup depends on it */
-	if (c.n > 1) /* c.maps is NULL for a process without mappings (qsort's pointer is nonnull) */
-		qsort(c.maps, c.n, sizeof(*c.maps), cmp_mapping);
-	/* keep the frame ids of "[base]" names: they do not change */
-	for (i = 0; i < c.n && p->nmaps; i++) {
-		struct mapping *m = &c.maps[i];
-		size_t j;
+	/* the kernel lists them in order; sort only if not (the lookup depends on it) */
+	for (i = 1; i < c.n; i++) {
+		if (c.maps[i - 1].start > c.maps[i].start) {
+			qsort(c.maps, c.n, sizeof(*c.maps), cmp_mapping);
+			break;
+		}
+	}
+	/* keep the frame ids of "[base]" names: they do not change (both lists sorted: merge) */
+	for (i = 0, j = 0; i < c.n && j < p->nmaps;) {
+		struct mapping *m = &c.maps[i], *o = &p->maps[j];
 
-		for (j = 0; j < p->nmaps; j++) {
-			if (p->maps[j].dev == m->dev && p->maps[j].ino == m->ino &&
-			    p->maps[j].start == m->start) {
-				m->unknown_id = p->maps[j].unknown_id;
-				break;
-			}
+		if (o->start < m->start) {
+			j++;
+		} else if (o->start > m->start) {
+			i++;
+		} else {
+			if (o->dev == m->dev && o->ino == m->ino)
+				m->unknown_id = o->unknown_id;
+			i++;
+			j++;
 		}
 	}
 	free(p->maps);
@@ -785,12 +824,10 @@ static struct proc *proc_create(struct symbolizer *s, uint32_t pid)
 		p->gone_ns = p->validated_ns;
 		s->stats.pid_gone++;
 	} else {
-		p->nspid = read_nspid(s, pid);
+		/* the namespaced pid (NSpid) is read when a perf map is first looked for */
 		read_exe_id(s, pid, &p->exe_dev, &p->exe_ino);
 		(void)read_maps(s, p);
 	}
-	if (!p->nspid)
-		p->nspid = pid;
 	if (s->nprocs + 1 > s->ptab_size)
 		ptab_grow(s);
 	h = pslot(s, pid);
@@ -1157,6 +1194,8 @@ static void perfmap_refresh(struct symbolizer *s, struct proc *p)
 	p->pm_checked_ns = now_ns();
 	if (p->gone)
 		return; /* its /tmp is gone with it; keep what was read */
+	if (!p->nspid)
+		p->nspid = read_nspid(s, p->pid);
 	snprintf(path, sizeof(path), "%s/%u/root/tmp/perf-%u.map", s->proc_root, p->pid, p->nspid);
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY);
 	if (fd < 0) {
@@ -1238,7 +1277,7 @@ out:
 }
 
 /* The JIT frame for @addr, or -ENOENT. */
-static int jit_frame(struct symbolizer *s, struct proc *p, uint64_t addr)
+static int jit_frame(struct symbolizer *s, struct proc *p, uint64_t addr, bool refresh)
 {
 	int idx, id;
 	uint32_t c;
@@ -1248,7 +1287,7 @@ static int jit_frame(struct symbolizer *s, struct proc *p, uint64_t addr)
 	if (!s->o.perf_maps)
 		return -ENOENT;
 	idx = p->pm ? perfmap__lookup(p->pm, addr) : -ENOENT;
-	if (idx < 0 && now_ns() - p->pm_checked_ns >= PERFMAP_RECHECK_NS) {
+	if (idx < 0 && refresh && now_ns() - p->pm_checked_ns >= PERFMAP_RECHECK_NS) {
 		perfmap_refresh(s, p);
 		idx = p->pm ? perfmap__lookup(p->pm, addr) : -ENOENT;
 	}
@@ -1405,8 +1444,10 @@ static int user_frame(struct symbolizer *s, struct proc *p, uint64_t addr, size_
 	int r, id;
 
 	s->stats.user_frames++;
-	if (!m && !p->gone && now_ns() - p->maps_read_ns >= MAPS_REFRESH_NS) {
+	if (!m && !p->gone &&
+	    now_ns() - p->maps_read_ns >= (p->reread ? MAPS_REFRESH_NS : MAPS_FIRST_REFRESH_NS)) {
 		/* new code mapped since (dlopen, exec, a JIT's new region): look again */
+		p->reread = true;
 		(void)read_maps(s, p);
 		m = find_mapping(p, addr);
 	}
@@ -1431,7 +1472,9 @@ static int user_frame(struct symbolizer *s, struct proc *p, uint64_t addr, size_
 	}
 	/* anonymous executable memory, a memfd, or nothing known: a JIT's perf map may know */
 	if (!m || m->kind != PROCMAPS_SPECIAL) {
-		id = jit_frame(s, p, addr);
+		/* an address in no mapping (even after a re-read) is mostly a garbage return
+		 * address: look in the perf map already read, but do not open the file again */
+		id = jit_frame(s, p, addr, m != NULL || !p->nmaps);
 		if (id >= 0) {
 			s->stats.jit_frames++;
 			return push(s, k, (uint32_t)id);
