@@ -16,6 +16,8 @@
 #include <gelf.h>
 #include <libelf.h>
 
+#include "ember/array.h"
+
 #define MAX_BUILD_ID 64
 #define MAX_UNSIZED 65536u /* a symbol without st_size ends at the next one, or this far */
 
@@ -52,20 +54,7 @@ struct elfsym {
 
 static int grow(void **buf, size_t *cap, size_t need, size_t elem)
 {
-	size_t ncap;
-	void *nb;
-
-	if (need <= *cap)
-		return 0;
-	ncap = *cap ? *cap : 256;
-	while (ncap < need)
-		ncap *= 2;
-	nb = realloc(*buf, ncap * elem);
-	if (!nb)
-		return -ENOMEM;
-	*buf = nb;
-	*cap = ncap;
-	return 0;
+	return array_grow(buf, cap, need, elem, 256);
 }
 
 static Elf *elf_from_fd(int fd)

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ember/array.h"
 #include "ember/parse.h"
 
 #define MAX_FILE_BYTES (256u << 20)
@@ -98,20 +99,7 @@ int kallsyms_parse_line(const char *line, size_t len, struct kallsyms_line *ret,
 
 static int grow(void **buf, size_t *cap, size_t need, size_t elem)
 {
-	size_t ncap;
-	void *nb;
-
-	if (need <= *cap)
-		return 0;
-	ncap = *cap ? *cap : 1024;
-	while (ncap < need)
-		ncap *= 2;
-	nb = realloc(*buf, ncap * elem);
-	if (!nb)
-		return -ENOMEM;
-	*buf = nb;
-	*cap = ncap;
-	return 0;
+	return array_grow(buf, cap, need, elem, 1024);
 }
 
 static int add_str(struct ksyms *k, const char *s, size_t len, uint32_t *ret_off)

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ember/array.h"
 #include "ember/parse.h"
 
 struct pm_sym {
@@ -130,20 +131,7 @@ static int cmp_sym(const void *a, const void *b)
 
 static int grow(void **buf, size_t *cap, size_t need, size_t elem)
 {
-	size_t ncap;
-	void *nb;
-
-	if (need <= *cap)
-		return 0;
-	ncap = *cap ? *cap : 64;
-	while (ncap < need)
-		ncap *= 2;
-	nb = realloc(*buf, ncap * elem);
-	if (!nb)
-		return -ENOMEM;
-	*buf = nb;
-	*cap = ncap;
-	return 0;
+	return array_grow(buf, cap, need, elem, 64);
 }
 
 int perfmap__add_text(struct perfmap *pm, const char *text, size_t len, size_t *ret_used,
