@@ -91,8 +91,12 @@ peak=0
 for r in 0 1 2; do [ "${rss[r]}" -gt $peak ] && peak=${rss[r]}; done
 last=0
 for r in 3 4 5; do [ "${rss[r]}" -gt $last ] && last=${rss[r]}; done
-check "hang-ups: RSS bounded (rounds 1-3 peak $peak KiB, rounds 4-6 peak $last KiB)" \
-	test "$last" -le $((peak + 16384))
+case $EMBERD in
+*/asan/*) # ASan's quarantine holds freed memory: its leak check at exit is the test here
+	ok "hang-ups: RSS not compared under ASan (LeakSanitizer checks at exit)" ;;
+*)	check "hang-ups: RSS bounded (rounds 1-3 peak $peak KiB, rounds 4-6 peak $last KiB)" \
+		test "$last" -le $((peak + 16384)) ;;
+esac
 
 # --- SIGHUP storm while requests run ---
 ( for _ in $(seq 20); do curl -s -m 5 -o /dev/null "$URL/api/v1/folded"; done ) &

@@ -107,8 +107,12 @@ sym_kb=$(python3 -c '
 import json, sys
 a, b = (json.load(open(f))["symbols"]["mem_bytes"] for f in sys.argv[1:])
 print(max(0, b - a) // 1024)' "$TMP"/cap-4.json "$TMP"/cap-8.json)
-check "cap: RSS flat at the cap (${rss[3]} -> ${rss[7]} KiB; <= +4 MiB + symbolizer caches' +$sym_kb KiB)" \
-	test $((rss[7] - rss[3])) -le $((4096 + sym_kb))
+case $EMBERD in
+*/asan/*) # ASan's quarantine holds freed memory: its leak check at exit is the test here
+	ok "cap: RSS not compared under ASan (LeakSanitizer checks at exit)" ;;
+*)	check "cap: RSS flat at the cap (${rss[3]} -> ${rss[7]} KiB; <= +4 MiB + symbolizer caches' +$sym_kb KiB)" \
+		test $((rss[7] - rss[3])) -le $((4096 + sym_kb)) ;;
+esac
 # a closed window inside what is retained (it changes no more): endpoints agree on it
 read -r FROM TO < <(curl -sf -m 10 "$URL/api/v1/stats" | python3 -c '
 import json, sys
