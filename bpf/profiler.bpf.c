@@ -17,6 +17,8 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* Knobs, set between open and load. */
 const volatile bool include_idle = true;
+/* Only this process (tgid) when not 0: an ad hoc capture's second sampler (capture.c). */
+const volatile __u32 target_pid = 0;
 
 /* Flipped by userspace each tick (0 or 1): the generation samples go to. */
 __u32 gen = 0;
@@ -95,6 +97,8 @@ int do_sample(struct bpf_perf_event_data *ctx)
 		return 0;
 	key.pid = id >> 32;
 	key.tid = (__u32)id;
+	if (target_pid && key.pid != target_pid)
+		return 0;
 	if (key.tid == 0 && !include_idle)
 		return 0;
 	/* one read of gen: the stack ids and the count must land in the same generation */
@@ -147,5 +151,35 @@ int do_sample(struct bpf_perf_event_data *ctx)
 		wake = BPF_RB_FORCE_WAKEUP;
 	}
 	bpf_ringbuf_submit(rec, wake);
+	return 0;
+}
+
+/*
+ * exec of a process sampled before: its cached mappings describe the old image. Forget it here
+ * (its next sample wakes userspace as a new process's) and tell userspace at once, so a process
+ * that forks, execs and exits within a tick still resolves.
+ */
+SEC("raw_tp/sched_process_exec") /* raw: needs no tracefs mounted */
+int on_exec(void *ctx)
+{
+	__u32 pid = bpf_get_current_pid_tgid() >> 32, zero = 0;
+	struct ember_exec_rec *rec;
+	struct ember_bpf_stats *st;
+
+	if (bpf_map_delete_elem(&seen, &pid))
+		return 0; /* never sampled (or long ago): nothing cached */
+	st = bpf_map_lookup_elem(&stats, &zero);
+	if (!st)
+		return 0;
+	rec = bpf_ringbuf_reserve(&times, sizeof(*rec), 0);
+	if (!rec) {
+		st->exec_drops++;
+		return 0;
+	}
+	st->execs++;
+	rec->time_ns = bpf_ktime_get_ns();
+	rec->pid = pid;
+	rec->pad = 0;
+	bpf_ringbuf_submit(rec, BPF_RB_FORCE_WAKEUP);
 	return 0;
 }

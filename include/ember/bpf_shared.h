@@ -50,6 +50,19 @@ struct ember_bpf_stats {
 	__u64 user_other;
 	__u64 counts_full;	/* counts map update failed (map full): sample kept via its record */
 	__u64 ringbuf_drops;	/* no room in the ring buffer: sample kept in counts, time coarse */
+	__u64 execs;		/* exec of a sampled process notified (struct ember_exec_rec) */
+	__u64 exec_drops;	/* ... not notified: no room in the ring buffer */
+};
+
+/*
+ * In the same ring buffer as the time records, told apart by its size (16 bytes, not 32): a
+ * process that was sampled before (in the "seen" map) called exec. Userspace drops its cached
+ * mappings; its next sample counts as a new process's and captures the new image's.
+ */
+struct ember_exec_rec {
+	__u64 time_ns;
+	__u32 pid;		/* tgid */
+	__u32 pad;
 };
 
 #endif

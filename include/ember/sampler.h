@@ -26,6 +26,7 @@
 struct sampler_opts {
 	uint64_t freq_hz;		/* samples per second per CPU */
 	bool include_idle;		/* sample the idle task (pid 0) */
+	uint32_t pid;			/* only this process (tgid); 0: every process */
 	bool hardware_event;		/* try PERF_COUNT_HW_CPU_CYCLES before cpu-clock */
 	uint32_t stack_map_entries;	/* per generation, power of 2 */
 	uint32_t counts_map_entries;	/* per generation */
@@ -59,6 +60,9 @@ struct sampler_stats {
 	uint64_t kern_other, user_other;
 	uint64_t counts_full;		/* counts map was full (samples kept via time records) */
 	uint64_t ringbuf_drops;		/* time records lost (samples kept, untimed) */
+	uint64_t execs;			/* exec of a sampled process notified */
+	uint64_t exec_drops;		/* ... lost (ring buffer full): found later by the checks */
+	bool exec_notify;		/* gauge: the sched_process_exec program is attached */
 	uint64_t untimed;		/* samples delivered with the drain's time */
 	uint64_t orphan_records;	/* time records with no count (delivered) */
 	uint64_t stack_missing;		/* a stack id that could not be read back */
@@ -104,6 +108,11 @@ int sampler__poll(struct sampler *s);
  * first record is read: the daemon captures the process's mappings then. */
 typedef void (*sampler_pid_fn)(uint32_t pid, void *ctx);
 void sampler__set_pid_fn(struct sampler *s, sampler_pid_fn fn, void *ctx);
+
+/* Called with the pid of a sampled process that called exec, as soon as the ring buffer is
+ * read (exec wakes it up): the daemon drops the process's cached mappings then. pid_fn is
+ * called again with its next sample. */
+void sampler__set_exec_fn(struct sampler *s, sampler_pid_fn fn, void *ctx);
 
 /*
  * Detaches from every CPU: no sample is taken after this returns, so that two more drains

@@ -260,6 +260,8 @@ void ember_metrics_sampler(struct metrics *m, const struct sampler_stats *st)
 		{ "untimed", offsetof(struct sampler_stats, untimed) },
 		{ "orphan_records", offsetof(struct sampler_stats, orphan_records) },
 		{ "stack_missing", offsetof(struct sampler_stats, stack_missing) },
+		{ "execs", offsetof(struct sampler_stats, execs) },
+		{ "exec_drops", offsetof(struct sampler_stats, exec_drops) },
 	};
 	size_t i;
 

@@ -553,6 +553,15 @@ static void on_new_pid(uint32_t pid, void *ctx)
 	symbolizer__note_pid(d->sym, pid);
 }
 
+/* A sampled process called exec: its cached mappings are the old image's. Its next sample calls
+ * on_new_pid() again (the BPF program forgot it too), when ld.so has mapped the libraries. */
+static void on_exec(uint32_t pid, void *ctx)
+{
+	struct emberd *d = ctx;
+
+	symbolizer__forget_pid(d->sym, pid);
+}
+
 static int sampling_setup(struct emberd *d)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
@@ -592,6 +601,7 @@ static int sampling_setup(struct emberd *d)
 		return r;
 	}
 	sampler__set_pid_fn(d->sampler, on_new_pid, d);
+	sampler__set_exec_fn(d->sampler, on_exec, d);
 	d->rbfd = sampler__epoll_fd(d->sampler);
 	ev.data.fd = d->rbfd;
 	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->rbfd, &ev))

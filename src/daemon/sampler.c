@@ -54,6 +54,9 @@ struct sampler {
 	sampler_pid_fn pid_fn;
 	void *pid_ctx;
 	uint32_t recent[1024];		/* direct-mapped cache of pids passed to pid_fn */
+	sampler_pid_fn exec_fn;
+	void *exec_ctx;
+	struct bpf_link *exec_link;	/* sched_process_exec; NULL: not attached */
 
 	struct sampler_stats st;
 };
@@ -233,6 +236,16 @@ static int on_record(void *ctx, void *data, size_t size)
 	const struct ember_time_rec *r = data;
 	struct vec_rec *v;
 
+	if (size == sizeof(struct ember_exec_rec)) {
+		const struct ember_exec_rec *x = data;
+
+		/* the next sample of the new image is a new process's: call pid_fn again */
+		if (s->recent[x->pid & 1023] == x->pid)
+			s->recent[x->pid & 1023] = 0;
+		if (s->exec_fn)
+			s->exec_fn(x->pid, s->exec_ctx);
+		return 0;
+	}
 	if (size < sizeof(*r))
 		return 0;
 	v = &s->pending[r->gen & 1];
@@ -275,6 +288,12 @@ void sampler__set_pid_fn(struct sampler *s, sampler_pid_fn fn, void *ctx)
 	s->pid_ctx = ctx;
 }
 
+void sampler__set_exec_fn(struct sampler *s, sampler_pid_fn fn, void *ctx)
+{
+	s->exec_fn = fn;
+	s->exec_ctx = ctx;
+}
+
 void sampler__free(struct sampler *s)
 {
 	int cpu;
@@ -284,6 +303,7 @@ void sampler__free(struct sampler *s)
 	if (s->links)
 		for (cpu = 0; cpu < s->nr_cpus; cpu++)
 			bpf_link__destroy(s->links[cpu]);
+	bpf_link__destroy(s->exec_link);
 	ring_buffer__free(s->rb);
 	profiler_bpf__destroy(s->skel);
 	free(s->links);
@@ -388,6 +408,7 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 		goto err_out;
 	}
 	s->skel->rodata->include_idle = o->include_idle;
+	s->skel->rodata->target_pid = o->pid;
 	if ((err = bpf_map__set_max_entries(s->skel->maps.stacks0, o->stack_map_entries)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.stacks1, o->stack_map_entries)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.counts0, o->counts_map_entries)) ||
@@ -407,6 +428,10 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 		fail(errbuf, errlen, "cannot map the BPF ring buffer: %s", strerror(-err));
 		goto err_out;
 	}
+	/* exec notification: without it (no tracefs?) a process exec'ed after its first sample
+	 * waits for the symbolizer's periodic checks; sampler_stats.exec_notify says which */
+	s->exec_link = bpf_program__attach(s->skel->progs.on_exec);
+	s->st.exec_notify = s->exec_link != NULL;
 
 	/* Pick the event on the first online CPU: cycles where a PMU exists, else cpu-clock. */
 	err = online_cpus(mask, (size_t)s->nr_cpus);
@@ -774,6 +799,8 @@ void sampler__stats(struct sampler *s, struct sampler_stats *ret)
 			ret->user_other += per[i].user_other;
 			ret->counts_full += per[i].counts_full;
 			ret->ringbuf_drops += per[i].ringbuf_drops;
+			ret->execs += per[i].execs;
+			ret->exec_drops += per[i].exec_drops;
 		}
 	}
 	free(per);

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# exec handling: a shell that is sampled first (so emberd captures the shell's mappings), then
+# execs burn for 0.25 s, 12 times in a row. Each burn exits long before most drains: its samples
+# resolve only if emberd dropped the shell's mappings at exec (sched_process_exec notification)
+# and captured burn's at its first sample.
+. "$(dirname "$0")/../lib.sh"
+require_root "BPF and perf_event"
+[ -x "$EMBERD" ] || skip_all "no $EMBERD"
+[ -r /sys/kernel/btf/vmlinux ] || skip_all "no kernel BTF"
+W=$OUTPUT/workloads
+[ -x "$W/burn" ] || skip_all "workloads not built (make workloads)"
+
+PIDS=()
+stop_all() { local p; for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; }
+trap 'stop_all; cleanup_tmp' EXIT
+wait_log() { for _ in $(seq 200); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.05; done; return 1; }
+
+PORT=$(free_port)
+"$EMBERD" --listen 127.0.0.1:$PORT --dump-root pid --dump-file "$TMP/all.folded" \
+	>"$TMP/emberd.log" 2>&1 &
+EPID=$!
+PIDS+=($EPID)
+wait_log "$TMP/emberd.log" "started" || { sed 's/^/# /' "$TMP/emberd.log"; not_ok "emberd starts"; done_testing; }
+ok "emberd starts"
+# each child spins ~150 ms in bash (sampled: its maps are bash's), then becomes burn
+: >"$TMP/pids"
+for _ in $(seq 12); do
+	chrt -f 1 bash -c 'e=$((${EPOCHREALTIME/./} + 150000)); while ((${EPOCHREALTIME/./} < e)); do :; done
+		exec "$0" 0.25 >/dev/null' "$W/burn" &
+	echo "burn-$!;" >>"$TMP/pids"
+	wait $!
+done
+sleep 0.6
+curl -s "http://127.0.0.1:$PORT/metrics" >"$TMP/metrics"
+EXECS=$(sed -n 's/^ember_sampler_events_total{kind="execs"} \([0-9]*\).*/\1/p' "$TMP/metrics")
+kill -USR1 "$EPID"
+wait_log "$TMP/emberd.log" "dumped" || not_ok "emberd dumps"
+kill -TERM "$EPID"; wait "$EPID"
+
+# samples of burn processes (root "burn-PID"), and those whose stack resolves to burn_a/b/c
+awk 'NR == FNR { mine[$1] = 1; next }
+     { n = $NF; s = substr($0, 1, length($0) - length($NF) - 1)
+       if (!(substr(s, 1, index(s, ";")) in mine)) next
+       tot += n; pids[substr(s, 1, index(s, ";"))] = 1
+       if (s !~ /\[unknown\]/ && s ~ /;(main|rounds|burn_[abc]|spin)(;|$)/) ok += n }
+     END { np = 0; for (p in pids) np++; printf "%d %d %d\n", tot, ok, np }' \
+	"$TMP/pids" "$TMP/all.folded" >"$TMP/res"
+read -r TOT OK NP <"$TMP/res"
+echo "# $NP exec'ed burn processes, $TOT samples, $OK resolved (burn's functions, no [unknown])"
+grep -F -f "$TMP/pids" "$TMP/all.folded" | grep -F '[unknown]' | sort -k2 -n -r | head -5 | sed 's/^/# unresolved: /'
+check "burn processes sampled (>= 8 of 12, >= 150 samples)" test "$NP" -ge 8 -a "$TOT" -ge 150
+check "exec'ed processes resolve (>= 95% of their samples)" test $((OK * 100)) -ge $((TOT * 95))
+check "execs of sampled processes notified (>= 8 in /metrics, got ${EXECS:-none})" test "${EXECS:-0}" -ge 8
+done_testing
