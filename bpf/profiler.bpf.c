@@ -146,7 +146,8 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	rec->kern_stack_id = key.kern_stack_id;
 	rec->cpu = bpf_get_smp_processor_id();
 	rec->gen = g;
-	if (key.pid && !bpf_map_lookup_elem(&seen, &key.pid)) {
+	/* no user stack (kernel thread): no mappings to capture, no wake-up */
+	if (key.pid && key.user_stack_id != -EFAULT && !bpf_map_lookup_elem(&seen, &key.pid)) {
 		bpf_map_update_elem(&seen, &key.pid, &yes, BPF_ANY);
 		wake = BPF_RB_FORCE_WAKEUP;
 	}
