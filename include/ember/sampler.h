@@ -72,7 +72,7 @@ struct sampler_stats {
 	uint64_t drain_ns_total;	/* time spent in sampler__drain() */
 	uint64_t cpus_attached;		/* gauge */
 	uint64_t cpu_attaches, cpu_detaches; /* hotplug events handled (incl. start) */
-	uint64_t prog_run_ns, prog_run_cnt; /* from the kernel, with kernel.bpf_stats_enabled=1 */
+	uint64_t prog_run_ns, prog_run_cnt; /* from the kernel: emberd holds bpf_enable_stats() */
 	bool hardware_event;		/* gauge: cycles instead of cpu-clock */
 	uint32_t prog_id;		/* the BPF program's id (bpftool prog show id N) */
 };
@@ -104,8 +104,8 @@ int sampler__epoll_fd(struct sampler *s);
 /* Reads the time records waiting in the ring buffer (kept for the next drain). >= 0 or -errno. */
 int sampler__poll(struct sampler *s);
 
-/* Called with each pid (not 0) the sampler sees for the first time in a while, as soon as its
- * first record is read: the daemon captures the process's mappings then. */
+/* Called with each pid (not 0) the sampler sees for the first time in a while with a user
+ * stack, as soon as its first record is read: the daemon captures the process's mappings then. */
 typedef void (*sampler_pid_fn)(uint32_t pid, void *ctx);
 void sampler__set_pid_fn(struct sampler *s, sampler_pid_fn fn, void *ctx);
 

@@ -57,6 +57,7 @@ struct sampler {
 	sampler_pid_fn exec_fn;
 	void *exec_ctx;
 	struct bpf_link *exec_link;	/* sched_process_exec; NULL: not attached */
+	int run_stats_fd;		/* bpf_enable_stats(): run time counted while open; -1 */
 
 	struct sampler_stats st;
 };
@@ -252,7 +253,10 @@ static int on_record(void *ctx, void *data, size_t size)
 	if (grow((void **)&v->v, &v->cap, v->n + 1, sizeof(*v->v)))
 		return 0; /* its count still arrives via the counts map, then untimed */
 	v->v[v->n++] = *r;
-	if (s->pid_fn && r->pid && s->recent[r->pid & 1023] != r->pid) {
+	/* a sample without a user stack (kernel thread, or in the kernel on behalf of no user
+	 * context) needs no mappings: its process is captured at its first sample with one */
+	if (s->pid_fn && r->pid && r->user_stack_id != -EFAULT &&
+	    s->recent[r->pid & 1023] != r->pid) {
 		s->recent[r->pid & 1023] = r->pid;
 		s->pid_fn(r->pid, s->pid_ctx);
 	}
@@ -304,6 +308,8 @@ void sampler__free(struct sampler *s)
 		for (cpu = 0; cpu < s->nr_cpus; cpu++)
 			bpf_link__destroy(s->links[cpu]);
 	bpf_link__destroy(s->exec_link);
+	if (s->run_stats_fd >= 0)
+		close(s->run_stats_fd);
 	ring_buffer__free(s->rb);
 	profiler_bpf__destroy(s->skel);
 	free(s->links);
@@ -382,6 +388,7 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 	if (!s)
 		return -ENOMEM;
 	s->o = *o;
+	s->run_stats_fd = -1;
 	err = libbpf_num_possible_cpus();
 	if (err <= 0) {
 		fail(errbuf, errlen, "cannot count the possible CPUs: %s", strerror(-err));
@@ -432,6 +439,10 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 	 * waits for the symbolizer's periodic checks; sampler_stats.exec_notify says which */
 	s->exec_link = bpf_program__attach(s->skel->progs.on_exec);
 	s->st.exec_notify = s->exec_link != NULL;
+	/* the kernel counts BPF run time only while someone holds this (or with the sysctl
+	 * kernel.bpf_stats_enabled=1): hold it, so prog_run_ns is real; costs two clock reads
+	 * per program run */
+	s->run_stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 
 	/* Pick the event on the first online CPU: cycles where a PMU exists, else cpu-clock. */
 	err = online_cpus(mask, (size_t)s->nr_cpus);
