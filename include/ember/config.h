@@ -63,6 +63,9 @@ struct ember_config {
 	bool demangle;			/* default true */
 	uint64_t max_pids;		/* processes with cached symbol state; default 4096 */
 	char debug_dirs[EMBER_PATH_MAX]; /* ':'-separated debug-info roots; "/usr/lib/debug" */
+	bool addr_offsets;		/* unresolved frames as "file+0xoff"; default false */
+	uint64_t max_elfs;		/* ELF images with cached symbols; 16..65536, default 512 */
+	uint64_t max_perfmap_bytes;	/* larger perf maps are skipped; 1M..4G, default 64M */
 
 	/* [filter] (SIGHUP reloads them) */
 	char exclude_comms[EMBER_LIST_MAX];   /* ','-separated comm globs; empty: none */
