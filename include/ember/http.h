@@ -8,7 +8,8 @@
  *
  * The data source is either the live store (sampling) or a recording (emberd --replay): both
  * borrowed, both must outlive the server. Ad hoc captures (/api/v1/captures) are recordings the
- * server owns, cut out of the live store when their time is up (see http_server__tick()).
+ * server owns: filled by their own sampler through the capture hooks (below), or cut out of the
+ * live store when their time is up (see http_server__tick()).
  *
  * ADDING AN ENDPOINT from another module (one line each):
  *   1. write a handler `int my_handler(struct http_server *srv, struct http_request *req,
@@ -116,13 +117,25 @@ void http_server__set_stats_hook(struct http_server *s, http_stats_fn fn, void *
 
 /*
  * Ad hoc captures with their own sampling (frequency, pid): when the daemon can run a second
- * sampler, it sets these hooks; start returns a handle >= 0 or -errno, stop ends it, and the
- * samples go to the live store as usual (the capture then cuts its window and pid out of it).
- * Without hooks a capture is a time-bounded window of the live store at the daemon's frequency
- * (its JSON says "frequency_applied": false).
+ * sampler (src/daemon/capture.c), it sets these hooks and a capture's samples go into its own
+ * recording, not the live store. Without hooks, or when start fails, a capture is a
+ * time-bounded window of the live store at the daemon's frequency (its JSON says
+ * "frequency_applied": false). All three are called from any thread, under the server's lock.
+ *
+ * start: sample @pid (< 0: every process) at @frequency_hz (0: the daemon's) for @duration_ns,
+ *   into at most @max_bytes; a handle >= 0 with the frequency applied (it may be capped) and
+ *   the Unix time sampling started, or -errno.
+ * take: once the time is up and every sample is in: 0 and the frozen recording (the caller owns
+ *   it; *ret_truncated when @max_bytes cut it short); -EAGAIN: not yet; other -errno: failed,
+ *   reason in @err. The handle is gone after any return but -EAGAIN.
+ * stop: the capture was deleted (or the server stops): end the sampling, free everything.
  */
+struct recording;
 struct http_capture_hooks {
-	int (*start)(void *ctx, uint64_t frequency_hz, int64_t pid);
+	int (*start)(void *ctx, uint64_t frequency_hz, int64_t pid, int64_t duration_ns,
+		     size_t max_bytes, uint64_t *ret_frequency_hz, int64_t *ret_start_ns);
+	int (*take)(void *ctx, int handle, struct recording **ret, bool *ret_truncated, char *err,
+		    size_t errlen);
 	void (*stop)(void *ctx, int handle);
 	void *ctx;
 };

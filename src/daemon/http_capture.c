@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * Ad hoc captures: POST /api/v1/captures starts one (seconds, frequency, pid); when its time is
- * up its samples are cut out of the live store into a recording the server owns, so that it
- * outlives the store's retention until it is deleted or evicted by the count/memory caps.
+ * Ad hoc captures: POST /api/v1/captures starts one (seconds, frequency, pid). With the capture
+ * hooks (a second sampler, src/daemon/capture.c) and a frequency or pid, the capture samples on
+ * its own and hands over its recording when done; otherwise, when its time is up, its samples
+ * are cut out of the live store. Either way the server owns the recording, so that it outlives
+ * the store's retention until it is deleted or evicted by the count/memory caps.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -171,6 +173,40 @@ static void capture_fill(struct http_server *srv, struct capture *c)
 	c->state = CAPTURE_DONE;
 }
 
+/* Collects the recordings of due captures that run their own sampler (under srv->lock). */
+static void take_hooked_locked(struct http_server *srv, int64_t now)
+{
+	struct capture *c, *done = NULL;
+	struct recording *rec;
+	bool truncated;
+	int r;
+
+	for (c = srv->captures; c; c = c->next) {
+		if (c->state != CAPTURE_RUNNING || c->hook_handle < 0 || now < c->end_ns)
+			continue;
+		rec = NULL;
+		truncated = false;
+		r = srv->hooks.take(srv->hooks.ctx, c->hook_handle, &rec, &truncated, c->error,
+				    sizeof(c->error));
+		if (r == -EAGAIN)
+			continue; /* the daemon's next tick drains its last samples */
+		c->hook_handle = -1;
+		if (r < 0 || !rec) {
+			if (!c->error[0])
+				snprintf(c->error, sizeof(c->error), "capture sampler failed: %s",
+					 strerror(r < 0 ? -r : EIO));
+			c->state = CAPTURE_FAILED;
+			continue;
+		}
+		c->rec = rec;
+		c->truncated = truncated;
+		c->state = CAPTURE_DONE;
+		done = c;
+	}
+	if (done)
+		enforce_memory_cap_locked(srv, done);
+}
+
 void http_captures_tick(struct http_server *srv)
 {
 	struct capture *c;
@@ -178,20 +214,21 @@ void http_captures_tick(struct http_server *srv)
 
 	if (!srv->src.store)
 		return;
+	if (srv->have_hooks) {
+		pthread_mutex_lock(&srv->lock);
+		take_hooked_locked(srv, http_now_ns());
+		pthread_mutex_unlock(&srv->lock);
+	}
 	for (;;) {
 		now = http_now_ns();
 		pthread_mutex_lock(&srv->lock);
 		for (c = srv->captures; c; c = c->next)
 			if (c->state == CAPTURE_RUNNING && !REF(c)->finishing &&
-			    now >= c->end_ns + CAPTURE_GRACE_NS)
+			    c->hook_handle < 0 && now >= c->end_ns + CAPTURE_GRACE_NS)
 				break;
 		if (c) {
 			REF(c)->finishing = true;
 			REF(c)->refs++;
-			if (c->hook_handle >= 0 && srv->have_hooks && srv->hooks.stop) {
-				srv->hooks.stop(srv->hooks.ctx, c->hook_handle);
-				c->hook_handle = -1;
-			}
 		}
 		pthread_mutex_unlock(&srv->lock);
 		if (!c)
@@ -406,11 +443,18 @@ int http_handle_captures_post(struct http_server *srv, struct http_request *req,
 		return 0;
 	}
 	if (srv->have_hooks && (pp.frequency || pp.pid >= 0)) {
-		int h = srv->hooks.start(srv->hooks.ctx, pp.frequency, pp.pid);
+		uint64_t freq = 0;
+		int64_t start = now;
+		int h = srv->hooks.start(srv->hooks.ctx, pp.frequency, pp.pid, pp.seconds_ns,
+					 (size_t)srv->cfg.max_capture_bytes, &freq, &start);
 
 		if (h >= 0) {
+			/* its own sampler: the window starts when it is attached */
 			c->hook_handle = h;
-			c->frequency_applied = pp.frequency != 0;
+			c->frequency_applied = true;
+			c->frequency_hz = freq;
+			c->start_ns = start;
+			c->end_ns = start + pp.seconds_ns;
 		} else {
 			snprintf(c->error, sizeof(c->error),
 				 "no second sampler (%s): using the daemon's frequency",

@@ -22,6 +22,7 @@
 
 #include <bpf/libbpf.h>
 
+#include "ember/capture.h"
 #include "ember/config.h"
 #include "ember/folded.h"
 #include "ember/hash.h"
@@ -87,6 +88,7 @@ struct emberd {
 
 	/* HTTP (issue 7): the server; with --replay it serves @replay instead of the store. */
 	struct http_server *http;
+	struct capture_mgr *captures;	/* second samplers of ad hoc captures (capture.c) */
 	struct recording *replay;
 	char **replay_files;
 	int nr_replay_files;
@@ -477,6 +479,7 @@ static void on_tick(struct emberd *d)
 		return;
 	service_watchdog(); /* WATCHDOG=1: the loop is alive */
 	drain(d);
+	capture_mgr__tick(d->captures);
 	if (d->http && d->sampler) { /* counters for /api/v1/stats, copied on this thread */
 		struct sampler_stats sa;
 		struct symbolizer_stats sy;
@@ -619,6 +622,7 @@ static void emberd_fini(struct emberd *d)
 	/* HTTP: stop the server here, before the store goes (issue 7). */
 	http_server__free(d->http);
 	d->http = NULL;
+	capture_mgr__free(d->captures); /* after the server: it holds the hooks */
 	http_export__unregister(); /* the /metrics registry, after the server's threads */
 	recording__free(d->replay);
 	free(d->replay_files);
@@ -684,6 +688,11 @@ int main(int argc, char **argv)
 			      &d.replay);
 	if (r)
 		goto out;
+	if (d.sampler && d.http) { /* captures with a frequency or pid get their own sampler */
+		d.captures = capture_mgr__new(&d.cfg, d.sym, d.sym_st, d.http);
+		if (!d.captures)
+			log_warn("captures will use the live store only: out of memory");
+	}
 	r = emberd_drop_privileges(&d.cfg); /* BPF attached, socket bound: keep what is needed */
 	if (r)
 		goto out;
