@@ -592,6 +592,9 @@ static int sampling_setup(struct emberd *d)
 	yo.demangle = d->cfg.demangle;
 	yo.max_pids = d->cfg.max_pids;
 	yo.debug_dirs = d->cfg.debug_dirs;
+	yo.addr_offsets = d->cfg.addr_offsets;
+	yo.max_elfs = d->cfg.max_elfs;
+	yo.max_perfmap_bytes = d->cfg.max_perfmap_bytes;
 	d->scache = calloc(SCACHE_SLOTS, sizeof(*d->scache));
 	if (!d->scache)
 		return log_errno(-ENOMEM, "cannot allocate the stack cache");
