@@ -4,7 +4,8 @@
 # 499 Hz of tests/workloads/burn holds about 5x the samples per second the live store has for
 # that pid in the same window; a pid capture holds only that process's stacks while another
 # busy process runs; the live sampling rate is unchanged during the captures; a pid-only capture
-# runs at the daemon's frequency; deleting a running capture and SIGTERM during one are clean.
+# (of burn too) runs at the daemon's frequency; frequencies over 999 Hz are capped; deleting a
+# running capture and SIGTERM during one are clean. burn is niced up: enough samples when loaded.
 . "$(dirname "$0")/../lib.sh"
 require_root "BPF sampling"
 command -v curl >/dev/null || skip_all "no curl"
@@ -14,7 +15,8 @@ PIDS=()
 stop_all() { local p; for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; }
 trap 'stop_all; cleanup_tmp' EXIT
 
-"$BURN" 25 >/dev/null &
+# burn niced up so that it gets a CPU (enough samples for the ratios) on a loaded machine
+nice -n -15 "$BURN" 25 >/dev/null &
 BPID=$!
 PIDS+=($BPID)
 sh -c 'while :; do :; done' &
@@ -29,11 +31,11 @@ up=0
 for _ in $(seq 200); do curl -sf "$URL/healthz" >/dev/null 2>&1 && { up=1; break; }; sleep 0.1; done
 [ $up = 1 ] || { not_ok "emberd serves HTTP live"; sed 's/^/# /' "$TMP/emberd.log"; done_testing; }
 ok "emberd serves HTTP live"
-sleep 3 # live history before the captures
+sleep 2.5 # live history before the captures
 
 field() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); v=d[sys.argv[2]]; print(str(v).lower() if isinstance(v, bool) else v)' "$@"; }
 curl -s -o "$TMP/a.json" -X POST -d "seconds=2&frequency=499&pid=$BPID" "$URL/api/v1/captures"
-curl -s -o "$TMP/b.json" -X POST -d "seconds=2&pid=$SPID" "$URL/api/v1/captures"
+curl -s -o "$TMP/b.json" -X POST -d "seconds=2&pid=$BPID" "$URL/api/v1/captures"
 A=$(field "$TMP/a.json" id)
 B=$(field "$TMP/b.json" id)
 check "499 Hz capture: frequency 499 applied" test "$(field "$TMP/a.json" frequency) $(field "$TMP/a.json" frequency_applied)" = "499 true"
@@ -46,6 +48,8 @@ for id in $A $B; do
 	done
 	check "capture $id completes" test "$(field "$TMP/$id.json" state)" = done
 done
+# the live store lags the captures by a tick or two (each drain takes the previous generation)
+sleep 1.5
 START=$(field "$TMP/$A.json" start)
 END=$(field "$TMP/$A.json" end)
 # samples in an ember-samples stream (header skipped)
@@ -60,11 +64,12 @@ check "499 Hz capture shows burn's functions" grep -q ';main;rounds;burn_a ' "$T
 check "pid capture holds only burn's stacks" test "$(cut -d';' -f1 "$TMP/a.folded" | sort -u)" = burn
 check "pid capture: every sample is that pid's" test "$(count "$URL/api/v1/captures/$A/samples?pid=$BPID&from=$START&to=$END")" = "$cap"
 curl -s "$URL/api/v1/captures/$B/folded" >"$TMP/b.folded"
-check "pid-only capture holds only the sh loop's stacks" test "$(cut -d';' -f1 "$TMP/b.folded" | sort -u)" = sh
+check "pid-only capture holds only burn's stacks" test "$(cut -d';' -f1 "$TMP/b.folded" | sort -u)" = burn
+check "... while the live store has other processes' stacks in that window" sh -c "curl -s '$URL/api/v1/folded?from=$START&to=$END' | cut -d';' -f1 | sort -u | grep -qvx burn"
 bcap=$(count "$URL/api/v1/captures/$B/samples?idle=1")
-blive=$(count "$URL/api/v1/samples?pid=$SPID&from=$(field "$TMP/$B.json" start)&to=$(field "$TMP/$B.json" end)")
-check "pid-only capture at 99 Hz: 0.8x-1.25x the live store's samples ($bcap vs $blive)" \
-	awk -v c="$bcap" -v l="$blive" 'BEGIN { exit !(l >= 20 && c >= 0.8 * l && c <= 1.25 * l) }'
+blive=$(count "$URL/api/v1/samples?pid=$BPID&from=$(field "$TMP/$B.json" start)&to=$(field "$TMP/$B.json" end)")
+check "pid-only capture at 99 Hz: 0.6x-1.6x the live store's samples ($bcap vs $blive)" \
+	awk -v c="$bcap" -v l="$blive" 'BEGIN { exit !(l >= 20 && c >= 0.6 * l && c <= 1.6 * l) }'
 # live sampling unchanged: with idle, the store gets 99 Hz x CPUs whatever runs
 before=$(count "$URL/api/v1/samples?idle=1&from=$(awk -v s="$START" 'BEGIN { printf "%.3f", s - 2 }')&to=$START")
 during=$(count "$URL/api/v1/samples?idle=1&from=$START&to=$END")
@@ -72,8 +77,9 @@ check "live sampling unchanged during the captures ($before in the 2 s before, $
 	awk -v b="$before" -v d="$during" 'BEGIN { exit !(b >= 100 && d >= 0.9 * b && d <= 1.1 * b) }'
 
 # a running capture deleted: its sampler goes, emberd goes on
-curl -s -o "$TMP/c.json" -X POST -d "seconds=20&frequency=299&pid=$BPID" "$URL/api/v1/captures"
+curl -s -o "$TMP/c.json" -X POST -d "seconds=20&frequency=5000&pid=$BPID" "$URL/api/v1/captures"
 C=$(field "$TMP/c.json" id)
+check "a capture frequency over the cap is applied at 999 Hz" test "$(field "$TMP/c.json" frequency) $(field "$TMP/c.json" frequency_applied)" = "999 true"
 sleep 0.5
 check "DELETE a running capture" test "$(curl -s -o /dev/null -w '%{http_code}' -X DELETE "$URL/api/v1/captures/$C")" = 200
 check "emberd serves on after the delete" curl -sf -o /dev/null "$URL/api/v1/stats"
