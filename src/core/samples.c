@@ -1065,6 +1065,13 @@ int samples_read(struct lineread *lr, struct samples *s, const struct samples_re
 			continue;
 		if (r < 0)
 			goto bad;
+		/* a record holds a 32-bit count: a huge count would become millions of records
+		 * (fuzz_samples: one 42-byte line took gigabytes); more than 64 records' worth in
+		 * one line (2.7e11 samples) is no real profile */
+		if (count > (uint64_t)UINT32_MAX * 64) {
+			perr.reason = "count too large (above 64 x 4294967295)";
+			goto bad;
+		}
 		r = intern_folded_depth(s, stack, slen, opts->max_depth);
 		if (r == -E2BIG) {
 			perr.col = 1;

@@ -5,6 +5,8 @@
  *   - fuzz_pprof: a sample without locations (an empty stack) reached hash_bytes(NULL, 0) and
  *     memcmp(..., NULL, 0) in the profile (nonnull arguments), and &locs[0] of a NULL array in
  *     the pprof writer (zero offset applied to a null pointer).
+ *   - fuzz_samples: a 42-byte ember-samples line with a count of 1.1e18 was split into 2^32-1
+ *     records, 258 million of them (gigabytes, minutes): such a line is now a counted skip.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,8 +17,10 @@
 #include <stdlib.h>
 
 #include "ember/hash.h"
+#include "ember/lineread.h"
 #include "ember/pprof.h"
 #include "ember/profile.h"
+#include "ember/samples.h"
 #include "ember/sbuf.h"
 #include "ember/strtab.h"
 
@@ -74,12 +78,36 @@ static void test_pprof_empty_stack_roundtrip(void **state)
 	strtab__free(st);
 }
 
+static void test_samples_huge_count(void **state)
+{
+	static const char text[] = "# ember-samples v1\n"
+				   "1 a 1111111111111111111\n"	/* skipped */
+				   "2 a 5000000000\n";		/* two records */
+	struct strtab *st = strtab__new();
+	struct samples *s = samples__new(st);
+	struct lineread *lr = lineread__new_mem(text, sizeof(text) - 1, 0);
+	struct samples_read_stats stats = { 0 };
+
+	(void)state;
+	assert_non_null(s);
+	assert_non_null(lr);
+	assert_int_equal(samples_read(lr, s, NULL, &stats, NULL), 0);
+	assert_int_equal(stats.skipped, 1);
+	assert_int_equal(stats.records, 1);
+	assert_true(samples__total(s) == 5000000000.0);
+	assert_int_equal(samples__nr(s), 2);
+	lineread__free(lr);
+	samples__free(s);
+	strtab__free(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hash_empty_null),
 		cmocka_unit_test(test_profile_empty_stack),
 		cmocka_unit_test(test_pprof_empty_stack_roundtrip),
+		cmocka_unit_test(test_samples_huge_count),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
