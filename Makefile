@@ -217,8 +217,8 @@ fuzz-bins: $(FUZZ_BINS)
 $(OUTPUT)/workloads/%: tests/workloads/%.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) -std=gnu11 -g -O1 -fno-omit-frame-pointer -fno-optimize-sibling-calls \
-		-Wall -o $@ $< -lm -lpthread -ldl $(WORKLOAD_$*_LDFLAGS)
+	$(Q)$(CC) -std=gnu11 -g -O1 -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
+		-fno-optimize-sibling-calls -Wall -o $@ $< -lm -lpthread -ldl $(WORKLOAD_$*_LDFLAGS)
 workloads: $(WORKLOAD_BINS)
 
 # --- tests -----------------------------------------------------------------------------------
