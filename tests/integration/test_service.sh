@@ -35,6 +35,7 @@ trap 'stop_all; cleanup_tmp' EXIT
 # inside the namespace, and not 127.0.0.0/8, so emberd's policy treats it as non-loopback
 ip netns add "$NS" && ip -n "$NS" link set lo up && ip -n "$NS" addr add "$ADDR/32" dev lo ||
 	skip_all "cannot create a network namespace"
+# daemons are started with `ip netns exec` directly (not through inns) so that $! is their pid
 inns() { ip netns exec "$NS" "$@"; }
 
 wait_log() { for _ in $(seq 200); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.05; done; return 1; }
@@ -78,7 +79,7 @@ check "--check-config refuses a world-readable token file" \
 	grep -q "accessible to group or others" "$TMP/open.err"
 
 # --- the listen policy ------------------------------------------------------------------------
-inns "$EMBERD" --listen "$ADDR:18080" --replay "$TMP/perf.txt" >"$TMP/refuse.log" 2>&1 &
+ip netns exec "$NS" "$EMBERD" --listen "$ADDR:18080" --replay "$TMP/perf.txt" >"$TMP/refuse.log" 2>&1 &
 RP=$!; PIDS+=($RP)
 for _ in $(seq 100); do kill -0 $RP 2>/dev/null || break; sleep 0.05; done
 if kill -0 $RP 2>/dev/null; then
@@ -93,7 +94,7 @@ check "nothing listens after the refusal" test "$(inns curl -s -o /dev/null -w '
 "$EMBERD" --listen "$ADDR:18080" -o http.auth_token_file="$TMP/token" --replay "$TMP/perf.txt" \
 	>"$TMP/refuse2.log" 2>&1
 check "a token without TLS is refused too" grep -q "without TLS" "$TMP/refuse2.log"
-inns "$EMBERD" --listen "$ADDR:18081" -o http.insecure=yes --replay "$TMP/perf.txt" \
+ip netns exec "$NS" "$EMBERD" --listen "$ADDR:18081" -o http.insecure=yes --replay "$TMP/perf.txt" \
 	>"$TMP/insecure.log" 2>&1 &
 PIDS+=($!)
 wait_log "$TMP/insecure.log" started
@@ -183,7 +184,7 @@ done
 
 # --- TLS on the namespace address ----------------------------------------------------------------
 printf '%s\n' "$TOKEN" >"$TMP/token"
-inns "$EMBERD" --config "$TMP/good.conf" --listen "$ADDR:18443" --replay "$TMP/perf.txt" \
+ip netns exec "$NS" "$EMBERD" --config "$TMP/good.conf" --listen "$ADDR:18443" --replay "$TMP/perf.txt" \
 	>"$TMP/tls.log" 2>&1 &
 PIDS+=($!)
 wait_log "$TMP/tls.log" started || sed 's/^/# /' "$TMP/tls.log"
