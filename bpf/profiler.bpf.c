@@ -17,11 +17,17 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* Knobs, set between open and load. */
 const volatile bool include_idle = true;
+/* Walk the idle task's kernel stack; else its samples carry no stack (userspace shows "[idle]"). */
+const volatile bool idle_stacks = false;
 /* Only this process (tgid) when not 0: an ad hoc capture's second sampler (capture.c). */
 const volatile __u32 target_pid = 0;
+/* Half the ring buffer's size: past it, a sample wakes userspace at once. */
+const volatile __u64 ring_half = 1 << 19;
 
 /* Flipped by userspace each tick (0 or 1): the generation samples go to. */
 __u32 gen = 0;
+/* Bumped by each exec notification: invalidates the per-CPU "last pid" shortcut below. */
+__u32 exec_seq = 0;
 
 /* Map sizes below are defaults; the sampler sets them from the config before load. */
 #define STACK_MAP(name)                                                                        \
@@ -88,8 +94,9 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	struct ember_time_rec *rec;
 	struct ember_bpf_stats *st;
 	__u64 one = 1, *val, wake = BPF_RB_NO_WAKEUP;
-	__u32 zero = 0, g;
+	__u32 zero = 0, g, seq;
 	__u8 yes = 1;
+	bool user_mode = false;
 	void *counts;
 
 	st = bpf_map_lookup_elem(&stats, &zero);
@@ -104,16 +111,30 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	/* one read of gen: the stack ids and the count must land in the same generation */
 	g = *(volatile __u32 *)&gen & 1;
 	bpf_get_current_comm(&key.comm, sizeof(key.comm));
+	/*
+	 * A sample that interrupted user mode has no kernel stack: the helper would walk nothing
+	 * and return -EFAULT, so skip it (x86-64: the privilege level in CS; elsewhere ask it).
+	 */
+#if defined(__TARGET_ARCH_x86)
+	/* the context allows only whole-word loads of the registers: no narrowing to CS's low bits */
+	user_mode = (*(volatile __u64 *)&ctx->regs.cs & 3) == 3;
+#endif
+	if (key.tid == 0 && !idle_stacks)
+		user_mode = true; /* no walk: the marker of an idle sample without its stack */
+	key.kern_stack_id = -EFAULT;
+	key.user_stack_id = -EFAULT;
 	/* stack ids: the helper needs the map as a constant, hence one call site per generation */
 	if (g) {
-		key.kern_stack_id = bpf_get_stackid(ctx, &stacks1, 0);
-		key.user_stack_id = key.tid ? bpf_get_stackid(ctx, &stacks1, BPF_F_USER_STACK) :
-					      -EFAULT;
+		if (!user_mode)
+			key.kern_stack_id = bpf_get_stackid(ctx, &stacks1, 0);
+		if (key.tid)
+			key.user_stack_id = bpf_get_stackid(ctx, &stacks1, BPF_F_USER_STACK);
 		counts = &counts1;
 	} else {
-		key.kern_stack_id = bpf_get_stackid(ctx, &stacks0, 0);
-		key.user_stack_id = key.tid ? bpf_get_stackid(ctx, &stacks0, BPF_F_USER_STACK) :
-					      -EFAULT;
+		if (!user_mode)
+			key.kern_stack_id = bpf_get_stackid(ctx, &stacks0, 0);
+		if (key.tid)
+			key.user_stack_id = bpf_get_stackid(ctx, &stacks0, BPF_F_USER_STACK);
 		counts = &counts0;
 	}
 	st->samples++;
@@ -146,11 +167,24 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	rec->kern_stack_id = key.kern_stack_id;
 	rec->cpu = bpf_get_smp_processor_id();
 	rec->gen = g;
-	/* no user stack (kernel thread): no mappings to capture, no wake-up */
-	if (key.pid && key.user_stack_id != -EFAULT && !bpf_map_lookup_elem(&seen, &key.pid)) {
-		bpf_map_update_elem(&seen, &key.pid, &yes, BPF_ANY);
-		wake = BPF_RB_FORCE_WAKEUP;
+	/*
+	 * No user stack (kernel thread): no mappings to capture, no wake-up. The process this CPU
+	 * sampled last (and no exec since) is known to be in "seen": skip the LRU lookup, the
+	 * common case on a busy CPU.
+	 */
+	seq = *(volatile __u32 *)&exec_seq;
+	if (key.pid && key.user_stack_id != -EFAULT &&
+	    (key.pid != st->last_pid || seq != st->last_exec_seq)) {
+		if (!bpf_map_lookup_elem(&seen, &key.pid)) {
+			bpf_map_update_elem(&seen, &key.pid, &yes, BPF_ANY);
+			wake = BPF_RB_FORCE_WAKEUP;
+		}
+		st->last_pid = key.pid;
+		st->last_exec_seq = seq;
 	}
+	/* half full: wake userspace now rather than drop records before the next tick */
+	if (wake == BPF_RB_NO_WAKEUP && bpf_ringbuf_query(&times, BPF_RB_AVAIL_DATA) > ring_half)
+		wake = BPF_RB_FORCE_WAKEUP;
 	bpf_ringbuf_submit(rec, wake);
 	return 0;
 }
@@ -167,6 +201,9 @@ int on_exec(void *ctx)
 	struct ember_exec_rec *rec;
 	struct ember_bpf_stats *st;
 
+	/* any CPU's "last pid" may name this process, even one the LRU evicted: make them all
+	 * ask "seen" again */
+	__sync_fetch_and_add(&exec_seq, 1);
 	if (bpf_map_delete_elem(&seen, &pid))
 		return 0; /* never sampled (or long ago): nothing cached */
 	st = bpf_map_lookup_elem(&stats, &zero);

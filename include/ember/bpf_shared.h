@@ -52,6 +52,10 @@ struct ember_bpf_stats {
 	__u64 ringbuf_drops;	/* no room in the ring buffer: sample kept in counts, time coarse */
 	__u64 execs;		/* exec of a sampled process notified (struct ember_exec_rec) */
 	__u64 exec_drops;	/* ... not notified: no room in the ring buffer */
+	/* not a counter: the process this CPU sampled last, known to be in the "seen" map while
+	 * exec_seq (profiler.bpf.c) is unchanged; saves the LRU lookup on a busy CPU */
+	__u32 last_pid;
+	__u32 last_exec_seq;
 };
 
 /*

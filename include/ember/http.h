@@ -201,5 +201,7 @@ struct symbolizer_stats;
  * /api/v1/stats ("sampler" and "symbols": loss counters, unresolved share, cache sizes).
  */
 void emberd_http_publish(const struct sampler_stats *sa, const struct symbolizer_stats *sy);
+/* The last published copy (any thread; /metrics applies it at scrape time); false: none yet. */
+bool emberd_http_published(struct sampler_stats *sa, struct symbolizer_stats *sy);
 
 #endif

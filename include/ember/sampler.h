@@ -26,10 +26,12 @@
 struct sampler_opts {
 	uint64_t freq_hz;		/* samples per second per CPU */
 	bool include_idle;		/* sample the idle task (pid 0) */
+	bool idle_stacks;		/* ... and walk its kernel stack; else "[idle]" only */
 	uint32_t pid;			/* only this process (tgid); 0: every process */
 	bool hardware_event;		/* try PERF_COUNT_HW_CPU_CYCLES before cpu-clock */
 	uint32_t stack_map_entries;	/* per generation, power of 2 */
-	uint32_t counts_map_entries;	/* per generation */
+	uint32_t counts_map_entries;	/* per generation; 0: sized from CPUs x freq x tick */
+	uint32_t tick_ms;		/* drain interval, for the automatic size above */
 	uint32_t ringbuf_bytes;		/* power of 2, >= page size */
 };
 

@@ -208,10 +208,12 @@ static int hook_start(void *ctx, uint64_t frequency_hz, int64_t pid, int64_t dur
 	struct sampler_opts so = {
 		.freq_hz = frequency_hz ? frequency_hz : cfg->frequency_hz,
 		.include_idle = pid < 0 && cfg->include_idle,
+		.idle_stacks = cfg->idle_stacks,
 		.pid = pid > 0 ? (uint32_t)pid : 0,
 		.hardware_event = cfg->hardware_event,
 		.stack_map_entries = (uint32_t)cfg->stack_map_entries,
 		.counts_map_entries = (uint32_t)cfg->counts_map_entries,
+		.tick_ms = (uint32_t)cfg->tick_ms,
 		.ringbuf_bytes = (uint32_t)cfg->ringbuf_bytes,
 	};
 	struct cap_ent *e, *x;

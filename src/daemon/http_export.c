@@ -617,6 +617,15 @@ static int handle_metrics(struct http_server *srv, struct http_request *req,
 		store__stats(srv->src.store, &st);
 		ember_metrics_store(m, &st);
 	}
+	{ /* the main loop's counters, as last published (setting them is not done per tick) */
+		struct sampler_stats sa;
+		struct symbolizer_stats sy;
+
+		if (emberd_http_published(&sa, &sy)) {
+			ember_metrics_sampler(m, &sa);
+			ember_metrics_symbolizer(m, &sy);
+		}
+	}
 	collect_cpu_samples(m);
 	set1(m, "ember_http_response_bytes_total", METRIC_COUNTER, NULL, NULL,
 	     (double)atomic_load(&srv->bytes_out));

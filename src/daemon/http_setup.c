@@ -35,10 +35,20 @@ void emberd_http_publish(const struct sampler_stats *sa, const struct symbolizer
 	published.sy = *sy;
 	published.have = true;
 	pthread_mutex_unlock(&published.lock);
-	if (http_export__metrics()) { /* and for /metrics */
-		ember_metrics_sampler(http_export__metrics(), sa);
-		ember_metrics_symbolizer(http_export__metrics(), sy);
+}
+
+bool emberd_http_published(struct sampler_stats *sa, struct symbolizer_stats *sy)
+{
+	bool have;
+
+	pthread_mutex_lock(&published.lock);
+	have = published.have;
+	if (have) {
+		*sa = published.sa;
+		*sy = published.sy;
 	}
+	pthread_mutex_unlock(&published.lock);
+	return have;
 }
 
 #define U(x) (unsigned long long)(x)

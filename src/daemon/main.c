@@ -299,6 +299,14 @@ static int on_group(const struct sampler_group *g, void *ctx)
 			frames[n++] = (uint32_t)id;
 			nk++;
 		}
+	} else if (g->pid == 0 && g->kernel_err == -EFAULT) {
+		/* idle sample without its stack (sampling.idle_stacks = no): one marker frame */
+		r = strtab__intern(d->sym_st, "[idle]_[k]", strlen("[idle]_[k]"));
+		id = r < 0 ? r : store_frame(d, (uint32_t)r);
+		if (id < 0)
+			return id;
+		frames[n++] = (uint32_t)id;
+		nk++;
 	} else if (g->kernel_err != -EFAULT && g->kernel_err) {
 		id = lost_frame(d, g->kernel_err, true);
 		if (id < 0)
@@ -571,9 +579,11 @@ static int sampling_setup(struct emberd *d)
 	struct sampler_opts so = {
 		.freq_hz = d->cfg.frequency_hz,
 		.include_idle = d->cfg.include_idle,
+		.idle_stacks = d->cfg.idle_stacks,
 		.hardware_event = d->cfg.hardware_event,
 		.stack_map_entries = (uint32_t)d->cfg.stack_map_entries,
 		.counts_map_entries = (uint32_t)d->cfg.counts_map_entries,
+		.tick_ms = (uint32_t)d->cfg.tick_ms,
 		.ringbuf_bytes = (uint32_t)d->cfg.ringbuf_bytes,
 	};
 	struct symbolizer_opts yo = SYMBOLIZER_OPTS_DEFAULT;

@@ -50,6 +50,10 @@ struct sampler {
 	uint32_t *cpus;
 	size_t times_cap, cpus_cap;
 	bool no_batch;			/* lookup_and_delete_batch unsupported: iterate */
+	int online_fd;			/* /sys/devices/system/cpu/online, kept open */
+	unsigned int sweep_pending;	/* drains that must sweep orphan stack ids */
+	unsigned int since_sweep;	/* drains since the last sweep */
+	uint64_t sweep_drops;		/* ring buffer drops seen by the last check */
 
 	sampler_pid_fn pid_fn;
 	void *pid_ctx;
@@ -148,18 +152,23 @@ static int parse_cpulist(const char *s, bool *mask, size_t n)
 	return 0;
 }
 
-static int online_cpus(bool *mask, size_t n)
+/* @fdp keeps the file open between calls: sysfs regenerates it on each read at offset 0, and
+ * the check runs every second (an open is a path walk). */
+static int online_cpus(int *fdp, bool *mask, size_t n)
 {
 	char buf[4096];
 	ssize_t len;
-	int fd = open("/sys/devices/system/cpu/online", O_RDONLY | O_CLOEXEC);
 
-	if (fd < 0)
+	if (*fdp < 0)
+		*fdp = open("/sys/devices/system/cpu/online", O_RDONLY | O_CLOEXEC);
+	if (*fdp < 0)
 		return -errno;
-	len = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (len <= 0)
+	len = pread(*fdp, buf, sizeof(buf) - 1, 0);
+	if (len <= 0) {
+		close(*fdp);
+		*fdp = -1;
 		return -EIO;
+	}
 	buf[len] = '\0';
 	return parse_cpulist(buf, mask, n);
 }
@@ -204,7 +213,7 @@ int sampler__update_cpus(struct sampler *s)
 
 	if (!mask)
 		return -ENOMEM;
-	r = online_cpus(mask, (size_t)s->nr_cpus);
+	r = online_cpus(&s->online_fd, mask, (size_t)s->nr_cpus);
 	if (r) {
 		free(mask);
 		return r;
@@ -310,6 +319,8 @@ void sampler__free(struct sampler *s)
 	bpf_link__destroy(s->exec_link);
 	if (s->run_stats_fd >= 0)
 		close(s->run_stats_fd);
+	if (s->online_fd >= 0)
+		close(s->online_fd);
 	ring_buffer__free(s->rb);
 	profiler_bpf__destroy(s->skel);
 	free(s->links);
@@ -371,7 +382,7 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 	bool *mask = NULL;
 	int err, cpu, first = -1, fd;
 
-	if (!o->freq_hz || o->stack_map_entries < 1 || o->counts_map_entries < 1 ||
+	if (!o->freq_hz || o->stack_map_entries < 1 ||
 	    !o->ringbuf_bytes || (o->ringbuf_bytes & (o->ringbuf_bytes - 1))) {
 		fail(errbuf, errlen, "invalid sampler options");
 		return -EINVAL;
@@ -389,16 +400,30 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 		return -ENOMEM;
 	s->o = *o;
 	s->run_stats_fd = -1;
+	s->online_fd = -1;
 	err = libbpf_num_possible_cpus();
 	if (err <= 0) {
 		fail(errbuf, errlen, "cannot count the possible CPUs: %s", strerror(-err));
 		goto err_out;
 	}
 	s->nr_cpus = err;
+	if (!s->o.counts_map_entries) {
+		/*
+		 * Automatic: a generation holds at most one tick's samples, CPUs x frequency x tick;
+		 * twice that (a late tick), at least 1024, at most 1M. Not larger: draining scans
+		 * every bucket of the map each tick, used or not.
+		 */
+		uint64_t need = 2 * (uint64_t)s->nr_cpus * o->freq_hz *
+				(o->tick_ms ? o->tick_ms : 1000) / 1000, n = 1024;
+
+		while (n < need && n < (1u << 20))
+			n <<= 1;
+		s->o.counts_map_entries = (uint32_t)n;
+	}
 	s->links = calloc((size_t)s->nr_cpus, sizeof(*s->links));
 	mask = calloc((size_t)s->nr_cpus, sizeof(*mask));
-	s->keys = calloc(o->counts_map_entries, sizeof(*s->keys));
-	s->vals = calloc(o->counts_map_entries, sizeof(*s->vals));
+	s->keys = calloc(s->o.counts_map_entries, sizeof(*s->keys));
+	s->vals = calloc(s->o.counts_map_entries, sizeof(*s->vals));
 	s->stack_slot = malloc(o->stack_map_entries * sizeof(*s->stack_slot));
 	s->touched = malloc(o->stack_map_entries * sizeof(*s->touched));
 	if (!s->links || !mask || !s->keys || !s->vals || !s->stack_slot || !s->touched) {
@@ -415,11 +440,13 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 		goto err_out;
 	}
 	s->skel->rodata->include_idle = o->include_idle;
+	s->skel->rodata->idle_stacks = o->idle_stacks;
 	s->skel->rodata->target_pid = o->pid;
+	s->skel->rodata->ring_half = o->ringbuf_bytes / 2;
 	if ((err = bpf_map__set_max_entries(s->skel->maps.stacks0, o->stack_map_entries)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.stacks1, o->stack_map_entries)) ||
-	    (err = bpf_map__set_max_entries(s->skel->maps.counts0, o->counts_map_entries)) ||
-	    (err = bpf_map__set_max_entries(s->skel->maps.counts1, o->counts_map_entries)) ||
+	    (err = bpf_map__set_max_entries(s->skel->maps.counts0, s->o.counts_map_entries)) ||
+	    (err = bpf_map__set_max_entries(s->skel->maps.counts1, s->o.counts_map_entries)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.times, o->ringbuf_bytes))) {
 		fail(errbuf, errlen, "cannot size the BPF maps: %s", strerror(-err));
 		goto err_out;
@@ -445,7 +472,7 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 	s->run_stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 
 	/* Pick the event on the first online CPU: cycles where a PMU exists, else cpu-clock. */
-	err = online_cpus(mask, (size_t)s->nr_cpus);
+	err = online_cpus(&s->online_fd, mask, (size_t)s->nr_cpus);
 	if (err) {
 		fail(errbuf, errlen, "cannot read /sys/devices/system/cpu/online: %s",
 		     strerror(-err));
@@ -659,6 +686,40 @@ static int fill_stacks(struct sampler *s, int sfd, struct sampler_group *g, int3
 	return 0;
 }
 
+/* Sum of the per-CPU ring buffer drops, or UINT64_MAX when the stats cannot be read. */
+static uint64_t ringbuf_drops(struct sampler *s)
+{
+	struct ember_bpf_stats per[64], *p = per;
+	uint64_t sum = UINT64_MAX;
+	__u32 zero = 0;
+	int i;
+
+	if (s->nr_cpus > 64 && !(p = calloc((size_t)s->nr_cpus, sizeof(*p))))
+		return sum;
+	if (!bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.stats), &zero, p))
+		for (sum = 0, i = 0; i < s->nr_cpus; i++)
+			sum += p[i].ringbuf_drops;
+	if (p != per)
+		free(p);
+	return sum;
+}
+
+static bool sweep_needed(struct sampler *s, bool failed)
+{
+	uint64_t drops = ringbuf_drops(s);
+
+	if (drops != s->sweep_drops || failed)
+		s->sweep_pending = 2;
+	s->sweep_drops = drops;
+	if (++s->since_sweep >= 15) /* odd: both generations take turns */
+		s->sweep_pending = s->sweep_pending ? s->sweep_pending : 1;
+	if (!s->sweep_pending)
+		return false;
+	s->sweep_pending--;
+	s->since_sweep = 0;
+	return true;
+}
+
 int sampler__drain(struct sampler *s, sampler_group_fn fn, void *ctx)
 {
 	uint64_t t0 = mono_ns();
@@ -770,10 +831,12 @@ flip:
 	}
 	s->nr_touched = 0;
 	/* a sample whose count (counts map full) and time record (ring buffer full) were both lost
-	 * left its stack ids behind, in no count and no record: sweep them, or they fill the map
-	 * for good after a burst. The generation is idle, so what is left is such orphans; when
-	 * nothing is, this costs one syscall. */
-	{
+	 * left its stack ids behind, in no count and no record, and so does a failed drain: sweep
+	 * them, or they fill the map for good after a burst. The generation is idle, so what is
+	 * left is such orphans. The sweep scans the whole map, so it runs only after ring buffer
+	 * drops (this drain and the next: the drop may be in either generation), after a failure,
+	 * and every 15th drain as a safety net. */
+	if (sweep_needed(s, failed || err)) {
 		uint32_t next, left = s->o.stack_map_entries;
 
 		while (left-- && !bpf_map_get_next_key(sfd, NULL, &next))
