@@ -689,7 +689,8 @@ static int fill_stacks(struct sampler *s, int sfd, struct sampler_group *g, int3
 /* Sum of the per-CPU ring buffer drops, or UINT64_MAX when the stats cannot be read. */
 static uint64_t ringbuf_drops(struct sampler *s)
 {
-	struct ember_bpf_stats per[64], *p = per;
+	struct ember_bpf_stats per[64] = { 0 }, *p = per; /* zeroed: valgrind cannot see the
+							     * kernel fill the per-CPU values */
 	uint64_t sum = UINT64_MAX;
 	__u32 zero = 0;
 	int i;

@@ -33,6 +33,7 @@ void service_notify_ready(const char *status)
 
 	if (r < 0)
 		log_warn("sd_notify(READY=1) failed: %s, ignoring", strerror(-r));
+	service_watchdog(); /* the first ping now, not a tick later */
 }
 
 void service_watchdog(void)

@@ -86,15 +86,26 @@ check "idle excluded by default" sh -c "! grep -q '^swapper' '$TMP/all.folded'"
 	-o sampling.tick_ms=50 >"$TMP/e2.log" 2>&1 &
 EPID=$!
 PIDS+=($EPID)
+# at the same time, one that walks the idle task's stack (sampling.idle_stacks)
+"$EMBERD" --listen 127.0.0.1:0 --dump-idle --dump-root none --dump-file "$TMP/idlestk.folded" \
+	-o sampling.tick_ms=50 -o sampling.idle_stacks=yes >"$TMP/e2b.log" 2>&1 &
+EPID2=$!
+PIDS+=($EPID2)
 wait_log "$TMP/e2.log" started
+wait_log "$TMP/e2b.log" started
 idle0=$(awk '/^cpu /{print $5}' /proc/stat)
 sleep 1.5
 idle1=$(awk '/^cpu /{print $5}' /proc/stat)
-kill -USR1 "$EPID"
+kill -USR1 "$EPID" "$EPID2"
 wait_log "$TMP/e2.log" dumped
+wait_log "$TMP/e2b.log" dumped
+kill -TERM "$EPID2"
 # on a busy host the CPUs may never idle: expect idle samples only if /proc/stat saw idle time
 if [ $((idle1 - idle0)) -ge 20 ]; then
-	check "idle task sampled with --dump-idle" grep -qE '(do_idle|cpu_startup_entry|default_idle|pv_native_safe_halt)[^;]*_\[k\]' "$TMP/idle.folded"
+	check "idle task sampled with --dump-idle, as one [idle] frame by default" \
+		grep -qE '^\[idle\]_\[k\] [0-9]+$' "$TMP/idle.folded"
+	check "no idle stack walked by default" sh -c "! grep -qE '(do_idle|cpu_startup_entry|default_idle|pv_native_safe_halt)[^;]*_\[k\]' '$TMP/idle.folded'"
+	check "idle stacks with sampling.idle_stacks=yes" grep -qE '(do_idle|cpu_startup_entry|default_idle|pv_native_safe_halt)[^;]*_\[k\]' "$TMP/idlestk.folded"
 else
 	echo "# host had no idle time ($((idle1 - idle0)) jiffies): idle check not applicable"
 	check "dump with --dump-idle written" test -s "$TMP/idle.folded"
