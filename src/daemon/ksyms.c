@@ -211,19 +211,22 @@ static void finish(struct ksyms *k)
 	}
 }
 
-struct ksyms *ksyms__from_text(const char *text, size_t len, unsigned long *ret_bad)
+/* Parse state across chunks of the file. */
+struct ksyms_builder {
+	struct ksyms *k;
+	unsigned long bad;
+	size_t seen, zero;
+	/* module names repeat on thousands of lines: reuse the last one's string */
+	uint32_t last_mod_off;
+	size_t last_mod_len;
+};
+
+/* Adds the complete lines in [text, text + len) (a last line without '\n' too). */
+static int add_lines(struct ksyms_builder *b, const char *text, size_t len)
 {
 	const char *p = text, *end = text + len;
-	struct ksyms *k = calloc(1, sizeof(*k));
-	unsigned long bad = 0;
-	size_t seen = 0, zero = 0;
-	/* module names repeat on thousands of lines: reuse the last one's string */
-	const char *last_mod = NULL;
-	size_t last_mod_len = 0;
-	uint32_t last_mod_off = UINT32_MAX;
+	struct ksyms *k = b->k;
 
-	if (!k)
-		return NULL;
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
@@ -231,29 +234,28 @@ struct ksyms *ksyms__from_text(const char *text, size_t len, unsigned long *ret_
 		struct ksym *s;
 
 		if (n && kallsyms_parse_line(p, n, &l, NULL) < 0)
-			bad++;
+			b->bad++;
 		else if (n && is_text(l.type)) {
-			seen++;
+			b->seen++;
 			if (l.addr == 0) {
-				zero++;
+				b->zero++;
 				goto next;
 			}
 			if (grow((void **)&k->syms, &k->cap, k->n + 1, sizeof(*k->syms)))
-				goto enomem;
+				return -ENOMEM;
 			s = &k->syms[k->n];
 			*s = (struct ksym){ .addr = l.addr, .type = l.type, .mod_off = UINT32_MAX };
 			if (add_str(k, l.name, l.name_len, &s->name_off))
-				goto enomem;
+				return -ENOMEM;
 			if (l.module) {
-				if (last_mod && last_mod_len == l.module_len &&
-				    !memcmp(last_mod, l.module, l.module_len)) {
-					s->mod_off = last_mod_off;
+				if (b->last_mod_off != UINT32_MAX && b->last_mod_len == l.module_len &&
+				    !memcmp(k->names + b->last_mod_off, l.module, l.module_len)) {
+					s->mod_off = b->last_mod_off;
 				} else {
 					if (add_str(k, l.module, l.module_len, &s->mod_off))
-						goto enomem;
-					last_mod = l.module;
-					last_mod_len = l.module_len;
-					last_mod_off = s->mod_off;
+						return -ENOMEM;
+					b->last_mod_off = s->mod_off;
+					b->last_mod_len = l.module_len;
 				}
 			}
 			k->n++;
@@ -261,47 +263,73 @@ struct ksyms *ksyms__from_text(const char *text, size_t len, unsigned long *ret_
 next:
 		p += n + (nl ? 1 : 0);
 	}
-	k->restricted = seen > 0 && zero == seen;
-	finish(k);
-	if (ret_bad)
-		*ret_bad += bad;
-	return k;
-
-enomem:
-	ksyms__free(k);
-	errno = ENOMEM;
-	return NULL;
+	return 0;
 }
 
+static int builder_init(struct ksyms_builder *b)
+{
+	*b = (struct ksyms_builder){ .last_mod_off = UINT32_MAX };
+	b->k = calloc(1, sizeof(*b->k));
+	return b->k ? 0 : -ENOMEM;
+}
+
+static struct ksyms *builder_finish(struct ksyms_builder *b, unsigned long *ret_bad)
+{
+	struct ksyms *k = b->k;
+
+	k->restricted = b->seen > 0 && b->zero == b->seen;
+	finish(k);
+	if (ret_bad)
+		*ret_bad += b->bad;
+	return k;
+}
+
+struct ksyms *ksyms__from_text(const char *text, size_t len, unsigned long *ret_bad)
+{
+	struct ksyms_builder b;
+
+	if (builder_init(&b))
+		return NULL;
+	if (add_lines(&b, text, len)) {
+		ksyms__free(b.k);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return builder_finish(&b, ret_bad);
+}
+
+/*
+ * Streams the file through a fixed buffer, parsing whole lines as they come: /proc/kallsyms is
+ * several MB that the kernel generates a page per read, and holding all of it (then copying it
+ * while the buffer grows) cost as much as parsing it.
+ */
 struct ksyms *ksyms__load(const char *path, unsigned long *ret_bad)
 {
-	struct ksyms *k = NULL;
-	size_t len = 0, cap = 0;
+	enum { CHUNK = 256 << 10 };
+	struct ksyms_builder b = { 0 };
+	size_t len = 0, total = 0;
 	char *buf = NULL;
 	int fd, err = 0;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return NULL;
+	buf = malloc(CHUNK);
+	if (!buf || builder_init(&b)) {
+		err = ENOMEM;
+		goto out;
+	}
+	/* a kernel has 100 000+ text symbols: start there rather than grow through copies */
+	if (grow((void **)&b.k->syms, &b.k->cap, 1u << 16, sizeof(*b.k->syms)) ||
+	    grow((void **)&b.k->names, &b.k->names_cap, 4u << 20, 1)) {
+		err = ENOMEM;
+		goto out;
+	}
 	for (;;) {
-		ssize_t r;
+		ssize_t r = read(fd, buf + len, CHUNK - len);
+		const char *nl;
+		size_t whole;
 
-		if (len + 65536 > cap) {
-			char *nb;
-
-			if (cap >= MAX_FILE_BYTES) {
-				err = EFBIG;
-				goto out;
-			}
-			cap = cap ? cap * 2 : 4u << 20;
-			nb = realloc(buf, cap);
-			if (!nb) {
-				err = ENOMEM;
-				goto out;
-			}
-			buf = nb;
-		}
-		r = read(fd, buf + len, cap - len);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0) {
@@ -311,16 +339,40 @@ struct ksyms *ksyms__load(const char *path, unsigned long *ret_bad)
 		if (r == 0)
 			break;
 		len += (size_t)r;
+		total += (size_t)r;
+		if (total > MAX_FILE_BYTES) {
+			err = EFBIG;
+			goto out;
+		}
+		nl = memrchr(buf, '\n', len);
+		if (!nl) {
+			if (len == CHUNK) { /* a line longer than the buffer: not kallsyms */
+				b.bad++;
+				len = 0;
+			}
+			continue;
+		}
+		whole = (size_t)(nl - buf) + 1;
+		if (add_lines(&b, buf, whole)) {
+			err = ENOMEM;
+			goto out;
+		}
+		memmove(buf, buf + whole, len - whole);
+		len -= whole;
 	}
-	k = ksyms__from_text(buf, len, ret_bad);
-	if (!k)
-		err = errno;
+	if (len && add_lines(&b, buf, len)) {
+		err = ENOMEM;
+		goto out;
+	}
 out:
 	free(buf);
 	close(fd);
-	if (!k)
+	if (err) {
+		ksyms__free(b.k);
 		errno = err;
-	return k;
+		return NULL;
+	}
+	return builder_finish(&b, ret_bad);
 }
 
 void ksyms__free(struct ksyms *k)

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ember/ksyms.h"
 #include "ember/parse.h"
@@ -174,6 +175,57 @@ static void test_proc_kallsyms(void **state)
 	assert_int_equal(errno, ENOENT);
 }
 
+/* ksyms__load() streams the file through a buffer: lines cut at any chunk boundary, module
+ * names repeated across chunks and a last line without '\n' give the same table as the text. */
+static void test_load_chunks(void **state)
+{
+	char path[] = "/tmp/ember-ksyms-XXXXXX";
+	size_t cap = 8u << 20, len = 0, i;
+	char *text = malloc(cap);
+	struct ksyms *a, *b;
+	unsigned long bad_a = 0, bad_b = 0;
+	int fd;
+
+	(void)state;
+	assert_non_null(text);
+	for (i = 0; i < 60000; i++) {
+		/* names of varying length; the last third in modules, a module per 700 lines */
+		len += (size_t)snprintf(text + len, cap - len, "%016llx %c fn_%zu_%.*s%s%.0zu%s\n",
+					0xffffffff81000000ull + i * 64, i % 3 ? 't' : 'T', i,
+					(int)(i % 37), "abcdefghijklmnopqrstuvwxyzabcdefghijkl",
+					i >= 40000 ? "\t[mod" : "", i >= 40000 ? i / 700 : 0,
+					i >= 40000 ? "]" : "");
+		if (i % 5000 == 7)
+			len += (size_t)snprintf(text + len, cap - len, "garbage line\n");
+	}
+	len += (size_t)snprintf(text + len, cap - len, "ffffffff90000000 T last_without_newline");
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, len), (ssize_t)len);
+	close(fd);
+	a = ksyms__from_text(text, len, &bad_a);
+	b = ksyms__load(path, &bad_b);
+	unlink(path);
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_int_equal(bad_a, 12);
+	assert_int_equal(bad_b, bad_a);
+	assert_int_equal(ksyms__count(a), 60001);
+	assert_int_equal(ksyms__count(b), ksyms__count(a));
+	assert_int_equal(ksyms__nr_module_syms(b), ksyms__nr_module_syms(a));
+	for (i = 0; i < ksyms__count(a); i++) {
+		const char *ma = ksyms__module(a, (int)i);
+		const char *mb = ksyms__module(b, (int)i);
+
+		assert_int_equal(ksyms__addr(b, (int)i), ksyms__addr(a, (int)i));
+		assert_string_equal(ksyms__name(b, (int)i), ksyms__name(a, (int)i));
+		assert_true((!ma && !mb) || (ma && mb && !strcmp(ma, mb)));
+	}
+	ksyms__free(a);
+	ksyms__free(b);
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -181,6 +233,7 @@ int main(void)
 		cmocka_unit_test(test_table),
 		cmocka_unit_test(test_restricted),
 		cmocka_unit_test(test_proc_kallsyms),
+		cmocka_unit_test(test_load_chunks),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
