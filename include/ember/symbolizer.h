@@ -42,6 +42,7 @@ struct symbolizer_opts {
 	const char *debug_dirs;	  /* ':'-separated roots of separate debug info; NULL: "/usr/lib/debug" */
 	const char *proc_root;	  /* NULL: "/proc" (tests point it elsewhere) */
 	const char *kallsyms_path; /* NULL: "/proc/kallsyms" */
+	uint64_t (*ks_clock_ns)(void); /* tests: the clock of kallsyms reloads; NULL: monotonic */
 	size_t max_pids;	  /* processes with cached state; 0: 4096 */
 	size_t max_elfs;	  /* ELF images with cached symbols; 0: 512 */
 	size_t max_perfmap_bytes; /* larger perf-map files are skipped (counted); 0: 64 MiB */

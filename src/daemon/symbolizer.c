@@ -48,6 +48,8 @@
 #define VALIDATE_NS (1000 * NS_PER_MS)	    /* note_pid re-checks a cached pid's start time */
 #define GONE_GRACE_NS (5000 * NS_PER_MS)    /* keep a dead process's state for late samples */
 #define KSYMS_RELOAD_NS (10000 * NS_PER_MS) /* reload kallsyms on a miss at most this often */
+#define KSYMS_RELOAD_MAX_NS (320000 * NS_PER_MS) /* ... backing off to this when reloads miss */
+#define KMISS_SLOTS 256 /* kernel addresses a reload did not resolve (direct-mapped) */
 
 enum pm_state { PM_UNKNOWN = 0, PM_OK, PM_ABSENT, PM_NOT_REGULAR, PM_TOO_BIG, PM_ERROR };
 
@@ -116,6 +118,11 @@ struct symbolizer {
 	struct ksyms *ks;
 	bool ks_tried;
 	uint64_t ks_loaded_ns;
+	/* A reload costs ~50 ms (the kernel generates 100 000+ lines): an address that a reload
+	 * did not resolve (a trampoline, a stale return address) is remembered and does not
+	 * trigger another, and each fruitless reload doubles the interval. */
+	uint64_t ks_reload_ns;
+	uint64_t kmiss[KMISS_SLOTS];
 	int32_t kunknown_id;
 
 	struct proc **ptab;
@@ -375,12 +382,17 @@ static int emit(struct symbolizer *s, size_t n, uint32_t *ret, size_t cap)
 
 /* --- kernel ---------------------------------------------------------------------------------- */
 
+static uint64_t ks_now(const struct symbolizer *s)
+{
+	return s->o.ks_clock_ns ? s->o.ks_clock_ns() : now_ns();
+}
+
 static void load_ksyms(struct symbolizer *s)
 {
 	struct ksyms *k;
 
 	s->ks_tried = true;
-	s->ks_loaded_ns = now_ns();
+	s->ks_loaded_ns = ks_now(s);
 	k = ksyms__load(s->kallsyms_path, NULL);
 	if (!k) {
 		log_debug("cannot read '%s': %s", s->kallsyms_path, strerror(errno));
@@ -410,10 +422,22 @@ static int kernel_frame(struct symbolizer *s, uint64_t addr)
 		load_ksyms(s);
 	idx = s->ks ? ksyms__lookup(s->ks, addr, &mod) : -ENOENT;
 	if (idx < 0 && s->ks && !s->stats.kallsyms_restricted &&
-	    now_ns() - s->ks_loaded_ns > KSYMS_RELOAD_NS) {
+	    s->kmiss[hash_mix64(addr) % KMISS_SLOTS] != addr &&
+	    ks_now(s) - s->ks_loaded_ns > (s->ks_reload_ns ? s->ks_reload_ns : KSYMS_RELOAD_NS)) {
 		/* a module or BPF program loaded since: kallsyms changed */
+		log_debug("kernel address 0x%llx in no symbol: reloading kallsyms",
+			  (unsigned long long)addr);
 		load_ksyms(s);
 		idx = s->ks ? ksyms__lookup(s->ks, addr, &mod) : -ENOENT;
+		if (idx < 0) {
+			s->kmiss[hash_mix64(addr) % KMISS_SLOTS] = addr;
+			s->ks_reload_ns = s->ks_reload_ns ? s->ks_reload_ns * 2 : 2 * KSYMS_RELOAD_NS;
+			if (s->ks_reload_ns > KSYMS_RELOAD_MAX_NS)
+				s->ks_reload_ns = KSYMS_RELOAD_MAX_NS;
+		} else {
+			s->ks_reload_ns = 0;
+			memset(s->kmiss, 0, sizeof(s->kmiss));
+		}
 	}
 	if (idx >= 0) {
 		c = ksyms__cookie(s->ks, idx);

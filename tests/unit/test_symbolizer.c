@@ -459,6 +459,68 @@ static void test_kernel(void **state)
 	strtab__free(st);
 }
 
+static uint64_t fake_now;
+
+static uint64_t fake_clock(void)
+{
+	return fake_now;
+}
+
+/* A kernel address in no symbol reloads kallsyms (a module may have come), at most every 10 s;
+ * one that a reload did not resolve does not reload again, and fruitless reloads back off. */
+static void test_kernel_reload_backoff(void **state)
+{
+	struct symbolizer_opts o = SYMBOLIZER_OPTS_DEFAULT;
+	struct strtab *st = strtab__new();
+	struct symbolizer_stats ss;
+	struct symbolizer *s;
+	char path[PATH_MAX];
+	uint64_t x[1] = { 0xffffffffc0401000ull }, y[1] = { 0xffffffffc0501000ull };
+	uint64_t z[1] = { 0xffffffffc0601010ull };
+	FILE *f;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/kallsyms-reload", tmpdir);
+	f = fopen(path, "we");
+	assert_non_null(f);
+	fputs("ffffffff81000000 T _stext\nffffffff81000100 T do_work\n", f);
+	fclose(f);
+	o.kallsyms_path = path;
+	o.ks_clock_ns = fake_clock;
+	fake_now = 1000000000ull;
+	s = symbolizer__new(&o, st);
+	assert_non_null(s);
+#define LOADS() (symbolizer__stats(s, &ss), ss.kallsyms_loads)
+	assert_string_equal(kernel_stack(s, st, x, 1), "[unknown]_[k]");
+	assert_int_equal(LOADS(), 1); /* the first load; no reload right after it */
+	fake_now += 11000000000ull;
+	assert_string_equal(kernel_stack(s, st, x, 1), "[unknown]_[k]");
+	assert_int_equal(LOADS(), 2); /* 11 s later: reloaded, still unknown */
+	fake_now += 60000000000ull;
+	assert_string_equal(kernel_stack(s, st, x, 1), "[unknown]_[k]");
+	assert_int_equal(LOADS(), 2); /* the same address: known missing, no reload */
+	assert_string_equal(kernel_stack(s, st, y, 1), "[unknown]_[k]");
+	assert_int_equal(LOADS(), 3); /* a new one, past the doubled interval (20 s) */
+	fake_now += 30000000000ull;
+	assert_string_equal(kernel_stack(s, st, z, 1), "[unknown]_[k]");
+	assert_int_equal(LOADS(), 3); /* 30 s < 40 s: backing off */
+	/* a module arrives: the next reload resolves it and the interval is back to 10 s */
+	f = fopen(path, "we");
+	assert_non_null(f);
+	fputs("ffffffff81000000 T _stext\nffffffff81000100 T do_work\n"
+	      "ffffffffc0601000 t newmod_fn\t[newmod]\n", f);
+	fclose(f);
+	fake_now += 11000000000ull;
+	assert_string_equal(kernel_stack(s, st, z, 1), "newmod_fn_[k]");
+	assert_int_equal(LOADS(), 4);
+	fake_now += 11000000000ull;
+	assert_string_equal(kernel_stack(s, st, y, 1), "[unknown]_[k]");
+	assert_int_equal(LOADS(), 5); /* forgotten as missing after the fruitful reload */
+#undef LOADS
+	symbolizer__free(s);
+	strtab__free(st);
+}
+
 static void test_kernel_restricted(void **state)
 {
 	struct symbolizer_opts o = SYMBOLIZER_OPTS_DEFAULT;
@@ -765,6 +827,7 @@ int main(void)
 		cmocka_unit_test(test_short_lived),
 		cmocka_unit_test(test_kernel),
 		cmocka_unit_test(test_kernel_restricted),
+		cmocka_unit_test(test_kernel_reload_backoff),
 		cmocka_unit_test(test_jit),
 		cmocka_unit_test(test_perfmap_files),
 		cmocka_unit_test(test_caches),
