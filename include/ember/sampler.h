@@ -114,7 +114,8 @@ void sampler__set_pid_fn(struct sampler *s, sampler_pid_fn fn, void *ctx);
 /* Called with the pid of a sampled process that called exec, as soon as the ring buffer is
  * read (exec wakes it up): the daemon drops the process's cached mappings then. pid_fn is
  * called again with its next sample. */
-void sampler__set_exec_fn(struct sampler *s, sampler_pid_fn fn, void *ctx);
+typedef void (*sampler_exec_fn)(uint32_t pid, uint64_t time_ns, void *ctx);
+void sampler__set_exec_fn(struct sampler *s, sampler_exec_fn fn, void *ctx);
 
 /*
  * Detaches from every CPU: no sample is taken after this returns, so that two more drains

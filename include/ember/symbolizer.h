@@ -73,6 +73,7 @@ struct symbolizer_stats {
 	uint64_t pid_evictions;		/* dropped by the LRU bound */
 	uint64_t pid_reuses;		/* cached pid found with a new start time: state dropped */
 	uint64_t pid_execs;		/* cached process found running another executable: dropped */
+	uint64_t pid_retired;		/* states kept after exec/reuse for samples taken before */
 	uint64_t pid_gone;		/* processes whose /proc entry had vanished (dropped later) */
 	uint64_t maps_reads;		/* /proc/PID/maps reads */
 	uint64_t maps_errors;		/* ... that failed (process gone, no permission) */
@@ -132,6 +133,18 @@ void symbolizer__note_pid(struct symbolizer *s, uint32_t pid);
 
 /* The process exited or exec'ed: drop its state (the ELF cache stays). Unknown pids: no-op. */
 void symbolizer__forget_pid(struct symbolizer *s, uint32_t pid);
+/*
+ * Like forget, but the state is kept (30 s) for samples of @pid taken before @until_ns
+ * (CLOCK_MONOTONIC; 0: dropped as by forget) and symbolized later, through symbolizer__user_at(): an exec
+ * notification, whose samples from the old image are still in flight.
+ */
+void symbolizer__retire_pid(struct symbolizer *s, uint32_t pid, uint64_t until_ns);
+/* symbolizer__user() for frames sampled at @time_ns (CLOCK_MONOTONIC; 0: unknown, the current
+ * state): a process image replaced since (exec, pid reuse) is symbolized with its own state. */
+int symbolizer__user_at(struct symbolizer *s, uint32_t pid, uint64_t time_ns, const uint64_t *ips,
+			size_t n, uint32_t *ret, size_t cap);
+/* Whether a replaced state of @pid is kept: results for @pid then depend on the sample time. */
+bool symbolizer__has_retired(const struct symbolizer *s, uint32_t pid);
 
 /*
  * Housekeeping, e.g. once a second: drops state of cached processes that no longer exist (or

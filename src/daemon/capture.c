@@ -86,7 +86,8 @@ static int fold_group(struct capture_mgr *m, const struct sampler_group *g)
 	sbuf_reset(&m->stack);
 	sbuf_adds(&m->stack, g->comm[0] ? g->comm : "[unknown]");
 	if (g->user_ips && g->nr_user) {
-		r = symbolizer__user(m->sym, g->pid, g->user_ips, g->nr_user, m->ids, MAX_FRAMES);
+		r = symbolizer__user_at(m->sym, g->pid, g->nr_times ? g->times_ns[0] : 0,
+					g->user_ips, g->nr_user, m->ids, MAX_FRAMES);
 		if (r < 0)
 			return r;
 		add_frames(m, m->ids, r);

@@ -78,6 +78,7 @@ struct emberd {
 	uint64_t compactions;	/* store compactions frame_map is valid for */
 	int64_t real_off_ns;	/* CLOCK_REALTIME - CLOCK_MONOTONIC */
 	struct scache_ent *scache;	/* SCACHE_SLOTS entries */
+	uint32_t sym_tmp[MAX_FRAMES / 2]; /* uncached symbolize() results */
 	uint64_t scache_hits, scache_misses;
 	struct store_sample *batch;
 	size_t batch_cap;
@@ -198,8 +199,8 @@ static int store_frame(struct emberd *d, uint32_t sym_id)
  * Symbol ids of a stack, root first, through the cache: *ret points into the cache (valid until
  * the next call). Returns the number of ids or -ENOMEM.
  */
-static int symbolize(struct emberd *d, bool kernel, uint32_t pid, const uint64_t *ips, size_t n,
-		     const uint32_t **ret)
+static int symbolize(struct emberd *d, bool kernel, uint32_t pid, uint64_t time_ns,
+		     const uint64_t *ips, size_t n, const uint32_t **ret)
 {
 	uint64_t h = hash_bytes(ips, n * sizeof(*ips), kernel ? 0x6b : 0x75) ^ hash_mix64(pid + 1);
 	struct scache_ent *e = &d->scache[h & (SCACHE_SLOTS - 1)];
@@ -207,6 +208,12 @@ static int symbolize(struct emberd *d, bool kernel, uint32_t pid, const uint64_t
 	uint32_t sym[MAX_FRAMES / 2];
 	int r;
 
+	if (!kernel && symbolizer__has_retired(d->sym, pid)) {
+		/* exec or pid reuse lately: the answer depends on when, so no caching */
+		r = symbolizer__user_at(d->sym, pid, time_ns, ips, n, d->sym_tmp, MAX_FRAMES / 2);
+		*ret = d->sym_tmp;
+		return r;
+	}
 	if (e->ids && e->hash == h && e->pid == pid && now < e->expires_ns) {
 		d->scache_hits++;
 		*ret = e->ids;
@@ -267,7 +274,8 @@ static int on_group(const struct sampler_group *g, void *ctx)
 		flags |= STORE_STACK_IDLE;
 	/* user frames, root first */
 	if (g->user_ips && g->nr_user) {
-		r = symbolize(d, false, g->pid, g->user_ips, g->nr_user, &sym);
+		r = symbolize(d, false, g->pid, g->nr_times ? g->times_ns[0] : 0, g->user_ips,
+			      g->nr_user, &sym);
 		if (r < 0)
 			return r;
 		for (i = 0; i < (size_t)r; i++) {
@@ -289,7 +297,7 @@ static int on_group(const struct sampler_group *g, void *ctx)
 	}
 	/* kernel frames on top, root first */
 	if (g->kernel_ips && g->nr_kernel) {
-		r = symbolize(d, true, 0, g->kernel_ips, g->nr_kernel, &sym);
+		r = symbolize(d, true, 0, 0, g->kernel_ips, g->nr_kernel, &sym);
 		if (r < 0)
 			return r;
 		for (i = 0; i < (size_t)r; i++) {
@@ -566,11 +574,12 @@ static void on_new_pid(uint32_t pid, void *ctx)
 
 /* A sampled process called exec: its cached mappings are the old image's. Its next sample calls
  * on_new_pid() again (the BPF program forgot it too), when ld.so has mapped the libraries. */
-static void on_exec(uint32_t pid, void *ctx)
+static void on_exec(uint32_t pid, uint64_t time_ns, void *ctx)
 {
 	struct emberd *d = ctx;
 
-	symbolizer__forget_pid(d->sym, pid);
+	/* kept for the old image's samples not drained yet (up to two ticks' worth) */
+	symbolizer__retire_pid(d->sym, pid, time_ns);
 }
 
 static int sampling_setup(struct emberd *d)

@@ -58,7 +58,7 @@ struct sampler {
 	sampler_pid_fn pid_fn;
 	void *pid_ctx;
 	uint32_t recent[1024];		/* direct-mapped cache of pids passed to pid_fn */
-	sampler_pid_fn exec_fn;
+	sampler_exec_fn exec_fn;
 	void *exec_ctx;
 	struct bpf_link *exec_link;	/* sched_process_exec; NULL: not attached */
 	int run_stats_fd;		/* bpf_enable_stats(): run time counted while open; -1 */
@@ -253,7 +253,7 @@ static int on_record(void *ctx, void *data, size_t size)
 		if (s->recent[x->pid & 1023] == x->pid)
 			s->recent[x->pid & 1023] = 0;
 		if (s->exec_fn)
-			s->exec_fn(x->pid, s->exec_ctx);
+			s->exec_fn(x->pid, x->time_ns, s->exec_ctx);
 		return 0;
 	}
 	if (size < sizeof(*r))
@@ -301,7 +301,7 @@ void sampler__set_pid_fn(struct sampler *s, sampler_pid_fn fn, void *ctx)
 	s->pid_ctx = ctx;
 }
 
-void sampler__set_exec_fn(struct sampler *s, sampler_pid_fn fn, void *ctx)
+void sampler__set_exec_fn(struct sampler *s, sampler_exec_fn fn, void *ctx)
 {
 	s->exec_fn = fn;
 	s->exec_ctx = ctx;

@@ -47,6 +47,9 @@
 #define ELF_RETRY_NS (5000 * NS_PER_MS)	    /* retry an image that failed to open */
 #define VALIDATE_NS (1000 * NS_PER_MS)	    /* note_pid re-checks a cached pid's start time */
 #define GONE_GRACE_NS (5000 * NS_PER_MS)    /* keep a dead process's state for late samples */
+#define RETIRED_GRACE_NS (30000 * NS_PER_MS) /* keep a replaced state (exec, pid reuse) so long */
+#define RTAB_SIZE 1024
+#define MAX_RETIRED 4096
 #define KSYMS_RELOAD_NS (10000 * NS_PER_MS) /* reload kallsyms on a miss at most this often */
 #define KSYMS_RELOAD_MAX_NS (320000 * NS_PER_MS) /* ... backing off to this when reloads miss */
 #define KMISS_SLOTS 256 /* kernel addresses a reload did not resolve (direct-mapped) */
@@ -81,6 +84,16 @@ struct proc {
 	uint64_t pm_checked_ns;
 	enum pm_state pm_state;
 	size_t mem_bytes;
+};
+
+/*
+ * The state of a process image that exec or pid reuse replaced, kept for samples taken before
+ * the switch (at until_ns, CLOCK_MONOTONIC like the sample times) and drained after it.
+ */
+struct retired {
+	struct retired *hnext, *next;
+	uint64_t until_ns, expire_ns;
+	struct proc *p;
 };
 
 struct image {
@@ -128,6 +141,9 @@ struct symbolizer {
 	struct proc **ptab;
 	size_t ptab_size, nprocs;
 	struct proc lru_p;		/* sentinel: lru_next is the most recent */
+	struct retired *rtab[RTAB_SIZE];	/* by pid */
+	struct retired *rhead, *rtail;	/* oldest first: they expire in that order */
+	size_t nretired;
 
 	struct elfent **etab;
 	size_t etab_size, nelfs;
@@ -313,12 +329,16 @@ static void image_put(struct symbolizer *s, struct image *img)
 	free(img);
 }
 
+static void retired_pop(struct symbolizer *s);
+
 void symbolizer__free(struct symbolizer *s)
 {
 	size_t i;
 
 	if (!s)
 		return;
+	while (s->rhead)
+		retired_pop(s);
 	for (i = 0; s->ptab && i < s->ptab_size; i++) {
 		struct proc *p = s->ptab[i], *next;
 
@@ -778,7 +798,7 @@ static struct proc *proc_find(struct symbolizer *s, uint32_t pid)
 	return NULL;
 }
 
-static void proc_remove(struct symbolizer *s, struct proc *p)
+static void proc_unlink(struct symbolizer *s, struct proc *p)
 {
 	struct proc **pp;
 
@@ -790,7 +810,105 @@ static void proc_remove(struct symbolizer *s, struct proc *p)
 	}
 	lru_unlink_p(p);
 	s->nprocs--;
+}
+
+static void proc_remove(struct symbolizer *s, struct proc *p)
+{
+	proc_unlink(s, p);
 	proc_free(p);
+}
+
+static void retired_pop(struct symbolizer *s)
+{
+	struct retired *r = s->rhead, **pp;
+
+	for (pp = &s->rtab[r->p->pid % RTAB_SIZE]; *pp; pp = &(*pp)->hnext) {
+		if (*pp == r) {
+			*pp = r->hnext;
+			break;
+		}
+	}
+	s->rhead = r->next;
+	if (!s->rhead)
+		s->rtail = NULL;
+	s->nretired--;
+	proc_free(r->p);
+	free(r);
+}
+
+static void retired_expire(struct symbolizer *s, uint64_t now)
+{
+	while (s->rhead && s->rhead->expire_ns <= now)
+		retired_pop(s);
+}
+
+/* Takes @p out of the cache; keeps it for samples taken before @until_ns (0: frees it). */
+static void proc_retire(struct symbolizer *s, struct proc *p, uint64_t until_ns)
+{
+	struct retired *r = until_ns ? calloc(1, sizeof(*r)) : NULL;
+
+	proc_unlink(s, p);
+	if (!r) {
+		proc_free(p);
+		return;
+	}
+	/* /proc/PID is another image's now: never read it for this one again (no maps re-read,
+	 * no perf map refresh, files by their host path with the inode checked) */
+	if (!p->gone) {
+		p->gone = true;
+		p->gone_ns = now_ns();
+	}
+	r->p = p;
+	r->until_ns = until_ns;
+	r->expire_ns = now_ns() + RETIRED_GRACE_NS;
+	r->hnext = s->rtab[p->pid % RTAB_SIZE];
+	s->rtab[p->pid % RTAB_SIZE] = r;
+	if (s->rtail)
+		s->rtail->next = r;
+	else
+		s->rhead = r;
+	s->rtail = r;
+	s->nretired++;
+	s->stats.pid_retired++;
+	while (s->nretired > MAX_RETIRED)
+		retired_pop(s);
+}
+
+/* The retired state of @pid that was current at @time_ns, or NULL. */
+static struct proc *retired_find(struct symbolizer *s, uint32_t pid, uint64_t time_ns)
+{
+	struct retired *r, *best = NULL;
+
+	for (r = s->rtab[pid % RTAB_SIZE]; r; r = r->hnext)
+		if (r->p->pid == pid && time_ns < r->until_ns &&
+		    (!best || r->until_ns < best->until_ns))
+			best = r;
+	return best ? best->p : NULL;
+}
+
+bool symbolizer__has_retired(const struct symbolizer *s, uint32_t pid)
+{
+	const struct retired *r;
+
+	for (r = s->nretired ? s->rtab[pid % RTAB_SIZE] : NULL; r; r = r->hnext)
+		if (r->p->pid == pid)
+			return true;
+	return false;
+}
+
+/* Clock ticks since boot (a /proc/PID/stat start time) as CLOCK_MONOTONIC ns; 0 if unknown. */
+static uint64_t start_to_mono(uint64_t ticks)
+{
+	long hz = sysconf(_SC_CLK_TCK);
+	struct timespec b, m;
+	uint64_t boot_ns, off;
+
+	if (hz <= 0 || clock_gettime(CLOCK_BOOTTIME, &b) || clock_gettime(CLOCK_MONOTONIC, &m))
+		return 0;
+	boot_ns = ticks * (1000000000ull / (uint64_t)hz);
+	off = ((uint64_t)b.tv_sec * 1000000000ull + (uint64_t)b.tv_nsec) -
+	      ((uint64_t)m.tv_sec * 1000000000ull + (uint64_t)m.tv_nsec);
+	return boot_ns > off ? boot_ns - off : 0;
 }
 
 static void ptab_grow(struct symbolizer *s)
@@ -878,19 +996,28 @@ static struct proc *proc_get(struct symbolizer *s, uint32_t pid)
 	return proc_create(s, pid);
 }
 
-void symbolizer__forget_pid(struct symbolizer *s, uint32_t pid)
+void symbolizer__retire_pid(struct symbolizer *s, uint32_t pid, uint64_t until_ns)
 {
 	struct proc *p = proc_find(s, pid);
 
 	if (p)
-		proc_remove(s, p);
+		proc_retire(s, p, until_ns);
 }
 
-/* 1 when the cached @p no longer describes the live process @pid (reuse, exec), else 0. */
-static int proc_stale(struct symbolizer *s, struct proc *p)
+void symbolizer__forget_pid(struct symbolizer *s, uint32_t pid)
+{
+	symbolizer__retire_pid(s, pid, 0);
+}
+
+/*
+ * 1 when the cached @p no longer describes the live process @pid (reuse, exec), else 0; then
+ * *@until is when the new one began (CLOCK_MONOTONIC), as far as /proc tells.
+ */
+static int proc_stale(struct symbolizer *s, struct proc *p, uint64_t *until)
 {
 	uint64_t st, dev, ino;
 
+	*until = now_ns();
 	if (read_start_time(s, p->pid, &st) < 0) {
 		if (!p->gone) {
 			p->gone = true;
@@ -900,6 +1027,10 @@ static int proc_stale(struct symbolizer *s, struct proc *p)
 		return 0;
 	}
 	if (p->gone || st != p->start_time) {
+		uint64_t born = start_to_mono(st);
+
+		if (born && born < *until)
+			*until = born;
 		s->stats.pid_reuses++;
 		return 1;
 	}
@@ -914,7 +1045,7 @@ static int proc_stale(struct symbolizer *s, struct proc *p)
 void symbolizer__note_pid(struct symbolizer *s, uint32_t pid)
 {
 	struct proc *p = proc_find(s, pid);
-	uint64_t t = now_ns();
+	uint64_t t = now_ns(), until;
 	size_t i;
 
 	if (p) {
@@ -923,9 +1054,9 @@ void symbolizer__note_pid(struct symbolizer *s, uint32_t pid)
 		if (t - p->validated_ns < VALIDATE_NS && !p->gone)
 			return;
 		p->validated_ns = t;
-		if (!proc_stale(s, p))
+		if (!proc_stale(s, p, &until))
 			return;
-		proc_remove(s, p);
+		proc_retire(s, p, until);
 	}
 	p = proc_get(s, pid);
 	if (!p)
@@ -942,13 +1073,14 @@ void symbolizer__note_pid(struct symbolizer *s, uint32_t pid)
 int symbolizer__prune(struct symbolizer *s)
 {
 	struct proc *p, *prev;
-	uint64_t t = now_ns();
+	uint64_t t = now_ns(), until;
 	int n = 0;
 
+	retired_expire(s, t);
 	for (p = s->lru_p.lru_prev; p != &s->lru_p; p = prev) {
 		prev = p->lru_prev;
-		if (!p->gone && proc_stale(s, p)) {
-			proc_remove(s, p);
+		if (!p->gone && proc_stale(s, p, &until)) {
+			proc_retire(s, p, until);
 			n++;
 		} else if (p->gone && t >= p->gone_ns + GONE_GRACE_NS) {
 			proc_remove(s, p);
@@ -1518,10 +1650,18 @@ static int user_frame(struct symbolizer *s, struct proc *p, uint64_t addr, size_
 int symbolizer__user(struct symbolizer *s, uint32_t pid, const uint64_t *ips, size_t n,
 		     uint32_t *ret, size_t cap)
 {
-	struct proc *p = proc_get(s, pid);
+	return symbolizer__user_at(s, pid, 0, ips, n, ret, cap);
+}
+
+int symbolizer__user_at(struct symbolizer *s, uint32_t pid, uint64_t time_ns, const uint64_t *ips,
+			size_t n, uint32_t *ret, size_t cap)
+{
+	struct proc *p = time_ns && s->nretired ? retired_find(s, pid, time_ns) : NULL;
 	size_t i, k = 0;
 	bool first = true;
 
+	if (!p)
+		p = proc_get(s, pid);
 	if (!p)
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {

@@ -255,6 +255,52 @@ static void test_live_process(void **state)
 	strtab__free(st);
 }
 
+/* exec/pid reuse: the replaced state still names the samples taken before the switch */
+static void test_retired_state(void **state)
+{
+	struct symbolizer_opts o = SYMBOLIZER_OPTS_DEFAULT;
+	struct strtab *st = strtab__new();
+	struct symbolizer_stats ss;
+	struct symbolizer *s;
+	struct child c;
+	char path[PATH_MAX];
+	uint64_t ips[1];
+	uint32_t ids[8];
+	uint32_t pid;
+	int k;
+
+	(void)state;
+	workload(path, "symbols");
+	spawn(&c, path, NULL);
+	pid = (uint32_t)c.pid;
+	ips[0] = addr_of(&c, "symbols_leaf") + 5;
+	s = symbolizer__new(&o, st);
+	assert_non_null(s);
+	symbolizer__note_pid(s, pid); /* captured while it runs */
+	assert_false(symbolizer__has_retired(s, pid));
+	symbolizer__retire_pid(s, pid, 5000); /* "exec" at t = 5000 ns */
+	assert_true(symbolizer__has_retired(s, pid));
+	reap(&c); /* and the process is gone: /proc cannot tell any more */
+	k = symbolizer__user_at(s, pid, 4000, ips, 1, ids, 8);
+	assert_int_equal(k, 1);
+	assert_string_equal(strtab__str(st, ids[0]), "symbols_leaf");
+	/* after the switch: the current state, captured now from nothing */
+	k = symbolizer__user_at(s, pid, 6000, ips, 1, ids, 8);
+	assert_int_equal(k, 1);
+	assert_string_equal(strtab__str(st, ids[0]), "[unknown]");
+	/* and time 0 (unknown) means the current state too */
+	k = symbolizer__user_at(s, pid, 0, ips, 1, ids, 8);
+	assert_string_equal(strtab__str(st, ids[0]), "[unknown]");
+	symbolizer__stats(s, &ss);
+	assert_int_equal(ss.pid_retired, 1);
+	/* forget drops without keeping anything */
+	symbolizer__forget_pid(s, pid);
+	symbolizer__stats(s, &ss);
+	assert_int_equal(ss.pid_retired, 1);
+	symbolizer__free(s);
+	strtab__free(st);
+}
+
 static void test_unknown_in_file(void **state)
 {
 	struct symbolizer_opts o = SYMBOLIZER_OPTS_DEFAULT;
@@ -827,6 +873,7 @@ int main(void)
 		cmocka_unit_test(test_short_lived),
 		cmocka_unit_test(test_kernel),
 		cmocka_unit_test(test_kernel_restricted),
+		cmocka_unit_test(test_retired_state),
 		cmocka_unit_test(test_kernel_reload_backoff),
 		cmocka_unit_test(test_jit),
 		cmocka_unit_test(test_perfmap_files),
