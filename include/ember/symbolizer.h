@@ -134,7 +134,7 @@ void symbolizer__note_pid(struct symbolizer *s, uint32_t pid);
 /* The process exited or exec'ed: drop its state (the ELF cache stays). Unknown pids: no-op. */
 void symbolizer__forget_pid(struct symbolizer *s, uint32_t pid);
 /*
- * Like forget, but the state is kept (30 s) for samples of @pid taken before @until_ns
+ * Like forget, but the state is kept (25 s, at most 1024 such) for samples of @pid taken before @until_ns
  * (CLOCK_MONOTONIC; 0: dropped as by forget) and symbolized later, through symbolizer__user_at(): an exec
  * notification, whose samples from the old image are still in flight.
  */

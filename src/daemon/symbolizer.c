@@ -47,9 +47,12 @@
 #define ELF_RETRY_NS (5000 * NS_PER_MS)	    /* retry an image that failed to open */
 #define VALIDATE_NS (1000 * NS_PER_MS)	    /* note_pid re-checks a cached pid's start time */
 #define GONE_GRACE_NS (5000 * NS_PER_MS)    /* keep a dead process's state for late samples */
-#define RETIRED_GRACE_NS (30000 * NS_PER_MS) /* keep a replaced state (exec, pid reuse) so long */
+/* Keep a replaced state (exec, pid reuse) so long: samples reach the symbolizer 1-2 ticks after
+ * they are taken (sampling.tick_ms, 1 s by default, at most 10 s). Bounded in number: in an exec
+ * storm the oldest go first (each holds its mappings, a few KB). */
+#define RETIRED_GRACE_NS (25000 * NS_PER_MS)
 #define RTAB_SIZE 1024
-#define MAX_RETIRED 4096
+#define MAX_RETIRED 1024
 #define KSYMS_RELOAD_NS (10000 * NS_PER_MS) /* reload kallsyms on a miss at most this often */
 #define KSYMS_RELOAD_MAX_NS (320000 * NS_PER_MS) /* ... backing off to this when reloads miss */
 #define KMISS_SLOTS 256 /* kernel addresses a reload did not resolve (direct-mapped) */
@@ -1693,6 +1696,9 @@ void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *ret)
 	ret->elfs_cached = s->nelfs;
 	for (p = s->lru_p.lru_next; p != &s->lru_p; p = p->lru_next)
 		mem += sizeof(*p) + p->mem_bytes + (p->pm ? perfmap__mem_bytes(p->pm) : 0);
+	for (const struct retired *r = s->rhead; r; r = r->next)
+		mem += sizeof(*r) + sizeof(*r->p) + r->p->mem_bytes +
+		       (r->p->pm ? perfmap__mem_bytes(r->p->pm) : 0);
 	for (i = 0; i < s->etab_size; i++) {
 		const struct elfent *e;
 
