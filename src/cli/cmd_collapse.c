@@ -304,6 +304,12 @@ static struct collapse *new_parser(const struct collapse_args *args, const char 
 	return collapse__new(&o, sink_sample, k);
 }
 
+#ifdef MADV_POPULATE_READ
+#define EMBER_MADV_POPULATE_READ MADV_POPULATE_READ
+#else
+#define EMBER_MADV_POPULATE_READ 22 /* <linux/mman.h>, Linux 5.14 */
+#endif
+
 static void *worker(void *arg)
 {
 	struct pool *pl = arg;
@@ -320,6 +326,14 @@ static void *worker(void *arg)
 		if (!ch->c) {
 			ch->err = -ENOMEM;
 			continue;
+		}
+		/* map the chunk's pages in one call rather than a fault per few pages (two threads
+		 * faulting on one mapping contend; Linux >= 5.14, harmless where unknown) */
+		if (ch->len >= (1u << 20)) {
+			uintptr_t lo = (uintptr_t)ch->buf & ~(uintptr_t)4095;
+
+			(void)madvise((void *)lo, (uintptr_t)ch->buf + ch->len - lo,
+				      EMBER_MADV_POPULATE_READ);
 		}
 		ch->err = feed_mem(ch->c, ch->buf, ch->len, 0, &ch->lines);
 	}
@@ -484,63 +498,106 @@ static void chunk_free(struct chunk *ch)
 	free(ch);
 }
 
+/* One in-memory batch being parsed by a round of threads. */
+struct batch {
+	struct chunk **chunks;
+	size_t nmax, n;
+	pthread_t th[MAX_JOBS];
+	size_t nth;
+	struct pool pl;
+	int err;
+};
+
+static void batch_free(struct batch *b, struct carry *cy)
+{
+	size_t i;
+
+	for (i = 0; b->chunks && i < b->nmax; i++) {
+		if (b->chunks[i] && cy->owner == b->chunks[i]) {
+			/* the carry's parser outlives its batch; its buffer does not */
+			b->chunks[i]->buf = NULL;
+			continue;
+		}
+		chunk_free(b->chunks[i]);
+	}
+	free(b->chunks);
+	free(b);
+}
+
+/*
+ * Starts parsing @buf of @name in parallel (threads running when it returns); NULL + logged
+ * error. The stream's event is the one known now: a chunk that picks another is parsed again
+ * when merged.
+ */
+static struct batch *batch_start(struct run *r, const char *name, const char *buf, size_t len,
+				 struct carry *cy)
+{
+	const struct collapse_args *args = r->args;
+	struct batch *b = calloc(1, sizeof(*b));
+	size_t i;
+	int err;
+
+	if (!b) {
+		log_errno(-ENOMEM, "out of memory");
+		return NULL;
+	}
+	b->nmax = args->jobs * 4;
+	b->chunks = calloc(b->nmax, sizeof(*b->chunks));
+	if (!b->chunks)
+		goto enomem;
+	for (i = 0; i < b->nmax; i++) {
+		b->chunks[i] = calloc(1, sizeof(**b->chunks));
+		if (!b->chunks[i])
+			goto enomem;
+	}
+	b->n = cut_chunks(buf, len, b->nmax, args->chunk_bytes ? args->chunk_bytes : CHUNK_MIN,
+			  b->chunks);
+	for (i = 0; i < b->n; i++) {
+		err = sink_init(&b->chunks[i]->sink, args, r, name);
+		if (err)
+			goto enomem;
+	}
+	b->pl = (struct pool){ .args = args, .chunks = b->chunks, .n = b->n,
+			       .event = r->event[0] ? r->event : NULL,
+			       .event_defaulted = r->event_defaulted };
+	pthread_mutex_init(&b->pl.lock, NULL);
+	for (i = 0; i < args->jobs && i < b->n; i++)
+		if (!pthread_create(&b->th[b->nth], NULL, worker, &b->pl))
+			b->nth++;
+	if (!b->nth)
+		worker(&b->pl); /* no thread could start: do it here */
+	return b;
+
+enomem:
+	log_errno(-ENOMEM, "out of memory");
+	batch_free(b, cy);
+	return NULL;
+}
+
+/* Waits for @b's threads, merges its chunks in order (the carry persists) and frees it. */
+static int batch_finish(struct run *r, struct batch *b, struct carry *cy, unsigned long *line_base)
+{
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < b->nth; i++)
+		pthread_join(b->th[i], NULL);
+	pthread_mutex_destroy(&b->pl.lock);
+	for (i = 0; i < b->n && !err; i++) {
+		err = merge_chunk(r, b->chunks[i], cy, *line_base, r->args);
+		*line_base += b->chunks[i]->lines;
+	}
+	batch_free(b, cy);
+	return err;
+}
+
 /* Parses one in-memory batch of @name in parallel and merges it; the carry persists. */
 static int run_batch(struct run *r, const char *name, const char *buf, size_t len,
 		     struct carry *cy, unsigned long *line_base)
 {
-	const struct collapse_args *args = r->args;
-	size_t nmax = args->jobs * 4, n = 0, i;
-	struct chunk **chunks = calloc(nmax, sizeof(*chunks));
-	pthread_t th[MAX_JOBS];
-	size_t nth = 0;
-	struct pool pl = { .args = args };
-	int err = 0;
+	struct batch *b = batch_start(r, name, buf, len, cy);
 
-	if (!chunks)
-		return log_errno(-ENOMEM, "out of memory");
-	for (i = 0; i < nmax; i++) {
-		chunks[i] = calloc(1, sizeof(**chunks));
-		if (!chunks[i]) {
-			err = log_errno(-ENOMEM, "out of memory");
-			goto out;
-		}
-	}
-	n = cut_chunks(buf, len, nmax, args->chunk_bytes ? args->chunk_bytes : CHUNK_MIN, chunks);
-	for (i = 0; i < n; i++) {
-		err = sink_init(&chunks[i]->sink, args, r, name);
-		if (err) {
-			log_errno(err, "out of memory");
-			goto out;
-		}
-	}
-	pl.chunks = chunks;
-	pl.n = n;
-	pl.event = r->event[0] ? r->event : NULL;
-	pl.event_defaulted = r->event_defaulted;
-	pthread_mutex_init(&pl.lock, NULL);
-	for (i = 0; i < args->jobs && i < n; i++)
-		if (!pthread_create(&th[nth], NULL, worker, &pl))
-			nth++;
-	if (!nth)
-		worker(&pl); /* no thread could start: do it here */
-	for (i = 0; i < nth; i++)
-		pthread_join(th[i], NULL);
-	pthread_mutex_destroy(&pl.lock);
-	for (i = 0; i < n && !err; i++) {
-		err = merge_chunk(r, chunks[i], cy, *line_base, args);
-		*line_base += chunks[i]->lines;
-	}
-out:
-	for (i = 0; i < nmax; i++) {
-		if (chunks[i] && cy->owner == chunks[i]) {
-			/* the carry's parser outlives its batch; its buffer does not */
-			chunks[i]->buf = NULL;
-			continue;
-		}
-		chunk_free(chunks[i]);
-	}
-	free(chunks);
-	return err;
+	return b ? batch_finish(r, b, cy, line_base) : -ENOMEM;
 }
 
 /* Reports a line over the bound met while cutting read batches. */
@@ -601,22 +658,52 @@ static int run_parallel_file(struct run *r, const char *path, struct carry *cy)
 	if (err)
 		return err;
 	if (m) {
-		size_t off = 0;
+		/*
+		 * Pipelined: the threads parse batch k+1 while this thread merges batch k (the
+		 * merge is serial; without the overlap it left the other cores idle for about
+		 * half the run).
+		 */
+		struct batch *prev = NULL;
+		size_t off = 0, prev_off = 0, prev_end = 0;
 
 		while (off < size && !err) {
 			size_t bb = r->args->batch_bytes;
 			size_t end = off + bb < size ? off + bb : size;
+			struct batch *cur;
 			const char *nl;
 
 			if (end < size) {
 				nl = memchr(m + end, '\n', size - end);
 				end = nl ? (size_t)(nl - m) + 1 : size;
 			}
-			err = run_batch(r, path, m + off, end - off, cy, &line_base);
-			/* done with these pages: keep the resident set small */
-			(void)madvise(m + (off & ~(size_t)4095), end - (off & ~(size_t)4095),
-				      MADV_DONTNEED);
+			cur = batch_start(r, path, m + off, end - off, cy);
+			if (!cur)
+				err = -ENOMEM;
+			if (prev) {
+				int e = batch_finish(r, prev, cy, &line_base);
+
+				err = err ? err : e;
+				/* done with these pages: keep the resident set small */
+				(void)madvise(m + (prev_off & ~(size_t)4095),
+					      prev_end - (prev_off & ~(size_t)4095), MADV_DONTNEED);
+			}
+			prev = cur;
+			prev_off = off;
+			prev_end = end;
 			off = end;
+		}
+		if (prev) {
+			int e = err ? 0 : batch_finish(r, prev, cy, &line_base);
+
+			if (err) { /* wait for its threads, drop it */
+				size_t i;
+
+				for (i = 0; i < prev->nth; i++)
+					pthread_join(prev->th[i], NULL);
+				pthread_mutex_destroy(&prev->pl.lock);
+				batch_free(prev, cy);
+			}
+			err = err ? err : e;
 		}
 		munmap(m, size);
 		return err;
