@@ -48,6 +48,13 @@ for p in json.load(sys.stdin):
     if p.get("type") == "perf_event" and p.get("name") == sys.argv[1]:
         print(p.get("run_time_ns", 0), p.get("run_cnt", 0))' "$1"
 }
+# emberd's exec hook (a raw tracepoint program): its run time counts too
+xprog() {
+	bpftool prog show -j 2>/dev/null | python3 -c 'import json, sys
+for p in json.load(sys.stdin):
+    if p.get("name") == "on_exec":
+        print(p.get("run_time_ns", 0), p.get("run_cnt", 0))' | tail -1
+}
 cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {printf "%.0f\n", s}'; }
 
 one() { # one TOOL: prints "TOOL bpf_ns_per_sample process_ms_per_1000"
@@ -69,8 +76,10 @@ one() { # one TOOL: prints "TOOL bpf_ns_per_sample process_ms_per_1000"
 	[ "$tool" = bcc ] && pid=$(pgrep -n -f '^/usr/bin/python3 .*profile-bpfcc -F 99 -f ')
 	sleep 3
 	read -r t0 c0 <<<"$(prog $name)"; u0=$(cpu_ns "$pid")
+	[ "$tool" = emberd ] && { read -r x0 _ <<<"$(xprog)"; t0=$((t0 + ${x0:-0})); }
 	sleep "$DUR"
 	read -r t1 c1 <<<"$(prog $name)"; u1=$(cpu_ns "$pid")
+	[ "$tool" = emberd ] && { read -r x1 _ <<<"$(xprog)"; t1=$((t1 + ${x1:-0})); }
 	kill "$pid" "$burn" 2>/dev/null
 	[ "$tool" = bcc ] && pkill -f 'profile-bpfcc -F 99 -f ' 2>/dev/null
 	wait 2>/dev/null
