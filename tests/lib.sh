@@ -23,6 +23,20 @@ TMP=$(mktemp -d "${TMPDIR:-/tmp}/ember-test.XXXXXX")
 cleanup_tmp() { rm -rf "$TMP"; }
 trap cleanup_tmp EXIT
 
+# Background processes a test started (PIDS+=($!)): stop_all kills and reaps them; tests call it
+# from their EXIT trap.
+PIDS=()
+stop_all() { local p; for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; }
+# wait_log FILE PATTERN: waits up to 10 s for PATTERN in FILE
+wait_log() { for _ in $(seq 200); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.05; done; return 1; }
+# A test of a live emberd: root (BPF, perf_event), the binary, kernel BTF and curl.
+require_live_emberd() {
+	require_root "BPF and perf_event"
+	[ -x "$EMBERD" ] || skip_all "no $EMBERD"
+	[ -r /sys/kernel/btf/vmlinux ] || skip_all "no kernel BTF"
+	command -v curl >/dev/null || skip_all "no curl"
+}
+
 ok() { T_COUNT=$((T_COUNT + 1)); echo "ok - $*"; }
 not_ok() { T_COUNT=$((T_COUNT + 1)); T_FAILS=$((T_FAILS + 1)); echo "not ok - $*"; }
 # check NAME COMMAND...: ok if the command succeeds

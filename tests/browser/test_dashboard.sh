@@ -9,8 +9,6 @@
 . "$(dirname "$0")/../lib.sh"
 require_browser
 [ -x "$EMBERD" ] || skip_all "no $EMBERD"
-PIDS=()
-stop_all() { local p; for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; }
 trap 'stop_all; cleanup_tmp' EXIT
 wait_up() { # URL LOG SECONDS
 	local i

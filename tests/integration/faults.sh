@@ -3,9 +3,6 @@
 # tests/lib.sh. emberd_start ARGS...: starts $EMBERD on a free port ($URL, $EPID, log in
 # $TMP/emberd.log) and waits for /healthz; emberd_stop_check NAME: SIGTERM, then one result:
 # exit 0 within 2 s, no sanitizer report in the log (a kill -9 if it hangs).
-PIDS=()
-stop_all() { local p; for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; }
-wait_log() { for _ in $(seq 200); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.05; done; return 1; }
 
 emberd_start() {
 	local up=0

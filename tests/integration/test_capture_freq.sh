@@ -11,8 +11,6 @@ require_root "BPF sampling"
 command -v curl >/dev/null || skip_all "no curl"
 BURN=$OUTPUT/workloads/burn
 [ -x "$BURN" ] || { not_ok "no $BURN (make workloads)"; done_testing; }
-PIDS=()
-stop_all() { local p; for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; }
 trap 'stop_all; cleanup_tmp' EXIT
 
 # burn niced up so that it gets a CPU (enough samples for the ratios) on a loaded machine

@@ -12,8 +12,6 @@ IN=$TMP/perf.txt
 zcat "$SHARED/corpus/examples/example-perf-stacks.txt.gz" >"$IN" || skip_all "no shared corpus"
 export HOME=${HOME:-/root} GOCACHE=${GOCACHE:-$OUTPUT/go-cache} PPROF_TMPDIR=$TMP/pprof GOFLAGS=
 
-PIDS=()
-stop_all() { local p; for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; }
 trap 'stop_all; cleanup_tmp' EXIT
 PORT=$(free_port)
 "$EMBERD" --listen "127.0.0.1:$PORT" --frequency 49 --replay "$IN" >"$TMP/emberd.log" 2>&1 &

@@ -10,8 +10,6 @@ command -v curl >/dev/null || skip_all "no curl"
 BURN=$OUTPUT/workloads/burn
 [ -x "$BURN" ] || { not_ok "no $BURN (make workloads)"; done_testing; }
 export HOME=${HOME:-/root} GOCACHE=${GOCACHE:-$OUTPUT/go-cache} PPROF_TMPDIR=$TMP/pprof GOFLAGS=
-PIDS=()
-stop_all() { local p; for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; }
 trap 'stop_all; cleanup_tmp' EXIT
 
 "$BURN" 30 >"$TMP/burn.out" &

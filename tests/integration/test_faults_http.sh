@@ -7,10 +7,7 @@
 # rounds); a storm of 50 SIGHUPs (configuration reloads) while requests run; then SIGTERM in the
 # middle of a long response and with the slow-loris connections still open: exit 0 within 2 s.
 . "$(dirname "$0")/../lib.sh"
-require_root "BPF and perf_event"
-[ -x "$EMBERD" ] || skip_all "no $EMBERD"
-[ -r /sys/kernel/btf/vmlinux ] || skip_all "no kernel BTF"
-command -v curl >/dev/null || skip_all "no curl"
+require_live_emberd
 W=$OUTPUT/workloads
 [ -x "$W/burn" ] || skip_all "workloads not built (make workloads)"
 . "$(dirname "$0")/faults.sh"

@@ -10,10 +10,7 @@
 #    the store is full, and queries over what is retained
 #    agree with each other and with the workload's known 6:3:1 shares.
 . "$(dirname "$0")/../lib.sh"
-require_root "BPF and perf_event"
-[ -x "$EMBERD" ] || skip_all "no $EMBERD"
-[ -r /sys/kernel/btf/vmlinux ] || skip_all "no kernel BTF"
-command -v curl >/dev/null || skip_all "no curl"
+require_live_emberd
 W=$OUTPUT/workloads
 [ -x "$W/burn" ] || skip_all "workloads not built (make workloads)"
 . "$(dirname "$0")/faults.sh"

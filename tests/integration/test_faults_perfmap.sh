@@ -7,10 +7,7 @@
 # /dev/zero), count every skip by reason in /api/v1/stats and /metrics, still name the JIT
 # functions of the maps that are readable, and stop within 2 s on SIGTERM.
 . "$(dirname "$0")/../lib.sh"
-require_root "BPF and perf_event"
-[ -x "$EMBERD" ] || skip_all "no $EMBERD"
-[ -r /sys/kernel/btf/vmlinux ] || skip_all "no kernel BTF"
-command -v curl >/dev/null || skip_all "no curl"
+require_live_emberd
 W=$OUTPUT/workloads
 [ -x "$W/jit" ] || skip_all "workloads not built (make workloads)"
 

@@ -8,10 +8,7 @@
 # replaced binaries' functions from the running image, count every sample it took as stored or
 # lost, and stop within 2 s.
 . "$(dirname "$0")/../lib.sh"
-require_root "BPF and perf_event"
-[ -x "$EMBERD" ] || skip_all "no $EMBERD"
-[ -r /sys/kernel/btf/vmlinux ] || skip_all "no kernel BTF"
-command -v curl >/dev/null || skip_all "no curl"
+require_live_emberd
 W=$OUTPUT/workloads
 [ -x "$W/burn" ] && [ -x "$W/symbols" ] && [ -x "$W/sysloop" ] || skip_all "workloads not built (make workloads)"
 . "$(dirname "$0")/faults.sh"

@@ -8,7 +8,6 @@ require_root "CPU hotplug, BPF and perf_event"
 CPU=/sys/devices/system/cpu/cpu1/online
 [ -w "$CPU" ] || skip_all "CPU 1 cannot be taken offline here ($CPU)"
 trap 'echo 1 >"$CPU" 2>/dev/null; cleanup_tmp' EXIT
-wait_log() { for _ in $(seq 200); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.05; done; return 1; }
 
 "$EMBERD" --listen 127.0.0.1:0 -v --dump-after 6 --dump-idle --dump-file "$TMP/d.folded" \
 	>"$TMP/emberd.log" 2>&1 &

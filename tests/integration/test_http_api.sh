@@ -13,8 +13,6 @@ FG=${FLAMEGRAPH_DIR:-/opt/FlameGraph}
 IN=$TMP/perf.txt
 zcat "$SHARED/corpus/examples/example-perf-stacks.txt.gz" >"$IN" || skip_all "no shared corpus"
 
-PIDS=()
-stop_all() { local p; for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; }
 trap 'stop_all; cleanup_tmp' EXIT
 # start_emberd LOG ARGS...: sets PORT and URL, waits for /healthz
 start_emberd() {

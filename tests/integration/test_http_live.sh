@@ -9,8 +9,6 @@ require_root "BPF sampling"
 command -v curl >/dev/null || skip_all "no curl"
 BURN=$OUTPUT/workloads/burn
 [ -x "$BURN" ] || { not_ok "no $BURN (make workloads)"; done_testing; }
-PIDS=()
-stop_all() { local p; for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; }
 trap 'stop_all; cleanup_tmp' EXIT
 
 "$BURN" 40 >"$TMP/burn.out" &

@@ -11,12 +11,9 @@ require_root "BPF and perf_event"
 W=$OUTPUT/workloads
 [ -x "$W/burn" ] && [ -x "$W/sysloop" ] || skip_all "workloads not built (make workloads)"
 
-PIDS=()
-stop_all() { local p; for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; }
 trap 'stop_all; cleanup_tmp' EXIT
 
 # wait_log FILE PATTERN: up to 10 s
-wait_log() { for _ in $(seq 200); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.05; done; return 1; }
 
 # --- burn and sysloop under one emberd, 12 s ----------------------------------------------------
 "$EMBERD" --listen 127.0.0.1:0 --dump-after 12 --dump-root pid --dump-file "$TMP/all.folded" \

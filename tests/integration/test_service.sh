@@ -24,7 +24,6 @@ zcat "$SHARED/corpus/examples/example-perf-stacks.txt.gz" >"$TMP/perf.txt" || sk
 
 NS=ember-svc-$$
 ADDR=10.231.$(($$ % 200 + 20)).1
-PIDS=()
 stop_all() {
 	local p
 	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
@@ -38,7 +37,6 @@ ip netns add "$NS" && ip -n "$NS" link set lo up && ip -n "$NS" addr add "$ADDR/
 # daemons are started with `ip netns exec` directly (not through inns) so that $! is their pid
 inns() { ip netns exec "$NS" "$@"; }
 
-wait_log() { for _ in $(seq 200); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.05; done; return 1; }
 # code URL [curl args]: the HTTP status ("000" when the connection fails); body in $TMP/body
 code() { local u=$1; shift; curl -s -o "$TMP/body" -w '%{http_code}' --max-time 5 "$@" "$u"; }
 

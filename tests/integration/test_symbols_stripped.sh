@@ -11,10 +11,7 @@ require_root "BPF and perf_event"
 W=$OUTPUT/workloads
 [ -x "$W/symbols" ] || skip_all "workloads not built (make workloads)"
 
-PIDS=()
-stop_all() { local p; for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; }
 trap 'stop_all; [ -n "${KEEP:-}" ] && cp -r "$TMP" "$KEEP"; cleanup_tmp' EXIT
-wait_log() { for _ in $(seq 200); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.05; done; return 1; }
 
 mkdir -p "$TMP/dbg/.debug" "$TMP/nodbg"
 cp "$W/symbols" "$TMP/dbg/symbols"

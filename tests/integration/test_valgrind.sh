@@ -5,11 +5,8 @@
 # metrics, stats, a capture), then stops on SIGTERM. Memcheck must report no error and no
 # definitely/indirectly lost block (--error-exitcode, --errors-for-leak-kinds=definite,indirect).
 . "$(dirname "$0")/../lib.sh"
-require_root "BPF and perf_event"
+require_live_emberd
 command -v valgrind >/dev/null || skip_all "no valgrind (apt-get install valgrind)"
-[ -x "$EMBERD" ] || skip_all "no $EMBERD"
-[ -r /sys/kernel/btf/vmlinux ] || skip_all "no kernel BTF"
-command -v curl >/dev/null || skip_all "no curl"
 W=$OUTPUT/workloads
 [ -x "$W/burn" ] || skip_all "workloads not built (make workloads)"
 . "$(dirname "$0")/faults.sh"
