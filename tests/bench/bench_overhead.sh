@@ -12,33 +12,9 @@
 set -u
 : "${OUTPUT:?}" "${SRCDIR:?}"
 DUR=${1:-20}
-EMBERD=${EMBERD:-$OUTPUT/emberd}
-BURN=$OUTPUT/workloads/burn
-TMP=$(mktemp -d /tmp/ember-bench.XXXXXX)
-PIDS=()
-OLD_STATS=$(sysctl -n kernel.bpf_stats_enabled)
-cleanup() {
-	local p
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	sysctl -qw kernel.bpf_stats_enabled="$OLD_STATS"
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM # runs the EXIT trap: restores kernel.bpf_stats_enabled
-[ "$(id -u)" -eq 0 ] || { echo "bench_overhead: needs root" >&2; exit 1; }
-for t in perf profile-bpfcc python3; do
-	command -v $t >/dev/null || { echo "bench_overhead: $t missing (apt-get install linux-perf bpfcc-tools)" >&2; exit 1; }
-done
-[ -x "$EMBERD" ] && [ -x "$BURN" ] || { echo "bench_overhead: build emberd and workloads first" >&2; exit 1; }
-if [ -z "${BCC_KERNEL_SOURCE:-}" ]; then
-	common=$(ls -d /usr/src/linux-headers-*-common 2>/dev/null | tail -1)
-	arch=$(ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | tail -1)
-	[ -n "$common" ] && [ -n "$arch" ] || { echo "bench_overhead: apt-get install linux-headers-amd64" >&2; exit 1; }
-	export BCC_KERNEL_SOURCE=$TMP/kheaders
-	mkdir -p "$BCC_KERNEL_SOURCE"
-	cp -rs "$common/." "$BCC_KERNEL_SOURCE/" && cp -rsf "$arch/." "$BCC_KERNEL_SOURCE/"
-fi
+BENCH=bench_overhead
+. "$(dirname "$0")/bcc_setup.sh"
+command -v perf >/dev/null || { echo "bench_overhead: perf missing (apt-get install linux-perf)" >&2; exit 1; }
 if [ -n "${FLAMEGRAPH_DIR:-}" ] && [ -x "$FLAMEGRAPH_DIR/stackcollapse-perf.pl" ]; then
 	COLLAPSE="$FLAMEGRAPH_DIR/stackcollapse-perf.pl --all"
 elif [ -x /opt/FlameGraph/stackcollapse-perf.pl ]; then
@@ -46,10 +22,6 @@ elif [ -x /opt/FlameGraph/stackcollapse-perf.pl ]; then
 else
 	COLLAPSE="$OUTPUT/ember collapse --all"
 fi
-sysctl -qw kernel.bpf_stats_enabled=1
-
-# cpu_ns PID: on-CPU time of all threads (schedstat field 1)
-cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {printf "%.0f\n", s}'; }
 # bpf ID: "run_time_ns run_cnt" of BPF program ID
 bpf() {
 	bpftool prog show id "$1" -j 2>/dev/null |

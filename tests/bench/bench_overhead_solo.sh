@@ -14,32 +14,8 @@ set -u
 : "${OUTPUT:?}"
 DUR=${1:-15}
 ROUNDS=${2:-3}
-EMBERD=${EMBERD:-$OUTPUT/emberd}
-BURN=$OUTPUT/workloads/burn
-TMP=$(mktemp -d /tmp/ember-solo.XXXXXX)
-OLD_STATS=$(sysctl -n kernel.bpf_stats_enabled)
-PIDS=()
-cleanup() {
-	local p
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	sysctl -qw kernel.bpf_stats_enabled="$OLD_STATS"
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
-[ "$(id -u)" -eq 0 ] || { echo "bench_overhead_solo: needs root" >&2; exit 1; }
-command -v profile-bpfcc >/dev/null || { echo "bench_overhead_solo: apt-get install bpfcc-tools" >&2; exit 1; }
-[ -x "$EMBERD" ] && [ -x "$BURN" ] || { echo "bench_overhead_solo: build emberd and workloads first" >&2; exit 1; }
-if [ -z "${BCC_KERNEL_SOURCE:-}" ]; then
-	common=$(ls -d /usr/src/linux-headers-*-common 2>/dev/null | tail -1)
-	arch=$(ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | tail -1)
-	[ -n "$common" ] && [ -n "$arch" ] || { echo "bench_overhead_solo: apt-get install linux-headers-amd64" >&2; exit 1; }
-	export BCC_KERNEL_SOURCE=$TMP/kheaders
-	mkdir -p "$BCC_KERNEL_SOURCE"
-	cp -rs "$common/." "$BCC_KERNEL_SOURCE/" && cp -rsf "$arch/." "$BCC_KERNEL_SOURCE/"
-fi
-sysctl -qw kernel.bpf_stats_enabled=1
+BENCH=bench_overhead_solo
+. "$(dirname "$0")/bcc_setup.sh"
 
 # prog NAME: "run_time_ns run_cnt" of the perf_event program called NAME
 prog() {
@@ -55,7 +31,6 @@ for p in json.load(sys.stdin):
     if p.get("name") == "on_exec":
         print(p.get("run_time_ns", 0), p.get("run_cnt", 0))' | tail -1
 }
-cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {printf "%.0f\n", s}'; }
 
 one() { # one TOOL: prints "TOOL bpf_ns_per_sample process_ms_per_1000"
 	local tool=$1 name pid t0 c0 t1 c1 u0 u1
