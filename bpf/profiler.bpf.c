@@ -96,7 +96,7 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	__u64 one = 1, *val, wake = BPF_RB_NO_WAKEUP;
 	__u32 zero = 0, g, seq;
 	__u8 yes = 1;
-	bool user_mode = false;
+	bool kstack = true; /* walk the kernel stack */
 	void *counts;
 
 	st = bpf_map_lookup_elem(&stats, &zero);
@@ -117,21 +117,22 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	 */
 #if defined(__TARGET_ARCH_x86)
 	/* the context allows only whole-word loads of the registers: no narrowing to CS's low bits */
-	user_mode = (*(volatile __u64 *)&ctx->regs.cs & 3) == 3;
+	kstack = (*(volatile __u64 *)&ctx->regs.cs & 3) != 3;
 #endif
+	/* the idle task's stack only on request: without it, -EFAULT marks an idle sample */
 	if (key.tid == 0 && !idle_stacks)
-		user_mode = true; /* no walk: the marker of an idle sample without its stack */
+		kstack = false;
 	key.kern_stack_id = -EFAULT;
 	key.user_stack_id = -EFAULT;
 	/* stack ids: the helper needs the map as a constant, hence one call site per generation */
 	if (g) {
-		if (!user_mode)
+		if (kstack)
 			key.kern_stack_id = bpf_get_stackid(ctx, &stacks1, 0);
 		if (key.tid)
 			key.user_stack_id = bpf_get_stackid(ctx, &stacks1, BPF_F_USER_STACK);
 		counts = &counts1;
 	} else {
-		if (!user_mode)
+		if (kstack)
 			key.kern_stack_id = bpf_get_stackid(ctx, &stacks0, 0);
 		if (key.tid)
 			key.user_stack_id = bpf_get_stackid(ctx, &stacks0, BPF_F_USER_STACK);

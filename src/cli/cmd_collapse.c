@@ -574,8 +574,12 @@ enomem:
 	return NULL;
 }
 
-/* Waits for @b's threads, merges its chunks in order (the carry persists) and frees it. */
-static int batch_finish(struct run *r, struct batch *b, struct carry *cy, unsigned long *line_base)
+/*
+ * Waits for @b's threads, merges its chunks in order (the carry persists) unless @skip (an
+ * earlier error: only wait and drop), and frees it.
+ */
+static int batch_finish(struct run *r, struct batch *b, struct carry *cy, unsigned long *line_base,
+			bool skip)
 {
 	size_t i;
 	int err = 0;
@@ -583,7 +587,7 @@ static int batch_finish(struct run *r, struct batch *b, struct carry *cy, unsign
 	for (i = 0; i < b->nth; i++)
 		pthread_join(b->th[i], NULL);
 	pthread_mutex_destroy(&b->pl.lock);
-	for (i = 0; i < b->n && !err; i++) {
+	for (i = 0; i < b->n && !err && !skip; i++) {
 		err = merge_chunk(r, b->chunks[i], cy, *line_base, r->args);
 		*line_base += b->chunks[i]->lines;
 	}
@@ -597,7 +601,7 @@ static int run_batch(struct run *r, const char *name, const char *buf, size_t le
 {
 	struct batch *b = batch_start(r, name, buf, len, cy);
 
-	return b ? batch_finish(r, b, cy, line_base) : -ENOMEM;
+	return b ? batch_finish(r, b, cy, line_base, false) : -ENOMEM;
 }
 
 /* Reports a line over the bound met while cutting read batches. */
@@ -680,7 +684,7 @@ static int run_parallel_file(struct run *r, const char *path, struct carry *cy)
 			if (!cur)
 				err = -ENOMEM;
 			if (prev) {
-				int e = batch_finish(r, prev, cy, &line_base);
+				int e = batch_finish(r, prev, cy, &line_base, false);
 
 				err = err ? err : e;
 				/* done with these pages: keep the resident set small */
@@ -693,16 +697,8 @@ static int run_parallel_file(struct run *r, const char *path, struct carry *cy)
 			off = end;
 		}
 		if (prev) {
-			int e = err ? 0 : batch_finish(r, prev, cy, &line_base);
+			int e = batch_finish(r, prev, cy, &line_base, err != 0);
 
-			if (err) { /* wait for its threads, drop it */
-				size_t i;
-
-				for (i = 0; i < prev->nth; i++)
-					pthread_join(prev->th[i], NULL);
-				pthread_mutex_destroy(&prev->pl.lock);
-				batch_free(prev, cy);
-			}
 			err = err ? err : e;
 		}
 		munmap(m, size);

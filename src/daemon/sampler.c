@@ -686,28 +686,41 @@ static int fill_stacks(struct sampler *s, int sfd, struct sampler_group *g, int3
 	return 0;
 }
 
-/* Sum of the per-CPU ring buffer drops, or UINT64_MAX when the stats cannot be read. */
-static uint64_t ringbuf_drops(struct sampler *s)
+/* The BPF program's per-CPU counters summed into @sum (last_pid etc. left 0); -errno. */
+static int read_bpf_stats(struct sampler *s, struct ember_bpf_stats *sum)
 {
-	struct ember_bpf_stats per[64] = { 0 }, *p = per; /* zeroed: valgrind cannot see the
-							     * kernel fill the per-CPU values */
-	uint64_t sum = UINT64_MAX;
+	/* zeroed: valgrind cannot see the kernel fill the per-CPU values */
+	struct ember_bpf_stats *per = calloc((size_t)s->nr_cpus, sizeof(*per));
 	__u32 zero = 0;
-	int i;
+	int i, err = 0;
 
-	if (s->nr_cpus > 64 && !(p = calloc((size_t)s->nr_cpus, sizeof(*p))))
-		return sum;
-	if (!bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.stats), &zero, p))
-		for (sum = 0, i = 0; i < s->nr_cpus; i++)
-			sum += p[i].ringbuf_drops;
-	if (p != per)
-		free(p);
-	return sum;
+	*sum = (struct ember_bpf_stats){ 0 };
+	if (!per)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.stats), &zero, per))
+		err = -errno;
+	for (i = 0; !err && i < s->nr_cpus; i++) {
+		sum->samples += per[i].samples;
+		sum->idle += per[i].idle;
+		sum->kern_eexist += per[i].kern_eexist;
+		sum->user_eexist += per[i].user_eexist;
+		sum->kern_efault += per[i].kern_efault;
+		sum->user_efault += per[i].user_efault;
+		sum->kern_other += per[i].kern_other;
+		sum->user_other += per[i].user_other;
+		sum->counts_full += per[i].counts_full;
+		sum->ringbuf_drops += per[i].ringbuf_drops;
+		sum->execs += per[i].execs;
+		sum->exec_drops += per[i].exec_drops;
+	}
+	free(per);
+	return err;
 }
 
 static bool sweep_needed(struct sampler *s, bool failed)
 {
-	uint64_t drops = ringbuf_drops(s);
+	struct ember_bpf_stats bs;
+	uint64_t drops = read_bpf_stats(s, &bs) ? UINT64_MAX : bs.ringbuf_drops;
 
 	if (drops != s->sweep_drops || failed)
 		s->sweep_pending = 2;
@@ -856,29 +869,25 @@ flip:
 
 void sampler__stats(struct sampler *s, struct sampler_stats *ret)
 {
-	struct ember_bpf_stats *per = calloc((size_t)s->nr_cpus, sizeof(*per));
 	struct bpf_prog_info info = { 0 };
-	__u32 len = sizeof(info), zero = 0;
-	int i;
+	struct ember_bpf_stats bs;
+	__u32 len = sizeof(info);
 
 	*ret = s->st;
-	if (per && !bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.stats), &zero, per)) {
-		for (i = 0; i < s->nr_cpus; i++) {
-			ret->samples += per[i].samples;
-			ret->idle += per[i].idle;
-			ret->kern_eexist += per[i].kern_eexist;
-			ret->user_eexist += per[i].user_eexist;
-			ret->kern_efault += per[i].kern_efault;
-			ret->user_efault += per[i].user_efault;
-			ret->kern_other += per[i].kern_other;
-			ret->user_other += per[i].user_other;
-			ret->counts_full += per[i].counts_full;
-			ret->ringbuf_drops += per[i].ringbuf_drops;
-			ret->execs += per[i].execs;
-			ret->exec_drops += per[i].exec_drops;
-		}
+	if (!read_bpf_stats(s, &bs)) {
+		ret->samples += bs.samples;
+		ret->idle += bs.idle;
+		ret->kern_eexist += bs.kern_eexist;
+		ret->user_eexist += bs.user_eexist;
+		ret->kern_efault += bs.kern_efault;
+		ret->user_efault += bs.user_efault;
+		ret->kern_other += bs.kern_other;
+		ret->user_other += bs.user_other;
+		ret->counts_full += bs.counts_full;
+		ret->ringbuf_drops += bs.ringbuf_drops;
+		ret->execs += bs.execs;
+		ret->exec_drops += bs.exec_drops;
 	}
-	free(per);
 	if (!bpf_obj_get_info_by_fd(bpf_program__fd(s->skel->progs.do_sample), &info, &len)) {
 		ret->prog_run_ns = info.run_time_ns;
 		ret->prog_run_cnt = info.run_cnt;
