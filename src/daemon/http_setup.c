@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "ember/config.h"
 #include "ember/http.h"
@@ -26,13 +27,23 @@ static struct {
 	bool have;
 	struct sampler_stats sa;
 	struct symbolizer_stats sy;
+	uint64_t at_ns;			/* CLOCK_MONOTONIC of the copy */
 } published = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static uint64_t mono_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 void emberd_http_publish(const struct sampler_stats *sa, const struct symbolizer_stats *sy)
 {
 	pthread_mutex_lock(&published.lock);
 	published.sa = *sa;
 	published.sy = *sy;
+	published.at_ns = mono_now_ns();
 	published.have = true;
 	pthread_mutex_unlock(&published.lock);
 }
@@ -58,6 +69,7 @@ static void stats_hook(struct sbuf *j, void *ctx)
 	struct sampler_stats a;
 	struct symbolizer_stats y;
 	uint64_t frames, unresolved;
+	double age;
 
 	(void)ctx;
 	pthread_mutex_lock(&published.lock);
@@ -67,9 +79,12 @@ static void stats_hook(struct sbuf *j, void *ctx)
 	}
 	a = published.sa;
 	y = published.sy;
+	age = (double)(mono_now_ns() - published.at_ns) / 1e9;
 	pthread_mutex_unlock(&published.lock);
+	/* age_s: the counters are the main loop's copy of its last tick */
+	sbuf_addf(j, "\"sampler\": {\"age_s\": %.3f, ", age);
 	sbuf_addf(j,
-		  "\"sampler\": {\"samples\": %llu, \"idle\": %llu, \"delivered\": %llu, "
+		  "\"samples\": %llu, \"idle\": %llu, \"delivered\": %llu, "
 		  "\"lost\": %llu, \"kern_eexist\": %llu, \"user_eexist\": %llu, \"kern_efault\": "
 		  "%llu, \"user_efault\": %llu, \"kern_other\": %llu, \"user_other\": %llu, "
 		  "\"counts_full\": %llu, \"ringbuf_drops\": %llu, \"untimed\": %llu, "

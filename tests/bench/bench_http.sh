@@ -32,8 +32,8 @@ PIDS+=($!)
 EPID=$!
 PIDS+=($EPID)
 for _ in $(seq 200); do curl -sf "$URL/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
-sampled() { # prints "uptime_s sampler.samples"
-	curl -s "$URL/api/v1/stats" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["uptime_s"], d["sampler"]["samples"])'
+sampled() { # prints "uptime_s of the counters' copy, sampler.samples"
+	curl -s "$URL/api/v1/stats" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["uptime_s"] - d["sampler"]["age_s"], d["sampler"]["samples"])'
 }
 rss_kb() { awk '/^VmRSS/ {print $2}' "/proc/$EPID/status"; }
 hwm_kb() { awk '/^VmHWM/ {print $2}' "/proc/$EPID/status"; }

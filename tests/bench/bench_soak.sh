@@ -81,7 +81,8 @@ python3 - "$TMP/wrk.txt" "$TMP/emberd.log" "$SECS" "$CONNECTIONS" <<'PY'
 import json, os, re, sys
 wrk = open(sys.argv[1]).read()
 s0, s1 = json.loads(os.environ["S0"]), json.loads(os.environ["S1"])
-el = s1["uptime_s"] - s0["uptime_s"]  # the daemon's clock between the two counter reads
+# the daemon's clock between the two counter copies (each up to a drain tick old: sampler.age_s)
+el = (s1["uptime_s"] - s1["sampler"]["age_s"]) - (s0["uptime_s"] - s0["sampler"]["age_s"])
 a0, a1 = s0["sampler"], s1["sampler"]
 d = {k: a1[k] - a0[k] for k in a1 if isinstance(a1[k], int) and not isinstance(a1[k], bool)}
 cpus = a1["cpus_attached"]
