@@ -4,7 +4,7 @@
 # one shell per CPU spawns CPU-heavy processes, 4 at a time (burn, 20 ms each: thousands of
 # processes) and wrk's CONNECTIONS (50) clients fetch every endpoint in turn. Reports samples
 # taken against the timer's expectation (999 x CPUs x seconds; >= 99%), drops by cause, HTTP
-# errors (socket errors + non-2xx/3xx, must be 0), wrk's latency percentiles, emberd's RSS over
+# errors (socket errors + non-2xx/3xx but compare's 422 answers, must be 0), wrk's latency percentiles, emberd's RSS over
 # time (flat after the first third) and its CPU share. Prints a Markdown table and, with
 # SOAK_CHECK=1, exits 1 when a criterion fails (tests/integration/test_soak_short.sh).
 #   SOAK_SECONDS=300 CONNECTIONS=50 tests/bench/bench_soak.sh
@@ -71,6 +71,9 @@ wait "$WRK"
 t1=$(date +%s.%N)
 c1=$(cpu_ticks)
 s1=$(stats)
+# which endpoints answered what besides 2xx (emberd's own count), for the report
+curl -sf -m 30 "$URL/metrics" | grep '^ember_http_requests_total' | grep -v 'status="2' \
+	>"$TMP/non2xx" || true
 rm -f "$TMP/run"
 sleep 0.5
 spawned=$(awk '{ n += $1 } END { print n + 0 }' "$TMP/spawned" 2>/dev/null)
@@ -109,8 +112,19 @@ print("| samples taken / expected (999 x CPUs x s) | %d / %d = %.2f%% |" % (take
 print("| delivered / lost | %d / %d |" % (d["delivered"], d["lost"]))
 print("| drops: stack map full (kernel, user) | %d, %d |" % (d["kern_eexist"], d["user_eexist"]))
 print("| drops: counts map full / ring buffer (samples kept untimed) | %d / %d |" % (d["counts_full"], d["ringbuf_drops"]))
-print("| HTTP requests / errors (socket + non-2xx) | %d / %d (socket %s, non-2xx %d) |" % (reqs, sockerr + non2, "/".join(sock.groups()) if sock else "0", non2))
+# emberd's own count of what it answered besides 2xx, by endpoint and status. A 422 from
+# /api/v1/compare is an answer about the data (the Hotelling test cannot be computed on those
+# windows, e.g. a singular covariance when the host's stacks churn), not a failure of the server.
+non2xx = open(os.path.join(os.path.dirname(sys.argv[1]), "non2xx")).read().split("\n")
+non2xx = [l.replace("ember_http_requests_total", "") for l in non2xx if l.strip()]
+answers = sum(int(float(l.split()[-1])) for l in non2xx
+              if 'endpoint="/api/v1/compare"' in l and 'status="422"' in l)
+errors = sockerr + non2 - answers
+print("| HTTP requests / errors (socket + non-2xx, less compare's 422 answers) | %d / %d (socket %s, non-2xx %d, compare 422 %d) |" % (
+    reqs, errors, "/".join(sock.groups()) if sock else "0", non2, answers))
 print("| latency p50 / p90 / p99 | %s / %s / %s |" % (lat.get("50"), lat.get("90"), lat.get("99")))
+if non2xx:
+    print("| non-2xx by endpoint and status (emberd's /metrics) | %s |" % "; ".join(non2xx))
 print("| emberd RSS over time (MiB, every %d s) | %s |" % (round(el / 10), " ".join("%.0f" % (r / 1024) for r in rss)))
 print("| RSS growth after the first third | %+.1f MiB |" % (growth / 1024))
 print("| store at the end: samples, MiB (limit) | %d, %.1f (%.0f) |" % (s1["store"]["samples"],
@@ -119,8 +133,8 @@ print("| emberd CPU (share of one CPU; of all) | %.1f%%; %.1f%% |" % (100 * cpu,
 print()
 fails = []
 if ratio < 0.99: fails.append("samples %.2f%% < 99%%" % (100 * ratio))
-if sockerr + non2 > float(os.environ.get("SOAK_MAX_ERROR_RATE", "0")) * reqs:
-    fails.append("%d HTTP errors" % (sockerr + non2))
+if errors > float(os.environ.get("SOAK_MAX_ERROR_RATE", "0")) * reqs:
+    fails.append("%d HTTP errors" % errors)
 if d["lost"]: fails.append("%d samples lost" % d["lost"])
 if growth > max(16384, third // 10): fails.append("RSS grew %d KiB after warm-up" % growth)
 if not alive: fails.append("emberd died")
