@@ -69,4 +69,13 @@ struct ember_exec_rec {
 	__u32 pad;
 };
 
+/*
+ * Kernel symbols without /proc/kallsyms (bpf/ksym.bpf.c, src/daemon/kresolve.c): userspace writes up
+ * to EMBER_KSYM_BATCH addresses into the program's .bss and runs it (BPF_PROG_TEST_RUN); it
+ * formats each with the kernel's "%pS" ("name+0xoff/0xsize [module]", or "0x..." for no symbol)
+ * into a slot of EMBER_KSYM_TEXT bytes (KSYM_NAME_LEN is 512 since Linux 6.1, plus the offsets).
+ */
+#define EMBER_KSYM_BATCH 64
+#define EMBER_KSYM_TEXT 600
+
 #endif

@@ -2,7 +2,9 @@
 /*
  * symbolizer: (pid, instruction pointers) -> frame names interned in a strtab.
  *
- * Kernel frames come from /proc/kallsyms (ksyms), user frames from each process's mappings
+ * Kernel frames come from the kernel's own lookup when a kernel_resolve callback is given
+ * (kresolve: one BPF program run per batch of new addresses, cached by function range), else from
+ * /proc/kallsyms (ksyms); user frames from each process's mappings
  * (procmaps) and the ELF files behind them (elfsym: .symtab/.dynsym, separate debug info found by
  * build-id or .gnu_debuglink, optional inline frames through libdw), JIT frames from perf-map
  * files /tmp/perf-PID.map (perfmap). Names follow the folded conventions of
@@ -43,6 +45,14 @@ struct symbolizer_opts {
 	const char *proc_root;	  /* NULL: "/proc" (tests point it elsewhere) */
 	const char *kallsyms_path; /* NULL: "/proc/kallsyms" */
 	uint64_t (*ks_clock_ns)(void); /* tests: the clock of kallsyms reloads; NULL: monotonic */
+	/*
+	 * Kernel addresses -> "%pS" texts ("name+0xoff/0xsize [mod]", "0x..." for none), @n at a
+	 * time into @texts + i * @text_len: kresolve__resolve(). 0 or -errno; after an error the
+	 * symbolizer reads /proc/kallsyms instead. NULL: /proc/kallsyms from the start.
+	 */
+	int (*kernel_resolve)(void *ctx, const uint64_t *addrs, size_t n, char *texts,
+			      size_t text_len);
+	void *kernel_resolve_ctx;
 	size_t max_pids;	  /* processes with cached state; 0: 4096 */
 	size_t max_elfs;	  /* ELF images with cached symbols; 0: 512 */
 	size_t max_perfmap_bytes; /* larger perf-map files are skipped (counted); 0: 64 MiB */
@@ -67,6 +77,9 @@ struct symbolizer_stats {
 	uint64_t kallsyms_modules;	/* gauge: module symbols among them */
 	bool kallsyms_restricted;	/* gauge: addresses read as zero (kptr_restrict / no root) */
 	uint64_t kallsyms_loads;	/* (re)loads, e.g. after a module load */
+	bool kernel_resolver;		/* gauge: kernel_resolve in use (not kallsyms) */
+	uint64_t kernel_lookups;	/* addresses asked of kernel_resolve */
+	uint64_t kernel_functions;	/* gauge: function ranges it gave, cached */
 
 	uint64_t pids_cached;		/* gauge */
 	uint64_t pid_hits, pid_misses;	/* per-process state found / created */
@@ -101,7 +114,8 @@ struct symbolizer; /* opaque */
 
 /*
  * @o is copied (strings too); NULL means SYMBOLIZER_OPTS_DEFAULT. @st is borrowed and must outlive
- * the symbolizer: every name is interned there. Reads /proc/kallsyms lazily (first kernel frame).
+ * the symbolizer: every name is interned there. Without kernel_resolve, reads /proc/kallsyms lazily
+ * (first kernel frame).
  * NULL + errno (ENOMEM, EINVAL); free with symbolizer__free().
  */
 struct symbolizer *symbolizer__new(const struct symbolizer_opts *o, struct strtab *st);

@@ -69,7 +69,7 @@ static const struct family_def {
 	{ "ember_unresolved_frames_ratio", METRIC_GAUGE,
 	  "Share of frames without a symbol since start, by kind." },
 	{ "ember_symbol_cache_entries", METRIC_GAUGE,
-	  "Entries in the symbolizer caches (pid, elf, elf_symbols, perfmap_symbols, kallsyms)." },
+	  "Entries in the symbolizer caches (pid, elf, elf_symbols, perfmap_symbols, kallsyms, kernel_functions)." },
 	{ "ember_symbol_cache_lookups_total", METRIC_COUNTER,
 	  "Symbolizer cache lookups, by cache and result (hit, miss)." },
 	{ "ember_symbol_cache_hit_ratio", METRIC_GAUGE, "Symbolizer cache hit rate since start." },
@@ -217,6 +217,8 @@ void ember_metrics_symbolizer(struct metrics *m, const struct symbolizer_stats *
 	     (double)st->perfmap_symbols);
 	set1(m, "ember_symbol_cache_entries", METRIC_GAUGE, "cache", "kallsyms",
 	     (double)st->kallsyms_symbols);
+	set1(m, "ember_symbol_cache_entries", METRIC_GAUGE, "cache", "kernel_functions",
+	     (double)st->kernel_functions);
 	set1(m, "ember_symbol_cache_bytes", METRIC_GAUGE, NULL, NULL, (double)st->mem_bytes);
 	set1(m, "ember_perfmap_skipped_total", METRIC_COUNTER, "reason", "missing",
 	     (double)st->perfmap_skip_missing);

@@ -102,7 +102,8 @@ static void stats_hook(struct sbuf *j, void *ctx)
 		  "%.4f, \"kernel_unresolved\": %llu, \"user_unresolved\": %llu, "
 		  "\"user_no_mapping\": %llu, \"jit_frames\": %llu, \"pids_cached\": %llu, "
 		  "\"elfs_cached\": %llu, \"elf_symbols\": %llu, \"kallsyms_symbols\": %llu, "
-		  "\"kallsyms_loads\": %llu, "
+		  "\"kallsyms_loads\": %llu, \"kernel_source\": \"%s\", \"kernel_lookups\": %llu, "
+		  "\"kernel_functions\": %llu, "
 		  "\"perfmap_symbols\": %llu, \"pid_evictions\": %llu, \"elf_evictions\": %llu, "
 		  "\"mem_bytes\": %llu, \"pid_reuses\": %llu, \"pid_execs\": %llu, "
 		  "\"pid_gone\": %llu, \"maps_errors\": %llu, \"elf_errors\": %llu, "
@@ -112,7 +113,9 @@ static void stats_hook(struct sbuf *j, void *ctx)
 		  U(frames), U(unresolved), frames ? (double)unresolved / (double)frames : 0.0,
 		  U(y.kernel_unresolved), U(y.user_unresolved), U(y.user_no_mapping),
 		  U(y.jit_frames), U(y.pids_cached), U(y.elfs_cached), U(y.elf_symbols),
-		  U(y.kallsyms_symbols), U(y.kallsyms_loads), U(y.perfmap_symbols),
+		  U(y.kallsyms_symbols), U(y.kallsyms_loads),
+		  y.kernel_resolver ? "bpf" : "kallsyms", U(y.kernel_lookups),
+		  U(y.kernel_functions), U(y.perfmap_symbols),
 		  U(y.pid_evictions),
 		  U(y.elf_evictions), U(y.mem_bytes), U(y.pid_reuses), U(y.pid_execs),
 		  U(y.pid_gone), U(y.maps_errors), U(y.elf_errors), U(y.perfmap_loads),

@@ -25,6 +25,7 @@
 #include "ember/capture.h"
 #include "ember/config.h"
 #include "ember/folded.h"
+#include "ember/kresolve.h"
 #include "ember/hash.h"
 #include "ember/http.h"
 #include "ember/http_export.h"
@@ -72,6 +73,7 @@ struct emberd {
 	struct store *store;
 	struct sampler *sampler;
 	struct symbolizer *sym;
+	struct kresolve *kres; /* NULL: kernel symbols from /proc/kallsyms */
 	struct strtab *sym_st;	/* the symbolizer's names (main thread only) */
 	int32_t *frame_map;	/* sym_st id -> store frame id, -1 unknown */
 	size_t frame_map_cap;
@@ -617,6 +619,14 @@ static int sampling_setup(struct emberd *d)
 	d->scache = calloc(SCACHE_SLOTS, sizeof(*d->scache));
 	if (!d->scache)
 		return log_errno(-ENOMEM, "cannot allocate the stack cache");
+	/* kernel frames through the kernel's own lookup; /proc/kallsyms where it cannot run */
+	d->kres = kresolve__new(err, sizeof(err));
+	if (d->kres) {
+		yo.kernel_resolve = kresolve__resolve;
+		yo.kernel_resolve_ctx = d->kres;
+	} else {
+		log_info("kernel symbols from /proc/kallsyms: %s", err);
+	}
 	d->sym = symbolizer__new(&yo, d->sym_st);
 	if (!d->sym)
 		return log_errno(-errno, "cannot create the symbolizer");
@@ -650,6 +660,7 @@ static void emberd_fini(struct emberd *d)
 	free(d->replay_files);
 	sampler__free(d->sampler);
 	symbolizer__free(d->sym);
+	kresolve__free(d->kres);
 	strtab__free(d->sym_st);
 	store__free(d->store);
 	emberd_security_fini();

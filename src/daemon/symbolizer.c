@@ -15,6 +15,7 @@
 
 #include <elf.h>
 
+#include "ember/array.h"
 #include "ember/demangle.h"
 #include "ember/elfsym.h"
 #include "ember/hash.h"
@@ -55,7 +56,10 @@
 #define MAX_RETIRED 1024
 #define KSYMS_RELOAD_NS (10000 * NS_PER_MS) /* reload kallsyms on a miss at most this often */
 #define KSYMS_RELOAD_MAX_NS (320000 * NS_PER_MS) /* ... backing off to this when reloads miss */
-#define KMISS_SLOTS 256 /* kernel addresses a reload did not resolve (direct-mapped) */
+#define KMISS_SLOTS 256
+#define KRES_BATCH 128 /* kernel_resolve: addresses per call (a stack is at most 127) */
+#define KRES_TEXT 600 /* ... and bytes per text: KSYM_NAME_LEN 512 + offsets + module */
+#define KRES_MAX_RANGES 65536 /* kernel functions cached */ /* kernel addresses a reload did not resolve (direct-mapped) */
 
 enum pm_state { PM_UNKNOWN = 0, PM_OK, PM_ABSENT, PM_NOT_REGULAR, PM_TOO_BIG, PM_ERROR };
 
@@ -125,6 +129,12 @@ struct addr_slot {
 	uint32_t ids[ADDR_CACHE_FRAMES];
 };
 
+/* A kernel function as kernel_resolve gave it: [start, end) is @id. */
+struct krange {
+	uint64_t start, end;
+	uint32_t id;
+};
+
 struct symbolizer {
 	struct symbolizer_opts o;
 	char *debug_dirs, *proc_root, *kallsyms_path;
@@ -140,6 +150,12 @@ struct symbolizer {
 	uint64_t ks_reload_ns;
 	uint64_t kmiss[KMISS_SLOTS];
 	int32_t kunknown_id;
+	/* kernel_resolve: the functions it named, sorted by start; a batch's addresses and texts */
+	struct krange *kr;
+	size_t nkr, kr_cap;
+	uint64_t *kaddrs;
+	char *ktexts;
+	bool kres_failed;
 
 	struct proc **ptab;
 	size_t ptab_size, nprocs;
@@ -364,6 +380,9 @@ void symbolizer__free(struct symbolizer *s)
 	free(s->btab);
 	free(s->acache);
 	ksyms__free(s->ks);
+	free(s->kr);
+	free(s->kaddrs);
+	free(s->ktexts);
 	elfsym__free(s->vdso);
 	sbuf_fini(&s->name);
 	free(s->buf);
@@ -484,18 +503,203 @@ static int kernel_frame(struct symbolizer *s, uint64_t addr)
 	return intern_lit(s, &s->kunknown_id, "[unknown]_[k]");
 }
 
+/* The cached function containing @addr (kernel_resolve), or -1. */
+static int64_t krange_find(const struct symbolizer *s, uint64_t addr)
+{
+	size_t lo = 0, hi = s->nkr;
+
+	while (lo < hi) { /* first range starting after addr */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->kr[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo && addr < s->kr[lo - 1].end)
+		return s->kr[lo - 1].id;
+	return -1;
+}
+
+static int krange_add(struct symbolizer *s, uint64_t start, uint64_t end, uint32_t id)
+{
+	size_t lo = 0, hi = s->nkr;
+
+	if (s->nkr >= KRES_MAX_RANGES) /* bounded: start over (the names stay interned) */
+		s->nkr = 0;
+	if (array_grow((void **)&s->kr, &s->kr_cap, s->nkr + 1, sizeof(*s->kr), 256))
+		return -ENOMEM;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->kr[mid].start < start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < s->nkr && s->kr[lo].start == start) { /* the same function again: keep one */
+		s->kr[lo].end = end;
+		s->kr[lo].id = id;
+		return 0;
+	}
+	memmove(&s->kr[lo + 1], &s->kr[lo], (s->nkr - lo) * sizeof(*s->kr));
+	s->kr[lo] = (struct krange){ .start = start, .end = end, .id = id };
+	s->nkr++;
+	return 0;
+}
+
+static bool parse_hex(const char *p, const char *end, uint64_t *ret)
+{
+	uint64_t v = 0;
+
+	if (end - p < 3 || p[0] != '0' || p[1] != 'x')
+		return false;
+	for (p += 2; p < end; p++) {
+		int d = *p >= '0' && *p <= '9'   ? *p - '0'
+			: *p >= 'a' && *p <= 'f' ? *p - 'a' + 10
+						 : -1;
+
+		if (d < 0 || v >> 60)
+			return false;
+		v = v << 4 | (uint64_t)d;
+	}
+	*ret = v;
+	return true;
+}
+
+/*
+ * "%pS" of @addr: "name+0xoff/0xsize", then " [module]" (" [module buildid]") for a module; a
+ * bare "0x..." when no symbol has it. The name and the function's [start, end); false: none.
+ */
+static bool parse_ps(const char *t, uint64_t addr, size_t *name_len, uint64_t *start,
+		     uint64_t *end)
+{
+	const char *e = t + strlen(t), *plus, *slash;
+	uint64_t off, size;
+
+	if (e > t && e[-1] == ']') { /* the module: not part of the name (as with kallsyms) */
+		const char *b = e;
+
+		while (b > t && !(b[0] == '[' && b[-1] == ' '))
+			b--;
+		if (b == t)
+			return false;
+		e = b - 1;
+	}
+	for (plus = e; plus > t && *plus != '+'; plus--)
+		;
+	if (plus == t)
+		return false;
+	slash = memchr(plus, '/', (size_t)(e - plus));
+	if (!slash || !parse_hex(plus + 1, slash, &off) || !parse_hex(slash + 1, e, &size) ||
+	    off > addr)
+		return false;
+	*name_len = (size_t)(plus - t);
+	*start = addr - off;
+	/* a symbol without a size (assembly): this address only */
+	*end = size > off && *start + size > *start ? *start + size : addr + 1;
+	return true;
+}
+
+/* Resolves through kernel_resolve those of @addrs[0..n) not cached yet (n <= KRES_BATCH). 0 or
+ * -errno. */
+static int kresolve_batch(struct symbolizer *s, const uint64_t *addrs, size_t n)
+{
+	size_t i, j, m = 0;
+	int r;
+
+	if (!s->kaddrs) {
+		s->kaddrs = malloc(KRES_BATCH * sizeof(*s->kaddrs));
+		s->ktexts = malloc((size_t)KRES_BATCH * KRES_TEXT);
+		if (!s->kaddrs || !s->ktexts)
+			return -ENOMEM;
+	}
+	for (i = 0; i < n && m < KRES_BATCH; i++) {
+		uint64_t a = addrs[i];
+
+		if (krange_find(s, a) >= 0)
+			continue;
+		for (j = 0; j < m && s->kaddrs[j] != a; j++)
+			;
+		if (j == m)
+			s->kaddrs[m++] = a;
+	}
+	if (!m)
+		return 0;
+	s->stats.kernel_lookups += m;
+	r = s->o.kernel_resolve(s->o.kernel_resolve_ctx, s->kaddrs, m, s->ktexts, KRES_TEXT);
+	if (r)
+		return r;
+	for (j = 0; j < m; j++) {
+		const char *t = s->ktexts + j * KRES_TEXT;
+		uint64_t start, end;
+		size_t len;
+		int id;
+
+		if (!parse_ps(t, s->kaddrs[j], &len, &start, &end))
+			continue; /* no symbol: asked again next time (a module may load) */
+		id = intern(s, t, len, false, "_[k]");
+		if (id < 0 || krange_add(s, start, end, (uint32_t)id))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 int symbolizer__kernel(struct symbolizer *s, const uint64_t *ips, size_t n, uint32_t *ret,
 		       size_t cap)
 {
 	size_t i, k = 0;
+	bool kres = s->o.kernel_resolve && !s->kres_failed;
 
+	if (kres) { /* the new addresses of the stack in one call (or a few) */
+		uint64_t adj[KRES_BATCH];
+		bool leaf = true;
+		size_t m = 0;
+		int r = 0;
+
+		for (i = 0; i < n && !r; i++) {
+			if (!ips[i])
+				continue;
+			/* callers' entries are return addresses: look up the call instruction */
+			adj[m] = leaf ? ips[i] : ips[i] - 1;
+			leaf = false;
+			if (++m == KRES_BATCH) {
+				r = kresolve_batch(s, adj, m);
+				m = 0;
+			}
+		}
+		if (!r && m)
+			r = kresolve_batch(s, adj, m);
+		if (r == -ENOMEM)
+			return r;
+		if (r) {
+			log_debug("kernel symbol lookup failed (%s): reading /proc/kallsyms",
+				  strerror(-r));
+			s->kres_failed = true;
+			kres = false;
+		}
+	}
 	for (i = 0; i < n; i++) {
+		uint64_t a;
+		int64_t hit;
 		int id;
 
 		if (!ips[i])
 			continue;
 		/* callers' entries are return addresses: look up the call instruction */
-		id = kernel_frame(s, k ? ips[i] - 1 : ips[i]);
+		a = k ? ips[i] - 1 : ips[i];
+		if (kres) {
+			s->stats.kernel_frames++;
+			hit = krange_find(s, a);
+			if (hit >= 0)
+				id = (int)hit;
+			else {
+				s->stats.kernel_unresolved++;
+				id = intern_lit(s, &s->kunknown_id, "[unknown]_[k]");
+			}
+		} else {
+			id = kernel_frame(s, a);
+		}
 		if (id < 0 || push(s, &k, (uint32_t)id))
 			return -ENOMEM;
 	}
@@ -1692,6 +1896,8 @@ void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *ret)
 	size_t i;
 
 	*ret = s->stats;
+	ret->kernel_resolver = s->o.kernel_resolve && !s->kres_failed;
+	ret->kernel_functions = s->nkr;
 	ret->pids_cached = s->nprocs;
 	ret->elfs_cached = s->nelfs;
 	for (p = s->lru_p.lru_next; p != &s->lru_p; p = p->lru_next)
@@ -1711,5 +1917,6 @@ void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *ret)
 	}
 	if (s->ks)
 		mem += ksyms__mem_bytes(s->ks);
+	mem += s->kr_cap * sizeof(*s->kr) + (s->kaddrs ? KRES_BATCH * (sizeof(uint64_t) + KRES_TEXT) : 0);
 	ret->mem_bytes = mem;
 }

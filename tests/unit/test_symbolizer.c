@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "ember/strtab.h"
+#include "ember/kresolve.h"
 #include "ember/symbolizer.h"
 
 #define MAX_SYMS 8
@@ -567,6 +568,156 @@ static void test_kernel_reload_backoff(void **state)
 	strtab__free(st);
 }
 
+/* A fake kernel for kernel_resolve: functions [start, start + size) with names and modules. */
+static const struct {
+	uint64_t start, size;
+	const char *name, *mod;
+} fake_ksyms[] = {
+	{ 0xffffffff81000100ull, 0x100, "do_work", NULL },
+	{ 0xffffffff81000200ull, 0x80, "do_more.cold", NULL },
+	{ 0xffffffff81000300ull, 0, "asm_entry", NULL }, /* no size */
+	{ 0xffffffffc0001000ull, 0x40, "mod_fn", "mymod" },
+	{ 0xffffffffc0002000ull, 0x40, "bpf_prog_1234_handler", "bpf" },
+	{ 0xffffffffc0003000ull, 0x40, "with+plus", "mod 0123abcd" }, /* module with build-id */
+};
+static unsigned long fake_calls;
+static int fake_fail;
+
+static int fake_resolve(void *ctx, const uint64_t *addrs, size_t n, char *texts, size_t text_len)
+{
+	size_t i, j;
+
+	assert_ptr_equal(ctx, &fake_calls);
+	fake_calls++;
+	if (fake_fail)
+		return -EPERM;
+	for (i = 0; i < n; i++) {
+		char *t = texts + i * text_len;
+
+		snprintf(t, text_len, "0x%llx", (unsigned long long)addrs[i]);
+		for (j = 0; j < sizeof(fake_ksyms) / sizeof(fake_ksyms[0]); j++) {
+			uint64_t a = fake_ksyms[j].start, sz = fake_ksyms[j].size;
+
+			if (addrs[i] < a || addrs[i] >= a + (sz ? sz : 1))
+				continue;
+			snprintf(t, text_len, "%s+0x%llx/0x%llx%s%s%s", fake_ksyms[j].name,
+				 (unsigned long long)(addrs[i] - a), (unsigned long long)sz,
+				 fake_ksyms[j].mod ? " [" : "",
+				 fake_ksyms[j].mod ? fake_ksyms[j].mod : "",
+				 fake_ksyms[j].mod ? "]" : "");
+		}
+	}
+	return 0;
+}
+
+/* Kernel frames through kernel_resolve: names from "%pS", cached by function range (one call per
+ * stack with new addresses), return addresses looked up at the call, modules and build-ids
+ * dropped from the name, no symbol "[unknown]_[k]" (asked again), and /proc/kallsyms after an
+ * error. */
+static void test_kernel_resolve(void **state)
+{
+	struct symbolizer_opts o = SYMBOLIZER_OPTS_DEFAULT;
+	struct strtab *st = strtab__new();
+	struct symbolizer_stats ss;
+	struct symbolizer *s;
+	char path[PATH_MAX];
+	uint64_t ips[4];
+	FILE *f;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/kallsyms-fallback", tmpdir);
+	f = fopen(path, "we");
+	assert_non_null(f);
+	fputs("ffffffff81000000 T _stext\nffffffff81000100 T from_kallsyms\n", f);
+	fclose(f);
+	o.kallsyms_path = path;
+	o.kernel_resolve = fake_resolve;
+	o.kernel_resolve_ctx = &fake_calls;
+	fake_calls = 0;
+	fake_fail = 0;
+	s = symbolizer__new(&o, st);
+	assert_non_null(s);
+	/* leaf do_work; its caller's return address is do_more.cold's first byte: the call is in
+	 * do_work (looked up at ip - 1) */
+	ips[0] = 0xffffffff81000110ull;
+	ips[1] = 0xffffffff81000200ull;
+	ips[2] = 0xffffffffc0001008ull;
+	assert_string_equal(kernel_stack(s, st, ips, 3), "mod_fn_[k];do_work_[k];do_work_[k]");
+	assert_int_equal(fake_calls, 1);
+	symbolizer__stats(s, &ss);
+	assert_true(ss.kernel_resolver);
+	assert_int_equal(ss.kernel_lookups, 3); /* 0x..110 and 0x..1ff: both asked, one function */
+	assert_int_equal(ss.kernel_functions, 2);
+	assert_int_equal(ss.kallsyms_loads, 0);
+	/* other addresses in cached functions: no call */
+	ips[0] = 0xffffffff810001f0ull;
+	ips[1] = 0xffffffffc0001030ull;
+	assert_string_equal(kernel_stack(s, st, ips, 2), "mod_fn_[k];do_work_[k]");
+	assert_int_equal(fake_calls, 1);
+	/* a cold part, BPF, a '+' in a name with a build-id, a symbol without a size */
+	ips[0] = 0xffffffff81000210ull;
+	ips[1] = 0xffffffffc0002011ull;
+	ips[2] = 0xffffffffc0003011ull;
+	ips[3] = 0xffffffff81000301ull;
+	assert_string_equal(kernel_stack(s, st, ips, 4),
+			    "asm_entry_[k];with+plus_[k];bpf_prog_1234_handler_[k];do_more.cold_[k]");
+	assert_int_equal(fake_calls, 2);
+	ips[0] = 0xffffffff81000301ull; /* the size-less symbol: this address only, cached */
+	assert_string_equal(kernel_stack(s, st, ips, 1), "[unknown]_[k]");
+	ips[0] = 0xffffffff81000300ull;
+	assert_string_equal(kernel_stack(s, st, ips, 1), "asm_entry_[k]");
+	assert_int_equal(fake_calls, 3); /* 0x..300 was cached by the stack before */
+	/* no symbol: unknown, counted, and asked again next time */
+	ips[0] = 0xffffffff82000000ull;
+	assert_string_equal(kernel_stack(s, st, ips, 1), "[unknown]_[k]");
+	assert_string_equal(kernel_stack(s, st, ips, 1), "[unknown]_[k]");
+	assert_int_equal(fake_calls, 5);
+	symbolizer__stats(s, &ss);
+	assert_int_equal(ss.kernel_unresolved, 3);
+	/* the resolver fails: /proc/kallsyms from then on */
+	fake_fail = 1;
+	ips[0] = 0xffffffff81000180ull; /* cached, but the stack has a new address too */
+	ips[1] = 0xffffffff82000010ull;
+	assert_string_equal(kernel_stack(s, st, ips, 2), "[unknown]_[k];from_kallsyms_[k]");
+	symbolizer__stats(s, &ss);
+	assert_false(ss.kernel_resolver);
+	assert_int_equal(ss.kallsyms_loads, 1);
+	symbolizer__free(s);
+	strtab__free(st);
+}
+
+/* The real thing: the BPF program names kernel addresses as /proc/kallsyms does. Root only. */
+static void test_kresolve_live(void **state)
+{
+	char err[256], texts[2 * 600], line[512], name[256], type;
+	unsigned long long a, sched = 0;
+	uint64_t addrs[2];
+	struct kresolve *kr;
+	FILE *f;
+
+	(void)state;
+	kr = kresolve__new(err, sizeof(err));
+	if (!kr) {
+		if (getenv("CI") && !strcmp(getenv("CI"), "true"))
+			fail_msg("kresolve: %s", err); /* root with BTF in CI */
+		skip();
+	}
+	f = fopen("/proc/kallsyms", "re");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx %c %255s", &a, &type, name) == 3 && !strcmp(name, "schedule") &&
+		    (type == 'T' || type == 't'))
+			sched = a;
+	fclose(f);
+	assert_true(sched != 0);
+	addrs[0] = sched + 4;
+	addrs[1] = 0x10;
+	assert_int_equal(kresolve__resolve(kr, addrs, 2, texts, 600), 0);
+	assert_true(!strncmp(texts, "schedule+0x4/0x", 15));
+	assert_string_equal(texts + 600, "0x10");
+	kresolve__free(kr);
+}
+
 static void test_kernel_restricted(void **state)
 {
 	struct symbolizer_opts o = SYMBOLIZER_OPTS_DEFAULT;
@@ -873,6 +1024,8 @@ int main(void)
 		cmocka_unit_test(test_short_lived),
 		cmocka_unit_test(test_kernel),
 		cmocka_unit_test(test_kernel_restricted),
+		cmocka_unit_test(test_kernel_resolve),
+		cmocka_unit_test(test_kresolve_live),
 		cmocka_unit_test(test_retired_state),
 		cmocka_unit_test(test_kernel_reload_backoff),
 		cmocka_unit_test(test_jit),
