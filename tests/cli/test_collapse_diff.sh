@@ -5,9 +5,14 @@
 # "->", "+0x", quotes, \r, \v, invalid UTF-8 ...) go through ember collapse and through the
 # reference perl scripts, which must agree byte for byte. The same inputs also check that
 # --jobs 2 with tiny chunks (records split across threads) prints what one thread prints.
+# Without the FlameGraph scripts (they cannot be installed here; the corpus has no results for
+# mutated inputs) the comparison with them is a counted skip (skip_ref) and the --jobs 2 checks
+# compare with ember's one-thread output.
 . "$(dirname "$0")/../lib.sh"
 FG=${FLAMEGRAPH_DIR:-/opt/FlameGraph}
-[ -x "$(command -v perl)" ] && [ -f "$FG/stackcollapse-perf.pl" ] || skip_all "no FlameGraph scripts at $FG"
+have_ref=1
+[ -f "$FG/stackcollapse-perf.pl" ] || have_ref=0
+[ $have_ref = 0 ] || command -v perl >/dev/null || skip_all "no perl"
 command -v python3 >/dev/null || skip_all "no python3"
 SEEDS=${COLLAPSE_DIFF_SEEDS:-10}
 
@@ -46,17 +51,22 @@ zcat "$SHARED/corpus/examples/example-dtrace-stacks.txt.gz" | head -3000 >"$TMP/
 dtrace_srcs=("$TMP/dt.txt" "$data/collapse-dtrace-corners.in")
 bpf_srcs=("$data/collapse-bpftrace-corners.in")
 
-bad=0 runs=0
+bad=0 runs=0 jobs_runs=0
 report() { not_ok "$1"; cp "$2" "$OUTPUT/collapse-diff-failure.txt" 2>/dev/null; bad=$((bad + 1)); }
 for s in $(seq 1 "$SEEDS"); do
 	python3 "$TMP/mut.py" "$s" perf "$TMP/in" "${perf_srcs[@]}"
 	for o in "" "--all --tid" "--addrs --pid"; do
-		runs=$((runs + 1))
-		# shellcheck disable=SC2086
-		perl "$FG/stackcollapse-perf.pl" $o "$TMP/in" >"$TMP/want" 2>/dev/null
-		# shellcheck disable=SC2086
-		"$EMBER" collapse perf $o "$TMP/in" >"$TMP/got" 2>/dev/null
-		cmp -s "$TMP/want" "$TMP/got" || { report "perf seed $s $o differs from stackcollapse-perf.pl" "$TMP/in"; continue; }
+		runs=$((runs + 1)) jobs_runs=$((jobs_runs + 1))
+		if [ $have_ref = 1 ]; then
+			# shellcheck disable=SC2086
+			perl "$FG/stackcollapse-perf.pl" $o "$TMP/in" >"$TMP/want" 2>/dev/null
+			# shellcheck disable=SC2086
+			"$EMBER" collapse perf $o "$TMP/in" >"$TMP/got" 2>/dev/null
+			cmp -s "$TMP/want" "$TMP/got" || { report "perf seed $s $o differs from stackcollapse-perf.pl" "$TMP/in"; continue; }
+		else
+			# shellcheck disable=SC2086
+			"$EMBER" collapse perf $o "$TMP/in" >"$TMP/want" 2>/dev/null
+		fi
 		# shellcheck disable=SC2086
 		"$EMBER" collapse perf $o --jobs 2 --chunk-bytes $((s * 7)) "$TMP/in" >"$TMP/got" 2>/dev/null
 		cmp -s "$TMP/want" "$TMP/got" || report "perf seed $s $o: --jobs 2 differs" "$TMP/in"
@@ -67,6 +77,7 @@ for s in $(seq 1 "$SEEDS"); do
 	"$EMBER" collapse perf --timestamps "$TMP/in" >"$TMP/want" 2>/dev/null
 	"$EMBER" collapse perf --timestamps --jobs 2 --chunk-bytes $((s * 5)) "$TMP/in" >"$TMP/got" 2>/dev/null
 	cmp -s "$TMP/want" "$TMP/got" || report "perf seed $s: --timestamps --jobs 2 differs" "$TMP/in"
+	[ $have_ref = 1 ] || continue
 
 	python3 "$TMP/mut.py" "$s" dtrace "$TMP/in" "${dtrace_srcs[@]}"
 	runs=$((runs + 1))
@@ -80,5 +91,10 @@ for s in $(seq 1 "$SEEDS"); do
 	"$EMBER" collapse bpftrace "$TMP/in" >"$TMP/got" 2>/dev/null
 	cmp -s "$TMP/want" "$TMP/got" || report "bpftrace seed $s differs from stackcollapse-bpftrace.pl" "$TMP/in"
 done
-check "$runs mutated inputs agree with the reference scripts ($bad failures)" [ "$bad" -eq 0 ]
+if [ $have_ref = 1 ]; then
+	check "$runs mutated inputs agree with the reference scripts ($bad failures)" [ "$bad" -eq 0 ]
+else
+	skip_ref "mutated inputs agree with the reference scripts" "no FlameGraph scripts at $FG"
+	check "--jobs 2 prints what one thread prints on $jobs_runs mutated perf inputs, and with --timestamps ($bad failures)" [ "$bad" -eq 0 ]
+fi
 done_testing

@@ -3,12 +3,16 @@
 # ember diff against FlameGraph's difffolded.pl on pairs of corpus files, with and without -n
 # and -s. difffolded prints in perl's hash order, which is random per run, so both outputs are
 # sorted (C locale) before the byte comparison; ember's own output is sorted by stack text.
+# Without difffolded.pl (it cannot be installed here, and the corpus holds no output of it) that
+# comparison is a counted skip (skip_ref); ember diff still runs on every case and must exit 0,
+# print nothing on stderr, sort by stack and change its output with -n.
 . "$(dirname "$0")/../lib.sh"
 corpus=$SHARED/corpus/flamegraph-test/results
 fg=${FLAMEGRAPH_DIR:-/opt/FlameGraph}
 [ -n "$fg" ] || fg=/opt/FlameGraph
 [ -d "$corpus" ] || skip_all "no corpus at $corpus"
-[ -x "$fg/difffolded.pl" ] || [ -f "$fg/difffolded.pl" ] || skip_all "no difffolded.pl in $fg"
+have_ref=1
+[ -x "$fg/difffolded.pl" ] || [ -f "$fg/difffolded.pl" ] || have_ref=0
 
 # Pairs: same input collapsed two ways (stacks that vanish and appear), the --addrs variant
 # (hex addresses: what -s is for), and pairs of different inputs (mostly disjoint).
@@ -30,10 +34,10 @@ while read -r a b; do
 	for flags in "" "-n" "-s" "-n -s"; do
 		n=$((n + 1))
 		# shellcheck disable=SC2086
-		perl "$fg/difffolded.pl" $flags "$a" "$b" | LC_ALL=C sort >"$TMP/ref"
+		[ $have_ref = 1 ] && perl "$fg/difffolded.pl" $flags "$a" "$b" | LC_ALL=C sort >"$TMP/ref"
 		# shellcheck disable=SC2086
 		"$EMBER" diff $flags "$a" "$b" >"$TMP/out" 2>"$TMP/err" || { bad=$((bad + 1)); not_ok "diff $flags $(basename "$a") $(basename "$b"): exit $?"; continue; }
-		if ! LC_ALL=C sort "$TMP/out" | cmp -s - "$TMP/ref"; then
+		if [ $have_ref = 1 ] && ! LC_ALL=C sort "$TMP/out" | cmp -s - "$TMP/ref"; then
 			bad=$((bad + 1))
 			not_ok "diff $flags $(basename "$a") $(basename "$b") differs from difffolded.pl"
 			LC_ALL=C sort "$TMP/out" | diff - "$TMP/ref" | head -5 | sed 's/^/# /'
@@ -48,7 +52,12 @@ while read -r a b; do
 		fi
 	done
 done < <(pairs)
-[ $bad -eq 0 ] && ok "ember diff equals difffolded.pl on $n corpus cases (sorted)"
+if [ $have_ref = 1 ]; then
+	[ $bad -eq 0 ] && ok "ember diff equals difffolded.pl on $n corpus cases (sorted)"
+else
+	skip_ref "ember diff equals difffolded.pl on $n corpus cases (sorted)" "no difffolded.pl in $fg"
+	[ $bad -eq 0 ] && ok "ember diff exits 0, silently, sorted by stack on $n corpus cases"
+fi
 # -n must really have been exercised: most pairs have different totals
 check "-n changed the output on $normalized pairs" test "$normalized" -gt 5
 

@@ -3,12 +3,15 @@
 # ember flamegraph against flamegraph.pl run side by side (FLAMEGRAPH_DIR, default
 # /opt/FlameGraph): the same rectangles (x, y, width, fill) for every palette, --hash,
 # differential, flame chart, minwidth and geometry options; never a larger SVG; well-formed XML
-# for hostile frame names; elision note; --cp palette map; errors.
+# for hostile frame names; elision note; --cp palette map; errors. Without flamegraph.pl (it cannot
+# be installed here) the comparisons whose input and layout the corpus' flamegraph-frames/ records
+# are made against those frame positions; the others are counted skips (skip_ref).
 . "$(dirname "$0")/../lib.sh"
 FG=${FLAMEGRAPH_DIR:-/opt/FlameGraph}
 C=$SHARED/corpus
 R=$C/flamegraph-test/results
 [ -d "$R" ] || skip_all "no corpus at $C"
+FR=$C/flamegraph-frames
 command -v xmllint >/dev/null || skip_all "no xmllint (libxml2-utils)"
 have_perl=1
 [ -x "$FG/flamegraph.pl" ] || have_perl=0
@@ -17,11 +20,14 @@ have_perl=1
 rects() {
 	sed -n 's/.*<rect x="\([^"]*\)" y="\([^"]*\)" width="\([^"]*\)" height="[^"]*" fill="\(rgb[^"]*\)".*/\1 \2 \3 \4/p' "$1" | sort
 }
-# same_as_perl NAME INPUT OPTIONS...: same rectangles, well-formed, not larger
+# same_as_perl NAME INPUT OPTIONS...: same rectangles, well-formed, not larger. Without
+# flamegraph.pl: when FRAMES names the corpus TSV of what flamegraph.pl draws for this input and
+# layout, the rectangles' x, y and width must be those and the SVG well-formed (fills and size
+# need the script); otherwise a counted skip.
 same_as_perl() {
 	local name=$1 in=$2
 	shift 2
-	if [ $have_perl = 0 ]; then skip "$name" "no flamegraph.pl in $FG"; return; fi
+	if [ $have_perl = 0 ]; then same_as_corpus "$name" "$in" "$@"; return; fi
 	perl "$FG/flamegraph.pl" "$@" "$in" >"$TMP/p.svg" 2>/dev/null
 	if ! "$EMBER" flamegraph "$@" "$in" >"$TMP/e.svg" 2>"$TMP/err"; then
 		not_ok "$name: ember failed"; sed 's/^/# /' "$TMP/err"; return
@@ -43,6 +49,26 @@ same_as_perl() {
 	fi
 }
 
+# same_as_corpus NAME INPUT OPTIONS...: same_as_perl without the script (see there)
+same_as_corpus() {
+	local name=$1 in=$2 t=${FRAMES:-}
+	shift 2
+	if [ -z "$t" ]; then skip_ref "$name" "no flamegraph.pl in $FG"; return; fi
+	if ! "$EMBER" flamegraph "$@" "$in" >"$TMP/e.svg" 2>"$TMP/err"; then
+		not_ok "$name: ember failed"; sed 's/^/# /' "$TMP/err"; return
+	fi
+	rects "$TMP/e.svg" | cut -d' ' -f1-3 | sort >"$TMP/e.r"
+	awk -F'\t' '{ print $2, $1, $3 }' "$t" | sort >"$TMP/p.r"
+	if ! [ -s "$TMP/e.r" ] || ! diff -q "$TMP/p.r" "$TMP/e.r" >/dev/null; then
+		not_ok "$name: rectangles differ from flamegraph.pl's in $(basename "$t")"
+		diff "$TMP/p.r" "$TMP/e.r" | head -10 | sed 's/^/# /'
+	elif ! xmllint --noout "$TMP/e.svg" 2>"$TMP/xerr"; then
+		not_ok "$name: not well-formed"; head -5 "$TMP/xerr" | sed 's/^/# /'
+	else
+		ok "$name: $(wc -l <"$TMP/e.r") rectangles where flamegraph.pl draws them ($(basename "$t"); no flamegraph.pl to compare fills and size)"
+	fi
+}
+
 JAVA=$R/perf-java-stacks-01-collapsed-all.txt
 JS=$R/perf-js-stacks-01-collapsed-all.txt
 for pal in hot mem io wakeup chain java js perl red green blue aqua yellow purple orange; do
@@ -50,8 +76,8 @@ for pal in hot mem io wakeup chain java js perl red green blue aqua yellow purpl
 done
 same_as_perl "js palette on node stacks" "$JS" --colors js
 same_as_perl "--hash" "$JAVA" --hash
-same_as_perl "--reverse --colors java" "$JAVA" --reverse --colors java
-same_as_perl "--inverted" "$JS" --inverted
+FRAMES=$FR/perf-java-stacks-01-collapsed-all.reverse.tsv same_as_perl "--reverse --colors java" "$JAVA" --reverse --colors java
+FRAMES=$FR/perf-js-stacks-01-collapsed-all.inverted.tsv same_as_perl "--inverted" "$JS" --inverted
 same_as_perl "--minwidth 1%" "$JAVA" --minwidth 1%
 same_as_perl "--minwidth 0" "$JS" --minwidth 0
 same_as_perl "geometry options" "$JS" --width 700 --height 20 --fontsize 10 --fontwidth 0.7
@@ -69,6 +95,9 @@ if [ $have_perl = 1 ]; then
 		awk '$NF > 0 && $(NF-1) > 0' >"$TMP/diff.txt"
 	same_as_perl "differential" "$TMP/diff.txt"
 	same_as_perl "differential --negate" "$TMP/diff.txt" --negate
+else
+	skip_ref "differential" "no flamegraph.pl and difffolded.pl in $FG"
+	skip_ref "differential --negate" "no flamegraph.pl and difffolded.pl in $FG"
 fi
 printf 'main;grow 10 30\nmain;shrink 30 10\nmain;same 5 5\n' >"$TMP/d2.txt"
 "$EMBER" flamegraph --frames-tsv "$TMP/d2.txt" >"$TMP/d2.tsv"
@@ -84,6 +113,8 @@ check "--negate swaps the hues" grep -q 'grow (30 samples[^<]*</title><rect[^>]*
 if [ $have_perl = 1 ]; then
 	awk 'NR % 7 == 3' "$C/examples/example-perf-stacks.collapsed" | sort -t';' -k3 >"$TMP/chart.txt"
 	same_as_perl "--flamechart keeps input order" "$TMP/chart.txt" --flamechart
+else
+	skip_ref "--flamechart keeps input order" "no flamegraph.pl in $FG"
 fi
 printf 'a;b 1\na;c 1\na;b 1\n' >"$TMP/fc.txt"
 check "--flamechart draws b twice (not merged)" \
@@ -92,8 +123,9 @@ check "without --flamechart b merges" \
 	test "$("$EMBER" flamegraph --frames-tsv "$TMP/fc.txt" | grep -c $'\tb$')" = 1
 
 # the corpus examples: not larger than flamegraph.pl's
-same_as_perl "example-perf-stacks" "$C/examples/example-perf-stacks.collapsed"
-same_as_perl "example-dtrace-stacks --reverse" "$C/examples/example-dtrace-stacks.collapsed" --reverse
+FRAMES=$FR/example-perf-stacks.default.tsv same_as_perl "example-perf-stacks" "$C/examples/example-perf-stacks.collapsed"
+FRAMES=$FR/example-dtrace-stacks.reverse.tsv same_as_perl "example-dtrace-stacks --reverse" \
+	"$C/examples/example-dtrace-stacks.collapsed" --reverse
 
 # hostile frame names: any bytes give well-formed XML
 {
