@@ -116,8 +116,13 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	 * and return -EFAULT, so skip it (x86-64: the privilege level in CS; elsewhere ask it).
 	 */
 #if defined(__TARGET_ARCH_x86)
-	/* the context allows only whole-word loads of the registers: no narrowing to CS's low bits */
-	kstack = (*(volatile __u64 *)&ctx->regs.cs & 3) != 3;
+	/*
+	 * The context allows only whole-word loads of the registers: no narrowing to CS's low bits.
+	 * CS is word 17 of the UAPI struct pt_regs, a fixed offset: ctx->regs.cs would be a CO-RE
+	 * relocation (vmlinux.h marks every struct), for which libbpf reads and parses all of the
+	 * kernel's BTF (~6 MB) at start-up, for one field of a stable ABI.
+	 */
+	kstack = (*(volatile __u64 *)((char *)ctx + 17 * sizeof(__u64)) & 3) != 3;
 #endif
 	/* the idle task's stack only on request: without it, -EFAULT marks an idle sample */
 	if (key.tid == 0 && !idle_stacks)
