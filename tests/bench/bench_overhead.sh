@@ -7,12 +7,16 @@
 # (kernel.bpf_stats_enabled=1), per 1000 samples; in steady state (a window after start-up) and
 # for the whole run (start-up, compilation, final output included). emberd's RSS (VmHWM).
 #
+# Whole-run CPU of each process from its rusage with microsecond precision (rusage.py: GNU time
+# truncates user and sys to 10 ms each, which mattered for emberd's ~50 ms).
+#
 # usage: bench_overhead.sh [SECONDS]   (default 20; needs root, perf, bpfcc-tools)
 # BCC needs kernel headers: BCC_KERNEL_SOURCE, or /usr/src/linux-headers-*-{common,amd64} joined.
 set -u
 : "${OUTPUT:?}" "${SRCDIR:?}"
 DUR=${1:-20}
 BENCH=bench_overhead
+RUSAGE="python3 $(dirname "$0")/rusage.py"
 . "$(dirname "$0")/bcc_setup.sh"
 command -v perf >/dev/null || { echo "bench_overhead: perf missing (apt-get install linux-perf)" >&2; exit 1; }
 if [ -n "${FLAMEGRAPH_DIR:-}" ] && [ -x "$FLAMEGRAPH_DIR/stackcollapse-perf.pl" ]; then
@@ -37,7 +41,7 @@ prog_ids() {
 PIDS+=($!)
 # BCC compiles with clang first: start it, wait until its program runs, then the others
 # (a duration, not SIGINT: background jobs of a script ignore SIGINT, and so would python)
-/usr/bin/time -f "%e %U %S" -o "$TMP/bcc.time" profile-bpfcc -F 99 -f $((DUR + 10)) \
+$RUSAGE "$TMP/bcc.time" profile-bpfcc -F 99 -f $((DUR + 10)) \
 	>"$TMP/bcc.folded" 2>"$TMP/bcc.err" &
 PIDS+=($!)
 BCC_TIME=$!
@@ -51,11 +55,11 @@ for _ in $(seq 600); do
 done
 BCC=$(pgrep -n -f '^/usr/bin/python3 .*profile-bpfcc -F 99 -f ')
 [ -n "$BCC_PROG" ] && [ -n "$BCC" ] || { echo "bench_overhead: BCC profile did not start" >&2; cat "$TMP/bcc.err" >&2; exit 1; }
-/usr/bin/time -f "%e %U %S %M" -o "$TMP/emberd.time" "$EMBERD" --listen 127.0.0.1:0 \
+$RUSAGE "$TMP/emberd.time" "$EMBERD" --listen 127.0.0.1:0 \
 	--dump-file "$TMP/emberd.folded" >"$TMP/emberd.log" 2>&1 &
 EPID=$!
 PIDS+=($EPID)
-/usr/bin/time -f "%e %U %S" -o "$TMP/perf.time" perf record -F 99 -a -g -o "$TMP/perf.data" \
+$RUSAGE "$TMP/perf.time" perf record -F 99 -a -g -o "$TMP/perf.data" \
 	-- sleep $((DUR + 4)) >"$TMP/perf.log" 2>&1 &
 PIDS+=($!)
 for _ in $(seq 100); do grep -q 'program id' "$TMP/emberd.log" && break; sleep 0.1; done
@@ -80,8 +84,8 @@ wait "$EPID" 2>/dev/null
 wait "$BCC_TIME" 2>/dev/null # BCC symbolizes everything at exit
 while kill -0 "$PERF" 2>/dev/null; do sleep 0.2; done
 sleep 0.5
-/usr/bin/time -f "%e %U %S" -o "$TMP/script.time" perf script -i "$TMP/perf.data" >"$TMP/perf.txt" 2>/dev/null
-/usr/bin/time -f "%e %U %S" -o "$TMP/collapse.time" $COLLAPSE "$TMP/perf.txt" >"$TMP/perf.folded"
+$RUSAGE "$TMP/script.time" perf script -i "$TMP/perf.data" >"$TMP/perf.txt" 2>/dev/null
+$RUSAGE "$TMP/collapse.time" $COLLAPSE "$TMP/perf.txt" >"$TMP/perf.folded"
 
 perf_samples=$(grep -c -E '^\S.*[0-9]+\.[0-9]+: +[0-9]+ ' "$TMP/perf.txt")
 tsum() { awk '{printf "%.0f\n", ($2 + $3) * 1e9}' "$1"; }
@@ -112,6 +116,8 @@ print(f"| perf record -F 99 -a -g (+ script + collapse) | {p_steady:.2f} (record
 print()
 print(f"perf whole run: record {ms(p_all):.0f} ms, script {ms(script):.0f} ms, collapse {ms(collapse):.0f} ms")
 print(f"emberd RSS (VmHWM): {rss_kb / 1024:.1f} MiB; samples in its dump: {e_dumped:.0f}")
+print(f"emberd process CPU: first 2 s {ms(e0):.1f} ms, window {ms(e1 - e0):.1f} ms, "
+      f"dump and exit {ms(e_all - e1):.1f} ms; BPF over the run {ms(eb1):.1f} ms")
 PY
 echo
 sed -n 's/^emberd: info: sampled /emberd at exit: sampled /p' "$TMP/emberd.log"
