@@ -16,6 +16,7 @@
 #include "ember/recording.h"
 #include "ember/sampler.h"
 #include "ember/sbuf.h"
+#include "ember/service.h"
 #include "ember/strtab.h"
 #include "ember/symbolizer.h"
 
@@ -116,6 +117,9 @@ static int on_group(const struct sampler_group *g, void *ctx)
 
 	if (e->truncated)
 		return 0; /* full: the rest is counted by the sampler as delivered, not kept */
+	/* [filter] holds for captures as for the live store (counted in filtered_samples) */
+	if (filter_excluded(g->pid, g->comm, total))
+		return 0;
 	r = fold_group(m, g);
 	if (r < 0)
 		return r;

@@ -232,6 +232,10 @@ for mode in root nobody; do
 		cp "$W/burn" "$TMP/burnx"
 		"$TMP/burnx" 3 >/dev/null 2>&1 &
 		PIDS+=($!)
+		# and not in a capture with its own sampler either
+		sleep 0.3
+		cap=$(curl -s -X POST -d "seconds=2&frequency=199" "http://127.0.0.1:$PORT/api/v1/captures" |
+			python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])' 2>/dev/null)
 	fi
 	sleep 3.3
 	curl -s "http://127.0.0.1:$PORT/api/v1/folded?from=-10s" >"$TMP/folded-$mode"
@@ -245,6 +249,15 @@ for mode in root nobody; do
 		f=$(curl -s "http://127.0.0.1:$PORT/api/v1/stats" | python3 -c \
 			'import json,sys; print(json.load(sys.stdin)["service"]["filtered_samples"])')
 		check "filter: excluded samples are counted on /api/v1/stats (${f:-?})" test "${f:-0}" -gt 0
+		for _ in $(seq 30); do
+			st=$(curl -s "http://127.0.0.1:$PORT/api/v1/captures/$cap" | python3 -c \
+				'import json,sys; print(json.load(sys.stdin)["state"])' 2>/dev/null)
+			[ "$st" = running ] || break
+			sleep 0.2
+		done
+		curl -s "http://127.0.0.1:$PORT/api/v1/captures/$cap/folded" >"$TMP/capture-$mode"
+		check "filter: a 199 Hz capture ($cap, $st) has the burner but not the excluded comm" \
+			bash -c "grep -q '^burn;' '$TMP/capture-$mode' && ! grep -q '^burnx;' '$TMP/capture-$mode'"
 	fi
 	kill $EP; wait $EP 2>/dev/null
 	check "privileges ($mode): the drop is logged" grep -q "privileges: running as uid" "$TMP/priv-$mode.log"
