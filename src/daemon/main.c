@@ -105,6 +105,16 @@ static uint64_t clock_ns(clockid_t id)
 	return (uint64_t)ts.tv_sec * NSEC + (uint64_t)ts.tv_nsec;
 }
 
+/* CPU time of the whole process so far (all threads). */
+static uint64_t cpu_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * NSEC + (uint64_t)ts.tv_nsec;
+}
+
 static uint64_t mono_ns(void)
 {
 	return clock_ns(CLOCK_MONOTONIC);
@@ -729,8 +739,9 @@ int main(int argc, char **argv)
 	r = emberd_drop_privileges(&d.cfg); /* BPF attached, socket bound: keep what is needed */
 	if (r)
 		goto out;
-	log_info("emberd %s started: %llu Hz, tick %llu ms", EMBER_VERSION,
-		 (unsigned long long)d.cfg.frequency_hz, (unsigned long long)d.cfg.tick_ms);
+	log_info("emberd %s started: %llu Hz, tick %llu ms; start-up took %.1f ms of CPU",
+		 EMBER_VERSION, (unsigned long long)d.cfg.frequency_hz,
+		 (unsigned long long)d.cfg.tick_ms, (double)cpu_ns() / 1e6);
 	service_notify_ready(d.sampler ? "sampling, serving HTTP" : "replaying, serving HTTP");
 	r = run(&d);
 	service_notify_stopping();

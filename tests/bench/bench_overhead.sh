@@ -121,3 +121,4 @@ print(f"emberd process CPU: first 2 s {ms(e0):.1f} ms, window {ms(e1 - e0):.1f} 
 PY
 echo
 sed -n 's/^emberd: info: sampled /emberd at exit: sampled /p' "$TMP/emberd.log"
+sed -n 's/^emberd: info: emberd .* started: .*; start-up took /emberd start-up (to READY): /p' "$TMP/emberd.log"
