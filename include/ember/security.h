@@ -57,8 +57,8 @@ int http_auth_set_token(const char *token);
 bool http_auth_enabled(void);
 /*
  * True when a request for @path with the Authorization header @authorization (may be NULL)
- * may proceed: authentication off, @path is /healthz, or "Bearer <token>" matches in constant
- * time.
+ * may proceed: authentication off, @path is /healthz or the dashboard's page ("/") or static files
+ * ("/assets/..."), or "Bearer <token>" matches in constant time.
  */
 bool http_auth_check(const char *path, const char *authorization);
 /* Queues the 401 response (WWW-Authenticate: Bearer, no detail). Returns an enum MHD_Result. */

@@ -109,10 +109,14 @@ PIDS+=($!)
 wait_log "$TMP/auth.log" started || sed 's/^/# /' "$TMP/auth.log"
 U=http://127.0.0.1:$PORT
 check "token: /healthz needs none (200)" test "$(code "$U/healthz")" = 200
-for p in /api/v1/folded /api/v1/stats / /no/such/endpoint; do
+for p in /api/v1/folded /api/v1/stats /no/such/endpoint /assetsx /api/v1/captures/1/folded; do
 	check "token: $p without it is 401" test "$(code "$U$p")" = 401
 done
 check "token: 401 body has no details" grep -qx '{"error": "unauthorized", "status": 401}' "$TMP/body"
+# the dashboard's page and files hold no data; the page asks for the token (tests/browser)
+check "token: the dashboard page / needs none (200)" test "$(code "$U/")" = 200
+check "token: its script /assets/app.js needs none (200)" test "$(code "$U/assets/app.js")" = 200
+check "token: an unknown /assets/ file is 404" test "$(code "$U/assets/nope")" = 404
 check "token: a POST without it is 401 (refused on the headers)" \
 	test "$(head -c 200000 /dev/zero | tr '\0' a | code "$U/api/v1/captures" -X POST --data-binary @-)" = 401
 check "token: wrong token is 401" test "$(code "$U/api/v1/folded" -H "Authorization: Bearer ${TOKEN}x")" = 401

@@ -156,16 +156,22 @@ static void test_auth_check(void **state)
 	assert_true(http_auth_check("/healthz", NULL));
 	assert_false(http_auth_check("/healthz/", NULL));
 	assert_false(http_auth_check("/api/v1/folded", NULL));
-	assert_false(http_auth_check("/", ""));
-	assert_true(http_auth_check("/", "Bearer s3cret-token-0123456789"));
-	assert_true(http_auth_check("/", "bearer  s3cret-token-0123456789 "));
-	assert_false(http_auth_check("/", "Bearer s3cret-token-012345678")); /* prefix */
-	assert_false(http_auth_check("/", "Bearer s3cret-token-01234567890")); /* longer */
-	assert_false(http_auth_check("/", "Bearer S3cret-token-0123456789"));
-	assert_false(http_auth_check("/", "Basic s3cret-token-0123456789"));
-	assert_false(http_auth_check("/", "s3cret-token-0123456789"));
-	assert_false(http_auth_check("/", "Bearer "));
-	assert_true(http_auth_failures() >= 9);
+	/* the dashboard's page and static files are public; nothing else under them */
+	assert_true(http_auth_check("/", NULL));
+	assert_true(http_auth_check("/assets/app.js", NULL));
+	assert_false(http_auth_check("/assets", NULL));
+	assert_false(http_auth_check("/assetsx/app.js", NULL));
+	assert_false(http_auth_check("//", NULL));
+	assert_false(http_auth_check("/api/v1/stats", ""));
+	assert_true(http_auth_check("/api/v1/stats", "Bearer s3cret-token-0123456789"));
+	assert_true(http_auth_check("/api/v1/stats", "bearer  s3cret-token-0123456789 "));
+	assert_false(http_auth_check("/api/v1/stats", "Bearer s3cret-token-012345678")); /* prefix */
+	assert_false(http_auth_check("/api/v1/stats", "Bearer s3cret-token-01234567890")); /* longer */
+	assert_false(http_auth_check("/api/v1/stats", "Bearer S3cret-token-0123456789"));
+	assert_false(http_auth_check("/api/v1/stats", "Basic s3cret-token-0123456789"));
+	assert_false(http_auth_check("/api/v1/stats", "s3cret-token-0123456789"));
+	assert_false(http_auth_check("/api/v1/stats", "Bearer "));
+	assert_true(http_auth_failures() >= 12);
 	assert_int_equal(http_auth_set_token(""), 0);
 	assert_false(http_auth_enabled());
 }
@@ -365,6 +371,39 @@ static void test_filter(void **state)
 }
 
 /* In a child: drop, then /proc/self/status shows exactly the kept set. */
+/* In a child: drop privileges as emberd does and check what is left; 0 or an exit code. */
+static int child_checks(struct ember_config *c, pid_t victim)
+{
+	unsigned long long eff = ~0ULL, bnd = ~0ULL;
+	char line[256];
+	FILE *f;
+
+	if (victim < 0)
+		return 9;
+	if (emberd_drop_privileges(c))
+		return 10;
+	f = fopen("/proc/self/status", "re");
+	if (!f)
+		return 11;
+	while (fgets(line, sizeof(line), f)) {
+		sscanf(line, "CapEff: %llx", &eff);
+		sscanf(line, "CapBnd: %llx", &bnd);
+	}
+	fclose(f);
+	/* no more than the kept set; CAP_SYS_ADMIN and CAP_DAC_OVERRIDE gone */
+	if ((eff & ~privs_keep_mask()) || (bnd & ~privs_keep_mask()))
+		return 12;
+	if (!(eff & (1ULL << 19)))
+		return 13;
+	/* and the kept ones work: another process's /proc/PID/maps */
+	snprintf(line, sizeof(line), "/proc/%d/maps", (int)victim);
+	f = fopen(line, "re");
+	if (!f)
+		return 14;
+	fclose(f);
+	return 0;
+}
+
 static void test_drop_privileges(void **state)
 {
 	struct ember_config c;
@@ -381,43 +420,32 @@ static void test_drop_privileges(void **state)
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		char line[256];
-		unsigned long long eff = ~0ULL, bnd = ~0ULL;
-		FILE *f;
-		pid_t victim = fork(); /* another user's process */
+		int lifeline[2], rc;
+		pid_t victim;
 
+		/* the victim lives until its parent exits (end of file on the pipe): once its
+		 * privileges are dropped, the parent cannot kill another user's process */
+		if (pipe(lifeline))
+			_exit(8);
+		victim = fork(); /* another user's process */
 		if (victim == 0) {
+			char b;
+
+			close(lifeline[1]);
 			if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
 				_exit(1);
-			pause();
+			while (read(lifeline[0], &b, 1) < 0 && errno == EINTR)
+				;
 			_exit(0);
 		}
-		if (victim < 0)
-			_exit(9);
+		close(lifeline[0]);
 		usleep(50000);
-		if (emberd_drop_privileges(&c))
-			_exit(10);
-		f = fopen("/proc/self/status", "re");
-		if (!f)
-			_exit(11);
-		while (fgets(line, sizeof(line), f)) {
-			sscanf(line, "CapEff: %llx", &eff);
-			sscanf(line, "CapBnd: %llx", &bnd);
-		}
-		fclose(f);
-		/* no more than the kept set; CAP_SYS_ADMIN and CAP_DAC_OVERRIDE gone */
-		if ((eff & ~privs_keep_mask()) || (bnd & ~privs_keep_mask()))
-			_exit(12);
-		if (!(eff & (1ULL << 19)))
-			_exit(13);
-		/* and the kept ones work: another process's /proc/PID/maps */
-		snprintf(line, sizeof(line), "/proc/%d/maps", (int)victim);
-		f = fopen(line, "re");
-		kill(victim, SIGKILL);
-		if (!f)
-			_exit(14);
-		fclose(f);
-		_exit(0);
+		rc = child_checks(&c, victim);
+		/* end of file for the victim, then reap it (no zombie left to an init that may
+		 * not reap) */
+		close(lifeline[1]);
+		waitpid(victim, NULL, 0);
+		_exit(rc);
 	}
 	assert_int_equal(waitpid(pid, &st, 0), pid);
 	assert_true(WIFEXITED(st));

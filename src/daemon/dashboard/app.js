@@ -75,8 +75,53 @@ function absUrl(path) {
 	return new URL(path, location.href).href;
 }
 
-async function getJSON(url, opts) {
+// ---------------------------------------------------------------------------------------------
+// bearer token (http.auth_token_file): the page itself is public, the API is not. The token is
+// asked for on the first 401, kept for this tab only (sessionStorage), and sent on every request.
+const TOKEN_KEY = 'emberd-token';
+let token = sessionStorage.getItem(TOKEN_KEY) || '';
+function askToken(msg) {
+	$('auth-msg').textContent = msg;
+	$('auth').hidden = false;
+	$('auth-token').focus();
+}
+$('auth').addEventListener('submit', (ev) => {
+	ev.preventDefault();
+	token = $('auth-token').value.trim();
+	sessionStorage.setItem(TOKEN_KEY, token);
+	location.reload();
+});
+async function api(url, opts) {
+	opts = Object.assign({}, opts);
+	if (token) opts.headers = Object.assign({}, opts.headers, { Authorization: 'Bearer ' + token });
 	const r = await fetch(url, opts);
+	if (r.status === 401)
+		askToken(token ? 'emberd refused this token: enter the current one.' : 'This emberd needs its bearer token (the content of http.auth_token_file).');
+	return r;
+}
+// a download link: with a token, fetched with the header and saved from memory
+function authDownload(ev) {
+	const a = ev.currentTarget;
+	if (!token || !a.href || a.dataset.blob) return;
+	ev.preventDefault();
+	api(a.href).then(async (r) => {
+		if (!r.ok) throw new Error(r.status + ' ' + r.statusText);
+		const cd = r.headers.get('Content-Disposition') || '';
+		const m = /filename="?([^";]+)"?/.exec(cd);
+		const url = URL.createObjectURL(await r.blob());
+		const tmp = document.createElement('a');
+		tmp.href = url;
+		tmp.download = m ? m[1] : (a.id === 'download-svg' ? 'flamegraph.svg' : 'profile.folded');
+		tmp.dataset.blob = '1';
+		document.body.appendChild(tmp);
+		tmp.click();
+		tmp.remove();
+		setTimeout(() => URL.revokeObjectURL(url), 10000);
+	}).catch((e) => { $('fg-status').textContent = 'download failed: ' + e.message; });
+}
+
+async function getJSON(url, opts) {
+	const r = await api(url, opts);
 	const body = await r.text();
 	let j = null;
 	try { j = JSON.parse(body); } catch (e) { /* not JSON */ }
@@ -84,7 +129,7 @@ async function getJSON(url, opts) {
 	return j;
 }
 async function getText(url) {
-	const r = await fetch(url);
+	const r = await api(url);
 	const body = await r.text();
 	if (!r.ok) {
 		let msg = body;
@@ -567,7 +612,9 @@ $('fg-search').addEventListener('input', () => {
 function setView(v) {
 	state.view = v;
 	$('fg-title').textContent = v.title;
-	const cmd = `curl -s '${absUrl(v.svgUrl)}' -o flamegraph.svg`;
+	/* the token itself stays out of the clipboard: the command reads it from the environment */
+	const auth = token ? ' -H "Authorization: Bearer $EMBER_TOKEN"' : '';
+	const cmd = `curl -s${auth} '${absUrl(v.svgUrl)}' -o flamegraph.svg`;
 	$('curl-cmd').textContent = cmd;
 	$('copy-curl').disabled = false;
 	for (const [id, url] of [['download-svg', v.svgUrl], ['download-folded', v.foldedUrl]]) {
@@ -576,6 +623,8 @@ function setView(v) {
 		else { a.removeAttribute('href'); a.classList.add('disabled'); }
 	}
 }
+$('download-svg').addEventListener('click', authDownload);
+$('download-folded').addEventListener('click', authDownload);
 $('copy-curl').addEventListener('click', async () => {
 	const text = $('curl-cmd').textContent;
 	try {
@@ -784,7 +833,7 @@ async function listCaptures() {
 		del.textContent = 'delete';
 		del.addEventListener('click', async (ev) => {
 			ev.preventDefault();
-			await fetch(API + 'captures/' + c.id, { method: 'DELETE' });
+			await api(API + 'captures/' + c.id, { method: 'DELETE' });
 			listCaptures();
 		});
 		li.appendChild(del);
