@@ -713,6 +713,12 @@ int main(int argc, char **argv)
 	log_set_level((enum log_level)d.cfg.log_level);
 	if (d.cfg.check_config) /* --check-config: files, token, policy; print; exit */
 		return service_check_config(&d.cfg);
+	/* a listen address the policy refuses (non-loopback without TLS and a token) is a
+	 * configuration error: exit 2, which the unit does not retry, before loading anything */
+	if (security_check_listen(&d.cfg, err, sizeof(err))) {
+		log_error("%s", err);
+		return 2;
+	}
 	service_set_args(argc, argv); /* SIGHUP re-reads them */
 	(void)filter_set(&d.cfg);
 	libbpf_set_print(libbpf_log);
