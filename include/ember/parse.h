@@ -3,10 +3,48 @@
 #ifndef EMBER_PARSE_H
 #define EMBER_PARSE_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 struct parse_error {
 	unsigned long line;	/* 1-based line number, 0 if unknown */
 	unsigned int col;	/* 1-based column, 0 if unknown */
 	const char *reason;	/* static string, lower case, no trailing period */
 };
+
+/* The value of a hex digit (either case), or -1. */
+static inline int parse_hexval(char ch)
+{
+	if (ch >= '0' && ch <= '9')
+		return ch - '0';
+	if (ch >= 'a' && ch <= 'f')
+		return ch - 'a' + 10;
+	if (ch >= 'A' && ch <= 'F')
+		return ch - 'A' + 10;
+	return -1;
+}
+
+/*
+ * An optional 0x/0X prefix and 1..16 hex digits at @p (before @end) into *@ret. Returns the end
+ * of the digits, or NULL.
+ */
+static inline const char *parse_hex_u64(const char *p, const char *end, uint64_t *ret)
+{
+	uint64_t v = 0;
+	int n = 0, d;
+
+	if (end - p > 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X') && parse_hexval(p[2]) >= 0)
+		p += 2;
+	while (p < end && (d = parse_hexval(*p)) >= 0) {
+		if (++n > 16)
+			return NULL;
+		v = v << 4 | (uint64_t)d;
+		p++;
+	}
+	if (!n)
+		return NULL;
+	*ret = v;
+	return p;
+}
 
 #endif

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ember/parse.h"
 #include "ember/timeexpr.h"
 
 static int qfail(struct query_error *reterr, const char *param, const char *reason, int status)
@@ -23,17 +24,6 @@ static int qfail(struct query_error *reterr, const char *param, const char *reas
 	return status == 413 ? -E2BIG : -EINVAL;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Decodes s[0..len) into out (QUERY_MAX_VALUE + 1 bytes). 0 or -EINVAL with @reason. */
 static int decode(const char *s, size_t len, char *out, const char **reason)
 {
@@ -50,8 +40,8 @@ static int decode(const char *s, size_t len, char *out, const char **reason)
 				*reason = "truncated %-escape";
 				return -EINVAL;
 			}
-			hi = hexval(s[i + 1]);
-			lo = hexval(s[i + 2]);
+			hi = parse_hexval(s[i + 1]);
+			lo = parse_hexval(s[i + 2]);
 			if (hi < 0 || lo < 0) {
 				*reason = "malformed %-escape";
 				return -EINVAL;

@@ -31,17 +31,6 @@ struct ksyms {
 	bool restricted;
 };
 
-static int hexval(char ch)
-{
-	if (ch >= '0' && ch <= '9')
-		return ch - '0';
-	if (ch >= 'a' && ch <= 'f')
-		return ch - 'a' + 10;
-	if (ch >= 'A' && ch <= 'F')
-		return ch - 'A' + 10;
-	return -1;
-}
-
 static int fail(struct parse_error *reterr, const char *line, const char *p, const char *reason)
 {
 	if (reterr) {
@@ -61,7 +50,7 @@ int kallsyms_parse_line(const char *line, size_t len, struct kallsyms_line *ret,
 
 	if (len && end[-1] == '\r')
 		end--;
-	while (p < end && (d = hexval(*p)) >= 0) {
+	while (p < end && (d = parse_hexval(*p)) >= 0) {
 		if (++n > 16)
 			return fail(reterr, line, p, "address too long");
 		l.addr = l.addr << 4 | (uint64_t)d;

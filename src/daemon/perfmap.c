@@ -25,37 +25,6 @@ struct perfmap {
 	uint64_t max_size;	/* the largest symbol: bounds the backwards walk in lookup */
 };
 
-static int hexval(char ch)
-{
-	if (ch >= '0' && ch <= '9')
-		return ch - '0';
-	if (ch >= 'a' && ch <= 'f')
-		return ch - 'a' + 10;
-	if (ch >= 'A' && ch <= 'F')
-		return ch - 'A' + 10;
-	return -1;
-}
-
-/* Optional 0x/0X prefix, 1..16 hex digits. Returns the end or NULL. */
-static const char *parse_hex(const char *p, const char *end, uint64_t *ret)
-{
-	uint64_t v = 0;
-	int n = 0, d;
-
-	if (end - p > 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X') && hexval(p[2]) >= 0)
-		p += 2;
-	while (p < end && (d = hexval(*p)) >= 0) {
-		if (++n > 16)
-			return NULL;
-		v = v << 4 | (uint64_t)d;
-		p++;
-	}
-	if (!n)
-		return NULL;
-	*ret = v;
-	return p;
-}
-
 static int fail(struct parse_error *reterr, const char *line, const char *p, const char *reason)
 {
 	if (reterr) {
@@ -76,7 +45,7 @@ int perfmap_parse_line(const char *line, size_t len, struct perfmap_entry *ret,
 		return fail(reterr, line, line, "line too long");
 	while (end > p && (end[-1] == '\r' || end[-1] == ' ' || end[-1] == '\t'))
 		end--;
-	q = parse_hex(p, end, &e.start);
+	q = parse_hex_u64(p, end, &e.start);
 	if (!q)
 		return fail(reterr, line, p, "bad start address");
 	p = q;
@@ -84,7 +53,7 @@ int perfmap_parse_line(const char *line, size_t len, struct perfmap_entry *ret,
 		return fail(reterr, line, p, "expected a space after the address");
 	while (p < end && (*p == ' ' || *p == '\t'))
 		p++;
-	q = parse_hex(p, end, &e.size);
+	q = parse_hex_u64(p, end, &e.size);
 	if (!q)
 		return fail(reterr, line, p, "bad size");
 	p = q;

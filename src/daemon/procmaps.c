@@ -20,24 +20,13 @@ static int fail(struct parse_error *reterr, const struct cursor *c, const char *
 	return -EINVAL;
 }
 
-static int hexval(char ch)
-{
-	if (ch >= '0' && ch <= '9')
-		return ch - '0';
-	if (ch >= 'a' && ch <= 'f')
-		return ch - 'a' + 10;
-	if (ch >= 'A' && ch <= 'F')
-		return ch - 'A' + 10;
-	return -1;
-}
-
 /* At least one hex digit, at most 16 (no overflow). */
 static bool hex(struct cursor *c, uint64_t *ret)
 {
 	uint64_t v = 0;
 	int n = 0, d;
 
-	while (c->p < c->end && (d = hexval(*c->p)) >= 0) {
+	while (c->p < c->end && (d = parse_hexval(*c->p)) >= 0) {
 		if (++n > 16)
 			return false;
 		v = v << 4 | (uint64_t)d;
