@@ -25,10 +25,10 @@
 #include "ember/capture.h"
 #include "ember/config.h"
 #include "ember/folded.h"
-#include "ember/kresolve.h"
 #include "ember/hash.h"
 #include "ember/http.h"
 #include "ember/http_export.h"
+#include "ember/kresolve.h"
 #include "ember/log.h"
 #include "ember/profile.h"
 #include "ember/recording.h"
@@ -102,16 +102,6 @@ static uint64_t clock_ns(clockid_t id)
 	struct timespec ts;
 
 	clock_gettime(id, &ts);
-	return (uint64_t)ts.tv_sec * NSEC + (uint64_t)ts.tv_nsec;
-}
-
-/* CPU time of the whole process so far (all threads). */
-static uint64_t cpu_ns(void)
-{
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts))
-		return 0;
 	return (uint64_t)ts.tv_sec * NSEC + (uint64_t)ts.tv_nsec;
 }
 
@@ -747,7 +737,7 @@ int main(int argc, char **argv)
 		goto out;
 	log_info("emberd %s started: %llu Hz, tick %llu ms; start-up took %.1f ms of CPU",
 		 EMBER_VERSION, (unsigned long long)d.cfg.frequency_hz,
-		 (unsigned long long)d.cfg.tick_ms, (double)cpu_ns() / 1e6);
+		 (unsigned long long)d.cfg.tick_ms, (double)clock_ns(CLOCK_PROCESS_CPUTIME_ID) / 1e6);
 	service_notify_ready(d.sampler ? "sampling, serving HTTP" : "replaying, serving HTTP");
 	r = run(&d);
 	service_notify_stopping();

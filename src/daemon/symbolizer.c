@@ -21,6 +21,7 @@
 #include "ember/hash.h"
 #include "ember/ksyms.h"
 #include "ember/log.h"
+#include "ember/parse.h"
 #include "ember/perfmap.h"
 #include "ember/procmaps.h"
 #include "ember/sbuf.h"
@@ -56,10 +57,10 @@
 #define MAX_RETIRED 1024
 #define KSYMS_RELOAD_NS (10000 * NS_PER_MS) /* reload kallsyms on a miss at most this often */
 #define KSYMS_RELOAD_MAX_NS (320000 * NS_PER_MS) /* ... backing off to this when reloads miss */
-#define KMISS_SLOTS 256
+#define KMISS_SLOTS 256 /* kernel addresses a reload did not resolve (direct-mapped) */
 #define KRES_BATCH 128 /* kernel_resolve: addresses per call (a stack is at most 127) */
 #define KRES_TEXT 600 /* ... and bytes per text: KSYM_NAME_LEN 512 + offsets + module */
-#define KRES_MAX_RANGES 65536 /* kernel functions cached */ /* kernel addresses a reload did not resolve (direct-mapped) */
+#define KRES_MAX_RANGES 65536 /* kernel functions cached */
 
 enum pm_state { PM_UNKNOWN = 0, PM_OK, PM_ABSENT, PM_NOT_REGULAR, PM_TOO_BIG, PM_ERROR };
 
@@ -503,12 +504,12 @@ static int kernel_frame(struct symbolizer *s, uint64_t addr)
 	return intern_lit(s, &s->kunknown_id, "[unknown]_[k]");
 }
 
-/* The cached function containing @addr (kernel_resolve), or -1. */
-static int64_t krange_find(const struct symbolizer *s, uint64_t addr)
+/* The index of the first cached kernel function starting after @addr. */
+static size_t krange_after(const struct symbolizer *s, uint64_t addr)
 {
 	size_t lo = 0, hi = s->nkr;
 
-	while (lo < hi) { /* first range starting after addr */
+	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
 		if (s->kr[mid].start <= addr)
@@ -516,55 +517,35 @@ static int64_t krange_find(const struct symbolizer *s, uint64_t addr)
 		else
 			hi = mid;
 	}
-	if (lo && addr < s->kr[lo - 1].end)
-		return s->kr[lo - 1].id;
-	return -1;
+	return lo;
+}
+
+/* The cached function containing @addr (kernel_resolve), or -1. */
+static int64_t krange_find(const struct symbolizer *s, uint64_t addr)
+{
+	size_t i = krange_after(s, addr);
+
+	return i && addr < s->kr[i - 1].end ? (int64_t)s->kr[i - 1].id : -1;
 }
 
 static int krange_add(struct symbolizer *s, uint64_t start, uint64_t end, uint32_t id)
 {
-	size_t lo = 0, hi = s->nkr;
+	size_t i;
 
 	if (s->nkr >= KRES_MAX_RANGES) /* bounded: start over (the names stay interned) */
 		s->nkr = 0;
 	if (array_grow((void **)&s->kr, &s->kr_cap, s->nkr + 1, sizeof(*s->kr), 256))
 		return -ENOMEM;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (s->kr[mid].start < start)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo < s->nkr && s->kr[lo].start == start) { /* the same function again: keep one */
-		s->kr[lo].end = end;
-		s->kr[lo].id = id;
+	i = krange_after(s, start);
+	if (i && s->kr[i - 1].start == start) { /* the same function again: keep one */
+		s->kr[i - 1].end = end;
+		s->kr[i - 1].id = id;
 		return 0;
 	}
-	memmove(&s->kr[lo + 1], &s->kr[lo], (s->nkr - lo) * sizeof(*s->kr));
-	s->kr[lo] = (struct krange){ .start = start, .end = end, .id = id };
+	memmove(&s->kr[i + 1], &s->kr[i], (s->nkr - i) * sizeof(*s->kr));
+	s->kr[i] = (struct krange){ .start = start, .end = end, .id = id };
 	s->nkr++;
 	return 0;
-}
-
-static bool parse_hex(const char *p, const char *end, uint64_t *ret)
-{
-	uint64_t v = 0;
-
-	if (end - p < 3 || p[0] != '0' || p[1] != 'x')
-		return false;
-	for (p += 2; p < end; p++) {
-		int d = *p >= '0' && *p <= '9'   ? *p - '0'
-			: *p >= 'a' && *p <= 'f' ? *p - 'a' + 10
-						 : -1;
-
-		if (d < 0 || v >> 60)
-			return false;
-		v = v << 4 | (uint64_t)d;
-	}
-	*ret = v;
-	return true;
 }
 
 /*
@@ -591,8 +572,8 @@ static bool parse_ps(const char *t, uint64_t addr, size_t *name_len, uint64_t *s
 	if (plus == t)
 		return false;
 	slash = memchr(plus, '/', (size_t)(e - plus));
-	if (!slash || !parse_hex(plus + 1, slash, &off) || !parse_hex(slash + 1, e, &size) ||
-	    off > addr)
+	if (!slash || parse_hex_u64(plus + 1, slash, &off) != slash ||
+	    parse_hex_u64(slash + 1, e, &size) != e || off > addr)
 		return false;
 	*name_len = (size_t)(plus - t);
 	*start = addr - off;
@@ -614,7 +595,7 @@ static int kresolve_batch(struct symbolizer *s, const uint64_t *addrs, size_t n)
 		if (!s->kaddrs || !s->ktexts)
 			return -ENOMEM;
 	}
-	for (i = 0; i < n && m < KRES_BATCH; i++) {
+	for (i = 0; i < n; i++) {
 		uint64_t a = addrs[i];
 
 		if (krange_find(s, a) >= 0)
@@ -645,64 +626,63 @@ static int kresolve_batch(struct symbolizer *s, const uint64_t *addrs, size_t n)
 	return 0;
 }
 
-int symbolizer__kernel(struct symbolizer *s, const uint64_t *ips, size_t n, uint32_t *ret,
-		       size_t cap)
+/* Frames of @m looked-up kernel addresses (call sites), pushed in order: through kernel_resolve
+ * (one call for the new ones) while it works, else kallsyms. 0 or -ENOMEM. */
+static int kernel_batch(struct symbolizer *s, const uint64_t *addrs, size_t m, size_t *k)
 {
-	size_t i, k = 0;
-	bool kres = s->o.kernel_resolve && !s->kres_failed;
+	size_t i;
 
-	if (kres) { /* the new addresses of the stack in one call (or a few) */
-		uint64_t adj[KRES_BATCH];
-		bool leaf = true;
-		size_t m = 0;
-		int r = 0;
+	if (s->o.kernel_resolve && !s->kres_failed) {
+		int r = kresolve_batch(s, addrs, m);
 
-		for (i = 0; i < n && !r; i++) {
-			if (!ips[i])
-				continue;
-			/* callers' entries are return addresses: look up the call instruction */
-			adj[m] = leaf ? ips[i] : ips[i] - 1;
-			leaf = false;
-			if (++m == KRES_BATCH) {
-				r = kresolve_batch(s, adj, m);
-				m = 0;
-			}
-		}
-		if (!r && m)
-			r = kresolve_batch(s, adj, m);
 		if (r == -ENOMEM)
 			return r;
 		if (r) {
 			log_debug("kernel symbol lookup failed (%s): reading /proc/kallsyms",
 				  strerror(-r));
 			s->kres_failed = true;
-			kres = false;
 		}
 	}
-	for (i = 0; i < n; i++) {
-		uint64_t a;
-		int64_t hit;
-		int id;
+	for (i = 0; i < m; i++) {
+		int64_t id;
 
-		if (!ips[i])
-			continue;
-		/* callers' entries are return addresses: look up the call instruction */
-		a = k ? ips[i] - 1 : ips[i];
-		if (kres) {
+		if (s->kres_failed || !s->o.kernel_resolve) {
+			id = kernel_frame(s, addrs[i]);
+		} else {
 			s->stats.kernel_frames++;
-			hit = krange_find(s, a);
-			if (hit >= 0)
-				id = (int)hit;
-			else {
+			id = krange_find(s, addrs[i]);
+			if (id < 0) {
 				s->stats.kernel_unresolved++;
 				id = intern_lit(s, &s->kunknown_id, "[unknown]_[k]");
 			}
-		} else {
-			id = kernel_frame(s, a);
 		}
-		if (id < 0 || push(s, &k, (uint32_t)id))
+		if (id < 0 || push(s, k, (uint32_t)id))
 			return -ENOMEM;
 	}
+	return 0;
+}
+
+int symbolizer__kernel(struct symbolizer *s, const uint64_t *ips, size_t n, uint32_t *ret,
+		       size_t cap)
+{
+	uint64_t addrs[KRES_BATCH];
+	size_t i, k = 0, m = 0;
+	bool leaf = true;
+
+	for (i = 0; i < n; i++) {
+		if (!ips[i])
+			continue;
+		/* callers' entries are return addresses: look up the call instruction */
+		addrs[m++] = leaf ? ips[i] : ips[i] - 1;
+		leaf = false;
+		if (m == KRES_BATCH) {
+			if (kernel_batch(s, addrs, m, &k))
+				return -ENOMEM;
+			m = 0;
+		}
+	}
+	if (m && kernel_batch(s, addrs, m, &k))
+		return -ENOMEM;
 	return emit(s, k, ret, cap);
 }
 
@@ -1917,6 +1897,7 @@ void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *ret)
 	}
 	if (s->ks)
 		mem += ksyms__mem_bytes(s->ks);
-	mem += s->kr_cap * sizeof(*s->kr) + (s->kaddrs ? KRES_BATCH * (sizeof(uint64_t) + KRES_TEXT) : 0);
+	mem += s->kr_cap * sizeof(*s->kr) +
+	       (s->kaddrs ? KRES_BATCH * (sizeof(uint64_t) + KRES_TEXT) : 0);
 	ret->mem_bytes = mem;
 }

@@ -25,8 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ember/strtab.h"
 #include "ember/kresolve.h"
+#include "ember/strtab.h"
 #include "ember/symbolizer.h"
 
 #define MAX_SYMS 8
@@ -171,6 +171,32 @@ static const char *kernel_stack(struct symbolizer *s, struct strtab *st, const u
 		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s", i ? ";" : "",
 					strtab__str(st, ids[i]));
 	return buf;
+}
+
+/* Writes @text to @path (a fake kallsyms). */
+static void write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "we");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* The address of text symbol @name in /proc/kallsyms, of one of @types; 0: none (or hidden). */
+static uint64_t kallsyms_addr(const char *name, const char *types)
+{
+	char line[512], sym[256], type;
+	unsigned long long a, ret = 0;
+	FILE *f = fopen("/proc/kallsyms", "re");
+
+	assert_non_null(f);
+	while (!ret && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx %c %255s", &a, &type, sym) == 3 && !strcmp(sym, name) &&
+		    strchr(types, type))
+			ret = a;
+	fclose(f);
+	return ret;
 }
 
 static void workload(char *buf, const char *name)
@@ -466,24 +492,9 @@ static void test_kernel(void **state)
 	struct strtab *st = strtab__new();
 	struct symbolizer_stats ss;
 	struct symbolizer *s;
-	char line[512], name[256], type;
-	unsigned long long a, sched = 0, other = 0;
-	char other_name[256] = "";
-	FILE *f = fopen("/proc/kallsyms", "re");
+	uint64_t sched = kallsyms_addr("schedule", "T"), other = kallsyms_addr("do_nanosleep", "tT");
 	uint64_t ips[2];
-	char want[600];
 
-	assert_non_null(f);
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%llx %c %255s", &a, &type, name) != 3)
-			continue;
-		if (!strcmp(name, "schedule") && type == 'T')
-			sched = a;
-		if (!strcmp(name, "do_nanosleep") && (type == 't' || type == 'T'))
-			other = a;
-	}
-	fclose(f);
-	snprintf(other_name, sizeof(other_name), "do_nanosleep");
 	if (!sched || !other) {
 		strtab__free(st);
 		skip(); /* kptr_restrict or not root: addresses read as zero */
@@ -495,8 +506,7 @@ static void test_kernel(void **state)
 	/* leaf first in, root first out */
 	ips[0] = sched + 1;
 	ips[1] = other + 2;
-	snprintf(want, sizeof(want), "%s_[k];schedule_[k]", other_name);
-	assert_string_equal(kernel_stack(s, st, ips, 2), want);
+	assert_string_equal(kernel_stack(s, st, ips, 2), "do_nanosleep_[k];schedule_[k]");
 	symbolizer__stats(s, &ss);
 	assert_true(ss.kallsyms_symbols > 1000);
 	assert_false(ss.kallsyms_restricted);
@@ -524,14 +534,10 @@ static void test_kernel_reload_backoff(void **state)
 	char path[PATH_MAX];
 	uint64_t x[1] = { 0xffffffffc0401000ull }, y[1] = { 0xffffffffc0501000ull };
 	uint64_t z[1] = { 0xffffffffc0601010ull };
-	FILE *f;
 
 	(void)state;
 	snprintf(path, sizeof(path), "%s/kallsyms-reload", tmpdir);
-	f = fopen(path, "we");
-	assert_non_null(f);
-	fputs("ffffffff81000000 T _stext\nffffffff81000100 T do_work\n", f);
-	fclose(f);
+	write_text(path, "ffffffff81000000 T _stext\nffffffff81000100 T do_work\n");
 	o.kallsyms_path = path;
 	o.ks_clock_ns = fake_clock;
 	fake_now = 1000000000ull;
@@ -552,11 +558,8 @@ static void test_kernel_reload_backoff(void **state)
 	assert_string_equal(kernel_stack(s, st, z, 1), "[unknown]_[k]");
 	assert_int_equal(LOADS(), 3); /* 30 s < 40 s: backing off */
 	/* a module arrives: the next reload resolves it and the interval is back to 10 s */
-	f = fopen(path, "we");
-	assert_non_null(f);
-	fputs("ffffffff81000000 T _stext\nffffffff81000100 T do_work\n"
-	      "ffffffffc0601000 t newmod_fn\t[newmod]\n", f);
-	fclose(f);
+	write_text(path, "ffffffff81000000 T _stext\nffffffff81000100 T do_work\n"
+			 "ffffffffc0601000 t newmod_fn\t[newmod]\n");
 	fake_now += 11000000000ull;
 	assert_string_equal(kernel_stack(s, st, z, 1), "newmod_fn_[k]");
 	assert_int_equal(LOADS(), 4);
@@ -622,14 +625,10 @@ static void test_kernel_resolve(void **state)
 	struct symbolizer *s;
 	char path[PATH_MAX];
 	uint64_t ips[4];
-	FILE *f;
 
 	(void)state;
 	snprintf(path, sizeof(path), "%s/kallsyms-fallback", tmpdir);
-	f = fopen(path, "we");
-	assert_non_null(f);
-	fputs("ffffffff81000000 T _stext\nffffffff81000100 T from_kallsyms\n", f);
-	fclose(f);
+	write_text(path, "ffffffff81000000 T _stext\nffffffff81000100 T from_kallsyms\n");
 	o.kallsyms_path = path;
 	o.kernel_resolve = fake_resolve;
 	o.kernel_resolve_ctx = &fake_calls;
@@ -689,11 +688,9 @@ static void test_kernel_resolve(void **state)
 /* The real thing: the BPF program names kernel addresses as /proc/kallsyms does. Root only. */
 static void test_kresolve_live(void **state)
 {
-	char err[256], texts[2 * 600], line[512], name[256], type;
-	unsigned long long a, sched = 0;
-	uint64_t addrs[2];
+	char err[256], texts[2 * 600];
+	uint64_t addrs[2], sched;
 	struct kresolve *kr;
-	FILE *f;
 
 	(void)state;
 	kr = kresolve__new(err, sizeof(err));
@@ -702,13 +699,7 @@ static void test_kresolve_live(void **state)
 			fail_msg("kresolve: %s", err); /* root with BTF in CI */
 		skip();
 	}
-	f = fopen("/proc/kallsyms", "re");
-	assert_non_null(f);
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%llx %c %255s", &a, &type, name) == 3 && !strcmp(name, "schedule") &&
-		    (type == 'T' || type == 't'))
-			sched = a;
-	fclose(f);
+	sched = kallsyms_addr("schedule", "Tt");
 	assert_true(sched != 0);
 	addrs[0] = sched + 4;
 	addrs[1] = 0x10;
@@ -726,14 +717,10 @@ static void test_kernel_restricted(void **state)
 	struct symbolizer *s;
 	char path[PATH_MAX];
 	uint64_t ips[1] = { 0xffffffff81000123ull };
-	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/kallsyms-restricted", tmpdir);
-	f = fopen(path, "we");
-	assert_non_null(f);
-	fputs("0000000000000000 T _stext\n0000000000000000 T schedule\n"
-	      "0000000000000000 t ext4_fill_super\t[ext4]\n", f);
-	fclose(f);
+	write_text(path, "0000000000000000 T _stext\n0000000000000000 T schedule\n"
+			 "0000000000000000 t ext4_fill_super\t[ext4]\n");
 	o.kallsyms_path = path;
 	s = symbolizer__new(&o, st);
 	assert_non_null(s);
@@ -745,12 +732,9 @@ static void test_kernel_restricted(void **state)
 	symbolizer__free(s);
 
 	/* module symbols, and a gap inside a module named after it */
-	f = fopen(path, "we");
-	assert_non_null(f);
-	fputs("ffffffff81000000 T _stext\nffffffff81000100 T do_work\n"
-	      "ffffffffc0001000 t mod_a\t[mymod]\nffffffffc0100000 t mod_b\t[mymod]\n"
-	      "ffffffffc0200000 t bpf_prog_1234_handler\t[bpf]\n", f);
-	fclose(f);
+	write_text(path, "ffffffff81000000 T _stext\nffffffff81000100 T do_work\n"
+			 "ffffffffc0001000 t mod_a\t[mymod]\nffffffffc0100000 t mod_b\t[mymod]\n"
+			 "ffffffffc0200000 t bpf_prog_1234_handler\t[bpf]\n");
 	s = symbolizer__new(&o, st);
 	assert_non_null(s);
 	ips[0] = 0xffffffffc0001004ull;
