@@ -102,7 +102,7 @@ async function api(url, opts) {
 // a download link: with a token, fetched with the header and saved from memory
 function authDownload(ev) {
 	const a = ev.currentTarget;
-	if (!token || !a.href || a.dataset.blob) return;
+	if (!token || !a.href) return;
 	ev.preventDefault();
 	api(a.href).then(async (r) => {
 		if (!r.ok) throw new Error(r.status + ' ' + r.statusText);
@@ -112,7 +112,6 @@ function authDownload(ev) {
 		const tmp = document.createElement('a');
 		tmp.href = url;
 		tmp.download = m ? m[1] : (a.id === 'download-svg' ? 'flamegraph.svg' : 'profile.folded');
-		tmp.dataset.blob = '1';
 		document.body.appendChild(tmp);
 		tmp.click();
 		tmp.remove();
