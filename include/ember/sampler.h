@@ -29,7 +29,7 @@ struct sampler_opts {
 	bool idle_stacks;		/* ... and walk its kernel stack; else "[idle]" only */
 	uint32_t pid;			/* only this process (tgid); 0: every process */
 	bool hardware_event;		/* try PERF_COUNT_HW_CPU_CYCLES before cpu-clock */
-	uint32_t stack_map_entries;	/* per generation, power of 2 */
+	uint32_t stack_map_entries;	/* per generation, power of 2; 0: sized from CPUs x freq x tick */
 	uint32_t counts_map_entries;	/* per generation; 0: sized from CPUs x freq x tick */
 	uint32_t tick_ms;		/* drain interval, for the automatic size above */
 	uint32_t ringbuf_bytes;		/* power of 2, >= page size */
@@ -77,6 +77,8 @@ struct sampler_stats {
 	uint64_t prog_run_ns, prog_run_cnt; /* from the kernel: emberd holds bpf_enable_stats() */
 	bool hardware_event;		/* gauge: cycles instead of cpu-clock */
 	uint32_t prog_id;		/* the BPF program's id (bpftool prog show id N) */
+	uint32_t stack_map_entries;	/* per generation, as sized (automatic or configured) */
+	uint32_t counts_map_entries;	/* per generation, as sized */
 };
 
 struct sampler; /* opaque */

@@ -28,6 +28,7 @@ struct opt {
 	size_t off;
 	uint64_t min, max;
 	bool pow2;
+	bool auto0; /* 0 (automatic) is allowed below min */
 };
 
 #define F(field) offsetof(struct ember_config, field)
@@ -36,44 +37,44 @@ struct opt {
 #define GiB	 (1ULL << 30)
 
 static const struct opt opts[] = {
-	{ "http.listen", OPT_LISTEN, F(listen), 0, 0, false },
-	{ "http.max_connections", OPT_U64, F(http_max_connections), 1, 10000, false },
-	{ "http.threads", OPT_U64, F(http_threads), 1, 64, false },
-	{ "http.max_range", OPT_U64, F(http_max_range_s), 1, 366 * 86400, false },
-	{ "http.max_response", OPT_SIZE, F(http_max_response_bytes), MiB, 16 * GiB, false },
-	{ "http.max_captures", OPT_U64, F(http_max_captures), 1, 1000, false },
-	{ "http.capture_memory", OPT_SIZE, F(http_capture_memory_bytes), MiB, 1024 * GiB, false },
-	{ "http.max_capture", OPT_U64, F(http_max_capture_s), 1, 86400, false },
-	{ "http.timeout", OPT_U64, F(http_timeout_s), 1, 3600, false },
-	{ "http.max_body", OPT_SIZE, F(http_max_body_bytes), KiB, 16 * MiB, false },
-	{ "http.max_request", OPT_SIZE, F(http_max_request_bytes), 8 * KiB, MiB, false },
-	{ "http.tls_cert", OPT_PATH, F(tls_cert), 0, EMBER_PATH_MAX, false },
-	{ "http.tls_key", OPT_PATH, F(tls_key), 0, EMBER_PATH_MAX, false },
-	{ "http.auth_token_file", OPT_PATH, F(auth_token_file), 0, EMBER_PATH_MAX, false },
-	{ "http.insecure", OPT_BOOL, F(insecure), 0, 0, false },
-	{ "sampling.frequency", OPT_U64, F(frequency_hz), 1, 10000, false },
-	{ "sampling.include_idle", OPT_BOOL, F(include_idle), 0, 0, false },
-	{ "sampling.idle_stacks", OPT_BOOL, F(idle_stacks), 0, 0, false },
-	{ "sampling.hardware_event", OPT_BOOL, F(hardware_event), 0, 0, false },
-	{ "sampling.stack_map_entries", OPT_U64, F(stack_map_entries), 1024, 1 << 20, true },
-	{ "sampling.counts_map_entries", OPT_U64, F(counts_map_entries), 0, 1 << 20, false },
-	{ "sampling.ringbuf_size", OPT_SIZE, F(ringbuf_bytes), 64 * KiB, 256 * MiB, true },
-	{ "sampling.tick_ms", OPT_U64, F(tick_ms), 10, 10000, false },
-	{ "store.retention", OPT_U64, F(retention_s), 1, 30 * 86400, false },
-	{ "store.memory_limit", OPT_SIZE, F(memory_limit_bytes), MiB, 1024 * GiB, false },
-	{ "symbols.perf_maps", OPT_BOOL, F(perf_maps), 0, 0, false },
-	{ "symbols.inline_frames", OPT_BOOL, F(inline_frames), 0, 0, false },
-	{ "symbols.demangle", OPT_BOOL, F(demangle), 0, 0, false },
-	{ "symbols.max_pids", OPT_U64, F(max_pids), 16, 1 << 20, false },
-	{ "symbols.debug_dirs", OPT_DIRS, F(debug_dirs), 0, EMBER_PATH_MAX, false },
-	{ "symbols.addr_offsets", OPT_BOOL, F(addr_offsets), 0, 0, false },
-	{ "symbols.max_elfs", OPT_U64, F(max_elfs), 16, 65536, false },
-	{ "symbols.max_perfmap_size", OPT_SIZE, F(max_perfmap_bytes), MiB, 4 * GiB, false },
-	{ "filter.exclude_comms", OPT_LIST, F(exclude_comms), 0, EMBER_LIST_MAX, false },
-	{ "filter.exclude_cgroups", OPT_LIST, F(exclude_cgroups), 0, EMBER_LIST_MAX, false },
-	{ "security.user", OPT_USER, F(user), 0, EMBER_USER_MAX, false },
-	{ "security.drop_capabilities", OPT_BOOL, F(drop_capabilities), 0, 0, false },
-	{ "log.level", OPT_LEVEL, F(log_level), 0, 0, false },
+	{ "http.listen", OPT_LISTEN, F(listen), 0, 0, false, false },
+	{ "http.max_connections", OPT_U64, F(http_max_connections), 1, 10000, false, false },
+	{ "http.threads", OPT_U64, F(http_threads), 1, 64, false, false },
+	{ "http.max_range", OPT_U64, F(http_max_range_s), 1, 366 * 86400, false, false },
+	{ "http.max_response", OPT_SIZE, F(http_max_response_bytes), MiB, 16 * GiB, false, false },
+	{ "http.max_captures", OPT_U64, F(http_max_captures), 1, 1000, false, false },
+	{ "http.capture_memory", OPT_SIZE, F(http_capture_memory_bytes), MiB, 1024 * GiB, false, false },
+	{ "http.max_capture", OPT_U64, F(http_max_capture_s), 1, 86400, false, false },
+	{ "http.timeout", OPT_U64, F(http_timeout_s), 1, 3600, false, false },
+	{ "http.max_body", OPT_SIZE, F(http_max_body_bytes), KiB, 16 * MiB, false, false },
+	{ "http.max_request", OPT_SIZE, F(http_max_request_bytes), 8 * KiB, MiB, false, false },
+	{ "http.tls_cert", OPT_PATH, F(tls_cert), 0, EMBER_PATH_MAX, false, false },
+	{ "http.tls_key", OPT_PATH, F(tls_key), 0, EMBER_PATH_MAX, false, false },
+	{ "http.auth_token_file", OPT_PATH, F(auth_token_file), 0, EMBER_PATH_MAX, false, false },
+	{ "http.insecure", OPT_BOOL, F(insecure), 0, 0, false, false },
+	{ "sampling.frequency", OPT_U64, F(frequency_hz), 1, 10000, false, false },
+	{ "sampling.include_idle", OPT_BOOL, F(include_idle), 0, 0, false, false },
+	{ "sampling.idle_stacks", OPT_BOOL, F(idle_stacks), 0, 0, false, false },
+	{ "sampling.hardware_event", OPT_BOOL, F(hardware_event), 0, 0, false, false },
+	{ "sampling.stack_map_entries", OPT_U64, F(stack_map_entries), 1024, 1 << 20, true, true },
+	{ "sampling.counts_map_entries", OPT_U64, F(counts_map_entries), 0, 1 << 20, false, false },
+	{ "sampling.ringbuf_size", OPT_SIZE, F(ringbuf_bytes), 64 * KiB, 256 * MiB, true, false },
+	{ "sampling.tick_ms", OPT_U64, F(tick_ms), 10, 10000, false, false },
+	{ "store.retention", OPT_U64, F(retention_s), 1, 30 * 86400, false, false },
+	{ "store.memory_limit", OPT_SIZE, F(memory_limit_bytes), MiB, 1024 * GiB, false, false },
+	{ "symbols.perf_maps", OPT_BOOL, F(perf_maps), 0, 0, false, false },
+	{ "symbols.inline_frames", OPT_BOOL, F(inline_frames), 0, 0, false, false },
+	{ "symbols.demangle", OPT_BOOL, F(demangle), 0, 0, false, false },
+	{ "symbols.max_pids", OPT_U64, F(max_pids), 16, 1 << 20, false, false },
+	{ "symbols.debug_dirs", OPT_DIRS, F(debug_dirs), 0, EMBER_PATH_MAX, false, false },
+	{ "symbols.addr_offsets", OPT_BOOL, F(addr_offsets), 0, 0, false, false },
+	{ "symbols.max_elfs", OPT_U64, F(max_elfs), 16, 65536, false, false },
+	{ "symbols.max_perfmap_size", OPT_SIZE, F(max_perfmap_bytes), MiB, 4 * GiB, false, false },
+	{ "filter.exclude_comms", OPT_LIST, F(exclude_comms), 0, EMBER_LIST_MAX, false, false },
+	{ "filter.exclude_cgroups", OPT_LIST, F(exclude_cgroups), 0, EMBER_LIST_MAX, false, false },
+	{ "security.user", OPT_USER, F(user), 0, EMBER_USER_MAX, false, false },
+	{ "security.drop_capabilities", OPT_BOOL, F(drop_capabilities), 0, 0, false, false },
+	{ "log.level", OPT_LEVEL, F(log_level), 0, 0, false, false },
 };
 
 void ember_config_init(struct ember_config *c)
@@ -93,7 +94,7 @@ void ember_config_init(struct ember_config *c)
 		.frequency_hz = 99,
 		.include_idle = true,
 		.hardware_event = true,
-		.stack_map_entries = 16384,
+		.stack_map_entries = 0, /* automatic */
 		.counts_map_entries = 0, /* automatic */
 		.ringbuf_bytes = 1 * MiB,
 		.tick_ms = 1000,
@@ -265,7 +266,7 @@ int ember_config_set(struct ember_config *c, const char *key, const char *value,
 		if (parse_u64(value, o->type == OPT_SIZE, &v))
 			return seterr(err, errlen, "%s: '%s' is not a %s", key, value,
 				      o->type == OPT_SIZE ? "size (N, NK, NM, NG)" : "number");
-		if (v < o->min || v > o->max)
+		if ((v < o->min && !(v == 0 && o->auto0)) || v > o->max)
 			return seterr(err, errlen, "%s: %" PRIu64 " is out of range %" PRIu64
 				      "..%" PRIu64, key, v, o->min, o->max);
 		if (o->pow2 && (v & (v - 1)))

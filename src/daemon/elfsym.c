@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include <libelf.h>
 
 #include "ember/array.h"
+#include "ember/keysort.h"
 
 #define MAX_BUILD_ID 64
 #define MAX_UNSIZED 65536u /* a symbol without st_size ends at the next one, or this far */
@@ -163,16 +165,14 @@ static int underscores(const char *s)
 	return n;
 }
 
-static const char *sort_names; /* qsort has no context; sorting is single-threaded */
-
-static int cmp_esym(const void *pa, const void *pb)
+/* Order of symbols at one address: sized first, then global, weak, local, then fewer leading
+ * underscores, then by name (@ctx: the names). */
+static int cmp_esym_tie(const void *pa, const void *pb, void *ctx)
 {
 	const struct esym *a = pa, *b = pb;
-	const char *na = sort_names + a->name_off, *nb = sort_names + b->name_off;
+	const char *names = ctx, *na = names + a->name_off, *nb = names + b->name_off;
 	int x, y;
 
-	if (a->addr != b->addr)
-		return (a->addr > b->addr) - (a->addr < b->addr);
 	if (a->sized != b->sized)
 		return (a->sized < b->sized) - (a->sized > b->sized); /* sized first */
 	x = rank_bind(a->bind);
@@ -190,10 +190,8 @@ static void finish_symbols(struct elfsym *e)
 {
 	size_t i, j;
 
-	sort_names = e->names;
-	if (e->n)
-		qsort(e->syms, e->n, sizeof(*e->syms), cmp_esym);
-	sort_names = NULL;
+	keysort(e->syms, e->n, sizeof(*e->syms), offsetof(struct esym, addr), cmp_esym_tie,
+		e->names);
 	for (i = 0, j = 0; i < e->n; i++) {
 		if (j && e->syms[j - 1].addr == e->syms[i].addr)
 			continue;

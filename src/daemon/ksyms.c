@@ -3,12 +3,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "ember/array.h"
+#include "ember/keysort.h"
 #include "ember/parse.h"
 
 #define MAX_FILE_BYTES (256u << 20)
@@ -155,21 +157,17 @@ static int cmp_ksym_with(const struct ksym *a, const struct ksym *b, const char 
 	return strcmp(names + a->name_off, names + b->name_off);
 }
 
-static const char *sort_names; /* qsort has no context argument; sorting is single-threaded */
-
-static int cmp_ksym(const void *a, const void *b)
+static int cmp_ksym_tie(const void *a, const void *b, void *names)
 {
-	return cmp_ksym_with(a, b, sort_names);
+	return cmp_ksym_with(a, b, names);
 }
 
 static void finish(struct ksyms *k)
 {
 	size_t i, j;
 
-	sort_names = k->names;
-	if (k->n)
-		qsort(k->syms, k->n, sizeof(*k->syms), cmp_ksym);
-	sort_names = NULL;
+	keysort(k->syms, k->n, sizeof(*k->syms), offsetof(struct ksym, addr), cmp_ksym_tie,
+		k->names);
 	/* keep the first (best) alias at each address */
 	for (i = 0, j = 0; i < k->n; i++) {
 		if (j && k->syms[j - 1].addr == k->syms[i].addr)

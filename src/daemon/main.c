@@ -643,9 +643,11 @@ static int sampling_setup(struct emberd *d)
 		return log_errno(-errno, "cannot watch the ring buffer");
 	sampler__stats(d->sampler, &st);
 	d->last = st;
-	log_info("sampling %llu CPUs at %llu Hz with the %s event (BPF program id %u)",
+	log_info("sampling %llu CPUs at %llu Hz with the %s event (BPF program id %u; maps per "
+		 "generation: %u stacks, %u counts)",
 		 (unsigned long long)st.cpus_attached, (unsigned long long)d->cfg.frequency_hz,
-		 st.hardware_event ? "cpu-cycles" : "cpu-clock", st.prog_id);
+		 st.hardware_event ? "cpu-cycles" : "cpu-clock", st.prog_id, st.stack_map_entries,
+		 st.counts_map_entries);
 	return 0;
 }
 

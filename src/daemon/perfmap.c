@@ -3,10 +3,12 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ember/array.h"
+#include "ember/keysort.h"
 #include "ember/parse.h"
 
 struct pm_sym {
@@ -89,12 +91,12 @@ void perfmap__free(struct perfmap *pm)
 	free(pm);
 }
 
-static int cmp_sym(const void *a, const void *b)
+/* At one start address, the entry read first comes first. */
+static int cmp_seq(const void *a, const void *b, void *ctx)
 {
 	const struct pm_sym *x = a, *y = b;
 
-	if (x->start != y->start)
-		return (x->start > y->start) - (x->start < y->start);
+	(void)ctx;
 	return (x->seq > y->seq) - (x->seq < y->seq);
 }
 
@@ -140,7 +142,8 @@ int perfmap__add_text(struct perfmap *pm, const char *text, size_t len, size_t *
 		p = nl + 1;
 	}
 	if (pm->n != n0)
-		qsort(pm->syms, pm->n, sizeof(*pm->syms), cmp_sym);
+		keysort(pm->syms, pm->n, sizeof(*pm->syms), offsetof(struct pm_sym, start), cmp_seq,
+			NULL);
 	*ret_used = (size_t)(p - text);
 	if (ret_bad)
 		*ret_bad += bad;

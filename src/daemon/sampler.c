@@ -382,7 +382,7 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 	bool *mask = NULL;
 	int err, cpu, first = -1, fd;
 
-	if (!o->freq_hz || o->stack_map_entries < 1 ||
+	if (!o->freq_hz ||
 	    !o->ringbuf_bytes || (o->ringbuf_bytes & (o->ringbuf_bytes - 1))) {
 		fail(errbuf, errlen, "invalid sampler options");
 		return -EINVAL;
@@ -420,18 +420,34 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 			n <<= 1;
 		s->o.counts_map_entries = (uint32_t)n;
 	}
+	if (!s->o.stack_map_entries) {
+		/*
+		 * Automatic: a generation holds the stacks of one tick, at most two per sample (kernel
+		 * and user). A stack whose bucket holds another is lost (-EEXIST, counted), so the
+		 * map is kept mostly empty: 16 buckets per sample of a tick, at most 1/8 used. At
+		 * least 4096 (with a 1 s tick: small hosts); at most 32768 (32 MiB of kernel memory
+		 * per generation: on hosts with more than ~20 CPUs the share of lost stacks grows,
+		 * set it, or shorten sampling.tick_ms). BCC's profile uses 16384.
+		 */
+		uint64_t need = 16 * (uint64_t)s->nr_cpus * o->freq_hz *
+				(o->tick_ms ? o->tick_ms : 1000) / 1000, n = 4096;
+
+		while (n < need && n < (1u << 15))
+			n <<= 1;
+		s->o.stack_map_entries = (uint32_t)n;
+	}
 	s->links = calloc((size_t)s->nr_cpus, sizeof(*s->links));
 	mask = calloc((size_t)s->nr_cpus, sizeof(*mask));
 	s->keys = calloc(s->o.counts_map_entries, sizeof(*s->keys));
 	s->vals = calloc(s->o.counts_map_entries, sizeof(*s->vals));
-	s->stack_slot = malloc(o->stack_map_entries * sizeof(*s->stack_slot));
-	s->touched = malloc(o->stack_map_entries * sizeof(*s->touched));
+	s->stack_slot = malloc(s->o.stack_map_entries * sizeof(*s->stack_slot));
+	s->touched = malloc(s->o.stack_map_entries * sizeof(*s->touched));
 	if (!s->links || !mask || !s->keys || !s->vals || !s->stack_slot || !s->touched) {
 		err = -ENOMEM;
 		fail(errbuf, errlen, "out of memory");
 		goto err_out;
 	}
-	memset(s->stack_slot, 0xff, o->stack_map_entries * sizeof(*s->stack_slot));
+	memset(s->stack_slot, 0xff, s->o.stack_map_entries * sizeof(*s->stack_slot));
 
 	s->skel = profiler_bpf__open();
 	if (!s->skel) {
@@ -443,8 +459,8 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 	s->skel->rodata->idle_stacks = o->idle_stacks;
 	s->skel->rodata->target_pid = o->pid;
 	s->skel->rodata->ring_half = o->ringbuf_bytes / 2;
-	if ((err = bpf_map__set_max_entries(s->skel->maps.stacks0, o->stack_map_entries)) ||
-	    (err = bpf_map__set_max_entries(s->skel->maps.stacks1, o->stack_map_entries)) ||
+	if ((err = bpf_map__set_max_entries(s->skel->maps.stacks0, s->o.stack_map_entries)) ||
+	    (err = bpf_map__set_max_entries(s->skel->maps.stacks1, s->o.stack_map_entries)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.counts0, s->o.counts_map_entries)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.counts1, s->o.counts_map_entries)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.times, o->ringbuf_bytes))) {
@@ -893,4 +909,6 @@ void sampler__stats(struct sampler *s, struct sampler_stats *ret)
 		ret->prog_run_cnt = info.run_cnt;
 		ret->prog_id = info.id;
 	}
+	ret->stack_map_entries = s->o.stack_map_entries;
+	ret->counts_map_entries = s->o.counts_map_entries;
 }

@@ -49,6 +49,8 @@
 #define ELF_RETRY_NS (5000 * NS_PER_MS)	    /* retry an image that failed to open */
 #define VALIDATE_NS (1000 * NS_PER_MS)	    /* note_pid re-checks a cached pid's start time */
 #define GONE_GRACE_NS (5000 * NS_PER_MS)    /* keep a dead process's state for late samples */
+#define PIN_NS (2 * GONE_GRACE_NS)	    /* an unread image's file is kept open this long */
+#define MAX_PINNED 256			    /* files kept open; past this, images are read at once */
 /* Keep a replaced state (exec, pid reuse) so long: samples reach the symbolizer 1-2 ticks after
  * they are taken (sampling.tick_ms, 1 s by default, at most 10 s). Bounded in number: in an exec
  * storm the oldest go first (each holds its mappings, a few KB). */
@@ -119,8 +121,10 @@ struct elfent {
 	struct elfent *hnext;
 	struct elfent *lru_prev, *lru_next;
 	uint64_t dev, ino;
-	struct image *img;		/* NULL: failed (retry after ELF_RETRY_NS) */
+	struct image *img;		/* NULL: not read yet (fd), or failed (retry after ELF_RETRY_NS) */
 	uint64_t failed_ns;
+	int fd;				/* the file, kept open until its symbols are needed; -1 */
+	uint64_t pinned_ns;		/* when fd was opened */
 };
 
 struct addr_slot {
@@ -167,6 +171,7 @@ struct symbolizer {
 
 	struct elfent **etab;
 	size_t etab_size, nelfs;
+	size_t nr_pinned;		/* elfents holding an unread file open */
 	struct elfent lru_e;
 	struct image **btab;		/* images by build-id */
 	size_t btab_size;
@@ -373,6 +378,8 @@ void symbolizer__free(struct symbolizer *s)
 		for (; e; e = next) {
 			next = e->hnext;
 			image_put(s, e->img);
+			if (e->fd >= 0)
+				close(e->fd);
 			free(e);
 		}
 	}
@@ -1122,6 +1129,8 @@ static void ptab_grow(struct symbolizer *s)
 }
 
 static struct image *elf_get(struct symbolizer *s, struct proc *p, struct mapping *m);
+static void elf_pin(struct symbolizer *s, struct proc *p, struct mapping *m);
+static void elf_unpin_old(struct symbolizer *s, uint64_t t);
 static void perfmap_refresh(struct symbolizer *s, struct proc *p);
 
 static bool has_anon_code(const struct proc *p)
@@ -1248,10 +1257,14 @@ void symbolizer__note_pid(struct symbolizer *s, uint32_t pid)
 	p = proc_get(s, pid);
 	if (!p)
 		return;
-	/* open its images while the files are reachable: a short-lived process still resolves */
+	/*
+	 * Open its images while the files are reachable, so that a short-lived process still
+	 * resolves; read their symbols only when a stack needs them (most of a process's libraries
+	 * never appear in its samples).
+	 */
 	for (i = 0; i < p->nmaps; i++)
 		if (p->maps[i].kind == PROCMAPS_FILE)
-			(void)elf_get(s, p, &p->maps[i]);
+			elf_pin(s, p, &p->maps[i]);
 	/* and its JIT symbols, which runtimes often remove at exit */
 	if (s->o.perf_maps && has_anon_code(p))
 		perfmap_refresh(s, p);
@@ -1264,6 +1277,7 @@ int symbolizer__prune(struct symbolizer *s)
 	int n = 0;
 
 	retired_expire(s, t);
+	elf_unpin_old(s, t);
 	for (p = s->lru_p.lru_prev; p != &s->lru_p; p = prev) {
 		prev = p->lru_prev;
 		if (!p->gone && proc_stale(s, p, &until)) {
@@ -1301,6 +1315,10 @@ static void elfent_remove(struct symbolizer *s, struct elfent *e)
 	lru_unlink_e(e);
 	s->nelfs--;
 	image_put(s, e->img);
+	if (e->fd >= 0) {
+		close(e->fd);
+		s->nr_pinned--;
+	}
 	free(e);
 }
 
@@ -1379,7 +1397,9 @@ static struct image *image_by_build_id(struct symbolizer *s, const uint8_t *id, 
 	return NULL;
 }
 
-static struct image *image_open(struct symbolizer *s, struct proc *p, const struct mapping *m)
+/* Reads the symbols of @m's file: @fd if >= 0 (closed here), else opened now. */
+static struct image *image_open(struct symbolizer *s, struct proc *p, const struct mapping *m,
+				int fd)
 {
 	struct elfsym_opts eo = { .debug_dirs = s->debug_dirs, .path = p->paths + m->path_off,
 				  .dwarf = s->o.inline_frames };
@@ -1388,10 +1408,11 @@ static struct image *image_open(struct symbolizer *s, struct proc *p, const stru
 	struct image *img;
 	const uint8_t *bid;
 	struct stat st;
-	int fd, n;
+	int n;
 	uint64_t h = 0;
 
-	fd = open_mapping(s, p, m);
+	if (fd < 0)
+		fd = open_mapping(s, p, m);
 	if (fd < 0)
 		return NULL;
 	if (fstat(fd, &st)) {
@@ -1446,32 +1467,22 @@ static struct image *image_open(struct symbolizer *s, struct proc *p, const stru
 	return img;
 }
 
-static struct image *elf_get(struct symbolizer *s, struct proc *p, struct mapping *m)
+static struct elfent *elf_find(struct symbolizer *s, const struct mapping *m)
 {
 	struct elfent *e;
-	size_t h = eslot(s, m->dev, m->ino);
 
-	for (e = s->etab[h]; e; e = e->hnext) {
+	for (e = s->etab[eslot(s, m->dev, m->ino)]; e; e = e->hnext)
 		if (e->dev == m->dev && e->ino == m->ino)
-			break;
-	}
-	if (e) {
-		if (s->lru_e.lru_next != e) {
-			lru_unlink_e(e);
-			lru_front_e(s, e);
-		}
-		if (e->img || now_ns() - e->failed_ns < ELF_RETRY_NS) {
-			s->stats.elf_hits++;
-			return e->img;
-		}
-		e->img = image_open(s, p, m);
-		if (!e->img) {
-			e->failed_ns = now_ns();
-			s->stats.elf_errors++;
-		}
-		return e->img;
-	}
-	s->stats.elf_misses++;
+			return e;
+	return NULL;
+}
+
+/* A new entry for @m's file, neither read nor open yet; the least recently used go first. */
+static struct elfent *elf_add(struct symbolizer *s, const struct mapping *m)
+{
+	struct elfent *e;
+	size_t h;
+
 	while (s->nelfs >= s->o.max_elfs && s->lru_e.lru_prev != &s->lru_e) {
 		elfent_remove(s, s->lru_e.lru_prev);
 		s->stats.elf_evictions++;
@@ -1481,12 +1492,7 @@ static struct image *elf_get(struct symbolizer *s, struct proc *p, struct mappin
 		return NULL;
 	e->dev = m->dev;
 	e->ino = m->ino;
-	e->img = image_open(s, p, m);
-	if (!e->img) {
-		e->failed_ns = now_ns();
-		s->stats.elf_errors++;
-		log_debug("pid %u: cannot read symbols of '%s'", p->pid, p->paths + m->path_off);
-	}
+	e->fd = -1;
 	if (s->nelfs + 1 > s->etab_size)
 		etab_grow(s);
 	h = eslot(s, m->dev, m->ino);
@@ -1494,7 +1500,98 @@ static struct image *elf_get(struct symbolizer *s, struct proc *p, struct mappin
 	s->etab[h] = e;
 	lru_front_e(s, e);
 	s->nelfs++;
+	return e;
+}
+
+/* Reads @e's symbols now: from its open file if pinned, else opened through @p. */
+static void elf_read(struct symbolizer *s, struct elfent *e, struct proc *p,
+		     const struct mapping *m)
+{
+	int fd = e->fd;
+
+	if (fd >= 0) {
+		e->fd = -1;
+		s->nr_pinned--;
+	}
+	e->img = image_open(s, p, m, fd);
+	if (!e->img) {
+		e->failed_ns = now_ns();
+		s->stats.elf_errors++;
+		log_debug("pid %u: cannot read symbols of '%s'", p->pid, p->paths + m->path_off);
+	}
+}
+
+static struct image *elf_get(struct symbolizer *s, struct proc *p, struct mapping *m)
+{
+	struct elfent *e = elf_find(s, m);
+
+	if (e && (e->img || e->fd >= 0 || now_ns() - e->failed_ns < ELF_RETRY_NS)) {
+		if (s->lru_e.lru_next != e) {
+			lru_unlink_e(e);
+			lru_front_e(s, e);
+		}
+		s->stats.elf_hits++; /* read, failed lately, or pinned (read now) */
+		if (!e->img && e->fd >= 0)
+			elf_read(s, e, p, m);
+		return e->img;
+	}
+	s->stats.elf_misses++;
+	if (!e)
+		e = elf_add(s, m);
+	if (!e)
+		return NULL;
+	elf_read(s, e, p, m);
 	return e->img;
+}
+
+/*
+ * Keeps @m's file open for a later elf_get, unless known already: what a process maps is read
+ * when its stacks need it, even after it has exited (its path then gone, or another file).
+ * Past MAX_PINNED open files, read at once.
+ */
+static void elf_pin(struct symbolizer *s, struct proc *p, struct mapping *m)
+{
+	struct elfent *e = elf_find(s, m);
+	int fd;
+
+	if (e) { /* a hit, as for elf_get: one file for many processes */
+		s->stats.elf_hits++;
+		return;
+	}
+	if (s->nr_pinned >= MAX_PINNED) {
+		(void)elf_get(s, p, m);
+		return;
+	}
+	fd = open_mapping(s, p, m);
+	if (fd < 0) {
+		(void)elf_get(s, p, m); /* counts and logs the failure, retried later */
+		return;
+	}
+	e = elf_add(s, m);
+	if (!e) {
+		close(fd);
+		return;
+	}
+	s->stats.elf_misses++;
+	e->fd = fd;
+	e->pinned_ns = now_ns();
+	s->nr_pinned++;
+}
+
+/* Closes the files pinned longer than PIN_NS: their processes' first samples are long drained
+ * (a later read opens the file again through a live process). */
+static void elf_unpin_old(struct symbolizer *s, uint64_t t)
+{
+	struct elfent *e, *prev;
+
+	for (e = s->lru_e.lru_prev; s->nr_pinned && e != &s->lru_e; e = prev) {
+		prev = e->lru_prev;
+		if (e->fd >= 0 && t - e->pinned_ns >= PIN_NS) {
+			close(e->fd);
+			e->fd = -1;
+			s->nr_pinned--;
+		}
+	}
 }
 
 /* --- perf maps ------------------------------------------------------------------------------- */

@@ -51,6 +51,10 @@ check "burst: the same counters in /metrics" awk '
 	/^ember_stack_errors_total\{.*error="eexist"/ && $2 > 0 { f = 1 }
 	/^ember_sampler_events_total\{/ && $1 !~ /untimed/ && $2 > 0 { f = 1 }
 	END { exit !f }' "$TMP/burst.metrics"
+check "burst: the configured map sizes in use (1024 stacks, 1024 counts)" python3 -c '
+import json, sys
+a = json.load(open(sys.argv[1]))["sampler"]
+assert a["stack_map_entries"] == 1024 and a["counts_map_entries"] == 1024, a' "$TMP/burst.json"
 check "burst: every sample taken is delivered or counted lost (< 2 ticks in flight)" python3 -c '
 import json, sys
 a = json.load(open(sys.argv[1]))["sampler"]
@@ -87,6 +91,22 @@ print("# store: samples %d appended %d evicted_memory %d bytes %d max_bytes %d r
       % (s["samples"], s["appended"], s["evicted_memory"], s["bytes"], s["max_bytes"],
          s.get("retained_s", 0)))
 PY
+# automatic sizes: 16 stack buckets per sample of a 1 s tick (4096..32768), counts twice the
+# samples of a tick (1024..1M), over the possible CPUs
+check "cap: automatic map sizes from CPUs x 4999 Hz x 1 s" python3 -c '
+import json, sys
+a = json.load(open(sys.argv[1]))["sampler"]
+cpus = 0
+for part in open("/sys/devices/system/cpu/possible").read().strip().split(","):
+    lo, _, hi = part.partition("-")
+    cpus += int(hi or lo) - int(lo) + 1
+def p2(need, lo, hi):
+    n = lo
+    while n < need and n < hi:
+        n *= 2
+    return n
+want = (p2(16 * cpus * 4999, 4096, 32768), p2(2 * cpus * 4999, 1024, 1 << 20))
+assert (a["stack_map_entries"], a["counts_map_entries"]) == want, (a, want)' "$TMP/cap-10.json"
 check "cap: store bytes never above max_bytes" python3 -c '
 import json, sys
 for f in sys.argv[1:]:

@@ -24,7 +24,7 @@ static void test_defaults(void **state)
 	assert_int_equal(c.frequency_hz, 99);
 	assert_int_equal(c.retention_s, 3600);
 	assert_int_equal(c.memory_limit_bytes, 256ULL << 20);
-	assert_int_equal(c.stack_map_entries, 16384);
+	assert_int_equal(c.stack_map_entries, 0); /* automatic: sized by the sampler */
 	assert_true(c.include_idle);
 	assert_int_equal(c.log_level, LOG_LVL_INFO);
 	assert_int_equal(c.dump_after_s, 0);
@@ -47,6 +47,9 @@ static void test_set(void **state)
 		{ "sampling.stack_map_entries", "4096", 0 },
 		{ "sampling.stack_map_entries", "5000", -EINVAL },	/* not a power of 2 */
 		{ "sampling.stack_map_entries", "512", -EINVAL },	/* below the minimum */
+		{ "sampling.stack_map_entries", "0", 0 },		/* automatic */
+		{ "sampling.counts_map_entries", "0", 0 },
+		{ "sampling.ringbuf_size", "0", -EINVAL },		/* no automatic size */
 		{ "sampling.ringbuf_size", "4M", 0 },
 		{ "sampling.ringbuf_size", "4MiB", 0 },
 		{ "sampling.ringbuf_size", "3M", -EINVAL },

@@ -448,6 +448,43 @@ static void test_deleted_binary(void **state)
 	strtab__free(st);
 }
 
+/*
+ * note_pid() opens a process's files but reads their symbols only when a stack needs them; the
+ * files it opened still resolve after the process exited and its binary was deleted.
+ */
+static void test_lazy_images(void **state)
+{
+	struct symbolizer_opts o = SYMBOLIZER_OPTS_DEFAULT;
+	struct strtab *st = strtab__new();
+	struct symbolizer_stats ss;
+	struct symbolizer *s;
+	struct child c;
+	char path[PATH_MAX];
+	uint64_t ips[1];
+	uint32_t pid;
+
+	(void)state;
+	workload(path, "symbols");
+	sh("mkdir -p %s/lazy && cp %s %s/lazy/symbols", tmpdir, path, tmpdir);
+	snprintf(path, sizeof(path), "%s/lazy/symbols", tmpdir);
+	spawn(&c, path, NULL);
+	pid = (uint32_t)c.pid;
+	ips[0] = addr_of(&c, "symbols_leaf") + 5;
+	s = symbolizer__new(&o, st);
+	assert_non_null(s);
+	symbolizer__note_pid(s, pid);
+	symbolizer__stats(s, &ss);
+	assert_true(ss.elf_misses >= 2); /* the binary, libc, ld.so: seen */
+	assert_int_equal(ss.elf_symbols, 0); /* and not read yet */
+	reap(&c);
+	assert_int_equal(unlink(path), 0); /* gone, and no file at its path */
+	assert_string_equal(user_stack(s, st, pid, ips, 1), "symbols_leaf");
+	symbolizer__stats(s, &ss);
+	assert_true(ss.elf_symbols > 0);
+	symbolizer__free(s);
+	strtab__free(st);
+}
+
 /* note_pid() captures a process that exits before its samples are symbolized. */
 static void test_short_lived(void **state)
 {
@@ -1005,6 +1042,7 @@ int main(void)
 		cmocka_unit_test(test_unknown_in_file),
 		cmocka_unit_test(test_stripped_debug_file),
 		cmocka_unit_test(test_deleted_binary),
+		cmocka_unit_test(test_lazy_images),
 		cmocka_unit_test(test_short_lived),
 		cmocka_unit_test(test_kernel),
 		cmocka_unit_test(test_kernel_restricted),
