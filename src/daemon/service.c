@@ -4,12 +4,14 @@
 
 #include <errno.h>
 #include <fnmatch.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
-
-#include <systemd/sd-daemon.h>
+#include <unistd.h>
 
 #include "ember/config.h"
 #include "ember/http.h"
@@ -27,10 +29,73 @@ static uint64_t now_ns(void)
 
 /* --- sd_notify -------------------------------------------------------------------------------- */
 
+/*
+ * The service manager's notification protocol (sd_notify(3), "NOTIFY_SOCKET"): one datagram of
+ * "KEY=VALUE" lines to the AF_UNIX socket named by $NOTIFY_SOCKET, a path or, with a leading
+ * '@', an abstract name. systemd documents it as a stable interface to implement without
+ * libsystemd, which would bring six more shared libraries into emberd for these few lines.
+ * 0 if sent or not running under a service manager, else -errno.
+ */
+static int notify(const char *msg)
+{
+	const char *name = getenv("NOTIFY_SOCKET");
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	size_t len, mlen = strlen(msg);
+	socklen_t salen;
+	ssize_t n;
+	int fd, err = 0;
+
+	if (!name || !*name)
+		return 0;
+	len = strlen(name);
+	if ((name[0] != '/' && name[0] != '@') || len < 2 || len > sizeof(sa.sun_path))
+		return -EAFNOSUPPORT; /* e.g. "vsock:" of newer managers: not ours to reach */
+	memcpy(sa.sun_path, name, len);
+	if (name[0] == '@')
+		sa.sun_path[0] = '\0'; /* abstract: not NUL-terminated, the length says */
+	salen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len);
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	n = sendto(fd, msg, mlen, MSG_NOSIGNAL, (struct sockaddr *)&sa, salen);
+	if (n < 0)
+		err = -errno;
+	else if ((size_t)n != mlen)
+		err = -EMSGSIZE;
+	close(fd);
+	return err;
+}
+
+/* The watchdog interval the manager asks for, in microseconds, as sd_watchdog_enabled(3) reads
+ * it: $WATCHDOG_USEC, for this process if $WATCHDOG_PID names it; 0 when not asked. */
+static uint64_t watchdog_usec(void)
+{
+	const char *us = getenv("WATCHDOG_USEC"), *pid = getenv("WATCHDOG_PID");
+	unsigned long long v;
+	char *end;
+
+	if (!us || !*us)
+		return 0;
+	errno = 0;
+	v = strtoull(us, &end, 10);
+	if (errno || *end || !v)
+		return 0;
+	if (pid && *pid) {
+		unsigned long long p = strtoull(pid, &end, 10);
+
+		if (*end || p != (unsigned long long)getpid())
+			return 0;
+	}
+	return v;
+}
+
 void service_notify_ready(const char *status)
 {
-	int r = sd_notifyf(0, "READY=1\nSTATUS=%s", status ? status : "running");
+	char msg[512];
+	int r;
 
+	snprintf(msg, sizeof(msg), "READY=1\nSTATUS=%s", status ? status : "running");
+	r = notify(msg);
 	if (r < 0)
 		log_warn("sd_notify(READY=1) failed: %s, ignoring", strerror(-r));
 	service_watchdog(); /* the first ping now, not a tick later */
@@ -42,19 +107,21 @@ void service_watchdog(void)
 	static uint64_t usec, last;
 	uint64_t now = now_ns();
 
-	if (enabled < 0)
-		enabled = sd_watchdog_enabled(0, &usec) > 0;
+	if (enabled < 0) {
+		usec = watchdog_usec();
+		enabled = usec > 0;
+	}
 	if (!enabled)
 		return;
 	if (last && now - last < usec * 1000 / 4)
 		return;
 	last = now;
-	(void)sd_notify(0, "WATCHDOG=1");
+	(void)notify("WATCHDOG=1");
 }
 
 void service_notify_stopping(void)
 {
-	(void)sd_notify(0, "STOPPING=1");
+	(void)notify("STOPPING=1");
 }
 
 /* --- SIGHUP ----------------------------------------------------------------------------------- */
@@ -156,7 +223,7 @@ int service_reload(struct ember_config *cur, struct http_server *srv)
 
 	if (!n)
 		return log_errno(-ENOMEM, "reload failed");
-	(void)sd_notify(0, "RELOADING=1");
+	(void)notify("RELOADING=1");
 	ember_config_init(n);
 	devnull = fopen("/dev/null", "we");
 	r = ember_config_from_args(n, saved_argc, saved_argv, devnull ? devnull : stderr, err,
@@ -212,7 +279,7 @@ int service_reload(struct ember_config *cur, struct http_server *srv)
 		 (unsigned long long)filter_excluded_total());
 	r = (int)rc.live;
 out:
-	(void)sd_notify(0, "READY=1");
+	(void)notify("READY=1");
 	if (r < 0)
 		(void)filter_set(cur); /* filter_set(n) may have run */
 	if (devnull)

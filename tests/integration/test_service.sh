@@ -184,6 +184,34 @@ sleep 0.2
 for m in READY=1 WATCHDOG=1 RELOADING=1 STOPPING=1; do
 	check "sd_notify: $m" grep -q "^$m" "$TMP/notify.log"
 done
+# an abstract socket ("@name"), and a watchdog asked of another process (WATCHDOG_PID): READY
+# and STOPPING reach it, no WATCHDOG=1
+python3 - "@ember-notify-$$" "$TMP/notify2.log" <<'EOF' &
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind("\0" + sys.argv[1][1:])
+s.settimeout(6)
+with open(sys.argv[2], "a") as out:
+    out.write("bound\n"); out.flush()
+    try:
+        while True:
+            out.write(s.recv(4096).decode() + "\n"); out.flush()
+    except socket.timeout:
+        pass
+EOF
+NP=$!; PIDS+=($NP)
+wait_log "$TMP/notify2.log" bound
+NOTIFY_SOCKET=@ember-notify-$$ WATCHDOG_USEC=1000000 WATCHDOG_PID=1 "$EMBERD" \
+	--listen "127.0.0.1:$PORT" --replay "$TMP/perf.txt" >"$TMP/abs.log" 2>&1 &
+AP=$!; PIDS+=($AP)
+wait_log "$TMP/abs.log" started
+sleep 0.5
+kill $AP; wait $AP 2>/dev/null
+wait $NP 2>/dev/null
+check "sd_notify to an abstract socket: READY=1 and STOPPING=1" \
+	sh -c "grep -q '^READY=1' '$TMP/notify2.log' && grep -q '^STOPPING=1' '$TMP/notify2.log'"
+check "sd_notify: no WATCHDOG=1 when WATCHDOG_PID is another process" \
+	sh -c "! grep -q '^WATCHDOG=1' '$TMP/notify2.log'"
 
 # --- TLS on the namespace address ----------------------------------------------------------------
 printf '%s\n' "$TOKEN" >"$TMP/token"
