@@ -157,6 +157,14 @@ void symbolizer__retire_pid(struct symbolizer *s, uint32_t pid, uint64_t until_n
  * state): a process image replaced since (exec, pid reuse) is symbolized with its own state. */
 int symbolizer__user_at(struct symbolizer *s, uint32_t pid, uint64_t time_ns, const uint64_t *ips,
 			size_t n, uint32_t *ret, size_t cap);
+/*
+ * The version of what resolves @pid's addresses: it changes whenever its mappings or perf-map
+ * symbols are read again or its state is replaced (exec, pid reuse), so a caller may keep
+ * symbolizer__user()'s answers for a stack while it is unchanged. 0: not known (or gone).
+ */
+uint64_t symbolizer__pid_version(const struct symbolizer *s, uint32_t pid);
+/* The running count of user frames that did not resolve (stats.user_unresolved). */
+uint64_t symbolizer__user_unresolved(const struct symbolizer *s);
 /* Whether a replaced state of @pid is kept: results for @pid then depend on the sample time. */
 bool symbolizer__has_retired(const struct symbolizer *s, uint32_t pid);
 

@@ -101,14 +101,47 @@ static bool has_section(Elf *elf, Elf64_Word type, const char *name)
 	return false;
 }
 
+/* Appends one function symbol (name of @len bytes at @name). */
+static int add_one(struct elfsym *e, uint64_t value, uint64_t size, uint8_t bind,
+		   const char *name, size_t len)
+{
+	struct esym *s;
+
+	if (e->names_len + len + 1 > UINT32_MAX)
+		return -ENOMEM;
+	if (grow((void **)&e->syms, &e->cap, e->n + 1, sizeof(*e->syms)) ||
+	    grow((void **)&e->names, &e->names_cap, e->names_len + len + 1, 1))
+		return -ENOMEM;
+	s = &e->syms[e->n++];
+	*s = (struct esym){ .addr = value,
+			    .end = value + size,
+			    .name_off = (uint32_t)e->names_len,
+			    .bind = bind,
+			    .sized = size > 0 };
+	memcpy(e->names + e->names_len, name, len);
+	e->names[e->names_len + len] = '\0';
+	e->names_len += len + 1;
+	return 0;
+}
+
+static bool is_function(uint8_t info, uint16_t shndx, uint64_t value)
+{
+	uint8_t st = GELF_ST_TYPE(info);
+
+	return (st == STT_FUNC || st == STT_GNU_IFUNC) && shndx != SHN_UNDEF && value != 0;
+}
+
 static int add_symbols(struct elfsym *e, Elf *elf, Elf64_Word type)
 {
 	Elf_Scn *scn = NULL;
+	bool native64 = gelf_getclass(elf) == ELFCLASS64;
 
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
-		Elf_Data *data;
+		Elf_Data *data, *strs = NULL;
+		Elf_Scn *strscn;
 		size_t i, count;
+		int err;
 
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type || !sh.sh_entsize)
 			continue;
@@ -116,36 +149,54 @@ static int add_symbols(struct elfsym *e, Elf *elf, Elf64_Word type)
 		if (!data)
 			continue;
 		count = sh.sh_size / sh.sh_entsize;
+		strscn = elf_getscn(elf, sh.sh_link);
+		if (strscn)
+			strs = elf_getdata(strscn, NULL);
+		/*
+		 * A 64-bit table read in place: libelf has converted it to this machine's
+		 * Elf64_Sym layout, and the string table is one block (checked bounds, NUL within).
+		 * Per symbol that saves gelf_getsym's copy and elf_strptr's checks, most of the
+		 * time spent reading a large table.
+		 */
+		if (native64 && strs && strs->d_buf && data->d_type == ELF_T_SYM &&
+		    data->d_size >= count * sizeof(Elf64_Sym)) {
+			const Elf64_Sym *sym = data->d_buf;
+			const char *str = strs->d_buf;
+			size_t str_size = strs->d_size;
+
+			for (i = 1; i < count; i++) {
+				const char *name, *nul;
+
+				if (!is_function(sym[i].st_info, sym[i].st_shndx, sym[i].st_value) ||
+				    !sym[i].st_name || sym[i].st_name >= str_size)
+					continue;
+				name = str + sym[i].st_name;
+				nul = memchr(name, '\0', str_size - sym[i].st_name);
+				if (!nul || nul == name)
+					continue;
+				err = add_one(e, sym[i].st_value, sym[i].st_size,
+					      (uint8_t)GELF_ST_BIND(sym[i].st_info), name,
+					      (size_t)(nul - name));
+				if (err)
+					return err;
+			}
+			continue;
+		}
 		for (i = 1; i < count; i++) {
 			GElf_Sym sym;
 			const char *name;
-			size_t len;
-			struct esym *s;
-			int st;
 
 			if (!gelf_getsym(data, (int)i, &sym))
 				break;
-			st = GELF_ST_TYPE(sym.st_info);
-			if ((st != STT_FUNC && st != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF ||
-			    sym.st_value == 0)
+			if (!is_function(sym.st_info, sym.st_shndx, sym.st_value))
 				continue;
 			name = elf_strptr(elf, sh.sh_link, sym.st_name);
 			if (!name || !*name)
 				continue;
-			len = strlen(name);
-			if (e->names_len + len + 1 > UINT32_MAX)
-				return -ENOMEM;
-			if (grow((void **)&e->syms, &e->cap, e->n + 1, sizeof(*e->syms)) ||
-			    grow((void **)&e->names, &e->names_cap, e->names_len + len + 1, 1))
-				return -ENOMEM;
-			s = &e->syms[e->n++];
-			*s = (struct esym){ .addr = sym.st_value,
-					    .end = sym.st_value + sym.st_size,
-					    .name_off = (uint32_t)e->names_len,
-					    .bind = (uint8_t)GELF_ST_BIND(sym.st_info),
-					    .sized = sym.st_size > 0 };
-			memcpy(e->names + e->names_len, name, len + 1);
-			e->names_len += len + 1;
+			err = add_one(e, sym.st_value, sym.st_size, (uint8_t)GELF_ST_BIND(sym.st_info),
+				      name, strlen(name));
+			if (err)
+				return err;
 		}
 	}
 	return 0;

@@ -52,12 +52,14 @@
  * staleness after an exec or a module load.
  */
 #define SCACHE_SLOTS	 4096
-#define SCACHE_USER_TTL	 (2 * NSEC)
+#define SCACHE_USER_TTL	 (2 * NSEC)  /* a user stack with unresolved frames: retried soon */
+#define SCACHE_STABLE_TTL (10 * NSEC) /* resolved, and its process's symbols unchanged since */
 #define SCACHE_KERN_TTL	 (30 * NSEC)
 
 struct scache_ent {
 	uint64_t hash;
 	uint64_t expires_ns;
+	uint64_t version;	/* symbolizer__pid_version() of a user stack's process */
 	uint32_t pid;
 	uint32_t n;		/* frame ids */
 	uint32_t *ids;		/* symbolizer strtab ids, root first; owned */
@@ -206,7 +208,7 @@ static int symbolize(struct emberd *d, bool kernel, uint32_t pid, uint64_t time_
 {
 	uint64_t h = hash_bytes(ips, n * sizeof(*ips), kernel ? 0x6b : 0x75) ^ hash_mix64(pid + 1);
 	struct scache_ent *e = &d->scache[h & (SCACHE_SLOTS - 1)];
-	uint64_t now = mono_ns();
+	uint64_t now = mono_ns(), ver = 0, unresolved = 0, ttl = SCACHE_KERN_TTL;
 	uint32_t sym[MAX_FRAMES / 2];
 	int r;
 
@@ -216,16 +218,27 @@ static int symbolize(struct emberd *d, bool kernel, uint32_t pid, uint64_t time_
 		*ret = d->sym_tmp;
 		return r;
 	}
-	if (e->ids && e->hash == h && e->pid == pid && now < e->expires_ns) {
+	/* a user stack's answer holds while its process's mappings and JIT symbols are unchanged */
+	if (!kernel)
+		ver = symbolizer__pid_version(d->sym, pid);
+	if (e->ids && e->hash == h && e->pid == pid && e->version == ver && now < e->expires_ns) {
 		d->scache_hits++;
 		*ret = e->ids;
 		return (int)e->n;
 	}
 	d->scache_misses++;
+	if (!kernel)
+		unresolved = symbolizer__user_unresolved(d->sym);
 	r = kernel ? symbolizer__kernel(d->sym, ips, n, sym, MAX_FRAMES / 2)
 		   : symbolizer__user(d->sym, pid, ips, n, sym, MAX_FRAMES / 2);
 	if (r < 0)
 		return r;
+	if (!kernel) {
+		/* the call may have read the process for the first time, or read it again */
+		ver = symbolizer__pid_version(d->sym, pid);
+		ttl = ver && symbolizer__user_unresolved(d->sym) == unresolved ? SCACHE_STABLE_TTL
+									    : SCACHE_USER_TTL;
+	}
 	if ((size_t)r > e->cap || !e->ids) {
 		uint32_t *ids = realloc(e->ids, ((size_t)r + 1) * sizeof(*ids));
 
@@ -238,7 +251,8 @@ static int symbolize(struct emberd *d, bool kernel, uint32_t pid, uint64_t time_
 	e->n = (uint32_t)r;
 	e->hash = h;
 	e->pid = pid;
-	e->expires_ns = now + (kernel ? SCACHE_KERN_TTL : SCACHE_USER_TTL);
+	e->version = ver;
+	e->expires_ns = now + ttl;
 	*ret = e->ids;
 	return r;
 }

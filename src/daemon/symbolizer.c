@@ -94,6 +94,7 @@ struct proc {
 	uint64_t pm_checked_ns;
 	enum pm_state pm_state;
 	size_t mem_bytes;
+	uint64_t version;		/* changes when what resolves its addresses may have */
 };
 
 /*
@@ -172,6 +173,7 @@ struct symbolizer {
 	struct elfent **etab;
 	size_t etab_size, nelfs;
 	size_t nr_pinned;		/* elfents holding an unread file open */
+	uint64_t version_seq;		/* last proc version handed out */
 	struct elfent lru_e;
 	struct image **btab;		/* images by build-id */
 	size_t btab_size;
@@ -917,6 +919,7 @@ static int read_maps(struct symbolizer *s, struct proc *p)
 	size_t i, j;
 
 	p->maps_read_ns = now_ns();
+	p->version = ++s->version_seq;
 	s->stats.maps_reads++;
 	snprintf(path, sizeof(path), "%s/%u/maps", s->proc_root, p->pid);
 	n = read_file(s, path, MAX_MAPS_BYTES);
@@ -1078,6 +1081,21 @@ static struct proc *retired_find(struct symbolizer *s, uint32_t pid, uint64_t ti
 		    (!best || r->until_ns < best->until_ns))
 			best = r;
 	return best ? best->p : NULL;
+}
+
+uint64_t symbolizer__pid_version(const struct symbolizer *s, uint32_t pid)
+{
+	const struct proc *p;
+
+	for (p = s->ptab[pslot(s, pid)]; p; p = p->hnext)
+		if (p->pid == pid)
+			return p->gone ? 0 : p->version;
+	return 0;
+}
+
+uint64_t symbolizer__user_unresolved(const struct symbolizer *s)
+{
+	return s->stats.user_unresolved;
 }
 
 bool symbolizer__has_retired(const struct symbolizer *s, uint32_t pid)
@@ -1662,6 +1680,7 @@ static void perfmap_refresh(struct symbolizer *s, struct proc *p)
 		perfmap__free(p->pm);
 		p->pm = NULL;
 		p->pm_used = 0;
+		p->version = ++s->version_seq;
 	}
 	if (!p->pm && !(p->pm = perfmap__new())) {
 		pm_state(s, p, PM_ERROR);
@@ -1708,6 +1727,7 @@ static void perfmap_refresh(struct symbolizer *s, struct proc *p)
 			goto out;
 		}
 		p->pm_used += consumed;
+		p->version = ++s->version_seq;
 		s->stats.perfmap_symbols += perfmap__count(p->pm) - before;
 		s->stats.perfmap_loads++;
 	}

@@ -886,6 +886,7 @@ static void test_perfmap_files(void **state)
 	struct symbolizer *s;
 	char proc[128], map[PATH_MAX];
 	uint64_t ips[1] = { JIT_BASE + 0x10 };
+	uint64_t v1, v2;
 	FILE *f;
 
 	snprintf(proc, sizeof(proc), "%s/proc", tmpdir);
@@ -937,7 +938,12 @@ static void test_perfmap_files(void **state)
 		(unsigned long long)JIT_BASE + 0x20);
 	fclose(f);
 	s = fake_symbolizer(st, proc, 0);
+	assert_int_equal(symbolizer__pid_version(s, FAKE_PID), 0); /* not read yet */
 	assert_string_equal(user_stack(s, st, FAKE_PID, ips, 1), "first fn (with spaces)_[j]");
+	v1 = symbolizer__pid_version(s, FAKE_PID);
+	assert_int_not_equal(v1, 0);
+	assert_string_equal(user_stack(s, st, FAKE_PID, ips, 1), "first fn (with spaces)_[j]");
+	assert_int_equal(symbolizer__pid_version(s, FAKE_PID), v1); /* nothing read again */
 	ips[0] = JIT_BASE + 0x25;
 	assert_string_equal(user_stack(s, st, FAKE_PID, ips, 1), "[unknown]");
 	f = fopen(map, "ae");
@@ -945,6 +951,10 @@ static void test_perfmap_files(void **state)
 	fclose(f);
 	usleep(250 * 1000);
 	assert_string_equal(user_stack(s, st, FAKE_PID, ips, 1), "second:fn_[j]");
+	/* new JIT symbols read: answers kept for this process must be asked again */
+	v2 = symbolizer__pid_version(s, FAKE_PID);
+	assert_int_not_equal(v2, 0);
+	assert_int_not_equal(v2, v1);
 	symbolizer__stats(s, &ss);
 	assert_int_equal(ss.perfmap_symbols, 2);
 	assert_int_equal(ss.perfmap_bad_lines, 0);
@@ -956,12 +966,15 @@ static void test_perfmap_files(void **state)
 	assert_int_equal(ss.pid_reuses, 1);
 	assert_int_equal(ss.pids_cached, 0);
 	assert_string_equal(user_stack(s, st, FAKE_PID, ips, 1), "second:fn_[j]");
+	assert_int_not_equal(symbolizer__pid_version(s, FAKE_PID), 0);
+	assert_int_not_equal(symbolizer__pid_version(s, FAKE_PID), v2); /* a new process */
 	/* the process is gone: its state stays a grace period for late samples, counted */
 	sh("rm -rf %s/%d", proc, FAKE_PID);
 	assert_int_equal(symbolizer__prune(s), 0);
 	symbolizer__stats(s, &ss);
 	assert_int_equal(ss.pid_gone, 1);
 	assert_int_equal(ss.pids_cached, 1);
+	assert_int_equal(symbolizer__pid_version(s, FAKE_PID), 0); /* gone: nothing to keep */
 	symbolizer__forget_pid(s, FAKE_PID);
 	symbolizer__stats(s, &ss);
 	assert_int_equal(ss.pids_cached, 0);
