@@ -24,8 +24,14 @@ const volatile __u32 target_pid = 0;
 /* Half the ring buffer's size: past it, a sample wakes userspace at once. */
 const volatile __u64 ring_half = 1 << 19;
 
-/* Flipped by userspace each tick (0 or 1): the generation samples go to. */
+/* Flipped by userspace each tick (0 or 1): the generation of counts samples go to. */
 __u32 gen = 0;
+/*
+ * The generation of stack maps (0 or 1), flipped by userspace when the active map fills up or
+ * ages: stack ids stay valid across ticks, so userspace reads each stack once per generation.
+ * Ids carry it in bit EMBER_STACK_GEN_SHIFT.
+ */
+__u32 sgen = 0;
 /* Bumped by each exec notification: invalidates the per-CPU "last pid" shortcut below. */
 __u32 exec_seq = 0;
 
@@ -94,7 +100,7 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	struct ember_time_rec *rec;
 	struct ember_bpf_stats *st;
 	__u64 one = 1, *val, wake = BPF_RB_NO_WAKEUP;
-	__u32 zero = 0, g, seq;
+	__u32 zero = 0, g, sg, seq;
 	__u8 yes = 1;
 	bool kstack = true; /* walk the kernel stack */
 	void *counts;
@@ -110,6 +116,7 @@ int do_sample(struct bpf_perf_event_data *ctx)
 		return 0;
 	/* one read of gen: the stack ids and the count must land in the same generation */
 	g = *(volatile __u32 *)&gen & 1;
+	sg = *(volatile __u32 *)&sgen & 1;
 	bpf_get_current_comm(&key.comm, sizeof(key.comm));
 	/*
 	 * A sample that interrupted user mode has no kernel stack: the helper would walk nothing
@@ -130,24 +137,28 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	key.kern_stack_id = -EFAULT;
 	key.user_stack_id = -EFAULT;
 	/* stack ids: the helper needs the map as a constant, hence one call site per generation */
-	if (g) {
+	if (sg) {
 		if (kstack)
 			key.kern_stack_id = bpf_get_stackid(ctx, &stacks1, 0);
 		if (key.tid)
 			key.user_stack_id = bpf_get_stackid(ctx, &stacks1, BPF_F_USER_STACK);
-		counts = &counts1;
 	} else {
 		if (kstack)
 			key.kern_stack_id = bpf_get_stackid(ctx, &stacks0, 0);
 		if (key.tid)
 			key.user_stack_id = bpf_get_stackid(ctx, &stacks0, BPF_F_USER_STACK);
-		counts = &counts0;
 	}
+	counts = g ? (void *)&counts1 : (void *)&counts0;
 	st->samples++;
 	if (key.tid == 0)
 		st->idle++;
 	count_err(key.kern_stack_id, &st->kern_eexist, &st->kern_efault, &st->kern_other);
 	count_err(key.user_stack_id, &st->user_eexist, &st->user_efault, &st->user_other);
+	/* an id names a bucket of its generation's map */
+	if (key.kern_stack_id >= 0)
+		key.kern_stack_id |= sg << EMBER_STACK_GEN_SHIFT;
+	if (key.user_stack_id >= 0)
+		key.user_stack_id |= sg << EMBER_STACK_GEN_SHIFT;
 
 	val = bpf_map_lookup_elem(counts, &key);
 	if (val)

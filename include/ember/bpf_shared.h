@@ -17,6 +17,9 @@
 #endif
 
 #define EMBER_MAX_STACK_DEPTH 127
+/* A stack id >= 0 in a key or record: bucket | stack-map generation << this (maps <= 2^20). */
+#define EMBER_STACK_GEN_SHIFT 30
+#define EMBER_STACK_ID_MASK ((1 << EMBER_STACK_GEN_SHIFT) - 1)
 
 /* Aggregation key: one per distinct (process, thread, comm, stacks) in a generation. */
 struct ember_key {
@@ -35,7 +38,7 @@ struct ember_time_rec {
 	__s32 user_stack_id;
 	__s32 kern_stack_id;
 	__u32 cpu;
-	__u32 gen;		/* generation the sample was counted in */
+	__u32 gen;		/* generation (of counts) the sample was counted in */
 };
 
 /* Per-CPU counters (a PERCPU_ARRAY of one element). Nothing is dropped without a count here. */

@@ -68,6 +68,7 @@ struct sampler_stats {
 	uint64_t untimed;		/* samples delivered with the drain's time */
 	uint64_t orphan_records;	/* time records with no count (delivered) */
 	uint64_t stack_missing;		/* a stack id that could not be read back */
+	uint64_t stack_gen_flips;	/* stack-map generations begun (each read anew) */
 	uint64_t delivered;		/* samples handed to the callback */
 	uint64_t lost;			/* drained but not delivered (the callback failed) */
 	uint64_t drains;

@@ -41,19 +41,22 @@ struct sampler {
 	/* drain scratch */
 	struct ember_key *keys;
 	uint64_t *vals;
-	int32_t *stack_slot;		/* per stack id: -1 unknown, -2 missing, else ips offset */
-	uint32_t *touched;		/* ids set in stack_slot */
-	size_t nr_touched;
-	uint64_t *ips;			/* pool of looked-up stacks */
-	size_t ips_len, ips_cap;
+	/* per stack-map generation: the stacks read from it, kept until the generation is cleared */
+	struct stack_cache {
+		int32_t *slot;		/* per bucket: -1 not read, else offset in ips */
+		uint32_t *touched;	/* buckets set in slot */
+		size_t nr_touched;
+		uint64_t *ips;		/* the stacks: length, then the addresses */
+		size_t ips_len, ips_cap;
+	} sc[2];
+	unsigned int sgen_ticks;	/* drains since the active stack generation began */
+	int sgen_clear;			/* the other stack generation, to clear next drain; -1 */
+	uint64_t last_eexist;		/* stack map collisions seen by the last drain */
 	uint64_t *times;
 	uint32_t *cpus;
 	size_t times_cap, cpus_cap;
 	bool no_batch;			/* lookup_and_delete_batch unsupported: iterate */
 	int online_fd;			/* /sys/devices/system/cpu/online, kept open */
-	unsigned int sweep_pending;	/* drains that must sweep orphan stack ids */
-	unsigned int since_sweep;	/* drains since the last sweep */
-	uint64_t sweep_drops;		/* ring buffer drops seen by the last check */
 
 	sampler_pid_fn pid_fn;
 	void *pid_ctx;
@@ -328,9 +331,11 @@ void sampler__free(struct sampler *s)
 	free(s->pending[1].v);
 	free(s->keys);
 	free(s->vals);
-	free(s->stack_slot);
-	free(s->touched);
-	free(s->ips);
+	for (cpu = 0; cpu < 2; cpu++) {
+		free(s->sc[cpu].slot);
+		free(s->sc[cpu].touched);
+		free(s->sc[cpu].ips);
+	}
 	free(s->times);
 	free(s->cpus);
 	free(s);
@@ -440,14 +445,20 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 	mask = calloc((size_t)s->nr_cpus, sizeof(*mask));
 	s->keys = calloc(s->o.counts_map_entries, sizeof(*s->keys));
 	s->vals = calloc(s->o.counts_map_entries, sizeof(*s->vals));
-	s->stack_slot = malloc(s->o.stack_map_entries * sizeof(*s->stack_slot));
-	s->touched = malloc(s->o.stack_map_entries * sizeof(*s->touched));
-	if (!s->links || !mask || !s->keys || !s->vals || !s->stack_slot || !s->touched) {
+	for (cpu = 0; cpu < 2; cpu++) {
+		s->sc[cpu].slot = malloc(s->o.stack_map_entries * sizeof(*s->sc[cpu].slot));
+		s->sc[cpu].touched = malloc(s->o.stack_map_entries * sizeof(*s->sc[cpu].touched));
+		if (s->sc[cpu].slot)
+			memset(s->sc[cpu].slot, 0xff,
+			       s->o.stack_map_entries * sizeof(*s->sc[cpu].slot));
+	}
+	s->sgen_clear = -1;
+	if (!s->links || !mask || !s->keys || !s->vals || !s->sc[0].slot || !s->sc[0].touched ||
+	    !s->sc[1].slot || !s->sc[1].touched) {
 		err = -ENOMEM;
 		fail(errbuf, errlen, "out of memory");
 		goto err_out;
 	}
-	memset(s->stack_slot, 0xff, s->o.stack_map_entries * sizeof(*s->stack_slot));
 
 	s->skel = profiler_bpf__open();
 	if (!s->skel) {
@@ -582,42 +593,69 @@ static int drain_counts(struct sampler *s, int fd, size_t *ret_n)
 	return 0;
 }
 
-/* Looks up @id in the drained generation's stack map, once per drain. */
-static int stack_of(struct sampler *s, int fd, int32_t id, const uint64_t **ret, size_t *ret_n)
+/*
+ * The stack of @id (a key's or record's, generation in its high bits): read from its
+ * generation's stack map the first time, then from the cache until the generation is cleared
+ * (a bucket, once filled, keeps its stack: another stack hashing there gets -EEXIST).
+ */
+static int stack_of(struct sampler *s, int32_t id, const uint64_t **ret, size_t *ret_n)
 {
 	uint64_t buf[EMBER_MAX_STACK_DEPTH];
+	struct stack_cache *c;
+	uint32_t b;
 	int32_t slot;
 	size_t n;
+	int fd;
 
 	if (id < 0)
 		return id;
-	if ((uint32_t)id >= s->o.stack_map_entries)
+	c = &s->sc[(id >> EMBER_STACK_GEN_SHIFT) & 1];
+	b = (uint32_t)id & EMBER_STACK_ID_MASK;
+	if (b >= s->o.stack_map_entries)
 		return -ENOENT;
-	slot = s->stack_slot[id];
-	if (slot == -1) {
-		if (bpf_map_lookup_elem(fd, &id, buf)) {
-			slot = -2;
+	slot = c->slot[b];
+	if (slot < 0) {
+		fd = bpf_map__fd(c == &s->sc[1] ? s->skel->maps.stacks1 : s->skel->maps.stacks0);
+		if (bpf_map_lookup_elem(fd, &b, buf)) {
+			/* not cached: a later sample may fill the bucket (none should be empty) */
 			s->st.stack_missing++;
-		} else {
-			for (n = 0; n < EMBER_MAX_STACK_DEPTH && buf[n]; n++)
-				;
-			if (grow((void **)&s->ips, &s->ips_cap, s->ips_len + n + 1,
-				 sizeof(*s->ips))) {
-				return -ENOMEM;
-			}
-			s->ips[s->ips_len] = n;
-			memcpy(s->ips + s->ips_len + 1, buf, n * sizeof(*buf));
-			slot = (int32_t)s->ips_len;
-			s->ips_len += n + 1;
+			return -ENOENT;
 		}
-		s->stack_slot[id] = slot;
-		s->touched[s->nr_touched++] = (uint32_t)id;
+		for (n = 0; n < EMBER_MAX_STACK_DEPTH && buf[n]; n++)
+			;
+		if (c->ips_len + n + 1 > INT32_MAX ||
+		    grow((void **)&c->ips, &c->ips_cap, c->ips_len + n + 1, sizeof(*c->ips)))
+			return -ENOMEM;
+		c->ips[c->ips_len] = n;
+		memcpy(c->ips + c->ips_len + 1, buf, n * sizeof(*buf));
+		slot = (int32_t)c->ips_len;
+		c->ips_len += n + 1;
+		c->slot[b] = slot;
+		c->touched[c->nr_touched++] = b;
 	}
-	if (slot == -2)
-		return -ENOENT;
-	*ret_n = (size_t)s->ips[slot];
-	*ret = s->ips + slot + 1;
+	*ret_n = (size_t)c->ips[slot];
+	*ret = c->ips + slot + 1;
 	return 0;
+}
+
+/* Empties stack-map generation @g and its cache: every bucket read, then any left (stacks of
+ * samples whose count and record were both lost, or of a failed drain). */
+static void stack_gen_clear(struct sampler *s, int g)
+{
+	struct stack_cache *c = &s->sc[g];
+	int fd = bpf_map__fd(g ? s->skel->maps.stacks1 : s->skel->maps.stacks0);
+	uint32_t next, left = s->o.stack_map_entries;
+	size_t j;
+
+	for (j = 0; j < c->nr_touched; j++) {
+		(void)bpf_map_delete_elem(fd, &c->touched[j]);
+		c->slot[c->touched[j]] = -1;
+	}
+	c->nr_touched = 0;
+	c->ips_len = 0;
+	while (left-- && !bpf_map_get_next_key(fd, NULL, &next))
+		if (bpf_map_delete_elem(fd, &next))
+			break;
 }
 
 static int tuple_cmp(uint32_t pa, uint32_t ta, int32_t ka, int32_t ua, uint32_t pb, uint32_t tb,
@@ -676,20 +714,19 @@ static void comm_of(uint32_t pid, uint32_t tid, char *comm)
 }
 
 /* Fills @g's stacks from the stack ids. */
-static int fill_stacks(struct sampler *s, int sfd, struct sampler_group *g, int32_t kid,
-		       int32_t uid)
+static int fill_stacks(struct sampler *s, struct sampler_group *g, int32_t kid, int32_t uid)
 {
 	int r;
 
 	g->kernel_ips = g->user_ips = NULL;
 	g->nr_kernel = g->nr_user = 0;
-	r = stack_of(s, sfd, kid, &g->kernel_ips, &g->nr_kernel);
+	r = stack_of(s, kid, &g->kernel_ips, &g->nr_kernel);
 	if (r == -ENOMEM)
 		return r;
 	g->kernel_err = r;
 	if (r)
 		g->kernel_ips = NULL, g->nr_kernel = 0;
-	r = stack_of(s, sfd, uid, &g->user_ips, &g->nr_user);
+	r = stack_of(s, uid, &g->user_ips, &g->nr_user);
 	if (r == -ENOMEM)
 		return r;
 	g->user_err = r;
@@ -698,7 +735,7 @@ static int fill_stacks(struct sampler *s, int sfd, struct sampler_group *g, int3
 	/* reading the user stack may have grown (moved) s->ips: take the kernel stack's address
 	 * again, from its now cached slot (valgrind found the stale pointer read) */
 	if (!g->kernel_err)
-		(void)stack_of(s, sfd, kid, &g->kernel_ips, &g->nr_kernel);
+		(void)stack_of(s, kid, &g->kernel_ips, &g->nr_kernel);
 	return 0;
 }
 
@@ -733,21 +770,35 @@ static int read_bpf_stats(struct sampler *s, struct ember_bpf_stats *sum)
 	return err;
 }
 
-static bool sweep_needed(struct sampler *s, bool failed)
+/*
+ * After a drain: clears the stack generation flipped away from last drain (every sample that
+ * could name it is drained now), and flips the active one when it has filled a sixteenth of
+ * its buckets (the share of new stacks lost to collisions stays small), when collisions
+ * happened (stacks no drain has read, left by lost samples, may fill it), or after a minute.
+ */
+static void stack_gen_tick(struct sampler *s, bool failed)
 {
+	uint32_t active = __atomic_load_n(&s->skel->bss->sgen, __ATOMIC_RELAXED) & 1;
 	struct ember_bpf_stats bs;
-	uint64_t drops = read_bpf_stats(s, &bs) ? UINT64_MAX : bs.ringbuf_drops;
+	uint64_t eexist = 0;
+	bool collided;
 
-	if (drops != s->sweep_drops || failed)
-		s->sweep_pending = 2;
-	s->sweep_drops = drops;
-	if (++s->since_sweep >= 15) /* odd: both generations take turns */
-		s->sweep_pending = s->sweep_pending ? s->sweep_pending : 1;
-	if (!s->sweep_pending)
-		return false;
-	s->sweep_pending--;
-	s->since_sweep = 0;
-	return true;
+	if (s->sgen_clear >= 0) {
+		stack_gen_clear(s, s->sgen_clear);
+		s->sgen_clear = -1;
+	}
+	if (!read_bpf_stats(s, &bs))
+		eexist = bs.kern_eexist + bs.user_eexist;
+	collided = eexist != s->last_eexist;
+	s->last_eexist = eexist;
+	s->sgen_ticks++;
+	if (s->sc[active].nr_touched * 16 < s->o.stack_map_entries && !collided && !failed &&
+	    s->sgen_ticks < 60)
+		return;
+	__atomic_store_n(&s->skel->bss->sgen, active ^ 1, __ATOMIC_RELEASE);
+	s->sgen_clear = (int)active;
+	s->sgen_ticks = 0;
+	s->st.stack_gen_flips++;
 }
 
 int sampler__drain(struct sampler *s, sampler_group_fn fn, void *ctx)
@@ -756,10 +807,9 @@ int sampler__drain(struct sampler *s, sampler_group_fn fn, void *ctx)
 	uint32_t active = __atomic_load_n(&s->skel->bss->gen, __ATOMIC_RELAXED) & 1;
 	uint32_t d = active ^ 1;
 	int cfd = bpf_map__fd(d ? s->skel->maps.counts1 : s->skel->maps.counts0);
-	int sfd = bpf_map__fd(d ? s->skel->maps.stacks1 : s->skel->maps.stacks0);
 	struct vec_rec *pend = &s->pending[d];
 	struct keyval *kv = NULL;
-	size_t nkeys = 0, i, j, ri = 0;
+	size_t nkeys = 0, i, ri = 0;
 	int err = 0, delivered = 0;
 	bool failed = false;
 
@@ -840,7 +890,7 @@ int sampler__drain(struct sampler *s, sampler_group_fn fn, void *ctx)
 			s->st.lost += want;
 			continue;
 		}
-		err = fill_stacks(s, sfd, &g, kid, uid);
+		err = fill_stacks(s, &g, kid, uid);
 		if (!err)
 			err = fn(&g, ctx);
 		if (err < 0) {
@@ -853,27 +903,7 @@ int sampler__drain(struct sampler *s, sampler_group_fn fn, void *ctx)
 	err = failed ? err : 0;
 
 flip:
-	/* delete the stack ids consumed, so that the generation starts empty next time */
-	for (j = 0; j < s->nr_touched; j++) {
-		if (s->stack_slot[s->touched[j]] >= 0)
-			(void)bpf_map_delete_elem(sfd, &s->touched[j]);
-		s->stack_slot[s->touched[j]] = -1;
-	}
-	s->nr_touched = 0;
-	/* a sample whose count (counts map full) and time record (ring buffer full) were both lost
-	 * left its stack ids behind, in no count and no record, and so does a failed drain: sweep
-	 * them, or they fill the map for good after a burst. The generation is idle, so what is
-	 * left is such orphans. The sweep scans the whole map, so it runs only after ring buffer
-	 * drops (this drain and the next: the drop may be in either generation), after a failure,
-	 * and every 15th drain as a safety net. */
-	if (sweep_needed(s, failed || err)) {
-		uint32_t next, left = s->o.stack_map_entries;
-
-		while (left-- && !bpf_map_get_next_key(sfd, NULL, &next))
-			if (bpf_map_delete_elem(sfd, &next))
-				break;
-	}
-	s->ips_len = 0;
+	stack_gen_tick(s, failed || err);
 	pend->n = 0;
 	free(kv);
 	__atomic_store_n(&s->skel->bss->gen, d, __ATOMIC_RELEASE);
