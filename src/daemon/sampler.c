@@ -106,6 +106,16 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem)
 	return 0;
 }
 
+/* The least power of 2 >= @need, within [@lo, @hi] (powers of 2). */
+static uint32_t pow2_within(uint64_t need, uint32_t lo, uint32_t hi)
+{
+	uint32_t n = lo;
+
+	while (n < need && n < hi)
+		n <<= 1;
+	return n;
+}
+
 static int read_sysctl(const char *path, long *ret)
 {
 	char buf[64];
@@ -385,6 +395,7 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 {
 	struct sampler *s;
 	bool *mask = NULL;
+	uint64_t tick_samples;
 	int err, cpu, first = -1, fd;
 
 	if (!o->freq_hz ||
@@ -412,35 +423,22 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 		goto err_out;
 	}
 	s->nr_cpus = err;
-	if (!s->o.counts_map_entries) {
-		/*
-		 * Automatic: a generation holds at most one tick's samples, CPUs x frequency x tick;
-		 * twice that (a late tick), at least 1024, at most 1M. Not larger: draining scans
-		 * every bucket of the map each tick, used or not.
-		 */
-		uint64_t need = 2 * (uint64_t)s->nr_cpus * o->freq_hz *
-				(o->tick_ms ? o->tick_ms : 1000) / 1000, n = 1024;
-
-		while (n < need && n < (1u << 20))
-			n <<= 1;
-		s->o.counts_map_entries = (uint32_t)n;
-	}
-	if (!s->o.stack_map_entries) {
-		/*
-		 * Automatic: a generation holds the stacks of one tick, at most two per sample (kernel
-		 * and user). A stack whose bucket holds another is lost (-EEXIST, counted), so the
-		 * map is kept mostly empty: 16 buckets per sample of a tick, at most 1/8 used. At
-		 * least 4096 (with a 1 s tick: small hosts); at most 32768 (32 MiB of kernel memory
-		 * per generation: on hosts with more than ~20 CPUs the share of lost stacks grows,
-		 * set it, or shorten sampling.tick_ms). BCC's profile uses 16384.
-		 */
-		uint64_t need = 16 * (uint64_t)s->nr_cpus * o->freq_hz *
-				(o->tick_ms ? o->tick_ms : 1000) / 1000, n = 4096;
-
-		while (n < need && n < (1u << 15))
-			n <<= 1;
-		s->o.stack_map_entries = (uint32_t)n;
-	}
+	tick_samples = (uint64_t)s->nr_cpus * o->freq_hz * (o->tick_ms ? o->tick_ms : 1000) / 1000;
+	/*
+	 * Automatic counts maps: a generation holds at most one tick's samples; twice that (a late
+	 * tick), 1024..1M. Not larger: draining scans every bucket of the map each tick.
+	 */
+	if (!s->o.counts_map_entries)
+		s->o.counts_map_entries = pow2_within(2 * tick_samples, 1024, 1u << 20);
+	/*
+	 * Automatic stack maps: a stack whose bucket holds another is lost (-EEXIST, counted), so
+	 * they are kept mostly empty: 16 buckets per sample of a tick, and a generation flips when
+	 * 1/16 of it is used (stack_gen_tick). 4096..32768: 32 MiB of kernel memory per generation
+	 * at most; on hosts of more than ~20 CPUs, set it or shorten sampling.tick_ms if the
+	 * collision counters grow. BCC's profile uses 16384.
+	 */
+	if (!s->o.stack_map_entries)
+		s->o.stack_map_entries = pow2_within(16 * tick_samples, 4096, 1u << 15);
 	s->links = calloc((size_t)s->nr_cpus, sizeof(*s->links));
 	mask = calloc((size_t)s->nr_cpus, sizeof(*mask));
 	s->keys = calloc(s->o.counts_map_entries, sizeof(*s->keys));

@@ -140,21 +140,28 @@ kill "${PIDS[-1]}"; wait "${PIDS[-1]}" 2>/dev/null
 # --- SIGHUP (rotate the token, change the level and the frequency) and sd_notify ----------------
 NEWTOKEN=$(head -c 32 /dev/urandom | base64 | tr -d '\n=')
 printf '[log]\nlevel = info\n[sampling]\nfrequency = 99\n[http]\nauth_token_file = %s\n' "$TMP/token" >"$TMP/hup.conf"
-# a fake NOTIFY_SOCKET collects what emberd tells systemd
-python3 - "$TMP/notify.sock" "$TMP/notify.log" <<'EOF' &
+# notify_listener SOCKET LOG SECONDS: a fake NOTIFY_SOCKET (a path, or "@name" for an abstract
+# socket) that appends what emberd tells systemd to LOG, one datagram per line, after a first
+# line "bound"; it quits after SECONDS without a datagram
+notify_listener() {
+	python3 - "$1" "$2" "$3" <<'EOF' &
 import socket, sys
+name, log, secs = sys.argv[1], sys.argv[2], float(sys.argv[3])
 s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-s.bind(sys.argv[1])
-s.settimeout(20)
-with open(sys.argv[2], "a") as out:
+s.bind("\0" + name[1:] if name.startswith("@") else name)
+s.settimeout(secs)
+with open(log, "a") as out:
+    out.write("bound\n"); out.flush()
     try:
         while True:
             out.write(s.recv(4096).decode() + "\n"); out.flush()
     except socket.timeout:
         pass
 EOF
-PIDS+=($!)
-for _ in $(seq 100); do [ -S "$TMP/notify.sock" ] && break; sleep 0.05; done
+	PIDS+=($!)
+	wait_log "$2" bound
+}
+notify_listener "$TMP/notify.sock" "$TMP/notify.log" 20
 NOTIFY_SOCKET=$TMP/notify.sock WATCHDOG_USEC=1000000 "$EMBERD" --listen "127.0.0.1:$PORT" \
 	--config "$TMP/hup.conf" --replay "$TMP/perf.txt" >"$TMP/hup.log" 2>&1 &
 HP=$!; PIDS+=($HP)
@@ -186,21 +193,8 @@ for m in READY=1 WATCHDOG=1 RELOADING=1 STOPPING=1; do
 done
 # an abstract socket ("@name"), and a watchdog asked of another process (WATCHDOG_PID): READY
 # and STOPPING reach it, no WATCHDOG=1
-python3 - "@ember-notify-$$" "$TMP/notify2.log" <<'EOF' &
-import socket, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-s.bind("\0" + sys.argv[1][1:])
-s.settimeout(6)
-with open(sys.argv[2], "a") as out:
-    out.write("bound\n"); out.flush()
-    try:
-        while True:
-            out.write(s.recv(4096).decode() + "\n"); out.flush()
-    except socket.timeout:
-        pass
-EOF
-NP=$!; PIDS+=($NP)
-wait_log "$TMP/notify2.log" bound
+notify_listener "@ember-notify-$$" "$TMP/notify2.log" 6
+NP=${PIDS[-1]}
 NOTIFY_SOCKET=@ember-notify-$$ WATCHDOG_USEC=1000000 WATCHDOG_PID=1 "$EMBERD" \
 	--listen "127.0.0.1:$PORT" --replay "$TMP/perf.txt" >"$TMP/abs.log" 2>&1 &
 AP=$!; PIDS+=($AP)
