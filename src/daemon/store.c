@@ -415,10 +415,15 @@ static int append_rec(struct store *s, uint64_t t, uint32_t ctx)
 	return 0;
 }
 
+#define RECENT_CTX 4
+
 int store__append(struct store *s, const struct store_sample *samples, size_t n)
 {
-	size_t i, k;
-	int r = 0, id;
+	struct ctx_row recent[RECENT_CTX];
+	int recent_id[RECENT_CTX] = { -1, -1, -1, -1 };
+	char last_comm[STORE_COMM_LEN];
+	size_t i, k, next_recent = 0;
+	int r = 0, id, comm_id = -1;
 
 	pthread_mutex_lock(&s->lock);
 	for (i = 0; i < n; i++) {
@@ -431,12 +436,32 @@ int store__append(struct store *s, const struct store_sample *samples, size_t n)
 		const struct store_sample *x = &samples[i];
 		struct ctx_row c = { .stack = x->stack_id, .pid = x->pid, .tid = x->tid,
 				     .cpu = x->cpu };
-		size_t clen = strnlen(x->comm, STORE_COMM_LEN);
+		size_t clen;
 
-		id = strtab__intern(s->t.st, x->comm, clen);
+		/*
+		 * A batch is mostly one context (a drained group: one stack, pid, tid and comm, its
+		 * samples spread over a few CPUs): the comm and the last contexts are remembered
+		 * within the call rather than hashed for every sample.
+		 */
+		if (comm_id < 0 || memcmp(x->comm, last_comm, STORE_COMM_LEN)) {
+			clen = strnlen(x->comm, STORE_COMM_LEN);
+			comm_id = strtab__intern(s->t.st, x->comm, clen);
+			memcpy(last_comm, x->comm, STORE_COMM_LEN);
+		}
+		id = comm_id;
 		if (id >= 0) {
 			c.comm = (uint32_t)id;
-			id = tables_ctx(&s->t, &c);
+			for (k = 0; k < RECENT_CTX; k++)
+				if (recent_id[k] >= 0 && !memcmp(&recent[k], &c, sizeof(c)))
+					break;
+			if (k < RECENT_CTX) {
+				id = recent_id[k];
+			} else {
+				id = tables_ctx(&s->t, &c);
+				recent[next_recent] = c;
+				recent_id[next_recent] = id;
+				next_recent = (next_recent + 1) % RECENT_CTX;
+			}
 		}
 		for (k = 0; k < x->count; k++) {
 			if (id < 0 || append_rec(s, x->time_ns, (uint32_t)id)) {
@@ -445,8 +470,13 @@ int store__append(struct store *s, const struct store_sample *samples, size_t n)
 				break;
 			}
 		}
-		if (s->tail && s->tail->n == CHUNK_RECS)
+		if (s->tail && s->tail->n == CHUNK_RECS) {
 			enforce_memory(s);
+			/* a compaction renumbers the tables: forget what was remembered */
+			comm_id = -1;
+			for (k = 0; k < RECENT_CTX; k++)
+				recent_id[k] = -1;
+		}
 	}
 	enforce_memory(s);
 	pthread_mutex_unlock(&s->lock);
