@@ -23,6 +23,7 @@
 struct http_cache_entry {
 	char *key;
 	bool pending;		/* being rendered by one request; others wait */
+	bool stale;		/* pending when the cache was flushed: not kept when filled */
 	char *body;
 	size_t len;
 	bool gz;
@@ -166,7 +167,8 @@ void http_cache_fill(struct http_server *s, const char *key, const struct http_r
 	pthread_mutex_lock(&s->cache_lock);
 	e = find_locked(s, key);
 	if (e && e->pending) {
-		if (body && resp && resp->status == 200 && len <= HTTP_CACHE_MAX_BYTES / 4 &&
+		if (!e->stale && body && resp && resp->status == 200 &&
+		    len <= HTTP_CACHE_MAX_BYTES / 4 &&
 		    (e->body = malloc(len ? len : 1))) {
 			memcpy(e->body, body, len);
 			e->len = len;
@@ -178,7 +180,8 @@ void http_cache_fill(struct http_server *s, const char *key, const struct http_r
 										   HTTP_CACHE_LIVE_NS);
 			e->pending = false;
 		} else {
-			/* not cacheable (an error, too big): waiters render for themselves */
+			/* not cacheable (an error, too big, rendered before a flush): waiters
+			 * render for themselves */
 			for (pp = &s->cache; *pp; pp = &(*pp)->next)
 				if (*pp == e) {
 					*pp = e->next;
@@ -188,5 +191,22 @@ void http_cache_fill(struct http_server *s, const char *key, const struct http_r
 		}
 	}
 	pthread_cond_broadcast(&s->cache_cond);
+	pthread_mutex_unlock(&s->cache_lock);
+}
+
+void http_cache_flush(struct http_server *s)
+{
+	struct http_cache_entry **pp, *e;
+
+	pthread_mutex_lock(&s->cache_lock);
+	for (pp = &s->cache; (e = *pp);) {
+		if (e->pending) {
+			e->stale = true; /* its renderer answers its own request, and nobody else */
+			pp = &e->next;
+			continue;
+		}
+		*pp = e->next;
+		entry_free(e);
+	}
 	pthread_mutex_unlock(&s->cache_lock);
 }

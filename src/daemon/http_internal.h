@@ -104,6 +104,10 @@ int http_cache_lookup(struct http_server *s, const char *key, struct http_cached
 void http_cache_fill(struct http_server *s, const char *key, const struct http_response *resp,
 		     const char *body, size_t len, bool gz);
 
+/* Drops every cached response (a reload changed what they depend on); those being rendered are
+ * not kept. */
+void http_cache_flush(struct http_server *s);
+
 /* Realtime clock in ns. */
 int64_t http_now_ns(void);
 

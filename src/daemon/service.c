@@ -273,6 +273,9 @@ int service_reload(struct ember_config *cur, struct http_server *srv)
 				 __ATOMIC_RELAXED);
 		__atomic_store_n(&srv->cfg.max_body_bytes, cur->http_max_body_bytes,
 				 __ATOMIC_RELAXED);
+		/* cached answers were rendered under the old settings (limits, [filter]) */
+		if (rc.live)
+			http_cache_flush(srv);
 	}
 	log_info("reload: %u change(s) applied, %u need a restart; %llu samples excluded by "
 		 "[filter] so far", rc.live, rc.restart,
