@@ -47,4 +47,37 @@ static inline const char *parse_hex_u64(const char *p, const char *end, uint64_t
 	return p;
 }
 
+/*
+ * A time printed as "SECONDS.FRACTION" (perf script's "158665.570607", 1 to 9 fraction digits;
+ * more are cut) in the @len bytes at @s, into nanoseconds exactly: a double of the seconds
+ * loses the last nanoseconds past ~10^7 s. 0, or -1 if malformed or past UINT64_MAX ns.
+ */
+static inline int parse_time_ns(const char *s, size_t len, uint64_t *ret)
+{
+	uint64_t sec = 0, frac = 0;
+	size_t i = 0;
+	int digits = 0;
+
+	for (; i < len && s[i] >= '0' && s[i] <= '9'; i++) {
+		sec = sec * 10 + (uint64_t)(s[i] - '0');
+		if (sec > UINT64_MAX / 1000000000u)
+			return -1;
+	}
+	if (!i || i == len || s[i] != '.')
+		return -1;
+	for (i++; i < len && s[i] >= '0' && s[i] <= '9'; i++)
+		if (digits < 9) {
+			frac = frac * 10 + (uint64_t)(s[i] - '0');
+			digits++;
+		}
+	if (!digits || i != len)
+		return -1;
+	for (; digits < 9; digits++)
+		frac *= 10;
+	if (sec > (UINT64_MAX - frac) / 1000000000u)
+		return -1;
+	*ret = sec * 1000000000u + frac;
+	return 0;
+}
+
 #endif

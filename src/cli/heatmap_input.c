@@ -3,7 +3,6 @@
 #include "heatmap_input.h"
 
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +12,7 @@
 #include "ember/flamegraph.h"
 #include "ember/lineread.h"
 #include "ember/log.h"
+#include "ember/parse.h"
 #include "ember/samples.h"
 #include "ember/sbuf.h"
 
@@ -119,15 +119,15 @@ struct perf_ctx {
 static int on_perf_sample(const struct collapse_sample *cs, void *ctx)
 {
 	struct perf_ctx *pc = ctx;
-	double ns;
+	uint64_t ns;
 	int id;
 
-	if (isnan(cs->time_s)) {
+	if (!cs->time_len) {
 		pc->no_time++;
 		return 0;
 	}
-	ns = nearbyint(cs->time_s * 1e9);
-	if (!(ns >= 0) || ns >= 18446744073709551616.0) {
+	/* from the text, to the nanosecond (a double of the seconds is not exact) */
+	if (parse_time_ns(cs->time_str, cs->time_len, &ns)) {
 		pc->bad_time++;
 		return 0;
 	}
@@ -135,7 +135,7 @@ static int on_perf_sample(const struct collapse_sample *cs, void *ctx)
 	if (id < 0)
 		return id;
 	/* the heat map counts samples (events), not perf's period */
-	return samples__add(pc->s, (uint64_t)ns, (uint32_t)id, 1);
+	return samples__add(pc->s, ns, (uint32_t)id, 1);
 }
 
 static int read_perf(struct cli_input *in, struct lineread *head, struct samples *s,

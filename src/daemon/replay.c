@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,6 +14,7 @@
 
 #include "ember/collapse.h"
 #include "ember/lineread.h"
+#include "ember/parse.h"
 #include "ember/recording.h"
 #include "ember/samples.h"
 
@@ -64,16 +64,17 @@ static int on_perf_sample(const struct collapse_sample *s, void *ctx)
 	struct load_ctx *lc = ctx;
 	char comm[64];
 	size_t n = s->comm_len < sizeof(comm) - 1 ? s->comm_len : sizeof(comm) - 1;
-	double t = s->time_s;
+	uint64_t t;
 	int err;
 
-	if (isnan(t) || t < 0 || t > 9.2e9) {
+	/* from the text, to the nanosecond (a double of the seconds is not exact) */
+	if (!s->time_len || parse_time_ns(s->time_str, s->time_len, &t) || t > INT64_MAX) {
 		lc->st->no_time++;
 		return 0;
 	}
 	memcpy(comm, s->comm, n);
 	comm[n] = '\0';
-	err = recording__add(lc->rec, (int64_t)llround(t * 1e9), (int32_t)s->pid, (int32_t)s->tid,
+	err = recording__add(lc->rec, (int64_t)t, (int32_t)s->pid, (int32_t)s->tid,
 			     comm, s->stack, s->stack_len, s->count_f > 0 ? s->count_f : 1);
 	if (err)
 		return err;
