@@ -191,6 +191,17 @@ static long window_profiles(struct http_server *srv, const struct query_common *
 	return n;
 }
 
+/* Whether any of the @n window profiles holds a sample. */
+static bool samples_in(struct profile *const *p, long n)
+{
+	long i;
+
+	for (i = 0; i < n; i++)
+		if (profile__nr_stacks(p[i]))
+			return true;
+	return false;
+}
+
 int http_handle_compare(struct http_server *srv, struct http_request *req,
 			struct http_response *resp)
 {
@@ -239,9 +250,14 @@ int http_handle_compare(struct http_server *srv, struct http_request *req,
 	ho = (struct hotelling_opts){ .alpha = dp.alpha, .max_stacks = dp.max_stacks };
 	err = hotelling_test(pa, (size_t)na, pb, (size_t)nb, &ho, &r);
 	if (err == -ENODATA || err == -EINVAL || err == -EDOM) {
-		http_response__error(resp, 422, NULL,
-				     err == -ENODATA ? "nothing to test: no stack varies across the windows"
-						     : "the test cannot be computed on these windows");
+		/* most often no samples at all: ranges before emberd started or within its first
+		 * seconds (the store receives samples a tick or two after they are taken) */
+		const char *why = err != -ENODATA ? "the test cannot be computed on these windows"
+				  : !samples_in(pa, na) && !samples_in(pb, nb)
+				  ? "nothing to test: no samples in either range"
+				  : "nothing to test: no stack varies across the windows";
+
+		http_response__error(resp, 422, NULL, why);
 		err = 0;
 		goto out;
 	}

@@ -113,8 +113,9 @@ print("| delivered / lost | %d / %d |" % (d["delivered"], d["lost"]))
 print("| drops: stack map full (kernel, user) | %d, %d |" % (d["kern_eexist"], d["user_eexist"]))
 print("| drops: counts map full / ring buffer (samples kept untimed) | %d / %d |" % (d["counts_full"], d["ringbuf_drops"]))
 # emberd's own count of what it answered besides 2xx, by endpoint and status. A 422 from
-# /api/v1/compare is an answer about the data (the Hotelling test cannot be computed on those
-# windows, e.g. a singular covariance when the host's stacks churn), not a failure of the server.
+# /api/v1/compare is an answer about the data, not a failure of the server: the requests of the
+# first second or two, when neither of its ranges holds a sample yet ("no samples in either
+# range": the load starts 2 s after emberd, whose store receives samples a tick or two late).
 non2xx = open(os.path.join(os.path.dirname(sys.argv[1]), "non2xx")).read().split("\n")
 non2xx = [l.replace("ember_http_requests_total", "") for l in non2xx if l.strip()]
 answers = sum(int(float(l.split()[-1])) for l in non2xx

@@ -64,5 +64,10 @@ check "... naming the parameter" grep -q '"param": "b_from"' "$TMP/body"
 check "compare with under 2 windows is 400" test "$(code "/api/v1/compare?from=7628263&to=7628264&$B")" = 400
 check "compare with alpha=2 is 400" test "$(code "/api/v1/compare?$A&$B&alpha=2")" = 400
 check "compare with too many windows is 413" test "$(code "/api/v1/compare?from=7620000&to=7628263&b_from=7620000&b_to=7628263")" = 413
+check "compare of an empty range with a recorded one is a test (200)" \
+	test "$(code "/api/v1/compare?from=7600000&to=7600005&$B")" = 200
+check "compare of two ranges without samples is 422" \
+	test "$(code "/api/v1/compare?from=7600000&to=7600005&b_from=7700000&b_to=7700005")" = 422
+check "... saying neither range has samples" grep -q 'no samples in either range' "$TMP/body"
 check "diff.folded with b_from after b_to is 400" test "$(code "/api/v1/diff.folded?$A&b_from=7628270&b_to=7628268")" = 400
 done_testing
