@@ -237,7 +237,43 @@ int on_exec(void *ctx)
 	st->execs++;
 	rec->time_ns = bpf_ktime_get_ns();
 	rec->pid = pid;
-	rec->pad = 0;
+	rec->kind = EMBER_REC_EXEC;
 	bpf_ringbuf_submit(rec, BPF_RB_FORCE_WAKEUP);
+	return 0;
+}
+
+/*
+ * Exit of a sampled process's leader: userspace checks it then (the process is gone, or other
+ * threads still run) instead of reading the start time of every process it knows every few
+ * seconds. Forgotten here, so that a process that reuses the pid is captured at its first
+ * sample. Not worth a wake-up: read at the next tick.
+ */
+SEC("raw_tp/sched_process_exit")
+int on_exit(void *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 pid = id >> 32, zero = 0;
+	struct ember_exec_rec *rec;
+	struct ember_bpf_stats *st;
+
+	if ((__u32)id != pid)
+		return 0; /* another thread: the process lives on */
+	if (bpf_map_delete_elem(&seen, &pid))
+		return 0; /* never sampled (or long ago): nothing cached */
+	/* a CPU's "last pid" may be this one: make them ask "seen" again */
+	__sync_fetch_and_add(&exec_seq, 1);
+	st = bpf_map_lookup_elem(&stats, &zero);
+	if (!st)
+		return 0;
+	rec = bpf_ringbuf_reserve(&times, sizeof(*rec), 0);
+	if (!rec) {
+		st->exit_drops++;
+		return 0;
+	}
+	st->exits++;
+	rec->time_ns = bpf_ktime_get_ns();
+	rec->pid = pid;
+	rec->kind = EMBER_REC_EXIT;
+	bpf_ringbuf_submit(rec, BPF_RB_NO_WAKEUP);
 	return 0;
 }

@@ -55,6 +55,8 @@ struct ember_bpf_stats {
 	__u64 ringbuf_drops;	/* no room in the ring buffer: sample kept in counts, time coarse */
 	__u64 execs;		/* exec of a sampled process notified (struct ember_exec_rec) */
 	__u64 exec_drops;	/* ... not notified: no room in the ring buffer */
+	__u64 exits;		/* exit of a sampled process's leader notified (kind EXIT) */
+	__u64 exit_drops;	/* ... not notified: no room in the ring buffer */
 	/* not a counter: the process this CPU sampled last, known to be in the "seen" map while
 	 * exec_seq (profiler.bpf.c) is unchanged; saves the LRU lookup on a busy CPU */
 	__u32 last_pid;
@@ -66,11 +68,15 @@ struct ember_bpf_stats {
  * process that was sampled before (in the "seen" map) called exec. Userspace drops its cached
  * mappings; its next sample counts as a new process's and captures the new image's.
  */
+/* A process event: exec, or its leader's exit (16 bytes: told from a time record by size). */
 struct ember_exec_rec {
 	__u64 time_ns;
 	__u32 pid;		/* tgid */
-	__u32 pad;
+	__u32 kind;		/* EMBER_REC_EXEC or EMBER_REC_EXIT */
 };
+
+#define EMBER_REC_EXEC 0
+#define EMBER_REC_EXIT 1
 
 /*
  * Kernel symbols without /proc/kallsyms (bpf/ksym.bpf.c, src/daemon/kresolve.c): userspace writes up

@@ -64,7 +64,10 @@ struct sampler_stats {
 	uint64_t ringbuf_drops;		/* time records lost (samples kept, untimed) */
 	uint64_t execs;			/* exec of a sampled process notified */
 	uint64_t exec_drops;		/* ... lost (ring buffer full): found later by the checks */
+	uint64_t exits;			/* exit of a sampled process's leader notified */
+	uint64_t exit_drops;		/* ... lost (ring buffer full): found later by the checks */
 	bool exec_notify;		/* gauge: the sched_process_exec program is attached */
+	bool exit_notify;		/* gauge: the sched_process_exit program is attached */
 	uint64_t untimed;		/* samples delivered with the drain's time */
 	uint64_t orphan_records;	/* time records with no count (delivered) */
 	uint64_t stack_missing;		/* a stack id that could not be read back */
@@ -119,6 +122,10 @@ void sampler__set_pid_fn(struct sampler *s, sampler_pid_fn fn, void *ctx);
  * called again with its next sample. */
 typedef void (*sampler_exec_fn)(uint32_t pid, uint64_t time_ns, void *ctx);
 void sampler__set_exec_fn(struct sampler *s, sampler_exec_fn fn, void *ctx);
+/* Called with the pid of a sampled process whose leader thread exited (at the next tick): the
+ * daemon checks whether the process is gone then. pid_fn is called again with the pid's next
+ * sample (a new process may have it). */
+void sampler__set_exit_fn(struct sampler *s, sampler_exec_fn fn, void *ctx);
 
 /*
  * Detaches from every CPU: no sample is taken after this returns, so that two more drains

@@ -173,6 +173,12 @@ bool symbolizer__has_retired(const struct symbolizer *s, uint32_t pid);
  * whose pid was reused). Returns the number dropped.
  */
 int symbolizer__prune(struct symbolizer *s);
+/* The same without reading each process's start time and executable: expiry of what is known
+ * gone (symbolizer__check_pid, note_pid), retired states, open files, JIT maps read. */
+int symbolizer__prune_gone(struct symbolizer *s);
+/* Reads @pid's start time and executable now (its leader exited, say): a process gone is
+ * marked so, a pid reused or exec'ed has its state retired. */
+void symbolizer__check_pid(struct symbolizer *s, uint32_t pid);
 
 /* Re-reads /proc/kallsyms on the next kernel frame (after a module load). */
 void symbolizer__reload_kernel(struct symbolizer *s);

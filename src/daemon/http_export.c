@@ -264,6 +264,8 @@ void ember_metrics_sampler(struct metrics *m, const struct sampler_stats *st)
 		{ "stack_missing", offsetof(struct sampler_stats, stack_missing) },
 		{ "execs", offsetof(struct sampler_stats, execs) },
 		{ "exec_drops", offsetof(struct sampler_stats, exec_drops) },
+		{ "exits", offsetof(struct sampler_stats, exits) },
+		{ "exit_drops", offsetof(struct sampler_stats, exit_drops) },
 	};
 	size_t i;
 

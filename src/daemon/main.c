@@ -89,6 +89,8 @@ struct emberd {
 	struct sampler_stats last; /* for logging changes of the drop counters */
 	uint64_t last_report_ns;
 	uint64_t last_prune_ns;
+	uint64_t last_check_ns;		/* the last prune that read every process's start time */
+	uint64_t notify_lost;		/* exec and exit notifications lost, as of that prune */
 	int rbfd;		/* the sampler's ring buffer epoll fd, -1 without sampling */
 
 	/* HTTP (issue 7): the server; with --replay it serves @replay instead of the store. */
@@ -440,10 +442,26 @@ static void drain(struct emberd *d)
 	if (r < 0)
 		log_errno(r, "drain failed, samples counted as lost");
 	(void)store__expire(d->store, clock_ns(CLOCK_REALTIME));
-	/* prune reads every cached process's start time: not each tick (exited processes keep
-	 * their state for a grace period anyway, for the samples still in flight) */
+	/*
+	 * Expiry every 5 s (exited processes keep their state for a grace period, for the samples
+	 * still in flight). Exec and exit are notified by the BPF programs, so reading every
+	 * cached process's start time and executable (two /proc reads each) is a safety net: once
+	 * a minute, or at once after a notification was lost or without the programs.
+	 */
 	if (mono_ns() - d->last_prune_ns >= 5 * NSEC) {
-		(void)symbolizer__prune(d->sym);
+		struct sampler_stats st;
+		uint64_t lost;
+
+		sampler__stats(d->sampler, &st);
+		lost = st.exec_drops + st.exit_drops;
+		if (!st.exec_notify || !st.exit_notify || lost != d->notify_lost ||
+		    mono_ns() - d->last_check_ns >= 60 * NSEC) {
+			(void)symbolizer__prune(d->sym);
+			d->last_check_ns = mono_ns();
+			d->notify_lost = lost;
+		} else {
+			(void)symbolizer__prune_gone(d->sym);
+		}
 		d->last_prune_ns = mono_ns();
 	}
 	report_drops(d, false);
@@ -588,6 +606,15 @@ static void on_new_pid(uint32_t pid, void *ctx)
 	symbolizer__note_pid(d->sym, pid);
 }
 
+/* A sampled process's leader exited: gone, or other threads still run (its next exit tells). */
+static void on_exit_pid(uint32_t pid, uint64_t time_ns, void *ctx)
+{
+	struct emberd *d = ctx;
+
+	(void)time_ns;
+	symbolizer__check_pid(d->sym, pid);
+}
+
 /* A sampled process called exec: its cached mappings are the old image's. Its next sample calls
  * on_new_pid() again (the BPF program forgot it too), when ld.so has mapped the libraries. */
 static void on_exec(uint32_t pid, uint64_t time_ns, void *ctx)
@@ -651,6 +678,7 @@ static int sampling_setup(struct emberd *d)
 	}
 	sampler__set_pid_fn(d->sampler, on_new_pid, d);
 	sampler__set_exec_fn(d->sampler, on_exec, d);
+	sampler__set_exit_fn(d->sampler, on_exit_pid, d);
 	d->rbfd = sampler__epoll_fd(d->sampler);
 	ev.data.fd = d->rbfd;
 	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->rbfd, &ev))

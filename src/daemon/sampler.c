@@ -51,6 +51,7 @@ struct sampler {
 		size_t ips_len, ips_cap;
 	} sc[2];
 	unsigned int sgen_ticks;	/* drains since the active stack generation began */
+	size_t sgen_seen;		/* its stacks read as of the last drain */
 	int sgen_clear;			/* the other stack generation, to clear next drain; -1 */
 	uint64_t last_eexist;		/* stack map collisions seen by the last drain */
 	uint64_t *times;
@@ -65,6 +66,9 @@ struct sampler {
 	sampler_exec_fn exec_fn;
 	void *exec_ctx;
 	struct bpf_link *exec_link;	/* sched_process_exec; NULL: not attached */
+	sampler_exec_fn exit_fn;
+	void *exit_ctx;
+	struct bpf_link *exit_link;	/* sched_process_exit; NULL: not attached */
 	int run_stats_fd;		/* bpf_enable_stats(): run time counted while open; -1 */
 
 	struct sampler_stats st;
@@ -263,11 +267,16 @@ static int on_record(void *ctx, void *data, size_t size)
 	if (size == sizeof(struct ember_exec_rec)) {
 		const struct ember_exec_rec *x = data;
 
-		/* the next sample of the new image is a new process's: call pid_fn again */
+		/* the next sample of the new image (or of a new process with the pid) is a new
+		 * process's: call pid_fn again */
 		if (s->recent[x->pid & 1023] == x->pid)
 			s->recent[x->pid & 1023] = 0;
-		if (s->exec_fn)
+		if (x->kind == EMBER_REC_EXIT) {
+			if (s->exit_fn)
+				s->exit_fn(x->pid, x->time_ns, s->exit_ctx);
+		} else if (s->exec_fn) {
 			s->exec_fn(x->pid, x->time_ns, s->exec_ctx);
+		}
 		return 0;
 	}
 	if (size < sizeof(*r))
@@ -321,6 +330,12 @@ void sampler__set_exec_fn(struct sampler *s, sampler_exec_fn fn, void *ctx)
 	s->exec_ctx = ctx;
 }
 
+void sampler__set_exit_fn(struct sampler *s, sampler_exec_fn fn, void *ctx)
+{
+	s->exit_fn = fn;
+	s->exit_ctx = ctx;
+}
+
 void sampler__free(struct sampler *s)
 {
 	int cpu;
@@ -331,6 +346,7 @@ void sampler__free(struct sampler *s)
 		for (cpu = 0; cpu < s->nr_cpus; cpu++)
 			bpf_link__destroy(s->links[cpu]);
 	bpf_link__destroy(s->exec_link);
+	bpf_link__destroy(s->exit_link);
 	if (s->run_stats_fd >= 0)
 		close(s->run_stats_fd);
 	if (s->online_fd >= 0)
@@ -434,12 +450,13 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 	/*
 	 * Automatic stack maps: a stack whose bucket holds another is lost (-EEXIST, counted), so
 	 * they are kept mostly empty: 16 buckets per sample of a tick, and a generation flips when
-	 * 1/16 of it is used (stack_gen_tick). 4096..32768: 32 MiB of kernel memory per generation
-	 * at most; on hosts of more than ~20 CPUs, set it or shorten sampling.tick_ms if the
-	 * collision counters grow. BCC's profile uses 16384.
+	 * 1/64 of it is used (stack_gen_tick). 16384 (BCC's profile's size; 4096 lost ~5% of the
+	 * new stacks of exec'ed processes in test_exec) ..32768: 32 MiB of kernel memory per
+	 * generation at most; on hosts of more than ~20 CPUs, set it or shorten sampling.tick_ms if
+	 * the collision counters grow.
 	 */
 	if (!s->o.stack_map_entries)
-		s->o.stack_map_entries = pow2_within(16 * tick_samples, 4096, 1u << 15);
+		s->o.stack_map_entries = pow2_within(16 * tick_samples, 16384, 1u << 15);
 	s->links = calloc((size_t)s->nr_cpus, sizeof(*s->links));
 	mask = calloc((size_t)s->nr_cpus, sizeof(*mask));
 	s->keys = calloc(s->o.counts_map_entries, sizeof(*s->keys));
@@ -492,6 +509,9 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 	 * waits for the symbolizer's periodic checks; sampler_stats.exec_notify says which */
 	s->exec_link = bpf_program__attach(s->skel->progs.on_exec);
 	s->st.exec_notify = s->exec_link != NULL;
+	/* exit notification: likewise, exits then wait for the periodic checks (exit_notify) */
+	s->exit_link = bpf_program__attach(s->skel->progs.on_exit);
+	s->st.exit_notify = s->exit_link != NULL;
 	/* the kernel counts BPF run time only while someone holds this (or with the sysctl
 	 * kernel.bpf_stats_enabled=1): hold it, so prog_run_ns is real; costs two clock reads
 	 * per program run */
@@ -852,6 +872,8 @@ static int read_bpf_stats(struct sampler *s, struct ember_bpf_stats *sum)
 		sum->ringbuf_drops += per[i].ringbuf_drops;
 		sum->execs += per[i].execs;
 		sum->exec_drops += per[i].exec_drops;
+		sum->exits += per[i].exits;
+		sum->exit_drops += per[i].exit_drops;
 	}
 	free(per);
 	return err;
@@ -859,15 +881,18 @@ static int read_bpf_stats(struct sampler *s, struct ember_bpf_stats *sum)
 
 /*
  * After a drain: clears the stack generation flipped away from last drain (every sample that
- * could name it is drained now), and flips the active one when it has filled a sixteenth of
- * its buckets (the share of new stacks lost to collisions stays small), when collisions
- * happened (stacks no drain has read, left by lost samples, may fill it), or after a minute.
+ * could name it is drained now), and flips the active one when it has filled 1/64 of its
+ * buckets or the last tick brought 1/512 of them new (a new stack whose bucket is taken is
+ * lost: the share lost is the share used, kept as low as with a generation per tick), when
+ * collisions happened (stacks no drain has read, left by lost samples, may fill it), after a
+ * failed drain, or after a minute.
  */
 static void stack_gen_tick(struct sampler *s, bool failed)
 {
 	uint32_t active = __atomic_load_n(&s->skel->bss->sgen, __ATOMIC_RELAXED) & 1;
 	struct ember_bpf_stats bs;
 	uint64_t eexist = 0;
+	size_t touched, fresh;
 	bool collided;
 
 	if (s->sgen_clear >= 0) {
@@ -878,13 +903,19 @@ static void stack_gen_tick(struct sampler *s, bool failed)
 		eexist = bs.kern_eexist + bs.user_eexist;
 	collided = eexist != s->last_eexist;
 	s->last_eexist = eexist;
+	touched = s->sc[active].nr_touched;
+	fresh = touched - s->sgen_seen;
+	s->sgen_seen = touched;
 	s->sgen_ticks++;
-	if (s->sc[active].nr_touched * 16 < s->o.stack_map_entries && !collided && !failed &&
-	    s->sgen_ticks < 60)
+	/* many new stacks in a tick (short-lived processes): a generation per tick, as if ids
+	 * were not kept; few: keep it until 1/64 of the map is used */
+	if (touched * 64 < s->o.stack_map_entries && fresh * 512 < s->o.stack_map_entries &&
+	    !collided && !failed && s->sgen_ticks < 60)
 		return;
 	__atomic_store_n(&s->skel->bss->sgen, active ^ 1, __ATOMIC_RELEASE);
 	s->sgen_clear = (int)active;
 	s->sgen_ticks = 0;
+	s->sgen_seen = 0; /* the other generation, cleared */
 	s->st.stack_gen_flips++;
 }
 
@@ -1020,6 +1051,8 @@ void sampler__stats(struct sampler *s, struct sampler_stats *ret)
 		ret->ringbuf_drops += bs.ringbuf_drops;
 		ret->execs += bs.execs;
 		ret->exec_drops += bs.exec_drops;
+		ret->exits += bs.exits;
+		ret->exit_drops += bs.exit_drops;
 	}
 	if (!bpf_obj_get_info_by_fd(bpf_program__fd(s->skel->progs.do_sample), &info, &len)) {
 		ret->prog_run_ns = info.run_time_ns;

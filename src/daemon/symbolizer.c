@@ -1288,7 +1288,8 @@ void symbolizer__note_pid(struct symbolizer *s, uint32_t pid)
 		perfmap_refresh(s, p);
 }
 
-int symbolizer__prune(struct symbolizer *s)
+/* Expiry, and with @check each live process's start time and executable read again. */
+static int prune(struct symbolizer *s, bool check)
 {
 	struct proc *p, *prev;
 	uint64_t t = now_ns(), until;
@@ -1298,7 +1299,7 @@ int symbolizer__prune(struct symbolizer *s)
 	elf_unpin_old(s, t);
 	for (p = s->lru_p.lru_prev; p != &s->lru_p; p = prev) {
 		prev = p->lru_prev;
-		if (!p->gone && proc_stale(s, p, &until)) {
+		if (check && !p->gone && proc_stale(s, p, &until)) {
 			proc_retire(s, p, until);
 			n++;
 		} else if (p->gone && t >= p->gone_ns + GONE_GRACE_NS) {
@@ -1311,6 +1312,25 @@ int symbolizer__prune(struct symbolizer *s)
 		}
 	}
 	return n;
+}
+
+int symbolizer__prune(struct symbolizer *s)
+{
+	return prune(s, true);
+}
+
+int symbolizer__prune_gone(struct symbolizer *s)
+{
+	return prune(s, false);
+}
+
+void symbolizer__check_pid(struct symbolizer *s, uint32_t pid)
+{
+	struct proc *p = proc_find(s, pid);
+	uint64_t until;
+
+	if (p && !p->gone && proc_stale(s, p, &until))
+		proc_retire(s, p, until);
 }
 
 /* --- ELF image cache ------------------------------------------------------------------------- */

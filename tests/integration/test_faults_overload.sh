@@ -91,7 +91,7 @@ print("# store: samples %d appended %d evicted_memory %d bytes %d max_bytes %d r
       % (s["samples"], s["appended"], s["evicted_memory"], s["bytes"], s["max_bytes"],
          s.get("retained_s", 0)))
 PY
-# automatic sizes: 16 stack buckets per sample of a 1 s tick (4096..32768), counts twice the
+# automatic sizes: 16 stack buckets per sample of a 1 s tick (16384..32768), counts twice the
 # samples of a tick (1024..1M), over the possible CPUs
 check "cap: automatic map sizes from CPUs x 4999 Hz x 1 s" python3 -c '
 import json, sys
@@ -105,7 +105,7 @@ def p2(need, lo, hi):
     while n < need and n < hi:
         n *= 2
     return n
-want = (p2(16 * cpus * 4999, 4096, 32768), p2(2 * cpus * 4999, 1024, 1 << 20))
+want = (p2(16 * cpus * 4999, 16384, 32768), p2(2 * cpus * 4999, 1024, 1 << 20))
 assert (a["stack_map_entries"], a["counts_map_entries"]) == want, (a, want)' "$TMP/cap-10.json"
 check "cap: store bytes never above max_bytes" python3 -c '
 import json, sys
