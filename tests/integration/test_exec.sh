@@ -30,9 +30,14 @@ for _ in $(seq 12); do
 	echo "burn-$!;" >>"$TMP/pids"
 	wait $!
 done
-sleep 0.6
+# the exits are read at the next tick; the processes found gone at once (not at the minute's
+# check of every process): 2.5 s is two ticks and a half
+sleep 2.5
 curl -s "http://127.0.0.1:$PORT/metrics" >"$TMP/metrics"
+curl -s "http://127.0.0.1:$PORT/api/v1/stats" >"$TMP/stats.json"
 EXECS=$(sed -n 's/^ember_sampler_events_total{kind="execs"} \([0-9]*\).*/\1/p' "$TMP/metrics")
+EXITS=$(sed -n 's/^ember_sampler_events_total{kind="exits"} \([0-9]*\).*/\1/p' "$TMP/metrics")
+GONE=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["symbols"]["pid_gone"])' "$TMP/stats.json")
 kill -USR1 "$EPID"
 wait_log "$TMP/emberd.log" "dumped" || not_ok "emberd dumps"
 kill -TERM "$EPID"; wait "$EPID"
@@ -53,4 +58,6 @@ check "burn processes sampled (>= 8 of 12, >= 150 samples)" test "$NP" -ge 8 -a 
 # 80%: the rest is the documented ld.so race (a process sampled mid-load that exits before a drain)
 check "exec'ed processes resolve (>= 80% of their samples; ~60% without exec handling)" test $((OK * 100)) -ge $((TOT * 80))
 check "execs of sampled processes notified (>= 8 in /metrics, got ${EXECS:-none})" test "${EXECS:-0}" -ge 8
+check "exits of sampled processes notified (>= 8 in /metrics, got ${EXITS:-none})" test "${EXITS:-0}" -ge 8
+check "... and found gone within 2.5 s (pid_gone >= 8, got ${GONE:-none})" test "${GONE:-0}" -ge 8
 done_testing
