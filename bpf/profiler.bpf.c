@@ -103,7 +103,7 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	__u32 zero = 0, g, sg, seq;
 	__u8 yes = 1;
 	bool kstack = true; /* walk the kernel stack */
-	void *counts;
+	void *counts, *stacks;
 
 	st = bpf_map_lookup_elem(&stats, &zero);
 	if (!st) /* cannot happen for a one-element array; the verifier wants the check */
@@ -136,18 +136,11 @@ int do_sample(struct bpf_perf_event_data *ctx)
 		kstack = false;
 	key.kern_stack_id = -EFAULT;
 	key.user_stack_id = -EFAULT;
-	/* stack ids: the helper needs the map as a constant, hence one call site per generation */
-	if (sg) {
-		if (kstack)
-			key.kern_stack_id = bpf_get_stackid(ctx, &stacks1, 0);
-		if (key.tid)
-			key.user_stack_id = bpf_get_stackid(ctx, &stacks1, BPF_F_USER_STACK);
-	} else {
-		if (kstack)
-			key.kern_stack_id = bpf_get_stackid(ctx, &stacks0, 0);
-		if (key.tid)
-			key.user_stack_id = bpf_get_stackid(ctx, &stacks0, BPF_F_USER_STACK);
-	}
+	stacks = sg ? (void *)&stacks1 : (void *)&stacks0;
+	if (kstack)
+		key.kern_stack_id = bpf_get_stackid(ctx, stacks, 0);
+	if (key.tid)
+		key.user_stack_id = bpf_get_stackid(ctx, stacks, BPF_F_USER_STACK);
 	counts = g ? (void *)&counts1 : (void *)&counts0;
 	st->samples++;
 	if (key.tid == 0)
