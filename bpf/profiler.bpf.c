@@ -136,6 +136,8 @@ int do_sample(struct bpf_perf_event_data *ctx)
 		kstack = false;
 	key.kern_stack_id = -EFAULT;
 	key.user_stack_id = -EFAULT;
+	/* the helper needs a map the verifier knows: it follows each of the two through its path
+	 * (a call site per generation cost ~0.6 ms more verification at start) */
 	stacks = sg ? (void *)&stacks1 : (void *)&stacks0;
 	if (kstack)
 		key.kern_stack_id = bpf_get_stackid(ctx, stacks, 0);
