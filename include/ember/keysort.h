@@ -8,6 +8,8 @@
 #define EMBER_KEYSORT_H
 
 #include <stddef.h>
+#include <stdint.h>
+#include <string.h>
 
 /* Orders two records with equal keys: <0, 0, >0 as for qsort_r. */
 typedef int (*keysort_tie_fn)(const void *a, const void *b, void *ctx);
@@ -19,5 +21,28 @@ typedef int (*keysort_tie_fn)(const void *a, const void *b, void *ctx);
  * depends on memory (with a NULL @tie, equal keys then may change order).
  */
 void keysort(void *base, size_t n, size_t size, size_t key_off, keysort_tie_fn tie, void *ctx);
+
+/*
+ * In @n records sorted by the uint64_t at byte @key_off (as keysort leaves them): the index of
+ * the first whose key is above @key, @n if none; the record before it, if any, is the last
+ * with a key <= @key (the symbol an address falls in). Inline: the lookups of every frame.
+ */
+static inline size_t keysort_upper(const void *base, size_t n, size_t size, size_t key_off,
+				   uint64_t key)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		uint64_t k;
+
+		memcpy(&k, (const char *)base + mid * size + key_off, sizeof(k));
+		if (k <= key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
 
 #endif

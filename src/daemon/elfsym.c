@@ -520,16 +520,9 @@ int elfsym__file_to_vaddr(const struct elfsym *e, uint64_t off, uint64_t *ret)
 
 int elfsym__lookup(const struct elfsym *e, uint64_t vaddr)
 {
-	size_t lo = 0, hi = e->n, i;
+	size_t lo = keysort_upper(e->syms, e->n, sizeof(*e->syms), offsetof(struct esym, addr),
+				  vaddr), i;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (e->syms[mid].addr <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	/* the nearest symbol below, or one of the few before it that encloses it (nested labels) */
 	for (i = lo; i > 0 && lo - i < 8; i--)
 		if (vaddr < e->syms[i - 1].end)

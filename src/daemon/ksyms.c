@@ -373,18 +373,11 @@ void ksyms__free(struct ksyms *k)
 
 int ksyms__lookup(const struct ksyms *k, uint64_t addr, const char **ret_module)
 {
-	size_t lo = 0, hi = k->n;
+	size_t lo = keysort_upper(k->syms, k->n, sizeof(*k->syms), offsetof(struct ksym, addr),
+				  addr);
 
 	if (ret_module)
 		*ret_module = NULL;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (k->syms[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo == 0)
 		return -ENOENT;
 	if (addr < k->syms[lo - 1].end)

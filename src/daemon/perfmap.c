@@ -160,18 +160,11 @@ enomem:
 
 int perfmap__lookup(const struct perfmap *pm, uint64_t addr)
 {
-	size_t lo = 0, hi = pm->n, i;
+	/* after the last symbol with start <= addr */
+	size_t lo = keysort_upper(pm->syms, pm->n, sizeof(*pm->syms),
+				  offsetof(struct pm_sym, start), addr), i;
 	int best = -ENOENT;
 
-	/* last symbol with start <= addr */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (pm->syms[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	/*
 	 * Walk back over the symbols that start early enough to reach @addr (start >= addr -
 	 * max_size) and keep the latest one that contains it. Bounded so that a pathological map

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 #include "ember/demangle.h"
 #include "ember/elfsym.h"
 #include "ember/hash.h"
+#include "ember/keysort.h"
 #include "ember/ksyms.h"
 #include "ember/log.h"
 #include "ember/parse.h"
@@ -516,17 +518,7 @@ static int kernel_frame(struct symbolizer *s, uint64_t addr)
 /* The index of the first cached kernel function starting after @addr. */
 static size_t krange_after(const struct symbolizer *s, uint64_t addr)
 {
-	size_t lo = 0, hi = s->nkr;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (s->kr[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return keysort_upper(s->kr, s->nkr, sizeof(*s->kr), offsetof(struct krange, start), addr);
 }
 
 /* The cached function containing @addr (kernel_resolve), or -1. */
@@ -1787,16 +1779,9 @@ static int jit_frame(struct symbolizer *s, struct proc *p, uint64_t addr, bool r
 
 static struct mapping *find_mapping(struct proc *p, uint64_t addr)
 {
-	size_t lo = 0, hi = p->nmaps;
+	size_t lo = keysort_upper(p->maps, p->nmaps, sizeof(*p->maps),
+				  offsetof(struct mapping, start), addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (p->maps[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo && addr < p->maps[lo - 1].end)
 		return &p->maps[lo - 1];
 	return NULL;

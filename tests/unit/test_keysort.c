@@ -114,6 +114,28 @@ static void test_kernel_addresses(void **state)
 	assert_int_equal(r[0].key, 0xffffffff81000000ULL + 16);
 }
 
+/* keysort_upper: the first record above a key, as a linear scan finds it */
+static void test_upper(void **state)
+{
+	struct rec r[200];
+	size_t i, j, n;
+
+	(void)state;
+	for (i = 0; i < 200; i++)
+		r[i] = (struct rec){ .key = (next() % 50) * 4, .pos = (uint32_t)i };
+	keysort(r, 200, sizeof(*r), offsetof(struct rec, key), NULL, NULL);
+	for (n = 0; n <= 200; n += 50) {
+		for (i = 0; i < 220; i++) {
+			for (j = 0; j < n && r[j].key <= i; j++)
+				;
+			assert_int_equal(keysort_upper(r, n, sizeof(*r), offsetof(struct rec, key), i),
+					 j);
+		}
+	}
+	assert_int_equal(keysort_upper(r, 200, sizeof(*r), offsetof(struct rec, key), UINT64_MAX),
+			 200);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -121,6 +143,7 @@ int main(void)
 		cmocka_unit_test(test_large_random_keys),
 		cmocka_unit_test(test_long_runs_of_ties),
 		cmocka_unit_test(test_kernel_addresses),
+		cmocka_unit_test(test_upper),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
