@@ -204,6 +204,34 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	return 0;
 }
 
+/* Puts a process event (EMBER_REC_EXEC or _EXIT) for @pid on the ring buffer, counted. */
+static __always_inline void tell(__u32 pid, __u32 kind, __u64 wake)
+{
+	struct ember_exec_rec *rec;
+	struct ember_bpf_stats *st;
+	__u32 zero = 0;
+
+	st = bpf_map_lookup_elem(&stats, &zero);
+	if (!st)
+		return;
+	rec = bpf_ringbuf_reserve(&times, sizeof(*rec), 0);
+	if (!rec) {
+		if (kind == EMBER_REC_EXIT)
+			st->exit_drops++;
+		else
+			st->exec_drops++;
+		return;
+	}
+	if (kind == EMBER_REC_EXIT)
+		st->exits++;
+	else
+		st->execs++;
+	rec->time_ns = bpf_ktime_get_ns();
+	rec->pid = pid;
+	rec->kind = kind;
+	bpf_ringbuf_submit(rec, wake);
+}
+
 /*
  * exec of a process sampled before: its cached mappings describe the old image. Forget it here
  * (its next sample wakes userspace as a new process's) and tell userspace at once, so a process
@@ -212,28 +240,14 @@ int do_sample(struct bpf_perf_event_data *ctx)
 SEC("raw_tp/sched_process_exec") /* raw: needs no tracefs mounted */
 int on_exec(void *ctx)
 {
-	__u32 pid = bpf_get_current_pid_tgid() >> 32, zero = 0;
-	struct ember_exec_rec *rec;
-	struct ember_bpf_stats *st;
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
 
 	/* any CPU's "last pid" may name this process, even one the LRU evicted: make them all
 	 * ask "seen" again */
 	__sync_fetch_and_add(&exec_seq, 1);
 	if (bpf_map_delete_elem(&seen, &pid))
 		return 0; /* never sampled (or long ago): nothing cached */
-	st = bpf_map_lookup_elem(&stats, &zero);
-	if (!st)
-		return 0;
-	rec = bpf_ringbuf_reserve(&times, sizeof(*rec), 0);
-	if (!rec) {
-		st->exec_drops++;
-		return 0;
-	}
-	st->execs++;
-	rec->time_ns = bpf_ktime_get_ns();
-	rec->pid = pid;
-	rec->kind = EMBER_REC_EXEC;
-	bpf_ringbuf_submit(rec, BPF_RB_FORCE_WAKEUP);
+	tell(pid, EMBER_REC_EXEC, BPF_RB_FORCE_WAKEUP);
 	return 0;
 }
 
@@ -247,9 +261,7 @@ SEC("raw_tp/sched_process_exit")
 int on_exit(void *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 pid = id >> 32, zero = 0;
-	struct ember_exec_rec *rec;
-	struct ember_bpf_stats *st;
+	__u32 pid = id >> 32;
 
 	if ((__u32)id != pid)
 		return 0; /* another thread: the process lives on */
@@ -257,18 +269,6 @@ int on_exit(void *ctx)
 		return 0; /* never sampled (or long ago): nothing cached */
 	/* a CPU's "last pid" may be this one: make them ask "seen" again */
 	__sync_fetch_and_add(&exec_seq, 1);
-	st = bpf_map_lookup_elem(&stats, &zero);
-	if (!st)
-		return 0;
-	rec = bpf_ringbuf_reserve(&times, sizeof(*rec), 0);
-	if (!rec) {
-		st->exit_drops++;
-		return 0;
-	}
-	st->exits++;
-	rec->time_ns = bpf_ktime_get_ns();
-	rec->pid = pid;
-	rec->kind = EMBER_REC_EXIT;
-	bpf_ringbuf_submit(rec, BPF_RB_NO_WAKEUP);
+	tell(pid, EMBER_REC_EXIT, BPF_RB_NO_WAKEUP);
 	return 0;
 }

@@ -358,10 +358,10 @@ void sampler__free(struct sampler *s)
 	free(s->pending[1].v);
 	free(s->keys);
 	free(s->vals);
-	for (cpu = 0; cpu < 2; cpu++) {
-		free(s->sc[cpu].slot);
-		free(s->sc[cpu].touched);
-		free(s->sc[cpu].ips);
+	for (size_t g = 0; g < 2; g++) {
+		free(s->sc[g].slot);
+		free(s->sc[g].touched);
+		free(s->sc[g].ips);
 	}
 	free(s->times);
 	free(s->cpus);
@@ -461,12 +461,13 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 	mask = calloc((size_t)s->nr_cpus, sizeof(*mask));
 	s->keys = calloc(s->o.counts_map_entries, sizeof(*s->keys));
 	s->vals = calloc(s->o.counts_map_entries, sizeof(*s->vals));
-	for (cpu = 0; cpu < 2; cpu++) {
-		s->sc[cpu].slot = malloc(s->o.stack_map_entries * sizeof(*s->sc[cpu].slot));
-		s->sc[cpu].touched = malloc(s->o.stack_map_entries * sizeof(*s->sc[cpu].touched));
-		if (s->sc[cpu].slot)
-			memset(s->sc[cpu].slot, 0xff,
-			       s->o.stack_map_entries * sizeof(*s->sc[cpu].slot));
+	for (size_t g = 0; g < 2; g++) { /* the two stack generations' caches */
+		struct stack_cache *c = &s->sc[g];
+
+		c->slot = malloc(s->o.stack_map_entries * sizeof(*c->slot));
+		c->touched = malloc(s->o.stack_map_entries * sizeof(*c->touched));
+		if (c->slot)
+			memset(c->slot, 0xff, s->o.stack_map_entries * sizeof(*c->slot));
 	}
 	s->sgen_clear = -1;
 	if (!s->links || !mask || !s->keys || !s->vals || !s->sc[0].slot || !s->sc[0].touched ||
