@@ -75,6 +75,19 @@ skip_all() {
 free_port() {
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }
+# replay_start FILE [ARG...]: emberd --replay FILE [ARG...] on a free loopback port (PORT and URL
+# set, its pid in PIDS for stop_all, its log in $TMP/emberd.log); 1 if /healthz does not answer
+# within 10 s
+replay_start() {
+	local f=$1
+	shift
+	PORT=$(free_port)
+	URL=http://127.0.0.1:$PORT
+	"$EMBERD" --listen "127.0.0.1:$PORT" "$@" --replay "$f" >"$TMP/emberd.log" 2>&1 &
+	PIDS+=($!)
+	for _ in $(seq 100); do curl -sf "$URL/healthz" >/dev/null 2>&1 && return 0; sleep 0.1; done
+	return 1
+}
 done_testing() { [ "$T_FAILS" -eq 0 ]; exit $?; }
 # require_browser: node, playwright-core (make deps) and chromium must be there; otherwise skip
 # the script (a failure under CI).

@@ -7,14 +7,8 @@
 require_browser
 [ -x "$EMBERD" ] || skip_all "no $EMBERD"
 zcat "$SHARED/corpus/examples/example-perf-stacks.txt.gz" >"$TMP/perf.txt" || skip_all "no shared corpus"
-PID=
-trap '[ -n "$PID" ] && kill "$PID" 2>/dev/null; cleanup_tmp' EXIT
-PORT=$(free_port)
-URL=http://127.0.0.1:$PORT
-"$EMBERD" --listen "127.0.0.1:$PORT" --replay "$TMP/perf.txt" >"$TMP/emberd.log" 2>&1 &
-PID=$!
-for _ in $(seq 100); do curl -sf "$URL/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
-curl -sf "$URL/healthz" >/dev/null || { not_ok "emberd --replay starts"; done_testing; }
+trap 'stop_all; cleanup_tmp' EXIT
+replay_start "$TMP/perf.txt" || { not_ok "emberd --replay starts"; done_testing; }
 # the capture spans 7628263.04 .. 7628273.03; A and B are its halves
 R="from=7628263&to=7628268&b_from=7628268&b_to=7628273"
 curl -s "$URL/api/v1/diff.folded?$R" >"$TMP/d.folded"

@@ -25,9 +25,6 @@ for k in range(100000):
         matched += c
 json.dump({"total": total, "pct": 100.0 * matched / total, "regex": "lvl3_2$"}, open(sys.argv[2], "w"))
 PY
-PORT=$(free_port)
-"$EMBERD" --listen "127.0.0.1:$PORT" --replay "$TMP/big.samples" >"$TMP/emberd.log" 2>&1 &
-EP=$!
-trap 'kill $EP 2>/dev/null; wait $EP 2>/dev/null; cleanup_tmp' EXIT
-for _ in $(seq 100); do curl -sf "http://127.0.0.1:$PORT/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
-URL=http://127.0.0.1:$PORT EXPECT=$TMP/expect.json node "$SRCDIR/tests/browser/test_dashboard_large.mjs"
+trap 'stop_all; cleanup_tmp' EXIT
+replay_start "$TMP/big.samples" # the page test fails on its own if emberd is not up
+URL=$URL EXPECT=$TMP/expect.json node "$SRCDIR/tests/browser/test_dashboard_large.mjs"

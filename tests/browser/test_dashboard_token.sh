@@ -8,18 +8,12 @@
 require_browser
 [ -x "$EMBERD" ] || skip_all "no $EMBERD"
 zcat "$SHARED/corpus/examples/example-perf-stacks.txt.gz" >"$TMP/perf.txt" || skip_all "no shared corpus"
-PID=
-trap '[ -n "$PID" ] && kill "$PID" 2>/dev/null; cleanup_tmp' EXIT
+trap 'stop_all; cleanup_tmp' EXIT
 TOKEN=$(head -c 24 /dev/urandom | base64 | tr -d '/+=')
 printf '%s\n' "$TOKEN" >"$TMP/token"
 chmod 600 "$TMP/token"
-PORT=$(free_port)
-URL=http://127.0.0.1:$PORT
-"$EMBERD" --listen "127.0.0.1:$PORT" -o http.auth_token_file="$TMP/token" --replay "$TMP/perf.txt" \
-	>"$TMP/emberd.log" 2>&1 &
-PID=$!
-for _ in $(seq 100); do curl -sf "$URL/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
-curl -sf "$URL/healthz" >/dev/null || { not_ok "emberd --replay with a token starts"; sed 's/^/# /' "$TMP/emberd.log"; done_testing; }
+replay_start "$TMP/perf.txt" -o http.auth_token_file="$TMP/token" ||
+	{ not_ok "emberd --replay with a token starts"; sed 's/^/# /' "$TMP/emberd.log"; done_testing; }
 # what the page will draw, through the API with the token
 SAMPLES=$(curl -s -H "Authorization: Bearer $TOKEN" "$URL/api/v1/folded?from=7628263&to=7628268" |
 	awk '{ s += $NF } END { print s + 0 }')
