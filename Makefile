@@ -44,9 +44,10 @@ CMOCKA_LIBS := $(call pc,--libs,cmocka)
 ALL_LIBS := $(DAEMON_LIBS) $(CLI_LIBS)
 
 # Sources by module group; new files are picked up without editing this file.
-CORE_SRCS := $(sort $(wildcard src/core/*.c) $(wildcard src/common/*.c))
-ANALYSIS_SRCS := $(sort $(wildcard src/analysis/*.c))
-DAEMON_SRCS := $(sort $(filter-out src/daemon/main.c,$(wildcard src/daemon/*.c)))
+# core: src/core/<part>/ (base, model, formats, render, analysis); the daemon's stages:
+# src/daemon/<stage>/ (sample, symbols, ingest, store, http, service); docs/architecture.md.
+CORE_SRCS := $(sort $(wildcard src/core/*/*.c))
+DAEMON_SRCS := $(sort $(wildcard src/daemon/*/*.c))
 CLI_SRCS := $(sort $(wildcard src/cli/*.c))
 BPF_SRCS := $(sort $(wildcard bpf/*.bpf.c))
 UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
@@ -97,7 +98,7 @@ $(VMLINUX):
 		echo "no /sys/kernel/btf/vmlinux: cannot generate vmlinux.h" >&2; exit 1; \
 	fi
 
-$(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c include/ember/bpf_shared.h $(wildcard bpf/*.h) $(VMLINUX)
+$(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c include/ember/daemon/sample/bpf_shared.h $(wildcard bpf/*.h) $(VMLINUX)
 	$(call msg,BPF,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Iinclude -I$(OUTPUT) -Ibpf \
@@ -126,13 +127,13 @@ $(OUTPUT)/fuzz/%.o: %.c
 		-MMD -MP -c $< -o $@
 
 # pprof: proto/NAME.proto -> $(OUTPUT)/gen/NAME.pb-c.{c,h} (protoc-c), compiled into the
-# analysis archive of each build; src/analysis includes "gen/NAME.pb-c.h".
+# core archive of each build; src/core/formats/pprof.c includes "gen/NAME.pb-c.h".
 PROTO_GEN := $(patsubst proto/%.proto,$(OUTPUT)/gen/%.pb-c.c,$(wildcard proto/*.proto))
 $(OUTPUT)/gen/%.pb-c.c $(OUTPUT)/gen/%.pb-c.h: proto/%.proto
 	$(call msg,PROTOC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)protoc-c --proto_path=proto --c_out=$(@D) $<
-$(foreach r,$(ROOTS),$(call objs,$(r),$(ANALYSIS_SRCS))): | $(PROTO_GEN:.c=.h)
+$(foreach r,$(ROOTS),$(call objs,$(r),src/core/formats/pprof.c)): | $(PROTO_GEN:.c=.h)
 $(OUTPUT)/obj/gen/%.o: $(OUTPUT)/gen/%.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
@@ -150,12 +151,11 @@ $(OUTPUT)/fuzz/gen/%.o: $(OUTPUT)/gen/%.c
 $(foreach r,$(ROOTS),$(call objs,$(r),$(DAEMON_SRCS) src/daemon/main.c $(UNIT_SRCS) \
 	$(FUZZ_SRCS))): | $(SKELS)
 
-# emberd's dashboard: src/daemon/dashboard/* compiled in as $(OUTPUT)/gen/dashboard_assets.c.
-DASH_ASSETS := $(sort $(wildcard src/daemon/dashboard/*))
+# emberd's dashboard: src/daemon/http/dashboard/* compiled in as $(OUTPUT)/gen/dashboard_assets.c.
+DASH_ASSETS := $(sort $(wildcard src/daemon/http/dashboard/*))
 # Archives per module group, so that each binary links only the objects it uses.
 define ARCHIVES
-$(1)/libember-core.a: $(call objs,$(1),$(CORE_SRCS))
-$(1)/libember-analysis.a: $(call objs,$(1),$(ANALYSIS_SRCS)) \
+$(1)/libember-core.a: $(call objs,$(1),$(CORE_SRCS)) \
 	$(patsubst $(OUTPUT)/gen/%.c,$(1)/gen/%.o,$(PROTO_GEN))
 $(1)/libember-daemon.a: $(call objs,$(1),$(DAEMON_SRCS)) \
 	$(if $(DASH_ASSETS),$(1)/gen/dashboard_assets.o)
@@ -170,11 +170,10 @@ $(foreach r,$(ROOTS),$(eval $(call ARCHIVES,$(r))))
 	$(Q)mkdir -p $(@D)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-LIBS_OF = $(1)/libember-daemon.a $(1)/libember-analysis.a $(1)/libember-core.a
+LIBS_OF = $(1)/libember-daemon.a $(1)/libember-core.a
 
 # --- binaries --------------------------------------------------------------------------------
-$(EMBER): $(call objs,$(OUTPUT)/obj,$(CLI_SRCS)) $(OUTPUT)/obj/libember-analysis.a \
-		$(OUTPUT)/obj/libember-core.a
+$(EMBER): $(call objs,$(OUTPUT)/obj,$(CLI_SRCS)) $(OUTPUT)/obj/libember-core.a
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(CLI_LIBS)
 
@@ -183,8 +182,7 @@ $(EMBERD): $(OUTPUT)/obj/src/daemon/main.o $(call LIBS_OF,$(OUTPUT)/obj)
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(ALL_LIBS)
 
 # Sanitized binaries for integration tests that want them (make asan-bins).
-$(OUTPUT)/asan/ember: $(call objs,$(OUTPUT)/asan,$(CLI_SRCS)) $(OUTPUT)/asan/libember-analysis.a \
-		$(OUTPUT)/asan/libember-core.a
+$(OUTPUT)/asan/ember: $(call objs,$(OUTPUT)/asan,$(CLI_SRCS)) $(OUTPUT)/asan/libember-core.a
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(ASAN_FLAGS) -o $@ $^ $(CLI_LIBS)
 $(OUTPUT)/asan/emberd: $(OUTPUT)/asan/src/daemon/main.o $(call LIBS_OF,$(OUTPUT)/asan)
@@ -257,7 +255,7 @@ check-layering:
 	$(Q)scripts/check-layering.sh
 
 format:
-	$(Q)clang-format -i $(wildcard src/*/*.c src/*/*.h include/ember/*.h bpf/*.c tests/*/*.c)
+	$(Q)clang-format -i $(wildcard src/*/*.c src/*/*/*.[ch] include/ember/*/*/*.h bpf/*.c tests/*/*.c)
 
 # --- run, install ----------------------------------------------------------------------------
 run: deps

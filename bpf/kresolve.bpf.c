@@ -8,7 +8,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 
-#include "ember/bpf_shared.h"
+#include "ember/daemon/sample/bpf_shared.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 

@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "ember/folded.h"
+#include "ember/core/formats/folded.h"
 
 struct lineread;
 struct profile;

@@ -24,11 +24,11 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "ember/collapse.h"
-#include "ember/lineread.h"
-#include "ember/log.h"
-#include "ember/samples.h"
-#include "ember/sbuf.h"
+#include "ember/core/formats/collapse.h"
+#include "ember/core/base/lineread.h"
+#include "ember/core/base/log.h"
+#include "ember/core/model/samples.h"
+#include "ember/core/base/sbuf.h"
 
 #define MAX_JOBS 64
 #define BATCH_BYTES (64u << 20)	/* mapped input is parsed in windows this big */

@@ -14,15 +14,15 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ember/d3json.h"
-#include "ember/lineread.h"
-#include "ember/log.h"
-#include "ember/pprof.h"
-#include "ember/profile.h"
-#include "ember/samples.h"
-#include "ember/sbuf.h"
-#include "ember/speedscope.h"
-#include "ember/strtab.h"
+#include "ember/core/formats/d3json.h"
+#include "ember/core/base/lineread.h"
+#include "ember/core/base/log.h"
+#include "ember/core/formats/pprof.h"
+#include "ember/core/model/profile.h"
+#include "ember/core/model/samples.h"
+#include "ember/core/base/sbuf.h"
+#include "ember/core/formats/speedscope.h"
+#include "ember/core/base/strtab.h"
 
 enum conv_format { FMT_AUTO, FMT_FOLDED, FMT_SAMPLES, FMT_PPROF, FMT_SPEEDSCOPE, FMT_D3 };
 

@@ -8,12 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ember/diff.h"
-#include "ember/flamegraph.h"
-#include "ember/log.h"
-#include "ember/profile.h"
-#include "ember/sbuf.h"
-#include "ember/strtab.h"
+#include "ember/core/render/diff.h"
+#include "ember/core/render/flamegraph.h"
+#include "ember/core/base/log.h"
+#include "ember/core/model/profile.h"
+#include "ember/core/base/sbuf.h"
+#include "ember/core/base/strtab.h"
 
 static void diff_usage(FILE *f)
 {

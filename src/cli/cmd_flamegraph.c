@@ -11,12 +11,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ember/flamegraph.h"
-#include "ember/lineread.h"
-#include "ember/log.h"
-#include "ember/profile.h"
-#include "ember/sbuf.h"
-#include "ember/strtab.h"
+#include "ember/core/render/flamegraph.h"
+#include "ember/core/base/lineread.h"
+#include "ember/core/base/log.h"
+#include "ember/core/model/profile.h"
+#include "ember/core/base/sbuf.h"
+#include "ember/core/base/strtab.h"
 
 static void flamegraph_usage(FILE *f)
 {

@@ -13,13 +13,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ember/heatmap.h"
-#include "ember/lineread.h"
-#include "ember/log.h"
-#include "ember/profile.h"
-#include "ember/samples.h"
-#include "ember/sbuf.h"
-#include "ember/strtab.h"
+#include "ember/core/render/heatmap.h"
+#include "ember/core/base/lineread.h"
+#include "ember/core/base/log.h"
+#include "ember/core/model/profile.h"
+#include "ember/core/model/samples.h"
+#include "ember/core/base/sbuf.h"
+#include "ember/core/base/strtab.h"
 
 #include "heatmap_input.h"
 

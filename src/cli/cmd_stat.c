@@ -15,13 +15,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ember/algebra.h"
-#include "ember/flamegraph.h"
-#include "ember/hotelling.h"
-#include "ember/log.h"
-#include "ember/profile.h"
-#include "ember/sbuf.h"
-#include "ember/strtab.h"
+#include "ember/core/analysis/algebra.h"
+#include "ember/core/render/flamegraph.h"
+#include "ember/core/analysis/hotelling.h"
+#include "ember/core/base/log.h"
+#include "ember/core/model/profile.h"
+#include "ember/core/base/sbuf.h"
+#include "ember/core/base/strtab.h"
 
 static void stat_usage(FILE *f)
 {

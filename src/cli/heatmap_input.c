@@ -8,13 +8,13 @@
 #include <string.h>
 
 #include "cli.h"
-#include "ember/collapse.h"
-#include "ember/flamegraph.h"
-#include "ember/lineread.h"
-#include "ember/log.h"
-#include "ember/parse.h"
-#include "ember/samples.h"
-#include "ember/sbuf.h"
+#include "ember/core/formats/collapse.h"
+#include "ember/core/render/flamegraph.h"
+#include "ember/core/base/lineread.h"
+#include "ember/core/base/log.h"
+#include "ember/core/base/parse.h"
+#include "ember/core/model/samples.h"
+#include "ember/core/base/sbuf.h"
 
 /* Lines held while auto-detecting: comments and blank lines before the first record. */
 #define DETECT_MAX_LINES 10000

@@ -9,9 +9,9 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "ember/lineread.h"
-#include "ember/log.h"
-#include "ember/profile.h"
+#include "ember/core/base/lineread.h"
+#include "ember/core/base/log.h"
+#include "ember/core/model/profile.h"
 
 static ssize_t read_gz(void *ctx, void *buf, size_t n)
 {

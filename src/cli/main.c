@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ember/log.h"
-#include "ember/version.h"
+#include "ember/core/base/log.h"
+#include "ember/core/base/version.h"
 
 static const struct cli_cmd commands[] = {
 #define EMBER_CMD(n, f, s) { .name = #n, .fn = f, .summary = s },

@@ -12,10 +12,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "ember/heatmap.h"
-#include "ember/profile.h"
-#include "ember/samples.h"
-#include "ember/strtab.h"
+#include "ember/core/render/heatmap.h"
+#include "ember/core/model/profile.h"
+#include "ember/core/model/samples.h"
+#include "ember/core/base/strtab.h"
 
 #define NS 1000000000ULL
 #define CPUS 128

@@ -13,8 +13,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "ember/strtab.h"
-#include "ember/symbolizer.h"
+#include "ember/core/base/strtab.h"
+#include "ember/daemon/symbols/symbolizer.h"
 
 static double now(void)
 {

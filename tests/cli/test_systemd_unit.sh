@@ -19,7 +19,7 @@ for opt in Type=notify Restart=on-failure WatchdogSec= MemoryMax= CPUQuota= NoNe
 	ProtectSystem=strict CapabilityBoundingSet= SystemCallFilter= RestrictAddressFamilies=; do
 	check "unit sets $opt" grep -q "^$opt" "$SRCDIR/systemd/emberd.service"
 done
-# emberd keeps these after start-up (src/daemon/privs.c): the bounding set must allow them
+# emberd keeps these after start-up (src/daemon/service/privs.c): the bounding set must allow them
 for cap in CAP_BPF CAP_PERFMON CAP_SYS_PTRACE CAP_DAC_READ_SEARCH CAP_SYSLOG CAP_CHECKPOINT_RESTORE; do
 	check "bounding set has $cap" grep -qE "^CapabilityBoundingSet=.*\b$cap\b" "$SRCDIR/systemd/emberd.service"
 done

@@ -12,11 +12,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ember/collapse.h"
-#include "ember/lineread.h"
-#include "ember/profile.h"
-#include "ember/sbuf.h"
-#include "ember/strtab.h"
+#include "ember/core/formats/collapse.h"
+#include "ember/core/base/lineread.h"
+#include "ember/core/model/profile.h"
+#include "ember/core/base/sbuf.h"
+#include "ember/core/base/strtab.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

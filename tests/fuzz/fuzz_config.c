@@ -4,7 +4,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "ember/config.h"
+#include "ember/daemon/service/config.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -4,7 +4,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "ember/ksyms.h"
+#include "ember/daemon/symbols/ksyms.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -5,11 +5,11 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "ember/folded.h"
-#include "ember/pprof.h"
-#include "ember/profile.h"
-#include "ember/sbuf.h"
-#include "ember/strtab.h"
+#include "ember/core/formats/folded.h"
+#include "ember/core/formats/pprof.h"
+#include "ember/core/model/profile.h"
+#include "ember/core/base/sbuf.h"
+#include "ember/core/base/strtab.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

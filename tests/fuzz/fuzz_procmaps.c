@@ -4,8 +4,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "ember/parse.h"
-#include "ember/procmaps.h"
+#include "ember/core/base/parse.h"
+#include "ember/daemon/symbols/procmaps.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

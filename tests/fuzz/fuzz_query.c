@@ -9,8 +9,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "ember/query.h"
-#include "ember/timeexpr.h"
+#include "ember/core/model/query.h"
+#include "ember/core/base/timeexpr.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -10,8 +10,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "ember/recording.h"
-#include "ember/replay.h"
+#include "ember/core/model/recording.h"
+#include "ember/daemon/ingest/replay.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -15,11 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ember/collapse.h"
-#include "ember/lineread.h"
-#include "ember/profile.h"
-#include "ember/sbuf.h"
-#include "ember/strtab.h"
+#include "ember/core/formats/collapse.h"
+#include "ember/core/base/lineread.h"
+#include "ember/core/model/profile.h"
+#include "ember/core/base/sbuf.h"
+#include "ember/core/base/strtab.h"
 
 #define MAX_REC 16
 

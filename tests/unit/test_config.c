@@ -12,8 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ember/config.h"
-#include "ember/log.h"
+#include "ember/daemon/service/config.h"
+#include "ember/core/base/log.h"
 
 static void test_defaults(void **state)
 {

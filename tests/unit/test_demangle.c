@@ -7,8 +7,8 @@
 
 #include <string.h>
 
-#include "ember/demangle.h"
-#include "ember/sbuf.h"
+#include "ember/daemon/symbols/demangle.h"
+#include "ember/core/base/sbuf.h"
 
 static const struct {
 	const char *raw, *want;

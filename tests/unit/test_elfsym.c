@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ember/elfsym.h"
+#include "ember/daemon/symbols/elfsym.h"
 
 static char bin[PATH_MAX - 128];
 static char tmpdir[64];

@@ -12,11 +12,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ember/flamegraph.h"
-#include "ember/folded.h"
-#include "ember/profile.h"
-#include "ember/sbuf.h"
-#include "ember/strtab.h"
+#include "ember/core/render/flamegraph.h"
+#include "ember/core/formats/folded.h"
+#include "ember/core/model/profile.h"
+#include "ember/core/base/sbuf.h"
+#include "ember/core/base/strtab.h"
 
 struct fx {
 	struct strtab *st;

@@ -9,11 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ember/folded.h"
-#include "ember/lineread.h"
-#include "ember/profile.h"
-#include "ember/sbuf.h"
-#include "ember/strtab.h"
+#include "ember/core/formats/folded.h"
+#include "ember/core/base/lineread.h"
+#include "ember/core/model/profile.h"
+#include "ember/core/base/sbuf.h"
+#include "ember/core/base/strtab.h"
 
 /* flamegraph.pl's /^(.*)\s+?(\d+(?:\.\d*)?)$/, applied once or twice */
 static const struct {

@@ -16,13 +16,13 @@
 
 #include <stdlib.h>
 
-#include "ember/hash.h"
-#include "ember/lineread.h"
-#include "ember/pprof.h"
-#include "ember/profile.h"
-#include "ember/samples.h"
-#include "ember/sbuf.h"
-#include "ember/strtab.h"
+#include "ember/core/base/hash.h"
+#include "ember/core/base/lineread.h"
+#include "ember/core/formats/pprof.h"
+#include "ember/core/model/profile.h"
+#include "ember/core/model/samples.h"
+#include "ember/core/base/sbuf.h"
+#include "ember/core/base/strtab.h"
 
 static void test_hash_empty_null(void **state)
 {

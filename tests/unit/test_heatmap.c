@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ember/heatmap.h"
-#include "ember/sbuf.h"
+#include "ember/core/render/heatmap.h"
+#include "ember/core/base/sbuf.h"
 
 #define S 1000000000ULL
 #define MS 1000000ULL

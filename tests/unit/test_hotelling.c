@@ -14,10 +14,10 @@
 /* cmocka 1.1.5 has no assert_double_equal */
 #define assert_near(a, b, eps) assert_true(fabs((double)(a) - (double)(b)) <= (eps))
 
-#include "ember/folded.h"
-#include "ember/hotelling.h"
-#include "ember/profile.h"
-#include "ember/strtab.h"
+#include "ember/core/formats/folded.h"
+#include "ember/core/analysis/hotelling.h"
+#include "ember/core/model/profile.h"
+#include "ember/core/base/strtab.h"
 
 static void add_text(struct profile *p, const char *stack, double c)
 {

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ember/keysort.h"
+#include "ember/daemon/symbols/keysort.h"
 
 /* A record like the symbol tables': the key is not the first field, and the tie-break field
  * (rank) is compared by the callback, the original position (pos) checks stability. */

@@ -11,8 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ember/ksyms.h"
-#include "ember/parse.h"
+#include "ember/daemon/symbols/ksyms.h"
+#include "ember/core/base/parse.h"
 
 static const struct {
 	const char *line;

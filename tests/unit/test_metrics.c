@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ember/metrics.h"
-#include "ember/sbuf.h"
+#include "ember/daemon/http/metrics.h"
+#include "ember/core/base/sbuf.h"
 
 static void test_render(void **state)
 {

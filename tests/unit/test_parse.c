@@ -7,7 +7,7 @@
 
 #include <string.h>
 
-#include "ember/parse.h"
+#include "ember/core/base/parse.h"
 
 static int tns(const char *s, uint64_t *ret)
 {

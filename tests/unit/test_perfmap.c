@@ -9,8 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ember/parse.h"
-#include "ember/perfmap.h"
+#include "ember/core/base/parse.h"
+#include "ember/daemon/symbols/perfmap.h"
 
 static const struct {
 	const char *line;

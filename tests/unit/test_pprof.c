@@ -10,12 +10,12 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "ember/folded.h"
-#include "ember/lineread.h"
-#include "ember/pprof.h"
-#include "ember/profile.h"
-#include "ember/sbuf.h"
-#include "ember/strtab.h"
+#include "ember/core/formats/folded.h"
+#include "ember/core/base/lineread.h"
+#include "ember/core/formats/pprof.h"
+#include "ember/core/model/profile.h"
+#include "ember/core/base/sbuf.h"
+#include "ember/core/base/strtab.h"
 
 static struct profile *parse(struct strtab *st, const char *text)
 {

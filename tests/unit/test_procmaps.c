@@ -8,8 +8,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "ember/parse.h"
-#include "ember/procmaps.h"
+#include "ember/core/base/parse.h"
+#include "ember/daemon/symbols/procmaps.h"
 
 static const struct {
 	const char *line;

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ember/query.h"
+#include "ember/core/model/query.h"
 
 #define NOW 1700000000000000000LL
 #define S 1000000000LL

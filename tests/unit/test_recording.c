@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ember/recording.h"
+#include "ember/core/model/recording.h"
 
 struct seen {
 	char out[1024];

@@ -10,13 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ember/folded.h"
-#include "ember/heatmap.h"
-#include "ember/lineread.h"
-#include "ember/profile.h"
-#include "ember/samples.h"
-#include "ember/sbuf.h"
-#include "ember/strtab.h"
+#include "ember/core/formats/folded.h"
+#include "ember/core/render/heatmap.h"
+#include "ember/core/base/lineread.h"
+#include "ember/core/model/profile.h"
+#include "ember/core/model/samples.h"
+#include "ember/core/base/sbuf.h"
+#include "ember/core/base/strtab.h"
 
 #define S 1000000000ULL
 #define MS 1000000ULL

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ember/sbuf.h"
+#include "ember/core/base/sbuf.h"
 
 static void test_add_and_detach(void **state)
 {

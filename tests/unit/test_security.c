@@ -20,10 +20,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "ember/config.h"
-#include "ember/log.h"
-#include "ember/security.h"
-#include "ember/service.h"
+#include "ember/daemon/service/config.h"
+#include "ember/core/base/log.h"
+#include "ember/daemon/service/security.h"
+#include "ember/daemon/service/service.h"
 
 static char dir[64];
 

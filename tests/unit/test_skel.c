@@ -12,7 +12,7 @@
 
 #include <bpf/libbpf.h>
 
-#include "profiler.skel.h"
+#include "sampler.skel.h"
 
 static int silent(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
@@ -21,7 +21,7 @@ static int silent(enum libbpf_print_level level, const char *fmt, va_list ap)
 
 static void test_open(void **state)
 {
-	struct profiler_bpf *skel = profiler_bpf__open();
+	struct sampler_bpf *skel = sampler_bpf__open();
 
 	assert_non_null(skel);
 	assert_non_null(skel->progs.do_sample);
@@ -39,12 +39,12 @@ static void test_open(void **state)
 	assert_non_null(skel->bss);
 	assert_int_equal(skel->bss->gen, 0);
 	assert_true(skel->rodata->include_idle);
-	profiler_bpf__destroy(skel);
+	sampler_bpf__destroy(skel);
 }
 
 static void test_load(void **state)
 {
-	struct profiler_bpf *skel;
+	struct sampler_bpf *skel;
 	const char *ci = getenv("CI");
 
 	if (geteuid() != 0) {
@@ -52,15 +52,15 @@ static void test_load(void **state)
 			fail_msg("loading BPF needs root, and CI must load it");
 		skip();
 	}
-	skel = profiler_bpf__open();
+	skel = sampler_bpf__open();
 	assert_non_null(skel);
 	/* sizes are configuration: set before load, as the sampler does */
 	assert_int_equal(bpf_map__set_max_entries(skel->maps.stacks0, 1024), 0);
 	assert_int_equal(bpf_map__set_max_entries(skel->maps.times, 1 << 16), 0);
-	assert_int_equal(profiler_bpf__load(skel), 0);
+	assert_int_equal(sampler_bpf__load(skel), 0);
 	assert_int_equal(bpf_map__max_entries(skel->maps.stacks0), 1024);
 	assert_true(bpf_program__fd(skel->progs.do_sample) >= 0);
-	profiler_bpf__destroy(skel);
+	sampler_bpf__destroy(skel);
 }
 
 int main(void)

@@ -12,10 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ember/profile.h"
-#include "ember/sbuf.h"
-#include "ember/store.h"
-#include "ember/strtab.h"
+#include "ember/core/model/profile.h"
+#include "ember/core/base/sbuf.h"
+#include "ember/daemon/store/store.h"
+#include "ember/core/base/strtab.h"
 
 #define SEC 1000000000ULL
 #define T0  (1700000000ULL * SEC)

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ember/strtab.h"
+#include "ember/core/base/strtab.h"
 
 static void test_intern_stable_ids(void **state)
 {

@@ -25,9 +25,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ember/kresolve.h"
-#include "ember/strtab.h"
-#include "ember/symbolizer.h"
+#include "ember/daemon/symbols/kresolve.h"
+#include "ember/core/base/strtab.h"
+#include "ember/daemon/symbols/symbolizer.h"
 
 #define MAX_SYMS 8
 

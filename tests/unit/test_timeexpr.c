@@ -8,7 +8,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "ember/timeexpr.h"
+#include "ember/core/base/timeexpr.h"
 
 #define NOW 1700000000000000000LL /* 2023-11-14T22:13:20Z */
 #define S 1000000000LL

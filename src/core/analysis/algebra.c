@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
-#include "ember/algebra.h"
+#include "ember/core/analysis/algebra.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "ember/profile.h"
-#include "ember/strtab.h"
+#include "ember/core/model/profile.h"
+#include "ember/core/base/strtab.h"
 
 int algebra_find(const struct profile *in, const struct profile *p, size_t idx)
 {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "ember/hotelling.h"
+#include "ember/core/analysis/hotelling.h"
 
 #include <errno.h>
 #include <math.h>
@@ -13,9 +13,9 @@
 #include <gsl/gsl_matrix.h>
 #include <gsl/gsl_vector.h>
 
-#include "ember/profile.h"
-#include "ember/sbuf.h"
-#include "ember/strtab.h"
+#include "ember/core/model/profile.h"
+#include "ember/core/base/sbuf.h"
+#include "ember/core/base/strtab.h"
 
 /* Candidate columns held in memory at once: profiles x candidates doubles (256 MiB). */
 #define MAX_CELLS (32u << 20)

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "ember/lineread.h"
+#include "ember/core/base/lineread.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "ember/log.h"
+#include "ember/core/base/log.h"
 
 #include <errno.h>
 #include <stdarg.h>

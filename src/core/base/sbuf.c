@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "ember/sbuf.h"
+#include "ember/core/base/sbuf.h"
 
 #include <errno.h>
 #include <math.h>

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
-#include "ember/strtab.h"
+#include "ember/core/base/strtab.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ember/hash.h"
+#include "ember/core/base/hash.h"
 
 /*
  * Strings live in chunks that never move, so strtab__str() pointers stay valid; the index is an

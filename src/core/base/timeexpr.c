@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "ember/timeexpr.h"
+#include "ember/core/base/timeexpr.h"
 
 #include <errno.h>
 #include <stdbool.h>

@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: MIT
 /* collapse: the parser object, format detection and the pieces the three formats share. */
-#include "ember/collapse.h"
+#include "ember/core/formats/collapse.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ember/lineread.h"
-#include "ember/profile.h"
-#include "ember/sbuf.h"
+#include "ember/core/base/lineread.h"
+#include "ember/core/model/profile.h"
+#include "ember/core/base/sbuf.h"
 #include "collapse_priv.h"
 
 /* perl's \w on bytes: [A-Za-z0-9_] */

@@ -4,16 +4,16 @@
  * scripts. Open addressing over an insertion-ordered entry array; the stack bytes live in one
  * arena. Sums are exact 64-bit integers and turn into doubles past 2^64, as perl's do.
  */
-#include "ember/collapse.h"
+#include "ember/core/formats/collapse.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ember/folded.h"
-#include "ember/hash.h"
-#include "ember/sbuf.h"
+#include "ember/core/formats/folded.h"
+#include "ember/core/base/hash.h"
+#include "ember/core/base/sbuf.h"
 
 struct agg_entry {
 	uint64_t hash;

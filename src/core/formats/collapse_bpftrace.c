@@ -5,13 +5,13 @@
  * first; leading blanks stripped, offsets kept), and "..., last]: COUNT" closes it. Records are
  * delivered in input order (the script prints them so, without summing).
  */
-#include "ember/collapse.h"
+#include "ember/core/formats/collapse.h"
 
 #include <errno.h>
 #include <math.h>
 #include <string.h>
 
-#include "ember/sbuf.h"
+#include "ember/core/base/sbuf.h"
 #include "collapse_priv.h"
 
 /* (.*)\]: (\d+) with (.*) greedy: the last "]: " followed by a digit. */

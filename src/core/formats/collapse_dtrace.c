@@ -4,13 +4,13 @@
  * FlameGraph's stackcollapse.pl: the first three lines are a header, frames are indented lines
  * (leaf first), and a line holding only a number ends a stack with its count.
  */
-#include "ember/collapse.h"
+#include "ember/core/formats/collapse.h"
 
 #include <errno.h>
 #include <math.h>
 #include <string.h>
 
-#include "ember/sbuf.h"
+#include "ember/core/base/sbuf.h"
 #include "collapse_priv.h"
 
 #define DTRACE_HEADER_LINES 3

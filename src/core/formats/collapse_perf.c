@@ -6,14 +6,14 @@
  * perl's backtracking picks the captures, because the corners show in real files (a comm with
  * spaces, "pid/tid", a frame whose symbol holds " (", tracepoint events with ':' inside).
  */
-#include "ember/collapse.h"
+#include "ember/core/formats/collapse.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ember/sbuf.h"
+#include "ember/core/base/sbuf.h"
 #include "collapse_priv.h"
 
 /*

@@ -7,8 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ember/collapse.h"
-#include "ember/sbuf.h"
+#include "ember/core/formats/collapse.h"
+#include "ember/core/base/sbuf.h"
 
 /*
  * A record bigger than this (its frames, joined) is dropped and reported rather than grown

@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: MIT
 /* d3json: a profile as d3-flame-graph's {name, value, children} tree. */
-#include "ember/d3json.h"
+#include "ember/core/formats/d3json.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ember/profile.h"
-#include "ember/sbuf.h"
-#include "ember/strtab.h"
+#include "ember/core/model/profile.h"
+#include "ember/core/base/sbuf.h"
+#include "ember/core/base/strtab.h"
 
 /* A call-tree node; children are chained, then sorted by name before writing. */
 struct node {

@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: MIT
-#include "ember/folded.h"
+#include "ember/core/formats/folded.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ember/lineread.h"
-#include "ember/profile.h"
-#include "ember/sbuf.h"
-#include "ember/strtab.h"
+#include "ember/core/base/lineread.h"
+#include "ember/core/model/profile.h"
+#include "ember/core/base/sbuf.h"
+#include "ember/core/base/strtab.h"
 
 /* perl's \s: space, \t, \n, \v, \f, \r */
 static inline int is_space(unsigned char c)

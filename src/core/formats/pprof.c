@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* pprof: folded stacks <-> gzip-compressed profile.proto (protobuf-c, zlib). */
-#include "ember/pprof.h"
+#include "ember/core/formats/pprof.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -14,9 +14,9 @@
 
 #include "gen/profile.pb-c.h"
 
-#include "ember/profile.h"
-#include "ember/sbuf.h"
-#include "ember/strtab.h"
+#include "ember/core/model/profile.h"
+#include "ember/core/base/sbuf.h"
+#include "ember/core/base/strtab.h"
 
 enum mapping_kind { MAPPING_USER, MAPPING_KERNEL, MAPPING_JIT, MAPPING_NR };
 

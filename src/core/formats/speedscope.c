@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* speedscope: profiles as speedscope's file format (sampled profile). */
-#include "ember/speedscope.h"
+#include "ember/core/formats/speedscope.h"
 
 #include <errno.h>
 #include <math.h>
@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ember/profile.h"
-#include "ember/sbuf.h"
-#include "ember/strtab.h"
+#include "ember/core/model/profile.h"
+#include "ember/core/base/sbuf.h"
+#include "ember/core/base/strtab.h"
 
 struct ss_sample {
 	size_t off, n;		/* into w->stacks */

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
-#include "ember/profile.h"
+#include "ember/core/model/profile.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ember/hash.h"
-#include "ember/sbuf.h"
-#include "ember/strtab.h"
+#include "ember/core/base/hash.h"
+#include "ember/core/base/sbuf.h"
+#include "ember/core/base/strtab.h"
 
 struct stack_ent {
 	uint64_t hash;

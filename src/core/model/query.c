@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
-#include "ember/query.h"
+#include "ember/core/model/query.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ember/parse.h"
-#include "ember/timeexpr.h"
+#include "ember/core/base/parse.h"
+#include "ember/core/base/timeexpr.h"
 
 static int qfail(struct query_error *reterr, const char *param, const char *reason, int status)
 {

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
-#include "ember/recording.h"
+#include "ember/core/model/recording.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ember/strtab.h"
+#include "ember/core/base/strtab.h"
 
 struct rec_entry {
 	int64_t time_ns;

@@ -1,17 +1,17 @@
 // SPDX-License-Identifier: MIT
-#include "ember/samples.h"
+#include "ember/core/model/samples.h"
 
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ember/folded.h"
-#include "ember/heatmap.h"
-#include "ember/lineread.h"
-#include "ember/profile.h"
-#include "ember/sbuf.h"
-#include "ember/strtab.h"
+#include "ember/core/formats/folded.h"
+#include "ember/core/render/heatmap.h"
+#include "ember/core/base/lineread.h"
+#include "ember/core/model/profile.h"
+#include "ember/core/base/sbuf.h"
+#include "ember/core/base/strtab.h"
 
 /*
  * A block starts a new 64-bit time base. Offsets are 32-bit nanoseconds, so a block spans at most

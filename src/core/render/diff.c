@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "ember/diff.h"
+#include "ember/core/render/diff.h"
 
 #include <errno.h>
 #include <math.h>
@@ -7,9 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "ember/profile.h"
-#include "ember/sbuf.h"
-#include "ember/strtab.h"
+#include "ember/core/model/profile.h"
+#include "ember/core/base/sbuf.h"
+#include "ember/core/base/strtab.h"
 
 /* Frames of stack @idx of @src with ids of @st (interned there); @tmp grows as needed. */
 static const uint32_t *frames_in(const struct profile *src, size_t idx, struct strtab *st,

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Private to src/core/flamegraph.c and src/core/fg_palette.c: colours and UTF-8 helpers. */
+/* Private to src/core/render/flamegraph.c and src/core/render/fg_palette.c: colours and UTF-8 helpers. */
 #ifndef EMBER_FG_INTERNAL_H
 #define EMBER_FG_INTERNAL_H
 
@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ember/flamegraph.h"
+#include "ember/core/render/flamegraph.h"
 
 struct fg_rgb {
 	int r, g, b;

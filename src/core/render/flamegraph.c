@@ -14,7 +14,7 @@
  * The walk is one pass over the sorted stacks with an array of open frames; a frame is kept when
  * it closes if it is at least minwidth wide, so memory is the sort index plus the drawn frames.
  */
-#include "ember/flamegraph.h"
+#include "ember/core/render/flamegraph.h"
 
 #include <errno.h>
 #include <math.h>
@@ -24,9 +24,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "ember/profile.h"
-#include "ember/sbuf.h"
-#include "ember/strtab.h"
+#include "ember/core/model/profile.h"
+#include "ember/core/base/sbuf.h"
+#include "ember/core/base/strtab.h"
 #include "fg_internal.h"
 
 #define FG_XPAD 10

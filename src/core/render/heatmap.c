@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "ember/heatmap.h"
+#include "ember/core/render/heatmap.h"
 
 #include <errno.h>
 #include <math.h>
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ember/sbuf.h"
+#include "ember/core/base/sbuf.h"
 
 #define NS_PER_S 1000000000ULL
 

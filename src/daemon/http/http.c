@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "ember/http.h"
+#include "ember/daemon/http/http.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -14,11 +14,11 @@
 #include <microhttpd.h>
 #include <zlib.h>
 
-#include "ember/http_export.h"
-#include "ember/log.h"
-#include "ember/recording.h"
-#include "ember/security.h"
-#include "ember/store.h"
+#include "ember/daemon/http/http_export.h"
+#include "ember/core/base/log.h"
+#include "ember/core/model/recording.h"
+#include "ember/daemon/service/security.h"
+#include "ember/daemon/store/store.h"
 #include "http_internal.h"
 
 /*

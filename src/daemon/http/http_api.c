@@ -6,17 +6,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ember/diff.h"
-#include "ember/flamegraph.h"
-#include "ember/folded.h"
-#include "ember/heatmap.h"
-#include "ember/http.h"
-#include "ember/profile.h"
-#include "ember/recording.h"
-#include "ember/samples.h"
-#include "ember/store.h"
-#include "ember/strtab.h"
-#include "ember/timeexpr.h"
+#include "ember/core/render/diff.h"
+#include "ember/core/render/flamegraph.h"
+#include "ember/core/formats/folded.h"
+#include "ember/core/render/heatmap.h"
+#include "ember/daemon/http/http.h"
+#include "ember/core/model/profile.h"
+#include "ember/core/model/recording.h"
+#include "ember/core/model/samples.h"
+#include "ember/daemon/store/store.h"
+#include "ember/core/base/strtab.h"
+#include "ember/core/base/timeexpr.h"
 #include "http_internal.h"
 
 #define NS 1000000000LL

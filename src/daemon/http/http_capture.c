@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Ad hoc captures: POST /api/v1/captures starts one (seconds, frequency, pid). With the capture
- * hooks (a second sampler, src/daemon/capture.c) and a frequency or pid, the capture samples on
+ * hooks (a second sampler, src/daemon/ingest/capture.c) and a frequency or pid, the capture samples on
  * its own and hands over its recording when done; otherwise, when its time is up, its samples
  * are cut out of the live store. Either way the server owns the recording, so that it outlives
  * the store's retention until it is deleted or evicted by the count/memory caps.
@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ember/log.h"
-#include "ember/recording.h"
-#include "ember/store.h"
-#include "ember/timeexpr.h"
+#include "ember/core/base/log.h"
+#include "ember/core/model/recording.h"
+#include "ember/daemon/store/store.h"
+#include "ember/core/base/timeexpr.h"
 #include "http_internal.h"
 
 #define NS 1000000000LL

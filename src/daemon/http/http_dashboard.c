@@ -2,7 +2,7 @@
 /* The dashboard: GET / is index.html, GET /assets/NAME the other files; all compiled in. */
 #include <string.h>
 
-#include "ember/http.h"
+#include "ember/daemon/http/http.h"
 #include "http_assets.h"
 #include "http_internal.h"
 

@@ -13,13 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ember/diff.h"
-#include "ember/folded.h"
-#include "ember/hotelling.h"
-#include "ember/http.h"
-#include "ember/profile.h"
-#include "ember/strtab.h"
-#include "ember/timeexpr.h"
+#include "ember/core/render/diff.h"
+#include "ember/core/formats/folded.h"
+#include "ember/core/analysis/hotelling.h"
+#include "ember/daemon/http/http.h"
+#include "ember/core/model/profile.h"
+#include "ember/core/base/strtab.h"
+#include "ember/core/base/timeexpr.h"
 #include "http_internal.h"
 
 #define NS 1000000000LL

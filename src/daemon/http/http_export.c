@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* http_export: /debug/pprof/profile (pprof) and /metrics (Prometheus) for emberd. */
-#include "ember/http_export.h"
+#include "ember/daemon/http/http_export.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -11,16 +11,16 @@
 #include <string.h>
 #include <time.h>
 
-#include "ember/http.h"
-#include "ember/log.h"
-#include "ember/metrics.h"
-#include "ember/pprof.h"
-#include "ember/profile.h"
-#include "ember/sampler.h"
-#include "ember/store.h"
-#include "ember/strtab.h"
-#include "ember/symbolizer.h"
-#include "ember/version.h"
+#include "ember/daemon/http/http.h"
+#include "ember/core/base/log.h"
+#include "ember/daemon/http/metrics.h"
+#include "ember/core/formats/pprof.h"
+#include "ember/core/model/profile.h"
+#include "ember/daemon/sample/sampler.h"
+#include "ember/daemon/store/store.h"
+#include "ember/core/base/strtab.h"
+#include "ember/daemon/symbols/symbolizer.h"
+#include "ember/core/base/version.h"
 
 #include "http_internal.h"
 

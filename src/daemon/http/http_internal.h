@@ -9,7 +9,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#include "ember/http.h"
+#include "ember/daemon/http/http.h"
 
 struct MHD_Daemon;
 struct MHD_Connection;

@@ -6,17 +6,17 @@
 #include <string.h>
 #include <time.h>
 
-#include "ember/config.h"
-#include "ember/http.h"
-#include "ember/http_export.h"
-#include "ember/log.h"
-#include "ember/recording.h"
-#include "ember/replay.h"
-#include "ember/sampler.h"
-#include "ember/sbuf.h"
-#include "ember/security.h"
-#include "ember/service.h"
-#include "ember/symbolizer.h"
+#include "ember/daemon/service/config.h"
+#include "ember/daemon/http/http.h"
+#include "ember/daemon/http/http_export.h"
+#include "ember/core/base/log.h"
+#include "ember/core/model/recording.h"
+#include "ember/daemon/ingest/replay.h"
+#include "ember/daemon/sample/sampler.h"
+#include "ember/core/base/sbuf.h"
+#include "ember/daemon/service/security.h"
+#include "ember/daemon/service/service.h"
+#include "ember/daemon/symbols/symbolizer.h"
 
 /*
  * The sampler and the symbolizer belong to the main thread; /api/v1/stats runs on MHD's. Main

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* metrics: Prometheus registry and text exposition format. */
-#include "ember/metrics.h"
+#include "ember/daemon/http/metrics.h"
 
 #include <errno.h>
 #include <math.h>
@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ember/sbuf.h"
-#include "ember/strtab.h"
+#include "ember/core/base/sbuf.h"
+#include "ember/core/base/strtab.h"
 
 struct series {
 	int family;

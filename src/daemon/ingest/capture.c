@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* capture: second samplers for ad hoc captures (see include/ember/capture.h). */
-#include "ember/capture.h"
+/* capture: second samplers for ad hoc captures (see include/ember/daemon/ingest/capture.h). */
+#include "ember/daemon/ingest/capture.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -10,15 +10,15 @@
 #include <string.h>
 #include <time.h>
 
-#include "ember/config.h"
-#include "ember/http.h"
-#include "ember/log.h"
-#include "ember/recording.h"
-#include "ember/sampler.h"
-#include "ember/sbuf.h"
-#include "ember/service.h"
-#include "ember/strtab.h"
-#include "ember/symbolizer.h"
+#include "ember/daemon/service/config.h"
+#include "ember/daemon/http/http.h"
+#include "ember/core/base/log.h"
+#include "ember/core/model/recording.h"
+#include "ember/daemon/sample/sampler.h"
+#include "ember/core/base/sbuf.h"
+#include "ember/daemon/service/service.h"
+#include "ember/core/base/strtab.h"
+#include "ember/daemon/symbols/symbolizer.h"
 
 #define NSEC	   1000000000LL
 #define MAX_FRAMES 512 /* symbolized frames per half stack (inline frames add some) */

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "ember/replay.h"
+#include "ember/daemon/ingest/replay.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,11 +12,11 @@
 
 #include <zlib.h>
 
-#include "ember/collapse.h"
-#include "ember/lineread.h"
-#include "ember/parse.h"
-#include "ember/recording.h"
-#include "ember/samples.h"
+#include "ember/core/formats/collapse.h"
+#include "ember/core/base/lineread.h"
+#include "ember/core/base/parse.h"
+#include "ember/core/model/recording.h"
+#include "ember/core/model/samples.h"
 
 #define REPLAY_MAX_LINE (1u << 20)
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "ember/sampler.h"
+#include "ember/daemon/sample/sampler.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,9 +16,9 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "ember/bpf_shared.h"
-#include "ember/hash.h"
-#include "profiler.skel.h"
+#include "ember/daemon/sample/bpf_shared.h"
+#include "ember/core/base/hash.h"
+#include "sampler.skel.h"
 
 #define NSEC 1000000000ULL
 
@@ -29,7 +29,7 @@ struct vec_rec {
 
 struct sampler {
 	struct sampler_opts o;
-	struct profiler_bpf *skel;
+	struct sampler_bpf *skel;
 	struct ring_buffer *rb;
 	int nr_cpus;			/* possible CPUs */
 	struct bpf_link **links;	/* per possible CPU; NULL: not attached */
@@ -352,7 +352,7 @@ void sampler__free(struct sampler *s)
 	if (s->online_fd >= 0)
 		close(s->online_fd);
 	ring_buffer__free(s->rb);
-	profiler_bpf__destroy(s->skel);
+	sampler_bpf__destroy(s->skel);
 	free(s->links);
 	free(s->pending[0].v);
 	free(s->pending[1].v);
@@ -477,7 +477,7 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 		goto err_out;
 	}
 
-	s->skel = profiler_bpf__open();
+	s->skel = sampler_bpf__open();
 	if (!s->skel) {
 		err = -errno;
 		fail(errbuf, errlen, "cannot open the BPF skeleton: %s", strerror(-err));
@@ -495,7 +495,7 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 		fail(errbuf, errlen, "cannot size the BPF maps: %s", strerror(-err));
 		goto err_out;
 	}
-	err = profiler_bpf__load(s->skel);
+	err = sampler_bpf__load(s->skel);
 	if (err) {
 		explain_load(err, errbuf, errlen);
 		goto err_out;

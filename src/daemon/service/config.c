@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "ember/config.h"
+#include "ember/daemon/service/config.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -11,9 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ember/log.h"
-#include "ember/sbuf.h"
-#include "ember/version.h"
+#include "ember/core/base/log.h"
+#include "ember/core/base/sbuf.h"
+#include "ember/core/base/version.h"
 
 enum opt_type { OPT_U64, OPT_SIZE, OPT_BOOL, OPT_LISTEN, OPT_LEVEL, OPT_PATH, OPT_DIRS, OPT_LIST,
 	       OPT_USER };

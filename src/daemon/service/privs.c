@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Least privilege after start-up (include/ember/security.h). Loading and attaching BPF, raising
+ * Least privilege after start-up (include/ember/daemon/service/security.h). Loading and attaching BPF, raising
  * limits and binding the socket are done by then; what emberd still does, and the capability
  * each needs (docs/security.md has the table):
  *   CAP_BPF              bpf() on the maps each tick (kernel.unprivileged_bpf_disabled), and
@@ -15,7 +15,7 @@
  * bounding set too; no_new_privs is set so that nothing emberd might exec regains anything.
  * Raw capget/capset (no libcap): two 32-bit words of the version 3 interface.
  */
-#include "ember/security.h"
+#include "ember/daemon/service/security.h"
 
 #include <errno.h>
 #include <grp.h>
@@ -27,8 +27,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "ember/config.h"
-#include "ember/log.h"
+#include "ember/daemon/service/config.h"
+#include "ember/core/base/log.h"
 
 #ifndef CAP_PERFMON
 #define CAP_PERFMON 38

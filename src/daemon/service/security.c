@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* Listen policy, bearer-token authentication and TLS files (see include/ember/security.h). */
-#include "ember/security.h"
+/* Listen policy, bearer-token authentication and TLS files (see include/ember/daemon/service/security.h). */
+#include "ember/daemon/service/security.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -19,9 +19,9 @@
 
 #include <microhttpd.h>
 
-#include "ember/config.h"
-#include "ember/http.h"
-#include "ember/log.h"
+#include "ember/daemon/service/config.h"
+#include "ember/daemon/http/http.h"
+#include "ember/core/base/log.h"
 
 #define PEM_MAX (1u << 20)
 

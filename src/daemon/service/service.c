@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* emberd under systemd: sd_notify, the SIGHUP reload and [filter] (include/ember/service.h). */
-#include "ember/service.h"
+/* emberd under systemd: sd_notify, the SIGHUP reload and [filter] (include/ember/daemon/service/service.h). */
+#include "ember/daemon/service/service.h"
 
 #include <errno.h>
 #include <fnmatch.h>
@@ -13,11 +13,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ember/config.h"
-#include "ember/http.h"
-#include "ember/log.h"
-#include "ember/security.h"
-#include "http_internal.h"
+#include "ember/daemon/service/config.h"
+#include "ember/daemon/http/http.h"
+#include "ember/core/base/log.h"
+#include "ember/daemon/service/security.h"
+#include "../http/http_internal.h" /* FIXME layering */
 
 static uint64_t now_ns(void)
 {

@@ -11,7 +11,7 @@
  * does not fit in 32 bits of microseconds, or when it spans more than 1/32 of the retention, so
  * that expiry by whole chunks is precise to ~3% of the retention.
  */
-#include "ember/store.h"
+#include "ember/daemon/store/store.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -20,9 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ember/hash.h"
-#include "ember/profile.h"
-#include "ember/strtab.h"
+#include "ember/core/base/hash.h"
+#include "ember/core/model/profile.h"
+#include "ember/core/base/strtab.h"
 
 #define CHUNK_RECS   8192u
 #define BACKDATE_NS  2000000000ULL /* a chunk's base is 2 s before its first sample */

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
-#include "ember/demangle.h"
+#include "ember/daemon/symbols/demangle.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ember/sbuf.h"
+#include "ember/core/base/sbuf.h"
 
 /* libstdc++'s demangler (cxxabi.h is C++ only, so declared here). Linked with -lstdc++. */
 char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);

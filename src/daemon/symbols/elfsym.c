@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "ember/elfsym.h"
+#include "ember/daemon/symbols/elfsym.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -17,8 +17,8 @@
 #include <gelf.h>
 #include <libelf.h>
 
-#include "ember/array.h"
-#include "ember/keysort.h"
+#include "ember/core/base/array.h"
+#include "ember/daemon/symbols/keysort.h"
 
 #define MAX_BUILD_ID 64
 #define MAX_UNSIZED 65536u /* a symbol without st_size ends at the next one, or this far */

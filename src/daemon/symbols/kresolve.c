@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "ember/kresolve.h"
+#include "ember/daemon/symbols/kresolve.h"
 
 #include <errno.h>
 #include <linux/types.h>
@@ -10,11 +10,11 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "ember/bpf_shared.h"
-#include "ksym.skel.h"
+#include "ember/daemon/sample/bpf_shared.h"
+#include "kresolve.skel.h"
 
 struct kresolve {
-	struct ksym_bpf *skel;
+	struct kresolve_bpf *skel;
 	int prog_fd;
 };
 
@@ -35,7 +35,7 @@ struct kresolve *kresolve__new(char *err, size_t errlen)
 		errno = ENOMEM;
 		return NULL;
 	}
-	kr->skel = ksym_bpf__open_and_load();
+	kr->skel = kresolve_bpf__open_and_load();
 	if (!kr->skel) {
 		r = errno ? errno : EINVAL;
 		snprintf(err, errlen, "cannot load the kernel symbol program: %s", strerror(r));
@@ -61,14 +61,14 @@ void kresolve__free(struct kresolve *kr)
 {
 	if (!kr)
 		return;
-	ksym_bpf__destroy(kr->skel);
+	kresolve_bpf__destroy(kr->skel);
 	free(kr);
 }
 
 int kresolve__resolve(void *ctx, const uint64_t *addrs, size_t n, char *texts, size_t text_len)
 {
 	struct kresolve *kr = ctx;
-	struct ksym_bpf__bss *b = kr->skel->bss;
+	struct kresolve_bpf__bss *b = kr->skel->bss;
 	size_t i, done = 0;
 	int r;
 

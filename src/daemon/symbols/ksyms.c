@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "ember/ksyms.h"
+#include "ember/daemon/symbols/ksyms.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -9,9 +9,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ember/array.h"
-#include "ember/keysort.h"
-#include "ember/parse.h"
+#include "ember/core/base/array.h"
+#include "ember/daemon/symbols/keysort.h"
+#include "ember/core/base/parse.h"
 
 #define MAX_FILE_BYTES (256u << 20)
 

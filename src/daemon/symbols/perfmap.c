@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "ember/perfmap.h"
+#include "ember/daemon/symbols/perfmap.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ember/array.h"
-#include "ember/keysort.h"
-#include "ember/parse.h"
+#include "ember/core/base/array.h"
+#include "ember/daemon/symbols/keysort.h"
+#include "ember/core/base/parse.h"
 
 struct pm_sym {
 	uint64_t start, end;

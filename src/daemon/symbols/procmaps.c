@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
-#include "ember/procmaps.h"
+#include "ember/daemon/symbols/procmaps.h"
 
 #include <errno.h>
 #include <string.h>
 
-#include "ember/parse.h"
+#include "ember/core/base/parse.h"
 
 struct cursor {
 	const char *p, *end, *line;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "ember/symbolizer.h"
+#include "ember/daemon/symbols/symbolizer.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,18 +16,18 @@
 
 #include <elf.h>
 
-#include "ember/array.h"
-#include "ember/demangle.h"
-#include "ember/elfsym.h"
-#include "ember/hash.h"
-#include "ember/keysort.h"
-#include "ember/ksyms.h"
-#include "ember/log.h"
-#include "ember/parse.h"
-#include "ember/perfmap.h"
-#include "ember/procmaps.h"
-#include "ember/sbuf.h"
-#include "ember/strtab.h"
+#include "ember/core/base/array.h"
+#include "ember/daemon/symbols/demangle.h"
+#include "ember/daemon/symbols/elfsym.h"
+#include "ember/core/base/hash.h"
+#include "ember/daemon/symbols/keysort.h"
+#include "ember/daemon/symbols/ksyms.h"
+#include "ember/core/base/log.h"
+#include "ember/core/base/parse.h"
+#include "ember/daemon/symbols/perfmap.h"
+#include "ember/daemon/symbols/procmaps.h"
+#include "ember/core/base/sbuf.h"
+#include "ember/core/base/strtab.h"
 
 #define DEFAULT_MAX_PIDS 4096
 #define DEFAULT_MAX_ELFS 512

@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ember/parse.h"
+#include "ember/core/base/parse.h"
 
 #define TIMEEXPR_MAX_LEN 64
 

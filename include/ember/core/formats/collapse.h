@@ -24,7 +24,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "ember/parse.h"
+#include "ember/core/base/parse.h"
 
 struct lineread;
 struct profile;

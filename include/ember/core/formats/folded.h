@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "ember/parse.h"
+#include "ember/core/base/parse.h"
 
 struct profile;
 struct sbuf;

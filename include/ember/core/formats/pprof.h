@@ -23,7 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ember/parse.h"
+#include "ember/core/base/parse.h"
 
 struct profile;
 struct sbuf;

@@ -30,7 +30,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "ember/parse.h"
+#include "ember/core/base/parse.h"
 
 struct strtab;
 struct profile;

@@ -15,7 +15,7 @@
  *   1. write a handler `int my_handler(struct http_server *srv, struct http_request *req,
  *      struct http_response *resp)` in your own file, declared in your header;
  *   2. either add a row { "GET", "/api/v1/thing", false, my_handler } to the table
- *      `http_builtin_routes[]` in src/daemon/http.c (marked "ADD ROUTES HERE"), or call
+ *      `http_builtin_routes[]` in src/daemon/http/http.c (marked "ADD ROUTES HERE"), or call
  *      http_server__add_route() before http_server__start() (e.g. from main.c).
  * A handler parses its parameters with http_request__parse() (common range and filters plus
  * its own keys through a callback), gets data with http_server__query_profile(), fills @resp
@@ -32,8 +32,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ember/query.h"
-#include "ember/sbuf.h"
+#include "ember/core/model/query.h"
+#include "ember/core/base/sbuf.h"
 
 struct store;
 struct recording;
@@ -117,7 +117,7 @@ void http_server__set_stats_hook(struct http_server *s, http_stats_fn fn, void *
 
 /*
  * Ad hoc captures with their own sampling (frequency, pid): when the daemon can run a second
- * sampler (src/daemon/capture.c), it sets these hooks and a capture's samples go into its own
+ * sampler (src/daemon/ingest/capture.c), it sets these hooks and a capture's samples go into its own
  * recording, not the live store. Without hooks, or when start fails, a capture is a
  * time-bounded window of the live store at the daemon's frequency (its JSON says
  * "frequency_applied": false). All three are called from any thread, under the server's lock.

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * capture: the second samplers of emberd's ad hoc captures (POST /api/v1/captures with a
- * frequency or a pid). Each capture gets its own sampler (bpf/profiler.bpf.c loaded again, with
+ * frequency or a pid). Each capture gets its own sampler (bpf/sampler.bpf.c loaded again, with
  * its own frequency and tgid filter), attached when the capture starts, drained on the daemon's
  * tick, its stacks named by the daemon's symbolizer and kept in the capture's own recording
  * (never in the live store). When its time is up the sampler is stopped, drained to the end and

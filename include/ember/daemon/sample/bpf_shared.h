@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * Types shared by the BPF program (bpf/profiler.bpf.c) and the sampler. Includes nothing:
+ * Types shared by the BPF program (bpf/sampler.bpf.c) and the sampler. Includes nothing:
  * userspace includes <linux/types.h> first, the BPF side vmlinux.h. Only fixed-size fields,
  * explicit padding.
  *
@@ -58,7 +58,7 @@ struct ember_bpf_stats {
 	__u64 exits;		/* exit of a sampled process's leader notified (kind EXIT) */
 	__u64 exit_drops;	/* ... not notified: no room in the ring buffer */
 	/* not a counter: the process this CPU sampled last, known to be in the "seen" map while
-	 * exec_seq (profiler.bpf.c) is unchanged; saves the LRU lookup on a busy CPU */
+	 * exec_seq (sampler.bpf.c) is unchanged; saves the LRU lookup on a busy CPU */
 	__u32 last_pid;
 	__u32 last_exec_seq;
 };
@@ -79,7 +79,7 @@ struct ember_exec_rec {
 #define EMBER_REC_EXIT 1
 
 /*
- * Kernel symbols without /proc/kallsyms (bpf/ksym.bpf.c, src/daemon/kresolve.c): userspace writes up
+ * Kernel symbols without /proc/kallsyms (bpf/kresolve.bpf.c, src/daemon/symbols/kresolve.c): userspace writes up
  * to EMBER_KSYM_BATCH addresses into the program's .bss and runs it (BPF_PROG_TEST_RUN); it
  * formats each with the kernel's "%pS" ("name+0xoff/0xsize [module]", or "0x..." for no symbol)
  * into a slot of EMBER_KSYM_TEXT bytes (KSYM_NAME_LEN is 512 since Linux 6.1, plus the offsets).

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sampler: owns the BPF skeleton (bpf/profiler.bpf.c), one perf event + link per online CPU, and
+ * sampler: owns the BPF skeleton (bpf/sampler.bpf.c), one perf event + link per online CPU, and
  * the drain. open -> rodata and map sizes -> load -> attach; then sampler__drain() once per tick.
  *
  * Drain: the program writes into generation g of (stack map, counts map); each drain takes the

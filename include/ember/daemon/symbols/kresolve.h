@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * kresolve: kernel addresses -> symbols through the kernel's own kallsyms lookup, without reading
- * /proc/kallsyms. A BPF syscall program (bpf/ksym.bpf.c) formats each address with "%pS"; this
+ * /proc/kallsyms. A BPF syscall program (bpf/kresolve.bpf.c) formats each address with "%pS"; this
  * module loads it and runs it (BPF_PROG_TEST_RUN) on batches. Its resolve function is what
  * symbolizer_opts.kernel_resolve expects.
  */
