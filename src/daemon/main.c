@@ -41,6 +41,7 @@
 #include "ember/core/base/strtab.h"
 #include "ember/daemon/symbols/symbolizer.h"
 #include "ember/core/base/version.h"
+#include "ember/core/base/clock.h"
 
 #define NSEC	      1000000000ULL
 #define MAX_FRAMES    1024 /* symbolized frames per stack (inline frames can add to 2 x 127) */
@@ -100,19 +101,6 @@ struct emberd {
 	char **replay_files;
 	int nr_replay_files;
 };
-
-static uint64_t clock_ns(clockid_t id)
-{
-	struct timespec ts;
-
-	clock_gettime(id, &ts);
-	return (uint64_t)ts.tv_sec * NSEC + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t mono_ns(void)
-{
-	return clock_ns(CLOCK_MONOTONIC);
-}
 
 /* libbpf's messages as ours: WARN -> warn, INFO -> info, DEBUG only with -v. */
 static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)

@@ -11,6 +11,7 @@
 #include "ember/core/model/profile.h"
 #include "ember/core/base/sbuf.h"
 #include "ember/core/base/strtab.h"
+#include "ember/core/base/array.h"
 
 struct ss_sample {
 	size_t off, n;		/* into w->stacks */
@@ -31,27 +32,6 @@ struct speedscope_writer {
 	size_t nr_samples, samples_cap;
 	double total;
 };
-
-static int grow(void *arr, size_t *cap, size_t need, size_t size)
-{
-	void **p = arr;
-	size_t ncap = *cap ? *cap : 64;
-	void *n;
-
-	if (need <= *cap)
-		return 0;
-	while (ncap < need) {
-		if (ncap > SIZE_MAX / 2 / size)
-			return -ENOMEM;
-		ncap *= 2;
-	}
-	n = realloc(*p, ncap * size);
-	if (!n)
-		return -ENOMEM;
-	*p = n;
-	*cap = ncap;
-	return 0;
-}
 
 struct speedscope_writer *speedscope_writer__new(const struct strtab *st,
 						 const struct speedscope_opts *opts)
@@ -85,12 +65,14 @@ static int frame_index(struct speedscope_writer *w, uint32_t id, uint32_t *ret)
 {
 	size_t old = w->frame_of_id_cap;
 
-	if (grow(&w->frame_of_id, &w->frame_of_id_cap, (size_t)id + 1, sizeof(*w->frame_of_id)))
+	if (array_grow((void **)&w->frame_of_id, &w->frame_of_id_cap, (size_t)id + 1,
+		       sizeof(*w->frame_of_id), 64))
 		return -ENOMEM;
 	if (w->frame_of_id_cap > old)
 		memset(w->frame_of_id + old, 0, (w->frame_of_id_cap - old) * sizeof(*w->frame_of_id));
 	if (!w->frame_of_id[id]) {
-		if (grow(&w->frame_ids, &w->frames_cap, w->nr_frames + 1, sizeof(*w->frame_ids)))
+		if (array_grow((void **)&w->frame_ids, &w->frames_cap, w->nr_frames + 1,
+			       sizeof(*w->frame_ids), 64))
 			return -ENOMEM;
 		w->frame_ids[w->nr_frames++] = id;
 		w->frame_of_id[id] = (uint32_t)w->nr_frames;
@@ -111,7 +93,8 @@ int speedscope_writer__add(struct speedscope_writer *w, const uint32_t *frames, 
 	if (count == 0)
 		return 0; /* speedscope drops zero weights too */
 	weight = w->ns_per_sample ? count * w->ns_per_sample : count;
-	if (grow(&w->stacks, &w->stacks_cap, w->nr_stack_entries + n, sizeof(*w->stacks)))
+	if (array_grow((void **)&w->stacks, &w->stacks_cap, w->nr_stack_entries + n,
+		       sizeof(*w->stacks), 64))
 		return -ENOMEM;
 	for (i = 0; i < n; i++)
 		if (frame_index(w, frames[i], &w->stacks[w->nr_stack_entries + i]))
@@ -123,7 +106,8 @@ int speedscope_writer__add(struct speedscope_writer *w, const uint32_t *frames, 
 		w->total += weight;
 		return 0;
 	}
-	if (grow(&w->samples, &w->samples_cap, w->nr_samples + 1, sizeof(*w->samples)))
+	if (array_grow((void **)&w->samples, &w->samples_cap, w->nr_samples + 1,
+		       sizeof(*w->samples), 64))
 		return -ENOMEM;
 	w->samples[w->nr_samples++] = (struct ss_sample){ .off = w->nr_stack_entries, .n = n,
 							  .weight = weight };

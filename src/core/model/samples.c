@@ -12,6 +12,7 @@
 #include "ember/core/model/profile.h"
 #include "ember/core/base/sbuf.h"
 #include "ember/core/base/strtab.h"
+#include "ember/core/base/array.h"
 
 /*
  * A block starts a new 64-bit time base. Offsets are 32-bit nanoseconds, so a block spans at most
@@ -260,23 +261,6 @@ int samples__intern_folded(struct samples *s, const char *stack, size_t len)
 	return intern_folded_depth(s, stack, len, 0);
 }
 
-static int grow(void **p, size_t *cap, size_t need, size_t size)
-{
-	size_t nc = *cap ? *cap : 1024;
-	void *np;
-
-	if (need <= *cap)
-		return 0;
-	while (nc < need)
-		nc *= 2;
-	np = realloc(*p, nc * size);
-	if (!np)
-		return -ENOMEM;
-	*p = np;
-	*cap = nc;
-	return 0;
-}
-
 static int cols_append(struct cols *c, uint64_t t, uint32_t stack, uint32_t count, bool idle)
 {
 	struct block *b = c->nblocks ? &c->blocks[c->nblocks - 1] : NULL;
@@ -331,7 +315,7 @@ static int cols_append(struct cols *c, uint64_t t, uint32_t stack, uint32_t coun
 	}
 	if (!b || c->n - b->first >= BLOCK_MAX || t - b->base > UINT32_MAX) {
 		cap = c->bcap;
-		if (grow((void **)&c->blocks, &cap, c->nblocks + 1, sizeof(*c->blocks)))
+		if (array_grow((void **)&c->blocks, &cap, c->nblocks + 1, sizeof(*c->blocks), 1024))
 			return -ENOMEM;
 		c->bcap = cap;
 		b = &c->blocks[c->nblocks++];
@@ -359,7 +343,7 @@ int samples__add(struct samples *s, uint64_t t_ns, uint32_t stack_id, uint32_t c
 		return -EINVAL;
 	if (!s->nstage && (!s->c.n || t_ns >= s->c.last))
 		return cols_append(&s->c, t_ns, stack_id, count, s->idle[stack_id]);
-	if (grow((void **)&s->stage, &s->scap, s->nstage + 1, sizeof(*s->stage)))
+	if (array_grow((void **)&s->stage, &s->scap, s->nstage + 1, sizeof(*s->stage), 1024))
 		return -ENOMEM;
 	st = &s->stage[s->nstage];
 	*st = (struct staged){ .t = t_ns, .stack = stack_id, .count = count, .seq = s->nstage };

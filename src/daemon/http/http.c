@@ -19,6 +19,7 @@
 #include "ember/core/model/recording.h"
 #include "ember/daemon/service/security.h"
 #include "ember/daemon/store/store.h"
+#include "ember/core/base/clock.h"
 #include "http_internal.h"
 
 /*
@@ -53,10 +54,7 @@ static const struct http_route http_builtin_routes[] = {
 
 int64_t http_now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+	return (int64_t)real_ns();
 }
 
 void http_config_init(struct http_config *c)

@@ -17,6 +17,7 @@
 #include "ember/daemon/service/security.h"
 #include "ember/daemon/service/service.h"
 #include "ember/daemon/symbols/symbolizer.h"
+#include "ember/core/base/clock.h"
 
 /*
  * The sampler and the symbolizer belong to the main thread; /api/v1/stats runs on MHD's. Main
@@ -30,20 +31,12 @@ static struct {
 	uint64_t at_ns;			/* CLOCK_MONOTONIC of the copy */
 } published = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
-static uint64_t mono_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 void emberd_http_publish(const struct sampler_stats *sa, const struct symbolizer_stats *sy)
 {
 	pthread_mutex_lock(&published.lock);
 	published.sa = *sa;
 	published.sy = *sy;
-	published.at_ns = mono_now_ns();
+	published.at_ns = mono_ns();
 	published.have = true;
 	pthread_mutex_unlock(&published.lock);
 }
@@ -79,7 +72,7 @@ static void stats_hook(struct sbuf *j, void *ctx)
 	}
 	a = published.sa;
 	y = published.sy;
-	age = (double)(mono_now_ns() - published.at_ns) / 1e9;
+	age = (double)(mono_ns() - published.at_ns) / 1e9;
 	pthread_mutex_unlock(&published.lock);
 	/* age_s: the counters are the main loop's copy of its last tick */
 	sbuf_addf(j, "\"sampler\": {\"age_s\": %.3f, ", age);

@@ -19,6 +19,7 @@
 #include "ember/daemon/service/service.h"
 #include "ember/core/base/strtab.h"
 #include "ember/daemon/symbols/symbolizer.h"
+#include "ember/core/base/clock.h"
 
 #define NSEC	   1000000000LL
 #define MAX_FRAMES 512 /* symbolized frames per half stack (inline frames add some) */
@@ -50,14 +51,6 @@ struct capture_mgr {
 	struct sbuf stack;
 	uint32_t ids[MAX_FRAMES];
 };
-
-static int64_t clock_ns(clockid_t id)
-{
-	struct timespec ts;
-
-	clock_gettime(id, &ts);
-	return (int64_t)ts.tv_sec * NSEC + ts.tv_nsec;
-}
 
 static void ent_free(struct cap_ent *e)
 {
@@ -112,7 +105,7 @@ static int on_group(const struct sampler_group *g, void *ctx)
 	struct capture_mgr *m = ctx;
 	struct cap_ent *e = m->cur;
 	size_t i, total = g->nr_times + g->untimed;
-	int64_t now_real = clock_ns(CLOCK_REALTIME), t;
+	int64_t now_real = (int64_t)clock_ns(CLOCK_REALTIME), t;
 	int r;
 
 	if (e->truncated)
@@ -161,7 +154,7 @@ static void ent_fail(struct cap_ent *e, int err, const char *what)
 static int drain(struct capture_mgr *m, struct cap_ent *e)
 {
 	m->cur = e;
-	m->real_off_ns = clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_MONOTONIC);
+	m->real_off_ns = (int64_t)clock_ns(CLOCK_REALTIME) - (int64_t)clock_ns(CLOCK_MONOTONIC);
 	return sampler__drain(e->s, on_group, m);
 }
 
@@ -181,7 +174,7 @@ void capture_mgr__tick(struct capture_mgr *m)
 			ent_fail(e, r, "drain failed");
 			continue;
 		}
-		if (clock_ns(CLOCK_REALTIME) < e->end_ns)
+		if ((int64_t)clock_ns(CLOCK_REALTIME) < e->end_ns)
 			continue;
 		/* time is up: no more samples, then both generations */
 		sampler__stop(e->s);
@@ -252,7 +245,7 @@ static int hook_start(void *ctx, uint64_t frequency_hz, int64_t pid, int64_t dur
 	}
 	sampler__set_pid_fn(e->s, on_new_pid, m);
 	e->state = CAP_RUNNING;
-	e->start_ns = clock_ns(CLOCK_REALTIME);
+	e->start_ns = (int64_t)clock_ns(CLOCK_REALTIME);
 	e->end_ns = e->start_ns + duration_ns;
 	pthread_mutex_lock(&m->lock);
 	e->handle = m->next_handle++;

@@ -18,6 +18,9 @@
 
 #include "ember/daemon/sample/bpf_shared.h"
 #include "ember/core/base/hash.h"
+#include "ember/core/base/array.h"
+#include "ember/core/base/clock.h"
+#include "ember/core/base/errbuf.h"
 #include "sampler.skel.h"
 
 #define NSEC 1000000000ULL
@@ -73,43 +76,6 @@ struct sampler {
 
 	struct sampler_stats st;
 };
-
-static int __attribute__((format(printf, 3, 4))) fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return 0;
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * NSEC + (uint64_t)ts.tv_nsec;
-}
-
-static int grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-	size_t ncap = *cap ? *cap : 256;
-	void *np;
-
-	if (need <= *cap)
-		return 0;
-	while (ncap < need)
-		ncap *= 2;
-	np = realloc(*p, ncap * elem);
-	if (!np)
-		return -ENOMEM;
-	*p = np;
-	*cap = ncap;
-	return 0;
-}
 
 /* The least power of 2 >= @need, within [@lo, @hi] (powers of 2). */
 static uint32_t pow2_within(uint64_t need, uint32_t lo, uint32_t hi)
@@ -282,7 +248,7 @@ static int on_record(void *ctx, void *data, size_t size)
 	if (size < sizeof(*r))
 		return 0;
 	v = &s->pending[r->gen & 1];
-	if (grow((void **)&v->v, &v->cap, v->n + 1, sizeof(*v->v)))
+	if (array_grow((void **)&v->v, &v->cap, v->n + 1, sizeof(*v->v), 256))
 		return 0; /* its count still arrives via the counts map, then untimed */
 	v->v[v->n++] = *r;
 	/* a sample without a user stack (kernel thread, or in the kernel on behalf of no user
@@ -371,13 +337,16 @@ void sampler__free(struct sampler *s)
 static int explain_load(int err, char *errbuf, size_t errlen)
 {
 	if (err == -EPERM || err == -EACCES)
-		fail(errbuf, errlen,
-		     "loading the BPF program was refused (%s): emberd needs root, or CAP_BPF, "
-		     "CAP_PERFMON and CAP_SYS_RESOURCE",
-		     strerror(-err));
+		(void)errbuf_set(
+		    errbuf, errlen, 0,
+		    "loading the BPF program was refused (%s): emberd needs root, or CAP_BPF, "
+		    "CAP_PERFMON and CAP_SYS_RESOURCE",
+		    strerror(-err));
 	else
-		fail(errbuf, errlen, "cannot load the BPF program: %s (run with -v for the verifier "
-				     "log)", strerror(-err));
+		(void)errbuf_set(errbuf, errlen, 0,
+				 "cannot load the BPF program: %s (run with -v for the verifier "
+				 "log)",
+				 strerror(-err));
 	return err;
 }
 
@@ -388,22 +357,24 @@ static int explain_perf(int err, int cpu, char *errbuf, size_t errlen, uint64_t 
 	(void)read_sysctl("/proc/sys/kernel/perf_event_paranoid", &paranoid);
 	(void)read_sysctl("/proc/sys/kernel/perf_event_max_sample_rate", &max_rate);
 	if (err == -EACCES || err == -EPERM)
-		fail(errbuf, errlen,
-		     "perf_event_open on CPU %d denied (%s, kernel.perf_event_paranoid=%ld): "
-		     "emberd needs root or CAP_PERFMON",
-		     cpu, strerror(-err), paranoid);
+		(void)errbuf_set(
+		    errbuf, errlen, 0,
+		    "perf_event_open on CPU %d denied (%s, kernel.perf_event_paranoid=%ld): "
+		    "emberd needs root or CAP_PERFMON",
+		    cpu, strerror(-err), paranoid);
 	else if (err == -EINVAL && max_rate > 0 && hz > (uint64_t)max_rate)
-		fail(errbuf, errlen,
-		     "perf_event_open on CPU %d: %llu Hz is above "
-		     "kernel.perf_event_max_sample_rate=%ld",
-		     cpu, (unsigned long long)hz, max_rate);
+		(void)errbuf_set(errbuf, errlen, 0,
+				 "perf_event_open on CPU %d: %llu Hz is above "
+				 "kernel.perf_event_max_sample_rate=%ld",
+				 cpu, (unsigned long long)hz, max_rate);
 	else if (err == -ENOENT || err == -ENOSYS)
-		fail(errbuf, errlen,
-		     "perf_event_open on CPU %d: %s: this kernel has no perf events "
-		     "(CONFIG_PERF_EVENTS)",
-		     cpu, strerror(-err));
+		(void)errbuf_set(errbuf, errlen, 0,
+				 "perf_event_open on CPU %d: %s: this kernel has no perf events "
+				 "(CONFIG_PERF_EVENTS)",
+				 cpu, strerror(-err));
 	else
-		fail(errbuf, errlen, "perf_event_open on CPU %d failed: %s", cpu, strerror(-err));
+		(void)errbuf_set(errbuf, errlen, 0, "perf_event_open on CPU %d failed: %s", cpu,
+				 strerror(-err));
 	return err;
 }
 
@@ -417,15 +388,16 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 
 	if (!o->freq_hz ||
 	    !o->ringbuf_bytes || (o->ringbuf_bytes & (o->ringbuf_bytes - 1))) {
-		fail(errbuf, errlen, "invalid sampler options");
+		(void)errbuf_set(errbuf, errlen, 0, "invalid sampler options");
 		return -EINVAL;
 	}
 	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
 		err = -errno;
-		fail(errbuf, errlen,
-		     "kernel BTF /sys/kernel/btf/vmlinux is not readable (%s): emberd's CO-RE BPF "
-		     "program needs a kernel built with CONFIG_DEBUG_INFO_BTF=y",
-		     strerror(-err));
+		(void)errbuf_set(
+		    errbuf, errlen, 0,
+		    "kernel BTF /sys/kernel/btf/vmlinux is not readable (%s): emberd's CO-RE BPF "
+		    "program needs a kernel built with CONFIG_DEBUG_INFO_BTF=y",
+		    strerror(-err));
 		return err;
 	}
 	s = calloc(1, sizeof(*s));
@@ -436,7 +408,8 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 	s->online_fd = -1;
 	err = libbpf_num_possible_cpus();
 	if (err <= 0) {
-		fail(errbuf, errlen, "cannot count the possible CPUs: %s", strerror(-err));
+		(void)errbuf_set(errbuf, errlen, 0, "cannot count the possible CPUs: %s",
+				 strerror(-err));
 		goto err_out;
 	}
 	s->nr_cpus = err;
@@ -473,14 +446,15 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 	if (!s->links || !mask || !s->keys || !s->vals || !s->sc[0].slot || !s->sc[0].touched ||
 	    !s->sc[1].slot || !s->sc[1].touched) {
 		err = -ENOMEM;
-		fail(errbuf, errlen, "out of memory");
+		(void)errbuf_set(errbuf, errlen, 0, "out of memory");
 		goto err_out;
 	}
 
 	s->skel = sampler_bpf__open();
 	if (!s->skel) {
 		err = -errno;
-		fail(errbuf, errlen, "cannot open the BPF skeleton: %s", strerror(-err));
+		(void)errbuf_set(errbuf, errlen, 0, "cannot open the BPF skeleton: %s",
+				 strerror(-err));
 		goto err_out;
 	}
 	s->skel->rodata->include_idle = o->include_idle;
@@ -492,7 +466,7 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 	    (err = bpf_map__set_max_entries(s->skel->maps.counts0, s->o.counts_map_entries)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.counts1, s->o.counts_map_entries)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.times, o->ringbuf_bytes))) {
-		fail(errbuf, errlen, "cannot size the BPF maps: %s", strerror(-err));
+		(void)errbuf_set(errbuf, errlen, 0, "cannot size the BPF maps: %s", strerror(-err));
 		goto err_out;
 	}
 	err = sampler_bpf__load(s->skel);
@@ -503,7 +477,8 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.times), on_record, s, NULL);
 	if (!s->rb) {
 		err = -errno;
-		fail(errbuf, errlen, "cannot map the BPF ring buffer: %s", strerror(-err));
+		(void)errbuf_set(errbuf, errlen, 0, "cannot map the BPF ring buffer: %s",
+				 strerror(-err));
 		goto err_out;
 	}
 	/* exec notification: without it (no tracefs?) a process exec'ed after its first sample
@@ -521,8 +496,8 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 	/* Pick the event on the first online CPU: cycles where a PMU exists, else cpu-clock. */
 	err = online_cpus(&s->online_fd, mask, (size_t)s->nr_cpus);
 	if (err) {
-		fail(errbuf, errlen, "cannot read /sys/devices/system/cpu/online: %s",
-		     strerror(-err));
+		(void)errbuf_set(errbuf, errlen, 0,
+				 "cannot read /sys/devices/system/cpu/online: %s", strerror(-err));
 		goto err_out;
 	}
 	for (cpu = 0; cpu < s->nr_cpus && first < 0; cpu++)
@@ -530,7 +505,7 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 			first = cpu;
 	if (first < 0) {
 		err = -ENODEV;
-		fail(errbuf, errlen, "no online CPU found");
+		(void)errbuf_set(errbuf, errlen, 0, "no online CPU found");
 		goto err_out;
 	}
 	if (o->hardware_event) {
@@ -644,7 +619,8 @@ static int stack_of(struct sampler *s, int32_t id, const uint64_t **ret, size_t 
 		for (n = 0; n < EMBER_MAX_STACK_DEPTH && buf[n]; n++)
 			;
 		if (c->ips_len + n + 1 > INT32_MAX ||
-		    grow((void **)&c->ips, &c->ips_cap, c->ips_len + n + 1, sizeof(*c->ips)))
+		    array_grow((void **)&c->ips, &c->ips_cap, c->ips_len + n + 1, sizeof(*c->ips),
+			       256))
 			return -ENOMEM;
 		c->ips[c->ips_len] = n;
 		memcpy(c->ips + c->ips_len + 1, buf, n * sizeof(*buf));
@@ -983,8 +959,10 @@ int sampler__drain(struct sampler *s, sampler_group_fn fn, void *ctx)
 			uid = pend->v[ri].user_stack_id;
 			want = SIZE_MAX;
 		}
-		if (grow((void **)&s->times, &s->times_cap, pend->n + 1, sizeof(*s->times)) ||
-		    grow((void **)&s->cpus, &s->cpus_cap, pend->n + 1, sizeof(*s->cpus))) {
+		if (array_grow((void **)&s->times, &s->times_cap, pend->n + 1, sizeof(*s->times),
+			       256) ||
+		    array_grow((void **)&s->cpus, &s->cpus_cap, pend->n + 1, sizeof(*s->cpus),
+			       256)) {
 			err = -ENOMEM;
 			goto flip;
 		}

@@ -14,6 +14,7 @@
 #include "ember/core/base/log.h"
 #include "ember/core/base/sbuf.h"
 #include "ember/core/base/version.h"
+#include "ember/core/base/errbuf.h"
 
 enum opt_type { OPT_U64, OPT_SIZE, OPT_BOOL, OPT_LISTEN, OPT_LEVEL, OPT_PATH, OPT_DIRS, OPT_LIST,
 	       OPT_USER };
@@ -111,18 +112,6 @@ void ember_config_init(struct ember_config *c)
 		.log_level = LOG_LVL_INFO,
 		.dump_root = 1,
 	};
-}
-
-static int __attribute__((format(printf, 3, 4))) seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -EINVAL;
 }
 
 static int parse_u64(const char *s, bool size, uint64_t *ret)
@@ -257,36 +246,40 @@ int ember_config_set(struct ember_config *c, const char *key, const char *value,
 		}
 	}
 	if (!o) {
-		seterr(err, errlen, "unknown key '%s'", key);
+		errbuf_set(err, errlen, -EINVAL, "unknown key '%s'", key);
 		return -ENOENT;
 	}
 	switch (o->type) {
 	case OPT_U64:
 	case OPT_SIZE:
 		if (parse_u64(value, o->type == OPT_SIZE, &v))
-			return seterr(err, errlen, "%s: '%s' is not a %s", key, value,
-				      o->type == OPT_SIZE ? "size (N, NK, NM, NG)" : "number");
+			return errbuf_set(err, errlen, -EINVAL, "%s: '%s' is not a %s", key, value,
+					  o->type == OPT_SIZE ? "size (N, NK, NM, NG)" : "number");
 		if ((v < o->min && !(v == 0 && o->auto0)) || v > o->max)
-			return seterr(err, errlen, "%s: %" PRIu64 " is out of range %" PRIu64
-				      "..%" PRIu64, key, v, o->min, o->max);
+			return errbuf_set(err, errlen, -EINVAL,
+					  "%s: %" PRIu64 " is out of range %" PRIu64 "..%" PRIu64,
+					  key, v, o->min, o->max);
 		if (o->pow2 && (v & (v - 1)))
-			return seterr(err, errlen, "%s: %" PRIu64 " is not a power of 2", key, v);
+			return errbuf_set(err, errlen, -EINVAL,
+					  "%s: %" PRIu64 " is not a power of 2", key, v);
 		memcpy(base + o->off, &v, sizeof(v));
 		return 0;
 	case OPT_BOOL:
 		if (parse_bool(value, &b))
-			return seterr(err, errlen, "%s: '%s' is not a boolean (yes/no)", key, value);
+			return errbuf_set(err, errlen, -EINVAL,
+					  "%s: '%s' is not a boolean (yes/no)", key, value);
 		memcpy(base + o->off, &b, sizeof(b));
 		return 0;
 	case OPT_LISTEN:
 		if (check_listen(value))
-			return seterr(err, errlen, "%s: '%s' is not ADDR:PORT", key, value);
+			return errbuf_set(err, errlen, -EINVAL, "%s: '%s' is not ADDR:PORT", key,
+					  value);
 		strcpy(base + o->off, value);
 		return 0;
 	case OPT_LEVEL:
 		if (log_level_parse(value, &lvl))
-			return seterr(err, errlen, "%s: '%s' is not error, warn, info or debug", key,
-				      value);
+			return errbuf_set(err, errlen, -EINVAL,
+					  "%s: '%s' is not error, warn, info or debug", key, value);
 		*(int *)(base + o->off) = (int)lvl;
 		return 0;
 	case OPT_PATH:
@@ -295,7 +288,7 @@ int ember_config_set(struct ember_config *c, const char *key, const char *value,
 	case OPT_USER:
 		why = check_string(o->type, value, (size_t)o->max);
 		if (why)
-			return seterr(err, errlen, "%s: '%s' %s", key, value, why);
+			return errbuf_set(err, errlen, -EINVAL, "%s: '%s' %s", key, value, why);
 		strcpy(base + o->off, value);
 		return 0;
 	}
@@ -325,12 +318,13 @@ int ember_config_parse(struct ember_config *c, const char *text, size_t len, con
 
 		lineno++;
 		if (ll >= sizeof(line))
-			return seterr(err, errlen, "%s:%lu: line too long", name, lineno);
+			return errbuf_set(err, errlen, -EINVAL, "%s:%lu: line too long", name,
+					  lineno);
 		memcpy(line, text + pos, ll);
 		line[ll] = '\0';
 		pos += ll + (nl ? 1 : 0);
 		if (strlen(line) != ll)
-			return seterr(err, errlen, "%s:%lu: NUL byte", name, lineno);
+			return errbuf_set(err, errlen, -EINVAL, "%s:%lu: NUL byte", name, lineno);
 		s = line;
 		e = line + ll;
 		/* comments: '#' or ';' at the start or after whitespace */
@@ -345,15 +339,16 @@ int ember_config_parse(struct ember_config *c, const char *text, size_t len, con
 			continue;
 		if (*s == '[') {
 			if (e[-1] != ']' || e - s - 2 <= 0 || (size_t)(e - s - 2) >= sizeof(section))
-				return seterr(err, errlen, "%s:%lu: bad section header", name,
-					      lineno);
+				return errbuf_set(err, errlen, -EINVAL,
+						  "%s:%lu: bad section header", name, lineno);
 			memcpy(section, s + 1, (size_t)(e - s - 2));
 			section[e - s - 2] = '\0';
 			continue;
 		}
 		eq = memchr(s, '=', (size_t)(e - s));
 		if (!eq)
-			return seterr(err, errlen, "%s:%lu: expected 'key = value'", name, lineno);
+			return errbuf_set(err, errlen, -EINVAL, "%s:%lu: expected 'key = value'",
+					  name, lineno);
 		k = s;
 		ke = eq;
 		v = eq + 1;
@@ -361,9 +356,10 @@ int ember_config_parse(struct ember_config *c, const char *text, size_t len, con
 		trim(&k, &ke);
 		trim(&v, &ve);
 		if (k == ke)
-			return seterr(err, errlen, "%s:%lu: empty key", name, lineno);
+			return errbuf_set(err, errlen, -EINVAL, "%s:%lu: empty key", name, lineno);
 		if (!section[0])
-			return seterr(err, errlen, "%s:%lu: key outside a [section]", name, lineno);
+			return errbuf_set(err, errlen, -EINVAL, "%s:%lu: key outside a [section]",
+					  name, lineno);
 		*ke = '\0';
 		*ve = '\0';
 		if (ve - v >= 2 && (*v == '"' || *v == '\'') && ve[-1] == *v) {
@@ -373,7 +369,7 @@ int ember_config_parse(struct ember_config *c, const char *text, size_t len, con
 		snprintf(key, sizeof(key), "%s.%s", section, k);
 		r = ember_config_set(c, key, v, reason, sizeof(reason));
 		if (r) {
-			seterr(err, errlen, "%s:%lu: %s", name, lineno, reason);
+			errbuf_set(err, errlen, -EINVAL, "%s:%lu: %s", name, lineno, reason);
 			return r;
 		}
 	}
@@ -390,7 +386,7 @@ int ember_config_load(struct ember_config *c, const char *path, char *err, size_
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		r = -errno;
-		seterr(err, errlen, "cannot open config '%s': %s", path, strerror(-r));
+		errbuf_set(err, errlen, -EINVAL, "cannot open config '%s': %s", path, strerror(-r));
 		return r;
 	}
 	for (;;) {
@@ -399,20 +395,22 @@ int ember_config_load(struct ember_config *c, const char *path, char *err, size_
 			if (errno == EINTR)
 				continue;
 			r = -errno;
-			seterr(err, errlen, "cannot read config '%s': %s", path, strerror(-r));
+			errbuf_set(err, errlen, -EINVAL, "cannot read config '%s': %s", path,
+				   strerror(-r));
 			goto out;
 		}
 		if (n == 0)
 			break;
 		if (sb.len + (size_t)n > 1024 * 1024) {
-			r = seterr(err, errlen, "config '%s' is larger than 1 MiB", path);
+			r = errbuf_set(err, errlen, -EINVAL, "config '%s' is larger than 1 MiB",
+				       path);
 			goto out;
 		}
 		sbuf_add(&sb, buf, (size_t)n);
 	}
 	if (sbuf_error(&sb)) {
 		r = -ENOMEM;
-		seterr(err, errlen, "out of memory reading '%s'", path);
+		errbuf_set(err, errlen, -EINVAL, "out of memory reading '%s'", path);
 		goto out;
 	}
 	r = ember_config_parse(c, sb.buf ? sb.buf : "", sb.len, path, err, errlen);
@@ -509,15 +507,16 @@ int ember_config_from_args(struct ember_config *c, int argc, char **argv, FILE *
 				if (pass)
 					continue;
 				if (optopt && optopt < 0x100)
-					return seterr(err, errlen, "bad option '-%c' (see --help)",
-						      optopt);
-				return seterr(err, errlen, "bad option '%s' (see --help)",
-					      argv[optind - 1]);
+					return errbuf_set(err, errlen, -EINVAL,
+							  "bad option '-%c' (see --help)", optopt);
+				return errbuf_set(err, errlen, -EINVAL,
+						  "bad option '%s' (see --help)", argv[optind - 1]);
 			}
 			if (pass == 0) {
 				if (opt == 'c') {
 					if (strlen(optarg) >= sizeof(c->config_path))
-						return seterr(err, errlen, "config path too long");
+						return errbuf_set(err, errlen, -EINVAL,
+								  "config path too long");
 					strcpy(c->config_path, optarg);
 					r = ember_config_load(c, optarg, err, errlen);
 					if (r)
@@ -539,7 +538,8 @@ int ember_config_from_args(struct ember_config *c, int argc, char **argv, FILE *
 			if (key) {
 				r = ember_config_set(c, key, optarg, reason, sizeof(reason));
 				if (r)
-					return seterr(err, errlen, "%s: %s", flag, reason);
+					return errbuf_set(err, errlen, -EINVAL, "%s: %s", flag,
+							  reason);
 				continue;
 			}
 			switch (opt) {
@@ -548,13 +548,13 @@ int ember_config_from_args(struct ember_config *c, int argc, char **argv, FILE *
 				const char *eq = strchr(optarg, '=');
 
 				if (!eq || (size_t)(eq - optarg) >= sizeof(kbuf))
-					return seterr(err, errlen, "-o expects KEY=VALUE, got '%s'",
-						      optarg);
+					return errbuf_set(err, errlen, -EINVAL,
+							  "-o expects KEY=VALUE, got '%s'", optarg);
 				memcpy(kbuf, optarg, (size_t)(eq - optarg));
 				kbuf[eq - optarg] = '\0';
 				r = ember_config_set(c, kbuf, eq + 1, reason, sizeof(reason));
 				if (r)
-					return seterr(err, errlen, "-o %s", reason);
+					return errbuf_set(err, errlen, -EINVAL, "-o %s", reason);
 				break;
 			}
 			case 'v':
@@ -563,13 +563,14 @@ int ember_config_from_args(struct ember_config *c, int argc, char **argv, FILE *
 			case ARG_DUMP_AFTER:
 				if (parse_u64(optarg, false, &c->dump_after_s) || !c->dump_after_s ||
 				    c->dump_after_s > 86400)
-					return seterr(err, errlen,
-						      "--dump-after: '%s' is not 1..86400 seconds",
-						      optarg);
+					return errbuf_set(
+					    err, errlen, -EINVAL,
+					    "--dump-after: '%s' is not 1..86400 seconds", optarg);
 				break;
 			case ARG_DUMP_FILE:
 				if (strlen(optarg) >= sizeof(c->dump_path) || !optarg[0])
-					return seterr(err, errlen, "--dump-file: bad path");
+					return errbuf_set(err, errlen, -EINVAL,
+							  "--dump-file: bad path");
 				strcpy(c->dump_path, optarg);
 				break;
 			case ARG_DUMP_ROOT: {
@@ -579,9 +580,10 @@ int ember_config_from_args(struct ember_config *c, int argc, char **argv, FILE *
 				for (k = 0; k < 4 && strcmp(optarg, roots[k]); k++)
 					;
 				if (k == 4)
-					return seterr(err, errlen,
-						      "--dump-root: '%s' is not none, comm, pid or tid",
-						      optarg);
+					return errbuf_set(
+					    err, errlen, -EINVAL,
+					    "--dump-root: '%s' is not none, comm, pid or tid",
+					    optarg);
 				c->dump_root = k;
 				break;
 			}
@@ -600,7 +602,8 @@ int ember_config_from_args(struct ember_config *c, int argc, char **argv, FILE *
 		}
 	}
 	if (optind < argc)
-		return seterr(err, errlen, "unexpected argument '%s' (see --help)", argv[optind]);
+		return errbuf_set(err, errlen, -EINVAL, "unexpected argument '%s' (see --help)",
+				  argv[optind]);
 	optind = 0;
 	if (print) {
 		ember_config_print(c, out);

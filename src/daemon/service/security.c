@@ -22,20 +22,9 @@
 #include "ember/daemon/service/config.h"
 #include "ember/daemon/http/http.h"
 #include "ember/core/base/log.h"
+#include "ember/core/base/errbuf.h"
 
 #define PEM_MAX (1u << 20)
-
-static int __attribute__((format(printf, 3, 4))) fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -EINVAL;
-}
 
 bool security_listen_is_loopback(const char *listen)
 {
@@ -74,19 +63,20 @@ int security_check_listen(const struct ember_config *c, char *err, size_t errlen
 	bool tls = c->tls_cert[0] && c->tls_key[0];
 
 	if ((c->tls_cert[0] != 0) != (c->tls_key[0] != 0)) {
-		fail(err, errlen, "http.tls_cert and http.tls_key go together: set both or neither");
+		errbuf_set(err, errlen, -EINVAL,
+			   "http.tls_cert and http.tls_key go together: set both or neither");
 		return -EPERM;
 	}
 	if (security_listen_is_loopback(c->listen) || c->insecure)
 		return 0;
 	if (tls && c->auth_token_file[0])
 		return 0;
-	fail(err, errlen,
-	     "refusing to listen on non-loopback '%s' without %s%s%s: set them, or "
-	     "http.insecure = yes to accept the exposure",
-	     c->listen, tls ? "" : "TLS (http.tls_cert, http.tls_key)",
-	     !tls && !c->auth_token_file[0] ? " and " : "",
-	     c->auth_token_file[0] ? "" : "a bearer token (http.auth_token_file)");
+	errbuf_set(err, errlen, -EINVAL,
+		   "refusing to listen on non-loopback '%s' without %s%s%s: set them, or "
+		   "http.insecure = yes to accept the exposure",
+		   c->listen, tls ? "" : "TLS (http.tls_cert, http.tls_key)",
+		   !tls && !c->auth_token_file[0] ? " and " : "",
+		   c->auth_token_file[0] ? "" : "a bearer token (http.auth_token_file)");
 	return -EPERM;
 }
 
@@ -101,32 +91,36 @@ static int open_checked(const char *path, bool private, bool root, size_t max, c
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0) {
 		r = -errno;
-		fail(err, errlen, "cannot open %s '%s': %s", what, path, strerror(-r));
+		errbuf_set(err, errlen, -EINVAL, "cannot open %s '%s': %s", what, path,
+			   strerror(-r));
 		return r;
 	}
 	if (fstat(fd, &st)) {
 		r = -errno;
-		fail(err, errlen, "cannot stat %s '%s': %s", what, path, strerror(-r));
+		errbuf_set(err, errlen, -EINVAL, "cannot stat %s '%s': %s", what, path,
+			   strerror(-r));
 		goto bad;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		r = fail(err, errlen, "%s '%s' is not a regular file", what, path);
+		r = errbuf_set(err, errlen, -EINVAL, "%s '%s' is not a regular file", what, path);
 		goto bad;
 	}
 	if (root && st.st_uid != 0) {
-		fail(err, errlen, "%s '%s' must be owned by root (uid %u)", what, path,
-		     (unsigned int)st.st_uid);
+		errbuf_set(err, errlen, -EINVAL, "%s '%s' must be owned by root (uid %u)", what,
+			   path, (unsigned int)st.st_uid);
 		r = -EPERM;
 		goto bad;
 	}
 	if (private && (st.st_mode & 077)) {
-		fail(err, errlen, "%s '%s' is accessible to group or others (mode %04o): chmod 600",
-		     what, path, (unsigned int)(st.st_mode & 07777));
+		errbuf_set(err, errlen, -EINVAL,
+			   "%s '%s' is accessible to group or others (mode %04o): chmod 600", what,
+			   path, (unsigned int)(st.st_mode & 07777));
 		r = -EPERM;
 		goto bad;
 	}
 	if ((uint64_t)st.st_size > max) {
-		r = fail(err, errlen, "%s '%s' is larger than %zu bytes", what, path, max);
+		r = errbuf_set(err, errlen, -EINVAL, "%s '%s' is larger than %zu bytes", what, path,
+			       max);
 		goto bad;
 	}
 	return fd;
@@ -179,7 +173,8 @@ int security_read_token(const char *path, char *ret, size_t size, char *err, siz
 	r = read_all(fd, 4096, &buf, &len);
 	close(fd);
 	if (r)
-		return fail(err, errlen, "cannot read token file '%s': %s", path, strerror(-r));
+		return errbuf_set(err, errlen, -EINVAL, "cannot read token file '%s': %s", path,
+				  strerror(-r));
 	while (len && isspace((unsigned char)buf[len - 1]))
 		buf[--len] = '\0';
 	for (i = 0; i < len; i++)
@@ -187,8 +182,10 @@ int security_read_token(const char *path, char *ret, size_t size, char *err, siz
 			break;
 	if (i < len || len < EMBER_TOKEN_MIN || len > EMBER_TOKEN_MAX || len >= size) {
 		/* never echo the token itself */
-		r = fail(err, errlen, "token file '%s' must hold one token of %d..%d visible ASCII "
-			 "characters", path, EMBER_TOKEN_MIN, EMBER_TOKEN_MAX);
+		r = errbuf_set(err, errlen, -EINVAL,
+			       "token file '%s' must hold one token of %d..%d visible ASCII "
+			       "characters",
+			       path, EMBER_TOKEN_MIN, EMBER_TOKEN_MAX);
 		explicit_bzero(buf, len);
 		free(buf);
 		return r;
@@ -212,10 +209,10 @@ int security_read_pem(const char *path, bool private, char **ret, char *err, siz
 	r = read_all(fd, PEM_MAX, &buf, &len);
 	close(fd);
 	if (r)
-		return fail(err, errlen, "cannot read '%s': %s", path, strerror(-r));
+		return errbuf_set(err, errlen, -EINVAL, "cannot read '%s': %s", path, strerror(-r));
 	if (!strstr(buf, "-----BEGIN ")) {
 		free(buf);
-		return fail(err, errlen, "'%s' is not a PEM file", path);
+		return errbuf_set(err, errlen, -EINVAL, "'%s' is not a PEM file", path);
 	}
 	*ret = buf;
 	return 0;

@@ -17,15 +17,8 @@
 #include "ember/daemon/http/http.h"
 #include "ember/core/base/log.h"
 #include "ember/daemon/service/security.h"
+#include "ember/core/base/clock.h"
 #include "../http/http_internal.h" /* FIXME layering */
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 /* --- sd_notify -------------------------------------------------------------------------------- */
 
@@ -105,7 +98,7 @@ void service_watchdog(void)
 {
 	static int enabled = -1;
 	static uint64_t usec, last;
-	uint64_t now = now_ns();
+	uint64_t now = mono_ns();
 
 	if (enabled < 0) {
 		usec = watchdog_usec();
@@ -411,7 +404,7 @@ bool filter_excluded(uint32_t pid, const char *comm, uint64_t nr_samples)
 		ex = true;
 	if (!ex && flt.cgroups[0] && pid) {
 		struct cg_slot *sl = &flt.cg[pid % CG_SLOTS];
-		uint64_t now = now_ns();
+		uint64_t now = mono_ns();
 
 		if (sl->at_ns && sl->pid == pid && now - sl->at_ns < CG_TTL_NS) {
 			ex = sl->excluded;

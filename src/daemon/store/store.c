@@ -23,6 +23,7 @@
 #include "ember/core/base/hash.h"
 #include "ember/core/model/profile.h"
 #include "ember/core/base/strtab.h"
+#include "ember/core/base/array.h"
 
 #define CHUNK_RECS   8192u
 #define BACKDATE_NS  2000000000ULL /* a chunk's base is 2 s before its first sample */
@@ -83,23 +84,6 @@ struct store {
 };
 
 /* --- tables ------------------------------------------------------------------------------- */
-
-static int grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-	size_t ncap = *cap ? *cap : 64;
-	void *np;
-
-	if (need <= *cap)
-		return 0;
-	while (ncap < need)
-		ncap *= 2;
-	np = realloc(*p, ncap * elem);
-	if (!np)
-		return -ENOMEM;
-	*p = np;
-	*cap = ncap;
-	return 0;
-}
 
 static void tables_fini(struct tables *t)
 {
@@ -195,8 +179,9 @@ static int tables_stack(struct tables *t, const uint32_t *frames, size_t n, size
 	}
 	if (t->nr_stacks >= INT32_MAX || t->pool_len + n >= UINT32_MAX)
 		return -ENOMEM;
-	if (grow((void **)&t->pool, &t->pool_cap, t->pool_len + n, sizeof(*t->pool)) ||
-	    grow((void **)&t->stacks, &t->stacks_cap, t->nr_stacks + 1, sizeof(*t->stacks)))
+	if (array_grow((void **)&t->pool, &t->pool_cap, t->pool_len + n, sizeof(*t->pool), 64) ||
+	    array_grow((void **)&t->stacks, &t->stacks_cap, t->nr_stacks + 1, sizeof(*t->stacks),
+		       64))
 		return -ENOMEM;
 	if (n)
 		memcpy(t->pool + t->pool_len, frames, n * sizeof(*frames));
@@ -222,7 +207,7 @@ static int tables_ctx(struct tables *t, const struct ctx_row *c)
 			return (int)(t->ctx_idx.slots[j] - 1);
 	if (t->nr_ctxs >= INT32_MAX)
 		return -ENOMEM;
-	if (grow((void **)&t->ctxs, &t->ctxs_cap, t->nr_ctxs + 1, sizeof(*t->ctxs)))
+	if (array_grow((void **)&t->ctxs, &t->ctxs_cap, t->nr_ctxs + 1, sizeof(*t->ctxs), 64))
 		return -ENOMEM;
 	id = (uint32_t)t->nr_ctxs++;
 	t->ctxs[id] = *c;
@@ -813,7 +798,7 @@ static int heat_rec(struct walk *w, uint64_t t, uint32_t ctx, void *arg)
 		h->pts[h->n - 1].count++;
 		return 0;
 	}
-	if (grow((void **)&h->pts, &h->cap, h->n + 1, sizeof(*h->pts)))
+	if (array_grow((void **)&h->pts, &h->cap, h->n + 1, sizeof(*h->pts), 64))
 		return -ENOMEM;
 	h->pts[h->n++] = (struct store_point){ .time_ns = b, .count = 1 };
 	return 0;

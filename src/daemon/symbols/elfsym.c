@@ -54,11 +54,6 @@ struct elfsym {
 	uint64_t *sym_die;
 };
 
-static int grow(void **buf, size_t *cap, size_t need, size_t elem)
-{
-	return array_grow(buf, cap, need, elem, 256);
-}
-
 static Elf *elf_from_fd(int fd)
 {
 	Elf *elf;
@@ -109,8 +104,8 @@ static int add_one(struct elfsym *e, uint64_t value, uint64_t size, uint8_t bind
 
 	if (e->names_len + len + 1 > UINT32_MAX)
 		return -ENOMEM;
-	if (grow((void **)&e->syms, &e->cap, e->n + 1, sizeof(*e->syms)) ||
-	    grow((void **)&e->names, &e->names_cap, e->names_len + len + 1, 1))
+	if (array_grow((void **)&e->syms, &e->cap, e->n + 1, sizeof(*e->syms), 256) ||
+	    array_grow((void **)&e->names, &e->names_cap, e->names_len + len + 1, 1, 256))
 		return -ENOMEM;
 	s = &e->syms[e->n++];
 	*s = (struct esym){ .addr = value,

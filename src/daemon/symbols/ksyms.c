@@ -88,16 +88,11 @@ int kallsyms_parse_line(const char *line, size_t len, struct kallsyms_line *ret,
 	return 0;
 }
 
-static int grow(void **buf, size_t *cap, size_t need, size_t elem)
-{
-	return array_grow(buf, cap, need, elem, 1024);
-}
-
 static int add_str(struct ksyms *k, const char *s, size_t len, uint32_t *ret_off)
 {
 	if (k->names_len + len + 1 > UINT32_MAX)
 		return -ENOMEM;
-	if (grow((void **)&k->names, &k->names_cap, k->names_len + len + 1, 1))
+	if (array_grow((void **)&k->names, &k->names_cap, k->names_len + len + 1, 1, 1024))
 		return -ENOMEM;
 	*ret_off = (uint32_t)k->names_len;
 	memcpy(k->names + k->names_len, s, len);
@@ -228,7 +223,8 @@ static int add_lines(struct ksyms_builder *b, const char *text, size_t len)
 				b->zero++;
 				goto next;
 			}
-			if (grow((void **)&k->syms, &k->cap, k->n + 1, sizeof(*k->syms)))
+			if (array_grow((void **)&k->syms, &k->cap, k->n + 1, sizeof(*k->syms),
+				       1024))
 				return -ENOMEM;
 			s = &k->syms[k->n];
 			*s = (struct ksym){ .addr = l.addr, .type = l.type, .mod_off = UINT32_MAX };
@@ -307,8 +303,8 @@ struct ksyms *ksyms__load(const char *path, unsigned long *ret_bad)
 		goto out;
 	}
 	/* a kernel has 100 000+ text symbols: start there rather than grow through copies */
-	if (grow((void **)&b.k->syms, &b.k->cap, 1u << 16, sizeof(*b.k->syms)) ||
-	    grow((void **)&b.k->names, &b.k->names_cap, 4u << 20, 1)) {
+	if (array_grow((void **)&b.k->syms, &b.k->cap, 1u << 16, sizeof(*b.k->syms), 1024) ||
+	    array_grow((void **)&b.k->names, &b.k->names_cap, 4u << 20, 1, 1024)) {
 		err = ENOMEM;
 		goto out;
 	}

@@ -100,11 +100,6 @@ static int cmp_seq(const void *a, const void *b, void *ctx)
 	return (x->seq > y->seq) - (x->seq < y->seq);
 }
 
-static int grow(void **buf, size_t *cap, size_t need, size_t elem)
-{
-	return array_grow(buf, cap, need, elem, 64);
-}
-
 int perfmap__add_text(struct perfmap *pm, const char *text, size_t len, size_t *ret_used,
 		      unsigned long *ret_bad)
 {
@@ -127,8 +122,9 @@ int perfmap__add_text(struct perfmap *pm, const char *text, size_t len, size_t *
 			p = nl + 1;
 			continue;
 		}
-		if (grow((void **)&pm->syms, &pm->cap, pm->n + 1, sizeof(*pm->syms)) ||
-		    grow((void **)&pm->names, &pm->names_cap, pm->names_len + e.name_len + 1, 1))
+		if (array_grow((void **)&pm->syms, &pm->cap, pm->n + 1, sizeof(*pm->syms), 64) ||
+		    array_grow((void **)&pm->names, &pm->names_cap, pm->names_len + e.name_len + 1,
+			       1, 64))
 			goto enomem;
 		s = &pm->syms[pm->n++];
 		*s = (struct pm_sym){ .start = e.start, .end = e.start + e.size,

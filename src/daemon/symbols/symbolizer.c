@@ -28,6 +28,7 @@
 #include "ember/daemon/symbols/procmaps.h"
 #include "ember/core/base/sbuf.h"
 #include "ember/core/base/strtab.h"
+#include "ember/core/base/clock.h"
 
 #define DEFAULT_MAX_PIDS 4096
 #define DEFAULT_MAX_ELFS 512
@@ -192,14 +193,6 @@ struct symbolizer {
 	size_t tmp_cap;
 	int32_t unknown_id;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* --- names ------------------------------------------------------------------------------- */
 
@@ -438,7 +431,7 @@ static int emit(struct symbolizer *s, size_t n, uint32_t *ret, size_t cap)
 
 static uint64_t ks_now(const struct symbolizer *s)
 {
-	return s->o.ks_clock_ns ? s->o.ks_clock_ns() : now_ns();
+	return s->o.ks_clock_ns ? s->o.ks_clock_ns() : mono_ns();
 }
 
 static void load_ksyms(struct symbolizer *s)
@@ -910,7 +903,7 @@ static int read_maps(struct symbolizer *s, struct proc *p)
 	ssize_t n;
 	size_t i, j;
 
-	p->maps_read_ns = now_ns();
+	p->maps_read_ns = mono_ns();
 	p->version = ++s->version_seq;
 	s->stats.maps_reads++;
 	snprintf(path, sizeof(path), "%s/%u/maps", s->proc_root, p->pid);
@@ -1045,11 +1038,11 @@ static void proc_retire(struct symbolizer *s, struct proc *p, uint64_t until_ns)
 	 * no perf map refresh, files by their host path with the inode checked) */
 	if (!p->gone) {
 		p->gone = true;
-		p->gone_ns = now_ns();
+		p->gone_ns = mono_ns();
 	}
 	r->p = p;
 	r->until_ns = until_ns;
-	r->expire_ns = now_ns() + RETIRED_GRACE_NS;
+	r->expire_ns = mono_ns() + RETIRED_GRACE_NS;
 	r->hnext = s->rtab[p->pid % RTAB_SIZE];
 	s->rtab[p->pid % RTAB_SIZE] = r;
 	if (s->rtail)
@@ -1166,7 +1159,7 @@ static struct proc *proc_create(struct symbolizer *s, uint32_t pid)
 	if (!p)
 		return NULL;
 	p->pid = pid;
-	p->validated_ns = now_ns();
+	p->validated_ns = mono_ns();
 	if (read_start_time(s, pid, &p->start_time) < 0) {
 		p->gone = true;
 		p->gone_ns = p->validated_ns;
@@ -1223,11 +1216,11 @@ static int proc_stale(struct symbolizer *s, struct proc *p, uint64_t *until)
 {
 	uint64_t st, dev, ino;
 
-	*until = now_ns();
+	*until = mono_ns();
 	if (read_start_time(s, p->pid, &st) < 0) {
 		if (!p->gone) {
 			p->gone = true;
-			p->gone_ns = now_ns();
+			p->gone_ns = mono_ns();
 			s->stats.pid_gone++;
 		}
 		return 0;
@@ -1251,7 +1244,7 @@ static int proc_stale(struct symbolizer *s, struct proc *p, uint64_t *until)
 void symbolizer__note_pid(struct symbolizer *s, uint32_t pid)
 {
 	struct proc *p = proc_find(s, pid);
-	uint64_t t = now_ns(), until;
+	uint64_t t = mono_ns(), until;
 	size_t i;
 
 	if (p) {
@@ -1284,7 +1277,7 @@ void symbolizer__note_pid(struct symbolizer *s, uint32_t pid)
 static int prune(struct symbolizer *s, bool check)
 {
 	struct proc *p, *prev;
-	uint64_t t = now_ns(), until;
+	uint64_t t = mono_ns(), until;
 	int n = 0;
 
 	retired_expire(s, t);
@@ -1545,7 +1538,7 @@ static void elf_read(struct symbolizer *s, struct elfent *e, struct proc *p,
 	}
 	e->img = image_open(s, p, m, fd);
 	if (!e->img) {
-		e->failed_ns = now_ns();
+		e->failed_ns = mono_ns();
 		s->stats.elf_errors++;
 		log_debug("pid %u: cannot read symbols of '%s'", p->pid, p->paths + m->path_off);
 	}
@@ -1555,7 +1548,7 @@ static struct image *elf_get(struct symbolizer *s, struct proc *p, struct mappin
 {
 	struct elfent *e = elf_find(s, m);
 
-	if (e && (e->img || e->fd >= 0 || now_ns() - e->failed_ns < ELF_RETRY_NS)) {
+	if (e && (e->img || e->fd >= 0 || mono_ns() - e->failed_ns < ELF_RETRY_NS)) {
 		if (s->lru_e.lru_next != e) {
 			lru_unlink_e(e);
 			lru_front_e(s, e);
@@ -1604,7 +1597,7 @@ static void elf_pin(struct symbolizer *s, struct proc *p, struct mapping *m)
 	}
 	s->stats.elf_misses++;
 	e->fd = fd;
-	e->pinned_ns = now_ns();
+	e->pinned_ns = mono_ns();
 	s->nr_pinned++;
 }
 
@@ -1661,7 +1654,7 @@ static void perfmap_refresh(struct symbolizer *s, struct proc *p)
 	ssize_t r;
 	int fd;
 
-	p->pm_checked_ns = now_ns();
+	p->pm_checked_ns = mono_ns();
 	if (p->gone)
 		return; /* its /tmp is gone with it; keep what was read */
 	if (!p->nspid)
@@ -1759,7 +1752,7 @@ static int jit_frame(struct symbolizer *s, struct proc *p, uint64_t addr, bool r
 	if (!s->o.perf_maps)
 		return -ENOENT;
 	idx = p->pm ? perfmap__lookup(p->pm, addr) : -ENOENT;
-	if (idx < 0 && refresh && now_ns() - p->pm_checked_ns >= PERFMAP_RECHECK_NS) {
+	if (idx < 0 && refresh && mono_ns() - p->pm_checked_ns >= PERFMAP_RECHECK_NS) {
 		perfmap_refresh(s, p);
 		idx = p->pm ? perfmap__lookup(p->pm, addr) : -ENOENT;
 	}
@@ -1910,7 +1903,7 @@ static int user_frame(struct symbolizer *s, struct proc *p, uint64_t addr, size_
 
 	s->stats.user_frames++;
 	if (!m && !p->gone &&
-	    now_ns() - p->maps_read_ns >= (p->reread ? MAPS_REFRESH_NS : MAPS_FIRST_REFRESH_NS)) {
+	    mono_ns() - p->maps_read_ns >= (p->reread ? MAPS_REFRESH_NS : MAPS_FIRST_REFRESH_NS)) {
 		/* new code mapped since (dlopen, exec, a JIT's new region): look again */
 		p->reread = true;
 		(void)read_maps(s, p);
