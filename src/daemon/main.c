@@ -22,71 +22,45 @@
 
 #include <bpf/libbpf.h>
 
-#include "ember/daemon/ingest/capture.h"
-#include "ember/daemon/service/config.h"
-#include "ember/core/formats/folded.h"
-#include "ember/core/base/hash.h"
-#include "ember/daemon/http/http.h"
-#include "ember/daemon/http/http_export.h"
-#include "ember/daemon/symbols/kresolve.h"
+#include "ember/core/base/clock.h"
 #include "ember/core/base/log.h"
+#include "ember/core/base/sbuf.h"
+#include "ember/core/base/strtab.h"
+#include "ember/core/base/version.h"
 #include "ember/core/model/profile.h"
 #include "ember/core/model/recording.h"
+#include "ember/daemon/http/http.h"
+#include "ember/daemon/ingest/capture.h"
+#include "ember/daemon/ingest/ingest.h"
 #include "ember/daemon/ingest/replay.h"
 #include "ember/daemon/sample/sampler.h"
-#include "ember/core/base/sbuf.h"
+#include "ember/daemon/service/config.h"
 #include "ember/daemon/service/security.h"
 #include "ember/daemon/service/service.h"
 #include "ember/daemon/store/store.h"
-#include "ember/core/base/strtab.h"
+#include "ember/daemon/store/store_sink.h"
+#include "ember/daemon/symbols/kresolve.h"
 #include "ember/daemon/symbols/symbolizer.h"
-#include "ember/core/base/version.h"
-#include "ember/core/base/clock.h"
 
-#define NSEC	      1000000000ULL
-#define MAX_FRAMES    1024 /* symbolized frames per stack (inline frames can add to 2 x 127) */
-
-/*
- * Symbolized stacks, cached for a short while: the same (pid, user ips) or kernel ips seen again
- * within the TTL reuse the frame ids instead of asking the symbolizer (which may re-read
- * /proc/PID/maps for an address outside the cached mappings). Direct-mapped; the TTL bounds
- * staleness after an exec or a module load.
- */
-#define SCACHE_SLOTS	 4096
-#define SCACHE_USER_TTL	 (2 * NSEC)  /* a user stack with unresolved frames: retried soon */
-#define SCACHE_STABLE_TTL (10 * NSEC) /* resolved, and its process's symbols unchanged since */
-#define SCACHE_KERN_TTL	 (30 * NSEC)
-
-struct scache_ent {
-	uint64_t hash;
-	uint64_t expires_ns;
-	uint64_t version;	/* symbolizer__pid_version() of a user stack's process */
-	uint32_t pid;
-	uint32_t n;		/* frame ids */
-	uint32_t *ids;		/* symbolizer strtab ids, root first; owned */
-	size_t cap;
-};
+#define NSEC NSEC_PER_SEC
 
 struct emberd {
 	struct ember_config cfg;
+	int argc; /* the command line, re-read on SIGHUP */
+	char **argv;
 	int epfd, tfd, sfd;
 	uint64_t start_ns;	/* CLOCK_MONOTONIC at start */
 	bool stop;
+	struct service_watchdog wd;
+	struct security_files sec; /* the token and TLS files the server uses */
 
 	struct store *store;
 	struct sampler *sampler;
 	struct symbolizer *sym;
-	struct kresolve *kres; /* NULL: kernel symbols from /proc/kallsyms */
+	struct kresolve *kres;	/* NULL: kernel symbols from /proc/kallsyms */
 	struct strtab *sym_st;	/* the symbolizer's names (main thread only) */
-	int32_t *frame_map;	/* sym_st id -> store frame id, -1 unknown */
-	size_t frame_map_cap;
-	uint64_t compactions;	/* store compactions frame_map is valid for */
-	int64_t real_off_ns;	/* CLOCK_REALTIME - CLOCK_MONOTONIC */
-	struct scache_ent *scache;	/* SCACHE_SLOTS entries */
-	uint32_t sym_tmp[MAX_FRAMES / 2]; /* uncached symbolize() results */
-	uint64_t scache_hits, scache_misses;
-	struct store_sample *batch;
-	size_t batch_cap;
+	struct ingest *ingest;	/* groups -> named stacks, for the store and the captures */
+	struct store_sink *sink;
 	struct sampler_stats last; /* for logging changes of the drop counters */
 	uint64_t last_report_ns;
 	uint64_t last_prune_ns;
@@ -94,8 +68,7 @@ struct emberd {
 	uint64_t notify_lost;		/* exec and exit notifications lost, as of that prune */
 	int rbfd;		/* the sampler's ring buffer epoll fd, -1 without sampling */
 
-	/* HTTP (issue 7): the server; with --replay it serves @replay instead of the store. */
-	struct http_server *http;
+	struct http_server *http;	/* serves the store, or @replay with --replay */
 	struct capture_mgr *captures;	/* second samplers of ad hoc captures (capture.c) */
 	struct recording *replay;
 	char **replay_files;
@@ -159,206 +132,11 @@ static int loop_setup(struct emberd *d)
 	return 0;
 }
 
-/* --- samples: symbolize, intern, append ------------------------------------------------- */
-
-static int store_frame(struct emberd *d, uint32_t sym_id)
-{
-	size_t need = (size_t)sym_id + 1, i;
-	int id;
-
-	if (need > d->frame_map_cap) {
-		size_t ncap = d->frame_map_cap ? d->frame_map_cap : 4096;
-		int32_t *m;
-
-		while (ncap < need)
-			ncap *= 2;
-		m = realloc(d->frame_map, ncap * sizeof(*m));
-		if (!m)
-			return -ENOMEM;
-		for (i = d->frame_map_cap; i < ncap; i++)
-			m[i] = -1;
-		d->frame_map = m;
-		d->frame_map_cap = ncap;
-	}
-	if (d->frame_map[sym_id] >= 0)
-		return d->frame_map[sym_id];
-	id = store__intern_frame(d->store, strtab__str(d->sym_st, sym_id),
-				 strtab__len(d->sym_st, sym_id));
-	if (id >= 0)
-		d->frame_map[sym_id] = id;
-	return id;
-}
-
-/*
- * Symbol ids of a stack, root first, through the cache: *ret points into the cache (valid until
- * the next call). Returns the number of ids or -ENOMEM.
- */
-static int symbolize(struct emberd *d, bool kernel, uint32_t pid, uint64_t time_ns,
-		     const uint64_t *ips, size_t n, const uint32_t **ret)
-{
-	uint64_t h = hash_bytes(ips, n * sizeof(*ips), kernel ? 0x6b : 0x75) ^ hash_mix64(pid + 1);
-	struct scache_ent *e = &d->scache[h & (SCACHE_SLOTS - 1)];
-	uint64_t now = mono_ns(), ver = 0, unresolved = 0, ttl = SCACHE_KERN_TTL;
-	uint32_t sym[MAX_FRAMES / 2];
-	int r;
-
-	if (!kernel && symbolizer__has_retired(d->sym, pid)) {
-		/* exec or pid reuse lately: the answer depends on when, so no caching */
-		r = symbolizer__user_at(d->sym, pid, time_ns, ips, n, d->sym_tmp, MAX_FRAMES / 2);
-		*ret = d->sym_tmp;
-		return r;
-	}
-	/* a user stack's answer holds while its process's mappings and JIT symbols are unchanged */
-	if (!kernel)
-		ver = symbolizer__pid_version(d->sym, pid);
-	if (e->ids && e->hash == h && e->pid == pid && e->version == ver && now < e->expires_ns) {
-		d->scache_hits++;
-		*ret = e->ids;
-		return (int)e->n;
-	}
-	d->scache_misses++;
-	if (!kernel)
-		unresolved = symbolizer__user_unresolved(d->sym);
-	r = kernel ? symbolizer__kernel(d->sym, ips, n, sym, MAX_FRAMES / 2)
-		   : symbolizer__user(d->sym, pid, ips, n, sym, MAX_FRAMES / 2);
-	if (r < 0)
-		return r;
-	if (!kernel) {
-		/* the call may have read the process for the first time, or read it again */
-		ver = symbolizer__pid_version(d->sym, pid);
-		ttl = ver && symbolizer__user_unresolved(d->sym) == unresolved ? SCACHE_STABLE_TTL
-									    : SCACHE_USER_TTL;
-	}
-	if ((size_t)r > e->cap || !e->ids) {
-		uint32_t *ids = realloc(e->ids, ((size_t)r + 1) * sizeof(*ids));
-
-		if (!ids)
-			return -ENOMEM;
-		e->ids = ids;
-		e->cap = (size_t)r + 1;
-	}
-	memcpy(e->ids, sym, (size_t)r * sizeof(*sym));
-	e->n = (uint32_t)r;
-	e->hash = h;
-	e->pid = pid;
-	e->version = ver;
-	e->expires_ns = now + ttl;
-	*ret = e->ids;
-	return r;
-}
-
-/* A visible placeholder frame for a stack that was lost (collision, vanished). */
-static int lost_frame(struct emberd *d, int err, bool kernel)
-{
-	const char *name = err == -EEXIST ? (kernel ? "[stack collision]_[k]" : "[stack collision]")
-					  : (kernel ? "[lost stack]_[k]" : "[lost stack]");
-	int id = strtab__intern(d->sym_st, name, strlen(name));
-
-	return id < 0 ? id : store_frame(d, (uint32_t)id);
-}
-
 static int on_group(const struct sampler_group *g, void *ctx)
 {
 	struct emberd *d = ctx;
-	uint32_t frames[MAX_FRAMES];
-	const uint32_t *sym;
-	size_t n = 0, nk = 0, i, total = g->nr_times + g->untimed;
-	unsigned int flags = 0;
-	uint64_t comp, now_real;
-	int r, id;
 
-	if (filter_excluded(g->pid, g->comm, total)) /* [filter] (service.c) counts them */
-		return 0;
-	comp = store__compactions(d->store);
-	if (comp != d->compactions) {
-		/* the store renumbered its frames: forget the cached mapping */
-		for (i = 0; i < d->frame_map_cap; i++)
-			d->frame_map[i] = -1;
-		d->compactions = comp;
-	}
-	if (g->pid == 0)
-		flags |= STORE_STACK_IDLE;
-	/* user frames, root first */
-	if (g->user_ips && g->nr_user) {
-		r = symbolize(d, false, g->pid, g->nr_times ? g->times_ns[0] : 0, g->user_ips,
-			      g->nr_user, &sym);
-		if (r < 0)
-			return r;
-		for (i = 0; i < (size_t)r; i++) {
-			id = store_frame(d, sym[i]);
-			if (id < 0)
-				return id;
-			frames[n++] = (uint32_t)id;
-		}
-		if (g->nr_user >= 127)
-			flags |= STORE_STACK_TRUNCATED;
-	} else if (g->pid != 0 && g->user_err != -EFAULT) {
-		id = lost_frame(d, g->user_err, false);
-		if (id < 0)
-			return id;
-		frames[n++] = (uint32_t)id;
-		flags |= STORE_STACK_USER_MISSING;
-	} else if (g->pid != 0) {
-		flags |= STORE_STACK_USER_MISSING; /* kernel thread, or no user context */
-	}
-	/* kernel frames on top, root first */
-	if (g->kernel_ips && g->nr_kernel) {
-		r = symbolize(d, true, 0, 0, g->kernel_ips, g->nr_kernel, &sym);
-		if (r < 0)
-			return r;
-		for (i = 0; i < (size_t)r; i++) {
-			id = store_frame(d, sym[i]);
-			if (id < 0)
-				return id;
-			frames[n++] = (uint32_t)id;
-			nk++;
-		}
-	} else if (g->pid == 0 && g->kernel_err == -EFAULT) {
-		/* idle sample without its stack (sampling.idle_stacks = no): one marker frame */
-		r = strtab__intern(d->sym_st, "[idle]_[k]", strlen("[idle]_[k]"));
-		id = r < 0 ? r : store_frame(d, (uint32_t)r);
-		if (id < 0)
-			return id;
-		frames[n++] = (uint32_t)id;
-		nk++;
-	} else if (g->kernel_err != -EFAULT && g->kernel_err) {
-		id = lost_frame(d, g->kernel_err, true);
-		if (id < 0)
-			return id;
-		frames[n++] = (uint32_t)id;
-		nk++;
-		flags |= STORE_STACK_KERN_MISSING;
-	} else {
-		flags |= STORE_STACK_KERN_MISSING;
-	}
-	id = store__intern_stack(d->store, frames, n, nk, flags);
-	if (id < 0)
-		return id;
-	if (total > d->batch_cap) {
-		struct store_sample *b = realloc(d->batch, total * sizeof(*b));
-
-		if (!b)
-			return -ENOMEM;
-		d->batch = b;
-		d->batch_cap = total;
-	}
-	now_real = clock_ns(CLOCK_REALTIME);
-	for (i = 0; i < total; i++) {
-		struct store_sample *x = &d->batch[i];
-
-		*x = (struct store_sample){
-			.time_ns = i < g->nr_times ? (uint64_t)((int64_t)g->times_ns[i] +
-								d->real_off_ns) : now_real,
-			.stack_id = (uint32_t)id,
-			.pid = g->pid,
-			.tid = g->tid,
-			.cpu = i < g->nr_times ? g->cpus[i] : UINT32_MAX,
-			.count = 1,
-		};
-		memcpy(x->comm, g->comm, sizeof(x->comm));
-	}
-	http_export__count_samples(d->batch, total); /* ember_cpu_samples_total{cpu} */
-	return store__append(d->store, d->batch, total);
+	return ingest__group(d->ingest, g, store_sink__put, d->sink);
 }
 
 static void report_drops(struct emberd *d, bool force)
@@ -400,9 +178,11 @@ static void log_sampler_totals(struct emberd *d)
 {
 	struct sampler_stats st;
 	struct store_stats ss;
+	struct ingest_stats in;
 
 	sampler__stats(d->sampler, &st);
 	store__stats(d->store, &ss);
+	ingest__stats(d->ingest, &in);
 	log_info("sampled %llu (idle %llu), delivered %llu, untimed %llu, lost %llu; %llu drains "
 		 "of %.0f us avg; BPF %.0f ns/sample; store %llu samples in %llu bytes "
 		 "(%.2f B/sample records), %llu stacks; stack cache %.0f%% hits",
@@ -414,9 +194,9 @@ static void log_sampler_totals(struct emberd *d)
 		 (unsigned long long)ss.samples, (unsigned long long)ss.bytes,
 		 ss.samples ? (double)ss.sample_bytes / (double)ss.samples : 0.0,
 		 (unsigned long long)ss.stacks,
-		 d->scache_hits + d->scache_misses ?
-			 100.0 * (double)d->scache_hits / (double)(d->scache_hits + d->scache_misses) :
-			 0.0);
+		 in.cache_hits + in.cache_misses
+		     ? 100.0 * (double)in.cache_hits / (double)(in.cache_hits + in.cache_misses)
+		     : 0.0);
 }
 
 static void drain(struct emberd *d)
@@ -425,7 +205,7 @@ static void drain(struct emberd *d)
 
 	if (!d->sampler)
 		return;
-	d->real_off_ns = (int64_t)(clock_ns(CLOCK_REALTIME) - mono_ns());
+	store_sink__set_clock_offset(d->sink, (int64_t)(real_ns() - mono_ns()));
 	r = sampler__drain(d->sampler, on_group, d);
 	if (r < 0)
 		log_errno(r, "drain failed, samples counted as lost");
@@ -515,16 +295,18 @@ static void on_tick(struct emberd *d)
 
 	if (read(d->tfd, &expirations, sizeof(expirations)) < 0)
 		return;
-	service_watchdog(); /* WATCHDOG=1: the loop is alive */
+	service_watchdog_ping(&d->wd); /* WATCHDOG=1: the loop is alive */
 	drain(d);
 	capture_mgr__tick(d->captures);
 	if (d->http && d->sampler) { /* counters for /api/v1/stats, copied on this thread */
 		struct sampler_stats sa;
 		struct symbolizer_stats sy;
+		struct ingest_stats in;
 
 		sampler__stats(d->sampler, &sa);
 		symbolizer__stats(d->sym, &sy);
-		emberd_http_publish(&sa, &sy);
+		ingest__stats(d->ingest, &in);
+		http_server__publish(d->http, &sa, &sy, &in);
 	}
 	if (d->http)
 		http_server__tick(d->http); /* finishes due ad hoc captures */
@@ -532,6 +314,29 @@ static void on_tick(struct emberd *d)
 		log_info("--dump-after %llu s reached", (unsigned long long)d->cfg.dump_after_s);
 		d->stop = true;
 	}
+}
+
+/* SIGHUP: the service re-reads the configuration; what changed live goes to its owners here. */
+static void reload(struct emberd *d)
+{
+	unsigned int changed;
+
+	if (service_reload(&d->cfg, d->argc, d->argv, &changed) < 0)
+		return;
+	if ((changed & SERVICE_CHANGE_FILTER) && d->ingest &&
+	    ingest__set_filter(d->ingest, d->cfg.exclude_comms, d->cfg.exclude_cgroups))
+		log_warn("reload: [filter] lists too long, ignoring");
+	if (changed & SERVICE_CHANGE_TOKEN) {
+		if (!security_files_reload_token(&d->cfg, &d->sec) && d->http)
+			(void)http_server__set_token(d->http, d->sec.token);
+	}
+	if (!d->http)
+		return;
+	if (changed & SERVICE_CHANGE_HTTP_LIMITS)
+		http_server__set_limits(d->http, d->cfg.http_max_range_s,
+					d->cfg.http_max_response_bytes, d->cfg.http_max_body_bytes);
+	else if (changed & (SERVICE_CHANGE_FILTER | SERVICE_CHANGE_LOG))
+		http_server__flush_cache(d->http); /* answers rendered under the old settings */
 }
 
 static void on_signal(struct emberd *d)
@@ -553,7 +358,7 @@ static void on_signal(struct emberd *d)
 			break;
 		case SIGHUP:
 			log_info("received SIGHUP: reloading the configuration");
-			(void)service_reload(&d->cfg, d->http);
+			reload(d);
 			break;
 		default:
 			log_info("received %s, ignoring", strsignal((int)si.ssi_signo));
@@ -645,9 +450,6 @@ static int sampling_setup(struct emberd *d)
 	yo.addr_offsets = d->cfg.addr_offsets;
 	yo.max_elfs = d->cfg.max_elfs;
 	yo.max_perfmap_bytes = d->cfg.max_perfmap_bytes;
-	d->scache = calloc(SCACHE_SLOTS, sizeof(*d->scache));
-	if (!d->scache)
-		return log_errno(-ENOMEM, "cannot allocate the stack cache");
 	/* kernel frames through the kernel's own lookup; /proc/kallsyms where it cannot run */
 	d->kres = kresolve__new(err, sizeof(err));
 	if (d->kres) {
@@ -659,6 +461,14 @@ static int sampling_setup(struct emberd *d)
 	d->sym = symbolizer__new(&yo, d->sym_st);
 	if (!d->sym)
 		return log_errno(-errno, "cannot create the symbolizer");
+	d->ingest = ingest__new(d->sym, d->sym_st);
+	if (!d->ingest)
+		return log_errno(-errno, "cannot create the ingest");
+	if (ingest__set_filter(d->ingest, d->cfg.exclude_comms, d->cfg.exclude_cgroups))
+		return log_errno(-EINVAL, "[filter] lists too long");
+	d->sink = store_sink__new(d->store, d->sym_st);
+	if (!d->sink)
+		return log_errno(-errno, "cannot create the store's sink");
 	r = sampler__new(&so, &d->sampler, err, sizeof(err));
 	if (r) {
 		log_error("cannot start sampling: %s", err);
@@ -686,23 +496,17 @@ static void emberd_fini(struct emberd *d)
 	/* HTTP: stop the server here, before the store goes (issue 7). */
 	http_server__free(d->http);
 	d->http = NULL;
-	capture_mgr__free(d->captures); /* after the server: it holds the hooks */
-	http_export__unregister(); /* the /metrics registry, after the server's threads */
+	capture_mgr__free(d->captures); /* after the server: it uses the manager */
 	recording__free(d->replay);
 	free(d->replay_files);
 	sampler__free(d->sampler);
 	symbolizer__free(d->sym);
 	kresolve__free(d->kres);
+	store_sink__free(d->sink);
+	ingest__free(d->ingest);
 	strtab__free(d->sym_st);
 	store__free(d->store);
-	emberd_security_fini();
-	filter_fini();
-	free(d->frame_map);
-	free(d->batch);
-	if (d->scache)
-		for (size_t i = 0; i < SCACHE_SLOTS; i++)
-			free(d->scache[i].ids);
-	free(d->scache);
+	security_files_fini(&d->sec);
 	if (d->epfd >= 0)
 		close(d->epfd);
 	if (d->tfd >= 0)
@@ -741,8 +545,9 @@ int main(int argc, char **argv)
 		log_error("%s", err);
 		return 2;
 	}
-	service_set_args(argc, argv); /* SIGHUP re-reads them */
-	(void)filter_set(&d.cfg);
+	d.argc = argc; /* SIGHUP re-reads them */
+	d.argv = argv;
+	service_watchdog_init(&d.wd);
 	libbpf_set_print(libbpf_log);
 	d.start_ns = mono_ns();
 
@@ -754,14 +559,19 @@ int main(int argc, char **argv)
 		if (r)
 			goto out;
 	}
-	/* HTTP: start the server on d.cfg.listen here (issue 7); it reads only the store. */
-	r = emberd_http_setup(&d.cfg, d.store, d.replay_files, d.nr_replay_files, &d.http,
+	/* HTTP: the listen policy, the token and TLS files, then the server on d.cfg.listen */
+	r = security_files_load(&d.cfg, &d.sec);
+	if (r)
+		goto out;
+	r = emberd_http_setup(&d.cfg, &d.sec, d.store, d.replay_files, d.nr_replay_files, &d.http,
 			      &d.replay);
 	if (r)
 		goto out;
 	if (d.sampler && d.http) { /* captures with a frequency or pid get their own sampler */
-		d.captures = capture_mgr__new(&d.cfg, d.sym, d.sym_st, d.http);
-		if (!d.captures)
+		d.captures = capture_mgr__new(&d.cfg, d.ingest, d.sym);
+		if (d.captures)
+			http_server__set_captures(d.http, d.captures);
+		else
 			log_warn("captures will use the live store only: out of memory");
 	}
 	r = emberd_drop_privileges(&d.cfg); /* BPF attached, socket bound: keep what is needed */
@@ -771,6 +581,7 @@ int main(int argc, char **argv)
 		 EMBER_VERSION, (unsigned long long)d.cfg.frequency_hz,
 		 (unsigned long long)d.cfg.tick_ms, (double)clock_ns(CLOCK_PROCESS_CPUTIME_ID) / 1e6);
 	service_notify_ready(d.sampler ? "sampling, serving HTTP" : "replaying, serving HTTP");
+	service_watchdog_ping(&d.wd); /* the first ping now, not a tick later */
 	r = run(&d);
 	service_notify_stopping();
 	if (!r && d.sampler) {

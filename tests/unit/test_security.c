@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * emberd as a service: the listen policy, token files, the bearer check, TLS files, the new
- * config keys (values, errors with file:line, precedence), the SIGHUP reload, [filter] and the
- * capability drop (in a child process).
+ * config keys (values, errors with file:line, precedence), the SIGHUP reload and the
+ * capability drop (in a child process). [filter] is the ingest's: test_ingest.c.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -24,6 +24,8 @@
 #include "ember/core/base/log.h"
 #include "ember/daemon/service/security.h"
 #include "ember/daemon/service/service.h"
+#include "ember/daemon/http/http.h"
+#include "ember/daemon/store/store.h"
 
 static char dir[64];
 
@@ -145,35 +147,52 @@ static void test_token_file(void **state)
 	}
 }
 
+/* The bearer check lives in the HTTP server (http_auth.c): one server, its token. */
 static void test_auth_check(void **state)
 {
+	struct http_config hc;
+	struct store *st = store__new(60, STORE_MIN_MAX_BYTES);
+	struct http_server *srv;
+
 	(void)state;
-	assert_int_equal(http_auth_set_token(NULL), 0);
-	assert_false(http_auth_enabled());
-	assert_true(http_auth_check("/api/v1/folded", NULL)); /* off: everything passes */
-	assert_int_equal(http_auth_set_token("s3cret-token-0123456789"), 0);
-	assert_true(http_auth_enabled());
-	assert_true(http_auth_check("/healthz", NULL));
-	assert_false(http_auth_check("/healthz/", NULL));
-	assert_false(http_auth_check("/api/v1/folded", NULL));
+	assert_non_null(st);
+	http_config_init(&hc);
+	srv = http_server__new(&hc, st, NULL);
+	assert_non_null(srv);
+	assert_int_equal(http_server__set_token(srv, NULL), 0);
+	assert_false(http_server__auth_enabled(srv));
+	assert_true(http_server__auth_check(srv, "/api/v1/folded", NULL)); /* off: all pass */
+	assert_int_equal(http_server__set_token(srv, "s3cret-token-0123456789"), 0);
+	assert_true(http_server__auth_enabled(srv));
+	assert_true(http_server__auth_check(srv, "/healthz", NULL));
+	assert_false(http_server__auth_check(srv, "/healthz/", NULL));
+	assert_false(http_server__auth_check(srv, "/api/v1/folded", NULL));
 	/* the dashboard's page and static files are public; nothing else under them */
-	assert_true(http_auth_check("/", NULL));
-	assert_true(http_auth_check("/assets/app.js", NULL));
-	assert_false(http_auth_check("/assets", NULL));
-	assert_false(http_auth_check("/assetsx/app.js", NULL));
-	assert_false(http_auth_check("//", NULL));
-	assert_false(http_auth_check("/api/v1/stats", ""));
-	assert_true(http_auth_check("/api/v1/stats", "Bearer s3cret-token-0123456789"));
-	assert_true(http_auth_check("/api/v1/stats", "bearer  s3cret-token-0123456789 "));
-	assert_false(http_auth_check("/api/v1/stats", "Bearer s3cret-token-012345678")); /* prefix */
-	assert_false(http_auth_check("/api/v1/stats", "Bearer s3cret-token-01234567890")); /* longer */
-	assert_false(http_auth_check("/api/v1/stats", "Bearer S3cret-token-0123456789"));
-	assert_false(http_auth_check("/api/v1/stats", "Basic s3cret-token-0123456789"));
-	assert_false(http_auth_check("/api/v1/stats", "s3cret-token-0123456789"));
-	assert_false(http_auth_check("/api/v1/stats", "Bearer "));
-	assert_true(http_auth_failures() >= 12);
-	assert_int_equal(http_auth_set_token(""), 0);
-	assert_false(http_auth_enabled());
+	assert_true(http_server__auth_check(srv, "/", NULL));
+	assert_true(http_server__auth_check(srv, "/assets/app.js", NULL));
+	assert_false(http_server__auth_check(srv, "/assets", NULL));
+	assert_false(http_server__auth_check(srv, "/assetsx/app.js", NULL));
+	assert_false(http_server__auth_check(srv, "//", NULL));
+	assert_false(http_server__auth_check(srv, "/api/v1/stats", ""));
+	assert_true(
+	    http_server__auth_check(srv, "/api/v1/stats", "Bearer s3cret-token-0123456789"));
+	assert_true(
+	    http_server__auth_check(srv, "/api/v1/stats", "bearer  s3cret-token-0123456789 "));
+	assert_false(http_server__auth_check(srv, "/api/v1/stats",
+					     "Bearer s3cret-token-012345678")); /* prefix */
+	assert_false(http_server__auth_check(srv, "/api/v1/stats",
+					     "Bearer s3cret-token-01234567890")); /* longer */
+	assert_false(
+	    http_server__auth_check(srv, "/api/v1/stats", "Bearer S3cret-token-0123456789"));
+	assert_false(
+	    http_server__auth_check(srv, "/api/v1/stats", "Basic s3cret-token-0123456789"));
+	assert_false(http_server__auth_check(srv, "/api/v1/stats", "s3cret-token-0123456789"));
+	assert_false(http_server__auth_check(srv, "/api/v1/stats", "Bearer "));
+	assert_int_equal(http_server__auth_failures(srv), 12);
+	assert_int_equal(http_server__set_token(srv, ""), 0);
+	assert_false(http_server__auth_enabled(srv));
+	http_server__free(srv);
+	store__free(st);
 }
 
 static void test_pem(void **state)
@@ -280,12 +299,15 @@ static void write_conf(const char *path, const char *text)
 }
 
 /* SIGHUP: live keys applied, others left with "needs a restart", flags still win, bad files
- * change nothing. */
+ * change nothing; what changed is told to the caller (main applies it to the ingest and the
+ * server). */
 static void test_reload(void **state)
 {
 	char conf[128], tokp[128], err[512];
 	char *argv[] = { "emberd", "--config", conf, "-o", "http.max_body=2K", NULL };
+	struct security_files sec = {0};
 	struct ember_config cur;
+	unsigned int changed;
 
 	(void)state;
 	snprintf(conf, sizeof(conf), "%s/reload.conf", dir);
@@ -294,8 +316,6 @@ static void test_reload(void **state)
 	ember_config_init(&cur);
 	assert_int_equal(ember_config_from_args(&cur, 5, argv, stdout, err, sizeof(err)), 0);
 	assert_int_equal(cur.http_max_body_bytes, 2048);
-	service_set_args(5, argv);
-	assert_int_equal(filter_set(&cur), 0);
 
 	/* live: level, filter, max_range, token file; restart: frequency; flag beats the file */
 	{
@@ -307,67 +327,38 @@ static void test_reload(void **state)
 			 "auth_token_file = %s\n", tokp);
 		write_conf(conf, text);
 	}
-	assert_int_equal(service_reload(&cur, NULL), 3); /* comms, max_range, token file */
+	assert_int_equal(service_reload(&cur, 5, argv, &changed), 3); /* comms, range, token */
+	assert_int_equal(changed,
+			 SERVICE_CHANGE_FILTER | SERVICE_CHANGE_HTTP_LIMITS | SERVICE_CHANGE_TOKEN);
 	assert_int_equal(cur.frequency_hz, 99);		 /* needs a restart */
 	assert_int_equal(cur.http_max_range_s, 3600);
 	assert_int_equal(cur.http_max_body_bytes, 2048); /* the flag still wins */
 	assert_string_equal(cur.exclude_comms, "hidden*");
-	assert_true(http_auth_enabled());
-	assert_true(http_auth_check("/x", "Bearer abcdefghijklmnop0123"));
-	assert_true(filter_excluded(1, "hiddenproc", 5));
-	assert_false(filter_excluded(1, "visible", 5));
+	assert_string_equal(cur.auth_token_file, tokp);
+	assert_int_equal(security_files_reload_token(&cur, &sec), 0);
+	assert_string_equal(sec.token, "abcdefghijklmnop0123");
 
 	/* a bad line: nothing changes, the error names file:line */
 	write_conf(conf, "[log]\nlevel = debug\n[http]\nmax_range = forever\n");
-	assert_true(service_reload(&cur, NULL) < 0);
+	assert_true(service_reload(&cur, 5, argv, &changed) < 0);
+	assert_int_equal(changed, 0);
 	assert_int_equal(cur.log_level, LOG_LVL_ERROR);
 	assert_int_equal(cur.http_max_range_s, 3600);
-	assert_true(filter_excluded(1, "hiddenproc", 1)); /* the filter stayed */
+	assert_string_equal(cur.exclude_comms, "hidden*"); /* the filter stayed */
 
 	/* the level changes live */
 	write_conf(conf, "[log]\nlevel = warn\n");
-	assert_true(service_reload(&cur, NULL) >= 1);
+	assert_true(service_reload(&cur, 5, argv, &changed) >= 1);
+	assert_true(changed & SERVICE_CHANGE_LOG);
+	assert_true(changed & SERVICE_CHANGE_FILTER);
 	assert_int_equal(cur.log_level, LOG_LVL_WARN);
 	assert_int_equal(log_get_level(), LOG_LVL_WARN);
-	assert_false(http_auth_enabled()); /* the token file was removed from the config */
-	assert_false(filter_excluded(1, "hiddenproc", 1));
+	assert_string_equal(cur.exclude_comms, "");
+	/* the token file was removed from the config: authentication off */
+	assert_int_equal(security_files_reload_token(&cur, &sec), 0);
+	assert_string_equal(sec.token, "");
 	log_set_level(LOG_LVL_ERROR);
-	filter_fini();
-}
-
-static void test_filter(void **state)
-{
-	struct ember_config c;
-	char line[512] = "", cg[512] = "";
-	FILE *f;
-
-	(void)state;
-	ember_config_init(&c);
-	strcpy(c.exclude_comms, "sshd,kworker/*,ba?h");
-	assert_int_equal(filter_set(&c), 0);
-	assert_true(filter_excluded(0, "sshd", 1));
-	assert_true(filter_excluded(0, "kworker/0:1", 1));
-	assert_true(filter_excluded(0, "bash", 1));
-	assert_false(filter_excluded(0, "sshd2", 1));
-	assert_false(filter_excluded(0, "zsh", 1));
-	/* our own cgroup (v2) */
-	f = fopen("/proc/self/cgroup", "re");
-	if (f) {
-		while (fgets(line, sizeof(line), f))
-			if (!strncmp(line, "0::", 3))
-				snprintf(cg, sizeof(cg), "%.*s", (int)strcspn(line + 3, "\n"), line + 3);
-		fclose(f);
-	}
-	if (cg[0]) {
-		c.exclude_comms[0] = '\0';
-		snprintf(c.exclude_cgroups, sizeof(c.exclude_cgroups), "/nonexistent,%s", cg);
-		assert_int_equal(filter_set(&c), 0);
-		assert_true(filter_excluded((uint32_t)getpid(), "x", 1));
-		strcpy(c.exclude_cgroups, "/nonexistent.slice");
-		assert_int_equal(filter_set(&c), 0);
-		assert_false(filter_excluded((uint32_t)getpid(), "x", 1));
-	}
-	filter_fini();
+	security_files_fini(&sec);
 }
 
 /* In a child: drop, then /proc/self/status shows exactly the kept set. */
@@ -455,16 +446,15 @@ static void test_drop_privileges(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_loopback),
-		cmocka_unit_test(test_listen_policy),
-		cmocka_unit_test(test_token_file),
-		cmocka_unit_test(test_auth_check),
-		cmocka_unit_test(test_pem),
-		cmocka_unit_test(test_config_keys),
-		cmocka_unit_test(test_check_config_flag),
-		cmocka_unit_test(test_reload),
-		cmocka_unit_test(test_filter),
-		cmocka_unit_test(test_drop_privileges),
+	    cmocka_unit_test(test_loopback),
+	    cmocka_unit_test(test_listen_policy),
+	    cmocka_unit_test(test_token_file),
+	    cmocka_unit_test(test_auth_check),
+	    cmocka_unit_test(test_pem),
+	    cmocka_unit_test(test_config_keys),
+	    cmocka_unit_test(test_check_config_flag),
+	    cmocka_unit_test(test_reload),
+	    cmocka_unit_test(test_drop_privileges),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

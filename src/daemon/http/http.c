@@ -14,10 +14,8 @@
 #include <microhttpd.h>
 #include <zlib.h>
 
-#include "ember/daemon/http/http_export.h"
 #include "ember/core/base/log.h"
 #include "ember/core/model/recording.h"
-#include "ember/daemon/service/security.h"
 #include "ember/daemon/store/store.h"
 #include "ember/core/base/clock.h"
 #include "http_internal.h"
@@ -29,22 +27,22 @@
  * is a 405 with an Allow header; no match at all is a 404.
  */
 static const struct http_route http_builtin_routes[] = {
-	{ "GET", "/healthz", false, http_handle_healthz },
-	{ "GET", "/api/v1/stats", false, http_handle_stats },
-	{ "GET", "/api/v1/folded", false, http_handle_folded },
-	{ "GET", "/api/v1/flamegraph.svg", false, http_handle_flamegraph },
-	{ "GET", "/api/v1/heatmap", false, http_handle_heatmap },
-	{ "GET", "/api/v1/heatmap.svg", false, http_handle_heatmap_svg },
-	{ "GET", "/api/v1/samples", false, http_handle_samples },
-	{ "GET", "/api/v1/diff.svg", false, http_handle_diff_svg },
-	{ "GET", "/api/v1/diff.folded", false, http_handle_diff_folded },
-	{ "GET", "/api/v1/compare", false, http_handle_compare },
-	{ "GET", "/api/v1/captures", false, http_handle_captures_list },
-	{ "POST", "/api/v1/captures", false, http_handle_captures_post },
-	{ "GET", "/api/v1/captures/", true, http_handle_capture_get },
-	{ "DELETE", "/api/v1/captures/", true, http_handle_capture_delete },
-	{ "GET", "/", false, http_handle_asset },
-	{ "GET", "/assets/", true, http_handle_asset },
+    {"GET", "/healthz", false, http_handle_healthz, NULL},
+    {"GET", "/api/v1/stats", false, http_handle_stats, NULL},
+    {"GET", "/api/v1/folded", false, http_handle_folded, NULL},
+    {"GET", "/api/v1/flamegraph.svg", false, http_handle_flamegraph, NULL},
+    {"GET", "/api/v1/heatmap", false, http_handle_heatmap, NULL},
+    {"GET", "/api/v1/heatmap.svg", false, http_handle_heatmap_svg, NULL},
+    {"GET", "/api/v1/samples", false, http_handle_samples, NULL},
+    {"GET", "/api/v1/diff.svg", false, http_handle_diff_svg, NULL},
+    {"GET", "/api/v1/diff.folded", false, http_handle_diff_folded, NULL},
+    {"GET", "/api/v1/compare", false, http_handle_compare, NULL},
+    {"GET", "/api/v1/captures", false, http_handle_captures_list, NULL},
+    {"POST", "/api/v1/captures", false, http_handle_captures_post, NULL},
+    {"GET", "/api/v1/captures/", true, http_handle_capture_get, NULL},
+    {"DELETE", "/api/v1/captures/", true, http_handle_capture_delete, NULL},
+    {"GET", "/", false, http_handle_asset, NULL},
+    {"GET", "/assets/", true, http_handle_asset, NULL},
 };
 
 #define NR_BUILTIN (sizeof(http_builtin_routes) / sizeof(http_builtin_routes[0]))
@@ -95,6 +93,8 @@ struct http_server *http_server__new(const struct http_config *c, struct store *
 	s->started_ns = http_now_ns();
 	s->next_capture_id = 1;
 	pthread_mutex_init(&s->lock, NULL);
+	pthread_mutex_init(&s->pub_lock, NULL);
+	http_auth_init(s);
 	http_cache_init(s);
 	return s;
 }
@@ -107,7 +107,12 @@ void http_server__free(struct http_server *s)
 		MHD_stop_daemon(s->mhd);
 	http_captures_free(s);
 	http_cache_fini(s);
+	http_auth_fini(s);
+	while (s->nr_owned--)
+		s->owned[s->nr_owned].free_fn(s->owned[s->nr_owned].obj);
+	free(s->owned);
 	free(s->extra_routes);
+	pthread_mutex_destroy(&s->pub_lock);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
 }
@@ -126,16 +131,101 @@ int http_server__add_route(struct http_server *s, const struct http_route *r)
 	return 0;
 }
 
+int http_server__own(struct http_server *s, void *obj, void (*free_fn)(void *))
+{
+	struct http_owned *n = realloc(s->owned, (s->nr_owned + 1) * sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	n[s->nr_owned++] = (struct http_owned){.obj = obj, .free_fn = free_fn};
+	s->owned = n;
+	return 0;
+}
+
 void http_server__set_stats_hook(struct http_server *s, http_stats_fn fn, void *ctx)
 {
 	s->stats_fn = fn;
 	s->stats_ctx = ctx;
 }
 
-void http_server__set_capture_hooks(struct http_server *s, const struct http_capture_hooks *h)
+void http_server__set_captures(struct http_server *s, struct capture_mgr *m)
 {
-	s->hooks = *h;
-	s->have_hooks = h && h->start;
+	s->capture_mgr = m;
+}
+
+void http_server__set_observer(struct http_server *s, http_observe_fn fn, void *ctx)
+{
+	s->observe_fn = fn;
+	s->observe_ctx = ctx;
+}
+
+void http_server__set_limits(struct http_server *s, uint64_t max_range_s,
+			     uint64_t max_response_bytes, uint64_t max_body_bytes)
+{
+	/* read by MHD's threads without a lock: single aligned stores */
+	__atomic_store_n(&s->cfg.max_range_s, max_range_s, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->cfg.max_response_bytes, max_response_bytes, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->cfg.max_body_bytes, max_body_bytes, __ATOMIC_RELAXED);
+	/* cached answers were rendered under the old limits */
+	http_cache_flush(s);
+}
+
+void http_server__flush_cache(struct http_server *s)
+{
+	http_cache_flush(s);
+}
+
+struct store *http_server__store(const struct http_server *s)
+{
+	return s->src.store;
+}
+
+const struct http_config *http_server__config(const struct http_server *s)
+{
+	return &s->cfg;
+}
+
+uint64_t http_server__bytes_out(const struct http_server *s)
+{
+	return atomic_load(&s->bytes_out);
+}
+
+void http_server__publish(struct http_server *s, const struct sampler_stats *sa,
+			  const struct symbolizer_stats *sy, const struct ingest_stats *in)
+{
+	pthread_mutex_lock(&s->pub_lock);
+	s->pub_sa = *sa;
+	s->pub_sy = *sy;
+	s->pub_in = *in;
+	s->pub_at_ns = mono_ns();
+	s->pub_have = true;
+	pthread_mutex_unlock(&s->pub_lock);
+}
+
+uint64_t http_server__published_at(struct http_server *s)
+{
+	uint64_t t;
+
+	pthread_mutex_lock(&s->pub_lock);
+	t = s->pub_at_ns;
+	pthread_mutex_unlock(&s->pub_lock);
+	return t;
+}
+
+bool http_server__published(struct http_server *s, struct sampler_stats *sa,
+			    struct symbolizer_stats *sy, struct ingest_stats *in)
+{
+	bool have;
+
+	pthread_mutex_lock(&s->pub_lock);
+	have = s->pub_have;
+	if (have) {
+		*sa = s->pub_sa;
+		*sy = s->pub_sy;
+		*in = s->pub_in;
+	}
+	pthread_mutex_unlock(&s->pub_lock);
+	return have;
 }
 
 bool http_server__is_replay(const struct http_server *s)
@@ -157,6 +247,11 @@ struct profile *http_server__query_profile(struct http_server *s, const struct q
 					   struct strtab *st)
 {
 	return http_source_profile(&s->src, q, st);
+}
+
+void *http_request__route_ctx(const struct http_request *req)
+{
+	return req->route_ctx;
 }
 
 const char *http_request__method(const struct http_request *req)
@@ -443,8 +538,9 @@ static enum MHD_Result queue_body(struct http_request *req, int status, char *bo
 	else
 		srv->responses_5xx++;
 	srv->bytes_out += len;
-	http_export__observe(req->route ? req->route : "other", status,
-			     (double)(http_now_ns() - req->start_ns) / 1e9);
+	if (srv->observe_fn)
+		srv->observe_fn(srv->observe_ctx, req->route ? req->route : "other", status,
+				(double)(http_now_ns() - req->start_ns) / 1e9);
 	return ret;
 }
 
@@ -549,10 +645,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 
 	(void)version;
 	if (!req) {
-		/* bearer token (security.c): on the headers, before any body is read and before
+		/* bearer token (http_auth.c): on the headers, before any body is read and before
 		 * routing, so that nothing is learnt or buffered without it */
-		if (!http_auth_check(url, MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-								      MHD_HTTP_HEADER_AUTHORIZATION)))
+		if (!http_server__auth_check(
+			srv, url,
+			MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+						    MHD_HTTP_HEADER_AUTHORIZATION)))
 			return (enum MHD_Result)http_auth_deny(conn);
 		req = calloc(1, sizeof(*req));
 		if (!req)
@@ -589,6 +687,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	req->now_ns = http_source_now(&srv->src);
 	rt = find_route(srv, method, url, allow, sizeof(allow));
 	req->route = rt ? rt->path : NULL;
+	req->route_ctx = rt ? rt->ctx : NULL;
 	if (!rt) {
 		if (allow[0]) {
 			http_response__error(&resp, 405, NULL, "method not allowed");

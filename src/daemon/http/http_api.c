@@ -17,6 +17,7 @@
 #include "ember/daemon/store/store.h"
 #include "ember/core/base/strtab.h"
 #include "ember/core/base/timeexpr.h"
+#include "ember/core/model/idle.h"
 #include "http_internal.h"
 
 #define NS 1000000000LL
@@ -70,7 +71,9 @@ static bool store_filter_from(const struct query_common *q, struct store_filter 
 /* Recording samples: the same filter semantics as the store's, on the recorded fields. */
 static bool rec_is_idle(const struct rec_sample *s)
 {
-	return s->pid == 0 || !strncmp(s->comm, "swapper", 7);
+	/* the one idle rule (idle.h), as the live store's ingest applies it */
+	return idle_task(s->pid, s->comm, strlen(s->comm)) &&
+	       idle_stack_text(s->stack, s->stack_len);
 }
 
 static bool rec_matches(const struct rec_sample *s, const struct query_common *q)

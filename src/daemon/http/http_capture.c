@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * Ad hoc captures: POST /api/v1/captures starts one (seconds, frequency, pid). With the capture
- * hooks (a second sampler, src/daemon/ingest/capture.c) and a frequency or pid, the capture samples on
- * its own and hands over its recording when done; otherwise, when its time is up, its samples
- * are cut out of the live store. Either way the server owns the recording, so that it outlives
- * the store's retention until it is deleted or evicted by the count/memory caps.
+ * manager (a second sampler, src/daemon/ingest/capture.c) and a frequency or pid, the capture
+ * samples on its own and hands over its recording when done; otherwise, when its time is up, its
+ * samples are cut out of the live store. Either way the server owns the recording, so that it
+ * outlives the store's retention until it is deleted or evicted by the count/memory caps.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -15,6 +15,7 @@
 #include "ember/core/model/recording.h"
 #include "ember/daemon/store/store.h"
 #include "ember/core/base/timeexpr.h"
+#include "ember/daemon/ingest/capture.h"
 #include "http_internal.h"
 
 #define NS 1000000000LL
@@ -63,10 +64,10 @@ static void capture_unlink_locked(struct http_server *srv, struct capture *c)
 		if (*pp == c) {
 			*pp = c->next;
 			c->next = NULL;
-			if (c->state == CAPTURE_RUNNING && c->hook_handle >= 0 && srv->have_hooks &&
-			    srv->hooks.stop) {
-				srv->hooks.stop(srv->hooks.ctx, c->hook_handle);
-				c->hook_handle = -1;
+			if (c->state == CAPTURE_RUNNING && c->sampler_handle >= 0 &&
+			    srv->capture_mgr) {
+				capture_mgr__stop(srv->capture_mgr, c->sampler_handle);
+				c->sampler_handle = -1;
 			}
 			capture_put_locked(c);
 			return;
@@ -174,7 +175,7 @@ static void capture_fill(struct http_server *srv, struct capture *c)
 }
 
 /* Collects the recordings of due captures that run their own sampler (under srv->lock). */
-static void take_hooked_locked(struct http_server *srv, int64_t now)
+static void take_sampled_locked(struct http_server *srv, int64_t now)
 {
 	struct capture *c, *done = NULL;
 	struct recording *rec;
@@ -182,15 +183,15 @@ static void take_hooked_locked(struct http_server *srv, int64_t now)
 	int r;
 
 	for (c = srv->captures; c; c = c->next) {
-		if (c->state != CAPTURE_RUNNING || c->hook_handle < 0 || now < c->end_ns)
+		if (c->state != CAPTURE_RUNNING || c->sampler_handle < 0 || now < c->end_ns)
 			continue;
 		rec = NULL;
 		truncated = false;
-		r = srv->hooks.take(srv->hooks.ctx, c->hook_handle, &rec, &truncated, c->error,
-				    sizeof(c->error));
+		r = capture_mgr__take(srv->capture_mgr, c->sampler_handle, &rec, &truncated,
+				      c->error, sizeof(c->error));
 		if (r == -EAGAIN)
 			continue; /* the daemon's next tick drains its last samples */
-		c->hook_handle = -1;
+		c->sampler_handle = -1;
 		if (r < 0 || !rec) {
 			if (!c->error[0])
 				snprintf(c->error, sizeof(c->error), "capture sampler failed: %s",
@@ -214,9 +215,9 @@ void http_captures_tick(struct http_server *srv)
 
 	if (!srv->src.store)
 		return;
-	if (srv->have_hooks) {
+	if (srv->capture_mgr) {
 		pthread_mutex_lock(&srv->lock);
-		take_hooked_locked(srv, http_now_ns());
+		take_sampled_locked(srv, http_now_ns());
 		pthread_mutex_unlock(&srv->lock);
 	}
 	for (;;) {
@@ -224,7 +225,7 @@ void http_captures_tick(struct http_server *srv)
 		pthread_mutex_lock(&srv->lock);
 		for (c = srv->captures; c; c = c->next)
 			if (c->state == CAPTURE_RUNNING && !REF(c)->finishing &&
-			    c->hook_handle < 0 && now >= c->end_ns + CAPTURE_GRACE_NS)
+			    c->sampler_handle < 0 && now >= c->end_ns + CAPTURE_GRACE_NS)
 				break;
 		if (c) {
 			REF(c)->finishing = true;
@@ -419,7 +420,7 @@ int http_handle_captures_post(struct http_server *srv, struct http_request *req,
 	c->seconds = (uint64_t)((pp.seconds_ns + NS - 1) / NS);
 	c->frequency_hz = pp.frequency;
 	c->pid = pp.pid;
-	c->hook_handle = -1;
+	c->sampler_handle = -1;
 
 	pthread_mutex_lock(&srv->lock);
 	for (victim = srv->captures; victim; victim = victim->next)
@@ -442,15 +443,15 @@ int http_handle_captures_post(struct http_server *srv, struct http_request *req,
 				     "too many captures running (the configured count cap)");
 		return 0;
 	}
-	if (srv->have_hooks && (pp.frequency || pp.pid >= 0)) {
+	if (srv->capture_mgr && (pp.frequency || pp.pid >= 0)) {
 		uint64_t freq = 0;
 		int64_t start = now;
-		int h = srv->hooks.start(srv->hooks.ctx, pp.frequency, pp.pid, pp.seconds_ns,
-					 (size_t)srv->cfg.max_capture_bytes, &freq, &start);
+		int h = capture_mgr__start(srv->capture_mgr, pp.frequency, pp.pid, pp.seconds_ns,
+					   (size_t)srv->cfg.max_capture_bytes, &freq, &start);
 
 		if (h >= 0) {
 			/* its own sampler: the window starts when it is attached */
-			c->hook_handle = h;
+			c->sampler_handle = h;
 			c->frequency_applied = true;
 			c->frequency_hz = freq;
 			c->start_ns = start;

@@ -12,31 +12,24 @@
 #include <time.h>
 
 #include "ember/daemon/http/http.h"
+#include "ember/core/base/clock.h"
 #include "ember/core/base/log.h"
 #include "ember/daemon/http/metrics.h"
 #include "ember/core/formats/pprof.h"
 #include "ember/core/model/profile.h"
 #include "ember/daemon/sample/sampler.h"
+#include "ember/daemon/ingest/ingest.h"
 #include "ember/daemon/store/store.h"
 #include "ember/core/base/strtab.h"
 #include "ember/daemon/symbols/symbolizer.h"
 #include "ember/core/base/version.h"
 
-#include "http_internal.h"
-
+/* The exporter of one server: the routes' ctx, owned by the server once registered. */
 struct http_export {
 	struct metrics *m;
 	uint64_t freq_hz;
 	atomic_int waiters;
 };
-
-/* The handlers have no context argument: one exporter per process. */
-static struct http_export export_state;
-static atomic_bool export_registered;
-
-/* Samples per CPU (the last slot: unknown CPU), and the highest CPU seen + 1. */
-static atomic_ullong cpu_samples[EXPORT_MAX_CPUS + 1];
-static atomic_uint cpus_seen;
 
 /* Latency buckets: from a cached /metrics (sub-ms) to a blocking 60 s capture. */
 static const double latency_buckets[] = { 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
@@ -292,45 +285,32 @@ void ember_metrics_sampler(struct metrics *m, const struct sampler_stats *st)
 	     (double)st->prog_run_cnt);
 }
 
-void http_export__count_samples(const struct store_sample *batch, size_t n)
+/* Copies the store's per-CPU tallies into the registry (at scrape time). */
+static void collect_cpu_samples(struct metrics *m, struct store *store)
 {
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		uint32_t cpu = batch[i].cpu < EXPORT_MAX_CPUS ? batch[i].cpu : EXPORT_MAX_CPUS;
-		unsigned int seen = atomic_load_explicit(&cpus_seen, memory_order_relaxed);
-
-		atomic_fetch_add_explicit(&cpu_samples[cpu], batch[i].count, memory_order_relaxed);
-		if (cpu < EXPORT_MAX_CPUS && cpu + 1 > seen)
-			atomic_store_explicit(&cpus_seen, cpu + 1, memory_order_relaxed);
-	}
-}
-
-/* Copies the per-CPU tallies into the registry (at scrape time). */
-static void collect_cpu_samples(struct metrics *m)
-{
-	unsigned int n = atomic_load(&cpus_seen), cpu;
-	unsigned long long unknown = atomic_load(&cpu_samples[EXPORT_MAX_CPUS]);
+	uint64_t counts[STORE_MAX_CPUS], unknown;
+	size_t n = store__cpu_samples(store, counts, STORE_MAX_CPUS, &unknown), cpu;
 	char c[16];
 
+	if (n > STORE_MAX_CPUS)
+		n = STORE_MAX_CPUS;
 	for (cpu = 0; cpu < n; cpu++) {
-		snprintf(c, sizeof(c), "%u", cpu);
-		set1(m, "ember_cpu_samples_total", METRIC_COUNTER, "cpu", c,
-		     (double)atomic_load(&cpu_samples[cpu]));
+		snprintf(c, sizeof(c), "%zu", cpu);
+		set1(m, "ember_cpu_samples_total", METRIC_COUNTER, "cpu", c, (double)counts[cpu]);
 	}
 	if (unknown)
 		set1(m, "ember_cpu_samples_total", METRIC_COUNTER, "cpu", "unknown",
 		     (double)unknown);
 }
 
-void http_export__observe(const char *route, int status, double seconds)
+/* The server's observer: per response, the request counters and the latency histogram. */
+static void observe(void *ctx, const char *route, int status, double seconds)
 {
-	struct metrics *m = export_state.m;
+	struct http_export *x = ctx;
+	struct metrics *m = x->m;
 	char st[8];
 	int f;
 
-	if (!atomic_load(&export_registered) || !m)
-		return;
 	snprintf(st, sizeof(st), "%d", status);
 	f = fam(m, "ember_http_requests_total", METRIC_COUNTER);
 	if (f >= 0) {
@@ -412,7 +392,7 @@ static int pprof_param(const char *key, const char *value, void *ctx, struct que
 static void sleep_until(int64_t until_ns)
 {
 	for (;;) {
-		int64_t now = http_now_ns();
+		int64_t now = (int64_t)real_ns();
 		struct timespec ts;
 
 		if (now >= until_ns)
@@ -478,6 +458,9 @@ static int add_labelled_samples(struct store *store, const struct query_common *
 static int handle_pprof(struct http_server *srv, struct http_request *req,
 			struct http_response *resp)
 {
+	struct http_export *x = http_request__route_ctx(req);
+	const struct http_config *cfg = http_server__config(srv);
+	struct store *store = http_server__store(srv);
 	struct pprof_params pp = { 0 };
 	struct query_common q;
 	struct strtab *st = NULL;
@@ -485,7 +468,7 @@ static int handle_pprof(struct http_server *srv, struct http_request *req,
 	struct pprof_writer *w = NULL;
 	const char **names = NULL;
 	size_t cap = 0, i, k, depth;
-	int64_t max_range_ns = (int64_t)srv->cfg.max_range_s * 1000000000LL;
+	int64_t max_range_ns = (int64_t)cfg->max_range_s * 1000000000LL;
 	bool waited = false;
 	int err = 0;
 
@@ -508,40 +491,39 @@ static int handle_pprof(struct http_server *srv, struct http_request *req,
 		}
 		if (!pp.seconds)
 			pp.seconds = EXPORT_DEFAULT_SECONDS;
-		if (pp.seconds > srv->cfg.max_capture_s) {
+		if (pp.seconds > cfg->max_capture_s) {
 			http_response__error(resp, 413, "seconds",
 					     "blocking capture longer than max_capture_s");
 			goto out;
 		}
-		if (atomic_fetch_add(&export_state.waiters, 1) >= EXPORT_MAX_WAITERS) {
-			atomic_fetch_sub(&export_state.waiters, 1);
+		if (atomic_fetch_add(&x->waiters, 1) >= EXPORT_MAX_WAITERS) {
+			atomic_fetch_sub(&x->waiters, 1);
 			http_response__error(resp, 429, "wait",
 					     "another blocking capture is running");
 			goto out;
 		}
 		waited = true;
-		q.from_ns = http_now_ns();
+		q.from_ns = (int64_t)real_ns();
 		q.to_ns = q.from_ns + (int64_t)pp.seconds * 1000000000LL;
 		/* samples reach the store on the daemon's tick: wait one more second */
 		sleep_until(q.to_ns + 1000000000LL);
 	} else if (pp.seconds) {
-		q.to_ns = req->now_ns;
+		q.to_ns = http_request__now_ns(req);
 		q.from_ns = q.to_ns - (int64_t)pp.seconds * 1000000000LL;
 	}
-	w = pprof_writer__new(&(struct pprof_opts){ .freq_hz = export_state.freq_hz,
-						    .time_ns = q.from_ns,
-						    .duration_ns = q.to_ns - q.from_ns });
+	w = pprof_writer__new(&(struct pprof_opts){
+	    .freq_hz = x->freq_hz, .time_ns = q.from_ns, .duration_ns = q.to_ns - q.from_ns});
 	if (!w) {
 		err = -ENOMEM;
 		goto out;
 	}
 	if (pp.label_pid || pp.label_tid) {
-		if (!srv->src.store) {
+		if (!store) {
 			http_response__error(resp, 400, "labels",
 					     "per-sample labels need a live daemon");
 			goto out;
 		}
-		err = add_labelled_samples(srv->src.store, &q, &pp, w);
+		err = add_labelled_samples(store, &q, &pp, w);
 		if (err == -E2BIG) {
 			http_response__error(resp, 413, "labels",
 					     "too many samples for per-sample labels; narrow the range");
@@ -595,7 +577,7 @@ done:
 		 "attachment; filename=\"ember-%" PRId64 ".pb.gz\"", q.from_ns / 1000000000);
 out:
 	if (waited)
-		atomic_fetch_sub(&export_state.waiters, 1);
+		atomic_fetch_sub(&x->waiters, 1);
 	free(names);
 	pprof_writer__free(w);
 	profile__free(p);
@@ -610,73 +592,76 @@ out:
 static int handle_metrics(struct http_server *srv, struct http_request *req,
 			  struct http_response *resp)
 {
-	struct metrics *m = export_state.m;
+	struct http_export *x = http_request__route_ctx(req);
+	struct store *store = http_server__store(srv);
+	struct metrics *m = x->m;
+	struct sampler_stats sa;
+	struct symbolizer_stats sy;
+	struct ingest_stats in;
 	int err;
 
 	if (http_request__parse(req, NULL, 0, NULL, NULL, resp) < 0)
 		return 0;
-	if (srv->src.store) {
+	if (store) {
 		struct store_stats st;
 
-		store__stats(srv->src.store, &st);
+		store__stats(store, &st);
 		ember_metrics_store(m, &st);
+		collect_cpu_samples(m, store);
 	}
-	{ /* the main loop's counters, as last published (setting them is not done per tick) */
-		struct sampler_stats sa;
-		struct symbolizer_stats sy;
-
-		if (emberd_http_published(&sa, &sy)) {
-			ember_metrics_sampler(m, &sa);
-			ember_metrics_symbolizer(m, &sy);
-		}
+	/* the main loop's counters, as last published (setting them is not done per tick) */
+	if (http_server__published(srv, &sa, &sy, &in)) {
+		ember_metrics_sampler(m, &sa);
+		ember_metrics_symbolizer(m, &sy);
 	}
-	collect_cpu_samples(m);
 	set1(m, "ember_http_response_bytes_total", METRIC_COUNTER, NULL, NULL,
-	     (double)atomic_load(&srv->bytes_out));
+	     (double)http_server__bytes_out(srv));
 	err = metrics__render(m, &resp->body);
 	resp->content_type = METRICS_CONTENT_TYPE;
 	resp->cache_control = "no-store";
 	return err;
 }
 
+static void export_free(void *ctx)
+{
+	struct http_export *x = ctx;
+
+	if (!x)
+		return;
+	metrics__free(x->m);
+	free(x);
+}
+
 int http_export__register(struct http_server *srv, uint64_t freq_hz)
 {
-	static const struct http_route routes[] = {
-		{ "GET", "/debug/pprof/profile", false, handle_pprof },
-		{ "GET", "/metrics", false, handle_metrics },
+	struct http_route routes[] = {
+	    {"GET", "/debug/pprof/profile", false, handle_pprof, NULL},
+	    {"GET", "/metrics", false, handle_metrics, NULL},
 	};
-	struct metrics *m;
+	struct http_export *x = calloc(1, sizeof(*x));
 	size_t i;
 	int err;
 
-	if (atomic_load(&export_registered))
-		return -EBUSY;
-	m = ember_metrics__new();
-	if (!m)
+	if (!x)
 		return -ENOMEM;
-	for (i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
-		err = http_server__add_route(srv, &routes[i]);
-		if (err) {
-			metrics__free(m);
-			return err;
-		}
+	x->m = ember_metrics__new();
+	if (!x->m) {
+		free(x);
+		return -ENOMEM;
 	}
-	export_state.m = m;
-	export_state.freq_hz = freq_hz;
-	atomic_store(&export_state.waiters, 0);
-	atomic_store(&export_registered, true);
+	x->freq_hz = freq_hz;
+	atomic_store(&x->waiters, 0);
+	err = http_server__own(srv, x, export_free);
+	if (err) {
+		export_free(x);
+		return err;
+	}
+	for (i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
+		routes[i].ctx = x;
+		err = http_server__add_route(srv, &routes[i]);
+		if (err)
+			return err;
+	}
+	http_server__set_observer(srv, observe, x);
 	return 0;
-}
-
-void http_export__unregister(void)
-{
-	if (!atomic_exchange(&export_registered, false))
-		return;
-	metrics__free(export_state.m);
-	export_state.m = NULL;
-}
-
-struct metrics *http_export__metrics(void)
-{
-	return atomic_load(&export_registered) ? export_state.m : NULL;
 }

@@ -10,6 +10,10 @@
 #include <stdatomic.h>
 
 #include "ember/daemon/http/http.h"
+#include "ember/daemon/ingest/ingest.h"
+#include "ember/daemon/sample/sampler.h"
+#include "ember/daemon/service/security.h"
+#include "ember/daemon/symbols/symbolizer.h"
 
 struct MHD_Daemon;
 struct MHD_Connection;
@@ -31,7 +35,7 @@ struct capture {
 	int64_t pid;
 	bool frequency_applied;	/* a second sampler ran at frequency_hz */
 	bool truncated;		/* hit the memory cap: partial */
-	int hook_handle;	/* from the capture hooks, -1 without */
+	int sampler_handle;	/* from the capture hooks, -1 without */
 	struct recording *rec;	/* owned; NULL while running */
 	char error[96];
 	struct capture *next;	/* list, oldest first */
@@ -46,11 +50,31 @@ struct http_server {
 
 	struct http_route *extra_routes;	/* added with http_server__add_route() */
 	size_t nr_extra_routes;
+	struct http_owned {
+		void *obj;
+		void (*free_fn)(void *);
+	} * owned; /* http_server__own() */
+	size_t nr_owned;
 
 	http_stats_fn stats_fn;
 	void *stats_ctx;
-	struct http_capture_hooks hooks;
-	bool have_hooks;
+	struct capture_mgr *capture_mgr; /* second samplers; NULL: windows of the store */
+	http_observe_fn observe_fn;
+	void *observe_ctx;
+
+	/* http_auth.c: the bearer token */
+	pthread_rwlock_t auth_lock;
+	char auth_token[EMBER_TOKEN_MAX + 1];
+	size_t auth_len;
+	atomic_ullong auth_fails;
+
+	/* the main loop's counters, copied each tick (http_server__publish()) */
+	pthread_mutex_t pub_lock;
+	bool pub_have;
+	struct sampler_stats pub_sa;
+	struct symbolizer_stats pub_sy;
+	struct ingest_stats pub_in;
+	uint64_t pub_at_ns; /* CLOCK_MONOTONIC of the copy */
 
 	pthread_mutex_t lock;	/* guards the captures */
 	struct capture *captures;
@@ -81,6 +105,7 @@ struct http_request {
 	bool body_too_large;
 	bool head;		/* a HEAD request served by a GET route */
 	const char *route;	/* the matched route's path (static), NULL: none; for metrics */
+	void *route_ctx;	/* the matched route's ctx */
 	int64_t start_ns;	/* when the request arrived; for the latency histogram */
 	char *cache_key;	/* owned; set when this request fills a cache entry */
 };
@@ -107,6 +132,12 @@ void http_cache_fill(struct http_server *s, const char *key, const struct http_r
 /* Drops every cached response (a reload changed what they depend on); those being rendered are
  * not kept. */
 void http_cache_flush(struct http_server *s);
+
+/* The bearer token's state (http_auth.c). */
+void http_auth_init(struct http_server *s);
+void http_auth_fini(struct http_server *s);
+/* Queues the 401 response (WWW-Authenticate: Bearer, no detail). Returns an enum MHD_Result. */
+int http_auth_deny(struct MHD_Connection *conn);
 
 /* Realtime clock in ns. */
 int64_t http_now_ns(void);

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* emberd's main() entry into the HTTP side: config -> server, and --replay files -> recording. */
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -15,65 +14,24 @@
 #include "ember/daemon/sample/sampler.h"
 #include "ember/core/base/sbuf.h"
 #include "ember/daemon/service/security.h"
-#include "ember/daemon/service/service.h"
+#include "ember/daemon/ingest/ingest.h"
 #include "ember/daemon/symbols/symbolizer.h"
 #include "ember/core/base/clock.h"
-
-/*
- * The sampler and the symbolizer belong to the main thread; /api/v1/stats runs on MHD's. Main
- * publishes a copy of their counters each tick, the stats hook prints the copy.
- */
-static struct {
-	pthread_mutex_t lock;
-	bool have;
-	struct sampler_stats sa;
-	struct symbolizer_stats sy;
-	uint64_t at_ns;			/* CLOCK_MONOTONIC of the copy */
-} published = { .lock = PTHREAD_MUTEX_INITIALIZER };
-
-void emberd_http_publish(const struct sampler_stats *sa, const struct symbolizer_stats *sy)
-{
-	pthread_mutex_lock(&published.lock);
-	published.sa = *sa;
-	published.sy = *sy;
-	published.at_ns = mono_ns();
-	published.have = true;
-	pthread_mutex_unlock(&published.lock);
-}
-
-bool emberd_http_published(struct sampler_stats *sa, struct symbolizer_stats *sy)
-{
-	bool have;
-
-	pthread_mutex_lock(&published.lock);
-	have = published.have;
-	if (have) {
-		*sa = published.sa;
-		*sy = published.sy;
-	}
-	pthread_mutex_unlock(&published.lock);
-	return have;
-}
 
 #define U(x) (unsigned long long)(x)
 
 static void stats_hook(struct sbuf *j, void *ctx)
 {
+	struct http_server *srv = ctx;
 	struct sampler_stats a;
 	struct symbolizer_stats y;
+	struct ingest_stats in;
 	uint64_t frames, unresolved;
 	double age;
 
-	(void)ctx;
-	pthread_mutex_lock(&published.lock);
-	if (!published.have) {
-		pthread_mutex_unlock(&published.lock);
+	if (!http_server__published(srv, &a, &y, &in))
 		return;
-	}
-	a = published.sa;
-	y = published.sy;
-	age = (double)(mono_ns() - published.at_ns) / 1e9;
-	pthread_mutex_unlock(&published.lock);
+	age = (double)(mono_ns() - http_server__published_at(srv)) / 1e9;
 	/* age_s: the counters are the main loop's copy of its last tick */
 	sbuf_addf(j, "\"sampler\": {\"age_s\": %.3f, ", age);
 	sbuf_addf(j,
@@ -117,13 +75,15 @@ static void stats_hook(struct sbuf *j, void *ctx)
 		  U(y.pid_gone), U(y.maps_errors), U(y.elf_errors), U(y.perfmap_loads),
 		  U(y.perfmap_bad_lines), U(y.perfmap_skip_missing), U(y.perfmap_skip_not_regular),
 		  U(y.perfmap_skip_too_big), U(y.perfmap_skip_error));
-	/* service.c / security.c: samples excluded by [filter], requests refused with 401 */
+	/* the ingest's [filter] and the server's bearer check: samples excluded, requests refused
+	 */
 	sbuf_addf(j, "\"service\": {\"filtered_samples\": %llu, \"auth_failures\": %llu}, ",
-		  U(filter_excluded_total()), U(http_auth_failures()));
+		  U(in.filtered), U(http_server__auth_failures(srv)));
 }
 
-int emberd_http_setup(const struct ember_config *cfg, struct store *store, char **files,
-		      int nfiles, struct http_server **ret_srv, struct recording **ret_rec)
+int emberd_http_setup(const struct ember_config *cfg, const struct security_files *sec,
+		      struct store *store, char **files, int nfiles, struct http_server **ret_srv,
+		      struct recording **ret_rec)
 {
 	struct http_config hc;
 	struct http_server *srv = NULL;
@@ -144,9 +104,8 @@ int emberd_http_setup(const struct ember_config *cfg, struct store *store, char 
 	hc.timeout_s = (unsigned int)cfg->http_timeout_s;
 	hc.max_body_bytes = cfg->http_max_body_bytes;
 	hc.max_request_bytes = cfg->http_max_request_bytes;
-	r = emberd_security_setup(cfg, &hc); /* listen policy, token, TLS (security.c) */
-	if (r)
-		return r;
+	hc.tls_cert_pem = sec->tls_cert_pem; /* security.c read them */
+	hc.tls_key_pem = sec->tls_key_pem;
 	if (nfiles > 0) {
 		rec = recording__new(cfg->memory_limit_bytes);
 		if (!rec)
@@ -178,8 +137,13 @@ int emberd_http_setup(const struct ember_config *cfg, struct store *store, char 
 		r = log_errno(-errno, "cannot create the HTTP server");
 		goto fail;
 	}
+	r = http_server__set_token(srv, sec->token);
+	if (r) {
+		log_errno(r, "cannot set the bearer token");
+		goto fail;
+	}
 	if (!rec)
-		http_server__set_stats_hook(srv, stats_hook, NULL);
+		http_server__set_stats_hook(srv, stats_hook, srv);
 	r = http_export__register(srv, cfg->frequency_hz); /* /debug/pprof/profile, /metrics */
 	if (r) {
 		log_errno(r, "cannot add the export endpoints");
@@ -197,7 +161,6 @@ int emberd_http_setup(const struct ember_config *cfg, struct store *store, char 
 	return 0;
 fail:
 	http_server__free(srv);
-	http_export__unregister();
 	recording__free(rec);
 	return r;
 }

@@ -11,18 +11,16 @@
 #include <time.h>
 
 #include "ember/daemon/service/config.h"
-#include "ember/daemon/http/http.h"
 #include "ember/core/base/log.h"
 #include "ember/core/model/recording.h"
 #include "ember/daemon/sample/sampler.h"
 #include "ember/core/base/sbuf.h"
-#include "ember/daemon/service/service.h"
 #include "ember/core/base/strtab.h"
+#include "ember/daemon/ingest/ingest.h"
 #include "ember/daemon/symbols/symbolizer.h"
 #include "ember/core/base/clock.h"
 
-#define NSEC	   1000000000LL
-#define MAX_FRAMES 512 /* symbolized frames per half stack (inline frames add some) */
+#define NSEC 1000000000LL
 
 enum cap_state { CAP_RUNNING, CAP_DONE, CAP_FAILED };
 
@@ -39,8 +37,8 @@ struct cap_ent {
 
 struct capture_mgr {
 	const struct ember_config *cfg;
+	struct ingest *in; /* the daemon's: names the stacks, applies [filter] */
 	struct symbolizer *sym;
-	struct strtab *names;
 	pthread_mutex_t lock;	/* guards the list; held by the tick while draining */
 	struct cap_ent *list;
 	int next_handle;
@@ -49,7 +47,6 @@ struct capture_mgr {
 	struct cap_ent *cur;
 	int64_t real_off_ns;	/* CLOCK_REALTIME - CLOCK_MONOTONIC for this drain */
 	struct sbuf stack;
-	uint32_t ids[MAX_FRAMES];
 };
 
 static void ent_free(struct cap_ent *e)
@@ -61,61 +58,27 @@ static void ent_free(struct cap_ent *e)
 	free(e);
 }
 
-/* Appends ";name" for each of @n symbol ids. */
-static void add_frames(struct capture_mgr *m, const uint32_t *ids, int n)
+/* The ingest's sink: the stack as folded text, root first (comm, user frames, kernel frames, as
+ * the store's), one recording sample per sample in the capture's window. */
+static int put_stack(const struct ingest_stack *st, void *ctx)
 {
-	int i;
-
-	for (i = 0; i < n; i++) {
-		sbuf_addc(&m->stack, ';');
-		sbuf_add(&m->stack, strtab__str(m->names, ids[i]), strtab__len(m->names, ids[i]));
-	}
-}
-
-/* Folded text of a group, root first: comm, user frames, kernel frames (as the store's). */
-static int fold_group(struct capture_mgr *m, const struct sampler_group *g)
-{
+	struct capture_mgr *m = ctx;
+	struct cap_ent *e = m->cur;
+	const struct strtab *names = ingest__names(m->in);
+	const struct sampler_group *g = st->g;
+	size_t i, total = g->nr_times + g->untimed;
+	int64_t now_real = (int64_t)real_ns(), t;
 	int r;
 
 	sbuf_reset(&m->stack);
 	sbuf_adds(&m->stack, g->comm[0] ? g->comm : "[unknown]");
-	if (g->user_ips && g->nr_user) {
-		r = symbolizer__user_at(m->sym, g->pid, g->nr_times ? g->times_ns[0] : 0,
-					g->user_ips, g->nr_user, m->ids, MAX_FRAMES);
-		if (r < 0)
-			return r;
-		add_frames(m, m->ids, r);
-	} else if (g->pid != 0 && g->user_err && g->user_err != -EFAULT) {
-		sbuf_adds(&m->stack, g->user_err == -EEXIST ? ";[stack collision]" : ";[lost stack]");
+	for (i = 0; i < st->nr_frames; i++) {
+		sbuf_addc(&m->stack, ';');
+		sbuf_add(&m->stack, strtab__str(names, st->frames[i]),
+			 strtab__len(names, st->frames[i]));
 	}
-	if (g->kernel_ips && g->nr_kernel) {
-		r = symbolizer__kernel(m->sym, g->kernel_ips, g->nr_kernel, m->ids, MAX_FRAMES);
-		if (r < 0)
-			return r;
-		add_frames(m, m->ids, r);
-	} else if (g->kernel_err && g->kernel_err != -EFAULT) {
-		sbuf_adds(&m->stack, g->kernel_err == -EEXIST ? ";[stack collision]_[k]"
-							      : ";[lost stack]_[k]");
-	}
-	return sbuf_error(&m->stack) ? -ENOMEM : 0;
-}
-
-static int on_group(const struct sampler_group *g, void *ctx)
-{
-	struct capture_mgr *m = ctx;
-	struct cap_ent *e = m->cur;
-	size_t i, total = g->nr_times + g->untimed;
-	int64_t now_real = (int64_t)clock_ns(CLOCK_REALTIME), t;
-	int r;
-
-	if (e->truncated)
-		return 0; /* full: the rest is counted by the sampler as delivered, not kept */
-	/* [filter] holds for captures as for the live store (counted in filtered_samples) */
-	if (filter_excluded(g->pid, g->comm, total))
-		return 0;
-	r = fold_group(m, g);
-	if (r < 0)
-		return r;
+	if (sbuf_error(&m->stack))
+		return -ENOMEM;
 	for (i = 0; i < total; i++) {
 		t = i < g->nr_times ? (int64_t)g->times_ns[i] + m->real_off_ns : now_real;
 		if (t < e->start_ns || t >= e->end_ns)
@@ -130,6 +93,16 @@ static int on_group(const struct sampler_group *g, void *ctx)
 			return r;
 	}
 	return 0;
+}
+
+static int on_group(const struct sampler_group *g, void *ctx)
+{
+	struct capture_mgr *m = ctx;
+
+	if (m->cur->truncated)
+		return 0; /* full: the rest is counted by the sampler as delivered, not kept */
+	/* the same naming, markers and [filter] as the live store's (counted in filtered) */
+	return ingest__group(m->in, g, put_stack, m);
 }
 
 /* A sampled process seen for the first time: capture its mappings (as the live sampler does). */
@@ -197,10 +170,10 @@ void capture_mgr__tick(struct capture_mgr *m)
 	pthread_mutex_unlock(&m->lock);
 }
 
-static int hook_start(void *ctx, uint64_t frequency_hz, int64_t pid, int64_t duration_ns,
-		      size_t max_bytes, uint64_t *ret_frequency_hz, int64_t *ret_start_ns)
+int capture_mgr__start(struct capture_mgr *m, uint64_t frequency_hz, int64_t pid,
+		       int64_t duration_ns, size_t max_bytes, uint64_t *ret_frequency_hz,
+		       int64_t *ret_start_ns)
 {
-	struct capture_mgr *m = ctx;
 	const struct ember_config *cfg = m->cfg;
 	uint64_t max_hz = cfg->frequency_hz > CAPTURE_MAX_HZ ? cfg->frequency_hz : CAPTURE_MAX_HZ;
 	struct sampler_opts so = {
@@ -277,10 +250,9 @@ static struct cap_ent *unlink_locked(struct capture_mgr *m, int handle)
 	return NULL;
 }
 
-static int hook_take(void *ctx, int handle, struct recording **ret, bool *ret_truncated, char *err,
-		     size_t errlen)
+int capture_mgr__take(struct capture_mgr *m, int handle, struct recording **ret,
+		      bool *ret_truncated, char *err, size_t errlen)
 {
-	struct capture_mgr *m = ctx;
 	struct cap_ent *e;
 	int r = 0;
 
@@ -309,9 +281,8 @@ static int hook_take(void *ctx, int handle, struct recording **ret, bool *ret_tr
 	return r;
 }
 
-static void hook_stop(void *ctx, int handle)
+void capture_mgr__stop(struct capture_mgr *m, int handle)
 {
-	struct capture_mgr *m = ctx;
 	struct cap_ent *e;
 
 	pthread_mutex_lock(&m->lock);
@@ -320,28 +291,20 @@ static void hook_stop(void *ctx, int handle)
 	ent_free(e); /* detaches and frees the sampler if it still runs */
 }
 
-struct capture_mgr *capture_mgr__new(const struct ember_config *cfg, struct symbolizer *sym,
-				     struct strtab *names, struct http_server *srv)
+struct capture_mgr *capture_mgr__new(const struct ember_config *cfg, struct ingest *in,
+				     struct symbolizer *sym)
 {
 	struct capture_mgr *m = calloc(1, sizeof(*m));
-	struct http_capture_hooks h;
 
 	if (!m) {
 		errno = ENOMEM;
 		return NULL;
 	}
 	m->cfg = cfg;
+	m->in = in;
 	m->sym = sym;
-	m->names = names;
 	sbuf_init(&m->stack);
 	pthread_mutex_init(&m->lock, NULL);
-	h = (struct http_capture_hooks){
-		.start = hook_start,
-		.take = hook_take,
-		.stop = hook_stop,
-		.ctx = m,
-	};
-	http_server__set_capture_hooks(srv, &h);
 	return m;
 }
 

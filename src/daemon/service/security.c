@@ -1,15 +1,13 @@
 // SPDX-License-Identifier: MIT
-/* Listen policy, bearer-token authentication and TLS files (see include/ember/daemon/service/security.h). */
+/* Listen policy, the token and TLS files (see include/ember/daemon/service/security.h). */
 #include "ember/daemon/service/security.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <pwd.h>
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,10 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <microhttpd.h>
-
 #include "ember/daemon/service/config.h"
-#include "ember/daemon/http/http.h"
 #include "ember/core/base/log.h"
 #include "ember/core/base/errbuf.h"
 
@@ -218,143 +213,36 @@ int security_read_pem(const char *path, bool private, char **ret, char *err, siz
 	return 0;
 }
 
-/* --- the check on every request ------------------------------------------------------------ */
-
-static pthread_rwlock_t auth_lock = PTHREAD_RWLOCK_INITIALIZER;
-static char auth_token[EMBER_TOKEN_MAX + 1];
-static size_t auth_len;
-static atomic_ullong auth_fails;
-
-int http_auth_set_token(const char *token)
-{
-	size_t n = token ? strlen(token) : 0;
-
-	if (n > EMBER_TOKEN_MAX)
-		return -EINVAL;
-	pthread_rwlock_wrlock(&auth_lock);
-	explicit_bzero(auth_token, sizeof(auth_token));
-	if (n)
-		memcpy(auth_token, token, n);
-	auth_len = n;
-	pthread_rwlock_unlock(&auth_lock);
-	return 0;
-}
-
-bool http_auth_enabled(void)
-{
-	bool on;
-
-	pthread_rwlock_rdlock(&auth_lock);
-	on = auth_len > 0;
-	pthread_rwlock_unlock(&auth_lock);
-	return on;
-}
-
-/* Compares all of @want whatever @got is: the time depends on the token's length only. */
-static bool equal_ct(const char *got, size_t got_len, const char *want, size_t want_len)
-{
-	volatile unsigned char d = got_len != want_len;
-	size_t i;
-
-	for (i = 0; i < want_len; i++)
-		d |= (unsigned char)((i < got_len ? (unsigned char)got[i] : 0) ^
-				     (unsigned char)want[i]);
-	return d == 0;
-}
-
-bool http_auth_check(const char *path, const char *authorization)
-{
-	const char *p;
-	size_t n;
-	bool ok;
-
-	/* /healthz, and the dashboard's page and its static files: they hold no data, and a
-	 * browser cannot send the header when it opens the page (the page asks for the token
-	 * and sends it on its API requests) */
-	if (path && (!strcmp(path, "/healthz") || !strcmp(path, "/") ||
-		     !strncmp(path, "/assets/", 8)))
-		return true;
-	pthread_rwlock_rdlock(&auth_lock);
-	if (!auth_len) {
-		pthread_rwlock_unlock(&auth_lock);
-		return true;
-	}
-	ok = false;
-	if (authorization && !strncasecmp(authorization, "Bearer ", 7)) {
-		p = authorization + 7;
-		while (*p == ' ')
-			p++;
-		n = strlen(p);
-		while (n && (p[n - 1] == ' ' || p[n - 1] == '\t'))
-			n--;
-		ok = equal_ct(p, n, auth_token, auth_len);
-	}
-	pthread_rwlock_unlock(&auth_lock);
-	if (!ok)
-		auth_fails++;
-	return ok;
-}
-
-uint64_t http_auth_failures(void)
-{
-	return auth_fails;
-}
-
-int http_auth_deny(struct MHD_Connection *conn)
-{
-	static const char body[] = "{\"error\": \"unauthorized\", \"status\": 401}\n";
-	struct MHD_Response *r;
-	char *copy = strdup(body);
-	enum MHD_Result ret;
-
-	if (!copy)
-		return MHD_NO;
-	r = MHD_create_response_from_buffer_with_free_callback(strlen(copy), copy, free);
-	if (!r) {
-		free(copy);
-		return MHD_NO;
-	}
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-	MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"emberd\"");
-	ret = MHD_queue_response(conn, MHD_HTTP_UNAUTHORIZED, r);
-	MHD_destroy_response(r);
-	return ret;
-}
-
 /* --- main ----------------------------------------------------------------------------------- */
 
-static char *tls_cert_pem, *tls_key_pem;
-
-void emberd_security_fini(void)
+void security_files_fini(struct security_files *f)
 {
-	free(tls_cert_pem);
-	if (tls_key_pem)
-		explicit_bzero(tls_key_pem, strlen(tls_key_pem));
-	free(tls_key_pem);
-	tls_cert_pem = tls_key_pem = NULL;
-	(void)http_auth_set_token(NULL);
+	free(f->tls_cert_pem);
+	if (f->tls_key_pem)
+		explicit_bzero(f->tls_key_pem, strlen(f->tls_key_pem));
+	free(f->tls_key_pem);
+	explicit_bzero(f->token, sizeof(f->token));
+	*f = (struct security_files){0};
 }
 
-static int load_token(const struct ember_config *c)
+/* The token of @c into @tok ("" without a token file). Logs. */
+static int load_token(const struct ember_config *c, char *tok, size_t size)
 {
-	char tok[EMBER_TOKEN_MAX + 1], err[512];
+	char err[512];
 	int r;
 
+	tok[0] = '\0';
 	if (!c->auth_token_file[0])
-		return http_auth_set_token(NULL);
-	r = security_read_token(c->auth_token_file, tok, sizeof(tok), err, sizeof(err));
-	if (r) {
+		return 0;
+	r = security_read_token(c->auth_token_file, tok, size, err, sizeof(err));
+	if (r)
 		log_error("%s", err);
-		return r;
-	}
-	r = http_auth_set_token(tok);
-	explicit_bzero(tok, sizeof(tok));
 	return r;
 }
 
-int emberd_security_setup(const struct ember_config *c, struct http_config *hc)
+int security_files_load(const struct ember_config *c, struct security_files *ret)
 {
+	struct security_files f = {0};
 	char err[512];
 	int r;
 
@@ -369,35 +257,41 @@ int emberd_security_setup(const struct ember_config *c, struct http_config *hc)
 			 "can reach it can read every profile", c->listen,
 			 c->tls_cert[0] ? "a bearer token" : c->auth_token_file[0] ? "TLS" :
 			 "TLS or a bearer token");
-	r = load_token(c);
+	r = load_token(c, f.token, sizeof(f.token));
 	if (r)
-		return r;
+		goto fail;
 	if (c->tls_cert[0]) {
-		r = security_read_pem(c->tls_cert, false, &tls_cert_pem, err, sizeof(err));
+		r = security_read_pem(c->tls_cert, false, &f.tls_cert_pem, err, sizeof(err));
 		if (!r)
-			r = security_read_pem(c->tls_key, true, &tls_key_pem, err, sizeof(err));
+			r = security_read_pem(c->tls_key, true, &f.tls_key_pem, err, sizeof(err));
 		if (r) {
 			log_error("%s", err);
-			return r;
+			goto fail;
 		}
-		hc->tls_cert_pem = tls_cert_pem;
-		hc->tls_key_pem = tls_key_pem;
 	}
 	log_info("http: %s, %s", c->tls_cert[0] ? "TLS" : "plain HTTP",
 		 c->auth_token_file[0] ? "bearer token required (except /healthz)" :
 		 "no authentication");
+	*ret = f;
 	return 0;
+fail:
+	security_files_fini(&f);
+	return r;
 }
 
-int emberd_security_reload(const struct ember_config *c)
+int security_files_reload_token(const struct ember_config *c, struct security_files *f)
 {
-	int r = load_token(c);
+	char tok[EMBER_TOKEN_MAX + 1];
+	int r = load_token(c, tok, sizeof(tok));
 
-	if (r)
+	if (r) {
 		log_warn("reload: keeping the previous token");
-	else
+	} else {
+		memcpy(f->token, tok, sizeof(f->token));
 		log_info("reload: %s", c->auth_token_file[0] ? "bearer token re-read" :
 			 "authentication off");
+	}
+	explicit_bzero(tok, sizeof(tok));
 	return r;
 }
 

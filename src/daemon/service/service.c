@@ -3,7 +3,6 @@
 #include "ember/daemon/service/service.h"
 
 #include <errno.h>
-#include <fnmatch.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,11 +13,9 @@
 #include <unistd.h>
 
 #include "ember/daemon/service/config.h"
-#include "ember/daemon/http/http.h"
 #include "ember/core/base/log.h"
 #include "ember/daemon/service/security.h"
 #include "ember/core/base/clock.h"
-#include "../http/http_internal.h" /* FIXME layering */
 
 /* --- sd_notify -------------------------------------------------------------------------------- */
 
@@ -91,24 +88,22 @@ void service_notify_ready(const char *status)
 	r = notify(msg);
 	if (r < 0)
 		log_warn("sd_notify(READY=1) failed: %s, ignoring", strerror(-r));
-	service_watchdog(); /* the first ping now, not a tick later */
 }
 
-void service_watchdog(void)
+void service_watchdog_init(struct service_watchdog *w)
 {
-	static int enabled = -1;
-	static uint64_t usec, last;
+	*w = (struct service_watchdog){.interval_ns = watchdog_usec() * 1000};
+}
+
+void service_watchdog_ping(struct service_watchdog *w)
+{
 	uint64_t now = mono_ns();
 
-	if (enabled < 0) {
-		usec = watchdog_usec();
-		enabled = usec > 0;
-	}
-	if (!enabled)
+	if (!w->interval_ns)
 		return;
-	if (last && now - last < usec * 1000 / 4)
+	if (w->last_ns && now - w->last_ns < w->interval_ns / 4)
 		return;
-	last = now;
+	w->last_ns = now;
 	(void)notify("WATCHDOG=1");
 }
 
@@ -118,15 +113,6 @@ void service_notify_stopping(void)
 }
 
 /* --- SIGHUP ----------------------------------------------------------------------------------- */
-
-static int saved_argc;
-static char **saved_argv;
-
-void service_set_args(int argc, char **argv)
-{
-	saved_argc = argc;
-	saved_argv = argv;
-}
 
 /* The keys a reload applies; everything else needs a restart. */
 static const char *const live_keys[] = {
@@ -188,8 +174,20 @@ static void diff_configs(const char *a, const char *b, void (*fn)(const char *ke
 
 struct reload_ctx {
 	unsigned int live, restart;
-	bool auth_changed;
+	unsigned int changed; /* enum service_change */
 };
+
+/* What a live key's change asks the daemon to apply. */
+static unsigned int change_of(const char *key)
+{
+	if (!strcmp(key, "log.level"))
+		return SERVICE_CHANGE_LOG;
+	if (!strncmp(key, "filter.", 7))
+		return SERVICE_CHANGE_FILTER;
+	if (!strcmp(key, "http.auth_token_file"))
+		return SERVICE_CHANGE_TOKEN;
+	return SERVICE_CHANGE_HTTP_LIMITS;
+}
 
 static void on_changed(const char *key, void *ctx)
 {
@@ -197,8 +195,7 @@ static void on_changed(const char *key, void *ctx)
 
 	if (is_live(key)) {
 		rc->live++;
-		if (!strcmp(key, "http.auth_token_file"))
-			rc->auth_changed = true;
+		rc->changed |= change_of(key);
 		log_info("reload: '%s' changed: applied", key);
 	} else {
 		rc->restart++;
@@ -206,7 +203,7 @@ static void on_changed(const char *key, void *ctx)
 	}
 }
 
-int service_reload(struct ember_config *cur, struct http_server *srv)
+int service_reload(struct ember_config *cur, int argc, char **argv, unsigned int *ret_changed)
 {
 	struct ember_config *n = malloc(sizeof(*n));
 	struct reload_ctx rc = { 0 };
@@ -214,13 +211,13 @@ int service_reload(struct ember_config *cur, struct http_server *srv)
 	FILE *devnull = NULL;
 	int r;
 
+	*ret_changed = 0;
 	if (!n)
 		return log_errno(-ENOMEM, "reload failed");
 	(void)notify("RELOADING=1");
 	ember_config_init(n);
 	devnull = fopen("/dev/null", "we");
-	r = ember_config_from_args(n, saved_argc, saved_argv, devnull ? devnull : stderr, err,
-				   sizeof(err));
+	r = ember_config_from_args(n, argc, argv, devnull ? devnull : stderr, err, sizeof(err));
 	if (r) {
 		log_error("reload: %s; keeping the running configuration",
 			  r < 0 ? err : "unexpected --help/--print-config");
@@ -237,11 +234,6 @@ int service_reload(struct ember_config *cur, struct http_server *srv)
 		r = -EPERM;
 		goto out;
 	}
-	r = filter_set(n);
-	if (r) {
-		log_error("reload: bad [filter]; keeping the running configuration");
-		goto out;
-	}
 	pa = print_config(cur);
 	pb = print_config(n);
 	if (!pa || !pb) {
@@ -251,7 +243,7 @@ int service_reload(struct ember_config *cur, struct http_server *srv)
 	diff_configs(pa, pb, on_changed, &rc);
 	/* the token file is re-read even when its name did not change (rotation) */
 	memcpy(cur->auth_token_file, n->auth_token_file, sizeof(cur->auth_token_file));
-	(void)emberd_security_reload(cur);
+	rc.changed |= SERVICE_CHANGE_TOKEN;
 	cur->log_level = n->log_level;
 	log_set_level((enum log_level)cur->log_level);
 	memcpy(cur->exclude_comms, n->exclude_comms, sizeof(cur->exclude_comms));
@@ -259,25 +251,11 @@ int service_reload(struct ember_config *cur, struct http_server *srv)
 	cur->http_max_range_s = n->http_max_range_s;
 	cur->http_max_response_bytes = n->http_max_response_bytes;
 	cur->http_max_body_bytes = n->http_max_body_bytes;
-	if (srv) {
-		/* read by MHD's threads without a lock: single aligned stores */
-		__atomic_store_n(&srv->cfg.max_range_s, cur->http_max_range_s, __ATOMIC_RELAXED);
-		__atomic_store_n(&srv->cfg.max_response_bytes, cur->http_max_response_bytes,
-				 __ATOMIC_RELAXED);
-		__atomic_store_n(&srv->cfg.max_body_bytes, cur->http_max_body_bytes,
-				 __ATOMIC_RELAXED);
-		/* cached answers were rendered under the old settings (limits, [filter]) */
-		if (rc.live)
-			http_cache_flush(srv);
-	}
-	log_info("reload: %u change(s) applied, %u need a restart; %llu samples excluded by "
-		 "[filter] so far", rc.live, rc.restart,
-		 (unsigned long long)filter_excluded_total());
+	log_info("reload: %u change(s) applied, %u need a restart", rc.live, rc.restart);
+	*ret_changed = rc.changed;
 	r = (int)rc.live;
 out:
 	(void)notify("READY=1");
-	if (r < 0)
-		(void)filter_set(cur); /* filter_set(n) may have run */
 	if (devnull)
 		fclose(devnull);
 	free(pa);
@@ -290,12 +268,6 @@ int service_check_config(const struct ember_config *c)
 {
 	int r = emberd_security_check(c);
 
-	if (!r) {
-		struct ember_config tmp = *c;
-
-		r = filter_set(&tmp);
-		filter_fini();
-	}
 	ember_config_print(c, stdout);
 	fflush(stdout);
 	if (r) {
@@ -304,119 +276,4 @@ int service_check_config(const struct ember_config *c)
 	}
 	log_info("configuration OK");
 	return 0;
-}
-
-/* --- [filter] --------------------------------------------------------------------------------- */
-
-#define CG_SLOTS 1024
-#define CG_TTL_NS (10 * 1000000000ULL)
-
-static struct {
-	char comms[EMBER_LIST_MAX];	/* ','-separated globs */
-	char cgroups[EMBER_LIST_MAX];	/* ','-separated prefixes */
-	uint64_t excluded;
-	struct cg_slot {
-		uint32_t pid;
-		bool excluded;
-		uint64_t at_ns;		/* 0: empty */
-	} cg[CG_SLOTS];
-} flt;
-
-int filter_set(const struct ember_config *c)
-{
-	memcpy(flt.comms, c->exclude_comms, sizeof(flt.comms));
-	memcpy(flt.cgroups, c->exclude_cgroups, sizeof(flt.cgroups));
-	memset(flt.cg, 0, sizeof(flt.cg)); /* cached answers were for the old prefixes */
-	return 0;
-}
-
-void filter_fini(void)
-{
-	flt.comms[0] = flt.cgroups[0] = '\0';
-}
-
-uint64_t filter_excluded_total(void)
-{
-	return __atomic_load_n(&flt.excluded, __ATOMIC_RELAXED); /* /api/v1/stats reads it too */
-}
-
-/* Does the ','-separated list @list hold an item for which @match(item, @s) is true? */
-static bool list_any(const char *list, const char *s, bool (*match)(const char *, const char *))
-{
-	char item[256];
-	const char *p = list;
-
-	while (*p) {
-		size_t n = strcspn(p, ",");
-
-		if (n && n < sizeof(item)) {
-			memcpy(item, p, n);
-			item[n] = '\0';
-			if (match(item, s))
-				return true;
-		}
-		p += n + (p[n] == ',');
-	}
-	return false;
-}
-
-static bool glob_match(const char *glob, const char *s)
-{
-	return fnmatch(glob, s, 0) == 0;
-}
-
-/* @prefix matches the path itself or a path below it ("/a" matches "/a" and "/a/b", not "/ab"). */
-static bool prefix_match(const char *prefix, const char *path)
-{
-	size_t n = strlen(prefix);
-
-	while (n > 1 && prefix[n - 1] == '/')
-		n--;
-	return !strncmp(prefix, path, n) && (path[n] == '\0' || path[n] == '/' || n == 1);
-}
-
-/* The cgroup v2 path of @pid ("0::/path"), "" when unknown. */
-static void read_cgroup(uint32_t pid, char *buf, size_t size)
-{
-	char path[64], line[1024];
-	FILE *f;
-
-	buf[0] = '\0';
-	snprintf(path, sizeof(path), "/proc/%u/cgroup", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, "0::", 3)) {
-			line[strcspn(line, "\n")] = '\0';
-			snprintf(buf, size, "%s", line + 3);
-			break;
-		}
-	}
-	fclose(f);
-}
-
-bool filter_excluded(uint32_t pid, const char *comm, uint64_t nr_samples)
-{
-	bool ex = false;
-
-	if (flt.comms[0] && comm && list_any(flt.comms, comm, glob_match))
-		ex = true;
-	if (!ex && flt.cgroups[0] && pid) {
-		struct cg_slot *sl = &flt.cg[pid % CG_SLOTS];
-		uint64_t now = mono_ns();
-
-		if (sl->at_ns && sl->pid == pid && now - sl->at_ns < CG_TTL_NS) {
-			ex = sl->excluded;
-		} else {
-			char cg[1024];
-
-			read_cgroup(pid, cg, sizeof(cg));
-			ex = cg[0] && list_any(flt.cgroups, cg, prefix_match);
-			*sl = (struct cg_slot){ .pid = pid, .excluded = ex, .at_ns = now };
-		}
-	}
-	if (ex)
-		__atomic_fetch_add(&flt.excluded, nr_samples, __ATOMIC_RELAXED);
-	return ex;
 }

@@ -81,6 +81,8 @@ struct store {
 	size_t nr_chunks;
 	size_t compacted_bytes;	   /* tables_bytes() after the last compaction */
 	struct store_stats st;	   /* counters; gauges filled by store__stats() */
+	uint64_t cpu_appended[STORE_MAX_CPUS + 1]; /* by CPU; the last slot: unknown */
+	uint32_t cpus_seen;			   /* highest CPU appended + 1 */
 };
 
 /* --- tables ------------------------------------------------------------------------------- */
@@ -400,6 +402,31 @@ static int append_rec(struct store *s, uint64_t t, uint32_t ctx)
 	return 0;
 }
 
+/* Tallies @n samples of @cpu (UINT32_MAX: unknown) for store__cpu_samples(). Under the lock. */
+static void count_cpu(struct store *s, uint32_t cpu, uint64_t n)
+{
+	if (cpu >= STORE_MAX_CPUS) {
+		s->cpu_appended[STORE_MAX_CPUS] += n;
+		return;
+	}
+	s->cpu_appended[cpu] += n;
+	if (cpu + 1 > s->cpus_seen)
+		s->cpus_seen = cpu + 1;
+}
+
+size_t store__cpu_samples(struct store *s, uint64_t *ret, size_t n, uint64_t *ret_unknown)
+{
+	size_t k;
+
+	pthread_mutex_lock(&s->lock);
+	k = s->cpus_seen < n ? s->cpus_seen : n;
+	memcpy(ret, s->cpu_appended, k * sizeof(*ret));
+	*ret_unknown = s->cpu_appended[STORE_MAX_CPUS];
+	n = s->cpus_seen;
+	pthread_mutex_unlock(&s->lock);
+	return n;
+}
+
 #define RECENT_CTX 4
 
 int store__append(struct store *s, const struct store_sample *samples, size_t n)
@@ -455,6 +482,7 @@ int store__append(struct store *s, const struct store_sample *samples, size_t n)
 				break;
 			}
 		}
+		count_cpu(s, x->cpu, k);
 		if (s->tail && s->tail->n == CHUNK_RECS) {
 			enforce_memory(s);
 			/* a compaction renumbers the tables: forget what was remembered */
@@ -630,7 +658,7 @@ static bool ctx_matches(struct walk *w, uint32_t id)
 		m = false;
 	if (w->f->tid >= 0 && c->tid != (uint64_t)w->f->tid)
 		m = false;
-	if (!w->f->include_idle && (c->pid == 0 || (sr->flags & STORE_STACK_IDLE)))
+	if (!w->f->include_idle && (sr->flags & STORE_STACK_IDLE)) /* the one rule (idle.h) */
 		m = false;
 	if (m && w->has_re && regexec(&w->re, strtab__str(w->s->t.st, c->comm), 0, NULL, 0))
 		m = false;

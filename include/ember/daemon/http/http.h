@@ -16,7 +16,8 @@
  *      struct http_response *resp)` in your own file, declared in your header;
  *   2. either add a row { "GET", "/api/v1/thing", false, my_handler } to the table
  *      `http_builtin_routes[]` in src/daemon/http/http.c (marked "ADD ROUTES HERE"), or call
- *      http_server__add_route() before http_server__start() (e.g. from main.c).
+ *      http_server__add_route() before http_server__start() with your state in the route's ctx
+ *      (as http_export.c does).
  * A handler parses its parameters with http_request__parse() (common range and filters plus
  * its own keys through a callback), gets data with http_server__query_profile(), fills @resp
  * (status 200 by default, body in resp->body) and returns 0, or calls http_response__error()
@@ -81,6 +82,7 @@ struct http_route {
 	const char *path;	/* exact, or a prefix when @prefix (ends with '/') */
 	bool prefix;
 	http_handler_fn fn;
+	void *ctx; /* the handler's: http_request__route_ctx() */
 };
 
 /*
@@ -95,6 +97,10 @@ void http_server__free(struct http_server *s);
 /* Adds a route (the struct is copied; strings borrowed, normally static). Before start only:
  * 0, -EBUSY after start, -ENOMEM. Added routes are matched before the built-in ones. */
 int http_server__add_route(struct http_server *s, const struct http_route *r);
+
+/* The server owns @obj from now on and calls @free_fn(@obj) in http_server__free(), after MHD's
+ * threads are stopped (a route's ctx, say). 0 or -ENOMEM (@obj not owned then). */
+int http_server__own(struct http_server *s, void *obj, void (*free_fn)(void *));
 
 /* Binds the listen address and starts MHD. 0 or -errno (-EADDRINUSE, -EINVAL bad address...). */
 int http_server__start(struct http_server *s);
@@ -117,33 +123,67 @@ void http_server__set_stats_hook(struct http_server *s, http_stats_fn fn, void *
 
 /*
  * Ad hoc captures with their own sampling (frequency, pid): when the daemon can run a second
- * sampler (src/daemon/ingest/capture.c), it sets these hooks and a capture's samples go into its own
- * recording, not the live store. Without hooks, or when start fails, a capture is a
- * time-bounded window of the live store at the daemon's frequency (its JSON says
- * "frequency_applied": false). All three are called from any thread, under the server's lock.
- *
- * start: sample @pid (< 0: every process) at @frequency_hz (0: the daemon's) for @duration_ns,
- *   into at most @max_bytes; a handle >= 0 with the frequency applied (it may be capped) and
- *   the Unix time sampling started, or -errno.
- * take: once the time is up and every sample is in: 0 and the frozen recording (the caller owns
- *   it; *ret_truncated when @max_bytes cut it short); -EAGAIN: not yet; other -errno: failed,
- *   reason in @err. The handle is gone after any return but -EAGAIN.
- * stop: the capture was deleted (or the server stops): end the sampling, free everything.
+ * sampler (src/daemon/ingest/capture.c), it hands the server its capture manager and a capture's
+ * samples go into its own recording, not the live store. Without one, or when a start fails, a
+ * capture is a time-bounded window of the live store at the daemon's frequency (its JSON says
+ * "frequency_applied": false). @m is borrowed and must outlive the server. Before start.
  */
-struct recording;
-struct http_capture_hooks {
-	int (*start)(void *ctx, uint64_t frequency_hz, int64_t pid, int64_t duration_ns,
-		     size_t max_bytes, uint64_t *ret_frequency_hz, int64_t *ret_start_ns);
-	int (*take)(void *ctx, int handle, struct recording **ret, bool *ret_truncated, char *err,
-		    size_t errlen);
-	void (*stop)(void *ctx, int handle);
-	void *ctx;
-};
-void http_server__set_capture_hooks(struct http_server *s, const struct http_capture_hooks *h);
+struct capture_mgr;
+void http_server__set_captures(struct http_server *s, struct capture_mgr *m);
+
+/*
+ * The bearer token (copied; NULL or "" turns authentication off): any thread, at start and on
+ * SIGHUP (http_auth.c). 0 or -EINVAL (too long).
+ */
+int http_server__set_token(struct http_server *s, const char *token);
+bool http_server__auth_enabled(struct http_server *s);
+/*
+ * True when a request for @path with the Authorization header @authorization (may be NULL)
+ * may proceed: authentication off, @path is /healthz or the dashboard's page ("/") or static
+ * files ("/assets/..."), or "Bearer <token>" matches in constant time. Counts refusals.
+ */
+bool http_server__auth_check(struct http_server *s, const char *path, const char *authorization);
+/* Requests refused with 401 since start. */
+uint64_t http_server__auth_failures(struct http_server *s);
+
+/* The live-changeable limits (SIGHUP); any thread. Cached responses are dropped. */
+void http_server__set_limits(struct http_server *s, uint64_t max_range_s,
+			     uint64_t max_response_bytes, uint64_t max_body_bytes);
+/* Drops every cached response (a reload changed what they depend on, e.g. [filter]). */
+void http_server__flush_cache(struct http_server *s);
+
+/*
+ * Per response, once it is queued: the matched route's path ("other" for none), the status and
+ * the time it took. For the exporter's metrics (http_export.c). Set before start.
+ */
+typedef void (*http_observe_fn)(void *ctx, const char *route, int status, double seconds);
+void http_server__set_observer(struct http_server *s, http_observe_fn fn, void *ctx);
+
+/* The live store (NULL in replay), the configuration in force, and the body bytes sent. */
+struct store *http_server__store(const struct http_server *s);
+const struct http_config *http_server__config(const struct http_server *s);
+uint64_t http_server__bytes_out(const struct http_server *s);
+
+/*
+ * Main thread, once per tick: a copy of the counters only the main loop may read (sampler,
+ * symbolizer, ingest) for /api/v1/stats and /metrics ("sampler", "symbols", "service"). Any
+ * thread may read the last copy with http_server__published() (false: none yet).
+ */
+struct sampler_stats;
+struct symbolizer_stats;
+struct ingest_stats;
+void http_server__publish(struct http_server *s, const struct sampler_stats *sa,
+			  const struct symbolizer_stats *sy, const struct ingest_stats *in);
+bool http_server__published(struct http_server *s, struct sampler_stats *sa,
+			    struct symbolizer_stats *sy, struct ingest_stats *in);
+/* CLOCK_MONOTONIC of the last copy (0: none). */
+uint64_t http_server__published_at(struct http_server *s);
 
 /* --- for handlers ---------------------------------------------------------------------------- */
 
 const char *http_request__method(const struct http_request *req);
+/* The matched route's ctx (struct http_route.ctx). */
+void *http_request__route_ctx(const struct http_request *req);
 const char *http_request__path(const struct http_request *req);
 /* The part of the path after a prefix route's prefix ("" for exact routes). */
 const char *http_request__suffix(const struct http_request *req);
@@ -185,23 +225,17 @@ struct profile *http_server__query_profile(struct http_server *s, const struct q
 /* --- for emberd's main() (logging) ---------------------------------------------------------- */
 
 struct ember_config;
+struct security_files;
 
 /*
- * Creates and starts the server on @cfg->listen: over @store when @nfiles is 0, otherwise over
- * a recording loaded from @files (`emberd --replay`; *ret_rec receives it, the caller frees it
- * with recording__free() after http_server__free()). Logs what failed. 0 or -errno.
+ * Creates and starts the server on @cfg->listen with the TLS files and token of @sec (borrowed:
+ * must outlive the server): over @store when @nfiles is 0, otherwise over a recording loaded from
+ * @files (`emberd --replay`; *ret_rec receives it, the caller frees it with recording__free()
+ * after http_server__free()). Adds /metrics and /debug/pprof/profile. Logs what failed. 0 or
+ * -errno.
  */
-int emberd_http_setup(const struct ember_config *cfg, struct store *store, char **files,
-		      int nfiles, struct http_server **ret_srv, struct recording **ret_rec);
-
-struct sampler_stats;
-struct symbolizer_stats;
-/*
- * Main thread, once per tick: copies the sampler's and symbolizer's counters for
- * /api/v1/stats ("sampler" and "symbols": loss counters, unresolved share, cache sizes).
- */
-void emberd_http_publish(const struct sampler_stats *sa, const struct symbolizer_stats *sy);
-/* The last published copy (any thread; /metrics applies it at scrape time); false: none yet. */
-bool emberd_http_published(struct sampler_stats *sa, struct symbolizer_stats *sy);
+int emberd_http_setup(const struct ember_config *cfg, const struct security_files *sec,
+		      struct store *store, char **files, int nfiles, struct http_server **ret_srv,
+		      struct recording **ret_rec);
 
 #endif

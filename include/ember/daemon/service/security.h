@@ -6,8 +6,8 @@
  *     needs TLS (http.tls_cert + http.tls_key) AND a bearer token (http.auth_token_file), or
  *     http.insecure = yes, which logs a warning at every start;
  *   - bearer token: read from a regular file owned by root and not accessible to group or
- *     others; compared in constant time; every endpoint but /healthz needs it once set; a
- *     failure is a bare 401 (no detail about why);
+ *     others; the HTTP server compares it in constant time (http_auth.c); every endpoint but
+ *     /healthz needs it once set; a failure is a bare 401 (no detail about why);
  *   - TLS: libmicrohttpd's GnuTLS support with the PEM certificate and key loaded at start (the
  *     key file must not be accessible to group or others);
  *   - privileges: after BPF is loaded and attached and the socket is bound, emberd keeps only
@@ -21,8 +21,6 @@
 #include <stdint.h>
 
 struct ember_config;
-struct http_config;
-struct MHD_Connection;
 
 #define EMBER_TOKEN_MIN 16  /* bytes; shorter tokens are refused */
 #define EMBER_TOKEN_MAX 512
@@ -50,32 +48,24 @@ int security_read_token(const char *path, char *ret, size_t size, char *err, siz
  */
 int security_read_pem(const char *path, bool private, char **ret, char *err, size_t errlen);
 
-/* --- the request-side check (thread-safe; used by http.c on every request) ------------------ */
-
-/* Sets the token (copied; NULL or "" turns authentication off). 0 or -EINVAL. */
-int http_auth_set_token(const char *token);
-bool http_auth_enabled(void);
-/*
- * True when a request for @path with the Authorization header @authorization (may be NULL)
- * may proceed: authentication off, @path is /healthz or the dashboard's page ("/") or static files
- * ("/assets/..."), or "Bearer <token>" matches in constant time.
- */
-bool http_auth_check(const char *path, const char *authorization);
-/* Queues the 401 response (WWW-Authenticate: Bearer, no detail). Returns an enum MHD_Result. */
-int http_auth_deny(struct MHD_Connection *conn);
-/* Requests refused with 401 since start. */
-uint64_t http_auth_failures(void);
-
 /* --- emberd's main (logging) --------------------------------------------------------------- */
 
+/* The secrets emberd serves with: read at start, the token again on SIGHUP. */
+struct security_files {
+	char token[EMBER_TOKEN_MAX + 1];  /* "": no authentication */
+	char *tls_cert_pem, *tls_key_pem; /* NULL: plain HTTP; owned */
+};
+
 /*
- * Applies the policy and loads the token and the TLS files into @hc (the PEM strings stay owned
- * here until emberd_security_fini()). Logs what is wrong. 0 or -errno.
+ * Applies the listen policy to @c and reads its token and TLS files into *@ret (free with
+ * security_files_fini()). Logs what is wrong. 0 or -errno.
  */
-int emberd_security_setup(const struct ember_config *c, struct http_config *hc);
-/* SIGHUP: re-reads the token file of @c (rotation); on failure keeps the old token. Logs. */
-int emberd_security_reload(const struct ember_config *c);
-void emberd_security_fini(void);
+int security_files_load(const struct ember_config *c, struct security_files *ret);
+/* SIGHUP: re-reads the token file of @c (rotation) into @f; on failure keeps the old token.
+ * Logs. 0 or -errno. */
+int security_files_reload_token(const struct ember_config *c, struct security_files *f);
+/* Wipes the secrets and frees the PEMs; a zeroed struct is fine. */
+void security_files_fini(struct security_files *f);
 
 /*
  * `emberd --check-config`: the policy, the token and TLS files and the user, without starting

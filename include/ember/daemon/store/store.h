@@ -36,6 +36,7 @@ struct profile;
 #define STORE_DEFAULT_MAX_BYTES	  (256ULL << 20)
 #define STORE_MIN_MAX_BYTES	  (1ULL << 20)
 #define STORE_COMM_LEN		  16
+#define STORE_MAX_CPUS		  1024 /* CPUs tallied one by one; higher ones count as unknown */
 
 struct store; /* opaque */
 
@@ -55,10 +56,10 @@ int store__set_limits(struct store *s, uint64_t retention_s, uint64_t max_bytes)
 int store__intern_frame(struct store *s, const char *name, size_t len);
 
 enum store_stack_flags {
-	STORE_STACK_IDLE = 1u << 0,	   /* the idle task (pid 0) was running */
+	STORE_STACK_IDLE = 1u << 0,	    /* idle by the one rule (idle.h): the idle task, idle */
 	STORE_STACK_USER_MISSING = 1u << 1, /* no user stack could be taken (-EFAULT etc.) */
 	STORE_STACK_KERN_MISSING = 1u << 2, /* no kernel stack */
-	STORE_STACK_TRUNCATED = 1u << 3,   /* deeper than the sampled depth */
+	STORE_STACK_TRUNCATED = 1u << 3,    /* deeper than the sampled depth */
 };
 
 /*
@@ -183,6 +184,13 @@ struct store_stats {
 };
 
 void store__stats(struct store *s, struct store_stats *ret);
+
+/*
+ * Samples appended since start, by CPU: fills @ret[0..min(n, cpus)) and *@ret_unknown (samples of
+ * no known CPU: untimed ones, or CPUs >= STORE_MAX_CPUS); returns the number of CPUs seen (the
+ * highest CPU appended + 1), which may exceed @n.
+ */
+size_t store__cpu_samples(struct store *s, uint64_t *ret, size_t n, uint64_t *ret_unknown);
 
 /*
  * Number of compactions so far: frame and stack ids from before a change are void. Cheap; the

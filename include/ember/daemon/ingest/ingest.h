@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ingest: the sampler's groups become named stacks. The one way from the BPF maps to a sink, for
+ * the live store and for ad hoc captures alike. For each group (pid, tid, comm, kernel and user
+ * addresses, sample times) of a drain:
+ *
+ *   1. [filter]: samples of an excluded comm (fnmatch globs) or cgroup (path prefixes of the
+ *      process's cgroup v2, read from /proc/PID/cgroup, cached 10 s per pid) are counted and
+ *      dropped;
+ *   2. the symbolizer names the frames: user frames root first, then kernel frames; a short-lived
+ *      cache of symbolized stacks (direct-mapped, keyed by the addresses and the process's
+ *      symbol version) saves asking again for a stack seen lately;
+ *   3. marker frames stand where a stack is missing: "[lost stack]" / "[stack collision]" (and
+ *      their "_[k]" kernel forms) for a stack the sampler could not keep, "[idle]_[k]" for an
+ *      idle sample taken without its stack; flags say what is missing, truncated or idle (the
+ *      one idle rule, idle.h);
+ *   4. the sink gets the stack, as ids of the symbolizer's names (ingest__names()), with the
+ *      group's samples.
+ *
+ * Not thread-safe: the main thread only (like the symbolizer it drives), except
+ * ingest__filtered(), which any thread may call. Non-logging.
+ */
+#ifndef EMBER_INGEST_H
+#define EMBER_INGEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct sampler_group;
+struct strtab;
+struct symbolizer;
+
+enum ingest_stack_flags {
+	INGEST_STACK_IDLE = 1u << 0,	     /* the idle task, in an idle function (idle.h) */
+	INGEST_STACK_USER_MISSING = 1u << 1, /* no user stack (kernel thread, or it was lost) */
+	INGEST_STACK_KERN_MISSING = 1u << 2, /* no kernel stack */
+	INGEST_STACK_TRUNCATED = 1u << 3,    /* deeper than the sampled depth */
+};
+
+/* A named stack and the samples that had it; everything borrowed for the sink call only. */
+struct ingest_stack {
+	const uint32_t *frames; /* ids in ingest__names(), ROOT FIRST: user, then kernel */
+	size_t nr_frames;
+	size_t nr_kernel;	       /* the last nr_kernel frames are kernel frames */
+	unsigned int flags;	       /* enum ingest_stack_flags */
+	const struct sampler_group *g; /* pid, tid, comm, times_ns, cpus, untimed */
+};
+
+/* Return 0 to go on, < 0 to stop the drain (returned by ingest__group()). */
+typedef int (*ingest_sink_fn)(const struct ingest_stack *st, void *ctx);
+
+struct ingest_stats {
+	uint64_t groups;		   /* groups handed to ingest__group() */
+	uint64_t filtered;		   /* samples excluded by [filter] */
+	uint64_t cache_hits, cache_misses; /* the symbolized-stack cache */
+};
+
+struct ingest; /* opaque */
+
+/*
+ * @sym and @names (the symbolizer's strtab) are borrowed and must outlive the ingest. NULL +
+ * errno (ENOMEM). Free with ingest__free().
+ */
+struct ingest *ingest__new(struct symbolizer *sym, struct strtab *names);
+void ingest__free(struct ingest *in); /* NULL is a no-op */
+
+/*
+ * [filter]: @exclude_comms is a ','-separated list of fnmatch globs, @exclude_cgroups of cgroup
+ * v2 path prefixes ("" or NULL: none); both copied. Replaces the previous filter (a reload).
+ * 0 or -EINVAL (a list too long).
+ */
+int ingest__set_filter(struct ingest *in, const char *exclude_comms, const char *exclude_cgroups);
+
+/* True when [filter] excludes the samples of @pid with @comm (not counted). */
+bool ingest__excluded(struct ingest *in, uint32_t pid, const char *comm);
+
+/* Names the group's stacks and passes them to @sink (nothing when the filter excludes it).
+ * 0, or what @sink returned, or -ENOMEM. */
+int ingest__group(struct ingest *in, const struct sampler_group *g, ingest_sink_fn sink, void *ctx);
+
+/* The strtab the frame ids index (the symbolizer's). Borrowed. */
+const struct strtab *ingest__names(const struct ingest *in);
+
+/* Samples excluded by [filter] since start: any thread. */
+uint64_t ingest__filtered(const struct ingest *in);
+
+void ingest__stats(const struct ingest *in, struct ingest_stats *ret);
+
+#endif

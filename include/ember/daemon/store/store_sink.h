@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * store_sink: where the live ingest's stacks go. An ingest_sink_fn (ingest.h) that interns the
+ * stack's frames into the store (the ingest's frame ids mapped to the store's, remembered until
+ * the store compacts) and appends one store_sample per sample of the group: its time converted
+ * from the BPF clock (CLOCK_MONOTONIC) to Unix time, untimed samples at the wall clock of the
+ * call. Main thread only (like the ingest that calls it).
+ */
+#ifndef EMBER_STORE_SINK_H
+#define EMBER_STORE_SINK_H
+
+#include <stdint.h>
+
+struct ingest_stack;
+struct store;
+struct strtab;
+
+struct store_sink; /* opaque */
+
+/* @store and @names (the ingest's names) are borrowed and must outlive the sink. NULL + errno. */
+struct store_sink *store_sink__new(struct store *store, const struct strtab *names);
+void store_sink__free(struct store_sink *k); /* NULL is a no-op */
+
+/* Before each drain: CLOCK_REALTIME - CLOCK_MONOTONIC, for the sample times of that drain. */
+void store_sink__set_clock_offset(struct store_sink *k, int64_t real_minus_mono_ns);
+
+/* The ingest_sink_fn: @ctx is the store_sink. 0 or -errno (-ENOMEM, -EINVAL). */
+int store_sink__put(const struct ingest_stack *st, void *ctx);
+
+#endif

@@ -1,0 +1,354 @@
+// SPDX-License-Identifier: MIT
+/* ingest: sampler groups -> named stacks -> a sink (include/ember/daemon/ingest/ingest.h). */
+#include "ember/daemon/ingest/ingest.h"
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ember/core/base/clock.h"
+#include "ember/core/base/hash.h"
+#include "ember/core/base/strtab.h"
+#include "ember/core/model/idle.h"
+#include "ember/daemon/sample/sampler.h"
+#include "ember/daemon/symbols/symbolizer.h"
+
+#define MAX_FRAMES  1024 /* symbolized frames per stack (inline frames can add to 2 x 127) */
+#define HALF_FRAMES (MAX_FRAMES / 2)
+#define LIST_MAX    1024 /* bytes of a [filter] list */
+
+/*
+ * Symbolized stacks, cached for a short while: the same (pid, user ips) or kernel ips seen again
+ * within the TTL reuse the frame ids instead of asking the symbolizer (which may re-read
+ * /proc/PID/maps for an address outside the cached mappings). Direct-mapped; the TTL bounds
+ * staleness after an exec or a module load.
+ */
+#define SCACHE_SLOTS	  4096
+#define SCACHE_USER_TTL	  (2 * NSEC_PER_SEC) /* a user stack with unresolved frames: retried soon */
+#define SCACHE_STABLE_TTL (10 * NSEC_PER_SEC) /* resolved, and its process's symbols unchanged */
+#define SCACHE_KERN_TTL	  (30 * NSEC_PER_SEC)
+
+/* [filter]'s cgroup answers, per pid. */
+#define CG_SLOTS  1024
+#define CG_TTL_NS (10 * NSEC_PER_SEC)
+
+struct scache_ent {
+	uint64_t hash;
+	uint64_t expires_ns;
+	uint64_t version; /* symbolizer__pid_version() of a user stack's process */
+	uint32_t pid;
+	uint32_t n;    /* frame ids */
+	uint32_t *ids; /* symbolizer strtab ids, root first; owned */
+	size_t cap;
+};
+
+struct cg_slot {
+	uint32_t pid;
+	bool excluded;
+	uint64_t at_ns; /* 0: empty */
+};
+
+struct ingest {
+	struct symbolizer *sym;
+	struct strtab *names;
+	struct scache_ent *scache;   /* SCACHE_SLOTS entries */
+	uint32_t tmp[HALF_FRAMES];   /* uncached symbolizer answers */
+	uint32_t frames[MAX_FRAMES]; /* the stack being built */
+	char comms[LIST_MAX];	     /* [filter]: ','-separated globs */
+	char cgroups[LIST_MAX];	     /* ... and cgroup path prefixes */
+	struct cg_slot cg[CG_SLOTS];
+	uint64_t filtered; /* atomic: read by HTTP threads */
+	struct ingest_stats st;
+};
+
+struct ingest *ingest__new(struct symbolizer *sym, struct strtab *names)
+{
+	struct ingest *in = calloc(1, sizeof(*in));
+
+	if (!in)
+		goto fail;
+	in->sym = sym;
+	in->names = names;
+	in->scache = calloc(SCACHE_SLOTS, sizeof(*in->scache));
+	if (!in->scache)
+		goto fail;
+	return in;
+fail:
+	ingest__free(in);
+	errno = ENOMEM;
+	return NULL;
+}
+
+void ingest__free(struct ingest *in)
+{
+	size_t i;
+
+	if (!in)
+		return;
+	if (in->scache)
+		for (i = 0; i < SCACHE_SLOTS; i++)
+			free(in->scache[i].ids);
+	free(in->scache);
+	free(in);
+}
+
+const struct strtab *ingest__names(const struct ingest *in)
+{
+	return in->names;
+}
+
+uint64_t ingest__filtered(const struct ingest *in)
+{
+	return __atomic_load_n(&in->filtered, __ATOMIC_RELAXED);
+}
+
+void ingest__stats(const struct ingest *in, struct ingest_stats *ret)
+{
+	*ret = in->st;
+	ret->filtered = ingest__filtered(in);
+}
+
+/* --- [filter] ----------------------------------------------------------------------------- */
+
+int ingest__set_filter(struct ingest *in, const char *exclude_comms, const char *exclude_cgroups)
+{
+	const char *c = exclude_comms ? exclude_comms : "";
+	const char *g = exclude_cgroups ? exclude_cgroups : "";
+
+	if (strlen(c) >= sizeof(in->comms) || strlen(g) >= sizeof(in->cgroups))
+		return -EINVAL;
+	snprintf(in->comms, sizeof(in->comms), "%s", c);
+	snprintf(in->cgroups, sizeof(in->cgroups), "%s", g);
+	memset(in->cg, 0, sizeof(in->cg)); /* cached answers were for the old prefixes */
+	return 0;
+}
+
+/* Does the ','-separated list @list hold an item for which @match(item, @s) is true? */
+static bool list_any(const char *list, const char *s, bool (*match)(const char *, const char *))
+{
+	char item[256];
+	const char *p = list;
+
+	while (*p) {
+		size_t n = strcspn(p, ",");
+
+		if (n && n < sizeof(item)) {
+			memcpy(item, p, n);
+			item[n] = '\0';
+			if (match(item, s))
+				return true;
+		}
+		p += n + (p[n] == ',');
+	}
+	return false;
+}
+
+static bool glob_match(const char *glob, const char *s)
+{
+	return fnmatch(glob, s, 0) == 0;
+}
+
+/* @prefix matches the path itself or a path below it ("/a" matches "/a" and "/a/b", not "/ab"). */
+static bool prefix_match(const char *prefix, const char *path)
+{
+	size_t n = strlen(prefix);
+
+	while (n > 1 && prefix[n - 1] == '/')
+		n--;
+	return !strncmp(prefix, path, n) && (path[n] == '\0' || path[n] == '/' || n == 1);
+}
+
+/* The cgroup v2 path of @pid ("0::/path"), "" when unknown. */
+static void read_cgroup(uint32_t pid, char *buf, size_t size)
+{
+	char path[64], line[1024];
+	FILE *f;
+
+	buf[0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%u/cgroup", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "0::", 3)) {
+			line[strcspn(line, "\n")] = '\0';
+			snprintf(buf, size, "%s", line + 3);
+			break;
+		}
+	}
+	fclose(f);
+}
+
+bool ingest__excluded(struct ingest *in, uint32_t pid, const char *comm)
+{
+	struct cg_slot *sl;
+	uint64_t now;
+	char cg[1024];
+	bool ex;
+
+	if (in->comms[0] && list_any(in->comms, comm, glob_match))
+		return true;
+	if (!in->cgroups[0] || !pid)
+		return false;
+	sl = &in->cg[pid % CG_SLOTS];
+	now = mono_ns();
+	if (sl->at_ns && sl->pid == pid && now - sl->at_ns < CG_TTL_NS)
+		return sl->excluded;
+	read_cgroup(pid, cg, sizeof(cg));
+	ex = cg[0] && list_any(in->cgroups, cg, prefix_match);
+	*sl = (struct cg_slot){.pid = pid, .excluded = ex, .at_ns = now};
+	return ex;
+}
+
+/* --- naming ------------------------------------------------------------------------------- */
+
+/*
+ * Symbol ids of a stack, root first, through the cache: *ret points into the cache or the
+ * ingest's scratch (valid until the next call). Returns the number of ids or -ENOMEM.
+ */
+static int symbolize(struct ingest *in, bool kernel, uint32_t pid, uint64_t time_ns,
+		     const uint64_t *ips, size_t n, const uint32_t **ret)
+{
+	uint64_t h = hash_bytes(ips, n * sizeof(*ips), kernel ? 0x6b : 0x75) ^ hash_mix64(pid + 1);
+	struct scache_ent *e = &in->scache[h & (SCACHE_SLOTS - 1)];
+	uint64_t now = mono_ns(), ver = 0, unresolved = 0, ttl = SCACHE_KERN_TTL;
+	int r;
+
+	if (!kernel && symbolizer__has_retired(in->sym, pid)) {
+		/* exec or pid reuse lately: the answer depends on when, so no caching */
+		r = symbolizer__user_at(in->sym, pid, time_ns, ips, n, in->tmp, HALF_FRAMES);
+		*ret = in->tmp;
+		return r;
+	}
+	/* a user stack's answer holds while its process's mappings and JIT symbols are unchanged */
+	if (!kernel)
+		ver = symbolizer__pid_version(in->sym, pid);
+	if (e->ids && e->hash == h && e->pid == pid && e->version == ver && now < e->expires_ns) {
+		in->st.cache_hits++;
+		*ret = e->ids;
+		return (int)e->n;
+	}
+	in->st.cache_misses++;
+	if (!kernel)
+		unresolved = symbolizer__user_unresolved(in->sym);
+	r = kernel ? symbolizer__kernel(in->sym, ips, n, in->tmp, HALF_FRAMES)
+		   : symbolizer__user(in->sym, pid, ips, n, in->tmp, HALF_FRAMES);
+	if (r < 0)
+		return r;
+	if (!kernel) {
+		/* the call may have read the process for the first time, or read it again */
+		ver = symbolizer__pid_version(in->sym, pid);
+		ttl = ver && symbolizer__user_unresolved(in->sym) == unresolved ? SCACHE_STABLE_TTL
+										: SCACHE_USER_TTL;
+	}
+	if ((size_t)r > e->cap || !e->ids) {
+		uint32_t *ids = realloc(e->ids, ((size_t)r + 1) * sizeof(*ids));
+
+		if (!ids)
+			return -ENOMEM;
+		e->ids = ids;
+		e->cap = (size_t)r + 1;
+	}
+	memcpy(e->ids, in->tmp, (size_t)r * sizeof(*in->tmp));
+	e->n = (uint32_t)r;
+	e->hash = h;
+	e->pid = pid;
+	e->version = ver;
+	e->expires_ns = now + ttl;
+	*ret = e->ids;
+	return r;
+}
+
+/* Appends the marker frame @name: its id in the names. */
+static int add_marker(struct ingest *in, size_t *n, const char *name)
+{
+	int id = strtab__intern(in->names, name, strlen(name));
+
+	if (id < 0)
+		return id;
+	in->frames[(*n)++] = (uint32_t)id;
+	return 0;
+}
+
+/* A stack the sampler could not keep: a collision in its map, or lost. */
+static const char *lost_name(int err, bool kernel)
+{
+	if (err == -EEXIST)
+		return kernel ? "[stack collision]_[k]" : "[stack collision]";
+	return kernel ? "[lost stack]_[k]" : "[lost stack]";
+}
+
+static int add_ids(struct ingest *in, size_t *n, const uint32_t *ids, int r)
+{
+	if ((size_t)r > MAX_FRAMES - *n)
+		r = (int)(MAX_FRAMES - *n);
+	memcpy(in->frames + *n, ids, (size_t)r * sizeof(*ids));
+	*n += (size_t)r;
+	return 0;
+}
+
+int ingest__group(struct ingest *in, const struct sampler_group *g, ingest_sink_fn sink, void *ctx)
+{
+	struct ingest_stack st = {.frames = in->frames, .g = g};
+	size_t n = 0, i, total = g->nr_times + g->untimed;
+	const uint32_t *ids;
+	int r;
+
+	in->st.groups++;
+	if ((in->comms[0] || in->cgroups[0]) && ingest__excluded(in, g->pid, g->comm)) {
+		__atomic_fetch_add(&in->filtered, total, __ATOMIC_RELAXED);
+		return 0;
+	}
+	/* user frames, root first */
+	if (g->user_ips && g->nr_user) {
+		r = symbolize(in, false, g->pid, g->nr_times ? g->times_ns[0] : 0, g->user_ips,
+			      g->nr_user, &ids);
+		if (r < 0)
+			return r;
+		add_ids(in, &n, ids, r);
+		if (g->nr_user >= 127)
+			st.flags |= INGEST_STACK_TRUNCATED;
+	} else if (g->pid != 0 && g->user_err != -EFAULT) {
+		r = add_marker(in, &n, lost_name(g->user_err, false));
+		if (r < 0)
+			return r;
+		st.flags |= INGEST_STACK_USER_MISSING;
+	} else if (g->pid != 0) {
+		st.flags |= INGEST_STACK_USER_MISSING; /* kernel thread, or no user context */
+	}
+	/* kernel frames on top, root first */
+	if (g->kernel_ips && g->nr_kernel) {
+		r = symbolize(in, true, 0, 0, g->kernel_ips, g->nr_kernel, &ids);
+		if (r < 0)
+			return r;
+		st.nr_kernel = n;
+		add_ids(in, &n, ids, r);
+		st.nr_kernel = n - st.nr_kernel;
+	} else if (g->pid == 0 && g->kernel_err == -EFAULT) {
+		/* idle sample without its stack (sampling.idle_stacks = no): one marker frame */
+		r = add_marker(in, &n, IDLE_MARKER_FRAME);
+		if (r < 0)
+			return r;
+		st.nr_kernel = 1;
+	} else if (g->kernel_err != -EFAULT && g->kernel_err) {
+		r = add_marker(in, &n, lost_name(g->kernel_err, true));
+		if (r < 0)
+			return r;
+		st.nr_kernel = 1;
+		st.flags |= INGEST_STACK_KERN_MISSING;
+	} else {
+		st.flags |= INGEST_STACK_KERN_MISSING;
+	}
+	/* the one idle rule: the idle task, in an idle function (or the marker) */
+	if (idle_task(g->pid, g->comm, strnlen(g->comm, sizeof(g->comm))))
+		for (i = n - st.nr_kernel; i < n; i++)
+			if (idle_frame(strtab__str(in->names, in->frames[i]),
+				       strtab__len(in->names, in->frames[i]))) {
+				st.flags |= INGEST_STACK_IDLE;
+				break;
+			}
+	st.nr_frames = n;
+	return sink(&st, ctx);
+}

@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: MIT
+/* store_sink: the live ingest into the store (include/ember/daemon/store/store_sink.h). */
+#include "ember/daemon/store/store_sink.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ember/core/base/array.h"
+#include "ember/core/base/clock.h"
+#include "ember/core/base/strtab.h"
+#include "ember/daemon/ingest/ingest.h"
+#include "ember/daemon/sample/sampler.h"
+#include "ember/daemon/store/store.h"
+
+#define MAX_FRAMES 1024
+
+struct store_sink {
+	struct store *store;
+	const struct strtab *names;
+	int32_t *frame_map; /* names id -> store frame id, -1 unknown */
+	size_t frame_map_cap;
+	uint64_t compactions; /* store compactions frame_map is valid for */
+	int64_t real_off_ns;  /* CLOCK_REALTIME - CLOCK_MONOTONIC */
+	struct store_sample *batch;
+	size_t batch_cap;
+	uint32_t frames[MAX_FRAMES];
+};
+
+struct store_sink *store_sink__new(struct store *store, const struct strtab *names)
+{
+	struct store_sink *k = calloc(1, sizeof(*k));
+
+	if (!k) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	k->store = store;
+	k->names = names;
+	k->real_off_ns = (int64_t)(real_ns() - mono_ns());
+	return k;
+}
+
+void store_sink__free(struct store_sink *k)
+{
+	if (!k)
+		return;
+	free(k->frame_map);
+	free(k->batch);
+	free(k);
+}
+
+void store_sink__set_clock_offset(struct store_sink *k, int64_t real_minus_mono_ns)
+{
+	k->real_off_ns = real_minus_mono_ns;
+}
+
+/* The store's frame id of names id @id. >= 0 or -ENOMEM. */
+static int store_frame(struct store_sink *k, uint32_t id)
+{
+	size_t old = k->frame_map_cap, i;
+	int r;
+
+	if (array_grow((void **)&k->frame_map, &k->frame_map_cap, (size_t)id + 1,
+		       sizeof(*k->frame_map), 4096))
+		return -ENOMEM;
+	for (i = old; i < k->frame_map_cap; i++)
+		k->frame_map[i] = -1;
+	if (k->frame_map[id] >= 0)
+		return k->frame_map[id];
+	r = store__intern_frame(k->store, strtab__str(k->names, id), strtab__len(k->names, id));
+	if (r >= 0)
+		k->frame_map[id] = r;
+	return r;
+}
+
+int store_sink__put(const struct ingest_stack *st, void *ctx)
+{
+	struct store_sink *k = ctx;
+	const struct sampler_group *g = st->g;
+	size_t total = g->nr_times + g->untimed, i, n = st->nr_frames;
+	uint64_t comp = store__compactions(k->store), now_real;
+	int id;
+
+	if (comp != k->compactions) {
+		/* the store renumbered its frames: forget the cached mapping */
+		for (i = 0; i < k->frame_map_cap; i++)
+			k->frame_map[i] = -1;
+		k->compactions = comp;
+	}
+	if (n > MAX_FRAMES)
+		n = MAX_FRAMES;
+	for (i = 0; i < n; i++) {
+		id = store_frame(k, st->frames[i]);
+		if (id < 0)
+			return id;
+		k->frames[i] = (uint32_t)id;
+	}
+	/* the ingest's flags are the store's (same bits, checked below) */
+	id = store__intern_stack(k->store, k->frames, n, st->nr_kernel, st->flags);
+	if (id < 0)
+		return id;
+	if (array_grow((void **)&k->batch, &k->batch_cap, total, sizeof(*k->batch), 64))
+		return -ENOMEM;
+	now_real = real_ns();
+	for (i = 0; i < total; i++) {
+		struct store_sample *x = &k->batch[i];
+
+		*x = (struct store_sample){
+		    .time_ns = i < g->nr_times
+				   ? (uint64_t)((int64_t)g->times_ns[i] + k->real_off_ns)
+				   : now_real,
+		    .stack_id = (uint32_t)id,
+		    .pid = g->pid,
+		    .tid = g->tid,
+		    .cpu = i < g->nr_times ? g->cpus[i] : UINT32_MAX,
+		    .count = 1,
+		};
+		memcpy(x->comm, g->comm, sizeof(x->comm));
+	}
+	return store__append(k->store, k->batch, total);
+}
+
+_Static_assert((unsigned int)INGEST_STACK_IDLE == (unsigned int)STORE_STACK_IDLE &&
+		   (unsigned int)INGEST_STACK_USER_MISSING ==
+		       (unsigned int)STORE_STACK_USER_MISSING &&
+		   (unsigned int)INGEST_STACK_KERN_MISSING ==
+		       (unsigned int)STORE_STACK_KERN_MISSING &&
+		   (unsigned int)INGEST_STACK_TRUNCATED == (unsigned int)STORE_STACK_TRUNCATED,
+	       "ingest and store stack flags must agree");
