@@ -197,7 +197,7 @@ struct symbolizer {
 /* --- names ------------------------------------------------------------------------------- */
 
 /* Folded frames cannot hold ';' or line breaks: the same tidying as stackcollapse-perf. */
-static void sanitize(char *p, size_t len)
+static void sym_sanitize(char *p, size_t len)
 {
 	size_t i;
 
@@ -212,8 +212,8 @@ static void sanitize(char *p, size_t len)
 }
 
 /* Interns @raw (demangled if @dem) + @suffix. Returns id >= 0 or -ENOMEM. */
-static int intern(struct symbolizer *s, const char *raw, size_t raw_len, bool dem,
-		  const char *suffix)
+static int sym_intern(struct symbolizer *s, const char *raw, size_t raw_len, bool dem,
+		      const char *suffix)
 {
 	sbuf_reset(&s->name);
 	if (dem && s->o.demangle && raw[raw_len] == '\0')
@@ -224,11 +224,11 @@ static int intern(struct symbolizer *s, const char *raw, size_t raw_len, bool de
 		sbuf_adds(&s->name, suffix);
 	if (sbuf_error(&s->name))
 		return -ENOMEM;
-	sanitize(s->name.buf, s->name.len);
+	sym_sanitize(s->name.buf, s->name.len);
 	return strtab__intern(s->st, s->name.buf, s->name.len);
 }
 
-static int intern_lit(struct symbolizer *s, int32_t *cache, const char *lit)
+static int sym_intern_lit(struct symbolizer *s, int32_t *cache, const char *lit)
 {
 	int id;
 
@@ -294,92 +294,15 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *o, struct strta
 	return s;
 }
 
-static void lru_unlink_p(struct proc *p)
-{
-	p->lru_prev->lru_next = p->lru_next;
-	p->lru_next->lru_prev = p->lru_prev;
-}
-
-static void lru_front_p(struct symbolizer *s, struct proc *p)
-{
-	p->lru_next = s->lru_p.lru_next;
-	p->lru_prev = &s->lru_p;
-	s->lru_p.lru_next->lru_prev = p;
-	s->lru_p.lru_next = p;
-}
-
-static void lru_unlink_e(struct elfent *e)
-{
-	e->lru_prev->lru_next = e->lru_next;
-	e->lru_next->lru_prev = e->lru_prev;
-}
-
-static void lru_front_e(struct symbolizer *s, struct elfent *e)
-{
-	e->lru_next = s->lru_e.lru_next;
-	e->lru_prev = &s->lru_e;
-	s->lru_e.lru_next->lru_prev = e;
-	s->lru_e.lru_next = e;
-}
-
-static void proc_free(struct proc *p)
-{
-	if (!p)
-		return;
-	free(p->maps);
-	free(p->paths);
-	perfmap__free(p->pm);
-	free(p);
-}
-
-static void image_put(struct symbolizer *s, struct image *img)
-{
-	struct image **pp;
-
-	if (!img || --img->refs)
-		return;
-	if (img->build_id_len) {
-		for (pp = &s->btab[img->bid_hash % s->btab_size]; *pp; pp = &(*pp)->bnext) {
-			if (*pp == img) {
-				*pp = img->bnext;
-				break;
-			}
-		}
-	}
-	s->stats.elf_symbols -= elfsym__count(img->es);
-	elfsym__free(img->es);
-	free(img);
-}
-
-static void retired_pop(struct symbolizer *s);
+static void sym_proc_cache_fini(struct symbolizer *s);
+static void sym_elf_cache_fini(struct symbolizer *s);
 
 void symbolizer__free(struct symbolizer *s)
 {
-	size_t i;
-
 	if (!s)
 		return;
-	while (s->rhead)
-		retired_pop(s);
-	for (i = 0; s->ptab && i < s->ptab_size; i++) {
-		struct proc *p = s->ptab[i], *next;
-
-		for (; p; p = next) {
-			next = p->hnext;
-			proc_free(p);
-		}
-	}
-	for (i = 0; s->etab && i < s->etab_size; i++) {
-		struct elfent *e = s->etab[i], *next;
-
-		for (; e; e = next) {
-			next = e->hnext;
-			image_put(s, e->img);
-			if (e->fd >= 0)
-				close(e->fd);
-			free(e);
-		}
-	}
+	sym_proc_cache_fini(s);
+	sym_elf_cache_fini(s);
 	free(s->ptab);
 	free(s->etab);
 	free(s->btab);
@@ -400,7 +323,7 @@ void symbolizer__free(struct symbolizer *s)
 
 /* --- output frames --------------------------------------------------------------------------- */
 
-static int push(struct symbolizer *s, size_t *n, uint32_t id)
+static int sym_push(struct symbolizer *s, size_t *n, uint32_t id)
 {
 	if (*n >= s->tmp_cap) {
 		size_t ncap = s->tmp_cap ? s->tmp_cap * 2 : 512;
@@ -416,7 +339,7 @@ static int push(struct symbolizer *s, size_t *n, uint32_t id)
 }
 
 /* tmp[] holds frames leaf first; write them root first, keeping the leaf-most @cap. */
-static int emit(struct symbolizer *s, size_t n, uint32_t *ret, size_t cap)
+static int sym_emit(struct symbolizer *s, size_t n, uint32_t *ret, size_t cap)
 {
 	size_t i, k = n < cap ? n : cap;
 
@@ -490,8 +413,8 @@ static int kernel_frame(struct symbolizer *s, uint64_t addr)
 		c = ksyms__cookie(s->ks, idx);
 		if (c)
 			return (int)(c - 1);
-		id = intern(s, ksyms__name(s->ks, idx), strlen(ksyms__name(s->ks, idx)), false,
-			    "_[k]");
+		id = sym_intern(s, ksyms__name(s->ks, idx), strlen(ksyms__name(s->ks, idx)), false,
+				"_[k]");
 		if (id >= 0)
 			ksyms__set_cookie(s->ks, idx, (uint32_t)id + 1);
 		return id;
@@ -502,10 +425,10 @@ static int kernel_frame(struct symbolizer *s, uint64_t addr)
 		sbuf_addf(&s->name, "[%s]_[k]", mod);
 		if (sbuf_error(&s->name))
 			return -ENOMEM;
-		sanitize(s->name.buf, s->name.len);
+		sym_sanitize(s->name.buf, s->name.len);
 		return strtab__intern(s->st, s->name.buf, s->name.len);
 	}
-	return intern_lit(s, &s->kunknown_id, "[unknown]_[k]");
+	return sym_intern_lit(s, &s->kunknown_id, "[unknown]_[k]");
 }
 
 /* The index of the first cached kernel function starting after @addr. */
@@ -613,7 +536,7 @@ static int kresolve_batch(struct symbolizer *s, const uint64_t *addrs, size_t n)
 
 		if (!parse_ps(t, s->kaddrs[j], &len, &start, &end))
 			continue; /* no symbol: asked again next time (a module may load) */
-		id = intern(s, t, len, false, "_[k]");
+		id = sym_intern(s, t, len, false, "_[k]");
 		if (id < 0 || krange_add(s, start, end, (uint32_t)id))
 			return -ENOMEM;
 	}
@@ -647,10 +570,10 @@ static int kernel_batch(struct symbolizer *s, const uint64_t *addrs, size_t m, s
 			id = krange_find(s, addrs[i]);
 			if (id < 0) {
 				s->stats.kernel_unresolved++;
-				id = intern_lit(s, &s->kunknown_id, "[unknown]_[k]");
+				id = sym_intern_lit(s, &s->kunknown_id, "[unknown]_[k]");
 			}
 		}
-		if (id < 0 || push(s, k, (uint32_t)id))
+		if (id < 0 || sym_push(s, k, (uint32_t)id))
 			return -ENOMEM;
 	}
 	return 0;
@@ -677,7 +600,7 @@ int symbolizer__kernel(struct symbolizer *s, const uint64_t *ips, size_t n, uint
 	}
 	if (m && kernel_batch(s, addrs, m, &k))
 		return -ENOMEM;
-	return emit(s, k, ret, cap);
+	return sym_emit(s, k, ret, cap);
 }
 
 /* --- /proc readers --------------------------------------------------------------------------- */
@@ -755,7 +678,7 @@ static int read_start_time(struct symbolizer *s, uint32_t pid, uint64_t *ret)
 }
 
 /* The innermost pid of the process (the one its own pid namespace sees), from NSpid. */
-static uint32_t read_nspid(struct symbolizer *s, uint32_t pid)
+static uint32_t sym_read_nspid(struct symbolizer *s, uint32_t pid)
 {
 	char path[64];
 	const char *p, *eol;
@@ -896,7 +819,7 @@ static int cmp_mapping(const void *a, const void *b)
 }
 
 /* (Re)reads the process's executable mappings. 0 or -errno (the old ones stay on failure). */
-static int read_maps(struct symbolizer *s, struct proc *p)
+static int sym_read_maps(struct symbolizer *s, struct proc *p)
 {
 	struct maps_ctx c = { 0 };
 	char path[64];
@@ -965,6 +888,30 @@ static int read_maps(struct symbolizer *s, struct proc *p)
 
 /* --- process cache --------------------------------------------------------------------------- */
 
+static void lru_unlink_p(struct proc *p)
+{
+	p->lru_prev->lru_next = p->lru_next;
+	p->lru_next->lru_prev = p->lru_prev;
+}
+
+static void lru_front_p(struct symbolizer *s, struct proc *p)
+{
+	p->lru_next = s->lru_p.lru_next;
+	p->lru_prev = &s->lru_p;
+	s->lru_p.lru_next->lru_prev = p;
+	s->lru_p.lru_next = p;
+}
+
+static void proc_free(struct proc *p)
+{
+	if (!p)
+		return;
+	free(p->maps);
+	free(p->paths);
+	perfmap__free(p->pm);
+	free(p);
+}
+
 static size_t pslot(const struct symbolizer *s, uint32_t pid)
 {
 	return hash_mix64(pid) & (s->ptab_size - 1);
@@ -1018,6 +965,23 @@ static void retired_pop(struct symbolizer *s)
 	free(r);
 }
 
+/* Frees the cached and retired processes (the table is symbolizer__free's). */
+static void sym_proc_cache_fini(struct symbolizer *s)
+{
+	size_t i;
+
+	while (s->rhead)
+		retired_pop(s);
+	for (i = 0; s->ptab && i < s->ptab_size; i++) {
+		struct proc *p = s->ptab[i], *next;
+
+		for (; p; p = next) {
+			next = p->hnext;
+			proc_free(p);
+		}
+	}
+}
+
 static void retired_expire(struct symbolizer *s, uint64_t now)
 {
 	while (s->rhead && s->rhead->expire_ns <= now)
@@ -1057,7 +1021,7 @@ static void proc_retire(struct symbolizer *s, struct proc *p, uint64_t until_ns)
 }
 
 /* The retired state of @pid that was current at @time_ns, or NULL. */
-static struct proc *retired_find(struct symbolizer *s, uint32_t pid, uint64_t time_ns)
+static struct proc *sym_retired_find(struct symbolizer *s, uint32_t pid, uint64_t time_ns)
 {
 	struct retired *r, *best = NULL;
 
@@ -1131,10 +1095,10 @@ static void ptab_grow(struct symbolizer *s)
 	s->ptab_size = nsize;
 }
 
-static struct image *elf_get(struct symbolizer *s, struct proc *p, struct mapping *m);
-static void elf_pin(struct symbolizer *s, struct proc *p, struct mapping *m);
-static void elf_unpin_old(struct symbolizer *s, uint64_t t);
-static void perfmap_refresh(struct symbolizer *s, struct proc *p);
+static struct image *sym_elf_get(struct symbolizer *s, struct proc *p, struct mapping *m);
+static void sym_elf_pin(struct symbolizer *s, struct proc *p, struct mapping *m);
+static void sym_elf_unpin_old(struct symbolizer *s, uint64_t t);
+static void sym_perfmap_refresh(struct symbolizer *s, struct proc *p);
 
 static bool has_anon_code(const struct proc *p)
 {
@@ -1167,7 +1131,7 @@ static struct proc *proc_create(struct symbolizer *s, uint32_t pid)
 	} else {
 		/* the namespaced pid (NSpid) is read when a perf map is first looked for */
 		read_exe_id(s, pid, &p->exe_dev, &p->exe_ino);
-		(void)read_maps(s, p);
+		(void)sym_read_maps(s, p);
 	}
 	if (s->nprocs + 1 > s->ptab_size)
 		ptab_grow(s);
@@ -1179,7 +1143,7 @@ static struct proc *proc_create(struct symbolizer *s, uint32_t pid)
 	return p;
 }
 
-static struct proc *proc_get(struct symbolizer *s, uint32_t pid)
+static struct proc *sym_proc_get(struct symbolizer *s, uint32_t pid)
 {
 	struct proc *p = proc_find(s, pid);
 
@@ -1257,7 +1221,7 @@ void symbolizer__note_pid(struct symbolizer *s, uint32_t pid)
 			return;
 		proc_retire(s, p, until);
 	}
-	p = proc_get(s, pid);
+	p = sym_proc_get(s, pid);
 	if (!p)
 		return;
 	/*
@@ -1267,10 +1231,10 @@ void symbolizer__note_pid(struct symbolizer *s, uint32_t pid)
 	 */
 	for (i = 0; i < p->nmaps; i++)
 		if (p->maps[i].kind == PROCMAPS_FILE)
-			elf_pin(s, p, &p->maps[i]);
+			sym_elf_pin(s, p, &p->maps[i]);
 	/* and its JIT symbols, which runtimes often remove at exit */
 	if (s->o.perf_maps && has_anon_code(p))
-		perfmap_refresh(s, p);
+		sym_perfmap_refresh(s, p);
 }
 
 /* Expiry, and with @check each live process's start time and executable read again. */
@@ -1281,7 +1245,7 @@ static int prune(struct symbolizer *s, bool check)
 	int n = 0;
 
 	retired_expire(s, t);
-	elf_unpin_old(s, t);
+	sym_elf_unpin_old(s, t);
 	for (p = s->lru_p.lru_prev; p != &s->lru_p; p = prev) {
 		prev = p->lru_prev;
 		if (check && !p->gone && proc_stale(s, p, &until)) {
@@ -1293,7 +1257,7 @@ static int prune(struct symbolizer *s, bool check)
 		} else if (!p->gone && s->o.perf_maps && has_anon_code(p)) {
 			/* read what JITs appended while it is there to read: a process may exit
 			 * before its samples are symbolized */
-			perfmap_refresh(s, p);
+			sym_perfmap_refresh(s, p);
 		}
 	}
 	return n;
@@ -1320,6 +1284,39 @@ void symbolizer__check_pid(struct symbolizer *s, uint32_t pid)
 
 /* --- ELF image cache ------------------------------------------------------------------------- */
 
+static void lru_unlink_e(struct elfent *e)
+{
+	e->lru_prev->lru_next = e->lru_next;
+	e->lru_next->lru_prev = e->lru_prev;
+}
+
+static void lru_front_e(struct symbolizer *s, struct elfent *e)
+{
+	e->lru_next = s->lru_e.lru_next;
+	e->lru_prev = &s->lru_e;
+	s->lru_e.lru_next->lru_prev = e;
+	s->lru_e.lru_next = e;
+}
+
+static void image_put(struct symbolizer *s, struct image *img)
+{
+	struct image **pp;
+
+	if (!img || --img->refs)
+		return;
+	if (img->build_id_len) {
+		for (pp = &s->btab[img->bid_hash % s->btab_size]; *pp; pp = &(*pp)->bnext) {
+			if (*pp == img) {
+				*pp = img->bnext;
+				break;
+			}
+		}
+	}
+	s->stats.elf_symbols -= elfsym__count(img->es);
+	elfsym__free(img->es);
+	free(img);
+}
+
 static size_t eslot(const struct symbolizer *s, uint64_t dev, uint64_t ino)
 {
 	return hash_mix64(dev * 0x9e3779b97f4a7c15ull ^ ino) & (s->etab_size - 1);
@@ -1343,6 +1340,24 @@ static void elfent_remove(struct symbolizer *s, struct elfent *e)
 		s->nr_pinned--;
 	}
 	free(e);
+}
+
+/* Frees the ELF entries and their images (the tables are symbolizer__free's). */
+static void sym_elf_cache_fini(struct symbolizer *s)
+{
+	size_t i;
+
+	for (i = 0; s->etab && i < s->etab_size; i++) {
+		struct elfent *e = s->etab[i], *next;
+
+		for (; e; e = next) {
+			next = e->hnext;
+			image_put(s, e->img);
+			if (e->fd >= 0)
+				close(e->fd);
+			free(e);
+		}
+	}
 }
 
 static void etab_grow(struct symbolizer *s)
@@ -1544,7 +1559,7 @@ static void elf_read(struct symbolizer *s, struct elfent *e, struct proc *p,
 	}
 }
 
-static struct image *elf_get(struct symbolizer *s, struct proc *p, struct mapping *m)
+static struct image *sym_elf_get(struct symbolizer *s, struct proc *p, struct mapping *m)
 {
 	struct elfent *e = elf_find(s, m);
 
@@ -1568,26 +1583,26 @@ static struct image *elf_get(struct symbolizer *s, struct proc *p, struct mappin
 }
 
 /*
- * Keeps @m's file open for a later elf_get, unless known already: what a process maps is read
+ * Keeps @m's file open for a later sym_elf_get, unless known already: what a process maps is read
  * when its stacks need it, even after it has exited (its path then gone, or another file).
  * Past MAX_PINNED open files, read at once.
  */
-static void elf_pin(struct symbolizer *s, struct proc *p, struct mapping *m)
+static void sym_elf_pin(struct symbolizer *s, struct proc *p, struct mapping *m)
 {
 	struct elfent *e = elf_find(s, m);
 	int fd;
 
-	if (e) { /* a hit, as for elf_get: one file for many processes */
+	if (e) { /* a hit, as for sym_elf_get: one file for many processes */
 		s->stats.elf_hits++;
 		return;
 	}
 	if (s->nr_pinned >= MAX_PINNED) {
-		(void)elf_get(s, p, m);
+		(void)sym_elf_get(s, p, m);
 		return;
 	}
 	fd = open_mapping(s, p, m);
 	if (fd < 0) {
-		(void)elf_get(s, p, m); /* counts and logs the failure, retried later */
+		(void)sym_elf_get(s, p, m); /* counts and logs the failure, retried later */
 		return;
 	}
 	e = elf_add(s, m);
@@ -1603,7 +1618,7 @@ static void elf_pin(struct symbolizer *s, struct proc *p, struct mapping *m)
 
 /* Closes the files pinned longer than PIN_NS: their processes' first samples are long drained
  * (a later read opens the file again through a live process). */
-static void elf_unpin_old(struct symbolizer *s, uint64_t t)
+static void sym_elf_unpin_old(struct symbolizer *s, uint64_t t)
 {
 	struct elfent *e, *prev;
 
@@ -1645,7 +1660,7 @@ static void pm_state(struct symbolizer *s, struct proc *p, enum pm_state st)
 
 /* Reads what was appended to the process's perf map since the last look. Never blocks: the
  * file is opened O_NONBLOCK and O_NOFOLLOW, and must be a regular file of bounded size. */
-static void perfmap_refresh(struct symbolizer *s, struct proc *p)
+static void sym_perfmap_refresh(struct symbolizer *s, struct proc *p)
 {
 	char path[PATH_MAX];
 	struct stat st;
@@ -1658,7 +1673,7 @@ static void perfmap_refresh(struct symbolizer *s, struct proc *p)
 	if (p->gone)
 		return; /* its /tmp is gone with it; keep what was read */
 	if (!p->nspid)
-		p->nspid = read_nspid(s, p->pid);
+		p->nspid = sym_read_nspid(s, p->pid);
 	snprintf(path, sizeof(path), "%s/%u/root/tmp/perf-%u.map", s->proc_root, p->pid, p->nspid);
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY);
 	if (fd < 0) {
@@ -1742,7 +1757,7 @@ out:
 }
 
 /* The JIT frame for @addr, or -ENOENT. */
-static int jit_frame(struct symbolizer *s, struct proc *p, uint64_t addr, bool refresh)
+static int sym_jit_frame(struct symbolizer *s, struct proc *p, uint64_t addr, bool refresh)
 {
 	int idx, id;
 	uint32_t c;
@@ -1753,7 +1768,7 @@ static int jit_frame(struct symbolizer *s, struct proc *p, uint64_t addr, bool r
 		return -ENOENT;
 	idx = p->pm ? perfmap__lookup(p->pm, addr) : -ENOENT;
 	if (idx < 0 && refresh && mono_ns() - p->pm_checked_ns >= PERFMAP_RECHECK_NS) {
-		perfmap_refresh(s, p);
+		sym_perfmap_refresh(s, p);
 		idx = p->pm ? perfmap__lookup(p->pm, addr) : -ENOENT;
 	}
 	if (idx < 0)
@@ -1762,7 +1777,7 @@ static int jit_frame(struct symbolizer *s, struct proc *p, uint64_t addr, bool r
 	if (c)
 		return (int)(c - 1);
 	name = perfmap__name(p->pm, idx, &len);
-	id = intern(s, name, len, false, "_[j]");
+	id = sym_intern(s, name, len, false, "_[j]");
 	if (id >= 0)
 		perfmap__set_cookie(p->pm, idx, (uint32_t)id + 1);
 	return id;
@@ -1821,7 +1836,7 @@ static int image_frames(struct symbolizer *s, struct image *img, struct elfsym *
 		slot = &s->acache[hash_mix64(vaddr ^ (uint64_t)serial << 40) & (ADDR_CACHE_SIZE - 1)];
 		if (slot->serial == serial && slot->vaddr == vaddr) {
 			for (i = (int)slot->n - 1; i >= 0; i--)
-				if (push(s, k, slot->ids[i]))
+				if (sym_push(s, k, slot->ids[i]))
 					return -ENOMEM;
 			s->stats.inline_frames += slot->n - 1;
 			return 1;
@@ -1836,7 +1851,7 @@ static int image_frames(struct symbolizer *s, struct image *img, struct elfsym *
 	} else {
 		const char *name = elfsym__name(es, idx);
 
-		id = intern(s, name, strlen(name), true, NULL);
+		id = sym_intern(s, name, strlen(name), true, NULL);
 		if (id < 0)
 			return -ENOMEM;
 		elfsym__set_cookie(es, idx, (uint32_t)id + 1);
@@ -1846,14 +1861,14 @@ static int image_frames(struct symbolizer *s, struct image *img, struct elfsym *
 		int ni = elfsym__inlines(es, vaddr, inl, MAX_INLINE);
 
 		for (i = 0; i < ni; i++) {
-			id = intern(s, inl[i], strlen(inl[i]), true, "_[i]");
+			id = sym_intern(s, inl[i], strlen(inl[i]), true, "_[i]");
 			if (id < 0)
 				return -ENOMEM;
 			ids[n++] = (uint32_t)id;
 		}
 	}
 	for (i = n - 1; i >= 0; i--)
-		if (push(s, k, ids[i]))
+		if (sym_push(s, k, ids[i]))
 			return -ENOMEM;
 	s->stats.inline_frames += (uint64_t)(n - 1);
 	if (slot && n <= ADDR_CACHE_FRAMES) {
@@ -1871,13 +1886,13 @@ static int unknown_frame(struct symbolizer *s, struct proc *p, struct mapping *m
 	int id;
 
 	if (!m)
-		return intern_lit(s, &s->unknown_id, "[unknown]");
+		return sym_intern_lit(s, &s->unknown_id, "[unknown]");
 	if (m->kind == PROCMAPS_VDSO)
 		base = "vdso";
 	else if (m->kind == PROCMAPS_FILE && m->base_len)
 		base = p->paths + m->base_off;
 	else
-		return intern_lit(s, &s->unknown_id, "[unknown]");
+		return sym_intern_lit(s, &s->unknown_id, "[unknown]");
 	sbuf_reset(&s->name);
 	if (s->o.addr_offsets) {
 		sbuf_addf(&s->name, "%s+0x%llx", base,
@@ -1889,7 +1904,7 @@ static int unknown_frame(struct symbolizer *s, struct proc *p, struct mapping *m
 	}
 	if (sbuf_error(&s->name))
 		return -ENOMEM;
-	sanitize(s->name.buf, s->name.len);
+	sym_sanitize(s->name.buf, s->name.len);
 	id = strtab__intern(s->st, s->name.buf, s->name.len);
 	if (id >= 0 && !s->o.addr_offsets)
 		m->unknown_id = id;
@@ -1906,11 +1921,11 @@ static int user_frame(struct symbolizer *s, struct proc *p, uint64_t addr, size_
 	    mono_ns() - p->maps_read_ns >= (p->reread ? MAPS_REFRESH_NS : MAPS_FIRST_REFRESH_NS)) {
 		/* new code mapped since (dlopen, exec, a JIT's new region): look again */
 		p->reread = true;
-		(void)read_maps(s, p);
+		(void)sym_read_maps(s, p);
 		m = find_mapping(p, addr);
 	}
 	if (m && m->kind == PROCMAPS_FILE) {
-		struct image *img = elf_get(s, p, m);
+		struct image *img = sym_elf_get(s, p, m);
 		uint64_t vaddr;
 
 		if (img && elfsym__file_to_vaddr(img->es, addr - m->start + m->pgoff, &vaddr) == 0) {
@@ -1932,10 +1947,10 @@ static int user_frame(struct symbolizer *s, struct proc *p, uint64_t addr, size_
 	if (!m || m->kind != PROCMAPS_SPECIAL) {
 		/* an address in no mapping (even after a re-read) is mostly a garbage return
 		 * address: look in the perf map already read, but do not open the file again */
-		id = jit_frame(s, p, addr, m != NULL || !p->nmaps);
+		id = sym_jit_frame(s, p, addr, m != NULL || !p->nmaps);
 		if (id >= 0) {
 			s->stats.jit_frames++;
-			return push(s, k, (uint32_t)id);
+			return sym_push(s, k, (uint32_t)id);
 		}
 		if (id == -ENOMEM)
 			return id;
@@ -1946,7 +1961,7 @@ static int user_frame(struct symbolizer *s, struct proc *p, uint64_t addr, size_
 	id = unknown_frame(s, p, m, addr);
 	if (id < 0)
 		return id;
-	return push(s, k, (uint32_t)id);
+	return sym_push(s, k, (uint32_t)id);
 }
 
 int symbolizer__user(struct symbolizer *s, uint32_t pid, const uint64_t *ips, size_t n,
@@ -1958,12 +1973,12 @@ int symbolizer__user(struct symbolizer *s, uint32_t pid, const uint64_t *ips, si
 int symbolizer__user_at(struct symbolizer *s, uint32_t pid, uint64_t time_ns, const uint64_t *ips,
 			size_t n, uint32_t *ret, size_t cap)
 {
-	struct proc *p = time_ns && s->nretired ? retired_find(s, pid, time_ns) : NULL;
+	struct proc *p = time_ns && s->nretired ? sym_retired_find(s, pid, time_ns) : NULL;
 	size_t i, k = 0;
 	bool first = true;
 
 	if (!p)
-		p = proc_get(s, pid);
+		p = sym_proc_get(s, pid);
 	if (!p)
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
@@ -1977,7 +1992,7 @@ int symbolizer__user_at(struct symbolizer *s, uint32_t pid, uint64_t time_ns, co
 		if (r < 0)
 			return r;
 	}
-	return emit(s, k, ret, cap);
+	return sym_emit(s, k, ret, cap);
 }
 
 /* --- stats ----------------------------------------------------------------------------------- */
