@@ -112,7 +112,7 @@ static struct flamegraph_cpmap *cpmap_new(void)
 }
 
 /* Sets @key -> @val (copied). 0 or -ENOMEM. */
-static int cpmap_set(struct flamegraph_cpmap *m, const char *key, size_t klen, const char *val)
+static int fg_cpmap_set(struct flamegraph_cpmap *m, const char *key, size_t klen, const char *val)
 {
 	int id = strtab__intern(m->keys, key, klen);
 	char *v;
@@ -129,7 +129,7 @@ static int cpmap_set(struct flamegraph_cpmap *m, const char *key, size_t klen, c
 	return 0;
 }
 
-static const char *cpmap_get(const struct flamegraph_cpmap *m, const char *key, size_t klen)
+static const char *fg_cpmap_get(const struct flamegraph_cpmap *m, const char *key, size_t klen)
 {
 	int id = strtab__find(m->keys, key, klen);
 
@@ -153,6 +153,27 @@ static void nameattr_free(struct flamegraph_nameattr *na)
 	free(na->attrs);
 	strtab__free(na->keys);
 	free(na);
+}
+
+static const struct fg_attr *fg_find_attrs(const struct flamegraph_opts *o, const char *s,
+					   size_t len)
+{
+	int id;
+
+	if (!o->nameattr)
+		return NULL;
+	id = strtab__find(o->nameattr->keys, s, len);
+	if (id < 0 || (size_t)id >= o->nameattr->cap)
+		return NULL;
+	return o->nameattr->attrs[id];
+}
+
+static const char *fg_attr_get(const struct fg_attr *a, const char *key)
+{
+	for (; a && a->key; a++)
+		if (!strcmp(a->key, key))
+			return a->val;
+	return NULL;
 }
 
 /* ---- options ---- */
@@ -254,7 +275,7 @@ static int parse_uint(const char *v, unsigned int lo, unsigned int hi, unsigned 
 	return 0;
 }
 
-static bool valid_bgcolors(const char *v)
+static bool fg_valid_bgcolors(const char *v)
 {
 	size_t i;
 
@@ -438,7 +459,7 @@ int flamegraph_opts_set(struct flamegraph_opts *o, const char *key, const char *
 		return -EINVAL;
 	}
 	if (!strcmp(key, "bgcolors")) {
-		if (!v || !valid_bgcolors(v))
+		if (!v || !fg_valid_bgcolors(v))
 			return -EINVAL;
 		return set_str(&o->bgcolors, v);
 	}
@@ -531,7 +552,7 @@ int flamegraph_cp_load(struct flamegraph_opts *o)
 		end = strstr(val, "->"); /* perl's split keeps only the second field */
 		if (end)
 			*end = 0;
-		err = cpmap_set(o->cpmap, line, (size_t)(arrow - line), val);
+		err = fg_cpmap_set(o->cpmap, line, (size_t)(arrow - line), val);
 		if (err)
 			break;
 	}
@@ -670,7 +691,7 @@ static inline uint32_t ent_frame(const struct fg_ctx *c, const struct fg_ent *e,
 	return c->reverse ? e->f[e->n - 1 - d] : e->f[d];
 }
 
-static const char *frame_name(const struct fg_ctx *c, uint32_t id, size_t *len)
+static const char *fg_frame_name(const struct fg_ctx *c, uint32_t id, size_t *len)
 {
 	if (id == FG_ROOT) {
 		*len = 0;
@@ -835,7 +856,7 @@ static int slow_cmp(struct fg_ctx *c, const struct fg_ent *a, const struct fg_en
 	for (i = 0; i < 2; i++) {
 		sbuf_reset(sb[i]);
 		if (e[i]->n) {
-			const char *s = frame_name(c, ent_frame(c, e[i], d), &len);
+			const char *s = fg_frame_name(c, ent_frame(c, e[i], d), &len);
 
 			sbuf_add(sb[i], s, len);
 		}
@@ -1102,7 +1123,7 @@ static int chain_rewrite(struct fg_ctx *c, uint32_t *ids, size_t *np)
 	}
 
 	for (j = 1; j < n; j++) {
-		s = frame_name(c, ids[j], &nlen);
+		s = fg_frame_name(c, ids[j], &nlen);
 		if (!seen) {
 			if (nlen == 2 && !memcmp(s, "--", 2) && j >= 2 && j + 1 < n) {
 				seen = true;
@@ -1207,7 +1228,7 @@ static int cmp_node(const void *x, const void *y)
 	return (a->stime > b->stime) - (a->stime < b->stime);
 }
 
-static void ctx_fini(struct fg_ctx *c)
+static void fg_ctx_fini(struct fg_ctx *c)
 {
 	free(c->key_cont);
 	free(c->key_leaf);
@@ -1220,8 +1241,8 @@ static void ctx_fini(struct fg_ctx *c)
 }
 
 /* Sorts (or keeps in order), walks, prunes: c->nodes sorted by depth then x. */
-static int layout(struct fg_ctx *c, const struct profile *p, const struct flamegraph_event *ev,
-		  size_t nev, bool events, const struct flamegraph_opts *o)
+static int fg_layout(struct fg_ctx *c, const struct profile *p, const struct flamegraph_event *ev,
+		     size_t nev, bool events, const struct flamegraph_opts *o)
 {
 	size_t nents = events ? nev : profile__nr_stacks(p), i, maxdepth = 0, depth;
 	double c1, c2;
@@ -1471,27 +1492,6 @@ static const char *opt_or(const char *s, const char *def)
 	return s && *s ? s : def;
 }
 
-static const struct fg_attr *find_attrs(const struct flamegraph_opts *o, const char *s,
-					size_t len)
-{
-	int id;
-
-	if (!o->nameattr)
-		return NULL;
-	id = strtab__find(o->nameattr->keys, s, len);
-	if (id < 0 || (size_t)id >= o->nameattr->cap)
-		return NULL;
-	return o->nameattr->attrs[id];
-}
-
-static const char *attr_get(const struct fg_attr *a, const char *key)
-{
-	for (; a && a->key; a++)
-		if (!strcmp(a->key, key))
-			return a->val;
-	return NULL;
-}
-
 static void add_info(struct sbuf *sb, const struct fg_ctx *c, const struct fg_node *n,
 		     const char *name, size_t len)
 {
@@ -1543,7 +1543,7 @@ static void frame_color(struct fg_ctx *c, const struct fg_colorer *col, const st
 	if (c->diff) {
 		fg_color_scale(n->delta, c->maxdelta, o->negate, &rgb);
 	} else if (o->cp && o->cpmap) {
-		const char *v = cpmap_get(o->cpmap, name, len);
+		const char *v = fg_cpmap_get(o->cpmap, name, len);
 
 		if (v) {
 			add_xmls(sb, v, true);
@@ -1554,7 +1554,7 @@ static void frame_color(struct fg_ctx *c, const struct fg_colorer *col, const st
 			char tmp[48];
 
 			snprintf(tmp, sizeof(tmp), "rgb(%d,%d,%d)", rgb.r, rgb.g, rgb.b);
-			if (cpmap_set(o->cpmap, name, len, tmp))
+			if (fg_cpmap_set(o->cpmap, name, len, tmp))
 				c->err = -ENOMEM;
 			sbuf_adds(sb, tmp);
 			return;
@@ -1752,7 +1752,7 @@ static void note_lines(const struct fg_ctx *c, struct sbuf *lines)
 	}
 }
 
-static int render_svg(struct fg_ctx *c, struct sbuf *sb)
+static int fg_render_svg(struct fg_ctx *c, struct sbuf *sb)
 {
 	const struct flamegraph_opts *o = c->o;
 	struct fg_geom g = { .fontsize = o->fontsize };
@@ -1849,9 +1849,10 @@ static int render_svg(struct fg_ctx *c, struct sbuf *sb)
 		double y1 = node_y1(c, &g, n), y2 = node_y2(c, &g, n);
 		char xs[64], ws[64];
 		size_t len, tlen;
-		const char *name = frame_name(c, n->id, &len);
-		const struct fg_attr *attrs = find_attrs(o, name, len);
-		const char *href = attr_get(attrs, "href"), *custom = attr_get(attrs, "title");
+		const char *name = fg_frame_name(c, n->id, &len);
+		const struct fg_attr *attrs = fg_find_attrs(o, name, len);
+		const char *href = fg_attr_get(attrs, "href"),
+			   *custom = fg_attr_get(attrs, "title");
 		static const char *const gkeys[] = { "id", "class" };
 		size_t k, chars;
 
@@ -1859,24 +1860,24 @@ static int render_svg(struct fg_ctx *c, struct sbuf *sb)
 			sbuf_adds(sb, "<a xlink:href=\"");
 			add_xmls(sb, href, true);
 			sbuf_adds(sb, "\" target=\"");
-			add_xmls(sb, opt_or(attr_get(attrs, "target"), "_top"), true);
+			add_xmls(sb, opt_or(fg_attr_get(attrs, "target"), "_top"), true);
 			sbuf_addc(sb, '"');
-			if (attr_get(attrs, "a_extra")) {
+			if (fg_attr_get(attrs, "a_extra")) {
 				sbuf_addc(sb, ' ');
-				add_xmls(sb, attr_get(attrs, "a_extra"), false);
+				add_xmls(sb, fg_attr_get(attrs, "a_extra"), false);
 			}
 		} else {
 			sbuf_adds(sb, "<g");
 		}
 		for (k = 0; k < 2; k++)
-			if (attr_get(attrs, gkeys[k])) {
+			if (fg_attr_get(attrs, gkeys[k])) {
 				sbuf_addf(sb, " %s=\"", gkeys[k]);
-				add_xmls(sb, attr_get(attrs, gkeys[k]), true);
+				add_xmls(sb, fg_attr_get(attrs, gkeys[k]), true);
 				sbuf_addc(sb, '"');
 			}
-		if (attr_get(attrs, "g_extra")) {
+		if (fg_attr_get(attrs, "g_extra")) {
 			sbuf_addc(sb, ' ');
-			add_xmls(sb, attr_get(attrs, "g_extra"), false);
+			add_xmls(sb, fg_attr_get(attrs, "g_extra"), false);
 		}
 		sbuf_adds(sb, "><title>");
 		if (custom)
@@ -1919,7 +1920,7 @@ static int render_svg(struct fg_ctx *c, struct sbuf *sb)
 	return sbuf_error(sb);
 }
 
-static void error_svg(const struct flamegraph_opts *o, struct sbuf *sb)
+static void fg_error_svg(const struct flamegraph_opts *o, struct sbuf *sb)
 {
 	double h = o->fontsize * 5;
 	static const char msg[] = "ERROR: No valid input provided to ember flamegraph.";
@@ -1945,7 +1946,7 @@ static int cmp_row(const void *a, const void *b)
 	return (x->node > y->node) - (x->node < y->node);
 }
 
-static int render_tsv(struct fg_ctx *c, struct sbuf *sb)
+static int fg_render_tsv(struct fg_ctx *c, struct sbuf *sb)
 {
 	const struct flamegraph_opts *o = c->o;
 	struct fg_geom g = { .fontsize = o->fontsize };
@@ -1970,7 +1971,7 @@ static int render_tsv(struct fg_ctx *c, struct sbuf *sb)
 		const struct fg_node *n = &c->nodes[rows[i].node];
 		char xs[64], ws[64];
 		size_t len;
-		const char *name = frame_name(c, n->id, &len);
+		const char *name = fg_frame_name(c, n->id, &len);
 
 		rect_x_w(FG_XPAD + n->stime * c->widthpertime,
 			 FG_XPAD + node_etime(c, n) * c->widthpertime, xs, sizeof(xs), ws,
@@ -1997,16 +1998,17 @@ static int render_any(const struct profile *p, const struct flamegraph_event *ev
 	if (o->width < 2 * FG_XPAD + 1 || o->height < 1 || !(o->fontsize > 0) ||
 	    !(o->fontwidth > 0) || !(o->factor > 0) || !(o->minwidth >= 0) ||
 	    (o->notes && (strpbrk(o->notes, "<>") || strstr(o->notes, "--"))) ||
-	    (o->bgcolors && !valid_bgcolors(o->bgcolors)) || (unsigned)o->colors >= FG_PALETTE__COUNT)
+	    (o->bgcolors && !fg_valid_bgcolors(o->bgcolors)) ||
+	    (unsigned)o->colors >= FG_PALETTE__COUNT)
 		return -EINVAL;
-	err = layout(&c, p, ev, nev, events, o);
+	err = fg_layout(&c, p, ev, nev, events, o);
 	if (err == -ENODATA && !tsv)
-		error_svg(o, out);
+		fg_error_svg(o, out);
 	if (!err)
-		err = tsv ? render_tsv(&c, out) : render_svg(&c, out);
+		err = tsv ? fg_render_tsv(&c, out) : fg_render_svg(&c, out);
 	if (!err && ret_stats)
 		*ret_stats = c.stats;
-	ctx_fini(&c);
+	fg_ctx_fini(&c);
 	if (!err)
 		err = sbuf_error(out);
 	return err;
