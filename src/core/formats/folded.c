@@ -8,7 +8,6 @@
 #include "ember/core/base/lineread.h"
 #include "ember/core/model/profile.h"
 #include "ember/core/base/sbuf.h"
-#include "ember/core/base/strtab.h"
 
 /* perl's \s: space, \t, \n, \v, \f, \r */
 static inline int is_space(unsigned char c)
@@ -107,49 +106,7 @@ int folded_parse_line(const char *line, size_t len, enum folded_columns cols,
 int folded_add_stack(struct profile *p, const char *stack, size_t len, double count,
 		     double count2, bool two, size_t max_depth)
 {
-	struct strtab *st = profile__strtab(p);
-	uint32_t local[128], *frames = local;
-	size_t n = 0, cap = 128, start = 0, i;
-	int id, err;
-
-	/* perl's split drops trailing empty fields: "a;b;;" is a, b */
-	while (len > 0 && stack[len - 1] == ';')
-		len--;
-	for (i = 0; i <= len; i++) {
-		if (i < len && stack[i] != ';')
-			continue;
-		if (i == 0 && len == 0)
-			break; /* the empty stack */
-		if (max_depth && n == max_depth) {
-			err = -E2BIG;
-			goto out;
-		}
-		if (n == cap) {
-			uint32_t *nf = malloc(cap * 2 * sizeof(*nf));
-
-			if (!nf) {
-				err = -ENOMEM;
-				goto out;
-			}
-			memcpy(nf, frames, n * sizeof(*nf));
-			if (frames != local)
-				free(frames);
-			frames = nf;
-			cap *= 2;
-		}
-		id = strtab__intern(st, stack + start, i - start);
-		if (id < 0) {
-			err = id;
-			goto out;
-		}
-		frames[n++] = (uint32_t)id;
-		start = i + 1;
-	}
-	err = two ? profile__add2(p, frames, n, count, count2) : profile__add(p, frames, n, count);
-out:
-	if (frames != local)
-		free(frames);
-	return err;
+	return profile__add_text(p, stack, len, count, count2, two, max_depth);
 }
 
 int folded_read(struct lineread *lr, struct profile *p, const struct folded_read_opts *opts,

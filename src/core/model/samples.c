@@ -248,7 +248,7 @@ static int intern_folded_depth(struct samples *s, const char *stack, size_t len,
 		s->text_cap = cap;
 	}
 	/* interned without the depth limit, then checked: the cache entry holds for any limit */
-	id = note_stack(s, folded_add_stack(s->dict, stack, len, 0, 0, false, 0));
+	id = note_stack(s, profile__add_text(s->dict, stack, len, 0, 0, false, 0));
 	if (id < 0)
 		return id;
 	s->text_stack[tid] = (uint32_t)id;
