@@ -15,6 +15,7 @@
 
 #include "ember/core/render/heatmap.h"
 #include "ember/core/base/lineread.h"
+#include "ember/core/base/parse.h"
 #include "ember/core/base/log.h"
 #include "ember/core/model/profile.h"
 #include "ember/core/model/samples.h"
@@ -72,7 +73,7 @@ struct time_arg {
 static bool parse_time_arg(const char *opt, const char *s, struct time_arg *ret)
 {
 	bool rel = s[0] == '+';
-	int r = heatmap_parse_seconds(s + rel, strlen(s + rel), &ret->ns);
+	int r = parse_seconds_ns(s + rel, strlen(s + rel), &ret->ns);
 
 	if (r) {
 		log_error("option '%s' needs a time in seconds (or +seconds), not '%s'", opt, s);
@@ -161,7 +162,7 @@ static int parse_option(struct heatmap_args *a, int c, int argc, char **argv)
 			return -EINVAL;
 		break;
 	case 'c':
-		if (heatmap_parse_seconds(optarg, strlen(optarg), &a->column_ns) || !a->column_ns) {
+		if (parse_seconds_ns(optarg, strlen(optarg), &a->column_ns) || !a->column_ns) {
 			log_error("option '--column-seconds' needs a positive number of "
 				  "seconds, not '%s'", optarg);
 			return -EINVAL;

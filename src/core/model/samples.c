@@ -976,7 +976,7 @@ int samples_parse_line(const char *line, size_t len, uint64_t *ret_t_ns, const c
 	}
 	for (tlen = 0; tlen < len && !is_sep(line[tlen]); tlen++)
 		;
-	r = heatmap_parse_seconds(line, tlen, &t);
+	r = parse_seconds_ns(line, tlen, &t);
 	if (r == -ERANGE)
 		return bad(reterr, 1, "time out of range");
 	if (r)
