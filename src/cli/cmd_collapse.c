@@ -14,7 +14,7 @@
 
 #include "ember/core/formats/collapse.h"
 #include "ember/core/base/log.h"
-#include "ember/core/model/samples.h"
+#include "ember/core/formats/samples_text.h"
 #include "collapse_run.h"
 
 static void collapse_usage(FILE *f)

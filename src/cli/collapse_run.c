@@ -25,7 +25,7 @@
 #include "ember/core/formats/collapse.h"
 #include "ember/core/base/lineread.h"
 #include "ember/core/base/log.h"
-#include "ember/core/model/samples.h"
+#include "ember/core/formats/samples_text.h"
 #include "ember/core/base/sbuf.h"
 #include "cli.h"
 
