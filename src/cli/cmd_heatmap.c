@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "ember/core/render/heatmap.h"
+#include "ember/core/render/heatmap_samples.h"
 #include "ember/core/base/lineread.h"
 #include "ember/core/base/parse.h"
 #include "ember/core/base/log.h"
@@ -465,7 +466,7 @@ static int render_map(const struct heatmap_args *a, const struct samples *s)
 		log_errno(err, "cannot allocate the heat map");
 		goto out;
 	}
-	err = samples__heatmap(s, &a->filter, &hm);
+	err = heatmap_add_samples(&hm, s, &a->filter);
 	if (err) {
 		log_errno(err, "heat map failed");
 		goto out;

@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ember/core/render/heatmap.h"
 #include "ember/core/model/profile.h"
 #include "ember/core/base/strtab.h"
 #include "ember/core/base/array.h"
@@ -737,68 +736,93 @@ static uint64_t direct_sum(const struct samples *s, enum sum_kind kind, size_t f
 	return v;
 }
 
-int samples__heatmap(const struct samples *s, const struct samples_filter *f, struct heatmap *hm)
+struct samples_cursor {
+	const struct samples *s;
+	enum sum_kind kind;
+	uint8_t *keep; /* SUM_MASK: per-stack keep flags */
+	size_t idx;    /* the next record */
+	size_t b;      /* its block */
+	size_t guess;  /* records in the last non-empty range */
+	uint64_t pre;  /* SUM_ALL/SUM_BUSY: the prefix sum up to idx */
+};
+
+struct samples_cursor *samples_cursor__new(const struct samples *s, const struct samples_filter *f,
+					   uint64_t start_ns)
 {
 	const struct cols *c = &s->c;
-	const struct heatmap_opts *o = &hm->o;
-	enum sum_kind kind = SUM_MASK;
-	uint8_t *keep = NULL;
-	size_t idx, next, b = 0, guess = 0;
-	uint64_t pre = 0, col_start, end;
-	unsigned int col, row;
+	struct samples_cursor *cur;
 	bool all;
 
-	if (s->nstage)
-		return -EINVAL;
-	if (!c->n)
-		return 0;
-	if (!f || (f->include_idle && !f->comm && f->pid < 0 && f->tid < 0)) {
-		kind = SUM_ALL;
-	} else if (!f->comm && f->pid < 0 && f->tid < 0) {
-		kind = SUM_BUSY;
-	} else {
-		keep = filter_mask(s, f, &all);
-		if (!keep)
-			return -ENOMEM;
+	if (s->nstage) {
+		errno = EINVAL;
+		return NULL;
 	}
-	/*
-	 * Walk the cells in time order; each cell's records are [idx, next), next being the first
-	 * record at or after the cell's end. With the checkpointed sums a cell costs about
-	 * O(log(records in it) + CUM_K) for the default filter, whatever its number of samples.
-	 */
-	idx = samples__lower_bound(s, o->start_ns);
-	if (idx < c->n)
-		b = block_of(c, idx);
-	if (kind != SUM_MASK && idx < c->n)
-		pre = prefix(s, kind, idx);
-	for (col = 0; col < o->columns && idx < c->n; col++) {
-		col_start = o->start_ns + (uint64_t)col * o->column_ns;
-		for (row = 0; row < o->rows; row++) {
-			uint64_t v;
-
-			end = col_start + heatmap_row_offset_ns(o, row + 1);
-			next = seek(c, &b, idx, end, guess);
-			if (next == idx)
-				continue;
-			guess = next - idx;
-			if (kind == SUM_MASK) {
-				v = masked_sum(c, keep, idx, next);
-			} else if (next - idx <= CUM_K) {
-				v = direct_sum(s, kind, idx, next);
-				pre += v;
-			} else {
-				uint64_t p = prefix(s, kind, next);
-
-				v = p - pre;
-				pre = p;
-			}
-			hm->values[(size_t)col * o->rows + row] += (double)v;
-			idx = next;
+	cur = calloc(1, sizeof(*cur));
+	if (!cur)
+		return NULL;
+	cur->s = s;
+	cur->kind = SUM_MASK;
+	if (!f || (f->include_idle && !f->comm && f->pid < 0 && f->tid < 0)) {
+		cur->kind = SUM_ALL;
+	} else if (!f->comm && f->pid < 0 && f->tid < 0) {
+		cur->kind = SUM_BUSY;
+	} else {
+		cur->keep = filter_mask(s, f, &all);
+		if (!cur->keep) {
+			free(cur);
+			errno = ENOMEM;
+			return NULL;
 		}
 	}
-	free(keep);
-	heatmap_update_stats(hm);
-	return 0;
+	cur->idx = samples__lower_bound(s, start_ns);
+	if (cur->idx < c->n)
+		cur->b = block_of(c, cur->idx);
+	if (cur->kind != SUM_MASK && cur->idx < c->n)
+		cur->pre = prefix(s, cur->kind, cur->idx);
+	return cur;
+}
+
+void samples_cursor__free(struct samples_cursor *cur)
+{
+	if (!cur)
+		return;
+	free(cur->keep);
+	free(cur);
+}
+
+bool samples_cursor__end(const struct samples_cursor *cur)
+{
+	return cur->idx >= cur->s->c.n;
+}
+
+/*
+ * A range's records are [idx, next), next being the first record at or after its end. With the
+ * checkpointed sums a range costs about O(log(records in it) + CUM_K) for the default filter,
+ * whatever its number of samples.
+ */
+uint64_t samples_cursor__sum_until(struct samples_cursor *cur, uint64_t end_ns)
+{
+	const struct samples *s = cur->s;
+	const struct cols *c = &s->c;
+	size_t next = seek(c, &cur->b, cur->idx, end_ns, cur->guess);
+	uint64_t v;
+
+	if (next == cur->idx)
+		return 0;
+	cur->guess = next - cur->idx;
+	if (cur->kind == SUM_MASK) {
+		v = masked_sum(c, cur->keep, cur->idx, next);
+	} else if (next - cur->idx <= CUM_K) {
+		v = direct_sum(s, cur->kind, cur->idx, next);
+		cur->pre += v;
+	} else {
+		uint64_t p = prefix(s, cur->kind, next);
+
+		v = p - cur->pre;
+		cur->pre = p;
+	}
+	cur->idx = next;
+	return v;
 }
 
 int samples__range_profile(const struct samples *s, uint64_t start_ns, uint64_t end_ns,

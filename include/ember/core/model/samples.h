@@ -22,7 +22,8 @@
  *    by digits (and "/digits"); a stack without a pid in its root frame never matches a pid or
  *    tid filter.
  *
- * Its text form, "ember-samples v1", is include/ember/core/formats/samples_text.h.
+ * Its text form, "ember-samples v1", is include/ember/core/formats/samples_text.h; its heat map,
+ * include/ember/core/render/heatmap_samples.h.
  */
 #ifndef EMBER_SAMPLES_H
 #define EMBER_SAMPLES_H
@@ -35,7 +36,6 @@
 struct strtab;
 struct profile;
 struct sbuf;
-struct heatmap;
 
 struct samples; /* opaque */
 
@@ -113,11 +113,27 @@ bool samples__stack_matches(const struct samples *s, uint32_t stack_id,
 bool samples__stack_is_idle(const struct samples *s, uint32_t stack_id);
 
 /*
- * Adds into @hm (already initialized with its arrangement) every sorted sample in the map's time
- * span that passes @f (NULL: all). Samples outside the span are not counted anywhere; filtered
- * ones neither. 0, -EINVAL (unsorted staged samples: call samples__sort()) or -ENOMEM.
+ * A cursor over the sorted samples that sums their counts over consecutive time ranges, such as
+ * the cells of a heat map (render/heatmap_samples.h): each range costs about O(log(its records)
+ * + 64) for no filter and for the default one (idle excluded), whatever its number of samples.
  */
-int samples__heatmap(const struct samples *s, const struct samples_filter *f, struct heatmap *hm);
+struct samples_cursor; /* opaque */
+
+/*
+ * A cursor at the first sorted record at or after @start_ns, counting the samples that pass @f
+ * (NULL: all; borrowed, as is @s, which must not change while the cursor lives). NULL + errno:
+ * EINVAL (staged samples: call samples__sort()) or ENOMEM. Free with samples_cursor__free().
+ */
+struct samples_cursor *samples_cursor__new(const struct samples *s, const struct samples_filter *f,
+					   uint64_t start_ns);
+void samples_cursor__free(struct samples_cursor *cur); /* NULL is a no-op */
+/*
+ * Sum of the counts of the records from the cursor up to the first at or after @end_ns, which
+ * the cursor moves to. @end_ns must not decrease from one call to the next.
+ */
+uint64_t samples_cursor__sum_until(struct samples_cursor *cur, uint64_t end_ns);
+/* True when the cursor is past the last sorted record. */
+bool samples_cursor__end(const struct samples_cursor *cur);
 
 /*
  * Adds the samples with @start_ns <= time < @end_ns that pass @f into @dst as a profile (one
