@@ -131,88 +131,72 @@ bool samples_detect(const char *line, size_t len)
 	return samples_parse_line(line, len, &t, &stack, &sl, &count, NULL) == 1;
 }
 
+struct read_ctx {
+	struct samples *s;
+	const struct samples_read_opts *opts;
+	struct samples_read_stats *stats;
+};
+
+static int read_line(const char *line, size_t len, struct parse_error *perr, void *ctx)
+{
+	struct read_ctx *c = ctx;
+	const char *stack;
+	size_t slen;
+	uint64_t t, count;
+	int r, err;
+
+	r = samples_parse_line(line, len, &t, &stack, &slen, &count, perr);
+	if (r <= 0)
+		return r; /* blank or comment, or malformed */
+	/* a record holds a 32-bit count: a huge count would become millions of records
+	 * (fuzz_samples: one 42-byte line took gigabytes); more than 64 records' worth in
+	 * one line (2.7e11 samples) is no real profile */
+	if (count > (uint64_t)UINT32_MAX * 64) {
+		perr->reason = "count too large (above 64 x 4294967295)";
+		return -EINVAL;
+	}
+	/* interned whatever its depth, then checked: a cached text holds for any limit */
+	r = samples__intern_folded(c->s, stack, slen);
+	if (r >= 0 && c->opts->max_depth) {
+		size_t depth;
+
+		(void)samples__stack(c->s, (uint32_t)r, &depth);
+		if (depth > c->opts->max_depth)
+			r = -E2BIG;
+	}
+	if (r == -E2BIG) {
+		perr->col = 1;
+		perr->reason = "stack deeper than the limit";
+		return -EINVAL;
+	}
+	if (r < 0)
+		return r;
+	c->stats->records++;
+	c->stats->total += count;
+	while (count) {
+		uint32_t part = count > UINT32_MAX ? UINT32_MAX : (uint32_t)count;
+
+		err = samples__add(c->s, t, (uint32_t)r, part);
+		if (err)
+			return err;
+		count -= part;
+	}
+	return 0;
+}
+
 int samples_read(struct lineread *lr, struct samples *s, const struct samples_read_opts *opts,
 		 struct samples_read_stats *stats, struct parse_error *reterr)
 {
 	static const struct samples_read_opts defaults;
 	struct samples_read_stats dummy = { 0 };
-	struct parse_error perr;
-	const char *line, *stack;
-	size_t len, slen;
-	uint64_t t, count;
-	int r, err = 0;
+	struct read_ctx c = { .s = s, .opts = opts ? opts : &defaults,
+			      .stats = stats ? stats : &dummy };
+	struct lineread_parse_opts lo = { .strict = c.opts->strict, .on_skip = c.opts->on_skip,
+					  .on_skip_ctx = c.opts->on_skip_ctx, .name = c.opts->name,
+					  .lines = &c.stats->lines, .skipped = &c.stats->skipped };
+	int err;
 
-	if (!opts)
-		opts = &defaults;
-	if (!stats)
-		stats = &dummy;
-	for (;;) {
-		r = lineread__next(lr, &line, &len);
-		if (r == 0)
-			break;
-		perr = (struct parse_error){ .line = lineread__lineno(lr) };
-		if (r == -E2BIG) {
-			perr.reason = "line too long";
-			goto bad;
-		}
-		if (r < 0) {
-			err = r;
-			goto out;
-		}
-		stats->lines++;
-		r = samples_parse_line(line, len, &t, &stack, &slen, &count, &perr);
-		if (r == 0)
-			continue;
-		if (r < 0)
-			goto bad;
-		/* a record holds a 32-bit count: a huge count would become millions of records
-		 * (fuzz_samples: one 42-byte line took gigabytes); more than 64 records' worth in
-		 * one line (2.7e11 samples) is no real profile */
-		if (count > (uint64_t)UINT32_MAX * 64) {
-			perr.reason = "count too large (above 64 x 4294967295)";
-			goto bad;
-		}
-		/* interned whatever its depth, then checked: a cached text holds for any limit */
-		r = samples__intern_folded(s, stack, slen);
-		if (r >= 0 && opts->max_depth) {
-			size_t depth;
-
-			(void)samples__stack(s, (uint32_t)r, &depth);
-			if (depth > opts->max_depth)
-				r = -E2BIG;
-		}
-		if (r == -E2BIG) {
-			perr.col = 1;
-			perr.reason = "stack deeper than the limit";
-			goto bad;
-		}
-		if (r < 0) {
-			err = r;
-			goto out;
-		}
-		stats->records++;
-		stats->total += count;
-		while (count) {
-			uint32_t part = count > UINT32_MAX ? UINT32_MAX : (uint32_t)count;
-
-			err = samples__add(s, t, (uint32_t)r, part);
-			if (err)
-				goto out;
-			count -= part;
-		}
-		continue;
-bad:
-		stats->skipped++;
-		if (opts->strict) {
-			if (reterr)
-				*reterr = perr;
-			err = -EINVAL;
-			goto out;
-		}
-		if (opts->on_skip)
-			opts->on_skip(opts->name, &perr, opts->on_skip_ctx);
-	}
-out:
+	err = lineread__parse_lines(lr, &lo, read_line, &c, reterr);
 	if (!err)
 		err = samples__sort(s);
 	if (!err)
