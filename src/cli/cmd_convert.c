@@ -19,7 +19,7 @@
 #include "ember/core/base/log.h"
 #include "ember/core/formats/pprof.h"
 #include "ember/core/model/profile.h"
-#include "ember/core/model/samples.h"
+#include "ember/core/formats/samples_text.h"
 #include "ember/core/base/sbuf.h"
 #include "ember/core/formats/speedscope.h"
 #include "ember/core/base/strtab.h"

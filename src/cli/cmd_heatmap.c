@@ -14,7 +14,9 @@
 #include <unistd.h>
 
 #include "ember/core/render/heatmap.h"
+#include "ember/core/render/heatmap_samples.h"
 #include "ember/core/base/lineread.h"
+#include "ember/core/base/parse.h"
 #include "ember/core/base/log.h"
 #include "ember/core/model/profile.h"
 #include "ember/core/model/samples.h"
@@ -72,7 +74,7 @@ struct time_arg {
 static bool parse_time_arg(const char *opt, const char *s, struct time_arg *ret)
 {
 	bool rel = s[0] == '+';
-	int r = heatmap_parse_seconds(s + rel, strlen(s + rel), &ret->ns);
+	int r = parse_seconds_ns(s + rel, strlen(s + rel), &ret->ns);
 
 	if (r) {
 		log_error("option '%s' needs a time in seconds (or +seconds), not '%s'", opt, s);
@@ -136,7 +138,163 @@ enum {
 	OPT_STRICT,
 };
 
-int cmd_heatmap(int argc, char **argv)
+/* The command line, parsed. */
+struct heatmap_args {
+	struct heatmap_input_opts in_opts;
+	struct samples_filter filter;
+	struct heatmap_opts ho;		/* rows and column_ns; the span comes from the input */
+	struct time_arg t_start, t_end; /* --start, --end */
+	struct time_arg r_start, r_end; /* --range */
+	struct heatmap_fg_opt fg[64];	/* with --flamegraph; room for --title in front */
+	size_t nfg;
+	unsigned long rows, cell_w, cell_h;
+	uint64_t column_ns;
+	bool json, svg, range, flamegraph;
+	const char *title, *path; /* borrowed from argv */
+};
+
+/* Applies option @c (getopt_long's, argument in optarg). 0 or -EINVAL (logged, or the usage
+ * shown for an unknown option). */
+static int parse_option(struct heatmap_args *a, int c, int argc, char **argv)
+{
+	switch (c) {
+	case 'r':
+		if (!cli_parse_ulong("--rows", optarg, &a->rows))
+			return -EINVAL;
+		break;
+	case 'c':
+		if (parse_seconds_ns(optarg, strlen(optarg), &a->column_ns) || !a->column_ns) {
+			log_error("option '--column-seconds' needs a positive number of "
+				  "seconds, not '%s'", optarg);
+			return -EINVAL;
+		}
+		break;
+	case OPT_START:
+		if (!parse_time_arg("--start", optarg, &a->t_start))
+			return -EINVAL;
+		break;
+	case OPT_END:
+		if (!parse_time_arg("--end", optarg, &a->t_end))
+			return -EINVAL;
+		break;
+	case OPT_SVG:
+		a->svg = true;
+		break;
+	case OPT_JSON:
+		a->json = true;
+		break;
+	case OPT_RANGE:
+		a->range = true;
+		if (optind >= argc || !parse_time_arg("--range", optarg, &a->r_start) ||
+		    !parse_time_arg("--range", argv[optind], &a->r_end)) {
+			if (optind >= argc)
+				log_error("option '--range' needs START and END");
+			return -EINVAL;
+		}
+		optind++;
+		break;
+	case OPT_FLAMEGRAPH:
+		a->flamegraph = true;
+		break;
+	case OPT_TITLE:
+		a->title = optarg;
+		break;
+	case OPT_CELL_W:
+		if (!cli_parse_ulong("--cell-width", optarg, &a->cell_w) || !a->cell_w ||
+		    a->cell_w > 1000) {
+			log_error("--cell-width must be 1 to 1000 pixels");
+			return -EINVAL;
+		}
+		break;
+	case OPT_CELL_H:
+		if (!cli_parse_ulong("--cell-height", optarg, &a->cell_h) || !a->cell_h ||
+		    a->cell_h > 1000) {
+			log_error("--cell-height must be 1 to 1000 pixels");
+			return -EINVAL;
+		}
+		break;
+	case OPT_INCLUDE_IDLE:
+		a->filter.include_idle = true;
+		break;
+	case OPT_COMM:
+		a->filter.comm = optarg;
+		break;
+	case OPT_PID:
+		if (!parse_long_opt("--pid", optarg, &a->filter.pid))
+			return -EINVAL;
+		break;
+	case OPT_TID:
+		if (!parse_long_opt("--tid", optarg, &a->filter.tid))
+			return -EINVAL;
+		break;
+	case OPT_FORMAT:
+		if (heatmap_input_format_parse(optarg, &a->in_opts.format)) {
+			log_error("unknown --format '%s' (auto, samples, perf)", optarg);
+			return -EINVAL;
+		}
+		break;
+	case OPT_STRICT:
+		a->in_opts.strict = true;
+		break;
+	case OPT_FG_BASE ... OPT_FG_BASE + (int)NR_FG_KEYS - 1:
+		if (a->nfg == sizeof(a->fg) / sizeof(a->fg[0]) - 1) {
+			log_error("too many flame graph options");
+			return -EINVAL;
+		}
+		a->fg[a->nfg++] = (struct heatmap_fg_opt){ .key = fg_keys[c - OPT_FG_BASE].name,
+							   .value = optarg };
+		break;
+	default:
+		heatmap_usage(stderr);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The options that only make sense together, and the arrangement. 0 or -EINVAL (logged). */
+static int check_args(struct heatmap_args *a, int nargs)
+{
+	const char *why;
+
+	if (nargs > 1) {
+		log_error("one input file at most (got %d)", nargs);
+		return -EINVAL;
+	}
+	if (a->json && a->svg) {
+		log_error("--svg and --json are exclusive");
+		return -EINVAL;
+	}
+	if (a->flamegraph && !a->range) {
+		log_error("--flamegraph needs --range START END");
+		return -EINVAL;
+	}
+	if (a->nfg && !a->flamegraph) {
+		log_error("--%s is a flame graph option: it needs --range and --flamegraph",
+			  a->fg[0].key);
+		return -EINVAL;
+	}
+	if (a->range && (a->json || a->svg)) {
+		log_error("--range prints a folded profile (or --flamegraph): no --svg or --json");
+		return -EINVAL;
+	}
+	if (!a->rows || a->rows > HEATMAP_MAX_ROWS) {
+		log_error("--rows must be 1 to %u", HEATMAP_MAX_ROWS);
+		return -EINVAL;
+	}
+	a->ho.rows = (unsigned int)a->rows;
+	a->ho.column_ns = a->column_ns;
+	if (heatmap_opts_check(&a->ho, &why)) {
+		log_error("bad arrangement: %s", why);
+		return -EINVAL;
+	}
+	a->in_opts.pid = a->filter.pid >= 0 || a->filter.tid >= 0;
+	a->in_opts.tid = a->filter.tid >= 0;
+	return 0;
+}
+
+/* Parses and checks the command line into @a: 0 to go on, 1 when --help was printed, -EINVAL on
+ * bad usage (logged). */
+static int parse_args(int argc, char **argv, struct heatmap_args *a)
 {
 	static const struct option base_opts[] = {
 		{ "rows", required_argument, NULL, 'r' },
@@ -159,28 +317,14 @@ int cmd_heatmap(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 	};
 	struct option longopts[sizeof(base_opts) / sizeof(base_opts[0]) + NR_FG_KEYS + 1];
-	struct heatmap_fg_opt fg[64];
-	size_t nfg = 0, nbase = sizeof(base_opts) / sizeof(base_opts[0]), k;
-	struct heatmap_input_opts in_opts = { .format = HEATMAP_INPUT_AUTO };
-	struct samples_filter filter;
-	struct heatmap_opts ho;
-	struct heatmap_svg_opts so;
-	struct heatmap hm = { 0 };
-	struct time_arg t_start = { 0 }, t_end = { 0 }, r_start = { 0 }, r_end = { 0 };
-	struct strtab *st = NULL;
-	struct samples *s = NULL;
-	struct profile *p = NULL;
-	struct sbuf out = SBUF_INIT;
-	unsigned long rows = HEATMAP_DEFAULT_ROWS, cell_w = 0, cell_h = 0;
-	uint64_t column_ns = HEATMAP_DEFAULT_COLUMN_NS;
-	bool json = false, svg = false, range = false, flamegraph = false;
-	const char *title = NULL, *path = NULL, *why;
-	char subtitle[256];
-	int c, err = 0, ret = CLI_EXIT_OK;
+	size_t nbase = sizeof(base_opts) / sizeof(base_opts[0]), k;
+	int c;
 
-	samples_filter_init(&filter);
-	heatmap_opts_init(&ho);
-	heatmap_svg_opts_init(&so);
+	*a = (struct heatmap_args){ .in_opts = { .format = HEATMAP_INPUT_AUTO },
+				    .rows = HEATMAP_DEFAULT_ROWS,
+				    .column_ns = HEATMAP_DEFAULT_COLUMN_NS };
+	samples_filter_init(&a->filter);
+	heatmap_opts_init(&a->ho);
 	memcpy(longopts, base_opts, sizeof(base_opts));
 	for (k = 0; k < NR_FG_KEYS; k++)
 		longopts[nbase + k] = (struct option){ fg_keys[k].name,
@@ -189,265 +333,156 @@ int cmd_heatmap(int argc, char **argv)
 	longopts[nbase + NR_FG_KEYS] = (struct option){ 0 };
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "r:c:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'r':
-			if (!cli_parse_ulong("--rows", optarg, &rows))
-				err = -EINVAL;
-			break;
-		case 'c':
-			if (heatmap_parse_seconds(optarg, strlen(optarg), &column_ns) ||
-			    !column_ns) {
-				log_error("option '--column-seconds' needs a positive number of "
-					  "seconds, not '%s'", optarg);
-				err = -EINVAL;
-			}
-			break;
-		case OPT_START:
-			if (!parse_time_arg("--start", optarg, &t_start))
-				err = -EINVAL;
-			break;
-		case OPT_END:
-			if (!parse_time_arg("--end", optarg, &t_end))
-				err = -EINVAL;
-			break;
-		case OPT_SVG:
-			svg = true;
-			break;
-		case OPT_JSON:
-			json = true;
-			break;
-		case OPT_RANGE:
-			range = true;
-			if (optind >= argc || !parse_time_arg("--range", optarg, &r_start) ||
-			    !parse_time_arg("--range", argv[optind], &r_end)) {
-				if (optind >= argc)
-					log_error("option '--range' needs START and END");
-				err = -EINVAL;
-				break;
-			}
-			optind++;
-			break;
-		case OPT_FLAMEGRAPH:
-			flamegraph = true;
-			break;
-		case OPT_TITLE:
-			title = optarg;
-			break;
-		case OPT_CELL_W:
-			if (!cli_parse_ulong("--cell-width", optarg, &cell_w) || !cell_w ||
-			    cell_w > 1000) {
-				log_error("--cell-width must be 1 to 1000 pixels");
-				err = -EINVAL;
-			}
-			break;
-		case OPT_CELL_H:
-			if (!cli_parse_ulong("--cell-height", optarg, &cell_h) || !cell_h ||
-			    cell_h > 1000) {
-				log_error("--cell-height must be 1 to 1000 pixels");
-				err = -EINVAL;
-			}
-			break;
-		case OPT_INCLUDE_IDLE:
-			filter.include_idle = true;
-			break;
-		case OPT_COMM:
-			filter.comm = optarg;
-			break;
-		case OPT_PID:
-			if (!parse_long_opt("--pid", optarg, &filter.pid))
-				err = -EINVAL;
-			break;
-		case OPT_TID:
-			if (!parse_long_opt("--tid", optarg, &filter.tid))
-				err = -EINVAL;
-			break;
-		case OPT_FORMAT:
-			if (heatmap_input_format_parse(optarg, &in_opts.format)) {
-				log_error("unknown --format '%s' (auto, samples, perf)", optarg);
-				err = -EINVAL;
-			}
-			break;
-		case OPT_STRICT:
-			in_opts.strict = true;
-			break;
-		case OPT_FG_BASE ... OPT_FG_BASE + (int)NR_FG_KEYS - 1:
-			if (nfg == sizeof(fg) / sizeof(fg[0]) - 1) {
-				log_error("too many flame graph options");
-				err = -EINVAL;
-				break;
-			}
-			fg[nfg++] = (struct heatmap_fg_opt){ .key = fg_keys[c - OPT_FG_BASE].name,
-							     .value = optarg };
-			break;
-		case 'h':
+		if (c == 'h') {
 			heatmap_usage(stdout);
-			return CLI_EXIT_OK;
-		default:
-			heatmap_usage(stderr);
-			return CLI_EXIT_USAGE;
+			return 1;
 		}
-		if (err)
-			return CLI_EXIT_USAGE;
+		if (parse_option(a, c, argc, argv))
+			return -EINVAL;
 	}
-	if (argc - optind > 1) {
-		log_error("one input file at most (got %d)", argc - optind);
-		return CLI_EXIT_USAGE;
-	}
-	path = optind < argc ? argv[optind] : NULL;
-	if (json && svg) {
-		log_error("--svg and --json are exclusive");
-		return CLI_EXIT_USAGE;
-	}
-	if (flamegraph && !range) {
-		log_error("--flamegraph needs --range START END");
-		return CLI_EXIT_USAGE;
-	}
-	if (nfg && !flamegraph) {
-		log_error("--%s is a flame graph option: it needs --range and --flamegraph",
-			  fg[0].key);
-		return CLI_EXIT_USAGE;
-	}
-	if (range && (json || svg)) {
-		log_error("--range prints a folded profile (or --flamegraph): no --svg or --json");
-		return CLI_EXIT_USAGE;
-	}
-	if (!rows || rows > HEATMAP_MAX_ROWS) {
-		log_error("--rows must be 1 to %u", HEATMAP_MAX_ROWS);
-		return CLI_EXIT_USAGE;
-	}
-	ho.rows = (unsigned int)rows;
-	ho.column_ns = column_ns;
-	if (heatmap_opts_check(&ho, &why)) {
-		log_error("bad arrangement: %s", why);
-		return CLI_EXIT_USAGE;
-	}
-	in_opts.pid = filter.pid >= 0 || filter.tid >= 0;
-	in_opts.tid = filter.tid >= 0;
+	a->path = optind < argc ? argv[optind] : NULL;
+	return check_args(a, argc - optind);
+}
 
-	st = strtab__new();
-	s = st ? samples__new(st) : NULL;
-	if (!s) {
-		err = log_errno(-ENOMEM, "cannot allocate the sample set");
-		goto out;
-	}
-	err = heatmap_input_read(path, s, &in_opts);
-	if (err)
-		goto out;
+/* The map's span: by option, or fitted to the samples. 0 or -errno (logged). */
+static int fit_span(struct heatmap_args *a, const struct samples *s)
+{
+	struct heatmap_opts *ho = &a->ho;
+	const char *why;
+	int err = 0;
 
-	/* the map's span: by option, or fitted to the samples */
-	if (t_start.set && t_start.relative) {
+	if (a->t_start.set && a->t_start.relative) {
 		log_error("--start must be an absolute time");
-		err = -EINVAL;
-		goto out;
+		return -EINVAL;
 	}
 	if (samples__nr(s)) {
-		err = heatmap_opts_fit(&ho, samples__first_ns(s), samples__last_ns(s));
+		err = heatmap_opts_fit(ho, samples__first_ns(s), samples__last_ns(s));
 	} else {
-		ho.start_ns = 0;
-		ho.columns = 1;
+		ho->start_ns = 0;
+		ho->columns = 1;
 	}
-	if (!err && t_start.set) {
-		uint64_t last = samples__nr(s) ? samples__last_ns(s) : t_start.ns;
+	if (!err && a->t_start.set) {
+		uint64_t last = samples__nr(s) ? samples__last_ns(s) : a->t_start.ns;
 
-		ho.start_ns = t_start.ns;
-		err = set_columns(&ho, last);
+		ho->start_ns = a->t_start.ns;
+		err = set_columns(ho, last);
 	}
-	if (!err && t_end.set) {
-		uint64_t end = resolve(&t_end, ho.start_ns);
+	if (!err && a->t_end.set) {
+		uint64_t end = resolve(&a->t_end, ho->start_ns);
 
-		if (end < ho.start_ns) {
+		if (end < ho->start_ns) {
 			log_error("--end is before the start of the map");
-			err = -EINVAL;
-			goto out;
+			return -EINVAL;
 		}
-		err = set_columns(&ho, end);
+		err = set_columns(ho, end);
 	}
 	if (err == -E2BIG) {
 		log_error("the samples span more than %u columns: use a longer --column-seconds "
 			  "or --start/--end", HEATMAP_MAX_COLUMNS);
-		goto out;
+		return err;
 	}
 	if (err)
-		goto out;
-	if (heatmap_opts_check(&ho, &why)) {
+		return err;
+	if (heatmap_opts_check(ho, &why)) {
 		log_error("bad arrangement: %s", why);
-		err = -EINVAL;
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* --range: the folded profile of the range, or its flame graph, to stdout. 0 or -errno (logged). */
+static int render_range(struct heatmap_args *a, const struct samples *s, struct strtab *st)
+{
+	uint64_t start = resolve(&a->r_start, a->ho.start_ns);
+	uint64_t end = resolve(&a->r_end, a->ho.start_ns);
+	struct sbuf out = SBUF_INIT;
+	struct profile *p;
+	int n, err;
+
+	if (end <= start) {
+		log_error("--range END must be after START");
+		return -EINVAL;
+	}
+	p = profile__new(st);
+	if (!p)
+		return log_errno(-ENOMEM, "cannot allocate the profile");
+	n = samples__range_profile(s, start, end, &a->filter, p);
+	if (n < 0) {
+		err = log_errno(n, "range query failed");
 		goto out;
 	}
-
-	if (range) {
-		uint64_t a = resolve(&r_start, ho.start_ns), b = resolve(&r_end, ho.start_ns);
-		int n;
-
-		if (b <= a) {
-			log_error("--range END must be after START");
-			err = -EINVAL;
-			goto out;
-		}
-		p = profile__new(st);
-		if (!p) {
-			err = log_errno(-ENOMEM, "cannot allocate the profile");
-			goto out;
-		}
-		n = samples__range_profile(s, a, b, &filter, p);
-		if (n < 0) {
-			err = log_errno(n, "range query failed");
-			goto out;
-		}
-		if (!n)
-			log_warn("no samples in the range");
-		if (flamegraph) {
-			if (title) {
-				/* the first option, so that a later one cannot be overridden by it */
-				memmove(fg + 1, fg, nfg * sizeof(fg[0]));
-				fg[0] = (struct heatmap_fg_opt){ .key = "title", .value = title };
-				nfg++;
-			}
-			err = heatmap_render_flamegraph(p, fg, nfg, &out);
-			if (err)
-				goto out;
-			err = sbuf_write_fd(&out, STDOUT_FILENO);
-			if (err)
-				log_errno(err, "writing the output failed");
-			goto out;
-		}
+	if (!n)
+		log_warn("no samples in the range");
+	if (!a->flamegraph) {
 		err = cli_write_folded(p);
 		goto out;
 	}
+	if (a->title) {
+		/* the first option, so that a later one cannot be overridden by it */
+		memmove(a->fg + 1, a->fg, a->nfg * sizeof(a->fg[0]));
+		a->fg[0] = (struct heatmap_fg_opt){ .key = "title", .value = a->title };
+		a->nfg++;
+	}
+	err = heatmap_render_flamegraph(p, a->fg, a->nfg, &out);
+	if (err)
+		goto out;
+	err = sbuf_write_fd(&out, STDOUT_FILENO);
+	if (err)
+		log_errno(err, "writing the output failed");
+out:
+	sbuf_fini(&out);
+	profile__free(p);
+	return err;
+}
 
-	err = heatmap_init(&hm, &ho);
+/* The SVG's subtitle: the input and the filters. */
+static void map_subtitle(const struct heatmap_args *a, char *buf, size_t size)
+{
+	const struct samples_filter *f = &a->filter;
+	size_t len = 0;
+
+	buf[0] = '\0';
+	len += (size_t)snprintf(buf, size, "%s%s",
+				a->path && strcmp(a->path, "-") ? a->path : "<stdin>",
+				f->include_idle ? "" : ", idle excluded");
+	if (f->comm && len < size)
+		len += (size_t)snprintf(buf + len, size - len, ", comm %s", f->comm);
+	if (f->pid >= 0 && len < size)
+		len += (size_t)snprintf(buf + len, size - len, ", pid %ld", f->pid);
+	if (f->tid >= 0 && len < size)
+		(void)snprintf(buf + len, size - len, ", tid %ld", f->tid);
+}
+
+/* The heat map, as SVG or JSON, to stdout. 0 or -errno (logged). */
+static int render_map(const struct heatmap_args *a, const struct samples *s)
+{
+	struct heatmap hm = { 0 };
+	struct sbuf out = SBUF_INIT;
+	char subtitle[256];
+	int err;
+
+	err = heatmap_init(&hm, &a->ho);
 	if (err) {
 		log_errno(err, "cannot allocate the heat map");
 		goto out;
 	}
-	err = samples__heatmap(s, &filter, &hm);
+	err = heatmap_add_samples(&hm, s, &a->filter);
 	if (err) {
 		log_errno(err, "heat map failed");
 		goto out;
 	}
-	if (json) {
+	if (a->json) {
 		err = heatmap_render_json(&hm, &out);
 	} else {
-		size_t len = 0;
+		struct heatmap_svg_opts so;
 
-		subtitle[0] = '\0';
-		len += (size_t)snprintf(subtitle, sizeof(subtitle), "%s%s",
-					path && strcmp(path, "-") ? path : "<stdin>",
-					filter.include_idle ? "" : ", idle excluded");
-		if (filter.comm && len < sizeof(subtitle))
-			len += (size_t)snprintf(subtitle + len, sizeof(subtitle) - len,
-						", comm %s", filter.comm);
-		if (filter.pid >= 0 && len < sizeof(subtitle))
-			len += (size_t)snprintf(subtitle + len, sizeof(subtitle) - len,
-						", pid %ld", filter.pid);
-		if (filter.tid >= 0 && len < sizeof(subtitle))
-			(void)snprintf(subtitle + len, sizeof(subtitle) - len, ", tid %ld",
-				       filter.tid);
-		so.title = title;
+		heatmap_svg_opts_init(&so);
+		map_subtitle(a, subtitle, sizeof(subtitle));
+		so.title = a->title;
 		so.subtitle = subtitle;
-		so.cell_w = (unsigned int)cell_w;
-		so.cell_h = (unsigned int)cell_h;
-		so.file = path && strcmp(path, "-") ? path : NULL;
+		so.cell_w = (unsigned int)a->cell_w;
+		so.cell_h = (unsigned int)a->cell_h;
+		so.file = a->path && strcmp(a->path, "-") ? a->path : NULL;
 		err = heatmap_render_svg(&hm, &so, &out);
 	}
 	if (err) {
@@ -458,12 +493,34 @@ int cmd_heatmap(int argc, char **argv)
 	if (err)
 		log_errno(err, "writing the output failed");
 out:
-	if (err)
-		ret = cli_exit_code(err);
 	heatmap_fini(&hm);
 	sbuf_fini(&out);
-	profile__free(p);
+	return err;
+}
+
+int cmd_heatmap(int argc, char **argv)
+{
+	struct heatmap_args a;
+	struct strtab *st;
+	struct samples *s = NULL;
+	int err;
+
+	err = parse_args(argc, argv, &a);
+	if (err)
+		return err > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+	st = strtab__new();
+	s = st ? samples__new(st) : NULL;
+	if (!s) {
+		err = log_errno(-ENOMEM, "cannot allocate the sample set");
+		goto out;
+	}
+	err = heatmap_input_read(a.path, s, &a.in_opts);
+	if (!err)
+		err = fit_span(&a, s);
+	if (!err)
+		err = a.range ? render_range(&a, s, st) : render_map(&a, s);
+out:
 	samples__free(s);
 	strtab__free(st);
-	return ret;
+	return err ? cli_exit_code(err) : CLI_EXIT_OK;
 }

@@ -14,6 +14,7 @@
 #include "ember/core/base/log.h"
 #include "ember/core/base/parse.h"
 #include "ember/core/model/samples.h"
+#include "ember/core/formats/samples_text.h"
 #include "ember/core/base/sbuf.h"
 
 /* Lines held while auto-detecting: comments and blank lines before the first record. */

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "ember/core/render/heatmap.h"
+#include "ember/core/render/heatmap_samples.h"
 #include "ember/core/model/profile.h"
 #include "ember/core/model/samples.h"
 #include "ember/core/base/strtab.h"
@@ -163,7 +164,7 @@ int main(int argc, char **argv)
 			return 1;
 		t0 = now_ms();
 		w0 = wall_ms();
-		if (samples__heatmap(s, &f, &hm))
+		if (heatmap_add_samples(&hm, s, &f))
 			return 1;
 		t[i] = now_ms() - t0;
 		w[i] = wall_ms() - w0;
@@ -179,7 +180,7 @@ int main(int argc, char **argv)
 		if (heatmap_init(&hm, &o))
 			return 1;
 		t0 = now_ms();
-		if (samples__heatmap(s, &f, &hm))
+		if (heatmap_add_samples(&hm, s, &f))
 			return 1;
 		t[i] = now_ms() - t0;
 		heatmap_fini(&hm);
@@ -195,7 +196,7 @@ int main(int argc, char **argv)
 		if (heatmap_init(&hm, &o))
 			return 1;
 		t0 = now_ms();
-		if (samples__heatmap(s, &f, &hm))
+		if (heatmap_add_samples(&hm, s, &f))
 			return 1;
 		t[i] = now_ms() - t0;
 		heatmap_fini(&hm);

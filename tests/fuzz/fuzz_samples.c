@@ -9,9 +9,11 @@
 #include <stdlib.h>
 
 #include "ember/core/render/heatmap.h"
+#include "ember/core/render/heatmap_samples.h"
 #include "ember/core/base/lineread.h"
 #include "ember/core/model/profile.h"
 #include "ember/core/model/samples.h"
+#include "ember/core/formats/samples_text.h"
 #include "ember/core/base/sbuf.h"
 #include "ember/core/base/strtab.h"
 
@@ -31,7 +33,7 @@ static void exercise(struct samples *s, struct strtab *st)
 	o.column_ns = 1000000000ULL;
 	if (samples__nr(s) && heatmap_opts_fit(&o, first, last) == 0 && o.columns <= 4096 &&
 	    heatmap_init(&hm, &o) == 0) {
-		if (samples__heatmap(s, &f, &hm) == 0) {
+		if (heatmap_add_samples(&hm, s, &f) == 0) {
 			(void)heatmap_render_json(&hm, &sb);
 			sbuf_reset(&sb);
 			(void)heatmap_render_svg(&hm, NULL, &sb);

@@ -21,6 +21,7 @@
 #include "ember/core/formats/pprof.h"
 #include "ember/core/model/profile.h"
 #include "ember/core/model/samples.h"
+#include "ember/core/formats/samples_text.h"
 #include "ember/core/base/sbuf.h"
 #include "ember/core/base/strtab.h"
 

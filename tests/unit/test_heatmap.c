@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "ember/core/render/heatmap.h"
+#include "ember/core/base/parse.h"
 #include "ember/core/base/sbuf.h"
 
 #define S 1000000000ULL
@@ -406,14 +407,14 @@ static void test_seconds(void **state)
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		ns = 77;
-		assert_int_equal(heatmap_parse_seconds(cases[i].s, strlen(cases[i].s), &ns),
+		assert_int_equal(parse_seconds_ns(cases[i].s, strlen(cases[i].s), &ns),
 				 cases[i].err);
 		if (!cases[i].err) {
 			assert_int_equal(ns, cases[i].ns);
 			/* and back: the shortest exact decimal reads as the same value */
 			sbuf_reset(&sb);
 			heatmap_add_seconds(&sb, ns);
-			assert_int_equal(heatmap_parse_seconds(sb.buf, sb.len, &ns), 0);
+			assert_int_equal(parse_seconds_ns(sb.buf, sb.len, &ns), 0);
 			assert_int_equal(ns, cases[i].ns);
 		} else {
 			assert_int_equal(ns, 77);

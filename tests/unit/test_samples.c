@@ -12,9 +12,11 @@
 
 #include "ember/core/formats/folded.h"
 #include "ember/core/render/heatmap.h"
+#include "ember/core/render/heatmap_samples.h"
 #include "ember/core/base/lineread.h"
 #include "ember/core/model/profile.h"
 #include "ember/core/model/samples.h"
+#include "ember/core/formats/samples_text.h"
 #include "ember/core/base/sbuf.h"
 #include "ember/core/base/strtab.h"
 
@@ -221,7 +223,7 @@ static void test_heatmap_matches_reference(void **state)
 	assert_true(samples__last_ns(s) > 60 * S); /* runs past the map */
 	assert_int_equal(heatmap_init(&fast, &o), 0);
 	samples_filter_init(&flt);
-	assert_int_equal(samples__heatmap(s, &flt, &fast), 0);
+	assert_int_equal(heatmap_add_samples(&fast, s, &flt), 0);
 	assert_memory_equal(fast.values, ref.values, o.columns * o.rows * sizeof(double));
 	assert_true(fast.max == ref.max);
 	assert_true(fast.total == ref.total);
@@ -229,12 +231,12 @@ static void test_heatmap_matches_reference(void **state)
 	/* pid filter: only db (the per-record path) */
 	heatmap_clear(&fast);
 	flt.pid = 5;
-	assert_int_equal(samples__heatmap(s, &flt, &fast), 0);
+	assert_int_equal(heatmap_add_samples(&fast, s, &flt), 0);
 	assert_true(fast.total > 0);
 	assert_memory_equal(fast.values, ref_db.values, o.columns * o.rows * sizeof(double));
 	/* no filter at all (include idle) */
 	heatmap_clear(&fast);
-	assert_int_equal(samples__heatmap(s, NULL, &fast), 0);
+	assert_int_equal(heatmap_add_samples(&fast, s, NULL), 0);
 	assert_memory_equal(fast.values, ref_all.values, o.columns * o.rows * sizeof(double));
 	/* other arrangements: 7 uneven rows of 3 s columns, and a map past the samples' end */
 	heatmap_fini(&fast);
@@ -249,14 +251,14 @@ static void test_heatmap_matches_reference(void **state)
 		if (!samples__stack_is_idle(s, samples__stack_id(s, i)))
 			heatmap_add(&ref_all, samples__time_ns(s, i), samples__count(s, i));
 	flt.pid = -1;
-	assert_int_equal(samples__heatmap(s, &flt, &fast), 0);
+	assert_int_equal(heatmap_add_samples(&fast, s, &flt), 0);
 	assert_memory_equal(fast.values, ref_all.values, o.columns * o.rows * sizeof(double));
 	assert_true(fast.total == ref_all.total && fast.total > 0);
 	heatmap_fini(&ref_all);
 	heatmap_fini(&ref_db);
 	/* staged samples must be sorted first */
 	assert_int_equal(samples__add(s, 1, (uint32_t)ids[0], 1), 0);
-	assert_int_equal(samples__heatmap(s, &flt, &fast), -EINVAL);
+	assert_int_equal(heatmap_add_samples(&fast, s, &flt), -EINVAL);
 	assert_int_equal(samples__range_profile(s, 0, 100 * S, NULL, NULL), -EINVAL);
 	heatmap_fini(&fast);
 	heatmap_fini(&ref);
@@ -298,20 +300,20 @@ static void test_heatmap_checkpoints_and_bursts(void **state)
 			if (n == 64 || n == 128) {
 				samples_filter_init(&flt);
 				heatmap_clear(&hm);
-				assert_int_equal(samples__heatmap(s, &flt, &hm), 0);
+				assert_int_equal(heatmap_add_samples(&hm, s, &flt), 0);
 				assert_true(hm.total == ref.total);
 				heatmap_clear(&hm);
-				assert_int_equal(samples__heatmap(s, NULL, &hm), 0);
+				assert_int_equal(heatmap_add_samples(&hm, s, NULL), 0);
 				assert_true(hm.total == ref_all.total);
 			}
 		}
 	}
 	samples_filter_init(&flt);
 	heatmap_clear(&hm);
-	assert_int_equal(samples__heatmap(s, &flt, &hm), 0);
+	assert_int_equal(heatmap_add_samples(&hm, s, &flt), 0);
 	assert_memory_equal(hm.values, ref.values, 12 * sizeof(double));
 	heatmap_clear(&hm);
-	assert_int_equal(samples__heatmap(s, NULL, &hm), 0);
+	assert_int_equal(heatmap_add_samples(&hm, s, NULL), 0);
 	assert_memory_equal(hm.values, ref_all.values, 12 * sizeof(double));
 	heatmap_fini(&hm);
 	heatmap_fini(&ref);

@@ -6,6 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ember/core/base/parse.h"
+
 #define BUF_MIN (256u << 10)
 
 struct lineread {
@@ -208,4 +210,43 @@ unsigned long lineread__lineno(const struct lineread *lr)
 unsigned long long lineread__offset(const struct lineread *lr)
 {
 	return lr->offset;
+}
+
+int lineread__parse_lines(struct lineread *lr, const struct lineread_parse_opts *o,
+			  lineread_parse_fn fn, void *ctx, struct parse_error *reterr)
+{
+	struct parse_error perr;
+	const char *line;
+	size_t len;
+	int r;
+
+	for (;;) {
+		r = lineread__next(lr, &line, &len);
+		if (r == 0)
+			return 0;
+		perr = (struct parse_error){ .line = lineread__lineno(lr) };
+		if (r == -E2BIG) {
+			perr.reason = "line too long";
+		} else if (r < 0) {
+			return r;
+		} else {
+			if (o->lines)
+				(*o->lines)++;
+			r = fn(line, len, &perr, ctx);
+			if (r != -EINVAL) {
+				if (r)
+					return r;
+				continue;
+			}
+		}
+		if (o->skipped)
+			(*o->skipped)++;
+		if (o->strict) {
+			if (reterr)
+				*reterr = perr;
+			return -EINVAL;
+		}
+		if (o->on_skip)
+			o->on_skip(o->name, &perr, o->on_skip_ctx);
+	}
 }

@@ -8,7 +8,6 @@
 #include "ember/core/base/lineread.h"
 #include "ember/core/model/profile.h"
 #include "ember/core/base/sbuf.h"
-#include "ember/core/base/strtab.h"
 
 /* perl's \s: space, \t, \n, \v, \f, \r */
 static inline int is_space(unsigned char c)
@@ -107,49 +106,46 @@ int folded_parse_line(const char *line, size_t len, enum folded_columns cols,
 int folded_add_stack(struct profile *p, const char *stack, size_t len, double count,
 		     double count2, bool two, size_t max_depth)
 {
-	struct strtab *st = profile__strtab(p);
-	uint32_t local[128], *frames = local;
-	size_t n = 0, cap = 128, start = 0, i;
-	int id, err;
+	return profile__add_text(p, stack, len, count, count2, two, max_depth);
+}
 
-	/* perl's split drops trailing empty fields: "a;b;;" is a, b */
-	while (len > 0 && stack[len - 1] == ';')
-		len--;
-	for (i = 0; i <= len; i++) {
-		if (i < len && stack[i] != ';')
-			continue;
-		if (i == 0 && len == 0)
-			break; /* the empty stack */
-		if (max_depth && n == max_depth) {
-			err = -E2BIG;
-			goto out;
-		}
-		if (n == cap) {
-			uint32_t *nf = malloc(cap * 2 * sizeof(*nf));
+struct read_ctx {
+	struct profile *p;
+	const struct folded_read_opts *opts;
+	struct folded_stats *stats;
+	struct sbuf rw;
+};
 
-			if (!nf) {
-				err = -ENOMEM;
-				goto out;
-			}
-			memcpy(nf, frames, n * sizeof(*nf));
-			if (frames != local)
-				free(frames);
-			frames = nf;
-			cap *= 2;
-		}
-		id = strtab__intern(st, stack + start, i - start);
-		if (id < 0) {
-			err = id;
-			goto out;
-		}
-		frames[n++] = (uint32_t)id;
-		start = i + 1;
+static int read_line(const char *line, size_t len, struct parse_error *perr, void *ctx)
+{
+	struct read_ctx *c = ctx;
+	const struct folded_read_opts *opts = c->opts;
+	struct folded_line fl;
+	int r;
+
+	r = folded_parse_line(line, len, opts->columns, &fl, perr);
+	if (r <= 0)
+		return r; /* blank, or malformed */
+	if (opts->rewrite) {
+		sbuf_reset(&c->rw);
+		opts->rewrite(fl.stack, fl.stack_len, &c->rw, opts->rewrite_ctx);
+		if (sbuf_error(&c->rw))
+			return -ENOMEM;
+		fl.stack = c->rw.buf ? c->rw.buf : "";
+		fl.stack_len = c->rw.len;
 	}
-	err = two ? profile__add2(p, frames, n, count, count2) : profile__add(p, frames, n, count);
-out:
-	if (frames != local)
-		free(frames);
-	return err;
+	r = folded_add_stack(c->p, fl.stack, fl.stack_len, fl.count, fl.count2, fl.ncounts == 2,
+			     opts->max_depth);
+	if (r == -E2BIG) {
+		perr->col = 1;
+		perr->reason = "stack deeper than the limit";
+		return -EINVAL;
+	}
+	if (r < 0)
+		return r;
+	c->stats->stacks++;
+	c->stats->total += fl.count;
+	return 0;
 }
 
 int folded_read(struct lineread *lr, struct profile *p, const struct folded_read_opts *opts,
@@ -157,73 +153,15 @@ int folded_read(struct lineread *lr, struct profile *p, const struct folded_read
 {
 	static const struct folded_read_opts defaults;
 	struct folded_stats dummy = { 0 };
-	struct sbuf rw = SBUF_INIT;
-	struct parse_error perr;
-	struct folded_line fl;
-	const char *line;
-	size_t len;
-	int r, err = 0;
+	struct read_ctx c = { .p = p, .opts = opts ? opts : &defaults,
+			      .stats = stats ? stats : &dummy, .rw = SBUF_INIT };
+	struct lineread_parse_opts lo = { .strict = c.opts->strict, .on_skip = c.opts->on_skip,
+					  .on_skip_ctx = c.opts->on_skip_ctx, .name = c.opts->name,
+					  .lines = &c.stats->lines, .skipped = &c.stats->skipped };
+	int err;
 
-	if (!opts)
-		opts = &defaults;
-	if (!stats)
-		stats = &dummy;
-	for (;;) {
-		r = lineread__next(lr, &line, &len);
-		if (r == 0)
-			break;
-		perr = (struct parse_error){ .line = lineread__lineno(lr) };
-		if (r == -E2BIG) {
-			perr.reason = "line too long";
-			goto bad;
-		}
-		if (r < 0) {
-			err = r;
-			goto out;
-		}
-		stats->lines++;
-		r = folded_parse_line(line, len, opts->columns, &fl, &perr);
-		if (r == 0)
-			continue;
-		if (r < 0)
-			goto bad;
-		if (opts->rewrite) {
-			sbuf_reset(&rw);
-			opts->rewrite(fl.stack, fl.stack_len, &rw, opts->rewrite_ctx);
-			if (sbuf_error(&rw)) {
-				err = -ENOMEM;
-				goto out;
-			}
-			fl.stack = rw.buf ? rw.buf : "";
-			fl.stack_len = rw.len;
-		}
-		r = folded_add_stack(p, fl.stack, fl.stack_len, fl.count, fl.count2,
-				     fl.ncounts == 2, opts->max_depth);
-		if (r == -E2BIG) {
-			perr.col = 1;
-			perr.reason = "stack deeper than the limit";
-			goto bad;
-		}
-		if (r < 0) {
-			err = r;
-			goto out;
-		}
-		stats->stacks++;
-		stats->total += fl.count;
-		continue;
-bad:
-		stats->skipped++;
-		if (opts->strict) {
-			if (reterr)
-				*reterr = perr;
-			err = -EINVAL;
-			goto out;
-		}
-		if (opts->on_skip)
-			opts->on_skip(opts->name, &perr, opts->on_skip_ctx);
-	}
-out:
-	sbuf_fini(&rw);
+	err = lineread__parse_lines(lr, &lo, read_line, &c, reterr);
+	sbuf_fini(&c.rw);
 	return err;
 }
 

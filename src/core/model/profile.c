@@ -385,3 +385,51 @@ void profile__stack_text(const struct profile *p, size_t idx, struct sbuf *sb)
 		sbuf_add(sb, strtab__str(p->st, id), strtab__len(p->st, id));
 	}
 }
+
+int profile__add_text(struct profile *p, const char *stack, size_t len, double count, double count2,
+		      bool two, size_t max_depth)
+{
+	struct strtab *st = profile__strtab(p);
+	uint32_t local[128], *frames = local;
+	size_t n = 0, cap = 128, start = 0, i;
+	int id, err;
+
+	/* perl's split drops trailing empty fields: "a;b;;" is a, b */
+	while (len > 0 && stack[len - 1] == ';')
+		len--;
+	for (i = 0; i <= len; i++) {
+		if (i < len && stack[i] != ';')
+			continue;
+		if (i == 0 && len == 0)
+			break; /* the empty stack */
+		if (max_depth && n == max_depth) {
+			err = -E2BIG;
+			goto out;
+		}
+		if (n == cap) {
+			uint32_t *nf = malloc(cap * 2 * sizeof(*nf));
+
+			if (!nf) {
+				err = -ENOMEM;
+				goto out;
+			}
+			memcpy(nf, frames, n * sizeof(*nf));
+			if (frames != local)
+				free(frames);
+			frames = nf;
+			cap *= 2;
+		}
+		id = strtab__intern(st, stack + start, i - start);
+		if (id < 0) {
+			err = id;
+			goto out;
+		}
+		frames[n++] = (uint32_t)id;
+		start = i + 1;
+	}
+	err = two ? profile__add2(p, frames, n, count, count2) : profile__add(p, frames, n, count);
+out:
+	if (frames != local)
+		free(frames);
+	return err;
+}

@@ -6,11 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ember/core/formats/folded.h"
-#include "ember/core/render/heatmap.h"
-#include "ember/core/base/lineread.h"
 #include "ember/core/model/profile.h"
-#include "ember/core/base/sbuf.h"
 #include "ember/core/base/strtab.h"
 #include "ember/core/base/array.h"
 
@@ -215,9 +211,8 @@ int samples__intern(struct samples *s, const uint32_t *frames, size_t n)
 	return note_stack(s, profile__add(s->dict, frames, n, 0));
 }
 
-static int intern_folded_depth(struct samples *s, const char *stack, size_t len, size_t max_depth)
+int samples__intern_folded(struct samples *s, const char *stack, size_t len)
 {
-	size_t depth;
 	int tid, id;
 
 	if (!s->texts) {
@@ -228,11 +223,8 @@ static int intern_folded_depth(struct samples *s, const char *stack, size_t len,
 	tid = strtab__intern(s->texts, stack, len);
 	if (tid < 0)
 		return tid;
-	if ((size_t)tid < s->text_cap && s->text_stack[tid] != UINT32_MAX) {
-		id = (int)s->text_stack[tid];
-		(void)profile__stack(s->dict, (size_t)id, &depth);
-		return max_depth && depth > max_depth ? -E2BIG : id;
-	}
+	if ((size_t)tid < s->text_cap && s->text_stack[tid] != UINT32_MAX)
+		return (int)s->text_stack[tid];
 	if ((size_t)tid >= s->text_cap) {
 		size_t cap = s->text_cap ? s->text_cap * 2 : 256, i;
 		uint32_t *nt;
@@ -247,18 +239,11 @@ static int intern_folded_depth(struct samples *s, const char *stack, size_t len,
 		s->text_stack = nt;
 		s->text_cap = cap;
 	}
-	/* interned without the depth limit, then checked: the cache entry holds for any limit */
-	id = note_stack(s, folded_add_stack(s->dict, stack, len, 0, 0, false, 0));
+	id = note_stack(s, profile__add_text(s->dict, stack, len, 0, 0, false, 0));
 	if (id < 0)
 		return id;
 	s->text_stack[tid] = (uint32_t)id;
-	(void)profile__stack(s->dict, (size_t)id, &depth);
-	return max_depth && depth > max_depth ? -E2BIG : id;
-}
-
-int samples__intern_folded(struct samples *s, const char *stack, size_t len)
-{
-	return intern_folded_depth(s, stack, len, 0);
+	return id;
 }
 
 static int cols_append(struct cols *c, uint64_t t, uint32_t stack, uint32_t count, bool idle)
@@ -751,68 +736,93 @@ static uint64_t direct_sum(const struct samples *s, enum sum_kind kind, size_t f
 	return v;
 }
 
-int samples__heatmap(const struct samples *s, const struct samples_filter *f, struct heatmap *hm)
+struct samples_cursor {
+	const struct samples *s;
+	enum sum_kind kind;
+	uint8_t *keep; /* SUM_MASK: per-stack keep flags */
+	size_t idx;    /* the next record */
+	size_t b;      /* its block */
+	size_t guess;  /* records in the last non-empty range */
+	uint64_t pre;  /* SUM_ALL/SUM_BUSY: the prefix sum up to idx */
+};
+
+struct samples_cursor *samples_cursor__new(const struct samples *s, const struct samples_filter *f,
+					   uint64_t start_ns)
 {
 	const struct cols *c = &s->c;
-	const struct heatmap_opts *o = &hm->o;
-	enum sum_kind kind = SUM_MASK;
-	uint8_t *keep = NULL;
-	size_t idx, next, b = 0, guess = 0;
-	uint64_t pre = 0, col_start, end;
-	unsigned int col, row;
+	struct samples_cursor *cur;
 	bool all;
 
-	if (s->nstage)
-		return -EINVAL;
-	if (!c->n)
-		return 0;
-	if (!f || (f->include_idle && !f->comm && f->pid < 0 && f->tid < 0)) {
-		kind = SUM_ALL;
-	} else if (!f->comm && f->pid < 0 && f->tid < 0) {
-		kind = SUM_BUSY;
-	} else {
-		keep = filter_mask(s, f, &all);
-		if (!keep)
-			return -ENOMEM;
+	if (s->nstage) {
+		errno = EINVAL;
+		return NULL;
 	}
-	/*
-	 * Walk the cells in time order; each cell's records are [idx, next), next being the first
-	 * record at or after the cell's end. With the checkpointed sums a cell costs about
-	 * O(log(records in it) + CUM_K) for the default filter, whatever its number of samples.
-	 */
-	idx = samples__lower_bound(s, o->start_ns);
-	if (idx < c->n)
-		b = block_of(c, idx);
-	if (kind != SUM_MASK && idx < c->n)
-		pre = prefix(s, kind, idx);
-	for (col = 0; col < o->columns && idx < c->n; col++) {
-		col_start = o->start_ns + (uint64_t)col * o->column_ns;
-		for (row = 0; row < o->rows; row++) {
-			uint64_t v;
-
-			end = col_start + heatmap_row_offset_ns(o, row + 1);
-			next = seek(c, &b, idx, end, guess);
-			if (next == idx)
-				continue;
-			guess = next - idx;
-			if (kind == SUM_MASK) {
-				v = masked_sum(c, keep, idx, next);
-			} else if (next - idx <= CUM_K) {
-				v = direct_sum(s, kind, idx, next);
-				pre += v;
-			} else {
-				uint64_t p = prefix(s, kind, next);
-
-				v = p - pre;
-				pre = p;
-			}
-			hm->values[(size_t)col * o->rows + row] += (double)v;
-			idx = next;
+	cur = calloc(1, sizeof(*cur));
+	if (!cur)
+		return NULL;
+	cur->s = s;
+	cur->kind = SUM_MASK;
+	if (!f || (f->include_idle && !f->comm && f->pid < 0 && f->tid < 0)) {
+		cur->kind = SUM_ALL;
+	} else if (!f->comm && f->pid < 0 && f->tid < 0) {
+		cur->kind = SUM_BUSY;
+	} else {
+		cur->keep = filter_mask(s, f, &all);
+		if (!cur->keep) {
+			free(cur);
+			errno = ENOMEM;
+			return NULL;
 		}
 	}
-	free(keep);
-	heatmap_update_stats(hm);
-	return 0;
+	cur->idx = samples__lower_bound(s, start_ns);
+	if (cur->idx < c->n)
+		cur->b = block_of(c, cur->idx);
+	if (cur->kind != SUM_MASK && cur->idx < c->n)
+		cur->pre = prefix(s, cur->kind, cur->idx);
+	return cur;
+}
+
+void samples_cursor__free(struct samples_cursor *cur)
+{
+	if (!cur)
+		return;
+	free(cur->keep);
+	free(cur);
+}
+
+bool samples_cursor__end(const struct samples_cursor *cur)
+{
+	return cur->idx >= cur->s->c.n;
+}
+
+/*
+ * A range's records are [idx, next), next being the first record at or after its end. With the
+ * checkpointed sums a range costs about O(log(records in it) + CUM_K) for the default filter,
+ * whatever its number of samples.
+ */
+uint64_t samples_cursor__sum_until(struct samples_cursor *cur, uint64_t end_ns)
+{
+	const struct samples *s = cur->s;
+	const struct cols *c = &s->c;
+	size_t next = seek(c, &cur->b, cur->idx, end_ns, cur->guess);
+	uint64_t v;
+
+	if (next == cur->idx)
+		return 0;
+	cur->guess = next - cur->idx;
+	if (cur->kind == SUM_MASK) {
+		v = masked_sum(c, cur->keep, cur->idx, next);
+	} else if (next - cur->idx <= CUM_K) {
+		v = direct_sum(s, cur->kind, cur->idx, next);
+		cur->pre += v;
+	} else {
+		uint64_t p = prefix(s, cur->kind, next);
+
+		v = p - cur->pre;
+		cur->pre = p;
+	}
+	cur->idx = next;
+	return v;
 }
 
 int samples__range_profile(const struct samples *s, uint64_t start_ns, uint64_t end_ns,
@@ -894,229 +904,4 @@ out:
 	free(touched);
 	free(frames);
 	return err;
-}
-
-void samples_format_line(struct sbuf *sb, uint64_t t_ns, const char *stack, size_t len,
-			 uint64_t count)
-{
-	char frac[16];
-
-	sbuf_addu(sb, t_ns / 1000000000ULL);
-	snprintf(frac, sizeof(frac), ".%09llu ", (unsigned long long)(t_ns % 1000000000ULL));
-	sbuf_adds(sb, frac);
-	sbuf_add(sb, stack, len);
-	sbuf_addc(sb, ' ');
-	sbuf_addu(sb, count);
-	sbuf_addc(sb, '\n');
-}
-
-static int bad(struct parse_error *reterr, unsigned int col, const char *reason)
-{
-	if (reterr) {
-		reterr->col = col;
-		reterr->reason = reason;
-	}
-	return -EINVAL;
-}
-
-/* Parses the trailing count token "digits[.zeros]" exactly. */
-static int parse_count(const char *s, size_t len, uint64_t *ret)
-{
-	uint64_t v = 0;
-	size_t i = 0;
-
-	for (; i < len && s[i] >= '0' && s[i] <= '9'; i++) {
-		unsigned int d = (unsigned int)(s[i] - '0');
-
-		if (v > (UINT64_MAX - d) / 10)
-			return -ERANGE;
-		v = v * 10 + d;
-	}
-	if (i < len && s[i] == '.')
-		for (i++; i < len; i++)
-			if (s[i] != '0')
-				return -EINVAL;
-	*ret = v;
-	return 0;
-}
-
-static bool is_sep(char ch)
-{
-	return ch == ' ' || ch == '\t';
-}
-
-int samples_parse_line(const char *line, size_t len, uint64_t *ret_t_ns, const char **ret_stack,
-		       size_t *ret_stack_len, uint64_t *ret_count, struct parse_error *reterr)
-{
-	struct folded_line fl;
-	struct parse_error perr = { 0 };
-	size_t i, tlen, cstart;
-	uint64_t t, count;
-	int r;
-
-	if (len && line[len - 1] == '\r')
-		len--;
-	for (i = 0; i < len && (is_sep(line[i]) || line[i] == '\f' || line[i] == '\v'); i++)
-		;
-	if (i == len)
-		return 0;
-	if (line[0] == '#') {
-		static const char hdr[] = "# ember-samples ";
-
-		if (len >= sizeof(hdr) - 1 && !memcmp(line, hdr, sizeof(hdr) - 1)) {
-			const char *v = line + sizeof(hdr) - 1;
-			size_t vlen = len - (sizeof(hdr) - 1);
-
-			while (vlen && is_sep(v[vlen - 1]))
-				vlen--;
-			if (vlen != 2 || memcmp(v, "v1", 2))
-				return bad(reterr, sizeof(hdr), "unsupported ember-samples version");
-		}
-		return 0;
-	}
-	for (tlen = 0; tlen < len && !is_sep(line[tlen]); tlen++)
-		;
-	r = heatmap_parse_seconds(line, tlen, &t);
-	if (r == -ERANGE)
-		return bad(reterr, 1, "time out of range");
-	if (r)
-		return bad(reterr, 1, "expected a time in seconds (digits, up to 9 decimals)");
-	if (tlen == len)
-		return bad(reterr, (unsigned int)len + 1, "expected a stack and a count after the time");
-	r = folded_parse_line(line + tlen + 1, len - tlen - 1, FOLDED_COLUMNS_ONE, &fl, &perr);
-	if (r == 0)
-		return bad(reterr, (unsigned int)tlen + 2, "expected a stack and a count after the time");
-	if (r < 0)
-		return bad(reterr, perr.col ? perr.col + (unsigned int)tlen + 1 : 0, perr.reason);
-	/* the count token: after the stack and its one separator */
-	cstart = tlen + 1 + fl.stack_len;
-	while (cstart < len && is_sep(line[cstart]))
-		cstart++;
-	r = parse_count(line + cstart, len - cstart, &count);
-	if (r == -ERANGE)
-		return bad(reterr, (unsigned int)cstart + 1, "count too large");
-	if (r)
-		return bad(reterr, (unsigned int)cstart + 1, "the count must be a whole number");
-	*ret_t_ns = t;
-	*ret_stack = fl.stack;
-	*ret_stack_len = fl.stack_len;
-	*ret_count = count;
-	return 1;
-}
-
-bool samples_detect(const char *line, size_t len)
-{
-	uint64_t t, count;
-	const char *stack;
-	size_t sl;
-
-	if (len >= 15 && !memcmp(line, "# ember-samples", 15))
-		return true;
-	return samples_parse_line(line, len, &t, &stack, &sl, &count, NULL) == 1;
-}
-
-int samples_read(struct lineread *lr, struct samples *s, const struct samples_read_opts *opts,
-		 struct samples_read_stats *stats, struct parse_error *reterr)
-{
-	static const struct samples_read_opts defaults;
-	struct samples_read_stats dummy = { 0 };
-	struct parse_error perr;
-	const char *line, *stack;
-	size_t len, slen;
-	uint64_t t, count;
-	int r, err = 0;
-
-	if (!opts)
-		opts = &defaults;
-	if (!stats)
-		stats = &dummy;
-	for (;;) {
-		r = lineread__next(lr, &line, &len);
-		if (r == 0)
-			break;
-		perr = (struct parse_error){ .line = lineread__lineno(lr) };
-		if (r == -E2BIG) {
-			perr.reason = "line too long";
-			goto bad;
-		}
-		if (r < 0) {
-			err = r;
-			goto out;
-		}
-		stats->lines++;
-		r = samples_parse_line(line, len, &t, &stack, &slen, &count, &perr);
-		if (r == 0)
-			continue;
-		if (r < 0)
-			goto bad;
-		/* a record holds a 32-bit count: a huge count would become millions of records
-		 * (fuzz_samples: one 42-byte line took gigabytes); more than 64 records' worth in
-		 * one line (2.7e11 samples) is no real profile */
-		if (count > (uint64_t)UINT32_MAX * 64) {
-			perr.reason = "count too large (above 64 x 4294967295)";
-			goto bad;
-		}
-		r = intern_folded_depth(s, stack, slen, opts->max_depth);
-		if (r == -E2BIG) {
-			perr.col = 1;
-			perr.reason = "stack deeper than the limit";
-			goto bad;
-		}
-		if (r < 0) {
-			err = r;
-			goto out;
-		}
-		stats->records++;
-		stats->total += count;
-		while (count) {
-			uint32_t part = count > UINT32_MAX ? UINT32_MAX : (uint32_t)count;
-
-			err = samples__add(s, t, (uint32_t)r, part);
-			if (err)
-				goto out;
-			count -= part;
-		}
-		continue;
-bad:
-		stats->skipped++;
-		if (opts->strict) {
-			if (reterr)
-				*reterr = perr;
-			err = -EINVAL;
-			goto out;
-		}
-		if (opts->on_skip)
-			opts->on_skip(opts->name, &perr, opts->on_skip_ctx);
-	}
-out:
-	if (!err)
-		err = samples__sort(s);
-	if (!err)
-		samples__shrink(s);
-	return err;
-}
-
-int samples__write(const struct samples *s, struct sbuf *sb)
-{
-	const struct cols *c = &s->c;
-	struct sbuf text = SBUF_INIT;
-	size_t i, b = 0;
-
-	if (s->nstage)
-		return -EINVAL;
-	sbuf_adds(sb, SAMPLES_HEADER "\n");
-	for (i = 0; i < c->n; i++) {
-		while (b + 1 < c->nblocks && c->blocks[b + 1].first <= i)
-			b++;
-		sbuf_reset(&text);
-		profile__stack_text(s->dict, STK_ID(c->stk[i]), &text);
-		samples_format_line(sb, c->blocks[b].base + c->off[i], text.buf ? text.buf : "",
-				    text.len, c->cnt ? c->cnt[i] : 1);
-	}
-	if (sbuf_error(&text)) {
-		sbuf_fini(&text);
-		return -ENOMEM;
-	}
-	sbuf_fini(&text);
-	return sbuf_error(sb);
 }

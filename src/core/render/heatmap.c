@@ -274,36 +274,6 @@ void heatmap_add_seconds(struct sbuf *sb, uint64_t ns)
 	sbuf_add(sb, frac, (size_t)len);
 }
 
-int heatmap_parse_seconds(const char *s, size_t len, uint64_t *ret_ns)
-{
-	uint64_t sec = 0, frac = 0;
-	size_t i = 0, nd = 0, nf = 0;
-
-	while (i < len && s[i] >= '0' && s[i] <= '9') {
-		if (sec > (UINT64_MAX / NS_PER_S) / 10 + 1)
-			return -ERANGE;
-		sec = sec * 10 + (uint64_t)(s[i] - '0');
-		i++, nd++;
-	}
-	if (i < len && s[i] == '.') {
-		i++;
-		while (i < len && s[i] >= '0' && s[i] <= '9') {
-			if (++nf > 9)
-				return -EINVAL;
-			frac = frac * 10 + (uint64_t)(s[i] - '0');
-			i++;
-		}
-	}
-	if (i != len || (!nd && !nf))
-		return -EINVAL;
-	while (nf++ < 9)
-		frac *= 10;
-	if (sec > (UINT64_MAX - frac) / NS_PER_S)
-		return -ERANGE;
-	*ret_ns = sec * NS_PER_S + frac;
-	return 0;
-}
-
 int heatmap_render_json(const struct heatmap *hm, struct sbuf *out)
 {
 	const struct heatmap_opts *o = &hm->o;

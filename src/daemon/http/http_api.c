@@ -13,7 +13,7 @@
 #include "ember/daemon/http/http.h"
 #include "ember/core/model/profile.h"
 #include "ember/core/model/recording.h"
-#include "ember/core/model/samples.h"
+#include "ember/core/formats/samples_text.h"
 #include "ember/daemon/store/store.h"
 #include "ember/core/base/strtab.h"
 #include "ember/core/base/timeexpr.h"

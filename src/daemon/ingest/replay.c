@@ -16,7 +16,7 @@
 #include "ember/core/base/lineread.h"
 #include "ember/core/base/parse.h"
 #include "ember/core/model/recording.h"
-#include "ember/core/model/samples.h"
+#include "ember/core/formats/samples_text.h"
 
 #define REPLAY_MAX_LINE (1u << 20)
 

@@ -3,6 +3,7 @@
 #ifndef EMBER_PARSE_H
 #define EMBER_PARSE_H
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -77,6 +78,41 @@ static inline int parse_time_ns(const char *s, size_t len, uint64_t *ret)
 	if (sec > (UINT64_MAX - frac) / 1000000000u)
 		return -1;
 	*ret = sec * 1000000000u + frac;
+	return 0;
+}
+
+/*
+ * A time in seconds, a decimal with up to 9 fractional digits ("12", "12.020000001", ".5"),
+ * exactly into nanoseconds. 0, or -EINVAL (not a number, a sign, too many digits) / -ERANGE
+ * (past 2^64 ns). The ember-samples reader's, the heat map CLI's.
+ */
+static inline int parse_seconds_ns(const char *s, size_t len, uint64_t *ret_ns)
+{
+	uint64_t sec = 0, frac = 0;
+	size_t i = 0, nd = 0, nf = 0;
+
+	while (i < len && s[i] >= '0' && s[i] <= '9') {
+		if (sec > (UINT64_MAX / 1000000000u) / 10 + 1)
+			return -ERANGE;
+		sec = sec * 10 + (uint64_t)(s[i] - '0');
+		i++, nd++;
+	}
+	if (i < len && s[i] == '.') {
+		i++;
+		while (i < len && s[i] >= '0' && s[i] <= '9') {
+			if (++nf > 9)
+				return -EINVAL;
+			frac = frac * 10 + (uint64_t)(s[i] - '0');
+			i++;
+		}
+	}
+	if (i != len || (!nd && !nf))
+		return -EINVAL;
+	while (nf++ < 9)
+		frac *= 10;
+	if (sec > (UINT64_MAX - frac) / 1000000000u)
+		return -ERANGE;
+	*ret_ns = sec * 1000000000u + frac;
 	return 0;
 }
 

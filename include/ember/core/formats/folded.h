@@ -43,7 +43,8 @@ int folded_parse_line(const char *line, size_t len, enum folded_columns cols,
 		      struct folded_line *ret, struct parse_error *reterr);
 
 /*
- * Splits @stack on ';' and interns each frame into @p's strtab, then adds the counts.
+ * Splits @stack on ';' and interns each frame into @p's strtab, then adds the counts: the
+ * profile's own profile__add_text(), under the name the folded readers know it by.
  * Returns the stack index >= 0, -ENOMEM, or -E2BIG past @max_depth frames (0: no limit).
  */
 int folded_add_stack(struct profile *p, const char *stack, size_t len, double count,

@@ -82,4 +82,13 @@ int profile__cmp_stacks(const struct profile *p, size_t a, size_t b);
 /* Appends the stack's joined text ("a;b;c", no count, no newline). */
 void profile__stack_text(const struct profile *p, size_t idx, struct sbuf *sb);
 
+/*
+ * The reverse: adds the stack of the text @stack[0..len) ("a;b;c": split on ';', trailing empty
+ * frames dropped as perl's split drops them, each frame interned into the profile's strtab) with
+ * @count, and @count2 as profile__add2() when @two. Returns the stack's index >= 0, -ENOMEM, or
+ * -E2BIG past @max_depth frames (0: no limit).
+ */
+int profile__add_text(struct profile *p, const char *stack, size_t len, double count, double count2,
+		      bool two, size_t max_depth);
+
 #endif

@@ -21,6 +21,9 @@
  *    (--pid) or "comm-PID/TID" (--tid). The comm is the root frame up to the last '-' followed
  *    by digits (and "/digits"); a stack without a pid in its root frame never matches a pid or
  *    tid filter.
+ *
+ * Its text form, "ember-samples v1", is include/ember/core/formats/samples_text.h; its heat map,
+ * include/ember/core/render/heatmap_samples.h.
  */
 #ifndef EMBER_SAMPLES_H
 #define EMBER_SAMPLES_H
@@ -28,15 +31,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 
-#include "ember/core/base/parse.h"
 
 struct strtab;
 struct profile;
 struct sbuf;
-struct lineread;
-struct heatmap;
 
 struct samples; /* opaque */
 
@@ -54,7 +53,10 @@ struct strtab *samples__strtab(const struct samples *s);
  * >= 0, or -ENOMEM. The same frames always give the same id.
  */
 int samples__intern(struct samples *s, const uint32_t *frames, size_t n);
-/* Interns a folded stack text "a;b;c" (split on ';', trailing empty frames dropped). */
+/*
+ * Interns a folded stack text "a;b;c" (split on ';', trailing empty frames dropped: see
+ * profile__add_text()), through a cache of the texts seen: a text seen before costs one hash.
+ */
 int samples__intern_folded(struct samples *s, const char *stack, size_t len);
 
 /*
@@ -111,11 +113,27 @@ bool samples__stack_matches(const struct samples *s, uint32_t stack_id,
 bool samples__stack_is_idle(const struct samples *s, uint32_t stack_id);
 
 /*
- * Adds into @hm (already initialized with its arrangement) every sorted sample in the map's time
- * span that passes @f (NULL: all). Samples outside the span are not counted anywhere; filtered
- * ones neither. 0, -EINVAL (unsorted staged samples: call samples__sort()) or -ENOMEM.
+ * A cursor over the sorted samples that sums their counts over consecutive time ranges, such as
+ * the cells of a heat map (render/heatmap_samples.h): each range costs about O(log(its records)
+ * + 64) for no filter and for the default one (idle excluded), whatever its number of samples.
  */
-int samples__heatmap(const struct samples *s, const struct samples_filter *f, struct heatmap *hm);
+struct samples_cursor; /* opaque */
+
+/*
+ * A cursor at the first sorted record at or after @start_ns, counting the samples that pass @f
+ * (NULL: all; borrowed, as is @s, which must not change while the cursor lives). NULL + errno:
+ * EINVAL (staged samples: call samples__sort()) or ENOMEM. Free with samples_cursor__free().
+ */
+struct samples_cursor *samples_cursor__new(const struct samples *s, const struct samples_filter *f,
+					   uint64_t start_ns);
+void samples_cursor__free(struct samples_cursor *cur); /* NULL is a no-op */
+/*
+ * Sum of the counts of the records from the cursor up to the first at or after @end_ns, which
+ * the cursor moves to. @end_ns must not decrease from one call to the next.
+ */
+uint64_t samples_cursor__sum_until(struct samples_cursor *cur, uint64_t end_ns);
+/* True when the cursor is past the last sorted record. */
+bool samples_cursor__end(const struct samples_cursor *cur);
 
 /*
  * Adds the samples with @start_ns <= time < @end_ns that pass @f into @dst as a profile (one
@@ -125,59 +143,5 @@ int samples__heatmap(const struct samples *s, const struct samples_filter *f, st
  */
 int samples__range_profile(const struct samples *s, uint64_t start_ns, uint64_t end_ns,
 			   const struct samples_filter *f, struct profile *dst);
-
-/*
- * The "ember-samples v1" text format (docs/formats.md): "# ember-samples v1" then one
- * "TIME STACK COUNT" line per record, TIME in seconds with 9 fractional digits.
- */
-#define SAMPLES_HEADER "# ember-samples v1"
-
-/* Appends one line "TIME STACK COUNT\n" (stack text as given; no check). */
-void samples_format_line(struct sbuf *sb, uint64_t t_ns, const char *stack, size_t len,
-			 uint64_t count);
-
-/*
- * Parses one line (without '\n'; a trailing '\r' ignored). Returns 1 for a sample (time, stack
- * borrowed from @line, count), 0 for a blank or comment line, -EINVAL with @reterr (may be NULL;
- * col and reason) for a malformed one: bad time, no count, a count that is not a whole number
- * below 2^64, or a "# ember-samples vN" header of another version.
- */
-int samples_parse_line(const char *line, size_t len, uint64_t *ret_t_ns, const char **ret_stack,
-		       size_t *ret_stack_len, uint64_t *ret_count, struct parse_error *reterr);
-
-/*
- * True when @line looks like the start of an ember-samples file: the header, or a sample line
- * (used to tell it from `perf script` text).
- */
-bool samples_detect(const char *line, size_t len);
-
-struct samples_read_opts {
-	bool strict;		/* the first malformed line is an error */
-	size_t max_depth;	/* 0: no limit; deeper stacks are malformed */
-	/* Called for each skipped line (may be NULL). */
-	void (*on_skip)(const char *name, const struct parse_error *err, void *ctx);
-	void *on_skip_ctx;
-	const char *name;	/* for messages */
-};
-
-struct samples_read_stats {
-	unsigned long lines;	/* lines read, blank and comments included */
-	unsigned long records;	/* sample lines added */
-	unsigned long skipped;	/* malformed lines skipped (including over-long ones) */
-	uint64_t total;		/* sum of counts added */
-};
-
-/*
- * Reads every line of @lr into @s, then sorts. Returns 0, -EINVAL (strict mode: the first bad
- * line, in @reterr), -ENOMEM or a read error. @stats (may be NULL) is accumulated.
- */
-int samples_read(struct lineread *lr, struct samples *s, const struct samples_read_opts *opts,
-		 struct samples_read_stats *stats, struct parse_error *reterr);
-
-/*
- * Writes the header and every sorted sample in time order (stable: records at one time in the
- * order added). 0 or -ENOMEM (-EINVAL with staged samples).
- */
-int samples__write(const struct samples *s, struct sbuf *sb);
 
 #endif

@@ -157,14 +157,10 @@ void heatmap_svg_opts_init(struct heatmap_svg_opts *o);
 int heatmap_render_svg(const struct heatmap *hm, const struct heatmap_svg_opts *so,
 		       struct sbuf *out);
 
-/* Appends @ns as seconds, an exact decimal without trailing zeros ("12", "12.5", "0.02"). */
-void heatmap_add_seconds(struct sbuf *sb, uint64_t ns);
-
 /*
- * Parses a time in seconds, a decimal with up to 9 fractional digits ("12", "12.020000001"),
- * exactly into nanoseconds. 0, or -EINVAL (not a number, a sign, too many digits) / -ERANGE
- * (past 2^64 ns). Shared by the samples reader and the CLI.
+ * Appends @ns as seconds, an exact decimal without trailing zeros ("12", "12.5", "0.02"), which
+ * parse_seconds_ns() (ember/core/base/parse.h) reads back.
  */
-int heatmap_parse_seconds(const char *s, size_t len, uint64_t *ret_ns);
+void heatmap_add_seconds(struct sbuf *sb, uint64_t ns);
 
 #endif

@@ -1,0 +1,372 @@
+// SPDX-License-Identifier: MIT
+/* symbolizer: the ELF image cache, by (device, inode) and by build-id; files pinned open until
+ * their symbols are needed. */
+#include "symbolizer_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ember/core/base/clock.h"
+#include "ember/core/base/hash.h"
+#include "ember/core/base/log.h"
+#include "ember/daemon/symbols/elfsym.h"
+
+#define ELF_RETRY_NS (5000 * NS_PER_MS)	    /* retry an image that failed to open */
+#define PIN_NS (2 * GONE_GRACE_NS)	    /* an unread image's file is kept open this long */
+#define MAX_PINNED 256			    /* files kept open; past this, images are read at once */
+
+/* --- ELF image cache ------------------------------------------------------------------------- */
+
+static void lru_unlink_e(struct elfent *e)
+{
+	e->lru_prev->lru_next = e->lru_next;
+	e->lru_next->lru_prev = e->lru_prev;
+}
+
+static void lru_front_e(struct symbolizer *s, struct elfent *e)
+{
+	e->lru_next = s->lru_e.lru_next;
+	e->lru_prev = &s->lru_e;
+	s->lru_e.lru_next->lru_prev = e;
+	s->lru_e.lru_next = e;
+}
+
+static void image_put(struct symbolizer *s, struct image *img)
+{
+	struct image **pp;
+
+	if (!img || --img->refs)
+		return;
+	if (img->build_id_len) {
+		for (pp = &s->btab[img->bid_hash % s->btab_size]; *pp; pp = &(*pp)->bnext) {
+			if (*pp == img) {
+				*pp = img->bnext;
+				break;
+			}
+		}
+	}
+	s->stats.elf_symbols -= elfsym__count(img->es);
+	elfsym__free(img->es);
+	free(img);
+}
+
+static size_t eslot(const struct symbolizer *s, uint64_t dev, uint64_t ino)
+{
+	return hash_mix64(dev * 0x9e3779b97f4a7c15ull ^ ino) & (s->etab_size - 1);
+}
+
+static void elfent_remove(struct symbolizer *s, struct elfent *e)
+{
+	struct elfent **pp;
+
+	for (pp = &s->etab[eslot(s, e->dev, e->ino)]; *pp; pp = &(*pp)->hnext) {
+		if (*pp == e) {
+			*pp = e->hnext;
+			break;
+		}
+	}
+	lru_unlink_e(e);
+	s->nelfs--;
+	image_put(s, e->img);
+	if (e->fd >= 0) {
+		close(e->fd);
+		s->nr_pinned--;
+	}
+	free(e);
+}
+
+/* Frees the ELF entries and their images (the tables are symbolizer__free's). */
+void sym_elf_cache_fini(struct symbolizer *s)
+{
+	size_t i;
+
+	for (i = 0; s->etab && i < s->etab_size; i++) {
+		struct elfent *e = s->etab[i], *next;
+
+		for (; e; e = next) {
+			next = e->hnext;
+			image_put(s, e->img);
+			if (e->fd >= 0)
+				close(e->fd);
+			free(e);
+		}
+	}
+}
+
+static void etab_grow(struct symbolizer *s)
+{
+	size_t nsize = s->etab_size * 2, i;
+	struct elfent **nt = calloc(nsize, sizeof(*nt));
+
+	if (!nt)
+		return;
+	for (i = 0; i < s->etab_size; i++) {
+		struct elfent *e = s->etab[i], *next;
+
+		for (; e; e = next) {
+			size_t h = hash_mix64(e->dev * 0x9e3779b97f4a7c15ull ^ e->ino) & (nsize - 1);
+
+			next = e->hnext;
+			e->hnext = nt[h];
+			nt[h] = e;
+		}
+	}
+	free(s->etab);
+	s->etab = nt;
+	s->etab_size = nsize;
+}
+
+/* Opens the file behind @m: through the process's root, then its map_files entry (deleted
+ * files, other mount namespaces), then the host path; the inode must match. fd or -errno. */
+static int open_mapping(struct symbolizer *s, struct proc *p, const struct mapping *m)
+{
+	const char *path = p->paths + m->path_off;
+	char buf[PATH_MAX];
+	struct stat st;
+	int fd, i;
+
+	for (i = 0; i < 3; i++) {
+		int n;
+
+		if (i == 0 && (m->deleted || path[0] != '/' || p->gone))
+			continue;
+		if (i == 1 && p->gone)
+			continue;
+		if (i == 2 && (m->deleted || path[0] != '/'))
+			continue;
+		if (i == 0)
+			n = snprintf(buf, sizeof(buf), "%s/%u/root%s", s->proc_root, p->pid, path);
+		else if (i == 1)
+			n = snprintf(buf, sizeof(buf), "%s/%u/map_files/%llx-%llx", s->proc_root,
+				     p->pid, (unsigned long long)m->start,
+				     (unsigned long long)m->end);
+		else
+			n = snprintf(buf, sizeof(buf), "%s", path);
+		if (n < 0 || (size_t)n >= sizeof(buf))
+			continue;
+		fd = open(buf, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		if (fd < 0)
+			continue;
+		if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (m->ino && st.st_ino != m->ino)) {
+			close(fd);
+			continue;
+		}
+		return fd;
+	}
+	return -ENOENT;
+}
+
+static struct image *image_by_build_id(struct symbolizer *s, const uint8_t *id, size_t len,
+				       uint64_t h, uint64_t size)
+{
+	struct image *img;
+
+	for (img = s->btab[h % s->btab_size]; img; img = img->bnext)
+		if (img->build_id_len == len && img->file_size == size &&
+		    !memcmp(img->build_id, id, len))
+			return img;
+	return NULL;
+}
+
+/* Reads the symbols of @m's file: @fd if >= 0 (closed here), else opened now. */
+static struct image *image_open(struct symbolizer *s, struct proc *p, const struct mapping *m,
+				int fd)
+{
+	struct elfsym_opts eo = { .debug_dirs = s->debug_dirs, .path = p->paths + m->path_off,
+				  .dwarf = s->o.inline_frames };
+	uint8_t id[64];
+	char root[64];
+	struct image *img;
+	const uint8_t *bid;
+	struct stat st;
+	int n;
+	uint64_t h = 0;
+
+	if (fd < 0)
+		fd = open_mapping(s, p, m);
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st)) {
+		close(fd);
+		return NULL;
+	}
+	/*
+	 * The same build-id and size: the same file in another place (a container layer, a
+	 * copy), parsed once. A stripped copy has the build-id of the original but not its size.
+	 */
+	n = elfsym_read_build_id(fd, id, sizeof(id));
+	if (n > 0) {
+		h = hash_bytes(id, (size_t)n, 0);
+		img = image_by_build_id(s, id, (size_t)n, h, (uint64_t)st.st_size);
+		if (img) {
+			close(fd);
+			img->refs++;
+			s->stats.elf_buildid_hits++;
+			return img;
+		}
+	}
+	snprintf(root, sizeof(root), "%s/%u/root", s->proc_root, p->pid);
+	eo.root = p->gone ? NULL : root;
+	img = calloc(1, sizeof(*img));
+	if (!img) {
+		close(fd);
+		return NULL;
+	}
+	img->es = elfsym__open(fd, &eo);
+	close(fd);
+	if (!img->es) {
+		free(img);
+		return NULL;
+	}
+	img->refs = 1;
+	img->file_size = (uint64_t)st.st_size;
+	img->serial = s->next_serial++;
+	if (!s->next_serial)
+		s->next_serial = 1; /* 0 marks an empty address-cache slot */
+	if (elfsym__used_debug_file(img->es))
+		s->stats.elf_debuginfo++;
+	s->stats.elf_symbols += elfsym__count(img->es);
+	img->build_id_len = elfsym__build_id(img->es, &bid);
+	if (img->build_id_len > sizeof(img->build_id))
+		img->build_id_len = 0;
+	if (img->build_id_len) {
+		memcpy(img->build_id, bid, img->build_id_len);
+		img->bid_hash = hash_bytes(img->build_id, img->build_id_len, 0);
+		img->bnext = s->btab[img->bid_hash % s->btab_size];
+		s->btab[img->bid_hash % s->btab_size] = img;
+	}
+	return img;
+}
+
+static struct elfent *elf_find(struct symbolizer *s, const struct mapping *m)
+{
+	struct elfent *e;
+
+	for (e = s->etab[eslot(s, m->dev, m->ino)]; e; e = e->hnext)
+		if (e->dev == m->dev && e->ino == m->ino)
+			return e;
+	return NULL;
+}
+
+/* A new entry for @m's file, neither read nor open yet; the least recently used go first. */
+static struct elfent *elf_add(struct symbolizer *s, const struct mapping *m)
+{
+	struct elfent *e;
+	size_t h;
+
+	while (s->nelfs >= s->o.max_elfs && s->lru_e.lru_prev != &s->lru_e) {
+		elfent_remove(s, s->lru_e.lru_prev);
+		s->stats.elf_evictions++;
+	}
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return NULL;
+	e->dev = m->dev;
+	e->ino = m->ino;
+	e->fd = -1;
+	if (s->nelfs + 1 > s->etab_size)
+		etab_grow(s);
+	h = eslot(s, m->dev, m->ino);
+	e->hnext = s->etab[h];
+	s->etab[h] = e;
+	lru_front_e(s, e);
+	s->nelfs++;
+	return e;
+}
+
+/* Reads @e's symbols now: from its open file if pinned, else opened through @p. */
+static void elf_read(struct symbolizer *s, struct elfent *e, struct proc *p,
+		     const struct mapping *m)
+{
+	int fd = e->fd;
+
+	if (fd >= 0) {
+		e->fd = -1;
+		s->nr_pinned--;
+	}
+	e->img = image_open(s, p, m, fd);
+	if (!e->img) {
+		e->failed_ns = mono_ns();
+		s->stats.elf_errors++;
+		log_debug("pid %u: cannot read symbols of '%s'", p->pid, p->paths + m->path_off);
+	}
+}
+
+struct image *sym_elf_get(struct symbolizer *s, struct proc *p, struct mapping *m)
+{
+	struct elfent *e = elf_find(s, m);
+
+	if (e && (e->img || e->fd >= 0 || mono_ns() - e->failed_ns < ELF_RETRY_NS)) {
+		if (s->lru_e.lru_next != e) {
+			lru_unlink_e(e);
+			lru_front_e(s, e);
+		}
+		s->stats.elf_hits++; /* read, failed lately, or pinned (read now) */
+		if (!e->img && e->fd >= 0)
+			elf_read(s, e, p, m);
+		return e->img;
+	}
+	s->stats.elf_misses++;
+	if (!e)
+		e = elf_add(s, m);
+	if (!e)
+		return NULL;
+	elf_read(s, e, p, m);
+	return e->img;
+}
+
+/*
+ * Keeps @m's file open for a later sym_elf_get, unless known already: what a process maps is read
+ * when its stacks need it, even after it has exited (its path then gone, or another file).
+ * Past MAX_PINNED open files, read at once.
+ */
+void sym_elf_pin(struct symbolizer *s, struct proc *p, struct mapping *m)
+{
+	struct elfent *e = elf_find(s, m);
+	int fd;
+
+	if (e) { /* a hit, as for sym_elf_get: one file for many processes */
+		s->stats.elf_hits++;
+		return;
+	}
+	if (s->nr_pinned >= MAX_PINNED) {
+		(void)sym_elf_get(s, p, m);
+		return;
+	}
+	fd = open_mapping(s, p, m);
+	if (fd < 0) {
+		(void)sym_elf_get(s, p, m); /* counts and logs the failure, retried later */
+		return;
+	}
+	e = elf_add(s, m);
+	if (!e) {
+		close(fd);
+		return;
+	}
+	s->stats.elf_misses++;
+	e->fd = fd;
+	e->pinned_ns = mono_ns();
+	s->nr_pinned++;
+}
+
+/* Closes the files pinned longer than PIN_NS: their processes' first samples are long drained
+ * (a later read opens the file again through a live process). */
+void sym_elf_unpin_old(struct symbolizer *s, uint64_t t)
+{
+	struct elfent *e, *prev;
+
+	for (e = s->lru_e.lru_prev; s->nr_pinned && e != &s->lru_e; e = prev) {
+		prev = e->lru_prev;
+		if (e->fd >= 0 && t - e->pinned_ns >= PIN_NS) {
+			close(e->fd);
+			e->fd = -1;
+			s->nr_pinned--;
+		}
+	}
+}

@@ -1,0 +1,701 @@
+// SPDX-License-Identifier: MIT
+/* symbolizer: the /proc readers and the process cache (live, then retired after exec or
+ * pid reuse). */
+#include "symbolizer_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ember/core/base/clock.h"
+#include "ember/core/base/hash.h"
+#include "ember/daemon/symbols/perfmap.h"
+#include "ember/daemon/symbols/procmaps.h"
+
+#define MAX_MAPS_BYTES (64u << 20)	/* /proc/PID/maps larger than this is cut (counted) */
+#define VALIDATE_NS (1000 * NS_PER_MS)	    /* note_pid re-checks a cached pid's start time */
+/* Keep a replaced state (exec, pid reuse) so long: samples reach the symbolizer 1-2 ticks after
+ * they are taken (sampling.tick_ms, 1 s by default, at most 10 s). Bounded in number: in an exec
+ * storm the oldest go first (each holds its mappings, a few KB). */
+#define RETIRED_GRACE_NS (25000 * NS_PER_MS)
+#define MAX_RETIRED 1024
+
+/* --- /proc readers --------------------------------------------------------------------------- */
+
+/* Reads a whole /proc file into s->buf (NUL-terminated). Length or -errno. */
+static ssize_t read_file(struct symbolizer *s, const char *path, size_t max)
+{
+	size_t len = 0;
+	int fd, err = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		ssize_t r;
+
+		if (len + 4096 + 1 > s->buf_cap) {
+			size_t ncap = s->buf_cap ? s->buf_cap * 2 : 65536;
+			char *nb;
+
+			if (s->buf_cap >= max) {
+				err = -EFBIG;
+				break;
+			}
+			nb = realloc(s->buf, ncap);
+			if (!nb) {
+				err = -ENOMEM;
+				break;
+			}
+			s->buf = nb;
+			s->buf_cap = ncap;
+		}
+		r = read(fd, s->buf + len, s->buf_cap - len - 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			err = -errno;
+			break;
+		}
+		if (r == 0)
+			break;
+		len += (size_t)r;
+	}
+	close(fd);
+	if (err && err != -EFBIG)
+		return err;
+	s->buf[len] = '\0';
+	return (ssize_t)len;
+}
+
+/* Start time (field 22 of /proc/PID/stat), 0 or -errno. */
+static int read_start_time(struct symbolizer *s, uint32_t pid, uint64_t *ret)
+{
+	char path[64];
+	const char *p;
+	ssize_t n;
+	int field;
+
+	snprintf(path, sizeof(path), "%s/%u/stat", s->proc_root, pid);
+	n = read_file(s, path, 65536);
+	if (n < 0)
+		return (int)n;
+	p = strrchr(s->buf, ')'); /* comm may hold spaces and parentheses */
+	if (!p)
+		return -EINVAL;
+	p++;
+	/* p is at the space before field 3 (state); count spaces up to field 22 */
+	for (field = 2; field < 22 && *p; p++)
+		if (*p == ' ')
+			field++;
+	if (field != 22)
+		return -EINVAL;
+	*ret = strtoull(p, NULL, 10);
+	return 0;
+}
+
+/* The innermost pid of the process (the one its own pid namespace sees), from NSpid. */
+uint32_t sym_read_nspid(struct symbolizer *s, uint32_t pid)
+{
+	char path[64];
+	const char *p, *eol;
+	uint32_t ns = pid;
+
+	snprintf(path, sizeof(path), "%s/%u/status", s->proc_root, pid);
+	if (read_file(s, path, 1 << 20) < 0)
+		return pid;
+	p = strstr(s->buf, "\nNSpid:");
+	if (!p)
+		return pid;
+	p += 7;
+	eol = strchr(p, '\n');
+	if (!eol)
+		eol = p + strlen(p);
+	while (p < eol) {
+		char *end;
+		unsigned long v;
+
+		while (p < eol && (*p == ' ' || *p == '\t'))
+			p++;
+		if (p >= eol)
+			break;
+		v = strtoul(p, &end, 10);
+		if (end == p)
+			break;
+		ns = (uint32_t)v;
+		p = end;
+	}
+	return ns;
+}
+
+static void read_exe_id(struct symbolizer *s, uint32_t pid, uint64_t *dev, uint64_t *ino)
+{
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%u/exe", s->proc_root, pid);
+	if (stat(path, &st) == 0) {
+		*dev = st.st_dev;
+		*ino = st.st_ino;
+	} else {
+		*dev = *ino = 0;
+	}
+}
+
+struct maps_ctx {
+	struct mapping *maps;
+	size_t n, cap;
+	char *paths;
+	size_t paths_len, paths_cap;
+	int err;
+};
+
+static int add_path(struct maps_ctx *c, const char *p, size_t len, uint32_t *ret_off)
+{
+	if (c->paths_len + len + 1 > c->paths_cap) {
+		size_t ncap = c->paths_cap ? c->paths_cap * 2 : 4096;
+		char *np;
+
+		while (ncap < c->paths_len + len + 1)
+			ncap *= 2;
+		if (ncap > UINT32_MAX)
+			return -ENOMEM;
+		np = realloc(c->paths, ncap);
+		if (!np)
+			return -ENOMEM;
+		c->paths = np;
+		c->paths_cap = ncap;
+	}
+	*ret_off = (uint32_t)c->paths_len;
+	memcpy(c->paths + c->paths_len, p, len);
+	c->paths_len += len;
+	c->paths[c->paths_len++] = '\0';
+	return 0;
+}
+
+static int collect_mapping(const struct procmaps_entry *e, void *ctx)
+{
+	struct maps_ctx *c = ctx;
+	struct mapping *m;
+	const char *base;
+	size_t blen;
+
+	if (!e->x)
+		return 0;
+	if (c->n == c->cap) {
+		size_t ncap = c->cap ? c->cap * 2 : 64;
+		struct mapping *nm = realloc(c->maps, ncap * sizeof(*nm));
+
+		if (!nm)
+			return c->err = -ENOMEM;
+		c->maps = nm;
+		c->cap = ncap;
+	}
+	m = &c->maps[c->n];
+	*m = (struct mapping){ .start = e->start, .end = e->end, .pgoff = e->pgoff,
+			       .dev = makedev(e->dev_major, e->dev_minor), .ino = e->inode,
+			       .kind = e->kind, .deleted = e->deleted, .unknown_id = -1 };
+	if (add_path(c, e->path, e->path_len, &m->path_off))
+		return c->err = -ENOMEM;
+	m->path_len = (uint32_t)e->path_len;
+	base = procmaps_basename(e, &blen);
+	m->base_off = m->path_off + (uint32_t)(base - e->path);
+	m->base_len = (uint32_t)blen;
+	c->n++;
+	return 0;
+}
+
+/*
+ * Calls collect_mapping() for the executable lines of a maps text only: the permissions field
+ * ("r-xp") is checked before the line is parsed, so the data, heap and stack lines (most of a
+ * large process's maps) cost a memchr each. Malformed lines are skipped, as by procmaps_parse().
+ */
+static void parse_exec_maps(const char *text, size_t len, struct maps_ctx *c)
+{
+	const char *p = text, *end = text + len;
+
+	while (p < end && !c->err) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		const char *sp = memchr(p, ' ', n);
+		struct procmaps_entry e;
+
+		/* "start-end rwxp ...": the x is the third character after the first space */
+		if (sp && (size_t)(sp - p) + 3 < n && sp[3] == 'x' &&
+		    procmaps_parse_line(p, n, &e, NULL) == 0)
+			(void)collect_mapping(&e, c);
+		p += n + (nl ? 1 : 0);
+	}
+}
+
+static int cmp_mapping(const void *a, const void *b)
+{
+	const struct mapping *x = a, *y = b;
+
+	return (x->start > y->start) - (x->start < y->start);
+}
+
+/* (Re)reads the process's executable mappings. 0 or -errno (the old ones stay on failure). */
+int sym_read_maps(struct symbolizer *s, struct proc *p)
+{
+	struct maps_ctx c = { 0 };
+	char path[64];
+	ssize_t n;
+	size_t i, j;
+
+	p->maps_read_ns = mono_ns();
+	p->version = ++s->version_seq;
+	s->stats.maps_reads++;
+	snprintf(path, sizeof(path), "%s/%u/maps", s->proc_root, p->pid);
+	n = read_file(s, path, MAX_MAPS_BYTES);
+	if (n < 0) {
+		s->stats.maps_errors++;
+		if (n == -ENOENT || n == -ESRCH) {
+			if (!p->gone) {
+				p->gone = true;
+				p->gone_ns = p->maps_read_ns;
+				s->stats.pid_gone++;
+			}
+		}
+		return (int)n;
+	}
+	if (n == 0 && p->nmaps) {
+		/* an exited (zombie) process reads as empty: keep what we had */
+		s->stats.maps_errors++;
+		return -ESRCH;
+	}
+	parse_exec_maps(s->buf, (size_t)n, &c);
+	if (c.err) {
+		free(c.maps);
+		free(c.paths);
+		s->stats.maps_errors++;
+		return c.err;
+	}
+	/* the kernel lists them in order; sort only if not (the lookup depends on it) */
+	for (i = 1; i < c.n; i++) {
+		if (c.maps[i - 1].start > c.maps[i].start) {
+			qsort(c.maps, c.n, sizeof(*c.maps), cmp_mapping);
+			break;
+		}
+	}
+	/* keep the frame ids of "[base]" names: they do not change (both lists sorted: merge) */
+	for (i = 0, j = 0; i < c.n && j < p->nmaps;) {
+		struct mapping *m = &c.maps[i], *o = &p->maps[j];
+
+		if (o->start < m->start) {
+			j++;
+		} else if (o->start > m->start) {
+			i++;
+		} else {
+			if (o->dev == m->dev && o->ino == m->ino)
+				m->unknown_id = o->unknown_id;
+			i++;
+			j++;
+		}
+	}
+	free(p->maps);
+	free(p->paths);
+	p->maps = c.maps;
+	p->nmaps = c.n;
+	p->paths = c.paths;
+	p->paths_len = c.paths_len;
+	p->mem_bytes = c.cap * sizeof(*c.maps) + c.paths_cap;
+	return 0;
+}
+
+/* --- process cache --------------------------------------------------------------------------- */
+
+static void lru_unlink_p(struct proc *p)
+{
+	p->lru_prev->lru_next = p->lru_next;
+	p->lru_next->lru_prev = p->lru_prev;
+}
+
+static void lru_front_p(struct symbolizer *s, struct proc *p)
+{
+	p->lru_next = s->lru_p.lru_next;
+	p->lru_prev = &s->lru_p;
+	s->lru_p.lru_next->lru_prev = p;
+	s->lru_p.lru_next = p;
+}
+
+static void proc_free(struct proc *p)
+{
+	if (!p)
+		return;
+	free(p->maps);
+	free(p->paths);
+	perfmap__free(p->pm);
+	free(p);
+}
+
+static size_t pslot(const struct symbolizer *s, uint32_t pid)
+{
+	return hash_mix64(pid) & (s->ptab_size - 1);
+}
+
+static struct proc *proc_find(struct symbolizer *s, uint32_t pid)
+{
+	struct proc *p;
+
+	for (p = s->ptab[pslot(s, pid)]; p; p = p->hnext)
+		if (p->pid == pid)
+			return p;
+	return NULL;
+}
+
+static void proc_unlink(struct symbolizer *s, struct proc *p)
+{
+	struct proc **pp;
+
+	for (pp = &s->ptab[pslot(s, p->pid)]; *pp; pp = &(*pp)->hnext) {
+		if (*pp == p) {
+			*pp = p->hnext;
+			break;
+		}
+	}
+	lru_unlink_p(p);
+	s->nprocs--;
+}
+
+static void proc_remove(struct symbolizer *s, struct proc *p)
+{
+	proc_unlink(s, p);
+	proc_free(p);
+}
+
+static void retired_pop(struct symbolizer *s)
+{
+	struct retired *r = s->rhead, **pp;
+
+	for (pp = &s->rtab[r->p->pid % RTAB_SIZE]; *pp; pp = &(*pp)->hnext) {
+		if (*pp == r) {
+			*pp = r->hnext;
+			break;
+		}
+	}
+	s->rhead = r->next;
+	if (!s->rhead)
+		s->rtail = NULL;
+	s->nretired--;
+	proc_free(r->p);
+	free(r);
+}
+
+/* Frees the cached and retired processes (the table is symbolizer__free's). */
+void sym_proc_cache_fini(struct symbolizer *s)
+{
+	size_t i;
+
+	while (s->rhead)
+		retired_pop(s);
+	for (i = 0; s->ptab && i < s->ptab_size; i++) {
+		struct proc *p = s->ptab[i], *next;
+
+		for (; p; p = next) {
+			next = p->hnext;
+			proc_free(p);
+		}
+	}
+}
+
+static void retired_expire(struct symbolizer *s, uint64_t now)
+{
+	while (s->rhead && s->rhead->expire_ns <= now)
+		retired_pop(s);
+}
+
+/* Takes @p out of the cache; keeps it for samples taken before @until_ns (0: frees it). */
+static void proc_retire(struct symbolizer *s, struct proc *p, uint64_t until_ns)
+{
+	struct retired *r = until_ns ? calloc(1, sizeof(*r)) : NULL;
+
+	proc_unlink(s, p);
+	if (!r) {
+		proc_free(p);
+		return;
+	}
+	/* /proc/PID is another image's now: never read it for this one again (no maps re-read,
+	 * no perf map refresh, files by their host path with the inode checked) */
+	if (!p->gone) {
+		p->gone = true;
+		p->gone_ns = mono_ns();
+	}
+	r->p = p;
+	r->until_ns = until_ns;
+	r->expire_ns = mono_ns() + RETIRED_GRACE_NS;
+	r->hnext = s->rtab[p->pid % RTAB_SIZE];
+	s->rtab[p->pid % RTAB_SIZE] = r;
+	if (s->rtail)
+		s->rtail->next = r;
+	else
+		s->rhead = r;
+	s->rtail = r;
+	s->nretired++;
+	s->stats.pid_retired++;
+	while (s->nretired > MAX_RETIRED)
+		retired_pop(s);
+}
+
+/* The retired state of @pid that was current at @time_ns, or NULL. */
+struct proc *sym_retired_find(struct symbolizer *s, uint32_t pid, uint64_t time_ns)
+{
+	struct retired *r, *best = NULL;
+
+	for (r = s->rtab[pid % RTAB_SIZE]; r; r = r->hnext)
+		if (r->p->pid == pid && time_ns < r->until_ns &&
+		    (!best || r->until_ns < best->until_ns))
+			best = r;
+	return best ? best->p : NULL;
+}
+
+uint64_t symbolizer__pid_version(const struct symbolizer *s, uint32_t pid)
+{
+	const struct proc *p;
+
+	for (p = s->ptab[pslot(s, pid)]; p; p = p->hnext)
+		if (p->pid == pid)
+			return p->gone ? 0 : p->version;
+	return 0;
+}
+
+uint64_t symbolizer__user_unresolved(const struct symbolizer *s)
+{
+	return s->stats.user_unresolved;
+}
+
+bool symbolizer__has_retired(const struct symbolizer *s, uint32_t pid)
+{
+	const struct retired *r;
+
+	for (r = s->nretired ? s->rtab[pid % RTAB_SIZE] : NULL; r; r = r->hnext)
+		if (r->p->pid == pid)
+			return true;
+	return false;
+}
+
+/* Clock ticks since boot (a /proc/PID/stat start time) as CLOCK_MONOTONIC ns; 0 if unknown. */
+static uint64_t start_to_mono(uint64_t ticks)
+{
+	long hz = sysconf(_SC_CLK_TCK);
+	struct timespec b, m;
+	uint64_t boot_ns, off;
+
+	if (hz <= 0 || clock_gettime(CLOCK_BOOTTIME, &b) || clock_gettime(CLOCK_MONOTONIC, &m))
+		return 0;
+	boot_ns = ticks * (1000000000ull / (uint64_t)hz);
+	off = ((uint64_t)b.tv_sec * 1000000000ull + (uint64_t)b.tv_nsec) -
+	      ((uint64_t)m.tv_sec * 1000000000ull + (uint64_t)m.tv_nsec);
+	return boot_ns > off ? boot_ns - off : 0;
+}
+
+static void ptab_grow(struct symbolizer *s)
+{
+	size_t nsize = s->ptab_size * 2, i;
+	struct proc **nt = calloc(nsize, sizeof(*nt));
+
+	if (!nt)
+		return; /* longer chains, still correct */
+	for (i = 0; i < s->ptab_size; i++) {
+		struct proc *p = s->ptab[i], *next;
+
+		for (; p; p = next) {
+			size_t h = hash_mix64(p->pid) & (nsize - 1);
+
+			next = p->hnext;
+			p->hnext = nt[h];
+			nt[h] = p;
+		}
+	}
+	free(s->ptab);
+	s->ptab = nt;
+	s->ptab_size = nsize;
+}
+
+static bool has_anon_code(const struct proc *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->nmaps; i++)
+		if (p->maps[i].kind == PROCMAPS_ANON)
+			return true;
+	return false;
+}
+
+static struct proc *proc_create(struct symbolizer *s, uint32_t pid)
+{
+	struct proc *p;
+	size_t h;
+
+	while (s->nprocs >= s->o.max_pids && s->lru_p.lru_prev != &s->lru_p) {
+		proc_remove(s, s->lru_p.lru_prev);
+		s->stats.pid_evictions++;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	p->validated_ns = mono_ns();
+	if (read_start_time(s, pid, &p->start_time) < 0) {
+		p->gone = true;
+		p->gone_ns = p->validated_ns;
+		s->stats.pid_gone++;
+	} else {
+		/* the namespaced pid (NSpid) is read when a perf map is first looked for */
+		read_exe_id(s, pid, &p->exe_dev, &p->exe_ino);
+		(void)sym_read_maps(s, p);
+	}
+	if (s->nprocs + 1 > s->ptab_size)
+		ptab_grow(s);
+	h = pslot(s, pid);
+	p->hnext = s->ptab[h];
+	s->ptab[h] = p;
+	lru_front_p(s, p);
+	s->nprocs++;
+	return p;
+}
+
+struct proc *sym_proc_get(struct symbolizer *s, uint32_t pid)
+{
+	struct proc *p = proc_find(s, pid);
+
+	if (p) {
+		s->stats.pid_hits++;
+		if (s->lru_p.lru_next != p) {
+			lru_unlink_p(p);
+			lru_front_p(s, p);
+		}
+		return p;
+	}
+	s->stats.pid_misses++;
+	return proc_create(s, pid);
+}
+
+void symbolizer__retire_pid(struct symbolizer *s, uint32_t pid, uint64_t until_ns)
+{
+	struct proc *p = proc_find(s, pid);
+
+	if (p)
+		proc_retire(s, p, until_ns);
+}
+
+void symbolizer__forget_pid(struct symbolizer *s, uint32_t pid)
+{
+	symbolizer__retire_pid(s, pid, 0);
+}
+
+/*
+ * 1 when the cached @p no longer describes the live process @pid (reuse, exec), else 0; then
+ * *@until is when the new one began (CLOCK_MONOTONIC), as far as /proc tells.
+ */
+static int proc_stale(struct symbolizer *s, struct proc *p, uint64_t *until)
+{
+	uint64_t st, dev, ino;
+
+	*until = mono_ns();
+	if (read_start_time(s, p->pid, &st) < 0) {
+		if (!p->gone) {
+			p->gone = true;
+			p->gone_ns = mono_ns();
+			s->stats.pid_gone++;
+		}
+		return 0;
+	}
+	if (p->gone || st != p->start_time) {
+		uint64_t born = start_to_mono(st);
+
+		if (born && born < *until)
+			*until = born;
+		s->stats.pid_reuses++;
+		return 1;
+	}
+	read_exe_id(s, p->pid, &dev, &ino);
+	if (ino && p->exe_ino && (dev != p->exe_dev || ino != p->exe_ino)) {
+		s->stats.pid_execs++;
+		return 1;
+	}
+	return 0;
+}
+
+void symbolizer__note_pid(struct symbolizer *s, uint32_t pid)
+{
+	struct proc *p = proc_find(s, pid);
+	uint64_t t = mono_ns(), until;
+	size_t i;
+
+	if (p) {
+		/* a gone process is checked every time: its pid may be in use again already, and
+		 * the new process must not be symbolized with the old one's mappings */
+		if (t - p->validated_ns < VALIDATE_NS && !p->gone)
+			return;
+		p->validated_ns = t;
+		if (!proc_stale(s, p, &until))
+			return;
+		proc_retire(s, p, until);
+	}
+	p = sym_proc_get(s, pid);
+	if (!p)
+		return;
+	/*
+	 * Open its images while the files are reachable, so that a short-lived process still
+	 * resolves; read their symbols only when a stack needs them (most of a process's libraries
+	 * never appear in its samples).
+	 */
+	for (i = 0; i < p->nmaps; i++)
+		if (p->maps[i].kind == PROCMAPS_FILE)
+			sym_elf_pin(s, p, &p->maps[i]);
+	/* and its JIT symbols, which runtimes often remove at exit */
+	if (s->o.perf_maps && has_anon_code(p))
+		sym_perfmap_refresh(s, p);
+}
+
+/* Expiry, and with @check each live process's start time and executable read again. */
+static int prune(struct symbolizer *s, bool check)
+{
+	struct proc *p, *prev;
+	uint64_t t = mono_ns(), until;
+	int n = 0;
+
+	retired_expire(s, t);
+	sym_elf_unpin_old(s, t);
+	for (p = s->lru_p.lru_prev; p != &s->lru_p; p = prev) {
+		prev = p->lru_prev;
+		if (check && !p->gone && proc_stale(s, p, &until)) {
+			proc_retire(s, p, until);
+			n++;
+		} else if (p->gone && t >= p->gone_ns + GONE_GRACE_NS) {
+			proc_remove(s, p);
+			n++;
+		} else if (!p->gone && s->o.perf_maps && has_anon_code(p)) {
+			/* read what JITs appended while it is there to read: a process may exit
+			 * before its samples are symbolized */
+			sym_perfmap_refresh(s, p);
+		}
+	}
+	return n;
+}
+
+int symbolizer__prune(struct symbolizer *s)
+{
+	return prune(s, true);
+}
+
+int symbolizer__prune_gone(struct symbolizer *s)
+{
+	return prune(s, false);
+}
+
+void symbolizer__check_pid(struct symbolizer *s, uint32_t pid)
+{
+	struct proc *p = proc_find(s, pid);
+	uint64_t until;
+
+	if (p && !p->gone && proc_stale(s, p, &until))
+		proc_retire(s, p, until);
+}

@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Private to the symbolizer (src/daemon/symbols/symbolizer.c and sym_*.c); the contract is
+ * include/ember/daemon/symbols/symbolizer.h. One struct symbolizer, each file owning a part:
+ *
+ *   symbolizer.c    the public API: construction and free, names (interning, tidying),
+ *                   output frames (the leaf-first scratch stack), user frames (mapping ->
+ *                   image, vDSO, address cache, "[base]" unknowns), stats
+ *   sym_kernel.c    kernel frames: kernel_resolve batches and the function ranges they name
+ *                   (kr, kaddrs, ktexts), kallsyms and its reload policy (ks, kmiss)
+ *   sym_proc.c      /proc readers (stat, status, exe, maps) and the process cache: live
+ *                   processes (ptab, lru_p), retired ones (rtab, rhead), note/check/prune
+ *   sym_elf.c       the ELF image cache: entries by (dev, ino) (etab, lru_e), images by
+ *                   build-id (btab), files pinned open until their symbols are needed
+ *   sym_perfmap.c   perf maps (/tmp/perf-PID.map, read incrementally) and JIT frames
+ *
+ * Functions here are named sym_*; everything else in those files is static. Limits used by one
+ * file are defined in it; those below are shared or size the types. Not thread-safe, like the
+ * symbolizer.
+ */
+#ifndef EMBER_SYMBOLIZER_INTERNAL_H
+#define EMBER_SYMBOLIZER_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ember/core/base/sbuf.h"
+#include "ember/daemon/symbols/procmaps.h"
+#include "ember/daemon/symbols/symbolizer.h"
+
+struct elfsym;
+struct ksyms;
+struct perfmap;
+struct strtab;
+
+#define ADDR_CACHE_FRAMES 4
+#define NS_PER_MS 1000000ull
+#define GONE_GRACE_NS (5000 * NS_PER_MS)    /* keep a dead process's state for late samples */
+#define RTAB_SIZE 1024
+#define KMISS_SLOTS 256 /* kernel addresses a reload did not resolve (direct-mapped) */
+#define KRES_BATCH 128 /* kernel_resolve: addresses per call (a stack is at most 127) */
+#define KRES_TEXT 600 /* ... and bytes per text: KSYM_NAME_LEN 512 + offsets + module */
+
+enum pm_state { PM_UNKNOWN = 0, PM_OK, PM_ABSENT, PM_NOT_REGULAR, PM_TOO_BIG, PM_ERROR };
+
+struct mapping {
+	uint64_t start, end, pgoff;
+	uint64_t dev, ino;
+	uint32_t path_off, path_len; /* in proc->paths */
+	uint32_t base_off, base_len; /* base name, in proc->paths */
+	enum procmaps_kind kind;
+	bool deleted;
+	int32_t unknown_id;	     /* "[base]" frame id, -1 until interned */
+};
+
+struct proc {
+	struct proc *hnext;
+	struct proc *lru_prev, *lru_next;
+	uint32_t pid, nspid;
+	uint64_t start_time;		/* clock ticks since boot, from /proc/PID/stat */
+	uint64_t exe_dev, exe_ino;	/* to notice exec */
+	struct mapping *maps;
+	size_t nmaps;
+	char *paths;
+	size_t paths_len;
+	uint64_t maps_read_ns, validated_ns, gone_ns;
+	bool gone;
+	bool reread;			/* maps re-read on a miss at least once */
+	struct perfmap *pm;
+	uint64_t pm_used;		/* bytes of the file consumed */
+	uint64_t pm_checked_ns;
+	enum pm_state pm_state;
+	size_t mem_bytes;
+	uint64_t version;		/* changes when what resolves its addresses may have */
+};
+
+/*
+ * The state of a process image that exec or pid reuse replaced, kept for samples taken before
+ * the switch (at until_ns, CLOCK_MONOTONIC like the sample times) and drained after it.
+ */
+struct retired {
+	struct retired *hnext, *next;
+	uint64_t until_ns, expire_ns;
+	struct proc *p;
+};
+
+struct image {
+	struct image *bnext;		/* build-id hash chain */
+	unsigned refs;
+	uint32_t serial;
+	struct elfsym *es;
+	uint8_t build_id[64];
+	size_t build_id_len;
+	uint64_t bid_hash;
+	uint64_t file_size;		/* a stripped copy shares the build-id, not the size */
+};
+
+struct elfent {
+	struct elfent *hnext;
+	struct elfent *lru_prev, *lru_next;
+	uint64_t dev, ino;
+	struct image *img;		/* NULL: not read yet (fd), or failed (retry after ELF_RETRY_NS) */
+	uint64_t failed_ns;
+	int fd;				/* the file, kept open until its symbols are needed; -1 */
+	uint64_t pinned_ns;		/* when fd was opened */
+};
+
+struct addr_slot {
+	uint64_t vaddr;
+	uint32_t serial;		/* 0: empty */
+	uint32_t n;
+	uint32_t ids[ADDR_CACHE_FRAMES];
+};
+
+/* A kernel function as kernel_resolve gave it: [start, end) is @id. */
+struct krange {
+	uint64_t start, end;
+	uint32_t id;
+};
+
+struct symbolizer {
+	struct symbolizer_opts o;
+	char *debug_dirs, *proc_root, *kallsyms_path;
+	struct strtab *st;
+	struct symbolizer_stats stats;
+
+	struct ksyms *ks;
+	bool ks_tried;
+	uint64_t ks_loaded_ns;
+	/* A reload costs ~50 ms (the kernel generates 100 000+ lines): an address that a reload
+	 * did not resolve (a trampoline, a stale return address) is remembered and does not
+	 * trigger another, and each fruitless reload doubles the interval. */
+	uint64_t ks_reload_ns;
+	uint64_t kmiss[KMISS_SLOTS];
+	int32_t kunknown_id;
+	/* kernel_resolve: the functions it named, sorted by start; a batch's addresses and texts */
+	struct krange *kr;
+	size_t nkr, kr_cap;
+	uint64_t *kaddrs;
+	char *ktexts;
+	bool kres_failed;
+
+	struct proc **ptab;
+	size_t ptab_size, nprocs;
+	struct proc lru_p;		/* sentinel: lru_next is the most recent */
+	struct retired *rtab[RTAB_SIZE];	/* by pid */
+	struct retired *rhead, *rtail;	/* oldest first: they expire in that order */
+	size_t nretired;
+
+	struct elfent **etab;
+	size_t etab_size, nelfs;
+	size_t nr_pinned;		/* elfents holding an unread file open */
+	uint64_t version_seq;		/* last proc version handed out */
+	struct elfent lru_e;
+	struct image **btab;		/* images by build-id */
+	size_t btab_size;
+	uint32_t next_serial;
+
+	struct elfsym *vdso;
+	bool vdso_tried;
+
+	struct addr_slot *acache;
+	struct sbuf name;		/* scratch for names */
+	char *buf;			/* scratch for file contents */
+	size_t buf_cap;
+	uint32_t *tmp;			/* frames, leaf first */
+	size_t tmp_cap;
+	int32_t unknown_id;
+};
+
+/* names (symbolizer.c) */
+
+/* Folded frames cannot hold ';' or line breaks: ';' becomes ':', control characters '?'. */
+void sym_sanitize(char *p, size_t len);
+/* Interns @raw (demangled if @dem) + @suffix. Returns id >= 0 or -ENOMEM. */
+int sym_intern(struct symbolizer *s, const char *raw, size_t raw_len, bool dem, const char *suffix);
+/* Interns the literal @lit once, caching its id in *@cache (-1: not yet). id >= 0 or -ENOMEM. */
+int sym_intern_lit(struct symbolizer *s, int32_t *cache, const char *lit);
+
+/* output frames (symbolizer.c) */
+
+/* Appends frame @id to the scratch stack s->tmp (leaf first), *@n frames so far. 0 or -ENOMEM. */
+int sym_push(struct symbolizer *s, size_t *n, uint32_t id);
+/* Writes the @n scratch frames root first into @ret, keeping the leaf-most @cap. The count. */
+int sym_emit(struct symbolizer *s, size_t n, uint32_t *ret, size_t cap);
+
+/* /proc readers and the process cache (sym_proc.c) */
+
+/* (Re)reads the process's executable mappings. 0 or -errno (the old ones stay on failure). */
+int sym_read_maps(struct symbolizer *s, struct proc *p);
+/* The innermost pid of the process (the one its own pid namespace sees), from NSpid; @pid if
+ * unknown. */
+uint32_t sym_read_nspid(struct symbolizer *s, uint32_t pid);
+/* The cached state of @pid, created (its maps read) on a miss. Borrowed; NULL: no memory. */
+struct proc *sym_proc_get(struct symbolizer *s, uint32_t pid);
+/* The retired state of @pid that was current at @time_ns, or NULL. Borrowed. */
+struct proc *sym_retired_find(struct symbolizer *s, uint32_t pid, uint64_t time_ns);
+/* Frees the cached and retired processes (the table is symbolizer__free's). */
+void sym_proc_cache_fini(struct symbolizer *s);
+
+/* the ELF image cache (sym_elf.c) */
+
+/* The symbols of @m's file, read now if need be; NULL if they cannot be read (retried after a
+ * while). Borrowed: valid until the entry is evicted. */
+struct image *sym_elf_get(struct symbolizer *s, struct proc *p, struct mapping *m);
+/* Keeps @m's file open for a later sym_elf_get, unless known already. */
+void sym_elf_pin(struct symbolizer *s, struct proc *p, struct mapping *m);
+/* Closes the files pinned longer than PIN_NS at time @t. */
+void sym_elf_unpin_old(struct symbolizer *s, uint64_t t);
+/* Frees the ELF entries and their images (the tables are symbolizer__free's). */
+void sym_elf_cache_fini(struct symbolizer *s);
+
+/* perf maps (sym_perfmap.c) */
+
+/* Reads what was appended to the process's perf map since the last look. Never blocks. */
+void sym_perfmap_refresh(struct symbolizer *s, struct proc *p);
+/* The JIT frame for @addr (the perf map looked at again on a miss if @refresh), or -ENOENT;
+ * -ENOMEM. */
+int sym_jit_frame(struct symbolizer *s, struct proc *p, uint64_t addr, bool refresh);
+
+#endif
