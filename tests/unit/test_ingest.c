@@ -109,18 +109,18 @@ static void test_filter(void **state)
 	}
 	/* an excluded group reaches no sink and is counted, samples not groups */
 	{
-		uint64_t times[3] = {1, 2, 3};
-		uint32_t cpus[3] = {0};
-		struct sampler_group g = {.pid = 42,
-					  .tid = 42,
-					  .comm = "sshd",
-					  .times_ns = times,
-					  .cpus = cpus,
-					  .nr_times = 3,
-					  .untimed = 2,
-					  .user_err = -EFAULT,
-					  .kernel_err = -EFAULT};
-		struct seen s = {.in = f->in};
+		uint64_t times[3] = { 1, 2, 3 };
+		uint32_t cpus[3] = { 0 };
+		struct sampler_group g = { .pid = 42,
+					   .tid = 42,
+					   .comm = "sshd",
+					   .times_ns = times,
+					   .cpus = cpus,
+					   .nr_times = 3,
+					   .untimed = 2,
+					   .user_err = -EFAULT,
+					   .kernel_err = -EFAULT };
+		struct seen s = { .in = f->in };
 		uint64_t before = ingest__filtered(f->in);
 
 		assert_int_equal(ingest__set_filter(f->in, "sshd", NULL), 0);
@@ -143,17 +143,17 @@ static void test_markers(void **state)
 		unsigned int flags;
 		size_t nr_kernel;
 	} cases[] = {
-	    /* an idle sample taken without its stack: the idle marker, idle */
-	    {0, "swapper/1", -EFAULT, -EFAULT, "[idle]_[k]", INGEST_STACK_IDLE, 1},
-	    /* a user stack lost to a collision, no kernel stack (user mode) */
-	    {7, "app", -EEXIST, -EFAULT, "[stack collision]",
-	     INGEST_STACK_USER_MISSING | INGEST_STACK_KERN_MISSING, 0},
-	    /* both lost: the kernel form of the marker is a kernel frame */
-	    {7, "app", -ENOENT, -EEXIST, "[lost stack];[stack collision]_[k]",
-	     INGEST_STACK_USER_MISSING | INGEST_STACK_KERN_MISSING, 1},
-	    /* a kernel thread (no user stack, -EFAULT) whose kernel stack was lost */
-	    {9, "kworker/0:1", -EFAULT, -ENOENT, "[lost stack]_[k]",
-	     INGEST_STACK_USER_MISSING | INGEST_STACK_KERN_MISSING, 1},
+		/* an idle sample taken without its stack: the idle marker, idle */
+		{ 0, "swapper/1", -EFAULT, -EFAULT, "[idle]_[k]", INGEST_STACK_IDLE, 1 },
+		/* a user stack lost to a collision, no kernel stack (user mode) */
+		{ 7, "app", -EEXIST, -EFAULT, "[stack collision]",
+		  INGEST_STACK_USER_MISSING | INGEST_STACK_KERN_MISSING, 0 },
+		/* both lost: the kernel form of the marker is a kernel frame */
+		{ 7, "app", -ENOENT, -EEXIST, "[lost stack];[stack collision]_[k]",
+		  INGEST_STACK_USER_MISSING | INGEST_STACK_KERN_MISSING, 1 },
+		/* a kernel thread (no user stack, -EFAULT) whose kernel stack was lost */
+		{ 9, "kworker/0:1", -EFAULT, -ENOENT, "[lost stack]_[k]",
+		  INGEST_STACK_USER_MISSING | INGEST_STACK_KERN_MISSING, 1 },
 	};
 	struct fixture *f = *state;
 	size_t i;
@@ -161,14 +161,14 @@ static void test_markers(void **state)
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		uint64_t t = 1;
 		uint32_t cpu = 0;
-		struct sampler_group g = {.pid = cases[i].pid,
-					  .tid = cases[i].pid,
-					  .times_ns = &t,
-					  .cpus = &cpu,
-					  .nr_times = 1,
-					  .user_err = cases[i].user_err,
-					  .kernel_err = cases[i].kernel_err};
-		struct seen s = {.in = f->in};
+		struct sampler_group g = { .pid = cases[i].pid,
+					   .tid = cases[i].pid,
+					   .times_ns = &t,
+					   .cpus = &cpu,
+					   .nr_times = 1,
+					   .user_err = cases[i].user_err,
+					   .kernel_err = cases[i].kernel_err };
+		struct seen s = { .in = f->in };
 
 		snprintf(g.comm, sizeof(g.comm), "%s", cases[i].comm);
 		assert_int_equal(ingest__group(f->in, &g, sink, &s), 0);
@@ -187,17 +187,17 @@ static void test_named(void **state)
 	struct fixture *f = *state;
 	uint64_t ip = (uint64_t)(uintptr_t)test_markers + 8, t = 1;
 	uint32_t cpu = 0;
-	struct sampler_group g = {.pid = (uint32_t)getpid(),
-				  .tid = (uint32_t)getpid(),
-				  .comm = "test_ingest",
-				  .user_ips = &ip,
-				  .nr_user = 1,
-				  .times_ns = &t,
-				  .cpus = &cpu,
-				  .nr_times = 1,
-				  .kernel_err = -EFAULT};
+	struct sampler_group g = { .pid = (uint32_t)getpid(),
+				   .tid = (uint32_t)getpid(),
+				   .comm = "test_ingest",
+				   .user_ips = &ip,
+				   .nr_user = 1,
+				   .times_ns = &t,
+				   .cpus = &cpu,
+				   .nr_times = 1,
+				   .kernel_err = -EFAULT };
 	struct ingest_stats st;
-	struct seen s = {.in = f->in};
+	struct seen s = { .in = f->in };
 
 	assert_int_equal(ingest__group(f->in, &g, sink, &s), 0);
 	assert_string_equal(s.text.buf, "test_markers");
@@ -212,9 +212,9 @@ static void test_named(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_filter),
-	    cmocka_unit_test(test_markers),
-	    cmocka_unit_test(test_named),
+		cmocka_unit_test(test_filter),
+		cmocka_unit_test(test_markers),
+		cmocka_unit_test(test_named),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

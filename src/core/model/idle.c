@@ -6,19 +6,19 @@
 
 /* FlameScope's idle functions, plus the names of newer kernels' idle paths and emberd's marker. */
 static const char *const idle_funcs[] = {
-    "cpuidle",
-    "cpu_idle",
-    "cpu_bringup_and_idle",
-    "native_safe_halt",
-    "xen_hypercall_sched_op",
-    "xen_hypercall_vcpu_op",
-    "default_idle",
-    "do_idle",
-    "intel_idle",
-    "acpi_idle",
-    "mwait_idle",
-    "poll_idle",
-    "[idle]",
+	"cpuidle",
+	"cpu_idle",
+	"cpu_bringup_and_idle",
+	"native_safe_halt",
+	"xen_hypercall_sched_op",
+	"xen_hypercall_vcpu_op",
+	"default_idle",
+	"do_idle",
+	"intel_idle",
+	"acpi_idle",
+	"mwait_idle",
+	"poll_idle",
+	"[idle]",
 };
 
 bool idle_task(int64_t pid, const char *comm, size_t len)

@@ -9,6 +9,7 @@
 #include "ember/core/model/profile.h"
 #include "ember/core/base/strtab.h"
 #include "ember/core/base/array.h"
+#include "ember/core/model/idle.h"
 
 /*
  * A block starts a new 64-bit time base. Offsets are 32-bit nanoseconds, so a block spans at most
@@ -152,15 +153,11 @@ static size_t root_comm(const char *name, size_t len, long *ret_pid, long *ret_t
 	return i - 1;
 }
 
-static const char *const idle_funcs[] = {
-	"cpuidle", "cpu_idle", "cpu_bringup_and_idle", "native_safe_halt",
-	"xen_hypercall_sched_op", "xen_hypercall_vcpu_op", "default_idle", "do_idle",
-	"intel_idle", "acpi_idle", "mwait_idle", "poll_idle",
-};
-
+/* The one idle rule (idle.h): the root's comm (and pid, when the root says it) is the idle
+ * task's, and a frame below is an idle function. */
 static bool compute_idle(const struct samples *s, uint32_t id)
 {
-	size_t depth, i, j, clen;
+	size_t depth, i, clen;
 	const uint32_t *fr = profile__stack(s->dict, id, &depth);
 	const char *root;
 	long pid, tid;
@@ -169,15 +166,11 @@ static bool compute_idle(const struct samples *s, uint32_t id)
 		return false;
 	root = strtab__str(s->st, fr[0]);
 	clen = root_comm(root, strtab__len(s->st, fr[0]), &pid, &tid);
-	if (clen < 7 || memcmp(root, "swapper", 7) || (clen > 7 && root[7] != '/'))
+	if (!idle_task(pid, root, clen))
 		return false;
-	for (i = 1; i < depth; i++) {
-		const char *name = strtab__str(s->st, fr[i]);
-
-		for (j = 0; j < sizeof(idle_funcs) / sizeof(idle_funcs[0]); j++)
-			if (strstr(name, idle_funcs[j]))
-				return true;
-	}
+	for (i = 1; i < depth; i++)
+		if (idle_frame(strtab__str(s->st, fr[i]), strtab__len(s->st, fr[i])))
+			return true;
 	return false;
 }
 

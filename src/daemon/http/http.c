@@ -27,22 +27,22 @@
  * is a 405 with an Allow header; no match at all is a 404.
  */
 static const struct http_route http_builtin_routes[] = {
-    {"GET", "/healthz", false, http_handle_healthz, NULL},
-    {"GET", "/api/v1/stats", false, http_handle_stats, NULL},
-    {"GET", "/api/v1/folded", false, http_handle_folded, NULL},
-    {"GET", "/api/v1/flamegraph.svg", false, http_handle_flamegraph, NULL},
-    {"GET", "/api/v1/heatmap", false, http_handle_heatmap, NULL},
-    {"GET", "/api/v1/heatmap.svg", false, http_handle_heatmap_svg, NULL},
-    {"GET", "/api/v1/samples", false, http_handle_samples, NULL},
-    {"GET", "/api/v1/diff.svg", false, http_handle_diff_svg, NULL},
-    {"GET", "/api/v1/diff.folded", false, http_handle_diff_folded, NULL},
-    {"GET", "/api/v1/compare", false, http_handle_compare, NULL},
-    {"GET", "/api/v1/captures", false, http_handle_captures_list, NULL},
-    {"POST", "/api/v1/captures", false, http_handle_captures_post, NULL},
-    {"GET", "/api/v1/captures/", true, http_handle_capture_get, NULL},
-    {"DELETE", "/api/v1/captures/", true, http_handle_capture_delete, NULL},
-    {"GET", "/", false, http_handle_asset, NULL},
-    {"GET", "/assets/", true, http_handle_asset, NULL},
+	{ "GET", "/healthz", false, http_handle_healthz, NULL },
+	{ "GET", "/api/v1/stats", false, http_handle_stats, NULL },
+	{ "GET", "/api/v1/folded", false, http_handle_folded, NULL },
+	{ "GET", "/api/v1/flamegraph.svg", false, http_handle_flamegraph, NULL },
+	{ "GET", "/api/v1/heatmap", false, http_handle_heatmap, NULL },
+	{ "GET", "/api/v1/heatmap.svg", false, http_handle_heatmap_svg, NULL },
+	{ "GET", "/api/v1/samples", false, http_handle_samples, NULL },
+	{ "GET", "/api/v1/diff.svg", false, http_handle_diff_svg, NULL },
+	{ "GET", "/api/v1/diff.folded", false, http_handle_diff_folded, NULL },
+	{ "GET", "/api/v1/compare", false, http_handle_compare, NULL },
+	{ "GET", "/api/v1/captures", false, http_handle_captures_list, NULL },
+	{ "POST", "/api/v1/captures", false, http_handle_captures_post, NULL },
+	{ "GET", "/api/v1/captures/", true, http_handle_capture_get, NULL },
+	{ "DELETE", "/api/v1/captures/", true, http_handle_capture_delete, NULL },
+	{ "GET", "/", false, http_handle_asset, NULL },
+	{ "GET", "/assets/", true, http_handle_asset, NULL },
 };
 
 #define NR_BUILTIN (sizeof(http_builtin_routes) / sizeof(http_builtin_routes[0]))
@@ -137,7 +137,7 @@ int http_server__own(struct http_server *s, void *obj, void (*free_fn)(void *))
 
 	if (!n)
 		return -ENOMEM;
-	n[s->nr_owned++] = (struct http_owned){.obj = obj, .free_fn = free_fn};
+	n[s->nr_owned++] = (struct http_owned){ .obj = obj, .free_fn = free_fn };
 	s->owned = n;
 	return 0;
 }
@@ -301,7 +301,7 @@ struct parse_ctx {
 	http_param_fn fn;
 	void *fn_ctx;
 	struct query_error err;
-	int rc;		/* first failure */
+	int rc; /* first failure */
 	unsigned int npairs;
 };
 
@@ -367,16 +367,18 @@ int http_request__parse(struct http_request *req, struct query_common *q, int64_
 		default_range_ns = req->default_range_ns;
 	if (!pc.rc && q) {
 		if (q->kernel == QUERY_FLAG_OFF && q->user == QUERY_FLAG_OFF) {
-			pc.err = (struct query_error){ .param = "user",
-						       .reason = "kernel=0 and user=0 leave no frames",
-						       .status = 400 };
+			pc.err =
+			    (struct query_error){ .param = "user",
+						  .reason = "kernel=0 and user=0 leave no frames",
+						  .status = 400 };
 			pc.rc = -EINVAL;
 		} else {
-			pc.rc = query_common_finish(q, req->now_ns,
-						    default_range_ns ? default_range_ns :
-						    (int64_t)c->default_range_s * 1000000000LL,
-						    req->unlimited_range ? 0 :
-						    (int64_t)c->max_range_s * 1000000000LL, &pc.err);
+			pc.rc = query_common_finish(
+			    q, req->now_ns,
+			    default_range_ns ? default_range_ns
+					     : (int64_t)c->default_range_s * 1000000000LL,
+			    req->unlimited_range ? 0 : (int64_t)c->max_range_s * 1000000000LL,
+			    &pc.err);
 		}
 	}
 	if (pc.rc) {
@@ -391,8 +393,8 @@ int http_request__parse(struct http_request *req, struct query_common *q, int64_
 
 static bool accepts_gzip(struct MHD_Connection *conn)
 {
-	const char *ae = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-						     MHD_HTTP_HEADER_ACCEPT_ENCODING);
+	const char *ae =
+	    MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING);
 	const char *p;
 
 	if (!ae)
@@ -409,9 +411,9 @@ static bool accepts_gzip(struct MHD_Connection *conn)
 			q++;
 			while (*q == ' ')
 				q++;
-			if (!strncmp(q, "q=0", 3) && (q[3] == '\0' || q[3] == ',' || q[3] == ' ' ||
-						       (q[3] == '.' && strspn(q + 4, "0") ==
-									       strcspn(q + 4, ", "))))
+			if (!strncmp(q, "q=0", 3) &&
+			    (q[3] == '\0' || q[3] == ',' || q[3] == ' ' ||
+			     (q[3] == '.' && strspn(q + 4, "0") == strcspn(q + 4, ", "))))
 				return false;
 		}
 		return true;
@@ -450,8 +452,9 @@ static char *gzip_buf(const char *in, size_t len, size_t *ret_len)
 
 static bool compressible(const char *ct)
 {
-	return ct && (!strncmp(ct, "text/", 5) || !strncmp(ct, "application/json", 16) ||
-		      !strncmp(ct, "image/svg+xml", 13) || !strncmp(ct, "application/javascript", 22));
+	return ct &&
+	       (!strncmp(ct, "text/", 5) || !strncmp(ct, "application/json", 16) ||
+		!strncmp(ct, "image/svg+xml", 13) || !strncmp(ct, "application/javascript", 22));
 }
 
 static enum MHD_Result queue_body(struct http_request *req, int status, char *body, size_t len,
@@ -547,7 +550,7 @@ static enum MHD_Result queue_body(struct http_request *req, int status, char *bo
 /* The data endpoints whose GET responses the micro-cache may share. */
 static bool cacheable(const char *method, const char *path)
 {
-	static const char *const paths[] = { "/api/v1/folded", "/api/v1/flamegraph.svg",
+	static const char *const paths[] = { "/api/v1/folded",	"/api/v1/flamegraph.svg",
 					     "/api/v1/heatmap", "/api/v1/heatmap.svg",
 					     "/api/v1/samples", "/api/v1/diff.svg" };
 	size_t i;
@@ -602,8 +605,8 @@ static bool route_matches_path(const struct http_route *rt, const char *path)
 
 static const struct http_route *route_at(const struct http_server *s, size_t i)
 {
-	return i < s->nr_extra_routes ? &s->extra_routes[i] :
-					&http_builtin_routes[i - s->nr_extra_routes];
+	return i < s->nr_extra_routes ? &s->extra_routes[i]
+				      : &http_builtin_routes[i - s->nr_extra_routes];
 }
 
 /* Finds the route; on a miss fills @allow (405) or leaves it empty (404). */
@@ -632,8 +635,8 @@ static const struct http_route *find_route(const struct http_server *s, const ch
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
-				  const char *method, const char *version,
-				  const char *upload_data, size_t *upload_data_size, void **con_cls)
+				  const char *method, const char *version, const char *upload_data,
+				  size_t *upload_data_size, void **con_cls)
 {
 	struct http_server *srv = cls;
 	struct http_request *req = *con_cls;
@@ -705,8 +708,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 							     MHD_HTTP_HEADER_CONTENT_TYPE);
 
 		if (ct && strncasecmp(ct, "application/x-www-form-urlencoded", 33)) {
-			http_response__error(&resp, 415, NULL,
-					     "request bodies must be application/x-www-form-urlencoded");
+			http_response__error(
+			    &resp, 415, NULL,
+			    "request bodies must be application/x-www-form-urlencoded");
 			return send_response(req, &resp, NULL);
 		}
 	}
@@ -768,7 +772,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 static void __attribute__((format(printf, 2, 0))) mhd_log(void *cls, const char *fmt, va_list ap)
 {
 	/* clients control what MHD complains about (bad TLS handshakes, malformed requests): at
-	 * most 10 lines per 10 s window, and a count of the rest, so the journal cannot be flooded */
+	 * most 10 lines per 10 s window, and a count of the rest, so the journal cannot be flooded
+	 */
 	static atomic_llong window;
 	static atomic_uint in_window, suppressed;
 	long long now = (long long)(http_now_ns() / 10000000000LL);
@@ -879,16 +884,13 @@ int http_server__start(struct http_server *s)
 	else
 		flags |= MHD_USE_POLL;
 	errno = 0;
-	s->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s,
-				  MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
-				  MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-				  MHD_OPTION_CONNECTION_LIMIT, s->cfg.max_connections,
-				  MHD_OPTION_CONNECTION_TIMEOUT, s->cfg.timeout_s,
-				  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)s->cfg.max_request_bytes,
-				  MHD_OPTION_ARRAY, tls,
-				  MHD_OPTION_THREAD_POOL_SIZE, s->cfg.threads > 1 ? s->cfg.threads : 0,
-				  MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
-				  MHD_OPTION_END);
+	s->mhd = MHD_start_daemon(
+	    flags, 0, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
+	    MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT,
+	    s->cfg.max_connections, MHD_OPTION_CONNECTION_TIMEOUT, s->cfg.timeout_s,
+	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)s->cfg.max_request_bytes, MHD_OPTION_ARRAY,
+	    tls, MHD_OPTION_THREAD_POOL_SIZE, s->cfg.threads > 1 ? s->cfg.threads : 0,
+	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_END);
 	if (!s->mhd)
 		return errno ? -errno : -EADDRINUSE;
 	info = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_BIND_PORT);

@@ -198,7 +198,7 @@ bool ingest__excluded(struct ingest *in, uint32_t pid, const char *comm)
 		return sl->excluded;
 	read_cgroup(pid, cg, sizeof(cg));
 	ex = cg[0] && list_any(in->cgroups, cg, prefix_match);
-	*sl = (struct cg_slot){.pid = pid, .excluded = ex, .at_ns = now};
+	*sl = (struct cg_slot){ .pid = pid, .excluded = ex, .at_ns = now };
 	return ex;
 }
 
@@ -291,7 +291,7 @@ static int add_ids(struct ingest *in, size_t *n, const uint32_t *ids, int r)
 
 int ingest__group(struct ingest *in, const struct sampler_group *g, ingest_sink_fn sink, void *ctx)
 {
-	struct ingest_stack st = {.frames = in->frames, .g = g};
+	struct ingest_stack st = { .frames = in->frames, .g = g };
 	size_t n = 0, i, total = g->nr_times + g->untimed;
 	const uint32_t *ids;
 	int r;

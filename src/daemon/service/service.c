@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* emberd under systemd: sd_notify, the SIGHUP reload and [filter] (include/ember/daemon/service/service.h). */
+/* emberd under systemd: sd_notify, the SIGHUP reload and [filter]
+ * (include/ember/daemon/service/service.h). */
 #include "ember/daemon/service/service.h"
 
 #include <errno.h>
@@ -92,7 +93,7 @@ void service_notify_ready(const char *status)
 
 void service_watchdog_init(struct service_watchdog *w)
 {
-	*w = (struct service_watchdog){.interval_ns = watchdog_usec() * 1000};
+	*w = (struct service_watchdog){ .interval_ns = watchdog_usec() * 1000 };
 }
 
 void service_watchdog_ping(struct service_watchdog *w)
@@ -116,8 +117,8 @@ void service_notify_stopping(void)
 
 /* The keys a reload applies; everything else needs a restart. */
 static const char *const live_keys[] = {
-	"log.level",	  "filter.exclude_comms", "filter.exclude_cgroups", "http.max_range",
-	"http.max_response", "http.max_body",	  "http.auth_token_file",
+	"log.level",	     "filter.exclude_comms", "filter.exclude_cgroups", "http.max_range",
+	"http.max_response", "http.max_body",	     "http.auth_token_file",
 };
 
 static bool is_live(const char *key)
@@ -160,7 +161,8 @@ static void diff_configs(const char *a, const char *b, void (*fn)(const char *ke
 		size_t la = strcspn(a, "\n"), lb = strcspn(b, "\n");
 
 		if (*a == '[') {
-			snprintf(section, sizeof(section), "%.*s", (int)(la > 2 ? la - 2 : 0), a + 1);
+			snprintf(section, sizeof(section), "%.*s", (int)(la > 2 ? la - 2 : 0),
+				 a + 1);
 		} else if (la && (la != lb || memcmp(a, b, la))) {
 			size_t kl = strcspn(a, " =");
 

@@ -108,14 +108,14 @@ int store_sink__put(const struct ingest_stack *st, void *ctx)
 		struct store_sample *x = &k->batch[i];
 
 		*x = (struct store_sample){
-		    .time_ns = i < g->nr_times
-				   ? (uint64_t)((int64_t)g->times_ns[i] + k->real_off_ns)
-				   : now_real,
-		    .stack_id = (uint32_t)id,
-		    .pid = g->pid,
-		    .tid = g->tid,
-		    .cpu = i < g->nr_times ? g->cpus[i] : UINT32_MAX,
-		    .count = 1,
+			.time_ns = i < g->nr_times
+				       ? (uint64_t)((int64_t)g->times_ns[i] + k->real_off_ns)
+				       : now_real,
+			.stack_id = (uint32_t)id,
+			.pid = g->pid,
+			.tid = g->tid,
+			.cpu = i < g->nr_times ? g->cpus[i] : UINT32_MAX,
+			.count = 1,
 		};
 		memcpy(x->comm, g->comm, sizeof(x->comm));
 	}
