@@ -86,10 +86,8 @@ struct cie {
 };
 
 struct fde {
-	uint64_t start; /* the sort key (keysort) */
-	uint64_t end;
-	uint64_t off; /* in its section: the tie-break */
-	size_t first; /* its rows in builder.raw */
+	uint32_t start, end; /* 32-bit pcs: checked when read */
+	size_t first;	     /* its rows in builder.raw */
 	size_t n;
 	bool used;
 };
@@ -122,8 +120,10 @@ struct builder {
 	size_t nsegs;
 	struct ember_unwind_row *raw;
 	size_t nraw, cap_raw;
-	struct fde *fdes;
+	struct fde *fdes;	      /* in section order */
 	size_t nfdes, cap_fdes, n_eh; /* fdes[0, n_eh) are .eh_frame's */
+	uint64_t *order;	      /* per FDE, start << 32 | index: sorted, FDEs by start, then
+					 by section order */
 	struct piece *pieces;
 	size_t npieces, cap_pieces;
 	struct ember_unwind_row *out;
@@ -138,6 +138,24 @@ struct cfi_table {
 };
 
 /* --- reading ------------------------------------------------------------------------------- */
+
+/* Makes room for @need elements exactly (array_grow doubles: for a reservation sized from the
+ * section, a power of two would be up to twice that). 0 or -ENOMEM (buffer untouched). */
+static int reserve(void **buf, size_t *cap, size_t need, size_t elem)
+{
+	void *nb;
+
+	if (need <= *cap)
+		return 0;
+	if (need > SIZE_MAX / elem)
+		return -ENOMEM;
+	nb = realloc(*buf, need * elem);
+	if (!nb)
+		return -ENOMEM;
+	*buf = nb;
+	*cap = need;
+	return 0;
+}
 
 static bool read_uleb(const uint8_t **p, const uint8_t *end, uint64_t *ret)
 {
@@ -701,7 +719,7 @@ static bool in_segments(const struct builder *b, uint64_t addr)
 	return false;
 }
 
-static int read_fde(struct builder *b, const struct section *s, uint64_t off, const Dwarf_FDE *e)
+static int read_fde(struct builder *b, const struct section *s, const Dwarf_FDE *e)
 {
 	const uint8_t *p = e->start, *end = e->end, *base = s->data->d_buf;
 	const struct cie *c = find_cie(s, e->CIE_pointer);
@@ -740,8 +758,10 @@ static int read_fde(struct builder *b, const struct section *s, uint64_t off, co
 		return err;
 	if (array_grow((void **)&b->fdes, &b->cap_fdes, b->nfdes + 1, sizeof(*b->fdes), 256))
 		return -ENOMEM;
-	b->fdes[b->nfdes++] = (struct fde){
-	    .start = start, .end = f.end, .off = off, .first = f.first, .n = b->nraw - f.first};
+	b->fdes[b->nfdes++] = (struct fde){.start = (uint32_t)start,
+					   .end = (uint32_t)f.end,
+					   .first = f.first,
+					   .n = b->nraw - f.first};
 	if (s->eh)
 		b->st->fdes_eh_frame++;
 	else
@@ -770,10 +790,11 @@ static int read_section(struct builder *b, Elf *elf, Elf_Scn *scn, bool eh)
 	if (!s.data || !s.data->d_buf || !s.data->d_size)
 		return 0;
 	s.addr = sh.sh_addr;
-	/* gcc's CFI takes 5-6 bytes a row: room for all of them at once, rather than copies as
-	 * the array doubles (untouched pages of an overestimate cost nothing) */
-	if (array_grow((void **)&b->raw, &b->cap_raw, b->nraw + s.data->d_size / 4, sizeof(*b->raw),
-		       1024))
+	/* gcc's CFI takes 5-6 bytes a row and ~40 an FDE: room for all of them at once, rather
+	 * than copies as the arrays double (untouched pages of an overestimate cost nothing) */
+	if (reserve((void **)&b->raw, &b->cap_raw, b->nraw + s.data->d_size / 4, sizeof(*b->raw)) ||
+	    reserve((void **)&b->fdes, &b->cap_fdes, b->nfdes + s.data->d_size / 32,
+		    sizeof(*b->fdes)))
 		return -ENOMEM;
 	for (off = 0;; off = next) {
 		r = dwarf_next_cfi(s.ident, s.data, eh, off, &next, &e);
@@ -801,7 +822,7 @@ static int read_section(struct builder *b, Elf *elf, Elf_Scn *scn, bool eh)
 		if (dwarf_next_cfi(s.ident, s.data, eh, off, &next, &e))
 			break;
 		if (!dwarf_cfi_cie_p(&e))
-			err = read_fde(b, &s, off, &e.fde);
+			err = read_fde(b, &s, &e.fde);
 	}
 out:
 	free(s.cies);
@@ -810,12 +831,23 @@ out:
 
 /* --- placing the FDEs ---------------------------------------------------------------------- */
 
-static int tie_off(const void *a, const void *b, void *ctx)
+/*
+ * FDEs [@from, @to) by start, then in section order: keys start << 32 | index, sorted. Linkers
+ * write .eh_frame mostly in address order (not python3.11's, laid out by PGO): then the sort is
+ * a check.
+ */
+static void sort_group(struct builder *b, size_t from, size_t to)
 {
-	uint64_t x = ((const struct fde *)a)->off, y = ((const struct fde *)b)->off;
+	bool sorted = true;
+	size_t i;
 
-	(void)ctx;
-	return (x > y) - (x < y);
+	for (i = from; i < to; i++) {
+		b->order[i] = (uint64_t)b->fdes[i].start << 32 | i;
+		if (i > from && b->order[i] < b->order[i - 1])
+			sorted = false;
+	}
+	if (!sorted)
+		keysort(b->order + from, to - from, sizeof(*b->order), 0, NULL, NULL);
 }
 
 static int add_piece(struct builder *b, uint64_t lo, uint64_t hi, size_t fde)
@@ -835,14 +867,15 @@ static int sweep(struct builder *b, size_t from, size_t to)
 	int err;
 
 	for (i = from; i < to; i++) {
-		const struct fde *f = &b->fdes[i];
+		size_t k = (uint32_t)b->order[i];
+		const struct fde *f = &b->fdes[k];
 		uint64_t lo = f->start > covered ? f->start : covered;
 
 		if (lo > f->start)
 			b->st->fdes_overlap++;
 		if (lo >= f->end)
 			continue;
-		err = add_piece(b, lo, f->end, i);
+		err = add_piece(b, lo, f->end, k);
 		if (err)
 			return err;
 		covered = f->end;
@@ -910,11 +943,16 @@ static int place(struct builder *b)
 	size_t i, k, neh;
 	int err;
 
-	keysort(b->fdes, b->n_eh, sizeof(*b->fdes), offsetof(struct fde, start), tie_off, NULL);
-	if (b->nfdes > b->n_eh)
-		keysort(b->fdes + b->n_eh, b->nfdes - b->n_eh, sizeof(*b->fdes),
-			offsetof(struct fde, start), tie_off, NULL);
-	err = sweep(b, 0, b->n_eh);
+	if (b->nfdes >= UINT32_MAX)
+		return -E2BIG;
+	b->order = malloc((b->nfdes + 1) * sizeof(*b->order));
+	if (!b->order)
+		return -ENOMEM;
+	sort_group(b, 0, b->n_eh);
+	sort_group(b, b->n_eh, b->nfdes);
+	err = reserve((void **)&b->pieces, &b->cap_pieces, b->nfdes + 1, sizeof(*b->pieces));
+	if (!err)
+		err = sweep(b, 0, b->n_eh);
 	neh = b->npieces;
 	if (!err)
 		err = sweep(b, b->n_eh, b->nfdes);
@@ -922,10 +960,11 @@ static int place(struct builder *b)
 		err = subtract(b, neh, neh);
 	if (err)
 		return err;
-	keysort(b->pieces, b->npieces, sizeof(*b->pieces), offsetof(struct piece, lo), NULL, NULL);
+	if (b->npieces > neh) /* .eh_frame's pieces come sorted, .debug_frame's after them */
+		keysort(b->pieces, b->npieces, sizeof(*b->pieces), offsetof(struct piece, lo), NULL,
+			NULL);
 	/* at most every row, and a gap row per piece */
-	if (array_grow((void **)&b->out, &b->cap_out, b->nraw + b->npieces + 1, sizeof(*b->out),
-		       1024))
+	if (reserve((void **)&b->out, &b->cap_out, b->nraw + b->npieces + 1, sizeof(*b->out)))
 		return -ENOMEM;
 	for (i = 0; i < b->npieces && !err; i++) {
 		const struct piece *pc = &b->pieces[i];
@@ -947,8 +986,8 @@ static int place(struct builder *b)
 	for (i = 0; i < b->nfdes; i++)
 		b->st->fdes += b->fdes[i].used;
 	b->st->build_bytes = sizeof(*b) + b->cap_raw * sizeof(*b->raw) +
-			     b->cap_fdes * sizeof(*b->fdes) + b->cap_pieces * sizeof(*b->pieces) +
-			     b->cap_out * sizeof(*b->out);
+			     b->cap_fdes * sizeof(*b->fdes) + b->nfdes * sizeof(*b->order) +
+			     b->cap_pieces * sizeof(*b->pieces) + b->cap_out * sizeof(*b->out);
 	return err;
 }
 
@@ -1069,6 +1108,7 @@ out:
 	if (b) {
 		free(b->raw);
 		free(b->fdes);
+		free(b->order);
 		free(b->pieces);
 		free(b->out);
 		free(b);
