@@ -9,7 +9,7 @@
  *
  * The table: rows sorted by pc, strictly increasing; a row holds from its pc up to the next row's
  * pc; two consecutive rows never hold the same rules (merged); where an FDE ends and no other
- * begins, a EMBER_CFA_NONE row (reason CFI_NONE_GAP) starts, so the last row is always one.
+ * begins, an EMBER_CFA_NONE row (reason CFI_NONE_GAP) starts, so the last row is always one.
  * Addresses below the first row have no CFI either.
  *
  * Overlapping FDEs (rare: hand-written assembly, linker leftovers): every address belongs to the
@@ -122,7 +122,8 @@ struct cfi_table *cfi_table__new(Elf *elf, Elf *debug_elf, const struct cfi_opts
 struct cfi_table *cfi_table__open(int fd, int debug_fd, const struct cfi_opts *o);
 void cfi_table__free(struct cfi_table *t); /* NULL is a no-op */
 
-/* The rows, sorted by pc; borrowed, valid until cfi_table__free(). *@ret_n = their number. */
+/* The rows, sorted by pc (NULL when none); borrowed, valid until cfi_table__free(). *@ret_n =
+ * their number. */
 const struct ember_unwind_row *cfi_table__rows(const struct cfi_table *t, size_t *ret_n);
 /*
  * The row holding @vaddr (an ELF virtual address of the file), or NULL when @vaddr is below the
