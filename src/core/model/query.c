@@ -229,6 +229,45 @@ int query_common_finish(struct query_common *q, int64_t now_ns, int64_t default_
 	return 0;
 }
 
+int query_range_b_set(struct query_range_b *b, const char *key, const char *value, int64_t now_ns,
+		      struct query_error *reterr)
+{
+	struct parse_error pe = { 0 };
+	int64_t t;
+
+	if (!strcmp(key, "b_from") || !strcmp(key, "b_to")) {
+		if (timeexpr_parse(value, strlen(value), now_ns, &t, &pe))
+			return qfail(reterr, key, pe.reason ? pe.reason : "bad time", 400);
+		if (key[2] == 'f') {
+			b->from_ns = t;
+			b->has_from = true;
+		} else {
+			b->to_ns = t;
+			b->has_to = true;
+		}
+		return 1;
+	}
+	if (!strcmp(key, "normalize"))
+		return query_parse_bool(key, value, &b->normalize, reterr) ? -EINVAL : 1;
+	if (!strcmp(key, "elided"))
+		return query_parse_bool(key, value, &b->elided, reterr) ? -EINVAL : 1;
+	return 0;
+}
+
+int query_range_b_finish(const struct query_range_b *b, int64_t max_range_ns,
+			 struct query_error *reterr)
+{
+	if (!b->has_from || !b->has_to)
+		return qfail(reterr, b->has_from ? "b_to" : "b_from",
+			     "the second range (b_from, b_to) is required", 400);
+	if (b->from_ns > b->to_ns)
+		return qfail(reterr, "b_from", "b_from is after b_to", 400);
+	/* in 128 bits: b_to - b_from of two far apart times overflows 64 */
+	if (max_range_ns > 0 && (__int128)b->to_ns - b->from_ns > max_range_ns)
+		return qfail(reterr, "b_from", "range exceeds the configured limit", 413);
+	return 0;
+}
+
 bool query_common_match_comm(const struct query_common *q, const char *comm)
 {
 	if (!q->has_comm)

@@ -692,37 +692,16 @@ int http_handle_samples(struct http_server *srv, struct http_request *req,
  */
 struct diff_params {
 	struct fg_params fg;
-	int64_t b_from, b_to, now;
-	bool has_b_from, has_b_to, normalize, elided;
+	struct query_range_b b;	/* b_from, b_to, normalize, elided */
+	int64_t now;
 };
 
 static int diff_param(const char *key, const char *value, void *ctx, struct query_error *err)
 {
 	struct diff_params *dp = ctx;
-	struct parse_error pe = { 0 };
-	int64_t t;
+	int r = query_range_b_set(&dp->b, key, value, dp->now, err);
 
-	if (!strcmp(key, "b_from") || !strcmp(key, "b_to")) {
-		if (timeexpr_parse(value, strlen(value), dp->now, &t, &pe)) {
-			*err = (struct query_error){ .reason = pe.reason ? pe.reason : "bad time",
-						     .status = 400 };
-			snprintf(err->param, sizeof(err->param), "%s", key);
-			return -EINVAL;
-		}
-		if (key[2] == 'f') {
-			dp->b_from = t;
-			dp->has_b_from = true;
-		} else {
-			dp->b_to = t;
-			dp->has_b_to = true;
-		}
-		return 1;
-	}
-	if (!strcmp(key, "normalize"))
-		return query_parse_bool(key, value, &dp->normalize, err) ? -EINVAL : 1;
-	if (!strcmp(key, "elided"))
-		return query_parse_bool(key, value, &dp->elided, err) ? -EINVAL : 1;
-	return fg_param(key, value, &dp->fg, err);
+	return r ? r : fg_param(key, value, &dp->fg, err);
 }
 
 int http_handle_diff_svg(struct http_server *srv, struct http_request *req,
@@ -741,27 +720,22 @@ int http_handle_diff_svg(struct http_server *srv, struct http_request *req,
 	query_common_init(&qb);
 	if (http_request__parse(req, &q, 0, diff_param, &dp, resp))
 		goto out;
-	if (!dp.has_b_from || !dp.has_b_to) {
-		http_response__error(resp, 400, dp.has_b_from ? "b_to" : "b_from",
-				     "the second range (b_from, b_to) is required");
-		goto out;
-	}
-	if (dp.b_from > dp.b_to) {
-		http_response__error(resp, 400, "b_from", "b_from is after b_to");
-		goto out;
-	}
-	if (dp.b_to - dp.b_from > (int64_t)srv->cfg.max_range_s * NS) {
-		http_response__error(resp, 413, "b_from", "range exceeds the configured limit");
-		goto out;
+	{
+		struct query_error qe = { 0 };
+
+		if (query_range_b_finish(&dp.b, (int64_t)srv->cfg.max_range_s * NS, &qe)) {
+			http_response__error(resp, qe.status, qe.param, qe.reason);
+			goto out;
+		}
 	}
 	/* B has A's filters */
 	qb = q;
 	qb.has_comm = false;
 	if (q.has_comm && regcomp(&qb.comm_re, q.comm_src, REG_EXTENDED | REG_NOSUB) == 0)
 		qb.has_comm = true;
-	qb.from_ns = dp.b_from;
-	qb.to_ns = dp.b_to;
-	dopts.normalize = dp.normalize;
+	qb.from_ns = dp.b.from_ns;
+	qb.to_ns = dp.b.to_ns;
+	dopts.normalize = dp.b.normalize;
 	st = strtab__new();
 	a = st ? http_source_profile(&srv->src, &q, st) : NULL;
 	b = a ? http_source_profile(&srv->src, &qb, st) : NULL;
@@ -782,12 +756,12 @@ int http_handle_diff_svg(struct http_server *srv, struct http_request *req,
 	/* the share of A that vanished from B is stated; elided=1 draws just those paths */
 	{
 		struct sbuf note = SBUF_INIT;
-		struct profile *e = dp.elided ? diff_elided(d) : NULL;
+		struct profile *e = dp.b.elided ? diff_elided(d) : NULL;
 
 		diff_elided_note(d, &note);
 		free(o.info);
 		o.info = sbuf_detach(&note, NULL);
-		err = !o.info || (dp.elided && !e) ? -ENOMEM
+		err = !o.info || (dp.b.elided && !e) ? -ENOMEM
 						    : flamegraph_render(e ? e : d, &o, &resp->body);
 		profile__free(e);
 	}

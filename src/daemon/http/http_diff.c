@@ -27,8 +27,8 @@
 #define COMPARE_MAX_WINDOWS 600
 
 struct diffx_params {
-	int64_t b_from, b_to, now;
-	bool has_b_from, has_b_to, normalize, elided;
+	struct query_range_b b;	/* b_from, b_to, normalize, elided */
+	int64_t now;
 	uint64_t window_s, max_stacks;
 	double alpha;
 };
@@ -36,29 +36,10 @@ struct diffx_params {
 static int diffx_param(const char *key, const char *value, void *ctx, struct query_error *err)
 {
 	struct diffx_params *dp = ctx;
-	struct parse_error pe = { 0 };
-	int64_t t;
+	int r = query_range_b_set(&dp->b, key, value, dp->now, err);
 
-	if (!strcmp(key, "b_from") || !strcmp(key, "b_to")) {
-		if (timeexpr_parse(value, strlen(value), dp->now, &t, &pe)) {
-			*err = (struct query_error){ .reason = pe.reason ? pe.reason : "bad time",
-						     .status = 400 };
-			snprintf(err->param, sizeof(err->param), "%s", key);
-			return -EINVAL;
-		}
-		if (key[2] == 'f') {
-			dp->b_from = t;
-			dp->has_b_from = true;
-		} else {
-			dp->b_to = t;
-			dp->has_b_to = true;
-		}
-		return 1;
-	}
-	if (!strcmp(key, "normalize"))
-		return query_parse_bool(key, value, &dp->normalize, err) ? -EINVAL : 1;
-	if (!strcmp(key, "elided"))
-		return query_parse_bool(key, value, &dp->elided, err) ? -EINVAL : 1;
+	if (r)
+		return r;
 	if (!strcmp(key, "window"))
 		return query_parse_u64(key, value, 1, 86400, &dp->window_s, err) ? -EINVAL : 1;
 	if (!strcmp(key, "max_stacks"))
@@ -87,17 +68,10 @@ static int parse_ranges(struct http_server *srv, struct http_request *req, struc
 {
 	if (http_request__parse(req, q, 0, diffx_param, dp, resp))
 		return 1;
-	if (!dp->has_b_from || !dp->has_b_to) {
-		http_response__error(resp, 400, dp->has_b_from ? "b_to" : "b_from",
-				     "the second range (b_from, b_to) is required");
-		return 1;
-	}
-	if (dp->b_from > dp->b_to) {
-		http_response__error(resp, 400, "b_from", "b_from is after b_to");
-		return 1;
-	}
-	if (dp->b_to - dp->b_from > (int64_t)srv->cfg.max_range_s * NS) {
-		http_response__error(resp, 413, "b_from", "range exceeds the configured limit");
+	struct query_error qe = { 0 };
+
+	if (query_range_b_finish(&dp->b, (int64_t)srv->cfg.max_range_s * NS, &qe)) {
+		http_response__error(resp, qe.status, qe.param, qe.reason);
 		return 1;
 	}
 	return 0;
@@ -130,10 +104,10 @@ int http_handle_diff_folded(struct http_server *srv, struct http_request *req,
 	query_common_init(&q);
 	if (parse_ranges(srv, req, &q, &dp, resp))
 		goto out;
-	dopts.normalize = dp.normalize;
+	dopts.normalize = dp.b.normalize;
 	st = strtab__new();
 	a = st ? range_profile(srv, &q, q.from_ns, q.to_ns, st) : NULL;
-	b = a ? range_profile(srv, &q, dp.b_from, dp.b_to, st) : NULL;
+	b = a ? range_profile(srv, &q, dp.b.from_ns, dp.b.to_ns, st) : NULL;
 	if (!b) {
 		err = errno == EINVAL ? -EINVAL : -ENOMEM;
 		goto out;
@@ -148,7 +122,7 @@ int http_handle_diff_folded(struct http_server *srv, struct http_request *req,
 		goto out;
 	}
 	resp->content_type = "text/plain; charset=utf-8";
-	if (dp.elided) {
+	if (dp.b.elided) {
 		e = diff_elided(d);
 		err = e ? folded_write(e, &resp->body) : -ENOMEM;
 	} else {
@@ -221,11 +195,11 @@ int http_handle_compare(struct http_server *srv, struct http_request *req,
 		goto out;
 	win = (int64_t)dp.window_s * NS;
 	if ((q.to_ns - q.from_ns) / win > COMPARE_MAX_WINDOWS ||
-	    (dp.b_to - dp.b_from) / win > COMPARE_MAX_WINDOWS) {
+	    (dp.b.to_ns - dp.b.from_ns) / win > COMPARE_MAX_WINDOWS) {
 		http_response__error(resp, 413, "window", "more than 600 windows in a range");
 		goto out;
 	}
-	if ((q.to_ns - q.from_ns) / win < 2 || (dp.b_to - dp.b_from) / win < 2) {
+	if ((q.to_ns - q.from_ns) / win < 2 || (dp.b.to_ns - dp.b.from_ns) / win < 2) {
 		http_response__error(resp, 400, "window",
 				     "each range needs at least 2 whole windows");
 		goto out;
@@ -241,7 +215,7 @@ int http_handle_compare(struct http_server *srv, struct http_request *req,
 		na = 0;
 		goto out;
 	}
-	nb = window_profiles(srv, &q, dp.b_from, dp.b_to, win, st, &pb);
+	nb = window_profiles(srv, &q, dp.b.from_ns, dp.b.to_ns, win, st, &pb);
 	if (nb < 0) {
 		err = (int)nb;
 		nb = 0;
@@ -266,7 +240,7 @@ int http_handle_compare(struct http_server *srv, struct http_request *req,
 	sbuf_addf(&resp->body, "{\"window_s\":%llu,\"a\":{\"from_ns\":%lld,\"to_ns\":%lld,\"windows\":%ld},"
 			       "\"b\":{\"from_ns\":%lld,\"to_ns\":%lld,\"windows\":%ld},\"test\":",
 		  (unsigned long long)dp.window_s, (long long)q.from_ns, (long long)q.to_ns, na,
-		  (long long)dp.b_from, (long long)dp.b_to, nb);
+		  (long long)dp.b.from_ns, (long long)dp.b.to_ns, nb);
 	err = hotelling_write_json(&r, &resp->body);
 	/* hotelling_write_json ends the object with a newline: close ours after it */
 	if (!err && resp->body.len && resp->body.buf[resp->body.len - 1] == '\n')

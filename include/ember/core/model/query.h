@@ -75,6 +75,30 @@ int query_common_set(struct query_common *q, const char *key, const char *value,
 int query_common_finish(struct query_common *q, int64_t now_ns, int64_t default_ns,
 			int64_t max_range_ns, struct query_error *reterr);
 
+/*
+ * The second range of the two-range endpoints (diff.svg, diff.folded, compare): b_from and b_to
+ * (time expressions as from/to), with normalize=0|1 and elided=0|1.
+ */
+struct query_range_b {
+	int64_t from_ns, to_ns;
+	bool has_from, has_to;
+	bool normalize, elided;
+};
+
+/*
+ * Takes one pair: 1 if @key is b_from, b_to, normalize or elided and @value is valid, 0 if not
+ * one of them, -EINVAL for a bad value (@reterr filled: param=@key). @now_ns anchors relative
+ * times.
+ */
+int query_range_b_set(struct query_range_b *b, const char *key, const char *value, int64_t now_ns,
+		      struct query_error *reterr);
+/*
+ * Both ends are required (400 naming the missing one), b_from <= b_to (400) and the span within
+ * @max_range_ns (413; 0: no limit), with no overflow whatever the times. 0 or -EINVAL/-E2BIG.
+ */
+int query_range_b_finish(const struct query_range_b *b, int64_t max_range_ns,
+			 struct query_error *reterr);
+
 /* True if @comm passes the comm= filter (always true without one). */
 bool query_common_match_comm(const struct query_common *q, const char *comm);
 
