@@ -111,6 +111,14 @@ void http_cache_flush(struct http_server *s);
 /* Realtime clock in ns. */
 int64_t http_now_ns(void);
 
+/* The process's heap as glibc's malloc counts it (mallinfo2(), every arena): bytes allocated and
+ * in use (mmapped chunks included), and bytes freed but kept by malloc (what RSS holds beyond
+ * the first). Zero without glibc 2.33+. Takes each arena's lock while it walks its free lists. */
+struct http_heap {
+	uint64_t in_use_bytes, free_bytes;
+};
+void http_heap_stats(struct http_heap *ret);
+
 /* The source's "now": the wall clock live; the last sample + 1 ns for a recording. */
 int64_t http_source_now(const struct http_source *src);
 /* First/last sample time of the source; -ENODATA when empty. */
