@@ -113,7 +113,8 @@ int64_t http_now_ns(void);
 
 /* The process's heap as glibc's malloc counts it (mallinfo2(), every arena): bytes allocated and
  * in use (mmapped chunks included), and bytes freed but kept by malloc (what RSS holds beyond
- * the first). Zero without glibc 2.33+. Takes each arena's lock while it walks its free lists. */
+ * the first). Zero without glibc 2.33+, and under ASan (its allocator is not glibc's). Takes each
+ * arena's lock while it walks its free lists. */
 struct http_heap {
 	uint64_t in_use_bytes, free_bytes;
 };
