@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # ember flamegraph against flamegraph.pl run side by side (FLAMEGRAPH_DIR, default
-# ../shared/reference/FlameGraph): the same rectangles (x, y, width, fill) for every palette, --hash,
-# differential, flame chart, minwidth and geometry options; never a larger SVG; well-formed XML
-# for hostile frame names; elision note; --cp palette map; errors. Without flamegraph.pl (a failure
-# under CI) the comparisons whose input and layout the corpus' flamegraph-frames/ records are made
-# against those frame positions; the others are counted skips.
+# ../shared/reference/FlameGraph): the same rectangles (x, y, width, fill) for every palette,
+# --hash, differential, flame chart, minwidth and geometry options; never a larger SVG;
+# well-formed XML for hostile frame names; elision note; --cp palette map; errors. Without
+# flamegraph.pl (a failure under CI) the comparisons whose input and layout the corpus'
+# flamegraph-frames/ records are made against those frame positions; the others are counted skips.
 . "$(dirname "$0")/../lib.sh"
 FG=$FLAMEGRAPH_DIR
 C=$SHARED/corpus

@@ -4,8 +4,9 @@
 # emberd. 40 slow-loris connections trickle their headers a byte at a time while /healthz and
 # the API keep answering; idle connections are closed after http.timeout; 9 rounds of 60
 # clients hang up after the first bytes of large responses (the heap in use must come back to
-# what it was, less what the store and the symbol caches gained; RSS under a ceiling); a storm of 50 SIGHUPs (configuration reloads) while requests run; then SIGTERM in the
-# middle of a long response and with the slow-loris connections still open: exit 0 within 2 s.
+# what it was plus what the store and the symbol caches gained; RSS under a ceiling); a storm of
+# 50 SIGHUPs (configuration reloads) while requests run; then SIGTERM in the middle of a long
+# response and with the slow-loris connections still open: exit 0 within 2 s.
 . "$(dirname "$0")/../lib.sh"
 require_live_emberd
 W=$OUTPUT/workloads
