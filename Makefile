@@ -6,6 +6,8 @@ O ?= build
 OUTPUT := $(abspath $(O))
 SRCDIR := $(abspath .)
 SHARED ?= $(abspath ../shared)
+# FlameGraph's Perl scripts for the side-by-side tests, when ../shared has them (never copied here)
+FLAMEGRAPH_DIR ?= $(wildcard $(SHARED)/reference/FlameGraph)
 PREFIX ?= /usr/local
 DESTDIR ?=
 FUZZ_SECONDS ?= 60

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # Shared by the shell tests: TAP-style results for tests/run.sh, temp dirs, skips that turn
-# into failures under CI=true (CI must exercise root, BTF and perf_event for real), and skips for a
-# reference tool that cannot be installed here, which do not (skip_ref).
+# into failures under CI=true (CI must exercise root, BTF, perf_event and the reference scripts for
+# real).
 # Usage: . "$(dirname "$0")/../lib.sh"
 set -u
 : "${OUTPUT:=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/build}"
@@ -9,6 +9,9 @@ set -u
 : "${SHARED:=$(cd "$SRCDIR/.." && pwd)/shared}"
 : "${EMBER:=$OUTPUT/ember}"
 : "${EMBERD:=$OUTPUT/emberd}"
+# FlameGraph's Perl scripts, which the side-by-side checks run (../shared/reference/FlameGraph,
+# read-only: never copied into the project)
+: "${FLAMEGRAPH_DIR:=$SHARED/reference/FlameGraph}"
 # EMBER_ASAN=1: the same tests against the ASan+UBSan builds (make asan-bins); UBSan findings
 # abort the program, so a test sees them as a failed run
 if [ "${EMBER_ASAN:-0}" = 1 ]; then
@@ -16,7 +19,7 @@ if [ "${EMBER_ASAN:-0}" = 1 ]; then
 	export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 	export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
 fi
-export OUTPUT SRCDIR SHARED EMBER EMBERD
+export OUTPUT SRCDIR SHARED EMBER EMBERD FLAMEGRAPH_DIR
 T_FAILS=0
 T_COUNT=0
 
@@ -47,19 +50,26 @@ skip() {
 	if [ "${CI:-}" = true ]; then
 		not_ok "$1 (would skip under CI: $2)"
 	else
-		skip_ref "$1" "$2"
+		T_COUNT=$((T_COUNT + 1))
+		echo "ok - $1 # SKIP $2"
 	fi
 }
-# skip_ref NAME REASON / skip_all_ref REASON: a check (or a whole script) that needs a reference
-# tool this machine cannot install: FlameGraph's Perl scripts (flamegraph.pl,
-# stackcollapse-perf.pl, difffolded.pl ... in FLAMEGRAPH_DIR), which are in neither Debian nor npm,
-# cannot be fetched without a network and may not be vendored. These stay skips under CI=true,
-# with the same TAP output and count as skip/skip_all: the rule that a skip fails under CI is there
-# so that CI really exercises root, BTF, perf_event and every package it can install, and a
-# reference tool that cannot be installed here is none of those. Use them only for that case, and
-# only where no recorded reference result (the corpus in $SHARED/corpus) can stand in.
-skip_ref() { T_COUNT=$((T_COUNT + 1)); echo "ok - $1 # SKIP $2"; }
-skip_all_ref() { echo "[Skipped: $*]"; exit 77; }
+# have_flamegraph SCRIPT...: 0 when FlameGraph's SCRIPTs (flamegraph.pl, difffolded.pl,
+# stackcollapse-perf.pl ...) are in FLAMEGRAPH_DIR and perl runs. Otherwise 1, for the test to
+# compare with the corpus' recorded results or skip; under CI=true, which has them, a missing one
+# fails the whole script instead.
+have_flamegraph() {
+	local s
+	for s; do
+		[ -f "$FLAMEGRAPH_DIR/$s" ] && command -v perl >/dev/null && continue
+		if [ "${CI:-}" = true ]; then
+			echo "not ok - no FlameGraph $s in '$FLAMEGRAPH_DIR' or no perl (a failure under CI)"
+			exit 1
+		fi
+		return 1
+	done
+	return 0
+}
 # require_root REASON: skip the whole script (exit 77) unless root; fail under CI
 require_root() {
 	if [ "$(id -u)" -ne 0 ]; then
@@ -69,7 +79,8 @@ require_root() {
 }
 skip_all() {
 	if [ "${CI:-}" = true ]; then echo "not ok - $* (skips are failures under CI)"; exit 1; fi
-	skip_all_ref "$@"
+	echo "[Skipped: $*]"
+	exit 77
 }
 # A free TCP port on 127.0.0.1.
 free_port() {

@@ -1,20 +1,20 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # ember flamegraph against flamegraph.pl run side by side (FLAMEGRAPH_DIR, default
-# /opt/FlameGraph): the same rectangles (x, y, width, fill) for every palette, --hash,
-# differential, flame chart, minwidth and geometry options; never a larger SVG; well-formed XML
-# for hostile frame names; elision note; --cp palette map; errors. Without flamegraph.pl (it cannot
-# be installed here) the comparisons whose input and layout the corpus' flamegraph-frames/ records
-# are made against those frame positions; the others are counted skips (skip_ref).
+# ../shared/reference/FlameGraph): the same rectangles (x, y, width, fill) for every palette,
+# --hash, differential, flame chart, minwidth and geometry options; never a larger SVG;
+# well-formed XML for hostile frame names; elision note; --cp palette map; errors. Without
+# flamegraph.pl (a failure under CI) the comparisons whose input and layout the corpus'
+# flamegraph-frames/ records are made against those frame positions; the others are counted skips.
 . "$(dirname "$0")/../lib.sh"
-FG=${FLAMEGRAPH_DIR:-/opt/FlameGraph}
+FG=$FLAMEGRAPH_DIR
 C=$SHARED/corpus
 R=$C/flamegraph-test/results
 [ -d "$R" ] || skip_all "no corpus at $C"
 FR=$C/flamegraph-frames
 command -v xmllint >/dev/null || skip_all "no xmllint (libxml2-utils)"
 have_perl=1
-[ -x "$FG/flamegraph.pl" ] || have_perl=0
+have_flamegraph flamegraph.pl difffolded.pl || have_perl=0
 
 # x y width fill of every frame rectangle, sorted
 rects() {
@@ -53,7 +53,7 @@ same_as_perl() {
 same_as_corpus() {
 	local name=$1 in=$2 t=${FRAMES:-}
 	shift 2
-	if [ -z "$t" ]; then skip_ref "$name" "no flamegraph.pl in $FG"; return; fi
+	if [ -z "$t" ]; then skip "$name" "no flamegraph.pl in $FG"; return; fi
 	if ! "$EMBER" flamegraph "$@" "$in" >"$TMP/e.svg" 2>"$TMP/err"; then
 		not_ok "$name: ember failed"; sed 's/^/# /' "$TMP/err"; return
 	fi
@@ -96,8 +96,8 @@ if [ $have_perl = 1 ]; then
 	same_as_perl "differential" "$TMP/diff.txt"
 	same_as_perl "differential --negate" "$TMP/diff.txt" --negate
 else
-	skip_ref "differential" "no flamegraph.pl and difffolded.pl in $FG"
-	skip_ref "differential --negate" "no flamegraph.pl and difffolded.pl in $FG"
+	skip "differential" "no flamegraph.pl and difffolded.pl in $FG"
+	skip "differential --negate" "no flamegraph.pl and difffolded.pl in $FG"
 fi
 printf 'main;grow 10 30\nmain;shrink 30 10\nmain;same 5 5\n' >"$TMP/d2.txt"
 "$EMBER" flamegraph --frames-tsv "$TMP/d2.txt" >"$TMP/d2.tsv"
@@ -114,7 +114,7 @@ if [ $have_perl = 1 ]; then
 	awk 'NR % 7 == 3' "$C/examples/example-perf-stacks.collapsed" | sort -t';' -k3 >"$TMP/chart.txt"
 	same_as_perl "--flamechart keeps input order" "$TMP/chart.txt" --flamechart
 else
-	skip_ref "--flamechart keeps input order" "no flamegraph.pl in $FG"
+	skip "--flamechart keeps input order" "no flamegraph.pl in $FG"
 fi
 printf 'a;b 1\na;c 1\na;b 1\n' >"$TMP/fc.txt"
 check "--flamechart draws b twice (not merged)" \

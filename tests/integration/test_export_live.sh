@@ -77,6 +77,13 @@ check "store samples and bytes" awk -v s="$(metric ember_store_samples)" -v b="$
 	'BEGIN { exit !(s > 0 && b > 0) }'
 check "samples per CPU" awk '/^ember_cpu_samples_total\{cpu="[0-9]+"\} / { n++; s += $2 } END { exit !(n >= 1 && s > 100) }' "$TMP/metrics"
 check "CPUs attached" awk -v v="$(metric ember_sampler_cpus)" 'BEGIN { exit !(v >= 1) }'
+# the heap in use: glibc's count (ASan's allocator is not glibc's); the store alone holds more than
+# its bytes are
+case $EMBERD in
+*/asan/*) check "heap gauges reported" grep -q '^ember_heap_in_use_bytes ' "$TMP/metrics" ;;
+*) check "heap in use reported, above the store's bytes" awk -v h="$(metric ember_heap_in_use_bytes)" \
+	-v b="$(metric ember_store_bytes)" -v f="$(metric ember_heap_free_bytes)" 'BEGIN { exit !(h > b && f != "") }' ;;
+esac
 check "symbol caches reported" awk -v v="$(metric 'ember_symbol_cache_entries{cache="elf"}')" 'BEGIN { exit !(v >= 1) }'
 check "unresolved share reported" grep -q '^ember_unresolved_frames_ratio{kind="user"} ' "$TMP/metrics"
 check "blocking capture latency in the histogram" \

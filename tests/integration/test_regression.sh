@@ -9,8 +9,7 @@
 . "$(dirname "$0")/../lib.sh"
 RUNS=${RUNS:-12}
 W=$OUTPUT/workloads/regress
-fg=${FLAMEGRAPH_DIR:-/opt/FlameGraph}
-[ -n "$fg" ] || fg=/opt/FlameGraph
+fg=$FLAMEGRAPH_DIR
 [ -x "$W" ] || skip_all "no $W (make workloads)"
 command -v perf >/dev/null || skip_all "no perf"
 perf record -q -e cpu-clock -c 1000000 -g -o "$TMP/probe.data" -- true >/dev/null 2>&1 ||
@@ -18,10 +17,10 @@ perf record -q -e cpu-clock -c 1000000 -g -o "$TMP/probe.data" -- true >/dev/nul
 
 # perf script -> folded with FlameGraph's stackcollapse-perf.pl, which sums perf's sample period
 # (1000000 ns here): the counts are divided back to samples, i.e. milliseconds of CPU. Without the
-# script (it cannot be installed here) ember collapse perf stands in for it, once it has printed
+# script (a failure under CI) ember collapse perf stands in for it, once it has printed
 # what the script printed for real perf script files in the corpus: default options, and sample
 # periods summed (perf-dd-stacks-01 has them; its results are with options only).
-if [ -f "$fg/stackcollapse-perf.pl" ]; then
+if have_flamegraph stackcollapse-perf.pl; then
 	collapser=(perl "$fg/stackcollapse-perf.pl")
 else
 	collapser=("$EMBER" collapse perf -)

@@ -75,7 +75,7 @@ echo "# sysloop: $STOT samples, $SKERN with kernel frames above main, $SWRONG mi
 check "sysloop sampled" test "$STOT" -ge 50
 check "sysloop: most samples have _[k] frames above main" test $((SKERN * 2)) -ge "$STOT"
 check "sysloop: no user frame above a kernel frame" test "$SWRONG" -eq 0
-check "sysloop: syscall entry frame above main;read or main;write" grep -qE "^sysloop-$SYS;.*;main;(read|write|__libc_read|__libc_write);(entry_SYSCALL|do_syscall)[^;]*_\[k\]" "$TMP/all.folded"
+check "sysloop: syscall entry frame above main;read or main;write" grep -qE "^sysloop-$SYS;.*;main;(read|write|__libc_read|__libc_write|__GI___libc_read|__GI___libc_write);(entry_SYSCALL|do_syscall)[^;]*_\[k\]" "$TMP/all.folded"
 check "idle excluded by default" sh -c "! grep -q '^swapper' '$TMP/all.folded'"
 
 # --- idle included on request; SIGTERM while sampling ---------------------------------------

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT
 /* elfsym on the symbols workload ($OUTPUT/workloads/symbols): symbols at the addresses nm gives,
- * file offsets, build-id, inline frames, and a stripped copy with its debug file. */
+ * file offsets, build-id, inline frames, and a stripped copy with its debug file; the name kept
+ * among aliases at one address (perf's choice), on a library assembled here and on libc. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -142,6 +144,157 @@ static void test_debug_file(void **state)
 	elfsym__free(e);
 }
 
+/*
+ * Aliases at one address: each case is one function with these names, each NAME:BIND with BIND
+ * g (global), w (weak) or l (local), and ":u" for a name without a size; the name elfsym keeps
+ * is perf's (tools/perf/util/symbol.c, choose_best_symbol): sized, then not weak, then global,
+ * then fewer leading underscores, then the longer name, then the first in .symtab (want NULL:
+ * asked of readelf).
+ */
+static const struct {
+	const char *names;
+	const char *want;
+} alias_cases[] = {
+	/* libc6-dbg's .symtab at libc's write: the local __GI___libc_write, as perf names it */
+	{ "write:w __write:w __libc_write:l __GI___libc_write:l __GI_write:l __GI___write:l",
+	  "__GI___libc_write" },
+	{ "glob:g local_longer_name:l", "glob" },			/* global over local */
+	{ "weak_longer_name:w loc:l", "loc" },				/* local over weak */
+	{ "weak_longer_name2:w glob2:g", "glob2" },			/* global over weak */
+	{ "__alias_longer_name:g _al:g", "_al" },			/* fewer underscores ... */
+	{ "_ab:g abcd:g", "abcd" },					/* ... before length */
+	{ "ab:g abcdef:g abc:g", "abcdef" },				/* the longer name */
+	{ "unsized_global:g:u sized_weak:w", "sized_weak" },		/* sized first */
+	{ "tie_b1:g tie_a1:g", NULL },					/* the first in .symtab */
+	{ "tie_b2:l tie_a2:l", NULL },
+};
+
+/* The name of @names (a case's names) that `readelf` lists first in .symtab. */
+static void first_in_symtab(const char *so, const char *names, char *ret, size_t cap)
+{
+	char cmd[2 * PATH_MAX], re[256] = "";
+	size_t n = 0;
+	FILE *f;
+
+	/* NAME:BIND NAME:BIND -> NAME|NAME */
+	for (; *names && n + 1 < sizeof(re); names++) {
+		if (*names == ':')
+			names += strcspn(names, " ") - 1;
+		else
+			re[n++] = *names == ' ' ? '|' : *names;
+	}
+	re[n] = '\0';
+	snprintf(cmd, sizeof(cmd),
+		 "readelf -Ws %s | awk -v re='^(%s)$' '/Symbol table .\\.symtab/ { t = 1 } "
+		 "t && $8 ~ re { print $8; exit }'",
+		 so, re);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	ret[0] = '\0';
+	if (fgets(ret, (int)cap, f))
+		ret[strcspn(ret, "\n")] = '\0';
+	pclose(f);
+	assert_true(ret[0]);
+}
+
+static void test_aliases(void **state)
+{
+	char src[128], so[128], cmd[512], first[64];
+	struct elfsym *e;
+	size_t i;
+	FILE *f;
+
+	snprintf(src, sizeof(src), "%s/aliases.s", tmpdir);
+	snprintf(so, sizeof(so), "%s/aliases.so", tmpdir);
+	f = fopen(src, "we");
+	assert_non_null(f);
+	fprintf(f, "\t.text\n");
+	/* per case: the labels, 3 bytes of code, then .size for the sized names */
+	for (i = 0; i < sizeof(alias_cases) / sizeof(alias_cases[0]); i++) {
+		char names[256], *tok, *bind, *save = NULL;
+		int pass;
+
+		fprintf(f, "\t.p2align 4\n");
+		for (pass = 0; pass < 2; pass++) {
+			snprintf(names, sizeof(names), "%s", alias_cases[i].names);
+			for (tok = strtok_r(names, " ", &save); tok;
+			     tok = strtok_r(NULL, " ", &save)) {
+				bind = strchr(tok, ':');
+				*bind++ = '\0';
+				if (pass == 1) {
+					if (!strstr(bind, ":u"))
+						fprintf(f, "\t.size %s, 3\n", tok);
+					continue;
+				}
+				if (*bind == 'g')
+					fprintf(f, "\t.globl %s\n", tok);
+				else if (*bind == 'w')
+					fprintf(f, "\t.weak %s\n", tok);
+				fprintf(f, "\t.type %s, @function\n%s:\n", tok, tok);
+			}
+			if (pass == 0)
+				fprintf(f, "\tnop\n\tnop\n\tret\n");
+		}
+	}
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "cc -shared -nostdlib -o %s %s", so, src);
+	assert_int_equal(system(cmd), 0);
+
+	e = open_path(so, NULL);
+	assert_non_null(e);
+	for (i = 0; i < sizeof(alias_cases) / sizeof(alias_cases[0]); i++) {
+		char any[64];
+		const char *want = alias_cases[i].want;
+		int idx;
+
+		snprintf(any, sizeof(any), "%.*s", (int)strcspn(alias_cases[i].names, ":"),
+			 alias_cases[i].names);
+		if (!want) {
+			first_in_symtab(so, alias_cases[i].names, first, sizeof(first));
+			want = first;
+		}
+		idx = elfsym__lookup(e, nm_addr(so, any) + 1);
+		assert_true(idx >= 0);
+		if (strcmp(elfsym__name(e, idx), want))
+			fail_msg("case %zu (%s): '%s', want '%s'", i, alias_cases[i].names,
+				 elfsym__name(e, idx), want);
+	}
+	elfsym__free(e);
+}
+
+/* libc's write: with libc6-dbg's debug file perf names it __GI___libc_write (a local alias in
+ * the debug file's .symtab), without it write (.dynsym's weak write and __write). */
+static void test_libc_write(void **state)
+{
+	char path[PATH_MAX], dbg[PATH_MAX];
+	const uint8_t *id;
+	struct elfsym *e;
+	size_t n, i;
+	void *libc, *fn;
+	Dl_info info;
+	int idx, len;
+
+	/* libc's own write, not a sanitizer's interceptor of that name */
+	libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+	assert_non_null(libc);
+	fn = dlsym(libc, "write");
+	assert_true(fn && dladdr(fn, &info) && info.dli_fname);
+	snprintf(path, sizeof(path), "%s", info.dli_fname);
+	e = open_path(path, NULL);
+	assert_non_null(e);
+	n = elfsym__build_id(e, &id);
+	len = snprintf(dbg, sizeof(dbg), "/usr/lib/debug/.build-id/%02x/", n ? id[0] : 0);
+	for (i = 1; i < n; i++)
+		len += snprintf(dbg + len, sizeof(dbg) - (size_t)len, "%02x", id[i]);
+	snprintf(dbg + len, sizeof(dbg) - (size_t)len, ".debug");
+	idx = elfsym__lookup(e, (uint64_t)((uintptr_t)fn - (uintptr_t)info.dli_fbase));
+	assert_true(idx >= 0);
+	assert_string_equal(elfsym__name(e, idx),
+			    n && !access(dbg, R_OK) ? "__GI___libc_write" : "write");
+	elfsym__free(e);
+	dlclose(libc);
+}
+
 static int setup(void **state)
 {
 	const char *out = getenv("OUTPUT");
@@ -169,6 +322,8 @@ int main(void)
 		cmocka_unit_test(test_symbols),
 		cmocka_unit_test(test_not_elf),
 		cmocka_unit_test(test_debug_file),
+		cmocka_unit_test(test_aliases),
+		cmocka_unit_test(test_libc_write),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <stddef.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -88,6 +89,10 @@ static const struct family_def {
 	  "Samples evicted from the store, by reason (time, memory)." },
 	{ "ember_store_dropped_samples_total", METRIC_COUNTER,
 	  "Samples that could not be stored (out of memory)." },
+	{ "ember_heap_in_use_bytes", METRIC_GAUGE,
+	  "Heap bytes allocated and in use (glibc mallinfo2: every arena, mmapped chunks too)." },
+	{ "ember_heap_free_bytes", METRIC_GAUGE,
+	  "Heap bytes freed but kept by malloc (part of the resident set)." },
 	{ "ember_http_requests_total", METRIC_COUNTER, "HTTP requests, by endpoint and status." },
 	{ "ember_http_response_bytes_total", METRIC_COUNTER, "HTTP response body bytes sent." },
 	{ "ember_bpf_run_time_seconds_total", METRIC_COUNTER,
@@ -589,6 +594,18 @@ out:
 /* ------------------------------------------------------------------------------------------ */
 /* GET /metrics */
 
+void http_heap_stats(struct http_heap *ret)
+{
+#if defined(__GLIBC__) && __GLIBC_PREREQ(2, 33)
+	struct mallinfo2 mi = mallinfo2();
+
+	*ret = (struct http_heap){ .in_use_bytes = mi.uordblks + mi.hblkhd,
+				   .free_bytes = mi.fordblks };
+#else
+	*ret = (struct http_heap){ 0 };
+#endif
+}
+
 static int handle_metrics(struct http_server *srv, struct http_request *req,
 			  struct http_response *resp)
 {
@@ -613,6 +630,14 @@ static int handle_metrics(struct http_server *srv, struct http_request *req,
 	if (http_server__published(srv, &sa, &sy, &in)) {
 		ember_metrics_sampler(m, &sa);
 		ember_metrics_symbolizer(m, &sy);
+	}
+	{
+		struct http_heap h;
+
+		http_heap_stats(&h);
+		set1(m, "ember_heap_in_use_bytes", METRIC_GAUGE, NULL, NULL,
+		     (double)h.in_use_bytes);
+		set1(m, "ember_heap_free_bytes", METRIC_GAUGE, NULL, NULL, (double)h.free_bytes);
 	}
 	set1(m, "ember_http_response_bytes_total", METRIC_COUNTER, NULL, NULL,
 	     (double)http_server__bytes_out(srv));

@@ -142,6 +142,7 @@ int http_auth_deny(struct MHD_Connection *conn);
 /* Realtime clock in ns. */
 int64_t http_now_ns(void);
 
+
 /* The source's "now": the wall clock live; the last sample + 1 ns for a recording. */
 int64_t http_source_now(const struct http_source *src);
 /* First/last sample time of the source; -ENODATA when empty. */

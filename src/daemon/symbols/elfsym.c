@@ -27,6 +27,7 @@ struct esym {
 	uint64_t addr, end;
 	uint32_t name_off;
 	uint32_t cookie;
+	uint32_t seq; /* the order read (a debug file's .symtab first): the last tie-break */
 	uint8_t bind;
 	uint8_t sized;
 };
@@ -111,6 +112,7 @@ static int add_one(struct elfsym *e, uint64_t value, uint64_t size, uint8_t bind
 	*s = (struct esym){ .addr = value,
 			    .end = value + size,
 			    .name_off = (uint32_t)e->names_len,
+			    .seq = (uint32_t)(e->n - 1),
 			    .bind = bind,
 			    .sized = size > 0 };
 	memcpy(e->names + e->names_len, name, len);
@@ -199,7 +201,7 @@ static int add_symbols(struct elfsym *e, Elf *elf, Elf64_Word type)
 
 static int rank_bind(uint8_t b)
 {
-	return b == STB_GLOBAL ? 0 : b == STB_WEAK ? 1 : 2;
+	return b == STB_GLOBAL ? 0 : b == STB_WEAK ? 2 : 1;
 }
 
 static int underscores(const char *s)
@@ -211,12 +213,18 @@ static int underscores(const char *s)
 	return n;
 }
 
-/* Order of symbols at one address: sized first, then global, weak, local, then fewer leading
- * underscores, then by name (@ctx: the names). */
+/*
+ * Order of the names of one address, the one kept first: perf's choice among aliases
+ * (choose_best_symbol in tools/perf/util/symbol.c), so that stacks read as perf's do and compare
+ * with them by name. Sized first; then any binding but weak, global before the others (libc's
+ * local __GI___libc_write over its weak write and __write); fewer leading underscores; the longer
+ * name; then the order read, as perf keeps the first of its table (@ctx: the names).
+ */
 static int cmp_esym_tie(const void *pa, const void *pb, void *ctx)
 {
 	const struct esym *a = pa, *b = pb;
 	const char *names = ctx, *na = names + a->name_off, *nb = names + b->name_off;
+	size_t la, lb;
 	int x, y;
 
 	if (a->sized != b->sized)
@@ -229,7 +237,11 @@ static int cmp_esym_tie(const void *pa, const void *pb, void *ctx)
 	y = underscores(nb);
 	if (x != y)
 		return (x > y) - (x < y);
-	return strcmp(na, nb);
+	la = strlen(na);
+	lb = strlen(nb);
+	if (la != lb)
+		return (la < lb) - (la > lb); /* longer first */
+	return (a->seq > b->seq) - (a->seq < b->seq);
 }
 
 static void finish_symbols(struct elfsym *e)

@@ -179,6 +179,15 @@ bool http_server__published(struct http_server *s, struct sampler_stats *sa,
 /* CLOCK_MONOTONIC of the last copy (0: none). */
 uint64_t http_server__published_at(struct http_server *s);
 
+/* The process's heap as glibc's malloc counts it (mallinfo2(), every arena): bytes allocated and
+ * in use (mmapped chunks included), and bytes freed but kept by malloc (what RSS holds beyond
+ * the first). Zero without glibc 2.33+, and under ASan (its allocator is not glibc's). Takes each
+ * arena's lock while it walks its free lists. */
+struct http_heap {
+	uint64_t in_use_bytes, free_bytes;
+};
+void http_heap_stats(struct http_heap *ret);
+
 /* --- for handlers ---------------------------------------------------------------------------- */
 
 const char *http_request__method(const struct http_request *req);

@@ -1,0 +1,323 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The user stack walk of sampler.bpf.c (included once by it): from the interrupted user
+ * registers, frame by frame, with the unwind rows userspace compiled from each file's CFI
+ * (src/daemon/symbols/cfi.c, unwind.c). Per frame: the mapping holding the address (binary
+ * search in the process's list), its row (binary search in the file's range of the rows array),
+ * then the CFA, the return address at CFA - 8 and the caller's rbp by the row's rules. Frames
+ * without a row (JIT code, a gap in the CFI, a process not listed yet) step by the frame pointer.
+ *
+ * Verifier: the frames are a bpf_loop() callback (verified once, whatever the depth), each
+ * search a loop bounded by a constant; every index into an array is masked or checked against
+ * its bound on the path the verifier sees.
+ */
+#ifndef EMBER_UNWIND_BPF_H
+#define EMBER_UNWIND_BPF_H
+
+/* Sizes set by userspace before load. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct ember_unwind_row);
+	__uint(max_entries, 1);
+} unwind_rows SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32); /* tgid */
+	__type(value, struct ember_unwind_proc);
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+} unwind_procs SEC(".maps");
+
+/* The stack being walked, per CPU: too big for the BPF stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct ember_ustack);
+	__uint(max_entries, 1);
+} ustack_scratch SEC(".maps");
+
+#define USTACK_MAP(name)                                                                       \
+	struct {                                                                               \
+		__uint(type, BPF_MAP_TYPE_HASH);                                               \
+		__type(key, __u32);                                                            \
+		__type(value, struct ember_ustack);                                            \
+		__uint(max_entries, 16384);                                                    \
+	} name SEC(".maps")
+
+USTACK_MAP(ustacks0);
+USTACK_MAP(ustacks1);
+
+/* Buckets of the user stack maps - 1 (their size is a power of 2, set with max_entries). */
+const volatile __u32 ustack_mask = 16383;
+/* Rows in unwind_rows (its max_entries). */
+const volatile __u32 nr_rows = 1;
+
+/* x86-64 pt_regs (the UAPI layout, a stable ABI): word offsets. */
+#define REGS_BP 4
+#define REGS_IP 16
+#define REGS_CS 17
+#define REGS_SP 19
+
+/* The ucontext's saved registers, at the rsp of a signal trampoline (struct rt_sigframe after
+ * the handler returned): uc_flags, uc_link, uc_stack (40 bytes), then mcontext r8..r15, rdi,
+ * rsi, rbp, rbx, rdx, rax, rcx, rsp, rip. */
+#define UC_RBP 120
+#define UC_RSP 160
+#define UC_RIP 168
+
+/* Frames in a row outside every known mapping (stale list, JIT code allocated since): past this
+ * many the walk stops, as truncated, rather than follow a frame pointer through garbage. */
+#define MAX_UNKNOWN_RUN 2
+
+struct walk {
+	struct ember_ustack *st;		/* per-CPU scratch */
+	const struct ember_unwind_proc *proc;	/* NULL: frame pointers only */
+	__u64 ip, sp, bp;
+	__u64 hash;
+	__u32 unknown_run;
+	bool exact_ip;	/* ip is not a return address (the first frame, after a signal frame) */
+	bool done;
+};
+
+/*
+ * Binary searches without a data-dependent loop exit: the span n halves the same way whatever the
+ * data, only the base moves, and the base is never compared in a branch, so the verifier prunes
+ * the paths of each comparison at once instead of following 2^depth of them (a "lo < hi" search
+ * took it past its million-instruction limit).
+ */
+
+/* The mapping holding @pc: its index, or -1. */
+static __always_inline int find_map(const struct ember_unwind_proc *p, __u64 pc)
+{
+	__u32 n = p->nr, base = 0, half, i;
+
+	if (n > EMBER_UNWIND_MAX_MAPS)
+		n = EMBER_UNWIND_MAX_MAPS;
+	if (!n)
+		return -1;
+	/* the last mapping with start <= pc; 8 halvings take 256 to 1 */
+	for (i = 0; i < 9; i++) {
+		if (n <= 1)
+			break;
+		half = n / 2;
+		if (p->maps[(base + half) & (EMBER_UNWIND_MAX_MAPS - 1)].start <= pc)
+			base += half;
+		n -= half;
+	}
+	base &= EMBER_UNWIND_MAX_MAPS - 1;
+	if (pc < p->maps[base].start || pc >= p->maps[base].end)
+		return -1;
+	return (int)base;
+}
+
+/* The row of @pc (a file address) among rows [start, start + count): NULL when none. */
+static __always_inline const struct ember_unwind_row *find_row(__u32 start, __u32 count, __u32 pc)
+{
+	const struct ember_unwind_row *r;
+	__u32 n = count, base = start, idx, half, i;
+
+	if (!count || start + count > nr_rows || start + count < start)
+		return NULL;
+	/* the last row with row.pc <= pc; 24 halvings take 16 M rows to 1 */
+	for (i = 0; i < 25; i++) {
+		if (n <= 1)
+			break;
+		half = n / 2;
+		idx = base + half;
+		r = bpf_map_lookup_elem(&unwind_rows, &idx);
+		if (!r)
+			return NULL;
+		if (r->pc <= pc)
+			base = idx;
+		n -= half;
+	}
+	r = bpf_map_lookup_elem(&unwind_rows, &base);
+	if (!r || r->pc > pc)
+		return NULL;
+	return r;
+}
+
+static __always_inline int read_u64(__u64 *dst, __u64 addr)
+{
+	return bpf_probe_read_user(dst, sizeof(*dst), (const void *)addr);
+}
+
+/* One step by the frame pointer: 0, or 1 to stop. */
+static __always_inline int fp_step(struct walk *w)
+{
+	__u64 ra, nbp;
+
+	if (!w->bp) {
+		w->st->flags |= EMBER_USTACK_END; /* the chain's end */
+		return 1;
+	}
+	if (w->bp < w->sp || read_u64(&nbp, w->bp) || read_u64(&ra, w->bp + 8)) {
+		w->st->flags |= EMBER_USTACK_TRUNC;
+		return 1;
+	}
+	w->sp = w->bp + 16;
+	w->bp = nbp;
+	w->ip = ra;
+	w->exact_ip = false;
+	return 0;
+}
+
+/* One frame: records w->ip, then finds the caller. bpf_loop callback: 0 go on, 1 stop. */
+static long walk_step(__u32 idx, void *ctx)
+{
+	struct walk *w = ctx;
+	const struct ember_unwind_proc *p = w->proc;
+	const struct ember_unwind_row *row = NULL;
+	__u64 pc, cfa, ra, nbp = w->bp, sp = w->sp;
+	__u32 n = w->st->nr;
+	int m;
+
+	if (!w->ip) {
+		w->st->flags |= EMBER_USTACK_END;
+		return 1;
+	}
+	if (n >= EMBER_MAX_STACK_DEPTH) {
+		w->st->flags |= EMBER_USTACK_TRUNC;
+		return 1;
+	}
+	w->st->ips[n & 127] = w->ip;
+	w->st->nr = n + 1;
+	w->hash = (w->hash ^ w->ip) * 0x100000001b3ULL;
+	if (!p)
+		return fp_step(w);
+	/* a return address points after the call: look up the call itself */
+	pc = w->exact_ip ? w->ip : w->ip - 1;
+	m = find_map(p, pc);
+	if (m < 0) {
+		/* in no mapping we know: JIT code newer than the list? one frame pointer step,
+		 * but not through a run of them */
+		if (++w->unknown_run > MAX_UNKNOWN_RUN) {
+			w->st->flags |= EMBER_USTACK_TRUNC;
+			return 1;
+		}
+		return fp_step(w);
+	}
+	w->unknown_run = 0;
+	m &= EMBER_UNWIND_MAX_MAPS - 1;
+	if (p->maps[m].row_count && pc - p->maps[m].bias < 0xffffffffULL)
+		row = find_row(p->maps[m].row_start, p->maps[m].row_count,
+			       (__u32)(pc - p->maps[m].bias));
+	if (!row || row->cfa_type == EMBER_CFA_NONE)
+		return fp_step(w); /* JIT code, hand-written assembly, a gap in the CFI */
+	switch (row->cfa_type) {
+	case EMBER_CFA_SP:
+		cfa = w->sp + (__s64)row->cfa_off;
+		break;
+	case EMBER_CFA_BP:
+		cfa = w->bp + (__s64)row->cfa_off;
+		break;
+	case EMBER_CFA_DEREF_BP:
+		if (read_u64(&cfa, w->bp + (__s64)row->cfa_off))
+			goto trunc;
+		break;
+	case EMBER_CFA_PLT:
+		cfa = w->sp + (__s64)row->cfa_off + ((w->ip & 15) >= (__u64)row->bp_off ? 8 : 0);
+		break;
+	case EMBER_CFA_SIGNAL:
+		/* the interrupted context, saved by the kernel at rsp */
+		if (read_u64(&ra, w->sp + UC_RIP) || read_u64(&sp, w->sp + UC_RSP) ||
+		    read_u64(&nbp, w->sp + UC_RBP))
+			goto trunc;
+		w->st->flags |= EMBER_USTACK_SIGNAL;
+		w->ip = ra;
+		w->sp = sp;
+		w->bp = nbp;
+		w->exact_ip = true; /* where it was interrupted, not a return address */
+		return 0;
+	case EMBER_CFA_END:
+		w->st->flags |= EMBER_USTACK_END;
+		return 1;
+	default:
+		goto trunc;
+	}
+	if (read_u64(&ra, cfa - 8))
+		goto trunc;
+	if (row->bp_type == EMBER_BP_SAVED) {
+		if (read_u64(&nbp, cfa + (__s64)row->bp_off))
+			goto trunc;
+	} else if (row->bp_type == EMBER_BP_AT_RBP) {
+		if (read_u64(&nbp, w->bp + (__s64)row->bp_off))
+			goto trunc;
+	}
+	/* callers live at higher addresses: a CFA at or below rsp is a loop or garbage */
+	if (cfa <= w->sp)
+		goto trunc;
+	w->sp = cfa;
+	w->bp = nbp;
+	w->ip = ra;
+	w->exact_ip = false;
+	return 0;
+trunc:
+	w->st->flags |= EMBER_USTACK_TRUNC;
+	return 1;
+}
+
+/*
+ * Walks the user stack of the current task from its registers (@regs: user mode registers,
+ * read through @regs_kernel when they are in kernel memory) into a user stack map of generation
+ * @sg. Returns the stack id (>= 0) or -errno: -EFAULT (no user context), -EEXIST (its buckets
+ * hold other stacks), -ENOMEM.
+ */
+static __always_inline int walk_user(__u32 pid, const __u64 *regs, bool regs_kernel, __u32 sg,
+				     __u32 *ret_flags)
+{
+	struct walk w = { .hash = 0xcbf29ce484222325ULL, .exact_ip = true };
+	struct ember_ustack *old;
+	void *map = sg ? (void *)&ustacks1 : (void *)&ustacks0;
+	__u32 zero = 0, key, probe;
+	__u64 cs;
+
+	w.st = bpf_map_lookup_elem(&ustack_scratch, &zero);
+	if (!w.st)
+		return -ENOMEM;
+	/* the context's registers are read with whole-word loads at fixed offsets; the task's
+	 * (kernel memory) through the helper */
+	if (regs_kernel) {
+		if (bpf_probe_read_kernel(&cs, 8, regs + REGS_CS) || (cs & 3) != 3 ||
+		    bpf_probe_read_kernel(&w.ip, 8, regs + REGS_IP) ||
+		    bpf_probe_read_kernel(&w.sp, 8, regs + REGS_SP) ||
+		    bpf_probe_read_kernel(&w.bp, 8, regs + REGS_BP))
+			return -EFAULT; /* a kernel thread: no user registers */
+	} else {
+		w.ip = regs[REGS_IP];
+		w.sp = regs[REGS_SP];
+		w.bp = regs[REGS_BP];
+	}
+	if (!w.ip)
+		return -EFAULT;
+	w.st->nr = 0;
+	w.st->flags = 0;
+	w.proc = bpf_map_lookup_elem(&unwind_procs, &pid);
+	if (!w.proc)
+		w.st->flags |= EMBER_USTACK_FP;
+	bpf_loop(EMBER_MAX_STACK_DEPTH + 1, walk_step, &w, 0);
+	if (!w.st->nr)
+		return -EFAULT;
+	w.hash ^= w.st->flags;
+	w.st->hash = w.hash;
+	*ret_flags = w.st->flags;
+	/* two probes: the stack's bucket, then the next */
+	for (probe = 0; probe < 2; probe++) {
+		key = (__u32)(w.hash >> (probe * 32)) & ustack_mask;
+		old = bpf_map_lookup_elem(map, &key);
+		if (!old) {
+			if (!bpf_map_update_elem(map, &key, w.st, BPF_NOEXIST))
+				return (int)key;
+			old = bpf_map_lookup_elem(map, &key); /* another CPU filled it */
+			if (!old)
+				return -ENOMEM;
+		}
+		if (old->hash == w.hash)
+			return (int)key;
+	}
+	return -EEXIST;
+}
+
+#endif
