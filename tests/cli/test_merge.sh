@@ -48,6 +48,18 @@ check "--strict names file:line" grep -q "$TMP/bad:2:" "$TMP/err"
 "$EMBER" merge "$TMP/nonexistent" >/dev/null 2>"$TMP/err"; st=$?
 check "missing file exits 2 naming it" [ $st -eq 2 ] && grep -q nonexistent "$TMP/err"
 
+# --grep/--exclude: the patterns of issue 20 exit 2 with the reason, at once, instead of crashing
+printf 'main;foo 1\n' >"$TMP/in"
+"$EMBER" merge -g '(|)(\1\1)*' "$TMP/in" >/dev/null 2>"$TMP/err"; st=$?
+check "a backreference exits 2" [ $st -eq 2 ]
+check "... saying backreferences are not supported" grep -q "backreferences are not supported" "$TMP/err"
+timeout 10 "$EMBER" merge -x 'a{1,32767}{1,32767}' "$TMP/in" >/dev/null 2>"$TMP/err"; st=$?
+check "a pattern too large to compile exits 2" [ $st -eq 2 ] && grep -q "too complex" "$TMP/err"
+{ echo 'main;ok 1'; printf 'main;%04000d! 2\n' 0 | tr 0 a; } >"$TMP/long"
+timeout 10 "$EMBER" merge -g '(a+)+$' "$TMP/long" >"$TMP/out" 2>"$TMP/err"; st=$?
+check "a pattern that reaches the match limit exits 2, printing nothing" [ $st -eq 2 ] && [ ! -s "$TMP/out" ]
+check "... naming the pattern and the limit" grep -q "pattern '(a+)+\$' reached its match limit" "$TMP/err"
+
 # the command frame
 "$EMBER" --version | grep -qE '^ember [0-9]+\.[0-9]+' && ok "--version" || not_ok "--version"
 "$EMBER" help | grep -q merge && ok "help lists merge" || not_ok "help lists merge"
