@@ -36,6 +36,21 @@ gzip -c "$corpus/perf-dd-stacks-01-collapsed-all.txt" >"$TMP/dd.gz"
 "$EMBER" merge "$TMP/dd.gz" >"$TMP/b"
 check "stdin and gzip input read the same" cmp -s "$TMP/a" "$TMP/b"
 
+# a gzip file cut short or damaged is bad input (exit 2, saying so), not a short profile
+s=$(stat -c %s "$TMP/dd.gz")
+head -c $((s / 2)) "$TMP/dd.gz" >"$TMP/cut.gz"
+"$EMBER" merge "$TMP/cut.gz" >/dev/null 2>"$TMP/err"; st=$?
+check "truncated gzip exits 2" [ $st -eq 2 ]
+check "... saying it is truncated" grep -q "'$TMP/cut.gz': truncated gzip input" "$TMP/err"
+grep -q "malformed" "$TMP/err" && not_ok "... without a malformed last line" ||
+	ok "... without a malformed last line"
+"$EMBER" merge <"$TMP/cut.gz" >/dev/null 2>"$TMP/err"; st=$?
+check "truncated gzip on stdin exits 2" [ $st -eq 2 ] && grep -q "truncated gzip input" "$TMP/err"
+python3 -c 'import sys; d = bytearray(open(sys.argv[1], "rb").read()); d[-6] ^= 0xff; sys.stdout.buffer.write(d)' \
+	"$TMP/dd.gz" >"$TMP/bad.gz"
+"$EMBER" merge "$TMP/bad.gz" >/dev/null 2>"$TMP/err"; st=$?
+check "damaged gzip (CRC) exits 2 saying so" [ $st -eq 2 ] && grep -q "corrupt gzip input" "$TMP/err"
+
 # malformed lines: counted, reported with file:line, exit 0; --strict exits 2
 printf 'a;b 1\nbroken\nc 2\n' >"$TMP/bad"
 "$EMBER" merge "$TMP/bad" >"$TMP/out" 2>"$TMP/err"; st=$?
