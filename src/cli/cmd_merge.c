@@ -151,7 +151,8 @@ static int add_regex(struct ember_regex ***arr, size_t *n, const char *opt, cons
 
 struct heavy {
 	size_t idx;
-	double w;
+	unsigned __int128 n; /* count + count2, exactly when both are integers */
+	double w;	     /* else their sum as a double */
 	const struct profile *p;
 };
 
@@ -159,38 +160,51 @@ static int cmp_heavy(const void *a, const void *b)
 {
 	const struct heavy *x = a, *y = b;
 
+	if (x->n != y->n)
+		return (x->n < y->n) - (x->n > y->n); /* heaviest first */
 	if (x->w != y->w)
-		return (x->w < y->w) - (x->w > y->w); /* heaviest first */
+		return (x->w < y->w) - (x->w > y->w);
 	return profile__cmp_stacks(x->p, x->idx, y->idx);
 }
 
-/* Keeps the @top heaviest stacks of @p (ties: stack order). New profile, or NULL + errno. */
+static bool in_top(const struct profile *p, size_t idx, void *ctx)
+{
+	return ((const bool *)ctx)[idx];
+}
+
+/*
+ * Keeps the @top heaviest stacks of @p (ties: stack order), with their counts copied exactly.
+ * New profile, or NULL + errno.
+ */
 static struct profile *keep_top(const struct profile *p, size_t top)
 {
-	size_t n = profile__nr_stacks(p), i, depth;
+	size_t n = profile__nr_stacks(p), i;
 	struct heavy *h = malloc((n ? n : 1) * sizeof(*h));
-	struct profile *q = profile__new(profile__strtab(p));
+	bool *keep = calloc(n ? n : 1, sizeof(*keep));
+	struct profile *q = NULL;
+	uint64_t c1, c2;
 
-	if (!h || !q)
+	if (!h || !keep)
 		goto nomem;
-	for (i = 0; i < n; i++)
-		h[i] = (struct heavy){ .idx = i, .w = profile__count(p, i) + profile__count2(p, i),
-				       .p = p };
-	qsort(h, n, sizeof(*h), cmp_heavy);
-	profile__set_has_count2(q, profile__has_count2(p));
-	for (i = 0; i < n && i < top; i++) {
-		const uint32_t *f = profile__stack(p, h[i].idx, &depth);
-
-		if (profile__add2(q, f, depth, profile__count(p, h[i].idx),
-				  profile__count2(p, h[i].idx)) < 0)
-			goto nomem;
+	for (i = 0; i < n; i++) {
+		h[i] = (struct heavy){ .idx = i, .p = p };
+		if (profile__count_exact(p, i, &c1, &c2))
+			h[i].n = (unsigned __int128)c1 + c2;
+		else
+			h[i].w = profile__count(p, i) + profile__count2(p, i);
 	}
-	profile__set_has_count2(q, profile__has_count2(p));
+	qsort(h, n, sizeof(*h), cmp_heavy);
+	for (i = 0; i < n && i < top; i++)
+		keep[h[i].idx] = true;
+	q = profile__filter(p, in_top, keep);
+	if (!q)
+		goto nomem;
 	free(h);
+	free(keep);
 	return q;
 nomem:
 	free(h);
-	profile__free(q);
+	free(keep);
 	errno = ENOMEM;
 	return NULL;
 }
