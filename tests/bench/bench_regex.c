@@ -27,8 +27,8 @@ static double now_ns(void)
 }
 
 static const char *const comms[] = {
-    "systemd",	 "kworker/0:1", "python3", "java",     "emberd", "sshd", "burn",
-    "rcu_sched", "ksoftirqd/1", "node",	   "postgres", "bash",	 "gzip", "Xorg",
+	"systemd",   "kworker/0:1", "python3", "java",	   "emberd", "sshd", "burn",
+	"rcu_sched", "ksoftirqd/1", "node",    "postgres", "bash",   "gzip", "Xorg",
 };
 #define NCOMMS (sizeof(comms) / sizeof(comms[0]))
 
@@ -129,13 +129,13 @@ static double limit_ms(const char *pat, const char *subj, int jit, int *ret)
 int main(int argc, char **argv)
 {
 	static const char *const pats[] = {
-	    "python",
-	    "^(java|python3|node)$",
-	    "^kworker/[0-9]+:[0-9]+$",
-	    "[[:digit:]]",
-	    "^(systemd|sshd|emberd|postgres|Xorg|bash|gzip|burn)$",
+		"python",
+		"^(java|python3|node)$",
+		"^kworker/[0-9]+:[0-9]+$",
+		"[[:digit:]]",
+		"^(systemd|sshd|emberd|postgres|Xorg|bash|gzip|burn)$",
 	};
-	static const char *const hostile[] = {"(a+)+$", "(.*.*)*[[:digit:]]"};
+	static const char *const hostile[] = { "(a+)+$", "(.*.*)*[[:digit:]]" };
 	long n = argc > 1 ? atol(argv[1]) : 2000000;
 	char subj[4096];
 	size_t i;

@@ -246,8 +246,8 @@ static void test_exact_counts(void **state)
 	}
 
 	/* summed and written exactly (a double would print ...992 and ...616) */
-	out = roundtrip("c 9007199254740993\nc 1\nb 18446744073709551614\nb 1\nd 2.5\nd 3\n",
-			&opts, &stats, &r);
+	out = roundtrip("c 9007199254740993\nc 1\nb 18446744073709551614\nb 1\nd 2.5\nd 3\n", &opts,
+			&stats, &r);
 	assert_int_equal(r, 0);
 	assert_string_equal(out, "b 18446744073709551615\nc 9007199254740994\nd 5.5\n");
 	free(out);

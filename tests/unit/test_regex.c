@@ -409,7 +409,7 @@ static void test_threads(void **state)
 		if (pass == 1 && ember_regex__jit(re))
 			break;
 		for (i = 0; i < 4; i++) {
-			args[i] = (struct thread_arg){.re = re};
+			args[i] = (struct thread_arg){ .re = re };
 			assert_int_equal(pthread_create(&t[i], NULL, matcher, &args[i]), 0);
 		}
 		for (i = 0; i < 4; i++) {
@@ -461,10 +461,10 @@ static void test_jit_denied(void **state)
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_issue_patterns), cmocka_unit_test(test_same_as_glibc),
-	    cmocka_unit_test(test_refused),	   cmocka_unit_test(test_size_limits),
-	    cmocka_unit_test(test_bytes),	   cmocka_unit_test(test_match_limit),
-	    cmocka_unit_test(test_threads),	   cmocka_unit_test(test_jit_denied),
+		cmocka_unit_test(test_issue_patterns), cmocka_unit_test(test_same_as_glibc),
+		cmocka_unit_test(test_refused),	       cmocka_unit_test(test_size_limits),
+		cmocka_unit_test(test_bytes),	       cmocka_unit_test(test_match_limit),
+		cmocka_unit_test(test_threads),	       cmocka_unit_test(test_jit_denied),
 	};
 
 	if (argc > 1 && !strcmp(argv[1], "--mdwe-child"))

@@ -119,7 +119,7 @@ static int __attribute__((format(printf, 3, 4))) fail(struct ere *e, int ret, co
 static void emit_byte(struct ere *e, unsigned char c)
 {
 	static const char hex[] = "0123456789abcdef";
-	char b[4] = {'\\', 'x', hex[c >> 4], hex[c & 15]};
+	char b[4] = { '\\', 'x', hex[c >> 4], hex[c & 15] };
 
 	if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_')
 		sbuf_addc(&e->out, (char)c);
@@ -205,8 +205,10 @@ static int interval(struct ere *e)
 
 static bool class_name_ok(const unsigned char *s, size_t n)
 {
-	static const char *const names[] = {"alpha", "upper", "lower", "digit", "xdigit", "alnum",
-					    "punct", "space", "blank", "cntrl", "print",  "graph"};
+	static const char *const names[] = {
+		"alpha", "upper", "lower", "digit", "xdigit", "alnum",
+		"punct", "space", "blank", "cntrl", "print",  "graph"
+	};
 	size_t i;
 
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
@@ -247,7 +249,7 @@ static int bracket_elem(struct ere *e, size_t open_at, struct elem *ret)
 				return fail(e, -EINVAL,
 					    "invalid character class '[:%.*s:]' at offset %zu",
 					    (int)(end - start), p + start, start - 2);
-			*ret = (struct elem){.kind = ELEM_CLASS, .name = p + start};
+			*ret = (struct elem){ .kind = ELEM_CLASS, .name = p + start };
 			ret->name_len = end - start;
 			return 0;
 		}
@@ -255,10 +257,10 @@ static int bracket_elem(struct ere *e, size_t open_at, struct elem *ret)
 			return fail(e, -EINVAL,
 				    "collating element '[%c%.*s%c]' at offset %zu is not supported",
 				    kind, (int)(end - start), p + start, kind, start - 2);
-		*ret = (struct elem){.kind = kind == '.' ? ELEM_BYTE : ELEM_EQUIV, .c = p[start]};
+		*ret = (struct elem){ .kind = kind == '.' ? ELEM_BYTE : ELEM_EQUIV, .c = p[start] };
 		return 0;
 	}
-	*ret = (struct elem){.kind = ELEM_BYTE, .c = p[e->pos], .bare_dash = p[e->pos] == '-'};
+	*ret = (struct elem){ .kind = ELEM_BYTE, .c = p[e->pos], .bare_dash = p[e->pos] == '-' };
 	e->pos++;
 	return 0;
 }
@@ -286,7 +288,7 @@ static int bracket(struct ere *e)
 			break;
 		}
 		if (first && e->p[e->pos] == ']') { /* "[]a]": a leading ']' is literal */
-			a = (struct elem){.kind = ELEM_BYTE, .c = ']'};
+			a = (struct elem){ .kind = ELEM_BYTE, .c = ']' };
 			e->pos++;
 		} else {
 			err = bracket_elem(e, open_at, &a);
@@ -419,7 +421,7 @@ static int translate(struct ere *e)
 		case '*':
 		case '+':
 		case '?':
-			err = quantify(e, (const char[]){(char)c, '\0'}, e->pos);
+			err = quantify(e, (const char[]){ (char)c, '\0' }, e->pos);
 			e->pos++;
 			break;
 		case '{':
@@ -473,7 +475,8 @@ struct ember_regex *ember_regex__new(const char *pattern, size_t len, char *err,
 {
 	struct ember_regex *re = NULL;
 	struct ere e = {
-	    .p = (const unsigned char *)pattern, .len = len, .err = err, .errlen = errlen};
+		.p = (const unsigned char *)pattern, .len = len, .err = err, .errlen = errlen
+	};
 	pcre2_general_context *gctx = NULL;
 	pcre2_compile_context *cctx = NULL;
 	PCRE2_UCHAR msg[120];

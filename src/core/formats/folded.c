@@ -115,16 +115,26 @@ int folded_parse_line(const char *line, size_t len, enum folded_columns cols,
 	if (n2 == -2)
 		return count_error(n2, c1.start + 1, NULL, reterr);
 	if (n2 >= 0) {
-		*ret = (struct folded_line){ .stack = line, .stack_len = (size_t)n2, .count = c1.v,
-					     .count2 = c2.v, .ncounts = 2, .ucount = c1.n,
-					     .ucount2 = c2.n, .exact = !c1.frac && !c2.frac };
+		*ret = (struct folded_line){ .stack = line,
+					     .stack_len = (size_t)n2,
+					     .count = c1.v,
+					     .count2 = c2.v,
+					     .ncounts = 2,
+					     .ucount = c1.n,
+					     .ucount2 = c2.n,
+					     .exact = !c1.frac && !c2.frac };
 		return 1;
 	}
 	if (cols == FOLDED_COLUMNS_TWO)
 		return count_error(n2, (size_t)n1 + 1,
 				   "expected two sample counts at the end of the line", reterr);
-	*ret = (struct folded_line){ .stack = line, .stack_len = (size_t)n1, .count = c2.v,
-				     .count2 = 0, .ncounts = 1, .ucount = c2.n, .exact = !c2.frac };
+	*ret = (struct folded_line){ .stack = line,
+				     .stack_len = (size_t)n1,
+				     .count = c2.v,
+				     .count2 = 0,
+				     .ncounts = 1,
+				     .ucount = c2.n,
+				     .exact = !c2.frac };
 	return 1;
 }
 
