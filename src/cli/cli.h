@@ -36,9 +36,18 @@ struct cli_input {
 	struct lineread *lr;
 };
 
-/* 0, or -errno with an error already logged naming the file. */
+/*
+ * 0, or -errno with an error already logged naming the file. Reading through @in->lr, damaged
+ * or truncated gzip data is -EBADMSG (logged; exit status 2), never a short but clean end.
+ */
 int cli_input_open(struct cli_input *in, const char *path);
 void cli_input_close(struct cli_input *in);
+/*
+ * For readers that call gzread() on @in->gz themselves, when it has returned 0: zlib reports a
+ * file cut short only as a sticky Z_BUF_ERROR at that point. 0 at a clean end, or -EBADMSG
+ * with "'NAME': truncated gzip input (...)" logged.
+ */
+int cli_input_end_check(struct cli_input *in);
 
 /* Reporting of skipped lines: the first few with file:line, then a total per file. */
 struct cli_skips {

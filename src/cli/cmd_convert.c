@@ -171,14 +171,18 @@ static int parse_sample_line(const char *line, size_t len, uint64_t *ret_t_ns,
 	uint64_t count;
 	int r = samples_parse_line(line, len, ret_t_ns, &ret->stack, &ret->stack_len, &count, perr);
 
-	if (r == 1)
+	if (r == 1) {
 		ret->count = (double)count;
+		ret->ucount = count;
+		ret->exact = true;
+		ret->ncounts = 1;
+	}
 	return r;
 }
 
 static int add_record(struct conv *c, uint64_t t_ns, const struct folded_line *fl)
 {
-	int idx = folded_add_stack(c->p, fl->stack, fl->stack_len, fl->count, 0, false, 0);
+	int idx = folded_add_line(c->p, fl, 0);
 
 	if (idx < 0)
 		return idx;
@@ -246,15 +250,16 @@ static int read_text(struct conv *c, const char *path, enum conv_format from)
 			if (from == FMT_SAMPLES)
 				r = add_record(c, t_ns, &fl);
 			else
-				r = folded_add_stack(c->p, fl.stack, fl.stack_len, fl.count, 0, false,
-						     0);
+				r = folded_add_line(c->p, &fl, 0); /* integer counts exactly */
 			if (r >= 0)
 				continue;
-			if (r != -E2BIG) {
+			if (r != -E2BIG && r != -ERANGE) {
 				err = log_errno(r, "reading '%s' failed", in.name);
 				break;
 			}
 			perr.reason = "stack too deep";
+			if (r == -ERANGE)
+				perr.reason = "the stack's count would pass 18446744073709551615";
 		}
 skip:
 		if (c->strict) {

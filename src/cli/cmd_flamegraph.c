@@ -162,8 +162,7 @@ static int reader_add(struct fg_reader *r, const char *stack, size_t len, const 
 	sbuf_add(&r->prev, stack, len);
 	if (sbuf_error(&r->prev))
 		return -ENOMEM;
-	idx = fl->ncounts == 2 ? profile__add2(r->p, r->ids, k, fl->count, fl->count2)
-			       : profile__add(r->p, r->ids, k, fl->count);
+	idx = folded_add_counts(r->p, r->ids, k, fl); /* integer counts exactly */
 	if (idx < 0)
 		return idx;
 	if (!r->keep_events)
@@ -219,6 +218,19 @@ static int read_file(struct fg_reader *r, const char *path, bool strict)
 			continue;
 		}
 		err = reader_add(r, fl.stack, fl.stack_len, &fl);
+		if (err == -ERANGE) { /* a malformed line, as folded_read() has it */
+			perr.col = 1;
+			perr.reason = "the stack's count would pass 18446744073709551615";
+			err = 0;
+			if (strict) {
+				log_error("%s:%lu:%u: %s", in.name, perr.line, perr.col,
+					  perr.reason);
+				err = -EINVAL;
+				break;
+			}
+			cli_report_skip(in.name, &perr, &sk);
+			continue;
+		}
 		if (err) {
 			log_errno(err, "reading '%s' failed", in.name);
 			break;

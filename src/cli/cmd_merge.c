@@ -4,13 +4,13 @@
 
 #include <errno.h>
 #include <getopt.h>
-#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ember/core/base/log.h"
 #include "ember/core/model/profile.h"
+#include "ember/core/base/regex.h"
 #include "ember/core/base/sbuf.h"
 #include "ember/core/base/strtab.h"
 
@@ -20,8 +20,9 @@ static void merge_usage(FILE *f)
 		"Usage: ember merge [OPTIONS] [FILE...]\n"
 		"Merges folded stack files (summing identical stacks) and writes folded stacks,\n"
 		"sorted by stack. FILE '-' or no FILE reads stdin; gzip input is read as is.\n\n"
-		"  -g, --grep RE      keep stacks with a frame matching RE (POSIX extended;\n"
-		"                     ^ and $ anchor to a frame name); repeatable: any matches\n"
+		"  -g, --grep RE      keep stacks with a frame matching RE (POSIX extended, no\n"
+		"                     backreferences; ^ and $ anchor to a frame name);\n"
+		"                     repeatable: any matches\n"
 		"  -x, --exclude RE   drop stacks with a frame matching RE; repeatable\n"
 		"  -s, --strip-hex    replace hex numbers 0x1f2e with 0x... before merging\n"
 		"  -t, --top N        keep only the N heaviest stacks\n"
@@ -29,19 +30,45 @@ static void merge_usage(FILE *f)
 		"  -h, --help         this text\n");
 }
 
+/*
+ * A pattern is the user's own and frame names can be KiBs long (C++ templates), so it gets ten
+ * times the default match limit; a frame on which it still reaches the limit stops the merge
+ * (exit 2) rather than being counted as a match or a non-match.
+ */
+#define MERGE_MATCH_LIMIT (10 * EMBER_REGEX_MATCH_LIMIT)
+
 struct frame_filter {
-	regex_t *grep, *excl;
+	struct ember_regex **grep, **excl;
 	size_t ngrep, nexcl;
 	/* per frame id: 0 unknown, bit 1 set = known; bit 2 grep match; bit 4 exclude match */
 	unsigned char *memo;
 	size_t memo_cap;
+	int err; /* the first error of a match: -ENOMEM, or -E2BIG with the frame logged */
 };
+
+/* 1 if a pattern of @res matches @name, 0 if none does, or -errno (logged when -E2BIG). */
+static int match_any(struct ember_regex *const *res, size_t n, const char *name, size_t len)
+{
+	size_t i;
+	int r;
+
+	for (i = 0; i < n; i++) {
+		r = ember_regex__match(res[i], name, len);
+		if (r == -E2BIG)
+			log_error("pattern '%s' reached its match limit on frame '%.200s%s'",
+				  ember_regex__pattern(res[i]), name, len > 200 ? "..." : "");
+		if (r)
+			return r;
+	}
+	return 0;
+}
 
 static int frame_class(struct frame_filter *ff, const struct strtab *st, uint32_t id)
 {
 	unsigned char c = 1;
 	const char *name;
-	size_t i;
+	size_t len;
+	int r;
 
 	if (id >= ff->memo_cap) {
 		size_t cap = ff->memo_cap ? ff->memo_cap : 1024;
@@ -59,16 +86,17 @@ static int frame_class(struct frame_filter *ff, const struct strtab *st, uint32_
 	if (ff->memo[id])
 		return ff->memo[id];
 	name = strtab__str(st, id);
-	for (i = 0; i < ff->ngrep; i++)
-		if (!regexec(&ff->grep[i], name, 0, NULL, 0)) {
-			c |= 2;
-			break;
-		}
-	for (i = 0; i < ff->nexcl; i++)
-		if (!regexec(&ff->excl[i], name, 0, NULL, 0)) {
+	len = strtab__len(st, id);
+	r = match_any(ff->grep, ff->ngrep, name, len);
+	if (r > 0)
+		c |= 2;
+	if (r >= 0) {
+		r = match_any(ff->excl, ff->nexcl, name, len);
+		if (r > 0)
 			c |= 4;
-			break;
-		}
+	}
+	if (r < 0)
+		return r;
 	ff->memo[id] = c;
 	return c;
 }
@@ -81,39 +109,50 @@ static bool keep_stack(const struct profile *p, size_t idx, void *ctx)
 	bool grep_hit = ff->ngrep == 0;
 	int c;
 
+	if (ff->err)
+		return false;
 	f = profile__stack(p, idx, &n);
 	for (i = 0; i < n; i++) {
 		c = frame_class(ff, profile__strtab(p), f[i]);
-		if (c < 0 || (c & 4))
-			return false; /* on ENOMEM the stack is dropped; the caller checks ff->memo */
+		if (c < 0) {
+			ff->err = c; /* the caller checks it after the filter */
+			return false;
+		}
+		if (c & 4)
+			return false;
 		if (c & 2)
 			grep_hit = true;
 	}
 	return grep_hit;
 }
 
-static int add_regex(regex_t **arr, size_t *n, const char *re)
+static int add_regex(struct ember_regex ***arr, size_t *n, const char *opt, const char *pat)
 {
-	regex_t *na = realloc(*arr, (*n + 1) * sizeof(**arr));
-	char msg[256];
-	int r;
+	struct ember_regex **na = realloc(*arr, (*n + 1) * sizeof(**arr));
+	struct ember_regex *re;
+	char reason[160];
+	int err;
 
 	if (!na)
-		return -ENOMEM;
+		return log_errno(-ENOMEM, "out of memory");
 	*arr = na;
-	r = regcomp(&na[*n], re, REG_EXTENDED | REG_NOSUB);
-	if (r) {
-		regerror(r, &na[*n], msg, sizeof(msg));
-		log_error("bad regular expression '%s': %s", re, msg);
+	re = ember_regex__new(pat, strlen(pat), reason, sizeof(reason));
+	if (!re) {
+		err = -errno;
+		if (err == -ENOMEM)
+			return log_errno(err, "out of memory");
+		log_error("%s: bad regular expression '%s': %s", opt, pat, reason);
 		return -EINVAL;
 	}
-	(*n)++;
+	ember_regex__set_match_limit(re, MERGE_MATCH_LIMIT);
+	na[(*n)++] = re;
 	return 0;
 }
 
 struct heavy {
 	size_t idx;
-	double w;
+	unsigned __int128 n; /* count + count2, exactly when both are integers */
+	double w;	     /* else their sum as a double */
 	const struct profile *p;
 };
 
@@ -121,38 +160,51 @@ static int cmp_heavy(const void *a, const void *b)
 {
 	const struct heavy *x = a, *y = b;
 
+	if (x->n != y->n)
+		return (x->n < y->n) - (x->n > y->n); /* heaviest first */
 	if (x->w != y->w)
-		return (x->w < y->w) - (x->w > y->w); /* heaviest first */
+		return (x->w < y->w) - (x->w > y->w);
 	return profile__cmp_stacks(x->p, x->idx, y->idx);
 }
 
-/* Keeps the @top heaviest stacks of @p (ties: stack order). New profile, or NULL + errno. */
+static bool in_top(const struct profile *p, size_t idx, void *ctx)
+{
+	return ((const bool *)ctx)[idx];
+}
+
+/*
+ * Keeps the @top heaviest stacks of @p (ties: stack order), with their counts copied exactly.
+ * New profile, or NULL + errno.
+ */
 static struct profile *keep_top(const struct profile *p, size_t top)
 {
-	size_t n = profile__nr_stacks(p), i, depth;
+	size_t n = profile__nr_stacks(p), i;
 	struct heavy *h = malloc((n ? n : 1) * sizeof(*h));
-	struct profile *q = profile__new(profile__strtab(p));
+	bool *keep = calloc(n ? n : 1, sizeof(*keep));
+	struct profile *q = NULL;
+	uint64_t c1, c2;
 
-	if (!h || !q)
+	if (!h || !keep)
 		goto nomem;
-	for (i = 0; i < n; i++)
-		h[i] = (struct heavy){ .idx = i, .w = profile__count(p, i) + profile__count2(p, i),
-				       .p = p };
-	qsort(h, n, sizeof(*h), cmp_heavy);
-	profile__set_has_count2(q, profile__has_count2(p));
-	for (i = 0; i < n && i < top; i++) {
-		const uint32_t *f = profile__stack(p, h[i].idx, &depth);
-
-		if (profile__add2(q, f, depth, profile__count(p, h[i].idx),
-				  profile__count2(p, h[i].idx)) < 0)
-			goto nomem;
+	for (i = 0; i < n; i++) {
+		h[i] = (struct heavy){ .idx = i, .p = p };
+		if (profile__count_exact(p, i, &c1, &c2))
+			h[i].n = (unsigned __int128)c1 + c2;
+		else
+			h[i].w = profile__count(p, i) + profile__count2(p, i);
 	}
-	profile__set_has_count2(q, profile__has_count2(p));
+	qsort(h, n, sizeof(*h), cmp_heavy);
+	for (i = 0; i < n && i < top; i++)
+		keep[h[i].idx] = true;
+	q = profile__filter(p, in_top, keep);
+	if (!q)
+		goto nomem;
 	free(h);
+	free(keep);
 	return q;
 nomem:
 	free(h);
-	profile__free(q);
+	free(keep);
 	errno = ENOMEM;
 	return NULL;
 }
@@ -180,10 +232,10 @@ int cmd_merge(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "g:x:st:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'g':
-			err = add_regex(&ff.grep, &ff.ngrep, optarg);
+			err = add_regex(&ff.grep, &ff.ngrep, "--grep", optarg);
 			break;
 		case 'x':
-			err = add_regex(&ff.excl, &ff.nexcl, optarg);
+			err = add_regex(&ff.excl, &ff.nexcl, "--exclude", optarg);
 			break;
 		case 's':
 			opts.rewrite = folded_strip_hex;
@@ -222,8 +274,10 @@ int cmd_merge(int argc, char **argv)
 		goto out;
 	if (ff.ngrep || ff.nexcl) {
 		q = profile__filter(p, keep_stack, &ff);
-		if (!q || (profile__nr_stacks(p) && !ff.memo)) {
-			err = log_errno(-ENOMEM, "filtering failed");
+		if (!q || ff.err) {
+			err = ff.err ? ff.err : -ENOMEM;
+			if (err == -ENOMEM)
+				log_errno(err, "filtering failed");
 			profile__free(q);
 			goto out;
 		}
@@ -244,9 +298,9 @@ out:
 	if (err)
 		ret = cli_exit_code(err);
 	for (k = 0; k < ff.ngrep; k++)
-		regfree(&ff.grep[k]);
+		ember_regex__free(ff.grep[k]);
 	for (k = 0; k < ff.nexcl; k++)
-		regfree(&ff.excl[k]);
+		ember_regex__free(ff.excl[k]);
 	free(ff.grep);
 	free(ff.excl);
 	free(ff.memo);

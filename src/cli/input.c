@@ -13,23 +13,52 @@
 #include "ember/core/base/log.h"
 #include "ember/core/model/profile.h"
 
+/*
+ * zlib's message without the "<fd:N>: " it puts in front of it (gzdopen has no path to give).
+ */
+static const char *gz_reason(gzFile gz, int *ret_errnum)
+{
+	const char *msg = gzerror(gz, ret_errnum), *colon;
+
+	if (!strncmp(msg, "<fd:", 4) && (colon = strstr(msg, ": ")))
+		msg = colon + 2;
+	return msg;
+}
+
+int cli_input_end_check(struct cli_input *in)
+{
+	int errnum = Z_OK;
+	const char *msg = gz_reason(in->gz, &errnum);
+
+	if (errnum != Z_BUF_ERROR)
+		return 0;
+	log_error("'%s': truncated gzip input (%s after %lld bytes of data)", in->name, msg,
+		  (long long)gztell(in->gz));
+	return -EBADMSG;
+}
+
+/*
+ * A damaged or truncated gzip file is bad input, not the end of it: -EBADMSG (exit status 2),
+ * with the reason logged here, where it is known. The reader never sees a cut-off last line.
+ */
 static ssize_t read_gz(void *ctx, void *buf, size_t n)
 {
 	struct cli_input *in = ctx;
-	int r, errnum;
+	int r, errnum = Z_OK;
+	const char *msg;
 
 	if (n > INT32_MAX)
 		n = INT32_MAX;
 	r = gzread(in->gz, buf, (unsigned int)n);
-	if (r < 0) {
-		const char *msg = gzerror(in->gz, &errnum);
-
-		if (errnum == Z_ERRNO)
-			return -errno;
-		log_error("'%s': %s", in->name, msg);
-		return -EINVAL;
-	}
-	return r;
+	if (r > 0)
+		return r;
+	if (r == 0)
+		return cli_input_end_check(in);
+	msg = gz_reason(in->gz, &errnum);
+	if (errnum == Z_ERRNO)
+		return -errno;
+	log_error("'%s': corrupt gzip input: %s", in->name, msg);
+	return -EBADMSG;
 }
 
 int cli_input_open(struct cli_input *in, const char *path)
@@ -112,9 +141,9 @@ int cli_read_folded(const char *path, struct profile *p, struct folded_read_opts
 	opts->on_skip = cli_report_skip;
 	opts->on_skip_ctx = &sk;
 	err = folded_read(in.lr, p, opts, stats, &perr);
-	if (err == -EINVAL)
+	if (err == -EINVAL && perr.reason)
 		log_error("%s:%lu:%u: %s", in.name, perr.line, perr.col, perr.reason);
-	else if (err)
+	else if (err && err != -EBADMSG) /* the input's reader logged that one */
 		log_errno(err, "reading '%s' failed", in.name);
 	cli_report_skip_total(in.name, &sk);
 	cli_input_close(&in);
@@ -143,6 +172,7 @@ int cli_exit_code(int err)
 	case EISDIR:
 	case ENOTDIR:
 	case E2BIG:
+	case EBADMSG: /* damaged or truncated compressed input */
 		return CLI_EXIT_USAGE;
 	default:
 		return CLI_EXIT_FAILURE;

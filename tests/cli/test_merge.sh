@@ -36,6 +36,21 @@ gzip -c "$corpus/perf-dd-stacks-01-collapsed-all.txt" >"$TMP/dd.gz"
 "$EMBER" merge "$TMP/dd.gz" >"$TMP/b"
 check "stdin and gzip input read the same" cmp -s "$TMP/a" "$TMP/b"
 
+# a gzip file cut short or damaged is bad input (exit 2, saying so), not a short profile
+s=$(stat -c %s "$TMP/dd.gz")
+head -c $((s / 2)) "$TMP/dd.gz" >"$TMP/cut.gz"
+"$EMBER" merge "$TMP/cut.gz" >/dev/null 2>"$TMP/err"; st=$?
+check "truncated gzip exits 2" [ $st -eq 2 ]
+check "... saying it is truncated" grep -q "'$TMP/cut.gz': truncated gzip input" "$TMP/err"
+grep -q "malformed" "$TMP/err" && not_ok "... without a malformed last line" ||
+	ok "... without a malformed last line"
+"$EMBER" merge <"$TMP/cut.gz" >/dev/null 2>"$TMP/err"; st=$?
+check "truncated gzip on stdin exits 2" [ $st -eq 2 ] && grep -q "truncated gzip input" "$TMP/err"
+python3 -c 'import sys; d = bytearray(open(sys.argv[1], "rb").read()); d[-6] ^= 0xff; sys.stdout.buffer.write(d)' \
+	"$TMP/dd.gz" >"$TMP/bad.gz"
+"$EMBER" merge "$TMP/bad.gz" >/dev/null 2>"$TMP/err"; st=$?
+check "damaged gzip (CRC) exits 2 saying so" [ $st -eq 2 ] && grep -q "corrupt gzip input" "$TMP/err"
+
 # malformed lines: counted, reported with file:line, exit 0; --strict exits 2
 printf 'a;b 1\nbroken\nc 2\n' >"$TMP/bad"
 "$EMBER" merge "$TMP/bad" >"$TMP/out" 2>"$TMP/err"; st=$?
@@ -47,6 +62,18 @@ check "--strict exits 2" [ $st -eq 2 ]
 check "--strict names file:line" grep -q "$TMP/bad:2:" "$TMP/err"
 "$EMBER" merge "$TMP/nonexistent" >/dev/null 2>"$TMP/err"; st=$?
 check "missing file exits 2 naming it" [ $st -eq 2 ] && grep -q nonexistent "$TMP/err"
+
+# --grep/--exclude: the patterns of issue 20 exit 2 with the reason, at once, instead of crashing
+printf 'main;foo 1\n' >"$TMP/in"
+"$EMBER" merge -g '(|)(\1\1)*' "$TMP/in" >/dev/null 2>"$TMP/err"; st=$?
+check "a backreference exits 2" [ $st -eq 2 ]
+check "... saying backreferences are not supported" grep -q "backreferences are not supported" "$TMP/err"
+timeout 10 "$EMBER" merge -x 'a{1,32767}{1,32767}' "$TMP/in" >/dev/null 2>"$TMP/err"; st=$?
+check "a pattern too large to compile exits 2" [ $st -eq 2 ] && grep -q "too complex" "$TMP/err"
+{ echo 'main;ok 1'; printf 'main;%04000d! 2\n' 0 | tr 0 a; } >"$TMP/long"
+timeout 10 "$EMBER" merge -g '(a+)+$' "$TMP/long" >"$TMP/out" 2>"$TMP/err"; st=$?
+check "a pattern that reaches the match limit exits 2, printing nothing" [ $st -eq 2 ] && [ ! -s "$TMP/out" ]
+check "... naming the pattern and the limit" grep -q "pattern '(a+)+\$' reached its match limit" "$TMP/err"
 
 # the command frame
 "$EMBER" --version | grep -qE '^ember [0-9]+\.[0-9]+' && ok "--version" || not_ok "--version"

@@ -197,6 +197,71 @@ static void test_max_depth(void **state)
 	free(out);
 }
 
+/* Integer counts are read and summed exactly past 2^53, and refused past 2^64-1. */
+static void test_exact_counts(void **state)
+{
+	static const struct {
+		const char *line;
+		int ret;
+		bool exact;
+		uint64_t c1, c2;
+	} exact_cases[] = {
+		{ "a 9007199254740993", 1, true, 9007199254740993ull, 0 },
+		{ "a 18446744073709551615", 1, true, UINT64_MAX, 0 },
+		{ "a 12.", 1, true, 12, 0 },
+		{ "a 12.000", 1, true, 12, 0 },
+		{ "a 007", 1, true, 7, 0 },
+		{ "a 12.5", 1, false, 0, 0 },
+		{ "a 18446744073709551616", -EINVAL, false, 0, 0 },
+		{ "a 99999999999999999999999 1", -EINVAL, false, 0, 0 },
+		{ "a 18446744073709551616.5", 1, false, 0, 0 }, /* a fraction: a double anyway */
+		{ "a 9007199254740993 18446744073709551615", 1, true, 9007199254740993ull,
+		  UINT64_MAX },
+	};
+	struct parse_error perr;
+	struct folded_line fl;
+	struct folded_read_opts opts = { 0 };
+	struct folded_stats stats = { 0 };
+	size_t i;
+	char *out;
+	int r;
+
+	for (i = 0; i < sizeof(exact_cases) / sizeof(exact_cases[0]); i++) {
+		const char *l = exact_cases[i].line;
+
+		perr = (struct parse_error){ 0 };
+		r = folded_parse_line(l, strlen(l), FOLDED_COLUMNS_AUTO, &fl, &perr);
+		if (r != exact_cases[i].ret)
+			fail_msg("'%s': %d", l, r);
+		if (r < 0) {
+			assert_string_equal(perr.reason, "sample count over 18446744073709551615");
+			assert_true(perr.col == 3);
+			continue;
+		}
+		if (fl.exact != exact_cases[i].exact)
+			fail_msg("'%s': exact %d", l, fl.exact);
+		if (fl.exact && (fl.ucount != exact_cases[i].c1 || fl.ucount2 != exact_cases[i].c2))
+			fail_msg("'%s': %llu %llu", l, (unsigned long long)fl.ucount,
+				 (unsigned long long)fl.ucount2);
+	}
+
+	/* summed and written exactly (a double would print ...992 and ...616) */
+	out = roundtrip("c 9007199254740993\nc 1\nb 18446744073709551614\nb 1\nd 2.5\nd 3\n", &opts,
+			&stats, &r);
+	assert_int_equal(r, 0);
+	assert_string_equal(out, "b 18446744073709551615\nc 9007199254740994\nd 5.5\n");
+	free(out);
+	/* a sum past 2^64-1 is a malformed line, not a wrapped or rounded count */
+	out = roundtrip("b 18446744073709551615\nb 1\nc 1\n", &opts, &stats, &r);
+	assert_int_equal(r, 0);
+	assert_string_equal(out, "b 18446744073709551615\nc 1\n");
+	free(out);
+	opts.strict = true;
+	out = roundtrip("b 18446744073709551615\nb 1\n", &opts, &stats, &r);
+	assert_int_equal(r, -EINVAL);
+	free(out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -206,6 +271,7 @@ int main(void)
 		cmocka_unit_test(test_two_columns_and_strip_hex),
 		cmocka_unit_test(test_long_line_skipped),
 		cmocka_unit_test(test_max_depth),
+		cmocka_unit_test(test_exact_counts),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -158,6 +158,54 @@ static void test_two_columns(void **state)
 	assert_true(profile__total(f->p) == 1 && profile__total2(f->p) == 1);
 }
 
+static bool keep_all(const struct profile *p, size_t idx, void *ctx)
+{
+	return true;
+}
+
+/* Integer counts are exact up to 2^64-1 (a double rounds them past 2^53), and a sum past it is
+ * refused, not wrapped or rounded. */
+static void test_exact_counts(void **state)
+{
+	struct fixture *f = *state;
+	uint32_t s1[] = { 0, 1 }, s2[] = { 2 };
+	struct profile *q;
+	uint64_t c1, c2, t;
+
+	assert_int_equal(profile__add_u64(f->p, s1, 2, 9007199254740993ull), 0); /* 2^53 + 1 */
+	assert_int_equal(profile__add_u64(f->p, s1, 2, 1), 0);
+	assert_true(profile__count_exact(f->p, 0, &c1, &c2));
+	assert_true(c1 == 9007199254740994ull && c2 == 0);
+	assert_int_equal(profile__add_u64(f->p, s2, 1, UINT64_MAX - 1), 1);
+	assert_int_equal(profile__add_u64(f->p, s2, 1, 1), 1);
+	assert_true(profile__count_exact(f->p, 1, &c1, &c2) && c1 == UINT64_MAX);
+	assert_int_equal(profile__add_u64(f->p, s2, 1, 1), -ERANGE); /* nothing added */
+	assert_true(profile__count_exact(f->p, 1, &c1, &c2) && c1 == UINT64_MAX);
+	/* the total passed 2^64-1: no exact total, a double one */
+	assert_false(profile__total_exact(f->p, &t));
+	assert_true(profile__total(f->p) > 1.8e19);
+
+	/* filter and merge (scale 1) copy exactly; a merge that would overflow says so */
+	q = profile__filter(f->p, keep_all, NULL);
+	assert_non_null(q);
+	assert_true(profile__count_exact(q, 0, &c1, &c2) && c1 == 9007199254740994ull);
+	assert_int_equal(profile__merge(q, f->p, 1), -ERANGE);
+	profile__free(q);
+	q = profile__new(f->st);
+	assert_int_equal(profile__merge(q, f->p, 1), 0);
+	assert_true(profile__count_exact(q, 1, &c1, &c2) && c1 == UINT64_MAX);
+	profile__free(q);
+
+	/* a fractional part: the double, not the integer */
+	assert_int_equal(profile__add(f->p, s1, 2, 0.5), 0);
+	assert_false(profile__count_exact(f->p, 0, &c1, &c2));
+	assert_true(profile__count(f->p, 0) == 9007199254740994.0 + 0.5);
+	/* integral doubles below 2^64 are exact too; the two columns each */
+	assert_int_equal(profile__add2_u64(f->p, s2, 1, 0, 1ull << 60), 1);
+	assert_true(profile__has_count2(f->p));
+	assert_true(profile__count_exact(f->p, 1, &c1, &c2) && c2 == 1ull << 60);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -166,6 +214,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_sorted_like_joined_text, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_merge_and_filter, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_two_columns, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exact_counts, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -20,47 +20,77 @@ static inline int is_digit(unsigned char c)
 	return c >= '0' && c <= '9';
 }
 
+/* A parsed count: exact in @n when it is an integer (@frac false); @v either way. */
+struct parsed_count {
+	double v;
+	uint64_t n;
+	bool frac;
+	size_t start; /* offset of its first digit (also set for a count over 2^64-1) */
+};
+
 /*
  * Finds a trailing count "\d+(\.\d*)?" preceded by whitespace in s[0..len). Returns the length of
  * the stack before that whitespace character (as flamegraph.pl's /^(.*)\s+?(\d+(?:\.\d*)?)$/),
- * and the count, or -1 if the text does not end that way.
+ * and the count, -1 if the text does not end that way, or -2 for an integer count over 2^64-1.
+ * An integer count (no fraction, or only zeros after the dot) is read exactly, never through a
+ * double, which would round it past 2^53.
  */
-static long split_count(const char *s, size_t len, double *ret_count)
+static long split_count(const char *s, size_t len, struct parsed_count *ret)
 {
-	size_t end = len, i = len, dot = 0;
+	size_t i = len, int_end = len, k;
 	char tmp[64], *ep;
-	double v;
+	bool frac = false, over = false;
+	uint64_t n = 0;
 
 	while (i > 0 && is_digit((unsigned char)s[i - 1]))
 		i--;
 	if (i > 0 && s[i - 1] == '.') {
-		dot = i - 1;
-		i--;
+		for (k = i; k < len; k++)
+			frac |= s[k] != '0';
+		int_end = --i;
 		while (i > 0 && is_digit((unsigned char)s[i - 1]))
 			i--;
-		if (i == dot) /* ".5" : the digits before the dot are required */
+		if (i == int_end) /* ".5" : the digits before the dot are required */
 			return -1;
-	} else if (i == end) {
+	} else if (i == len) {
 		return -1;
 	}
 	if (i == 0 || !is_space((unsigned char)s[i - 1]))
 		return -1;
-	if (end - i < sizeof(tmp)) {
-		memcpy(tmp, s + i, end - i);
-		tmp[end - i] = '\0';
-		v = strtod(tmp, &ep);
-	} else {
-		/* an absurdly long number: strtod on a copy would do, but it is not a sample count */
-		return -1;
+	for (k = i; k < int_end; k++) {
+		unsigned int d = (unsigned int)(s[k] - '0');
+
+		if (n > (UINT64_MAX - d) / 10)
+			over = true;
+		n = n * 10 + d;
 	}
-	*ret_count = v;
+	ret->start = i;
+	if (over && !frac)
+		return -2;
+	if (len - i >= sizeof(tmp))
+		return -1; /* an absurdly long number is not a sample count */
+	memcpy(tmp, s + i, len - i);
+	tmp[len - i] = '\0';
+	ret->v = strtod(tmp, &ep);
+	ret->n = n;
+	ret->frac = frac;
 	return (long)(i - 1);
+}
+
+/* -EINVAL with the reason for a count that split_count() refused (@n < 0). */
+static int count_error(long n, size_t col, const char *missing, struct parse_error *reterr)
+{
+	if (reterr) {
+		reterr->col = (unsigned int)(col > 0xffff ? 0 : col);
+		reterr->reason = n == -2 ? "sample count over 18446744073709551615" : missing;
+	}
+	return -EINVAL;
 }
 
 int folded_parse_line(const char *line, size_t len, enum folded_columns cols,
 		      struct folded_line *ret, struct parse_error *reterr)
 {
-	double c1, c2;
+	struct parsed_count c1, c2;
 	long n1, n2;
 	size_t i;
 
@@ -71,13 +101,9 @@ int folded_parse_line(const char *line, size_t len, enum folded_columns cols,
 	if (i == len)
 		return 0;
 	n1 = split_count(line, len, &c2);
-	if (n1 < 0) {
-		if (reterr) {
-			reterr->col = (unsigned int)(len + 1 > 0xffff ? 0 : len + 1);
-			reterr->reason = "expected a sample count at the end of the line";
-		}
-		return -EINVAL;
-	}
+	if (n1 < 0)
+		return count_error(n1, n1 == -2 ? c2.start + 1 : len + 1,
+				   "expected a sample count at the end of the line", reterr);
 	if (memchr(line, '\0', (size_t)n1)) {
 		if (reterr) {
 			reterr->col = (unsigned int)((const char *)memchr(line, '\0', (size_t)n1) - line) + 1;
@@ -86,27 +112,55 @@ int folded_parse_line(const char *line, size_t len, enum folded_columns cols,
 		return -EINVAL;
 	}
 	n2 = cols == FOLDED_COLUMNS_ONE ? -1 : split_count(line, (size_t)n1, &c1);
+	if (n2 == -2)
+		return count_error(n2, c1.start + 1, NULL, reterr);
 	if (n2 >= 0) {
-		*ret = (struct folded_line){ .stack = line, .stack_len = (size_t)n2, .count = c1,
-					     .count2 = c2, .ncounts = 2 };
+		*ret = (struct folded_line){ .stack = line,
+					     .stack_len = (size_t)n2,
+					     .count = c1.v,
+					     .count2 = c2.v,
+					     .ncounts = 2,
+					     .ucount = c1.n,
+					     .ucount2 = c2.n,
+					     .exact = !c1.frac && !c2.frac };
 		return 1;
 	}
-	if (cols == FOLDED_COLUMNS_TWO) {
-		if (reterr) {
-			reterr->col = (unsigned int)n1 + 1;
-			reterr->reason = "expected two sample counts at the end of the line";
-		}
-		return -EINVAL;
-	}
-	*ret = (struct folded_line){ .stack = line, .stack_len = (size_t)n1, .count = c2,
-				     .count2 = 0, .ncounts = 1 };
+	if (cols == FOLDED_COLUMNS_TWO)
+		return count_error(n2, (size_t)n1 + 1,
+				   "expected two sample counts at the end of the line", reterr);
+	*ret = (struct folded_line){ .stack = line,
+				     .stack_len = (size_t)n1,
+				     .count = c2.v,
+				     .count2 = 0,
+				     .ncounts = 1,
+				     .ucount = c2.n,
+				     .exact = !c2.frac };
 	return 1;
+}
+
+int folded_add_counts(struct profile *p, const uint32_t *frames, size_t n,
+		      const struct folded_line *fl)
+{
+	if (!fl->exact)
+		return fl->ncounts == 2 ? profile__add2(p, frames, n, fl->count, fl->count2)
+					: profile__add(p, frames, n, fl->count);
+	return fl->ncounts == 2 ? profile__add2_u64(p, frames, n, fl->ucount, fl->ucount2)
+				: profile__add_u64(p, frames, n, fl->ucount);
 }
 
 int folded_add_stack(struct profile *p, const char *stack, size_t len, double count,
 		     double count2, bool two, size_t max_depth)
 {
 	return profile__add_text(p, stack, len, count, count2, two, max_depth);
+}
+
+int folded_add_line(struct profile *p, const struct folded_line *fl, size_t max_depth)
+{
+	if (!fl->exact)
+		return profile__add_text(p, fl->stack, fl->stack_len, fl->count, fl->count2,
+					 fl->ncounts == 2, max_depth);
+	return profile__add_text_u64(p, fl->stack, fl->stack_len, fl->ucount, fl->ucount2,
+				     fl->ncounts == 2, max_depth);
 }
 
 struct read_ctx {
@@ -134,11 +188,15 @@ static int read_line(const char *line, size_t len, struct parse_error *perr, voi
 		fl.stack = c->rw.buf ? c->rw.buf : "";
 		fl.stack_len = c->rw.len;
 	}
-	r = folded_add_stack(c->p, fl.stack, fl.stack_len, fl.count, fl.count2, fl.ncounts == 2,
-			     opts->max_depth);
+	r = folded_add_line(c->p, &fl, opts->max_depth);
 	if (r == -E2BIG) {
 		perr->col = 1;
 		perr->reason = "stack deeper than the limit";
+		return -EINVAL;
+	}
+	if (r == -ERANGE) {
+		perr->col = 1;
+		perr->reason = "the stack's count would pass 18446744073709551615";
 		return -EINVAL;
 	}
 	if (r < 0)
@@ -165,19 +223,30 @@ int folded_read(struct lineread *lr, struct profile *p, const struct folded_read
 	return err;
 }
 
-/* Appends stack @idx as a folded line; false if it has nothing to write. */
+/*
+ * Appends stack @idx as a folded line; false if it has nothing to write. Integer counts are
+ * written exactly; only fractional ones go through a double.
+ */
 static bool emit_line(const struct profile *p, size_t idx, bool two, struct sbuf *sb)
 {
 	double c1 = profile__count(p, idx), c2 = profile__count2(p, idx);
+	uint64_t u1, u2;
+	bool exact = profile__count_exact(p, idx, &u1, &u2);
 
-	if (c1 == 0 && (!two || c2 == 0))
+	if (exact ? u1 == 0 && (!two || u2 == 0) : c1 == 0 && (!two || c2 == 0))
 		return false;
 	profile__stack_text(p, idx, sb);
 	sbuf_addc(sb, ' ');
-	sbuf_add_count(sb, c1);
+	if (exact)
+		sbuf_addu(sb, u1);
+	else
+		sbuf_add_count(sb, c1);
 	if (two) {
 		sbuf_addc(sb, ' ');
-		sbuf_add_count(sb, c2);
+		if (exact)
+			sbuf_addu(sb, u2);
+		else
+			sbuf_add_count(sb, c2);
 	}
 	sbuf_addc(sb, '\n');
 	return true;

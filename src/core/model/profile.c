@@ -9,11 +9,21 @@
 #include "ember/core/base/sbuf.h"
 #include "ember/core/base/strtab.h"
 
+/*
+ * A count: samples as an exact integer, plus a double for what is not one (decimal counts,
+ * scaled or negative values). Folded files from other tools may carry counts past 2^53, where a
+ * double would round them; merging such files must print the exact sums.
+ */
+struct count {
+	uint64_t n;
+	double f;
+};
+
 struct stack_ent {
 	uint64_t hash;
 	size_t off;	/* into frames[] */
 	uint32_t depth;
-	double count, count2;
+	struct count c1, c2;
 };
 
 struct profile {
@@ -24,7 +34,7 @@ struct profile {
 	size_t nents, ents_cap;
 	uint32_t *slots; /* idx + 1; 0 = empty */
 	size_t nslots;
-	double total, total2;
+	struct count total, total2; /* a sum past 2^64-1 goes on in .f */
 	size_t max_depth;
 	bool has2;
 };
@@ -100,21 +110,52 @@ static int grow_slots(struct profile *p)
 	return 0;
 }
 
-static int add(struct profile *p, const uint32_t *frames, size_t n, double c1, double c2)
+/* Adds integer @v to @c exactly; past 2^64-1 in the double part. */
+static void count_add_u64(struct count *c, uint64_t v)
+{
+	if (c->n <= UINT64_MAX - v)
+		c->n += v;
+	else
+		c->f += (double)v;
+}
+
+/* Adds @v to @c: integral values in [0, 2^64) exactly, others in the double part. */
+static void count_add_double(struct count *c, double v)
+{
+	if (v >= 0 && v < 18446744073709551616.0 && v == (double)(uint64_t)v)
+		count_add_u64(c, (uint64_t)v);
+	else
+		c->f += v;
+}
+
+static void count_sub(struct count *c, const struct count *v)
+{
+	if (c->n >= v->n)
+		c->n -= v->n;
+	else
+		c->f -= (double)v->n;
+	c->f -= v->f;
+}
+
+static double count_value(const struct count *c)
+{
+	return (double)c->n + c->f;
+}
+
+/* The entry of stack @frames[0..n), added with zero counts if new; NULL when out of memory. */
+static struct stack_ent *entry(struct profile *p, const uint32_t *frames, size_t n)
 {
 	uint64_t h = stack_hash(frames, n);
 	size_t i = slot_of(p, frames, n, h);
 	struct stack_ent *e;
 
-	if (p->slots[i]) {
-		e = &p->ents[p->slots[i] - 1];
-		goto found;
-	}
+	if (p->slots[i])
+		return &p->ents[p->slots[i] - 1];
 	if (p->nents >= UINT32_MAX - 1 || n > UINT32_MAX)
-		return -ENOMEM;
+		return NULL;
 	if ((p->nents + 1) * 2 > p->nslots) {
 		if (grow_slots(p))
-			return -ENOMEM;
+			return NULL;
 		i = slot_of(p, frames, n, h);
 	}
 	if (p->nents == p->ents_cap) {
@@ -122,7 +163,7 @@ static int add(struct profile *p, const uint32_t *frames, size_t n, double c1, d
 		struct stack_ent *ne = realloc(p->ents, cap * sizeof(*ne));
 
 		if (!ne)
-			return -ENOMEM;
+			return NULL;
 		p->ents = ne;
 		p->ents_cap = cap;
 	}
@@ -135,7 +176,7 @@ static int add(struct profile *p, const uint32_t *frames, size_t n, double c1, d
 			cap *= 2;
 		nf = realloc(p->frames, cap * sizeof(*nf));
 		if (!nf)
-			return -ENOMEM;
+			return NULL;
 		p->frames = nf;
 		p->frames_cap = cap;
 	}
@@ -147,11 +188,40 @@ static int add(struct profile *p, const uint32_t *frames, size_t n, double c1, d
 	p->slots[i] = (uint32_t)++p->nents;
 	if (n > p->max_depth)
 		p->max_depth = n;
-found:
-	e->count += c1;
-	e->count2 += c2;
-	p->total += c1;
-	p->total2 += c2;
+	return e;
+}
+
+static int add(struct profile *p, const uint32_t *frames, size_t n, double c1, double c2)
+{
+	struct stack_ent *e = entry(p, frames, n);
+
+	if (!e)
+		return -ENOMEM;
+	count_add_double(&e->c1, c1);
+	count_add_double(&e->c2, c2);
+	count_add_double(&p->total, c1);
+	count_add_double(&p->total2, c2);
+	return (int)(e - p->ents);
+}
+
+/* Adds exact counts @c1, @c2 (each with its double part) to a stack; -ERANGE past 2^64-1. */
+static int add_exact(struct profile *p, const uint32_t *frames, size_t n, const struct count *c1,
+		     const struct count *c2)
+{
+	struct stack_ent *e = entry(p, frames, n);
+
+	if (!e)
+		return -ENOMEM;
+	if (e->c1.n > UINT64_MAX - c1->n || e->c2.n > UINT64_MAX - c2->n)
+		return -ERANGE;
+	e->c1.n += c1->n;
+	e->c1.f += c1->f;
+	e->c2.n += c2->n;
+	e->c2.f += c2->f;
+	count_add_u64(&p->total, c1->n);
+	p->total.f += c1->f;
+	count_add_u64(&p->total2, c2->n);
+	p->total2.f += c2->f;
 	return (int)(e - p->ents);
 }
 
@@ -164,6 +234,22 @@ int profile__add2(struct profile *p, const uint32_t *frames, size_t n, double co
 {
 	p->has2 = true;
 	return add(p, frames, n, count, count2);
+}
+
+int profile__add_u64(struct profile *p, const uint32_t *frames, size_t n, uint64_t count)
+{
+	struct count c1 = { .n = count }, c2 = { 0 };
+
+	return add_exact(p, frames, n, &c1, &c2);
+}
+
+int profile__add2_u64(struct profile *p, const uint32_t *frames, size_t n, uint64_t count,
+		      uint64_t count2)
+{
+	struct count c1 = { .n = count }, c2 = { .n = count2 };
+
+	p->has2 = true;
+	return add_exact(p, frames, n, &c1, &c2);
 }
 
 int profile__find(const struct profile *p, const uint32_t *frames, size_t n)
@@ -186,22 +272,38 @@ const uint32_t *profile__stack(const struct profile *p, size_t idx, size_t *ret_
 
 double profile__count(const struct profile *p, size_t idx)
 {
-	return p->ents[idx].count;
+	return count_value(&p->ents[idx].c1);
 }
 
 double profile__count2(const struct profile *p, size_t idx)
 {
-	return p->ents[idx].count2;
+	return count_value(&p->ents[idx].c2);
+}
+
+bool profile__count_exact(const struct profile *p, size_t idx, uint64_t *ret_count,
+			  uint64_t *ret_count2)
+{
+	const struct stack_ent *e = &p->ents[idx];
+
+	if (e->c1.f != 0 || e->c2.f != 0)
+		return false;
+	*ret_count = e->c1.n;
+	*ret_count2 = e->c2.n;
+	return true;
 }
 
 void profile__set_counts(struct profile *p, size_t idx, double count, double count2)
 {
 	struct stack_ent *e = &p->ents[idx];
 
-	p->total += count - e->count;
-	p->total2 += count2 - e->count2;
-	e->count = count;
-	e->count2 = count2;
+	count_sub(&p->total, &e->c1);
+	count_sub(&p->total2, &e->c2);
+	e->c1 = (struct count){ 0 };
+	e->c2 = (struct count){ 0 };
+	count_add_double(&e->c1, count);
+	count_add_double(&e->c2, count2);
+	count_add_double(&p->total, count);
+	count_add_double(&p->total2, count2);
 }
 
 bool profile__has_count2(const struct profile *p)
@@ -216,12 +318,20 @@ void profile__set_has_count2(struct profile *p, bool on)
 
 double profile__total(const struct profile *p)
 {
-	return p->total;
+	return count_value(&p->total);
 }
 
 double profile__total2(const struct profile *p)
 {
-	return p->total2;
+	return count_value(&p->total2);
+}
+
+bool profile__total_exact(const struct profile *p, uint64_t *ret_total)
+{
+	if (p->total.f != 0)
+		return false;
+	*ret_total = p->total.n;
+	return true;
 }
 
 size_t profile__max_depth(const struct profile *p)
@@ -271,7 +381,11 @@ int profile__merge(struct profile *dst, const struct profile *src, double scale)
 			}
 			f = tmp;
 		}
-		err = add(dst, f, n, e->count * scale, e->count2 * scale);
+		if (scale == 1)
+			err = add_exact(dst, f, n, &e->c1, &e->c2);
+		else
+			err = add(dst, f, n, count_value(&e->c1) * scale,
+				  count_value(&e->c2) * scale);
 		if (err < 0)
 			goto out;
 		err = 0;
@@ -296,7 +410,7 @@ struct profile *profile__filter(const struct profile *p, profile_keep_fn keep, v
 
 		if (!keep(p, i, ctx))
 			continue;
-		if (add(q, p->frames + e->off, e->depth, e->count, e->count2) < 0) {
+		if (add_exact(q, p->frames + e->off, e->depth, &e->c1, &e->c2) < 0) {
 			profile__free(q);
 			errno = ENOMEM;
 			return NULL;
@@ -386,15 +500,19 @@ void profile__stack_text(const struct profile *p, size_t idx, struct sbuf *sb)
 	}
 }
 
-int profile__add_text(struct profile *p, const char *stack, size_t len, double count, double count2,
-		      bool two, size_t max_depth)
+/*
+ * The frame ids of the text @stack[0..len) ("a;b;c", trailing empty frames dropped as perl's
+ * split drops them), interned into @p's strtab: in @local (128 ids) when they fit, else in an
+ * array the caller frees when *ret_frames != local. 0, -ENOMEM or -E2BIG past @max_depth.
+ */
+static int text_frames(struct profile *p, const char *stack, size_t len, size_t max_depth,
+		       uint32_t *local, uint32_t **ret_frames, size_t *ret_n)
 {
 	struct strtab *st = profile__strtab(p);
-	uint32_t local[128], *frames = local;
+	uint32_t *frames = local;
 	size_t n = 0, cap = 128, start = 0, i;
-	int id, err;
+	int id, err = 0;
 
-	/* perl's split drops trailing empty fields: "a;b;;" is a, b */
 	while (len > 0 && stack[len - 1] == ';')
 		len--;
 	for (i = 0; i <= len; i++) {
@@ -404,14 +522,14 @@ int profile__add_text(struct profile *p, const char *stack, size_t len, double c
 			break; /* the empty stack */
 		if (max_depth && n == max_depth) {
 			err = -E2BIG;
-			goto out;
+			break;
 		}
 		if (n == cap) {
 			uint32_t *nf = malloc(cap * 2 * sizeof(*nf));
 
 			if (!nf) {
 				err = -ENOMEM;
-				goto out;
+				break;
 			}
 			memcpy(nf, frames, n * sizeof(*nf));
 			if (frames != local)
@@ -422,13 +540,41 @@ int profile__add_text(struct profile *p, const char *stack, size_t len, double c
 		id = strtab__intern(st, stack + start, i - start);
 		if (id < 0) {
 			err = id;
-			goto out;
+			break;
 		}
 		frames[n++] = (uint32_t)id;
 		start = i + 1;
 	}
-	err = two ? profile__add2(p, frames, n, count, count2) : profile__add(p, frames, n, count);
-out:
+	*ret_frames = frames;
+	*ret_n = n;
+	return err;
+}
+
+int profile__add_text(struct profile *p, const char *stack, size_t len, double count, double count2,
+		      bool two, size_t max_depth)
+{
+	uint32_t local[128], *frames;
+	size_t n;
+	int err = text_frames(p, stack, len, max_depth, local, &frames, &n);
+
+	if (!err)
+		err = two ? profile__add2(p, frames, n, count, count2)
+			  : profile__add(p, frames, n, count);
+	if (frames != local)
+		free(frames);
+	return err;
+}
+
+int profile__add_text_u64(struct profile *p, const char *stack, size_t len, uint64_t count,
+			  uint64_t count2, bool two, size_t max_depth)
+{
+	uint32_t local[128], *frames;
+	size_t n;
+	int err = text_frames(p, stack, len, max_depth, local, &frames, &n);
+
+	if (!err)
+		err = two ? profile__add2_u64(p, frames, n, count, count2)
+			  : profile__add_u64(p, frames, n, count);
 	if (frames != local)
 		free(frames);
 	return err;

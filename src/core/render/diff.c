@@ -44,6 +44,21 @@ static const uint32_t *frames_in(const struct profile *src, size_t idx, struct s
 	return *tmp;
 }
 
+/* Adds the count of stack @idx of @src as @d's first count (or second: @second), exactly. */
+static int add_count(struct profile *d, const uint32_t *f, size_t n, const struct profile *src,
+		     size_t idx, bool second)
+{
+	uint64_t c, c2;
+	double v = profile__count(src, idx);
+	int r;
+
+	if (profile__count_exact(src, idx, &c, &c2))
+		r = second ? profile__add2_u64(d, f, n, 0, c) : profile__add2_u64(d, f, n, c, 0);
+	else
+		r = second ? profile__add2(d, f, n, 0, v) : profile__add2(d, f, n, v, 0);
+	return r == -ENOMEM ? r : 0; /* one stack per side: no sum to overflow */
+}
+
 struct profile *diff_profiles(const struct profile *a, const struct profile *b,
 			      const struct diff_opts *opts)
 {
@@ -65,19 +80,17 @@ struct profile *diff_profiles(const struct profile *a, const struct profile *b,
 	profile__set_has_count2(d, true);
 	for (i = 0; i < profile__nr_stacks(a); i++) {
 		f = profile__stack(a, i, &n);
-		if (profile__add2(d, f, n, profile__count(a, i), 0) < 0) {
-			err = -ENOMEM;
+		err = add_count(d, f, n, a, i, false);
+		if (err)
 			goto fail;
-		}
 	}
 	for (i = 0; i < profile__nr_stacks(b); i++) {
 		f = frames_in(b, i, st, &tmp, &cap, &n, &err);
 		if (!f)
 			goto fail;
-		if (profile__add2(d, f, n, 0, profile__count(b, i)) < 0) {
-			err = -ENOMEM;
+		err = add_count(d, f, n, b, i, true);
+		if (err)
 			goto fail;
-		}
 	}
 	if (opts && opts->normalize && ta != tb) {
 		/* difffolded: int($c1 * $total2 / $total1), left to right, in doubles */
@@ -123,11 +136,20 @@ int diff_write(const struct profile *d, struct sbuf *sb)
 	if (!idx)
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
+		uint64_t c1, c2;
+
 		profile__stack_text(d, idx[i], sb);
 		sbuf_addc(sb, ' ');
-		diff_format_number(sb, profile__count(d, idx[i]));
-		sbuf_addc(sb, ' ');
-		diff_format_number(sb, profile__count2(d, idx[i]));
+		/* integers in full, never through a double */
+		if (profile__count_exact(d, idx[i], &c1, &c2)) {
+			sbuf_addu(sb, c1);
+			sbuf_addc(sb, ' ');
+			sbuf_addu(sb, c2);
+		} else {
+			diff_format_number(sb, profile__count(d, idx[i]));
+			sbuf_addc(sb, ' ');
+			diff_format_number(sb, profile__count2(d, idx[i]));
+		}
 		sbuf_addc(sb, '\n');
 	}
 	free(idx);

@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "ember/core/base/parse.h"
@@ -27,6 +28,10 @@ struct folded_line {
 	double count;		/* first count (the only one in a one-column line) */
 	double count2;		/* second count if ncounts == 2 */
 	int ncounts;		/* 1 or 2 */
+	/* exact: every count is an integer (12, 12., 12.00), held exactly in ucount/ucount2; a
+	 * double rounds integers past 2^53, so whatever stores counts uses these */
+	bool exact;
+	uint64_t ucount, ucount2;
 };
 
 enum folded_columns {
@@ -38,6 +43,7 @@ enum folded_columns {
 /*
  * Parses one line (without its '\n'; a trailing '\r' is ignored). Returns 1 for a stack line,
  * 0 for a blank line, -EINVAL for a malformed one with @reterr (may be NULL) filled (col, reason).
+ * An integer count over 2^64-1 is malformed ("sample count over 18446744073709551615").
  */
 int folded_parse_line(const char *line, size_t len, enum folded_columns cols,
 		      struct folded_line *ret, struct parse_error *reterr);
@@ -49,6 +55,14 @@ int folded_parse_line(const char *line, size_t len, enum folded_columns cols,
  */
 int folded_add_stack(struct profile *p, const char *stack, size_t len, double count,
 		     double count2, bool two, size_t max_depth);
+/*
+ * The same for a parsed line (@fl->stack, its counts): integer counts are summed exactly, and
+ * -ERANGE (nothing added) when the stack's count would pass 2^64-1.
+ */
+int folded_add_line(struct profile *p, const struct folded_line *fl, size_t max_depth);
+/* Adds the counts of @fl to the stack @frames[0..n) of @p, exactly as folded_add_line(). */
+int folded_add_counts(struct profile *p, const uint32_t *frames, size_t n,
+		      const struct folded_line *fl);
 
 struct folded_read_opts {
 	enum folded_columns columns;
@@ -67,11 +81,12 @@ struct folded_stats {
 	unsigned long lines;	/* lines read, blank included */
 	unsigned long stacks;	/* stack lines added */
 	unsigned long skipped;	/* malformed lines skipped */
-	double total;		/* sum of first counts added */
+	double total;		/* sum of first counts added (a statistic: rounded) */
 };
 
 /*
- * Reads every line from @lr into @p. Memory grows with unique stacks, not input size.
+ * Reads every line from @lr into @p. Memory grows with unique stacks, not input size. A line
+ * that would take its stack's count past 2^64-1 is malformed (skipped, or the error when strict).
  * Returns 0, -EINVAL (strict mode: first bad line, in @reterr), -ENOMEM or a read error.
  * @stats (may be NULL) is accumulated, not reset.
  */

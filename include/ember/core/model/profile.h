@@ -3,7 +3,10 @@
  * profile: a set of stacks, each a sequence of frame ids (root first, ids from a strtab), with a
  * sample count, and optionally a second count (the differential input of difffolded/flamegraph.pl:
  * count = "before", count2 = "after"). Adding a stack that is already present sums the counts.
- * Counts are doubles so that fractional samples work; integers are exact up to 2^53.
+ * A count is kept as an exact unsigned 64-bit integer plus a double for what is not an integer
+ * (fractional samples, scaled or negative values): integer counts stay exact up to 2^64-1, where
+ * a double would round them past 2^53. profile__count() returns the sum as a double (for
+ * rendering); profile__count_exact() gives the integer when there is no fractional part.
  *
  * Stacks are kept in insertion order and addressed by index 0..nr_stacks-1; indices stay valid
  * until the profile is freed or filtered into a new one. Not thread-safe.
@@ -38,6 +41,14 @@ struct strtab *profile__strtab(const struct profile *p);
 int profile__add(struct profile *p, const uint32_t *frames, size_t n, double count);
 int profile__add2(struct profile *p, const uint32_t *frames, size_t n, double count,
 		  double count2);
+/*
+ * The same with integer counts, summed exactly: -ERANGE (and nothing added) when the stack's
+ * count would pass 2^64-1. A double count that is an integer below 2^64 is exact too, but a
+ * double cannot hold every integer past 2^53: parsers use these.
+ */
+int profile__add_u64(struct profile *p, const uint32_t *frames, size_t n, uint64_t count);
+int profile__add2_u64(struct profile *p, const uint32_t *frames, size_t n, uint64_t count,
+		      uint64_t count2);
 /* Index of the stack, or -ENOENT. */
 int profile__find(const struct profile *p, const uint32_t *frames, size_t n);
 
@@ -46,6 +57,9 @@ size_t profile__nr_stacks(const struct profile *p);
 const uint32_t *profile__stack(const struct profile *p, size_t idx, size_t *ret_depth);
 double profile__count(const struct profile *p, size_t idx);
 double profile__count2(const struct profile *p, size_t idx);
+/* True, with both counts of stack @idx, when they are integers (no fractional part). */
+bool profile__count_exact(const struct profile *p, size_t idx, uint64_t *ret_count,
+			  uint64_t *ret_count2);
 /* Overwrites the counts of stack @idx. */
 void profile__set_counts(struct profile *p, size_t idx, double count, double count2);
 /* True once any stack was added with profile__add2(). */
@@ -53,14 +67,17 @@ bool profile__has_count2(const struct profile *p);
 void profile__set_has_count2(struct profile *p, bool on);
 double profile__total(const struct profile *p);
 double profile__total2(const struct profile *p);
+/* True, with the exact sum of the first counts, when it is an integer below 2^64. */
+bool profile__total_exact(const struct profile *p, uint64_t *ret_total);
 /* Deepest stack. */
 size_t profile__max_depth(const struct profile *p);
 /* Bytes of memory held (not counting the strtab). */
 size_t profile__mem_bytes(const struct profile *p);
 
 /*
- * Adds every stack of @src into @dst, multiplying counts by @scale. When the two profiles use
- * different strtabs, names are interned into @dst's. 0 or -ENOMEM.
+ * Adds every stack of @src into @dst, multiplying counts by @scale (1: exactly). When the two
+ * profiles use different strtabs, names are interned into @dst's. 0, -ENOMEM, or -ERANGE when
+ * @scale is 1 and a stack's count would pass 2^64-1 (the stacks before it are added).
  */
 int profile__merge(struct profile *dst, const struct profile *src, double scale);
 
@@ -90,5 +107,8 @@ void profile__stack_text(const struct profile *p, size_t idx, struct sbuf *sb);
  */
 int profile__add_text(struct profile *p, const char *stack, size_t len, double count, double count2,
 		      bool two, size_t max_depth);
+/* The same with integer counts, summed exactly as profile__add_u64(): also -ERANGE. */
+int profile__add_text_u64(struct profile *p, const char *stack, size_t len, uint64_t count,
+			  uint64_t count2, bool two, size_t max_depth);
 
 #endif
