@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * ember's sampler: attached to a perf event on every CPU. Per sample it takes the kernel and user
- * stack ids of the running task, counts (pid, tid, comm, stacks) in the active generation's hash
- * map and emits a 32-byte time record into the ring buffer. Everything else is userspace's job.
+ * ember's sampler: attached to a perf event on every CPU. Per sample it takes the kernel stack id
+ * of the running task (the kernel's frame-pointer walk, bpf_get_stackid) and walks its user stack
+ * with the unwind tables userspace loaded (unwind.bpf.h) into a user stack map, counts (pid,
+ * tid, comm, stacks) in the active generation's hash map and emits a 32-byte time record into
+ * the ring buffer. Everything else is userspace's job.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -14,6 +16,9 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 #define EEXIST 17
 #define EFAULT 14
+#define ENOMEM 12
+
+#include "unwind.bpf.h"
 
 /* Knobs, set between open and load. */
 const volatile bool include_idle = true;
@@ -102,6 +107,7 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	__u64 one = 1, *val, wake = BPF_RB_NO_WAKEUP;
 	__u32 zero = 0, g, sg, seq;
 	__u8 yes = 1;
+	__u32 uflags = 0;
 	bool kstack = true; /* walk the kernel stack */
 	void *counts, *stacks;
 
@@ -141,14 +147,27 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	stacks = sg ? (void *)&stacks1 : (void *)&stacks0;
 	if (kstack)
 		key.kern_stack_id = bpf_get_stackid(ctx, stacks, 0);
-	if (key.tid)
-		key.user_stack_id = bpf_get_stackid(ctx, stacks, BPF_F_USER_STACK);
+	if (key.tid) {
+		/* user registers: the sample's own when it interrupted user mode, else those the
+		 * task entered the kernel with (at the top of its kernel stack) */
+		const __u64 *regs = (const __u64 *)ctx;
+
+		if (kstack)
+			regs = (const __u64 *)bpf_task_pt_regs(bpf_get_current_task_btf());
+		key.user_stack_id = walk_user(key.pid, regs, kstack, sg, &uflags);
+	}
 	counts = g ? (void *)&counts1 : (void *)&counts0;
 	st->samples++;
 	if (key.tid == 0)
 		st->idle++;
 	count_err(key.kern_stack_id, &st->kern_eexist, &st->kern_efault, &st->kern_other);
 	count_err(key.user_stack_id, &st->user_eexist, &st->user_efault, &st->user_other);
+	if (key.user_stack_id >= 0) {
+		if (uflags & EMBER_USTACK_FP)
+			st->user_fp_walks++;
+		if (uflags & EMBER_USTACK_TRUNC)
+			st->user_truncated++;
+	}
 	/* an id names a bucket of its generation's map */
 	if (key.kern_stack_id >= 0)
 		key.kern_stack_id |= sg << EMBER_STACK_GEN_SHIFT;

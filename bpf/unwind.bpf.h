@@ -88,52 +88,80 @@ struct walk {
  * took it past its million-instruction limit).
  */
 
+/* The search for a mapping, for its bpf_loop() callback (one halving per call). */
+struct map_search {
+	const struct ember_unwind_proc *p;
+	__u64 pc;
+	__u32 base, n;
+};
+
+static long map_halve(__u32 i, void *ctx)
+{
+	struct map_search *ms = ctx;
+	__u32 half;
+
+	if (ms->n <= 1)
+		return 1;
+	half = ms->n / 2;
+	if (ms->p->maps[(ms->base + half) & (EMBER_UNWIND_MAX_MAPS - 1)].start <= ms->pc)
+		ms->base += half;
+	ms->n -= half;
+	return 0;
+}
+
 /* The mapping holding @pc: its index, or -1. */
 static __always_inline int find_map(const struct ember_unwind_proc *p, __u64 pc)
 {
-	__u32 n = p->nr, base = 0, half, i;
+	struct map_search ms = { .p = p, .pc = pc, .n = p->nr };
+	__u32 base;
 
-	if (n > EMBER_UNWIND_MAX_MAPS)
-		n = EMBER_UNWIND_MAX_MAPS;
-	if (!n)
+	if (ms.n > EMBER_UNWIND_MAX_MAPS)
+		ms.n = EMBER_UNWIND_MAX_MAPS;
+	if (!ms.n)
 		return -1;
 	/* the last mapping with start <= pc; 8 halvings take 256 to 1 */
-	for (i = 0; i < 9; i++) {
-		if (n <= 1)
-			break;
-		half = n / 2;
-		if (p->maps[(base + half) & (EMBER_UNWIND_MAX_MAPS - 1)].start <= pc)
-			base += half;
-		n -= half;
-	}
-	base &= EMBER_UNWIND_MAX_MAPS - 1;
+	bpf_loop(9, map_halve, &ms, 0);
+	base = ms.base & (EMBER_UNWIND_MAX_MAPS - 1);
 	if (pc < p->maps[base].start || pc >= p->maps[base].end)
 		return -1;
 	return (int)base;
 }
 
+/* A binary search's state, for its bpf_loop() callback (one halving per call). */
+struct row_search {
+	__u32 base, n, pc;
+};
+
+static long row_halve(__u32 i, void *ctx)
+{
+	struct row_search *rs = ctx;
+	const struct ember_unwind_row *r;
+	__u32 half, idx;
+
+	if (rs->n <= 1)
+		return 1;
+	half = rs->n / 2;
+	idx = rs->base + half;
+	r = bpf_map_lookup_elem(&unwind_rows, &idx);
+	if (!r)
+		return 1;
+	if (r->pc <= rs->pc)
+		rs->base = idx;
+	rs->n -= half;
+	return 0;
+}
+
 /* The row of @pc (a file address) among rows [start, start + count): NULL when none. */
 static __always_inline const struct ember_unwind_row *find_row(__u32 start, __u32 count, __u32 pc)
 {
+	struct row_search rs = { .base = start, .n = count, .pc = pc };
 	const struct ember_unwind_row *r;
-	__u32 n = count, base = start, idx, half, i;
 
 	if (!count || start + count > nr_rows || start + count < start)
 		return NULL;
-	/* the last row with row.pc <= pc; 24 halvings take 16 M rows to 1 */
-	for (i = 0; i < 25; i++) {
-		if (n <= 1)
-			break;
-		half = n / 2;
-		idx = base + half;
-		r = bpf_map_lookup_elem(&unwind_rows, &idx);
-		if (!r)
-			return NULL;
-		if (r->pc <= pc)
-			base = idx;
-		n -= half;
-	}
-	r = bpf_map_lookup_elem(&unwind_rows, &base);
+	/* the last row with row.pc <= pc; 25 halvings take 32 M rows to 1 */
+	bpf_loop(25, row_halve, &rs, 0);
+	r = bpf_map_lookup_elem(&unwind_rows, &rs.base);
 	if (!r || r->pc > pc)
 		return NULL;
 	return r;

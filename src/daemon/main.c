@@ -41,6 +41,7 @@
 #include "ember/daemon/store/store_sink.h"
 #include "ember/daemon/symbols/kresolve.h"
 #include "ember/daemon/symbols/symbolizer.h"
+#include "ember/daemon/symbols/unwind.h"
 
 #define NSEC NSEC_PER_SEC
 
@@ -59,6 +60,7 @@ struct emberd {
 	struct symbolizer *sym;
 	struct kresolve *kres;	/* NULL: kernel symbols from /proc/kallsyms */
 	struct strtab *sym_st;	/* the symbolizer's names (main thread only) */
+	struct unwinder *unwind;	/* the BPF walker's tables; NULL: frame pointers only */
 	struct ingest *ingest;	/* groups -> named stacks, for the store and the captures */
 	struct store_sink *sink;
 	struct sampler_stats last; /* for logging changes of the drop counters */
@@ -296,17 +298,19 @@ static void on_tick(struct emberd *d)
 	if (read(d->tfd, &expirations, sizeof(expirations)) < 0)
 		return;
 	service_watchdog_ping(&d->wd); /* WATCHDOG=1: the loop is alive */
+	if (d->unwind)
+		(void)unwinder__work(d->unwind); /* tables left from new processes */
 	drain(d);
 	capture_mgr__tick(d->captures);
 	if (d->http && d->sampler) { /* counters for /api/v1/stats, copied on this thread */
-		struct sampler_stats sa;
-		struct symbolizer_stats sy;
-		struct ingest_stats in;
+		struct http_published pub = { .have_unwind = d->unwind != NULL };
 
-		sampler__stats(d->sampler, &sa);
-		symbolizer__stats(d->sym, &sy);
-		ingest__stats(d->ingest, &in);
-		http_server__publish(d->http, &sa, &sy, &in);
+		sampler__stats(d->sampler, &pub.sampler);
+		symbolizer__stats(d->sym, &pub.symbols);
+		ingest__stats(d->ingest, &pub.ingest);
+		if (d->unwind)
+			unwinder__stats(d->unwind, &pub.unwind);
+		http_server__publish(d->http, &pub);
 	}
 	if (d->http)
 		http_server__tick(d->http); /* finishes due ad hoc captures */
@@ -367,6 +371,14 @@ static void on_signal(struct emberd *d)
 	}
 }
 
+/* New processes' first samples woke us up: their mappings and tables now, while they live. */
+static void on_ring(struct emberd *d)
+{
+	(void)sampler__poll(d->sampler);
+	if (d->unwind)
+		(void)unwinder__work(d->unwind);
+}
+
 static int run(struct emberd *d)
 {
 	struct epoll_event evs[4];
@@ -385,7 +397,7 @@ static int run(struct emberd *d)
 			else if (evs[i].data.fd == d->tfd)
 				on_tick(d);
 			else if (evs[i].data.fd == d->rbfd)
-				(void)sampler__poll(d->sampler);
+				on_ring(d);
 		}
 	}
 	return 0;
@@ -397,6 +409,7 @@ static void on_new_pid(uint32_t pid, void *ctx)
 	struct emberd *d = ctx;
 
 	symbolizer__note_pid(d->sym, pid);
+	unwinder__note_pid(d->unwind, pid);
 }
 
 /* A sampled process's leader exited: gone, or other threads still run (its next exit tells). */
@@ -406,6 +419,7 @@ static void on_exit_pid(uint32_t pid, uint64_t time_ns, void *ctx)
 
 	(void)time_ns;
 	symbolizer__check_pid(d->sym, pid);
+	unwinder__forget_pid(d->unwind, pid); /* a thread left behind notes it again */
 }
 
 /* A sampled process called exec: its cached mappings are the old image's. Its next sample calls
@@ -416,6 +430,7 @@ static void on_exec(uint32_t pid, uint64_t time_ns, void *ctx)
 
 	/* kept for the old image's samples not drained yet (up to two ticks' worth) */
 	symbolizer__retire_pid(d->sym, pid, time_ns);
+	unwinder__forget_pid(d->unwind, pid);
 }
 
 static int sampling_setup(struct emberd *d)
@@ -430,8 +445,11 @@ static int sampling_setup(struct emberd *d)
 		.counts_map_entries = (uint32_t)d->cfg.counts_map_entries,
 		.tick_ms = (uint32_t)d->cfg.tick_ms,
 		.ringbuf_bytes = (uint32_t)d->cfg.ringbuf_bytes,
+		.unwind_rows = d->cfg.unwind ? (uint32_t)(d->cfg.unwind_memory_bytes / 16) : 0,
+		.unwind_procs = (uint32_t)d->cfg.unwind_procs,
 	};
 	struct symbolizer_opts yo = SYMBOLIZER_OPTS_DEFAULT;
+	struct unwind_opts uo = UNWIND_OPTS_DEFAULT;
 	struct sampler_stats st;
 	char err[512];
 	int r;
@@ -474,6 +492,14 @@ static int sampling_setup(struct emberd *d)
 		log_error("cannot start sampling: %s", err);
 		return r;
 	}
+	if (so.unwind_rows) {
+		uo.max_procs = (uint32_t)d->cfg.unwind_procs;
+		d->unwind = unwinder__new(d->sampler, &uo);
+		if (!d->unwind)
+			log_warn("user stacks by frame pointer only: cannot set up the unwind tables: "
+				 "%s", strerror(errno));
+		ingest__set_unwinder(d->ingest, d->unwind);
+	}
 	sampler__set_pid_fn(d->sampler, on_new_pid, d);
 	sampler__set_exec_fn(d->sampler, on_exec, d);
 	sampler__set_exit_fn(d->sampler, on_exit_pid, d);
@@ -499,6 +525,7 @@ static void emberd_fini(struct emberd *d)
 	capture_mgr__free(d->captures); /* after the server: it uses the manager */
 	recording__free(d->replay);
 	free(d->replay_files);
+	unwinder__free(d->unwind);
 	sampler__free(d->sampler);
 	symbolizer__free(d->sym);
 	kresolve__free(d->kres);
@@ -568,7 +595,7 @@ int main(int argc, char **argv)
 	if (r)
 		goto out;
 	if (d.sampler && d.http) { /* captures with a frequency or pid get their own sampler */
-		d.captures = capture_mgr__new(&d.cfg, d.ingest, d.sym);
+		d.captures = capture_mgr__new(&d.cfg, d.ingest, d.sym, d.sampler);
 		if (d.captures)
 			http_server__set_captures(d.http, d.captures);
 		else

@@ -190,13 +190,10 @@ uint64_t http_server__bytes_out(const struct http_server *s)
 	return atomic_load(&s->bytes_out);
 }
 
-void http_server__publish(struct http_server *s, const struct sampler_stats *sa,
-			  const struct symbolizer_stats *sy, const struct ingest_stats *in)
+void http_server__publish(struct http_server *s, const struct http_published *p)
 {
 	pthread_mutex_lock(&s->pub_lock);
-	s->pub_sa = *sa;
-	s->pub_sy = *sy;
-	s->pub_in = *in;
+	s->pub = *p;
 	s->pub_at_ns = mono_ns();
 	s->pub_have = true;
 	pthread_mutex_unlock(&s->pub_lock);
@@ -212,18 +209,14 @@ uint64_t http_server__published_at(struct http_server *s)
 	return t;
 }
 
-bool http_server__published(struct http_server *s, struct sampler_stats *sa,
-			    struct symbolizer_stats *sy, struct ingest_stats *in)
+bool http_server__published(struct http_server *s, struct http_published *ret)
 {
 	bool have;
 
 	pthread_mutex_lock(&s->pub_lock);
 	have = s->pub_have;
-	if (have) {
-		*sa = s->pub_sa;
-		*sy = s->pub_sy;
-		*in = s->pub_in;
-	}
+	if (have)
+		*ret = s->pub;
 	pthread_mutex_unlock(&s->pub_lock);
 	return have;
 }

@@ -98,6 +98,18 @@ static const struct family_def {
 	{ "ember_bpf_run_time_seconds_total", METRIC_COUNTER,
 	  "CPU time spent in ember's BPF programs (kernel.bpf_stats_enabled=1)." },
 	{ "ember_bpf_runs_total", METRIC_COUNTER, "Runs of ember's BPF programs." },
+	{ "ember_unwind_rows", METRIC_GAUGE,
+	  "Rows of the unwind tables the BPF walker reads, by state (used, capacity)." },
+	{ "ember_unwind_bytes", METRIC_GAUGE, "Kernel memory of the unwind tables' rows array." },
+	{ "ember_unwind_tables", METRIC_GAUGE,
+	  "Files with unwind tables (rows), or known to have none (empty: frame pointers)." },
+	{ "ember_unwind_processes", METRIC_GAUGE,
+	  "Processes the walker knows (listed), or waiting for their tables (pending)." },
+	{ "ember_unwind_builds_total", METRIC_COUNTER, "Unwind tables compiled from CFI." },
+	{ "ember_unwind_build_seconds_total", METRIC_COUNTER, "Time spent compiling them." },
+	{ "ember_unwind_events_total", METRIC_COUNTER,
+	  "Unwind table events: build failures, tables shared by build-id, evictions, tables too "
+	  "big, processes not listed (map full), mappings past the list's size, maps errors." },
 };
 
 struct metrics *ember_metrics__new(void)
@@ -192,6 +204,36 @@ static void cache(struct metrics *m, const char *name, uint64_t entries, uint64_
 	     (double)evictions);
 }
 
+void ember_metrics_unwind(struct metrics *m, const struct unwind_stats *st)
+{
+	set1(m, "ember_unwind_rows", METRIC_GAUGE, "state", "used", (double)st->rows_used);
+	set1(m, "ember_unwind_rows", METRIC_GAUGE, "state", "capacity",
+	     (double)st->rows_capacity);
+	set1(m, "ember_unwind_bytes", METRIC_GAUGE, NULL, NULL, (double)st->bytes);
+	set1(m, "ember_unwind_tables", METRIC_GAUGE, "kind", "rows", (double)st->tables);
+	set1(m, "ember_unwind_tables", METRIC_GAUGE, "kind", "empty", (double)st->tables_empty);
+	set1(m, "ember_unwind_processes", METRIC_GAUGE, "state", "listed", (double)st->procs);
+	set1(m, "ember_unwind_processes", METRIC_GAUGE, "state", "pending",
+	     (double)st->procs_pending);
+	set1(m, "ember_unwind_builds_total", METRIC_COUNTER, NULL, NULL, (double)st->builds);
+	set1(m, "ember_unwind_build_seconds_total", METRIC_COUNTER, NULL, NULL,
+	     (double)st->build_ns / 1e9);
+	set1(m, "ember_unwind_events_total", METRIC_COUNTER, "event", "build_failure",
+	     (double)st->build_failures);
+	set1(m, "ember_unwind_events_total", METRIC_COUNTER, "event", "shared_by_build_id",
+	     (double)st->build_shared);
+	set1(m, "ember_unwind_events_total", METRIC_COUNTER, "event", "eviction",
+	     (double)st->evictions);
+	set1(m, "ember_unwind_events_total", METRIC_COUNTER, "event", "too_big",
+	     (double)st->too_big);
+	set1(m, "ember_unwind_events_total", METRIC_COUNTER, "event", "process_dropped",
+	     (double)st->procs_dropped);
+	set1(m, "ember_unwind_events_total", METRIC_COUNTER, "event", "maps_overflow",
+	     (double)st->maps_overflow);
+	set1(m, "ember_unwind_events_total", METRIC_COUNTER, "event", "maps_error",
+	     (double)st->maps_errors);
+}
+
 void ember_metrics_symbolizer(struct metrics *m, const struct symbolizer_stats *st)
 {
 	set1(m, "ember_symbolized_frames_total", METRIC_COUNTER, "kind", "kernel",
@@ -264,6 +306,8 @@ void ember_metrics_sampler(struct metrics *m, const struct sampler_stats *st)
 		{ "exec_drops", offsetof(struct sampler_stats, exec_drops) },
 		{ "exits", offsetof(struct sampler_stats, exits) },
 		{ "exit_drops", offsetof(struct sampler_stats, exit_drops) },
+		{ "user_fp_walks", offsetof(struct sampler_stats, user_fp_walks) },
+		{ "user_truncated", offsetof(struct sampler_stats, user_truncated) },
 	};
 	size_t i;
 
@@ -612,9 +656,7 @@ static int handle_metrics(struct http_server *srv, struct http_request *req,
 	struct http_export *x = http_request__route_ctx(req);
 	struct store *store = http_server__store(srv);
 	struct metrics *m = x->m;
-	struct sampler_stats sa;
-	struct symbolizer_stats sy;
-	struct ingest_stats in;
+	struct http_published pub;
 	int err;
 
 	if (http_request__parse(req, NULL, 0, NULL, NULL, resp) < 0)
@@ -627,9 +669,11 @@ static int handle_metrics(struct http_server *srv, struct http_request *req,
 		collect_cpu_samples(m, store);
 	}
 	/* the main loop's counters, as last published (setting them is not done per tick) */
-	if (http_server__published(srv, &sa, &sy, &in)) {
-		ember_metrics_sampler(m, &sa);
-		ember_metrics_symbolizer(m, &sy);
+	if (http_server__published(srv, &pub)) {
+		ember_metrics_sampler(m, &pub.sampler);
+		ember_metrics_symbolizer(m, &pub.symbols);
+		if (pub.have_unwind)
+			ember_metrics_unwind(m, &pub.unwind);
 	}
 	{
 		struct http_heap h;

@@ -71,9 +71,7 @@ struct http_server {
 	/* the main loop's counters, copied each tick (http_server__publish()) */
 	pthread_mutex_t pub_lock;
 	bool pub_have;
-	struct sampler_stats pub_sa;
-	struct symbolizer_stats pub_sy;
-	struct ingest_stats pub_in;
+	struct http_published pub;
 	uint64_t pub_at_ns; /* CLOCK_MONOTONIC of the copy */
 
 	pthread_mutex_t lock;	/* guards the captures */

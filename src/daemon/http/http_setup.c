@@ -23,13 +23,14 @@
 static void stats_hook(struct sbuf *j, void *ctx)
 {
 	struct http_server *srv = ctx;
-	struct sampler_stats a;
-	struct symbolizer_stats y;
-	struct ingest_stats in;
+	struct http_published pub;
+	const struct sampler_stats *a = &pub.sampler;
+	const struct symbolizer_stats *y = &pub.symbols;
+	const struct unwind_stats *w = &pub.unwind;
 	uint64_t frames, unresolved;
 	double age;
 
-	if (!http_server__published(srv, &a, &y, &in))
+	if (!http_server__published(srv, &pub))
 		return;
 	age = (double)(mono_ns() - http_server__published_at(srv)) / 1e9;
 	/* age_s: the counters are the main loop's copy of its last tick */
@@ -42,15 +43,16 @@ static void stats_hook(struct sbuf *j, void *ctx)
 		  "\"orphan_records\": %llu, \"stack_missing\": %llu, \"drains\": %llu, "
 		  "\"drain_ns_total\": %llu, \"cpus_attached\": %llu, \"hardware_event\": %s, "
 		  "\"stack_map_entries\": %u, \"counts_map_entries\": %u, "
-		  "\"stack_gen_flips\": %llu}, ",
-		  U(a.samples), U(a.idle), U(a.delivered), U(a.lost), U(a.kern_eexist),
-		  U(a.user_eexist), U(a.kern_efault), U(a.user_efault), U(a.kern_other),
-		  U(a.user_other), U(a.counts_full), U(a.ringbuf_drops), U(a.untimed),
-		  U(a.orphan_records), U(a.stack_missing), U(a.drains), U(a.drain_ns_total),
-		  U(a.cpus_attached), a.hardware_event ? "true" : "false", a.stack_map_entries,
-		  a.counts_map_entries, U(a.stack_gen_flips));
-	frames = y.kernel_frames + y.user_frames;
-	unresolved = y.kernel_unresolved + y.user_unresolved;
+		  "\"stack_gen_flips\": %llu, \"user_fp_walks\": %llu, \"user_truncated\": %llu}, ",
+		  U(a->samples), U(a->idle), U(a->delivered), U(a->lost), U(a->kern_eexist),
+		  U(a->user_eexist), U(a->kern_efault), U(a->user_efault), U(a->kern_other),
+		  U(a->user_other), U(a->counts_full), U(a->ringbuf_drops), U(a->untimed),
+		  U(a->orphan_records), U(a->stack_missing), U(a->drains), U(a->drain_ns_total),
+		  U(a->cpus_attached), a->hardware_event ? "true" : "false", a->stack_map_entries,
+		  a->counts_map_entries, U(a->stack_gen_flips), U(a->user_fp_walks),
+		  U(a->user_truncated));
+	frames = y->kernel_frames + y->user_frames;
+	unresolved = y->kernel_unresolved + y->user_unresolved;
 	sbuf_addf(j,
 		  "\"symbols\": {\"frames\": %llu, \"unresolved\": %llu, \"unresolved_share\": "
 		  "%.4f, \"kernel_unresolved\": %llu, \"user_unresolved\": %llu, "
@@ -65,20 +67,35 @@ static void stats_hook(struct sbuf *j, void *ctx)
 		  "{\"missing\": %llu, \"not_regular\": %llu, \"too_big\": %llu, "
 		  "\"error\": %llu}}, ",
 		  U(frames), U(unresolved), frames ? (double)unresolved / (double)frames : 0.0,
-		  U(y.kernel_unresolved), U(y.user_unresolved), U(y.user_no_mapping),
-		  U(y.jit_frames), U(y.pids_cached), U(y.elfs_cached), U(y.elf_symbols),
-		  U(y.kallsyms_symbols), U(y.kallsyms_loads),
-		  y.kernel_resolver ? "bpf" : "kallsyms", U(y.kernel_lookups),
-		  U(y.kernel_functions), U(y.perfmap_symbols),
-		  U(y.pid_evictions),
-		  U(y.elf_evictions), U(y.mem_bytes), U(y.pid_reuses), U(y.pid_execs),
-		  U(y.pid_gone), U(y.maps_errors), U(y.elf_errors), U(y.perfmap_loads),
-		  U(y.perfmap_bad_lines), U(y.perfmap_skip_missing), U(y.perfmap_skip_not_regular),
-		  U(y.perfmap_skip_too_big), U(y.perfmap_skip_error));
+		  U(y->kernel_unresolved), U(y->user_unresolved), U(y->user_no_mapping),
+		  U(y->jit_frames), U(y->pids_cached), U(y->elfs_cached), U(y->elf_symbols),
+		  U(y->kallsyms_symbols), U(y->kallsyms_loads),
+		  y->kernel_resolver ? "bpf" : "kallsyms", U(y->kernel_lookups),
+		  U(y->kernel_functions), U(y->perfmap_symbols),
+		  U(y->pid_evictions),
+		  U(y->elf_evictions), U(y->mem_bytes), U(y->pid_reuses), U(y->pid_execs),
+		  U(y->pid_gone), U(y->maps_errors), U(y->elf_errors), U(y->perfmap_loads),
+		  U(y->perfmap_bad_lines), U(y->perfmap_skip_missing), U(y->perfmap_skip_not_regular),
+		  U(y->perfmap_skip_too_big), U(y->perfmap_skip_error));
 	/* the ingest's [filter] and the server's bearer check: samples excluded, requests refused
 	 */
 	sbuf_addf(j, "\"service\": {\"filtered_samples\": %llu, \"auth_failures\": %llu}, ",
-		  U(in.filtered), U(http_server__auth_failures(srv)));
+		  U(pub.ingest.filtered), U(http_server__auth_failures(srv)));
+	if (pub.have_unwind)
+		sbuf_addf(j,
+			  "\"unwind\": {\"rows_capacity\": %llu, \"rows_used\": %llu, \"bytes\": %llu, "
+			  "\"tables\": %llu, \"tables_empty\": %llu, \"builds\": %llu, "
+			  "\"build_ms_total\": %.1f, \"build_failures\": %llu, \"build_shared\": %llu, "
+			  "\"evictions\": %llu, \"too_big\": %llu, \"procs\": %llu, "
+			  "\"procs_pending\": %llu, \"procs_dropped\": %llu, \"lists\": %llu, "
+			  "\"maps_overflow\": %llu, \"maps_errors\": %llu, \"ready_ms_avg\": %.2f}, ",
+			  U(w->rows_capacity), U(w->rows_used), U(w->bytes), U(w->tables),
+			  U(w->tables_empty), U(w->builds), (double)w->build_ns / 1e6,
+			  U(w->build_failures), U(w->build_shared), U(w->evictions), U(w->too_big),
+			  U(w->procs), U(w->procs_pending), U(w->procs_dropped), U(w->lists),
+			  U(w->maps_overflow), U(w->maps_errors),
+			  w->ready_count ? (double)w->ready_ns_total / (double)w->ready_count / 1e6
+					 : 0.0);
 }
 
 int emberd_http_setup(const struct ember_config *cfg, const struct security_files *sec,

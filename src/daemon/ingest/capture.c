@@ -39,6 +39,7 @@ struct capture_mgr {
 	const struct ember_config *cfg;
 	struct ingest *in; /* the daemon's: names the stacks, applies [filter] */
 	struct symbolizer *sym;
+	const struct sampler *live;	/* the daemon's: its unwind tables serve the captures too */
 	pthread_mutex_t lock;	/* guards the list; held by the tick while draining */
 	struct cap_ent *list;
 	int next_handle;
@@ -186,6 +187,7 @@ int capture_mgr__start(struct capture_mgr *m, uint64_t frequency_hz, int64_t pid
 		.counts_map_entries = (uint32_t)cfg->counts_map_entries,
 		.tick_ms = (uint32_t)cfg->tick_ms,
 		.ringbuf_bytes = (uint32_t)cfg->ringbuf_bytes,
+		.unwind_from = m->live,
 	};
 	struct cap_ent *e, *x;
 	unsigned int running = 0;
@@ -292,7 +294,7 @@ void capture_mgr__stop(struct capture_mgr *m, int handle)
 }
 
 struct capture_mgr *capture_mgr__new(const struct ember_config *cfg, struct ingest *in,
-				     struct symbolizer *sym)
+				     struct symbolizer *sym, const struct sampler *live)
 {
 	struct capture_mgr *m = calloc(1, sizeof(*m));
 
@@ -303,6 +305,7 @@ struct capture_mgr *capture_mgr__new(const struct ember_config *cfg, struct inge
 	m->cfg = cfg;
 	m->in = in;
 	m->sym = sym;
+	m->live = live;
 	sbuf_init(&m->stack);
 	pthread_mutex_init(&m->lock, NULL);
 	return m;

@@ -8,16 +8,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <linux/types.h>
+
 #include "ember/core/base/clock.h"
 #include "ember/core/base/hash.h"
 #include "ember/core/base/strtab.h"
 #include "ember/core/model/idle.h"
 #include "ember/daemon/sample/sampler.h"
+#include "ember/daemon/sample/bpf_shared.h"
 #include "ember/daemon/symbols/symbolizer.h"
+#include "ember/daemon/symbols/unwind.h"
 
 #define MAX_FRAMES  1024 /* symbolized frames per stack (inline frames can add to 2 x 127) */
 #define HALF_FRAMES (MAX_FRAMES / 2)
 #define LIST_MAX    1024 /* bytes of a [filter] list */
+#define TRUNCATED_FRAME "[truncated]"
 
 /*
  * Symbolized stacks, cached for a short while: the same (pid, user ips) or kernel ips seen again
@@ -52,6 +57,7 @@ struct cg_slot {
 
 struct ingest {
 	struct symbolizer *sym;
+	struct unwinder *unwind;	/* asked to re-read a process whose walk was cut short */
 	struct strtab *names;
 	struct scache_ent *scache;   /* SCACHE_SLOTS entries */
 	uint32_t tmp[HALF_FRAMES];   /* uncached symbolizer answers */
@@ -92,6 +98,11 @@ void ingest__free(struct ingest *in)
 			free(in->scache[i].ids);
 	free(in->scache);
 	free(in);
+}
+
+void ingest__set_unwinder(struct ingest *in, struct unwinder *u)
+{
+	in->unwind = u;
 }
 
 const struct strtab *ingest__names(const struct ingest *in)
@@ -301,15 +312,21 @@ int ingest__group(struct ingest *in, const struct sampler_group *g, ingest_sink_
 		__atomic_fetch_add(&in->filtered, total, __ATOMIC_RELAXED);
 		return 0;
 	}
-	/* user frames, root first */
+	/* user frames, root first; a walk cut short starts with its marker where the outer frames
+	 * are missing (and the process's mappings are read again: new code since?) */
 	if (g->user_ips && g->nr_user) {
+		if (g->user_flags & EMBER_USTACK_TRUNC) {
+			r = add_marker(in, &n, TRUNCATED_FRAME);
+			if (r < 0)
+				return r;
+			st.flags |= INGEST_STACK_TRUNCATED;
+			unwinder__refresh_pid(in->unwind, g->pid);
+		}
 		r = symbolize(in, false, g->pid, g->nr_times ? g->times_ns[0] : 0, g->user_ips,
 			      g->nr_user, &ids);
 		if (r < 0)
 			return r;
 		add_ids(in, &n, ids, r);
-		if (g->nr_user >= 127)
-			st.flags |= INGEST_STACK_TRUNCATED;
 	} else if (g->pid != 0 && g->user_err != -EFAULT) {
 		r = add_marker(in, &n, lost_name(g->user_err, false));
 		if (r < 0)

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -45,14 +46,15 @@ struct sampler {
 	/* drain scratch */
 	struct ember_key *keys;
 	uint64_t *vals;
-	/* per stack-map generation: the stacks read from it, kept until the generation is cleared */
+	/* per kind (kernel, user) and stack-map generation: the stacks read from it, kept until
+	 * the generation is cleared */
 	struct stack_cache {
 		int32_t *slot;		/* per bucket: -1 not read, else offset in ips */
 		uint32_t *touched;	/* buckets set in slot */
 		size_t nr_touched;
-		uint64_t *ips;		/* the stacks: length, then the addresses */
+		uint64_t *ips;		/* the stacks: length | flags << 32, then the addresses */
 		size_t ips_len, ips_cap;
-	} sc[2];
+	} sc[2][2];
 	unsigned int sgen_ticks;	/* drains since the active stack generation began */
 	size_t sgen_seen;		/* its stacks read as of the last drain */
 	int sgen_clear;			/* the other stack generation, to clear next drain; -1 */
@@ -73,6 +75,8 @@ struct sampler {
 	void *exit_ctx;
 	struct bpf_link *exit_link;	/* sched_process_exit; NULL: not attached */
 	int run_stats_fd;		/* bpf_enable_stats(): run time counted while open; -1 */
+	struct ember_unwind_row *rows;	/* the unwind_rows array, mapped (NULL: a capture's) */
+	size_t rows_bytes;
 
 	struct sampler_stats st;
 };
@@ -318,16 +322,20 @@ void sampler__free(struct sampler *s)
 	if (s->online_fd >= 0)
 		close(s->online_fd);
 	ring_buffer__free(s->rb);
+	if (s->rows)
+		munmap(s->rows, s->rows_bytes);
 	sampler_bpf__destroy(s->skel);
 	free(s->links);
 	free(s->pending[0].v);
 	free(s->pending[1].v);
 	free(s->keys);
 	free(s->vals);
-	for (size_t g = 0; g < 2; g++) {
-		free(s->sc[g].slot);
-		free(s->sc[g].touched);
-		free(s->sc[g].ips);
+	for (size_t k = 0; k < 2; k++) {
+		for (size_t g = 0; g < 2; g++) {
+			free(s->sc[k][g].slot);
+			free(s->sc[k][g].touched);
+			free(s->sc[k][g].ips);
+		}
 	}
 	free(s->times);
 	free(s->cpus);
@@ -434,17 +442,21 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 	mask = calloc((size_t)s->nr_cpus, sizeof(*mask));
 	s->keys = calloc(s->o.counts_map_entries, sizeof(*s->keys));
 	s->vals = calloc(s->o.counts_map_entries, sizeof(*s->vals));
-	for (size_t g = 0; g < 2; g++) { /* the two stack generations' caches */
-		struct stack_cache *c = &s->sc[g];
+	bool nomem = false;
 
-		c->slot = malloc(s->o.stack_map_entries * sizeof(*c->slot));
-		c->touched = malloc(s->o.stack_map_entries * sizeof(*c->touched));
-		if (c->slot)
-			memset(c->slot, 0xff, s->o.stack_map_entries * sizeof(*c->slot));
+	for (size_t k = 0; k < 2; k++) { /* kernel and user stacks, two generations each */
+		for (size_t g = 0; g < 2; g++) {
+			struct stack_cache *c = &s->sc[k][g];
+
+			c->slot = malloc(s->o.stack_map_entries * sizeof(*c->slot));
+			c->touched = malloc(s->o.stack_map_entries * sizeof(*c->touched));
+			if (c->slot)
+				memset(c->slot, 0xff, s->o.stack_map_entries * sizeof(*c->slot));
+			nomem |= !c->slot || !c->touched;
+		}
 	}
 	s->sgen_clear = -1;
-	if (!s->links || !mask || !s->keys || !s->vals || !s->sc[0].slot || !s->sc[0].touched ||
-	    !s->sc[1].slot || !s->sc[1].touched) {
+	if (!s->links || !mask || !s->keys || !s->vals || nomem) {
 		err = -ENOMEM;
 		(void)errbuf_set(errbuf, errlen, 0, "out of memory");
 		goto err_out;
@@ -461,18 +473,59 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 	s->skel->rodata->idle_stacks = o->idle_stacks;
 	s->skel->rodata->target_pid = o->pid;
 	s->skel->rodata->ring_half = o->ringbuf_bytes / 2;
+	s->skel->rodata->ustack_mask = s->o.stack_map_entries - 1;
+	s->skel->rodata->nr_rows = s->o.unwind_rows ? s->o.unwind_rows : 1;
 	if ((err = bpf_map__set_max_entries(s->skel->maps.stacks0, s->o.stack_map_entries)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.stacks1, s->o.stack_map_entries)) ||
+	    (err = bpf_map__set_max_entries(s->skel->maps.ustacks0, s->o.stack_map_entries)) ||
+	    (err = bpf_map__set_max_entries(s->skel->maps.ustacks1, s->o.stack_map_entries)) ||
+	    (err = bpf_map__set_max_entries(s->skel->maps.unwind_rows,
+					    s->o.unwind_rows ? s->o.unwind_rows : 1)) ||
+	    (err = bpf_map__set_max_entries(s->skel->maps.unwind_procs,
+					    s->o.unwind_procs ? s->o.unwind_procs : 1)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.counts0, s->o.counts_map_entries)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.counts1, s->o.counts_map_entries)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.times, o->ringbuf_bytes))) {
 		(void)errbuf_set(errbuf, errlen, 0, "cannot size the BPF maps: %s", strerror(-err));
 		goto err_out;
 	}
+	/* the rows are written by userspace through a mapping of the array, not a syscall each */
+	if (!o->unwind_from &&
+	    (err = bpf_map__set_map_flags(s->skel->maps.unwind_rows,
+					  bpf_map__map_flags(s->skel->maps.unwind_rows) |
+						  BPF_F_MMAPABLE))) {
+		(void)errbuf_set(errbuf, errlen, 0, "cannot size the BPF maps: %s", strerror(-err));
+		goto err_out;
+	}
+	/* a capture's sampler walks with the daemon's tables: the same maps */
+	if (o->unwind_from) {
+		if ((err = bpf_map__reuse_fd(s->skel->maps.unwind_rows,
+					     bpf_map__fd(o->unwind_from->skel->maps.unwind_rows))) ||
+		    (err = bpf_map__reuse_fd(s->skel->maps.unwind_procs,
+					     bpf_map__fd(o->unwind_from->skel->maps.unwind_procs)))) {
+			(void)errbuf_set(errbuf, errlen, 0, "cannot share the unwind tables: %s",
+					 strerror(-err));
+			goto err_out;
+		}
+		s->skel->rodata->nr_rows = o->unwind_from->skel->rodata->nr_rows;
+	}
 	err = sampler_bpf__load(s->skel);
 	if (err) {
 		explain_load(err, errbuf, errlen);
 		goto err_out;
+	}
+	if (!o->unwind_from && o->unwind_rows) {
+		/* an array's elements are 8-byte aligned: 16 bytes per 12-byte row */
+		s->rows_bytes = (size_t)o->unwind_rows * 16;
+		s->rows = mmap(NULL, s->rows_bytes, PROT_READ | PROT_WRITE, MAP_SHARED,
+			       bpf_map__fd(s->skel->maps.unwind_rows), 0);
+		if (s->rows == MAP_FAILED) {
+			err = -errno;
+			s->rows = NULL;
+			(void)errbuf_set(errbuf, errlen, 0, "cannot map the unwind rows: %s",
+					 strerror(-err));
+			goto err_out;
+		}
 	}
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.times), on_record, s, NULL);
 	if (!s->rb) {
@@ -589,47 +642,60 @@ static int drain_counts(struct sampler *s, int fd, size_t *ret_n)
 }
 
 /*
- * The stack of @id (a key's or record's, generation in its high bits): read from its
- * generation's stack map the first time, then from the cache until the generation is cleared
- * (a bucket, once filled, keeps its stack: another stack hashing there gets -EEXIST).
+ * The stack of @id (a key's or record's, generation in its high bits), kernel or @user: read
+ * from its generation's map the first time, then from the cache until the generation is cleared
+ * (a bucket, once filled, keeps its stack: another stack hashing there gets -EEXIST). A user
+ * stack's walk flags (EMBER_USTACK_*) in *@ret_flags.
  */
-static int stack_of(struct sampler *s, int32_t id, const uint64_t **ret, size_t *ret_n)
+static int stack_of(struct sampler *s, int32_t id, bool user, const uint64_t **ret, size_t *ret_n,
+		    uint32_t *ret_flags)
 {
-	uint64_t buf[EMBER_MAX_STACK_DEPTH];
+	struct ember_ustack us;
 	struct stack_cache *c;
-	uint32_t b;
+	struct bpf_map *map;
+	uint64_t *buf = (uint64_t *)us.ips;
+	uint32_t b, g, flags = 0;
 	int32_t slot;
 	size_t n;
-	int fd;
 
 	if (id < 0)
 		return id;
-	c = &s->sc[(id >> EMBER_STACK_GEN_SHIFT) & 1];
+	g = ((uint32_t)id >> EMBER_STACK_GEN_SHIFT) & 1;
+	c = &s->sc[user][g];
 	b = (uint32_t)id & EMBER_STACK_ID_MASK;
 	if (b >= s->o.stack_map_entries)
 		return -ENOENT;
 	slot = c->slot[b];
 	if (slot < 0) {
-		fd = bpf_map__fd(c == &s->sc[1] ? s->skel->maps.stacks1 : s->skel->maps.stacks0);
-		if (bpf_map_lookup_elem(fd, &b, buf)) {
+		if (user)
+			map = g ? s->skel->maps.ustacks1 : s->skel->maps.ustacks0;
+		else
+			map = g ? s->skel->maps.stacks1 : s->skel->maps.stacks0;
+		if (bpf_map_lookup_elem(bpf_map__fd(map), &b, user ? (void *)&us : (void *)buf)) {
 			/* not cached: a later sample may fill the bucket (none should be empty) */
 			s->st.stack_missing++;
 			return -ENOENT;
 		}
-		for (n = 0; n < EMBER_MAX_STACK_DEPTH && buf[n]; n++)
-			;
+		if (user) {
+			n = us.nr < EMBER_MAX_STACK_DEPTH ? us.nr : EMBER_MAX_STACK_DEPTH;
+			flags = us.flags;
+		} else {
+			for (n = 0; n < EMBER_MAX_STACK_DEPTH && buf[n]; n++)
+				;
+		}
 		if (c->ips_len + n + 1 > INT32_MAX ||
 		    array_grow((void **)&c->ips, &c->ips_cap, c->ips_len + n + 1, sizeof(*c->ips),
 			       256))
 			return -ENOMEM;
-		c->ips[c->ips_len] = n;
+		c->ips[c->ips_len] = n | (uint64_t)flags << 32;
 		memcpy(c->ips + c->ips_len + 1, buf, n * sizeof(*buf));
 		slot = (int32_t)c->ips_len;
 		c->ips_len += n + 1;
 		c->slot[b] = slot;
 		c->touched[c->nr_touched++] = b;
 	}
-	*ret_n = (size_t)c->ips[slot];
+	*ret_n = (size_t)(uint32_t)c->ips[slot];
+	*ret_flags = (uint32_t)(c->ips[slot] >> 32);
 	*ret = c->ips + slot + 1;
 	return 0;
 }
@@ -638,20 +704,27 @@ static int stack_of(struct sampler *s, int32_t id, const uint64_t **ret, size_t 
  * samples whose count and record were both lost, or of a failed drain). */
 static void stack_gen_clear(struct sampler *s, int g)
 {
-	struct stack_cache *c = &s->sc[g];
-	int fd = bpf_map__fd(g ? s->skel->maps.stacks1 : s->skel->maps.stacks0);
-	uint32_t next, left = s->o.stack_map_entries;
-	size_t j;
+	uint32_t next, left;
+	size_t j, k;
+	int fd;
 
-	for (j = 0; j < c->nr_touched; j++) {
-		(void)bpf_map_delete_elem(fd, &c->touched[j]);
-		c->slot[c->touched[j]] = -1;
+	for (k = 0; k < 2; k++) {
+		struct stack_cache *c = &s->sc[k][g];
+		struct bpf_map *map = k ? (g ? s->skel->maps.ustacks1 : s->skel->maps.ustacks0)
+					: (g ? s->skel->maps.stacks1 : s->skel->maps.stacks0);
+
+		fd = bpf_map__fd(map);
+		for (j = 0; j < c->nr_touched; j++) {
+			(void)bpf_map_delete_elem(fd, &c->touched[j]);
+			c->slot[c->touched[j]] = -1;
+		}
+		c->nr_touched = 0;
+		c->ips_len = 0;
+		left = s->o.stack_map_entries;
+		while (left-- && !bpf_map_get_next_key(fd, NULL, &next))
+			if (bpf_map_delete_elem(fd, &next))
+				break;
 	}
-	c->nr_touched = 0;
-	c->ips_len = 0;
-	while (left-- && !bpf_map_get_next_key(fd, NULL, &next))
-		if (bpf_map_delete_elem(fd, &next))
-			break;
 }
 
 static int tuple_cmp(uint32_t pa, uint32_t ta, int32_t ka, int32_t ua, uint32_t pb, uint32_t tb,
@@ -800,26 +873,24 @@ static void comm_of(uint32_t pid, uint32_t tid, char *comm)
 /* Fills @g's stacks from the stack ids. */
 static int fill_stacks(struct sampler *s, struct sampler_group *g, int32_t kid, int32_t uid)
 {
+	uint32_t kflags;
 	int r;
 
 	g->kernel_ips = g->user_ips = NULL;
 	g->nr_kernel = g->nr_user = 0;
-	r = stack_of(s, kid, &g->kernel_ips, &g->nr_kernel);
+	g->user_flags = 0;
+	r = stack_of(s, kid, false, &g->kernel_ips, &g->nr_kernel, &kflags);
 	if (r == -ENOMEM)
 		return r;
 	g->kernel_err = r;
 	if (r)
 		g->kernel_ips = NULL, g->nr_kernel = 0;
-	r = stack_of(s, uid, &g->user_ips, &g->nr_user);
+	r = stack_of(s, uid, true, &g->user_ips, &g->nr_user, &g->user_flags);
 	if (r == -ENOMEM)
 		return r;
 	g->user_err = r;
 	if (r)
 		g->user_ips = NULL, g->nr_user = 0;
-	/* reading the user stack may have grown (moved) s->ips: take the kernel stack's address
-	 * again, from its now cached slot (valgrind found the stale pointer read) */
-	if (!g->kernel_err)
-		(void)stack_of(s, kid, &g->kernel_ips, &g->nr_kernel);
 	return 0;
 }
 
@@ -851,6 +922,8 @@ static int read_bpf_stats(struct sampler *s, struct ember_bpf_stats *sum)
 		sum->exec_drops += per[i].exec_drops;
 		sum->exits += per[i].exits;
 		sum->exit_drops += per[i].exit_drops;
+		sum->user_fp_walks += per[i].user_fp_walks;
+		sum->user_truncated += per[i].user_truncated;
 	}
 	free(per);
 	return err;
@@ -880,7 +953,7 @@ static void stack_gen_tick(struct sampler *s, bool failed)
 		eexist = bs.kern_eexist + bs.user_eexist;
 	collided = eexist != s->last_eexist;
 	s->last_eexist = eexist;
-	touched = s->sc[active].nr_touched;
+	touched = s->sc[0][active].nr_touched + s->sc[1][active].nr_touched;
 	fresh = touched - s->sgen_seen;
 	s->sgen_seen = touched;
 	s->sgen_ticks++;
@@ -1032,6 +1105,8 @@ void sampler__stats(struct sampler *s, struct sampler_stats *ret)
 		ret->exec_drops += bs.exec_drops;
 		ret->exits += bs.exits;
 		ret->exit_drops += bs.exit_drops;
+		ret->user_fp_walks += bs.user_fp_walks;
+		ret->user_truncated += bs.user_truncated;
 	}
 	if (!bpf_obj_get_info_by_fd(bpf_program__fd(s->skel->progs.do_sample), &info, &len)) {
 		ret->prog_run_ns = info.run_time_ns;
@@ -1040,4 +1115,38 @@ void sampler__stats(struct sampler *s, struct sampler_stats *ret)
 	}
 	ret->stack_map_entries = s->o.stack_map_entries;
 	ret->counts_map_entries = s->o.counts_map_entries;
+}
+
+/* --- unwind tables ----------------------------------------------------------------------- */
+
+uint32_t sampler__unwind_capacity(const struct sampler *s)
+{
+	return s->rows ? s->o.unwind_rows : 0;
+}
+
+int sampler__unwind_write_rows(struct sampler *s, uint32_t start, const struct ember_unwind_row *r,
+			       size_t n)
+{
+	char *base = (char *)s->rows;
+	size_t i;
+
+	if (!s->rows || start > s->o.unwind_rows || n > s->o.unwind_rows - start)
+		return -EINVAL;
+	for (i = 0; i < n; i++)
+		memcpy(base + ((size_t)start + i) * 16, &r[i], sizeof(*r));
+	return 0;
+}
+
+int sampler__unwind_set_proc(struct sampler *s, uint32_t pid, const struct ember_unwind_proc *p)
+{
+	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.unwind_procs), &pid, p, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+int sampler__unwind_del_proc(struct sampler *s, uint32_t pid)
+{
+	if (bpf_map_delete_elem(bpf_map__fd(s->skel->maps.unwind_procs), &pid))
+		return -errno;
+	return 0;
 }

@@ -33,8 +33,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ember/core/model/query.h"
 #include "ember/core/base/sbuf.h"
+#include "ember/core/model/query.h"
+#include "ember/daemon/ingest/ingest.h"
+#include "ember/daemon/sample/sampler.h"
+#include "ember/daemon/symbols/symbolizer.h"
+#include "ember/daemon/symbols/unwind.h"
 
 struct store;
 struct recording;
@@ -166,16 +170,19 @@ uint64_t http_server__bytes_out(const struct http_server *s);
 
 /*
  * Main thread, once per tick: a copy of the counters only the main loop may read (sampler,
- * symbolizer, ingest) for /api/v1/stats and /metrics ("sampler", "symbols", "service"). Any
- * thread may read the last copy with http_server__published() (false: none yet).
+ * symbolizer, ingest, unwind tables) for /api/v1/stats and /metrics ("sampler", "symbols",
+ * "service", "unwind"). Any thread may read the last copy with http_server__published() (false:
+ * none yet).
  */
-struct sampler_stats;
-struct symbolizer_stats;
-struct ingest_stats;
-void http_server__publish(struct http_server *s, const struct sampler_stats *sa,
-			  const struct symbolizer_stats *sy, const struct ingest_stats *in);
-bool http_server__published(struct http_server *s, struct sampler_stats *sa,
-			    struct symbolizer_stats *sy, struct ingest_stats *in);
+struct http_published {
+	struct sampler_stats sampler;
+	struct symbolizer_stats symbols;
+	struct ingest_stats ingest;
+	struct unwind_stats unwind;
+	bool have_unwind;		/* the tables are in use */
+};
+void http_server__publish(struct http_server *s, const struct http_published *p);
+bool http_server__published(struct http_server *s, struct http_published *ret);
 /* CLOCK_MONOTONIC of the last copy (0: none). */
 uint64_t http_server__published_at(struct http_server *s);
 

@@ -49,6 +49,9 @@ struct metrics *ember_metrics__new(void);
 /* Setters for the daemon's main loop; counters take totals since start (they only grow). */
 void ember_metrics_store(struct metrics *m, const struct store_stats *st);
 void ember_metrics_symbolizer(struct metrics *m, const struct symbolizer_stats *st);
+struct unwind_stats;
+/* The unwind tables: rows used and capacity, tables, processes, builds and their events. */
+void ember_metrics_unwind(struct metrics *m, const struct unwind_stats *st);
 /* Samples, losses, stack errors, drains, CPUs and the BPF program's run time. */
 void ember_metrics_sampler(struct metrics *m, const struct sampler_stats *st);
 

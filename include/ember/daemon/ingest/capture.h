@@ -21,6 +21,7 @@
 
 struct ember_config;
 struct ingest;
+struct sampler;
 struct recording;
 struct symbolizer;
 
@@ -32,11 +33,12 @@ struct symbolizer;
 struct capture_mgr; /* opaque */
 
 /*
- * @cfg, @in (the daemon's ingest) and @sym (its symbolizer: new processes' mappings) are borrowed
- * and must outlive the manager. NULL + errno on failure. Free it after the HTTP server.
+ * @cfg, @in (the daemon's ingest), @sym (its symbolizer: new processes' mappings) and @live (its
+ * sampler, whose unwind tables the captures' samplers read; may be NULL) are borrowed and must
+ * outlive the manager. NULL + errno on failure. Free it after the HTTP server.
  */
 struct capture_mgr *capture_mgr__new(const struct ember_config *cfg, struct ingest *in,
-				     struct symbolizer *sym);
+				     struct symbolizer *sym, const struct sampler *live);
 /* Stops and frees every capture sampler and recording still held. NULL is a no-op. */
 void capture_mgr__free(struct capture_mgr *m);
 

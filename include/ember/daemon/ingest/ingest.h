@@ -12,8 +12,9 @@
  *      symbol version) saves asking again for a stack seen lately;
  *   3. marker frames stand where a stack is missing: "[lost stack]" / "[stack collision]" (and
  *      their "_[k]" kernel forms) for a stack the sampler could not keep, "[idle]_[k]" for an
- *      idle sample taken without its stack; flags say what is missing, truncated or idle (the
- *      one idle rule, idle.h);
+ *      idle sample taken without its stack, "[truncated]" at the root of a user stack whose
+ *      walk could not reach the outermost frame; flags say what is missing, truncated or idle
+ *      (the one idle rule, idle.h);
  *   4. the sink gets the stack, as ids of the symbolizer's names (ingest__names()), with the
  *      group's samples.
  *
@@ -71,6 +72,11 @@ void ingest__free(struct ingest *in); /* NULL is a no-op */
  * 0 or -EINVAL (a list too long).
  */
 int ingest__set_filter(struct ingest *in, const char *exclude_comms, const char *exclude_cgroups);
+
+/* The unwind tables (may be NULL): a user stack whose walk was cut short asks them to read its
+ * process's mappings again. Borrowed. */
+struct unwinder;
+void ingest__set_unwinder(struct ingest *in, struct unwinder *u);
 
 /* True when [filter] excludes the samples of @pid with @comm (not counted). */
 bool ingest__excluded(struct ingest *in, uint32_t pid, const char *comm);

@@ -57,6 +57,8 @@ struct ember_bpf_stats {
 	__u64 exec_drops;	/* ... not notified: no room in the ring buffer */
 	__u64 exits;		/* exit of a sampled process's leader notified (kind EXIT) */
 	__u64 exit_drops;	/* ... not notified: no room in the ring buffer */
+	__u64 user_fp_walks;	/* user stacks walked by frame pointer: no tables for the process yet */
+	__u64 user_truncated;	/* user stacks the walk could not finish (EMBER_USTACK_TRUNC) */
 	/* not a counter: the process this CPU sampled last, known to be in the "seen" map while
 	 * exec_seq (sampler.bpf.c) is unchanged; saves the LRU lookup on a busy CPU */
 	__u32 last_pid;
@@ -77,6 +79,75 @@ struct ember_exec_rec {
 
 #define EMBER_REC_EXEC 0
 #define EMBER_REC_EXIT 1
+
+/*
+ * --- user stacks without frame pointers (bpf/unwind.bpf.h; tables: src/daemon/symbols/) ------
+ *
+ * Userspace compiles each executable file's call frame information into rows (cfi.c), writes
+ * them into one array of rows (a range per file, shared by every process that maps it) and, per
+ * process, the list of its executable mappings with the range of rows of each. At sample time
+ * the program walks the user stack with them; a frame without rows (JIT code, a gap in the CFI)
+ * is walked by its frame pointer; a process without a list yet wholly so (counted).
+ */
+
+/* One unwind row: from pc up to the next row's pc, how to find the caller's frame (x86-64).
+ * The return address is at CFA - 8 in rows of type SP, BP, DEREF_BP and PLT, and the caller's
+ * rsp is the CFA. 12 bytes, no padding. */
+struct ember_unwind_row {
+	__u32 pc;	/* the row's first address, as an ELF virtual address of the file: a runtime
+			   ip minus the mapping's bias */
+	__s32 cfa_off;	/* EMBER_CFA_NONE: the reason, enum cfi_none_reason (cfi.h) */
+	__s16 bp_off;	/* EMBER_BP_SAVED: the caller's rbp is at CFA + bp_off; EMBER_BP_AT_RBP:
+			   at rbp + bp_off; EMBER_CFA_PLT: the threshold */
+	__u8 cfa_type;	/* EMBER_CFA_* */
+	__u8 bp_type;	/* EMBER_BP_* */
+};
+
+#define EMBER_CFA_NONE	   0 /* no CFI here, or a rule we cannot express: frame pointer */
+#define EMBER_CFA_SP	   1 /* CFA = rsp + cfa_off */
+#define EMBER_CFA_BP	   2 /* CFA = rbp + cfa_off */
+#define EMBER_CFA_DEREF_BP 3 /* CFA = *(rbp + cfa_off): gcc's stack realignment (DRAP) */
+#define EMBER_CFA_PLT	   4 /* CFA = rsp + cfa_off + ((rip & 15) >= bp_off ? 8 : 0) */
+#define EMBER_CFA_SIGNAL   5 /* a signal trampoline: rip/rsp/rbp from the ucontext at rsp */
+#define EMBER_CFA_END	   6 /* the return address is undefined: the outermost frame */
+
+#define EMBER_BP_SAME	0 /* rbp unchanged */
+#define EMBER_BP_SAVED	1 /* the caller's rbp is at CFA + bp_off */
+#define EMBER_BP_AT_RBP 2 /* the caller's rbp is at rbp + bp_off (gcc's DRAP functions) */
+
+/* An executable mapping of a process: [start, end), its rows [row_start, +row_count) (0 rows:
+ * frame pointers here, e.g. JIT code), file address = ip - bias. 32 bytes. */
+struct ember_unwind_map {
+	__u64 start, end;
+	__u64 bias;
+	__u32 row_start, row_count;
+};
+
+/* A process's executable mappings, sorted by start (more are counted and left out). */
+#define EMBER_UNWIND_MAX_MAPS 256
+struct ember_unwind_proc {
+	__u32 nr;
+	__u32 pad;
+	struct ember_unwind_map maps[EMBER_UNWIND_MAX_MAPS];
+};
+
+/*
+ * A user stack as the walk left it, in a user stacks map (two generations, like the stack maps)
+ * under its bucket: the id is the bucket, as a stack map's; a stack whose bucket (and the next)
+ * holds another is lost, -EEXIST, counted as a collision.
+ */
+struct ember_ustack {
+	__u64 hash;		/* of ips[0..nr) */
+	__u32 nr;
+	__u32 flags;		/* EMBER_USTACK_* */
+	__u64 ips[EMBER_MAX_STACK_DEPTH]; /* leaf first */
+};
+
+#define EMBER_USTACK_END    (1u << 0) /* reached the outermost frame: the stack is whole */
+#define EMBER_USTACK_TRUNC  (1u << 1) /* stopped early: depth, unreadable memory, no rule, a
+					 loop; the outer frames are missing */
+#define EMBER_USTACK_FP	    (1u << 2) /* the process had no unwind tables yet: frame pointers */
+#define EMBER_USTACK_SIGNAL (1u << 3) /* went through a signal frame */
 
 /*
  * Kernel symbols without /proc/kallsyms (bpf/kresolve.bpf.c, src/daemon/symbols/kresolve.c): userspace writes up

@@ -33,6 +33,10 @@ struct sampler_opts {
 	uint32_t counts_map_entries;	/* per generation; 0: sized from CPUs x freq x tick */
 	uint32_t tick_ms;		/* drain interval, for the automatic size above */
 	uint32_t ringbuf_bytes;		/* power of 2, >= page size */
+	uint32_t unwind_rows;		/* rows of unwind tables the BPF walker can hold; 0: none,
+					   every user stack by frame pointer */
+	uint32_t unwind_procs;		/* processes with a mapping list (max_entries) */
+	const struct sampler *unwind_from; /* a capture's sampler: walk with this one's tables */
 };
 
 /* One (pid, tid, comm, kernel stack, user stack) with the times of its samples in this drain. */
@@ -43,6 +47,7 @@ struct sampler_group {
 	size_t nr_kernel;
 	const uint64_t *user_ips;	/* leaf first; NULL when user_err */
 	size_t nr_user;
+	uint32_t user_flags;		/* how the walk ended: EMBER_USTACK_* (bpf_shared.h) */
 	int kernel_err;			/* 0, or -EFAULT (no stack in that context), -EEXIST, -ENOENT */
 	int user_err;
 	const uint64_t *times_ns;	/* CLOCK_MONOTONIC, one per timed sample */
@@ -66,6 +71,8 @@ struct sampler_stats {
 	uint64_t exec_drops;		/* ... lost (ring buffer full): found later by the checks */
 	uint64_t exits;			/* exit of a sampled process's leader notified */
 	uint64_t exit_drops;		/* ... lost (ring buffer full): found later by the checks */
+	uint64_t user_fp_walks;		/* user stacks by frame pointer: the process had no tables */
+	uint64_t user_truncated;	/* user stacks the walk could not finish */
 	bool exec_notify;		/* gauge: the sched_process_exec program is attached */
 	bool exit_notify;		/* gauge: the sched_process_exit program is attached */
 	uint64_t untimed;		/* samples delivered with the drain's time */
@@ -137,5 +144,22 @@ void sampler__stop(struct sampler *s);
 int sampler__update_cpus(struct sampler *s);
 
 void sampler__stats(struct sampler *s, struct sampler_stats *ret);
+
+/*
+ * The unwind tables the BPF walker reads (bpf_shared.h), written by the symbols stage
+ * (unwind.h): an array of sampler_opts.unwind_rows rows, mapped into this process, and a list of
+ * executable mappings per process. Main thread. The capacity is 0 without tables (a capture's
+ * sampler, which reads the daemon's, or unwind_rows 0).
+ */
+struct ember_unwind_row;
+struct ember_unwind_proc;
+uint32_t sampler__unwind_capacity(const struct sampler *s);
+/* Copies @n rows to [@start, @start + @n) of the array. 0 or -EINVAL (out of the array). */
+int sampler__unwind_write_rows(struct sampler *s, uint32_t start, const struct ember_unwind_row *r,
+			       size_t n);
+/* Sets (or replaces) @pid's list; 0 or -errno (-E2BIG: unwind_procs are all taken). */
+int sampler__unwind_set_proc(struct sampler *s, uint32_t pid, const struct ember_unwind_proc *p);
+/* Removes @pid's list: its stacks are walked by frame pointer. 0 or -ENOENT. */
+int sampler__unwind_del_proc(struct sampler *s, uint32_t pid);
 
 #endif

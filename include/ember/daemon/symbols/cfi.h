@@ -29,47 +29,11 @@
 #include <stdint.h>
 
 #include <libelf.h>
+#include <linux/types.h>
 
-/*
- * One unwind row: from pc up to the next row's pc, how to find the caller's frame (x86-64).
- * 12 bytes, no padding.
- * The return address is at CFA - 8 in every row of type SP, BP, DEREF_BP and PLT, and the
- * caller's rsp is the CFA. (The lead moves this struct to bpf_shared.h.)
- */
-struct ember_unwind_row {
-	uint32_t pc;	  /* the row's first address, as an ELF virtual address of the file (the
-			     numbering of the symbol tables, st_value): a runtime ip minus the
-			     mapping's bias */
-	int32_t cfa_off;  /* EMBER_CFA_NONE: the reason, an enum cfi_none_reason */
-	int16_t bp_off;	  /* EMBER_BP_SAVED: the caller's rbp is at CFA + bp_off;
-			     EMBER_BP_AT_RBP: at rbp + bp_off; EMBER_CFA_PLT: the threshold */
-	uint8_t cfa_type; /* EMBER_CFA_* */
-	uint8_t bp_type;  /* EMBER_BP_* */
-};
+#include "ember/daemon/sample/bpf_shared.h"
 
-enum {
-	EMBER_CFA_NONE = 0, /* no CFI covers this pc, or a rule we cannot express: the walker
-			       falls back to the frame pointer at this frame */
-	EMBER_CFA_SP,	    /* CFA = rsp + cfa_off */
-	EMBER_CFA_BP,	    /* CFA = rbp + cfa_off */
-	EMBER_CFA_DEREF_BP, /* CFA = *(rbp + cfa_off): gcc's stack-realignment (DRAP) expression
-			       DW_OP_breg6 N; DW_OP_deref */
-	EMBER_CFA_PLT,	    /* PLT stubs' expression: CFA = rsp + cfa_off + ((rip & 15) >= bp_off ?
-			       8 : 0), bp_off holding the threshold (11 in .plt, 10 in some
-			       .plt.sec/.plt.got) */
-	EMBER_CFA_SIGNAL,   /* a signal trampoline (CIE augmentation 'S', glibc's __restore_rt):
-			       the interrupted rip/rsp/rbp are read from the ucontext at rsp */
-	EMBER_CFA_END,	    /* the return address is undefined (DW_CFA_undefined rip: _start,
-			       thread entry points): the outermost frame, the stack is complete */
-};
-
-enum {
-	EMBER_BP_SAME = 0, /* rbp unchanged (same value, undefined or not mentioned) */
-	EMBER_BP_SAVED,	   /* the caller's rbp is saved at CFA + bp_off */
-	EMBER_BP_AT_RBP,   /* the caller's rbp is saved at rbp + bp_off: DW_CFA_expression rbp
-			      (DW_OP_breg6 N), what gcc says in its DRAP functions, whose CFA is
-			      EMBER_CFA_DEREF_BP (rbp then points at the saved rbp) */
-};
+/* The rows and their EMBER_CFA_* / EMBER_BP_* kinds are the BPF walker's: bpf_shared.h. */
 
 /* Why a row is EMBER_CFA_NONE (its cfa_off); counted in cfi_stats.none_rows. */
 enum cfi_none_reason {

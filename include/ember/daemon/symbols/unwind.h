@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * unwind: the tables the BPF sampler walks user stacks with (bpf/unwind.bpf.h), kept in the
+ * sampler's maps. For each sampled process it reads /proc/PID/maps and gives the BPF walker the
+ * list of its executable mappings, each with the range of rows of its file in the shared rows
+ * array; a file's rows are compiled from its CFI (cfi.h) once, keyed by device and inode (and
+ * shared by build-id across mounts: a container's libc is the host's when they are the same
+ * file), and evicted least recently used when the array is full (the processes using them are
+ * listed again, walked by frame pointer there). Anonymous executable mappings (JIT code) and
+ * files without CFI are listed with no rows: frame pointers. The vDSO's rows come from this
+ * process's own vDSO (the kernel's image is the same for every process).
+ *
+ * Building is off the sample path and bounded: unwinder__work() builds what is queued within a
+ * time budget and leaves the rest for the next call; a process whose list is not ready is walked
+ * by frame pointer meanwhile (sampler_stats.user_fp_walks counts those samples).
+ *
+ * Main thread only; non-logging.
+ */
+#ifndef EMBER_UNWIND_H
+#define EMBER_UNWIND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct sampler;
+
+struct unwind_opts {
+	uint32_t max_procs;		/* processes listed at once (the BPF map's size) */
+	uint64_t work_budget_ns;	/* table building per unwinder__work() call */
+	const char *proc_root;		/* "/proc" unless testing */
+	const char *debug_dir;		/* separate debug files by build-id ("/usr/lib/debug") */
+};
+
+#define UNWIND_OPTS_DEFAULT { .max_procs = 4096, .work_budget_ns = 20000000, \
+			      .proc_root = "/proc", .debug_dir = "/usr/lib/debug" }
+
+struct unwind_stats {
+	uint64_t rows_capacity;		/* gauge: rows the array holds */
+	uint64_t rows_used;		/* gauge: rows of the tables held */
+	uint64_t bytes;			/* gauge: kernel memory of the rows array (16 B a row) */
+	uint64_t tables;		/* gauge: files with rows */
+	uint64_t tables_empty;		/* gauge: files without CFI (frame pointers there) */
+	uint64_t builds;		/* tables compiled */
+	uint64_t build_ns;		/* ... and the time they took */
+	uint64_t build_failures;	/* files that could not be read or have no CFI */
+	uint64_t build_shared;		/* a file found by build-id under another device/inode */
+	uint64_t evictions;		/* tables evicted for room */
+	uint64_t too_big;		/* tables larger than the whole array: not held */
+	uint64_t procs;			/* gauge: processes listed */
+	uint64_t procs_pending;		/* gauge: processes waiting for their tables */
+	uint64_t procs_dropped;		/* processes not listed: the map was full */
+	uint64_t lists;			/* lists written to the BPF map */
+	uint64_t maps_overflow;		/* executable mappings past EMBER_UNWIND_MAX_MAPS */
+	uint64_t maps_errors;		/* /proc/PID/maps not readable (gone, denied) */
+	uint64_t ready_ns_total;	/* first note to list written, summed over processes */
+	uint64_t ready_count;
+};
+
+struct unwinder; /* opaque */
+
+/*
+ * Tables in @sampler's maps (borrowed; must outlive the unwinder), of the capacity the sampler
+ * was made with (sampler_opts.unwind_rows). @o may be NULL (UNWIND_OPTS_DEFAULT). NULL + errno
+ * (ENOMEM; EINVAL: the sampler has no tables).
+ */
+struct unwinder *unwinder__new(struct sampler *sampler, const struct unwind_opts *o);
+void unwinder__free(struct unwinder *u); /* NULL is a no-op; the BPF lists stay in the maps */
+
+/* A process was sampled for the first time (or its first sample after an exec): queue it. */
+void unwinder__note_pid(struct unwinder *u, uint32_t pid);
+/*
+ * Its mappings may have changed (a stack of it ran out of known mappings, dlopen): read them
+ * again, at most once a second per process.
+ */
+void unwinder__refresh_pid(struct unwinder *u, uint32_t pid);
+/* exec or exit: its list goes (its next sample after an exec notes it again). */
+void unwinder__forget_pid(struct unwinder *u, uint32_t pid);
+
+/*
+ * Lists the queued processes, building the tables they need while the budget lasts. Returns the
+ * number of processes still queued, or -ENOMEM.
+ */
+int unwinder__work(struct unwinder *u);
+
+void unwinder__stats(const struct unwinder *u, struct unwind_stats *ret);
+
+#endif

@@ -1,0 +1,805 @@
+// SPDX-License-Identifier: MIT
+/* unwind: the BPF walker's tables (include/ember/daemon/symbols/unwind.h). */
+#include "ember/daemon/symbols/unwind.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <linux/types.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <unistd.h>
+
+#include "ember/core/base/array.h"
+#include "ember/core/base/clock.h"
+#include "ember/core/base/hash.h"
+#include "ember/daemon/sample/bpf_shared.h"
+#include "ember/daemon/sample/sampler.h"
+#include "ember/daemon/symbols/cfi.h"
+#include "ember/daemon/symbols/elfsym.h"
+#include "ember/daemon/symbols/procmaps.h"
+
+#define MAX_SEGS	8
+#define BID_MAX		64
+#define FILE_SLOTS	1024 /* hash buckets of files (chained) */
+#define PROC_SLOTS	1024
+#define REFRESH_NS	NSEC_PER_SEC
+#define FAIL_RETRY_NS	(60 * NSEC_PER_SEC) /* a file that failed is tried again after this */
+#define MAPS_MAX_BYTES	(8u << 20)
+
+/* A PT_LOAD segment: file offset -> ELF virtual address. */
+struct seg {
+	uint64_t off, vaddr, filesz;
+};
+
+/* One file's rows in the array (or none: no CFI there, frame pointers). */
+struct table {
+	struct table *prev, *next;	/* LRU, most recent first after the sentinel */
+	uint8_t bid[BID_MAX];
+	size_t bid_len;
+	uint32_t row_start, row_count;
+	struct seg segs[MAX_SEGS];
+	unsigned int nsegs;
+	unsigned int files;		/* file entries naming it */
+	unsigned int users;		/* listed process mappings using it */
+};
+
+/* A file as /proc/PID/maps names it: (device, inode). */
+struct file {
+	struct file *hnext;
+	uint64_t dev, ino;
+	struct table *t;		/* NULL: failed at failed_ns */
+	uint64_t failed_ns;
+};
+
+struct umap {
+	uint64_t start, end, pgoff;
+	struct table *t;		/* NULL: frame pointers (anonymous, no CFI, not built yet) */
+};
+
+struct proc {
+	struct proc *hnext;
+	uint32_t pid;
+	bool queued;			/* in the work queue */
+	bool listed;			/* its list is in the BPF map */
+	uint64_t noted_ns;		/* first note, for the time to a list */
+	uint64_t refreshed_ns;
+	struct umap *maps;
+	size_t n, cap;
+};
+
+struct range {
+	uint32_t start, len;
+};
+
+struct unwinder {
+	struct unwind_opts o;
+	char proc_root[256], debug_dir[256];
+	struct sampler *s;
+	uint32_t capacity;
+	struct file *files[FILE_SLOTS];
+	struct proc *procs[PROC_SLOTS];
+	struct table lru;		/* sentinel */
+	struct table *vdso;		/* this process's vDSO rows; NULL: none */
+	struct range *free;		/* free ranges of the array, sorted by start */
+	size_t nfree, free_cap;
+	uint32_t *queue;		/* pids to list */
+	size_t nqueue, queue_cap;
+	char *buf;			/* /proc/PID/maps text */
+	size_t buf_cap;
+	struct ember_unwind_proc list;	/* scratch: the list being written */
+	struct unwind_stats st;
+};
+
+/* --- the rows array: free ranges ---------------------------------------------------------- */
+
+static int range_alloc(struct unwinder *u, uint32_t len, uint32_t *ret)
+{
+	size_t i;
+
+	for (i = 0; i < u->nfree; i++) {
+		if (u->free[i].len < len)
+			continue;
+		*ret = u->free[i].start;
+		u->free[i].start += len;
+		u->free[i].len -= len;
+		if (!u->free[i].len) {
+			memmove(&u->free[i], &u->free[i + 1], (u->nfree - i - 1) * sizeof(*u->free));
+			u->nfree--;
+		}
+		return 0;
+	}
+	return -ENOSPC;
+}
+
+static int range_free(struct unwinder *u, uint32_t start, uint32_t len)
+{
+	size_t i;
+
+	if (!len)
+		return 0;
+	for (i = 0; i < u->nfree && u->free[i].start < start; i++)
+		;
+	/* merge with the range before and/or after */
+	if (i > 0 && u->free[i - 1].start + u->free[i - 1].len == start) {
+		u->free[i - 1].len += len;
+		if (i < u->nfree && start + len == u->free[i].start) {
+			u->free[i - 1].len += u->free[i].len;
+			memmove(&u->free[i], &u->free[i + 1], (u->nfree - i - 1) * sizeof(*u->free));
+			u->nfree--;
+		}
+		return 0;
+	}
+	if (i < u->nfree && start + len == u->free[i].start) {
+		u->free[i].start = start;
+		u->free[i].len += len;
+		return 0;
+	}
+	if (array_grow((void **)&u->free, &u->free_cap, u->nfree + 1, sizeof(*u->free), 16))
+		return -ENOMEM;
+	memmove(&u->free[i + 1], &u->free[i], (u->nfree - i) * sizeof(*u->free));
+	u->free[i] = (struct range){ .start = start, .len = len };
+	u->nfree++;
+	return 0;
+}
+
+/* --- tables ------------------------------------------------------------------------------- */
+
+static void lru_unlink(struct table *t)
+{
+	if (t->prev) {
+		t->prev->next = t->next;
+		t->next->prev = t->prev;
+	}
+	t->prev = t->next = NULL;
+}
+
+static void lru_touch(struct unwinder *u, struct table *t)
+{
+	if (t == u->vdso)
+		return;
+	lru_unlink(t);
+	t->next = u->lru.next;
+	t->prev = &u->lru;
+	u->lru.next->prev = t;
+	u->lru.next = t;
+}
+
+static void table_free(struct unwinder *u, struct table *t)
+{
+	if (!t)
+		return;
+	lru_unlink(t);
+	(void)range_free(u, t->row_start, t->row_count);
+	if (t->row_count) {
+		u->st.rows_used -= t->row_count;
+		u->st.tables--;
+	} else {
+		u->st.tables_empty--;
+	}
+	free(t);
+}
+
+static size_t file_slot(uint64_t dev, uint64_t ino)
+{
+	return hash_mix64(dev * 0x9e3779b97f4a7c15ULL ^ ino) & (FILE_SLOTS - 1);
+}
+
+static struct file *file_find(struct unwinder *u, uint64_t dev, uint64_t ino)
+{
+	struct file *f;
+
+	for (f = u->files[file_slot(dev, ino)]; f; f = f->hnext)
+		if (f->dev == dev && f->ino == ino)
+			return f;
+	return NULL;
+}
+
+static struct table *table_by_bid(struct unwinder *u, const uint8_t *bid, size_t len)
+{
+	struct table *t;
+
+	if (!len)
+		return NULL;
+	for (t = u->lru.next; t != &u->lru; t = t->next)
+		if (t->bid_len == len && !memcmp(t->bid, bid, len))
+			return t;
+	return NULL;
+}
+
+static struct proc *proc_find(struct unwinder *u, uint32_t pid)
+{
+	struct proc *p;
+
+	for (p = u->procs[pid & (PROC_SLOTS - 1)]; p; p = p->hnext)
+		if (p->pid == pid)
+			return p;
+	return NULL;
+}
+
+static int write_list(struct unwinder *u, struct proc *p);
+
+/*
+ * Drops @t from every process list and every file (they fall back to frame pointers there) and
+ * frees it: its rows are needed for another table.
+ */
+static void table_evict(struct unwinder *u, struct table *t)
+{
+	struct file *f, **pf;
+	struct proc *p;
+	size_t i, j;
+	bool used;
+
+	for (i = 0; i < PROC_SLOTS; i++) {
+		for (p = u->procs[i]; p; p = p->hnext) {
+			used = false;
+			for (j = 0; j < p->n; j++) {
+				if (p->maps[j].t == t) {
+					p->maps[j].t = NULL;
+					used = true;
+				}
+			}
+			if (used && p->listed)
+				(void)write_list(u, p);
+		}
+	}
+	for (i = 0; i < FILE_SLOTS; i++) {
+		for (pf = &u->files[i]; (f = *pf);) {
+			if (f->t == t) {
+				*pf = f->hnext;
+				free(f);
+			} else {
+				pf = &f->hnext;
+			}
+		}
+	}
+	u->st.evictions++;
+	table_free(u, t);
+}
+
+/* Room for @len rows, evicting the least recently used tables (unused ones first). */
+static int make_room(struct unwinder *u, uint32_t len, uint32_t *ret)
+{
+	struct table *t, *victim;
+
+	if (len > u->capacity)
+		return -E2BIG;
+	while (range_alloc(u, len, ret)) {
+		victim = NULL;
+		for (t = u->lru.prev; t != &u->lru; t = t->prev) {
+			if (t->row_count && !t->users) {
+				victim = t;
+				break;
+			}
+		}
+		if (!victim)
+			for (t = u->lru.prev; t != &u->lru && !victim; t = t->prev)
+				if (t->row_count)
+					victim = t;
+		if (!victim)
+			return -ENOSPC; /* fragmented beyond what evicting everything frees */
+		table_evict(u, victim);
+	}
+	return 0;
+}
+
+/* The PT_LOAD segments of @elf. */
+static void read_segs(Elf *elf, struct table *t)
+{
+	GElf_Phdr ph;
+	size_t n = 0, i;
+
+	if (elf_getphdrnum(elf, &n))
+		return;
+	for (i = 0; i < n && t->nsegs < MAX_SEGS; i++) {
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		t->segs[t->nsegs++] = (struct seg){ .off = ph.p_offset, .vaddr = ph.p_vaddr,
+						    .filesz = ph.p_filesz };
+	}
+}
+
+/* Compiles @ct into the array as a new table (most recent). NULL + errno. */
+static struct table *table_from_cfi(struct unwinder *u, struct cfi_table *ct, Elf *elf)
+{
+	const struct ember_unwind_row *rows;
+	struct table *t = calloc(1, sizeof(*t));
+	size_t n = 0;
+	uint32_t start = 0;
+	int err;
+
+	if (!t) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	read_segs(elf, t);
+	rows = ct ? cfi_table__rows(ct, &n) : NULL;
+	if (n) {
+		err = make_room(u, (uint32_t)n, &start);
+		if (err) {
+			if (err == -E2BIG)
+				u->st.too_big++;
+			free(t);
+			errno = -err;
+			return NULL;
+		}
+		(void)sampler__unwind_write_rows(u->s, start, rows, n);
+		t->row_start = start;
+		t->row_count = (uint32_t)n;
+		u->st.rows_used += n;
+		u->st.tables++;
+	} else {
+		u->st.tables_empty++;
+	}
+	lru_touch(u, t);
+	return t;
+}
+
+/* A separate debug file by build-id, for files without .eh_frame; -1 when none. */
+static int open_debug(struct unwinder *u, const uint8_t *bid, size_t len)
+{
+	char path[512];
+	size_t i, o;
+
+	if (len < 2 || !u->debug_dir[0])
+		return -1;
+	o = (size_t)snprintf(path, sizeof(path), "%s/.build-id/%02x/", u->debug_dir, bid[0]);
+	for (i = 1; i < len && o + 3 < sizeof(path); i++)
+		o += (size_t)snprintf(path + o, sizeof(path) - o, "%02x", bid[i]);
+	if (o + 7 >= sizeof(path))
+		return -1;
+	snprintf(path + o, sizeof(path) - o, ".debug");
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+/* The table of the file open at @fd: shared by build-id, or compiled. NULL + errno. */
+static struct table *table_of_fd(struct unwinder *u, int fd)
+{
+	struct cfi_opts co = { .max_rows = u->capacity };
+	uint8_t bid[BID_MAX];
+	struct cfi_table *ct;
+	struct table *t;
+	Elf *elf;
+	int r, dfd = -1, err;
+	uint64_t t0;
+
+	r = elfsym_read_build_id(fd, bid, sizeof(bid));
+	t = table_by_bid(u, bid, r > 0 ? (size_t)r : 0);
+	if (t) {
+		u->st.build_shared++;
+		return t;
+	}
+	t0 = mono_ns();
+	ct = cfi_table__open(fd, -1, &co);
+	if (!ct && errno == ENOENT && r > 0) {
+		dfd = open_debug(u, bid, (size_t)r);
+		if (dfd >= 0)
+			ct = cfi_table__open(fd, dfd, &co);
+	}
+	if (!ct && errno != ENOENT) { /* not ELF, too big, no memory: no table at all */
+		err = errno;
+		if (dfd >= 0)
+			close(dfd);
+		u->st.build_failures++;
+		errno = err;
+		return NULL;
+	}
+	if (!ct)
+		u->st.build_failures++; /* no CFI: an empty table, frame pointers */
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	t = table_from_cfi(u, ct, elf);
+	err = errno;
+	elf_end(elf);
+	cfi_table__free(ct);
+	if (dfd >= 0)
+		close(dfd);
+	u->st.builds++;
+	u->st.build_ns += mono_ns() - t0;
+	if (t && r > 0) {
+		memcpy(t->bid, bid, (size_t)r);
+		t->bid_len = (size_t)r;
+	}
+	errno = err;
+	return t;
+}
+
+/* This process's vDSO: the same image in every process of this kernel. */
+static void build_vdso(struct unwinder *u)
+{
+	unsigned long base = getauxval(AT_SYSINFO_EHDR);
+	struct cfi_table *ct;
+	Elf *elf;
+	size_t len = 0;
+	GElf_Ehdr eh;
+
+	if (!base)
+		return;
+	elf_version(EV_CURRENT);
+	/* the image's size: the end of its section headers (it is mapped whole) */
+	elf = elf_memory((char *)base, 1 << 16);
+	if (!elf || !gelf_getehdr(elf, &eh)) {
+		elf_end(elf);
+		return;
+	}
+	len = eh.e_shoff + (size_t)eh.e_shnum * eh.e_shentsize;
+	elf_end(elf);
+	if (len > 1 << 20)
+		return;
+	elf = elf_memory((char *)base, len);
+	ct = elf ? cfi_table__new(elf, NULL, NULL) : NULL;
+	if (ct) {
+		u->vdso = table_from_cfi(u, ct, elf);
+		if (u->vdso)
+			lru_unlink(u->vdso); /* never evicted */
+	}
+	cfi_table__free(ct);
+	elf_end(elf);
+}
+
+/* --- processes ---------------------------------------------------------------------------- */
+
+static uint64_t bias_of(const struct table *t, uint64_t start, uint64_t pgoff)
+{
+	unsigned int i;
+
+	for (i = 0; i < t->nsegs; i++) {
+		const struct seg *g = &t->segs[i];
+		uint64_t lo = g->off & ~4095ULL;
+
+		if (pgoff >= lo && pgoff < g->off + g->filesz)
+			return start - (g->vaddr - g->off + pgoff);
+	}
+	return start - pgoff; /* no segment: file offsets (never with CFI rows) */
+}
+
+static int write_list(struct unwinder *u, struct proc *p)
+{
+	struct ember_unwind_proc *l = &u->list;
+	size_t i;
+	int err;
+
+	l->nr = 0;
+	for (i = 0; i < p->n && l->nr < EMBER_UNWIND_MAX_MAPS; i++) {
+		const struct umap *m = &p->maps[i];
+		struct ember_unwind_map *x = &l->maps[l->nr++];
+
+		*x = (struct ember_unwind_map){ .start = m->start, .end = m->end };
+		if (m->t && m->t->row_count) {
+			x->bias = bias_of(m->t, m->start, m->pgoff);
+			x->row_start = m->t->row_start;
+			x->row_count = m->t->row_count;
+		}
+	}
+	if (p->n > EMBER_UNWIND_MAX_MAPS)
+		u->st.maps_overflow += p->n - EMBER_UNWIND_MAX_MAPS;
+	err = sampler__unwind_set_proc(u->s, p->pid, l);
+	if (err) {
+		if (err == -E2BIG)
+			u->st.procs_dropped++;
+		return err;
+	}
+	if (!p->listed)
+		u->st.procs++;
+	p->listed = true;
+	u->st.lists++;
+	return 0;
+}
+
+static void proc_unuse(struct proc *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->n; i++)
+		if (p->maps[i].t)
+			p->maps[i].t->users--;
+	p->n = 0;
+}
+
+static int read_maps(struct unwinder *u, uint32_t pid, size_t *ret_len)
+{
+	char path[300];
+	ssize_t n;
+	size_t len = 0;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%u/maps", u->proc_root, pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		if (array_grow((void **)&u->buf, &u->buf_cap, len + 65536, 1, 65536) ||
+		    len > MAPS_MAX_BYTES) {
+			close(fd);
+			return -ENOMEM;
+		}
+		n = read(fd, u->buf + len, u->buf_cap - len);
+		if (n < 0) {
+			n = -errno;
+			close(fd);
+			return (int)n;
+		}
+		if (!n)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	*ret_len = len;
+	return 0;
+}
+
+struct collect {
+	struct unwinder *u;
+	struct proc *p;
+	uint64_t deadline_ns;
+	bool incomplete;		/* a table still to build: stay queued */
+	int err;
+};
+
+/* Opens the file behind a mapping: through the process's root, else its map_files entry. */
+static int open_mapped(struct unwinder *u, uint32_t pid, const struct procmaps_entry *e)
+{
+	char path[4400];
+	int fd = -1;
+
+	if (e->path_len && e->path_len < 4096 && e->path[0] == '/' && !e->deleted) {
+		snprintf(path, sizeof(path), "%s/%u/root%.*s", u->proc_root, pid, (int)e->path_len,
+			 e->path);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	}
+	if (fd < 0) {
+		snprintf(path, sizeof(path), "%s/%u/map_files/%llx-%llx", u->proc_root, pid,
+			 (unsigned long long)e->start, (unsigned long long)e->end);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	}
+	return fd;
+}
+
+static int on_entry(const struct procmaps_entry *e, void *ctx)
+{
+	struct collect *c = ctx;
+	struct unwinder *u = c->u;
+	struct proc *p = c->p;
+	struct table *t = NULL;
+	struct file *f;
+	uint64_t dev;
+	int fd;
+
+	if (!e->x || e->kind == PROCMAPS_SPECIAL)
+		return 0;
+	if (e->kind == PROCMAPS_VDSO) {
+		t = u->vdso;
+	} else if (e->kind == PROCMAPS_FILE && e->inode) {
+		dev = (uint64_t)e->dev_major << 32 | e->dev_minor;
+		f = file_find(u, dev, e->inode);
+		/* new, or failed a while ago: build (a recent failure stays frame pointers) */
+		if (!f || (!f->t && mono_ns() - f->failed_ns >= FAIL_RETRY_NS)) {
+			if (mono_ns() > c->deadline_ns) {
+				c->incomplete = true;
+			} else {
+				fd = open_mapped(u, p->pid, e);
+				t = fd >= 0 ? table_of_fd(u, fd) : NULL;
+				if (fd >= 0)
+					close(fd);
+				if (!f) {
+					f = calloc(1, sizeof(*f));
+					if (!f) {
+						c->err = -ENOMEM;
+						return 1;
+					}
+					f->dev = dev;
+					f->ino = e->inode;
+					f->hnext = u->files[file_slot(dev, e->inode)];
+					u->files[file_slot(dev, e->inode)] = f;
+				}
+				f->t = t;
+				if (t)
+					t->files++;
+				else
+					f->failed_ns = mono_ns();
+			}
+		}
+		if (f)
+			t = f->t;
+	}
+	/* anonymous (JIT) or without a table: listed with no rows, frame pointers there */
+	if (array_grow((void **)&p->maps, &p->cap, p->n + 1, sizeof(*p->maps), 16)) {
+		c->err = -ENOMEM;
+		return 1;
+	}
+	p->maps[p->n++] = (struct umap){ .start = e->start, .end = e->end, .pgoff = e->pgoff,
+					 .t = t };
+	if (t) {
+		t->users++;
+		lru_touch(u, t);
+	}
+	return 0;
+}
+
+/* Reads @p's mappings and lists them. 1: done; 0: tables left to build; -errno. */
+static int list_proc(struct unwinder *u, struct proc *p, uint64_t deadline_ns)
+{
+	struct collect c = { .u = u, .p = p, .deadline_ns = deadline_ns };
+	size_t len = 0;
+	int r;
+
+	r = read_maps(u, p->pid, &len);
+	if (r) {
+		u->st.maps_errors++;
+		return r;
+	}
+	proc_unuse(p);
+	(void)procmaps_parse(u->buf, len, on_entry, &c, NULL);
+	if (c.err)
+		return c.err;
+	r = write_list(u, p);
+	if (r)
+		return r;
+	p->refreshed_ns = mono_ns();
+	if (!c.incomplete && p->noted_ns) {
+		u->st.ready_ns_total += p->refreshed_ns - p->noted_ns;
+		u->st.ready_count++;
+		p->noted_ns = 0;
+	}
+	return c.incomplete ? 0 : 1;
+}
+
+static void proc_free(struct unwinder *u, struct proc *p)
+{
+	proc_unuse(p);
+	free(p->maps);
+	free(p);
+	(void)u;
+}
+
+static void queue(struct unwinder *u, struct proc *p)
+{
+	if (p->queued)
+		return;
+	if (array_grow((void **)&u->queue, &u->queue_cap, u->nqueue + 1, sizeof(*u->queue), 64))
+		return; /* no memory: walked by frame pointer */
+	u->queue[u->nqueue++] = p->pid;
+	p->queued = true;
+}
+
+void unwinder__note_pid(struct unwinder *u, uint32_t pid)
+{
+	struct proc *p = proc_find(u, pid);
+
+	if (!u || !pid)
+		return;
+	if (!p) {
+		p = calloc(1, sizeof(*p));
+		if (!p)
+			return;
+		p->pid = pid;
+		p->noted_ns = mono_ns();
+		p->hnext = u->procs[pid & (PROC_SLOTS - 1)];
+		u->procs[pid & (PROC_SLOTS - 1)] = p;
+	}
+	queue(u, p);
+}
+
+void unwinder__refresh_pid(struct unwinder *u, uint32_t pid)
+{
+	struct proc *p = u ? proc_find(u, pid) : NULL;
+
+	if (p && !p->queued && mono_ns() - p->refreshed_ns >= REFRESH_NS)
+		queue(u, p);
+}
+
+void unwinder__forget_pid(struct unwinder *u, uint32_t pid)
+{
+	struct proc **pp, *p;
+
+	if (!u)
+		return;
+	for (pp = &u->procs[pid & (PROC_SLOTS - 1)]; (p = *pp); pp = &p->hnext) {
+		if (p->pid != pid)
+			continue;
+		*pp = p->hnext;
+		if (p->listed) {
+			(void)sampler__unwind_del_proc(u->s, pid);
+			u->st.procs--;
+		}
+		proc_free(u, p);
+		return; /* its queue entry finds no process and is dropped */
+	}
+}
+
+int unwinder__work(struct unwinder *u)
+{
+	uint64_t deadline = mono_ns() + u->o.work_budget_ns;
+	size_t i, keep = 0;
+	struct proc *p;
+	int r;
+
+	for (i = 0; i < u->nqueue; i++) {
+		p = proc_find(u, u->queue[i]);
+		if (!p)
+			continue; /* forgotten meanwhile */
+		r = list_proc(u, p, deadline);
+		if (r == 0 || r == -ENOMEM) {
+			u->queue[keep++] = p->pid; /* tables left: next call */
+			continue;
+		}
+		p->queued = false;
+		if (r < 0 && !p->listed) /* gone or unreadable: nothing to walk with */
+			unwinder__forget_pid(u, p->pid);
+	}
+	u->nqueue = keep;
+	return (int)keep;
+}
+
+void unwinder__stats(const struct unwinder *u, struct unwind_stats *ret)
+{
+	*ret = u->st;
+	ret->rows_capacity = u->capacity;
+	ret->bytes = (uint64_t)u->capacity * 16;
+	ret->procs_pending = u->nqueue;
+}
+
+struct unwinder *unwinder__new(struct sampler *sampler, const struct unwind_opts *o)
+{
+	struct unwind_opts def = UNWIND_OPTS_DEFAULT;
+	struct unwinder *u;
+
+	if (!sampler || !sampler__unwind_capacity(sampler)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	u = calloc(1, sizeof(*u));
+	if (!u) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	u->o = o ? *o : def;
+	snprintf(u->proc_root, sizeof(u->proc_root), "%s",
+		 u->o.proc_root ? u->o.proc_root : "/proc");
+	snprintf(u->debug_dir, sizeof(u->debug_dir), "%s",
+		 u->o.debug_dir ? u->o.debug_dir : "/usr/lib/debug");
+	u->o.proc_root = u->proc_root;
+	u->o.debug_dir = u->debug_dir;
+	u->s = sampler;
+	u->capacity = sampler__unwind_capacity(sampler);
+	u->lru.next = u->lru.prev = &u->lru;
+	if (range_free(u, 0, u->capacity)) {
+		free(u);
+		errno = ENOMEM;
+		return NULL;
+	}
+	build_vdso(u);
+	return u;
+}
+
+void unwinder__free(struct unwinder *u)
+{
+	struct file *f;
+	struct proc *p;
+	size_t i;
+
+	if (!u)
+		return;
+	for (i = 0; i < PROC_SLOTS; i++) {
+		while ((p = u->procs[i])) {
+			u->procs[i] = p->hnext;
+			proc_free(u, p);
+		}
+	}
+	for (i = 0; i < FILE_SLOTS; i++) {
+		while ((f = u->files[i])) {
+			u->files[i] = f->hnext;
+			free(f);
+		}
+	}
+	while (u->lru.next != &u->lru)
+		table_free(u, u->lru.next);
+	free(u->vdso);
+	free(u->free);
+	free(u->queue);
+	free(u->buf);
+	free(u);
+}
