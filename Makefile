@@ -213,12 +213,15 @@ $(OUTPUT)/fuzz/bin/%: $(OUTPUT)/fuzz/tests/fuzz/%.o $(call LIBS_OF,$(OUTPUT)/fuz
 	$(Q)$(CLANG) -fsanitize=fuzzer,address,undefined -o $@ $^ $(ALL_LIBS)
 fuzz-bins: $(FUZZ_BINS)
 
-# Test workloads: frame pointers, no inlining surprises, symbols kept.
+# Test workloads: frame pointers, no inlining surprises, symbols kept; a workload may set its own
+# code generation flags (WORKLOAD_<name>_CFLAGS), e.g. to be built as distributions build.
+WORKLOAD_CFLAGS := -O1 -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fno-optimize-sibling-calls
+WORKLOAD_nofp_CFLAGS := -O2 -fomit-frame-pointer
 $(OUTPUT)/workloads/%: tests/workloads/%.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) -std=gnu11 -g -O1 -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
-		-fno-optimize-sibling-calls -Wall -o $@ $< -lm -lpthread -ldl $(WORKLOAD_$*_LDFLAGS)
+	$(Q)$(CC) -std=gnu11 -g $(or $(WORKLOAD_$*_CFLAGS),$(WORKLOAD_CFLAGS)) -Wall -o $@ $< \
+		-lm -lpthread -ldl $(WORKLOAD_$*_LDFLAGS)
 workloads: $(WORKLOAD_BINS)
 
 # --- tests -----------------------------------------------------------------------------------

@@ -18,7 +18,7 @@
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__type(key, __u32);
-	__type(value, struct ember_unwind_row);
+	__type(value, struct ember_unwind_prow);
 	__uint(max_entries, 1);
 } unwind_rows SEC(".maps");
 
@@ -135,7 +135,7 @@ struct row_search {
 static long row_halve(__u32 i, void *ctx)
 {
 	struct row_search *rs = ctx;
-	const struct ember_unwind_row *r;
+	const struct ember_unwind_prow *r;
 	__u32 half, idx;
 
 	if (rs->n <= 1)
@@ -152,10 +152,11 @@ static long row_halve(__u32 i, void *ctx)
 }
 
 /* The row of @pc (a file address) among rows [start, start + count): NULL when none. */
-static __always_inline const struct ember_unwind_row *find_row(__u32 start, __u32 count, __u32 pc)
+static __always_inline const struct ember_unwind_prow *find_row(__u32 start, __u32 count,
+								__u32 pc)
 {
 	struct row_search rs = { .base = start, .n = count, .pc = pc };
-	const struct ember_unwind_row *r;
+	const struct ember_unwind_prow *r;
 
 	if (!count || start + count > nr_rows || start + count < start)
 		return NULL;
@@ -197,7 +198,9 @@ static long walk_step(__u32 idx, void *ctx)
 {
 	struct walk *w = ctx;
 	const struct ember_unwind_proc *p = w->proc;
-	const struct ember_unwind_row *row = NULL;
+	const struct ember_unwind_prow *row = NULL;
+	__u32 rule, type;
+	__s64 off;
 	__u64 pc, cfa, ra, nbp = w->bp, sp = w->sp;
 	__u32 n = w->st->nr;
 	int m;
@@ -232,21 +235,26 @@ static long walk_step(__u32 idx, void *ctx)
 	if (p->maps[m].row_count && pc - p->maps[m].bias < 0xffffffffULL)
 		row = find_row(p->maps[m].row_start, p->maps[m].row_count,
 			       (__u32)(pc - p->maps[m].bias));
-	if (!row || row->cfa_type == EMBER_CFA_NONE)
+	if (!row)
 		return fp_step(w); /* JIT code, hand-written assembly, a gap in the CFI */
-	switch (row->cfa_type) {
+	rule = row->rule;
+	type = EMBER_PROW_CFA_TYPE(rule);
+	off = (__s64)EMBER_PROW_CFA_OFF(rule) * 8;
+	if (type == EMBER_CFA_NONE)
+		return fp_step(w);
+	switch (type) {
 	case EMBER_CFA_SP:
-		cfa = w->sp + (__s64)row->cfa_off;
+		cfa = w->sp + off;
 		break;
 	case EMBER_CFA_BP:
-		cfa = w->bp + (__s64)row->cfa_off;
+		cfa = w->bp + off;
 		break;
 	case EMBER_CFA_DEREF_BP:
-		if (read_u64(&cfa, w->bp + (__s64)row->cfa_off))
+		if (read_u64(&cfa, w->bp + off))
 			goto trunc;
 		break;
 	case EMBER_CFA_PLT:
-		cfa = w->sp + (__s64)row->cfa_off + ((w->ip & 15) >= (__u64)row->bp_off ? 8 : 0);
+		cfa = w->sp + off + ((w->ip & 15) >= (__u64)EMBER_PROW_BP(rule) ? 8 : 0);
 		break;
 	case EMBER_CFA_SIGNAL:
 		/* the interrupted context, saved by the kernel at rsp */
@@ -267,11 +275,11 @@ static long walk_step(__u32 idx, void *ctx)
 	}
 	if (read_u64(&ra, cfa - 8))
 		goto trunc;
-	if (row->bp_type == EMBER_BP_SAVED) {
-		if (read_u64(&nbp, cfa + (__s64)row->bp_off))
+	if (EMBER_PROW_BP_TYPE(rule) == EMBER_BP_SAVED) {
+		if (read_u64(&nbp, cfa + (__s64)EMBER_PROW_BP(rule) * 8))
 			goto trunc;
-	} else if (row->bp_type == EMBER_BP_AT_RBP) {
-		if (read_u64(&nbp, w->bp + (__s64)row->bp_off))
+	} else if (EMBER_PROW_BP_TYPE(rule) == EMBER_BP_AT_RBP) {
+		if (read_u64(&nbp, w->bp + (__s64)EMBER_PROW_BP(rule) * 8))
 			goto trunc;
 	}
 	/* callers live at higher addresses: a CFA at or below rsp is a loop or garbage */

@@ -42,6 +42,8 @@
 #include "ember/daemon/symbols/kresolve.h"
 #include "ember/daemon/symbols/symbolizer.h"
 #include "ember/daemon/symbols/unwind.h"
+#include <linux/types.h>
+#include "ember/daemon/sample/bpf_shared.h"
 
 #define NSEC NSEC_PER_SEC
 
@@ -61,6 +63,7 @@ struct emberd {
 	struct kresolve *kres;	/* NULL: kernel symbols from /proc/kallsyms */
 	struct strtab *sym_st;	/* the symbolizer's names (main thread only) */
 	struct unwinder *unwind;	/* the BPF walker's tables; NULL: frame pointers only */
+	bool unwind_pending;		/* processes wait for tables: work again soon */
 	struct ingest *ingest;	/* groups -> named stacks, for the store and the captures */
 	struct store_sink *sink;
 	struct sampler_stats last; /* for logging changes of the drop counters */
@@ -199,6 +202,21 @@ static void log_sampler_totals(struct emberd *d)
 		 in.cache_hits + in.cache_misses
 		     ? 100.0 * (double)in.cache_hits / (double)(in.cache_hits + in.cache_misses)
 		     : 0.0);
+	if (d->unwind) {
+		struct unwind_stats us;
+
+		unwinder__stats(d->unwind, &us);
+		log_info("user stacks: %llu by frame pointer (no tables yet), %llu cut short; unwind "
+			 "tables: %llu of %llu rows in %llu files, %llu builds in %.0f ms, %llu "
+			 "evictions, %llu processes listed, %.1f ms to a process's list on average",
+			 (unsigned long long)st.user_fp_walks, (unsigned long long)st.user_truncated,
+			 (unsigned long long)us.rows_used, (unsigned long long)us.rows_capacity,
+			 (unsigned long long)us.tables, (unsigned long long)us.builds,
+			 (double)us.build_ns / 1e6, (unsigned long long)us.evictions,
+			 (unsigned long long)us.procs,
+			 us.ready_count ? (double)us.ready_ns_total / (double)us.ready_count / 1e6
+					: 0.0);
+	}
 }
 
 static void drain(struct emberd *d)
@@ -299,7 +317,7 @@ static void on_tick(struct emberd *d)
 		return;
 	service_watchdog_ping(&d->wd); /* WATCHDOG=1: the loop is alive */
 	if (d->unwind)
-		(void)unwinder__work(d->unwind); /* tables left from new processes */
+		d->unwind_pending = unwinder__work(d->unwind) > 0; /* tables left */
 	drain(d);
 	capture_mgr__tick(d->captures);
 	if (d->http && d->sampler) { /* counters for /api/v1/stats, copied on this thread */
@@ -376,7 +394,7 @@ static void on_ring(struct emberd *d)
 {
 	(void)sampler__poll(d->sampler);
 	if (d->unwind)
-		(void)unwinder__work(d->unwind);
+		d->unwind_pending = unwinder__work(d->unwind) > 0;
 }
 
 static int run(struct emberd *d)
@@ -385,12 +403,16 @@ static int run(struct emberd *d)
 	int n, i;
 
 	while (!d->stop) {
-		n = epoll_wait(d->epfd, evs, 4, -1);
+		/* tables still to build (a budget per call): come back within 5 ms rather than at the
+		 * next tick, so that new processes are walked with them soon */
+		n = epoll_wait(d->epfd, evs, 4, d->unwind_pending ? 5 : -1);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			return log_errno(-errno, "epoll_wait failed");
 		}
+		if (!n && d->unwind)
+			d->unwind_pending = unwinder__work(d->unwind) > 0;
 		for (i = 0; i < n; i++) {
 			if (evs[i].data.fd == d->sfd)
 				on_signal(d);
@@ -445,7 +467,7 @@ static int sampling_setup(struct emberd *d)
 		.counts_map_entries = (uint32_t)d->cfg.counts_map_entries,
 		.tick_ms = (uint32_t)d->cfg.tick_ms,
 		.ringbuf_bytes = (uint32_t)d->cfg.ringbuf_bytes,
-		.unwind_rows = d->cfg.unwind ? (uint32_t)(d->cfg.unwind_memory_bytes / 16) : 0,
+		.unwind_rows = d->cfg.unwind ? (uint32_t)(d->cfg.unwind_memory_bytes / sizeof(struct ember_unwind_prow)) : 0,
 		.unwind_procs = (uint32_t)d->cfg.unwind_procs,
 	};
 	struct symbolizer_opts yo = SYMBOLIZER_OPTS_DEFAULT;

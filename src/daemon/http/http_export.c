@@ -224,6 +224,8 @@ void ember_metrics_unwind(struct metrics *m, const struct unwind_stats *st)
 	     (double)st->build_shared);
 	set1(m, "ember_unwind_events_total", METRIC_COUNTER, "event", "eviction",
 	     (double)st->evictions);
+	set1(m, "ember_unwind_events_total", METRIC_COUNTER, "event", "refused",
+	     (double)st->refused);
 	set1(m, "ember_unwind_events_total", METRIC_COUNTER, "event", "too_big",
 	     (double)st->too_big);
 	set1(m, "ember_unwind_events_total", METRIC_COUNTER, "event", "process_dropped",

@@ -86,14 +86,16 @@ static void stats_hook(struct sbuf *j, void *ctx)
 			  "\"unwind\": {\"rows_capacity\": %llu, \"rows_used\": %llu, \"bytes\": %llu, "
 			  "\"tables\": %llu, \"tables_empty\": %llu, \"builds\": %llu, "
 			  "\"build_ms_total\": %.1f, \"build_failures\": %llu, \"build_shared\": %llu, "
-			  "\"evictions\": %llu, \"too_big\": %llu, \"procs\": %llu, "
+			  "\"evictions\": %llu, \"refused\": %llu, \"too_big\": %llu, \"procs\": %llu, "
 			  "\"procs_pending\": %llu, \"procs_dropped\": %llu, \"lists\": %llu, "
-			  "\"maps_overflow\": %llu, \"maps_errors\": %llu, \"ready_ms_avg\": %.2f}, ",
+			  "\"maps_overflow\": %llu, \"maps_errors\": %llu, \"rows_lossy\": %llu, "
+			  "\"ready_ms_avg\": %.2f}, ",
 			  U(w->rows_capacity), U(w->rows_used), U(w->bytes), U(w->tables),
 			  U(w->tables_empty), U(w->builds), (double)w->build_ns / 1e6,
-			  U(w->build_failures), U(w->build_shared), U(w->evictions), U(w->too_big),
+			  U(w->build_failures), U(w->build_shared), U(w->evictions), U(w->refused),
+			  U(w->too_big),
 			  U(w->procs), U(w->procs_pending), U(w->procs_dropped), U(w->lists),
-			  U(w->maps_overflow), U(w->maps_errors),
+			  U(w->maps_overflow), U(w->maps_errors), U(w->rows_lossy),
 			  w->ready_count ? (double)w->ready_ns_total / (double)w->ready_count / 1e6
 					 : 0.0);
 }

@@ -18,6 +18,7 @@
 #include "ember/core/base/strtab.h"
 #include "ember/daemon/ingest/ingest.h"
 #include "ember/daemon/symbols/symbolizer.h"
+#include "ember/daemon/symbols/unwind.h"
 #include "ember/core/base/clock.h"
 
 #define NSEC 1000000000LL
@@ -112,6 +113,7 @@ static void on_new_pid(uint32_t pid, void *ctx)
 	struct capture_mgr *m = ctx;
 
 	symbolizer__note_pid(m->sym, pid);
+	unwinder__note_pid(ingest__unwinder(m->in), pid); /* the tables its walk reads */
 }
 
 static void ent_fail(struct cap_ent *e, int err, const char *what)

@@ -105,6 +105,11 @@ void ingest__set_unwinder(struct ingest *in, struct unwinder *u)
 	in->unwind = u;
 }
 
+struct unwinder *ingest__unwinder(const struct ingest *in)
+{
+	return in->unwind;
+}
+
 const struct strtab *ingest__names(const struct ingest *in)
 {
 	return in->names;
@@ -308,6 +313,8 @@ int ingest__group(struct ingest *in, const struct sampler_group *g, ingest_sink_
 	int r;
 
 	in->st.groups++;
+	if (g->user_ips)
+		unwinder__sampled(in->unwind, g->pid); /* its tables stay while it runs */
 	if ((in->comms[0] || in->cgroups[0]) && ingest__excluded(in, g->pid, g->comm)) {
 		__atomic_fetch_add(&in->filtered, total, __ATOMIC_RELAXED);
 		return 0;

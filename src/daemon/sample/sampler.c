@@ -75,7 +75,7 @@ struct sampler {
 	void *exit_ctx;
 	struct bpf_link *exit_link;	/* sched_process_exit; NULL: not attached */
 	int run_stats_fd;		/* bpf_enable_stats(): run time counted while open; -1 */
-	struct ember_unwind_row *rows;	/* the unwind_rows array, mapped (NULL: a capture's) */
+	struct ember_unwind_prow *rows;	/* the unwind_rows array, mapped (NULL: a capture's) */
 	size_t rows_bytes;
 
 	struct sampler_stats st;
@@ -515,8 +515,7 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 		goto err_out;
 	}
 	if (!o->unwind_from && o->unwind_rows) {
-		/* an array's elements are 8-byte aligned: 16 bytes per 12-byte row */
-		s->rows_bytes = (size_t)o->unwind_rows * 16;
+		s->rows_bytes = (size_t)o->unwind_rows * sizeof(struct ember_unwind_prow);
 		s->rows = mmap(NULL, s->rows_bytes, PROT_READ | PROT_WRITE, MAP_SHARED,
 			       bpf_map__fd(s->skel->maps.unwind_rows), 0);
 		if (s->rows == MAP_FAILED) {
@@ -1124,16 +1123,12 @@ uint32_t sampler__unwind_capacity(const struct sampler *s)
 	return s->rows ? s->o.unwind_rows : 0;
 }
 
-int sampler__unwind_write_rows(struct sampler *s, uint32_t start, const struct ember_unwind_row *r,
-			       size_t n)
+int sampler__unwind_write_rows(struct sampler *s, uint32_t start,
+			       const struct ember_unwind_prow *r, size_t n)
 {
-	char *base = (char *)s->rows;
-	size_t i;
-
 	if (!s->rows || start > s->o.unwind_rows || n > s->o.unwind_rows - start)
 		return -EINVAL;
-	for (i = 0; i < n; i++)
-		memcpy(base + ((size_t)start + i) * 16, &r[i], sizeof(*r));
+	memcpy(s->rows + start, r, n * sizeof(*r));
 	return 0;
 }
 

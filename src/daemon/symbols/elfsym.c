@@ -216,7 +216,8 @@ static int underscores(const char *s)
 /*
  * Order of the names of one address, the one kept first: perf's choice among aliases
  * (choose_best_symbol in tools/perf/util/symbol.c), so that stacks read as perf's do and compare
- * with them by name. Sized first; then any binding but weak, global before the others (libc's
+ * with them by name. Sized first; unversioned names (no '@') before versioned ones, as perf shows
+ * them; then any binding but weak, global before the others (libc's
  * local __GI___libc_write over its weak write and __write); fewer leading underscores; the longer
  * name; then the order read, as perf keeps the first of its table (@ctx: the names).
  */
@@ -229,6 +230,12 @@ static int cmp_esym_tie(const void *pa, const void *pb, void *ctx)
 
 	if (a->sized != b->sized)
 		return (a->sized < b->sized) - (a->sized > b->sized); /* sized first */
+	/* a versioned name of the symbol table (glibc's __libc_start_main@@GLIBC_2.34) after the
+	 * plain ones: perf shows __libc_start_main_impl there */
+	x = strchr(na, '@') != NULL;
+	y = strchr(nb, '@') != NULL;
+	if (x != y)
+		return (x > y) - (x < y);
 	x = rank_bind(a->bind);
 	y = rank_bind(b->bind);
 	if (x != y)

@@ -29,6 +29,9 @@
 #define REFRESH_NS	NSEC_PER_SEC
 #define FAIL_RETRY_NS	(60 * NSEC_PER_SEC) /* a file that failed is tried again after this */
 #define MAPS_MAX_BYTES	(8u << 20)
+/* A table a process sampled this recently uses is not evicted for another: the new one is not
+ * built (frame pointers there, counted as refused) rather than two tables chase each other. */
+#define HOT_NS		(30 * NSEC_PER_SEC)
 
 /* A PT_LOAD segment: file offset -> ELF virtual address. */
 struct seg {
@@ -45,6 +48,7 @@ struct table {
 	unsigned int nsegs;
 	unsigned int files;		/* file entries naming it */
 	unsigned int users;		/* listed process mappings using it */
+	uint64_t hot_ns;		/* a process using it was sampled then (CLOCK_MONOTONIC) */
 };
 
 /* A file as /proc/PID/maps names it: (device, inode). */
@@ -67,6 +71,7 @@ struct proc {
 	bool listed;			/* its list is in the BPF map */
 	uint64_t noted_ns;		/* first note, for the time to a list */
 	uint64_t refreshed_ns;
+	uint64_t sampled_ns;		/* last unwinder__sampled(), to 1 s */
 	struct umap *maps;
 	size_t n, cap;
 };
@@ -88,6 +93,8 @@ struct unwinder {
 	size_t nfree, free_cap;
 	uint32_t *queue;		/* pids to list */
 	size_t nqueue, queue_cap;
+	struct ember_unwind_prow *packed; /* scratch: a table's rows as the array holds them */
+	size_t packed_cap;
 	char *buf;			/* /proc/PID/maps text */
 	size_t buf_cap;
 	struct ember_unwind_proc list;	/* scratch: the list being written */
@@ -260,9 +267,13 @@ static void table_evict(struct unwinder *u, struct table *t)
 	table_free(u, t);
 }
 
-/* Room for @len rows, evicting the least recently used tables (unused ones first). */
+/*
+ * Room for @len rows, evicting tables no listed process uses (least recently used first), then
+ * tables whose processes were not sampled for HOT_NS; -ENOSPC when only hot tables are left.
+ */
 static int make_room(struct unwinder *u, uint32_t len, uint32_t *ret)
 {
+	uint64_t now = mono_ns();
 	struct table *t, *victim;
 
 	if (len > u->capacity)
@@ -275,12 +286,13 @@ static int make_room(struct unwinder *u, uint32_t len, uint32_t *ret)
 				break;
 			}
 		}
-		if (!victim)
-			for (t = u->lru.prev; t != &u->lru && !victim; t = t->prev)
-				if (t->row_count)
-					victim = t;
-		if (!victim)
-			return -ENOSPC; /* fragmented beyond what evicting everything frees */
+		for (t = u->lru.prev; t != &u->lru && !victim; t = t->prev)
+			if (t->row_count && now - t->hot_ns >= HOT_NS)
+				victim = t;
+		if (!victim) {
+			u->st.refused++;
+			return -ENOSPC; /* every table left is in use: this one waits */
+		}
 		table_evict(u, victim);
 	}
 	return 0;
@@ -300,6 +312,32 @@ static void read_segs(Elf *elf, struct table *t)
 		t->segs[t->nsegs++] = (struct seg){ .off = ph.p_offset, .vaddr = ph.p_vaddr,
 						    .filesz = ph.p_filesz };
 	}
+}
+
+/* The 8-byte form of @r (bpf_shared.h); a rule it cannot hold becomes EMBER_CFA_NONE. */
+static struct ember_unwind_prow pack_row(const struct ember_unwind_row *r, uint64_t *ret_lossy)
+{
+	struct ember_unwind_prow p = { .pc = r->pc, .rule = EMBER_CFA_NONE };
+	int32_t cfa = r->cfa_off, bp = r->bp_off;
+	uint32_t type = r->cfa_type, bpt = r->bp_type;
+
+	if (type == EMBER_CFA_NONE || type == EMBER_CFA_SIGNAL || type == EMBER_CFA_END)
+		cfa = 0, bp = 0, bpt = EMBER_BP_SAME;
+	if (type == EMBER_CFA_PLT) {
+		bpt = EMBER_BP_SAME; /* bp holds the threshold, not scaled */
+	} else if (bpt != EMBER_BP_SAME) {
+		if (bp % 8) {
+			++*ret_lossy;
+			return p;
+		}
+		bp /= 8;
+	}
+	if (cfa % 8 || cfa / 8 > 32767 || cfa / 8 < -32768 || bp > 1023 || bp < -1024) {
+		++*ret_lossy;
+		return p;
+	}
+	p.rule = type | bpt << 3 | ((uint32_t)bp & 0x7ff) << 5 | (uint32_t)(cfa / 8) << 16;
+	return p;
 }
 
 /* Compiles @ct into the array as a new table (most recent). NULL + errno. */
@@ -326,7 +364,15 @@ static struct table *table_from_cfi(struct unwinder *u, struct cfi_table *ct, El
 			errno = -err;
 			return NULL;
 		}
-		(void)sampler__unwind_write_rows(u->s, start, rows, n);
+		if (array_grow((void **)&u->packed, &u->packed_cap, n, sizeof(*u->packed), 4096)) {
+			(void)range_free(u, start, (uint32_t)n);
+			free(t);
+			errno = ENOMEM;
+			return NULL;
+		}
+		for (size_t i = 0; i < n; i++)
+			u->packed[i] = pack_row(&rows[i], &u->st.rows_lossy);
+		(void)sampler__unwind_write_rows(u->s, start, u->packed, n);
 		t->row_start = start;
 		t->row_count = (uint32_t)n;
 		u->st.rows_used += n;
@@ -614,6 +660,7 @@ static int on_entry(const struct procmaps_entry *e, void *ctx)
 					 .t = t };
 	if (t) {
 		t->users++;
+		t->hot_ns = mono_ns(); /* listed now: its first samples come */
 		lru_touch(u, t);
 	}
 	return 0;
@@ -691,6 +738,23 @@ void unwinder__refresh_pid(struct unwinder *u, uint32_t pid)
 		queue(u, p);
 }
 
+void unwinder__sampled(struct unwinder *u, uint32_t pid)
+{
+	struct proc *p = u ? proc_find(u, pid) : NULL;
+	uint64_t now;
+	size_t i;
+
+	if (!p)
+		return;
+	now = mono_ns();
+	if (now - p->sampled_ns < NSEC_PER_SEC)
+		return;
+	p->sampled_ns = now;
+	for (i = 0; i < p->n; i++)
+		if (p->maps[i].t)
+			p->maps[i].t->hot_ns = now;
+}
+
 void unwinder__forget_pid(struct unwinder *u, uint32_t pid)
 {
 	struct proc **pp, *p;
@@ -738,7 +802,7 @@ void unwinder__stats(const struct unwinder *u, struct unwind_stats *ret)
 {
 	*ret = u->st;
 	ret->rows_capacity = u->capacity;
-	ret->bytes = (uint64_t)u->capacity * 16;
+	ret->bytes = (uint64_t)u->capacity * sizeof(struct ember_unwind_prow);
 	ret->procs_pending = u->nqueue;
 }
 
@@ -801,5 +865,6 @@ void unwinder__free(struct unwinder *u)
 	free(u->free);
 	free(u->queue);
 	free(u->buf);
+	free(u->packed);
 	free(u);
 }

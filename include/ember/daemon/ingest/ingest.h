@@ -77,6 +77,8 @@ int ingest__set_filter(struct ingest *in, const char *exclude_comms, const char 
  * process's mappings again. Borrowed. */
 struct unwinder;
 void ingest__set_unwinder(struct ingest *in, struct unwinder *u);
+/* The unwind tables set, or NULL. Borrowed. */
+struct unwinder *ingest__unwinder(const struct ingest *in);
 
 /* True when [filter] excludes the samples of @pid with @comm (not counted). */
 bool ingest__excluded(struct ingest *in, uint32_t pid, const char *comm);

@@ -115,6 +115,22 @@ struct ember_unwind_row {
 #define EMBER_BP_SAVED	1 /* the caller's rbp is at CFA + bp_off */
 #define EMBER_BP_AT_RBP 2 /* the caller's rbp is at rbp + bp_off (gcc's DRAP functions) */
 
+/*
+ * The row as the BPF array holds it: 8 bytes (an array element is 8-byte aligned, so the 12-byte
+ * row would take 16). rule: bits 0-2 cfa_type, 3-4 bp_type, 5-15 bp (11 bits, signed: bp_off / 8
+ * for EMBER_BP_SAVED/AT_RBP, the threshold itself for EMBER_CFA_PLT), 16-31 cfa_off / 8 (16 bits,
+ * signed: +-256 KiB). A row these cannot hold is written as EMBER_CFA_NONE (frame pointer there).
+ */
+struct ember_unwind_prow {
+	__u32 pc;
+	__u32 rule;
+};
+
+#define EMBER_PROW_CFA_TYPE(r) ((r) & 7)
+#define EMBER_PROW_BP_TYPE(r)  (((r) >> 3) & 3)
+#define EMBER_PROW_BP(r)       ((__s32)((r) << 16) >> 21)
+#define EMBER_PROW_CFA_OFF(r)  ((__s32)(r) >> 16)
+
 /* An executable mapping of a process: [start, end), its rows [row_start, +row_count) (0 rows:
  * frame pointers here, e.g. JIT code), file address = ip - bias. 32 bytes. */
 struct ember_unwind_map {

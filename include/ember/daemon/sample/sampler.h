@@ -151,12 +151,12 @@ void sampler__stats(struct sampler *s, struct sampler_stats *ret);
  * executable mappings per process. Main thread. The capacity is 0 without tables (a capture's
  * sampler, which reads the daemon's, or unwind_rows 0).
  */
-struct ember_unwind_row;
+struct ember_unwind_prow;
 struct ember_unwind_proc;
 uint32_t sampler__unwind_capacity(const struct sampler *s);
-/* Copies @n rows to [@start, @start + @n) of the array. 0 or -EINVAL (out of the array). */
-int sampler__unwind_write_rows(struct sampler *s, uint32_t start, const struct ember_unwind_row *r,
-			       size_t n);
+/* Copies @n packed rows to [@start, @start + @n) of the array. 0 or -EINVAL (out of it). */
+int sampler__unwind_write_rows(struct sampler *s, uint32_t start,
+			       const struct ember_unwind_prow *r, size_t n);
 /* Sets (or replaces) @pid's list; 0 or -errno (-E2BIG: unwind_procs are all taken). */
 int sampler__unwind_set_proc(struct sampler *s, uint32_t pid, const struct ember_unwind_proc *p);
 /* Removes @pid's list: its stacks are walked by frame pointer. 0 or -ENOENT. */

@@ -67,7 +67,7 @@ struct ember_config {
 	bool addr_offsets;		/* unresolved frames as "file+0xoff"; default false */
 	uint64_t max_elfs;		/* ELF images with cached symbols; 16..65536, default 512 */
 	bool unwind;			/* user stacks walked with CFI tables; default yes */
-	uint64_t unwind_memory_bytes;	/* the tables' rows array (16 B a row); 1M..4G, default 16M */
+	uint64_t unwind_memory_bytes;	/* the tables' rows array (8 B a row); 1M..4G, default 16M */
 	uint64_t unwind_procs;		/* processes listed for the walker; 16..1M, default 4096 */
 	uint64_t max_perfmap_bytes;	/* larger perf maps are skipped; 1M..4G, default 64M */
 

@@ -5,8 +5,9 @@
  * list of its executable mappings, each with the range of rows of its file in the shared rows
  * array; a file's rows are compiled from its CFI (cfi.h) once, keyed by device and inode (and
  * shared by build-id across mounts: a container's libc is the host's when they are the same
- * file), and evicted least recently used when the array is full (the processes using them are
- * listed again, walked by frame pointer there). Anonymous executable mappings (JIT code) and
+ * file). When the array is full, tables no process uses go first (least recently used), then
+ * tables of processes not sampled for 30 s (those are listed again, frame pointers there); a
+ * table whose room would take a table in use is not built (counted as refused). Anonymous executable mappings (JIT code) and
  * files without CFI are listed with no rows: frame pointers. The vDSO's rows come from this
  * process's own vDSO (the kernel's image is the same for every process).
  *
@@ -38,7 +39,8 @@ struct unwind_opts {
 struct unwind_stats {
 	uint64_t rows_capacity;		/* gauge: rows the array holds */
 	uint64_t rows_used;		/* gauge: rows of the tables held */
-	uint64_t bytes;			/* gauge: kernel memory of the rows array (16 B a row) */
+	uint64_t bytes;			/* gauge: kernel memory of the rows array (8 B a row) */
+	uint64_t rows_lossy;		/* rows the 8-byte form cannot hold: frame pointers there */
 	uint64_t tables;		/* gauge: files with rows */
 	uint64_t tables_empty;		/* gauge: files without CFI (frame pointers there) */
 	uint64_t builds;		/* tables compiled */
@@ -46,6 +48,7 @@ struct unwind_stats {
 	uint64_t build_failures;	/* files that could not be read or have no CFI */
 	uint64_t build_shared;		/* a file found by build-id under another device/inode */
 	uint64_t evictions;		/* tables evicted for room */
+	uint64_t refused;		/* tables not built: no room but tables in use (30 s) */
 	uint64_t too_big;		/* tables larger than the whole array: not held */
 	uint64_t procs;			/* gauge: processes listed */
 	uint64_t procs_pending;		/* gauge: processes waiting for their tables */
@@ -74,6 +77,9 @@ void unwinder__note_pid(struct unwinder *u, uint32_t pid);
  * again, at most once a second per process.
  */
 void unwinder__refresh_pid(struct unwinder *u, uint32_t pid);
+/* Its samples are being stored (ingest, per group): the tables it uses are hot, not evicted for
+ * others while it runs. Cheap: at most once a second per process does anything. */
+void unwinder__sampled(struct unwinder *u, uint32_t pid);
 /* exec or exit: its list goes (its next sample after an exec notes it again). */
 void unwinder__forget_pid(struct unwinder *u, uint32_t pid);
 
