@@ -1,24 +1,118 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Dependencies point one way (docs/architecture.md): core includes only core and libc, never a
-# third-party header; analysis adds GSL; the CLI never includes daemon headers or libbpf/libdw/MHD.
+# Dependencies point one way (docs/architecture.md), as rules on folders, so that a new file is
+# covered by where it lives:
+#
+#   core:   src/core/<part>/ and include/ember/core/<part>/, parts in the order
+#           base < model < formats < render < analysis: a part includes core headers of its own
+#           part and of the parts before it, never a daemon header; libc only, but for the
+#           files named in CORE_THIRD_PARTY (a library of their own each) and private headers of
+#           the same folder ("x_internal.h", "x_priv.h").
+#   daemon: src/daemon/<stage>/ and include/ember/daemon/<stage>/, stages in the order
+#           service < sample < symbols < ingest < store < http: a stage includes core, its own
+#           stage and the stages before it, never a later one. Only src/daemon/main.c wires them
+#           all.
+#   cli:    src/cli/ includes core headers, never a daemon header, nor libbpf, libdw, libelf or
+#           libmicrohttpd.
+#   bpf:    bpf/ includes no ember header but include/ember/daemon/sample/bpf_shared.h.
+#
+# Exit 0 with "layering: ok", or 1 with one line per broken rule. ROOT=dir checks another tree.
 set -u
-cd "$(dirname "$0")/.."
+cd "${ROOT:-$(dirname "$0")/..}" || exit 2
 rc=0
 bad() { echo "layering: $*"; rc=1; }
-for f in src/core/*.c; do
-	[ -f "$f" ] || continue
-	grep -nE '#include [<"](bpf/|elfutils/|libelf|gelf|microhttpd|gsl/|zlib|ember/(sampler|symbolizer|store|http|config|ksyms|procmaps|perfmap|elfsym|hotelling))' "$f" |
-		while read -r l; do bad "$f: core must stay libc-only: $l"; done
+
+CORE_PARTS=(base model formats render analysis)
+STAGES=(service sample symbols ingest store http)
+# core files that may use one third-party library (the pattern of its headers)
+declare -A CORE_THIRD_PARTY=(
+	[src/core/base/regex.c]='pcre2\.h'
+	[src/core/formats/pprof.c]='zlib\.h|gen/profile\.pb-c\.h'
+	[src/core/analysis/hotelling.c]='gsl/'
+)
+# libc and the kernel's UAPI: what "libc only" allows
+LIBC='assert|ctype|errno|fcntl|float|inttypes|limits|locale|math|pthread|regex|signal|stdalign|stdarg|stdatomic|stdbool|stddef|stdint|stdio|stdlib|string|strings|time|unistd|fnmatch|search|endian|byteswap|malloc|poll|dirent|sys/[a-z_]+|linux/types'
+
+index_of() { # NAME LIST...: position of NAME in LIST, -1 if absent
+	local n=$1 i=0 x
+	shift
+	for x; do [ "$x" = "$n" ] && { echo $i; return; }; i=$((i + 1)); done
+	echo -1
+}
+
+# includes FILE: one "LINE<TAB>WHAT" per #include line
+includes() { grep -n '^[[:space:]]*#[[:space:]]*include' "$1" | sed -E 's/^([0-9]+):[[:space:]]*#[[:space:]]*include[[:space:]]*/\1\t/'; }
+
+check_core() { # FILE PART
+	local f=$1 part=$2 me line what p idx third=${CORE_THIRD_PARTY[$1]:-}
+	me=$(index_of "$part" "${CORE_PARTS[@]}")
+	[ "$me" -ge 0 ] || { bad "$f: '$part' is not a core part (${CORE_PARTS[*]})"; return; }
+	while IFS=$'\t' read -r line what; do
+		case $what in
+		'"ember/core/'*)
+			p=${what#\"ember/core/}
+			p=${p%%/*}
+			idx=$(index_of "$p" "${CORE_PARTS[@]}")
+			[ "$idx" -ge 0 ] && [ "$idx" -le "$me" ] ||
+				bad "$f:$line: core/$part includes $what, a later core part"
+			;;
+		'"ember/'*) bad "$f:$line: core includes $what: core never includes the daemon" ;;
+		'"'*_internal.h'"' | '"'*_priv.h'"') ;;
+		*)
+			if [ -n "$third" ] && echo "$what" | grep -qE "$third"; then
+				continue
+			fi
+			echo "$what" | grep -qE "^<($LIBC)\\.h>$" ||
+				bad "$f:$line: core must stay on libc: $what"
+			;;
+		esac
+	done < <(includes "$f")
+}
+
+check_daemon() { # FILE STAGE
+	local f=$1 st=$2 me line what s idx
+	me=$(index_of "$st" "${STAGES[@]}")
+	[ "$me" -ge 0 ] || { bad "$f: '$st' is not a daemon stage (${STAGES[*]})"; return; }
+	while IFS=$'\t' read -r line what; do
+		case $what in
+		'"ember/daemon/'*)
+			s=${what#\"ember/daemon/}
+			s=${s%%/*}
+			idx=$(index_of "$s" "${STAGES[@]}")
+			[ "$idx" -ge 0 ] && [ "$idx" -le "$me" ] ||
+				bad "$f:$line: $st includes $what, a later stage (${STAGES[*]})"
+			;;
+		'"../'*) bad "$f:$line: $what reaches into another folder" ;;
+		esac
+	done < <(includes "$f")
+}
+
+for f in $(find src/core include/ember/core -name '*.[ch]' | sort); do
+	part=$(echo "$f" | sed -E 's#^(src|include/ember)/core/([^/]+)/.*#\2#')
+	[ "$part" = "$f" ] && { bad "$f: core files live in a part's folder"; continue; }
+	check_core "$f" "$part"
 done
-for f in src/cli/*.c src/cli/*.h; do
-	[ -f "$f" ] || continue
-	grep -nE '#include [<"](bpf/|elfutils/|libelf|microhttpd|ember/(sampler|symbolizer|store|http|ksyms|procmaps|perfmap|elfsym))' "$f" |
-		while read -r l; do bad "$f: the CLI must not use daemon code: $l"; done
+for f in $(find src/daemon include/ember/daemon -name '*.[ch]' ! -path src/daemon/main.c | sort); do
+	st=$(echo "$f" | sed -E 's#^(src|include/ember)/daemon/([^/]+)/.*#\2#')
+	[ "$st" = "$f" ] && { bad "$f: daemon files live in a stage's folder"; continue; }
+	check_daemon "$f" "$st"
 done
-# grep inside a pipeline runs in a subshell: recount
-out=$(for f in src/core/*.c; do grep -lE '#include [<"](bpf/|elfutils/|libelf|gelf|microhttpd|gsl/|zlib)' "$f"; done 2>/dev/null
-      for f in src/cli/*.c src/cli/*.h; do grep -lE '#include [<"](bpf/|elfutils/|libelf|microhttpd)' "$f"; done 2>/dev/null)
-[ -z "$out" ] || rc=1
+for f in $(find src/cli -name '*.[ch]' | sort); do
+	while IFS=$'\t' read -r line what; do
+		case $what in
+		'"ember/daemon/'*) bad "$f:$line: the CLI includes $what: never a daemon header" ;;
+		'<bpf/'* | '<elfutils/'* | '<libelf.h>' | '<gelf.h>' | '<microhttpd.h>')
+			bad "$f:$line: the CLI includes $what: daemon libraries" ;;
+		esac
+	done < <(includes "$f")
+done
+for f in $(find bpf -name '*.[ch]' | sort); do
+	while IFS=$'\t' read -r line what; do
+		case $what in
+		'"ember/daemon/sample/bpf_shared.h"') ;;
+		'"ember/'*) bad "$f:$line: BPF includes $what: only bpf_shared.h is shared" ;;
+		esac
+	done < <(includes "$f")
+done
 [ $rc -eq 0 ] && echo "layering: ok"
 exit $rc
