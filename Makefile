@@ -230,7 +230,7 @@ TEST_ENV := OUTPUT=$(OUTPUT) SRCDIR=$(SRCDIR) SHARED=$(SHARED) EMBER=$(EMBER) EM
 
 test: deps
 	$(Q)$(MAKE) -s -j$(shell nproc) --no-print-directory all $(UNIT_BINS) $(ASAN_UNIT_BINS) fuzz-bins asan-bins
-	$(Q)$(TEST_ENV) tests/run.sh all
+	$(Q)$(TEST_ENV) tests/run.sh $(or $(T),all)
 
 check: all $(UNIT_BINS) $(ASAN_UNIT_BINS)
 	$(Q)$(TEST_ENV) tests/run.sh unit golden

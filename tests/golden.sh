@@ -4,11 +4,20 @@
 # <case>.in and @DATA@ is "." so that outputs never hold absolute paths), run `ember ARGS` and diff its stdout with
 # tests/data/<case>.expected (and its exit status with <case>.status, default 0).
 # --regen rewrites the .expected files; review that diff before committing.
+# usage: tests/golden.sh [--regen] [CASE...]   (CASE: a name in tests/data, without .args; a shell
+# pattern works too: 'merge-*')
 . "$(dirname "$0")/lib.sh"
 regen=0
-[ "${1:-}" = --regen ] && regen=1
+[ "${1:-}" = --regen ] && { regen=1; shift; }
 cd "$SRCDIR/tests/data" || exit 1
-for args in *.args; do
+cases=()
+for c in "$@"; do
+	for a in $c.args; do
+		[ -f "$a" ] && cases+=("$a") || { not_ok "no golden case '$c' in tests/data"; }
+	done
+done
+[ $# -eq 0 ] && cases=(*.args)
+for args in "${cases[@]}"; do
 	[ -f "$args" ] || continue
 	c=${args%.args}
 	line=$(head -n 1 "$args")

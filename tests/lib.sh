@@ -86,6 +86,30 @@ skip_all() {
 free_port() {
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }
+# wait_http URL [TRIES] [PID]: waits up to TRIES x 0.1 s (default 200) for URL to answer 2xx;
+# 1 if it does not, or as soon as process PID (when given) is gone
+wait_http() {
+	local url=$1 tries=${2:-200} pid=${3:-}
+	for _ in $(seq "$tries"); do
+		curl -sf -m 1 -o /dev/null "$url" 2>/dev/null && return 0
+		[ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null && return 1
+		sleep 0.1
+	done
+	return 1
+}
+# emberd_serve [ARG...]: a live emberd with ARGs on a free loopback port (PORT, URL and EPID set,
+# its pid in PIDS for stop_all, its log in $TMP/emberd.log); 1 if /healthz does not answer within
+# 20 s (its log is then shown)
+emberd_serve() {
+	PORT=$(free_port)
+	URL=http://127.0.0.1:$PORT
+	"$EMBERD" --listen "127.0.0.1:$PORT" "$@" >"$TMP/emberd.log" 2>&1 &
+	EPID=$!
+	PIDS+=($EPID)
+	wait_http "$URL/healthz" 200 "$EPID" && return 0
+	sed 's/^/# /' "$TMP/emberd.log"
+	return 1
+}
 # replay_start FILE [ARG...]: emberd --replay FILE [ARG...] on a free loopback port (PORT and URL
 # set, its pid in PIDS for stop_all, its log in $TMP/emberd.log); 1 if /healthz does not answer
 # within 10 s
@@ -95,9 +119,9 @@ replay_start() {
 	PORT=$(free_port)
 	URL=http://127.0.0.1:$PORT
 	"$EMBERD" --listen "127.0.0.1:$PORT" "$@" --replay "$f" >"$TMP/emberd.log" 2>&1 &
-	PIDS+=($!)
-	for _ in $(seq 100); do curl -sf "$URL/healthz" >/dev/null 2>&1 && return 0; sleep 0.1; done
-	return 1
+	EPID=$!
+	PIDS+=($EPID)
+	wait_http "$URL/healthz" 100 "$EPID"
 }
 done_testing() { [ "$T_FAILS" -eq 0 ]; exit $?; }
 # require_browser: node, playwright-core (make deps) and chromium must be there; otherwise skip

@@ -7,7 +7,10 @@
 # prints no such line counts as one test: exit 0 passed, 77 skipped, anything else failed; a
 # program that fails after printing results adds one failure for the exit status.
 #
-# Usage: tests/run.sh [all|unit|golden|fuzz-seeds|cli|integration|browser ...]
+# Usage: tests/run.sh [all|layering|unit|golden|fuzz-seeds|cli|integration|browser ...] [NAME...]
+#   A suite runs all its tests; a NAME runs one test: "integration/test_unwind" (or just
+#   "test_unwind", looked up in every suite), "unit/test_store" (plain and sanitized builds),
+#   "golden/merge-grep-ere" (one case of tests/data). Shell patterns work: 'unit/test_s*'.
 set -u
 : "${OUTPUT:?}" "${SRCDIR:?}"
 cd "$SRCDIR"
@@ -64,6 +67,35 @@ suite_golden() {
 	run_one golden tests/golden.sh
 }
 
+suite_layering() {
+	run_one layering scripts/check-layering.sh
+}
+
+# One test by name (see Usage); 0 if something matched.
+run_named() {
+	local n=$1 t hit=1 s
+	case $n in
+	golden/*) run_one "$n" tests/golden.sh "${n#golden/}"; return 0 ;;
+	unit/* | asan/*) n=${n#*/} ;;
+	esac
+	for t in "$OUTPUT"/obj/tests/unit/${n#unit/} "$OUTPUT"/asan/tests/unit/${n#unit/}; do
+		[ -x "$t" ] && [ "${t%.o}" = "$t" ] || continue
+		s=unit
+		case $t in "$OUTPUT"/asan/*) s=asan ;; esac
+		CMOCKA_MESSAGE_OUTPUT=TAP ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+			UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+			run_one "$s/$(basename "$t")" "$t"
+		hit=0
+	done
+	for t in tests/cli/${n#*/}.sh tests/integration/${n#*/}.sh tests/browser/${n#*/}.sh; do
+		[ -f "$t" ] || continue
+		s=${t#tests/}
+		run_one "${s%.sh}" bash "$t"
+		hit=0
+	done
+	return $hit
+}
+
 # Replays each fuzz target over its seed corpus: no mutation, just the regression inputs.
 suite_fuzz_seeds() {
 	local f name
@@ -84,14 +116,15 @@ suite_scripts() { # folder
 
 suites=("$@")
 [ ${#suites[@]} -eq 0 ] || [ "${suites[0]}" = all ] &&
-	suites=(unit golden fuzz-seeds cli integration browser)
+	suites=(layering unit golden fuzz-seeds cli integration browser)
 for s in "${suites[@]}"; do
 	case $s in
+	layering) suite_layering ;;
 	unit) suite_unit ;;
 	golden) suite_golden ;;
 	fuzz-seeds) suite_fuzz_seeds ;;
 	cli|integration|browser) suite_scripts "$s" ;;
-	*) echo "unknown suite '$s'" >&2; exit 2 ;;
+	*) run_named "$s" || { echo "no suite or test named '$s'" >&2; exit 2; } ;;
 	esac
 done
 echo

@@ -5,20 +5,8 @@
 # exit 0 within 2 s, no sanitizer report in the log (a kill -9 if it hangs).
 
 emberd_start() {
-	local up=0
-	PORT=$(free_port)
-	URL=http://127.0.0.1:$PORT
-	"$EMBERD" --listen "127.0.0.1:$PORT" "$@" >"$TMP/emberd.log" 2>&1 &
-	EPID=$!
-	PIDS+=($EPID)
-	for _ in $(seq 300); do
-		curl -sf -m 1 "$URL/healthz" >/dev/null 2>&1 && { up=1; break; }
-		kill -0 "$EPID" 2>/dev/null || break
-		sleep 0.1
-	done
-	if [ $up = 1 ]; then ok "emberd serves HTTP"; return 0; fi
+	if emberd_serve "$@"; then ok "emberd serves HTTP"; return 0; fi
 	not_ok "emberd serves HTTP"
-	sed 's/^/# /' "$TMP/emberd.log"
 	return 1
 }
 

@@ -20,14 +20,7 @@ PIDS+=($BPID)
 sh -c 'while :; do :; done' &
 SPID=$!
 PIDS+=($SPID)
-PORT=$(free_port)
-URL=http://127.0.0.1:$PORT
-"$EMBERD" --listen "127.0.0.1:$PORT" -F 99 >"$TMP/emberd.log" 2>&1 &
-EPID=$!
-PIDS+=($EPID)
-up=0
-for _ in $(seq 200); do curl -sf "$URL/healthz" >/dev/null 2>&1 && { up=1; break; }; sleep 0.1; done
-[ $up = 1 ] || { not_ok "emberd serves HTTP live"; sed 's/^/# /' "$TMP/emberd.log"; done_testing; }
+emberd_serve -F 99 || { not_ok "emberd serves HTTP live"; done_testing; }
 ok "emberd serves HTTP live"
 sleep 2.5 # live history before the captures
 

@@ -13,12 +13,7 @@ zcat "$SHARED/corpus/examples/example-perf-stacks.txt.gz" >"$IN" || skip_all "no
 export HOME=${HOME:-/root} GOCACHE=${GOCACHE:-$OUTPUT/go-cache} PPROF_TMPDIR=$TMP/pprof GOFLAGS=
 
 trap 'stop_all; cleanup_tmp' EXIT
-PORT=$(free_port)
-"$EMBERD" --listen "127.0.0.1:$PORT" --frequency 49 --replay "$IN" >"$TMP/emberd.log" 2>&1 &
-PIDS+=($!)
-URL=http://127.0.0.1:$PORT
-for _ in $(seq 100); do curl -sf "$URL/healthz" >/dev/null 2>&1 && break; sleep 0.05; done
-curl -sf "$URL/healthz" >/dev/null || { sed 's/^/# /' "$TMP/emberd.log"; skip_all "emberd did not start"; }
+replay_start "$IN" --frequency 49 || { sed 's/^/# /' "$TMP/emberd.log"; skip_all "emberd did not start"; }
 
 # the profile: gzip pprof, attachment, no double compression
 code=$(curl -s -o "$TMP/p.pb.gz" -D "$TMP/h" -w '%{http_code}' -H 'Accept-Encoding: gzip' \

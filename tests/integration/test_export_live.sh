@@ -15,13 +15,7 @@ trap 'stop_all; cleanup_tmp' EXIT
 "$BURN" 30 >"$TMP/burn.out" &
 BPID=$!
 PIDS+=($BPID)
-PORT=$(free_port)
-URL=http://127.0.0.1:$PORT
-"$EMBERD" --listen "127.0.0.1:$PORT" --frequency 199 >"$TMP/emberd.log" 2>&1 &
-PIDS+=($!)
-up=0
-for _ in $(seq 200); do curl -sf "$URL/healthz" >/dev/null 2>&1 && { up=1; break; }; sleep 0.1; done
-[ $up = 1 ] || { not_ok "emberd serves HTTP live"; sed 's/^/# /' "$TMP/emberd.log"; done_testing; }
+emberd_serve --frequency 199 || { not_ok "emberd serves HTTP live"; done_testing; }
 sleep 1
 
 # a blocking capture: the request takes the N seconds, and the profile covers exactly them

@@ -21,10 +21,7 @@ start_emberd() {
 	"$EMBERD" --listen "127.0.0.1:$PORT" "$@" >"$log" 2>&1 &
 	PIDS+=($!)
 	URL=http://127.0.0.1:$PORT
-	for _ in $(seq 100); do
-		curl -sf "$URL/healthz" >/dev/null 2>&1 && return 0
-		sleep 0.05
-	done
+	wait_http "$URL/healthz" 100 "$!" && return 0
 	echo "# emberd did not come up:"; sed 's/^/#   /' "$log"
 	return 1
 }

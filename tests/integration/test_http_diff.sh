@@ -9,14 +9,8 @@ command -v curl >/dev/null || skip_all "no curl"
 [ -x "$EMBERD" ] || skip_all "no $EMBERD"
 IN=$TMP/perf.txt
 zcat "$SHARED/corpus/examples/example-perf-stacks.txt.gz" >"$IN" || skip_all "no shared corpus"
-PID=
-trap '[ -n "$PID" ] && kill "$PID" 2>/dev/null; cleanup_tmp' EXIT
-PORT=$(free_port)
-"$EMBERD" --listen "127.0.0.1:$PORT" --replay "$IN" >"$TMP/emberd.log" 2>&1 &
-PID=$!
-URL=http://127.0.0.1:$PORT
-for _ in $(seq 100); do curl -sf "$URL/healthz" >/dev/null 2>&1 && break; sleep 0.05; done
-curl -sf "$URL/healthz" >/dev/null || { not_ok "emberd --replay starts"; sed 's/^/# /' "$TMP/emberd.log"; done_testing; }
+trap 'stop_all; cleanup_tmp' EXIT
+replay_start "$IN" || { not_ok "emberd --replay starts"; sed 's/^/# /' "$TMP/emberd.log"; done_testing; }
 
 # the capture spans 7628263.04 .. 7628273.03 (seconds since boot)
 A="from=7628263&to=7628268" B="b_from=7628268&b_to=7628273"

@@ -48,12 +48,7 @@ while (Date.now() < end) x += middle(100000);
 console.log(x > 0 ? "done" : "");
 JS
 
-PORT=$(free_port)
-URL=http://127.0.0.1:$PORT
-"$EMBERD" --listen "127.0.0.1:$PORT" -F 99 >"$TMP/emberd.log" 2>&1 &
-EPID=$!
-PIDS+=($EPID)
-wait_log "$TMP/emberd.log" started || { sed 's/^/# /' "$TMP/emberd.log"; not_ok "emberd starts"; done_testing; }
+emberd_serve -F 99 || { not_ok "emberd serves HTTP"; done_testing; }
 now() { python3 -c 'import time; print("%.3f" % time.time())'; }
 
 # Phase 1: gzip and python3.11 with perf alongside. They start before perf: perf's unwinding of

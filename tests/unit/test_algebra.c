@@ -19,6 +19,8 @@
 #include "ember/core/model/profile.h"
 #include "ember/core/base/strtab.h"
 
+#include "helpers.h"
+
 static void add_text(struct profile *p, const char *stack, double c)
 {
 	assert_true(folded_add_stack(p, stack, strlen(stack), c, 0, false, 0) >= 0);
@@ -210,10 +212,7 @@ static void test_decompose_example(void **state)
 static uint64_t rng_state = 88172645463325252ULL;
 static uint64_t rnd(void)
 {
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return rng_state;
+	return helpers_xorshift64(&rng_state);
 }
 
 static void test_decompose_random(void **state)

@@ -35,6 +35,8 @@
 
 #include "ember/daemon/symbols/cfi.h"
 
+#include "helpers.h"
+
 static char tmpdir[64];
 static bool have_cc;
 
@@ -932,18 +934,14 @@ static int setup(void **state)
 {
 	(void)state;
 	elf_version(EV_CURRENT);
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/ember-test-cfi.XXXXXX");
 	have_cc = system("cc --version >/dev/null 2>&1 && objcopy --version >/dev/null 2>&1") == 0;
-	return mkdtemp(tmpdir) ? 0 : -1;
+	return helpers_tmpdir_new(tmpdir, sizeof(tmpdir), "cfi");
 }
 
 static int teardown(void **state)
 {
-	char cmd[128];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
-	return system(cmd) == 0 ? 0 : -1;
+	return helpers_tmpdir_rm(tmpdir);
 }
 
 int main(void)

@@ -19,6 +19,8 @@
 
 #include "ember/daemon/symbols/elfsym.h"
 
+#include "helpers.h"
+
 static char bin[PATH_MAX - 128];
 static char tmpdir[64];
 
@@ -304,16 +306,13 @@ static int setup(void **state)
 		fprintf(stderr, "missing %s (make workloads)\n", bin);
 		return -1;
 	}
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/ember-test-elfsym.XXXXXX");
-	return mkdtemp(tmpdir) ? 0 : -1;
+	return helpers_tmpdir_new(tmpdir, sizeof(tmpdir), "elfsym");
 }
 
 static int teardown(void **state)
 {
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
-	return system(cmd) == 0 ? 0 : -1;
+	(void)state;
+	return helpers_tmpdir_rm(tmpdir);
 }
 
 int main(void)

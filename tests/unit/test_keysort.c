@@ -11,6 +11,8 @@
 
 #include "ember/daemon/symbols/keysort.h"
 
+#include "helpers.h"
+
 /* A record like the symbol tables': the key is not the first field, and the tie-break field
  * (rank) is compared by the callback, the original position (pos) checks stability. */
 struct rec {
@@ -23,10 +25,7 @@ static uint64_t rng = 88172645463325252ULL;
 
 static uint64_t next(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return helpers_xorshift64(&rng);
 }
 
 static int by_rank(const void *a, const void *b, void *ctx)

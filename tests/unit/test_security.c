@@ -27,13 +27,14 @@
 #include "ember/daemon/http/http.h"
 #include "ember/daemon/store/store.h"
 
+#include "helpers.h"
+
 static char dir[64];
 
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(dir, sizeof(dir), "/tmp/ember-sec.XXXXXX");
-	if (!mkdtemp(dir))
+	if (helpers_tmpdir_new(dir, sizeof(dir), "sec"))
 		return -1;
 	log_set_level(LOG_LVL_ERROR);
 	return 0;
@@ -41,25 +42,17 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	char cmd[128];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	return system(cmd) ? -1 : 0;
+	return helpers_tmpdir_rm(dir);
 }
 
 /* Writes @text to dir/@name with @mode; returns the path (static buffer). */
 static const char *put(const char *name, const char *text, mode_t mode)
 {
 	static char path[128];
-	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "we");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-	assert_int_equal(chmod(path, mode), 0);
+	assert_int_equal(helpers_write_file(path, text, mode), 0);
 	return path;
 }
 
@@ -291,11 +284,7 @@ static void test_check_config_flag(void **state)
 
 static void write_conf(const char *path, const char *text)
 {
-	FILE *f = fopen(path, "we");
-
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
+	assert_int_equal(helpers_write_file(path, text, 0644), 0);
 }
 
 /* SIGHUP: live keys applied, others left with "needs a restart", flags still win, bad files

@@ -29,6 +29,8 @@
 #include "ember/core/base/strtab.h"
 #include "ember/daemon/symbols/symbolizer.h"
 
+#include "helpers.h"
+
 #define MAX_SYMS 8
 
 struct child {
@@ -1031,21 +1033,15 @@ static void test_caches(void **state)
 
 static int setup(void **state)
 {
-	const char *out = getenv("OUTPUT");
-
-	snprintf(workloads, sizeof(workloads), "%s/workloads", out && *out ? out : "build");
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/ember-test-sym.XXXXXX");
-	if (!mkdtemp(tmpdir))
-		return -1;
-	return 0;
+	(void)state;
+	helpers_workloads(workloads, sizeof(workloads));
+	return helpers_tmpdir_new(tmpdir, sizeof(tmpdir), "sym");
 }
 
 static int teardown(void **state)
 {
-	char cmd[PATH_MAX + 16];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
-	return system(cmd) == 0 ? 0 : -1;
+	(void)state;
+	return helpers_tmpdir_rm(tmpdir);
 }
 
 int main(void)
