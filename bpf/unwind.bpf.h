@@ -49,6 +49,28 @@ struct {
 USTACK_MAP(ustacks0);
 USTACK_MAP(ustacks1);
 
+/*
+ * The rules of frames seen lately, per CPU, direct-mapped by (pid, ip): most samples repeat the
+ * return addresses of the samples before them, and a hit saves both searches. An entry holds for
+ * the list generation it was found in (a list rewritten for a new mapping or an evicted table
+ * changes it); rows are not cached where the walk stepped by frame pointer.
+ */
+#define RULE_CACHE_SLOTS 1024
+struct rule_slot {
+	__u64 ip;
+	__u32 pid;
+	__u32 gen;
+	__u32 rule;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct rule_slot);
+	__uint(max_entries, RULE_CACHE_SLOTS);
+} rule_cache SEC(".maps");
+
 /* Buckets of the user stack maps - 1 (their size is a power of 2, set with max_entries). */
 const volatile __u32 ustack_mask = 16383;
 /* Rows in unwind_rows (its max_entries). */
@@ -74,6 +96,7 @@ const volatile __u32 nr_rows = 1;
 struct walk {
 	struct ember_ustack *st;		/* per-CPU scratch */
 	const struct ember_unwind_proc *proc;	/* NULL: frame pointers only */
+	__u32 pid, gen;				/* the list's generation, for the rule cache */
 	__u64 ip, sp, bp;
 	__u64 hash;
 	__u32 unknown_run;
@@ -199,7 +222,8 @@ static long walk_step(__u32 idx, void *ctx)
 	struct walk *w = ctx;
 	const struct ember_unwind_proc *p = w->proc;
 	const struct ember_unwind_prow *row = NULL;
-	__u32 rule, type;
+	struct rule_slot *slot;
+	__u32 rule, type, slot_key;
 	__s64 off;
 	__u64 pc, cfa, ra, nbp = w->bp, sp = w->sp;
 	__u32 n = w->st->nr;
@@ -220,6 +244,13 @@ static long walk_step(__u32 idx, void *ctx)
 		return fp_step(w);
 	/* a return address points after the call: look up the call itself */
 	pc = w->exact_ip ? w->ip : w->ip - 1;
+	slot_key = (__u32)((pc ^ (pc >> 12) ^ ((__u64)w->pid << 7)) & (RULE_CACHE_SLOTS - 1));
+	slot = bpf_map_lookup_elem(&rule_cache, &slot_key);
+	if (slot && slot->ip == pc && slot->pid == w->pid && slot->gen == w->gen) {
+		rule = slot->rule;
+		w->unknown_run = 0;
+		goto have_rule;
+	}
 	m = find_map(p, pc);
 	if (m < 0) {
 		/* in no mapping we know: JIT code newer than the list? one frame pointer step,
@@ -238,6 +269,13 @@ static long walk_step(__u32 idx, void *ctx)
 	if (!row)
 		return fp_step(w); /* JIT code, hand-written assembly, a gap in the CFI */
 	rule = row->rule;
+	if (slot) {
+		slot->ip = pc;
+		slot->pid = w->pid;
+		slot->gen = w->gen;
+		slot->rule = rule;
+	}
+have_rule:
 	type = EMBER_PROW_CFA_TYPE(rule);
 	off = (__s64)EMBER_PROW_CFA_OFF(rule) * 8;
 	if (type == EMBER_CFA_NONE)
@@ -333,6 +371,9 @@ static __always_inline int walk_user(__u32 pid, const __u64 *regs, bool regs_ker
 	w.proc = bpf_map_lookup_elem(&unwind_procs, &pid);
 	if (!w.proc)
 		w.st->flags |= EMBER_USTACK_FP;
+	else
+		w.gen = w.proc->gen;
+	w.pid = pid;
 	bpf_loop(EMBER_MAX_STACK_DEPTH + 1, walk_step, &w, 0);
 	if (!w.st->nr)
 		return -EFAULT;

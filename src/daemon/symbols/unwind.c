@@ -98,6 +98,7 @@ struct unwinder {
 	char *buf;			/* /proc/PID/maps text */
 	size_t buf_cap;
 	struct ember_unwind_proc list;	/* scratch: the list being written */
+	uint32_t list_gen;		/* the last list's generation */
 	struct unwind_stats st;
 };
 
@@ -509,6 +510,7 @@ static int write_list(struct unwinder *u, struct proc *p)
 	int err;
 
 	l->nr = 0;
+	l->gen = ++u->list_gen ? u->list_gen : ++u->list_gen; /* never 0: an empty cache slot */
 	for (i = 0; i < p->n && l->nr < EMBER_UNWIND_MAX_MAPS; i++) {
 		const struct umap *m = &p->maps[i];
 		struct ember_unwind_map *x = &l->maps[l->nr++];
@@ -714,10 +716,11 @@ static void queue(struct unwinder *u, struct proc *p)
 
 void unwinder__note_pid(struct unwinder *u, uint32_t pid)
 {
-	struct proc *p = proc_find(u, pid);
+	struct proc *p;
 
 	if (!u || !pid)
 		return;
+	p = proc_find(u, pid);
 	if (!p) {
 		p = calloc(1, sizeof(*p));
 		if (!p)

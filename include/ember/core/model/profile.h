@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * profile: a set of stacks, each a sequence of frame ids (root first, ids from a strtab), with a
- * sample count, and optionally a second count (the differential input of difffolded/flamegraph.pl:
+ * profile: the AGGREGATED container. A set of stacks, each a sequence of frame ids (root first,
+ * ids from a strtab), with a sample count, and optionally a second count (the differential input of difffolded/flamegraph.pl:
  * count = "before", count2 = "after"). Adding a stack that is already present sums the counts.
  * A count is kept as an exact unsigned 64-bit integer plus a double for what is not an integer
  * (fractional samples, scaled or negative values): integer counts stay exact up to 2^64-1, where
  * a double would round them past 2^53. profile__count() returns the sum as a double (for
  * rendering); profile__count_exact() gives the integer when there is no fractional part.
+ *
+ * The four sample containers, by what each is: profile (AGGREGATED: stacks and counts, no time),
+ * samples (COLUMNAR: timestamped, for heat maps of files), recording (IMMUTABLE: built once, read
+ * by any thread: replays and captures), store (LIVE: the daemon's bounded, growing ring).
  *
  * Stacks are kept in insertion order and addressed by index 0..nr_stacks-1; indices stay valid
  * until the profile is freed or filtered into a new one. Not thread-safe.

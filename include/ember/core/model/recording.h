@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * recording: an immutable set of timestamped samples (time, pid, tid, comm, folded stack, count),
+ * recording: the IMMUTABLE container (the others: profile.h). A set of timestamped samples (time, pid, tid, comm, folded stack, count),
  * built once and then queried by time range from any number of threads without locks. It backs
  * what emberd serves that is not the live store: `emberd --replay` files and finished ad hoc
  * captures.

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * samples: an in-memory set of timestamped samples for time-based views (flame scope heat maps,
- * time-range flame graphs): each sample is a time (ns), an interned stack id and a count.
+ * samples: the COLUMNAR container (the others: profile.h). An in-memory set of timestamped
+ * samples for time-based views (flame scope heat maps, time-range flame graphs): each sample is a
+ * time (ns), an interned stack id and a count.
  *
  * Compact and columnar: stacks are interned once (frame ids from a shared strtab, kept in a
  * dictionary profile), and samples are stored sorted by time as three columns: a 32-bit time

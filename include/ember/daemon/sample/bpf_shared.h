@@ -143,7 +143,7 @@ struct ember_unwind_map {
 #define EMBER_UNWIND_MAX_MAPS 256
 struct ember_unwind_proc {
 	__u32 nr;
-	__u32 pad;
+	__u32 gen;	/* changes with every write of a list (the BPF side caches rules by it) */
 	struct ember_unwind_map maps[EMBER_UNWIND_MAX_MAPS];
 };
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * store: the daemon's memory of what ran. A bounded ring of timestamped samples, each referring
+ * store: the LIVE container (the others: core/model/profile.h), the daemon's memory of what ran.
+ * A bounded ring of timestamped samples, each referring
  * to an interned "context" (pid, tid, cpu, comm, stack), where a stack is a sequence of interned
  * frame names, root first, whose last n_kernel frames are kernel frames.
  *

@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The cost of whole user stacks on a host-like mix (issue 19): Debian's xz and a gzip loop, its
+# python3.11, perl and node, and `ls`/`sed` started 20 times a second, for SECONDS at 99 Hz on
+# every CPU, three times over the same mix:
+#   A. emberd as shipped (user stacks walked with the unwind tables);
+#   B. emberd with [unwind] enabled = no (frame pointers only: what the unwinder costs);
+#   C. `perf record -F 99 -a --call-graph dwarf` then `perf script` (the other way to get these
+#      stacks here), with emberd (A's settings) alongside for the per-program table.
+# Cost per sample: the process CPU (user + sys, from rusage, us precision) plus, for emberd, its
+# BPF programs' run time (kernel.bpf_stats, which emberd holds on), over the samples taken.
+# The per-program table (run C): samples, share reaching the program's entry (main or
+# __libc_start_call_main), similarity of emberd's folded stacks with perf's (aliases made one).
+#
+# usage: bench_hostmix.sh [SECONDS]   (default 20; root, perf, node, xz, perl)
+set -u
+: "${OUTPUT:?}" "${SRCDIR:?}"
+DUR=${1:-20}
+EMBER=${EMBER:-$OUTPUT/ember}
+EMBERD=${EMBERD:-$OUTPUT/emberd}
+RUSAGE="python3 $SRCDIR/tests/bench/rusage.py"
+for c in perf node xz perl gzip; do
+	command -v $c >/dev/null || { echo "bench_hostmix: $c missing" >&2; exit 1; }
+done
+[ -x /usr/bin/python3.11 ] || { echo "bench_hostmix: no /usr/bin/python3.11" >&2; exit 1; }
+TMP=$(mktemp -d /tmp/ember-hostmix.XXXXXX)
+MIX=()
+trap 'mix_stop; rm -rf "$TMP"' EXIT
+
+head -c 20000000 /dev/urandom >"$TMP/rand.bin"
+cat >"$TMP/work.py" <<'PY'
+import sys, time, json
+def leaf(n):
+    s = 0
+    for i in range(n):
+        s += i * i
+    return s
+def middle(n):
+    return leaf(n) + len(json.dumps(list(range(200))))
+end = time.time() + float(sys.argv[1])
+while time.time() < end:
+    middle(20000)
+PY
+cat >"$TMP/work.js" <<'JS'
+function leaf(n) { let s = 0; for (let i = 0; i < n; i++) s = (s + i * i) % 1000003; return s; }
+function middle(n) { return leaf(n) + JSON.stringify([n, n + 1]).length; }
+const end = Date.now() + Number(process.argv[2]) * 1000;
+let x = 0;
+while (Date.now() < end) x += middle(100000);
+JS
+
+mix_start() { # SECONDS
+	local s=$1
+	( end=$((SECONDS + s)); while [ $SECONDS -lt $end ]; do xz -9 -T1 -c "$TMP/rand.bin" >/dev/null; done ) &
+	MIX+=($!)
+	( end=$((SECONDS + s)); while [ $SECONDS -lt $end ]; do gzip -6 -c "$TMP/rand.bin" >/dev/null; done ) &
+	MIX+=($!)
+	/usr/bin/python3.11 "$TMP/work.py" "$s" &
+	MIX+=($!)
+	perl -e '$e = time + $ARGV[0]; while (time < $e) { $s = 0; $s += $_ * $_ for 1 .. 100000; }' "$s" &
+	MIX+=($!)
+	node "$TMP/work.js" "$s" >/dev/null &
+	MIX+=($!)
+	# short-lived processes, 20 a second
+	( end=$((SECONDS + s)); while [ $SECONDS -lt $end ]; do
+		ls /usr/bin >/dev/null; sed -n 1p /etc/passwd >/dev/null; sleep 0.1; done ) &
+	MIX+=($!)
+}
+mix_stop() {
+	local p
+	for p in "${MIX[@]}"; do kill "$p" 2>/dev/null; done
+	pkill -f "$TMP/work" 2>/dev/null
+	for p in "${MIX[@]}"; do wait "$p" 2>/dev/null; done
+	MIX=()
+}
+
+# emberd_run NAME [ARG...]: emberd for DUR seconds over the running mix; writes NAME.{time,log,folded}
+emberd_run() {
+	local n=$1
+	shift
+	$RUSAGE "$TMP/$n.time" "$EMBERD" --listen 127.0.0.1:0 --dump-after "$DUR" --dump-root comm \
+		--dump-file "$TMP/$n.folded" "$@" >"$TMP/$n.log" 2>&1
+}
+# cost NAME: "samples us_per_sample cpu_s bpf_s" of an emberd run
+emberd_cost() {
+	python3 - "$TMP/$1.time" "$TMP/$1.log" <<'PY'
+import re, sys
+wall, user, sys_, rss = map(float, open(sys.argv[1]).read().split())
+log = open(sys.argv[2]).read()
+m = re.search(r"sampled (\d+) .*BPF (\d+) ns/sample", log)
+n, bpf_ns = int(m.group(1)), float(m.group(2))
+cpu = user + sys_
+print(n, "%.2f" % ((cpu + n * bpf_ns / 1e9) / n * 1e6), "%.3f" % cpu, "%.3f" % (n * bpf_ns / 1e9), int(rss))
+PY
+}
+
+echo "# host mix for $DUR s per run at 99 Hz on $(nproc) CPUs"
+mix_start $((DUR + 6)); sleep 2
+emberd_run unwind
+mix_stop
+mix_start $((DUR + 6)); sleep 2
+emberd_run fp -o unwind.enabled=no
+mix_stop
+mix_start $((DUR + 12)); sleep 2
+emberd_run both &
+BOTH=$!
+$RUSAGE "$TMP/perf-record.time" perf record -F 99 -a --call-graph dwarf -o "$TMP/perf.data" \
+	-- sleep "$DUR" >"$TMP/perf.log" 2>&1
+wait $BOTH
+mix_stop
+$RUSAGE "$TMP/perf-script.time" sh -c "perf script -i '$TMP/perf.data' 2>/dev/null >'$TMP/perf.txt'"
+"$EMBER" collapse --all "$TMP/perf.txt" >"$TMP/perf.folded"
+PSAMPLES=$(grep -c 'cpu-clock' "$TMP/perf.txt")
+
+read -r un uus ucpu ubpf urss < <(emberd_cost unwind)
+read -r fn fus fcpu fbpf frss < <(emberd_cost fp)
+PCPU=$(cat "$TMP/perf-record.time" "$TMP/perf-script.time" | awk '{ s += $2 + $3 } END { printf "%.3f", s }')
+PUS=$(awk -v c="$PCPU" -v n="$PSAMPLES" 'BEGIN { printf "%.1f", c / n * 1e6 }')
+echo
+echo "| run | samples | CPU (process + BPF) per sample | process CPU | BPF | RSS |"
+echo "| --- | --- | --- | --- | --- | --- |"
+echo "| A. emberd, unwind tables | $un | $uus us | $ucpu s | $ubpf s | $((urss / 1024)) MiB |"
+echo "| B. emberd, frame pointers only | $fn | $fus us | $fcpu s | $fbpf s | $((frss / 1024)) MiB |"
+echo "| C. perf record --call-graph dwarf + perf script | $PSAMPLES | $PUS us | $PCPU s | - | - |"
+awk -v a="$uus" -v b="$fus" -v p="$PUS" 'BEGIN { printf "\nunwinder: %+.2f us per sample (A - B); perf / emberd: %.0fx\n", a - b, p / a }'
+grep -h 'user stacks' "$TMP/unwind.log" "$TMP/fp.log" | sed 's/^emberd: info: /# /'
+
+echo
+echo "| program (run C) | emberd samples | reach the entry | perf samples | reach the entry | similarity |"
+echo "| --- | --- | --- | --- | --- | --- |"
+for c in xz gzip python3.11 perl node ls sed; do
+	grep "^$c;" "$TMP/both.folded" >"$TMP/e.$c"
+	grep "^$c;" "$TMP/perf.folded" >"$TMP/p.$c"
+done
+python3 "$SRCDIR/tests/integration/aliases.py" "$(command -v xz)" "$(command -v gzip)" \
+	/usr/bin/python3.11 "$(command -v perl)" "$(readlink -f "$(command -v node)")" \
+	"$(command -v ls)" "$(command -v sed)" /lib/x86_64-linux-gnu/libc.so.6 \
+	/lib64/ld-linux-x86-64.so.2 -- "$TMP"/e.* "$TMP"/p.*
+for c in xz gzip python3.11 perl node ls sed; do
+	e=$(awk '{ n = $NF; t += n; if ($0 ~ /;main;|;__libc_start_call_main;/) m += n } END { printf "%d %.1f%%", t, t ? 100 * m / t : 0 }' "$TMP/e.$c")
+	# perf's folded counts are periods: shares from them, the sample count from its headers
+	p=$(awk '{ n = $NF; t += n; if ($0 ~ /;main;|;__libc_start_call_main;/) m += n } END { printf "%.1f%%", t ? 100 * m / t : 0 }' "$TMP/p.$c")
+	p="$(grep -c "^ *$c " "$TMP/perf.txt") $p"
+	s=$("$EMBER" stat similarity "$TMP/e.$c" "$TMP/p.$c" 2>/dev/null | awk '/^similarity/ { printf "%.3f", $2 }')
+	echo "| $c | ${e% *} | ${e#* } | ${p% *} | ${p#* } | ${s:--} |"
+done
