@@ -5,7 +5,8 @@
 #     /usr/bin/python3.11 as shipped, with `perf record -F 99 -a --call-graph dwarf` alongside:
 #     >= 95 % of emberd's samples reach the program's entry (main, or __libc_start_call_main
 #     where main has no symbol), and the folded profiles are >= 0.90 similar to perf's (names of
-#     one address made one on both sides, aliases.py: the two may pick different aliases);
+#     one address made one on both sides, aliases.py: the two may pick different aliases; stacks
+#     compared from __libc_start_call_main up, where perf's own unwinding often stops);
 #   - phase 2, 10 s: tests/workloads/nofp, built -O2 -fomit-frame-pointer, in a 999 Hz capture
 #     (the capture's sampler walks with the daemon's tables): nofp_a/b/c at 50/30/20 % within 3
 #     points, >= 99 % of its samples reach main; node --perf-basic-prof alongside, in the live
@@ -71,7 +72,9 @@ check "perf script collapsed" test -s "$TMP/perf.folded"
 
 # Phase 2: nofp, started with emberd running, sampled at 999 Hz by a capture for the shares;
 # node alongside, in the live store
-"$W/nofp" 14 >/dev/null &
+# niced up: its CPU share sets the samples' count, and so the shares' precision (3000 samples at
+# 50 % have a standard error of 0.9 points)
+nice -n -15 "$W/nofp" 14 >/dev/null &
 NPID=$!
 PIDS+=($NPID)
 node --perf-basic-prof "$TMP/work.js" 14 >/dev/null &
@@ -109,7 +112,7 @@ share() { awk -v re="$2" '{ n = $NF; t += n; if ($0 ~ re) m += n } END { printf 
 read -r main_share total < <(share "$TMP/e.nofp" ';main;work;')
 echo "# nofp: $total samples at 999 Hz, $(awk -v s="$main_share" 'BEGIN { printf "%.1f", 100 * s }') % reach main;work"
 check "nofp: >= 99 % of samples reach main ($main_share of $total)" \
-	awk -v s="$main_share" -v t="$total" 'BEGIN { exit !(t >= 2000 && s >= 0.99) }'
+	awk -v s="$main_share" -v t="$total" 'BEGIN { exit !(t >= 3000 && s >= 0.99) }'
 check "nofp: nofp_a/b/c at 50/30/20 % within 3 points" python3 - "$TMP/e.nofp" <<'PY'
 import sys
 c = {"nofp_a": 0, "nofp_b": 0, "nofp_c": 0}
@@ -129,11 +132,18 @@ PY
 python3 "$SRCDIR/tests/integration/aliases.py" "$(command -v gzip)" "$PY" \
 	/lib/x86_64-linux-gnu/libc.so.6 /lib64/ld-linux-x86-64.so.2 -- \
 	"$TMP/e.gzip" "$TMP/p.gzip" "$TMP/e.python3.11" "$TMP/p.python3.11"
+# from_entry IN OUT: the stacks from the program's entry function up (comm kept): linux-perf 6.1's
+# dwarf unwinding stops at __libc_start_call_main in 5-60 % of its samples (never in ours: both
+# sides' share reaching the entry is checked on its own), so the comparison starts there
+from_entry() { sed -E 's/^([^;]*);(.*;)?(__libc_start_call_main;)/\1;\3/' "$1" >"$2"; }
 for c in gzip python3.11; do
 	read -r es et < <(share "$TMP/e.$c" ';main;|;__libc_start_call_main;')
 	read -r ps pt < <(share "$TMP/p.$c" ';main;|;__libc_start_call_main;')
-	sim=$("$EMBER" stat similarity "$TMP/e.$c" "$TMP/p.$c" 2>/dev/null | awk '/^similarity/ { print $2 }')
-	echo "# $c: emberd $et samples, $es reach the entry; perf $pt (period-weighted), $ps; similarity ${sim:-none}"
+	raw=$("$EMBER" stat similarity "$TMP/e.$c" "$TMP/p.$c" 2>/dev/null | awk '/^similarity/ { print $2 }')
+	from_entry "$TMP/e.$c" "$TMP/e.$c.entry"
+	from_entry "$TMP/p.$c" "$TMP/p.$c.entry"
+	sim=$("$EMBER" stat similarity "$TMP/e.$c.entry" "$TMP/p.$c.entry" 2>/dev/null | awk '/^similarity/ { print $2 }')
+	echo "# $c: emberd $et samples, $es reach the entry; perf $pt (period-weighted), $ps; similarity ${sim:-none} from the entry (${raw:-none} whole stacks)"
 	check "$c: >= 95 % of samples reach the program's entry ($es of $et)" \
 		awk -v s="$es" -v t="$et" 'BEGIN { exit !(t >= 300 && s >= 0.95) }'
 	check "$c: similarity with perf --call-graph dwarf >= 0.90 (${sim:-none})" \
