@@ -170,6 +170,16 @@ for l in open(sys.argv[1]):
 print("# longest run of [unknown] frames:", worst)
 assert worst < 20
 PY
+# --- [unwind] enabled = no: frame pointers only, as before the tables ---
+if [ -x "$W/burn" ]; then
+	"$W/burn" 6 >/dev/null &
+	PIDS+=($!)
+	"$EMBERD" --listen 127.0.0.1:0 -o unwind.enabled=no --dump-after 4 --dump-file "$TMP/fp.folded" \
+		>"$TMP/fp.log" 2>&1
+	check "unwind.enabled = no: emberd runs and exits 0" test $? -eq 0
+	check "unwind.enabled = no: frame-pointer stacks whole (burn;...;main;rounds;burn_a)" \
+		grep -q '^burn;.*;main;rounds;burn_a ' "$TMP/fp.folded"
+fi
 check "/api/v1/stats: the tables in use, processes listed, frame-pointer walks counted" \
 	python3 - "$TMP/stats.json" <<'PY'
 import json, sys

@@ -430,7 +430,10 @@ static struct table *table_of_fd(struct unwinder *u, int fd)
 		err = errno;
 		if (dfd >= 0)
 			close(dfd);
-		u->st.build_failures++;
+		if (err == E2BIG)
+			u->st.too_big++; /* more rows than the whole array */
+		else
+			u->st.build_failures++;
 		errno = err;
 		return NULL;
 	}

@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: MIT
+/*
+ * unwind: the tables in a real sampler's maps (root, BPF; a failure under CI without them).
+ * A process is listed with tables for its files (libc, the vDSO, this binary), a second process
+ * mapping the same files shares them, a file bigger than the whole array is not held (counted),
+ * a table no process uses is evicted for room, tables in use are not (the build is refused), and
+ * a forgotten process leaves the map.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <bpf/libbpf.h>
+
+#include "ember/daemon/sample/sampler.h"
+#include "ember/daemon/symbols/unwind.h"
+
+static int silent(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	(void)level;
+	(void)fmt;
+	(void)ap;
+	return 0;
+}
+
+static bool need_root(void)
+{
+	const char *ci = getenv("CI");
+
+	if (geteuid() == 0)
+		return true;
+	if (ci && !strcmp(ci, "true"))
+		fail_msg("the unwind tables need root (BPF), and CI must test them");
+	return false;
+}
+
+/* A sampler whose rows array holds @rows rows (8 bytes each). */
+static struct sampler *new_sampler(uint32_t rows)
+{
+	struct sampler_opts o = { .freq_hz = 9, .ringbuf_bytes = 1 << 16, .tick_ms = 1000,
+				  .unwind_rows = rows, .unwind_procs = 64 };
+	struct sampler *s = NULL;
+	char err[256];
+
+	libbpf_set_print(silent);
+	if (sampler__new(&o, &s, err, sizeof(err))) {
+		print_error("sampler: %s\n", err);
+		return NULL;
+	}
+	return s;
+}
+
+/* A child that sleeps: a process mapping @path (NULL: this binary forked), pid or -1. */
+static pid_t spawn(const char *path)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		if (path)
+			execl(path, path, "-c", "import time; time.sleep(30)", (char *)NULL);
+		pause();
+		_exit(0);
+	}
+	usleep(300000); /* exec and ld.so done */
+	return pid;
+}
+
+static void reap(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+static void work_all(struct unwinder *u)
+{
+	int i;
+
+	for (i = 0; i < 200 && unwinder__work(u) > 0; i++)
+		;
+}
+
+static void test_list_and_share(void **state)
+{
+	struct sampler *s;
+	struct unwinder *u;
+	struct unwind_stats st;
+	uint64_t tables;
+	pid_t child;
+
+	(void)state;
+	if (!need_root())
+		skip();
+	s = new_sampler(1 << 20);
+	assert_non_null(s);
+	u = unwinder__new(s, NULL);
+	assert_non_null(u);
+	unwinder__note_pid(u, (uint32_t)getpid());
+	work_all(u);
+	unwinder__stats(u, &st);
+	assert_int_equal(st.procs, 1);
+	assert_int_equal(st.procs_pending, 0);
+	assert_true(st.tables >= 3); /* libc, ld.so, this binary (and the vDSO) */
+	assert_true(st.rows_used > 20000 && st.rows_used <= st.rows_capacity);
+	assert_int_equal(st.rows_capacity, 1 << 20);
+	assert_int_equal(st.bytes, (uint64_t)(1 << 20) * 8);
+	assert_int_equal(st.ready_count, 1);
+	tables = st.tables;
+	/* a fork maps the same files: listed without a new table */
+	child = spawn(NULL);
+	unwinder__note_pid(u, (uint32_t)child);
+	work_all(u);
+	unwinder__stats(u, &st);
+	assert_int_equal(st.procs, 2);
+	assert_int_equal(st.tables, tables);
+	/* forgotten: its list leaves the map */
+	unwinder__forget_pid(u, (uint32_t)child);
+	unwinder__stats(u, &st);
+	assert_int_equal(st.procs, 1);
+	assert_int_equal(sampler__unwind_del_proc(s, (uint32_t)child), -ENOENT);
+	reap(child);
+	/* a process that does not exist: nothing listed, counted */
+	unwinder__note_pid(u, 999999999);
+	work_all(u);
+	unwinder__stats(u, &st);
+	assert_int_equal(st.procs, 1);
+	assert_true(st.maps_errors >= 1);
+	unwinder__free(u);
+	sampler__free(s);
+}
+
+/* 100000 rows: libc and this binary fit; python3.11's 65000-row table only once libc's is free */
+static void test_room(void **state)
+{
+	const char *py = "/usr/bin/python3.11";
+	struct sampler *s;
+	struct unwinder *u;
+	struct unwind_stats st;
+	pid_t a, b;
+
+	(void)state;
+	if (!need_root())
+		skip();
+	if (access(py, X_OK))
+		skip();
+	/* smaller than one table: not held, counted */
+	s = new_sampler(4096);
+	assert_non_null(s);
+	u = unwinder__new(s, NULL);
+	assert_non_null(u);
+	unwinder__note_pid(u, (uint32_t)getpid());
+	work_all(u);
+	unwinder__stats(u, &st);
+	assert_true(st.too_big >= 1); /* libc's 28000 rows */
+	assert_int_equal(st.procs, 1); /* listed all the same: frame pointers there */
+	unwinder__free(u);
+	sampler__free(s);
+
+	s = new_sampler(100000);
+	assert_non_null(s);
+	u = unwinder__new(s, NULL);
+	assert_non_null(u);
+	a = spawn(NULL); /* libc + this binary */
+	unwinder__note_pid(u, (uint32_t)a);
+	unwinder__sampled(u, (uint32_t)a); /* in use: its tables stay */
+	work_all(u);
+	b = spawn(py); /* python3.11 + libc (shared) + libm, ...: no room for python's while a runs */
+	unwinder__note_pid(u, (uint32_t)b);
+	work_all(u);
+	unwinder__stats(u, &st);
+	assert_int_equal(st.evictions, 0);
+	assert_true(st.refused >= 1);
+	/* a is gone: its tables are unused and go for python's */
+	unwinder__forget_pid(u, (uint32_t)a);
+	unwinder__forget_pid(u, (uint32_t)b);
+	reap(a);
+	usleep(100000);
+	unwinder__note_pid(u, (uint32_t)b);
+	work_all(u);
+	unwinder__stats(u, &st);
+	assert_true(st.rows_used <= st.rows_capacity);
+	reap(b);
+	unwinder__free(u);
+	sampler__free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_list_and_share),
+		cmocka_unit_test(test_room),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
