@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # User stacks without frame pointers (issue 19), with a live emberd:
-#   - phase 1, 20 s: Debian's gzip (one long process, fed the same file again and again) and
-#     /usr/bin/python3.11 as shipped, with `perf record -F 99 -a --call-graph dwarf` alongside:
+#   - phase 1, 20 s: Debian's gzip (one long process, fed the same file again and again),
+#     /usr/bin/python3.11 as shipped and node --perf-basic-prof, with `perf record -F 99 -a
+#     --call-graph dwarf` alongside; gzip and python3.11:
 #     >= 95 % of emberd's samples reach the program's entry (main, or __libc_start_call_main
 #     where main has no symbol), and the folded profiles are >= 0.90 similar to perf's (names of
 #     one address made one on both sides, aliases.py: the two may pick different aliases; stacks
 #     compared from __libc_start_call_main up, where perf's own unwinding often stops);
 #   - phase 2, 10 s: tests/workloads/nofp, built -O2 -fomit-frame-pointer, in a 999 Hz capture
 #     (the capture's sampler walks with the daemon's tables): nofp_a/b/c at 50/30/20 % within 3
-#     points, >= 99 % of its samples reach main; node --perf-basic-prof alongside, in the live
-#     store: JIT frames named (_[j]), >= 95 % of samples reach main.
+#     points, >= 99 % of its samples reach main; node (phase 1): JIT frames named (_[j]), >= 95 %
+#     of samples reach main.
 # And, in emberd's whole-host profile meanwhile, no stack with 20 or more [unknown] frames in a
 # row (the towers frame pointers read out of rbp where it held data).
 . "$(dirname "$0")/../lib.sh"
@@ -52,13 +53,15 @@ JS
 emberd_serve -F 99 || { not_ok "emberd serves HTTP"; done_testing; }
 now() { python3 -c 'import time; print("%.3f" % time.time())'; }
 
-# Phase 1: gzip and python3.11 with perf alongside. They start before perf: perf's unwinding of
+# Phase 1: gzip, python3.11 and node with perf alongside. They start before perf: perf's unwinding of
 # processes that begin while it records often stops at __libc_start_call_main (seen here with
 # linux-perf 6.1), which would make its view, not ours, the incomplete one.
 ( end=$((SECONDS + SECS + 3)); while [ $SECONDS -lt $end ]; do cat "$TMP/rand.bin"; done ) |
 	gzip -c -6 >/dev/null &
 PIDS+=($!)
 "$PY" "$TMP/work.py" $((SECS + 3)) &
+PIDS+=($!)
+node --perf-basic-prof "$TMP/work.js" $((SECS + 3)) >/dev/null &
 PIDS+=($!)
 sleep 1
 T0=$(now)
@@ -70,15 +73,12 @@ curl -sf "$URL/api/v1/folded?from=$T0&to=$T1" >"$TMP/emberd.folded"
 perf script --no-inline -i "$TMP/perf.data" 2>/dev/null | "$EMBER" collapse --all >"$TMP/perf.folded"
 check "perf script collapsed" test -s "$TMP/perf.folded"
 
-# Phase 2: nofp, started with emberd running, sampled at 999 Hz by a capture for the shares;
-# node alongside, in the live store
+# Phase 2: nofp, started with emberd running, sampled at 999 Hz by a capture for the shares
 # niced up: its CPU share sets the samples' count, and so the shares' precision (3000 samples at
 # 50 % have a standard error of 0.9 points)
 nice -n -15 "$W/nofp" 14 >/dev/null &
 NPID=$!
 PIDS+=($NPID)
-node --perf-basic-prof "$TMP/work.js" 14 >/dev/null &
-PIDS+=($!)
 sleep 1
 T2=$(now)
 curl -sf -o "$TMP/cap.json" -X POST -d "seconds=10&frequency=999&pid=$NPID" "$URL/api/v1/captures"
@@ -92,7 +92,6 @@ check "the 999 Hz capture of nofp finished" grep -q '"state": "done"' "$TMP/caps
 curl -sf "$URL/api/v1/captures/$CAP/folded" >"$TMP/e.nofp"
 T3=$(now)
 sleep 2.5
-curl -sf "$URL/api/v1/folded?from=$T2&to=$T3" >>"$TMP/emberd.folded"
 curl -sf "$URL/api/v1/stats" >"$TMP/stats.json"
 kill "$EPID"
 wait "$EPID"
