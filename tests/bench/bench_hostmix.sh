@@ -74,12 +74,39 @@ mix_stop() {
 	MIX=()
 }
 
-# emberd_run NAME [ARG...]: emberd for DUR seconds over the running mix; writes NAME.{time,log,folded}
+# emberd_run NAME [ARG...]: emberd for DUR seconds over the running mix; writes
+# NAME.{time,log,folded}, and NAME.window: the middle half of the run, DUR/4 to 3 DUR/4 (after
+# the first tables and symbols): "seconds samples cpu_s bpf_s" from /proc and /metrics
 emberd_run() {
-	local n=$1
+	local n=$1 port pid a b rpid
 	shift
-	$RUSAGE "$TMP/$n.time" "$EMBERD" --listen 127.0.0.1:0 --dump-after "$DUR" --dump-root comm \
-		--dump-file "$TMP/$n.folded" "$@" >"$TMP/$n.log" 2>&1
+	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+	$RUSAGE "$TMP/$n.time" "$EMBERD" --listen "127.0.0.1:$port" --dump-after "$DUR" \
+		--dump-root comm --dump-file "$TMP/$n.folded" "$@" >"$TMP/$n.log" 2>&1 &
+	rpid=$!
+	sleep $((DUR / 4))
+	pid=$(pgrep -n -f "emberd --listen 127.0.0.1:$port")
+	a=$(snapshot "$pid" "$port")
+	sleep $((DUR / 2))
+	b=$(snapshot "$pid" "$port")
+	wait $rpid
+	python3 -c 'import sys; a = list(map(float, sys.argv[1].split())); b = list(map(float, sys.argv[2].split())); print(" ".join("%.6f" % (y - x) for x, y in zip(a, b)))' "$a" "$b" >"$TMP/$n.window"
+}
+# snapshot PID PORT: "monotonic_s samples cpu_s bpf_s"
+snapshot() {
+	local ticks
+	ticks=$(getconf CLK_TCK)
+	python3 - "$1" "$2" "$ticks" <<'PY'
+import re, sys, time, urllib.request
+pid, port, hz = sys.argv[1], sys.argv[2], float(sys.argv[3])
+f = open("/proc/%s/stat" % pid).read().rsplit(")", 1)[1].split()
+cpu = (int(f[11]) + int(f[12])) / hz
+m = urllib.request.urlopen("http://127.0.0.1:%s/metrics" % port).read().decode()
+def metric(name):
+    x = re.search(r"^%s(\{[^}]*\})? ([0-9.e+]+)$" % name, m, re.M)
+    return float(x.group(2)) if x else 0.0
+print(time.monotonic(), metric("ember_samples_total"), cpu, metric("ember_bpf_run_time_seconds_total"))
+PY
 }
 # cost NAME: "samples us_per_sample cpu_s bpf_s" of an emberd run
 emberd_cost() {
@@ -114,14 +141,18 @@ PSAMPLES=$(grep -c 'cpu-clock' "$TMP/perf.txt")
 
 read -r un uus ucpu ubpf urss < <(emberd_cost unwind)
 read -r fn fus fcpu fbpf frss < <(emberd_cost fp)
+# steady state: us per sample in the window
+steady() { awk '{ printf "%.2f", ($3 + $4) / $2 * 1e6 }' "$TMP/$1.window"; }
+uss=$(steady unwind)
+fss=$(steady fp)
 PCPU=$(cat "$TMP/perf-record.time" "$TMP/perf-script.time" | awk '{ s += $2 + $3 } END { printf "%.3f", s }')
 PUS=$(awk -v c="$PCPU" -v n="$PSAMPLES" 'BEGIN { printf "%.1f", c / n * 1e6 }')
 echo
-echo "| run | samples | CPU (process + BPF) per sample | process CPU | BPF | RSS |"
-echo "| --- | --- | --- | --- | --- | --- |"
-echo "| A. emberd, unwind tables | $un | $uus us | $ucpu s | $ubpf s | $((urss / 1024)) MiB |"
-echo "| B. emberd, frame pointers only | $fn | $fus us | $fcpu s | $fbpf s | $((frss / 1024)) MiB |"
-echo "| C. perf record --call-graph dwarf + perf script | $PSAMPLES | $PUS us | $PCPU s | - | - |"
+echo "| run | samples | whole run: CPU (process + BPF) per sample | middle half of the run, per sample | process CPU | BPF | RSS |"
+echo "| --- | --- | --- | --- | --- | --- | --- |"
+echo "| A. emberd, unwind tables | $un | $uus us | $uss us | $ucpu s | $ubpf s | $((urss / 1024)) MiB |"
+echo "| B. emberd, frame pointers only | $fn | $fus us | $fss us | $fcpu s | $fbpf s | $((frss / 1024)) MiB |"
+echo "| C. perf record --call-graph dwarf + perf script | $PSAMPLES | $PUS us | - | $PCPU s | - | - |"
 awk -v a="$uus" -v b="$fus" -v p="$PUS" 'BEGIN { printf "\nunwinder: %+.2f us per sample (A - B); perf / emberd: %.0fx\n", a - b, p / a }'
 grep -h 'user stacks' "$TMP/unwind.log" "$TMP/fp.log" | sed 's/^emberd: info: /# /'
 
