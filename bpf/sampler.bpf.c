@@ -189,6 +189,8 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	rec = bpf_ringbuf_reserve(&times, sizeof(*rec), 0);
 	if (!rec) {
 		st->ringbuf_drops++;
+		if (!val)
+			st->both_full++; /* neither counted nor recorded: lost here, counted */
 		return 0;
 	}
 	rec->time_ns = bpf_ktime_get_ns();

@@ -167,7 +167,9 @@ static void report_drops(struct emberd *d, bool force)
 			 "(raise sampling.ringbuf_size)",
 			 (unsigned long long)DELTA(ringbuf_drops));
 	if (DELTA(lost))
-		log_warn("%llu samples lost while storing them", (unsigned long long)DELTA(lost));
+		log_warn("%llu samples lost (%llu in BPF: counts map and ring buffer both full; the "
+			 "rest while storing them)",
+			 (unsigned long long)DELTA(lost), (unsigned long long)DELTA(lost_in_bpf));
 	if (DELTA(cpu_attaches) || DELTA(cpu_detaches))
 		log_info("CPU hotplug: %llu attached, %llu detached, %llu CPUs sampled",
 			 (unsigned long long)DELTA(cpu_attaches),

@@ -4,11 +4,13 @@
 # 1. A burst that overflows the sampling buffers: 999 Hz, the smallest maps (1024 stacks, 1024
 #    counts, 64 KiB ring buffer) drained only every 2 s, 6 shells spawning short-lived processes.
 #    Drops must be counted by cause in /api/v1/stats and /metrics, every sample taken must be
-#    delivered or counted, and sampling must carry on normally after the burst.
-# 2. The store at its memory cap (1 MiB) for 20 s at 4999 Hz (full after a few seconds): store
+#    delivered or counted (a sample that found both the counts map and the ring buffer full is
+#    lost in BPF, and counted), and sampling must carry on normally after the burst.
+# 2. The store at its memory cap (3 MiB) for 20 s at 4999 Hz (full after a few seconds): store
 #    bytes stay under the cap, the oldest samples are evicted (counted), RSS stays flat once
-#    the store is full, and queries over what is retained
-#    agree with each other and with the workload's known 6:3:1 shares.
+#    the store is full, and queries over what is retained agree with each other and with the
+#    workload's known 6:3:1 shares (whole stacks intern more than 1 MiB holds for several of
+#    burn's 500 ms rounds, which the shares need).
 . "$(dirname "$0")/../lib.sh"
 require_live_emberd
 W=$OUTPUT/workloads
@@ -70,8 +72,8 @@ emberd_stop_check "burst"
 "$W/burn" 120 2 >/dev/null &
 BP=$!
 PIDS+=($BP)
-MALLOC_ARENA_MAX=2 emberd_start -F 4999 --memory-limit 1M || done_testing
-# 4999 Hz and short-lived processes (each a new context and stacks): the store fills its 1 MiB
+MALLOC_ARENA_MAX=2 emberd_start -F 4999 --memory-limit 3M || done_testing
+# 4999 Hz and short-lived processes (each a new context and stacks): the store fills its 3 MiB
 # in seconds whatever else runs on the machine
 cap_spawn() { local end=$((SECONDS + 21)); while [ $SECONDS -lt $end ]; do "$W/burn" 0.01 >/dev/null; done; }
 cap_spawn & PIDS+=($!)
@@ -111,7 +113,7 @@ check "cap: store bytes never above max_bytes" python3 -c '
 import json, sys
 for f in sys.argv[1:]:
     s = json.load(open(f))["store"]
-    assert s["bytes"] <= s["max_bytes"] == 1 << 20, (f, s)' "$TMP"/cap-*.json
+    assert s["bytes"] <= s["max_bytes"] == 3 << 20, (f, s)' "$TMP"/cap-*.json
 check "cap: the oldest samples evicted for memory, and counted" python3 -c '
 import json, sys
 s = json.load(open(sys.argv[1]))["store"]

@@ -70,12 +70,12 @@ awk -v p="sysloop-$SYS" '
 ' "$TMP/all.folded" >"$TMP/sys"
 read -r STOT SKERN SWRONG <"$TMP/sys"
 echo "# sysloop: $STOT samples, $SKERN with kernel frames above main, $SWRONG misordered"
-# (libc's read/write wrappers have no frame pointer, so write_loop, their caller, is skipped
-# by frame-pointer unwinding: perf shows the same)
+# (libc's read/write wrappers have no frame pointer: a frame-pointer walk skipped write_loop,
+# their caller; the unwind tables walk through them)
 check "sysloop sampled" test "$STOT" -ge 50
 check "sysloop: most samples have _[k] frames above main" test $((SKERN * 2)) -ge "$STOT"
 check "sysloop: no user frame above a kernel frame" test "$SWRONG" -eq 0
-check "sysloop: syscall entry frame above main;read or main;write" grep -qE "^sysloop-$SYS;.*;main;(read|write|__libc_read|__libc_write|__GI___libc_read|__GI___libc_write);(entry_SYSCALL|do_syscall)[^;]*_\[k\]" "$TMP/all.folded"
+check "sysloop: syscall entry frame above main;write_loop;read or write" grep -qE "^sysloop-$SYS;.*;main;write_loop;(read|write|__libc_read|__libc_write|__GI___libc_read|__GI___libc_write);(entry_SYSCALL|do_syscall)[^;]*_\[k\]" "$TMP/all.folded"
 check "idle excluded by default" sh -c "! grep -q '^swapper' '$TMP/all.folded'"
 
 # --- idle included on request; SIGTERM while sampling ---------------------------------------

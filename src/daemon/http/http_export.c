@@ -308,6 +308,7 @@ void ember_metrics_sampler(struct metrics *m, const struct sampler_stats *st)
 		{ "exec_drops", offsetof(struct sampler_stats, exec_drops) },
 		{ "exits", offsetof(struct sampler_stats, exits) },
 		{ "exit_drops", offsetof(struct sampler_stats, exit_drops) },
+		{ "lost_in_bpf", offsetof(struct sampler_stats, lost_in_bpf) },
 		{ "user_fp_walks", offsetof(struct sampler_stats, user_fp_walks) },
 		{ "user_truncated", offsetof(struct sampler_stats, user_truncated) },
 	};

@@ -43,14 +43,15 @@ static void stats_hook(struct sbuf *j, void *ctx)
 		  "\"orphan_records\": %llu, \"stack_missing\": %llu, \"drains\": %llu, "
 		  "\"drain_ns_total\": %llu, \"cpus_attached\": %llu, \"hardware_event\": %s, "
 		  "\"stack_map_entries\": %u, \"counts_map_entries\": %u, "
-		  "\"stack_gen_flips\": %llu, \"user_fp_walks\": %llu, \"user_truncated\": %llu}, ",
+		  "\"stack_gen_flips\": %llu, \"user_fp_walks\": %llu, \"user_truncated\": %llu, "
+		  "\"lost_in_bpf\": %llu}, ",
 		  U(a->samples), U(a->idle), U(a->delivered), U(a->lost), U(a->kern_eexist),
 		  U(a->user_eexist), U(a->kern_efault), U(a->user_efault), U(a->kern_other),
 		  U(a->user_other), U(a->counts_full), U(a->ringbuf_drops), U(a->untimed),
 		  U(a->orphan_records), U(a->stack_missing), U(a->drains), U(a->drain_ns_total),
 		  U(a->cpus_attached), a->hardware_event ? "true" : "false", a->stack_map_entries,
 		  a->counts_map_entries, U(a->stack_gen_flips), U(a->user_fp_walks),
-		  U(a->user_truncated));
+		  U(a->user_truncated), U(a->lost_in_bpf));
 	frames = y->kernel_frames + y->user_frames;
 	unresolved = y->kernel_unresolved + y->user_unresolved;
 	sbuf_addf(j,

@@ -31,7 +31,7 @@
  * staleness after an exec or a module load.
  */
 #define SCACHE_SLOTS	  4096
-#define SCACHE_USER_TTL	  (2 * NSEC_PER_SEC) /* a user stack with unresolved frames: retried soon */
+#define SCACHE_USER_TTL	  (2 * NSEC_PER_SEC) /* frames that may resolve later: retried soon */
 #define SCACHE_STABLE_TTL (10 * NSEC_PER_SEC) /* resolved, and its process's symbols unchanged */
 #define SCACHE_KERN_TTL	  (30 * NSEC_PER_SEC)
 
@@ -248,7 +248,7 @@ static int symbolize(struct ingest *in, bool kernel, uint32_t pid, uint64_t time
 	}
 	in->st.cache_misses++;
 	if (!kernel)
-		unresolved = symbolizer__user_unresolved(in->sym);
+		unresolved = symbolizer__user_retryable(in->sym);
 	r = kernel ? symbolizer__kernel(in->sym, ips, n, in->tmp, HALF_FRAMES)
 		   : symbolizer__user(in->sym, pid, ips, n, in->tmp, HALF_FRAMES);
 	if (r < 0)

@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -75,8 +74,7 @@ struct sampler {
 	void *exit_ctx;
 	struct bpf_link *exit_link;	/* sched_process_exit; NULL: not attached */
 	int run_stats_fd;		/* bpf_enable_stats(): run time counted while open; -1 */
-	struct ember_unwind_prow *rows;	/* the unwind_rows array, mapped (NULL: a capture's) */
-	size_t rows_bytes;
+	uint32_t *row_keys;		/* scratch: indices for batch writes of rows */
 
 	struct sampler_stats st;
 };
@@ -322,8 +320,7 @@ void sampler__free(struct sampler *s)
 	if (s->online_fd >= 0)
 		close(s->online_fd);
 	ring_buffer__free(s->rb);
-	if (s->rows)
-		munmap(s->rows, s->rows_bytes);
+	free(s->row_keys);
 	sampler_bpf__destroy(s->skel);
 	free(s->links);
 	free(s->pending[0].v);
@@ -489,14 +486,6 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 		(void)errbuf_set(errbuf, errlen, 0, "cannot size the BPF maps: %s", strerror(-err));
 		goto err_out;
 	}
-	/* the rows are written by userspace through a mapping of the array, not a syscall each */
-	if (!o->unwind_from &&
-	    (err = bpf_map__set_map_flags(s->skel->maps.unwind_rows,
-					  bpf_map__map_flags(s->skel->maps.unwind_rows) |
-						  BPF_F_MMAPABLE))) {
-		(void)errbuf_set(errbuf, errlen, 0, "cannot size the BPF maps: %s", strerror(-err));
-		goto err_out;
-	}
 	/* a capture's sampler walks with the daemon's tables: the same maps */
 	if (o->unwind_from) {
 		if ((err = bpf_map__reuse_fd(s->skel->maps.unwind_rows,
@@ -513,18 +502,6 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 	if (err) {
 		explain_load(err, errbuf, errlen);
 		goto err_out;
-	}
-	if (!o->unwind_from && o->unwind_rows) {
-		s->rows_bytes = (size_t)o->unwind_rows * sizeof(struct ember_unwind_prow);
-		s->rows = mmap(NULL, s->rows_bytes, PROT_READ | PROT_WRITE, MAP_SHARED,
-			       bpf_map__fd(s->skel->maps.unwind_rows), 0);
-		if (s->rows == MAP_FAILED) {
-			err = -errno;
-			s->rows = NULL;
-			(void)errbuf_set(errbuf, errlen, 0, "cannot map the unwind rows: %s",
-					 strerror(-err));
-			goto err_out;
-		}
 	}
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.times), on_record, s, NULL);
 	if (!s->rb) {
@@ -917,6 +894,7 @@ static int read_bpf_stats(struct sampler *s, struct ember_bpf_stats *sum)
 		sum->user_other += per[i].user_other;
 		sum->counts_full += per[i].counts_full;
 		sum->ringbuf_drops += per[i].ringbuf_drops;
+		sum->both_full += per[i].both_full;
 		sum->execs += per[i].execs;
 		sum->exec_drops += per[i].exec_drops;
 		sum->exits += per[i].exits;
@@ -1100,6 +1078,8 @@ void sampler__stats(struct sampler *s, struct sampler_stats *ret)
 		ret->user_other += bs.user_other;
 		ret->counts_full += bs.counts_full;
 		ret->ringbuf_drops += bs.ringbuf_drops;
+		ret->lost += bs.both_full; /* neither a count nor a time record: lost in BPF */
+		ret->lost_in_bpf = bs.both_full;
 		ret->execs += bs.execs;
 		ret->exec_drops += bs.exec_drops;
 		ret->exits += bs.exits;
@@ -1120,15 +1100,37 @@ void sampler__stats(struct sampler *s, struct sampler_stats *ret)
 
 uint32_t sampler__unwind_capacity(const struct sampler *s)
 {
-	return s->rows ? s->o.unwind_rows : 0;
+	return s->o.unwind_from ? 0 : s->o.unwind_rows;
 }
+
+/* Rows per batch write: the indices' scratch (256 KiB). */
+#define ROW_BATCH 65536
 
 int sampler__unwind_write_rows(struct sampler *s, uint32_t start,
 			       const struct ember_unwind_prow *r, size_t n)
 {
-	if (!s->rows || start > s->o.unwind_rows || n > s->o.unwind_rows - start)
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	int fd = bpf_map__fd(s->skel->maps.unwind_rows);
+	size_t done = 0, i;
+	__u32 count;
+
+	if (!sampler__unwind_capacity(s) || start > s->o.unwind_rows ||
+	    n > s->o.unwind_rows - start)
 		return -EINVAL;
-	memcpy(s->rows + start, r, n * sizeof(*r));
+	if (!s->row_keys) {
+		s->row_keys = malloc(ROW_BATCH * sizeof(*s->row_keys));
+		if (!s->row_keys)
+			return -ENOMEM;
+	}
+	/* system calls, not a mapping of the array: its pages would count in emberd's RSS */
+	while (done < n) {
+		count = (__u32)(n - done < ROW_BATCH ? n - done : ROW_BATCH);
+		for (i = 0; i < count; i++)
+			s->row_keys[i] = start + (uint32_t)(done + i);
+		if (bpf_map_update_batch(fd, s->row_keys, r + done, &count, &opts))
+			return -errno;
+		done += count;
+	}
 	return 0;
 }
 

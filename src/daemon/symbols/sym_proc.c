@@ -470,6 +470,11 @@ uint64_t symbolizer__user_unresolved(const struct symbolizer *s)
 	return s->stats.user_unresolved;
 }
 
+uint64_t symbolizer__user_retryable(const struct symbolizer *s)
+{
+	return s->user_retryable;
+}
+
 bool symbolizer__has_retired(const struct symbolizer *s, uint32_t pid)
 {
 	const struct retired *r;

@@ -318,6 +318,7 @@ static int unknown_frame(struct symbolizer *s, struct proc *p, struct mapping *m
 static int user_frame(struct symbolizer *s, struct proc *p, uint64_t addr, size_t *k)
 {
 	struct mapping *m = find_mapping(p, addr);
+	bool final = false;
 	int r, id;
 
 	s->stats.user_frames++;
@@ -333,6 +334,7 @@ static int user_frame(struct symbolizer *s, struct proc *p, uint64_t addr, size_
 		uint64_t vaddr;
 
 		if (img && elfsym__file_to_vaddr(img->es, addr - m->start + m->pgoff, &vaddr) == 0) {
+			final = true; /* the image has no symbol here: asking again finds none */
 			r = image_frames(s, img, img->es, img->serial, vaddr, k);
 			if (r)
 				return r < 0 ? r : 0;
@@ -362,6 +364,8 @@ static int user_frame(struct symbolizer *s, struct proc *p, uint64_t addr, size_
 	s->stats.user_unresolved++;
 	if (!m)
 		s->stats.user_no_mapping++;
+	if (!final)
+		s->user_retryable++; /* no mapping, JIT code, an image not read: may resolve later */
 	id = unknown_frame(s, p, m, addr);
 	if (id < 0)
 		return id;

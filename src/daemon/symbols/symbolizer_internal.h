@@ -167,6 +167,7 @@ struct symbolizer {
 	uint32_t *tmp;			/* frames, leaf first */
 	size_t tmp_cap;
 	int32_t unknown_id;
+	uint64_t user_retryable;	/* unresolved user frames that may resolve later */
 };
 
 /* names (symbolizer.c) */

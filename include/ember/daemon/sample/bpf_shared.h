@@ -53,6 +53,7 @@ struct ember_bpf_stats {
 	__u64 user_other;
 	__u64 counts_full;	/* counts map update failed (map full): sample kept via its record */
 	__u64 ringbuf_drops;	/* no room in the ring buffer: sample kept in counts, time coarse */
+	__u64 both_full;	/* ... and the counts map full too: the sample is lost (counted) */
 	__u64 execs;		/* exec of a sampled process notified (struct ember_exec_rec) */
 	__u64 exec_drops;	/* ... not notified: no room in the ring buffer */
 	__u64 exits;		/* exit of a sampled process's leader notified (kind EXIT) */

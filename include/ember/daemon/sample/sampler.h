@@ -80,7 +80,9 @@ struct sampler_stats {
 	uint64_t stack_missing;		/* a stack id that could not be read back */
 	uint64_t stack_gen_flips;	/* stack-map generations begun (each read anew) */
 	uint64_t delivered;		/* samples handed to the callback */
-	uint64_t lost;			/* drained but not delivered (the callback failed) */
+	uint64_t lost;			/* drained but not delivered (the callback failed), or lost in
+					   BPF with both the counts map and the ring buffer full */
+	uint64_t lost_in_bpf;		/* ... of which the latter */
 	uint64_t drains;
 	uint64_t drain_ns_total;	/* time spent in sampler__drain() */
 	uint64_t cpus_attached;		/* gauge */

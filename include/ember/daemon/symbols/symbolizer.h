@@ -165,6 +165,12 @@ int symbolizer__user_at(struct symbolizer *s, uint32_t pid, uint64_t time_ns, co
 uint64_t symbolizer__pid_version(const struct symbolizer *s, uint32_t pid);
 /* The running count of user frames that did not resolve (stats.user_unresolved). */
 uint64_t symbolizer__user_unresolved(const struct symbolizer *s);
+/*
+ * The running count of unresolved user frames that may resolve later: in no mapping, in JIT code
+ * (a perf map may grow), in an image not read. A frame of a read image without a symbol there
+ * (a stripped binary's static function) is final and not counted.
+ */
+uint64_t symbolizer__user_retryable(const struct symbolizer *s);
 /* Whether a replaced state of @pid is kept: results for @pid then depend on the sample time. */
 bool symbolizer__has_retired(const struct symbolizer *s, uint32_t pid);
 
