@@ -133,3 +133,8 @@ require_browser() {
 	export NODE_PATH=$OUTPUT/node/node_modules SCREENSHOT_DIR=$OUTPUT/screenshots
 	mkdir -p "$SCREENSHOT_DIR"
 }
+
+# from_entry IN OUT: folded stacks from glibc's __libc_start_call_main up, the comm kept, for
+# comparing with perf: its unwinding stops there (frame pointers: libc has none; dwarf: often),
+# while emberd's goes on to __libc_start_main and _start
+from_entry() { sed -E 's/^([^;]*);(.*;)?(__libc_start_call_main;)/\1;\3/' "$1" >"$2"; }

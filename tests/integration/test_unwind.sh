@@ -131,10 +131,9 @@ PY
 python3 "$SRCDIR/tests/integration/aliases.py" "$(command -v gzip)" "$PY" \
 	/lib/x86_64-linux-gnu/libc.so.6 /lib64/ld-linux-x86-64.so.2 -- \
 	"$TMP/e.gzip" "$TMP/p.gzip" "$TMP/e.python3.11" "$TMP/p.python3.11"
-# from_entry IN OUT: the stacks from the program's entry function up (comm kept): linux-perf 6.1's
-# dwarf unwinding stops at __libc_start_call_main in 5-60 % of its samples (never in ours: both
-# sides' share reaching the entry is checked on its own), so the comparison starts there
-from_entry() { sed -E 's/^([^;]*);(.*;)?(__libc_start_call_main;)/\1;\3/' "$1" >"$2"; }
+# linux-perf 6.1's dwarf unwinding stops at __libc_start_call_main in 5-60 % of its samples
+# (never in ours: both sides' share reaching the entry is checked on its own), so the comparison
+# starts there (from_entry, lib.sh)
 for c in gzip python3.11; do
 	read -r es et < <(share "$TMP/e.$c" ';main;|;__libc_start_call_main;')
 	read -r ps pt < <(share "$TMP/p.$c" ';main;|;__libc_start_call_main;')

@@ -26,7 +26,11 @@
 #define BID_MAX		64
 #define FILE_SLOTS	1024 /* hash buckets of files (chained) */
 #define PROC_SLOTS	1024
+/* A walk cut short (an address in no listed mapping) reads the process's maps again at most this
+ * often, except the first time: a process listed at exec or right after it has not had its
+ * libraries mapped by ld.so yet, and must not be walked by frame pointer for a second. */
 #define REFRESH_NS	NSEC_PER_SEC
+#define FIRST_REFRESH_NS (NSEC_PER_SEC / 20)
 #define FAIL_RETRY_NS	(60 * NSEC_PER_SEC) /* a file that failed is tried again after this */
 #define MAPS_MAX_BYTES	(8u << 20)
 /* A table a process sampled this recently uses is not evicted for another: the new one is not
@@ -71,6 +75,7 @@ struct proc {
 	bool listed;			/* its list is in the BPF map */
 	uint64_t noted_ns;		/* first note, for the time to a list */
 	uint64_t refreshed_ns;
+	uint32_t lists;			/* lists written: the first is re-read sooner */
 	uint64_t sampled_ns;		/* last unwinder__sampled(), to 1 s */
 	struct umap *maps;
 	size_t n, cap;
@@ -691,6 +696,7 @@ static int list_proc(struct unwinder *u, struct proc *p, uint64_t deadline_ns)
 	if (r)
 		return r;
 	p->refreshed_ns = mono_ns();
+	p->lists++;
 	if (!c.incomplete && p->noted_ns) {
 		u->st.ready_ns_total += p->refreshed_ns - p->noted_ns;
 		u->st.ready_count++;
@@ -740,7 +746,8 @@ void unwinder__refresh_pid(struct unwinder *u, uint32_t pid)
 {
 	struct proc *p = u ? proc_find(u, pid) : NULL;
 
-	if (p && !p->queued && mono_ns() - p->refreshed_ns >= REFRESH_NS)
+	if (p && !p->queued &&
+	    mono_ns() - p->refreshed_ns >= (p->lists <= 1 ? FIRST_REFRESH_NS : REFRESH_NS))
 		queue(u, p);
 }
 
