@@ -394,8 +394,8 @@ static int take_pair(const char *key, const char *value, void *ctx)
 	return 0;
 }
 
-static enum MHD_Result mhd_arg(void *cls, enum MHD_ValueKind kind, const char *key,
-			       size_t key_size, const char *value, size_t value_size)
+static enum MHD_Result mhd_arg(void *cls, enum MHD_ValueKind kind, const char *key, size_t key_size,
+			       const char *value, size_t value_size)
 {
 	struct parse_ctx *pc = cls;
 
@@ -508,8 +508,8 @@ static enum MHD_Result queue_answer(struct http_request *req, const struct http_
 }
 
 /* Queues the answer of a handler run inline (a cheap route, or an error before routing). */
-static enum MHD_Result answer_inline(struct http_request *req, struct http_response *resp,
-				    int err, const char *allow)
+static enum MHD_Result answer_inline(struct http_request *req, struct http_response *resp, int err,
+				     const char *allow)
 {
 	struct http_answer a;
 	enum MHD_Result ret;
@@ -546,8 +546,8 @@ static bool cacheable(const char *method, const char *path)
 	return false;
 }
 
-static enum MHD_Result key_arg(void *cls, enum MHD_ValueKind kind, const char *key,
-			       size_t key_size, const char *value, size_t value_size)
+static enum MHD_Result key_arg(void *cls, enum MHD_ValueKind kind, const char *key, size_t key_size,
+			       const char *value, size_t value_size)
 {
 	struct sbuf *sb = cls;
 
@@ -697,8 +697,8 @@ static enum MHD_Result dispatch_render(struct http_request *req)
 
 static bool has_body(struct MHD_Connection *conn)
 {
-	const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-						     MHD_HTTP_HEADER_CONTENT_LENGTH);
+	const char *cl =
+	    MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
 
 	return (cl && strcmp(cl, "0")) ||
 	       MHD_lookup_connection_value(conn, MHD_HEADER_KIND,

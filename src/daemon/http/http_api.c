@@ -269,7 +269,8 @@ static int samples_store(const struct store_sample_view *v, void *ctx)
 	if (c->sb->len > c->max_bytes)
 		return -E2BIG;
 	if (sbuf_error(c->sb))
-		return sbuf_error(c->sb); /* -ENOMEM, or the server's -E2BIG, -ENOBUFS, -ECANCELED */
+		return sbuf_error(
+		    c->sb); /* -ENOMEM, or the server's -E2BIG, -ENOBUFS, -ECANCELED */
 	return sbuf_error(&c->tmp) ? -ENOMEM : 0;
 }
 

@@ -95,7 +95,7 @@ struct MHD_Response *http_body_response(struct http_body *b)
 	http_body_ref(b);
 	/* 0.9.73+: the callback gets our cls, so the buffer is shared, not copied */
 	r = MHD_create_response_from_buffer_with_free_callback_cls(b->len, b->data, body_free_cb,
-								  b);
+								   b);
 	if (!r)
 		http_body_unref(b);
 	return r;

@@ -18,14 +18,14 @@
 #define HTTP_CACHE_LIVE_NS (1000 * 1000000LL)
 #define HTTP_CACHE_REPLAY_NS (60 * 1000000000LL)
 #define HTTP_CACHE_MAX_ENTRIES 64
-#define HTTP_CACHE_MAX_BYTES (64u << 20)
+#define HTTP_CACHE_MAX_BYTES   (64u << 20)
 
 struct http_cache_entry {
 	char *key;
-	bool pending;			/* being rendered by one request; others wait */
-	bool stale;			/* pending when the cache was flushed: not kept when filled */
-	struct http_request *waiters;	/* suspended, linked by ->next */
-	struct http_answer ans;		/* when not pending */
+	bool pending;		      /* being rendered by one request; others wait */
+	bool stale;		      /* pending when the cache was flushed: not kept when filled */
+	struct http_request *waiters; /* suspended, linked by ->next */
+	struct http_answer ans;	      /* when not pending */
 	int64_t expires_ns;
 	struct http_cache_entry *next;
 };
@@ -160,13 +160,14 @@ struct http_request *http_cache_fill(struct http_server *s, const char *key,
 		if (a && keep && !e->stale && a->status == 200 &&
 		    http_body_len(a->body) <= HTTP_CACHE_MAX_BYTES / 4) {
 			http_answer_copy(&e->ans, a);
-			e->expires_ns = http_now_ns() + (http_server__is_replay(s) ?
-								  HTTP_CACHE_REPLAY_NS :
-								  HTTP_CACHE_LIVE_NS);
+			e->expires_ns =
+			    http_now_ns() +
+			    (http_server__is_replay(s) ? HTTP_CACHE_REPLAY_NS : HTTP_CACHE_LIVE_NS);
 			e->pending = false;
 		} else {
 			/* not kept (an error, too big): the waiters get this answer all the same
-			 * (not after a flush: they look again), the next identical request renders */
+			 * (not after a flush: they look again), the next identical request renders
+			 */
 			for (pp = &s->cache; *pp; pp = &(*pp)->next)
 				if (*pp == e) {
 					*pp = e->next;

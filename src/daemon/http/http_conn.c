@@ -55,11 +55,11 @@ enum conn_state { CONN_IDLE = 0, CONN_BODY, CONN_BUSY };
 
 struct http_conn {
 	int fd;
-	unsigned char addr[17];		/* family byte + IPv4 or IPv6 address */
+	unsigned char addr[17]; /* family byte + IPv4 or IPv6 address */
 	enum conn_state state;
-	int64_t since_ns;		/* CLOCK_MONOTONIC: when the state began */
-	bool evicted;			/* shut down, waiting for MHD to close it */
-	struct http_conn *prev, *next;	/* oldest first */
+	int64_t since_ns;	       /* CLOCK_MONOTONIC: when the state began */
+	bool evicted;		       /* shut down, waiting for MHD to close it */
+	struct http_conn *prev, *next; /* oldest first */
 };
 
 void http_conn_init(struct http_server *s)
@@ -111,7 +111,6 @@ static void evict_locked(struct http_server *s, struct http_conn *c, bool timeou
 	if (c->state != CONN_IDLE)
 		s->nr_busy--;
 }
-
 
 /*
  * How long @c has kept silent: milliseconds since its last byte, or since its accept when it

@@ -155,11 +155,13 @@ static long window_profiles(struct http_server *srv, struct http_request *req,
 	if (!ps)
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
-		ps[i] = http_request__cancelled(req) ? NULL :
-			range_profile(srv, q, from + i * win, from + (i + 1) * win, st);
+		ps[i] = http_request__cancelled(req)
+			    ? NULL
+			    : range_profile(srv, q, from + i * win, from + (i + 1) * win, st);
 		if (!ps[i]) {
-			int err = http_request__cancelled(req) ? -ECANCELED :
-				  errno == EINVAL ? -EINVAL : -ENOMEM;
+			int err = http_request__cancelled(req) ? -ECANCELED
+				  : errno == EINVAL	       ? -EINVAL
+							       : -ENOMEM;
 
 			while (i-- > 0)
 				profile__free(ps[i]);

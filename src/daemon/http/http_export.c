@@ -62,7 +62,8 @@ static const struct family_def {
 	{ "ember_unresolved_frames_ratio", METRIC_GAUGE,
 	  "Share of frames without a symbol since start, by kind." },
 	{ "ember_symbol_cache_entries", METRIC_GAUGE,
-	  "Entries in the symbolizer caches (pid, elf, elf_symbols, perfmap_symbols, kallsyms, kernel_functions)." },
+	  "Entries in the symbolizer caches (pid, elf, elf_symbols, perfmap_symbols, kallsyms, "
+	  "kernel_functions)." },
 	{ "ember_symbol_cache_lookups_total", METRIC_COUNTER,
 	  "Symbolizer cache lookups, by cache and result (hit, miss)." },
 	{ "ember_symbol_cache_hit_ratio", METRIC_GAUGE, "Symbolizer cache hit rate since start." },
@@ -580,8 +581,8 @@ static int handle_pprof(struct http_server *srv, struct http_request *req,
 		pw->to_ns = pw->from_ns + (int64_t)pp.seconds * 1000000000LL;
 		/* samples reach the store on the daemon's tick: one more second; no thread is
 		 * held meanwhile, and a stop answers at once (the state is freed either way) */
-		err = http_request__call_again_at(req, pw->to_ns + 1000000000LL, pw,
-						  pprof_wait_free);
+		err =
+		    http_request__call_again_at(req, pw->to_ns + 1000000000LL, pw, pprof_wait_free);
 		goto out;
 	} else if (pp.seconds) {
 		q.to_ns = http_request__now_ns(req);
@@ -710,8 +711,9 @@ static void export_free(void *ctx)
 int http_export__register(struct http_server *srv, uint64_t freq_hz)
 {
 	struct http_route routes[] = {
-	    {"GET", "/debug/pprof/profile", false, handle_pprof, NULL, false},
-	    {"GET", "/metrics", false, handle_metrics, NULL, true}, /* answers during a flood */
+		{ "GET", "/debug/pprof/profile", false, handle_pprof, NULL, false },
+		{ "GET", "/metrics", false, handle_metrics, NULL,
+		  true }, /* answers during a flood */
 	};
 	struct http_export *x = calloc(1, sizeof(*x));
 	size_t i;

@@ -36,7 +36,7 @@ struct capture {
 	uint32_t id;
 	enum capture_state state;
 	int64_t created_ns, start_ns, end_ns;
-	int64_t seconds_ns;	/* as asked: 0.1 s is 0.1 s */
+	int64_t seconds_ns; /* as asked: 0.1 s is 0.1 s */
 	uint64_t frequency_hz;
 	int64_t pid;
 	bool frequency_applied;	/* a second sampler ran at frequency_hz */
@@ -101,20 +101,20 @@ struct http_server {
 
 	/* http_render.c: the render pool, the requests it has suspended, and their watcher */
 	pthread_mutex_t jobs_lock;
-	pthread_cond_t jobs_cond;			/* workers wait for a job */
-	struct http_request *queue_head, *queue_tail;	/* waiting for a worker */
-	struct http_request *deferred;			/* waiting for the clock */
-	struct http_request *watched;			/* suspended, peer not seen gone */
+	pthread_cond_t jobs_cond;		      /* workers wait for a job */
+	struct http_request *queue_head, *queue_tail; /* waiting for a worker */
+	struct http_request *deferred;		      /* waiting for the clock */
+	struct http_request *watched;		      /* suspended, peer not seen gone */
 	unsigned int nr_queued, nr_running, nr_deferred;
-	bool pool_closed;				/* no new jobs: stopping */
+	bool pool_closed; /* no new jobs: stopping */
 	pthread_t *workers;
 	unsigned int nr_workers;
 	pthread_t watcher;
 	bool watcher_started;
-	int wake_fd;					/* eventfd: wakes the watcher */
+	int wake_fd; /* eventfd: wakes the watcher */
 	atomic_bool stopping;
-	atomic_uint in_flight;				/* responses queued while stopping,
-							 * not completed */
+	atomic_uint in_flight; /* responses queued while stopping,
+				* not completed */
 	uint64_t next_req_id;
 	atomic_ullong renders, renders_cancelled;
 	atomic_ullong rejected_renders, rejected_memory, rejected_conns, rejected_stopping;
@@ -132,7 +132,7 @@ struct http_server {
  */
 struct http_answer {
 	int status;
-	struct http_body *body;		/* a reference; NULL: empty */
+	struct http_body *body; /* a reference; NULL: empty */
 	bool gz;
 	const char *content_type, *cache_control; /* static */
 	char disposition[160];
@@ -142,7 +142,7 @@ struct http_answer {
 
 /* Where a suspended request is (http_render.c); every field below is under jobs_lock. */
 enum http_req_phase {
-	REQ_INLINE = 0,	/* on an MHD thread, not suspended */
+	REQ_INLINE = 0, /* on an MHD thread, not suspended */
 	REQ_QUEUED,	/* waiting for a worker */
 	REQ_RUNNING,	/* a worker runs its handler */
 	REQ_DEFERRED,	/* waiting for the clock (http_request__call_again_at()) */
@@ -168,30 +168,30 @@ struct http_request {
 	int64_t start_ns;	/* when the request arrived; for the latency histogram */
 	char *cache_key;	/* owned; set when this request fills a cache entry */
 
-	const struct http_route *rt;	/* the matched route */
-	struct http_conn *hc;		/* its connection's entry (http_conn.c), NULL: untracked */
-	uint64_t id;			/* unique: the watcher's check that it is the same request */
-	int fd;				/* the connection's socket (the watcher polls it) */
-	bool gzip_ok;			/* the client accepts gzip */
-	bool suspended;			/* MHD_suspend_connection() was called (and not resumed) */
-	bool queued_answer;		/* MHD_queue_response() succeeded */
-	bool stop_answer;		/* ... while stopping: in_flight counted */
-	bool retry;			/* resumed to look up the micro-cache again */
-	bool answered;			/* @ans holds the answer to queue when resumed */
+	const struct http_route *rt; /* the matched route */
+	struct http_conn *hc;	     /* its connection's entry (http_conn.c), NULL: untracked */
+	uint64_t id;		     /* unique: the watcher's check that it is the same request */
+	int fd;			     /* the connection's socket (the watcher polls it) */
+	bool gzip_ok;		     /* the client accepts gzip */
+	bool suspended;		     /* MHD_suspend_connection() was called (and not resumed) */
+	bool queued_answer;	     /* MHD_queue_response() succeeded */
+	bool stop_answer;	     /* ... while stopping: in_flight counted */
+	bool retry;		     /* resumed to look up the micro-cache again */
+	bool answered;		     /* @ans holds the answer to queue when resumed */
 	struct http_answer ans;
-	size_t sent_len;		/* the answer's body length, counted when completed */
+	size_t sent_len; /* the answer's body length, counted when completed */
 
 	/* http_render.c, under jobs_lock */
 	enum http_req_phase phase;
-	atomic_bool cancelled;		/* the client has gone */
-	bool in_watch;			/* on srv->watched */
-	struct http_request *next;	/* queue, deferred list or cache waiters */
+	atomic_bool cancelled;		    /* the client has gone */
+	bool in_watch;			    /* on srv->watched */
+	struct http_request *next;	    /* queue, deferred list or cache waiters */
 	struct http_request *wprev, *wnext; /* srv->watched */
-	size_t charged;			/* response memory charged for resp.body (its growth) */
-	struct sbuf_watch body_watch;	/* resp.body's: budget, size limit, cancellation */
-	int64_t defer_until_ns;		/* http_request__call_again_at() */
-	bool defer_armed;		/* the handler asked to be called again */
-	bool deferred_call;		/* this call is the one it asked for */
+	size_t charged;			    /* response memory charged for resp.body (its growth) */
+	struct sbuf_watch body_watch;	    /* resp.body's: budget, size limit, cancellation */
+	int64_t defer_until_ns;		    /* http_request__call_again_at() */
+	bool defer_armed;		    /* the handler asked to be called again */
+	bool deferred_call;		    /* this call is the one it asked for */
 	void *state;
 	void (*state_free)(void *);
 };

@@ -37,8 +37,8 @@
 #include "http_internal.h"
 
 #define WATCH_PERIOD_MS 250
-#define GZIP_MIN_BYTES 512		/* gzip's header would eat the gain below this */
-#define GZIP_CHUNK (1u << 20)		/* deflated per call: a cancellation check in between */
+#define GZIP_MIN_BYTES	512	   /* gzip's header would eat the gain below this */
+#define GZIP_CHUNK	(1u << 20) /* deflated per call: a cancellation check in between */
 
 /* --- the set of suspended requests the watcher polls (jobs_lock) --------------------------- */
 
@@ -236,8 +236,10 @@ void http_answer_error(struct http_server *s, struct http_answer *a, int status,
 
 	http_response__error(&r, status, NULL, reason);
 	data = sbuf_detach(&r.body, &len);
-	*a = (struct http_answer){ .status = status, .content_type = "application/json",
-				   .cache_control = "no-store", .retry_after_s = retry_after_s };
+	*a = (struct http_answer){ .status = status,
+				   .content_type = "application/json",
+				   .cache_control = "no-store",
+				   .retry_after_s = retry_after_s };
 	if (data) {
 		http_mem_charge(s, len + 1, true);
 		a->body = http_body_new(s, data, len, len + 1);
@@ -435,7 +437,8 @@ static void complete(struct http_server *s, struct http_request *req, struct htt
 
 static void run_job(struct http_server *s, struct http_request *req)
 {
-	struct http_response resp = { .status = 200, .content_type = "application/json",
+	struct http_response resp = { .status = 200,
+				      .content_type = "application/json",
 				      .body = SBUF_INIT };
 	struct http_answer ans;
 	int err;
@@ -660,7 +663,8 @@ static void *watcher_main(void *arg)
 				if (!(wb.pfd[i].revents & (POLLRDHUP | POLLHUP | POLLERR)))
 					continue;
 				/* still the same request? (it may have been answered meanwhile) */
-				for (req = s->watched; req && req->id != wb.ids[i]; req = req->wnext)
+				for (req = s->watched; req && req->id != wb.ids[i];
+				     req = req->wnext)
 					;
 				if (req)
 					gone_locked(s, req, &resume_list);

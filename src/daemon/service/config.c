@@ -44,14 +44,16 @@ static const struct opt opts[] = {
 	{ "http.max_range", OPT_U64, F(http_max_range_s), 1, 366 * 86400, false, false },
 	{ "http.max_response", OPT_SIZE, F(http_max_response_bytes), MiB, 16 * GiB, false, false },
 	{ "http.max_captures", OPT_U64, F(http_max_captures), 1, 1000, false, false },
-	{ "http.capture_memory", OPT_SIZE, F(http_capture_memory_bytes), MiB, 1024 * GiB, false, false },
+	{ "http.capture_memory", OPT_SIZE, F(http_capture_memory_bytes), MiB, 1024 * GiB, false,
+	  false },
 	{ "http.max_capture", OPT_U64, F(http_max_capture_s), 1, 86400, false, false },
 	{ "http.timeout", OPT_U64, F(http_timeout_s), 1, 3600, false, false },
 	{ "http.max_body", OPT_SIZE, F(http_max_body_bytes), KiB, 16 * MiB, false, false },
 	{ "http.max_request", OPT_SIZE, F(http_max_request_bytes), 8 * KiB, MiB, false, false },
 	{ "http.max_connections_per_ip", OPT_U64, F(http_max_connections_per_ip), 1, 10000, false,
 	  false },
-	{ "http.reserved_connections", OPT_U64, F(http_reserved_connections), 0, 1000, false, false },
+	{ "http.reserved_connections", OPT_U64, F(http_reserved_connections), 0, 1000, false,
+	  false },
 	{ "http.request_timeout", OPT_U64, F(http_request_timeout_s), 1, 3600, false, false },
 	{ "http.render_threads", OPT_U64, F(http_render_threads), 1, 64, false, false },
 	{ "http.render_queue", OPT_U64, F(http_render_queue), 0, 10000, false, false },
@@ -109,7 +111,7 @@ void ember_config_init(struct ember_config *c)
 		.frequency_hz = 99,
 		.include_idle = true,
 		.hardware_event = true,
-		.stack_map_entries = 0, /* automatic */
+		.stack_map_entries = 0,	 /* automatic */
 		.counts_map_entries = 0, /* automatic */
 		.ringbuf_bytes = 1 * MiB,
 		.tick_ms = 1000,

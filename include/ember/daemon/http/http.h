@@ -65,12 +65,12 @@ struct http_config {
 	uint64_t max_request_bytes;	/* request line + headers (MHD memory limit); 64 KiB */
 	unsigned int max_connections_per_ip; /* per client address; default 32 */
 	unsigned int reserved_connections; /* beyond the limits, for the cheap routes; default 16 */
-	unsigned int request_timeout_s;	/* to deliver a whole request (TLS handshake, headers,
-					 * body) from connect or from the previous response; 10 */
-	unsigned int render_threads;	/* renders at once (the render pool); default 2 */
-	unsigned int render_queue;	/* renders waiting for a thread, then 503; default 16 */
-	uint64_t response_memory_bytes;	/* bodies rendered, cached or being sent, then 503;
-					 * default 256 MiB */
+	unsigned int request_timeout_s;	   /* to deliver a whole request (TLS handshake, headers,
+					    * body) from connect or from the previous response; 10 */
+	unsigned int render_threads;	   /* renders at once (the render pool); default 2 */
+	unsigned int render_queue;	   /* renders waiting for a thread, then 503; default 16 */
+	uint64_t response_memory_bytes;	   /* bodies rendered, cached or being sent, then 503;
+					    * default 256 MiB */
 	const char *tls_cert_pem;	/* PEM; borrowed, must outlive the server; NULL: plain */
 	const char *tls_key_pem;	/* PEM key for tls_cert_pem; borrowed likewise */
 };
@@ -191,13 +191,13 @@ void http_server__set_observer(struct http_server *s, http_observe_fn fn, void *
 /* What the bounds on connections, renders and response memory are doing, for stats and
  * metrics. Any thread. */
 struct http_load_stats {
-	uint64_t connections;		/* now */
-	uint64_t busy_connections;	/* now, serving a request */
-	uint64_t accepted;		/* connections since start */
-	uint64_t evicted_timeout;	/* closed: no whole request within request_timeout */
-	uint64_t evicted_pressure;	/* closed: idle when the connection limits were hit */
-	uint64_t renders;		/* started */
-	uint64_t renders_cancelled;	/* stopped or dropped: their client had gone */
+	uint64_t connections;	    /* now */
+	uint64_t busy_connections;  /* now, serving a request */
+	uint64_t accepted;	    /* connections since start */
+	uint64_t evicted_timeout;   /* closed: no whole request within request_timeout */
+	uint64_t evicted_pressure;  /* closed: idle when the connection limits were hit */
+	uint64_t renders;	    /* started */
+	uint64_t renders_cancelled; /* stopped or dropped: their client had gone */
 	uint64_t renders_running, renders_queued, renders_waiting; /* now; waiting: the clock */
 	uint64_t rejected_renders;	/* 503: the render queue was full */
 	uint64_t rejected_memory;	/* 503: response_memory in use */
@@ -205,7 +205,7 @@ struct http_load_stats {
 	uint64_t rejected_stopping;	/* 503: emberd was stopping */
 	uint64_t response_bytes;	/* bodies held now */
 	uint64_t response_bytes_peak;	/* ... at most */
-	uint64_t response_memory_bytes;	/* the bound */
+	uint64_t response_memory_bytes; /* the bound */
 	uint64_t responses_aborted;	/* responses the client did not take to the end */
 };
 void http_server__load_stats(struct http_server *s, struct http_load_stats *ret);
