@@ -39,14 +39,16 @@ start() {
 	return 1
 }
 
-# attack NAME MODE N [CAFILE]: MODE with N connections for 12 s, probes during the middle 8 s
+# attack NAME MODE N [CAFILE]: MODE with N connections for $SECS s, probes during all but the
+# first and last 2 s (tests/bench/bench_attack.sh runs them for minutes: ATTACK_SECONDS)
+SECS=${ATTACK_SECONDS:-12}
 attack() {
 	local name=$1 mode=$2 n=$3 ca=${4:-} out
-	python3 "$A" "$mode" 127.0.0.1 "$PORT" "$n" 12 >"$TMP/$mode.out" 2>&1 &
+	python3 "$A" "$mode" 127.0.0.1 "$PORT" "$n" "$SECS" >"$TMP/$mode.out" 2>&1 &
 	local ap=$!
 	PIDS+=($ap)
 	sleep 2
-	out=$(python3 "$A" probe "$SCHEME://127.0.0.1:$PORT" 8 $ca)
+	out=$(python3 "$A" probe "$SCHEME://127.0.0.1:$PORT" $((SECS - 4)) $ca)
 	if [ "$mode" = idle ]; then # the exporter answers during the flood too
 		curl -sfk -m 5 -o "$TMP/metrics" -w '%{http_code}' "$SCHEME://127.0.0.1:$PORT/metrics" \
 			>"$TMP/metrics.code" 2>/dev/null
