@@ -12,8 +12,9 @@
 #                                             bytes of a ClientHello) and never finish it
 #   attack.py slowread URL N SECONDS RATE     N clients of one URL reading RATE bytes/s each
 #   attack.py abandon URL N WAIT PATHS...     N requests (PATHS in turn, {k} replaced by the
-#                                             request's number), every connection reset WAIT
-#                                             seconds after the requests were sent
+#                                             request's number), every connection closed WAIT
+#                                             seconds after the requests were sent (abandon-rst:
+#                                             reset)
 #   attack.py concurrent URL N PATH_FMT [RATE [SECONDS]]
 #                                             N concurrent requests of PATH_FMT % i, read fast (or
 #                                             at RATE bytes/s each, for SECONDS at most): prints
@@ -141,7 +142,7 @@ def slowread(url, n, secs, rate):
         codes[str(st)] = codes.get(str(st), 0) + 1
     print("readers %d bytes %d statuses %s" % (n, sum(got), codes), flush=True)
 
-def abandon(url, n, paths, wait=0.2):
+def abandon(url, n, paths, wait=0.2, rst=False):
     _, host, port, _ = split(url)
     socks = []
     for k in range(n):
@@ -154,8 +155,9 @@ def abandon(url, n, paths, wait=0.2):
             pass
     time.sleep(wait)
     for s in socks:
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
-        s.close()  # RST, whatever was answered stays unread
+        if rst:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+        s.close()  # FIN, or RST: whatever was answered stays unread
     print("abandoned %d" % len(socks), flush=True)
 
 def concurrent(url, n, fmt, rate=0, secs=60):
@@ -210,8 +212,9 @@ if __name__ == "__main__":
              CLIENT_HELLO_START, b"")
     elif mode == "slowread":
         slowread(sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5]))
-    elif mode == "abandon":
-        abandon(sys.argv[2], int(sys.argv[3]), sys.argv[5:], float(sys.argv[4]))
+    elif mode in ("abandon", "abandon-rst"):
+        abandon(sys.argv[2], int(sys.argv[3]), sys.argv[5:], float(sys.argv[4]),
+                mode == "abandon-rst")
     elif mode == "concurrent":
         concurrent(sys.argv[2], int(sys.argv[3]), sys.argv[4],
                    float(sys.argv[5]) if len(sys.argv) > 5 else 0,

@@ -55,13 +55,19 @@ attack() {
 	fi
 	wait $ap
 	echo "# $name: $out; attacker: $(cat "$TMP/$mode.out")"
-	check "$name: every /healthz probe answered, median <= 100 ms, max <= 500 ms ($out)" \
+	check "$name: every /healthz probe answered, median <= $MED ms, max <= $MAX ms ($out)" \
 		python3 -c '
 import sys
-f = dict(zip(sys.argv[1::2], sys.argv[2::2]))
+med, mx = float(sys.argv[1]), float(sys.argv[2])
+f = dict(zip(sys.argv[3::2], sys.argv[4::2]))
 assert int(f["probes"]) >= 20 and int(f["failed"]) == 0, f
-assert 0 <= float(f["median_ms"]) <= 100 and float(f["max_ms"]) <= 500, f' $out
+assert 0 <= float(f["median_ms"]) <= med and float(f["max_ms"]) <= mx, f' $MED $MAX $out
 }
+# the sanitized build (EMBER_ASAN=1) is about 3 times slower: its bounds are 3 times looser
+case $EMBERD in
+*/asan/*) MED=300 MAX=1500 ;;
+*) MED=100 MAX=500 ;;
+esac
 
 # --- plain HTTP ---
 SCHEME=http

@@ -8,16 +8,16 @@
 #   2. 40 concurrent renders of distinct 14-23 MB responses, read slowly (1 MiB/s each): bodies
 #      beyond http.response_memory (128 MiB here) are refused with 503 + Retry-After. Bound:
 #      RSS grows by at most 128 MiB + 64 MiB; every request is answered (200 or 503).
-#   3. 300 requests for distinct 100 MB renders, all reset 1 s after they were sent. Bound: at
-#      most 2 s of emberd's CPU (utime + stime from /proc/PID/stat) in the 6.5 s from the first
-#      request; renders of gone clients are counted cancelled.
+#   3. 300 requests for distinct 100 MB renders, their connections all closed 0.5 s after they
+#      were sent. Bound: once they are gone, at most 0.3 s of emberd's CPU (utime + stime from
+#      /proc/PID/stat) in the next 5 s; renders of gone clients are counted cancelled.
 #   4. One 100 MB render whose client goes away after 150 ms: it stops. Bound: at most half
 #      the CPU of the same render taken to the end (measured just before).
 # During 1-3 a prober asks for /healthz every 100 ms on fresh connections: every probe
 # answered, median <= 100 ms, max <= 500 ms. Before issue 20 each connection held a copy of its
 # response (1: +2095 MiB), bodies piled up (2: +802 MiB), abandoned requests were rendered
-# to the end (3: 4.8 CPU-s; 4: 390 of 610 ms), and /healthz waited behind the renders (1: not
-# answered, 2: 3.9 s).
+# to the end (3: 2.7-3.8 CPU-s after the clients left; 4: 390 of 610 ms), and /healthz waited
+# behind the renders (1: not answered, 2: 3.9 s).
 . "$(dirname "$0")/../lib.sh"
 [ -x "$EMBERD" ] || skip_all "no $EMBERD"
 for t in curl python3; do command -v $t >/dev/null || skip_all "no $t"; done
@@ -60,15 +60,18 @@ rss_watch() {
 	done
 }
 probe_check() {
-	check "$1: every /healthz probe answered, median <= 100 ms, max <= 500 ms ($2)" python3 -c '
+	check "$1: every /healthz probe answered, median <= $MED ms, max <= $MAX ms ($2)" python3 -c '
 import sys
-f = dict(zip(sys.argv[1::2], sys.argv[2::2]))
+med, mx = float(sys.argv[1]), float(sys.argv[2])
+f = dict(zip(sys.argv[3::2], sys.argv[4::2]))
 assert int(f["probes"]) >= 20 and int(f["failed"]) == 0, f
-assert 0 <= float(f["median_ms"]) <= 100 and float(f["max_ms"]) <= 500, f' $2
+assert 0 <= float(f["median_ms"]) <= med and float(f["max_ms"]) <= mx, f' $MED $MAX $2
 }
+# ASan's quarantine keeps freed memory: RSS bounds do not apply; the sanitized build is about 3
+# times slower: its time bounds are 3 times looser
 case $EMBERD in
-*/asan/*) ASAN=1 ;; # ASan's quarantine keeps freed memory: RSS bounds do not apply
-*) ASAN=0 ;;
+*/asan/*) ASAN=1 MED=300 MAX=1500 ;;
+*) ASAN=0 MED=100 MAX=500 ;;
 esac
 
 # --- 1. 30 slow readers of one 100 MB response ---
@@ -127,18 +130,21 @@ probe_check "40 concurrent renders" "$(cat "$TMP/probe2")"
 sleep 1
 
 # --- 3. 300 requests abandoned at once ---
+hz=$(getconf CLK_TCK)
 c0=$(cpu_ticks)
 python3 "$A" probe "$URL" 6 >"$TMP/probe3" &
 P=$!
 PIDS+=($P)
-python3 "$A" abandon "$URL" 300 1 '/api/v1/samples?from=0.{k}&to=1399' >"$TMP/abandon.out"
-wait $P
-sleep 0.5
+python3 "$A" abandon "$URL" 300 0.5 '/api/v1/samples?from=0.{k}&to=1399' >"$TMP/abandon.out"
+sleep 0.3 # the server sees them go
 c1=$(cpu_ticks)
-hz=$(getconf CLK_TCK)
-echo "# 300 abandoned: $(cat "$TMP/abandon.out"); CPU $(((c1 - c0) * 1000 / hz)) ms"
-check "300 abandoned requests: <= 2 s of emberd's CPU ($(((c1 - c0) * 1000 / hz)) ms)" \
-	test $(((c1 - c0) * 1000 / hz)) -le 2000
+sleep 5
+c2=$(cpu_ticks)
+wait $P
+echo "# 300 abandoned: $(cat "$TMP/abandon.out"); emberd's CPU $(((c1 - c0) * 1000 / hz)) ms" \
+	"while they waited, $(((c2 - c1) * 1000 / hz)) ms in the 5 s after they left"
+check "300 abandoned requests: <= 0.3 s of emberd's CPU in the 5 s after ($(((c2 - c1) * 1000 / hz)) ms)" \
+	test $(((c2 - c1) * 1000 / hz)) -le 300
 check "renders of gone clients are counted cancelled" python3 -c '
 import json, sys, urllib.request
 h = json.load(urllib.request.urlopen(sys.argv[1] + "/api/v1/stats"))["http"]

@@ -76,7 +76,7 @@ void http_config_init(struct http_config *c)
 		.request_timeout_s = 10,
 		.render_threads = 2,
 		.render_queue = 16,
-		.response_memory_bytes = 256ULL << 20,
+		.response_memory_bytes = 128ULL << 20,
 	};
 }
 
@@ -482,18 +482,17 @@ static enum MHD_Result queue_answer(struct http_request *req, const struct http_
 	if (allow)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
 	if (a->retry_after_s) {
+		/* a bound said no: the connection goes too, its slot is what is short (300
+		 * clients answered 503 and kept alive held MHD's limits for a second) */
 		snprintf(retry, sizeof(retry), "%u", a->retry_after_s);
 		MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, retry);
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
 	}
 	ret = MHD_queue_response(req->conn, (unsigned int)a->status, r);
 	MHD_destroy_response(r);
 	if (ret == MHD_YES && !req->queued_answer) {
 		req->queued_answer = true;
 		req->sent_len = req->head ? 0 : http_body_len(a->body);
-		/* answered while stopping (a waiting profile): the stop lets it go out first */
-		req->stop_answer = http_server__stopping(srv);
-		if (req->stop_answer)
-			atomic_fetch_add(&srv->in_flight, 1);
 	}
 	if (a->status < 300)
 		srv->responses_2xx++;
@@ -649,8 +648,7 @@ static void release_waiters(struct http_server *srv, const char *key, const stru
 			http_answer_copy(&w->ans, a);
 			w->answered = true;
 		}
-		w->suspended = false;
-		MHD_resume_connection(w->conn);
+		http_render_resume(srv, w);
 	}
 }
 
@@ -719,16 +717,17 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 
 	(void)version;
 	if (!req) {
-		ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-		if (ci && ci->socket_context)
-			http_conn_busy(srv, ci->socket_context, has_body(conn));
 		/* bearer token (http_auth.c): on the headers, before any body is read and before
-		 * routing, so that nothing is learnt or buffered without it */
+		 * routing, so that nothing is learnt or buffered without it (the connection stays
+		 * idle for http_conn.c: no request of its own is under way) */
 		if (!http_server__auth_check(
 			srv, url,
 			MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
 						    MHD_HTTP_HEADER_AUTHORIZATION)))
 			return (enum MHD_Result)http_auth_deny(conn);
+		ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+		if (ci && ci->socket_context)
+			http_conn_busy(srv, ci->socket_context, has_body(conn));
 		req = calloc(1, sizeof(*req));
 		if (!req)
 			return MHD_NO;
@@ -833,9 +832,9 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 		return;
 	if (req->cache_key) /* never answered: whoever waits for this render looks again */
 		release_waiters(req->srv, req->cache_key, NULL);
+	if (req->stop_answer) /* answered while stopping: the stop waited for it */
+		atomic_fetch_sub(&req->srv->in_flight, 1);
 	if (req->queued_answer) {
-		if (req->stop_answer)
-			atomic_fetch_sub(&req->srv->in_flight, 1);
 		if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
 			req->srv->bytes_out += req->sent_len;
 		else

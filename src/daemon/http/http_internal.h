@@ -113,8 +113,7 @@ struct http_server {
 	bool watcher_started;
 	int wake_fd; /* eventfd: wakes the watcher */
 	atomic_bool stopping;
-	atomic_uint in_flight; /* responses queued while stopping,
-				* not completed */
+	atomic_uint in_flight; /* answers resumed while stopping, not completed */
 	uint64_t next_req_id;
 	atomic_ullong renders, renders_cancelled;
 	atomic_ullong rejected_renders, rejected_memory, rejected_conns, rejected_stopping;
@@ -175,7 +174,7 @@ struct http_request {
 	bool gzip_ok;		     /* the client accepts gzip */
 	bool suspended;		     /* MHD_suspend_connection() was called (and not resumed) */
 	bool queued_answer;	     /* MHD_queue_response() succeeded */
-	bool stop_answer;	     /* ... while stopping: in_flight counted */
+	bool stop_answer;	     /* resumed with an answer while stopping: in_flight */
 	bool retry;		     /* resumed to look up the micro-cache again */
 	bool answered;		     /* @ans holds the answer to queue when resumed */
 	struct http_answer ans;
@@ -258,6 +257,9 @@ void http_render_stop(struct http_server *s);
  * (queue full, response memory exhausted, stopping).
  */
 bool http_render_submit(struct http_server *s, struct http_request *req, struct http_answer *ret);
+/* Hands a suspended @req back to MHD (answered, or not: gone; or to retry), without any lock:
+ * it may be freed at once. */
+void http_render_resume(struct http_server *s, struct http_request *req);
 /* Suspends @req, waiting on a pending cache entry (HTTP_CACHE_WAIT; called by the lookup under
  * cache_lock: the order is cache_lock -> jobs_lock). */
 void http_render_wait(struct http_server *s, struct http_request *req);

@@ -75,11 +75,22 @@ static void wake_watcher(struct http_server *s)
 	}
 }
 
+void http_render_resume(struct http_server *s, struct http_request *req)
+{
+	/* an answer while stopping (a waiting profile): counted before MHD's thread can see it,
+	 * so that the stop waits for it to go out (on_completed() uncounts it) */
+	if (req->answered && http_server__stopping(s)) {
+		req->stop_answer = true;
+		atomic_fetch_add(&s->in_flight, 1);
+	}
+	req->suspended = false;
+	MHD_resume_connection(req->conn);
+}
+
 /* Without any lock: the request belongs to MHD again and may be freed at once. */
 static void resume(struct http_request *req)
 {
-	req->suspended = false;
-	MHD_resume_connection(req->conn);
+	http_render_resume(req->srv, req);
 }
 
 static void free_state(struct http_request *req)
@@ -384,7 +395,8 @@ static int body_watch(struct sbuf *sb, size_t need, size_t new_cap, void *ctx)
 	(void)new_cap;
 	if (http_request__cancelled(req))
 		return -ECANCELED;
-	if (need > s->cfg.max_response_bytes + 1)
+	/* bigger than the limit, or than all the memory for responses: it can never fit */
+	if (need > s->cfg.max_response_bytes + 1 || need > s->cfg.response_memory_bytes)
 		return -E2BIG;
 	if (need > req->charged) {
 		more = need - req->charged + BODY_CHARGE_STEP - 1;

@@ -107,7 +107,7 @@ void ember_config_init(struct ember_config *c)
 		.http_request_timeout_s = 10,
 		.http_render_threads = 2,
 		.http_render_queue = 16,
-		.http_response_memory_bytes = 256 * MiB,
+		.http_response_memory_bytes = 128 * MiB,
 		.frequency_hz = 99,
 		.include_idle = true,
 		.hardware_event = true,

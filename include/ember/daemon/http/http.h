@@ -70,7 +70,7 @@ struct http_config {
 	unsigned int render_threads;	   /* renders at once (the render pool); default 2 */
 	unsigned int render_queue;	   /* renders waiting for a thread, then 503; default 16 */
 	uint64_t response_memory_bytes;	   /* bodies rendered, cached or being sent, then 503;
-					    * default 256 MiB */
+					    * default 128 MiB */
 	const char *tls_cert_pem;	/* PEM; borrowed, must outlive the server; NULL: plain */
 	const char *tls_key_pem;	/* PEM key for tls_cert_pem; borrowed likewise */
 };
