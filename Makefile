@@ -254,7 +254,7 @@ bench: deps all
 	$(Q)$(TEST_ENV) tests/bench/run.sh
 
 soak: deps all
-	$(Q)$(TEST_ENV) tests/bench/run.sh soak
+	$(Q)$(TEST_ENV) tests/bench/run.sh soak attack
 
 check-layering:
 	$(Q)scripts/check-layering.sh

@@ -119,12 +119,75 @@ static void test_sticky_error(void **state)
 	assert_null(sb.buf);
 }
 
+struct watched {
+	size_t grown; /* bytes the buffer grew by, as the watch saw it */
+	int calls, periodic;
+	size_t limit;	  /* fail with -ENOBUFS past this many bytes allocated */
+	int cancel_after; /* fail with -ECANCELED on this call (0: never) */
+};
+
+static int watch_fn(struct sbuf *sb, size_t need, size_t new_cap, void *ctx)
+{
+	struct watched *w = ctx;
+
+	assert_true(need > sb->len);
+	assert_true(new_cap >= need || new_cap == sb->cap);
+	if (++w->calls == w->cancel_after)
+		return -ECANCELED;
+	if (new_cap == sb->cap) {
+		w->periodic++;
+		return 0;
+	}
+	if (w->limit && new_cap > w->limit)
+		return -ENOBUFS;
+	w->grown += new_cap - sb->cap;
+	return 0;
+}
+
+/* A watch sees every allocation and is called periodically; its error is sticky. */
+static void test_watch(void **state)
+{
+	struct watched w = { 0 };
+	struct sbuf_watch sw = { .fn = watch_fn, .ctx = &w };
+	struct sbuf sb = SBUF_INIT;
+	char chunk[1000];
+	size_t i;
+
+	memset(chunk, 'x', sizeof(chunk));
+	sbuf_set_watch(&sb, &sw);
+	for (i = 0; i < 1000; i++)
+		sbuf_add(&sb, chunk, sizeof(chunk));
+	sbuf_addf(&sb, "%d", 42);
+	assert_int_equal(sbuf_error(&sb), 0);
+	assert_int_equal(w.grown, sb.cap); /* every byte allocated went through the watch */
+	assert_true(w.periodic >= (int)(1000000 / SBUF_WATCH_BYTES / 2));
+	sbuf_fini(&sb);
+	assert_null(sb.watch);
+
+	w = (struct watched){ .limit = 64 << 10 };
+	sbuf_set_watch(&sb, &sw);
+	for (i = 0; i < 100; i++)
+		sbuf_add(&sb, chunk, sizeof(chunk));
+	assert_int_equal(sbuf_error(&sb), -ENOBUFS);
+	assert_true(sb.len <= 64 << 10);
+	assert_true(sb.cap <= 64 << 10);
+	sbuf_fini(&sb);
+
+	w = (struct watched){ .cancel_after = 3 };
+	sbuf_set_watch(&sb, &sw);
+	for (i = 0; i < 1000; i++)
+		sbuf_add(&sb, chunk, sizeof(chunk));
+	assert_int_equal(sbuf_error(&sb), -ECANCELED);
+	assert_int_equal(w.calls, 3); /* no call once the error is sticky */
+	sbuf_fini(&sb);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_add_and_detach), cmocka_unit_test(test_long_format),
 		cmocka_unit_test(test_add_count),      cmocka_unit_test(test_escapes),
-		cmocka_unit_test(test_sticky_error),
+		cmocka_unit_test(test_sticky_error),   cmocka_unit_test(test_watch),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

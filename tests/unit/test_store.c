@@ -221,6 +221,89 @@ static void test_foreach(void **state)
 	store__free(s);
 }
 
+struct batched {
+	struct store *s;
+	int n;
+	uint64_t samples; /* store__stats() from inside the callback */
+	int bad_names;
+	bool churn; /* on the first call, intern and append enough to compact */
+};
+
+/* Runs without the store lock (it used to run under it): calls back into the store. */
+static int batched_each(const struct store_sample_view *v, void *ctx)
+{
+	struct batched *b = ctx;
+	struct store_stats st;
+	char name[32];
+	int i, sid;
+
+	if (b->n++ == 70000) {
+		store__stats(b->s, &st); /* would deadlock under the lock */
+		b->samples = st.samples;
+	}
+	if (b->churn && b->n == 1) {
+		/* many new stacks: the tables outgrow half the limit and are compacted (ids
+		 * renumbered) while the walk holds a cursor; the oldest chunks may go too */
+		for (i = 0; i < 40000; i++) {
+			snprintf(name, sizeof(name), "main;churn_%d", i);
+			sid = stack(b->s, name, 0, 0);
+			assert_true(sid >= 0);
+			add(b->s, T0 + 3600 * SEC + (uint64_t)i, sid, 9, 9, "churn", 1);
+		}
+	}
+	if (v->nr_frames != 3 || strcmp(v->frames[0], v->comm) || strcmp(v->frames[1], "main") ||
+	    (strcmp(v->frames[2], "a") && strcmp(v->frames[2], "b")))
+		b->bad_names++;
+	return 0;
+}
+
+/* Queries walk the ring in batches, the lock released in between (issue 20). */
+static void test_batched_walk(void **state)
+{
+	struct store *s = store__new(3600 * 24, 64 << 20);
+	struct store_filter f = STORE_FILTER_INIT;
+	struct batched b = { .s = s };
+	struct strtab *st = strtab__new();
+	struct store_point *pts;
+	struct profile *p;
+	uint64_t total = 0;
+	size_t n, i;
+	int sa = stack(s, "main;a", 0, 0), sb = stack(s, "main;b", 0, 0);
+
+	for (i = 0; i < 150000; i++)
+		add(s, T0 + i * 1000, i % 3 ? sa : sb, 1, (uint32_t)(i % 3), "w", 1);
+	f.to_ns = T0 + 3600 * SEC;
+	p = store__query(s, &f, st);
+	assert_non_null(p);
+	assert_true(profile__total(p) == 150000);
+	assert_int_equal(profile__nr_stacks(p), 2); /* three contexts, two stacks */
+	profile__free(p);
+	assert_int_equal(store__heatmap(s, &f, 1000000, &pts, &n), 0);
+	for (i = 0; i < n; i++)
+		total += pts[i].count;
+	free(pts);
+	assert_int_equal(total, 150000);
+	assert_int_equal(store__foreach_sample(s, &f, 0, batched_each, &b), 0);
+	assert_int_equal(b.n, 150000);
+	assert_int_equal(b.samples, 150000);
+	assert_int_equal(b.bad_names, 0);
+	strtab__free(st);
+	store__free(s);
+
+	/* a compaction and evictions in the middle of the walk: names stay right */
+	s = store__new(3600 * 24, 2 << 20);
+	sa = stack(s, "main;a", 0, 0);
+	sb = stack(s, "main;b", 0, 0);
+	for (i = 0; i < 150000; i++)
+		add(s, T0 + i * 1000, i % 2 ? sa : sb, 1, 1, "w", 1);
+	b = (struct batched){ .s = s, .churn = true };
+	assert_int_equal(store__foreach_sample(s, &f, 0, batched_each, &b), 0);
+	assert_true(b.n > 0 && b.n <= 150000);
+	assert_int_equal(b.bad_names, 0);
+	assert_true(store__compactions(s) > 0);
+	store__free(s);
+}
+
 static void test_retention_time(void **state)
 {
 	struct store *s = store__new(60, 64 << 20);
@@ -380,10 +463,11 @@ static void test_concurrent(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_query_filters), cmocka_unit_test(test_heatmap),
-		cmocka_unit_test(test_foreach),	      cmocka_unit_test(test_retention_time),
+		cmocka_unit_test(test_query_filters),	 cmocka_unit_test(test_heatmap),
+		cmocka_unit_test(test_foreach),		 cmocka_unit_test(test_retention_time),
 		cmocka_unit_test(test_retention_memory), cmocka_unit_test(test_compaction),
-		cmocka_unit_test(test_bad_input), cmocka_unit_test(test_concurrent),
+		cmocka_unit_test(test_bad_input),	 cmocka_unit_test(test_concurrent),
+		cmocka_unit_test(test_batched_walk),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -28,21 +28,42 @@ void sbuf_reset(struct sbuf *sb)
 		sb->buf[0] = '\0';
 }
 
+void sbuf_set_watch(struct sbuf *sb, const struct sbuf_watch *w)
+{
+	sb->watch = w;
+	sb->watch_at = sb->len + SBUF_WATCH_BYTES;
+}
+
 int sbuf_grow(struct sbuf *sb, size_t extra)
 {
 	size_t need, cap;
 	char *nb;
+	int r;
 
 	if (sb->err)
 		return sb->err;
 	if (extra > SIZE_MAX - sb->len - 1)
 		goto nomem;
 	need = sb->len + extra + 1;
-	if (need <= sb->cap)
+	if (need <= sb->cap) {
+		/* one compare on the fast path; the periodic call of a watch */
+		if (sb->watch && need >= sb->watch_at) {
+			sb->watch_at = need + SBUF_WATCH_BYTES;
+			r = sb->watch->fn(sb, need, sb->cap, sb->watch->ctx);
+			if (r < 0)
+				return sb->err = r;
+		}
 		return 0;
+	}
 	cap = sb->cap ? sb->cap : 64;
 	while (cap < need)
 		cap = cap > SIZE_MAX / 2 ? need : cap * 2;
+	if (sb->watch) {
+		sb->watch_at = need + SBUF_WATCH_BYTES;
+		r = sb->watch->fn(sb, need, cap, sb->watch->ctx);
+		if (r < 0)
+			return sb->err = r;
+	}
 	nb = realloc(sb->buf, cap);
 	if (!nb)
 		goto nomem;

@@ -690,7 +690,8 @@ int fg_layout(struct fg_ctx *c, const struct profile *p, const struct flamegraph
 	if (err)
 		goto out;
 	c->stats.frames = c->nnodes;
-	qsort(c->nodes, c->nnodes, sizeof(*c->nodes), cmp_node);
+	if (c->nnodes) /* none at all past a huge minwidth: qsort's array may be NULL then */
+		qsort(c->nodes, c->nnodes, sizeof(*c->nodes), cmp_node);
 out:
 	free(ents);
 	return err;

@@ -21,34 +21,35 @@
 #include "http_internal.h"
 
 /*
- * The built-in routes. ADD ROUTES HERE: one row per endpoint, { method, path, prefix?, handler };
- * declare the handler in your module's header. Routes added at run time with
+ * The built-in routes. ADD ROUTES HERE: one row per endpoint, { method, path, prefix?, handler,
+ * ctx, cheap? } (cheap: answered on MHD's threads, see struct http_route); declare the handler in
+ * your module's header. Routes added at run time with
  * http_server__add_route() are matched first. A path that matches some row under another method
  * is a 405 with an Allow header; no match at all is a 404.
  */
 static const struct http_route http_builtin_routes[] = {
-	{ "GET", "/healthz", false, http_handle_healthz, NULL },
-	{ "GET", "/api/v1/stats", false, http_handle_stats, NULL },
-	{ "GET", "/api/v1/folded", false, http_handle_folded, NULL },
-	{ "GET", "/api/v1/flamegraph.svg", false, http_handle_flamegraph, NULL },
-	{ "GET", "/api/v1/heatmap", false, http_handle_heatmap, NULL },
-	{ "GET", "/api/v1/heatmap.svg", false, http_handle_heatmap_svg, NULL },
-	{ "GET", "/api/v1/samples", false, http_handle_samples, NULL },
-	{ "GET", "/api/v1/diff.svg", false, http_handle_diff_svg, NULL },
-	{ "GET", "/api/v1/diff.folded", false, http_handle_diff_folded, NULL },
-	{ "GET", "/api/v1/compare", false, http_handle_compare, NULL },
-	{ "GET", "/api/v1/captures", false, http_handle_captures_list, NULL },
-	{ "POST", "/api/v1/captures", false, http_handle_captures_post, NULL },
-	{ "GET", "/api/v1/captures/", true, http_handle_capture_get, NULL },
-	{ "DELETE", "/api/v1/captures/", true, http_handle_capture_delete, NULL },
-	{ "GET", "/", false, http_handle_asset, NULL },
-	{ "GET", "/assets/", true, http_handle_asset, NULL },
+	{ "GET", "/healthz", false, http_handle_healthz, NULL, true },
+	{ "GET", "/api/v1/stats", false, http_handle_stats, NULL, true },
+	{ "GET", "/api/v1/folded", false, http_handle_folded, NULL, false },
+	{ "GET", "/api/v1/flamegraph.svg", false, http_handle_flamegraph, NULL, false },
+	{ "GET", "/api/v1/heatmap", false, http_handle_heatmap, NULL, false },
+	{ "GET", "/api/v1/heatmap.svg", false, http_handle_heatmap_svg, NULL, false },
+	{ "GET", "/api/v1/samples", false, http_handle_samples, NULL, false },
+	{ "GET", "/api/v1/diff.svg", false, http_handle_diff_svg, NULL, false },
+	{ "GET", "/api/v1/diff.folded", false, http_handle_diff_folded, NULL, false },
+	{ "GET", "/api/v1/compare", false, http_handle_compare, NULL, false },
+	{ "GET", "/api/v1/captures", false, http_handle_captures_list, NULL, true },
+	{ "POST", "/api/v1/captures", false, http_handle_captures_post, NULL, false },
+	{ "GET", "/api/v1/captures/", true, http_handle_capture_get, NULL, false },
+	{ "DELETE", "/api/v1/captures/", true, http_handle_capture_delete, NULL, true },
+	{ "GET", "/", false, http_handle_asset, NULL, true },
+	{ "GET", "/assets/", true, http_handle_asset, NULL, true },
 };
 
 #define NR_BUILTIN (sizeof(http_builtin_routes) / sizeof(http_builtin_routes[0]))
 
-/* Bodies smaller than this are sent as they are: gzip's header would eat the gain. */
-#define GZIP_MIN_BYTES 512
+/* At stop, the time given to the responses in flight (the waiting profiles) to go out. */
+#define STOP_DRAIN_NS (1000 * 1000000LL)
 
 int64_t http_now_ns(void)
 {
@@ -70,6 +71,12 @@ void http_config_init(struct http_config *c)
 		.max_capture_bytes = 256ULL << 20,
 		.max_capture_s = 600,
 		.max_request_bytes = 64 << 10,
+		.max_connections_per_ip = 32,
+		.reserved_connections = 16,
+		.request_timeout_s = 10,
+		.render_threads = 2,
+		.render_queue = 16,
+		.response_memory_bytes = 128ULL << 20,
 	};
 }
 
@@ -91,23 +98,43 @@ struct http_server *http_server__new(const struct http_config *c, struct store *
 		s->cfg.threads = 1;
 	s->src = (struct http_source){ .store = live, .rec = replay };
 	s->started_ns = http_now_ns();
+	if (!s->cfg.render_threads)
+		s->cfg.render_threads = 1;
 	s->next_capture_id = 1;
+	s->wake_fd = -1;
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_mutex_init(&s->pub_lock, NULL);
+	pthread_mutex_init(&s->jobs_lock, NULL);
+	pthread_cond_init(&s->jobs_cond, NULL);
 	http_auth_init(s);
 	http_cache_init(s);
+	http_conn_init(s);
 	return s;
 }
 
 void http_server__free(struct http_server *s)
 {
+	int64_t deadline;
+
 	if (!s)
 		return;
-	if (s->mhd)
+	/* every suspended request answered or dropped (MHD must not stop with one), the waiting
+	 * profiles answered with what there is; then a second at most for those answers to go
+	 * out (not for responses that were being sent already: a client that does not read them
+	 * would hold the stop) */
+	http_render_stop(s);
+	if (s->mhd) {
+		deadline = (int64_t)mono_ns() + STOP_DRAIN_NS;
+		while (atomic_load(&s->in_flight) && (int64_t)mono_ns() < deadline)
+			(void)nanosleep(&(struct timespec){ .tv_nsec = 10000000 }, NULL);
 		MHD_stop_daemon(s->mhd);
+	}
 	http_captures_free(s);
 	http_cache_fini(s);
+	http_conn_fini(s);
 	http_auth_fini(s);
+	pthread_cond_destroy(&s->jobs_cond);
+	pthread_mutex_destroy(&s->jobs_lock);
 	while (s->nr_owned--)
 		s->owned[s->nr_owned].free_fn(s->owned[s->nr_owned].obj);
 	free(s->owned);
@@ -188,6 +215,35 @@ const struct http_config *http_server__config(const struct http_server *s)
 uint64_t http_server__bytes_out(const struct http_server *s)
 {
 	return atomic_load(&s->bytes_out);
+}
+
+void http_server__load_stats(struct http_server *s, struct http_load_stats *ret)
+{
+	unsigned int conns, busy;
+
+	http_conn_counts(s, &conns, &busy);
+	pthread_mutex_lock(&s->jobs_lock);
+	*ret = (struct http_load_stats){
+		.connections = conns,
+		.busy_connections = busy,
+		.accepted = s->conns_accepted,
+		.evicted_timeout = s->evicted_timeout,
+		.evicted_pressure = s->evicted_pressure,
+		.renders = s->renders,
+		.renders_cancelled = s->renders_cancelled,
+		.renders_running = s->nr_running,
+		.renders_queued = s->nr_queued,
+		.renders_waiting = s->nr_deferred,
+		.rejected_renders = s->rejected_renders,
+		.rejected_memory = s->rejected_memory,
+		.rejected_connections = s->rejected_conns,
+		.rejected_stopping = s->rejected_stopping,
+		.response_bytes = s->resp_bytes,
+		.response_bytes_peak = s->resp_bytes_peak,
+		.response_memory_bytes = s->cfg.response_memory_bytes,
+		.responses_aborted = s->responses_aborted,
+	};
+	pthread_mutex_unlock(&s->jobs_lock);
 }
 
 void http_server__publish(struct http_server *s, const struct http_published *p)
@@ -331,12 +387,20 @@ static int take_pair(const char *key, const char *value, void *ctx)
 	return 0;
 }
 
-static enum MHD_Result mhd_arg(void *cls, enum MHD_ValueKind kind, const char *key,
-			       const char *value)
+static enum MHD_Result mhd_arg(void *cls, enum MHD_ValueKind kind, const char *key, size_t key_size,
+			       const char *value, size_t value_size)
 {
 	struct parse_ctx *pc = cls;
 
 	(void)kind;
+	/* MHD decodes %00 into the value: as a C string it would end there and, say, comm=%00
+	 * would select everything. A NUL byte is a bad value, as in a POST body. */
+	if (strlen(key) != key_size || (value && strlen(value) != value_size)) {
+		pc->err = (struct query_error){ .reason = "NUL byte", .status = 400 };
+		snprintf(pc->err.param, sizeof(pc->err.param), "%.63s", key);
+		pc->rc = -EINVAL;
+		return MHD_NO;
+	}
 	return take_pair(key, value ? value : "", pc) ? MHD_NO : MHD_YES;
 }
 
@@ -347,7 +411,7 @@ int http_request__parse(struct http_request *req, struct query_common *q, int64_
 	struct http_config *c = &req->srv->cfg;
 	int r;
 
-	MHD_get_connection_values(req->conn, MHD_GET_ARGUMENT_KIND, mhd_arg, &pc);
+	MHD_get_connection_values_n(req->conn, MHD_GET_ARGUMENT_KIND, mhd_arg, &pc);
 	if (!pc.rc && req->body && req->body_len) {
 		r = query_urlencoded_parse(req->body, req->body_len, take_pair, &pc, &pc.err);
 		if (r < 0 && !pc.rc) {
@@ -384,160 +448,78 @@ int http_request__parse(struct http_request *req, struct query_common *q, int64_
 
 /* --- MHD glue -------------------------------------------------------------------------------- */
 
-static bool accepts_gzip(struct MHD_Connection *conn)
-{
-	const char *ae =
-	    MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING);
-	const char *p;
-
-	if (!ae)
-		return false;
-	for (p = ae; (p = strcasestr(p, "gzip")); p += 4) {
-		const char *q = p + 4;
-
-		if (p > ae && p[-1] != ' ' && p[-1] != ',')
-			continue;
-		while (*q == ' ')
-			q++;
-		/* "gzip;q=0" refuses it */
-		if (*q == ';') {
-			q++;
-			while (*q == ' ')
-				q++;
-			if (!strncmp(q, "q=0", 3) &&
-			    (q[3] == '\0' || q[3] == ',' || q[3] == ' ' ||
-			     (q[3] == '.' && strspn(q + 4, "0") == strcspn(q + 4, ", "))))
-				return false;
-		}
-		return true;
-	}
-	return false;
-}
-
-/* Gzips @in into a new malloc'ed buffer. NULL on failure (the caller sends it plain). */
-static char *gzip_buf(const char *in, size_t len, size_t *ret_len)
-{
-	z_stream zs = { 0 };
-	uLong bound;
-	char *out;
-
-	if (deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-		return NULL;
-	bound = deflateBound(&zs, (uLong)len) + 32;
-	out = malloc(bound);
-	if (!out) {
-		deflateEnd(&zs);
-		return NULL;
-	}
-	zs.next_in = (Bytef *)in;
-	zs.avail_in = (uInt)len;
-	zs.next_out = (Bytef *)out;
-	zs.avail_out = (uInt)bound;
-	if (deflate(&zs, Z_FINISH) != Z_STREAM_END) {
-		deflateEnd(&zs);
-		free(out);
-		return NULL;
-	}
-	*ret_len = zs.total_out;
-	deflateEnd(&zs);
-	return out;
-}
-
-static bool compressible(const char *ct)
-{
-	return ct &&
-	       (!strncmp(ct, "text/", 5) || !strncmp(ct, "application/json", 16) ||
-		!strncmp(ct, "image/svg+xml", 13) || !strncmp(ct, "application/javascript", 22));
-}
-
-static enum MHD_Result queue_body(struct http_request *req, int status, char *body, size_t len,
-				  bool gz, const char *content_type, const char *cache_control,
-				  const char *disposition, const char *location, const char *allow);
-
-static enum MHD_Result send_response(struct http_request *req, struct http_response *resp,
-				     const char *allow)
-{
-	struct http_server *srv = req->srv;
-	size_t len = 0, zlen;
-	char *body, *z;
-	bool gz = false;
-
-	if (sbuf_error(&resp->body)) {
-		http_response__error(resp, 503, NULL, "out of memory");
-		if (sbuf_error(&resp->body))
-			resp->body.err = 0; /* the error body itself is tiny: retry once */
-	}
-	if (resp->body.len > srv->cfg.max_response_bytes)
-		http_response__error(resp, 413, NULL, "response exceeds the configured size limit");
-	body = sbuf_detach(&resp->body, &len);
-	if (!body) {
-		body = strdup("{\"error\": \"out of memory\", \"status\": 503}\n");
-		resp->status = 503;
-		if (!body)
-			return MHD_NO;
-		len = strlen(body);
-	}
-	if (!resp->no_gzip && len >= GZIP_MIN_BYTES && compressible(resp->content_type) &&
-	    accepts_gzip(req->conn)) {
-		z = gzip_buf(body, len, &zlen);
-		if (z) {
-			free(body);
-			body = z;
-			len = zlen;
-			gz = true;
-			srv->gzipped++;
-		}
-	}
-	if (req->cache_key) {
-		http_cache_fill(srv, req->cache_key, resp, body, len, gz);
-		free(req->cache_key);
-		req->cache_key = NULL;
-	}
-	return queue_body(req, resp->status, body, len, gz, resp->content_type, resp->cache_control,
-			  resp->disposition, resp->location, allow);
-}
-
-/* Hands @body (malloc'ed; always taken) to MHD with the headers. */
-static enum MHD_Result queue_body(struct http_request *req, int status, char *body, size_t len,
-				  bool gz, const char *content_type, const char *cache_control,
-				  const char *disposition, const char *location, const char *allow)
+/* Queues @a (its body shared, not copied) with the headers. */
+static enum MHD_Result queue_answer(struct http_request *req, const struct http_answer *a,
+				    const char *allow)
 {
 	struct http_server *srv = req->srv;
 	struct MHD_Response *r;
 	enum MHD_Result ret;
+	char retry[16];
 
-	r = MHD_create_response_from_buffer_with_free_callback(len, body, free);
-	if (!r) {
-		free(body);
+	r = http_body_response(a->body);
+	if (!r)
 		return MHD_NO;
-	}
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
-				content_type ? content_type : "application/json");
+				a->content_type ? a->content_type : "application/json");
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL,
-				cache_control ? cache_control : "no-cache");
+				a->cache_control ? a->cache_control : "no-cache");
 	MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, MHD_HTTP_HEADER_ACCEPT_ENCODING);
 	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
-	if (gz)
+	if (a->gz)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
-	if (disposition && disposition[0])
-		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_DISPOSITION, disposition);
-	if (location && location[0])
-		MHD_add_response_header(r, MHD_HTTP_HEADER_LOCATION, location);
+	if (a->disposition[0])
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_DISPOSITION, a->disposition);
+	if (a->location[0])
+		MHD_add_response_header(r, MHD_HTTP_HEADER_LOCATION, a->location);
 	if (allow)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
-	ret = MHD_queue_response(req->conn, (unsigned int)status, r);
+	if (a->retry_after_s) {
+		/* a bound said no: the connection goes too, its slot is what is short (300
+		 * clients answered 503 and kept alive held MHD's limits for a second) */
+		snprintf(retry, sizeof(retry), "%u", a->retry_after_s);
+		MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, retry);
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+	}
+	ret = MHD_queue_response(req->conn, (unsigned int)a->status, r);
 	MHD_destroy_response(r);
-	if (status < 300)
+	if (ret == MHD_YES && !req->queued_answer) {
+		req->queued_answer = true;
+		req->sent_len = req->head ? 0 : http_body_len(a->body);
+	}
+	if (a->status < 300)
 		srv->responses_2xx++;
-	else if (status < 500)
+	else if (a->status < 500)
 		srv->responses_4xx++;
 	else
 		srv->responses_5xx++;
-	srv->bytes_out += len;
 	if (srv->observe_fn)
-		srv->observe_fn(srv->observe_ctx, req->route ? req->route : "other", status,
+		srv->observe_fn(srv->observe_ctx, req->route ? req->route : "other", a->status,
 				(double)(http_now_ns() - req->start_ns) / 1e9);
 	return ret;
+}
+
+/* Queues the answer of a handler run inline (a cheap route, or an error before routing). */
+static enum MHD_Result answer_inline(struct http_request *req, struct http_response *resp, int err,
+				     const char *allow)
+{
+	struct http_answer a;
+	enum MHD_Result ret;
+
+	http_render_finish(req->srv, req, resp, err, &a);
+	sbuf_fini(&resp->body);
+	ret = queue_answer(req, &a, allow);
+	http_answer_fini(&a);
+	return ret;
+}
+
+static enum MHD_Result answer_error(struct http_request *req, int status, const char *reason,
+				    const char *allow)
+{
+	struct http_response resp = { .body = SBUF_INIT };
+
+	http_response__error(&resp, status, NULL, reason);
+	return answer_inline(req, &resp, 0, allow);
 }
 
 /* The data endpoints whose GET responses the micro-cache may share. */
@@ -556,18 +538,19 @@ static bool cacheable(const char *method, const char *path)
 	return false;
 }
 
-static enum MHD_Result key_arg(void *cls, enum MHD_ValueKind kind, const char *key,
-			       const char *value)
+static enum MHD_Result key_arg(void *cls, enum MHD_ValueKind kind, const char *key, size_t key_size,
+			       const char *value, size_t value_size)
 {
 	struct sbuf *sb = cls;
 
 	(void)kind;
-	/* JSON-quoted: the escaping makes the key injective, whatever the decoded bytes are */
+	/* JSON-quoted with their lengths: the escaping makes the key injective, whatever the
+	 * decoded bytes are (NUL included: such a request is a 400 that must not hit an entry) */
 	sbuf_addc(sb, '"');
-	sbuf_add_json(sb, key, strlen(key));
+	sbuf_add_json(sb, key, key_size);
 	sbuf_adds(sb, value ? "\":\"" : "\":null,");
 	if (value) {
-		sbuf_add_json(sb, value, strlen(value));
+		sbuf_add_json(sb, value, value_size);
 		sbuf_adds(sb, "\",");
 	}
 	return MHD_YES;
@@ -580,8 +563,8 @@ static char *cache_key(struct http_request *req)
 
 	sbuf_adds(&sb, req->path);
 	sbuf_addc(&sb, '?');
-	MHD_get_connection_values(req->conn, MHD_GET_ARGUMENT_KIND, key_arg, &sb);
-	sbuf_adds(&sb, accepts_gzip(req->conn) ? "|gzip" : "|plain");
+	MHD_get_connection_values_n(req->conn, MHD_GET_ARGUMENT_KIND, key_arg, &sb);
+	sbuf_adds(&sb, req->gzip_ok ? "|gzip" : "|plain");
 	if (sbuf_error(&sb) || sb.len > 4096) {
 		sbuf_fini(&sb);
 		return NULL;
@@ -627,6 +610,92 @@ static const struct http_route *find_route(const struct http_server *s, const ch
 	return NULL;
 }
 
+/*
+ * The requests that waited for @key's render, when it could not happen (503 at submit, or the
+ * request never answered): they get @a, or look the cache up again when @a is NULL.
+ */
+static void release_waiters(struct http_server *srv, const char *key, const struct http_answer *a)
+{
+	struct http_request *w, *wn;
+	bool retry;
+
+	w = http_cache_fill(srv, key, a, false, &retry);
+	for (; w; w = wn) {
+		wn = w->next;
+		w->next = NULL;
+		pthread_mutex_lock(&srv->jobs_lock);
+		w->phase = REQ_DONE;
+		if (w->in_watch) { /* off the watcher's set before it goes back to MHD */
+			if (w->wprev)
+				w->wprev->wnext = w->wnext;
+			else
+				srv->watched = w->wnext;
+			if (w->wnext)
+				w->wnext->wprev = w->wprev;
+			w->in_watch = false;
+		}
+		pthread_mutex_unlock(&srv->jobs_lock);
+		if (retry) {
+			w->retry = true;
+		} else {
+			http_answer_copy(&w->ans, a);
+			w->answered = true;
+		}
+		http_render_resume(srv, w);
+	}
+}
+
+/*
+ * A request of a route that renders: from the micro-cache when an identical one was answered
+ * or is being rendered, otherwise queued for the render pool (the connection suspended).
+ */
+static enum MHD_Result dispatch_render(struct http_request *req)
+{
+	struct http_server *srv = req->srv;
+	struct http_answer a = { 0 };
+	enum MHD_Result ret;
+	char *key;
+	int c;
+
+	if (!req->body && cacheable(req->method, req->path) && (key = cache_key(req))) {
+		c = http_cache_lookup(srv, key, req, &a);
+		if (c == HTTP_CACHE_HIT) {
+			free(key);
+			ret = queue_answer(req, &a, NULL);
+			http_answer_fini(&a);
+			return ret;
+		}
+		if (c == HTTP_CACHE_WAIT) { /* suspended by the lookup, answered with the render */
+			free(key);
+			return MHD_YES;
+		}
+		if (c == HTTP_CACHE_MISS)
+			req->cache_key = key; /* filled when rendered */
+		else
+			free(key);
+	}
+	if (http_render_submit(srv, req, &a))
+		return MHD_YES;
+	if (req->cache_key) {
+		release_waiters(srv, req->cache_key, &a);
+		free(req->cache_key);
+		req->cache_key = NULL;
+	}
+	ret = queue_answer(req, &a, NULL);
+	http_answer_fini(&a);
+	return ret;
+}
+
+static bool has_body(struct MHD_Connection *conn)
+{
+	const char *cl =
+	    MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+
+	return (cl && strcmp(cl, "0")) ||
+	       MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+					   MHD_HTTP_HEADER_TRANSFER_ENCODING);
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
 				  const char *method, const char *version, const char *upload_data,
 				  size_t *upload_data_size, void **con_cls)
@@ -634,26 +703,34 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	struct http_server *srv = cls;
 	struct http_request *req = *con_cls;
 	struct http_response resp = { .status = 200, .body = SBUF_INIT };
+	const union MHD_ConnectionInfo *ci;
 	const struct http_route *rt;
 	char allow[96];
-	enum MHD_Result ret;
 	int err;
 
 	(void)version;
 	if (!req) {
 		/* bearer token (http_auth.c): on the headers, before any body is read and before
-		 * routing, so that nothing is learnt or buffered without it */
+		 * routing, so that nothing is learnt or buffered without it (the connection stays
+		 * idle for http_conn.c: no request of its own is under way) */
 		if (!http_server__auth_check(
 			srv, url,
 			MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
 						    MHD_HTTP_HEADER_AUTHORIZATION)))
 			return (enum MHD_Result)http_auth_deny(conn);
+		ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+		if (ci && ci->socket_context)
+			http_conn_busy(srv, ci->socket_context, has_body(conn));
 		req = calloc(1, sizeof(*req));
 		if (!req)
 			return MHD_NO;
 		req->srv = srv;
 		req->conn = conn;
 		req->start_ns = http_now_ns();
+		req->hc = ci ? ci->socket_context : NULL;
+		ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+		req->fd = ci ? ci->connect_fd : -1;
+		req->gzip_ok = http_accepts_gzip(conn);
 		*con_cls = req;
 		srv->requests++;
 		return MHD_YES;
@@ -676,72 +753,65 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		*upload_data_size = 0;
 		return MHD_YES;
 	}
+	/* resumed by the render pool: with the answer, to look the cache up again, or with
+	 * nothing (the client has gone: close) */
+	if (req->answered)
+		return queue_answer(req, &req->ans, NULL);
+	if (req->retry) {
+		req->retry = false;
+		if (http_server__stopping(srv))
+			return answer_error(req, 503, "emberd is stopping", NULL);
+		return dispatch_render(req);
+	}
+	if (req->phase == REQ_DONE)
+		return MHD_NO;
 
+	http_conn_busy(srv, req->hc, false); /* the body, if any, is in */
 	req->method = method;
 	req->path = url;
 	req->head = !strcmp(method, "HEAD");
 	req->now_ns = http_source_now(&srv->src);
 	rt = find_route(srv, method, url, allow, sizeof(allow));
+	req->rt = rt;
 	req->route = rt ? rt->path : NULL;
 	req->route_ctx = rt ? rt->ctx : NULL;
 	if (!rt) {
-		if (allow[0]) {
-			http_response__error(&resp, 405, NULL, "method not allowed");
-			return send_response(req, &resp, allow);
-		}
-		http_response__error(&resp, 404, NULL, "no such endpoint");
-		return send_response(req, &resp, NULL);
+		if (allow[0])
+			return answer_error(req, 405, "method not allowed", allow);
+		return answer_error(req, 404, "no such endpoint", NULL);
 	}
-	if (req->body_too_large) {
-		http_response__error(&resp, 413, NULL, "request body exceeds the configured limit");
-		return send_response(req, &resp, NULL);
-	}
+	if (req->body_too_large)
+		return answer_error(req, 413, "request body exceeds the configured limit", NULL);
 	if (req->body) {
 		const char *ct = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
 							     MHD_HTTP_HEADER_CONTENT_TYPE);
 
-		if (ct && strncasecmp(ct, "application/x-www-form-urlencoded", 33)) {
-			http_response__error(
-			    &resp, 415, NULL,
-			    "request bodies must be application/x-www-form-urlencoded");
-			return send_response(req, &resp, NULL);
-		}
+		if (ct && strncasecmp(ct, "application/x-www-form-urlencoded", 33))
+			return answer_error(
+			    req, 415, "request bodies must be application/x-www-form-urlencoded",
+			    NULL);
 	}
 	req->suffix = rt->prefix ? url + strlen(rt->path) : "";
-	resp.content_type = "application/json";
-	if (!req->body && cacheable(method, url)) {
-		struct http_cached hit;
-		char *key = cache_key(req);
+	if (!rt->cheap) {
+		/* busy connections fill the limits: this one is in the reserve, kept for the
+		 * liveness probe and the metrics */
+		if (http_conn_over_budget(srv, req->hc)) {
+			struct http_answer a;
+			enum MHD_Result ret;
 
-		if (key) {
-			int c = http_cache_lookup(srv, key, &hit);
-
-			if (c == 1) {
-				free(key);
-				return queue_body(req, 200, hit.body, hit.len, hit.gz,
-						  hit.content_type, hit.cache_control,
-						  hit.disposition, NULL, NULL);
-			}
-			if (c == 0)
-				req->cache_key = key; /* filled by send_response() */
-			else
-				free(key);
+			srv->rejected_conns++;
+			http_answer_error(srv, &a, 503, "too many connections: retry later", 1);
+			ret = queue_answer(req, &a, NULL);
+			http_answer_fini(&a);
+			return ret;
 		}
+		if (http_server__stopping(srv))
+			return answer_error(req, 503, "emberd is stopping", NULL);
+		return dispatch_render(req);
 	}
+	resp.content_type = "application/json";
 	err = rt->fn(srv, req, &resp);
-	if (err < 0) {
-		log_debug("http: %s %s failed: %s", method, url, strerror(-err));
-		if (err == -ENOMEM)
-			http_response__error(&resp, 503, NULL, "out of memory");
-		else if (err == -E2BIG)
-			http_response__error(&resp, 413, NULL,
-					     "response exceeds the configured size limit");
-		else
-			http_response__error(&resp, 500, NULL, strerror(-err));
-	}
-	ret = send_response(req, &resp, NULL);
-	sbuf_fini(&resp.body);
-	return ret;
+	return answer_inline(req, &resp, err, NULL);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
@@ -751,14 +821,44 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 
 	(void)cls;
 	(void)conn;
-	(void)toe;
-	if (req) {
-		if (req->cache_key) /* never answered: release whoever waits for this render */
-			http_cache_fill(req->srv, req->cache_key, NULL, NULL, 0, false);
-		free(req->cache_key);
-		free(req->body);
-		free(req);
-		*con_cls = NULL;
+	if (!req)
+		return;
+	if (req->cache_key) /* never answered: whoever waits for this render looks again */
+		release_waiters(req->srv, req->cache_key, NULL);
+	if (req->stop_answer) /* answered while stopping: the stop waited for it */
+		atomic_fetch_sub(&req->srv->in_flight, 1);
+	if (req->queued_answer) {
+		if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
+			req->srv->bytes_out += req->sent_len;
+		else
+			req->srv->responses_aborted++;
+	}
+	http_conn_idle(req->srv, req->hc);
+	if (req->state_free)
+		req->state_free(req->state);
+	http_answer_fini(&req->ans);
+	free(req->cache_key);
+	free(req->body);
+	free(req);
+	*con_cls = NULL;
+}
+
+/* MHD_OPTION_NOTIFY_CONNECTION: every connection's life, for http_conn.c. */
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+			  enum MHD_ConnectionNotificationCode toe)
+{
+	struct http_server *srv = cls;
+	const union MHD_ConnectionInfo *fd, *addr;
+
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		fd = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+		addr = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+		*socket_context =
+		    fd ? http_conn_started(srv, fd->connect_fd, addr ? addr->client_addr : NULL)
+		       : NULL;
+	} else if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
+		http_conn_closed(srv, *socket_context);
+		*socket_context = NULL;
 	}
 }
 
@@ -850,7 +950,9 @@ int http_server__start(struct http_server *s)
 	struct sockaddr_storage ss;
 	socklen_t sl;
 	const union MHD_DaemonInfo *info;
-	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+	/* suspend/resume: the render pool answers from its own threads */
+	unsigned int flags =
+	    MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME;
 	struct MHD_OptionItem tls[3] = { { MHD_OPTION_END, 0, NULL } }; /* TLS: security.c */
 	bool v6;
 	int err;
@@ -876,16 +978,39 @@ int http_server__start(struct http_server *s)
 		flags |= MHD_USE_EPOLL;
 	else
 		flags |= MHD_USE_POLL;
+	err = http_render_start(s);
+	if (err) {
+		http_render_stop(s);
+		return err;
+	}
+	/*
+	 * MHD's limits are backstops well above ours (4 x in all, 8 x per address, plus the
+	 * reserve): http_conn.c closes idle connections over ours (past twice ours whatever they
+	 * are) and keeps requests beyond them to the cheap routes. But MHD counts a closed
+	 * connection until its thread has seen it go, and under a flood of new connections from one
+	 * address (2000 clients reconnecting as soon as they are closed: ~5000 a second) that lag
+	 * is a hundred connections or more: with MHD's per-address limit at 4 x ours it refused 3
+	 * liveness probes of 97 from the flooding address, at 8 x none; and at its connection limit
+	 * a thread stops accepting (new clients then wait in the listen queue behind the flood).
+	 * A connection that has sent nothing costs MHD little (its request memory is mapped
+	 * lazily). (Each of MHD's threads gets its share of the connection limit.)
+	 */
 	errno = 0;
 	s->mhd = MHD_start_daemon(
 	    flags, 0, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
 	    MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT,
-	    s->cfg.max_connections, MHD_OPTION_CONNECTION_TIMEOUT, s->cfg.timeout_s,
-	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)s->cfg.max_request_bytes, MHD_OPTION_ARRAY,
-	    tls, MHD_OPTION_THREAD_POOL_SIZE, s->cfg.threads > 1 ? s->cfg.threads : 0,
-	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_END);
-	if (!s->mhd)
-		return errno ? -errno : -EADDRINUSE;
+	    4 * s->cfg.max_connections + s->cfg.reserved_connections,
+	    MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+	    8 * s->cfg.max_connections_per_ip + s->cfg.reserved_connections,
+	    MHD_OPTION_CONNECTION_TIMEOUT, s->cfg.timeout_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+	    (size_t)s->cfg.max_request_bytes, MHD_OPTION_ARRAY, tls, MHD_OPTION_THREAD_POOL_SIZE,
+	    s->cfg.threads > 1 ? s->cfg.threads : 0, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+	    MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_END);
+	if (!s->mhd) {
+		err = errno ? -errno : -EADDRINUSE;
+		http_render_stop(s);
+		return err;
+	}
 	info = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_BIND_PORT);
 	s->port = info ? info->port : 0;
 	return 0;

@@ -251,7 +251,7 @@ static int samples_rec(const struct rec_sample *s, void *ctx)
 			    s->count > 0 ? (uint64_t)s->count : 1);
 	if (c->sb->len > c->max_bytes)
 		return -E2BIG;
-	return sbuf_error(c->sb) ? -ENOMEM : 0;
+	return sbuf_error(c->sb); /* -ENOMEM, or the server's -E2BIG, -ENOBUFS, -ECANCELED */
 }
 
 static int samples_store(const struct store_sample_view *v, void *ctx)
@@ -268,7 +268,10 @@ static int samples_store(const struct store_sample_view *v, void *ctx)
 	samples_format_line(c->sb, v->time_ns, c->tmp.buf ? c->tmp.buf : "", c->tmp.len, 1);
 	if (c->sb->len > c->max_bytes)
 		return -E2BIG;
-	return sbuf_error(c->sb) || sbuf_error(&c->tmp) ? -ENOMEM : 0;
+	if (sbuf_error(c->sb))
+		return sbuf_error(
+		    c->sb); /* -ENOMEM, or the server's -E2BIG, -ENOBUFS, -ECANCELED */
+	return sbuf_error(&c->tmp) ? -ENOMEM : 0;
 }
 
 int http_source_samples(const struct http_source *src, const struct query_common *q,
@@ -316,6 +319,8 @@ int http_handle_healthz(struct http_server *srv, struct http_request *req,
 	sbuf_adds(&resp->body, "ok\n");
 	return 0;
 }
+
+static void http_load_json(struct http_server *srv, struct sbuf *sb);
 
 static void json_time(struct sbuf *sb, const char *key, int64_t ns)
 {
@@ -385,13 +390,44 @@ int http_handle_stats(struct http_server *srv, struct http_request *req,
 		  "\"http\": {\"requests\": %llu, \"responses_2xx\": %llu, \"responses_4xx\": "
 		  "%llu, \"responses_5xx\": %llu, \"bytes_out\": %llu, \"gzipped\": %llu, "
 		  "\"cache_hits\": %llu, \"cache_misses\": %llu, "
-		  "\"max_connections\": %u, \"threads\": %u}}\n",
+		  "\"max_connections\": %u, \"threads\": %u, ",
 		  (unsigned long long)srv->requests, (unsigned long long)srv->responses_2xx,
 		  (unsigned long long)srv->responses_4xx, (unsigned long long)srv->responses_5xx,
 		  (unsigned long long)srv->bytes_out, (unsigned long long)srv->gzipped,
 		  (unsigned long long)srv->cache_hits, (unsigned long long)srv->cache_misses,
 		  srv->cfg.max_connections, srv->cfg.threads);
+	http_load_json(srv, sb);
+	sbuf_adds(sb, "}}\n");
 	return 0;
+}
+
+/* The bounds at work (docs/security.md): connections, renders, response memory, the 503s. */
+static void http_load_json(struct http_server *srv, struct sbuf *sb)
+{
+	struct http_load_stats l;
+
+#define U(x) ((unsigned long long)(x))
+	http_server__load_stats(srv, &l);
+	sbuf_addf(sb,
+		  "\"responses_aborted\": %llu, \"connections\": %llu, \"busy_connections\": "
+		  "%llu, \"connections_accepted\": %llu, \"connections_closed\": {\"timeout\": "
+		  "%llu, \"pressure\": %llu}, \"renders\": %llu, \"renders_cancelled\": %llu, "
+		  "\"renders_running\": %llu, \"renders_queued\": %llu, \"renders_waiting\": "
+		  "%llu, \"rejected\": {\"renders\": %llu, \"memory\": %llu, \"connections\": "
+		  "%llu, \"stopping\": %llu}, \"response_bytes\": %llu, "
+		  "\"response_bytes_peak\": %llu, \"response_memory\": %llu, "
+		  "\"cache_bytes\": %llu, \"limits\": {\"max_connections_per_ip\": %u, "
+		  "\"reserved_connections\": %u, \"request_timeout_s\": %u, "
+		  "\"render_threads\": %u, \"render_queue\": %u}",
+		  U(l.responses_aborted), U(l.connections), U(l.busy_connections), U(l.accepted),
+		  U(l.evicted_timeout), U(l.evicted_pressure), U(l.renders), U(l.renders_cancelled),
+		  U(l.renders_running), U(l.renders_queued), U(l.renders_waiting),
+		  U(l.rejected_renders), U(l.rejected_memory), U(l.rejected_connections),
+		  U(l.rejected_stopping), U(l.response_bytes), U(l.response_bytes_peak),
+		  U(l.response_memory_bytes), U(http_cache_bytes(srv)),
+		  srv->cfg.max_connections_per_ip, srv->cfg.reserved_connections,
+		  srv->cfg.request_timeout_s, srv->cfg.render_threads, srv->cfg.render_queue);
+#undef U
 }
 
 /* ?download=1 adds Content-Disposition: attachment. */
@@ -475,8 +511,9 @@ static int fg_param(const char *key, const char *value, void *ctx, struct query_
 		snprintf(err->param, sizeof(err->param), "%.63s", key);
 		return -EINVAL;
 	}
-	/* pixels are memory: bound them like any other resource */
-	if (fp->o->width > 100000 || fp->o->height > 1000) {
+	/* pixels are memory: bound them like any other resource; flamegraph.pl pads 10 px on
+	 * each side, so a narrower image has no room for a frame (the renderer's EINVAL) */
+	if (fp->o->width > 100000 || fp->o->width <= 20 || fp->o->height > 1000) {
 		*err = (struct query_error){ .reason = "out of range", .status = 400 };
 		snprintf(err->param, sizeof(err->param), "%.63s", key);
 		return -EINVAL;
@@ -578,7 +615,7 @@ int http_serve_heatmap(struct http_server *srv, const struct http_source *src,
 	struct heatmap hm = { 0 };
 	struct query_common q;
 	const char *reason = NULL;
-	int64_t first, last, from, to;
+	int64_t first, last, from, to, last_ns;
 	int err = 0;
 
 	heatmap_opts_init(&hp.o);
@@ -597,14 +634,19 @@ int http_serve_heatmap(struct http_server *srv, const struct http_source *src,
 	if (http_source_bounds(src, &first, &last)) {
 		first = last = req->now_ns; /* empty: one empty column at now */
 	}
+	/* the last ns of the range; to=1677-09-21T00:12:43.145224192Z is INT64_MIN itself, and the
+	 * range is not limited here: no arithmetic may overflow */
+	last_ns = q.to_ns > INT64_MIN ? q.to_ns - 1 : INT64_MIN;
 	from = q.from_ns > first ? q.from_ns : first;
-	to = q.to_ns - 1 < last ? q.to_ns - 1 : last;
+	to = last_ns < last ? last_ns : last;
 	if (from > to)
-		from = to = q.to_ns > 0 ? q.to_ns - 1 : 0;
+		from = to = last_ns > 0 ? last_ns : 0;
 	if (from < 0)
 		from = 0;
 	if (to < from)
 		to = from;
+	if (to == INT64_MAX)
+		to--; /* its end, to + 1, below */
 	err = heatmap_opts_fit(&hp.o, (uint64_t)from, (uint64_t)to);
 	if (!err)
 		err = heatmap_opts_check(&hp.o, &reason);
@@ -769,8 +811,12 @@ int http_handle_diff_svg(struct http_server *srv, struct http_request *req,
 						    : flamegraph_render(e ? e : d, &o, &resp->body);
 		profile__free(e);
 	}
-	if (err == -ENODATA)
+	if (err == -ENODATA) {
 		err = 0;
+	} else if (err == -EINVAL) { /* as /api/v1/flamegraph.svg: bad input is never a 5xx */
+		http_response__error(resp, 400, NULL, "invalid combination of flame graph options");
+		err = 0;
+	}
 out:
 	profile__free(d);
 	profile__free(a);

@@ -272,7 +272,10 @@ static void capture_json_locked(const struct capture *c, int64_t now, struct sbu
 		sbuf_addf(sb, "\"pid\": %lld, ", (long long)c->pid);
 	else
 		sbuf_adds(sb, "\"pid\": null, ");
-	sbuf_addf(sb, "\"seconds\": %llu, ", (unsigned long long)c->seconds);
+	/* the duration asked for, fraction included (it used to be rounded up: 0.1 gave 1) */
+	sbuf_adds(sb, "\"seconds\": ");
+	sbuf_add_count(sb, (double)c->seconds_ns / 1e9);
+	sbuf_adds(sb, ", ");
 	if (c->frequency_hz)
 		sbuf_addf(sb, "\"frequency\": %llu, ", (unsigned long long)c->frequency_hz);
 	else
@@ -417,7 +420,7 @@ int http_handle_captures_post(struct http_server *srv, struct http_request *req,
 	c->state = CAPTURE_RUNNING;
 	c->created_ns = c->start_ns = now;
 	c->end_ns = now + pp.seconds_ns;
-	c->seconds = (uint64_t)((pp.seconds_ns + NS - 1) / NS);
+	c->seconds_ns = pp.seconds_ns;
 	c->frequency_hz = pp.frequency;
 	c->pid = pp.pid;
 	c->sampler_handle = -1;

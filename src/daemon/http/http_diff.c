@@ -138,9 +138,13 @@ out:
 	return err;
 }
 
-/* Cuts [from, to) into whole windows of @win ns, each a profile; returns how many, or -errno. */
-static long window_profiles(struct http_server *srv, const struct query_common *q, int64_t from,
-			    int64_t to, int64_t win, struct strtab *st, struct profile ***ret)
+/*
+ * Cuts [from, to) into whole windows of @win ns, each a profile; returns how many, or -errno
+ * (-ECANCELED when the client goes away meanwhile: up to 600 queries).
+ */
+static long window_profiles(struct http_server *srv, struct http_request *req,
+			    const struct query_common *q, int64_t from, int64_t to, int64_t win,
+			    struct strtab *st, struct profile ***ret)
 {
 	long n = (long)((to - from) / win), i;
 	struct profile **ps;
@@ -151,9 +155,13 @@ static long window_profiles(struct http_server *srv, const struct query_common *
 	if (!ps)
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
-		ps[i] = range_profile(srv, q, from + i * win, from + (i + 1) * win, st);
+		ps[i] = http_request__cancelled(req)
+			    ? NULL
+			    : range_profile(srv, q, from + i * win, from + (i + 1) * win, st);
 		if (!ps[i]) {
-			int err = errno == EINVAL ? -EINVAL : -ENOMEM;
+			int err = http_request__cancelled(req) ? -ECANCELED
+				  : errno == EINVAL	       ? -EINVAL
+							       : -ENOMEM;
 
 			while (i-- > 0)
 				profile__free(ps[i]);
@@ -209,13 +217,13 @@ int http_handle_compare(struct http_server *srv, struct http_request *req,
 		err = -ENOMEM;
 		goto out;
 	}
-	na = window_profiles(srv, &q, q.from_ns, q.to_ns, win, st, &pa);
+	na = window_profiles(srv, req, &q, q.from_ns, q.to_ns, win, st, &pa);
 	if (na < 0) {
 		err = (int)na;
 		na = 0;
 		goto out;
 	}
-	nb = window_profiles(srv, &q, dp.b.from_ns, dp.b.to_ns, win, st, &pb);
+	nb = window_profiles(srv, req, &q, dp.b.from_ns, dp.b.to_ns, win, st, &pb);
 	if (nb < 0) {
 		err = (int)nb;
 		nb = 0;

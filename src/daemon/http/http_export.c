@@ -63,7 +63,8 @@ static const struct family_def {
 	{ "ember_unresolved_frames_ratio", METRIC_GAUGE,
 	  "Share of frames without a symbol since start, by kind." },
 	{ "ember_symbol_cache_entries", METRIC_GAUGE,
-	  "Entries in the symbolizer caches (pid, elf, elf_symbols, perfmap_symbols, kallsyms, kernel_functions)." },
+	  "Entries in the symbolizer caches (pid, elf, elf_symbols, perfmap_symbols, kallsyms, "
+	  "kernel_functions)." },
 	{ "ember_symbol_cache_lookups_total", METRIC_COUNTER,
 	  "Symbolizer cache lookups, by cache and result (hit, miss)." },
 	{ "ember_symbol_cache_hit_ratio", METRIC_GAUGE, "Symbolizer cache hit rate since start." },
@@ -94,7 +95,27 @@ static const struct family_def {
 	{ "ember_heap_free_bytes", METRIC_GAUGE,
 	  "Heap bytes freed but kept by malloc (part of the resident set)." },
 	{ "ember_http_requests_total", METRIC_COUNTER, "HTTP requests, by endpoint and status." },
-	{ "ember_http_response_bytes_total", METRIC_COUNTER, "HTTP response body bytes sent." },
+	{ "ember_http_response_bytes_total", METRIC_COUNTER,
+	  "HTTP response body bytes sent (responses taken to the end)." },
+	{ "ember_http_responses_aborted_total", METRIC_COUNTER,
+	  "HTTP responses the client did not take to the end." },
+	{ "ember_http_connections", METRIC_GAUGE,
+	  "HTTP connections, by state (open: all of them; busy: serving a request)." },
+	{ "ember_http_connections_closed_total", METRIC_COUNTER,
+	  "HTTP connections closed by emberd, by reason (timeout: no whole request within "
+	  "http.request_timeout; pressure: idle when the connection limits were reached)." },
+	{ "ember_http_renders", METRIC_GAUGE,
+	  "Renders now, by state (running, queued, waiting: for the clock, pprof's wait=1)." },
+	{ "ember_http_renders_total", METRIC_COUNTER, "Renders started." },
+	{ "ember_http_renders_cancelled_total", METRIC_COUNTER,
+	  "Renders stopped or dropped because their client had gone." },
+	{ "ember_http_rejected_total", METRIC_COUNTER,
+	  "Requests answered 503 by a bound, by reason (renders: render queue full; memory: "
+	  "http.response_memory in use; connections: beyond the connection limits; stopping)." },
+	{ "ember_http_response_memory_bytes", METRIC_GAUGE,
+	  "Memory of response bodies: being rendered, cached or sent." },
+	{ "ember_http_response_memory_max_bytes", METRIC_GAUGE,
+	  "The bound on it (http.response_memory)." },
 	{ "ember_bpf_run_time_seconds_total", METRIC_COUNTER,
 	  "CPU time spent in ember's BPF programs (kernel.bpf_stats_enabled=1)." },
 	{ "ember_bpf_runs_total", METRIC_COUNTER, "Runs of ember's BPF programs." },
@@ -355,6 +376,43 @@ static void collect_cpu_samples(struct metrics *m, struct store *store)
 		     (double)unknown);
 }
 
+/* The bounds of the HTTP server at work (http.h: struct http_load_stats). */
+static void collect_http_load(struct metrics *m, struct http_server *srv)
+{
+	static const char *const rejected[] = { "renders", "memory", "connections", "stopping" };
+	struct http_load_stats l;
+	const uint64_t *rej[4];
+	size_t i;
+
+	http_server__load_stats(srv, &l);
+	rej[0] = &l.rejected_renders;
+	rej[1] = &l.rejected_memory;
+	rej[2] = &l.rejected_connections;
+	rej[3] = &l.rejected_stopping;
+	set1(m, "ember_http_responses_aborted_total", METRIC_COUNTER, NULL, NULL,
+	     (double)l.responses_aborted);
+	set1(m, "ember_http_connections", METRIC_GAUGE, "state", "open", (double)l.connections);
+	set1(m, "ember_http_connections", METRIC_GAUGE, "state", "busy",
+	     (double)l.busy_connections);
+	set1(m, "ember_http_connections_closed_total", METRIC_COUNTER, "reason", "timeout",
+	     (double)l.evicted_timeout);
+	set1(m, "ember_http_connections_closed_total", METRIC_COUNTER, "reason", "pressure",
+	     (double)l.evicted_pressure);
+	set1(m, "ember_http_renders", METRIC_GAUGE, "state", "running", (double)l.renders_running);
+	set1(m, "ember_http_renders", METRIC_GAUGE, "state", "queued", (double)l.renders_queued);
+	set1(m, "ember_http_renders", METRIC_GAUGE, "state", "waiting", (double)l.renders_waiting);
+	set1(m, "ember_http_renders_total", METRIC_COUNTER, NULL, NULL, (double)l.renders);
+	set1(m, "ember_http_renders_cancelled_total", METRIC_COUNTER, NULL, NULL,
+	     (double)l.renders_cancelled);
+	for (i = 0; i < 4; i++)
+		set1(m, "ember_http_rejected_total", METRIC_COUNTER, "reason", rejected[i],
+		     (double)*rej[i]);
+	set1(m, "ember_http_response_memory_bytes", METRIC_GAUGE, NULL, NULL,
+	     (double)l.response_bytes);
+	set1(m, "ember_http_response_memory_max_bytes", METRIC_GAUGE, NULL, NULL,
+	     (double)l.response_memory_bytes);
+}
+
 /* The server's observer: per response, the request counters and the latency histogram. */
 static void observe(void *ctx, const char *route, int status, double seconds)
 {
@@ -440,19 +498,19 @@ static int pprof_param(const char *key, const char *value, void *ctx, struct que
 	return 0;
 }
 
-/* Sleeps until CLOCK_REALTIME reaches @until_ns (the store's clock). */
-static void sleep_until(int64_t until_ns)
-{
-	for (;;) {
-		int64_t now = (int64_t)real_ns();
-		struct timespec ts;
+/* A blocking capture (wait=1) between its two calls: the window, and its place in the count. */
+struct pprof_wait {
+	struct http_export *x;
+	int64_t from_ns, to_ns;
+};
 
-		if (now >= until_ns)
-			return;
-		ts.tv_sec = (until_ns - now) / 1000000000;
-		ts.tv_nsec = (until_ns - now) % 1000000000;
-		(void)nanosleep(&ts, NULL);
-	}
+static void pprof_wait_free(void *p)
+{
+	struct pprof_wait *pw = p;
+
+	if (pw)
+		atomic_fetch_sub(&pw->x->waiters, 1);
+	free(pw);
 }
 
 /* Most samples a per-sample-labels request walks (under the store's lock). */
@@ -521,13 +579,23 @@ static int handle_pprof(struct http_server *srv, struct http_request *req,
 	const char **names = NULL;
 	size_t cap = 0, i, k, depth;
 	int64_t max_range_ns = (int64_t)cfg->max_range_s * 1000000000LL;
-	bool waited = false;
+	struct pprof_wait *pw = http_request__state(req);
 	int err = 0;
 
 	query_common_init(&q);
 	if (http_request__parse(req, &q, (int64_t)EXPORT_DEFAULT_SECONDS * 1000000000LL,
 				pprof_param, &pp, resp) < 0)
 		goto out; /* 400 already in resp */
+	if (pw) {
+		/* the call that wait=1 arranged: its window is over, or emberd is stopping and
+		 * the profile is what there is until now */
+		int64_t now = (int64_t)real_ns();
+
+		q.from_ns = pw->from_ns;
+		q.to_ns = now < pw->to_ns ? now : pw->to_ns;
+		pp.wait = false;
+		pp.seconds = 0;
+	}
 	if (pp.seconds && (q.has_from || q.has_to)) {
 		http_response__error(resp, 400, "seconds", "give either seconds or from/to");
 		goto out;
@@ -554,11 +622,20 @@ static int handle_pprof(struct http_server *srv, struct http_request *req,
 					     "another blocking capture is running");
 			goto out;
 		}
-		waited = true;
-		q.from_ns = (int64_t)real_ns();
-		q.to_ns = q.from_ns + (int64_t)pp.seconds * 1000000000LL;
-		/* samples reach the store on the daemon's tick: wait one more second */
-		sleep_until(q.to_ns + 1000000000LL);
+		pw = malloc(sizeof(*pw));
+		if (!pw) {
+			atomic_fetch_sub(&x->waiters, 1);
+			err = -ENOMEM;
+			goto out;
+		}
+		pw->x = x;
+		pw->from_ns = (int64_t)real_ns();
+		pw->to_ns = pw->from_ns + (int64_t)pp.seconds * 1000000000LL;
+		/* samples reach the store on the daemon's tick: one more second; no thread is
+		 * held meanwhile, and a stop answers at once (the state is freed either way) */
+		err =
+		    http_request__call_again_at(req, pw->to_ns + 1000000000LL, pw, pprof_wait_free);
+		goto out;
 	} else if (pp.seconds) {
 		q.to_ns = http_request__now_ns(req);
 		q.from_ns = q.to_ns - (int64_t)pp.seconds * 1000000000LL;
@@ -628,8 +705,6 @@ done:
 	snprintf(resp->disposition, sizeof(resp->disposition),
 		 "attachment; filename=\"ember-%" PRId64 ".pb.gz\"", q.from_ns / 1000000000);
 out:
-	if (waited)
-		atomic_fetch_sub(&x->waiters, 1);
 	free(names);
 	pprof_writer__free(w);
 	profile__free(p);
@@ -688,6 +763,7 @@ static int handle_metrics(struct http_server *srv, struct http_request *req,
 	}
 	set1(m, "ember_http_response_bytes_total", METRIC_COUNTER, NULL, NULL,
 	     (double)http_server__bytes_out(srv));
+	collect_http_load(m, srv);
 	err = metrics__render(m, &resp->body);
 	resp->content_type = METRICS_CONTENT_TYPE;
 	resp->cache_control = "no-store";
@@ -707,8 +783,9 @@ static void export_free(void *ctx)
 int http_export__register(struct http_server *srv, uint64_t freq_hz)
 {
 	struct http_route routes[] = {
-	    {"GET", "/debug/pprof/profile", false, handle_pprof, NULL},
-	    {"GET", "/metrics", false, handle_metrics, NULL},
+		{ "GET", "/debug/pprof/profile", false, handle_pprof, NULL, false },
+		{ "GET", "/metrics", false, handle_metrics, NULL,
+		  true }, /* answers during a flood */
 	};
 	struct http_export *x = calloc(1, sizeof(*x));
 	size_t i;

@@ -9,6 +9,8 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "ember/core/base/sbuf.h"
+
 #include "ember/daemon/http/http.h"
 #include "ember/daemon/ingest/ingest.h"
 #include "ember/daemon/sample/sampler.h"
@@ -17,7 +19,10 @@
 
 struct MHD_Daemon;
 struct MHD_Connection;
+struct MHD_Response;
 struct heatmap;
+struct http_conn;
+struct http_body;
 
 /* What a query reads: the live store or a (frozen) recording. Both borrowed. */
 struct http_source {
@@ -31,7 +36,8 @@ struct capture {
 	uint32_t id;
 	enum capture_state state;
 	int64_t created_ns, start_ns, end_ns;
-	uint64_t seconds, frequency_hz;
+	int64_t seconds_ns; /* as asked: 0.1 s is 0.1 s */
+	uint64_t frequency_hz;
 	int64_t pid;
 	bool frequency_applied;	/* a second sampler ran at frequency_hz */
 	bool truncated;		/* hit the memory cap: partial */
@@ -81,12 +87,64 @@ struct http_server {
 
 	/* counters for /api/v1/stats */
 	atomic_ullong requests, responses_2xx, responses_4xx, responses_5xx, bytes_out, gzipped;
+	atomic_ullong responses_aborted;
 
 	/* http_cache.c: rendered responses shared by identical requests */
 	pthread_mutex_t cache_lock;
-	pthread_cond_t cache_cond;
 	struct http_cache_entry *cache;
 	atomic_ullong cache_hits, cache_misses;
+
+	/* http_body.c: the memory of response bodies, charged against cfg.response_memory_bytes */
+	atomic_ullong resp_bytes, resp_bytes_peak;
+
+	/* http_render.c: the render pool, the requests it has suspended, and their watcher */
+	pthread_mutex_t jobs_lock;
+	pthread_cond_t jobs_cond;		      /* workers wait for a job */
+	struct http_request *queue_head, *queue_tail; /* waiting for a worker */
+	struct http_request *deferred;		      /* waiting for the clock */
+	struct http_request *watched;		      /* suspended, peer not seen gone */
+	unsigned int nr_queued, nr_running, nr_deferred;
+	bool pool_closed; /* no new jobs: stopping */
+	pthread_t *workers;
+	unsigned int nr_workers;
+	pthread_t watcher;
+	bool watcher_started;
+	int wake_fd; /* eventfd: wakes the watcher */
+	atomic_bool stopping;
+	atomic_uint in_flight; /* answers resumed while stopping, not completed */
+	uint64_t next_req_id;
+	atomic_ullong renders, renders_cancelled;
+	atomic_ullong rejected_renders, rejected_memory, rejected_conns, rejected_stopping;
+
+	/* http_conn.c: every connection, oldest first, with its address and state */
+	pthread_mutex_t conn_lock;
+	struct http_conn *conns_head, *conns_tail;
+	unsigned int nr_conns, nr_busy;
+	atomic_ullong conns_accepted, evicted_timeout, evicted_pressure;
+};
+
+/*
+ * What a request is answered with: a rendered body (shared: the micro-cache and every request
+ * answered from it hold references) and its headers. status 0: no answer (the client has gone).
+ */
+struct http_answer {
+	int status;
+	struct http_body *body; /* a reference; NULL: empty */
+	bool gz;
+	const char *content_type, *cache_control; /* static */
+	char disposition[160];
+	char location[96];
+	unsigned int retry_after_s;
+};
+
+/* Where a suspended request is (http_render.c); every field below is under jobs_lock. */
+enum http_req_phase {
+	REQ_INLINE = 0, /* on an MHD thread, not suspended */
+	REQ_QUEUED,	/* waiting for a worker */
+	REQ_RUNNING,	/* a worker runs its handler */
+	REQ_DEFERRED,	/* waiting for the clock (http_request__call_again_at()) */
+	REQ_WAITING,	/* waiting for an identical request's render (micro-cache) */
+	REQ_DONE,	/* answered (or not: gone), about to be resumed */
 };
 
 struct http_request {
@@ -106,30 +164,138 @@ struct http_request {
 	void *route_ctx;	/* the matched route's ctx */
 	int64_t start_ns;	/* when the request arrived; for the latency histogram */
 	char *cache_key;	/* owned; set when this request fills a cache entry */
+
+	const struct http_route *rt; /* the matched route */
+	struct http_conn *hc;	     /* its connection's entry (http_conn.c), NULL: untracked */
+	uint64_t id;		     /* unique: the watcher's check that it is the same request */
+	int fd;			     /* the connection's socket (the watcher polls it) */
+	bool gzip_ok;		     /* the client accepts gzip */
+	bool suspended;		     /* MHD_suspend_connection() was called (and not resumed) */
+	bool queued_answer;	     /* MHD_queue_response() succeeded */
+	bool stop_answer;	     /* resumed with an answer while stopping: in_flight */
+	bool retry;		     /* resumed to look up the micro-cache again */
+	bool answered;		     /* @ans holds the answer to queue when resumed */
+	struct http_answer ans;
+	size_t sent_len; /* the answer's body length, counted when completed */
+
+	/* http_render.c, under jobs_lock */
+	enum http_req_phase phase;
+	atomic_bool cancelled;		    /* the client has gone */
+	bool in_watch;			    /* on srv->watched */
+	struct http_request *next;	    /* queue, deferred list or cache waiters */
+	struct http_request *wprev, *wnext; /* srv->watched */
+	size_t charged;			    /* response memory charged for resp.body (its growth) */
+	struct sbuf_watch body_watch;	    /* resp.body's: budget, size limit, cancellation */
+	int64_t defer_until_ns;		    /* http_request__call_again_at() */
+	bool defer_armed;		    /* the handler asked to be called again */
+	bool deferred_call;		    /* this call is the one it asked for */
+	void *state;
+	void (*state_free)(void *);
 };
 
-/* The micro-cache (http_cache.c). */
-struct http_cached {
-	char *body;		/* malloc'ed copy, the caller frees it */
-	size_t len;
-	bool gz;
-	const char *content_type, *cache_control;
-	char disposition[160];
-};
+/* http_body.c: response bodies, shared by reference, and the response memory budget. */
+/*
+ * Charges @n bytes of response memory: true, or false when they would pass
+ * cfg.response_memory_bytes (nothing charged then); @force charges anyway (small bodies that
+ * must go out: errors, health).
+ */
+bool http_mem_charge(struct http_server *s, size_t n, bool force);
+void http_mem_uncharge(struct http_server *s, size_t n);
+/*
+ * A body over @data (malloc'ed, taken in every case; @charged bytes of it already charged, and
+ * uncharged when the last reference goes). One reference; NULL (data freed, uncharged) on ENOMEM.
+ */
+struct http_body *http_body_new(struct http_server *s, char *data, size_t len, size_t charged);
+struct http_body *http_body_ref(struct http_body *b);
+void http_body_unref(struct http_body *b); /* NULL is a no-op */
+size_t http_body_len(const struct http_body *b);
+/* An MHD response over the body, holding a reference of its own (no copy). NULL on ENOMEM. */
+struct MHD_Response *http_body_response(struct http_body *b);
+
+/* Copies @a into @ret, with a reference of its own to the body. */
+void http_answer_copy(struct http_answer *ret, const struct http_answer *a);
+/* Drops the body's reference; the answer is empty afterwards. */
+void http_answer_fini(struct http_answer *a);
+
+/*
+ * The micro-cache (http_cache.c). A lookup for @key is a hit (HTTP_CACHE_HIT: a copy of the
+ * answer in @ret, the caller finis it), a pending render of the same key (HTTP_CACHE_WAIT: @req
+ * is queued on it; the caller suspends it until http_cache_fill() hands it back), or a miss
+ * (HTTP_CACHE_MISS: the caller renders and must call http_cache_fill() with the key). -errno:
+ * do not cache this request.
+ */
+enum { HTTP_CACHE_MISS = 0, HTTP_CACHE_HIT = 1, HTTP_CACHE_WAIT = 2 };
 void http_cache_init(struct http_server *s);
 void http_cache_fini(struct http_server *s);
+int http_cache_lookup(struct http_server *s, const char *key, struct http_request *req,
+		      struct http_answer *ret);
 /*
- * 1: a hit in @ret. 0: a miss, and the caller must render and then call http_cache_fill() with
- * the same key (waiters are blocked on it). -errno: do not use the cache for this request.
+ * Completes the render of @key: @a (NULL: the renderer's client went away) is kept for the next
+ * identical requests when @keep and the cache was not flushed meanwhile. Returns the requests
+ * that waited (linked by ->next), for the caller to resume, answered with @a, or, when
+ * *@ret_retry (no answer, or one from before a flush), to look the cache up again.
  */
-int http_cache_lookup(struct http_server *s, const char *key, struct http_cached *ret);
-/* The final body (gzipped or not) of a miss; non-200 or @body NULL releases the waiters. */
-void http_cache_fill(struct http_server *s, const char *key, const struct http_response *resp,
-		     const char *body, size_t len, bool gz);
-
+struct http_request *http_cache_fill(struct http_server *s, const char *key,
+				     const struct http_answer *a, bool keep, bool *ret_retry);
 /* Drops every cached response (a reload changed what they depend on); those being rendered are
  * not kept. */
 void http_cache_flush(struct http_server *s);
+/* Bytes of the bodies the cache holds. */
+uint64_t http_cache_bytes(struct http_server *s);
+
+/*
+ * http_render.c: the render pool. Started and stopped with the server; http_render_stop()
+ * answers or cancels every suspended request (so that MHD can stop) within about a second.
+ */
+int http_render_start(struct http_server *s);
+void http_render_stop(struct http_server *s);
+/*
+ * On an MHD thread, for a request whose route is not cheap: suspends the connection and queues
+ * the request for a worker (true), or returns false with the 503 to answer inline in @ret
+ * (queue full, response memory exhausted, stopping).
+ */
+bool http_render_submit(struct http_server *s, struct http_request *req, struct http_answer *ret);
+/* Hands a suspended @req back to MHD (answered, or not: gone; or to retry), without any lock:
+ * it may be freed at once. */
+void http_render_resume(struct http_server *s, struct http_request *req);
+/* Suspends @req, waiting on a pending cache entry (HTTP_CACHE_WAIT; called by the lookup under
+ * cache_lock: the order is cache_lock -> jobs_lock). */
+void http_render_wait(struct http_server *s, struct http_request *req);
+/*
+ * Turns a handler's result into an answer (errors mapped, gzip when the client takes it, the
+ * body shared), for the workers and for the cheap routes inline. @err is the handler's return.
+ */
+void http_render_finish(struct http_server *s, struct http_request *req, struct http_response *resp,
+			int err, struct http_answer *ret);
+/* Whether the client accepts gzip. */
+bool http_accepts_gzip(struct MHD_Connection *conn);
+/* Fills @a with a bare error answer (JSON body, no-store). */
+void http_answer_error(struct http_server *s, struct http_answer *a, int status, const char *reason,
+		       unsigned int retry_after_s);
+
+/*
+ * http_conn.c: every connection is tracked from accept to close (MHD_OPTION_NOTIFY_CONNECTION):
+ * over the limits (in all, per address) the oldest idle connection is closed; a connection that
+ * does not deliver its request within cfg.request_timeout_s is closed; a request is "over
+ * budget" (cheap routes only) when the busy connections already fill the limits.
+ */
+struct sockaddr;
+void http_conn_init(struct http_server *s);
+void http_conn_fini(struct http_server *s);
+/* MHD accepted a connection on @fd from @addr (may be NULL): the entry to give back to the
+ * other calls, NULL when out of memory (then untracked). Closes idle ones over the limits. */
+struct http_conn *http_conn_started(struct http_server *s, int fd, const struct sockaddr *addr);
+/* MHD closed it (after this, its descriptor may be reused). NULL is a no-op. */
+void http_conn_closed(struct http_server *s, struct http_conn *hc);
+/* A request's headers arrived (busy), it waits for its body (@body), or it completed (idle). */
+void http_conn_busy(struct http_server *s, struct http_conn *hc, bool body);
+void http_conn_idle(struct http_server *s, struct http_conn *hc);
+/* True when this busy connection is beyond the limits: only cheap routes are served. */
+bool http_conn_over_budget(struct http_server *s, struct http_conn *hc);
+/* Closes the connections past their deadline; from the watcher, about 4 times a second. */
+void http_conn_reap(struct http_server *s, int64_t now_mono_ns);
+/* Connections now and busy ones. */
+void http_conn_counts(struct http_server *s, unsigned int *ret_conns, unsigned int *ret_busy);
 
 /* The bearer token's state (http_auth.c). */
 void http_auth_init(struct http_server *s);

@@ -124,6 +124,12 @@ int emberd_http_setup(const struct ember_config *cfg, const struct security_file
 	hc.timeout_s = (unsigned int)cfg->http_timeout_s;
 	hc.max_body_bytes = cfg->http_max_body_bytes;
 	hc.max_request_bytes = cfg->http_max_request_bytes;
+	hc.max_connections_per_ip = (unsigned int)cfg->http_max_connections_per_ip;
+	hc.reserved_connections = (unsigned int)cfg->http_reserved_connections;
+	hc.request_timeout_s = (unsigned int)cfg->http_request_timeout_s;
+	hc.render_threads = (unsigned int)cfg->http_render_threads;
+	hc.render_queue = (unsigned int)cfg->http_render_queue;
+	hc.response_memory_bytes = cfg->http_response_memory_bytes;
 	hc.tls_cert_pem = sec->tls_cert_pem; /* security.c read them */
 	hc.tls_key_pem = sec->tls_key_pem;
 	if (nfiles > 0) {

@@ -15,6 +15,8 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +38,7 @@ struct rec {
 
 struct chunk {
 	struct chunk *next;
+	uint64_t seq; /* 0, 1, 2... in the order chunks were made: readers' cursor */
 	uint64_t base_ns;
 	uint64_t min_ns, max_ns;
 	uint32_t n;
@@ -79,11 +82,42 @@ struct store {
 	struct tables t;
 	struct chunk *head, *tail; /* oldest, newest */
 	size_t nr_chunks;
+	uint64_t next_seq;	   /* of the next chunk */
+	atomic_uint writers;	   /* writers waiting for the lock: readers let them in first */
 	size_t compacted_bytes;	   /* tables_bytes() after the last compaction */
 	struct store_stats st;	   /* counters; gauges filled by store__stats() */
 	uint64_t cpu_appended[STORE_MAX_CPUS + 1]; /* by CPU; the last slot: unknown */
 	uint32_t cpus_seen;			   /* highest CPU appended + 1 */
 };
+
+/*
+ * The writers (the daemon's drain: interning, appends, expiry) announce themselves before they
+ * wait for the lock; a reader between two batches steps aside for them (a mutex is not fair: the
+ * thread that unlocks usually takes it again before a woken waiter runs).
+ */
+static void write_lock(struct store *s)
+{
+	atomic_fetch_add(&s->writers, 1);
+	pthread_mutex_lock(&s->lock);
+	atomic_fetch_sub(&s->writers, 1);
+}
+
+/* A reader about to take the lock for its next batch. */
+static void read_lock(struct store *s)
+{
+	int i;
+
+	for (i = 0; i < 1000 && atomic_load(&s->writers); i++)
+		sched_yield();
+	pthread_mutex_lock(&s->lock);
+}
+
+/* A reader holding the lock between two batches. */
+static void reader_yield(struct store *s)
+{
+	pthread_mutex_unlock(&s->lock);
+	read_lock(s);
+}
 
 /* --- tables ------------------------------------------------------------------------------- */
 
@@ -282,7 +316,7 @@ int store__intern_frame(struct store *s, const char *name, size_t len)
 {
 	int r;
 
-	pthread_mutex_lock(&s->lock);
+	write_lock(s);
 	r = strtab__intern(s->t.st, name, len);
 	pthread_mutex_unlock(&s->lock);
 	return r;
@@ -296,7 +330,7 @@ int store__intern_stack(struct store *s, const uint32_t *frames, size_t n, size_
 
 	if (n_kernel > n || n > UINT16_MAX || flags > UINT16_MAX)
 		return -EINVAL;
-	pthread_mutex_lock(&s->lock);
+	write_lock(s);
 	nframes = strtab__count(s->t.st);
 	for (i = 0; i < n; i++) {
 		if (frames[i] >= nframes) {
@@ -357,6 +391,7 @@ static struct chunk *new_chunk(struct store *s, uint64_t t)
 	if (!c)
 		return NULL;
 	c->next = NULL;
+	c->seq = s->next_seq++;
 	c->base_ns = t > BACKDATE_NS ? t - BACKDATE_NS : 0;
 	c->base_ns -= c->base_ns % 1000; /* whole microseconds: bucket edges stay exact */
 	c->min_ns = UINT64_MAX;
@@ -437,7 +472,7 @@ int store__append(struct store *s, const struct store_sample *samples, size_t n)
 	size_t i, k, next_recent = 0;
 	int r = 0, id, comm_id = -1;
 
-	pthread_mutex_lock(&s->lock);
+	write_lock(s);
 	for (i = 0; i < n; i++) {
 		if (samples[i].stack_id >= s->t.nr_stacks) {
 			pthread_mutex_unlock(&s->lock);
@@ -500,7 +535,7 @@ uint64_t store__expire(struct store *s, uint64_t now_ns)
 {
 	uint64_t before, cut;
 
-	pthread_mutex_lock(&s->lock);
+	write_lock(s);
 	before = s->st.evicted_time;
 	cut = now_ns > s->retention_s * NSEC ? now_ns - s->retention_s * NSEC : 0;
 	while (s->head && s->head->n && s->head->max_ns < cut)
@@ -603,6 +638,16 @@ out:
 
 /* --- reading ------------------------------------------------------------------------------- */
 
+/*
+ * Readers walk the ring in batches: at most WALK_BATCH_RECS records are looked at per hold of
+ * the lock, which is then released so that the writer (the daemon's drain tick) never waits
+ * longer than one batch (~0.2 ms) whatever the window. Between batches the walk keeps a cursor
+ * (a chunk's sequence number and an index: chunks only come at the tail and go at the head,
+ * records are only appended) and re-checks the compaction count: a compaction renumbers context,
+ * stack and frame ids, so every cache keyed by them is dropped then (walk_sync()).
+ */
+#define WALK_BATCH_RECS 65536u
+
 struct walk {
 	struct store *s;
 	const struct store_filter *f;
@@ -610,6 +655,11 @@ struct walk {
 	regex_t re;
 	bool has_re;
 	int8_t *match;	/* per ctx: -1 unknown, 0 no, 1 yes */
+	size_t match_cap;
+	uint64_t compactions; /* the store's count when the id caches were filled */
+	uint64_t seq;	      /* cursor: the chunk ... */
+	uint32_t idx;	      /* ... and the record to look at next */
+	bool done;
 };
 
 static int walk_init(struct walk *w, struct store *s, const struct store_filter *f)
@@ -627,14 +677,24 @@ static int walk_init(struct walk *w, struct store *s, const struct store_filter 
 	return 0;
 }
 
-/* Called under the lock: sizes the per-ctx cache. */
-static int walk_prepare(struct walk *w)
+/*
+ * Under the lock, before each batch: sizes the per-ctx cache for the contexts interned so far.
+ * Returns 1 when ids were renumbered since the last call (a compaction: callers drop their own
+ * id caches; the first call counts as one), 0, or -ENOMEM.
+ */
+static int walk_sync(struct walk *w)
 {
-	w->match = malloc(w->s->t.nr_ctxs + 1);
-	if (!w->match)
+	size_t n = w->s->t.nr_ctxs + 1, old = w->match_cap;
+	int renumbered = !w->match || w->compactions != w->s->st.compactions;
+
+	if (array_grow((void **)&w->match, &w->match_cap, n, 1, 256))
 		return -ENOMEM;
-	memset(w->match, 0xff, w->s->t.nr_ctxs + 1);
-	return 0;
+	if (renumbered)
+		memset(w->match, 0xff, w->match_cap);
+	else if (w->match_cap > old)
+		memset(w->match + old, 0xff, w->match_cap - old);
+	w->compactions = w->s->st.compactions;
+	return renumbered;
 }
 
 static void walk_fini(struct walk *w)
@@ -669,25 +729,45 @@ static bool ctx_matches(struct walk *w, uint32_t id)
 /* Calls @fn(time, ctx) for each matching record; stops on non-zero. */
 typedef int (*rec_fn)(struct walk *w, uint64_t t, uint32_t ctx, void *arg);
 
-static int walk_recs(struct walk *w, rec_fn fn, void *arg)
+/*
+ * Under the lock: one batch from the cursor. Returns 0 (w->done tells whether the walk is
+ * over) or what @fn returned (the cursor then is past that record).
+ */
+static int walk_batch(struct walk *w, rec_fn fn, void *arg)
 {
 	const struct chunk *c;
-	uint32_t i;
+	uint32_t i, looked = 0;
 	int r;
 
-	for (c = w->s->head; c; c = c->next) {
-		if (!c->n || c->max_ns < w->from || c->min_ns >= w->to)
-			continue;
-		for (i = 0; i < c->n; i++) {
+	for (c = w->s->head; c && c->seq < w->seq; c = c->next)
+		;
+	/* the cursor's chunk may be gone (evicted meanwhile): go on from the oldest left */
+	i = c && c->seq == w->seq ? w->idx : 0;
+	for (; c; c = c->next, i = 0) {
+		if (!c->n || c->max_ns < w->from || c->min_ns >= w->to) {
+			i = c->n;
+		}
+		for (; i < c->n; i++) {
 			uint64_t t = c->base_ns + (uint64_t)c->recs[i].dt_us * 1000;
 
+			if (++looked > WALK_BATCH_RECS) {
+				w->seq = c->seq;
+				w->idx = i;
+				return 0;
+			}
 			if (t < w->from || t >= w->to || !ctx_matches(w, c->recs[i].ctx))
 				continue;
 			r = fn(w, t, c->recs[i].ctx, arg);
-			if (r)
+			if (r) {
+				w->seq = c->seq;
+				w->idx = i + 1;
 				return r;
+			}
 		}
+		w->seq = c->seq;
+		w->idx = c->n;
 	}
+	w->done = true;
 	return 0;
 }
 
@@ -726,89 +806,171 @@ static int root_text(const struct walk *w, const struct ctx_row *c, char *buf, s
 	return 0;
 }
 
+/*
+ * Under the lock: the frames of context @ctx after the filter's selection and root, interned into
+ * @st, in @ids (UINT16_MAX + 2 of them). @fmap caches store frame id -> @st id (-1: not yet;
+ * strtab__count() of the store's entries). Returns the number of ids or -ENOMEM.
+ */
+static int ctx_frames(const struct walk *w, uint32_t ctx, struct strtab *st, int32_t *fmap,
+		      uint32_t *ids)
+{
+	const struct ctx_row *c = &w->s->t.ctxs[ctx];
+	const uint32_t *fr;
+	size_t n, k, m = 0;
+	char root[64];
+	int rl, id;
+
+	rl = root_text(w, c, root, sizeof(root));
+	if (rl > 0) {
+		id = strtab__intern(st, root,
+				    (size_t)rl < sizeof(root) ? (size_t)rl : sizeof(root) - 1);
+		if (id < 0)
+			return -ENOMEM;
+		ids[m++] = (uint32_t)id;
+	}
+	n = select_frames(w, &w->s->t.stacks[c->stack], &fr);
+	for (k = 0; k < n; k++) {
+		if (fmap[fr[k]] < 0) {
+			id = strtab__intern(st, strtab__str(w->s->t.st, fr[k]),
+					    strtab__len(w->s->t.st, fr[k]));
+			if (id < 0)
+				return -ENOMEM;
+			fmap[fr[k]] = id;
+		}
+		ids[m++] = (uint32_t)fmap[fr[k]];
+	}
+	return (int)m;
+}
+
+/* Grows an id-keyed cache of int32 to @n entries, new ones -1 (all of them after @reset). */
+static int idmap_sync(int32_t **map, size_t *cap, size_t n, bool reset)
+{
+	size_t old = *cap;
+
+	if (array_grow((void **)map, cap, n, sizeof(**map), 256))
+		return -ENOMEM;
+	if (reset)
+		memset(*map, 0xff, *cap * sizeof(**map));
+	else if (*cap > old)
+		memset(*map + old, 0xff, (*cap - old) * sizeof(**map));
+	return 0;
+}
+
+/* store__query's state: counts per context of the current batch, flushed into the profile. */
+struct agg {
+	struct profile *p;
+	struct strtab *st;
+	uint64_t *counts; /* per store ctx id, this batch */
+	size_t counts_cap;
+	uint32_t *touched; /* ctx ids with counts[] > 0 */
+	size_t nr_touched, touched_cap;
+	int32_t *pmap; /* store ctx id -> profile stack index (-1: not yet) */
+	size_t pmap_cap;
+	int32_t *fmap; /* store frame id -> st id (-1: not yet) */
+	size_t fmap_cap;
+	uint32_t *ids; /* UINT16_MAX + 2 */
+};
+
 static int count_rec(struct walk *w, uint64_t t, uint32_t ctx, void *arg)
 {
-	uint64_t *counts = arg;
+	struct agg *a = arg;
 
-	counts[ctx]++;
+	if (!a->counts[ctx]++) {
+		if (array_grow((void **)&a->touched, &a->touched_cap, a->nr_touched + 1,
+			       sizeof(*a->touched), 256))
+			return -ENOMEM;
+		a->touched[a->nr_touched++] = ctx;
+	}
+	return 0;
+}
+
+/* Under the lock: sizes the id caches (dropped after a renumbering). */
+static int agg_sync(struct agg *a, const struct store *s, bool renumbered)
+{
+	size_t n = s->t.nr_ctxs + 1, old = a->counts_cap;
+
+	if (array_grow((void **)&a->counts, &a->counts_cap, n, sizeof(*a->counts), 256))
+		return -ENOMEM;
+	memset(a->counts + old, 0, (a->counts_cap - old) * sizeof(*a->counts));
+	if (idmap_sync(&a->pmap, &a->pmap_cap, n, renumbered) ||
+	    idmap_sync(&a->fmap, &a->fmap_cap, strtab__count(s->t.st) + 1, renumbered))
+		return -ENOMEM;
+	return 0;
+}
+
+/* Under the lock, after a batch: its counts into the profile, while the ids still hold. */
+static int agg_flush(struct walk *w, struct agg *a)
+{
+	size_t i;
+	int m, idx;
+
+	for (i = 0; i < a->nr_touched; i++) {
+		uint32_t ctx = a->touched[i];
+		double c = (double)a->counts[ctx];
+
+		a->counts[ctx] = 0;
+		if (a->pmap[ctx] >= 0) {
+			idx = a->pmap[ctx];
+			profile__set_counts(a->p, (size_t)idx,
+					    profile__count(a->p, (size_t)idx) + c, 0);
+			continue;
+		}
+		m = ctx_frames(w, ctx, a->st, a->fmap, a->ids);
+		if (m < 0)
+			return m;
+		idx = profile__add(a->p, a->ids, (size_t)m, c);
+		if (idx < 0)
+			return idx;
+		a->pmap[ctx] = idx;
+	}
+	a->nr_touched = 0;
 	return 0;
 }
 
 struct profile *store__query(struct store *s, const struct store_filter *f, struct strtab *st)
 {
+	struct agg a = { .st = st };
 	struct walk w;
-	uint64_t *counts = NULL;
-	int32_t *fmap = NULL;
-	uint32_t *ids = NULL;
-	struct profile *p = NULL;
-	size_t i, nf;
-	int err, id;
+	int err;
 
 	err = walk_init(&w, s, f);
 	if (err) {
 		errno = -err;
 		return NULL;
 	}
-	p = profile__new(st);
-	if (!p) {
-		walk_fini(&w);
-		errno = ENOMEM;
-		return NULL;
+	a.p = profile__new(st);
+	a.ids = malloc((UINT16_MAX + 2) * sizeof(*a.ids));
+	if (!a.p || !a.ids) {
+		err = -ENOMEM;
+		goto out;
 	}
 	pthread_mutex_lock(&s->lock);
-	err = -ENOMEM;
-	nf = strtab__count(s->t.st);
-	counts = calloc(s->t.nr_ctxs + 1, sizeof(*counts));
-	fmap = malloc((nf + 1) * sizeof(*fmap));
-	ids = malloc((UINT16_MAX + 2) * sizeof(*ids));
-	if (!counts || !fmap || !ids || walk_prepare(&w))
-		goto out;
-	memset(fmap, 0xff, (nf + 1) * sizeof(*fmap));
-	walk_recs(&w, count_rec, counts);
-	for (i = 0; i < s->t.nr_ctxs; i++) {
-		const struct ctx_row *c = &s->t.ctxs[i];
-		const uint32_t *fr;
-		size_t n, k, m = 0;
-		char root[64];
-		int rl;
-
-		if (!counts[i])
-			continue;
-		rl = root_text(&w, c, root, sizeof(root));
-		if (rl > 0) {
-			id = strtab__intern(st, root, (size_t)rl < sizeof(root) ? (size_t)rl :
-						      sizeof(root) - 1);
-			if (id < 0)
-				goto out;
-			ids[m++] = (uint32_t)id;
-		}
-		n = select_frames(&w, &s->t.stacks[c->stack], &fr);
-		for (k = 0; k < n; k++) {
-			if (fmap[fr[k]] < 0) {
-				id = strtab__intern(st, strtab__str(s->t.st, fr[k]),
-						    strtab__len(s->t.st, fr[k]));
-				if (id < 0)
-					goto out;
-				fmap[fr[k]] = id;
-			}
-			ids[m++] = (uint32_t)fmap[fr[k]];
-		}
-		if (profile__add(p, ids, m, (double)counts[i]) < 0)
-			goto out;
+	for (;;) {
+		err = walk_sync(&w);
+		if (err >= 0)
+			err = agg_sync(&a, s, err > 0);
+		if (!err)
+			err = walk_batch(&w, count_rec, &a);
+		if (!err)
+			err = agg_flush(&w, &a);
+		if (err || w.done)
+			break;
+		reader_yield(s); /* let the writer in between batches */
 	}
-	err = 0;
-out:
 	pthread_mutex_unlock(&s->lock);
+out:
 	walk_fini(&w);
-	free(counts);
-	free(fmap);
-	free(ids);
+	free(a.counts);
+	free(a.touched);
+	free(a.pmap);
+	free(a.fmap);
+	free(a.ids);
 	if (err) {
-		profile__free(p);
+		profile__free(a.p);
 		errno = -err;
 		return NULL;
 	}
-	return p;
+	return a.p;
 }
 
 struct heat {
@@ -853,9 +1015,14 @@ int store__heatmap(struct store *s, const struct store_filter *f, uint64_t bucke
 	if (r)
 		return r;
 	pthread_mutex_lock(&s->lock);
-	r = walk_prepare(&w);
-	if (!r)
-		r = walk_recs(&w, heat_rec, &h);
+	for (;;) {
+		r = walk_sync(&w);
+		if (r >= 0)
+			r = walk_batch(&w, heat_rec, &h);
+		if (r || w.done)
+			break;
+		reader_yield(s);
+	}
 	pthread_mutex_unlock(&s->lock);
 	walk_fini(&w);
 	if (r) {
@@ -878,67 +1045,151 @@ int store__heatmap(struct store *s, const struct store_filter *f, uint64_t bucke
 	return 0;
 }
 
-#define EACH_MAX_REACHED INT32_MIN
+/*
+ * store__foreach_sample()'s copy of one batch: the matching records as (time, local context),
+ * the contexts with their frames interned into a strtab of its own, so that the callback runs
+ * without the lock.
+ */
+struct each_ctx {
+	uint32_t pid, tid, cpu;
+	uint32_t comm;	 /* id in the copy's strtab */
+	uint32_t off, n; /* frames: ids in the copy's strtab, in each.frames */
+	unsigned int flags;
+};
 
 struct each {
-	store_sample_fn fn;
-	void *ctx;
-	size_t max, done;
-	const char **names;
+	struct strtab *st;
+	uint64_t *times; /* this batch: WALK_BATCH_RECS at most */
+	uint32_t *lctx;
+	size_t n;
+	struct each_ctx *ctxs;
+	size_t nr_ctxs, ctxs_cap;
+	uint32_t *frames;
+	size_t nr_frames, frames_cap;
+	int32_t *cmap; /* store ctx id -> index in ctxs (-1: not yet) */
+	size_t cmap_cap;
+	int32_t *fmap; /* store frame id -> st id */
+	size_t fmap_cap;
+	uint32_t *ids;	    /* UINT16_MAX + 2 */
+	const char **names; /* UINT16_MAX + 2 */
 };
 
 static int each_rec(struct walk *w, uint64_t t, uint32_t ctx, void *arg)
 {
 	struct each *e = arg;
-	const struct ctx_row *c = &w->s->t.ctxs[ctx];
-	const struct stack_row *sr = &w->s->t.stacks[c->stack];
-	struct store_sample_view v = { .time_ns = t, .pid = c->pid, .tid = c->tid, .cpu = c->cpu,
-				       .comm = strtab__str(w->s->t.st, c->comm),
-				       .flags = sr->flags };
-	const uint32_t *fr;
-	char root[64];
-	size_t n, k, m = 0;
+	const struct ctx_row *c;
+	int m, id;
+
+	if (e->cmap[ctx] < 0) {
+		c = &w->s->t.ctxs[ctx];
+		m = ctx_frames(w, ctx, e->st, e->fmap, e->ids);
+		if (m < 0)
+			return m;
+		id = strtab__intern(e->st, strtab__str(w->s->t.st, c->comm),
+				    strtab__len(w->s->t.st, c->comm));
+		if (id < 0 || e->nr_ctxs >= INT32_MAX ||
+		    array_grow((void **)&e->ctxs, &e->ctxs_cap, e->nr_ctxs + 1, sizeof(*e->ctxs),
+			       64) ||
+		    array_grow((void **)&e->frames, &e->frames_cap, e->nr_frames + (size_t)m,
+			       sizeof(*e->frames), 256) ||
+		    e->nr_frames + (size_t)m > UINT32_MAX)
+			return -ENOMEM;
+		memcpy(e->frames + e->nr_frames, e->ids, (size_t)m * sizeof(*e->ids));
+		e->ctxs[e->nr_ctxs] = (struct each_ctx){ .pid = c->pid,
+							 .tid = c->tid,
+							 .cpu = c->cpu,
+							 .comm = (uint32_t)id,
+							 .off = (uint32_t)e->nr_frames,
+							 .n = (uint32_t)m,
+							 .flags = w->s->t.stacks[c->stack].flags };
+		e->nr_frames += (size_t)m;
+		e->cmap[ctx] = (int32_t)e->nr_ctxs++;
+	}
+	e->times[e->n] = t;
+	e->lctx[e->n++] = (uint32_t)e->cmap[ctx];
+	return 0;
+}
+
+/* Without the lock: @fn over the batch copied. Returns 0 or @fn's non-zero value. */
+static int each_call(struct each *e, size_t max, size_t *done, store_sample_fn fn, void *ctx)
+{
+	size_t i, k;
 	int r;
 
-	if (e->max && e->done >= e->max)
-		return EACH_MAX_REACHED;
-	if (root_text(w, c, root, sizeof(root)) > 0)
-		e->names[m++] = root;
-	n = select_frames(w, sr, &fr);
-	for (k = 0; k < n; k++)
-		e->names[m++] = strtab__str(w->s->t.st, fr[k]);
-	v.frames = e->names;
-	v.nr_frames = m;
-	e->done++;
-	r = e->fn(&v, e->ctx);
-	return r;
+	for (i = 0; i < e->n; i++) {
+		const struct each_ctx *c = &e->ctxs[e->lctx[i]];
+		struct store_sample_view v = { .time_ns = e->times[i],
+					       .pid = c->pid,
+					       .tid = c->tid,
+					       .cpu = c->cpu,
+					       .comm = strtab__str(e->st, c->comm),
+					       .frames = e->names,
+					       .nr_frames = c->n,
+					       .flags = c->flags };
+
+		if (max && *done >= max)
+			return 0;
+		for (k = 0; k < c->n; k++)
+			e->names[k] = strtab__str(e->st, e->frames[c->off + k]);
+		++*done;
+		r = fn(&v, ctx);
+		if (r)
+			return r;
+	}
+	return 0;
 }
 
 int store__foreach_sample(struct store *s, const struct store_filter *f, size_t max,
 			  store_sample_fn fn, void *ctx)
 {
-	struct each e = { .fn = fn, .ctx = ctx, .max = max };
+	struct each e = { 0 };
 	struct walk w;
+	size_t done = 0;
 	int r;
 
 	r = walk_init(&w, s, f);
 	if (r)
 		return r;
+	e.st = strtab__new();
+	e.times = malloc(WALK_BATCH_RECS * sizeof(*e.times));
+	e.lctx = malloc(WALK_BATCH_RECS * sizeof(*e.lctx));
+	e.ids = malloc((UINT16_MAX + 2) * sizeof(*e.ids));
 	e.names = malloc((UINT16_MAX + 2) * sizeof(*e.names));
-	if (!e.names) {
-		walk_fini(&w);
-		return -ENOMEM;
+	if (!e.st || !e.times || !e.lctx || !e.ids || !e.names) {
+		r = -ENOMEM;
+		goto out;
 	}
-	pthread_mutex_lock(&s->lock);
-	r = walk_prepare(&w);
-	if (!r)
-		r = walk_recs(&w, each_rec, &e);
-	pthread_mutex_unlock(&s->lock);
+	while (!w.done && (!max || done < max)) {
+		e.n = 0;
+		read_lock(s);
+		r = walk_sync(&w);
+		if (r >= 0) {
+			bool renumbered = r > 0;
+
+			r = idmap_sync(&e.cmap, &e.cmap_cap, s->t.nr_ctxs + 1, renumbered);
+			if (!r)
+				r = idmap_sync(&e.fmap, &e.fmap_cap, strtab__count(s->t.st) + 1,
+					       renumbered);
+		}
+		if (!r)
+			r = walk_batch(&w, each_rec, &e);
+		pthread_mutex_unlock(&s->lock);
+		if (!r)
+			r = each_call(&e, max, &done, fn, ctx);
+		if (r)
+			break;
+	}
+out:
 	walk_fini(&w);
+	strtab__free(e.st);
+	free(e.times);
+	free(e.lctx);
+	free(e.ctxs);
+	free(e.frames);
+	free(e.cmap);
+	free(e.fmap);
+	free(e.ids);
 	free(e.names);
-	/* the max-reached stop is not the callback's */
-	if (r == EACH_MAX_REACHED)
-		r = 0;
 	return r;
 }
 

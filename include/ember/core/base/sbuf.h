@@ -10,14 +10,41 @@
 #include <stdarg.h>
 #include <stddef.h>
 
+struct sbuf_watch;
+
 struct sbuf {
 	char *buf;	/* owned; NULL until the first append */
 	size_t len;	/* bytes used, not counting the NUL */
 	size_t cap;	/* bytes allocated */
-	int err;	/* 0 or -ENOMEM, sticky */
+	int err;	/* 0 or -ENOMEM (or a watch's error), sticky */
+	const struct sbuf_watch *watch; /* borrowed; NULL: none (sbuf_set_watch()) */
+	size_t watch_at;		/* the next periodic call of the watch, in bytes */
 };
 
-#define SBUF_INIT { .buf = NULL, .len = 0, .cap = 0, .err = 0 }
+#define SBUF_INIT                                                                                  \
+	{                                                                                          \
+		.buf = NULL, .len = 0, .cap = 0, .err = 0, .watch = NULL, .watch_at = 0            \
+	}
+
+/*
+ * An observer of an sbuf's growth, for renders that must stay within a memory budget or stop
+ * when nobody waits for them any more (emberd's HTTP responses): @fn is called before the buffer
+ * grows (@new_cap > sb->cap: the allocation it is about to make) and, without growth
+ * (@new_cap == sb->cap), each time another SBUF_WATCH_BYTES have been appended. @need is the
+ * content's size after the append, NUL included. 0 lets the append go on; a negative errno
+ * fails it and becomes the sticky error, so that every later append is a no-op (the renderer
+ * carries on cheaply and its caller finds the error with sbuf_error()).
+ */
+#define SBUF_WATCH_BYTES (64u << 10)
+
+struct sbuf_watch {
+	int (*fn)(struct sbuf *sb, size_t need, size_t new_cap, void *ctx);
+	void *ctx;
+};
+
+/* Sets (or with NULL, removes) @sb's watch; borrowed, it must outlive its use by @sb.
+ * sbuf_fini() and sbuf_detach() remove it. */
+void sbuf_set_watch(struct sbuf *sb, const struct sbuf_watch *w);
 
 void sbuf_init(struct sbuf *sb);
 /* Frees the memory; the sbuf is empty and reusable afterwards. */
@@ -25,7 +52,7 @@ void sbuf_fini(struct sbuf *sb);
 /* Keeps the memory, drops the content and the error. */
 void sbuf_reset(struct sbuf *sb);
 
-/* Makes room for @extra more bytes. 0 or -ENOMEM (also made sticky). */
+/* Makes room for @extra more bytes. 0 or -ENOMEM, or the watch's error (also made sticky). */
 int sbuf_grow(struct sbuf *sb, size_t extra);
 
 void sbuf_add(struct sbuf *sb, const void *data, size_t len);

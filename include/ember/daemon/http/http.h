@@ -14,7 +14,7 @@
  * ADDING AN ENDPOINT from another module (one line each):
  *   1. write a handler `int my_handler(struct http_server *srv, struct http_request *req,
  *      struct http_response *resp)` in your own file, declared in your header;
- *   2. either add a row { "GET", "/api/v1/thing", false, my_handler } to the table
+ *   2. either add a row { "GET", "/api/v1/thing", false, my_handler, NULL, false } to the table
  *      `http_builtin_routes[]` in src/daemon/http/http.c (marked "ADD ROUTES HERE"), or call
  *      http_server__add_route() before http_server__start() with your state in the route's ctx
  *      (as http_export.c does).
@@ -23,8 +23,17 @@
  * (status 200 by default, body in resp->body) and returns 0, or calls http_response__error()
  * for bad input. A negative return is an internal error: 503 for -ENOMEM, 500 otherwise.
  *
- * Threads: MHD runs its own threads (http_config.threads); handlers may run concurrently, so
- * they keep state in the request and take the store's lock only through the store API.
+ * Threads: MHD runs its own threads (http_config.threads), which only parse requests, answer the
+ * cheap routes (struct http_route.cheap: /healthz, /metrics, stats, the dashboard's files) and
+ * send responses; every other handler runs in the render pool (http_config.render_threads) while
+ * MHD suspends its connection, so that a flood of expensive requests never delays the liveness
+ * probe. Handlers may run concurrently: they keep state in the request and take the store's lock
+ * only through the store API.
+ *
+ * Bounds (docs/security.md lists what each one answers): connections (in all, per client
+ * address, a reserve for the cheap routes), the time to deliver a request, renders at once and
+ * waiting, the memory of response bodies (being rendered, cached or sent: identical responses
+ * share one body), and a render stops when its client has gone (http_request__cancelled()).
  */
 #ifndef EMBER_HTTP_H
 #define EMBER_HTTP_H
@@ -58,6 +67,14 @@ struct http_config {
 	uint64_t max_capture_bytes;	/* memory of all captures; default 256 MiB */
 	uint64_t max_capture_s;		/* longest capture; default 600 */
 	uint64_t max_request_bytes;	/* request line + headers (MHD memory limit); 64 KiB */
+	unsigned int max_connections_per_ip; /* per client address; default 32 */
+	unsigned int reserved_connections; /* beyond the limits, for the cheap routes; default 16 */
+	unsigned int request_timeout_s;	   /* to deliver a whole request (TLS handshake, headers,
+					    * body) from connect or from the previous response; 10 */
+	unsigned int render_threads;	   /* renders at once (the render pool); default 2 */
+	unsigned int render_queue;	   /* renders waiting for a thread, then 503; default 16 */
+	uint64_t response_memory_bytes;	   /* bodies rendered, cached or being sent, then 503;
+					    * default 128 MiB */
 	const char *tls_cert_pem;	/* PEM; borrowed, must outlive the server; NULL: plain */
 	const char *tls_key_pem;	/* PEM key for tls_cert_pem; borrowed likewise */
 };
@@ -76,6 +93,7 @@ struct http_response {
 	char location[96];		/* Location (201), "" for none */
 	struct sbuf body;
 	bool no_gzip;			/* set for bodies already compressed */
+	unsigned int retry_after_s;	/* Retry-After (503), 0 for none */
 };
 
 typedef int (*http_handler_fn)(struct http_server *srv, struct http_request *req,
@@ -87,6 +105,12 @@ struct http_route {
 	bool prefix;
 	http_handler_fn fn;
 	void *ctx; /* the handler's: http_request__route_ctx() */
+	/*
+	 * Answered on MHD's own threads, never queued, and even from a connection in the reserve:
+	 * only for handlers that never block and whose answer is small (health, counters, static
+	 * files). Others (the default) render in the render pool.
+	 */
+	bool cheap;
 };
 
 /*
@@ -95,7 +119,12 @@ struct http_route {
  */
 struct http_server *http_server__new(const struct http_config *c, struct store *live,
 				     struct recording *replay);
-/* Stops the server if it runs and frees everything (captures too). NULL is a no-op. */
+/*
+ * Stops the server if it runs and frees everything (captures too), within about a second
+ * whatever is in flight: renders stop at their next checkpoint (their clients get 503), the
+ * requests waiting for the clock (pprof's wait=1) are answered at once with what there is, and
+ * those answers get a second to go out. The store must still be there. NULL is a no-op.
+ */
 void http_server__free(struct http_server *s);
 
 /* Adds a route (the struct is copied; strings borrowed, normally static). Before start only:
@@ -163,6 +192,28 @@ void http_server__flush_cache(struct http_server *s);
 typedef void (*http_observe_fn)(void *ctx, const char *route, int status, double seconds);
 void http_server__set_observer(struct http_server *s, http_observe_fn fn, void *ctx);
 
+/* What the bounds on connections, renders and response memory are doing, for stats and
+ * metrics. Any thread. */
+struct http_load_stats {
+	uint64_t connections;	    /* now */
+	uint64_t busy_connections;  /* now, serving a request */
+	uint64_t accepted;	    /* connections since start */
+	uint64_t evicted_timeout;   /* closed: no whole request within request_timeout */
+	uint64_t evicted_pressure;  /* closed: idle when the connection limits were hit */
+	uint64_t renders;	    /* started */
+	uint64_t renders_cancelled; /* stopped or dropped: their client had gone */
+	uint64_t renders_running, renders_queued, renders_waiting; /* now; waiting: the clock */
+	uint64_t rejected_renders;	/* 503: the render queue was full */
+	uint64_t rejected_memory;	/* 503: response_memory in use */
+	uint64_t rejected_connections;	/* 503: beyond the connection limits, not a cheap route */
+	uint64_t rejected_stopping;	/* 503: emberd was stopping */
+	uint64_t response_bytes;	/* bodies held now */
+	uint64_t response_bytes_peak;	/* ... at most */
+	uint64_t response_memory_bytes; /* the bound */
+	uint64_t responses_aborted;	/* responses the client did not take to the end */
+};
+void http_server__load_stats(struct http_server *s, struct http_load_stats *ret);
+
 /* The live store (NULL in replay), the configuration in force, and the body bytes sent. */
 struct store *http_server__store(const struct http_server *s);
 const struct http_config *http_server__config(const struct http_server *s);
@@ -205,6 +256,30 @@ const char *http_request__path(const struct http_request *req);
 const char *http_request__suffix(const struct http_request *req);
 /* The clock the source is on (Unix time live; the end of the recording in replay). */
 int64_t http_request__now_ns(const struct http_request *req);
+
+/*
+ * True once the request's client has gone (its connection closed while the request was
+ * rendered) or the server is stopping and the request is not one that waited for the clock:
+ * a long handler checks it between its phases and returns -ECANCELED. The response body's
+ * appends fail with -ECANCELED by themselves (an sbuf watch) once it is true.
+ */
+bool http_request__cancelled(const struct http_request *req);
+
+/*
+ * For a handler that waits for the clock (/debug/pprof/profile?wait=1): arranges to call the
+ * handler again for this request once CLOCK_REALTIME reaches @until_ns, or as soon as the
+ * server stops, without holding a thread meanwhile; the handler then returns 0 at once,
+ * leaving its response alone. @state (may be NULL; ownership passes to the request) is what
+ * http_request__state() gives the second call, and is freed with @free_fn (may be NULL) after
+ * it or when the client goes away first. 0, or -EBUSY outside the render pool or on a second
+ * call.
+ */
+int http_request__call_again_at(struct http_request *req, int64_t until_ns, void *state,
+				void (*free_fn)(void *));
+/* The state given to http_request__call_again_at() on the call it arranged; NULL otherwise. */
+void *http_request__state(const struct http_request *req);
+/* True once the server is stopping (the second call of a waiting handler may come early). */
+bool http_server__stopping(const struct http_server *s);
 
 /*
  * Parameter callback for http_request__parse(): return 1 if the key is yours and valid, 0 if

@@ -30,7 +30,7 @@ struct store_stats;
 struct symbolizer_stats;
 
 #define EXPORT_DEFAULT_SECONDS 30
-#define EXPORT_MAX_WAITERS 1	/* blocking captures at once: each holds an HTTP thread */
+#define EXPORT_MAX_WAITERS     1 /* blocking captures at once (they hold no thread meanwhile) */
 
 /*
  * Adds the two routes to @srv (before http_server__start()) with an exporter of their own: the

@@ -39,6 +39,12 @@ struct ember_config {
 	uint64_t http_timeout_s;	/* idle connection timeout; 1..3600; default 30 */
 	uint64_t http_max_body_bytes;	/* POST body; 1K..16M; default 64K */
 	uint64_t http_max_request_bytes; /* request line + headers per connection; 8K..1M; 64K */
+	uint64_t http_max_connections_per_ip; /* 1..10000; default 32 */
+	uint64_t http_reserved_connections;  /* beyond the limits, cheap routes only; 0..1000; 16 */
+	uint64_t http_request_timeout_s;     /* to deliver a whole request; 1..3600; default 10 */
+	uint64_t http_render_threads;	     /* renders at once; 1..64; default 2 */
+	uint64_t http_render_queue;	     /* renders waiting, then 503; 0..10000; default 16 */
+	uint64_t http_response_memory_bytes; /* response bodies in all; 1M..64G; default 128M */
 	char tls_cert[EMBER_PATH_MAX];	/* PEM certificate (chain); empty: plain HTTP */
 	char tls_key[EMBER_PATH_MAX];	/* PEM private key; owner-only readable */
 	char auth_token_file[EMBER_PATH_MAX]; /* bearer token; root-owned, mode 0600/0400 */

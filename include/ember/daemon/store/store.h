@@ -21,7 +21,10 @@
  *
  * Thread-safety: every function takes the store's mutex; all of them may be called from any
  * thread. Queries copy out what they need under the lock (into a caller-owned profile, array or
- * callback) so that HTTP handlers can render after the lock is released.
+ * batch of samples) so that HTTP handlers render after the lock is released. A query walks the
+ * ring in batches of at most 65536 records per hold of the lock and lets a waiting writer in
+ * between batches, so the daemon's ingest waits for one batch (well under a millisecond), not
+ * for a whole query; samples appended or evicted during a query may or may not be in it.
  */
 #ifndef EMBER_STORE_H
 #define EMBER_STORE_H
@@ -158,9 +161,10 @@ typedef int (*store_sample_fn)(const struct store_sample_view *v, void *ctx);
 
 /*
  * Calls @fn for every sample matching @f, in storage order (roughly by time), at most @max
- * samples (0: no limit). @fn runs UNDER THE STORE LOCK: it must only copy out (e.g. append to
- * an sbuf) and never call back into the store. Returns 0, @fn's non-zero value, -EINVAL
- * or -ENOMEM.
+ * samples (0: no limit). The samples are copied out under the lock a batch at a time (times,
+ * contexts and their frame names into memory of the call's own) and @fn runs WITHOUT the lock:
+ * it may take its time (render, send) and call into the store. Returns 0, @fn's non-zero value
+ * (the walk stops there), -EINVAL or -ENOMEM.
  */
 int store__foreach_sample(struct store *s, const struct store_filter *f, size_t max,
 			  store_sample_fn fn, void *ctx);
