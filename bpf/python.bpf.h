@@ -63,11 +63,21 @@ struct {
 	__uint(max_entries, 256 * 1024);
 } py_names SEC(".maps");
 
+/* Code objects this CPU found in py_known lately, direct-mapped: a hash lookup per frame cost
+ * about as much as reading the frame. */
+#define PY_SEEN_SLOTS 64
+struct py_seen {
+	__u64 code;
+	__u32 pid;
+	__u32 tag;
+};
+
 /* Per CPU: a frame and a code object as read (offsets are masked to 127 and 255: the buffers
- * are larger than any read, so a masked 8-byte load stays inside). */
+ * are larger than any read, so a masked 8-byte load stays inside), and the known cache. */
 struct py_scratch {
 	__u8 frame[136];
 	__u8 code[264];
+	struct py_seen seen[PY_SEEN_SLOTS];
 };
 
 struct {
@@ -90,6 +100,36 @@ struct {
 static __always_inline __u64 py_ld64(const __u8 *buf, __u32 off)
 {
 	return *(const __u64 *)(buf + off);
+}
+
+/* The walk time's bucket: 0 below 256 ns, b for [2^(b+7), 2^(b+8)) ns, the last from ~4 ms.
+ * (A binary search: BPF has no count-leading-zeros.) */
+static __always_inline __u32 py_log2_bucket(__u64 ns)
+{
+	__u32 b = 0;
+
+	if (ns >> 32)
+		return EMBER_PY_HIST - 1;
+	if (ns >> 16) {
+		b += 16;
+		ns >>= 16;
+	}
+	if (ns >> 8) {
+		b += 8;
+		ns >>= 8;
+	}
+	if (ns >> 4) {
+		b += 4;
+		ns >>= 4;
+	}
+	if (ns >> 2) {
+		b += 2;
+		ns >>= 2;
+	}
+	if (ns >> 1)
+		b += 1;
+	b = b > 7 ? b - 7 : 0;
+	return b < EMBER_PY_HIST ? b : EMBER_PY_HIST - 1;
 }
 
 /* The thread search's state, for its bpf_loop() callback (one thread state per call). */
@@ -174,14 +214,23 @@ static __always_inline void py_read_str(const struct ember_py_proc *p, __u64 str
 
 /* Sends the names of the code object read into @code (the scratch) at @addr, once per process. */
 static __always_inline void py_send_name(const struct ember_py_proc *p, __u32 pid, __u64 addr,
-					 __u32 tag, const __u8 *code, struct ember_py_bpf_stats *ps)
+					 __u32 tag, struct py_scratch *sc,
+					 struct ember_py_bpf_stats *ps)
 {
 	struct py_known_key k = { .code = addr, .pid = pid, .tag = tag };
+	struct py_seen *seen = &sc->seen[((addr >> 4) ^ (addr >> 12)) & (PY_SEEN_SLOTS - 1)];
+	const __u8 *code = sc->code;
 	struct ember_py_name_rec *r;
 	__u8 yes = 1;
 
-	if (bpf_map_lookup_elem(&py_known, &k))
+	if (seen->code == addr && seen->pid == pid && seen->tag == tag)
 		return;
+	if (bpf_map_lookup_elem(&py_known, &k)) {
+		seen->code = addr;
+		seen->pid = pid;
+		seen->tag = tag;
+		return;
+	}
 	r = bpf_ringbuf_reserve(&py_names, sizeof(*r), 0);
 	if (!r) {
 		ps->name_drops++;
@@ -260,7 +309,7 @@ static long py_step(__u32 i, void *ctx)
 	tag = EMBER_PY_TAG(py_ld64(sc->code, p->code_filename & 255),
 			   py_ld64(sc->code, p->code_name & 255),
 			   *(const __s32 *)(sc->code + (p->code_firstlineno & 255)));
-	py_send_name(p, w->pid, code, tag, sc->code, w->ps);
+	py_send_name(p, w->pid, code, tag, sc, w->ps);
 	word0 = code & EMBER_PYF_ADDR_MASK;
 	if (p->kind == EMBER_PY_FRAMEOBJ || (p->kind == EMBER_PY_ENTRY_FLAG && entry))
 		word0 |= EMBER_PYF_ENTRY;
@@ -299,7 +348,7 @@ __noinline int python_walk(__u32 pid, struct ember_ustack *st, __u64 *hash)
 {
 	struct py_walk w = { .st = st, .pid = pid, .flags = EMBER_USTACK_PY };
 	__u32 zero = 0, tid = (__u32)bpf_get_current_pid_tgid();
-	__u64 ts;
+	__u64 ts, t0;
 
 	if (!st || !hash)
 		return 0;
@@ -311,22 +360,27 @@ __noinline int python_walk(__u32 pid, struct ember_ustack *st, __u64 *hash)
 	if (!w.sc || !w.ps)
 		return 0;
 	w.ps->walks++;
+	t0 = bpf_ktime_get_ns(); /* what the walk costs, on /api/v1/stats (two clock reads) */
 	ts = py_thread_state(w.p, tid, w.ps);
 	if (!ts) {
 		w.ps->no_thread++;
-		return 0;
+		goto out;
 	}
 	if (bpf_probe_read_user(&w.frame, sizeof(w.frame), (void *)(ts + w.p->tstate_frame)))
-		return 0;
+		goto out;
 	if (w.p->cframe_frame != 0xffff && w.frame &&
 	    bpf_probe_read_user(&w.frame, sizeof(w.frame), (void *)(w.frame + w.p->cframe_frame)))
-		return 0;
+		goto out;
 	w.hash = 0xcbf29ce484222325ULL;
 	/* shims take a step each without a frame stored */
 	bpf_loop(2 * EMBER_PY_MAX_FRAMES + 2, py_step, &w, 0);
 	w.ps->frames += w.n;
 	st->flags |= w.flags | (w.n << EMBER_USTACK_PY_NR_SHIFT);
 	*hash = (*hash ^ w.hash) * 0x100000001b3ULL;
+out:
+	t0 = bpf_ktime_get_ns() - t0;
+	w.ps->walk_ns += t0;
+	w.ps->walk_hist[py_log2_bucket(t0)]++;
 	return 2 * w.n;
 }
 

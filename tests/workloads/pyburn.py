@@ -14,12 +14,14 @@ Modes (the first argument after SECONDS, default "shares"):
            (json_work), half the time each: their native frames stand above the Python caller.
 
 usage: pyburn.py SECONDS [shares|threads|cext]
-Prints "ready PID" once started (after calibration), "done" at the end. The shares mode runs
+Prints "ready PID UNIXTIME" once started (after calibration) and "done UNIXTIME" at the end, so
+that a test can ask for the samples in between; in threads mode "thread X TID" per thread. The shares mode runs
 under Python 2.7 too (an interpreter ember does not read: native frames, counted).
 """
 import json
 import os
 import sys
+import threading
 import time
 import zlib
 
@@ -80,17 +82,24 @@ def work(unit, seconds):
         burn_c(unit)
 
 
+def thread_id(name):
+    say("thread %s %d" % (name, threading.get_native_id()))
+
+
 def thread_a(unit, end):
+    thread_id("a")
     while clock() < end:
         burn_a(unit)
 
 
 def thread_b(unit, end):
+    thread_id("b")
     while clock() < end:
         burn_b(unit)
 
 
 def thread_c(unit, end):
+    thread_id("c")
     while clock() < end:
         burn_c(unit)
 
@@ -129,14 +138,14 @@ def main():
     seconds = float(sys.argv[1]) if len(sys.argv) > 1 else 10.0
     mode = sys.argv[2] if len(sys.argv) > 2 else "shares"
     unit = calibrate()
-    say("ready %d" % os.getpid())
+    say("ready %d %.6f" % (os.getpid(), time.time()))
     if mode == "threads":
         threads(unit, seconds)
     elif mode == "cext":
         cext(unit, seconds)
     else:
         work(unit, seconds)
-    say("done")
+    say("done %.6f" % time.time())
 
 
 main()

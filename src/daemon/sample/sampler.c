@@ -1247,6 +1247,9 @@ int sampler__python_stats(struct sampler *s, struct ember_py_bpf_stats *ret)
 		ret->search_steps += per[i].search_steps;
 		ret->names += per[i].names;
 		ret->name_drops += per[i].name_drops;
+		ret->walk_ns += per[i].walk_ns;
+		for (size_t b = 0; b < EMBER_PY_HIST; b++)
+			ret->walk_hist[b] += per[i].walk_hist[b];
 	}
 	free(per);
 	return err;

@@ -764,8 +764,20 @@ static bool debug_offsets_313(struct pyproc *pp, uint64_t runtime, uint32_t vers
 	return true;
 }
 
-/* Examines @pp's mappings and interpreter file: PYS_ON, PYS_UNSUPPORTED or PYS_NOT. */
+static void detect_one(struct python *py, struct pyproc *pp);
+
+/* Examines @pp's mappings and interpreter file: PYS_ON, PYS_UNSUPPORTED, PYS_NOT or PYS_RETRY
+ * (timed: detect_ns). */
 static void detect(struct python *py, struct pyproc *pp)
+{
+
+	uint64_t t0 = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+
+	detect_one(py, pp);
+	py->st.detect_ns += clock_ns(CLOCK_PROCESS_CPUTIME_ID) - t0;
+}
+
+static void detect_one(struct python *py, struct pyproc *pp)
 {
 	struct scan sc = { .n = 0 };
 	struct elfinfo ei = { 0 };
@@ -1120,6 +1132,8 @@ void python__on_name(struct python *py, const struct ember_py_name_rec *r)
 	struct pycode *c;
 	size_t nb, fb;
 
+	uint64_t t0 = mono_ns();
+
 	py->st.names++;
 	if (!pp || pp->state != PYS_ON || code_find(pp, r->code, r->tag))
 		return;
@@ -1141,6 +1155,7 @@ void python__on_name(struct python *py, const struct ember_py_name_rec *r)
 	/* lines: the line table now (the record woke us up), while the process lives */
 	if (c && py->o.lines && !c->linetable_tried)
 		read_linetable(pp, c);
+	py->st.names_ns += mono_ns() - t0;
 }
 
 /* --- lines ---------------------------------------------------------------------------------- */
@@ -1279,16 +1294,16 @@ static bool is_eval(const struct python *py, uint32_t id)
 	return (int32_t)id == py->eval_id || (int32_t)id == py->eval_cold_id;
 }
 
+static int merge(struct python *py, struct pyproc *pp, const struct sampler_group *g,
+		 const uint32_t *native, size_t n, const uint32_t **ret);
+
 int python__merge(struct python *py, const struct sampler_group *g, const uint32_t *native,
 		  size_t n, const uint32_t **ret)
 {
 	struct pyproc *pp = proc_find(py, g->pid);
-	uint32_t names[EMBER_PY_MAX_FRAMES];
-	size_t gstart[EMBER_PY_MAX_FRAMES + 1]; /* group i: names[gstart[i] .. gstart[i + 1]) */
-	size_t evals[MERGE_MAX / 4], m = 0, k = 0, i, j, out = 0, nr = g->nr_py, lead = 0;
-	uint64_t samples = g->nr_times + g->untimed;
-	bool from_root;
-	int id;
+	uint64_t samples = g->nr_times + g->untimed, t0;
+	size_t i;
+	int r;
 
 	*ret = native;
 	if (!pp)
@@ -1310,8 +1325,25 @@ int python__merge(struct python *py, const struct sampler_group *g, const uint32
 		}
 		return (int)n;
 	}
-	if (pp->state != PYS_ON || !g->py_words || !nr)
+	if (pp->state != PYS_ON || !g->py_words || !g->nr_py)
 		return (int)n;
+	t0 = mono_ns();
+	r = merge(py, pp, g, native, n, ret);
+	py->st.merge_ns += mono_ns() - t0;
+	return r;
+}
+
+/* python__merge() for a group with Python frames of a process in state PYS_ON. */
+static int merge(struct python *py, struct pyproc *pp, const struct sampler_group *g,
+		 const uint32_t *native, size_t n, const uint32_t **ret)
+{
+	uint32_t names[EMBER_PY_MAX_FRAMES];
+	size_t gstart[EMBER_PY_MAX_FRAMES + 1]; /* group i: names[gstart[i] .. gstart[i + 1]) */
+	size_t evals[MERGE_MAX / 4], m = 0, k = 0, i, j, out = 0, nr = g->nr_py, lead = 0;
+	uint64_t samples = g->nr_times + g->untimed;
+	bool from_root;
+	int id;
+
 	if (nr > EMBER_PY_MAX_FRAMES)
 		nr = EMBER_PY_MAX_FRAMES;
 	py->st.samples += samples;
@@ -1437,10 +1469,29 @@ void python__free(struct python *py)
 	free(py);
 }
 
+/* The upper bound of the bucket holding the @q-quantile of the walk times. */
+static uint64_t quantile(const struct ember_py_bpf_stats *b, double q)
+{
+	uint64_t n = 0, acc = 0;
+	size_t i;
+
+	for (i = 0; i < EMBER_PY_HIST; i++)
+		n += b->walk_hist[i];
+	for (i = 0; n && i < EMBER_PY_HIST; i++) {
+		acc += b->walk_hist[i];
+		if ((double)acc >= q * (double)n)
+			return 256ull << i;
+	}
+	return 0;
+}
+
 void python__stats(struct python *py, struct python_stats *ret)
 {
 	*ret = py->st;
 	ret->fsbase_off = py->fsbase_off;
-	if (py->sampler)
-		(void)sampler__python_stats(py->sampler, &ret->bpf);
+	if (py->sampler && !sampler__python_stats(py->sampler, &ret->bpf)) {
+		ret->walk_p50_ns = quantile(&ret->bpf, 0.5);
+		ret->walk_p90_ns = quantile(&ret->bpf, 0.9);
+		ret->walk_p99_ns = quantile(&ret->bpf, 0.99);
+	}
 }

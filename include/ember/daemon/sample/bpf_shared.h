@@ -259,6 +259,7 @@ struct ember_py_name_rec {
 	char file[EMBER_PY_FILE_MAX];
 };
 
+#define EMBER_PY_HIST 16
 /* Per-CPU counters of the Python walk. */
 struct ember_py_bpf_stats {
 	__u64 walks;	    /* user stacks of a Python process walked */
@@ -270,6 +271,8 @@ struct ember_py_bpf_stats {
 	__u64 search_steps; /* thread states read by them */
 	__u64 names;	    /* name records sent */
 	__u64 name_drops;   /* ... lost: the ring buffer was full (sent again next time) */
+	__u64 walk_ns;	    /* time spent in the walks (bpf_ktime_get_ns()) */
+	__u64 walk_hist[EMBER_PY_HIST]; /* walks by time: [0] < 256 ns, [b] < 2^(b+8) ns */
 };
 
 /*

@@ -62,6 +62,9 @@ struct python_stats {
 	uint64_t procs_dropped; /* not tracked: max_procs reached, or the BPF map full */
 	uint64_t detections;	/* processes whose mappings and files were examined */
 	uint64_t detect_errors; /* ... that could not be read (gone, denied) */
+	uint64_t detect_ns;	/* CPU time examining them (the kernel's BTF once included) */
+	uint64_t merge_ns;	/* time naming and merging the stacks with Python frames */
+	uint64_t names_ns;	/* time handling the name records */
 	uint64_t samples;	/* samples with Python frames */
 	uint64_t samples_unsupported; /* samples of an unsupported CPython (native frames only) */
 	uint64_t frames;	      /* Python frames named */
@@ -73,6 +76,7 @@ struct python_stats {
 	uint64_t merged;	 /* stacks whose Python frames matched the eval frames one to one */
 	uint64_t merged_aligned; /* ... did not (a walk cut short, a call being set up): aligned */
 	uint64_t lines_unknown;	 /* frames whose line could not be computed ("file:?") */
+	uint64_t walk_p50_ns, walk_p90_ns, walk_p99_ns; /* BPF walk times (bucket upper bounds) */
 	int64_t fsbase_off;	 /* gauge: task_struct.thread.fsbase; -1 unknown, -2 failed */
 	uint64_t fsbase_ns;	 /* the time finding it took (once, at the first CPython) */
 	struct ember_py_bpf_stats bpf; /* the BPF walk's counters */
