@@ -117,6 +117,11 @@ void ingest__set_python(struct ingest *in, struct python *py)
 	in->py = py;
 }
 
+struct python *ingest__python(const struct ingest *in)
+{
+	return in->py;
+}
+
 const struct strtab *ingest__names(const struct ingest *in)
 {
 	return in->names;

@@ -85,6 +85,8 @@ struct unwinder *ingest__unwinder(const struct ingest *in);
  * Borrowed. */
 struct python;
 void ingest__set_python(struct ingest *in, struct python *py);
+/* The Python frames' object set above (NULL: none). Borrowed. */
+struct python *ingest__python(const struct ingest *in);
 
 /* True when [filter] excludes the samples of @pid with @comm (not counted). */
 bool ingest__excluded(struct ingest *in, uint32_t pid, const char *comm);
