@@ -18,6 +18,8 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #define EFAULT 14
 #define ENOMEM 12
 
+/* issue 21: the sampled thread's Python frames, stored with its user stack by walk_user() */
+#include "python.bpf.h"
 #include "unwind.bpf.h"
 
 /* Knobs, set between open and load. */
@@ -284,6 +286,7 @@ int on_exit(void *ctx)
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 pid = id >> 32;
 
+	python_thread_exit((__u32)id); /* issue 21: its cached Python thread state goes */
 	if ((__u32)id != pid)
 		return 0; /* another thread: the process lives on */
 	if (bpf_map_delete_elem(&seen, &pid))

@@ -100,6 +100,7 @@ struct walk {
 	__u64 ip, sp, bp;
 	__u64 hash;
 	__u32 unknown_run;
+	__u32 max;	/* frames the walk may store: ips above are Python's (python.bpf.h) */
 	bool exact_ip;	/* ip is not a return address (the first frame, after a signal frame) */
 	bool done;
 };
@@ -233,7 +234,7 @@ static long walk_step(__u32 idx, void *ctx)
 		w->st->flags |= EMBER_USTACK_END;
 		return 1;
 	}
-	if (n >= EMBER_MAX_STACK_DEPTH) {
+	if (n >= EMBER_MAX_STACK_DEPTH || n >= w->max) {
 		w->st->flags |= EMBER_USTACK_TRUNC;
 		return 1;
 	}
@@ -368,6 +369,8 @@ static __always_inline int walk_user(__u32 pid, const __u64 *regs, bool regs_ker
 		return -EFAULT;
 	w.st->nr = 0;
 	w.st->flags = 0;
+	/* issue 21: a Python thread's frames first, at the top of ips; the native walk below */
+	w.max = EMBER_MAX_STACK_DEPTH - python_walk(pid, w.st, &w.hash);
 	w.proc = bpf_map_lookup_elem(&unwind_procs, &pid);
 	if (!w.proc)
 		w.st->flags |= EMBER_USTACK_FP;

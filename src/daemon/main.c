@@ -40,6 +40,7 @@
 #include "ember/daemon/store/store.h"
 #include "ember/daemon/store/store_sink.h"
 #include "ember/daemon/symbols/kresolve.h"
+#include "ember/daemon/symbols/python.h"
 #include "ember/daemon/symbols/symbolizer.h"
 #include "ember/daemon/symbols/unwind.h"
 #include <linux/types.h>
@@ -64,6 +65,7 @@ struct emberd {
 	struct strtab *sym_st;	/* the symbolizer's names (main thread only) */
 	struct unwinder *unwind;	/* the BPF walker's tables; NULL: frame pointers only */
 	bool unwind_pending;		/* processes wait for tables: work again soon */
+	struct python *py;		/* CPython processes' frames; NULL: [python] enabled = no */
 	struct ingest *ingest;	/* groups -> named stacks, for the store and the captures */
 	struct store_sink *sink;
 	struct sampler_stats last; /* for logging changes of the drop counters */
@@ -252,6 +254,8 @@ static void drain(struct emberd *d)
 		} else {
 			(void)symbolizer__prune_gone(d->sym);
 		}
+		if (d->py)
+			python__prune(d->py);
 		d->last_prune_ns = mono_ns();
 	}
 	report_drops(d, false);
@@ -323,13 +327,16 @@ static void on_tick(struct emberd *d)
 	drain(d);
 	capture_mgr__tick(d->captures);
 	if (d->http && d->sampler) { /* counters for /api/v1/stats, copied on this thread */
-		struct http_published pub = { .have_unwind = d->unwind != NULL };
+		struct http_published pub = { .have_unwind = d->unwind != NULL,
+					      .have_python = d->py != NULL };
 
 		sampler__stats(d->sampler, &pub.sampler);
 		symbolizer__stats(d->sym, &pub.symbols);
 		ingest__stats(d->ingest, &pub.ingest);
 		if (d->unwind)
 			unwinder__stats(d->unwind, &pub.unwind);
+		if (d->py)
+			python__stats(d->py, &pub.python);
 		http_server__publish(d->http, &pub);
 	}
 	if (d->http)
@@ -434,6 +441,8 @@ static void on_new_pid(uint32_t pid, void *ctx)
 
 	symbolizer__note_pid(d->sym, pid);
 	unwinder__note_pid(d->unwind, pid);
+	if (d->py)
+		python__note_pid(d->py, pid);
 }
 
 /* A sampled process's leader exited: gone, or other threads still run (its next exit tells). */
@@ -444,6 +453,8 @@ static void on_exit_pid(uint32_t pid, uint64_t time_ns, void *ctx)
 	(void)time_ns;
 	symbolizer__check_pid(d->sym, pid);
 	unwinder__forget_pid(d->unwind, pid); /* a thread left behind notes it again */
+	if (d->py)
+		python__forget_pid(d->py, pid, time_ns);
 }
 
 /* A sampled process called exec: its cached mappings are the old image's. Its next sample calls
@@ -455,6 +466,17 @@ static void on_exec(uint32_t pid, uint64_t time_ns, void *ctx)
 	/* kept for the old image's samples not drained yet (up to two ticks' worth) */
 	symbolizer__retire_pid(d->sym, pid, time_ns);
 	unwinder__forget_pid(d->unwind, pid);
+	if (d->py)
+		python__forget_pid(d->py, pid, time_ns);
+}
+
+/* A code object's names, sent by the BPF program at its first sample in a process. */
+static void on_pyname(const struct ember_py_name_rec *r, void *ctx)
+{
+	struct emberd *d = ctx;
+
+	if (d->py)
+		python__on_name(d->py, r);
 }
 
 static int sampling_setup(struct emberd *d)
@@ -471,6 +493,8 @@ static int sampling_setup(struct emberd *d)
 		.ringbuf_bytes = (uint32_t)d->cfg.ringbuf_bytes,
 		.unwind_rows = d->cfg.unwind ? (uint32_t)(d->cfg.unwind_memory_bytes / sizeof(struct ember_unwind_prow)) : 0,
 		.unwind_procs = (uint32_t)d->cfg.unwind_procs,
+		.python_procs = (uint32_t)d->cfg.python_procs,
+		.python_lines = d->cfg.python_lines,
 	};
 	struct symbolizer_opts yo = SYMBOLIZER_OPTS_DEFAULT;
 	struct unwind_opts uo = UNWIND_OPTS_DEFAULT;
@@ -524,6 +548,18 @@ static int sampling_setup(struct emberd *d)
 				 "%s", strerror(errno));
 		ingest__set_unwinder(d->ingest, d->unwind);
 	}
+	if (d->cfg.python) {
+		struct python_opts po = PYTHON_OPTS_DEFAULT;
+
+		po.lines = d->cfg.python_lines;
+		po.max_procs = (uint32_t)d->cfg.python_procs;
+		po.max_codes = (uint32_t)d->cfg.python_codes;
+		d->py = python__new(d->sampler, d->sym_st, &po);
+		if (!d->py)
+			log_warn("no Python frames: %s", strerror(errno));
+		ingest__set_python(d->ingest, d->py);
+		sampler__set_pyname_fn(d->sampler, on_pyname, d);
+	}
 	sampler__set_pid_fn(d->sampler, on_new_pid, d);
 	sampler__set_exec_fn(d->sampler, on_exec, d);
 	sampler__set_exit_fn(d->sampler, on_exit_pid, d);
@@ -550,6 +586,7 @@ static void emberd_fini(struct emberd *d)
 	recording__free(d->replay);
 	free(d->replay_files);
 	unwinder__free(d->unwind);
+	python__free(d->py);
 	sampler__free(d->sampler);
 	symbolizer__free(d->sym);
 	kresolve__free(d->kres);

@@ -128,6 +128,17 @@ static const struct family_def {
 	  "Processes the walker knows (listed), or waiting for their tables (pending)." },
 	{ "ember_unwind_builds_total", METRIC_COUNTER, "Unwind tables compiled from CFI." },
 	{ "ember_unwind_build_seconds_total", METRIC_COUNTER, "Time spent compiling them." },
+	{ "ember_python_processes", METRIC_GAUGE,
+	  "CPython processes whose Python frames are read, or of a version ember does not know "
+	  "(unsupported: native frames only)." },
+	{ "ember_python_samples_total", METRIC_COUNTER,
+	  "Samples of CPython processes: with Python frames, or of an unsupported version." },
+	{ "ember_python_frames_total", METRIC_COUNTER,
+	  "Python frames named, or unknown (code object gone, changed or unreadable)." },
+	{ "ember_python_events_total", METRIC_COUNTER,
+	  "Python frame events: processes examined and failures, name records and losses, code "
+	  "objects read, cache evictions, stacks aligned, walks without a thread state, cut short "
+	  "or stopped at a bad frame, thread searches." },
 	{ "ember_unwind_events_total", METRIC_COUNTER,
 	  "Unwind table events: build failures, tables shared by build-id, evictions, tables too "
 	  "big, processes not listed (map full), mappings past the list's size, maps errors." },
@@ -255,6 +266,46 @@ void ember_metrics_unwind(struct metrics *m, const struct unwind_stats *st)
 	     (double)st->maps_overflow);
 	set1(m, "ember_unwind_events_total", METRIC_COUNTER, "event", "maps_error",
 	     (double)st->maps_errors);
+}
+
+void ember_metrics_python(struct metrics *m, const struct python_stats *st)
+{
+	static const struct {
+		const char *event;
+		size_t off;
+	} ev[] = {
+		{ "detection", offsetof(struct python_stats, detections) },
+		{ "detect_error", offsetof(struct python_stats, detect_errors) },
+		{ "process_dropped", offsetof(struct python_stats, procs_dropped) },
+		{ "name_record", offsetof(struct python_stats, names) },
+		{ "name_drop", offsetof(struct python_stats, bpf.name_drops) },
+		{ "code_read", offsetof(struct python_stats, code_reads) },
+		{ "code_eviction", offsetof(struct python_stats, code_evictions) },
+		{ "merged_aligned", offsetof(struct python_stats, merged_aligned) },
+		{ "no_thread", offsetof(struct python_stats, bpf.no_thread) },
+		{ "walk_truncated", offsetof(struct python_stats, bpf.truncated) },
+		{ "bad_frame", offsetof(struct python_stats, bpf.bad_frames) },
+		{ "thread_search", offsetof(struct python_stats, bpf.searches) },
+	};
+	size_t i;
+
+	set1(m, "ember_python_processes", METRIC_GAUGE, "state", "read", (double)st->procs);
+	set1(m, "ember_python_processes", METRIC_GAUGE, "state", "unsupported",
+	     (double)st->procs_unsupported);
+	set1(m, "ember_python_samples_total", METRIC_COUNTER, "kind", "python",
+	     (double)st->samples);
+	set1(m, "ember_python_samples_total", METRIC_COUNTER, "kind", "unsupported",
+	     (double)st->samples_unsupported);
+	set1(m, "ember_python_frames_total", METRIC_COUNTER, "kind", "named", (double)st->frames);
+	set1(m, "ember_python_frames_total", METRIC_COUNTER, "kind", "unknown",
+	     (double)st->frames_unknown);
+	for (i = 0; i < sizeof(ev) / sizeof(ev[0]); i++) {
+		uint64_t v;
+
+		memcpy(&v, (const char *)st + ev[i].off, sizeof(v));
+		set1(m, "ember_python_events_total", METRIC_COUNTER, "event", ev[i].event,
+		     (double)v);
+	}
 }
 
 void ember_metrics_symbolizer(struct metrics *m, const struct symbolizer_stats *st)
@@ -752,6 +803,8 @@ static int handle_metrics(struct http_server *srv, struct http_request *req,
 		ember_metrics_symbolizer(m, &pub.symbols);
 		if (pub.have_unwind)
 			ember_metrics_unwind(m, &pub.unwind);
+		if (pub.have_python)
+			ember_metrics_python(m, &pub.python);
 	}
 	{
 		struct http_heap h;

@@ -99,6 +99,36 @@ static void stats_hook(struct sbuf *j, void *ctx)
 			  U(w->maps_overflow), U(w->maps_errors), U(w->rows_lossy),
 			  w->ready_count ? (double)w->ready_ns_total / (double)w->ready_count / 1e6
 					 : 0.0);
+	if (pub.have_python) {
+		const struct python_stats *p = &pub.python;
+
+		sbuf_addf(
+		    j,
+		    "\"python\": {\"procs\": %llu, \"procs_unsupported\": %llu, "
+		    "\"procs_dropped\": %llu, \"detections\": %llu, \"detect_errors\": %llu, "
+		    "\"detect_ms\": %.1f, \"samples\": %llu, \"samples_unsupported\": %llu, "
+		    "\"frames\": %llu, "
+		    "\"frames_unknown\": %llu, \"names\": %llu, \"code_reads\": %llu, "
+		    "\"codes\": %llu, \"code_evictions\": %llu, \"merged\": %llu, "
+		    "\"merged_aligned\": %llu, \"lines_unknown\": %llu, \"fsbase_off\": %lld, "
+		    "\"fsbase_ms\": %.1f, \"walks\": %llu, \"no_thread\": %llu, "
+		    "\"walk_frames\": %llu, \"truncated\": %llu, \"bad_frames\": %llu, "
+		    "\"searches\": %llu, \"search_steps\": %llu, \"name_records\": %llu, "
+		    "\"name_drops\": %llu, \"walk_ms\": %.1f, \"merge_ms\": %.1f, "
+		    "\"names_ms\": %.1f, \"walk_p50_us\": %.2f, \"walk_p90_us\": %.2f, "
+		    "\"walk_p99_us\": %.2f}, ",
+		    U(p->procs), U(p->procs_unsupported), U(p->procs_dropped), U(p->detections),
+		    U(p->detect_errors), (double)p->detect_ns / 1e6, U(p->samples),
+		    U(p->samples_unsupported), U(p->frames), U(p->frames_unknown), U(p->names),
+		    U(p->code_reads), U(p->codes), U(p->code_evictions), U(p->merged),
+		    U(p->merged_aligned), U(p->lines_unknown), (long long)p->fsbase_off,
+		    (double)p->fsbase_ns / 1e6, U(p->bpf.walks), U(p->bpf.no_thread),
+		    U(p->bpf.frames), U(p->bpf.truncated), U(p->bpf.bad_frames), U(p->bpf.searches),
+		    U(p->bpf.search_steps), U(p->bpf.names), U(p->bpf.name_drops),
+		    (double)p->bpf.walk_ns / 1e6, (double)p->merge_ns / 1e6,
+		    (double)p->names_ns / 1e6, (double)p->walk_p50_ns / 1e3,
+		    (double)p->walk_p90_ns / 1e3, (double)p->walk_p99_ns / 1e3);
+	}
 }
 
 int emberd_http_setup(const struct ember_config *cfg, const struct security_files *sec,

@@ -17,6 +17,7 @@
 #include "ember/core/base/sbuf.h"
 #include "ember/core/base/strtab.h"
 #include "ember/daemon/ingest/ingest.h"
+#include "ember/daemon/symbols/python.h"
 #include "ember/daemon/symbols/symbolizer.h"
 #include "ember/daemon/symbols/unwind.h"
 #include "ember/core/base/clock.h"
@@ -114,6 +115,8 @@ static void on_new_pid(uint32_t pid, void *ctx)
 
 	symbolizer__note_pid(m->sym, pid);
 	unwinder__note_pid(ingest__unwinder(m->in), pid); /* the tables its walk reads */
+	if (ingest__python(m->in)) /* issue 21: a CPython's map entry */
+		python__note_pid(ingest__python(m->in), pid);
 }
 
 static void ent_fail(struct cap_ent *e, int err, const char *what)

@@ -16,6 +16,7 @@
 #include "ember/core/model/idle.h"
 #include "ember/daemon/sample/sampler.h"
 #include "ember/daemon/sample/bpf_shared.h"
+#include "ember/daemon/symbols/python.h"
 #include "ember/daemon/symbols/symbolizer.h"
 #include "ember/daemon/symbols/unwind.h"
 
@@ -58,6 +59,7 @@ struct cg_slot {
 struct ingest {
 	struct symbolizer *sym;
 	struct unwinder *unwind;	/* asked to re-read a process whose walk was cut short */
+	struct python *py;		/* merges Python frames into the user frames; NULL: none */
 	struct strtab *names;
 	struct scache_ent *scache;   /* SCACHE_SLOTS entries */
 	uint32_t tmp[HALF_FRAMES];   /* uncached symbolizer answers */
@@ -108,6 +110,16 @@ void ingest__set_unwinder(struct ingest *in, struct unwinder *u)
 struct unwinder *ingest__unwinder(const struct ingest *in)
 {
 	return in->unwind;
+}
+
+void ingest__set_python(struct ingest *in, struct python *py)
+{
+	in->py = py;
+}
+
+struct python *ingest__python(const struct ingest *in)
+{
+	return in->py;
 }
 
 const struct strtab *ingest__names(const struct ingest *in)
@@ -331,6 +343,8 @@ int ingest__group(struct ingest *in, const struct sampler_group *g, ingest_sink_
 		}
 		r = symbolize(in, false, g->pid, g->nr_times ? g->times_ns[0] : 0, g->user_ips,
 			      g->nr_user, &ids);
+		if (r >= 0 && in->py) /* issue 21: Python frames where the interpreter ran them */
+			r = python__merge(in->py, g, ids, (size_t)r, &ids);
 		if (r < 0)
 			return r;
 		add_ids(in, &n, ids, r);

@@ -75,6 +75,8 @@ struct sampler {
 	struct bpf_link *exit_link;	/* sched_process_exit; NULL: not attached */
 	int run_stats_fd;		/* bpf_enable_stats(): run time counted while open; -1 */
 	uint32_t *row_keys;		/* scratch: indices for batch writes of rows */
+	sampler_pyname_fn pyname_fn; /* Python code objects' names (issue 21) */
+	void *pyname_ctx;
 
 	struct sampler_stats st;
 };
@@ -260,6 +262,16 @@ static int on_record(void *ctx, void *data, size_t size)
 		s->recent[r->pid & 1023] = r->pid;
 		s->pid_fn(r->pid, s->pid_ctx);
 	}
+	return 0;
+}
+
+/* A code object's names (py_names ring buffer). */
+static int on_pyname(void *ctx, void *data, size_t size)
+{
+	struct sampler *s = ctx;
+
+	if (size >= sizeof(struct ember_py_name_rec) && s->pyname_fn)
+		s->pyname_fn(data, s->pyname_ctx);
 	return 0;
 }
 
@@ -472,6 +484,7 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 	s->skel->rodata->ring_half = o->ringbuf_bytes / 2;
 	s->skel->rodata->ustack_mask = s->o.stack_map_entries - 1;
 	s->skel->rodata->nr_rows = s->o.unwind_rows ? s->o.unwind_rows : 1;
+	s->skel->rodata->py_lines = o->python_lines;
 	if ((err = bpf_map__set_max_entries(s->skel->maps.stacks0, s->o.stack_map_entries)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.stacks1, s->o.stack_map_entries)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.ustacks0, s->o.stack_map_entries)) ||
@@ -482,21 +495,35 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 					    s->o.unwind_procs ? s->o.unwind_procs : 1)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.counts0, s->o.counts_map_entries)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.counts1, s->o.counts_map_entries)) ||
-	    (err = bpf_map__set_max_entries(s->skel->maps.times, o->ringbuf_bytes))) {
+	    (err = bpf_map__set_max_entries(s->skel->maps.times, o->ringbuf_bytes)) ||
+	    (err = bpf_map__set_max_entries(s->skel->maps.py_procs,
+					    o->python_procs ? o->python_procs : 4096))) {
 		(void)errbuf_set(errbuf, errlen, 0, "cannot size the BPF maps: %s", strerror(-err));
 		goto err_out;
 	}
 	/* a capture's sampler walks with the daemon's tables: the same maps */
 	if (o->unwind_from) {
-		if ((err = bpf_map__reuse_fd(s->skel->maps.unwind_rows,
-					     bpf_map__fd(o->unwind_from->skel->maps.unwind_rows))) ||
-		    (err = bpf_map__reuse_fd(s->skel->maps.unwind_procs,
-					     bpf_map__fd(o->unwind_from->skel->maps.unwind_procs)))) {
+		if ((err =
+			 bpf_map__reuse_fd(s->skel->maps.unwind_rows,
+					   bpf_map__fd(o->unwind_from->skel->maps.unwind_rows))) ||
+		    (err =
+			 bpf_map__reuse_fd(s->skel->maps.unwind_procs,
+					   bpf_map__fd(o->unwind_from->skel->maps.unwind_procs))) ||
+		    (err = bpf_map__reuse_fd(s->skel->maps.py_procs,
+					     bpf_map__fd(o->unwind_from->skel->maps.py_procs))) ||
+		    (err = bpf_map__reuse_fd(s->skel->maps.py_threads,
+					     bpf_map__fd(o->unwind_from->skel->maps.py_threads))) ||
+		    (err = bpf_map__reuse_fd(s->skel->maps.py_known,
+					     bpf_map__fd(o->unwind_from->skel->maps.py_known)))) {
 			(void)errbuf_set(errbuf, errlen, 0, "cannot share the unwind tables: %s",
 					 strerror(-err));
 			goto err_out;
 		}
 		s->skel->rodata->nr_rows = o->unwind_from->skel->rodata->nr_rows;
+		/* Python: the daemon's processes, names already sent, and where they go */
+		s->skel->rodata->py_lines = o->unwind_from->skel->rodata->py_lines;
+		s->pyname_fn = o->unwind_from->pyname_fn;
+		s->pyname_ctx = o->unwind_from->pyname_ctx;
 	}
 	err = sampler_bpf__load(s->skel);
 	if (err) {
@@ -506,6 +533,13 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.times), on_record, s, NULL);
 	if (!s->rb) {
 		err = -errno;
+		(void)errbuf_set(errbuf, errlen, 0, "cannot map the BPF ring buffer: %s",
+				 strerror(-err));
+		goto err_out;
+	}
+	/* Python code objects' names: a ring of their own, read with the time records */
+	err = ring_buffer__add(s->rb, bpf_map__fd(s->skel->maps.py_names), on_pyname, s);
+	if (err) {
 		(void)errbuf_set(errbuf, errlen, 0, "cannot map the BPF ring buffer: %s",
 				 strerror(-err));
 		goto err_out;
@@ -632,7 +666,7 @@ static int stack_of(struct sampler *s, int32_t id, bool user, const uint64_t **r
 	uint64_t *buf = (uint64_t *)us.ips;
 	uint32_t b, g, flags = 0;
 	int32_t slot;
-	size_t n;
+	size_t n, npy = 0;
 
 	if (id < 0)
 		return id;
@@ -655,18 +689,26 @@ static int stack_of(struct sampler *s, int32_t id, bool user, const uint64_t **r
 		if (user) {
 			n = us.nr < EMBER_MAX_STACK_DEPTH ? us.nr : EMBER_MAX_STACK_DEPTH;
 			flags = us.flags;
+			/* issue 21: Python frames at the top of ips, kept after the native ones */
+			npy = EMBER_PY_WORDS * EMBER_USTACK_PY_NR(flags);
+			if (npy > EMBER_MAX_STACK_DEPTH - n) {
+				npy = 0;
+				flags &= ~(0xffu << EMBER_USTACK_PY_NR_SHIFT);
+			}
 		} else {
 			for (n = 0; n < EMBER_MAX_STACK_DEPTH && buf[n]; n++)
 				;
 		}
-		if (c->ips_len + n + 1 > INT32_MAX ||
-		    array_grow((void **)&c->ips, &c->ips_cap, c->ips_len + n + 1, sizeof(*c->ips),
-			       256))
+		if (c->ips_len + n + npy + 1 > INT32_MAX ||
+		    array_grow((void **)&c->ips, &c->ips_cap, c->ips_len + n + npy + 1,
+			       sizeof(*c->ips), 256))
 			return -ENOMEM;
 		c->ips[c->ips_len] = n | (uint64_t)flags << 32;
 		memcpy(c->ips + c->ips_len + 1, buf, n * sizeof(*buf));
+		memcpy(c->ips + c->ips_len + 1 + n, buf + EMBER_MAX_STACK_DEPTH - npy,
+		       npy * sizeof(*buf));
 		slot = (int32_t)c->ips_len;
-		c->ips_len += n + 1;
+		c->ips_len += n + npy + 1;
 		c->slot[b] = slot;
 		c->touched[c->nr_touched++] = b;
 	}
@@ -867,6 +909,13 @@ static int fill_stacks(struct sampler *s, struct sampler_group *g, int32_t kid, 
 	g->user_err = r;
 	if (r)
 		g->user_ips = NULL, g->nr_user = 0;
+	/* issue 21: the Python frames follow the native ones (stack_of()) */
+	g->py_words = NULL;
+	g->nr_py = 0;
+	if (!r && EMBER_USTACK_PY_NR(g->user_flags)) {
+		g->py_words = g->user_ips + g->nr_user;
+		g->nr_py = EMBER_USTACK_PY_NR(g->user_flags);
+	}
 	return 0;
 }
 
@@ -1146,4 +1195,64 @@ int sampler__unwind_del_proc(struct sampler *s, uint32_t pid)
 	if (bpf_map_delete_elem(bpf_map__fd(s->skel->maps.unwind_procs), &pid))
 		return -errno;
 	return 0;
+}
+
+/* --- Python (issue 21) ------------------------------------------------------------------- */
+
+int sampler__python_set_proc(struct sampler *s, uint32_t pid, const struct ember_py_proc *p)
+{
+	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.py_procs), &pid, p, BPF_ANY))
+		return errno == ENOMEM ? -E2BIG : -errno;
+	return 0;
+}
+
+int sampler__python_del_proc(struct sampler *s, uint32_t pid)
+{
+	if (bpf_map_delete_elem(bpf_map__fd(s->skel->maps.py_procs), &pid))
+		return -errno;
+	return 0;
+}
+
+void sampler__renote_pid(struct sampler *s, uint32_t pid)
+{
+	if (s->recent[pid & 1023] == pid)
+		s->recent[pid & 1023] = 0;
+	(void)bpf_map_delete_elem(bpf_map__fd(s->skel->maps.seen), &pid);
+	/* each CPU's "last pid" shortcut skips the lookup in "seen": make them ask again */
+	__atomic_fetch_add(&s->skel->bss->exec_seq, 1, __ATOMIC_RELAXED);
+}
+
+void sampler__set_pyname_fn(struct sampler *s, sampler_pyname_fn fn, void *ctx)
+{
+	s->pyname_fn = fn;
+	s->pyname_ctx = ctx;
+}
+
+int sampler__python_stats(struct sampler *s, struct ember_py_bpf_stats *ret)
+{
+	struct ember_py_bpf_stats *per = calloc((size_t)s->nr_cpus, sizeof(*per));
+	__u32 zero = 0;
+	int i, err = 0;
+
+	*ret = (struct ember_py_bpf_stats){ 0 };
+	if (!per)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.py_stats), &zero, per))
+		err = -errno;
+	for (i = 0; !err && i < s->nr_cpus; i++) {
+		ret->walks += per[i].walks;
+		ret->no_thread += per[i].no_thread;
+		ret->frames += per[i].frames;
+		ret->truncated += per[i].truncated;
+		ret->bad_frames += per[i].bad_frames;
+		ret->searches += per[i].searches;
+		ret->search_steps += per[i].search_steps;
+		ret->names += per[i].names;
+		ret->name_drops += per[i].name_drops;
+		ret->walk_ns += per[i].walk_ns;
+		for (size_t b = 0; b < EMBER_PY_HIST; b++)
+			ret->walk_hist[b] += per[i].walk_hist[b];
+	}
+	free(per);
+	return err;
 }

@@ -46,6 +46,7 @@
 #include "ember/core/model/query.h"
 #include "ember/daemon/ingest/ingest.h"
 #include "ember/daemon/sample/sampler.h"
+#include "ember/daemon/symbols/python.h"
 #include "ember/daemon/symbols/symbolizer.h"
 #include "ember/daemon/symbols/unwind.h"
 
@@ -221,9 +222,9 @@ uint64_t http_server__bytes_out(const struct http_server *s);
 
 /*
  * Main thread, once per tick: a copy of the counters only the main loop may read (sampler,
- * symbolizer, ingest, unwind tables) for /api/v1/stats and /metrics ("sampler", "symbols",
- * "service", "unwind"). Any thread may read the last copy with http_server__published() (false:
- * none yet).
+ * symbolizer, ingest, unwind tables, Python frames) for /api/v1/stats and /metrics ("sampler",
+ * "symbols", "service", "unwind", "python"). Any thread may read the last copy with
+ * http_server__published() (false: none yet).
  */
 struct http_published {
 	struct sampler_stats sampler;
@@ -231,6 +232,8 @@ struct http_published {
 	struct ingest_stats ingest;
 	struct unwind_stats unwind;
 	bool have_unwind;		/* the tables are in use */
+	struct python_stats python;
+	bool have_python; /* Python frames are read ([python] enabled) */
 };
 void http_server__publish(struct http_server *s, const struct http_published *p);
 bool http_server__published(struct http_server *s, struct http_published *ret);

@@ -52,6 +52,9 @@ void ember_metrics_symbolizer(struct metrics *m, const struct symbolizer_stats *
 struct unwind_stats;
 /* The unwind tables: rows used and capacity, tables, processes, builds and their events. */
 void ember_metrics_unwind(struct metrics *m, const struct unwind_stats *st);
+struct python_stats;
+/* Python frames: processes read and unsupported, samples, frames named and unknown, events. */
+void ember_metrics_python(struct metrics *m, const struct python_stats *st);
 /* Samples, losses, stack errors, drains, CPUs and the BPF program's run time. */
 void ember_metrics_sampler(struct metrics *m, const struct sampler_stats *st);
 

@@ -9,7 +9,8 @@
  *      dropped;
  *   2. the symbolizer names the frames: user frames root first, then kernel frames; a short-lived
  *      cache of symbolized stacks (direct-mapped, keyed by the addresses and the process's
- *      symbol version) saves asking again for a stack seen lately;
+ *      symbol version) saves asking again for a stack seen lately; a CPython process's Python
+ *      frames replace the eval-loop frames that ran them (python.h);
  *   3. marker frames stand where a stack is missing: "[lost stack]" / "[stack collision]" (and
  *      their "_[k]" kernel forms) for a stack the sampler could not keep, "[idle]_[k]" for an
  *      idle sample taken without its stack, "[truncated]" at the root of a user stack whose
@@ -79,6 +80,13 @@ struct unwinder;
 void ingest__set_unwinder(struct ingest *in, struct unwinder *u);
 /* The unwind tables set, or NULL. Borrowed. */
 struct unwinder *ingest__unwinder(const struct ingest *in);
+
+/* Python frames (python.h; may be NULL): merged into the user frames of CPython processes.
+ * Borrowed. */
+struct python;
+void ingest__set_python(struct ingest *in, struct python *py);
+/* The Python frames' object set above (NULL: none). Borrowed. */
+struct python *ingest__python(const struct ingest *in);
 
 /* True when [filter] excludes the samples of @pid with @comm (not counted). */
 bool ingest__excluded(struct ingest *in, uint32_t pid, const char *comm);

@@ -167,6 +167,116 @@ struct ember_ustack {
 #define EMBER_USTACK_SIGNAL (1u << 3) /* went through a signal frame */
 
 /*
+ * --- Python frames (bpf/python.bpf.h; userspace: src/daemon/symbols/python.c) ----------------
+ *
+ * For a process userspace found to run a CPython it knows (struct ember_py_proc, per tgid), the
+ * walk of a user stack first reads the sampled thread's Python frames and stores them at the top
+ * of the same ember_ustack.ips array, EMBER_PY_WORDS words each, the leaf frame highest:
+ * frame i (0 = leaf) at ips[EMBER_MAX_STACK_DEPTH - 2 - 2i] (code word) and [... - 1 - 2i] (tag
+ * word); the native walk fills ips from 0 with what is left. Their number is in the flags
+ * (EMBER_USTACK_PY_NR), and they are part of the stack's hash: one id names both.
+ */
+#define EMBER_PY_MAX_FRAMES  48 /* Python frames kept per stack (the leaf ones) */
+#define EMBER_PY_WORDS	     2
+#define EMBER_PY_MAX_THREADS 512 /* threads of an interpreter searched for the sampled one */
+
+#define EMBER_USTACK_PY (1u << 4) /* the thread has a Python thread state: frames follow */
+#define EMBER_USTACK_PY_TRUNC                                                                      \
+	(1u << 5)		    /* its frames were cut short (depth, unreadable memory,        \
+				      not a code object): the outer ones are missing */
+#define EMBER_USTACK_PY_NR_SHIFT  8 /* bits 8..15: Python frames at the top of ips */
+#define EMBER_USTACK_PY_NR(flags) (((flags) >> EMBER_USTACK_PY_NR_SHIFT) & 0xff)
+
+/* The code word: the code object's address, and above it */
+#define EMBER_PYF_ENTRY                                                                            \
+	(1ull << 63) /* the first frame its C-level eval call ran: the outermost                   \
+			of the frames one _PyEval_EvalFrameDefault executed */
+#define EMBER_PYF_ADDR_MASK ((1ull << 56) - 1)
+/* The tag word: the code object's tag (low 32 bits: EMBER_PY_TAG of its file, name and first
+ * line, read at sample time, so that a reused address is not misnamed) and, with lines, where
+ * the frame was (high 32 bits: 3.10 f_lasti; 3.11+ the instruction pointer minus the code
+ * object's address, in bytes). */
+#define EMBER_PY_TAG(file, name, line)                                                             \
+	((__u32)(((file) ^ ((name)*0x9e3779b97f4a7c15ULL) ^                                        \
+		  ((__u64)(__u32)(line)*0xff51afd7ed558ccdULL)) >>                                 \
+		 17))
+
+/* How a version chains its frames (ember_py_proc.kind). */
+#define EMBER_PY_FRAMEOBJ 1 /* 3.10: PyFrameObject from tstate->frame; one C eval call each */
+#define EMBER_PY_ENTRY_FLAG                                                                        \
+	2 /* 3.11: _PyInterpreterFrame; a byte (is_entry) marks the first                          \
+	     frame of a C eval call */
+#define EMBER_PY_ENTRY_SHIM                                                                        \
+	3 /* 3.12+: each C eval call links a shim frame (owner ==                                  \
+	     entry_value) below the first frame it runs */
+
+/* A CPython process, as userspace read it (python.c): addresses in it and its version's
+ * offsets. 64 bytes. */
+struct ember_py_proc {
+	__u64 runtime;	  /* &_PyRuntime */
+	__u64 code_type;  /* &PyCode_Type: frames whose code is not a code object end the walk */
+	__u32 fsbase_off; /* task_struct.thread.fsbase (pthread_self() = tstate->thread_id) */
+	__u8 kind;	  /* EMBER_PY_* */
+	__u8 entry_value; /* ENTRY_SHIM: the owner value of shim frames */
+	__u8 instr_ptr;	  /* frame_instr holds a pointer (3.11+), not an int (3.10) */
+	__u8 pad;
+	__u16 interp_head;  /* _PyRuntime.interpreters.head */
+	__u16 threads_head; /* PyInterpreterState.threads.head (tstate_head) */
+	__u16 tstate_next;
+	__u16 tstate_thread_id;
+	__u16 tstate_frame;   /* frame (3.10), cframe (3.11, 3.12), current_frame (3.13) */
+	__u16 cframe_frame;   /* _PyCFrame.current_frame; 0xffff: tstate_frame is the frame */
+	__u16 frame_size;     /* bytes of a frame read (<= 128) */
+	__u16 frame_previous; /* f_back, previous */
+	__u16 frame_code;     /* f_code, f_executable */
+	__u16 frame_instr;    /* f_lasti, prev_instr, instr_ptr */
+	__u16 frame_entry;    /* is_entry or owner (a byte) */
+	__u16 code_size;      /* bytes of a code object read (<= 192) */
+	__u16 code_firstlineno;
+	__u16 code_filename;
+	__u16 code_name;       /* co_qualname (3.11+), co_name (3.10) */
+	__u16 str_length;      /* PyASCIIObject.length */
+	__u16 str_state;       /* ... state: kind in bits 2-4, compact bit 5, ascii bit 6 */
+	__u8 str_ascii_size;   /* sizeof(PyASCIIObject): ASCII data follows */
+	__u8 str_compact_size; /* sizeof(PyCompactUnicodeObject): other compact data follows */
+};
+
+/* A code object's names, read at its first sample in a process (a "py_names" ring buffer), so
+ * that processes that exit before a drain are named. */
+#define EMBER_PY_NAME_MAX 128
+#define EMBER_PY_FILE_MAX 256
+struct ember_py_name_rec {
+	__u64 code; /* address of the code object */
+	__u32 pid;
+	__u32 tag; /* its tag (as in the tag word) */
+	__s32 firstlineno;
+	__u32 name_len; /* characters of co_qualname (co_name) */
+	__u32 file_len; /* characters of co_filename */
+	__u8 name_kind; /* bytes per character (1, 2, 4); 0: not read */
+	__u8 file_kind;
+	__u8 name_ascii; /* the string is ASCII (kind 1 may be Latin-1 otherwise) */
+	__u8 file_ascii;
+	char name[EMBER_PY_NAME_MAX]; /* min(len * kind, size) bytes of the data */
+	char file[EMBER_PY_FILE_MAX];
+};
+
+#define EMBER_PY_HIST 16
+/* Per-CPU counters of the Python walk. */
+struct ember_py_bpf_stats {
+	__u64 walks;	    /* user stacks of a Python process walked */
+	__u64 no_thread;    /* ... whose thread has no Python thread state (not found) */
+	__u64 frames;	    /* Python frames stored */
+	__u64 truncated;    /* walks cut short by EMBER_PY_MAX_FRAMES or the native stack's room */
+	__u64 bad_frames;   /* walks cut short: a frame or code object unreadable, or not code */
+	__u64 searches;	    /* thread list searches (the thread's state was not cached) */
+	__u64 search_steps; /* thread states read by them */
+	__u64 names;	    /* name records sent */
+	__u64 name_drops;   /* ... lost: the ring buffer was full (sent again next time) */
+	__u64 walk_ns;	    /* time spent in the walks (bpf_ktime_get_ns()) */
+	__u64 walk_hist[EMBER_PY_HIST]; /* walks by time: [0] < 256 ns, [b] < 2^(b+8) ns */
+};
+
+/*
  * Kernel symbols without /proc/kallsyms (bpf/kresolve.bpf.c, src/daemon/symbols/kresolve.c): userspace writes up
  * to EMBER_KSYM_BATCH addresses into the program's .bss and runs it (BPF_PROG_TEST_RUN); it
  * formats each with the kernel's "%pS" ("name+0xoff/0xsize [module]", or "0x..." for no symbol)

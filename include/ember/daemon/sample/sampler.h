@@ -37,6 +37,8 @@ struct sampler_opts {
 					   every user stack by frame pointer */
 	uint32_t unwind_procs;		/* processes with a mapping list (max_entries) */
 	const struct sampler *unwind_from; /* a capture's sampler: walk with this one's tables */
+	uint32_t python_procs; /* Python processes the walker knows (max_entries); 0: 4096 */
+	bool python_lines;     /* record where each Python frame was (for file:line) */
 };
 
 /* One (pid, tid, comm, kernel stack, user stack) with the times of its samples in this drain. */
@@ -48,6 +50,9 @@ struct sampler_group {
 	const uint64_t *user_ips;	/* leaf first; NULL when user_err */
 	size_t nr_user;
 	uint32_t user_flags;		/* how the walk ended: EMBER_USTACK_* (bpf_shared.h) */
+	const uint64_t *py_words;	/* the thread's Python frames (EMBER_USTACK_PY), ROOT FIRST,
+					   EMBER_PY_WORDS each (code word, tag word); NULL: none */
+	size_t nr_py;
 	int kernel_err;			/* 0, or -EFAULT (no stack in that context), -EEXIST, -ENOENT */
 	int user_err;
 	const uint64_t *times_ns;	/* CLOCK_MONOTONIC, one per timed sample */
@@ -163,5 +168,27 @@ int sampler__unwind_write_rows(struct sampler *s, uint32_t start,
 int sampler__unwind_set_proc(struct sampler *s, uint32_t pid, const struct ember_unwind_proc *p);
 /* Removes @pid's list: its stacks are walked by frame pointer. 0 or -ENOENT. */
 int sampler__unwind_del_proc(struct sampler *s, uint32_t pid);
+
+/*
+ * Python (issue 21): the CPython processes the BPF walker reads Python frames of (bpf_shared.h,
+ * written by the symbols stage, python.h). Main thread. A capture's sampler shares the daemon's
+ * maps and callback.
+ */
+struct ember_py_proc;
+struct ember_py_name_rec;
+struct ember_py_bpf_stats;
+/* Sets (or replaces) @pid's entry; 0 or -errno (-E2BIG: python_procs are all taken). */
+int sampler__python_set_proc(struct sampler *s, uint32_t pid, const struct ember_py_proc *p);
+/* Removes @pid's entry: its stacks have native frames only. 0 or -ENOENT. */
+int sampler__python_del_proc(struct sampler *s, uint32_t pid);
+/* The next sample of @pid counts as a new process's again (a wake-up, pid_fn): for a process
+ * examined while ld.so was still mapping its libraries. */
+void sampler__renote_pid(struct sampler *s, uint32_t pid);
+/* Called with each code object's names, sent by the program at its first sample in a process
+ * (borrowed for the call), as the ring buffers are read (sampler__poll(), sampler__drain()). */
+typedef void (*sampler_pyname_fn)(const struct ember_py_name_rec *r, void *ctx);
+void sampler__set_pyname_fn(struct sampler *s, sampler_pyname_fn fn, void *ctx);
+/* The Python walk's counters, summed over CPUs. 0 or -errno. */
+int sampler__python_stats(struct sampler *s, struct ember_py_bpf_stats *ret);
 
 #endif

@@ -77,6 +77,12 @@ struct ember_config {
 	uint64_t unwind_procs;		/* processes listed for the walker; 16..1M, default 4096 */
 	uint64_t max_perfmap_bytes;	/* larger perf maps are skipped; 1M..4G, default 64M */
 
+	/* [python] */
+	bool python;	       /* Python frames of CPython processes; default yes */
+	bool python_lines;     /* ... with "file:line"; default no */
+	uint64_t python_procs; /* CPython processes read; 16..1M, default 4096 */
+	uint64_t python_codes; /* code objects named; 1024..16M, default 65536 */
+
 	/* [filter] (SIGHUP reloads them) */
 	char exclude_comms[EMBER_LIST_MAX];   /* ','-separated comm globs; empty: none */
 	char exclude_cgroups[EMBER_LIST_MAX]; /* ','-separated cgroup v2 path prefixes */

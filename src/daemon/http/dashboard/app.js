@@ -448,6 +448,7 @@ function frameColor(node) {
 	if (n.endsWith('_[k]')) return `rgb(${200 + Math.round(55 * v1)},${120 + Math.round(60 * v2)},40)`;
 	if (n.endsWith('_[j]')) return `rgb(${50 + Math.round(60 * v1)},${180 + Math.round(60 * v2)},${50 + Math.round(60 * v1)})`;
 	if (n.endsWith('_[i]')) return `rgb(${80 + Math.round(60 * v1)},${190 + Math.round(50 * v2)},190)`;
+	if (n.endsWith('_[py]')) return `rgb(${70 + Math.round(50 * v1)},${130 + Math.round(60 * v2)},${210 + Math.round(40 * v1)})`;
 	return `rgb(${205 + Math.round(50 * v2)},${Math.round(230 * v1)},${Math.round(55 * v2)})`;
 }
 function width(node) { return fg.diff ? node.b : node.a; }

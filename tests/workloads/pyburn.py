@@ -1,0 +1,151 @@
+# SPDX-License-Identifier: MIT
+"""pyburn: burn.c's twin in Python, for the Python frames of issue 21.
+
+Modes (the first argument after SECONDS, default "shares"):
+
+  shares   each round work() calls burn_a, burn_b and burn_c with 5 : 3 : 2 units of the same
+           arithmetic loop, so 50% / 30% / 20% of the process's CPU time is spent in them. A unit
+           is calibrated to ~50 ms, a round (500 ms) is much longer than a 99 Hz period, and only
+           whole rounds run, as in burn.c. Stacks read
+           <module>;main;work;burn_a (pyburn.py)
+  threads  a ThreadPoolExecutor of three threads, each running one of burn_a, burn_b, burn_c in
+           a loop (thread_a, thread_b, thread_c): each thread's stacks hold its own function only.
+  cext     C extensions called from Python: zlib.compress (zlib_work) and json.dumps
+           (json_work), half the time each: their native frames stand above the Python caller.
+
+usage: pyburn.py SECONDS [shares|threads|cext]
+Prints "ready PID UNIXTIME" once started (after calibration) and "done UNIXTIME" at the end, so
+that a test can ask for the samples in between; in threads mode "thread X TID" per thread. The shares mode runs
+under Python 2.7 too (an interpreter ember does not read: native frames, counted).
+"""
+import json
+import os
+import sys
+import threading
+import time
+import zlib
+
+UNIT_S = 0.05
+clock = getattr(time, "monotonic", time.time)
+
+
+def say(text):
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
+
+
+def loop(n):
+    x = 0
+    for _ in range(n):
+        x = (x * 1103515245 + 12345) & 0xFFFFFFFF
+    return x
+
+
+# each burn_* runs its loop itself (no shared leaf), so stacks end in the function named
+def burn_a(unit):
+    x = 0
+    for _ in range(5 * unit):
+        x = (x * 1103515245 + 12345) & 0xFFFFFFFF
+    return x
+
+
+def burn_b(unit):
+    x = 0
+    for _ in range(3 * unit):
+        x = (x * 1103515245 + 12345) & 0xFFFFFFFF
+    return x
+
+
+def burn_c(unit):
+    x = 0
+    for _ in range(2 * unit):
+        x = (x * 1103515245 + 12345) & 0xFFFFFFFF
+    return x
+
+
+def calibrate():
+    n = 10000
+    while True:
+        t0 = clock()
+        loop(n)
+        dt = clock() - t0
+        if dt > 0.02:
+            return max(1, int(n * UNIT_S / dt))
+        n *= 2
+
+
+def work(unit, seconds):
+    end = clock() + seconds
+    while clock() < end:
+        burn_a(unit)
+        burn_b(unit)
+        burn_c(unit)
+
+
+def thread_id(name):
+    say("thread %s %d" % (name, threading.get_native_id()))
+
+
+def thread_a(unit, end):
+    thread_id("a")
+    while clock() < end:
+        burn_a(unit)
+
+
+def thread_b(unit, end):
+    thread_id("b")
+    while clock() < end:
+        burn_b(unit)
+
+
+def thread_c(unit, end):
+    thread_id("c")
+    while clock() < end:
+        burn_c(unit)
+
+
+def threads(unit, seconds):
+    import concurrent.futures
+
+    end = clock() + seconds
+    with concurrent.futures.ThreadPoolExecutor(max_workers=3) as pool:
+        for f in (thread_a, thread_b, thread_c):
+            pool.submit(f, unit, end)
+    # the main thread waits in the executor's shutdown (a lock), sampled rarely
+
+
+def zlib_work(data, end):
+    while clock() < end:
+        zlib.compress(data, 9)
+
+
+def json_work(obj, end):
+    while clock() < end:
+        json.dumps(obj)
+
+
+def cext(unit, seconds):
+    data = bytes(loop(i) & 0xFF for i in range(200)) * 5000
+    obj = [{"id": i, "name": "item%d" % i, "tags": ["a", "b", "c"], "v": i * 0.5}
+           for i in range(20000)]
+    end = clock() + seconds
+    while clock() < end:
+        zlib_work(data, clock() + 0.25)
+        json_work(obj, clock() + 0.25)
+
+
+def main():
+    seconds = float(sys.argv[1]) if len(sys.argv) > 1 else 10.0
+    mode = sys.argv[2] if len(sys.argv) > 2 else "shares"
+    unit = calibrate()
+    say("ready %d %.6f" % (os.getpid(), time.time()))
+    if mode == "threads":
+        threads(unit, seconds)
+    elif mode == "cext":
+        cext(unit, seconds)
+    else:
+        work(unit, seconds)
+    say("done %.6f" % time.time())
+
+
+main()
