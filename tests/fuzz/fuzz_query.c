@@ -41,7 +41,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		(void)query_common_finish(&q, 1700000000000000000LL, 60000000000LL,
 					  3600000000000LL, &qe);
 		if (q.has_comm)
-			(void)query_common_match_comm(&q, "burn");
+			(void)query_common_match_comm(&q, "burn", 4);
+		(void)query_common_match_comm(&q, (const char *)data, size);
 	}
 	query_common_fini(&q);
 	/* the raw bytes as one time expression, with the clock at both ends of its range */

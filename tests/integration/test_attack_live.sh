@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Attack (issue 20, items 5-7, HTTP side), against a sampling emberd:
+# Attack (issue 20, items 1 and 5-7, HTTP side), against a sampling emberd:
+#   - comm= patterns that crashed emberd (glibc regexec's recursion) or grew it to 7 GB: 400
+#     naming comm, with the reason, on every route that takes comm;
 #   - bad parameters get a 4xx naming the parameter, never a 5xx or a crash: diff.svg with
 #     width=1 (was 500), comm=%00 (MHD decodes it and the C string ended there: the filter was
 #     silently dropped, 200 with everything), a heat map ending at INT64_MIN ns (signed overflow:
@@ -34,6 +36,15 @@ assert json.load(open(sys.argv[4])).get("param") == param' "$code" "$2" "$3" "$T
 }
 expect "diff.svg?width=1" 400 width '/api/v1/diff.svg?from=-5s&b_from=-10s&b_to=-5s&width=1'
 expect "folded?comm=%00" 400 comm '/api/v1/folded?comm=%00'
+# glibc's regexec() recursed ~65k frames deep on this one (SIGSEGV) and grew to 7 GB on the
+# second: PCRE2 under limits refuses both with the reason, on every route that takes comm=
+for r in folded heatmap samples flamegraph.svg heatmap.svg 'diff.svg?b_from=-10s&b_to=-5s' \
+	'compare?b_from=-10s&b_to=-5s' '/debug/pprof/profile?seconds=1'; do
+	case $r in /*) path=$r ;; *) path=/api/v1/$r ;; esac
+	case $path in *\?*) sep='&' ;; *) sep='?' ;; esac
+	expect "$r with comm=(|)(\\1\\1)*" 400 comm "$path${sep}comm=(%7C)(%5C1%5C1)*"
+	expect "$r with comm=a{1,32767}{1,32767}" 400 comm "$path${sep}comm=a%7B1,32767%7D%7B1,32767%7D"
+done
 expect "folded?comm=burn%00x" 400 comm '/api/v1/folded?comm=burn%00x'
 # no 5xx, and alive afterwards
 for q in '/api/v1/heatmap?to=1677-09-21T00:12:43.145224192Z' \

@@ -95,12 +95,33 @@ static void test_common(void **state)
 	assert_int_equal(q.idle, QUERY_FLAG_ON);
 	assert_int_equal(q.kernel, QUERY_FLAG_OFF);
 	assert_int_equal(q.user, QUERY_FLAG_UNSET);
-	assert_true(query_common_match_comm(&q, "burn"));
-	assert_true(query_common_match_comm(&q, "brn"));
-	assert_false(query_common_match_comm(&q, "burner"));
+	assert_int_equal(query_common_match_comm(&q, "burn", 4), 1);
+	assert_int_equal(query_common_match_comm(&q, "brn", 3), 1);
+	assert_int_equal(query_common_match_comm(&q, "burner", 6), 0);
 	/* a second comm replaces the first without leaking it */
 	assert_int_equal(query_common_set(&q, "comm", "x", NOW, &qe), 1);
-	assert_true(query_common_match_comm(&q, "xyz"));
+	assert_int_equal(query_common_match_comm(&q, "xyz", 3), 1);
+	/* glibc's regexec() crashed emberd on this (issue 20): refused with the reason, 400 */
+	assert_int_equal(query_common_set(&q, "comm", "(|)(\\1\\1)*", NOW, &qe), -EINVAL);
+	assert_int_equal(qe.status, 400);
+	assert_string_equal(qe.param, "comm");
+	assert_non_null(strstr(qe.reason, "backreferences"));
+	/* ... and glibc grew to 7 GB on this one */
+	assert_int_equal(query_common_set(&q, "comm", "a{1,32767}{1,32767}", NOW, &qe), -EINVAL);
+	assert_int_equal(qe.status, 400);
+	/* the earlier pattern stays */
+	assert_int_equal(query_common_match_comm(&q, "xyz", 3), 1);
+	/* one that reaches its match limit on a subject: an error, not a non-match */
+	assert_int_equal(query_common_set(&q, "comm", "(.*.*)*[[:digit:]]", NOW, &qe), 1);
+	assert_int_equal(query_common_match_comm(&q, "aaaaaaaaaaaaaa!", 15), -QUERY_ECOMM_LIMIT);
+	/* a copy that borrows the pattern leaves it to its owner */
+	{
+		struct query_common b = q;
+
+		b.comm_borrowed = true;
+		query_common_fini(&b);
+		assert_int_equal(query_common_match_comm(&q, "a1", 2), 1);
+	}
 	query_common_fini(&q);
 }
 

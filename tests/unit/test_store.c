@@ -15,6 +15,8 @@
 #include "ember/core/model/profile.h"
 #include "ember/core/base/sbuf.h"
 #include "ember/daemon/store/store.h"
+#include "ember/core/base/regex.h"
+#include "ember/core/model/query.h"
 #include "ember/core/base/strtab.h"
 
 #define SEC 1000000000ULL
@@ -91,6 +93,7 @@ static void test_query_filters(void **state)
 {
 	struct store *s = fixture();
 	struct store_filter f = STORE_FILTER_INIT;
+	struct ember_regex *re;
 	char *out;
 
 	out = folded(s, &f);
@@ -123,11 +126,14 @@ static void test_query_filters(void **state)
 
 	f = (struct store_filter)STORE_FILTER_INIT;
 	f.kernel = false;
-	f.comm_regex = "^bu";
+	re = ember_regex__new("^bu", 3, NULL, 0);
+	assert_non_null(re);
+	f.comm_re = re;
 	f.root = STORE_ROOT_COMM_PID;
 	out = folded(s, &f);
 	assert_string_equal(out, "burn-100;main;burn_a 3\nburn-100;main;write 2\n");
 	free(out);
+	ember_regex__free(re);
 
 	f = (struct store_filter)STORE_FILTER_INIT;
 	f.from_ns = T0 + 2 * SEC;
@@ -138,13 +144,22 @@ static void test_query_filters(void **state)
 	free(out);
 
 	f = (struct store_filter)STORE_FILTER_INIT;
-	f.comm_regex = "(";
+	/* a pattern that reaches its match limit on a comm: the query fails, never guesses */
+	re = ember_regex__new("(.*.*)*[[:digit:]]", 18, NULL, 0);
+	assert_non_null(re);
+	ember_regex__set_match_limit(re, 5);
+	f.comm_re = re;
 	{
 		struct strtab *st = strtab__new();
+		struct store_point *pts = NULL;
+		size_t npts = 0;
 
 		assert_null(store__query(s, &f, st));
-		assert_int_equal(errno, EINVAL);
-		f.comm_regex = NULL;
+		assert_int_equal(errno, QUERY_ECOMM_LIMIT);
+		assert_int_equal(store__heatmap(s, &f, SEC, &pts, &npts), -QUERY_ECOMM_LIMIT);
+		free(pts);
+		ember_regex__free(re);
+		f.comm_re = NULL;
 		f.kernel = f.user = false;
 		assert_null(store__query(s, &f, st));
 		strtab__free(st);

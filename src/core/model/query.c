@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "ember/core/model/query.h"
 
+#include "ember/core/base/regex.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,8 +110,10 @@ void query_common_init(struct query_common *q)
 
 void query_common_fini(struct query_common *q)
 {
-	if (q->has_comm)
-		regfree(&q->comm_re);
+	if (q->has_comm && !q->comm_borrowed)
+		ember_regex__free(q->comm_re);
+	q->comm_re = NULL;
+	q->comm_borrowed = false;
 	q->has_comm = false;
 }
 
@@ -193,12 +197,18 @@ int query_common_set(struct query_common *q, const char *key, const char *value,
 	}
 	if (!strcmp(key, "comm")) {
 		size_t n = strlen(value);
-		regex_t re;
+		struct ember_regex *re;
 
 		if (n > QUERY_MAX_REGEX)
 			return qfail(reterr, key, "regex too long", 400);
-		if (regcomp(&re, value, REG_EXTENDED | REG_NOSUB) != 0)
-			return qfail(reterr, key, "invalid regular expression", 400);
+		/* PCRE2 under limits (regex.h): glibc's regexec() recursed to a crash on
+		 * (|)(\1\1)* and grew to gigabytes on a{1,32767}{1,32767} */
+		re = ember_regex__new(value, n, q->comm_err, sizeof(q->comm_err));
+		if (!re) {
+			if (errno == ENOMEM)
+				return qfail(reterr, key, "out of memory", 503);
+			return qfail(reterr, key, q->comm_err, 400);
+		}
 		query_common_fini(q);
 		q->comm_re = re;
 		q->has_comm = true;
@@ -268,9 +278,12 @@ int query_range_b_finish(const struct query_range_b *b, int64_t max_range_ns,
 	return 0;
 }
 
-bool query_common_match_comm(const struct query_common *q, const char *comm)
+int query_common_match_comm(const struct query_common *q, const char *comm, size_t len)
 {
+	int r;
+
 	if (!q->has_comm)
-		return true;
-	return regexec(&q->comm_re, comm, 0, NULL, 0) == 0;
+		return 1;
+	r = ember_regex__match(q->comm_re, comm, len);
+	return r == -E2BIG ? -QUERY_ECOMM_LIMIT : r;
 }

@@ -60,7 +60,7 @@ static bool store_filter_from(const struct query_common *q, struct store_filter 
 	f->to_ns = (uint64_t)q->to_ns;
 	f->pid = q->pid;
 	f->tid = q->tid;
-	f->comm_regex = q->has_comm ? q->comm_src : NULL;
+	f->comm_re = q->has_comm ? q->comm_re : NULL;
 	f->kernel = q->kernel != QUERY_FLAG_OFF;
 	f->user = q->user != QUERY_FLAG_OFF;
 	f->include_idle = q->idle == QUERY_FLAG_ON;
@@ -76,15 +76,16 @@ static bool rec_is_idle(const struct rec_sample *s)
 	       idle_stack_text(s->stack, s->stack_len);
 }
 
-static bool rec_matches(const struct rec_sample *s, const struct query_common *q)
+/* 1 or 0; or -QUERY_ECOMM_LIMIT, -ENOMEM: the walk ends with it */
+static int rec_matches(const struct rec_sample *s, const struct query_common *q)
 {
 	if (q->pid >= 0 && s->pid != q->pid)
-		return false;
+		return 0;
 	if (q->tid >= 0 && s->tid != q->tid)
-		return false;
+		return 0;
 	if (q->idle != QUERY_FLAG_ON && rec_is_idle(s))
-		return false;
-	return query_common_match_comm(q, s->comm);
+		return 0;
+	return query_common_match_comm(q, s->comm, strlen(s->comm));
 }
 
 static bool is_kernel_frame(const char *f, size_t n)
@@ -138,10 +139,10 @@ static int agg_sample(const struct rec_sample *s, void *ctx)
 	struct agg_ctx *a = ctx;
 	const char *text;
 	size_t len;
-	int idx;
+	int idx = rec_matches(s, a->q);
 
-	if (!rec_matches(s, a->q))
-		return 0;
+	if (idx <= 0)
+		return idx;
 	if (s->stack_id < a->ncache && a->cache[s->stack_id]) {
 		idx = a->cache[s->stack_id] - 1;
 		profile__set_counts(a->p, (size_t)idx, profile__count(a->p, (size_t)idx) + s->count,
@@ -200,10 +201,11 @@ struct hm_ctx {
 static int hm_sample(const struct rec_sample *s, void *ctx)
 {
 	struct hm_ctx *h = ctx;
+	int m = rec_matches(s, h->q);
 
-	if (rec_matches(s, h->q) && s->time_ns >= 0)
+	if (m > 0 && s->time_ns >= 0)
 		heatmap_add(h->hm, (uint64_t)s->time_ns, s->count);
-	return 0;
+	return m < 0 ? m : 0;
 }
 
 int http_source_heatmap(const struct http_source *src, const struct query_common *q,
@@ -243,9 +245,10 @@ static int samples_rec(const struct rec_sample *s, void *ctx)
 	struct samples_ctx *c = ctx;
 	const char *text;
 	size_t len;
+	int m = rec_matches(s, c->q);
 
-	if (!rec_matches(s, c->q))
-		return 0;
+	if (m <= 0)
+		return m;
 	text = select_frames(s, c->q, &c->tmp, &len);
 	samples_format_line(c->sb, s->time_ns > 0 ? (uint64_t)s->time_ns : 0, text, len,
 			    s->count > 0 ? (uint64_t)s->count : 1);
@@ -463,7 +466,7 @@ int http_serve_folded(struct http_server *srv, const struct http_source *src,
 	st = strtab__new();
 	p = st ? http_source_profile(src, &q, st) : NULL;
 	if (!p) {
-		err = errno == EINVAL ? -EINVAL : -ENOMEM;
+		err = errno == EINVAL || errno == QUERY_ECOMM_LIMIT ? -errno : -ENOMEM;
 		goto out;
 	}
 	resp->content_type = "text/plain; charset=utf-8";
@@ -776,9 +779,7 @@ int http_handle_diff_svg(struct http_server *srv, struct http_request *req,
 	}
 	/* B has A's filters */
 	qb = q;
-	qb.has_comm = false;
-	if (q.has_comm && regcomp(&qb.comm_re, q.comm_src, REG_EXTENDED | REG_NOSUB) == 0)
-		qb.has_comm = true;
+	qb.comm_borrowed = true; /* q's pattern, freed with q */
 	qb.from_ns = dp.b.from_ns;
 	qb.to_ns = dp.b.to_ns;
 	dopts.normalize = dp.b.normalize;
@@ -792,7 +793,7 @@ int http_handle_diff_svg(struct http_server *srv, struct http_request *req,
 					     "cannot normalize: range A has no samples");
 			goto out;
 		}
-		err = -ENOMEM;
+		err = errno == QUERY_ECOMM_LIMIT ? -errno : -ENOMEM;
 		goto out;
 	}
 	resp->content_type = "image/svg+xml";

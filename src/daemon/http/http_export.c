@@ -605,7 +605,7 @@ static int add_labelled_samples(struct store *store, const struct query_common *
 	f.to_ns = (uint64_t)q->to_ns;
 	f.pid = q->pid;
 	f.tid = q->tid;
-	f.comm_regex = q->has_comm ? q->comm_src : NULL;
+	f.comm_re = q->has_comm ? q->comm_re : NULL;
 	f.kernel = q->kernel != QUERY_FLAG_OFF;
 	f.user = q->user != QUERY_FLAG_OFF;
 	f.include_idle = q->idle == QUERY_FLAG_ON;
@@ -719,7 +719,7 @@ static int handle_pprof(struct http_server *srv, struct http_request *req,
 	st = strtab__new();
 	p = st ? http_server__query_profile(srv, &q, st) : NULL;
 	if (!p) {
-		err = errno == EINVAL ? -EINVAL : -ENOMEM;
+		err = errno == EINVAL || errno == QUERY_ECOMM_LIMIT ? -errno : -ENOMEM;
 		goto out;
 	}
 	/* the root frame is the comm: a label too; pid and tid when the query selects one */

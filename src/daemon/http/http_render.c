@@ -34,6 +34,7 @@
 
 #include "ember/core/base/clock.h"
 #include "ember/core/base/log.h"
+#include "ember/core/model/query.h"
 #include "http_internal.h"
 
 #define WATCH_PERIOD_MS 250
@@ -292,6 +293,10 @@ void http_render_finish(struct http_server *s, struct http_request *req, struct 
 		case -E2BIG:
 			http_response__error(resp, 413, NULL,
 					     "response exceeds the configured size limit");
+			break;
+		case -QUERY_ECOMM_LIMIT:
+			http_response__error(resp, 400, "comm",
+					     "the pattern reached its match limit: simplify it");
 			break;
 		case -ENOMEM:
 			http_response__error(resp, 503, NULL, "out of memory");

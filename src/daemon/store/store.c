@@ -17,13 +17,14 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
-#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ember/core/base/regex.h"
 #include "ember/core/base/hash.h"
 #include "ember/core/model/profile.h"
+#include "ember/core/model/query.h"
 #include "ember/core/base/strtab.h"
 #include "ember/core/base/array.h"
 
@@ -652,8 +653,6 @@ struct walk {
 	struct store *s;
 	const struct store_filter *f;
 	uint64_t from, to;
-	regex_t re;
-	bool has_re;
 	int8_t *match;	/* per ctx: -1 unknown, 0 no, 1 yes */
 	size_t match_cap;
 	uint64_t compactions; /* the store's count when the id caches were filled */
@@ -669,11 +668,6 @@ static int walk_init(struct walk *w, struct store *s, const struct store_filter 
 		w->to = UINT64_MAX;
 	if (!f->kernel && !f->user)
 		return -EINVAL;
-	if (f->comm_regex) {
-		if (regcomp(&w->re, f->comm_regex, REG_EXTENDED | REG_NOSUB))
-			return -EINVAL;
-		w->has_re = true;
-	}
 	return 0;
 }
 
@@ -699,16 +693,17 @@ static int walk_sync(struct walk *w)
 
 static void walk_fini(struct walk *w)
 {
-	if (w->has_re)
-		regfree(&w->re);
 	free(w->match);
 }
 
-static bool ctx_matches(struct walk *w, uint32_t id)
+/* 1 or 0, cached per context; or -E2BIG: the comm pattern reached its match limit (and the
+ * walk ends with it), -ENOMEM. */
+static int ctx_matches(struct walk *w, uint32_t id)
 {
 	const struct ctx_row *c;
 	const struct stack_row *sr;
-	bool m = true;
+	const char *comm;
+	int m = 1;
 
 	if (w->match[id] >= 0)
 		return w->match[id];
@@ -720,9 +715,13 @@ static bool ctx_matches(struct walk *w, uint32_t id)
 		m = false;
 	if (!w->f->include_idle && (sr->flags & STORE_STACK_IDLE)) /* the one rule (idle.h) */
 		m = false;
-	if (m && w->has_re && regexec(&w->re, strtab__str(w->s->t.st, c->comm), 0, NULL, 0))
-		m = false;
-	w->match[id] = m;
+	if (m && w->f->comm_re) {
+		comm = strtab__str(w->s->t.st, c->comm);
+		m = ember_regex__match(w->f->comm_re, comm, strlen(comm));
+		if (m < 0)
+			return m == -E2BIG ? -QUERY_ECOMM_LIMIT : m;
+	}
+	w->match[id] = (int8_t)m;
 	return m;
 }
 
@@ -755,7 +754,15 @@ static int walk_batch(struct walk *w, rec_fn fn, void *arg)
 				w->idx = i;
 				return 0;
 			}
-			if (t < w->from || t >= w->to || !ctx_matches(w, c->recs[i].ctx))
+			if (t < w->from || t >= w->to)
+				continue;
+			r = ctx_matches(w, c->recs[i].ctx);
+			if (r < 0) {
+				w->seq = c->seq;
+				w->idx = i;
+				return r;
+			}
+			if (!r)
 				continue;
 			r = fn(w, t, c->recs[i].ctx, arg);
 			if (r) {

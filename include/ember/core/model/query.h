@@ -16,7 +16,7 @@
 #ifndef EMBER_QUERY_H
 #define EMBER_QUERY_H
 
-#include <regex.h>
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -47,13 +47,18 @@ int query_urlencoded_parse(const char *s, size_t len, query_pair_fn cb, void *ct
 /* A tri-state filter flag: unset (the endpoint's default), off or on. */
 enum query_flag { QUERY_FLAG_UNSET = -1, QUERY_FLAG_OFF = 0, QUERY_FLAG_ON = 1 };
 
+struct ember_regex;
+
 struct query_common {
 	int64_t from_ns, to_ns;		/* after finish(): from_ns <= to_ns */
 	bool has_from, has_to;
 	int64_t pid, tid;		/* -1: any */
 	bool has_comm;
-	regex_t comm_re;		/* valid when has_comm; freed by query_common_fini() */
+	struct ember_regex *comm_re; /* set when has_comm; freed by query_common_fini() unless
+				      * comm_borrowed (a copy of another query's) */
+	bool comm_borrowed;
 	char comm_src[QUERY_MAX_REGEX + 1];
+	char comm_err[128]; /* scratch: why a pattern was refused (the reason points here) */
 	enum query_flag kernel, user, idle;
 };
 
@@ -99,8 +104,17 @@ int query_range_b_set(struct query_range_b *b, const char *key, const char *valu
 int query_range_b_finish(const struct query_range_b *b, int64_t max_range_ns,
 			 struct query_error *reterr);
 
-/* True if @comm passes the comm= filter (always true without one). */
-bool query_common_match_comm(const struct query_common *q, const char *comm);
+/*
+ * The error of a comm= pattern that reached its match limit on some comm (regex.h): the query
+ * cannot be answered (400 naming comm), never taken as a match or a non-match.
+ */
+#define QUERY_ECOMM_LIMIT ETIME
+
+/*
+ * 1 if the @len bytes at @comm pass the comm= filter (always without one), 0 if not, or
+ * -QUERY_ECOMM_LIMIT, -ENOMEM.
+ */
+int query_common_match_comm(const struct query_common *q, const char *comm, size_t len);
 
 /*
  * Value helpers for endpoint-specific parameters; each fills @reterr with param=@key.

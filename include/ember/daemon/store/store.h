@@ -106,12 +106,16 @@ enum store_root {
 	STORE_ROOT_COMM_TID,	/* "comm-PID/TID" */
 };
 
+struct ember_regex;
+
 struct store_filter {
 	uint64_t from_ns;	/* inclusive; 0: from the oldest */
 	uint64_t to_ns;		/* exclusive; 0 or UINT64_MAX: to the newest */
 	int64_t pid;		/* < 0: any */
 	int64_t tid;		/* < 0: any */
-	const char *comm_regex;	/* POSIX extended regex over comm (unanchored); NULL: any */
+	/* over comm (unanchored; ember/core/base/regex.h); NULL: any. Borrowed. A query whose
+	 * pattern reaches its match limit fails with -QUERY_ECOMM_LIMIT (query.h). */
+	const struct ember_regex *comm_re;
 	bool kernel;		/* keep kernel frames */
 	bool user;		/* keep user frames */
 	bool include_idle;	/* include the idle task's samples */
@@ -119,9 +123,11 @@ struct store_filter {
 };
 
 /* Everything, all frames, idle excluded, comm as root. */
-#define STORE_FILTER_INIT                                                                      \
-	{ .from_ns = 0, .to_ns = 0, .pid = -1, .tid = -1, .comm_regex = NULL, .kernel = true,     \
-	  .user = true, .include_idle = false, .root = STORE_ROOT_COMM }
+#define STORE_FILTER_INIT                                                                          \
+	{                                                                                          \
+		.from_ns = 0, .to_ns = 0, .pid = -1, .tid = -1, .comm_re = NULL, .kernel = true,   \
+		.user = true, .include_idle = false, .root = STORE_ROOT_COMM                       \
+	}
 
 /*
  * A new profile of the samples matching @f: frame names are interned into @st (caller-owned,
