@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: MIT
+/*
+ * GET /api/v1/stats: the daemon's counters as JSON, from what main published (sampler,
+ * symbolizer, ingest, unwinder, Python frames), the store, the server's own load and bounds, and
+ * the captures'. A file of its own so that the data routes (http_api.c) and the captures
+ * (http_capture.c, which serve their data through http_api.c) do not call each other.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ember/core/base/sbuf.h"
+#include "ember/core/base/timeexpr.h"
+#include "ember/daemon/http/http.h"
+#include "ember/core/model/recording.h"
+#include "ember/daemon/store/store.h"
+#include "http_internal.h"
+
+#define NS 1000000000LL
+
+static void http_load_json(struct http_server *srv, struct sbuf *sb);
+
+static void json_time(struct sbuf *sb, const char *key, int64_t ns)
+{
+	char buf[40];
+
+	sbuf_addf(sb, "\"%s\": %lld.%09lld, \"%s_rfc3339\": \"%s\", ", key,
+		  (long long)(ns / NS), (long long)(ns % NS < 0 ? -(ns % NS) : ns % NS), key,
+		  timeexpr_format_rfc3339(ns, buf, sizeof(buf)));
+}
+
+int http_handle_stats(struct http_server *srv, struct http_request *req,
+		      struct http_response *resp)
+{
+	struct sbuf *sb = &resp->body;
+	int64_t now = http_now_ns(), first, last;
+	struct http_heap heap;
+
+	if (http_request__parse(req, NULL, 0, NULL, NULL, resp))
+		return 0;
+	resp->cache_control = "no-store";
+	sbuf_addf(sb, "{\"mode\": \"%s\", ", http_server__is_replay(srv) ? "replay" : "live");
+	sbuf_addf(sb, "\"uptime_s\": %.3f, ", (double)(now - srv->started_ns) / 1e9);
+	json_time(sb, "now", req->now_ns);
+	http_heap_stats(&heap);
+	sbuf_addf(sb, "\"heap\": {\"in_use_bytes\": %llu, \"free_bytes\": %llu}, ",
+		  (unsigned long long)heap.in_use_bytes, (unsigned long long)heap.free_bytes);
+	if (srv->src.rec) {
+		sbuf_addf(sb, "\"store\": {\"samples\": %zu, \"stacks\": %zu, \"total\": %.17g, "
+			      "\"bytes\": %zu",
+			  recording__nr_samples(srv->src.rec), recording__nr_stacks(srv->src.rec),
+			  recording__total(srv->src.rec), recording__mem_bytes(srv->src.rec));
+	} else {
+		struct store_stats st;
+
+		store__stats(srv->src.store, &st);
+		sbuf_addf(sb,
+			  "\"store\": {\"samples\": %llu, \"appended\": %llu, "
+			  "\"evicted_time\": %llu, \"evicted_memory\": %llu, \"dropped\": %llu, "
+			  "\"clamped\": %llu, \"compactions\": %llu, \"frames\": %llu, "
+			  "\"stacks\": %llu, \"contexts\": %llu, \"bytes\": %llu, "
+			  "\"sample_bytes\": %llu, \"max_bytes\": %llu, \"retention_s\": %llu, "
+			  "\"used_share\": %.4f",
+			  (unsigned long long)st.samples, (unsigned long long)st.appended,
+			  (unsigned long long)st.evicted_time, (unsigned long long)st.evicted_memory,
+			  (unsigned long long)st.dropped, (unsigned long long)st.clamped,
+			  (unsigned long long)st.compactions, (unsigned long long)st.frames,
+			  (unsigned long long)st.stacks, (unsigned long long)st.contexts,
+			  (unsigned long long)st.bytes, (unsigned long long)st.sample_bytes,
+			  (unsigned long long)st.max_bytes, (unsigned long long)st.retention_s,
+			  st.max_bytes ? (double)st.bytes / (double)st.max_bytes : 0.0);
+		if (st.samples)
+			sbuf_addf(sb, ", \"retained_s\": %.3f",
+				  (double)(st.newest_ns - st.oldest_ns) / 1e9);
+	}
+	if (!http_source_bounds(&srv->src, &first, &last)) {
+		sbuf_adds(sb, ", ");
+		json_time(sb, "oldest", first);
+		json_time(sb, "newest", last);
+		sb->len -= 2; /* the trailing ", " */
+		sb->buf[sb->len] = '\0';
+	}
+	sbuf_adds(sb, "}, ");
+	http_captures_stats(srv, sb);
+	if (srv->stats_fn)
+		srv->stats_fn(sb, srv->stats_ctx);
+	sbuf_addf(sb,
+		  "\"http\": {\"requests\": %llu, \"responses_2xx\": %llu, \"responses_4xx\": "
+		  "%llu, \"responses_5xx\": %llu, \"bytes_out\": %llu, \"gzipped\": %llu, "
+		  "\"cache_hits\": %llu, \"cache_misses\": %llu, "
+		  "\"max_connections\": %u, \"threads\": %u, ",
+		  (unsigned long long)srv->requests, (unsigned long long)srv->responses_2xx,
+		  (unsigned long long)srv->responses_4xx, (unsigned long long)srv->responses_5xx,
+		  (unsigned long long)srv->bytes_out, (unsigned long long)srv->gzipped,
+		  (unsigned long long)srv->cache_hits, (unsigned long long)srv->cache_misses,
+		  srv->cfg.max_connections, srv->cfg.threads);
+	http_load_json(srv, sb);
+	sbuf_adds(sb, "}}\n");
+	return 0;
+}
+
+/* The bounds at work (docs/security.md): connections, renders, response memory, the 503s. */
+static void http_load_json(struct http_server *srv, struct sbuf *sb)
+{
+	struct http_load_stats l;
+
+#define U(x) ((unsigned long long)(x))
+	http_server__load_stats(srv, &l);
+	sbuf_addf(sb,
+		  "\"responses_aborted\": %llu, \"connections\": %llu, \"busy_connections\": "
+		  "%llu, \"connections_accepted\": %llu, \"connections_closed\": {\"timeout\": "
+		  "%llu, \"pressure\": %llu}, \"renders\": %llu, \"renders_cancelled\": %llu, "
+		  "\"renders_running\": %llu, \"renders_queued\": %llu, \"renders_waiting\": "
+		  "%llu, \"rejected\": {\"renders\": %llu, \"memory\": %llu, \"connections\": "
+		  "%llu, \"stopping\": %llu}, \"response_bytes\": %llu, "
+		  "\"response_bytes_peak\": %llu, \"response_memory\": %llu, "
+		  "\"cache_bytes\": %llu, \"limits\": {\"max_connections_per_ip\": %u, "
+		  "\"reserved_connections\": %u, \"request_timeout_s\": %u, "
+		  "\"render_threads\": %u, \"render_queue\": %u}",
+		  U(l.responses_aborted), U(l.connections), U(l.busy_connections), U(l.accepted),
+		  U(l.evicted_timeout), U(l.evicted_pressure), U(l.renders), U(l.renders_cancelled),
+		  U(l.renders_running), U(l.renders_queued), U(l.renders_waiting),
+		  U(l.rejected_renders), U(l.rejected_memory), U(l.rejected_connections),
+		  U(l.rejected_stopping), U(l.response_bytes), U(l.response_bytes_peak),
+		  U(l.response_memory_bytes), U(http_cache_bytes(srv)),
+		  srv->cfg.max_connections_per_ip, srv->cfg.reserved_connections,
+		  srv->cfg.request_timeout_s, srv->cfg.render_threads, srv->cfg.render_queue);
+#undef U
+}
