@@ -85,7 +85,7 @@ emberd_run() {
 		--dump-root comm --dump-file "$TMP/$n.folded" "$@" >"$TMP/$n.log" 2>&1 &
 	rpid=$!
 	sleep $((DUR / 4))
-	pid=$(pgrep -n -f "emberd --listen 127.0.0.1:$port")
+	pid=$(pgrep -n -x emberd)
 	a=$(snapshot "$pid" "$port")
 	sleep $((DUR / 2))
 	b=$(snapshot "$pid" "$port")
@@ -129,7 +129,7 @@ mix_start $((DUR + 6)); sleep 2
 emberd_run fp -o unwind.enabled=no
 mix_stop
 mix_start $((DUR + 12)); sleep 2
-emberd_run both &
+emberd_run both -o python.enabled=no & # native frames, as perf's (Python frames: bench_python.sh)
 BOTH=$!
 $RUSAGE "$TMP/perf-record.time" perf record -F 99 -a --call-graph dwarf -o "$TMP/perf.data" \
 	-- sleep "$DUR" >"$TMP/perf.log" 2>&1
