@@ -175,7 +175,16 @@ PY
 cat "$TMP/win.out"
 retained=$(awk '$1 == "retained" { print $2 }' "$TMP/win.out")
 check "cap: a window unchanged during its three queries (attempt ${retained:-none} of 5)" test -n "$retained"
-curl -sf -m 10 "$URL/api/v1/folded?pid=$BP&from=-3600s" >"$TMP/cap.folded"
+code=$(curl -s -m 10 -o "$TMP/cap.folded" -w '%{http_code}' "$URL/api/v1/folded?pid=$BP&from=-3600s")
+echo "# folded?pid=$BP: HTTP $code, $(wc -l <"$TMP/cap.folded") stacks; the largest:"
+sort -t' ' -k2 -n "$TMP/cap.folded" | tail -3 | cut -c1-200 | sed 's/^/#   /'
+if [ ! -s "$TMP/cap.folded" ]; then # what the store holds then, and whether burn runs
+	ps -o pid,stat,pcpu,etimes,comm -p "$BP" | sed 's/^/#   /'
+	echo "#   now $(date +%s.%N); store: $(curl -s -m 10 "$URL/api/v1/stats" | python3 -c '
+import json, sys; s = json.load(sys.stdin)["store"]; print({k: s.get(k) for k in ("oldest", "newest", "samples", "retained_s")})')"
+	curl -s -m 10 "$URL/api/v1/folded?from=-3600s" | sort -t' ' -k2 -n | tail -3 | cut -c1-160 | sed 's/^/#   all: /'
+	tail -5 "$TMP/emberd.log" | sed 's/^/#   log: /'
+fi
 [ -n "$retained" ] && check "cap: folded and samples agree on a retained window" python3 - "$TMP/win.folded" "$TMP/win.samples" <<'PY'
 import sys
 n = sum(int(l.rsplit(" ", 1)[1]) for l in open(sys.argv[1]) if l.strip())

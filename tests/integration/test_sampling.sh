@@ -76,6 +76,10 @@ check "sysloop sampled" test "$STOT" -ge 50
 check "sysloop: most samples have _[k] frames above main" test $((SKERN * 2)) -ge "$STOT"
 check "sysloop: no user frame above a kernel frame" test "$SWRONG" -eq 0
 check "sysloop: syscall entry frame above main;write_loop;read or write" grep -qE "^sysloop-$SYS;.*;main;write_loop;(read|write|__libc_read|__libc_write|__GI___libc_read|__GI___libc_write);(entry_SYSCALL|do_syscall)[^;]*_\[k\]" "$TMP/all.folded"
+if [ "$T_FAILS" -gt 0 ]; then # what the stacks were, and the unwinder's own account
+	grep "^sysloop-$SYS;" "$TMP/all.folded" | sort -t' ' -k2 -n | tail -5 | cut -c1-250 | sed 's/^/# /'
+	grep -E "user stacks|unwind" "$TMP/emberd.log" | sed 's/^/# /'
+fi
 check "idle excluded by default" sh -c "! grep -q '^swapper' '$TMP/all.folded'"
 
 # --- idle included on request; SIGTERM while sampling ---------------------------------------
