@@ -475,6 +475,55 @@ static void test_concurrent(void **state)
 	store__free(s);
 }
 
+/*
+ * A batch that fills chunks while the tables are over half the limit: the compaction that makes
+ * room renumbers stacks, and the rest of the batch carries the stack id interned before the call.
+ * It must still name its own stack (a compaction in the middle of the batch left the remaining
+ * records on a stale id: another stack, or one past the tables).
+ */
+static void test_compaction_mid_batch(void **state)
+{
+	struct store *s = store__new(3600, STORE_MIN_MAX_BYTES);
+	struct store_filter f = STORE_FILTER_INIT;
+	struct store_sample *xs = calloc(30000, sizeof(*xs));
+	char name[600], *out, *p;
+	unsigned long n;
+	int i, hot;
+
+	(void)state;
+	assert_non_null(s);
+	/* unreferenced stacks of long frames: the tables pass half the limit */
+	for (i = 0; i < 1200; i++) {
+		memset(name, 'a' + i % 26, sizeof(name) - 1);
+		snprintf(name, 16, "f%05d", i);
+		name[strlen(name)] = 'z';
+		name[sizeof(name) - 1] = '\0';
+		assert_true(stack(s, name, 0, 0) >= 0);
+	}
+	hot = stack(s, "main;hot", 0, 0);
+	assert_true(hot >= 0);
+	/* as the store's sink hands over a drained group: one record per sample, one stack id */
+	assert_non_null(xs);
+	for (i = 0; i < 30000; i++) {
+		xs[i] = (struct store_sample){ .time_ns = T0 + (uint64_t)i * 1000, .stack_id = (uint32_t)hot,
+					       .pid = 7, .tid = 7, .cpu = 0, .count = 1 };
+		strncpy(xs[i].comm, "x", sizeof(xs[i].comm));
+	}
+	assert_int_equal(store__append(s, xs, 30000), 0);
+	free(xs);
+	assert_true(store__compactions(s) >= 1);
+	out = folded(s, &f);
+	/* one stack, the batch's own, with what the limit kept of its samples */
+	p = strchr(out, '\n');
+	assert_non_null(p);
+	assert_string_equal(p + 1, "");
+	assert_int_equal(strncmp(out, "x;main;hot ", 11), 0);
+	n = strtoul(out + 11, NULL, 10);
+	assert_true(n > 0 && n <= 30000);
+	free(out);
+	store__free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -483,6 +532,7 @@ int main(void)
 		cmocka_unit_test(test_retention_memory), cmocka_unit_test(test_compaction),
 		cmocka_unit_test(test_bad_input),	 cmocka_unit_test(test_concurrent),
 		cmocka_unit_test(test_batched_walk),
+		cmocka_unit_test(test_compaction_mid_batch),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -364,11 +364,21 @@ static void drop_head(struct store *s, uint64_t *counter)
 
 static int compact(struct store *s);
 
-/* Keeps the store under max_bytes: compacts oversized tables, then drops the oldest chunks. */
-static void enforce_memory(struct store *s)
+/*
+ * Keeps the store under max_bytes: compacts oversized tables, then drops the oldest chunks.
+ * Without @may_compact (in the middle of a store__append() batch, whose samples carry stack ids
+ * of the current tables: a compaction renumbers them) it only drops whole chunks older than the
+ * tail; the batch's end compacts.
+ */
+static void enforce_memory(struct store *s, bool may_compact)
 {
 	size_t tb = tables_bytes(&s->t);
 
+	if (!may_compact) {
+		while (store_bytes(s) > s->max_bytes && s->head && s->head != s->tail)
+			drop_head(s, &s->st.evicted_memory);
+		return;
+	}
 	/* compact when the tables outgrew half the limit and half again since the last
 	 * compaction (which may have found everything still referenced: no O(n^2) loop) */
 	if (tb > s->max_bytes / 2 && tb > s->compacted_bytes + s->compacted_bytes / 2 && s->head) {
@@ -519,15 +529,12 @@ int store__append(struct store *s, const struct store_sample *samples, size_t n)
 			}
 		}
 		count_cpu(s, x->cpu, k);
-		if (s->tail && s->tail->n == CHUNK_RECS) {
-			enforce_memory(s);
-			/* a compaction renumbers the tables: forget what was remembered */
-			comm_id = -1;
-			for (k = 0; k < RECENT_CTX; k++)
-				recent_id[k] = -1;
-		}
+		/* a full chunk: make room, but keep the tables' numbering, which the rest of the
+		 * batch's stack ids (interned before the call) and the remembered ids are in */
+		if (s->tail && s->tail->n == CHUNK_RECS)
+			enforce_memory(s, false);
 	}
-	enforce_memory(s);
+	enforce_memory(s, true);
 	pthread_mutex_unlock(&s->lock);
 	return r;
 }
@@ -544,7 +551,7 @@ uint64_t store__expire(struct store *s, uint64_t now_ns)
 	/* an empty tail chunk (allocation without records) is not kept either */
 	if (s->head && !s->head->n && s->head == s->tail)
 		drop_head(s, &s->st.evicted_time);
-	enforce_memory(s);
+	enforce_memory(s, true);
 	before = s->st.evicted_time - before;
 	pthread_mutex_unlock(&s->lock);
 	return before;
