@@ -637,9 +637,13 @@ static int on_entry(const struct procmaps_entry *e, void *ctx)
 				c->incomplete = true;
 			} else {
 				fd = open_mapped(u, p->pid, e);
-				t = fd >= 0 ? table_of_fd(u, fd) : NULL;
-				if (fd >= 0)
-					close(fd);
+				/* not reachable through this process (gone already: a short-lived
+				 * one): not the file's failure, which would keep it from every
+				 * process for FAIL_RETRY_NS; the next process mapping it builds it */
+				if (fd < 0)
+					goto listed;
+				t = table_of_fd(u, fd);
+				close(fd);
 				if (!f) {
 					f = calloc(1, sizeof(*f));
 					if (!f) {
@@ -661,6 +665,7 @@ static int on_entry(const struct procmaps_entry *e, void *ctx)
 		if (f)
 			t = f->t;
 	}
+listed:
 	/* anonymous (JIT) or without a table: listed with no rows, frame pointers there */
 	if (array_grow((void **)&p->maps, &p->cap, p->n + 1, sizeof(*p->maps), 16)) {
 		c->err = -ENOMEM;
