@@ -31,6 +31,8 @@
  * libraries mapped by ld.so yet, and must not be walked by frame pointer for a second. */
 #define REFRESH_NS	NSEC_PER_SEC
 #define FIRST_REFRESH_NS (NSEC_PER_SEC / 20)
+/* A process listed while ld.so maps its libraries is read again at each work call for so long */
+#define LOADER_WAIT_NS	(NSEC_PER_SEC / 2)
 #define FAIL_RETRY_NS	(60 * NSEC_PER_SEC) /* a file that failed is tried again after this */
 #define MAPS_MAX_BYTES	(8u << 20)
 /* A table a process sampled this recently uses is not evicted for another: the new one is not
@@ -76,6 +78,7 @@ struct proc {
 	uint64_t noted_ns;		/* first note, for the time to a list */
 	uint64_t refreshed_ns;
 	uint32_t lists;			/* lists written: the first is re-read sooner */
+	uint64_t first_ns;		/* the first list's time */
 	uint64_t sampled_ns;		/* last unwinder__sampled(), to 1 s */
 	struct umap *maps;
 	size_t n, cap;
@@ -592,8 +595,31 @@ struct collect {
 	struct proc *p;
 	uint64_t deadline_ns;
 	bool incomplete;		/* a table still to build: stay queued */
+	bool ldso, libs;		/* the dynamic loader mapped; other shared objects mapped */
 	int err;
 };
+
+/* The loader's own file (glibc's or musl's): mapped at exec, before it maps the libraries. */
+static bool is_ldso(const struct procmaps_entry *e)
+{
+	const char *b = e->path, *q;
+
+	for (q = e->path; q < e->path + e->path_len; q++)
+		if (*q == '/')
+			b = q + 1;
+	return (size_t)(e->path + e->path_len - b) >= 6 &&
+	       (!strncmp(b, "ld-linux", 8) || !strncmp(b, "ld-musl", 7) || !strncmp(b, "ld.so", 5));
+}
+
+static bool is_shared_object(const struct procmaps_entry *e)
+{
+	size_t i;
+
+	for (i = 0; i + 3 <= e->path_len; i++)
+		if (!memcmp(e->path + i, ".so", 3) && (i + 3 == e->path_len || e->path[i + 3] == '.'))
+			return true;
+	return false;
+}
 
 /* Opens the file behind a mapping: through the process's root, else its map_files entry. */
 static int open_mapped(struct unwinder *u, uint32_t pid, const struct procmaps_entry *e)
@@ -626,6 +652,12 @@ static int on_entry(const struct procmaps_entry *e, void *ctx)
 
 	if (!e->x || e->kind == PROCMAPS_SPECIAL)
 		return 0;
+	if (e->kind == PROCMAPS_FILE && e->path_len) {
+		if (is_ldso(e))
+			c->ldso = true;
+		else if (is_shared_object(e))
+			c->libs = true;
+	}
 	if (e->kind == PROCMAPS_VDSO) {
 		t = u->vdso;
 	} else if (e->kind == PROCMAPS_FILE && e->inode) {
@@ -702,6 +734,14 @@ static int list_proc(struct unwinder *u, struct proc *p, uint64_t deadline_ns)
 		return r;
 	p->refreshed_ns = mono_ns();
 	p->lists++;
+	if (!p->first_ns)
+		p->first_ns = p->refreshed_ns;
+	/* listed at exec, before ld.so mapped the libraries (the loader and no other shared
+	 * object): its walks would be cut short in libc until a walk asks for a re-read, a drain
+	 * tick or two later; read it again at the next work call instead, for at most
+	 * LOADER_WAIT_NS (a program that maps no library at all) */
+	if (c.ldso && !c.libs && p->refreshed_ns - p->first_ns < LOADER_WAIT_NS)
+		c.incomplete = true;
 	if (!c.incomplete && p->noted_ns) {
 		u->st.ready_ns_total += p->refreshed_ns - p->noted_ns;
 		u->st.ready_count++;
