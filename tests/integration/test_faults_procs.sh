@@ -97,13 +97,13 @@ PY
 cat "$TMP/acct.txt"
 # every sample the BPF program took is delivered or counted lost, except those of the last tick
 # not drained yet (at most a second's worth); every delivered one is stored, evicted or dropped
-check "accounting: samples = delivered + lost (+ < 1 s in flight); delivered = store in + dropped" \
+check "accounting: samples = delivered + lost (+ < 2 ticks in flight: the drain of a 1 s tick may come late on a loaded host); delivered = store in + dropped" \
 	python3 - "$TMP/stats.json" <<'PY'
 import json, os, sys
 d = json.load(open(sys.argv[1]))
 a, s = d["sampler"], d["store"]
 inflight = a["samples"] - a["delivered"] - a["lost"]
-assert 0 <= inflight <= a["cpus_attached"] * 999, inflight
+assert 0 <= inflight <= 2 * a["cpus_attached"] * 999, inflight
 assert s["appended"] + s["dropped"] == a["delivered"] - a["idle"] or \
        s["appended"] + s["dropped"] == a["delivered"], (s, a)
 assert s["samples"] + s["evicted_time"] + s["evicted_memory"] == s["appended"], s
