@@ -17,6 +17,7 @@
 #include "ember/core/formats/d3json.h"
 #include "ember/core/base/lineread.h"
 #include "ember/core/base/log.h"
+#include "ember/core/base/readall.h"
 #include "ember/core/formats/pprof.h"
 #include "ember/core/model/profile.h"
 #include "ember/core/formats/samples_text.h"
@@ -100,39 +101,22 @@ static bool parse_format(const char *s, bool out, enum conv_format *ret)
 static int read_all(const char *path, size_t max, struct sbuf *sb)
 {
 	const char *name = (!path || !strcmp(path, "-")) ? "<stdin>" : path;
-	int fd, err = 0;
-	ssize_t r;
+	int fd, err;
 
 	fd = strcmp(name, "<stdin>") ? open(path, O_RDONLY | O_CLOEXEC) : dup(STDIN_FILENO);
 	if (fd < 0) {
 		err = -errno;
 		return log_errno(err, "cannot open '%s'", name);
 	}
-	for (;;) {
-		if (sbuf_grow(sb, 1 << 20)) {
-			err = log_errno(-ENOMEM, "reading '%s' failed", name);
-			break;
-		}
-		r = read(fd, sb->buf + sb->len, sb->cap - sb->len - 1);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			err = -errno;
-			log_errno(err, "reading '%s' failed", name);
-			break;
-		}
-		if (r == 0)
-			break;
-		sb->len += (size_t)r;
-		sb->buf[sb->len] = '\0';
-		if (sb->len > max) {
-			log_error("'%s' is larger than %zu bytes", name, max);
-			err = -E2BIG;
-			break;
-		}
-	}
+	err = read_fd_all(fd, &sb->buf, &sb->cap, max, &sb->len);
 	close(fd);
-	return err;
+	if (err == -EFBIG) {
+		log_error("'%s' is larger than %zu bytes", name, max);
+		return -E2BIG;
+	}
+	if (err)
+		return log_errno(err, "reading '%s' failed", name);
+	return 0;
 }
 
 static int read_pprof(struct conv *c, const char *path)

@@ -18,6 +18,7 @@
 #include "ember/daemon/service/config.h"
 #include "ember/core/base/log.h"
 #include "ember/core/base/errbuf.h"
+#include "ember/core/base/readall.h"
 
 #define PEM_MAX (1u << 20)
 
@@ -124,35 +125,23 @@ bad:
 	return r;
 }
 
-/* Reads all of @fd (at most @max bytes) into a NUL-terminated malloc'ed buffer. */
+/* Reads all of @fd (at most @max bytes) into a NUL-terminated malloc'ed buffer, allocated once
+ * (never moved: no copy of a secret left behind in freed memory). */
 static int read_all(int fd, size_t max, char **ret, size_t *ret_len)
 {
-	char *buf = malloc(max + 1);
-	size_t len = 0;
-	ssize_t n;
+	size_t cap = max + 2;
+	char *buf = malloc(cap);
+	int r;
 
 	if (!buf)
 		return -ENOMEM;
-	for (;;) {
-		n = read(fd, buf + len, max + 1 - len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			n = -errno;
-			free(buf);
-			return (int)n;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-		if (len > max) {
-			free(buf);
-			return -EFBIG;
-		}
+	r = read_fd_all(fd, &buf, &cap, max, ret_len);
+	if (r) {
+		explicit_bzero(buf, cap);
+		free(buf);
+		return r;
 	}
-	buf[len] = '\0';
 	*ret = buf;
-	*ret_len = len;
 	return 0;
 }
 

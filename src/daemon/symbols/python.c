@@ -18,6 +18,7 @@
 #include "ember/core/base/array.h"
 #include "ember/core/base/clock.h"
 #include "ember/core/base/hash.h"
+#include "ember/core/base/readall.h"
 #include "ember/core/base/sbuf.h"
 #include "ember/core/base/strtab.h"
 #include "ember/daemon/sample/sampler.h"
@@ -516,33 +517,9 @@ static int on_map(const struct procmaps_entry *e, void *ctx)
 static int read_maps(struct python *py, uint32_t pid, size_t *ret_len)
 {
 	char path[300];
-	size_t len = 0;
-	ssize_t n;
-	int fd;
 
 	snprintf(path, sizeof(path), "%s/%u/maps", py->proc_root, pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	for (;;) {
-		if (len > MAPS_MAX_BYTES ||
-		    array_grow((void **)&py->maps, &py->maps_cap, len + 65536, 1, 65536)) {
-			close(fd);
-			return -ENOMEM;
-		}
-		n = read(fd, py->maps + len, py->maps_cap - len);
-		if (n < 0) {
-			n = -errno;
-			close(fd);
-			return (int)n;
-		}
-		if (!n)
-			break;
-		len += (size_t)n;
-	}
-	close(fd);
-	*ret_len = len;
-	return 0;
+	return read_path_all(path, &py->maps, &py->maps_cap, MAPS_MAX_BYTES, ret_len);
 }
 
 /* What a file's symbols say about the interpreter in it. */

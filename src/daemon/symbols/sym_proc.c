@@ -15,6 +15,7 @@
 
 #include "ember/core/base/clock.h"
 #include "ember/core/base/hash.h"
+#include "ember/core/base/readall.h"
 #include "ember/daemon/symbols/perfmap.h"
 #include "ember/daemon/symbols/procmaps.h"
 
@@ -31,46 +32,12 @@
 /* Reads a whole /proc file into s->buf (NUL-terminated). Length or -errno. */
 static ssize_t read_file(struct symbolizer *s, const char *path, size_t max)
 {
-	size_t len = 0;
-	int fd, err = 0;
+	size_t len;
+	int err;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	for (;;) {
-		ssize_t r;
-
-		if (len + 4096 + 1 > s->buf_cap) {
-			size_t ncap = s->buf_cap ? s->buf_cap * 2 : 65536;
-			char *nb;
-
-			if (s->buf_cap >= max) {
-				err = -EFBIG;
-				break;
-			}
-			nb = realloc(s->buf, ncap);
-			if (!nb) {
-				err = -ENOMEM;
-				break;
-			}
-			s->buf = nb;
-			s->buf_cap = ncap;
-		}
-		r = read(fd, s->buf + len, s->buf_cap - len - 1);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			err = -errno;
-			break;
-		}
-		if (r == 0)
-			break;
-		len += (size_t)r;
-	}
-	close(fd);
-	if (err && err != -EFBIG)
+	err = read_path_all(path, &s->buf, &s->buf_cap, max, &len);
+	if (err && err != -EFBIG) /* a longer file is read cut at @max */
 		return err;
-	s->buf[len] = '\0';
 	return (ssize_t)len;
 }
 

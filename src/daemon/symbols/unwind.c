@@ -16,6 +16,7 @@
 #include "ember/core/base/array.h"
 #include "ember/core/base/clock.h"
 #include "ember/core/base/hash.h"
+#include "ember/core/base/readall.h"
 #include "ember/daemon/sample/bpf_shared.h"
 #include "ember/daemon/sample/sampler.h"
 #include "ember/daemon/symbols/cfi.h"
@@ -561,33 +562,9 @@ static void proc_unuse(struct proc *p)
 static int read_maps(struct unwinder *u, uint32_t pid, size_t *ret_len)
 {
 	char path[300];
-	ssize_t n;
-	size_t len = 0;
-	int fd;
 
 	snprintf(path, sizeof(path), "%s/%u/maps", u->proc_root, pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	for (;;) {
-		if (array_grow((void **)&u->buf, &u->buf_cap, len + 65536, 1, 65536) ||
-		    len > MAPS_MAX_BYTES) {
-			close(fd);
-			return -ENOMEM;
-		}
-		n = read(fd, u->buf + len, u->buf_cap - len);
-		if (n < 0) {
-			n = -errno;
-			close(fd);
-			return (int)n;
-		}
-		if (!n)
-			break;
-		len += (size_t)n;
-	}
-	close(fd);
-	*ret_len = len;
-	return 0;
+	return read_path_all(path, &u->buf, &u->buf_cap, MAPS_MAX_BYTES, ret_len);
 }
 
 struct collect {
