@@ -86,6 +86,7 @@ struct store {
 	uint64_t next_seq;	   /* of the next chunk */
 	atomic_uint writers;	   /* writers waiting for the lock: readers let them in first */
 	size_t compacted_bytes;	   /* tables_bytes() after the last compaction */
+	size_t dropped_since;	   /* chunks dropped for memory since the last compaction */
 	struct store_stats st;	   /* counters; gauges filled by store__stats() */
 	uint64_t cpu_appended[STORE_MAX_CPUS + 1]; /* by CPU; the last slot: unknown */
 	uint32_t cpus_seen;			   /* highest CPU appended + 1 */
@@ -364,34 +365,54 @@ static void drop_head(struct store *s, uint64_t *counter)
 
 static int compact(struct store *s);
 
+/* Bytes of the chunks (the samples' part of store_bytes()). */
+static size_t chunks_bytes(const struct store *s)
+{
+	return s->nr_chunks * sizeof(struct chunk);
+}
+
+static void compact_now(struct store *s)
+{
+	(void)compact(s);
+	s->compacted_bytes = tables_bytes(&s->t);
+	s->dropped_since = 0;
+}
+
 /*
  * Keeps the store under max_bytes: compacts oversized tables, then drops the oldest chunks.
+ * Dropping samples frees none of the tables' memory (stacks and contexts only they used) until a
+ * compaction: while the tables hold more than half of the limit, every quarter of the chunks
+ * dropped is followed by a compaction (paid for by a quarter of the samples: no O(n^2)), so that
+ * tables growing with the samples (short-lived processes, varied kernel stacks) do not fill the
+ * limit and take the whole history with them.
  * Without @may_compact (in the middle of a store__append() batch, whose samples carry stack ids
  * of the current tables: a compaction renumbers them) it only drops whole chunks older than the
- * tail; the batch's end compacts.
+ * tail, and only while they hold more than half of the limit: dropping them for the tables'
+ * sake would empty the store (the batch's end compacts).
  */
 static void enforce_memory(struct store *s, bool may_compact)
 {
 	size_t tb = tables_bytes(&s->t);
 
 	if (!may_compact) {
-		while (store_bytes(s) > s->max_bytes && s->head && s->head != s->tail)
+		while (store_bytes(s) > s->max_bytes && chunks_bytes(s) > s->max_bytes / 2 &&
+		       s->head && s->head != s->tail)
 			drop_head(s, &s->st.evicted_memory);
 		return;
 	}
 	/* compact when the tables outgrew half the limit and half again since the last
 	 * compaction (which may have found everything still referenced: no O(n^2) loop) */
-	if (tb > s->max_bytes / 2 && tb > s->compacted_bytes + s->compacted_bytes / 2 && s->head) {
-		(void)compact(s);
-		s->compacted_bytes = tables_bytes(&s->t);
-	}
-	while (store_bytes(s) > s->max_bytes && s->head && s->head != s->tail)
+	if (tb > s->max_bytes / 2 && tb > s->compacted_bytes + s->compacted_bytes / 2 && s->head)
+		compact_now(s);
+	while (store_bytes(s) > s->max_bytes && s->head && s->head != s->tail) {
 		drop_head(s, &s->st.evicted_memory);
+		if (++s->dropped_since > s->nr_chunks / 4 && tables_bytes(&s->t) > s->max_bytes / 2)
+			compact_now(s);
+	}
 	if (store_bytes(s) > s->max_bytes && s->head) {
 		/* the tables alone are too big: start over from the newest chunk's samples */
 		drop_head(s, &s->st.evicted_memory);
-		(void)compact(s);
-		s->compacted_bytes = tables_bytes(&s->t);
+		compact_now(s);
 	}
 }
 

@@ -14,7 +14,8 @@
  * and by memory (when the store's bytes exceed max_bytes, the oldest samples go first). Every
  * evicted sample is counted in store_stats. Interned stacks are kept while any retained sample
  * refers to them: when the interned tables alone outgrow half of max_bytes, the store compacts
- * them (store_stats.compactions).
+ * them (store_stats.compactions), and again after each quarter of its chunks dropped for memory
+ * while they stay that big (tables that grow with the samples never take the whole history).
  *
  * Times are nanoseconds since the Unix epoch (CLOCK_REALTIME); the daemon converts the BPF
  * clock. Resolution kept: 1 microsecond.
