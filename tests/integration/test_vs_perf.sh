@@ -66,6 +66,24 @@ for c in burn sysloop; do
 done
 for c in burn sysloop; do
 	SIM=$(awk '/^similarity/ {print $2}' "$TMP/sim.$c")
-	check "$c: similarity emberd vs perf >= 0.95 (${SIM:-none})" awk -v s="${SIM:-0}" 'BEGIN { exit !(s >= 0.95) }'
+	check "$c: similarity emberd vs perf >= 0.95 (${SIM:-none})" awk -v s="${SIM:-0}" 'BEGIN { exit !(s >= 0.95) }' ||
+		python3 - "$TMP/e.$c.entry" "$TMP/p.$c.entry" <<'PY' # what differs, by share
+import sys
+def shares(path):
+    d = {}
+    for l in open(path):
+        s, _, n = l.rstrip("\n").rpartition(" ")
+        if s:
+            d[s] = d.get(s, 0) + float(n)
+    t = sum(d.values()) or 1
+    return {k: v / t for k, v in d.items()}
+e, p = shares(sys.argv[1]), shares(sys.argv[2])
+diff = sorted(set(e) | set(p), key=lambda k: -abs(e.get(k, 0) - p.get(k, 0)))
+print("#   emberd%  perf%  stack (the 8 largest differences)")
+for k in diff[:8]:
+    print("#   %6.2f %6.2f  %s" % (100 * e.get(k, 0), 100 * p.get(k, 0), k[:150]))
+PY
 done
+grep -iE 'warn|error' "$TMP/emberd.log" | head -5 | sed 's/^/#   emberd: /'
+grep -iE 'warn|error|lost' "$TMP/perf.log" | head -5 | sed 's/^/#   perf: /'
 done_testing
