@@ -71,6 +71,29 @@ static char *folded(struct store *s, const struct store_filter *f)
 	return sbuf_detach(&sb, NULL);
 }
 
+/* A frame name of @size - 1 bytes unique to @i ("f<i>z" then a letter), for tables that grow. */
+static void long_name(char *name, size_t size, int i)
+{
+	memset(name, 'a' + i % 26, size - 1);
+	name[size - 1] = '\0';
+	snprintf(name, 16, "f%08d", i);
+	name[strlen(name)] = 'z';
+}
+
+/* A drained group as the store's sink hands it over: @n samples of one stack and thread, one
+ * call (@step ns apart from @t). */
+static void fill_group(struct store_sample *xs, size_t n, uint64_t t, uint64_t step, int sid,
+		       uint32_t pid)
+{
+	size_t j;
+
+	for (j = 0; j < n; j++) {
+		xs[j] = (struct store_sample){ .time_ns = t + j * step, .stack_id = (uint32_t)sid,
+					       .pid = pid, .tid = pid, .cpu = 0, .count = 1 };
+		strncpy(xs[j].comm, "x", sizeof(xs[j].comm));
+	}
+}
+
 static struct store *fixture(void)
 {
 	struct store *s = store__new(3600, 64 << 20);
@@ -494,21 +517,14 @@ static void test_compaction_mid_batch(void **state)
 	assert_non_null(s);
 	/* unreferenced stacks of long frames: the tables pass half the limit */
 	for (i = 0; i < 1200; i++) {
-		memset(name, 'a' + i % 26, sizeof(name) - 1);
-		snprintf(name, 16, "f%05d", i);
-		name[strlen(name)] = 'z';
-		name[sizeof(name) - 1] = '\0';
+		long_name(name, sizeof(name), i);
 		assert_true(stack(s, name, 0, 0) >= 0);
 	}
 	hot = stack(s, "main;hot", 0, 0);
 	assert_true(hot >= 0);
 	/* as the store's sink hands over a drained group: one record per sample, one stack id */
 	assert_non_null(xs);
-	for (i = 0; i < 30000; i++) {
-		xs[i] = (struct store_sample){ .time_ns = T0 + (uint64_t)i * 1000, .stack_id = (uint32_t)hot,
-					       .pid = 7, .tid = 7, .cpu = 0, .count = 1 };
-		strncpy(xs[i].comm, "x", sizeof(xs[i].comm));
-	}
+	fill_group(xs, 30000, T0, 1000, hot, 7);
 	assert_int_equal(store__append(s, xs, 30000), 0);
 	free(xs);
 	assert_true(store__compactions(s) >= 1);
@@ -538,27 +554,16 @@ static void test_memory_tables_grow_with_samples(void **state)
 	struct store_stats st;
 	uint64_t lo = UINT64_MAX, hi = 0;
 	char name[120];
-	int i, j, sid;
+	int i, sid;
 
 	(void)state;
 	assert_non_null(s);
 	for (i = 0; i < 40000; i++) {
-		memset(name, 'a' + i % 26, sizeof(name) - 1);
-		name[sizeof(name) - 1] = '\0';
-		snprintf(name, 16, "f%08d", i);
-		name[strlen(name)] = 'z';
+		long_name(name, sizeof(name), i);
 		sid = stack(s, name, 0, 0);
 		assert_true(sid >= 0);
-		/* as the sink hands a group over: its samples in one call (a compaction at the
-		 * end of a call renumbers the stacks) */
-		for (j = 0; j < 16; j++) {
-			xs[j] = (struct store_sample){ .time_ns = T0 + (uint64_t)(i * 16 + j) * 100000,
-						       .stack_id = (uint32_t)sid,
-						       .pid = 100 + (uint32_t)i % 1000,
-						       .tid = 100 + (uint32_t)i % 1000, .cpu = 1,
-						       .count = 1 };
-			strncpy(xs[j].comm, "x", sizeof(xs[j].comm));
-		}
+		/* the group in one call: a compaction at the end of a call renumbers the stacks */
+		fill_group(xs, 16, T0 + (uint64_t)i * 16 * 100000, 100000, sid, 100 + (uint32_t)i % 1000);
 		assert_int_equal(store__append(s, xs, 16), 0);
 		store__stats(s, &st);
 		assert_true(st.bytes <= st.max_bytes);

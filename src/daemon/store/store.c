@@ -345,9 +345,15 @@ int store__intern_stack(struct store *s, const uint32_t *frames, size_t n, size_
 	return r;
 }
 
+/* Bytes of the chunks: the samples' part of store_bytes(). */
+static size_t chunks_bytes(const struct store *s)
+{
+	return s->nr_chunks * sizeof(struct chunk);
+}
+
 static size_t store_bytes(const struct store *s)
 {
-	return sizeof(*s) + s->nr_chunks * sizeof(struct chunk) + tables_bytes(&s->t);
+	return sizeof(*s) + chunks_bytes(s) + tables_bytes(&s->t);
 }
 
 static void drop_head(struct store *s, uint64_t *counter)
@@ -364,12 +370,6 @@ static void drop_head(struct store *s, uint64_t *counter)
 }
 
 static int compact(struct store *s);
-
-/* Bytes of the chunks (the samples' part of store_bytes()). */
-static size_t chunks_bytes(const struct store *s)
-{
-	return s->nr_chunks * sizeof(struct chunk);
-}
 
 static void compact_now(struct store *s)
 {
@@ -1238,7 +1238,7 @@ void store__stats(struct store *s, struct store_stats *ret)
 	ret->stacks = s->t.nr_stacks;
 	ret->contexts = s->t.nr_ctxs;
 	ret->bytes = store_bytes(s);
-	ret->sample_bytes = s->nr_chunks * sizeof(struct chunk);
+	ret->sample_bytes = chunks_bytes(s);
 	ret->max_bytes = s->max_bytes;
 	ret->retention_s = s->retention_s;
 	ret->oldest_ns = 0;
