@@ -18,6 +18,7 @@
 #include <libelf.h>
 
 #include "ember/core/base/array.h"
+#include "ember/daemon/symbols/elfload.h"
 #include "ember/daemon/symbols/keysort.h"
 
 #define MAX_BUILD_ID 64
@@ -32,17 +33,12 @@ struct esym {
 	uint8_t sized;
 };
 
-struct seg {
-	uint64_t off, vaddr, filesz;
-};
-
 struct elfsym {
 	struct esym *syms;
 	size_t n, cap;
 	char *names;
 	size_t names_len, names_cap;
-	struct seg *segs;
-	size_t nsegs;
+	struct elfload load;		/* PT_LOAD segments: file offsets, mappings' bias */
 	uint8_t build_id[MAX_BUILD_ID];
 	size_t build_id_len;
 	bool debug_file;
@@ -276,22 +272,9 @@ static void finish_symbols(struct elfsym *e)
 
 static int read_segments(struct elfsym *e, Elf *elf)
 {
-	size_t i, n;
+	int err = elfload_read(elf, &e->load);
 
-	if (elf_getphdrnum(elf, &n))
-		return -ENOEXEC;
-	e->segs = calloc(n ? n : 1, sizeof(*e->segs));
-	if (!e->segs)
-		return -ENOMEM;
-	for (i = 0; i < n; i++) {
-		GElf_Phdr ph;
-
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		e->segs[e->nsegs++] = (struct seg){ .off = ph.p_offset, .vaddr = ph.p_vaddr,
-						    .filesz = ph.p_filesz };
-	}
-	return 0;
+	return err == -E2BIG ? 0 : err; /* the first ELFLOAD_MAX_SEGS do */
 }
 
 static size_t get_build_id(Elf *elf, uint8_t *ret, size_t cap)
@@ -513,7 +496,6 @@ void elfsym__free(struct elfsym *e)
 	free(e->sym_die);
 	free(e->syms);
 	free(e->names);
-	free(e->segs);
 	free(e);
 }
 
@@ -521,8 +503,8 @@ int elfsym__file_to_vaddr(const struct elfsym *e, uint64_t off, uint64_t *ret)
 {
 	size_t i;
 
-	for (i = 0; i < e->nsegs; i++) {
-		const struct seg *s = &e->segs[i];
+	for (i = 0; i < e->load.n; i++) {
+		const struct elfload_seg *s = &e->load.segs[i];
 
 		if (off >= s->off && off - s->off < s->filesz) {
 			*ret = off - s->off + s->vaddr;
@@ -530,6 +512,11 @@ int elfsym__file_to_vaddr(const struct elfsym *e, uint64_t off, uint64_t *ret)
 		}
 	}
 	return -ENOENT;
+}
+
+const struct elfload *elfsym__load(const struct elfsym *e)
+{
+	return &e->load;
 }
 
 int elfsym__lookup(const struct elfsym *e, uint64_t vaddr)
@@ -677,7 +664,7 @@ size_t elfsym__count(const struct elfsym *e)
 size_t elfsym__mem_bytes(const struct elfsym *e)
 {
 	return sizeof(*e) + e->cap * sizeof(*e->syms) + e->names_cap +
-	       e->nsegs * sizeof(*e->segs) + (e->sym_die ? e->n * sizeof(*e->sym_die) : 0);
+	       (e->sym_die ? e->n * sizeof(*e->sym_die) : 0);
 }
 
 int elfsym_read_build_id(int fd, uint8_t *ret, size_t cap)

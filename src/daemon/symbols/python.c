@@ -22,6 +22,7 @@
 #include "ember/core/base/sbuf.h"
 #include "ember/core/base/strtab.h"
 #include "ember/daemon/sample/sampler.h"
+#include "ember/daemon/symbols/elfload.h"
 #include "ember/daemon/symbols/procmaps.h"
 
 #define PROC_SLOTS     1024
@@ -469,6 +470,7 @@ struct candidate {
 	char path[512];
 	bool lib; /* libpython*.so */
 	bool deleted;
+	bool x; /* the mapping is executable */
 };
 
 struct scan {
@@ -507,7 +509,8 @@ static int on_map(const struct procmaps_entry *e, void *ctx)
 					   .pgoff = e->pgoff,
 					   .inode = e->inode,
 					   .lib = lib,
-					   .deleted = e->deleted };
+					   .deleted = e->deleted,
+					   .x = e->x };
 	memcpy(sc->c[sc->n].path, e->path, e->path_len);
 	sc->c[sc->n].path[e->path_len] = '\0';
 	sc->n++;
@@ -589,9 +592,9 @@ static int read_elf(int fd, const struct candidate *c, struct elfinfo *ei)
 	Elf *elf;
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
-	GElf_Phdr ph;
-	size_t i, nph;
-	bool have_bias = false;
+	struct elfload load;
+	struct elfload_map em = { .start = c->start, .end = c->end, .pgoff = c->pgoff, .x = c->x };
+	bool have_bias;
 
 	*ei = (struct elfinfo){ 0 };
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
@@ -599,18 +602,8 @@ static int read_elf(int fd, const struct candidate *c, struct elfinfo *ei)
 		elf_end(elf);
 		return -ENOEXEC;
 	}
-	if (!elf_getphdrnum(elf, &nph)) {
-		for (i = 0; i < nph && !have_bias; i++) {
-			if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
-				continue;
-			/* the segment holding the mapping's file offset (page-aligned) */
-			if ((ph.p_offset & ~(uint64_t)0xfff) <= c->pgoff &&
-			    c->pgoff < ph.p_offset + ph.p_filesz) {
-				ei->bias = c->start - (ph.p_vaddr + c->pgoff - ph.p_offset);
-				have_bias = true;
-			}
-		}
-	}
+	(void)elfload_read(elf, &load);
+	have_bias = !elfload_bias(&load, &em, &ei->bias);
 	while ((scn = elf_nextscn(elf, scn))) {
 		if (gelf_getshdr(scn, &sh) &&
 		    (sh.sh_type == SHT_DYNSYM || sh.sh_type == SHT_SYMTAB))

@@ -13,6 +13,7 @@
 #include "ember/core/base/sbuf.h"
 #include "ember/core/base/strtab.h"
 #include "ember/daemon/symbols/demangle.h"
+#include "ember/daemon/symbols/elfload.h"
 #include "ember/daemon/symbols/elfsym.h"
 #include "ember/daemon/symbols/keysort.h"
 #include "ember/daemon/symbols/ksyms.h"
@@ -331,9 +332,11 @@ static int user_frame(struct symbolizer *s, struct proc *p, uint64_t addr, size_
 	}
 	if (m && m->kind == PROCMAPS_FILE) {
 		struct image *img = sym_elf_get(s, p, m);
+		struct elfload_map em = { .start = m->start, .end = m->end, .pgoff = m->pgoff,
+					  .x = true }; /* the symbolizer keeps executable ones */
 		uint64_t vaddr;
 
-		if (img && elfsym__file_to_vaddr(img->es, addr - m->start + m->pgoff, &vaddr) == 0) {
+		if (img && elfload_vaddr(elfsym__load(img->es), &em, addr, &vaddr) == 0) {
 			final = true; /* the image has no symbol here: asking again finds none */
 			r = image_frames(s, img, img->es, img->serial, vaddr, k);
 			if (r)

@@ -20,10 +20,10 @@
 #include "ember/daemon/sample/bpf_shared.h"
 #include "ember/daemon/sample/sampler.h"
 #include "ember/daemon/symbols/cfi.h"
+#include "ember/daemon/symbols/elfload.h"
 #include "ember/daemon/symbols/elfsym.h"
 #include "ember/daemon/symbols/procmaps.h"
 
-#define MAX_SEGS	8
 #define BID_MAX		64
 #define FILE_SLOTS	1024 /* hash buckets of files (chained) */
 #define PROC_SLOTS	1024
@@ -40,19 +40,13 @@
  * built (frame pointers there, counted as refused) rather than two tables chase each other. */
 #define HOT_NS		(30 * NSEC_PER_SEC)
 
-/* A PT_LOAD segment: file offset -> ELF virtual address. */
-struct seg {
-	uint64_t off, vaddr, filesz;
-};
-
 /* One file's rows in the array (or none: no CFI there, frame pointers). */
 struct table {
 	struct table *prev, *next;	/* LRU, most recent first after the sentinel */
 	uint8_t bid[BID_MAX];
 	size_t bid_len;
 	uint32_t row_start, row_count;
-	struct seg segs[MAX_SEGS];
-	unsigned int nsegs;
+	struct elfload load;		/* where its segments go: a mapping's bias */
 	unsigned int files;		/* file entries naming it */
 	unsigned int users;		/* listed process mappings using it */
 	uint64_t hot_ns;		/* a process using it was sampled then (CLOCK_MONOTONIC) */
@@ -308,22 +302,6 @@ static int make_room(struct unwinder *u, uint32_t len, uint32_t *ret)
 	return 0;
 }
 
-/* The PT_LOAD segments of @elf. */
-static void read_segs(Elf *elf, struct table *t)
-{
-	GElf_Phdr ph;
-	size_t n = 0, i;
-
-	if (elf_getphdrnum(elf, &n))
-		return;
-	for (i = 0; i < n && t->nsegs < MAX_SEGS; i++) {
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		t->segs[t->nsegs++] = (struct seg){ .off = ph.p_offset, .vaddr = ph.p_vaddr,
-						    .filesz = ph.p_filesz };
-	}
-}
-
 /* The 8-byte form of @r (bpf_shared.h); a rule it cannot hold becomes EMBER_CFA_NONE. */
 static struct ember_unwind_prow pack_row(const struct ember_unwind_row *r, uint64_t *ret_lossy)
 {
@@ -363,7 +341,7 @@ static struct table *table_from_cfi(struct unwinder *u, struct cfi_table *ct, El
 		errno = ENOMEM;
 		return NULL;
 	}
-	read_segs(elf, t);
+	(void)elfload_read(elf, &t->load); /* none or some: bias_of() falls back */
 	rows = ct ? cfi_table__rows(ct, &n) : NULL;
 	if (n) {
 		err = make_room(u, (uint32_t)n, &start);
@@ -501,18 +479,14 @@ static void build_vdso(struct unwinder *u)
 
 /* --- processes ---------------------------------------------------------------------------- */
 
-static uint64_t bias_of(const struct table *t, uint64_t start, uint64_t pgoff)
+static uint64_t bias_of(const struct table *t, const struct umap *m)
 {
-	unsigned int i;
+	struct elfload_map em = { .start = m->start, .end = m->end, .pgoff = m->pgoff, .x = true };
+	uint64_t bias;
 
-	for (i = 0; i < t->nsegs; i++) {
-		const struct seg *g = &t->segs[i];
-		uint64_t lo = g->off & ~4095ULL;
-
-		if (pgoff >= lo && pgoff < g->off + g->filesz)
-			return start - (g->vaddr - g->off + pgoff);
-	}
-	return start - pgoff; /* no segment: file offsets (never with CFI rows) */
+	if (elfload_bias(&t->load, &em, &bias))
+		bias = m->start - m->pgoff; /* no segment: file offsets (never with CFI rows) */
+	return bias;
 }
 
 static int write_list(struct unwinder *u, struct proc *p)
@@ -529,7 +503,7 @@ static int write_list(struct unwinder *u, struct proc *p)
 
 		*x = (struct ember_unwind_map){ .start = m->start, .end = m->end };
 		if (m->t && m->t->row_count) {
-			x->bias = bias_of(m->t, m->start, m->pgoff);
+			x->bias = bias_of(m->t, m);
 			x->row_start = m->t->row_start;
 			x->row_count = m->t->row_count;
 		}

@@ -28,6 +28,7 @@ struct elfsym_opts {
 };
 
 struct elfsym; /* opaque */
+struct elfload;
 
 /*
  * Reads the image open at @fd (borrowed: the caller closes it; the image stays usable after).
@@ -40,6 +41,9 @@ void elfsym__free(struct elfsym *e); /* NULL is a no-op */
 
 /* 0 with *@ret set, or -ENOENT when no PT_LOAD segment holds file offset @off. */
 int elfsym__file_to_vaddr(const struct elfsym *e, uint64_t off, uint64_t *ret);
+
+/* Its PT_LOAD segments, for elfload_vaddr() (a mapping's bias); borrowed until elfsym__free(). */
+const struct elfload *elfsym__load(const struct elfsym *e);
 
 /* Index of the function containing @vaddr, or -ENOENT. */
 int elfsym__lookup(const struct elfsym *e, uint64_t vaddr);
