@@ -41,7 +41,7 @@ pc = $(shell $(PKG_CONFIG) --silence-errors $(1) $(2))
 DAEMON_PKGS := libbpf libelf libdw libmicrohttpd zlib libpcre2-8
 PKG_CFLAGS := $(call pc,--cflags,$(DAEMON_PKGS) gsl cmocka)
 CLI_LIBS := $(call pc,--libs,gsl zlib libprotobuf-c libpcre2-8) -lz -lm
-DAEMON_LIBS := $(call pc,--libs,$(DAEMON_PKGS)) -lz -lm -lpthread -lstdc++
+DAEMON_LIBS := $(call pc,--libs,$(DAEMON_PKGS)) -lz -lm -lpthread -liberty
 CMOCKA_LIBS := $(call pc,--libs,cmocka)
 ALL_LIBS := $(DAEMON_LIBS) $(CLI_LIBS)
 
