@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# emberd on Debian 12's own kernel (issue 27): Debian's linux-image-6.1.0-*-amd64 booted under
+# QEMU with software emulation (qemu-system-x86, no KVM needed), from a busybox initramfs built
+# here that holds build/emberd and the shared libraries ldd lists for it, bpftool, and
+# tests/workloads/nofp built -O2 -fomit-frame-pointer. Inside, /init starts nofp and emberd,
+# waits for its /healthz, takes SECS of nofp's stacks from /api/v1/folded, stops emberd, lists the loaded BPF programs (the 6.1 verifier's instruction
+# counts, bpf_prog_info.verified_insns), and prints everything on the serial console between markers; the test
+# reads it back from the console's file:
+#   - the guest runs Debian's 6.1 kernel, and emberd starts (its BPF programs pass the 6.1
+#     verifier: the counts are printed), serves HTTP, and exits 0 on SIGTERM (a clean stop);
+#   - it sampled nofp, and >= 95 % of nofp's samples reach main through main;work (the tables'
+#     walk of a program without frame pointers, on 6.1);
+#   - the whole boot-to-poweroff fits in 110 s.
+# Packages (scripts/packages.txt, make deps): linux-image-amd64, qemu-system-x86, busybox-static.
+# Whatever build/emberd is, this runs it: a new BPF program is checked against 6.1 by this test.
+. "$(dirname "$0")/../lib.sh"
+require_root "the test reads /boot and builds an initramfs with emberd"
+[ -x "$EMBERD" ] || skip_all "no $EMBERD"
+KERNEL=$(ls -1 /boot/vmlinuz-6.1.0-*-amd64 2>/dev/null | sort -V | tail -1)
+[ -n "$KERNEL" ] || skip_all "no /boot/vmlinuz-6.1.0-*-amd64 (linux-image-amd64, make deps)"
+command -v qemu-system-x86_64 >/dev/null || skip_all "no qemu-system-x86_64 (qemu-system-x86)"
+BUSYBOX=$(command -v busybox)
+[ -n "$BUSYBOX" ] && ldd "$BUSYBOX" 2>&1 | grep -q 'not a dynamic' ||
+	skip_all "no static busybox (busybox-static)"
+command -v cpio >/dev/null || skip_all "no cpio"
+trap 'stop_all; cleanup_tmp' EXIT
+SECS=10
+
+R=$TMP/root
+mkdir -p "$R"/{bin,proc,sys,tmp,dev,lib64,etc}
+cp "$BUSYBOX" "$R/bin/busybox"
+# the programs and every shared library they load, at the paths ld.so looks for them
+gcc -std=gnu11 -O2 -fomit-frame-pointer -g -o "$R/bin/nofp" "$SRCDIR/tests/workloads/nofp.c" ||
+	{ not_ok "nofp builds"; done_testing; }
+cp "$EMBERD" "$R/bin/emberd"
+# the verifier's count per loaded program (bpf_prog_info.verified_insns, 5.16+; Debian's
+# bpftool 7.1 does not print it)
+cat >"$TMP/insns.c" <<'C'
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+int main(void)
+{
+	__u32 id = 0;
+
+	while (!bpf_prog_get_next_id(id, &id)) {
+		struct bpf_prog_info info;
+		__u32 len = sizeof(info);
+		int fd = bpf_prog_get_fd_by_id(id);
+
+		memset(&info, 0, sizeof(info));
+		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len))
+			printf("prog %u %s verified_insns %u\n", id, info.name, info.verified_insns);
+		if (fd >= 0)
+			close(fd);
+	}
+	return 0;
+}
+C
+gcc -O2 -o "$R/bin/insns" "$TMP/insns.c" -lbpf || { not_ok "insns.c builds"; done_testing; }
+for b in "$R/bin/emberd" "$R/bin/nofp" "$R/bin/insns"; do
+	ldd "$b" | awk '/=> \// { print $3 } /^\t\/[^ ]+ \(/ { print $1 }'
+done | sort -u | while read -r lib; do
+	mkdir -p "$R$(dirname "$lib")"
+	cp -L "$lib" "$R$lib"
+done
+objdump -d --no-show-raw-insn --disassemble=work "$R/bin/nofp" >"$TMP/work.s"
+check "nofp's work() keeps no frame pointer" \
+	sh -c "grep -q 'call.*nofp_a' '$TMP/work.s' && ! grep -q 'mov *%rsp,%rbp' '$TMP/work.s'"
+cat >"$R/init" <<EOF
+#!/bin/busybox sh
+/bin/busybox --install -s /bin
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev 2>/dev/null
+mount -t tmpfs tmp /tmp
+mount -t bpf bpf /sys/fs/bpf 2>/dev/null
+ip link set lo up
+echo "K61 uname \$(uname -r)"
+[ -r /sys/kernel/btf/vmlinux ] && echo "K61 btf yes"
+/bin/nofp 100 >/tmp/nofp.out &
+/bin/emberd --listen 127.0.0.1:8080 -F 99 >/tmp/emberd.log 2>&1 &
+EP=\$!
+i=0
+until wget -q -O /dev/null http://127.0.0.1:8080/healthz; do
+	i=\$((i + 1)); [ \$i -ge 60 ] && break; sleep 1
+done
+echo "K61 emberd serves after \$i s"
+sleep 3 # nofp's table built (~0.3 s under emulation): the window starts after
+T0=\$(date +%s)
+sleep $SECS
+echo K61-BEGIN-PROGS
+/bin/insns 2>&1
+echo K61-END-PROGS
+wget -q -O /tmp/e.folded "http://127.0.0.1:8080/api/v1/folded?from=\$T0"
+kill \$EP
+wait \$EP
+echo "K61 emberd exit \$?"
+echo K61-BEGIN-LOG
+cat /tmp/emberd.log
+echo K61-END-LOG
+echo K61-BEGIN-FOLDED
+cat /tmp/e.folded
+echo K61-END-FOLDED
+echo K61 done
+poweroff -f
+EOF
+chmod +x "$R/init"
+(cd "$R" && find . | cpio -o -H newc --quiet | gzip -1) >"$TMP/initrd.gz"
+echo "# kernel $KERNEL, initramfs $(($(stat -c %s "$TMP/initrd.gz") / 1024)) KiB"
+
+t0=$SECONDS
+timeout -k 5 110 qemu-system-x86_64 -machine q35,accel=tcg -cpu max -smp 2 -m 1024 \
+	-kernel "$KERNEL" -initrd "$TMP/initrd.gz" \
+	-append "console=ttyS0 rdinit=/init panic=-1 quiet loglevel=3" \
+	-display none -monitor none -serial "file:$TMP/serial.log" -no-reboot >"$TMP/qemu.log" 2>&1
+rc=$?
+took=$((SECONDS - t0))
+tr -d '\r' <"$TMP/serial.log" >"$TMP/console.log"
+section() { sed -n "/^K61-BEGIN-$1\$/,/^K61-END-$1\$/p" "$TMP/console.log" | sed '1d;$d'; }
+echo "# qemu: exit $rc after $took s"
+check "the guest powered off within 110 s ($took s, qemu exit $rc)" \
+	sh -c "[ $rc -eq 0 ] && grep -q '^K61 done' '$TMP/console.log'" ||
+	{ tail -30 "$TMP/console.log" | sed 's/^/#   /'; sed 's/^/#   qemu: /' "$TMP/qemu.log"; }
+check "the guest runs Debian's 6.1 kernel ($(awk '/^K61 uname/ { print $3 }' "$TMP/console.log"))" \
+	grep -q '^K61 uname 6\.1\.' "$TMP/console.log"
+section LOG >"$TMP/emberd.log"
+section PROGS >"$TMP/progs.txt"
+section FOLDED >"$TMP/e.folded"
+sed 's/^/#   emberd: /' "$TMP/emberd.log" | head -20
+sed 's/^prog /# verifier 6.1: prog /' "$TMP/progs.txt"
+check "emberd started on 6.1 (its BPF programs loaded)" \
+	sh -c "grep -q 'do_sample verified_insns [1-9]' '$TMP/progs.txt' && grep -qi 'started' '$TMP/emberd.log'"
+check "emberd stopped cleanly (exit 0 on SIGTERM)" grep -q '^K61 emberd exit 0$' "$TMP/console.log"
+grep '^nofp;' "$TMP/e.folded" >"$TMP/nofp.folded"
+read -r share total < <(awk '{ n = $NF; t += n; if ($0 ~ /;main;work;/) m += n } END { printf "%.4f %d\n", t ? m / t : 0, t }' "$TMP/nofp.folded")
+echo "# nofp on 6.1: $total samples, $share reach main;work"
+check "nofp sampled on 6.1 and >= 95 % of its stacks reach main ($share of $total)" \
+	awk -v s="$share" -v t="$total" 'BEGIN { exit !(t >= 300 && s >= 0.95) }'
+[ "$share" = 0.0000 ] && head -5 "$TMP/nofp.folded" | sed 's/^/#   /'
+done_testing
