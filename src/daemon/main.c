@@ -513,6 +513,7 @@ static int sampling_setup(struct emberd *d)
 	yo.demangle = d->cfg.demangle;
 	yo.max_pids = d->cfg.max_pids;
 	yo.debug_dirs = d->cfg.debug_dirs;
+	uo.debug_dir = d->cfg.debug_dirs; /* the CFI of a debug file found by build-id too */
 	yo.addr_offsets = d->cfg.addr_offsets;
 	yo.max_elfs = d->cfg.max_elfs;
 	yo.max_perfmap_bytes = d->cfg.max_perfmap_bytes;

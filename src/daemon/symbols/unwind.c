@@ -85,7 +85,7 @@ struct range {
 
 struct unwinder {
 	struct unwind_opts o;
-	char proc_root[256], debug_dir[256];
+	char proc_root[256], debug_dir[4096];
 	struct sampler *s;
 	uint32_t capacity;
 	struct file *files[FILE_SLOTS];
@@ -372,21 +372,31 @@ static struct table *table_from_cfi(struct unwinder *u, struct cfi_table *ct, El
 	return t;
 }
 
-/* A separate debug file by build-id, for files without .eh_frame; -1 when none. */
+/* A separate debug file by build-id in one of the ':'-separated debug dirs, for files without
+ * .eh_frame; -1 when none. */
 static int open_debug(struct unwinder *u, const uint8_t *bid, size_t len)
 {
+	const char *d = u->debug_dir, *end;
 	char path[512];
 	size_t i, o;
+	int fd;
 
-	if (len < 2 || !u->debug_dir[0])
-		return -1;
-	o = (size_t)snprintf(path, sizeof(path), "%s/.build-id/%02x/", u->debug_dir, bid[0]);
-	for (i = 1; i < len && o + 3 < sizeof(path); i++)
-		o += (size_t)snprintf(path + o, sizeof(path) - o, "%02x", bid[i]);
-	if (o + 7 >= sizeof(path))
-		return -1;
-	snprintf(path + o, sizeof(path) - o, ".debug");
-	return open(path, O_RDONLY | O_CLOEXEC);
+	for (; len >= 2 && *d; d = *end ? end + 1 : end) {
+		end = strchrnul(d, ':');
+		if (end == d || end - d > 256)
+			continue;
+		o = (size_t)snprintf(path, sizeof(path), "%.*s/.build-id/%02x/", (int)(end - d), d,
+				     bid[0]);
+		for (i = 1; i < len && o + 3 < sizeof(path); i++)
+			o += (size_t)snprintf(path + o, sizeof(path) - o, "%02x", bid[i]);
+		if (o + 7 >= sizeof(path))
+			continue;
+		snprintf(path + o, sizeof(path) - o, ".debug");
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		if (fd >= 0)
+			return fd;
+	}
+	return -1;
 }
 
 /* The table of the file open at @fd: shared by build-id, or compiled. NULL + errno. */
@@ -407,11 +417,15 @@ static struct table *table_of_fd(struct unwinder *u, int fd)
 		return t;
 	}
 	t0 = mono_ns();
-	ct = cfi_table__open(fd, -1, &co);
-	if (!ct && errno == ENOENT && r > 0) {
+	/* a debug file's .debug_frame adds to .eh_frame's rows when the file has none of its own:
+	 * built without unwind tables, stripped, its .eh_frame holds only crt's _start */
+	if (r > 0)
 		dfd = open_debug(u, bid, (size_t)r);
-		if (dfd >= 0)
-			ct = cfi_table__open(fd, dfd, &co);
+	ct = cfi_table__open(fd, dfd, &co);
+	if (!ct && errno == ENOEXEC && dfd >= 0) { /* the debug file is not for this machine */
+		close(dfd);
+		dfd = -1;
+		ct = cfi_table__open(fd, -1, &co);
 	}
 	if (!ct && errno != ENOENT) { /* not ELF, too big, no memory: no table at all */
 		err = errno;

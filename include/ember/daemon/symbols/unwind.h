@@ -30,7 +30,8 @@ struct unwind_opts {
 	uint32_t max_procs;		/* processes listed at once (the BPF map's size) */
 	uint64_t work_budget_ns;	/* table building per unwinder__work() call */
 	const char *proc_root;		/* "/proc" unless testing */
-	const char *debug_dir;		/* separate debug files by build-id ("/usr/lib/debug") */
+	const char *debug_dir;		/* separate debug files by build-id: ':'-separated
+					 * dirs (symbols.debug_dirs; "/usr/lib/debug") */
 };
 
 #define UNWIND_OPTS_DEFAULT { .max_procs = 4096, .work_budget_ns = 20000000, \
