@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Binaries as toolchains and layouts make them (issue 27), built here from tests/workloads and
-# sampled together by a live emberd at 999 Hz (1500-5000 samples each on 2 CPUs, for the shares'
-# precision: the standard error of a 50 % share is then 0.7-1.3 points), with `perf record -F 99 -a --call-graph dwarf`
-# alongside for 20 s:
-#   rustwork   rustc -O (lld; its executable segment's p_vaddr - p_offset is 0x1000)
+# sampled together by a live emberd at 999 Hz (2500-7000 samples each on 2 CPUs, for the shares'
+# precision: the standard error of a 50 % share is then 0.6-1 point, less as samples come at a
+# fixed rate), with
+# `perf record -F 499 -p PIDS --call-graph dwarf` on the same programs for 30 s:
+#   rustwork   rustc -O (lld; its executable segment's p_vaddr - p_offset is 0x1000); its std
+#              HashMap's reserve_rehash carries a ".llvm.<digits>" suffix
+#   rustv0     the same with -C symbol-mangling-version=v0
 #   lldwork    clang -O2 -fomit-frame-pointer -fuse-ld=lld
 #   staticwk   gcc -static            spiework  gcc -static-pie       muslwork  musl-gcc
 #   stripwork  built without unwind tables (-fno-asynchronous-unwind-tables: its CFI is only in
@@ -16,8 +19,10 @@
 #     of 50/30/20;
 #   - where perf's own unwinding completes >= 95 % of that program's stacks (reaches main): the
 #     profiles from main up are >= 0.90 similar (`ember stat similarity`, names of one address
-#     made one by aliases.py), and every frame emberd shows in >= 0.5 % of the program's samples
-#     from main up is a frame perf shows, by its demangled name (Rust: hash dropped, v0 std).
+#     made one by aliases.py; emberd's names cut at '(' as the collapse cuts perf's), and every
+#     frame emberd shows in >= 1 % of the program's samples from main up is a name perf prints
+#     (`perf script`, uncut) for that program: Rust's hash dropped, v0, .llvm. suffixes. Where
+#     perf's unwinding stops at the leaf (static, musl, the debug-file one), the leaves' names.
 # perf finds the stripped program's debug file through a build-id cache in this test's HOME.
 . "$(dirname "$0")/../lib.sh"
 require_live_emberd
@@ -30,9 +35,9 @@ W=$SRCDIR/tests/workloads
 B=$TMP/bin
 DBG=$TMP/debug
 mkdir -p "$B" "$DBG"
-D=20
+D=30
 CF="-std=gnu11 -O2 -fomit-frame-pointer -g"
-PROGS="rustwork lldwork staticwk spiework muslwork stripwork dlwork"
+PROGS="rustwork rustv0 lldwork staticwk spiework muslwork stripwork dlwork"
 
 build() {
 	local name=$1
@@ -43,6 +48,7 @@ build() {
 	return 1
 }
 build rustwork rustc -O -o "$B/rustwork" "$W/rustwork.rs"
+build rustv0 rustc -O -C symbol-mangling-version=v0 -o "$B/rustv0" "$W/rustwork.rs"
 build lldwork clang $CF -fuse-ld=lld -o "$B/lldwork" "$W/binwork.c" -ldl
 build staticwk gcc $CF -static -o "$B/staticwk" "$W/binwork.c"
 build spiework gcc $CF -static-pie -o "$B/spiework" "$W/binwork.c"
@@ -68,9 +74,11 @@ x = [l.split() for l in out.splitlines() if l.split()[:1] == ["LOAD"] and " E " 
 print("#   executable LOAD: offset %s, address %s" % (x[0][1], x[0][2]))
 sys.exit(int(x[0][1], 16) == int(x[0][2], 16))' "$B/rustwork"
 
-emberd_serve -F 999 -o "symbols.debug_dirs=$DBG" -o python.enabled=no ||
+# room for every table on a busy host: emberd lists every process, and the default 16 MiB of rows
+# fills up beside builds and browsers (tables then evicted or refused: frame pointers, cut short)
+emberd_serve -F 999 -o "symbols.debug_dirs=$DBG:/usr/lib/debug" -o python.enabled=no -o unwind.memory=128M ||
 	{ not_ok "emberd serves HTTP"; done_testing; }
-now() { python3 -c 'import time; print("%.3f" % time.time())'; }
+now() { python3 -c 'import time, sys; print("%.3f" % (time.time() - float(sys.argv[1])))' "${1:-0}"; }
 # perf's build-id cache in a HOME of ours: where its symbols and unwinding find stripwork's debug file
 export HOME=$TMP
 perf buildid-cache -a "$DBGFILE" >/dev/null 2>&1
@@ -88,10 +96,24 @@ for p in $PROGS; do
 	wait_log "$TMP/$p.out" ready || not_ok "$p starts ($(head -c 200 "$TMP/$p.out"))"
 done
 echo "# $SECONDS s: the programs run"
-sleep 1.5 # their tables (and libdlwork.so's: the walk cut short there reads the maps again)
+# until each one's stacks of the last 2 s reach main (its tables built; libdlwork.so's after the
+# walk cut short there read the maps again), at most 40 s on a loaded host
+warm() {
+	curl -sf -m 5 "$URL/api/v1/folded?from=$(now 2)" >"$TMP/warm.folded" || return 1
+	for p in $PROGS; do
+		awk -v p="$p;" 'index($0, p) == 1 { t += $NF; if ($0 ~ /;main;/) m += $NF }
+			END { exit !(t >= 20 && m >= 0.98 * t) }' "$TMP/warm.folded" || return 1
+	done
+}
+end=$((SECONDS + 40))
+while [ $SECONDS -lt $end ] && ! warm; do
+	sleep 1
+done
+echo "# $SECONDS s: every program's stacks reach main"
 T0=$(now)
 echo "# $SECONDS s: perf starts"
-perf record -F 99 -a --call-graph dwarf,4096 -o "$TMP/perf.data" -- sleep $D >"$TMP/perf.log" 2>&1
+perf record -F 499 -p "$(IFS=,; echo "${WPIDS[*]}")" --call-graph dwarf,4096 -o "$TMP/perf.data" \
+	-- sleep $D >"$TMP/perf.log" 2>&1
 check "perf record ran" test $? -eq 0
 T1=$(now)
 echo "# $SECONDS s: perf stopped"
@@ -103,8 +125,29 @@ kill "$EPID"
 wait "$EPID"
 check "emberd exits 0" test $? -eq 0
 grep 'user stacks' "$TMP/emberd.log" | sed 's/^/# /'
-perf script --no-inline -i "$TMP/perf.data" 2>/dev/null | "$EMBER" collapse --all >"$TMP/perf.folded"
+perf script --no-inline -i "$TMP/perf.data" 2>/dev/null >"$TMP/perf.script"
+"$EMBER" collapse --all "$TMP/perf.script" >"$TMP/perf.folded"
 check "perf script collapsed" test -s "$TMP/perf.folded"
+# perf's names as it prints them (collapsing cuts a name at its first '(', as stackcollapse-perf.pl
+# does: "std::rt::lang_start::<()>::{closure#0}" becomes "std::rt::lang_start::<"), one
+# "comm;name 1" line each, for aliases.py
+python3 - "$TMP/perf.script" "$TMP" $PROGS <<'PY'
+import re, sys
+names, comm = {}, None
+for line in open(sys.argv[1], errors="replace"):
+    if not line.strip():
+        continue
+    if not line[0].isspace():
+        comm = line.split()[0]
+        continue
+    m = re.match(r"\s*[0-9a-f]+ (.*) \((.*)\)$", line.rstrip("\n"))
+    if m and comm in sys.argv[3:]:
+        names.setdefault(comm, set()).add(re.sub(r"\+0x[0-9a-f]+$", "", m.group(1)))
+for c in sys.argv[3:]:
+    with open("%s/perfnames.%s" % (sys.argv[2], c), "w") as f:
+        for n in sorted(names.get(c, ())):
+            f.write("%s;%s 1\n" % (c, n.replace(";", ":")))
+PY
 
 # Per program, user frames only: kernel frames (_[k]) dropped from the leaf end
 for p in $PROGS; do
@@ -113,9 +156,9 @@ for p in $PROGS; do
 	done
 done
 MUSL=$(ls /usr/lib/musl/lib/libc.so 2>/dev/null)
-python3 "$SRCDIR/tests/integration/aliases.py" "$B/rustwork" "$B/lldwork" "$B/staticwk" "$B/spiework" \
+python3 "$SRCDIR/tests/integration/aliases.py" "$B/rustwork" "$B/rustv0" "$B/lldwork" "$B/staticwk" "$B/spiework" \
 	"$B/muslwork" "$B/dlwork" "$B/libdlwork.so" "$DBGFILE" $MUSL /lib/x86_64-linux-gnu/libc.so.6 \
-	/lib64/ld-linux-x86-64.so.2 -- $(for p in $PROGS; do echo "$TMP/emberd.$p" "$TMP/perf.$p"; done)
+	/lib64/ld-linux-x86-64.so.2 -- $(for p in $PROGS; do echo "$TMP/emberd.$p" "$TMP/perf.$p" "$TMP/perfnames.$p"; done)
 
 # share of a profile's samples whose stack matches ERE (awk)
 share() { awk -v re="$2" '{ n = $NF; t += n; if ($0 ~ re) m += n } END { printf "%.4f %.0f\n", t ? m / t : 0, t }' "$1"; }
@@ -123,7 +166,7 @@ share() { awk -v re="$2" '{ n = $NF; t += n; if ($0 ~ re) m += n } END { printf 
 from_main() { sed -E 's/^([^;]*);(.*;)?(main;)/\1;\3/' "$1" >"$2"; }
 leaves() {
 	case $1 in
-	rustwork) echo "rustwork::engine::checksum|<rustwork::engine::Mixer<u64> as rustwork::engine::Stage>::run|rustwork::engine::scramble" ;;
+	rustwork | rustv0) echo "rustwork::engine::checksum|<rustwork::engine::Mixer<u64> as rustwork::engine::Stage>::run|rustwork::engine::scramble" ;;
 	dlwork) echo "dl_a|dl_b|dl_c" ;;
 	*) echo "bw_a|bw_b|bw_c" ;;
 	esac
@@ -153,7 +196,7 @@ PY
 		# its leaves' names are still its names
 		echo "# $p: perf completes $ps of its stacks: similarity not compared, leaf names only"
 		check "$p: every leaf emberd shows is one perf shows, by name" \
-			python3 - "$TMP/emberd.$p" "$TMP/perf.$p" <<'PY'
+			python3 - "$TMP/emberd.$p" "$TMP/perfnames.$p" <<'PY'
 import sys
 def leaves(path, min_share):
     w, t = {}, 0
@@ -164,7 +207,8 @@ def leaves(path, min_share):
         leaf = s.rsplit(";", 1)[-1]
         w[leaf] = w.get(leaf, 0) + n
     return {f for f, n in w.items() if n >= min_share * t}
-e, p = leaves(sys.argv[1], 0.005), leaves(sys.argv[2], 0)
+e = leaves(sys.argv[1], 0.01)
+p = {l.rsplit(" ", 1)[0].split(";", 1)[1] for l in open(sys.argv[2])}
 print("#   emberd's leaves:", sorted(e))
 assert e and not (e - p), sorted(e - p)
 PY
@@ -172,11 +216,19 @@ PY
 	fi
 	from_main "$TMP/emberd.$p" "$TMP/emberd.$p.main"
 	from_main "$TMP/perf.$p" "$TMP/perf.$p.main"
-	sim=$("$EMBER" stat similarity "$TMP/emberd.$p.main" "$TMP/perf.$p.main" 2>/dev/null | awk '/^similarity/ { print $2 }')
+	# emberd's names cut as the collapse cut perf's (stackcollapse-perf.pl's tidy_generic)
+	python3 -c '
+import re, sys
+for l in open(sys.argv[1]):
+    s, n = l.rstrip("\n").rsplit(" ", 1)
+    f = [x if re.search(r"\.\(.*\)\.", x) else re.sub(r"\((?!anonymous namespace\)).*", "", x)
+         for x in s.split(";")]
+    print(";".join(f), n)' "$TMP/emberd.$p.main" >"$TMP/emberd.$p.tidy"
+	sim=$("$EMBER" stat similarity "$TMP/emberd.$p.tidy" "$TMP/perf.$p.main" 2>/dev/null | awk '/^similarity/ { print $2 }')
 	check "$p: similarity with perf --call-graph dwarf from main >= 0.90 (${sim:-none})" \
 		awk -v s="${sim:-0}" 'BEGIN { exit !(s >= 0.90) }'
 	check "$p: every frame emberd shows from main up is one perf shows, by name" \
-		python3 - "$TMP/emberd.$p.main" "$TMP/perf.$p.main" <<'PY'
+		python3 - "$TMP/emberd.$p.main" "$TMP/perfnames.$p" "$TMP/perf.$p.main" <<'PY'
 import sys
 def frames(path, min_share):
     w, t = {}, 0
@@ -187,7 +239,9 @@ def frames(path, min_share):
         for f in set(s.split(";")[1:]):
             w[f] = w.get(f, 0) + n
     return {f for f, n in w.items() if n >= min_share * t}
-e, p = frames(sys.argv[1], 0.005), frames(sys.argv[2], 0)
+e = frames(sys.argv[1], 0.01)
+p = {l.rsplit(" ", 1)[0].split(";", 1)[1] for l in open(sys.argv[2])}
+p |= {"[unknown]"} | {f for f in frames(sys.argv[3], 0) if f.startswith("[")}  # markers, as collapsed
 missing = sorted(e - p)
 print("#   emberd's frames:", sorted(e)[:12])
 if missing:

@@ -3,9 +3,12 @@
 //! tests/integration/test_binaries.sh. Each round main() calls work(), which calls three
 //! #[inline(never)] functions with 5 : 3 : 2 units of loops that cost the same per iteration:
 //! engine::checksum 50 %, <engine::Mixer<u64> as engine::Stage>::run 30 %, engine::scramble 20 %
-//! of the process's CPU. Units are calibrated to ~50 ms at start (as burn.c does).
+//! of the process's CPU. Units are calibrated to ~50 ms at start (as burn.c does). Each round
+//! also fills a std HashMap (a few % of the time), whose growth runs std's hashbrown
+//! reserve_rehash: a symbol with LLVM's ".llvm.<digits>" suffix in Rust 1.95's std.
 //!
 //! usage: rustwork SECONDS (default 10). Prints "ready PID" once started.
+use std::collections::HashMap;
 use std::hint::black_box;
 use std::time::Instant;
 
@@ -51,8 +54,18 @@ mod engine {
 use engine::Stage;
 
 #[inline(never)]
+fn fill(n: u64) -> u64 {
+    let mut h = HashMap::new(); // no capacity: it grows, and rehashes
+    for i in 0..n {
+        h.insert(i, i ^ 0x5555);
+    }
+    black_box(h.len() as u64)
+}
+
+#[inline(never)]
 fn work(unit: u64, seed: u64, m: &engine::Mixer<u64>) -> u64 {
-    let a = engine::checksum(5 * unit, seed);
+    let h = fill(unit / 50);
+    let a = engine::checksum(5 * unit, seed ^ h);
     let b = m.run(3 * unit, a);
     let c = engine::scramble(2 * unit, b);
     black_box(c) ^ 1 // not a tail call: work stays under scramble
