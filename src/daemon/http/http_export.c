@@ -90,6 +90,8 @@ static const struct family_def {
 	  "Samples evicted from the store, by reason (time, memory)." },
 	{ "ember_store_dropped_samples_total", METRIC_COUNTER,
 	  "Samples that could not be stored (out of memory)." },
+	{ "ember_store_escaped_comms_total", METRIC_COUNTER,
+	  "Samples whose process name held ';' or control bytes, escaped as a frame name." },
 	{ "ember_heap_in_use_bytes", METRIC_GAUGE,
 	  "Heap bytes allocated and in use (glibc mallinfo2: every arena, mmapped chunks too)." },
 	{ "ember_heap_free_bytes", METRIC_GAUGE,
@@ -221,6 +223,8 @@ void ember_metrics_store(struct metrics *m, const struct store_stats *st)
 	     (double)st->evicted_memory);
 	set1(m, "ember_store_dropped_samples_total", METRIC_COUNTER, NULL, NULL,
 	     (double)st->dropped);
+	set1(m, "ember_store_escaped_comms_total", METRIC_COUNTER, NULL, NULL,
+	     (double)st->comms_escaped);
 }
 
 static void cache(struct metrics *m, const char *name, uint64_t entries, uint64_t hits,
