@@ -16,7 +16,7 @@ set -u
 DUR=${1:-30}
 EMBERD=${EMBERD:-$OUTPUT/emberd}
 W=$OUTPUT/workloads
-for b in spawn burn; do
+for b in spawn burn shortlived; do
 	[ -x "$W/$b" ] || { echo "bench_churn: $W/$b missing (make workloads)" >&2; exit 1; }
 done
 TMP=$(mktemp -d /tmp/ember-churn.XXXXXX)
@@ -74,7 +74,7 @@ echo churn | sed s/c/C/ | wc -c >/dev/null
 SH
 "$W/spawn" 100 "$DUR" /bin/true >"$TMP/spawn1.out" &
 BG+=($!)
-"$W/spawn" 60 "$DUR" "$W/burn" 0.002 >"$TMP/spawn2.out" &
+"$W/spawn" 60 "$DUR" "$W/shortlived" 2 >"$TMP/spawn2.out" &
 BG+=($!)
 "$W/spawn" 40 "$DUR" /bin/sh "$TMP/pipe.sh" >"$TMP/spawn3.out" &
 BG+=($!)
