@@ -71,8 +71,12 @@ static const struct family_def {
 	{ "ember_symbol_cache_evictions_total", METRIC_COUNTER,
 	  "Symbolizer cache entries dropped by their bound." },
 	{ "ember_symbol_cache_bytes", METRIC_GAUGE, "Memory held by the symbolizer caches." },
+	{ "ember_mapped_files_opened_total", METRIC_COUNTER,
+	  "Files profiled processes map, opened by the one safe way, by route" },
+	{ "ember_mapped_files_refused_total", METRIC_COUNTER,
+	  "Files profiled processes map, refused by reason (symlink, not regular, another inode...)" },
 	{ "ember_perfmap_skipped_total", METRIC_COUNTER,
-	  "Perf-map files not read, by reason (missing, not_regular, too_big, error)." },
+	  "Perf-map files not read, by reason (missing, not_regular, too_big, owner, error)." },
 	{ "ember_perfmap_bad_lines_total", METRIC_COUNTER, "Malformed perf-map lines skipped." },
 	{ "ember_symbolizer_process_events_total", METRIC_COUNTER,
 	  "Processes whose cached state was dropped: pid reused, exec, gone; maps read errors." },
@@ -308,6 +312,19 @@ void ember_metrics_python(struct metrics *m, const struct python_stats *st)
 	}
 }
 
+static void ember_metrics_mapfiles(struct metrics *m, const struct mapfile_stats *f)
+{
+	int i;
+
+	set1(m, "ember_mapped_files_opened_total", METRIC_COUNTER, "via", "map_files",
+	     (double)f->via_map_files);
+	set1(m, "ember_mapped_files_opened_total", METRIC_COUNTER, "via", "root",
+	     (double)f->via_root);
+	for (i = 0; i < MAPFILE__NR; i++)
+		set1(m, "ember_mapped_files_refused_total", METRIC_COUNTER, "reason",
+		     mapfile_refusal_name(i), (double)f->refused[i]);
+}
+
 void ember_metrics_symbolizer(struct metrics *m, const struct symbolizer_stats *st)
 {
 	set1(m, "ember_symbolized_frames_total", METRIC_COUNTER, "kind", "kernel",
@@ -340,6 +357,8 @@ void ember_metrics_symbolizer(struct metrics *m, const struct symbolizer_stats *
 	     (double)st->perfmap_skip_not_regular);
 	set1(m, "ember_perfmap_skipped_total", METRIC_COUNTER, "reason", "too_big",
 	     (double)st->perfmap_skip_too_big);
+	set1(m, "ember_perfmap_skipped_total", METRIC_COUNTER, "reason", "owner",
+	     (double)st->perfmap_skip_owner);
 	set1(m, "ember_perfmap_skipped_total", METRIC_COUNTER, "reason", "error",
 	     (double)st->perfmap_skip_error);
 	set1(m, "ember_perfmap_bad_lines_total", METRIC_COUNTER, NULL, NULL,
@@ -801,6 +820,15 @@ static int handle_metrics(struct http_server *srv, struct http_request *req,
 	if (http_server__published(srv, &pub)) {
 		ember_metrics_sampler(m, &pub.sampler);
 		ember_metrics_symbolizer(m, &pub.symbols);
+		{
+			struct mapfile_stats f = pub.symbols.files;
+
+			if (pub.have_unwind)
+				mapfile_stats_add(&f, &pub.unwind.files);
+			if (pub.have_python)
+				mapfile_stats_add(&f, &pub.python.files);
+			ember_metrics_mapfiles(m, &f);
+		}
 		if (pub.have_unwind)
 			ember_metrics_unwind(m, &pub.unwind);
 		if (pub.have_python)

@@ -20,6 +20,25 @@
 
 #define U(x) (unsigned long long)(x)
 
+/* The files profiled processes map, opened the one way (proc/mapfile.h) by the symbolizer, the
+ * unwinder and the Python reader: opened, and refused by reason. */
+static void files_json(struct sbuf *j, const struct http_published *pub)
+{
+	struct mapfile_stats f = pub->symbols.files;
+	int i;
+
+	if (pub->have_unwind)
+		mapfile_stats_add(&f, &pub->unwind.files);
+	if (pub->have_python)
+		mapfile_stats_add(&f, &pub->python.files);
+	sbuf_addf(j, "\"mapped_files\": {\"opened\": %llu, \"via_map_files\": %llu, "
+		     "\"via_root\": %llu, \"refused\": {", U(f.opened), U(f.via_map_files), U(f.via_root));
+	for (i = 0; i < MAPFILE__NR; i++)
+		sbuf_addf(j, "%s\"%s\": %llu", i ? ", " : "", mapfile_refusal_name(i),
+			  U(f.refused[i]));
+	sbuf_addf(j, "}}, ");
+}
+
 static void stats_hook(struct sbuf *j, void *ctx)
 {
 	struct http_server *srv = ctx;
@@ -66,7 +85,7 @@ static void stats_hook(struct sbuf *j, void *ctx)
 		  "\"pid_gone\": %llu, \"maps_errors\": %llu, \"elf_errors\": %llu, "
 		  "\"perfmap_loads\": %llu, \"perfmap_bad_lines\": %llu, \"perfmap_skipped\": "
 		  "{\"missing\": %llu, \"not_regular\": %llu, \"too_big\": %llu, "
-		  "\"error\": %llu}}, ",
+		  "\"owner\": %llu, \"error\": %llu}}, ",
 		  U(frames), U(unresolved), frames ? (double)unresolved / (double)frames : 0.0,
 		  U(y->kernel_unresolved), U(y->user_unresolved), U(y->user_no_mapping),
 		  U(y->jit_frames), U(y->pids_cached), U(y->elfs_cached), U(y->elf_symbols),
@@ -77,7 +96,8 @@ static void stats_hook(struct sbuf *j, void *ctx)
 		  U(y->elf_evictions), U(y->mem_bytes), U(y->pid_reuses), U(y->pid_execs),
 		  U(y->pid_gone), U(y->maps_errors), U(y->elf_errors), U(y->perfmap_loads),
 		  U(y->perfmap_bad_lines), U(y->perfmap_skip_missing), U(y->perfmap_skip_not_regular),
-		  U(y->perfmap_skip_too_big), U(y->perfmap_skip_error));
+		  U(y->perfmap_skip_too_big), U(y->perfmap_skip_owner), U(y->perfmap_skip_error));
+	files_json(j, &pub);
 	/* the ingest's [filter] and the server's bearer check: samples excluded, requests refused
 	 */
 	sbuf_addf(j, "\"service\": {\"filtered_samples\": %llu, \"auth_failures\": %llu}, ",

@@ -466,6 +466,7 @@ static int64_t fsbase_offset(struct python *py)
 
 struct candidate {
 	uint64_t start, pgoff, end, inode;
+	uint32_t dev_major, dev_minor;
 	char path[512];
 	bool lib; /* libpython*.so */
 	bool deleted;
@@ -506,6 +507,8 @@ static int on_map(const struct procmaps_entry *e, void *ctx)
 					   .end = e->end,
 					   .pgoff = e->pgoff,
 					   .inode = e->inode,
+					   .dev_major = e->dev_major,
+					   .dev_minor = e->dev_minor,
 					   .lib = lib,
 					   .deleted = e->deleted };
 	memcpy(sc->c[sc->n].path, e->path, e->path_len);
@@ -529,26 +532,15 @@ struct elfinfo {
 	bool has_runtime, has_version, has_code_type, has_is_none;
 };
 
+/* Opens the candidate's file, the one way (proc/mapfile.h). fd or -errno. */
 static int open_candidate(struct python *py, uint32_t pid, const struct candidate *c)
 {
-	char path[1024];
-	struct stat sb;
-	int fd = -1;
+	struct mapfile_want w = { .pid = pid, .start = c->start, .end = c->end, .path = c->path,
+				  .path_len = strlen(c->path), .deleted = c->deleted,
+				  .dev_major = c->dev_major, .dev_minor = c->dev_minor,
+				  .ino = c->inode };
 
-	if (c->path[0] == '/' && !c->deleted) {
-		snprintf(path, sizeof(path), "%s/%u/root%s", py->proc_root, pid, c->path);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd >= 0 && (fstat(fd, &sb) || (uint64_t)sb.st_ino != c->inode)) {
-			close(fd);
-			fd = -1;
-		}
-	}
-	if (fd < 0) {
-		snprintf(path, sizeof(path), "%s/%u/map_files/%llx-%llx", py->proc_root, pid,
-			 (unsigned long long)c->start, (unsigned long long)c->end);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-	}
-	return fd < 0 ? -errno : fd;
+	return mapfile_open(py->proc_root, &w, &py->st.files, NULL);
 }
 
 static void scan_symbols(Elf *elf, Elf_Scn *scn, GElf_Shdr *sh, struct elfinfo *ei)

@@ -10,11 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "ember/core/base/clock.h"
 #include "ember/core/base/hash.h"
 #include "ember/core/base/log.h"
+#include "ember/daemon/proc/mapfile.h"
 #include "ember/daemon/symbols/elfsym.h"
 
 #define ELF_RETRY_NS (5000 * NS_PER_MS)	    /* retry an image that failed to open */
@@ -122,44 +124,18 @@ static void etab_grow(struct symbolizer *s)
 	s->etab_size = nsize;
 }
 
-/* Opens the file behind @m: through the process's root, then its map_files entry (deleted
- * files, other mount namespaces), then the host path; the inode must match. fd or -errno. */
+/* Opens the file behind @m, the one way a mapped file is opened (proc/mapfile.h): its
+ * map_files entry, else its path inside the process's root; the inode must match. fd or -errno. */
 static int open_mapping(struct symbolizer *s, struct proc *p, const struct mapping *m)
 {
-	const char *path = p->paths + m->path_off;
-	char buf[PATH_MAX];
-	struct stat st;
-	int fd, i;
+	struct mapfile_want w = { .pid = p->pid, .start = m->start, .end = m->end,
+				  .path = p->paths + m->path_off, .path_len = m->path_len,
+				  .deleted = m->deleted, .dev_major = major(m->dev),
+				  .dev_minor = minor(m->dev), .ino = m->ino };
 
-	for (i = 0; i < 3; i++) {
-		int n;
-
-		if (i == 0 && (m->deleted || path[0] != '/' || p->gone))
-			continue;
-		if (i == 1 && p->gone)
-			continue;
-		if (i == 2 && (m->deleted || path[0] != '/'))
-			continue;
-		if (i == 0)
-			n = snprintf(buf, sizeof(buf), "%s/%u/root%s", s->proc_root, p->pid, path);
-		else if (i == 1)
-			n = snprintf(buf, sizeof(buf), "%s/%u/map_files/%llx-%llx", s->proc_root,
-				     p->pid, (unsigned long long)m->start,
-				     (unsigned long long)m->end);
-		else
-			n = snprintf(buf, sizeof(buf), "%s", path);
-		if (n < 0 || (size_t)n >= sizeof(buf))
-			continue;
-		fd = open(buf, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-		if (fd < 0)
-			continue;
-		if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (m->ino && st.st_ino != m->ino)) {
-			close(fd);
-			continue;
-		}
-		return fd;
-	}
-	return -ENOENT;
+	if (p->gone)
+		return -ENOENT;
+	return mapfile_open(s->proc_root, &w, &s->stats.files, NULL);
 }
 
 static struct image *image_by_build_id(struct symbolizer *s, const uint8_t *id, size_t len,

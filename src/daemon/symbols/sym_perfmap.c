@@ -8,7 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+#include <linux/openat2.h>
 
 #include "ember/core/base/clock.h"
 #include "ember/daemon/symbols/perfmap.h"
@@ -32,6 +35,9 @@ static void pm_state(struct symbolizer *s, struct proc *p, enum pm_state st)
 	case PM_TOO_BIG:
 		s->stats.perfmap_skip_too_big++;
 		break;
+	case PM_OWNER:
+		s->stats.perfmap_skip_owner++;
+		break;
 	case PM_ERROR:
 		s->stats.perfmap_skip_error++;
 		break;
@@ -41,11 +47,54 @@ static void pm_state(struct symbolizer *s, struct proc *p, enum pm_state st)
 	p->pm_state = st;
 }
 
+/*
+ * Opens /tmp/perf-NSPID.map inside the process's root: no symbolic link on the way (a container's
+ * /tmp may be one, to anywhere on the host), O_NONBLOCK. fd or -errno.
+ */
+static int open_perfmap(struct symbolizer *s, struct proc *p)
+{
+	struct open_how how = {
+		.flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY,
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	char path[PATH_MAX];
+	int root, fd, err;
+
+	snprintf(path, sizeof(path), "%s/%u/root", s->proc_root, p->pid);
+	root = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0)
+		return -errno;
+	snprintf(path, sizeof(path), "tmp/perf-%u.map", p->nspid);
+	fd = (int)syscall(SYS_openat2, root, path, &how, sizeof(how));
+	err = fd < 0 ? -errno : fd;
+	close(root);
+	return err;
+}
+
+/*
+ * As perf decides (tools/perf/util/symbol.c): a perf map names a process's code only if the
+ * process's user or root owns it, and nobody else may write it; else anyone could name a root
+ * process's JIT frames. The process's user is the owner of /proc/PID (root for a non-dumpable
+ * one: then only root's maps).
+ */
+static bool perfmap_owner_ok(struct symbolizer *s, struct proc *p, const struct stat *st)
+{
+	char path[64];
+	struct stat ps;
+
+	if (st->st_mode & (S_IWGRP | S_IWOTH))
+		return false;
+	if (st->st_uid == 0)
+		return true;
+	snprintf(path, sizeof(path), "%s/%u", s->proc_root, p->pid);
+	return !stat(path, &ps) && ps.st_uid == st->st_uid;
+}
+
 /* Reads what was appended to the process's perf map since the last look. Never blocks: the
- * file is opened O_NONBLOCK and O_NOFOLLOW, and must be a regular file of bounded size. */
+ * file is opened O_NONBLOCK and O_NOFOLLOW, and must be a regular file of bounded size, owned
+ * by the process's user or root. */
 void sym_perfmap_refresh(struct symbolizer *s, struct proc *p)
 {
-	char path[PATH_MAX];
 	struct stat st;
 	uint64_t want;
 	size_t used;
@@ -57,12 +106,12 @@ void sym_perfmap_refresh(struct symbolizer *s, struct proc *p)
 		return; /* its /tmp is gone with it; keep what was read */
 	if (!p->nspid)
 		p->nspid = sym_read_nspid(s, p->pid);
-	snprintf(path, sizeof(path), "%s/%u/root/tmp/perf-%u.map", s->proc_root, p->pid, p->nspid);
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY);
+	fd = open_perfmap(s, p);
 	if (fd < 0) {
+		errno = -fd;
 		if (errno == ENOENT)
 			pm_state(s, p, PM_ABSENT);
-		else if (errno == ELOOP || errno == ENXIO || errno == ENODEV)
+		else if (errno == ELOOP || errno == EXDEV || errno == ENXIO || errno == ENODEV)
 			pm_state(s, p, PM_NOT_REGULAR);
 		else
 			pm_state(s, p, PM_ERROR);
@@ -70,6 +119,10 @@ void sym_perfmap_refresh(struct symbolizer *s, struct proc *p)
 	}
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
 		pm_state(s, p, PM_NOT_REGULAR);
+		goto out;
+	}
+	if (!perfmap_owner_ok(s, p, &st)) {
+		pm_state(s, p, PM_OWNER);
 		goto out;
 	}
 	if ((uint64_t)st.st_size > s->o.max_perfmap_bytes) {

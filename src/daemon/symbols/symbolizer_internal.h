@@ -42,7 +42,7 @@ struct strtab;
 #define KRES_BATCH 128 /* kernel_resolve: addresses per call (a stack is at most 127) */
 #define KRES_TEXT 600 /* ... and bytes per text: KSYM_NAME_LEN 512 + offsets + module */
 
-enum pm_state { PM_UNKNOWN = 0, PM_OK, PM_ABSENT, PM_NOT_REGULAR, PM_TOO_BIG, PM_ERROR };
+enum pm_state { PM_UNKNOWN = 0, PM_OK, PM_ABSENT, PM_NOT_REGULAR, PM_TOO_BIG, PM_OWNER, PM_ERROR };
 
 struct mapping {
 	uint64_t start, end, pgoff;

@@ -598,23 +598,15 @@ static bool is_shared_object(const struct procmaps_entry *e)
 	return false;
 }
 
-/* Opens the file behind a mapping: through the process's root, else its map_files entry. */
+/* Opens the file behind a mapping, the one way (proc/mapfile.h). fd or -errno. */
 static int open_mapped(struct unwinder *u, uint32_t pid, const struct procmaps_entry *e)
 {
-	char path[4400];
-	int fd = -1;
+	struct mapfile_want w = { .pid = pid, .start = e->start, .end = e->end, .path = e->path,
+				  .path_len = e->path_len, .deleted = e->deleted,
+				  .dev_major = e->dev_major, .dev_minor = e->dev_minor,
+				  .ino = e->inode };
 
-	if (e->path_len && e->path_len < 4096 && e->path[0] == '/' && !e->deleted) {
-		snprintf(path, sizeof(path), "%s/%u/root%.*s", u->proc_root, pid, (int)e->path_len,
-			 e->path);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-	}
-	if (fd < 0) {
-		snprintf(path, sizeof(path), "%s/%u/map_files/%llx-%llx", u->proc_root, pid,
-			 (unsigned long long)e->start, (unsigned long long)e->end);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-	}
-	return fd;
+	return mapfile_open(u->proc_root, &w, &u->st.files, NULL);
 }
 
 static int on_entry(const struct procmaps_entry *e, void *ctx)

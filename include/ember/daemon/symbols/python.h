@@ -35,6 +35,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ember/daemon/proc/mapfile.h"
+
 #include <linux/types.h>
 
 #include "ember/daemon/sample/bpf_shared.h"
@@ -80,6 +82,7 @@ struct python_stats {
 	int64_t fsbase_off;	 /* gauge: task_struct.thread.fsbase; -1 unknown, -2 failed */
 	uint64_t fsbase_ns;	 /* the time finding it took (once, at the first CPython) */
 	struct ember_py_bpf_stats bpf; /* the BPF walk's counters */
+	struct mapfile_stats files;    /* mapped files opened and refused (proc/mapfile.h) */
 };
 
 struct python; /* opaque */

@@ -34,6 +34,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ember/daemon/proc/mapfile.h"
+
 struct strtab;
 
 struct symbolizer_opts {
@@ -105,9 +107,11 @@ struct symbolizer_stats {
 	uint64_t perfmap_skip_missing;	/* no perf map for a process that has an anon exec area */
 	uint64_t perfmap_skip_not_regular; /* FIFO, device, /dev/zero symlink... skipped */
 	uint64_t perfmap_skip_too_big;	/* over max_perfmap_bytes */
+	uint64_t perfmap_skip_owner;	/* not the process's user's nor root's, or writable by others */
 	uint64_t perfmap_skip_error;	/* read errors */
 
 	uint64_t mem_bytes;		/* gauge: memory held by the caches (approximate) */
+	struct mapfile_stats files;	/* mapped files opened and refused (proc/mapfile.h) */
 };
 
 struct symbolizer; /* opaque */

@@ -24,6 +24,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ember/daemon/proc/mapfile.h"
+
 struct sampler;
 
 struct unwind_opts {
@@ -58,6 +60,7 @@ struct unwind_stats {
 	uint64_t maps_errors;		/* /proc/PID/maps not readable (gone, denied) */
 	uint64_t ready_ns_total;	/* first note to list written, summed over processes */
 	uint64_t ready_count;
+	struct mapfile_stats files;	/* mapped files opened and refused (proc/mapfile.h) */
 };
 
 struct unwinder; /* opaque */
