@@ -402,7 +402,10 @@ static void test_stripped_debug_file(void **state)
 	symbolizer__free(s);
 	reap(&c);
 
-	/* debuglink variant: no build-id at all, BINDIR/.debug/NAME */
+	/*
+	 * debuglink variant: no build-id at all. BINDIR/.debug/NAME (a place the process may
+	 * control) is not read; DIR/BINDIR/NAME under a debug dir is, with the link's CRC32.
+	 */
 	workload(path, "symbols");
 	sh("mkdir -p %s/dl/.debug && objcopy --remove-section .note.gnu.build-id %s %s/dl/symbols && "
 	   "objcopy --only-keep-debug %s/dl/symbols %s/dl/.debug/symbols.debug 2>/dev/null && "
@@ -417,8 +420,25 @@ static void test_stripped_debug_file(void **state)
 	assert_non_null(s);
 	ips[0] = addr_of(&c, "symbols_leaf") + 5;
 	ips[1] = addr_of(&c, "symbols_inline_call");
+	assert_string_equal(user_stack(s, st, (uint32_t)c.pid, ips, 2), "[symbols];[symbols]");
+	symbolizer__free(s);
+	/* DIR/BINDIR/NAME: found, its CRC is the link's */
+	sh("mkdir -p %s/dlroot%s/dl && cp %s/dl/.debug/symbols.debug %s/dlroot%s/dl/", tmpdir, tmpdir,
+	   tmpdir, tmpdir, tmpdir);
+	snprintf(dbg, sizeof(dbg), "%s/dlroot", tmpdir);
+	o.debug_dirs = dbg;
+	s = symbolizer__new(&o, st);
+	assert_non_null(s);
 	assert_string_equal(user_stack(s, st, (uint32_t)c.pid, ips, 2),
 			    "symbols_outer;symbols_leaf");
+	symbolizer__free(s);
+	/* the same file with another CRC (a byte appended): refused, counted */
+	sh("echo x >> %s/dlroot%s/dl/symbols.debug", tmpdir, tmpdir);
+	s = symbolizer__new(&o, st);
+	assert_non_null(s);
+	assert_string_equal(user_stack(s, st, (uint32_t)c.pid, ips, 2), "[symbols];[symbols]");
+	symbolizer__stats(s, &ss);
+	assert_true(ss.elf_debug_refused >= 1);
 	symbolizer__free(s);
 	reap(&c);
 	strtab__free(st);

@@ -75,6 +75,9 @@ static const struct family_def {
 	  "Files profiled processes map, opened by the one safe way, by route" },
 	{ "ember_mapped_files_refused_total", METRIC_COUNTER,
 	  "Files profiled processes map, refused by reason (symlink, not regular, another inode...)" },
+	{ "ember_elf_refused_total", METRIC_COUNTER,
+	  "ELF files not read, by reason (too_big: a bound; short_read: shrank; debug_file: "
+	  "a debug file not root's, behind a link, or of another CRC)" },
 	{ "ember_perfmap_skipped_total", METRIC_COUNTER,
 	  "Perf-map files not read, by reason (missing, not_regular, too_big, owner, error)." },
 	{ "ember_perfmap_bad_lines_total", METRIC_COUNTER, "Malformed perf-map lines skipped." },
@@ -351,6 +354,12 @@ void ember_metrics_symbolizer(struct metrics *m, const struct symbolizer_stats *
 	set1(m, "ember_symbol_cache_entries", METRIC_GAUGE, "cache", "kernel_functions",
 	     (double)st->kernel_functions);
 	set1(m, "ember_symbol_cache_bytes", METRIC_GAUGE, NULL, NULL, (double)st->mem_bytes);
+	set1(m, "ember_elf_refused_total", METRIC_COUNTER, "reason", "too_big",
+	     (double)st->elf_too_big);
+	set1(m, "ember_elf_refused_total", METRIC_COUNTER, "reason", "short_read",
+	     (double)st->elf_short_reads);
+	set1(m, "ember_elf_refused_total", METRIC_COUNTER, "reason", "debug_file",
+	     (double)st->elf_debug_refused);
 	set1(m, "ember_perfmap_skipped_total", METRIC_COUNTER, "reason", "missing",
 	     (double)st->perfmap_skip_missing);
 	set1(m, "ember_perfmap_skipped_total", METRIC_COUNTER, "reason", "not_regular",

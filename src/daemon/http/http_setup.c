@@ -85,7 +85,8 @@ static void stats_hook(struct sbuf *j, void *ctx)
 		  "\"pid_gone\": %llu, \"maps_errors\": %llu, \"elf_errors\": %llu, "
 		  "\"perfmap_loads\": %llu, \"perfmap_bad_lines\": %llu, \"perfmap_skipped\": "
 		  "{\"missing\": %llu, \"not_regular\": %llu, \"too_big\": %llu, "
-		  "\"owner\": %llu, \"error\": %llu}}, ",
+		  "\"owner\": %llu, \"error\": %llu}, \"elf_too_big\": %llu, "
+		  "\"elf_short_reads\": %llu, \"elf_debug_refused\": %llu}, ",
 		  U(frames), U(unresolved), frames ? (double)unresolved / (double)frames : 0.0,
 		  U(y->kernel_unresolved), U(y->user_unresolved), U(y->user_no_mapping),
 		  U(y->jit_frames), U(y->pids_cached), U(y->elfs_cached), U(y->elf_symbols),
@@ -96,7 +97,8 @@ static void stats_hook(struct sbuf *j, void *ctx)
 		  U(y->elf_evictions), U(y->mem_bytes), U(y->pid_reuses), U(y->pid_execs),
 		  U(y->pid_gone), U(y->maps_errors), U(y->elf_errors), U(y->perfmap_loads),
 		  U(y->perfmap_bad_lines), U(y->perfmap_skip_missing), U(y->perfmap_skip_not_regular),
-		  U(y->perfmap_skip_too_big), U(y->perfmap_skip_owner), U(y->perfmap_skip_error));
+		  U(y->perfmap_skip_too_big), U(y->perfmap_skip_owner), U(y->perfmap_skip_error),
+		  U(y->elf_too_big), U(y->elf_short_reads), U(y->elf_debug_refused));
 	files_json(j, &pub);
 	/* the ingest's [filter] and the server's bearer check: samples excluded, requests refused
 	 */

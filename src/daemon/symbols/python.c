@@ -22,6 +22,7 @@
 #include "ember/core/base/sbuf.h"
 #include "ember/core/base/strtab.h"
 #include "ember/daemon/sample/sampler.h"
+#include "ember/daemon/symbols/elfsym.h"
 #include "ember/daemon/symbols/procmaps.h"
 
 #define PROC_SLOTS     1024
@@ -29,6 +30,7 @@
 #define LINE_SLOTS     16		   /* per code object: (position -> name) direct-mapped */
 #define GONE_KEEP_NS   (10 * NSEC_PER_SEC) /* names kept after exit/exec for samples in flight */
 #define MAPS_MAX_BYTES (8u << 20)
+#define PY_MAX_SECTION_BYTES (64ull << 20) /* a symbol table read; CPython's are ~1-3 MB */
 #define STR_MAX_CHARS  4096 /* longest name or file read from a process */
 #define LINETABLE_MAX  (1u << 20)
 #define DETECT_TRIES   20   /* examinations while ld.so has not mapped libc yet */
@@ -545,11 +547,15 @@ static int open_candidate(struct python *py, uint32_t pid, const struct candidat
 
 static void scan_symbols(Elf *elf, Elf_Scn *scn, GElf_Shdr *sh, struct elfinfo *ei)
 {
-	Elf_Data *d = elf_getdata(scn, NULL);
+	Elf_Data *d;
 	size_t i, n;
 	GElf_Sym sym;
 
-	if (!d || !sh->sh_entsize)
+	if (!sh->sh_entsize || elf_section_bytes(scn) > PY_MAX_SECTION_BYTES ||
+	    elf_section_bytes(elf_getscn(elf, sh->sh_link)) > PY_MAX_SECTION_BYTES)
+		return; /* sized by the file: not read (a CPython's are a few MB) */
+	d = elf_getdata(scn, NULL);
+	if (!d)
 		return;
 	n = sh->sh_size / sh->sh_entsize;
 	for (i = 0; i < n; i++) {
@@ -586,7 +592,7 @@ static int read_elf(int fd, const struct candidate *c, struct elfinfo *ei)
 	bool have_bias = false;
 
 	*ei = (struct elfinfo){ 0 };
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	elf = elf_begin(fd, ELF_C_READ, NULL); /* pread, never mapped (elfsym.h) */
 	if (!elf || elf_kind(elf) != ELF_K_ELF) {
 		elf_end(elf);
 		return -ENOEXEC;

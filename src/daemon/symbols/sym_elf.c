@@ -155,9 +155,10 @@ static struct image *image_open(struct symbolizer *s, struct proc *p, const stru
 				int fd)
 {
 	struct elfsym_opts eo = { .debug_dirs = s->debug_dirs, .path = p->paths + m->path_off,
-				  .dwarf = s->o.inline_frames };
+				  .dwarf = s->o.inline_frames,
+				  .max_symbols = s->o.max_symbols,
+				  .max_section_bytes = s->o.max_section_bytes };
 	uint8_t id[64];
-	char root[64];
 	struct image *img;
 	const uint8_t *bid;
 	struct stat st;
@@ -187,8 +188,6 @@ static struct image *image_open(struct symbolizer *s, struct proc *p, const stru
 			return img;
 		}
 	}
-	snprintf(root, sizeof(root), "%s/%u/root", s->proc_root, p->pid);
-	eo.root = p->gone ? NULL : root;
 	img = calloc(1, sizeof(*img));
 	if (!img) {
 		close(fd);
@@ -197,9 +196,14 @@ static struct image *image_open(struct symbolizer *s, struct proc *p, const stru
 	img->es = elfsym__open(fd, &eo);
 	close(fd);
 	if (!img->es) {
+		if (errno == E2BIG)
+			s->stats.elf_too_big++;
+		else if (errno == EIO)
+			s->stats.elf_short_reads++;
 		free(img);
 		return NULL;
 	}
+	s->stats.elf_debug_refused += elfsym__debug_refused(img->es);
 	img->refs = 1;
 	img->file_size = (uint64_t)st.st_size;
 	img->serial = s->next_serial++;

@@ -408,13 +408,14 @@ static int open_debug(struct unwinder *u, const uint8_t *bid, size_t len)
 	if (o + 7 >= sizeof(path))
 		return -1;
 	snprintf(path + o, sizeof(path) - o, ".debug");
-	return open(path, O_RDONLY | O_CLOEXEC);
+	/* root's, in root's directories, no link on the way: never a file a process controls */
+	return mapfile_open_trusted(path, NULL);
 }
 
 /* The table of the file open at @fd: shared by build-id, or compiled. NULL + errno. */
 static struct table *table_of_fd(struct unwinder *u, int fd)
 {
-	struct cfi_opts co = { .max_rows = u->capacity };
+	struct cfi_opts co = { .max_rows = u->capacity, .max_section_bytes = u->o.max_section_bytes };
 	uint8_t bid[BID_MAX];
 	struct cfi_table *ct;
 	struct table *t;
@@ -449,7 +450,7 @@ static struct table *table_of_fd(struct unwinder *u, int fd)
 	if (!ct)
 		u->st.build_failures++; /* no CFI: an empty table, frame pointers */
 	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	elf = elf_begin(fd, ELF_C_READ, NULL); /* pread, never mapped (elfsym.h) */
 	t = table_from_cfi(u, ct, elf);
 	err = errno;
 	elf_end(elf);

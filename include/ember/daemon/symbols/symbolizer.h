@@ -58,6 +58,8 @@ struct symbolizer_opts {
 	size_t max_pids;	  /* processes with cached state; 0: 4096 */
 	size_t max_elfs;	  /* ELF images with cached symbols; 0: 512 */
 	size_t max_perfmap_bytes; /* larger perf-map files are skipped (counted); 0: 64 MiB */
+	uint64_t max_symbols;	  /* entries of one ELF symbol table; more: refused; 0: no bound */
+	uint64_t max_section_bytes; /* an ELF section read (inflated); more: refused; 0: none */
 };
 
 /* The defaults above, all booleans on except addr_offsets. */
@@ -100,6 +102,9 @@ struct symbolizer_stats {
 	uint64_t elf_errors;		/* files that could not be opened or parsed */
 	uint64_t elf_debuginfo;		/* separate debug files used */
 	uint64_t elf_symbols;		/* gauge: symbols held over all cached images */
+	uint64_t elf_too_big;		/* ... refused: a table or section past its bound */
+	uint64_t elf_short_reads;	/* ... refused: the file shrank while read */
+	uint64_t elf_debug_refused;	/* debug files refused: not root's, a link, a CRC mismatch */
 
 	uint64_t perfmap_loads;		/* perf-map files read (first time or because they grew) */
 	uint64_t perfmap_symbols;	/* gauge: JIT symbols held */

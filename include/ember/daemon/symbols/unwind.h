@@ -33,10 +33,12 @@ struct unwind_opts {
 	uint64_t work_budget_ns;	/* table building per unwinder__work() call */
 	const char *proc_root;		/* "/proc" unless testing */
 	const char *debug_dir;		/* separate debug files by build-id ("/usr/lib/debug") */
+	uint64_t max_section_bytes;	/* a CFI section read (inflated); more: refused. 0: none */
 };
 
 #define UNWIND_OPTS_DEFAULT { .max_procs = 4096, .work_budget_ns = 20000000, \
-			      .proc_root = "/proc", .debug_dir = "/usr/lib/debug" }
+			      .proc_root = "/proc", .debug_dir = "/usr/lib/debug", \
+			      .max_section_bytes = 128ull << 20 }
 
 struct unwind_stats {
 	uint64_t rows_capacity;		/* gauge: rows the array holds */
