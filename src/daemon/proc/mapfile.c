@@ -68,6 +68,10 @@ static int64_t mtime_ns(const struct stat *sb)
 static int check(const struct mapfile_want *w, const struct stat *sb, bool strict_dev,
 		 enum mapfile_refusal *ret_why)
 {
+	if (S_ISLNK(sb->st_mode)) { /* O_PATH | O_NOFOLLOW: the last component is a link */
+		*ret_why = MAPFILE_SYMLINK;
+		return -ELOOP;
+	}
 	if (!S_ISREG(sb->st_mode)) {
 		*ret_why = MAPFILE_NOT_REGULAR;
 		return -EINVAL;
