@@ -14,6 +14,8 @@
 #   row 4  a stripped library without build-id whose .gnu_debuglink names a symlink to a root-only
 #          file that defines root_only_secret_alpha_hunter2
 #   row 8  a root JIT process's perf map owned and rewritten by nobody; nobody's own JIT named
+#   row 5  nobody's library on a tmpfs of its own namespace, then root's library of the same size
+#          on a new tmpfs: the same device and inode (both recycled); root's is named its own way
 . "$(dirname "$0")/../lib.sh"
 require_live_emberd
 W=$OUTPUT/workloads
@@ -76,6 +78,12 @@ python3 "$TMP/symtab.py" "$A/libshrink.so" $((900 << 20)) $((32 << 20))
 truncate -s 1G "$A/libshrink.so"
 python3 "$TMP/symtab.py" "$A/libbig.so" $((16 << 20)) $((240000000))
 truncate -s 260M "$A/libbig.so"
+# row 5: two libraries of one layout and size, with other names
+sed 's/root_only_secret_alpha_hunter2/attacker_named_function_zzzzzz/' "$TMP/secret.c" >"$TMP/a5.c"
+sed 's/root_only_secret_alpha_hunter2/root_named_function_rrrrrrrrrrr/' "$TMP/secret.c" >"$TMP/r5.c"
+"${CC_SO[@]}" -o "$A/lib5.so" "$TMP/a5.c"
+"${CC_SO[@]}" -o "$TMP/root5.so" "$TMP/r5.c"
+mkdir -p "$A/mnt" "$TMP/rt"
 cp "$W/hostile" "$A/lib/x.so"
 cp "$W/hostile" "$A/lib/z"
 chown -R 65534:65534 "$A"
@@ -170,6 +178,33 @@ OW=$(stat_of "symbols['perfmap_skipped']['owner']")
 check "row 8: refused, counted (perfmap_skipped.owner $OW)" test "$OW" -ge 1
 check "row 8: nobody's own JIT is named from its own perf map" \
 	grep -q 'jit_alpha' "$TMP/jitn.folded"
+# row 5: nobody's library sampled on its tmpfs, the tmpfs gone; then root's on a new one
+"${AS_NOBODY[@]}" unshare -Urm sh -c '
+	mount -t tmpfs none "$1/mnt" && cp "$1/lib5.so" "$1/mnt/lib.so" || exit 1
+	stat -c "%d %i %s" "$1/mnt/lib.so"
+	exec "$2" dlcall 3 "$1/mnt/lib.so" hostile_spin' sh "$A" "$W/hostile" >"$TMP/r5a.out" 2>&1
+mount -t tmpfs none "$TMP/rt"
+cp "$TMP/root5.so" "$TMP/rt/lib.so"
+"$W/hostile" dlcall 4 "$TMP/rt/lib.so" hostile_spin >"$TMP/r5r.out" 2>&1 &
+R5=$!
+PIDS+=($R5)
+KEY_A=$(head -1 "$TMP/r5a.out")
+KEY_R=$(stat -c "%d %i %s" "$TMP/rt/lib.so")
+echo "# row 5: nobody's library: $KEY_A; root's: $KEY_R"
+wait "$R5"
+curl -sf "$URL/api/v1/folded?pid=$R5" >"$TMP/r5.folded"
+curl -sf "$URL/api/v1/stats" >"$TMP/stats.json"
+umount "$TMP/rt"
+if [ "$KEY_A" = "$KEY_R" ]; then
+	check "row 5: root's process is named with its own functions" \
+		grep -q root_named_function_rrrrrrrrrrr "$TMP/r5.folded"
+	check "row 5: ... never with nobody's" \
+		bash -c "! grep -q attacker_named_function '$TMP/r5.folded'"
+	CH=$(stat_of "symbols['elf_changed']")
+	check "row 5: the stale image dropped, counted (elf_changed $CH)" test "$CH" -ge 1
+else
+	skip "row 5: same device and inode" "the kernel gave other numbers ($KEY_A / $KEY_R)"
+fi
 HWM=$(awk '/VmHWM/ { print $2 }' /proc/"$EPID"/status)
 echo "# emberd VmHWM ${HWM} kB"
 check "emberd's peak RSS under 256 MiB (${HWM} kB; the unit's MemoryMax is 512M)" test "$HWM" -lt 262144

@@ -86,7 +86,7 @@ static void stats_hook(struct sbuf *j, void *ctx)
 		  "\"perfmap_loads\": %llu, \"perfmap_bad_lines\": %llu, \"perfmap_skipped\": "
 		  "{\"missing\": %llu, \"not_regular\": %llu, \"too_big\": %llu, "
 		  "\"owner\": %llu, \"error\": %llu}, \"elf_too_big\": %llu, "
-		  "\"elf_short_reads\": %llu, \"elf_debug_refused\": %llu}, ",
+		  "\"elf_short_reads\": %llu, \"elf_debug_refused\": %llu, \"elf_changed\": %llu}, ",
 		  U(frames), U(unresolved), frames ? (double)unresolved / (double)frames : 0.0,
 		  U(y->kernel_unresolved), U(y->user_unresolved), U(y->user_no_mapping),
 		  U(y->jit_frames), U(y->pids_cached), U(y->elfs_cached), U(y->elf_symbols),
@@ -98,7 +98,8 @@ static void stats_hook(struct sbuf *j, void *ctx)
 		  U(y->pid_gone), U(y->maps_errors), U(y->elf_errors), U(y->perfmap_loads),
 		  U(y->perfmap_bad_lines), U(y->perfmap_skip_missing), U(y->perfmap_skip_not_regular),
 		  U(y->perfmap_skip_too_big), U(y->perfmap_skip_owner), U(y->perfmap_skip_error),
-		  U(y->elf_too_big), U(y->elf_short_reads), U(y->elf_debug_refused));
+		  U(y->elf_too_big), U(y->elf_short_reads), U(y->elf_debug_refused),
+		  U(y->elf_changed));
 	files_json(j, &pub);
 	/* the ingest's [filter] and the server's bearer check: samples excluded, requests refused
 	 */

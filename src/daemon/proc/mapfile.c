@@ -117,18 +117,12 @@ static int open_in_root(const char *proc_root, const struct mapfile_want *w)
 	return err;
 }
 
-int mapfile_open(const char *proc_root, const struct mapfile_want *w, struct mapfile_stats *st,
-		 struct stat *ret_st)
+/* An O_PATH fd of the mapped file: map_files (*@ret_via 0), else the path in the root (1). */
+static int open_opath(const char *proc_root, const struct mapfile_want *w, int *ret_via)
 {
-	enum mapfile_refusal why = MAPFILE_GONE;
 	char buf[PATH_MAX];
-	struct stat sb, sb2;
-	int pfd = -ENOENT, fd, err, via;
+	int pfd = -ENOENT, via;
 
-	if (!proc_root)
-		proc_root = "/proc";
-	if (!w->ino)
-		return refuse(st, MAPFILE_NOT_REGULAR, -EINVAL);
 	for (via = 0; via < 2; via++) {
 		if (via == 0) {
 			if (!w->start && !w->end)
@@ -144,8 +138,41 @@ int mapfile_open(const char *proc_root, const struct mapfile_want *w, struct map
 		if (pfd >= 0)
 			break;
 		if (pfd == -ELOOP || pfd == -EXDEV) /* a link on the path, or out of the root */
-			return refuse(st, MAPFILE_SYMLINK, -ELOOP);
+			return -ELOOP;
 	}
+	*ret_via = via;
+	return pfd;
+}
+
+int mapfile_stat(const char *proc_root, const struct mapfile_want *w, struct stat *ret_st)
+{
+	enum mapfile_refusal why;
+	int pfd, via, err;
+
+	if (!w->ino)
+		return -EINVAL;
+	pfd = open_opath(proc_root ? proc_root : "/proc", w, &via);
+	if (pfd < 0)
+		return pfd;
+	err = fstat(pfd, ret_st) ? -errno : check(w, ret_st, via == 1, &why);
+	close(pfd);
+	return err;
+}
+
+int mapfile_open(const char *proc_root, const struct mapfile_want *w, struct mapfile_stats *st,
+		 struct stat *ret_st)
+{
+	enum mapfile_refusal why = MAPFILE_GONE;
+	struct stat sb, sb2;
+	int pfd, fd, err, via = 0;
+
+	if (!proc_root)
+		proc_root = "/proc";
+	if (!w->ino)
+		return refuse(st, MAPFILE_NOT_REGULAR, -EINVAL);
+	pfd = open_opath(proc_root, w, &via);
+	if (pfd == -ELOOP)
+		return refuse(st, MAPFILE_SYMLINK, -ELOOP);
 	if (pfd < 0)
 		return refuse(st, pfd == -ENOENT || pfd == -ESRCH ? MAPFILE_GONE : MAPFILE_ERROR, pfd);
 	/*

@@ -51,6 +51,7 @@ struct mapping {
 	uint32_t base_off, base_len; /* base name, in proc->paths */
 	enum procmaps_kind kind;
 	bool deleted;
+	bool id_checked;	     /* its file's identity compared with the cached image's */
 	int32_t unknown_id;	     /* "[base]" frame id, -1 until interned */
 };
 
@@ -94,6 +95,7 @@ struct image {
 	size_t build_id_len;
 	uint64_t bid_hash;
 	uint64_t file_size;		/* a stripped copy shares the build-id, not the size */
+	uint32_t uid;			/* the file's owner: shared by build-id with its files only */
 };
 
 struct elfent {
@@ -104,6 +106,11 @@ struct elfent {
 	uint64_t failed_ns;
 	int fd;				/* the file, kept open until its symbols are needed; -1 */
 	uint64_t pinned_ns;		/* when fd was opened */
+	/* what the file was when read: (device, inode) is no key a process cannot forge (tmpfs
+	 * gives a deleted file's inode to the next one), so each mapping checks these once */
+	uint64_t size;
+	int64_t mtime_ns;
+	bool known;
 };
 
 struct addr_slot {

@@ -50,6 +50,7 @@ struct table {
 	struct table *prev, *next;	/* LRU, most recent first after the sentinel */
 	uint8_t bid[BID_MAX];
 	size_t bid_len;
+	uint32_t uid;			/* the owner of the file read: shared by build-id with its files */
 	uint32_t row_start, row_count;
 	struct seg segs[MAX_SEGS];
 	unsigned int nsegs;
@@ -64,6 +65,10 @@ struct file {
 	uint64_t dev, ino;
 	struct table *t;		/* NULL: failed at failed_ns */
 	uint64_t failed_ns;
+	/* what the file was when read: tmpfs gives a deleted file's inode to the next file */
+	uint64_t size;
+	int64_t mtime_ns;
+	bool known;
 };
 
 struct umap {
@@ -215,14 +220,17 @@ static struct file *file_find(struct unwinder *u, uint64_t dev, uint64_t ino)
 	return NULL;
 }
 
-static struct table *table_by_bid(struct unwinder *u, const uint8_t *bid, size_t len)
+/* A build-id is the file's to write: shared with files of the same owner, or from root's. */
+static struct table *table_by_bid(struct unwinder *u, const uint8_t *bid, size_t len,
+				  uint32_t uid)
 {
 	struct table *t;
 
 	if (!len)
 		return NULL;
 	for (t = u->lru.next; t != &u->lru; t = t->next)
-		if (t->bid_len == len && !memcmp(t->bid, bid, len))
+		if (t->bid_len == len && (t->uid == uid || t->uid == 0) &&
+		    !memcmp(t->bid, bid, len))
 			return t;
 	return NULL;
 }
@@ -413,7 +421,7 @@ static int open_debug(struct unwinder *u, const uint8_t *bid, size_t len)
 }
 
 /* The table of the file open at @fd: shared by build-id, or compiled. NULL + errno. */
-static struct table *table_of_fd(struct unwinder *u, int fd)
+static struct table *table_of_fd(struct unwinder *u, int fd, const struct stat *sb)
 {
 	struct cfi_opts co = { .max_rows = u->capacity, .max_section_bytes = u->o.max_section_bytes };
 	uint8_t bid[BID_MAX];
@@ -424,7 +432,7 @@ static struct table *table_of_fd(struct unwinder *u, int fd)
 	uint64_t t0;
 
 	r = elfsym_read_build_id(fd, bid, sizeof(bid));
-	t = table_by_bid(u, bid, r > 0 ? (size_t)r : 0);
+	t = table_by_bid(u, bid, r > 0 ? (size_t)r : 0, sb->st_uid);
 	if (t) {
 		u->st.build_shared++;
 		return t;
@@ -462,6 +470,7 @@ static struct table *table_of_fd(struct unwinder *u, int fd)
 	if (t && r > 0) {
 		memcpy(t->bid, bid, (size_t)r);
 		t->bid_len = (size_t)r;
+		t->uid = sb->st_uid;
 	}
 	errno = err;
 	return t;
@@ -600,14 +609,38 @@ static bool is_shared_object(const struct procmaps_entry *e)
 }
 
 /* Opens the file behind a mapping, the one way (proc/mapfile.h). fd or -errno. */
-static int open_mapped(struct unwinder *u, uint32_t pid, const struct procmaps_entry *e)
+static struct mapfile_want want_of(uint32_t pid, const struct procmaps_entry *e)
 {
-	struct mapfile_want w = { .pid = pid, .start = e->start, .end = e->end, .path = e->path,
-				  .path_len = e->path_len, .deleted = e->deleted,
-				  .dev_major = e->dev_major, .dev_minor = e->dev_minor,
-				  .ino = e->inode };
+	return (struct mapfile_want){ .pid = pid, .start = e->start, .end = e->end,
+				      .path = e->path, .path_len = e->path_len,
+				      .deleted = e->deleted, .dev_major = e->dev_major,
+				      .dev_minor = e->dev_minor, .ino = e->inode };
+}
 
-	return mapfile_open(u->proc_root, &w, &u->st.files, NULL);
+static int64_t mtime_ns_of(const struct stat *st)
+{
+	return (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+}
+
+/* True when the file @e maps is not the one @f was read from (same device and inode, other size
+ * or mtime); what cannot be checked is taken as it is. */
+static bool file_stale(struct unwinder *u, uint32_t pid, const struct procmaps_entry *e,
+		       const struct file *f)
+{
+	struct mapfile_want w = want_of(pid, e);
+	struct stat st;
+
+	if (!f->known || mapfile_stat(u->proc_root, &w, &st))
+		return false;
+	return (uint64_t)st.st_size != f->size || mtime_ns_of(&st) != f->mtime_ns;
+}
+
+static int open_mapped(struct unwinder *u, uint32_t pid, const struct procmaps_entry *e,
+		       struct stat *ret_st)
+{
+	struct mapfile_want w = want_of(pid, e);
+
+	return mapfile_open(u->proc_root, &w, &u->st.files, ret_st);
 }
 
 static int on_entry(const struct procmaps_entry *e, void *ctx)
@@ -617,6 +650,7 @@ static int on_entry(const struct procmaps_entry *e, void *ctx)
 	struct proc *p = c->p;
 	struct table *t = NULL;
 	struct file *f;
+	struct stat sb;
 	uint64_t dev;
 	int fd;
 
@@ -633,18 +667,27 @@ static int on_entry(const struct procmaps_entry *e, void *ctx)
 	} else if (e->kind == PROCMAPS_FILE && e->inode) {
 		dev = (uint64_t)e->dev_major << 32 | e->dev_minor;
 		f = file_find(u, dev, e->inode);
+		if (f && file_stale(u, p->pid, e, f)) {
+			/* another file under the same key now: its table is not this one's */
+			if (f->t)
+				f->t->files--;
+			f->t = NULL;
+			f->failed_ns = 0;
+			f->known = false;
+			u->st.files_changed++;
+		}
 		/* new, or failed a while ago: build (a recent failure stays frame pointers) */
 		if (!f || (!f->t && mono_ns() - f->failed_ns >= FAIL_RETRY_NS)) {
 			if (mono_ns() > c->deadline_ns) {
 				c->incomplete = true;
 			} else {
-				fd = open_mapped(u, p->pid, e);
+				fd = open_mapped(u, p->pid, e, &sb);
 				/* not reachable through this process (gone already: a short-lived
 				 * one): not the file's failure, which would keep it from every
 				 * process for FAIL_RETRY_NS; the next process mapping it builds it */
 				if (fd < 0)
 					goto listed;
-				t = table_of_fd(u, fd);
+				t = table_of_fd(u, fd, &sb);
 				close(fd);
 				if (!f) {
 					f = calloc(1, sizeof(*f));
@@ -658,6 +701,9 @@ static int on_entry(const struct procmaps_entry *e, void *ctx)
 					u->files[file_slot(dev, e->inode)] = f;
 				}
 				f->t = t;
+				f->size = (uint64_t)sb.st_size;
+				f->mtime_ns = mtime_ns_of(&sb);
+				f->known = true;
 				if (t)
 					t->files++;
 				else

@@ -66,6 +66,13 @@ const char *mapfile_refusal_name(enum mapfile_refusal r);
 int mapfile_open(const char *proc_root, const struct mapfile_want *w, struct mapfile_stats *st,
 		 struct stat *ret_st);
 
+/*
+ * The fstat of @w's file, reached as mapfile_open() reaches it but never opened (O_PATH): a
+ * regular file of the mapping's inode. 0 or -errno; not counted. For checking that what a cache
+ * holds under the mapping's (device, inode) is still that file (tmpfs recycles inodes).
+ */
+int mapfile_stat(const char *proc_root, const struct mapfile_want *w, struct stat *ret_st);
+
 /* Adds @b's counts to @a. */
 void mapfile_stats_add(struct mapfile_stats *a, const struct mapfile_stats *b);
 

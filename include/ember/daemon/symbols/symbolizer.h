@@ -99,6 +99,7 @@ struct symbolizer_stats {
 	uint64_t elf_hits, elf_misses;	/* lookups of an image by (dev, inode) */
 	uint64_t elf_buildid_hits;	/* ... found by build-id instead (same file, other inode) */
 	uint64_t elf_evictions;		/* dropped by the LRU bound */
+	uint64_t elf_changed;		/* dropped: the file under that (dev, inode) is another now */
 	uint64_t elf_errors;		/* files that could not be opened or parsed */
 	uint64_t elf_debuginfo;		/* separate debug files used */
 	uint64_t elf_symbols;		/* gauge: symbols held over all cached images */

@@ -51,6 +51,7 @@ struct unwind_stats {
 	uint64_t build_ns;		/* ... and the time they took */
 	uint64_t build_failures;	/* files that could not be read or have no CFI */
 	uint64_t build_shared;		/* a file found by build-id under another device/inode */
+	uint64_t files_changed;		/* a cached (device, inode) found naming another file now */
 	uint64_t evictions;		/* tables evicted for room */
 	uint64_t refused;		/* tables not built: no room but tables in use (30 s) */
 	uint64_t too_big;		/* tables larger than the whole array: not held */
