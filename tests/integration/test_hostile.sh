@@ -10,7 +10,9 @@
 #          namespace) by a FIFO of the same name: the path now names the FIFO
 #   row 4  ... and by an absolute symlink to /etc/shadow
 #   row 2  a library whose .symtab points into a sparse 1 GB tail, shrunk and grown while parsed
-#   row 3  a library whose .symtab claims 10 M entries: refused by symbols.max_symbols
+#   row 3  a library whose .symtab claims 10 M entries: refused by symbols.max_symbols; a 64 MiB
+#          perf map (1.9 M lines) for nobody's own JIT: kept to symbols.max_perfmap_entries (all
+#          perf maps together)
 #   row 4  a stripped library without build-id whose .gnu_debuglink names a symlink to a root-only
 #          file that defines root_only_secret_alpha_hunter2
 #   row 8  a root JIT process's perf map owned and rewritten by nobody; nobody's own JIT named
@@ -138,6 +140,11 @@ wait_log "$TMP/jit.out" ready || not_ok "root's jit starts"
 chown 65534:65534 "/tmp/perf-$JIT.map"
 "${AS_NOBODY[@]}" sh -c 'awk "NF == 3 && \$3 ~ /^jit_/ { print \$1, \$2, \"spoofed_by_nobody_\" \$3 }" "$1" >"$2"' \
 	sh "$TMP/jit.out" "/tmp/perf-$JIT.map"
+# row 3: nobody floods its own perf map to 64 MiB
+wait_log "$TMP/jit_nobody.out" ready || not_ok "nobody's jit starts"
+"${AS_NOBODY[@]}" awk 'BEGIN { for (i = 0; i < 1900000; i++)
+	printf "%x 10 jit_flood_%07d\n", 140000000000000 + i * 16, i }' >>"/tmp/perf-$JITN.map"
+ls -l "/tmp/perf-$JITN.map" | sed 's/^/# /'
 wait_log "$TMP/cover.out" ready || { sed 's/^/# /' "$TMP/cover.out"; not_ok "the covered mappings are set up"; }
 
 sleep 4
@@ -171,6 +178,8 @@ echo "# row 2: elf_short_reads $SR"
 # row 3
 TB=$(stat_of "symbols['elf_too_big']")
 check "row 3: the 10 M-symbol table refused, counted (elf_too_big $TB)" test "$TB" -ge 1
+PTB=$(stat_of "symbols['perfmap_skipped']['too_big']")
+check "row 3: the 64 MiB perf map kept to max_perfmap_entries, counted (too_big $PTB)" test "$PTB" -ge 1
 # row 8
 check "row 8: nobody's perf map does not name root's JIT" \
 	bash -c "! grep -q spoofed_by_nobody '$TMP/all.folded'"

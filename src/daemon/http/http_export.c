@@ -362,6 +362,8 @@ void ember_metrics_symbolizer(struct metrics *m, const struct symbolizer_stats *
 	     (double)st->elf_debug_refused);
 	set1(m, "ember_elf_refused_total", METRIC_COUNTER, "reason", "changed",
 	     (double)st->elf_changed);
+	set1(m, "ember_elf_refused_total", METRIC_COUNTER, "reason", "memory",
+	     (double)st->elf_mem_refused);
 	set1(m, "ember_perfmap_skipped_total", METRIC_COUNTER, "reason", "missing",
 	     (double)st->perfmap_skip_missing);
 	set1(m, "ember_perfmap_skipped_total", METRIC_COUNTER, "reason", "not_regular",

@@ -915,6 +915,8 @@ void python__forget_pid(struct python *py, uint32_t pid, uint64_t time_ns)
 void python__prune(struct python *py)
 {
 	uint64_t now = mono_ns();
+	char path[300];
+	struct stat sb;
 	size_t i;
 
 	for (i = 0; i < PROC_SLOTS; i++) {
@@ -922,6 +924,13 @@ void python__prune(struct python *py)
 
 		for (; pp; pp = next) {
 			next = pp->next;
+			if (!pp->gone_ns) {
+				snprintf(path, sizeof(path), "%s/%u", py->proc_root, pp->pid);
+				if (stat(path, &sb) && errno == ENOENT) {
+					python__forget_pid(py, pp->pid, now);
+					py->st.procs_swept++;
+				}
+			}
 			if (pp->retired && now - pp->retired->gone_ns >= GONE_KEEP_NS) {
 				proc_free(py, pp->retired);
 				pp->retired = NULL;

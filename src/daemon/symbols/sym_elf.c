@@ -54,6 +54,7 @@ static void image_put(struct symbolizer *s, struct image *img)
 		}
 	}
 	s->stats.elf_symbols -= elfsym__count(img->es);
+	s->img_bytes -= img->bytes;
 	elfsym__free(img->es);
 	free(img);
 }
@@ -246,6 +247,15 @@ static struct image *image_open(struct symbolizer *s, struct proc *p, const stru
 		return NULL;
 	}
 	s->stats.elf_debug_refused += elfsym__debug_refused(img->es);
+	img->bytes = elfsym__mem_bytes(img->es);
+	if (s->o.max_image_bytes && img->bytes > s->o.max_image_bytes) {
+		/* more than all images may hold: not kept (the file's frames stay "[file]") */
+		s->stats.elf_mem_refused++;
+		elfsym__free(img->es);
+		free(img);
+		return NULL;
+	}
+	s->img_bytes += img->bytes;
 	img->refs = 1;
 	img->file_size = (uint64_t)st.st_size;
 	img->uid = st.st_uid;
@@ -318,6 +328,12 @@ static void elf_read(struct symbolizer *s, struct elfent *e, struct proc *p,
 	e->img = image_open(s, p, m, fd, &st);
 	if (st.st_ino && !e->known)
 		set_identity(e, &st);
+	/* within max_image_bytes: the least recently used images go (this one is the most) */
+	while (s->o.max_image_bytes && s->img_bytes > s->o.max_image_bytes &&
+	       s->lru_e.lru_prev != e && s->lru_e.lru_prev != &s->lru_e) {
+		elfent_remove(s, s->lru_e.lru_prev);
+		s->stats.elf_mem_evictions++;
+	}
 	if (!e->img) {
 		e->failed_ns = mono_ns();
 		s->stats.elf_errors++;

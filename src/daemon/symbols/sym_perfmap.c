@@ -17,6 +17,7 @@
 #include "ember/daemon/symbols/perfmap.h"
 
 #define PERFMAP_RECHECK_NS (200 * NS_PER_MS) /* look at a perf map again on a miss */
+#define PERFMAP_CHUNK (1u << 20)		     /* read a perf map a MiB at a time */
 
 /* --- perf maps ------------------------------------------------------------------------------- */
 
@@ -95,9 +96,10 @@ static bool perfmap_owner_ok(struct symbolizer *s, struct proc *p, const struct 
  * by the process's user or root. */
 void sym_perfmap_refresh(struct symbolizer *s, struct proc *p)
 {
+	enum pm_state err_state = PM_OK;
 	struct stat st;
 	uint64_t want;
-	size_t used;
+	size_t before;
 	ssize_t r;
 	int fd;
 
@@ -142,50 +144,91 @@ void sym_perfmap_refresh(struct symbolizer *s, struct proc *p)
 		pm_state(s, p, PM_ERROR);
 		goto out;
 	}
+	/*
+	 * max_perfmap_entries bounds every process's perf maps together (a process sizes its own,
+	 * and may start many): this one may grow by what the others leave.
+	 */
+	if (s->o.max_perfmap_entries) {
+		uint64_t others = s->stats.perfmap_symbols - perfmap__count(p->pm);
+
+		size_t n = perfmap__count(p->pm);
+
+		/* all taken: no growth (0 would mean no bound: one entry then) */
+		perfmap__set_max_entries(p->pm, others >= s->o.max_perfmap_entries
+							? (n ? n : 1)
+							: s->o.max_perfmap_entries - others);
+	}
 	want = (uint64_t)st.st_size - p->pm_used;
 	if (want == 0) {
 		pm_state(s, p, PM_OK);
 		goto out;
 	}
-	if (want + 1 > s->buf_cap) {
-		char *nb = realloc(s->buf, want + 1);
+	if (!s->buf_cap || s->buf_cap < PERFMAP_CHUNK + 1) {
+		char *nb = realloc(s->buf, PERFMAP_CHUNK + 1);
 
 		if (!nb) {
 			pm_state(s, p, PM_ERROR);
 			goto out;
 		}
 		s->buf = nb;
-		s->buf_cap = want + 1;
+		s->buf_cap = PERFMAP_CHUNK + 1;
 	}
-	/* read only what fstat promised: a file that keeps growing cannot hold us here */
-	used = 0;
-	while (used < want) {
-		r = pread(fd, s->buf + used, want - used, (off_t)(p->pm_used + used));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		used += (size_t)r;
-	}
-	if (used == 0 && want) {
-		pm_state(s, p, PM_ERROR);
-		goto out;
-	}
-	{
-		size_t consumed = 0, before = perfmap__count(p->pm);
-
+	/*
+	 * Read only what fstat promised (a file that keeps growing cannot hold us here), a chunk at
+	 * a time: memory is the table's, never the file's size again in a buffer.
+	 */
+	before = perfmap__count(p->pm);
+	perfmap__defer_sort(p->pm, true); /* one sort for every chunk */
+	while (want) {
+		size_t ask = want < PERFMAP_CHUNK ? (size_t)want : PERFMAP_CHUNK, used = 0;
+		size_t consumed = 0;
 		unsigned long bad = 0;
-		int err = perfmap__add_text(p->pm, s->buf, used, &consumed, &bad);
+		int err;
 
+		while (used < ask) {
+			r = pread(fd, s->buf + used, ask - used, (off_t)(p->pm_used + used));
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0)
+				break;
+			used += (size_t)r;
+		}
+		if (used == 0) {
+			if (perfmap__count(p->pm) == before)
+				err_state = PM_ERROR;
+			break;
+		}
+		err = perfmap__add_text(p->pm, s->buf, used, &consumed, &bad);
 		s->stats.perfmap_bad_lines += bad;
+		if (err == -E2BIG) {
+			err_state = PM_TOO_BIG; /* symbols.max_perfmap_entries */
+			p->pm_used += used;
+			break;
+		}
 		if (err < 0) {
-			pm_state(s, p, PM_ERROR);
-			goto out;
+			err_state = PM_ERROR;
+			break;
+		}
+		if (!consumed && used == ask && ask == PERFMAP_CHUNK) {
+			consumed = used; /* a chunk without a line end: malformed, skipped */
+			s->stats.perfmap_bad_lines++;
 		}
 		p->pm_used += consumed;
+		want -= consumed < want ? consumed : want;
+		if (used < ask)
+			break; /* shorter than fstat said: read the rest next time */
+		if (consumed < used && ask < PERFMAP_CHUNK)
+			break; /* a last line still being written */
+	}
+	perfmap__defer_sort(p->pm, false);
+	if (perfmap__count(p->pm) != before || err_state == PM_TOO_BIG) {
 		p->version = ++s->version_seq;
 		s->stats.perfmap_symbols += perfmap__count(p->pm) - before;
 		s->stats.perfmap_loads++;
+	}
+	if (err_state != PM_OK) {
+		pm_state(s, p, err_state);
+		goto out;
 	}
 	pm_state(s, p, PM_OK);
 out:

@@ -96,6 +96,7 @@ struct image {
 	uint64_t bid_hash;
 	uint64_t file_size;		/* a stripped copy shares the build-id, not the size */
 	uint32_t uid;			/* the file's owner: shared by build-id with its files only */
+	uint64_t bytes;			/* elfsym__mem_bytes() when read */
 };
 
 struct elfent {
@@ -157,6 +158,7 @@ struct symbolizer {
 
 	struct elfent **etab;
 	size_t etab_size, nelfs;
+	uint64_t img_bytes;		/* held by every image's symbols: bounded by o.max_image_bytes */
 	size_t nr_pinned;		/* elfents holding an unread file open */
 	uint64_t version_seq;		/* last proc version handed out */
 	struct elfent lru_e;

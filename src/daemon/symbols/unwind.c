@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ember/core/base/array.h"
@@ -846,6 +847,30 @@ void unwinder__forget_pid(struct unwinder *u, uint32_t pid)
 		proc_free(u, p);
 		return; /* its queue entry finds no process and is dropped */
 	}
+}
+
+int unwinder__sweep(struct unwinder *u)
+{
+	char path[300];
+	struct stat sb;
+	struct proc *p, *next;
+	size_t i;
+	int n = 0;
+
+	if (!u)
+		return 0;
+	for (i = 0; i < PROC_SLOTS; i++) {
+		for (p = u->procs[i]; p; p = next) {
+			next = p->hnext;
+			snprintf(path, sizeof(path), "%s/%u", u->proc_root, p->pid);
+			if (stat(path, &sb) && errno == ENOENT) {
+				unwinder__forget_pid(u, p->pid);
+				u->st.procs_swept++;
+				n++;
+			}
+		}
+	}
+	return n;
 }
 
 int unwinder__work(struct unwinder *u)

@@ -59,6 +59,8 @@ struct symbolizer_opts {
 	size_t max_elfs;	  /* ELF images with cached symbols; 0: 512 */
 	size_t max_perfmap_bytes; /* larger perf-map files are skipped (counted); 0: 64 MiB */
 	uint64_t max_symbols;	  /* entries of one ELF symbol table; more: refused; 0: no bound */
+	uint64_t max_perfmap_entries; /* all processes' perf maps; the rest is skipped; 0: none */
+	uint64_t max_image_bytes; /* all ELF images' symbols; least recently used go; 0: no bound */
 	uint64_t max_section_bytes; /* an ELF section read (inflated); more: refused; 0: none */
 };
 
@@ -100,6 +102,8 @@ struct symbolizer_stats {
 	uint64_t elf_buildid_hits;	/* ... found by build-id instead (same file, other inode) */
 	uint64_t elf_evictions;		/* dropped by the LRU bound */
 	uint64_t elf_changed;		/* dropped: the file under that (dev, inode) is another now */
+	uint64_t elf_mem_evictions;	/* images dropped to stay within max_image_bytes */
+	uint64_t elf_mem_refused;	/* images not kept: larger than max_image_bytes alone */
 	uint64_t elf_errors;		/* files that could not be opened or parsed */
 	uint64_t elf_debuginfo;		/* separate debug files used */
 	uint64_t elf_symbols;		/* gauge: symbols held over all cached images */
@@ -112,7 +116,7 @@ struct symbolizer_stats {
 	uint64_t perfmap_bad_lines;	/* malformed lines skipped */
 	uint64_t perfmap_skip_missing;	/* no perf map for a process that has an anon exec area */
 	uint64_t perfmap_skip_not_regular; /* FIFO, device, /dev/zero symlink... skipped */
-	uint64_t perfmap_skip_too_big;	/* over max_perfmap_bytes */
+	uint64_t perfmap_skip_too_big;	/* over max_perfmap_bytes or max_perfmap_entries */
 	uint64_t perfmap_skip_owner;	/* not the process's user's nor root's, or writable by others */
 	uint64_t perfmap_skip_error;	/* read errors */
 

@@ -58,6 +58,7 @@ struct unwind_stats {
 	uint64_t procs;			/* gauge: processes listed */
 	uint64_t procs_pending;		/* gauge: processes waiting for their tables */
 	uint64_t procs_dropped;		/* processes not listed: the map was full */
+	uint64_t procs_swept;		/* forgotten by the sweep: gone without a notification */
 	uint64_t lists;			/* lists written to the BPF map */
 	uint64_t maps_overflow;		/* executable mappings past EMBER_UNWIND_MAX_MAPS */
 	uint64_t maps_errors;		/* /proc/PID/maps not readable (gone, denied) */
@@ -88,6 +89,12 @@ void unwinder__refresh_pid(struct unwinder *u, uint32_t pid);
 void unwinder__sampled(struct unwinder *u, uint32_t pid);
 /* exec or exit: its list goes (its next sample after an exec notes it again). */
 void unwinder__forget_pid(struct unwinder *u, uint32_t pid);
+/*
+ * Housekeeping, e.g. every 5 s: forgets every process whose /proc entry is gone, whatever exit
+ * notification was missed (a lost ring record; without the sweep, entries of exited processes
+ * filled unwind.processes). Returns how many.
+ */
+int unwinder__sweep(struct unwinder *u);
 
 /*
  * Lists the queued processes, building the tables they need while the budget lasts. Returns the
