@@ -391,7 +391,7 @@ static void proc_retire(struct symbolizer *s, struct proc *p, uint64_t until_ns)
 		return;
 	}
 	/* /proc/PID is another image's now: never read it for this one again (no maps re-read,
-	 * no perf map refresh, files by their host path with the inode checked) */
+	 * no perf map refresh; its files only as pinned or cached, never by a path) */
 	if (!p->gone) {
 		p->gone = true;
 		p->gone_ns = mono_ns();
