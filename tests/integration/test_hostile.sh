@@ -12,7 +12,8 @@
 #   row 2  a library whose .symtab points into a sparse 1 GB tail, shrunk and grown while parsed
 #   row 3  a library whose .symtab claims 10 M entries: refused by symbols.max_symbols; a 64 MiB
 #          perf map (1.9 M lines) for nobody's own JIT: kept to symbols.max_perfmap_entries (all
-#          perf maps together)
+#          perf maps together); a compressed .debug_frame that says it inflates to 2 GiB: refused
+#          by symbols.max_section_size before it is inflated
 #   row 4  a stripped library without build-id whose .gnu_debuglink names a symlink to a root-only
 #          file that defines root_only_secret_alpha_hunter2
 #   row 8  a root JIT process's perf map owned and rewritten by nobody; nobody's own JIT named
@@ -76,9 +77,9 @@ with open(path, 'r+b') as f:
 sys.exit('no .symtab')
 EOF
 SMALL=$(stat -c %s "$A/libshrink.so")
-python3 "$TMP/symtab.py" "$A/libshrink.so" $((900 << 20)) $((32 << 20))
+python3 "$TMP/symtab.py" "$A/libshrink.so" $((900 << 20)) $((32 << 20)) || not_ok "setup: .symtab moved"
 truncate -s 1G "$A/libshrink.so"
-python3 "$TMP/symtab.py" "$A/libbig.so" $((16 << 20)) $((240000000))
+python3 "$TMP/symtab.py" "$A/libbig.so" $((16 << 20)) $((240000000)) || not_ok "setup: .symtab of 10 M"
 truncate -s 260M "$A/libbig.so"
 # row 5: two libraries of one layout and size, with other names
 sed 's/root_only_secret_alpha_hunter2/attacker_named_function_zzzzzz/' "$TMP/secret.c" >"$TMP/a5.c"
@@ -86,6 +87,30 @@ sed 's/root_only_secret_alpha_hunter2/root_named_function_rrrrrrrrrrr/' "$TMP/se
 "${CC_SO[@]}" -o "$A/lib5.so" "$TMP/a5.c"
 "${CC_SO[@]}" -o "$TMP/root5.so" "$TMP/r5.c"
 mkdir -p "$A/mnt" "$TMP/rt"
+# row 3: a compressed .debug_frame (no CFI in .eh_frame) whose header says 2 GiB
+{ cat "$TMP/spin.c"; for i in $(seq 64); do echo "void z$i(void) { spin_sink += $i; }"; done; } \
+	>"$TMP/z.c" # enough CFI for the linker to compress it
+gcc -shared -fPIC -O1 -g -fno-asynchronous-unwind-tables -gz=zlib -Wl,--build-id=none \
+	-o "$A/libz.so" "$TMP/z.c"
+cat >"$TMP/chsize.py" <<'EOF'
+import struct, sys
+path, name, size = sys.argv[1], sys.argv[2].encode(), int(sys.argv[3])
+with open(path, 'r+b') as f:
+    b = f.read()
+    shoff, = struct.unpack_from('<Q', b, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from('<HHH', b, 0x3a)
+    stroff, = struct.unpack_from('<Q', b, shoff + shstrndx * shentsize + 0x18)
+    for i in range(shnum):
+        h = shoff + i * shentsize
+        nm = b[stroff + struct.unpack_from('<I', b, h)[0]:].split(b'\0', 1)[0]
+        flags, = struct.unpack_from('<Q', b, h + 8)
+        if nm == name and flags & 0x800:  # SHF_COMPRESSED: Elf64_Chdr.ch_size at +8
+            f.seek(struct.unpack_from('<Q', b, h + 0x18)[0] + 8)
+            f.write(struct.pack('<Q', size))
+            sys.exit(0)
+sys.exit('no compressed ' + sys.argv[2])
+EOF
+python3 "$TMP/chsize.py" "$A/libz.so" .debug_frame $((2 << 30)) || not_ok "setup: a compressed .debug_frame"
 cp "$W/hostile" "$A/lib/x.so"
 cp "$W/hostile" "$A/lib/z"
 chown -R 65534:65534 "$A"
@@ -123,6 +148,8 @@ PIDS+=($!)
 PIDS+=($!)
 # row 3: 10 M symbols claimed
 "${AS_NOBODY[@]}" "$W/hostile" dlcall 12 "$A/libbig.so" hostile_spin >"$TMP/big.out" 2>&1 &
+PIDS+=($!)
+"${AS_NOBODY[@]}" "$W/hostile" dlcall 12 "$A/libz.so" hostile_spin >"$TMP/z.out" 2>&1 &
 PIDS+=($!)
 # row 4: the debuglink to root's secret
 "${AS_NOBODY[@]}" "$W/hostile" dlcall 12 "$A/libatt.so" hostile_spin >"$TMP/att.out" 2>&1 &
@@ -178,6 +205,9 @@ echo "# row 2: elf_short_reads $SR"
 # row 3
 TB=$(stat_of "symbols['elf_too_big']")
 check "row 3: the 10 M-symbol table refused, counted (elf_too_big $TB)" test "$TB" -ge 1
+UTB=$(stat_of "unwind['too_big']")
+check "row 3: the 2 GiB .debug_frame refused before it is inflated, counted (unwind.too_big $UTB)" \
+	test "$UTB" -ge 1
 PTB=$(stat_of "symbols['perfmap_skipped']['too_big']")
 check "row 3: the 64 MiB perf map kept to max_perfmap_entries, counted (too_big $PTB)" test "$PTB" -ge 1
 # row 8
