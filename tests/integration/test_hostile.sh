@@ -235,11 +235,12 @@ for _ in 1 2 3; do
 	[ "$USERNS" = 1 ] || break
 	"${AS_NOBODY[@]}" unshare -Urm sh -c '
 		mount -t tmpfs none "$1/mnt" && cp "$1/lib5.so" "$1/mnt/lib.so" || exit 1
-		stat -c "%d %i %s" "$1/mnt/lib.so"
-		exec "$2" dlcall 3 "$1/mnt/lib.so" hostile_spin' sh "$A" "$W/hostile" >"$TMP/r5a.out" 2>&1
+		echo "$(stat -c "%d %i %s" "$1/mnt/lib.so") $$"
+		exec "$2" dlcall 4 "$1/mnt/lib.so" hostile_spin' sh "$A" "$W/hostile" >"$TMP/r5a.out" 2>&1
 	mount -t tmpfs none "$TMP/rt"
 	cp "$TMP/root5.so" "$TMP/rt/lib.so"
-	KEY_A=$(head -1 "$TMP/r5a.out")
+	read -r D5 I5 S5 APID <"$TMP/r5a.out"
+	KEY_A="$D5 $I5 $S5"
 	KEY_R=$(stat -c "%d %i %s" "$TMP/rt/lib.so")
 	echo "# row 5: nobody's library: $KEY_A; root's: $KEY_R"
 	[ "$KEY_A" = "$KEY_R" ] && break
@@ -251,12 +252,15 @@ if [ "$KEY_A" = "$KEY_R" ]; then
 	PIDS+=($R5)
 	wait "$R5"
 	curl -sf "$URL/api/v1/folded?pid=$R5" >"$TMP/r5.folded"
+	curl -sf "$URL/api/v1/folded?pid=$APID" >"$TMP/r5a.folded"
 	curl -sf "$URL/api/v1/stats" >"$TMP/stats.json"
 	umount "$TMP/rt"
 fi
 if [ "$USERNS" = 0 ]; then
 	skip "row 5: a recycled device and inode" "no unprivileged user namespace with mounts here"
 elif [ "$KEY_A" = "$KEY_R" ]; then
+	check "row 5: nobody's process was named with its library's functions (cached)" \
+		grep -q attacker_named_function "$TMP/r5a.folded"
 	check "row 5: root's process is named with its own functions" \
 		grep -q root_named_function_rrrrrrrrrrr "$TMP/r5.folded"
 	check "row 5: ... never with nobody's" \
@@ -268,7 +272,12 @@ else
 fi
 HWM=$(awk '/VmHWM/ { print $2 }' /proc/"$EPID"/status)
 echo "# emberd VmHWM ${HWM} kB"
-check "emberd's peak RSS under 256 MiB (${HWM} kB; the unit's MemoryMax is 512M)" test "$HWM" -lt 262144
+if [ "${EMBER_ASAN:-0}" = 1 ]; then
+	echo "# (ASan build: its shadow memory and quarantine make RSS no measure of the bounds)"
+else
+	check "emberd's peak RSS under 256 MiB (${HWM} kB; the unit's MemoryMax is 512M)" \
+		test "$HWM" -lt 262144
+fi
 kill "$STRACE_PID" 2>/dev/null
 wait "$STRACE_PID" 2>/dev/null
 kill -TERM "$EPID"
