@@ -256,6 +256,7 @@ static void drain(struct emberd *d)
 		}
 		if (d->py)
 			python__prune(d->py);
+		(void)unwinder__sweep(d->unwind);
 		d->last_prune_ns = mono_ns();
 	}
 	report_drops(d, false);
@@ -517,6 +518,10 @@ static int sampling_setup(struct emberd *d)
 	yo.addr_offsets = d->cfg.addr_offsets;
 	yo.max_elfs = d->cfg.max_elfs;
 	yo.max_perfmap_bytes = d->cfg.max_perfmap_bytes;
+	yo.max_symbols = d->cfg.max_symbols;
+	yo.max_perfmap_entries = d->cfg.max_perfmap_entries;
+	yo.max_image_bytes = d->cfg.max_image_bytes;
+	yo.max_section_bytes = d->cfg.max_section_bytes;
 	/* kernel frames through the kernel's own lookup; /proc/kallsyms where it cannot run */
 	d->kres = kresolve__new(err, sizeof(err));
 	if (d->kres) {
@@ -543,6 +548,7 @@ static int sampling_setup(struct emberd *d)
 	}
 	if (so.unwind_rows) {
 		uo.max_procs = (uint32_t)d->cfg.unwind_procs;
+		uo.max_section_bytes = d->cfg.max_section_bytes;
 		d->unwind = unwinder__new(d->sampler, &uo);
 		if (!d->unwind)
 			log_warn("user stacks by frame pointer only: cannot set up the unwind tables: "

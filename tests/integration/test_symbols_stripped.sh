@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # emberd resolves a stripped binary through its separate debug file: a copy of the symbols
 # workload is stripped (strip --strip-all) after objcopy --only-keep-debug moved its symbols to
-# BINDIR/.debug/symbols.debug (found through .gnu_debuglink); its functions appear by name. A
+# DIR/BINDIR/symbols.debug under the configured debug dir DIR (found through .gnu_debuglink;
+# never next to the binary, a place its process may control); its functions appear by name. A
 # second stripped copy without a debug file is the control: it shows as [symbols], as perf does.
 . "$(dirname "$0")/../lib.sh"
 require_root "BPF and perf_event"
@@ -18,11 +19,14 @@ cp "$W/symbols" "$TMP/dbg/symbols"
 objcopy --only-keep-debug "$TMP/dbg/symbols" "$TMP/dbg/.debug/symbols.debug"
 strip --strip-all "$TMP/dbg/symbols"
 objcopy --add-gnu-debuglink="$TMP/dbg/.debug/symbols.debug" "$TMP/dbg/symbols"
+mkdir -p "$TMP/debugdir$TMP/dbg"
+mv "$TMP/dbg/.debug/symbols.debug" "$TMP/debugdir$TMP/dbg/symbols.debug"
 cp "$TMP/dbg/symbols" "$TMP/nodbg/symbols"
 objcopy --remove-section .gnu_debuglink --remove-section .note.gnu.build-id "$TMP/nodbg/symbols"
 check "the copy is stripped" bash -c "! nm '$TMP/dbg/symbols' 2>/dev/null | grep -q symbols_leaf"
 
 "$EMBERD" --listen 127.0.0.1:0 --dump-after 6 --dump-root pid --dump-file "$TMP/s.folded" \
+	-o symbols.debug_dirs="$TMP/debugdir" \
 	>"$TMP/emberd.log" 2>&1 &
 EPID=$!
 PIDS+=($EPID)

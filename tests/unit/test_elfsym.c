@@ -129,7 +129,6 @@ static void test_debug_file(void **state)
 	snprintf(dirs, sizeof(dirs), "/nonexistent:%s/dbg", tmpdir);
 	snprintf(path, sizeof(path), "/bin/symbols");
 	o.debug_dirs = dirs;
-	o.root = tmpdir; /* the binary's path resolves under this root */
 	e = NULL;
 	{
 		char real[256];

@@ -101,6 +101,24 @@ static void test_table_grows(void **state)
 	perfmap__free(NULL);
 }
 
+/* A process sizes its perf map: past the bound, lines are consumed and not added (-E2BIG). */
+static void test_max_entries(void **state)
+{
+	static const char text[] = "1000 10 a\n2000 10 b\n3000 10 c\n4000 10 d\n";
+	struct perfmap *pm = perfmap__new();
+	size_t used = 0;
+
+	(void)state;
+	assert_non_null(pm);
+	perfmap__set_max_entries(pm, 2);
+	assert_int_equal(perfmap__add_text(pm, text, sizeof(text) - 1, &used, NULL), -E2BIG);
+	assert_int_equal(used, sizeof(text) - 1);
+	assert_int_equal(perfmap__count(pm), 2);
+	assert_true(perfmap__lookup(pm, 0x1005) >= 0);
+	assert_int_equal(perfmap__lookup(pm, 0x3005), -ENOENT);
+	perfmap__free(pm);
+}
+
 static void test_overlap_latest_wins(void **state)
 {
 	static const char text[] = "1000 1000 old_big\n1800 10 newer_small\n1000 100 newest\n";
@@ -122,6 +140,7 @@ int main(void)
 		cmocka_unit_test(test_lines),
 		cmocka_unit_test(test_table_grows),
 		cmocka_unit_test(test_overlap_latest_wins),
+		cmocka_unit_test(test_max_entries),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -402,7 +402,10 @@ static void test_stripped_debug_file(void **state)
 	symbolizer__free(s);
 	reap(&c);
 
-	/* debuglink variant: no build-id at all, BINDIR/.debug/NAME */
+	/*
+	 * debuglink variant: no build-id at all. BINDIR/.debug/NAME (a place the process may
+	 * control) is not read; DIR/BINDIR/NAME under a debug dir is, with the link's CRC32.
+	 */
 	workload(path, "symbols");
 	sh("mkdir -p %s/dl/.debug && objcopy --remove-section .note.gnu.build-id %s %s/dl/symbols && "
 	   "objcopy --only-keep-debug %s/dl/symbols %s/dl/.debug/symbols.debug 2>/dev/null && "
@@ -417,8 +420,25 @@ static void test_stripped_debug_file(void **state)
 	assert_non_null(s);
 	ips[0] = addr_of(&c, "symbols_leaf") + 5;
 	ips[1] = addr_of(&c, "symbols_inline_call");
+	assert_string_equal(user_stack(s, st, (uint32_t)c.pid, ips, 2), "[symbols];[symbols]");
+	symbolizer__free(s);
+	/* DIR/BINDIR/NAME: found, its CRC is the link's */
+	sh("mkdir -p %s/dlroot%s/dl && cp %s/dl/.debug/symbols.debug %s/dlroot%s/dl/", tmpdir, tmpdir,
+	   tmpdir, tmpdir, tmpdir);
+	snprintf(dbg, sizeof(dbg), "%s/dlroot", tmpdir);
+	o.debug_dirs = dbg;
+	s = symbolizer__new(&o, st);
+	assert_non_null(s);
 	assert_string_equal(user_stack(s, st, (uint32_t)c.pid, ips, 2),
 			    "symbols_outer;symbols_leaf");
+	symbolizer__free(s);
+	/* the same file with another CRC (a byte appended): refused, counted */
+	sh("echo x >> %s/dlroot%s/dl/symbols.debug", tmpdir, tmpdir);
+	s = symbolizer__new(&o, st);
+	assert_non_null(s);
+	assert_string_equal(user_stack(s, st, (uint32_t)c.pid, ips, 2), "[symbols];[symbols]");
+	symbolizer__stats(s, &ss);
+	assert_true(ss.elf_debug_refused >= 1);
 	symbolizer__free(s);
 	reap(&c);
 	strtab__free(st);
@@ -454,6 +474,38 @@ static void test_deleted_binary(void **state)
  * note_pid() opens a process's files but reads their symbols only when a stack needs them; the
  * files it opened still resolve after the process exited and its binary was deleted.
  */
+/* symbols.max_image_memory: an image larger than all of it is not kept, counted. */
+static void test_image_memory_bound(void **state)
+{
+	struct symbolizer_opts o = SYMBOLIZER_OPTS_DEFAULT;
+	struct strtab *st = strtab__new();
+	struct symbolizer_stats ss;
+	struct symbolizer *s;
+	struct child c;
+	char path[PATH_MAX];
+	uint64_t ips[1];
+
+	(void)state;
+	workload(path, "symbols");
+	spawn(&c, path, NULL);
+	ips[0] = addr_of(&c, "symbols_leaf") + 5;
+	o.max_image_bytes = 64; /* no image fits */
+	s = symbolizer__new(&o, st);
+	assert_non_null(s);
+	assert_string_equal(user_stack(s, st, (uint32_t)c.pid, ips, 1), "[symbols]");
+	symbolizer__stats(s, &ss);
+	assert_true(ss.elf_mem_refused >= 1);
+	assert_int_equal(ss.elf_symbols, 0);
+	symbolizer__free(s);
+	o.max_image_bytes = 0; /* unbounded: named */
+	s = symbolizer__new(&o, st);
+	assert_non_null(s);
+	assert_string_equal(user_stack(s, st, (uint32_t)c.pid, ips, 1), "symbols_leaf");
+	symbolizer__free(s);
+	reap(&c);
+	strtab__free(st);
+}
+
 static void test_lazy_images(void **state)
 {
 	struct symbolizer_opts o = SYMBOLIZER_OPTS_DEFAULT;
@@ -1052,6 +1104,7 @@ int main(void)
 		cmocka_unit_test(test_stripped_debug_file),
 		cmocka_unit_test(test_deleted_binary),
 		cmocka_unit_test(test_lazy_images),
+		cmocka_unit_test(test_image_memory_bound),
 		cmocka_unit_test(test_short_lived),
 		cmocka_unit_test(test_kernel),
 		cmocka_unit_test(test_kernel_restricted),

@@ -71,8 +71,15 @@ static const struct family_def {
 	{ "ember_symbol_cache_evictions_total", METRIC_COUNTER,
 	  "Symbolizer cache entries dropped by their bound." },
 	{ "ember_symbol_cache_bytes", METRIC_GAUGE, "Memory held by the symbolizer caches." },
+	{ "ember_mapped_files_opened_total", METRIC_COUNTER,
+	  "Files profiled processes map, opened by the one safe way, by route" },
+	{ "ember_mapped_files_refused_total", METRIC_COUNTER,
+	  "Files profiled processes map, refused by reason (symlink, not regular, another inode...)" },
+	{ "ember_elf_refused_total", METRIC_COUNTER,
+	  "ELF files not read, by reason (too_big: a bound; short_read: shrank; debug_file: "
+	  "a debug file not root's, behind a link, or of another CRC)" },
 	{ "ember_perfmap_skipped_total", METRIC_COUNTER,
-	  "Perf-map files not read, by reason (missing, not_regular, too_big, error)." },
+	  "Perf-map files not read, by reason (missing, not_regular, too_big, owner, error)." },
 	{ "ember_perfmap_bad_lines_total", METRIC_COUNTER, "Malformed perf-map lines skipped." },
 	{ "ember_symbolizer_process_events_total", METRIC_COUNTER,
 	  "Processes whose cached state was dropped: pid reused, exec, gone; maps read errors." },
@@ -90,6 +97,8 @@ static const struct family_def {
 	  "Samples evicted from the store, by reason (time, memory)." },
 	{ "ember_store_dropped_samples_total", METRIC_COUNTER,
 	  "Samples that could not be stored (out of memory)." },
+	{ "ember_store_escaped_comms_total", METRIC_COUNTER,
+	  "Samples whose process name held ';' or control bytes, escaped as a frame name." },
 	{ "ember_heap_in_use_bytes", METRIC_GAUGE,
 	  "Heap bytes allocated and in use (glibc mallinfo2: every arena, mmapped chunks too)." },
 	{ "ember_heap_free_bytes", METRIC_GAUGE,
@@ -221,6 +230,8 @@ void ember_metrics_store(struct metrics *m, const struct store_stats *st)
 	     (double)st->evicted_memory);
 	set1(m, "ember_store_dropped_samples_total", METRIC_COUNTER, NULL, NULL,
 	     (double)st->dropped);
+	set1(m, "ember_store_escaped_comms_total", METRIC_COUNTER, NULL, NULL,
+	     (double)st->comms_escaped);
 }
 
 static void cache(struct metrics *m, const char *name, uint64_t entries, uint64_t hits,
@@ -308,6 +319,19 @@ void ember_metrics_python(struct metrics *m, const struct python_stats *st)
 	}
 }
 
+static void ember_metrics_mapfiles(struct metrics *m, const struct mapfile_stats *f)
+{
+	int i;
+
+	set1(m, "ember_mapped_files_opened_total", METRIC_COUNTER, "via", "map_files",
+	     (double)f->via_map_files);
+	set1(m, "ember_mapped_files_opened_total", METRIC_COUNTER, "via", "root",
+	     (double)f->via_root);
+	for (i = 0; i < MAPFILE__NR; i++)
+		set1(m, "ember_mapped_files_refused_total", METRIC_COUNTER, "reason",
+		     mapfile_refusal_name(i), (double)f->refused[i]);
+}
+
 void ember_metrics_symbolizer(struct metrics *m, const struct symbolizer_stats *st)
 {
 	set1(m, "ember_symbolized_frames_total", METRIC_COUNTER, "kind", "kernel",
@@ -334,12 +358,24 @@ void ember_metrics_symbolizer(struct metrics *m, const struct symbolizer_stats *
 	set1(m, "ember_symbol_cache_entries", METRIC_GAUGE, "cache", "kernel_functions",
 	     (double)st->kernel_functions);
 	set1(m, "ember_symbol_cache_bytes", METRIC_GAUGE, NULL, NULL, (double)st->mem_bytes);
+	set1(m, "ember_elf_refused_total", METRIC_COUNTER, "reason", "too_big",
+	     (double)st->elf_too_big);
+	set1(m, "ember_elf_refused_total", METRIC_COUNTER, "reason", "short_read",
+	     (double)st->elf_short_reads);
+	set1(m, "ember_elf_refused_total", METRIC_COUNTER, "reason", "debug_file",
+	     (double)st->elf_debug_refused);
+	set1(m, "ember_elf_refused_total", METRIC_COUNTER, "reason", "changed",
+	     (double)st->elf_changed);
+	set1(m, "ember_elf_refused_total", METRIC_COUNTER, "reason", "memory",
+	     (double)st->elf_mem_refused);
 	set1(m, "ember_perfmap_skipped_total", METRIC_COUNTER, "reason", "missing",
 	     (double)st->perfmap_skip_missing);
 	set1(m, "ember_perfmap_skipped_total", METRIC_COUNTER, "reason", "not_regular",
 	     (double)st->perfmap_skip_not_regular);
 	set1(m, "ember_perfmap_skipped_total", METRIC_COUNTER, "reason", "too_big",
 	     (double)st->perfmap_skip_too_big);
+	set1(m, "ember_perfmap_skipped_total", METRIC_COUNTER, "reason", "owner",
+	     (double)st->perfmap_skip_owner);
 	set1(m, "ember_perfmap_skipped_total", METRIC_COUNTER, "reason", "error",
 	     (double)st->perfmap_skip_error);
 	set1(m, "ember_perfmap_bad_lines_total", METRIC_COUNTER, NULL, NULL,
@@ -801,6 +837,15 @@ static int handle_metrics(struct http_server *srv, struct http_request *req,
 	if (http_server__published(srv, &pub)) {
 		ember_metrics_sampler(m, &pub.sampler);
 		ember_metrics_symbolizer(m, &pub.symbols);
+		{
+			struct mapfile_stats f = pub.symbols.files;
+
+			if (pub.have_unwind)
+				mapfile_stats_add(&f, &pub.unwind.files);
+			if (pub.have_python)
+				mapfile_stats_add(&f, &pub.python.files);
+			ember_metrics_mapfiles(m, &f);
+		}
 		if (pub.have_unwind)
 			ember_metrics_unwind(m, &pub.unwind);
 		if (pub.have_python)

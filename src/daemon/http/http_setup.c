@@ -20,6 +20,25 @@
 
 #define U(x) (unsigned long long)(x)
 
+/* The files profiled processes map, opened the one way (proc/mapfile.h) by the symbolizer, the
+ * unwinder and the Python reader: opened, and refused by reason. */
+static void files_json(struct sbuf *j, const struct http_published *pub)
+{
+	struct mapfile_stats f = pub->symbols.files;
+	int i;
+
+	if (pub->have_unwind)
+		mapfile_stats_add(&f, &pub->unwind.files);
+	if (pub->have_python)
+		mapfile_stats_add(&f, &pub->python.files);
+	sbuf_addf(j, "\"mapped_files\": {\"opened\": %llu, \"via_map_files\": %llu, "
+		     "\"via_root\": %llu, \"refused\": {", U(f.opened), U(f.via_map_files), U(f.via_root));
+	for (i = 0; i < MAPFILE__NR; i++)
+		sbuf_addf(j, "%s\"%s\": %llu", i ? ", " : "", mapfile_refusal_name(i),
+			  U(f.refused[i]));
+	sbuf_addf(j, "}}, ");
+}
+
 static void stats_hook(struct sbuf *j, void *ctx)
 {
 	struct http_server *srv = ctx;
@@ -66,7 +85,9 @@ static void stats_hook(struct sbuf *j, void *ctx)
 		  "\"pid_gone\": %llu, \"maps_errors\": %llu, \"elf_errors\": %llu, "
 		  "\"perfmap_loads\": %llu, \"perfmap_bad_lines\": %llu, \"perfmap_skipped\": "
 		  "{\"missing\": %llu, \"not_regular\": %llu, \"too_big\": %llu, "
-		  "\"error\": %llu}}, ",
+		  "\"owner\": %llu, \"error\": %llu}, \"elf_too_big\": %llu, "
+		  "\"elf_short_reads\": %llu, \"elf_debug_refused\": %llu, \"elf_changed\": %llu, "
+		  "\"elf_mem_evictions\": %llu, \"elf_mem_refused\": %llu}, ",
 		  U(frames), U(unresolved), frames ? (double)unresolved / (double)frames : 0.0,
 		  U(y->kernel_unresolved), U(y->user_unresolved), U(y->user_no_mapping),
 		  U(y->jit_frames), U(y->pids_cached), U(y->elfs_cached), U(y->elf_symbols),
@@ -77,7 +98,10 @@ static void stats_hook(struct sbuf *j, void *ctx)
 		  U(y->elf_evictions), U(y->mem_bytes), U(y->pid_reuses), U(y->pid_execs),
 		  U(y->pid_gone), U(y->maps_errors), U(y->elf_errors), U(y->perfmap_loads),
 		  U(y->perfmap_bad_lines), U(y->perfmap_skip_missing), U(y->perfmap_skip_not_regular),
-		  U(y->perfmap_skip_too_big), U(y->perfmap_skip_error));
+		  U(y->perfmap_skip_too_big), U(y->perfmap_skip_owner), U(y->perfmap_skip_error),
+		  U(y->elf_too_big), U(y->elf_short_reads), U(y->elf_debug_refused),
+		  U(y->elf_changed), U(y->elf_mem_evictions), U(y->elf_mem_refused));
+	files_json(j, &pub);
 	/* the ingest's [filter] and the server's bearer check: samples excluded, requests refused
 	 */
 	sbuf_addf(j, "\"service\": {\"filtered_samples\": %llu, \"auth_failures\": %llu}, ",
@@ -88,14 +112,16 @@ static void stats_hook(struct sbuf *j, void *ctx)
 			  "\"tables\": %llu, \"tables_empty\": %llu, \"builds\": %llu, "
 			  "\"build_ms_total\": %.1f, \"build_failures\": %llu, \"build_shared\": %llu, "
 			  "\"evictions\": %llu, \"refused\": %llu, \"too_big\": %llu, \"procs\": %llu, "
-			  "\"procs_pending\": %llu, \"procs_dropped\": %llu, \"lists\": %llu, "
+			  "\"procs_pending\": %llu, \"procs_dropped\": %llu, \"procs_swept\": %llu, "
+			  "\"files_changed\": %llu, \"lists\": %llu, "
 			  "\"maps_overflow\": %llu, \"maps_errors\": %llu, \"rows_lossy\": %llu, "
 			  "\"ready_ms_avg\": %.2f}, ",
 			  U(w->rows_capacity), U(w->rows_used), U(w->bytes), U(w->tables),
 			  U(w->tables_empty), U(w->builds), (double)w->build_ns / 1e6,
 			  U(w->build_failures), U(w->build_shared), U(w->evictions), U(w->refused),
 			  U(w->too_big),
-			  U(w->procs), U(w->procs_pending), U(w->procs_dropped), U(w->lists),
+			  U(w->procs), U(w->procs_pending), U(w->procs_dropped), U(w->procs_swept),
+			  U(w->files_changed), U(w->lists),
 			  U(w->maps_overflow), U(w->maps_errors), U(w->rows_lossy),
 			  w->ready_count ? (double)w->ready_ns_total / (double)w->ready_count / 1e6
 					 : 0.0);
@@ -105,7 +131,8 @@ static void stats_hook(struct sbuf *j, void *ctx)
 		sbuf_addf(
 		    j,
 		    "\"python\": {\"procs\": %llu, \"procs_unsupported\": %llu, "
-		    "\"procs_dropped\": %llu, \"detections\": %llu, \"detect_errors\": %llu, "
+		    "\"procs_dropped\": %llu, \"procs_swept\": %llu, \"detections\": %llu, "
+		    "\"detect_errors\": %llu, "
 		    "\"detect_ms\": %.1f, \"samples\": %llu, \"samples_unsupported\": %llu, "
 		    "\"frames\": %llu, "
 		    "\"frames_unknown\": %llu, \"names\": %llu, \"code_reads\": %llu, "
@@ -117,7 +144,8 @@ static void stats_hook(struct sbuf *j, void *ctx)
 		    "\"name_drops\": %llu, \"walk_ms\": %.1f, \"merge_ms\": %.1f, "
 		    "\"names_ms\": %.1f, \"walk_p50_us\": %.2f, \"walk_p90_us\": %.2f, "
 		    "\"walk_p99_us\": %.2f}, ",
-		    U(p->procs), U(p->procs_unsupported), U(p->procs_dropped), U(p->detections),
+		    U(p->procs), U(p->procs_unsupported), U(p->procs_dropped), U(p->procs_swept),
+		    U(p->detections),
 		    U(p->detect_errors), (double)p->detect_ns / 1e6, U(p->samples),
 		    U(p->samples_unsupported), U(p->frames), U(p->frames_unknown), U(p->names),
 		    U(p->code_reads), U(p->codes), U(p->code_evictions), U(p->merged),

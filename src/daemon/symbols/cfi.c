@@ -23,6 +23,7 @@
 
 #include "ember/core/base/array.h"
 #include "ember/core/base/clock.h"
+#include "ember/daemon/symbols/elfsym.h"
 #include "ember/daemon/symbols/keysort.h"
 
 #define REG_RBP 6
@@ -116,6 +117,7 @@ struct fde_run {
 struct builder {
 	struct cfi_stats *st;
 	size_t max_rows;
+	uint64_t max_section_bytes;
 	uint64_t segs[MAX_SEGS][2];
 	size_t nsegs;
 	struct ember_unwind_row *raw;
@@ -784,9 +786,14 @@ static int read_section(struct builder *b, Elf *elf, Elf_Scn *scn, bool eh)
 
 	if (!s.ident || !gelf_getshdr(scn, &sh))
 		return 0;
+	/* sized by the file (a 2 MB file may inflate to 2 GB): refused before it is read */
+	if (b->max_section_bytes && elf_section_bytes(scn) > b->max_section_bytes)
+		return -E2BIG;
 	if ((sh.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0)
 		return 0;
 	s.data = elf_getdata(scn, NULL);
+	if (!s.data && sh.sh_type != SHT_NOBITS && sh.sh_size)
+		return -EIO; /* a short read: the file shrank under us */
 	if (!s.data || !s.data->d_buf || !s.data->d_size)
 		return 0;
 	s.addr = sh.sh_addr;
@@ -1065,6 +1072,7 @@ struct cfi_table *cfi_table__new(Elf *elf, Elf *debug_elf, const struct cfi_opts
 	}
 	b->st = &t->st;
 	b->max_rows = o ? o->max_rows : 0;
+	b->max_section_bytes = o ? o->max_section_bytes : 0;
 	read_segments(b, elf);
 	eh = find_section(elf, ".eh_frame");
 	df = find_section(elf, ".debug_frame");
@@ -1128,9 +1136,11 @@ struct cfi_table *cfi_table__open(int fd, int debug_fd, const struct cfi_opts *o
 	int err = EIO;
 
 	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	/* read with pread into our memory, never mapped: a file that shrinks is an error, not a
+	 * SIGBUS (elfsym.h) */
+	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (debug_fd >= 0)
-		dbg = elf_begin(debug_fd, ELF_C_READ_MMAP, NULL);
+		dbg = elf_begin(debug_fd, ELF_C_READ, NULL);
 	if (elf && (debug_fd < 0 || dbg)) {
 		t = cfi_table__new(elf, dbg, o);
 		err = errno;

@@ -17,7 +17,10 @@
 #include <gelf.h>
 #include <libelf.h>
 
+#include <zlib.h>
+
 #include "ember/core/base/array.h"
+#include "ember/daemon/proc/mapfile.h"
 #include "ember/daemon/symbols/elfload.h"
 #include "ember/daemon/symbols/keysort.h"
 
@@ -42,6 +45,8 @@ struct elfsym {
 	uint8_t build_id[MAX_BUILD_ID];
 	size_t build_id_len;
 	bool debug_file;
+	int dbg_fd;		/* the debug file's, while build() reads it; else -1 */
+	uint64_t debug_refused;	/* debug files refused: not root's, a link, a CRC mismatch */
 	/* DWARF for inline frames: the Elf it reads (ours) and the memory image if any */
 	Elf *dw_elf;
 	Dwarf *dw;
@@ -51,24 +56,43 @@ struct elfsym {
 	uint64_t *sym_die;
 };
 
+/*
+ * The file is read with pread into memory of ours (ELF_C_READ), section by section as asked,
+ * never mapped: a process can shrink a file it owns while we parse it, which through a mapping
+ * is a SIGBUS; here a short read, an error. The fd must stay open while the Elf reads;
+ * ELF_C_FDDONE before closing it for an Elf kept longer (DWARF).
+ */
 static Elf *elf_from_fd(int fd)
 {
 	Elf *elf;
 
 	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf)
 		return NULL;
 	if (elf_kind(elf) != ELF_K_ELF) {
 		elf_end(elf);
 		return NULL;
 	}
-	/* read what is not mapped now, so that the fd can be closed and the image kept */
-	if (elf_cntl(elf, ELF_C_FDREAD) != 0) {
-		elf_end(elf);
-		return NULL;
-	}
 	return elf;
+}
+
+uint64_t elf_section_bytes(Elf_Scn *scn)
+{
+	GElf_Shdr sh;
+	GElf_Chdr ch;
+
+	if (!gelf_getshdr(scn, &sh))
+		return UINT64_MAX;
+	if (sh.sh_type == SHT_NOBITS)
+		return 0;
+	if (sh.sh_flags & SHF_COMPRESSED) {
+		/* the header alone (the section's first bytes), not the inflated data */
+		if (!gelf_getchdr(scn, &ch))
+			return UINT64_MAX;
+		return ch.ch_size > sh.sh_size ? ch.ch_size : sh.sh_size;
+	}
+	return sh.sh_size;
 }
 
 static bool has_section(Elf *elf, Elf64_Word type, const char *name)
@@ -124,7 +148,12 @@ static bool is_function(uint8_t info, uint16_t shndx, uint64_t value)
 	return (st == STT_FUNC || st == STT_GNU_IFUNC) && shndx != SHN_UNDEF && value != 0;
 }
 
-static int add_symbols(struct elfsym *e, Elf *elf, Elf64_Word type)
+/* Bounds (elfsym_opts): 0 means none. */
+struct bounds {
+	uint64_t max_symbols, max_section_bytes;
+};
+
+static int add_symbols(struct elfsym *e, Elf *elf, Elf64_Word type, const struct bounds *bd)
 {
 	Elf_Scn *scn = NULL;
 	bool native64 = gelf_getclass(elf) == ELFCLASS64;
@@ -138,13 +167,22 @@ static int add_symbols(struct elfsym *e, Elf *elf, Elf64_Word type)
 
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type || !sh.sh_entsize)
 			continue;
-		data = elf_getdata(scn, NULL);
-		if (!data)
-			continue;
 		count = sh.sh_size / sh.sh_entsize;
 		strscn = elf_getscn(elf, sh.sh_link);
-		if (strscn)
+		/* sized by the file, so by whoever wrote it: refused before a byte is read */
+		if ((bd->max_symbols && count > bd->max_symbols) ||
+		    (bd->max_section_bytes && (elf_section_bytes(scn) > bd->max_section_bytes ||
+					       (strscn && elf_section_bytes(strscn) >
+								 bd->max_section_bytes))))
+			return -E2BIG;
+		data = elf_getdata(scn, NULL);
+		if (!data)
+			return -EIO; /* a short read: the file shrank under us */
+		if (strscn) {
 			strs = elf_getdata(strscn, NULL);
+			if (!strs)
+				return -EIO;
+		}
 		/*
 		 * A 64-bit table read in place: libelf has converted it to this machine's
 		 * Elf64_Sym layout, and the string table is one block (checked bounds, NUL within).
@@ -288,32 +326,70 @@ static size_t get_build_id(Elf *elf, uint8_t *ret, size_t cap)
 	return (size_t)n;
 }
 
-/* Opens @path as a debug file for @e: an ELF whose build-id, if both have one, matches. */
-static Elf *open_debug(struct elfsym *e, const char *path, const struct stat *self)
+/* The CRC32 of the whole file at @fd (.gnu_debuglink's, zlib's polynomial). 0 or -errno. */
+static int file_crc32(int fd, uint64_t size, uint32_t *ret)
+{
+	unsigned char buf[65536];
+	uLong crc = crc32(0L, Z_NULL, 0);
+	uint64_t off = 0;
+	ssize_t r;
+
+	while (off < size) {
+		r = pread(fd, buf, sizeof(buf), (off_t)off);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -EIO;
+		crc = crc32(crc, buf, (uInt)r);
+		off += (uint64_t)r;
+	}
+	*ret = (uint32_t)crc;
+	return 0;
+}
+
+/*
+ * Opens @path as a debug file for @e: a file of the host's that root owns, in directories root
+ * owns, reached without a symbolic link (proc/mapfile.h), never one a profiled process controls;
+ * an ELF whose build-id, if both have one, matches; found by a debuglink and without a build-id,
+ * its CRC32 must be the link's. The fd stays open in e->dbg_fd while the Elf reads.
+ */
+static Elf *open_debug(struct elfsym *e, const char *path, const struct stat *self,
+		       const uint32_t *crc)
 {
 	uint8_t id[MAX_BUILD_ID];
 	struct stat st;
+	uint32_t c;
 	size_t n;
 	Elf *elf;
 	int fd;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0)
+	fd = mapfile_open_trusted(path, &st);
+	if (fd < 0) {
+		if (fd != -ENOENT && fd != -ENOTDIR)
+			e->debug_refused++;
 		return NULL;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) ||
-	    (self && st.st_dev == self->st_dev && st.st_ino == self->st_ino)) {
+	}
+	if (self && st.st_dev == self->st_dev && st.st_ino == self->st_ino) {
+		close(fd);
+		return NULL;
+	}
+	if (crc && (file_crc32(fd, (uint64_t)st.st_size, &c) || c != *crc)) {
+		e->debug_refused++;
 		close(fd);
 		return NULL;
 	}
 	elf = elf_from_fd(fd);
-	close(fd);
-	if (!elf)
+	if (!elf) {
+		close(fd);
 		return NULL;
+	}
 	n = get_build_id(elf, id, sizeof(id));
 	if (e->build_id_len && n && (n != e->build_id_len || memcmp(id, e->build_id, n))) {
 		elf_end(elf);
+		close(fd);
 		return NULL;
 	}
+	e->dbg_fd = fd;
 	return elf;
 }
 
@@ -322,66 +398,84 @@ static bool fits(int n)
 	return n >= 0 && n < PATH_MAX;
 }
 
-/* Tries every candidate place of the separate debug file; returns the first that fits. */
+/*
+ * Tries every candidate place of the separate debug file under the configured debug dirs of the
+ * host (DIR/.build-id/ab/cdef.debug, DIR/BINDIR/NAME); returns the first that fits. Never in the
+ * process's root, nor next to the binary: places the process may control.
+ */
 static Elf *find_debug(struct elfsym *e, Elf *elf, const struct elfsym_opts *o,
 		       const struct stat *self)
 {
 	const char *dirs = o->debug_dirs ? o->debug_dirs : "/usr/lib/debug";
-	const char *root = o->root ? o->root : "";
-	const char *roots[2] = { root, "" };
 	char path[PATH_MAX], hex[2 * MAX_BUILD_ID + 1], bindir[PATH_MAX];
 	const char *link, *d;
 	GElf_Word crc;
 	Elf *dbg;
 	size_t i;
-	int r;
 
 	for (i = 0; i < e->build_id_len; i++)
 		snprintf(hex + 2 * i, 3, "%02x", e->build_id[i]);
 	link = dwelf_elf_gnu_debuglink(elf, &crc);
+	if (link && (strchr(link, '/') || !link[0]))
+		link = NULL; /* a name, not a path */
 	bindir[0] = '\0';
 	if (o->path && o->path[0] == '/') {
 		const char *slash = strrchr(o->path, '/');
 
 		snprintf(bindir, sizeof(bindir), "%.*s", (int)(slash - o->path), o->path);
 	}
-	for (r = 0; r < (root[0] ? 2 : 1); r++) {
-		for (d = dirs; *d;) {
-			const char *colon = strchr(d, ':');
-			int dl = (int)(colon ? (size_t)(colon - d) : strlen(d));
+	for (d = dirs; *d;) {
+		const char *colon = strchr(d, ':');
+		int dl = (int)(colon ? (size_t)(colon - d) : strlen(d));
 
-			if (dl > 0 && e->build_id_len > 1) {
-				if (fits(snprintf(path, sizeof(path),
-						  "%s%.*s/.build-id/%.2s/%s.debug", roots[r], dl,
-						  d, hex, hex + 2)) &&
-				    (dbg = open_debug(e, path, self)))
-					return dbg;
-			}
-			if (dl > 0 && link && o->path) {
-				if (fits(snprintf(path, sizeof(path), "%s%.*s%s/%s", roots[r],
-						  dl, d, bindir, link)) &&
-				    (dbg = open_debug(e, path, self)))
-					return dbg;
-			}
-			d += dl + (colon ? 1 : 0);
-		}
-		if (link && o->path && !strchr(link, '/')) {
-			if (fits(snprintf(path, sizeof(path), "%s%s/%s", roots[r], bindir,
-					  link)) &&
-			    (dbg = open_debug(e, path, self)))
-				return dbg;
-			if (fits(snprintf(path, sizeof(path), "%s%s/.debug/%s", roots[r],
-					  bindir, link)) &&
-			    (dbg = open_debug(e, path, self)))
+		if (dl > 0 && e->build_id_len > 1) {
+			if (fits(snprintf(path, sizeof(path), "%.*s/.build-id/%.2s/%s.debug", dl, d,
+					  hex, hex + 2)) &&
+			    (dbg = open_debug(e, path, self, NULL)))
 				return dbg;
 		}
+		if (dl > 0 && link && o->path) {
+			/* without a build-id, only the link's CRC says it is this file's */
+			if (fits(snprintf(path, sizeof(path), "%.*s%s/%s", dl, d, bindir, link)) &&
+			    (dbg = open_debug(e, path, self, e->build_id_len ? NULL : &crc)))
+				return dbg;
+		}
+		d += dl + (colon ? 1 : 0);
 	}
 	return NULL;
+}
+
+/*
+ * DWARF only when every debug section fits the bound, and not with a .gnu_debugaltlink: libdw
+ * would open the file it names itself (any path, blocking, following links).
+ */
+static bool dwarf_ok(Elf *elf, const struct bounds *bd)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return false;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *n;
+
+		if (!gelf_getshdr(scn, &sh) || !(n = elf_strptr(elf, shstrndx, sh.sh_name)))
+			continue;
+		if (!strcmp(n, ".gnu_debugaltlink"))
+			return false;
+		if ((!strncmp(n, ".debug_", 7) || !strncmp(n, ".zdebug_", 8)) &&
+		    bd->max_section_bytes && elf_section_bytes(scn) > bd->max_section_bytes)
+			return false;
+	}
+	return true;
 }
 
 static struct elfsym *build(Elf *elf, const struct elfsym_opts *o, const struct stat *self)
 {
 	struct elfsym *e = calloc(1, sizeof(*e));
+	struct bounds bd = { .max_symbols = o->max_symbols,
+			     .max_section_bytes = o->max_section_bytes };
 	bool has_symtab, has_dwarf;
 	Elf *dbg = NULL;
 	int err;
@@ -391,6 +485,7 @@ static struct elfsym *build(Elf *elf, const struct elfsym_opts *o, const struct 
 		errno = ENOMEM;
 		return NULL;
 	}
+	e->dbg_fd = -1;
 	err = read_segments(e, elf);
 	if (err)
 		goto fail;
@@ -399,21 +494,26 @@ static struct elfsym *build(Elf *elf, const struct elfsym_opts *o, const struct 
 	has_dwarf = has_section(elf, 0, ".debug_info");
 	if (!has_symtab || (o->dwarf && !has_dwarf))
 		dbg = find_debug(e, elf, o, self);
-	err = -ENOMEM;
 	if (dbg) {
 		e->debug_file = true;
-		if (add_symbols(e, dbg, SHT_SYMTAB))
+		err = add_symbols(e, dbg, SHT_SYMTAB, &bd);
+		if (err)
 			goto fail;
 	}
-	if (add_symbols(e, elf, SHT_SYMTAB) || add_symbols(e, elf, SHT_DYNSYM))
+	err = add_symbols(e, elf, SHT_SYMTAB, &bd);
+	if (!err)
+		err = add_symbols(e, elf, SHT_DYNSYM, &bd);
+	if (err)
 		goto fail;
 	finish_symbols(e);
 	if (o->dwarf) {
 		Elf *src = has_dwarf ? elf : (dbg && has_section(dbg, 0, ".debug_info") ? dbg : NULL);
 
-		if (src) {
+		if (src && dwarf_ok(src, &bd)) {
 			e->dw = dwarf_begin_elf(src, DWARF_C_READ, NULL);
 			if (e->dw) {
+				/* libdw has read its sections: the fd may close */
+				(void)elf_cntl(src, ELF_C_FDDONE);
 				e->dw_elf = src;
 				if (src == elf)
 					elf = NULL;
@@ -426,6 +526,9 @@ static struct elfsym *build(Elf *elf, const struct elfsym_opts *o, const struct 
 		elf_end(dbg);
 	if (elf)
 		elf_end(elf);
+	if (e->dbg_fd >= 0)
+		close(e->dbg_fd);
+	e->dbg_fd = -1;
 	return e;
 
 fail:
@@ -492,6 +595,8 @@ void elfsym__free(struct elfsym *e)
 		dwarf_end(e->dw);
 	if (e->dw_elf)
 		elf_end(e->dw_elf);
+	if (e->dbg_fd >= 0)
+		close(e->dbg_fd);
 	free(e->mem);
 	free(e->sym_die);
 	free(e->syms);
@@ -656,6 +761,11 @@ bool elfsym__has_dwarf(const struct elfsym *e)
 	return e->dw != NULL;
 }
 
+uint64_t elfsym__debug_refused(const struct elfsym *e)
+{
+	return e->debug_refused;
+}
+
 size_t elfsym__count(const struct elfsym *e)
 {
 	return e->n;
@@ -673,7 +783,7 @@ int elfsym_read_build_id(int fd, uint8_t *ret, size_t cap)
 	size_t n;
 
 	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf)
 		return -EIO;
 	if (elf_kind(elf) != ELF_K_ELF) {

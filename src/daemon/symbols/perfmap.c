@@ -25,7 +25,29 @@ struct perfmap {
 	size_t names_len, names_cap;
 	uint32_t seq;
 	uint64_t max_size;	/* the largest symbol: bounds the backwards walk in lookup */
+	size_t max_entries;	/* 0: no bound */
+	bool defer_sort, unsorted; /* perfmap__defer_sort(): adds not sorted in yet */
 };
+
+static int cmp_seq(const void *a, const void *b, void *ctx);
+
+static void sort_syms(struct perfmap *pm)
+{
+	keysort(pm->syms, pm->n, sizeof(*pm->syms), offsetof(struct pm_sym, start), cmp_seq, NULL);
+	pm->unsorted = false;
+}
+
+void perfmap__defer_sort(struct perfmap *pm, bool defer)
+{
+	pm->defer_sort = defer;
+	if (!defer && pm->unsorted)
+		sort_syms(pm);
+}
+
+void perfmap__set_max_entries(struct perfmap *pm, size_t max)
+{
+	pm->max_entries = max;
+}
 
 static int fail(struct parse_error *reterr, const char *line, const char *p, const char *reason)
 {
@@ -108,6 +130,7 @@ int perfmap__add_text(struct perfmap *pm, const char *text, size_t len, size_t *
 	unsigned long bad = 0;
 	uint32_t seq0 = pm->seq;
 	uint64_t max0 = pm->max_size;
+	bool full = false;
 
 	for (;;) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
@@ -116,6 +139,11 @@ int perfmap__add_text(struct perfmap *pm, const char *text, size_t len, size_t *
 
 		if (!nl)
 			break;
+		if (pm->max_entries && pm->n >= pm->max_entries) {
+			full = true; /* consumed, not added */
+			p = nl + 1;
+			continue;
+		}
 		if (nl == p || perfmap_parse_line(p, (size_t)(nl - p), &e, NULL)) {
 			if (nl != p)
 				bad++;
@@ -137,13 +165,15 @@ int perfmap__add_text(struct perfmap *pm, const char *text, size_t len, size_t *
 			pm->max_size = e.size;
 		p = nl + 1;
 	}
-	if (pm->n != n0)
-		keysort(pm->syms, pm->n, sizeof(*pm->syms), offsetof(struct pm_sym, start), cmp_seq,
-			NULL);
+	if (pm->n != n0) {
+		pm->unsorted = true;
+		if (!pm->defer_sort)
+			sort_syms(pm);
+	}
 	*ret_used = (size_t)(p - text);
 	if (ret_bad)
 		*ret_bad += bad;
-	return 0;
+	return full ? -E2BIG : 0;
 
 enomem:
 	/* drop this call's partial additions: they are at the end, not yet sorted in */

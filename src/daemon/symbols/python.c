@@ -23,6 +23,7 @@
 #include "ember/core/base/strtab.h"
 #include "ember/daemon/sample/sampler.h"
 #include "ember/daemon/symbols/elfload.h"
+#include "ember/daemon/symbols/elfsym.h"
 #include "ember/daemon/symbols/procmaps.h"
 
 #define PROC_SLOTS     1024
@@ -30,6 +31,7 @@
 #define LINE_SLOTS     16		   /* per code object: (position -> name) direct-mapped */
 #define GONE_KEEP_NS   (10 * NSEC_PER_SEC) /* names kept after exit/exec for samples in flight */
 #define MAPS_MAX_BYTES (8u << 20)
+#define PY_MAX_SECTION_BYTES (64ull << 20) /* a symbol table read; CPython's are ~1-3 MB */
 #define STR_MAX_CHARS  4096 /* longest name or file read from a process */
 #define LINETABLE_MAX  (1u << 20)
 #define DETECT_TRIES   20   /* examinations while ld.so has not mapped libc yet */
@@ -467,6 +469,7 @@ static int64_t fsbase_offset(struct python *py)
 
 struct candidate {
 	uint64_t start, pgoff, end, inode;
+	uint32_t dev_major, dev_minor;
 	char path[512];
 	bool lib; /* libpython*.so */
 	bool deleted;
@@ -508,6 +511,8 @@ static int on_map(const struct procmaps_entry *e, void *ctx)
 					   .end = e->end,
 					   .pgoff = e->pgoff,
 					   .inode = e->inode,
+					   .dev_major = e->dev_major,
+					   .dev_minor = e->dev_minor,
 					   .lib = lib,
 					   .deleted = e->deleted,
 					   .x = e->x };
@@ -532,35 +537,28 @@ struct elfinfo {
 	bool has_runtime, has_version, has_code_type, has_is_none;
 };
 
+/* Opens the candidate's file, the one way (proc/mapfile.h). fd or -errno. */
 static int open_candidate(struct python *py, uint32_t pid, const struct candidate *c)
 {
-	char path[1024];
-	struct stat sb;
-	int fd = -1;
+	struct mapfile_want w = { .pid = pid, .start = c->start, .end = c->end, .path = c->path,
+				  .path_len = strlen(c->path), .deleted = c->deleted,
+				  .dev_major = c->dev_major, .dev_minor = c->dev_minor,
+				  .ino = c->inode };
 
-	if (c->path[0] == '/' && !c->deleted) {
-		snprintf(path, sizeof(path), "%s/%u/root%s", py->proc_root, pid, c->path);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd >= 0 && (fstat(fd, &sb) || (uint64_t)sb.st_ino != c->inode)) {
-			close(fd);
-			fd = -1;
-		}
-	}
-	if (fd < 0) {
-		snprintf(path, sizeof(path), "%s/%u/map_files/%llx-%llx", py->proc_root, pid,
-			 (unsigned long long)c->start, (unsigned long long)c->end);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-	}
-	return fd < 0 ? -errno : fd;
+	return mapfile_open(py->proc_root, &w, &py->st.files, NULL);
 }
 
 static void scan_symbols(Elf *elf, Elf_Scn *scn, GElf_Shdr *sh, struct elfinfo *ei)
 {
-	Elf_Data *d = elf_getdata(scn, NULL);
+	Elf_Data *d;
 	size_t i, n;
 	GElf_Sym sym;
 
-	if (!d || !sh->sh_entsize)
+	if (!sh->sh_entsize || elf_section_bytes(scn) > PY_MAX_SECTION_BYTES ||
+	    elf_section_bytes(elf_getscn(elf, sh->sh_link)) > PY_MAX_SECTION_BYTES)
+		return; /* sized by the file: not read (a CPython's are a few MB) */
+	d = elf_getdata(scn, NULL);
+	if (!d)
 		return;
 	n = sh->sh_size / sh->sh_entsize;
 	for (i = 0; i < n; i++) {
@@ -597,7 +595,7 @@ static int read_elf(int fd, const struct candidate *c, struct elfinfo *ei)
 	bool have_bias;
 
 	*ei = (struct elfinfo){ 0 };
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	elf = elf_begin(fd, ELF_C_READ, NULL); /* pread, never mapped (elfsym.h) */
 	if (!elf || elf_kind(elf) != ELF_K_ELF) {
 		elf_end(elf);
 		return -ENOEXEC;
@@ -910,6 +908,8 @@ void python__forget_pid(struct python *py, uint32_t pid, uint64_t time_ns)
 void python__prune(struct python *py)
 {
 	uint64_t now = mono_ns();
+	char path[300];
+	struct stat sb;
 	size_t i;
 
 	for (i = 0; i < PROC_SLOTS; i++) {
@@ -917,6 +917,13 @@ void python__prune(struct python *py)
 
 		for (; pp; pp = next) {
 			next = pp->next;
+			if (!pp->gone_ns) {
+				snprintf(path, sizeof(path), "%s/%u", py->proc_root, pp->pid);
+				if (stat(path, &sb) && errno == ENOENT) {
+					python__forget_pid(py, pp->pid, now);
+					py->st.procs_swept++;
+				}
+			}
 			if (pp->retired && now - pp->retired->gone_ns >= GONE_KEEP_NS) {
 				proc_free(py, pp->retired);
 				pp->retired = NULL;

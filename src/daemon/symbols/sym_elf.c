@@ -10,11 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "ember/core/base/clock.h"
 #include "ember/core/base/hash.h"
 #include "ember/core/base/log.h"
+#include "ember/daemon/proc/mapfile.h"
 #include "ember/daemon/symbols/elfsym.h"
 
 #define ELF_RETRY_NS (5000 * NS_PER_MS)	    /* retry an image that failed to open */
@@ -52,6 +54,7 @@ static void image_put(struct symbolizer *s, struct image *img)
 		}
 	}
 	s->stats.elf_symbols -= elfsym__count(img->es);
+	s->img_bytes -= img->bytes;
 	elfsym__free(img->es);
 	free(img);
 }
@@ -122,66 +125,82 @@ static void etab_grow(struct symbolizer *s)
 	s->etab_size = nsize;
 }
 
-/* Opens the file behind @m: through the process's root, then its map_files entry (deleted
- * files, other mount namespaces), then the host path; the inode must match. fd or -errno. */
-static int open_mapping(struct symbolizer *s, struct proc *p, const struct mapping *m)
+/* Opens the file behind @m, the one way a mapped file is opened (proc/mapfile.h): its
+ * map_files entry, else its path inside the process's root; the inode must match. fd or -errno. */
+static int open_mapping(struct symbolizer *s, struct proc *p, const struct mapping *m,
+			struct stat *ret_st)
 {
-	const char *path = p->paths + m->path_off;
-	char buf[PATH_MAX];
-	struct stat st;
-	int fd, i;
+	struct mapfile_want w = { .pid = p->pid, .start = m->start, .end = m->end,
+				  .path = p->paths + m->path_off, .path_len = m->path_len,
+				  .deleted = m->deleted, .dev_major = major(m->dev),
+				  .dev_minor = minor(m->dev), .ino = m->ino };
 
-	for (i = 0; i < 3; i++) {
-		int n;
-
-		if (i == 0 && (m->deleted || path[0] != '/' || p->gone))
-			continue;
-		if (i == 1 && p->gone)
-			continue;
-		if (i == 2 && (m->deleted || path[0] != '/'))
-			continue;
-		if (i == 0)
-			n = snprintf(buf, sizeof(buf), "%s/%u/root%s", s->proc_root, p->pid, path);
-		else if (i == 1)
-			n = snprintf(buf, sizeof(buf), "%s/%u/map_files/%llx-%llx", s->proc_root,
-				     p->pid, (unsigned long long)m->start,
-				     (unsigned long long)m->end);
-		else
-			n = snprintf(buf, sizeof(buf), "%s", path);
-		if (n < 0 || (size_t)n >= sizeof(buf))
-			continue;
-		fd = open(buf, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-		if (fd < 0)
-			continue;
-		if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (m->ino && st.st_ino != m->ino)) {
-			close(fd);
-			continue;
-		}
-		return fd;
-	}
-	return -ENOENT;
+	if (p->gone)
+		return -ENOENT;
+	return mapfile_open(s->proc_root, &w, &s->stats.files, ret_st);
 }
 
+/*
+ * A build-id is the file's to write: an image is shared by build-id (and size) only with files
+ * of the same owner, or when root owns the one read (root's file may name anyone's copy; a
+ * user's may not name root's).
+ */
 static struct image *image_by_build_id(struct symbolizer *s, const uint8_t *id, size_t len,
-				       uint64_t h, uint64_t size)
+				       uint64_t h, uint64_t size, uint32_t uid)
 {
 	struct image *img;
 
 	for (img = s->btab[h % s->btab_size]; img; img = img->bnext)
 		if (img->build_id_len == len && img->file_size == size &&
-		    !memcmp(img->build_id, id, len))
+		    (img->uid == uid || img->uid == 0) && !memcmp(img->build_id, id, len))
 			return img;
 	return NULL;
 }
 
-/* Reads the symbols of @m's file: @fd if >= 0 (closed here), else opened now. */
+static int64_t mtime_ns_of(const struct stat *st)
+{
+	return (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+}
+
+static void set_identity(struct elfent *e, const struct stat *st)
+{
+	e->size = (uint64_t)st->st_size;
+	e->mtime_ns = mtime_ns_of(st);
+	e->known = true;
+}
+
+/*
+ * True when the file @m maps now is not the one @e was read from (same device and inode, other
+ * size or mtime: a tmpfs inode given to a new file). Checked once per mapping of a live process;
+ * what cannot be checked (the process gone) is taken as it is.
+ */
+static bool entry_stale(struct symbolizer *s, struct proc *p, struct mapping *m,
+			const struct elfent *e)
+{
+	struct mapfile_want w = { .pid = p->pid, .start = m->start, .end = m->end,
+				  .path = p->paths + m->path_off, .path_len = m->path_len,
+				  .deleted = m->deleted, .dev_major = major(m->dev),
+				  .dev_minor = minor(m->dev), .ino = m->ino };
+	struct stat st;
+
+	if (m->id_checked || !e->known || p->gone)
+		return false;
+	m->id_checked = true;
+	if (mapfile_stat(s->proc_root, &w, &st))
+		return false;
+	return (uint64_t)st.st_size != e->size || mtime_ns_of(&st) != e->mtime_ns;
+}
+
+/* Reads the symbols of @m's file: @fd if >= 0 (closed here), else opened now. *@ret_st: its
+ * fstat, when it could be opened. */
 static struct image *image_open(struct symbolizer *s, struct proc *p, const struct mapping *m,
-				int fd)
+				int fd, struct stat *ret_st)
 {
 	struct elfsym_opts eo = { .debug_dirs = s->debug_dirs, .path = p->paths + m->path_off,
-				  .dwarf = s->o.inline_frames };
+				  .dwarf = s->o.inline_frames,
+				  .max_symbols = s->o.max_symbols,
+				  .max_section_bytes = s->o.max_section_bytes };
 	uint8_t id[64];
-	char root[64];
 	struct image *img;
 	const uint8_t *bid;
 	struct stat st;
@@ -189,13 +208,14 @@ static struct image *image_open(struct symbolizer *s, struct proc *p, const stru
 	uint64_t h = 0;
 
 	if (fd < 0)
-		fd = open_mapping(s, p, m);
+		fd = open_mapping(s, p, m, NULL);
 	if (fd < 0)
 		return NULL;
 	if (fstat(fd, &st)) {
 		close(fd);
 		return NULL;
 	}
+	*ret_st = st;
 	/*
 	 * The same build-id and size: the same file in another place (a container layer, a
 	 * copy), parsed once. A stripped copy has the build-id of the original but not its size.
@@ -203,7 +223,7 @@ static struct image *image_open(struct symbolizer *s, struct proc *p, const stru
 	n = elfsym_read_build_id(fd, id, sizeof(id));
 	if (n > 0) {
 		h = hash_bytes(id, (size_t)n, 0);
-		img = image_by_build_id(s, id, (size_t)n, h, (uint64_t)st.st_size);
+		img = image_by_build_id(s, id, (size_t)n, h, (uint64_t)st.st_size, st.st_uid);
 		if (img) {
 			close(fd);
 			img->refs++;
@@ -211,8 +231,6 @@ static struct image *image_open(struct symbolizer *s, struct proc *p, const stru
 			return img;
 		}
 	}
-	snprintf(root, sizeof(root), "%s/%u/root", s->proc_root, p->pid);
-	eo.root = p->gone ? NULL : root;
 	img = calloc(1, sizeof(*img));
 	if (!img) {
 		close(fd);
@@ -221,11 +239,26 @@ static struct image *image_open(struct symbolizer *s, struct proc *p, const stru
 	img->es = elfsym__open(fd, &eo);
 	close(fd);
 	if (!img->es) {
+		if (errno == E2BIG)
+			s->stats.elf_too_big++;
+		else if (errno == EIO)
+			s->stats.elf_short_reads++;
 		free(img);
 		return NULL;
 	}
+	s->stats.elf_debug_refused += elfsym__debug_refused(img->es);
+	img->bytes = elfsym__mem_bytes(img->es);
+	if (s->o.max_image_bytes && img->bytes > s->o.max_image_bytes) {
+		/* more than all images may hold: not kept (the file's frames stay "[file]") */
+		s->stats.elf_mem_refused++;
+		elfsym__free(img->es);
+		free(img);
+		return NULL;
+	}
+	s->img_bytes += img->bytes;
 	img->refs = 1;
 	img->file_size = (uint64_t)st.st_size;
+	img->uid = st.st_uid;
 	img->serial = s->next_serial++;
 	if (!s->next_serial)
 		s->next_serial = 1; /* 0 marks an empty address-cache slot */
@@ -284,13 +317,23 @@ static struct elfent *elf_add(struct symbolizer *s, const struct mapping *m)
 static void elf_read(struct symbolizer *s, struct elfent *e, struct proc *p,
 		     const struct mapping *m)
 {
+	struct stat st;
 	int fd = e->fd;
 
 	if (fd >= 0) {
 		e->fd = -1;
 		s->nr_pinned--;
 	}
-	e->img = image_open(s, p, m, fd);
+	st.st_ino = 0;
+	e->img = image_open(s, p, m, fd, &st);
+	if (st.st_ino && !e->known)
+		set_identity(e, &st);
+	/* within max_image_bytes: the least recently used images go (this one is the most) */
+	while (s->o.max_image_bytes && s->img_bytes > s->o.max_image_bytes &&
+	       s->lru_e.lru_prev != e && s->lru_e.lru_prev != &s->lru_e) {
+		elfent_remove(s, s->lru_e.lru_prev);
+		s->stats.elf_mem_evictions++;
+	}
 	if (!e->img) {
 		e->failed_ns = mono_ns();
 		s->stats.elf_errors++;
@@ -302,6 +345,11 @@ struct image *sym_elf_get(struct symbolizer *s, struct proc *p, struct mapping *
 {
 	struct elfent *e = elf_find(s, m);
 
+	if (e && entry_stale(s, p, m, e)) {
+		elfent_remove(s, e);
+		s->stats.elf_changed++;
+		e = NULL;
+	}
 	if (e && (e->img || e->fd >= 0 || mono_ns() - e->failed_ns < ELF_RETRY_NS)) {
 		if (s->lru_e.lru_next != e) {
 			lru_unlink_e(e);
@@ -318,6 +366,7 @@ struct image *sym_elf_get(struct symbolizer *s, struct proc *p, struct mapping *
 	if (!e)
 		return NULL;
 	elf_read(s, e, p, m);
+	m->id_checked = true; /* read through this mapping now */
 	return e->img;
 }
 
@@ -329,8 +378,14 @@ struct image *sym_elf_get(struct symbolizer *s, struct proc *p, struct mapping *
 void sym_elf_pin(struct symbolizer *s, struct proc *p, struct mapping *m)
 {
 	struct elfent *e = elf_find(s, m);
+	struct stat st;
 	int fd;
 
+	if (e && entry_stale(s, p, m, e)) {
+		elfent_remove(s, e);
+		s->stats.elf_changed++;
+		e = NULL;
+	}
 	if (e) { /* a hit, as for sym_elf_get: one file for many processes */
 		s->stats.elf_hits++;
 		return;
@@ -339,7 +394,7 @@ void sym_elf_pin(struct symbolizer *s, struct proc *p, struct mapping *m)
 		(void)sym_elf_get(s, p, m);
 		return;
 	}
-	fd = open_mapping(s, p, m);
+	fd = open_mapping(s, p, m, &st);
 	if (fd < 0) {
 		(void)sym_elf_get(s, p, m); /* counts and logs the failure, retried later */
 		return;
@@ -350,6 +405,8 @@ void sym_elf_pin(struct symbolizer *s, struct proc *p, struct mapping *m)
 		return;
 	}
 	s->stats.elf_misses++;
+	set_identity(e, &st);
+	m->id_checked = true;
 	e->fd = fd;
 	e->pinned_ns = mono_ns();
 	s->nr_pinned++;

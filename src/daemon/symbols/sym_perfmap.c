@@ -8,12 +8,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+#include <linux/openat2.h>
 
 #include "ember/core/base/clock.h"
 #include "ember/daemon/symbols/perfmap.h"
 
 #define PERFMAP_RECHECK_NS (200 * NS_PER_MS) /* look at a perf map again on a miss */
+#define PERFMAP_CHUNK (1u << 20)		     /* read a perf map a MiB at a time */
 
 /* --- perf maps ------------------------------------------------------------------------------- */
 
@@ -32,6 +36,9 @@ static void pm_state(struct symbolizer *s, struct proc *p, enum pm_state st)
 	case PM_TOO_BIG:
 		s->stats.perfmap_skip_too_big++;
 		break;
+	case PM_OWNER:
+		s->stats.perfmap_skip_owner++;
+		break;
 	case PM_ERROR:
 		s->stats.perfmap_skip_error++;
 		break;
@@ -41,14 +48,58 @@ static void pm_state(struct symbolizer *s, struct proc *p, enum pm_state st)
 	p->pm_state = st;
 }
 
+/*
+ * Opens /tmp/perf-NSPID.map inside the process's root: no symbolic link on the way (a container's
+ * /tmp may be one, to anywhere on the host), O_NONBLOCK. fd or -errno.
+ */
+static int open_perfmap(struct symbolizer *s, struct proc *p)
+{
+	struct open_how how = {
+		.flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY,
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	char path[PATH_MAX];
+	int root, fd, err;
+
+	snprintf(path, sizeof(path), "%s/%u/root", s->proc_root, p->pid);
+	root = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0)
+		return -errno;
+	snprintf(path, sizeof(path), "tmp/perf-%u.map", p->nspid);
+	fd = (int)syscall(SYS_openat2, root, path, &how, sizeof(how));
+	err = fd < 0 ? -errno : fd;
+	close(root);
+	return err;
+}
+
+/*
+ * As perf decides (tools/perf/util/symbol.c): a perf map names a process's code only if the
+ * process's user or root owns it, and nobody else may write it; else anyone could name a root
+ * process's JIT frames. The process's user is the owner of /proc/PID (root for a non-dumpable
+ * one: then only root's maps).
+ */
+static bool perfmap_owner_ok(struct symbolizer *s, struct proc *p, const struct stat *st)
+{
+	char path[64];
+	struct stat ps;
+
+	if (st->st_mode & (S_IWGRP | S_IWOTH))
+		return false;
+	if (st->st_uid == 0)
+		return true;
+	snprintf(path, sizeof(path), "%s/%u", s->proc_root, p->pid);
+	return !stat(path, &ps) && ps.st_uid == st->st_uid;
+}
+
 /* Reads what was appended to the process's perf map since the last look. Never blocks: the
- * file is opened O_NONBLOCK and O_NOFOLLOW, and must be a regular file of bounded size. */
+ * file is opened O_NONBLOCK and O_NOFOLLOW, and must be a regular file of bounded size, owned
+ * by the process's user or root. */
 void sym_perfmap_refresh(struct symbolizer *s, struct proc *p)
 {
-	char path[PATH_MAX];
+	enum pm_state err_state = PM_OK;
 	struct stat st;
 	uint64_t want;
-	size_t used;
+	size_t before;
 	ssize_t r;
 	int fd;
 
@@ -57,12 +108,12 @@ void sym_perfmap_refresh(struct symbolizer *s, struct proc *p)
 		return; /* its /tmp is gone with it; keep what was read */
 	if (!p->nspid)
 		p->nspid = sym_read_nspid(s, p->pid);
-	snprintf(path, sizeof(path), "%s/%u/root/tmp/perf-%u.map", s->proc_root, p->pid, p->nspid);
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY);
+	fd = open_perfmap(s, p);
 	if (fd < 0) {
+		errno = -fd;
 		if (errno == ENOENT)
 			pm_state(s, p, PM_ABSENT);
-		else if (errno == ELOOP || errno == ENXIO || errno == ENODEV)
+		else if (errno == ELOOP || errno == EXDEV || errno == ENXIO || errno == ENODEV)
 			pm_state(s, p, PM_NOT_REGULAR);
 		else
 			pm_state(s, p, PM_ERROR);
@@ -70,6 +121,10 @@ void sym_perfmap_refresh(struct symbolizer *s, struct proc *p)
 	}
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
 		pm_state(s, p, PM_NOT_REGULAR);
+		goto out;
+	}
+	if (!perfmap_owner_ok(s, p, &st)) {
+		pm_state(s, p, PM_OWNER);
 		goto out;
 	}
 	if ((uint64_t)st.st_size > s->o.max_perfmap_bytes) {
@@ -89,50 +144,91 @@ void sym_perfmap_refresh(struct symbolizer *s, struct proc *p)
 		pm_state(s, p, PM_ERROR);
 		goto out;
 	}
+	/*
+	 * max_perfmap_entries bounds every process's perf maps together (a process sizes its own,
+	 * and may start many): this one may grow by what the others leave.
+	 */
+	if (s->o.max_perfmap_entries) {
+		uint64_t others = s->stats.perfmap_symbols - perfmap__count(p->pm);
+
+		size_t n = perfmap__count(p->pm);
+
+		/* all taken: no growth (0 would mean no bound: one entry then) */
+		perfmap__set_max_entries(p->pm, others >= s->o.max_perfmap_entries
+							? (n ? n : 1)
+							: s->o.max_perfmap_entries - others);
+	}
 	want = (uint64_t)st.st_size - p->pm_used;
 	if (want == 0) {
 		pm_state(s, p, PM_OK);
 		goto out;
 	}
-	if (want + 1 > s->buf_cap) {
-		char *nb = realloc(s->buf, want + 1);
+	if (!s->buf_cap || s->buf_cap < PERFMAP_CHUNK + 1) {
+		char *nb = realloc(s->buf, PERFMAP_CHUNK + 1);
 
 		if (!nb) {
 			pm_state(s, p, PM_ERROR);
 			goto out;
 		}
 		s->buf = nb;
-		s->buf_cap = want + 1;
+		s->buf_cap = PERFMAP_CHUNK + 1;
 	}
-	/* read only what fstat promised: a file that keeps growing cannot hold us here */
-	used = 0;
-	while (used < want) {
-		r = pread(fd, s->buf + used, want - used, (off_t)(p->pm_used + used));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		used += (size_t)r;
-	}
-	if (used == 0 && want) {
-		pm_state(s, p, PM_ERROR);
-		goto out;
-	}
-	{
-		size_t consumed = 0, before = perfmap__count(p->pm);
-
+	/*
+	 * Read only what fstat promised (a file that keeps growing cannot hold us here), a chunk at
+	 * a time: memory is the table's, never the file's size again in a buffer.
+	 */
+	before = perfmap__count(p->pm);
+	perfmap__defer_sort(p->pm, true); /* one sort for every chunk */
+	while (want) {
+		size_t ask = want < PERFMAP_CHUNK ? (size_t)want : PERFMAP_CHUNK, used = 0;
+		size_t consumed = 0;
 		unsigned long bad = 0;
-		int err = perfmap__add_text(p->pm, s->buf, used, &consumed, &bad);
+		int err;
 
+		while (used < ask) {
+			r = pread(fd, s->buf + used, ask - used, (off_t)(p->pm_used + used));
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0)
+				break;
+			used += (size_t)r;
+		}
+		if (used == 0) {
+			if (perfmap__count(p->pm) == before)
+				err_state = PM_ERROR;
+			break;
+		}
+		err = perfmap__add_text(p->pm, s->buf, used, &consumed, &bad);
 		s->stats.perfmap_bad_lines += bad;
+		if (err == -E2BIG) {
+			err_state = PM_TOO_BIG; /* symbols.max_perfmap_entries */
+			p->pm_used += used;
+			break;
+		}
 		if (err < 0) {
-			pm_state(s, p, PM_ERROR);
-			goto out;
+			err_state = PM_ERROR;
+			break;
+		}
+		if (!consumed && used == ask && ask == PERFMAP_CHUNK) {
+			consumed = used; /* a chunk without a line end: malformed, skipped */
+			s->stats.perfmap_bad_lines++;
 		}
 		p->pm_used += consumed;
+		want -= consumed < want ? consumed : want;
+		if (used < ask)
+			break; /* shorter than fstat said: read the rest next time */
+		if (consumed < used && ask < PERFMAP_CHUNK)
+			break; /* a last line still being written */
+	}
+	perfmap__defer_sort(p->pm, false);
+	if (perfmap__count(p->pm) != before || err_state == PM_TOO_BIG) {
 		p->version = ++s->version_seq;
 		s->stats.perfmap_symbols += perfmap__count(p->pm) - before;
 		s->stats.perfmap_loads++;
+	}
+	if (err_state != PM_OK) {
+		pm_state(s, p, err_state);
+		goto out;
 	}
 	pm_state(s, p, PM_OK);
 out:

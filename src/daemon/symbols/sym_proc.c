@@ -291,10 +291,13 @@ static void lru_front_p(struct symbolizer *s, struct proc *p)
 	s->lru_p.lru_next = p;
 }
 
-static void proc_free(struct proc *p)
+/* Frees @p; the JIT symbols it held leave the gauge (and the budget of every perf map). */
+static void proc_free(struct symbolizer *s, struct proc *p)
 {
 	if (!p)
 		return;
+	if (p->pm)
+		s->stats.perfmap_symbols -= perfmap__count(p->pm);
 	free(p->maps);
 	free(p->paths);
 	perfmap__free(p->pm);
@@ -333,7 +336,7 @@ static void proc_unlink(struct symbolizer *s, struct proc *p)
 static void proc_remove(struct symbolizer *s, struct proc *p)
 {
 	proc_unlink(s, p);
-	proc_free(p);
+	proc_free(s, p);
 }
 
 static void retired_pop(struct symbolizer *s)
@@ -350,7 +353,7 @@ static void retired_pop(struct symbolizer *s)
 	if (!s->rhead)
 		s->rtail = NULL;
 	s->nretired--;
-	proc_free(r->p);
+	proc_free(s, r->p);
 	free(r);
 }
 
@@ -366,7 +369,7 @@ void sym_proc_cache_fini(struct symbolizer *s)
 
 		for (; p; p = next) {
 			next = p->hnext;
-			proc_free(p);
+			proc_free(s, p);
 		}
 	}
 }
@@ -384,11 +387,11 @@ static void proc_retire(struct symbolizer *s, struct proc *p, uint64_t until_ns)
 
 	proc_unlink(s, p);
 	if (!r) {
-		proc_free(p);
+		proc_free(s, p);
 		return;
 	}
 	/* /proc/PID is another image's now: never read it for this one again (no maps re-read,
-	 * no perf map refresh, files by their host path with the inode checked) */
+	 * no perf map refresh; its files only as pinned or cached, never by a path) */
 	if (!p->gone) {
 		p->gone = true;
 		p->gone_ns = mono_ns();

@@ -42,7 +42,7 @@ struct strtab;
 #define KRES_BATCH 128 /* kernel_resolve: addresses per call (a stack is at most 127) */
 #define KRES_TEXT 600 /* ... and bytes per text: KSYM_NAME_LEN 512 + offsets + module */
 
-enum pm_state { PM_UNKNOWN = 0, PM_OK, PM_ABSENT, PM_NOT_REGULAR, PM_TOO_BIG, PM_ERROR };
+enum pm_state { PM_UNKNOWN = 0, PM_OK, PM_ABSENT, PM_NOT_REGULAR, PM_TOO_BIG, PM_OWNER, PM_ERROR };
 
 struct mapping {
 	uint64_t start, end, pgoff;
@@ -51,6 +51,7 @@ struct mapping {
 	uint32_t base_off, base_len; /* base name, in proc->paths */
 	enum procmaps_kind kind;
 	bool deleted;
+	bool id_checked;	     /* its file's identity compared with the cached image's */
 	int32_t unknown_id;	     /* "[base]" frame id, -1 until interned */
 };
 
@@ -94,6 +95,8 @@ struct image {
 	size_t build_id_len;
 	uint64_t bid_hash;
 	uint64_t file_size;		/* a stripped copy shares the build-id, not the size */
+	uint32_t uid;			/* the file's owner: shared by build-id with its files only */
+	uint64_t bytes;			/* elfsym__mem_bytes() when read */
 };
 
 struct elfent {
@@ -104,6 +107,11 @@ struct elfent {
 	uint64_t failed_ns;
 	int fd;				/* the file, kept open until its symbols are needed; -1 */
 	uint64_t pinned_ns;		/* when fd was opened */
+	/* what the file was when read: (device, inode) is no key a process cannot forge (tmpfs
+	 * gives a deleted file's inode to the next one), so each mapping checks these once */
+	uint64_t size;
+	int64_t mtime_ns;
+	bool known;
 };
 
 struct addr_slot {
@@ -150,6 +158,7 @@ struct symbolizer {
 
 	struct elfent **etab;
 	size_t etab_size, nelfs;
+	uint64_t img_bytes;		/* held by every image's symbols: bounded by o.max_image_bytes */
 	size_t nr_pinned;		/* elfents holding an unread file open */
 	uint64_t version_seq;		/* last proc version handed out */
 	struct elfent lru_e;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ember/core/base/array.h"
@@ -45,6 +46,7 @@ struct table {
 	struct table *prev, *next;	/* LRU, most recent first after the sentinel */
 	uint8_t bid[BID_MAX];
 	size_t bid_len;
+	uint32_t uid;			/* the owner of the file read: shared by build-id with its files */
 	uint32_t row_start, row_count;
 	struct elfload load;		/* where its segments go: a mapping's bias */
 	unsigned int files;		/* file entries naming it */
@@ -58,6 +60,10 @@ struct file {
 	uint64_t dev, ino;
 	struct table *t;		/* NULL: failed at failed_ns */
 	uint64_t failed_ns;
+	/* what the file was when read: tmpfs gives a deleted file's inode to the next file */
+	uint64_t size;
+	int64_t mtime_ns;
+	bool known;
 };
 
 struct umap {
@@ -209,14 +215,17 @@ static struct file *file_find(struct unwinder *u, uint64_t dev, uint64_t ino)
 	return NULL;
 }
 
-static struct table *table_by_bid(struct unwinder *u, const uint8_t *bid, size_t len)
+/* A build-id is the file's to write: shared with files of the same owner, or from root's. */
+static struct table *table_by_bid(struct unwinder *u, const uint8_t *bid, size_t len,
+				  uint32_t uid)
 {
 	struct table *t;
 
 	if (!len)
 		return NULL;
 	for (t = u->lru.next; t != &u->lru; t = t->next)
-		if (t->bid_len == len && !memcmp(t->bid, bid, len))
+		if (t->bid_len == len && (t->uid == uid || t->uid == 0) &&
+		    !memcmp(t->bid, bid, len))
 			return t;
 	return NULL;
 }
@@ -392,7 +401,9 @@ static int open_debug(struct unwinder *u, const uint8_t *bid, size_t len)
 		if (o + 7 >= sizeof(path))
 			continue;
 		snprintf(path + o, sizeof(path) - o, ".debug");
-		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		/* root's, in root's directories, no link on the way: never a file a process
+		 * controls */
+		fd = mapfile_open_trusted(path, NULL);
 		if (fd >= 0)
 			return fd;
 	}
@@ -400,9 +411,9 @@ static int open_debug(struct unwinder *u, const uint8_t *bid, size_t len)
 }
 
 /* The table of the file open at @fd: shared by build-id, or compiled. NULL + errno. */
-static struct table *table_of_fd(struct unwinder *u, int fd)
+static struct table *table_of_fd(struct unwinder *u, int fd, const struct stat *sb)
 {
-	struct cfi_opts co = { .max_rows = u->capacity };
+	struct cfi_opts co = { .max_rows = u->capacity, .max_section_bytes = u->o.max_section_bytes };
 	uint8_t bid[BID_MAX];
 	struct cfi_table *ct;
 	struct table *t;
@@ -411,7 +422,7 @@ static struct table *table_of_fd(struct unwinder *u, int fd)
 	uint64_t t0;
 
 	r = elfsym_read_build_id(fd, bid, sizeof(bid));
-	t = table_by_bid(u, bid, r > 0 ? (size_t)r : 0);
+	t = table_by_bid(u, bid, r > 0 ? (size_t)r : 0, sb->st_uid);
 	if (t) {
 		u->st.build_shared++;
 		return t;
@@ -441,7 +452,7 @@ static struct table *table_of_fd(struct unwinder *u, int fd)
 	if (!ct)
 		u->st.build_failures++; /* no CFI: an empty table, frame pointers */
 	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	elf = elf_begin(fd, ELF_C_READ, NULL); /* pread, never mapped (elfsym.h) */
 	t = table_from_cfi(u, ct, elf);
 	err = errno;
 	elf_end(elf);
@@ -453,6 +464,7 @@ static struct table *table_of_fd(struct unwinder *u, int fd)
 	if (t && r > 0) {
 		memcpy(t->bid, bid, (size_t)r);
 		t->bid_len = (size_t)r;
+		t->uid = sb->st_uid;
 	}
 	errno = err;
 	return t;
@@ -586,23 +598,39 @@ static bool is_shared_object(const struct procmaps_entry *e)
 	return false;
 }
 
-/* Opens the file behind a mapping: through the process's root, else its map_files entry. */
-static int open_mapped(struct unwinder *u, uint32_t pid, const struct procmaps_entry *e)
+/* Opens the file behind a mapping, the one way (proc/mapfile.h). fd or -errno. */
+static struct mapfile_want want_of(uint32_t pid, const struct procmaps_entry *e)
 {
-	char path[4400];
-	int fd = -1;
+	return (struct mapfile_want){ .pid = pid, .start = e->start, .end = e->end,
+				      .path = e->path, .path_len = e->path_len,
+				      .deleted = e->deleted, .dev_major = e->dev_major,
+				      .dev_minor = e->dev_minor, .ino = e->inode };
+}
 
-	if (e->path_len && e->path_len < 4096 && e->path[0] == '/' && !e->deleted) {
-		snprintf(path, sizeof(path), "%s/%u/root%.*s", u->proc_root, pid, (int)e->path_len,
-			 e->path);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-	}
-	if (fd < 0) {
-		snprintf(path, sizeof(path), "%s/%u/map_files/%llx-%llx", u->proc_root, pid,
-			 (unsigned long long)e->start, (unsigned long long)e->end);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-	}
-	return fd;
+static int64_t mtime_ns_of(const struct stat *st)
+{
+	return (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+}
+
+/* True when the file @e maps is not the one @f was read from (same device and inode, other size
+ * or mtime); what cannot be checked is taken as it is. */
+static bool file_stale(struct unwinder *u, uint32_t pid, const struct procmaps_entry *e,
+		       const struct file *f)
+{
+	struct mapfile_want w = want_of(pid, e);
+	struct stat st;
+
+	if (!f->known || mapfile_stat(u->proc_root, &w, &st))
+		return false;
+	return (uint64_t)st.st_size != f->size || mtime_ns_of(&st) != f->mtime_ns;
+}
+
+static int open_mapped(struct unwinder *u, uint32_t pid, const struct procmaps_entry *e,
+		       struct stat *ret_st)
+{
+	struct mapfile_want w = want_of(pid, e);
+
+	return mapfile_open(u->proc_root, &w, &u->st.files, ret_st);
 }
 
 static int on_entry(const struct procmaps_entry *e, void *ctx)
@@ -612,6 +640,7 @@ static int on_entry(const struct procmaps_entry *e, void *ctx)
 	struct proc *p = c->p;
 	struct table *t = NULL;
 	struct file *f;
+	struct stat sb;
 	uint64_t dev;
 	int fd;
 
@@ -628,18 +657,27 @@ static int on_entry(const struct procmaps_entry *e, void *ctx)
 	} else if (e->kind == PROCMAPS_FILE && e->inode) {
 		dev = (uint64_t)e->dev_major << 32 | e->dev_minor;
 		f = file_find(u, dev, e->inode);
+		if (f && file_stale(u, p->pid, e, f)) {
+			/* another file under the same key now: its table is not this one's */
+			if (f->t)
+				f->t->files--;
+			f->t = NULL;
+			f->failed_ns = 0;
+			f->known = false;
+			u->st.files_changed++;
+		}
 		/* new, or failed a while ago: build (a recent failure stays frame pointers) */
 		if (!f || (!f->t && mono_ns() - f->failed_ns >= FAIL_RETRY_NS)) {
 			if (mono_ns() > c->deadline_ns) {
 				c->incomplete = true;
 			} else {
-				fd = open_mapped(u, p->pid, e);
+				fd = open_mapped(u, p->pid, e, &sb);
 				/* not reachable through this process (gone already: a short-lived
 				 * one): not the file's failure, which would keep it from every
 				 * process for FAIL_RETRY_NS; the next process mapping it builds it */
 				if (fd < 0)
 					goto listed;
-				t = table_of_fd(u, fd);
+				t = table_of_fd(u, fd, &sb);
 				close(fd);
 				if (!f) {
 					f = calloc(1, sizeof(*f));
@@ -653,6 +691,9 @@ static int on_entry(const struct procmaps_entry *e, void *ctx)
 					u->files[file_slot(dev, e->inode)] = f;
 				}
 				f->t = t;
+				f->size = (uint64_t)sb.st_size;
+				f->mtime_ns = mtime_ns_of(&sb);
+				f->known = true;
 				if (t)
 					t->files++;
 				else
@@ -795,6 +836,30 @@ void unwinder__forget_pid(struct unwinder *u, uint32_t pid)
 		proc_free(u, p);
 		return; /* its queue entry finds no process and is dropped */
 	}
+}
+
+int unwinder__sweep(struct unwinder *u)
+{
+	char path[300];
+	struct stat sb;
+	struct proc *p, *next;
+	size_t i;
+	int n = 0;
+
+	if (!u)
+		return 0;
+	for (i = 0; i < PROC_SLOTS; i++) {
+		for (p = u->procs[i]; p; p = next) {
+			next = p->hnext;
+			snprintf(path, sizeof(path), "%s/%u", u->proc_root, p->pid);
+			if (stat(path, &sb) && errno == ENOENT) {
+				unwinder__forget_pid(u, p->pid);
+				u->st.procs_swept++;
+				n++;
+			}
+		}
+	}
+	return n;
 }
 
 int unwinder__work(struct unwinder *u)

@@ -76,6 +76,10 @@ struct ember_config {
 	uint64_t unwind_memory_bytes;	/* the tables' rows array (8 B a row); 1M..4G, default 16M */
 	uint64_t unwind_procs;		/* processes listed for the walker; 16..1M, default 4096 */
 	uint64_t max_perfmap_bytes;	/* larger perf maps are skipped; 1M..4G, default 64M */
+	uint64_t max_symbols;		/* entries of one ELF symbol table; 1024..1G, default 2M */
+	uint64_t max_perfmap_entries;	/* all perf maps together; 1024..1G, default 500000 */
+	uint64_t max_image_bytes;	/* all ELF images' symbols; 16M..64G, default 128M */
+	uint64_t max_section_bytes;	/* an ELF section read, inflated; 1M..4G, default 128M */
 
 	/* [python] */
 	bool python;	       /* Python frames of CPython processes; default yes */

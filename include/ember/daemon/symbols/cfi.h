@@ -52,6 +52,7 @@ enum cfi_none_reason {
 
 struct cfi_opts {
 	size_t max_rows; /* 0: no limit; more rows fail the build with -E2BIG */
+	uint64_t max_section_bytes; /* .eh_frame/.debug_frame read (inflated); more: E2BIG. 0: none */
 };
 
 struct cfi_stats {

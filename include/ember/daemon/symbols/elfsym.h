@@ -5,9 +5,15 @@
  *
  * Symbols come from .symtab, .dynsym and, when the image is stripped (no .symtab) or lacks DWARF
  * that inline frames need, from its separate debug file: found by build-id
- * (DIR/.build-id/ab/cdef....debug) or by .gnu_debuglink (BINDIR/NAME, BINDIR/.debug/NAME,
- * DIR/BINDIR/NAME) under each debug dir, looked up inside the process's root first, then on the
- * host. A debug file whose build-id differs from the image's is ignored.
+ * (DIR/.build-id/ab/cdef....debug) or by .gnu_debuglink (DIR/BINDIR/NAME) under each debug dir
+ * of the host, only if root owns it and every directory on the way and no symbolic link leads
+ * there (never in a process's root nor next to its binary: places it may control). A debug file
+ * whose build-id differs from the image's is ignored; one found by debuglink for an image
+ * without build-id must have the link's CRC32.
+ *
+ * Files are read with pread into memory of ours (libelf's ELF_C_READ), never mapped: a file that
+ * shrinks under the parser is an error (EIO), not a SIGBUS. Tables and sections the file sizes
+ * are bounded (elfsym_opts) before they are read: E2BIG.
  *
  * Addresses here are the image's own virtual addresses (what `nm` prints); elfsym__file_to_vaddr()
  * turns a file offset (from /proc/PID/maps: addr - start + pgoff) into one.
@@ -20,11 +26,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <libelf.h>
+
 struct elfsym_opts {
 	const char *debug_dirs;	/* ':'-separated; NULL: "/usr/lib/debug" */
-	const char *root;	/* prefix under which @path resolves, e.g. "/proc/42/root"; NULL: "" */
-	const char *path;	/* the image's path inside root (for .gnu_debuglink); may be NULL */
+	const char *path;	/* the image's path in its process (for .gnu_debuglink); may be NULL */
 	bool dwarf;		/* keep DWARF open for elfsym__inlines() */
+	uint64_t max_symbols;	/* entries of one symbol table; more: E2BIG. 0: no bound */
+	uint64_t max_section_bytes; /* a section read (inflated); more: E2BIG (DWARF: none). 0: none */
 };
 
 struct elfsym; /* opaque */
@@ -32,7 +41,7 @@ struct elfload;
 
 /*
  * Reads the image open at @fd (borrowed: the caller closes it; the image stays usable after).
- * NULL + errno: ENOEXEC (not ELF), ENOMEM, EIO.
+ * NULL + errno: ENOEXEC (not ELF), ENOMEM, EIO (short read: the file shrank), E2BIG (a bound).
  */
 struct elfsym *elfsym__open(int fd, const struct elfsym_opts *o);
 /* The same from memory (copied), e.g. the vDSO image. */
@@ -70,6 +79,15 @@ bool elfsym__used_debug_file(const struct elfsym *e);
 bool elfsym__has_dwarf(const struct elfsym *e);
 size_t elfsym__count(const struct elfsym *e);
 size_t elfsym__mem_bytes(const struct elfsym *e);
+
+/* Debug files refused for @e: not root's, reached through a link, or a CRC mismatch. */
+uint64_t elfsym__debug_refused(const struct elfsym *e);
+
+/*
+ * The bytes section @scn holds once read, inflated if SHF_COMPRESSED, from its headers alone
+ * (nothing inflated); UINT64_MAX when they cannot be read. For bounds on what a file sizes.
+ */
+uint64_t elf_section_bytes(Elf_Scn *scn);
 
 /* Reads only the build-id of the image open at @fd (borrowed). Length written (<= @cap) or -errno. */
 int elfsym_read_build_id(int fd, uint8_t *ret, size_t cap);

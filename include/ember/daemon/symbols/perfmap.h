@@ -13,6 +13,7 @@
 #ifndef EMBER_PERFMAP_H
 #define EMBER_PERFMAP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -39,7 +40,9 @@ void perfmap__free(struct perfmap *pm); /* NULL is a no-op */
 /*
  * Adds the complete lines of @text[0..len): everything up to and including the last '\n'. Sets
  * *@ret_used to the bytes consumed (the caller feeds the rest again once it is complete) and adds
- * malformed lines to *@ret_bad (may be NULL). Returns 0 or -ENOMEM (the table keeps what it had).
+ * malformed lines to *@ret_bad (may be NULL). Returns 0 or -ENOMEM (the table keeps what it had),
+ * or -E2BIG once the table holds perfmap__set_max_entries()'s bound: the lines past it are
+ * consumed, not added.
  */
 int perfmap__add_text(struct perfmap *pm, const char *text, size_t len, size_t *ret_used,
 		      unsigned long *ret_bad);
@@ -51,6 +54,13 @@ const char *perfmap__name(const struct perfmap *pm, int idx, size_t *ret_len);
 /* A caller's value attached to symbol @idx (0 until set); kept across adds. */
 uint32_t perfmap__cookie(const struct perfmap *pm, int idx);
 void perfmap__set_cookie(struct perfmap *pm, int idx, uint32_t cookie);
+
+/* While @defer, adds do not sort the table (several chunks of one file: one sort at the end);
+ * lookups need it sorted: perfmap__defer_sort(pm, false) sorts what was added. */
+void perfmap__defer_sort(struct perfmap *pm, bool defer);
+
+/* At most @max entries (0: no bound); a process sizes its perf map. */
+void perfmap__set_max_entries(struct perfmap *pm, size_t max);
 
 size_t perfmap__count(const struct perfmap *pm);
 size_t perfmap__mem_bytes(const struct perfmap *pm);

@@ -35,6 +35,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ember/daemon/proc/mapfile.h"
+
 #include <linux/types.h>
 
 #include "ember/daemon/sample/bpf_shared.h"
@@ -60,6 +62,7 @@ struct python_stats {
 	uint64_t
 	    procs_unsupported;	/* gauge: CPython processes ember does not know: native frames */
 	uint64_t procs_dropped; /* not tracked: max_procs reached, or the BPF map full */
+	uint64_t procs_swept;	/* forgotten by the sweep: gone without a notification */
 	uint64_t detections;	/* processes whose mappings and files were examined */
 	uint64_t detect_errors; /* ... that could not be read (gone, denied) */
 	uint64_t detect_ns;	/* CPU time examining them (the kernel's BTF once included) */
@@ -80,6 +83,7 @@ struct python_stats {
 	int64_t fsbase_off;	 /* gauge: task_struct.thread.fsbase; -1 unknown, -2 failed */
 	uint64_t fsbase_ns;	 /* the time finding it took (once, at the first CPython) */
 	struct ember_py_bpf_stats bpf; /* the BPF walk's counters */
+	struct mapfile_stats files;    /* mapped files opened and refused (proc/mapfile.h) */
 };
 
 struct python; /* opaque */
@@ -100,7 +104,8 @@ void python__note_pid(struct python *py, uint32_t pid);
 /* exec or exit at @time_ns (CLOCK_MONOTONIC; 0: now): its map entry goes now, its names a
  * little later (samples taken before, still in flight, are named with them). */
 void python__forget_pid(struct python *py, uint32_t pid, uint64_t time_ns);
-/* Housekeeping, e.g. every 5 s: drops what forgotten processes left. */
+/* Housekeeping, e.g. every 5 s: drops what forgotten processes left, and forgets processes whose
+ * /proc entry is gone whatever exit notification was missed (procs_swept). */
 void python__prune(struct python *py);
 
 /* A code object's names from the BPF program (sampler__set_pyname_fn()). */

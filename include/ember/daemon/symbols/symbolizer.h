@@ -34,6 +34,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ember/daemon/proc/mapfile.h"
+
 struct strtab;
 
 struct symbolizer_opts {
@@ -56,6 +58,10 @@ struct symbolizer_opts {
 	size_t max_pids;	  /* processes with cached state; 0: 4096 */
 	size_t max_elfs;	  /* ELF images with cached symbols; 0: 512 */
 	size_t max_perfmap_bytes; /* larger perf-map files are skipped (counted); 0: 64 MiB */
+	uint64_t max_symbols;	  /* entries of one ELF symbol table; more: refused; 0: no bound */
+	uint64_t max_perfmap_entries; /* all processes' perf maps; the rest is skipped; 0: none */
+	uint64_t max_image_bytes; /* all ELF images' symbols; least recently used go; 0: no bound */
+	uint64_t max_section_bytes; /* an ELF section read (inflated); more: refused; 0: none */
 };
 
 /* The defaults above, all booleans on except addr_offsets. */
@@ -95,19 +101,27 @@ struct symbolizer_stats {
 	uint64_t elf_hits, elf_misses;	/* lookups of an image by (dev, inode) */
 	uint64_t elf_buildid_hits;	/* ... found by build-id instead (same file, other inode) */
 	uint64_t elf_evictions;		/* dropped by the LRU bound */
+	uint64_t elf_changed;		/* dropped: the file under that (dev, inode) is another now */
+	uint64_t elf_mem_evictions;	/* images dropped to stay within max_image_bytes */
+	uint64_t elf_mem_refused;	/* images not kept: larger than max_image_bytes alone */
 	uint64_t elf_errors;		/* files that could not be opened or parsed */
 	uint64_t elf_debuginfo;		/* separate debug files used */
 	uint64_t elf_symbols;		/* gauge: symbols held over all cached images */
+	uint64_t elf_too_big;		/* ... refused: a table or section past its bound */
+	uint64_t elf_short_reads;	/* ... refused: the file shrank while read */
+	uint64_t elf_debug_refused;	/* debug files refused: not root's, a link, a CRC mismatch */
 
 	uint64_t perfmap_loads;		/* perf-map files read (first time or because they grew) */
 	uint64_t perfmap_symbols;	/* gauge: JIT symbols held */
 	uint64_t perfmap_bad_lines;	/* malformed lines skipped */
 	uint64_t perfmap_skip_missing;	/* no perf map for a process that has an anon exec area */
 	uint64_t perfmap_skip_not_regular; /* FIFO, device, /dev/zero symlink... skipped */
-	uint64_t perfmap_skip_too_big;	/* over max_perfmap_bytes */
+	uint64_t perfmap_skip_too_big;	/* over max_perfmap_bytes or max_perfmap_entries */
+	uint64_t perfmap_skip_owner;	/* not the process's user's nor root's, or writable by others */
 	uint64_t perfmap_skip_error;	/* read errors */
 
 	uint64_t mem_bytes;		/* gauge: memory held by the caches (approximate) */
+	struct mapfile_stats files;	/* mapped files opened and refused (proc/mapfile.h) */
 };
 
 struct symbolizer; /* opaque */

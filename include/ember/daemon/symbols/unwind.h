@@ -24,6 +24,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ember/daemon/proc/mapfile.h"
+
 struct sampler;
 
 struct unwind_opts {
@@ -32,10 +34,12 @@ struct unwind_opts {
 	const char *proc_root;		/* "/proc" unless testing */
 	const char *debug_dir;		/* separate debug files by build-id: ':'-separated
 					 * dirs (symbols.debug_dirs; "/usr/lib/debug") */
+	uint64_t max_section_bytes;	/* a CFI section read (inflated); more: refused. 0: none */
 };
 
 #define UNWIND_OPTS_DEFAULT { .max_procs = 4096, .work_budget_ns = 20000000, \
-			      .proc_root = "/proc", .debug_dir = "/usr/lib/debug" }
+			      .proc_root = "/proc", .debug_dir = "/usr/lib/debug", \
+			      .max_section_bytes = 128ull << 20 }
 
 struct unwind_stats {
 	uint64_t rows_capacity;		/* gauge: rows the array holds */
@@ -48,17 +52,20 @@ struct unwind_stats {
 	uint64_t build_ns;		/* ... and the time they took */
 	uint64_t build_failures;	/* files that could not be read or have no CFI */
 	uint64_t build_shared;		/* a file found by build-id under another device/inode */
+	uint64_t files_changed;		/* a cached (device, inode) found naming another file now */
 	uint64_t evictions;		/* tables evicted for room */
 	uint64_t refused;		/* tables not built: no room but tables in use (30 s) */
 	uint64_t too_big;		/* tables larger than the whole array: not held */
 	uint64_t procs;			/* gauge: processes listed */
 	uint64_t procs_pending;		/* gauge: processes waiting for their tables */
 	uint64_t procs_dropped;		/* processes not listed: the map was full */
+	uint64_t procs_swept;		/* forgotten by the sweep: gone without a notification */
 	uint64_t lists;			/* lists written to the BPF map */
 	uint64_t maps_overflow;		/* executable mappings past EMBER_UNWIND_MAX_MAPS */
 	uint64_t maps_errors;		/* /proc/PID/maps not readable (gone, denied) */
 	uint64_t ready_ns_total;	/* first note to list written, summed over processes */
 	uint64_t ready_count;
+	struct mapfile_stats files;	/* mapped files opened and refused (proc/mapfile.h) */
 };
 
 struct unwinder; /* opaque */
@@ -83,6 +90,12 @@ void unwinder__refresh_pid(struct unwinder *u, uint32_t pid);
 void unwinder__sampled(struct unwinder *u, uint32_t pid);
 /* exec or exit: its list goes (its next sample after an exec notes it again). */
 void unwinder__forget_pid(struct unwinder *u, uint32_t pid);
+/*
+ * Housekeeping, e.g. every 5 s: forgets every process whose /proc entry is gone, whatever exit
+ * notification was missed (a lost ring record; without the sweep, entries of exited processes
+ * filled unwind.processes). Returns how many.
+ */
+int unwinder__sweep(struct unwinder *u);
 
 /*
  * Lists the queued processes, building the tables they need while the budget lasts. Returns the
