@@ -400,9 +400,19 @@ static int gzip_append(const uint8_t *data, size_t len, int level, struct sbuf *
 	return 0;
 }
 
-/* count * period with saturation detection; -EOVERFLOW when it does not fit. */
-static int mul_value(double count, int64_t period, int64_t *ret_count, int64_t *ret_ns)
+/*
+ * count * period with saturation detection; -EOVERFLOW when it does not fit. With @ns, @count
+ * is the time already: the samples are count / period, rounded.
+ */
+static int mul_value(double count, int64_t period, bool ns, int64_t *ret_count, int64_t *ret_ns)
 {
+	if (ns) {
+		if (count >= 9.2e18)
+			return -EOVERFLOW;
+		*ret_ns = (int64_t)count;
+		*ret_count = (int64_t)(count / (double)period + 0.5);
+		return 0;
+	}
 	if (count >= 9.2e18 || count * (double)period >= 9.2e18)
 		return -EOVERFLOW;
 	*ret_count = (int64_t)count;
@@ -480,7 +490,8 @@ int pprof_writer__finish(struct pprof_writer *w, struct sbuf *out)
 	prof.n_sample_type = 2;
 	prof.sample_type = vtp;
 	prof.period_type = &vt[2];
-	period = (int64_t)(1e9 / (double)w->opts.freq_hz + 0.5);
+	period = w->opts.period_ns && w->opts.period_ns < INT64_MAX ? (int64_t)w->opts.period_ns :
+		 (int64_t)(1e9 / (double)w->opts.freq_hz + 0.5);
 	if (period < 1)
 		period = 1;
 	prof.period = period;
@@ -537,7 +548,7 @@ int pprof_writer__finish(struct pprof_writer *w, struct sbuf *out)
 		smp[i].n_location_id = ws->nr_locs;
 		/* an empty stack has no locations, and w->locs may then be NULL */
 		smp[i].location_id = ws->nr_locs ? &w->locs[ws->locs_off] : NULL;
-		err = mul_value(ws->count, period, &values[2 * i], &values[2 * i + 1]);
+		err = mul_value(ws->count, period, w->opts.counts_ns, &values[2 * i], &values[2 * i + 1]);
 		if (err)
 			goto out;
 		err = -ENOMEM;
