@@ -74,6 +74,18 @@ if command -v go >/dev/null; then
 	"$EMBER" convert --to pprof --unit samples -o "$TMP/u.pb.gz" "$TMP/c.folded" 2>/dev/null
 	got=$(totals "$TMP/u.pb.gz")
 	check "--unit samples overrides the guess" [ "${got%% *}" = $((N * P)) ]
+	# names: markers out, Python's file and line in their own fields, a user mapping first
+	printf '%s\n' 'python3;_start;main (/opt/app/serve.py:40)_[py];work (/opt/app/lib/worker.py:112)_[py];entry_SYSCALL_64_[k];vfs_write_[k] 5' \
+		'python3;_start;main (/opt/app/serve.py:40)_[py];json.dumps (/usr/lib/python3.11/json/__init__.py)_[py] 3' \
+		'burn;main;inl_[i];spin 7' >"$TMP/py.folded"
+	"$EMBER" convert --to pprof -o "$TMP/py.pb.gz" "$TMP/py.folded"
+	go tool pprof -top "$TMP/py.pb.gz" >"$TMP/top" 2>/dev/null
+	go tool pprof -raw "$TMP/py.pb.gz" >"$TMP/raw" 2>/dev/null
+	check "pprof header: File: [user], not [kernel.kallsyms]" grep -qx 'File: \[user\]' "$TMP/top"
+	check "pprof names carry no _[k]/_[py]/_[i] suffix" bash -c "! grep -q '_\[' <(awk '/flat%/ {p = 1; next} p' '$TMP/top')"
+	check "pprof: Python function, file and line in their own fields" grep -q ' work /opt/app/lib/worker.py:112 ' "$TMP/raw"
+	check "pprof: kernel frame vfs_write in the kernel mapping" grep -q 'M=2 vfs_write :0' "$TMP/raw"
+	check "pprof -> folded gives the folded frames back" cmp -s <("$EMBER" merge "$TMP/py.folded") <("$EMBER" convert --from pprof "$TMP/py.pb.gz")
 else
 	skip "go tool pprof" "no go (make deps installs golang-go)"
 fi

@@ -7,11 +7,15 @@
  * inlined frames ("name_[i]") that follow it in the folded stack, becomes one Location whose
  * lines list the inlined callees innermost first; each Location belongs to a Mapping by the
  * annotation of its physical frame: "[kernel.kallsyms]" for "_[k]", "[jit]" for "_[j]" and
- * "[user]" otherwise (every mapping says has_functions, so pprof never tries to re-symbolize).
+ * "[user]" otherwise (every mapping says has_functions, so pprof never tries to re-symbolize),
+ * user first (pprof's header names the first: "File: [user]"). A Function's name is the frame
+ * without its marker ("_[k]", "_[j]", "_[i]", "_[py]"); a Python frame "qualname (file:line)_[py]"
+ * gives name qualname, filename file and the line (in the Function and the Line); the folded
+ * frame is the system_name when it differs, which pprof_read() prefers when it has a marker.
  * Samples carry two values, samples/count and cpu/nanoseconds (count * period, or with
  * counts_ns the count itself and count / period samples), and optional
- * labels pid, tid (numbers) and comm (a string). Frame names are written unchanged, so a folded
- * profile read back with pprof_read() is the same profile.
+ * labels pid, tid (numbers) and comm (a string). A folded profile read back with pprof_read()
+ * is the same profile.
  *
  * Reading: any pprof profile (Go's runtime, Parca, perf_data_converter, ours), gzip-compressed
  * or not, into folded stacks: frames root first, inlined lines expanded, a location without
