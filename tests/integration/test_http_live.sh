@@ -39,6 +39,11 @@ assert 0 <= d["symbols"]["unresolved_share"] <= 1' "$URL"
 check "live data is not cached" sh -c "curl -s -D - -o /dev/null '$URL/api/v1/folded' | grep -qi '^Cache-Control: no-cache'"
 
 # --- captures ---
+gone=4194303
+while kill -0 $gone 2>/dev/null; do gone=$((gone - 1)); done
+code=$(curl -s -o "$TMP/nopid.json" -w '%{http_code}' -X POST -d "seconds=1&pid=$gone" "$URL/api/v1/captures")
+check "a capture of a pid that does not exist is refused: 404 naming pid" \
+	bash -c "[ $code = 404 ] && grep -q '\"param\": \"pid\"' '$TMP/nopid.json' && grep -q 'no process $gone' '$TMP/nopid.json'"
 code=$(curl -s -o "$TMP/cap.json" -D "$TMP/cap.h" -w '%{http_code}' -X POST -d "seconds=1.5&frequency=199&pid=$BPID" "$URL/api/v1/captures")
 check "POST /api/v1/captures is 201" test "$code" = 201
 check "201 has a Location" grep -qi '^Location: /api/v1/captures/[0-9]' "$TMP/cap.h"

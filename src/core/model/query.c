@@ -4,6 +4,7 @@
 #include "ember/core/base/regex.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -132,10 +133,33 @@ int query_parse_u64(const char *key, const char *value, uint64_t min, uint64_t m
 			return qfail(reterr, key, "number out of range", 400);
 		v = v * 10 + (uint64_t)(*p - '0');
 	}
-	if (v < min || v > max)
-		return qfail(reterr, key, "number out of range", 400);
+	if (v < min || v > max) {
+		qfail(reterr, key, "number out of range", 400);
+		if (reterr) {
+			snprintf(reterr->buf, sizeof(reterr->buf), "%llu is out of range %llu..%llu",
+				 (unsigned long long)v, (unsigned long long)min,
+				 (unsigned long long)max);
+			reterr->reason = reterr->buf;
+		}
+		return -EINVAL;
+	}
 	*ret = v;
 	return 0;
+}
+
+/* A time that does not parse: its reason, and the forms that would */
+static int time_fail(struct query_error *reterr, const char *key, const char *value,
+		     const char *reason)
+{
+	qfail(reterr, key, reason, 400);
+	if (reterr) {
+		snprintf(reterr->buf, sizeof(reterr->buf),
+			 "'%.24s': %s; a time is Unix seconds (1712345678.5), RFC 3339 "
+			 "(2024-04-05T19:34:38Z), now, or relative to now (-15m, -2h, -1d, now-90s)",
+			 value, reason);
+		reterr->reason = reterr->buf;
+	}
+	return -EINVAL;
 }
 
 int query_parse_bool(const char *key, const char *value, bool *ret, struct query_error *reterr)
@@ -174,7 +198,7 @@ int query_common_set(struct query_common *q, const char *key, const char *value,
 	if (!strcmp(key, "from") || !strcmp(key, "to")) {
 		err = timeexpr_parse(value, strlen(value), now_ns, &t, &perr);
 		if (err)
-			return qfail(reterr, key, perr.reason ? perr.reason : "bad time", 400);
+			return time_fail(reterr, key, value, perr.reason ? perr.reason : "bad time");
 		if (key[0] == 'f') {
 			q->from_ns = t;
 			q->has_from = true;
@@ -247,7 +271,7 @@ int query_range_b_set(struct query_range_b *b, const char *key, const char *valu
 
 	if (!strcmp(key, "b_from") || !strcmp(key, "b_to")) {
 		if (timeexpr_parse(value, strlen(value), now_ns, &t, &pe))
-			return qfail(reterr, key, pe.reason ? pe.reason : "bad time", 400);
+			return time_fail(reterr, key, value, pe.reason ? pe.reason : "bad time");
 		if (key[2] == 'f') {
 			b->from_ns = t;
 			b->has_from = true;

@@ -7,9 +7,11 @@
  * outlives the store's retention until it is deleted or evicted by the count/memory caps.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "ember/core/base/log.h"
 #include "ember/core/model/recording.h"
@@ -409,6 +411,15 @@ int http_handle_captures_post(struct http_server *srv, struct http_request *req,
 	if (!srv->src.store) {
 		http_response__error(resp, 409, NULL,
 				     "captures need live sampling (emberd is replaying files)");
+		return 0;
+	}
+	/* a pid that does not exist would only end with 0 samples: said now (EPERM: it exists) */
+	if (pp.pid >= 0 && kill((pid_t)pp.pid, 0) && errno == ESRCH) {
+		char msg[96];
+
+		snprintf(msg, sizeof(msg), "no process %lld (it is not running, or has exited)",
+			 (long long)pp.pid);
+		http_response__error(resp, 404, "pid", msg);
 		return 0;
 	}
 	http_captures_tick(srv);
