@@ -353,8 +353,11 @@ static int write_speedscope(struct conv *c, struct sbuf *out)
 {
 	struct speedscope_opts o = { .name = c->name, .freq_hz = c->freq_hz };
 	struct speedscope_writer *w;
+	uint64_t period;
 	size_t i, n;
 	int err = 0;
+
+	o.counts_ns = count_unit(c, &period) == FOLDED_UNIT_NS;
 
 	if (!c->nr_recs) {
 		err = speedscope_write_profile(c->p, &o, out);

@@ -90,6 +90,12 @@ else
 	skip "go tool pprof" "no go (make deps installs golang-go)"
 fi
 
+# speedscope: period sums are weights in nanoseconds, not a count of samples
+"$EMBER" convert --to speedscope "$TMP/c.folded" 2>/dev/null >"$TMP/ss.json"
+check "speedscope of period sums: unit nanoseconds, end $((N * P))" grep -q "\"unit\":\"nanoseconds\",\"startValue\":0,\"endValue\":$((N * P))" "$TMP/ss.json"
+"$EMBER" convert --to speedscope "$TMP/s.folded" 2>/dev/null >"$TMP/ss.json"
+check "speedscope of sample counts: unit none, end $N" grep -q "\"unit\":\"none\",\"startValue\":0,\"endValue\":$N" "$TMP/ss.json"
+
 # 4. replay: records are samples
 if replay_start "$TMP/perf.txt"; then
 	got=$(curl -s "$URL/api/v1/heatmap?column_s=1&rows=50" | python3 -c 'import json,sys; print(json.load(sys.stdin)["total"])')

@@ -209,6 +209,7 @@ expect_error "bad column_s" 400 column_s GET '/api/v1/heatmap?column_s=fast'
 expect_error "bad download flag" 400 download GET '/api/v1/folded?download=maybe'
 expect_error "malformed escape in a POST body" 400 seconds POST '/api/v1/captures' --data 'seconds=%zz'
 expect_error "range over the limit" 413 from GET '/api/v1/folded?from=-30d'
+check "... giving the limit" grep -q 'range exceeds the configured limit of 604800 s (http.max_range)' "$TMP/body"
 expect_error "heat map over the cell limit" 413 column_s GET '/api/v1/heatmap?from=0&to=now&column_s=1us&rows=1'
 head -c 100000 /dev/zero | tr '\0' a >"$TMP/big"
 expect_error "request body over the limit" 413 - POST '/api/v1/captures' --data-binary "@$TMP/big"

@@ -147,6 +147,19 @@ int query_parse_u64(const char *key, const char *value, uint64_t min, uint64_t m
 	return 0;
 }
 
+/* A range over the limit: the limit, and where it is set */
+static int range_fail(struct query_error *reterr, const char *key, int64_t max_range_ns)
+{
+	qfail(reterr, key, "range exceeds the configured limit", 413);
+	if (reterr) {
+		snprintf(reterr->buf, sizeof(reterr->buf),
+			 "range exceeds the configured limit of %lld s (http.max_range); ask for a "
+			 "shorter one", (long long)(max_range_ns / 1000000000));
+		reterr->reason = reterr->buf;
+	}
+	return -E2BIG;
+}
+
 /* A time that does not parse: its reason, and the forms that would */
 static int time_fail(struct query_error *reterr, const char *key, const char *value,
 		     const char *reason)
@@ -258,8 +271,7 @@ int query_common_finish(struct query_common *q, int64_t now_ns, int64_t default_
 	if (q->from_ns > q->to_ns)
 		return qfail(reterr, q->has_from ? "from" : "to", "from is after to", 400);
 	if (max_range_ns > 0 && (__int128)q->to_ns - q->from_ns > max_range_ns)
-		return qfail(reterr, q->has_from ? "from" : "to", "range exceeds the configured limit",
-			     413);
+		return range_fail(reterr, q->has_from ? "from" : "to", max_range_ns);
 	return 0;
 }
 
@@ -298,7 +310,7 @@ int query_range_b_finish(const struct query_range_b *b, int64_t max_range_ns,
 		return qfail(reterr, "b_from", "b_from is after b_to", 400);
 	/* in 128 bits: b_to - b_from of two far apart times overflows 64 */
 	if (max_range_ns > 0 && (__int128)b->to_ns - b->from_ns > max_range_ns)
-		return qfail(reterr, "b_from", "range exceeds the configured limit", 413);
+		return range_fail(reterr, "b_from", max_range_ns);
 	return 0;
 }
 

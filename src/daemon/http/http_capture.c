@@ -143,6 +143,26 @@ static int copy_sample(const struct store_sample_view *v, void *ctx)
 	return err;
 }
 
+/*
+ * A capture that got no sample has failed, with the reason (issue 28: "done, 0 samples" looked
+ * like an idle program while sampling had stopped): its recording is dropped.
+ */
+static void fail_if_empty(struct capture *c)
+{
+	if (c->state != CAPTURE_DONE || !c->rec || recording__nr_samples(c->rec))
+		return;
+	if (c->pid >= 0)
+		snprintf(c->error, sizeof(c->error),
+			 "no samples: pid %lld was not on a CPU, or sampling stopped (/healthz)",
+			 (long long)c->pid);
+	else
+		snprintf(c->error, sizeof(c->error),
+			 "no samples in the window: sampling stopped (see /healthz)");
+	recording__free(c->rec);
+	c->rec = NULL;
+	c->state = CAPTURE_FAILED;
+}
+
 /* Cuts the capture's window out of the store (no server lock held). */
 static void capture_fill(struct http_server *srv, struct capture *c)
 {
@@ -174,6 +194,7 @@ static void capture_fill(struct http_server *srv, struct capture *c)
 	c->truncated = cc.truncated;
 	c->rec = cc.rec;
 	c->state = CAPTURE_DONE;
+	fail_if_empty(c);
 }
 
 /* Collects the recordings of due captures that run their own sampler (under srv->lock). */
@@ -204,7 +225,9 @@ static void take_sampled_locked(struct http_server *srv, int64_t now)
 		c->rec = rec;
 		c->truncated = truncated;
 		c->state = CAPTURE_DONE;
-		done = c;
+		fail_if_empty(c);
+		if (c->state == CAPTURE_DONE)
+			done = c;
 	}
 	if (done)
 		enforce_memory_cap_locked(srv, done);

@@ -1061,10 +1061,14 @@ async function pollCapture(id) {
 	$('capture-start').disabled = false;
 	$('capture-progress').hidden = true;
 	if (c.state !== 'done') {
-		$('capture-status').textContent = `capture #${id} ${c.state}: ${c.error || ''}`;
+		$('capture-status').textContent = `capture #${id} ${c.state}: ${c.error || c.reason || 'no reason given'}`;
+		$('capture-status').dataset.state = c.state;
+		listCaptures();
 		return;
 	}
-	$('capture-status').textContent = `capture #${id} done: ${c.samples} samples${c.truncated ? ' (truncated at the memory cap)' : ''}${c.frequency_applied === false && c.frequency ? ' at the daemon\'s frequency' : ''}`;
+	$('capture-status').textContent = `capture #${id} done: ${c.samples} samples${c.truncated ? ' (truncated at the memory cap)' : ''}${c.frequency_applied === false && c.frequency ? ' at the daemon\'s frequency' : ''}` +
+		(c.samples === 0 ? ' — nothing was sampled: is sampling running (see the banner) and the process on a CPU?' : '') +
+		($('f-comm').value.trim() ? ` (the comm filter /${$('f-comm').value.trim()}/ applies to its graph)` : '');
 	$('capture-status').dataset.state = 'done';
 	listCaptures();
 	openCapture(c);
@@ -1073,7 +1077,10 @@ async function openCapture(c) {
 	const p = filterParams();
 	p.delete('pid'); // the capture already has its pid
 	const q = p.toString() ? '?' + p : '';
-	setView({ title: `Capture #${c.id}${c.pid ? ' (pid ' + c.pid + ')' : ''}`, svgUrl: c.urls.flamegraph + q, foldedUrl: c.urls.folded + q });
+	// the page's comm and idle filters apply to the capture's graph (not to what it recorded)
+	const comm = p.get('comm');
+	const note = comm ? ` — comm filter /${comm}/ applied` : '';
+	setView({ title: `Capture #${c.id}${c.pid ? ' (pid ' + c.pid + ')' : ''}${note}`, svgUrl: c.urls.flamegraph + q, foldedUrl: c.urls.folded + q });
 	try {
 		await showFolded([await getText(c.urls.folded + q)], state.view.title);
 	} catch (e) {
@@ -1087,7 +1094,8 @@ async function listCaptures() {
 	ul.textContent = '';
 	for (const c of l.captures) {
 		const li = document.createElement('li');
-		li.textContent = `#${c.id} ${c.state} ${c.seconds} s${c.pid ? ' pid ' + c.pid : ''}${c.samples !== undefined ? ', ' + c.samples + ' samples' : ''}`;
+		li.textContent = `#${c.id} ${c.state} ${c.seconds} s${c.pid ? ' pid ' + c.pid : ''}${c.samples !== undefined ? ', ' + c.samples + ' samples' : ''}` +
+			(c.state === 'failed' && (c.error || c.reason) ? ': ' + (c.error || c.reason) : '');
 		if (c.state === 'done') {
 			const open = document.createElement('a');
 			open.href = '#';
