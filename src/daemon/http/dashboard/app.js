@@ -319,6 +319,9 @@ function drawHeatmap() {
 	if (!hmView.locked) {
 		const avail = Math.max(400, hmWrap.clientWidth - 4);
 		cellW = Math.max(6, Math.min(20, Math.floor(avail / Math.max(1, hm.columns))));
+		// live: small enough for the whole retention, so that the cells never shrink later
+		const ret = state.lastStats && state.lastStats.store && state.lastStats.store.retention_s;
+		if (state.mode === 'live' && ret) cellW = Math.max(1, Math.min(cellW, Math.floor(MAX_CANVAS_W / (ret / hm.column_s + 2))));
 		hmView.locked = true;
 	}
 	if (hm.columns * cellW > MAX_CANVAS_W) cellW = Math.max(1, Math.floor(MAX_CANVAS_W / hm.columns));
