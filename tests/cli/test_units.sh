@@ -6,7 +6,8 @@
 # of such folded text writes cpu/nanoseconds = the sum and samples/count = the records;
 # emberd --replay counts records as samples; raw perf script given to the folded readers is an
 # error (exit 2) that says to run `ember collapse` first. With root and perf: the same on a real
-# `perf record -a`, against `perf report`'s sample count and the recording's duration x CPUs.
+# recording, against `perf report`'s sample count (perf record -p of the burn workload) and the
+# duration x CPUs of a `perf record -a`.
 . "$(dirname "$0")/../lib.sh"
 command -v python3 >/dev/null || skip_all "no python3"
 export HOME=${HOME:-/root} GOCACHE=${GOCACHE:-$OUTPUT/go-cache} GOFLAGS=
@@ -112,24 +113,33 @@ if [ "$(id -u)" -ne 0 ] || ! command -v perf >/dev/null || [ ! -x "$OUTPUT/workl
 	skip "real perf recording" "needs root, perf, go and $OUTPUT/workloads/burn"
 	done_testing
 fi
-"$OUTPUT/workloads/burn" 6 >/dev/null 2>&1 &
-PIDS+=($!)
-perf record -q -F 99 -a -g -o "$TMP/perf.data" -- sleep 4 >/dev/null 2>&1
-perf script -i "$TMP/perf.data" >"$TMP/real.txt" 2>/dev/null
-want=$(perf report -i "$TMP/perf.data" --stdio -F overhead,sample 2>/dev/null | awk '/^# Samples:/ {print $3; exit}')
-if replay_start "$TMP/real.txt"; then
+"$OUTPUT/workloads/burn" 9 >/dev/null 2>&1 &
+BPID=$!
+PIDS+=($BPID)
+# the sample count on burn alone: a process elsewhere whose comm holds a newline (the hostile
+# tests make some) splits its perf script header, and the script, and so ember, drop the record
+perf record -q -F 99 -g -p "$BPID" -o "$TMP/burn.data" -- sleep 2 >/dev/null 2>&1
+perf script -i "$TMP/burn.data" >"$TMP/burn.txt" 2>/dev/null
+want=$(perf report -i "$TMP/burn.data" --stdio -F overhead,sample 2>/dev/null | awk '/^# Samples:/ {print $3; exit}')
+if replay_start "$TMP/burn.txt"; then
 	got=$(curl -s "$URL/api/v1/heatmap?column_s=1&rows=50" | python3 -c 'import json,sys; print(json.load(sys.stdin)["total"])')
 	check "replay of a real recording: $got samples = perf report's $want" [ "$got" = "$want" ]
 else
 	not_ok "emberd --replay of the real recording serves"
 fi
+# the CPU time of the whole host (-a)
+perf record -q -F 99 -a -g -o "$TMP/perf.data" -- sleep 4 >/dev/null 2>&1
+perf script -i "$TMP/perf.data" >"$TMP/real.txt" 2>/dev/null
 "$EMBER" collapse "$TMP/real.txt" 2>/dev/null | "$EMBER" convert --to pprof -o "$TMP/real.pb.gz" 2>/dev/null
 got=$(go tool pprof -top "$TMP/real.pb.gz" 2>/dev/null | awk '/ total$/ {print $(NF-1); exit}')
-# The recording's CPU time: each CPU's span of samples (perf starts the CPUs' events at different
-# moments) plus one period; cpu-clock with -a samples idle CPUs too (swapper), so the busy share
-# is 1: the pprof total is the recording's duration x CPUs
+events=$(perf report -i "$TMP/perf.data" --stdio -F overhead,sample 2>/dev/null | awk '/^# Event count/ {print $NF; exit}')
+# The pprof total is perf's own sum of periods (its "Event count", in ns for cpu-clock): 1 % for
+# records of hostile comms that the text format cannot carry. Against the recording's CPU time
+# (each CPU's span of samples plus one period; cpu-clock -a samples idle CPUs too, so the busy
+# share is 1) it is printed, not asserted: a loaded VM's guest misses timer ticks (ratios of
+# 0.85 to 1.00 measured here; 0.9999 and 1.0000 when quiet, see docs/ember-convert.md)
 perf script -i "$TMP/perf.data" -F cpu,time 2>/dev/null >"$TMP/times"
-python3 - "$got" "$TMP/times" <<'PY' && ok "go tool pprof -top total $got = duration x CPUs within 2 %" || not_ok "go tool pprof -top total $got vs duration x CPUs"
+python3 - "$got" "$TMP/times" "${events:-0}" <<'PY' && ok "go tool pprof -top total $got = perf's event count $events ns within 1 %" || not_ok "go tool pprof -top total $got vs perf's event count $events ns"
 import sys
 got = sys.argv[1]
 s = float(got[:-4]) * 60 if got.endswith("mins") else float(got.rstrip("s"))
@@ -141,8 +151,10 @@ for line in open(sys.argv[2]):
     c, t = f[0], float(f[1].rstrip(":"))
     first.setdefault(c, t)
     last[c] = t
-want = sum(last[c] - first[c] + 1 / 99 for c in first)
-print("# pprof total %.3f s, the %d CPUs' spans %.3f s, ratio %.4f" % (s, len(first), want, s / want))
-sys.exit(0 if abs(s / want - 1) <= 0.02 else 1)
+span = sum(last[c] - first[c] + 1 / 99 for c in first)
+ev = float(sys.argv[3]) / 1e9
+print("# pprof total %.3f s, perf's event count %.3f s, the %d CPUs' spans %.3f s (ratio %.4f)" %
+      (s, ev, len(first), span, s / span))
+sys.exit(0 if ev > 0 and abs(s / ev - 1) <= 0.01 else 1)
 PY
 done_testing
