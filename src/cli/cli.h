@@ -59,6 +59,12 @@ void cli_report_skip(const char *name, const struct parse_error *err, void *ctx 
 void cli_report_skip_total(const char *name, struct cli_skips *sk);
 
 /*
+ * Input that gave no stack but malformed lines (raw `perf script`, usually): logs the error
+ * with the next step (`ember collapse` first) and returns -EINVAL (exit 2); else 0.
+ */
+int cli_no_stacks(const char *name, unsigned long stacks, unsigned long skipped);
+
+/*
  * Reads a folded file into @p, reporting skipped lines. In strict mode the first bad line is an
  * error naming file:line. Returns 0, -EINVAL (bad input, logged) or another -errno (logged).
  */

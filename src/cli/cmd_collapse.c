@@ -34,6 +34,9 @@ static void collapse_usage(FILE *f)
 		"      --addrs        keep raw addresses of unresolved frames: [module <addr>]\n"
 		"      --event-filter EV  keep only samples of event EV (default: the first seen)\n"
 		"other options:\n"
+		"      --counts samples|period  what a perf record counts: its period, summed as\n"
+		"                     the script does (default: ns for cpu-clock/task-clock,\n"
+		"                     events for cycles...), or 1 sample (the unit is said on stderr)\n"
 		"      --timestamps   one line per sample, 'TIME STACK 1' (ember-samples v1,\n"
 		"                     docs/formats.md) instead of summed stacks (perf only)\n"
 		"  -j, --jobs N       parse perf input on N threads (default 1)\n"
@@ -43,7 +46,7 @@ static void collapse_usage(FILE *f)
 		"Not supported: --inline, --context, --srcline (they need addr2line).\n");
 }
 
-static void report(struct collapse_run *r, const char *name)
+static void report(struct collapse_run *r, const char *name, bool timestamps)
 {
 	const struct collapse_stats *s = &r->stats;
 
@@ -55,6 +58,16 @@ static void report(struct collapse_run *r, const char *name)
 	if (s->incomplete)
 		log_warn("the input ends inside a record (no blank line or count after it): "
 			 "dropped, as the stackcollapse scripts drop it");
+	if (r->fmt == COLLAPSE_FORMAT_PERF && s->samples && !timestamps) {
+		const char *unit = collapse_count_unit(r->event, s->weighted);
+
+		if (s->weighted)
+			log_info("counts are '%s' periods summed (unit: %s) over %llu samples, as "
+				 "stackcollapse-perf.pl prints them; --counts samples counts samples",
+				 r->event && *r->event ? r->event : "perf", unit, s->samples);
+		else
+			log_info("counts are samples (%llu)", s->samples);
+	}
 	if (r->no_time)
 		log_warn("%llu sample%s without a time skipped (--timestamps needs perf script's "
 			 "time field)", r->no_time, r->no_time == 1 ? "" : "s");
@@ -71,6 +84,7 @@ int cmd_collapse(int argc, char **argv)
 		{ "addrs", no_argument, NULL, 'A' },
 		{ "event-filter", required_argument, NULL, 'e' },
 		{ "timestamps", no_argument, NULL, 'T' },
+		{ "counts", required_argument, NULL, 'c' },
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "chunk-bytes", required_argument, NULL, 'C' },
 		{ "inline", no_argument, NULL, 'I' },
@@ -115,6 +129,14 @@ int cmd_collapse(int argc, char **argv)
 			break;
 		case 'e':
 			args.opts.event_filter = optarg;
+			break;
+		case 'c':
+			if (!strcmp(optarg, "samples")) {
+				args.opts.count_samples = true;
+			} else if (strcmp(optarg, "period")) {
+				log_error("--counts takes 'samples' or 'period', not '%s'", optarg);
+				return CLI_EXIT_USAGE;
+			}
 			break;
 		case 'T':
 			args.timestamps = true;
@@ -193,7 +215,7 @@ int cmd_collapse(int argc, char **argv)
 	}
 	if (!err && fflush(stdout))
 		err = log_errno(-errno, "writing the output failed");
-	report(&r, lastname);
+	report(&r, lastname, args.timestamps);
 out:
 	collapse_run_fini(&r);
 	return err ? cli_exit_code(err) : CLI_EXIT_OK;

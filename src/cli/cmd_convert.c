@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,6 +59,10 @@ struct conv {
 	const char *input_name;
 	int sample_index;
 	bool strict;
+	bool samples_input;	/* ember-samples v1: counts are samples */
+	bool from_pprof;
+	bool unit_set;		/* --unit given */
+	enum folded_unit unit;
 };
 
 static void convert_usage(FILE *f)
@@ -77,6 +82,9 @@ static void convert_usage(FILE *f)
 		"                         sample counts\n"
 		"  -i, --sample-index N   with --from pprof: which sample value to read (default:\n"
 		"                         samples/count when present, else pprof's default)\n"
+		"  -u, --unit UNIT        what folded counts are: samples, or ns (perf's cpu-clock\n"
+		"                         periods summed, as `ember collapse` writes them); default:\n"
+		"                         ns when every count is a multiple of one clock period\n"
 		"  -n, --name NAME        the profile's name in speedscope and d3 output\n"
 		"  -o, --output FILE      write to FILE instead of stdout\n"
 		"      --strict           a malformed line is an error, not a counted skip\n"
@@ -195,6 +203,7 @@ static int read_text(struct conv *c, const char *path, enum conv_format from)
 	struct cli_input in;
 	const char *line;
 	size_t len;
+	unsigned long skipped;
 	int r, err;
 	bool decided = from != FMT_AUTO;
 
@@ -253,8 +262,13 @@ skip:
 		}
 		cli_report_skip(in.name, &perr, &sk);
 	}
+	skipped = sk.total;
 	cli_report_skip_total(in.name, &sk);
+	if (!err)
+		err = cli_no_stacks(in.name, profile__nr_stacks(c->p), skipped);
 	cli_input_close(&in);
+	if (!err)
+		c->samples_input = from == FMT_SAMPLES;
 	return err;
 }
 
@@ -267,11 +281,49 @@ static int cmp_timed(const void *a, const void *b)
 	return (x->seq > y->seq) - (x->seq < y->seq);
 }
 
+/*
+ * What the counts are: --unit, else samples for ember-samples and pprof input, else the
+ * folded core's guess (perf's periods summed by `ember collapse` / stackcollapse-perf.pl are
+ * all multiples of the clock period), said on stderr.
+ */
+static enum folded_unit count_unit(struct conv *c, uint64_t *ret_period_ns)
+{
+	enum folded_unit u;
+
+	*ret_period_ns = 0;
+	if (c->unit_set) {
+		u = c->unit;
+	} else if (c->samples_input || c->from_pprof) {
+		return FOLDED_UNIT_SAMPLES;
+	} else {
+		u = folded_guess_unit(c->p, ret_period_ns);
+		if (u == FOLDED_UNIT_NS)
+			log_info("'%s': every count is a multiple of %" PRIu64 " ns (perf's cpu-clock "
+				 "period at %.0f Hz, as `ember collapse` sums them): counts read as "
+				 "nanoseconds; --unit samples if they are samples", c->input_name,
+				 *ret_period_ns, 1e9 / (double)*ret_period_ns);
+		return u;
+	}
+	if (u == FOLDED_UNIT_NS && !*ret_period_ns) {
+		uint64_t g = 0;
+
+		if (folded_guess_unit(c->p, &g) == FOLDED_UNIT_NS && !c->freq_hz)
+			*ret_period_ns = g;
+		else
+			*ret_period_ns = (uint64_t)(1e9 / (double)(c->freq_hz ? c->freq_hz :
+								   PPROF_DEFAULT_FREQ_HZ) + 0.5);
+	}
+	return u;
+}
+
 static int write_pprof(struct conv *c, struct sbuf *out)
 {
 	struct pprof_opts o = { .freq_hz = c->freq_hz };
 	struct pprof_writer *w;
 	int err;
+
+	if (count_unit(c, &o.period_ns) == FOLDED_UNIT_NS)
+		o.counts_ns = true;
 
 	if (c->nr_recs) {
 		uint64_t first = c->recs[0].t_ns, last = c->recs[c->nr_recs - 1].t_ns;
@@ -301,8 +353,11 @@ static int write_speedscope(struct conv *c, struct sbuf *out)
 {
 	struct speedscope_opts o = { .name = c->name, .freq_hz = c->freq_hz };
 	struct speedscope_writer *w;
+	uint64_t period;
 	size_t i, n;
 	int err = 0;
+
+	o.counts_ns = count_unit(c, &period) == FOLDED_UNIT_NS;
 
 	if (!c->nr_recs) {
 		err = speedscope_write_profile(c->p, &o, out);
@@ -357,6 +412,7 @@ int cmd_convert(int argc, char **argv)
 		{ "frequency", required_argument, NULL, 'F' },
 		{ "sample-index", required_argument, NULL, 'i' },
 		{ "name", required_argument, NULL, 'n' },
+		{ "unit", required_argument, NULL, 'u' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "strict", no_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
@@ -369,7 +425,7 @@ int cmd_convert(int argc, char **argv)
 	unsigned long v;
 	int opt, err = 0;
 
-	while ((opt = getopt_long(argc, argv, "t:f:F:i:n:o:h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "t:f:F:i:n:o:u:h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 't':
 			if (!parse_format(optarg, true, &to))
@@ -399,6 +455,13 @@ int cmd_convert(int argc, char **argv)
 			break;
 		case 'n':
 			c.name = c.name_opt = optarg;
+			break;
+		case 'u':
+			if (folded_unit_parse(optarg, &c.unit)) {
+				log_error("--unit takes 'samples' or 'ns', not '%s'", optarg);
+				err = -EINVAL;
+			}
+			c.unit_set = true;
 			break;
 		case 'o':
 			output = optarg;
@@ -444,6 +507,7 @@ int cmd_convert(int argc, char **argv)
 		err = log_errno(-ENOMEM, "cannot allocate the profile");
 		goto out;
 	}
+	c.from_pprof = from == FMT_PPROF;
 	if (from == FMT_PPROF)
 		err = read_pprof(&c, path);
 	else

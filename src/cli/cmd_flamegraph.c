@@ -95,6 +95,8 @@ static bool key_takes_arg(const char *k)
  * Semantics are folded_add_stack()'s: trailing empty frames dropped, counts summed per stack.
  */
 struct fg_reader {
+	unsigned long skipped;	/* malformed lines, all files */
+	const char *name;	/* the first file's, for messages */
 	struct profile *p;
 	struct strtab *st;
 	struct sbuf prev;	/* previous stack text */
@@ -236,6 +238,9 @@ static int read_file(struct fg_reader *r, const char *path, bool strict)
 			break;
 		}
 	}
+	r->skipped += sk.total;
+	if (!r->name)
+		r->name = strcmp(path, "-") ? path : "<stdin>";
 	cli_report_skip_total(in.name, &sk);
 	cli_input_close(&in);
 	return err;
@@ -338,7 +343,8 @@ int cmd_flamegraph(int argc, char **argv)
 		err = o.flamechart ? flamegraph_render_events(p, ev, nev, &o, &out, &stats)
 				   : flamegraph_render_stats(p, &o, &out, &stats);
 	if (err == -ENODATA) {
-		log_error("no stack counts found in the input");
+		if (!cli_no_stacks(r.name ? r.name : "<stdin>", 0, r.skipped))
+			log_error("no stack counts found in the input");
 		ret = CLI_EXIT_USAGE;
 		err = 0; /* the error SVG is still written, as flamegraph.pl does */
 	} else if (err) {

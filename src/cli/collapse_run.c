@@ -155,6 +155,7 @@ static void add_stats(struct collapse_stats *dst, const struct collapse_stats *s
 	dst->filtered += s->filtered - already->filtered;
 	dst->incomplete += s->incomplete - already->incomplete;
 	dst->no_time += s->no_time - already->no_time;
+	dst->weighted += s->weighted - already->weighted;
 }
 
 static int set_str(char **dst, const char *s)

@@ -126,13 +126,31 @@ void cli_report_skip_total(const char *name, struct cli_skips *sk)
 	sk->shown = sk->total = 0;
 }
 
+int cli_no_stacks(const char *name, unsigned long stacks, unsigned long skipped)
+{
+	if (stacks || !skipped)
+		return 0;
+	log_error("%s: no folded stack, %lu malformed line%s: if it is `perf script` output, "
+		  "collapse it first: ember collapse %s > %s.folded", name, skipped,
+		  skipped == 1 ? "" : "s", strcmp(name, "<stdin>") ? name : "-",
+		  strcmp(name, "<stdin>") ? name : "stdin");
+	return -EINVAL;
+}
+
 int cli_read_folded(const char *path, struct profile *p, struct folded_read_opts *opts,
 		    struct folded_stats *stats)
 {
 	struct cli_skips sk = { 0 };
 	struct parse_error perr = { 0 };
+	struct folded_stats local = { 0 };
+	unsigned long stacks0, skipped0;
 	struct cli_input in;
 	int err;
+
+	if (!stats)
+		stats = &local;
+	stacks0 = stats->stacks;
+	skipped0 = stats->skipped;
 
 	err = cli_input_open(&in, path);
 	if (err)
@@ -146,6 +164,8 @@ int cli_read_folded(const char *path, struct profile *p, struct folded_read_opts
 	else if (err && err != -EBADMSG) /* the input's reader logged that one */
 		log_errno(err, "reading '%s' failed", in.name);
 	cli_report_skip_total(in.name, &sk);
+	if (!err)
+		err = cli_no_stacks(in.name, stats->stacks - stacks0, stats->skipped - skipped0);
 	cli_input_close(&in);
 	return err;
 }

@@ -52,8 +52,9 @@ inputs=("$corpus"/*-collapsed-all.txt "$SHARED/corpus/examples/example-perf-stac
 if [ $have_go -eq 1 ]; then
 	for f in "${inputs[@]}"; do
 		name=$(basename "$f")
-		"$EMBER" merge "$f" >"$TMP/want" &&
-			"$EMBER" convert --to pprof -F 49 -o "$TMP/p.pb.gz" "$f" 2>"$TMP/err" ||
+		# pprof's function names are the frames without their markers (_[k], _[j], _[i])
+		sed -E 's/_\[(k|j|i|py)\](;| )/\2/g' "$f" | "$EMBER" merge >"$TMP/want" &&
+			"$EMBER" convert --to pprof --unit samples -F 49 -o "$TMP/p.pb.gz" "$f" 2>"$TMP/err" ||
 			{ not_ok "go pprof $name: convert failed"; sed 's/^/# /' "$TMP/err"; continue; }
 		if ! raw_to_folded "$TMP/p.pb.gz" 0 1 >"$TMP/got"; then
 			not_ok "go pprof $name: go tool pprof failed or cpu != count * period"
@@ -82,7 +83,7 @@ fi
 n=0 bad=0
 for f in "$corpus"/*.txt "$SHARED"/corpus/examples/*.collapsed; do
 	"$EMBER" merge "$f" >"$TMP/want" 2>/dev/null
-	"$EMBER" convert --to pprof "$f" 2>/dev/null | "$EMBER" convert --from pprof >"$TMP/got"
+	"$EMBER" convert --to pprof --unit samples "$f" 2>/dev/null | "$EMBER" convert --from pprof >"$TMP/got"
 	if cmp -s "$TMP/want" "$TMP/got"; then
 		n=$((n + 1))
 	else

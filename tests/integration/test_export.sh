@@ -39,10 +39,12 @@ if command -v go >/dev/null; then
 				push @smp, [$1, [split " ", $3]]; next
 			}
 			if ($sec eq "s" && /^\s+comm:\[(.*)\]$/) { $smp[-1][2] = $1; next }
-			if ($sec eq "l" && /^\s+(\d+): 0x[0-9a-f]+ M=\d+ (.*) \S*:\d+ s=\d+(?:\(.*\))?$/) {
-				$cur = $1; $loc{$cur} = [$2]; next
+			# the folded frame: the system name when there is one (the pprof name lacks the
+			# _[k]/_[j]/_[i] marker), else the name
+			if ($sec eq "l" && /^\s+(\d+): 0x[0-9a-f]+ M=\d+ (.*) \S*:\d+ s=\d+(?:\((.*)\))?$/) {
+				$cur = $1; $loc{$cur} = [length($3) ? $3 : $2]; next
 			}
-			if ($sec eq "l" && /^\s+(.*) \S*:\d+ s=\d+(?:\(.*\))?$/) { push @{$loc{$cur}}, $1; next }
+			if ($sec eq "l" && /^\s+(.*) \S*:\d+ s=\d+(?:\((.*)\))?$/) { push @{$loc{$cur}}, length($2) ? $2 : $1; next }
 		}
 		die "period $period, not 1e9/49\n" unless $period == 20408163;
 		my %h;

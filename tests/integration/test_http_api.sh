@@ -188,6 +188,7 @@ check "dashboard has no external resources" sh -c "! curl -s '$URL/' '$URL/asset
 
 # --- errors: 400 naming the parameter, 404, 405, 409, 413, 415 ---
 expect_error "bad from" 400 from GET '/api/v1/folded?from=yesterday'
+check "... giving the accepted forms of a time" grep -q "'yesterday': expected a number; a time is Unix seconds (1712345678.5), RFC 3339 (2024-04-05T19:34:38Z), now, or relative to now (-15m" "$TMP/body"
 expect_error "bad to" 400 to GET '/api/v1/flamegraph.svg?to=2024-13-01T00:00:00Z'
 expect_error "from after to" 400 from GET '/api/v1/folded?from=-1s&to=-2s'
 expect_error "bad pid" 400 pid GET '/api/v1/folded?pid=12x'
@@ -202,11 +203,13 @@ expect_error "bad flame graph option value" 400 width GET '/api/v1/flamegraph.sv
 expect_error "flame graph width over the limit" 400 width GET '/api/v1/flamegraph.svg?width=99999999'
 expect_error "file options refused over HTTP" 400 nameattr GET '/api/v1/flamegraph.svg?nameattr=/etc/passwd'
 expect_error "bad rows" 400 rows GET '/api/v1/heatmap?rows=0'
+check "... giving the limits" grep -q '"error": "0 is out of range 1\.\.' "$TMP/body"
 expect_error "rows that do not divide the column" 400 rows GET '/api/v1/heatmap?rows=7'
 expect_error "bad column_s" 400 column_s GET '/api/v1/heatmap?column_s=fast'
 expect_error "bad download flag" 400 download GET '/api/v1/folded?download=maybe'
 expect_error "malformed escape in a POST body" 400 seconds POST '/api/v1/captures' --data 'seconds=%zz'
 expect_error "range over the limit" 413 from GET '/api/v1/folded?from=-30d'
+check "... giving the limit" grep -q 'range exceeds the configured limit of 604800 s (http.max_range)' "$TMP/body"
 expect_error "heat map over the cell limit" 413 column_s GET '/api/v1/heatmap?from=0&to=now&column_s=1us&rows=1'
 head -c 100000 /dev/zero | tr '\0' a >"$TMP/big"
 expect_error "request body over the limit" 413 - POST '/api/v1/captures' --data-binary "@$TMP/big"

@@ -56,8 +56,12 @@ code() { curl -s -o "$TMP/body" -w '%{http_code}' "$URL$1"; }
 check "compare without b_from is 400" test "$(code "/api/v1/compare?$A")" = 400
 check "... naming the parameter" grep -q '"param": "b_from"' "$TMP/body"
 check "compare with under 2 windows is 400" test "$(code "/api/v1/compare?from=7628263&to=7628264&$B")" = 400
+check "... saying the smallest range" grep -q 'at least 2 whole windows of 1 s (ranges of 2 s or more)' "$TMP/body"
 check "compare with alpha=2 is 400" test "$(code "/api/v1/compare?$A&$B&alpha=2")" = 400
-check "compare with too many windows is 413" test "$(code "/api/v1/compare?from=7620000&to=7628263&b_from=7620000&b_to=7628263")" = 413
+check "compare with too many windows is 413" test "$(code "/api/v1/compare?from=7620000&to=7628263&b_from=7620000&b_to=7628263&window=1")" = 413
+check "... giving the limit and the window that fits" grep -q 'more than 600 windows in a range (8263 s in windows of 1 s): use window=14 or more' "$TMP/body"
+check "... which is the default without window" \
+	bash -c "curl -s '$URL/api/v1/compare?from=7620010&to=7628273&b_from=7620010&b_to=7628273&idle=1' | grep -q '^{\"window_s\":14,.*\"verdict\":\"no significant difference (p-value'"
 check "compare of an empty range with a recorded one is a test (200)" \
 	test "$(code "/api/v1/compare?from=7600000&to=7600005&$B")" = 200
 check "compare of two ranges without samples is 422" \

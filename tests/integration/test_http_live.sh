@@ -39,6 +39,11 @@ assert 0 <= d["symbols"]["unresolved_share"] <= 1' "$URL"
 check "live data is not cached" sh -c "curl -s -D - -o /dev/null '$URL/api/v1/folded' | grep -qi '^Cache-Control: no-cache'"
 
 # --- captures ---
+gone=4194303
+while kill -0 $gone 2>/dev/null; do gone=$((gone - 1)); done
+code=$(curl -s -o "$TMP/nopid.json" -w '%{http_code}' -X POST -d "seconds=1&pid=$gone" "$URL/api/v1/captures")
+check "a capture of a pid that does not exist is refused: 404 naming pid" \
+	bash -c "[ $code = 404 ] && grep -q '\"param\": \"pid\"' '$TMP/nopid.json' && grep -q 'no process $gone' '$TMP/nopid.json'"
 code=$(curl -s -o "$TMP/cap.json" -D "$TMP/cap.h" -w '%{http_code}' -X POST -d "seconds=1.5&frequency=199&pid=$BPID" "$URL/api/v1/captures")
 check "POST /api/v1/captures is 201" test "$code" = 201
 check "201 has a Location" grep -qi '^Location: /api/v1/captures/[0-9]' "$TMP/cap.h"
@@ -62,6 +67,20 @@ check "capture heatmap" sh -c "curl -s '$URL/api/v1/captures/$id/heatmap' | pyth
 check "unknown capture view is 404" test "$(curl -s -o /dev/null -w '%{http_code}' "$URL/api/v1/captures/$id/nope")" = 404
 check "DELETE a capture" test "$(curl -s -o /dev/null -w '%{http_code}' -X DELETE "$URL/api/v1/captures/$id")" = 200
 check "a deleted capture is 404" test "$(curl -s -o /dev/null -w '%{http_code}' "$URL/api/v1/captures/$id")" = 404
+# a capture that gets no sample (a sleeping process) fails, saying why
+sleep 60 &
+SPID=$!
+PIDS+=($SPID)
+sid=$(curl -s -X POST -d "seconds=1&pid=$SPID" "$URL/api/v1/captures" | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
+for _ in $(seq 60); do
+	curl -s "$URL/api/v1/captures/$sid" >"$TMP/sleep.json"
+	grep -q '"state": "running"' "$TMP/sleep.json" || break
+	sleep 0.2
+done
+check "a capture without samples fails with the reason" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["state"] == "failed" and d["error"].startswith("no samples: pid " + sys.argv[2]), d' "$TMP/sleep.json" "$SPID"
 check "seconds over the limit is 413" test "$(curl -s -o /dev/null -w '%{http_code}' -X POST -d 'seconds=1h' "$URL/api/v1/captures")" = 413
 check "bad frequency is 400" test "$(curl -s -o /dev/null -w '%{http_code}' -X POST -d 'frequency=0' "$URL/api/v1/captures")" = 400
 # the count cap (16): 16 running captures, the 17th is refused

@@ -262,6 +262,56 @@ static void test_exact_counts(void **state)
 	free(out);
 }
 
+static enum folded_unit guess(const char *in, uint64_t *period)
+{
+	struct strtab *st = strtab__new();
+	struct profile *p = profile__new(st);
+	struct lineread *lr = lineread__new_mem(in, strlen(in), 0);
+	struct folded_read_opts opts = { 0 };
+	enum folded_unit u;
+
+	assert_int_equal(folded_read(lr, p, &opts, NULL, NULL), 0);
+	u = folded_guess_unit(p, period);
+	lineread__free(lr);
+	profile__free(p);
+	strtab__free(st);
+	return u;
+}
+
+/* perf's periods summed (issue 28) are told from sample counts */
+static void test_guess_unit(void **state)
+{
+	uint64_t period;
+	enum folded_unit u;
+
+	(void)state;
+	/* stackcollapse-perf.pl of cpu-clock at 99 Hz: multiples of 10101010 */
+	assert_int_equal(guess("a;b 20202020\na;c 10101010\nd 303030300\n", &period), FOLDED_UNIT_NS);
+	assert_int_equal(period, 10101010);
+	/* every stack with 10 or more samples: the gcd is a multiple of the period */
+	assert_int_equal(guess("a 303030300\nb 202020200\nc 101010100\n", &period), FOLDED_UNIT_NS);
+	assert_int_equal(period, 10101010);
+	/* at 997 Hz: 1003009 ns */
+	assert_int_equal(guess("a 1003009\nb 2006018\nc 5015045\n", &period), FOLDED_UNIT_NS);
+	assert_int_equal(period, 1003009);
+	/* sample counts */
+	assert_int_equal(guess("a;b 2\na;c 1\nd 30\n", &period), FOLDED_UNIT_SAMPLES);
+	assert_int_equal(period, 0);
+	/* a common factor that is no clock period (1e9 / 7692 Hz is 130005 ns, not 130000) */
+	assert_int_equal(guess("a 1300000\nb 130000\nc 260000\n", &period), FOLDED_UNIT_SAMPLES);
+	/* under 100000 ns: not taken for a period */
+	assert_int_equal(guess("a 50000\nb 100000\nc 150000\n", &period), FOLDED_UNIT_SAMPLES);
+	/* too few stacks to tell: samples */
+	assert_int_equal(guess("a 10101010\nb 20202020\n", &period), FOLDED_UNIT_SAMPLES);
+	/* fractional counts are no periods */
+	assert_int_equal(guess("a 10101010.5\nb 20202020\nc 10101010\n", &period), FOLDED_UNIT_SAMPLES);
+	assert_int_equal(folded_unit_parse("ns", &u), 0);
+	assert_int_equal(u, FOLDED_UNIT_NS);
+	assert_int_equal(folded_unit_parse("samples", &u), 0);
+	assert_int_equal(u, FOLDED_UNIT_SAMPLES);
+	assert_int_equal(folded_unit_parse("ms", &u), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -272,6 +322,7 @@ int main(void)
 		cmocka_unit_test(test_long_line_skipped),
 		cmocka_unit_test(test_max_depth),
 		cmocka_unit_test(test_exact_counts),
+		cmocka_unit_test(test_guess_unit),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

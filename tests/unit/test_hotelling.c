@@ -17,6 +17,7 @@
 #include "ember/core/formats/folded.h"
 #include "ember/core/analysis/hotelling.h"
 #include "ember/core/model/profile.h"
+#include "ember/core/base/sbuf.h"
 #include "ember/core/base/strtab.h"
 
 static void add_text(struct profile *p, const char *stack, double c)
@@ -136,12 +137,36 @@ static void test_errors(void **state)
 	strtab__free(st);
 }
 
+/* the one verdict the page and /api/v1/compare give (issue 28) */
+static void test_verdict(void **state)
+{
+	struct hotelling_result r = { .alpha = 0.05, .p_value = 0.174, .t2 = 1, .t2_crit = 2 };
+	struct sbuf sb = SBUF_INIT;
+
+	(void)state;
+	hotelling_verdict(&r, &sb);
+	assert_string_equal(sb.buf, "no significant difference (p-value 0.174, alpha 0.05)");
+	sbuf_reset(&sb);
+	r.t2 = 3;
+	r.p_value = 0.01;
+	hotelling_verdict(&r, &sb);
+	assert_string_equal(sb.buf, "the ranges differ as a whole (p-value 0.01, alpha 0.05), but no "
+				    "single stack's change is significant on its own");
+	sbuf_reset(&sb);
+	r.nr_significant = 2;
+	hotelling_verdict(&r, &sb);
+	assert_string_equal(sb.buf, "the ranges differ (p-value 0.01, alpha 0.05): 2 stacks changed "
+				    "significantly");
+	sbuf_fini(&sb);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_one_dimension),
 		cmocka_unit_test(test_selection),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_verdict),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

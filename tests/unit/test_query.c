@@ -167,6 +167,17 @@ static void test_defaults_and_errors(void **state)
 	assert_int_equal(query_common_finish(&q, NOW, 60 * S, 3600 * S, &qe), -E2BIG);
 	assert_int_equal(qe.status, 413);
 	assert_string_equal(qe.param, "from");
+	/* the message gives the limit and its key (issue 28) */
+	assert_string_equal(qe.reason, "range exceeds the configured limit of 3600 s "
+				       "(http.max_range); ask for a shorter one");
+	query_common_fini(&q);
+
+	/* a time that does not parse: the accepted forms */
+	query_common_init(&q);
+	assert_int_equal(query_common_set(&q, "from", "yesterday", NOW, &qe), -EINVAL);
+	assert_non_null(strstr(qe.reason, "'yesterday': "));
+	assert_non_null(strstr(qe.reason, "RFC 3339"));
+	assert_non_null(strstr(qe.reason, "relative to now (-15m"));
 	query_common_fini(&q);
 }
 
@@ -178,6 +189,7 @@ static void test_u64(void **state)
 	assert_int_equal(query_parse_u64("rows", "50", 1, 1000, &v, &qe), 0);
 	assert_int_equal(v, 50);
 	assert_int_equal(query_parse_u64("rows", "0", 1, 1000, &v, &qe), -EINVAL);
+	assert_string_equal(qe.reason, "0 is out of range 1..1000");
 	assert_int_equal(query_parse_u64("rows", "99999999999999999999999", 1, 1000, &v, &qe),
 			 -EINVAL);
 	assert_int_equal(query_parse_u64("rows", "", 1, 1000, &v, &qe), -EINVAL);

@@ -369,6 +369,22 @@ static void json_num(struct sbuf *sb, const char *key, double v, bool comma)
 		sbuf_addc(sb, ',');
 }
 
+void hotelling_verdict(const struct hotelling_result *r, struct sbuf *sb)
+{
+	if (!(r->t2 > r->t2_crit)) {
+		sbuf_addf(sb, "no significant difference (p-value %.3g, alpha %g)", r->p_value,
+			  r->alpha);
+		return;
+	}
+	if (r->nr_significant)
+		sbuf_addf(sb, "the ranges differ (p-value %.3g, alpha %g): %zu stack%s changed "
+			  "significantly", r->p_value, r->alpha, r->nr_significant,
+			  r->nr_significant == 1 ? "" : "s");
+	else
+		sbuf_addf(sb, "the ranges differ as a whole (p-value %.3g, alpha %g), but no single "
+			  "stack's change is significant on its own", r->p_value, r->alpha);
+}
+
 int hotelling_write_json(const struct hotelling_result *r, struct sbuf *sb)
 {
 	struct sbuf txt = SBUF_INIT;
@@ -386,8 +402,10 @@ int hotelling_write_json(const struct hotelling_result *r, struct sbuf *sb)
 	json_num(sb, "p_value", r->p_value, true);
 	json_num(sb, "f_crit", r->f_crit, true);
 	json_num(sb, "t2_crit", r->t2_crit, true);
-	sbuf_addf(sb, "\"reject\":%s,\"nr_significant\":%zu,\"kept\":[",
+	sbuf_addf(sb, "\"reject\":%s,\"nr_significant\":%zu,\"verdict\":\"",
 		  r->t2 > r->t2_crit ? "true" : "false", r->nr_significant);
+	hotelling_verdict(r, sb);
+	sbuf_adds(sb, "\",\"kept\":[");
 	for (i = 0; i < r->p; i++) {
 		const struct hotelling_stack *hs = &r->kept[i];
 

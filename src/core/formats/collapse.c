@@ -551,3 +551,16 @@ out:
 	collapse_agg__free(a);
 	return err;
 }
+
+const char *collapse_count_unit(const char *event, bool weighted)
+{
+	size_t n;
+
+	if (!weighted)
+		return "samples";
+	/* perf prints modifiers after a colon: "cpu-clock:pppH" */
+	n = event ? strcspn(event, ":") : 0;
+	if ((n == 9 && !strncmp(event, "cpu-clock", 9)) || (n == 10 && !strncmp(event, "task-clock", 10)))
+		return "ns";
+	return "events";
+}

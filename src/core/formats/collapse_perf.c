@@ -446,7 +446,7 @@ static int perf_header_line(struct collapse *c, const char *l, struct perf_heade
 		}
 	}
 	/* $period: "" or "0" (false in perl) -> 1; otherwise perl's numeric value */
-	if (!h->period || (h->period_len == 1 && h->period[0] == '0')) {
+	if (c->opts.count_samples || !h->period || (h->period_len == 1 && h->period[0] == '0')) {
 		c->period = 1;
 		c->period_huge = false;
 		c->period_f = 1;
@@ -521,6 +521,8 @@ static int perf_end_record(struct collapse *c)
 		};
 		if (isnan(c->time_s))
 			c->stats.no_time++;
+		if (c->period != 1 || c->period_huge)
+			c->stats.weighted++;
 		err = collapse_emit(c, &s);
 	}
 	groups_reset(&c->groups);

@@ -317,3 +317,67 @@ void folded_strip_hex(const char *s, size_t len, struct sbuf *out, void *ctx)
 		i++;
 	}
 }
+
+const char *folded_unit_name(enum folded_unit u)
+{
+	return u == FOLDED_UNIT_NS ? "ns" : "samples";
+}
+
+int folded_unit_parse(const char *s, enum folded_unit *ret)
+{
+	if (!strcmp(s, "samples")) {
+		*ret = FOLDED_UNIT_SAMPLES;
+		return 0;
+	}
+	if (!strcmp(s, "ns") || !strcmp(s, "nanoseconds") || !strcmp(s, "period")) {
+		*ret = FOLDED_UNIT_NS;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static uint64_t gcd_u64(uint64_t a, uint64_t b)
+{
+	while (b) {
+		uint64_t t = a % b;
+
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+enum folded_unit folded_guess_unit(const struct profile *p, uint64_t *ret_period_ns)
+{
+	size_t i, n = profile__nr_stacks(p), used = 0;
+	uint64_t g = 0, c, c2, freq, k;
+
+	*ret_period_ns = 0;
+	for (i = 0; i < n; i++) {
+		if (!profile__count_exact(p, i, &c, &c2))
+			return FOLDED_UNIT_SAMPLES;
+		if (!c)
+			continue;
+		g = gcd_u64(c, g);
+		used++;
+		if (g < 100000)
+			return FOLDED_UNIT_SAMPLES;
+	}
+	if (used < 3 || g < 100000)
+		return FOLDED_UNIT_SAMPLES;
+	/* the gcd is a multiple of the period when every stack has several samples: the
+	 * largest P = g / k that is a clock period */
+	for (k = 1; k <= 100000 && g / k >= 100000; k++) {
+		uint64_t per = g / k;
+
+		if (g % k)
+			continue;
+		freq = (uint64_t)(1e9 / (double)per + 0.5);
+		if (freq && (uint64_t)(1e9 / (double)freq) + 1 >= per &&
+		    (uint64_t)(1e9 / (double)freq) <= per + 1) {
+			*ret_period_ns = per;
+			return FOLDED_UNIT_NS;
+		}
+	}
+	return FOLDED_UNIT_SAMPLES;
+}

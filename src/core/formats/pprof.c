@@ -41,6 +41,18 @@ struct pw_sample {
 };
 
 /*
+ * What pprof shows of a folded frame: the name without the marker suffix ("_[k]", "_[j]",
+ * "_[i]", "_[py]"), and for a Python frame "qualname (file:line)_[py]" the qualname, the file
+ * and the line in their own fields. The folded frame itself goes to system_name when it
+ * differs, so that pprof_read() gives it back.
+ */
+struct pw_fn_info {
+	uint64_t name;		/* string id */
+	uint64_t file;		/* string id, 0: none */
+	int64_t line;		/* 0: none */
+};
+
+/*
  * The tables are keyed through strtabs used as hash sets: a key is interned as text, and its
  * dense id (0, 1, 2, ... by first appearance) indexes a plain array.
  */
@@ -53,6 +65,8 @@ struct pprof_writer {
 	size_t nr_fns, fns_cap;
 	unsigned char *fn_kind;		/* function id - 1 -> FN_* annotation flags */
 	size_t fn_kind_cap;
+	struct pw_fn_info *fn_info;	/* function id - 1 -> pprof's name, file, line */
+	size_t fn_info_cap;
 	struct strtab *loc_keys;	/* "f1,f2,..." -> location id - 1 */
 	struct pw_location *locations;
 	size_t locations_cap;
@@ -134,6 +148,7 @@ void pprof_writer__free(struct pprof_writer *w)
 	free(w->fn_of_str);
 	free(w->fn_name);
 	free(w->fn_kind);
+	free(w->fn_info);
 	free(w->locations);
 	free(w->lines);
 	free(w->samples);
@@ -164,6 +179,54 @@ static bool has_suffix(const char *s, size_t len, const char *suf)
 /* flamegraph.pl's frame annotations, found once per function */
 enum { FN_INLINE = 1, FN_KERNEL = 2, FN_JIT = 4 };
 
+static const char *const markers[] = { "_[k]", "_[j]", "_[i]", "_[py]" };
+
+/* The length of @s without its marker suffix (all of it when it has none). */
+static size_t unmarked_len(const char *s, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(markers) / sizeof(markers[0]); i++)
+		if (has_suffix(s, len, markers[i]))
+			return len - strlen(markers[i]);
+	return len;
+}
+
+/* Fills @ret for the folded frame @s (see struct pw_fn_info). 0 or -ENOMEM. */
+static int fn_info_of(struct pprof_writer *w, const char *s, struct pw_fn_info *ret)
+{
+	size_t len = strlen(s), n = unmarked_len(s, len), open, colon, k;
+	int id, fid = 0;
+	int64_t line = 0;
+
+	if (has_suffix(s, len, "_[py]") && n > 3 && s[n - 1] == ')') {
+		/* "qualname (file:line)": the last " (" */
+		for (open = n - 1; open > 0; open--)
+			if (s[open] == '(' && s[open - 1] == ' ')
+				break;
+		if (open > 0) {
+			colon = n - 1;
+			for (k = n - 1; k > open + 1 && s[k - 1] >= '0' && s[k - 1] <= '9'; k--)
+				;
+			if (k < n - 1 && k > open + 1 && s[k - 1] == ':' && n - 1 - k <= 9) {
+				colon = k - 1;
+				line = strtol(s + k, NULL, 10);
+			} else if (n - open > 3 && s[n - 2] == '?' && s[n - 3] == ':') {
+				colon = n - 3;
+			}
+			fid = intern_str(w, s + open + 1, colon - open - 1);
+			if (fid < 0)
+				return -ENOMEM;
+			n = open - 1;
+		}
+	}
+	id = intern_str(w, s, n);
+	if (id < 0)
+		return -ENOMEM;
+	*ret = (struct pw_fn_info){ .name = (uint64_t)id, .file = (uint64_t)fid, .line = line };
+	return 0;
+}
+
 /* Function id (1-based) for the frame name @s, created on first use; 0 on ENOMEM. */
 static uint64_t function_of(struct pprof_writer *w, const char *s)
 {
@@ -185,6 +248,9 @@ static uint64_t function_of(struct pprof_writer *w, const char *s)
 				has_suffix(s, strlen(s), "_[k]") ? FN_KERNEL :
 				has_suffix(s, strlen(s), "_[j]") ? FN_JIT :
 								   0;
+	if (grow(&w->fn_info, &w->fn_info_cap, w->nr_fns + 1, sizeof(*w->fn_info)) ||
+	    fn_info_of(w, s, &w->fn_info[w->nr_fns]))
+		return 0;
 	w->fn_name[w->nr_fns++] = (uint64_t)sid;
 	w->fn_of_str[sid] = w->nr_fns;
 	return w->nr_fns;
@@ -400,9 +466,19 @@ static int gzip_append(const uint8_t *data, size_t len, int level, struct sbuf *
 	return 0;
 }
 
-/* count * period with saturation detection; -EOVERFLOW when it does not fit. */
-static int mul_value(double count, int64_t period, int64_t *ret_count, int64_t *ret_ns)
+/*
+ * count * period with saturation detection; -EOVERFLOW when it does not fit. With @ns, @count
+ * is the time already: the samples are count / period, rounded.
+ */
+static int mul_value(double count, int64_t period, bool ns, int64_t *ret_count, int64_t *ret_ns)
 {
+	if (ns) {
+		if (count >= 9.2e18)
+			return -EOVERFLOW;
+		*ret_ns = (int64_t)count;
+		*ret_count = (int64_t)(count / (double)period + 0.5);
+		return 0;
+	}
 	if (count >= 9.2e18 || count * (double)period >= 9.2e18)
 		return -EOVERFLOW;
 	*ret_count = (int64_t)count;
@@ -420,6 +496,7 @@ int pprof_writer__finish(struct pprof_writer *w, struct sbuf *out)
 	size_t nstr, nfn = w->nr_fns, nloc = strtab__count(w->loc_keys);
 	size_t nsmp = strtab__count(w->sample_keys), nlabels = 0, i, k;
 	Ember__Pprof__Mapping maps[MAPPING_NR], *mapp[MAPPING_NR];
+	uint64_t map_new[MAPPING_NR + 1] = { 0 };	/* writer's mapping id -> written id */
 	Ember__Pprof__Function *fns = NULL, **fnp = NULL;
 	Ember__Pprof__Location *locs = NULL, **locp = NULL;
 	Ember__Pprof__Line *lines = NULL, **linep = NULL;
@@ -480,7 +557,8 @@ int pprof_writer__finish(struct pprof_writer *w, struct sbuf *out)
 	prof.n_sample_type = 2;
 	prof.sample_type = vtp;
 	prof.period_type = &vt[2];
-	period = (int64_t)(1e9 / (double)w->opts.freq_hz + 0.5);
+	period = w->opts.period_ns && w->opts.period_ns < INT64_MAX ? (int64_t)w->opts.period_ns :
+		 (int64_t)(1e9 / (double)w->opts.freq_hz + 0.5);
 	if (period < 1)
 		period = 1;
 	prof.period = period;
@@ -488,6 +566,16 @@ int pprof_writer__finish(struct pprof_writer *w, struct sbuf *out)
 	prof.duration_nanos = w->opts.duration_ns;
 	prof.default_sample_type = s_cpu; /* a string index: "cpu", as Go's CPU profiles say */
 
+	/*
+	 * The mappings in kind order, user code first: pprof's header names the first one
+	 * ("File: [user]", not "[kernel.kallsyms]" because a kernel frame came first)
+	 */
+	for (i = 0, k = 0; i < MAPPING_NR; i++)
+		if (w->mapping_id[i])
+			map_new[w->mapping_id[i]] = (uint64_t)++k;
+	for (i = 0, k = 0; i < MAPPING_NR; i++)
+		if (w->mapping_id[i])
+			w->mapping_order[k++] = (int)i;
 	for (k = 0; k < (size_t)w->nr_mappings; k++) {
 		const char *name = mapping_names[w->mapping_order[k]];
 
@@ -503,11 +591,17 @@ int pprof_writer__finish(struct pprof_writer *w, struct sbuf *out)
 	for (i = 0; i < nfn; i++) {
 		fns[i] = (Ember__Pprof__Function)EMBER__PPROF__FUNCTION__INIT;
 		fns[i].id = i + 1;
-		fns[i].name = (int64_t)w->fn_name[i];
+		fns[i].name = (int64_t)w->fn_info[i].name;
+		fns[i].filename = (int64_t)w->fn_info[i].file;
+		fns[i].start_line = w->fn_info[i].line;
 		/*
-		 * No system_name: our names are already demangled, and pprof only demangles
-		 * or simplifies (drops "<...>" and "(...)") a name equal to its system name.
+		 * system_name only for a frame whose name was cut (its marker, a Python file):
+		 * the folded frame, for pprof_read(). Our names are already demangled, and
+		 * pprof only demangles or simplifies (drops "<...>" and "(...)") a name equal
+		 * to its system name, so it shows the name as it is.
 		 */
+		if (w->fn_info[i].name != w->fn_name[i])
+			fns[i].system_name = (int64_t)w->fn_name[i];
 		fnp[i] = &fns[i];
 	}
 	prof.n_function = nfn;
@@ -516,12 +610,13 @@ int pprof_writer__finish(struct pprof_writer *w, struct sbuf *out)
 	for (i = 0; i < w->nr_lines; i++) {
 		lines[i] = (Ember__Pprof__Line)EMBER__PPROF__LINE__INIT;
 		lines[i].function_id = w->lines[i];
+		lines[i].line = w->fn_info[w->lines[i] - 1].line;
 		linep[i] = &lines[i];
 	}
 	for (i = 0; i < nloc; i++) {
 		locs[i] = (Ember__Pprof__Location)EMBER__PPROF__LOCATION__INIT;
 		locs[i].id = i + 1;
-		locs[i].mapping_id = w->locations[i].mapping_id;
+		locs[i].mapping_id = map_new[w->locations[i].mapping_id];
 		locs[i].n_line = w->locations[i].nr_lines;
 		locs[i].line = &linep[w->locations[i].lines_off];
 		locp[i] = &locs[i];
@@ -537,7 +632,7 @@ int pprof_writer__finish(struct pprof_writer *w, struct sbuf *out)
 		smp[i].n_location_id = ws->nr_locs;
 		/* an empty stack has no locations, and w->locs may then be NULL */
 		smp[i].location_id = ws->nr_locs ? &w->locs[ws->locs_off] : NULL;
-		err = mul_value(ws->count, period, &values[2 * i], &values[2 * i + 1]);
+		err = mul_value(ws->count, period, w->opts.counts_ns, &values[2 * i], &values[2 * i + 1]);
 		if (err)
 			goto out;
 		err = -ENOMEM;
@@ -893,7 +988,7 @@ static int read_profile(const Ember__Pprof__Profile *prof, struct profile *p, in
 			/* lines are innermost first; folded stacks are outermost first */
 			for (k = l->n_line; k > 0; k--) {
 				ssize_t fi = id_map_find(&fmap, l->line[k - 1]->function_id);
-				const char *name;
+				const char *name, *sys;
 				int r;
 
 				if (fi < 0) {
@@ -905,8 +1000,11 @@ static int read_profile(const Ember__Pprof__Profile *prof, struct profile *p, in
 					continue;
 				}
 				name = pr_str(&c, prof->function[fi]->name);
-				if (name && !*name)
-					name = pr_str(&c, prof->function[fi]->system_name);
+				sys = pr_str(&c, prof->function[fi]->system_name);
+				/* ours: the folded frame, marker and Python file included */
+				if ((name && !*name) ||
+				    (sys && unmarked_len(sys, strlen(sys)) != strlen(sys)))
+					name = sys;
 				if (!name) {
 					err = bad(&c, "a function name is not in the string table");
 					break;

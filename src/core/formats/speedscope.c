@@ -45,7 +45,9 @@ struct speedscope_writer *speedscope_writer__new(const struct strtab *st,
 	w->st = st;
 	if (opts)
 		w->opts = *opts;
-	if (w->opts.freq_hz)
+	if (w->opts.counts_ns)
+		w->ns_per_sample = 1; /* weights in ns: the counts themselves */
+	else if (w->opts.freq_hz)
 		w->ns_per_sample = 1e9 / (double)w->opts.freq_hz;
 	return w;
 }

@@ -4,6 +4,7 @@
 #include "ember/core/base/regex.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -132,10 +133,46 @@ int query_parse_u64(const char *key, const char *value, uint64_t min, uint64_t m
 			return qfail(reterr, key, "number out of range", 400);
 		v = v * 10 + (uint64_t)(*p - '0');
 	}
-	if (v < min || v > max)
-		return qfail(reterr, key, "number out of range", 400);
+	if (v < min || v > max) {
+		qfail(reterr, key, "number out of range", 400);
+		if (reterr) {
+			snprintf(reterr->buf, sizeof(reterr->buf), "%llu is out of range %llu..%llu",
+				 (unsigned long long)v, (unsigned long long)min,
+				 (unsigned long long)max);
+			reterr->reason = reterr->buf;
+		}
+		return -EINVAL;
+	}
 	*ret = v;
 	return 0;
+}
+
+/* A range over the limit: the limit, and where it is set */
+static int range_fail(struct query_error *reterr, const char *key, int64_t max_range_ns)
+{
+	qfail(reterr, key, "range exceeds the configured limit", 413);
+	if (reterr) {
+		snprintf(reterr->buf, sizeof(reterr->buf),
+			 "range exceeds the configured limit of %lld s (http.max_range); ask for a "
+			 "shorter one", (long long)(max_range_ns / 1000000000));
+		reterr->reason = reterr->buf;
+	}
+	return -E2BIG;
+}
+
+/* A time that does not parse: its reason, and the forms that would */
+static int time_fail(struct query_error *reterr, const char *key, const char *value,
+		     const char *reason)
+{
+	qfail(reterr, key, reason, 400);
+	if (reterr) {
+		snprintf(reterr->buf, sizeof(reterr->buf),
+			 "'%.24s': %s; a time is Unix seconds (1712345678.5), RFC 3339 "
+			 "(2024-04-05T19:34:38Z), now, or relative to now (-15m, -2h, -1d, now-90s)",
+			 value, reason);
+		reterr->reason = reterr->buf;
+	}
+	return -EINVAL;
 }
 
 int query_parse_bool(const char *key, const char *value, bool *ret, struct query_error *reterr)
@@ -174,7 +211,7 @@ int query_common_set(struct query_common *q, const char *key, const char *value,
 	if (!strcmp(key, "from") || !strcmp(key, "to")) {
 		err = timeexpr_parse(value, strlen(value), now_ns, &t, &perr);
 		if (err)
-			return qfail(reterr, key, perr.reason ? perr.reason : "bad time", 400);
+			return time_fail(reterr, key, value, perr.reason ? perr.reason : "bad time");
 		if (key[0] == 'f') {
 			q->from_ns = t;
 			q->has_from = true;
@@ -234,8 +271,7 @@ int query_common_finish(struct query_common *q, int64_t now_ns, int64_t default_
 	if (q->from_ns > q->to_ns)
 		return qfail(reterr, q->has_from ? "from" : "to", "from is after to", 400);
 	if (max_range_ns > 0 && (__int128)q->to_ns - q->from_ns > max_range_ns)
-		return qfail(reterr, q->has_from ? "from" : "to", "range exceeds the configured limit",
-			     413);
+		return range_fail(reterr, q->has_from ? "from" : "to", max_range_ns);
 	return 0;
 }
 
@@ -247,7 +283,7 @@ int query_range_b_set(struct query_range_b *b, const char *key, const char *valu
 
 	if (!strcmp(key, "b_from") || !strcmp(key, "b_to")) {
 		if (timeexpr_parse(value, strlen(value), now_ns, &t, &pe))
-			return qfail(reterr, key, pe.reason ? pe.reason : "bad time", 400);
+			return time_fail(reterr, key, value, pe.reason ? pe.reason : "bad time");
 		if (key[2] == 'f') {
 			b->from_ns = t;
 			b->has_from = true;
@@ -274,7 +310,7 @@ int query_range_b_finish(const struct query_range_b *b, int64_t max_range_ns,
 		return qfail(reterr, "b_from", "b_from is after b_to", 400);
 	/* in 128 bits: b_to - b_from of two far apart times overflows 64 */
 	if (max_range_ns > 0 && (__int128)b->to_ns - b->from_ns > max_range_ns)
-		return qfail(reterr, "b_from", "range exceeds the configured limit", 413);
+		return range_fail(reterr, "b_from", max_range_ns);
 	return 0;
 }
 

@@ -7,9 +7,11 @@
  * outlives the store's retention until it is deleted or evicted by the count/memory caps.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "ember/core/base/log.h"
 #include "ember/core/model/recording.h"
@@ -141,6 +143,26 @@ static int copy_sample(const struct store_sample_view *v, void *ctx)
 	return err;
 }
 
+/*
+ * A capture that got no sample has failed, with the reason (issue 28: "done, 0 samples" looked
+ * like an idle program while sampling had stopped): its recording is dropped.
+ */
+static void fail_if_empty(struct capture *c)
+{
+	if (c->state != CAPTURE_DONE || !c->rec || recording__nr_samples(c->rec))
+		return;
+	if (c->pid >= 0)
+		snprintf(c->error, sizeof(c->error),
+			 "no samples: pid %lld was not on a CPU, or sampling stopped (/healthz)",
+			 (long long)c->pid);
+	else
+		snprintf(c->error, sizeof(c->error),
+			 "no samples in the window: sampling stopped (see /healthz)");
+	recording__free(c->rec);
+	c->rec = NULL;
+	c->state = CAPTURE_FAILED;
+}
+
 /* Cuts the capture's window out of the store (no server lock held). */
 static void capture_fill(struct http_server *srv, struct capture *c)
 {
@@ -172,6 +194,7 @@ static void capture_fill(struct http_server *srv, struct capture *c)
 	c->truncated = cc.truncated;
 	c->rec = cc.rec;
 	c->state = CAPTURE_DONE;
+	fail_if_empty(c);
 }
 
 /* Collects the recordings of due captures that run their own sampler (under srv->lock). */
@@ -202,7 +225,9 @@ static void take_sampled_locked(struct http_server *srv, int64_t now)
 		c->rec = rec;
 		c->truncated = truncated;
 		c->state = CAPTURE_DONE;
-		done = c;
+		fail_if_empty(c);
+		if (c->state == CAPTURE_DONE)
+			done = c;
 	}
 	if (done)
 		enforce_memory_cap_locked(srv, done);
@@ -409,6 +434,15 @@ int http_handle_captures_post(struct http_server *srv, struct http_request *req,
 	if (!srv->src.store) {
 		http_response__error(resp, 409, NULL,
 				     "captures need live sampling (emberd is replaying files)");
+		return 0;
+	}
+	/* a pid that does not exist would only end with 0 samples: said now (EPERM: it exists) */
+	if (pp.pid >= 0 && kill((pid_t)pp.pid, 0) && errno == ESRCH) {
+		char msg[96];
+
+		snprintf(msg, sizeof(msg), "no process %lld (it is not running, or has exited)",
+			 (long long)pp.pid);
+		http_response__error(resp, 404, "pid", msg);
 		return 0;
 	}
 	http_captures_tick(srv);

@@ -187,7 +187,7 @@ static bool samples_in(struct profile *const *p, long n)
 int http_handle_compare(struct http_server *srv, struct http_request *req,
 			struct http_response *resp)
 {
-	struct diffx_params dp = { .now = req->now_ns, .window_s = 1,
+	struct diffx_params dp = { .now = req->now_ns, .window_s = 0, /* 0: not given */
 				   .alpha = HOTELLING_DEFAULT_ALPHA };
 	struct hotelling_result r = { 0 };
 	struct hotelling_opts ho;
@@ -195,21 +195,40 @@ int http_handle_compare(struct http_server *srv, struct http_request *req,
 	struct strtab *st = NULL;
 	struct profile **pa = NULL, **pb = NULL;
 	long na = 0, nb = 0, i;
-	int64_t win;
+	int64_t win, longest;
 	int err = 0;
 
 	query_common_init(&q);
 	if (parse_ranges(srv, req, &q, &dp, resp))
 		goto out;
+	longest = q.to_ns - q.from_ns > dp.b.to_ns - dp.b.from_ns ? q.to_ns - q.from_ns
+								  : dp.b.to_ns - dp.b.from_ns;
+	if (!dp.window_s) /* 1 s, or the shortest whole second that keeps 600 windows at most */
+		dp.window_s = (uint64_t)((longest + COMPARE_MAX_WINDOWS * NS - 1) /
+					 (COMPARE_MAX_WINDOWS * NS));
+	if (!dp.window_s)
+		dp.window_s = 1;
 	win = (int64_t)dp.window_s * NS;
-	if ((q.to_ns - q.from_ns) / win > COMPARE_MAX_WINDOWS ||
-	    (dp.b.to_ns - dp.b.from_ns) / win > COMPARE_MAX_WINDOWS) {
-		http_response__error(resp, 413, "window", "more than 600 windows in a range");
+	if (longest / win > COMPARE_MAX_WINDOWS) {
+		char msg[160];
+
+		snprintf(msg, sizeof(msg),
+			 "more than %d windows in a range (%lld s in windows of %llu s): use "
+			 "window=%lld or more, or leave window out",
+			 COMPARE_MAX_WINDOWS, (long long)(longest / NS),
+			 (unsigned long long)dp.window_s,
+			 (long long)((longest + COMPARE_MAX_WINDOWS * NS - 1) / (COMPARE_MAX_WINDOWS * NS)));
+		http_response__error(resp, 413, "window", msg);
 		goto out;
 	}
 	if ((q.to_ns - q.from_ns) / win < 2 || (dp.b.to_ns - dp.b.from_ns) / win < 2) {
-		http_response__error(resp, 400, "window",
-				     "each range needs at least 2 whole windows");
+		char msg[160];
+
+		snprintf(msg, sizeof(msg),
+			 "each range needs at least 2 whole windows of %llu s (ranges of %llu s or "
+			 "more)", (unsigned long long)dp.window_s,
+			 (unsigned long long)(2 * dp.window_s));
+		http_response__error(resp, 400, "window", msg);
 		goto out;
 	}
 	st = strtab__new();

@@ -74,8 +74,14 @@ static int on_perf_sample(const struct collapse_sample *s, void *ctx)
 	}
 	memcpy(comm, s->comm, n);
 	comm[n] = '\0';
+	/*
+	 * One record is one sample: perf's period (ns of cpu-clock, or cycles) is a weight, and
+	 * the store, the heat map and the page count samples (issue 28: period sums were shown as
+	 * samples). The periods are summed apart, for the log.
+	 */
+	lc->st->period_sum += s->count_f;
 	err = recording__add(lc->rec, (int64_t)t, (int32_t)s->pid, (int32_t)s->tid,
-			     comm, s->stack, s->stack_len, s->count_f > 0 ? s->count_f : 1);
+			     comm, s->stack, s->stack_len, 1);
 	if (err)
 		return err;
 	lc->st->samples++;

@@ -94,9 +94,18 @@ void hotelling_result_fini(struct hotelling_result *r);
 struct profile *hotelling_reduced_diff(const struct hotelling_result *r);
 
 /*
+ * The one verdict of a result, as the dashboard, /api/v1/compare ("verdict") and `ember stat
+ * compare` say it: "no significant difference (p-value P, alpha A)", "the ranges differ (...): N
+ * stacks changed significantly", or "the ranges differ as a whole (...), but no single stack's
+ * change is significant on its own" (reject with nr_significant 0). Appended to @sb (no quotes
+ * or escapes needed).
+ */
+void hotelling_verdict(const struct hotelling_result *r, struct sbuf *sb);
+
+/*
  * The result as one JSON object (shared by `ember stat compare --json` and emberd's
  * /api/v1/compare): n_a n_b stacks p skipped_constant skipped_collinear alpha t2 f df1 df2
- * p_value f_crit t2_crit reject nr_significant, and "kept": [{stack, df, mean_a, mean_b, delta,
+ * p_value f_crit t2_crit reject nr_significant verdict (hotelling_verdict()), and "kept": [{stack, df, mean_a, mean_b, delta,
  * var, ci_lo, ci_hi, significant}] in rank order. Numbers with 17 significant digits; a
  * non-finite one is null. Appends to @sb; returns its sticky error (0 or -ENOMEM).
  */

@@ -57,6 +57,11 @@ struct collapse_opts {
 	 * treat @event_filter as defaulted (used when one input is split across parsers).
 	 */
 	bool event_defaulted;
+	/*
+	 * perf: each record counts 1 (a sample) instead of its period. Not what the script prints
+	 * (it sums periods: nanoseconds for cpu-clock/task-clock, events for cycles and the rest).
+	 */
+	bool count_samples;
 	/* Called for each malformed line skipped (may be NULL). @name is collapse__set_name()'s. */
 	void (*on_skip)(const char *name, const struct parse_error *err, void *ctx);
 	void *on_skip_ctx;
@@ -96,7 +101,17 @@ struct collapse_stats {
 	unsigned long long filtered;	/* perf records of another event than the kept one */
 	unsigned long long incomplete;	/* records cut off by the end of input, dropped */
 	unsigned long long no_time;	/* delivered perf records without a time field */
+	/* delivered perf records whose count is a period other than 1 (counts are a weight) */
+	unsigned long long weighted;
 };
+
+/*
+ * The unit of the counts a perf input's records carry: "samples" when none had a period (or
+ * with count_samples), else the period's unit for @event: "ns" for cpu-clock and task-clock,
+ * "events" for any other event (cycles, instructions...); perf's modifiers (":pppH") are
+ * ignored. Static strings.
+ */
+const char *collapse_count_unit(const char *event, bool weighted);
 
 struct collapse; /* opaque */
 

@@ -100,6 +100,31 @@ int folded_read(struct lineread *lr, struct profile *p, const struct folded_read
 int folded_write(const struct profile *p, struct sbuf *sb);
 int folded_write_file(const struct profile *p, FILE *f);
 
+/*
+ * What a folded file's counts are. Folded text has no header: ember's own output counts
+ * samples, while stackcollapse-perf.pl (and `ember collapse`) sums perf's periods, a weight:
+ * nanoseconds for cpu-clock/task-clock.
+ */
+enum folded_unit {
+	FOLDED_UNIT_SAMPLES = 0,
+	FOLDED_UNIT_NS,		/* a weight in nanoseconds (perf's cpu-clock periods summed) */
+};
+
+/* "samples", "ns". Static. */
+const char *folded_unit_name(enum folded_unit u);
+/* Parses "samples" or "ns" (also "period", "nanoseconds"). 0 or -EINVAL. */
+int folded_unit_parse(const char *s, enum folded_unit *ret);
+
+/*
+ * Tells period sums from sample counts: when every count of @p is an integer multiple of one
+ * clock period P in ns (P >= 100000, i.e. 10 kHz at most, and 1e9 / round(1e9 / P) == P within
+ * 1 ns: 10101010 at 99 Hz, 1001001 at 999 Hz; the largest such divisor of the counts' gcd)
+ * and @p has at least 3 stacks, the counts are
+ * perf periods: FOLDED_UNIT_NS with *@ret_period_ns = P. Otherwise FOLDED_UNIT_SAMPLES
+ * (*@ret_period_ns = 0). A guess: callers let the user override it.
+ */
+enum folded_unit folded_guess_unit(const struct profile *p, uint64_t *ret_period_ns);
+
 /* Replaces every "0x<hex digits>" with "0x..." (difffolded -s). */
 void folded_strip_hex(const char *stack, size_t len, struct sbuf *out, void *ctx);
 

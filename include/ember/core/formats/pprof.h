@@ -7,10 +7,15 @@
  * inlined frames ("name_[i]") that follow it in the folded stack, becomes one Location whose
  * lines list the inlined callees innermost first; each Location belongs to a Mapping by the
  * annotation of its physical frame: "[kernel.kallsyms]" for "_[k]", "[jit]" for "_[j]" and
- * "[user]" otherwise (every mapping says has_functions, so pprof never tries to re-symbolize).
- * Samples carry two values, samples/count and cpu/nanoseconds (count * period), and optional
- * labels pid, tid (numbers) and comm (a string). Frame names are written unchanged, so a folded
- * profile read back with pprof_read() is the same profile.
+ * "[user]" otherwise (every mapping says has_functions, so pprof never tries to re-symbolize),
+ * user first (pprof's header names the first: "File: [user]"). A Function's name is the frame
+ * without its marker ("_[k]", "_[j]", "_[i]", "_[py]"); a Python frame "qualname (file:line)_[py]"
+ * gives name qualname, filename file and the line (in the Function and the Line); the folded
+ * frame is the system_name when it differs, which pprof_read() prefers when it has a marker.
+ * Samples carry two values, samples/count and cpu/nanoseconds (count * period, or with
+ * counts_ns the count itself and count / period samples), and optional
+ * labels pid, tid (numbers) and comm (a string). A folded profile read back with pprof_read()
+ * is the same profile.
  *
  * Reading: any pprof profile (Go's runtime, Parca, perf_data_converter, ours), gzip-compressed
  * or not, into folded stacks: frames root first, inlined lines expanded, a location without
@@ -37,6 +42,13 @@ struct pprof_opts {
 	int64_t time_ns;	/* start of the collection, Unix ns; 0: unknown (not written) */
 	int64_t duration_ns;	/* length of the collection; 0: unknown (not written) */
 	int compress_level;	/* zlib level 1..9; 0: zlib's default */
+	/*
+	 * The counts added are CPU time in nanoseconds (perf's cpu-clock periods summed), not
+	 * samples: cpu/nanoseconds is the count itself and samples/count the count divided by
+	 * the period (@period_ns, else 1e9 / @freq_hz), rounded.
+	 */
+	bool counts_ns;
+	uint64_t period_ns;	/* 0: 1e9 / freq_hz */
 };
 
 /* Labels of one sample; a field that is unknown is -1 (pid, tid) or NULL (comm). */

@@ -13,6 +13,7 @@
 #ifndef EMBER_SPEEDSCOPE_H
 #define EMBER_SPEEDSCOPE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -23,6 +24,7 @@ struct strtab;
 struct speedscope_opts {
 	const char *name;	/* the file's and the profile's name (borrowed); NULL: "ember" */
 	uint64_t freq_hz;	/* 0: weights are sample counts; otherwise nanoseconds */
+	bool counts_ns;		/* the counts are nanoseconds already (perf's periods summed) */
 };
 
 struct speedscope_writer; /* opaque */

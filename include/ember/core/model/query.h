@@ -27,8 +27,9 @@
 
 struct query_error {
 	char param[64];		/* the offending parameter (truncated copy), or "" */
-	const char *reason;	/* static, lower case */
+	const char *reason;	/* static or @buf, lower case */
 	int status;		/* HTTP status to answer: 400 or 413 */
+	char buf[192];		/* a reason with numbers in it (the limit, the accepted forms) */
 };
 
 /* Called per decoded pair; key and value are NUL-terminated, borrowed for the call only.

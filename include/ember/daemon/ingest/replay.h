@@ -21,6 +21,9 @@ struct replay_stats {
 	unsigned long long samples;	/* records added */
 	unsigned long long skipped;	/* malformed lines skipped */
 	unsigned long long no_time;	/* perf records without a time: not placeable, skipped */
+	/* perf: the records' periods summed (a weight: ns for cpu-clock); each record is added
+	 * as one sample */
+	double period_sum;
 };
 
 /*

@@ -41,11 +41,12 @@ function secToNs(s) {	// "12.5" -> 12500000000n
 	const v = BigInt(m[2]) * NS + BigInt((m[3] || '').padEnd(9, '0') || '0');
 	return m[1] ? -v : v;
 }
-function fmtTime(ns) {
-	const ms = Number(ns / 1000000n);
-	if (state.mode === 'replay') return nsToSec(ns) + ' s';
-	const d = new Date(ms);
-	return d.toISOString().replace('T', ' ').replace('Z', '');
+// times before 2001 are not wall-clock times but a recording's own clock (perf script's
+// seconds since boot): shown as seconds
+const WALL_NS = 978307200n * NS;
+function fmtTime(ns) {	// local clock time to the ms (the recording's seconds if not a wall clock)
+	if (ns < WALL_NS) return nsToSec(ns) + ' s';
+	return clockLabel(ns, true) + '.' + String(Number((ns % NS) / 1000000n)).padStart(3, '0');
 }
 function fmtDur(ns) {
 	const s = Number(ns) / 1e9;
@@ -144,12 +145,14 @@ async function pollStats() {
 	let s;
 	try { s = await getJSON(API + 'stats'); } catch (e) { return; }
 	state.mode = s.mode;
-	$('mode').textContent = s.mode;
 	const st = s.store || {};
 	const prev = state.lastStats;
-	if (s.mode === 'live' && prev && st.appended !== undefined && s.uptime_s > prev.uptime_s) {
-		const rate = (st.appended - prev.store.appended) / (s.uptime_s - prev.uptime_s);
-		$('st-rate').textContent = rate.toFixed(0);
+	showLiveness(s);
+	if (s.mode === 'live' && !(state.hm && state.hm.column_s === 1)) {
+		// the store's count over at least 10 s (a drain's batch is no rate)
+		const hist = state.rateHist = (state.rateHist || []).concat([[s.uptime_s, st.appended]]).slice(-30);
+		const old = hist.find((h) => s.uptime_s - h[0] >= 10);
+		if (old && st.appended !== undefined) $('st-rate').textContent = ((st.appended - old[1]) / (s.uptime_s - old[0])).toFixed(0);
 	} else if (s.mode === 'replay') {
 		$('st-rate').textContent = 'replay';
 	}
@@ -178,6 +181,13 @@ async function pollStats() {
 	};
 	findShare(s);
 	$('st-unresolved').textContent = unres === null ? 'n/a' : (unres * 100).toFixed(1) + '%';
+	const sy = s.symbols || {};
+	$('st-unresolved').parentElement.title = unres === null ? '' :
+		'Frames emberd could not name, shown as [file] or [unknown]:\n' +
+		`  user frames in files without symbols: ${sy.user_unresolved ?? '?'} (stripped binaries: install their -dbgsym/debuginfo packages, or build with symbols)\n` +
+		`  user frames outside any mapped file: ${sy.user_no_mapping ?? '?'} (JIT code without a /tmp/perf-PID.map, or a process that exited)\n` +
+		`  kernel frames: ${sy.kernel_unresolved ?? '?'} (kallsyms hidden: kernel.kptr_restrict)\n` +
+		'Which files: the [file] frames of the flame graph.';
 	if (st.retention_s) {
 		const used = Math.max(st.retained_s ? st.retained_s / st.retention_s : 0, st.used_share || 0);
 		$('st-retention').textContent = (used * 100).toFixed(1) + '%';
@@ -190,11 +200,51 @@ async function pollStats() {
 	state.lastStats = s;
 }
 
+// liveness: /api/v1/stats' "liveness" object ({state "ok"|"stalled", reason, last_drain_age_s,
+// newest_sample_age_s}) when emberd has it; otherwise the same judged from fields every emberd
+// has: the sampler's counters not republished (age_s) or no new sample in the store for 10 s
+const STALL_S = 10;
+function showLiveness(s) {
+	const banner = $('live-banner'), badge = $('mode');
+	const st = s.store || {}, lv = s.liveness;
+	let stalled = null;
+	if (s.mode === 'live') {
+		const newestAge = lv && typeof lv.newest_sample_age_s === 'number' ? lv.newest_sample_age_s :
+			(typeof st.newest === 'number' && typeof s.now === 'number' ? s.now - st.newest : null);
+		if (lv && lv.state) {
+			if (lv.state !== 'ok') stalled = { reason: lv.reason || lv.state, age: newestAge };
+		} else if (s.sampler && s.sampler.age_s > STALL_S) {
+			stalled = { reason: `the sampler's counters were last published ${s.sampler.age_s.toFixed(0)} s ago`, age: newestAge };
+		} else if (newestAge !== null && newestAge > STALL_S && s.uptime_s > STALL_S) {
+			stalled = { reason: `no sample for ${newestAge.toFixed(0)} s`, age: newestAge };
+		}
+	}
+	state.stalled = stalled;
+	if (stalled) {
+		const at = typeof st.newest === 'number' ? fmtTime(secToNs(st.newest.toFixed(9))) : 'never';
+		banner.textContent = `Sampling has stopped: the last sample was at ${at}` +
+			(stalled.age !== null ? ` (${fmtDur(BigInt(Math.round(stalled.age * 1e9)))} ago)` : '') +
+			`. ${stalled.reason}. The heat map and flame graphs show old data.`;
+		banner.hidden = false;
+		badge.textContent = 'stalled';
+		badge.className = 'badge stalled';
+	} else {
+		banner.hidden = true;
+		badge.textContent = s.mode;
+		badge.className = 'badge ' + s.mode;
+	}
+	banner.dataset.state = stalled ? 'stalled' : 'ok';
+}
+
 // ---------------------------------------------------------------------------------------------
-// heat map
-const hmCanvas = $('heatmap');
+// heat map: fixed cells (their size is chosen on the first draw, on a new arrangement, filter or
+// window size, and then kept while live refreshes append columns), a y-axis of the offset within
+// the column, clock times under the columns, a legend of the colour scale, the newest column in
+// view unless the user scrolled back
+const hmCanvas = $('heatmap'), hmWrap = $('heatmap-wrap'), hmY = $('hm-yaxis'), hmLegend = $('hm-legend');
 let cellW = 10, cellH = 8;
-const AXIS_H = 18, AXIS_W = 0;
+const AXIS_H = 30, AXIS_W = 0, MAX_CANVAS_W = 30000;
+const hmView = { locked: false, follow: true, key: '', loads: 0 };
 
 async function loadHeatmap() {
 	const [col, rows] = $('arrangement').value.split(':');
@@ -208,24 +258,77 @@ async function loadHeatmap() {
 		$('hm-info').textContent = 'heat map: ' + e.message;
 		return;
 	}
+	const key = p.toString();
+	if (key !== hmView.key) { hmView.locked = false; hmView.key = key; }
+	const prevStart = state.hm ? state.startNs : null;
+	// at the right end (or never scrolled): keep following the newest column
+	// (not while the pointer is on the map: the cell under it stays put)
+	hmView.follow = !state.hm || (!hmView.pointer && hmWrap.scrollLeft + hmWrap.clientWidth >= hmWrap.scrollWidth - 2 * cellW);
+	const keepLeft = hmWrap.scrollLeft;
 	state.hm = hm;
 	state.startNs = BigInt(hm.start_ns);
 	state.colNs = secToNs(hm.column_s);
 	drawHeatmap();
-	$('hm-info').textContent = `${hm.columns} columns × ${hm.rows} rows, ${hm.total} samples, max ${hm.max} per cell`;
+	if (hmView.follow) {
+		hmWrap.scrollLeft = hmWrap.scrollWidth;
+	} else if (prevStart !== null) {
+		// the oldest columns expired: the same cells stay under the pointer
+		const shift = Number((state.startNs - prevStart) / state.colNs);
+		hmWrap.scrollLeft = Math.max(0, keepLeft - shift * cellW);
+	}
+	hmView.loads++;
+	const unit = hm.unit && hm.unit !== 'samples' ? hm.unit : 'samples';
+	$('hm-info').textContent = `${hm.columns} columns × ${hm.rows} rows, ${hm.total} ${unit}, max ${hm.max} per cell`;
+	updateRate();
+}
+
+// samples/s from the samples' own times: the last complete columns of a 1 s heat map (at most
+// CPUs × frequency, whatever the batching of the drain), else the store's count over >= 10 s
+function updateRate() {
+	const hm = state.hm;
+	if (state.mode !== 'live' || !hm) return;
+	if (hm.column_s === 1 && hm.columns >= 3) {
+		const n = Math.min(5, hm.columns - 1);
+		let sum = 0;
+		for (let c = hm.columns - 1 - n; c < hm.columns - 1; c++) sum += hm.values[c].reduce((a, b) => a + b, 0);
+		$('st-rate').textContent = (sum / n).toFixed(0);
+		$('st-rate').parentElement.title = `samples in the last ${n} complete seconds of the heat map, per second`;
+	}
+}
+
+function clockLabel(ns, withDate) {
+	if (ns < WALL_NS) return nsToSec(ns) + ' s';
+	const d = new Date(Number(ns / 1000000n));
+	const hh = String(d.getHours()).padStart(2, '0'), mm = String(d.getMinutes()).padStart(2, '0');
+	const ss = String(d.getSeconds()).padStart(2, '0');
+	return withDate ? `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')} ${hh}:${mm}:${ss}` : `${hh}:${mm}:${ss}`;
+}
+function heatColor(t) {	// white -> dark red, darkness proportional to the count (FlameScope's scale)
+	const g = Math.round(255 * (1 - t) * 0.95), rr = Math.round(255 - 120 * t);
+	return `rgb(${rr},${g},${g})`;
+}
+function niceStep(min) {	// 1, 2, 5 x 10^k at least @min
+	const p = Math.pow(10, Math.floor(Math.log10(min)));
+	for (const m of [1, 2, 5, 10]) if (m * p >= min) return m * p;
+	return 10 * p;
 }
 
 function drawHeatmap() {
 	const hm = state.hm;
 	if (!hm) return;
-	const avail = Math.max(400, hmCanvas.parentElement.clientWidth - 4);
-	cellW = Math.max(2, Math.min(20, Math.floor(avail / hm.columns)));
+	if (!hmView.locked) {
+		const avail = Math.max(400, hmWrap.clientWidth - 4);
+		cellW = Math.max(6, Math.min(20, Math.floor(avail / Math.max(1, hm.columns))));
+		// live: small enough for the whole retention, so that the cells never shrink later
+		const ret = state.lastStats && state.lastStats.store && state.lastStats.store.retention_s;
+		if (state.mode === 'live' && ret) cellW = Math.max(1, Math.min(cellW, Math.floor(MAX_CANVAS_W / (ret / hm.column_s + 2))));
+		hmView.locked = true;
+	}
+	if (hm.columns * cellW > MAX_CANVAS_W) cellW = Math.max(1, Math.floor(MAX_CANVAS_W / hm.columns));
 	cellH = hm.rows > 60 ? Math.max(2, Math.floor(400 / hm.rows)) : (hm.rows > 50 ? 6 : 8);
 	hmCanvas.width = AXIS_W + hm.columns * cellW;
 	hmCanvas.height = hm.rows * cellH + AXIS_H;
-	hmCanvas.dataset.columns = hm.columns;
-	hmCanvas.dataset.rows = hm.rows;
-	hmCanvas.dataset.total = hm.total;
+	Object.assign(hmCanvas.dataset, { columns: hm.columns, rows: hm.rows, total: hm.total, cellW, cellH, start: hm.start_ns });
 	const ctx = hmCanvas.getContext('2d');
 	ctx.fillStyle = '#fff';
 	ctx.fillRect(0, 0, hmCanvas.width, hmCanvas.height);
@@ -235,10 +338,7 @@ function drawHeatmap() {
 		for (let r = 0; r < hm.rows; r++) {
 			const v = col[r];
 			if (!v) continue;
-			// white -> dark red, darkness proportional to the count (FlameScope's scale)
-			const t = v / max;
-			const g = Math.round(255 * (1 - t) * 0.95), rr = Math.round(255 - 120 * t);
-			ctx.fillStyle = `rgb(${rr},${g},${g})`;
+			ctx.fillStyle = heatColor(v / max);
 			ctx.fillRect(AXIS_W + c * cellW, (hm.rows - 1 - r) * cellH, cellW, cellH);
 		}
 	}
@@ -251,14 +351,96 @@ function drawHeatmap() {
 		const s = rangeOfCells(state.pending, state.pending);
 		drawSelection(ctx, s, 'rgba(0,0,0,0.25)', '#000');
 	}
-	// x axis: seconds (or minutes/hours) from the start
+	// x axis: the columns' clock times (local time; seconds of the recording in replay), at
+	// round times so that labels stay on their columns when the start moves
+	const y0 = hm.rows * cellH;
+	ctx.fillStyle = '#444';
+	ctx.strokeStyle = '#888';
+	ctx.font = '10px Verdana, sans-serif';
+	ctx.textBaseline = 'top';
+	const colS = hm.column_s;
+	const stepS = colS * Math.max(1, niceStep(Math.ceil(64 / cellW)));
+	const startS = Number(state.startNs / NS);
+	const labels = [];
+	for (let c = 0; c < hm.columns; c++) {
+		const t = startS + c * colS;
+		if (t % stepS !== 0 && !(c === 0 && hm.columns * cellW < 64)) continue;
+		const ns = state.startNs + BigInt(c) * state.colNs;
+		const x = AXIS_W + c * cellW;
+		ctx.beginPath();
+		ctx.moveTo(x + 0.5, y0);
+		ctx.lineTo(x + 0.5, y0 + 4);
+		ctx.stroke();
+		const text = clockLabel(ns, false);
+		ctx.fillText(text, x + 2, y0 + 5);
+		labels.push(text);
+	}
+	ctx.fillStyle = '#777';
+	ctx.fillText(state.startNs < WALL_NS ? 'time (s, the recording\'s clock)' : 'clock time (' + Intl.DateTimeFormat().resolvedOptions().timeZone + ')', 2, y0 + 17);
+	hmCanvas.dataset.xlabels = labels.join('|');
+	drawYAxis(hm);
+	drawLegend(hm);
+}
+
+// y axis: the offset of a row within its column, in ms (min for 1 h columns), 0 at the bottom
+function drawYAxis(hm) {
+	const H = hm.rows * cellH;
+	hmY.height = H + AXIS_H;
+	hmY.style.height = (H + AXIS_H) + 'px';
+	const ctx = hmY.getContext('2d');
+	ctx.clearRect(0, 0, hmY.width, hmY.height);
+	ctx.fillStyle = '#444';
+	ctx.strokeStyle = '#888';
+	ctx.font = '10px Verdana, sans-serif';
+	ctx.textAlign = 'right';
+	ctx.textBaseline = 'middle';
+	const mins = hm.column_s >= 600;
+	const span = mins ? hm.column_s / 60 : hm.column_s * 1000;	// the column, in the axis unit
+	const per = span / hm.rows;
+	const step = niceStep(per * Math.ceil(24 / cellH));
+	const labels = [];
+	for (let v = 0; v <= span + 1e-9; v += step) {
+		const y = H - (v / span) * H;
+		ctx.beginPath();
+		ctx.moveTo(hmY.width - 5, Math.round(y) + 0.5);
+		ctx.lineTo(hmY.width, Math.round(y) + 0.5);
+		ctx.stroke();
+		const text = String(Math.round(v));
+		ctx.fillText(text, hmY.width - 7, Math.min(H - 5, Math.max(5, y)));
+		labels.push(text);
+	}
+	ctx.save();
+	ctx.translate(9, H / 2);
+	ctx.rotate(-Math.PI / 2);
+	ctx.textAlign = 'center';
+	ctx.fillText(mins ? 'minute of the hour' : 'ms of the second', 0, 0);
+	ctx.restore();
+	hmY.dataset.labels = labels.join('|');
+	hmY.dataset.unit = mins ? 'min' : 'ms';
+}
+
+// the colour scale with counts: 0, the middle and the maximum per cell
+function drawLegend(hm) {
+	const ctx = hmLegend.getContext('2d');
+	const W = hmLegend.width, bw = W - 20;
+	ctx.clearRect(0, 0, W, hmLegend.height);
+	for (let x = 0; x < bw; x++) {
+		ctx.fillStyle = heatColor(x / (bw - 1));
+		ctx.fillRect(10 + x, 0, 1, 12);
+	}
+	ctx.strokeStyle = '#999';
+	ctx.strokeRect(9.5, 0.5, bw + 1, 12);
 	ctx.fillStyle = '#444';
 	ctx.font = '10px Verdana, sans-serif';
-	const every = Math.max(1, Math.ceil(60 / cellW));
-	for (let c = 0; c < hm.columns; c += every) {
-		const label = hm.column_s >= 3600 ? (c * hm.column_s / 3600) + 'h' : (c * hm.column_s) + 's';
-		ctx.fillText(label, AXIS_W + c * cellW + 1, hm.rows * cellH + 12);
-	}
+	ctx.textBaseline = 'top';
+	const max = hm.max || 0;
+	const ticks = [0, Math.round(max / 2), max];
+	ticks.forEach((v, i) => {
+		ctx.textAlign = i === 0 ? 'left' : i === 1 ? 'center' : 'right';
+		ctx.fillText(String(v), 10 + (i * bw) / 2, 15);
+	});
+	hmLegend.dataset.ticks = ticks.join('|');
+	$('hm-legend-label').textContent = `samples per cell (${hm.row_s * 1000 >= 1000 ? hm.row_s + ' s' : Math.round(hm.row_s * 1000) + ' ms'})`;
 }
 
 function cellRange(c, r) {
@@ -307,15 +489,25 @@ hmCanvas.addEventListener('mousedown', (ev) => {
 	state.drag = { start: c, cur: null, moved: false };
 });
 hmCanvas.addEventListener('mousemove', (ev) => {
+	hmView.pointer = true;
 	const c = cellAt(ev);
 	const tip = $('hm-tip');
 	if (c) {
 		const r = cellRange(c.col, c.row);
 		const v = state.hm.values[c.col][c.row] || 0;
+		const colSum = state.hm.values[c.col].reduce((a, b) => a + b, 0);
+		const pct = (x, of) => (of ? (100 * x / of).toFixed(1) : '0.0') + '%';
 		tip.hidden = false;
 		tip.style.left = (ev.clientX + 12) + 'px';
 		tip.style.top = (ev.clientY + 12) + 'px';
-		tip.textContent = `${fmtTime(r.from)} +${fmtDur(r.to - r.from)}: ${v} samples`;
+		tip.textContent = '';
+		const b = document.createElement('b');
+		b.textContent = `${fmtTime(r.from)} +${fmtDur(r.to - r.from)}`;
+		tip.append(b, document.createElement('br'),
+			`${v} samples: ${pct(v, colSum)} of the column's ${colSum}, ${pct(v, state.hm.total)} of all`);
+		tip.dataset.col = c.col;
+		tip.dataset.row = c.row;
+		tip.dataset.count = v;
 	} else {
 		tip.hidden = true;
 	}
@@ -325,7 +517,8 @@ hmCanvas.addEventListener('mousemove', (ev) => {
 		drawHeatmap();
 	}
 });
-hmCanvas.addEventListener('mouseleave', () => { $('hm-tip').hidden = true; });
+hmCanvas.addEventListener('mouseenter', () => { hmView.pointer = true; });
+hmCanvas.addEventListener('mouseleave', () => { $('hm-tip').hidden = true; hmView.pointer = false; });
 window.addEventListener('mouseup', (ev) => {
 	const d = state.drag;
 	if (!d) return;
@@ -349,6 +542,7 @@ window.addEventListener('mouseup', (ev) => {
 });
 
 function select(sel) {
+	state.reveal = true;	// bring the flame graph into view once drawn
 	if (state.compare && state.selA) {
 		state.selB = sel;
 		state.compare = false;
@@ -422,8 +616,10 @@ const fg = {
 	matchRe: null,
 	matched: new Set(),
 	rowH: 16,
+	icicle: (() => { try { return !!localStorage.getItem('emberd-icicle'); } catch (e) { return false; } })(),
+	hover: null,
 };
-const fgCanvas = $('flamegraph');
+const fgCanvas = $('flamegraph'), fgOverlay = $('fg-overlay');
 
 function hashName(name) {	// flamegraph.pl-like: early characters weigh more
 	let vector = 0, weight = 1, max = 1, mod = 10;
@@ -452,17 +648,6 @@ function frameColor(node) {
 	return `rgb(${205 + Math.round(50 * v2)},${Math.round(230 * v1)},${Math.round(55 * v2)})`;
 }
 function width(node) { return fg.diff ? node.b : node.a; }
-function depthOf(root) {
-	let max = 0;
-	const stack = [[root, 0]];
-	while (stack.length) {
-		const [n, d] = stack.pop();
-		if (d > max) max = d;
-		for (const k of n.kids.values()) stack.push([k, d + 1]);
-	}
-	return max;
-}
-
 // children in name order, as flamegraph.pl sorts them; computed once per node
 function sortedKids(n) {
 	if (!n.sorted || n.sorted.length !== n.kids.size)
@@ -470,11 +655,52 @@ function sortedKids(n) {
 	return n.sorted;
 }
 
+// marker suffixes are the folded format's (kept there and in downloads); on the page they are
+// the frame's colour, and a Python frame's label shows its file's base name (the full path is
+// in the tooltip)
+const MARK_RE = /_\[(k|j|i|py)\]$/;
+const KIND = { k: 'kernel', j: 'JIT', i: 'inlined', py: 'Python' };
+function frameKind(name) {
+	const m = MARK_RE.exec(name);
+	return m ? KIND[m[1]] : '';
+}
+function displayName(name) {
+	const n = name.replace(MARK_RE, '');
+	// "qualname (/path/to/file.py:12)" -> "qualname (file.py:12)"
+	return n.replace(/ \((?:[^()]*\/)([^/()]*)\)$/, ' ($1)');
+}
+
+// what is drawn at the current zoom: frames of half a pixel or more; the canvas is as tall as
+// their depth (not the deepest stack), root at the bottom (flame) or at the top (icicle)
+function layoutFlame(root, zoom, cssW) {
+	const out = [];
+	const total = width(zoom);
+	const px = cssW / total;
+	const anc = [];
+	for (let n = zoom; n; n = n.parent) anc.unshift(n);
+	anc.forEach((n, d) => out.push({ node: n, x: 0, w: cssW, depth: d, faded: n !== zoom }));
+	const stack = [[zoom, 0, anc.length - 1]];
+	while (stack.length) {
+		const [n, x, d] = stack.pop();
+		let cx = x;
+		for (const k of sortedKids(n)) {
+			const w = width(k) * px;
+			if (w >= 0.5) {
+				out.push({ node: k, x: cx, w, depth: d + 1, faded: false });
+				stack.push([k, cx, d + 1]);
+			}
+			cx += w;
+		}
+	}
+	return out;
+}
+
 function drawFlame() {
 	const root = fg.root;
 	fg.drawn = [];
 	const cssW = fgCanvas.parentElement.clientWidth || 1200;
 	const dpr = window.devicePixelRatio || 1;
+	fgOverlay.width = 1; fgOverlay.height = 1;
 	if (!root || width(root) === 0) {
 		fgCanvas.style.height = '40px';
 		fgCanvas.width = cssW * dpr;
@@ -489,37 +715,24 @@ function drawFlame() {
 		return;
 	}
 	const zoom = fg.zoom || root;
-	const maxDepth = fg.maxDepth;
-	const H = (maxDepth + 2) * fg.rowH;
+	const frames = layoutFlame(root, zoom, cssW);
+	let depth = 0;
+	for (const f of frames) if (f.depth > depth) depth = f.depth;
+	// rows shrink (to 12 px) before the graph outgrows the window
+	fg.rowH = Math.max(12, Math.min(16, Math.floor((window.innerHeight - 130) / (depth + 1))));
+	const H = (depth + 1) * fg.rowH + 2;
 	fgCanvas.style.height = H + 'px';
 	fgCanvas.width = Math.round(cssW * dpr);
 	fgCanvas.height = Math.round(H * dpr);
+	fgCanvas.dataset.depth = String(depth);
+	fgCanvas.dataset.view = fg.icicle ? 'icicle' : 'flame';
 	const ctx = fgCanvas.getContext('2d');
 	ctx.scale(dpr, dpr);
 	ctx.clearRect(0, 0, cssW, H);
-	ctx.font = '11px Verdana, sans-serif';
+	ctx.font = (fg.rowH >= 15 ? 11 : 10) + 'px Verdana, sans-serif';
 	ctx.textBaseline = 'middle';
-	const total = width(zoom);
-	const px = cssW / total;
-	// ancestors of the zoomed frame span the whole width
-	const anc = [];
-	for (let n = zoom; n; n = n.parent) anc.unshift(n);
-	const y = (d) => H - (d + 1) * fg.rowH;
-	anc.forEach((n, d) => drawFrame(ctx, n, 0, y(d), cssW, d, n !== zoom));
-	// the zoomed subtree, iteratively; children in name order as flamegraph.pl sorts them
-	const stack = [[zoom, 0, anc.length - 1]];
-	while (stack.length) {
-		const [n, x, d] = stack.pop();
-		let cx = x;
-		for (const k of sortedKids(n)) {
-			const w = width(k) * px;
-			if (w >= 0.5) {
-				drawFrame(ctx, k, cx, y(d + 1), w, d + 1, false);
-				stack.push([k, cx, d + 1]);
-			}
-			cx += w;
-		}
-	}
+	const y = fg.icicle ? (d) => d * fg.rowH : (d) => H - (d + 1) * fg.rowH;
+	for (const f of frames) drawFrame(ctx, f.node, f.x, y(f.depth), f.w, f.depth, f.faded);
 	fgCanvas.dataset.frames = String(fg.drawn.length);
 	updateMatched();
 }
@@ -531,7 +744,7 @@ function drawFrame(ctx, node, x, yy, w, depth, faded) {
 	fg.drawn.push({ node, x, y: yy, w, depth });
 	if (w > 24) {
 		const max = Math.floor((w - 6) / 6.6);
-		let label = node.name;
+		let label = displayName(node.name);
 		if (label.length > max) label = max > 2 ? label.slice(0, max - 2) + '..' : '';
 		if (label) {
 			ctx.fillStyle = '#000';
@@ -550,21 +763,55 @@ function frameAt(ev) {
 }
 function describe(node) {
 	const total = width(fg.root) || 1;
+	const kind = frameKind(node.name);
+	const name = node.name.replace(MARK_RE, '') + (kind ? ` [${kind}]` : '');
 	if (fg.diff) {
 		const d = node.b - node.a * fg.scaleA;
-		return `${node.name} (A ${node.a}, B ${node.b} samples, ${(100 * node.b / total).toFixed(2)}% of B, ${d >= 0 ? '+' : ''}${d.toFixed(0)})`;
+		return `${name} (A ${node.a}, B ${node.b} samples, ${(100 * node.b / total).toFixed(2)}% of B, ${d >= 0 ? '+' : ''}${d.toFixed(0)})`;
 	}
-	return `${node.name} (${node.a} samples, ${(100 * node.a / total).toFixed(2)}%)`;
+	return `${name} (${node.a} samples, ${(100 * node.a / total).toFixed(2)}%)`;
+}
+// details at the cursor (and in the status line); the frame under it outlined, in the
+// differential and the elided views as in the plain one
+function showHover(f, ev) {
+	const tip = $('fg-tip');
+	fgOverlay.width = 1; fgOverlay.height = 1;
+	if (!f) { tip.hidden = true; fg.hover = null; return; }
+	fg.hover = f.node;
+	tip.textContent = describe(f.node);
+	tip.hidden = false;
+	const tw = tip.offsetWidth, th = tip.offsetHeight;
+	let left = ev.clientX + 14, top = ev.clientY + 16;
+	if (left + tw > window.innerWidth - 4) left = Math.max(4, ev.clientX - tw - 10);
+	if (top + th > window.innerHeight - 4) top = Math.max(4, ev.clientY - th - 10);
+	tip.style.left = left + 'px';
+	tip.style.top = top + 'px';
+	const dpr = window.devicePixelRatio || 1;
+	fgOverlay.width = fgCanvas.width;
+	fgOverlay.height = fgCanvas.height;
+	fgOverlay.style.height = fgCanvas.style.height;
+	const ctx = fgOverlay.getContext('2d');
+	ctx.scale(dpr, dpr);
+	ctx.strokeStyle = '#000';
+	ctx.lineWidth = 2;
+	ctx.strokeRect(f.x + 1, f.y + 1, Math.max(f.w - 2, 1), fg.rowH - 3);
+	fgOverlay.dataset.hover = f.node.name;
 }
 fgCanvas.addEventListener('mousemove', (ev) => {
 	const f = frameAt(ev);
 	$('fg-status').textContent = f ? describe(f.node) : '\u00a0';
-	fgCanvas.title = f ? describe(f.node) : '';
+	showHover(f, ev);
 });
+fgCanvas.addEventListener('mouseleave', () => showHover(null));
 fgCanvas.addEventListener('click', (ev) => {
 	const f = frameAt(ev);
 	if (!f) return;
 	fg.zoom = f.node === fg.root ? null : f.node;
+	drawFlame();
+});
+$('fg-icicle').addEventListener('change', () => {
+	fg.icicle = $('fg-icicle').checked;
+	try { localStorage.setItem('emberd-icicle', fg.icicle ? '1' : ''); } catch (e) { /* */ }
 	drawFlame();
 });
 $('fg-reset').addEventListener('click', () => { fg.zoom = null; drawFlame(); });
@@ -575,8 +822,19 @@ function applySearch() {
 	fg.matched = new Set();
 	fg.matchRe = null;
 	if (q) {
-		try { fg.matchRe = new RegExp(q); } catch (e) { $('fg-matched').textContent = 'bad regex'; return; }
+		try {
+			fg.matchRe = new RegExp(q);
+		} catch (e) {
+			// the old highlight goes: it matched another pattern
+			drawFlame();
+			const el = $('fg-matched');
+			el.textContent = 'bad regex: ' + e.message.replace(/^Invalid regular expression: /, '');
+			el.dataset.pct = '';
+			el.dataset.error = '1';
+			return;
+		}
 	}
+	$('fg-matched').dataset.error = '';
 	if (fg.root && fg.matchRe) {
 		const re = fg.matchRe, matched = fg.matched;
 		const stack = [fg.root];
@@ -667,7 +925,6 @@ async function showFolded(texts, title) {
 	}
 	fg.root = root;
 	fg.zoom = null;
-	fg.maxDepth = depthOf(root);
 	$('fg-title').textContent = title;
 	applySearch();
 	const n = fg.diff ? root.b : root.a;
@@ -707,15 +964,19 @@ async function diffInfo(a, b, d, ta) {
 	const span = document.createElement('span');
 	span.id = 'fg-compare';
 	const len = a.to - a.from < b.to - b.from ? a.to - a.from : b.to - b.from;
-	const w = Math.max(1, Math.floor(Number(len / NS) / 10));
 	let sig = [];
 	if (len < 2n * NS) {
 		span.textContent = ' · the Hotelling test needs ranges of 2 s or more';
 	} else {
+		// the API's own windows and verdict: what `curl .../api/v1/compare?...` says for the
+		// same ranges
 		try {
-			const t = (await getJSON(API + 'compare?' + p + '&window=' + w)).test;
-			span.textContent = ` · Hotelling T² over ${w} s windows (${t.n_a} vs ${t.n_b}, ${t.p} stacks): ` +
-				(t.reject ? `the ranges differ, p-value ${t.p_value.toPrecision(3)}` : `no significant difference (p-value ${t.p_value.toPrecision(3)})`);
+			const j = await getJSON(API + 'compare?' + p);
+			const t = j.test;
+			span.textContent = ` · Hotelling T² over ${j.window_s} s windows (${t.n_a} vs ${t.n_b}, ${t.p} stacks): ` +
+				(t.verdict || (t.reject ? 'the ranges differ' : 'no significant difference'));
+			span.dataset.reject = String(t.reject);
+			span.title = 'GET ' + absUrl(API + 'compare?' + p);
 			sig = t.kept.filter((k) => k.significant);
 		} catch (e) {
 			span.textContent = ' · Hotelling test: ' + e.message;
@@ -735,6 +996,13 @@ async function diffInfo(a, b, d, ta) {
 	}
 }
 
+function revealFlame() {
+	if (!state.reveal) return;
+	state.reveal = false;
+	const r = $('flame').getBoundingClientRect();
+	if (r.top < 0 || r.top > window.innerHeight * 0.25) $('flame').scrollIntoView({ block: 'start' });
+}
+
 async function loadFlame() {
 	if (!state.selA) return;
 	const a = state.selA, b = state.selB;
@@ -744,12 +1012,14 @@ async function loadFlame() {
 			const folded = API + 'folded?' + p;
 			setView({ title: `Flame graph ${fmtTime(a.from)} +${fmtDur(a.to - a.from)}`, svgUrl: API + 'flamegraph.svg?' + p, foldedUrl: folded });
 			await showFolded([await getText(folded)], state.view.title);
+			revealFlame();
 		} else {
 			const pa = rangeParams(a), pb = rangeParams(b);
 			const d = rangeParams(a, { b_from: nsToSec(b.from), b_to: nsToSec(b.to), normalize: '1' });
 			setView({ title: 'Differential flame graph: A → B', svgUrl: API + 'diff.svg?' + d, foldedUrl: null });
 			const [ta, tb] = await Promise.all([getText(API + 'folded?' + pa), getText(API + 'folded?' + pb)]);
 			await showFolded([ta, tb], state.view.title);
+			revealFlame();
 			diffInfo(a, b, d, ta);
 		}
 	} catch (e) {
@@ -794,10 +1064,14 @@ async function pollCapture(id) {
 	$('capture-start').disabled = false;
 	$('capture-progress').hidden = true;
 	if (c.state !== 'done') {
-		$('capture-status').textContent = `capture #${id} ${c.state}: ${c.error || ''}`;
+		$('capture-status').textContent = `capture #${id} ${c.state}: ${c.error || c.reason || 'no reason given'}`;
+		$('capture-status').dataset.state = c.state;
+		listCaptures();
 		return;
 	}
-	$('capture-status').textContent = `capture #${id} done: ${c.samples} samples${c.truncated ? ' (truncated at the memory cap)' : ''}${c.frequency_applied === false && c.frequency ? ' at the daemon\'s frequency' : ''}`;
+	$('capture-status').textContent = `capture #${id} done: ${c.samples} samples${c.truncated ? ' (truncated at the memory cap)' : ''}${c.frequency_applied === false && c.frequency ? ' at the daemon\'s frequency' : ''}` +
+		(c.samples === 0 ? ' — nothing was sampled: is sampling running (see the banner) and the process on a CPU?' : '') +
+		($('f-comm').value.trim() ? ` (the comm filter /${$('f-comm').value.trim()}/ applies to its graph)` : '');
 	$('capture-status').dataset.state = 'done';
 	listCaptures();
 	openCapture(c);
@@ -806,7 +1080,10 @@ async function openCapture(c) {
 	const p = filterParams();
 	p.delete('pid'); // the capture already has its pid
 	const q = p.toString() ? '?' + p : '';
-	setView({ title: `Capture #${c.id}${c.pid ? ' (pid ' + c.pid + ')' : ''}`, svgUrl: c.urls.flamegraph + q, foldedUrl: c.urls.folded + q });
+	// the page's comm and idle filters apply to the capture's graph (not to what it recorded)
+	const comm = p.get('comm');
+	const note = comm ? ` — comm filter /${comm}/ applied` : '';
+	setView({ title: `Capture #${c.id}${c.pid ? ' (pid ' + c.pid + ')' : ''}${note}`, svgUrl: c.urls.flamegraph + q, foldedUrl: c.urls.folded + q });
 	try {
 		await showFolded([await getText(c.urls.folded + q)], state.view.title);
 	} catch (e) {
@@ -820,7 +1097,8 @@ async function listCaptures() {
 	ul.textContent = '';
 	for (const c of l.captures) {
 		const li = document.createElement('li');
-		li.textContent = `#${c.id} ${c.state} ${c.seconds} s${c.pid ? ' pid ' + c.pid : ''}${c.samples !== undefined ? ', ' + c.samples + ' samples' : ''}`;
+		li.textContent = `#${c.id} ${c.state} ${c.seconds} s${c.pid ? ' pid ' + c.pid : ''}${c.samples !== undefined ? ', ' + c.samples + ' samples' : ''}` +
+			(c.state === 'failed' && (c.error || c.reason) ? ': ' + (c.error || c.reason) : '');
 		if (c.state === 'done') {
 			const open = document.createElement('a');
 			open.href = '#';
@@ -855,14 +1133,15 @@ function schedule() {
 for (const id of ['f-pid', 'f-comm', 'f-idle']) {
 	$(id).addEventListener('change', () => { loadHeatmap(); loadFlame(); });
 }
-$('arrangement').addEventListener('change', () => { state.selA = state.selB = null; showSelection(); loadHeatmap(); });
+$('arrangement').addEventListener('change', () => { state.selA = state.selB = null; hmView.locked = false; showSelection(); loadHeatmap(); });
 $('refresh').addEventListener('click', () => { loadHeatmap(); loadFlame(); });
-window.addEventListener('resize', () => { drawHeatmap(); drawFlame(); });
+window.addEventListener('resize', () => { hmView.locked = false; drawHeatmap(); drawFlame(); });
 
 // a small API for tests and the curious: what is drawn, and a way to select by time
 window.emberDashboard = {
 	state,
-	frames: () => fg.drawn.map((f) => ({ name: f.node.name, x: f.x, y: f.y, w: f.w, matched: fg.matched.has(f.node) })),
+	frames: () => fg.drawn.map((f) => ({ name: f.node.name, label: displayName(f.node.name), x: f.x, y: f.y, w: f.w, depth: f.depth, h: fg.rowH, matched: fg.matched.has(f.node) })),
+	hmLoads: () => hmView.loads,
 	search: (q) => { const t = performance.now(); $('fg-search').value = q; applySearch(); return performance.now() - t; },
 	selectSeconds: (from, to) => select({ from: secToNs(String(from)), to: secToNs(String(to)) }),
 	cellCenter: (col, row) => {
@@ -873,6 +1152,7 @@ window.emberDashboard = {
 };
 
 (async function init() {
+	$('fg-icicle').checked = fg.icicle;
 	await pollStats();
 	await loadHeatmap();
 	drawFlame();
