@@ -135,7 +135,8 @@ $(OUTPUT)/gen/%.pb-c.c $(OUTPUT)/gen/%.pb-c.h: proto/%.proto
 	$(call msg,PROTOC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)protoc-c --proto_path=proto --c_out=$(@D) $<
-$(foreach r,$(ROOTS),$(call objs,$(r),src/core/formats/pprof.c)): | $(PROTO_GEN:.c=.h)
+$(foreach r,$(ROOTS),$(call objs,$(r),src/core/formats/pprof.c src/core/formats/otlp.c)): | \
+	$(PROTO_GEN:.c=.h)
 $(OUTPUT)/obj/gen/%.o: $(OUTPUT)/gen/%.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)

@@ -28,6 +28,7 @@ STAGES=(service sample symbols ingest store http)
 declare -A CORE_THIRD_PARTY=(
 	[src/core/base/regex.c]='pcre2\.h'
 	[src/core/formats/pprof.c]='zlib\.h|gen/profile\.pb-c\.h'
+	[src/core/formats/otlp.c]='zlib\.h|gen/otlp\.pb-c\.h'
 	[src/core/analysis/hotelling.c]='gsl/'
 )
 # libc and the kernel's UAPI: what "libc only" allows

@@ -54,9 +54,11 @@ struct stack_row {
 };
 
 struct ctx_row {
+	uint64_t cgroup;	/* cgroup v2 id at sample time (0: unknown) */
 	uint32_t stack;
 	uint32_t pid, tid, cpu;
 	uint32_t comm;		/* strtab id */
+	uint32_t pad;		/* zero: rows are hashed and compared as bytes */
 };
 
 /* Open addressing over ids (+1; 0 = empty). */
@@ -513,8 +515,8 @@ int store__append(struct store *s, const struct store_sample *samples, size_t n)
 	}
 	for (i = 0; i < n; i++) {
 		const struct store_sample *x = &samples[i];
-		struct ctx_row c = { .stack = x->stack_id, .pid = x->pid, .tid = x->tid,
-				     .cpu = x->cpu };
+		struct ctx_row c = { .cgroup = x->cgroup_id, .stack = x->stack_id, .pid = x->pid,
+				     .tid = x->tid, .cpu = x->cpu };
 		size_t clen;
 
 		/*
@@ -743,6 +745,10 @@ static int ctx_matches(struct walk *w, uint32_t id)
 		m = false;
 	if (!w->f->include_idle && (sr->flags & STORE_STACK_IDLE)) /* the one rule (idle.h) */
 		m = false;
+	if (m && w->f->ident_match) {
+		comm = strtab__str(w->s->t.st, c->comm);
+		m = w->f->ident_match(c->cgroup, c->pid, comm, w->f->ident_arg);
+	}
 	if (m && w->f->comm_re) {
 		comm = strtab__str(w->s->t.st, c->comm);
 		m = ember_regex__match(w->f->comm_re, comm, strlen(comm));
@@ -843,7 +849,7 @@ static int root_text(const struct walk *w, const struct ctx_row *c, char *buf, s
 
 /*
  * Under the lock: the frames of context @ctx after the filter's selection and root, interned into
- * @st, in @ids (UINT16_MAX + 2 of them). @fmap caches store frame id -> @st id (-1: not yet;
+ * @st, in @ids (UINT16_MAX + 3 of them). @fmap caches store frame id -> @st id (-1: not yet;
  * strtab__count() of the store's entries). Returns the number of ids or -ENOMEM.
  */
 static int ctx_frames(const struct walk *w, uint32_t ctx, struct strtab *st, int32_t *fmap,
@@ -853,8 +859,17 @@ static int ctx_frames(const struct walk *w, uint32_t ctx, struct strtab *st, int
 	const uint32_t *fr;
 	size_t n, k, m = 0;
 	char root[64];
+	const char *group;
 	int rl, id;
 
+	if (w->f->group_name) { /* group_by: the workload's name above the root */
+		group = w->f->group_name(c->cgroup, c->pid, strtab__str(w->s->t.st, c->comm),
+					 w->f->ident_arg);
+		id = strtab__intern(st, group ? group : "[none]", strlen(group ? group : "[none]"));
+		if (id < 0)
+			return -ENOMEM;
+		ids[m++] = (uint32_t)id;
+	}
 	rl = root_text(w, c, root, sizeof(root));
 	if (rl > 0) {
 		id = strtab__intern(st, root,
@@ -903,7 +918,7 @@ struct agg {
 	size_t pmap_cap;
 	int32_t *fmap; /* store frame id -> st id (-1: not yet) */
 	size_t fmap_cap;
-	uint32_t *ids; /* UINT16_MAX + 2 */
+	uint32_t *ids; /* UINT16_MAX + 3 */
 };
 
 static int count_rec(struct walk *w, uint64_t t, uint32_t ctx, void *arg)
@@ -974,7 +989,7 @@ struct profile *store__query(struct store *s, const struct store_filter *f, stru
 		return NULL;
 	}
 	a.p = profile__new(st);
-	a.ids = malloc((UINT16_MAX + 2) * sizeof(*a.ids));
+	a.ids = malloc((UINT16_MAX + 3) * sizeof(*a.ids));
 	if (!a.p || !a.ids) {
 		err = -ENOMEM;
 		goto out;
@@ -1086,6 +1101,7 @@ int store__heatmap(struct store *s, const struct store_filter *f, uint64_t bucke
  * without the lock.
  */
 struct each_ctx {
+	uint64_t cgroup;
 	uint32_t pid, tid, cpu;
 	uint32_t comm;	 /* id in the copy's strtab */
 	uint32_t off, n; /* frames: ids in the copy's strtab, in each.frames */
@@ -1105,8 +1121,8 @@ struct each {
 	size_t cmap_cap;
 	int32_t *fmap; /* store frame id -> st id */
 	size_t fmap_cap;
-	uint32_t *ids;	    /* UINT16_MAX + 2 */
-	const char **names; /* UINT16_MAX + 2 */
+	uint32_t *ids;	    /* UINT16_MAX + 3 */
+	const char **names; /* UINT16_MAX + 3 */
 };
 
 static int each_rec(struct walk *w, uint64_t t, uint32_t ctx, void *arg)
@@ -1130,7 +1146,8 @@ static int each_rec(struct walk *w, uint64_t t, uint32_t ctx, void *arg)
 		    e->nr_frames + (size_t)m > UINT32_MAX)
 			return -ENOMEM;
 		memcpy(e->frames + e->nr_frames, e->ids, (size_t)m * sizeof(*e->ids));
-		e->ctxs[e->nr_ctxs] = (struct each_ctx){ .pid = c->pid,
+		e->ctxs[e->nr_ctxs] = (struct each_ctx){ .cgroup = c->cgroup,
+							 .pid = c->pid,
 							 .tid = c->tid,
 							 .cpu = c->cpu,
 							 .comm = (uint32_t)id,
@@ -1157,6 +1174,7 @@ static int each_call(struct each *e, size_t max, size_t *done, store_sample_fn f
 					       .pid = c->pid,
 					       .tid = c->tid,
 					       .cpu = c->cpu,
+					       .cgroup_id = c->cgroup,
 					       .comm = strtab__str(e->st, c->comm),
 					       .frames = e->names,
 					       .nr_frames = c->n,
@@ -1188,8 +1206,8 @@ int store__foreach_sample(struct store *s, const struct store_filter *f, size_t 
 	e.st = strtab__new();
 	e.times = malloc(WALK_BATCH_RECS * sizeof(*e.times));
 	e.lctx = malloc(WALK_BATCH_RECS * sizeof(*e.lctx));
-	e.ids = malloc((UINT16_MAX + 2) * sizeof(*e.ids));
-	e.names = malloc((UINT16_MAX + 2) * sizeof(*e.names));
+	e.ids = malloc((UINT16_MAX + 3) * sizeof(*e.ids));
+	e.names = malloc((UINT16_MAX + 3) * sizeof(*e.names));
 	if (!e.st || !e.times || !e.lctx || !e.ids || !e.names) {
 		r = -ENOMEM;
 		goto out;
