@@ -268,6 +268,56 @@ void ember_metrics_unwind(struct metrics *m, const struct unwind_stats *st)
 	     (double)st->maps_errors);
 }
 
+/* The exporters' counters: ember_export_*{exporter="otlp"|"pyroscope"}. */
+static void ember_metrics_export(struct metrics *m, const struct exporter_stats *st)
+{
+	static const char *const names[EXPORTER_KINDS] = { "otlp", "pyroscope" };
+	static const struct {
+		const char *name, *help;
+		enum metric_type type;
+	} fams[] = {
+		{ "ember_export_requests_total", "Requests the receiver accepted (2xx)",
+		  METRIC_COUNTER },
+		{ "ember_export_samples_total", "Samples in accepted requests", METRIC_COUNTER },
+		{ "ember_export_bytes_total", "Bytes on the wire (bodies) of accepted requests",
+		  METRIC_COUNTER },
+		{ "ember_export_failures_total", "Attempts that failed, by reason", METRIC_COUNTER },
+		{ "ember_export_queued_batches", "Batches waiting in the delivery queue",
+		  METRIC_GAUGE },
+		{ "ember_export_queued_bytes", "Bytes waiting in the delivery queue", METRIC_GAUGE },
+		{ "ember_export_dropped_samples_total", "Samples dropped (queue full, rejected)",
+		  METRIC_COUNTER },
+		{ "ember_export_last_success_seconds", "Unix time of the last accepted request",
+		  METRIC_GAUGE },
+		{ "ember_export_retries_total", "Attempts retried", METRIC_COUNTER },
+	};
+	int fam[9], k, x;
+
+	for (k = 0; k < 9; k++)
+		fam[k] = metrics__family(m, fams[k].name, fams[k].type, fams[k].help, NULL, 0);
+	for (k = 0; k < EXPORTER_KINDS; k++) {
+		const char *l[] = { "exporter", names[k], NULL, NULL, NULL };
+		const struct exporter_stats *e = &st[k];
+
+		if (!e->enabled)
+			continue;
+		(void)metrics__set(m, fam[0], l, (double)e->requests);
+		(void)metrics__set(m, fam[1], l, (double)e->samples);
+		(void)metrics__set(m, fam[2], l, (double)e->bytes);
+		for (x = 0; x < EXPORT_FAILS; x++) {
+			l[2] = "reason";
+			l[3] = exporter_fail_names[x];
+			(void)metrics__set(m, fam[3], l, (double)e->failed[x]);
+		}
+		l[2] = NULL;
+		(void)metrics__set(m, fam[4], l, (double)e->queued);
+		(void)metrics__set(m, fam[5], l, (double)e->queued_bytes);
+		(void)metrics__set(m, fam[6], l, (double)e->dropped_samples);
+		(void)metrics__set(m, fam[7], l, (double)e->last_success_ns / 1e9);
+		(void)metrics__set(m, fam[8], l, (double)e->retries);
+	}
+}
+
 void ember_metrics_python(struct metrics *m, const struct python_stats *st)
 {
 	static const struct {
@@ -805,6 +855,8 @@ static int handle_metrics(struct http_server *srv, struct http_request *req,
 			ember_metrics_unwind(m, &pub.unwind);
 		if (pub.have_python)
 			ember_metrics_python(m, &pub.python);
+		if (pub.have_exporter)
+			ember_metrics_export(m, pub.exporters);
 	}
 	{
 		struct http_heap h;

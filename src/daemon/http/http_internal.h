@@ -80,6 +80,7 @@ struct http_server {
 	struct http_published pub;
 	uint64_t pub_at_ns; /* CLOCK_MONOTONIC of the copy */
 
+	struct identity *identity; /* workloads for container=, service=, unit=, group_by= */
 	pthread_mutex_t lock;	/* guards the captures */
 	struct capture *captures;
 	uint32_t next_capture_id;

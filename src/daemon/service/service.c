@@ -119,6 +119,11 @@ void service_notify_stopping(void)
 static const char *const live_keys[] = {
 	"log.level",	     "filter.exclude_comms", "filter.exclude_cgroups", "http.max_range",
 	"http.max_response", "http.max_body",	     "http.auth_token_file",
+	"export.otlp_endpoint", "export.otlp_interval", "export.pyroscope_url",
+	"export.pyroscope_interval", "export.pyroscope_tenant", "export.basic_auth_file",
+	"export.bearer_token_file", "export.ca_file", "export.client_cert", "export.client_key",
+	"export.queue_memory", "export.max_message", "export.timeout", "export.retry_max",
+	"export.settle", "export.service_rules",
 };
 
 static bool is_live(const char *key)
@@ -188,6 +193,8 @@ static unsigned int change_of(const char *key)
 		return SERVICE_CHANGE_FILTER;
 	if (!strcmp(key, "http.auth_token_file"))
 		return SERVICE_CHANGE_TOKEN;
+	if (!strncmp(key, "export.", 7))
+		return SERVICE_CHANGE_EXPORT;
 	return SERVICE_CHANGE_HTTP_LIMITS;
 }
 
