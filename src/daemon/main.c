@@ -549,7 +549,7 @@ static int export_setup(struct emberd *d)
 {
 	struct exporter_opts o;
 
-	d->identity = identity__new("/sys/fs/cgroup", d->cfg.export_service_rules);
+	d->identity = identity__new(NULL, d->cfg.export_service_rules);
 	if (!d->identity)
 		return log_errno(-errno, "cannot create the workload identity");
 	export_opts(&d->cfg, &o);

@@ -39,7 +39,7 @@ struct proc {
 
 struct identity {
 	pthread_mutex_t lock;
-	char root[256];
+	char root[512];
 	enum rule rules[MAX_RULES];
 	size_t nr_rules;
 	struct cg *cgs; /* open addressing, MAX_CGROUPS * 2 */
@@ -516,6 +516,26 @@ void identity__stats(struct identity *id, struct identity_stats *ret)
 	pthread_mutex_unlock(&id->lock);
 }
 
+/* The cgroup2 mount from /proc/mounts ("/sys/fs/cgroup", or "/sys/fs/cgroup/unified" on a
+ * hybrid host) into @buf; @fallback when there is none. */
+static void cgroup2_mount(char *buf, size_t len, const char *fallback)
+{
+	char line[1024], dev[256], dir[512], type[64];
+	FILE *f = fopen("/proc/mounts", "re");
+
+	snprintf(buf, len, "%s", fallback);
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%255s %511s %63s", dev, dir, type) == 3 &&
+		    !strcmp(type, "cgroup2")) {
+			snprintf(buf, len, "%s", dir);
+			break;
+		}
+	}
+	fclose(f);
+}
+
 struct identity *identity__new(const char *cgroup_root, const char *rules)
 {
 	struct identity *id = calloc(1, sizeof(*id));
@@ -523,7 +543,10 @@ struct identity *identity__new(const char *cgroup_root, const char *rules)
 	if (!id)
 		return NULL;
 	pthread_mutex_init(&id->lock, NULL);
-	snprintf(id->root, sizeof(id->root), "%s", cgroup_root ? cgroup_root : "/sys/fs/cgroup");
+	if (cgroup_root)
+		snprintf(id->root, sizeof(id->root), "%s", cgroup_root);
+	else
+		cgroup2_mount(id->root, sizeof(id->root), "/sys/fs/cgroup");
 	id->cgs = calloc(2 * MAX_CGROUPS, sizeof(*id->cgs));
 	id->procs = calloc(2 * MAX_PROCS, sizeof(*id->procs));
 	if (!id->cgs || !id->procs) {

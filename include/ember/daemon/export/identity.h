@@ -50,7 +50,7 @@ struct proc_info {
 struct identity; /* opaque */
 
 /*
- * @cgroup_root: the cgroup2 mount ("/sys/fs/cgroup"); @rules: service.name rules as above
+ * @cgroup_root: the cgroup2 mount (NULL: found in /proc/mounts); @rules: service.name rules as above
  * (NULL or "": the default). NULL + errno (EINVAL: a bad rule, ENOMEM).
  */
 struct identity *identity__new(const char *cgroup_root, const char *rules);
