@@ -5,7 +5,8 @@
 # in range, every sample has one timestamp per value. Writes one line per sample to OUT:
 #   TIME_US PID TID COMM;root;...;leaf     (frame names as emberd names them)
 # and one line per resource to OUT.res: PID EXE_PATH BUILD_ID CONTAINER POD SERVICE
-# Prints "ok N" (samples) or "bad REASON" and exits 1.
+# Prints "ok N T0 T1" (samples, the union of the profiles' windows in Unix ns) or
+# "bad REASON" and exits 1.
 # Usage: otlp_check.py OUT FILE...
 import re, sys
 
@@ -71,6 +72,7 @@ def bad(why):
 
 out, res_out = open(sys.argv[1], "w"), open(sys.argv[1] + ".res", "w")
 total = 0
+w0, w1 = None, None
 for fn in sys.argv[2:]:
     req = parse(open(fn).read())
     d = one(req, "dictionary", {})
@@ -148,6 +150,8 @@ for fn in sys.argv[2:]:
                     bad("%s: sample/period types or period" % fn)
                 t0 = one(p, "time_unix_nano")
                 t1 = t0 + one(p, "duration_nano")
+                w0 = t0 if w0 is None else min(w0, t0)
+                w1 = t1 if w1 is None else max(w1, t1)
                 for s in p.get("samples", []):
                     ts = s.get("timestamps_unix_nano", [])
                     if not ts or len(s.get("values", [])) != len(ts):
@@ -161,4 +165,4 @@ for fn in sys.argv[2:]:
                             bad("%s: timestamp %d outside [%d, %d)" % (fn, t, t0, t1))
                         out.write("%d %s %s %s\n" % (t // 1000, pid, a.get("thread.id"), stack))
                         total += 1
-print("ok %d" % total)
+print("ok %d %d %d" % (total, w0 or 0, w1 or 0))

@@ -7,7 +7,9 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "gen/otlp.pb-c.h"
 #include "ember/core/base/sbuf.h"
@@ -168,11 +170,63 @@ static void test_request_shape(void **state)
 	otlp_writer__free(w);
 }
 
+/* Inflates a gzip body of ours and decodes it. */
+static Req *decode_gz(const struct sbuf *gz)
+{
+	struct sbuf raw = SBUF_INIT;
+	z_stream zs = { 0 };
+	Req *r;
+
+	assert_int_equal(inflateInit2(&zs, 15 + 32), Z_OK);
+	assert_int_equal(sbuf_grow(&raw, 1 << 20), 0);
+	zs.next_in = (uint8_t *)gz->buf;
+	zs.avail_in = (uInt)gz->len;
+	zs.next_out = (uint8_t *)raw.buf;
+	zs.avail_out = 1 << 20;
+	assert_int_equal(inflate(&zs, Z_FINISH), Z_STREAM_END);
+	raw.len = zs.total_out;
+	inflateEnd(&zs);
+	r = decode(&raw);
+	sbuf_fini(&raw);
+	return r;
+}
+
+/* Each sample of @r: its leaf frame is "f<pid>" and its thread attribute in range. Returns the
+ * number of distinct strings. */
+static size_t check_half(const Req *r)
+{
+	char want[32];
+	size_t i, j;
+
+	for (i = 0; i < r->n_resource_profiles; i++) {
+		const Ember__Otlp__ResourceProfiles *rp = r->resource_profiles[i];
+		const Ember__Otlp__Profile *p = rp->scope_profiles[0]->profiles[0];
+
+		snprintf(want, sizeof(want), "f%lld",
+			 (long long)rp->resource->attributes[0]->value->int_value);
+		assert_string_equal(str(r, p->sample_type->type_strindex), "samples");
+		for (j = 0; j < p->n_samples; j++) {
+			const Ember__Otlp__Stack *st;
+
+			assert_true(p->samples[j]->stack_index > 0 &&
+				    (size_t)p->samples[j]->stack_index < r->dictionary->n_stack_table);
+			st = r->dictionary->stack_table[p->samples[j]->stack_index];
+			assert_string_equal(loc_name(r, st->location_indices[0]), want);
+			assert_true((size_t)p->samples[j]->attribute_indices[0] <
+				    r->dictionary->n_attribute_table);
+		}
+	}
+	assert_string_equal(r->dictionary->string_table[0], "");
+	assert_int_equal(r->dictionary->location_table[0]->n_lines, 0);
+	return r->dictionary->n_string_table;
+}
+
 static void test_split(void **state)
 {
 	struct otlp_writer *w = otlp_writer__new(99);
 	struct otlp_process a = { .pid = 1, .exe_name = "a" };
-	const char *s[] = { "x", "y" };
+	char leaf[32];
+	const char *s[] = { "x", leaf };
 	struct sbuf sb = SBUF_INIT, h1 = SBUF_INIT, h2 = SBUF_INIT, q1 = SBUF_INIT, q2 = SBUF_INIT;
 	size_t nr, ns, nr1, ns1, nr2, ns2;
 	uint32_t i;
@@ -180,6 +234,7 @@ static void test_split(void **state)
 	(void)state;
 	for (i = 0; i < 100; i++) {
 		a.pid = 1 + i % 3;
+		snprintf(leaf, sizeof(leaf), "f%u", a.pid);
 		assert_int_equal(otlp_writer__add(w, &a, 1000 + i, i % 10, "t", i % 2, s, 2), 0);
 	}
 	assert_int_equal(otlp_writer__finish(w, 0, 0, true, &sb), 0);
@@ -191,6 +246,15 @@ static void test_split(void **state)
 	assert_int_equal(otlp_count(h2.buf, h2.len, &nr2, &ns2), 0);
 	assert_int_equal(nr1 + nr2, 3);
 	assert_int_equal(ns1 + ns2, 100);
+	{ /* each half keeps only its own dictionary entries */
+		Req *whole = decode_gz(&sb), *x = decode_gz(&h1), *y = decode_gz(&h2);
+		size_t n1 = check_half(x), n2 = check_half(y), n = check_half(whole);
+
+		assert_true(n1 < n && n2 < n);
+		ember__otlp__export_profiles_service_request__free_unpacked(whole, NULL);
+		ember__otlp__export_profiles_service_request__free_unpacked(x, NULL);
+		ember__otlp__export_profiles_service_request__free_unpacked(y, NULL);
+	}
 	/* one resource: split by Samples */
 	assert_int_equal(otlp_split(h1.buf, h1.len, &q1, &q2), 0);
 	assert_int_equal(otlp_count(q1.buf, q1.len, &nr1, &ns1), 0);

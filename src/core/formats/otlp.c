@@ -945,6 +945,309 @@ int otlp_count(const void *body, size_t len, size_t *ret_resources, size_t *ret_
 	return 0;
 }
 
+/*
+ * A split half keeps only the dictionary entries its samples use (else the halves of a message
+ * whose dictionary is most of it would never get smaller): every index is renumbered, entry 0
+ * stays the zero value. Packs @req (whose resource profiles are the half) gzip-compressed onto
+ * @out. 0 or -ENOMEM.
+ */
+struct remap {
+	int32_t *map; /* old index -> new, -1: unused */
+	size_t n, used;
+};
+
+static int remap_init(struct remap *m, size_t n)
+{
+	size_t i;
+
+	m->n = n;
+	m->used = n ? 1 : 0;
+	m->map = malloc((n ? n : 1) * sizeof(*m->map));
+	if (!m->map)
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		m->map[i] = -1;
+	if (n)
+		m->map[0] = 0;
+	return 0;
+}
+
+/* Marks @i used (out of range: 0). Returns its new index. */
+static int32_t remap_use(struct remap *m, int32_t i)
+{
+	if (i <= 0 || (size_t)i >= m->n)
+		return 0;
+	if (m->map[i] < 0)
+		m->map[i] = (int32_t)m->used++;
+	return m->map[i];
+}
+
+static int pack_pruned(Ember__Otlp__ExportProfilesServiceRequest *req, struct sbuf *out)
+{
+	const Ember__Otlp__ProfilesDictionary *d = req->dictionary;
+	Ember__Otlp__ProfilesDictionary nd;
+	struct remap ms = { 0 }, ml = { 0 }, mf = { 0 }, ma = { 0 }, mk = { 0 }, mstr = { 0 };
+	Ember__Otlp__Mapping *maps = NULL, **mapp = NULL;
+	Ember__Otlp__Location *locs = NULL, **locp = NULL;
+	Ember__Otlp__Line *lines = NULL, **linep = NULL;
+	Ember__Otlp__Function *fns = NULL, **fnp = NULL;
+	Ember__Otlp__KeyValueAndUnit *attrs = NULL, **attrp = NULL;
+	Ember__Otlp__Stack *stacks = NULL, **stackp = NULL;
+	char **strs = NULL;
+	int32_t *ints = NULL;
+	size_t nints = 0, used = 0, i, j, k, x;
+	Ember__Otlp__Sample **saved_s = NULL;
+	int32_t *saved_vals = NULL;
+	size_t nsaved = 0, sv = 0, np = 0, pv = 0;
+	int32_t *saved_pt = NULL;
+	int r = -ENOMEM;
+
+	if (remap_init(&ms, d->n_stack_table) || remap_init(&ml, d->n_location_table) ||
+	    remap_init(&mf, d->n_function_table) || remap_init(&mk, d->n_mapping_table) ||
+	    remap_init(&ma, d->n_attribute_table) || remap_init(&mstr, d->n_string_table))
+		goto out;
+	/* what the samples use, in order of first use */
+	for (i = 0; i < req->n_resource_profiles; i++)
+		for (j = 0; j < req->resource_profiles[i]->n_scope_profiles; j++) {
+			Ember__Otlp__ScopeProfiles *sp = req->resource_profiles[i]->scope_profiles[j];
+
+			for (k = 0; k < sp->n_profiles; k++) {
+				Ember__Otlp__Profile *p = sp->profiles[k];
+
+				np++;
+				(void)remap_use(&mstr, p->sample_type->type_strindex);
+				(void)remap_use(&mstr, p->sample_type->unit_strindex);
+				(void)remap_use(&mstr, p->period_type->type_strindex);
+				(void)remap_use(&mstr, p->period_type->unit_strindex);
+				for (x = 0; x < p->n_samples; x++) {
+					Ember__Otlp__Sample *sm = p->samples[x];
+					size_t a;
+
+					(void)remap_use(&ms, sm->stack_index);
+					for (a = 0; a < sm->n_attribute_indices; a++)
+						(void)remap_use(&ma, sm->attribute_indices[a]);
+					nsaved += 1 + sm->n_attribute_indices;
+				}
+			}
+		}
+	for (i = 1; i < ms.n; i++) {
+		const Ember__Otlp__Stack *st = d->stack_table[i];
+
+		if (ms.map[i] < 0)
+			continue;
+		for (x = 0; x < st->n_location_indices; x++)
+			(void)remap_use(&ml, st->location_indices[x]);
+		nints += st->n_location_indices;
+	}
+	for (i = 1; i < ml.n; i++) {
+		const Ember__Otlp__Location *l = d->location_table[i];
+
+		if (ml.map[i] < 0)
+			continue;
+		(void)remap_use(&mk, l->mapping_index);
+		for (x = 0; x < l->n_lines; x++)
+			(void)remap_use(&mf, l->lines[x]->function_index);
+		for (x = 0; x < l->n_attribute_indices; x++)
+			(void)remap_use(&ma, l->attribute_indices[x]);
+		nints += l->n_attribute_indices + l->n_lines;
+	}
+	for (i = 1; i < mk.n; i++) {
+		const Ember__Otlp__Mapping *m = d->mapping_table[i];
+
+		if (mk.map[i] < 0)
+			continue;
+		(void)remap_use(&mstr, m->filename_strindex);
+		for (x = 0; x < m->n_attribute_indices; x++)
+			(void)remap_use(&ma, m->attribute_indices[x]);
+		nints += m->n_attribute_indices;
+	}
+	for (i = 1; i < mf.n; i++) {
+		const Ember__Otlp__Function *f = d->function_table[i];
+
+		if (mf.map[i] < 0)
+			continue;
+		(void)remap_use(&mstr, f->name_strindex);
+		(void)remap_use(&mstr, f->system_name_strindex);
+		(void)remap_use(&mstr, f->filename_strindex);
+	}
+	for (i = 1; i < ma.n; i++)
+		if (ma.map[i] >= 0) {
+			(void)remap_use(&mstr, d->attribute_table[i]->key_strindex);
+			(void)remap_use(&mstr, d->attribute_table[i]->unit_strindex);
+		}
+	/* the new tables: shallow copies with renumbered indices */
+	if (!ALLOC(maps, mk.used) || !ALLOC(mapp, mk.used) || !ALLOC(locs, ml.used) ||
+	    !ALLOC(locp, ml.used) || !ALLOC(lines, nints + 1) || !ALLOC(linep, nints + 1) ||
+	    !ALLOC(fns, mf.used) || !ALLOC(fnp, mf.used) || !ALLOC(attrs, ma.used) ||
+	    !ALLOC(attrp, ma.used) || !ALLOC(stacks, ms.used) || !ALLOC(stackp, ms.used) ||
+	    !ALLOC(strs, mstr.used) || !ALLOC(ints, 2 * nints + 1) ||
+	    !ALLOC(saved_s, nsaved + 1) || !ALLOC(saved_vals, nsaved + 1) ||
+	    !ALLOC(saved_pt, 4 * np + 1))
+		goto out;
+	for (i = 0; i < mstr.n; i++)
+		if (mstr.map[i] >= 0)
+			strs[mstr.map[i]] = d->string_table[i];
+	for (i = 0; i < mk.n; i++) {
+		if (mk.map[i] < 0)
+			continue;
+		maps[mk.map[i]] = *d->mapping_table[i];
+		maps[mk.map[i]].filename_strindex = remap_use(&mstr, d->mapping_table[i]->filename_strindex);
+		maps[mk.map[i]].attribute_indices = ints + used;
+		for (x = 0; x < d->mapping_table[i]->n_attribute_indices; x++)
+			ints[used++] = remap_use(&ma, d->mapping_table[i]->attribute_indices[x]);
+		mapp[mk.map[i]] = &maps[mk.map[i]];
+	}
+	for (i = 0, k = 0; i < ml.n; i++) {
+		const Ember__Otlp__Location *l = d->location_table[i];
+		Ember__Otlp__Location *nl;
+
+		if (ml.map[i] < 0)
+			continue;
+		nl = &locs[ml.map[i]];
+		*nl = *l;
+		nl->mapping_index = remap_use(&mk, l->mapping_index);
+		nl->lines = &linep[k];
+		for (x = 0; x < l->n_lines; x++, k++) {
+			lines[k] = *l->lines[x];
+			lines[k].function_index = remap_use(&mf, l->lines[x]->function_index);
+			linep[k] = &lines[k];
+		}
+		nl->attribute_indices = ints + used;
+		for (x = 0; x < l->n_attribute_indices; x++)
+			ints[used++] = remap_use(&ma, l->attribute_indices[x]);
+		locp[ml.map[i]] = nl;
+	}
+	for (i = 0; i < mf.n; i++) {
+		const Ember__Otlp__Function *f = d->function_table[i];
+
+		if (mf.map[i] < 0)
+			continue;
+		fns[mf.map[i]] = *f;
+		fns[mf.map[i]].name_strindex = remap_use(&mstr, f->name_strindex);
+		fns[mf.map[i]].system_name_strindex = remap_use(&mstr, f->system_name_strindex);
+		fns[mf.map[i]].filename_strindex = remap_use(&mstr, f->filename_strindex);
+		fnp[mf.map[i]] = &fns[mf.map[i]];
+	}
+	for (i = 0; i < ma.n; i++) {
+		if (ma.map[i] < 0)
+			continue;
+		attrs[ma.map[i]] = *d->attribute_table[i];
+		attrs[ma.map[i]].key_strindex = remap_use(&mstr, d->attribute_table[i]->key_strindex);
+		attrs[ma.map[i]].unit_strindex =
+			remap_use(&mstr, d->attribute_table[i]->unit_strindex);
+		attrp[ma.map[i]] = &attrs[ma.map[i]];
+	}
+	for (i = 0; i < ms.n; i++) {
+		const Ember__Otlp__Stack *st = d->stack_table[i];
+
+		if (ms.map[i] < 0)
+			continue;
+		stacks[ms.map[i]] = *st;
+		stacks[ms.map[i]].location_indices = ints + used;
+		for (x = 0; x < st->n_location_indices; x++)
+			ints[used++] = remap_use(&ml, st->location_indices[x]);
+		stackp[ms.map[i]] = &stacks[ms.map[i]];
+	}
+	/* the samples' indices, renumbered in place (restored below: they belong to @req) */
+	for (i = 0; i < req->n_resource_profiles; i++)
+		for (j = 0; j < req->resource_profiles[i]->n_scope_profiles; j++) {
+			Ember__Otlp__ScopeProfiles *sp = req->resource_profiles[i]->scope_profiles[j];
+
+			for (k = 0; k < sp->n_profiles; k++) {
+				Ember__Otlp__Profile *p = sp->profiles[k];
+
+				int32_t *v[4] = { &p->sample_type->type_strindex,
+						  &p->sample_type->unit_strindex,
+						  &p->period_type->type_strindex,
+						  &p->period_type->unit_strindex };
+				size_t q;
+
+				for (q = 0; q < 4; q++) {
+					saved_pt[pv++] = *v[q];
+					*v[q] = remap_use(&mstr, *v[q]);
+				}
+				for (x = 0; x < p->n_samples; x++) {
+					Ember__Otlp__Sample *sm = p->samples[x];
+					size_t a;
+
+					saved_s[sv] = sm;
+					saved_vals[sv++] = sm->stack_index;
+					sm->stack_index = remap_use(&ms, sm->stack_index);
+					for (a = 0; a < sm->n_attribute_indices; a++) {
+						saved_s[sv] = sm;
+						saved_vals[sv++] = sm->attribute_indices[a];
+						sm->attribute_indices[a] =
+							remap_use(&ma, sm->attribute_indices[a]);
+					}
+				}
+			}
+		}
+	nd = *d;
+	nd.n_mapping_table = mk.used;
+	nd.mapping_table = mapp;
+	nd.n_location_table = ml.used;
+	nd.location_table = locp;
+	nd.n_function_table = mf.used;
+	nd.function_table = fnp;
+	nd.n_attribute_table = ma.used;
+	nd.attribute_table = attrp;
+	nd.n_stack_table = ms.used;
+	nd.stack_table = stackp;
+	nd.n_string_table = mstr.used;
+	nd.string_table = strs;
+	req->dictionary = &nd;
+	r = pack_request(req, true, out);
+	req->dictionary = (Ember__Otlp__ProfilesDictionary *)d;
+	/* put the samples' indices back (stack first, then its attributes, as saved) */
+	for (i = 0; i < sv;) {
+		Ember__Otlp__Sample *sm = saved_s[i];
+		size_t a;
+
+		sm->stack_index = saved_vals[i++];
+		for (a = 0; a < sm->n_attribute_indices; a++)
+			sm->attribute_indices[a] = saved_vals[i++];
+	}
+	pv = 0;
+	for (i = 0; i < req->n_resource_profiles; i++)
+		for (j = 0; j < req->resource_profiles[i]->n_scope_profiles; j++) {
+			Ember__Otlp__ScopeProfiles *sp = req->resource_profiles[i]->scope_profiles[j];
+
+			for (k = 0; k < sp->n_profiles; k++) {
+				Ember__Otlp__Profile *p = sp->profiles[k];
+
+				p->sample_type->type_strindex = saved_pt[pv++];
+				p->sample_type->unit_strindex = saved_pt[pv++];
+				p->period_type->type_strindex = saved_pt[pv++];
+				p->period_type->unit_strindex = saved_pt[pv++];
+			}
+		}
+out:
+	free(ms.map);
+	free(ml.map);
+	free(mf.map);
+	free(mk.map);
+	free(ma.map);
+	free(mstr.map);
+	free(maps);
+	free(mapp);
+	free(locs);
+	free(locp);
+	free(lines);
+	free(linep);
+	free(fns);
+	free(fnp);
+	free(attrs);
+	free(attrp);
+	free(stacks);
+	free(stackp);
+	free(strs);
+	free(ints);
+	free(saved_s);
+	free(saved_vals);
+	free(saved_pt);
+	return r;
+}
+
 int otlp_split(const void *body, size_t len, struct sbuf *a, struct sbuf *b)
 {
 	Ember__Otlp__ExportProfilesServiceRequest *req = unpack_gz(body, len), half;
@@ -962,11 +1265,11 @@ int otlp_split(const void *body, size_t len, struct sbuf *a, struct sbuf *b)
 	if (n >= 2) { /* half of the resources each */
 		cut = n / 2;
 		half.n_resource_profiles = cut;
-		r = pack_request(&half, true, a);
+		r = pack_pruned(&half, a);
 		half.resource_profiles = all + cut;
 		half.n_resource_profiles = n - cut;
 		if (!r)
-			r = pack_request(&half, true, b);
+			r = pack_pruned(&half, b);
 	} else if (n == 1 && all[0]->n_scope_profiles == 1 &&
 		   all[0]->scope_profiles[0]->n_profiles == 1 &&
 		   all[0]->scope_profiles[0]->profiles[0]->n_samples >= 2) {
@@ -985,11 +1288,11 @@ int otlp_split(const void *body, size_t len, struct sbuf *a, struct sbuf *b)
 		half.resource_profiles = rpp2;
 		half.n_resource_profiles = 1;
 		p2.n_samples = cut;
-		r = pack_request(&half, true, a);
+		r = pack_pruned(&half, a);
 		p2.samples = p->samples + cut;
 		p2.n_samples = p->n_samples - cut;
 		if (!r)
-			r = pack_request(&half, true, b);
+			r = pack_pruned(&half, b);
 	} else {
 		r = -E2BIG;
 	}

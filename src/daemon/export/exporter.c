@@ -691,6 +691,8 @@ struct exporter *exporter__new(struct store *store, struct identity *id,
 	e->id = id;
 	e->o = *o;
 	e->seed = (unsigned int)(mono_ns() ^ (uint64_t)getpid());
+	/* the first window starts now: every sample from here on is exported */
+	e->last_end_ns[EXPORTER_OTLP] = e->last_end_ns[EXPORTER_PYROSCOPE] = real_ns();
 	pthread_mutex_init(&e->lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -741,8 +743,11 @@ int exporter__set_opts(struct exporter *e, const struct exporter_opts *o)
 	pthread_mutex_lock(&e->lock);
 	for (k = 0; k < EXPORTER_KINDS; k++)
 		if (interval_ns(o, (enum exporter_kind)k) != interval_ns(&e->o, (enum exporter_kind)k) ||
-		    enabled(o, (enum exporter_kind)k) != enabled(&e->o, (enum exporter_kind)k))
+		    enabled(o, (enum exporter_kind)k) != enabled(&e->o, (enum exporter_kind)k)) {
 			e->next_round_ns[k] = 0;
+			if (!enabled(&e->o, (enum exporter_kind)k)) /* turned on: from now */
+				e->last_end_ns[k] = real_ns();
+		}
 	e->o = *o;
 	pthread_cond_signal(&e->cond);
 	pthread_mutex_unlock(&e->lock);

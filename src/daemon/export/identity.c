@@ -374,6 +374,14 @@ bool identity__lookup(struct identity *id, uint64_t cgroup_id, struct workload *
 	return found;
 }
 
+void identity__refresh(struct identity *id)
+{
+	pthread_mutex_lock(&id->lock);
+	if (mono_ns() - id->last_scan_ns >= SCAN_EVERY_NS)
+		scan(id);
+	pthread_mutex_unlock(&id->lock);
+}
+
 /* --- processes ---------------------------------------------------------------------------- */
 
 static size_t proc_slot(const struct identity *id, uint32_t pid)

@@ -24,6 +24,8 @@
 #include "ember/core/base/strtab.h"
 #include "ember/daemon/symbols/symbolizer.h"
 #include "ember/core/base/version.h"
+#include "ember/daemon/export/identity.h"
+#include "http_internal.h"
 
 /* The exporter of one server: the routes' ctx, owned by the server once registered. */
 struct http_export {
@@ -641,11 +643,13 @@ static int labelled_sample(const struct store_sample_view *v, void *ctx)
 }
 
 /* The store's samples of @q, each with its pid and/or tid label, into @w. 0 or -errno. */
-static int add_labelled_samples(struct store *store, const struct query_common *q,
+static int add_labelled_samples(const struct http_source *src, const struct query_common *q,
 				const struct pprof_params *pp, struct pprof_writer *w)
 {
 	struct store_filter f = STORE_FILTER_INIT;
 	struct labelled_ctx c = { .w = w, .pp = pp };
+	struct identity_filter idf;
+	struct store *store = src->store;
 	int r;
 
 	/* the same filter as /api/v1/folded's (http_api.c) */
@@ -660,6 +664,7 @@ static int add_labelled_samples(struct store *store, const struct query_common *
 	f.user = q->user != QUERY_FLAG_OFF;
 	f.include_idle = q->idle == QUERY_FLAG_ON;
 	f.root = STORE_ROOT_COMM;
+	http_identity_filter(src, q, &f, &idf);
 	r = store__foreach_sample(store, &f, EXPORT_MAX_LABELLED_SAMPLES + 1, labelled_sample, &c);
 	if (c.err)
 		return c.err;
@@ -753,7 +758,7 @@ static int handle_pprof(struct http_server *srv, struct http_request *req,
 					     "per-sample labels need a live daemon");
 			goto out;
 		}
-		err = add_labelled_samples(store, &q, &pp, w);
+		err = add_labelled_samples(&srv->src, &q, &pp, w);
 		if (err == -E2BIG) {
 			http_response__error(resp, 413, "labels",
 					     "too many samples for per-sample labels; narrow the range");

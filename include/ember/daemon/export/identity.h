@@ -68,6 +68,10 @@ int identity_check_rules(const char *rules);
 bool identity__lookup(struct identity *id, uint64_t cgroup_id, struct workload *ret,
 		      bool may_scan);
 
+/* Walks the cgroup mount again if the last walk is older than a second (before a query whose
+ * filter calls identity__lookup() without scanning). */
+void identity__refresh(struct identity *id);
+
 /* The executable of @pid (reads /proc the first time). 0 or -ENOENT (gone, unreadable). */
 int identity__process(struct identity *id, uint32_t pid, struct proc_info *ret);
 /* The executable's name of @pid if identity__process() read it already (no I/O), else NULL
