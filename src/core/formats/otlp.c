@@ -19,10 +19,12 @@
  * each number as 5 or 10 bytes of 7 bits with the top bit set, so that no key has a NUL byte.
  */
 struct key {
-	char b[8192];
 	size_t n;
 	bool over;
+	char b[8192]; /* not zeroed: keys are built on the stack per sample */
 };
+
+#define KEY_RESET(k) ((k)->n = 0, (k)->over = false)
 
 static void key_u64(struct key *k, uint64_t v, int bytes)
 {
@@ -100,6 +102,7 @@ struct otlp_writer {
 	int32_t k_type, k_tid, k_tname, k_cpu, k_build_id;
 	int32_t v_kernel, v_native, v_jit, v_python;
 	int32_t t_samples, t_count, t_cpu, t_ns;
+	uint64_t generation;
 };
 
 /* --- tables ------------------------------------------------------------------------------- */
@@ -171,10 +174,11 @@ static int32_t str0(struct otlp_writer *w, const char *s)
 
 static int32_t attr_idx(struct otlp_writer *w, int32_t key, enum attr_kind kind, int64_t v)
 {
-	struct key k = { .n = 0 };
+	struct key k;
 	bool added;
 	int id;
 
+	KEY_RESET(&k);
 	if (key < 0 || (kind == ATTR_STR && v < 0))
 		return -ENOMEM;
 	key_u32(&k, key);
@@ -202,11 +206,12 @@ static bool ends_with(const char *s, size_t n, const char *suf, size_t *ret_base
 
 static int32_t mapping_idx(struct otlp_writer *w, const char *file, size_t len, int32_t attr)
 {
-	struct key k = { .n = 0 };
+	struct key k;
 	int32_t f = str_idx(w, file, len);
 	bool added;
 	int id;
 
+	KEY_RESET(&k);
 	if (f < 0)
 		return -ENOMEM;
 	key_u32(&k, f);
@@ -225,13 +230,14 @@ static int32_t location_of(struct otlp_writer *w, const char *name, size_t n,
 {
 	struct location loc = { 0 };
 	struct function fn = { 0 };
-	struct key k = { .n = 0 };
+	struct key k;
 	const char *fname = name, *file = NULL, *p;
 	size_t flen = n, filelen = 0, base;
 	int32_t type = w->v_native, fid;
 	bool added;
 	int id;
 
+	KEY_RESET(&k);
 	if (ends_with(name, n, "_[k]", &base)) {
 		type = w->v_kernel;
 		flen = base;
@@ -441,10 +447,11 @@ static int32_t resource_of(struct otlp_writer *w, const struct otlp_process *p)
 	const char *s[RES_STRS] = { p->exe_name, p->exe_path,	  p->build_id,	  p->container_id,
 				    p->pod_uid,	 p->unit,	  p->service_name, p->host_name };
 	struct resource r = { .pid = p->pid };
-	struct key k = { .n = 0 };
+	struct key k;
 	bool added;
 	int i, id;
 
+	KEY_RESET(&k);
 	key_u32(&k, p->pid);
 	for (i = 0; i < RES_STRS; i++) {
 		r.s[i] = str0(w, s[i] && *s[i] ? s[i] : NULL);
@@ -460,17 +467,49 @@ static int32_t resource_of(struct otlp_writer *w, const struct otlp_process *p)
 	return id;
 }
 
+uint64_t otlp_writer__generation(const struct otlp_writer *w)
+{
+	return w->generation;
+}
+
+static int add_ts(struct otlp_writer *w, struct sample *sm, uint64_t time_ns)
+{
+	if (array_grow((void **)&sm->ts, &sm->cap, sm->nts + 1, sizeof(*sm->ts), 4))
+		return -ENOMEM;
+	sm->ts[sm->nts++] = time_ns;
+	w->nr_samples++;
+	w->size += 10;
+	return 0;
+}
+
+int otlp_writer__add_again(struct otlp_writer *w, uint32_t handle, uint64_t time_ns)
+{
+	if (!handle || handle >= table_len(&w->samples))
+		return -EINVAL;
+	return add_ts(w, ROW(&w->samples, struct sample, handle), time_ns);
+}
+
 int otlp_writer__add(struct otlp_writer *w, const struct otlp_process *proc, uint64_t time_ns,
 		     uint32_t tid, const char *thread_name, uint32_t cpu, const char *const *frames,
 		     size_t n)
 {
-	struct key k = { .n = 0 };
+	uint32_t h;
+
+	return otlp_writer__add_ret(w, proc, time_ns, tid, thread_name, cpu, frames, n, &h);
+}
+
+int otlp_writer__add_ret(struct otlp_writer *w, const struct otlp_process *proc,
+			 uint64_t time_ns, uint32_t tid, const char *thread_name, uint32_t cpu,
+			 const char *const *frames, size_t n, uint32_t *ret_handle)
+{
+	struct key k;
 	struct sample *sm;
 	int32_t res, stack, loc, a[3] = { 0, 0, 0 };
 	size_t i, before;
 	bool added;
 	int fid, sid;
 
+	KEY_RESET(&k);
 	if (n > OTLP_MAX_FRAMES) { /* the leaf-most ones */
 		frames += n - OTLP_MAX_FRAMES;
 		n = OTLP_MAX_FRAMES;
@@ -539,12 +578,8 @@ int otlp_writer__add(struct otlp_writer *w, const struct otlp_process *proc, uin
 		memcpy(sm->attrs, a, sizeof(a));
 		w->size += 24;
 	}
-	if (array_grow((void **)&sm->ts, &sm->cap, sm->nts + 1, sizeof(*sm->ts), 4))
-		return -ENOMEM;
-	sm->ts[sm->nts++] = time_ns;
-	w->nr_samples++;
-	w->size += 10;
-	return 0;
+	*ret_handle = (uint32_t)sid;
+	return add_ts(w, sm, time_ns);
 }
 
 /* --- encoding ----------------------------------------------------------------------------- */
@@ -556,7 +591,7 @@ static int gzip_append(const uint8_t *data, size_t len, struct sbuf *out)
 	size_t bound;
 	int r;
 
-	if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
+	if (deflateInit2(&zs, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8,
 			 Z_DEFAULT_STRATEGY) != Z_OK)
 		return -ENOMEM;
 	bound = deflateBound(&zs, len) + 64;
@@ -883,6 +918,7 @@ out:
 	if (!r) {
 		writer_reset(w);
 		r = writer_start(w);
+		w->generation++;
 	}
 	return r;
 }

@@ -148,6 +148,10 @@ struct build {
 	} *groups;
 	size_t nr_groups;
 	int err;
+	/* OTLP: per store context, the writer's handle (of generation handle_gen[]) */
+	uint32_t *handle;
+	uint64_t *handle_gen;
+	size_t handle_cap;
 };
 
 static struct batch *batch_new(enum exporter_kind kind)
@@ -251,6 +255,31 @@ static struct pyro_group *pyro_group_of(struct build *bd, const char *service,
 	return g;
 }
 
+/* Room for context @c's handle (new entries zero: none). 0 or -ENOMEM (then no cache). */
+static int handles_grow(struct build *bd, uint32_t c)
+{
+	size_t cap = bd->handle_cap ? bd->handle_cap : 1024;
+	uint32_t *h;
+	uint64_t *g;
+
+	if (c < bd->handle_cap)
+		return 0;
+	while (cap <= c)
+		cap *= 2;
+	h = realloc(bd->handle, cap * sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	bd->handle = h;
+	g = realloc(bd->handle_gen, cap * sizeof(*g));
+	if (!g)
+		return -ENOMEM;
+	bd->handle_gen = g;
+	memset(h + bd->handle_cap, 0, (cap - bd->handle_cap) * sizeof(*h));
+	memset(g + bd->handle_cap, 0, (cap - bd->handle_cap) * sizeof(*g));
+	bd->handle_cap = cap;
+	return 0;
+}
+
 static int on_sample(const struct store_sample_view *v, void *ctx)
 {
 	struct build *bd = ctx;
@@ -260,6 +289,17 @@ static int on_sample(const struct store_sample_view *v, void *ctx)
 	char svc[256];
 	int r;
 
+	if (bd->kind == EXPORTER_OTLP && v->context < bd->handle_cap && bd->handle[v->context] &&
+	    bd->handle_gen[v->context] == otlp_writer__generation(bd->w)) {
+		/* a context seen in this message: its process, identity and stack are there */
+		bd->samples++;
+		r = otlp_writer__add_again(bd->w, bd->handle[v->context], v->time_ns);
+		if (!r && otlp_writer__size(bd->w) >= bd->o.max_message_bytes)
+			r = otlp_cut(bd);
+		if (r)
+			bd->err = r;
+		return r;
+	}
 	(void)identity__lookup(bd->e->id, v->cgroup_id, &wl, true);
 	have_proc = identity__process(bd->e->id, v->pid, &pi) == 0;
 	identity__service(bd->e->id, &wl, have_proc ? pi.exe_name : NULL, v->comm, svc,
@@ -278,8 +318,14 @@ static int on_sample(const struct store_sample_view *v, void *ctx)
 			.host_name = bd->o.host_name,
 		};
 
-		r = otlp_writer__add(bd->w, &p, v->time_ns, v->tid, v->comm, v->cpu, v->frames,
-				     v->nr_frames);
+		uint32_t h = 0;
+
+		r = otlp_writer__add_ret(bd->w, &p, v->time_ns, v->tid, v->comm, v->cpu, v->frames,
+					 v->nr_frames, &h);
+		if (!r && !handles_grow(bd, v->context)) {
+			bd->handle[v->context] = h;
+			bd->handle_gen[v->context] = otlp_writer__generation(bd->w);
+		}
 		if (!r && otlp_writer__size(bd->w) >= bd->o.max_message_bytes)
 			r = otlp_cut(bd);
 	} else {
@@ -366,6 +412,8 @@ static void round_run(struct exporter *e, enum exporter_kind kind, uint64_t now_
 	e->st[kind].build_ns += mono_ns() - t0;
 	pthread_mutex_unlock(&e->lock);
 	otlp_writer__free(bd.w);
+	free(bd.handle);
+	free(bd.handle_gen);
 	for (i = 0; i < bd.nr_groups; i++)
 		pprof_writer__free(bd.groups[i].pw);
 	free(bd.groups);

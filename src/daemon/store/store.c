@@ -1175,6 +1175,7 @@ static int each_call(struct each *e, size_t max, size_t *done, store_sample_fn f
 					       .tid = c->tid,
 					       .cpu = c->cpu,
 					       .cgroup_id = c->cgroup,
+					       .context = e->lctx[i],
 					       .comm = strtab__str(e->st, c->comm),
 					       .frames = e->names,
 					       .nr_frames = c->n,

@@ -57,6 +57,19 @@ int otlp_writer__add(struct otlp_writer *w, const struct otlp_process *proc, uin
 		     uint32_t tid, const char *thread_name, uint32_t cpu, const char *const *frames,
 		     size_t n);
 
+/*
+ * The same, and *@ret_handle a handle for more samples of the same process, thread, CPU and
+ * stack (otlp_writer__add_again()), valid until the next finish (otlp_writer__generation()
+ * changes).
+ */
+int otlp_writer__add_ret(struct otlp_writer *w, const struct otlp_process *proc,
+			 uint64_t time_ns, uint32_t tid, const char *thread_name, uint32_t cpu,
+			 const char *const *frames, size_t n, uint32_t *ret_handle);
+/* One more sample at @time_ns like the one @handle was returned for. 0, -EINVAL, -ENOMEM. */
+int otlp_writer__add_again(struct otlp_writer *w, uint32_t handle, uint64_t time_ns);
+/* Changes at each finish: handles of an older generation are void. */
+uint64_t otlp_writer__generation(const struct otlp_writer *w);
+
 /* Samples added since the last finish. */
 size_t otlp_writer__samples(const struct otlp_writer *w);
 /* An upper estimate of the encoded (uncompressed) request's size so far, in bytes. */

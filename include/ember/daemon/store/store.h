@@ -169,6 +169,10 @@ struct store_sample_view {
 	uint64_t time_ns;
 	uint32_t pid, tid, cpu;
 	uint64_t cgroup_id;		/* 0: unknown */
+	/* the same number, the same (pid, tid, cpu, comm, cgroup, stack) within one
+	 * store__foreach_sample() call (an equal context may also get another number): 0, 1, 2...
+	 * so that a caller may cache its work per context */
+	uint32_t context;
 	const char *comm;		/* NUL-terminated */
 	const char *const *frames;	/* root first, after the filter's frame selection and root */
 	size_t nr_frames;
