@@ -299,8 +299,9 @@ for _ in $(seq 50); do (echo >/dev/tcp/127.0.0.1/$RPORT) 2>/dev/null && break; s
 fresh_rx 503
 "$BURN" 60 4 >/dev/null &
 PIDS+=($!)
-emberd_serve --frequency 999 -o "export.otlp_endpoint=http://127.0.0.1:$RPORT" \
-	-o export.otlp_interval=1s -o export.retry_max=1s -o export.queue_memory=64K ||
+printf '[export]\notlp_endpoint = http://127.0.0.1:%s\notlp_interval = 1s\nretry_max = 1s\nqueue_memory = 64K\n' \
+	"$RPORT" >"$TMP/export.conf"
+emberd_serve --frequency 999 --config "$TMP/export.conf" ||
 	{ not_ok "emberd starts"; done_testing; }
 published
 wait_for '[ "$(ex dropped)" -gt 0 ]' 25
@@ -316,7 +317,13 @@ curl -sf "$URL/metrics" >"$TMP/metrics"
 check "metrics: ember_export_dropped_samples_total" grep -q '^ember_export_dropped_samples_total{exporter="otlp"} [1-9]' "$TMP/metrics"
 check "metrics: ember_export_failures_total by reason" grep -q '^ember_export_failures_total{exporter="otlp",reason="http_5xx"} [1-9]' "$TMP/metrics"
 
-# configuration: --check-config refuses a bad endpoint; SIGHUP turns the exporter off
+# SIGHUP: [export] is live; an empty endpoint turns the OTLP exporter off
+printf '[export]\notlp_endpoint =\n' >"$TMP/export.conf"
+kill -HUP "$EPID"
+wait_for 'grep -q "reload:" "$TMP/emberd.log"' 10
+wait_for '[ "$(ex enabled)" = False ]' 10
+check "SIGHUP: export.otlp_endpoint emptied turns the exporter off" test "$(ex enabled)" = False
+# configuration: --check-config refuses a bad endpoint
 "$EMBERD" --check-config -o export.otlp_endpoint=ftp://x >/dev/null 2>"$TMP/cc.err"
 check "--check-config: a non-http endpoint is refused" test $? -ne 0
 "$EMBERD" --check-config -o export.client_cert=/nonexistent -o export.client_key=/nonexistent >/dev/null 2>&1

@@ -444,6 +444,18 @@ static size_t on_body(char *buf, size_t size, size_t n, void *ctx)
 	return size * n; /* the answer is not used */
 }
 
+/* libcurl's progress callback: a request in flight ends as soon as emberd stops. */
+static int on_progress(void *ctx, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
+{
+	struct exporter *e = ctx;
+
+	(void)dt;
+	(void)dn;
+	(void)ut;
+	(void)un;
+	return __atomic_load_n(&e->stop, __ATOMIC_RELAXED) ? 1 : 0;
+}
+
 /* Reads a secret file (trailing newline dropped) into @buf. 0 or -errno. */
 static int read_secret(const char *path, char *buf, size_t cap)
 {
@@ -528,6 +540,9 @@ static enum outcome send_batch(struct exporter *e, const struct exporter_opts *o
 	curl_easy_setopt(e->curl, CURLOPT_HEADERFUNCTION, on_header);
 	curl_easy_setopt(e->curl, CURLOPT_HEADERDATA, ret_retry_s);
 	curl_easy_setopt(e->curl, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(e->curl, CURLOPT_XFERINFOFUNCTION, on_progress);
+	curl_easy_setopt(e->curl, CURLOPT_XFERINFODATA, e);
+	curl_easy_setopt(e->curl, CURLOPT_NOPROGRESS, 0L);
 	if (o->ca_file[0])
 		curl_easy_setopt(e->curl, CURLOPT_CAINFO, o->ca_file);
 	if (o->client_cert[0])
@@ -548,7 +563,8 @@ static enum outcome send_batch(struct exporter *e, const struct exporter_opts *o
 	} else if (cr != CURLE_OK) {
 		*ret_fail = EXPORT_FAIL_OTHER;
 		out = OUT_RETRY;
-		log_warn("export: %s: %s", url.buf, curl_easy_strerror(cr));
+		if (cr != CURLE_ABORTED_BY_CALLBACK) /* emberd stops */
+			log_warn("export: %s: %s", url.buf, curl_easy_strerror(cr));
 	} else if (code >= 200 && code < 300) {
 		out = OUT_OK;
 	} else if (code == 413) {

@@ -13,6 +13,9 @@
  *              &from=&until=&sampleRate=&spyName=ember&format=pprof, multipart "profile";
  *              X-Scope-OrgID and basic (user:password file) or bearer (token file) auth.
  *
+ * A Pyroscope 413 drops the batch (counted: too_large; a pprof profile is not split). Stopping
+ * ends a request in flight at once (libcurl's progress callback).
+ *
  * Delivery: every batch goes through one queue bounded in bytes (queue_memory): past the bound
  * the oldest batches are dropped, counted with their samples. A batch is retried with backoff
  * (1 s doubling up to 60 s, +-20% jitter, or the Retry-After the server gave) on timeouts,
