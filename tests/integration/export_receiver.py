@@ -5,8 +5,9 @@
 # behaviour comes from DIR/mode, read at each request: "ok" (200), "503" / "429" / "413" (that
 # status; 429 with Retry-After: 1), "413big" (413 for bodies over 2000 bytes, else 200),
 # "hang" (read the request, never answer), "trickle" (answer 1 byte a second).
-# Usage: export_receiver.py PORT DIR
-import json, os, sys, threading, time
+# Usage: export_receiver.py PORT DIR [CERT KEY]: with CERT and KEY, HTTPS that requires a client
+# certificate signed by CERT.
+import json, os, ssl, sys, threading, time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 PORT, DIR = int(sys.argv[1]), sys.argv[2]
@@ -70,4 +71,11 @@ class H(BaseHTTPRequestHandler):
 
 
 ThreadingHTTPServer.daemon_threads = True
-ThreadingHTTPServer(("127.0.0.1", PORT), H).serve_forever()
+srv = ThreadingHTTPServer(("127.0.0.1", PORT), H)
+if len(sys.argv) > 4:
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(sys.argv[3], sys.argv[4])
+    ctx.verify_mode = ssl.CERT_REQUIRED
+    ctx.load_verify_locations(sys.argv[3])
+    srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+srv.serve_forever()

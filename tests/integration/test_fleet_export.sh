@@ -323,6 +323,40 @@ kill -HUP "$EPID"
 wait_for 'grep -q "reload:" "$TMP/emberd.log"' 10
 wait_for '[ "$(ex enabled)" = False ]' 10
 check "SIGHUP: export.otlp_endpoint emptied turns the exporter off" test "$(ex enabled)" = False
+stop_all
+PIDS=()
+
+# TLS: the receiver's certificate verified with export.ca_file, and a client certificate
+if command -v openssl >/dev/null; then
+	openssl req -x509 -newkey rsa:2048 -nodes -subj /CN=127.0.0.1 -days 1 \
+		-addext "subjectAltName=IP:127.0.0.1" -keyout "$TMP/tls.key" -out "$TMP/tls.crt" \
+		>/dev/null 2>&1
+	chmod 600 "$TMP/tls.key"
+	fresh_rx ok
+	python3 "$D/export_receiver.py" "$RPORT" "$RX" "$TMP/tls.crt" "$TMP/tls.key" &
+	PIDS+=($!)
+	for _ in $(seq 50); do (echo >/dev/tcp/127.0.0.1/$RPORT) 2>/dev/null && break; sleep 0.1; done
+	emberd_serve -o "export.otlp_endpoint=https://127.0.0.1:$RPORT" -o export.otlp_interval=1s \
+		-o export.settle=0 -o "export.ca_file=$TMP/tls.crt" \
+		-o "export.client_cert=$TMP/tls.crt" -o "export.client_key=$TMP/tls.key" ||
+		{ not_ok "emberd starts with TLS settings"; done_testing; }
+	published
+	check "TLS: the CA bundle verifies the receiver, the client certificate is accepted" \
+		wait_for '[ "$(ex requests)" -gt 0 ]' 15
+	kill "$EPID"; wait "$EPID" 2>/dev/null
+	emberd_serve -o "export.otlp_endpoint=https://127.0.0.1:$RPORT" -o export.otlp_interval=1s \
+		-o export.settle=0 -o "export.ca_file=$TMP/tls.crt" ||
+		{ not_ok "emberd starts with TLS settings"; done_testing; }
+	published
+	wait_for '[ "$(ex retries)" -gt 0 ]' 15
+	check "TLS: without the client certificate the receiver refuses: retried, nothing accepted" \
+		test "$(ex requests)" = 0 -a "$(ex retries)" -gt 0
+	stop_all
+	PIDS=()
+else
+	skip "TLS" "no openssl"
+fi
+
 # configuration: --check-config refuses a bad endpoint
 "$EMBERD" --check-config -o export.otlp_endpoint=ftp://x >/dev/null 2>"$TMP/cc.err"
 check "--check-config: a non-http endpoint is refused" test $? -ne 0
