@@ -260,6 +260,25 @@ int service_reload(struct ember_config *cur, int argc, char **argv, unsigned int
 	cur->http_max_range_s = n->http_max_range_s;
 	cur->http_max_response_bytes = n->http_max_response_bytes;
 	cur->http_max_body_bytes = n->http_max_body_bytes;
+	/* [export]: every key */
+#define COPY(f) memcpy(&cur->f, &n->f, sizeof(cur->f))
+	COPY(export_otlp_endpoint);
+	COPY(export_otlp_interval_ms);
+	COPY(export_pyroscope_url);
+	COPY(export_pyroscope_interval_ms);
+	COPY(export_pyroscope_tenant);
+	COPY(export_basic_auth_file);
+	COPY(export_bearer_token_file);
+	COPY(export_ca_file);
+	COPY(export_client_cert);
+	COPY(export_client_key);
+	COPY(export_queue_bytes);
+	COPY(export_max_message_bytes);
+	COPY(export_timeout_ms);
+	COPY(export_retry_max_ms);
+	COPY(export_settle_ms);
+	COPY(export_service_rules);
+#undef COPY
 	log_info("reload: %u change(s) applied, %u need a restart", rc.live, rc.restart);
 	*ret_changed = rc.changed;
 	r = (int)rc.live;
