@@ -92,6 +92,25 @@ decode() {
 # folded_total QUERY: the samples of /api/v1/folded?QUERY
 folded_total() { curl -sf "$URL/api/v1/folded?$1" | awk '{ n += $NF } END { print n + 0 }'; }
 
+# --- 0: proto/otlp.proto has the reference's field numbers, types and labels ---------------------
+DS=/usr/include/google/protobuf/descriptor.proto
+if [ -r "$DS" ]; then
+	protoc -I "$REF" --include_imports --descriptor_set_out="$TMP/ref.pb" \
+		opentelemetry/proto/collector/profiles/v1development/profiles_service.proto &&
+		protoc -I "$SRCDIR/proto" --descriptor_set_out="$TMP/ours.pb" otlp.proto &&
+		protoc -I /usr/include --decode=google.protobuf.FileDescriptorSet \
+			google/protobuf/descriptor.proto <"$TMP/ours.pb" >"$TMP/ours.txt" &&
+		protoc -I /usr/include --decode=google.protobuf.FileDescriptorSet \
+			google/protobuf/descriptor.proto <"$TMP/ref.pb" >"$TMP/ref.txt"
+	if out=$(python3 "$D/proto_check.py" "$TMP/ours.txt" "$TMP/ref.txt"); then
+		ok "proto/otlp.proto matches the reference schema ($out)"
+	else
+		not_ok "proto/otlp.proto differs from the reference: $out"
+	fi
+else
+	skip "proto/otlp.proto against the reference" "no $DS (protobuf-compiler)"
+fi
+
 # --- 1 and 2: OTLP and Pyroscope, identity ----------------------------------------------------
 emberd_serve --frequency 99 -o "export.otlp_endpoint=http://127.0.0.1:$RPORT" \
 	-o export.otlp_interval=2s -o "export.pyroscope_url=http://127.0.0.1:$RPORT/" \
