@@ -377,7 +377,6 @@ static void export_opts(const struct ember_config *c, struct exporter_opts *o)
 	o->max_message_bytes = c->export_max_message_bytes;
 	o->timeout_ms = c->export_timeout_ms;
 	o->retry_max_ms = c->export_retry_max_ms;
-	o->settle_ms = c->export_settle_ms;
 	o->freq_hz = c->frequency_hz;
 	if (gethostname(o->host_name, sizeof(o->host_name) - 1))
 		o->host_name[0] = '\0';

@@ -52,7 +52,8 @@ struct exporter {
 	struct batch *head, *tail;
 	uint64_t queued_bytes;
 	uint64_t next_round_ns[EXPORTER_KINDS]; /* CLOCK_MONOTONIC */
-	uint64_t last_end_ns[EXPORTER_KINDS];	/* Unix ns: where the next window starts */
+	struct store_cursor cursor[EXPORTER_KINDS]; /* in append order: where the next round starts */
+	uint64_t gaps[EXPORTER_KINDS];
 	CURL *curl;
 	unsigned int seed;
 };
@@ -134,7 +135,8 @@ struct build {
 	struct exporter *e;
 	struct exporter_opts o;
 	enum exporter_kind kind;
-	uint64_t from_ns, to_ns;
+	uint64_t min_ns, max_ns;	/* the round's samples' times */
+	uint64_t msg_min_ns, msg_max_ns; /* ... of the OTLP message being built */
 	struct otlp_writer *w;
 	struct batch *out[64]; /* made this round, queued at the end */
 	size_t nr_out;
@@ -179,7 +181,9 @@ static int otlp_cut(struct build *bd)
 	if (!b)
 		return -ENOMEM;
 	b->samples = otlp_writer__samples(bd->w);
-	r = otlp_writer__finish(bd->w, bd->from_ns, bd->to_ns, true, &b->body);
+	r = otlp_writer__finish(bd->w, bd->msg_min_ns, bd->msg_max_ns + 1, true, &b->body);
+	bd->msg_min_ns = UINT64_MAX;
+	bd->msg_max_ns = 0;
 	if (r) {
 		batch_free(b);
 		return r;
@@ -235,17 +239,11 @@ static struct pyro_group *pyro_group_of(struct build *bd, const char *service,
 	sbuf_addc(&name, '}');
 	sbuf_adds(&q, "name=");
 	add_escaped(&q, name.buf ? name.buf : "");
-	sbuf_addf(&q, "&from=%llu&until=%llu&sampleRate=%llu&spyName=ember&format=pprof",
-		  (unsigned long long)(bd->from_ns / NSEC),
-		  (unsigned long long)((bd->to_ns + NSEC - 1) / NSEC),
-		  (unsigned long long)bd->o.freq_hz);
-	snprintf(g->query, sizeof(g->query), "%s", q.buf ? q.buf : "");
+	snprintf(g->query, sizeof(g->query), "%s", q.buf ? q.buf : ""); /* times at the end */
 	sbuf_fini(&q);
 	sbuf_fini(&name);
 	{
-		struct pprof_opts po = { .freq_hz = bd->o.freq_hz,
-					 .time_ns = (int64_t)bd->from_ns,
-					 .duration_ns = (int64_t)(bd->to_ns - bd->from_ns) };
+		struct pprof_opts po = { .freq_hz = bd->o.freq_hz };
 
 		g->pw = pprof_writer__new(&po);
 	}
@@ -288,6 +286,15 @@ static int on_sample(const struct store_sample_view *v, void *ctx)
 	bool have_proc;
 	char svc[256];
 	int r;
+
+	if (v->time_ns < bd->min_ns)
+		bd->min_ns = v->time_ns;
+	if (v->time_ns > bd->max_ns)
+		bd->max_ns = v->time_ns;
+	if (v->time_ns < bd->msg_min_ns)
+		bd->msg_min_ns = v->time_ns;
+	if (v->time_ns > bd->msg_max_ns)
+		bd->msg_max_ns = v->time_ns;
 
 	if (bd->kind == EXPORTER_OTLP && v->context < bd->handle_cap && bd->handle[v->context] &&
 	    bd->handle_gen[v->context] == otlp_writer__generation(bd->w)) {
@@ -342,29 +349,21 @@ static int on_sample(const struct store_sample_view *v, void *ctx)
 }
 
 /* One round of @kind: reads the window, makes the batches and queues them. */
-static void round_run(struct exporter *e, enum exporter_kind kind, uint64_t now_real)
+static void round_run(struct exporter *e, enum exporter_kind kind)
 {
 	struct store_filter f = STORE_FILTER_INIT;
-	struct build bd = { .e = e, .kind = kind };
+	struct build bd = { .e = e, .kind = kind, .min_ns = UINT64_MAX,
+			    .msg_min_ns = UINT64_MAX };
+	struct store_cursor cur;
 	uint64_t t0 = mono_ns();
+	bool gap = false;
 	size_t i;
 	int r;
 
 	pthread_mutex_lock(&e->lock);
 	bd.o = e->o;
-	bd.from_ns = e->last_end_ns[kind];
+	cur = e->cursor[kind];
 	pthread_mutex_unlock(&e->lock);
-	bd.to_ns = now_real - bd.o.settle_ms * MSEC;
-	if (!bd.from_ns || bd.from_ns >= bd.to_ns) {
-		if (!bd.from_ns) { /* the first round starts here */
-			pthread_mutex_lock(&e->lock);
-			e->last_end_ns[kind] = bd.to_ns;
-			pthread_mutex_unlock(&e->lock);
-		}
-		return;
-	}
-	f.from_ns = bd.from_ns;
-	f.to_ns = bd.to_ns;
 	f.root = STORE_ROOT_NONE;
 	if (kind == EXPORTER_OTLP) {
 		bd.w = otlp_writer__new(bd.o.freq_hz);
@@ -375,7 +374,8 @@ static void round_run(struct exporter *e, enum exporter_kind kind, uint64_t now_
 		if (!bd.groups)
 			return;
 	}
-	r = store__foreach_sample(e->store, &f, 0, on_sample, &bd);
+	/* everything appended since the last round, whatever its time (late samples too) */
+	r = store__foreach_since(e->store, &f, &cur, on_sample, &bd, &gap);
 	if (!r && kind == EXPORTER_OTLP)
 		r = otlp_cut(&bd);
 	for (i = 0; !r && i < bd.nr_groups; i++) {
@@ -388,6 +388,14 @@ static void round_run(struct exporter *e, enum exporter_kind kind, uint64_t now_
 			break;
 		}
 		b = batch_new(EXPORTER_PYROSCOPE);
+		snprintf(bd.groups[i].query + strlen(bd.groups[i].query),
+			 sizeof(bd.groups[i].query) - strlen(bd.groups[i].query),
+			 "&from=%llu&until=%llu&sampleRate=%llu&spyName=ember&format=pprof",
+			 (unsigned long long)(bd.min_ns / NSEC),
+			 (unsigned long long)(bd.max_ns / NSEC + 1),
+			 (unsigned long long)bd.o.freq_hz);
+		pprof_writer__set_time(bd.groups[i].pw, (int64_t)bd.min_ns,
+				       (int64_t)(bd.max_ns + 1 - bd.min_ns));
 		if (!b || !(b->query = strdup(bd.groups[i].query)) ||
 		    pprof_writer__finish(bd.groups[i].pw, &b->body)) {
 			batch_free(b);
@@ -398,12 +406,15 @@ static void round_run(struct exporter *e, enum exporter_kind kind, uint64_t now_
 		bd.out[bd.nr_out++] = b;
 	}
 	if (r)
-		log_warn("export: %s batch of [%llu, %llu) incomplete: %s",
-			 kind == EXPORTER_OTLP ? "OTLP" : "Pyroscope",
-			 (unsigned long long)bd.from_ns, (unsigned long long)bd.to_ns,
+		log_warn("export: %s batch incomplete: %s", kind == EXPORTER_OTLP ? "OTLP" : "Pyroscope",
 			 strerror(r < 0 ? -r : r));
+	if (gap)
+		log_warn("export: samples evicted from the store before the %s exporter read them "
+			 "(the interval is longer than the store keeps them)",
+			 kind == EXPORTER_OTLP ? "OTLP" : "Pyroscope");
 	pthread_mutex_lock(&e->lock);
-	e->last_end_ns[kind] = bd.to_ns;
+	e->cursor[kind] = cur;
+	e->gaps[kind] += gap;
 	for (i = 0; i < bd.nr_out; i++) {
 		bd.out[i]->next_try_ns = 0;
 		e->st[kind].batches++;
@@ -710,7 +721,7 @@ static void *run(void *arg)
 			if (now >= e->next_round_ns[k]) {
 				e->next_round_ns[k] = now + jitter(e, interval_ns(&o, k), 10);
 				pthread_mutex_unlock(&e->lock);
-				round_run(e, (enum exporter_kind)k, real_ns());
+				round_run(e, (enum exporter_kind)k);
 				pthread_mutex_lock(&e->lock);
 			}
 		}
@@ -755,8 +766,9 @@ struct exporter *exporter__new(struct store *store, struct identity *id,
 	e->id = id;
 	e->o = *o;
 	e->seed = (unsigned int)(mono_ns() ^ (uint64_t)getpid());
-	/* the first window starts now: every sample from here on is exported */
-	e->last_end_ns[EXPORTER_OTLP] = e->last_end_ns[EXPORTER_PYROSCOPE] = real_ns();
+	/* the first round starts here: every sample appended from now on is exported */
+	store__cursor_end(store, &e->cursor[EXPORTER_OTLP]);
+	e->cursor[EXPORTER_PYROSCOPE] = e->cursor[EXPORTER_OTLP];
 	pthread_mutex_init(&e->lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -811,7 +823,7 @@ int exporter__set_opts(struct exporter *e, const struct exporter_opts *o)
 		    enabled(o, (enum exporter_kind)k) != enabled(&e->o, (enum exporter_kind)k)) {
 			e->next_round_ns[k] = 0;
 			if (!enabled(&e->o, (enum exporter_kind)k)) /* turned on: from now */
-				e->last_end_ns[k] = real_ns();
+				store__cursor_end(e->store, &e->cursor[k]);
 		}
 	e->o = *o;
 	pthread_cond_signal(&e->cond);

@@ -1193,8 +1193,33 @@ static int each_call(struct each *e, size_t max, size_t *done, store_sample_fn f
 	return 0;
 }
 
+void store__cursor_end(struct store *s, struct store_cursor *ret)
+{
+	write_lock(s);
+	if (s->tail)
+		*ret = (struct store_cursor){ .seq = s->tail->seq, .idx = s->tail->n };
+	else
+		*ret = (struct store_cursor){ .seq = s->next_seq, .idx = 0 };
+	pthread_mutex_unlock(&s->lock);
+}
+
+static int foreach(struct store *s, const struct store_filter *f, size_t max,
+		   struct store_cursor *cursor, bool *ret_gap, store_sample_fn fn, void *ctx);
+
 int store__foreach_sample(struct store *s, const struct store_filter *f, size_t max,
 			  store_sample_fn fn, void *ctx)
+{
+	return foreach(s, f, max, NULL, NULL, fn, ctx);
+}
+
+int store__foreach_since(struct store *s, const struct store_filter *f, struct store_cursor *cursor,
+			 store_sample_fn fn, void *ctx, bool *ret_gap)
+{
+	return foreach(s, f, 0, cursor, ret_gap, fn, ctx);
+}
+
+static int foreach(struct store *s, const struct store_filter *f, size_t max,
+		   struct store_cursor *cursor, bool *ret_gap, store_sample_fn fn, void *ctx)
 {
 	struct each e = { 0 };
 	struct walk w;
@@ -1204,6 +1229,15 @@ int store__foreach_sample(struct store *s, const struct store_filter *f, size_t 
 	r = walk_init(&w, s, f);
 	if (r)
 		return r;
+	if (cursor) {
+		w.seq = cursor->seq;
+		w.idx = cursor->idx;
+		*ret_gap = false;
+		read_lock(s);
+		if (s->head && s->head->seq > cursor->seq)
+			*ret_gap = true;
+		pthread_mutex_unlock(&s->lock);
+	}
 	e.st = strtab__new();
 	e.times = malloc(WALK_BATCH_RECS * sizeof(*e.times));
 	e.lctx = malloc(WALK_BATCH_RECS * sizeof(*e.lctx));
@@ -1232,6 +1266,8 @@ int store__foreach_sample(struct store *s, const struct store_filter *f, size_t 
 			r = each_call(&e, max, &done, fn, ctx);
 		if (r)
 			break;
+		if (cursor)
+			*cursor = (struct store_cursor){ .seq = w.seq, .idx = w.idx };
 	}
 out:
 	walk_fini(&w);

@@ -4,7 +4,8 @@
  * waits on the network: the thread reads the store like an HTTP query, a batch under the lock
  * at a time).
  *
- *   OTLP       every otlp_interval (+-10% jitter): the samples of [last end, now - settle) as
+ *   OTLP       every otlp_interval (+-10% jitter): the samples appended to the store since the
+ *              last round (store__foreach_since(): late ones too, each with its own time) as
  *              OTLP profiles (core/formats/otlp.h), POST <endpoint>/v1development/profiles,
  *              application/x-protobuf, Content-Encoding: gzip; a message past max_message is cut
  *              in two at the writer, a 413 splits it again (otlp_split()).
@@ -50,7 +51,6 @@ struct exporter_opts {
 	uint64_t max_message_bytes;		/* an OTLP message's bound (uncompressed) */
 	uint64_t timeout_ms;			/* a request's bound */
 	uint64_t retry_max_ms;			/* the longest backoff */
-	uint64_t settle_ms;			/* samples younger than this wait for the next round */
 	uint64_t freq_hz;			/* the sampling frequency (the period) */
 	char host_name[256];
 };

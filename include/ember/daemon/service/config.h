@@ -102,7 +102,6 @@ struct ember_config {
 	uint64_t export_max_message_bytes;	/* 64K..1G; default 4M */
 	uint64_t export_timeout_ms;		/* 100 ms..10 min; default 10 s */
 	uint64_t export_retry_max_ms;		/* 1 s..1 h; default 60 s */
-	uint64_t export_settle_ms;		/* 0..1 min; default 3 s */
 	char export_service_rules[EMBER_LIST_MAX]; /* identity.h; default "exe" */
 
 	/* [security] */

@@ -192,6 +192,26 @@ typedef int (*store_sample_fn)(const struct store_sample_view *v, void *ctx);
 int store__foreach_sample(struct store *s, const struct store_filter *f, size_t max,
 			  store_sample_fn fn, void *ctx);
 
+/* A position in append order: every sample appended after it is after it, whatever its time. */
+struct store_cursor {
+	uint64_t seq;	/* a chunk */
+	uint32_t idx;	/* a record in it */
+};
+
+/* The position past every sample appended so far. */
+void store__cursor_end(struct store *s, struct store_cursor *ret);
+
+/*
+ * Like store__foreach_sample(), but in append order from *@cursor to the last sample appended
+ * (@f's time range still applies; max: none): *@cursor moves past what was walked, so that the
+ * next call sees only samples appended since, late ones included. *@ret_gap is set when the
+ * cursor's chunk had been evicted meanwhile (samples lost to the walker: it resumes at the
+ * oldest kept). Returns like store__foreach_sample(); on a failure the cursor stays at the start
+ * of the batch that failed (its samples may be walked again).
+ */
+int store__foreach_since(struct store *s, const struct store_filter *f, struct store_cursor *cursor,
+			 store_sample_fn fn, void *ctx, bool *ret_gap);
+
 struct store_stats {
 	uint64_t samples;	  /* held now */
 	uint64_t appended;	  /* ever appended */
