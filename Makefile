@@ -38,7 +38,7 @@ ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -O1
 FUZZ_FLAGS := -fsanitize=fuzzer-no-link,address,undefined -O1
 
 pc = $(shell $(PKG_CONFIG) --silence-errors $(1) $(2))
-DAEMON_PKGS := libbpf libelf libdw libmicrohttpd zlib libpcre2-8
+DAEMON_PKGS := libbpf libelf libdw libmicrohttpd zlib libpcre2-8 libcurl
 PKG_CFLAGS := $(call pc,--cflags,$(DAEMON_PKGS) gsl cmocka)
 CLI_LIBS := $(call pc,--libs,gsl zlib libprotobuf-c libpcre2-8) -lz -lm
 DAEMON_LIBS := $(call pc,--libs,$(DAEMON_PKGS)) -lz -lm -lpthread -liberty
@@ -135,7 +135,8 @@ $(OUTPUT)/gen/%.pb-c.c $(OUTPUT)/gen/%.pb-c.h: proto/%.proto
 	$(call msg,PROTOC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)protoc-c --proto_path=proto --c_out=$(@D) $<
-$(foreach r,$(ROOTS),$(call objs,$(r),src/core/formats/pprof.c)): | $(PROTO_GEN:.c=.h)
+$(foreach r,$(ROOTS),$(call objs,$(r),src/core/formats/pprof.c src/core/formats/otlp.c)): | \
+	$(PROTO_GEN:.c=.h)
 $(OUTPUT)/obj/gen/%.o: $(OUTPUT)/gen/%.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)

@@ -126,6 +126,7 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	g = *(volatile __u32 *)&gen & 1;
 	sg = *(volatile __u32 *)&sgen & 1;
 	bpf_get_current_comm(&key.comm, sizeof(key.comm));
+	key.cgroup_id = bpf_get_current_cgroup_id();
 	/*
 	 * A sample that interrupted user mode has no kernel stack: the helper would walk nothing
 	 * and return -EFAULT, so skip it (x86-64: the privilege level in CS; elsewhere ask it).

@@ -9,7 +9,8 @@
 #           files named in CORE_THIRD_PARTY (a library of their own each) and private headers of
 #           the same folder ("x_internal.h", "x_priv.h").
 #   daemon: src/daemon/<stage>/ and include/ember/daemon/<stage>/, stages in the order
-#           service < sample < proc < symbols < ingest < store < http: a stage includes core, its own
+#           service < sample < proc < symbols < ingest < store < export < http: a stage includes
+#           core, its own
 #           stage and the stages before it, never a later one. Only src/daemon/main.c wires them
 #           all.
 #   cli:    src/cli/ includes core headers, never a daemon header, nor libbpf, libdw, libelf or
@@ -23,11 +24,12 @@ rc=0
 bad() { echo "layering: $*"; rc=1; }
 
 CORE_PARTS=(base model formats render analysis)
-STAGES=(service sample proc symbols ingest store http)
+STAGES=(service sample proc symbols ingest store export http)
 # core files that may use one third-party library (the pattern of its headers)
 declare -A CORE_THIRD_PARTY=(
 	[src/core/base/regex.c]='pcre2\.h'
 	[src/core/formats/pprof.c]='zlib\.h|gen/profile\.pb-c\.h'
+	[src/core/formats/otlp.c]='zlib\.h|gen/otlp\.pb-c\.h'
 	[src/core/analysis/hotelling.c]='gsl/'
 )
 # libc and the kernel's UAPI: what "libc only" allows

@@ -29,6 +29,8 @@
 #include "ember/core/base/version.h"
 #include "ember/core/model/profile.h"
 #include "ember/core/model/recording.h"
+#include "ember/daemon/export/exporter.h"
+#include "ember/daemon/export/identity.h"
 #include "ember/daemon/http/http.h"
 #include "ember/daemon/ingest/capture.h"
 #include "ember/daemon/ingest/ingest.h"
@@ -75,6 +77,8 @@ struct emberd {
 	uint64_t notify_lost;		/* exec and exit notifications lost, as of that prune */
 	int rbfd;		/* the sampler's ring buffer epoll fd, -1 without sampling */
 
+	struct identity *identity;	/* cgroup ids -> workloads, service names */
+	struct exporter *exporter;	/* OTLP and Pyroscope pushes; NULL: [export] off */
 	struct http_server *http;	/* serves the store, or @replay with --replay */
 	struct capture_mgr *captures;	/* second samplers of ad hoc captures (capture.c) */
 	struct recording *replay;
@@ -338,6 +342,12 @@ static void on_tick(struct emberd *d)
 			unwinder__stats(d->unwind, &pub.unwind);
 		if (d->py)
 			python__stats(d->py, &pub.python);
+		if (d->exporter) {
+			exporter__stats(d->exporter, pub.exporters);
+			pub.have_exporter = true;
+		}
+		if (d->identity)
+			identity__stats(d->identity, &pub.identity);
 		http_server__publish(d->http, &pub);
 	}
 	if (d->http)
@@ -346,6 +356,50 @@ static void on_tick(struct emberd *d)
 		log_info("--dump-after %llu s reached", (unsigned long long)d->cfg.dump_after_s);
 		d->stop = true;
 	}
+}
+
+/* [export] as the exporter's options. */
+static void export_opts(const struct ember_config *c, struct exporter_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	snprintf(o->otlp_endpoint, sizeof(o->otlp_endpoint), "%s", c->export_otlp_endpoint);
+	o->otlp_interval_ms = c->export_otlp_interval_ms;
+	snprintf(o->pyroscope_url, sizeof(o->pyroscope_url), "%s", c->export_pyroscope_url);
+	o->pyroscope_interval_ms = c->export_pyroscope_interval_ms;
+	snprintf(o->pyroscope_tenant, sizeof(o->pyroscope_tenant), "%s",
+		 c->export_pyroscope_tenant);
+	snprintf(o->basic_auth_file, sizeof(o->basic_auth_file), "%s", c->export_basic_auth_file);
+	snprintf(o->bearer_token_file, sizeof(o->bearer_token_file), "%s",
+		 c->export_bearer_token_file);
+	snprintf(o->ca_file, sizeof(o->ca_file), "%s", c->export_ca_file);
+	snprintf(o->client_cert, sizeof(o->client_cert), "%s", c->export_client_cert);
+	snprintf(o->client_key, sizeof(o->client_key), "%s", c->export_client_key);
+	o->queue_bytes = c->export_queue_bytes;
+	o->max_message_bytes = c->export_max_message_bytes;
+	o->timeout_ms = c->export_timeout_ms;
+	o->retry_max_ms = c->export_retry_max_ms;
+	o->freq_hz = c->frequency_hz;
+	if (gethostname(o->host_name, sizeof(o->host_name) - 1))
+		o->host_name[0] = '\0';
+}
+
+/* [export] checked (--check-config and start-up). 0 or -EINVAL, logged. */
+static int export_check(const struct ember_config *c)
+{
+	struct exporter_opts o;
+	char err[512];
+
+	export_opts(c, &o);
+	if (exporter_check_opts(&o, err, sizeof(err))) {
+		log_error("%s", err);
+		return -EINVAL;
+	}
+	if (identity_check_rules(c->export_service_rules)) {
+		log_error("export.service_rules: '%s' is not a list of unit, container, pod, exe, "
+			  "comm", c->export_service_rules);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 /* SIGHUP: the service re-reads the configuration; what changed live goes to its owners here. */
@@ -358,6 +412,16 @@ static void reload(struct emberd *d)
 	if ((changed & SERVICE_CHANGE_FILTER) && d->ingest &&
 	    ingest__set_filter(d->ingest, d->cfg.exclude_comms, d->cfg.exclude_cgroups))
 		log_warn("reload: [filter] lists too long, ignoring");
+	if ((changed & SERVICE_CHANGE_EXPORT) && !export_check(&d->cfg) && d->identity) {
+		struct exporter_opts o;
+
+		export_opts(&d->cfg, &o);
+		(void)identity__set_rules(d->identity, d->cfg.export_service_rules);
+		if (d->exporter)
+			(void)exporter__set_opts(d->exporter, &o);
+		else if (d->store && (o.otlp_endpoint[0] || o.pyroscope_url[0]))
+			d->exporter = exporter__new(d->store, d->identity, &o);
+	}
 	if (changed & SERVICE_CHANGE_TOKEN) {
 		if (!security_files_reload_token(&d->cfg, &d->sec) && d->http)
 			(void)http_server__set_token(d->http, d->sec.token);
@@ -480,6 +544,26 @@ static void on_pyname(const struct ember_py_name_rec *r, void *ctx)
 		python__on_name(d->py, r);
 }
 
+/* Identity always (the HTTP filters use it); the exporter's thread when [export] asks. */
+static int export_setup(struct emberd *d)
+{
+	struct exporter_opts o;
+
+	d->identity = identity__new(NULL, d->cfg.export_service_rules);
+	if (!d->identity)
+		return log_errno(-errno, "cannot create the workload identity");
+	export_opts(&d->cfg, &o);
+	if (!d->store || (!o.otlp_endpoint[0] && !o.pyroscope_url[0]))
+		return 0;
+	d->exporter = exporter__new(d->store, d->identity, &o);
+	if (!d->exporter)
+		return log_errno(-errno, "cannot start the exporter");
+	log_info("exporting%s%s%s%s", o.otlp_endpoint[0] ? " OTLP profiles to " : "",
+		 o.otlp_endpoint, o.pyroscope_url[0] ? " Pyroscope profiles to " : "",
+		 o.pyroscope_url);
+	return 0;
+}
+
 static int sampling_setup(struct emberd *d)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
@@ -589,6 +673,8 @@ static void emberd_fini(struct emberd *d)
 	/* HTTP: stop the server here, before the store goes (issue 7). */
 	http_server__free(d->http);
 	d->http = NULL;
+	exporter__free(d->exporter); /* its thread reads the store */
+	identity__free(d->identity);
 	capture_mgr__free(d->captures); /* after the server: it uses the manager */
 	recording__free(d->replay);
 	free(d->replay_files);
@@ -632,8 +718,12 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	log_set_level((enum log_level)d.cfg.log_level);
-	if (d.cfg.check_config) /* --check-config: files, token, policy; print; exit */
-		return service_check_config(&d.cfg);
+	if (d.cfg.check_config) { /* --check-config: files, token, policy; print; exit */
+		r = service_check_config(&d.cfg);
+		return r ? r : export_check(&d.cfg) ? 2 : 0;
+	}
+	if (export_check(&d.cfg))
+		return 2;
 	/* a listen address the policy refuses (non-loopback without TLS and a token) is a
 	 * configuration error: exit 2, which the unit does not retry, before loading anything */
 	if (security_check_listen(&d.cfg, err, sizeof(err))) {
@@ -669,6 +759,11 @@ int main(int argc, char **argv)
 		else
 			log_warn("captures will use the live store only: out of memory");
 	}
+	r = export_setup(&d);
+	if (r)
+		goto out;
+	if (d.http)
+		http_server__set_identity(d.http, d.identity);
 	r = emberd_drop_privileges(&d.cfg); /* BPF attached, socket bound: keep what is needed */
 	if (r)
 		goto out;

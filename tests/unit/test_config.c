@@ -241,6 +241,57 @@ static void test_print_roundtrip(void **state)
 	free(buf);
 }
 
+/* [export]: durations, URLs, the tenant word; the printed form reads back the same. */
+static void test_export_keys(void **state)
+{
+	struct ember_config c, d;
+	char err[256], *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	(void)state;
+	ember_config_init(&c);
+	assert_int_equal(c.export_otlp_interval_ms, 10000);
+	assert_string_equal(c.export_otlp_endpoint, "");
+	assert_int_equal(ember_config_set(&c, "export.otlp_interval", "2s", err, sizeof(err)), 0);
+	assert_int_equal(c.export_otlp_interval_ms, 2000);
+	assert_int_equal(ember_config_set(&c, "export.otlp_interval", "1500ms", err, sizeof(err)), 0);
+	assert_int_equal(c.export_otlp_interval_ms, 1500);
+	assert_int_equal(ember_config_set(&c, "export.pyroscope_interval", "2m", err, sizeof(err)), 0);
+	assert_int_equal(c.export_pyroscope_interval_ms, 120000);
+	assert_int_equal(ember_config_set(&c, "export.timeout", "30", err, sizeof(err)), 0);
+	assert_int_equal(c.export_timeout_ms, 30000);
+	assert_int_equal(ember_config_set(&c, "export.otlp_interval", "500ms", err, sizeof(err)),
+			 -EINVAL); /* below 1 s */
+	assert_int_equal(ember_config_set(&c, "export.otlp_interval", "2d", err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(ember_config_set(&c, "export.otlp_interval", "s", err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(ember_config_set(&c, "export.otlp_endpoint", "http://127.0.0.1:4318", err,
+					  sizeof(err)), 0);
+	assert_int_equal(ember_config_set(&c, "export.otlp_endpoint", "ftp://x", err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(ember_config_set(&c, "export.otlp_endpoint", "http://a b", err,
+					  sizeof(err)), -EINVAL);
+	assert_int_equal(ember_config_set(&c, "export.pyroscope_tenant", "team a", err,
+					  sizeof(err)), -EINVAL);
+	assert_int_equal(ember_config_set(&c, "export.queue_memory", "1K", err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(ember_config_set(&c, "export.service_rules", "unit,container,exe", err,
+					  sizeof(err)), 0);
+	f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	ember_config_print(&c, f);
+	fclose(f);
+	ember_config_init(&d);
+	assert_int_equal(ember_config_parse(&d, buf, len, "printed", err, sizeof(err)), 0);
+	assert_int_equal(d.export_otlp_interval_ms, 1500);
+	assert_int_equal(d.export_pyroscope_interval_ms, 120000);
+	assert_string_equal(d.export_otlp_endpoint, "http://127.0.0.1:4318");
+	assert_string_equal(d.export_service_rules, "unit,container,exe");
+	free(buf);
+}
+
 static void test_shipped_config(void **state)
 {
 	const char *src = getenv("SRCDIR");
@@ -262,7 +313,7 @@ int main(void)
 		cmocka_unit_test(test_defaults),	cmocka_unit_test(test_set),
 		cmocka_unit_test(test_parse),		cmocka_unit_test(test_parse_errors),
 		cmocka_unit_test(test_args),		cmocka_unit_test(test_print_roundtrip),
-		cmocka_unit_test(test_shipped_config),
+		cmocka_unit_test(test_shipped_config), cmocka_unit_test(test_export_keys),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

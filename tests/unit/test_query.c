@@ -181,6 +181,37 @@ static void test_defaults_and_errors(void **state)
 	query_common_fini(&q);
 }
 
+/* The workload parameters are kept as text (the daemon resolves them), checked here. */
+static void test_workload(void **state)
+{
+	struct query_common q;
+	struct query_error qe;
+
+	(void)state;
+	query_common_init(&q);
+	assert_string_equal(q.container, "");
+	assert_string_equal(q.group_by, "");
+	assert_int_equal(query_common_set(&q, "container", "3f2a9c1b", NOW, &qe), 1);
+	assert_string_equal(q.container, "3f2a9c1b");
+	assert_int_equal(query_common_set(&q, "service", "nginx", NOW, &qe), 1);
+	assert_string_equal(q.service, "nginx");
+	assert_int_equal(query_common_set(&q, "unit", "nginx.service", NOW, &qe), 1);
+	assert_string_equal(q.unit, "nginx.service");
+	assert_int_equal(query_common_set(&q, "group_by", "pod", NOW, &qe), 1);
+	assert_string_equal(q.group_by, "pod");
+	assert_true(query_common_set(&q, "container", "3f2", NOW, &qe) < 0); /* too short */
+	assert_string_equal(qe.param, "container");
+	assert_int_equal(qe.status, 400);
+	assert_true(query_common_set(&q, "container", "xyz12345", NOW, &qe) < 0); /* not hex */
+	assert_true(query_common_set(&q, "service", "", NOW, &qe) < 0);
+	assert_true(query_common_set(&q, "unit", "a\x01b", NOW, &qe) < 0);
+	assert_true(query_common_set(&q, "group_by", "host", NOW, &qe) < 0);
+	assert_string_equal(qe.param, "group_by");
+	assert_string_equal(q.group_by, "pod"); /* a refused value changes nothing */
+	assert_string_equal(q.container, "3f2a9c1b");
+	query_common_fini(&q);
+}
+
 static void test_u64(void **state)
 {
 	struct query_error qe;
@@ -204,6 +235,7 @@ int main(void)
 		cmocka_unit_test(test_common),
 		cmocka_unit_test(test_defaults_and_errors),
 		cmocka_unit_test(test_u64),
+		cmocka_unit_test(test_workload),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

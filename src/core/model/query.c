@@ -3,6 +3,7 @@
 
 #include "ember/core/base/regex.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -250,6 +251,36 @@ int query_common_set(struct query_common *q, const char *key, const char *value,
 		q->comm_re = re;
 		q->has_comm = true;
 		memcpy(q->comm_src, value, n + 1);
+		return 1;
+	}
+	if (!strcmp(key, "container") || !strcmp(key, "service") || !strcmp(key, "unit")) {
+		char *dst = key[0] == 'c' ? q->container : key[0] == 's' ? q->service : q->unit;
+		size_t cap = key[0] == 'c' ? sizeof(q->container) : key[0] == 's' ?
+			     sizeof(q->service) : sizeof(q->unit);
+		size_t n = strlen(value), i;
+
+		if (!n || n >= cap)
+			return qfail(reterr, key, "empty or too long", 400);
+		for (i = 0; i < n; i++)
+			if ((unsigned char)value[i] < 0x20 || value[i] == 0x7f)
+				return qfail(reterr, key, "control character", 400);
+		if (key[0] == 'c') {
+			if (n < 4)
+				return qfail(reterr, key, "a container id needs 4 digits or more",
+					     400);
+			for (i = 0; i < n; i++)
+				if (!isxdigit((unsigned char)value[i]))
+					return qfail(reterr, key, "not a hexadecimal container id",
+						     400);
+		}
+		memcpy(dst, value, n + 1);
+		return 1;
+	}
+	if (!strcmp(key, "group_by")) {
+		if (strcmp(value, "container") && strcmp(value, "pod") && strcmp(value, "service") &&
+		    strcmp(value, "unit"))
+			return qfail(reterr, key, "not container, pod, service or unit", 400);
+		strcpy(q->group_by, value);
 		return 1;
 	}
 	if (!strcmp(key, "kernel"))

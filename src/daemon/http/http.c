@@ -180,6 +180,12 @@ void http_server__set_captures(struct http_server *s, struct capture_mgr *m)
 	s->capture_mgr = m;
 }
 
+void http_server__set_identity(struct http_server *s, struct identity *id)
+{
+	s->identity = id;
+	s->src.identity = id;
+}
+
 void http_server__set_observer(struct http_server *s, http_observe_fn fn, void *ctx)
 {
 	s->observe_fn = fn;

@@ -18,6 +18,7 @@
 #include "ember/core/base/strtab.h"
 #include "ember/core/base/timeexpr.h"
 #include "ember/core/model/idle.h"
+#include "ember/daemon/export/identity.h"
 #include "http_internal.h"
 
 #define NS 1000000000LL
@@ -50,8 +51,42 @@ int http_source_bounds(const struct http_source *src, int64_t *ret_first, int64_
 	return 0;
 }
 
-/* The store takes unsigned times; a range entirely before the epoch selects nothing. */
-static bool store_filter_from(const struct query_common *q, struct store_filter *f)
+static bool match_none(uint64_t cgroup_id, uint32_t pid, const char *comm, void *arg)
+{
+	(void)cgroup_id;
+	(void)pid;
+	(void)comm;
+	(void)arg;
+	return false;
+}
+
+void http_identity_filter(const struct http_source *src, const struct query_common *q,
+			  struct store_filter *f, struct identity_filter *idf)
+{
+	bool filter = q->container[0] || q->service[0] || q->unit[0];
+
+	memset(idf, 0, sizeof(*idf));
+	idf->id = src->identity;
+	idf->container = q->container[0] ? q->container : NULL;
+	idf->service = q->service[0] ? q->service : NULL;
+	idf->unit = q->unit[0] ? q->unit : NULL;
+	f->ident_arg = idf;
+	if (!src->identity) {
+		f->ident_match = filter ? match_none : NULL;
+		return;
+	}
+	if (filter || q->group_by[0])
+		identity__refresh(src->identity); /* cgroups made since: known before the lock */
+	if (filter)
+		f->ident_match = identity_filter_match;
+	if (q->group_by[0] && !identity_group_parse(q->group_by, &idf->group))
+		f->group_name = identity_filter_group;
+}
+
+/* The store takes unsigned times; a range entirely before the epoch selects nothing. @idf: the
+ * workload filter's state. */
+static bool store_filter_from(const struct http_source *src, const struct query_common *q,
+			      struct store_filter *f, struct identity_filter *idf)
 {
 	*f = (struct store_filter)STORE_FILTER_INIT;
 	if (q->to_ns <= 0 || q->to_ns <= q->from_ns)
@@ -65,6 +100,7 @@ static bool store_filter_from(const struct query_common *q, struct store_filter 
 	f->user = q->user != QUERY_FLAG_OFF;
 	f->include_idle = q->idle == QUERY_FLAG_ON;
 	f->root = STORE_ROOT_COMM;
+	http_identity_filter(src, q, f, idf);
 	return true;
 }
 
@@ -164,11 +200,12 @@ struct profile *http_source_profile(const struct http_source *src, const struct 
 				    struct strtab *st)
 {
 	struct store_filter f;
+	struct identity_filter idf;
 	struct agg_ctx a = { .q = q, .tmp = SBUF_INIT };
 	int err;
 
 	if (src->store) {
-		if (!store_filter_from(q, &f))
+		if (!store_filter_from(src, q, &f, &idf))
 			return profile__new(st);
 		return store__query(src->store, &f, st);
 	}
@@ -214,13 +251,14 @@ int http_source_heatmap(const struct http_source *src, const struct query_common
 	struct hm_ctx h = { .q = q, .hm = hm };
 	struct store_point *pts = NULL;
 	struct store_filter f;
+	struct identity_filter idf;
 	uint64_t bucket;
 	size_t n = 0, i;
 	int err;
 
 	if (src->rec)
 		return recording__for_each(src->rec, q->from_ns, q->to_ns, hm_sample, &h);
-	if (!store_filter_from(q, &f))
+	if (!store_filter_from(src, q, &f, &idf))
 		return 0;
 	/* the rows are whole buckets (checked by the handler), so points land in their cells */
 	bucket = hm->o.column_ns / hm->o.rows;
@@ -282,12 +320,13 @@ int http_source_samples(const struct http_source *src, const struct query_common
 {
 	struct samples_ctx c = { .q = q, .sb = sb, .tmp = SBUF_INIT, .max_bytes = max_bytes };
 	struct store_filter f;
+	struct identity_filter idf;
 	int err = 0;
 
 	sbuf_adds(sb, SAMPLES_HEADER "\n");
 	if (src->rec)
 		err = recording__for_each(src->rec, q->from_ns, q->to_ns, samples_rec, &c);
-	else if (store_filter_from(q, &f))
+	else if (store_filter_from(src, q, &f, &idf))
 		err = store__foreach_sample(src->store, &f, 0, samples_store, &c);
 	sbuf_fini(&c.tmp);
 	return err;

@@ -24,6 +24,8 @@
 #include "ember/core/base/strtab.h"
 #include "ember/daemon/symbols/symbolizer.h"
 #include "ember/core/base/version.h"
+#include "ember/daemon/export/identity.h"
+#include "http_internal.h"
 
 /* The exporter of one server: the routes' ctx, owned by the server once registered. */
 struct http_export {
@@ -277,6 +279,56 @@ void ember_metrics_unwind(struct metrics *m, const struct unwind_stats *st)
 	     (double)st->maps_overflow);
 	set1(m, "ember_unwind_events_total", METRIC_COUNTER, "event", "maps_error",
 	     (double)st->maps_errors);
+}
+
+/* The exporters' counters: ember_export_*{exporter="otlp"|"pyroscope"}. */
+static void ember_metrics_export(struct metrics *m, const struct exporter_stats *st)
+{
+	static const char *const names[EXPORTER_KINDS] = { "otlp", "pyroscope" };
+	static const struct {
+		const char *name, *help;
+		enum metric_type type;
+	} fams[] = {
+		{ "ember_export_requests_total", "Requests the receiver accepted (2xx)",
+		  METRIC_COUNTER },
+		{ "ember_export_samples_total", "Samples in accepted requests", METRIC_COUNTER },
+		{ "ember_export_bytes_total", "Bytes on the wire (bodies) of accepted requests",
+		  METRIC_COUNTER },
+		{ "ember_export_failures_total", "Attempts that failed, by reason", METRIC_COUNTER },
+		{ "ember_export_queued_batches", "Batches waiting in the delivery queue",
+		  METRIC_GAUGE },
+		{ "ember_export_queued_bytes", "Bytes waiting in the delivery queue", METRIC_GAUGE },
+		{ "ember_export_dropped_samples_total", "Samples dropped (queue full, rejected)",
+		  METRIC_COUNTER },
+		{ "ember_export_last_success_seconds", "Unix time of the last accepted request",
+		  METRIC_GAUGE },
+		{ "ember_export_retries_total", "Attempts retried", METRIC_COUNTER },
+	};
+	int fam[9], k, x;
+
+	for (k = 0; k < 9; k++)
+		fam[k] = metrics__family(m, fams[k].name, fams[k].type, fams[k].help, NULL, 0);
+	for (k = 0; k < EXPORTER_KINDS; k++) {
+		const char *l[] = { "exporter", names[k], NULL, NULL, NULL };
+		const struct exporter_stats *e = &st[k];
+
+		if (!e->enabled)
+			continue;
+		(void)metrics__set(m, fam[0], l, (double)e->requests);
+		(void)metrics__set(m, fam[1], l, (double)e->samples);
+		(void)metrics__set(m, fam[2], l, (double)e->bytes);
+		for (x = 0; x < EXPORT_FAILS; x++) {
+			l[2] = "reason";
+			l[3] = exporter_fail_names[x];
+			(void)metrics__set(m, fam[3], l, (double)e->failed[x]);
+		}
+		l[2] = NULL;
+		(void)metrics__set(m, fam[4], l, (double)e->queued);
+		(void)metrics__set(m, fam[5], l, (double)e->queued_bytes);
+		(void)metrics__set(m, fam[6], l, (double)e->dropped_samples);
+		(void)metrics__set(m, fam[7], l, (double)e->last_success_ns / 1e9);
+		(void)metrics__set(m, fam[8], l, (double)e->retries);
+	}
 }
 
 void ember_metrics_python(struct metrics *m, const struct python_stats *st)
@@ -627,11 +679,13 @@ static int labelled_sample(const struct store_sample_view *v, void *ctx)
 }
 
 /* The store's samples of @q, each with its pid and/or tid label, into @w. 0 or -errno. */
-static int add_labelled_samples(struct store *store, const struct query_common *q,
+static int add_labelled_samples(const struct http_source *src, const struct query_common *q,
 				const struct pprof_params *pp, struct pprof_writer *w)
 {
 	struct store_filter f = STORE_FILTER_INIT;
 	struct labelled_ctx c = { .w = w, .pp = pp };
+	struct identity_filter idf;
+	struct store *store = src->store;
 	int r;
 
 	/* the same filter as /api/v1/folded's (http_api.c) */
@@ -646,6 +700,7 @@ static int add_labelled_samples(struct store *store, const struct query_common *
 	f.user = q->user != QUERY_FLAG_OFF;
 	f.include_idle = q->idle == QUERY_FLAG_ON;
 	f.root = STORE_ROOT_COMM;
+	http_identity_filter(src, q, &f, &idf);
 	r = store__foreach_sample(store, &f, EXPORT_MAX_LABELLED_SAMPLES + 1, labelled_sample, &c);
 	if (c.err)
 		return c.err;
@@ -739,7 +794,7 @@ static int handle_pprof(struct http_server *srv, struct http_request *req,
 					     "per-sample labels need a live daemon");
 			goto out;
 		}
-		err = add_labelled_samples(store, &q, &pp, w);
+		err = add_labelled_samples(&srv->src, &q, &pp, w);
 		if (err == -E2BIG) {
 			http_response__error(resp, 413, "labels",
 					     "too many samples for per-sample labels; narrow the range");
@@ -850,6 +905,8 @@ static int handle_metrics(struct http_server *srv, struct http_request *req,
 			ember_metrics_unwind(m, &pub.unwind);
 		if (pub.have_python)
 			ember_metrics_python(m, &pub.python);
+		if (pub.have_exporter)
+			ember_metrics_export(m, pub.exporters);
 	}
 	{
 		struct http_heap h;

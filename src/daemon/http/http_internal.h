@@ -28,7 +28,18 @@ struct http_body;
 struct http_source {
 	struct store *store;
 	const struct recording *rec;
+	struct identity *identity; /* the live store's workloads (container=, ...); NULL: none */
 };
+
+/*
+ * The query's workload parameters as the store's identity hooks on @f, with @idf as their state
+ * (it must outlive the query). Without identity (a replay) a workload filter selects nothing and
+ * group_by groups nothing.
+ */
+struct store_filter;
+struct identity_filter;
+void http_identity_filter(const struct http_source *src, const struct query_common *q,
+			  struct store_filter *f, struct identity_filter *idf);
 
 enum capture_state { CAPTURE_RUNNING = 0, CAPTURE_DONE, CAPTURE_FAILED };
 
@@ -80,6 +91,7 @@ struct http_server {
 	struct http_published pub;
 	uint64_t pub_at_ns; /* CLOCK_MONOTONIC of the copy */
 
+	struct identity *identity; /* workloads for container=, service=, unit=, group_by= */
 	pthread_mutex_t lock;	/* guards the captures */
 	struct capture *captures;
 	uint32_t next_capture_id;

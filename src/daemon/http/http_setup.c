@@ -106,6 +106,35 @@ static void stats_hook(struct sbuf *j, void *ctx)
 	 */
 	sbuf_addf(j, "\"service\": {\"filtered_samples\": %llu, \"auth_failures\": %llu}, ",
 		  U(pub.ingest.filtered), U(http_server__auth_failures(srv)));
+	if (pub.have_exporter) {
+		static const char *const names[EXPORTER_KINDS] = { "otlp", "pyroscope" };
+		int k, x;
+
+		sbuf_adds(j, "\"export\": {");
+		for (k = 0; k < EXPORTER_KINDS; k++) {
+			const struct exporter_stats *e = &pub.exporters[k];
+
+			sbuf_addf(j,
+				  "%s\"%s\": {\"enabled\": %s, \"requests\": %llu, \"samples\": %llu, "
+				  "\"bytes\": %llu, \"retries\": %llu, \"splits\": %llu, "
+				  "\"queued\": %llu, \"queued_bytes\": %llu, \"queued_samples\": %llu, "
+				  "\"dropped\": %llu, \"dropped_samples\": %llu, \"batches\": %llu, "
+				  "\"build_ms\": %.1f, \"last_success_ns\": %llu, \"failed\": {",
+				  k ? ", " : "", names[k], e->enabled ? "true" : "false",
+				  U(e->requests), U(e->samples), U(e->bytes), U(e->retries),
+				  U(e->splits), U(e->queued), U(e->queued_bytes), U(e->queued_samples),
+				  U(e->dropped), U(e->dropped_samples), U(e->batches),
+				  (double)e->build_ns / 1e6, U(e->last_success_ns));
+			for (x = 0; x < EXPORT_FAILS; x++)
+				sbuf_addf(j, "%s\"%s\": %llu", x ? ", " : "", exporter_fail_names[x],
+					  U(e->failed[x]));
+			sbuf_adds(j, "}}");
+		}
+		sbuf_addf(j, ", \"identity\": {\"cgroups\": %llu, \"scans\": %llu, "
+			  "\"unknown\": %llu, \"processes\": %llu}}, ",
+			  U(pub.identity.cgroups), U(pub.identity.scans), U(pub.identity.unknown),
+			  U(pub.identity.procs));
+	}
 	if (pub.have_unwind)
 		sbuf_addf(j,
 			  "\"unwind\": {\"rows_capacity\": %llu, \"rows_used\": %llu, \"bytes\": %llu, "

@@ -1045,6 +1045,7 @@ int sampler__drain(struct sampler *s, sampler_group_fn fn, void *ctx)
 			g.tid = kv[i].k.tid;
 			memcpy(g.comm, kv[i].k.comm, sizeof(kv[i].k.comm));
 			g.comm[15] = '\0';
+			g.cgroup_id = kv[i].k.cgroup_id;
 			kid = kv[i].k.kern_stack_id;
 			uid = kv[i].k.user_stack_id;
 			want = kv[i].v;

@@ -17,7 +17,7 @@
 #include "ember/core/base/errbuf.h"
 
 enum opt_type { OPT_U64, OPT_SIZE, OPT_BOOL, OPT_LISTEN, OPT_LEVEL, OPT_PATH, OPT_DIRS, OPT_LIST,
-	       OPT_USER };
+	       OPT_USER, OPT_MS, OPT_URL, OPT_WORD };
 
 /*
  * One row per setting: the whole schema. min/max bound OPT_U64 and OPT_SIZE; for the string
@@ -96,6 +96,28 @@ static const struct opt opts[] = {
 	{ "python.code_objects", OPT_U64, F(python_codes), 1024, 1 << 24, false, false },
 	{ "filter.exclude_comms", OPT_LIST, F(exclude_comms), 0, EMBER_LIST_MAX, false, false },
 	{ "filter.exclude_cgroups", OPT_LIST, F(exclude_cgroups), 0, EMBER_LIST_MAX, false, false },
+	{ "export.otlp_endpoint", OPT_URL, F(export_otlp_endpoint), 0, EMBER_PATH_MAX, false,
+	  false },
+	{ "export.otlp_interval", OPT_MS, F(export_otlp_interval_ms), 1000, 3600000, false, false },
+	{ "export.pyroscope_url", OPT_URL, F(export_pyroscope_url), 0, EMBER_PATH_MAX, false,
+	  false },
+	{ "export.pyroscope_interval", OPT_MS, F(export_pyroscope_interval_ms), 1000, 3600000, false,
+	  false },
+	{ "export.pyroscope_tenant", OPT_WORD, F(export_pyroscope_tenant), 0, EMBER_USER_MAX * 4,
+	  false, false },
+	{ "export.basic_auth_file", OPT_PATH, F(export_basic_auth_file), 0, EMBER_PATH_MAX, false,
+	  false },
+	{ "export.bearer_token_file", OPT_PATH, F(export_bearer_token_file), 0, EMBER_PATH_MAX,
+	  false, false },
+	{ "export.ca_file", OPT_PATH, F(export_ca_file), 0, EMBER_PATH_MAX, false, false },
+	{ "export.client_cert", OPT_PATH, F(export_client_cert), 0, EMBER_PATH_MAX, false, false },
+	{ "export.client_key", OPT_PATH, F(export_client_key), 0, EMBER_PATH_MAX, false, false },
+	{ "export.queue_memory", OPT_SIZE, F(export_queue_bytes), 64 * KiB, 4 * GiB, false, false },
+	{ "export.max_message", OPT_SIZE, F(export_max_message_bytes), 64 * KiB, GiB, false, false },
+	{ "export.timeout", OPT_MS, F(export_timeout_ms), 100, 600000, false, false },
+	{ "export.retry_max", OPT_MS, F(export_retry_max_ms), 1000, 3600000, false, false },
+	{ "export.service_rules", OPT_LIST, F(export_service_rules), 0, EMBER_LIST_MAX, false,
+	  false },
 	{ "security.user", OPT_USER, F(user), 0, EMBER_USER_MAX, false, false },
 	{ "security.drop_capabilities", OPT_BOOL, F(drop_capabilities), 0, 0, false, false },
 	{ "log.level", OPT_LEVEL, F(log_level), 0, 0, false, false },
@@ -147,6 +169,13 @@ void ember_config_init(struct ember_config *c)
 		.python = true,
 		.python_procs = 4096,
 		.python_codes = 65536,
+		.export_otlp_interval_ms = 10000,
+		.export_pyroscope_interval_ms = 10000,
+		.export_queue_bytes = 64 * MiB,
+		.export_max_message_bytes = 4 * MiB,
+		.export_timeout_ms = 10000,
+		.export_retry_max_ms = 60000,
+		.export_service_rules = "exe",
 		.drop_capabilities = true,
 		.log_level = LOG_LVL_INFO,
 		.dump_root = 1,
@@ -178,6 +207,34 @@ static int parse_u64(const char *s, bool size, uint64_t *ret)
 			end++;
 	}
 	if (*end)
+		return -EINVAL;
+	if (v > UINT64_MAX / mul)
+		return -EINVAL;
+	*ret = v * mul;
+	return 0;
+}
+
+/* A duration in milliseconds: N (seconds), Nms, Ns, Nm, Nh. */
+static int parse_ms(const char *s, uint64_t *ret)
+{
+	unsigned long long v, mul = 1000;
+	char *end;
+
+	if (!isdigit((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -EINVAL;
+	if (!strcmp(end, "ms"))
+		mul = 1;
+	else if (!strcmp(end, "s") || !*end)
+		mul = 1000;
+	else if (!strcmp(end, "m"))
+		mul = 60000;
+	else if (!strcmp(end, "h"))
+		mul = 3600000;
+	else
 		return -EINVAL;
 	if (v > UINT64_MAX / mul)
 		return -EINVAL;
@@ -253,6 +310,18 @@ static const char *check_string(enum opt_type t, const char *s, size_t size)
 									 !p[1])))
 				return "is not a ','-separated list (no spaces, no empty items)";
 		break;
+	case OPT_URL:
+		if (*s && strncmp(s, "http://", 7) && strncmp(s, "https://", 8))
+			return "is not an http:// or https:// URL";
+		for (p = s; *p; p++)
+			if (isspace((unsigned char)*p))
+				return "is not a URL (spaces)";
+		break;
+	case OPT_WORD:
+		for (p = s; *p; p++)
+			if (isspace((unsigned char)*p) || *p == '"' || *p == '\\')
+				return "has spaces, quotes or backslashes";
+		break;
 	case OPT_USER:
 		if (*s && !(islower((unsigned char)*s) || *s == '_'))
 			return "is not a user name";
@@ -303,6 +372,17 @@ int ember_config_set(struct ember_config *c, const char *key, const char *value,
 					  "%s: %" PRIu64 " is not a power of 2", key, v);
 		memcpy(base + o->off, &v, sizeof(v));
 		return 0;
+	case OPT_MS:
+		if (parse_ms(value, &v))
+			return errbuf_set(err, errlen, -EINVAL,
+					  "%s: '%s' is not a duration (N, Nms, Ns, Nm, Nh)", key,
+					  value);
+		if (v < o->min || v > o->max)
+			return errbuf_set(err, errlen, -EINVAL,
+					  "%s: %" PRIu64 " ms is out of range %" PRIu64 "..%" PRIu64
+					  " ms", key, v, o->min, o->max);
+		memcpy(base + o->off, &v, sizeof(v));
+		return 0;
 	case OPT_BOOL:
 		if (parse_bool(value, &b))
 			return errbuf_set(err, errlen, -EINVAL,
@@ -325,6 +405,8 @@ int ember_config_set(struct ember_config *c, const char *key, const char *value,
 	case OPT_DIRS:
 	case OPT_LIST:
 	case OPT_USER:
+	case OPT_URL:
+	case OPT_WORD:
 		why = check_string(o->type, value, (size_t)o->max);
 		if (why)
 			return errbuf_set(err, errlen, -EINVAL, "%s: '%s' %s", key, value, why);
@@ -682,11 +764,20 @@ void ember_config_print(const struct ember_config *c, FILE *out)
 			memcpy(&b, base + o->off, sizeof(b));
 			fprintf(out, "%s\n", b ? "yes" : "no");
 			break;
+		case OPT_MS:
+			memcpy(&v, base + o->off, sizeof(v));
+			if (v % 1000)
+				fprintf(out, "%" PRIu64 "ms\n", v);
+			else
+				fprintf(out, "%" PRIu64 "s\n", v / 1000);
+			break;
 		case OPT_LISTEN:
 		case OPT_PATH:
 		case OPT_DIRS:
 		case OPT_LIST:
 		case OPT_USER:
+		case OPT_URL:
+		case OPT_WORD:
 			fprintf(out, "%s\n", base + o->off);
 			break;
 		case OPT_LEVEL:

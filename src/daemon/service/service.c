@@ -119,6 +119,11 @@ void service_notify_stopping(void)
 static const char *const live_keys[] = {
 	"log.level",	     "filter.exclude_comms", "filter.exclude_cgroups", "http.max_range",
 	"http.max_response", "http.max_body",	     "http.auth_token_file",
+	"export.otlp_endpoint", "export.otlp_interval", "export.pyroscope_url",
+	"export.pyroscope_interval", "export.pyroscope_tenant", "export.basic_auth_file",
+	"export.bearer_token_file", "export.ca_file", "export.client_cert", "export.client_key",
+	"export.queue_memory", "export.max_message", "export.timeout", "export.retry_max",
+	"export.service_rules",
 };
 
 static bool is_live(const char *key)
@@ -188,6 +193,8 @@ static unsigned int change_of(const char *key)
 		return SERVICE_CHANGE_FILTER;
 	if (!strcmp(key, "http.auth_token_file"))
 		return SERVICE_CHANGE_TOKEN;
+	if (!strncmp(key, "export.", 7))
+		return SERVICE_CHANGE_EXPORT;
 	return SERVICE_CHANGE_HTTP_LIMITS;
 }
 
@@ -253,6 +260,24 @@ int service_reload(struct ember_config *cur, int argc, char **argv, unsigned int
 	cur->http_max_range_s = n->http_max_range_s;
 	cur->http_max_response_bytes = n->http_max_response_bytes;
 	cur->http_max_body_bytes = n->http_max_body_bytes;
+	/* [export]: every key */
+#define COPY(f) memcpy(&cur->f, &n->f, sizeof(cur->f))
+	COPY(export_otlp_endpoint);
+	COPY(export_otlp_interval_ms);
+	COPY(export_pyroscope_url);
+	COPY(export_pyroscope_interval_ms);
+	COPY(export_pyroscope_tenant);
+	COPY(export_basic_auth_file);
+	COPY(export_bearer_token_file);
+	COPY(export_ca_file);
+	COPY(export_client_cert);
+	COPY(export_client_key);
+	COPY(export_queue_bytes);
+	COPY(export_max_message_bytes);
+	COPY(export_timeout_ms);
+	COPY(export_retry_max_ms);
+	COPY(export_service_rules);
+#undef COPY
 	log_info("reload: %u change(s) applied, %u need a restart", rc.live, rc.restart);
 	*ret_changed = rc.changed;
 	r = (int)rc.live;

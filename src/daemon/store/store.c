@@ -55,9 +55,11 @@ struct stack_row {
 };
 
 struct ctx_row {
+	uint64_t cgroup;	/* cgroup v2 id at sample time (0: unknown) */
 	uint32_t stack;
 	uint32_t pid, tid, cpu;
 	uint32_t comm;		/* strtab id */
+	uint32_t pad;		/* zero: rows are hashed and compared as bytes */
 };
 
 /* Open addressing over ids (+1; 0 = empty). */
@@ -517,8 +519,8 @@ int store__append(struct store *s, const struct store_sample *samples, size_t n)
 	}
 	for (i = 0; i < n; i++) {
 		const struct store_sample *x = &samples[i];
-		struct ctx_row c = { .stack = x->stack_id, .pid = x->pid, .tid = x->tid,
-				     .cpu = x->cpu };
+		struct ctx_row c = { .cgroup = x->cgroup_id, .stack = x->stack_id, .pid = x->pid,
+				     .tid = x->tid, .cpu = x->cpu };
 		size_t clen;
 
 		/*
@@ -755,6 +757,10 @@ static int ctx_matches(struct walk *w, uint32_t id)
 		m = false;
 	if (!w->f->include_idle && (sr->flags & STORE_STACK_IDLE)) /* the one rule (idle.h) */
 		m = false;
+	if (m && w->f->ident_match) {
+		comm = strtab__str(w->s->t.st, c->comm);
+		m = w->f->ident_match(c->cgroup, c->pid, comm, w->f->ident_arg);
+	}
 	if (m && w->f->comm_re) {
 		comm = strtab__str(w->s->t.st, c->comm);
 		m = ember_regex__match(w->f->comm_re, comm, strlen(comm));
@@ -855,7 +861,7 @@ static int root_text(const struct walk *w, const struct ctx_row *c, char *buf, s
 
 /*
  * Under the lock: the frames of context @ctx after the filter's selection and root, interned into
- * @st, in @ids (UINT16_MAX + 2 of them). @fmap caches store frame id -> @st id (-1: not yet;
+ * @st, in @ids (UINT16_MAX + 3 of them). @fmap caches store frame id -> @st id (-1: not yet;
  * strtab__count() of the store's entries). Returns the number of ids or -ENOMEM.
  */
 static int ctx_frames(const struct walk *w, uint32_t ctx, struct strtab *st, int32_t *fmap,
@@ -865,8 +871,17 @@ static int ctx_frames(const struct walk *w, uint32_t ctx, struct strtab *st, int
 	const uint32_t *fr;
 	size_t n, k, m = 0;
 	char root[64];
+	const char *group;
 	int rl, id;
 
+	if (w->f->group_name) { /* group_by: the workload's name above the root */
+		group = w->f->group_name(c->cgroup, c->pid, strtab__str(w->s->t.st, c->comm),
+					 w->f->ident_arg);
+		id = strtab__intern(st, group ? group : "[none]", strlen(group ? group : "[none]"));
+		if (id < 0)
+			return -ENOMEM;
+		ids[m++] = (uint32_t)id;
+	}
 	rl = root_text(w, c, root, sizeof(root));
 	if (rl > 0) {
 		id = strtab__intern(st, root,
@@ -915,7 +930,7 @@ struct agg {
 	size_t pmap_cap;
 	int32_t *fmap; /* store frame id -> st id (-1: not yet) */
 	size_t fmap_cap;
-	uint32_t *ids; /* UINT16_MAX + 2 */
+	uint32_t *ids; /* UINT16_MAX + 3 */
 };
 
 static int count_rec(struct walk *w, uint64_t t, uint32_t ctx, void *arg)
@@ -986,7 +1001,7 @@ struct profile *store__query(struct store *s, const struct store_filter *f, stru
 		return NULL;
 	}
 	a.p = profile__new(st);
-	a.ids = malloc((UINT16_MAX + 2) * sizeof(*a.ids));
+	a.ids = malloc((UINT16_MAX + 3) * sizeof(*a.ids));
 	if (!a.p || !a.ids) {
 		err = -ENOMEM;
 		goto out;
@@ -1098,6 +1113,7 @@ int store__heatmap(struct store *s, const struct store_filter *f, uint64_t bucke
  * without the lock.
  */
 struct each_ctx {
+	uint64_t cgroup;
 	uint32_t pid, tid, cpu;
 	uint32_t comm;	 /* id in the copy's strtab */
 	uint32_t off, n; /* frames: ids in the copy's strtab, in each.frames */
@@ -1117,8 +1133,8 @@ struct each {
 	size_t cmap_cap;
 	int32_t *fmap; /* store frame id -> st id */
 	size_t fmap_cap;
-	uint32_t *ids;	    /* UINT16_MAX + 2 */
-	const char **names; /* UINT16_MAX + 2 */
+	uint32_t *ids;	    /* UINT16_MAX + 3 */
+	const char **names; /* UINT16_MAX + 3 */
 };
 
 static int each_rec(struct walk *w, uint64_t t, uint32_t ctx, void *arg)
@@ -1142,7 +1158,8 @@ static int each_rec(struct walk *w, uint64_t t, uint32_t ctx, void *arg)
 		    e->nr_frames + (size_t)m > UINT32_MAX)
 			return -ENOMEM;
 		memcpy(e->frames + e->nr_frames, e->ids, (size_t)m * sizeof(*e->ids));
-		e->ctxs[e->nr_ctxs] = (struct each_ctx){ .pid = c->pid,
+		e->ctxs[e->nr_ctxs] = (struct each_ctx){ .cgroup = c->cgroup,
+							 .pid = c->pid,
 							 .tid = c->tid,
 							 .cpu = c->cpu,
 							 .comm = (uint32_t)id,
@@ -1169,6 +1186,8 @@ static int each_call(struct each *e, size_t max, size_t *done, store_sample_fn f
 					       .pid = c->pid,
 					       .tid = c->tid,
 					       .cpu = c->cpu,
+					       .cgroup_id = c->cgroup,
+					       .context = e->lctx[i],
 					       .comm = strtab__str(e->st, c->comm),
 					       .frames = e->names,
 					       .nr_frames = c->n,
@@ -1186,8 +1205,33 @@ static int each_call(struct each *e, size_t max, size_t *done, store_sample_fn f
 	return 0;
 }
 
+void store__cursor_end(struct store *s, struct store_cursor *ret)
+{
+	write_lock(s);
+	if (s->tail)
+		*ret = (struct store_cursor){ .seq = s->tail->seq, .idx = s->tail->n };
+	else
+		*ret = (struct store_cursor){ .seq = s->next_seq, .idx = 0 };
+	pthread_mutex_unlock(&s->lock);
+}
+
+static int foreach(struct store *s, const struct store_filter *f, size_t max,
+		   struct store_cursor *cursor, bool *ret_gap, store_sample_fn fn, void *ctx);
+
 int store__foreach_sample(struct store *s, const struct store_filter *f, size_t max,
 			  store_sample_fn fn, void *ctx)
+{
+	return foreach(s, f, max, NULL, NULL, fn, ctx);
+}
+
+int store__foreach_since(struct store *s, const struct store_filter *f, struct store_cursor *cursor,
+			 store_sample_fn fn, void *ctx, bool *ret_gap)
+{
+	return foreach(s, f, 0, cursor, ret_gap, fn, ctx);
+}
+
+static int foreach(struct store *s, const struct store_filter *f, size_t max,
+		   struct store_cursor *cursor, bool *ret_gap, store_sample_fn fn, void *ctx)
 {
 	struct each e = { 0 };
 	struct walk w;
@@ -1197,11 +1241,20 @@ int store__foreach_sample(struct store *s, const struct store_filter *f, size_t 
 	r = walk_init(&w, s, f);
 	if (r)
 		return r;
+	if (cursor) {
+		w.seq = cursor->seq;
+		w.idx = cursor->idx;
+		*ret_gap = false;
+		read_lock(s);
+		if (s->head && s->head->seq > cursor->seq)
+			*ret_gap = true;
+		pthread_mutex_unlock(&s->lock);
+	}
 	e.st = strtab__new();
 	e.times = malloc(WALK_BATCH_RECS * sizeof(*e.times));
 	e.lctx = malloc(WALK_BATCH_RECS * sizeof(*e.lctx));
-	e.ids = malloc((UINT16_MAX + 2) * sizeof(*e.ids));
-	e.names = malloc((UINT16_MAX + 2) * sizeof(*e.names));
+	e.ids = malloc((UINT16_MAX + 3) * sizeof(*e.ids));
+	e.names = malloc((UINT16_MAX + 3) * sizeof(*e.names));
 	if (!e.st || !e.times || !e.lctx || !e.ids || !e.names) {
 		r = -ENOMEM;
 		goto out;
@@ -1225,6 +1278,8 @@ int store__foreach_sample(struct store *s, const struct store_filter *f, size_t 
 			r = each_call(&e, max, &done, fn, ctx);
 		if (r)
 			break;
+		if (cursor)
+			*cursor = (struct store_cursor){ .seq = w.seq, .idx = w.idx };
 	}
 out:
 	walk_fini(&w);

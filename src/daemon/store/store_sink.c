@@ -116,6 +116,7 @@ int store_sink__put(const struct ingest_stack *st, void *ctx)
 			.tid = g->tid,
 			.cpu = i < g->nr_times ? g->cpus[i] : UINT32_MAX,
 			.count = 1,
+			.cgroup_id = g->cgroup_id,
 		};
 		memcpy(x->comm, g->comm, sizeof(x->comm));
 	}

@@ -6,7 +6,9 @@
  *   into decoded key/value pairs (POST bodies; MHD decodes the URL's own query string).
  * - struct query_common holds what every data endpoint accepts: the range (from, to: see
  *   timeexpr.h; default the last 60 s) and the filters pid, tid, comm (POSIX extended regex),
- *   kernel=0|1, user=0|1, idle=0|1. query_common_set() takes one pair; query_common_finish()
+ *   kernel=0|1, user=0|1, idle=0|1, the workload's container=, service=, unit= and
+ *   group_by=container|pod|service|unit (a frame above the root; kept as text here: the daemon
+ *   resolves them). query_common_set() takes one pair; query_common_finish()
  *   applies defaults and checks the range against the limit.
  *
  * Errors name the parameter: struct query_error.param is a copy of the key, .reason a static
@@ -61,6 +63,11 @@ struct query_common {
 	char comm_src[QUERY_MAX_REGEX + 1];
 	char comm_err[128]; /* scratch: why a pattern was refused (the reason points here) */
 	enum query_flag kernel, user, idle;
+	/* workload identity (emberd's live store; docs/http-api.md): "" any */
+	char container[72];	/* container id or a prefix of it (>= 4 hex digits) */
+	char service[128];	/* service.name */
+	char unit[128];		/* systemd unit ("nginx.service" or "nginx") */
+	char group_by[16];	/* "", "container", "pod", "service", "unit" */
 };
 
 void query_common_init(struct query_common *q);

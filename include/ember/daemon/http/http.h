@@ -49,6 +49,7 @@
 #include "ember/daemon/symbols/python.h"
 #include "ember/daemon/symbols/symbolizer.h"
 #include "ember/daemon/symbols/unwind.h"
+#include "ember/daemon/export/exporter.h"
 
 struct store;
 struct recording;
@@ -165,6 +166,11 @@ void http_server__set_stats_hook(struct http_server *s, http_stats_fn fn, void *
 struct capture_mgr;
 void http_server__set_captures(struct http_server *s, struct capture_mgr *m);
 
+/* The workload identity for the container=, service=, unit= and group_by= parameters
+ * (borrowed; NULL: those parameters are refused). Before serving. */
+struct identity;
+void http_server__set_identity(struct http_server *s, struct identity *id);
+
 /*
  * The bearer token (copied; NULL or "" turns authentication off): any thread, at start and on
  * SIGHUP (http_auth.c). 0 or -EINVAL (too long).
@@ -234,6 +240,9 @@ struct http_published {
 	bool have_unwind;		/* the tables are in use */
 	struct python_stats python;
 	bool have_python; /* Python frames are read ([python] enabled) */
+	struct exporter_stats exporters[EXPORTER_KINDS];
+	bool have_exporter; /* [export] is on */
+	struct identity_stats identity;
 };
 void http_server__publish(struct http_server *s, const struct http_published *p);
 bool http_server__published(struct http_server *s, struct http_published *ret);

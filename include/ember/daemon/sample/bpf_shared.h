@@ -28,6 +28,7 @@ struct ember_key {
 	__s32 user_stack_id;	/* < 0: -errno from bpf_get_stackid() (-EFAULT: no user stack) */
 	__s32 kern_stack_id;
 	char comm[TASK_COMM_LEN];
+	__u64 cgroup_id;	/* bpf_get_current_cgroup_id(): the cgroup v2 inode (0: none) */
 };
 
 /* One per sample, in the ring buffer: the time the counts map cannot keep. 32 bytes. */

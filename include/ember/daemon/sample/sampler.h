@@ -45,6 +45,7 @@ struct sampler_opts {
 struct sampler_group {
 	uint32_t pid, tid;
 	char comm[16];			/* NUL-terminated */
+	uint64_t cgroup_id;		/* cgroup v2 id at sample time; 0: unknown */
 	const uint64_t *kernel_ips;	/* leaf first; NULL when kernel_err */
 	size_t nr_kernel;
 	const uint64_t *user_ips;	/* leaf first; NULL when user_err */

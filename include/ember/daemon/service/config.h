@@ -91,6 +91,23 @@ struct ember_config {
 	char exclude_comms[EMBER_LIST_MAX];   /* ','-separated comm globs; empty: none */
 	char exclude_cgroups[EMBER_LIST_MAX]; /* ','-separated cgroup v2 path prefixes */
 
+	/* [export] (SIGHUP reloads them; docs/integrations.md) */
+	char export_otlp_endpoint[EMBER_PATH_MAX]; /* http(s) base URL; empty: off */
+	uint64_t export_otlp_interval_ms;	/* 1 s..1 h; default 10 s */
+	char export_pyroscope_url[EMBER_PATH_MAX]; /* http(s) base URL; empty: off */
+	uint64_t export_pyroscope_interval_ms;	/* 1 s..1 h; default 10 s */
+	char export_pyroscope_tenant[EMBER_USER_MAX * 4]; /* X-Scope-OrgID; empty: none */
+	char export_basic_auth_file[EMBER_PATH_MAX];  /* "user:password"; empty: none */
+	char export_bearer_token_file[EMBER_PATH_MAX]; /* a token; empty: none */
+	char export_ca_file[EMBER_PATH_MAX];	/* PEM CA bundle; empty: the system's */
+	char export_client_cert[EMBER_PATH_MAX]; /* PEM client certificate; empty: none */
+	char export_client_key[EMBER_PATH_MAX];
+	uint64_t export_queue_bytes;		/* 64K..4G; default 64M */
+	uint64_t export_max_message_bytes;	/* 64K..1G; default 4M */
+	uint64_t export_timeout_ms;		/* 100 ms..10 min; default 10 s */
+	uint64_t export_retry_max_ms;		/* 1 s..1 h; default 60 s */
+	char export_service_rules[EMBER_LIST_MAX]; /* identity.h; default "exe" */
+
 	/* [security] */
 	char user[EMBER_USER_MAX];	/* run as this user after start-up; empty: stay root */
 	bool drop_capabilities;		/* keep only the capabilities still needed; default yes */

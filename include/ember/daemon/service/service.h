@@ -33,6 +33,7 @@ enum service_change {
 	SERVICE_CHANGE_FILTER = 1u << 1,      /* [filter]: the ingest's filter */
 	SERVICE_CHANGE_HTTP_LIMITS = 1u << 2, /* http.max_range, max_response, max_body */
 	SERVICE_CHANGE_TOKEN = 1u << 3,	      /* re-read http.auth_token_file (always) */
+	SERVICE_CHANGE_EXPORT = 1u << 4,      /* [export]: the exporters' settings */
 };
 
 /*

@@ -2,7 +2,7 @@
 /*
  * store: the LIVE container (the others: core/model/profile.h), the daemon's memory of what ran.
  * A bounded ring of timestamped samples, each referring
- * to an interned "context" (pid, tid, cpu, comm, stack), where a stack is a sequence of interned
+ * to an interned "context" (pid, tid, cpu, comm, cgroup, stack), where a stack is a sequence of interned
  * frame names, root first, whose last n_kernel frames are kernel frames.
  *
  *   frames   name -> frame id (a strtab the store owns)
@@ -85,6 +85,7 @@ struct store_sample {
 	uint32_t tid;
 	uint32_t cpu;
 	uint32_t count;		/* >= 1; stored as @count records of 8 bytes */
+	uint64_t cgroup_id;	/* cgroup v2 id at sample time; 0: unknown */
 	char comm[STORE_COMM_LEN]; /* NUL-padded; need not be NUL-terminated when 16 long */
 };
 
@@ -121,13 +122,23 @@ struct store_filter {
 	bool user;		/* keep user frames */
 	bool include_idle;	/* include the idle task's samples */
 	enum store_root root;
+	/*
+	 * Workload identity (the exporters' identity.h gives both): called under the store's lock,
+	 * once per context of the query, so they must not block nor call into the store. NULL: none.
+	 * @ident_match: keep the context's samples? @group_name: a frame above the root (group_by;
+	 * NULL result: "[none]").
+	 */
+	bool (*ident_match)(uint64_t cgroup_id, uint32_t pid, const char *comm, void *arg);
+	const char *(*group_name)(uint64_t cgroup_id, uint32_t pid, const char *comm, void *arg);
+	void *ident_arg;
 };
 
 /* Everything, all frames, idle excluded, comm as root. */
 #define STORE_FILTER_INIT                                                                          \
 	{                                                                                          \
 		.from_ns = 0, .to_ns = 0, .pid = -1, .tid = -1, .comm_re = NULL, .kernel = true,   \
-		.user = true, .include_idle = false, .root = STORE_ROOT_COMM                       \
+		.user = true, .include_idle = false, .root = STORE_ROOT_COMM,                      \
+		.ident_match = NULL, .group_name = NULL, .ident_arg = NULL                         \
 	}
 
 /*
@@ -157,6 +168,11 @@ int store__heatmap(struct store *s, const struct store_filter *f, uint64_t bucke
 struct store_sample_view {
 	uint64_t time_ns;
 	uint32_t pid, tid, cpu;
+	uint64_t cgroup_id;		/* 0: unknown */
+	/* the same number, the same (pid, tid, cpu, comm, cgroup, stack) within one
+	 * store__foreach_sample() call (an equal context may also get another number): 0, 1, 2...
+	 * so that a caller may cache its work per context */
+	uint32_t context;
 	const char *comm;		/* NUL-terminated */
 	const char *const *frames;	/* root first, after the filter's frame selection and root */
 	size_t nr_frames;
@@ -176,6 +192,26 @@ typedef int (*store_sample_fn)(const struct store_sample_view *v, void *ctx);
 int store__foreach_sample(struct store *s, const struct store_filter *f, size_t max,
 			  store_sample_fn fn, void *ctx);
 
+/* A position in append order: every sample appended after it is after it, whatever its time. */
+struct store_cursor {
+	uint64_t seq;	/* a chunk */
+	uint32_t idx;	/* a record in it */
+};
+
+/* The position past every sample appended so far. */
+void store__cursor_end(struct store *s, struct store_cursor *ret);
+
+/*
+ * Like store__foreach_sample(), but in append order from *@cursor to the last sample appended
+ * (@f's time range still applies; max: none): *@cursor moves past what was walked, so that the
+ * next call sees only samples appended since, late ones included. *@ret_gap is set when the
+ * cursor's chunk had been evicted meanwhile (samples lost to the walker: it resumes at the
+ * oldest kept). Returns like store__foreach_sample(); on a failure the cursor stays at the start
+ * of the batch that failed (its samples may be walked again).
+ */
+int store__foreach_since(struct store *s, const struct store_filter *f, struct store_cursor *cursor,
+			 store_sample_fn fn, void *ctx, bool *ret_gap);
+
 struct store_stats {
 	uint64_t samples;	  /* held now */
 	uint64_t appended;	  /* ever appended */
@@ -187,7 +223,7 @@ struct store_stats {
 	uint64_t compactions;	  /* rebuilds of the interned tables */
 	uint64_t frames;	  /* interned frame names */
 	uint64_t stacks;	  /* interned stacks */
-	uint64_t contexts;	  /* interned (pid, tid, cpu, comm, stack) */
+	uint64_t contexts;	  /* interned (pid, tid, cpu, comm, cgroup, stack) */
 	uint64_t bytes;		  /* memory held, all of it */
 	uint64_t sample_bytes;	  /* ... of which sample records (8 per sample + chunk headers) */
 	uint64_t max_bytes;

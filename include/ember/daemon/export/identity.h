@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * identity: who a sample ran for. The BPF program takes each sample's cgroup v2 id
+ * (bpf_get_current_cgroup_id(): the inode of the cgroup's directory); here it becomes the
+ * cgroup's path (a walk of the cgroup2 mount, at most once a second and only for an id not seen
+ * yet, bounded), and the path a workload:
+ *
+ *   container id  the 64 hex digits of the last component, bare (cgroupfs drivers:
+ *                 /docker/ID, /kubepods/burstable/podUID/ID, /default/ID) or in a systemd scope
+ *                 (docker-ID.scope, cri-containerd-ID.scope, crio-ID.scope, libpod-ID.scope,
+ *                 containerd-ID.scope, nerdctl-ID.scope; not crio-conmon-ID.scope);
+ *   pod uid       a component "podUID" (cgroupfs) or "kubepods[-QOS]-podUID.slice" (systemd,
+ *                 with '_' for '-');
+ *   unit          the deepest component ending in ".service" (system.slice/nginx.service).
+ *
+ * service.name follows the configured rules, an ordered ','-list of sources, the first that
+ * gives a name wins: "unit" (the unit without ".service"), "container" (the container id's first
+ * 12 digits), "pod" (the pod uid), "exe" (the executable's name), "comm"; the executable's name
+ * (else comm) when none does. Processes: the executable's path, name and GNU build id, read
+ * from /proc/PID/exe once per process (bounded cache).
+ *
+ * Thread-safe (one mutex); identity__lookup() with @may_scan false and identity__cached_exe()
+ * never do I/O, so the store's filter callbacks may call them under the store's lock.
+ */
+#ifndef EMBER_IDENTITY_H
+#define EMBER_IDENTITY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define IDENTITY_PATH_MAX 512
+
+struct workload {
+	char path[IDENTITY_PATH_MAX]; /* relative to the cgroup2 mount; "" unknown */
+	char container_id[65];
+	char pod_uid[40];
+	char unit[128];
+};
+
+/* Parses a cgroup v2 path into @ret (path copied, the rest as found; "" when absent). */
+void workload_from_path(const char *path, struct workload *ret);
+
+struct proc_info {
+	char exe_path[512];
+	char exe_name[128];
+	char build_id[81]; /* hex; "" unknown */
+};
+
+struct identity; /* opaque */
+
+/*
+ * @cgroup_root: the cgroup2 mount (NULL: found in /proc/mounts); @rules: service.name rules as above
+ * (NULL or "": the default). NULL + errno (EINVAL: a bad rule, ENOMEM).
+ */
+struct identity *identity__new(const char *cgroup_root, const char *rules);
+void identity__free(struct identity *id); /* NULL is a no-op */
+
+/* Replaces the rules (a reload). 0 or -EINVAL (nothing changed). */
+int identity__set_rules(struct identity *id, const char *rules);
+/* Checks rules without an object (--check-config). 0 or -EINVAL. */
+int identity_check_rules(const char *rules);
+
+/*
+ * The workload of @cgroup_id into @ret. An id not known yet, with @may_scan, walks the cgroup
+ * mount again (at most once a second). false: unknown (@ret empty).
+ */
+bool identity__lookup(struct identity *id, uint64_t cgroup_id, struct workload *ret,
+		      bool may_scan);
+
+/* Walks the cgroup mount again if the last walk is older than a second (before a query whose
+ * filter calls identity__lookup() without scanning). */
+void identity__refresh(struct identity *id);
+
+/* The executable of @pid (reads /proc the first time). 0 or -ENOENT (gone, unreadable). */
+int identity__process(struct identity *id, uint32_t pid, struct proc_info *ret);
+/* The executable's name of @pid if identity__process() read it already (no I/O), else NULL
+ * (copied into @buf). */
+const char *identity__cached_exe(struct identity *id, uint32_t pid, char *buf, size_t len);
+
+/* service.name by the rules into @buf: @exe_name may be NULL (comm then). Returns @buf. */
+const char *identity__service(struct identity *id, const struct workload *wl,
+			      const char *exe_name, const char *comm, char *buf, size_t len);
+
+/* Forgets processes (call now and then: a pid may be reused); keeps the cgroups. */
+void identity__prune(struct identity *id);
+
+struct identity_stats {
+	uint64_t cgroups;	/* known cgroups */
+	uint64_t scans;		/* walks of the cgroup mount */
+	uint64_t unknown;	/* lookups of an id the walk did not find */
+	uint64_t procs;		/* processes cached */
+};
+void identity__stats(struct identity *id, struct identity_stats *ret);
+
+/* --- the store's identity filter (http: container=, service=, unit=, group_by=) ----------- */
+
+enum identity_group { IDENTITY_GROUP_NONE, IDENTITY_GROUP_CONTAINER, IDENTITY_GROUP_POD,
+		      IDENTITY_GROUP_SERVICE, IDENTITY_GROUP_UNIT };
+
+struct identity_filter {
+	struct identity *id;
+	const char *container; /* a container id or a prefix of it (>= 4 digits); NULL: any */
+	const char *service;   /* exact service.name; NULL: any */
+	const char *unit;      /* exact unit ("nginx.service"; "nginx" also matches); NULL: any */
+	enum identity_group group;
+	char buf[256];	       /* the last group name */
+};
+
+/* "container", "pod", "service", "unit" -> @ret. 0 or -EINVAL. */
+int identity_group_parse(const char *s, enum identity_group *ret);
+
+/* store_filter.ident_match / group_name with @arg a struct identity_filter. */
+bool identity_filter_match(uint64_t cgroup_id, uint32_t pid, const char *comm, void *arg);
+const char *identity_filter_group(uint64_t cgroup_id, uint32_t pid, const char *comm, void *arg);
+
+#endif

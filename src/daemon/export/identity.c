@@ -1,0 +1,655 @@
+// SPDX-License-Identifier: MIT
+#include "ember/daemon/export/identity.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <elfutils/libdwelf.h>
+#include <gelf.h>
+#include <libelf.h>
+
+#include "ember/core/base/clock.h"
+#include "ember/core/base/hash.h"
+
+#define MAX_CGROUPS   65536u	/* paths kept; a walk stops there */
+#define MAX_DEPTH     16
+#define MAX_PROCS     4096u
+#define MAX_RULES     8
+#define SCAN_EVERY_NS 1000000000ULL
+
+enum rule { RULE_UNIT, RULE_CONTAINER, RULE_POD, RULE_EXE, RULE_COMM };
+
+struct cg {
+	uint64_t id;	/* 0: empty slot */
+	char *path;
+};
+
+struct proc {
+	uint32_t pid;	/* 0: empty */
+	struct proc_info info;
+};
+
+struct identity {
+	pthread_mutex_t lock;
+	char root[512];
+	enum rule rules[MAX_RULES];
+	size_t nr_rules;
+	struct cg *cgs; /* open addressing, MAX_CGROUPS * 2 */
+	size_t nr_cgs;
+	struct proc *procs; /* open addressing, MAX_PROCS * 2 */
+	size_t nr_procs;
+	uint64_t last_scan_ns;
+	struct identity_stats st;
+};
+
+/* --- paths -> workloads ------------------------------------------------------------------- */
+
+static bool is_hex(const char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!isxdigit((unsigned char)s[i]))
+			return false;
+	return true;
+}
+
+static bool starts(const char *s, size_t n, const char *p)
+{
+	size_t m = strlen(p);
+
+	return n >= m && !memcmp(s, p, m);
+}
+
+static bool ends(const char *s, size_t n, const char *p)
+{
+	size_t m = strlen(p);
+
+	return n >= m && !memcmp(s + n - m, p, m);
+}
+
+static void copy(char *dst, size_t cap, const char *s, size_t n)
+{
+	if (n >= cap)
+		n = cap - 1;
+	memcpy(dst, s, n);
+	dst[n] = '\0';
+}
+
+/* A container id in component @c (@n bytes), or false. */
+static bool container_of(const char *c, size_t n, struct workload *ret)
+{
+	static const char *const prefixes[] = { "docker-", "cri-containerd-", "crio-",	 "libpod-",
+						"containerd-", "nerdctl-", "cri-o-" };
+	size_t i;
+
+	if (n == 64 && is_hex(c, 64)) {
+		copy(ret->container_id, sizeof(ret->container_id), c, 64);
+		return true;
+	}
+	if (!ends(c, n, ".scope"))
+		return false;
+	n -= strlen(".scope");
+	for (i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
+		size_t m = strlen(prefixes[i]);
+
+		if (starts(c, n, prefixes[i]) && n - m == 64 && is_hex(c + m, 64)) {
+			copy(ret->container_id, sizeof(ret->container_id), c + m, 64);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* A pod uid in component @c, or false. */
+static bool pod_of(const char *c, size_t n, struct workload *ret)
+{
+	const char *p = NULL;
+	size_t m, i;
+
+	if (starts(c, n, "pod") && n > 3 && !ends(c, n, ".slice")) { /* cgroupfs: podUID */
+		p = c + 3;
+		m = n - 3;
+	} else if (starts(c, n, "kubepods") && ends(c, n, ".slice")) {
+		const char *q = NULL, *x;
+
+		for (x = c; x + 4 <= c + n; x++)
+			if (!memcmp(x, "-pod", 4))
+				q = x;
+		if (!q)
+			return false;
+		p = q + 4;
+		m = (size_t)(c + n - strlen(".slice") - p);
+	} else {
+		return false;
+	}
+	if (m < 32 || m >= sizeof(ret->pod_uid))
+		return false;
+	for (i = 0; i < m; i++)
+		if (!isxdigit((unsigned char)p[i]) && p[i] != '-' && p[i] != '_')
+			return false;
+	copy(ret->pod_uid, sizeof(ret->pod_uid), p, m);
+	for (i = 0; i < m; i++)
+		if (ret->pod_uid[i] == '_')
+			ret->pod_uid[i] = '-';
+	return true;
+}
+
+void workload_from_path(const char *path, struct workload *ret)
+{
+	const char *c = path, *e;
+	size_t n;
+
+	memset(ret, 0, sizeof(*ret));
+	copy(ret->path, sizeof(ret->path), path, strlen(path));
+	while (*c) {
+		while (*c == '/')
+			c++;
+		if (!*c)
+			break;
+		e = strchr(c, '/');
+		n = e ? (size_t)(e - c) : strlen(c);
+		(void)pod_of(c, n, ret);
+		if (!e) /* the container is the leaf */
+			(void)container_of(c, n, ret);
+		if (ends(c, n, ".service"))
+			copy(ret->unit, sizeof(ret->unit), c, n);
+		c += n;
+	}
+}
+
+/* --- rules -------------------------------------------------------------------------------- */
+
+static int parse_rules(const char *s, enum rule *ret, size_t *ret_n)
+{
+	static const char *const names[] = { "unit", "container", "pod", "exe", "comm" };
+	size_t n = 0, i, len;
+
+	while (s && *s) {
+		len = strcspn(s, ",");
+		for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+			if (len == strlen(names[i]) && !memcmp(s, names[i], len))
+				break;
+		if (i == sizeof(names) / sizeof(names[0]) || n == MAX_RULES)
+			return -EINVAL;
+		ret[n++] = (enum rule)i;
+		s += len;
+		if (*s == ',')
+			s++;
+	}
+	if (!n)
+		ret[n++] = RULE_EXE;
+	*ret_n = n;
+	return 0;
+}
+
+int identity_check_rules(const char *rules)
+{
+	enum rule r[MAX_RULES];
+	size_t n;
+
+	return parse_rules(rules, r, &n);
+}
+
+int identity__set_rules(struct identity *id, const char *rules)
+{
+	enum rule r[MAX_RULES];
+	size_t n;
+
+	if (parse_rules(rules, r, &n))
+		return -EINVAL;
+	pthread_mutex_lock(&id->lock);
+	memcpy(id->rules, r, sizeof(r));
+	id->nr_rules = n;
+	pthread_mutex_unlock(&id->lock);
+	return 0;
+}
+
+const char *identity__service(struct identity *id, const struct workload *wl,
+			      const char *exe_name, const char *comm, char *buf, size_t len)
+{
+	enum rule rules[MAX_RULES];
+	size_t n, i;
+
+	pthread_mutex_lock(&id->lock);
+	memcpy(rules, id->rules, sizeof(rules));
+	n = id->nr_rules;
+	pthread_mutex_unlock(&id->lock);
+	for (i = 0; i < n; i++) {
+		switch (rules[i]) {
+		case RULE_UNIT:
+			if (wl && wl->unit[0]) {
+				size_t m = strlen(wl->unit);
+
+				if (ends(wl->unit, m, ".service"))
+					m -= strlen(".service");
+				snprintf(buf, len, "%.*s", (int)m, wl->unit);
+				return buf;
+			}
+			break;
+		case RULE_CONTAINER:
+			if (wl && wl->container_id[0]) {
+				snprintf(buf, len, "%.12s", wl->container_id);
+				return buf;
+			}
+			break;
+		case RULE_POD:
+			if (wl && wl->pod_uid[0]) {
+				snprintf(buf, len, "%s", wl->pod_uid);
+				return buf;
+			}
+			break;
+		case RULE_EXE:
+			if (exe_name && *exe_name) {
+				snprintf(buf, len, "%s", exe_name);
+				return buf;
+			}
+			break;
+		case RULE_COMM:
+			if (comm && *comm) {
+				snprintf(buf, len, "%s", comm);
+				return buf;
+			}
+			break;
+		}
+	}
+	snprintf(buf, len, "%s", exe_name && *exe_name ? exe_name : comm ? comm : "unknown");
+	return buf;
+}
+
+/* --- cgroups ------------------------------------------------------------------------------ */
+
+static size_t cg_slot(const struct identity *id, uint64_t cgid)
+{
+	size_t cap = 2 * MAX_CGROUPS, j = hash_mix64(cgid) & (cap - 1);
+
+	while (id->cgs[j].id && id->cgs[j].id != cgid)
+		j = (j + 1) & (cap - 1);
+	return j;
+}
+
+/* Under the lock. */
+static void cg_add(struct identity *id, uint64_t cgid, const char *path)
+{
+	size_t j;
+
+	if (!cgid || id->nr_cgs >= MAX_CGROUPS)
+		return;
+	j = cg_slot(id, cgid);
+	if (id->cgs[j].id)
+		return;
+	id->cgs[j].path = strdup(path);
+	if (!id->cgs[j].path)
+		return;
+	id->cgs[j].id = cgid;
+	id->nr_cgs++;
+}
+
+/* Walks @dir (@rel: its path under the root), adding directories not known yet. Under the lock:
+ * the walk reads kernfs only, which does not block on other processes. */
+static void scan_dir(struct identity *id, int dfd, char *rel, size_t rlen, int depth)
+{
+	DIR *d;
+	struct dirent *de;
+	struct stat st;
+	int fd;
+
+	d = fdopendir(dfd);
+	if (!d) {
+		close(dfd);
+		return;
+	}
+	while ((de = readdir(d)) && id->nr_cgs < MAX_CGROUPS) {
+		size_t n;
+
+		if (de->d_type != DT_DIR || !strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		n = strlen(de->d_name);
+		if (rlen + 1 + n >= IDENTITY_PATH_MAX)
+			continue;
+		fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+		if (fd < 0)
+			continue;
+		if (fstat(fd, &st)) {
+			close(fd);
+			continue;
+		}
+		rel[rlen] = '/';
+		memcpy(rel + rlen + 1, de->d_name, n + 1);
+		cg_add(id, (uint64_t)st.st_ino, rel);
+		if (depth < MAX_DEPTH)
+			scan_dir(id, fd, rel, rlen + 1 + n, depth + 1);
+		else
+			close(fd);
+		rel[rlen] = '\0';
+	}
+	closedir(d);
+}
+
+static void scan(struct identity *id)
+{
+	char rel[IDENTITY_PATH_MAX] = "";
+	struct stat st;
+	int fd;
+
+	id->last_scan_ns = mono_ns();
+	id->st.scans++;
+	fd = open(id->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (!fstat(fd, &st))
+		cg_add(id, (uint64_t)st.st_ino, "/");
+	scan_dir(id, fd, rel, 0, 0);
+}
+
+bool identity__lookup(struct identity *id, uint64_t cgroup_id, struct workload *ret,
+		      bool may_scan)
+{
+	size_t j;
+	bool found;
+
+	memset(ret, 0, sizeof(*ret));
+	if (!cgroup_id)
+		return false;
+	pthread_mutex_lock(&id->lock);
+	j = cg_slot(id, cgroup_id);
+	if (!id->cgs[j].id && may_scan && mono_ns() - id->last_scan_ns >= SCAN_EVERY_NS) {
+		scan(id);
+		j = cg_slot(id, cgroup_id);
+		if (!id->cgs[j].id)
+			id->st.unknown++;
+	}
+	found = id->cgs[j].id != 0;
+	if (found)
+		workload_from_path(id->cgs[j].path, ret);
+	pthread_mutex_unlock(&id->lock);
+	return found;
+}
+
+void identity__refresh(struct identity *id)
+{
+	pthread_mutex_lock(&id->lock);
+	if (mono_ns() - id->last_scan_ns >= SCAN_EVERY_NS)
+		scan(id);
+	pthread_mutex_unlock(&id->lock);
+}
+
+/* --- processes ---------------------------------------------------------------------------- */
+
+static size_t proc_slot(const struct identity *id, uint32_t pid)
+{
+	size_t cap = 2 * MAX_PROCS, j = hash_mix64(pid) & (cap - 1);
+
+	while (id->procs[j].pid && id->procs[j].pid != pid)
+		j = (j + 1) & (cap - 1);
+	return j;
+}
+
+static void read_build_id(const char *path, char *ret, size_t cap)
+{
+	const void *p = NULL;
+	const uint8_t *b;
+	struct stat st;
+	ssize_t n, i;
+	Elf *elf;
+	int fd;
+
+	ret[0] = '\0';
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return;
+	}
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf) {
+		n = dwelf_elf_gnu_build_id(elf, &p);
+		b = p;
+		for (i = 0; n > 0 && i < n && (size_t)(2 * i + 2) < cap; i++)
+			snprintf(ret + 2 * i, 3, "%02x", b[i]);
+		elf_end(elf);
+	}
+	close(fd);
+}
+
+int identity__process(struct identity *id, uint32_t pid, struct proc_info *ret)
+{
+	struct proc_info info = { 0 };
+	char link[64];
+	const char *slash;
+	ssize_t n;
+	size_t j;
+
+	if (!pid)
+		return -ENOENT;
+	pthread_mutex_lock(&id->lock);
+	j = proc_slot(id, pid);
+	if (id->procs[j].pid) {
+		*ret = id->procs[j].info;
+		pthread_mutex_unlock(&id->lock);
+		return 0;
+	}
+	pthread_mutex_unlock(&id->lock);
+	/* outside the lock: /proc and the file may take their time */
+	snprintf(link, sizeof(link), "/proc/%u/exe", pid);
+	n = readlink(link, info.exe_path, sizeof(info.exe_path) - 1);
+	if (n <= 0)
+		return -ENOENT;
+	info.exe_path[n] = '\0';
+	if (n > 10 && !strcmp(info.exe_path + n - 10, " (deleted)"))
+		info.exe_path[n - 10] = '\0';
+	slash = strrchr(info.exe_path, '/');
+	slash = slash ? slash + 1 : info.exe_path;
+	copy(info.exe_name, sizeof(info.exe_name), slash, strlen(slash));
+	read_build_id(link, info.build_id, sizeof(info.build_id));
+	pthread_mutex_lock(&id->lock);
+	if (id->nr_procs >= MAX_PROCS) { /* full: start again (rare; a reread is cheap) */
+		memset(id->procs, 0, 2 * MAX_PROCS * sizeof(*id->procs));
+		id->nr_procs = 0;
+	}
+	j = proc_slot(id, pid);
+	if (!id->procs[j].pid) {
+		id->procs[j].pid = pid;
+		id->procs[j].info = info;
+		id->nr_procs++;
+	}
+	pthread_mutex_unlock(&id->lock);
+	*ret = info;
+	return 0;
+}
+
+const char *identity__cached_exe(struct identity *id, uint32_t pid, char *buf, size_t len)
+{
+	const char *r = NULL;
+	size_t j;
+
+	if (!pid)
+		return NULL;
+	pthread_mutex_lock(&id->lock);
+	j = proc_slot(id, pid);
+	if (id->procs[j].pid) {
+		snprintf(buf, len, "%s", id->procs[j].info.exe_name);
+		r = buf;
+	}
+	pthread_mutex_unlock(&id->lock);
+	return r;
+}
+
+void identity__prune(struct identity *id)
+{
+	char path[32];
+	size_t j, cap = 2 * MAX_PROCS;
+	struct proc *keep;
+
+	/* a process gone: its entry goes (open addressing: rebuild the table) */
+	keep = calloc(cap, sizeof(*keep));
+	if (!keep)
+		return;
+	pthread_mutex_lock(&id->lock);
+	for (j = 0; j < cap; j++) {
+		if (!id->procs[j].pid)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%u", id->procs[j].pid);
+		if (!access(path, F_OK)) {
+			size_t k = hash_mix64(id->procs[j].pid) & (cap - 1);
+
+			while (keep[k].pid)
+				k = (k + 1) & (cap - 1);
+			keep[k] = id->procs[j];
+		} else {
+			id->nr_procs--;
+		}
+	}
+	memcpy(id->procs, keep, cap * sizeof(*keep));
+	pthread_mutex_unlock(&id->lock);
+	free(keep);
+}
+
+void identity__stats(struct identity *id, struct identity_stats *ret)
+{
+	pthread_mutex_lock(&id->lock);
+	*ret = id->st;
+	ret->cgroups = id->nr_cgs;
+	ret->procs = id->nr_procs;
+	pthread_mutex_unlock(&id->lock);
+}
+
+/* The cgroup2 mount from /proc/mounts ("/sys/fs/cgroup", or "/sys/fs/cgroup/unified" on a
+ * hybrid host) into @buf; @fallback when there is none. */
+static void cgroup2_mount(char *buf, size_t len, const char *fallback)
+{
+	char line[1024], dev[256], dir[512], type[64];
+	FILE *f = fopen("/proc/mounts", "re");
+
+	snprintf(buf, len, "%s", fallback);
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%255s %511s %63s", dev, dir, type) == 3 &&
+		    !strcmp(type, "cgroup2")) {
+			snprintf(buf, len, "%s", dir);
+			break;
+		}
+	}
+	fclose(f);
+}
+
+struct identity *identity__new(const char *cgroup_root, const char *rules)
+{
+	struct identity *id = calloc(1, sizeof(*id));
+
+	if (!id)
+		return NULL;
+	pthread_mutex_init(&id->lock, NULL);
+	if (cgroup_root)
+		snprintf(id->root, sizeof(id->root), "%s", cgroup_root);
+	else
+		cgroup2_mount(id->root, sizeof(id->root), "/sys/fs/cgroup");
+	id->cgs = calloc(2 * MAX_CGROUPS, sizeof(*id->cgs));
+	id->procs = calloc(2 * MAX_PROCS, sizeof(*id->procs));
+	if (!id->cgs || !id->procs) {
+		identity__free(id);
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (parse_rules(rules, id->rules, &id->nr_rules)) {
+		identity__free(id);
+		errno = EINVAL;
+		return NULL;
+	}
+	return id;
+}
+
+void identity__free(struct identity *id)
+{
+	size_t j;
+
+	if (!id)
+		return;
+	if (id->cgs)
+		for (j = 0; j < 2 * MAX_CGROUPS; j++)
+			free(id->cgs[j].path);
+	free(id->cgs);
+	free(id->procs);
+	pthread_mutex_destroy(&id->lock);
+	free(id);
+}
+
+/* --- the store's filter ------------------------------------------------------------------- */
+
+int identity_group_parse(const char *s, enum identity_group *ret)
+{
+	static const char *const names[] = { "", "container", "pod", "service", "unit" };
+	size_t i;
+
+	for (i = 1; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(s, names[i])) {
+			*ret = (enum identity_group)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+static const char *service_of(struct identity_filter *f, const struct workload *wl, uint32_t pid,
+			      const char *comm, char *buf, size_t len)
+{
+	char exe[128];
+
+	return identity__service(f->id, wl, identity__cached_exe(f->id, pid, exe, sizeof(exe)),
+				 comm, buf, len);
+}
+
+bool identity_filter_match(uint64_t cgroup_id, uint32_t pid, const char *comm, void *arg)
+{
+	struct identity_filter *f = arg;
+	struct workload wl;
+	char svc[256];
+
+	(void)identity__lookup(f->id, cgroup_id, &wl, false);
+	if (f->container && (strlen(f->container) < 4 ||
+			     strncmp(wl.container_id, f->container, strlen(f->container))))
+		return false;
+	if (f->unit) {
+		size_t n = strlen(f->unit);
+
+		if (strcmp(wl.unit, f->unit) &&
+		    !(!strncmp(wl.unit, f->unit, n) && !strcmp(wl.unit + n, ".service")))
+			return false;
+	}
+	if (f->service && strcmp(service_of(f, &wl, pid, comm, svc, sizeof(svc)), f->service))
+		return false;
+	return true;
+}
+
+const char *identity_filter_group(uint64_t cgroup_id, uint32_t pid, const char *comm, void *arg)
+{
+	struct identity_filter *f = arg;
+	struct workload wl;
+
+	(void)identity__lookup(f->id, cgroup_id, &wl, false);
+	switch (f->group) {
+	case IDENTITY_GROUP_CONTAINER:
+		return wl.container_id[0] ? snprintf(f->buf, sizeof(f->buf), "%.12s",
+						     wl.container_id), f->buf : NULL;
+	case IDENTITY_GROUP_POD:
+		return wl.pod_uid[0] ? snprintf(f->buf, sizeof(f->buf), "%s", wl.pod_uid), f->buf
+				     : NULL;
+	case IDENTITY_GROUP_UNIT:
+		return wl.unit[0] ? snprintf(f->buf, sizeof(f->buf), "%s", wl.unit), f->buf : NULL;
+	case IDENTITY_GROUP_SERVICE:
+		return service_of(f, &wl, pid, comm, f->buf, sizeof(f->buf));
+	case IDENTITY_GROUP_NONE:
+		break;
+	}
+	return NULL;
+}

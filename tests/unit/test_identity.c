@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: MIT
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <string.h>
+
+#include "ember/daemon/export/identity.h"
+
+#define ID "3f2a9c1b7e6d5a4f3e2d1c0b9a8f7e6d5c4b3a29180706f5e4d3c2b1a0f9e8d7"
+
+static void expect(const char *path, const char *cid, const char *pod, const char *unit)
+{
+	struct workload w;
+
+	workload_from_path(path, &w);
+	assert_string_equal(w.path, path);
+	assert_string_equal(w.container_id, cid);
+	assert_string_equal(w.pod_uid, pod);
+	assert_string_equal(w.unit, unit);
+}
+
+static void test_paths(void **state)
+{
+	(void)state;
+	/* docker: cgroupfs and systemd drivers */
+	expect("/docker/" ID, ID, "", "");
+	expect("/system.slice/docker-" ID ".scope", ID, "", "");
+	/* containerd (ctr/nerdctl namespaces), CRI-O, podman */
+	expect("/default/" ID, ID, "", "");
+	expect("/system.slice/nerdctl-" ID ".scope", ID, "", "");
+	expect("/machine.slice/crio-" ID ".scope", ID, "", "");
+	expect("/machine.slice/crio-conmon-" ID ".scope", "", "", ""); /* the monitor, not it */
+	expect("/machine.slice/libpod-" ID ".scope", ID, "", "");
+	expect("/user.slice/user-1000.slice/user@1000.service/user.slice/libpod-" ID ".scope", ID,
+	       "", "user@1000.service");
+	/* kubepods: systemd driver (pod uid with '_'), cgroupfs driver */
+	expect("/kubepods.slice/kubepods-burstable.slice/"
+	       "kubepods-burstable-pod0f3c6a1e_5b2d_4c8e_9a7f_0123456789ab.slice/"
+	       "cri-containerd-" ID ".scope",
+	       ID, "0f3c6a1e-5b2d-4c8e-9a7f-0123456789ab", "");
+	expect("/kubepods.slice/kubepods-pod0f3c6a1e_5b2d_4c8e_9a7f_0123456789ab.slice/crio-" ID
+	       ".scope",
+	       ID, "0f3c6a1e-5b2d-4c8e-9a7f-0123456789ab", "");
+	expect("/kubepods/besteffort/pod0f3c6a1e-5b2d-4c8e-9a7f-0123456789ab/" ID, ID,
+	       "0f3c6a1e-5b2d-4c8e-9a7f-0123456789ab", "");
+	/* the pod's own cgroup (the pause container's parent): a pod, no container */
+	expect("/kubepods/burstable/pod0f3c6a1e-5b2d-4c8e-9a7f-0123456789ab", "",
+	       "0f3c6a1e-5b2d-4c8e-9a7f-0123456789ab", "");
+	/* systemd services */
+	expect("/system.slice/nginx.service", "", "", "nginx.service");
+	expect("/system.slice/docker.service", "", "", "docker.service");
+	expect("/", "", "", "");
+	expect("/user.slice/user-1000.slice/session-2.scope", "", "", "");
+	/* near misses: 63 digits, not hex, a podname that is not a uid */
+	expect("/docker/" "3f2a9c1b7e6d5a4f3e2d1c0b9a8f7e6d5c4b3a29180706f5e4d3c2b1a0f9e8d", "", "",
+	       "");
+	expect("/docker/" "3f2a9c1b7e6d5a4f3e2d1c0b9a8f7e6d5c4b3a29180706f5e4d3c2b1a0f9e8dz", "",
+	       "", "");
+	expect("/podman", "", "", "");
+}
+
+static void test_service_rules(void **state)
+{
+	struct identity *id = identity__new("/nonexistent", "unit,container,exe");
+	struct workload w;
+	char buf[256];
+
+	(void)state;
+	assert_non_null(id);
+	workload_from_path("/system.slice/nginx.service", &w);
+	assert_string_equal(identity__service(id, &w, "nginx", "nginx: worker", buf, sizeof(buf)),
+			    "nginx");
+	workload_from_path("/docker/" ID, &w);
+	assert_string_equal(identity__service(id, &w, "java", "java", buf, sizeof(buf)),
+			    "3f2a9c1b7e6d");
+	workload_from_path("/user.slice", &w);
+	assert_string_equal(identity__service(id, &w, "bash", "bash", buf, sizeof(buf)), "bash");
+	assert_string_equal(identity__service(id, &w, NULL, "comm1", buf, sizeof(buf)), "comm1");
+	assert_int_equal(identity__set_rules(id, "comm"), 0);
+	assert_string_equal(identity__service(id, &w, "exe", "thecomm", buf, sizeof(buf)),
+			    "thecomm");
+	assert_int_equal(identity__set_rules(id, "unit,nope"), -EINVAL);
+	assert_int_equal(identity_check_rules("pod,exe"), 0);
+	assert_int_equal(identity_check_rules("exe,"), 0);
+	assert_int_equal(identity_check_rules("regex"), -EINVAL);
+	assert_false(identity__lookup(id, 12345, &w, true)); /* no cgroup mount there */
+	identity__free(id);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_paths),
+		cmocka_unit_test(test_service_rules),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
