@@ -35,6 +35,8 @@
 #include "ember/daemon/ingest/replay.h"
 #include "ember/daemon/sample/sampler.h"
 #include "ember/daemon/service/config.h"
+#include "ember/daemon/service/liveness.h"
+#include "ember/daemon/service/shutdown.h"
 #include "ember/daemon/service/security.h"
 #include "ember/daemon/service/service.h"
 #include "ember/daemon/store/store.h"
@@ -56,6 +58,11 @@ struct emberd {
 	uint64_t start_ns;	/* CLOCK_MONOTONIC at start */
 	bool stop;
 	struct service_watchdog wd;
+	struct liveness live;		/* the drain's heartbeat, for /healthz */
+	struct shutdown_guard *guard;	/* SIGTERM/SIGINT, with a deadline */
+	int gfd;			/* the guard's eventfd */
+	const char *pause_path;		/* $EMBERD_TEST_PAUSE_DRAIN: no drain while it exists */
+	bool paused;
 	struct security_files sec; /* the token and TLS files the server uses */
 
 	struct store *store;
@@ -103,6 +110,24 @@ static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap
 	return 0;
 }
 
+/* On the shutdown thread. */
+static void on_stop_signal(int signo, void *ctx)
+{
+	(void)ctx;
+	log_info("received %s, exiting", strsignal(signo));
+}
+
+/* On the shutdown thread: the main thread did not finish within the deadline. */
+static void on_stop_expired(void *ctx)
+{
+	struct emberd *d = ctx;
+	struct liveness_state ls;
+
+	liveness_check(&d->live, mono_ns(), &ls);
+	log_warn("exiting without the final drain: the main thread is still busy in '%s' (%.1f s)",
+		 ls.busy_stage ? ls.busy_stage : "shutdown", ls.busy_s);
+}
+
 static int loop_setup(struct emberd *d)
 {
 	struct itimerspec its = { 0 };
@@ -110,8 +135,6 @@ static int loop_setup(struct emberd *d)
 	sigset_t mask;
 
 	sigemptyset(&mask);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGUSR1);
 	sigaddset(&mask, SIGHUP);
 	if (sigprocmask(SIG_BLOCK, &mask, NULL))
@@ -136,6 +159,15 @@ static int loop_setup(struct emberd *d)
 	ev.data.fd = d->tfd;
 	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->tfd, &ev))
 		return log_errno(-errno, "cannot watch timerfd");
+	/* SIGTERM and SIGINT: a thread of their own, which ends the process 1.5 s later if a stage
+	 * holds this one (a read that blocks, a long parse) */
+	d->guard = shutdown_guard__start(1500 * 1000000ULL, 0, on_stop_signal, on_stop_expired, d);
+	if (!d->guard)
+		return log_errno(-errno, "cannot start the shutdown thread");
+	d->gfd = shutdown_guard__fd(d->guard);
+	ev.data.fd = d->gfd;
+	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->gfd, &ev))
+		return log_errno(-errno, "cannot watch the shutdown eventfd");
 	return 0;
 }
 
@@ -233,6 +265,11 @@ static void drain(struct emberd *d)
 	r = sampler__drain(d->sampler, on_group, d);
 	if (r < 0)
 		log_errno(r, "drain failed, samples counted as lost");
+	{
+		uint64_t cpus, newest = sampler__newest_ns(d->sampler, &cpus);
+
+		liveness_drained(&d->live, mono_ns(), newest, cpus);
+	}
 	(void)store__expire(d->store, clock_ns(CLOCK_REALTIME));
 	/*
 	 * Expiry every 5 s (exited processes keep their state for a grace period, for the samples
@@ -315,6 +352,25 @@ out:
 	return r;
 }
 
+/*
+ * The test knob: while the file named by $EMBERD_TEST_PAUSE_DRAIN exists, no drain (the ring
+ * buffer is not watched either: it would wake the loop for ever). True while paused.
+ */
+static bool pause_knob(struct emberd *d)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.fd = d->rbfd };
+	bool paused = d->pause_path && !access(d->pause_path, F_OK);
+
+	if (paused == d->paused)
+		return paused;
+	d->paused = paused;
+	liveness_set_paused(&d->live, paused);
+	log_info("%s the drain (%s)", paused ? "pausing" : "resuming", d->pause_path);
+	if (d->rbfd >= 0)
+		(void)epoll_ctl(d->epfd, paused ? EPOLL_CTL_DEL : EPOLL_CTL_ADD, d->rbfd, &ev);
+	return paused;
+}
+
 static void on_tick(struct emberd *d)
 {
 	uint64_t expirations;
@@ -322,10 +378,17 @@ static void on_tick(struct emberd *d)
 	if (read(d->tfd, &expirations, sizeof(expirations)) < 0)
 		return;
 	service_watchdog_ping(&d->wd); /* WATCHDOG=1: the loop is alive */
-	if (d->unwind)
+	if (pause_knob(d))
+		return;
+	if (d->unwind) {
+		liveness_busy(&d->live, "unwind tables");
 		d->unwind_pending = unwinder__work(d->unwind) > 0; /* tables left */
+	}
+	liveness_busy(&d->live, "drain");
 	drain(d);
+	liveness_busy(&d->live, "captures");
 	capture_mgr__tick(d->captures);
+	liveness_busy(&d->live, NULL);
 	if (d->http && d->sampler) { /* counters for /api/v1/stats, copied on this thread */
 		struct http_published pub = { .have_unwind = d->unwind != NULL,
 					      .have_python = d->py != NULL };
@@ -376,20 +439,21 @@ static void on_signal(struct emberd *d)
 
 	while (read(d->sfd, &si, sizeof(si)) == sizeof(si)) {
 		switch (si.ssi_signo) {
-		case SIGTERM:
-		case SIGINT:
-			log_info("received %s, exiting", strsignal((int)si.ssi_signo));
-			d->stop = true;
-			break;
 		case SIGUSR1:
 			log_info("received SIGUSR1: dump");
-			drain(d);
-			drain(d); /* both generations: everything sampled until now */
+			liveness_busy(&d->live, "dump");
+			if (!d->paused) {
+				drain(d);
+				drain(d); /* both generations: everything sampled until now */
+			}
 			(void)dump(d);
+			liveness_busy(&d->live, NULL);
 			break;
 		case SIGHUP:
 			log_info("received SIGHUP: reloading the configuration");
+			liveness_busy(&d->live, "reload");
 			reload(d);
+			liveness_busy(&d->live, NULL);
 			break;
 		default:
 			log_info("received %s, ignoring", strsignal((int)si.ssi_signo));
@@ -401,29 +465,36 @@ static void on_signal(struct emberd *d)
 /* New processes' first samples woke us up: their mappings and tables now, while they live. */
 static void on_ring(struct emberd *d)
 {
+	liveness_busy(&d->live, "new processes");
 	(void)sampler__poll(d->sampler);
 	if (d->unwind)
 		d->unwind_pending = unwinder__work(d->unwind) > 0;
+	liveness_busy(&d->live, NULL);
 }
 
 static int run(struct emberd *d)
 {
-	struct epoll_event evs[4];
+	struct epoll_event evs[5];
 	int n, i;
 
 	while (!d->stop) {
 		/* tables still to build (a budget per call): come back within 5 ms rather than at the
 		 * next tick, so that new processes are walked with them soon */
-		n = epoll_wait(d->epfd, evs, 4, d->unwind_pending ? 5 : -1);
+		n = epoll_wait(d->epfd, evs, 5, d->unwind_pending && !d->paused ? 5 : -1);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			return log_errno(-errno, "epoll_wait failed");
 		}
-		if (!n && d->unwind)
+		if (!n && d->unwind && !d->paused) {
+			liveness_busy(&d->live, "unwind tables");
 			d->unwind_pending = unwinder__work(d->unwind) > 0;
-		for (i = 0; i < n; i++) {
-			if (evs[i].data.fd == d->sfd)
+			liveness_busy(&d->live, NULL);
+		}
+		for (i = 0; i < n && !d->stop; i++) {
+			if (evs[i].data.fd == d->gfd)
+				d->stop = true;
+			else if (evs[i].data.fd == d->sfd)
 				on_signal(d);
 			else if (evs[i].data.fd == d->tfd)
 				on_tick(d);
@@ -605,7 +676,7 @@ static void emberd_fini(struct emberd *d)
 
 int main(int argc, char **argv)
 {
-	struct emberd d = { .epfd = -1, .tfd = -1, .sfd = -1, .rbfd = -1 };
+	struct emberd d = { .epfd = -1, .tfd = -1, .sfd = -1, .rbfd = -1, .gfd = -1 };
 	char err[1024];
 	int r;
 
@@ -638,6 +709,10 @@ int main(int argc, char **argv)
 	service_watchdog_init(&d.wd);
 	libbpf_set_print(libbpf_log);
 	d.start_ns = mono_ns();
+	liveness_init(&d.live, d.cfg.tick_ms * 1000000ULL, d.cfg.include_idle);
+	d.pause_path = getenv("EMBERD_TEST_PAUSE_DRAIN");
+	if (d.pause_path && !d.pause_path[0])
+		d.pause_path = NULL;
 
 	r = loop_setup(&d);
 	if (r)
@@ -655,6 +730,8 @@ int main(int argc, char **argv)
 			      &d.replay);
 	if (r)
 		goto out;
+	if (d.sampler && d.http)
+		http_server__set_liveness(d.http, &d.live);
 	if (d.sampler && d.http) { /* captures with a frequency or pid get their own sampler */
 		d.captures = capture_mgr__new(&d.cfg, d.ingest, d.sym, d.sampler);
 		if (d.captures)
@@ -673,6 +750,7 @@ int main(int argc, char **argv)
 	r = run(&d);
 	service_notify_stopping();
 	if (!r && d.sampler) {
+		liveness_busy(&d.live, "final drain");
 		sampler__stop(d.sampler); /* then the totals add up: sampled == delivered */
 		drain(&d);
 		drain(&d); /* both generations */
@@ -682,6 +760,8 @@ int main(int argc, char **argv)
 			r = dump(&d);
 	}
 out:
+	liveness_busy(&d.live, "exit");
 	emberd_fini(&d);
+	shutdown_guard__free(d.guard); /* last: it covers the frees above */
 	return r ? 1 : 0;
 }

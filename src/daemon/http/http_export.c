@@ -24,6 +24,7 @@
 #include "ember/core/base/strtab.h"
 #include "ember/daemon/symbols/symbolizer.h"
 #include "ember/core/base/version.h"
+#include "ember/daemon/service/liveness.h"
 
 /* The exporter of one server: the routes' ctx, owned by the server once registered. */
 struct http_export {
@@ -90,6 +91,12 @@ static const struct family_def {
 	  "Samples evicted from the store, by reason (time, memory)." },
 	{ "ember_store_dropped_samples_total", METRIC_COUNTER,
 	  "Samples that could not be stored (out of memory)." },
+	{ "ember_last_drain_age_seconds", METRIC_GAUGE,
+	  "Seconds since the drain thread last drained the samples (-1: never)." },
+	{ "ember_newest_sample_age_seconds", METRIC_GAUGE,
+	  "Seconds since the newest sample drained was taken (-1: none yet)." },
+	{ "ember_stalled", METRIC_GAUGE,
+	  "1 while /healthz answers 503: the drain stalled or samples stopped arriving." },
 	{ "ember_heap_in_use_bytes", METRIC_GAUGE,
 	  "Heap bytes allocated and in use (glibc mallinfo2: every arena, mmapped chunks too)." },
 	{ "ember_heap_free_bytes", METRIC_GAUGE,
@@ -813,6 +820,17 @@ static int handle_metrics(struct http_server *srv, struct http_request *req,
 		set1(m, "ember_heap_in_use_bytes", METRIC_GAUGE, NULL, NULL,
 		     (double)h.in_use_bytes);
 		set1(m, "ember_heap_free_bytes", METRIC_GAUGE, NULL, NULL, (double)h.free_bytes);
+	}
+	if (http_server__liveness(srv)) {
+		struct liveness_state ls;
+
+		liveness_check(http_server__liveness(srv), mono_ns(), &ls);
+		/* -1: never (no drain, no sample yet) */
+		set1(m, "ember_last_drain_age_seconds", METRIC_GAUGE, NULL, NULL,
+		     ls.last_drain_age_s);
+		set1(m, "ember_newest_sample_age_seconds", METRIC_GAUGE, NULL, NULL,
+		     ls.newest_sample_age_s);
+		set1(m, "ember_stalled", METRIC_GAUGE, NULL, NULL, ls.stalled ? 1.0 : 0.0);
 	}
 	set1(m, "ember_http_response_bytes_total", METRIC_COUNTER, NULL, NULL,
 	     (double)http_server__bytes_out(srv));

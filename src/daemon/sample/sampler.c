@@ -78,6 +78,7 @@ struct sampler {
 	sampler_pyname_fn pyname_fn; /* Python code objects' names (issue 21) */
 	void *pyname_ctx;
 
+	uint64_t newest_ns;		/* the newest sample record read (CLOCK_MONOTONIC) */
 	struct sampler_stats st;
 };
 
@@ -251,6 +252,8 @@ static int on_record(void *ctx, void *data, size_t size)
 	}
 	if (size < sizeof(*r))
 		return 0;
+	if (r->time_ns > s->newest_ns)
+		s->newest_ns = r->time_ns;
 	v = &s->pending[r->gen & 1];
 	if (array_grow((void **)&v->v, &v->cap, v->n + 1, sizeof(*v->v), 256))
 		return 0; /* its count still arrives via the counts map, then untimed */
@@ -291,6 +294,12 @@ void sampler__stop(struct sampler *s)
 int sampler__epoll_fd(struct sampler *s)
 {
 	return ring_buffer__epoll_fd(s->rb);
+}
+
+uint64_t sampler__newest_ns(const struct sampler *s, uint64_t *ret_cpus)
+{
+	*ret_cpus = s->st.cpus_attached;
+	return s->newest_ns;
 }
 
 int sampler__poll(struct sampler *s)

@@ -123,6 +123,10 @@ int sampler__drain(struct sampler *s, sampler_group_fn fn, void *ctx);
  */
 int sampler__epoll_fd(struct sampler *s);
 
+/* The time of the newest sample read from the ring buffer (CLOCK_MONOTONIC; 0: none yet), and
+ * in *@ret_cpus the CPUs sampled. No system call. */
+uint64_t sampler__newest_ns(const struct sampler *s, uint64_t *ret_cpus);
+
 /* Reads the time records waiting in the ring buffer (kept for the next drain). >= 0 or -errno. */
 int sampler__poll(struct sampler *s);
 
