@@ -36,8 +36,8 @@ sleep 1
 check "healthz 200 ok while draining" sh -c "[ \"\$(curl -s -m 3 -w '%{http_code}' '$URL/healthz')\" = 'ok
 200' ]"
 check "stats: liveness ok" test "$(stat_json 'd["liveness"]["state"]')" = ok
-check "stats: last drain < 1 s ago" \
-	python3 -c "import sys; sys.exit(not 0 <= float(sys.argv[1]) < 1)" "$(stat_json 'd["liveness"]["last_drain_age_s"]')"
+A=$(stat_json 'd["liveness"]["last_drain_age_s"]')
+check "stats: last drain < 2 s ago ($A)" python3 -c "import sys; sys.exit(not 0 <= float(sys.argv[1]) < 2)" "$A"
 
 touch "$TMP/pause"
 if wait_healthz 503 40; then
@@ -71,6 +71,7 @@ echo "# samples lost over the pause: $LOST"
 touch "$TMP/pause"
 wait_healthz 503 40 || not_ok "stalled again"
 emberd_stop_check "SIGTERM while the drain is paused"
+grep -E 'exiting|final drain' "$TMP/emberd.log" | sed 's/^/# /'
 rm -f "$TMP/pause"
 unset EMBERD_TEST_PAUSE_DRAIN
 
@@ -88,7 +89,8 @@ unshare -m --propagation private sh -c '
 	>"$TMP/nsburn.out" 2>&1 &
 NSPID=$!
 wait_log "$TMP/nsburn.out" ready
-sleep 2
+# blocked: 503 once the drain is 2 s late (the block begins at burn's first sample or a tick)
+wait_healthz 503 32
 CODE=$(healthz_code)
 BUSY=$(stat_json 'd["liveness"]["busy_stage"]')
 echo "# with the FIFO: healthz $CODE '$(cat "$TMP/healthz")', busy stage $BUSY"
@@ -96,8 +98,9 @@ if [ "$CODE" = 503 ]; then
 	check "blocked: healthz names the stage it is stuck in" grep -q "busy in '" "$TMP/healthz"
 else
 	# a safe opener (O_NONBLOCK, regular files only) does not block: then the drain runs
-	check "not blocked: healthz 200 and the drain ran < 1 s ago" \
-		python3 -c "import sys; sys.exit(not float(sys.argv[1]) < 1)" "$(stat_json 'd["liveness"]["last_drain_age_s"]')"
+	A=$(stat_json 'd["liveness"]["last_drain_age_s"]')
+	check "not blocked: healthz 200 and the drain ran < 2 s ago ($A)" \
+		python3 -c "import sys; sys.exit(not float(sys.argv[1]) < 2)" "$A"
 fi
 emberd_stop_check "SIGTERM while a process's FIFO is in the way"
 if [ "$CODE" = 503 ]; then
