@@ -187,22 +187,13 @@ static void report_drops(struct emberd *d, bool force)
 		return; /* at most one line per 10 s */
 	sampler__stats(d->sampler, &st);
 #define DELTA(f) (st.f - d->last.f)
-	if (DELTA(kern_eexist) || DELTA(user_eexist))
-		log_warn("stack map collisions: %llu kernel, %llu user stacks lost "
-			 "(raise sampling.stack_map_entries)",
-			 (unsigned long long)DELTA(kern_eexist),
-			 (unsigned long long)DELTA(user_eexist));
-	if (DELTA(counts_full))
-		log_warn("counts map full %llu times (samples kept through their time records; "
-			 "raise sampling.counts_map_entries)",
-			 (unsigned long long)DELTA(counts_full));
 	if (DELTA(ringbuf_drops))
-		log_warn("ring buffer full: %llu samples kept with the tick's time "
-			 "(raise sampling.ringbuf_size)",
+		log_warn("ring buffer full: %llu samples lost (raise sampling.ringbuf_size, or "
+			 "shorten sampling.tick_ms)",
 			 (unsigned long long)DELTA(ringbuf_drops));
 	if (DELTA(lost))
-		log_warn("%llu samples lost (%llu in BPF: counts map and ring buffer both full; the "
-			 "rest while storing them)",
+		log_warn("%llu samples lost (%llu in BPF: the ring buffer was full; the rest while "
+			 "keeping or storing them)",
 			 (unsigned long long)DELTA(lost), (unsigned long long)DELTA(lost_in_bpf));
 	if (DELTA(cpu_attaches) || DELTA(cpu_detaches))
 		log_info("CPU hotplug: %llu attached, %llu detached, %llu CPUs sampled",
@@ -225,14 +216,18 @@ static void log_sampler_totals(struct emberd *d)
 	store__stats(d->store, &ss);
 	ingest__stats(d->ingest, &in);
 	log_info("sampled %llu (idle %llu), delivered %llu, untimed %llu, lost %llu; %llu drains "
-		 "of %.0f us avg; BPF %.0f ns/sample; store %llu samples in %llu bytes "
+		 "of %.0f us avg; BPF %.0f ns/sample; ring %.0f B/sample; %llu bpf() calls; "
+		 "store %llu samples in %llu bytes "
 		 "(%.2f B/sample records), %llu stacks; stack cache %.0f%% hits",
 		 (unsigned long long)st.samples, (unsigned long long)st.idle,
 		 (unsigned long long)st.delivered, (unsigned long long)st.untimed,
 		 (unsigned long long)st.lost, (unsigned long long)st.drains,
 		 st.drains ? (double)st.drain_ns_total / (double)st.drains / 1e3 : 0.0,
 		 st.prog_run_cnt ? (double)st.prog_run_ns / (double)st.prog_run_cnt : 0.0,
-		 (unsigned long long)ss.samples, (unsigned long long)ss.bytes,
+		 st.samples > st.ringbuf_drops
+		     ? (double)st.ring_bytes / (double)(st.samples - st.ringbuf_drops)
+		     : 0.0,
+		 (unsigned long long)st.bpf_calls, (unsigned long long)ss.samples, (unsigned long long)ss.bytes,
 		 ss.samples ? (double)ss.sample_bytes / (double)ss.samples : 0.0,
 		 (unsigned long long)ss.stacks,
 		 in.cache_hits + in.cache_misses
@@ -558,8 +553,6 @@ static int sampling_setup(struct emberd *d)
 		.include_idle = d->cfg.include_idle,
 		.idle_stacks = d->cfg.idle_stacks,
 		.hardware_event = d->cfg.hardware_event,
-		.stack_map_entries = (uint32_t)d->cfg.stack_map_entries,
-		.counts_map_entries = (uint32_t)d->cfg.counts_map_entries,
 		.tick_ms = (uint32_t)d->cfg.tick_ms,
 		.ringbuf_bytes = (uint32_t)d->cfg.ringbuf_bytes,
 		.unwind_rows = d->cfg.unwind ? (uint32_t)(d->cfg.unwind_memory_bytes / sizeof(struct ember_unwind_prow)) : 0,
@@ -640,11 +633,11 @@ static int sampling_setup(struct emberd *d)
 		return log_errno(-errno, "cannot watch the ring buffer");
 	sampler__stats(d->sampler, &st);
 	d->last = st;
-	log_info("sampling %llu CPUs at %llu Hz with the %s event (BPF program id %u; maps per "
-		 "generation: %u stacks, %u counts)",
+	log_info("sampling %llu CPUs at %llu Hz with the %s event (BPF program id %u, %u "
+		 "instructions verified; whole stacks through a %u KiB ring buffer)",
 		 (unsigned long long)st.cpus_attached, (unsigned long long)d->cfg.frequency_hz,
-		 st.hardware_event ? "cpu-cycles" : "cpu-clock", st.prog_id, st.stack_map_entries,
-		 st.counts_map_entries);
+		 st.hardware_event ? "cpu-cycles" : "cpu-clock", st.prog_id, st.prog_verified_insns,
+		 st.ringbuf_bytes / 1024);
 	return 0;
 }
 
