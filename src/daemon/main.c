@@ -7,6 +7,7 @@
  * the store.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -27,6 +28,7 @@
 #include "ember/core/base/sbuf.h"
 #include "ember/core/base/strtab.h"
 #include "ember/core/base/version.h"
+#include "ember/core/base/workq.h"
 #include "ember/core/model/profile.h"
 #include "ember/core/model/recording.h"
 #include "ember/daemon/http/http.h"
@@ -71,7 +73,18 @@ struct emberd {
 	struct kresolve *kres;	/* NULL: kernel symbols from /proc/kallsyms */
 	struct strtab *sym_st;	/* the symbolizer's names (main thread only) */
 	struct unwinder *unwind;	/* the BPF walker's tables; NULL: frame pointers only */
-	bool unwind_pending;		/* processes wait for tables: work again soon */
+	bool unwind_pending;		/* atomic: processes wait for tables: work again soon */
+	bool unwind_queued;		/* atomic: a W_UNWIND is queued */
+	struct workq *wq;		/* the worker: naming, tables, housekeeping */
+	uint64_t work_dropped;		/* atomic: work not queued (full queue) */
+	int final_err;			/* the worker's last dump */
+	pthread_mutex_t wpub_lock;	/* wpub: the worker writes, the drain thread publishes */
+	struct worker_pub {
+		struct symbolizer_stats symbols;
+		struct ingest_stats ingest;
+		struct unwind_stats unwind;
+		struct python_stats python;
+	} wpub;
 	struct python *py;		/* CPython processes' frames; NULL: [python] enabled = no */
 	struct ingest *ingest;	/* groups -> named stacks, for the store and the captures */
 	struct store_sink *sink;
@@ -124,8 +137,10 @@ static void on_stop_expired(void *ctx)
 	struct liveness_state ls;
 
 	liveness_check(&d->live, mono_ns(), &ls);
-	log_warn("exiting without the final drain: the main thread is still busy in '%s' (%.1f s)",
-		 ls.busy_stage ? ls.busy_stage : "shutdown", ls.busy_s);
+	log_warn("exiting without the final drain: the main thread is still busy in '%s' (%.1f s), "
+		 "the worker in '%s' (%.1f s)",
+		 ls.busy_stage ? ls.busy_stage : "shutdown", ls.busy_s,
+		 ls.worker_stage ? ls.worker_stage : "nothing", ls.worker_busy_s);
 }
 
 static int loop_setup(struct emberd *d)
@@ -250,49 +265,6 @@ static void log_sampler_totals(struct emberd *d)
 	}
 }
 
-static void drain(struct emberd *d)
-{
-	int r;
-
-	if (!d->sampler)
-		return;
-	store_sink__set_clock_offset(d->sink, (int64_t)(real_ns() - mono_ns()));
-	r = sampler__drain(d->sampler, on_group, d);
-	if (r < 0)
-		log_errno(r, "drain failed, samples counted as lost");
-	{
-		uint64_t cpus, newest = sampler__newest_ns(d->sampler, &cpus);
-
-		liveness_drained(&d->live, mono_ns(), newest, cpus);
-	}
-	(void)store__expire(d->store, clock_ns(CLOCK_REALTIME));
-	/*
-	 * Expiry every 5 s (exited processes keep their state for a grace period, for the samples
-	 * still in flight). Exec and exit are notified by the BPF programs, so reading every
-	 * cached process's start time and executable (two /proc reads each) is a safety net: once
-	 * a minute, or at once after a notification was lost or without the programs.
-	 */
-	if (mono_ns() - d->last_prune_ns >= 5 * NSEC) {
-		struct sampler_stats st;
-		uint64_t lost;
-
-		sampler__stats(d->sampler, &st);
-		lost = st.exec_drops + st.exit_drops;
-		if (!st.exec_notify || !st.exit_notify || lost != d->notify_lost ||
-		    mono_ns() - d->last_check_ns >= 60 * NSEC) {
-			(void)symbolizer__prune(d->sym);
-			d->last_check_ns = mono_ns();
-			d->notify_lost = lost;
-		} else {
-			(void)symbolizer__prune_gone(d->sym);
-		}
-		if (d->py)
-			python__prune(d->py);
-		d->last_prune_ns = mono_ns();
-	}
-	report_drops(d, false);
-}
-
 /* Writes the folded profile of everything in the store (idle and root per --dump-*). */
 static int dump(struct emberd *d)
 {
@@ -347,6 +319,180 @@ out:
 	return r;
 }
 
+/* --- the worker: what reads processes' files, names frames, builds tables (issue 25) -------- */
+
+enum work_kind { W_BATCH, W_TICK, W_UNWIND, W_DUMP, W_FILTER, W_FINAL };
+
+struct work {
+	enum work_kind kind;
+	struct sampler_batch *b;	/* W_BATCH */
+	char comms[EMBER_LIST_MAX];	/* W_FILTER: the new [filter] lists */
+	char cgroups[EMBER_LIST_MAX];
+};
+
+/* Queues work for the worker; a full queue drops it, counted (a batch's samples as lost). */
+static int push_work(struct emberd *d, enum work_kind kind, struct sampler_batch *b)
+{
+	struct work *w = calloc(1, sizeof(*w));
+	int r = w ? 0 : -ENOMEM;
+
+	if (w) {
+		*w = (struct work){ .kind = kind, .b = b };
+		if (kind == W_FILTER) {
+			snprintf(w->comms, sizeof(w->comms), "%s", d->cfg.exclude_comms);
+			snprintf(w->cgroups, sizeof(w->cgroups), "%s", d->cfg.exclude_cgroups);
+		}
+		r = workq__push(d->wq, w);
+	}
+	if (r) {
+		free(w);
+		if (b)
+			sampler_batch__drop(d->sampler, b);
+		__atomic_fetch_add(&d->work_dropped, 1, __ATOMIC_RELAXED);
+	}
+	return r;
+}
+
+/* The worker's counters, for the drain thread to publish with the sampler's. */
+static void copy_worker_stats(struct emberd *d)
+{
+	struct worker_pub p = { 0 };
+
+	symbolizer__stats(d->sym, &p.symbols);
+	ingest__stats(d->ingest, &p.ingest);
+	if (d->unwind)
+		unwinder__stats(d->unwind, &p.unwind);
+	if (d->py)
+		python__stats(d->py, &p.python);
+	pthread_mutex_lock(&d->wpub_lock);
+	d->wpub = p;
+	pthread_mutex_unlock(&d->wpub_lock);
+}
+
+/*
+ * Expiry every 5 s (exited processes keep their state for a grace period, for the samples still
+ * in flight). Exec and exit are notified by the BPF programs, so reading every cached process's
+ * start time and executable (two /proc reads each) is a safety net: once a minute, or at once
+ * after a notification was lost or without the programs.
+ */
+static void prune(struct emberd *d)
+{
+	struct sampler_stats st;
+	uint64_t lost;
+
+	if (mono_ns() - d->last_prune_ns < 5 * NSEC)
+		return;
+	sampler__stats(d->sampler, &st);
+	lost = st.exec_drops + st.exit_drops + st.events_lost;
+	if (!st.exec_notify || !st.exit_notify || lost != d->notify_lost ||
+	    mono_ns() - d->last_check_ns >= 60 * NSEC) {
+		(void)symbolizer__prune(d->sym);
+		d->last_check_ns = mono_ns();
+		d->notify_lost = lost;
+	} else {
+		(void)symbolizer__prune_gone(d->sym);
+	}
+	if (d->py)
+		python__prune(d->py);
+	d->last_prune_ns = mono_ns();
+}
+
+static void unwind_work(struct emberd *d)
+{
+	if (!d->unwind)
+		return;
+	liveness_worker_busy(&d->live, "unwind tables");
+	__atomic_store_n(&d->unwind_pending, unwinder__work(d->unwind) > 0, __ATOMIC_RELAXED);
+}
+
+/* On the worker: one item, in the order queued. */
+static void work_run(void *ctx, void *item)
+{
+	struct emberd *d = ctx;
+	struct work *w = item;
+	int r;
+
+	switch (w->kind) {
+	case W_BATCH:
+		liveness_worker_busy(&d->live, "naming");
+		store_sink__set_clock_offset(d->sink, (int64_t)(real_ns() - mono_ns()));
+		r = sampler_batch__deliver(d->sampler, w->b, on_group, d);
+		if (r < 0)
+			log_errno(r, "delivery failed, samples counted as lost");
+		sampler_batch__free(d->sampler, w->b);
+		liveness_worker_busy(&d->live, "store");
+		(void)store__expire(d->store, clock_ns(CLOCK_REALTIME));
+		break;
+	case W_TICK:
+		unwind_work(d);
+		liveness_worker_busy(&d->live, "prune");
+		prune(d);
+		liveness_worker_busy(&d->live, "captures");
+		capture_mgr__tick(d->captures);
+		if (d->http)
+			http_server__tick(d->http); /* finishes due ad hoc captures */
+		sampler__events(d->sampler);
+		copy_worker_stats(d);
+		report_drops(d, false);
+		break;
+	case W_UNWIND:
+		__atomic_store_n(&d->unwind_queued, false, __ATOMIC_RELAXED);
+		unwind_work(d);
+		break;
+	case W_DUMP:
+		liveness_worker_busy(&d->live, "dump");
+		(void)dump(d);
+		break;
+	case W_FILTER:
+		if (ingest__set_filter(d->ingest, w->comms, w->cgroups))
+			log_warn("reload: [filter] lists too long, ignoring");
+		if (d->http)
+			http_server__flush_cache(d->http); /* answers rendered under the old filter */
+		break;
+	case W_FINAL:
+		liveness_worker_busy(&d->live, "final report");
+		report_drops(d, true);
+		log_sampler_totals(d);
+		if (d->cfg.dump_after_s)
+			d->final_err = dump(d);
+		break;
+	}
+	liveness_worker_busy(&d->live, NULL);
+	free(w);
+}
+
+/* --- the drain thread: the ring buffer, the tick, the signals; nothing that can wait -------- */
+
+/* Takes what the ring buffer holds and queues it for the worker. */
+static void take(struct emberd *d)
+{
+	struct sampler_batch *b;
+	uint64_t cpus, newest;
+
+	liveness_busy(&d->live, "drain");
+	b = sampler__take(d->sampler);
+	newest = sampler__newest_ns(d->sampler, &cpus);
+	liveness_drained(&d->live, mono_ns(), newest, cpus);
+	if (b)
+		(void)push_work(d, W_BATCH, b);
+	liveness_busy(&d->live, NULL);
+}
+
+/* Counters for /api/v1/stats: the sampler's now, the worker's as of its last tick. */
+static void publish(struct emberd *d)
+{
+	struct http_published pub = { .have_unwind = d->unwind != NULL, .have_python = d->py != NULL };
+
+	sampler__stats(d->sampler, &pub.sampler);
+	pthread_mutex_lock(&d->wpub_lock);
+	pub.symbols = d->wpub.symbols;
+	pub.ingest = d->wpub.ingest;
+	pub.unwind = d->wpub.unwind;
+	pub.python = d->wpub.python;
+	pthread_mutex_unlock(&d->wpub_lock);
+	http_server__publish(d->http, &pub);
+}
+
 /*
  * The test knob: while the file named by $EMBERD_TEST_PAUSE_DRAIN exists, no drain (the ring
  * buffer is not watched either: it would wake the loop for ever). True while paused.
@@ -375,30 +521,10 @@ static void on_tick(struct emberd *d)
 	service_watchdog_ping(&d->wd); /* WATCHDOG=1: the loop is alive */
 	if (pause_knob(d))
 		return;
-	if (d->unwind) {
-		liveness_busy(&d->live, "unwind tables");
-		d->unwind_pending = unwinder__work(d->unwind) > 0; /* tables left */
-	}
-	liveness_busy(&d->live, "drain");
-	drain(d);
-	liveness_busy(&d->live, "captures");
-	capture_mgr__tick(d->captures);
-	liveness_busy(&d->live, NULL);
-	if (d->http && d->sampler) { /* counters for /api/v1/stats, copied on this thread */
-		struct http_published pub = { .have_unwind = d->unwind != NULL,
-					      .have_python = d->py != NULL };
-
-		sampler__stats(d->sampler, &pub.sampler);
-		symbolizer__stats(d->sym, &pub.symbols);
-		ingest__stats(d->ingest, &pub.ingest);
-		if (d->unwind)
-			unwinder__stats(d->unwind, &pub.unwind);
-		if (d->py)
-			python__stats(d->py, &pub.python);
-		http_server__publish(d->http, &pub);
-	}
+	take(d);
+	(void)push_work(d, W_TICK, NULL);
 	if (d->http)
-		http_server__tick(d->http); /* finishes due ad hoc captures */
+		publish(d);
 	if (d->cfg.dump_after_s && mono_ns() - d->start_ns >= d->cfg.dump_after_s * NSEC) {
 		log_info("--dump-after %llu s reached", (unsigned long long)d->cfg.dump_after_s);
 		d->stop = true;
@@ -412,9 +538,8 @@ static void reload(struct emberd *d)
 
 	if (service_reload(&d->cfg, d->argc, d->argv, &changed) < 0)
 		return;
-	if ((changed & SERVICE_CHANGE_FILTER) && d->ingest &&
-	    ingest__set_filter(d->ingest, d->cfg.exclude_comms, d->cfg.exclude_cgroups))
-		log_warn("reload: [filter] lists too long, ignoring");
+	if ((changed & SERVICE_CHANGE_FILTER) && d->ingest)
+		(void)push_work(d, W_FILTER, NULL); /* the worker's ingest */
 	if (changed & SERVICE_CHANGE_TOKEN) {
 		if (!security_files_reload_token(&d->cfg, &d->sec) && d->http)
 			(void)http_server__set_token(d->http, d->sec.token);
@@ -436,13 +561,11 @@ static void on_signal(struct emberd *d)
 		switch (si.ssi_signo) {
 		case SIGUSR1:
 			log_info("received SIGUSR1: dump");
-			liveness_busy(&d->live, "dump");
-			if (!d->paused) {
-				drain(d);
-				drain(d); /* both generations: everything sampled until now */
-			}
-			(void)dump(d);
-			liveness_busy(&d->live, NULL);
+			if (!d->sampler)
+				break;
+			if (!d->paused)
+				take(d); /* everything sampled until now, before the dump */
+			(void)push_work(d, W_DUMP, NULL);
 			break;
 		case SIGHUP:
 			log_info("received SIGHUP: reloading the configuration");
@@ -457,14 +580,10 @@ static void on_signal(struct emberd *d)
 	}
 }
 
-/* New processes' first samples woke us up: their mappings and tables now, while they live. */
+/* New processes' first samples woke us up: to the worker, which reads their mappings now. */
 static void on_ring(struct emberd *d)
 {
-	liveness_busy(&d->live, "new processes");
-	(void)sampler__poll(d->sampler);
-	if (d->unwind)
-		d->unwind_pending = unwinder__work(d->unwind) > 0;
-	liveness_busy(&d->live, NULL);
+	take(d);
 }
 
 static int run(struct emberd *d)
@@ -475,17 +594,18 @@ static int run(struct emberd *d)
 	while (!d->stop) {
 		/* tables still to build (a budget per call): come back within 5 ms rather than at the
 		 * next tick, so that new processes are walked with them soon */
-		n = epoll_wait(d->epfd, evs, 5, d->unwind_pending && !d->paused ? 5 : -1);
+		n = epoll_wait(d->epfd, evs, 5,
+			       __atomic_load_n(&d->unwind_pending, __ATOMIC_RELAXED) && !d->paused
+				   ? 5
+				   : -1);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			return log_errno(-errno, "epoll_wait failed");
 		}
-		if (!n && d->unwind && !d->paused) {
-			liveness_busy(&d->live, "unwind tables");
-			d->unwind_pending = unwinder__work(d->unwind) > 0;
-			liveness_busy(&d->live, NULL);
-		}
+		if (!n && d->unwind && !d->paused &&
+		    !__atomic_exchange_n(&d->unwind_queued, true, __ATOMIC_RELAXED))
+			(void)push_work(d, W_UNWIND, NULL);
 		for (i = 0; i < n && !d->stop; i++) {
 			if (evs[i].data.fd == d->gfd)
 				d->stop = true;
@@ -643,6 +763,7 @@ static int sampling_setup(struct emberd *d)
 
 static void emberd_fini(struct emberd *d)
 {
+	workq__free(d->wq); /* first: the worker uses everything below */
 	/* HTTP: stop the server here, before the store goes (issue 7). */
 	http_server__free(d->http);
 	d->http = NULL;
@@ -669,7 +790,8 @@ static void emberd_fini(struct emberd *d)
 
 int main(int argc, char **argv)
 {
-	struct emberd d = { .epfd = -1, .tfd = -1, .sfd = -1, .rbfd = -1, .gfd = -1 };
+	struct emberd d = { .epfd = -1, .tfd = -1, .sfd = -1, .rbfd = -1, .gfd = -1,
+			    .wpub_lock = PTHREAD_MUTEX_INITIALIZER };
 	char err[1024];
 	int r;
 
@@ -735,6 +857,14 @@ int main(int argc, char **argv)
 	r = emberd_drop_privileges(&d.cfg); /* BPF attached, socket bound: keep what is needed */
 	if (r)
 		goto out;
+	/* the worker after the drop: it inherits the capabilities this thread kept */
+	if (d.sampler) {
+		d.wq = workq__new(work_run, &d, 256);
+		if (!d.wq) {
+			r = log_errno(-errno, "cannot start the worker thread");
+			goto out;
+		}
+	}
 	log_info("emberd %s started: %llu Hz, tick %llu ms; start-up took %.1f ms of CPU",
 		 EMBER_VERSION, (unsigned long long)d.cfg.frequency_hz,
 		 (unsigned long long)d.cfg.tick_ms, (double)clock_ns(CLOCK_PROCESS_CPUTIME_ID) / 1e6);
@@ -743,14 +873,14 @@ int main(int argc, char **argv)
 	r = run(&d);
 	service_notify_stopping();
 	if (!r && d.sampler) {
-		liveness_busy(&d.live, "final drain");
 		sampler__stop(d.sampler); /* then the totals add up: sampled == delivered */
-		drain(&d);
-		drain(&d); /* both generations */
-		report_drops(&d, true);
-		log_sampler_totals(&d);
-		if (d.cfg.dump_after_s)
-			r = dump(&d);
+		take(&d);
+		liveness_busy(&d.live, "final drain");
+		/* a full queue: wait for room (the shutdown thread bounds the wait) */
+		while (push_work(&d, W_FINAL, NULL) == -ENOSPC)
+			(void)nanosleep(&(struct timespec){ .tv_nsec = 10000000 }, NULL);
+		workq__finish(d.wq); /* everything queued, then the worker stops */
+		r = d.final_err;
 	}
 out:
 	liveness_busy(&d.live, "exit");

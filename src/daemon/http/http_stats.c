@@ -102,7 +102,12 @@ int http_handle_stats(struct http_server *srv, struct http_request *req,
 			sbuf_addf(sb, "\"%s\"", ls.busy_stage); /* a literal of ours */
 		else
 			sbuf_adds(sb, "null");
-		sbuf_addf(sb, ", \"busy_s\": %.3f}, ", ls.busy_s);
+		sbuf_addf(sb, ", \"busy_s\": %.3f, \"worker_stage\": ", ls.busy_s);
+		if (ls.worker_stage)
+			sbuf_addf(sb, "\"%s\"", ls.worker_stage); /* a literal of ours */
+		else
+			sbuf_adds(sb, "null");
+		sbuf_addf(sb, ", \"worker_busy_s\": %.3f}, ", ls.worker_busy_s);
 	}
 	if (srv->stats_fn)
 		srv->stats_fn(sb, srv->stats_ctx);

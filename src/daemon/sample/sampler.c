@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <linux/perf_event.h>
 #include <linux/types.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,14 +36,13 @@ struct sampler {
 	bool stopped;			/* sampler__stop(): no re-attach */
 	uint64_t last_cpu_check_ns;
 
-	/* the sample records read since the last drain, as the ring buffer had them */
-	char *pend;
-	size_t pend_len, pend_cap, pend_max;	/* bytes; pend_max: the bound (lost beyond) */
-	size_t *pend_off;			/* each record's offset in pend */
-	size_t nr_pend, pend_off_cap;
+	/* what was read since the last sampler__take(): records and process events */
+	struct sampler_batch *cur;
+	size_t pend_max;		/* bytes of records read and not yet delivered (lost beyond) */
+	size_t pend_bytes;		/* ... now, over every batch taken and not freed (atomic) */
 	uint64_t rate_t0_ns, rate_calls0;	/* the bpf() call rate's window */
 
-	/* drain scratch: the groups' times and CPUs */
+	/* delivery scratch (the thread that delivers): the groups' times and CPUs */
 	uint64_t *times;
 	uint32_t *cpus;
 	size_t times_cap, cpus_cap;
@@ -63,8 +63,35 @@ struct sampler {
 	void *pyname_ctx;
 
 	uint64_t newest_ns;		/* the newest sample record read (CLOCK_MONOTONIC) */
+	pthread_mutex_t st_lock;	/* st: the reading and the delivering thread count in it */
 	struct sampler_stats st;
 };
+
+/* A process event or a code object's names, kept in read order with the batch. */
+struct batch_event {
+	uint32_t kind;			/* EV_* */
+	uint32_t pid;
+	uint64_t time_ns;
+	struct ember_py_name_rec *name;	/* EV_PYNAME; owned */
+};
+
+enum { EV_NEW_PID, EV_EXEC, EV_EXIT, EV_PYNAME };
+
+struct sampler_batch {
+	char *recs;			/* the records, 8-byte aligned, as the ring buffer had them */
+	size_t len, cap;
+	size_t *off;			/* each record's offset in recs */
+	size_t nr, off_cap;
+	struct batch_event *ev;
+	size_t nr_ev, ev_cap;
+};
+
+#define STAT_ADD(s, field, v)                                                                  \
+	do {                                                                                   \
+		pthread_mutex_lock(&(s)->st_lock);                                             \
+		(s)->st.field += (v);                                                          \
+		pthread_mutex_unlock(&(s)->st_lock);                                           \
+	} while (0)
 
 static int read_sysctl(const char *path, long *ret)
 {
@@ -165,7 +192,7 @@ static int attach_cpu(struct sampler *s, int cpu)
 		return err;
 	}
 	s->links[cpu] = link;
-	s->st.cpu_attaches++;
+	STAT_ADD(s, cpu_attaches, 1);
 	return 0;
 }
 
@@ -193,12 +220,14 @@ int sampler__update_cpus(struct sampler *s)
 			/* events of an offlined CPU do not come back: detach, re-attach when online */
 			bpf_link__destroy(s->links[cpu]);
 			s->links[cpu] = NULL;
-			s->st.cpu_detaches++;
+			STAT_ADD(s, cpu_detaches, 1);
 		}
 		n += s->links[cpu] != NULL;
 	}
 	free(mask);
+	pthread_mutex_lock(&s->st_lock);
 	s->st.cpus_attached = (uint64_t)n;
+	pthread_mutex_unlock(&s->st_lock);
 	s->last_cpu_check_ns = mono_ns();
 	return n;
 }
@@ -214,50 +243,89 @@ static size_t rec_size(const struct ember_sample_rec *r)
 	return sizeof(*r) + nw * sizeof(uint64_t);
 }
 
+/* The batch being filled (NULL: out of memory, and *@lost set). */
+static struct sampler_batch *cur_batch(struct sampler *s)
+{
+	if (!s->cur)
+		s->cur = calloc(1, sizeof(*s->cur));
+	return s->cur;
+}
+
+static int add_event(struct sampler *s, uint32_t kind, uint32_t pid, uint64_t time_ns,
+		     const struct ember_py_name_rec *name)
+{
+	struct sampler_batch *b = cur_batch(s);
+	struct batch_event *e;
+
+	if (!b || array_grow((void **)&b->ev, &b->ev_cap, b->nr_ev + 1, sizeof(*b->ev), 64))
+		goto lost;
+	e = &b->ev[b->nr_ev];
+	*e = (struct batch_event){ .kind = kind, .pid = pid, .time_ns = time_ns };
+	if (name) {
+		e->name = malloc(sizeof(*name));
+		if (!e->name)
+			goto lost;
+		memcpy(e->name, name, sizeof(*name));
+	}
+	b->nr_ev++;
+	return 0;
+lost:
+	STAT_ADD(s, events_lost, 1);
+	return -ENOMEM;
+}
+
+/* Read on the thread that reads the ring: kept in the batch, nothing else (no file, no map). */
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct sampler *s = ctx;
 	const struct ember_sample_rec *r = data;
+	struct sampler_batch *b;
+	uint32_t *slot;
 
 	if (size == sizeof(struct ember_exec_rec)) {
 		const struct ember_exec_rec *x = data;
 
 		/* the next sample of the new image (or of a new process with the pid) is a new
-		 * process's: call pid_fn again */
-		if (s->recent[x->pid & 1023] == x->pid)
-			s->recent[x->pid & 1023] = 0;
-		if (x->kind == EMBER_REC_EXIT) {
-			if (s->exit_fn)
-				s->exit_fn(x->pid, x->time_ns, s->exit_ctx);
-		} else if (s->exec_fn) {
-			s->exec_fn(x->pid, x->time_ns, s->exec_ctx);
-		}
+		 * process's: noted again */
+		slot = &s->recent[x->pid & 1023];
+		if (__atomic_load_n(slot, __ATOMIC_RELAXED) == x->pid)
+			__atomic_store_n(slot, 0, __ATOMIC_RELAXED);
+		(void)add_event(s, x->kind == EMBER_REC_EXIT ? EV_EXIT : EV_EXEC, x->pid,
+				x->time_ns, NULL);
 		return 0;
 	}
 	if (size < sizeof(*r) || rec_size(r) != size) {
+		pthread_mutex_lock(&s->st_lock);
 		s->st.bad_records++;
 		s->st.lost++;
+		pthread_mutex_unlock(&s->st_lock);
 		return 0;
 	}
 	if (r->time_ns > s->newest_ns)
 		s->newest_ns = r->time_ns;
-	/* kept until the drain, bounded: beyond it (a drain that does not come), lost, counted */
-	if (s->pend_len + size > s->pend_max ||
-	    array_grow((void **)&s->pend, &s->pend_cap, s->pend_len + size, 1, 65536) ||
-	    array_grow((void **)&s->pend_off, &s->pend_off_cap, s->nr_pend + 1,
-		       sizeof(*s->pend_off), 1024)) {
+	/* kept until delivered, bounded: beyond it (a delivery that does not come), lost */
+	b = cur_batch(s);
+	if (!b || __atomic_load_n(&s->pend_bytes, __ATOMIC_RELAXED) + size > s->pend_max ||
+	    array_grow((void **)&b->recs, &b->cap, b->len + size + 8, 1, 65536) ||
+	    array_grow((void **)&b->off, &b->off_cap, b->nr + 1, sizeof(*b->off), 1024)) {
+		pthread_mutex_lock(&s->st_lock);
 		s->st.pending_drops++;
 		s->st.lost++;
+		pthread_mutex_unlock(&s->st_lock);
 	} else {
-		memcpy(s->pend + s->pend_len, r, size);
-		s->pend_off[s->nr_pend++] = s->pend_len;
-		s->pend_len += (size + 7) & ~(size_t)7;	/* records stay 8-byte aligned */
+		memcpy(b->recs + b->len, r, size);
+		b->off[b->nr++] = b->len;
+		size = (size + 7) & ~(size_t)7; /* records stay 8-byte aligned */
+		b->len += size;
+		__atomic_fetch_add(&s->pend_bytes, size, __ATOMIC_RELAXED);
 	}
 	/* a sample without a user stack (kernel thread, or in the kernel on behalf of no user
 	 * context) needs no mappings: its process is captured at its first sample with one */
-	if (s->pid_fn && r->pid && r->user_err != -EFAULT && s->recent[r->pid & 1023] != r->pid) {
-		s->recent[r->pid & 1023] = r->pid;
-		s->pid_fn(r->pid, s->pid_ctx);
+	slot = &s->recent[r->pid & 1023];
+	if (s->pid_fn && r->pid && r->user_err != -EFAULT &&
+	    __atomic_load_n(slot, __ATOMIC_RELAXED) != r->pid) {
+		__atomic_store_n(slot, r->pid, __ATOMIC_RELAXED);
+		(void)add_event(s, EV_NEW_PID, r->pid, r->time_ns, NULL);
 	}
 	return 0;
 }
@@ -268,7 +336,7 @@ static int on_pyname(void *ctx, void *data, size_t size)
 	struct sampler *s = ctx;
 
 	if (size >= sizeof(struct ember_py_name_rec) && s->pyname_fn)
-		s->pyname_fn(data, s->pyname_ctx);
+		(void)add_event(s, EV_PYNAME, 0, 0, data);
 	return 0;
 }
 
@@ -292,13 +360,62 @@ int sampler__epoll_fd(struct sampler *s)
 
 uint64_t sampler__newest_ns(const struct sampler *s, uint64_t *ret_cpus)
 {
-	*ret_cpus = s->st.cpus_attached;
+	*ret_cpus = s->st.cpus_attached; /* written on this thread only */
 	return s->newest_ns;
 }
 
 int sampler__poll(struct sampler *s)
 {
 	return ring_buffer__consume(s->rb);
+}
+
+struct sampler_batch *sampler__take(struct sampler *s)
+{
+	uint64_t t0 = mono_ns();
+	struct sampler_batch *b;
+
+	if (!s->stopped && t0 - s->last_cpu_check_ns >= NSEC)
+		(void)sampler__update_cpus(s); /* errors: retried next second */
+	(void)ring_buffer__consume(s->rb);
+	b = s->cur;
+	s->cur = NULL;
+	pthread_mutex_lock(&s->st_lock);
+	s->st.drains++;
+	s->st.drain_ns_total += mono_ns() - t0;
+	pthread_mutex_unlock(&s->st_lock);
+	return b;
+}
+
+size_t sampler_batch__samples(const struct sampler_batch *b)
+{
+	return b ? b->nr : 0;
+}
+
+void sampler_batch__free(struct sampler *s, struct sampler_batch *b)
+{
+	size_t i;
+
+	if (!b)
+		return;
+	__atomic_fetch_sub(&s->pend_bytes, b->len, __ATOMIC_RELAXED);
+	for (i = 0; i < b->nr_ev; i++)
+		free(b->ev[i].name);
+	free(b->ev);
+	free(b->recs);
+	free(b->off);
+	free(b);
+}
+
+void sampler_batch__drop(struct sampler *s, struct sampler_batch *b)
+{
+	if (!b)
+		return;
+	pthread_mutex_lock(&s->st_lock);
+	s->st.pending_drops += b->nr;
+	s->st.lost += b->nr;
+	s->st.events_lost += b->nr_ev;
+	pthread_mutex_unlock(&s->st_lock);
+	sampler_batch__free(s, b);
 }
 
 void sampler__set_pid_fn(struct sampler *s, sampler_pid_fn fn, void *ctx)
@@ -338,10 +455,10 @@ void sampler__free(struct sampler *s)
 	free(s->row_keys);
 	sampler_bpf__destroy(s->skel);
 	free(s->links);
-	free(s->pend);
-	free(s->pend_off);
+	sampler_batch__free(s, s->cur);
 	free(s->times);
 	free(s->cpus);
+	pthread_mutex_destroy(&s->st_lock);
 	free(s);
 }
 
@@ -414,6 +531,7 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 	if (!s)
 		return -ENOMEM;
 	s->o = *o;
+	pthread_mutex_init(&s->st_lock, NULL);
 	s->run_stats_fd = -1;
 	s->online_fd = -1;
 	err = libbpf_num_possible_cpus();
@@ -506,7 +624,7 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 	/* exec notification: without it (no tracefs?) a process exec'ed after its first sample
 	 * waits for the symbolizer's periodic checks; sampler_stats.exec_notify says which */
 	s->exec_link = bpf_program__attach(s->skel->progs.on_exec);
-	s->st.exec_notify = s->exec_link != NULL;
+	s->st.exec_notify = s->exec_link != NULL; /* before any other thread sees @s */
 	/* exit notification: likewise, exits then wait for the periodic checks (exit_notify) */
 	s->exit_link = bpf_program__attach(s->skel->progs.on_exit);
 	s->st.exit_notify = s->exit_link != NULL;
@@ -629,9 +747,10 @@ static int deliver(struct sampler *s, const struct ember_sample_rec *r, size_t s
  * Groups the pending records by hash (an open-addressing table of first records), then lays
  * out each group's times and CPUs together, in time order, and delivers them.
  */
-static int deliver_pending(struct sampler *s, sampler_group_fn fn, void *ctx, size_t *ret_n)
+static int deliver_pending(struct sampler *s, const struct sampler_batch *bt, sampler_group_fn fn,
+			   void *ctx, size_t *ret_n)
 {
-	size_t n = s->nr_pend, cap = 16, i, j, g, ng = 0, delivered = 0;
+	size_t n = bt->nr, cap = 16, i, j, g, ng = 0, delivered = 0, lost = 0, groups = 0;
 	uint32_t *slot = NULL, *grp = NULL, *first = NULL;
 	size_t *start = NULL;
 	int err = -ENOMEM;
@@ -650,12 +769,12 @@ static int deliver_pending(struct sampler *s, sampler_group_fn fn, void *ctx, si
 	    array_grow((void **)&s->cpus, &s->cpus_cap, n, sizeof(*s->cpus), 256))
 		goto out;
 	for (i = 0; i < n; i++) {
-		const struct ember_sample_rec *r = (const void *)(s->pend + s->pend_off[i]);
+		const struct ember_sample_rec *r = (const void *)(bt->recs + bt->off[i]);
 		size_t size = rec_size(r);
 
 		for (j = rec_hash(r, size) & (cap - 1); slot[j]; j = (j + 1) & (cap - 1)) {
 			const struct ember_sample_rec *f =
-			    (const void *)(s->pend + s->pend_off[first[slot[j] - 1]]);
+			    (const void *)(bt->recs + bt->off[first[slot[j] - 1]]);
 
 			if (rec_size(f) == size && rec_same(f, r, size))
 				break;
@@ -670,7 +789,7 @@ static int deliver_pending(struct sampler *s, sampler_group_fn fn, void *ctx, si
 	for (g = 1; g <= ng; g++)
 		start[g] += start[g - 1];
 	for (i = 0; i < n; i++) { /* stable: in arrival order, nearly by time already */
-		const struct ember_sample_rec *r = (const void *)(s->pend + s->pend_off[i]);
+		const struct ember_sample_rec *r = (const void *)(bt->recs + bt->off[i]);
 		size_t at = start[grp[i]]++;
 
 		s->times[at] = r->time_ns;
@@ -697,22 +816,27 @@ static int deliver_pending(struct sampler *s, sampler_group_fn fn, void *ctx, si
 		int r;
 
 		if (err) {
-			s->st.lost += cnt;
+			lost += cnt;
 			continue;
 		}
-		r = deliver(s, (const void *)(s->pend + s->pend_off[first[g]]), b, cnt, fn, ctx);
+		r = deliver(s, (const void *)(bt->recs + bt->off[first[g]]), b, cnt, fn, ctx);
 		if (r < 0) {
 			err = r;
-			s->st.lost += cnt;
+			lost += cnt;
 			continue;
 		}
 		delivered += cnt;
-		s->st.groups++;
+		groups++;
 	}
 	*ret_n = delivered;
 out:
 	if (err == -ENOMEM && !ng) /* nothing grouped: the whole batch is lost, counted */
-		s->st.lost += n;
+		lost = n;
+	pthread_mutex_lock(&s->st_lock);
+	s->st.lost += lost;
+	s->st.groups += groups;
+	s->st.delivered += delivered;
+	pthread_mutex_unlock(&s->st_lock);
 	free(slot);
 	free(grp);
 	free(first);
@@ -731,7 +855,7 @@ static int read_bpf_stats(struct sampler *s, struct ember_bpf_stats *sum)
 	*sum = (struct ember_bpf_stats){ 0 };
 	if (!per)
 		return -ENOMEM;
-	s->st.bpf_calls++;
+	STAT_ADD(s, bpf_calls, 1);
 	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.stats), &zero, per))
 		err = -errno;
 	for (i = 0; !err && i < s->nr_cpus; i++) {
@@ -754,32 +878,58 @@ static int read_bpf_stats(struct sampler *s, struct ember_bpf_stats *sum)
 	return err;
 }
 
-int sampler__drain(struct sampler *s, sampler_group_fn fn, void *ctx)
+int sampler_batch__deliver(struct sampler *s, struct sampler_batch *b, sampler_group_fn fn,
+			   void *ctx)
 {
-	uint64_t t0 = mono_ns();
-	size_t delivered = 0;
+	size_t delivered = 0, i;
 	int err;
 
-	if (!s->stopped && t0 - s->last_cpu_check_ns >= NSEC)
-		(void)sampler__update_cpus(s); /* errors: retried next second */
-	(void)ring_buffer__consume(s->rb);
-	err = deliver_pending(s, fn, ctx, &delivered);
-	s->nr_pend = 0;
-	s->pend_len = 0;
-	s->st.delivered += delivered;
-	s->st.drains++;
-	s->st.drain_ns_total += mono_ns() - t0;
+	if (!b)
+		return 0;
+	/* the process events first, in the order read: a new process's mappings before its
+	 * samples are named */
+	for (i = 0; i < b->nr_ev; i++) {
+		const struct batch_event *e = &b->ev[i];
+
+		if (e->kind == EV_NEW_PID && s->pid_fn)
+			s->pid_fn(e->pid, s->pid_ctx);
+		else if (e->kind == EV_EXEC && s->exec_fn)
+			s->exec_fn(e->pid, e->time_ns, s->exec_ctx);
+		else if (e->kind == EV_EXIT && s->exit_fn)
+			s->exit_fn(e->pid, e->time_ns, s->exit_ctx);
+		else if (e->kind == EV_PYNAME && s->pyname_fn)
+			s->pyname_fn(e->name, s->pyname_ctx);
+	}
+	err = deliver_pending(s, b, fn, ctx, &delivered);
+	return err < 0 ? err : (int)delivered;
+}
+
+void sampler__events(struct sampler *s)
+{
+	uint64_t now = mono_ns();
+
 	/* the rate of this sampler's bpf() calls, over >= 10 s */
+	pthread_mutex_lock(&s->st_lock);
 	if (!s->rate_t0_ns) {
-		s->rate_t0_ns = t0;
+		s->rate_t0_ns = now;
 		s->rate_calls0 = s->st.bpf_calls;
-	} else if (t0 - s->rate_t0_ns >= 10 * NSEC) {
+	} else if (now - s->rate_t0_ns >= 10 * NSEC) {
 		s->st.bpf_calls_per_s = (double)(s->st.bpf_calls - s->rate_calls0) * 1e9 /
-					(double)(t0 - s->rate_t0_ns);
-		s->rate_t0_ns = t0;
+					(double)(now - s->rate_t0_ns);
+		s->rate_t0_ns = now;
 		s->rate_calls0 = s->st.bpf_calls;
 	}
-	return err < 0 ? err : (int)delivered;
+	pthread_mutex_unlock(&s->st_lock);
+}
+
+int sampler__drain(struct sampler *s, sampler_group_fn fn, void *ctx)
+{
+	struct sampler_batch *b = sampler__take(s);
+	int r = sampler_batch__deliver(s, b, fn, ctx);
+
+	sampler_batch__free(s, b);
+	sampler__events(s);
+	return r;
 }
 
 void sampler__stats(struct sampler *s, struct sampler_stats *ret)
@@ -789,8 +939,9 @@ void sampler__stats(struct sampler *s, struct sampler_stats *ret)
 	__u32 len = sizeof(info);
 	int r = read_bpf_stats(s, &bs);
 
-	s->st.bpf_calls++; /* the program's info below */
+	pthread_mutex_lock(&s->st_lock);
 	*ret = s->st;
+	pthread_mutex_unlock(&s->st_lock);
 	if (!r) {
 		ret->samples += bs.samples;
 		ret->idle += bs.idle;
@@ -809,6 +960,7 @@ void sampler__stats(struct sampler *s, struct sampler_stats *ret)
 		ret->user_fp_walks += bs.user_fp_walks;
 		ret->user_truncated += bs.user_truncated;
 	}
+	STAT_ADD(s, bpf_calls, 1);
 	if (!bpf_obj_get_info_by_fd(bpf_program__fd(s->skel->progs.do_sample), &info, &len)) {
 		ret->prog_run_ns = info.run_time_ns;
 		ret->prog_run_cnt = info.run_cnt;
@@ -849,7 +1001,7 @@ int sampler__unwind_write_rows(struct sampler *s, uint32_t start,
 		count = (__u32)(n - done < ROW_BATCH ? n - done : ROW_BATCH);
 		for (i = 0; i < count; i++)
 			s->row_keys[i] = start + (uint32_t)(done + i);
-		s->st.bpf_calls++;
+		STAT_ADD(s, bpf_calls, 1);
 		if (bpf_map_update_batch(fd, s->row_keys, r + done, &count, &opts))
 			return -errno;
 		done += count;
@@ -859,7 +1011,7 @@ int sampler__unwind_write_rows(struct sampler *s, uint32_t start,
 
 int sampler__unwind_set_proc(struct sampler *s, uint32_t pid, const struct ember_unwind_proc *p)
 {
-	s->st.bpf_calls++;
+	STAT_ADD(s, bpf_calls, 1);
 	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.unwind_procs), &pid, p, BPF_ANY))
 		return -errno;
 	return 0;
@@ -867,7 +1019,7 @@ int sampler__unwind_set_proc(struct sampler *s, uint32_t pid, const struct ember
 
 int sampler__unwind_del_proc(struct sampler *s, uint32_t pid)
 {
-	s->st.bpf_calls++;
+	STAT_ADD(s, bpf_calls, 1);
 	if (bpf_map_delete_elem(bpf_map__fd(s->skel->maps.unwind_procs), &pid))
 		return -errno;
 	return 0;
@@ -877,7 +1029,7 @@ int sampler__unwind_del_proc(struct sampler *s, uint32_t pid)
 
 int sampler__python_set_proc(struct sampler *s, uint32_t pid, const struct ember_py_proc *p)
 {
-	s->st.bpf_calls++;
+	STAT_ADD(s, bpf_calls, 1);
 	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.py_procs), &pid, p, BPF_ANY))
 		return errno == ENOMEM ? -E2BIG : -errno;
 	return 0;
@@ -885,7 +1037,7 @@ int sampler__python_set_proc(struct sampler *s, uint32_t pid, const struct ember
 
 int sampler__python_del_proc(struct sampler *s, uint32_t pid)
 {
-	s->st.bpf_calls++;
+	STAT_ADD(s, bpf_calls, 1);
 	if (bpf_map_delete_elem(bpf_map__fd(s->skel->maps.py_procs), &pid))
 		return -errno;
 	return 0;
@@ -893,9 +1045,9 @@ int sampler__python_del_proc(struct sampler *s, uint32_t pid)
 
 void sampler__renote_pid(struct sampler *s, uint32_t pid)
 {
-	if (s->recent[pid & 1023] == pid)
-		s->recent[pid & 1023] = 0;
-	s->st.bpf_calls++;
+	if (__atomic_load_n(&s->recent[pid & 1023], __ATOMIC_RELAXED) == pid)
+		__atomic_store_n(&s->recent[pid & 1023], 0, __ATOMIC_RELAXED);
+	STAT_ADD(s, bpf_calls, 1);
 	(void)bpf_map_delete_elem(bpf_map__fd(s->skel->maps.seen), &pid);
 	/* each CPU's "last pid" shortcut skips the lookup in "seen": make them ask again */
 	__atomic_fetch_add(&s->skel->bss->exec_seq, 1, __ATOMIC_RELAXED);
@@ -916,7 +1068,7 @@ int sampler__python_stats(struct sampler *s, struct ember_py_bpf_stats *ret)
 	*ret = (struct ember_py_bpf_stats){ 0 };
 	if (!per)
 		return -ENOMEM;
-	s->st.bpf_calls++;
+	STAT_ADD(s, bpf_calls, 1);
 	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.py_stats), &zero, per))
 		err = -errno;
 	for (i = 0; !err && i < s->nr_cpus; i++) {

@@ -10,10 +10,14 @@
  * stack or per tick: a drain makes no bpf() system call. A sample that found the ring buffer
  * full is lost in BPF, counted; stack errors are passed on as data, never dropped.
  *
- * CPU hotplug: sampler__drain() re-reads the online CPU mask (at most once a second) and attaches
+ * CPU hotplug: sampler__take() re-reads the online CPU mask (at most once a second) and attaches
  * to CPUs that came online, detaches from those that went away.
  *
- * Not thread-safe (main thread only). Non-logging: failures return -errno plus a one-line reason.
+ * Threads: one thread reads the ring buffer (sampler__take(), sampler__poll(): they only copy
+ * records and note process events, they read no file and make no map call) and another may
+ * deliver what it took (sampler_batch__deliver(): the callbacks, which read processes' files,
+ * run there) and write the unwind and Python maps; sampler__stats() from either. Other calls
+ * from the reading thread. Non-logging: failures return -errno plus a one-line reason.
  */
 #ifndef EMBER_SAMPLER_H
 #define EMBER_SAMPLER_H
@@ -85,6 +89,8 @@ struct sampler_stats {
 	uint64_t pending_drops;		/* records read but not kept (the pending bound, no memory):
 					   lost, counted in lost too */
 	uint64_t groups;		/* groups delivered (distinct task and stacks per drain) */
+	uint64_t events_lost;		/* process events not kept (no memory, a batch dropped): the
+					   symbolizer's periodic checks find them */
 	uint64_t delivered;		/* samples handed to the callback */
 	uint64_t lost;			/* not delivered: lost in BPF (ring buffer full), not kept
 					   (pending_drops, bad_records), or the callback failed */
@@ -122,6 +128,25 @@ void sampler__free(struct sampler *s); /* NULL is a no-op; detaches everything *
 int sampler__drain(struct sampler *s, sampler_group_fn fn, void *ctx);
 
 /*
+ * The same in two halves, for two threads. sampler__take(): hotplug check, read the ring buffer;
+ * returns what was read since the last take (records and process events, in order), NULL when
+ * nothing was. Its records count against the pending bound until freed.
+ * sampler_batch__deliver(): calls the process event callbacks (pid_fn, exec_fn, exit_fn,
+ * pyname_fn) in the order read, then groups the records and calls @fn per group; returns the
+ * samples delivered or -errno (as sampler__drain()). sampler_batch__drop(): not delivered (a
+ * full queue): its samples counted lost, and freed. sampler__events(): per tick, on the thread
+ * that delivers (the bpf() call rate).
+ */
+struct sampler_batch;
+struct sampler_batch *sampler__take(struct sampler *s);
+int sampler_batch__deliver(struct sampler *s, struct sampler_batch *b, sampler_group_fn fn,
+			   void *ctx);
+size_t sampler_batch__samples(const struct sampler_batch *b);
+void sampler_batch__free(struct sampler *s, struct sampler_batch *b); /* NULL: no-op */
+void sampler_batch__drop(struct sampler *s, struct sampler_batch *b);
+void sampler__events(struct sampler *s);
+
+/*
  * The ring buffer's epoll fd: readable when a sample of a process not seen recently arrived
  * (other samples wait for the tick). Then call sampler__poll(). Borrowed, owned by @s.
  */
@@ -131,7 +156,7 @@ int sampler__epoll_fd(struct sampler *s);
  * in *@ret_cpus the CPUs sampled. No system call. */
 uint64_t sampler__newest_ns(const struct sampler *s, uint64_t *ret_cpus);
 
-/* Reads the records waiting in the ring buffer (kept for the next drain). >= 0 or -errno. */
+/* Reads the records waiting in the ring buffer (kept for the next take). >= 0 or -errno. */
 int sampler__poll(struct sampler *s);
 
 /* Called with each pid (not 0) the sampler sees for the first time in a while with a user

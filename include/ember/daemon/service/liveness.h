@@ -26,10 +26,15 @@ struct liveness {
 	const char *busy_stage;		/* a string literal; NULL: the loop is waiting */
 	uint64_t busy_since_ns;
 	bool paused;			/* the test knob (EMBERD_TEST_PAUSE_DRAIN) holds the drain */
+	bool have_worker;		/* a worker names the samples: watch it too */
+	const char *worker_stage;	/* what the worker does (a literal); NULL: it waits */
+	uint64_t worker_since_ns;
 };
 
-/* A stall is called after this many ticks without a drain (and at least 2 s). */
+/* A stall is called after this many ticks without a drain (and at least 2 s); a worker is called
+ * stuck after this many ticks in one stage (and at least 5 s: a big file takes its time). */
 #define LIVENESS_STALL_TICKS 3
+#define LIVENESS_WORKER_TICKS 10
 
 void liveness_init(struct liveness *l, uint64_t tick_ns, bool samples_expected);
 
@@ -37,8 +42,10 @@ void liveness_init(struct liveness *l, uint64_t tick_ns, bool samples_expected);
 void liveness_drained(struct liveness *l, uint64_t now_ns, uint64_t newest_ns, uint64_t cpus);
 void liveness_set_paused(struct liveness *l, bool paused);
 
-/* Marks @stage (a string literal) busy from now; NULL: done. */
+/* Marks @stage (a string literal) busy from now on the drain thread; NULL: done. */
 void liveness_busy(struct liveness *l, const char *stage);
+/* The same for the worker (and says there is one). */
+void liveness_worker_busy(struct liveness *l, const char *stage);
 
 struct liveness_state {
 	bool stalled;
@@ -47,6 +54,8 @@ struct liveness_state {
 	double newest_sample_age_s;	/* -1: no sample yet */
 	const char *busy_stage;		/* NULL: waiting */
 	double busy_s;			/* for how long */
+	const char *worker_stage;	/* NULL: waiting, or no worker */
+	double worker_busy_s;
 };
 
 /* The state at @now_ns (CLOCK_MONOTONIC). */
