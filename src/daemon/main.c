@@ -78,6 +78,7 @@ struct emberd {
 	struct workq *wq;		/* the worker: naming, tables, housekeeping */
 	uint64_t work_dropped;		/* atomic: work not queued (full queue) */
 	int final_err;			/* the worker's last dump */
+	uint64_t published_ns;		/* atomic: the worker's last publish of the counters */
 	pthread_mutex_t wpub_lock;	/* wpub: the worker writes, the drain thread publishes */
 	struct worker_pub {
 		struct symbolizer_stats symbols;
@@ -405,6 +406,21 @@ static void unwind_work(struct emberd *d)
 	__atomic_store_n(&d->unwind_pending, unwinder__work(d->unwind) > 0, __ATOMIC_RELAXED);
 }
 
+/* Counters for /api/v1/stats: the sampler's now, the worker's as of its last tick. Either thread. */
+static void publish(struct emberd *d)
+{
+	struct http_published pub = { .have_unwind = d->unwind != NULL, .have_python = d->py != NULL };
+
+	sampler__stats(d->sampler, &pub.sampler);
+	pthread_mutex_lock(&d->wpub_lock);
+	pub.symbols = d->wpub.symbols;
+	pub.ingest = d->wpub.ingest;
+	pub.unwind = d->wpub.unwind;
+	pub.python = d->wpub.python;
+	pthread_mutex_unlock(&d->wpub_lock);
+	http_server__publish(d->http, &pub);
+}
+
 /* On the worker: one item, in the order queued. */
 static void work_run(void *ctx, void *item)
 {
@@ -433,6 +449,10 @@ static void work_run(void *ctx, void *item)
 			http_server__tick(d->http); /* finishes due ad hoc captures */
 		sampler__events(d->sampler);
 		copy_worker_stats(d);
+		if (d->http) {
+			publish(d);
+			__atomic_store_n(&d->published_ns, mono_ns(), __ATOMIC_RELAXED);
+		}
 		report_drops(d, false);
 		break;
 	case W_UNWIND:
@@ -463,14 +483,14 @@ static void work_run(void *ctx, void *item)
 
 /* --- the drain thread: the ring buffer, the tick, the signals; nothing that can wait -------- */
 
-/* Takes what the ring buffer holds and queues it for the worker. */
-static void take(struct emberd *d)
+/* Takes what the ring buffer holds (@events_only: the process events) and queues it. */
+static void take(struct emberd *d, bool events_only)
 {
 	struct sampler_batch *b;
 	uint64_t cpus, newest;
 
 	liveness_busy(&d->live, "drain");
-	b = sampler__take(d->sampler);
+	b = sampler__take(d->sampler, events_only);
 	newest = sampler__newest_ns(d->sampler, &cpus);
 	liveness_drained(&d->live, mono_ns(), newest, cpus);
 	if (b)
@@ -478,20 +498,6 @@ static void take(struct emberd *d)
 	liveness_busy(&d->live, NULL);
 }
 
-/* Counters for /api/v1/stats: the sampler's now, the worker's as of its last tick. */
-static void publish(struct emberd *d)
-{
-	struct http_published pub = { .have_unwind = d->unwind != NULL, .have_python = d->py != NULL };
-
-	sampler__stats(d->sampler, &pub.sampler);
-	pthread_mutex_lock(&d->wpub_lock);
-	pub.symbols = d->wpub.symbols;
-	pub.ingest = d->wpub.ingest;
-	pub.unwind = d->wpub.unwind;
-	pub.python = d->wpub.python;
-	pthread_mutex_unlock(&d->wpub_lock);
-	http_server__publish(d->http, &pub);
-}
 
 /*
  * The test knob: while the file named by $EMBERD_TEST_PAUSE_DRAIN exists, no drain (the ring
@@ -521,9 +527,12 @@ static void on_tick(struct emberd *d)
 	service_watchdog_ping(&d->wd); /* WATCHDOG=1: the loop is alive */
 	if (pause_knob(d))
 		return;
-	take(d);
+	take(d, false);
 	(void)push_work(d, W_TICK, NULL);
-	if (d->http)
+	/* the worker publishes after each tick's batch (then the counters agree with the store);
+	 * when it has not for 3 ticks (stuck), the sampler's counters from here */
+	if (d->http && mono_ns() - __atomic_load_n(&d->published_ns, __ATOMIC_RELAXED) >
+			       3 * d->cfg.tick_ms * 1000000ULL)
 		publish(d);
 	if (d->cfg.dump_after_s && mono_ns() - d->start_ns >= d->cfg.dump_after_s * NSEC) {
 		log_info("--dump-after %llu s reached", (unsigned long long)d->cfg.dump_after_s);
@@ -564,7 +573,7 @@ static void on_signal(struct emberd *d)
 			if (!d->sampler)
 				break;
 			if (!d->paused)
-				take(d); /* everything sampled until now, before the dump */
+				take(d, false); /* everything sampled until now, before the dump */
 			(void)push_work(d, W_DUMP, NULL);
 			break;
 		case SIGHUP:
@@ -583,7 +592,13 @@ static void on_signal(struct emberd *d)
 /* New processes' first samples woke us up: to the worker, which reads their mappings now. */
 static void on_ring(struct emberd *d)
 {
-	take(d);
+	/* while the worker has a backlog, the events wait in the sampler's batch (read, so the
+	 * ring does not fill) and go with a later take: a burst of new processes cannot fill the
+	 * queue ahead of the tick's samples */
+	if (workq__len(d->wq) < 4)
+		take(d, true);
+	else
+		(void)sampler__poll(d->sampler);
 }
 
 static int run(struct emberd *d)
@@ -859,7 +874,7 @@ int main(int argc, char **argv)
 		goto out;
 	/* the worker after the drop: it inherits the capabilities this thread kept */
 	if (d.sampler) {
-		d.wq = workq__new(work_run, &d, 256);
+		d.wq = workq__new(work_run, &d, 1024);
 		if (!d.wq) {
 			r = log_errno(-errno, "cannot start the worker thread");
 			goto out;
@@ -874,7 +889,7 @@ int main(int argc, char **argv)
 	service_notify_stopping();
 	if (!r && d.sampler) {
 		sampler__stop(d.sampler); /* then the totals add up: sampled == delivered */
-		take(&d);
+		take(&d, false);
 		liveness_busy(&d.live, "final drain");
 		/* a full queue: wait for room (the shutdown thread bounds the wait) */
 		while (push_work(&d, W_FINAL, NULL) == -ENOSPC)

@@ -40,7 +40,8 @@ static void stats_hook(struct sbuf *j, void *ctx)
 		  "\"lost\": %llu, \"kern_efault\": "
 		  "%llu, \"user_efault\": %llu, \"kern_other\": %llu, \"user_other\": %llu, "
 		  "\"ringbuf_drops\": %llu, \"untimed\": %llu, \"bad_records\": %llu, "
-		  "\"pending_drops\": %llu, \"groups\": %llu, \"drains\": %llu, "
+		  "\"pending_drops\": %llu, \"events_lost\": %llu, \"groups\": %llu, "
+		  "\"drains\": %llu, "
 		  "\"drain_ns_total\": %llu, \"cpus_attached\": %llu, \"hardware_event\": %s, "
 		  "\"ringbuf_bytes\": %u, \"ring_bytes\": %llu, \"ring_bytes_per_sample\": %.1f, "
 		  "\"bpf_calls\": %llu, \"bpf_calls_per_s\": %.2f, "
@@ -48,7 +49,8 @@ static void stats_hook(struct sbuf *j, void *ctx)
 		  "\"lost_in_bpf\": %llu}, ",
 		  U(a->samples), U(a->idle), U(a->delivered), U(a->lost), U(a->kern_efault),
 		  U(a->user_efault), U(a->kern_other), U(a->user_other), U(a->ringbuf_drops),
-		  U(a->untimed), U(a->bad_records), U(a->pending_drops), U(a->groups),
+		  U(a->untimed), U(a->bad_records), U(a->pending_drops), U(a->events_lost),
+		  U(a->groups),
 		  U(a->drains), U(a->drain_ns_total), U(a->cpus_attached),
 		  a->hardware_event ? "true" : "false", a->ringbuf_bytes, U(a->ring_bytes),
 		  a->samples > a->ringbuf_drops

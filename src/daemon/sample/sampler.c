@@ -369,7 +369,7 @@ int sampler__poll(struct sampler *s)
 	return ring_buffer__consume(s->rb);
 }
 
-struct sampler_batch *sampler__take(struct sampler *s)
+struct sampler_batch *sampler__take(struct sampler *s, bool events_only)
 {
 	uint64_t t0 = mono_ns();
 	struct sampler_batch *b;
@@ -378,6 +378,18 @@ struct sampler_batch *sampler__take(struct sampler *s)
 		(void)sampler__update_cpus(s); /* errors: retried next second */
 	(void)ring_buffer__consume(s->rb);
 	b = s->cur;
+	if (events_only && b) {
+		/* the events go, the records wait for the tick's take */
+		b = calloc(1, sizeof(*b));
+		if (!b)
+			return NULL; /* they go with the tick's */
+		b->ev = s->cur->ev;
+		b->nr_ev = s->cur->nr_ev;
+		b->ev_cap = s->cur->ev_cap;
+		s->cur->ev = NULL;
+		s->cur->nr_ev = s->cur->ev_cap = 0;
+		return b->nr_ev ? b : (sampler_batch__free(s, b), NULL);
+	}
 	s->cur = NULL;
 	pthread_mutex_lock(&s->st_lock);
 	s->st.drains++;
@@ -924,7 +936,7 @@ void sampler__events(struct sampler *s)
 
 int sampler__drain(struct sampler *s, sampler_group_fn fn, void *ctx)
 {
-	struct sampler_batch *b = sampler__take(s);
+	struct sampler_batch *b = sampler__take(s, false);
 	int r = sampler_batch__deliver(s, b, fn, ctx);
 
 	sampler_batch__free(s, b);

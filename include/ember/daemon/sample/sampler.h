@@ -130,7 +130,9 @@ int sampler__drain(struct sampler *s, sampler_group_fn fn, void *ctx);
 /*
  * The same in two halves, for two threads. sampler__take(): hotplug check, read the ring buffer;
  * returns what was read since the last take (records and process events, in order), NULL when
- * nothing was. Its records count against the pending bound until freed.
+ * nothing was; with @events_only, the process events only (at a wake-up: a new process's
+ * mappings are read at once), the records wait for the next take. Its records count against
+ * the pending bound until freed.
  * sampler_batch__deliver(): calls the process event callbacks (pid_fn, exec_fn, exit_fn,
  * pyname_fn) in the order read, then groups the records and calls @fn per group; returns the
  * samples delivered or -errno (as sampler__drain()). sampler_batch__drop(): not delivered (a
@@ -138,7 +140,7 @@ int sampler__drain(struct sampler *s, sampler_group_fn fn, void *ctx);
  * that delivers (the bpf() call rate).
  */
 struct sampler_batch;
-struct sampler_batch *sampler__take(struct sampler *s);
+struct sampler_batch *sampler__take(struct sampler *s, bool events_only);
 int sampler_batch__deliver(struct sampler *s, struct sampler_batch *b, sampler_group_fn fn,
 			   void *ctx);
 size_t sampler_batch__samples(const struct sampler_batch *b);
