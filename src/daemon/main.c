@@ -438,6 +438,8 @@ static void work_run(void *ctx, void *item)
 		sampler_batch__free(d->sampler, w->b);
 		liveness_worker_busy(&d->live, "store");
 		(void)store__expire(d->store, clock_ns(CLOCK_REALTIME));
+		/* new processes in it: their tables now (under the budget), not at the next tick */
+		unwind_work(d);
 		break;
 	case W_TICK:
 		unwind_work(d);
