@@ -105,6 +105,36 @@ static void test_escapes(void **state)
 	sbuf_fini(&sb);
 }
 
+/* Folded frame names: the separator and control bytes can never reach the output as such. */
+static void test_frame(void **state)
+{
+	static const struct {
+		const char *in;
+		size_t len;
+		const char *out;
+		size_t changed;
+	} cases[] = {
+		{ "plain", 5, "plain", 0 },
+		{ "a;b", 3, "a:b", 1 },
+		{ ";\n<b>\"x%s{}\\\x7f\xff", 14, ":\\x0a<b>\"x%s{}\\\\x7f\xff", 3 },
+		{ "tab\there\r", 9, "tab\\x09here\\x0d", 2 },
+		{ "nul\0in", 6, "nul\\x00in", 1 },
+		{ "", 0, "", 0 },
+	};
+	struct sbuf sb = SBUF_INIT;
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		sbuf_reset(&sb);
+		assert_int_equal(sbuf_add_frame(&sb, cases[i].in, cases[i].len), cases[i].changed);
+		assert_int_equal(sb.len, strlen(cases[i].out));
+		assert_memory_equal(sb.buf, cases[i].out, sb.len);
+		assert_null(memchr(sb.buf, ';', sb.len));
+		assert_null(memchr(sb.buf, '\n', sb.len));
+	}
+	sbuf_fini(&sb);
+}
+
 static void test_sticky_error(void **state)
 {
 	struct sbuf sb = SBUF_INIT;
@@ -188,6 +218,7 @@ int main(void)
 		cmocka_unit_test(test_add_and_detach), cmocka_unit_test(test_long_format),
 		cmocka_unit_test(test_add_count),      cmocka_unit_test(test_escapes),
 		cmocka_unit_test(test_sticky_error),   cmocka_unit_test(test_watch),
+		cmocka_unit_test(test_frame),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -233,6 +233,30 @@ void sbuf_add_xml(struct sbuf *sb, const char *s, size_t len)
 	}
 }
 
+size_t sbuf_add_frame(struct sbuf *sb, const char *s, size_t len)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i, start = 0, changed = 0;
+
+	for (i = 0; i < len; i++) {
+		unsigned char c = p[i];
+		char esc[4] = { '\\', 'x', hex[c >> 4], hex[c & 15] };
+
+		if (c != ';' && c >= 0x20 && c != 0x7f)
+			continue;
+		sbuf_add(sb, s + start, i - start);
+		if (c == ';')
+			sbuf_addc(sb, ':');
+		else
+			sbuf_add(sb, esc, sizeof(esc));
+		start = i + 1;
+		changed++;
+	}
+	sbuf_add(sb, s + start, len - start);
+	return changed;
+}
+
 void sbuf_add_json(struct sbuf *sb, const char *s, size_t len)
 {
 	const unsigned char *p = (const unsigned char *)s;

@@ -104,6 +104,8 @@ static const struct family_def {
 	  "Seconds since the newest sample drained was taken (-1: none yet)." },
 	{ "ember_stalled", METRIC_GAUGE,
 	  "1 while /healthz answers 503: the drain stalled or samples stopped arriving." },
+	{ "ember_store_escaped_comms_total", METRIC_COUNTER,
+	  "Samples whose process name held ';' or control bytes, escaped as a frame name." },
 	{ "ember_heap_in_use_bytes", METRIC_GAUGE,
 	  "Heap bytes allocated and in use (glibc mallinfo2: every arena, mmapped chunks too)." },
 	{ "ember_heap_free_bytes", METRIC_GAUGE,
@@ -235,6 +237,8 @@ void ember_metrics_store(struct metrics *m, const struct store_stats *st)
 	     (double)st->evicted_memory);
 	set1(m, "ember_store_dropped_samples_total", METRIC_COUNTER, NULL, NULL,
 	     (double)st->dropped);
+	set1(m, "ember_store_escaped_comms_total", METRIC_COUNTER, NULL, NULL,
+	     (double)st->comms_escaped);
 }
 
 static void cache(struct metrics *m, const char *name, uint64_t entries, uint64_t hits,

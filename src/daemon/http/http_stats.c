@@ -61,13 +61,15 @@ int http_handle_stats(struct http_server *srv, struct http_request *req,
 		sbuf_addf(sb,
 			  "\"store\": {\"samples\": %llu, \"appended\": %llu, "
 			  "\"evicted_time\": %llu, \"evicted_memory\": %llu, \"dropped\": %llu, "
-			  "\"clamped\": %llu, \"compactions\": %llu, \"frames\": %llu, "
+			  "\"clamped\": %llu, \"comms_escaped\": %llu, \"compactions\": %llu, "
+			  "\"frames\": %llu, "
 			  "\"stacks\": %llu, \"contexts\": %llu, \"bytes\": %llu, "
 			  "\"sample_bytes\": %llu, \"max_bytes\": %llu, \"retention_s\": %llu, "
 			  "\"used_share\": %.4f",
 			  (unsigned long long)st.samples, (unsigned long long)st.appended,
 			  (unsigned long long)st.evicted_time, (unsigned long long)st.evicted_memory,
 			  (unsigned long long)st.dropped, (unsigned long long)st.clamped,
+			  (unsigned long long)st.comms_escaped,
 			  (unsigned long long)st.compactions, (unsigned long long)st.frames,
 			  (unsigned long long)st.stacks, (unsigned long long)st.contexts,
 			  (unsigned long long)st.bytes, (unsigned long long)st.sample_bytes,

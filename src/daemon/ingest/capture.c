@@ -71,10 +71,16 @@ static int put_stack(const struct ingest_stack *st, void *ctx)
 	const struct sampler_group *g = st->g;
 	size_t i, total = g->nr_times + g->untimed;
 	int64_t now_real = (int64_t)real_ns(), t;
+	size_t comm_len;
+	char comm[64]; /* the comm as the stack's root frame has it (tidied) */
 	int r;
 
 	sbuf_reset(&m->stack);
-	sbuf_adds(&m->stack, g->comm[0] ? g->comm : "[unknown]");
+	if (g->comm[0])
+		sbuf_add_frame(&m->stack, g->comm, strnlen(g->comm, sizeof(g->comm)));
+	else
+		sbuf_adds(&m->stack, "[unknown]");
+	comm_len = g->comm[0] ? m->stack.len : 0;
 	for (i = 0; i < st->nr_frames; i++) {
 		sbuf_addc(&m->stack, ';');
 		sbuf_add(&m->stack, strtab__str(names, st->frames[i]),
@@ -82,11 +88,12 @@ static int put_stack(const struct ingest_stack *st, void *ctx)
 	}
 	if (sbuf_error(&m->stack))
 		return -ENOMEM;
+	snprintf(comm, sizeof(comm), "%.*s", (int)comm_len, m->stack.buf);
 	for (i = 0; i < total; i++) {
 		t = i < g->nr_times ? (int64_t)g->times_ns[i] + m->real_off_ns : now_real;
 		if (t < e->start_ns || t >= e->end_ns)
 			continue; /* the tick stops the sampler a little after the window */
-		r = recording__add(e->rec, t, (int32_t)g->pid, (int32_t)g->tid, g->comm,
+		r = recording__add(e->rec, t, (int32_t)g->pid, (int32_t)g->tid, comm,
 				   m->stack.buf, m->stack.len, 1);
 		if (r == -E2BIG) {
 			e->truncated = true;

@@ -27,6 +27,7 @@
 #include "ember/core/model/query.h"
 #include "ember/core/base/strtab.h"
 #include "ember/core/base/array.h"
+#include "ember/core/base/sbuf.h"
 
 #define CHUNK_RECS   8192u
 #define BACKDATE_NS  2000000000ULL /* a chunk's base is 2 s before its first sample */
@@ -90,6 +91,7 @@ struct store {
 	struct store_stats st;	   /* counters; gauges filled by store__stats() */
 	uint64_t cpu_appended[STORE_MAX_CPUS + 1]; /* by CPU; the last slot: unknown */
 	uint32_t cpus_seen;			   /* highest CPU appended + 1 */
+	struct sbuf comm_buf;			   /* a comm tidied (under the lock) */
 };
 
 /*
@@ -297,6 +299,7 @@ void store__free(struct store *s)
 		free(c);
 	}
 	tables_fini(&s->t);
+	sbuf_fini(&s->comm_buf);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
 }
@@ -503,6 +506,7 @@ int store__append(struct store *s, const struct store_sample *samples, size_t n)
 	char last_comm[STORE_COMM_LEN];
 	size_t i, k, next_recent = 0;
 	int r = 0, id, comm_id = -1;
+	bool comm_escaped = false;
 
 	write_lock(s);
 	for (i = 0; i < n; i++) {
@@ -523,10 +527,18 @@ int store__append(struct store *s, const struct store_sample *samples, size_t n)
 		 * within the call rather than hashed for every sample.
 		 */
 		if (comm_id < 0 || memcmp(x->comm, last_comm, STORE_COMM_LEN)) {
+			/* a comm is the process's own (prctl): tidied as a frame name, since it is
+			 * the root frame of folded output (issue 25: no ';', no line breaks) */
 			clen = strnlen(x->comm, STORE_COMM_LEN);
-			comm_id = strtab__intern(s->t.st, x->comm, clen);
+			sbuf_reset(&s->comm_buf);
+			comm_escaped = sbuf_add_frame(&s->comm_buf, x->comm, clen) > 0;
+			comm_id = sbuf_error(&s->comm_buf)
+					  ? -ENOMEM
+					  : strtab__intern(s->t.st, s->comm_buf.buf, s->comm_buf.len);
 			memcpy(last_comm, x->comm, STORE_COMM_LEN);
 		}
+		if (comm_escaped)
+			s->st.comms_escaped += x->count;
 		id = comm_id;
 		if (id >= 0) {
 			c.comm = (uint32_t)id;

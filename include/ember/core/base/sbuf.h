@@ -71,6 +71,13 @@ void sbuf_add_xml(struct sbuf *sb, const char *s, size_t len);
 /* Appends @s escaped for a JSON string body (no quotes added); invalid UTF-8 becomes U+FFFD. */
 void sbuf_add_json(struct sbuf *sb, const char *s, size_t len);
 
+/*
+ * Appends @s (len bytes) tidied as a folded frame name: ';' (the frame separator) becomes ':',
+ * control bytes (line breaks, tabs, ESC...) and DEL become "\xNN" escapes; other bytes are kept.
+ * Returns how many bytes were changed (0: @s was already a valid frame name).
+ */
+size_t sbuf_add_frame(struct sbuf *sb, const char *s, size_t len);
+
 /* 0 or the sticky -ENOMEM. */
 static inline int sbuf_error(const struct sbuf *sb)
 {

@@ -183,6 +183,7 @@ struct store_stats {
 	uint64_t evicted_memory;  /* dropped by the memory limit */
 	uint64_t dropped;	  /* could not be appended (ENOMEM) */
 	uint64_t clamped;	  /* times moved forward to a chunk base (out-of-order input) */
+	uint64_t comms_escaped;	  /* samples whose comm held ';' or control bytes (escaped) */
 	uint64_t compactions;	  /* rebuilds of the interned tables */
 	uint64_t frames;	  /* interned frame names */
 	uint64_t stacks;	  /* interned stacks */
