@@ -597,7 +597,7 @@ static void on_ring(struct emberd *d)
 	/* while the worker has a backlog, the events wait in the sampler's batch (read, so the
 	 * ring does not fill) and go with a later take: a burst of new processes cannot fill the
 	 * queue ahead of the tick's samples */
-	if (workq__len(d->wq) < 4)
+	if (workq__len(d->wq) < 64)
 		take(d, true);
 	else
 		(void)sampler__poll(d->sampler);
