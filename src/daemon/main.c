@@ -343,7 +343,12 @@ static int push_work(struct emberd *d, enum work_kind kind, struct sampler_batch
 			snprintf(w->comms, sizeof(w->comms), "%s", d->cfg.exclude_comms);
 			snprintf(w->cgroups, sizeof(w->cgroups), "%s", d->cfg.exclude_cgroups);
 		}
-		r = workq__push(d->wq, w);
+		/* a new process's events and its tables first: its mappings and interpreter are read
+		 * while it lives, its tables built (under their budget) while the single loop would
+		 * have, not after the naming of the tick's samples queued before them */
+		r = (kind == W_BATCH && b && !sampler_batch__samples(b)) || kind == W_UNWIND
+			? workq__push_urgent(d->wq, w)
+			: workq__push(d->wq, w);
 	}
 	if (r) {
 		free(w);

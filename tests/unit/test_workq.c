@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 
 #include "ember/core/base/workq.h"
@@ -70,6 +71,30 @@ static void test_order_bound_finish(void **state)
 	workq__free(q);
 }
 
+static void test_urgent(void **state)
+{
+	struct rec r = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
+	struct workq *q = workq__new(run, &r, 8);
+	static const int want[] = { 1, 5, 6, 2, 3, 4 };
+	int i;
+
+	(void)state;
+	assert_non_null(q);
+	assert_int_equal(workq__push(q, (void *)1), 0);
+	while (workq__len(q)) /* the worker holds 1 at the gate */
+		sched_yield();
+	for (i = 2; i <= 4; i++)
+		assert_int_equal(workq__push(q, (void *)(intptr_t)i), 0);
+	assert_int_equal(workq__push_urgent(q, (void *)5), 0);
+	assert_int_equal(workq__push_urgent(q, (void *)6), 0); /* after 5, before 2 */
+	open_gate(&r);
+	workq__finish(q);
+	assert_int_equal(r.n, 6);
+	for (i = 0; i < 6; i++)
+		assert_int_equal(r.seen[i], want[i]);
+	workq__free(q);
+}
+
 static void test_bad_size(void **state)
 {
 	(void)state;
@@ -82,6 +107,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_order_bound_finish),
+		cmocka_unit_test(test_urgent),
 		cmocka_unit_test(test_bad_size),
 	};
 

@@ -14,6 +14,7 @@ struct workq {
 	pthread_cond_t cond;
 	void **ring;		/* max_items slots */
 	size_t max_items, head, len;
+	size_t urgent;		/* the first this many waiting items were pushed urgent */
 	bool finishing, joined;
 	pthread_t thread;
 };
@@ -32,6 +33,8 @@ static void *worker_main(void *arg)
 		item = q->ring[q->head];
 		q->head = (q->head + 1) % q->max_items;
 		q->len--;
+		if (q->urgent)
+			q->urgent--;
 		pthread_mutex_unlock(&q->lock);
 		q->fn(q->ctx, item);
 		pthread_mutex_lock(&q->lock);
@@ -82,6 +85,29 @@ int workq__push(struct workq *q, void *item)
 		err = -ENOSPC;
 	else
 		q->ring[(q->head + q->len++) % q->max_items] = item;
+	pthread_cond_signal(&q->cond);
+	pthread_mutex_unlock(&q->lock);
+	return err;
+}
+
+int workq__push_urgent(struct workq *q, void *item)
+{
+	size_t i;
+	int err = 0;
+
+	pthread_mutex_lock(&q->lock);
+	if (q->finishing) {
+		err = -EPIPE;
+	} else if (q->len == q->max_items) {
+		err = -ENOSPC;
+	} else {
+		/* after the urgent ones already waiting, before the rest: move the rest up one */
+		for (i = q->len; i > q->urgent; i--)
+			q->ring[(q->head + i) % q->max_items] = q->ring[(q->head + i - 1) % q->max_items];
+		q->ring[(q->head + q->urgent) % q->max_items] = item;
+		q->len++;
+		q->urgent++;
+	}
 	pthread_cond_signal(&q->cond);
 	pthread_mutex_unlock(&q->lock);
 	return err;

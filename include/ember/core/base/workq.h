@@ -22,6 +22,10 @@ struct workq *workq__new(workq_fn fn, void *ctx, size_t max_items);
 /* Queues @item: 0, -ENOSPC (max_items waiting), -EPIPE (finishing). */
 int workq__push(struct workq *q, void *item);
 
+/* The same, but @item runs before every item pushed with workq__push() that waits, after the
+ * urgent ones waiting (in order among themselves). */
+int workq__push_urgent(struct workq *q, void *item);
+
 /* Items waiting (not the one running). */
 size_t workq__len(struct workq *q);
 
