@@ -51,6 +51,9 @@
 #include "ember/daemon/sample/bpf_shared.h"
 
 #define NSEC NSEC_PER_SEC
+#ifndef MAX
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
+#endif
 
 struct emberd {
 	struct ember_config cfg;
@@ -537,9 +540,11 @@ static void on_tick(struct emberd *d)
 	take(d, false);
 	(void)push_work(d, W_TICK, NULL);
 	/* the worker publishes after each tick's batch (then the counters agree with the store);
-	 * when it has not for 3 ticks (stuck), the sampler's counters from here */
-	if (d->http && mono_ns() - __atomic_load_n(&d->published_ns, __ATOMIC_RELAXED) >
-			       3 * d->cfg.tick_ms * 1000000ULL)
+	 * when it has not for as long as it takes to call it stuck (10 ticks, at least 5 s), the
+	 * sampler's counters from here, so that they keep showing what is read and lost */
+	if (d->http &&
+	    mono_ns() - __atomic_load_n(&d->published_ns, __ATOMIC_RELAXED) >
+		MAX(LIVENESS_WORKER_TICKS * d->cfg.tick_ms * 1000000ULL, 5 * NSEC))
 		publish(d);
 	if (d->cfg.dump_after_s && mono_ns() - d->start_ns >= d->cfg.dump_after_s * NSEC) {
 		log_info("--dump-after %llu s reached", (unsigned long long)d->cfg.dump_after_s);
