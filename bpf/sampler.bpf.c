@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * ember's sampler: attached to a perf event on every CPU. Per sample it takes the kernel stack id
- * of the running task (the kernel's frame-pointer walk, bpf_get_stackid) and walks its user stack
- * with the unwind tables userspace loaded (unwind.bpf.h) into a user stack map, counts (pid,
- * tid, comm, stacks) in the active generation's hash map and emits a 32-byte time record into
- * the ring buffer. Everything else is userspace's job.
+ * ember's sampler: attached to a perf event on every CPU. Per sample it walks the user stack of
+ * the running task with the unwind tables userspace loaded (unwind.bpf.h), with its Python
+ * frames (python.bpf.h), takes the kernel stack (bpf_get_stack) and sends the whole sample as
+ * one variable-length record into the ring buffer (struct ember_sample_rec). No stack maps, no
+ * counts map: userspace drains only the ring buffer, with no system call per stack or per tick,
+ * so that its own bpf() calls (which make the kernel skip this program on their CPU) are few.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -31,43 +32,22 @@ const volatile __u32 target_pid = 0;
 /* Half the ring buffer's size: past it, a sample wakes userspace at once. */
 const volatile __u64 ring_half = 1 << 19;
 
-/* Flipped by userspace each tick (0 or 1): the generation of counts samples go to. */
-__u32 gen = 0;
-/*
- * The generation of stack maps (0 or 1), flipped by userspace when the active map fills up or
- * ages: stack ids stay valid across ticks, so userspace reads each stack once per generation.
- * Ids carry it in bit EMBER_STACK_GEN_SHIFT.
- */
-__u32 sgen = 0;
 /* Bumped by each exec notification: invalidates the per-CPU "last pid" shortcut below. */
 __u32 exec_seq = 0;
 
-/* Map sizes below are defaults; the sampler sets them from the config before load. */
-#define STACK_MAP(name)                                                                        \
-	struct {                                                                               \
-		__uint(type, BPF_MAP_TYPE_STACK_TRACE);                                        \
-		__uint(key_size, sizeof(__u32));                                               \
-		__uint(value_size, EMBER_MAX_STACK_DEPTH * sizeof(__u64));                    \
-		__uint(max_entries, 16384);                                                    \
-	} name SEC(".maps")
-
-#define COUNTS_MAP(name)                                                                       \
-	struct {                                                                               \
-		__uint(type, BPF_MAP_TYPE_HASH);                                               \
-		__type(key, struct ember_key);                                                 \
-		__type(value, __u64);                                                          \
-		__uint(max_entries, 16384);                                                    \
-	} name SEC(".maps")
-
-STACK_MAP(stacks0);
-STACK_MAP(stacks1);
-COUNTS_MAP(counts0);
-COUNTS_MAP(counts1);
-
+/* Its size is set by the sampler from the config before load. */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 1 << 20);
-} times SEC(".maps");
+} samples SEC(".maps");
+
+/* The record being built, per CPU. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct ember_sample_buf);
+	__uint(max_entries, 1);
+} sample_buf SEC(".maps");
 
 /*
  * Processes recently seen. A sample of a pid not in here wakes the sampler up at once (the other
@@ -87,15 +67,11 @@ struct {
 	__uint(max_entries, 1);
 } stats SEC(".maps");
 
-static __always_inline void count_err(__s32 id, __u64 *eexist, __u64 *efault, __u64 *other)
+static __always_inline void count_err(__s32 err, __u64 *efault, __u64 *other)
 {
-	if (id >= 0)
-		return;
-	if (id == -EEXIST)
-		(*eexist)++;
-	else if (id == -EFAULT)
+	if (err == -EFAULT)
 		(*efault)++;
-	else
+	else if (err < 0)
 		(*other)++;
 }
 
@@ -103,30 +79,32 @@ SEC("perf_event")
 int do_sample(struct bpf_perf_event_data *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	struct ember_key key = {};
-	struct ember_time_rec *rec;
+	__u32 zero = 0, seq, pid = id >> 32, tid = (__u32)id, nu = 0, npy = 0, nk = 0;
+	__u64 wake = BPF_RB_NO_WAKEUP, size;
+	struct ember_ustack *us = NULL;
+	struct ember_sample_buf *b;
 	struct ember_bpf_stats *st;
-	__u64 one = 1, *val, wake = BPF_RB_NO_WAKEUP;
-	__u32 zero = 0, g, sg, seq;
+	bool kstack = true; /* take the kernel stack */
 	__u8 yes = 1;
-	__u32 uflags = 0;
-	bool kstack = true; /* walk the kernel stack */
-	void *counts, *stacks;
+	long r;
 
 	st = bpf_map_lookup_elem(&stats, &zero);
-	if (!st) /* cannot happen for a one-element array; the verifier wants the check */
+	b = bpf_map_lookup_elem(&sample_buf, &zero);
+	if (!st || !b) /* cannot happen for one-element arrays; the verifier wants the check */
 		return 0;
-	key.pid = id >> 32;
-	key.tid = (__u32)id;
-	if (target_pid && key.pid != target_pid)
+	if (target_pid && pid != target_pid)
 		return 0;
-	if (key.tid == 0 && !include_idle)
+	if (tid == 0 && !include_idle)
 		return 0;
-	/* one read of gen: the stack ids and the count must land in the same generation */
-	g = *(volatile __u32 *)&gen & 1;
-	sg = *(volatile __u32 *)&sgen & 1;
-	bpf_get_current_comm(&key.comm, sizeof(key.comm));
-	key.cgroup_id = bpf_get_current_cgroup_id();
+	b->hdr.time_ns = bpf_ktime_get_ns();
+	b->hdr.cgroup_id = bpf_get_current_cgroup_id();
+	b->hdr.pid = pid;
+	b->hdr.tid = tid;
+	b->hdr.cpu = bpf_get_smp_processor_id();
+	b->hdr.user_flags = 0;
+	b->hdr.kern_err = -EFAULT;
+	b->hdr.user_err = -EFAULT;
+	bpf_get_current_comm(b->hdr.comm, sizeof(b->hdr.comm));
 	/*
 	 * A sample that interrupted user mode has no kernel stack: the helper would walk nothing
 	 * and return -EFAULT, so skip it (x86-64: the privilege level in CS; elsewhere ask it).
@@ -141,90 +119,84 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	kstack = (*(volatile __u64 *)((char *)ctx + 17 * sizeof(__u64)) & 3) != 3;
 #endif
 	/* the idle task's stack only on request: without it, -EFAULT marks an idle sample */
-	if (key.tid == 0 && !idle_stacks)
+	if (tid == 0 && !idle_stacks)
 		kstack = false;
-	key.kern_stack_id = -EFAULT;
-	key.user_stack_id = -EFAULT;
-	/* the helper needs a map the verifier knows: it follows each of the two through its path
-	 * (a call site per generation cost ~0.6 ms more verification at start) */
-	stacks = sg ? (void *)&stacks1 : (void *)&stacks0;
-	if (kstack)
-		key.kern_stack_id = bpf_get_stackid(ctx, stacks, 0);
-	if (key.tid) {
+	if (tid) {
 		/* user registers: the sample's own when it interrupted user mode, else those the
 		 * task entered the kernel with (at the top of its kernel stack) */
 		const __u64 *regs = (const __u64 *)ctx;
 
 		if (kstack)
 			regs = (const __u64 *)bpf_task_pt_regs(bpf_get_current_task_btf());
-		key.user_stack_id = walk_user(key.pid, regs, kstack, sg, &uflags);
+		b->hdr.user_err = walk_user(pid, regs, kstack, &us);
 	}
-	counts = g ? (void *)&counts1 : (void *)&counts0;
+	if (us && !b->hdr.user_err) {
+		/* native frames from ips[0], Python words from the top of ips (python.bpf.h) */
+		nu = us->nr;
+		if (nu > EMBER_MAX_STACK_DEPTH)
+			nu = EMBER_MAX_STACK_DEPTH;
+		npy = EMBER_PY_WORDS * EMBER_USTACK_PY_NR(us->flags);
+		if (npy > EMBER_MAX_STACK_DEPTH - nu)
+			npy = 0;
+		b->hdr.user_flags = npy ? us->flags : us->flags & ~(0xffu << EMBER_USTACK_PY_NR_SHIFT);
+		/* bounded copies: each offset and size masked, ember_ustack.room keeps the source
+		 * and EMBER_SAMPLE_WORDS the destination inside its map value */
+		bpf_probe_read_kernel(b->words, (nu & 127) * 8, us->ips);
+		if (npy)
+			bpf_probe_read_kernel(&b->words[nu & 127], (npy & 127) * 8,
+					      &us->ips[(EMBER_MAX_STACK_DEPTH - npy) & 127]);
+	}
+	if (kstack) {
+		r = bpf_get_stack(ctx, &b->words[(nu + npy) & 255],
+				  EMBER_MAX_STACK_DEPTH * sizeof(__u64), 0);
+		if (r > 0) {
+			nk = (__u32)r / sizeof(__u64);
+			b->hdr.kern_err = 0;
+		} else {
+			b->hdr.kern_err = r ? (__s32)r : -EFAULT;
+		}
+	}
+	b->hdr.nr_user = nu;
+	b->hdr.nr_py = npy;
+	b->hdr.nr_kernel = nk;
 	st->samples++;
-	if (key.tid == 0)
+	if (tid == 0)
 		st->idle++;
-	count_err(key.kern_stack_id, &st->kern_eexist, &st->kern_efault, &st->kern_other);
-	count_err(key.user_stack_id, &st->user_eexist, &st->user_efault, &st->user_other);
-	if (key.user_stack_id >= 0) {
-		if (uflags & EMBER_USTACK_FP)
+	count_err(b->hdr.kern_err, &st->kern_efault, &st->kern_other);
+	count_err(b->hdr.user_err, &st->user_efault, &st->user_other);
+	if (!b->hdr.user_err) {
+		if (b->hdr.user_flags & EMBER_USTACK_FP)
 			st->user_fp_walks++;
-		if (uflags & EMBER_USTACK_TRUNC)
+		if (b->hdr.user_flags & EMBER_USTACK_TRUNC)
 			st->user_truncated++;
 	}
-	/* an id names a bucket of its generation's map */
-	if (key.kern_stack_id >= 0)
-		key.kern_stack_id |= sg << EMBER_STACK_GEN_SHIFT;
-	if (key.user_stack_id >= 0)
-		key.user_stack_id |= sg << EMBER_STACK_GEN_SHIFT;
-
-	val = bpf_map_lookup_elem(counts, &key);
-	if (val)
-		__sync_fetch_and_add(val, 1);
-	else if (bpf_map_update_elem(counts, &key, &one, BPF_NOEXIST)) {
-		/* -EEXIST: another CPU added the key meanwhile; otherwise the map is full */
-		val = bpf_map_lookup_elem(counts, &key);
-		if (val)
-			__sync_fetch_and_add(val, 1);
-		else
-			st->counts_full++;
-	}
-
-	rec = bpf_ringbuf_reserve(&times, sizeof(*rec), 0);
-	if (!rec) {
-		st->ringbuf_drops++;
-		if (!val)
-			st->both_full++; /* neither counted nor recorded: lost here, counted */
-		return 0;
-	}
-	rec->time_ns = bpf_ktime_get_ns();
-	rec->pid = key.pid;
-	rec->tid = key.tid;
-	rec->user_stack_id = key.user_stack_id;
-	rec->kern_stack_id = key.kern_stack_id;
-	rec->cpu = bpf_get_smp_processor_id();
-	rec->gen = g;
 	/*
 	 * No user stack (kernel thread): no mappings to capture, no wake-up. The process this CPU
 	 * sampled last (and no exec since) is known to be in "seen": skip the LRU lookup, the
 	 * common case on a busy CPU.
 	 */
 	seq = *(volatile __u32 *)&exec_seq;
-	if (key.pid && key.user_stack_id != -EFAULT &&
-	    (key.pid != st->last_pid || seq != st->last_exec_seq)) {
-		if (!bpf_map_lookup_elem(&seen, &key.pid)) {
-			bpf_map_update_elem(&seen, &key.pid, &yes, BPF_ANY);
+	if (pid && b->hdr.user_err != -EFAULT &&
+	    (pid != st->last_pid || seq != st->last_exec_seq)) {
+		if (!bpf_map_lookup_elem(&seen, &pid)) {
+			bpf_map_update_elem(&seen, &pid, &yes, BPF_ANY);
 			wake = BPF_RB_FORCE_WAKEUP;
 		}
-		st->last_pid = key.pid;
+		st->last_pid = pid;
 		st->last_exec_seq = seq;
 	}
 	/* half full: wake userspace now rather than drop records before the next tick. Asked
 	 * every 32nd sample of a CPU (the positions are cold cache lines): the other half of the
-	 * ring holds what all CPUs write meanwhile, up to 400 CPUs */
+	 * ring holds what all CPUs write meanwhile */
 	if (wake == BPF_RB_NO_WAKEUP && !(st->samples & 31) &&
-	    bpf_ringbuf_query(&times, BPF_RB_AVAIL_DATA) > ring_half)
+	    bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) > ring_half)
 		wake = BPF_RB_FORCE_WAKEUP;
-	bpf_ringbuf_submit(rec, wake);
+	size = sizeof(b->hdr) + ((nu + npy + nk) & (EMBER_SAMPLE_WORDS - 1)) * sizeof(__u64);
+	if (bpf_ringbuf_output(&samples, b, size, wake)) {
+		st->ringbuf_drops++; /* lost here, counted */
+		return 0;
+	}
+	st->ring_bytes += size;
 	return 0;
 }
 
@@ -238,7 +210,7 @@ static __always_inline void tell(__u32 pid, __u32 kind, __u64 wake)
 	st = bpf_map_lookup_elem(&stats, &zero);
 	if (!st)
 		return;
-	rec = bpf_ringbuf_reserve(&times, sizeof(*rec), 0);
+	rec = bpf_ringbuf_reserve(&samples, sizeof(*rec), 0);
 	if (!rec) {
 		if (kind == EMBER_REC_EXIT)
 			st->exit_drops++;

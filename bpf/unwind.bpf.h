@@ -38,17 +38,6 @@ struct {
 	__uint(max_entries, 1);
 } ustack_scratch SEC(".maps");
 
-#define USTACK_MAP(name)                                                                       \
-	struct {                                                                               \
-		__uint(type, BPF_MAP_TYPE_HASH);                                               \
-		__type(key, __u32);                                                            \
-		__type(value, struct ember_ustack);                                            \
-		__uint(max_entries, 16384);                                                    \
-	} name SEC(".maps")
-
-USTACK_MAP(ustacks0);
-USTACK_MAP(ustacks1);
-
 /*
  * The rules of frames seen lately, per CPU, direct-mapped by (pid, ip): most samples repeat the
  * return addresses of the samples before them, and a hit saves both searches. An entry holds for
@@ -71,8 +60,6 @@ struct {
 	__uint(max_entries, RULE_CACHE_SLOTS);
 } rule_cache SEC(".maps");
 
-/* Buckets of the user stack maps - 1 (their size is a power of 2, set with max_entries). */
-const volatile __u32 ustack_mask = 16383;
 /* Rows in unwind_rows (its max_entries). */
 const volatile __u32 nr_rows = 1;
 
@@ -336,17 +323,15 @@ trunc:
 
 /*
  * Walks the user stack of the current task from its registers (@regs: user mode registers,
- * read through @regs_kernel when they are in kernel memory) into a user stack map of generation
- * @sg. Returns the stack id (>= 0) or -errno: -EFAULT (no user context), -EEXIST (its buckets
- * hold other stacks), -ENOMEM.
+ * read through @regs_kernel when they are in kernel memory) into the per-CPU scratch, which
+ * *@ret points to (the caller copies it into the sample's record). Returns 0 or -errno: -EFAULT
+ * (no user context), -ENOMEM.
  */
-static __always_inline int walk_user(__u32 pid, const __u64 *regs, bool regs_kernel, __u32 sg,
-				     __u32 *ret_flags)
+static __always_inline int walk_user(__u32 pid, const __u64 *regs, bool regs_kernel,
+				     struct ember_ustack **ret)
 {
 	struct walk w = { .hash = 0xcbf29ce484222325ULL, .exact_ip = true };
-	struct ember_ustack *old;
-	void *map = sg ? (void *)&ustacks1 : (void *)&ustacks0;
-	__u32 zero = 0, key, probe;
+	__u32 zero = 0;
 	__u64 cs;
 
 	w.st = bpf_map_lookup_elem(&ustack_scratch, &zero);
@@ -380,24 +365,9 @@ static __always_inline int walk_user(__u32 pid, const __u64 *regs, bool regs_ker
 	bpf_loop(EMBER_MAX_STACK_DEPTH + 1, walk_step, &w, 0);
 	if (!w.st->nr)
 		return -EFAULT;
-	w.hash ^= w.st->flags;
-	w.st->hash = w.hash;
-	*ret_flags = w.st->flags;
-	/* two probes: the stack's bucket, then the next */
-	for (probe = 0; probe < 2; probe++) {
-		key = (__u32)(w.hash >> (probe * 32)) & ustack_mask;
-		old = bpf_map_lookup_elem(map, &key);
-		if (!old) {
-			if (!bpf_map_update_elem(map, &key, w.st, BPF_NOEXIST))
-				return (int)key;
-			old = bpf_map_lookup_elem(map, &key); /* another CPU filled it */
-			if (!old)
-				return -ENOMEM;
-		}
-		if (old->hash == w.hash)
-			return (int)key;
-	}
-	return -EEXIST;
+	w.st->hash = w.hash ^ w.st->flags;
+	*ret = w.st;
+	return 0;
 }
 
 #endif

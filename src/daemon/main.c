@@ -7,6 +7,7 @@
  * the store.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -27,6 +28,7 @@
 #include "ember/core/base/sbuf.h"
 #include "ember/core/base/strtab.h"
 #include "ember/core/base/version.h"
+#include "ember/core/base/workq.h"
 #include "ember/core/model/profile.h"
 #include "ember/core/model/recording.h"
 #include "ember/daemon/export/exporter.h"
@@ -37,6 +39,8 @@
 #include "ember/daemon/ingest/replay.h"
 #include "ember/daemon/sample/sampler.h"
 #include "ember/daemon/service/config.h"
+#include "ember/daemon/service/liveness.h"
+#include "ember/daemon/service/shutdown.h"
 #include "ember/daemon/service/security.h"
 #include "ember/daemon/service/service.h"
 #include "ember/daemon/store/store.h"
@@ -49,6 +53,9 @@
 #include "ember/daemon/sample/bpf_shared.h"
 
 #define NSEC NSEC_PER_SEC
+#ifndef MAX
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
+#endif
 
 struct emberd {
 	struct ember_config cfg;
@@ -58,6 +65,11 @@ struct emberd {
 	uint64_t start_ns;	/* CLOCK_MONOTONIC at start */
 	bool stop;
 	struct service_watchdog wd;
+	struct liveness live;		/* the drain's heartbeat, for /healthz */
+	struct shutdown_guard *guard;	/* SIGTERM/SIGINT, with a deadline */
+	int gfd;			/* the guard's eventfd */
+	const char *pause_path;		/* $EMBERD_TEST_PAUSE_DRAIN: no drain while it exists */
+	bool paused;
 	struct security_files sec; /* the token and TLS files the server uses */
 
 	struct store *store;
@@ -66,7 +78,19 @@ struct emberd {
 	struct kresolve *kres;	/* NULL: kernel symbols from /proc/kallsyms */
 	struct strtab *sym_st;	/* the symbolizer's names (main thread only) */
 	struct unwinder *unwind;	/* the BPF walker's tables; NULL: frame pointers only */
-	bool unwind_pending;		/* processes wait for tables: work again soon */
+	bool unwind_pending;		/* atomic: processes wait for tables: work again soon */
+	bool unwind_queued;		/* atomic: a W_UNWIND is queued */
+	struct workq *wq;		/* the worker: naming, tables, housekeeping */
+	uint64_t work_dropped;		/* atomic: work not queued (full queue) */
+	int final_err;			/* the worker's last dump */
+	uint64_t published_ns;		/* atomic: the worker's last publish of the counters */
+	pthread_mutex_t wpub_lock;	/* wpub: the worker writes, the drain thread publishes */
+	struct worker_pub {
+		struct symbolizer_stats symbols;
+		struct ingest_stats ingest;
+		struct unwind_stats unwind;
+		struct python_stats python;
+	} wpub;
 	struct python *py;		/* CPython processes' frames; NULL: [python] enabled = no */
 	struct ingest *ingest;	/* groups -> named stacks, for the store and the captures */
 	struct store_sink *sink;
@@ -107,6 +131,26 @@ static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap
 	return 0;
 }
 
+/* On the shutdown thread. */
+static void on_stop_signal(int signo, void *ctx)
+{
+	(void)ctx;
+	log_info("received %s, exiting", strsignal(signo));
+}
+
+/* On the shutdown thread: the main thread did not finish within the deadline. */
+static void on_stop_expired(void *ctx)
+{
+	struct emberd *d = ctx;
+	struct liveness_state ls;
+
+	liveness_check(&d->live, mono_ns(), &ls);
+	log_warn("exiting without the final drain: the main thread is still busy in '%s' (%.1f s), "
+		 "the worker in '%s' (%.1f s)",
+		 ls.busy_stage ? ls.busy_stage : "shutdown", ls.busy_s,
+		 ls.worker_stage ? ls.worker_stage : "nothing", ls.worker_busy_s);
+}
+
 static int loop_setup(struct emberd *d)
 {
 	struct itimerspec its = { 0 };
@@ -114,8 +158,6 @@ static int loop_setup(struct emberd *d)
 	sigset_t mask;
 
 	sigemptyset(&mask);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGUSR1);
 	sigaddset(&mask, SIGHUP);
 	if (sigprocmask(SIG_BLOCK, &mask, NULL))
@@ -140,6 +182,15 @@ static int loop_setup(struct emberd *d)
 	ev.data.fd = d->tfd;
 	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->tfd, &ev))
 		return log_errno(-errno, "cannot watch timerfd");
+	/* SIGTERM and SIGINT: a thread of their own, which ends the process 1.5 s later if a stage
+	 * holds this one (a read that blocks, a long parse) */
+	d->guard = shutdown_guard__start(1500 * 1000000ULL, 0, on_stop_signal, on_stop_expired, d);
+	if (!d->guard)
+		return log_errno(-errno, "cannot start the shutdown thread");
+	d->gfd = shutdown_guard__fd(d->guard);
+	ev.data.fd = d->gfd;
+	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->gfd, &ev))
+		return log_errno(-errno, "cannot watch the shutdown eventfd");
 	return 0;
 }
 
@@ -159,22 +210,13 @@ static void report_drops(struct emberd *d, bool force)
 		return; /* at most one line per 10 s */
 	sampler__stats(d->sampler, &st);
 #define DELTA(f) (st.f - d->last.f)
-	if (DELTA(kern_eexist) || DELTA(user_eexist))
-		log_warn("stack map collisions: %llu kernel, %llu user stacks lost "
-			 "(raise sampling.stack_map_entries)",
-			 (unsigned long long)DELTA(kern_eexist),
-			 (unsigned long long)DELTA(user_eexist));
-	if (DELTA(counts_full))
-		log_warn("counts map full %llu times (samples kept through their time records; "
-			 "raise sampling.counts_map_entries)",
-			 (unsigned long long)DELTA(counts_full));
 	if (DELTA(ringbuf_drops))
-		log_warn("ring buffer full: %llu samples kept with the tick's time "
-			 "(raise sampling.ringbuf_size)",
+		log_warn("ring buffer full: %llu samples lost (raise sampling.ringbuf_size, or "
+			 "shorten sampling.tick_ms)",
 			 (unsigned long long)DELTA(ringbuf_drops));
 	if (DELTA(lost))
-		log_warn("%llu samples lost (%llu in BPF: counts map and ring buffer both full; the "
-			 "rest while storing them)",
+		log_warn("%llu samples lost (%llu in BPF: the ring buffer was full; the rest while "
+			 "keeping or storing them)",
 			 (unsigned long long)DELTA(lost), (unsigned long long)DELTA(lost_in_bpf));
 	if (DELTA(cpu_attaches) || DELTA(cpu_detaches))
 		log_info("CPU hotplug: %llu attached, %llu detached, %llu CPUs sampled",
@@ -197,14 +239,18 @@ static void log_sampler_totals(struct emberd *d)
 	store__stats(d->store, &ss);
 	ingest__stats(d->ingest, &in);
 	log_info("sampled %llu (idle %llu), delivered %llu, untimed %llu, lost %llu; %llu drains "
-		 "of %.0f us avg; BPF %.0f ns/sample; store %llu samples in %llu bytes "
+		 "of %.0f us avg; BPF %.0f ns/sample; ring %.0f B/sample; %llu bpf() calls; "
+		 "store %llu samples in %llu bytes "
 		 "(%.2f B/sample records), %llu stacks; stack cache %.0f%% hits",
 		 (unsigned long long)st.samples, (unsigned long long)st.idle,
 		 (unsigned long long)st.delivered, (unsigned long long)st.untimed,
 		 (unsigned long long)st.lost, (unsigned long long)st.drains,
 		 st.drains ? (double)st.drain_ns_total / (double)st.drains / 1e3 : 0.0,
 		 st.prog_run_cnt ? (double)st.prog_run_ns / (double)st.prog_run_cnt : 0.0,
-		 (unsigned long long)ss.samples, (unsigned long long)ss.bytes,
+		 st.samples > st.ringbuf_drops
+		     ? (double)st.ring_bytes / (double)(st.samples - st.ringbuf_drops)
+		     : 0.0,
+		 (unsigned long long)st.bpf_calls, (unsigned long long)ss.samples, (unsigned long long)ss.bytes,
 		 ss.samples ? (double)ss.sample_bytes / (double)ss.samples : 0.0,
 		 (unsigned long long)ss.stacks,
 		 in.cache_hits + in.cache_misses
@@ -225,45 +271,6 @@ static void log_sampler_totals(struct emberd *d)
 			 us.ready_count ? (double)us.ready_ns_total / (double)us.ready_count / 1e6
 					: 0.0);
 	}
-}
-
-static void drain(struct emberd *d)
-{
-	int r;
-
-	if (!d->sampler)
-		return;
-	store_sink__set_clock_offset(d->sink, (int64_t)(real_ns() - mono_ns()));
-	r = sampler__drain(d->sampler, on_group, d);
-	if (r < 0)
-		log_errno(r, "drain failed, samples counted as lost");
-	(void)store__expire(d->store, clock_ns(CLOCK_REALTIME));
-	/*
-	 * Expiry every 5 s (exited processes keep their state for a grace period, for the samples
-	 * still in flight). Exec and exit are notified by the BPF programs, so reading every
-	 * cached process's start time and executable (two /proc reads each) is a safety net: once
-	 * a minute, or at once after a notification was lost or without the programs.
-	 */
-	if (mono_ns() - d->last_prune_ns >= 5 * NSEC) {
-		struct sampler_stats st;
-		uint64_t lost;
-
-		sampler__stats(d->sampler, &st);
-		lost = st.exec_drops + st.exit_drops;
-		if (!st.exec_notify || !st.exit_notify || lost != d->notify_lost ||
-		    mono_ns() - d->last_check_ns >= 60 * NSEC) {
-			(void)symbolizer__prune(d->sym);
-			d->last_check_ns = mono_ns();
-			d->notify_lost = lost;
-		} else {
-			(void)symbolizer__prune_gone(d->sym);
-		}
-		if (d->py)
-			python__prune(d->py);
-		(void)unwinder__sweep(d->unwind);
-		d->last_prune_ns = mono_ns();
-	}
-	report_drops(d, false);
 }
 
 /* Writes the folded profile of everything in the store (idle and root per --dump-*). */
@@ -320,6 +327,219 @@ out:
 	return r;
 }
 
+/* --- the worker: what reads processes' files, names frames, builds tables (issue 25) -------- */
+
+enum work_kind { W_BATCH, W_TICK, W_UNWIND, W_DUMP, W_FILTER, W_FINAL };
+
+struct work {
+	enum work_kind kind;
+	struct sampler_batch *b;	/* W_BATCH */
+	char comms[EMBER_LIST_MAX];	/* W_FILTER: the new [filter] lists */
+	char cgroups[EMBER_LIST_MAX];
+};
+
+/* Queues work for the worker; a full queue drops it, counted (a batch's samples as lost). */
+static int push_work(struct emberd *d, enum work_kind kind, struct sampler_batch *b)
+{
+	struct work *w = calloc(1, sizeof(*w));
+	int r = w ? 0 : -ENOMEM;
+
+	if (w) {
+		*w = (struct work){ .kind = kind, .b = b };
+		if (kind == W_FILTER) {
+			snprintf(w->comms, sizeof(w->comms), "%s", d->cfg.exclude_comms);
+			snprintf(w->cgroups, sizeof(w->cgroups), "%s", d->cfg.exclude_cgroups);
+		}
+		/* a new process's events and its tables first: its mappings and interpreter are read
+		 * while it lives, its tables built (under their budget) while the single loop would
+		 * have, not after the naming of the tick's samples queued before them */
+		r = (kind == W_BATCH && b && !sampler_batch__samples(b)) || kind == W_UNWIND
+			? workq__push_urgent(d->wq, w)
+			: workq__push(d->wq, w);
+	}
+	if (r) {
+		free(w);
+		if (b)
+			sampler_batch__drop(d->sampler, b);
+		__atomic_fetch_add(&d->work_dropped, 1, __ATOMIC_RELAXED);
+	}
+	return r;
+}
+
+/* The worker's counters, for the drain thread to publish with the sampler's. */
+static void copy_worker_stats(struct emberd *d)
+{
+	struct worker_pub p = { 0 };
+
+	symbolizer__stats(d->sym, &p.symbols);
+	ingest__stats(d->ingest, &p.ingest);
+	if (d->unwind)
+		unwinder__stats(d->unwind, &p.unwind);
+	if (d->py)
+		python__stats(d->py, &p.python);
+	pthread_mutex_lock(&d->wpub_lock);
+	d->wpub = p;
+	pthread_mutex_unlock(&d->wpub_lock);
+}
+
+/*
+ * Expiry every 5 s (exited processes keep their state for a grace period, for the samples still
+ * in flight). Exec and exit are notified by the BPF programs, so reading every cached process's
+ * start time and executable (two /proc reads each) is a safety net: once a minute, or at once
+ * after a notification was lost or without the programs.
+ */
+static void prune(struct emberd *d)
+{
+	struct sampler_stats st;
+	uint64_t lost;
+
+	if (mono_ns() - d->last_prune_ns < 5 * NSEC)
+		return;
+	sampler__stats(d->sampler, &st);
+	lost = st.exec_drops + st.exit_drops + st.events_lost;
+	if (!st.exec_notify || !st.exit_notify || lost != d->notify_lost ||
+	    mono_ns() - d->last_check_ns >= 60 * NSEC) {
+		(void)symbolizer__prune(d->sym);
+		d->last_check_ns = mono_ns();
+		d->notify_lost = lost;
+	} else {
+		(void)symbolizer__prune_gone(d->sym);
+	}
+	if (d->py)
+		python__prune(d->py);
+	if (d->unwind)
+		(void)unwinder__sweep(d->unwind); /* processes gone, whatever was missed */
+	d->last_prune_ns = mono_ns();
+}
+
+static void unwind_work(struct emberd *d)
+{
+	if (!d->unwind)
+		return;
+	liveness_worker_busy(&d->live, "unwind tables");
+	__atomic_store_n(&d->unwind_pending, unwinder__work(d->unwind) > 0, __ATOMIC_RELAXED);
+}
+
+/* Counters for /api/v1/stats: the sampler's now, the worker's as of its last tick. Either thread. */
+static void publish(struct emberd *d)
+{
+	struct http_published pub = { .have_unwind = d->unwind != NULL, .have_python = d->py != NULL };
+
+	sampler__stats(d->sampler, &pub.sampler);
+	pthread_mutex_lock(&d->wpub_lock);
+	pub.symbols = d->wpub.symbols;
+	pub.ingest = d->wpub.ingest;
+	pub.unwind = d->wpub.unwind;
+	pub.python = d->wpub.python;
+	pthread_mutex_unlock(&d->wpub_lock);
+	if (d->exporter) { /* its own thread's counters, under its lock */
+		exporter__stats(d->exporter, pub.exporters);
+		pub.have_exporter = true;
+	}
+	if (d->identity)
+		identity__stats(d->identity, &pub.identity);
+	http_server__publish(d->http, &pub);
+}
+
+/* On the worker: one item, in the order queued. */
+static void work_run(void *ctx, void *item)
+{
+	struct emberd *d = ctx;
+	struct work *w = item;
+	int r;
+
+	switch (w->kind) {
+	case W_BATCH:
+		liveness_worker_busy(&d->live, "naming");
+		store_sink__set_clock_offset(d->sink, (int64_t)(real_ns() - mono_ns()));
+		r = sampler_batch__deliver(d->sampler, w->b, on_group, d);
+		if (r < 0)
+			log_errno(r, "delivery failed, samples counted as lost");
+		sampler_batch__free(d->sampler, w->b);
+		liveness_worker_busy(&d->live, "store");
+		(void)store__expire(d->store, clock_ns(CLOCK_REALTIME));
+		/* new processes in it: their tables now (under the budget), not at the next tick */
+		unwind_work(d);
+		break;
+	case W_TICK:
+		unwind_work(d);
+		liveness_worker_busy(&d->live, "prune");
+		prune(d);
+		liveness_worker_busy(&d->live, "captures");
+		capture_mgr__tick(d->captures);
+		if (d->http)
+			http_server__tick(d->http); /* finishes due ad hoc captures */
+		sampler__events(d->sampler);
+		copy_worker_stats(d);
+		if (d->http) {
+			publish(d);
+			__atomic_store_n(&d->published_ns, mono_ns(), __ATOMIC_RELAXED);
+		}
+		report_drops(d, false);
+		break;
+	case W_UNWIND:
+		__atomic_store_n(&d->unwind_queued, false, __ATOMIC_RELAXED);
+		unwind_work(d);
+		break;
+	case W_DUMP:
+		liveness_worker_busy(&d->live, "dump");
+		(void)dump(d);
+		break;
+	case W_FILTER:
+		if (ingest__set_filter(d->ingest, w->comms, w->cgroups))
+			log_warn("reload: [filter] lists too long, ignoring");
+		if (d->http)
+			http_server__flush_cache(d->http); /* answers rendered under the old filter */
+		break;
+	case W_FINAL:
+		liveness_worker_busy(&d->live, "final report");
+		report_drops(d, true);
+		log_sampler_totals(d);
+		if (d->cfg.dump_after_s)
+			d->final_err = dump(d);
+		break;
+	}
+	liveness_worker_busy(&d->live, NULL);
+	free(w);
+}
+
+/* --- the drain thread: the ring buffer, the tick, the signals; nothing that can wait -------- */
+
+/* Takes what the ring buffer holds (@events_only: the process events) and queues it. */
+static void take(struct emberd *d, bool events_only)
+{
+	struct sampler_batch *b;
+	uint64_t cpus, newest;
+
+	liveness_busy(&d->live, "drain");
+	b = sampler__take(d->sampler, events_only);
+	newest = sampler__newest_ns(d->sampler, &cpus);
+	liveness_drained(&d->live, mono_ns(), newest, cpus);
+	if (b)
+		(void)push_work(d, W_BATCH, b);
+	liveness_busy(&d->live, NULL);
+}
+
+
+/*
+ * The test knob: while the file named by $EMBERD_TEST_PAUSE_DRAIN exists, no drain (the ring
+ * buffer is not watched either: it would wake the loop for ever). True while paused.
+ */
+static bool pause_knob(struct emberd *d)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.fd = d->rbfd };
+	bool paused = d->pause_path && !access(d->pause_path, F_OK);
+
+	if (paused == d->paused)
+		return paused;
+	d->paused = paused;
+	liveness_set_paused(&d->live, paused);
+	log_info("%s the drain (%s)", paused ? "pausing" : "resuming", d->pause_path);
+	if (d->rbfd >= 0)
+		(void)epoll_ctl(d->epfd, paused ? EPOLL_CTL_DEL : EPOLL_CTL_ADD, d->rbfd, &ev);
+	return paused;
+}
+
 static void on_tick(struct emberd *d)
 {
 	uint64_t expirations;
@@ -327,31 +547,17 @@ static void on_tick(struct emberd *d)
 	if (read(d->tfd, &expirations, sizeof(expirations)) < 0)
 		return;
 	service_watchdog_ping(&d->wd); /* WATCHDOG=1: the loop is alive */
-	if (d->unwind)
-		d->unwind_pending = unwinder__work(d->unwind) > 0; /* tables left */
-	drain(d);
-	capture_mgr__tick(d->captures);
-	if (d->http && d->sampler) { /* counters for /api/v1/stats, copied on this thread */
-		struct http_published pub = { .have_unwind = d->unwind != NULL,
-					      .have_python = d->py != NULL };
-
-		sampler__stats(d->sampler, &pub.sampler);
-		symbolizer__stats(d->sym, &pub.symbols);
-		ingest__stats(d->ingest, &pub.ingest);
-		if (d->unwind)
-			unwinder__stats(d->unwind, &pub.unwind);
-		if (d->py)
-			python__stats(d->py, &pub.python);
-		if (d->exporter) {
-			exporter__stats(d->exporter, pub.exporters);
-			pub.have_exporter = true;
-		}
-		if (d->identity)
-			identity__stats(d->identity, &pub.identity);
-		http_server__publish(d->http, &pub);
-	}
-	if (d->http)
-		http_server__tick(d->http); /* finishes due ad hoc captures */
+	if (pause_knob(d))
+		return;
+	take(d, false);
+	(void)push_work(d, W_TICK, NULL);
+	/* the worker publishes after each tick's batch (then the counters agree with the store);
+	 * when it has not for as long as it takes to call it stuck (10 ticks, at least 5 s), the
+	 * sampler's counters from here, so that they keep showing what is read and lost */
+	if (d->http &&
+	    mono_ns() - __atomic_load_n(&d->published_ns, __ATOMIC_RELAXED) >
+		MAX(LIVENESS_WORKER_TICKS * d->cfg.tick_ms * 1000000ULL, 5 * NSEC))
+		publish(d);
 	if (d->cfg.dump_after_s && mono_ns() - d->start_ns >= d->cfg.dump_after_s * NSEC) {
 		log_info("--dump-after %llu s reached", (unsigned long long)d->cfg.dump_after_s);
 		d->stop = true;
@@ -409,9 +615,8 @@ static void reload(struct emberd *d)
 
 	if (service_reload(&d->cfg, d->argc, d->argv, &changed) < 0)
 		return;
-	if ((changed & SERVICE_CHANGE_FILTER) && d->ingest &&
-	    ingest__set_filter(d->ingest, d->cfg.exclude_comms, d->cfg.exclude_cgroups))
-		log_warn("reload: [filter] lists too long, ignoring");
+	if ((changed & SERVICE_CHANGE_FILTER) && d->ingest)
+		(void)push_work(d, W_FILTER, NULL); /* the worker's ingest */
 	if ((changed & SERVICE_CHANGE_EXPORT) && !export_check(&d->cfg) && d->identity) {
 		struct exporter_opts o;
 
@@ -441,20 +646,19 @@ static void on_signal(struct emberd *d)
 
 	while (read(d->sfd, &si, sizeof(si)) == sizeof(si)) {
 		switch (si.ssi_signo) {
-		case SIGTERM:
-		case SIGINT:
-			log_info("received %s, exiting", strsignal((int)si.ssi_signo));
-			d->stop = true;
-			break;
 		case SIGUSR1:
 			log_info("received SIGUSR1: dump");
-			drain(d);
-			drain(d); /* both generations: everything sampled until now */
-			(void)dump(d);
+			if (!d->sampler)
+				break;
+			if (!d->paused)
+				take(d, false); /* everything sampled until now, before the dump */
+			(void)push_work(d, W_DUMP, NULL);
 			break;
 		case SIGHUP:
 			log_info("received SIGHUP: reloading the configuration");
+			liveness_busy(&d->live, "reload");
 			reload(d);
+			liveness_busy(&d->live, NULL);
 			break;
 		default:
 			log_info("received %s, ignoring", strsignal((int)si.ssi_signo));
@@ -463,32 +667,42 @@ static void on_signal(struct emberd *d)
 	}
 }
 
-/* New processes' first samples woke us up: their mappings and tables now, while they live. */
+/* New processes' first samples woke us up: to the worker, which reads their mappings now. */
 static void on_ring(struct emberd *d)
 {
-	(void)sampler__poll(d->sampler);
-	if (d->unwind)
-		d->unwind_pending = unwinder__work(d->unwind) > 0;
+	/* while the worker has a backlog, the events wait in the sampler's batch (read, so the
+	 * ring does not fill) and go with a later take: a burst of new processes cannot fill the
+	 * queue ahead of the tick's samples */
+	if (workq__len(d->wq) < 64)
+		take(d, true);
+	else
+		(void)sampler__poll(d->sampler);
 }
 
 static int run(struct emberd *d)
 {
-	struct epoll_event evs[4];
+	struct epoll_event evs[5];
 	int n, i;
 
 	while (!d->stop) {
 		/* tables still to build (a budget per call): come back within 5 ms rather than at the
 		 * next tick, so that new processes are walked with them soon */
-		n = epoll_wait(d->epfd, evs, 4, d->unwind_pending ? 5 : -1);
+		n = epoll_wait(d->epfd, evs, 5,
+			       __atomic_load_n(&d->unwind_pending, __ATOMIC_RELAXED) && !d->paused
+				   ? 5
+				   : -1);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			return log_errno(-errno, "epoll_wait failed");
 		}
-		if (!n && d->unwind)
-			d->unwind_pending = unwinder__work(d->unwind) > 0;
-		for (i = 0; i < n; i++) {
-			if (evs[i].data.fd == d->sfd)
+		if (!n && d->unwind && !d->paused &&
+		    !__atomic_exchange_n(&d->unwind_queued, true, __ATOMIC_RELAXED))
+			(void)push_work(d, W_UNWIND, NULL);
+		for (i = 0; i < n && !d->stop; i++) {
+			if (evs[i].data.fd == d->gfd)
+				d->stop = true;
+			else if (evs[i].data.fd == d->sfd)
 				on_signal(d);
 			else if (evs[i].data.fd == d->tfd)
 				on_tick(d);
@@ -572,8 +786,6 @@ static int sampling_setup(struct emberd *d)
 		.include_idle = d->cfg.include_idle,
 		.idle_stacks = d->cfg.idle_stacks,
 		.hardware_event = d->cfg.hardware_event,
-		.stack_map_entries = (uint32_t)d->cfg.stack_map_entries,
-		.counts_map_entries = (uint32_t)d->cfg.counts_map_entries,
 		.tick_ms = (uint32_t)d->cfg.tick_ms,
 		.ringbuf_bytes = (uint32_t)d->cfg.ringbuf_bytes,
 		.unwind_rows = d->cfg.unwind ? (uint32_t)(d->cfg.unwind_memory_bytes / sizeof(struct ember_unwind_prow)) : 0,
@@ -660,16 +872,17 @@ static int sampling_setup(struct emberd *d)
 		return log_errno(-errno, "cannot watch the ring buffer");
 	sampler__stats(d->sampler, &st);
 	d->last = st;
-	log_info("sampling %llu CPUs at %llu Hz with the %s event (BPF program id %u; maps per "
-		 "generation: %u stacks, %u counts)",
+	log_info("sampling %llu CPUs at %llu Hz with the %s event (BPF program id %u, %u "
+		 "instructions verified; whole stacks through a %u KiB ring buffer)",
 		 (unsigned long long)st.cpus_attached, (unsigned long long)d->cfg.frequency_hz,
-		 st.hardware_event ? "cpu-cycles" : "cpu-clock", st.prog_id, st.stack_map_entries,
-		 st.counts_map_entries);
+		 st.hardware_event ? "cpu-cycles" : "cpu-clock", st.prog_id, st.prog_verified_insns,
+		 st.ringbuf_bytes / 1024);
 	return 0;
 }
 
 static void emberd_fini(struct emberd *d)
 {
+	workq__free(d->wq); /* first: the worker uses everything below */
 	/* HTTP: stop the server here, before the store goes (issue 7). */
 	http_server__free(d->http);
 	d->http = NULL;
@@ -698,7 +911,8 @@ static void emberd_fini(struct emberd *d)
 
 int main(int argc, char **argv)
 {
-	struct emberd d = { .epfd = -1, .tfd = -1, .sfd = -1, .rbfd = -1 };
+	struct emberd d = { .epfd = -1, .tfd = -1, .sfd = -1, .rbfd = -1, .gfd = -1,
+			    .wpub_lock = PTHREAD_MUTEX_INITIALIZER };
 	char err[1024];
 	int r;
 
@@ -735,6 +949,10 @@ int main(int argc, char **argv)
 	service_watchdog_init(&d.wd);
 	libbpf_set_print(libbpf_log);
 	d.start_ns = mono_ns();
+	liveness_init(&d.live, d.cfg.tick_ms * 1000000ULL, d.cfg.include_idle);
+	d.pause_path = getenv("EMBERD_TEST_PAUSE_DRAIN");
+	if (d.pause_path && !d.pause_path[0])
+		d.pause_path = NULL;
 
 	r = loop_setup(&d);
 	if (r)
@@ -752,6 +970,8 @@ int main(int argc, char **argv)
 			      &d.replay);
 	if (r)
 		goto out;
+	if (d.sampler && d.http)
+		http_server__set_liveness(d.http, &d.live);
 	if (d.sampler && d.http) { /* captures with a frequency or pid get their own sampler */
 		d.captures = capture_mgr__new(&d.cfg, d.ingest, d.sym, d.sampler);
 		if (d.captures)
@@ -767,6 +987,14 @@ int main(int argc, char **argv)
 	r = emberd_drop_privileges(&d.cfg); /* BPF attached, socket bound: keep what is needed */
 	if (r)
 		goto out;
+	/* the worker after the drop: it inherits the capabilities this thread kept */
+	if (d.sampler) {
+		d.wq = workq__new(work_run, &d, 1024);
+		if (!d.wq) {
+			r = log_errno(-errno, "cannot start the worker thread");
+			goto out;
+		}
+	}
 	log_info("emberd %s started: %llu Hz, tick %llu ms; start-up took %.1f ms of CPU",
 		 EMBER_VERSION, (unsigned long long)d.cfg.frequency_hz,
 		 (unsigned long long)d.cfg.tick_ms, (double)clock_ns(CLOCK_PROCESS_CPUTIME_ID) / 1e6);
@@ -776,14 +1004,17 @@ int main(int argc, char **argv)
 	service_notify_stopping();
 	if (!r && d.sampler) {
 		sampler__stop(d.sampler); /* then the totals add up: sampled == delivered */
-		drain(&d);
-		drain(&d); /* both generations */
-		report_drops(&d, true);
-		log_sampler_totals(&d);
-		if (d.cfg.dump_after_s)
-			r = dump(&d);
+		take(&d, false);
+		liveness_busy(&d.live, "final drain");
+		/* a full queue: wait for room (the shutdown thread bounds the wait) */
+		while (push_work(&d, W_FINAL, NULL) == -ENOSPC)
+			(void)nanosleep(&(struct timespec){ .tv_nsec = 10000000 }, NULL);
+		workq__finish(d.wq); /* everything queued, then the worker stops */
+		r = d.final_err;
 	}
 out:
+	liveness_busy(&d.live, "exit");
 	emberd_fini(&d);
+	shutdown_guard__free(d.guard); /* last: it covers the frees above */
 	return r ? 1 : 0;
 }

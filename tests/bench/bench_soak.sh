@@ -116,8 +116,9 @@ print("| soak: %d s, %d CPUs at 999 Hz, %s processes spawned, %s HTTP clients | 
 print("|---|---|")
 print("| samples taken / expected (999 x CPUs x s) | %d / %d = %.2f%% |" % (taken, expected, 100 * ratio))
 print("| delivered / lost | %d / %d |" % (d["delivered"], d["lost"]))
-print("| drops: stack map full (kernel, user) | %d, %d |" % (d["kern_eexist"], d["user_eexist"]))
-print("| drops: counts map full / ring buffer (samples kept untimed) | %d / %d |" % (d["counts_full"], d["ringbuf_drops"]))
+print("| drops: ring buffer full (samples lost in BPF) / not kept | %d / %d |" % (d["ringbuf_drops"], d["pending_drops"] + d["bad_records"]))
+print("| ring bytes per sample / emberd's bpf() calls per s | %.0f / %.1f |" % (
+    d["ring_bytes"] / max(1, d["samples"] - d["ringbuf_drops"]), d["bpf_calls"] / el))
 # emberd's own count of what it answered besides 2xx, by endpoint and status. A 422 from
 # /api/v1/compare is an answer about the data, not a failure of the server: the requests of the
 # first second or two, when neither of its ranges holds a sample yet ("no samples in either

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Fault injection (issue 11): more than emberd can hold.
-# 1. A burst that overflows the sampling buffers: 999 Hz, the smallest maps (1024 stacks, 1024
-#    counts, 64 KiB ring buffer) drained only every 2 s, 6 shells spawning short-lived processes.
-#    Drops must be counted by cause in /api/v1/stats and /metrics, every sample taken must be
-#    delivered or counted (a sample that found both the counts map and the ring buffer full is
-#    lost in BPF, and counted), and sampling must carry on normally after the burst.
+# 1. A burst that overflows the sampling buffers: 999 Hz, the smallest ring buffer of whole
+#    samples (64 KiB), 6 shells spawning short-lived processes, and the drain held for 3 s by
+#    the test knob EMBERD_TEST_PAUSE_DRAIN (nothing reads the ring meanwhile: it fills within a
+#    second). Drops must be counted by cause in /api/v1/stats and /metrics, every sample taken
+#    must be delivered or counted (a sample that found the ring buffer full is lost in BPF, and
+#    counted), and sampling must carry on normally after the burst.
 # 2. The store at its memory cap (3 MiB) for 20 s at 4999 Hz (full after a few seconds): store
 #    bytes stay under the cap, the oldest samples are evicted (counted), RSS stays flat once
 #    the store is full, and queries over what is retained agree with each other and with the
@@ -19,8 +20,8 @@ W=$OUTPUT/workloads
 trap 'stop_all; cleanup_tmp' EXIT
 
 # --- 1. burst ---
-emberd_start -F 999 -o sampling.stack_map_entries=1024 -o sampling.counts_map_entries=1024 \
-	-o sampling.ringbuf_size=64K -o sampling.tick_ms=2000 || done_testing
+EMBERD_TEST_PAUSE_DRAIN=$TMP/pause emberd_start -F 999 -o sampling.ringbuf_size=64K \
+	-o sampling.tick_ms=500 || done_testing
 spawn() {
 	local end=$((SECONDS + 6)) i=0
 	while [ $SECONDS -lt $end ]; do
@@ -29,6 +30,10 @@ spawn() {
 }
 SP=()
 for _ in 1 2 3 4 5 6; do spawn & SP+=($!); done
+sleep 1
+touch "$TMP/pause"
+sleep 3
+rm -f "$TMP/pause"
 wait "${SP[@]}"
 d0=$(stat_json 'd["sampler"]["delivered"]')
 "$W/burn" 4 >/dev/null &
@@ -40,30 +45,28 @@ curl -sf -m 10 "$URL/metrics" >"$TMP/burst.metrics"
 python3 - "$TMP/burst.json" <<'PY'
 import json, sys
 a = json.load(open(sys.argv[1]))["sampler"]
-print("# burst: samples %d delivered %d lost %d; kern_eexist %d user_eexist %d counts_full %d "
-      "ringbuf_drops %d untimed %d orphan_records %d stack_missing %d" % tuple(a[k] for k in (
-      "samples", "delivered", "lost", "kern_eexist", "user_eexist", "counts_full",
-      "ringbuf_drops", "untimed", "orphan_records", "stack_missing")))
+print("# burst: samples %d delivered %d lost %d; ringbuf_drops %d lost_in_bpf %d pending_drops %d "
+      "bad_records %d; %.0f ring bytes per sample; %.1f bpf() calls per s" % tuple(a[k] for k in (
+      "samples", "delivered", "lost", "ringbuf_drops", "lost_in_bpf", "pending_drops",
+      "bad_records", "ring_bytes_per_sample", "bpf_calls_per_s")))
 PY
-check "burst: overflow counted in /api/v1/stats (stack map, counts map or ring buffer)" python3 -c '
+check "burst: ring buffer overflow counted in /api/v1/stats, as lost in BPF" python3 -c '
 import json, sys
 a = json.load(open(sys.argv[1]))["sampler"]
-assert a["kern_eexist"] + a["user_eexist"] + a["counts_full"] + a["ringbuf_drops"] > 0' "$TMP/burst.json"
+assert a["ringbuf_drops"] > 0 and a["lost_in_bpf"] == a["ringbuf_drops"] <= a["lost"], a' "$TMP/burst.json"
 check "burst: the same counters in /metrics" awk '
-	/^ember_stack_errors_total\{.*error="eexist"/ && $2 > 0 { f = 1 }
-	/^ember_sampler_events_total\{/ && $1 !~ /untimed/ && $2 > 0 { f = 1 }
+	/^ember_sampler_events_total\{kind="ringbuf_drops"\}/ && $2 > 0 { f = 1 }
 	END { exit !f }' "$TMP/burst.metrics"
-check "burst: the configured map sizes in use (1024 stacks, 1024 counts)" python3 -c '
+check "burst: the ring buffer size in use (64 KiB)" python3 -c '
 import json, sys
 a = json.load(open(sys.argv[1]))["sampler"]
-assert a["stack_map_entries"] == 1024 and a["counts_map_entries"] == 1024, a' "$TMP/burst.json"
+assert a["ringbuf_bytes"] == 65536, a' "$TMP/burst.json"
 check "burst: every sample taken is delivered or counted lost (< 2 ticks in flight)" python3 -c '
 import json, sys
 a = json.load(open(sys.argv[1]))["sampler"]
-assert 0 <= a["samples"] - a["delivered"] - a["lost"] <= a["cpus_attached"] * 999 * 4' "$TMP/burst.json"
+assert 0 <= a["samples"] - a["delivered"] - a["lost"] <= a["cpus_attached"] * 999 * 2, a' "$TMP/burst.json"
 d1=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["sampler"]["delivered"])' "$TMP/burst.json")
 n=$(curl -sf -m 10 "$URL/api/v1/folded?pid=$BP&from=-60s" | awk '{ n += $NF } END { print n + 0 }')
-# burn alone is 999 Hz x 4 s; with the minimal maps, other processes' stacks still collide
 check "burst: sampling carries on after the burst ($((d1 - d0)) delivered in 4.5 s, burn $n)" \
 	test $((d1 - d0)) -ge 2000 -a "$n" -ge 200
 emberd_stop_check "burst"
@@ -93,22 +96,6 @@ print("# store: samples %d appended %d evicted_memory %d bytes %d max_bytes %d r
       % (s["samples"], s["appended"], s["evicted_memory"], s["bytes"], s["max_bytes"],
          s.get("retained_s", 0)))
 PY
-# automatic sizes: 16 stack buckets per sample of a 1 s tick (16384..32768), counts twice the
-# samples of a tick (1024..1M), over the possible CPUs
-check "cap: automatic map sizes from CPUs x 4999 Hz x 1 s" python3 -c '
-import json, sys
-a = json.load(open(sys.argv[1]))["sampler"]
-cpus = 0
-for part in open("/sys/devices/system/cpu/possible").read().strip().split(","):
-    lo, _, hi = part.partition("-")
-    cpus += int(hi or lo) - int(lo) + 1
-def p2(need, lo, hi):
-    n = lo
-    while n < need and n < hi:
-        n *= 2
-    return n
-want = (p2(16 * cpus * 4999, 16384, 32768), p2(2 * cpus * 4999, 1024, 1 << 20))
-assert (a["stack_map_entries"], a["counts_map_entries"]) == want, (a, want)' "$TMP/cap-10.json"
 check "cap: store bytes never above max_bytes" python3 -c '
 import json, sys
 for f in sys.argv[1:]:

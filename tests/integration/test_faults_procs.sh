@@ -87,10 +87,10 @@ python3 - "$TMP/stats.json" >"$TMP/acct.txt" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 a, y, s = d["sampler"], d["symbols"], d["store"]
-print("# sampler: samples %d idle %d delivered %d lost %d counts_full %d ringbuf_drops %d "
-      "untimed %d; store samples %d; pid_reuses %d pid_execs %d pid_gone %d maps_errors %d"
-      % (a["samples"], a["idle"], a["delivered"], a["lost"], a["counts_full"],
-         a["ringbuf_drops"], a["untimed"], s["samples"], y["pid_reuses"], y["pid_execs"],
+print("# sampler: samples %d idle %d delivered %d lost %d ringbuf_drops %d pending_drops %d "
+      "events_lost %d; store samples %d; pid_reuses %d pid_execs %d pid_gone %d maps_errors %d"
+      % (a["samples"], a["idle"], a["delivered"], a["lost"],
+         a["ringbuf_drops"], a["pending_drops"], a["events_lost"], s["samples"], y["pid_reuses"], y["pid_execs"],
          y["pid_gone"], y["maps_errors"]))
 print("# symbols: elf_errors %d pid_evictions %d" % (y["elf_errors"], y["pid_evictions"]))
 PY

@@ -12,6 +12,8 @@
 
 #include <bpf/libbpf.h>
 
+#include <linux/types.h>
+#include "ember/daemon/sample/bpf_shared.h"
 #include "sampler.skel.h"
 
 static int silent(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -25,19 +27,21 @@ static void test_open(void **state)
 
 	assert_non_null(skel);
 	assert_non_null(skel->progs.do_sample);
-	assert_non_null(skel->maps.stacks0);
-	assert_non_null(skel->maps.stacks1);
-	assert_non_null(skel->maps.counts0);
-	assert_non_null(skel->maps.counts1);
-	assert_non_null(skel->maps.times);
+	assert_non_null(skel->maps.samples);
+	assert_non_null(skel->maps.sample_buf);
 	assert_non_null(skel->maps.stats);
 	assert_int_equal(bpf_program__type(skel->progs.do_sample), BPF_PROG_TYPE_PERF_EVENT);
-	assert_int_equal(bpf_map__type(skel->maps.stacks0), BPF_MAP_TYPE_STACK_TRACE);
-	assert_int_equal(bpf_map__type(skel->maps.times), BPF_MAP_TYPE_RINGBUF);
-	assert_int_equal(bpf_map__value_size(skel->maps.counts0), sizeof(__u64));
-	/* the generation switch and the idle knob are where the sampler expects them */
+	assert_int_equal(bpf_map__type(skel->maps.samples), BPF_MAP_TYPE_RINGBUF);
+	/* whole samples: a 64-byte header and room for every frame, per CPU */
+	assert_int_equal(sizeof(struct ember_sample_rec), 64);
+	assert_int_equal(bpf_map__type(skel->maps.sample_buf), BPF_MAP_TYPE_PERCPU_ARRAY);
+	assert_int_equal(bpf_map__value_size(skel->maps.sample_buf),
+			 sizeof(struct ember_sample_buf));
+	assert_true(EMBER_SAMPLE_WORDS >=
+		    2 * EMBER_MAX_STACK_DEPTH + EMBER_PY_WORDS * EMBER_PY_MAX_FRAMES);
+	/* the exec counter and the idle knob are where the sampler expects them */
 	assert_non_null(skel->bss);
-	assert_int_equal(skel->bss->gen, 0);
+	assert_int_equal(skel->bss->exec_seq, 0);
 	assert_true(skel->rodata->include_idle);
 	sampler_bpf__destroy(skel);
 }
@@ -55,10 +59,9 @@ static void test_load(void **state)
 	skel = sampler_bpf__open();
 	assert_non_null(skel);
 	/* sizes are configuration: set before load, as the sampler does */
-	assert_int_equal(bpf_map__set_max_entries(skel->maps.stacks0, 1024), 0);
-	assert_int_equal(bpf_map__set_max_entries(skel->maps.times, 1 << 16), 0);
+	assert_int_equal(bpf_map__set_max_entries(skel->maps.samples, 1 << 16), 0);
 	assert_int_equal(sampler_bpf__load(skel), 0);
-	assert_int_equal(bpf_map__max_entries(skel->maps.stacks0), 1024);
+	assert_int_equal(bpf_map__max_entries(skel->maps.samples), 1 << 16);
 	assert_true(bpf_program__fd(skel->progs.do_sample) >= 0);
 	sampler_bpf__destroy(skel);
 }

@@ -175,6 +175,16 @@ void http_server__set_stats_hook(struct http_server *s, http_stats_fn fn, void *
 	s->stats_ctx = ctx;
 }
 
+void http_server__set_liveness(struct http_server *s, struct liveness *l)
+{
+	s->live = l;
+}
+
+struct liveness *http_server__liveness(const struct http_server *s)
+{
+	return s->live;
+}
+
 void http_server__set_captures(struct http_server *s, struct capture_mgr *m)
 {
 	s->capture_mgr = m;

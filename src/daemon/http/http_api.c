@@ -18,6 +18,8 @@
 #include "ember/core/base/strtab.h"
 #include "ember/core/base/timeexpr.h"
 #include "ember/core/model/idle.h"
+#include "ember/core/base/clock.h"
+#include "ember/daemon/service/liveness.h"
 #include "ember/daemon/export/identity.h"
 #include "http_internal.h"
 
@@ -358,6 +360,16 @@ int http_handle_healthz(struct http_server *srv, struct http_request *req,
 		return 0;
 	resp->content_type = "text/plain; charset=utf-8";
 	resp->cache_control = "no-store";
+	if (srv->live) {
+		struct liveness_state ls;
+
+		liveness_check(srv->live, mono_ns(), &ls);
+		if (ls.stalled) {
+			resp->status = 503;
+			sbuf_addf(&resp->body, "stalled: %s\n", ls.reason);
+			return 0;
+		}
+	}
 	sbuf_adds(&resp->body, "ok\n");
 	return 0;
 }

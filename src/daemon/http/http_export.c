@@ -24,6 +24,7 @@
 #include "ember/core/base/strtab.h"
 #include "ember/daemon/symbols/symbolizer.h"
 #include "ember/core/base/version.h"
+#include "ember/daemon/service/liveness.h"
 #include "ember/daemon/export/identity.h"
 #include "http_internal.h"
 
@@ -51,12 +52,19 @@ static const struct family_def {
 	{ "ember_delivered_samples_total", METRIC_COUNTER, "Samples drained and stored." },
 	{ "ember_lost_samples_total", METRIC_COUNTER, "Samples drained but not delivered." },
 	{ "ember_stack_errors_total", METRIC_COUNTER,
-	  "Stack ids not taken, by stack (kernel, user) and error (eexist: the stack map is "
-	  "too small; efault: no stack of that kind; other)." },
+	  "Stacks not taken, by stack (kernel, user) and error (efault: no stack of that kind; "
+	  "other)." },
 	{ "ember_sampler_events_total", METRIC_COUNTER,
-	  "Sampler losses and fallbacks: counts map full, ring buffer drops (samples kept "
-	  "untimed), untimed samples, orphan time records, stacks that could not be read." },
-	{ "ember_sampler_drains_total", METRIC_COUNTER, "Drains of the BPF maps." },
+	  "Sampler losses and fallbacks: ring buffer drops (samples lost in BPF), records of a "
+	  "bad size, records over the pending bound, exec and exit notifications." },
+	{ "ember_sampler_drains_total", METRIC_COUNTER, "Drains of the ring buffer." },
+	{ "ember_ring_bytes_total", METRIC_COUNTER,
+	  "Bytes of sample records written to the ring buffer (whole stacks)." },
+	{ "ember_bpf_calls_total", METRIC_COUNTER,
+	  "bpf() system calls emberd made after start-up (the kernel skips the sampling program "
+	  "on a CPU while one runs)." },
+	{ "ember_bpf_calls_per_second", METRIC_GAUGE,
+	  "bpf() system calls per second over the last 10 s or so." },
 	{ "ember_sampler_drain_seconds_total", METRIC_COUNTER, "Time spent draining." },
 	{ "ember_sampler_cpus", METRIC_GAUGE, "CPUs the sampler is attached to." },
 	{ "ember_symbolized_frames_total", METRIC_COUNTER, "Frames symbolized, by kind." },
@@ -99,6 +107,12 @@ static const struct family_def {
 	  "Samples evicted from the store, by reason (time, memory)." },
 	{ "ember_store_dropped_samples_total", METRIC_COUNTER,
 	  "Samples that could not be stored (out of memory)." },
+	{ "ember_last_drain_age_seconds", METRIC_GAUGE,
+	  "Seconds since the drain thread last drained the samples (-1: never)." },
+	{ "ember_newest_sample_age_seconds", METRIC_GAUGE,
+	  "Seconds since the newest sample drained was taken (-1: none yet)." },
+	{ "ember_stalled", METRIC_GAUGE,
+	  "1 while /healthz answers 503: the drain stalled or samples stopped arriving." },
 	{ "ember_store_escaped_comms_total", METRIC_COUNTER,
 	  "Samples whose process name held ';' or control bytes, escaped as a frame name." },
 	{ "ember_heap_in_use_bytes", METRIC_GAUGE,
@@ -448,8 +462,6 @@ void ember_metrics_sampler(struct metrics *m, const struct sampler_stats *st)
 		const char *stack, *error;
 		size_t off;
 	} stack_errors[] = {
-		{ "kernel", "eexist", offsetof(struct sampler_stats, kern_eexist) },
-		{ "user", "eexist", offsetof(struct sampler_stats, user_eexist) },
 		{ "kernel", "efault", offsetof(struct sampler_stats, kern_efault) },
 		{ "user", "efault", offsetof(struct sampler_stats, user_efault) },
 		{ "kernel", "other", offsetof(struct sampler_stats, kern_other) },
@@ -459,11 +471,9 @@ void ember_metrics_sampler(struct metrics *m, const struct sampler_stats *st)
 		const char *kind;
 		size_t off;
 	} events[] = {
-		{ "counts_full", offsetof(struct sampler_stats, counts_full) },
 		{ "ringbuf_drops", offsetof(struct sampler_stats, ringbuf_drops) },
-		{ "untimed", offsetof(struct sampler_stats, untimed) },
-		{ "orphan_records", offsetof(struct sampler_stats, orphan_records) },
-		{ "stack_missing", offsetof(struct sampler_stats, stack_missing) },
+		{ "bad_records", offsetof(struct sampler_stats, bad_records) },
+		{ "pending_drops", offsetof(struct sampler_stats, pending_drops) },
 		{ "execs", offsetof(struct sampler_stats, execs) },
 		{ "exec_drops", offsetof(struct sampler_stats, exec_drops) },
 		{ "exits", offsetof(struct sampler_stats, exits) },
@@ -491,6 +501,9 @@ void ember_metrics_sampler(struct metrics *m, const struct sampler_stats *st)
 	set1(m, "ember_sampler_drain_seconds_total", METRIC_COUNTER, NULL, NULL,
 	     (double)st->drain_ns_total / 1e9);
 	set1(m, "ember_sampler_cpus", METRIC_GAUGE, NULL, NULL, (double)st->cpus_attached);
+	set1(m, "ember_ring_bytes_total", METRIC_COUNTER, NULL, NULL, (double)st->ring_bytes);
+	set1(m, "ember_bpf_calls_total", METRIC_COUNTER, NULL, NULL, (double)st->bpf_calls);
+	set1(m, "ember_bpf_calls_per_second", METRIC_GAUGE, NULL, NULL, st->bpf_calls_per_s);
 	set1(m, "ember_bpf_run_time_seconds_total", METRIC_COUNTER, "prog", "profiler",
 	     (double)st->prog_run_ns / 1e9);
 	set1(m, "ember_bpf_runs_total", METRIC_COUNTER, "prog", "profiler",
@@ -915,6 +928,17 @@ static int handle_metrics(struct http_server *srv, struct http_request *req,
 		set1(m, "ember_heap_in_use_bytes", METRIC_GAUGE, NULL, NULL,
 		     (double)h.in_use_bytes);
 		set1(m, "ember_heap_free_bytes", METRIC_GAUGE, NULL, NULL, (double)h.free_bytes);
+	}
+	if (http_server__liveness(srv)) {
+		struct liveness_state ls;
+
+		liveness_check(http_server__liveness(srv), mono_ns(), &ls);
+		/* -1: never (no drain, no sample yet) */
+		set1(m, "ember_last_drain_age_seconds", METRIC_GAUGE, NULL, NULL,
+		     ls.last_drain_age_s);
+		set1(m, "ember_newest_sample_age_seconds", METRIC_GAUGE, NULL, NULL,
+		     ls.newest_sample_age_s);
+		set1(m, "ember_stalled", METRIC_GAUGE, NULL, NULL, ls.stalled ? 1.0 : 0.0);
 	}
 	set1(m, "ember_http_response_bytes_total", METRIC_COUNTER, NULL, NULL,
 	     (double)http_server__bytes_out(srv));

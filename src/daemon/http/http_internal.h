@@ -74,6 +74,7 @@ struct http_server {
 	size_t nr_owned;
 
 	http_stats_fn stats_fn;
+	struct liveness *live;	/* the drain's heartbeat; NULL: replay (always ok) */
 	void *stats_ctx;
 	struct capture_mgr *capture_mgr; /* second samplers; NULL: windows of the store */
 	http_observe_fn observe_fn;

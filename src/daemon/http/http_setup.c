@@ -56,21 +56,27 @@ static void stats_hook(struct sbuf *j, void *ctx)
 	sbuf_addf(j, "\"sampler\": {\"age_s\": %.3f, ", age);
 	sbuf_addf(j,
 		  "\"samples\": %llu, \"idle\": %llu, \"delivered\": %llu, "
-		  "\"lost\": %llu, \"kern_eexist\": %llu, \"user_eexist\": %llu, \"kern_efault\": "
+		  "\"lost\": %llu, \"kern_efault\": "
 		  "%llu, \"user_efault\": %llu, \"kern_other\": %llu, \"user_other\": %llu, "
-		  "\"counts_full\": %llu, \"ringbuf_drops\": %llu, \"untimed\": %llu, "
-		  "\"orphan_records\": %llu, \"stack_missing\": %llu, \"drains\": %llu, "
+		  "\"ringbuf_drops\": %llu, \"untimed\": %llu, \"bad_records\": %llu, "
+		  "\"pending_drops\": %llu, \"events_lost\": %llu, \"groups\": %llu, "
+		  "\"drains\": %llu, "
 		  "\"drain_ns_total\": %llu, \"cpus_attached\": %llu, \"hardware_event\": %s, "
-		  "\"stack_map_entries\": %u, \"counts_map_entries\": %u, "
-		  "\"stack_gen_flips\": %llu, \"user_fp_walks\": %llu, \"user_truncated\": %llu, "
+		  "\"ringbuf_bytes\": %u, \"ring_bytes\": %llu, \"ring_bytes_per_sample\": %.1f, "
+		  "\"bpf_calls\": %llu, \"bpf_calls_per_s\": %.2f, "
+		  "\"user_fp_walks\": %llu, \"user_truncated\": %llu, "
 		  "\"lost_in_bpf\": %llu}, ",
-		  U(a->samples), U(a->idle), U(a->delivered), U(a->lost), U(a->kern_eexist),
-		  U(a->user_eexist), U(a->kern_efault), U(a->user_efault), U(a->kern_other),
-		  U(a->user_other), U(a->counts_full), U(a->ringbuf_drops), U(a->untimed),
-		  U(a->orphan_records), U(a->stack_missing), U(a->drains), U(a->drain_ns_total),
-		  U(a->cpus_attached), a->hardware_event ? "true" : "false", a->stack_map_entries,
-		  a->counts_map_entries, U(a->stack_gen_flips), U(a->user_fp_walks),
-		  U(a->user_truncated), U(a->lost_in_bpf));
+		  U(a->samples), U(a->idle), U(a->delivered), U(a->lost), U(a->kern_efault),
+		  U(a->user_efault), U(a->kern_other), U(a->user_other), U(a->ringbuf_drops),
+		  U(a->untimed), U(a->bad_records), U(a->pending_drops), U(a->events_lost),
+		  U(a->groups),
+		  U(a->drains), U(a->drain_ns_total), U(a->cpus_attached),
+		  a->hardware_event ? "true" : "false", a->ringbuf_bytes, U(a->ring_bytes),
+		  a->samples > a->ringbuf_drops
+		      ? (double)a->ring_bytes / (double)(a->samples - a->ringbuf_drops)
+		      : 0.0,
+		  U(a->bpf_calls), a->bpf_calls_per_s, U(a->user_fp_walks), U(a->user_truncated),
+		  U(a->lost_in_bpf));
 	frames = y->kernel_frames + y->user_frames;
 	unresolved = y->kernel_unresolved + y->user_unresolved;
 	sbuf_addf(j,

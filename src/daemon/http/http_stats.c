@@ -16,6 +16,8 @@
 #include "ember/daemon/http/http.h"
 #include "ember/core/model/recording.h"
 #include "ember/daemon/store/store.h"
+#include "ember/core/base/clock.h"
+#include "ember/daemon/service/liveness.h"
 #include "http_internal.h"
 
 #define NS 1000000000LL
@@ -86,6 +88,29 @@ int http_handle_stats(struct http_server *srv, struct http_request *req,
 	}
 	sbuf_adds(sb, "}, ");
 	http_captures_stats(srv, sb);
+	if (srv->live) {
+		struct liveness_state ls;
+
+		liveness_check(srv->live, mono_ns(), &ls);
+		sbuf_addf(sb, "\"liveness\": {\"state\": \"%s\", \"reason\": ",
+			  ls.stalled ? "stalled" : "ok");
+		sbuf_addc(sb, '"');
+		sbuf_add_json(sb, ls.reason, strlen(ls.reason));
+		sbuf_addc(sb, '"');
+		sbuf_addf(sb, ", \"last_drain_age_s\": %.3f, \"newest_sample_age_s\": %.3f, "
+			      "\"busy_stage\": ",
+			  ls.last_drain_age_s, ls.newest_sample_age_s);
+		if (ls.busy_stage)
+			sbuf_addf(sb, "\"%s\"", ls.busy_stage); /* a literal of ours */
+		else
+			sbuf_adds(sb, "null");
+		sbuf_addf(sb, ", \"busy_s\": %.3f, \"worker_stage\": ", ls.busy_s);
+		if (ls.worker_stage)
+			sbuf_addf(sb, "\"%s\"", ls.worker_stage); /* a literal of ours */
+		else
+			sbuf_adds(sb, "null");
+		sbuf_addf(sb, ", \"worker_busy_s\": %.3f}, ", ls.worker_busy_s);
+	}
 	if (srv->stats_fn)
 		srv->stats_fn(sb, srv->stats_ctx);
 	sbuf_addf(sb,

@@ -195,8 +195,6 @@ int capture_mgr__start(struct capture_mgr *m, uint64_t frequency_hz, int64_t pid
 		.idle_stacks = cfg->idle_stacks,
 		.pid = pid > 0 ? (uint32_t)pid : 0,
 		.hardware_event = cfg->hardware_event,
-		.stack_map_entries = (uint32_t)cfg->stack_map_entries,
-		.counts_map_entries = (uint32_t)cfg->counts_map_entries,
 		.tick_ms = (uint32_t)cfg->tick_ms,
 		.ringbuf_bytes = (uint32_t)cfg->ringbuf_bytes,
 		.unwind_from = m->live,

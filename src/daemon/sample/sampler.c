@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <linux/perf_event.h>
 #include <linux/types.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,11 +26,6 @@
 
 #define NSEC 1000000000ULL
 
-struct vec_rec {
-	struct ember_time_rec *v;
-	size_t n, cap;
-};
-
 struct sampler {
 	struct sampler_opts o;
 	struct sampler_bpf *skel;
@@ -40,28 +36,16 @@ struct sampler {
 	bool stopped;			/* sampler__stop(): no re-attach */
 	uint64_t last_cpu_check_ns;
 
-	struct vec_rec pending[2];	/* time records per generation, not yet joined */
+	/* what was read since the last sampler__take(): records and process events */
+	struct sampler_batch *cur;
+	size_t pend_max;		/* bytes of records read and not yet delivered (lost beyond) */
+	size_t pend_bytes;		/* ... now, over every batch taken and not freed (atomic) */
+	uint64_t rate_t0_ns, rate_calls0;	/* the bpf() call rate's window */
 
-	/* drain scratch */
-	struct ember_key *keys;
-	uint64_t *vals;
-	/* per kind (kernel, user) and stack-map generation: the stacks read from it, kept until
-	 * the generation is cleared */
-	struct stack_cache {
-		int32_t *slot;		/* per bucket: -1 not read, else offset in ips */
-		uint32_t *touched;	/* buckets set in slot */
-		size_t nr_touched;
-		uint64_t *ips;		/* the stacks: length | flags << 32, then the addresses */
-		size_t ips_len, ips_cap;
-	} sc[2][2];
-	unsigned int sgen_ticks;	/* drains since the active stack generation began */
-	size_t sgen_seen;		/* its stacks read as of the last drain */
-	int sgen_clear;			/* the other stack generation, to clear next drain; -1 */
-	uint64_t last_eexist;		/* stack map collisions seen by the last drain */
+	/* delivery scratch (the thread that delivers): the groups' times and CPUs */
 	uint64_t *times;
 	uint32_t *cpus;
 	size_t times_cap, cpus_cap;
-	bool no_batch;			/* lookup_and_delete_batch unsupported: iterate */
 	int online_fd;			/* /sys/devices/system/cpu/online, kept open */
 
 	sampler_pid_fn pid_fn;
@@ -78,18 +62,36 @@ struct sampler {
 	sampler_pyname_fn pyname_fn; /* Python code objects' names (issue 21) */
 	void *pyname_ctx;
 
+	uint64_t newest_ns;		/* the newest sample record read (CLOCK_MONOTONIC) */
+	pthread_mutex_t st_lock;	/* st: the reading and the delivering thread count in it */
 	struct sampler_stats st;
 };
 
-/* The least power of 2 >= @need, within [@lo, @hi] (powers of 2). */
-static uint32_t pow2_within(uint64_t need, uint32_t lo, uint32_t hi)
-{
-	uint32_t n = lo;
+/* A process event or a code object's names, kept in read order with the batch. */
+struct batch_event {
+	uint32_t kind;			/* EV_* */
+	uint32_t pid;
+	uint64_t time_ns;
+	struct ember_py_name_rec *name;	/* EV_PYNAME; owned */
+};
 
-	while (n < need && n < hi)
-		n <<= 1;
-	return n;
-}
+enum { EV_NEW_PID, EV_EXEC, EV_EXIT, EV_PYNAME };
+
+struct sampler_batch {
+	char *recs;			/* the records, 8-byte aligned, as the ring buffer had them */
+	size_t len, cap;
+	size_t *off;			/* each record's offset in recs */
+	size_t nr, off_cap;
+	struct batch_event *ev;
+	size_t nr_ev, ev_cap;
+};
+
+#define STAT_ADD(s, field, v)                                                                  \
+	do {                                                                                   \
+		pthread_mutex_lock(&(s)->st_lock);                                             \
+		(s)->st.field += (v);                                                          \
+		pthread_mutex_unlock(&(s)->st_lock);                                           \
+	} while (0)
 
 static int read_sysctl(const char *path, long *ret)
 {
@@ -190,7 +192,7 @@ static int attach_cpu(struct sampler *s, int cpu)
 		return err;
 	}
 	s->links[cpu] = link;
-	s->st.cpu_attaches++;
+	STAT_ADD(s, cpu_attaches, 1);
 	return 0;
 }
 
@@ -218,49 +220,112 @@ int sampler__update_cpus(struct sampler *s)
 			/* events of an offlined CPU do not come back: detach, re-attach when online */
 			bpf_link__destroy(s->links[cpu]);
 			s->links[cpu] = NULL;
-			s->st.cpu_detaches++;
+			STAT_ADD(s, cpu_detaches, 1);
 		}
 		n += s->links[cpu] != NULL;
 	}
 	free(mask);
+	pthread_mutex_lock(&s->st_lock);
 	s->st.cpus_attached = (uint64_t)n;
+	pthread_mutex_unlock(&s->st_lock);
 	s->last_cpu_check_ns = mono_ns();
 	return n;
 }
 
+/* The words of a record, and its size as its header says (0: does not add up). */
+static size_t rec_size(const struct ember_sample_rec *r)
+{
+	size_t nw = (size_t)r->nr_user + r->nr_py + r->nr_kernel;
+
+	if (r->nr_user > EMBER_MAX_STACK_DEPTH || r->nr_kernel > EMBER_MAX_STACK_DEPTH ||
+	    r->nr_py > EMBER_PY_WORDS * EMBER_PY_MAX_FRAMES || nw > EMBER_SAMPLE_WORDS)
+		return 0;
+	return sizeof(*r) + nw * sizeof(uint64_t);
+}
+
+/* The batch being filled (NULL: out of memory, and *@lost set). */
+static struct sampler_batch *cur_batch(struct sampler *s)
+{
+	if (!s->cur)
+		s->cur = calloc(1, sizeof(*s->cur));
+	return s->cur;
+}
+
+static int add_event(struct sampler *s, uint32_t kind, uint32_t pid, uint64_t time_ns,
+		     const struct ember_py_name_rec *name)
+{
+	struct sampler_batch *b = cur_batch(s);
+	struct batch_event *e;
+
+	if (!b || array_grow((void **)&b->ev, &b->ev_cap, b->nr_ev + 1, sizeof(*b->ev), 64))
+		goto lost;
+	e = &b->ev[b->nr_ev];
+	*e = (struct batch_event){ .kind = kind, .pid = pid, .time_ns = time_ns };
+	if (name) {
+		e->name = malloc(sizeof(*name));
+		if (!e->name)
+			goto lost;
+		memcpy(e->name, name, sizeof(*name));
+	}
+	b->nr_ev++;
+	return 0;
+lost:
+	STAT_ADD(s, events_lost, 1);
+	return -ENOMEM;
+}
+
+/* Read on the thread that reads the ring: kept in the batch, nothing else (no file, no map). */
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct sampler *s = ctx;
-	const struct ember_time_rec *r = data;
-	struct vec_rec *v;
+	const struct ember_sample_rec *r = data;
+	struct sampler_batch *b;
+	uint32_t *slot;
 
 	if (size == sizeof(struct ember_exec_rec)) {
 		const struct ember_exec_rec *x = data;
 
 		/* the next sample of the new image (or of a new process with the pid) is a new
-		 * process's: call pid_fn again */
-		if (s->recent[x->pid & 1023] == x->pid)
-			s->recent[x->pid & 1023] = 0;
-		if (x->kind == EMBER_REC_EXIT) {
-			if (s->exit_fn)
-				s->exit_fn(x->pid, x->time_ns, s->exit_ctx);
-		} else if (s->exec_fn) {
-			s->exec_fn(x->pid, x->time_ns, s->exec_ctx);
-		}
+		 * process's: noted again */
+		slot = &s->recent[x->pid & 1023];
+		if (__atomic_load_n(slot, __ATOMIC_RELAXED) == x->pid)
+			__atomic_store_n(slot, 0, __ATOMIC_RELAXED);
+		(void)add_event(s, x->kind == EMBER_REC_EXIT ? EV_EXIT : EV_EXEC, x->pid,
+				x->time_ns, NULL);
 		return 0;
 	}
-	if (size < sizeof(*r))
+	if (size < sizeof(*r) || rec_size(r) != size) {
+		pthread_mutex_lock(&s->st_lock);
+		s->st.bad_records++;
+		s->st.lost++;
+		pthread_mutex_unlock(&s->st_lock);
 		return 0;
-	v = &s->pending[r->gen & 1];
-	if (array_grow((void **)&v->v, &v->cap, v->n + 1, sizeof(*v->v), 256))
-		return 0; /* its count still arrives via the counts map, then untimed */
-	v->v[v->n++] = *r;
+	}
+	if (r->time_ns > s->newest_ns)
+		s->newest_ns = r->time_ns;
+	/* kept until delivered, bounded: beyond it (a delivery that does not come), lost */
+	b = cur_batch(s);
+	if (!b || __atomic_load_n(&s->pend_bytes, __ATOMIC_RELAXED) + size > s->pend_max ||
+	    array_grow((void **)&b->recs, &b->cap, b->len + size + 8, 1, 65536) ||
+	    array_grow((void **)&b->off, &b->off_cap, b->nr + 1, sizeof(*b->off), 1024)) {
+		pthread_mutex_lock(&s->st_lock);
+		s->st.pending_drops++;
+		s->st.lost++;
+		pthread_mutex_unlock(&s->st_lock);
+	} else {
+		memcpy(b->recs + b->len, r, size);
+		b->off[b->nr++] = b->len;
+		size = (size + 7) & ~(size_t)7; /* records stay 8-byte aligned */
+		b->len += size;
+		__atomic_fetch_add(&s->pend_bytes, size, __ATOMIC_RELAXED);
+	}
 	/* a sample without a user stack (kernel thread, or in the kernel on behalf of no user
 	 * context) needs no mappings: its process is captured at its first sample with one */
-	if (s->pid_fn && r->pid && r->user_stack_id != -EFAULT &&
-	    s->recent[r->pid & 1023] != r->pid) {
-		s->recent[r->pid & 1023] = r->pid;
-		s->pid_fn(r->pid, s->pid_ctx);
+	slot = &s->recent[r->pid & 1023];
+	if (s->pid_fn && r->pid && r->user_err != -EFAULT &&
+	    __atomic_load_n(slot, __ATOMIC_RELAXED) != r->pid) {
+		__atomic_store_n(slot, r->pid, __ATOMIC_RELAXED);
+		(void)add_event(s, EV_NEW_PID, r->pid, r->time_ns, NULL);
 	}
 	return 0;
 }
@@ -271,7 +336,7 @@ static int on_pyname(void *ctx, void *data, size_t size)
 	struct sampler *s = ctx;
 
 	if (size >= sizeof(struct ember_py_name_rec) && s->pyname_fn)
-		s->pyname_fn(data, s->pyname_ctx);
+		(void)add_event(s, EV_PYNAME, 0, 0, data);
 	return 0;
 }
 
@@ -293,9 +358,76 @@ int sampler__epoll_fd(struct sampler *s)
 	return ring_buffer__epoll_fd(s->rb);
 }
 
+uint64_t sampler__newest_ns(const struct sampler *s, uint64_t *ret_cpus)
+{
+	*ret_cpus = s->st.cpus_attached; /* written on this thread only */
+	return s->newest_ns;
+}
+
 int sampler__poll(struct sampler *s)
 {
 	return ring_buffer__consume(s->rb);
+}
+
+struct sampler_batch *sampler__take(struct sampler *s, bool events_only)
+{
+	uint64_t t0 = mono_ns();
+	struct sampler_batch *b;
+
+	if (!s->stopped && t0 - s->last_cpu_check_ns >= NSEC)
+		(void)sampler__update_cpus(s); /* errors: retried next second */
+	(void)ring_buffer__consume(s->rb);
+	b = s->cur;
+	if (events_only && b) {
+		/* the events go, the records wait for the tick's take */
+		b = calloc(1, sizeof(*b));
+		if (!b)
+			return NULL; /* they go with the tick's */
+		b->ev = s->cur->ev;
+		b->nr_ev = s->cur->nr_ev;
+		b->ev_cap = s->cur->ev_cap;
+		s->cur->ev = NULL;
+		s->cur->nr_ev = s->cur->ev_cap = 0;
+		return b->nr_ev ? b : (sampler_batch__free(s, b), NULL);
+	}
+	s->cur = NULL;
+	pthread_mutex_lock(&s->st_lock);
+	s->st.drains++;
+	s->st.drain_ns_total += mono_ns() - t0;
+	pthread_mutex_unlock(&s->st_lock);
+	return b;
+}
+
+size_t sampler_batch__samples(const struct sampler_batch *b)
+{
+	return b ? b->nr : 0;
+}
+
+void sampler_batch__free(struct sampler *s, struct sampler_batch *b)
+{
+	size_t i;
+
+	if (!b)
+		return;
+	__atomic_fetch_sub(&s->pend_bytes, b->len, __ATOMIC_RELAXED);
+	for (i = 0; i < b->nr_ev; i++)
+		free(b->ev[i].name);
+	free(b->ev);
+	free(b->recs);
+	free(b->off);
+	free(b);
+}
+
+void sampler_batch__drop(struct sampler *s, struct sampler_batch *b)
+{
+	if (!b)
+		return;
+	pthread_mutex_lock(&s->st_lock);
+	s->st.pending_drops += b->nr;
+	s->st.lost += b->nr;
+	s->st.events_lost += b->nr_ev;
+	pthread_mutex_unlock(&s->st_lock);
+	sampler_batch__free(s, b);
 }
 
 void sampler__set_pid_fn(struct sampler *s, sampler_pid_fn fn, void *ctx)
@@ -335,19 +467,10 @@ void sampler__free(struct sampler *s)
 	free(s->row_keys);
 	sampler_bpf__destroy(s->skel);
 	free(s->links);
-	free(s->pending[0].v);
-	free(s->pending[1].v);
-	free(s->keys);
-	free(s->vals);
-	for (size_t k = 0; k < 2; k++) {
-		for (size_t g = 0; g < 2; g++) {
-			free(s->sc[k][g].slot);
-			free(s->sc[k][g].touched);
-			free(s->sc[k][g].ips);
-		}
-	}
+	sampler_batch__free(s, s->cur);
 	free(s->times);
 	free(s->cpus);
+	pthread_mutex_destroy(&s->st_lock);
 	free(s);
 }
 
@@ -400,7 +523,6 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 {
 	struct sampler *s;
 	bool *mask = NULL;
-	uint64_t tick_samples;
 	int err, cpu, first = -1, fd;
 
 	if (!o->freq_hz ||
@@ -421,6 +543,7 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 	if (!s)
 		return -ENOMEM;
 	s->o = *o;
+	pthread_mutex_init(&s->st_lock, NULL);
 	s->run_stats_fd = -1;
 	s->online_fd = -1;
 	err = libbpf_num_possible_cpus();
@@ -430,42 +553,15 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 		goto err_out;
 	}
 	s->nr_cpus = err;
-	tick_samples = (uint64_t)s->nr_cpus * o->freq_hz * (o->tick_ms ? o->tick_ms : 1000) / 1000;
 	/*
-	 * Automatic counts maps: a generation holds at most one tick's samples; twice that (a late
-	 * tick), 1024..1M. Not larger: draining scans every bucket of the map each tick.
+	 * Records read at wake-ups wait for the drain in memory: up to 16 ring buffers' worth
+	 * (the ring wakes userspace at half full, so a drain that keeps coming never nears it);
+	 * beyond, lost and counted (a drain held by the test knob, or stuck)
 	 */
-	if (!s->o.counts_map_entries)
-		s->o.counts_map_entries = pow2_within(2 * tick_samples, 1024, 1u << 20);
-	/*
-	 * Automatic stack maps: a stack whose bucket holds another is lost (-EEXIST, counted), so
-	 * they are kept mostly empty: 16 buckets per sample of a tick, and a generation flips when
-	 * 1/64 of it is used (stack_gen_tick). 16384 (BCC's profile's size; 4096 lost ~5% of the
-	 * new stacks of exec'ed processes in test_exec) ..32768: 32 MiB of kernel memory per
-	 * generation at most; on hosts of more than ~20 CPUs, set it or shorten sampling.tick_ms if
-	 * the collision counters grow.
-	 */
-	if (!s->o.stack_map_entries)
-		s->o.stack_map_entries = pow2_within(16 * tick_samples, 16384, 1u << 15);
+	s->pend_max = (size_t)o->ringbuf_bytes * 16;
 	s->links = calloc((size_t)s->nr_cpus, sizeof(*s->links));
 	mask = calloc((size_t)s->nr_cpus, sizeof(*mask));
-	s->keys = calloc(s->o.counts_map_entries, sizeof(*s->keys));
-	s->vals = calloc(s->o.counts_map_entries, sizeof(*s->vals));
-	bool nomem = false;
-
-	for (size_t k = 0; k < 2; k++) { /* kernel and user stacks, two generations each */
-		for (size_t g = 0; g < 2; g++) {
-			struct stack_cache *c = &s->sc[k][g];
-
-			c->slot = malloc(s->o.stack_map_entries * sizeof(*c->slot));
-			c->touched = malloc(s->o.stack_map_entries * sizeof(*c->touched));
-			if (c->slot)
-				memset(c->slot, 0xff, s->o.stack_map_entries * sizeof(*c->slot));
-			nomem |= !c->slot || !c->touched;
-		}
-	}
-	s->sgen_clear = -1;
-	if (!s->links || !mask || !s->keys || !s->vals || nomem) {
+	if (!s->links || !mask) {
 		err = -ENOMEM;
 		(void)errbuf_set(errbuf, errlen, 0, "out of memory");
 		goto err_out;
@@ -482,20 +578,13 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 	s->skel->rodata->idle_stacks = o->idle_stacks;
 	s->skel->rodata->target_pid = o->pid;
 	s->skel->rodata->ring_half = o->ringbuf_bytes / 2;
-	s->skel->rodata->ustack_mask = s->o.stack_map_entries - 1;
 	s->skel->rodata->nr_rows = s->o.unwind_rows ? s->o.unwind_rows : 1;
 	s->skel->rodata->py_lines = o->python_lines;
-	if ((err = bpf_map__set_max_entries(s->skel->maps.stacks0, s->o.stack_map_entries)) ||
-	    (err = bpf_map__set_max_entries(s->skel->maps.stacks1, s->o.stack_map_entries)) ||
-	    (err = bpf_map__set_max_entries(s->skel->maps.ustacks0, s->o.stack_map_entries)) ||
-	    (err = bpf_map__set_max_entries(s->skel->maps.ustacks1, s->o.stack_map_entries)) ||
-	    (err = bpf_map__set_max_entries(s->skel->maps.unwind_rows,
+	if ((err = bpf_map__set_max_entries(s->skel->maps.unwind_rows,
 					    s->o.unwind_rows ? s->o.unwind_rows : 1)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.unwind_procs,
 					    s->o.unwind_procs ? s->o.unwind_procs : 1)) ||
-	    (err = bpf_map__set_max_entries(s->skel->maps.counts0, s->o.counts_map_entries)) ||
-	    (err = bpf_map__set_max_entries(s->skel->maps.counts1, s->o.counts_map_entries)) ||
-	    (err = bpf_map__set_max_entries(s->skel->maps.times, o->ringbuf_bytes)) ||
+	    (err = bpf_map__set_max_entries(s->skel->maps.samples, o->ringbuf_bytes)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.py_procs,
 					    o->python_procs ? o->python_procs : 4096))) {
 		(void)errbuf_set(errbuf, errlen, 0, "cannot size the BPF maps: %s", strerror(-err));
@@ -530,7 +619,7 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 		explain_load(err, errbuf, errlen);
 		goto err_out;
 	}
-	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.times), on_record, s, NULL);
+	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.samples), on_record, s, NULL);
 	if (!s->rb) {
 		err = -errno;
 		(void)errbuf_set(errbuf, errlen, 0, "cannot map the BPF ring buffer: %s",
@@ -547,7 +636,7 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 	/* exec notification: without it (no tracefs?) a process exec'ed after its first sample
 	 * waits for the symbolizer's periodic checks; sampler_stats.exec_notify says which */
 	s->exec_link = bpf_program__attach(s->skel->progs.on_exec);
-	s->st.exec_notify = s->exec_link != NULL;
+	s->st.exec_notify = s->exec_link != NULL; /* before any other thread sees @s */
 	/* exit notification: likewise, exits then wait for the periodic checks (exit_notify) */
 	s->exit_link = bpf_program__attach(s->skel->progs.on_exit);
 	s->st.exit_notify = s->exit_link != NULL;
@@ -602,321 +691,169 @@ err_out:
 
 /* --- drain ------------------------------------------------------------------------------ */
 
-static int drain_counts(struct sampler *s, int fd, size_t *ret_n)
+/*
+ * What makes two samples one group: the task, its cgroup and comm, and the stacks with how they
+ * ended; everything but the time and the CPU. In the record: bytes [8, 24) (cgroup, pid, tid)
+ * and [28, end) (flags, errors, counts, comm, the words), contiguous in the pending buffer.
+ */
+#define KEY_A_OFF offsetof(struct ember_sample_rec, cgroup_id)
+#define KEY_A_LEN (offsetof(struct ember_sample_rec, cpu) - KEY_A_OFF)
+#define KEY_B_OFF offsetof(struct ember_sample_rec, user_flags)
+
+static uint64_t rec_hash(const struct ember_sample_rec *r, size_t size)
 {
-	LIBBPF_OPTS(bpf_map_batch_opts, opts);
-	size_t n = 0, cap = s->o.counts_map_entries;
-	__u32 out_batch = 0, in_batch = 0, count;
-	bool first = true;
-	int err;
+	const char *p = (const char *)r;
 
-	while (!s->no_batch && n < cap) {
-		count = (__u32)(cap - n);
-		err = bpf_map_lookup_and_delete_batch(fd, first ? NULL : &in_batch, &out_batch,
-						      s->keys + n, s->vals + n, &count, &opts);
-		if (err)
-			err = -errno;
-		n += count;
-		if (err == -ENOENT)
-			break;
-		if (err == -EINVAL || err == -EOPNOTSUPP || err == -524 /* ENOTSUPP */) {
-			if (first)
-				s->no_batch = true;
-			else
-				return err;
-			break;
-		}
-		if (err)
-			return err;
-		in_batch = out_batch;
-		first = false;
-	}
-	if (s->no_batch) {
-		struct ember_key k, next;
-		bool has = false;
+	return hash_bytes(p + KEY_A_OFF, KEY_A_LEN, 0x5a) ^
+	       hash_mix64(hash_bytes(p + KEY_B_OFF, size - KEY_B_OFF, 0xa5));
+}
 
-		/* each key is deleted after it is read, so the first key is always the next one */
-		while (n < cap && !bpf_map_get_next_key(fd, has ? &k : NULL, &next)) {
-			if (!bpf_map_lookup_elem(fd, &next, &s->vals[n])) {
-				s->keys[n++] = next;
-				(void)bpf_map_delete_elem(fd, &next);
-				has = false;
-			} else {
-				k = next;
-				has = true;
-			}
+static bool rec_same(const struct ember_sample_rec *a, const struct ember_sample_rec *b,
+		     size_t size)
+{
+	const char *x = (const char *)a, *y = (const char *)b;
+
+	return !memcmp(x + KEY_A_OFF, y + KEY_A_OFF, KEY_A_LEN) &&
+	       !memcmp(x + KEY_B_OFF, y + KEY_B_OFF, size - KEY_B_OFF);
+}
+
+/* Hands group @gi (its records' times and CPUs in s->times/s->cpus[start, start + n)) to @fn. */
+static int deliver(struct sampler *s, const struct ember_sample_rec *r, size_t start, size_t n,
+		   sampler_group_fn fn, void *ctx)
+{
+	const uint64_t *w = (const uint64_t *)(r + 1);
+	struct sampler_group g = {
+		.pid = r->pid,
+		.tid = r->tid,
+		.cgroup_id = r->cgroup_id,
+		.user_flags = r->user_flags,
+		.kernel_err = r->kern_err,
+		.user_err = r->user_err,
+		.times_ns = s->times + start,
+		.cpus = s->cpus + start,
+		.nr_times = n,
+	};
+
+	memcpy(g.comm, r->comm, sizeof(r->comm));
+	g.comm[sizeof(g.comm) - 1] = '\0';
+	if (!r->user_err && r->nr_user) {
+		g.user_ips = w;
+		g.nr_user = r->nr_user;
+		if (r->nr_py) { /* issue 21: the Python words follow the native frames, root first */
+			g.py_words = w + r->nr_user;
+			g.nr_py = r->nr_py / EMBER_PY_WORDS;
 		}
+	} else if (!r->user_err) {
+		g.user_err = -EFAULT;
 	}
-	*ret_n = n;
-	return 0;
+	if (!r->kern_err && r->nr_kernel) {
+		g.kernel_ips = w + r->nr_user + r->nr_py;
+		g.nr_kernel = r->nr_kernel;
+	} else if (!r->kern_err) {
+		g.kernel_err = -EFAULT;
+	}
+	return fn(&g, ctx);
 }
 
 /*
- * The stack of @id (a key's or record's, generation in its high bits), kernel or @user: read
- * from its generation's map the first time, then from the cache until the generation is cleared
- * (a bucket, once filled, keeps its stack: another stack hashing there gets -EEXIST). A user
- * stack's walk flags (EMBER_USTACK_*) in *@ret_flags.
+ * Groups the pending records by hash (an open-addressing table of first records), then lays
+ * out each group's times and CPUs together, in time order, and delivers them.
  */
-static int stack_of(struct sampler *s, int32_t id, bool user, const uint64_t **ret, size_t *ret_n,
-		    uint32_t *ret_flags)
+static int deliver_pending(struct sampler *s, const struct sampler_batch *bt, sampler_group_fn fn,
+			   void *ctx, size_t *ret_n)
 {
-	struct ember_ustack us;
-	struct stack_cache *c;
-	struct bpf_map *map;
-	uint64_t *buf = (uint64_t *)us.ips;
-	uint32_t b, g, flags = 0;
-	int32_t slot;
-	size_t n, npy = 0;
-
-	if (id < 0)
-		return id;
-	g = ((uint32_t)id >> EMBER_STACK_GEN_SHIFT) & 1;
-	c = &s->sc[user][g];
-	b = (uint32_t)id & EMBER_STACK_ID_MASK;
-	if (b >= s->o.stack_map_entries)
-		return -ENOENT;
-	slot = c->slot[b];
-	if (slot < 0) {
-		if (user)
-			map = g ? s->skel->maps.ustacks1 : s->skel->maps.ustacks0;
-		else
-			map = g ? s->skel->maps.stacks1 : s->skel->maps.stacks0;
-		if (bpf_map_lookup_elem(bpf_map__fd(map), &b, user ? (void *)&us : (void *)buf)) {
-			/* not cached: a later sample may fill the bucket (none should be empty) */
-			s->st.stack_missing++;
-			return -ENOENT;
-		}
-		if (user) {
-			n = us.nr < EMBER_MAX_STACK_DEPTH ? us.nr : EMBER_MAX_STACK_DEPTH;
-			flags = us.flags;
-			/* issue 21: Python frames at the top of ips, kept after the native ones */
-			npy = EMBER_PY_WORDS * EMBER_USTACK_PY_NR(flags);
-			if (npy > EMBER_MAX_STACK_DEPTH - n) {
-				npy = 0;
-				flags &= ~(0xffu << EMBER_USTACK_PY_NR_SHIFT);
-			}
-		} else {
-			for (n = 0; n < EMBER_MAX_STACK_DEPTH && buf[n]; n++)
-				;
-		}
-		if (c->ips_len + n + npy + 1 > INT32_MAX ||
-		    array_grow((void **)&c->ips, &c->ips_cap, c->ips_len + n + npy + 1,
-			       sizeof(*c->ips), 256))
-			return -ENOMEM;
-		c->ips[c->ips_len] = n | (uint64_t)flags << 32;
-		memcpy(c->ips + c->ips_len + 1, buf, n * sizeof(*buf));
-		memcpy(c->ips + c->ips_len + 1 + n, buf + EMBER_MAX_STACK_DEPTH - npy,
-		       npy * sizeof(*buf));
-		slot = (int32_t)c->ips_len;
-		c->ips_len += n + npy + 1;
-		c->slot[b] = slot;
-		c->touched[c->nr_touched++] = b;
-	}
-	*ret_n = (size_t)(uint32_t)c->ips[slot];
-	*ret_flags = (uint32_t)(c->ips[slot] >> 32);
-	*ret = c->ips + slot + 1;
-	return 0;
-}
-
-/* Empties stack-map generation @g and its cache: every bucket read, then any left (stacks of
- * samples whose count and record were both lost, or of a failed drain). */
-static void stack_gen_clear(struct sampler *s, int g)
-{
-	uint32_t next, left;
-	size_t j, k;
-	int fd;
-
-	for (k = 0; k < 2; k++) {
-		struct stack_cache *c = &s->sc[k][g];
-		struct bpf_map *map = k ? (g ? s->skel->maps.ustacks1 : s->skel->maps.ustacks0)
-					: (g ? s->skel->maps.stacks1 : s->skel->maps.stacks0);
-
-		fd = bpf_map__fd(map);
-		for (j = 0; j < c->nr_touched; j++) {
-			(void)bpf_map_delete_elem(fd, &c->touched[j]);
-			c->slot[c->touched[j]] = -1;
-		}
-		c->nr_touched = 0;
-		c->ips_len = 0;
-		left = s->o.stack_map_entries;
-		while (left-- && !bpf_map_get_next_key(fd, NULL, &next))
-			if (bpf_map_delete_elem(fd, &next))
-				break;
-	}
-}
-
-static int tuple_cmp(uint32_t pa, uint32_t ta, int32_t ka, int32_t ua, uint32_t pb, uint32_t tb,
-		     int32_t kb, int32_t ub)
-{
-	if (pa != pb)
-		return (pa > pb) - (pa < pb);
-	if (ta != tb)
-		return (ta > tb) - (ta < tb);
-	if (ka != kb)
-		return (ka > kb) - (ka < kb);
-	return (ua > ub) - (ua < ub);
-}
-
-static int rec_cmp(const void *a, const void *b)
-{
-	const struct ember_time_rec *x = a, *y = b;
-	int c = tuple_cmp(x->pid, x->tid, x->kern_stack_id, x->user_stack_id, y->pid, y->tid,
-			  y->kern_stack_id, y->user_stack_id);
-
-	return c ? c : (x->time_ns > y->time_ns) - (x->time_ns < y->time_ns);
-}
-
-struct keyval {
-	struct ember_key k;
-	uint64_t v;
-};
-
-static int kv_cmp(const void *a, const void *b)
-{
-	const struct keyval *x = a, *y = b;
-	int c = tuple_cmp(x->k.pid, x->k.tid, x->k.kern_stack_id, x->k.user_stack_id, y->k.pid,
-			  y->k.tid, y->k.kern_stack_id, y->k.user_stack_id);
-
-	return c ? c : memcmp(x->k.comm, y->k.comm, sizeof(x->k.comm));
-}
-
-static uint64_t tuple_hash(uint32_t pid, uint32_t tid, int32_t kid, int32_t uid)
-{
-	return hash_mix64(((uint64_t)pid << 32 | tid) ^
-			  hash_mix64((uint64_t)(uint32_t)kid << 32 | (uint32_t)uid));
-}
-
-/*
- * Puts the time records in the order of the sorted keys @kv, for the merge join: the records
- * of each key's (pid, tid, stacks) together, in @kv's order, each run by time; the records of
- * tuples no key has (their counts were lost) last, by tuple and time. A hash of the keys'
- * tuples and a counting sort: one qsort of all records with a four-field comparator was a third
- * of a drain's instructions. 0 or -ENOMEM (records left as they were).
- */
-static int order_records(struct vec_rec *pend, const struct keyval *kv, size_t nkeys)
-{
-	size_t cap = 16, i, j, k, n = pend->n, *start = NULL;
-	uint32_t *slot = NULL, *rank = NULL;
-	struct ember_time_rec *out = NULL;
+	size_t n = bt->nr, cap = 16, i, j, g, ng = 0, delivered = 0, lost = 0, groups = 0;
+	uint32_t *slot = NULL, *grp = NULL, *first = NULL;
+	size_t *start = NULL;
 	int err = -ENOMEM;
 
+	*ret_n = 0;
 	if (!n)
 		return 0;
-	while (cap < 2 * nkeys)
+	while (cap < 2 * n)
 		cap *= 2;
-	slot = calloc(cap, sizeof(*slot)); /* index of a tuple's first key + 1; 0: empty */
-	rank = malloc(n * sizeof(*rank));
-	start = calloc(nkeys + 2, sizeof(*start));
-	out = malloc(n * sizeof(*out));
-	if (!slot || !rank || !start || !out)
+	slot = calloc(cap, sizeof(*slot));	/* group + 1; 0: empty */
+	grp = malloc(n * sizeof(*grp));		/* each record's group */
+	first = malloc(n * sizeof(*first));	/* each group's first record */
+	start = calloc(n + 1, sizeof(*start));
+	if (!slot || !grp || !first || !start ||
+	    array_grow((void **)&s->times, &s->times_cap, n, sizeof(*s->times), 256) ||
+	    array_grow((void **)&s->cpus, &s->cpus_cap, n, sizeof(*s->cpus), 256))
 		goto out;
-	for (i = 0; i < nkeys; i++) {
-		const struct ember_key *x = &kv[i].k;
-
-		if (i && !tuple_cmp(x->pid, x->tid, x->kern_stack_id, x->user_stack_id,
-				    kv[i - 1].k.pid, kv[i - 1].k.tid, kv[i - 1].k.kern_stack_id,
-				    kv[i - 1].k.user_stack_id))
-			continue; /* the same tuple with another comm: its first key stands for it */
-		j = tuple_hash(x->pid, x->tid, x->kern_stack_id, x->user_stack_id) & (cap - 1);
-		while (slot[j])
-			j = (j + 1) & (cap - 1);
-		slot[j] = (uint32_t)i + 1;
-	}
 	for (i = 0; i < n; i++) {
-		const struct ember_time_rec *r = &pend->v[i];
+		const struct ember_sample_rec *r = (const void *)(bt->recs + bt->off[i]);
+		size_t size = rec_size(r);
 
-		rank[i] = (uint32_t)nkeys; /* no key: last */
-		j = tuple_hash(r->pid, r->tid, r->kern_stack_id, r->user_stack_id) & (cap - 1);
-		for (; slot[j]; j = (j + 1) & (cap - 1)) {
-			const struct ember_key *x = &kv[slot[j] - 1].k;
+		for (j = rec_hash(r, size) & (cap - 1); slot[j]; j = (j + 1) & (cap - 1)) {
+			const struct ember_sample_rec *f =
+			    (const void *)(bt->recs + bt->off[first[slot[j] - 1]]);
 
-			if (!tuple_cmp(x->pid, x->tid, x->kern_stack_id, x->user_stack_id, r->pid,
-				       r->tid, r->kern_stack_id, r->user_stack_id)) {
-				rank[i] = slot[j] - 1;
+			if (rec_size(f) == size && rec_same(f, r, size))
 				break;
-			}
 		}
-		start[rank[i] + 1]++;
+		if (!slot[j]) {
+			first[ng] = (uint32_t)i;
+			slot[j] = (uint32_t)++ng;
+		}
+		grp[i] = slot[j] - 1;
+		start[grp[i] + 1]++;
 	}
-	for (k = 1; k <= nkeys + 1; k++)
-		start[k] += start[k - 1];
-	for (i = 0; i < n; i++) /* stable: each run in arrival order, nearly by time already */
-		out[start[rank[i]]++] = pend->v[i];
-	/* start[k] is now the end of run k */
-	for (k = 0, i = 0; k < nkeys; i = start[k++]) {
-		for (j = i + 1; j < start[k]; j++) {
-			struct ember_time_rec t = out[j];
+	for (g = 1; g <= ng; g++)
+		start[g] += start[g - 1];
+	for (i = 0; i < n; i++) { /* stable: in arrival order, nearly by time already */
+		const struct ember_sample_rec *r = (const void *)(bt->recs + bt->off[i]);
+		size_t at = start[grp[i]]++;
+
+		s->times[at] = r->time_ns;
+		s->cpus[at] = r->cpu;
+	}
+	/* start[g] is now the end of group g: each by time (insertion: CPUs interleave little) */
+	for (g = 0, i = 0; g < ng; i = start[g++]) {
+		for (j = i + 1; j < start[g]; j++) {
+			uint64_t t = s->times[j];
+			uint32_t c = s->cpus[j];
 			size_t m = j;
 
-			for (; m > i && out[m - 1].time_ns > t.time_ns; m--)
-				out[m] = out[m - 1];
-			out[m] = t;
+			for (; m > i && s->times[m - 1] > t; m--) {
+				s->times[m] = s->times[m - 1];
+				s->cpus[m] = s->cpus[m - 1];
+			}
+			s->times[m] = t;
+			s->cpus[m] = c;
 		}
 	}
-	if (n > i)
-		qsort(out + i, n - i, sizeof(*out), rec_cmp);
-	free(pend->v);
-	pend->v = out;
-	pend->cap = n;
-	out = NULL;
 	err = 0;
+	for (g = 0; g < ng; g++) {
+		size_t b = g ? start[g - 1] : 0, cnt = start[g] - b;
+		int r;
+
+		if (err) {
+			lost += cnt;
+			continue;
+		}
+		r = deliver(s, (const void *)(bt->recs + bt->off[first[g]]), b, cnt, fn, ctx);
+		if (r < 0) {
+			err = r;
+			lost += cnt;
+			continue;
+		}
+		delivered += cnt;
+		groups++;
+	}
+	*ret_n = delivered;
 out:
+	if (err == -ENOMEM && !ng) /* nothing grouped: the whole batch is lost, counted */
+		lost = n;
+	pthread_mutex_lock(&s->st_lock);
+	s->st.lost += lost;
+	s->st.groups += groups;
+	s->st.delivered += delivered;
+	pthread_mutex_unlock(&s->st_lock);
 	free(slot);
-	free(rank);
+	free(grp);
+	free(first);
 	free(start);
-	free(out);
 	return err;
-}
-
-static void comm_of(uint32_t pid, uint32_t tid, char *comm)
-{
-	char path[64];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%u/task/%u/comm", pid, tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	n = fd >= 0 ? read(fd, comm, 15) : -1;
-	if (fd >= 0)
-		close(fd);
-	if (n <= 0) {
-		strcpy(comm, "[unknown]");
-		return;
-	}
-	comm[n] = '\0';
-	if (n && comm[n - 1] == '\n')
-		comm[n - 1] = '\0';
-}
-
-/* Fills @g's stacks from the stack ids. */
-static int fill_stacks(struct sampler *s, struct sampler_group *g, int32_t kid, int32_t uid)
-{
-	uint32_t kflags;
-	int r;
-
-	g->kernel_ips = g->user_ips = NULL;
-	g->nr_kernel = g->nr_user = 0;
-	g->user_flags = 0;
-	r = stack_of(s, kid, false, &g->kernel_ips, &g->nr_kernel, &kflags);
-	if (r == -ENOMEM)
-		return r;
-	g->kernel_err = r;
-	if (r)
-		g->kernel_ips = NULL, g->nr_kernel = 0;
-	r = stack_of(s, uid, true, &g->user_ips, &g->nr_user, &g->user_flags);
-	if (r == -ENOMEM)
-		return r;
-	g->user_err = r;
-	if (r)
-		g->user_ips = NULL, g->nr_user = 0;
-	/* issue 21: the Python frames follow the native ones (stack_of()) */
-	g->py_words = NULL;
-	g->nr_py = 0;
-	if (!r && EMBER_USTACK_PY_NR(g->user_flags)) {
-		g->py_words = g->user_ips + g->nr_user;
-		g->nr_py = EMBER_USTACK_PY_NR(g->user_flags);
-	}
-	return 0;
 }
 
 /* The BPF program's per-CPU counters summed into @sum (last_pid etc. left 0); -errno. */
@@ -930,20 +867,18 @@ static int read_bpf_stats(struct sampler *s, struct ember_bpf_stats *sum)
 	*sum = (struct ember_bpf_stats){ 0 };
 	if (!per)
 		return -ENOMEM;
+	STAT_ADD(s, bpf_calls, 1);
 	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.stats), &zero, per))
 		err = -errno;
 	for (i = 0; !err && i < s->nr_cpus; i++) {
 		sum->samples += per[i].samples;
 		sum->idle += per[i].idle;
-		sum->kern_eexist += per[i].kern_eexist;
-		sum->user_eexist += per[i].user_eexist;
 		sum->kern_efault += per[i].kern_efault;
 		sum->user_efault += per[i].user_efault;
 		sum->kern_other += per[i].kern_other;
 		sum->user_other += per[i].user_other;
-		sum->counts_full += per[i].counts_full;
 		sum->ringbuf_drops += per[i].ringbuf_drops;
-		sum->both_full += per[i].both_full;
+		sum->ring_bytes += per[i].ring_bytes;
 		sum->execs += per[i].execs;
 		sum->exec_drops += per[i].exec_drops;
 		sum->exits += per[i].exits;
@@ -955,159 +890,58 @@ static int read_bpf_stats(struct sampler *s, struct ember_bpf_stats *sum)
 	return err;
 }
 
-/*
- * After a drain: clears the stack generation flipped away from last drain (every sample that
- * could name it is drained now), and flips the active one when it has filled 1/64 of its
- * buckets or the last tick brought 1/512 of them new (a new stack whose bucket is taken is
- * lost: the share lost is the share used, kept as low as with a generation per tick), when
- * collisions happened (stacks no drain has read, left by lost samples, may fill it), after a
- * failed drain, or after a minute.
- */
-static void stack_gen_tick(struct sampler *s, bool failed)
+int sampler_batch__deliver(struct sampler *s, struct sampler_batch *b, sampler_group_fn fn,
+			   void *ctx)
 {
-	uint32_t active = __atomic_load_n(&s->skel->bss->sgen, __ATOMIC_RELAXED) & 1;
-	struct ember_bpf_stats bs;
-	uint64_t eexist = 0;
-	size_t touched, fresh;
-	bool collided;
+	size_t delivered = 0, i;
+	int err;
 
-	if (s->sgen_clear >= 0) {
-		stack_gen_clear(s, s->sgen_clear);
-		s->sgen_clear = -1;
+	if (!b)
+		return 0;
+	/* the process events first, in the order read: a new process's mappings before its
+	 * samples are named */
+	for (i = 0; i < b->nr_ev; i++) {
+		const struct batch_event *e = &b->ev[i];
+
+		if (e->kind == EV_NEW_PID && s->pid_fn)
+			s->pid_fn(e->pid, s->pid_ctx);
+		else if (e->kind == EV_EXEC && s->exec_fn)
+			s->exec_fn(e->pid, e->time_ns, s->exec_ctx);
+		else if (e->kind == EV_EXIT && s->exit_fn)
+			s->exit_fn(e->pid, e->time_ns, s->exit_ctx);
+		else if (e->kind == EV_PYNAME && s->pyname_fn)
+			s->pyname_fn(e->name, s->pyname_ctx);
 	}
-	if (!read_bpf_stats(s, &bs))
-		eexist = bs.kern_eexist + bs.user_eexist;
-	collided = eexist != s->last_eexist;
-	s->last_eexist = eexist;
-	touched = s->sc[0][active].nr_touched + s->sc[1][active].nr_touched;
-	fresh = touched - s->sgen_seen;
-	s->sgen_seen = touched;
-	s->sgen_ticks++;
-	/* many new stacks in a tick (short-lived processes): a generation per tick, as if ids
-	 * were not kept; few: keep it until 1/64 of the map is used */
-	if (touched * 64 < s->o.stack_map_entries && fresh * 512 < s->o.stack_map_entries &&
-	    !collided && !failed && s->sgen_ticks < 60)
-		return;
-	__atomic_store_n(&s->skel->bss->sgen, active ^ 1, __ATOMIC_RELEASE);
-	s->sgen_clear = (int)active;
-	s->sgen_ticks = 0;
-	s->sgen_seen = 0; /* the other generation, cleared */
-	s->st.stack_gen_flips++;
+	err = deliver_pending(s, b, fn, ctx, &delivered);
+	return err < 0 ? err : (int)delivered;
+}
+
+void sampler__events(struct sampler *s)
+{
+	uint64_t now = mono_ns();
+
+	/* the rate of this sampler's bpf() calls, over >= 10 s */
+	pthread_mutex_lock(&s->st_lock);
+	if (!s->rate_t0_ns) {
+		s->rate_t0_ns = now;
+		s->rate_calls0 = s->st.bpf_calls;
+	} else if (now - s->rate_t0_ns >= 10 * NSEC) {
+		s->st.bpf_calls_per_s = (double)(s->st.bpf_calls - s->rate_calls0) * 1e9 /
+					(double)(now - s->rate_t0_ns);
+		s->rate_t0_ns = now;
+		s->rate_calls0 = s->st.bpf_calls;
+	}
+	pthread_mutex_unlock(&s->st_lock);
 }
 
 int sampler__drain(struct sampler *s, sampler_group_fn fn, void *ctx)
 {
-	uint64_t t0 = mono_ns();
-	uint32_t active = __atomic_load_n(&s->skel->bss->gen, __ATOMIC_RELAXED) & 1;
-	uint32_t d = active ^ 1;
-	int cfd = bpf_map__fd(d ? s->skel->maps.counts1 : s->skel->maps.counts0);
-	struct vec_rec *pend = &s->pending[d];
-	struct keyval *kv = NULL;
-	size_t nkeys = 0, i, ri = 0;
-	int err = 0, delivered = 0;
-	bool failed = false;
+	struct sampler_batch *b = sampler__take(s, false);
+	int r = sampler_batch__deliver(s, b, fn, ctx);
 
-	if (!s->stopped && t0 - s->last_cpu_check_ns >= NSEC)
-		(void)sampler__update_cpus(s); /* errors: retried next second */
-	(void)ring_buffer__consume(s->rb);
-
-	err = drain_counts(s, cfd, &nkeys);
-	if (err)
-		goto flip;
-	kv = malloc((nkeys + 1) * sizeof(*kv));
-	if (!kv) {
-		err = -ENOMEM;
-		goto flip;
-	}
-	for (i = 0; i < nkeys; i++)
-		kv[i] = (struct keyval){ .k = s->keys[i], .v = s->vals[i] };
-	if (nkeys)
-		qsort(kv, nkeys, sizeof(*kv), kv_cmp);
-	if (order_records(pend, kv, nkeys) && pend->n)
-		qsort(pend->v, pend->n, sizeof(*pend->v), rec_cmp); /* no memory: the slow way */
-
-	/* merge join: keys and records both sorted by (pid, tid, kid, uid) */
-	for (i = 0; i < nkeys || ri < pend->n;) {
-		struct sampler_group g = { 0 };
-		int c;
-		size_t want, nt = 0;
-		int32_t kid, uid;
-
-		if (i < nkeys && ri < pend->n)
-			c = tuple_cmp(kv[i].k.pid, kv[i].k.tid, kv[i].k.kern_stack_id,
-				      kv[i].k.user_stack_id, pend->v[ri].pid, pend->v[ri].tid,
-				      pend->v[ri].kern_stack_id, pend->v[ri].user_stack_id);
-		else
-			c = i < nkeys ? -1 : 1;
-		if (c <= 0) {
-			/* a key and its (up to count) records */
-			g.pid = kv[i].k.pid;
-			g.tid = kv[i].k.tid;
-			memcpy(g.comm, kv[i].k.comm, sizeof(kv[i].k.comm));
-			g.comm[15] = '\0';
-			g.cgroup_id = kv[i].k.cgroup_id;
-			kid = kv[i].k.kern_stack_id;
-			uid = kv[i].k.user_stack_id;
-			want = kv[i].v;
-			i++;
-		} else {
-			/* records without a count (counts map was full) */
-			g.pid = pend->v[ri].pid;
-			g.tid = pend->v[ri].tid;
-			comm_of(g.pid, g.tid, g.comm);
-			kid = pend->v[ri].kern_stack_id;
-			uid = pend->v[ri].user_stack_id;
-			want = SIZE_MAX;
-		}
-		if (array_grow((void **)&s->times, &s->times_cap, pend->n + 1, sizeof(*s->times),
-			       256) ||
-		    array_grow((void **)&s->cpus, &s->cpus_cap, pend->n + 1, sizeof(*s->cpus),
-			       256)) {
-			err = -ENOMEM;
-			goto flip;
-		}
-		while (nt < want && ri < pend->n &&
-		       !tuple_cmp(g.pid, g.tid, kid, uid, pend->v[ri].pid, pend->v[ri].tid,
-				  pend->v[ri].kern_stack_id, pend->v[ri].user_stack_id)) {
-			s->times[nt] = pend->v[ri].time_ns;
-			s->cpus[nt] = pend->v[ri].cpu;
-			nt++;
-			ri++;
-		}
-		if (want == SIZE_MAX) {
-			s->st.orphan_records += nt;
-			want = nt;
-		}
-		g.times_ns = s->times;
-		g.cpus = s->cpus;
-		g.nr_times = nt;
-		g.untimed = (uint32_t)(want - nt);
-		s->st.untimed += g.untimed;
-		if (failed) {
-			s->st.lost += want;
-			continue;
-		}
-		err = fill_stacks(s, &g, kid, uid);
-		if (!err)
-			err = fn(&g, ctx);
-		if (err < 0) {
-			failed = true;
-			s->st.lost += want;
-			continue;
-		}
-		delivered += (int)want;
-	}
-	err = failed ? err : 0;
-
-flip:
-	stack_gen_tick(s, failed || err);
-	pend->n = 0;
-	free(kv);
-	__atomic_store_n(&s->skel->bss->gen, d, __ATOMIC_RELEASE);
-	s->st.delivered += (uint64_t)delivered;
-	s->st.drains++;
-	s->st.drain_ns_total += mono_ns() - t0;
-	return err < 0 ? err : delivered;
+	sampler_batch__free(s, b);
+	sampler__events(s);
+	return r;
 }
 
 void sampler__stats(struct sampler *s, struct sampler_stats *ret)
@@ -1115,21 +949,22 @@ void sampler__stats(struct sampler *s, struct sampler_stats *ret)
 	struct bpf_prog_info info = { 0 };
 	struct ember_bpf_stats bs;
 	__u32 len = sizeof(info);
+	int r = read_bpf_stats(s, &bs);
 
+	pthread_mutex_lock(&s->st_lock);
 	*ret = s->st;
-	if (!read_bpf_stats(s, &bs)) {
+	pthread_mutex_unlock(&s->st_lock);
+	if (!r) {
 		ret->samples += bs.samples;
 		ret->idle += bs.idle;
-		ret->kern_eexist += bs.kern_eexist;
-		ret->user_eexist += bs.user_eexist;
 		ret->kern_efault += bs.kern_efault;
 		ret->user_efault += bs.user_efault;
 		ret->kern_other += bs.kern_other;
 		ret->user_other += bs.user_other;
-		ret->counts_full += bs.counts_full;
 		ret->ringbuf_drops += bs.ringbuf_drops;
-		ret->lost += bs.both_full; /* neither a count nor a time record: lost in BPF */
-		ret->lost_in_bpf = bs.both_full;
+		ret->ring_bytes += bs.ring_bytes;
+		ret->lost += bs.ringbuf_drops; /* no room for the record: lost in BPF */
+		ret->lost_in_bpf = bs.ringbuf_drops;
 		ret->execs += bs.execs;
 		ret->exec_drops += bs.exec_drops;
 		ret->exits += bs.exits;
@@ -1137,13 +972,14 @@ void sampler__stats(struct sampler *s, struct sampler_stats *ret)
 		ret->user_fp_walks += bs.user_fp_walks;
 		ret->user_truncated += bs.user_truncated;
 	}
+	STAT_ADD(s, bpf_calls, 1);
 	if (!bpf_obj_get_info_by_fd(bpf_program__fd(s->skel->progs.do_sample), &info, &len)) {
 		ret->prog_run_ns = info.run_time_ns;
 		ret->prog_run_cnt = info.run_cnt;
 		ret->prog_id = info.id;
+		ret->prog_verified_insns = info.verified_insns;
 	}
-	ret->stack_map_entries = s->o.stack_map_entries;
-	ret->counts_map_entries = s->o.counts_map_entries;
+	ret->ringbuf_bytes = s->o.ringbuf_bytes;
 }
 
 /* --- unwind tables ----------------------------------------------------------------------- */
@@ -1177,6 +1013,7 @@ int sampler__unwind_write_rows(struct sampler *s, uint32_t start,
 		count = (__u32)(n - done < ROW_BATCH ? n - done : ROW_BATCH);
 		for (i = 0; i < count; i++)
 			s->row_keys[i] = start + (uint32_t)(done + i);
+		STAT_ADD(s, bpf_calls, 1);
 		if (bpf_map_update_batch(fd, s->row_keys, r + done, &count, &opts))
 			return -errno;
 		done += count;
@@ -1186,6 +1023,7 @@ int sampler__unwind_write_rows(struct sampler *s, uint32_t start,
 
 int sampler__unwind_set_proc(struct sampler *s, uint32_t pid, const struct ember_unwind_proc *p)
 {
+	STAT_ADD(s, bpf_calls, 1);
 	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.unwind_procs), &pid, p, BPF_ANY))
 		return -errno;
 	return 0;
@@ -1193,6 +1031,7 @@ int sampler__unwind_set_proc(struct sampler *s, uint32_t pid, const struct ember
 
 int sampler__unwind_del_proc(struct sampler *s, uint32_t pid)
 {
+	STAT_ADD(s, bpf_calls, 1);
 	if (bpf_map_delete_elem(bpf_map__fd(s->skel->maps.unwind_procs), &pid))
 		return -errno;
 	return 0;
@@ -1202,6 +1041,7 @@ int sampler__unwind_del_proc(struct sampler *s, uint32_t pid)
 
 int sampler__python_set_proc(struct sampler *s, uint32_t pid, const struct ember_py_proc *p)
 {
+	STAT_ADD(s, bpf_calls, 1);
 	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.py_procs), &pid, p, BPF_ANY))
 		return errno == ENOMEM ? -E2BIG : -errno;
 	return 0;
@@ -1209,6 +1049,7 @@ int sampler__python_set_proc(struct sampler *s, uint32_t pid, const struct ember
 
 int sampler__python_del_proc(struct sampler *s, uint32_t pid)
 {
+	STAT_ADD(s, bpf_calls, 1);
 	if (bpf_map_delete_elem(bpf_map__fd(s->skel->maps.py_procs), &pid))
 		return -errno;
 	return 0;
@@ -1216,8 +1057,9 @@ int sampler__python_del_proc(struct sampler *s, uint32_t pid)
 
 void sampler__renote_pid(struct sampler *s, uint32_t pid)
 {
-	if (s->recent[pid & 1023] == pid)
-		s->recent[pid & 1023] = 0;
+	if (__atomic_load_n(&s->recent[pid & 1023], __ATOMIC_RELAXED) == pid)
+		__atomic_store_n(&s->recent[pid & 1023], 0, __ATOMIC_RELAXED);
+	STAT_ADD(s, bpf_calls, 1);
 	(void)bpf_map_delete_elem(bpf_map__fd(s->skel->maps.seen), &pid);
 	/* each CPU's "last pid" shortcut skips the lookup in "seen": make them ask again */
 	__atomic_fetch_add(&s->skel->bss->exec_seq, 1, __ATOMIC_RELAXED);
@@ -1238,6 +1080,7 @@ int sampler__python_stats(struct sampler *s, struct ember_py_bpf_stats *ret)
 	*ret = (struct ember_py_bpf_stats){ 0 };
 	if (!per)
 		return -ENOMEM;
+	STAT_ADD(s, bpf_calls, 1);
 	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.py_stats), &zero, per))
 		err = -errno;
 	for (i = 0; !err && i < s->nr_cpus; i++) {

@@ -155,6 +155,11 @@ void http_server__tick(struct http_server *s);
  */
 typedef void (*http_stats_fn)(struct sbuf *json, void *ctx);
 void http_server__set_stats_hook(struct http_server *s, http_stats_fn fn, void *ctx);
+/* /healthz answers 503 with the reason, and /api/v1/stats and /metrics report the ages, from
+ * @l (borrowed, must outlive the server; read without a lock). */
+struct liveness;
+void http_server__set_liveness(struct http_server *s, struct liveness *l);
+struct liveness *http_server__liveness(const struct http_server *s);
 
 /*
  * Ad hoc captures with their own sampling (frequency, pid): when the daemon can run a second

@@ -4,10 +4,9 @@
  * userspace includes <linux/types.h> first, the BPF side vmlinux.h. Only fixed-size fields,
  * explicit padding.
  *
- * Two generations of (stack map, counts map): the program writes to generation `gen` (a .bss
- * variable the sampler flips each tick) and the sampler drains the other one, which has been
- * idle for a whole tick, so no sample is still writing into it. Each sample also emits a time
- * record into one ring buffer; the sampler joins records and counts on (pid, tid, stack ids).
+ * Each sample leaves the kernel whole, as one variable-length record in one ring buffer (struct
+ * ember_sample_rec and its words): no stack maps, no counts map, no per-stack system calls. The
+ * sampler hashes and groups the records of a drain; ingest names each distinct stack once.
  */
 #ifndef EMBER_BPF_SHARED_H
 #define EMBER_BPF_SHARED_H
@@ -17,44 +16,47 @@
 #endif
 
 #define EMBER_MAX_STACK_DEPTH 127
-/* A stack id >= 0 in a key or record: bucket | stack-map generation << this (maps <= 2^20). */
-#define EMBER_STACK_GEN_SHIFT 30
-#define EMBER_STACK_ID_MASK ((1 << EMBER_STACK_GEN_SHIFT) - 1)
 
-/* Aggregation key: one per distinct (process, thread, comm, stacks) in a generation. */
-struct ember_key {
+/*
+ * One per sample in the ring buffer, 64 bytes, followed by nr_user + nr_py + nr_kernel words:
+ * the native user frames (leaf first), the Python words (EMBER_PY_WORDS per frame, ROOT first,
+ * see below), the kernel frames (leaf first). Told from a process event by its size (>= 64).
+ */
+struct ember_sample_rec {
+	__u64 time_ns;		/* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
+	__u64 cgroup_id;	/* bpf_get_current_cgroup_id(): the task's cgroup v2 inode */
 	__u32 pid;		/* tgid; 0 for the idle task */
 	__u32 tid;
-	__s32 user_stack_id;	/* < 0: -errno from bpf_get_stackid() (-EFAULT: no user stack) */
-	__s32 kern_stack_id;
+	__u32 cpu;
+	__u32 user_flags;	/* how the user walk ended: EMBER_USTACK_* */
+	__s32 kern_err;		/* 0, or -errno: -EFAULT no kernel stack in that context */
+	__s32 user_err;		/* 0, or -errno: -EFAULT no user context (kernel thread) */
+	__u16 nr_user;		/* native user frames */
+	__u16 nr_py;		/* Python words (2 per frame) */
+	__u16 nr_kernel;	/* kernel frames */
+	__u16 pad;
 	char comm[TASK_COMM_LEN];
-	__u64 cgroup_id;	/* bpf_get_current_cgroup_id(): the cgroup v2 inode (0: none) */
 };
 
-/* One per sample, in the ring buffer: the time the counts map cannot keep. 32 bytes. */
-struct ember_time_rec {
-	__u64 time_ns;		/* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
-	__u32 pid;
-	__u32 tid;
-	__s32 user_stack_id;
-	__s32 kern_stack_id;
-	__u32 cpu;
-	__u32 gen;		/* generation (of counts) the sample was counted in */
+/* Words a record can carry: 127 + 96 + 127 fit; the verifier's bounds need the power of 2. */
+#define EMBER_SAMPLE_WORDS 512
+
+/* The record being built, per CPU (a PERCPU_ARRAY): 4 KiB, too big for the BPF stack. */
+struct ember_sample_buf {
+	struct ember_sample_rec hdr;
+	__u64 words[EMBER_SAMPLE_WORDS];
 };
 
 /* Per-CPU counters (a PERCPU_ARRAY of one element). Nothing is dropped without a count here. */
 struct ember_bpf_stats {
-	__u64 samples;		/* program runs that recorded a sample */
+	__u64 samples;		/* program runs that took a sample */
 	__u64 idle;		/* ... of which the idle task */
-	__u64 kern_eexist;	/* kernel stack lost: stack map bucket taken (map too small) */
-	__u64 user_eexist;
 	__u64 kern_efault;	/* no kernel stack in this context (data, not an error) */
 	__u64 user_efault;	/* no user stack (kernel thread, or user stack unreadable) */
 	__u64 kern_other;	/* other stack errors (-ENOMEM...) */
 	__u64 user_other;
-	__u64 counts_full;	/* counts map update failed (map full): sample kept via its record */
-	__u64 ringbuf_drops;	/* no room in the ring buffer: sample kept in counts, time coarse */
-	__u64 both_full;	/* ... and the counts map full too: the sample is lost (counted) */
+	__u64 ringbuf_drops;	/* no room in the ring buffer: the sample is lost (counted) */
+	__u64 ring_bytes;	/* bytes of the sample records written to the ring buffer */
 	__u64 execs;		/* exec of a sampled process notified (struct ember_exec_rec) */
 	__u64 exec_drops;	/* ... not notified: no room in the ring buffer */
 	__u64 exits;		/* exit of a sampled process's leader notified (kind EXIT) */
@@ -68,11 +70,10 @@ struct ember_bpf_stats {
 };
 
 /*
- * In the same ring buffer as the time records, told apart by its size (16 bytes, not 32): a
- * process that was sampled before (in the "seen" map) called exec. Userspace drops its cached
- * mappings; its next sample counts as a new process's and captures the new image's.
+ * In the same ring buffer as the samples, told apart by its size (16 bytes): a process that was
+ * sampled before (in the "seen" map) called exec, or its leader exited. Userspace drops its
+ * cached mappings; its next sample counts as a new process's and captures the new image's.
  */
-/* A process event: exec, or its leader's exit (16 bytes: told from a time record by size). */
 struct ember_exec_rec {
 	__u64 time_ns;
 	__u32 pid;		/* tgid */
@@ -150,15 +151,17 @@ struct ember_unwind_proc {
 };
 
 /*
- * A user stack as the walk left it, in a user stacks map (two generations, like the stack maps)
- * under its bucket: the id is the bucket, as a stack map's; a stack whose bucket (and the next)
- * holds another is lost, -EEXIST, counted as a collision.
+ * A user stack as the walk leaves it, in a per-CPU scratch (bpf/unwind.bpf.h); do_sample copies
+ * it into the sample's record.
  */
 struct ember_ustack {
 	__u64 hash;		/* of ips[0..nr) */
 	__u32 nr;
 	__u32 flags;		/* EMBER_USTACK_* */
 	__u64 ips[EMBER_MAX_STACK_DEPTH]; /* leaf first */
+	/* never written: the bounded copies out of ips (a masked offset plus a masked size) must
+	 * stay inside the map value on every path the verifier sees */
+	__u64 room[EMBER_MAX_STACK_DEPTH + 1];
 };
 
 #define EMBER_USTACK_END    (1u << 0) /* reached the outermost frame: the stack is whole */
@@ -175,7 +178,7 @@ struct ember_ustack {
  * of the same ember_ustack.ips array, EMBER_PY_WORDS words each, the leaf frame highest:
  * frame i (0 = leaf) at ips[EMBER_MAX_STACK_DEPTH - 2 - 2i] (code word) and [... - 1 - 2i] (tag
  * word); the native walk fills ips from 0 with what is left. Their number is in the flags
- * (EMBER_USTACK_PY_NR), and they are part of the stack's hash: one id names both.
+ * (EMBER_USTACK_PY_NR); the sample's record carries them after the native frames, root first.
  */
 #define EMBER_PY_MAX_FRAMES  48 /* Python frames kept per stack (the leaf ones) */
 #define EMBER_PY_WORDS	     2

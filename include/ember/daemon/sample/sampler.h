@@ -3,18 +3,21 @@
  * sampler: owns the BPF skeleton (bpf/sampler.bpf.c), one perf event + link per online CPU, and
  * the drain. open -> rodata and map sizes -> load -> attach; then sampler__drain() once per tick.
  *
- * Drain: the program writes into generation g of (stack map, counts map); each drain takes the
- * other generation (idle for a whole tick), empties its counts with
- * bpf_map_lookup_and_delete_batch(), joins them with the per-sample time records read from the
- * ring buffer, hands each (task, stacks) group with its sample times to a callback, deletes the
- * stack ids it consumed, and flips the generation. Counts without a time record (ring buffer
- * full) get the drain's time and are counted as untimed; records without a count (counts map
- * full) still become samples. Stack ids that failed are passed on as errors, never dropped.
+ * Drain: each sample arrives whole in the ring buffer (struct ember_sample_rec: time, task,
+ * cgroup, comm, kernel and user frames, Python words). The records read since the last drain
+ * (at wake-ups and at the drain) are grouped by hash into (task, comm, cgroup, stacks) groups,
+ * each with the times and CPUs of its samples, and handed to a callback. No map is read per
+ * stack or per tick: a drain makes no bpf() system call. A sample that found the ring buffer
+ * full is lost in BPF, counted; stack errors are passed on as data, never dropped.
  *
- * CPU hotplug: sampler__drain() re-reads the online CPU mask (at most once a second) and attaches
+ * CPU hotplug: sampler__take() re-reads the online CPU mask (at most once a second) and attaches
  * to CPUs that came online, detaches from those that went away.
  *
- * Not thread-safe (main thread only). Non-logging: failures return -errno plus a one-line reason.
+ * Threads: one thread reads the ring buffer (sampler__take(), sampler__poll(): they only copy
+ * records and note process events, they read no file and make no map call) and another may
+ * deliver what it took (sampler_batch__deliver(): the callbacks, which read processes' files,
+ * run there) and write the unwind and Python maps; sampler__stats() from either. Other calls
+ * from the reading thread. Non-logging: failures return -errno plus a one-line reason.
  */
 #ifndef EMBER_SAMPLER_H
 #define EMBER_SAMPLER_H
@@ -29,9 +32,7 @@ struct sampler_opts {
 	bool idle_stacks;		/* ... and walk its kernel stack; else "[idle]" only */
 	uint32_t pid;			/* only this process (tgid); 0: every process */
 	bool hardware_event;		/* try PERF_COUNT_HW_CPU_CYCLES before cpu-clock */
-	uint32_t stack_map_entries;	/* per generation, power of 2; 0: sized from CPUs x freq x tick */
-	uint32_t counts_map_entries;	/* per generation; 0: sized from CPUs x freq x tick */
-	uint32_t tick_ms;		/* drain interval, for the automatic size above */
+	uint32_t tick_ms;		/* drain interval */
 	uint32_t ringbuf_bytes;		/* power of 2, >= page size */
 	uint32_t unwind_rows;		/* rows of unwind tables the BPF walker can hold; 0: none,
 					   every user stack by frame pointer */
@@ -41,11 +42,12 @@ struct sampler_opts {
 	bool python_lines;     /* record where each Python frame was (for file:line) */
 };
 
-/* One (pid, tid, comm, kernel stack, user stack) with the times of its samples in this drain. */
+/* One (pid, tid, comm, cgroup, kernel stack, user stack) with the times of its samples in this
+ * drain. */
 struct sampler_group {
 	uint32_t pid, tid;
 	char comm[16];			/* NUL-terminated */
-	uint64_t cgroup_id;		/* cgroup v2 id at sample time; 0: unknown */
+	uint64_t cgroup_id;		/* the tasks's cgroup v2 id (bpf_get_current_cgroup_id()) */
 	const uint64_t *kernel_ips;	/* leaf first; NULL when kernel_err */
 	size_t nr_kernel;
 	const uint64_t *user_ips;	/* leaf first; NULL when user_err */
@@ -54,12 +56,13 @@ struct sampler_group {
 	const uint64_t *py_words;	/* the thread's Python frames (EMBER_USTACK_PY), ROOT FIRST,
 					   EMBER_PY_WORDS each (code word, tag word); NULL: none */
 	size_t nr_py;
-	int kernel_err;			/* 0, or -EFAULT (no stack in that context), -EEXIST, -ENOENT */
+	int kernel_err;			/* 0, or -EFAULT (no stack in that context), other -errno */
 	int user_err;
 	const uint64_t *times_ns;	/* CLOCK_MONOTONIC, one per timed sample */
 	const uint32_t *cpus;		/* parallel to times_ns */
 	size_t nr_times;
-	uint32_t untimed;		/* samples counted without a time record: use the drain time */
+	uint32_t untimed;		/* samples without a time of their own (the drain's time):
+					   none from the sampler, whose records all carry theirs */
 };
 
 /* Borrowed data: valid during the call only. Return 0 to go on, < 0 to abort the drain. */
@@ -68,11 +71,10 @@ typedef int (*sampler_group_fn)(const struct sampler_group *g, void *ctx);
 struct sampler_stats {
 	uint64_t samples;		/* BPF program samples (sum over CPUs) */
 	uint64_t idle;
-	uint64_t kern_eexist, user_eexist;	/* stack map collisions: map too small */
 	uint64_t kern_efault, user_efault;	/* no stack of that kind (data) */
 	uint64_t kern_other, user_other;
-	uint64_t counts_full;		/* counts map was full (samples kept via time records) */
-	uint64_t ringbuf_drops;		/* time records lost (samples kept, untimed) */
+	uint64_t ringbuf_drops;		/* samples lost in BPF: the ring buffer was full */
+	uint64_t ring_bytes;		/* bytes of sample records the program wrote */
 	uint64_t execs;			/* exec of a sampled process notified */
 	uint64_t exec_drops;		/* ... lost (ring buffer full): found later by the checks */
 	uint64_t exits;			/* exit of a sampled process's leader notified */
@@ -81,23 +83,30 @@ struct sampler_stats {
 	uint64_t user_truncated;	/* user stacks the walk could not finish */
 	bool exec_notify;		/* gauge: the sched_process_exec program is attached */
 	bool exit_notify;		/* gauge: the sched_process_exit program is attached */
-	uint64_t untimed;		/* samples delivered with the drain's time */
-	uint64_t orphan_records;	/* time records with no count (delivered) */
-	uint64_t stack_missing;		/* a stack id that could not be read back */
-	uint64_t stack_gen_flips;	/* stack-map generations begun (each read anew) */
+	uint64_t untimed;		/* samples delivered with the drain's time (none: kept for the
+					   exit line's and the API's stability) */
+	uint64_t bad_records;		/* records of a size that does not add up: skipped, lost */
+	uint64_t pending_drops;		/* records read but not kept (the pending bound, no memory):
+					   lost, counted in lost too */
+	uint64_t groups;		/* groups delivered (distinct task and stacks per drain) */
+	uint64_t events_lost;		/* process events not kept (no memory, a batch dropped): the
+					   symbolizer's periodic checks find them */
 	uint64_t delivered;		/* samples handed to the callback */
-	uint64_t lost;			/* drained but not delivered (the callback failed), or lost in
-					   BPF with both the counts map and the ring buffer full */
-	uint64_t lost_in_bpf;		/* ... of which the latter */
+	uint64_t lost;			/* not delivered: lost in BPF (ring buffer full), not kept
+					   (pending_drops, bad_records), or the callback failed */
+	uint64_t lost_in_bpf;		/* ... of which the first (= ringbuf_drops) */
 	uint64_t drains;
 	uint64_t drain_ns_total;	/* time spent in sampler__drain() */
+	uint64_t bpf_calls;		/* bpf() system calls this sampler made after its start-up:
+					   the kernel skips the program on a CPU while one runs */
+	double bpf_calls_per_s;		/* ... over the last 10 s or so */
 	uint64_t cpus_attached;		/* gauge */
 	uint64_t cpu_attaches, cpu_detaches; /* hotplug events handled (incl. start) */
 	uint64_t prog_run_ns, prog_run_cnt; /* from the kernel: emberd holds bpf_enable_stats() */
 	bool hardware_event;		/* gauge: cycles instead of cpu-clock */
 	uint32_t prog_id;		/* the BPF program's id (bpftool prog show id N) */
-	uint32_t stack_map_entries;	/* per generation, as sized (automatic or configured) */
-	uint32_t counts_map_entries;	/* per generation, as sized */
+	uint32_t prog_verified_insns;	/* instructions the verifier processed to accept it */
+	uint32_t ringbuf_bytes;		/* the ring buffer's size */
 };
 
 struct sampler; /* opaque */
@@ -111,12 +120,33 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 void sampler__free(struct sampler *s); /* NULL is a no-op; detaches everything */
 
 /*
- * One tick: hotplug check, read the ring buffer, drain the idle generation, call @fn for each
- * group, flip. Returns the number of samples delivered, or -errno. A negative return of @fn
- * stops the deliveries of this drain: the samples not delivered are counted in
- * sampler_stats.lost, and the drain still cleans up and flips.
+ * One tick: hotplug check, read the ring buffer, group the records read since the last drain,
+ * call @fn for each group. Returns the number of samples delivered, or -errno. A negative return
+ * of @fn stops the deliveries of this drain: the samples not delivered are counted in
+ * sampler_stats.lost.
  */
 int sampler__drain(struct sampler *s, sampler_group_fn fn, void *ctx);
+
+/*
+ * The same in two halves, for two threads. sampler__take(): hotplug check, read the ring buffer;
+ * returns what was read since the last take (records and process events, in order), NULL when
+ * nothing was; with @events_only, the process events only (at a wake-up: a new process's
+ * mappings are read at once), the records wait for the next take. Its records count against
+ * the pending bound until freed.
+ * sampler_batch__deliver(): calls the process event callbacks (pid_fn, exec_fn, exit_fn,
+ * pyname_fn) in the order read, then groups the records and calls @fn per group; returns the
+ * samples delivered or -errno (as sampler__drain()). sampler_batch__drop(): not delivered (a
+ * full queue): its samples counted lost, and freed. sampler__events(): per tick, on the thread
+ * that delivers (the bpf() call rate).
+ */
+struct sampler_batch;
+struct sampler_batch *sampler__take(struct sampler *s, bool events_only);
+int sampler_batch__deliver(struct sampler *s, struct sampler_batch *b, sampler_group_fn fn,
+			   void *ctx);
+size_t sampler_batch__samples(const struct sampler_batch *b);
+void sampler_batch__free(struct sampler *s, struct sampler_batch *b); /* NULL: no-op */
+void sampler_batch__drop(struct sampler *s, struct sampler_batch *b);
+void sampler__events(struct sampler *s);
 
 /*
  * The ring buffer's epoll fd: readable when a sample of a process not seen recently arrived
@@ -124,7 +154,11 @@ int sampler__drain(struct sampler *s, sampler_group_fn fn, void *ctx);
  */
 int sampler__epoll_fd(struct sampler *s);
 
-/* Reads the time records waiting in the ring buffer (kept for the next drain). >= 0 or -errno. */
+/* The time of the newest sample read from the ring buffer (CLOCK_MONOTONIC; 0: none yet), and
+ * in *@ret_cpus the CPUs sampled. No system call. */
+uint64_t sampler__newest_ns(const struct sampler *s, uint64_t *ret_cpus);
+
+/* Reads the records waiting in the ring buffer (kept for the next take). >= 0 or -errno. */
 int sampler__poll(struct sampler *s);
 
 /* Called with each pid (not 0) the sampler sees for the first time in a while with a user

@@ -55,8 +55,8 @@ struct ember_config {
 	bool include_idle;		/* sample the idle task too (marked); default true */
 	bool idle_stacks;		/* ... with its kernel stack (an unwind each); default false */
 	bool hardware_event;		/* try PERF_COUNT_HW_CPU_CYCLES first; default true */
-	uint64_t stack_map_entries;	/* per generation; 1024..1M, power of 2; default 0 = automatic */
-	uint64_t counts_map_entries;	/* per generation; 0..1M; default 0 = automatic */
+	uint64_t stack_map_entries;	/* ignored (no stack maps since issue 26); accepted */
+	uint64_t counts_map_entries;	/* ignored (no counts maps since issue 26); accepted */
 	uint64_t ringbuf_bytes;		/* time records; 64K..256M, power of 2; default 1M */
 	uint64_t tick_ms;		/* drain interval; 10..10000; default 250 */
 
