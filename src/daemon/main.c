@@ -547,6 +547,8 @@ static void on_tick(struct emberd *d)
 	if (read(d->tfd, &expirations, sizeof(expirations)) < 0)
 		return;
 	service_watchdog_ping(&d->wd); /* WATCHDOG=1: the loop is alive */
+	if (!d->sampler) /* --replay: nothing is sampled, no worker */
+		return;
 	if (pause_knob(d))
 		return;
 	take(d, false);

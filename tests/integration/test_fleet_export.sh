@@ -188,6 +188,9 @@ done
 bad=0 nb=0
 while read -r pid path bid _; do
 	[ "$bid" != - ] && [ -r "$path" ] || continue
+	# a binary rebuilt since its process started: the process maps the old file (emberd's
+	# build id is that one's), the path names the new one
+	case $(readlink "/proc/$pid/exe" 2>/dev/null) in *" (deleted)") continue ;; esac
 	want=$(readelf -n "$path" 2>/dev/null | awk '/Build ID/ { print $3; exit }')
 	nb=$((nb + 1))
 	[ "$want" = "$bid" ] || { bad=$((bad + 1)); echo "# $path: $bid, readelf $want"; }
