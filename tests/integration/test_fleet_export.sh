@@ -197,7 +197,8 @@ while read -r pid path bid _; do
 done <"$TMP/otlp.res"
 check "otlp: build ids equal readelf -n ($nb resources)" test "$nb" -gt 0 -a "$bad" = 0
 # identity
-res() { awk -v p=$1 '$1 == p { print; exit }' "$TMP/otlp.res"; }
+# (the burner's resource: before its exec the pid was the sh that moved it into the cgroup)
+res() { awk -v p=$1 '$1 == p && $2 ~ /\/burn$/ { print; exit }' "$TMP/otlp.res"; }
 check "identity: docker/ID: container.id, service.name" test "$(res $P_DOCKER | cut -d' ' -f4,6)" = "$DOCKER ${DOCKER:0:12}"
 check "identity: default/ID (containerd): container.id" test "$(res $P_CTRD | cut -d' ' -f4,6)" = "$CTRD ${CTRD:0:12}"
 check "identity: kubepods: container.id, k8s.pod.uid" test "$(res $P_K8S | cut -d' ' -f4,5,6)" = "$K8S $POD ${K8S:0:12}"
