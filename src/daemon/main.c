@@ -43,6 +43,7 @@
 #include "ember/daemon/service/service.h"
 #include "ember/daemon/store/store.h"
 #include "ember/daemon/store/store_sink.h"
+#include "ember/daemon/store/offcpu_sink.h"
 #include "ember/daemon/symbols/kresolve.h"
 #include "ember/daemon/symbols/python.h"
 #include "ember/daemon/symbols/symbolizer.h"
@@ -68,6 +69,8 @@ struct emberd {
 	struct security_files sec; /* the token and TLS files the server uses */
 
 	struct store *store;
+	struct store *offcpu;		/* issue 30: off-CPU events; NULL: [offcpu] off */
+	struct offcpu_sink *offcpu_sink;
 	struct sampler *sampler;
 	struct symbolizer *sym;
 	struct kresolve *kres;	/* NULL: kernel symbols from /proc/kallsyms */
@@ -190,6 +193,9 @@ static int on_group(const struct sampler_group *g, void *ctx)
 {
 	struct emberd *d = ctx;
 
+	if (g->kind) /* issue 30: an off-CPU event */
+		return d->offcpu_sink ? ingest__group(d->ingest, g, offcpu_sink__put, d->offcpu_sink)
+				      : 0;
 	return ingest__group(d->ingest, g, store_sink__put, d->sink);
 }
 
@@ -416,12 +422,17 @@ static void work_run(void *ctx, void *item)
 	case W_BATCH:
 		liveness_worker_busy(&d->live, "naming");
 		store_sink__set_clock_offset(d->sink, (int64_t)(real_ns() - mono_ns()));
+		if (d->offcpu_sink)
+			offcpu_sink__set_clock_offset(d->offcpu_sink,
+						      (int64_t)(real_ns() - mono_ns()));
 		r = sampler_batch__deliver(d->sampler, w->b, on_group, d);
 		if (r < 0)
 			log_errno(r, "delivery failed, samples counted as lost");
 		sampler_batch__free(d->sampler, w->b);
 		liveness_worker_busy(&d->live, "store");
 		(void)store__expire(d->store, clock_ns(CLOCK_REALTIME));
+		if (d->offcpu)
+			(void)store__expire(d->offcpu, clock_ns(CLOCK_REALTIME));
 		break;
 	case W_TICK:
 		unwind_work(d);
@@ -665,6 +676,43 @@ static void on_pyname(const struct ember_py_name_rec *r, void *ctx)
 		python__on_name(d->py, r);
 }
 
+/* issue 30: [offcpu] into the sampler's options, the off-CPU store and its sink. */
+static int offcpu_setup(struct emberd *d, struct sampler_opts *so)
+{
+	struct sampler_offcpu_opts *oc = &so->offcpu;
+
+	if (!d->cfg.offcpu)
+		return 0;
+	if (offcpu_states_parse(d->cfg.offcpu_states, &oc->states))
+		return log_errno(-EINVAL, "[offcpu] states '%s': a list of S, D, R expected",
+				 d->cfg.offcpu_states);
+	if (oc->states & EMBER_OFFCPU_STATE_R) /* preempt_schedule*() cannot be traced */
+		return log_errno(-EINVAL, "[offcpu] states: R (waiting for a CPU) is not "
+					  "supported yet");
+	if (d->cfg.offcpu_quantum_us > d->cfg.offcpu_min_us ||
+	    d->cfg.offcpu_min_us > d->cfg.offcpu_max_us)
+		return log_errno(-EINVAL, "[offcpu] quantum_us <= min_blocked_us <= max_blocked_us "
+					  "expected");
+	if (strlen(d->cfg.offcpu_comm) > 15)
+		return log_errno(-EINVAL, "[offcpu] comm '%s' is longer than 15 characters",
+				 d->cfg.offcpu_comm);
+	oc->enabled = true;
+	oc->min_ns = d->cfg.offcpu_min_us * 1000;
+	oc->max_ns = d->cfg.offcpu_max_us * 1000;
+	oc->quantum_ns = d->cfg.offcpu_quantum_us * 1000;
+	oc->pid = (uint32_t)d->cfg.offcpu_pid;
+	oc->cgroup_id = d->cfg.offcpu_cgroup_id;
+	memcpy(oc->comm, d->cfg.offcpu_comm, strlen(d->cfg.offcpu_comm));
+	oc->threads = (uint32_t)d->cfg.offcpu_threads;
+	d->offcpu = store__new(d->cfg.retention_s, d->cfg.offcpu_memory_bytes);
+	if (!d->offcpu)
+		return log_errno(-errno, "cannot create the off-CPU store");
+	d->offcpu_sink = offcpu_sink__new(d->offcpu, d->sym_st, oc->quantum_ns);
+	if (!d->offcpu_sink)
+		return log_errno(-errno, "cannot create the off-CPU sink");
+	return 0;
+}
+
 static int sampling_setup(struct emberd *d)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
@@ -719,6 +767,9 @@ static int sampling_setup(struct emberd *d)
 	d->sink = store_sink__new(d->store, d->sym_st);
 	if (!d->sink)
 		return log_errno(-errno, "cannot create the store's sink");
+	r = offcpu_setup(d, &so);
+	if (r)
+		return r;
 	r = sampler__new(&so, &d->sampler, err, sizeof(err));
 	if (r) {
 		log_error("cannot start sampling: %s", err);
@@ -776,6 +827,8 @@ static void emberd_fini(struct emberd *d)
 	symbolizer__free(d->sym);
 	kresolve__free(d->kres);
 	store_sink__free(d->sink);
+	offcpu_sink__free(d->offcpu_sink);
+	store__free(d->offcpu);
 	ingest__free(d->ingest);
 	strtab__free(d->sym_st);
 	store__free(d->store);
@@ -847,6 +900,8 @@ int main(int argc, char **argv)
 		goto out;
 	if (d.sampler && d.http)
 		http_server__set_liveness(d.http, &d.live);
+	if (d.offcpu && d.http)
+		http_server__set_offcpu(d.http, d.offcpu);
 	if (d.sampler && d.http) { /* captures with a frequency or pid get their own sampler */
 		d.captures = capture_mgr__new(&d.cfg, d.ingest, d.sym, d.sampler);
 		if (d.captures)

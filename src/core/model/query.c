@@ -221,6 +221,15 @@ int query_common_set(struct query_common *q, const char *key, const char *value,
 		return set_flag(&q->user, key, value, reterr);
 	if (!strcmp(key, "idle"))
 		return set_flag(&q->idle, key, value, reterr);
+	if (!strcmp(key, "event")) {
+		if (!strcmp(value, "cpu"))
+			q->event = QUERY_EVENT_CPU;
+		else if (!strcmp(value, "offcpu"))
+			q->event = QUERY_EVENT_OFFCPU;
+		else
+			return qfail(reterr, key, "unknown event (cpu, offcpu)", 400);
+		return 1;
+	}
 	return 0;
 }
 

@@ -212,6 +212,11 @@ void http_server__flush_cache(struct http_server *s)
 	http_cache_flush(s);
 }
 
+void http_server__set_offcpu(struct http_server *s, struct store *offcpu)
+{
+	s->src.offcpu = offcpu;
+}
+
 struct store *http_server__store(const struct http_server *s)
 {
 	return s->src.store;

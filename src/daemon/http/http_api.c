@@ -162,6 +162,12 @@ static int agg_sample(const struct rec_sample *s, void *ctx)
 	return 0;
 }
 
+/* The store @q asks for (event=): off-CPU events read the off-CPU store; NULL: none (off). */
+static struct store *src_store(const struct http_source *src, const struct query_common *q)
+{
+	return q->event == QUERY_EVENT_OFFCPU ? src->offcpu : src->store;
+}
+
 struct profile *http_source_profile(const struct http_source *src, const struct query_common *q,
 				    struct strtab *st)
 {
@@ -170,9 +176,9 @@ struct profile *http_source_profile(const struct http_source *src, const struct 
 	int err;
 
 	if (src->store) {
-		if (!store_filter_from(q, &f))
+		if (!store_filter_from(q, &f) || !src_store(src, q))
 			return profile__new(st);
-		return store__query(src->store, &f, st);
+		return store__query(src_store(src, q), &f, st);
 	}
 	a.p = profile__new(st);
 	if (!a.p)
@@ -222,11 +228,11 @@ int http_source_heatmap(const struct http_source *src, const struct query_common
 
 	if (src->rec)
 		return recording__for_each(src->rec, q->from_ns, q->to_ns, hm_sample, &h);
-	if (!store_filter_from(q, &f))
+	if (!store_filter_from(q, &f) || !src_store(src, q))
 		return 0;
 	/* the rows are whole buckets (checked by the handler), so points land in their cells */
 	bucket = hm->o.column_ns / hm->o.rows;
-	err = store__heatmap(src->store, &f, bucket, &pts, &n);
+	err = store__heatmap(src_store(src, q), &f, bucket, &pts, &n);
 	if (err)
 		return err;
 	for (i = 0; i < n; i++)
@@ -289,8 +295,8 @@ int http_source_samples(const struct http_source *src, const struct query_common
 	sbuf_adds(sb, SAMPLES_HEADER "\n");
 	if (src->rec)
 		err = recording__for_each(src->rec, q->from_ns, q->to_ns, samples_rec, &c);
-	else if (store_filter_from(q, &f))
-		err = store__foreach_sample(src->store, &f, 0, samples_store, &c);
+	else if (store_filter_from(q, &f) && src_store(src, q))
+		err = store__foreach_sample(src_store(src, q), &f, 0, samples_store, &c);
 	sbuf_fini(&c.tmp);
 	return err;
 }

@@ -28,6 +28,7 @@ struct http_body;
 struct http_source {
 	struct store *store;
 	const struct recording *rec;
+	struct store *offcpu; /* issue 30: off-CPU events (event=offcpu); NULL: off */
 };
 
 enum capture_state { CAPTURE_RUNNING = 0, CAPTURE_DONE, CAPTURE_FAILED };

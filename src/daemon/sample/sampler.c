@@ -26,6 +26,11 @@
 
 #define NSEC 1000000000ULL
 
+struct sampler;
+struct sampler_opts;
+static void offcpu_setup(struct sampler *s, const struct sampler_opts *o);
+static int offcpu_attach(struct sampler *s);
+
 struct sampler {
 	struct sampler_opts o;
 	struct sampler_bpf *skel;
@@ -57,6 +62,7 @@ struct sampler {
 	sampler_exec_fn exit_fn;
 	void *exit_ctx;
 	struct bpf_link *exit_link;	/* sched_process_exit; NULL: not attached */
+	struct bpf_link *offcpu_links[2]; /* issue 30: sched_switch, finish_task_switch */
 	int run_stats_fd;		/* bpf_enable_stats(): run time counted while open; -1 */
 	uint32_t *row_keys;		/* scratch: indices for batch writes of rows */
 	sampler_pyname_fn pyname_fn; /* Python code objects' names (issue 21) */
@@ -351,6 +357,9 @@ void sampler__stop(struct sampler *s)
 			s->links[cpu] = NULL;
 		}
 	}
+	/* no new off-CPU periods either (the resume side ends those open) */
+	bpf_link__destroy(s->offcpu_links[0]);
+	s->offcpu_links[0] = NULL;
 }
 
 int sampler__epoll_fd(struct sampler *s)
@@ -447,6 +456,8 @@ void sampler__free(struct sampler *s)
 			bpf_link__destroy(s->links[cpu]);
 	bpf_link__destroy(s->exec_link);
 	bpf_link__destroy(s->exit_link);
+	bpf_link__destroy(s->offcpu_links[0]);
+	bpf_link__destroy(s->offcpu_links[1]);
 	if (s->run_stats_fd >= 0)
 		close(s->run_stats_fd);
 	if (s->online_fd >= 0)
@@ -602,9 +613,18 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 		s->pyname_fn = o->unwind_from->pyname_fn;
 		s->pyname_ctx = o->unwind_from->pyname_ctx;
 	}
+	offcpu_setup(s, o);
 	err = sampler_bpf__load(s->skel);
 	if (err) {
 		explain_load(err, errbuf, errlen);
+		goto err_out;
+	}
+	err = offcpu_attach(s);
+	if (err) {
+		(void)errbuf_set(errbuf, errlen, 0,
+				 "cannot attach the off-CPU programs (sched_switch, "
+				 "sys_exit): %s",
+				 strerror(-err));
 		goto err_out;
 	}
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.samples), on_record, s, NULL);
@@ -677,6 +697,83 @@ err_out:
 	return err < 0 ? err : -EINVAL;
 }
 
+/* --- off-CPU events (issue 30; bpf/offcpu.bpf.h) --------------------------------------------- */
+
+/* Before load: the knobs, and the programs loaded only when on (tp_btf with BTF, else raw). */
+static void offcpu_setup(struct sampler *s, const struct sampler_opts *o)
+{
+	const struct sampler_offcpu_opts *oc = &o->offcpu;
+	bool btf = access("/sys/kernel/btf/vmlinux", R_OK) == 0;
+
+	bpf_program__set_autoload(s->skel->progs.offcpu_switch_btf, oc->enabled && btf);
+	bpf_program__set_autoload(s->skel->progs.offcpu_switch_raw, oc->enabled && !btf);
+	bpf_program__set_autoload(s->skel->progs.offcpu_resume, oc->enabled);
+	if (!oc->enabled)
+		return;
+	s->skel->rodata->offcpu_states = oc->states;
+	s->skel->rodata->offcpu_min_ns = oc->min_ns;
+	s->skel->rodata->offcpu_max_ns = oc->max_ns;
+	s->skel->rodata->offcpu_quantum_ns = oc->quantum_ns ? oc->quantum_ns : 1;
+	s->skel->rodata->offcpu_pid = oc->pid;
+	s->skel->rodata->offcpu_cgroup = oc->cgroup_id;
+	memcpy((char *)s->skel->rodata->offcpu_comm, oc->comm, sizeof(oc->comm));
+	(void)bpf_map__set_max_entries(s->skel->maps.offcpu_tasks, oc->threads ? oc->threads : 1);
+}
+
+/* After load: the resume side first (a switch-out noted with nobody to end it costs nothing). */
+static int offcpu_attach(struct sampler *s)
+{
+	struct bpf_program *sw;
+
+	if (!s->o.offcpu.enabled)
+		return 0;
+	s->offcpu_links[1] = bpf_program__attach(s->skel->progs.offcpu_resume);
+	if (!s->offcpu_links[1])
+		return -errno;
+	sw = bpf_program__autoload(s->skel->progs.offcpu_switch_btf)
+		 ? s->skel->progs.offcpu_switch_btf
+		 : s->skel->progs.offcpu_switch_raw;
+	s->offcpu_links[0] = bpf_program__attach(sw);
+	return s->offcpu_links[0] ? 0 : -errno;
+}
+
+int sampler__offcpu_stats(struct sampler *s, struct ember_offcpu_stats *ret)
+{
+	struct ember_offcpu_stats *per;
+	__u32 zero = 0;
+	int i, k, err = 0;
+
+	*ret = (struct ember_offcpu_stats){ 0 };
+	if (!s->offcpu_links[1])
+		return 0;
+	per = calloc((size_t)s->nr_cpus, sizeof(*per));
+	if (!per)
+		return -ENOMEM;
+	STAT_ADD(s, bpf_calls, 1);
+	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.offcpu_stats), &zero, per))
+		err = -errno;
+	for (i = 0; !err && i < s->nr_cpus; i++) {
+		ret->switches += per[i].switches;
+		ret->no_slot += per[i].no_slot;
+		ret->unended += per[i].unended;
+		ret->ring_bytes += per[i].ring_bytes;
+		for (k = 0; k < EMBER_KIND_NR; k++) {
+			ret->periods[k] += per[i].periods[k];
+			ret->blocked_ns[k] += per[i].blocked_ns[k];
+			ret->recorded[k] += per[i].recorded[k];
+			ret->recorded_ns[k] += per[i].recorded_ns[k];
+			ret->acc_in_ns[k] += per[i].acc_in_ns[k];
+			ret->acc_out_ns[k] += per[i].acc_out_ns[k];
+			ret->over_max[k] += per[i].over_max[k];
+			ret->over_max_ns[k] += per[i].over_max_ns[k];
+			ret->lost[k] += per[i].lost[k];
+			ret->lost_ns[k] += per[i].lost_ns[k];
+		}
+	}
+	free(per);
+	return err ? err : 1;
+}
+
 /* --- drain ------------------------------------------------------------------------------ */
 
 /*
@@ -720,6 +817,7 @@ static int deliver(struct sampler *s, const struct ember_sample_rec *r, size_t s
 		.times_ns = s->times + start,
 		.cpus = s->cpus + start,
 		.nr_times = n,
+		.kind = r->kind,
 	};
 
 	memcpy(g.comm, r->comm, sizeof(r->comm));
@@ -750,7 +848,7 @@ static int deliver(struct sampler *s, const struct ember_sample_rec *r, size_t s
 static int deliver_pending(struct sampler *s, const struct sampler_batch *bt, sampler_group_fn fn,
 			   void *ctx, size_t *ret_n)
 {
-	size_t n = bt->nr, cap = 16, i, j, g, ng = 0, delivered = 0, lost = 0, groups = 0;
+	size_t n = bt->nr, cap = 16, i, j, g, ng = 0, delivered = 0, lost = 0, groups = 0, off = 0;
 	uint32_t *slot = NULL, *grp = NULL, *first = NULL;
 	size_t *start = NULL;
 	int err = -ENOMEM;
@@ -825,10 +923,13 @@ static int deliver_pending(struct sampler *s, const struct sampler_batch *bt, sa
 			lost += cnt;
 			continue;
 		}
-		delivered += cnt;
+		if (((const struct ember_sample_rec *)(bt->recs + bt->off[first[g]]))->kind)
+			off += cnt; /* off-CPU events: apart, so that sampled == delivered holds */
+		else
+			delivered += cnt;
 		groups++;
 	}
-	*ret_n = delivered;
+	*ret_n = delivered + off;
 out:
 	if (err == -ENOMEM && !ng) /* nothing grouped: the whole batch is lost, counted */
 		lost = n;
@@ -836,6 +937,7 @@ out:
 	s->st.lost += lost;
 	s->st.groups += groups;
 	s->st.delivered += delivered;
+	s->st.offcpu_delivered += off;
 	pthread_mutex_unlock(&s->st_lock);
 	free(slot);
 	free(grp);

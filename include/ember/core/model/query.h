@@ -49,6 +49,12 @@ enum query_flag { QUERY_FLAG_UNSET = -1, QUERY_FLAG_OFF = 0, QUERY_FLAG_ON = 1 }
 
 struct ember_regex;
 
+/*
+ * Which events a query reads (event=): on-CPU samples (the default), or off-CPU time (issue 30:
+ * each unit one quantum of blocked time, [offcpu] quantum_us, 1 ms by default).
+ */
+enum query_event { QUERY_EVENT_CPU = 0, QUERY_EVENT_OFFCPU };
+
 struct query_common {
 	int64_t from_ns, to_ns;		/* after finish(): from_ns <= to_ns */
 	bool has_from, has_to;
@@ -60,6 +66,7 @@ struct query_common {
 	char comm_src[QUERY_MAX_REGEX + 1];
 	char comm_err[128]; /* scratch: why a pattern was refused (the reason points here) */
 	enum query_flag kernel, user, idle;
+	enum query_event event;	/* event=cpu|offcpu; default cpu */
 };
 
 void query_common_init(struct query_common *q);

@@ -168,6 +168,10 @@ struct liveness *http_server__liveness(const struct http_server *s);
  * "frequency_applied": false). @m is borrowed and must outlive the server. Before start.
  */
 struct capture_mgr;
+/* issue 30: the off-CPU events' store (borrowed, outlives the server), read by event=offcpu;
+ * without it (NULL, the default) event=offcpu answers empty. Call before http_server__start(). */
+void http_server__set_offcpu(struct http_server *s, struct store *offcpu);
+
 void http_server__set_captures(struct http_server *s, struct capture_mgr *m);
 
 /*

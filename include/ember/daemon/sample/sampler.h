@@ -40,6 +40,17 @@ struct sampler_opts {
 	const struct sampler *unwind_from; /* a capture's sampler: walk with this one's tables */
 	uint32_t python_procs; /* Python processes the walker knows (max_entries); 0: 4096 */
 	bool python_lines;     /* record where each Python frame was (for file:line) */
+	struct sampler_offcpu_opts {	/* issue 30: off-CPU events ([offcpu]); bpf_shared.h */
+		bool enabled;		/* false: the programs are not even loaded */
+		uint32_t states;	/* EMBER_OFFCPU_STATE_* */
+		uint64_t min_ns;	/* periods shorter: duration-weighted sampling */
+		uint64_t max_ns;	/* periods longer: counted, not recorded */
+		uint64_t quantum_ns;	/* the weight's unit, <= min_ns */
+		uint32_t pid;		/* only this tgid; 0: any */
+		uint64_t cgroup_id;	/* only this cgroup v2 id; 0: any */
+		char comm[16];		/* only this comm; "": any */
+		uint32_t threads;	/* threads tracked at once (the task map's size) */
+	} offcpu;
 };
 
 /* One (pid, tid, comm, cgroup, kernel stack, user stack) with the times of its samples in this
@@ -61,6 +72,8 @@ struct sampler_group {
 	const uint64_t *times_ns;	/* CLOCK_MONOTONIC, one per timed sample */
 	const uint32_t *cpus;		/* parallel to times_ns */
 	size_t nr_times;
+	uint32_t kind;			/* EMBER_KIND_*: 0 on-CPU samples; else off-CPU events, whose
+					   cpus[] hold each one's weight in quanta (bpf_shared.h) */
 	uint32_t untimed;		/* samples without a time of their own (the drain's time):
 					   none from the sampler, whose records all carry theirs */
 };
@@ -92,6 +105,7 @@ struct sampler_stats {
 	uint64_t events_lost;		/* process events not kept (no memory, a batch dropped): the
 					   symbolizer's periodic checks find them */
 	uint64_t delivered;		/* samples handed to the callback */
+	uint64_t offcpu_delivered;	/* off-CPU events handed to it (not in delivered) */
 	uint64_t lost;			/* not delivered: lost in BPF (ring buffer full), not kept
 					   (pending_drops, bad_records), or the callback failed */
 	uint64_t lost_in_bpf;		/* ... of which the first (= ringbuf_drops) */
@@ -184,6 +198,13 @@ void sampler__stop(struct sampler *s);
 int sampler__update_cpus(struct sampler *s);
 
 void sampler__stats(struct sampler *s, struct sampler_stats *ret);
+
+/*
+ * Off-CPU counters summed over CPUs (struct ember_offcpu_stats, bpf_shared.h) into @ret: zeros
+ * when off. Returns 1 when the off-CPU programs are attached, 0 when off, -errno. One bpf() call.
+ */
+struct ember_offcpu_stats;
+int sampler__offcpu_stats(struct sampler *s, struct ember_offcpu_stats *ret);
 
 /*
  * The unwind tables the BPF walker reads (bpf_shared.h), written by the symbols stage

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * offcpu_sink: where off-CPU events go (issue 30). An ingest_sink_fn (ingest.h) for groups of
+ * kind != 0 (sampler.h): the named stack gets the blocked state as its root frame
+ * ("[off-cpu S interruptible]", "[off-cpu D uninterruptible]", "[off-cpu R waiting for a CPU]")
+ * and each event of weight q quanta becomes q records of the off-CPU store, one a quantum from
+ * the period's start, so that counts are blocked time (count x quantum) in profiles and heat
+ * maps alike, and a heat map cell holds the blocked time that fell in it. Worker thread only.
+ */
+#ifndef EMBER_OFFCPU_SINK_H
+#define EMBER_OFFCPU_SINK_H
+
+#include <stdint.h>
+
+struct ingest_stack;
+struct store;
+struct strtab;
+
+struct offcpu_sink; /* opaque */
+
+/* @store, @names borrowed, must outlive the sink. @quantum_ns > 0. NULL + errno. */
+struct offcpu_sink *offcpu_sink__new(struct store *store, const struct strtab *names,
+				     uint64_t quantum_ns);
+void offcpu_sink__free(struct offcpu_sink *k); /* NULL is a no-op */
+
+/* CLOCK_REALTIME - CLOCK_MONOTONIC, refreshed before each batch. */
+void offcpu_sink__set_clock_offset(struct offcpu_sink *k, int64_t real_minus_mono_ns);
+
+/* The ingest_sink_fn; @ctx is the offcpu_sink. 0 or -errno (-ENOMEM, -EINVAL). */
+int offcpu_sink__put(const struct ingest_stack *st, void *ctx);
+
+/* Events and quanta appended so far. */
+void offcpu_sink__counts(const struct offcpu_sink *k, uint64_t *ret_events, uint64_t *ret_quanta);
+
+/*
+ * Parses [offcpu] states: ','-separated S, D, R (case-insensitive, spaces allowed) into a mask of
+ * EMBER_OFFCPU_STATE_* (bpf_shared.h). 0, or -EINVAL (an unknown state, or none).
+ */
+int offcpu_states_parse(const char *list, uint32_t *ret_mask);
+
+#endif
