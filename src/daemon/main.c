@@ -87,6 +87,7 @@ struct emberd {
 		struct ingest_stats ingest;
 		struct unwind_stats unwind;
 		struct python_stats python;
+		uint64_t offcpu_events, offcpu_quanta;
 	} wpub;
 	struct python *py;		/* CPython processes' frames; NULL: [python] enabled = no */
 	struct ingest *ingest;	/* groups -> named stacks, for the store and the captures */
@@ -370,6 +371,8 @@ static void copy_worker_stats(struct emberd *d)
 		unwinder__stats(d->unwind, &p.unwind);
 	if (d->py)
 		python__stats(d->py, &p.python);
+	if (d->offcpu_sink)
+		offcpu_sink__counts(d->offcpu_sink, &p.offcpu_events, &p.offcpu_quanta);
 	pthread_mutex_lock(&d->wpub_lock);
 	d->wpub = p;
 	pthread_mutex_unlock(&d->wpub_lock);
@@ -495,7 +498,10 @@ static void publish(struct emberd *d)
 	struct http_published pub = { .have_unwind = d->unwind != NULL, .have_python = d->py != NULL };
 
 	sampler__stats(d->sampler, &pub.sampler);
+	(void)sampler__offcpu_stats(d->sampler, &pub.offcpu);
 	pthread_mutex_lock(&d->wpub_lock);
+	pub.offcpu_events = d->wpub.offcpu_events;
+	pub.offcpu_quanta = d->wpub.offcpu_quanta;
 	pub.symbols = d->wpub.symbols;
 	pub.ingest = d->wpub.ingest;
 	pub.unwind = d->wpub.unwind;
@@ -679,38 +685,18 @@ static void on_pyname(const struct ember_py_name_rec *r, void *ctx)
 /* issue 30: [offcpu] into the sampler's options, the off-CPU store and its sink. */
 static int offcpu_setup(struct emberd *d, struct sampler_opts *so)
 {
-	struct sampler_offcpu_opts *oc = &so->offcpu;
+	char err[256];
 
-	if (!d->cfg.offcpu)
+	if (offcpu_opts_from_config(&d->cfg, &so->offcpu, err, sizeof(err))) {
+		log_error("[offcpu]: %s", err);
+		return -EINVAL;
+	}
+	if (!so->offcpu.enabled)
 		return 0;
-	if (offcpu_states_parse(d->cfg.offcpu_states, &oc->states))
-		return log_errno(-EINVAL, "[offcpu] states '%s': a list of S, D, R expected",
-				 d->cfg.offcpu_states);
-	if (oc->states & EMBER_OFFCPU_STATE_R) /* preempt_schedule*() cannot be traced */
-		return log_errno(-EINVAL, "[offcpu] states: R (waiting for a CPU) is not "
-					  "supported yet");
-	if (d->cfg.offcpu_quantum_us > d->cfg.offcpu_min_us ||
-	    d->cfg.offcpu_min_us > d->cfg.offcpu_max_us)
-		return log_errno(-EINVAL, "[offcpu] quantum_us <= min_blocked_us <= max_blocked_us "
-					  "expected");
-	if (strlen(d->cfg.offcpu_comm) > 15)
-		return log_errno(-EINVAL, "[offcpu] comm '%s' is longer than 15 characters",
-				 d->cfg.offcpu_comm);
-	oc->enabled = true;
-	oc->min_ns = d->cfg.offcpu_min_us * 1000;
-	oc->max_ns = d->cfg.offcpu_max_us * 1000;
-	oc->quantum_ns = d->cfg.offcpu_quantum_us * 1000;
-	oc->pid = (uint32_t)d->cfg.offcpu_pid;
-	oc->cgroup_id = d->cfg.offcpu_cgroup_id;
-	memcpy(oc->comm, d->cfg.offcpu_comm, strlen(d->cfg.offcpu_comm));
-	oc->threads = (uint32_t)d->cfg.offcpu_threads;
 	d->offcpu = store__new(d->cfg.retention_s, d->cfg.offcpu_memory_bytes);
-	if (!d->offcpu)
-		return log_errno(-errno, "cannot create the off-CPU store");
-	d->offcpu_sink = offcpu_sink__new(d->offcpu, d->sym_st, oc->quantum_ns);
-	if (!d->offcpu_sink)
-		return log_errno(-errno, "cannot create the off-CPU sink");
-	return 0;
+	d->offcpu_sink = d->offcpu ? offcpu_sink__new(d->offcpu, d->sym_st, so->offcpu.quantum_ns)
+				   : NULL;
+	return d->offcpu_sink ? 0 : log_errno(-errno, "cannot create the off-CPU store");
 }
 
 static int sampling_setup(struct emberd *d)

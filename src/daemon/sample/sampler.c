@@ -737,41 +737,61 @@ static int offcpu_attach(struct sampler *s)
 	return s->offcpu_links[0] ? 0 : -errno;
 }
 
-int sampler__offcpu_stats(struct sampler *s, struct ember_offcpu_stats *ret)
+static void prog_run(struct bpf_program *p, uint64_t *ret_ns, uint64_t *ret_cnt)
+{
+	struct bpf_prog_info info = { 0 };
+	__u32 len = sizeof(info);
+
+	if (bpf_program__fd(p) >= 0 && !bpf_obj_get_info_by_fd(bpf_program__fd(p), &info, &len)) {
+		*ret_ns = info.run_time_ns;
+		*ret_cnt = info.run_cnt;
+	}
+}
+
+int sampler__offcpu_stats(struct sampler *s, struct sampler_offcpu_stats *ret)
 {
 	struct ember_offcpu_stats *per;
 	__u32 zero = 0;
 	int i, k, err = 0;
 
-	*ret = (struct ember_offcpu_stats){ 0 };
+	*ret = (struct sampler_offcpu_stats){ 0 };
 	if (!s->offcpu_links[1])
 		return 0;
+	ret->attached = true;
 	per = calloc((size_t)s->nr_cpus, sizeof(*per));
 	if (!per)
 		return -ENOMEM;
-	STAT_ADD(s, bpf_calls, 1);
+	STAT_ADD(s, bpf_calls, 3);
 	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.offcpu_stats), &zero, per))
 		err = -errno;
 	for (i = 0; !err && i < s->nr_cpus; i++) {
-		ret->switches += per[i].switches;
-		ret->no_slot += per[i].no_slot;
-		ret->unended += per[i].unended;
-		ret->ring_bytes += per[i].ring_bytes;
+		const struct ember_offcpu_stats *c = &per[i];
+
+		ret->switches += c->switches;
+		ret->no_slot += c->no_slot;
+		ret->unended += c->unended;
+		ret->ring_bytes += c->ring_bytes;
+		ret->blocked_ns_s += c->blocked_ns[EMBER_KIND_OFFCPU_S];
+		ret->blocked_ns_d += c->blocked_ns[EMBER_KIND_OFFCPU_D];
 		for (k = 0; k < EMBER_KIND_NR; k++) {
-			ret->periods[k] += per[i].periods[k];
-			ret->blocked_ns[k] += per[i].blocked_ns[k];
-			ret->recorded[k] += per[i].recorded[k];
-			ret->recorded_ns[k] += per[i].recorded_ns[k];
-			ret->acc_in_ns[k] += per[i].acc_in_ns[k];
-			ret->acc_out_ns[k] += per[i].acc_out_ns[k];
-			ret->over_max[k] += per[i].over_max[k];
-			ret->over_max_ns[k] += per[i].over_max_ns[k];
-			ret->lost[k] += per[i].lost[k];
-			ret->lost_ns[k] += per[i].lost_ns[k];
+			ret->periods += c->periods[k];
+			ret->blocked_ns += c->blocked_ns[k];
+			ret->recorded += c->recorded[k];
+			ret->recorded_ns += c->recorded_ns[k];
+			ret->held_ns += c->acc_in_ns[k] - c->acc_out_ns[k];
+			ret->over_max += c->over_max[k];
+			ret->over_max_ns += c->over_max_ns[k];
+			ret->lost += c->lost[k];
+			ret->lost_ns += c->lost_ns[k];
 		}
 	}
 	free(per);
-	return err ? err : 1;
+	prog_run(bpf_program__autoload(s->skel->progs.offcpu_switch_btf)
+		     ? s->skel->progs.offcpu_switch_btf
+		     : s->skel->progs.offcpu_switch_raw,
+		 &ret->switch_run_ns, &ret->switch_run_cnt);
+	prog_run(s->skel->progs.offcpu_resume, &ret->resume_run_ns, &ret->resume_run_cnt);
+	return err;
 }
 
 /* --- drain ------------------------------------------------------------------------------ */

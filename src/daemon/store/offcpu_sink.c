@@ -11,10 +11,12 @@
 
 #include "ember/core/base/array.h"
 #include "ember/core/base/clock.h"
+#include "ember/core/base/errbuf.h"
 #include "ember/core/base/strtab.h"
 #include "ember/daemon/ingest/ingest.h"
 #include "ember/daemon/sample/bpf_shared.h"
 #include "ember/daemon/sample/sampler.h"
+#include "ember/daemon/service/config.h"
 #include "ember/daemon/store/store.h"
 
 #define MAX_FRAMES 1024
@@ -185,5 +187,38 @@ int offcpu_states_parse(const char *list, uint32_t *ret_mask)
 	if (!m)
 		return -EINVAL;
 	*ret_mask = m;
+	return 0;
+}
+
+int offcpu_opts_from_config(const struct ember_config *c, struct sampler_offcpu_opts *ret,
+			    char *err, size_t errlen)
+{
+	struct sampler_offcpu_opts o = { .enabled = true };
+	size_t n = strlen(c->offcpu_comm);
+
+	*ret = (struct sampler_offcpu_opts){ 0 };
+	if (!c->offcpu)
+		return 0;
+	if (offcpu_states_parse(c->offcpu_states, &o.states))
+		return errbuf_set(err, errlen, -EINVAL, "states '%s': a list of S, D, R expected",
+				  c->offcpu_states);
+	/* R periods end in preempt_schedule*(), which no program here can follow */
+	if (o.states & EMBER_OFFCPU_STATE_R)
+		return errbuf_set(err, errlen, -EINVAL,
+				  "states: R (waiting for a CPU) is not supported yet");
+	if (c->offcpu_quantum_us > c->offcpu_min_us || c->offcpu_min_us > c->offcpu_max_us)
+		return errbuf_set(err, errlen, -EINVAL,
+				  "quantum_us <= min_blocked_us <= max_blocked_us expected");
+	if (n > 15)
+		return errbuf_set(err, errlen, -EINVAL, "comm '%s' is longer than 15 characters",
+				  c->offcpu_comm);
+	o.min_ns = c->offcpu_min_us * 1000;
+	o.max_ns = c->offcpu_max_us * 1000;
+	o.quantum_ns = c->offcpu_quantum_us * 1000;
+	o.pid = (uint32_t)c->offcpu_pid;
+	o.cgroup_id = c->offcpu_cgroup_id;
+	memcpy(o.comm, c->offcpu_comm, n);
+	o.threads = (uint32_t)c->offcpu_threads;
+	*ret = o;
 	return 0;
 }

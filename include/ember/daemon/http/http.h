@@ -243,6 +243,8 @@ struct http_published {
 	bool have_unwind;		/* the tables are in use */
 	struct python_stats python;
 	bool have_python; /* Python frames are read ([python] enabled) */
+	struct sampler_offcpu_stats offcpu; /* issue 30: off-CPU events (offcpu.attached) */
+	uint64_t offcpu_events, offcpu_quanta; /* ... appended to the off-CPU store */
 };
 void http_server__publish(struct http_server *s, const struct http_published *p);
 bool http_server__published(struct http_server *s, struct http_published *ret);

@@ -199,12 +199,26 @@ int sampler__update_cpus(struct sampler *s);
 
 void sampler__stats(struct sampler *s, struct sampler_stats *ret);
 
-/*
- * Off-CPU counters summed over CPUs (struct ember_offcpu_stats, bpf_shared.h) into @ret: zeros
- * when off. Returns 1 when the off-CPU programs are attached, 0 when off, -errno. One bpf() call.
- */
-struct ember_offcpu_stats;
-int sampler__offcpu_stats(struct sampler *s, struct ember_offcpu_stats *ret);
+/* Off-CPU counters (bpf_shared.h's struct ember_offcpu_stats summed over CPUs and kinds). */
+struct sampler_offcpu_stats {
+	bool attached;			/* the off-CPU programs run */
+	uint64_t switches;		/* sched_switch runs */
+	uint64_t periods;		/* blocked periods ended (selected threads and states) */
+	uint64_t blocked_ns;		/* their time: recorded + held + over_max + lost */
+	uint64_t blocked_ns_s, blocked_ns_d; /* ... in S, in D */
+	uint64_t recorded, recorded_ns;	/* records sent and their weight */
+	uint64_t held_ns;		/* short periods' time in the accumulators, not recorded yet */
+	uint64_t over_max, over_max_ns;	/* periods longer than max_blocked: counted only */
+	uint64_t lost, lost_ns;		/* records lost (ring full), time of exited accumulators */
+	uint64_t no_slot;		/* threads not tracked: the task map was full */
+	uint64_t unended;		/* periods not ended by a system call's return */
+	uint64_t ring_bytes;
+	uint64_t switch_run_ns, switch_run_cnt; /* the kernel's run time of the two programs */
+	uint64_t resume_run_ns, resume_run_cnt;
+};
+
+/* Fills @ret (zeros when off). 0 or -errno. Three bpf() calls. Any thread. */
+int sampler__offcpu_stats(struct sampler *s, struct sampler_offcpu_stats *ret);
 
 /*
  * The unwind tables the BPF walker reads (bpf_shared.h), written by the symbols stage

@@ -10,6 +10,7 @@
 #ifndef EMBER_OFFCPU_SINK_H
 #define EMBER_OFFCPU_SINK_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct ingest_stack;
@@ -37,5 +38,15 @@ void offcpu_sink__counts(const struct offcpu_sink *k, uint64_t *ret_events, uint
  * EMBER_OFFCPU_STATE_* (bpf_shared.h). 0, or -EINVAL (an unknown state, or none).
  */
 int offcpu_states_parse(const char *list, uint32_t *ret_mask);
+
+/*
+ * [offcpu] (config.h) into the sampler's options (sampler.h): *@ret zeroed and left off when
+ * offcpu is off. 0, or -EINVAL with the reason in @err (bad states, R asked for, quantum > min >
+ * max, a comm longer than 15 characters).
+ */
+struct ember_config;
+struct sampler_offcpu_opts;
+int offcpu_opts_from_config(const struct ember_config *c, struct sampler_offcpu_opts *ret,
+			    char *err, size_t errlen);
 
 #endif
