@@ -27,6 +27,9 @@ const volatile __u32 offcpu_states = EMBER_OFFCPU_STATE_S | EMBER_OFFCPU_STATE_D
 const volatile __u32 offcpu_pid = 0;			/* only this tgid; 0: any */
 const volatile __u64 offcpu_cgroup = 0;			/* only this cgroup v2 id; 0: any */
 const volatile char offcpu_comm[TASK_COMM_LEN] = {};	/* only this comm; "": any */
+/* task_struct.pid's offset, from the kernel's BTF by userspace (no CO-RE: libbpf would parse the
+ * BTF at every start, off-CPU or not); 0: unknown, periods then end at sys_exit */
+const volatile __u32 offcpu_pid_off = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -68,20 +71,59 @@ static __always_inline bool offcpu_selected(__u32 pid)
 	return true;
 }
 
-/* A switch-out: note when and why @prev (current) left the CPU. */
-static __always_inline int offcpu_switch(bool preempt, __u32 prev_state)
+/* pt_regs.orig_ax (UAPI word 15): the system call's number, or < 0 (an interrupt's entry) */
+#define REGS_ORIG_AX 15
+
+/*
+ * @next got the CPU back: closes its open period into the system call's pending time, split at
+ * its wakeup: switch-out to wakeup blocked (S or D), wakeup to switch-in waiting for a CPU (R).
+ */
+static __always_inline void offcpu_switch_in(struct ember_offcpu_stats *st, __u64 next, __u64 now)
 {
-	__u64 id = bpf_get_current_pid_tgid();
+	struct ember_offcpu_task *t;
+	__u64 w, r;
+	__u32 ntid = 0, k;
+
+	if (!offcpu_pid_off || !next ||
+	    bpf_probe_read_kernel(&ntid, sizeof(ntid), (void *)(next + offcpu_pid_off)) || !ntid)
+		return;
+	t = bpf_map_lookup_elem(&offcpu_tasks, &ntid);
+	if (!t || !t->out_ns)
+		return;
+	k = t->kind & (EMBER_KIND_NR - 1);
+	if (k == EMBER_KIND_OFFCPU_R) {
+		t->pend_ns[EMBER_KIND_OFFCPU_R] += now - t->out_ns;
+	} else {
+		w = t->wake_ns > t->out_ns && t->wake_ns <= now ? t->wake_ns : now;
+		r = now - w;
+		t->pend_ns[k] += w - t->out_ns;
+		st->runq_ns += r;
+		if (offcpu_states & EMBER_OFFCPU_STATE_R)
+			t->pend_ns[EMBER_KIND_OFFCPU_R] += r;
+	}
+	t->out_ns = 0;
+	t->wake_ns = 0;
+}
+
+/*
+ * A switch: @next's period closes (above); @prev (current) leaving the CPU opens one when its
+ * state and process are selected. Preemption (R) opens one only inside a system call (its
+ * return ends it, with the call's stack); preempted in user mode it is counted, not recorded.
+ */
+static __always_inline int offcpu_switch(bool preempt, __u32 prev_state, __u64 next)
+{
+	__u64 id = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns(), orig_ax = 0;
 	__u32 tid = (__u32)id, zero = 0, kind;
 	struct ember_offcpu_task *t, nt = {};
 	struct ember_offcpu_stats *st;
 
-	if (!tid)
-		return 0; /* the idle task */
 	st = bpf_map_lookup_elem(&offcpu_stats, &zero);
 	if (!st)
 		return 0;
 	st->switches++;
+	offcpu_switch_in(st, next, now);
+	if (!tid)
+		return 0; /* the idle task */
 	if (preempt || !(prev_state & 0xff))
 		kind = EMBER_KIND_OFFCPU_R;
 	else if (prev_state & OFF_TASK_INTERRUPTIBLE)
@@ -93,22 +135,56 @@ static __always_inline int offcpu_switch(bool preempt, __u32 prev_state)
 	else
 		kind = 0; /* stopped, traced, dead, parked: not blocked time */
 	t = bpf_map_lookup_elem(&offcpu_tasks, &tid);
-	if (!kind || !(offcpu_states & (1u << (kind - 1))) || !offcpu_selected(id >> 32)) {
-		if (t)
-			t->out_ns = 0;
+	if (t && t->out_ns) {
+		st->unended++; /* no switch-in seen since its switch-out: cannot be */
+		t->out_ns = 0;
+	}
+	if (!kind || !(offcpu_states & (1u << (kind - 1))) || !offcpu_selected(id >> 32))
 		return 0;
+	if (kind == EMBER_KIND_OFFCPU_R) {
+		/* in a system call? (user mode, or a kernel thread: no return to end it) */
+		if (bpf_probe_read_kernel(&orig_ax, sizeof(orig_ax),
+					  (const __u64 *)bpf_task_pt_regs(bpf_get_current_task_btf()) +
+					      REGS_ORIG_AX) ||
+		    (__s64)orig_ax < 0) {
+			st->user_preempt++;
+			return 0;
+		}
 	}
 	if (t) {
-		if (t->out_ns)
-			st->unended++; /* resumed without a system call's return: not known */
-		t->out_ns = bpf_ktime_get_ns();
+		if (!t->first_ns)
+			t->first_ns = now;
+		t->out_ns = now;
+		t->wake_ns = 0;
 		t->kind = kind;
 		return 0;
 	}
-	nt.out_ns = bpf_ktime_get_ns();
+	nt.out_ns = now;
+	nt.first_ns = now;
 	nt.kind = kind;
 	if (bpf_map_update_elem(&offcpu_tasks, &tid, &nt, BPF_NOEXIST))
 		st->no_slot++;
+	return 0;
+}
+
+/* A wakeup: the woken thread's open period gets its wakeup time (its R part starts there). */
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(offcpu_wakeup, struct task_struct *p)
+{
+	struct ember_offcpu_task *t;
+	struct ember_offcpu_stats *st;
+	__u32 tid = 0, zero = 0;
+
+	if (!offcpu_pid_off ||
+	    bpf_probe_read_kernel(&tid, sizeof(tid), (void *)((__u64)p + offcpu_pid_off)) || !tid)
+		return 0;
+	t = bpf_map_lookup_elem(&offcpu_tasks, &tid);
+	if (!t || !t->out_ns || t->wake_ns)
+		return 0;
+	t->wake_ns = bpf_ktime_get_ns();
+	st = bpf_map_lookup_elem(&offcpu_stats, &zero);
+	if (st)
+		st->wakeups++;
 	return 0;
 }
 
@@ -116,49 +192,28 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(offcpu_switch_btf, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
-	return offcpu_switch(preempt, prev_state);
+	return offcpu_switch(preempt, prev_state, (__u64)next);
 }
 
 /* Without BTF: the same arguments, untyped (sched_switch's 4th since Linux 5.18). */
 SEC("raw_tp/sched_switch")
 int offcpu_switch_raw(struct bpf_raw_tracepoint_args *ctx)
 {
-	return offcpu_switch(ctx->args[0] != 0, (__u32)ctx->args[3]);
+	return offcpu_switch(ctx->args[0] != 0, (__u32)ctx->args[3], ctx->args[2]);
 }
 
 /*
- * The thread is back, returning from the system call it blocked in (sys_exit, in its own
- * context, its user registers and stack untouched since it blocked): ends its period and records
- * it when due. Not finish_task_switch() or schedule(), where the kernel stack would still be the
- * blocked one: this kernel has no kprobes (CONFIG_KPROBES off) and refuses BPF trampolines
- * (fentry/fexit: EPERM), so the record carries no kernel stack (kern_err -EFAULT). Periods that
- * do not end in a system call's return (page faults, preemption) are counted at the thread's next
- * switch-out as "unended" (struct ember_offcpu_stats) and not recorded.
+ * The weight to record for kind @k of a system call's @d ns off the CPU: whole quanta, 0 when the
+ * time waits in the accumulator (duration-weighted sampling, bpf_shared.h). Exact accounting.
  */
-SEC("raw_tp/sys_exit")
-int offcpu_resume(struct bpf_raw_tracepoint_args *ctx)
+static __always_inline __u64 offcpu_weigh(struct ember_offcpu_task *t,
+					  struct ember_offcpu_stats *st, __u32 k, __u64 d)
 {
-	__u64 id = bpf_get_current_pid_tgid(), now, d, w, q;
-	__u32 zero = 0, pid = id >> 32, tid = (__u32)id, nu = 0, npy = 0, nk = 0, k;
-	struct ember_offcpu_task *t;
-	struct ember_offcpu_stats *st;
-	struct ember_ustack *us = NULL;
-	struct ember_sample_buf *b;
-	__u64 start, size;
+	__u64 w, q;
 
-	if (!tid)
+	k &= EMBER_KIND_NR - 1;
+	if (!d)
 		return 0;
-	t = bpf_map_lookup_elem(&offcpu_tasks, &tid);
-	if (!t || !t->out_ns)
-		return 0;
-	st = bpf_map_lookup_elem(&offcpu_stats, &zero);
-	if (!st)
-		return 0;
-	now = bpf_ktime_get_ns();
-	start = t->out_ns;
-	t->out_ns = 0;
-	k = t->kind & (EMBER_KIND_NR - 1);
-	d = now > start ? now - start : 0;
 	st->periods[k]++;
 	st->blocked_ns[k] += d;
 	if (d > offcpu_max_ns) {
@@ -167,9 +222,12 @@ int offcpu_resume(struct bpf_raw_tracepoint_args *ctx)
 		return 0;
 	}
 	if (d >= offcpu_min_ns) {
-		w = d;
+		/* with what the accumulator holds: the remainders of whole quanta go out too */
+		w = d + t->acc_ns[k];
+		st->acc_out_ns[k] += t->acc_ns[k];
+		t->acc_ns[k] = 0;
 	} else {
-		/* short: its time waits in the accumulator until they reach min_blocked */
+		/* short: its time waits in the accumulator until it reaches min_blocked */
 		t->acc_ns[k] += d;
 		st->acc_in_ns[k] += d;
 		if (t->acc_ns[k] < offcpu_min_ns)
@@ -184,22 +242,87 @@ int offcpu_resume(struct bpf_raw_tracepoint_args *ctx)
 		q = 0xffffffffULL;
 	t->acc_ns[k] += w - q * offcpu_quantum_ns;
 	st->acc_in_ns[k] += w - q * offcpu_quantum_ns;
-	w = q * offcpu_quantum_ns;
-	if (!q)
-		return 0;
+	return q;
+}
 
-	b = bpf_map_lookup_elem(&sample_buf, &zero);
-	if (!b) {
+/* Sends the record in @b as kind @k with weight @q quanta; counts it. */
+static __always_inline void offcpu_send(struct ember_sample_buf *b, struct ember_offcpu_stats *st,
+					__u32 k, __u64 q, __u64 size)
+{
+	__u64 wake = BPF_RB_NO_WAKEUP, w = q * offcpu_quantum_ns;
+
+	k &= EMBER_KIND_NR - 1;
+	if (!q)
+		return;
+	b->hdr.kind = k;
+	b->hdr.cpu = (__u32)q; /* the weight, in quanta */
+	/* no default wake-up (it wakes the drain at each record after it caught up: a batch each,
+	 * past the work queue's bound), but past half full, asked every 32nd record */
+	if (!(st->recorded[k] & 31) && bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) > ring_half)
+		wake = BPF_RB_FORCE_WAKEUP;
+	if (bpf_ringbuf_output(&samples, b, size, wake)) {
 		st->lost[k]++;
 		st->lost_ns[k] += w;
+		return;
+	}
+	st->recorded[k]++;
+	st->recorded_ns[k] += w;
+	st->ring_bytes += size;
+}
+
+/*
+ * The thread returns from the system call it was off the CPU in (sys_exit, in its own context,
+ * its user registers and stack untouched since it blocked): its pending time by kind is weighed
+ * and recorded, one stack walk for up to three records (S or D, and R). Not finish_task_switch()
+ * or schedule(), where the kernel stack would still be the blocked one: this kernel has no
+ * kprobes (CONFIG_KPROBES off) and refuses BPF trampolines (fentry/fexit: EPERM), so the record
+ * carries no kernel stack (kern_err -EFAULT). Blocking outside a system call (a page fault) is
+ * added to the thread's next system call: the totals stay whole, the stack is that call's.
+ */
+SEC("raw_tp/sys_exit")
+int offcpu_resume(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid(), qs, qd, qr, size;
+	__u32 zero = 0, pid = id >> 32, tid = (__u32)id, nu = 0, npy = 0;
+	struct ember_offcpu_task *t;
+	struct ember_offcpu_stats *st;
+	struct ember_ustack *us = NULL;
+	struct ember_sample_buf *b;
+
+	if (!tid)
+		return 0;
+	t = bpf_map_lookup_elem(&offcpu_tasks, &tid);
+	if (!t || !t->first_ns)
+		return 0;
+	st = bpf_map_lookup_elem(&offcpu_stats, &zero);
+	if (!st)
+		return 0;
+	qs = offcpu_weigh(t, st, EMBER_KIND_OFFCPU_S, t->pend_ns[EMBER_KIND_OFFCPU_S]);
+	qd = offcpu_weigh(t, st, EMBER_KIND_OFFCPU_D, t->pend_ns[EMBER_KIND_OFFCPU_D]);
+	qr = offcpu_weigh(t, st, EMBER_KIND_OFFCPU_R, t->pend_ns[EMBER_KIND_OFFCPU_R]);
+	t->pend_ns[EMBER_KIND_OFFCPU_S] = 0;
+	t->pend_ns[EMBER_KIND_OFFCPU_D] = 0;
+	t->pend_ns[EMBER_KIND_OFFCPU_R] = 0;
+	b = bpf_map_lookup_elem(&sample_buf, &zero);
+	if (!b || !(qs | qd | qr)) {
+		if (b)
+			t->first_ns = 0;
+		else if (qs | qd | qr) { /* cannot happen: a one-element array */
+			st->lost[EMBER_KIND_OFFCPU_S] += !!qs;
+			st->lost_ns[EMBER_KIND_OFFCPU_S] += qs * offcpu_quantum_ns;
+			st->lost[EMBER_KIND_OFFCPU_D] += !!qd;
+			st->lost_ns[EMBER_KIND_OFFCPU_D] += qd * offcpu_quantum_ns;
+			st->lost[EMBER_KIND_OFFCPU_R] += !!qr;
+			st->lost_ns[EMBER_KIND_OFFCPU_R] += qr * offcpu_quantum_ns;
+			t->first_ns = 0;
+		}
 		return 0;
 	}
-	b->hdr.time_ns = start;
+	b->hdr.time_ns = t->first_ns;
+	t->first_ns = 0;
 	b->hdr.cgroup_id = bpf_get_current_cgroup_id();
 	b->hdr.pid = pid;
 	b->hdr.tid = tid;
-	b->hdr.cpu = (__u32)q; /* the weight, in quanta */
-	b->hdr.kind = k;
 	b->hdr.user_flags = 0;
 	b->hdr.kern_err = -EFAULT;
 	b->hdr.user_err = walk_user(pid, (const __u64 *)bpf_task_pt_regs(bpf_get_current_task_btf()),
@@ -221,16 +344,11 @@ int offcpu_resume(struct bpf_raw_tracepoint_args *ctx)
 	}
 	b->hdr.nr_user = nu;
 	b->hdr.nr_py = npy;
-	b->hdr.nr_kernel = nk;
-	size = sizeof(b->hdr) + ((nu + npy + nk) & (EMBER_SAMPLE_WORDS - 1)) * sizeof(__u64);
-	if (bpf_ringbuf_output(&samples, b, size, 0)) {
-		st->lost[k]++;
-		st->lost_ns[k] += w;
-		return 0;
-	}
-	st->recorded[k]++;
-	st->recorded_ns[k] += w;
-	st->ring_bytes += size;
+	b->hdr.nr_kernel = 0;
+	size = sizeof(b->hdr) + ((nu + npy) & (EMBER_SAMPLE_WORDS - 1)) * sizeof(__u64);
+	offcpu_send(b, st, EMBER_KIND_OFFCPU_S, qs, size);
+	offcpu_send(b, st, EMBER_KIND_OFFCPU_D, qd, size);
+	offcpu_send(b, st, EMBER_KIND_OFFCPU_R, qr, size);
 	return 0;
 }
 

@@ -101,6 +101,7 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	b->hdr.pid = pid;
 	b->hdr.tid = tid;
 	b->hdr.cpu = bpf_get_smp_processor_id();
+	b->hdr.kind = EMBER_KIND_CPU; /* the scratch is shared with off-CPU records (offcpu.bpf.h) */
 	b->hdr.user_flags = 0;
 	b->hdr.kern_err = -EFAULT;
 	b->hdr.user_err = -EFAULT;

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "ember/daemon/sample/bpf_shared.h"
@@ -62,7 +63,7 @@ struct sampler {
 	sampler_exec_fn exit_fn;
 	void *exit_ctx;
 	struct bpf_link *exit_link;	/* sched_process_exit; NULL: not attached */
-	struct bpf_link *offcpu_links[2]; /* issue 30: sched_switch, finish_task_switch */
+	struct bpf_link *offcpu_links[3]; /* issue 30: sched_switch, sys_exit, sched_wakeup */
 	int run_stats_fd;		/* bpf_enable_stats(): run time counted while open; -1 */
 	uint32_t *row_keys;		/* scratch: indices for batch writes of rows */
 	sampler_pyname_fn pyname_fn; /* Python code objects' names (issue 21) */
@@ -458,6 +459,7 @@ void sampler__free(struct sampler *s)
 	bpf_link__destroy(s->exit_link);
 	bpf_link__destroy(s->offcpu_links[0]);
 	bpf_link__destroy(s->offcpu_links[1]);
+	bpf_link__destroy(s->offcpu_links[2]);
 	if (s->run_stats_fd >= 0)
 		close(s->run_stats_fd);
 	if (s->online_fd >= 0)
@@ -699,6 +701,34 @@ err_out:
 
 /* --- off-CPU events (issue 30; bpf/offcpu.bpf.h) --------------------------------------------- */
 
+/*
+ * task_struct.pid's offset from the kernel's BTF (0: none): the switch program reads the next
+ * task's tid with it. Read only with [offcpu] on (~60 ms of CPU; tp_btf loads the BTF anyway).
+ */
+static __u32 task_pid_offset(void)
+{
+	struct btf *b = btf__load_vmlinux_btf();
+	const struct btf_type *t;
+	const struct btf_member *m;
+	__u32 off = 0;
+	int id, i;
+
+	if (!b)
+		return 0;
+	id = btf__find_by_name_kind(b, "task_struct", BTF_KIND_STRUCT);
+	t = id > 0 ? btf__type_by_id(b, (__u32)id) : NULL;
+	for (i = 0, m = t ? btf_members(t) : NULL; t && i < btf_vlen(t); i++, m++) {
+		const char *n = btf__name_by_offset(b, m->name_off);
+
+		if (n && !strcmp(n, "pid")) {
+			off = btf_member_bit_offset(t, (__u32)i) / 8;
+			break;
+		}
+	}
+	btf__free(b);
+	return off;
+}
+
 /* Before load: the knobs, and the programs loaded only when on (tp_btf with BTF, else raw). */
 static void offcpu_setup(struct sampler *s, const struct sampler_opts *o)
 {
@@ -708,8 +738,10 @@ static void offcpu_setup(struct sampler *s, const struct sampler_opts *o)
 	bpf_program__set_autoload(s->skel->progs.offcpu_switch_btf, oc->enabled && btf);
 	bpf_program__set_autoload(s->skel->progs.offcpu_switch_raw, oc->enabled && !btf);
 	bpf_program__set_autoload(s->skel->progs.offcpu_resume, oc->enabled);
+	bpf_program__set_autoload(s->skel->progs.offcpu_wakeup, oc->enabled);
 	if (!oc->enabled)
 		return;
+	s->skel->rodata->offcpu_pid_off = task_pid_offset();
 	s->skel->rodata->offcpu_states = oc->states;
 	s->skel->rodata->offcpu_min_ns = oc->min_ns;
 	s->skel->rodata->offcpu_max_ns = oc->max_ns;
@@ -734,7 +766,10 @@ static int offcpu_attach(struct sampler *s)
 		 ? s->skel->progs.offcpu_switch_btf
 		 : s->skel->progs.offcpu_switch_raw;
 	s->offcpu_links[0] = bpf_program__attach(sw);
-	return s->offcpu_links[0] ? 0 : -errno;
+	if (!s->offcpu_links[0])
+		return -errno;
+	s->offcpu_links[2] = bpf_program__attach(s->skel->progs.offcpu_wakeup);
+	return s->offcpu_links[2] ? 0 : -errno;
 }
 
 static void prog_run(struct bpf_program *p, uint64_t *ret_ns, uint64_t *ret_cnt)
@@ -770,9 +805,13 @@ int sampler__offcpu_stats(struct sampler *s, struct sampler_offcpu_stats *ret)
 		ret->switches += c->switches;
 		ret->no_slot += c->no_slot;
 		ret->unended += c->unended;
+		ret->wakeups += c->wakeups;
+		ret->runq_ns += c->runq_ns;
+		ret->user_preempt += c->user_preempt;
 		ret->ring_bytes += c->ring_bytes;
 		ret->blocked_ns_s += c->blocked_ns[EMBER_KIND_OFFCPU_S];
 		ret->blocked_ns_d += c->blocked_ns[EMBER_KIND_OFFCPU_D];
+		ret->blocked_ns_r += c->blocked_ns[EMBER_KIND_OFFCPU_R];
 		for (k = 0; k < EMBER_KIND_NR; k++) {
 			ret->periods += c->periods[k];
 			ret->blocked_ns += c->blocked_ns[k];

@@ -202,10 +202,6 @@ int offcpu_opts_from_config(const struct ember_config *c, struct sampler_offcpu_
 	if (offcpu_states_parse(c->offcpu_states, &o.states))
 		return errbuf_set(err, errlen, -EINVAL, "states '%s': a list of S, D, R expected",
 				  c->offcpu_states);
-	/* R periods end in preempt_schedule*(), which no program here can follow */
-	if (o.states & EMBER_OFFCPU_STATE_R)
-		return errbuf_set(err, errlen, -EINVAL,
-				  "states: R (waiting for a CPU) is not supported yet");
 	if (c->offcpu_quantum_us > c->offcpu_min_us || c->offcpu_min_us > c->offcpu_max_us)
 		return errbuf_set(err, errlen, -EINVAL,
 				  "quantum_us <= min_blocked_us <= max_blocked_us expected");

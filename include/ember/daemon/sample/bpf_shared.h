@@ -64,9 +64,15 @@ struct ember_sample_rec {
 #define EMBER_OFFCPU_STATE_D (1u << 1)
 #define EMBER_OFFCPU_STATE_R (1u << 2)
 
-/* Per thread (a HASH by tid): the open period and the accumulators. */
+/* Per thread (a HASH by tid): the open period, the system call's periods, the accumulators. */
 struct ember_offcpu_task {
-	__u64 out_ns;			/* switch-out time; 0: on a CPU (or not selected) */
+	__u64 out_ns;			/* switch-out time of the open period; 0: none */
+	__u64 wake_ns;			/* its sched_wakeup; 0: none seen */
+	__u64 first_ns;			/* the first switch-out since the last system call's return;
+					   0: nothing pending */
+	__u64 pend_ns[EMBER_KIND_NR];	/* this system call's closed periods, by kind: blocked S or
+					   D (switch-out to wakeup), R (wakeup, or preemption, to
+					   switch-in) */
 	__u64 acc_ns[EMBER_KIND_NR];	/* short periods' time not recorded yet, by kind */
 	__u32 kind;			/* of the open period */
 	__u32 pad;
@@ -86,7 +92,12 @@ struct ember_offcpu_stats {
 	__u64 lost[EMBER_KIND_NR];	/* records lost (ring full, no scratch): counted */
 	__u64 lost_ns[EMBER_KIND_NR];
 	__u64 no_slot;			/* threads not tracked: the task map was full */
-	__u64 unended;			/* periods that did not end in a system call's return */
+	__u64 unended;			/* switch-outs with a period still open (no switch-in seen) */
+	__u64 wakeups;			/* sched_wakeup of a thread with an open period */
+	__u64 runq_ns;			/* wakeup to switch-in of selected S/D periods: the wait for a
+					   CPU once woken (recorded as R when R is selected) */
+	__u64 user_preempt;		/* preempted in user mode (R outside a system call): counted,
+					   not recorded (no system call return to end it) */
 	__u64 ring_bytes;
 };
 

@@ -205,13 +205,16 @@ struct sampler_offcpu_stats {
 	uint64_t switches;		/* sched_switch runs */
 	uint64_t periods;		/* blocked periods ended (selected threads and states) */
 	uint64_t blocked_ns;		/* their time: recorded + held + over_max + lost */
-	uint64_t blocked_ns_s, blocked_ns_d; /* ... in S, in D */
+	uint64_t blocked_ns_s, blocked_ns_d, blocked_ns_r; /* ... in S, in D, waiting for a CPU */
 	uint64_t recorded, recorded_ns;	/* records sent and their weight */
 	uint64_t held_ns;		/* short periods' time in the accumulators, not recorded yet */
 	uint64_t over_max, over_max_ns;	/* periods longer than max_blocked: counted only */
 	uint64_t lost, lost_ns;		/* records lost (ring full), time of exited accumulators */
 	uint64_t no_slot;		/* threads not tracked: the task map was full */
-	uint64_t unended;		/* periods not ended by a system call's return */
+	uint64_t unended;		/* switch-outs with a period open and no switch-in seen */
+	uint64_t wakeups;		/* sched_wakeup of threads in a period */
+	uint64_t runq_ns;		/* their wait for a CPU once woken (in blocked_ns_r with R) */
+	uint64_t user_preempt;		/* preempted in user mode: counted, not recorded */
 	uint64_t ring_bytes;
 	uint64_t switch_run_ns, switch_run_cnt; /* the kernel's run time of the two programs */
 	uint64_t resume_run_ns, resume_run_cnt;
