@@ -887,7 +887,7 @@ int main(int argc, char **argv)
 	if (d.sampler && d.http)
 		http_server__set_liveness(d.http, &d.live);
 	if (d.offcpu && d.http)
-		http_server__set_offcpu(d.http, d.offcpu);
+		http_server__set_offcpu(d.http, d.offcpu, d.cfg.offcpu_quantum_us, d.cfg.frequency_hz);
 	if (d.sampler && d.http) { /* captures with a frequency or pid get their own sampler */
 		d.captures = capture_mgr__new(&d.cfg, d.ingest, d.sym, d.sampler);
 		if (d.captures)

@@ -8,7 +8,9 @@
 #   bcc     no emberd, BCC's offcputime-bpfcc -f (when installed)
 # Per run: the ping-pong's rounds a second, the host's context switches a second (/proc/stat),
 # emberd's CPU (utime + stime over the run), and for "on" the BPF programs' run time per run
-# (kernel.bpf_stats, which emberd holds on), periods ended, records sent, the blocked time
+# (kernel.bpf_stats, which emberd holds on) and their share of the host's CPU time over the
+# run (bpf_cpu_pct; includes every other process's switches and system calls), periods ended,
+# records sent, the blocked time
 # recorded vs counted and not recorded. perf record --off-cpu is tried and reported when perf
 # was built without BPF skeletons (Debian's is). Medians are printed per mode and rate.
 #
@@ -23,8 +25,25 @@ PP=$OUTPUT/workloads/pingpong
 [ -x "$EMBERD" ] && [ -x "$PP" ] || { echo "bench_offcpu: build emberd and workloads first" >&2; exit 1; }
 TMP=$(mktemp -d /tmp/ember-bench-offcpu.XXXXXX)
 EPID=
-cleanup() { [ -n "$EPID" ] && kill "$EPID" 2>/dev/null; wait 2>/dev/null; rm -rf "$TMP"; }
+OLD_STATS=$(sysctl -n kernel.bpf_stats_enabled)
+cleanup() {
+	[ -n "$EPID" ] && kill "$EPID" 2>/dev/null
+	wait 2>/dev/null
+	sysctl -qw kernel.bpf_stats_enabled="$OLD_STATS"
+	rm -rf "$TMP"
+}
 trap cleanup EXIT
+trap 'exit 1' INT TERM
+# BCC compiles its program against kernel headers: Debian's are split in two folders
+if command -v offcputime-bpfcc >/dev/null && [ -z "${BCC_KERNEL_SOURCE:-}" ]; then
+	common=$(ls -d /usr/src/linux-headers-*-common 2>/dev/null | tail -1)
+	arch=$(ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | tail -1)
+	if [ -n "$common" ] && [ -n "$arch" ]; then
+		export BCC_KERNEL_SOURCE=$TMP/kheaders
+		mkdir -p "$BCC_KERNEL_SOURCE"
+		cp -rs "$common/." "$BCC_KERNEL_SOURCE/" && cp -rsf "$arch/." "$BCC_KERNEL_SOURCE/"
+	fi
+fi
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 URL=http://127.0.0.1:$port
 printf '[offcpu]\nenabled = yes\n' >"$TMP/on.conf"
@@ -48,31 +67,52 @@ run() {
 		for _ in $(seq 100); do curl -sf "$URL/healthz" >/dev/null && break; sleep 0.1; done
 		sleep 2 ;;
 	bcc)
-		offcputime-bpfcc -f "$((SECS + 4))" >"$TMP/bcc.out" 2>/dev/null &
+		sysctl -qw kernel.bpf_stats_enabled=1
+		offcputime-bpfcc -f "$((SECS + 30))" >"$TMP/bcc.out" 2>"$TMP/bcc.err" &
 		EPID=$!
-		sleep 3 ;;
+		# compiled at start: wait for its program (BCC names it after the C function)
+		for _ in $(seq 300); do
+			bpftool prog show name oncpu >/dev/null 2>&1 && break
+			kill -0 "$EPID" 2>/dev/null || { echo "# bcc failed: $(head -c 300 "$TMP/bcc.err")"; return; }
+			sleep 0.1
+		done
+		s0=$(bpftool prog show name oncpu -j | python3 -c 'import json, sys; p = json.load(sys.stdin); print(p.get("run_time_ns", 0), p.get("run_cnt", 0))')
+		sleep 1 ;;
 	esac
 	[ "$mode" = on ] && s0=$(stat_off)
-	e0=$(cpu_ticks "$EPID")
+	e0=$(cpu_ticks "$EPID" 2>/dev/null || echo 0)
 	c0=$(ctxt); t0=$(date +%s%N)
 	r=$("$PP" "$SECS" "$spin" | awk '{print $4}')
 	c1=$(ctxt); t1=$(date +%s%N)
-	e1=$(cpu_ticks "$EPID")
+	e1=$(cpu_ticks "$EPID" 2>/dev/null || echo 0)
 	[ "$mode" = on ] && { sleep 1.2; s1=$(stat_off); }
+	[ "$mode" = bcc ] && s1=$(bpftool prog show name oncpu -j | python3 -c 'import json, sys; p = json.load(sys.stdin); print(p.get("run_time_ns", 0), p.get("run_cnt", 0))')
 	kill "$EPID" 2>/dev/null; wait "$EPID" 2>/dev/null; EPID=
 	out="$mode $spin $r $(( (c1 - c0) * 1000000000 / (t1 - t0) )) $(awk -v a="$e0" -v b="$e1" -v hz="$hz" -v t=$(( t1 - t0 )) 'BEGIN { printf "%.1f", 100 * (b - a) / hz / (t / 1e9) }')"
+	if [ "$mode" = bcc ]; then
+		out="$out $(python3 -c 'import sys
+a = [float(x) for x in sys.argv[1].split()]; b = [float(x) for x in sys.argv[2].split()]
+print("switch_ns %.0f switches %.0f" % ((b[0] - a[0]) / max(b[1] - a[1], 1), b[1] - a[1]))' "$s0" "$s1")"
+	fi
 	if [ "$mode" = on ]; then
 		out="$out $(python3 -c 'import sys
 a = [float(x) for x in sys.argv[1].split()]; b = [float(x) for x in sys.argv[2].split()]
 d = [y - x for x, y in zip(a, b)]
-print("switch_ns %.0f resume_ns %.0f switches %.0f resumes %.0f periods %.0f records %.0f rec_ms %.0f blocked_ms %.0f held_ms %.1f over_ms %.0f lost_ms %.1f" % (
-    d[0] / max(d[1], 1), d[2] / max(d[3], 1), d[1], d[3], d[4], d[5], d[6], d[7], b[8], d[9], d[10]))' "$s0" "$s1")"
+el = float(sys.argv[3]) * int(sys.argv[4])
+print("switch_ns %.0f resume_ns %.0f bpf_cpu_pct %.2f switches %.0f resumes %.0f periods %.0f records %.0f rec_ms %.0f blocked_ms %.0f held_ms %.1f over_ms %.0f lost_ms %.1f" % (
+    d[0] / max(d[1], 1), d[2] / max(d[3], 1), 100 * (d[0] + d[2]) / el, d[1], d[3], d[4], d[5], d[6], d[7], b[8], d[9], d[10]))' "$s0" "$s1" "$((t1 - t0))" "$(nproc)")"
 	fi
 	echo "$out"
 }
 
 modes="off on"
-command -v offcputime-bpfcc >/dev/null && modes="$modes bcc"
+if command -v offcputime-bpfcc >/dev/null; then
+	if offcputime-bpfcc -f 1 >/dev/null 2>"$TMP/bcc.err"; then
+		modes="$modes bcc"
+	else
+		echo "# offcputime-bpfcc: does not run here: $(grep -v '^ ' "$TMP/bcc.err" | tail -1 | head -c 200)"
+	fi
+fi
 if command -v perf >/dev/null; then
 	perf record --off-cpu -o "$TMP/perf.data" -- true 2>&1 | grep -q 'ignored because no BUILD_BPF_SKEL' &&
 		echo "# perf record --off-cpu: not available here (perf built without BUILD_BPF_SKEL)"
@@ -89,6 +129,8 @@ import statistics, sys
 rows = {}
 for line in open(sys.argv[1]):
     f = line.split()
+    if not f or f[0].startswith("#"):
+        continue
     rows.setdefault((f[0], f[1]), []).append((float(f[2]), float(f[3]), float(f[4])))
 for (m, s), v in sorted(rows.items(), key=lambda kv: (-int(kv[0][1]), kv[0][0])):
     med = [statistics.median(x[i] for x in v) for i in range(3)]
