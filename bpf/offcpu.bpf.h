@@ -30,6 +30,7 @@ const volatile char offcpu_comm[TASK_COMM_LEN] = {};	/* only this comm; "": any 
 /* task_struct.pid's offset, from the kernel's BTF by userspace (no CO-RE: libbpf would parse the
  * BTF at every start, off-CPU or not); 0: unknown, periods then end at sys_exit */
 const volatile __u32 offcpu_pid_off = 0;
+const volatile __u32 offcpu_comm_off = 0; /* task_struct.comm's: the wakee's name */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -96,7 +97,9 @@ static __always_inline void offcpu_switch_in(struct ember_offcpu_stats *st, __u6
 	} else {
 		w = t->wake_ns > t->out_ns && t->wake_ns <= now ? t->wake_ns : now;
 		r = now - w;
-		t->pend_ns[k] += w - t->out_ns;
+		/* switch-out to wakeup: weighed at the wakeup already (offcpu_wakeup) */
+		if (w == now)
+			t->pend_ns[k] += w - t->out_ns;
 		st->runq_ns += r;
 		if (offcpu_states & EMBER_OFFCPU_STATE_R)
 			t->pend_ns[EMBER_KIND_OFFCPU_R] += r;
@@ -167,27 +170,6 @@ static __always_inline int offcpu_switch(bool preempt, __u32 prev_state, __u64 n
 	return 0;
 }
 
-/* A wakeup: the woken thread's open period gets its wakeup time (its R part starts there). */
-SEC("tp_btf/sched_wakeup")
-int BPF_PROG(offcpu_wakeup, struct task_struct *p)
-{
-	struct ember_offcpu_task *t;
-	struct ember_offcpu_stats *st;
-	__u32 tid = 0, zero = 0;
-
-	if (!offcpu_pid_off ||
-	    bpf_probe_read_kernel(&tid, sizeof(tid), (void *)((__u64)p + offcpu_pid_off)) || !tid)
-		return 0;
-	t = bpf_map_lookup_elem(&offcpu_tasks, &tid);
-	if (!t || !t->out_ns || t->wake_ns)
-		return 0;
-	t->wake_ns = bpf_ktime_get_ns();
-	st = bpf_map_lookup_elem(&offcpu_stats, &zero);
-	if (st)
-		st->wakeups++;
-	return 0;
-}
-
 SEC("tp_btf/sched_switch")
 int BPF_PROG(offcpu_switch_btf, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
@@ -245,6 +227,109 @@ static __always_inline __u64 offcpu_weigh(struct ember_offcpu_task *t,
 	return q;
 }
 
+/*
+ * A wakeup: the woken thread's open period gets its wakeup time (its R part starts there), and
+ * its blocked part (switch-out to now, with the system call's earlier blocked periods) is
+ * weighed here rather than at the switch-in: when it is to be recorded, its waker (`current`,
+ * the thread that woke it, in its own context) is recorded with the same weight, its stacks
+ * and the wakee's identity (EMBER_KIND_WAKEUP), and the quanta wait in recq for the wakee's own
+ * record at its system call's return. Wakeups from interrupts (timers) record the interrupted
+ * task as the waker: its kernel stack shows the interrupt.
+ */
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(offcpu_wakeup, struct task_struct *p)
+{
+	__u64 id = bpf_get_current_pid_tgid(), now, q, size, wake = BPF_RB_NO_WAKEUP;
+	__u32 tid = 0, zero = 0, k, nu = 0, npy = 0, nk = 0, base;
+	struct ember_offcpu_task *t;
+	struct ember_offcpu_stats *st;
+	struct ember_ustack *us = NULL;
+	struct ember_sample_buf *b;
+	long r;
+
+	if (!offcpu_pid_off ||
+	    bpf_probe_read_kernel(&tid, sizeof(tid), (void *)((__u64)p + offcpu_pid_off)) || !tid)
+		return 0;
+	t = bpf_map_lookup_elem(&offcpu_tasks, &tid);
+	if (!t || !t->out_ns || t->wake_ns)
+		return 0;
+	st = bpf_map_lookup_elem(&offcpu_stats, &zero);
+	if (!st)
+		return 0;
+	now = bpf_ktime_get_ns();
+	t->wake_ns = now;
+	st->wakeups++;
+	k = t->kind & (EMBER_KIND_NR - 1);
+	if (k == EMBER_KIND_OFFCPU_R || now <= t->out_ns)
+		return 0;
+	q = offcpu_weigh(t, st, k, now - t->out_ns + t->pend_ns[k]);
+	t->pend_ns[k] = 0;
+	if (!q)
+		return 0;
+	t->recq[k] += q;
+	b = bpf_map_lookup_elem(&sample_buf, &zero);
+	if (!b)
+		return 0;
+	b->hdr.time_ns = now;
+	b->hdr.cgroup_id = bpf_get_current_cgroup_id();
+	b->hdr.pid = id >> 32;
+	b->hdr.tid = (__u32)id;
+	b->hdr.cpu = (__u32)q;
+	b->hdr.kind = EMBER_KIND_WAKEUP;
+	b->hdr.user_flags = 0;
+	b->hdr.kern_err = -EFAULT;
+	b->hdr.user_err = -EFAULT;
+	bpf_get_current_comm(b->hdr.comm, sizeof(b->hdr.comm));
+	if ((__u32)id) {
+		b->hdr.user_err = walk_user(id >> 32,
+					    (const __u64 *)bpf_task_pt_regs(bpf_get_current_task_btf()),
+					    true, &us);
+		if (us && !b->hdr.user_err) {
+			nu = us->nr;
+			if (nu > EMBER_MAX_STACK_DEPTH)
+				nu = EMBER_MAX_STACK_DEPTH;
+			npy = EMBER_PY_WORDS * EMBER_USTACK_PY_NR(us->flags);
+			if (npy > EMBER_MAX_STACK_DEPTH - nu)
+				npy = 0;
+			b->hdr.user_flags =
+			    npy ? us->flags : us->flags & ~(0xffu << EMBER_USTACK_PY_NR_SHIFT);
+			bpf_probe_read_kernel(b->words, (nu & 127) * 8, us->ips);
+			if (npy)
+				bpf_probe_read_kernel(&b->words[nu & 127], (npy & 127) * 8,
+						      &us->ips[(EMBER_MAX_STACK_DEPTH - npy) & 127]);
+		}
+	}
+	/* skip this program's own two frames (bpf_prog_..., bpf_trace_run1) */
+	r = bpf_get_stack(ctx, &b->words[(nu + npy) & 255], EMBER_MAX_STACK_DEPTH * sizeof(__u64),
+			  2 & BPF_F_SKIP_FIELD_MASK);
+	if (r > 0) {
+		nk = (__u32)r / sizeof(__u64);
+		b->hdr.kern_err = 0;
+	} else {
+		b->hdr.kern_err = r ? (__s32)r : -EFAULT;
+	}
+	b->hdr.nr_user = nu;
+	b->hdr.nr_py = npy;
+	b->hdr.nr_kernel = nk;
+	/* the wakee, after the frames (bounded index: <= 127 + 127 + 127 + 4 < 512) */
+	base = (nu + npy + nk) & 511;
+	if (base > EMBER_SAMPLE_WORDS - EMBER_WAKEE_WORDS)
+		return 0;
+	b->words[base & 511] = tid | (__u64)k << 32;
+	bpf_probe_read_kernel(&b->words[(base + 1) & 511], 16, (void *)((__u64)p + offcpu_comm_off));
+	b->words[(base + 3) & 511] = t->first_ns;
+	size = sizeof(b->hdr) + ((base + EMBER_WAKEE_WORDS) & (EMBER_SAMPLE_WORDS - 1)) * 8;
+	if (!(st->wakeup_records & 31) && bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) > ring_half)
+		wake = BPF_RB_FORCE_WAKEUP;
+	if (bpf_ringbuf_output(&samples, b, size, wake)) {
+		st->wakeup_lost++;
+		return 0;
+	}
+	st->wakeup_records++;
+	st->ring_bytes += size;
+	return 0;
+}
+
 /* Sends the record in @b as kind @k with weight @q quanta; counts it. */
 static __always_inline void offcpu_send(struct ember_sample_buf *b, struct ember_offcpu_stats *st,
 					__u32 k, __u64 q, __u64 size)
@@ -297,9 +382,14 @@ int offcpu_resume(struct bpf_raw_tracepoint_args *ctx)
 	st = bpf_map_lookup_elem(&offcpu_stats, &zero);
 	if (!st)
 		return 0;
-	qs = offcpu_weigh(t, st, EMBER_KIND_OFFCPU_S, t->pend_ns[EMBER_KIND_OFFCPU_S]);
-	qd = offcpu_weigh(t, st, EMBER_KIND_OFFCPU_D, t->pend_ns[EMBER_KIND_OFFCPU_D]);
+	/* with what the wakeups weighed (their wakers are recorded with the same quanta) */
+	qs = offcpu_weigh(t, st, EMBER_KIND_OFFCPU_S, t->pend_ns[EMBER_KIND_OFFCPU_S]) +
+	     t->recq[EMBER_KIND_OFFCPU_S];
+	qd = offcpu_weigh(t, st, EMBER_KIND_OFFCPU_D, t->pend_ns[EMBER_KIND_OFFCPU_D]) +
+	     t->recq[EMBER_KIND_OFFCPU_D];
 	qr = offcpu_weigh(t, st, EMBER_KIND_OFFCPU_R, t->pend_ns[EMBER_KIND_OFFCPU_R]);
+	t->recq[EMBER_KIND_OFFCPU_S] = 0;
+	t->recq[EMBER_KIND_OFFCPU_D] = 0;
 	t->pend_ns[EMBER_KIND_OFFCPU_S] = 0;
 	t->pend_ns[EMBER_KIND_OFFCPU_D] = 0;
 	t->pend_ns[EMBER_KIND_OFFCPU_R] = 0;

@@ -19,6 +19,9 @@
 #     >= 20 %;
 #   - event=wall for the blocker (on-CPU samples at 1e6/99 us each, off-CPU S, D and R, in us):
 #     within 2 % of its elapsed time;
+#   - tests/workloads/prodcons (a producer and a consumer on a mutex + condition variable), 5 s:
+#     in event=wakeup, >= 90 % of the consumer's wakers' time is the producer's stack through
+#     main;produce_item;pthread_cond_signal, under "[woke consumer S]";
 #   - event=cpu (the default) has no off-CPU root frame, event=bogus is a 400.
 . "$(dirname "$0")/../lib.sh"
 require_live_emberd
@@ -97,6 +100,18 @@ if [ -n "${PYPID:-}" ]; then
 else
 	skip "Python frames in blocked stacks" "no $PY"
 fi
+
+T3=$(($(date +%s) + 3))
+"$W/prodcons" 6 >"$TMP/pc.out"
+sleep 2.5
+read -r _ PCPID < <(grep '^ready' "$TMP/pc.out")
+curl -sf "$URL/api/v1/folded?event=wakeup&pid=$PCPID&from=$T3" >"$TMP/wake.folded"
+awk '/;\[woke consumer S\];/ { t += $NF; if ($0 ~ /;main;produce_item;pthread_cond_signal;/) p += $NF }
+	END { printf "# wakeup: consumer woken for %d ms, %.1f %% by producer;...;main;produce_item;pthread_cond_signal\n", t, t ? 100 * p / t : 0
+	      print (t > 0 && p / t >= 0.9) ? "waker" : "xwaker" }' "$TMP/wake.folded" >"$TMP/wkres"
+grep '^#' "$TMP/wkres"
+check "wakeup graph: the producer's stack is the consumer's waker" grep -qx waker "$TMP/wkres"
+check "wakeup graph: the waker's root is its comm" grep -q '^producer;\[woke consumer S\];' "$TMP/wake.folded"
 
 curl -sf "$URL/api/v1/folded?tid=$TID&from=-60s" >"$TMP/cpu.folded"
 check "event=cpu has no off-CPU frames" bash -c "! grep -q 'off-cpu' '$TMP/cpu.folded'"

@@ -197,7 +197,8 @@ static void test_event(void **state)
 		{ "wall", 1, QUERY_EVENT_WALL },
 		{ "", -EINVAL, QUERY_EVENT_CPU },
 		{ "OFFCPU", -EINVAL, QUERY_EVENT_CPU },
-		{ "wakeup", -EINVAL, QUERY_EVENT_CPU },
+		{ "wakeup", 1, QUERY_EVENT_WAKEUP },
+		{ "chain", -EINVAL, QUERY_EVENT_CPU },
 	};
 	struct query_common q;
 	struct query_error qe;

@@ -228,8 +228,10 @@ int query_common_set(struct query_common *q, const char *key, const char *value,
 			q->event = QUERY_EVENT_OFFCPU;
 		else if (!strcmp(value, "wall"))
 			q->event = QUERY_EVENT_WALL;
+		else if (!strcmp(value, "wakeup"))
+			q->event = QUERY_EVENT_WAKEUP;
 		else
-			return qfail(reterr, key, "unknown event (cpu, offcpu, wall)", 400);
+			return qfail(reterr, key, "unknown event (cpu, offcpu, wall, wakeup)", 400);
 		return 1;
 	}
 	return 0;

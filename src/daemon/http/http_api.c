@@ -167,6 +167,8 @@ static struct store *src_store(const struct http_source *src, const struct query
 {
 	if (q->event == QUERY_EVENT_WALL)
 		return NULL; /* two stores: wall_profile() and the heat map weigh them */
+	if (q->event == QUERY_EVENT_WAKEUP)
+		return src->wakeup;
 	return q->event == QUERY_EVENT_OFFCPU ? src->offcpu : src->store;
 }
 
@@ -543,8 +545,9 @@ int http_serve_flamegraph(struct http_server *srv, const struct http_source *src
 	}
 	if (q.event != QUERY_EVENT_CPU && (!o.title || !*o.title) &&
 	    flamegraph_opts_set(&o, "title",
-				q.event == QUERY_EVENT_WALL ? "Wall Time Flame Graph (us)"
-							    : "Off-CPU Time Flame Graph (ms)") ==
+				q.event == QUERY_EVENT_WALL	? "Wall Time Flame Graph (us)"
+				: q.event == QUERY_EVENT_WAKEUP ? "Wakeup Time Flame Graph (ms)"
+								: "Off-CPU Time Flame Graph (ms)") ==
 		-ENOMEM) {
 		err = -ENOMEM;
 		goto out;

@@ -29,6 +29,7 @@ struct http_source {
 	struct store *store;
 	const struct recording *rec;
 	struct store *offcpu; /* issue 30: off-CPU events (event=offcpu); NULL: off */
+	struct store *wakeup; /* ... their wakers (event=wakeup) */
 	uint64_t cpu_us, offcpu_us; /* event=wall: a sample's and a quantum's microseconds */
 };
 

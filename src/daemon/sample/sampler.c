@@ -242,7 +242,8 @@ int sampler__update_cpus(struct sampler *s)
 /* The words of a record, and its size as its header says (0: does not add up). */
 static size_t rec_size(const struct ember_sample_rec *r)
 {
-	size_t nw = (size_t)r->nr_user + r->nr_py + r->nr_kernel;
+	size_t nw = (size_t)r->nr_user + r->nr_py + r->nr_kernel +
+		    (r->kind == EMBER_KIND_WAKEUP ? EMBER_WAKEE_WORDS : 0);
 
 	if (r->nr_user > EMBER_MAX_STACK_DEPTH || r->nr_kernel > EMBER_MAX_STACK_DEPTH ||
 	    r->nr_py > EMBER_PY_WORDS * EMBER_PY_MAX_FRAMES || nw > EMBER_SAMPLE_WORDS)
@@ -702,10 +703,10 @@ err_out:
 /* --- off-CPU events (issue 30; bpf/offcpu.bpf.h) --------------------------------------------- */
 
 /*
- * task_struct.pid's offset from the kernel's BTF (0: none): the switch program reads the next
- * task's tid with it. Read only with [offcpu] on (~60 ms of CPU; tp_btf loads the BTF anyway).
+ * task_struct.@name's offset from the kernel's BTF (0: none): the switch and wakeup programs
+ * read the next or woken task's tid and comm with them. Read only with [offcpu] on (~60 ms of CPU; tp_btf loads the BTF anyway).
  */
-static __u32 task_pid_offset(void)
+static __u32 task_member_offset(const char *name)
 {
 	struct btf *b = btf__load_vmlinux_btf();
 	const struct btf_type *t;
@@ -720,7 +721,7 @@ static __u32 task_pid_offset(void)
 	for (i = 0, m = t ? btf_members(t) : NULL; t && i < btf_vlen(t); i++, m++) {
 		const char *n = btf__name_by_offset(b, m->name_off);
 
-		if (n && !strcmp(n, "pid")) {
+		if (n && !strcmp(n, name)) {
 			off = btf_member_bit_offset(t, (__u32)i) / 8;
 			break;
 		}
@@ -741,7 +742,8 @@ static void offcpu_setup(struct sampler *s, const struct sampler_opts *o)
 	bpf_program__set_autoload(s->skel->progs.offcpu_wakeup, oc->enabled);
 	if (!oc->enabled)
 		return;
-	s->skel->rodata->offcpu_pid_off = task_pid_offset();
+	s->skel->rodata->offcpu_pid_off = task_member_offset("pid");
+	s->skel->rodata->offcpu_comm_off = task_member_offset("comm");
 	s->skel->rodata->offcpu_states = oc->states;
 	s->skel->rodata->offcpu_min_ns = oc->min_ns;
 	s->skel->rodata->offcpu_max_ns = oc->max_ns;
@@ -808,6 +810,8 @@ int sampler__offcpu_stats(struct sampler *s, struct sampler_offcpu_stats *ret)
 		ret->wakeups += c->wakeups;
 		ret->runq_ns += c->runq_ns;
 		ret->user_preempt += c->user_preempt;
+		ret->wakeup_records += c->wakeup_records;
+		ret->wakeup_lost += c->wakeup_lost;
 		ret->ring_bytes += c->ring_bytes;
 		ret->blocked_ns_s += c->blocked_ns[EMBER_KIND_OFFCPU_S];
 		ret->blocked_ns_d += c->blocked_ns[EMBER_KIND_OFFCPU_D];
@@ -896,6 +900,15 @@ static int deliver(struct sampler *s, const struct ember_sample_rec *r, size_t s
 		g.nr_kernel = r->nr_kernel;
 	} else if (!r->kern_err) {
 		g.kernel_err = -EFAULT;
+	}
+	if (r->kind == EMBER_KIND_WAKEUP) { /* issue 30: whom it woke, after the frames */
+		const uint64_t *x = w + r->nr_user + r->nr_py + r->nr_kernel;
+
+		g.wakee_tid = (uint32_t)x[0];
+		g.wakee_kind = (uint32_t)(x[0] >> 32);
+		memcpy(g.wakee_comm, &x[1], 16);
+		g.wakee_comm[15] = '\0';
+		g.period_ns = x[3];
 	}
 	return fn(&g, ctx);
 }

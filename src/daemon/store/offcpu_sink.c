@@ -3,6 +3,7 @@
 #include "ember/daemon/store/offcpu_sink.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,8 @@ static const char *const state_frame[EMBER_KIND_NR] = {
 
 struct offcpu_sink {
 	struct store *store;
+	struct store *wakeup; /* wakers (EMBER_KIND_WAKEUP); NULL: dropped, counted */
+	uint64_t wakeup_events, wakeup_quanta, wakeup_dropped;
 	const struct strtab *names;
 	uint64_t quantum_ns;
 	int32_t *frame_map; /* names id -> store frame id, -1 unknown */
@@ -101,6 +104,80 @@ static int store_frame(struct offcpu_sink *k, uint32_t id)
 	return r;
 }
 
+void offcpu_sink__set_wakeup_store(struct offcpu_sink *k, struct store *wakeup)
+{
+	k->wakeup = wakeup;
+}
+
+void offcpu_sink__wakeup_counts(const struct offcpu_sink *k, uint64_t *ret_events,
+				uint64_t *ret_quanta, uint64_t *ret_dropped)
+{
+	*ret_events = k->wakeup_events;
+	*ret_quanta = k->wakeup_quanta;
+	*ret_dropped = k->wakeup_dropped;
+}
+
+/*
+ * A waker: its stack under "[woke COMM S]" (the wakee's comm and state), one record per
+ * quantum from the wakeup on, in the wakeup store. Frames are interned directly (the frame map
+ * is the off-CPU store's).
+ */
+static int put_wakeup(struct offcpu_sink *k, const struct ingest_stack *st)
+{
+	const struct sampler_group *g = st->g;
+	char top[64];
+	size_t i, j, n = st->nr_frames, total = 0, at = 0;
+	int id, len;
+
+	if (!k->wakeup) {
+		for (i = 0; i < g->nr_times; i++)
+			k->wakeup_dropped += g->cpus[i];
+		return 0;
+	}
+	if (n > MAX_FRAMES)
+		n = MAX_FRAMES;
+	len = snprintf(top, sizeof(top), "[woke %s %s]", g->wakee_comm,
+		       g->wakee_kind == EMBER_KIND_OFFCPU_D ? "D" : "S");
+	id = store__intern_frame(k->wakeup, top, (size_t)len);
+	if (id < 0)
+		return id;
+	k->frames[0] = (uint32_t)id;
+	for (i = 0; i < n; i++) {
+		id = store__intern_frame(k->wakeup, strtab__str(k->names, st->frames[i]),
+					 strtab__len(k->names, st->frames[i]));
+		if (id < 0)
+			return id;
+		k->frames[i + 1] = (uint32_t)id;
+	}
+	id = store__intern_stack(k->wakeup, k->frames, n + 1, st->nr_kernel, st->flags);
+	if (id < 0)
+		return id;
+	for (i = 0; i < g->nr_times; i++)
+		total += g->cpus[i];
+	if (!total)
+		return 0;
+	if (array_grow((void **)&k->batch, &k->batch_cap, total, sizeof(*k->batch), 64))
+		return -ENOMEM;
+	for (i = 0; i < g->nr_times; i++) {
+		uint64_t t0 = (uint64_t)((int64_t)g->times_ns[i] + k->real_off_ns);
+
+		for (j = 0; j < g->cpus[i]; j++) {
+			struct store_sample *x = &k->batch[at++];
+
+			*x = (struct store_sample){ .time_ns = t0 + j * k->quantum_ns,
+						    .stack_id = (uint32_t)id,
+						    .pid = g->pid,
+						    .tid = g->tid,
+						    .cpu = UINT32_MAX,
+						    .count = 1 };
+			memcpy(x->comm, g->comm, sizeof(x->comm));
+		}
+	}
+	k->wakeup_events += g->nr_times;
+	k->wakeup_quanta += total;
+	return store__append(k->wakeup, k->batch, total);
+}
+
 int offcpu_sink__put(const struct ingest_stack *st, void *ctx)
 {
 	struct offcpu_sink *k = ctx;
@@ -109,6 +186,8 @@ int offcpu_sink__put(const struct ingest_stack *st, void *ctx)
 	uint64_t comp = store__compactions(k->store);
 	int id;
 
+	if (g->kind == EMBER_KIND_WAKEUP)
+		return put_wakeup(k, st);
 	if (!g->kind || g->kind >= EMBER_KIND_NR)
 		return -EINVAL;
 	if (comp != k->compactions) {

@@ -53,9 +53,10 @@ struct ember_regex;
  * Which events a query reads (event=): on-CPU samples (the default), off-CPU time (issue 30:
  * each unit one quantum of blocked time, [offcpu] quantum_us, 1 ms by default), or wall time
  * (both, in microseconds: a sample is 1e6 / frequency us, a quantum quantum_us; on-CPU stacks
- * under an "[on-cpu]" frame where off-CPU ones have their state).
+ * under an "[on-cpu]" frame where off-CPU ones have their state), or wakers (the stacks that
+ * woke recorded blocked periods, weighed by the blocked time they ended, in quanta).
  */
-enum query_event { QUERY_EVENT_CPU = 0, QUERY_EVENT_OFFCPU, QUERY_EVENT_WALL };
+enum query_event { QUERY_EVENT_CPU = 0, QUERY_EVENT_OFFCPU, QUERY_EVENT_WALL, QUERY_EVENT_WAKEUP };
 
 struct query_common {
 	int64_t from_ns, to_ns;		/* after finish(): from_ns <= to_ns */
@@ -68,7 +69,7 @@ struct query_common {
 	char comm_src[QUERY_MAX_REGEX + 1];
 	char comm_err[128]; /* scratch: why a pattern was refused (the reason points here) */
 	enum query_flag kernel, user, idle;
-	enum query_event event;	/* event=cpu|offcpu|wall; default cpu */
+	enum query_event event;	/* event=cpu|offcpu|wall|wakeup; default cpu */
 };
 
 void query_common_init(struct query_common *q);

@@ -168,11 +168,12 @@ struct liveness *http_server__liveness(const struct http_server *s);
  * "frequency_applied": false). @m is borrowed and must outlive the server. Before start.
  */
 struct capture_mgr;
-/* issue 30: the off-CPU events' store (borrowed, outlives the server), read by event=offcpu and
+/* issue 30: the off-CPU events' store and their wakers' (borrowed, outlive the server), read by
+ * event=offcpu, event=wakeup and
  * event=wall, with a quantum's microseconds and the on-CPU sampling frequency (event=wall weighs
  * both in microseconds); without it (the default) they answer empty. Before http_server__start(). */
-void http_server__set_offcpu(struct http_server *s, struct store *offcpu, uint64_t quantum_us,
-			     uint64_t freq_hz);
+void http_server__set_offcpu(struct http_server *s, struct store *offcpu, struct store *wakeup,
+			     uint64_t quantum_us, uint64_t freq_hz);
 
 void http_server__set_captures(struct http_server *s, struct capture_mgr *m);
 

@@ -58,6 +58,15 @@ struct ember_sample_rec {
 #define EMBER_KIND_OFFCPU_D	2 /* blocked, uninterruptible (TASK_UNINTERRUPTIBLE): I/O, locks */
 #define EMBER_KIND_OFFCPU_R	3 /* preempted while runnable: waiting for a CPU */
 #define EMBER_KIND_NR		4
+/*
+ * The waker of a recorded blocked period (sched_wakeup, in the waker's context): the waker's
+ * pid, tid, comm and stacks (user, Python, kernel), its weight in quanta (cpu field) the
+ * wakee's blocked time it ended, then EMBER_WAKEE_WORDS words: the wakee's tid | kind << 32,
+ * its comm (16 bytes), and its period's first switch-out (the time_ns of the wakee's off-CPU
+ * record of that system call: how userspace joins the two for chain graphs).
+ */
+#define EMBER_KIND_WAKEUP	4
+#define EMBER_WAKEE_WORDS	4
 
 /* states selected (offcpu_states knob) */
 #define EMBER_OFFCPU_STATE_S (1u << 0)
@@ -74,6 +83,8 @@ struct ember_offcpu_task {
 					   D (switch-out to wakeup), R (wakeup, or preemption, to
 					   switch-in) */
 	__u64 acc_ns[EMBER_KIND_NR];	/* short periods' time not recorded yet, by kind */
+	__u64 recq[EMBER_KIND_NR];	/* quanta weighed at the wakeup (its waker recorded), sent
+					   with the thread's own stacks at the system call's return */
 	__u32 kind;			/* of the open period */
 	__u32 pad;
 };
@@ -96,6 +107,8 @@ struct ember_offcpu_stats {
 	__u64 wakeups;			/* sched_wakeup of a thread with an open period */
 	__u64 runq_ns;			/* wakeup to switch-in of selected S/D periods: the wait for a
 					   CPU once woken (recorded as R when R is selected) */
+	__u64 wakeup_records;		/* wakers recorded (EMBER_KIND_WAKEUP) */
+	__u64 wakeup_lost;		/* ... lost: the ring buffer was full */
 	__u64 user_preempt;		/* preempted in user mode (R outside a system call): counted,
 					   not recorded (no system call return to end it) */
 	__u64 ring_bytes;

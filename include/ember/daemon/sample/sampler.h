@@ -74,6 +74,11 @@ struct sampler_group {
 	size_t nr_times;
 	uint32_t kind;			/* EMBER_KIND_*: 0 on-CPU samples; else off-CPU events, whose
 					   cpus[] hold each one's weight in quanta (bpf_shared.h) */
+	/* EMBER_KIND_WAKEUP: the group's task woke this one (blocked in wakee_kind: S or D);
+	 * period_ns: the wakee's period (its off-CPU record's time) */
+	uint32_t wakee_tid, wakee_kind;
+	char wakee_comm[16];
+	uint64_t period_ns;
 	uint32_t untimed;		/* samples without a time of their own (the drain's time):
 					   none from the sampler, whose records all carry theirs */
 };
@@ -215,6 +220,7 @@ struct sampler_offcpu_stats {
 	uint64_t wakeups;		/* sched_wakeup of threads in a period */
 	uint64_t runq_ns;		/* their wait for a CPU once woken (in blocked_ns_r with R) */
 	uint64_t user_preempt;		/* preempted in user mode: counted, not recorded */
+	uint64_t wakeup_records, wakeup_lost; /* wakers recorded, lost (ring full) */
 	uint64_t ring_bytes;
 	uint64_t switch_run_ns, switch_run_cnt; /* the kernel's run time of the two programs */
 	uint64_t resume_run_ns, resume_run_cnt;

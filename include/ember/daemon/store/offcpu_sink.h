@@ -30,6 +30,15 @@ void offcpu_sink__set_clock_offset(struct offcpu_sink *k, int64_t real_minus_mon
 /* The ingest_sink_fn; @ctx is the offcpu_sink. 0 or -errno (-ENOMEM, -EINVAL). */
 int offcpu_sink__put(const struct ingest_stack *st, void *ctx);
 
+/*
+ * The store of wakers (groups of kind EMBER_KIND_WAKEUP: the waker's stack under "[woke COMM
+ * S|D]", weighed by the wakee's blocked time it ended); borrowed, outlives the sink. Without
+ * one, wakers are dropped and counted.
+ */
+void offcpu_sink__set_wakeup_store(struct offcpu_sink *k, struct store *wakeup);
+void offcpu_sink__wakeup_counts(const struct offcpu_sink *k, uint64_t *ret_events,
+				uint64_t *ret_quanta, uint64_t *ret_dropped);
+
 /* Events and quanta appended so far. */
 void offcpu_sink__counts(const struct offcpu_sink *k, uint64_t *ret_events, uint64_t *ret_quanta);
 
