@@ -71,6 +71,7 @@ struct emberd {
 	struct store *store;
 	struct store *offcpu;		/* issue 30: off-CPU events; NULL: [offcpu] off */
 	struct store *wakeup;		/* ... and their wakers */
+	struct store *chain;		/* ... wakees with their wakers on top */
 	struct offcpu_sink *offcpu_sink;
 	struct sampler *sampler;
 	struct symbolizer *sym;
@@ -432,12 +433,15 @@ static void work_run(void *ctx, void *item)
 		r = sampler_batch__deliver(d->sampler, w->b, on_group, d);
 		if (r < 0)
 			log_errno(r, "delivery failed, samples counted as lost");
+		if (d->offcpu_sink && offcpu_sink__flush(d->offcpu_sink) < 0)
+			log_debug("chain graph: store full");
 		sampler_batch__free(d->sampler, w->b);
 		liveness_worker_busy(&d->live, "store");
 		(void)store__expire(d->store, clock_ns(CLOCK_REALTIME));
 		if (d->offcpu) {
 			(void)store__expire(d->offcpu, clock_ns(CLOCK_REALTIME));
 			(void)store__expire(d->wakeup, clock_ns(CLOCK_REALTIME));
+			(void)store__expire(d->chain, clock_ns(CLOCK_REALTIME));
 		}
 		break;
 	case W_TICK:
@@ -698,12 +702,14 @@ static int offcpu_setup(struct emberd *d, struct sampler_opts *so)
 		return 0;
 	d->offcpu = store__new(d->cfg.retention_s, d->cfg.offcpu_memory_bytes);
 	d->wakeup = store__new(d->cfg.retention_s, d->cfg.offcpu_memory_bytes);
-	d->offcpu_sink = d->offcpu && d->wakeup ? offcpu_sink__new(d->offcpu, d->sym_st,
-								  so->offcpu.quantum_ns)
-						: NULL;
+	d->chain = store__new(d->cfg.retention_s, d->cfg.offcpu_memory_bytes);
+	d->offcpu_sink = d->offcpu && d->wakeup && d->chain
+				 ? offcpu_sink__new(d->offcpu, d->sym_st, so->offcpu.quantum_ns)
+				 : NULL;
 	if (!d->offcpu_sink)
 		return log_errno(-errno, "cannot create the off-CPU stores");
 	offcpu_sink__set_wakeup_store(d->offcpu_sink, d->wakeup);
+	offcpu_sink__set_chain_store(d->offcpu_sink, d->chain);
 	return 0;
 }
 
@@ -824,6 +830,7 @@ static void emberd_fini(struct emberd *d)
 	offcpu_sink__free(d->offcpu_sink);
 	store__free(d->offcpu);
 	store__free(d->wakeup);
+	store__free(d->chain);
 	ingest__free(d->ingest);
 	strtab__free(d->sym_st);
 	store__free(d->store);
@@ -896,8 +903,8 @@ int main(int argc, char **argv)
 	if (d.sampler && d.http)
 		http_server__set_liveness(d.http, &d.live);
 	if (d.offcpu && d.http)
-		http_server__set_offcpu(d.http, d.offcpu, d.wakeup, d.cfg.offcpu_quantum_us,
-					d.cfg.frequency_hz);
+		http_server__set_offcpu(d.http, d.offcpu, d.wakeup, d.chain,
+					d.cfg.offcpu_quantum_us, d.cfg.frequency_hz);
 	if (d.sampler && d.http) { /* captures with a frequency or pid get their own sampler */
 		d.captures = capture_mgr__new(&d.cfg, d.ingest, d.sym, d.sampler);
 		if (d.captures)

@@ -21,7 +21,10 @@
 #     within 2 % of its elapsed time;
 #   - tests/workloads/prodcons (a producer and a consumer on a mutex + condition variable), 5 s:
 #     in event=wakeup, >= 90 % of the consumer's wakers' time is the producer's stack through
-#     main;produce_item;pthread_cond_signal, under "[woke consumer S]";
+#     main;produce_item;pthread_cond_signal, under "[woke consumer S]"; in event=chain, >= 90 %
+#     of the consumer's time is its blocked stack (take_item;pthread_cond_wait) with "--" and
+#     the producer's stack on top (produce_item_[w] ... producer_[w]), and the chain graph's
+#     total is the off-CPU graph's blocked (S, D) time;
 #   - event=cpu (the default) has no off-CPU root frame, event=bogus is a 400.
 . "$(dirname "$0")/../lib.sh"
 require_live_emberd
@@ -112,6 +115,17 @@ awk '/;\[woke consumer S\];/ { t += $NF; if ($0 ~ /;main;produce_item;pthread_co
 grep '^#' "$TMP/wkres"
 check "wakeup graph: the producer's stack is the consumer's waker" grep -qx waker "$TMP/wkres"
 check "wakeup graph: the waker's root is its comm" grep -q '^producer;\[woke consumer S\];' "$TMP/wake.folded"
+read -r _ CTID < <(grep '^done' "$TMP/pc.out")
+curl -sf "$URL/api/v1/folded?event=chain&tid=$CTID&from=$T3" >"$TMP/chain.folded"
+curl -sf "$URL/api/v1/folded?event=offcpu&tid=$CTID&from=$T3" >"$TMP/cons.folded"
+awk 'FNR == NR { if ($0 !~ /\[off-cpu R /) o += $NF; next }
+	{ t += $NF; if ($0 ~ /;take_item;pthread_cond_wait;.*;--;.*;produce_item_\[w\];.*;producer_\[w\] [0-9]+$/) p += $NF }
+	END { printf "# chain: %d ms (off-CPU graph %d ms), %.1f %% blocked in take_item with the producer on top\n", t, o, t ? 100 * p / t : 0
+	      print (t > 0 && p / t >= 0.9) ? "chain" : "xchain"
+	      print (t == o) ? "same" : "xsame" }' "$TMP/cons.folded" "$TMP/chain.folded" >"$TMP/chres"
+grep '^#' "$TMP/chres"
+check "chain graph: the producer's stack on top of the consumer's blocked stack" grep -qx chain "$TMP/chres"
+check "chain graph: its total is the off-CPU graph's" grep -qx same "$TMP/chres"
 
 curl -sf "$URL/api/v1/folded?tid=$TID&from=-60s" >"$TMP/cpu.folded"
 check "event=cpu has no off-CPU frames" bash -c "! grep -q 'off-cpu' '$TMP/cpu.folded'"

@@ -198,7 +198,8 @@ static void test_event(void **state)
 		{ "", -EINVAL, QUERY_EVENT_CPU },
 		{ "OFFCPU", -EINVAL, QUERY_EVENT_CPU },
 		{ "wakeup", 1, QUERY_EVENT_WAKEUP },
-		{ "chain", -EINVAL, QUERY_EVENT_CPU },
+		{ "chain", 1, QUERY_EVENT_CHAIN },
+		{ "chains", -EINVAL, QUERY_EVENT_CPU },
 	};
 	struct query_common q;
 	struct query_error qe;

@@ -230,8 +230,11 @@ int query_common_set(struct query_common *q, const char *key, const char *value,
 			q->event = QUERY_EVENT_WALL;
 		else if (!strcmp(value, "wakeup"))
 			q->event = QUERY_EVENT_WAKEUP;
+		else if (!strcmp(value, "chain"))
+			q->event = QUERY_EVENT_CHAIN;
 		else
-			return qfail(reterr, key, "unknown event (cpu, offcpu, wall, wakeup)", 400);
+			return qfail(reterr, key, "unknown event (cpu, offcpu, wall, wakeup, chain)",
+				     400);
 		return 1;
 	}
 	return 0;

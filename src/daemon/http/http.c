@@ -213,8 +213,9 @@ void http_server__flush_cache(struct http_server *s)
 }
 
 void http_server__set_offcpu(struct http_server *s, struct store *offcpu, struct store *wakeup,
-			     uint64_t quantum_us, uint64_t freq_hz)
+			     struct store *chain, uint64_t quantum_us, uint64_t freq_hz)
 {
+	s->src.chain = chain;
 	s->src.offcpu = offcpu;
 	s->src.wakeup = wakeup;
 	s->src.offcpu_us = quantum_us;

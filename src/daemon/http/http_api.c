@@ -169,6 +169,8 @@ static struct store *src_store(const struct http_source *src, const struct query
 		return NULL; /* two stores: wall_profile() and the heat map weigh them */
 	if (q->event == QUERY_EVENT_WAKEUP)
 		return src->wakeup;
+	if (q->event == QUERY_EVENT_CHAIN)
+		return src->chain;
 	return q->event == QUERY_EVENT_OFFCPU ? src->offcpu : src->store;
 }
 
@@ -547,6 +549,7 @@ int http_serve_flamegraph(struct http_server *srv, const struct http_source *src
 	    flamegraph_opts_set(&o, "title",
 				q.event == QUERY_EVENT_WALL	? "Wall Time Flame Graph (us)"
 				: q.event == QUERY_EVENT_WAKEUP ? "Wakeup Time Flame Graph (ms)"
+				: q.event == QUERY_EVENT_CHAIN	? "Chain Graph (ms)"
 								: "Off-CPU Time Flame Graph (ms)") ==
 		-ENOMEM) {
 		err = -ENOMEM;

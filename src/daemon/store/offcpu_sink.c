@@ -29,9 +29,27 @@ static const char *const state_frame[EMBER_KIND_NR] = {
 	[EMBER_KIND_OFFCPU_R] = "[off-cpu R waiting for a CPU]",
 };
 
+/* A recorded waker or wakee, kept until the batch's end to join them for the chain graph. */
+struct chain_item {
+	uint32_t tid, pid, kind;
+	uint64_t period_ns;	/* the wakee's period: the key of the join */
+	uint64_t time_ns;	/* Unix ns */
+	uint64_t quanta;
+	uint32_t *frames;	/* names ids, root first (owned) */
+	size_t n;
+	uint32_t age;		/* batches seen (wakers only) */
+	char comm[16];
+};
+
+#define CHAIN_MAX_WAKERS 65536 /* wakers waiting for their wakee's record */
+
 struct offcpu_sink {
 	struct store *store;
 	struct store *wakeup; /* wakers (EMBER_KIND_WAKEUP); NULL: dropped, counted */
+	struct store *chain;  /* wakee stacks with their waker on top; NULL: none */
+	struct chain_item *wk, *off; /* wakers waiting; this batch's wakees */
+	size_t nr_wk, wk_cap, nr_off, off_cap;
+	uint64_t chain_dropped, chain_nowaker;
 	uint64_t wakeup_events, wakeup_quanta, wakeup_dropped;
 	const struct strtab *names;
 	uint64_t quantum_ns;
@@ -66,10 +84,22 @@ struct offcpu_sink *offcpu_sink__new(struct store *store, const struct strtab *n
 	return k;
 }
 
+static void items_free(struct chain_item *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(v[i].frames);
+}
+
 void offcpu_sink__free(struct offcpu_sink *k)
 {
 	if (!k)
 		return;
+	items_free(k->wk, k->nr_wk);
+	items_free(k->off, k->nr_off);
+	free(k->wk);
+	free(k->off);
 	free(k->frame_map);
 	free(k->batch);
 	free(k);
@@ -115,6 +145,27 @@ void offcpu_sink__wakeup_counts(const struct offcpu_sink *k, uint64_t *ret_event
 	*ret_events = k->wakeup_events;
 	*ret_quanta = k->wakeup_quanta;
 	*ret_dropped = k->wakeup_dropped;
+}
+
+/* Keeps @st's stack and its @i-th event as a chain item in *@v; false: not kept (no memory). */
+static bool keep(struct chain_item **v, size_t *nr, size_t *cap, const struct ingest_stack *st,
+		 size_t i, uint64_t time_ns, uint32_t tid, uint32_t kind, uint64_t period_ns)
+{
+	const struct sampler_group *g = st->g;
+	struct chain_item *c;
+
+	if (array_grow((void **)v, cap, *nr + 1, sizeof(**v), 64))
+		return false;
+	c = &(*v)[*nr];
+	*c = (struct chain_item){ .tid = tid, .pid = g->pid, .kind = kind, .period_ns = period_ns,
+				  .time_ns = time_ns, .quanta = g->cpus[i], .n = st->nr_frames };
+	c->frames = malloc((st->nr_frames ? st->nr_frames : 1) * sizeof(*c->frames));
+	if (!c->frames)
+		return false;
+	memcpy(c->frames, st->frames, st->nr_frames * sizeof(*c->frames));
+	memcpy(c->comm, g->comm, sizeof(c->comm));
+	(*nr)++;
+	return true;
 }
 
 /*
@@ -175,6 +226,11 @@ static int put_wakeup(struct offcpu_sink *k, const struct ingest_stack *st)
 	}
 	k->wakeup_events += g->nr_times;
 	k->wakeup_quanta += total;
+	for (i = 0; k->chain && i < g->nr_times; i++)
+		if (k->nr_wk >= CHAIN_MAX_WAKERS ||
+		    !keep(&k->wk, &k->nr_wk, &k->wk_cap, st, i, 0, g->wakee_tid, g->wakee_kind,
+			  g->period_ns))
+			k->chain_dropped += g->cpus[i];
 	return store__append(k->wakeup, k->batch, total);
 }
 
@@ -236,7 +292,155 @@ int offcpu_sink__put(const struct ingest_stack *st, void *ctx)
 	}
 	k->events += g->nr_times;
 	k->quanta += total;
+	for (i = 0; k->chain && g->kind != EMBER_KIND_OFFCPU_R && i < g->nr_times; i++)
+		if (!keep(&k->off, &k->nr_off, &k->off_cap, st, i,
+			  (uint64_t)((int64_t)g->times_ns[i] + k->real_off_ns), g->tid, g->kind,
+			  g->times_ns[i]))
+			k->chain_dropped += g->cpus[i];
 	return store__append(k->store, k->batch, total);
+}
+
+void offcpu_sink__set_chain_store(struct offcpu_sink *k, struct store *chain)
+{
+	k->chain = chain;
+}
+
+/* Interns @name with "_[w]" appended (a waker's frame, as flamegraph.pl marks them). */
+static int intern_w(struct store *s, const char *name, size_t len)
+{
+	char buf[512];
+	int n = snprintf(buf, sizeof(buf), "%.*s_[w]", (int)(len > 400 ? 400 : len), name);
+
+	return store__intern_frame(s, buf, (size_t)n);
+}
+
+/* Appends @q quanta of the chain stack k->frames[0..n) for wakee @o from its period's start. */
+static int chain_append(struct offcpu_sink *k, const struct chain_item *o, size_t n, uint64_t q,
+			uint64_t first)
+{
+	size_t j;
+	int id = store__intern_stack(k->chain, k->frames, n, 0, 0);
+
+	if (id < 0)
+		return id;
+	if (!q)
+		return 0;
+	if (array_grow((void **)&k->batch, &k->batch_cap, q, sizeof(*k->batch), 64))
+		return -ENOMEM;
+	for (j = 0; j < q; j++) {
+		struct store_sample *x = &k->batch[j];
+
+		*x = (struct store_sample){ .time_ns = o->time_ns + (first + j) * k->quantum_ns,
+					    .stack_id = (uint32_t)id,
+					    .pid = o->pid,
+					    .tid = o->tid,
+					    .cpu = UINT32_MAX,
+					    .count = 1 };
+		memcpy(x->comm, o->comm, sizeof(x->comm));
+	}
+	return store__append(k->chain, k->batch, q);
+}
+
+/* The chain stack of wakee @o (state, its frames, "--") with waker @w on top (NULL: none). */
+static int chain_stack(struct offcpu_sink *k, const struct chain_item *o,
+		       const struct chain_item *w, size_t *ret_n)
+{
+	size_t n = 0, i;
+	int id;
+
+	id = store__intern_frame(k->chain, state_frame[o->kind & (EMBER_KIND_NR - 1)],
+				 strlen(state_frame[o->kind & (EMBER_KIND_NR - 1)]));
+	if (id < 0)
+		return id;
+	k->frames[n++] = (uint32_t)id;
+	for (i = 0; i < o->n && n < MAX_FRAMES / 2; i++) {
+		id = store__intern_frame(k->chain, strtab__str(k->names, o->frames[i]),
+					 strtab__len(k->names, o->frames[i]));
+		if (id < 0)
+			return id;
+		k->frames[n++] = (uint32_t)id;
+	}
+	id = store__intern_frame(k->chain, "--", 2);
+	if (id < 0)
+		return id;
+	k->frames[n++] = (uint32_t)id;
+	if (!w) {
+		id = store__intern_frame(k->chain, "[no waker recorded]", 19);
+		if (id < 0)
+			return id;
+		k->frames[n++] = (uint32_t)id;
+		*ret_n = n;
+		return 0;
+	}
+	/* the waker leaf first, its comm at the top */
+	for (i = w->n; i > 0 && n < MAX_FRAMES - 1; i--) {
+		id = intern_w(k->chain, strtab__str(k->names, w->frames[i - 1]),
+			      strtab__len(k->names, w->frames[i - 1]));
+		if (id < 0)
+			return id;
+		k->frames[n++] = (uint32_t)id;
+	}
+	id = intern_w(k->chain, w->comm, strnlen(w->comm, sizeof(w->comm)));
+	if (id < 0)
+		return id;
+	k->frames[n++] = (uint32_t)id;
+	*ret_n = n;
+	return 0;
+}
+
+int offcpu_sink__flush(struct offcpu_sink *k)
+{
+	size_t i, j, n, keep_n = 0;
+	uint64_t q, m, first;
+	int err = 0, r;
+
+	if (!k->chain)
+		return 0;
+	for (i = 0; i < k->nr_off; i++) {
+		struct chain_item *o = &k->off[i];
+
+		first = 0;
+		/* its wakers (one per wakeup of the period that was weighed into a record) */
+		for (j = 0; j < k->nr_wk && first < o->quanta; j++) {
+			struct chain_item *w = &k->wk[j];
+
+			if (!w->quanta || w->tid != o->tid || w->kind != o->kind ||
+			    w->period_ns != o->period_ns)
+				continue;
+			m = w->quanta < o->quanta - first ? w->quanta : o->quanta - first;
+			r = chain_stack(k, o, w, &n);
+			if (!r)
+				r = chain_append(k, o, n, m, first);
+			if (r && !err)
+				err = r;
+			w->quanta -= m;
+			first += m;
+		}
+		q = o->quanta - first;
+		if (q) { /* woken by nothing recorded (a signal, a wakeup lost): shown as such */
+			k->chain_nowaker += q;
+			r = chain_stack(k, o, NULL, &n);
+			if (!r)
+				r = chain_append(k, o, n, q, first);
+			if (r && !err)
+				err = r;
+		}
+	}
+	items_free(k->off, k->nr_off);
+	k->nr_off = 0;
+	/* wakers still waiting: their wakee's system call returns in a later batch; two at most */
+	for (i = 0; i < k->nr_wk; i++) {
+		struct chain_item *w = &k->wk[i];
+
+		if (!w->quanta || ++w->age > 2) {
+			k->chain_dropped += w->quanta;
+			free(w->frames);
+			continue;
+		}
+		k->wk[keep_n++] = *w;
+	}
+	k->nr_wk = keep_n;
+	return err;
 }
 
 int offcpu_states_parse(const char *list, uint32_t *ret_mask)

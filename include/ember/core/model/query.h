@@ -56,7 +56,13 @@ struct ember_regex;
  * under an "[on-cpu]" frame where off-CPU ones have their state), or wakers (the stacks that
  * woke recorded blocked periods, weighed by the blocked time they ended, in quanta).
  */
-enum query_event { QUERY_EVENT_CPU = 0, QUERY_EVENT_OFFCPU, QUERY_EVENT_WALL, QUERY_EVENT_WAKEUP };
+enum query_event {
+	QUERY_EVENT_CPU = 0,
+	QUERY_EVENT_OFFCPU,
+	QUERY_EVENT_WALL,
+	QUERY_EVENT_WAKEUP,
+	QUERY_EVENT_CHAIN,
+};
 
 struct query_common {
 	int64_t from_ns, to_ns;		/* after finish(): from_ns <= to_ns */
@@ -69,7 +75,7 @@ struct query_common {
 	char comm_src[QUERY_MAX_REGEX + 1];
 	char comm_err[128]; /* scratch: why a pattern was refused (the reason points here) */
 	enum query_flag kernel, user, idle;
-	enum query_event event;	/* event=cpu|offcpu|wall|wakeup; default cpu */
+	enum query_event event;	/* event=cpu|offcpu|wall|wakeup|chain; default cpu */
 };
 
 void query_common_init(struct query_common *q);

@@ -173,7 +173,7 @@ struct capture_mgr;
  * event=wall, with a quantum's microseconds and the on-CPU sampling frequency (event=wall weighs
  * both in microseconds); without it (the default) they answer empty. Before http_server__start(). */
 void http_server__set_offcpu(struct http_server *s, struct store *offcpu, struct store *wakeup,
-			     uint64_t quantum_us, uint64_t freq_hz);
+			     struct store *chain, uint64_t quantum_us, uint64_t freq_hz);
 
 void http_server__set_captures(struct http_server *s, struct capture_mgr *m);
 

@@ -39,6 +39,17 @@ void offcpu_sink__set_wakeup_store(struct offcpu_sink *k, struct store *wakeup);
 void offcpu_sink__wakeup_counts(const struct offcpu_sink *k, uint64_t *ret_events,
 				uint64_t *ret_quanta, uint64_t *ret_dropped);
 
+/*
+ * The store of chain stacks (borrowed): each recorded blocked (S, D) event's stack, "--", then
+ * its waker's stack leaf first with "_[w]" on each frame and the waker's comm on top (depth:
+ * one waker, its whole stack; "[no waker recorded]" when none was). Wakers and wakees are
+ * joined by the wakee's tid and period at offcpu_sink__flush().
+ */
+void offcpu_sink__set_chain_store(struct offcpu_sink *k, struct store *chain);
+/* After each batch: joins the batch's wakees with the wakers kept (from this batch and the two
+ * before) into the chain store; drops wakers older than that (counted). 0 or -errno. */
+int offcpu_sink__flush(struct offcpu_sink *k);
+
 /* Events and quanta appended so far. */
 void offcpu_sink__counts(const struct offcpu_sink *k, uint64_t *ret_events, uint64_t *ret_quanta);
 
