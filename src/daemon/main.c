@@ -89,7 +89,8 @@ struct emberd {
 		struct ingest_stats ingest;
 		struct unwind_stats unwind;
 		struct python_stats python;
-		uint64_t offcpu_events, offcpu_quanta;
+		uint64_t offcpu_events, offcpu_quanta, wakeup_events, wakeup_quanta, wakeup_dropped;
+		uint64_t chain_nowaker, chain_dropped;
 	} wpub;
 	struct python *py;		/* CPython processes' frames; NULL: [python] enabled = no */
 	struct ingest *ingest;	/* groups -> named stacks, for the store and the captures */
@@ -373,8 +374,12 @@ static void copy_worker_stats(struct emberd *d)
 		unwinder__stats(d->unwind, &p.unwind);
 	if (d->py)
 		python__stats(d->py, &p.python);
-	if (d->offcpu_sink)
+	if (d->offcpu_sink) {
 		offcpu_sink__counts(d->offcpu_sink, &p.offcpu_events, &p.offcpu_quanta);
+		offcpu_sink__wakeup_counts(d->offcpu_sink, &p.wakeup_events, &p.wakeup_quanta,
+					   &p.wakeup_dropped);
+		offcpu_sink__chain_counts(d->offcpu_sink, &p.chain_nowaker, &p.chain_dropped);
+	}
 	pthread_mutex_lock(&d->wpub_lock);
 	d->wpub = p;
 	pthread_mutex_unlock(&d->wpub_lock);
@@ -509,6 +514,10 @@ static void publish(struct emberd *d)
 	pthread_mutex_lock(&d->wpub_lock);
 	pub.offcpu_events = d->wpub.offcpu_events;
 	pub.offcpu_quanta = d->wpub.offcpu_quanta;
+	pub.wakeup_events = d->wpub.wakeup_events;
+	pub.wakeup_quanta = d->wpub.wakeup_quanta;
+	pub.chain_nowaker = d->wpub.chain_nowaker;
+	pub.chain_dropped = d->wpub.chain_dropped + d->wpub.wakeup_dropped;
 	pub.symbols = d->wpub.symbols;
 	pub.ingest = d->wpub.ingest;
 	pub.unwind = d->wpub.unwind;

@@ -300,6 +300,13 @@ int offcpu_sink__put(const struct ingest_stack *st, void *ctx)
 	return store__append(k->store, k->batch, total);
 }
 
+void offcpu_sink__chain_counts(const struct offcpu_sink *k, uint64_t *ret_nowaker,
+			       uint64_t *ret_dropped)
+{
+	*ret_nowaker = k->chain_nowaker;
+	*ret_dropped = k->chain_dropped;
+}
+
 void offcpu_sink__set_chain_store(struct offcpu_sink *k, struct store *chain)
 {
 	k->chain = chain;

@@ -248,6 +248,8 @@ struct http_published {
 	bool have_python; /* Python frames are read ([python] enabled) */
 	struct sampler_offcpu_stats offcpu; /* issue 30: off-CPU events (offcpu.attached) */
 	uint64_t offcpu_events, offcpu_quanta; /* ... appended to the off-CPU store */
+	uint64_t wakeup_events, wakeup_quanta; /* ... wakers appended to theirs */
+	uint64_t chain_nowaker, chain_dropped; /* chain graph: quanta without a waker, not joined */
 };
 void http_server__publish(struct http_server *s, const struct http_published *p);
 bool http_server__published(struct http_server *s, struct http_published *ret);

@@ -38,6 +38,10 @@ int offcpu_sink__put(const struct ingest_stack *st, void *ctx);
 void offcpu_sink__set_wakeup_store(struct offcpu_sink *k, struct store *wakeup);
 void offcpu_sink__wakeup_counts(const struct offcpu_sink *k, uint64_t *ret_events,
 				uint64_t *ret_quanta, uint64_t *ret_dropped);
+/* Chain graph: quanta with no recorded waker, and quanta of wakers or wakees not joined
+ * (no memory, a waker whose wakee's record did not come within two batches). */
+void offcpu_sink__chain_counts(const struct offcpu_sink *k, uint64_t *ret_nowaker,
+			       uint64_t *ret_dropped);
 
 /*
  * The store of chain stacks (borrowed): each recorded blocked (S, D) event's stack, "--", then
