@@ -31,6 +31,8 @@ const volatile char offcpu_comm[TASK_COMM_LEN] = {};	/* only this comm; "": any 
  * BTF at every start, off-CPU or not); 0: unknown, periods then end at sys_exit */
 const volatile __u32 offcpu_pid_off = 0;
 const volatile __u32 offcpu_comm_off = 0; /* task_struct.comm's: the wakee's name */
+const volatile __u32 offcpu_flags_off = 0; /* task_struct.flags': kernel threads are skipped */
+#define OFF_PF_KTHREAD 0x00200000
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -144,6 +146,15 @@ static __always_inline int offcpu_switch(bool preempt, __u32 prev_state, __u64 n
 	}
 	if (!kind || !(offcpu_states & (1u << (kind - 1))) || !offcpu_selected(id >> 32))
 		return 0;
+	/* kernel threads make no system call whose return would end a period: not tracked */
+	if (offcpu_flags_off) {
+		__u32 pf = 0;
+
+		if (!bpf_probe_read_kernel(&pf, sizeof(pf),
+					   (void *)((__u64)bpf_get_current_task_btf() + offcpu_flags_off)) &&
+		    (pf & OFF_PF_KTHREAD))
+			return 0;
+	}
 	if (kind == EMBER_KIND_OFFCPU_R) {
 		/* in a system call? (user mode, or a kernel thread: no return to end it) */
 		if (bpf_probe_read_kernel(&orig_ax, sizeof(orig_ax),
@@ -454,8 +465,10 @@ static __always_inline void offcpu_thread_exit(__u32 tid)
 		return;
 	st = bpf_map_lookup_elem(&offcpu_stats, &zero);
 	if (st)
-		for (k = 0; k < EMBER_KIND_NR; k++)
-			st->acc_out_ns[k] += t->acc_ns[k], st->lost_ns[k] += t->acc_ns[k];
+		for (k = 0; k < EMBER_KIND_NR; k++) {
+			st->acc_out_ns[k] += t->acc_ns[k];
+			st->lost_ns[k] += t->acc_ns[k] + t->recq[k] * offcpu_quantum_ns;
+		}
 	bpf_map_delete_elem(&offcpu_tasks, &tid);
 }
 

@@ -744,6 +744,7 @@ static void offcpu_setup(struct sampler *s, const struct sampler_opts *o)
 		return;
 	s->skel->rodata->offcpu_pid_off = task_member_offset("pid");
 	s->skel->rodata->offcpu_comm_off = task_member_offset("comm");
+	s->skel->rodata->offcpu_flags_off = task_member_offset("flags");
 	s->skel->rodata->offcpu_states = oc->states;
 	s->skel->rodata->offcpu_min_ns = oc->min_ns;
 	s->skel->rodata->offcpu_max_ns = oc->max_ns;
@@ -798,7 +799,7 @@ int sampler__offcpu_stats(struct sampler *s, struct sampler_offcpu_stats *ret)
 	per = calloc((size_t)s->nr_cpus, sizeof(*per));
 	if (!per)
 		return -ENOMEM;
-	STAT_ADD(s, bpf_calls, 3);
+	STAT_ADD(s, bpf_calls, 4);
 	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.offcpu_stats), &zero, per))
 		err = -errno;
 	for (i = 0; !err && i < s->nr_cpus; i++) {
@@ -834,6 +835,7 @@ int sampler__offcpu_stats(struct sampler *s, struct sampler_offcpu_stats *ret)
 		     : s->skel->progs.offcpu_switch_raw,
 		 &ret->switch_run_ns, &ret->switch_run_cnt);
 	prog_run(s->skel->progs.offcpu_resume, &ret->resume_run_ns, &ret->resume_run_cnt);
+	prog_run(s->skel->progs.offcpu_wakeup, &ret->wakeup_run_ns, &ret->wakeup_run_cnt);
 	return err;
 }
 

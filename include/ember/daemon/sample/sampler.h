@@ -224,9 +224,10 @@ struct sampler_offcpu_stats {
 	uint64_t ring_bytes;
 	uint64_t switch_run_ns, switch_run_cnt; /* the kernel's run time of the two programs */
 	uint64_t resume_run_ns, resume_run_cnt;
+	uint64_t wakeup_run_ns, wakeup_run_cnt;
 };
 
-/* Fills @ret (zeros when off). 0 or -errno. Three bpf() calls. Any thread. */
+/* Fills @ret (zeros when off). 0 or -errno. Four bpf() calls. Any thread. */
 int sampler__offcpu_stats(struct sampler *s, struct sampler_offcpu_stats *ret);
 
 /*
