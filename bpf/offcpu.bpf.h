@@ -278,6 +278,7 @@ int BPF_PROG(offcpu_wakeup, struct task_struct *p)
 	if (!q)
 		return 0;
 	t->recq[k] += q;
+	st->inflight_ns += q * offcpu_quantum_ns;
 	b = bpf_map_lookup_elem(&sample_buf, &zero);
 	if (!b)
 		return 0;
@@ -399,6 +400,8 @@ int offcpu_resume(struct bpf_raw_tracepoint_args *ctx)
 	qd = offcpu_weigh(t, st, EMBER_KIND_OFFCPU_D, t->pend_ns[EMBER_KIND_OFFCPU_D]) +
 	     t->recq[EMBER_KIND_OFFCPU_D];
 	qr = offcpu_weigh(t, st, EMBER_KIND_OFFCPU_R, t->pend_ns[EMBER_KIND_OFFCPU_R]);
+	st->inflight_ns -= (t->recq[EMBER_KIND_OFFCPU_S] + t->recq[EMBER_KIND_OFFCPU_D]) *
+			   offcpu_quantum_ns;
 	t->recq[EMBER_KIND_OFFCPU_S] = 0;
 	t->recq[EMBER_KIND_OFFCPU_D] = 0;
 	t->pend_ns[EMBER_KIND_OFFCPU_S] = 0;
@@ -468,6 +471,7 @@ static __always_inline void offcpu_thread_exit(__u32 tid)
 		for (k = 0; k < EMBER_KIND_NR; k++) {
 			st->acc_out_ns[k] += t->acc_ns[k];
 			st->lost_ns[k] += t->acc_ns[k] + t->recq[k] * offcpu_quantum_ns;
+			st->inflight_ns -= t->recq[k] * offcpu_quantum_ns;
 		}
 	bpf_map_delete_elem(&offcpu_tasks, &tid);
 }

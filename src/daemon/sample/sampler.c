@@ -814,6 +814,7 @@ int sampler__offcpu_stats(struct sampler *s, struct sampler_offcpu_stats *ret)
 		ret->wakeup_records += c->wakeup_records;
 		ret->wakeup_lost += c->wakeup_lost;
 		ret->ring_bytes += c->ring_bytes;
+		ret->inflight_ns += c->inflight_ns;
 		ret->blocked_ns_s += c->blocked_ns[EMBER_KIND_OFFCPU_S];
 		ret->blocked_ns_d += c->blocked_ns[EMBER_KIND_OFFCPU_D];
 		ret->blocked_ns_r += c->blocked_ns[EMBER_KIND_OFFCPU_R];

@@ -108,6 +108,9 @@ struct ember_offcpu_stats {
 	__u64 runq_ns;			/* wakeup to switch-in of selected S/D periods: the wait for a
 					   CPU once woken (recorded as R when R is selected) */
 	__u64 wakeup_records;		/* wakers recorded (EMBER_KIND_WAKEUP) */
+	__u64 inflight_ns;		/* weighed at a wakeup, not sent yet (the wakee has not returned
+					   from its system call): += on one CPU, -= on another, the sum
+					   over CPUs is right (mod 2^64) */
 	__u64 wakeup_lost;		/* ... lost: the ring buffer was full */
 	__u64 user_preempt;		/* preempted in user mode (R outside a system call): counted,
 					   not recorded (no system call return to end it) */

@@ -213,6 +213,7 @@ struct sampler_offcpu_stats {
 	uint64_t blocked_ns_s, blocked_ns_d, blocked_ns_r; /* ... in S, in D, waiting for a CPU */
 	uint64_t recorded, recorded_ns;	/* records sent and their weight */
 	uint64_t held_ns;		/* short periods' time in the accumulators, not recorded yet */
+	uint64_t inflight_ns;		/* weighed at a wakeup, sent at the system call's return */
 	uint64_t over_max, over_max_ns;	/* periods longer than max_blocked: counted only */
 	uint64_t lost, lost_ns;		/* records lost (ring full), time of exited accumulators */
 	uint64_t no_slot;		/* threads not tracked: the task map was full */
