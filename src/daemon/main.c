@@ -69,10 +69,7 @@ struct emberd {
 	struct security_files sec; /* the token and TLS files the server uses */
 
 	struct store *store;
-	struct store *offcpu;		/* issue 30: off-CPU events; NULL: [offcpu] off */
-	struct store *wakeup;		/* ... and their wakers */
-	struct store *chain;		/* ... wakees with their wakers on top */
-	struct offcpu_sink *offcpu_sink;
+	struct offcpu_sink *offcpu_sink; /* issue 30: off-CPU events' stores; NULL: [offcpu] off */
 	struct sampler *sampler;
 	struct symbolizer *sym;
 	struct kresolve *kres;	/* NULL: kernel symbols from /proc/kallsyms */
@@ -89,8 +86,7 @@ struct emberd {
 		struct ingest_stats ingest;
 		struct unwind_stats unwind;
 		struct python_stats python;
-		uint64_t offcpu_events, offcpu_quanta, wakeup_events, wakeup_quanta, wakeup_dropped;
-		uint64_t chain_nowaker, chain_dropped;
+		struct offcpu_sink_stats offcpu;
 	} wpub;
 	struct python *py;		/* CPython processes' frames; NULL: [python] enabled = no */
 	struct ingest *ingest;	/* groups -> named stacks, for the store and the captures */
@@ -374,12 +370,8 @@ static void copy_worker_stats(struct emberd *d)
 		unwinder__stats(d->unwind, &p.unwind);
 	if (d->py)
 		python__stats(d->py, &p.python);
-	if (d->offcpu_sink) {
-		offcpu_sink__counts(d->offcpu_sink, &p.offcpu_events, &p.offcpu_quanta);
-		offcpu_sink__wakeup_counts(d->offcpu_sink, &p.wakeup_events, &p.wakeup_quanta,
-					   &p.wakeup_dropped);
-		offcpu_sink__chain_counts(d->offcpu_sink, &p.chain_nowaker, &p.chain_dropped);
-	}
+	if (d->offcpu_sink)
+		offcpu_sink__stats(d->offcpu_sink, &p.offcpu);
 	pthread_mutex_lock(&d->wpub_lock);
 	d->wpub = p;
 	pthread_mutex_unlock(&d->wpub_lock);
@@ -443,11 +435,8 @@ static void work_run(void *ctx, void *item)
 		sampler_batch__free(d->sampler, w->b);
 		liveness_worker_busy(&d->live, "store");
 		(void)store__expire(d->store, clock_ns(CLOCK_REALTIME));
-		if (d->offcpu) {
-			(void)store__expire(d->offcpu, clock_ns(CLOCK_REALTIME));
-			(void)store__expire(d->wakeup, clock_ns(CLOCK_REALTIME));
-			(void)store__expire(d->chain, clock_ns(CLOCK_REALTIME));
-		}
+		if (d->offcpu_sink)
+			offcpu_sink__expire(d->offcpu_sink, clock_ns(CLOCK_REALTIME));
 		break;
 	case W_TICK:
 		unwind_work(d);
@@ -512,12 +501,7 @@ static void publish(struct emberd *d)
 	sampler__stats(d->sampler, &pub.sampler);
 	(void)sampler__offcpu_stats(d->sampler, &pub.offcpu);
 	pthread_mutex_lock(&d->wpub_lock);
-	pub.offcpu_events = d->wpub.offcpu_events;
-	pub.offcpu_quanta = d->wpub.offcpu_quanta;
-	pub.wakeup_events = d->wpub.wakeup_events;
-	pub.wakeup_quanta = d->wpub.wakeup_quanta;
-	pub.chain_nowaker = d->wpub.chain_nowaker;
-	pub.chain_dropped = d->wpub.chain_dropped + d->wpub.wakeup_dropped;
+	pub.offcpu_sink = d->wpub.offcpu;
 	pub.symbols = d->wpub.symbols;
 	pub.ingest = d->wpub.ingest;
 	pub.unwind = d->wpub.unwind;
@@ -698,30 +682,6 @@ static void on_pyname(const struct ember_py_name_rec *r, void *ctx)
 		python__on_name(d->py, r);
 }
 
-/* issue 30: [offcpu] into the sampler's options, the off-CPU store and its sink. */
-static int offcpu_setup(struct emberd *d, struct sampler_opts *so)
-{
-	char err[256];
-
-	if (offcpu_opts_from_config(&d->cfg, &so->offcpu, err, sizeof(err))) {
-		log_error("[offcpu]: %s", err);
-		return -EINVAL;
-	}
-	if (!so->offcpu.enabled)
-		return 0;
-	d->offcpu = store__new(d->cfg.retention_s, d->cfg.offcpu_memory_bytes);
-	d->wakeup = store__new(d->cfg.retention_s, d->cfg.offcpu_memory_bytes);
-	d->chain = store__new(d->cfg.retention_s, d->cfg.offcpu_memory_bytes);
-	d->offcpu_sink = d->offcpu && d->wakeup && d->chain
-				 ? offcpu_sink__new(d->offcpu, d->sym_st, so->offcpu.quantum_ns)
-				 : NULL;
-	if (!d->offcpu_sink)
-		return log_errno(-errno, "cannot create the off-CPU stores");
-	offcpu_sink__set_wakeup_store(d->offcpu_sink, d->wakeup);
-	offcpu_sink__set_chain_store(d->offcpu_sink, d->chain);
-	return 0;
-}
-
 static int sampling_setup(struct emberd *d)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
@@ -776,9 +736,10 @@ static int sampling_setup(struct emberd *d)
 	d->sink = store_sink__new(d->store, d->sym_st);
 	if (!d->sink)
 		return log_errno(-errno, "cannot create the store's sink");
-	r = offcpu_setup(d, &so);
+	r = offcpu_sink__from_config(&d->cfg, d->sym_st, &so.offcpu, &d->offcpu_sink, err,
+				     sizeof(err)); /* issue 30 */
 	if (r)
-		return r;
+		return log_errno(r, "[offcpu]: %s", err);
 	r = sampler__new(&so, &d->sampler, err, sizeof(err));
 	if (r) {
 		log_error("cannot start sampling: %s", err);
@@ -837,9 +798,6 @@ static void emberd_fini(struct emberd *d)
 	kresolve__free(d->kres);
 	store_sink__free(d->sink);
 	offcpu_sink__free(d->offcpu_sink);
-	store__free(d->offcpu);
-	store__free(d->wakeup);
-	store__free(d->chain);
 	ingest__free(d->ingest);
 	strtab__free(d->sym_st);
 	store__free(d->store);
@@ -911,9 +869,9 @@ int main(int argc, char **argv)
 		goto out;
 	if (d.sampler && d.http)
 		http_server__set_liveness(d.http, &d.live);
-	if (d.offcpu && d.http)
-		http_server__set_offcpu(d.http, d.offcpu, d.wakeup, d.chain,
-					d.cfg.offcpu_quantum_us, d.cfg.frequency_hz);
+	if (d.offcpu_sink && d.http)
+		http_server__set_offcpu(d.http, d.offcpu_sink, d.cfg.offcpu_quantum_us,
+					d.cfg.frequency_hz);
 	if (d.sampler && d.http) { /* captures with a frequency or pid get their own sampler */
 		d.captures = capture_mgr__new(&d.cfg, d.ingest, d.sym, d.sampler);
 		if (d.captures)

@@ -123,8 +123,9 @@ static void stats_hook(struct sbuf *j, void *ctx)
 			  (double)o->over_max_ns / 1e6, U(o->lost), (double)o->lost_ns / 1e6,
 			  U(o->no_slot), U(o->unended), U(o->wakeups), U(o->wakeup_records), U(o->wakeup_lost), (double)o->runq_ns / 1e6, U(o->user_preempt), U(o->ring_bytes), U(o->switch_run_ns),
 			  U(o->switch_run_cnt), U(o->resume_run_ns), U(o->resume_run_cnt), U(o->wakeup_run_ns), U(o->wakeup_run_cnt),
-			  U(pub.offcpu_events), U(pub.offcpu_quanta), U(pub.wakeup_events),
-			  U(pub.wakeup_quanta), U(pub.chain_nowaker), U(pub.chain_dropped));
+			  U(pub.offcpu_sink.events), U(pub.offcpu_sink.quanta),
+			  U(pub.offcpu_sink.wakeup_events), U(pub.offcpu_sink.wakeup_quanta),
+			  U(pub.offcpu_sink.chain_nowaker), U(pub.offcpu_sink.chain_dropped));
 	}
 	if (pub.have_python) {
 		const struct python_stats *p = &pub.python;

@@ -50,6 +50,7 @@ struct offcpu_sink {
 	struct chain_item *wk, *off; /* wakers waiting; this batch's wakees */
 	size_t nr_wk, wk_cap, nr_off, off_cap;
 	uint64_t chain_dropped, chain_nowaker;
+	bool owns_stores; /* built by offcpu_sink__from_config() */
 	uint64_t wakeup_events, wakeup_quanta, wakeup_dropped;
 	const struct strtab *names;
 	uint64_t quantum_ns;
@@ -98,6 +99,11 @@ void offcpu_sink__free(struct offcpu_sink *k)
 		return;
 	items_free(k->wk, k->nr_wk);
 	items_free(k->off, k->nr_off);
+	if (k->owns_stores) {
+		store__free(k->store);
+		store__free(k->wakeup);
+		store__free(k->chain);
+	}
 	free(k->wk);
 	free(k->off);
 	free(k->frame_map);
@@ -507,4 +513,62 @@ int offcpu_opts_from_config(const struct ember_config *c, struct sampler_offcpu_
 	o.threads = (uint32_t)c->offcpu_threads;
 	*ret = o;
 	return 0;
+}
+
+void offcpu_sink__stats(const struct offcpu_sink *k, struct offcpu_sink_stats *ret)
+{
+	*ret = (struct offcpu_sink_stats){
+		.events = k->events,
+		.quanta = k->quanta,
+		.wakeup_events = k->wakeup_events,
+		.wakeup_quanta = k->wakeup_quanta,
+		.chain_nowaker = k->chain_nowaker,
+		.chain_dropped = k->chain_dropped + k->wakeup_dropped,
+	};
+}
+
+int offcpu_sink__from_config(const struct ember_config *c, const struct strtab *names,
+			     struct sampler_offcpu_opts *ret_opts, struct offcpu_sink **ret_sink,
+			     char *err, size_t errlen)
+{
+	struct store *off, *wake, *chain;
+	struct offcpu_sink *k;
+	int r;
+
+	*ret_sink = NULL;
+	r = offcpu_opts_from_config(c, ret_opts, err, errlen);
+	if (r || !ret_opts->enabled)
+		return r;
+	off = store__new(c->retention_s, c->offcpu_memory_bytes);
+	wake = store__new(c->retention_s, c->offcpu_memory_bytes);
+	chain = store__new(c->retention_s, c->offcpu_memory_bytes);
+	k = off && wake && chain ? offcpu_sink__new(off, names, ret_opts->quantum_ns) : NULL;
+	if (!k) {
+		store__free(off);
+		store__free(wake);
+		store__free(chain);
+		return errbuf_set(err, errlen, -ENOMEM, "cannot create the off-CPU stores");
+	}
+	k->wakeup = wake;
+	k->chain = chain;
+	k->owns_stores = true;
+	*ret_sink = k;
+	return 0;
+}
+
+void offcpu_sink__stores(const struct offcpu_sink *k, struct store **ret_offcpu,
+			 struct store **ret_wakeup, struct store **ret_chain)
+{
+	*ret_offcpu = k ? k->store : NULL;
+	*ret_wakeup = k ? k->wakeup : NULL;
+	*ret_chain = k ? k->chain : NULL;
+}
+
+void offcpu_sink__expire(struct offcpu_sink *k, uint64_t now_ns)
+{
+	(void)store__expire(k->store, now_ns);
+	if (k->wakeup)
+		(void)store__expire(k->wakeup, now_ns);
+	if (k->chain)
+		(void)store__expire(k->chain, now_ns);
 }

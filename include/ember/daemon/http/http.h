@@ -49,6 +49,7 @@
 #include "ember/daemon/symbols/python.h"
 #include "ember/daemon/symbols/symbolizer.h"
 #include "ember/daemon/symbols/unwind.h"
+#include "ember/daemon/store/offcpu_sink.h"
 
 struct store;
 struct recording;
@@ -168,12 +169,13 @@ struct liveness *http_server__liveness(const struct http_server *s);
  * "frequency_applied": false). @m is borrowed and must outlive the server. Before start.
  */
 struct capture_mgr;
-/* issue 30: the off-CPU events' store and their wakers' (borrowed, outlive the server), read by
- * event=offcpu, event=wakeup and
- * event=wall, with a quantum's microseconds and the on-CPU sampling frequency (event=wall weighs
- * both in microseconds); without it (the default) they answer empty. Before http_server__start(). */
-void http_server__set_offcpu(struct http_server *s, struct store *offcpu, struct store *wakeup,
-			     struct store *chain, uint64_t quantum_us, uint64_t freq_hz);
+/* issue 30: the off-CPU stores of @k (borrowed, outlives the server: offcpu_sink.h), read by
+ * event=offcpu, wakeup, chain and wall, with a quantum's microseconds and the on-CPU sampling
+ * frequency (event=wall weighs both in microseconds); without it (the default) they answer
+ * empty. Before http_server__start(). */
+struct offcpu_sink;
+void http_server__set_offcpu(struct http_server *s, const struct offcpu_sink *k,
+			     uint64_t quantum_us, uint64_t freq_hz);
 
 void http_server__set_captures(struct http_server *s, struct capture_mgr *m);
 
@@ -247,9 +249,7 @@ struct http_published {
 	struct python_stats python;
 	bool have_python; /* Python frames are read ([python] enabled) */
 	struct sampler_offcpu_stats offcpu; /* issue 30: off-CPU events (offcpu.attached) */
-	uint64_t offcpu_events, offcpu_quanta; /* ... appended to the off-CPU store */
-	uint64_t wakeup_events, wakeup_quanta; /* ... wakers appended to theirs */
-	uint64_t chain_nowaker, chain_dropped; /* chain graph: quanta without a waker, not joined */
+	struct offcpu_sink_stats offcpu_sink; /* ... what reached its stores */
 };
 void http_server__publish(struct http_server *s, const struct http_published *p);
 bool http_server__published(struct http_server *s, struct http_published *ret);

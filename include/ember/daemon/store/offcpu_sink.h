@@ -16,6 +16,8 @@
 struct ingest_stack;
 struct store;
 struct strtab;
+struct ember_config;
+struct sampler_offcpu_opts;
 
 struct offcpu_sink; /* opaque */
 
@@ -54,6 +56,30 @@ void offcpu_sink__set_chain_store(struct offcpu_sink *k, struct store *chain);
  * before) into the chain store; drops wakers older than that (counted). 0 or -errno. */
 int offcpu_sink__flush(struct offcpu_sink *k);
 
+/* The sink's counters (quanta: one of quantum_ns each). */
+struct offcpu_sink_stats {
+	uint64_t events, quanta;		/* off-CPU events and quanta stored */
+	uint64_t wakeup_events, wakeup_quanta;	/* wakers stored */
+	uint64_t chain_nowaker;			/* chain quanta with no recorded waker */
+	uint64_t chain_dropped;			/* wakers or wakees not joined, wakers dropped */
+};
+void offcpu_sink__stats(const struct offcpu_sink *k, struct offcpu_sink_stats *ret);
+
+/*
+ * [offcpu] from @c: *@ret_opts for the sampler (off: zeroed, *@ret_sink NULL, returns 0); on,
+ * *@ret_sink is a sink that owns its three stores (off-CPU, wakers, chain; each with
+ * offcpu.memory_limit and store.retention), freed with offcpu_sink__free(). @names: the
+ * ingest's, borrowed. 0, or -EINVAL / -ENOMEM with the reason in @err.
+ */
+int offcpu_sink__from_config(const struct ember_config *c, const struct strtab *names,
+			     struct sampler_offcpu_opts *ret_opts, struct offcpu_sink **ret_sink,
+			     char *err, size_t errlen);
+/* The stores (borrowed, NULL when none): off-CPU, wakers, chain. */
+void offcpu_sink__stores(const struct offcpu_sink *k, struct store **ret_offcpu,
+			 struct store **ret_wakeup, struct store **ret_chain);
+/* Expires every store the sink writes (store__expire()). */
+void offcpu_sink__expire(struct offcpu_sink *k, uint64_t now_ns);
+
 /* Events and quanta appended so far. */
 void offcpu_sink__counts(const struct offcpu_sink *k, uint64_t *ret_events, uint64_t *ret_quanta);
 
@@ -68,8 +94,6 @@ int offcpu_states_parse(const char *list, uint32_t *ret_mask);
  * offcpu is off. 0, or -EINVAL with the reason in @err (bad states, R asked for, quantum > min >
  * max, a comm longer than 15 characters).
  */
-struct ember_config;
-struct sampler_offcpu_opts;
 int offcpu_opts_from_config(const struct ember_config *c, struct sampler_offcpu_opts *ret,
 			    char *err, size_t errlen);
 
