@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -707,6 +708,9 @@ static void *run(void *arg)
 	struct timespec ts;
 	uint64_t now, wake;
 	int k;
+
+	/* background work, as the HTTP renders: niced below the drain thread (http_render.c) */
+	(void)setpriority(PRIO_PROCESS, (id_t)gettid(), 10);
 
 	pthread_mutex_lock(&e->lock);
 	while (!e->stop) {
