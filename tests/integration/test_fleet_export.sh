@@ -293,6 +293,10 @@ sleep 8
 check "outage: 503s counted and retried" test "$(ex failed.http_5xx)" -gt 0 -a "$(ex retries)" -gt 0
 echo ok >"$RX/mode"
 wait_for '[ "$(ex queued)" = 0 ] && [ "$(ex requests)" -ge 4 ]' 20
+# three more rounds after the recovery, so that what arrived spans more than the two 5 s margins
+# (the queue can empty within a round of the outage's end: a window of ~0 s, 0 samples, once)
+sleep 6
+wait_for '[ "$(ex queued)" = 0 ]' 20
 read -r _ n t0 t1 < <(received)
 # as above: the window 5 s inside what arrived
 w0=$((t0 + 5000000000)) w1=$((t1 - 5000000000))
