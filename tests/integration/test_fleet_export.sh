@@ -48,7 +48,7 @@ cleanup_cg() {
 		rmdir "$d" 2>/dev/null
 	done
 }
-trap 'stop_all; cleanup_cg; cleanup_tmp' EXIT
+trap "stop_all; cleanup_cg; rm -rf /tmp/fe-last; cp -r \$TMP /tmp/fe-last; cleanup_tmp" EXIT
 mkdir -p "$CG_DOCKER" "$CG_CTRD" "$CG_K8S" "$CG_UNIT" || skip_all "cannot make cgroups under $CG2"
 
 # in_cgroup DIR CMD...: CMD in cgroup DIR, in the background (its pid in $!)
@@ -117,12 +117,13 @@ emberd_serve --frequency 99 -o "export.otlp_endpoint=http://127.0.0.1:$RPORT" \
 	-o export.pyroscope_interval=2s -o export.pyroscope_tenant=team-a \
 	-o "export.bearer_token_file=$TMP/token" -o export.service_rules=unit,container,exe ||
 	{ not_ok "emberd starts with [export]"; done_testing; }
-# the exporter starts after the HTTP server: the burners after it, so that all they run is sent
+# the exporter starts after the HTTP server: the burners after it, so that all they run is sent;
+# 14 s, so that the window 5 s inside what was exported (below) holds ~4 s of them
 check "log: exporting to the receiver" wait_log "$TMP/emberd.log" "exporting OTLP profiles to http://127.0.0.1:$RPORT"
-in_cgroup "$CG_DOCKER" "$BURN" 8 >/dev/null; P_DOCKER=$!
-in_cgroup "$CG_CTRD" "$BURN" 8 >/dev/null; P_CTRD=$!
-in_cgroup "$CG_K8S" "$BURN" 8 >/dev/null; P_K8S=$!
-in_cgroup "$CG_UNIT" "$BURN" 8 >/dev/null; P_UNIT=$!
+in_cgroup "$CG_DOCKER" "$BURN" 14 >/dev/null; P_DOCKER=$!
+in_cgroup "$CG_CTRD" "$BURN" 14 >/dev/null; P_CTRD=$!
+in_cgroup "$CG_K8S" "$BURN" 14 >/dev/null; P_K8S=$!
+in_cgroup "$CG_UNIT" "$BURN" 14 >/dev/null; P_UNIT=$!
 PIDS+=($P_DOCKER $P_CTRD $P_K8S $P_UNIT)
 wait $P_DOCKER $P_CTRD $P_K8S $P_UNIT 2>/dev/null
 # their last samples: drained (<= 2 ticks, longer when loaded), then sent (2 s rounds)
@@ -149,13 +150,16 @@ read -r _ N T0 T1 <"$TMP/check.out"
 # appended to the store since its last round (late samples too); a window 5 s inside the
 # exported times is one whose every sample had reached the store before the last round (the
 # drain's delay is ~2 ticks) and none before the exporter started.
-W0=$((T0 + 5000000000)) W1=$((T1 - 5000000000))
+# The bounds sit half-way between two microseconds (the store's resolution): cpu-clock fires at
+# exact periods, so a sample 5 s before the last one is common, and a bound on it was read as
+# inside by one side and outside by the other (a fresh-clone run: 1 sample only in the API).
+W0=$(((T0 + 5000000000) / 1000 * 1000 + 500)) W1=$(((T1 - 5000000000) / 1000 * 1000 + 500))
 fmt() { echo "$(($1 / 1000000000)).$(printf %09d $(($1 % 1000000000)))"; }
 curl -sf "$URL/api/v1/samples?from=$(fmt $W0)&to=$(fmt $W1)" >"$TMP/api.samples"
 python3 - "$TMP/api.samples" "$TMP/otlp" "$W0" "$W1" >"$TMP/cmp.out" <<'EOF'
 import collections, sys
 api, otlp = collections.Counter(), collections.Counter()
-w0, w1 = int(sys.argv[3]) // 1000, int(sys.argv[4]) // 1000
+w0, w1 = int(sys.argv[3]), int(sys.argv[4])
 for line in open(sys.argv[1]):
     if line.startswith("#"): continue
     t, rest = line.rstrip("\n").split(" ", 1)
@@ -164,7 +168,7 @@ for line in open(sys.argv[1]):
     api["%s%s %s" % (s, f[:6], stack)] += int(n)
 for line in open(sys.argv[2]):
     t, pid, tid, stack = line.rstrip("\n").split(" ", 3)
-    if w0 <= int(t) < w1:
+    if w0 <= int(t) * 1000 < w1:
         otlp["%s %s" % (t, stack)] += 1
 print(sum(api.values()), sum(otlp.values()), len(api - otlp), len(otlp - api))
 for k in list((api - otlp).keys())[:3]: print("# api only:", k[:200])
@@ -199,6 +203,10 @@ check "otlp: build ids equal readelf -n ($nb resources)" test "$nb" -gt 0 -a "$b
 # identity
 # (the burner's resource: before its exec the pid was the sh that moved it into the cgroup)
 res() { awk -v p=$1 '$1 == p && $2 ~ /\/burn$/ { print; exit }' "$TMP/otlp.res"; }
+for p in "docker $P_DOCKER $DOCKER" "containerd $P_CTRD $CTRD" "kubepods $P_K8S $K8S" "unit $P_UNIT -"; do
+	set -- $p
+	echo "# identity $1: pid $2 wants container $3; resource: $(res $2 | cut -d' ' -f1,4-)"
+done
 check "identity: docker/ID: container.id, service.name" test "$(res $P_DOCKER | cut -d' ' -f4,6)" = "$DOCKER ${DOCKER:0:12}"
 check "identity: default/ID (containerd): container.id" test "$(res $P_CTRD | cut -d' ' -f4,6)" = "$CTRD ${CTRD:0:12}"
 check "identity: kubepods: container.id, k8s.pod.uid" test "$(res $P_K8S | cut -d' ' -f4,5,6)" = "$K8S $POD ${K8S:0:12}"
@@ -299,8 +307,8 @@ sleep 6
 wait_for '[ "$(ex queued)" = 0 ]' 20
 read -r _ n t0 t1 < <(received)
 # as above: the window 5 s inside what arrived
-w0=$((t0 + 5000000000)) w1=$((t1 - 5000000000))
-n=$(awk -v a=$((w0 / 1000)) -v b=$((w1 / 1000)) '$1 >= a && $1 < b' "$TMP/f" | wc -l)
+w0=$(((t0 + 5000000000) / 1000 * 1000 + 500)) w1=$(((t1 - 5000000000) / 1000 * 1000 + 500))
+n=$(awk -v a=$((w0 / 1000 + 1)) -v b=$((w1 / 1000 + 1)) '$1 >= a && $1 < b' "$TMP/f" | wc -l)
 want=$(folded_total "from=$(fmt $w0)&to=$(fmt $w1)")
 check "outage: 8 s of 503 then recovery: nothing dropped, $n samples arrived = the store's $want" \
 	test "$(ex dropped)" = 0 -a "$n" -gt 50 -a "$n" = "$want"
