@@ -125,11 +125,15 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	if (tid) {
 		/* user registers: the sample's own when it interrupted user mode, else those the
 		 * task entered the kernel with (at the top of its kernel stack) */
-		const __u64 *regs = (const __u64 *)ctx;
-
+		/* two calls with a constant regs_kernel, not one with a pointer chosen before it:
+		 * clang then shared the context's word loads between both pointers, which Debian
+		 * 12's 6.1 verifier refuses ("same insn cannot be used with different pointers") */
 		if (kstack)
-			regs = (const __u64 *)bpf_task_pt_regs(bpf_get_current_task_btf());
-		b->hdr.user_err = walk_user(pid, regs, kstack, &us);
+			b->hdr.user_err = walk_user(
+				pid, (const __u64 *)bpf_task_pt_regs(bpf_get_current_task_btf()),
+				true, &us);
+		else
+			b->hdr.user_err = walk_user(pid, (const __u64 *)ctx, false, &us);
 	}
 	if (us && !b->hdr.user_err) {
 		/* native frames from ips[0], Python words from the top of ips (python.bpf.h) */

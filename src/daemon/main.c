@@ -118,19 +118,39 @@ static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap
 {
 	enum log_level lvl = level == LIBBPF_WARN ? LOG_LVL_WARN :
 			     level == LIBBPF_INFO ? LOG_LVL_INFO : LOG_LVL_DEBUG;
-	char buf[1024];
+	char *buf = NULL;
 	int n;
 
 	if (lvl > log_get_level())
 		return 0;
-	n = vsnprintf(buf, sizeof(buf), fmt, ap);
-	if (n <= 0)
+	n = vasprintf(&buf, fmt, ap);
+	if (n <= 0) {
+		free(buf);
 		return 0;
-	if ((size_t)n >= sizeof(buf))
-		n = sizeof(buf) - 1;
+	}
 	while (n > 0 && buf[n - 1] == '\n')
 		buf[--n] = '\0';
-	log_msg(lvl, "libbpf: %s", buf);
+	if (!memchr(buf, '\n', (size_t)n)) {
+		log_msg(lvl, "libbpf: %s", buf);
+	} else {
+		/* a verifier log, line by line (log lines are bounded); it can be megabytes: its
+		 * first 40 lines, and its last 200, where the reason is */
+		size_t lines = 1, i = 0;
+		char *p = buf, *nl;
+
+		for (nl = buf; (nl = strchr(nl, '\n')); nl++)
+			lines++;
+		for (; p; p = nl ? nl + 1 : NULL, i++) {
+			nl = strchr(p, '\n');
+			if (nl)
+				*nl = '\0';
+			if (i < 40 || i + 200 >= lines)
+				log_msg(lvl, "libbpf: %s", p);
+			else if (i == 40)
+				log_msg(lvl, "libbpf: [... %zu lines ...]", lines - 240);
+		}
+	}
+	free(buf);
 	return 0;
 }
 

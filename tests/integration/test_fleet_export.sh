@@ -48,7 +48,7 @@ cleanup_cg() {
 		rmdir "$d" 2>/dev/null
 	done
 }
-trap "stop_all; cleanup_cg; rm -rf /tmp/fe-last; cp -r \$TMP /tmp/fe-last; cleanup_tmp" EXIT
+trap 'stop_all; cleanup_cg; cleanup_tmp' EXIT
 mkdir -p "$CG_DOCKER" "$CG_CTRD" "$CG_K8S" "$CG_UNIT" || skip_all "cannot make cgroups under $CG2"
 
 # in_cgroup DIR CMD...: CMD in cgroup DIR, in the background (its pid in $!)
