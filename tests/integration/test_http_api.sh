@@ -49,7 +49,8 @@ expect_error() {
 }
 header() { grep -i "^$1:" "$TMP/headers" | head -1 | cut -d' ' -f2- | tr -d '\r'; }
 
-start_emberd "$TMP/emberd.log" --replay "$IN" || { not_ok "emberd --replay starts"; done_testing; }
+# (render_queue: room for the 24 concurrent renders below, beyond the default 2 + 16)
+start_emberd "$TMP/emberd.log" -o http.render_queue=32 --replay "$IN" || { not_ok "emberd --replay starts"; done_testing; }
 ok "emberd --replay starts without root"
 
 # --- healthz, stats ---
