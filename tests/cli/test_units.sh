@@ -142,7 +142,9 @@ perf script -i "$TMP/perf.data" -F cpu,time 2>/dev/null >"$TMP/times"
 python3 - "$got" "$TMP/times" "${events:-0}" <<'PY' && ok "go tool pprof -top total $got = perf's event count $events ns within 1 %" || not_ok "go tool pprof -top total $got vs perf's event count $events ns"
 import sys
 got = sys.argv[1]
-s = float(got[:-4]) * 60 if got.endswith("mins") else float(got.rstrip("s"))
+# pprof prints the total with a unit of its choosing: 8.10s, 8000ms, 1.50mins, 2.03hrs
+units = (("mins", 60), ("hrs", 3600), ("ms", 1e-3), ("us", 1e-6), ("s", 1))
+s = next(float(got[:-len(u)]) * k for u, k in units if got.endswith(u))
 first, last = {}, {}
 for line in open(sys.argv[2]):
     f = line.split()

@@ -27,7 +27,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <microhttpd.h>
@@ -497,20 +496,10 @@ static void run_job(struct http_server *s, struct http_request *req)
 	complete(s, req, &ans);
 }
 
-/*
- * Renders run niced: on a host whose CPUs are busy, a dozen concurrent readers must not take the
- * CPU from the thread that drains the sampler's ring buffer (a 64 KiB ring holds ~0.2 s of 999 Hz
- * on two CPUs: test_attack_store lost 135 samples to starvation at nice 0). Raising one's own nice
- * value needs no privilege; a failure only leaves the thread at the default.
- */
-#define RENDER_NICE 10
-
 static void *worker_main(void *arg)
 {
 	struct http_server *s = arg;
 	struct http_request *req;
-
-	(void)setpriority(PRIO_PROCESS, (id_t)gettid(), RENDER_NICE);
 
 	for (;;) {
 		pthread_mutex_lock(&s->jobs_lock);
