@@ -284,8 +284,19 @@ static void cg_add(struct identity *id, uint64_t cgid, const char *path)
 	if (!cgid || id->nr_cgs >= MAX_CGROUPS)
 		return;
 	j = cg_slot(id, cgid);
-	if (id->cgs[j].id)
+	if (id->cgs[j].id) {
+		/* an id seen before: a cgroup removed since may have left its id to a new one, so the
+		 * path the newest walk found is the one kept, never a gone cgroup's */
+		if (strcmp(id->cgs[j].path, path)) {
+			char *p = strdup(path);
+
+			if (p) {
+				free(id->cgs[j].path);
+				id->cgs[j].path = p;
+			}
+		}
 		return;
+	}
 	id->cgs[j].path = strdup(path);
 	if (!id->cgs[j].path)
 		return;
