@@ -60,9 +60,10 @@ int main(void)
 }
 C
 gcc -O2 -o "$R/bin/insns" "$TMP/insns.c" -lbpf || { not_ok "insns.c builds"; done_testing; }
+# (and libgcc_s, which glibc loads at run time for pthread_cancel: emberd's shutdown guard)
 for b in "$R/bin/emberd" "$R/bin/nofp" "$R/bin/insns"; do
 	ldd "$b" | awk '/=> \// { print $3 } /^\t\/[^ ]+ \(/ { print $1 }'
-done | sort -u | while read -r lib; do
+done | { cat; readlink -f /lib/x86_64-linux-gnu/libgcc_s.so.1 | sed 's|^/usr||'; } | sort -u | while read -r lib; do
 	mkdir -p "$R$(dirname "$lib")"
 	cp -L "$lib" "$R$lib"
 done
