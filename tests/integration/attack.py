@@ -38,7 +38,7 @@ def probe(url, secs, cafile=None):
     ctx = None
     if scheme == "https":
         ctx = ssl.create_default_context(cafile=cafile)
-    lat, failed, end = [], 0, time.time() + secs
+    lat, failed, end, why = [], 0, time.time() + secs, []
     while time.time() < end:
         t0 = time.monotonic()
         try:
@@ -60,9 +60,13 @@ def probe(url, secs, cafile=None):
                 lat.append((time.monotonic() - t0) * 1000)
             else:
                 failed += 1
-        except OSError:
+                why.append("%.0f ms: answer %r" % ((time.monotonic() - t0) * 1000, data[:80]))
+        except OSError as e:
             failed += 1
+            why.append("%.0f ms: %s" % ((time.monotonic() - t0) * 1000, repr(e)))
         time.sleep(0.1)
+    for w in why:  # on stderr: stdout is the summary line the tests parse
+        print("# probe failed after %s" % w, file=sys.stderr, flush=True)
     print("probes %d failed %d median_ms %.1f max_ms %.1f" % (len(lat) + failed, failed,
           statistics.median(lat) if lat else -1, max(lat) if lat else -1), flush=True)
 
