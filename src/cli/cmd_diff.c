@@ -4,11 +4,13 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ember/core/render/diff.h"
+#include "ember/core/formats/folded.h"
 #include "ember/core/render/flamegraph.h"
 #include "ember/core/base/log.h"
 #include "ember/core/model/profile.h"
@@ -365,6 +367,7 @@ int cmd_diff(int argc, char **argv)
 	struct sbuf out = SBUF_INIT;
 	char *eq;
 	int c, err = 0;
+	bool unit_set = false;
 
 	flamegraph_opts_init(&da.fg);
 	optind = 1;
@@ -409,6 +412,8 @@ int cmd_diff(int argc, char **argv)
 				break;
 			}
 			err = flamegraph_opts_set(&da.fg, optarg, eq ? eq + 1 : NULL);
+			if (!strcmp(optarg, "unit"))
+				unit_set = true;
 			if (!strcmp(optarg, "width"))
 				da.has_width = true;
 			if (eq)
@@ -449,6 +454,18 @@ int cmd_diff(int argc, char **argv)
 	err = read_pair(&da, st, &a, &b);
 	if (err)
 		goto out;
+	if (da.mode != DIFF_TEXT && !unit_set && !(da.fg.countname && *da.fg.countname)) {
+		uint64_t pa = 0, pb = 0;
+
+		/* both files perf's periods summed: the graphs show CPU time, not "samples" */
+		if (folded_guess_unit(a, &pa) == FOLDED_UNIT_NS &&
+		    folded_guess_unit(b, &pb) == FOLDED_UNIT_NS) {
+			da.fg.counts_ns = true;
+			log_info("every count is a multiple of %" PRIu64 " ns (perf's cpu-clock period, "
+				 "as `ember collapse` sums them): drawn as CPU time; --fg unit=samples "
+				 "if they are samples", pb);
+		}
+	}
 	if (da.mode == DIFF_BOTH) {
 		err = render_both(a, b, &da, &out);
 		if (!err)

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include "ember/core/render/flamegraph.h"
+#include "ember/core/formats/folded.h"
 #include "ember/core/base/lineread.h"
 #include "ember/core/base/log.h"
 #include "ember/core/model/profile.h"
@@ -35,6 +37,10 @@ static void flamegraph_usage(FILE *f)
 		"  --fontsize NUM     font size (12)\n"
 		"  --fontwidth NUM    average character width relative to the size (0.59)\n"
 		"  --countname TEXT   count label (samples)\n"
+		"  --unit samples|ns  what the counts are; by default guessed: counts that are\n"
+		"                     all multiples of a clock period (perf's cpu-clock periods,\n"
+		"                     as `ember collapse` sums them) are ns of CPU time, and the\n"
+		"                     title, tooltips and totals show time (said on stderr)\n"
 		"  --nametype TEXT    name label of the details line (Function:)\n"
 		"  --colors PALETTE   hot (default), mem, io, wakeup, chain, java, js, perl,\n"
 		"                     red, green, blue, aqua, yellow, purple, orange\n"
@@ -73,7 +79,7 @@ static const char *const fg_keys[] = {
 	"title", "subtitle", "width", "height", "minwidth", "fonttype", "fontsize",
 	"fontwidth", "countname", "nametype", "colors", "color", "bgcolors", "hash",
 	"random", "cp", "reverse", "inverted", "flamechart", "negate", "notes",
-	"factor", "total", "nameattr", "encoding", "search", "seed", "info",
+	"factor", "total", "nameattr", "encoding", "search", "seed", "info", "unit",
 };
 
 static bool key_takes_arg(const char *k)
@@ -259,7 +265,7 @@ int cmd_flamegraph(int argc, char **argv)
 	struct strtab *st = NULL;
 	struct profile *p = NULL;
 	const char *output = NULL;
-	bool tsv = false;
+	bool tsv = false, unit_set = false;
 	size_t nev = 0, k;
 	int c, idx, i, err = 0, ret = CLI_EXIT_OK, fd = STDOUT_FILENO;
 
@@ -300,6 +306,8 @@ int cmd_flamegraph(int argc, char **argv)
 			if (c >= OPT_BASE && c < OPT_BASE + NKEYS) {
 				const char *key = fg_keys[c - OPT_BASE];
 
+				if (!strcmp(key, "unit"))
+					unit_set = true;
 				err = flamegraph_opts_set(&o, key, optarg);
 				if (err == -EINVAL && optarg)
 					log_error("invalid value '%s' for --%s", optarg, key);
@@ -336,6 +344,19 @@ int cmd_flamegraph(int argc, char **argv)
 	ev = r.ev;
 	nev = r.nev;
 	r.ev = NULL;
+	if (!unit_set && !(o.countname && *o.countname) && !tsv) {
+		uint64_t period_ns = 0;
+
+		/* perf's periods summed are CPU time: labelled as samples they read 10101010x
+		 * too many (issue 28) */
+		if (folded_guess_unit(p, &period_ns) == FOLDED_UNIT_NS) {
+			o.counts_ns = true;
+			log_info("'%s': every count is a multiple of %" PRIu64 " ns (perf's cpu-clock "
+				 "period at %.0f Hz, as `ember collapse` sums them): drawn as CPU time; "
+				 "--unit samples if they are samples", r.name ? r.name : "<stdin>",
+				 period_ns, 1e9 / (double)period_ns);
+		}
+	}
 	if (tsv)
 		err = o.flamechart ? flamegraph_frames_tsv_events(p, ev, nev, &o, &out)
 				   : flamegraph_frames_tsv(p, &o, &out);

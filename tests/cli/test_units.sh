@@ -97,12 +97,36 @@ check "speedscope of period sums: unit nanoseconds, end $((N * P))" grep -q "\"u
 "$EMBER" convert --to speedscope "$TMP/s.folded" 2>/dev/null >"$TMP/ss.json"
 check "speedscope of sample counts: unit none, end $N" grep -q "\"unit\":\"none\",\"startValue\":0,\"endValue\":$N" "$TMP/ss.json"
 
+# flame graphs: the unit follows the input. Period sums are CPU time in the title, every
+# tooltip and the total (6.06 s = 600 x 10101010 ns), never "samples"; sample counts stay samples
+"$EMBER" flamegraph "$TMP/c.folded" >"$TMP/ns.svg" 2>"$TMP/err"
+check "flamegraph of period sums: total 'all (6.06 s of CPU time, 100%)'" grep -q '<title>all (6.06 s of CPU time, 100%)</title>' "$TMP/ns.svg"
+check "flamegraph of period sums: title says CPU time" grep -q '>Flame Graph (CPU time)</text>' "$TMP/ns.svg"
+check "flamegraph of period sums: tooltips in time (burn_a 3.03 s)" grep -q '<title>burn_a (3.03 s, 50.00%)</title>' "$TMP/ns.svg"
+check "flamegraph of period sums: no 'samples' anywhere" bash -c "! grep -q samples '$TMP/ns.svg'"
+check "flamegraph says it reads the counts as CPU time" grep -q "drawn as CPU time" "$TMP/err"
+"$EMBER" flamegraph --inverted "$TMP/c.folded" 2>/dev/null >"$TMP/ns-i.svg"
+check "icicle of period sums: title says CPU time" grep -q '>Icicle Graph (CPU time)</text>' "$TMP/ns-i.svg"
+"$EMBER" flamegraph "$TMP/s.folded" >"$TMP/s.svg" 2>/dev/null
+check "flamegraph of sample counts: 'all ($N samples, 100%)'" grep -q "<title>all ($N samples, 100%)</title>" "$TMP/s.svg"
+"$EMBER" flamegraph --unit samples "$TMP/c.folded" >"$TMP/u.svg" 2>/dev/null
+check "flamegraph --unit samples overrides the guess" grep -q "<title>all (6,060,606,000 samples, 100%)</title>" "$TMP/u.svg"
+"$EMBER" flamegraph --countname ticks "$TMP/c.folded" >"$TMP/t.svg" 2>/dev/null
+check "flamegraph --countname is kept as flamegraph.pl has it" grep -q "<title>all (6,060,606,000 ticks, 100%)</title>" "$TMP/t.svg"
+"$EMBER" flamegraph --unit bogus "$TMP/c.folded" >/dev/null 2>&1
+check "flamegraph --unit bogus: exit 2" [ $? -eq 2 ]
+"$EMBER" diff -f "$TMP/c.folded" "$TMP/c.folded" >"$TMP/d.svg" 2>/dev/null
+check "diff flame graph of period sums: time, no 'samples' in tooltips" \
+	bash -c "grep -q '<title>all (6.06 s of CPU time, 100%)</title>' '$TMP/d.svg' && ! grep -q '<title>[^<]*samples' '$TMP/d.svg'"
+
 # 4. replay: records are samples
 if replay_start "$TMP/perf.txt"; then
 	got=$(curl -s "$URL/api/v1/heatmap?column_s=1&rows=50" | python3 -c 'import json,sys; print(json.load(sys.stdin)["total"])')
 	check "replay's heat map counts $N samples (got $got)" [ "$got" = $N ]
 	curl -s "$URL/api/v1/folded" >"$TMP/r.folded"
 	check "replay's folded stacks sum to $N samples" [ "$(sum "$TMP/r.folded")" = $N ]
+	curl -s "$URL/api/v1/flamegraph.svg" >"$TMP/r.svg"
+	check "replay's flame graph (the daemon's renderer) counts $N samples" grep -q "<title>all ($N samples, 100%)</title>" "$TMP/r.svg"
 else
 	not_ok "emberd --replay serves"
 fi

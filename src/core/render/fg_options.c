@@ -383,6 +383,15 @@ int flamegraph_opts_set(struct flamegraph_opts *o, const char *key, const char *
 	}
 	if (!strcmp(key, "countname"))
 		return set_str(&o->countname, v);
+	if (!strcmp(key, "unit")) {
+		if (v && (!strcmp(v, "ns") || !strcmp(v, "nanoseconds") || !strcmp(v, "period")))
+			o->counts_ns = true;
+		else if (v && !strcmp(v, "samples"))
+			o->counts_ns = false;
+		else
+			return -EINVAL;
+		return 0;
+	}
 	if (!strcmp(key, "nametype"))
 		return set_str(&o->nametype, v);
 	if (!strcmp(key, "fonttype"))

@@ -184,11 +184,43 @@ static const char *opt_or(const char *s, const char *def)
 	return s && *s ? s : def;
 }
 
+/* Nanoseconds as a time with its unit: "1.25 s", "980.00 ms", "12.50 us", "800 ns". */
+static void add_time(struct sbuf *sb, double ns)
+{
+	double a = ns < 0 ? -ns : ns;
+
+	if (a >= 1e9)
+		sbuf_addf(sb, "%.2f s", ns / 1e9);
+	else if (a >= 1e6)
+		sbuf_addf(sb, "%.2f ms", ns / 1e6);
+	else if (a >= 1e3)
+		sbuf_addf(sb, "%.2f us", ns / 1e3);
+	else
+		sbuf_addf(sb, "%.0f ns", ns);
+}
+
+/* True when the counts are CPU time in ns and no --countname says otherwise. */
+static bool time_labels(const struct flamegraph_opts *o)
+{
+	return o->counts_ns && !(o->countname && *o->countname);
+}
+
+/* A count as the labels show it: "1,234 samples" (flamegraph.pl) or "1.25 s" of CPU time. */
+static void add_count(struct sbuf *sb, const struct flamegraph_opts *o, double v)
+{
+	if (time_labels(o)) {
+		add_time(sb, v);
+		return;
+	}
+	add_commas(sb, v);
+	sbuf_addc(sb, ' ');
+	add_xmls(sb, opt_or(o->countname, "samples"), false);
+}
+
 static void add_info(struct sbuf *sb, const struct fg_ctx *c, const struct fg_node *n,
 		     const char *name, size_t len)
 {
 	const struct flamegraph_opts *o = c->o;
-	const char *countname = opt_or(o->countname, "samples");
 	double samples, denom = c->timemax * o->factor;
 	char sbuf_s[400];
 
@@ -196,23 +228,22 @@ static void add_info(struct sbuf *sb, const struct fg_ctx *c, const struct fg_no
 	samples = strtod(sbuf_s, NULL);
 	if (n->id == FG_ROOT && n->depth == 0) {
 		sbuf_adds(sb, "all (");
-		add_commas(sb, samples);
-		sbuf_addf(sb, " ");
-		add_xmls(sb, countname, false);
-		sbuf_adds(sb, ", 100%)");
+		add_count(sb, o, samples);
+		sbuf_adds(sb, time_labels(o) ? " of CPU time, 100%)" : ", 100%)");
 		return;
 	}
 	add_xml(sb, name, strip_annotation(name, len), false);
 	sbuf_adds(sb, " (");
-	add_commas(sb, samples);
-	sbuf_addc(sb, ' ');
-	add_xmls(sb, countname, false);
+	add_count(sb, o, samples);
 	sbuf_addf(sb, ", %.2f%%", 100 * samples / denom);
 	if (c->diff) {
 		double d = o->negate ? -n->delta : n->delta;
 
 		sbuf_adds(sb, "; before ");
-		add_commas(sb, n->t1 * o->factor);
+		if (time_labels(o))
+			add_time(sb, n->t1 * o->factor);
+		else
+			add_commas(sb, n->t1 * o->factor);
 		sbuf_addf(sb, ", self %s%.2f%%", d > 0 ? "+" : "", 100 * d / denom);
 	}
 	sbuf_addc(sb, ')');
@@ -434,7 +465,7 @@ static void note_lines(const struct fg_ctx *c, struct sbuf *lines)
 		sbuf_addf(lines, "%zu frame%s (%.2f%% of %s) narrower than %g%s not shown",
 			  c->stats.elided, c->stats.elided == 1 ? "" : "s",
 			  100 * c->stats.elided_samples / c->timemax,
-			  opt_or(o->countname, "samples"), o->minwidth,
+			  time_labels(o) ? "CPU time" : opt_or(o->countname, "samples"), o->minwidth,
 			  o->minwidth_pct ? "%" : " px");
 	}
 	if (o->info && *o->info) {
@@ -473,6 +504,10 @@ int fg_render_svg(struct fg_ctx *c, struct sbuf *sb)
 	title = opt_or(o->title, o->flamechart ? "Flame Chart"
 				 : o->inverted ? "Icicle Graph"
 					       : "Flame Graph");
+	if (!(o->title && *o->title) && time_labels(o)) /* the unit in the title too */
+		title = o->flamechart ? "Flame Chart (CPU time)"
+			: o->inverted ? "Icicle Graph (CPU time)"
+				      : "Flame Graph (CPU time)";
 	bg_colors(o, &bg1, &bg2);
 
 	svg_header(sb, o, w, g.fullheight);

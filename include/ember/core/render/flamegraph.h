@@ -66,6 +66,13 @@ struct flamegraph_opts {
 	char *info;
 	char *notes;		/* --notes: an XML comment (must not contain '<' or '>') */
 	char *countname;	/* "samples" */
+	/*
+	 * ember: the counts are nanoseconds of CPU time (perf's cpu-clock periods summed, as
+	 * `ember collapse` and stackcollapse-perf.pl write them), not samples: unless countname
+	 * is set, labels show time with its unit ("1.25 s"), the totals say "of CPU time" and the
+	 * default title says "(CPU time)". Option "unit": "samples" (default) or "ns".
+	 */
+	bool counts_ns;
 	char *nametype;		/* "Function:" */
 	char *fonttype;		/* "Verdana" */
 	char *encoding;		/* NULL: no encoding attribute in the XML declaration */
@@ -110,7 +117,7 @@ void flamegraph_opts_fini(struct flamegraph_opts *o);
  * Sets one option by flamegraph.pl's name without dashes: title subtitle info notes width height
  * minwidth ("N" pixels or "N%") fonttype fontsize fontwidth countname nametype colors (also
  * "color") bgcolors hash random seed cp (value ignored, or a palette map path) reverse inverted
- * flamechart negate factor total nameattr encoding search. Boolean options take NULL, "", "1",
+ * flamechart negate factor total nameattr encoding search unit ("samples" or "ns"). Boolean options take NULL, "", "1",
  * "true", "yes", "on" (true) or "0", "false", "no", "off" (false).
  * Returns 0, -EINVAL on an unknown key or a bad value, -ENOMEM, or for "nameattr" a read error
  * (-errno) of the file. "cp" and "nameattr" touch files: flamegraph_opt_is_file() says which keys
