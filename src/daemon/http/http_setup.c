@@ -39,6 +39,65 @@ static void files_json(struct sbuf *j, const struct http_published *pub)
 	sbuf_addf(j, "}}, ");
 }
 
+/* What would name the frames of a file that stayed unresolved, by reason (issue 28). */
+static const char *unresolved_hint(const struct unresolved_file *u, const struct symbolizer_stats *y)
+{
+	switch (u->reason) {
+	case UNRESOLVED_STRIPPED:
+		return "stripped (no .symtab) and no separate debug file found: install its debug "
+		       "symbols (Debian: the package's -dbgsym, see find-dbgsym-packages; Fedora: "
+		       "debuginfo-install) so that /usr/lib/debug/.build-id/ holds its build-id, or "
+		       "build it without stripping";
+	case UNRESOLVED_NOT_READ:
+		return u->deleted ? "the file was deleted or replaced since the process mapped it: "
+				    "restart the process to name its frames"
+				  : "its symbols could not be read: see symbols.elf_errors, "
+				    "elf_too_big (the [symbols] bounds) and mapped_files.refused";
+	case UNRESOLVED_NO_SYMBOL:
+		return "full symbols were read but none covers these addresses (assembly or code "
+		       "between functions): nothing more to install";
+	case UNRESOLVED_JIT:
+		return "JIT code in anonymous memory that no perf map names: start the runtime with "
+		       "its perf map (node --perf-basic-prof, python3 -X perf, Java's "
+		       "perf-map-agent, DOTNET_PerfMapEnabled=1) and keep symbols.perf_maps on";
+	case UNRESOLVED_KERNEL:
+		return y->kallsyms_restricted
+			       ? "kernel addresses are hidden (kernel.kptr_restrict): run emberd as "
+				 "root or set kernel.kptr_restrict=0"
+			       : "a kernel address no symbol covers (BPF code, a trampoline, a "
+				 "module's code not in kallsyms)";
+	default:
+		return "the address is in no mapping of the process: a return address the "
+		       "unwinder got wrong (code without frame pointers or CFI) or a process that "
+		       "exited before its mappings were read";
+	}
+}
+
+/* The files behind unresolved frames, most frames first, each with why and what would name it. */
+static void unresolved_json(struct sbuf *j, const struct symbolizer_stats *y)
+{
+	uint32_t i;
+
+	sbuf_adds(j, "\"unresolved_files\": [");
+	for (i = 0; i < y->nr_unresolved_files && i < SYMBOLIZER_UNRESOLVED_FILES; i++) {
+		const struct unresolved_file *u = &y->unresolved_files[i];
+		const char *hint = unresolved_hint(u, y);
+
+		sbuf_adds(j, i ? ", {\"frame\": \"" : "{\"frame\": \"");
+		sbuf_add_json(j, u->frame, strnlen(u->frame, sizeof(u->frame)));
+		sbuf_adds(j, "\", \"path\": \"");
+		sbuf_add_json(j, u->path, strnlen(u->path, sizeof(u->path)));
+		sbuf_adds(j, "\", \"build_id\": \"");
+		sbuf_add_json(j, u->build_id, strnlen(u->build_id, sizeof(u->build_id)));
+		sbuf_addf(j, "\", \"reason\": \"%s\", \"deleted\": %s, \"frames\": %llu, \"hint\": \"",
+			  unresolved_reason_name(u->reason), u->deleted ? "true" : "false",
+			  U(u->frames));
+		sbuf_add_json(j, hint, strlen(hint));
+		sbuf_adds(j, "\"}");
+	}
+	sbuf_adds(j, "], ");
+}
+
 static void stats_hook(struct sbuf *j, void *ctx)
 {
 	struct http_server *srv = ctx;
@@ -93,7 +152,7 @@ static void stats_hook(struct sbuf *j, void *ctx)
 		  "{\"missing\": %llu, \"not_regular\": %llu, \"too_big\": %llu, "
 		  "\"owner\": %llu, \"error\": %llu}, \"elf_too_big\": %llu, "
 		  "\"elf_short_reads\": %llu, \"elf_debug_refused\": %llu, \"elf_changed\": %llu, "
-		  "\"elf_mem_evictions\": %llu, \"elf_mem_refused\": %llu}, ",
+		  "\"elf_mem_evictions\": %llu, \"elf_mem_refused\": %llu, ",
 		  U(frames), U(unresolved), frames ? (double)unresolved / (double)frames : 0.0,
 		  U(y->kernel_unresolved), U(y->user_unresolved), U(y->user_no_mapping),
 		  U(y->jit_frames), U(y->pids_cached), U(y->elfs_cached), U(y->elf_symbols),
@@ -107,6 +166,8 @@ static void stats_hook(struct sbuf *j, void *ctx)
 		  U(y->perfmap_skip_too_big), U(y->perfmap_skip_owner), U(y->perfmap_skip_error),
 		  U(y->elf_too_big), U(y->elf_short_reads), U(y->elf_debug_refused),
 		  U(y->elf_changed), U(y->elf_mem_evictions), U(y->elf_mem_refused));
+	unresolved_json(j, y);
+	sbuf_addf(j, "\"kallsyms_restricted\": %s}, ", y->kallsyms_restricted ? "true" : "false");
 	files_json(j, &pub);
 	/* the ingest's [filter] and the server's bearer check: samples excluded, requests refused
 	 */

@@ -45,6 +45,7 @@ struct elfsym {
 	uint8_t build_id[MAX_BUILD_ID];
 	size_t build_id_len;
 	bool debug_file;
+	bool symtab;		/* a .symtab was read, the image's or its debug file's */
 	int dbg_fd;		/* the debug file's, while build() reads it; else -1 */
 	uint64_t debug_refused;	/* debug files refused: not root's, a link, a CRC mismatch */
 	/* DWARF for inline frames: the Elf it reads (ours) and the memory image if any */
@@ -494,8 +495,10 @@ static struct elfsym *build(Elf *elf, const struct elfsym_opts *o, const struct 
 	has_dwarf = has_section(elf, 0, ".debug_info");
 	if (!has_symtab || (o->dwarf && !has_dwarf))
 		dbg = find_debug(e, elf, o, self);
+	e->symtab = has_symtab;
 	if (dbg) {
 		e->debug_file = true;
+		e->symtab = e->symtab || has_section(dbg, SHT_SYMTAB, NULL);
 		err = add_symbols(e, dbg, SHT_SYMTAB, &bd);
 		if (err)
 			goto fail;
@@ -749,6 +752,11 @@ size_t elfsym__build_id(const struct elfsym *e, const uint8_t **ret)
 {
 	*ret = e->build_id;
 	return e->build_id_len;
+}
+
+bool elfsym__has_symtab(const struct elfsym *e)
+{
+	return e->symtab;
 }
 
 bool elfsym__used_debug_file(const struct elfsym *e)

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "ember/core/base/array.h"
@@ -91,6 +92,14 @@ static int kernel_frame(struct symbolizer *s, uint64_t addr)
 		return id;
 	}
 	s->stats.kernel_unresolved++;
+	if (mod) {
+		char fr[80];
+
+		snprintf(fr, sizeof(fr), "[%s]_[k]", mod);
+		sym_note_unresolved(s, NULL, NULL, NULL, UNRESOLVED_KERNEL, fr);
+	} else {
+		sym_note_unresolved(s, NULL, NULL, NULL, UNRESOLVED_KERNEL, "[unknown]_[k]");
+	}
 	if (mod) {
 		sbuf_reset(&s->name);
 		sbuf_addf(&s->name, "[%s]_[k]", mod);
@@ -241,6 +250,8 @@ static int kernel_batch(struct symbolizer *s, const uint64_t *addrs, size_t m, s
 			id = krange_find(s, addrs[i]);
 			if (id < 0) {
 				s->stats.kernel_unresolved++;
+				sym_note_unresolved(s, NULL, NULL, NULL, UNRESOLVED_KERNEL,
+						    "[unknown]_[k]");
 				id = sym_intern_lit(s, &s->kunknown_id, "[unknown]_[k]");
 			}
 		}

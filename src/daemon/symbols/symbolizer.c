@@ -316,9 +316,91 @@ static int unknown_frame(struct symbolizer *s, struct proc *p, struct mapping *m
 	return id;
 }
 
+static const char *const unresolved_names[UNRESOLVED__NR] = {
+	[UNRESOLVED_NO_MAPPING] = "no_mapping", [UNRESOLVED_JIT] = "jit",
+	[UNRESOLVED_NOT_READ] = "not_read",	[UNRESOLVED_STRIPPED] = "stripped",
+	[UNRESOLVED_NO_SYMBOL] = "no_symbol",	[UNRESOLVED_KERNEL] = "kernel",
+};
+
+const char *unresolved_reason_name(enum unresolved_reason r)
+{
+	return (unsigned)r < UNRESOLVED__NR ? unresolved_names[r] : "unknown";
+}
+
+/* at most @cap - 1 bytes of @src (@len of them), NUL-terminated */
+static void copy_text(char *dst, size_t cap, const char *src, size_t len)
+{
+	if (len >= cap)
+		len = cap - 1;
+	memcpy(dst, src, len);
+	dst[len] = '\0';
+}
+
+void sym_note_unresolved(struct symbolizer *s, const struct proc *p, const struct mapping *m,
+			 const struct image *img, enum unresolved_reason why, const char *frame)
+{
+	bool file = m && m->kind == PROCMAPS_FILE;
+	uint64_t dev = file ? m->dev : 0, ino = file ? m->ino : 0, least = UINT64_MAX;
+	struct unresolved_file *u;
+	uint32_t i, slot = 0;
+
+	for (i = 0; i < s->nr_unres; i++) {
+		u = &s->unres[i];
+		if (u->reason == why && s->unres_dev[i] == dev && s->unres_ino[i] == ino &&
+		    (file || !strcmp(u->frame, frame ? frame : "[unknown]"))) {
+			u->frames++;
+			return;
+		}
+		if (u->frames < least) {
+			least = u->frames;
+			slot = i;
+		}
+	}
+	/* a new one: a free slot, else the one with the fewest frames, whose count it takes on
+	 * (as the space-saving top-k does: a count is then an upper bound, never an undercount) */
+	if (s->nr_unres < SYMBOLIZER_UNRESOLVED_FILES) {
+		slot = s->nr_unres++;
+		least = 0;
+	}
+	u = &s->unres[slot];
+	memset(u, 0, sizeof(*u));
+	s->unres_dev[slot] = dev;
+	s->unres_ino[slot] = ino;
+	u->reason = (uint8_t)why;
+	u->frames = least + 1;
+	if (file && m->base_len) {
+		sbuf_reset(&s->name);
+		sbuf_addf(&s->name, s->o.addr_offsets ? "%.*s" : "[%.*s]", (int)m->base_len,
+			  p->paths + m->base_off);
+		if (!sbuf_error(&s->name)) {
+			sym_sanitize(s->name.buf, s->name.len);
+			copy_text(u->frame, sizeof(u->frame), s->name.buf, s->name.len);
+		}
+	} else if (m && m->kind == PROCMAPS_VDSO) {
+		copy_text(u->frame, sizeof(u->frame), "[vdso]", 6);
+	} else {
+		frame = frame ? frame : "[unknown]";
+		copy_text(u->frame, sizeof(u->frame), frame, strlen(frame));
+	}
+	if (m && p && m->path_len)
+		copy_text(u->path, sizeof(u->path), p->paths + m->path_off, m->path_len);
+	u->deleted = m && m->deleted;
+	if (img) {
+		const uint8_t *bid;
+		size_t n = elfsym__build_id(img->es, &bid), k;
+
+		for (k = 0; k < n && 2 * k + 2 < sizeof(u->build_id); k++) {
+			u->build_id[2 * k] = "0123456789abcdef"[bid[k] >> 4];
+			u->build_id[2 * k + 1] = "0123456789abcdef"[bid[k] & 15];
+		}
+	}
+}
+
 static int user_frame(struct symbolizer *s, struct proc *p, uint64_t addr, size_t *k)
 {
 	struct mapping *m = find_mapping(p, addr);
+	enum unresolved_reason why = UNRESOLVED_NO_MAPPING;
+	struct image *img = NULL;
 	bool final = false;
 	int r, id;
 
@@ -331,26 +413,32 @@ static int user_frame(struct symbolizer *s, struct proc *p, uint64_t addr, size_
 		m = find_mapping(p, addr);
 	}
 	if (m && m->kind == PROCMAPS_FILE) {
-		struct image *img = sym_elf_get(s, p, m);
 		struct elfload_map em = { .start = m->start, .end = m->end, .pgoff = m->pgoff,
 					  .x = true }; /* the symbolizer keeps executable ones */
 		uint64_t vaddr;
 
+		img = sym_elf_get(s, p, m);
+		why = img ? UNRESOLVED_NO_SYMBOL : UNRESOLVED_NOT_READ;
 		if (img && elfload_vaddr(elfsym__load(img->es), &em, addr, &vaddr) == 0) {
 			final = true; /* the image has no symbol here: asking again finds none */
 			r = image_frames(s, img, img->es, img->serial, vaddr, k);
 			if (r)
 				return r < 0 ? r : 0;
+			if (!elfsym__has_symtab(img->es))
+				why = UNRESOLVED_STRIPPED;
 		}
 	} else if (m && m->kind == PROCMAPS_VDSO) {
 		struct elfsym *v = vdso_image(s);
 		uint64_t vaddr;
 
+		why = UNRESOLVED_NO_SYMBOL;
 		if (v && elfsym__file_to_vaddr(v, addr - m->start, &vaddr) == 0) {
 			r = image_frames(s, NULL, v, 0, vaddr, k);
 			if (r)
 				return r < 0 ? r : 0;
 		}
+	} else if (m) {
+		why = m->kind == PROCMAPS_ANON ? UNRESOLVED_JIT : UNRESOLVED_NO_SYMBOL;
 	}
 	/* anonymous executable memory, a memfd, or nothing known: a JIT's perf map may know */
 	if (!m || m->kind != PROCMAPS_SPECIAL) {
@@ -369,6 +457,7 @@ static int user_frame(struct symbolizer *s, struct proc *p, uint64_t addr, size_
 		s->stats.user_no_mapping++;
 	if (!final)
 		s->user_retryable++; /* no mapping, JIT code, an image not read: may resolve later */
+	sym_note_unresolved(s, p, m, img, why, NULL);
 	id = unknown_frame(s, p, m, addr);
 	if (id < 0)
 		return id;
@@ -408,6 +497,13 @@ int symbolizer__user_at(struct symbolizer *s, uint32_t pid, uint64_t time_ns, co
 
 /* --- stats ----------------------------------------------------------------------------------- */
 
+static int cmp_unres(const void *a, const void *b)
+{
+	const struct unresolved_file *x = a, *y = b;
+
+	return (y->frames > x->frames) - (y->frames < x->frames);
+}
+
 void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *ret)
 {
 	const struct proc *p;
@@ -441,4 +537,8 @@ void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *ret)
 	mem += s->kr_cap * sizeof(*s->kr) +
 	       (s->kaddrs ? KRES_BATCH * (sizeof(uint64_t) + KRES_TEXT) : 0);
 	ret->mem_bytes = mem;
+	/* most frames first */
+	ret->nr_unresolved_files = s->nr_unres;
+	memcpy(ret->unresolved_files, s->unres, s->nr_unres * sizeof(s->unres[0]));
+	qsort(ret->unresolved_files, s->nr_unres, sizeof(s->unres[0]), cmp_unres);
 }

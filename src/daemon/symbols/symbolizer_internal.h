@@ -177,6 +177,10 @@ struct symbolizer {
 	size_t tmp_cap;
 	int32_t unknown_id;
 	uint64_t user_retryable;	/* unresolved user frames that may resolve later */
+	/* the files behind unresolved frames (stats.unresolved_files), keyed by reason and file */
+	struct unresolved_file unres[SYMBOLIZER_UNRESOLVED_FILES];
+	uint64_t unres_dev[SYMBOLIZER_UNRESOLVED_FILES], unres_ino[SYMBOLIZER_UNRESOLVED_FILES];
+	uint32_t nr_unres;
 };
 
 /* names (symbolizer.c) */
@@ -187,6 +191,13 @@ void sym_sanitize(char *p, size_t len);
 int sym_intern(struct symbolizer *s, const char *raw, size_t raw_len, bool dem, const char *suffix);
 /* Interns the literal @lit once, caching its id in *@cache (-1: not yet). id >= 0 or -ENOMEM. */
 int sym_intern_lit(struct symbolizer *s, int32_t *cache, const char *lit);
+
+/*
+ * Counts one unresolved frame of @m (NULL: in no mapping; @p NULL too: a kernel frame named
+ * @frame) in the table of files behind unresolved frames, for @why. @img: its image, if read.
+ */
+void sym_note_unresolved(struct symbolizer *s, const struct proc *p, const struct mapping *m,
+			 const struct image *img, enum unresolved_reason why, const char *frame);
 
 /* output frames (symbolizer.c) */
 

@@ -68,6 +68,37 @@ struct symbolizer_opts {
 #define SYMBOLIZER_OPTS_DEFAULT                                                                \
 	{ .perf_maps = true, .inline_frames = true, .demangle = true, .addr_offsets = false }
 
+/* Why frames of one file or mapping stayed unresolved (issue 28: "47 % unresolved" said no more). */
+enum unresolved_reason {
+	UNRESOLVED_NO_MAPPING = 0, /* the address is in no mapping of the process: "[unknown]" */
+	UNRESOLVED_JIT,		   /* anonymous executable memory (JIT code) no perf map names */
+	UNRESOLVED_NOT_READ,	   /* the file's symbols could not be read (refused, bound, not ELF) */
+	UNRESOLVED_STRIPPED,	   /* stripped (no .symtab) and no separate debug file found */
+	UNRESOLVED_NO_SYMBOL,	   /* full symbols read, none covers the address */
+	UNRESOLVED_KERNEL,	   /* a kernel address without a symbol */
+	UNRESOLVED__NR,
+};
+
+/* "no_mapping", "jit", "not_read", "stripped", "no_symbol", "kernel". Static. */
+const char *unresolved_reason_name(enum unresolved_reason r);
+
+#define SYMBOLIZER_UNRESOLVED_FILES 16
+
+/*
+ * One file (or kind of mapping) whose frames stayed unresolved: the frame the graphs show
+ * ("[libfoo.so]", or "libfoo.so+0x..." with addr_offsets: @frame is then "libfoo.so"), its
+ * path in the process, its GNU build-id in hex, why, and how many frames so far. The table keeps
+ * the files with the most frames (a new file replaces the one with the fewest). Plain data.
+ */
+struct unresolved_file {
+	char frame[64];
+	char path[192];
+	char build_id[41];
+	uint8_t reason;		/* enum unresolved_reason */
+	bool deleted;		/* the mapped file was deleted or replaced since it was mapped */
+	uint64_t frames;
+};
+
 /* Counters since symbolizer__new() (gauges say so). All plain data. */
 struct symbolizer_stats {
 	uint64_t kernel_frames;		/* kernel ips symbolized */
@@ -122,6 +153,10 @@ struct symbolizer_stats {
 
 	uint64_t mem_bytes;		/* gauge: memory held by the caches (approximate) */
 	struct mapfile_stats files;	/* mapped files opened and refused (proc/mapfile.h) */
+
+	/* the files behind unresolved frames, most frames first: nr_unresolved_files of them */
+	struct unresolved_file unresolved_files[SYMBOLIZER_UNRESOLVED_FILES];
+	uint32_t nr_unresolved_files;
 };
 
 struct symbolizer; /* opaque */
