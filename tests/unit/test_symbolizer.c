@@ -334,6 +334,7 @@ static void test_unknown_in_file(void **state)
 {
 	struct symbolizer_opts o = SYMBOLIZER_OPTS_DEFAULT;
 	struct strtab *st = strtab__new();
+	struct symbolizer_stats ss;
 	struct symbolizer *s;
 	struct child c;
 	char path[PATH_MAX];
@@ -350,6 +351,26 @@ static void test_unknown_in_file(void **state)
 	assert_non_null(s);
 	ips[0] = addr_of(&c, "symbols_leaf") + 5;
 	assert_string_equal(user_stack(s, st, (uint32_t)c.pid, ips, 1), "[symbols]");
+	/* why (issue 28): the file, stripped, with its path and build-id; an address in no
+	 * mapping apart */
+	symbolizer__stats(s, &ss);
+	assert_int_equal(ss.nr_unresolved_files, 1);
+	assert_string_equal(ss.unresolved_files[0].frame, "[symbols]");
+	assert_string_equal(ss.unresolved_files[0].path, path);
+	assert_int_equal(ss.unresolved_files[0].reason, UNRESOLVED_STRIPPED);
+	assert_int_equal(strlen(ss.unresolved_files[0].build_id), 40);
+	assert_int_equal(ss.unresolved_files[0].frames, 1);
+	assert_string_equal(unresolved_reason_name(UNRESOLVED_STRIPPED), "stripped");
+	ips[0] = 0x10;
+	assert_string_equal(user_stack(s, st, (uint32_t)c.pid, ips, 1), "[unknown]");
+	ips[0] = addr_of(&c, "symbols_leaf") + 9;
+	(void)user_stack(s, st, (uint32_t)c.pid, ips, 1);
+	symbolizer__stats(s, &ss);
+	assert_int_equal(ss.nr_unresolved_files, 2);
+	assert_int_equal(ss.unresolved_files[0].frames, 2); /* most frames first */
+	assert_string_equal(ss.unresolved_files[1].frame, "[unknown]");
+	assert_int_equal(ss.unresolved_files[1].reason, UNRESOLVED_NO_MAPPING);
+	assert_string_equal(ss.unresolved_files[1].path, "");
 	symbolizer__free(s);
 	o.addr_offsets = true;
 	s = symbolizer__new(&o, st);
@@ -399,6 +420,7 @@ static void test_stripped_debug_file(void **state)
 			    "symbols_outer;symbols_inlined_[i];symbols_leaf");
 	symbolizer__stats(s, &ss);
 	assert_true(ss.elf_debuginfo >= 1);
+	assert_int_equal(ss.nr_unresolved_files, 0);
 	symbolizer__free(s);
 	reap(&c);
 

@@ -184,10 +184,11 @@ async function pollStats() {
 	const sy = s.symbols || {};
 	$('st-unresolved').parentElement.title = unres === null ? '' :
 		'Frames emberd could not name, shown as [file] or [unknown]:\n' +
-		`  user frames in files without symbols: ${sy.user_unresolved ?? '?'} (stripped binaries: install their -dbgsym/debuginfo packages, or build with symbols)\n` +
-		`  user frames outside any mapped file: ${sy.user_no_mapping ?? '?'} (JIT code without a /tmp/perf-PID.map, or a process that exited)\n` +
-		`  kernel frames: ${sy.kernel_unresolved ?? '?'} (kallsyms hidden: kernel.kptr_restrict)\n` +
-		'Which files: the [file] frames of the flame graph.';
+		`  user frames in files without symbols: ${sy.user_unresolved ?? '?'}\n` +
+		`  user frames outside any mapped file: ${sy.user_no_mapping ?? '?'}\n` +
+		`  kernel frames: ${sy.kernel_unresolved ?? '?'}\n` +
+		'Click: which files, why, and what would name them.';
+	renderUnresolved();
 	if (st.retention_s) {
 		const used = Math.max(st.retained_s ? st.retained_s / st.retention_s : 0, st.used_share || 0);
 		$('st-retention').textContent = (used * 100).toFixed(1) + '%';
@@ -761,15 +762,81 @@ function frameAt(ev) {
 	}
 	return null;
 }
+// The files behind unresolved frames (/api/v1/stats symbols.unresolved_files) that a frame
+// name shows: "[libfoo.so]", "libfoo.so+0x1a2b" (symbols.addr_offsets), "[unknown]", "[unknown]_[k]"
+function unresolvedOf(name) {
+	const files = ((state.lastStats || {}).symbols || {}).unresolved_files || [];
+	return files.filter((u) => u.frame && (name === u.frame || name.startsWith(u.frame + '+0x')));
+}
+const UNRES_WHY = { stripped: 'stripped binary, no debug symbols', not_read: 'symbols not read',
+	no_symbol: 'no symbol covers the address', jit: 'JIT code without a perf map',
+	no_mapping: 'address in no mapping', kernel: 'kernel address without a symbol' };
+function unresolvedNote(name) {
+	const us = unresolvedOf(name);
+	if (!us.length) return '';
+	return us.slice(0, 2).map((u) => `\nunresolved: ${UNRES_WHY[u.reason] || u.reason}${u.path ? ' (' + u.path + ')' : ''}: ${u.hint}`).join('');
+}
+// samples of the current flame graph under each unresolved frame name (outermost occurrences)
+function unresolvedSamples() {
+	const out = new Map();
+	if (!fg.root) return out;
+	const stack = [[fg.root, new Set()]];
+	while (stack.length) {
+		const [n, seen] = stack.pop();
+		let inner = seen;
+		if (n !== fg.root && /^\[.*\](_\[k\])?$|\+0x[0-9a-f]+$/.test(n.name)) {
+			const key = n.name.replace(/\+0x[0-9a-f]+$/, '');
+			if (!seen.has(key)) out.set(key, (out.get(key) || 0) + (fg.diff ? n.b : n.a));
+			inner = new Set(seen).add(key);
+		}
+		for (const k of n.kids.values()) stack.push([k, inner]);
+	}
+	return out;
+}
+function renderUnresolved() {
+	const panel = $('unresolved-panel');
+	if (panel.hidden) return;
+	const files = ((state.lastStats || {}).symbols || {}).unresolved_files || [];
+	const shares = unresolvedSamples();
+	const total = fg.root ? (fg.diff ? fg.root.b : fg.root.a) : 0;
+	const body = $('unres-table').tBodies[0];
+	body.textContent = '';
+	for (const u of files) {
+		const tr = body.insertRow();
+		tr.className = 'why-' + u.reason;
+		tr.dataset.frame = u.frame;
+		tr.dataset.reason = u.reason;
+		const n = shares.get(u.frame) || 0;
+		const cells = [u.frame, total ? `${n} samples (${(100 * n / total).toFixed(1)}%)` : '–', String(u.frames),
+			(u.path || '–') + (u.build_id ? `\nbuild-id ${u.build_id}` : '') + (u.deleted ? ' (deleted)' : ''),
+			UNRES_WHY[u.reason] || u.reason, u.hint];
+		cells.forEach((c, i) => {
+			const td = tr.insertCell();
+			td.textContent = c;
+			td.className = ['frame', 'num', 'num', 'path', 'why', 'hint'][i];
+			if (i === 3) td.style.whiteSpace = 'pre-line';
+		});
+	}
+	$('unres-empty').textContent = files.length ? 'Shares are of the flame graph shown below; "frames seen" counts symbolizations since emberd started.'
+		: 'No unresolved frames so far.';
+}
+$('st-unres-btn').addEventListener('click', () => {
+	const panel = $('unresolved-panel');
+	panel.hidden = !panel.hidden;
+	$('st-unres-btn').setAttribute('aria-expanded', String(!panel.hidden));
+	renderUnresolved();
+});
+$('unres-close').addEventListener('click', () => { $('unresolved-panel').hidden = true; $('st-unres-btn').setAttribute('aria-expanded', 'false'); });
+
 function describe(node) {
 	const total = width(fg.root) || 1;
 	const kind = frameKind(node.name);
 	const name = node.name.replace(MARK_RE, '') + (kind ? ` [${kind}]` : '');
 	if (fg.diff) {
 		const d = node.b - node.a * fg.scaleA;
-		return `${name} (A ${node.a}, B ${node.b} samples, ${(100 * node.b / total).toFixed(2)}% of B, ${d >= 0 ? '+' : ''}${d.toFixed(0)})`;
+		return `${name} (A ${node.a}, B ${node.b} samples, ${(100 * node.b / total).toFixed(2)}% of B, ${d >= 0 ? '+' : ''}${d.toFixed(0)})` + unresolvedNote(node.name);
 	}
-	return `${name} (${node.a} samples, ${(100 * node.a / total).toFixed(2)}%)`;
+	return `${name} (${node.a} samples, ${(100 * node.a / total).toFixed(2)}%)` + unresolvedNote(node.name);
 }
 // details at the cursor (and in the status line); the frame under it outlined, in the
 // differential and the elided views as in the plain one
@@ -799,7 +866,7 @@ function showHover(f, ev) {
 }
 fgCanvas.addEventListener('mousemove', (ev) => {
 	const f = frameAt(ev);
-	$('fg-status').textContent = f ? describe(f.node) : '\u00a0';
+	$('fg-status').textContent = f ? describe(f.node).replace(/\n/g, ' · ') : '\u00a0';
 	showHover(f, ev);
 });
 fgCanvas.addEventListener('mouseleave', () => showHover(null));
@@ -930,6 +997,7 @@ async function showFolded(texts, title) {
 	const n = fg.diff ? root.b : root.a;
 	$('fg-status').textContent = `${n} samples, ${fg.drawn.length} frames drawn in ${(performance.now() - t0).toFixed(0)} ms`;
 	fgCanvas.dataset.samples = String(n);
+	renderUnresolved();
 }
 
 // Under a differential graph (issue 8): "X% elided", the share of A's samples on stacks that B
