@@ -13,8 +13,20 @@ const shot = async (page, name, opts) => {
 	const buf = await page.screenshot(Object.assign({ path: path.join(outDir, `views-${name}.png`) }, opts || {}));
 	return decodePng(buf);
 };
-const docShot = async (page, name, opts) => {
-	if (DOCS) await page.screenshot(Object.assign({ path: path.join(DOCS, name) }, opts || {}));
+// docs/img screenshots (DOCS set): decoded again and @check(png) asserted, as the others are
+const docShot = async (page, name, opts, check, what) => {
+	if (!DOCS) return;
+	const buf = await page.screenshot(Object.assign({ path: path.join(DOCS, name) }, opts || {}));
+	const png = decodePng(buf);
+	const r = check(png);
+	ok(r === true, `docs/img/${name} shows ${what}`, JSON.stringify(r));
+};
+// whether some pixel of @box (page coordinates, on a screenshot clipped at 0,0) satisfies @pred
+const anyPx = (png, box, pred) => {
+	for (let y = Math.max(0, Math.floor(box.top)); y < Math.min(png.height, box.bottom); y++)
+		for (let x = Math.max(0, Math.floor(box.left)); x < Math.min(png.width, box.right); x++)
+			if (pred(png.px(x, y))) return true;
+	return { box, w: png.width, h: png.height };
 };
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const near = (a, b, tol) => Math.abs(a - b) <= tol;
@@ -101,7 +113,8 @@ async function replay() {
 	ok(nc.x > nc.wl && nc.x < nc.wr && nc.x < W && nc.y < H && sameRgb(seen, nc.rgb, 3) && seen[1] < 240,
 	   'the newest column is in view after 30 min of history (on the screenshot)', JSON.stringify({ nc, seen }));
 	const legendBottom = await page.evaluate(() => document.getElementById('hm-legend').getBoundingClientRect().bottom);
-	await docShot(page, 'dashboard-heatmap.png', { clip: { x: 0, y: 0, width: W, height: Math.min(H, Math.ceil(legendBottom) + 8) } });
+	await docShot(page, 'dashboard-heatmap.png', { clip: { x: 0, y: 0, width: W, height: Math.min(H, Math.ceil(legendBottom) + 8) } },
+		(png) => sameRgb(png.px(nc.x, nc.y), nc.rgb, 3) || png.px(nc.x, nc.y), 'the newest column');
 
 	// tooltip at the cursor: time, count and share
 	const col = hm.columns - 3;
@@ -169,7 +182,8 @@ async function replay() {
 	png = await shot(page, 'flamegraph');
 	const topPx = png.px(g.top.x + Math.min(g.top.w / 2, 3), g.top.y + g.top.h / 2);
 	ok(!sameRgb(topPx, [255, 255, 255], 8), 'the top frame shows on the screenshot', topPx.join(','));
-	await docShot(page, 'dashboard-flamegraph.png');
+	await docShot(page, 'dashboard-flamegraph.png', {},
+		(png) => !sameRgb(png.px(g.top.x + Math.min(g.top.w / 2, 3), g.top.y + g.top.h / 2), [255, 255, 255], 8) || 'white', 'the top frame');
 
 	// icicle: root at the top of the canvas
 	await page.evaluate(() => document.getElementById('fg-icicle').click());
@@ -245,6 +259,7 @@ async function live() {
 	const cpus = await page.evaluate(() => (window.emberDashboard.state.lastStats.sampler || {}).cpus_attached || navigator.hardwareConcurrency);
 	ok(r2 > 0 && r2 <= cpus * 99 * 1.02, `samples/s within CPUs x 99 Hz (${cpus} CPUs)`, `${rate} ${r2}`);
 	await shot(page, 'live');
+	if (process.env.STRIPPED) await unresolved(process.env.STRIPPED);
 
 	// the drain paused: the banner with the time of the last sample, "live" dropped
 	fs.writeFileSync(PAUSE, '');
@@ -257,10 +272,71 @@ async function live() {
 	const png = await shot(page, 'stalled');
 	const bp = png.px(b.box.left + 3, b.box.top + 3);
 	ok(stalled && sameRgb(bp, [255, 235, 238], 6), 'the banner shows on the screenshot', bp.join(','));
-	if (stalled) await docShot(page, 'dashboard-stalled.png', { clip: { x: 0, y: 0, width: W, height: 200 } });
+	if (stalled) await docShot(page, 'dashboard-stalled.png', { clip: { x: 0, y: 0, width: W, height: Math.min(H, Math.ceil(b.box.bottom) + 120) } },
+		(png) => sameRgb(png.px(b.box.left + 3, b.box.top + 3), [255, 235, 238], 6) || png.px(b.box.left + 3, b.box.top + 3), 'the stalled banner');
 	fs.unlinkSync(PAUSE);
 	const back = await page.waitForFunction(() => document.getElementById('live-banner').dataset.state === 'ok', null, { timeout: 30000 })
 		.then(() => true).catch(() => false);
 	const badge = await page.textContent('#mode');
 	ok(back && badge === 'live', 'drain resumed: the banner goes, "live" again', badge);
+}
+
+// "unresolved" explained (issue 28): a stripped copy of burn runs beside burn; the panel names its
+// file, path and build-id, says it is stripped and what would name it, with its samples in the
+// flame graph shown; its frames' tooltips say why; burn itself (with symbols) is not listed
+async function unresolved(stripped) {
+	const frame = '[' + path.basename(stripped) + ']';
+	await page.evaluate(() => window.scrollTo(0, 0));
+	const [a, b] = await page.evaluate(() => {
+		const d = window.emberDashboard, s = d.state.hm;
+		return [d.cellCenter(Math.max(0, s.columns - 6), 0), d.cellCenter(s.columns - 1, s.rows - 1)];
+	});
+	await page.mouse.move(a.x, a.y);
+	await page.mouse.down();
+	await page.mouse.move(b.x, b.y, { steps: 4 });
+	await page.mouse.up();
+	await page.waitForFunction((fr) => window.emberDashboard.frames().some((f) => f.name === fr), frame, { timeout: 15000 });
+	await page.waitForFunction((fr) => ((window.emberDashboard.state.lastStats.symbols || {}).unresolved_files || []).some((u) => u.frame === fr),
+		frame, { timeout: 10000 });
+	await page.evaluate(() => window.scrollTo(0, 0));
+	await page.click('#st-unres-btn');
+	const t = await page.evaluate((fr) => {
+		const rows = [...document.querySelectorAll('#unres-table tbody tr')];
+		const r = rows.find((x) => x.dataset.frame === fr);
+		return { panel: !document.getElementById('unresolved-panel').hidden, frames: rows.map((x) => x.dataset.frame),
+			row: r && { reason: r.dataset.reason, cells: [...r.cells].map((c) => c.textContent), box: r.getBoundingClientRect().toJSON() } };
+	}, frame);
+	const c = t.row ? t.row.cells : [];
+	ok(t.panel && t.row && t.row.reason === 'stripped' && c[3].startsWith(stripped) && /build-id [0-9a-f]{40}/.test(c[3]) &&
+	   /stripped/.test(c[4]) && /-dbgsym/.test(c[5]) && /^[1-9]\d* samples \(\d/.test(c[1]),
+	   `the unresolved panel: ${frame} stripped, its path and build-id, what would name it, its samples in the graph`, JSON.stringify(t));
+	ok(!t.frames.includes('[burn]'), 'burn, which has symbols, is not listed', JSON.stringify(t.frames));
+	const png = await shot(page, 'unresolved');
+	const px = t.row ? png.px(t.row.box.left + t.row.box.width * 0.6, t.row.box.top + t.row.box.height / 2) : [0, 0, 0];
+	ok(t.row && t.row.box.top >= 0 && t.row.box.top + 4 < H, 'the row is on the screenshot', JSON.stringify({ box: t.row && t.row.box, px }));
+	const why = await page.evaluate((fr) => {
+		const r = [...document.querySelectorAll('#unres-table tbody tr')].find((x) => x.dataset.frame === fr);
+		return r ? r.cells[4].getBoundingClientRect().toJSON() : { top: 0, bottom: 0, left: 0, right: 0 };
+	}, frame);
+	await docShot(page, 'dashboard-unresolved.png', { clip: { x: 0, y: 0, width: W, height: Math.min(H, Math.ceil(t.row ? t.row.box.bottom + 40 : H)) } },
+		(png) => anyPx(png, why, (q) => q[0] > 150 && q[1] < 90 && q[2] < 90), 'the stripped row\'s reason (red text)');
+	// the tooltip of one of its frames
+	const f = await page.evaluate((fr) => {
+		const c = document.getElementById('flamegraph').getBoundingClientRect();
+		const x = window.emberDashboard.frames().filter((q) => q.name === fr).sort((p, q) => q.w - p.w)[0];
+		return x && { x: c.left + x.x + Math.min(x.w / 2, 20), y: c.top + x.y + x.h / 2 };
+	}, frame);
+	await page.evaluate((y) => window.scrollBy(0, y - 300), f ? f.y : 0);
+	const f2 = await page.evaluate((fr) => {
+		const c = document.getElementById('flamegraph').getBoundingClientRect();
+		const x = window.emberDashboard.frames().filter((q) => q.name === fr).sort((p, q) => q.w - p.w)[0];
+		return x && { x: c.left + x.x + Math.min(x.w / 2, 20), y: c.top + x.y + x.h / 2 };
+	}, frame);
+	if (f2) await hoverAt(f2);
+	const tip = await page.evaluate(() => { const e = document.getElementById('fg-tip'); return e.hidden ? '' : e.textContent; });
+	ok(f2 && tip.includes('unresolved: stripped binary, no debug symbols (' + stripped + ')') && /dbgsym/.test(tip),
+	   `the tooltip of a ${frame} frame says why`, tip);
+	await page.mouse.move(5, 5);
+	await page.click('#unres-close');
+	await page.evaluate(() => window.scrollTo(0, 0));
 }

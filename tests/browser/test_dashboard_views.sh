@@ -10,7 +10,9 @@
 #     of the labels; a bad regex clears the highlight;
 #  2. live (root): cells stay put while two refreshes append columns; with the drain paused
 #     (EMBERD_TEST_PAUSE_DRAIN, a test knob of emberd) the page shows the stalled banner with the
-#     time of the last sample and drops "live", and drops the banner when the drain resumes.
+#     time of the last sample and drops "live", and drops the banner when the drain resumes;
+#     a stripped copy of burn: /api/v1/stats and the "unresolved" panel name its file, say it is
+#     stripped and what would name it, with its samples in the graph; its frames' tooltips say why.
 # Screenshots: $OUTPUT/screenshots/views-*.png; with DOCS_SCREENSHOTS=1 also docs/img/*.png.
 . "$(dirname "$0")/../lib.sh"
 require_browser
@@ -64,10 +66,30 @@ BURN=$OUTPUT/workloads/burn
 [ -x "$BURN" ] || { not_ok "live: no $BURN (make workloads)"; done_testing; }
 "$BURN" 90 >/dev/null &
 PIDS+=($!)
+# a stripped copy: its frames stay unresolved, and the page says why (symbols.unresolved_files)
+STRIPPED=$TMP/burn-stripped
+strip -o "$STRIPPED" "$BURN" || not_ok "strip $BURN"
+"$STRIPPED" 90 >/dev/null &
+PIDS+=($!)
 export EMBERD_TEST_PAUSE_DRAIN=$TMP/pause-drain
 if emberd_serve; then
 	sleep 3 # a few columns of history
-	URL=$URL PART=live PAUSE=$EMBERD_TEST_PAUSE_DRAIN DOCS=$DOCS node "$SRCDIR/tests/browser/test_dashboard_views.mjs" |
+	# the API: the stripped copy, by path, with its build-id, the reason and what would name it
+	# (symbolized off the drain thread and published once a tick: polled up to 20 s)
+	python3 - "$URL/api/v1/stats" "$STRIPPED" <<'PY' && ok "live: /api/v1/stats lists the stripped file, why and what would name it" || not_ok "live: /api/v1/stats lists the stripped file"
+import json, sys, time, urllib.request
+u = []
+for _ in range(80):
+    d = json.load(urllib.request.urlopen(sys.argv[1], timeout=5))["symbols"].get("unresolved_files", [])
+    u = [x for x in d if x["path"] == sys.argv[2]]
+    if u:
+        break
+    time.sleep(0.25)
+print("# " + json.dumps(u)[:300])
+sys.exit(0 if u and u[0]["reason"] == "stripped" and u[0]["frame"] == "[burn-stripped]" and
+         len(u[0]["build_id"]) == 40 and "dbgsym" in u[0]["hint"] and u[0]["frames"] > 0 else 1)
+PY
+	URL=$URL PART=live PAUSE=$EMBERD_TEST_PAUSE_DRAIN DOCS=$DOCS STRIPPED=$STRIPPED node "$SRCDIR/tests/browser/test_dashboard_views.mjs" |
 		sed 's/^\(not \)\{0,1\}ok - /&live: /'
 	[ "${PIPESTATUS[0]}" -eq 0 ] || T_FAILS=$((T_FAILS + 1))
 else

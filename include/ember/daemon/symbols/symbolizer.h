@@ -82,7 +82,7 @@ enum unresolved_reason {
 /* "no_mapping", "jit", "not_read", "stripped", "no_symbol", "kernel". Static. */
 const char *unresolved_reason_name(enum unresolved_reason r);
 
-#define SYMBOLIZER_UNRESOLVED_FILES 16
+#define SYMBOLIZER_UNRESOLVED_FILES 64
 
 /*
  * One file (or kind of mapping) whose frames stayed unresolved: the frame the graphs show
@@ -92,7 +92,7 @@ const char *unresolved_reason_name(enum unresolved_reason r);
  */
 struct unresolved_file {
 	char frame[64];
-	char path[192];
+	char path[160];
 	char build_id[41];
 	uint8_t reason;		/* enum unresolved_reason */
 	bool deleted;		/* the mapped file was deleted or replaced since it was mapped */

@@ -801,13 +801,16 @@ function renderUnresolved() {
 	const total = fg.root ? (fg.diff ? fg.root.b : fg.root.a) : 0;
 	const body = $('unres-table').tBodies[0];
 	body.textContent = '';
+	const perFrame = new Map();
+	for (const u of files) perFrame.set(u.frame, (perFrame.get(u.frame) || 0) + 1);
 	for (const u of files) {
 		const tr = body.insertRow();
 		tr.className = 'why-' + u.reason;
 		tr.dataset.frame = u.frame;
 		tr.dataset.reason = u.reason;
 		const n = shares.get(u.frame) || 0;
-		const cells = [u.frame, total ? `${n} samples (${(100 * n / total).toFixed(1)}%)` : '–', String(u.frames),
+		const shared = perFrame.get(u.frame) > 1 ? `, all ${u.frame} frames (${perFrame.get(u.frame)} reasons)` : '';
+		const cells = [u.frame, total ? `${n} samples (${(100 * n / total).toFixed(1)}%${shared})` : '–', String(u.frames),
 			(u.path || '–') + (u.build_id ? `\nbuild-id ${u.build_id}` : '') + (u.deleted ? ' (deleted)' : ''),
 			UNRES_WHY[u.reason] || u.reason, u.hint];
 		cells.forEach((c, i) => {
