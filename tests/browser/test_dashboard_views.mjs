@@ -109,6 +109,19 @@ async function replay() {
 		return { x: p.x, y: p.y, wl: w.left, wr: w.right, rgb: [px[0], px[1], px[2]] };
 	}, lastRow);
 	let png = await shot(page, 'heatmap');
+	// the axes and the legend on the screenshot: dark label ink in the y-axis and in the x-axis
+	// strip under the visible cells, the legend's colour ramp (red of the hottest cell)
+	const boxes = await page.evaluate(() => {
+		const r = (id) => document.getElementById(id).getBoundingClientRect().toJSON();
+		const m = document.getElementById('heatmap'), mr = r('heatmap'), wr = r('heatmap-wrap');
+		const sy = mr.height / m.height, y0 = mr.top + (+m.dataset.rows * +m.dataset.cellH + 2) * sy;
+		return { y: r('hm-yaxis'), legend: r('hm-legend'),
+			 x: { left: Math.max(mr.left, wr.left), right: Math.min(mr.right, wr.right), top: y0, bottom: y0 + 12 * sy } };
+	});
+	const dark = (q) => q[0] < 110 && q[1] < 110 && q[2] < 110;
+	const shown = { y: anyPx(png, boxes.y, dark), x: anyPx(png, boxes.x, dark),
+		legend: anyPx(png, boxes.legend, (q) => q[0] > 100 && q[0] - q[1] > 60 && Math.abs(q[1] - q[2]) <= 4) };
+	ok(shown.y === true && shown.x === true && shown.legend === true, 'the axes\' labels and the legend\'s colours show on the screenshot', JSON.stringify(shown));
 	const seen = png.px(nc.x, nc.y);
 	ok(nc.x > nc.wl && nc.x < nc.wr && nc.x < W && nc.y < H && sameRgb(seen, nc.rgb, 3) && seen[1] < 240,
 	   'the newest column is in view after 30 min of history (on the screenshot)', JSON.stringify({ nc, seen }));
@@ -300,6 +313,19 @@ async function unresolved(stripped) {
 		frame, { timeout: 10000 });
 	await page.evaluate(() => window.scrollTo(0, 0));
 	await page.click('#st-unres-btn');
+	// for docs/img: the panel as it opens, the reason of a stripped file in red on it
+	const why = await page.evaluate(() => {
+		const r = [...document.querySelectorAll('#unres-table tbody tr')].find((x) => x.dataset.reason === 'stripped' &&
+			x.getBoundingClientRect().bottom < window.innerHeight);
+		return r ? r.cells[4].getBoundingClientRect().toJSON() : { top: 0, bottom: 0, left: 0, right: 0 };
+	});
+	await docShot(page, 'dashboard-unresolved.png', {},
+		(png) => anyPx(png, why, (q) => q[0] > 150 && q[1] < 90 && q[2] < 90), 'a stripped file\'s reason (red text)');
+	await page.evaluate((fr) => { // the row in view, as a user scrolls to it
+		const r = [...document.querySelectorAll('#unres-table tbody tr')].find((x) => x.dataset.frame === fr);
+		if (r) r.scrollIntoView({ block: 'center' });
+	}, frame);
+	await sleep(100);
 	const t = await page.evaluate((fr) => {
 		const rows = [...document.querySelectorAll('#unres-table tbody tr')];
 		const r = rows.find((x) => x.dataset.frame === fr);
@@ -314,12 +340,6 @@ async function unresolved(stripped) {
 	const png = await shot(page, 'unresolved');
 	const px = t.row ? png.px(t.row.box.left + t.row.box.width * 0.6, t.row.box.top + t.row.box.height / 2) : [0, 0, 0];
 	ok(t.row && t.row.box.top >= 0 && t.row.box.top + 4 < H, 'the row is on the screenshot', JSON.stringify({ box: t.row && t.row.box, px }));
-	const why = await page.evaluate((fr) => {
-		const r = [...document.querySelectorAll('#unres-table tbody tr')].find((x) => x.dataset.frame === fr);
-		return r ? r.cells[4].getBoundingClientRect().toJSON() : { top: 0, bottom: 0, left: 0, right: 0 };
-	}, frame);
-	await docShot(page, 'dashboard-unresolved.png', { clip: { x: 0, y: 0, width: W, height: Math.min(H, Math.ceil(t.row ? t.row.box.bottom + 40 : H)) } },
-		(png) => anyPx(png, why, (q) => q[0] > 150 && q[1] < 90 && q[2] < 90), 'the stripped row\'s reason (red text)');
 	// the tooltip of one of its frames
 	const f = await page.evaluate((fr) => {
 		const c = document.getElementById('flamegraph').getBoundingClientRect();

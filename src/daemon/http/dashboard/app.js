@@ -803,7 +803,9 @@ function renderUnresolved() {
 	body.textContent = '';
 	const perFrame = new Map();
 	for (const u of files) perFrame.set(u.frame, (perFrame.get(u.frame) || 0) + 1);
-	for (const u of files) {
+	// what the graph shown holds first (its samples), then by frames seen since start
+	const rows = files.slice().sort((x, y) => (shares.get(y.frame) || 0) - (shares.get(x.frame) || 0) || y.frames - x.frames);
+	for (const u of rows) {
 		const tr = body.insertRow();
 		tr.className = 'why-' + u.reason;
 		tr.dataset.frame = u.frame;
@@ -820,7 +822,7 @@ function renderUnresolved() {
 			if (i === 3) td.style.whiteSpace = 'pre-line';
 		});
 	}
-	$('unres-empty').textContent = files.length ? 'Shares are of the flame graph shown below; "frames seen" counts symbolizations since emberd started.'
+	$('unres-empty').textContent = files.length ? 'Sorted by samples in the flame graph shown below, then by "frames seen" (symbolizations since emberd started).'
 		: 'No unresolved frames so far.';
 }
 $('st-unres-btn').addEventListener('click', () => {
