@@ -163,7 +163,9 @@ events=$(perf report -i "$TMP/perf.data" --stdio -F overhead,sample 2>/dev/null 
 # share is 1) it is printed, not asserted: a loaded VM's guest misses timer ticks (ratios of
 # 0.85 to 1.00 measured here; 0.9999 and 1.0000 when quiet, see docs/ember-convert.md)
 perf script -i "$TMP/perf.data" -F cpu,time 2>/dev/null >"$TMP/times"
-python3 - "$got" "$TMP/times" "${events:-0}" <<'PY' && ok "go tool pprof -top total $got = perf's event count $events ns within 1 %" || not_ok "go tool pprof -top total $got vs perf's event count $events ns"
+# What load cannot bend is asserted: the total is perf's event count (1 %) and never more than
+# the recording's CPU time (+2 %): the unit bug gave 28,115 hours for 5 s.
+python3 - "$got" "$TMP/times" "${events:-0}" <<'PY' && ok "go tool pprof -top total $got = perf's event count $events ns within 1 %, at most the CPUs' spans + 2 %" || not_ok "go tool pprof -top total $got vs perf's event count $events ns and the CPUs' spans"
 import sys
 got = sys.argv[1]
 # pprof prints the total with a unit of its choosing: 8.10s, 8000ms, 1.50mins, 2.03hrs
@@ -181,6 +183,6 @@ span = sum(last[c] - first[c] + 1 / 99 for c in first)
 ev = float(sys.argv[3]) / 1e9
 print("# pprof total %.3f s, perf's event count %.3f s, the %d CPUs' spans %.3f s (ratio %.4f)" %
       (s, ev, len(first), span, s / span))
-sys.exit(0 if ev > 0 and abs(s / ev - 1) <= 0.01 else 1)
+sys.exit(0 if ev > 0 and abs(s / ev - 1) <= 0.01 and 0 < s <= span * 1.02 else 1)
 PY
 done_testing
