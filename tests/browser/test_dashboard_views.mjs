@@ -245,6 +245,20 @@ async function replay() {
 	const m2 = await magenta();
 	ok(bad.matched === 0 && m2 === 0 && /^bad regex/.test(bad.text), 'a bad regex clears the old highlight and says so', JSON.stringify({ bad, m2 }));
 	await page.fill('#fg-search', '');
+
+	// the recording's unresolved frames explained: emberd did not symbolize them (replay), perf did
+	await page.evaluate(() => window.scrollTo(0, 0));
+	await page.click('#st-unres-btn');
+	const u = await page.evaluate(() => {
+		const r = [...document.querySelectorAll('#unres-table tbody tr')].find((x) => x.dataset.frame === '[libcrypto.so.3]');
+		const total = Number(document.getElementById('flamegraph').dataset.samples);
+		return { total, row: r && { reason: r.dataset.reason, cells: [...r.cells].map((c) => c.textContent) } };
+	});
+	const m = u.row && /^(\d+) samples \(([\d.]+)%/.exec(u.row.cells[1]);
+	ok(u.row && u.row.reason === 'recorded' && m && +m[1] > 0 && Math.abs(+m[2] - 100 * +m[1] / u.total) < 0.1 &&
+	   +m[2] > 5 && +m[2] < 15 && /perf found no symbol in libcrypto\.so\.3.*debug symbols.*perf script again/.test(u.row.cells[5]),
+	   'the unresolved panel explains [libcrypto.so.3] (~10 % of the graph): perf named no symbol there, and what would', JSON.stringify(u));
+	await page.click('#unres-close');
 }
 
 async function live() {

@@ -770,9 +770,22 @@ function unresolvedOf(name) {
 }
 const UNRES_WHY = { stripped: 'stripped binary, no debug symbols', not_read: 'symbols not read',
 	no_symbol: 'no symbol covers the address', jit: 'JIT code without a perf map',
-	no_mapping: 'address in no mapping', kernel: 'kernel address without a symbol' };
+	no_mapping: 'address in no mapping', kernel: 'kernel address without a symbol',
+	recorded: 'unresolved in the recording', untracked: 'not tracked' };
+const UNRES_RE = /^\[.*\](_\[k\])?$|\+0x[0-9a-f]+$/;
+// an unresolved-looking frame emberd's table does not hold: from a replayed recording (perf named
+// it when the recording was made), or live past the table's 64 files
+function untrackedRow(fr) {
+	const replay = state.mode === 'replay';
+	return { frame: fr, path: '', build_id: '', deleted: false, frames: 0, reason: replay ? 'recorded' : 'untracked',
+		hint: replay ? (fr.endsWith('_[k]') ? 'the recording named no kernel symbol here: record as root, or with kernel.kptr_restrict=0'
+			: fr === '[unknown]' ? 'the recording found no mapping for these addresses (JIT code without a perf map, or a broken unwind)'
+			: `perf found no symbol in ${fr.replace(/^\[|\]$|\+0x[0-9a-f]+$/g, '')} when the recording was made: install its debug symbols (-dbgsym, debuginfo) on that host and run perf script again`)
+			: 'not among the 64 files emberd tracks (those with the most unresolved frames)' };
+}
 function unresolvedNote(name) {
-	const us = unresolvedOf(name);
+	let us = unresolvedOf(name);
+	if (!us.length && UNRES_RE.test(name)) us = [untrackedRow(name.replace(/\+0x[0-9a-f]+$/, ''))];
 	if (!us.length) return '';
 	return us.slice(0, 2).map((u) => `\nunresolved: ${UNRES_WHY[u.reason] || u.reason}${u.path ? ' (' + u.path + ')' : ''}: ${u.hint}`).join('');
 }
@@ -784,7 +797,7 @@ function unresolvedSamples() {
 	while (stack.length) {
 		const [n, seen] = stack.pop();
 		let inner = seen;
-		if (n !== fg.root && /^\[.*\](_\[k\])?$|\+0x[0-9a-f]+$/.test(n.name)) {
+		if (n !== fg.root && UNRES_RE.test(n.name)) {
 			const key = n.name.replace(/\+0x[0-9a-f]+$/, '');
 			if (!seen.has(key)) out.set(key, (out.get(key) || 0) + (fg.diff ? n.b : n.a));
 			inner = new Set(seen).add(key);
@@ -796,8 +809,14 @@ function unresolvedSamples() {
 function renderUnresolved() {
 	const panel = $('unresolved-panel');
 	if (panel.hidden) return;
-	const files = ((state.lastStats || {}).symbols || {}).unresolved_files || [];
+	const files = (((state.lastStats || {}).symbols || {}).unresolved_files || []).slice();
 	const shares = unresolvedSamples();
+	// frames of the graph that look unresolved but that emberd's table does not hold: a replayed
+	// recording (perf named them when it was made) or a file past the table's 64
+	for (const [fr] of shares) {
+		if (files.some((u) => u.frame === fr)) continue;
+		files.push(untrackedRow(fr));
+	}
 	const total = fg.root ? (fg.diff ? fg.root.b : fg.root.a) : 0;
 	const body = $('unres-table').tBodies[0];
 	body.textContent = '';
@@ -812,7 +831,7 @@ function renderUnresolved() {
 		tr.dataset.reason = u.reason;
 		const n = shares.get(u.frame) || 0;
 		const shared = perFrame.get(u.frame) > 1 ? `, all ${u.frame} frames (${perFrame.get(u.frame)} reasons)` : '';
-		const cells = [u.frame, total ? `${n} samples (${(100 * n / total).toFixed(1)}%${shared})` : '–', String(u.frames),
+		const cells = [u.frame, total ? `${n} samples (${(100 * n / total).toFixed(1)}%${shared})` : '–', u.frames ? String(u.frames) : '–',
 			(u.path || '–') + (u.build_id ? `\nbuild-id ${u.build_id}` : '') + (u.deleted ? ' (deleted)' : ''),
 			UNRES_WHY[u.reason] || u.reason, u.hint];
 		cells.forEach((c, i) => {
