@@ -9,11 +9,13 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
 
 #include "ember/core/formats/collapse.h"
 #include "ember/core/base/log.h"
+#include "ember/core/base/sbuf.h"
 #include "ember/core/formats/samples_text.h"
 #include "collapse_run.h"
 
@@ -46,6 +48,123 @@ static void collapse_usage(FILE *f)
 		"Not supported: --inline, --context, --srcline (they need addr2line).\n");
 }
 
+/*
+ * Frames perf left unresolved ("[libfoo.so]": its "[unknown] (/path/libfoo.so)"; "[unknown]"),
+ * summed per name over the stacks that hold them (once per stack), the largest few said with
+ * their share and what would name them (issue 28: "47 % unresolved" said no more).
+ */
+#define UNRES_NAMES 64
+
+struct unres_ent {
+	char name[96];
+	double count;
+};
+
+struct unres_sum {
+	struct unres_ent e[UNRES_NAMES];
+	size_t n;
+	double total, any;	/* all counts; those of stacks with an unresolved frame */
+	unsigned long long dropped; /* names past UNRES_NAMES */
+};
+
+static bool unresolved_frame(const char *f, size_t n)
+{
+	if (n >= 4 && !memcmp(f + n - 4, "_[k]", 4))
+		n -= 4;
+	return n > 2 && f[0] == '[' && f[n - 1] == ']' && !memchr(f, ' ', n);
+}
+
+static int unres_add(const char *stack, size_t len, double count, void *ctx)
+{
+	struct unres_sum *u = ctx;
+	bool seen[UNRES_NAMES] = { false }, any = false;
+	size_t start = 0, i, k;
+
+	u->total += count;
+	for (i = 0; i <= len; i++) {
+		const char *f = stack + start;
+		size_t n = i - start;
+
+		if (i < len && stack[i] != ';')
+			continue;
+		start = i + 1;
+		if (!unresolved_frame(f, n) || n >= sizeof(u->e[0].name))
+			continue;
+		any = true;
+		for (k = 0; k < u->n; k++)
+			if (!strncmp(u->e[k].name, f, n) && !u->e[k].name[n])
+				break;
+		if (k == u->n) {
+			if (u->n == UNRES_NAMES) {
+				u->dropped++;
+				continue;
+			}
+			memcpy(u->e[k].name, f, n);
+			u->e[k].name[n] = '\0';
+			u->e[k].count = 0;
+			u->n++;
+		}
+		if (!seen[k]) { /* once per stack: a share of the samples */
+			seen[k] = true;
+			u->e[k].count += count;
+		}
+	}
+	if (any)
+		u->any += count;
+	return 0;
+}
+
+static int cmp_unres(const void *a, const void *b)
+{
+	double x = ((const struct unres_ent *)a)->count, y = ((const struct unres_ent *)b)->count;
+
+	return (y > x) - (y < x); /* largest first */
+}
+
+static void report_unresolved(const struct collapse_agg *agg)
+{
+	struct unres_sum *u = calloc(1, sizeof(*u));
+	struct sbuf sb = SBUF_INIT;
+	bool unknown = false, file = false, kernel = false;
+	size_t i;
+
+	if (!u)
+		return;
+	(void)collapse_agg__foreach(agg, unres_add, u);
+	if (!u->n || u->total <= 0)
+		goto out;
+	qsort(u->e, u->n, sizeof(u->e[0]), cmp_unres);
+	sbuf_addf(&sb, "%.1f%% of the samples have frames perf left unresolved:", 100 * u->any / u->total);
+	for (i = 0; i < u->n; i++) {
+		const char *nm = u->e[i].name;
+		size_t n = strlen(nm);
+
+		if (i < 5)
+			sbuf_addf(&sb, "%s %s %.1f%%", i ? "," : "", nm, 100 * u->e[i].count / u->total);
+		kernel |= n > 4 && !strcmp(nm + n - 4, "_[k]");
+		unknown |= !strcmp(nm, "[unknown]");
+		file |= !(n > 4 && !strcmp(nm + n - 4, "_[k]")) && strcmp(nm, "[unknown]");
+	}
+	if (u->n > 5)
+		sbuf_addf(&sb, " and %zu more%s", u->n - 5, u->dropped ? " (some not counted)" : "");
+	if (file)
+		sbuf_adds(&sb, ". [file]: perf found no symbol in that file (stripped): install its debug "
+			       "symbols (Debian: its -dbgsym package) where perf script runs, and run "
+			       "perf script again");
+	if (unknown)
+		sbuf_adds(&sb, ". [unknown]: an address in no mapping (JIT code without a "
+			       "/tmp/perf-PID.map, or a broken unwind: build with frame pointers or "
+			       "record with --call-graph dwarf)");
+	if (kernel)
+		sbuf_adds(&sb, ". _[k]: kernel addresses perf could not name (record as root, or "
+			       "with kernel.kptr_restrict=0)");
+	if (!sbuf_error(&sb))
+		log_info("%s", sb.buf);
+out:
+	sbuf_fini(&sb);
+	free(u);
+}
+
 static void report(struct collapse_run *r, const char *name, bool timestamps)
 {
 	const struct collapse_stats *s = &r->stats;
@@ -71,6 +190,8 @@ static void report(struct collapse_run *r, const char *name, bool timestamps)
 	if (r->no_time)
 		log_warn("%llu sample%s without a time skipped (--timestamps needs perf script's "
 			 "time field)", r->no_time, r->no_time == 1 ? "" : "s");
+	if (r->fmt == COLLAPSE_FORMAT_PERF && r->agg && !timestamps)
+		report_unresolved(r->agg);
 }
 
 int cmd_collapse(int argc, char **argv)

@@ -50,6 +50,35 @@ check "collapse --counts samples says so" grep -q "counts are samples ($N)" "$TM
 "$EMBER" collapse --counts bogus "$TMP/perf.txt" >/dev/null 2>&1
 check "collapse --counts bogus: exit 2" [ $? -eq 2 ]
 
+# unresolved frames explained (issue 28): the share of samples under frames perf left unresolved,
+# per file, and what would name them; the folded output stays the script's
+python3 - "$TMP/unk.txt" <<'PY'
+import sys
+recs = [[], ["[unknown] (/usr/lib/x86_64-linux-gnu/libcrypto.so.3)"] * 2, ["[unknown] ([unknown])"], []]
+out = []
+for i, extra in enumerate(recs * 10):
+    out.append("burn 4242 [000] %.6f: 10101010 cpu-clock:pppH: " % (1000 + i / 100))
+    for j, f in enumerate(extra):
+        out.append("\t    7f000000%04x %s" % (j, f))
+    out.append("\t          401111 main+0x1a (/usr/bin/burn)")
+    out.append("\t          2724a __libc_start_call_main+0x7a (/usr/lib/x86_64-linux-gnu/libc.so.6)")
+    out.append("")
+open(sys.argv[1], "w").write("\n".join(out) + "\n")
+PY
+"$EMBER" collapse "$TMP/unk.txt" >"$TMP/unk.folded" 2>"$TMP/err"
+check "collapse: 50.0% of samples under unresolved frames, per file" \
+	grep -qF "50.0% of the samples have frames perf left unresolved: [libcrypto.so.3] 25.0%, [unknown] 25.0%" "$TMP/err"
+check "collapse: what would name them (debug symbols, perf script again; a perf map)" \
+	bash -c "grep -q 'dbgsym package) where perf script runs, and run perf script again' '$TMP/err' && grep -q 'perf-PID.map' '$TMP/err'"
+"$EMBER" collapse -j 2 --chunk-bytes 300 "$TMP/unk.txt" 2>"$TMP/err" >"$TMP/unk2.folded"
+check "collapse -j 2: the same output and the same explanation" \
+	bash -c "cmp -s '$TMP/unk2.folded' '$TMP/unk.folded' && grep -qF '[libcrypto.so.3] 25.0%, [unknown] 25.0%' '$TMP/err'"
+"$EMBER" collapse "$TMP/perf.txt" 2>"$TMP/err" >/dev/null
+check "collapse: nothing said when every frame resolved" bash -c "! grep -q unresolved '$TMP/err'"
+if command -v perl >/dev/null && [ -f "$SC" ]; then
+	check "collapse with unresolved frames is byte-identical to stackcollapse-perf.pl" cmp -s "$TMP/unk.folded" <(perl "$SC" "$TMP/unk.txt")
+fi
+
 # 2. raw perf script where folded stacks are expected: exit 2, and the next step
 for cmd in "diff $TMP/perf.txt $TMP/perf.txt" "convert --to pprof $TMP/perf.txt" "flamegraph $TMP/perf.txt"; do
 	# shellcheck disable=SC2086

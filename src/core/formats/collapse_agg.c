@@ -230,6 +230,22 @@ static void add_entry(const struct collapse_agg *a, const struct agg_entry *e, s
 	sbuf_addc(sb, '\n');
 }
 
+int collapse_agg__foreach(const struct collapse_agg *a,
+			  int (*fn)(const char *stack, size_t len, double count, void *ctx), void *ctx)
+{
+	size_t i;
+	int r;
+
+	for (i = 0; i < a->n; i++) {
+		const struct agg_entry *e = &a->e[i];
+
+		r = fn(a->arena + e->off, e->len, e->huge ? e->count_f : (double)e->count, ctx);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
 int collapse_agg__write(const struct collapse_agg *a, bool sorted, struct sbuf *sb)
 {
 	size_t *idx = order(a, sorted), i;

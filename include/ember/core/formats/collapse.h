@@ -198,6 +198,10 @@ int collapse_agg_sample_cb(const struct collapse_sample *s, void *ctx);
 int collapse_agg__merge(struct collapse_agg *dst, const struct collapse_agg *src);
 
 size_t collapse_agg__nr_stacks(const struct collapse_agg *a);
+/* Calls @fn(@stack, @len, @count, @ctx) for every stack, in first-seen order; a nonzero return
+ * stops the walk and is returned. */
+int collapse_agg__foreach(const struct collapse_agg *a,
+			  int (*fn)(const char *stack, size_t len, double count, void *ctx), void *ctx);
 /* Bytes of memory held. */
 size_t collapse_agg__mem_bytes(const struct collapse_agg *a);
 
