@@ -344,10 +344,15 @@ void sym_note_unresolved(struct symbolizer *s, const struct proc *p, const struc
 	struct unresolved_file *u;
 	uint32_t i, slot = 0;
 
+	/* what the graphs show for those that are no file: "[vdso]" ("vdso+0x.."), "[unknown]" */
+	if (m && m->kind == PROCMAPS_VDSO)
+		frame = s->o.addr_offsets ? "vdso" : "[vdso]";
+	else if (!frame)
+		frame = "[unknown]";
 	for (i = 0; i < s->nr_unres; i++) {
 		u = &s->unres[i];
 		if (u->reason == why && s->unres_dev[i] == dev && s->unres_ino[i] == ino &&
-		    (file || !strcmp(u->frame, frame ? frame : "[unknown]"))) {
+		    (file || !strcmp(u->frame, frame))) {
 			u->frames++;
 			return;
 		}
@@ -376,10 +381,7 @@ void sym_note_unresolved(struct symbolizer *s, const struct proc *p, const struc
 			sym_sanitize(s->name.buf, s->name.len);
 			copy_text(u->frame, sizeof(u->frame), s->name.buf, s->name.len);
 		}
-	} else if (m && m->kind == PROCMAPS_VDSO) {
-		copy_text(u->frame, sizeof(u->frame), "[vdso]", 6);
 	} else {
-		frame = frame ? frame : "[unknown]";
 		copy_text(u->frame, sizeof(u->frame), frame, strlen(frame));
 	}
 	if (m && p && m->path_len)
