@@ -903,6 +903,11 @@ static void test_jit(void **state)
 	s = symbolizer__new(&o, st);
 	ips[0] = addr_of(&c, "jit_alpha") + 9;
 	assert_string_equal(user_stack(s, st, (uint32_t)c.pid, ips, 1), "[unknown]");
+	/* and why: JIT code no perf map names, not "no mapping" */
+	symbolizer__stats(s, &ss);
+	assert_int_equal(ss.nr_unresolved_files, 1);
+	assert_string_equal(ss.unresolved_files[0].frame, "[unknown]");
+	assert_int_equal(ss.unresolved_files[0].reason, UNRESOLVED_JIT);
 	symbolizer__free(s);
 	/* the 0x-prefixed variant, with malformed lines skipped and counted */
 	o.perf_maps = true;
