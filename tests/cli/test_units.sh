@@ -180,6 +180,10 @@ if replay_start "$TMP/burn.txt"; then
 else
 	not_ok "emberd --replay of the real recording serves"
 fi
+# convert of the same recording: pprof's samples/count total is perf report's sample count
+"$EMBER" collapse "$TMP/burn.txt" 2>/dev/null | "$EMBER" convert --to pprof -o "$TMP/burn.pb.gz" 2>/dev/null
+got=$(totals "$TMP/burn.pb.gz")
+check "convert of a real recording: pprof's samples ${got%% *} = perf report's $want" [ "${got%% *}" = "$want" ]
 # the CPU time of the whole host (-a)
 perf record -q -F 99 -a -g -o "$TMP/perf.data" -- sleep 4 >/dev/null 2>&1
 perf script -i "$TMP/perf.data" >"$TMP/real.txt" 2>/dev/null
