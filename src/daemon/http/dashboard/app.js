@@ -773,6 +773,9 @@ const UNRES_WHY = { stripped: 'stripped binary, no debug symbols', not_read: 'sy
 	no_mapping: 'address in no mapping', kernel: 'kernel address without a symbol',
 	recorded: 'unresolved in the recording', untracked: 'not tracked' };
 const UNRES_RE = /^\[.*\](_\[k\])?$|\+0x[0-9a-f]+$/;
+// emberd's own markers look alike but name no file: a cut stack, a lost one, idle, no group
+const MARKER_RE = /^\[(truncated|stack collision|lost stack|idle|none)\](_\[k\])?$/;
+const looksUnresolved = (name) => UNRES_RE.test(name) && !MARKER_RE.test(name);
 // an unresolved-looking frame emberd's table does not hold: from a replayed recording (perf named
 // it when the recording was made), or live past the table's 64 files
 function untrackedRow(fr) {
@@ -785,7 +788,7 @@ function untrackedRow(fr) {
 }
 function unresolvedNote(name) {
 	let us = unresolvedOf(name);
-	if (!us.length && UNRES_RE.test(name)) us = [untrackedRow(name.replace(/\+0x[0-9a-f]+$/, ''))];
+	if (!us.length && looksUnresolved(name)) us = [untrackedRow(name.replace(/\+0x[0-9a-f]+$/, ''))];
 	if (!us.length) return '';
 	return us.slice(0, 2).map((u) => `\nunresolved: ${UNRES_WHY[u.reason] || u.reason}${u.path ? ' (' + u.path + ')' : ''}: ${u.hint}`).join('');
 }
@@ -797,7 +800,7 @@ function unresolvedSamples() {
 	while (stack.length) {
 		const [n, seen] = stack.pop();
 		let inner = seen;
-		if (n !== fg.root && UNRES_RE.test(n.name)) {
+		if (n !== fg.root && looksUnresolved(n.name)) {
 			const key = n.name.replace(/\+0x[0-9a-f]+$/, '');
 			if (!seen.has(key)) out.set(key, (out.get(key) || 0) + (fg.diff ? n.b : n.a));
 			inner = new Set(seen).add(key);
