@@ -23,6 +23,7 @@
 
 #include <bpf/libbpf.h>
 
+#include "ember/core/base/heap.h"
 #include "ember/core/base/clock.h"
 #include "ember/core/base/log.h"
 #include "ember/core/base/sbuf.h"
@@ -56,6 +57,8 @@
 #ifndef MAX
 #define MAX(a, b) ((a) > (b) ? (a) : (b))
 #endif
+/* heap_trim() once a second when malloc keeps more than this free (and an eighth of what is used) */
+#define HEAP_TRIM_MIN_FREE (8u << 20)
 
 struct emberd {
 	struct ember_config cfg;
@@ -496,6 +499,8 @@ static void work_run(void *ctx, void *item)
 			__atomic_store_n(&d->published_ns, mono_ns(), __ATOMIC_RELAXED);
 		}
 		report_drops(d, false);
+		/* free pages left in malloc's arenas by renders and batches back to the kernel */
+		(void)heap_trim(mono_ns(), HEAP_TRIM_MIN_FREE);
 		break;
 	case W_UNWIND:
 		__atomic_store_n(&d->unwind_queued, false, __ATOMIC_RELAXED);

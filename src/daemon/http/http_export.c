@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "ember/daemon/http/http.h"
+#include "ember/core/base/heap.h"
 #include "ember/core/base/clock.h"
 #include "ember/core/base/log.h"
 #include "ember/daemon/http/metrics.h"
@@ -118,7 +119,11 @@ static const struct family_def {
 	{ "ember_heap_in_use_bytes", METRIC_GAUGE,
 	  "Heap bytes allocated and in use (glibc mallinfo2: every arena, mmapped chunks too)." },
 	{ "ember_heap_free_bytes", METRIC_GAUGE,
-	  "Heap bytes freed but kept by malloc (part of the resident set)." },
+	  "Heap bytes freed but kept by malloc (resident until trimmed)." },
+	{ "ember_heap_trims_total", METRIC_COUNTER,
+	  "Times the worker gave malloc's free pages back to the kernel (malloc_trim)." },
+	{ "ember_heap_trimmed_bytes_total", METRIC_COUNTER,
+	  "Resident bytes those trims gave back." },
 	{ "ember_http_requests_total", METRIC_COUNTER, "HTTP requests, by endpoint and status." },
 	{ "ember_http_response_bytes_total", METRIC_COUNTER,
 	  "HTTP response body bytes sent (responses taken to the end)." },
@@ -871,18 +876,6 @@ out:
 /* ------------------------------------------------------------------------------------------ */
 /* GET /metrics */
 
-void http_heap_stats(struct http_heap *ret)
-{
-#if defined(__GLIBC__) && __GLIBC_PREREQ(2, 33)
-	struct mallinfo2 mi = mallinfo2();
-
-	*ret = (struct http_heap){ .in_use_bytes = mi.uordblks + mi.hblkhd,
-				   .free_bytes = mi.fordblks };
-#else
-	*ret = (struct http_heap){ 0 };
-#endif
-}
-
 static int handle_metrics(struct http_server *srv, struct http_request *req,
 			  struct http_response *resp)
 {
@@ -922,12 +915,15 @@ static int handle_metrics(struct http_server *srv, struct http_request *req,
 			ember_metrics_export(m, pub.exporters);
 	}
 	{
-		struct http_heap h;
+		struct heap_stats h;
 
-		http_heap_stats(&h);
+		heap_stats(&h);
 		set1(m, "ember_heap_in_use_bytes", METRIC_GAUGE, NULL, NULL,
 		     (double)h.in_use_bytes);
 		set1(m, "ember_heap_free_bytes", METRIC_GAUGE, NULL, NULL, (double)h.free_bytes);
+		set1(m, "ember_heap_trims_total", METRIC_COUNTER, NULL, NULL, (double)h.trims);
+		set1(m, "ember_heap_trimmed_bytes_total", METRIC_COUNTER, NULL, NULL,
+		     (double)h.trimmed_bytes);
 	}
 	if (http_server__liveness(srv)) {
 		struct liveness_state ls;

@@ -258,10 +258,6 @@ uint64_t http_server__published_at(struct http_server *s);
  * in use (mmapped chunks included), and bytes freed but kept by malloc (what RSS holds beyond
  * the first). Zero without glibc 2.33+, and under ASan (its allocator is not glibc's). Takes each
  * arena's lock while it walks its free lists. */
-struct http_heap {
-	uint64_t in_use_bytes, free_bytes;
-};
-void http_heap_stats(struct http_heap *ret);
 
 /* --- for handlers ---------------------------------------------------------------------------- */
 
