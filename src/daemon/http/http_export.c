@@ -497,6 +497,9 @@ void ember_metrics_sampler(struct metrics *m, const struct sampler_stats *st)
 		set1(m, "ember_sampler_events_total", METRIC_COUNTER, "kind", events[i].kind,
 		     FIELD(events[i].off));
 #undef FIELD
+	for (i = 0; i < SAMPLER_STOP_REASONS; i++)
+		set1(m, "ember_user_walk_stops_total", METRIC_COUNTER, "reason",
+		     sampler_stop_name((unsigned int)i), (double)st->user_stops[i]);
 	set1(m, "ember_sampler_drains_total", METRIC_COUNTER, NULL, NULL, (double)st->drains);
 	set1(m, "ember_sampler_drain_seconds_total", METRIC_COUNTER, NULL, NULL,
 	     (double)st->drain_ns_total / 1e9);

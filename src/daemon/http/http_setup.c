@@ -47,6 +47,7 @@ static void stats_hook(struct sbuf *j, void *ctx)
 	const struct symbolizer_stats *y = &pub.symbols;
 	const struct unwind_stats *w = &pub.unwind;
 	uint64_t frames, unresolved;
+	unsigned int i;
 	double age;
 
 	if (!http_server__published(srv, &pub))
@@ -65,7 +66,7 @@ static void stats_hook(struct sbuf *j, void *ctx)
 		  "\"ringbuf_bytes\": %u, \"ring_bytes\": %llu, \"ring_bytes_per_sample\": %.1f, "
 		  "\"bpf_calls\": %llu, \"bpf_calls_per_s\": %.2f, "
 		  "\"user_fp_walks\": %llu, \"user_truncated\": %llu, "
-		  "\"lost_in_bpf\": %llu}, ",
+		  "\"lost_in_bpf\": %llu, ",
 		  U(a->samples), U(a->idle), U(a->delivered), U(a->lost), U(a->kern_efault),
 		  U(a->user_efault), U(a->kern_other), U(a->user_other), U(a->ringbuf_drops),
 		  U(a->untimed), U(a->bad_records), U(a->pending_drops), U(a->events_lost),
@@ -77,6 +78,12 @@ static void stats_hook(struct sbuf *j, void *ctx)
 		      : 0.0,
 		  U(a->bpf_calls), a->bpf_calls_per_s, U(a->user_fp_walks), U(a->user_truncated),
 		  U(a->lost_in_bpf));
+	/* why user walks stopped short: the [truncated] stacks, by reason */
+	sbuf_addf(j, "\"user_stops\": {");
+	for (i = 0; i < SAMPLER_STOP_REASONS; i++)
+		sbuf_addf(j, "%s\"%s\": %llu", i ? ", " : "", sampler_stop_name(i),
+			  U(a->user_stops[i]));
+	sbuf_addf(j, "}}, ");
 	frames = y->kernel_frames + y->user_frames;
 	unresolved = y->kernel_unresolved + y->user_unresolved;
 	sbuf_addf(j,

@@ -857,6 +857,39 @@ out:
 }
 
 /* The BPF program's per-CPU counters summed into @sum (last_pid etc. left 0); -errno. */
+_Static_assert(SAMPLER_STOP_REASONS == EMBER_STOP_NR, "stop reasons: sampler.h and bpf_shared.h");
+
+const char *sampler_stop_name(unsigned int reason)
+{
+	static const char *const names[EMBER_STOP_NR] = {
+		[EMBER_STOP_OTHER] = "other",		[EMBER_STOP_NO_TABLE] = "no_table",
+		[EMBER_STOP_NO_ROW] = "no_row",		[EMBER_STOP_NO_RULE] = "no_rule",
+		[EMBER_STOP_UNMAPPED] = "unmapped",	[EMBER_STOP_UNREADABLE] = "unreadable",
+		[EMBER_STOP_DEPTH] = "depth",		[EMBER_STOP_LOOP] = "loop",
+	};
+
+	return reason < EMBER_STOP_NR ? names[reason] : "?";
+}
+
+/* Adds the walks stopped short, by reason, summed over CPUs, to @ret. */
+static int read_walk_stops(struct sampler *s, uint64_t *ret)
+{
+	struct ember_walk_stops *per = calloc((size_t)s->nr_cpus, sizeof(*per));
+	__u32 zero = 0;
+	int i, k, err = 0;
+
+	if (!per)
+		return -ENOMEM;
+	STAT_ADD(s, bpf_calls, 1);
+	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.walk_stops), &zero, per))
+		err = -errno;
+	for (i = 0; !err && i < s->nr_cpus; i++)
+		for (k = 0; k < EMBER_STOP_NR; k++)
+			ret[k] += per[i].n[k];
+	free(per);
+	return err;
+}
+
 static int read_bpf_stats(struct sampler *s, struct ember_bpf_stats *sum)
 {
 	/* zeroed: valgrind cannot see the kernel fill the per-CPU values */
@@ -972,6 +1005,7 @@ void sampler__stats(struct sampler *s, struct sampler_stats *ret)
 		ret->user_fp_walks += bs.user_fp_walks;
 		ret->user_truncated += bs.user_truncated;
 	}
+	(void)read_walk_stops(s, ret->user_stops); /* zeros on failure: bpf_calls counts it */
 	STAT_ADD(s, bpf_calls, 1);
 	if (!bpf_obj_get_info_by_fd(bpf_program__fd(s->skel->progs.do_sample), &info, &len)) {
 		ret->prog_run_ns = info.run_time_ns;

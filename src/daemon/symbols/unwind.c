@@ -314,10 +314,14 @@ static int make_room(struct unwinder *u, uint32_t len, uint32_t *ret)
 /* The 8-byte form of @r (bpf_shared.h); a rule it cannot hold becomes EMBER_CFA_NONE. */
 static struct ember_unwind_prow pack_row(const struct ember_unwind_row *r, uint64_t *ret_lossy)
 {
-	struct ember_unwind_prow p = { .pc = r->pc, .rule = EMBER_CFA_NONE };
+	struct ember_unwind_prow p = { .pc = r->pc, .rule = EMBER_PROW_NONE_RULE };
 	int32_t cfa = r->cfa_off, bp = r->bp_off;
 	uint32_t type = r->cfa_type, bpt = r->bp_type;
 
+	/* a gap (no FDE) stays rule 0, a rule the walker cannot express is told apart: the walk
+	 * counts a stop there as no_row or no_rule (EMBER_STOP_*) */
+	if (type == EMBER_CFA_NONE && r->cfa_off != CFI_NONE_GAP)
+		return p;
 	if (type == EMBER_CFA_NONE || type == EMBER_CFA_SIGNAL || type == EMBER_CFA_END)
 		cfa = 0, bp = 0, bpt = EMBER_BP_SAME;
 	if (type == EMBER_CFA_PLT) {

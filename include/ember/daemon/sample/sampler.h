@@ -68,6 +68,12 @@ struct sampler_group {
 /* Borrowed data: valid during the call only. Return 0 to go on, < 0 to abort the drain. */
 typedef int (*sampler_group_fn)(const struct sampler_group *g, void *ctx);
 
+/* Reasons a user walk stops short (EMBER_STOP_* in bpf_shared.h), for sampler_stats.user_stops. */
+#define SAMPLER_STOP_REASONS 8
+
+/* The reason's name in /api/v1/stats and /metrics ("no_table", "depth", ...): static. */
+const char *sampler_stop_name(unsigned int reason);
+
 struct sampler_stats {
 	uint64_t samples;		/* BPF program samples (sum over CPUs) */
 	uint64_t idle;
@@ -81,6 +87,7 @@ struct sampler_stats {
 	uint64_t exit_drops;		/* ... lost (ring buffer full): found later by the checks */
 	uint64_t user_fp_walks;		/* user stacks by frame pointer: the process had no tables */
 	uint64_t user_truncated;	/* user stacks the walk could not finish */
+	uint64_t user_stops[SAMPLER_STOP_REASONS]; /* ... by why: sampler_stop_name() */
 	bool exec_notify;		/* gauge: the sched_process_exec program is attached */
 	bool exit_notify;		/* gauge: the sched_process_exit program is attached */
 	uint64_t untimed;		/* samples delivered with the drain's time (none: kept for the
