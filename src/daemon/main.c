@@ -69,6 +69,7 @@ struct emberd {
 	struct shutdown_guard *guard;	/* SIGTERM/SIGINT, with a deadline */
 	int gfd;			/* the guard's eventfd */
 	const char *pause_path;		/* $EMBERD_TEST_PAUSE_DRAIN: no drain while it exists */
+	bool pretend_no_loop;		/* $EMBERD_PRETEND_NO_BPF_LOOP=1: sample as without bpf_loop() */
 	bool paused;
 	struct security_files sec; /* the token and TLS files the server uses */
 
@@ -859,6 +860,21 @@ static int sampling_setup(struct emberd *d)
 	d->sink = store_sink__new(d->store, d->sym_st);
 	if (!d->sink)
 		return log_errno(-errno, "cannot create the store's sink");
+	/* a kernel without bpf_loop() (< 5.17: Debian 11, Ubuntu 22.04's GA kernel) cannot run the
+	 * walker: sample anyway, by frame pointer, and say once what that costs.
+	 * EMBERD_PRETEND_NO_BPF_LOOP=1 takes that path on any kernel (test_degraded.sh) */
+	r = sampler_probe_walker();
+	if (d->pretend_no_loop || r == 0) {
+		so.fp_only = true;
+		so.unwind_rows = 0;
+		log_warn("kernel has no bpf_loop() (Linux < 5.17)%s: user stacks by frame pointer "
+			 "only, without unwind tables or Python frames; programs built without "
+			 "frame pointers (most distribution packages) lose their callers: their "
+			 "stacks end after 1-3 frames",
+			 d->pretend_no_loop ? " [EMBERD_PRETEND_NO_BPF_LOOP]" : "");
+	} else if (r < 0) {
+		log_debug("bpf_loop() probe failed (%s): trying the BPF walker", strerror(-r));
+	}
 	r = sampler__new(&so, &d->sampler, err, sizeof(err));
 	if (r) {
 		log_error("cannot start sampling: %s", err);
@@ -873,7 +889,7 @@ static int sampling_setup(struct emberd *d)
 				 "%s", strerror(errno));
 		ingest__set_unwinder(d->ingest, d->unwind);
 	}
-	if (d->cfg.python) {
+	if (d->cfg.python && !so.fp_only) {
 		struct python_opts po = PYTHON_OPTS_DEFAULT;
 
 		po.lines = d->cfg.python_lines;
@@ -972,6 +988,8 @@ int main(int argc, char **argv)
 	libbpf_set_print(libbpf_log);
 	d.start_ns = mono_ns();
 	liveness_init(&d.live, d.cfg.tick_ms * 1000000ULL, d.cfg.include_idle);
+	d.pretend_no_loop = getenv("EMBERD_PRETEND_NO_BPF_LOOP") &&
+			    !strcmp(getenv("EMBERD_PRETEND_NO_BPF_LOOP"), "1");
 	d.pause_path = getenv("EMBERD_TEST_PAUSE_DRAIN");
 	if (d.pause_path && !d.pause_path[0])
 		d.pause_path = NULL;

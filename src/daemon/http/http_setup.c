@@ -79,6 +79,8 @@ static void stats_hook(struct sbuf *j, void *ctx)
 		  U(a->bpf_calls), a->bpf_calls_per_s, U(a->user_fp_walks), U(a->user_truncated),
 		  U(a->lost_in_bpf));
 	/* why user walks stopped short: the [truncated] stacks, by reason */
+	/* how user stacks are walked: the BPF walker, or frame pointers (no bpf_loop()) */
+	sbuf_addf(j, "\"user_walker\": \"%s\", ", a->fp_only ? "frame_pointer" : "bpf");
 	sbuf_addf(j, "\"user_stops\": {");
 	for (i = 0; i < SAMPLER_STOP_REASONS; i++)
 		sbuf_addf(j, "%s\"%s\": %llu", i ? ", " : "", sampler_stop_name(i),

@@ -29,6 +29,7 @@
 struct sampler {
 	struct sampler_opts o;
 	struct sampler_bpf *skel;
+	struct bpf_program *prog;	/* do_sample, or do_sample_fp (o.fp_only) */
 	struct ring_buffer *rb;
 	int nr_cpus;			/* possible CPUs */
 	struct bpf_link **links;	/* per possible CPU; NULL: not attached */
@@ -185,7 +186,7 @@ static int attach_cpu(struct sampler *s, int cpu)
 	fd = perf_open(s, cpu, s->hw);
 	if (fd < 0)
 		return fd;
-	link = bpf_program__attach_perf_event(s->skel->progs.do_sample, fd);
+	link = bpf_program__attach_perf_event(s->prog, fd);
 	if (!link) {
 		err = -errno;
 		close(fd); /* the link owns fd only on success */
@@ -518,6 +519,13 @@ static int explain_perf(int err, int cpu, char *errbuf, size_t errlen, uint64_t 
 	return err;
 }
 
+int sampler_probe_walker(void)
+{
+	int r = libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL);
+
+	return r < 0 ? r : r > 0;
+}
+
 int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *errbuf,
 		 size_t errlen)
 {
@@ -571,6 +579,17 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 	if (!s->skel) {
 		err = -errno;
 		(void)errbuf_set(errbuf, errlen, 0, "cannot open the BPF skeleton: %s",
+				 strerror(-err));
+		goto err_out;
+	}
+	/* one of the two sampling programs is loaded: the one without the walker where the
+	 * kernel lacks bpf_loop() (its verifier would refuse the other) */
+	if (o->unwind_from)
+		s->o.fp_only = o->unwind_from->o.fp_only;
+	s->prog = s->o.fp_only ? s->skel->progs.do_sample_fp : s->skel->progs.do_sample;
+	if ((err = bpf_program__set_autoload(s->skel->progs.do_sample, !s->o.fp_only)) ||
+	    (err = bpf_program__set_autoload(s->skel->progs.do_sample_fp, s->o.fp_only))) {
+		(void)errbuf_set(errbuf, errlen, 0, "cannot choose the BPF program: %s",
 				 strerror(-err));
 		goto err_out;
 	}
@@ -1007,13 +1026,14 @@ void sampler__stats(struct sampler *s, struct sampler_stats *ret)
 	}
 	(void)read_walk_stops(s, ret->user_stops); /* zeros on failure: bpf_calls counts it */
 	STAT_ADD(s, bpf_calls, 1);
-	if (!bpf_obj_get_info_by_fd(bpf_program__fd(s->skel->progs.do_sample), &info, &len)) {
+	if (!bpf_obj_get_info_by_fd(bpf_program__fd(s->prog), &info, &len)) {
 		ret->prog_run_ns = info.run_time_ns;
 		ret->prog_run_cnt = info.run_cnt;
 		ret->prog_id = info.id;
 		ret->prog_verified_insns = info.verified_insns;
 	}
 	ret->ringbuf_bytes = s->o.ringbuf_bytes;
+	ret->fp_only = s->o.fp_only;
 }
 
 /* --- unwind tables ----------------------------------------------------------------------- */

@@ -40,6 +40,9 @@ struct sampler_opts {
 	const struct sampler *unwind_from; /* a capture's sampler: walk with this one's tables */
 	uint32_t python_procs; /* Python processes the walker knows (max_entries); 0: 4096 */
 	bool python_lines;     /* record where each Python frame was (for file:line) */
+	bool fp_only;	       /* no BPF walker (sampler_probe_walker() == 0): user stacks by the
+				  kernel's frame-pointer walk, no unwind tables, no Python frames;
+				  a capture's sampler follows unwind_from's */
 };
 
 /* One (pid, tid, comm, cgroup, kernel stack, user stack) with the times of its samples in this
@@ -114,9 +117,16 @@ struct sampler_stats {
 	uint32_t prog_id;		/* the BPF program's id (bpftool prog show id N) */
 	uint32_t prog_verified_insns;	/* instructions the verifier processed to accept it */
 	uint32_t ringbuf_bytes;		/* the ring buffer's size */
+	bool fp_only;			/* gauge: sampler_opts.fp_only (no BPF walker) */
 };
 
 struct sampler; /* opaque */
+
+/*
+ * Whether the kernel can run the BPF walker of user stacks: 1 yes, 0 no (it lacks bpf_loop(),
+ * Linux < 5.17: sampler_opts.fp_only then), -errno when the probe itself failed.
+ */
+int sampler_probe_walker(void);
 
 /*
  * Opens, sizes, loads and attaches on every online CPU. 0 and *ret_s, or -errno with a one-line
