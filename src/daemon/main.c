@@ -45,6 +45,7 @@
 #include "ember/daemon/service/service.h"
 #include "ember/daemon/store/store.h"
 #include "ember/daemon/store/store_sink.h"
+#include "ember/daemon/symbols/dbgfetch.h"
 #include "ember/daemon/symbols/kresolve.h"
 #include "ember/daemon/symbols/python.h"
 #include "ember/daemon/symbols/symbolizer.h"
@@ -79,6 +80,8 @@ struct emberd {
 	struct kresolve *kres;	/* NULL: kernel symbols from /proc/kallsyms */
 	struct strtab *sym_st;	/* the symbolizer's names (main thread only) */
 	struct unwinder *unwind;	/* the BPF walker's tables; NULL: frame pointers only */
+	struct dbgfetch *fetch;		/* debuginfod; NULL: DEBUGINFOD_URLS unset, or off */
+	char debug_dirs[2 * EMBER_PATH_MAX]; /* symbols.debug_dirs and the debuginfod folder */
 	bool unwind_pending;		/* atomic: processes wait for tables: work again soon */
 	bool unwind_queued;		/* atomic: a W_UNWIND is queued */
 	struct workq *wq;		/* the worker: naming, tables, housekeeping */
@@ -834,6 +837,29 @@ static int sampling_setup(struct emberd *d)
 	yo.max_pids = d->cfg.max_pids;
 	yo.debug_dirs = d->cfg.debug_dirs;
 	uo.debug_dir = d->cfg.debug_dirs; /* the CFI of a debug file found by build-id too */
+	/* debug files from the host's debuginfod servers (DEBUGINFOD_URLS, as perf and gdb read
+	 * it), fetched on the worker into a folder searched as one more debug dir */
+	if (d->cfg.debuginfod) {
+		struct dbgfetch_opts fo = { .cache_dir = d->cfg.debuginfod_cache,
+					    .max_bytes = d->cfg.debuginfod_cache_bytes,
+					    .timeout_ms = (uint32_t)d->cfg.debuginfod_timeout_ms };
+
+		d->fetch = dbgfetch__new(&fo);
+		if (d->fetch) {
+			snprintf(d->debug_dirs, sizeof(d->debug_dirs), "%s%s%s", d->cfg.debug_dirs,
+				 d->cfg.debug_dirs[0] ? ":" : "", dbgfetch__dir(d->fetch));
+			yo.debug_dirs = uo.debug_dir = d->debug_dirs;
+			yo.fetch = uo.fetch = d->fetch;
+			log_info("debug files of stripped programs from debuginfod ('%s'), kept in "
+				 "'%s' (up to %llu MiB, %llu ms a fetch)",
+				 getenv("DEBUGINFOD_URLS"), dbgfetch__dir(d->fetch),
+				 (unsigned long long)(d->cfg.debuginfod_cache_bytes >> 20),
+				 (unsigned long long)d->cfg.debuginfod_timeout_ms);
+		} else if (errno != ENOENT) {
+			log_warn("no debuginfod: cannot use '%s' for its files: %s, ignoring",
+				 d->cfg.debuginfod_cache, strerror(errno));
+		}
+	}
 	yo.addr_offsets = d->cfg.addr_offsets;
 	yo.max_elfs = d->cfg.max_elfs;
 	yo.max_perfmap_bytes = d->cfg.max_perfmap_bytes;
@@ -933,6 +959,7 @@ static void emberd_fini(struct emberd *d)
 	python__free(d->py);
 	sampler__free(d->sampler);
 	symbolizer__free(d->sym);
+	dbgfetch__free(d->fetch); /* after its two users */
 	kresolve__free(d->kres);
 	store_sink__free(d->sink);
 	ingest__free(d->ingest);

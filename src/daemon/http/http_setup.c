@@ -116,6 +116,20 @@ static void stats_hook(struct sbuf *j, void *ctx)
 		  U(y->perfmap_skip_too_big), U(y->perfmap_skip_owner), U(y->perfmap_skip_error),
 		  U(y->elf_too_big), U(y->elf_short_reads), U(y->elf_debug_refused),
 		  U(y->elf_changed), U(y->elf_mem_evictions), U(y->elf_mem_refused));
+	/* debuginfod (dbgfetch.h): null when DEBUGINFOD_URLS is unset or symbols.debuginfod off */
+	if (y->debuginfod)
+		sbuf_addf(j,
+			  "\"debuginfod\": {\"fetches\": %llu, \"fetched_bytes\": %llu, "
+			  "\"cached\": %llu, \"not_found\": %llu, \"timeouts\": %llu, "
+			  "\"errors\": %llu, \"skipped\": %llu, \"evictions\": %llu, "
+			  "\"cache_bytes\": %llu, \"fetch_ms_total\": %.1f, "
+			  "\"images_named\": %llu}, ",
+			  U(y->fetch.fetches), U(y->fetch.fetched_bytes), U(y->fetch.cached),
+			  U(y->fetch.not_found), U(y->fetch.timeouts), U(y->fetch.errors),
+			  U(y->fetch.skipped), U(y->fetch.evictions), U(y->fetch.cache_bytes),
+			  (double)y->fetch.fetch_ns / 1e6, U(y->elf_debuginfod));
+	else
+		sbuf_addf(j, "\"debuginfod\": null, ");
 	files_json(j, &pub);
 	/* the ingest's [filter] and the server's bearer check: samples excluded, requests refused
 	 */
@@ -155,6 +169,7 @@ static void stats_hook(struct sbuf *j, void *ctx)
 			  "\"unwind\": {\"rows_capacity\": %llu, \"rows_used\": %llu, \"bytes\": %llu, "
 			  "\"tables\": %llu, \"tables_empty\": %llu, \"builds\": %llu, "
 			  "\"build_ms_total\": %.1f, \"build_failures\": %llu, \"build_shared\": %llu, "
+			  "\"debuginfod\": %llu, "
 			  "\"evictions\": %llu, \"refused\": %llu, \"too_big\": %llu, \"procs\": %llu, "
 			  "\"procs_pending\": %llu, \"procs_dropped\": %llu, \"procs_swept\": %llu, "
 			  "\"files_changed\": %llu, \"lists\": %llu, "
@@ -162,7 +177,8 @@ static void stats_hook(struct sbuf *j, void *ctx)
 			  "\"ready_ms_avg\": %.2f}, ",
 			  U(w->rows_capacity), U(w->rows_used), U(w->bytes), U(w->tables),
 			  U(w->tables_empty), U(w->builds), (double)w->build_ns / 1e6,
-			  U(w->build_failures), U(w->build_shared), U(w->evictions), U(w->refused),
+			  U(w->build_failures), U(w->build_shared), U(w->debuginfod), U(w->evictions),
+			  U(w->refused),
 			  U(w->too_big),
 			  U(w->procs), U(w->procs_pending), U(w->procs_dropped), U(w->procs_swept),
 			  U(w->files_changed), U(w->lists),
