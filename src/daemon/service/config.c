@@ -167,7 +167,7 @@ void ember_config_init(struct ember_config *c)
 		.debuginfod = true,
 		.debuginfod_cache = "/var/cache/emberd/debuginfod",
 		.debuginfod_cache_bytes = GiB,
-		.debuginfod_timeout_ms = 5000,
+		.debuginfod_timeout_ms = 2000,
 		.max_elfs = 512,
 		.max_perfmap_bytes = 64 * MiB,
 		.max_symbols = 2000000,

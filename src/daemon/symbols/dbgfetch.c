@@ -127,7 +127,7 @@ struct dbgfetch *dbgfetch__new(const struct dbgfetch_opts *o)
 	if (!f->o.retry_s)
 		f->o.retry_s = 300;
 	if (!f->o.timeout_ms)
-		f->o.timeout_ms = 5000;
+		f->o.timeout_ms = 2000;
 	pthread_mutex_init(&f->lock, NULL);
 	pthread_mutex_init(&f->st_lock, NULL);
 	if (snprintf(f->dir, sizeof(f->dir), "%s", o->cache_dir) >= (int)sizeof(f->dir) ||

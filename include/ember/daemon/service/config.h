@@ -83,7 +83,7 @@ struct ember_config {
 	bool debuginfod;		/* fetch debug files from DEBUGINFOD_URLS; default yes */
 	char debuginfod_cache[EMBER_PATH_MAX]; /* their folder; /var/cache/emberd/debuginfod */
 	uint64_t debuginfod_cache_bytes;	/* its bound; 16M..1T, default 1G */
-	uint64_t debuginfod_timeout_ms;	/* one fetch's bound; 100 ms..10 min, default 5 s */
+	uint64_t debuginfod_timeout_ms;	/* one fetch's bound; 100 ms..10 min, default 2 s */
 
 	/* [python] */
 	bool python;	       /* Python frames of CPython processes; default yes */
