@@ -35,6 +35,7 @@ struct dbgfetch {
 	char dir[PATH_MAX];	/* the folder searched as a debug dir */
 	char client_dir[PATH_MAX]; /* libdebuginfod's own cache, inside it */
 	debuginfod_client *client;
+	int null_fd;		/* its verbose output: /dev/null */
 	pthread_mutex_t lock;	/* one fetch at a time, and the folder */
 	pthread_mutex_t st_lock; /* the counters only: never held across a fetch, so that the
 				    thread publishing them never waits on the network */
@@ -95,6 +96,39 @@ static int progress(debuginfod_client *c, long a, long b)
 	return f && mono_ns() > f->deadline_ns;
 }
 
+/*
+ * libdebuginfod's settings files in its cache folder, written here when missing: how long it
+ * remembers a miss (as long as we do), how often it cleans its folder and what it drops then
+ * (ours are moved out at once: only misses stay).
+ */
+static void client_config(const char *dir, uint32_t miss_s)
+{
+	static const struct {
+		const char *name;
+		unsigned long long def;
+	} files[] = {
+		{ "cache_clean_interval_s", 86400 },
+		{ "max_unused_age_s", 604800 },
+		{ "cache_miss_s", 0 },
+	};
+	char path[PATH_MAX + 32], text[32];
+	size_t i;
+	int fd, n;
+
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		if (snprintf(path, sizeof(path), "%s/%s", dir, files[i].name) >= (int)sizeof(path))
+			continue;
+		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (fd < 0)
+			continue; /* there already (kept), or cannot: libdebuginfod's defaults */
+		n = snprintf(text, sizeof(text), "%llu\n",
+			     files[i].def ? files[i].def : (unsigned long long)miss_s);
+		if (write(fd, text, (size_t)n) != n)
+			(void)unlink(path);
+		close(fd);
+	}
+}
+
 static void setenv_default(const char *name, unsigned long long v)
 {
 	char buf[32];
@@ -128,6 +162,7 @@ struct dbgfetch *dbgfetch__new(const struct dbgfetch_opts *o)
 		f->o.retry_s = 300;
 	if (!f->o.timeout_ms)
 		f->o.timeout_ms = 2000;
+	f->null_fd = -1;
 	pthread_mutex_init(&f->lock, NULL);
 	pthread_mutex_init(&f->st_lock, NULL);
 	if (snprintf(f->dir, sizeof(f->dir), "%s", o->cache_dir) >= (int)sizeof(f->dir) ||
@@ -151,6 +186,7 @@ struct dbgfetch *dbgfetch__new(const struct dbgfetch_opts *o)
 	 * would read the environment meanwhile.
 	 */
 	(void)setenv(DEBUGINFOD_CACHE_PATH_ENV_VAR, f->client_dir, 1);
+	client_config(f->client_dir, f->o.retry_s);
 	setenv_default(DEBUGINFOD_TIMEOUT_ENV_VAR, (f->o.timeout_ms + 999) / 1000);
 	if (f->o.max_bytes)
 		setenv_default(DEBUGINFOD_MAXSIZE_ENV_VAR, f->o.max_bytes);
@@ -161,6 +197,12 @@ struct dbgfetch *dbgfetch__new(const struct dbgfetch_opts *o)
 	}
 	debuginfod_set_user_data(f->client, f);
 	debuginfod_set_progressfn(f->client, progress);
+	/* libdebuginfod 0.188 dprintf()s some lines to its verbose fd even when it has none (-1):
+	 * glibc then leaks the stream's 8 KiB buffer at each fetch (ASan's finding). A real fd
+	 * that discards them */
+	f->null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	if (f->null_fd >= 0)
+		debuginfod_set_verbose_fd(f->client, f->null_fd);
 	return f;
 
 fail:
@@ -175,6 +217,8 @@ void dbgfetch__free(struct dbgfetch *f)
 		return;
 	if (f->client)
 		debuginfod_end(f->client);
+	if (f->null_fd >= 0)
+		close(f->null_fd);
 	pthread_mutex_destroy(&f->lock);
 	pthread_mutex_destroy(&f->st_lock);
 	free(f);
