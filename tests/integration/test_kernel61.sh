@@ -11,6 +11,8 @@
 #     verifier: the counts are printed), serves HTTP, and exits 0 on SIGTERM (a clean stop);
 #   - it sampled nofp, and >= 95 % of nofp's samples reach main through main;work (the tables'
 #     walk of a program without frame pointers, on 6.1);
+#   - then emberd as on a kernel without bpf_loop (EMBERD_PRETEND_NO_BPF_LOOP=1): its
+#     frame-pointer program (do_sample_fp) passes the 6.1 verifier, the one log line, a clean stop;
 #   - the whole boot-to-poweroff fits in 110 s.
 # Packages (scripts/packages.txt, make deps): linux-image-amd64, qemu-system-x86, busybox-static.
 # Whatever build/emberd is, this runs it: a new BPF program is checked against 6.1 by this test.
@@ -99,6 +101,20 @@ wget -q -O /tmp/e.folded "http://127.0.0.1:8080/api/v1/folded?from=\$T0"
 kill \$EP
 wait \$EP
 echo "K61 emberd exit \$?"
+# degraded mode (no bpf_loop): its own program, do_sample_fp, through 6.1's verifier
+EMBERD_PRETEND_NO_BPF_LOOP=1 /bin/emberd --listen 127.0.0.1:8081 -F 99 >/tmp/emberd-fp.log 2>&1 &
+EP=\$!
+i=0
+until wget -q -O /dev/null http://127.0.0.1:8081/healthz; do
+	i=\$((i + 1)); [ \$i -ge 30 ] && break; sleep 1
+done
+echo K61-BEGIN-FPPROGS
+/bin/insns 2>&1
+echo K61-END-FPPROGS
+kill \$EP
+wait \$EP
+echo "K61 emberd-fp exit \$?"
+grep -c 'no bpf_loop' /tmp/emberd-fp.log | sed 's/^/K61 fp lines /'
 echo K61-BEGIN-LOG
 cat /tmp/emberd.log
 echo K61-END-LOG
@@ -140,6 +156,12 @@ sed 's/^prog /# verifier 6.1: prog /' "$TMP/progs.txt"
 check "emberd started on 6.1 (its BPF programs loaded)" \
 	sh -c "grep -q 'do_sample verified_insns [1-9]' '$TMP/progs.txt' && grep -qi 'started' '$TMP/emberd.log'"
 check "emberd stopped cleanly (exit 0 on SIGTERM)" grep -q '^K61 emberd exit 0$' "$TMP/console.log"
+section FPPROGS >"$TMP/fpprogs.txt"
+sed 's/^prog /# verifier 6.1, no bpf_loop: prog /' "$TMP/fpprogs.txt"
+check "degraded mode (EMBERD_PRETEND_NO_BPF_LOOP=1): do_sample_fp loaded, one line, clean stop" \
+	sh -c "grep -q 'do_sample_fp verified_insns [1-9]' '$TMP/fpprogs.txt' &&
+	       grep -q '^K61 fp lines 1\$' '$TMP/console.log' &&
+	       grep -q '^K61 emberd-fp exit 0\$' '$TMP/console.log'"
 grep '^nofp;' "$TMP/e.folded" >"$TMP/nofp.folded"
 read -r share total < <(awk '{ n = $NF; t += n; if ($0 ~ /;main;work;/) m += n } END { printf "%.4f %d\n", t ? m / t : 0, t }' "$TMP/nofp.folded")
 echo "# nofp on 6.1: $total samples, $share reach main;work"
