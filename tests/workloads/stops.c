@@ -8,11 +8,13 @@
  *   unreadable  a leaf whose CFI puts the CFA at rbp + 16, rbp = 1 (unreadable)
  * The leaves are assembly: the CFI (or its absence) is the point, no compiler may change it.
  *
- * usage: stops MODE [SECONDS]   (default 5 s)
+ * usage: stops MODE [SECONDS [PAUSE]]   (default 5 s). With PAUSE, first 0.3 s of the same
+ * work, then PAUSE seconds asleep (emberd builds the process's tables meanwhile), then SECONDS.
  */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 void norow_spin(unsigned long n);
 void loop_spin(unsigned long n);
@@ -58,22 +60,34 @@ __attribute__((noipa)) static unsigned long deep(int d, double end)
 	return s + (unsigned long)d;
 }
 
+static int run(const char *mode, double secs)
+{
+	double end = now() + secs;
+	void (*spin)(unsigned long) = norow_spin;
+
+	if (!strcmp(mode, "deep"))
+		return deep_fn = deep, (int)(deep_fn(200, end) & 1);
+	if (!strcmp(mode, "loop"))
+		spin = loop_spin;
+	else if (!strcmp(mode, "unreadable"))
+		spin = unreadable_spin;
+	else if (strcmp(mode, "norow"))
+		return 2;
+	while (now() < end)
+		spin(1000000);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	double end = now() + (argc > 2 ? atof(argv[2]) : 5);
-	void (*spin)(unsigned long) = norow_spin;
+	double secs = argc > 2 ? atof(argv[2]) : 5;
 
 	if (argc < 2)
 		return 2;
-	if (!strcmp(argv[1], "deep"))
-		return deep_fn = deep, (int)(deep_fn(200, end) & 1);
-	if (!strcmp(argv[1], "loop"))
-		spin = loop_spin;
-	else if (!strcmp(argv[1], "unreadable"))
-		spin = unreadable_spin;
-	else if (strcmp(argv[1], "norow"))
-		return 2;
-	while (now() < end)
-		spin(10000000);
-	return 0;
+	if (argc > 3) {
+		if (run(argv[1], 0.3) == 2)
+			return 2;
+		usleep((useconds_t)(atof(argv[3]) * 1e6));
+	}
+	return run(argv[1], secs) == 2 ? 2 : 0;
 }

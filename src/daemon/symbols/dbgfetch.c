@@ -32,15 +32,15 @@ struct miss {
 
 struct dbgfetch {
 	struct dbgfetch_opts o;
-	char dir[PATH_MAX];	/* the folder searched as a debug dir */
+	char dir[PATH_MAX];	   /* the folder searched as a debug dir */
 	char client_dir[PATH_MAX]; /* libdebuginfod's own cache, inside it */
 	debuginfod_client *client;
-	int null_fd;		/* its verbose output: /dev/null */
-	pthread_mutex_t lock;	/* one fetch at a time, and the folder */
+	int null_fd;		 /* its verbose output: /dev/null */
+	pthread_mutex_t lock;	 /* one fetch at a time, and the folder */
 	pthread_mutex_t st_lock; /* the counters only: never held across a fetch, so that the
 				    thread publishing them never waits on the network */
-	uint64_t deadline_ns;	/* of the fetch under way (the progress callback's) */
-	uint64_t down_until_ns;	/* no fetch before (DOWN_NS after a timeout or connection error) */
+	uint64_t deadline_ns;	 /* of the fetch under way (the progress callback's) */
+	uint64_t down_until_ns;	 /* no fetch before (DOWN_NS after a timeout or connection error) */
 	struct miss misses[MISS_SLOTS];
 	unsigned int next_miss;
 	struct dbgfetch_stats st;
@@ -230,8 +230,8 @@ const char *dbgfetch__dir(const struct dbgfetch *f)
 }
 
 /* DIR/.build-id/xx/rest.debug of @bid. */
-static int bid_path(const struct dbgfetch *f, const uint8_t *bid, size_t len, char *buf,
-		    size_t cap, size_t *ret_dir_len)
+static int bid_path(const struct dbgfetch *f, const uint8_t *bid, size_t len, char *buf, size_t cap,
+		    size_t *ret_dir_len)
 {
 	size_t o, i;
 
@@ -299,8 +299,8 @@ static void enforce_bound(struct dbgfetch *f)
 			    lstat(files[n].path, &sb) || !S_ISREG(sb.st_mode))
 				continue;
 			files[n].bytes = (uint64_t)sb.st_blocks * 512;
-			files[n].mtime_ns = (int64_t)sb.st_mtim.tv_sec * 1000000000 +
-					    sb.st_mtim.tv_nsec;
+			files[n].mtime_ns =
+			    (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
 			total += files[n].bytes;
 			n++;
 		}

@@ -18,24 +18,24 @@
 #include <stdint.h>
 
 struct dbgfetch_opts {
-	const char *cache_dir;	/* created (0700, root's) if missing; must not be a link */
-	uint64_t max_bytes;	/* the folder's bound: least recently used files go first */
-	uint32_t timeout_ms;	/* one fetch's bound, connection and transfer */
-	uint32_t retry_s;	/* a failed build-id is not asked again before; 0: 300 s */
+	const char *cache_dir; /* created (0700, root's) if missing; must not be a link */
+	uint64_t max_bytes;    /* the folder's bound: least recently used files go first */
+	uint32_t timeout_ms;   /* one fetch's bound, connection and transfer */
+	uint32_t retry_s;      /* a failed build-id is not asked again before; 0: 300 s */
 };
 
 struct dbgfetch_stats {
-	uint64_t fetches;	/* debug files fetched and stored */
+	uint64_t fetches; /* debug files fetched and stored */
 	uint64_t fetched_bytes;
-	uint64_t cached;	/* asked for, already in the folder */
-	uint64_t not_found;	/* no server has it */
-	uint64_t timeouts;	/* stopped at timeout_ms */
-	uint64_t errors;	/* other failures: connection refused, a bad file, no room */
-	uint64_t skipped;	/* not asked: failed less than retry_s ago, or the server was
-				   unreachable less than 30 s ago */
-	uint64_t evictions;	/* files removed for the size bound */
-	uint64_t cache_bytes;	/* gauge: the folder's size after the last store */
-	uint64_t fetch_ns;	/* time spent fetching */
+	uint64_t cached;      /* asked for, already in the folder */
+	uint64_t not_found;   /* no server has it */
+	uint64_t timeouts;    /* stopped at timeout_ms */
+	uint64_t errors;      /* other failures: connection refused, a bad file, no room */
+	uint64_t skipped;     /* not asked: failed less than retry_s ago, or the server was
+				 unreachable less than 30 s ago */
+	uint64_t evictions;   /* files removed for the size bound */
+	uint64_t cache_bytes; /* gauge: the folder's size after the last store */
+	uint64_t fetch_ns;    /* time spent fetching */
 };
 
 struct dbgfetch; /* opaque */
