@@ -75,8 +75,13 @@ static __always_inline void count_err(__s32 err, __u64 *efault, __u64 *other)
 		(*other)++;
 }
 
-SEC("perf_event")
-int do_sample(struct bpf_perf_event_data *ctx)
+/*
+ * One sample. @walk (a constant at each call): the user stack by the BPF walker (unwind.bpf.h,
+ * with Python's frames), else by the kernel's frame-pointer walk (bpf_get_stack), the program
+ * for kernels without bpf_loop() (< 5.17): do_sample_fp holds no call to the walker, so none of
+ * its bpf_loop() callbacks is linked into it.
+ */
+static __always_inline int sample(struct bpf_perf_event_data *ctx, const bool walk)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 zero = 0, seq, pid = id >> 32, tid = (__u32)id, nu = 0, npy = 0, nk = 0;
@@ -121,7 +126,18 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	/* the idle task's stack only on request: without it, -EFAULT marks an idle sample */
 	if (tid == 0 && !idle_stacks)
 		kstack = false;
-	if (tid) {
+	if (tid && !walk) {
+		r = bpf_get_stack(ctx, b->words, EMBER_MAX_STACK_DEPTH * sizeof(__u64),
+				  BPF_F_USER_STACK);
+		if (r > 0) {
+			nu = (__u32)r / sizeof(__u64);
+			b->hdr.user_err = 0;
+			b->hdr.user_flags = EMBER_USTACK_FP |
+					    (nu >= EMBER_MAX_STACK_DEPTH ? EMBER_USTACK_TRUNC : 0);
+		} else {
+			b->hdr.user_err = r ? (__s32)r : -EFAULT;
+		}
+	} else if (tid) {
 		/* user registers: the sample's own when it interrupted user mode, else those the
 		 * task entered the kernel with (at the top of its kernel stack) */
 		/* two calls with a constant regs_kernel, not one with a pointer chosen before it:
@@ -202,6 +218,20 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	}
 	st->ring_bytes += size;
 	return 0;
+}
+
+SEC("perf_event")
+int do_sample(struct bpf_perf_event_data *ctx)
+{
+	return sample(ctx, true);
+}
+
+/* Loaded instead of do_sample where the kernel has no bpf_loop() (sampler.c): user stacks by
+ * frame pointer only. */
+SEC("perf_event")
+int do_sample_fp(struct bpf_perf_event_data *ctx)
+{
+	return sample(ctx, false);
 }
 
 /* Puts a process event (EMBER_REC_EXEC or _EXIT) for @pid on the ring buffer, counted. */

@@ -46,6 +46,7 @@
 #include "ember/daemon/service/service.h"
 #include "ember/daemon/store/store.h"
 #include "ember/daemon/store/store_sink.h"
+#include "ember/daemon/symbols/dbgfetch.h"
 #include "ember/daemon/symbols/kresolve.h"
 #include "ember/daemon/symbols/python.h"
 #include "ember/daemon/symbols/symbolizer.h"
@@ -72,6 +73,7 @@ struct emberd {
 	struct shutdown_guard *guard;	/* SIGTERM/SIGINT, with a deadline */
 	int gfd;			/* the guard's eventfd */
 	const char *pause_path;		/* $EMBERD_TEST_PAUSE_DRAIN: no drain while it exists */
+	bool pretend_no_loop;		/* $EMBERD_PRETEND_NO_BPF_LOOP=1: sample as without bpf_loop() */
 	bool paused;
 	struct security_files sec; /* the token and TLS files the server uses */
 
@@ -81,6 +83,8 @@ struct emberd {
 	struct kresolve *kres;	/* NULL: kernel symbols from /proc/kallsyms */
 	struct strtab *sym_st;	/* the symbolizer's names (main thread only) */
 	struct unwinder *unwind;	/* the BPF walker's tables; NULL: frame pointers only */
+	struct dbgfetch *fetch;		/* debuginfod; NULL: DEBUGINFOD_URLS unset, or off */
+	char debug_dirs[2 * EMBER_PATH_MAX]; /* symbols.debug_dirs and the debuginfod folder */
 	bool unwind_pending;		/* atomic: processes wait for tables: work again soon */
 	bool unwind_queued;		/* atomic: a W_UNWIND is queued */
 	struct workq *wq;		/* the worker: naming, tables, housekeeping */
@@ -838,6 +842,29 @@ static int sampling_setup(struct emberd *d)
 	yo.max_pids = d->cfg.max_pids;
 	yo.debug_dirs = d->cfg.debug_dirs;
 	uo.debug_dir = d->cfg.debug_dirs; /* the CFI of a debug file found by build-id too */
+	/* debug files from the host's debuginfod servers (DEBUGINFOD_URLS, as perf and gdb read
+	 * it), fetched on the worker into a folder searched as one more debug dir */
+	if (d->cfg.debuginfod) {
+		struct dbgfetch_opts fo = { .cache_dir = d->cfg.debuginfod_cache,
+					    .max_bytes = d->cfg.debuginfod_cache_bytes,
+					    .timeout_ms = (uint32_t)d->cfg.debuginfod_timeout_ms };
+
+		d->fetch = dbgfetch__new(&fo);
+		if (d->fetch) {
+			snprintf(d->debug_dirs, sizeof(d->debug_dirs), "%s%s%s", d->cfg.debug_dirs,
+				 d->cfg.debug_dirs[0] ? ":" : "", dbgfetch__dir(d->fetch));
+			yo.debug_dirs = uo.debug_dir = d->debug_dirs;
+			yo.fetch = uo.fetch = d->fetch;
+			log_info("debug files of stripped programs from debuginfod ('%s'), kept in "
+				 "'%s' (up to %llu MiB, %llu ms a fetch)",
+				 getenv("DEBUGINFOD_URLS"), dbgfetch__dir(d->fetch),
+				 (unsigned long long)(d->cfg.debuginfod_cache_bytes >> 20),
+				 (unsigned long long)d->cfg.debuginfod_timeout_ms);
+		} else if (errno != ENOENT) {
+			log_warn("no debuginfod: cannot use '%s' for its files: %s, ignoring",
+				 d->cfg.debuginfod_cache, strerror(errno));
+		}
+	}
 	yo.addr_offsets = d->cfg.addr_offsets;
 	yo.max_elfs = d->cfg.max_elfs;
 	yo.max_perfmap_bytes = d->cfg.max_perfmap_bytes;
@@ -864,6 +891,21 @@ static int sampling_setup(struct emberd *d)
 	d->sink = store_sink__new(d->store, d->sym_st);
 	if (!d->sink)
 		return log_errno(-errno, "cannot create the store's sink");
+	/* a kernel without bpf_loop() (< 5.17: Debian 11, Ubuntu 22.04's GA kernel) cannot run the
+	 * walker: sample anyway, by frame pointer, and say once what that costs.
+	 * EMBERD_PRETEND_NO_BPF_LOOP=1 takes that path on any kernel (test_degraded.sh) */
+	r = sampler_probe_walker();
+	if (d->pretend_no_loop || r == 0) {
+		so.fp_only = true;
+		so.unwind_rows = 0;
+		log_warn("kernel has no bpf_loop() (Linux < 5.17)%s: user stacks by frame pointer "
+			 "only, without unwind tables or Python frames; programs built without "
+			 "frame pointers (most distribution packages) lose their callers: their "
+			 "stacks end after 1-3 frames",
+			 d->pretend_no_loop ? " [EMBERD_PRETEND_NO_BPF_LOOP]" : "");
+	} else if (r < 0) {
+		log_debug("bpf_loop() probe failed (%s): trying the BPF walker", strerror(-r));
+	}
 	r = sampler__new(&so, &d->sampler, err, sizeof(err));
 	if (r) {
 		log_error("cannot start sampling: %s", err);
@@ -878,7 +920,7 @@ static int sampling_setup(struct emberd *d)
 				 "%s", strerror(errno));
 		ingest__set_unwinder(d->ingest, d->unwind);
 	}
-	if (d->cfg.python) {
+	if (d->cfg.python && !so.fp_only) {
 		struct python_opts po = PYTHON_OPTS_DEFAULT;
 
 		po.lines = d->cfg.python_lines;
@@ -922,6 +964,7 @@ static void emberd_fini(struct emberd *d)
 	python__free(d->py);
 	sampler__free(d->sampler);
 	symbolizer__free(d->sym);
+	dbgfetch__free(d->fetch); /* after its two users */
 	kresolve__free(d->kres);
 	store_sink__free(d->sink);
 	ingest__free(d->ingest);
@@ -977,6 +1020,8 @@ int main(int argc, char **argv)
 	libbpf_set_print(libbpf_log);
 	d.start_ns = mono_ns();
 	liveness_init(&d.live, d.cfg.tick_ms * 1000000ULL, d.cfg.include_idle);
+	d.pretend_no_loop = getenv("EMBERD_PRETEND_NO_BPF_LOOP") &&
+			    !strcmp(getenv("EMBERD_PRETEND_NO_BPF_LOOP"), "1");
 	d.pause_path = getenv("EMBERD_TEST_PAUSE_DRAIN");
 	if (d.pause_path && !d.pause_path[0])
 		d.pause_path = NULL;

@@ -439,6 +439,33 @@ void ember_metrics_symbolizer(struct metrics *m, const struct symbolizer_stats *
 	     (double)st->elf_changed);
 	set1(m, "ember_elf_refused_total", METRIC_COUNTER, "reason", "memory",
 	     (double)st->elf_mem_refused);
+	if (st->debuginfod) {
+		static const struct {
+			const char *result;
+			size_t off;
+		} fetches[] = {
+			{ "fetched", offsetof(struct dbgfetch_stats, fetches) },
+			{ "cached", offsetof(struct dbgfetch_stats, cached) },
+			{ "not_found", offsetof(struct dbgfetch_stats, not_found) },
+			{ "timeout", offsetof(struct dbgfetch_stats, timeouts) },
+			{ "error", offsetof(struct dbgfetch_stats, errors) },
+			{ "skipped", offsetof(struct dbgfetch_stats, skipped) },
+		};
+		size_t k;
+
+		for (k = 0; k < sizeof(fetches) / sizeof(fetches[0]); k++)
+			set1(m, "ember_debuginfod_requests_total", METRIC_COUNTER, "result",
+			     fetches[k].result,
+			     (double)*(const uint64_t *)((const char *)&st->fetch + fetches[k].off));
+		set1(m, "ember_debuginfod_fetched_bytes_total", METRIC_COUNTER, NULL, NULL,
+		     (double)st->fetch.fetched_bytes);
+		set1(m, "ember_debuginfod_evictions_total", METRIC_COUNTER, NULL, NULL,
+		     (double)st->fetch.evictions);
+		set1(m, "ember_debuginfod_cache_bytes", METRIC_GAUGE, NULL, NULL,
+		     (double)st->fetch.cache_bytes);
+		set1(m, "ember_debuginfod_fetch_seconds_total", METRIC_COUNTER, NULL, NULL,
+		     (double)st->fetch.fetch_ns / 1e9);
+	}
 	set1(m, "ember_perfmap_skipped_total", METRIC_COUNTER, "reason", "missing",
 	     (double)st->perfmap_skip_missing);
 	set1(m, "ember_perfmap_skipped_total", METRIC_COUNTER, "reason", "not_regular",
@@ -502,6 +529,9 @@ void ember_metrics_sampler(struct metrics *m, const struct sampler_stats *st)
 		set1(m, "ember_sampler_events_total", METRIC_COUNTER, "kind", events[i].kind,
 		     FIELD(events[i].off));
 #undef FIELD
+	for (i = 0; i < SAMPLER_STOP_REASONS; i++)
+		set1(m, "ember_user_walk_stops_total", METRIC_COUNTER, "reason",
+		     sampler_stop_name((unsigned int)i), (double)st->user_stops[i]);
 	set1(m, "ember_sampler_drains_total", METRIC_COUNTER, NULL, NULL, (double)st->drains);
 	set1(m, "ember_sampler_drain_seconds_total", METRIC_COUNTER, NULL, NULL,
 	     (double)st->drain_ns_total / 1e9);

@@ -417,6 +417,9 @@ void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *ret)
 	size_t i;
 
 	*ret = s->stats;
+	ret->debuginfod = s->o.fetch != NULL;
+	if (s->o.fetch)
+		dbgfetch__stats(s->o.fetch, &ret->fetch);
 	ret->kernel_resolver = s->o.kernel_resolve && !s->kres_failed;
 	ret->kernel_functions = s->nkr;
 	ret->pids_cached = s->nprocs;

@@ -21,6 +21,7 @@
 #include "ember/daemon/sample/bpf_shared.h"
 #include "ember/daemon/sample/sampler.h"
 #include "ember/daemon/symbols/cfi.h"
+#include "ember/daemon/symbols/dbgfetch.h"
 #include "ember/daemon/symbols/elfload.h"
 #include "ember/daemon/symbols/elfsym.h"
 #include "ember/daemon/symbols/procmaps.h"
@@ -314,10 +315,14 @@ static int make_room(struct unwinder *u, uint32_t len, uint32_t *ret)
 /* The 8-byte form of @r (bpf_shared.h); a rule it cannot hold becomes EMBER_CFA_NONE. */
 static struct ember_unwind_prow pack_row(const struct ember_unwind_row *r, uint64_t *ret_lossy)
 {
-	struct ember_unwind_prow p = { .pc = r->pc, .rule = EMBER_CFA_NONE };
+	struct ember_unwind_prow p = { .pc = r->pc, .rule = EMBER_PROW_NONE_RULE };
 	int32_t cfa = r->cfa_off, bp = r->bp_off;
 	uint32_t type = r->cfa_type, bpt = r->bp_type;
 
+	/* a gap (no FDE) stays rule 0, a rule the walker cannot express is told apart: the walk
+	 * counts a stop there as no_row or no_rule (EMBER_STOP_*) */
+	if (type == EMBER_CFA_NONE && r->cfa_off != CFI_NONE_GAP)
+		return p;
 	if (type == EMBER_CFA_NONE || type == EMBER_CFA_SIGNAL || type == EMBER_CFA_END)
 		cfa = 0, bp = 0, bpt = EMBER_BP_SAME;
 	if (type == EMBER_CFA_PLT) {
@@ -410,6 +415,22 @@ static int open_debug(struct unwinder *u, const uint8_t *bid, size_t len)
 	return -1;
 }
 
+/* Whether the ELF file at @fd has a .symtab (is not stripped). */
+static bool has_symtab(int fd)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	bool found = false;
+	Elf *elf;
+
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL); /* pread, never mapped (elfsym.h) */
+	while (elf && !found && (scn = elf_nextscn(elf, scn)))
+		found = gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB;
+	elf_end(elf);
+	return found;
+}
+
 /* The table of the file open at @fd: shared by build-id, or compiled. NULL + errno. */
 static struct table *table_of_fd(struct unwinder *u, int fd, const struct stat *sb)
 {
@@ -432,6 +453,14 @@ static struct table *table_of_fd(struct unwinder *u, int fd, const struct stat *
 	 * built without unwind tables, stripped, its .eh_frame holds only crt's _start */
 	if (r > 0)
 		dfd = open_debug(u, bid, (size_t)r);
+	/* a stripped file without a local debug file: debuginfod's, where a server has it, for
+	 * its .debug_frame (blocks up to the fetch's timeout: this is the worker) */
+	if (dfd < 0 && r > 1 && u->o.fetch && !has_symtab(fd) &&
+	    dbgfetch__fetch(u->o.fetch, bid, (size_t)r) >= 0) {
+		dfd = open_debug(u, bid, (size_t)r);
+		if (dfd >= 0)
+			u->st.debuginfod++;
+	}
 	ct = cfi_table__open(fd, dfd, &co);
 	if (!ct && errno == ENOEXEC && dfd >= 0) { /* the debug file is not for this machine */
 		close(dfd);

@@ -35,6 +35,7 @@
 #include <stdint.h>
 
 #include "ember/daemon/proc/mapfile.h"
+#include "ember/daemon/symbols/dbgfetch.h"
 
 struct strtab;
 
@@ -62,6 +63,9 @@ struct symbolizer_opts {
 	uint64_t max_perfmap_entries; /* all processes' perf maps; the rest is skipped; 0: none */
 	uint64_t max_image_bytes; /* all ELF images' symbols; least recently used go; 0: no bound */
 	uint64_t max_section_bytes; /* an ELF section read (inflated); more: refused; 0: none */
+	struct dbgfetch *fetch;	  /* debuginfod (borrowed; NULL: none): the debug file of a
+				     stripped image without a local one is fetched into
+				     dbgfetch__dir(), which debug_dirs must name */
 };
 
 /* The defaults above, all booleans on except addr_offsets. */
@@ -110,6 +114,9 @@ struct symbolizer_stats {
 	uint64_t elf_too_big;		/* ... refused: a table or section past its bound */
 	uint64_t elf_short_reads;	/* ... refused: the file shrank while read */
 	uint64_t elf_debug_refused;	/* debug files refused: not root's, a link, a CRC mismatch */
+	uint64_t elf_debuginfod;	/* images read again with a debug file debuginfod served */
+	bool debuginfod;		/* gauge: fetching from DEBUGINFOD_URLS */
+	struct dbgfetch_stats fetch;	/* its counters (zeros without) */
 
 	uint64_t perfmap_loads;		/* perf-map files read (first time or because they grew) */
 	uint64_t perfmap_symbols;	/* gauge: JIT symbols held */

@@ -27,6 +27,7 @@
 #include "ember/daemon/proc/mapfile.h"
 
 struct sampler;
+struct dbgfetch;
 
 struct unwind_opts {
 	uint32_t max_procs;		/* processes listed at once (the BPF map's size) */
@@ -35,6 +36,9 @@ struct unwind_opts {
 	const char *debug_dir;		/* separate debug files by build-id: ':'-separated
 					 * dirs (symbols.debug_dirs; "/usr/lib/debug") */
 	uint64_t max_section_bytes;	/* a CFI section read (inflated); more: refused. 0: none */
+	struct dbgfetch *fetch;		/* debuginfod (borrowed; NULL: none): a file without CFI
+					 * and without a local debug file gets its debug file's
+					 * .debug_frame; debug_dir must name dbgfetch__dir() */
 };
 
 #define UNWIND_OPTS_DEFAULT { .max_procs = 4096, .work_budget_ns = 20000000, \
@@ -52,6 +56,7 @@ struct unwind_stats {
 	uint64_t build_ns;		/* ... and the time they took */
 	uint64_t build_failures;	/* files that could not be read or have no CFI */
 	uint64_t build_shared;		/* a file found by build-id under another device/inode */
+	uint64_t debuginfod;		/* tables with a debug file's CFI from debuginfod */
 	uint64_t files_changed;		/* a cached (device, inode) found naming another file now */
 	uint64_t evictions;		/* tables evicted for room */
 	uint64_t refused;		/* tables not built: no room but tables in use (30 s) */
