@@ -17,13 +17,12 @@
 #include "ember/core/base/array.h"
 #include "ember/core/base/clock.h"
 #include "ember/core/base/hash.h"
-#include "ember/core/base/readall.h"
 #include "ember/daemon/sample/bpf_shared.h"
 #include "ember/daemon/sample/sampler.h"
 #include "ember/daemon/symbols/cfi.h"
 #include "ember/daemon/symbols/elfload.h"
 #include "ember/daemon/symbols/elfsym.h"
-#include "ember/daemon/symbols/procmaps.h"
+#include "ember/daemon/proc/procmaps.h"
 
 #define BID_MAX		64
 #define FILE_SLOTS	1024 /* hash buckets of files (chained) */
@@ -36,7 +35,6 @@
 /* A process listed while ld.so maps its libraries is read again at each work call for so long */
 #define LOADER_WAIT_NS	(NSEC_PER_SEC / 2)
 #define FAIL_RETRY_NS	(60 * NSEC_PER_SEC) /* a file that failed is tried again after this */
-#define MAPS_MAX_BYTES	(8u << 20)
 /* A table a process sampled this recently uses is not evicted for another: the new one is not
  * built (frame pointers there, counted as refused) rather than two tables chase each other. */
 #define HOT_NS		(30 * NSEC_PER_SEC)
@@ -78,6 +76,7 @@ struct proc {
 	bool listed;			/* its list is in the BPF map */
 	uint64_t noted_ns;		/* first note, for the time to a list */
 	uint64_t refreshed_ns;
+	uint64_t want_ns;		/* a re-read was asked then: mappings read since */
 	uint32_t lists;			/* lists written: the first is re-read sooner */
 	uint64_t first_ns;		/* the first list's time */
 	uint64_t sampled_ns;		/* last unwinder__sampled(), to 1 s */
@@ -104,8 +103,8 @@ struct unwinder {
 	size_t nqueue, queue_cap;
 	struct ember_unwind_prow *packed; /* scratch: a table's rows as the array holds them */
 	size_t packed_cap;
-	char *buf;			/* /proc/PID/maps text */
-	size_t buf_cap;
+	struct proc_tracker *tracker;	/* the mappings */
+	struct proc_tracker *own_tracker; /* ... when the caller gave none */
 	struct ember_unwind_proc list;	/* scratch: the list being written */
 	uint32_t list_gen;		/* the last list's generation */
 	struct unwind_stats st;
@@ -559,14 +558,6 @@ static void proc_unuse(struct proc *p)
 	p->n = 0;
 }
 
-static int read_maps(struct unwinder *u, uint32_t pid, size_t *ret_len)
-{
-	char path[300];
-
-	snprintf(path, sizeof(path), "%s/%u/maps", u->proc_root, pid);
-	return read_path_all(path, &u->buf, &u->buf_cap, MAPS_MAX_BYTES, ret_len);
-}
-
 struct collect {
 	struct unwinder *u;
 	struct proc *p;
@@ -723,16 +714,19 @@ listed:
 static int list_proc(struct unwinder *u, struct proc *p, uint64_t deadline_ns)
 {
 	struct collect c = { .u = u, .p = p, .deadline_ns = deadline_ns };
-	size_t len = 0;
+	struct proc_maps *m;
 	int r;
 
-	r = read_maps(u, p->pid, &len);
-	if (r) {
+	/* from the process tracker: read once per event, shared with the symbolizer and the
+	 * CPython reader */
+	m = proc_tracker__maps(u->tracker, p->pid, p->want_ns);
+	if (!m) {
 		u->st.maps_errors++;
-		return r;
+		return -errno;
 	}
 	proc_unuse(p);
-	(void)procmaps_parse(u->buf, len, on_entry, &c, NULL);
+	(void)proc_maps__for_each(m, on_entry, &c);
+	proc_maps__put(m);
 	if (c.err)
 		return c.err;
 	r = write_list(u, p);
@@ -746,8 +740,10 @@ static int list_proc(struct unwinder *u, struct proc *p, uint64_t deadline_ns)
 	 * object): its walks would be cut short in libc until a walk asks for a re-read, a drain
 	 * tick or two later; read it again at the next work call instead, for at most
 	 * LOADER_WAIT_NS (a program that maps no library at all) */
-	if (c.ldso && !c.libs && p->refreshed_ns - p->first_ns < LOADER_WAIT_NS)
+	if (c.ldso && !c.libs && p->refreshed_ns - p->first_ns < LOADER_WAIT_NS) {
 		c.incomplete = true;
+		p->want_ns = mono_ns(); /* a new read at the next call */
+	}
 	if (!c.incomplete && p->noted_ns) {
 		u->st.ready_ns_total += p->refreshed_ns - p->noted_ns;
 		u->st.ready_count++;
@@ -798,8 +794,10 @@ void unwinder__refresh_pid(struct unwinder *u, uint32_t pid)
 	struct proc *p = u ? proc_find(u, pid) : NULL;
 
 	if (p && !p->queued &&
-	    mono_ns() - p->refreshed_ns >= (p->lists <= 1 ? FIRST_REFRESH_NS : REFRESH_NS))
+	    mono_ns() - p->refreshed_ns >= (p->lists <= 1 ? FIRST_REFRESH_NS : REFRESH_NS)) {
+		p->want_ns = mono_ns(); /* the mappings as they are now, not as listed */
 		queue(u, p);
+	}
 }
 
 void unwinder__sampled(struct unwinder *u, uint32_t pid)
@@ -915,10 +913,22 @@ struct unwinder *unwinder__new(struct sampler *sampler, const struct unwind_opts
 		 u->o.debug_dir ? u->o.debug_dir : "/usr/lib/debug");
 	u->o.proc_root = u->proc_root;
 	u->o.debug_dir = u->debug_dir;
+	u->tracker = u->o.procs;
+	if (!u->tracker) {
+		struct proc_tracker_opts po = { .proc_root = u->proc_root };
+
+		u->tracker = u->own_tracker = proc_tracker__new(&po);
+		if (!u->tracker) {
+			free(u);
+			errno = ENOMEM;
+			return NULL;
+		}
+	}
 	u->s = sampler;
 	u->capacity = sampler__unwind_capacity(sampler);
 	u->lru.next = u->lru.prev = &u->lru;
 	if (range_free(u, 0, u->capacity)) {
+		proc_tracker__free(u->own_tracker);
 		free(u);
 		errno = ENOMEM;
 		return NULL;
@@ -952,7 +962,7 @@ void unwinder__free(struct unwinder *u)
 	free(u->vdso);
 	free(u->free);
 	free(u->queue);
-	free(u->buf);
+	proc_tracker__free(u->own_tracker);
 	free(u->packed);
 	free(u);
 }

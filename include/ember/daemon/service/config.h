@@ -82,6 +82,7 @@ struct ember_config {
 	uint64_t max_section_bytes;	/* an ELF section read, inflated; 1M..4G, default 128M */
 
 	/* [python] */
+	bool process_maps_query; /* mappings by PROCMAP_QUERY where the kernel has it; default yes */
 	bool python;	       /* Python frames of CPython processes; default yes */
 	bool python_lines;     /* ... with "file:line"; default no */
 	uint64_t python_procs; /* CPython processes read; 16..1M, default 4096 */

@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "ember/daemon/proc/mapfile.h"
+#include "ember/daemon/proc/proctrack.h"
 
 struct sampler;
 
@@ -35,6 +36,7 @@ struct unwind_opts {
 	const char *debug_dir;		/* separate debug files by build-id: ':'-separated
 					 * dirs (symbols.debug_dirs; "/usr/lib/debug") */
 	uint64_t max_section_bytes;	/* a CFI section read (inflated); more: refused. 0: none */
+	struct proc_tracker *procs;	/* where mappings come from (borrowed); NULL: one of its own */
 };
 
 #define UNWIND_OPTS_DEFAULT { .max_procs = 4096, .work_budget_ns = 20000000, \
