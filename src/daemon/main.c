@@ -91,6 +91,7 @@ struct emberd {
 		struct symbolizer_stats symbols;
 		struct ingest_stats ingest;
 		struct unwind_stats unwind;
+		struct proc_tracker_stats procs;
 		struct python_stats python;
 	} wpub;
 	struct python *py;		/* CPython processes' frames; NULL: [python] enabled = no */
@@ -394,6 +395,7 @@ static void copy_worker_stats(struct emberd *d)
 	struct worker_pub p = { 0 };
 
 	symbolizer__stats(d->sym, &p.symbols);
+	proc_tracker__stats(d->procs, &p.procs);
 	ingest__stats(d->ingest, &p.ingest);
 	if (d->unwind)
 		unwinder__stats(d->unwind, &p.unwind);
@@ -453,6 +455,7 @@ static void publish(struct emberd *d)
 	pub.symbols = d->wpub.symbols;
 	pub.ingest = d->wpub.ingest;
 	pub.unwind = d->wpub.unwind;
+	pub.procs = d->wpub.procs;
 	pub.python = d->wpub.python;
 	pthread_mutex_unlock(&d->wpub_lock);
 	if (d->exporter) { /* its own thread's counters, under its lock */
@@ -778,7 +781,7 @@ static void on_exec(uint32_t pid, uint64_t time_ns, void *ctx)
 	/* kept for the old image's samples not drained yet (up to two ticks' worth) */
 	symbolizer__retire_pid(d->sym, pid, time_ns);
 	unwinder__forget_pid(d->unwind, pid);
-	unwinder__note_pid(d->unwind, pid);
+	unwinder__exec_pid(d->unwind, pid);
 	if (d->py)
 		python__forget_pid(d->py, pid, time_ns);
 }

@@ -244,6 +244,7 @@ static struct proc_maps *read_maps(struct proc_tracker *pt, uint32_t pid)
 				__atomic_store_n(&pt->query_off, true, __ATOMIC_RELAXED);
 				pt->nents = 0;
 				pt->names_len = 0;
+				r = 0;
 			} else {
 				query = true;
 			}

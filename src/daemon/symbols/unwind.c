@@ -74,6 +74,7 @@ struct proc {
 	uint32_t pid;
 	bool queued;			/* in the work queue */
 	bool listed;			/* its list is in the BPF map */
+	bool exec_only;			/* listed at exec: no table built for it yet */
 	uint64_t noted_ns;		/* first note, for the time to a list */
 	uint64_t refreshed_ns;
 	uint64_t want_ns;		/* a re-read was asked then: mappings read since */
@@ -564,6 +565,7 @@ struct collect {
 	uint64_t deadline_ns;
 	bool incomplete;		/* a table still to build: stay queued */
 	bool ldso, libs;		/* the dynamic loader mapped; other shared objects mapped */
+	bool no_build;			/* the tables already built only (unwinder__exec_pid) */
 	int err;
 };
 
@@ -659,7 +661,9 @@ static int on_entry(const struct procmaps_entry *e, void *ctx)
 		}
 		/* new, or failed a while ago: build (a recent failure stays frame pointers) */
 		if (!f || (!f->t && mono_ns() - f->failed_ns >= FAIL_RETRY_NS)) {
-			if (mono_ns() > c->deadline_ns) {
+			if (c->no_build) {
+				u->st.exec_unbuilt++; /* frame pointers there until sampled */
+			} else if (mono_ns() > c->deadline_ns) {
 				c->incomplete = true;
 			} else {
 				fd = open_mapped(u, p->pid, e, &sb);
@@ -713,7 +717,7 @@ listed:
 /* Reads @p's mappings and lists them. 1: done; 0: tables left to build; -errno. */
 static int list_proc(struct unwinder *u, struct proc *p, uint64_t deadline_ns)
 {
-	struct collect c = { .u = u, .p = p, .deadline_ns = deadline_ns };
+	struct collect c = { .u = u, .p = p, .deadline_ns = deadline_ns, .no_build = p->exec_only };
 	struct proc_maps *m;
 	int r;
 
@@ -744,7 +748,7 @@ static int list_proc(struct unwinder *u, struct proc *p, uint64_t deadline_ns)
 		c.incomplete = true;
 		p->want_ns = mono_ns(); /* a new read at the next call */
 	}
-	if (!c.incomplete && p->noted_ns) {
+	if (!c.incomplete && p->noted_ns && !p->exec_only) {
 		u->st.ready_ns_total += p->refreshed_ns - p->noted_ns;
 		u->st.ready_count++;
 		p->noted_ns = 0;
@@ -770,7 +774,7 @@ static void queue(struct unwinder *u, struct proc *p)
 	p->queued = true;
 }
 
-void unwinder__note_pid(struct unwinder *u, uint32_t pid)
+static void note(struct unwinder *u, uint32_t pid, bool exec_only)
 {
 	struct proc *p;
 
@@ -783,10 +787,26 @@ void unwinder__note_pid(struct unwinder *u, uint32_t pid)
 			return;
 		p->pid = pid;
 		p->noted_ns = mono_ns();
+		p->exec_only = exec_only;
 		p->hnext = u->procs[pid & (PROC_SLOTS - 1)];
 		u->procs[pid & (PROC_SLOTS - 1)] = p;
+	} else if (!exec_only && p->exec_only) {
+		p->exec_only = false; /* sampled: its tables now */
+		p->noted_ns = mono_ns();
 	}
 	queue(u, p);
+}
+
+void unwinder__note_pid(struct unwinder *u, uint32_t pid)
+{
+	note(u, pid, false);
+}
+
+void unwinder__exec_pid(struct unwinder *u, uint32_t pid)
+{
+	if (u)
+		u->st.exec_lists++;
+	note(u, pid, true);
 }
 
 void unwinder__refresh_pid(struct unwinder *u, uint32_t pid)

@@ -62,6 +62,8 @@ struct unwind_stats {
 	uint64_t procs_pending;		/* gauge: processes waiting for their tables */
 	uint64_t procs_dropped;		/* processes not listed: the map was full */
 	uint64_t procs_swept;		/* forgotten by the sweep: gone without a notification */
+	uint64_t exec_lists;		/* processes listed at exec (unwinder__exec_pid) */
+	uint64_t exec_unbuilt;		/* ... mappings left to frame pointers then: no table yet */
 	uint64_t lists;			/* lists written to the BPF map */
 	uint64_t maps_overflow;		/* executable mappings past EMBER_UNWIND_MAX_MAPS */
 	uint64_t maps_errors;		/* /proc/PID/maps not readable (gone, denied) */
@@ -82,6 +84,13 @@ void unwinder__free(struct unwinder *u); /* NULL is a no-op; the BPF lists stay 
 
 /* A process was sampled for the first time (or its first sample after an exec): queue it. */
 void unwinder__note_pid(struct unwinder *u, uint32_t pid);
+/*
+ * A process called exec (the process tracker's event): listed now with the tables already built
+ * (a binary seen before: one more `ls`, a build's compiler), so that its first samples are walked
+ * whole; files without a table stay frame pointers until its first sample notes it (no table is
+ * compiled for a process that is never sampled).
+ */
+void unwinder__exec_pid(struct unwinder *u, uint32_t pid);
 /*
  * Its mappings may have changed (a stack of it ran out of known mappings, dlopen): read them
  * again, at most once a second per process.
