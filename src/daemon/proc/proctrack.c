@@ -406,11 +406,10 @@ void proc_tracker__exit(struct proc_tracker *pt, uint32_t pid)
 	if (!pt)
 		return;
 	pthread_mutex_lock(&pt->lock);
+	pt->st.exits++;
 	pp = find(pt, pid);
-	if (*pp) {
+	if (*pp)
 		drop(pt, pp);
-		pt->st.exits++;
-	}
 	pthread_mutex_unlock(&pt->lock);
 }
 

@@ -37,7 +37,7 @@ struct proc_tracker_stats {
 	uint64_t reused;		/* asked and answered from the last read: no /proc work */
 	uint64_t stale_used;		/* a read failed (gone): the last one answered */
 	uint64_t events;		/* invalidations: exec, first sample, refresh */
-	uint64_t exits;			/* processes dropped at their exit */
+	uint64_t exits;			/* exits notified (the process's state dropped if held) */
 	uint64_t swept;			/* ... found gone by the sweep (an exit not notified) */
 	uint64_t not_kept;		/* read but not kept: max_procs reached (counted skip) */
 	uint64_t procs;			/* processes known now */
