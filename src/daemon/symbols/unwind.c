@@ -744,7 +744,9 @@ static int list_proc(struct unwinder *u, struct proc *p, uint64_t deadline_ns)
 	 * object): its walks would be cut short in libc until a walk asks for a re-read, a drain
 	 * tick or two later; read it again at the next work call instead, for at most
 	 * LOADER_WAIT_NS (a program that maps no library at all) */
-	if (c.ldso && !c.libs && p->refreshed_ns - p->first_ns < LOADER_WAIT_NS) {
+	/* (not a process listed at exec and not sampled yet: its first sample reads again, and
+	 * most such processes never get one: /bin/true, a compiler's helpers) */
+	if (c.ldso && !c.libs && !p->exec_only && p->refreshed_ns - p->first_ns < LOADER_WAIT_NS) {
 		c.incomplete = true;
 		p->want_ns = mono_ns(); /* a new read at the next call */
 	}
