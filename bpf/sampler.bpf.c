@@ -243,6 +243,8 @@ int on_exec(void *ctx)
 {
 	__u32 pid = bpf_get_current_pid_tgid() >> 32;
 
+	if (target_pid && pid != target_pid)
+		return 0; /* an ad hoc capture's sampler: its process only */
 	/* any CPU's "last pid" may name this process, even one the LRU evicted: make them all
 	 * ask "seen" again */
 	__sync_fetch_and_add(&exec_seq, 1);
@@ -264,8 +266,8 @@ int on_exit(void *ctx)
 	__u32 pid = id >> 32;
 
 	python_thread_exit((__u32)id); /* issue 21: its cached Python thread state goes */
-	if ((__u32)id != pid)
-		return 0; /* another thread: the process lives on */
+	if ((__u32)id != pid || (target_pid && pid != target_pid))
+		return 0; /* another thread: the process lives on; or not a capture's process */
 	/* sampled: a CPU's "last pid" may be this one: make them ask "seen" again */
 	if (!bpf_map_delete_elem(&seen, &pid))
 		__sync_fetch_and_add(&exec_seq, 1);
