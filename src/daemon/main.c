@@ -51,6 +51,7 @@
 #include "ember/daemon/symbols/python.h"
 #include "ember/daemon/symbols/symbolizer.h"
 #include "ember/daemon/symbols/unwind.h"
+#include "ember/daemon/proc/proctrack.h"
 #include <linux/types.h>
 #include "ember/daemon/sample/bpf_shared.h"
 
@@ -79,6 +80,7 @@ struct emberd {
 
 	struct store *store;
 	struct sampler *sampler;
+	struct proc_tracker *procs;	/* the processes' mappings: read once per event */
 	struct symbolizer *sym;
 	struct kresolve *kres;	/* NULL: kernel symbols from /proc/kallsyms */
 	struct strtab *sym_st;	/* the symbolizer's names (main thread only) */
@@ -96,6 +98,7 @@ struct emberd {
 		struct symbolizer_stats symbols;
 		struct ingest_stats ingest;
 		struct unwind_stats unwind;
+		struct proc_tracker_stats procs;
 		struct python_stats python;
 	} wpub;
 	struct python *py;		/* CPython processes' frames; NULL: [python] enabled = no */
@@ -399,6 +402,7 @@ static void copy_worker_stats(struct emberd *d)
 	struct worker_pub p = { 0 };
 
 	symbolizer__stats(d->sym, &p.symbols);
+	proc_tracker__stats(d->procs, &p.procs);
 	ingest__stats(d->ingest, &p.ingest);
 	if (d->unwind)
 		unwinder__stats(d->unwind, &p.unwind);
@@ -436,6 +440,7 @@ static void prune(struct emberd *d)
 		python__prune(d->py);
 	if (d->unwind)
 		(void)unwinder__sweep(d->unwind); /* processes gone, whatever was missed */
+	(void)proc_tracker__sweep(d->procs);
 	d->last_prune_ns = mono_ns();
 }
 
@@ -457,6 +462,7 @@ static void publish(struct emberd *d)
 	pub.symbols = d->wpub.symbols;
 	pub.ingest = d->wpub.ingest;
 	pub.unwind = d->wpub.unwind;
+	pub.procs = d->wpub.procs;
 	pub.python = d->wpub.python;
 	pthread_mutex_unlock(&d->wpub_lock);
 	if (d->exporter) { /* its own thread's counters, under its lock */
@@ -749,6 +755,7 @@ static void on_new_pid(uint32_t pid, void *ctx)
 {
 	struct emberd *d = ctx;
 
+	proc_tracker__invalidate(d->procs, pid); /* one read for the three below */
 	symbolizer__note_pid(d->sym, pid);
 	unwinder__note_pid(d->unwind, pid);
 	if (d->py)
@@ -761,21 +768,29 @@ static void on_exit_pid(uint32_t pid, uint64_t time_ns, void *ctx)
 	struct emberd *d = ctx;
 
 	(void)time_ns;
+	proc_tracker__exit(d->procs, pid);
 	symbolizer__check_pid(d->sym, pid);
 	unwinder__forget_pid(d->unwind, pid); /* a thread left behind notes it again */
 	if (d->py)
 		python__forget_pid(d->py, pid, time_ns);
 }
 
-/* A sampled process called exec: its cached mappings are the old image's. Its next sample calls
- * on_new_pid() again (the BPF program forgot it too), when ld.so has mapped the libraries. */
+/*
+ * A process called exec (every one, sampled or not: issue 26): its cached mappings are the old
+ * image's. The new image is listed for the walker now, from its first instruction, so that a
+ * process living a few milliseconds is walked with its tables from its first sample; its next
+ * sample calls on_new_pid() again (the BPF program forgot it too), when ld.so has mapped the
+ * libraries.
+ */
 static void on_exec(uint32_t pid, uint64_t time_ns, void *ctx)
 {
 	struct emberd *d = ctx;
 
+	proc_tracker__invalidate(d->procs, pid);
 	/* kept for the old image's samples not drained yet (up to two ticks' worth) */
 	symbolizer__retire_pid(d->sym, pid, time_ns);
 	unwinder__forget_pid(d->unwind, pid);
+	unwinder__exec_pid(d->unwind, pid);
 	if (d->py)
 		python__forget_pid(d->py, pid, time_ns);
 }
@@ -880,6 +895,12 @@ static int sampling_setup(struct emberd *d)
 	} else {
 		log_info("kernel symbols from /proc/kallsyms: %s", err);
 	}
+	/* one reader of the processes' mappings for the symbolizer, the unwinder and CPython's */
+	d->procs = proc_tracker__new(&(struct proc_tracker_opts){
+		.force_maps_read = !d->cfg.process_maps_query });
+	if (!d->procs)
+		return log_errno(-errno, "cannot create the process tracker");
+	yo.procs = uo.procs = d->procs;
 	d->sym = symbolizer__new(&yo, d->sym_st);
 	if (!d->sym)
 		return log_errno(-errno, "cannot create the symbolizer");
@@ -926,6 +947,7 @@ static int sampling_setup(struct emberd *d)
 		po.lines = d->cfg.python_lines;
 		po.max_procs = (uint32_t)d->cfg.python_procs;
 		po.max_codes = (uint32_t)d->cfg.python_codes;
+		po.procs = d->procs;
 		d->py = python__new(d->sampler, d->sym_st, &po);
 		if (!d->py)
 			log_warn("no Python frames: %s", strerror(errno));
@@ -964,6 +986,7 @@ static void emberd_fini(struct emberd *d)
 	python__free(d->py);
 	sampler__free(d->sampler);
 	symbolizer__free(d->sym);
+	proc_tracker__free(d->procs);
 	dbgfetch__free(d->fetch); /* after its two users */
 	kresolve__free(d->kres);
 	store_sink__free(d->sink);

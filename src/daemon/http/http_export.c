@@ -157,6 +157,14 @@ static const struct family_def {
 	{ "ember_unwind_processes", METRIC_GAUGE,
 	  "Processes the walker knows (listed), or waiting for their tables (pending)." },
 	{ "ember_unwind_builds_total", METRIC_COUNTER, "Unwind tables compiled from CFI." },
+	{ "ember_process_tracker_processes", METRIC_GAUGE,
+	  "Processes whose mappings the process tracker holds." },
+	{ "ember_process_tracker_mappings", METRIC_GAUGE, "Mappings it holds, all processes." },
+	{ "ember_process_tracker_memory_bytes", METRIC_GAUGE, "Their memory." },
+	{ "ember_process_tracker_reads_total", METRIC_COUNTER,
+	  "Mappings read, one per event (exec, first sample, refresh), by way (procmap_query, maps_text)." },
+	{ "ember_process_tracker_events_total", METRIC_COUNTER,
+	  "Process tracker events: event, reused (a read shared), stale (gone: the last read used), read_error, exit, swept, not_kept." },
 	{ "ember_unwind_build_seconds_total", METRIC_COUNTER, "Time spent compiling them." },
 	{ "ember_python_processes", METRIC_GAUGE,
 	  "CPython processes whose Python frames are read, or of a version ember does not know "
@@ -266,6 +274,32 @@ static void cache(struct metrics *m, const char *name, uint64_t entries, uint64_
 	     hits + misses ? (double)hits / (double)(hits + misses) : 0);
 	set1(m, "ember_symbol_cache_evictions_total", METRIC_COUNTER, "cache", name,
 	     (double)evictions);
+}
+
+void ember_metrics_procs(struct metrics *m, const struct proc_tracker_stats *st)
+{
+	set1(m, "ember_process_tracker_processes", METRIC_GAUGE, NULL, NULL, (double)st->procs);
+	set1(m, "ember_process_tracker_mappings", METRIC_GAUGE, NULL, NULL, (double)st->mappings);
+	set1(m, "ember_process_tracker_memory_bytes", METRIC_GAUGE, NULL, NULL,
+	     (double)st->mem_bytes);
+	set1(m, "ember_process_tracker_reads_total", METRIC_COUNTER, "way", "procmap_query",
+	     (double)st->query_reads);
+	set1(m, "ember_process_tracker_reads_total", METRIC_COUNTER, "way", "maps_text",
+	     (double)st->text_reads);
+	set1(m, "ember_process_tracker_events_total", METRIC_COUNTER, "kind", "event",
+	     (double)st->events);
+	set1(m, "ember_process_tracker_events_total", METRIC_COUNTER, "kind", "reused",
+	     (double)st->reused);
+	set1(m, "ember_process_tracker_events_total", METRIC_COUNTER, "kind", "stale",
+	     (double)st->stale_used);
+	set1(m, "ember_process_tracker_events_total", METRIC_COUNTER, "kind", "read_error",
+	     (double)st->read_errors);
+	set1(m, "ember_process_tracker_events_total", METRIC_COUNTER, "kind", "exit",
+	     (double)st->exits);
+	set1(m, "ember_process_tracker_events_total", METRIC_COUNTER, "kind", "swept",
+	     (double)st->swept);
+	set1(m, "ember_process_tracker_events_total", METRIC_COUNTER, "kind", "not_kept",
+	     (double)st->not_kept);
 }
 
 void ember_metrics_unwind(struct metrics *m, const struct unwind_stats *st)
@@ -937,6 +971,7 @@ static int handle_metrics(struct http_server *srv, struct http_request *req,
 				mapfile_stats_add(&f, &pub.python.files);
 			ember_metrics_mapfiles(m, &f);
 		}
+		ember_metrics_procs(m, &pub.procs);
 		if (pub.have_unwind)
 			ember_metrics_unwind(m, &pub.unwind);
 		if (pub.have_python)

@@ -172,7 +172,8 @@ static void stats_hook(struct sbuf *j, void *ctx)
 			  "\"debuginfod\": %llu, "
 			  "\"evictions\": %llu, \"refused\": %llu, \"too_big\": %llu, \"procs\": %llu, "
 			  "\"procs_pending\": %llu, \"procs_dropped\": %llu, \"procs_swept\": %llu, "
-			  "\"files_changed\": %llu, \"lists\": %llu, "
+			  "\"files_changed\": %llu, \"lists\": %llu, \"exec_lists\": %llu, "
+			  "\"exec_unbuilt\": %llu, "
 			  "\"maps_overflow\": %llu, \"maps_errors\": %llu, \"rows_lossy\": %llu, "
 			  "\"ready_ms_avg\": %.2f}, ",
 			  U(w->rows_capacity), U(w->rows_used), U(w->bytes), U(w->tables),
@@ -181,10 +182,25 @@ static void stats_hook(struct sbuf *j, void *ctx)
 			  U(w->refused),
 			  U(w->too_big),
 			  U(w->procs), U(w->procs_pending), U(w->procs_dropped), U(w->procs_swept),
-			  U(w->files_changed), U(w->lists),
+			  U(w->files_changed), U(w->lists), U(w->exec_lists), U(w->exec_unbuilt),
 			  U(w->maps_overflow), U(w->maps_errors), U(w->rows_lossy),
 			  w->ready_count ? (double)w->ready_ns_total / (double)w->ready_count / 1e6
 					 : 0.0);
+	{
+		const struct proc_tracker_stats *t = &pub.procs;
+
+		sbuf_addf(j,
+			  "\"processes\": {\"procmap_query\": %s, \"procs\": %llu, "
+			  "\"mappings\": %llu, \"mem_bytes\": %llu, \"reads\": %llu, "
+			  "\"query_reads\": %llu, \"text_reads\": %llu, \"query_ioctls\": %llu, "
+			  "\"read_errors\": %llu, \"reused\": %llu, \"stale_used\": %llu, "
+			  "\"events\": %llu, \"exits\": %llu, \"swept\": %llu, "
+			  "\"not_kept\": %llu}, ",
+			  t->procmap_query ? "true" : "false", U(t->procs), U(t->mappings),
+			  U(t->mem_bytes), U(t->reads), U(t->query_reads), U(t->text_reads),
+			  U(t->query_ioctls), U(t->read_errors), U(t->reused), U(t->stale_used),
+			  U(t->events), U(t->exits), U(t->swept), U(t->not_kept));
+	}
 	if (pub.have_python) {
 		const struct python_stats *p = &pub.python;
 

@@ -243,6 +243,7 @@ struct http_published {
 	struct ingest_stats ingest;
 	struct unwind_stats unwind;
 	bool have_unwind;		/* the tables are in use */
+	struct proc_tracker_stats procs; /* the process tracker (proc/proctrack.h) */
 	struct python_stats python;
 	bool have_python; /* Python frames are read ([python] enabled) */
 	struct exporter_stats exporters[EXPORTER_KINDS];

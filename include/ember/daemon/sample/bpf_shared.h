@@ -57,9 +57,9 @@ struct ember_bpf_stats {
 	__u64 user_other;
 	__u64 ringbuf_drops;	/* no room in the ring buffer: the sample is lost (counted) */
 	__u64 ring_bytes;	/* bytes of the sample records written to the ring buffer */
-	__u64 execs;		/* exec of a sampled process notified (struct ember_exec_rec) */
+	__u64 execs;		/* exec of a process notified (struct ember_exec_rec) */
 	__u64 exec_drops;	/* ... not notified: no room in the ring buffer */
-	__u64 exits;		/* exit of a sampled process's leader notified (kind EXIT) */
+	__u64 exits;		/* exit of a process's leader notified (kind EXIT) */
 	__u64 exit_drops;	/* ... not notified: no room in the ring buffer */
 	__u64 user_fp_walks;	/* user stacks walked by frame pointer: no tables for the process yet */
 	__u64 user_truncated;	/* user stacks the walk could not finish (EMBER_USTACK_TRUNC) */

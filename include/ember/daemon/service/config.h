@@ -86,6 +86,7 @@ struct ember_config {
 	uint64_t debuginfod_timeout_ms;	/* one fetch's bound; 100 ms..10 min, default 2 s */
 
 	/* [python] */
+	bool process_maps_query; /* mappings by PROCMAP_QUERY where the kernel has it; default yes */
 	bool python;	       /* Python frames of CPython processes; default yes */
 	bool python_lines;     /* ... with "file:line"; default no */
 	uint64_t python_procs; /* CPython processes read; 16..1M, default 4096 */

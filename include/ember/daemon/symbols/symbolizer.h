@@ -39,6 +39,8 @@
 
 struct strtab;
 
+struct proc_tracker;
+
 struct symbolizer_opts {
 	bool perf_maps;		  /* read /tmp/perf-PID.map JIT maps (via /proc/PID/root/tmp) */
 	bool inline_frames;	  /* add inlined functions (libdw), annotated _[i] */
@@ -46,6 +48,7 @@ struct symbolizer_opts {
 	bool addr_offsets;	  /* unresolved user frames as "file+0xoffset", not "[file]" */
 	const char *debug_dirs;	  /* ':'-separated roots of separate debug info; NULL: "/usr/lib/debug" */
 	const char *proc_root;	  /* NULL: "/proc" (tests point it elsewhere) */
+	struct proc_tracker *procs; /* where mappings come from (borrowed); NULL: one of its own */
 	const char *kallsyms_path; /* NULL: "/proc/kallsyms" */
 	uint64_t (*ks_clock_ns)(void); /* tests: the clock of kallsyms reloads; NULL: monotonic */
 	/*

@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "ember/daemon/proc/mapfile.h"
+#include "ember/daemon/proc/proctrack.h"
 
 struct sampler;
 struct dbgfetch;
@@ -39,6 +40,7 @@ struct unwind_opts {
 	struct dbgfetch *fetch;		/* debuginfod (borrowed; NULL: none): a file without CFI
 					 * and without a local debug file gets its debug file's
 					 * .debug_frame; debug_dir must name dbgfetch__dir() */
+	struct proc_tracker *procs;	/* where mappings come from (borrowed); NULL: one of its own */
 };
 
 #define UNWIND_OPTS_DEFAULT { .max_procs = 4096, .work_budget_ns = 20000000, \
@@ -65,6 +67,8 @@ struct unwind_stats {
 	uint64_t procs_pending;		/* gauge: processes waiting for their tables */
 	uint64_t procs_dropped;		/* processes not listed: the map was full */
 	uint64_t procs_swept;		/* forgotten by the sweep: gone without a notification */
+	uint64_t exec_lists;		/* processes listed at exec (unwinder__exec_pid) */
+	uint64_t exec_unbuilt;		/* ... mappings left to frame pointers then: no table yet */
 	uint64_t lists;			/* lists written to the BPF map */
 	uint64_t maps_overflow;		/* executable mappings past EMBER_UNWIND_MAX_MAPS */
 	uint64_t maps_errors;		/* /proc/PID/maps not readable (gone, denied) */
@@ -85,6 +89,13 @@ void unwinder__free(struct unwinder *u); /* NULL is a no-op; the BPF lists stay 
 
 /* A process was sampled for the first time (or its first sample after an exec): queue it. */
 void unwinder__note_pid(struct unwinder *u, uint32_t pid);
+/*
+ * A process called exec (the process tracker's event): listed now with the tables already built
+ * (a binary seen before: one more `ls`, a build's compiler), so that its first samples are walked
+ * whole; files without a table stay frame pointers until its first sample notes it (no table is
+ * compiled for a process that is never sampled).
+ */
+void unwinder__exec_pid(struct unwinder *u, uint32_t pid);
 /*
  * Its mappings may have changed (a stack of it ran out of known mappings, dlopen): read them
  * again, at most once a second per process.
