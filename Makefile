@@ -38,7 +38,7 @@ ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -O1
 FUZZ_FLAGS := -fsanitize=fuzzer-no-link,address,undefined -O1
 
 pc = $(shell $(PKG_CONFIG) --silence-errors $(1) $(2))
-DAEMON_PKGS := libbpf libelf libdw libmicrohttpd zlib libpcre2-8 libcurl
+DAEMON_PKGS := libbpf libelf libdw libdebuginfod libmicrohttpd zlib libpcre2-8 libcurl
 PKG_CFLAGS := $(call pc,--cflags,$(DAEMON_PKGS) gsl cmocka)
 CLI_LIBS := $(call pc,--libs,gsl zlib libprotobuf-c libpcre2-8) -lz -lm
 DAEMON_LIBS := $(call pc,--libs,$(DAEMON_PKGS)) -lz -lm -lpthread -liberty
@@ -219,6 +219,7 @@ fuzz-bins: $(FUZZ_BINS)
 WORKLOAD_CFLAGS := -O1 -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fno-optimize-sibling-calls
 WORKLOAD_nofp_CFLAGS := -O2 -fomit-frame-pointer
 WORKLOAD_shortlived_CFLAGS := -O2 -fomit-frame-pointer
+WORKLOAD_stops_CFLAGS := -O2 -fomit-frame-pointer
 $(OUTPUT)/workloads/%: tests/workloads/%.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)

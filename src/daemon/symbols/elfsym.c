@@ -45,7 +45,8 @@ struct elfsym {
 	uint8_t build_id[MAX_BUILD_ID];
 	size_t build_id_len;
 	bool debug_file;
-	bool symtab;		/* a .symtab was read, the image's or its debug file's */
+	bool full_symtab;	/* a .symtab was read, the image's or its debug file's */
+	bool has_symtab;	/* the file's own .symtab (not stripped) */
 	int dbg_fd;		/* the debug file's, while build() reads it; else -1 */
 	uint64_t debug_refused;	/* debug files refused: not root's, a link, a CRC mismatch */
 	/* DWARF for inline frames: the Elf it reads (ours) and the memory image if any */
@@ -492,13 +493,14 @@ static struct elfsym *build(Elf *elf, const struct elfsym_opts *o, const struct 
 		goto fail;
 	e->build_id_len = get_build_id(elf, e->build_id, sizeof(e->build_id));
 	has_symtab = has_section(elf, SHT_SYMTAB, NULL);
+	e->has_symtab = has_symtab;
 	has_dwarf = has_section(elf, 0, ".debug_info");
 	if (!has_symtab || (o->dwarf && !has_dwarf))
 		dbg = find_debug(e, elf, o, self);
-	e->symtab = has_symtab;
+	e->full_symtab = has_symtab;
 	if (dbg) {
 		e->debug_file = true;
-		e->symtab = e->symtab || has_section(dbg, SHT_SYMTAB, NULL);
+		e->full_symtab = e->full_symtab || has_section(dbg, SHT_SYMTAB, NULL);
 		err = add_symbols(e, dbg, SHT_SYMTAB, &bd);
 		if (err)
 			goto fail;
@@ -754,14 +756,19 @@ size_t elfsym__build_id(const struct elfsym *e, const uint8_t **ret)
 	return e->build_id_len;
 }
 
-bool elfsym__has_symtab(const struct elfsym *e)
+bool elfsym__full_symbols(const struct elfsym *e)
 {
-	return e->symtab;
+	return e->full_symtab;
 }
 
 bool elfsym__used_debug_file(const struct elfsym *e)
 {
 	return e->debug_file;
+}
+
+bool elfsym__has_symtab(const struct elfsym *e)
+{
+	return e->has_symtab;
 }
 
 bool elfsym__has_dwarf(const struct elfsym *e)

@@ -76,10 +76,12 @@ int elfsym__inlines(struct elfsym *e, uint64_t vaddr, const char **ret, size_t c
 size_t elfsym__build_id(const struct elfsym *e, const uint8_t **ret);
 /* True when the image or its separate debug file had a full symbol table (.symtab): false for a
  * stripped binary whose .dynsym (exported functions only) is all there was. */
-bool elfsym__has_symtab(const struct elfsym *e);
+bool elfsym__full_symbols(const struct elfsym *e);
 /* True when symbols or DWARF came from a separate debug file. */
 bool elfsym__used_debug_file(const struct elfsym *e);
 bool elfsym__has_dwarf(const struct elfsym *e);
+/* The file has a .symtab of its own (is not stripped). */
+bool elfsym__has_symtab(const struct elfsym *e);
 size_t elfsym__count(const struct elfsym *e);
 size_t elfsym__mem_bytes(const struct elfsym *e);
 
