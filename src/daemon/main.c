@@ -102,6 +102,7 @@ struct emberd {
 	int rbfd;		/* the sampler's ring buffer epoll fd, -1 without sampling */
 
 	struct identity *identity;	/* cgroup ids -> workloads, service names */
+	int64_t real_off_ns;		/* the store's clock - the sampler's, for the batch delivered */
 	struct exporter *exporter;	/* OTLP and Pyroscope pushes; NULL: [export] off */
 	struct http_server *http;	/* serves the store, or @replay with --replay */
 	struct capture_mgr *captures;	/* second samplers of ad hoc captures (capture.c) */
@@ -471,7 +472,8 @@ static void work_run(void *ctx, void *item)
 	switch (w->kind) {
 	case W_BATCH:
 		liveness_worker_busy(&d->live, "naming");
-		store_sink__set_clock_offset(d->sink, (int64_t)(real_ns() - mono_ns()));
+		d->real_off_ns = (int64_t)(real_ns() - mono_ns());
+		store_sink__set_clock_offset(d->sink, d->real_off_ns);
 		r = sampler_batch__deliver(d->sampler, w->b, on_group, d);
 		if (r < 0)
 			log_errno(r, "delivery failed, samples counted as lost");
@@ -751,8 +753,9 @@ static void on_exit_pid(uint32_t pid, uint64_t time_ns, void *ctx)
 {
 	struct emberd *d = ctx;
 
-	(void)time_ns;
 	symbolizer__check_pid(d->sym, pid);
+	if (d->identity) /* a pid reused later is another process: its executable read again */
+		identity__proc_event(d->identity, pid, (uint64_t)((int64_t)time_ns + d->real_off_ns));
 	unwinder__forget_pid(d->unwind, pid); /* a thread left behind notes it again */
 	if (d->py)
 		python__forget_pid(d->py, pid, time_ns);
@@ -767,6 +770,9 @@ static void on_exec(uint32_t pid, uint64_t time_ns, void *ctx)
 	/* kept for the old image's samples not drained yet (up to two ticks' worth) */
 	symbolizer__retire_pid(d->sym, pid, time_ns);
 	unwinder__forget_pid(d->unwind, pid);
+	/* the exporter names the old image's samples with the old executable, not /proc's new one */
+	if (d->identity)
+		identity__proc_event(d->identity, pid, (uint64_t)((int64_t)time_ns + d->real_off_ns));
 	if (d->py)
 		python__forget_pid(d->py, pid, time_ns);
 }

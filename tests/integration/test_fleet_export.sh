@@ -51,8 +51,19 @@ cleanup_cg() {
 trap 'stop_all; cleanup_cg; cleanup_tmp' EXIT
 mkdir -p "$CG_DOCKER" "$CG_CTRD" "$CG_K8S" "$CG_UNIT" || skip_all "cannot make cgroups under $CG2"
 
-# in_cgroup DIR CMD...: CMD in cgroup DIR, in the background (its pid in $!)
-in_cgroup() { local d=$1; shift; sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$d" "$@" & }
+# in_cgroup DIR CMD...: CMD in cgroup DIR, in the background (its pid in $!). The sh spins
+# ~50 ms first, in the test's own cgroup, so that every pid has samples of its sh before the
+# move and the exec (what a container runtime's shim does too): those samples belong to the
+# test's cgroup and to sh, not to the container nor to burn. Without the spin a 1-ms sh was
+# sampled now and then (3 runs in ~9), and emberd named the sh's samples with the executable
+# that /proc showed when the exporter looked (burn): the pid's first resource then was burn's
+# without container.id.
+in_cgroup() {
+	local d=$1
+	shift
+	sh -c 'i=0; while [ $i -lt 40000 ]; do i=$((i + 1)); done
+		echo $$ >"$0/cgroup.procs" && exec "$@"' "$d" "$@" &
+}
 
 RPORT=$(free_port)
 RX=$TMP/rx
@@ -211,9 +222,16 @@ check "identity: docker/ID: container.id, service.name" test "$(res $P_DOCKER | 
 check "identity: default/ID (containerd): container.id" test "$(res $P_CTRD | cut -d' ' -f4,6)" = "$CTRD ${CTRD:0:12}"
 check "identity: kubepods: container.id, k8s.pod.uid" test "$(res $P_K8S | cut -d' ' -f4,5,6)" = "$K8S $POD ${K8S:0:12}"
 check "identity: system.slice/ember-fake.service: service.name ember-fake" test "$(res $P_UNIT | cut -d' ' -f4,6)" = "- ember-fake"
-n_d=$(awk -v p=$P_DOCKER '$2 == p' "$TMP/otlp" | wc -l)
-n_u=$(awk -v p=$P_UNIT '$2 == p' "$TMP/otlp" | wc -l)
-n_k=$(awk -v p=$P_K8S '$2 == p' "$TMP/otlp" | wc -l)
+# the pid's samples in the cgroup: burn's (the sh before them ran in the test's cgroup)
+n_d=$(awk -v p=$P_DOCKER '$2 == p && $4 ~ /^burn;/' "$TMP/otlp" | wc -l)
+n_u=$(awk -v p=$P_UNIT '$2 == p && $4 ~ /^burn;/' "$TMP/otlp" | wc -l)
+n_k=$(awk -v p=$P_K8S '$2 == p && $4 ~ /^burn;/' "$TMP/otlp" | wc -l)
+n_sh=$(awk -v a=$P_DOCKER -v b=$P_CTRD -v c=$P_K8S -v d=$P_UNIT \
+	'($2 == a || $2 == b || $2 == c || $2 == d) && $4 ~ /^sh;/' "$TMP/otlp" | wc -l)
+check "identity: the burners' sh sampled before the move ($n_sh samples)" test "$n_sh" -gt 0
+bad_sh=$(awk -v a=$P_DOCKER -v b=$P_CTRD -v c=$P_K8S -v d=$P_UNIT '$2 ~ /\/burn$/ &&
+	(($1 == a || $1 == b || $1 == c) && $4 == "-" || $1 == d && $6 != "ember-fake")' "$TMP/otlp.res" | wc -l)
+check "identity: no resource names burn without its cgroup's identity ($bad_sh)" test "$bad_sh" = 0
 W="from=-5m"
 check "http: container=ID selects its samples ($n_d)" test "$(folded_total "container=$DOCKER&$W")" = "$n_d"
 check "http: container=PREFIX too" test "$(folded_total "container=${DOCKER:0:12}&$W")" = "$n_d"

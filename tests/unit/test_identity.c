@@ -7,7 +7,9 @@
 
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "ember/core/base/clock.h"
 #include "ember/daemon/export/identity.h"
 
 #define ID "3f2a9c1b7e6d5a4f3e2d1c0b9a8f7e6d5c4b3a29180706f5e4d3c2b1a0f9e8d7"
@@ -91,11 +93,48 @@ static void test_service_rules(void **state)
 	identity__free(id);
 }
 
+/* An exec (or exit) notified at T: a sample before T keeps what was read before T, or is
+ * -ESTALE when nothing was (never /proc's executable of after T); a sample after T reads again. */
+static void test_proc_images(void **state)
+{
+	struct identity *id = identity__new("/nonexistent", NULL);
+	struct identity_stats st;
+	struct proc_info pi;
+	uint32_t me = (uint32_t)getpid(), parent = (uint32_t)getppid();
+	uint64_t t;
+
+	(void)state;
+	assert_non_null(id);
+	/* a pid first seen through a sample older than its exec: the old image is unknown */
+	t = real_ns();
+	identity__proc_event(id, parent, t);
+	assert_int_equal(identity__process(id, parent, t - 1000, &pi), -ESTALE);
+	assert_int_equal(identity__process(id, parent, t + 1000, &pi), 0);
+	assert_true(pi.exe_name[0] != '\0');
+	/* read before the event: the samples before it keep it, the ones after read /proc again */
+	assert_int_equal(identity__process(id, me, real_ns(), &pi), 0);
+	assert_string_equal(pi.exe_name, "test_identity");
+	memset(&pi, 0, sizeof(pi));
+	t = real_ns() + 1;
+	identity__proc_event(id, me, t);
+	assert_int_equal(identity__process(id, me, t - 1, &pi), 0);
+	assert_string_equal(pi.exe_name, "test_identity");
+	assert_int_equal(identity__process(id, me, t, &pi), 0);
+	assert_string_equal(pi.exe_name, "test_identity");
+	/* an event older than the last one changes nothing */
+	identity__proc_event(id, me, t - 5);
+	identity__stats(id, &st);
+	assert_int_equal(st.proc_events, 2);
+	assert_int_equal(st.stale, 1);
+	identity__free(id);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_paths),
 		cmocka_unit_test(test_service_rules),
+		cmocka_unit_test(test_proc_images),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -309,7 +309,7 @@ static int on_sample(const struct store_sample_view *v, void *ctx)
 		return r;
 	}
 	(void)identity__lookup(bd->e->id, v->cgroup_id, &wl, true);
-	have_proc = identity__process(bd->e->id, v->pid, &pi) == 0;
+	have_proc = identity__process(bd->e->id, v->pid, v->time_ns, &pi) == 0;
 	identity__service(bd->e->id, &wl, have_proc ? pi.exe_name : NULL, v->comm, svc,
 			  sizeof(svc));
 	bd->samples++;

@@ -32,9 +32,16 @@ struct cg {
 	char *path;
 };
 
+/*
+ * A pid's executable, as two generations: @cur is the image from @from_ns on (read from /proc at
+ * @read_ns when a sample asked), @prev the one before (what @cur was when an exec or the exit
+ * at @from_ns was notified, if it had been read before that time).
+ */
 struct proc {
 	uint32_t pid;	/* 0: empty */
-	struct proc_info info;
+	bool have_cur, have_prev;
+	uint64_t from_ns, read_ns; /* the store's clock (Unix ns) */
+	struct proc_info cur, prev;
 };
 
 struct identity {
@@ -433,25 +440,60 @@ static void read_build_id(const char *path, char *ret, size_t cap)
 	close(fd);
 }
 
-int identity__process(struct identity *id, uint32_t pid, struct proc_info *ret)
+/* Under the lock: @pid's entry, made (empty) if there is none; NULL only when @pid is 0. */
+static struct proc *proc_entry(struct identity *id, uint32_t pid)
+{
+	size_t j;
+
+	if (!pid)
+		return NULL;
+	j = proc_slot(id, pid);
+	if (id->procs[j].pid)
+		return &id->procs[j];
+	if (id->nr_procs >= MAX_PROCS) { /* full: start again (rare; a reread is cheap) */
+		memset(id->procs, 0, 2 * MAX_PROCS * sizeof(*id->procs));
+		id->nr_procs = 0;
+		j = proc_slot(id, pid);
+	}
+	memset(&id->procs[j], 0, sizeof(id->procs[j]));
+	id->procs[j].pid = pid;
+	id->nr_procs++;
+	return &id->procs[j];
+}
+
+int identity__process(struct identity *id, uint32_t pid, uint64_t time_ns, struct proc_info *ret)
 {
 	struct proc_info info = { 0 };
+	struct proc *p;
 	char link[64];
 	const char *slash;
+	uint64_t read_ns;
 	ssize_t n;
-	size_t j;
 
 	if (!pid)
 		return -ENOENT;
 	pthread_mutex_lock(&id->lock);
-	j = proc_slot(id, pid);
-	if (id->procs[j].pid) {
-		*ret = id->procs[j].info;
+	p = proc_entry(id, pid);
+	if (time_ns < p->from_ns) {
+		/* a sample of the image before the last exec (or of the process before the exit
+		 * of its pid): /proc shows another executable now */
+		int r = p->have_prev ? 0 : -ESTALE;
+
+		if (r)
+			id->st.stale++;
+		else
+			*ret = p->prev;
+		pthread_mutex_unlock(&id->lock);
+		return r;
+	}
+	if (p->have_cur) {
+		*ret = p->cur;
 		pthread_mutex_unlock(&id->lock);
 		return 0;
 	}
 	pthread_mutex_unlock(&id->lock);
 	/* outside the lock: /proc and the file may take their time */
+	read_ns = real_ns();
 	snprintf(link, sizeof(link), "/proc/%u/exe", pid);
 	n = readlink(link, info.exe_path, sizeof(info.exe_path) - 1);
 	if (n <= 0)
@@ -464,19 +506,37 @@ int identity__process(struct identity *id, uint32_t pid, struct proc_info *ret)
 	copy(info.exe_name, sizeof(info.exe_name), slash, strlen(slash));
 	read_build_id(link, info.build_id, sizeof(info.build_id));
 	pthread_mutex_lock(&id->lock);
-	if (id->nr_procs >= MAX_PROCS) { /* full: start again (rare; a reread is cheap) */
-		memset(id->procs, 0, 2 * MAX_PROCS * sizeof(*id->procs));
-		id->nr_procs = 0;
-	}
-	j = proc_slot(id, pid);
-	if (!id->procs[j].pid) {
-		id->procs[j].pid = pid;
-		id->procs[j].info = info;
-		id->nr_procs++;
+	p = proc_entry(id, pid);
+	if (!p->have_cur && time_ns >= p->from_ns) {
+		p->cur = info;
+		p->have_cur = true;
+		p->read_ns = read_ns;
 	}
 	pthread_mutex_unlock(&id->lock);
 	*ret = info;
 	return 0;
+}
+
+void identity__proc_event(struct identity *id, uint32_t pid, uint64_t time_ns)
+{
+	struct proc *p;
+
+	pthread_mutex_lock(&id->lock);
+	p = proc_entry(id, pid);
+	if (p && time_ns > p->from_ns) {
+		/* what was read before the event is the old image's; what was read after it (the
+		 * notification arrives up to a tick late) may be the new one's: kept as current */
+		if (p->have_cur && p->read_ns < time_ns) {
+			p->prev = p->cur;
+			p->have_prev = true;
+			p->have_cur = false;
+		} else {
+			p->have_prev = false;
+		}
+		p->from_ns = time_ns;
+		id->st.proc_events++;
+	}
+	pthread_mutex_unlock(&id->lock);
 }
 
 const char *identity__cached_exe(struct identity *id, uint32_t pid, char *buf, size_t len)
@@ -488,8 +548,8 @@ const char *identity__cached_exe(struct identity *id, uint32_t pid, char *buf, s
 		return NULL;
 	pthread_mutex_lock(&id->lock);
 	j = proc_slot(id, pid);
-	if (id->procs[j].pid) {
-		snprintf(buf, len, "%s", id->procs[j].info.exe_name);
+	if (id->procs[j].pid && id->procs[j].have_cur) {
+		snprintf(buf, len, "%s", id->procs[j].cur.exe_name);
 		r = buf;
 	}
 	pthread_mutex_unlock(&id->lock);

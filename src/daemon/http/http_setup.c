@@ -137,9 +137,10 @@ static void stats_hook(struct sbuf *j, void *ctx)
 			sbuf_adds(j, "}}");
 		}
 		sbuf_addf(j, ", \"identity\": {\"cgroups\": %llu, \"scans\": %llu, "
-			  "\"unknown\": %llu, \"processes\": %llu}}, ",
+			  "\"unknown\": %llu, \"processes\": %llu, \"process_events\": %llu, "
+			  "\"stale_images\": %llu}}, ",
 			  U(pub.identity.cgroups), U(pub.identity.scans), U(pub.identity.unknown),
-			  U(pub.identity.procs));
+			  U(pub.identity.procs), U(pub.identity.proc_events), U(pub.identity.stale));
 	}
 	if (pub.have_unwind)
 		sbuf_addf(j,

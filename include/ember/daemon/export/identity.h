@@ -17,7 +17,9 @@
  * gives a name wins: "unit" (the unit without ".service"), "container" (the container id's first
  * 12 digits), "pod" (the pod uid), "exe" (the executable's name), "comm"; the executable's name
  * (else comm) when none does. Processes: the executable's path, name and GNU build id, read
- * from /proc/PID/exe once per process (bounded cache).
+ * from /proc/PID/exe once per process image (bounded cache; an exec or exit notified by the
+ * sampler starts a new image at its time, so that samples taken before an exec are not named
+ * with the executable /proc shows after it).
  *
  * Thread-safe (one mutex); identity__lookup() with @may_scan false and identity__cached_exe()
  * never do I/O, so the store's filter callbacks may call them under the store's lock.
@@ -72,8 +74,16 @@ bool identity__lookup(struct identity *id, uint64_t cgroup_id, struct workload *
  * filter calls identity__lookup() without scanning). */
 void identity__refresh(struct identity *id);
 
-/* The executable of @pid (reads /proc the first time). 0 or -ENOENT (gone, unreadable). */
-int identity__process(struct identity *id, uint32_t pid, struct proc_info *ret);
+/*
+ * The executable of @pid for its sample at @time_ns (the store's clock, Unix ns): read from /proc
+ * the first time after the pid's last exec or exit (identity__proc_event()). 0, -ENOENT (gone,
+ * unreadable) or -ESTALE: the sample is older than the last exec of @pid and the image before it
+ * was never read (its executable is unknown: /proc shows the new one; counted).
+ */
+int identity__process(struct identity *id, uint32_t pid, uint64_t time_ns, struct proc_info *ret);
+/* @pid called exec, or exited, at @time_ns (the store's clock): samples from then on are of
+ * another image, read again; earlier ones keep what was read before @time_ns. */
+void identity__proc_event(struct identity *id, uint32_t pid, uint64_t time_ns);
 /* The executable's name of @pid if identity__process() read it already (no I/O), else NULL
  * (copied into @buf). */
 const char *identity__cached_exe(struct identity *id, uint32_t pid, char *buf, size_t len);
@@ -90,6 +100,8 @@ struct identity_stats {
 	uint64_t scans;		/* walks of the cgroup mount */
 	uint64_t unknown;	/* lookups of an id the walk did not find */
 	uint64_t procs;		/* processes cached */
+	uint64_t proc_events;	/* execs and exits noted */
+	uint64_t stale;		/* samples of an image before an exec, whose executable is unknown */
 };
 void identity__stats(struct identity *id, struct identity_stats *ret);
 
