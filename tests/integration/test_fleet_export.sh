@@ -211,6 +211,57 @@ while read -r pid path bid _; do
 	[ "$want" = "$bid" ] || { bad=$((bad + 1)); echo "# $path: $bid, readelf $want"; }
 done <"$TMP/otlp.res"
 check "otlp: build ids equal readelf -n ($nb resources)" test "$nb" -gt 0 -a "$bad" = 0
+# symbolized native frames: a Mapping of their file with its build id, the function's start as
+# the address (the symbol's value through its PT_LOAD segment, by readelf -sW and -lW)
+python3 - "$TMP/otlp.maps" "$P_DOCKER $P_CTRD $P_K8S $P_UNIT" >"$TMP/maps.out" <<'EOF2'
+import os, re, subprocess, sys
+burners = set(sys.argv[2].split())
+elf = {}
+def facts(path):
+    if path not in elf:
+        segs, syms = [], {}
+        bid = re.search(r"Build ID: ([0-9a-f]+)", subprocess.run(["readelf", "-n", path],
+                        capture_output=True, text=True).stdout)
+        for l in subprocess.run(["readelf", "-lW", path], capture_output=True, text=True).stdout.splitlines():
+            f = l.split()
+            if f and f[0] == "LOAD":
+                segs.append((int(f[1], 16), int(f[2], 16), int(f[4], 16)))  # off, vaddr, filesz
+        # the symbols of the file and of its separate debug file (by build id), as emberd reads them
+        files = [path]
+        if bid:
+            files.append("/usr/lib/debug/.build-id/%s/%s.debug" % (bid.group(1)[:2], bid.group(1)[2:]))
+        lines = []
+        for f in files:
+            if os.path.isfile(f):
+                lines += subprocess.run(["readelf", "-sW", f], capture_output=True, text=True).stdout.splitlines()
+        for l in lines:
+            f = l.split()
+            if len(f) >= 8 and f[3] == "FUNC":
+                v = int(f[1], 16)
+                for off, va, sz in segs:
+                    if va <= v < va + sz:
+                        syms.setdefault(f[7].split("@")[0], set()).add(off + v - va)
+        elf[path] = (bid.group(1) if bid else "-", syms)
+    return elf[path]
+good = bad = burn = 0
+for line in open(sys.argv[1]):
+    pid, name, path, bid, addr = line.split()
+    if not os.path.isfile(path) or os.readlink("/proc/self/exe") == path:
+        continue
+    want_bid, syms = facts(path)
+    if bid == want_bid and int(addr, 16) in syms.get(name, ()):
+        good += 1
+        burn += pid in burners and path.endswith("/burn")
+    else:
+        bad += 1
+        print("# %s %s in %s: build id %s address %s; readelf: %s %s" % (pid, name, path, bid, addr,
+              want_bid, sorted(hex(x) for x in syms.get(name, ()))[:3]))
+print(good, bad, burn)
+EOF2
+read -r mg mb mburn < <(tail -1 "$TMP/maps.out")
+grep '^#' "$TMP/maps.out" | head -5
+check "otlp: symbolized native frames carry their file, build id and offset ($mg frames, $mburn of burn; $mb wrong)" \
+	test "$mg" -gt 0 -a "$mburn" -ge 3 -a "$mb" = 0
 # identity
 # (the burner's resource: before its exec the pid was the sh that moved it into the cgroup)
 res() { awk -v p=$1 '$1 == p && $2 ~ /\/burn$/ { print; exit }' "$TMP/otlp.res"; }
