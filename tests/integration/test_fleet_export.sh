@@ -249,6 +249,14 @@ for line in open(sys.argv[1]):
     if not os.path.isfile(path) or os.readlink("/proc/self/exe") == path:
         continue
     want_bid, syms = facts(path)
+    if bid != want_bid:
+        # a file rebuilt since its process mapped it (another emberd of the machine): the
+        # process maps the old one, which the path no longer names
+        try:
+            if (path + " (deleted)") in open("/proc/%s/maps" % pid).read():
+                continue
+        except OSError:
+            continue
     if bid == want_bid and int(addr, 16) in syms.get(name, ()):
         good += 1
         burn += pid in burners and path.endswith("/burn")
