@@ -249,9 +249,9 @@ for line in open(sys.argv[1]):
     if not os.path.isfile(path) or os.readlink("/proc/self/exe") == path:
         continue
     want_bid, syms = facts(path)
-    if bid != want_bid:
+    if bid != want_bid and pid not in burners:
         # a file rebuilt since its process mapped it (another emberd of the machine): the
-        # process maps the old one, which the path no longer names
+        # process maps the old one, which the path no longer names (the burners' never is)
         try:
             if (path + " (deleted)") in open("/proc/%s/maps" % pid).read():
                 continue
