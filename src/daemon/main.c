@@ -626,7 +626,11 @@ static int export_check(const struct ember_config *c)
 	}
 	if (identity_check_rules(c->export_service_rules)) {
 		log_error("export.service_rules: '%s' is not a list of unit, container, pod, exe, "
-			  "comm", c->export_service_rules);
+			  "comm, regex", c->export_service_rules);
+		return -EINVAL;
+	}
+	if (identity_check_service_regex(c->export_service_regex, err, sizeof(err))) {
+		log_error("export.service_regex: %s", err);
 		return -EINVAL;
 	}
 	return 0;
@@ -646,6 +650,7 @@ static void reload(struct emberd *d)
 
 		export_opts(&d->cfg, &o);
 		(void)identity__set_rules(d->identity, d->cfg.export_service_rules);
+		(void)identity__set_service_regex(d->identity, d->cfg.export_service_regex, NULL, 0);
 		if (d->exporter)
 			(void)exporter__set_opts(d->exporter, &o);
 		else if (d->store && (o.otlp_endpoint[0] || o.pyroscope_url[0]))
@@ -791,9 +796,16 @@ static int export_setup(struct emberd *d)
 {
 	struct exporter_opts o;
 
+	char err[512];
+
 	d->identity = identity__new(NULL, d->cfg.export_service_rules);
 	if (!d->identity)
 		return log_errno(-errno, "cannot create the workload identity");
+	if (identity__set_service_regex(d->identity, d->cfg.export_service_regex, err,
+					sizeof(err))) {
+		log_error("export.service_regex: %s", err);
+		return -EINVAL;
+	}
 	export_opts(&d->cfg, &o);
 	if (!d->store || (!o.otlp_endpoint[0] && !o.pyroscope_url[0]))
 		return 0;

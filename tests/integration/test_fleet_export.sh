@@ -126,7 +126,8 @@ fi
 emberd_serve --frequency 99 -o "export.otlp_endpoint=http://127.0.0.1:$RPORT" \
 	-o export.otlp_interval=2s -o "export.pyroscope_url=http://127.0.0.1:$RPORT/" \
 	-o export.pyroscope_interval=2s -o export.pyroscope_tenant=team-a \
-	-o "export.bearer_token_file=$TMP/token" -o export.service_rules=unit,container,exe ||
+	-o "export.bearer_token_file=$TMP/token" -o export.service_rules=unit,container,regex,exe \
+	-o "export.service_regex=nope=^x\$ burner=^(bz$$|bzz)\$" ||
 	{ not_ok "emberd starts with [export]"; done_testing; }
 # the exporter starts after the HTTP server: the burners after it, so that all they run is sent;
 # 14 s, so that the window 5 s inside what was exported (below) holds ~4 s of them
@@ -135,8 +136,13 @@ in_cgroup "$CG_DOCKER" "$BURN" 14 >/dev/null; P_DOCKER=$!
 in_cgroup "$CG_CTRD" "$BURN" 14 >/dev/null; P_CTRD=$!
 in_cgroup "$CG_K8S" "$BURN" 14 >/dev/null; P_K8S=$!
 in_cgroup "$CG_UNIT" "$BURN" 14 >/dev/null; P_UNIT=$!
-PIDS+=($P_DOCKER $P_CTRD $P_K8S $P_UNIT)
-wait $P_DOCKER $P_CTRD $P_K8S $P_UNIT 2>/dev/null
+# and one in no container nor unit: service.name by export.service_regex on its comm (a copy of
+# burn named for this run: another test's burn on the machine is not this one)
+cp "$BURN" "$TMP/bz$$"
+"$TMP/bz$$" 14 >/dev/null &
+P_PLAIN=$!
+PIDS+=($P_DOCKER $P_CTRD $P_K8S $P_UNIT $P_PLAIN)
+wait $P_DOCKER $P_CTRD $P_K8S $P_UNIT $P_PLAIN 2>/dev/null
 # their last samples: drained (<= 2 ticks, longer when loaded), then sent (2 s rounds)
 sleep 8
 check "otlp: posts accepted" test "$(ex requests)" -ge 2
@@ -272,7 +278,7 @@ check "otlp: symbolized native frames carry their file, build id and offset ($mg
 	test "$mg" -gt 0 -a "$mburn" -ge 3 -a "$mb" = 0
 # identity
 # (the burner's resource: before its exec the pid was the sh that moved it into the cgroup)
-res() { awk -v p=$1 '$1 == p && $2 ~ /\/burn$/ { print; exit }' "$TMP/otlp.res"; }
+res() { awk -v p=$1 '$1 == p && $2 ~ /\/(burn|bz[0-9]+)$/ { print; exit }' "$TMP/otlp.res"; }
 for p in "docker $P_DOCKER $DOCKER" "containerd $P_CTRD $CTRD" "kubepods $P_K8S $K8S" "unit $P_UNIT -"; do
 	set -- $p
 	echo "# identity $1: pid $2 wants container $3; resource: $(res $2 | cut -d' ' -f1,4-)"
@@ -281,6 +287,10 @@ check "identity: docker/ID: container.id, service.name" test "$(res $P_DOCKER | 
 check "identity: default/ID (containerd): container.id" test "$(res $P_CTRD | cut -d' ' -f4,6)" = "$CTRD ${CTRD:0:12}"
 check "identity: kubepods: container.id, k8s.pod.uid" test "$(res $P_K8S | cut -d' ' -f4,5,6)" = "$K8S $POD ${K8S:0:12}"
 check "identity: system.slice/ember-fake.service: service.name ember-fake" test "$(res $P_UNIT | cut -d' ' -f4,6)" = "- ember-fake"
+check "identity: export.service_regex names the plain burner 'burner'" test "$(res $P_PLAIN | cut -d' ' -f4,6)" = "- burner"
+n_p=$(awk -v p=$P_PLAIN -v c="bz$$" '$2 == p && index($4, c ";") == 1' "$TMP/otlp" | wc -l)
+n_re=$(folded_total "service=burner&from=-5m")
+check "http: service=burner: its $n_re samples, the plain burner's $n_p" test "$n_p" -gt 20 -a "$n_re" = "$n_p"
 # the pid's samples in the cgroup: burn's (the sh before them ran in the test's cgroup)
 n_d=$(awk -v p=$P_DOCKER '$2 == p && $4 ~ /^burn;/' "$TMP/otlp" | wc -l)
 n_u=$(awk -v p=$P_UNIT '$2 == p && $4 ~ /^burn;/' "$TMP/otlp" | wc -l)
@@ -483,6 +493,9 @@ fi
 # configuration: --check-config refuses a bad endpoint
 "$EMBERD" --check-config -o export.otlp_endpoint=ftp://x >/dev/null 2>"$TMP/cc.err"
 check "--check-config: a non-http endpoint is refused" test $? -ne 0
+"$EMBERD" --check-config -o 'export.service_regex=web=(nginx' >/dev/null 2>"$TMP/cc.err"
+check "--check-config: a bad export.service_regex is refused, with its reason" \
+	grep -q "export.service_regex: web: " "$TMP/cc.err"
 "$EMBERD" --check-config -o export.client_cert=/nonexistent -o export.client_key=/nonexistent >/dev/null 2>&1
 check "--check-config: an unreadable client certificate is refused" test $? -ne 0
 done_testing

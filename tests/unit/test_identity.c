@@ -88,7 +88,7 @@ static void test_service_rules(void **state)
 	assert_int_equal(identity__set_rules(id, "unit,nope"), -EINVAL);
 	assert_int_equal(identity_check_rules("pod,exe"), 0);
 	assert_int_equal(identity_check_rules("exe,"), 0);
-	assert_int_equal(identity_check_rules("regex"), -EINVAL);
+	assert_int_equal(identity_check_rules("regexp"), -EINVAL);
 	assert_false(identity__lookup(id, 12345, &w, true)); /* no cgroup mount there */
 	identity__free(id);
 }
@@ -129,12 +129,51 @@ static void test_proc_images(void **state)
 	identity__free(id);
 }
 
+/* The regex rule: NAME=ERE on the comm, in order; bad specifications refused with a reason. */
+static void test_service_regex(void **state)
+{
+	struct identity *id = identity__new("/nonexistent", "regex,exe");
+	struct workload w;
+	char buf[128], err[256];
+
+	(void)state;
+	assert_non_null(id);
+	workload_from_path("/user.slice", &w);
+	/* no rules yet: the regex source gives nothing */
+	assert_string_equal(identity__service(id, &w, "nginx", "nginx", buf, sizeof(buf)), "nginx");
+	assert_int_equal(identity__set_service_regex(id, "web=^(nginx|httpd)$  db=^postgres",
+						     err, sizeof(err)), 0);
+	assert_string_equal(identity__service(id, &w, "nginx", "nginx", buf, sizeof(buf)), "web");
+	assert_string_equal(identity__service(id, &w, "httpd", "httpd", buf, sizeof(buf)), "web");
+	assert_string_equal(identity__service(id, &w, "nginx", "nginx: worker", buf, sizeof(buf)),
+			    "nginx"); /* $: the whole comm */
+	assert_string_equal(identity__service(id, &w, "pg", "postgres: wal", buf, sizeof(buf)),
+			    "db");
+	assert_string_equal(identity__service(id, &w, "bash", "bash", buf, sizeof(buf)), "bash");
+	/* refused, and the rules in place stay */
+	assert_int_equal(identity__set_service_regex(id, "web", err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "NAME=PATTERN"));
+	assert_int_equal(identity__set_service_regex(id, "a b=x", err, sizeof(err)), -EINVAL);
+	assert_int_equal(identity__set_service_regex(id, "w=(x", err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "w: "));
+	assert_int_equal(identity__set_service_regex(id, "x/y=a", err, sizeof(err)), -EINVAL);
+	assert_int_equal(identity_check_service_regex("w=(a)\\1", err, sizeof(err)), -EINVAL);
+	assert_int_equal(identity_check_service_regex("", err, sizeof(err)), 0);
+	assert_string_equal(identity__service(id, &w, "nginx", "nginx", buf, sizeof(buf)), "web");
+	/* emptied: back to exe */
+	assert_int_equal(identity__set_service_regex(id, "", err, sizeof(err)), 0);
+	assert_string_equal(identity__service(id, &w, "nginx", "nginx", buf, sizeof(buf)), "nginx");
+	assert_int_equal(identity_check_rules("regex,comm"), 0);
+	identity__free(id);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_paths),
 		cmocka_unit_test(test_service_rules),
 		cmocka_unit_test(test_proc_images),
+		cmocka_unit_test(test_service_regex),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -18,14 +18,22 @@
 
 #include "ember/core/base/clock.h"
 #include "ember/core/base/hash.h"
+#include "ember/core/base/regex.h"
 
 #define MAX_CGROUPS   65536u	/* paths kept; a walk stops there */
 #define MAX_DEPTH     16
 #define MAX_PROCS     4096u
 #define MAX_RULES     8
 #define SCAN_EVERY_NS 1000000000ULL
+#define MAX_REGEXES   16
 
-enum rule { RULE_UNIT, RULE_CONTAINER, RULE_POD, RULE_EXE, RULE_COMM };
+enum rule { RULE_UNIT, RULE_CONTAINER, RULE_POD, RULE_EXE, RULE_COMM, RULE_REGEX };
+
+/* export.service_regex: NAME=ERE, the first whose pattern matches the comm names the service */
+struct svc_regex {
+	char name[IDENTITY_SERVICE_NAME_MAX];
+	struct ember_regex *re;
+};
 
 struct cg {
 	uint64_t id;	/* 0: empty slot */
@@ -49,6 +57,8 @@ struct identity {
 	char root[512];
 	enum rule rules[MAX_RULES];
 	size_t nr_rules;
+	struct svc_regex regexes[MAX_REGEXES];
+	size_t nr_regexes;
 	struct cg *cgs; /* open addressing, MAX_CGROUPS * 2 */
 	size_t nr_cgs;
 	struct proc *procs; /* open addressing, MAX_PROCS * 2 */
@@ -177,7 +187,7 @@ void workload_from_path(const char *path, struct workload *ret)
 
 static int parse_rules(const char *s, enum rule *ret, size_t *ret_n)
 {
-	static const char *const names[] = { "unit", "container", "pod", "exe", "comm" };
+	static const char *const names[] = { "unit", "container", "pod", "exe", "comm", "regex" };
 	size_t n = 0, i, len;
 
 	while (s && *s) {
@@ -220,18 +230,100 @@ int identity__set_rules(struct identity *id, const char *rules)
 	return 0;
 }
 
+/* Parses export.service_regex into @ret (compiled); *@ret_n of them. 0 or -EINVAL/-E2BIG/-ENOMEM
+ * with a reason in @err. */
+static int parse_regexes(const char *spec, struct svc_regex *ret, size_t *ret_n, char *err,
+			 size_t errlen)
+{
+	const char *s = spec ? spec : "";
+	size_t n = 0, len, nl, i;
+	char why[256];
+	int r = 0;
+
+	while (*s) {
+		const char *eq;
+
+		while (*s == ' ' || *s == '\t')
+			s++;
+		if (!*s)
+			break;
+		len = strcspn(s, " \t");
+		eq = memchr(s, '=', len);
+		nl = eq ? (size_t)(eq - s) : 0;
+		for (i = 0; i < nl; i++)
+			if (!isalnum((unsigned char)s[i]) && !strchr("._-", s[i]))
+				break;
+		if (!eq || !nl || i < nl || nl >= IDENTITY_SERVICE_NAME_MAX || eq + 1 == s + len) {
+			snprintf(err, errlen, "'%.*s' is not NAME=PATTERN (a name of letters, digits, "
+				 "'.', '_', '-', then an extended regular expression)", (int)len, s);
+			r = -EINVAL;
+			break;
+		}
+		if (n == MAX_REGEXES) {
+			snprintf(err, errlen, "more than %d NAME=PATTERN rules", MAX_REGEXES);
+			r = -E2BIG;
+			break;
+		}
+		ret[n].re = ember_regex__new(eq + 1, (size_t)(s + len - eq - 1), why, sizeof(why));
+		if (!ret[n].re) {
+			r = -errno;
+			snprintf(err, errlen, "%.*s: %s", (int)nl, s, why);
+			break;
+		}
+		memcpy(ret[n].name, s, nl);
+		ret[n].name[nl] = '\0';
+		n++;
+		s += len;
+	}
+	if (r) {
+		while (n)
+			ember_regex__free(ret[--n].re);
+		return r;
+	}
+	*ret_n = n;
+	return 0;
+}
+
+int identity_check_service_regex(const char *spec, char *err, size_t errlen)
+{
+	struct svc_regex x[MAX_REGEXES];
+	size_t n = 0;
+	int r = parse_regexes(spec, x, &n, err, errlen);
+
+	while (!r && n)
+		ember_regex__free(x[--n].re);
+	return r;
+}
+
+int identity__set_service_regex(struct identity *id, const char *spec, char *err, size_t errlen)
+{
+	struct svc_regex x[MAX_REGEXES], old[MAX_REGEXES];
+	size_t n = 0, nold;
+	int r = parse_regexes(spec, x, &n, err, errlen);
+
+	if (r)
+		return r;
+	pthread_mutex_lock(&id->lock);
+	memcpy(old, id->regexes, sizeof(old));
+	nold = id->nr_regexes;
+	memcpy(id->regexes, x, sizeof(x));
+	id->nr_regexes = n;
+	pthread_mutex_unlock(&id->lock);
+	while (nold)
+		ember_regex__free(old[--nold].re);
+	return 0;
+}
+
 const char *identity__service(struct identity *id, const struct workload *wl,
 			      const char *exe_name, const char *comm, char *buf, size_t len)
 {
-	enum rule rules[MAX_RULES];
-	size_t n, i;
+	size_t i, j;
 
+	/* under the lock throughout: a reload frees the regexes (a match is bounded: comm is
+	 * 16 bytes at most, and ember_regex has a step limit) */
 	pthread_mutex_lock(&id->lock);
-	memcpy(rules, id->rules, sizeof(rules));
-	n = id->nr_rules;
-	pthread_mutex_unlock(&id->lock);
-	for (i = 0; i < n; i++) {
-		switch (rules[i]) {
+	for (i = 0; i < id->nr_rules; i++) {
+		switch (id->rules[i]) {
 		case RULE_UNIT:
 			if (wl && wl->unit[0]) {
 				size_t m = strlen(wl->unit);
@@ -239,36 +331,50 @@ const char *identity__service(struct identity *id, const struct workload *wl,
 				if (ends(wl->unit, m, ".service"))
 					m -= strlen(".service");
 				snprintf(buf, len, "%.*s", (int)m, wl->unit);
-				return buf;
+				goto out;
 			}
 			break;
 		case RULE_CONTAINER:
 			if (wl && wl->container_id[0]) {
 				snprintf(buf, len, "%.12s", wl->container_id);
-				return buf;
+				goto out;
 			}
 			break;
 		case RULE_POD:
 			if (wl && wl->pod_uid[0]) {
 				snprintf(buf, len, "%s", wl->pod_uid);
-				return buf;
+				goto out;
 			}
 			break;
 		case RULE_EXE:
 			if (exe_name && *exe_name) {
 				snprintf(buf, len, "%s", exe_name);
-				return buf;
+				goto out;
 			}
 			break;
 		case RULE_COMM:
 			if (comm && *comm) {
 				snprintf(buf, len, "%s", comm);
-				return buf;
+				goto out;
+			}
+			break;
+		case RULE_REGEX:
+			for (j = 0; comm && j < id->nr_regexes; j++) {
+				int m = ember_regex__match(id->regexes[j].re, comm, strlen(comm));
+
+				if (m < 0)
+					id->st.regex_errors++; /* over a limit: no answer, next rule */
+				if (m == 1) {
+					snprintf(buf, len, "%s", id->regexes[j].name);
+					goto out;
+				}
 			}
 			break;
 		}
 	}
 	snprintf(buf, len, "%s", exe_name && *exe_name ? exe_name : comm ? comm : "unknown");
+out:
+	pthread_mutex_unlock(&id->lock);
 	return buf;
 }
 
@@ -652,6 +758,8 @@ void identity__free(struct identity *id)
 			free(id->cgs[j].path);
 	free(id->cgs);
 	free(id->procs);
+	while (id->nr_regexes)
+		ember_regex__free(id->regexes[--id->nr_regexes].re);
 	pthread_mutex_destroy(&id->lock);
 	free(id);
 }

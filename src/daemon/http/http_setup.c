@@ -145,9 +145,10 @@ static void stats_hook(struct sbuf *j, void *ctx)
 		}
 		sbuf_addf(j, ", \"identity\": {\"cgroups\": %llu, \"scans\": %llu, "
 			  "\"unknown\": %llu, \"processes\": %llu, \"process_events\": %llu, "
-			  "\"stale_images\": %llu}}, ",
+			  "\"stale_images\": %llu, \"regex_errors\": %llu}}, ",
 			  U(pub.identity.cgroups), U(pub.identity.scans), U(pub.identity.unknown),
-			  U(pub.identity.procs), U(pub.identity.proc_events), U(pub.identity.stale));
+			  U(pub.identity.procs), U(pub.identity.proc_events), U(pub.identity.stale),
+			  U(pub.identity.regex_errors));
 	}
 	if (pub.have_unwind)
 		sbuf_addf(j,

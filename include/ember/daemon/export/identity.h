@@ -15,8 +15,10 @@
  *
  * service.name follows the configured rules, an ordered ','-list of sources, the first that
  * gives a name wins: "unit" (the unit without ".service"), "container" (the container id's first
- * 12 digits), "pod" (the pod uid), "exe" (the executable's name), "comm"; the executable's name
- * (else comm) when none does. Processes: the executable's path, name and GNU build id, read
+ * 12 digits), "pod" (the pod uid), "exe" (the executable's name), "comm", "regex" (the NAME of
+ * the first rule of export.service_regex, "NAME=ERE ...", whose POSIX extended regular
+ * expression (ember_regex: bounded, PCRE2) matches the comm; a match over the regex limits
+ * counts in regex_errors and gives nothing); the executable's name (else comm) when none does. Processes: the executable's path, name and GNU build id, read
  * from /proc/PID/exe once per process image (bounded cache; an exec or exit notified by the
  * sampler starts a new image at its time, so that samples taken before an exec are not named
  * with the executable /proc shows after it).
@@ -32,6 +34,7 @@
 #include <stdint.h>
 
 #define IDENTITY_PATH_MAX 512
+#define IDENTITY_SERVICE_NAME_MAX 64 /* a name given by export.service_regex */
 
 struct workload {
 	char path[IDENTITY_PATH_MAX]; /* relative to the cgroup2 mount; "" unknown */
@@ -62,6 +65,14 @@ void identity__free(struct identity *id); /* NULL is a no-op */
 int identity__set_rules(struct identity *id, const char *rules);
 /* Checks rules without an object (--check-config). 0 or -EINVAL. */
 int identity_check_rules(const char *rules);
+/*
+ * export.service_regex: whitespace-separated NAME=PATTERN (NAME: letters, digits, '.', '_', '-',
+ * < IDENTITY_SERVICE_NAME_MAX bytes; PATTERN: an extended regular expression without spaces, as
+ * regex.h reads it), at most 16, tried in order; "" none. Replaces the previous ones (a reload).
+ * 0, or -EINVAL / -E2BIG / -ENOMEM with a one-line reason in @err (nothing changed).
+ */
+int identity__set_service_regex(struct identity *id, const char *spec, char *err, size_t errlen);
+int identity_check_service_regex(const char *spec, char *err, size_t errlen);
 
 /*
  * The workload of @cgroup_id into @ret. An id not known yet, with @may_scan, walks the cgroup
@@ -102,6 +113,7 @@ struct identity_stats {
 	uint64_t procs;		/* processes cached */
 	uint64_t proc_events;	/* execs and exits noted */
 	uint64_t stale;		/* samples of an image before an exec, whose executable is unknown */
+	uint64_t regex_errors;	/* export.service_regex matches stopped by a limit */
 };
 void identity__stats(struct identity *id, struct identity_stats *ret);
 
