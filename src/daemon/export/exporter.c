@@ -351,6 +351,7 @@ static int on_sample(const struct store_sample_view *v, void *ctx)
 	}
 	(void)identity__lookup(bd->e->id, v->cgroup_id, &wl, true);
 	have_proc = identity__process(bd->e->id, v->pid, v->time_ns, &pi) == 0;
+	identity_merge_v1(&wl, have_proc ? &pi : NULL);
 	identity__service(bd->e->id, &wl, have_proc ? pi.exe_name : NULL, v->comm, svc,
 			  sizeof(svc));
 	bd->samples++;
@@ -713,6 +714,9 @@ static bool send_due(struct exporter *e)
 			queue_unpop(e, x);
 			batch_free(b);
 		} else {
+			log_warn("export: the receiver refuses %zu bytes (413) and the message cannot be "
+				 "split (one Sample): %llu samples dropped", b->body.len,
+				 (unsigned long long)b->samples);
 			batch_free(x);
 			batch_free(y);
 			e->st[b->kind].dropped++;

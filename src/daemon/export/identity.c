@@ -47,9 +47,8 @@ struct cg {
  */
 struct proc {
 	uint32_t pid;	/* 0: empty */
-	bool have_cur, have_prev;
 	uint64_t from_ns, read_ns; /* the store's clock (Unix ns) */
-	struct proc_info cur, prev;
+	struct proc_info *cur, *prev; /* malloc'ed when read; NULL: not */
 };
 
 struct identity {
@@ -546,6 +545,18 @@ static void read_build_id(const char *path, char *ret, size_t cap)
 	close(fd);
 }
 
+static void procs_clear(struct identity *id)
+{
+	size_t j;
+
+	for (j = 0; j < 2 * MAX_PROCS; j++) {
+		free(id->procs[j].cur);
+		free(id->procs[j].prev);
+	}
+	memset(id->procs, 0, 2 * MAX_PROCS * sizeof(*id->procs));
+	id->nr_procs = 0;
+}
+
 /* Under the lock: @pid's entry, made (empty) if there is none; NULL only when @pid is 0. */
 static struct proc *proc_entry(struct identity *id, uint32_t pid)
 {
@@ -557,8 +568,7 @@ static struct proc *proc_entry(struct identity *id, uint32_t pid)
 	if (id->procs[j].pid)
 		return &id->procs[j];
 	if (id->nr_procs >= MAX_PROCS) { /* full: start again (rare; a reread is cheap) */
-		memset(id->procs, 0, 2 * MAX_PROCS * sizeof(*id->procs));
-		id->nr_procs = 0;
+		procs_clear(id);
 		j = proc_slot(id, pid);
 	}
 	memset(&id->procs[j], 0, sizeof(id->procs[j]));
@@ -567,9 +577,38 @@ static struct proc *proc_entry(struct identity *id, uint32_t pid)
 	return &id->procs[j];
 }
 
+/* The cgroup v1 hierarchies of @pid (/proc/PID/cgroup's lines other than "0::"): the first
+ * container id, pod uid and systemd unit their paths give, into @ret. */
+static void read_v1(uint32_t pid, struct proc_info *ret)
+{
+	char path[64], line[1024];
+	struct workload wl;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/cgroup", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *c = strchr(line, ':'), *p = c ? strchr(c + 1, ':') : NULL;
+
+		if (!p || (c[1] == ':' && !strncmp(line, "0:", 2)))
+			continue; /* v2's: the sample's cgroup id says it, at sample time */
+		p[1 + strcspn(p + 1, "\n")] = '\0';
+		workload_from_path(p + 1, &wl);
+		if (!ret->v1_container_id[0] && wl.container_id[0])
+			memcpy(ret->v1_container_id, wl.container_id, sizeof(wl.container_id));
+		if (!ret->v1_pod_uid[0] && wl.pod_uid[0])
+			memcpy(ret->v1_pod_uid, wl.pod_uid, sizeof(wl.pod_uid));
+		if (!ret->v1_unit[0] && wl.unit[0])
+			memcpy(ret->v1_unit, wl.unit, sizeof(wl.unit));
+	}
+	fclose(f);
+}
+
 int identity__process(struct identity *id, uint32_t pid, uint64_t time_ns, struct proc_info *ret)
 {
-	struct proc_info info = { 0 };
+	struct proc_info info = { 0 }, *keep;
 	struct proc *p;
 	char link[64];
 	const char *slash;
@@ -583,17 +622,17 @@ int identity__process(struct identity *id, uint32_t pid, uint64_t time_ns, struc
 	if (time_ns < p->from_ns) {
 		/* a sample of the image before the last exec (or of the process before the exit
 		 * of its pid): /proc shows another executable now */
-		int r = p->have_prev ? 0 : -ESTALE;
+		int r = p->prev ? 0 : -ESTALE;
 
 		if (r)
 			id->st.stale++;
 		else
-			*ret = p->prev;
+			*ret = *p->prev;
 		pthread_mutex_unlock(&id->lock);
 		return r;
 	}
-	if (p->have_cur) {
-		*ret = p->cur;
+	if (p->cur) {
+		*ret = *p->cur;
 		pthread_mutex_unlock(&id->lock);
 		return 0;
 	}
@@ -611,14 +650,18 @@ int identity__process(struct identity *id, uint32_t pid, uint64_t time_ns, struc
 	slash = slash ? slash + 1 : info.exe_path;
 	copy(info.exe_name, sizeof(info.exe_name), slash, strlen(slash));
 	read_build_id(link, info.build_id, sizeof(info.build_id));
+	read_v1(pid, &info);
+	keep = malloc(sizeof(*keep));
 	pthread_mutex_lock(&id->lock);
 	p = proc_entry(id, pid);
-	if (!p->have_cur && time_ns >= p->from_ns) {
-		p->cur = info;
-		p->have_cur = true;
+	if (keep && !p->cur && time_ns >= p->from_ns) {
+		*keep = info;
+		p->cur = keep;
 		p->read_ns = read_ns;
+		keep = NULL;
 	}
 	pthread_mutex_unlock(&id->lock);
+	free(keep);
 	*ret = info;
 	return 0;
 }
@@ -632,12 +675,13 @@ void identity__proc_event(struct identity *id, uint32_t pid, uint64_t time_ns)
 	if (p && time_ns > p->from_ns) {
 		/* what was read before the event is the old image's; what was read after it (the
 		 * notification arrives up to a tick late) may be the new one's: kept as current */
-		if (p->have_cur && p->read_ns < time_ns) {
+		if (p->cur && p->read_ns < time_ns) {
+			free(p->prev);
 			p->prev = p->cur;
-			p->have_prev = true;
-			p->have_cur = false;
+			p->cur = NULL;
 		} else {
-			p->have_prev = false;
+			free(p->prev);
+			p->prev = NULL;
 		}
 		p->from_ns = time_ns;
 		id->st.proc_events++;
@@ -654,42 +698,38 @@ const char *identity__cached_exe(struct identity *id, uint32_t pid, char *buf, s
 		return NULL;
 	pthread_mutex_lock(&id->lock);
 	j = proc_slot(id, pid);
-	if (id->procs[j].pid && id->procs[j].have_cur) {
-		snprintf(buf, len, "%s", id->procs[j].cur.exe_name);
+	if (id->procs[j].pid && (id->procs[j].cur || id->procs[j].prev)) {
+		/* no time here: the current image, else the one before the exit (or exec) */
+		snprintf(buf, len, "%s",
+			 (id->procs[j].cur ? id->procs[j].cur : id->procs[j].prev)->exe_name);
 		r = buf;
 	}
 	pthread_mutex_unlock(&id->lock);
 	return r;
 }
 
-void identity__prune(struct identity *id)
+void identity_merge_v1(struct workload *wl, const struct proc_info *pi)
 {
-	char path[32];
-	size_t j, cap = 2 * MAX_PROCS;
-	struct proc *keep;
+	if (!pi || wl->container_id[0] || wl->pod_uid[0])
+		return; /* v2 said where it ran */
+	memcpy(wl->container_id, pi->v1_container_id, sizeof(wl->container_id));
+	memcpy(wl->pod_uid, pi->v1_pod_uid, sizeof(wl->pod_uid));
+	if (!wl->unit[0])
+		memcpy(wl->unit, pi->v1_unit, sizeof(wl->unit));
+}
 
-	/* a process gone: its entry goes (open addressing: rebuild the table) */
-	keep = calloc(cap, sizeof(*keep));
-	if (!keep)
+/* Under the lock: @wl completed by @pid's cached v1 identity (no I/O). */
+static void merge_cached_v1(struct identity *id, uint32_t pid, struct workload *wl)
+{
+	size_t j;
+
+	if (!pid)
 		return;
 	pthread_mutex_lock(&id->lock);
-	for (j = 0; j < cap; j++) {
-		if (!id->procs[j].pid)
-			continue;
-		snprintf(path, sizeof(path), "/proc/%u", id->procs[j].pid);
-		if (!access(path, F_OK)) {
-			size_t k = hash_mix64(id->procs[j].pid) & (cap - 1);
-
-			while (keep[k].pid)
-				k = (k + 1) & (cap - 1);
-			keep[k] = id->procs[j];
-		} else {
-			id->nr_procs--;
-		}
-	}
-	memcpy(id->procs, keep, cap * sizeof(*keep));
+	j = proc_slot(id, pid);
+	if (id->procs[j].pid)
+		identity_merge_v1(wl, id->procs[j].cur ? id->procs[j].cur : id->procs[j].prev);
 	pthread_mutex_unlock(&id->lock);
-	free(keep);
 }
 
 void identity__stats(struct identity *id, struct identity_stats *ret)
@@ -757,6 +797,8 @@ void identity__free(struct identity *id)
 		for (j = 0; j < 2 * MAX_CGROUPS; j++)
 			free(id->cgs[j].path);
 	free(id->cgs);
+	if (id->procs)
+		procs_clear(id);
 	free(id->procs);
 	while (id->nr_regexes)
 		ember_regex__free(id->regexes[--id->nr_regexes].re);
@@ -795,6 +837,7 @@ bool identity_filter_match(uint64_t cgroup_id, uint32_t pid, const char *comm, v
 	char svc[256];
 
 	(void)identity__lookup(f->id, cgroup_id, &wl, false);
+	merge_cached_v1(f->id, pid, &wl);
 	if (f->container && (strlen(f->container) < 4 ||
 			     strncmp(wl.container_id, f->container, strlen(f->container))))
 		return false;
@@ -816,6 +859,7 @@ const char *identity_filter_group(uint64_t cgroup_id, uint32_t pid, const char *
 	struct workload wl;
 
 	(void)identity__lookup(f->id, cgroup_id, &wl, false);
+	merge_cached_v1(f->id, pid, &wl);
 	switch (f->group) {
 	case IDENTITY_GROUP_CONTAINER:
 		return wl.container_id[0] ? snprintf(f->buf, sizeof(f->buf), "%.12s",

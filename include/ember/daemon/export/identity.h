@@ -50,7 +50,19 @@ struct proc_info {
 	char exe_path[512];
 	char exe_name[128];
 	char build_id[81]; /* hex; "" unknown */
+	/* cgroup v1: what the process's v1 hierarchies' paths (/proc/PID/cgroup) give, read with
+	 * the executable; "" none */
+	char v1_container_id[65];
+	char v1_pod_uid[40];
+	char v1_unit[128];
 };
+
+/*
+ * cgroup v1: the BPF program's cgroup id is the v2 one (the root's, on a host whose containers
+ * live in v1 hierarchies), so when @wl (from the v2 id) has no container nor pod, @pi's v1
+ * identity completes it (and its unit, if @wl has none). @pi may be NULL.
+ */
+void identity_merge_v1(struct workload *wl, const struct proc_info *pi);
 
 struct identity; /* opaque */
 
@@ -103,8 +115,6 @@ const char *identity__cached_exe(struct identity *id, uint32_t pid, char *buf, s
 const char *identity__service(struct identity *id, const struct workload *wl,
 			      const char *exe_name, const char *comm, char *buf, size_t len);
 
-/* Forgets processes (call now and then: a pid may be reused); keeps the cgroups. */
-void identity__prune(struct identity *id);
 
 struct identity_stats {
 	uint64_t cgroups;	/* known cgroups */
