@@ -293,14 +293,15 @@ static bool plain_native(const char *s)
 }
 
 /* Where @v's plain native frames live (NULL: nowhere known, or no memory). */
-static const struct otlp_frame_loc *frame_locs(struct exporter *e, const struct store_sample_view *v)
+static const struct otlp_frame_loc *frame_locs(struct exporter *e, const struct store_sample_view *v,
+					       const struct proc_info *pi)
 {
 	struct frameloc_hit hit;
 	bool any = false;
 	size_t i;
 
-	if (!e->fl || !v->nr_frames)
-		return NULL;
+	if (!e->fl || !v->nr_frames || !pi || !pi->current)
+		return NULL; /* an earlier image's sample: /proc/PID/maps shows the new one's files */
 	if (v->nr_frames > e->locs_cap) {
 		struct otlp_frame_loc *l = realloc(e->locs, v->nr_frames * sizeof(*l));
 
@@ -312,7 +313,8 @@ static const struct otlp_frame_loc *frame_locs(struct exporter *e, const struct 
 	for (i = 0; i < v->nr_frames; i++) {
 		e->locs[i] = (struct otlp_frame_loc){ 0 };
 		/* the kernel's frames are the last ones: none of them is plain */
-		if (plain_native(v->frames[i]) && !frameloc__find(e->fl, v->pid, v->frames[i], &hit)) {
+		if (plain_native(v->frames[i]) &&
+		    !frameloc__find(e->fl, v->pid, pi->image_ns, v->frames[i], &hit)) {
 			e->locs[i] = (struct otlp_frame_loc){ hit.file, hit.build_id, hit.offset };
 			any = true;
 		}
@@ -371,7 +373,7 @@ static int on_sample(const struct store_sample_view *v, void *ctx)
 		uint32_t h = 0;
 
 		r = otlp_writer__add_locs(bd->w, &p, v->time_ns, v->tid, v->comm, v->cpu, v->frames,
-					  frame_locs(bd->e, v), v->nr_frames, &h);
+					  frame_locs(bd->e, v, have_proc ? &pi : NULL), v->nr_frames, &h);
 		if (!r && !handles_grow(bd, v->context)) {
 			bd->handle[v->context] = h;
 			bd->handle_gen[v->context] = otlp_writer__generation(bd->w);

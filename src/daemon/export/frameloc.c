@@ -40,6 +40,8 @@ struct file {
 
 struct pid_files {
 	uint32_t pid; /* 0: empty */
+	uint64_t image_ns, round; /* what was read, and in which round */
+	uint64_t checked;	  /* the round its files were last found cached */
 	unsigned int n;
 	struct {
 		uint32_t dev_major, dev_minor;
@@ -50,8 +52,9 @@ struct pid_files {
 struct frameloc {
 	char proc_root[256];
 	struct file files[FRAMELOC_FILES];
-	struct pid_files *pids; /* 2 * MAX_PIDS slots, emptied each round */
+	struct pid_files *pids; /* 2 * MAX_PIDS slots, kept across rounds (emptied when full) */
 	size_t nr_pids;
+	uint64_t round;
 	uint64_t clock;
 	char *maps;
 	size_t maps_cap;
@@ -223,8 +226,8 @@ static int on_map_load(const struct procmaps_entry *e, void *ctx)
 	return 0;
 }
 
-/* @pid's files this round (its maps read now if not yet); NULL when unknown. */
-static struct pid_files *pid_get(struct frameloc *fl, uint32_t pid)
+/* @pid's files for image @image_ns (its maps read now if not yet, or stale); NULL: unknown. */
+static struct pid_files *pid_get(struct frameloc *fl, uint32_t pid, uint64_t image_ns)
 {
 	size_t cap = 2 * MAX_PIDS, j = hash_mix64(pid) & (cap - 1), len = 0;
 	struct load_ctx lc = { .fl = fl, .pid = pid };
@@ -234,17 +237,32 @@ static struct pid_files *pid_get(struct frameloc *fl, uint32_t pid)
 	while (fl->pids[j].pid && fl->pids[j].pid != pid)
 		j = (j + 1) & (cap - 1);
 	p = &fl->pids[j];
-	if (p->pid)
-		return p;
-	if (fl->nr_pids >= MAX_PIDS)
+	if (p->pid && p->image_ns == image_ns && fl->round - p->round < FRAMELOC_REREAD_ROUNDS) {
+		unsigned int i;
+
+		if (p->checked == fl->round)
+			return p;
+		/* read in an earlier round: its files may have been evicted since (LRU) */
+		for (i = 0; i < p->n; i++)
+			if (!file_find(fl, p->f[i].dev_major, p->f[i].dev_minor, p->f[i].ino))
+				break;
+		if (i == p->n) {
+			p->checked = fl->round;
+			return p;
+		}
+	}
+	if (!p->pid && fl->nr_pids >= MAX_PIDS)
 		return NULL;
 	if (clock_ns(CLOCK_THREAD_CPUTIME_ID) - fl->round_cpu0 >= FRAMELOC_ROUND_CPU_NS) {
 		fl->st.procs_deferred++; /* asked again for each of its frames: counts lookups */
-		return NULL;
+		return p->pid && p->image_ns == image_ns ? p : NULL; /* the old answer for now */
 	}
+	if (!p->pid)
+		fl->nr_pids++;
 	p->pid = pid;
+	p->image_ns = image_ns;
+	p->round = p->checked = fl->round;
 	p->n = 0;
-	fl->nr_pids++;
 	snprintf(path, sizeof(path), "%s/%u/maps", fl->proc_root, pid);
 	if (read_path_all(path, &fl->maps, &fl->maps_cap, MAX_MAPS_BYTES, &len) < 0)
 		return p; /* gone: no files */
@@ -254,9 +272,10 @@ static struct pid_files *pid_get(struct frameloc *fl, uint32_t pid)
 	return p;
 }
 
-int frameloc__find(struct frameloc *fl, uint32_t pid, const char *name, struct frameloc_hit *ret)
+int frameloc__find(struct frameloc *fl, uint32_t pid, uint64_t image_ns, const char *name,
+		   struct frameloc_hit *ret)
 {
-	struct pid_files *p = pid && name && *name ? pid_get(fl, pid) : NULL;
+	struct pid_files *p = pid && name && *name ? pid_get(fl, pid, image_ns) : NULL;
 	uint64_t h = name && *name ? name_hash(name) : 0;
 	unsigned int i;
 
@@ -284,8 +303,11 @@ int frameloc__find(struct frameloc *fl, uint32_t pid, const char *name, struct f
 
 void frameloc__round(struct frameloc *fl)
 {
-	memset(fl->pids, 0, 2 * MAX_PIDS * sizeof(*fl->pids));
-	fl->nr_pids = 0;
+	if (fl->nr_pids >= MAX_PIDS * 3 / 4) { /* mostly gone processes by now: start again */
+		memset(fl->pids, 0, 2 * MAX_PIDS * sizeof(*fl->pids));
+		fl->nr_pids = 0;
+	}
+	fl->round++;
 	fl->loads = 0;
 	fl->round_cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 }

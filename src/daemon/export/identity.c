@@ -624,15 +624,20 @@ int identity__process(struct identity *id, uint32_t pid, uint64_t time_ns, struc
 		 * of its pid): /proc shows another executable now */
 		int r = p->prev ? 0 : -ESTALE;
 
-		if (r)
+		if (r) {
 			id->st.stale++;
-		else
+		} else {
 			*ret = *p->prev;
+			ret->image_ns = 0;
+			ret->current = false;
+		}
 		pthread_mutex_unlock(&id->lock);
 		return r;
 	}
 	if (p->cur) {
 		*ret = *p->cur;
+		ret->image_ns = p->from_ns;
+		ret->current = true;
 		pthread_mutex_unlock(&id->lock);
 		return 0;
 	}
@@ -651,9 +656,11 @@ int identity__process(struct identity *id, uint32_t pid, uint64_t time_ns, struc
 	copy(info.exe_name, sizeof(info.exe_name), slash, strlen(slash));
 	read_build_id(link, info.build_id, sizeof(info.build_id));
 	read_v1(pid, &info);
+	info.current = true;
 	keep = malloc(sizeof(*keep));
 	pthread_mutex_lock(&id->lock);
 	p = proc_entry(id, pid);
+	info.image_ns = p->from_ns;
 	if (keep && !p->cur && time_ns >= p->from_ns) {
 		*keep = info;
 		p->cur = keep;

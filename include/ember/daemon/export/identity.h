@@ -55,6 +55,10 @@ struct proc_info {
 	char v1_container_id[65];
 	char v1_pod_uid[40];
 	char v1_unit[128];
+	/* set by identity__process(): the image's start (its last exec or exit notified, 0 none),
+	 * and whether it is the one /proc shows now (false: an earlier image's sample) */
+	uint64_t image_ns;
+	bool current;
 };
 
 /*
