@@ -112,6 +112,7 @@ struct emberd {
 	int rbfd;		/* the sampler's ring buffer epoll fd, -1 without sampling */
 
 	struct identity *identity;	/* cgroup ids -> workloads, service names */
+	int64_t real_off_ns;		/* the store's clock - the sampler's, for the batch delivered */
 	struct exporter *exporter;	/* OTLP and Pyroscope pushes; NULL: [export] off */
 	struct http_server *http;	/* serves the store, or @replay with --replay */
 	struct capture_mgr *captures;	/* second samplers of ad hoc captures (capture.c) */
@@ -484,7 +485,8 @@ static void work_run(void *ctx, void *item)
 	switch (w->kind) {
 	case W_BATCH:
 		liveness_worker_busy(&d->live, "naming");
-		store_sink__set_clock_offset(d->sink, (int64_t)(real_ns() - mono_ns()));
+		d->real_off_ns = (int64_t)(real_ns() - mono_ns());
+		store_sink__set_clock_offset(d->sink, d->real_off_ns);
 		r = sampler_batch__deliver(d->sampler, w->b, on_group, d);
 		if (r < 0)
 			log_errno(r, "delivery failed, samples counted as lost");
@@ -639,7 +641,11 @@ static int export_check(const struct ember_config *c)
 	}
 	if (identity_check_rules(c->export_service_rules)) {
 		log_error("export.service_rules: '%s' is not a list of unit, container, pod, exe, "
-			  "comm", c->export_service_rules);
+			  "comm, regex", c->export_service_rules);
+		return -EINVAL;
+	}
+	if (identity_check_service_regex(c->export_service_regex, err, sizeof(err))) {
+		log_error("export.service_regex: %s", err);
 		return -EINVAL;
 	}
 	return 0;
@@ -659,6 +665,7 @@ static void reload(struct emberd *d)
 
 		export_opts(&d->cfg, &o);
 		(void)identity__set_rules(d->identity, d->cfg.export_service_rules);
+		(void)identity__set_service_regex(d->identity, d->cfg.export_service_regex, NULL, 0);
 		if (d->exporter)
 			(void)exporter__set_opts(d->exporter, &o);
 		else if (d->store && (o.otlp_endpoint[0] || o.pyroscope_url[0]))
@@ -767,9 +774,11 @@ static void on_exit_pid(uint32_t pid, uint64_t time_ns, void *ctx)
 {
 	struct emberd *d = ctx;
 
-	(void)time_ns;
 	proc_tracker__exit(d->procs, pid);
 	symbolizer__check_pid(d->sym, pid);
+	if (d->identity) /* a pid reused later is another process: its executable read again */
+		identity__proc_event(d->identity, pid, (uint64_t)((int64_t)time_ns + d->real_off_ns),
+				     true);
 	unwinder__forget_pid(d->unwind, pid); /* a thread left behind notes it again */
 	if (d->py)
 		python__forget_pid(d->py, pid, time_ns);
@@ -791,6 +800,10 @@ static void on_exec(uint32_t pid, uint64_t time_ns, void *ctx)
 	symbolizer__retire_pid(d->sym, pid, time_ns);
 	unwinder__forget_pid(d->unwind, pid);
 	unwinder__exec_pid(d->unwind, pid);
+	/* the exporter names the old image's samples with the old executable, not /proc's new one */
+	if (d->identity)
+		identity__proc_event(d->identity, pid, (uint64_t)((int64_t)time_ns + d->real_off_ns),
+				     false);
 	if (d->py)
 		python__forget_pid(d->py, pid, time_ns);
 }
@@ -809,9 +822,16 @@ static int export_setup(struct emberd *d)
 {
 	struct exporter_opts o;
 
+	char err[512];
+
 	d->identity = identity__new(NULL, d->cfg.export_service_rules);
 	if (!d->identity)
 		return log_errno(-errno, "cannot create the workload identity");
+	if (identity__set_service_regex(d->identity, d->cfg.export_service_regex, err,
+					sizeof(err))) {
+		log_error("export.service_regex: %s", err);
+		return -EINVAL;
+	}
 	export_opts(&d->cfg, &o);
 	if (!d->store || (!o.otlp_endpoint[0] && !o.pyroscope_url[0]))
 		return 0;

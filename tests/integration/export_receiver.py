@@ -3,7 +3,7 @@
 # The export tests' receiver: takes emberd's OTLP and Pyroscope posts and writes each request
 # to DIR (NNNN.body: the body as received; NNNN.meta: method, path, headers as JSON). Its
 # behaviour comes from DIR/mode, read at each request: "ok" (200), "503" / "429" / "413" (that
-# status; 429 with Retry-After: 1), "413big" (413 for bodies over 2000 bytes, else 200),
+# status; 429 with Retry-After: 1), "413big" (413 for bodies over 4000 bytes, else 200),
 # "hang" (read the request, never answer), "trickle" (answer 1 byte a second).
 # Usage: export_receiver.py PORT DIR [CERT KEY]: with CERT and KEY, HTTPS that requires a client
 # certificate signed by CERT.
@@ -36,7 +36,7 @@ class H(BaseHTTPRequestHandler):
         status = 200
         if m in ("503", "429", "413"):
             status = int(m)
-        elif m == "413big" and len(body) > 2000:
+        elif m == "413big" and len(body) > 4000:
             status = 413
         with lock:
             seq[0] += 1

@@ -4,7 +4,8 @@
 # (text format on stdin of each FILE): every table's entry 0 is the zero value, every index is
 # in range, every sample has one timestamp per value. Writes one line per sample to OUT:
 #   TIME_US PID TID COMM;root;...;leaf     (frame names as emberd names them)
-# and one line per resource to OUT.res: PID EXE_PATH BUILD_ID CONTAINER POD SERVICE
+# and one line per resource to OUT.res: PID EXE_PATH BUILD_ID CONTAINER POD SERVICE, and one per
+# symbolized native frame with a mapping to OUT.maps: PID NAME FILE BUILD_ID ADDRESS (hex)
 # Prints "ok N T0 T1" (samples, the union of the profiles' windows in Unix ns) or
 # "bad REASON" and exits 1.
 # Usage: otlp_check.py OUT FILE...
@@ -71,6 +72,8 @@ def bad(why):
 
 
 out, res_out = open(sys.argv[1], "w"), open(sys.argv[1] + ".res", "w")
+maps_seen = set()
+cur_pid = [None]
 total = 0
 w0, w1 = None, None
 for fn in sys.argv[2:]:
@@ -128,6 +131,13 @@ for fn in sys.argv[2:]:
             return "%s (%s%s)_[py]" % (name, file, ":%d" % line if line else "")
         if typ != "native":
             bad("%s: frame type %r" % (fn, typ))
+        mi = one(loc, "mapping_index")
+        if mi and "+0x" not in name and not name.startswith("["):
+            m = T("mapping_table", mi)
+            ma = dict(attr(a) for a in m.get("attribute_indices", []))
+            maps_seen.add("%s %s %s %s %x" % (cur_pid[0], name, S(one(m, "filename_strindex")),
+                                              ma.get("process.executable.build_id.gnu", "-"),
+                                              one(loc, "address")))
         return name
 
     for rp in req.get("resource_profiles", []):
@@ -135,6 +145,7 @@ for fn in sys.argv[2:]:
                                       one(one(kv, "value", {}), "int_value", ""))
               for kv in one(rp, "resource", {}).get("attributes", [])}
         pid = ra.get("process.pid")
+        cur_pid[0] = pid
         if pid is None or "service.name" not in ra or "host.name" not in ra:
             bad("%s: resource without process.pid, service.name or host.name" % fn)
         res_out.write("%s %s %s %s %s %s\n" % (pid, ra.get("process.executable.path", "-"),
@@ -165,4 +176,6 @@ for fn in sys.argv[2:]:
                             bad("%s: timestamp %d outside [%d, %d)" % (fn, t, t0, t1))
                         out.write("%d %s %s %s\n" % (t // 1000, pid, a.get("thread.id"), stack))
                         total += 1
+with open(sys.argv[1] + ".maps", "w") as f:
+    f.writelines(x + "\n" for x in sorted(maps_seen))
 print("ok %d %d %d" % (total, w0 or 0, w1 or 0))

@@ -51,8 +51,19 @@ cleanup_cg() {
 trap 'stop_all; cleanup_cg; cleanup_tmp' EXIT
 mkdir -p "$CG_DOCKER" "$CG_CTRD" "$CG_K8S" "$CG_UNIT" || skip_all "cannot make cgroups under $CG2"
 
-# in_cgroup DIR CMD...: CMD in cgroup DIR, in the background (its pid in $!)
-in_cgroup() { local d=$1; shift; sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$d" "$@" & }
+# in_cgroup DIR CMD...: CMD in cgroup DIR, in the background (its pid in $!). The sh spins
+# ~50 ms first, in the test's own cgroup, so that every pid has samples of its sh before the
+# move and the exec (what a container runtime's shim does too): those samples belong to the
+# test's cgroup and to sh, not to the container nor to burn. Without the spin a 1-ms sh was
+# sampled now and then (3 runs in ~9), and emberd named the sh's samples with the executable
+# that /proc showed when the exporter looked (burn): the pid's first resource then was burn's
+# without container.id.
+in_cgroup() {
+	local d=$1
+	shift
+	sh -c 'i=0; while [ $i -lt 40000 ]; do i=$((i + 1)); done
+		echo $$ >"$0/cgroup.procs" && exec "$@"' "$d" "$@" &
+}
 
 RPORT=$(free_port)
 RX=$TMP/rx
@@ -115,7 +126,8 @@ fi
 emberd_serve --frequency 99 -o "export.otlp_endpoint=http://127.0.0.1:$RPORT" \
 	-o export.otlp_interval=2s -o "export.pyroscope_url=http://127.0.0.1:$RPORT/" \
 	-o export.pyroscope_interval=2s -o export.pyroscope_tenant=team-a \
-	-o "export.bearer_token_file=$TMP/token" -o export.service_rules=unit,container,exe ||
+	-o "export.bearer_token_file=$TMP/token" -o export.service_rules=unit,container,regex,exe \
+	-o "export.service_regex=nope=^x\$ burner=^(bz$$|bzz)\$" ||
 	{ not_ok "emberd starts with [export]"; done_testing; }
 # the exporter starts after the HTTP server: the burners after it, so that all they run is sent;
 # 14 s, so that the window 5 s inside what was exported (below) holds ~4 s of them
@@ -124,8 +136,13 @@ in_cgroup "$CG_DOCKER" "$BURN" 14 >/dev/null; P_DOCKER=$!
 in_cgroup "$CG_CTRD" "$BURN" 14 >/dev/null; P_CTRD=$!
 in_cgroup "$CG_K8S" "$BURN" 14 >/dev/null; P_K8S=$!
 in_cgroup "$CG_UNIT" "$BURN" 14 >/dev/null; P_UNIT=$!
-PIDS+=($P_DOCKER $P_CTRD $P_K8S $P_UNIT)
-wait $P_DOCKER $P_CTRD $P_K8S $P_UNIT 2>/dev/null
+# and one in no container nor unit: service.name by export.service_regex on its comm (a copy of
+# burn named for this run: another test's burn on the machine is not this one)
+cp "$BURN" "$TMP/bz$$"
+"$TMP/bz$$" 14 >/dev/null &
+P_PLAIN=$!
+PIDS+=($P_DOCKER $P_CTRD $P_K8S $P_UNIT $P_PLAIN)
+wait $P_DOCKER $P_CTRD $P_K8S $P_UNIT $P_PLAIN 2>/dev/null
 # their last samples: drained (<= 2 ticks, longer when loaded), then sent (2 s rounds)
 sleep 8
 check "otlp: posts accepted" test "$(ex requests)" -ge 2
@@ -200,9 +217,68 @@ while read -r pid path bid _; do
 	[ "$want" = "$bid" ] || { bad=$((bad + 1)); echo "# $path: $bid, readelf $want"; }
 done <"$TMP/otlp.res"
 check "otlp: build ids equal readelf -n ($nb resources)" test "$nb" -gt 0 -a "$bad" = 0
+# symbolized native frames: a Mapping of their file with its build id, the function's start as
+# the address (the symbol's value through its PT_LOAD segment, by readelf -sW and -lW)
+python3 - "$TMP/otlp.maps" "$P_DOCKER $P_CTRD $P_K8S $P_UNIT" >"$TMP/maps.out" <<'EOF2'
+import os, re, subprocess, sys
+burners = set(sys.argv[2].split())
+elf = {}
+def facts(path):
+    if path not in elf:
+        segs, syms = [], {}
+        bid = re.search(r"Build ID: ([0-9a-f]+)", subprocess.run(["readelf", "-n", path],
+                        capture_output=True, text=True).stdout)
+        for l in subprocess.run(["readelf", "-lW", path], capture_output=True, text=True).stdout.splitlines():
+            f = l.split()
+            if f and f[0] == "LOAD":
+                segs.append((int(f[1], 16), int(f[2], 16), int(f[4], 16)))  # off, vaddr, filesz
+        # the symbols of the file and of its separate debug file (by build id), as emberd reads them
+        files = [path]
+        if bid:
+            files.append("/usr/lib/debug/.build-id/%s/%s.debug" % (bid.group(1)[:2], bid.group(1)[2:]))
+        lines = []
+        for f in files:
+            if os.path.isfile(f):
+                lines += subprocess.run(["readelf", "-sW", f], capture_output=True, text=True).stdout.splitlines()
+        for l in lines:
+            f = l.split()
+            if len(f) >= 8 and f[3] in ("FUNC", "IFUNC"):
+                v = int(f[1], 16)
+                for off, va, sz in segs:
+                    if va <= v < va + sz:
+                        syms.setdefault(f[7].split("@")[0], set()).add(off + v - va)
+        elf[path] = (bid.group(1) if bid else "-", syms)
+    return elf[path]
+good = bad = burn = 0
+for line in open(sys.argv[1]):
+    pid, name, path, bid, addr = line.split()
+    if not os.path.isfile(path) or os.readlink("/proc/self/exe") == path:
+        continue
+    want_bid, syms = facts(path)
+    if bid != want_bid and pid not in burners:
+        # a file rebuilt since its process mapped it (another emberd of the machine): the
+        # process maps the old one, which the path no longer names (the burners' never is)
+        try:
+            if (path + " (deleted)") in open("/proc/%s/maps" % pid).read():
+                continue
+        except OSError:
+            continue
+    if bid == want_bid and int(addr, 16) in syms.get(name, ()):
+        good += 1
+        burn += pid in burners and path.endswith("/burn")
+    else:
+        bad += 1
+        print("# %s %s in %s: build id %s address %s; readelf: %s %s" % (pid, name, path, bid, addr,
+              want_bid, sorted(hex(x) for x in syms.get(name, ()))[:3]))
+print(good, bad, burn)
+EOF2
+read -r mg mb mburn < <(tail -1 "$TMP/maps.out")
+grep '^#' "$TMP/maps.out" | head -5
+check "otlp: symbolized native frames carry their file, build id and offset ($mg frames, $mburn of burn; $mb wrong)" \
+	test "$mg" -gt 0 -a "$mburn" -ge 3 -a "$mb" = 0
 # identity
 # (the burner's resource: before its exec the pid was the sh that moved it into the cgroup)
-res() { awk -v p=$1 '$1 == p && $2 ~ /\/burn$/ { print; exit }' "$TMP/otlp.res"; }
+res() { awk -v p=$1 '$1 == p && $2 ~ /\/(burn|bz[0-9]+)$/ { print; exit }' "$TMP/otlp.res"; }
 for p in "docker $P_DOCKER $DOCKER" "containerd $P_CTRD $CTRD" "kubepods $P_K8S $K8S" "unit $P_UNIT -"; do
 	set -- $p
 	echo "# identity $1: pid $2 wants container $3; resource: $(res $2 | cut -d' ' -f1,4-)"
@@ -211,9 +287,20 @@ check "identity: docker/ID: container.id, service.name" test "$(res $P_DOCKER | 
 check "identity: default/ID (containerd): container.id" test "$(res $P_CTRD | cut -d' ' -f4,6)" = "$CTRD ${CTRD:0:12}"
 check "identity: kubepods: container.id, k8s.pod.uid" test "$(res $P_K8S | cut -d' ' -f4,5,6)" = "$K8S $POD ${K8S:0:12}"
 check "identity: system.slice/ember-fake.service: service.name ember-fake" test "$(res $P_UNIT | cut -d' ' -f4,6)" = "- ember-fake"
-n_d=$(awk -v p=$P_DOCKER '$2 == p' "$TMP/otlp" | wc -l)
-n_u=$(awk -v p=$P_UNIT '$2 == p' "$TMP/otlp" | wc -l)
-n_k=$(awk -v p=$P_K8S '$2 == p' "$TMP/otlp" | wc -l)
+check "identity: export.service_regex names the plain burner 'burner'" test "$(res $P_PLAIN | cut -d' ' -f4,6)" = "- burner"
+n_p=$(awk -v p=$P_PLAIN -v c="bz$$" '$2 == p && index($4, c ";") == 1' "$TMP/otlp" | wc -l)
+n_re=$(folded_total "service=burner&from=-5m")
+check "http: service=burner: its $n_re samples, the plain burner's $n_p" test "$n_p" -gt 20 -a "$n_re" = "$n_p"
+# the pid's samples in the cgroup: burn's (the sh before them ran in the test's cgroup)
+n_d=$(awk -v p=$P_DOCKER '$2 == p && $4 ~ /^burn;/' "$TMP/otlp" | wc -l)
+n_u=$(awk -v p=$P_UNIT '$2 == p && $4 ~ /^burn;/' "$TMP/otlp" | wc -l)
+n_k=$(awk -v p=$P_K8S '$2 == p && $4 ~ /^burn;/' "$TMP/otlp" | wc -l)
+n_sh=$(awk -v a=$P_DOCKER -v b=$P_CTRD -v c=$P_K8S -v d=$P_UNIT \
+	'($2 == a || $2 == b || $2 == c || $2 == d) && $4 ~ /^sh;/' "$TMP/otlp" | wc -l)
+check "identity: the burners' sh sampled before the move ($n_sh samples)" test "$n_sh" -gt 0
+bad_sh=$(awk -v a=$P_DOCKER -v b=$P_CTRD -v c=$P_K8S -v d=$P_UNIT '$2 ~ /\/burn$/ &&
+	(($1 == a || $1 == b || $1 == c) && $4 == "-" || $1 == d && $6 != "ember-fake")' "$TMP/otlp.res" | wc -l)
+check "identity: no resource names burn without its cgroup's identity ($bad_sh)" test "$bad_sh" = 0
 W="from=-5m"
 check "http: container=ID selects its samples ($n_d)" test "$(folded_total "container=$DOCKER&$W")" = "$n_d"
 check "http: container=PREFIX too" test "$(folded_total "container=${DOCKER:0:12}&$W")" = "$n_d"
@@ -335,6 +422,7 @@ check "413: the message was split ($(($(ex splits) - sp0)) splits)" test "$(ex s
 check "413: the halves were accepted" wait_for '[ -n "$(ls "$RX"/*.body 2>/dev/null)" ]' 10
 check "413: the halves decode, their pruned dictionaries in range" eval "received >/dev/null"
 check "413: nothing dropped" test "$(ex dropped)" = 0
+grep "cannot be split" "$TMP/emberd.log" | head -3 | sed 's/^/# /'
 stop_all
 PIDS=()
 
@@ -406,6 +494,9 @@ fi
 # configuration: --check-config refuses a bad endpoint
 "$EMBERD" --check-config -o export.otlp_endpoint=ftp://x >/dev/null 2>"$TMP/cc.err"
 check "--check-config: a non-http endpoint is refused" test $? -ne 0
+"$EMBERD" --check-config -o 'export.service_regex=web=(nginx' >/dev/null 2>"$TMP/cc.err"
+check "--check-config: a bad export.service_regex is refused, with its reason" \
+	grep -q "export.service_regex: web: " "$TMP/cc.err"
 "$EMBERD" --check-config -o export.client_cert=/nonexistent -o export.client_key=/nonexistent >/dev/null 2>&1
 check "--check-config: an unreadable client certificate is refused" test $? -ne 0
 done_testing

@@ -7,7 +7,9 @@
 
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "ember/core/base/clock.h"
 #include "ember/daemon/export/identity.h"
 
 #define ID "3f2a9c1b7e6d5a4f3e2d1c0b9a8f7e6d5c4b3a29180706f5e4d3c2b1a0f9e8d7"
@@ -86,8 +88,92 @@ static void test_service_rules(void **state)
 	assert_int_equal(identity__set_rules(id, "unit,nope"), -EINVAL);
 	assert_int_equal(identity_check_rules("pod,exe"), 0);
 	assert_int_equal(identity_check_rules("exe,"), 0);
-	assert_int_equal(identity_check_rules("regex"), -EINVAL);
+	assert_int_equal(identity_check_rules("regexp"), -EINVAL);
 	assert_false(identity__lookup(id, 12345, &w, true)); /* no cgroup mount there */
+	identity__free(id);
+}
+
+/* An exec (or exit) notified at T: a sample before T keeps what was read before T, or is
+ * -ESTALE when nothing was (never /proc's executable of after T); a sample after T reads again. */
+static void test_proc_images(void **state)
+{
+	struct identity *id = identity__new("/nonexistent", NULL);
+	struct identity_stats st;
+	struct proc_info pi;
+	uint32_t me = (uint32_t)getpid(), parent = (uint32_t)getppid();
+	uint64_t t;
+
+	(void)state;
+	assert_non_null(id);
+	/* a pid first seen through a sample older than its exec: the old image is unknown */
+	t = real_ns();
+	identity__proc_event(id, parent, t, false);
+	assert_int_equal(identity__process(id, parent, t - 1000, &pi), -ESTALE);
+	assert_int_equal(identity__process(id, parent, t + 1000, &pi), 0);
+	assert_true(pi.exe_name[0] != '\0');
+	/* read before the event: the samples before it keep it, the ones after read /proc again */
+	assert_int_equal(identity__process(id, me, real_ns(), &pi), 0);
+	assert_string_equal(pi.exe_name, "test_identity");
+	memset(&pi, 0, sizeof(pi));
+	t = real_ns() + 1;
+	identity__proc_event(id, me, t, false);
+	assert_int_equal(identity__process(id, me, t - 1, &pi), 0);
+	assert_string_equal(pi.exe_name, "test_identity");
+	assert_int_equal(identity__process(id, me, t, &pi), 0);
+	assert_string_equal(pi.exe_name, "test_identity");
+	/* an event older than the last one changes nothing */
+	identity__proc_event(id, me, t - 5, false);
+	identity__stats(id, &st);
+	assert_int_equal(st.proc_events, 2);
+	assert_int_equal(st.stale, 1);
+	/* the exit of a pid never read (any process on the host): nothing is kept for it */
+	identity__proc_event(id, 4000000, t, true);
+	identity__stats(id, &st);
+	assert_int_equal(st.proc_events, 2);
+	/* the exit of one read: counted, its samples before the exit keep what was read */
+	identity__proc_event(id, me, t + 10, true);
+	identity__stats(id, &st);
+	assert_int_equal(st.proc_events, 3);
+	assert_int_equal(identity__process(id, me, t + 5, &pi), 0);
+	assert_string_equal(pi.exe_name, "test_identity");
+	identity__free(id);
+}
+
+/* The regex rule: NAME=ERE on the comm, in order; bad specifications refused with a reason. */
+static void test_service_regex(void **state)
+{
+	struct identity *id = identity__new("/nonexistent", "regex,exe");
+	struct workload w;
+	char buf[128], err[256];
+
+	(void)state;
+	assert_non_null(id);
+	workload_from_path("/user.slice", &w);
+	/* no rules yet: the regex source gives nothing */
+	assert_string_equal(identity__service(id, &w, "nginx", "nginx", buf, sizeof(buf)), "nginx");
+	assert_int_equal(identity__set_service_regex(id, "web=^(nginx|httpd)$  db=^postgres",
+						     err, sizeof(err)), 0);
+	assert_string_equal(identity__service(id, &w, "nginx", "nginx", buf, sizeof(buf)), "web");
+	assert_string_equal(identity__service(id, &w, "httpd", "httpd", buf, sizeof(buf)), "web");
+	assert_string_equal(identity__service(id, &w, "nginx", "nginx: worker", buf, sizeof(buf)),
+			    "nginx"); /* $: the whole comm */
+	assert_string_equal(identity__service(id, &w, "pg", "postgres: wal", buf, sizeof(buf)),
+			    "db");
+	assert_string_equal(identity__service(id, &w, "bash", "bash", buf, sizeof(buf)), "bash");
+	/* refused, and the rules in place stay */
+	assert_int_equal(identity__set_service_regex(id, "web", err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "NAME=PATTERN"));
+	assert_int_equal(identity__set_service_regex(id, "a b=x", err, sizeof(err)), -EINVAL);
+	assert_int_equal(identity__set_service_regex(id, "w=(x", err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "w: "));
+	assert_int_equal(identity__set_service_regex(id, "x/y=a", err, sizeof(err)), -EINVAL);
+	assert_int_equal(identity_check_service_regex("w=(a)\\1", err, sizeof(err)), -EINVAL);
+	assert_int_equal(identity_check_service_regex("", err, sizeof(err)), 0);
+	assert_string_equal(identity__service(id, &w, "nginx", "nginx", buf, sizeof(buf)), "web");
+	/* emptied: back to exe */
+	assert_int_equal(identity__set_service_regex(id, "", err, sizeof(err)), 0);
+	assert_string_equal(identity__service(id, &w, "nginx", "nginx", buf, sizeof(buf)), "nginx");
+	assert_int_equal(identity_check_rules("regex,comm"), 0);
 	identity__free(id);
 }
 
@@ -96,6 +182,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_paths),
 		cmocka_unit_test(test_service_rules),
+		cmocka_unit_test(test_proc_images),
+		cmocka_unit_test(test_service_regex),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

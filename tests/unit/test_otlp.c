@@ -271,11 +271,74 @@ static void test_split(void **state)
 	otlp_writer__free(w);
 }
 
+/* Symbolized native frames with a location: a Mapping of their file with its build id, the
+ * offset as address; the same name in two files is two locations; no location, no Mapping. */
+static void test_frame_locs(void **state)
+{
+	struct otlp_writer *w = otlp_writer__new(99);
+	struct otlp_process proc = { .pid = 7, .exe_name = "app", .service_name = "app" };
+	const char *frames[] = { "main", "work", "memcpy", "do_syscall_64_[k]" };
+	struct otlp_frame_loc a[] = { { "/bin/app", "aa11", 0x1100 }, { "/bin/app", "aa11", 0x1200 },
+				      { "/lib/libc.so.6", "", 0x9900 }, { "/x", "bb", 1 } };
+	struct otlp_frame_loc b[] = { { "/bin/app2", "cc22", 0x500 }, { NULL, NULL, 0 },
+				      { NULL, NULL, 0 }, { NULL, NULL, 0 } };
+	const Ember__Otlp__ProfilesDictionary *d;
+	const Ember__Otlp__Location *l;
+	const Ember__Otlp__Mapping *m;
+	const Ember__Otlp__Stack *st;
+	struct sbuf sb = SBUF_INIT;
+	uint32_t h;
+	Req *r;
+
+	(void)state;
+	assert_non_null(w);
+	/* first without any: a name's location without a mapping is cached, and must not stay */
+	assert_int_equal(otlp_writer__add_locs(w, &proc, 500, 7, "app", 1, frames, NULL, 4, &h), 0);
+	assert_int_equal(otlp_writer__add_locs(w, &proc, 1000, 7, "app", 0, frames, a, 4, &h), 0);
+	assert_int_equal(otlp_writer__add_locs(w, &proc, 2000, 7, "app", 0, frames, b, 4, &h), 0);
+	assert_int_equal(otlp_writer__finish(w, 0, 3000, false, &sb), 0);
+	r = decode(&sb);
+	d = r->dictionary;
+	st = d->stack_table[r->resource_profiles[0]->scope_profiles[0]->profiles[0]->samples[1]
+				    ->stack_index];
+	assert_int_equal(st->n_location_indices, 4);
+	/* leaf first: the kernel frame has no mapping whatever it is given */
+	assert_int_equal(d->location_table[st->location_indices[0]]->mapping_index, 0);
+	l = d->location_table[st->location_indices[1]]; /* memcpy: libc, no build id */
+	assert_string_equal(loc_name(r, st->location_indices[1]), "memcpy");
+	assert_int_equal(l->address, 0x9900);
+	m = d->mapping_table[l->mapping_index];
+	assert_string_equal(str(r, m->filename_strindex), "/lib/libc.so.6");
+	assert_int_equal(m->n_attribute_indices, 0);
+	l = d->location_table[st->location_indices[3]]; /* main: the executable's, build id */
+	assert_int_equal(l->address, 0x1100);
+	m = d->mapping_table[l->mapping_index];
+	assert_string_equal(str(r, m->filename_strindex), "/bin/app");
+	assert_int_equal(m->n_attribute_indices, 1);
+	assert_string_equal(
+		d->attribute_table[m->attribute_indices[0]]->value->string_value, "aa11");
+	assert_int_equal(d->location_table[st->location_indices[2]]->mapping_index,
+			 l->mapping_index); /* work: the same file, the same mapping */
+	/* the second stack: main of another file, work and memcpy without any */
+	st = d->stack_table[r->resource_profiles[0]->scope_profiles[0]->profiles[0]->samples[2]
+				    ->stack_index];
+	l = d->location_table[st->location_indices[3]];
+	assert_int_equal(l->address, 0x500);
+	assert_string_equal(str(r, d->mapping_table[l->mapping_index]->filename_strindex),
+			    "/bin/app2");
+	assert_int_equal(d->location_table[st->location_indices[2]]->mapping_index, 0);
+	assert_int_equal(d->location_table[st->location_indices[1]]->mapping_index, 0);
+	ember__otlp__export_profiles_service_request__free_unpacked(r, NULL);
+	sbuf_fini(&sb);
+	otlp_writer__free(w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_request_shape),
 		cmocka_unit_test(test_split),
+		cmocka_unit_test(test_frame_locs),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

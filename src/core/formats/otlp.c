@@ -226,7 +226,7 @@ static int32_t mapping_idx(struct otlp_writer *w, const char *file, size_t len, 
 
 /* The location of frame @name (@proc: the build id of its executable's mapping). */
 static int32_t location_of(struct otlp_writer *w, const char *name, size_t n,
-			   const struct otlp_process *proc)
+			   const struct otlp_process *proc, const struct otlp_frame_loc *fl)
 {
 	struct location loc = { 0 };
 	struct function fn = { 0 };
@@ -291,6 +291,19 @@ static int32_t location_of(struct otlp_writer *w, const char *name, size_t n,
 			   strncmp(name, "[unknown]", n) && strncmp(name, "[truncated]", n)) {
 			file = name + 1;
 			filelen = n - 2;
+		}
+		if (!file && fl && fl->file && fl->file[0]) {
+			/* a symbolized native frame: its function's start in the mapped file */
+			int32_t battr = 0;
+
+			if (fl->build_id && fl->build_id[0])
+				battr = attr_idx(w, w->k_build_id, ATTR_STR, str0(w, fl->build_id));
+			if (battr < 0)
+				return -ENOMEM;
+			loc.mapping = mapping_idx(w, fl->file, strlen(fl->file), battr);
+			if (loc.mapping < 0)
+				return -ENOMEM;
+			loc.address = fl->offset;
 		}
 		if (file) {
 			const char *slash = NULL;
@@ -502,6 +515,15 @@ int otlp_writer__add_ret(struct otlp_writer *w, const struct otlp_process *proc,
 			 uint64_t time_ns, uint32_t tid, const char *thread_name, uint32_t cpu,
 			 const char *const *frames, size_t n, uint32_t *ret_handle)
 {
+	return otlp_writer__add_locs(w, proc, time_ns, tid, thread_name, cpu, frames, NULL, n,
+				     ret_handle);
+}
+
+int otlp_writer__add_locs(struct otlp_writer *w, const struct otlp_process *proc,
+			  uint64_t time_ns, uint32_t tid, const char *thread_name, uint32_t cpu,
+			  const char *const *frames, const struct otlp_frame_loc *locs, size_t n,
+			  uint32_t *ret_handle)
+{
 	struct key k;
 	struct sample *sm;
 	int32_t res, stack, loc, a[3] = { 0, 0, 0 };
@@ -512,6 +534,8 @@ int otlp_writer__add_ret(struct otlp_writer *w, const struct otlp_process *proc,
 	KEY_RESET(&k);
 	if (n > OTLP_MAX_FRAMES) { /* the leaf-most ones */
 		frames += n - OTLP_MAX_FRAMES;
+		if (locs)
+			locs += n - OTLP_MAX_FRAMES;
 		n = OTLP_MAX_FRAMES;
 	}
 	res = resource_of(w, proc);
@@ -523,8 +547,10 @@ int otlp_writer__add_ret(struct otlp_writer *w, const struct otlp_process *proc,
 		const char *f = frames[n - 1 - i];
 		size_t fl = strlen(f);
 
+		const struct otlp_frame_loc *fl_i = locs ? &locs[n - 1 - i] : NULL;
+
 		/* the cache is per name; the executable's build id makes "exe+0x.." per process,
-		 * so unresolved frames skip it */
+		 * and a frame's own file makes its location, so those skip it */
 		before = strtab__count(w->frames);
 		fid = strtab__intern(w->frames, f, fl);
 		if (fid < 0)
@@ -534,9 +560,9 @@ int otlp_writer__add_ret(struct otlp_writer *w, const struct otlp_process *proc,
 			return -ENOMEM;
 		if ((size_t)fid >= before)
 			w->frame_loc[fid] = -1;
-		loc = w->frame_loc[fid];
+		loc = fl_i && fl_i->file && fl_i->file[0] ? -1 : w->frame_loc[fid];
 		if (loc < 0) {
-			loc = location_of(w, f, fl, proc);
+			loc = location_of(w, f, fl, proc, fl_i);
 			if (loc < 0)
 				return -ENOMEM;
 			if (!ROW(&w->locs, struct location, loc)->mapping)

@@ -19,6 +19,7 @@
 #include "ember/core/base/sbuf.h"
 #include "ember/core/formats/otlp.h"
 #include "ember/core/formats/pprof.h"
+#include "ember/daemon/export/frameloc.h"
 #include "ember/daemon/store/store.h"
 
 #define NSEC		   1000000000ULL
@@ -57,6 +58,9 @@ struct exporter {
 	uint64_t gaps[EXPORTER_KINDS];
 	CURL *curl;
 	unsigned int seed;
+	struct frameloc *fl; /* the exporter's thread's: symbolized native frames' mappings */
+	struct otlp_frame_loc *locs; /* per frame of the sample being added */
+	size_t locs_cap;
 };
 
 /* --- the queue (under the lock) ----------------------------------------------------------- */
@@ -279,6 +283,45 @@ static int handles_grow(struct build *bd, uint32_t c)
 	return 0;
 }
 
+/* A plain native frame's name: no suffix ("_[k]", "_[j]", "_[py]", "_[i]"), not "[file]", not
+ * "file+0xOFF" (otlp.c maps those itself). */
+static bool plain_native(const char *s)
+{
+	size_t n = strlen(s);
+
+	return n && s[n - 1] != ']' && s[0] != '[' && !strstr(s, "+0x");
+}
+
+/* Where @v's plain native frames live (NULL: nowhere known, or no memory). */
+static const struct otlp_frame_loc *frame_locs(struct exporter *e, const struct store_sample_view *v,
+					       const struct proc_info *pi)
+{
+	struct frameloc_hit hit;
+	bool any = false;
+	size_t i;
+
+	if (!e->fl || !v->nr_frames || !pi || !pi->current)
+		return NULL; /* an earlier image's sample: /proc/PID/maps shows the new one's files */
+	if (v->nr_frames > e->locs_cap) {
+		struct otlp_frame_loc *l = realloc(e->locs, v->nr_frames * sizeof(*l));
+
+		if (!l)
+			return NULL;
+		e->locs = l;
+		e->locs_cap = v->nr_frames;
+	}
+	for (i = 0; i < v->nr_frames; i++) {
+		e->locs[i] = (struct otlp_frame_loc){ 0 };
+		/* the kernel's frames are the last ones: none of them is plain */
+		if (plain_native(v->frames[i]) &&
+		    !frameloc__find(e->fl, v->pid, pi->image_ns, v->frames[i], &hit)) {
+			e->locs[i] = (struct otlp_frame_loc){ hit.file, hit.build_id, hit.offset };
+			any = true;
+		}
+	}
+	return any ? e->locs : NULL;
+}
+
 static int on_sample(const struct store_sample_view *v, void *ctx)
 {
 	struct build *bd = ctx;
@@ -309,7 +352,8 @@ static int on_sample(const struct store_sample_view *v, void *ctx)
 		return r;
 	}
 	(void)identity__lookup(bd->e->id, v->cgroup_id, &wl, true);
-	have_proc = identity__process(bd->e->id, v->pid, &pi) == 0;
+	have_proc = identity__process(bd->e->id, v->pid, v->time_ns, &pi) == 0;
+	identity_merge_v1(&wl, have_proc ? &pi : NULL);
 	identity__service(bd->e->id, &wl, have_proc ? pi.exe_name : NULL, v->comm, svc,
 			  sizeof(svc));
 	bd->samples++;
@@ -328,8 +372,8 @@ static int on_sample(const struct store_sample_view *v, void *ctx)
 
 		uint32_t h = 0;
 
-		r = otlp_writer__add_ret(bd->w, &p, v->time_ns, v->tid, v->comm, v->cpu, v->frames,
-					 v->nr_frames, &h);
+		r = otlp_writer__add_locs(bd->w, &p, v->time_ns, v->tid, v->comm, v->cpu, v->frames,
+					  frame_locs(bd->e, v, have_proc ? &pi : NULL), v->nr_frames, &h);
 		if (!r && !handles_grow(bd, v->context)) {
 			bd->handle[v->context] = h;
 			bd->handle_gen[v->context] = otlp_writer__generation(bd->w);
@@ -370,6 +414,8 @@ static void round_run(struct exporter *e, enum exporter_kind kind)
 		bd.w = otlp_writer__new(bd.o.freq_hz);
 		if (!bd.w)
 			return;
+		if (e->fl)
+			frameloc__round(e->fl); /* processes' maps read again */
 	} else {
 		bd.groups = calloc(MAX_PYRO_GROUPS, sizeof(*bd.groups));
 		if (!bd.groups)
@@ -422,6 +468,17 @@ static void round_run(struct exporter *e, enum exporter_kind kind)
 		queue_push(e, bd.out[i]);
 	}
 	e->st[kind].build_ns += mono_ns() - t0;
+	if (kind == EXPORTER_OTLP && e->fl) {
+		struct frameloc_stats fs;
+
+		frameloc__stats(e->fl, &fs);
+		e->st[kind].frames_located = fs.found;
+		e->st[kind].frames_unlocated = fs.not_found;
+		e->st[kind].frame_files = fs.files_read;
+		e->st[kind].frame_files_deferred = fs.files_deferred;
+		e->st[kind].frame_procs_deferred = fs.procs_deferred;
+		e->st[kind].frame_files_ns = fs.load_ns;
+	}
 	pthread_mutex_unlock(&e->lock);
 	otlp_writer__free(bd.w);
 	free(bd.handle);
@@ -659,6 +716,9 @@ static bool send_due(struct exporter *e)
 			queue_unpop(e, x);
 			batch_free(b);
 		} else {
+			log_warn("export: the receiver refuses %zu bytes (413) and the message cannot be "
+				 "split (one Sample): %llu samples dropped", b->body.len,
+				 (unsigned long long)b->samples);
 			batch_free(x);
 			batch_free(y);
 			e->st[b->kind].dropped++;
@@ -779,7 +839,8 @@ struct exporter *exporter__new(struct store *store, struct identity *id,
 	pthread_cond_init(&e->cond, &ca);
 	pthread_condattr_destroy(&ca);
 	e->curl = curl_easy_init();
-	if (!e->curl) {
+	e->fl = frameloc__new(NULL);
+	if (!e->curl || !e->fl) {
 		exporter__free(e);
 		errno = ENOMEM;
 		return NULL;
@@ -812,6 +873,8 @@ void exporter__free(struct exporter *e)
 		batch_free(b);
 	if (e->curl)
 		curl_easy_cleanup(e->curl);
+	frameloc__free(e->fl);
+	free(e->locs);
 	pthread_cond_destroy(&e->cond);
 	pthread_mutex_destroy(&e->lock);
 	free(e);

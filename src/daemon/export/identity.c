@@ -18,23 +18,37 @@
 
 #include "ember/core/base/clock.h"
 #include "ember/core/base/hash.h"
+#include "ember/core/base/regex.h"
 
 #define MAX_CGROUPS   65536u	/* paths kept; a walk stops there */
 #define MAX_DEPTH     16
 #define MAX_PROCS     4096u
 #define MAX_RULES     8
 #define SCAN_EVERY_NS 1000000000ULL
+#define MAX_REGEXES   16
 
-enum rule { RULE_UNIT, RULE_CONTAINER, RULE_POD, RULE_EXE, RULE_COMM };
+enum rule { RULE_UNIT, RULE_CONTAINER, RULE_POD, RULE_EXE, RULE_COMM, RULE_REGEX };
+
+/* export.service_regex: NAME=ERE, the first whose pattern matches the comm names the service */
+struct svc_regex {
+	char name[IDENTITY_SERVICE_NAME_MAX];
+	struct ember_regex *re;
+};
 
 struct cg {
 	uint64_t id;	/* 0: empty slot */
 	char *path;
 };
 
+/*
+ * A pid's executable, as two generations: @cur is the image from @from_ns on (read from /proc at
+ * @read_ns when a sample asked), @prev the one before (what @cur was when an exec or the exit
+ * at @from_ns was notified, if it had been read before that time).
+ */
 struct proc {
 	uint32_t pid;	/* 0: empty */
-	struct proc_info info;
+	uint64_t from_ns, read_ns; /* the store's clock (Unix ns) */
+	struct proc_info *cur, *prev; /* malloc'ed when read; NULL: not */
 };
 
 struct identity {
@@ -42,6 +56,8 @@ struct identity {
 	char root[512];
 	enum rule rules[MAX_RULES];
 	size_t nr_rules;
+	struct svc_regex regexes[MAX_REGEXES];
+	size_t nr_regexes;
 	struct cg *cgs; /* open addressing, MAX_CGROUPS * 2 */
 	size_t nr_cgs;
 	struct proc *procs; /* open addressing, MAX_PROCS * 2 */
@@ -170,7 +186,7 @@ void workload_from_path(const char *path, struct workload *ret)
 
 static int parse_rules(const char *s, enum rule *ret, size_t *ret_n)
 {
-	static const char *const names[] = { "unit", "container", "pod", "exe", "comm" };
+	static const char *const names[] = { "unit", "container", "pod", "exe", "comm", "regex" };
 	size_t n = 0, i, len;
 
 	while (s && *s) {
@@ -213,18 +229,100 @@ int identity__set_rules(struct identity *id, const char *rules)
 	return 0;
 }
 
+/* Parses export.service_regex into @ret (compiled); *@ret_n of them. 0 or -EINVAL/-E2BIG/-ENOMEM
+ * with a reason in @err. */
+static int parse_regexes(const char *spec, struct svc_regex *ret, size_t *ret_n, char *err,
+			 size_t errlen)
+{
+	const char *s = spec ? spec : "";
+	size_t n = 0, len, nl, i;
+	char why[256];
+	int r = 0;
+
+	while (*s) {
+		const char *eq;
+
+		while (*s == ' ' || *s == '\t')
+			s++;
+		if (!*s)
+			break;
+		len = strcspn(s, " \t");
+		eq = memchr(s, '=', len);
+		nl = eq ? (size_t)(eq - s) : 0;
+		for (i = 0; i < nl; i++)
+			if (!isalnum((unsigned char)s[i]) && !strchr("._-", s[i]))
+				break;
+		if (!eq || !nl || i < nl || nl >= IDENTITY_SERVICE_NAME_MAX || eq + 1 == s + len) {
+			snprintf(err, errlen, "'%.*s' is not NAME=PATTERN (a name of letters, digits, "
+				 "'.', '_', '-', then an extended regular expression)", (int)len, s);
+			r = -EINVAL;
+			break;
+		}
+		if (n == MAX_REGEXES) {
+			snprintf(err, errlen, "more than %d NAME=PATTERN rules", MAX_REGEXES);
+			r = -E2BIG;
+			break;
+		}
+		ret[n].re = ember_regex__new(eq + 1, (size_t)(s + len - eq - 1), why, sizeof(why));
+		if (!ret[n].re) {
+			r = -errno;
+			snprintf(err, errlen, "%.*s: %s", (int)nl, s, why);
+			break;
+		}
+		memcpy(ret[n].name, s, nl);
+		ret[n].name[nl] = '\0';
+		n++;
+		s += len;
+	}
+	if (r) {
+		while (n)
+			ember_regex__free(ret[--n].re);
+		return r;
+	}
+	*ret_n = n;
+	return 0;
+}
+
+int identity_check_service_regex(const char *spec, char *err, size_t errlen)
+{
+	struct svc_regex x[MAX_REGEXES];
+	size_t n = 0;
+	int r = parse_regexes(spec, x, &n, err, errlen);
+
+	while (!r && n)
+		ember_regex__free(x[--n].re);
+	return r;
+}
+
+int identity__set_service_regex(struct identity *id, const char *spec, char *err, size_t errlen)
+{
+	struct svc_regex x[MAX_REGEXES], old[MAX_REGEXES];
+	size_t n = 0, nold;
+	int r = parse_regexes(spec, x, &n, err, errlen);
+
+	if (r)
+		return r;
+	pthread_mutex_lock(&id->lock);
+	memcpy(old, id->regexes, sizeof(old));
+	nold = id->nr_regexes;
+	memcpy(id->regexes, x, sizeof(x));
+	id->nr_regexes = n;
+	pthread_mutex_unlock(&id->lock);
+	while (nold)
+		ember_regex__free(old[--nold].re);
+	return 0;
+}
+
 const char *identity__service(struct identity *id, const struct workload *wl,
 			      const char *exe_name, const char *comm, char *buf, size_t len)
 {
-	enum rule rules[MAX_RULES];
-	size_t n, i;
+	size_t i, j;
 
+	/* under the lock throughout: a reload frees the regexes (a match is bounded: comm is
+	 * 16 bytes at most, and ember_regex has a step limit) */
 	pthread_mutex_lock(&id->lock);
-	memcpy(rules, id->rules, sizeof(rules));
-	n = id->nr_rules;
-	pthread_mutex_unlock(&id->lock);
-	for (i = 0; i < n; i++) {
-		switch (rules[i]) {
+	for (i = 0; i < id->nr_rules; i++) {
+		switch (id->rules[i]) {
 		case RULE_UNIT:
 			if (wl && wl->unit[0]) {
 				size_t m = strlen(wl->unit);
@@ -232,36 +330,50 @@ const char *identity__service(struct identity *id, const struct workload *wl,
 				if (ends(wl->unit, m, ".service"))
 					m -= strlen(".service");
 				snprintf(buf, len, "%.*s", (int)m, wl->unit);
-				return buf;
+				goto out;
 			}
 			break;
 		case RULE_CONTAINER:
 			if (wl && wl->container_id[0]) {
 				snprintf(buf, len, "%.12s", wl->container_id);
-				return buf;
+				goto out;
 			}
 			break;
 		case RULE_POD:
 			if (wl && wl->pod_uid[0]) {
 				snprintf(buf, len, "%s", wl->pod_uid);
-				return buf;
+				goto out;
 			}
 			break;
 		case RULE_EXE:
 			if (exe_name && *exe_name) {
 				snprintf(buf, len, "%s", exe_name);
-				return buf;
+				goto out;
 			}
 			break;
 		case RULE_COMM:
 			if (comm && *comm) {
 				snprintf(buf, len, "%s", comm);
-				return buf;
+				goto out;
+			}
+			break;
+		case RULE_REGEX:
+			for (j = 0; comm && j < id->nr_regexes; j++) {
+				int m = ember_regex__match(id->regexes[j].re, comm, strlen(comm));
+
+				if (m < 0)
+					id->st.regex_errors++; /* over a limit: no answer, next rule */
+				if (m == 1) {
+					snprintf(buf, len, "%s", id->regexes[j].name);
+					goto out;
+				}
 			}
 			break;
 		}
 	}
 	snprintf(buf, len, "%s", exe_name && *exe_name ? exe_name : comm ? comm : "unknown");
+out:
+	pthread_mutex_unlock(&id->lock);
 	return buf;
 }
 
@@ -433,25 +545,105 @@ static void read_build_id(const char *path, char *ret, size_t cap)
 	close(fd);
 }
 
-int identity__process(struct identity *id, uint32_t pid, struct proc_info *ret)
+static void procs_clear(struct identity *id)
 {
-	struct proc_info info = { 0 };
+	size_t j;
+
+	for (j = 0; j < 2 * MAX_PROCS; j++) {
+		free(id->procs[j].cur);
+		free(id->procs[j].prev);
+	}
+	memset(id->procs, 0, 2 * MAX_PROCS * sizeof(*id->procs));
+	id->nr_procs = 0;
+}
+
+/* Under the lock: @pid's entry, made (empty) if there is none; NULL only when @pid is 0. */
+static struct proc *proc_entry(struct identity *id, uint32_t pid)
+{
+	size_t j;
+
+	if (!pid)
+		return NULL;
+	j = proc_slot(id, pid);
+	if (id->procs[j].pid)
+		return &id->procs[j];
+	if (id->nr_procs >= MAX_PROCS) { /* full: start again (rare; a reread is cheap) */
+		procs_clear(id);
+		j = proc_slot(id, pid);
+	}
+	memset(&id->procs[j], 0, sizeof(id->procs[j]));
+	id->procs[j].pid = pid;
+	id->nr_procs++;
+	return &id->procs[j];
+}
+
+/* The cgroup v1 hierarchies of @pid (/proc/PID/cgroup's lines other than "0::"): the first
+ * container id, pod uid and systemd unit their paths give, into @ret. */
+static void read_v1(uint32_t pid, struct proc_info *ret)
+{
+	char path[64], line[1024];
+	struct workload wl;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/cgroup", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *c = strchr(line, ':'), *p = c ? strchr(c + 1, ':') : NULL;
+
+		if (!p || (c[1] == ':' && !strncmp(line, "0:", 2)))
+			continue; /* v2's: the sample's cgroup id says it, at sample time */
+		p[1 + strcspn(p + 1, "\n")] = '\0';
+		workload_from_path(p + 1, &wl);
+		if (!ret->v1_container_id[0] && wl.container_id[0])
+			memcpy(ret->v1_container_id, wl.container_id, sizeof(wl.container_id));
+		if (!ret->v1_pod_uid[0] && wl.pod_uid[0])
+			memcpy(ret->v1_pod_uid, wl.pod_uid, sizeof(wl.pod_uid));
+		if (!ret->v1_unit[0] && wl.unit[0])
+			memcpy(ret->v1_unit, wl.unit, sizeof(wl.unit));
+	}
+	fclose(f);
+}
+
+int identity__process(struct identity *id, uint32_t pid, uint64_t time_ns, struct proc_info *ret)
+{
+	struct proc_info info = { 0 }, *keep;
+	struct proc *p;
 	char link[64];
 	const char *slash;
+	uint64_t read_ns;
 	ssize_t n;
-	size_t j;
 
 	if (!pid)
 		return -ENOENT;
 	pthread_mutex_lock(&id->lock);
-	j = proc_slot(id, pid);
-	if (id->procs[j].pid) {
-		*ret = id->procs[j].info;
+	p = proc_entry(id, pid);
+	if (time_ns < p->from_ns) {
+		/* a sample of the image before the last exec (or of the process before the exit
+		 * of its pid): /proc shows another executable now */
+		int r = p->prev ? 0 : -ESTALE;
+
+		if (r) {
+			id->st.stale++;
+		} else {
+			*ret = *p->prev;
+			ret->image_ns = 0;
+			ret->current = false;
+		}
+		pthread_mutex_unlock(&id->lock);
+		return r;
+	}
+	if (p->cur) {
+		*ret = *p->cur;
+		ret->image_ns = p->from_ns;
+		ret->current = true;
 		pthread_mutex_unlock(&id->lock);
 		return 0;
 	}
 	pthread_mutex_unlock(&id->lock);
 	/* outside the lock: /proc and the file may take their time */
+	read_ns = real_ns();
 	snprintf(link, sizeof(link), "/proc/%u/exe", pid);
 	n = readlink(link, info.exe_path, sizeof(info.exe_path) - 1);
 	if (n <= 0)
@@ -463,20 +655,53 @@ int identity__process(struct identity *id, uint32_t pid, struct proc_info *ret)
 	slash = slash ? slash + 1 : info.exe_path;
 	copy(info.exe_name, sizeof(info.exe_name), slash, strlen(slash));
 	read_build_id(link, info.build_id, sizeof(info.build_id));
+	read_v1(pid, &info);
+	info.current = true;
+	keep = malloc(sizeof(*keep));
 	pthread_mutex_lock(&id->lock);
-	if (id->nr_procs >= MAX_PROCS) { /* full: start again (rare; a reread is cheap) */
-		memset(id->procs, 0, 2 * MAX_PROCS * sizeof(*id->procs));
-		id->nr_procs = 0;
-	}
-	j = proc_slot(id, pid);
-	if (!id->procs[j].pid) {
-		id->procs[j].pid = pid;
-		id->procs[j].info = info;
-		id->nr_procs++;
+	p = proc_entry(id, pid);
+	info.image_ns = p->from_ns;
+	if (keep && !p->cur && time_ns >= p->from_ns) {
+		*keep = info;
+		p->cur = keep;
+		p->read_ns = read_ns;
+		keep = NULL;
 	}
 	pthread_mutex_unlock(&id->lock);
+	free(keep);
 	*ret = info;
 	return 0;
+}
+
+void identity__proc_event(struct identity *id, uint32_t pid, uint64_t time_ns, bool exited)
+{
+	struct proc *p = NULL;
+	size_t j;
+
+	pthread_mutex_lock(&id->lock);
+	if (!exited) {
+		p = proc_entry(id, pid);
+	} else if (pid) {
+		/* every process's exit is notified (issue 26): only one read before is updated, so
+		 * that the table holds what was sampled, not the host's churn */
+		j = proc_slot(id, pid);
+		p = id->procs[j].pid ? &id->procs[j] : NULL;
+	}
+	if (p && time_ns > p->from_ns) {
+		/* what was read before the event is the old image's; what was read after it (the
+		 * notification arrives up to a tick late) may be the new one's: kept as current */
+		if (p->cur && p->read_ns < time_ns) {
+			free(p->prev);
+			p->prev = p->cur;
+			p->cur = NULL;
+		} else {
+			free(p->prev);
+			p->prev = NULL;
+		}
+		p->from_ns = time_ns;
+		id->st.proc_events++;
+	}
+	pthread_mutex_unlock(&id->lock);
 }
 
 const char *identity__cached_exe(struct identity *id, uint32_t pid, char *buf, size_t len)
@@ -488,42 +713,38 @@ const char *identity__cached_exe(struct identity *id, uint32_t pid, char *buf, s
 		return NULL;
 	pthread_mutex_lock(&id->lock);
 	j = proc_slot(id, pid);
-	if (id->procs[j].pid) {
-		snprintf(buf, len, "%s", id->procs[j].info.exe_name);
+	if (id->procs[j].pid && (id->procs[j].cur || id->procs[j].prev)) {
+		/* no time here: the current image, else the one before the exit (or exec) */
+		snprintf(buf, len, "%s",
+			 (id->procs[j].cur ? id->procs[j].cur : id->procs[j].prev)->exe_name);
 		r = buf;
 	}
 	pthread_mutex_unlock(&id->lock);
 	return r;
 }
 
-void identity__prune(struct identity *id)
+void identity_merge_v1(struct workload *wl, const struct proc_info *pi)
 {
-	char path[32];
-	size_t j, cap = 2 * MAX_PROCS;
-	struct proc *keep;
+	if (!pi || wl->container_id[0] || wl->pod_uid[0])
+		return; /* v2 said where it ran */
+	memcpy(wl->container_id, pi->v1_container_id, sizeof(wl->container_id));
+	memcpy(wl->pod_uid, pi->v1_pod_uid, sizeof(wl->pod_uid));
+	if (!wl->unit[0])
+		memcpy(wl->unit, pi->v1_unit, sizeof(wl->unit));
+}
 
-	/* a process gone: its entry goes (open addressing: rebuild the table) */
-	keep = calloc(cap, sizeof(*keep));
-	if (!keep)
+/* Under the lock: @wl completed by @pid's cached v1 identity (no I/O). */
+static void merge_cached_v1(struct identity *id, uint32_t pid, struct workload *wl)
+{
+	size_t j;
+
+	if (!pid)
 		return;
 	pthread_mutex_lock(&id->lock);
-	for (j = 0; j < cap; j++) {
-		if (!id->procs[j].pid)
-			continue;
-		snprintf(path, sizeof(path), "/proc/%u", id->procs[j].pid);
-		if (!access(path, F_OK)) {
-			size_t k = hash_mix64(id->procs[j].pid) & (cap - 1);
-
-			while (keep[k].pid)
-				k = (k + 1) & (cap - 1);
-			keep[k] = id->procs[j];
-		} else {
-			id->nr_procs--;
-		}
-	}
-	memcpy(id->procs, keep, cap * sizeof(*keep));
+	j = proc_slot(id, pid);
+	if (id->procs[j].pid)
+		identity_merge_v1(wl, id->procs[j].cur ? id->procs[j].cur : id->procs[j].prev);
 	pthread_mutex_unlock(&id->lock);
-	free(keep);
 }
 
 void identity__stats(struct identity *id, struct identity_stats *ret)
@@ -591,7 +812,11 @@ void identity__free(struct identity *id)
 		for (j = 0; j < 2 * MAX_CGROUPS; j++)
 			free(id->cgs[j].path);
 	free(id->cgs);
+	if (id->procs)
+		procs_clear(id);
 	free(id->procs);
+	while (id->nr_regexes)
+		ember_regex__free(id->regexes[--id->nr_regexes].re);
 	pthread_mutex_destroy(&id->lock);
 	free(id);
 }
@@ -627,6 +852,7 @@ bool identity_filter_match(uint64_t cgroup_id, uint32_t pid, const char *comm, v
 	char svc[256];
 
 	(void)identity__lookup(f->id, cgroup_id, &wl, false);
+	merge_cached_v1(f->id, pid, &wl);
 	if (f->container && (strlen(f->container) < 4 ||
 			     strncmp(wl.container_id, f->container, strlen(f->container))))
 		return false;
@@ -648,6 +874,7 @@ const char *identity_filter_group(uint64_t cgroup_id, uint32_t pid, const char *
 	struct workload wl;
 
 	(void)identity__lookup(f->id, cgroup_id, &wl, false);
+	merge_cached_v1(f->id, pid, &wl);
 	switch (f->group) {
 	case IDENTITY_GROUP_CONTAINER:
 		return wl.container_id[0] ? snprintf(f->buf, sizeof(f->buf), "%.12s",

@@ -209,21 +209,30 @@ static void stats_hook(struct sbuf *j, void *ctx)
 				  "\"bytes\": %llu, \"retries\": %llu, \"splits\": %llu, "
 				  "\"queued\": %llu, \"queued_bytes\": %llu, \"queued_samples\": %llu, "
 				  "\"dropped\": %llu, \"dropped_samples\": %llu, \"batches\": %llu, "
-				  "\"build_ms\": %.1f, \"last_success_ns\": %llu, \"failed\": {",
+				  "\"build_ms\": %.1f, \"last_success_ns\": %llu, "
+				  "\"frames_located\": %llu, \"frames_unlocated\": %llu, "
+				  "\"frame_files\": %llu, \"frame_files_deferred\": %llu, "
+				  "\"frame_lookups_deferred\": %llu, "
+				  "\"frame_files_ms\": %.1f, \"failed\": {",
 				  k ? ", " : "", names[k], e->enabled ? "true" : "false",
 				  U(e->requests), U(e->samples), U(e->bytes), U(e->retries),
 				  U(e->splits), U(e->queued), U(e->queued_bytes), U(e->queued_samples),
 				  U(e->dropped), U(e->dropped_samples), U(e->batches),
-				  (double)e->build_ns / 1e6, U(e->last_success_ns));
+				  (double)e->build_ns / 1e6, U(e->last_success_ns),
+				  U(e->frames_located), U(e->frames_unlocated), U(e->frame_files),
+				  U(e->frame_files_deferred), U(e->frame_procs_deferred),
+				  (double)e->frame_files_ns / 1e6);
 			for (x = 0; x < EXPORT_FAILS; x++)
 				sbuf_addf(j, "%s\"%s\": %llu", x ? ", " : "", exporter_fail_names[x],
 					  U(e->failed[x]));
 			sbuf_adds(j, "}}");
 		}
 		sbuf_addf(j, ", \"identity\": {\"cgroups\": %llu, \"scans\": %llu, "
-			  "\"unknown\": %llu, \"processes\": %llu}}, ",
+			  "\"unknown\": %llu, \"processes\": %llu, \"process_events\": %llu, "
+			  "\"stale_images\": %llu, \"regex_errors\": %llu}}, ",
 			  U(pub.identity.cgroups), U(pub.identity.scans), U(pub.identity.unknown),
-			  U(pub.identity.procs));
+			  U(pub.identity.procs), U(pub.identity.proc_events), U(pub.identity.stale),
+			  U(pub.identity.regex_errors));
 	}
 	if (pub.have_unwind)
 		sbuf_addf(j,

@@ -17,7 +17,7 @@
 #include "ember/core/base/errbuf.h"
 
 enum opt_type { OPT_U64, OPT_SIZE, OPT_BOOL, OPT_LISTEN, OPT_LEVEL, OPT_PATH, OPT_DIRS, OPT_LIST,
-	       OPT_USER, OPT_MS, OPT_URL, OPT_WORD };
+	       OPT_USER, OPT_MS, OPT_URL, OPT_WORD, OPT_TEXT };
 
 /*
  * One row per setting: the whole schema. min/max bound OPT_U64 and OPT_SIZE; for the string
@@ -125,6 +125,8 @@ static const struct opt opts[] = {
 	{ "export.timeout", OPT_MS, F(export_timeout_ms), 100, 600000, false, false },
 	{ "export.retry_max", OPT_MS, F(export_retry_max_ms), 1000, 3600000, false, false },
 	{ "export.service_rules", OPT_LIST, F(export_service_rules), 0, EMBER_LIST_MAX, false,
+	  false },
+	{ "export.service_regex", OPT_TEXT, F(export_service_regex), 0, EMBER_LIST_MAX, false,
 	  false },
 	{ "security.user", OPT_USER, F(user), 0, EMBER_USER_MAX, false, false },
 	{ "security.drop_capabilities", OPT_BOOL, F(drop_capabilities), 0, 0, false, false },
@@ -420,6 +422,7 @@ int ember_config_set(struct ember_config *c, const char *key, const char *value,
 	case OPT_USER:
 	case OPT_URL:
 	case OPT_WORD:
+	case OPT_TEXT: /* any bytes but control characters; the owner checks the rest */
 		why = check_string(o->type, value, (size_t)o->max);
 		if (why)
 			return errbuf_set(err, errlen, -EINVAL, "%s: '%s' %s", key, value, why);
@@ -791,6 +794,7 @@ void ember_config_print(const struct ember_config *c, FILE *out)
 		case OPT_USER:
 		case OPT_URL:
 		case OPT_WORD:
+		case OPT_TEXT:
 			fprintf(out, "%s\n", base + o->off);
 			break;
 		case OPT_LEVEL:

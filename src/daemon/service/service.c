@@ -123,7 +123,7 @@ static const char *const live_keys[] = {
 	"export.pyroscope_interval", "export.pyroscope_tenant", "export.basic_auth_file",
 	"export.bearer_token_file", "export.ca_file", "export.client_cert", "export.client_key",
 	"export.queue_memory", "export.max_message", "export.timeout", "export.retry_max",
-	"export.service_rules",
+	"export.service_rules", "export.service_regex",
 };
 
 static bool is_live(const char *key)
@@ -277,6 +277,7 @@ int service_reload(struct ember_config *cur, int argc, char **argv, unsigned int
 	COPY(export_timeout_ms);
 	COPY(export_retry_max_ms);
 	COPY(export_service_rules);
+	COPY(export_service_regex);
 #undef COPY
 	log_info("reload: %u change(s) applied, %u need a restart", rc.live, rc.restart);
 	*ret_changed = rc.changed;

@@ -16,7 +16,8 @@
  * their location: "kernel" ("_[k]"), "jit" ("_[j]", perf maps), "cpython" ("_[py]": function,
  * file and line from "qual (file:line)_[py]") and "native" (everything else); an unresolved
  * native frame "file+0xOFF" or "[file]" has a Mapping for the file and the offset as address,
- * the process's executable's Mapping carrying process.executable.build_id.gnu.
+ * the process's executable's Mapping carrying process.executable.build_id.gnu; a symbolized
+ * native frame has one when the caller says where it lives (otlp_writer__add_locs()).
  *
  * Not thread-safe; separate writers are independent.
  */
@@ -65,6 +66,23 @@ int otlp_writer__add(struct otlp_writer *w, const struct otlp_process *proc, uin
 int otlp_writer__add_ret(struct otlp_writer *w, const struct otlp_process *proc,
 			 uint64_t time_ns, uint32_t tid, const char *thread_name, uint32_t cpu,
 			 const char *const *frames, size_t n, uint32_t *ret_handle);
+/* Where a symbolized native frame lives: the mapped file, its GNU build id (hex) and the file
+ * offset of its code; file NULL or "": unknown (no Mapping). Borrowed for the call. */
+struct otlp_frame_loc {
+	const char *file;
+	const char *build_id;
+	uint64_t offset;
+};
+
+/*
+ * The same with @locs[0..n) (may be NULL), aligned with @frames (root first): a plain native
+ * frame (no suffix, not "[file]" nor "file+0xOFF") with a file gets a Mapping of that file
+ * (carrying process.executable.build_id.gnu) and the offset as its address.
+ */
+int otlp_writer__add_locs(struct otlp_writer *w, const struct otlp_process *proc,
+			  uint64_t time_ns, uint32_t tid, const char *thread_name, uint32_t cpu,
+			  const char *const *frames, const struct otlp_frame_loc *locs, size_t n,
+			  uint32_t *ret_handle);
 /* One more sample at @time_ns like the one @handle was returned for. 0, -EINVAL, -ENOMEM. */
 int otlp_writer__add_again(struct otlp_writer *w, uint32_t handle, uint64_t time_ns);
 /* Changes at each finish: handles of an older generation are void. */

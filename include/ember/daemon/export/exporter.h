@@ -77,6 +77,10 @@ struct exporter_stats {
 	uint64_t last_success_ns;	/* Unix ns; 0: never */
 	uint64_t batches;		/* batches made */
 	uint64_t build_ns;		/* time spent making them (store read + encode) */
+	/* OTLP: symbolized native frames given a mapping (frameloc.h), or not; files read */
+	uint64_t frames_located, frames_unlocated, frame_files, frame_files_deferred;
+	uint64_t frame_procs_deferred;
+	uint64_t frame_files_ns;
 };
 
 struct exporter; /* opaque */

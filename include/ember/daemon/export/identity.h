@@ -15,9 +15,13 @@
  *
  * service.name follows the configured rules, an ordered ','-list of sources, the first that
  * gives a name wins: "unit" (the unit without ".service"), "container" (the container id's first
- * 12 digits), "pod" (the pod uid), "exe" (the executable's name), "comm"; the executable's name
- * (else comm) when none does. Processes: the executable's path, name and GNU build id, read
- * from /proc/PID/exe once per process (bounded cache).
+ * 12 digits), "pod" (the pod uid), "exe" (the executable's name), "comm", "regex" (the NAME of
+ * the first rule of export.service_regex, "NAME=ERE ...", whose POSIX extended regular
+ * expression (ember_regex: bounded, PCRE2) matches the comm; a match over the regex limits
+ * counts in regex_errors and gives nothing); the executable's name (else comm) when none does. Processes: the executable's path, name and GNU build id, read
+ * from /proc/PID/exe once per process image (bounded cache; an exec or exit notified by the
+ * sampler starts a new image at its time, so that samples taken before an exec are not named
+ * with the executable /proc shows after it).
  *
  * Thread-safe (one mutex); identity__lookup() with @may_scan false and identity__cached_exe()
  * never do I/O, so the store's filter callbacks may call them under the store's lock.
@@ -30,6 +34,7 @@
 #include <stdint.h>
 
 #define IDENTITY_PATH_MAX 512
+#define IDENTITY_SERVICE_NAME_MAX 64 /* a name given by export.service_regex */
 
 struct workload {
 	char path[IDENTITY_PATH_MAX]; /* relative to the cgroup2 mount; "" unknown */
@@ -45,7 +50,23 @@ struct proc_info {
 	char exe_path[512];
 	char exe_name[128];
 	char build_id[81]; /* hex; "" unknown */
+	/* cgroup v1: what the process's v1 hierarchies' paths (/proc/PID/cgroup) give, read with
+	 * the executable; "" none */
+	char v1_container_id[65];
+	char v1_pod_uid[40];
+	char v1_unit[128];
+	/* set by identity__process(): the image's start (its last exec or exit notified, 0 none),
+	 * and whether it is the one /proc shows now (false: an earlier image's sample) */
+	uint64_t image_ns;
+	bool current;
 };
+
+/*
+ * cgroup v1: the BPF program's cgroup id is the v2 one (the root's, on a host whose containers
+ * live in v1 hierarchies), so when @wl (from the v2 id) has no container nor pod, @pi's v1
+ * identity completes it (and its unit, if @wl has none). @pi may be NULL.
+ */
+void identity_merge_v1(struct workload *wl, const struct proc_info *pi);
 
 struct identity; /* opaque */
 
@@ -60,6 +81,14 @@ void identity__free(struct identity *id); /* NULL is a no-op */
 int identity__set_rules(struct identity *id, const char *rules);
 /* Checks rules without an object (--check-config). 0 or -EINVAL. */
 int identity_check_rules(const char *rules);
+/*
+ * export.service_regex: whitespace-separated NAME=PATTERN (NAME: letters, digits, '.', '_', '-',
+ * < IDENTITY_SERVICE_NAME_MAX bytes; PATTERN: an extended regular expression without spaces, as
+ * regex.h reads it), at most 16, tried in order; "" none. Replaces the previous ones (a reload).
+ * 0, or -EINVAL / -E2BIG / -ENOMEM with a one-line reason in @err (nothing changed).
+ */
+int identity__set_service_regex(struct identity *id, const char *spec, char *err, size_t errlen);
+int identity_check_service_regex(const char *spec, char *err, size_t errlen);
 
 /*
  * The workload of @cgroup_id into @ret. An id not known yet, with @may_scan, walks the cgroup
@@ -72,8 +101,17 @@ bool identity__lookup(struct identity *id, uint64_t cgroup_id, struct workload *
  * filter calls identity__lookup() without scanning). */
 void identity__refresh(struct identity *id);
 
-/* The executable of @pid (reads /proc the first time). 0 or -ENOENT (gone, unreadable). */
-int identity__process(struct identity *id, uint32_t pid, struct proc_info *ret);
+/*
+ * The executable of @pid for its sample at @time_ns (the store's clock, Unix ns): read from /proc
+ * the first time after the pid's last exec or exit (identity__proc_event()). 0, -ENOENT (gone,
+ * unreadable) or -ESTALE: the sample is older than the last exec of @pid and the image before it
+ * was never read (its executable is unknown: /proc shows the new one; counted).
+ */
+int identity__process(struct identity *id, uint32_t pid, uint64_t time_ns, struct proc_info *ret);
+/* @pid called exec, or exited (@exited), at @time_ns (the store's clock): samples from then on
+ * are of another image, read again; earlier ones keep what was read before @time_ns. An exit
+ * only updates a pid already known (no entry is made for it). */
+void identity__proc_event(struct identity *id, uint32_t pid, uint64_t time_ns, bool exited);
 /* The executable's name of @pid if identity__process() read it already (no I/O), else NULL
  * (copied into @buf). */
 const char *identity__cached_exe(struct identity *id, uint32_t pid, char *buf, size_t len);
@@ -82,14 +120,15 @@ const char *identity__cached_exe(struct identity *id, uint32_t pid, char *buf, s
 const char *identity__service(struct identity *id, const struct workload *wl,
 			      const char *exe_name, const char *comm, char *buf, size_t len);
 
-/* Forgets processes (call now and then: a pid may be reused); keeps the cgroups. */
-void identity__prune(struct identity *id);
 
 struct identity_stats {
 	uint64_t cgroups;	/* known cgroups */
 	uint64_t scans;		/* walks of the cgroup mount */
 	uint64_t unknown;	/* lookups of an id the walk did not find */
 	uint64_t procs;		/* processes cached */
+	uint64_t proc_events;	/* execs and exits noted */
+	uint64_t stale;		/* samples of an image before an exec, whose executable is unknown */
+	uint64_t regex_errors;	/* export.service_regex matches stopped by a limit */
 };
 void identity__stats(struct identity *id, struct identity_stats *ret);
 

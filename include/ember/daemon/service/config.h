@@ -112,6 +112,7 @@ struct ember_config {
 	uint64_t export_timeout_ms;		/* 100 ms..10 min; default 10 s */
 	uint64_t export_retry_max_ms;		/* 1 s..1 h; default 60 s */
 	char export_service_rules[EMBER_LIST_MAX]; /* identity.h; default "exe" */
+	char export_service_regex[EMBER_LIST_MAX]; /* "NAME=ERE ..." for the "regex" rule; "" */
 
 	/* [security] */
 	char user[EMBER_USER_MAX];	/* run as this user after start-up; empty: stay root */

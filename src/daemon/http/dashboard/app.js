@@ -62,11 +62,16 @@ function filterParams() {
 	const pid = $('f-pid').value.trim(), comm = $('f-comm').value.trim();
 	if (pid) p.set('pid', pid);
 	if (comm) p.set('comm', comm);
+	// workload identity (container id or prefix, service.name): the heat map and the graphs
+	const container = $('f-container').value.trim(), service = $('f-service').value.trim();
+	if (container) p.set('container', container);
+	if (service) p.set('service', service);
 	if ($('f-idle').checked) p.set('idle', '1');
 	return p;
 }
 function rangeParams(sel, extra) {
 	const p = filterParams();
+	if ($('f-group').value) p.set('group_by', $('f-group').value); // graphs only: a frame above the root
 	p.set('from', nsToSec(sel.from));
 	p.set('to', nsToSec(sel.to));
 	if (extra) for (const [k, v] of Object.entries(extra)) p.set(k, v);
@@ -1225,9 +1230,10 @@ function schedule() {
 		if ($('live').checked && !state.drag && !state.pending) loadHeatmap();
 	}, 2000);
 }
-for (const id of ['f-pid', 'f-comm', 'f-idle']) {
+for (const id of ['f-pid', 'f-comm', 'f-container', 'f-service', 'f-idle']) {
 	$(id).addEventListener('change', () => { loadHeatmap(); loadFlame(); });
 }
+$('f-group').addEventListener('change', () => loadFlame());
 $('arrangement').addEventListener('change', () => { state.selA = state.selB = null; hmView.locked = false; showSelection(); loadHeatmap(); });
 $('refresh').addEventListener('click', () => { loadHeatmap(); loadFlame(); });
 window.addEventListener('resize', () => { hmView.locked = false; drawHeatmap(); drawFlame(); });

@@ -1,0 +1,349 @@
+// SPDX-License-Identifier: MIT
+#include "ember/daemon/export/frameloc.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ember/core/base/clock.h"
+#include "ember/core/base/hash.h"
+#include "ember/core/base/readall.h"
+#include "ember/daemon/proc/mapfile.h"
+#include "ember/daemon/symbols/elfload.h"
+#include "ember/daemon/symbols/elfsym.h"
+#include "ember/daemon/symbols/procmaps.h"
+
+#define MAX_PIDS	 1024u	/* processes per round (a table of twice as many slots) */
+#define MAX_PID_FILES	 32	/* executable files per process looked in */
+#define MAX_MAPS_BYTES	 (4u << 20)
+#define MAX_SYMBOLS	 (1u << 21)
+
+struct name_slot {
+	const char *name; /* borrowed from the file's elfsym; NULL: empty */
+	uint64_t offset;
+};
+
+struct file {
+	bool used;
+	uint32_t dev_major, dev_minor;
+	uint64_t ino;
+	uint64_t stamp; /* LRU */
+	char *path;
+	char build_id[81];
+	struct elfsym *es;
+	struct name_slot *names; /* open addressing */
+	size_t cap;
+};
+
+struct pid_files {
+	uint32_t pid; /* 0: empty */
+	uint64_t image_ns, round; /* what was read, and in which round */
+	uint64_t checked;	  /* the round its files were last found cached */
+	unsigned int n;
+	struct {
+		uint32_t dev_major, dev_minor;
+		uint64_t ino;
+	} f[MAX_PID_FILES];
+};
+
+struct frameloc {
+	char proc_root[256];
+	struct file files[FRAMELOC_FILES];
+	struct pid_files *pids; /* 2 * MAX_PIDS slots, kept across rounds (emptied when full) */
+	size_t nr_pids;
+	uint64_t round;
+	uint64_t clock;
+	char *maps;
+	size_t maps_cap;
+	unsigned int loads; /* this round */
+	uint64_t round_cpu0; /* the thread's CPU at the round's start */
+	struct frameloc_stats st;
+};
+
+static uint64_t name_hash(const char *s)
+{
+	return hash_bytes(s, strlen(s), 0x6c);
+}
+
+static void file_clear(struct file *f)
+{
+	elfsym__free(f->es);
+	free(f->names);
+	free(f->path);
+	memset(f, 0, sizeof(*f));
+}
+
+/* The file offset of @vaddr by the PT_LOAD segment that holds it. */
+static bool vaddr_to_off(const struct elfload *l, uint64_t vaddr, uint64_t *ret)
+{
+	unsigned int i;
+
+	for (i = 0; l && i < l->n; i++)
+		if (vaddr >= l->segs[i].vaddr && vaddr - l->segs[i].vaddr < l->segs[i].filesz) {
+			*ret = l->segs[i].off + (vaddr - l->segs[i].vaddr);
+			return true;
+		}
+	return false;
+}
+
+/* The names of @f->es into its table: the first symbol of a name wins. 0 or -ENOMEM. */
+static int file_index(struct file *f)
+{
+	const struct elfload *l = elfsym__load(f->es);
+	size_t n = elfsym__count(f->es), cap = 16, i;
+
+	while (cap < 2 * n)
+		cap *= 2;
+	f->names = calloc(cap, sizeof(*f->names));
+	if (!f->names)
+		return -ENOMEM;
+	f->cap = cap;
+	for (i = 0; i < n; i++) {
+		const char *name = elfsym__name(f->es, (int)i);
+		uint64_t off;
+		size_t j;
+
+		if (!name || !*name || !vaddr_to_off(l, elfsym__addr(f->es, (int)i), &off))
+			continue;
+		j = name_hash(name) & (cap - 1);
+		while (f->names[j].name && strcmp(f->names[j].name, name))
+			j = (j + 1) & (cap - 1);
+		if (!f->names[j].name)
+			f->names[j] = (struct name_slot){ .name = name, .offset = off };
+	}
+	return 0;
+}
+
+static struct file *file_find(struct frameloc *fl, uint32_t maj, uint32_t min, uint64_t ino)
+{
+	size_t i;
+
+	for (i = 0; i < FRAMELOC_FILES; i++)
+		if (fl->files[i].used && fl->files[i].ino == ino && fl->files[i].dev_major == maj &&
+		    fl->files[i].dev_minor == min)
+			return &fl->files[i];
+	return NULL;
+}
+
+/* Opens and indexes the file of mapping @e of @pid into a slot (the least recently used). */
+static struct file *file_load(struct frameloc *fl, uint32_t pid, const struct procmaps_entry *e)
+{
+	struct mapfile_want w = {
+		.pid = pid, .start = e->start, .end = e->end, .path = e->path,
+		.path_len = e->path_len, .deleted = e->deleted, .dev_major = e->dev_major,
+		.dev_minor = e->dev_minor, .ino = e->inode,
+	};
+	struct elfsym_opts o = { .max_symbols = MAX_SYMBOLS };
+	struct file *f = &fl->files[0];
+	const uint8_t *b;
+	uint64_t t0;
+	size_t i, n;
+	int fd;
+
+	if (fl->loads >= FRAMELOC_LOADS_PER_ROUND ||
+	    clock_ns(CLOCK_THREAD_CPUTIME_ID) - fl->round_cpu0 >= FRAMELOC_ROUND_CPU_NS) {
+		fl->st.files_deferred++;
+		return NULL;
+	}
+	fl->loads++;
+	t0 = mono_ns();
+	for (i = 0; i < FRAMELOC_FILES; i++) {
+		if (!fl->files[i].used) {
+			f = &fl->files[i];
+			break;
+		}
+		if (fl->files[i].stamp < f->stamp)
+			f = &fl->files[i];
+	}
+	file_clear(f);
+	fd = mapfile_open(strcmp(fl->proc_root, "/proc") ? fl->proc_root : NULL, &w, NULL, NULL);
+	if (fd < 0) {
+		fl->st.files_failed++;
+		return NULL;
+	}
+	f->es = elfsym__open(fd, &o);
+	close(fd);
+	f->path = strndup(e->path, e->path_len);
+	if (!f->es || !f->path || file_index(f)) {
+		file_clear(f);
+		fl->st.files_failed++;
+		fl->st.load_ns += mono_ns() - t0;
+		return NULL;
+	}
+	fl->st.load_ns += mono_ns() - t0;
+	n = elfsym__build_id(f->es, &b);
+	for (i = 0; i < n && 2 * i + 2 < sizeof(f->build_id); i++)
+		snprintf(f->build_id + 2 * i, 3, "%02x", b[i]);
+	f->used = true;
+	f->dev_major = e->dev_major;
+	f->dev_minor = e->dev_minor;
+	f->ino = e->inode;
+	fl->st.files_read++;
+	return f;
+}
+
+static int on_map(const struct procmaps_entry *e, void *ctx)
+{
+	struct pid_files *p = ctx;
+	unsigned int i;
+
+	if (e->kind != PROCMAPS_FILE || !e->x || !e->inode || !e->path_len)
+		return 0;
+	for (i = 0; i < p->n; i++)
+		if (p->f[i].ino == e->inode && p->f[i].dev_major == e->dev_major &&
+		    p->f[i].dev_minor == e->dev_minor)
+			return 0;
+	if (p->n == MAX_PID_FILES)
+		return 1;
+	p->f[p->n].dev_major = e->dev_major;
+	p->f[p->n].dev_minor = e->dev_minor;
+	p->f[p->n].ino = e->inode;
+	p->n++;
+	return 0;
+}
+
+struct load_ctx {
+	struct frameloc *fl;
+	uint32_t pid;
+};
+
+/* Loads the files of the process's executable mappings not cached yet. */
+static int on_map_load(const struct procmaps_entry *e, void *ctx)
+{
+	struct load_ctx *c = ctx;
+	struct file *f;
+
+	if (e->kind != PROCMAPS_FILE || !e->x || !e->inode || !e->path_len)
+		return 0;
+	f = file_find(c->fl, e->dev_major, e->dev_minor, e->inode);
+	if (!f)
+		f = file_load(c->fl, c->pid, e);
+	if (f)
+		f->stamp = ++c->fl->clock;
+	return 0;
+}
+
+/* @pid's files for image @image_ns (its maps read now if not yet, or stale); NULL: unknown. */
+static struct pid_files *pid_get(struct frameloc *fl, uint32_t pid, uint64_t image_ns)
+{
+	size_t cap = 2 * MAX_PIDS, j = hash_mix64(pid) & (cap - 1), len = 0;
+	struct load_ctx lc = { .fl = fl, .pid = pid };
+	struct pid_files *p;
+	char path[300];
+
+	while (fl->pids[j].pid && fl->pids[j].pid != pid)
+		j = (j + 1) & (cap - 1);
+	p = &fl->pids[j];
+	if (p->pid && p->image_ns == image_ns && fl->round - p->round < FRAMELOC_REREAD_ROUNDS) {
+		unsigned int i;
+
+		if (p->checked == fl->round)
+			return p;
+		/* read in an earlier round: its files may have been evicted since (LRU) */
+		for (i = 0; i < p->n; i++)
+			if (!file_find(fl, p->f[i].dev_major, p->f[i].dev_minor, p->f[i].ino))
+				break;
+		if (i == p->n) {
+			p->checked = fl->round;
+			return p;
+		}
+	}
+	if (!p->pid && fl->nr_pids >= MAX_PIDS)
+		return NULL;
+	if (clock_ns(CLOCK_THREAD_CPUTIME_ID) - fl->round_cpu0 >= FRAMELOC_ROUND_CPU_NS) {
+		fl->st.procs_deferred++; /* asked again for each of its frames: counts lookups */
+		return p->pid && p->image_ns == image_ns ? p : NULL; /* the old answer for now */
+	}
+	if (!p->pid)
+		fl->nr_pids++;
+	p->pid = pid;
+	p->image_ns = image_ns;
+	p->round = p->checked = fl->round;
+	p->n = 0;
+	snprintf(path, sizeof(path), "%s/%u/maps", fl->proc_root, pid);
+	if (read_path_all(path, &fl->maps, &fl->maps_cap, MAX_MAPS_BYTES, &len) < 0)
+		return p; /* gone: no files */
+	fl->st.maps_read++;
+	(void)procmaps_parse(fl->maps, len, on_map, p, NULL);
+	(void)procmaps_parse(fl->maps, len, on_map_load, &lc, NULL);
+	return p;
+}
+
+int frameloc__find(struct frameloc *fl, uint32_t pid, uint64_t image_ns, const char *name,
+		   struct frameloc_hit *ret)
+{
+	struct pid_files *p = pid && name && *name ? pid_get(fl, pid, image_ns) : NULL;
+	uint64_t h = name && *name ? name_hash(name) : 0;
+	unsigned int i;
+
+	for (i = 0; p && i < p->n; i++) {
+		struct file *f = file_find(fl, p->f[i].dev_major, p->f[i].dev_minor, p->f[i].ino);
+		size_t j;
+
+		if (!f)
+			continue;
+		f->stamp = ++fl->clock;
+		j = h & (f->cap - 1);
+		while (f->names[j].name && strcmp(f->names[j].name, name))
+			j = (j + 1) & (f->cap - 1);
+		if (f->names[j].name) {
+			ret->file = f->path;
+			ret->build_id = f->build_id;
+			ret->offset = f->names[j].offset;
+			fl->st.found++;
+			return 0;
+		}
+	}
+	fl->st.not_found++;
+	return -ENOENT;
+}
+
+void frameloc__round(struct frameloc *fl)
+{
+	if (fl->nr_pids >= MAX_PIDS * 3 / 4) { /* mostly gone processes by now: start again */
+		memset(fl->pids, 0, 2 * MAX_PIDS * sizeof(*fl->pids));
+		fl->nr_pids = 0;
+	}
+	fl->round++;
+	fl->loads = 0;
+	fl->round_cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+}
+
+struct frameloc *frameloc__new(const char *proc_root)
+{
+	struct frameloc *fl = calloc(1, sizeof(*fl));
+
+	if (!fl)
+		goto err_out;
+	snprintf(fl->proc_root, sizeof(fl->proc_root), "%s", proc_root ? proc_root : "/proc");
+	fl->pids = calloc(2 * MAX_PIDS, sizeof(*fl->pids));
+	if (!fl->pids)
+		goto err_out;
+	return fl;
+
+err_out:
+	frameloc__free(fl);
+	errno = ENOMEM;
+	return NULL;
+}
+
+void frameloc__free(struct frameloc *fl)
+{
+	size_t i;
+
+	if (!fl)
+		return;
+	for (i = 0; i < FRAMELOC_FILES; i++)
+		file_clear(&fl->files[i]);
+	free(fl->pids);
+	free(fl->maps);
+	free(fl);
+}
+
+void frameloc__stats(const struct frameloc *fl, struct frameloc_stats *ret)
+{
+	*ret = fl->st;
+}
