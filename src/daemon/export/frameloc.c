@@ -14,7 +14,7 @@
 #include "ember/daemon/proc/mapfile.h"
 #include "ember/daemon/symbols/elfload.h"
 #include "ember/daemon/symbols/elfsym.h"
-#include "ember/daemon/symbols/procmaps.h"
+#include "ember/daemon/proc/procmaps.h"
 
 #define MAX_PIDS	 1024u	/* processes per round (a table of twice as many slots) */
 #define MAX_PID_FILES	 32	/* executable files per process looked in */
