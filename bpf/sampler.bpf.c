@@ -101,6 +101,7 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	b->hdr.pid = pid;
 	b->hdr.tid = tid;
 	b->hdr.cpu = bpf_get_smp_processor_id();
+	b->hdr.kind = EMBER_KIND_CPU; /* the scratch is shared with off-CPU records (offcpu.bpf.h) */
 	b->hdr.user_flags = 0;
 	b->hdr.kern_err = -EFAULT;
 	b->hdr.user_err = -EFAULT;
@@ -204,6 +205,9 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	return 0;
 }
 
+/* issue 30: off-CPU events, through the same ring, scratch and walkers */
+#include "offcpu.bpf.h"
+
 /* Puts a process event (EMBER_REC_EXEC or _EXIT) for @pid on the ring buffer, counted. */
 static __always_inline void tell(__u32 pid, __u32 kind, __u64 wake)
 {
@@ -264,6 +268,7 @@ int on_exit(void *ctx)
 	__u32 pid = id >> 32;
 
 	python_thread_exit((__u32)id); /* issue 21: its cached Python thread state goes */
+	offcpu_thread_exit((__u32)id); /* issue 30: its off-CPU slot */
 	if ((__u32)id != pid)
 		return 0; /* another thread: the process lives on */
 	if (bpf_map_delete_elem(&seen, &pid))

@@ -218,6 +218,14 @@ void http_server__flush_cache(struct http_server *s)
 	http_cache_flush(s);
 }
 
+void http_server__set_offcpu(struct http_server *s, const struct offcpu_sink *k,
+			     uint64_t quantum_us, uint64_t freq_hz)
+{
+	offcpu_sink__stores(k, &s->src.offcpu, &s->src.wakeup, &s->src.chain);
+	s->src.offcpu_us = quantum_us;
+	s->src.cpu_us = freq_hz ? 1000000 / freq_hz : 0;
+}
+
 struct store *http_server__store(const struct http_server *s)
 {
 	return s->src.store;

@@ -29,6 +29,10 @@ struct http_source {
 	struct store *store;
 	const struct recording *rec;
 	struct identity *identity; /* the live store's workloads (container=, ...); NULL: none */
+	struct store *offcpu; /* issue 30: off-CPU events (event=offcpu); NULL: off */
+	struct store *wakeup; /* ... their wakers (event=wakeup) */
+	struct store *chain;  /* ... wakees with their wakers on top (event=chain) */
+	uint64_t cpu_us, offcpu_us; /* event=wall: a sample's and a quantum's microseconds */
 };
 
 /*

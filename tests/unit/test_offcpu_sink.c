@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: MIT
+/* offcpu_sink (issue 30): states, [offcpu] into sampler options, events into the store. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/types.h>
+
+#include "ember/core/base/sbuf.h"
+#include "ember/core/base/strtab.h"
+#include "ember/core/model/profile.h"
+#include "ember/daemon/ingest/ingest.h"
+#include "ember/daemon/sample/bpf_shared.h"
+#include "ember/daemon/sample/sampler.h"
+#include "ember/daemon/service/config.h"
+#include "ember/daemon/store/offcpu_sink.h"
+#include "ember/daemon/store/store.h"
+
+static void test_states(void **state)
+{
+	static const struct {
+		const char *list;
+		int ret;
+		uint32_t mask;
+	} cases[] = {
+		{ "S,D", 0, EMBER_OFFCPU_STATE_S | EMBER_OFFCPU_STATE_D },
+		{ "s, d ,R", 0, EMBER_OFFCPU_STATE_S | EMBER_OFFCPU_STATE_D | EMBER_OFFCPU_STATE_R },
+		{ "R", 0, EMBER_OFFCPU_STATE_R },
+		{ "", -EINVAL, 0 },
+		{ ",", -EINVAL, 0 },
+		{ "SD", -EINVAL, 0 },
+		{ "S,X", -EINVAL, 0 },
+		{ "sleep", -EINVAL, 0 },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint32_t m = 0xdead;
+
+		assert_int_equal(offcpu_states_parse(cases[i].list, &m), cases[i].ret);
+		assert_int_equal(m, cases[i].ret ? 0xdead : cases[i].mask);
+	}
+}
+
+static void test_config(void **state)
+{
+	struct sampler_offcpu_opts o;
+	struct ember_config c;
+	char err[256];
+
+	(void)state;
+	ember_config_init(&c);
+	assert_int_equal(offcpu_opts_from_config(&c, &o, err, sizeof(err)), 0);
+	assert_false(o.enabled); /* off by default */
+	c.offcpu = true;
+	assert_int_equal(offcpu_opts_from_config(&c, &o, err, sizeof(err)), 0);
+	assert_true(o.enabled);
+	assert_int_equal(o.states, EMBER_OFFCPU_STATE_S | EMBER_OFFCPU_STATE_D);
+	assert_int_equal(o.min_ns, 1000000);
+	assert_int_equal(o.quantum_ns, 1000000);
+	assert_int_equal(o.max_ns, 60000000000ULL);
+	c.offcpu_quantum_us = 2000; /* > min_blocked_us */
+	assert_int_equal(offcpu_opts_from_config(&c, &o, err, sizeof(err)), -EINVAL);
+	assert_false(o.enabled);
+	assert_non_null(strstr(err, "quantum_us"));
+	c.offcpu_quantum_us = 1000;
+	snprintf(c.offcpu_comm, sizeof(c.offcpu_comm), "%s", "a-very-long-comm-name");
+	assert_int_equal(offcpu_opts_from_config(&c, &o, err, sizeof(err)), -EINVAL);
+	snprintf(c.offcpu_comm, sizeof(c.offcpu_comm), "%s", "blocker");
+	snprintf(c.offcpu_states, sizeof(c.offcpu_states), "%s", "S,Z");
+	assert_int_equal(offcpu_opts_from_config(&c, &o, err, sizeof(err)), -EINVAL);
+	snprintf(c.offcpu_states, sizeof(c.offcpu_states), "%s", "R");
+	assert_int_equal(offcpu_opts_from_config(&c, &o, err, sizeof(err)), 0);
+	assert_string_equal(o.comm, "blocker");
+	assert_int_equal(o.states, EMBER_OFFCPU_STATE_R);
+}
+
+/* The sink built from [offcpu] owns three stores (freed with it: ASan sees any leak). */
+static void test_from_config(void **state)
+{
+	struct sampler_offcpu_opts o;
+	struct offcpu_sink *k = (void *)1;
+	struct store *a, *b, *c;
+	struct strtab *names = strtab__new();
+	struct ember_config cfg;
+	char err[256];
+
+	(void)state;
+	ember_config_init(&cfg);
+	assert_int_equal(offcpu_sink__from_config(&cfg, names, &o, &k, err, sizeof(err)), 0);
+	assert_null(k); /* off */
+	offcpu_sink__stores(k, &a, &b, &c);
+	assert_null(a);
+	cfg.offcpu = true;
+	cfg.offcpu_min_us = 10; /* < quantum_us */
+	assert_int_equal(offcpu_sink__from_config(&cfg, names, &o, &k, err, sizeof(err)), -EINVAL);
+	assert_null(k);
+	cfg.offcpu_min_us = 1000;
+	assert_int_equal(offcpu_sink__from_config(&cfg, names, &o, &k, err, sizeof(err)), 0);
+	assert_non_null(k);
+	assert_true(o.enabled);
+	offcpu_sink__stores(k, &a, &b, &c);
+	assert_true(a && b && c && a != b && b != c && a != c);
+	offcpu_sink__expire(k, 1);
+	assert_int_equal(offcpu_sink__flush(k), 0);
+	offcpu_sink__free(k);
+	strtab__free(names);
+}
+
+#define T0 1000000000000ULL /* CLOCK_MONOTONIC of the events */
+#define Q  1000000ULL	    /* 1 ms quanta */
+
+/* Two S events of 3 and 2 quanta and one R of 1, in one group each by kind: 5 ms under the S
+ * root frame, 1 ms under R, each quantum at its own time (a heat map of 1 ms buckets). */
+static void test_put(void **state)
+{
+	struct store *s = store__new(3600, 16ULL << 20);
+	struct strtab *names = strtab__new(), *st = strtab__new();
+	struct offcpu_sink *k;
+	struct store_filter f = STORE_FILTER_INIT;
+	struct store_point *pts = NULL;
+	struct profile *p;
+	struct sbuf sb = SBUF_INIT;
+	uint32_t ids[2];
+	uint64_t times[2] = { T0, T0 + 10 * Q }, ev, qu, c, c2;
+	uint32_t w[2] = { 3, 2 }, w1[1] = { 1 };
+	struct sampler_group g = {
+		.pid = 42, .tid = 43, .comm = "blocker", .times_ns = times, .cpus = w, .nr_times = 2,
+		.kind = EMBER_KIND_OFFCPU_S,
+	};
+	struct ingest_stack is = { .frames = ids, .nr_frames = 2, .g = &g };
+	size_t n = 0, i;
+	bool seen_s = false, seen_r = false;
+
+	(void)state;
+	assert_non_null(s);
+	ids[0] = (uint32_t)strtab__intern(names, "main", 4);
+	ids[1] = (uint32_t)strtab__intern(names, "read", 4);
+	k = offcpu_sink__new(s, names, Q);
+	assert_non_null(k);
+	offcpu_sink__set_clock_offset(k, 0);
+	assert_int_equal(offcpu_sink__put(&is, k), 0);
+	g.kind = EMBER_KIND_OFFCPU_R;
+	g.cpus = w1;
+	g.nr_times = 1;
+	assert_int_equal(offcpu_sink__put(&is, k), 0);
+	g.kind = EMBER_KIND_CPU; /* not an off-CPU group: refused */
+	assert_int_equal(offcpu_sink__put(&is, k), -EINVAL);
+	offcpu_sink__counts(k, &ev, &qu);
+	assert_int_equal(ev, 3);
+	assert_int_equal(qu, 6);
+
+	p = store__query(s, &f, st);
+	assert_non_null(p);
+	assert_int_equal(profile__nr_stacks(p), 2);
+	for (i = 0; i < profile__nr_stacks(p); i++) {
+		sbuf_reset(&sb);
+		profile__stack_text(p, i, &sb);
+		assert_true(profile__count_exact(p, i, &c, &c2));
+		if (!strcmp(sb.buf, "blocker;[off-cpu S interruptible];main;read")) {
+			assert_int_equal(c, 5);
+			seen_s = true;
+		} else if (!strcmp(sb.buf, "blocker;[off-cpu R waiting for a CPU];main;read")) {
+			assert_int_equal(c, 1);
+			seen_r = true;
+		} else {
+			fail_msg("unexpected stack '%s'", sb.buf);
+		}
+	}
+	assert_true(seen_s && seen_r);
+	/* quanta spread one a quantum from each period's start: T0 .. T0+2 (3, plus R's at T0),
+	 * T0+10, T0+11 */
+	assert_int_equal(store__heatmap(s, &f, Q, &pts, &n), 0);
+	assert_int_equal(n, 5);
+	assert_int_equal(pts[0].time_ns, T0);
+	assert_int_equal(pts[0].count, 2);
+	assert_int_equal(pts[2].time_ns, T0 + 2 * Q);
+	assert_int_equal(pts[3].time_ns, T0 + 10 * Q);
+	assert_int_equal(pts[4].time_ns, T0 + 11 * Q);
+	free(pts);
+	sbuf_fini(&sb);
+	profile__free(p);
+	offcpu_sink__free(k);
+	strtab__free(st);
+	strtab__free(names);
+	store__free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_states),
+		cmocka_unit_test(test_config),
+		cmocka_unit_test(test_from_config),
+		cmocka_unit_test(test_put),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
