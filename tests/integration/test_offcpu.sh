@@ -22,7 +22,7 @@
 #   - event=wall for the blocker (on-CPU samples at 1e6/99 us each, off-CPU S, D and R, in us):
 #     within 2 % of its elapsed time;
 #   - tests/workloads/prodcons (a producer and a consumer on a mutex + condition variable), 5 s:
-#     in event=wakeup, >= 90 % of the consumer's wakers' time is the producer's stack through
+#     in event=wakeup, >= 90 % of the consumer's wakers' time (every process's) is the producer's stack through
 #     main;produce_item;pthread_cond_signal, under "[woke consumer S]"; in event=chain, >= 90 %
 #     of the consumer's time is its blocked stack (take_item;pthread_cond_wait) with "--" and
 #     the producer's stack on top (produce_item_[w] ... producer_[w]), and the chain graph's
@@ -116,8 +116,11 @@ T3=$(($(date +%s) + 3))
 "$W/prodcons" 6 >"$TMP/pc.out"
 sleep 2.5
 read -r _ PCPID < <(grep '^ready' "$TMP/pc.out")
-curl -sf "$URL/api/v1/folded?event=wakeup&pid=$PCPID&from=$T3" >"$TMP/wake.folded"
-awk '/;\[woke consumer S\];/ { t += $NF; if ($0 ~ /;main;produce_item;pthread_cond_signal;/) p += $NF }
+# every waker of the consumer (no pid filter: a wakeup completed by an idle CPU's wake list,
+# taken at sched_wakeup, named swapper as the waker, outside the producer's pid)
+curl -sf "$URL/api/v1/folded?event=wakeup&from=$T3" >"$TMP/wake.folded"
+curl -sf "$URL/api/v1/stats" | grep -o '"wake_remote": [0-9]*, "wake_late": [0-9]*' | sed 's/^/# /'
+awk '/;\[woke consumer S\];/ { t += $NF; if ($0 ~ /^producer;.*;main;produce_item;pthread_cond_signal;/) p += $NF }
 	END { printf "# wakeup: consumer woken for %d ms, %.1f %% by producer;...;main;produce_item;pthread_cond_signal\n", t, t ? 100 * p / t : 0
 	      print (t > 0 && p / t >= 0.9) ? "waker" : "xwaker" }' "$TMP/wake.folded" >"$TMP/wkres"
 grep '^#' "$TMP/wkres"

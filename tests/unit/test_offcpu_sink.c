@@ -192,6 +192,119 @@ static void test_put(void **state)
 	store__free(s);
 }
 
+/* The chain graph's total of @s: quanta under the producer (waker on top) and with no waker. */
+static void chain_totals(struct store *s, uint64_t *ret_joined, uint64_t *ret_none)
+{
+	struct store_filter f = STORE_FILTER_INIT;
+	struct strtab *st = strtab__new();
+	struct profile *p = store__query(s, &f, st);
+	struct sbuf sb = SBUF_INIT;
+	uint64_t c, c2;
+	size_t i;
+
+	assert_non_null(p);
+	*ret_joined = *ret_none = 0;
+	for (i = 0; i < profile__nr_stacks(p); i++) {
+		sbuf_reset(&sb);
+		profile__stack_text(p, i, &sb);
+		assert_true(profile__count_exact(p, i, &c, &c2));
+		if (!strcmp(sb.buf, "consumer;[off-cpu S interruptible];main;take_item;--;"
+				    "signal_[w];produce_item_[w];main_[w];producer_[w]"))
+			*ret_joined += c;
+		else if (!strcmp(sb.buf, "consumer;[off-cpu S interruptible];main;take_item;--;"
+					 "[no waker recorded]"))
+			*ret_none += c;
+		else
+			fail_msg("unexpected chain stack '%s'", sb.buf);
+	}
+	sbuf_fini(&sb);
+	profile__free(p);
+	strtab__free(st);
+}
+
+/*
+ * The chain join: a waker's record waits for its wakee's, whatever the batches in between (the
+ * drain's events-only batches flush too: the join dropped wakers after two flushes, and a quiet
+ * host, whose wakee records came a tick later, lost most of them); it expires only after
+ * CHAIN_WAIT_NS of the records' own time, counted.
+ */
+static void test_chain_join(void **state)
+{
+	struct store *off = store__new(3600, 16ULL << 20), *wk = store__new(3600, 16ULL << 20),
+		     *ch = store__new(3600, 16ULL << 20);
+	struct strtab *names = strtab__new();
+	struct offcpu_sink *k;
+	struct offcpu_sink_stats sst;
+	uint32_t wids[3], oids[2];
+	uint64_t wt[1] = { T0 + 5 * Q }, ot[1] = { T0 }, joined, none;
+	uint32_t wq[1] = { 4 }, oq[1] = { 6 };
+	struct sampler_group wg = {
+		.pid = 42, .tid = 42, .comm = "producer", .times_ns = wt, .cpus = wq, .nr_times = 1,
+		.kind = EMBER_KIND_WAKEUP, .wakee_tid = 43, .wakee_kind = EMBER_KIND_OFFCPU_S,
+		.wakee_comm = "consumer", .period_ns = T0,
+	};
+	struct sampler_group og = {
+		.pid = 42, .tid = 43, .comm = "consumer", .times_ns = ot, .cpus = oq, .nr_times = 1,
+		.kind = EMBER_KIND_OFFCPU_S,
+	};
+	struct ingest_stack ws = { .frames = wids, .nr_frames = 3, .g = &wg };
+	struct ingest_stack os = { .frames = oids, .nr_frames = 2, .g = &og };
+	int i;
+
+	(void)state;
+	assert_true(off && wk && ch && names);
+	wids[0] = (uint32_t)strtab__intern(names, "main", 4);
+	wids[1] = (uint32_t)strtab__intern(names, "produce_item", 12);
+	wids[2] = (uint32_t)strtab__intern(names, "signal", 6);
+	oids[0] = wids[0];
+	oids[1] = (uint32_t)strtab__intern(names, "take_item", 9);
+	k = offcpu_sink__new(off, names, Q);
+	assert_non_null(k);
+	offcpu_sink__set_clock_offset(k, 0);
+	offcpu_sink__set_wakeup_store(k, wk);
+	offcpu_sink__set_chain_store(k, ch);
+
+	/* the waker in one batch, five empty flushes, then its wakee (6 quanta, 4 of them woken
+	 * by it: the rest had no waker recorded) */
+	assert_int_equal(offcpu_sink__put(&ws, k), 0);
+	for (i = 0; i < 6; i++)
+		assert_int_equal(offcpu_sink__flush(k), 0);
+	assert_int_equal(offcpu_sink__put(&os, k), 0);
+	assert_int_equal(offcpu_sink__flush(k), 0);
+	chain_totals(ch, &joined, &none);
+	assert_int_equal(joined, 4);
+	assert_int_equal(none, 2);
+	offcpu_sink__stats(k, &sst);
+	assert_int_equal(sst.chain_dropped, 0);
+	assert_int_equal(sst.chain_nowaker, 2);
+
+	/* a waker whose wakee's record never comes: kept while the records are within
+	 * CHAIN_WAIT_NS (10 s) of it, then dropped, counted */
+	wt[0] = T0 + 100 * Q;
+	wg.period_ns = T0 + 90 * Q;
+	assert_int_equal(offcpu_sink__put(&ws, k), 0);
+	assert_int_equal(offcpu_sink__flush(k), 0);
+	ot[0] = T0 + 9000 * Q; /* another period, 9 s later: the waker still waits */
+	assert_int_equal(offcpu_sink__put(&os, k), 0);
+	assert_int_equal(offcpu_sink__flush(k), 0);
+	offcpu_sink__stats(k, &sst);
+	assert_int_equal(sst.chain_dropped, 0);
+	ot[0] = T0 + 10200 * Q; /* 10.1 s after the wakeup: gone */
+	assert_int_equal(offcpu_sink__put(&os, k), 0);
+	assert_int_equal(offcpu_sink__flush(k), 0);
+	offcpu_sink__stats(k, &sst);
+	assert_int_equal(sst.chain_dropped, 4);
+	chain_totals(ch, &joined, &none);
+	assert_int_equal(joined, 4);
+	assert_int_equal(none, 2 + 6 + 6);
+
+	offcpu_sink__free(k);
+	store__free(off);
+	store__free(wk);
+	store__free(ch);
+	strtab__free(names);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -199,6 +312,7 @@ int main(void)
 		cmocka_unit_test(test_config),
 		cmocka_unit_test(test_from_config),
 		cmocka_unit_test(test_put),
+		cmocka_unit_test(test_chain_join),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

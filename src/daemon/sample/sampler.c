@@ -63,7 +63,7 @@ struct sampler {
 	sampler_exec_fn exit_fn;
 	void *exit_ctx;
 	struct bpf_link *exit_link;	/* sched_process_exit; NULL: not attached */
-	struct bpf_link *offcpu_links[3]; /* issue 30: sched_switch, sys_exit, sched_wakeup */
+	struct bpf_link *offcpu_links[4]; /* issue 30: sched_switch, sys_exit, sched_waking, sched_wakeup */
 	int run_stats_fd;		/* bpf_enable_stats(): run time counted while open; -1 */
 	uint32_t *row_keys;		/* scratch: indices for batch writes of rows */
 	sampler_pyname_fn pyname_fn; /* Python code objects' names (issue 21) */
@@ -473,6 +473,7 @@ void sampler__free(struct sampler *s)
 	bpf_link__destroy(s->offcpu_links[0]);
 	bpf_link__destroy(s->offcpu_links[1]);
 	bpf_link__destroy(s->offcpu_links[2]);
+	bpf_link__destroy(s->offcpu_links[3]);
 	if (s->run_stats_fd >= 0)
 		close(s->run_stats_fd);
 	if (s->online_fd >= 0)
@@ -751,6 +752,7 @@ static void offcpu_setup(struct sampler *s, const struct sampler_opts *o)
 	bpf_program__set_autoload(s->skel->progs.offcpu_switch_btf, oc->enabled && btf);
 	bpf_program__set_autoload(s->skel->progs.offcpu_switch_raw, oc->enabled && !btf);
 	bpf_program__set_autoload(s->skel->progs.offcpu_resume, oc->enabled);
+	bpf_program__set_autoload(s->skel->progs.offcpu_waking, oc->enabled);
 	bpf_program__set_autoload(s->skel->progs.offcpu_wakeup, oc->enabled);
 	if (!oc->enabled)
 		return;
@@ -783,18 +785,23 @@ static int offcpu_attach(struct sampler *s)
 	s->offcpu_links[0] = bpf_program__attach(sw);
 	if (!s->offcpu_links[0])
 		return -errno;
-	s->offcpu_links[2] = bpf_program__attach(s->skel->progs.offcpu_wakeup);
-	return s->offcpu_links[2] ? 0 : -errno;
+	/* sched_waking (the waker's context) before sched_wakeup (what it could not take) */
+	s->offcpu_links[2] = bpf_program__attach(s->skel->progs.offcpu_waking);
+	if (!s->offcpu_links[2])
+		return -errno;
+	s->offcpu_links[3] = bpf_program__attach(s->skel->progs.offcpu_wakeup);
+	return s->offcpu_links[3] ? 0 : -errno;
 }
 
+/* Adds @p's run time and count (bpf_enable_stats) to *@ret_ns, *@ret_cnt. */
 static void prog_run(struct bpf_program *p, uint64_t *ret_ns, uint64_t *ret_cnt)
 {
 	struct bpf_prog_info info = { 0 };
 	__u32 len = sizeof(info);
 
 	if (bpf_program__fd(p) >= 0 && !bpf_obj_get_info_by_fd(bpf_program__fd(p), &info, &len)) {
-		*ret_ns = info.run_time_ns;
-		*ret_cnt = info.run_cnt;
+		*ret_ns += info.run_time_ns;
+		*ret_cnt += info.run_cnt;
 	}
 }
 
@@ -826,6 +833,8 @@ int sampler__offcpu_stats(struct sampler *s, struct sampler_offcpu_stats *ret)
 		ret->wakeup_records += c->wakeup_records;
 		ret->wakeup_lost += c->wakeup_lost;
 		ret->ring_bytes += c->ring_bytes;
+		ret->wake_remote += c->wake_remote;
+		ret->wake_late += c->wake_late;
 		ret->inflight_ns += c->inflight_ns;
 		ret->blocked_ns_s += c->blocked_ns[EMBER_KIND_OFFCPU_S];
 		ret->blocked_ns_d += c->blocked_ns[EMBER_KIND_OFFCPU_D];
@@ -848,6 +857,7 @@ int sampler__offcpu_stats(struct sampler *s, struct sampler_offcpu_stats *ret)
 		     : s->skel->progs.offcpu_switch_raw,
 		 &ret->switch_run_ns, &ret->switch_run_cnt);
 	prog_run(s->skel->progs.offcpu_resume, &ret->resume_run_ns, &ret->resume_run_cnt);
+	prog_run(s->skel->progs.offcpu_waking, &ret->wakeup_run_ns, &ret->wakeup_run_cnt);
 	prog_run(s->skel->progs.offcpu_wakeup, &ret->wakeup_run_ns, &ret->wakeup_run_cnt);
 	return err;
 }

@@ -33,15 +33,22 @@ static const char *const state_frame[EMBER_KIND_NR] = {
 struct chain_item {
 	uint32_t tid, pid, kind;
 	uint64_t period_ns;	/* the wakee's period: the key of the join */
-	uint64_t time_ns;	/* Unix ns */
+	uint64_t time_ns;	/* wakees: their period's start, Unix ns; wakers: the wakeup's
+				   CLOCK_MONOTONIC ns */
 	uint64_t quanta;
 	uint32_t *frames;	/* names ids, root first (owned) */
 	size_t n;
-	uint32_t age;		/* batches seen (wakers only) */
 	char comm[16];
 };
 
 #define CHAIN_MAX_WAKERS 65536 /* wakers waiting for their wakee's record */
+/*
+ * How long a waker waits for its wakee's record, in the records' own time (the newest record the
+ * sink saw), so that a drain that falls behind does not expire them: the wakee's record comes at
+ * its system call's return, after its wait for a CPU; blocked outside a system call (a page
+ * fault), at its next one.
+ */
+#define CHAIN_WAIT_NS (10 * 1000000000ULL)
 
 struct offcpu_sink {
 	struct store *store;
@@ -50,6 +57,7 @@ struct offcpu_sink {
 	struct chain_item *wk, *off; /* wakers waiting; this batch's wakees */
 	size_t nr_wk, wk_cap, nr_off, off_cap;
 	uint64_t chain_dropped, chain_nowaker;
+	uint64_t newest_ns; /* the newest record's CLOCK_MONOTONIC time: wakers expire by it */
 	bool owns_stores; /* built by offcpu_sink__from_config() */
 	uint64_t wakeup_events, wakeup_quanta, wakeup_dropped;
 	const struct strtab *names;
@@ -234,9 +242,11 @@ static int put_wakeup(struct offcpu_sink *k, const struct ingest_stack *st)
 	k->wakeup_quanta += total;
 	for (i = 0; k->chain && i < g->nr_times; i++)
 		if (k->nr_wk >= CHAIN_MAX_WAKERS ||
-		    !keep(&k->wk, &k->nr_wk, &k->wk_cap, st, i, 0, g->wakee_tid, g->wakee_kind,
-			  g->period_ns))
+		    !keep(&k->wk, &k->nr_wk, &k->wk_cap, st, i, g->times_ns[i], g->wakee_tid,
+			  g->wakee_kind, g->period_ns))
 			k->chain_dropped += g->cpus[i];
+	if (g->times_ns[g->nr_times - 1] > k->newest_ns)
+		k->newest_ns = g->times_ns[g->nr_times - 1];
 	return store__append(k->wakeup, k->batch, total);
 }
 
@@ -298,6 +308,8 @@ int offcpu_sink__put(const struct ingest_stack *st, void *ctx)
 	}
 	k->events += g->nr_times;
 	k->quanta += total;
+	if (g->times_ns[g->nr_times - 1] > k->newest_ns)
+		k->newest_ns = g->times_ns[g->nr_times - 1];
 	for (i = 0; k->chain && g->kind != EMBER_KIND_OFFCPU_R && i < g->nr_times; i++)
 		if (!keep(&k->off, &k->nr_off, &k->off_cap, st, i,
 			  (uint64_t)((int64_t)g->times_ns[i] + k->real_off_ns), g->tid, g->kind,
@@ -441,11 +453,14 @@ int offcpu_sink__flush(struct offcpu_sink *k)
 	}
 	items_free(k->off, k->nr_off);
 	k->nr_off = 0;
-	/* wakers still waiting: their wakee's system call returns in a later batch; two at most */
+	/*
+	 * wakers still waiting: their wakee's system call returns in a later batch (never an
+	 * earlier one: sched_waking records the waker before the wakee is queued to run)
+	 */
 	for (i = 0; i < k->nr_wk; i++) {
 		struct chain_item *w = &k->wk[i];
 
-		if (!w->quanta || ++w->age > 2) {
+		if (!w->quanta || w->time_ns + CHAIN_WAIT_NS < k->newest_ns) {
 			k->chain_dropped += w->quanta;
 			free(w->frames);
 			continue;

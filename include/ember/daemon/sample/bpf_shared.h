@@ -59,7 +59,7 @@ struct ember_sample_rec {
 #define EMBER_KIND_OFFCPU_R	3 /* preempted while runnable: waiting for a CPU */
 #define EMBER_KIND_NR		4
 /*
- * The waker of a recorded blocked period (sched_wakeup, in the waker's context): the waker's
+ * The waker of a recorded blocked period (sched_waking, in the waker's context): the waker's
  * pid, tid, comm and stacks (user, Python, kernel), its weight in quanta (cpu field) the
  * wakee's blocked time it ended, then EMBER_WAKEE_WORDS words: the wakee's tid | kind << 32,
  * its comm (16 bytes), and its period's first switch-out (the time_ns of the wakee's off-CPU
@@ -76,7 +76,7 @@ struct ember_sample_rec {
 /* Per thread (a HASH by tid): the open period, the system call's periods, the accumulators. */
 struct ember_offcpu_task {
 	__u64 out_ns;			/* switch-out time of the open period; 0: none */
-	__u64 wake_ns;			/* its sched_wakeup; 0: none seen */
+	__u64 wake_ns;			/* its wakeup (sched_waking, else sched_wakeup); 0: none */
 	__u64 first_ns;			/* the first switch-out since the last system call's return;
 					   0: nothing pending */
 	__u64 pend_ns[EMBER_KIND_NR];	/* this system call's closed periods, by kind: blocked S or
@@ -86,7 +86,7 @@ struct ember_offcpu_task {
 	__u64 recq[EMBER_KIND_NR];	/* quanta weighed at the wakeup (its waker recorded), sent
 					   with the thread's own stacks at the system call's return */
 	__u32 kind;			/* of the open period */
-	__u32 pad;
+	__u32 waker_tid;		/* who woke it (sched_waking's current) */
 };
 
 /* Per-CPU counters of the off-CPU programs; nanoseconds by kind. */
@@ -115,6 +115,11 @@ struct ember_offcpu_stats {
 	__u64 user_preempt;		/* preempted in user mode (R outside a system call): counted,
 					   not recorded (no system call return to end it) */
 	__u64 ring_bytes;
+	__u64 wake_remote;		/* sched_wakeup ran in another task than the waker seen at
+					   sched_waking (the wakee's CPU completed it: an idle CPU's
+					   wake list, an interrupt): the waker is sched_waking's */
+	__u64 wake_late;		/* wakeups sched_waking did not see open (the wakee had not
+					   switched out yet): taken at sched_wakeup, its current */
 };
 
 /* Words a record can carry: 127 + 96 + 127 fit; the verifier's bounds need the power of 2. */

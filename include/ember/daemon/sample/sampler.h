@@ -224,10 +224,12 @@ struct sampler_offcpu_stats {
 	uint64_t runq_ns;		/* their wait for a CPU once woken (in blocked_ns_r with R) */
 	uint64_t user_preempt;		/* preempted in user mode: counted, not recorded */
 	uint64_t wakeup_records, wakeup_lost; /* wakers recorded, lost (ring full) */
+	uint64_t wake_remote;		/* sched_wakeup completed in another task than the waker's */
+	uint64_t wake_late;		/* wakeups taken at sched_wakeup (sched_waking saw none open) */
 	uint64_t ring_bytes;
 	uint64_t switch_run_ns, switch_run_cnt; /* the kernel's run time of the two programs */
 	uint64_t resume_run_ns, resume_run_cnt;
-	uint64_t wakeup_run_ns, wakeup_run_cnt;
+	uint64_t wakeup_run_ns, wakeup_run_cnt; /* sched_waking's and sched_wakeup's together */
 };
 
 /* Fills @ret (zeros when off). 0 or -errno. Four bpf() calls. Any thread. */
