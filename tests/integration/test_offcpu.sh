@@ -76,6 +76,12 @@ print(int(sum(sum(c) for c in json.load(sys.stdin)["values"])))')
 FT=$(curl -sf "$URL/api/v1/folded?event=offcpu&tid=$TID&from=-60s" | awk '{ s += $NF } END { print s + 0 }')
 echo "# heat map: $HT ms in its cells, flame graph $FT ms"
 check "heat map of blocked time adds up to the flame graph's" [ "$HT" -gt 0 ] && [ "$HT" = "$FT" ]
+# pprof of blocked time: samples/count = quanta (ms), off_cpu/nanoseconds: the flame graph's total
+curl -sf -o "$TMP/off.pb.gz" "$URL/debug/pprof/profile?event=offcpu&tid=$TID&from=-60s"
+PT=$("$EMBER" convert --from pprof "$TMP/off.pb.gz" 2>/dev/null | awk '{ s += $NF } END { print s + 0 }')
+echo "# pprof: $PT quanta (flame graph $FT ms)"
+check "pprof of event=offcpu: the flame graph's total" [ "$PT" -gt 0 ] && [ "$PT" = "$FT" ]
+check "pprof of event=offcpu: typed off_cpu/nanoseconds" bash -c "gzip -dc '$TMP/off.pb.gz' | grep -aq off_cpu"
 check "the state as the root frame" grep -q '^offcpu;\[off-cpu S interruptible\];\|^blocker;\[off-cpu S interruptible\];' "$TMP/off.folded"
 
 PY=/usr/bin/python3.11
@@ -86,10 +92,32 @@ if [ -x "$PY" ]; then
 	"$PY" "$(dirname "$0")/../workloads/pyblock.py" 6 >"$TMP/py.out" &
 	PYPID=$!
 fi
+# a capture of off-CPU events while they run (its window cut from the off-CPU store)
+sleep 1
+curl -s -o "$TMP/cap.json" -X POST -d "seconds=2&event=offcpu" "$URL/api/v1/captures"
+field() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d[sys.argv[2]])' "$@"; }
+CAP=$(field "$TMP/cap.json" id)
 wait "$NPID"
 [ -n "${PYPID:-}" ] && wait "$PYPID"
 sleep 2.5
 read -r _ NTID _ < <(grep '^done' "$TMP/nofp.out")
+for _ in $(seq 50); do
+	curl -s -o "$TMP/capd.json" "$URL/api/v1/captures/$CAP"
+	[ "$(field "$TMP/capd.json" state)" = running ] || break
+	sleep 0.2
+done
+curl -sf "$URL/api/v1/captures/$CAP/folded?comm=^blocker\$" >"$TMP/cap.folded"
+curl -sf "$URL/api/v1/captures/$CAP/flamegraph.svg" >"$TMP/cap.svg"
+awk '{ t += $NF; if ($0 ~ /^blocker;\[off-cpu [SDR] /) o += $NF }
+	END { printf "# capture: %d ms of the nofp blocker, %d ms under a state frame\n", t, o
+	      print (t >= 1000 && t <= 2100 && o == t) ? "cap" : "xcap" }' "$TMP/cap.folded" >"$TMP/capres"
+grep '^#' "$TMP/capres"
+check "capture event=offcpu: done, event offcpu" test "$(field "$TMP/capd.json" state) $(field "$TMP/capd.json" event)" = "done offcpu"
+check "capture event=offcpu: the blocker's blocked time in 2 s (1000-2100 ms)" grep -qx cap "$TMP/capres"
+check "capture event=offcpu: its flame graph in ms" grep -q 'Off-CPU Time Flame Graph (ms)' "$TMP/cap.svg"
+code=$(curl -s -o /dev/null -w '%{http_code}' -X POST -d "seconds=1&event=offcpu&frequency=499" "$URL/api/v1/captures")
+check "capture event=offcpu with frequency: 400 ($code)" [ "$code" = 400 ]
+
 curl -sf "$URL/api/v1/folded?event=offcpu&tid=$NTID&from=$T2" >"$TMP/nofp.folded"
 awk '{ n = $NF; tot += n; if ($0 ~ /;main;/) m += n }
 	END { printf "# nofp: blocked %d ms, %.1f %% reach main\n", tot, tot ? 100 * m / tot : 0
@@ -130,12 +158,15 @@ read -r _ CTID < <(grep '^done' "$TMP/pc.out")
 curl -sf "$URL/api/v1/folded?event=chain&tid=$CTID&from=$T3" >"$TMP/chain.folded"
 curl -sf "$URL/api/v1/folded?event=offcpu&tid=$CTID&from=$T3" >"$TMP/cons.folded"
 awk 'FNR == NR { if ($0 !~ /\[off-cpu R /) o += $NF; next }
-	{ t += $NF; if ($0 ~ /;take_item;pthread_cond_wait;.*;--;.*;produce_item_\[w\];.*;producer_\[w\] [0-9]+$/) p += $NF }
-	END { printf "# chain: %d ms (off-CPU graph %d ms), %.1f %% blocked in take_item with the producer on top\n", t, o, t ? 100 * p / t : 0
+	{ t += $NF; if ($0 ~ /;take_item;pthread_cond_wait;.*;--;.*;produce_item_\[w\];.*;producer_\[w\](;--;.*)? [0-9]+$/) p += $NF
+	  if ($0 ~ /;producer_\[w\];--;.*hrtimer_wakeup.*_\[w\] [0-9]+$/) d += $NF }
+	END { printf "# chain: %d ms (off-CPU graph %d ms), %.1f %% blocked in take_item with the producer on top, %.1f %% with the timer that woke the producer above it\n", t, o, t ? 100 * p / t : 0, t ? 100 * d / t : 0
 	      print (t > 0 && p / t >= 0.9) ? "chain" : "xchain"
+	      print (t > 0 && d / t >= 0.5) ? "depth" : "xdepth"
 	      print (t == o) ? "same" : "xsame" }' "$TMP/cons.folded" "$TMP/chain.folded" >"$TMP/chres"
 grep '^#' "$TMP/chres"
 check "chain graph: the producer's stack on top of the consumer's blocked stack" grep -qx chain "$TMP/chres"
+check "chain graph, depth 2: the producer's waker (its nanosleep's timer) above it (>= 50 %)" grep -qx depth "$TMP/chres"
 check "chain graph: its total is the off-CPU graph's" grep -qx same "$TMP/chres"
 
 curl -sf "$URL/api/v1/folded?tid=$TID&from=-60s" >"$TMP/cpu.folded"

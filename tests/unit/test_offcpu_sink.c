@@ -305,6 +305,124 @@ static void test_chain_join(void **state)
 	strtab__free(names);
 }
 
+/* The chain store's stacks as "folded count" lines, sorted, in @out. */
+static void chain_folded(struct store *s, char *out, size_t len)
+{
+	struct store_filter f = STORE_FILTER_INIT;
+	struct strtab *st = strtab__new();
+	struct profile *p = store__query(s, &f, st);
+	struct sbuf sb = SBUF_INIT;
+	char lines[8][512];
+	size_t i, j, nl = 0, at = 0;
+	uint64_t c, c2;
+
+	assert_non_null(p);
+	for (i = 0; i < profile__nr_stacks(p) && nl < 8; i++) {
+		sbuf_reset(&sb);
+		profile__stack_text(p, i, &sb);
+		assert_true(profile__count_exact(p, i, &c, &c2));
+		snprintf(lines[nl++], sizeof(lines[0]), "%s %llu", sb.buf, (unsigned long long)c);
+	}
+	qsort(lines, nl, sizeof(lines[0]), (int (*)(const void *, const void *))strcmp);
+	out[0] = '\0';
+	for (j = 0; j < nl; j++)
+		at += (size_t)snprintf(out + at, len - at, "%s\n", lines[j]);
+	sbuf_fini(&sb);
+	profile__free(p);
+	strtab__free(st);
+}
+
+/*
+ * Chains deeper than one waker: a timer (swapper) wakes the producer from its nanosleep, the
+ * producer then wakes the consumer: the consumer's chain has the producer's stack, "--", and
+ * the timer's on top (depth 2); with depth 1 the producer only; a wakee whose waker's last period
+ * had no recorded waker gets only its waker.
+ */
+static void test_chain_depth(void **state)
+{
+	struct store *off = store__new(3600, 16ULL << 20), *wk = store__new(3600, 16ULL << 20),
+		     *ch = store__new(3600, 16ULL << 20);
+	struct strtab *names = strtab__new();
+	struct offcpu_sink *k;
+	uint32_t tids[2], pids[3], pnap[2], cids[2];
+	uint64_t t_tw[1] = { T0 + 5 * Q }, t_pw[1] = { T0 + 6 * Q }, t_po[1] = { T0 },
+		 t_co[1] = { T0 + 1 * Q };
+	uint32_t q5[1] = { 5 }, q4[1] = { 4 };
+	char out[4096];
+	/* the timer woke the producer (tid 42) blocked since T0 */
+	struct sampler_group timer = {
+		.pid = 0, .tid = 0, .comm = "swapper/1", .times_ns = t_tw, .cpus = q5, .nr_times = 1,
+		.kind = EMBER_KIND_WAKEUP, .wakee_tid = 42, .wakee_kind = EMBER_KIND_OFFCPU_S,
+		.wakee_comm = "producer", .period_ns = T0,
+	};
+	/* the producer woke the consumer (tid 43) blocked since T0 + 1 ms */
+	struct sampler_group prod = {
+		.pid = 42, .tid = 42, .comm = "producer", .times_ns = t_pw, .cpus = q4, .nr_times = 1,
+		.kind = EMBER_KIND_WAKEUP, .wakee_tid = 43, .wakee_kind = EMBER_KIND_OFFCPU_S,
+		.wakee_comm = "consumer", .period_ns = T0 + 1 * Q,
+	};
+	struct sampler_group poff = {
+		.pid = 42, .tid = 42, .comm = "producer", .times_ns = t_po, .cpus = q5, .nr_times = 1,
+		.kind = EMBER_KIND_OFFCPU_S,
+	};
+	struct sampler_group coff = {
+		.pid = 42, .tid = 43, .comm = "consumer", .times_ns = t_co, .cpus = q4, .nr_times = 1,
+		.kind = EMBER_KIND_OFFCPU_S,
+	};
+	struct ingest_stack s_timer = { .frames = tids, .nr_frames = 2, .g = &timer };
+	struct ingest_stack s_prod = { .frames = pids, .nr_frames = 3, .g = &prod };
+	struct ingest_stack s_poff = { .frames = pnap, .nr_frames = 2, .g = &poff };
+	struct ingest_stack s_coff = { .frames = cids, .nr_frames = 2, .g = &coff };
+	unsigned int depth;
+
+	(void)state;
+	assert_true(off && wk && ch && names);
+	tids[0] = (uint32_t)strtab__intern(names, "irq", 3);
+	tids[1] = (uint32_t)strtab__intern(names, "hrtimer_wakeup", 14);
+	pids[0] = (uint32_t)strtab__intern(names, "main", 4);
+	pids[1] = (uint32_t)strtab__intern(names, "produce_item", 12);
+	pids[2] = (uint32_t)strtab__intern(names, "signal", 6);
+	pnap[0] = pids[0];
+	pnap[1] = (uint32_t)strtab__intern(names, "nanosleep", 9);
+	cids[0] = pids[0];
+	cids[1] = (uint32_t)strtab__intern(names, "take_item", 9);
+	for (depth = 1; depth <= 2; depth++) {
+		k = offcpu_sink__new(off, names, Q);
+		assert_non_null(k);
+		offcpu_sink__set_clock_offset(k, 0);
+		offcpu_sink__set_wakeup_store(k, wk);
+		offcpu_sink__set_chain_store(k, ch);
+		offcpu_sink__set_chain_depth(k, depth);
+		/* one batch, groups in an order that is not the events' (hash order) */
+		assert_int_equal(offcpu_sink__put(&s_coff, k), 0);
+		assert_int_equal(offcpu_sink__put(&s_prod, k), 0);
+		assert_int_equal(offcpu_sink__put(&s_poff, k), 0);
+		assert_int_equal(offcpu_sink__put(&s_timer, k), 0);
+		assert_int_equal(offcpu_sink__flush(k), 0);
+		chain_folded(ch, out, sizeof(out));
+		if (depth == 1)
+			assert_string_equal(
+			    out, "consumer;[off-cpu S interruptible];main;take_item;--;signal_[w];"
+				 "produce_item_[w];main_[w];producer_[w] 4\n"
+				 "producer;[off-cpu S interruptible];main;nanosleep;--;"
+				 "hrtimer_wakeup_[w];irq_[w];swapper/1_[w] 5\n");
+		else
+			assert_string_equal(
+			    out, "consumer;[off-cpu S interruptible];main;take_item;--;signal_[w];"
+				 "produce_item_[w];main_[w];producer_[w] 4\n"
+				 "consumer;[off-cpu S interruptible];main;take_item;--;signal_[w];"
+				 "produce_item_[w];main_[w];producer_[w];--;hrtimer_wakeup_[w];"
+				 "irq_[w];swapper/1_[w] 4\n"
+				 "producer;[off-cpu S interruptible];main;nanosleep;--;"
+				 "hrtimer_wakeup_[w];irq_[w];swapper/1_[w] 10\n");
+		offcpu_sink__free(k);
+	}
+	store__free(off);
+	store__free(wk);
+	store__free(ch);
+	strtab__free(names);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -313,6 +431,7 @@ int main(void)
 		cmocka_unit_test(test_from_config),
 		cmocka_unit_test(test_put),
 		cmocka_unit_test(test_chain_join),
+		cmocka_unit_test(test_chain_depth),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -435,6 +435,8 @@ int http_request__parse(struct http_request *req, struct query_common *q, int64_
 	struct http_config *c = &req->srv->cfg;
 	int r;
 
+	if (q)
+		q->event = (enum query_event)req->default_event;
 	MHD_get_connection_values_n(req->conn, MHD_GET_ARGUMENT_KIND, mhd_arg, &pc);
 	if (!pc.rc && req->body && req->body_len) {
 		r = query_urlencoded_parse(req->body, req->body_len, take_pair, &pc, &pc.err);

@@ -198,8 +198,7 @@ static int agg_sample(const struct rec_sample *s, void *ctx)
 	return 0;
 }
 
-/* The store @q asks for (event=): off-CPU events read the off-CPU store; NULL: none (off). */
-static struct store *src_store(const struct http_source *src, const struct query_common *q)
+struct store *http_source_store(const struct http_source *src, const struct query_common *q)
 {
 	if (q->event == QUERY_EVENT_WALL)
 		return NULL; /* two stores: wall_profile() and the heat map weigh them */
@@ -287,9 +286,9 @@ struct profile *http_source_profile(const struct http_source *src, const struct 
 			return profile__new(st);
 		if (q->event == QUERY_EVENT_WALL)
 			return wall_profile(src, &f, st);
-		if (!src_store(src, q))
+		if (!http_source_store(src, q))
 			return profile__new(st);
-		return store__query(src_store(src, q), &f, st);
+		return store__query(http_source_store(src, q), &f, st);
 	}
 	a.p = profile__new(st);
 	if (!a.p)
@@ -341,7 +340,7 @@ int http_source_heatmap(const struct http_source *src, const struct query_common
 	if (src->rec)
 		return recording__for_each(src->rec, q->from_ns, q->to_ns, hm_sample, &h);
 	if (!store_filter_from(src, q, &f, &idf) ||
-	    (q->event != QUERY_EVENT_WALL && !src_store(src, q)))
+	    (q->event != QUERY_EVENT_WALL && !http_source_store(src, q)))
 		return 0;
 	/* the rows are whole buckets (checked by the handler), so points land in their cells */
 	bucket = hm->o.column_ns / hm->o.rows;
@@ -364,7 +363,7 @@ int http_source_heatmap(const struct http_source *src, const struct query_common
 		free(pts);
 		return 0;
 	}
-	err = store__heatmap(src_store(src, q), &f, bucket, &pts, &n);
+	err = store__heatmap(http_source_store(src, q), &f, bucket, &pts, &n);
 	if (err)
 		return err;
 	for (i = 0; i < n; i++)
@@ -428,8 +427,8 @@ int http_source_samples(const struct http_source *src, const struct query_common
 	sbuf_adds(sb, SAMPLES_HEADER "\n");
 	if (src->rec)
 		err = recording__for_each(src->rec, q->from_ns, q->to_ns, samples_rec, &c);
-	else if (store_filter_from(src, q, &f, &idf) && src_store(src, q))
-		err = store__foreach_sample(src_store(src, q), &f, 0, samples_store, &c);
+	else if (store_filter_from(src, q, &f, &idf) && http_source_store(src, q))
+		err = store__foreach_sample(http_source_store(src, q), &f, 0, samples_store, &c);
 	sbuf_fini(&c.tmp);
 	return err;
 }

@@ -31,13 +31,15 @@ static const char *const state_frame[EMBER_KIND_NR] = {
 
 /* A recorded waker or wakee, kept until the batch's end to join them for the chain graph. */
 struct chain_item {
-	uint32_t tid, pid, kind;
+	uint32_t tid, pid, kind; /* tid: the wakee's (a waker's item too) */
+	uint32_t wtid;		 /* a waker's own tid */
 	uint64_t period_ns;	/* the wakee's period: the key of the join */
 	uint64_t time_ns;	/* wakees: their period's start, Unix ns; wakers: the wakeup's
 				   CLOCK_MONOTONIC ns */
 	uint64_t quanta;
 	uint32_t *frames;	/* names ids, root first (owned) */
 	size_t n;
+	uint64_t age_ns;	/* wakees, in a flush: when the period ended (sort key) */
 	char comm[16];
 };
 
@@ -50,6 +52,21 @@ struct chain_item {
  */
 #define CHAIN_WAIT_NS (10 * 1000000000ULL)
 
+/*
+ * Deeper chains: per thread (a direct-mapped cache by tid: another thread's entry can take its
+ * slot, and its chains then stop at that depth), the waker part of its last recorded blocked
+ * period's chain stack (chain store frame ids from its waker's leaf up), and when that waker
+ * woke it. A waker W of a later period gets W's entry on top when W's was woken before.
+ */
+#define CHAIN_LAST_SLOTS 4096
+struct chain_last {
+	uint32_t tid; /* 0: empty */
+	uint32_t n, nseg;
+	uint32_t seg_end[OFFCPU_CHAIN_MAX_DEPTH]; /* where each waker's part ends in frames */
+	uint64_t time_ns;			  /* the wakeup, CLOCK_MONOTONIC */
+	uint32_t *frames;			  /* owned */
+};
+
 struct offcpu_sink {
 	struct store *store;
 	struct store *wakeup; /* wakers (EMBER_KIND_WAKEUP); NULL: dropped, counted */
@@ -58,6 +75,9 @@ struct offcpu_sink {
 	size_t nr_wk, wk_cap, nr_off, off_cap;
 	uint64_t chain_dropped, chain_nowaker;
 	uint64_t newest_ns; /* the newest record's CLOCK_MONOTONIC time: wakers expire by it */
+	unsigned int depth;		  /* wakers per chain stack */
+	struct chain_last *last;	  /* CHAIN_LAST_SLOTS, allocated at the first use */
+	uint64_t last_compactions;	  /* the chain store's: its frame ids change */
 	bool owns_stores; /* built by offcpu_sink__from_config() */
 	uint64_t wakeup_events, wakeup_quanta, wakeup_dropped;
 	const struct strtab *names;
@@ -70,6 +90,8 @@ struct offcpu_sink {
 	size_t batch_cap;
 	uint64_t events, quanta;
 	uint32_t frames[MAX_FRAMES + 1];
+	uint32_t seg_end[OFFCPU_CHAIN_MAX_DEPTH + 1]; /* chain_stack(): each waker's part's end */
+	uint32_t nseg;
 };
 
 struct offcpu_sink *offcpu_sink__new(struct store *store, const struct strtab *names,
@@ -89,6 +111,7 @@ struct offcpu_sink *offcpu_sink__new(struct store *store, const struct strtab *n
 	k->store = store;
 	k->names = names;
 	k->quantum_ns = quantum_ns;
+	k->depth = 2;
 	k->real_off_ns = (int64_t)(real_ns() - mono_ns());
 	return k;
 }
@@ -107,6 +130,10 @@ void offcpu_sink__free(struct offcpu_sink *k)
 		return;
 	items_free(k->wk, k->nr_wk);
 	items_free(k->off, k->nr_off);
+	if (k->last)
+		for (size_t i = 0; i < CHAIN_LAST_SLOTS; i++)
+			free(k->last[i].frames);
+	free(k->last);
 	if (k->owns_stores) {
 		store__free(k->store);
 		store__free(k->wakeup);
@@ -171,8 +198,9 @@ static bool keep(struct chain_item **v, size_t *nr, size_t *cap, const struct in
 	if (array_grow((void **)v, cap, *nr + 1, sizeof(**v), 64))
 		return false;
 	c = &(*v)[*nr];
-	*c = (struct chain_item){ .tid = tid, .pid = g->pid, .kind = kind, .period_ns = period_ns,
-				  .time_ns = time_ns, .quanta = g->cpus[i], .n = st->nr_frames };
+	*c = (struct chain_item){ .tid = tid, .wtid = g->tid, .pid = g->pid, .kind = kind,
+				  .period_ns = period_ns, .time_ns = time_ns, .quanta = g->cpus[i],
+				  .n = st->nr_frames };
 	c->frames = malloc((st->nr_frames ? st->nr_frames : 1) * sizeof(*c->frames));
 	if (!c->frames)
 		return false;
@@ -366,12 +394,39 @@ static int chain_append(struct offcpu_sink *k, const struct chain_item *o, size_
 	return store__append(k->chain, k->batch, q);
 }
 
-/* The chain stack of wakee @o (state, its frames, "--") with waker @w on top (NULL: none). */
-static int chain_stack(struct offcpu_sink *k, const struct chain_item *o,
-		       const struct chain_item *w, size_t *ret_n)
+/* The cache entry of thread @tid (its slot, which may hold another thread's). */
+static struct chain_last *last_slot(struct offcpu_sink *k, uint32_t tid)
 {
-	size_t n = 0, i;
-	int id;
+	if (!k->last) {
+		k->last = calloc(CHAIN_LAST_SLOTS, sizeof(*k->last));
+		if (!k->last)
+			return NULL;
+	}
+	return &k->last[(tid * 2654435761u) >> 20 & (CHAIN_LAST_SLOTS - 1)];
+}
+
+/* Forgets every thread's chain (the chain store's frame ids changed: it compacted). */
+static void last_reset(struct offcpu_sink *k)
+{
+	size_t i;
+
+	for (i = 0; k->last && i < CHAIN_LAST_SLOTS; i++) {
+		free(k->last[i].frames);
+		k->last[i] = (struct chain_last){ 0 };
+	}
+}
+
+/*
+ * The chain stack of wakee @o (state, its frames, "--") with waker @w on top (NULL: none), and,
+ * to k->depth wakers, the waker of @w's own last recorded blocked period before it woke @o
+ * ("--" between them). *@ret_at: where the waker part starts in k->frames.
+ */
+static int chain_stack(struct offcpu_sink *k, const struct chain_item *o,
+		       const struct chain_item *w, size_t *ret_n, size_t *ret_at)
+{
+	const struct chain_last *up;
+	size_t n = 0, i, m, d;
+	int id, sep;
 
 	id = store__intern_frame(k->chain, state_frame[o->kind & (EMBER_KIND_NR - 1)],
 				 strlen(state_frame[o->kind & (EMBER_KIND_NR - 1)]));
@@ -385,10 +440,11 @@ static int chain_stack(struct offcpu_sink *k, const struct chain_item *o,
 			return id;
 		k->frames[n++] = (uint32_t)id;
 	}
-	id = store__intern_frame(k->chain, "--", 2);
-	if (id < 0)
-		return id;
-	k->frames[n++] = (uint32_t)id;
+	sep = store__intern_frame(k->chain, "--", 2);
+	if (sep < 0)
+		return sep;
+	k->frames[n++] = (uint32_t)sep;
+	*ret_at = n;
 	if (!w) {
 		id = store__intern_frame(k->chain, "[no waker recorded]", 19);
 		if (id < 0)
@@ -398,7 +454,7 @@ static int chain_stack(struct offcpu_sink *k, const struct chain_item *o,
 		return 0;
 	}
 	/* the waker leaf first, its comm at the top */
-	for (i = w->n; i > 0 && n < MAX_FRAMES - 1; i--) {
+	for (i = w->n; i > 0 && n < MAX_FRAMES * 3 / 4; i--) {
 		id = intern_w(k->chain, strtab__str(k->names, w->frames[i - 1]),
 			      strtab__len(k->names, w->frames[i - 1]));
 		if (id < 0)
@@ -409,33 +465,133 @@ static int chain_stack(struct offcpu_sink *k, const struct chain_item *o,
 	if (id < 0)
 		return id;
 	k->frames[n++] = (uint32_t)id;
+	k->seg_end[0] = (uint32_t)(n - *ret_at);
+	k->nseg = 1;
+	/* the waker's own waker, when it was woken (recorded) before it woke @o */
+	up = k->depth > 1 && k->last ? last_slot(k, w->wtid) : NULL;
+	if (up && up->tid == w->wtid && up->nseg && up->time_ns <= w->time_ns) {
+		d = up->nseg < k->depth - 1 ? up->nseg : k->depth - 1;
+		m = up->seg_end[d - 1];
+		if (n + 1 + m <= MAX_FRAMES) {
+			k->frames[n++] = (uint32_t)sep;
+			memcpy(k->frames + n, up->frames, m * sizeof(*k->frames));
+			for (i = 0; i < d; i++)
+				k->seg_end[k->nseg++] = k->seg_end[0] + 1 + up->seg_end[i];
+			n += m;
+		}
+	}
 	*ret_n = n;
 	return 0;
 }
 
+/* Notes k->frames[at, n) (k->nseg wakers) as the waker part of @tid's last recorded chain,
+ * its waker at @time_ns. */
+static void last_note(struct offcpu_sink *k, uint32_t tid, uint64_t time_ns, size_t at, size_t n)
+{
+	struct chain_last *e = k->depth > 1 ? last_slot(k, tid) : NULL;
+	uint32_t *f;
+
+	if (!e || n <= at || !k->nseg)
+		return;
+	if (e->tid == tid && e->time_ns > time_ns)
+		return; /* a later period's is there already */
+	f = realloc(e->frames, (n - at) * sizeof(*f));
+	if (!f)
+		return;
+	memcpy(f, k->frames + at, (n - at) * sizeof(*f));
+	e->frames = f;
+	e->tid = tid;
+	e->time_ns = time_ns;
+	e->n = (uint32_t)(n - at);
+	memcpy(e->seg_end, k->seg_end, sizeof(e->seg_end));
+	e->nseg = k->nseg;
+}
+
+/* Wakers by (wakee tid, kind, period, wakeup time): each wakee's are found by bsearch. */
+static int cmp_waker(const void *pa, const void *pb)
+{
+	const struct chain_item *a = pa, *b = pb;
+
+	if (a->tid != b->tid)
+		return (a->tid > b->tid) - (a->tid < b->tid);
+	if (a->kind != b->kind)
+		return (a->kind > b->kind) - (a->kind < b->kind);
+	if (a->period_ns != b->period_ns)
+		return (a->period_ns > b->period_ns) - (a->period_ns < b->period_ns);
+	return (a->time_ns > b->time_ns) - (a->time_ns < b->time_ns);
+}
+
+/* The first waker of wakee @o in the sorted k->wk, or k->nr_wk. */
+static size_t first_waker(const struct offcpu_sink *k, const struct chain_item *o)
+{
+	struct chain_item key = { .tid = o->tid, .kind = o->kind, .period_ns = o->period_ns };
+	size_t lo = 0, hi = k->nr_wk, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (cmp_waker(&k->wk[mid], &key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static bool same_period(const struct chain_item *w, const struct chain_item *o)
+{
+	return w->tid == o->tid && w->kind == o->kind && w->period_ns == o->period_ns;
+}
+
+/* Wakees in the order their blocked periods ended (their first waker's wakeup, else start). */
+static int cmp_wakee(const void *pa, const void *pb)
+{
+	const struct chain_item *a = pa, *b = pb;
+
+	return (a->age_ns > b->age_ns) - (a->age_ns < b->age_ns);
+}
+
 int offcpu_sink__flush(struct offcpu_sink *k)
 {
-	size_t i, j, n, keep_n = 0;
-	uint64_t q, m, first;
+	size_t i, j, n, at, keep_n = 0;
+	uint64_t q, m, first, comp;
 	int err = 0, r;
 
 	if (!k->chain)
 		return 0;
+	comp = store__compactions(k->chain);
+	if (comp != k->last_compactions) {
+		last_reset(k);
+		k->last_compactions = comp;
+	}
+	if (k->nr_wk > 1)
+		qsort(k->wk, k->nr_wk, sizeof(*k->wk), cmp_waker);
+	/* a waker's own waker must be noted before: wakees by when they were woken */
+	for (i = 0; i < k->nr_off; i++) {
+		j = first_waker(k, &k->off[i]);
+		k->off[i].age_ns = j < k->nr_wk && same_period(&k->wk[j], &k->off[i])
+					   ? k->wk[j].time_ns
+					   : k->off[i].period_ns;
+	}
+	if (k->nr_off > 1)
+		qsort(k->off, k->nr_off, sizeof(*k->off), cmp_wakee);
 	for (i = 0; i < k->nr_off; i++) {
 		struct chain_item *o = &k->off[i];
 
 		first = 0;
 		/* its wakers (one per wakeup of the period that was weighed into a record) */
-		for (j = 0; j < k->nr_wk && first < o->quanta; j++) {
+		for (j = first_waker(k, o); j < k->nr_wk && same_period(&k->wk[j], o) &&
+					    first < o->quanta;
+		     j++) {
 			struct chain_item *w = &k->wk[j];
 
-			if (!w->quanta || w->tid != o->tid || w->kind != o->kind ||
-			    w->period_ns != o->period_ns)
+			if (!w->quanta)
 				continue;
 			m = w->quanta < o->quanta - first ? w->quanta : o->quanta - first;
-			r = chain_stack(k, o, w, &n);
-			if (!r)
+			r = chain_stack(k, o, w, &n, &at);
+			if (!r) {
+				last_note(k, o->tid, w->time_ns, at, n);
 				r = chain_append(k, o, n, m, first);
+			}
 			if (r && !err)
 				err = r;
 			w->quanta -= m;
@@ -443,8 +599,12 @@ int offcpu_sink__flush(struct offcpu_sink *k)
 		}
 		q = o->quanta - first;
 		if (q) { /* woken by nothing recorded (a signal, a wakeup lost): shown as such */
+			struct chain_last *e = first || !k->last ? NULL : last_slot(k, o->tid);
+
+			if (e && e->tid == o->tid && e->time_ns <= o->age_ns)
+				e->nseg = 0; /* its last period had no waker: none on top of it */
 			k->chain_nowaker += q;
-			r = chain_stack(k, o, NULL, &n);
+			r = chain_stack(k, o, NULL, &n, &at);
 			if (!r)
 				r = chain_append(k, o, n, q, first);
 			if (r && !err)
@@ -469,6 +629,11 @@ int offcpu_sink__flush(struct offcpu_sink *k)
 	}
 	k->nr_wk = keep_n;
 	return err;
+}
+
+void offcpu_sink__set_chain_depth(struct offcpu_sink *k, unsigned int depth)
+{
+	k->depth = depth < 1 ? 1 : depth > OFFCPU_CHAIN_MAX_DEPTH ? OFFCPU_CHAIN_MAX_DEPTH : depth;
 }
 
 int offcpu_states_parse(const char *list, uint32_t *ret_mask)
@@ -567,6 +732,7 @@ int offcpu_sink__from_config(const struct ember_config *c, const struct strtab *
 	k->wakeup = wake;
 	k->chain = chain;
 	k->owns_stores = true;
+	offcpu_sink__set_chain_depth(k, (unsigned int)c->offcpu_chain_depth);
 	*ret_sink = k;
 	return 0;
 }

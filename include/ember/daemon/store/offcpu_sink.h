@@ -64,6 +64,12 @@ struct offcpu_sink_stats {
 	uint64_t chain_dropped;			/* wakers or wakees not joined, wakers dropped */
 };
 void offcpu_sink__stats(const struct offcpu_sink *k, struct offcpu_sink_stats *ret);
+/*
+ * Wakers in a chain graph's stack (1..OFFCPU_CHAIN_MAX_DEPTH; default 2): the waker of a blocked
+ * period, then the waker of that waker's own last recorded blocked period before it, ...
+ */
+#define OFFCPU_CHAIN_MAX_DEPTH 4
+void offcpu_sink__set_chain_depth(struct offcpu_sink *k, unsigned int depth);
 
 /*
  * [offcpu] from @c: *@ret_opts for the sampler (off: zeroed, *@ret_sink NULL, returns 0); on,
