@@ -6,7 +6,9 @@ socketpair and waits ~20 ms in socket.recv for it (the helper sleeps 20 ms befor
 blocked stacks read
 <module>;main;cycle;nap and <module>;main;cycle;wait_peer (pyblock.py) above the interpreter.
 
-usage: pyblock.py SECONDS   Prints "ready PID" once started and "done" at the end.
+usage: pyblock.py SECONDS   Prints "ready PID" once started and "done TID NAP_NS PEER_NS" at the
+end: the main thread's id and the wall time it spent in nap() and in wait_peer() (the helper
+thread's waits on the CPU make wait_peer() longer on a loaded host, so the shares are measured).
 """
 import os
 import socket
@@ -30,9 +32,16 @@ def wait_peer(s):
     s.recv(1)
 
 
+spent = [0, 0]
+
+
 def cycle(s):
+    t0 = time.monotonic_ns()
     nap()
+    t1 = time.monotonic_ns()
     wait_peer(s)
+    spent[0] += t1 - t0
+    spent[1] += time.monotonic_ns() - t1
 
 
 def main():
@@ -45,7 +54,7 @@ def main():
     while time.monotonic() < end:
         cycle(a)
     a.close()
-    print("done", flush=True)
+    print("done", threading.get_native_id(), spent[0], spent[1], flush=True)
 
 
 if __name__ == "__main__":
