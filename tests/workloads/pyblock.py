@@ -6,9 +6,10 @@ socketpair and waits ~20 ms in socket.recv for it (the helper sleeps 20 ms befor
 blocked stacks read
 <module>;main;cycle;nap and <module>;main;cycle;wait_peer (pyblock.py) above the interpreter.
 
-usage: pyblock.py SECONDS   Prints "ready PID" once started and "done TID NAP_NS PEER_NS" at the
-end: the main thread's id and the wall time it spent in nap() and in wait_peer() (the helper
-thread's waits on the CPU make wait_peer() longer on a loaded host, so the shares are measured).
+usage: pyblock.py SECONDS   Prints "ready PID" once started, then at the end "cycle START NAP_NS
+PEER_NS" per cycle (its Unix time, the wall time in nap() and in wait_peer()) and "done TID
+NAP_NS PEER_NS" (the main thread's id, the totals): the helper thread's waits for a CPU make
+wait_peer() longer on a loaded host, so the shares are measured.
 """
 import os
 import socket
@@ -35,13 +36,16 @@ def wait_peer(s):
 spent = [0, 0]
 
 
-def cycle(s):
+def cycle(s, out):
+    w = time.time_ns()
     t0 = time.monotonic_ns()
     nap()
     t1 = time.monotonic_ns()
     wait_peer(s)
+    t2 = time.monotonic_ns()
     spent[0] += t1 - t0
-    spent[1] += time.monotonic_ns() - t1
+    spent[1] += t2 - t1
+    out.append("cycle %d.%09d %d %d" % (w // 10**9, w % 10**9, t1 - t0, t2 - t1))
 
 
 def main():
@@ -51,9 +55,11 @@ def main():
     t.start()
     print("ready", os.getpid(), flush=True)
     end = time.monotonic() + secs
+    cycles = []
     while time.monotonic() < end:
-        cycle(a)
+        cycle(a, cycles)
     a.close()
+    print("\n".join(cycles))
     print("done", threading.get_native_id(), spent[0], spent[1], flush=True)
 
 

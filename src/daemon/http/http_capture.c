@@ -25,6 +25,23 @@
  * cutting it out, so that its last samples have arrived. */
 #define CAPTURE_GRACE_NS (1500 * 1000000LL)
 #define CAPTURE_DEFAULT_S 10
+/*
+ * Off-CPU captures (issue 30) wait, past the grace, until the live store holds a sample taken
+ * after their end (the drain delivers the ring in order: every off-CPU record of the window is
+ * in its store then; beside two CPU burners the fixed grace cut a 2 s capture with 491 of its
+ * ~1900 ms), at most this long past their end (sampling stopped: cut with what there is).
+ */
+#define CAPTURE_OFFCPU_MAX_WAIT_NS (10 * NS)
+
+/* Whether the store has caught up with capture @c's end (see CAPTURE_OFFCPU_MAX_WAIT_NS). */
+static bool caught_up(struct http_server *srv, const struct capture *c, int64_t now)
+{
+	int64_t first, last;
+
+	if (c->event == QUERY_EVENT_CPU || now >= c->end_ns + CAPTURE_OFFCPU_MAX_WAIT_NS)
+		return true;
+	return !http_source_bounds(&srv->src, &first, &last) && last >= c->end_ns + NS / 5;
+}
 
 /* Lives in the capture list; refs > 0 while a handler reads it or the tick fills it. */
 struct capture_ref {
@@ -274,7 +291,8 @@ void http_captures_tick(struct http_server *srv)
 		pthread_mutex_lock(&srv->lock);
 		for (c = srv->captures; c; c = c->next)
 			if (c->state == CAPTURE_RUNNING && !REF(c)->finishing &&
-			    c->sampler_handle < 0 && now >= c->end_ns + CAPTURE_GRACE_NS)
+			    c->sampler_handle < 0 && now >= c->end_ns + CAPTURE_GRACE_NS &&
+			    caught_up(srv, c, now))
 				break;
 		if (c) {
 			REF(c)->finishing = true;
