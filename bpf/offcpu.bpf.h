@@ -264,6 +264,7 @@ static __always_inline int offcpu_wake(void *ctx, struct task_struct *p, bool la
 	struct ember_offcpu_stats *st;
 	struct ember_ustack *us = NULL;
 	struct ember_sample_buf *b;
+	__u64 *wk;
 	long r;
 
 	if (!offcpu_pid_off ||
@@ -321,6 +322,11 @@ static __always_inline int offcpu_wake(void *ctx, struct task_struct *p, bool la
 				npy = 0;
 			b->hdr.user_flags =
 			    npy ? us->flags : us->flags & ~(0xffu << EMBER_USTACK_PY_NR_SHIFT);
+			/* the masks kept (barrier_var: clang knew nu <= 127 and dropped them,
+			 * and Debian 12's 6.1 verifier lost the bound of the spilled value:
+			 * "R2 unbounded memory access") */
+			barrier_var(nu);
+			barrier_var(npy);
 			bpf_probe_read_kernel(b->words, (nu & 127) * 8, us->ips);
 			if (npy)
 				bpf_probe_read_kernel(&b->words[nu & 127], (npy & 127) * 8,
@@ -328,7 +334,9 @@ static __always_inline int offcpu_wake(void *ctx, struct task_struct *p, bool la
 		}
 	}
 	/* skip this program's own two frames (bpf_prog_..., bpf_trace_run1) */
-	r = bpf_get_stack(ctx, &b->words[(nu + npy) & 255], EMBER_MAX_STACK_DEPTH * sizeof(__u64),
+	base = nu + npy;
+	barrier_var(base);
+	r = bpf_get_stack(ctx, &b->words[base & 255], EMBER_MAX_STACK_DEPTH * sizeof(__u64),
 			  2 & BPF_F_SKIP_FIELD_MASK);
 	if (r > 0) {
 		nk = (__u32)r / sizeof(__u64);
@@ -340,13 +348,17 @@ static __always_inline int offcpu_wake(void *ctx, struct task_struct *p, bool la
 	b->hdr.nr_py = npy;
 	b->hdr.nr_kernel = nk;
 	/* the wakee, after the frames (bounded index: <= 127 + 127 + 127 + 4 < 512) */
-	base = (nu + npy + nk) & 511;
+	base = nu + npy + nk;
+	barrier_var(base); /* the compare kept: 6.1's verifier bounds the words by it */
 	if (base > EMBER_SAMPLE_WORDS - EMBER_WAKEE_WORDS)
 		return 0;
-	b->words[base & 511] = tid | (__u64)k << 32;
-	bpf_probe_read_kernel(&b->words[(base + 1) & 511], 16, (void *)((__u64)p + offcpu_comm_off));
-	b->words[(base + 3) & 511] = t->first_ns;
-	size = sizeof(b->hdr) + ((base + EMBER_WAKEE_WORDS) & (EMBER_SAMPLE_WORDS - 1)) * 8;
+	wk = &b->words[base];
+	wk[0] = tid | (__u64)k << 32;
+	bpf_probe_read_kernel(&wk[1], 16, (void *)((__u64)p + offcpu_comm_off));
+	wk[3] = t->first_ns;
+	size = base + EMBER_WAKEE_WORDS; /* <= 127 * 3 + 4 */
+	barrier_var(size);
+	size = sizeof(b->hdr) + (size & (EMBER_SAMPLE_WORDS - 1)) * 8;
 	if (!(st->wakeup_records & 31) && bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) > ring_half)
 		wake = BPF_RB_FORCE_WAKEUP;
 	if (bpf_ringbuf_output(&samples, b, size, wake)) {
@@ -468,7 +480,9 @@ int offcpu_resume(struct bpf_raw_tracepoint_args *ctx)
 		if (npy > EMBER_MAX_STACK_DEPTH - nu)
 			npy = 0;
 		b->hdr.user_flags = npy ? us->flags : us->flags & ~(0xffu << EMBER_USTACK_PY_NR_SHIFT);
-		/* bounded copies, as in do_sample() */
+		/* bounded copies, as in do_sample(), their masks kept (offcpu_wake()) */
+		barrier_var(nu);
+		barrier_var(npy);
 		bpf_probe_read_kernel(b->words, (nu & 127) * 8, us->ips);
 		if (npy)
 			bpf_probe_read_kernel(&b->words[nu & 127], (npy & 127) * 8,
@@ -477,7 +491,9 @@ int offcpu_resume(struct bpf_raw_tracepoint_args *ctx)
 	b->hdr.nr_user = nu;
 	b->hdr.nr_py = npy;
 	b->hdr.nr_kernel = 0;
-	size = sizeof(b->hdr) + ((nu + npy) & (EMBER_SAMPLE_WORDS - 1)) * sizeof(__u64);
+	size = nu + npy;
+	barrier_var(size);
+	size = sizeof(b->hdr) + (size & (EMBER_SAMPLE_WORDS - 1)) * sizeof(__u64);
 	offcpu_send(b, st, EMBER_KIND_OFFCPU_S, qs, size);
 	offcpu_send(b, st, EMBER_KIND_OFFCPU_D, qd, size);
 	offcpu_send(b, st, EMBER_KIND_OFFCPU_R, qr, size);
