@@ -38,7 +38,7 @@ ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -O1
 FUZZ_FLAGS := -fsanitize=fuzzer-no-link,address,undefined -O1
 
 pc = $(shell $(PKG_CONFIG) --silence-errors $(1) $(2))
-DAEMON_PKGS := libbpf libelf libdw libmicrohttpd zlib libpcre2-8 libcurl
+DAEMON_PKGS := libbpf libelf libdw libdebuginfod libmicrohttpd zlib libpcre2-8 libcurl
 PKG_CFLAGS := $(call pc,--cflags,$(DAEMON_PKGS) gsl cmocka)
 CLI_LIBS := $(call pc,--libs,gsl zlib libprotobuf-c libpcre2-8) -lz -lm
 DAEMON_LIBS := $(call pc,--libs,$(DAEMON_PKGS)) -lz -lm -lpthread -liberty
@@ -221,6 +221,7 @@ WORKLOAD_nofp_CFLAGS := -O2 -fomit-frame-pointer
 WORKLOAD_shortlived_CFLAGS := -O2 -fomit-frame-pointer
 WORKLOAD_offcpu_nofp_CFLAGS := -O2 -fomit-frame-pointer
 $(OUTPUT)/workloads/offcpu_nofp: tests/workloads/offcpu.c
+WORKLOAD_stops_CFLAGS := -O2 -fomit-frame-pointer
 $(OUTPUT)/workloads/%: tests/workloads/%.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)

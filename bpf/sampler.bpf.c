@@ -75,8 +75,13 @@ static __always_inline void count_err(__s32 err, __u64 *efault, __u64 *other)
 		(*other)++;
 }
 
-SEC("perf_event")
-int do_sample(struct bpf_perf_event_data *ctx)
+/*
+ * One sample. @walk (a constant at each call): the user stack by the BPF walker (unwind.bpf.h,
+ * with Python's frames), else by the kernel's frame-pointer walk (bpf_get_stack), the program
+ * for kernels without bpf_loop() (< 5.17): do_sample_fp holds no call to the walker, so none of
+ * its bpf_loop() callbacks is linked into it.
+ */
+static __always_inline int sample(struct bpf_perf_event_data *ctx, const bool walk)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 zero = 0, seq, pid = id >> 32, tid = (__u32)id, nu = 0, npy = 0, nk = 0;
@@ -122,7 +127,18 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	/* the idle task's stack only on request: without it, -EFAULT marks an idle sample */
 	if (tid == 0 && !idle_stacks)
 		kstack = false;
-	if (tid) {
+	if (tid && !walk) {
+		r = bpf_get_stack(ctx, b->words, EMBER_MAX_STACK_DEPTH * sizeof(__u64),
+				  BPF_F_USER_STACK);
+		if (r > 0) {
+			nu = (__u32)r / sizeof(__u64);
+			b->hdr.user_err = 0;
+			b->hdr.user_flags = EMBER_USTACK_FP |
+					    (nu >= EMBER_MAX_STACK_DEPTH ? EMBER_USTACK_TRUNC : 0);
+		} else {
+			b->hdr.user_err = r ? (__s32)r : -EFAULT;
+		}
+	} else if (tid) {
 		/* user registers: the sample's own when it interrupted user mode, else those the
 		 * task entered the kernel with (at the top of its kernel stack) */
 		/* two calls with a constant regs_kernel, not one with a pointer chosen before it:
@@ -205,6 +221,20 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	return 0;
 }
 
+SEC("perf_event")
+int do_sample(struct bpf_perf_event_data *ctx)
+{
+	return sample(ctx, true);
+}
+
+/* Loaded instead of do_sample where the kernel has no bpf_loop() (sampler.c): user stacks by
+ * frame pointer only. */
+SEC("perf_event")
+int do_sample_fp(struct bpf_perf_event_data *ctx)
+{
+	return sample(ctx, false);
+}
+
 /* issue 30: off-CPU events, through the same ring, scratch and walkers */
 #include "offcpu.bpf.h"
 
@@ -237,29 +267,31 @@ static __always_inline void tell(__u32 pid, __u32 kind, __u64 wake)
 }
 
 /*
- * exec of a process sampled before: its cached mappings describe the old image. Forget it here
- * (its next sample wakes userspace as a new process's) and tell userspace at once, so a process
- * that forks, execs and exits within a tick still resolves.
+ * exec of any process (issue 26: the process tracker knows every process from its first
+ * instruction, and lists its new image for the walker before its first sample). A process sampled
+ * before is forgotten here (its next sample wakes userspace as a new process's); userspace is
+ * told at once, so that a process that lives a few milliseconds is walked with its tables.
  */
 SEC("raw_tp/sched_process_exec") /* raw: needs no tracefs mounted */
 int on_exec(void *ctx)
 {
 	__u32 pid = bpf_get_current_pid_tgid() >> 32;
 
+	if (target_pid && pid != target_pid)
+		return 0; /* an ad hoc capture's sampler: its process only */
 	/* any CPU's "last pid" may name this process, even one the LRU evicted: make them all
 	 * ask "seen" again */
 	__sync_fetch_and_add(&exec_seq, 1);
-	if (bpf_map_delete_elem(&seen, &pid))
-		return 0; /* never sampled (or long ago): nothing cached */
+	bpf_map_delete_elem(&seen, &pid); /* absent: never sampled (or long ago) */
 	tell(pid, EMBER_REC_EXEC, BPF_RB_FORCE_WAKEUP);
 	return 0;
 }
 
 /*
- * Exit of a sampled process's leader: userspace checks it then (the process is gone, or other
- * threads still run) instead of reading the start time of every process it knows every few
- * seconds. Forgotten here, so that a process that reuses the pid is captured at its first
- * sample. Not worth a wake-up: read at the next tick.
+ * Exit of a process's leader (any process: the tracker knew it from its exec): userspace drops
+ * its state then (the process is gone, or other threads still run) instead of reading the start
+ * time of every process it knows every few seconds. Forgotten here, so that a process that
+ * reuses the pid is captured at its first sample. Not worth a wake-up: read at the next tick.
  */
 SEC("raw_tp/sched_process_exit")
 int on_exit(void *ctx)
@@ -269,12 +301,11 @@ int on_exit(void *ctx)
 
 	python_thread_exit((__u32)id); /* issue 21: its cached Python thread state goes */
 	offcpu_thread_exit((__u32)id); /* issue 30: its off-CPU slot */
-	if ((__u32)id != pid)
-		return 0; /* another thread: the process lives on */
-	if (bpf_map_delete_elem(&seen, &pid))
-		return 0; /* never sampled (or long ago): nothing cached */
-	/* a CPU's "last pid" may be this one: make them ask "seen" again */
-	__sync_fetch_and_add(&exec_seq, 1);
+	if ((__u32)id != pid || (target_pid && pid != target_pid))
+		return 0; /* another thread: the process lives on; or not a capture's process */
+	/* sampled: a CPU's "last pid" may be this one: make them ask "seen" again */
+	if (!bpf_map_delete_elem(&seen, &pid))
+		__sync_fetch_and_add(&exec_seq, 1);
 	tell(pid, EMBER_REC_EXIT, BPF_RB_NO_WAKEUP);
 	return 0;
 }

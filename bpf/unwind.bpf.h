@@ -60,6 +60,14 @@ struct {
 	__uint(max_entries, RULE_CACHE_SLOTS);
 } rule_cache SEC(".maps");
 
+/* Walks stopped short, by reason (EMBER_STOP_*), per CPU: one increment per truncated walk. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct ember_walk_stops);
+	__uint(max_entries, 1);
+} walk_stops SEC(".maps");
+
 /* Rows in unwind_rows (its max_entries). */
 const volatile __u32 nr_rows = 1;
 
@@ -90,7 +98,17 @@ struct walk {
 	__u32 max;	/* frames the walk may store: ips above are Python's (python.bpf.h) */
 	bool exact_ip;	/* ip is not a return address (the first frame, after a signal frame) */
 	bool done;
+	__u8 fp_why;	/* why this frame steps by frame pointer: EMBER_STOP_NO_TABLE... */
+	__u8 stop;	/* why the walk stopped short: EMBER_STOP_* (walk_stops) */
 };
+
+/* Stops the walk as truncated for @why (EMBER_STOP_*): returns 1, the callback's "stop". */
+static __always_inline long stop_short(struct walk *w, __u8 why)
+{
+	w->st->flags |= EMBER_USTACK_TRUNC;
+	w->stop = why;
+	return 1;
+}
 
 /*
  * Binary searches without a data-dependent loop exit: the span n halves the same way whatever the
@@ -193,10 +211,9 @@ static __always_inline int fp_step(struct walk *w)
 		w->st->flags |= EMBER_USTACK_END; /* the chain's end */
 		return 1;
 	}
-	if (w->bp < w->sp || read_u64(&nbp, w->bp) || read_u64(&ra, w->bp + 8)) {
-		w->st->flags |= EMBER_USTACK_TRUNC;
-		return 1;
-	}
+	/* the walk came here for want of a rule: that is why it stops (w->fp_why) */
+	if (w->bp < w->sp || read_u64(&nbp, w->bp) || read_u64(&ra, w->bp + 8))
+		return stop_short(w, w->fp_why);
 	w->sp = w->bp + 16;
 	w->bp = nbp;
 	w->ip = ra;
@@ -221,13 +238,12 @@ static long walk_step(__u32 idx, void *ctx)
 		w->st->flags |= EMBER_USTACK_END;
 		return 1;
 	}
-	if (n >= EMBER_MAX_STACK_DEPTH || n >= w->max) {
-		w->st->flags |= EMBER_USTACK_TRUNC;
-		return 1;
-	}
+	if (n >= EMBER_MAX_STACK_DEPTH || n >= w->max)
+		return stop_short(w, EMBER_STOP_DEPTH);
 	w->st->ips[n & 127] = w->ip;
 	w->st->nr = n + 1;
 	w->hash = (w->hash ^ w->ip) * 0x100000001b3ULL;
+	w->fp_why = EMBER_STOP_NO_TABLE;
 	if (!p)
 		return fp_step(w);
 	/* a return address points after the call: look up the call itself */
@@ -243,10 +259,9 @@ static long walk_step(__u32 idx, void *ctx)
 	if (m < 0) {
 		/* in no mapping we know: JIT code newer than the list? one frame pointer step,
 		 * but not through a run of them */
-		if (++w->unknown_run > MAX_UNKNOWN_RUN) {
-			w->st->flags |= EMBER_USTACK_TRUNC;
-			return 1;
-		}
+		w->fp_why = EMBER_STOP_UNMAPPED;
+		if (++w->unknown_run > MAX_UNKNOWN_RUN)
+			return stop_short(w, EMBER_STOP_UNMAPPED);
 		return fp_step(w);
 	}
 	w->unknown_run = 0;
@@ -254,8 +269,12 @@ static long walk_step(__u32 idx, void *ctx)
 	if (p->maps[m].row_count && pc - p->maps[m].bias < 0xffffffffULL)
 		row = find_row(p->maps[m].row_start, p->maps[m].row_count,
 			       (__u32)(pc - p->maps[m].bias));
-	if (!row)
-		return fp_step(w); /* JIT code, hand-written assembly, a gap in the CFI */
+	if (!row) {
+		/* JIT code, hand-written assembly, a gap in the CFI */
+		if (p->maps[m].row_count)
+			w->fp_why = EMBER_STOP_NO_ROW;
+		return fp_step(w);
+	}
 	rule = row->rule;
 	if (slot) {
 		slot->ip = pc;
@@ -266,8 +285,10 @@ static long walk_step(__u32 idx, void *ctx)
 have_rule:
 	type = EMBER_PROW_CFA_TYPE(rule);
 	off = (__s64)EMBER_PROW_CFA_OFF(rule) * 8;
-	if (type == EMBER_CFA_NONE)
+	if (type == EMBER_CFA_NONE) {
+		w->fp_why = rule == EMBER_CFA_NONE ? EMBER_STOP_NO_ROW : EMBER_STOP_NO_RULE;
 		return fp_step(w);
+	}
 	switch (type) {
 	case EMBER_CFA_SP:
 		cfa = w->sp + off;
@@ -297,7 +318,7 @@ have_rule:
 		w->st->flags |= EMBER_USTACK_END;
 		return 1;
 	default:
-		goto trunc;
+		return stop_short(w, EMBER_STOP_NO_RULE);
 	}
 	if (read_u64(&ra, cfa - 8))
 		goto trunc;
@@ -310,15 +331,14 @@ have_rule:
 	}
 	/* callers live at higher addresses: a CFA at or below rsp is a loop or garbage */
 	if (cfa <= w->sp)
-		goto trunc;
+		return stop_short(w, EMBER_STOP_LOOP);
 	w->sp = cfa;
 	w->bp = nbp;
 	w->ip = ra;
 	w->exact_ip = false;
 	return 0;
 trunc:
-	w->st->flags |= EMBER_USTACK_TRUNC;
-	return 1;
+	return stop_short(w, EMBER_STOP_UNREADABLE);
 }
 
 /*
@@ -365,6 +385,12 @@ static __always_inline int walk_user(__u32 pid, const __u64 *regs, bool regs_ker
 	bpf_loop(EMBER_MAX_STACK_DEPTH + 1, walk_step, &w, 0);
 	if (!w.st->nr)
 		return -EFAULT;
+	if (w.st->flags & EMBER_USTACK_TRUNC) {
+		struct ember_walk_stops *ws = bpf_map_lookup_elem(&walk_stops, &zero);
+
+		if (ws)
+			ws->n[w.stop & (EMBER_STOP_NR - 1)]++;
+	}
 	w.st->hash = w.hash ^ w.st->flags;
 	*ret = w.st;
 	return 0;

@@ -20,6 +20,9 @@ if [ "${EMBER_ASAN:-0}" = 1 ]; then
 	export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
 fi
 export OUTPUT SRCDIR SHARED EMBER EMBERD FLAMEGRAPH_DIR
+# a developer's shell may point at Debian's debuginfod server (/etc/profile.d/debuginfod.sh):
+# emberd would fetch from it; test_debuginfod.sh sets its own
+unset DEBUGINFOD_URLS
 T_FAILS=0
 T_COUNT=0
 

@@ -23,6 +23,7 @@
 
 #include <bpf/libbpf.h>
 
+#include "ember/core/base/heap.h"
 #include "ember/core/base/clock.h"
 #include "ember/core/base/log.h"
 #include "ember/core/base/sbuf.h"
@@ -46,10 +47,12 @@
 #include "ember/daemon/store/store.h"
 #include "ember/daemon/store/store_sink.h"
 #include "ember/daemon/store/offcpu_sink.h"
+#include "ember/daemon/symbols/dbgfetch.h"
 #include "ember/daemon/symbols/kresolve.h"
 #include "ember/daemon/symbols/python.h"
 #include "ember/daemon/symbols/symbolizer.h"
 #include "ember/daemon/symbols/unwind.h"
+#include "ember/daemon/proc/proctrack.h"
 #include <linux/types.h>
 #include "ember/daemon/sample/bpf_shared.h"
 
@@ -57,6 +60,8 @@
 #ifndef MAX
 #define MAX(a, b) ((a) > (b) ? (a) : (b))
 #endif
+/* heap_trim() once a second when malloc keeps more than this free (and an eighth of what is used) */
+#define HEAP_TRIM_MIN_FREE (8u << 20)
 
 struct emberd {
 	struct ember_config cfg;
@@ -70,16 +75,20 @@ struct emberd {
 	struct shutdown_guard *guard;	/* SIGTERM/SIGINT, with a deadline */
 	int gfd;			/* the guard's eventfd */
 	const char *pause_path;		/* $EMBERD_TEST_PAUSE_DRAIN: no drain while it exists */
+	bool pretend_no_loop;		/* $EMBERD_PRETEND_NO_BPF_LOOP=1: sample as without bpf_loop() */
 	bool paused;
 	struct security_files sec; /* the token and TLS files the server uses */
 
 	struct store *store;
 	struct offcpu_sink *offcpu_sink; /* issue 30: off-CPU events' stores; NULL: [offcpu] off */
 	struct sampler *sampler;
+	struct proc_tracker *procs;	/* the processes' mappings: read once per event */
 	struct symbolizer *sym;
 	struct kresolve *kres;	/* NULL: kernel symbols from /proc/kallsyms */
 	struct strtab *sym_st;	/* the symbolizer's names (main thread only) */
 	struct unwinder *unwind;	/* the BPF walker's tables; NULL: frame pointers only */
+	struct dbgfetch *fetch;		/* debuginfod; NULL: DEBUGINFOD_URLS unset, or off */
+	char debug_dirs[2 * EMBER_PATH_MAX]; /* symbols.debug_dirs and the debuginfod folder */
 	bool unwind_pending;		/* atomic: processes wait for tables: work again soon */
 	bool unwind_queued;		/* atomic: a W_UNWIND is queued */
 	struct workq *wq;		/* the worker: naming, tables, housekeeping */
@@ -91,6 +100,7 @@ struct emberd {
 		struct symbolizer_stats symbols;
 		struct ingest_stats ingest;
 		struct unwind_stats unwind;
+		struct proc_tracker_stats procs;
 		struct python_stats python;
 		struct offcpu_sink_stats offcpu;
 	} wpub;
@@ -398,6 +408,7 @@ static void copy_worker_stats(struct emberd *d)
 	struct worker_pub p = { 0 };
 
 	symbolizer__stats(d->sym, &p.symbols);
+	proc_tracker__stats(d->procs, &p.procs);
 	ingest__stats(d->ingest, &p.ingest);
 	if (d->unwind)
 		unwinder__stats(d->unwind, &p.unwind);
@@ -437,6 +448,7 @@ static void prune(struct emberd *d)
 		python__prune(d->py);
 	if (d->unwind)
 		(void)unwinder__sweep(d->unwind); /* processes gone, whatever was missed */
+	(void)proc_tracker__sweep(d->procs);
 	d->last_prune_ns = mono_ns();
 }
 
@@ -460,6 +472,7 @@ static void publish(struct emberd *d)
 	pub.symbols = d->wpub.symbols;
 	pub.ingest = d->wpub.ingest;
 	pub.unwind = d->wpub.unwind;
+	pub.procs = d->wpub.procs;
 	pub.python = d->wpub.python;
 	pthread_mutex_unlock(&d->wpub_lock);
 	if (d->exporter) { /* its own thread's counters, under its lock */
@@ -513,6 +526,8 @@ static void work_run(void *ctx, void *item)
 			__atomic_store_n(&d->published_ns, mono_ns(), __ATOMIC_RELAXED);
 		}
 		report_drops(d, false);
+		/* free pages left in malloc's arenas by renders and batches back to the kernel */
+		(void)heap_trim(mono_ns(), HEAP_TRIM_MIN_FREE);
 		break;
 	case W_UNWIND:
 		__atomic_store_n(&d->unwind_queued, false, __ATOMIC_RELAXED);
@@ -757,6 +772,7 @@ static void on_new_pid(uint32_t pid, void *ctx)
 {
 	struct emberd *d = ctx;
 
+	proc_tracker__invalidate(d->procs, pid); /* one read for the three below */
 	symbolizer__note_pid(d->sym, pid);
 	unwinder__note_pid(d->unwind, pid);
 	if (d->py)
@@ -769,21 +785,29 @@ static void on_exit_pid(uint32_t pid, uint64_t time_ns, void *ctx)
 	struct emberd *d = ctx;
 
 	(void)time_ns;
+	proc_tracker__exit(d->procs, pid);
 	symbolizer__check_pid(d->sym, pid);
 	unwinder__forget_pid(d->unwind, pid); /* a thread left behind notes it again */
 	if (d->py)
 		python__forget_pid(d->py, pid, time_ns);
 }
 
-/* A sampled process called exec: its cached mappings are the old image's. Its next sample calls
- * on_new_pid() again (the BPF program forgot it too), when ld.so has mapped the libraries. */
+/*
+ * A process called exec (every one, sampled or not: issue 26): its cached mappings are the old
+ * image's. The new image is listed for the walker now, from its first instruction, so that a
+ * process living a few milliseconds is walked with its tables from its first sample; its next
+ * sample calls on_new_pid() again (the BPF program forgot it too), when ld.so has mapped the
+ * libraries.
+ */
 static void on_exec(uint32_t pid, uint64_t time_ns, void *ctx)
 {
 	struct emberd *d = ctx;
 
+	proc_tracker__invalidate(d->procs, pid);
 	/* kept for the old image's samples not drained yet (up to two ticks' worth) */
 	symbolizer__retire_pid(d->sym, pid, time_ns);
 	unwinder__forget_pid(d->unwind, pid);
+	unwinder__exec_pid(d->unwind, pid);
 	if (d->py)
 		python__forget_pid(d->py, pid, time_ns);
 }
@@ -850,6 +874,29 @@ static int sampling_setup(struct emberd *d)
 	yo.max_pids = d->cfg.max_pids;
 	yo.debug_dirs = d->cfg.debug_dirs;
 	uo.debug_dir = d->cfg.debug_dirs; /* the CFI of a debug file found by build-id too */
+	/* debug files from the host's debuginfod servers (DEBUGINFOD_URLS, as perf and gdb read
+	 * it), fetched on the worker into a folder searched as one more debug dir */
+	if (d->cfg.debuginfod) {
+		struct dbgfetch_opts fo = { .cache_dir = d->cfg.debuginfod_cache,
+					    .max_bytes = d->cfg.debuginfod_cache_bytes,
+					    .timeout_ms = (uint32_t)d->cfg.debuginfod_timeout_ms };
+
+		d->fetch = dbgfetch__new(&fo);
+		if (d->fetch) {
+			snprintf(d->debug_dirs, sizeof(d->debug_dirs), "%s%s%s", d->cfg.debug_dirs,
+				 d->cfg.debug_dirs[0] ? ":" : "", dbgfetch__dir(d->fetch));
+			yo.debug_dirs = uo.debug_dir = d->debug_dirs;
+			yo.fetch = uo.fetch = d->fetch;
+			log_info("debug files of stripped programs from debuginfod ('%s'), kept in "
+				 "'%s' (up to %llu MiB, %llu ms a fetch)",
+				 getenv("DEBUGINFOD_URLS"), dbgfetch__dir(d->fetch),
+				 (unsigned long long)(d->cfg.debuginfod_cache_bytes >> 20),
+				 (unsigned long long)d->cfg.debuginfod_timeout_ms);
+		} else if (errno != ENOENT) {
+			log_warn("no debuginfod: cannot use '%s' for its files: %s, ignoring",
+				 d->cfg.debuginfod_cache, strerror(errno));
+		}
+	}
 	yo.addr_offsets = d->cfg.addr_offsets;
 	yo.max_elfs = d->cfg.max_elfs;
 	yo.max_perfmap_bytes = d->cfg.max_perfmap_bytes;
@@ -865,6 +912,12 @@ static int sampling_setup(struct emberd *d)
 	} else {
 		log_info("kernel symbols from /proc/kallsyms: %s", err);
 	}
+	/* one reader of the processes' mappings for the symbolizer, the unwinder and CPython's */
+	d->procs = proc_tracker__new(&(struct proc_tracker_opts){
+		.force_maps_read = !d->cfg.process_maps_query });
+	if (!d->procs)
+		return log_errno(-errno, "cannot create the process tracker");
+	yo.procs = uo.procs = d->procs;
 	d->sym = symbolizer__new(&yo, d->sym_st);
 	if (!d->sym)
 		return log_errno(-errno, "cannot create the symbolizer");
@@ -880,6 +933,27 @@ static int sampling_setup(struct emberd *d)
 				     sizeof(err)); /* issue 30 */
 	if (r)
 		return log_errno(r, "[offcpu]: %s", err);
+	/* a kernel without bpf_loop() (< 5.17: Debian 11, Ubuntu 22.04's GA kernel) cannot run the
+	 * walker: sample anyway, by frame pointer, and say once what that costs.
+	 * EMBERD_PRETEND_NO_BPF_LOOP=1 takes that path on any kernel (test_degraded.sh) */
+	r = sampler_probe_walker();
+	if (d->pretend_no_loop || r == 0) {
+		so.fp_only = true;
+		so.unwind_rows = 0;
+		log_warn("kernel has no bpf_loop() (Linux < 5.17)%s: user stacks by frame pointer "
+			 "only, without unwind tables or Python frames; programs built without "
+			 "frame pointers (most distribution packages) lose their callers: their "
+			 "stacks end after 1-3 frames",
+			 d->pretend_no_loop ? " [EMBERD_PRETEND_NO_BPF_LOOP]" : "");
+	} else if (r < 0) {
+		log_debug("bpf_loop() probe failed (%s): trying the BPF walker", strerror(-r));
+	}
+	if (so.fp_only && so.offcpu.enabled) {
+		/* the off-CPU programs walk user stacks with the BPF walker (bpf_loop) */
+		log_warn("[offcpu] needs the BPF walker (bpf_loop(), Linux 5.17+): off-CPU events "
+			 "are off");
+		so.offcpu.enabled = false;
+	}
 	r = sampler__new(&so, &d->sampler, err, sizeof(err));
 	if (r) {
 		log_error("cannot start sampling: %s", err);
@@ -894,12 +968,13 @@ static int sampling_setup(struct emberd *d)
 				 "%s", strerror(errno));
 		ingest__set_unwinder(d->ingest, d->unwind);
 	}
-	if (d->cfg.python) {
+	if (d->cfg.python && !so.fp_only) {
 		struct python_opts po = PYTHON_OPTS_DEFAULT;
 
 		po.lines = d->cfg.python_lines;
 		po.max_procs = (uint32_t)d->cfg.python_procs;
 		po.max_codes = (uint32_t)d->cfg.python_codes;
+		po.procs = d->procs;
 		d->py = python__new(d->sampler, d->sym_st, &po);
 		if (!d->py)
 			log_warn("no Python frames: %s", strerror(errno));
@@ -938,6 +1013,8 @@ static void emberd_fini(struct emberd *d)
 	python__free(d->py);
 	sampler__free(d->sampler);
 	symbolizer__free(d->sym);
+	proc_tracker__free(d->procs);
+	dbgfetch__free(d->fetch); /* after its two users */
 	kresolve__free(d->kres);
 	store_sink__free(d->sink);
 	offcpu_sink__free(d->offcpu_sink);
@@ -994,6 +1071,8 @@ int main(int argc, char **argv)
 	libbpf_set_print(libbpf_log);
 	d.start_ns = mono_ns();
 	liveness_init(&d.live, d.cfg.tick_ms * 1000000ULL, d.cfg.include_idle);
+	d.pretend_no_loop = getenv("EMBERD_PRETEND_NO_BPF_LOOP") &&
+			    !strcmp(getenv("EMBERD_PRETEND_NO_BPF_LOOP"), "1");
 	d.pause_path = getenv("EMBERD_TEST_PAUSE_DRAIN");
 	if (d.pause_path && !d.pause_path[0])
 		d.pause_path = NULL;

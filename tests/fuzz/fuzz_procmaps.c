@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "ember/core/base/parse.h"
-#include "ember/daemon/symbols/procmaps.h"
+#include "ember/daemon/proc/procmaps.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -26,7 +26,7 @@
 #include <gelf.h>
 
 #include "ember/daemon/symbols/elfload.h"
-#include "ember/daemon/symbols/procmaps.h"
+#include "ember/daemon/proc/procmaps.h"
 
 #include "helpers.h"
 

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "ember/core/base/parse.h"
-#include "ember/daemon/symbols/procmaps.h"
+#include "ember/daemon/proc/procmaps.h"
 
 static const struct {
 	const char *line;

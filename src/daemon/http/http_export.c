@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "ember/daemon/http/http.h"
+#include "ember/core/base/heap.h"
 #include "ember/core/base/clock.h"
 #include "ember/core/base/log.h"
 #include "ember/daemon/http/metrics.h"
@@ -118,7 +119,11 @@ static const struct family_def {
 	{ "ember_heap_in_use_bytes", METRIC_GAUGE,
 	  "Heap bytes allocated and in use (glibc mallinfo2: every arena, mmapped chunks too)." },
 	{ "ember_heap_free_bytes", METRIC_GAUGE,
-	  "Heap bytes freed but kept by malloc (part of the resident set)." },
+	  "Heap bytes freed but kept by malloc (resident until trimmed)." },
+	{ "ember_heap_trims_total", METRIC_COUNTER,
+	  "Times the worker gave malloc's free pages back to the kernel (malloc_trim)." },
+	{ "ember_heap_trimmed_bytes_total", METRIC_COUNTER,
+	  "Resident bytes those trims gave back." },
 	{ "ember_http_requests_total", METRIC_COUNTER, "HTTP requests, by endpoint and status." },
 	{ "ember_http_response_bytes_total", METRIC_COUNTER,
 	  "HTTP response body bytes sent (responses taken to the end)." },
@@ -152,6 +157,14 @@ static const struct family_def {
 	{ "ember_unwind_processes", METRIC_GAUGE,
 	  "Processes the walker knows (listed), or waiting for their tables (pending)." },
 	{ "ember_unwind_builds_total", METRIC_COUNTER, "Unwind tables compiled from CFI." },
+	{ "ember_process_tracker_processes", METRIC_GAUGE,
+	  "Processes whose mappings the process tracker holds." },
+	{ "ember_process_tracker_mappings", METRIC_GAUGE, "Mappings it holds, all processes." },
+	{ "ember_process_tracker_memory_bytes", METRIC_GAUGE, "Their memory." },
+	{ "ember_process_tracker_reads_total", METRIC_COUNTER,
+	  "Mappings read, one per event (exec, first sample, refresh), by way (procmap_query, maps_text)." },
+	{ "ember_process_tracker_events_total", METRIC_COUNTER,
+	  "Process tracker events: event, reused (a read shared), stale (gone: the last read used), read_error, exit, swept, not_kept." },
 	{ "ember_unwind_build_seconds_total", METRIC_COUNTER, "Time spent compiling them." },
 	{ "ember_python_processes", METRIC_GAUGE,
 	  "CPython processes whose Python frames are read, or of a version ember does not know "
@@ -261,6 +274,32 @@ static void cache(struct metrics *m, const char *name, uint64_t entries, uint64_
 	     hits + misses ? (double)hits / (double)(hits + misses) : 0);
 	set1(m, "ember_symbol_cache_evictions_total", METRIC_COUNTER, "cache", name,
 	     (double)evictions);
+}
+
+void ember_metrics_procs(struct metrics *m, const struct proc_tracker_stats *st)
+{
+	set1(m, "ember_process_tracker_processes", METRIC_GAUGE, NULL, NULL, (double)st->procs);
+	set1(m, "ember_process_tracker_mappings", METRIC_GAUGE, NULL, NULL, (double)st->mappings);
+	set1(m, "ember_process_tracker_memory_bytes", METRIC_GAUGE, NULL, NULL,
+	     (double)st->mem_bytes);
+	set1(m, "ember_process_tracker_reads_total", METRIC_COUNTER, "way", "procmap_query",
+	     (double)st->query_reads);
+	set1(m, "ember_process_tracker_reads_total", METRIC_COUNTER, "way", "maps_text",
+	     (double)st->text_reads);
+	set1(m, "ember_process_tracker_events_total", METRIC_COUNTER, "kind", "event",
+	     (double)st->events);
+	set1(m, "ember_process_tracker_events_total", METRIC_COUNTER, "kind", "reused",
+	     (double)st->reused);
+	set1(m, "ember_process_tracker_events_total", METRIC_COUNTER, "kind", "stale",
+	     (double)st->stale_used);
+	set1(m, "ember_process_tracker_events_total", METRIC_COUNTER, "kind", "read_error",
+	     (double)st->read_errors);
+	set1(m, "ember_process_tracker_events_total", METRIC_COUNTER, "kind", "exit",
+	     (double)st->exits);
+	set1(m, "ember_process_tracker_events_total", METRIC_COUNTER, "kind", "swept",
+	     (double)st->swept);
+	set1(m, "ember_process_tracker_events_total", METRIC_COUNTER, "kind", "not_kept",
+	     (double)st->not_kept);
 }
 
 void ember_metrics_unwind(struct metrics *m, const struct unwind_stats *st)
@@ -434,6 +473,33 @@ void ember_metrics_symbolizer(struct metrics *m, const struct symbolizer_stats *
 	     (double)st->elf_changed);
 	set1(m, "ember_elf_refused_total", METRIC_COUNTER, "reason", "memory",
 	     (double)st->elf_mem_refused);
+	if (st->debuginfod) {
+		static const struct {
+			const char *result;
+			size_t off;
+		} fetches[] = {
+			{ "fetched", offsetof(struct dbgfetch_stats, fetches) },
+			{ "cached", offsetof(struct dbgfetch_stats, cached) },
+			{ "not_found", offsetof(struct dbgfetch_stats, not_found) },
+			{ "timeout", offsetof(struct dbgfetch_stats, timeouts) },
+			{ "error", offsetof(struct dbgfetch_stats, errors) },
+			{ "skipped", offsetof(struct dbgfetch_stats, skipped) },
+		};
+		size_t k;
+
+		for (k = 0; k < sizeof(fetches) / sizeof(fetches[0]); k++)
+			set1(m, "ember_debuginfod_requests_total", METRIC_COUNTER, "result",
+			     fetches[k].result,
+			     (double)*(const uint64_t *)((const char *)&st->fetch + fetches[k].off));
+		set1(m, "ember_debuginfod_fetched_bytes_total", METRIC_COUNTER, NULL, NULL,
+		     (double)st->fetch.fetched_bytes);
+		set1(m, "ember_debuginfod_evictions_total", METRIC_COUNTER, NULL, NULL,
+		     (double)st->fetch.evictions);
+		set1(m, "ember_debuginfod_cache_bytes", METRIC_GAUGE, NULL, NULL,
+		     (double)st->fetch.cache_bytes);
+		set1(m, "ember_debuginfod_fetch_seconds_total", METRIC_COUNTER, NULL, NULL,
+		     (double)st->fetch.fetch_ns / 1e9);
+	}
 	set1(m, "ember_perfmap_skipped_total", METRIC_COUNTER, "reason", "missing",
 	     (double)st->perfmap_skip_missing);
 	set1(m, "ember_perfmap_skipped_total", METRIC_COUNTER, "reason", "not_regular",
@@ -497,6 +563,9 @@ void ember_metrics_sampler(struct metrics *m, const struct sampler_stats *st)
 		set1(m, "ember_sampler_events_total", METRIC_COUNTER, "kind", events[i].kind,
 		     FIELD(events[i].off));
 #undef FIELD
+	for (i = 0; i < SAMPLER_STOP_REASONS; i++)
+		set1(m, "ember_user_walk_stops_total", METRIC_COUNTER, "reason",
+		     sampler_stop_name((unsigned int)i), (double)st->user_stops[i]);
 	set1(m, "ember_sampler_drains_total", METRIC_COUNTER, NULL, NULL, (double)st->drains);
 	set1(m, "ember_sampler_drain_seconds_total", METRIC_COUNTER, NULL, NULL,
 	     (double)st->drain_ns_total / 1e9);
@@ -887,18 +956,6 @@ out:
 /* ------------------------------------------------------------------------------------------ */
 /* GET /metrics */
 
-void http_heap_stats(struct http_heap *ret)
-{
-#if defined(__GLIBC__) && __GLIBC_PREREQ(2, 33)
-	struct mallinfo2 mi = mallinfo2();
-
-	*ret = (struct http_heap){ .in_use_bytes = mi.uordblks + mi.hblkhd,
-				   .free_bytes = mi.fordblks };
-#else
-	*ret = (struct http_heap){ 0 };
-#endif
-}
-
 static int handle_metrics(struct http_server *srv, struct http_request *req,
 			  struct http_response *resp)
 {
@@ -930,6 +987,7 @@ static int handle_metrics(struct http_server *srv, struct http_request *req,
 				mapfile_stats_add(&f, &pub.python.files);
 			ember_metrics_mapfiles(m, &f);
 		}
+		ember_metrics_procs(m, &pub.procs);
 		if (pub.have_unwind)
 			ember_metrics_unwind(m, &pub.unwind);
 		if (pub.have_python)
@@ -938,12 +996,15 @@ static int handle_metrics(struct http_server *srv, struct http_request *req,
 			ember_metrics_export(m, pub.exporters);
 	}
 	{
-		struct http_heap h;
+		struct heap_stats h;
 
-		http_heap_stats(&h);
+		heap_stats(&h);
 		set1(m, "ember_heap_in_use_bytes", METRIC_GAUGE, NULL, NULL,
 		     (double)h.in_use_bytes);
 		set1(m, "ember_heap_free_bytes", METRIC_GAUGE, NULL, NULL, (double)h.free_bytes);
+		set1(m, "ember_heap_trims_total", METRIC_COUNTER, NULL, NULL, (double)h.trims);
+		set1(m, "ember_heap_trimmed_bytes_total", METRIC_COUNTER, NULL, NULL,
+		     (double)h.trimmed_bytes);
 	}
 	if (http_server__liveness(srv)) {
 		struct liveness_state ls;

@@ -47,6 +47,7 @@ static void stats_hook(struct sbuf *j, void *ctx)
 	const struct symbolizer_stats *y = &pub.symbols;
 	const struct unwind_stats *w = &pub.unwind;
 	uint64_t frames, unresolved;
+	unsigned int i;
 	double age;
 
 	if (!http_server__published(srv, &pub))
@@ -65,7 +66,7 @@ static void stats_hook(struct sbuf *j, void *ctx)
 		  "\"ringbuf_bytes\": %u, \"ring_bytes\": %llu, \"ring_bytes_per_sample\": %.1f, "
 		  "\"bpf_calls\": %llu, \"bpf_calls_per_s\": %.2f, "
 		  "\"user_fp_walks\": %llu, \"user_truncated\": %llu, "
-		  "\"lost_in_bpf\": %llu}, ",
+		  "\"lost_in_bpf\": %llu, ",
 		  U(a->samples), U(a->idle), U(a->delivered), U(a->lost), U(a->kern_efault),
 		  U(a->user_efault), U(a->kern_other), U(a->user_other), U(a->ringbuf_drops),
 		  U(a->untimed), U(a->bad_records), U(a->pending_drops), U(a->events_lost),
@@ -77,6 +78,14 @@ static void stats_hook(struct sbuf *j, void *ctx)
 		      : 0.0,
 		  U(a->bpf_calls), a->bpf_calls_per_s, U(a->user_fp_walks), U(a->user_truncated),
 		  U(a->lost_in_bpf));
+	/* why user walks stopped short: the [truncated] stacks, by reason */
+	/* how user stacks are walked: the BPF walker, or frame pointers (no bpf_loop()) */
+	sbuf_addf(j, "\"user_walker\": \"%s\", ", a->fp_only ? "frame_pointer" : "bpf");
+	sbuf_addf(j, "\"user_stops\": {");
+	for (i = 0; i < SAMPLER_STOP_REASONS; i++)
+		sbuf_addf(j, "%s\"%s\": %llu", i ? ", " : "", sampler_stop_name(i),
+			  U(a->user_stops[i]));
+	sbuf_addf(j, "}}, ");
 	frames = y->kernel_frames + y->user_frames;
 	unresolved = y->kernel_unresolved + y->user_unresolved;
 	sbuf_addf(j,
@@ -107,6 +116,20 @@ static void stats_hook(struct sbuf *j, void *ctx)
 		  U(y->perfmap_skip_too_big), U(y->perfmap_skip_owner), U(y->perfmap_skip_error),
 		  U(y->elf_too_big), U(y->elf_short_reads), U(y->elf_debug_refused),
 		  U(y->elf_changed), U(y->elf_mem_evictions), U(y->elf_mem_refused));
+	/* debuginfod (dbgfetch.h): null when DEBUGINFOD_URLS is unset or symbols.debuginfod off */
+	if (y->debuginfod)
+		sbuf_addf(j,
+			  "\"debuginfod\": {\"fetches\": %llu, \"fetched_bytes\": %llu, "
+			  "\"cached\": %llu, \"not_found\": %llu, \"timeouts\": %llu, "
+			  "\"errors\": %llu, \"skipped\": %llu, \"evictions\": %llu, "
+			  "\"cache_bytes\": %llu, \"fetch_ms_total\": %.1f, "
+			  "\"images_named\": %llu}, ",
+			  U(y->fetch.fetches), U(y->fetch.fetched_bytes), U(y->fetch.cached),
+			  U(y->fetch.not_found), U(y->fetch.timeouts), U(y->fetch.errors),
+			  U(y->fetch.skipped), U(y->fetch.evictions), U(y->fetch.cache_bytes),
+			  (double)y->fetch.fetch_ns / 1e6, U(y->elf_debuginfod));
+	else
+		sbuf_addf(j, "\"debuginfod\": null, ");
 	files_json(j, &pub);
 	/* the ingest's [filter] and the server's bearer check: samples excluded, requests refused
 	 */
@@ -146,17 +169,20 @@ static void stats_hook(struct sbuf *j, void *ctx)
 			  "\"unwind\": {\"rows_capacity\": %llu, \"rows_used\": %llu, \"bytes\": %llu, "
 			  "\"tables\": %llu, \"tables_empty\": %llu, \"builds\": %llu, "
 			  "\"build_ms_total\": %.1f, \"build_failures\": %llu, \"build_shared\": %llu, "
+			  "\"debuginfod\": %llu, "
 			  "\"evictions\": %llu, \"refused\": %llu, \"too_big\": %llu, \"procs\": %llu, "
 			  "\"procs_pending\": %llu, \"procs_dropped\": %llu, \"procs_swept\": %llu, "
-			  "\"files_changed\": %llu, \"lists\": %llu, "
+			  "\"files_changed\": %llu, \"lists\": %llu, \"exec_lists\": %llu, "
+			  "\"exec_unbuilt\": %llu, "
 			  "\"maps_overflow\": %llu, \"maps_errors\": %llu, \"rows_lossy\": %llu, "
 			  "\"ready_ms_avg\": %.2f}, ",
 			  U(w->rows_capacity), U(w->rows_used), U(w->bytes), U(w->tables),
 			  U(w->tables_empty), U(w->builds), (double)w->build_ns / 1e6,
-			  U(w->build_failures), U(w->build_shared), U(w->evictions), U(w->refused),
+			  U(w->build_failures), U(w->build_shared), U(w->debuginfod), U(w->evictions),
+			  U(w->refused),
 			  U(w->too_big),
 			  U(w->procs), U(w->procs_pending), U(w->procs_dropped), U(w->procs_swept),
-			  U(w->files_changed), U(w->lists),
+			  U(w->files_changed), U(w->lists), U(w->exec_lists), U(w->exec_unbuilt),
 			  U(w->maps_overflow), U(w->maps_errors), U(w->rows_lossy),
 			  w->ready_count ? (double)w->ready_ns_total / (double)w->ready_count / 1e6
 					 : 0.0);
@@ -183,6 +209,21 @@ static void stats_hook(struct sbuf *j, void *ctx)
 			  U(pub.offcpu_sink.events), U(pub.offcpu_sink.quanta),
 			  U(pub.offcpu_sink.wakeup_events), U(pub.offcpu_sink.wakeup_quanta),
 			  U(pub.offcpu_sink.chain_nowaker), U(pub.offcpu_sink.chain_dropped));
+	}
+	{
+		const struct proc_tracker_stats *t = &pub.procs;
+
+		sbuf_addf(j,
+			  "\"processes\": {\"procmap_query\": %s, \"procs\": %llu, "
+			  "\"mappings\": %llu, \"mem_bytes\": %llu, \"reads\": %llu, "
+			  "\"query_reads\": %llu, \"text_reads\": %llu, \"query_ioctls\": %llu, "
+			  "\"read_errors\": %llu, \"reused\": %llu, \"stale_used\": %llu, "
+			  "\"events\": %llu, \"exits\": %llu, \"swept\": %llu, "
+			  "\"not_kept\": %llu}, ",
+			  t->procmap_query ? "true" : "false", U(t->procs), U(t->mappings),
+			  U(t->mem_bytes), U(t->reads), U(t->query_reads), U(t->text_reads),
+			  U(t->query_ioctls), U(t->read_errors), U(t->reused), U(t->stale_used),
+			  U(t->events), U(t->exits), U(t->swept), U(t->not_kept));
 	}
 	if (pub.have_python) {
 		const struct python_stats *p = &pub.python;

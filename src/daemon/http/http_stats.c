@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ember/core/base/heap.h"
 #include "ember/core/base/sbuf.h"
 #include "ember/core/base/timeexpr.h"
 #include "ember/daemon/http/http.h"
@@ -38,7 +39,7 @@ int http_handle_stats(struct http_server *srv, struct http_request *req,
 {
 	struct sbuf *sb = &resp->body;
 	int64_t now = http_now_ns(), first, last;
-	struct http_heap heap;
+	struct heap_stats heap;
 
 	if (http_request__parse(req, NULL, 0, NULL, NULL, resp))
 		return 0;
@@ -46,9 +47,12 @@ int http_handle_stats(struct http_server *srv, struct http_request *req,
 	sbuf_addf(sb, "{\"mode\": \"%s\", ", http_server__is_replay(srv) ? "replay" : "live");
 	sbuf_addf(sb, "\"uptime_s\": %.3f, ", (double)(now - srv->started_ns) / 1e9);
 	json_time(sb, "now", req->now_ns);
-	http_heap_stats(&heap);
-	sbuf_addf(sb, "\"heap\": {\"in_use_bytes\": %llu, \"free_bytes\": %llu}, ",
-		  (unsigned long long)heap.in_use_bytes, (unsigned long long)heap.free_bytes);
+	heap_stats(&heap);
+	sbuf_addf(sb,
+		  "\"heap\": {\"in_use_bytes\": %llu, \"free_bytes\": %llu, \"trims\": %llu, "
+		  "\"trimmed_bytes\": %llu}, ",
+		  (unsigned long long)heap.in_use_bytes, (unsigned long long)heap.free_bytes,
+		  (unsigned long long)heap.trims, (unsigned long long)heap.trimmed_bytes);
 	if (srv->src.rec) {
 		sbuf_addf(sb, "\"store\": {\"samples\": %zu, \"stacks\": %zu, \"total\": %.17g, "
 			      "\"bytes\": %zu",

@@ -35,6 +35,7 @@ static int offcpu_attach(struct sampler *s);
 struct sampler {
 	struct sampler_opts o;
 	struct sampler_bpf *skel;
+	struct bpf_program *prog;	/* do_sample, or do_sample_fp (o.fp_only) */
 	struct ring_buffer *rb;
 	int nr_cpus;			/* possible CPUs */
 	struct bpf_link **links;	/* per possible CPU; NULL: not attached */
@@ -192,7 +193,7 @@ static int attach_cpu(struct sampler *s, int cpu)
 	fd = perf_open(s, cpu, s->hw);
 	if (fd < 0)
 		return fd;
-	link = bpf_program__attach_perf_event(s->skel->progs.do_sample, fd);
+	link = bpf_program__attach_perf_event(s->prog, fd);
 	if (!link) {
 		err = -errno;
 		close(fd); /* the link owns fd only on success */
@@ -533,6 +534,13 @@ static int explain_perf(int err, int cpu, char *errbuf, size_t errlen, uint64_t 
 	return err;
 }
 
+int sampler_probe_walker(void)
+{
+	int r = libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL);
+
+	return r < 0 ? r : r > 0;
+}
+
 int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *errbuf,
 		 size_t errlen)
 {
@@ -586,6 +594,17 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 	if (!s->skel) {
 		err = -errno;
 		(void)errbuf_set(errbuf, errlen, 0, "cannot open the BPF skeleton: %s",
+				 strerror(-err));
+		goto err_out;
+	}
+	/* one of the two sampling programs is loaded: the one without the walker where the
+	 * kernel lacks bpf_loop() (its verifier would refuse the other) */
+	if (o->unwind_from)
+		s->o.fp_only = o->unwind_from->o.fp_only;
+	s->prog = s->o.fp_only ? s->skel->progs.do_sample_fp : s->skel->progs.do_sample;
+	if ((err = bpf_program__set_autoload(s->skel->progs.do_sample, !s->o.fp_only)) ||
+	    (err = bpf_program__set_autoload(s->skel->progs.do_sample_fp, s->o.fp_only))) {
+		(void)errbuf_set(errbuf, errlen, 0, "cannot choose the BPF program: %s",
 				 strerror(-err));
 		goto err_out;
 	}
@@ -1044,6 +1063,39 @@ out:
 }
 
 /* The BPF program's per-CPU counters summed into @sum (last_pid etc. left 0); -errno. */
+_Static_assert(SAMPLER_STOP_REASONS == EMBER_STOP_NR, "stop reasons: sampler.h and bpf_shared.h");
+
+const char *sampler_stop_name(unsigned int reason)
+{
+	static const char *const names[EMBER_STOP_NR] = {
+		[EMBER_STOP_OTHER] = "other",		[EMBER_STOP_NO_TABLE] = "no_table",
+		[EMBER_STOP_NO_ROW] = "no_row",		[EMBER_STOP_NO_RULE] = "no_rule",
+		[EMBER_STOP_UNMAPPED] = "unmapped",	[EMBER_STOP_UNREADABLE] = "unreadable",
+		[EMBER_STOP_DEPTH] = "depth",		[EMBER_STOP_LOOP] = "loop",
+	};
+
+	return reason < EMBER_STOP_NR ? names[reason] : "?";
+}
+
+/* Adds the walks stopped short, by reason, summed over CPUs, to @ret. */
+static int read_walk_stops(struct sampler *s, uint64_t *ret)
+{
+	struct ember_walk_stops *per = calloc((size_t)s->nr_cpus, sizeof(*per));
+	__u32 zero = 0;
+	int i, k, err = 0;
+
+	if (!per)
+		return -ENOMEM;
+	STAT_ADD(s, bpf_calls, 1);
+	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.walk_stops), &zero, per))
+		err = -errno;
+	for (i = 0; !err && i < s->nr_cpus; i++)
+		for (k = 0; k < EMBER_STOP_NR; k++)
+			ret[k] += per[i].n[k];
+	free(per);
+	return err;
+}
+
 static int read_bpf_stats(struct sampler *s, struct ember_bpf_stats *sum)
 {
 	/* zeroed: valgrind cannot see the kernel fill the per-CPU values */
@@ -1159,14 +1211,16 @@ void sampler__stats(struct sampler *s, struct sampler_stats *ret)
 		ret->user_fp_walks += bs.user_fp_walks;
 		ret->user_truncated += bs.user_truncated;
 	}
+	(void)read_walk_stops(s, ret->user_stops); /* zeros on failure: bpf_calls counts it */
 	STAT_ADD(s, bpf_calls, 1);
-	if (!bpf_obj_get_info_by_fd(bpf_program__fd(s->skel->progs.do_sample), &info, &len)) {
+	if (!bpf_obj_get_info_by_fd(bpf_program__fd(s->prog), &info, &len)) {
 		ret->prog_run_ns = info.run_time_ns;
 		ret->prog_run_cnt = info.run_cnt;
 		ret->prog_id = info.id;
 		ret->prog_verified_insns = info.verified_insns;
 	}
 	ret->ringbuf_bytes = s->o.ringbuf_bytes;
+	ret->fp_only = s->o.fp_only;
 }
 
 /* --- unwind tables ----------------------------------------------------------------------- */

@@ -45,6 +45,7 @@ struct elfsym {
 	uint8_t build_id[MAX_BUILD_ID];
 	size_t build_id_len;
 	bool debug_file;
+	bool has_symtab;	/* the file's own .symtab (not stripped) */
 	int dbg_fd;		/* the debug file's, while build() reads it; else -1 */
 	uint64_t debug_refused;	/* debug files refused: not root's, a link, a CRC mismatch */
 	/* DWARF for inline frames: the Elf it reads (ours) and the memory image if any */
@@ -491,6 +492,7 @@ static struct elfsym *build(Elf *elf, const struct elfsym_opts *o, const struct 
 		goto fail;
 	e->build_id_len = get_build_id(elf, e->build_id, sizeof(e->build_id));
 	has_symtab = has_section(elf, SHT_SYMTAB, NULL);
+	e->has_symtab = has_symtab;
 	has_dwarf = has_section(elf, 0, ".debug_info");
 	if (!has_symtab || (o->dwarf && !has_dwarf))
 		dbg = find_debug(e, elf, o, self);
@@ -754,6 +756,11 @@ size_t elfsym__build_id(const struct elfsym *e, const uint8_t **ret)
 bool elfsym__used_debug_file(const struct elfsym *e)
 {
 	return e->debug_file;
+}
+
+bool elfsym__has_symtab(const struct elfsym *e)
+{
+	return e->has_symtab;
 }
 
 bool elfsym__has_dwarf(const struct elfsym *e)

@@ -24,13 +24,13 @@
 #include "ember/daemon/sample/sampler.h"
 #include "ember/daemon/symbols/elfload.h"
 #include "ember/daemon/symbols/elfsym.h"
-#include "ember/daemon/symbols/procmaps.h"
+#include "ember/daemon/proc/procmaps.h"
+#include "ember/daemon/proc/proctrack.h"
 
 #define PROC_SLOTS     1024
 #define CODE_SLOTS_MIN 64
 #define LINE_SLOTS     16		   /* per code object: (position -> name) direct-mapped */
 #define GONE_KEEP_NS   (10 * NSEC_PER_SEC) /* names kept after exit/exec for samples in flight */
-#define MAPS_MAX_BYTES (8u << 20)
 #define PY_MAX_SECTION_BYTES (64ull << 20) /* a symbol table read; CPython's are ~1-3 MB */
 #define STR_MAX_CHARS  4096 /* longest name or file read from a process */
 #define LINETABLE_MAX  (1u << 20)
@@ -211,8 +211,8 @@ struct python {
 	size_t nr_procs;
 	int32_t eval_id, eval_cold_id, unknown_id;
 	int64_t fsbase_off; /* -1: not looked up yet; -2: failed */
-	char *maps;	    /* scratch: /proc/PID/maps */
-	size_t maps_cap;
+	struct proc_tracker *tracker;	  /* the mappings (proc/proctrack.h) */
+	struct proc_tracker *own_tracker; /* ... when the caller gave none */
 	struct sbuf name; /* scratch: a frame name */
 	uint32_t out[MERGE_MAX];
 	struct python_stats st;
@@ -522,13 +522,6 @@ static int on_map(const struct procmaps_entry *e, void *ctx)
 	return 0;
 }
 
-static int read_maps(struct python *py, uint32_t pid, size_t *ret_len)
-{
-	char path[300];
-
-	snprintf(path, sizeof(path), "%s/%u/maps", py->proc_root, pid);
-	return read_path_all(path, &py->maps, &py->maps_cap, MAPS_MAX_BYTES, ret_len);
-}
 
 /* What a file's symbols say about the interpreter in it. */
 struct elfinfo {
@@ -755,18 +748,21 @@ static void detect_one(struct python *py, struct pyproc *pp)
 	struct pyver v;
 	const struct pyver *pv;
 	int64_t fsoff;
-	size_t len = 0, i, pass;
-	int fd, err;
+	struct proc_maps *m;
+	size_t i, pass;
+	int fd;
 
 	py->st.detections++;
 	pp->tries++;
-	err = read_maps(py, pp->pid, &len);
-	if (err) {
+	/* the process tracker's read of this event, shared with the symbolizer and unwinder */
+	m = proc_tracker__maps(py->tracker, pp->pid, 0);
+	if (!m) {
 		py->st.detect_errors++;
 		set_state(py, pp, PYS_NOT);
 		return;
 	}
-	(void)procmaps_parse(py->maps, len, on_map, &sc, NULL);
+	(void)proc_maps__for_each(m, on_map, &sc);
+	proc_maps__put(m);
 	/* libpython first: an executable named python may only link it */
 	for (pass = 0; pass < 2 && !c; pass++) {
 		for (i = 0; i < sc.n && !c; i++) {
@@ -1406,6 +1402,14 @@ struct python *python__new(struct sampler *sampler, struct strtab *names,
 	snprintf(py->proc_root, sizeof(py->proc_root), "%s",
 		 py->o.proc_root ? py->o.proc_root : "/proc");
 	py->o.proc_root = py->proc_root;
+	py->tracker = py->o.procs;
+	if (!py->tracker) {
+		struct proc_tracker_opts po = { .proc_root = py->proc_root };
+
+		py->tracker = py->own_tracker = proc_tracker__new(&po);
+		if (!py->tracker)
+			goto fail;
+	}
 	py->sampler = sampler;
 	py->names = names;
 	py->fsbase_off = -1;
@@ -1441,7 +1445,7 @@ void python__free(struct python *py)
 			proc_free(py, pp);
 		}
 	}
-	free(py->maps);
+	proc_tracker__free(py->own_tracker);
 	sbuf_fini(&py->name);
 	free(py);
 }

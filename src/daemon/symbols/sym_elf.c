@@ -191,6 +191,32 @@ static bool entry_stale(struct symbolizer *s, struct proc *p, struct mapping *m,
 	return (uint64_t)st.st_size != e->size || mtime_ns_of(&st) != e->mtime_ns;
 }
 
+/*
+ * A stripped image (no .symtab) with no local debug file: its debug file from debuginfod
+ * (dbgfetch.h: time-limited, cached on disk, on this thread: the worker's), then the image read
+ * again with it. Returns the image to keep (@es, or the new one).
+ */
+static struct elfsym *with_fetched_debug(struct symbolizer *s, int fd, struct elfsym *es,
+					 const struct elfsym_opts *eo)
+{
+	const uint8_t *bid;
+	struct elfsym *again;
+	size_t len;
+
+	if (!es || !s->o.fetch || elfsym__has_symtab(es) || elfsym__used_debug_file(es))
+		return es;
+	len = elfsym__build_id(es, &bid);
+	if (len < 2 || dbgfetch__fetch(s->o.fetch, bid, len) != 1)
+		return es; /* not there, failed (counted), or already tried with what is cached */
+	again = elfsym__open(fd, eo);
+	if (!again)
+		return es;
+	if (elfsym__used_debug_file(again))
+		s->stats.elf_debuginfod++;
+	elfsym__free(es);
+	return again;
+}
+
 /* Reads the symbols of @m's file: @fd if >= 0 (closed here), else opened now. *@ret_st: its
  * fstat, when it could be opened. */
 static struct image *image_open(struct symbolizer *s, struct proc *p, const struct mapping *m,
@@ -237,6 +263,7 @@ static struct image *image_open(struct symbolizer *s, struct proc *p, const stru
 		return NULL;
 	}
 	img->es = elfsym__open(fd, &eo);
+	img->es = with_fetched_debug(s, fd, img->es, &eo);
 	close(fd);
 	if (!img->es) {
 		if (errno == E2BIG)

@@ -16,9 +16,8 @@
 #include "ember/core/base/hash.h"
 #include "ember/core/base/readall.h"
 #include "ember/daemon/symbols/perfmap.h"
-#include "ember/daemon/symbols/procmaps.h"
+#include "ember/daemon/proc/procmaps.h"
 
-#define MAX_MAPS_BYTES (64u << 20)	/* /proc/PID/maps larger than this is cut (counted) */
 #define VALIDATE_NS (1000 * NS_PER_MS)	    /* note_pid re-checks a cached pid's start time */
 /* Keep a replaced state (exec, pid reuse) so long: samples reach the symbolizer 1-2 ticks after
  * they are taken (sampling.tick_ms, 1 s by default, at most 10 s). Bounded in number: in an exec
@@ -177,28 +176,6 @@ static int collect_mapping(const struct procmaps_entry *e, void *ctx)
 	return 0;
 }
 
-/*
- * Calls collect_mapping() for the executable lines of a maps text only: the permissions field
- * ("r-xp") is checked before the line is parsed, so the data, heap and stack lines (most of a
- * large process's maps) cost a memchr each. Malformed lines are skipped, as by procmaps_parse().
- */
-static void parse_exec_maps(const char *text, size_t len, struct maps_ctx *c)
-{
-	const char *p = text, *end = text + len;
-
-	while (p < end && !c->err) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
-		const char *sp = memchr(p, ' ', n);
-		struct procmaps_entry e;
-
-		/* "start-end rwxp ...": the x is the third character after the first space */
-		if (sp && (size_t)(sp - p) + 3 < n && sp[3] == 'x' &&
-		    procmaps_parse_line(p, n, &e, NULL) == 0)
-			(void)collect_mapping(&e, c);
-		p += n + (nl ? 1 : 0);
-	}
-}
 
 static int cmp_mapping(const void *a, const void *b)
 {
@@ -207,19 +184,19 @@ static int cmp_mapping(const void *a, const void *b)
 	return (x->start > y->start) - (x->start < y->start);
 }
 
-/* (Re)reads the process's executable mappings. 0 or -errno (the old ones stay on failure). */
-int sym_read_maps(struct symbolizer *s, struct proc *p)
+int sym_read_maps(struct symbolizer *s, struct proc *p, uint64_t min_read_ns)
 {
 	struct maps_ctx c = { 0 };
-	char path[64];
-	ssize_t n;
+	struct proc_maps *pm;
 	size_t i, j;
+	int n;
 
 	p->maps_read_ns = mono_ns();
 	p->version = ++s->version_seq;
 	s->stats.maps_reads++;
-	snprintf(path, sizeof(path), "%s/%u/maps", s->proc_root, p->pid);
-	n = read_file(s, path, MAX_MAPS_BYTES);
+	/* the tracker's read of this event: the unwinder and the CPython reader share it */
+	pm = proc_tracker__maps(s->procs, p->pid, min_read_ns);
+	n = pm ? 0 : -errno;
 	if (n < 0) {
 		s->stats.maps_errors++;
 		if (n == -ENOENT || n == -ESRCH) {
@@ -231,12 +208,8 @@ int sym_read_maps(struct symbolizer *s, struct proc *p)
 		}
 		return (int)n;
 	}
-	if (n == 0 && p->nmaps) {
-		/* an exited (zombie) process reads as empty: keep what we had */
-		s->stats.maps_errors++;
-		return -ESRCH;
-	}
-	parse_exec_maps(s->buf, (size_t)n, &c);
+	(void)proc_maps__for_each(pm, collect_mapping, &c);
+	proc_maps__put(pm);
 	if (c.err) {
 		free(c.maps);
 		free(c.paths);
@@ -523,7 +496,7 @@ static struct proc *proc_create(struct symbolizer *s, uint32_t pid)
 	} else {
 		/* the namespaced pid (NSpid) is read when a perf map is first looked for */
 		read_exe_id(s, pid, &p->exe_dev, &p->exe_ino);
-		(void)sym_read_maps(s, p);
+		(void)sym_read_maps(s, p, 0);
 	}
 	if (s->nprocs + 1 > s->ptab_size)
 		ptab_grow(s);

@@ -126,8 +126,14 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *o, struct strta
 	s->next_serial = 1;
 	s->kunknown_id = s->unknown_id = -1;
 	sbuf_init(&s->name);
+	s->procs = s->o.procs;
+	if (!s->procs && s->proc_root) {
+		struct proc_tracker_opts po = { .proc_root = s->proc_root };
+
+		s->procs = s->own_procs = proc_tracker__new(&po);
+	}
 	if (!s->debug_dirs || !s->proc_root || !s->kallsyms_path || !s->ptab || !s->etab ||
-	    !s->btab || !s->acache) {
+	    !s->btab || !s->acache || !s->procs) {
 		symbolizer__free(s);
 		errno = ENOMEM;
 		return NULL;
@@ -156,6 +162,7 @@ void symbolizer__free(struct symbolizer *s)
 	free(s->debug_dirs);
 	free(s->proc_root);
 	free(s->kallsyms_path);
+	proc_tracker__free(s->own_procs);
 	free(s);
 }
 
@@ -327,7 +334,7 @@ static int user_frame(struct symbolizer *s, struct proc *p, uint64_t addr, size_
 	    mono_ns() - p->maps_read_ns >= (p->reread ? MAPS_REFRESH_NS : MAPS_FIRST_REFRESH_NS)) {
 		/* new code mapped since (dlopen, exec, a JIT's new region): look again */
 		p->reread = true;
-		(void)sym_read_maps(s, p);
+		(void)sym_read_maps(s, p, mono_ns());
 		m = find_mapping(p, addr);
 	}
 	if (m && m->kind == PROCMAPS_FILE) {
@@ -417,6 +424,9 @@ void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *ret)
 	size_t i;
 
 	*ret = s->stats;
+	ret->debuginfod = s->o.fetch != NULL;
+	if (s->o.fetch)
+		dbgfetch__stats(s->o.fetch, &ret->fetch);
 	ret->kernel_resolver = s->o.kernel_resolve && !s->kres_failed;
 	ret->kernel_functions = s->nkr;
 	ret->pids_cached = s->nprocs;

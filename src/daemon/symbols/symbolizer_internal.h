@@ -26,7 +26,8 @@
 #include <stdint.h>
 
 #include "ember/core/base/sbuf.h"
-#include "ember/daemon/symbols/procmaps.h"
+#include "ember/daemon/proc/procmaps.h"
+#include "ember/daemon/proc/proctrack.h"
 #include "ember/daemon/symbols/symbolizer.h"
 
 struct elfsym;
@@ -130,6 +131,8 @@ struct krange {
 struct symbolizer {
 	struct symbolizer_opts o;
 	char *debug_dirs, *proc_root, *kallsyms_path;
+	struct proc_tracker *procs;	/* the mappings (proc/proctrack.h) */
+	struct proc_tracker *own_procs;	/* ... when the caller gave none */
 	struct strtab *st;
 	struct symbolizer_stats stats;
 
@@ -198,7 +201,9 @@ int sym_emit(struct symbolizer *s, size_t n, uint32_t *ret, size_t cap);
 /* /proc readers and the process cache (sym_proc.c) */
 
 /* (Re)reads the process's executable mappings. 0 or -errno (the old ones stay on failure). */
-int sym_read_maps(struct symbolizer *s, struct proc *p);
+/* (Re)takes @p's executable mappings from the process tracker: its last read, unless older than
+ * @min_read_ns (0: any). 0 or -errno (the old ones stay on failure). */
+int sym_read_maps(struct symbolizer *s, struct proc *p, uint64_t min_read_ns);
 /* The innermost pid of the process (the one its own pid namespace sees), from NSpid; @pid if
  * unknown. */
 uint32_t sym_read_nspid(struct symbolizer *s, uint32_t pid);

@@ -17,13 +17,13 @@
 #include "ember/core/base/array.h"
 #include "ember/core/base/clock.h"
 #include "ember/core/base/hash.h"
-#include "ember/core/base/readall.h"
 #include "ember/daemon/sample/bpf_shared.h"
 #include "ember/daemon/sample/sampler.h"
 #include "ember/daemon/symbols/cfi.h"
+#include "ember/daemon/symbols/dbgfetch.h"
 #include "ember/daemon/symbols/elfload.h"
 #include "ember/daemon/symbols/elfsym.h"
-#include "ember/daemon/symbols/procmaps.h"
+#include "ember/daemon/proc/procmaps.h"
 
 #define BID_MAX		64
 #define FILE_SLOTS	1024 /* hash buckets of files (chained) */
@@ -36,7 +36,6 @@
 /* A process listed while ld.so maps its libraries is read again at each work call for so long */
 #define LOADER_WAIT_NS	(NSEC_PER_SEC / 2)
 #define FAIL_RETRY_NS	(60 * NSEC_PER_SEC) /* a file that failed is tried again after this */
-#define MAPS_MAX_BYTES	(8u << 20)
 /* A table a process sampled this recently uses is not evicted for another: the new one is not
  * built (frame pointers there, counted as refused) rather than two tables chase each other. */
 #define HOT_NS		(30 * NSEC_PER_SEC)
@@ -76,8 +75,10 @@ struct proc {
 	uint32_t pid;
 	bool queued;			/* in the work queue */
 	bool listed;			/* its list is in the BPF map */
+	bool exec_only;			/* listed at exec: no table built for it yet */
 	uint64_t noted_ns;		/* first note, for the time to a list */
 	uint64_t refreshed_ns;
+	uint64_t want_ns;		/* a re-read was asked then: mappings read since */
 	uint32_t lists;			/* lists written: the first is re-read sooner */
 	uint64_t first_ns;		/* the first list's time */
 	uint64_t sampled_ns;		/* last unwinder__sampled(), to 1 s */
@@ -104,8 +105,8 @@ struct unwinder {
 	size_t nqueue, queue_cap;
 	struct ember_unwind_prow *packed; /* scratch: a table's rows as the array holds them */
 	size_t packed_cap;
-	char *buf;			/* /proc/PID/maps text */
-	size_t buf_cap;
+	struct proc_tracker *tracker;	/* the mappings */
+	struct proc_tracker *own_tracker; /* ... when the caller gave none */
 	struct ember_unwind_proc list;	/* scratch: the list being written */
 	uint32_t list_gen;		/* the last list's generation */
 	struct unwind_stats st;
@@ -314,10 +315,14 @@ static int make_room(struct unwinder *u, uint32_t len, uint32_t *ret)
 /* The 8-byte form of @r (bpf_shared.h); a rule it cannot hold becomes EMBER_CFA_NONE. */
 static struct ember_unwind_prow pack_row(const struct ember_unwind_row *r, uint64_t *ret_lossy)
 {
-	struct ember_unwind_prow p = { .pc = r->pc, .rule = EMBER_CFA_NONE };
+	struct ember_unwind_prow p = { .pc = r->pc, .rule = EMBER_PROW_NONE_RULE };
 	int32_t cfa = r->cfa_off, bp = r->bp_off;
 	uint32_t type = r->cfa_type, bpt = r->bp_type;
 
+	/* a gap (no FDE) stays rule 0, a rule the walker cannot express is told apart: the walk
+	 * counts a stop there as no_row or no_rule (EMBER_STOP_*) */
+	if (type == EMBER_CFA_NONE && r->cfa_off != CFI_NONE_GAP)
+		return p;
 	if (type == EMBER_CFA_NONE || type == EMBER_CFA_SIGNAL || type == EMBER_CFA_END)
 		cfa = 0, bp = 0, bpt = EMBER_BP_SAME;
 	if (type == EMBER_CFA_PLT) {
@@ -410,6 +415,22 @@ static int open_debug(struct unwinder *u, const uint8_t *bid, size_t len)
 	return -1;
 }
 
+/* Whether the ELF file at @fd has a .symtab (is not stripped). */
+static bool has_symtab(int fd)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	bool found = false;
+	Elf *elf;
+
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL); /* pread, never mapped (elfsym.h) */
+	while (elf && !found && (scn = elf_nextscn(elf, scn)))
+		found = gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB;
+	elf_end(elf);
+	return found;
+}
+
 /* The table of the file open at @fd: shared by build-id, or compiled. NULL + errno. */
 static struct table *table_of_fd(struct unwinder *u, int fd, const struct stat *sb)
 {
@@ -432,6 +453,14 @@ static struct table *table_of_fd(struct unwinder *u, int fd, const struct stat *
 	 * built without unwind tables, stripped, its .eh_frame holds only crt's _start */
 	if (r > 0)
 		dfd = open_debug(u, bid, (size_t)r);
+	/* a stripped file without a local debug file: debuginfod's, where a server has it, for
+	 * its .debug_frame (blocks up to the fetch's timeout: this is the worker) */
+	if (dfd < 0 && r > 1 && u->o.fetch && !has_symtab(fd) &&
+	    dbgfetch__fetch(u->o.fetch, bid, (size_t)r) >= 0) {
+		dfd = open_debug(u, bid, (size_t)r);
+		if (dfd >= 0)
+			u->st.debuginfod++;
+	}
 	ct = cfi_table__open(fd, dfd, &co);
 	if (!ct && errno == ENOEXEC && dfd >= 0) { /* the debug file is not for this machine */
 		close(dfd);
@@ -559,20 +588,13 @@ static void proc_unuse(struct proc *p)
 	p->n = 0;
 }
 
-static int read_maps(struct unwinder *u, uint32_t pid, size_t *ret_len)
-{
-	char path[300];
-
-	snprintf(path, sizeof(path), "%s/%u/maps", u->proc_root, pid);
-	return read_path_all(path, &u->buf, &u->buf_cap, MAPS_MAX_BYTES, ret_len);
-}
-
 struct collect {
 	struct unwinder *u;
 	struct proc *p;
 	uint64_t deadline_ns;
 	bool incomplete;		/* a table still to build: stay queued */
 	bool ldso, libs;		/* the dynamic loader mapped; other shared objects mapped */
+	bool no_build;			/* the tables already built only (unwinder__exec_pid) */
 	int err;
 };
 
@@ -668,7 +690,9 @@ static int on_entry(const struct procmaps_entry *e, void *ctx)
 		}
 		/* new, or failed a while ago: build (a recent failure stays frame pointers) */
 		if (!f || (!f->t && mono_ns() - f->failed_ns >= FAIL_RETRY_NS)) {
-			if (mono_ns() > c->deadline_ns) {
+			if (c->no_build) {
+				u->st.exec_unbuilt++; /* frame pointers there until sampled */
+			} else if (mono_ns() > c->deadline_ns) {
 				c->incomplete = true;
 			} else {
 				fd = open_mapped(u, p->pid, e, &sb);
@@ -722,17 +746,20 @@ listed:
 /* Reads @p's mappings and lists them. 1: done; 0: tables left to build; -errno. */
 static int list_proc(struct unwinder *u, struct proc *p, uint64_t deadline_ns)
 {
-	struct collect c = { .u = u, .p = p, .deadline_ns = deadline_ns };
-	size_t len = 0;
+	struct collect c = { .u = u, .p = p, .deadline_ns = deadline_ns, .no_build = p->exec_only };
+	struct proc_maps *m;
 	int r;
 
-	r = read_maps(u, p->pid, &len);
-	if (r) {
+	/* from the process tracker: read once per event, shared with the symbolizer and the
+	 * CPython reader */
+	m = proc_tracker__maps(u->tracker, p->pid, p->want_ns);
+	if (!m) {
 		u->st.maps_errors++;
-		return r;
+		return -errno;
 	}
 	proc_unuse(p);
-	(void)procmaps_parse(u->buf, len, on_entry, &c, NULL);
+	(void)proc_maps__for_each(m, on_entry, &c);
+	proc_maps__put(m);
 	if (c.err)
 		return c.err;
 	r = write_list(u, p);
@@ -746,9 +773,13 @@ static int list_proc(struct unwinder *u, struct proc *p, uint64_t deadline_ns)
 	 * object): its walks would be cut short in libc until a walk asks for a re-read, a drain
 	 * tick or two later; read it again at the next work call instead, for at most
 	 * LOADER_WAIT_NS (a program that maps no library at all) */
-	if (c.ldso && !c.libs && p->refreshed_ns - p->first_ns < LOADER_WAIT_NS)
+	/* (not a process listed at exec and not sampled yet: its first sample reads again, and
+	 * most such processes never get one: /bin/true, a compiler's helpers) */
+	if (c.ldso && !c.libs && !p->exec_only && p->refreshed_ns - p->first_ns < LOADER_WAIT_NS) {
 		c.incomplete = true;
-	if (!c.incomplete && p->noted_ns) {
+		p->want_ns = mono_ns(); /* a new read at the next call */
+	}
+	if (!c.incomplete && p->noted_ns && !p->exec_only) {
 		u->st.ready_ns_total += p->refreshed_ns - p->noted_ns;
 		u->st.ready_count++;
 		p->noted_ns = 0;
@@ -774,7 +805,7 @@ static void queue(struct unwinder *u, struct proc *p)
 	p->queued = true;
 }
 
-void unwinder__note_pid(struct unwinder *u, uint32_t pid)
+static void note(struct unwinder *u, uint32_t pid, bool exec_only)
 {
 	struct proc *p;
 
@@ -787,10 +818,26 @@ void unwinder__note_pid(struct unwinder *u, uint32_t pid)
 			return;
 		p->pid = pid;
 		p->noted_ns = mono_ns();
+		p->exec_only = exec_only;
 		p->hnext = u->procs[pid & (PROC_SLOTS - 1)];
 		u->procs[pid & (PROC_SLOTS - 1)] = p;
+	} else if (!exec_only && p->exec_only) {
+		p->exec_only = false; /* sampled: its tables now */
+		p->noted_ns = mono_ns();
 	}
 	queue(u, p);
+}
+
+void unwinder__note_pid(struct unwinder *u, uint32_t pid)
+{
+	note(u, pid, false);
+}
+
+void unwinder__exec_pid(struct unwinder *u, uint32_t pid)
+{
+	if (u)
+		u->st.exec_lists++;
+	note(u, pid, true);
 }
 
 void unwinder__refresh_pid(struct unwinder *u, uint32_t pid)
@@ -798,8 +845,10 @@ void unwinder__refresh_pid(struct unwinder *u, uint32_t pid)
 	struct proc *p = u ? proc_find(u, pid) : NULL;
 
 	if (p && !p->queued &&
-	    mono_ns() - p->refreshed_ns >= (p->lists <= 1 ? FIRST_REFRESH_NS : REFRESH_NS))
+	    mono_ns() - p->refreshed_ns >= (p->lists <= 1 ? FIRST_REFRESH_NS : REFRESH_NS)) {
+		p->want_ns = mono_ns(); /* the mappings as they are now, not as listed */
 		queue(u, p);
+	}
 }
 
 void unwinder__sampled(struct unwinder *u, uint32_t pid)
@@ -915,10 +964,22 @@ struct unwinder *unwinder__new(struct sampler *sampler, const struct unwind_opts
 		 u->o.debug_dir ? u->o.debug_dir : "/usr/lib/debug");
 	u->o.proc_root = u->proc_root;
 	u->o.debug_dir = u->debug_dir;
+	u->tracker = u->o.procs;
+	if (!u->tracker) {
+		struct proc_tracker_opts po = { .proc_root = u->proc_root };
+
+		u->tracker = u->own_tracker = proc_tracker__new(&po);
+		if (!u->tracker) {
+			free(u);
+			errno = ENOMEM;
+			return NULL;
+		}
+	}
 	u->s = sampler;
 	u->capacity = sampler__unwind_capacity(sampler);
 	u->lru.next = u->lru.prev = &u->lru;
 	if (range_free(u, 0, u->capacity)) {
+		proc_tracker__free(u->own_tracker);
 		free(u);
 		errno = ENOMEM;
 		return NULL;
@@ -952,7 +1013,7 @@ void unwinder__free(struct unwinder *u)
 	free(u->vdso);
 	free(u->free);
 	free(u->queue);
-	free(u->buf);
+	proc_tracker__free(u->own_tracker);
 	free(u->packed);
 	free(u);
 }

@@ -252,6 +252,7 @@ struct http_published {
 	struct ingest_stats ingest;
 	struct unwind_stats unwind;
 	bool have_unwind;		/* the tables are in use */
+	struct proc_tracker_stats procs; /* the process tracker (proc/proctrack.h) */
 	struct python_stats python;
 	bool have_python; /* Python frames are read ([python] enabled) */
 	struct exporter_stats exporters[EXPORTER_KINDS];
@@ -269,10 +270,6 @@ uint64_t http_server__published_at(struct http_server *s);
  * in use (mmapped chunks included), and bytes freed but kept by malloc (what RSS holds beyond
  * the first). Zero without glibc 2.33+, and under ASan (its allocator is not glibc's). Takes each
  * arena's lock while it walks its free lists. */
-struct http_heap {
-	uint64_t in_use_bytes, free_bytes;
-};
-void http_heap_stats(struct http_heap *ret);
 
 /* --- for handlers ---------------------------------------------------------------------------- */
 

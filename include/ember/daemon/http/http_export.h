@@ -52,6 +52,9 @@ void ember_metrics_symbolizer(struct metrics *m, const struct symbolizer_stats *
 struct unwind_stats;
 /* The unwind tables: rows used and capacity, tables, processes, builds and their events. */
 void ember_metrics_unwind(struct metrics *m, const struct unwind_stats *st);
+struct proc_tracker_stats;
+/* The process tracker: processes and mappings known, reads by way, events. */
+void ember_metrics_procs(struct metrics *m, const struct proc_tracker_stats *st);
 struct python_stats;
 /* Python frames: processes read and unsupported, samples, frames named and unknown, events. */
 void ember_metrics_python(struct metrics *m, const struct python_stats *st);

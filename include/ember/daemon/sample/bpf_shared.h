@@ -141,9 +141,9 @@ struct ember_bpf_stats {
 	__u64 user_other;
 	__u64 ringbuf_drops;	/* no room in the ring buffer: the sample is lost (counted) */
 	__u64 ring_bytes;	/* bytes of the sample records written to the ring buffer */
-	__u64 execs;		/* exec of a sampled process notified (struct ember_exec_rec) */
+	__u64 execs;		/* exec of a process notified (struct ember_exec_rec) */
 	__u64 exec_drops;	/* ... not notified: no room in the ring buffer */
-	__u64 exits;		/* exit of a sampled process's leader notified (kind EXIT) */
+	__u64 exits;		/* exit of a process's leader notified (kind EXIT) */
 	__u64 exit_drops;	/* ... not notified: no room in the ring buffer */
 	__u64 user_fp_walks;	/* user stacks walked by frame pointer: no tables for the process yet */
 	__u64 user_truncated;	/* user stacks the walk could not finish (EMBER_USTACK_TRUNC) */
@@ -217,6 +217,9 @@ struct ember_unwind_prow {
 #define EMBER_PROW_BP_TYPE(r)  (((r) >> 3) & 3)
 #define EMBER_PROW_BP(r)       ((__s32)((r) << 16) >> 21)
 #define EMBER_PROW_CFA_OFF(r)  ((__s32)(r) >> 16)
+/* EMBER_CFA_NONE rows: rule 0 is a gap in the CFI (no FDE), this one a rule the row cannot
+ * hold or the walker cannot express (cfi_none_reason other than the gap, or lossy) */
+#define EMBER_PROW_NONE_RULE   (EMBER_CFA_NONE | 1u << 16)
 
 /* An executable mapping of a process: [start, end), its rows [row_start, +row_count) (0 rows:
  * frame pointers here, e.g. JIT code), file address = ip - bias. 32 bytes. */
@@ -253,6 +256,29 @@ struct ember_ustack {
 					 loop; the outer frames are missing */
 #define EMBER_USTACK_FP	    (1u << 2) /* the process had no unwind tables yet: frame pointers */
 #define EMBER_USTACK_SIGNAL (1u << 3) /* went through a signal frame */
+
+/*
+ * Why a user walk stopped short (EMBER_USTACK_TRUNC), counted per CPU by reason in the
+ * "walk_stops" array (bpf/unwind.bpf.h: one struct ember_walk_stops). A frame walked by frame
+ * pointer for want of a rule that then fails counts as the reason it had no rule.
+ */
+#define EMBER_STOP_OTHER      0 /* flagged truncated with no reason (a bug if it moves) */
+#define EMBER_STOP_NO_TABLE   1 /* no unwind table yet for the process or the mapping's file:
+				   the frame pointer step that replaced it failed */
+#define EMBER_STOP_NO_ROW     2 /* the file's table has no row for the address (a gap in the
+				   CFI, code without CFI): likewise */
+#define EMBER_STOP_NO_RULE    3 /* the row's rule is one the walker cannot express (written as
+				   "frame pointer here"): likewise */
+#define EMBER_STOP_UNMAPPED   4 /* a run of frames outside every known mapping (JIT code or a
+				   list older than the mapping) */
+#define EMBER_STOP_UNREADABLE 5 /* the stack memory a rule points to could not be read */
+#define EMBER_STOP_DEPTH      6 /* EMBER_MAX_STACK_DEPTH frames (less Python's) stored */
+#define EMBER_STOP_LOOP	      7 /* loop guard: a CFA not above the frame's rsp */
+#define EMBER_STOP_NR	      8
+
+struct ember_walk_stops {
+	__u64 n[EMBER_STOP_NR];
+};
 
 /*
  * --- Python frames (bpf/python.bpf.h; userspace: src/daemon/symbols/python.c) ----------------

@@ -51,6 +51,9 @@ struct sampler_opts {
 		char comm[16];		/* only this comm; "": any */
 		uint32_t threads;	/* threads tracked at once (the task map's size) */
 	} offcpu;
+	bool fp_only;	       /* no BPF walker (sampler_probe_walker() == 0): user stacks by the
+				  kernel's frame-pointer walk, no unwind tables, no Python frames;
+				  a capture's sampler follows unwind_from's */
 };
 
 /* One (pid, tid, comm, cgroup, kernel stack, user stack) with the times of its samples in this
@@ -86,6 +89,12 @@ struct sampler_group {
 /* Borrowed data: valid during the call only. Return 0 to go on, < 0 to abort the drain. */
 typedef int (*sampler_group_fn)(const struct sampler_group *g, void *ctx);
 
+/* Reasons a user walk stops short (EMBER_STOP_* in bpf_shared.h), for sampler_stats.user_stops. */
+#define SAMPLER_STOP_REASONS 8
+
+/* The reason's name in /api/v1/stats and /metrics ("no_table", "depth", ...): static. */
+const char *sampler_stop_name(unsigned int reason);
+
 struct sampler_stats {
 	uint64_t samples;		/* BPF program samples (sum over CPUs) */
 	uint64_t idle;
@@ -99,6 +108,7 @@ struct sampler_stats {
 	uint64_t exit_drops;		/* ... lost (ring buffer full): found later by the checks */
 	uint64_t user_fp_walks;		/* user stacks by frame pointer: the process had no tables */
 	uint64_t user_truncated;	/* user stacks the walk could not finish */
+	uint64_t user_stops[SAMPLER_STOP_REASONS]; /* ... by why: sampler_stop_name() */
 	bool exec_notify;		/* gauge: the sched_process_exec program is attached */
 	bool exit_notify;		/* gauge: the sched_process_exit program is attached */
 	uint64_t untimed;		/* samples delivered with the drain's time (none: kept for the
@@ -126,9 +136,16 @@ struct sampler_stats {
 	uint32_t prog_id;		/* the BPF program's id (bpftool prog show id N) */
 	uint32_t prog_verified_insns;	/* instructions the verifier processed to accept it */
 	uint32_t ringbuf_bytes;		/* the ring buffer's size */
+	bool fp_only;			/* gauge: sampler_opts.fp_only (no BPF walker) */
 };
 
 struct sampler; /* opaque */
+
+/*
+ * Whether the kernel can run the BPF walker of user stacks: 1 yes, 0 no (it lacks bpf_loop(),
+ * Linux < 5.17: sampler_opts.fp_only then), -errno when the probe itself failed.
+ */
+int sampler_probe_walker(void);
 
 /*
  * Opens, sizes, loads and attaches on every online CPU. 0 and *ret_s, or -errno with a one-line

@@ -80,8 +80,13 @@ struct ember_config {
 	uint64_t max_perfmap_entries;	/* all perf maps together; 1024..1G, default 500000 */
 	uint64_t max_image_bytes;	/* all ELF images' symbols; 16M..64G, default 128M */
 	uint64_t max_section_bytes;	/* an ELF section read, inflated; 1M..4G, default 128M */
+	bool debuginfod;		/* fetch debug files from DEBUGINFOD_URLS; default yes */
+	char debuginfod_cache[EMBER_PATH_MAX]; /* their folder; /var/cache/emberd/debuginfod */
+	uint64_t debuginfod_cache_bytes;	/* its bound; 16M..1T, default 1G */
+	uint64_t debuginfod_timeout_ms;	/* one fetch's bound; 100 ms..10 min, default 2 s */
 
 	/* [python] */
+	bool process_maps_query; /* mappings by PROCMAP_QUERY where the kernel has it; default yes */
 	bool python;	       /* Python frames of CPython processes; default yes */
 	bool python_lines;     /* ... with "file:line"; default no */
 	uint64_t python_procs; /* CPython processes read; 16..1M, default 4096 */

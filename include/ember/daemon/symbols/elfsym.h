@@ -77,6 +77,8 @@ size_t elfsym__build_id(const struct elfsym *e, const uint8_t **ret);
 /* True when symbols or DWARF came from a separate debug file. */
 bool elfsym__used_debug_file(const struct elfsym *e);
 bool elfsym__has_dwarf(const struct elfsym *e);
+/* The file has a .symtab of its own (is not stripped). */
+bool elfsym__has_symtab(const struct elfsym *e);
 size_t elfsym__count(const struct elfsym *e);
 size_t elfsym__mem_bytes(const struct elfsym *e);
 

@@ -45,11 +45,14 @@ struct sampler;
 struct sampler_group;
 struct strtab;
 
+struct proc_tracker;
+
 struct python_opts {
 	bool lines;	       /* "file:line" in Python frame names */
 	uint32_t max_procs;    /* CPython processes tracked (the sampler's python_procs) */
 	uint32_t max_codes;    /* code objects named, over all processes */
 	const char *proc_root; /* "/proc" unless testing */
+	struct proc_tracker *procs; /* where mappings come from (borrowed); NULL: its own */
 };
 
 #define PYTHON_OPTS_DEFAULT                                                                        \

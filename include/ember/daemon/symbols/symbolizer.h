@@ -35,8 +35,11 @@
 #include <stdint.h>
 
 #include "ember/daemon/proc/mapfile.h"
+#include "ember/daemon/symbols/dbgfetch.h"
 
 struct strtab;
+
+struct proc_tracker;
 
 struct symbolizer_opts {
 	bool perf_maps;		  /* read /tmp/perf-PID.map JIT maps (via /proc/PID/root/tmp) */
@@ -45,6 +48,7 @@ struct symbolizer_opts {
 	bool addr_offsets;	  /* unresolved user frames as "file+0xoffset", not "[file]" */
 	const char *debug_dirs;	  /* ':'-separated roots of separate debug info; NULL: "/usr/lib/debug" */
 	const char *proc_root;	  /* NULL: "/proc" (tests point it elsewhere) */
+	struct proc_tracker *procs; /* where mappings come from (borrowed); NULL: one of its own */
 	const char *kallsyms_path; /* NULL: "/proc/kallsyms" */
 	uint64_t (*ks_clock_ns)(void); /* tests: the clock of kallsyms reloads; NULL: monotonic */
 	/*
@@ -62,6 +66,9 @@ struct symbolizer_opts {
 	uint64_t max_perfmap_entries; /* all processes' perf maps; the rest is skipped; 0: none */
 	uint64_t max_image_bytes; /* all ELF images' symbols; least recently used go; 0: no bound */
 	uint64_t max_section_bytes; /* an ELF section read (inflated); more: refused; 0: none */
+	struct dbgfetch *fetch;	  /* debuginfod (borrowed; NULL: none): the debug file of a
+				     stripped image without a local one is fetched into
+				     dbgfetch__dir(), which debug_dirs must name */
 };
 
 /* The defaults above, all booleans on except addr_offsets. */
@@ -110,6 +117,9 @@ struct symbolizer_stats {
 	uint64_t elf_too_big;		/* ... refused: a table or section past its bound */
 	uint64_t elf_short_reads;	/* ... refused: the file shrank while read */
 	uint64_t elf_debug_refused;	/* debug files refused: not root's, a link, a CRC mismatch */
+	uint64_t elf_debuginfod;	/* images read again with a debug file debuginfod served */
+	bool debuginfod;		/* gauge: fetching from DEBUGINFOD_URLS */
+	struct dbgfetch_stats fetch;	/* its counters (zeros without) */
 
 	uint64_t perfmap_loads;		/* perf-map files read (first time or because they grew) */
 	uint64_t perfmap_symbols;	/* gauge: JIT symbols held */

@@ -25,8 +25,10 @@
 #include <stdint.h>
 
 #include "ember/daemon/proc/mapfile.h"
+#include "ember/daemon/proc/proctrack.h"
 
 struct sampler;
+struct dbgfetch;
 
 struct unwind_opts {
 	uint32_t max_procs;		/* processes listed at once (the BPF map's size) */
@@ -35,6 +37,10 @@ struct unwind_opts {
 	const char *debug_dir;		/* separate debug files by build-id: ':'-separated
 					 * dirs (symbols.debug_dirs; "/usr/lib/debug") */
 	uint64_t max_section_bytes;	/* a CFI section read (inflated); more: refused. 0: none */
+	struct dbgfetch *fetch;		/* debuginfod (borrowed; NULL: none): a file without CFI
+					 * and without a local debug file gets its debug file's
+					 * .debug_frame; debug_dir must name dbgfetch__dir() */
+	struct proc_tracker *procs;	/* where mappings come from (borrowed); NULL: one of its own */
 };
 
 #define UNWIND_OPTS_DEFAULT { .max_procs = 4096, .work_budget_ns = 20000000, \
@@ -52,6 +58,7 @@ struct unwind_stats {
 	uint64_t build_ns;		/* ... and the time they took */
 	uint64_t build_failures;	/* files that could not be read or have no CFI */
 	uint64_t build_shared;		/* a file found by build-id under another device/inode */
+	uint64_t debuginfod;		/* tables with a debug file's CFI from debuginfod */
 	uint64_t files_changed;		/* a cached (device, inode) found naming another file now */
 	uint64_t evictions;		/* tables evicted for room */
 	uint64_t refused;		/* tables not built: no room but tables in use (30 s) */
@@ -60,6 +67,8 @@ struct unwind_stats {
 	uint64_t procs_pending;		/* gauge: processes waiting for their tables */
 	uint64_t procs_dropped;		/* processes not listed: the map was full */
 	uint64_t procs_swept;		/* forgotten by the sweep: gone without a notification */
+	uint64_t exec_lists;		/* processes listed at exec (unwinder__exec_pid) */
+	uint64_t exec_unbuilt;		/* ... mappings left to frame pointers then: no table yet */
 	uint64_t lists;			/* lists written to the BPF map */
 	uint64_t maps_overflow;		/* executable mappings past EMBER_UNWIND_MAX_MAPS */
 	uint64_t maps_errors;		/* /proc/PID/maps not readable (gone, denied) */
@@ -80,6 +89,13 @@ void unwinder__free(struct unwinder *u); /* NULL is a no-op; the BPF lists stay 
 
 /* A process was sampled for the first time (or its first sample after an exec): queue it. */
 void unwinder__note_pid(struct unwinder *u, uint32_t pid);
+/*
+ * A process called exec (the process tracker's event): listed now with the tables already built
+ * (a binary seen before: one more `ls`, a build's compiler), so that its first samples are walked
+ * whole; files without a table stay frame pointers until its first sample notes it (no table is
+ * compiled for a process that is never sampled).
+ */
+void unwinder__exec_pid(struct unwinder *u, uint32_t pid);
 /*
  * Its mappings may have changed (a stack of it ran out of known mappings, dlopen): read them
  * again, at most once a second per process.

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * procmaps: the /proc/PID/maps parser. Pure functions on text (fuzzed): no file access here; the
- * symbolizer reads the file and hands the text over.
+ * process tracker (proctrack.h) reads the file and hands the text over.
  *
  *   55d0c2a00000-55d0c2a21000 r-xp 00002000 fd:01 1835012     /usr/bin/burn
  *   7f1c2a000000-7f1c2a021000 rwxp 00000000 00:00 0           (anonymous: JIT code)
@@ -52,6 +52,13 @@ typedef int (*procmaps_entry_fn)(const struct procmaps_entry *e, void *ctx);
  */
 int procmaps_parse(const char *text, size_t len, procmaps_entry_fn fn, void *ctx,
 		   unsigned long *ret_bad);
+
+/*
+ * Sets @e's kind, deleted, path and path_len from a mapping's name as the kernel shows it
+ * (@path, @len: "" for none, " (deleted)" removed): the one rule for /proc/PID/maps lines and
+ * PROCMAP_QUERY answers. e->path points into @path.
+ */
+void procmaps_classify(const char *path, size_t len, struct procmaps_entry *e);
 
 /* The base name of the mapping's path ("libc.so.6"), borrowed; *@ret_len set. "" for anon. */
 const char *procmaps_basename(const struct procmaps_entry *e, size_t *ret_len);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "ember/daemon/symbols/procmaps.h"
+#include "ember/daemon/proc/procmaps.h"
 
 #include <errno.h>
 #include <string.h>
@@ -88,14 +88,38 @@ static bool perm(struct cursor *c, char set, bool *ret)
 
 #define DELETED " (deleted)"
 
+void procmaps_classify(const char *path, size_t plen, struct procmaps_entry *e)
+{
+	e->deleted = false;
+	if (plen >= sizeof(DELETED) - 1 &&
+	    !memcmp(path + plen - (sizeof(DELETED) - 1), DELETED, sizeof(DELETED) - 1)) {
+		e->deleted = true;
+		plen -= sizeof(DELETED) - 1;
+	}
+	if (plen == 0) {
+		e->kind = PROCMAPS_ANON;
+	} else if (path[0] == '[' && path[plen - 1] == ']') {
+		if (plen == 6 && !memcmp(path, "[vdso]", 6))
+			e->kind = PROCMAPS_VDSO;
+		else if (plen >= 6 && !memcmp(path, "[anon:", 6))
+			e->kind = PROCMAPS_ANON;
+		else
+			e->kind = PROCMAPS_SPECIAL;
+	} else if (plen >= 6 && !memcmp(path, "//anon", 6)) {
+		e->kind = PROCMAPS_ANON;
+	} else {
+		e->kind = PROCMAPS_FILE;
+	}
+	e->path = plen ? path : "";
+	e->path_len = plen;
+}
+
 int procmaps_parse_line(const char *line, size_t len, struct procmaps_entry *ret,
 			struct parse_error *reterr)
 {
 	struct cursor c = { .p = line, .end = line + len, .line = line };
 	struct procmaps_entry e = { .kind = PROCMAPS_ANON };
 	uint64_t major, minor;
-	const char *path;
-	size_t plen;
 
 	if (len && line[len - 1] == '\r')
 		c.end--;
@@ -124,29 +148,7 @@ int procmaps_parse_line(const char *line, size_t len, struct procmaps_entry *ret
 		return fail(reterr, &c, "bad inode");
 	if (c.p < c.end && !spaces(&c))
 		return fail(reterr, &c, "junk after inode");
-	path = c.p;
-	plen = (size_t)(c.end - c.p);
-	if (plen >= sizeof(DELETED) - 1 &&
-	    !memcmp(path + plen - (sizeof(DELETED) - 1), DELETED, sizeof(DELETED) - 1)) {
-		e.deleted = true;
-		plen -= sizeof(DELETED) - 1;
-	}
-	if (plen == 0) {
-		e.kind = PROCMAPS_ANON;
-	} else if (path[0] == '[' && path[plen - 1] == ']') {
-		if (plen == 6 && !memcmp(path, "[vdso]", 6))
-			e.kind = PROCMAPS_VDSO;
-		else if (plen >= 6 && !memcmp(path, "[anon:", 6))
-			e.kind = PROCMAPS_ANON;
-		else
-			e.kind = PROCMAPS_SPECIAL;
-	} else if (plen >= 6 && !memcmp(path, "//anon", 6)) {
-		e.kind = PROCMAPS_ANON;
-	} else {
-		e.kind = PROCMAPS_FILE;
-	}
-	e.path = plen ? path : "";
-	e.path_len = plen;
+	procmaps_classify(c.p, (size_t)(c.end - c.p), &e);
 	*ret = e;
 	return 0;
 }

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef EMBER_DAEMON_PROC_PROCTRACK_H
+#define EMBER_DAEMON_PROC_PROCTRACK_H
+
+/*
+ * proctrack: the one process tracker (issue 26). It alone reads a process's mappings, once per
+ * event: an exec (sched_process_exec, through the sampler's ring buffer), a first sample, a walk
+ * cut short (dlopen since?). The unwinder, the symbolizer and the CPython reader take the
+ * mappings from it instead of each reading /proc/PID/maps; an exit drops them at once.
+ *
+ * How: the PROCMAP_QUERY ioctl on /proc/PID/maps where the kernel has it (6.11+: one ioctl per
+ * mapping, no text), else one read of /proc/PID/maps; `force_maps_read` forces the second. What
+ * is kept: the file-backed mappings, the vDSO and executable anonymous ones (JIT code); not the
+ * heap, the stack or anonymous data.
+ *
+ * Thread-safe (one mutex, held to look up and swap, never while reading /proc); a snapshot is
+ * immutable and reference-counted, so a reader walks it without the lock.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ember/daemon/proc/procmaps.h"
+
+struct proc_tracker_opts {
+	const char *proc_root;		/* NULL: "/proc" (tests point it at a fake tree) */
+	bool force_maps_read;		/* never PROCMAP_QUERY: the /proc/PID/maps text (CI tests both) */
+	uint32_t max_procs;		/* processes whose mappings are kept; 0: 32768 */
+};
+
+struct proc_tracker_stats {
+	uint64_t reads;			/* mappings read (one per event), both ways */
+	uint64_t query_reads;		/* ... with PROCMAP_QUERY */
+	uint64_t text_reads;		/* ... as /proc/PID/maps text */
+	uint64_t query_ioctls;		/* PROCMAP_QUERY calls */
+	uint64_t read_errors;		/* gone (an exited process), unreadable */
+	uint64_t reused;		/* asked and answered from the last read: no /proc work */
+	uint64_t stale_used;		/* a read failed (gone): the last one answered */
+	uint64_t events;		/* invalidations: exec, first sample, refresh */
+	uint64_t exits;			/* exits notified (the process's state dropped if held) */
+	uint64_t swept;			/* ... found gone by the sweep (an exit not notified) */
+	uint64_t not_kept;		/* read but not kept: max_procs reached (counted skip) */
+	uint64_t procs;			/* processes known now */
+	uint64_t mappings;		/* mappings kept now, all processes */
+	uint64_t mem_bytes;		/* their memory */
+	bool procmap_query;		/* the kernel answers PROCMAP_QUERY and it is used */
+};
+
+struct proc_tracker;
+struct proc_maps;			/* one process's mappings at one read: immutable */
+
+/* NULL + errno. */
+struct proc_tracker *proc_tracker__new(const struct proc_tracker_opts *o);
+void proc_tracker__free(struct proc_tracker *pt);	/* NULL is a no-op */
+
+/* An event for @pid (exec, a first sample, a refresh): its next proc_tracker__maps() reads. */
+void proc_tracker__invalidate(struct proc_tracker *pt, uint32_t pid);
+
+/*
+ * @pid's mappings: the last read if there is one since the last event and not before
+ * @min_read_ns (CLOCK_MONOTONIC; 0: any), else read now; when that read fails (the process is
+ * gone), the last read if any. NULL + errno (ENOENT/ESRCH: gone).
+ * Release with proc_maps__put().
+ */
+struct proc_maps *proc_tracker__maps(struct proc_tracker *pt, uint32_t pid, uint64_t min_read_ns);
+
+/* @pid exited: its mappings go now (snapshots still held stay valid until put). */
+void proc_tracker__exit(struct proc_tracker *pt, uint32_t pid);
+
+/* Drops the processes that are gone (an exit not notified). Returns how many. */
+int proc_tracker__sweep(struct proc_tracker *pt);
+
+void proc_tracker__stats(struct proc_tracker *pt, struct proc_tracker_stats *ret);
+
+/* Calls @fn for each mapping in address order; nonzero stops and is returned. */
+int proc_maps__for_each(const struct proc_maps *m, procmaps_entry_fn fn, void *ctx);
+size_t proc_maps__count(const struct proc_maps *m);
+/* When it was read (CLOCK_MONOTONIC). */
+uint64_t proc_maps__read_ns(const struct proc_maps *m);
+void proc_maps__put(struct proc_maps *m);		/* NULL is a no-op */
+
+#endif

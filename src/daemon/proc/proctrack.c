@@ -1,0 +1,492 @@
+// SPDX-License-Identifier: MIT
+#include "ember/daemon/proc/proctrack.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ember/core/base/array.h"
+#include "ember/core/base/clock.h"
+#include "ember/core/base/hash.h"
+#include "ember/core/base/readall.h"
+
+/*
+ * PROCMAP_QUERY (linux/fs.h since 6.11; Debian 12's headers are 6.1's): the UAPI struct, whose
+ * layout is fixed by its size field (104 bytes here, the first version).
+ */
+#ifndef PROCMAP_QUERY
+struct procmap_query {
+	uint64_t size;
+	uint64_t query_flags;
+	uint64_t query_addr;
+	uint64_t vma_start;
+	uint64_t vma_end;
+	uint64_t vma_flags;
+	uint64_t vma_page_size;
+	uint64_t vma_offset;
+	uint64_t inode;
+	uint32_t dev_major;
+	uint32_t dev_minor;
+	uint32_t vma_name_size;
+	uint32_t build_id_size;
+	uint64_t vma_name_addr;
+	uint64_t build_id_addr;
+};
+#define PROCMAP_QUERY _IOWR('f', 17, struct procmap_query)
+#define PROCMAP_QUERY_VMA_READABLE 0x01
+#define PROCMAP_QUERY_VMA_WRITABLE 0x02
+#define PROCMAP_QUERY_VMA_EXECUTABLE 0x04
+#define PROCMAP_QUERY_VMA_SHARED 0x08
+#define PROCMAP_QUERY_COVERING_OR_NEXT_VMA 0x10
+#endif
+
+#define SLOTS		4096		/* hash buckets of processes (chained) */
+#define MAPS_MAX_BYTES	(64u << 20)	/* a maps text beyond this: an error, counted */
+#define MAX_MAPPINGS	65536		/* kept per process; the kernel's default limit is 65530 */
+#define NAME_MAX_BYTES	4096
+
+struct proc_maps {
+	int refs;			/* atomic */
+	uint64_t read_ns;
+	size_t n;
+	size_t bytes;
+	struct procmaps_entry e[];	/* then the paths, NUL-terminated */
+};
+
+struct tproc {
+	struct tproc *hnext;
+	uint32_t pid;
+	bool stale;			/* an event since the read: read again when asked */
+	struct proc_maps *m;		/* NULL: not read yet */
+};
+
+struct proc_tracker {
+	struct proc_tracker_opts o;
+	char proc_root[256];
+	pthread_mutex_t lock;		/* the table and the counters */
+	pthread_mutex_t read_lock;	/* the scratch below */
+	struct tproc *slots[SLOTS];
+	bool query_off;			/* the kernel said ENOTTY/EINVAL: text from now on */
+	struct proc_tracker_stats st;
+	/* scratch of a read (under read_lock) */
+	char *text;
+	size_t text_cap;
+	struct procmaps_entry *ents;
+	size_t nents, ents_cap;
+	char *names;
+	size_t names_len, names_cap;
+	char name[NAME_MAX_BYTES];	/* a PROCMAP_QUERY answer's name */
+};
+
+/* --- snapshots ------------------------------------------------------------------------------- */
+
+int proc_maps__for_each(const struct proc_maps *m, procmaps_entry_fn fn, void *ctx)
+{
+	size_t i;
+	int r;
+
+	for (i = 0; m && i < m->n; i++) {
+		r = fn(&m->e[i], ctx);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+size_t proc_maps__count(const struct proc_maps *m)
+{
+	return m ? m->n : 0;
+}
+
+uint64_t proc_maps__read_ns(const struct proc_maps *m)
+{
+	return m ? m->read_ns : 0;
+}
+
+static struct proc_maps *maps_get(struct proc_maps *m)
+{
+	__atomic_fetch_add(&m->refs, 1, __ATOMIC_RELAXED);
+	return m;
+}
+
+void proc_maps__put(struct proc_maps *m)
+{
+	if (m && __atomic_sub_fetch(&m->refs, 1, __ATOMIC_ACQ_REL) == 0)
+		free(m);
+}
+
+/* --- reading --------------------------------------------------------------------------------- */
+
+/* What is kept: files (a table, symbols, an interpreter), the vDSO, executable anonymous memory. */
+static bool keep(const struct procmaps_entry *e)
+{
+	return e->kind == PROCMAPS_FILE || e->kind == PROCMAPS_VDSO ||
+	       (e->kind == PROCMAPS_ANON && e->x);
+}
+
+/* Adds @e to the scratch, its path copied. 0 or -ENOMEM. */
+static int add(struct proc_tracker *pt, const struct procmaps_entry *e)
+{
+	struct procmaps_entry *x;
+
+	if (pt->nents >= MAX_MAPPINGS)
+		return 0;
+	if (array_grow((void **)&pt->ents, &pt->ents_cap, pt->nents + 1, sizeof(*pt->ents), 64) ||
+	    array_grow((void **)&pt->names, &pt->names_cap, pt->names_len + e->path_len + 1, 1,
+		       4096))
+		return -ENOMEM;
+	x = &pt->ents[pt->nents++];
+	*x = *e;
+	memcpy(pt->names + pt->names_len, e->path, e->path_len);
+	pt->names[pt->names_len + e->path_len] = '\0';
+	x->path = (const char *)(uintptr_t)pt->names_len; /* an offset until the snapshot is made */
+	pt->names_len += e->path_len + 1;
+	return 0;
+}
+
+static int on_line(const struct procmaps_entry *e, void *ctx)
+{
+	return keep(e) ? add(ctx, e) : 0;
+}
+
+/* One /proc/PID/maps read. 0 or -errno. */
+static int read_text(struct proc_tracker *pt, uint32_t pid)
+{
+	char path[300];
+	size_t len = 0;
+	int r;
+
+	snprintf(path, sizeof(path), "%s/%u/maps", pt->proc_root, pid);
+	r = read_path_all(path, &pt->text, &pt->text_cap, MAPS_MAX_BYTES, &len);
+	if (r)
+		return r;
+	/* an exited (zombie) process reads as empty */
+	if (!len)
+		return -ESRCH;
+	return procmaps_parse(pt->text, len, on_line, pt, NULL);
+}
+
+/*
+ * PROCMAP_QUERY, one ioctl per mapping from address 0 up. 0, -ENOTTY (the kernel has no such
+ * ioctl: the caller reads the text), or -errno.
+ */
+static int read_query(struct proc_tracker *pt, int fd, uint64_t *ret_ioctls)
+{
+	char *name = pt->name;
+	uint64_t addr = 0;
+	int r;
+
+	for (;;) {
+		struct procmap_query q = { .size = sizeof(q),
+					   .query_flags = PROCMAP_QUERY_COVERING_OR_NEXT_VMA,
+					   .query_addr = addr,
+					   .vma_name_addr = (uint64_t)(uintptr_t)name,
+					   .vma_name_size = NAME_MAX_BYTES };
+		struct procmaps_entry e = { 0 };
+
+		(*ret_ioctls)++;
+		if (ioctl(fd, PROCMAP_QUERY, &q)) {
+			r = -errno;
+			if (r == -ENOENT)
+				return 0; /* no mapping at or above addr: done */
+			if (r == -EINVAL && addr == 0)
+				return -ENOTTY; /* an older layout the kernel refuses: the text */
+			return r;
+		}
+		if (q.vma_end <= addr)
+			return -EIO; /* cannot happen: the kernel moves forward */
+		addr = q.vma_end;
+		e.start = q.vma_start;
+		e.end = q.vma_end;
+		e.pgoff = q.vma_offset;
+		e.inode = q.inode;
+		e.dev_major = q.dev_major;
+		e.dev_minor = q.dev_minor;
+		e.r = q.vma_flags & PROCMAP_QUERY_VMA_READABLE;
+		e.w = q.vma_flags & PROCMAP_QUERY_VMA_WRITABLE;
+		e.x = q.vma_flags & PROCMAP_QUERY_VMA_EXECUTABLE;
+		e.shared = q.vma_flags & PROCMAP_QUERY_VMA_SHARED;
+		/* vma_name_size counts the NUL; 0: no name (anonymous) */
+		procmaps_classify(name, q.vma_name_size ? q.vma_name_size - 1 : 0, &e);
+		if (keep(&e) && add(pt, &e))
+			return -ENOMEM;
+	}
+}
+
+/* Reads @pid's mappings into a new snapshot. NULL + errno. */
+static struct proc_maps *read_maps(struct proc_tracker *pt, uint32_t pid)
+{
+	struct proc_maps *m = NULL;
+	uint64_t ioctls = 0;
+	bool query = false;
+	char path[300];
+	size_t i;
+	int fd, r = 0;
+
+	pthread_mutex_lock(&pt->read_lock);
+	pt->nents = 0;
+	pt->names_len = 0;
+	if (!pt->o.force_maps_read && !__atomic_load_n(&pt->query_off, __ATOMIC_RELAXED)) {
+		snprintf(path, sizeof(path), "%s/%u/maps", pt->proc_root, pid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			r = -errno;
+		} else {
+			r = read_query(pt, fd, &ioctls);
+			close(fd);
+			if (r == -ENOTTY) { /* no PROCMAP_QUERY here (before 6.11): the text */
+				__atomic_store_n(&pt->query_off, true, __ATOMIC_RELAXED);
+				pt->nents = 0;
+				pt->names_len = 0;
+				r = 0;
+			} else {
+				query = true;
+			}
+		}
+	}
+	if (!query && !r)
+		r = read_text(pt, pid);
+	else if (query && !r && !pt->nents)
+		r = -ESRCH; /* a zombie has no mappings */
+	if (!r) {
+		m = malloc(sizeof(*m) + pt->nents * sizeof(m->e[0]) + pt->names_len);
+		if (!m)
+			r = -ENOMEM;
+	}
+	if (m) {
+		char *names = (char *)&m->e[pt->nents];
+
+		m->refs = 1;
+		m->read_ns = mono_ns();
+		m->n = pt->nents;
+		m->bytes = sizeof(*m) + pt->nents * sizeof(m->e[0]) + pt->names_len;
+		memcpy(names, pt->names, pt->names_len);
+		for (i = 0; i < pt->nents; i++) {
+			m->e[i] = pt->ents[i];
+			m->e[i].path = names + (uintptr_t)pt->ents[i].path;
+		}
+	}
+	pthread_mutex_unlock(&pt->read_lock);
+	pthread_mutex_lock(&pt->lock);
+	pt->st.query_ioctls += ioctls;
+	if (m) {
+		pt->st.reads++;
+		if (query)
+			pt->st.query_reads++;
+		else
+			pt->st.text_reads++;
+	} else {
+		pt->st.read_errors++;
+	}
+	pthread_mutex_unlock(&pt->lock);
+	if (!m)
+		errno = -r;
+	return m;
+}
+
+/* --- the processes --------------------------------------------------------------------------- */
+
+static struct tproc **find(struct proc_tracker *pt, uint32_t pid)
+{
+	struct tproc **pp;
+
+	for (pp = &pt->slots[hash_mix64(pid) & (SLOTS - 1)]; *pp; pp = &(*pp)->hnext)
+		if ((*pp)->pid == pid)
+			return pp;
+	return pp;
+}
+
+/* Under the lock: unlinks and frees *@pp. */
+static void drop(struct proc_tracker *pt, struct tproc **pp)
+{
+	struct tproc *p = *pp;
+
+	*pp = p->hnext;
+	if (p->m) {
+		pt->st.mappings -= p->m->n;
+		pt->st.mem_bytes -= p->m->bytes;
+		proc_maps__put(p->m);
+	}
+	pt->st.mem_bytes -= sizeof(*p);
+	pt->st.procs--;
+	free(p);
+}
+
+void proc_tracker__invalidate(struct proc_tracker *pt, uint32_t pid)
+{
+	struct tproc *p;
+
+	if (!pt)
+		return;
+	pthread_mutex_lock(&pt->lock);
+	pt->st.events++;
+	p = *find(pt, pid);
+	if (p)
+		p->stale = true;
+	pthread_mutex_unlock(&pt->lock);
+}
+
+struct proc_maps *proc_tracker__maps(struct proc_tracker *pt, uint32_t pid, uint64_t min_read_ns)
+{
+	struct proc_maps *m = NULL, *old;
+	struct tproc **pp, *p;
+
+	if (!pt || !pid) {
+		errno = EINVAL;
+		return NULL;
+	}
+	pthread_mutex_lock(&pt->lock);
+	p = *find(pt, pid);
+	if (p && p->m && !p->stale && p->m->read_ns >= min_read_ns) {
+		m = maps_get(p->m);
+		pt->st.reused++;
+	}
+	pthread_mutex_unlock(&pt->lock);
+	if (m)
+		return m;
+	m = read_maps(pt, pid); /* unlocked: /proc work */
+	if (!m) {
+		int err = errno;
+
+		/* gone since the event (a process that lived a few milliseconds): what was read
+		 * at its exec or first sample still names its samples */
+		pthread_mutex_lock(&pt->lock);
+		p = *find(pt, pid);
+		if (p && p->m) {
+			m = maps_get(p->m);
+			pt->st.stale_used++;
+		}
+		pthread_mutex_unlock(&pt->lock);
+		if (!m)
+			errno = err;
+		return m;
+	}
+	pthread_mutex_lock(&pt->lock);
+	pp = find(pt, pid);
+	p = *pp;
+	if (!p && pt->st.procs < pt->o.max_procs) {
+		p = calloc(1, sizeof(*p));
+		if (p) {
+			p->pid = pid;
+			*pp = p;
+			pt->st.procs++;
+			pt->st.mem_bytes += sizeof(*p);
+		}
+	}
+	if (p) {
+		/* an event that came while we read stays pending only if it came after: the
+		 * reader that asked after it sees this read as fresh enough (same event) */
+		old = p->m;
+		p->m = maps_get(m);
+		p->stale = false;
+		pt->st.mappings += m->n;
+		pt->st.mem_bytes += m->bytes;
+		if (old) {
+			pt->st.mappings -= old->n;
+			pt->st.mem_bytes -= old->bytes;
+			proc_maps__put(old);
+		}
+	} else {
+		pt->st.not_kept++;
+	}
+	pthread_mutex_unlock(&pt->lock);
+	return m;
+}
+
+void proc_tracker__exit(struct proc_tracker *pt, uint32_t pid)
+{
+	struct tproc **pp;
+
+	if (!pt)
+		return;
+	pthread_mutex_lock(&pt->lock);
+	pt->st.exits++;
+	pp = find(pt, pid);
+	if (*pp)
+		drop(pt, pp);
+	pthread_mutex_unlock(&pt->lock);
+}
+
+int proc_tracker__sweep(struct proc_tracker *pt)
+{
+	uint32_t *pids = NULL;
+	size_t n = 0, cap = 0, i;
+	char path[300];
+	struct stat sb;
+	struct tproc *p, **pp;
+	int swept = 0;
+
+	if (!pt)
+		return 0;
+	pthread_mutex_lock(&pt->lock);
+	for (i = 0; i < SLOTS; i++)
+		for (p = pt->slots[i]; p; p = p->hnext)
+			if (!array_grow((void **)&pids, &cap, n + 1, sizeof(*pids), 256))
+				pids[n++] = p->pid;
+	pthread_mutex_unlock(&pt->lock);
+	for (i = 0; i < n; i++) { /* the stat()s unlocked */
+		snprintf(path, sizeof(path), "%s/%u", pt->proc_root, pids[i]);
+		if (!stat(path, &sb) || errno != ENOENT)
+			continue;
+		pthread_mutex_lock(&pt->lock);
+		pp = find(pt, pids[i]);
+		if (*pp) {
+			drop(pt, pp);
+			pt->st.swept++;
+			swept++;
+		}
+		pthread_mutex_unlock(&pt->lock);
+	}
+	free(pids);
+	return swept;
+}
+
+void proc_tracker__stats(struct proc_tracker *pt, struct proc_tracker_stats *ret)
+{
+	pthread_mutex_lock(&pt->lock);
+	*ret = pt->st;
+	pthread_mutex_unlock(&pt->lock);
+	ret->procmap_query = !pt->o.force_maps_read &&
+			     !__atomic_load_n(&pt->query_off, __ATOMIC_RELAXED) && ret->query_reads;
+}
+
+struct proc_tracker *proc_tracker__new(const struct proc_tracker_opts *o)
+{
+	struct proc_tracker *pt = calloc(1, sizeof(*pt));
+
+	if (!pt)
+		return NULL;
+	if (o)
+		pt->o = *o;
+	if (!pt->o.max_procs)
+		pt->o.max_procs = 32768;
+	snprintf(pt->proc_root, sizeof(pt->proc_root), "%s",
+		 pt->o.proc_root ? pt->o.proc_root : "/proc");
+	pt->o.proc_root = pt->proc_root;
+	pthread_mutex_init(&pt->lock, NULL);
+	pthread_mutex_init(&pt->read_lock, NULL);
+	return pt;
+}
+
+void proc_tracker__free(struct proc_tracker *pt)
+{
+	size_t i;
+
+	if (!pt)
+		return;
+	for (i = 0; i < SLOTS; i++)
+		while (pt->slots[i])
+			drop(pt, &pt->slots[i]);
+	pthread_mutex_destroy(&pt->lock);
+	pthread_mutex_destroy(&pt->read_lock);
+	free(pt->text);
+	free(pt->ents);
+	free(pt->names);
+	free(pt);
+}

@@ -1,0 +1,195 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Debug files from debuginfod (issue 27). The test builds two programs -O2 without frame
+# pointers and without .eh_frame (-fno-asynchronous-unwind-tables: their CFI is in .debug_frame
+# only), strips them, and serves their debug files (objcopy --only-keep-debug) from a folder by
+# Debian's own `debuginfod -F` on loopback; emberd runs with DEBUGINFOD_URLS set:
+#   - phase 1 (server up): the first program's frames are named as in its debug file, as perf
+#     names them (main -> dfw_middle_one -> dfw_leaf_one), and its stacks reach main (the debug
+#     file's .debug_frame was fetched for the unwinder too); the file is in emberd's cache folder;
+#   - phase 2 (server stopped half-way: SIGSTOP, it accepts and never answers): the second
+#     program's fetch times out (symbols.debuginfod_timeout = 1 s), counted; meanwhile /healthz
+#     answers within 1 s every time, samples keep flowing and are stored (the second program is
+#     in the profile, unnamed), and a third fetch is not tried during the back-off.
+# ~25 s.
+. "$(dirname "$0")/../lib.sh"
+require_live_emberd
+command -v debuginfod >/dev/null || skip_all "no debuginfod (Debian's debuginfod package)"
+command -v gcc >/dev/null && command -v objcopy >/dev/null || skip_all "no gcc/objcopy"
+trap 'kill -CONT $DPID 2>/dev/null; stop_all; cleanup_tmp' EXIT
+DPID=
+
+# --- the programs, their debug files, the server --------------------------------------------
+cat >"$TMP/dfw.c" <<'C'
+#include <stdlib.h>
+#include <time.h>
+static volatile unsigned long sink;
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+#define CAT_(a, b) a##b
+#define CAT(a, b) CAT_(a, b)
+#define NAME(f) CAT(f, WHICH)
+__attribute__((noinline)) void NAME(dfw_leaf_)(int n)
+{
+	for (int i = 0; i < n; i++)
+		sink += i;
+}
+__attribute__((noinline)) void NAME(dfw_middle_)(int n)
+{
+	NAME(dfw_leaf_)(n);
+	sink++;
+}
+int main(int argc, char **argv)
+{
+	double end = now() + (argc > 1 ? atof(argv[1]) : 5);
+
+	while (now() < end)
+		NAME(dfw_middle_)(100000);
+	return 0;
+}
+C
+mkdir -p "$TMP/srv"
+for w in one two; do
+	gcc -O2 -g -fomit-frame-pointer -fno-asynchronous-unwind-tables -DWHICH=$w \
+		-o "$TMP/dfw_$w.full" "$TMP/dfw.c" || skip_all "cannot build the workload"
+	objcopy --only-keep-debug "$TMP/dfw_$w.full" "$TMP/srv/dfw_$w.debug"
+	strip -s -o "$TMP/dfw_$w" "$TMP/dfw_$w.full"
+	rm "$TMP/dfw_$w.full"
+done
+bid() { readelf -n "$1" | awk '/Build ID/ { print $3 }'; }
+BID1=$(bid "$TMP/dfw_one")
+BID2=$(bid "$TMP/dfw_two")
+[[ -n $BID1 && -n $BID2 && $BID1 != "$BID2" ]]
+check "stripped programs with build-ids" test $? -eq 0
+nm "$TMP/dfw_one" 2>&1 | grep -q "no symbols"
+check "no symbols left in the program" test $? -eq 0
+readelf -S "$TMP/dfw_one" | grep -q debug_frame
+check "no .debug_frame left in the program" test $? -ne 0
+
+DPORT=$(free_port)
+debuginfod -F "$TMP/srv" -p "$DPORT" -d "$TMP/debuginfod.sqlite" >"$TMP/debuginfod.log" 2>&1 &
+DPID=$!
+PIDS+=($DPID)
+for _ in $(seq 100); do
+	curl -sf -o /dev/null "http://127.0.0.1:$DPORT/buildid/$BID2/debuginfo" && break
+	sleep 0.2
+done
+check "debuginfod serves the debug files" \
+	curl -sf -o /dev/null "http://127.0.0.1:$DPORT/buildid/$BID1/debuginfo"
+
+export DEBUGINFOD_URLS=http://127.0.0.1:$DPORT
+emberd_serve -F 199 -o python.enabled=no -o symbols.debuginfod_cache="$TMP/cache" \
+	-o symbols.debuginfod_timeout=1s || { not_ok "emberd serves HTTP"; done_testing; }
+unset DEBUGINFOD_URLS
+check "emberd says where debug files come from" grep -q "from debuginfod" "$TMP/emberd.log"
+
+# --- phase 1: the server up -----------------------------------------------------------------
+# at start every stripped file of the host's processes is asked for once (most are not on this
+# server: not_found); the program starts once those lookups are over, so that its own table is
+# not built behind them
+asked() {
+	curl -sf "$URL/api/v1/stats" | python3 -c 'import json, sys
+d = json.load(sys.stdin).get("debuginfod") or {}
+print(sum(d.get(k, 0) for k in ("fetches", "cached", "not_found", "timeouts", "errors")))'
+}
+prev=-1 same=0
+for _ in $(seq 60); do
+	n=$(asked)
+	[ "$n" = "$prev" ] && same=$((same + 1)) || same=0
+	[ $same -ge 3 ] && break
+	prev=$n
+	sleep 0.5
+done
+echo "# $n lookups at start-up"
+T0=$(date +%s.%N)
+"$TMP/dfw_one" 5
+T1=$(date +%s.%N)
+sleep 2.5 # samples reach the store a tick or two later
+curl -sf "$URL/api/v1/folded?from=$T0&to=$T1" >"$TMP/one.folded"
+curl -sf "$URL/api/v1/stats" >"$TMP/s1.json"
+check "the debug file is in the cache folder" \
+	test -f "$TMP/cache/.build-id/${BID1:0:2}/${BID1:2}.debug"
+python3 - "$TMP/one.folded" "$TMP/s1.json" <<'PY'
+import json, sys
+folded = [l.rpartition(" ") for l in open(sys.argv[1]).read().splitlines()]
+st = json.load(open(sys.argv[2]))
+fails = 0
+def check(name, cond, detail=""):
+    global fails
+    fails += not cond
+    print(("ok - " if cond else "not ok - ") + name + (" # " + detail if detail else ""))
+mine = [(s.split(";"), int(n)) for s, _, n in folded if s.split(";")[0] == "dfw_one"]
+total = sum(n for _, n in mine)
+leaf = sum(n for f, n in mine if "dfw_leaf_one" in f)
+named = sum(n for f, n in mine if f[-1] in ("dfw_leaf_one", "dfw_middle_one"))
+def reaches(f):
+    return any(f[i:i + 3] == ["main", "dfw_middle_one", "dfw_leaf_one"] for i in range(len(f)))
+chain = sum(n for f, n in mine if reaches(f))
+check("dfw_one sampled", total >= 100, "%d samples" % total)
+check("named from the fetched debug file", named >= 0.95 * total > 0, "%d of %d" % (named, total))
+# perf names them so too: main -> dfw_middle_one -> dfw_leaf_one (the source's call chain)
+# without the debug file's CFI none would (no .eh_frame, no frame pointers); the first
+# samples, before its table is built (the fetches of the process's files), are [truncated]
+check("stacks reach main through the debug file's .debug_frame", chain >= 0.75 * leaf > 0,
+      "%d of %d" % (chain, leaf))
+for f, n in sorted(mine, key=lambda x: -x[1])[:6]:
+    if not reaches(f):
+        print("#   %5d %s" % (n, ";".join(f)[:150]))
+d = st.get("debuginfod") or {}
+print("# debuginfod:", json.dumps(d), "unwind tables from it:", st.get("unwind", {}).get("debuginfod"))
+check("fetch counted", d.get("fetches", 0) >= 1 and d.get("fetched_bytes", 0) > 0)
+check("the unwinder used it", st.get("unwind", {}).get("debuginfod", 0) >= 1)
+sys.exit(fails > 0)
+PY
+[ $? -eq 0 ] || T_FAILS=$((T_FAILS + 1)) # its "not ok" lines are the details
+
+# --- phase 2: the server stops answering half-way --------------------------------------------
+kill -STOP "$DPID"
+curl -sf "$URL/api/v1/stats" >"$TMP/s2a.json"
+T0=$(date +%s.%N)
+"$TMP/dfw_two" 6 &
+WPID=$!
+slow=0 max=0
+while kill -0 "$WPID" 2>/dev/null; do
+	t=$(curl -s -o /dev/null -m 5 -w '%{time_total}' "$URL/healthz")
+	max=$(python3 -c "print(max($max, $t))")
+	python3 -c "import sys; sys.exit(not $t > 1.0)" && slow=$((slow + 1))
+	sleep 0.2
+done
+wait "$WPID"
+T1=$(date +%s.%N)
+sleep 2.5
+check "healthz stays fast while a fetch hangs (slowest ${max}s)" test "$slow" -eq 0
+check "healthz says ok" curl -sf -o /dev/null "$URL/healthz"
+curl -sf "$URL/api/v1/folded?from=$T0&to=$T1" >"$TMP/two.folded"
+curl -sf "$URL/api/v1/stats" >"$TMP/s2b.json"
+python3 - "$TMP/two.folded" "$TMP/s2a.json" "$TMP/s2b.json" <<'PY'
+import json, sys
+folded = [l.rpartition(" ") for l in open(sys.argv[1]).read().splitlines()]
+a, b = json.load(open(sys.argv[2])), json.load(open(sys.argv[3]))
+fails = 0
+def check(name, cond, detail=""):
+    global fails
+    fails += not cond
+    print(("ok - " if cond else "not ok - ") + name + (" # " + detail if detail else ""))
+mine = sum(int(n) for s, _, n in folded if s.split(";")[0] == "dfw_two")
+check("sampling goes on: the second program is in the profile", mine >= 100, "%d samples" % mine)
+ds = b["sampler"]["delivered"] - a["sampler"]["delivered"]
+check("samples delivered meanwhile", ds >= 500, "%d" % ds)
+da, db = a.get("debuginfod") or {}, b.get("debuginfod") or {}
+print("# debuginfod:", json.dumps(db))
+check("the hung fetch timed out, counted", db.get("timeouts", 0) - da.get("timeouts", 0) >= 1)
+check("no second timeout during the back-off", db.get("timeouts", 0) - da.get("timeouts", 0) <= 1)
+sys.exit(fails > 0)
+PY
+[ $? -eq 0 ] || T_FAILS=$((T_FAILS + 1))
+kill -CONT "$DPID"
+echo "# $(date +%T) stopping"
+stop_all
+echo "# $(date +%T) stopped"
+done_testing
