@@ -106,6 +106,7 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, const bool wa
 	b->hdr.pid = pid;
 	b->hdr.tid = tid;
 	b->hdr.cpu = bpf_get_smp_processor_id();
+	b->hdr.kind = EMBER_KIND_CPU; /* the scratch is shared with off-CPU records (offcpu.bpf.h) */
 	b->hdr.user_flags = 0;
 	b->hdr.kern_err = -EFAULT;
 	b->hdr.user_err = -EFAULT;
@@ -234,6 +235,9 @@ int do_sample_fp(struct bpf_perf_event_data *ctx)
 	return sample(ctx, false);
 }
 
+/* issue 30: off-CPU events, through the same ring, scratch and walkers */
+#include "offcpu.bpf.h"
+
 /* Puts a process event (EMBER_REC_EXEC or _EXIT) for @pid on the ring buffer, counted. */
 static __always_inline void tell(__u32 pid, __u32 kind, __u64 wake)
 {
@@ -296,6 +300,7 @@ int on_exit(void *ctx)
 	__u32 pid = id >> 32;
 
 	python_thread_exit((__u32)id); /* issue 21: its cached Python thread state goes */
+	offcpu_thread_exit((__u32)id); /* issue 30: its off-CPU slot */
 	if ((__u32)id != pid || (target_pid && pid != target_pid))
 		return 0; /* another thread: the process lives on; or not a capture's process */
 	/* sampled: a CPU's "last pid" may be this one: make them ask "seen" again */

@@ -46,6 +46,7 @@
 #include "ember/daemon/service/service.h"
 #include "ember/daemon/store/store.h"
 #include "ember/daemon/store/store_sink.h"
+#include "ember/daemon/store/offcpu_sink.h"
 #include "ember/daemon/symbols/dbgfetch.h"
 #include "ember/daemon/symbols/kresolve.h"
 #include "ember/daemon/symbols/python.h"
@@ -79,6 +80,7 @@ struct emberd {
 	struct security_files sec; /* the token and TLS files the server uses */
 
 	struct store *store;
+	struct offcpu_sink *offcpu_sink; /* issue 30: off-CPU events' stores; NULL: [offcpu] off */
 	struct sampler *sampler;
 	struct proc_tracker *procs;	/* the processes' mappings: read once per event */
 	struct symbolizer *sym;
@@ -100,6 +102,7 @@ struct emberd {
 		struct unwind_stats unwind;
 		struct proc_tracker_stats procs;
 		struct python_stats python;
+		struct offcpu_sink_stats offcpu;
 	} wpub;
 	struct python *py;		/* CPython processes' frames; NULL: [python] enabled = no */
 	struct ingest *ingest;	/* groups -> named stacks, for the store and the captures */
@@ -229,6 +232,9 @@ static int on_group(const struct sampler_group *g, void *ctx)
 {
 	struct emberd *d = ctx;
 
+	if (g->kind) /* issue 30: an off-CPU event */
+		return d->offcpu_sink ? ingest__group(d->ingest, g, offcpu_sink__put, d->offcpu_sink)
+				      : 0;
 	return ingest__group(d->ingest, g, store_sink__put, d->sink);
 }
 
@@ -409,6 +415,8 @@ static void copy_worker_stats(struct emberd *d)
 		unwinder__stats(d->unwind, &p.unwind);
 	if (d->py)
 		python__stats(d->py, &p.python);
+	if (d->offcpu_sink)
+		offcpu_sink__stats(d->offcpu_sink, &p.offcpu);
 	pthread_mutex_lock(&d->wpub_lock);
 	d->wpub = p;
 	pthread_mutex_unlock(&d->wpub_lock);
@@ -459,7 +467,9 @@ static void publish(struct emberd *d)
 	struct http_published pub = { .have_unwind = d->unwind != NULL, .have_python = d->py != NULL };
 
 	sampler__stats(d->sampler, &pub.sampler);
+	(void)sampler__offcpu_stats(d->sampler, &pub.offcpu);
 	pthread_mutex_lock(&d->wpub_lock);
+	pub.offcpu_sink = d->wpub.offcpu;
 	pub.symbols = d->wpub.symbols;
 	pub.ingest = d->wpub.ingest;
 	pub.unwind = d->wpub.unwind;
@@ -487,12 +497,18 @@ static void work_run(void *ctx, void *item)
 		liveness_worker_busy(&d->live, "naming");
 		d->real_off_ns = (int64_t)(real_ns() - mono_ns());
 		store_sink__set_clock_offset(d->sink, d->real_off_ns);
+		if (d->offcpu_sink)
+			offcpu_sink__set_clock_offset(d->offcpu_sink, d->real_off_ns);
 		r = sampler_batch__deliver(d->sampler, w->b, on_group, d);
 		if (r < 0)
 			log_errno(r, "delivery failed, samples counted as lost");
+		if (d->offcpu_sink && offcpu_sink__flush(d->offcpu_sink) < 0)
+			log_debug("chain graph: store full");
 		sampler_batch__free(d->sampler, w->b);
 		liveness_worker_busy(&d->live, "store");
 		(void)store__expire(d->store, clock_ns(CLOCK_REALTIME));
+		if (d->offcpu_sink)
+			offcpu_sink__expire(d->offcpu_sink, clock_ns(CLOCK_REALTIME));
 		/* new processes in it: their tables now (under the budget), not at the next tick */
 		unwind_work(d);
 		break;
@@ -932,6 +948,10 @@ static int sampling_setup(struct emberd *d)
 	d->sink = store_sink__new(d->store, d->sym_st);
 	if (!d->sink)
 		return log_errno(-errno, "cannot create the store's sink");
+	r = offcpu_sink__from_config(&d->cfg, d->sym_st, &so.offcpu, &d->offcpu_sink, err,
+				     sizeof(err)); /* issue 30 */
+	if (r)
+		return log_errno(r, "[offcpu]: %s", err);
 	/* a kernel without bpf_loop() (< 5.17: Debian 11, Ubuntu 22.04's GA kernel) cannot run the
 	 * walker: sample anyway, by frame pointer, and say once what that costs.
 	 * EMBERD_PRETEND_NO_BPF_LOOP=1 takes that path on any kernel (test_degraded.sh) */
@@ -946,6 +966,12 @@ static int sampling_setup(struct emberd *d)
 			 d->pretend_no_loop ? " [EMBERD_PRETEND_NO_BPF_LOOP]" : "");
 	} else if (r < 0) {
 		log_debug("bpf_loop() probe failed (%s): trying the BPF walker", strerror(-r));
+	}
+	if (so.fp_only && so.offcpu.enabled) {
+		/* the off-CPU programs walk user stacks with the BPF walker (bpf_loop) */
+		log_warn("[offcpu] needs the BPF walker (bpf_loop(), Linux 5.17+): off-CPU events "
+			 "are off");
+		so.offcpu.enabled = false;
 	}
 	r = sampler__new(&so, &d->sampler, err, sizeof(err));
 	if (r) {
@@ -1010,6 +1036,7 @@ static void emberd_fini(struct emberd *d)
 	dbgfetch__free(d->fetch); /* after its two users */
 	kresolve__free(d->kres);
 	store_sink__free(d->sink);
+	offcpu_sink__free(d->offcpu_sink);
 	ingest__free(d->ingest);
 	strtab__free(d->sym_st);
 	store__free(d->store);
@@ -1087,6 +1114,9 @@ int main(int argc, char **argv)
 		goto out;
 	if (d.sampler && d.http)
 		http_server__set_liveness(d.http, &d.live);
+	if (d.offcpu_sink && d.http)
+		http_server__set_offcpu(d.http, d.offcpu_sink, d.cfg.offcpu_quantum_us,
+					d.cfg.frequency_hz);
 	if (d.sampler && d.http) { /* captures with a frequency or pid get their own sampler */
 		d.captures = capture_mgr__new(&d.cfg, d.ingest, d.sym, d.sampler);
 		if (d.captures)

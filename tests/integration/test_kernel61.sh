@@ -8,7 +8,8 @@
 # counts, bpf_prog_info.verified_insns), and prints everything on the serial console between markers; the test
 # reads it back from the console's file:
 #   - the guest runs Debian's 6.1 kernel, and emberd starts (its BPF programs pass the 6.1
-#     verifier: the counts are printed), serves HTTP, and exits 0 on SIGTERM (a clean stop);
+#     verifier: the counts are printed; [offcpu] enabled, so the off-CPU programs are checked
+#     too), serves HTTP, and exits 0 on SIGTERM (a clean stop);
 #   - it sampled nofp, and >= 95 % of nofp's samples reach main through main;work (the tables'
 #     walk of a program without frame pointers, on 6.1);
 #   - /usr/bin/python3.11 as Debian ships it runs a leaf/middle loop (work.py): >= 80 % of
@@ -110,7 +111,7 @@ echo "K61 uname \$(uname -r)"
 [ -r /sys/kernel/btf/vmlinux ] && echo "K61 btf yes"
 /bin/nofp 100 >/tmp/nofp.out &
 /usr/bin/python3.11 -S /bin/work.py 100 >/tmp/py.out 2>&1 &
-/bin/emberd --listen 127.0.0.1:8080 -F 99 >/tmp/emberd.log 2>&1 &
+/bin/emberd --listen 127.0.0.1:8080 -F 99 -o offcpu.enabled=yes >/tmp/emberd.log 2>&1 &
 EP=\$!
 i=0
 until wget -q -O /dev/null http://127.0.0.1:8080/healthz; do
@@ -191,6 +192,10 @@ fi
 sed 's/^prog /# verifier 6.1: prog /' "$TMP/progs.txt"
 check "emberd started on 6.1 (its BPF programs loaded)" \
 	sh -c "grep -q 'do_sample verified_insns [1-9]' '$TMP/progs.txt' && grep -qi 'started' '$TMP/emberd.log'"
+# issue 30: the off-CPU programs ([offcpu] enabled: sched_switch, sched_waking, sched_wakeup,
+# sys_exit) pass the 6.1 verifier too (bpf_prog_info.name is cut at 15 characters)
+check "the off-CPU programs loaded on 6.1 (offcpu_switch_b, offcpu_waking, offcpu_wakeup, offcpu_resume)" \
+	sh -c "for p in offcpu_switch_b offcpu_waking offcpu_wakeup offcpu_resume; do grep -q \" \$p verified_insns [1-9]\" '$TMP/progs.txt' || exit 1; done"
 check "emberd stopped cleanly (exit 0 on SIGTERM)" grep -q '^K61 emberd exit 0$' "$TMP/console.log"
 section FPPROGS >"$TMP/fpprogs.txt"
 sed 's/^prog /# verifier 6.1, no bpf_loop: prog /' "$TMP/fpprogs.txt"

@@ -227,12 +227,48 @@ static void test_u64(void **state)
 	assert_string_equal(qe.param, "rows");
 }
 
+/* issue 30: event= selects the events a query reads; anything else is a 400 */
+static void test_event(void **state)
+{
+	static const struct {
+		const char *v;
+		int ret;
+		enum query_event ev;
+	} cases[] = {
+		{ "cpu", 1, QUERY_EVENT_CPU },
+		{ "offcpu", 1, QUERY_EVENT_OFFCPU },
+		{ "wall", 1, QUERY_EVENT_WALL },
+		{ "", -EINVAL, QUERY_EVENT_CPU },
+		{ "OFFCPU", -EINVAL, QUERY_EVENT_CPU },
+		{ "wakeup", 1, QUERY_EVENT_WAKEUP },
+		{ "chain", 1, QUERY_EVENT_CHAIN },
+		{ "chains", -EINVAL, QUERY_EVENT_CPU },
+	};
+	struct query_common q;
+	struct query_error qe;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		query_common_init(&q);
+		assert_int_equal(q.event, QUERY_EVENT_CPU);
+		assert_int_equal(query_common_set(&q, "event", cases[i].v, NOW, &qe), cases[i].ret);
+		assert_int_equal(q.event, cases[i].ev);
+		if (cases[i].ret < 0) {
+			assert_int_equal(qe.status, 400);
+			assert_string_equal(qe.param, "event");
+		}
+		query_common_fini(&q);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_urlencoded),
 		cmocka_unit_test(test_urlencoded_limits),
 		cmocka_unit_test(test_common),
+		cmocka_unit_test(test_event),
 		cmocka_unit_test(test_defaults_and_errors),
 		cmocka_unit_test(test_u64),
 		cmocka_unit_test(test_workload),

@@ -510,7 +510,9 @@ int pprof_writer__finish(struct pprof_writer *w, struct sbuf *out)
 
 	s_samples = intern_str(w, "samples", 7);
 	s_count = intern_str(w, "count", 5);
-	s_cpu = intern_str(w, "cpu", 3);
+	s_cpu = w->opts.sample_type && *w->opts.sample_type
+		    ? intern_str(w, w->opts.sample_type, strlen(w->opts.sample_type))
+		    : intern_str(w, "cpu", 3);
 	s_ns = intern_str(w, "nanoseconds", 11);
 	s_pid = intern_str(w, "pid", 3);
 	s_tid = intern_str(w, "tid", 3);

@@ -289,6 +289,22 @@ int query_common_set(struct query_common *q, const char *key, const char *value,
 		return set_flag(&q->user, key, value, reterr);
 	if (!strcmp(key, "idle"))
 		return set_flag(&q->idle, key, value, reterr);
+	if (!strcmp(key, "event")) {
+		if (!strcmp(value, "cpu"))
+			q->event = QUERY_EVENT_CPU;
+		else if (!strcmp(value, "offcpu"))
+			q->event = QUERY_EVENT_OFFCPU;
+		else if (!strcmp(value, "wall"))
+			q->event = QUERY_EVENT_WALL;
+		else if (!strcmp(value, "wakeup"))
+			q->event = QUERY_EVENT_WAKEUP;
+		else if (!strcmp(value, "chain"))
+			q->event = QUERY_EVENT_CHAIN;
+		else
+			return qfail(reterr, key, "unknown event (cpu, offcpu, wall, wakeup, chain)",
+				     400);
+		return 1;
+	}
 	return 0;
 }
 

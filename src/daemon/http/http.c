@@ -218,6 +218,14 @@ void http_server__flush_cache(struct http_server *s)
 	http_cache_flush(s);
 }
 
+void http_server__set_offcpu(struct http_server *s, const struct offcpu_sink *k,
+			     uint64_t quantum_us, uint64_t freq_hz)
+{
+	offcpu_sink__stores(k, &s->src.offcpu, &s->src.wakeup, &s->src.chain);
+	s->src.offcpu_us = quantum_us;
+	s->src.cpu_us = freq_hz ? 1000000 / freq_hz : 0;
+}
+
 struct store *http_server__store(const struct http_server *s)
 {
 	return s->src.store;
@@ -427,6 +435,8 @@ int http_request__parse(struct http_request *req, struct query_common *q, int64_
 	struct http_config *c = &req->srv->cfg;
 	int r;
 
+	if (q)
+		q->event = (enum query_event)req->default_event;
 	MHD_get_connection_values_n(req->conn, MHD_GET_ARGUMENT_KIND, mhd_arg, &pc);
 	if (!pc.rc && req->body && req->body_len) {
 		r = query_urlencoded_parse(req->body, req->body_len, take_pair, &pc, &pc.err);

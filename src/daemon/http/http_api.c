@@ -198,6 +198,81 @@ static int agg_sample(const struct rec_sample *s, void *ctx)
 	return 0;
 }
 
+struct store *http_source_store(const struct http_source *src, const struct query_common *q)
+{
+	if (q->event == QUERY_EVENT_WALL)
+		return NULL; /* two stores: wall_profile() and the heat map weigh them */
+	if (q->event == QUERY_EVENT_WAKEUP)
+		return src->wakeup;
+	if (q->event == QUERY_EVENT_CHAIN)
+		return src->chain;
+	return q->event == QUERY_EVENT_OFFCPU ? src->offcpu : src->store;
+}
+
+/*
+ * Adds @from's stacks to @to, each count times @mul; @mark (when not NULL) goes in as the second
+ * frame (after the root, comm), where off-CPU stacks have their state. 0 or -errno.
+ */
+static int wall_add(struct profile *to, const struct profile *from, uint64_t mul, int32_t mark)
+{
+	uint32_t buf[1024 + 1];
+	size_t i, n, d;
+	uint64_t c, c2;
+	int r;
+
+	for (i = 0; i < profile__nr_stacks(from); i++) {
+		const uint32_t *f = profile__stack(from, i, &n);
+
+		if (!profile__count_exact(from, i, &c, &c2))
+			c = (uint64_t)profile__count(from, i);
+		if (n > 1024)
+			n = 1024;
+		d = 0;
+		if (n)
+			buf[d++] = f[0];
+		if (mark >= 0)
+			buf[d++] = (uint32_t)mark;
+		if (n > 1)
+			memcpy(buf + d, f + 1, (n - 1) * sizeof(*f));
+		d += n ? n - 1 : 0;
+		r = profile__add_u64(to, buf, d, c * mul);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* event=wall: on-CPU and off-CPU stacks of the window, in microseconds. NULL + errno. */
+static struct profile *wall_profile(const struct http_source *src, const struct store_filter *f,
+				    struct strtab *st)
+{
+	struct profile *a = NULL, *b = NULL, *p = profile__new(st);
+	int mark, err = -ENOMEM;
+
+	if (!p)
+		return NULL;
+	if (!src->offcpu || !src->cpu_us)
+		return p; /* [offcpu] off: nothing to add up */
+	mark = strtab__intern(st, "[on-cpu]", 8);
+	a = store__query(src->store, f, st);
+	b = a ? store__query(src->offcpu, f, st) : NULL;
+	if (mark >= 0 && a && b) {
+		err = wall_add(p, a, src->cpu_us, mark);
+		if (!err)
+			err = wall_add(p, b, src->offcpu_us, -1);
+	} else if (!a || !b) {
+		err = errno == EINVAL || errno == QUERY_ECOMM_LIMIT ? -errno : -ENOMEM;
+	}
+	profile__free(a);
+	profile__free(b);
+	if (err) {
+		profile__free(p);
+		errno = -err;
+		return NULL;
+	}
+	return p;
+}
+
 struct profile *http_source_profile(const struct http_source *src, const struct query_common *q,
 				    struct strtab *st)
 {
@@ -209,7 +284,11 @@ struct profile *http_source_profile(const struct http_source *src, const struct 
 	if (src->store) {
 		if (!store_filter_from(src, q, &f, &idf))
 			return profile__new(st);
-		return store__query(src->store, &f, st);
+		if (q->event == QUERY_EVENT_WALL)
+			return wall_profile(src, &f, st);
+		if (!http_source_store(src, q))
+			return profile__new(st);
+		return store__query(http_source_store(src, q), &f, st);
 	}
 	a.p = profile__new(st);
 	if (!a.p)
@@ -260,11 +339,31 @@ int http_source_heatmap(const struct http_source *src, const struct query_common
 
 	if (src->rec)
 		return recording__for_each(src->rec, q->from_ns, q->to_ns, hm_sample, &h);
-	if (!store_filter_from(src, q, &f, &idf))
+	if (!store_filter_from(src, q, &f, &idf) ||
+	    (q->event != QUERY_EVENT_WALL && !http_source_store(src, q)))
 		return 0;
 	/* the rows are whole buckets (checked by the handler), so points land in their cells */
 	bucket = hm->o.column_ns / hm->o.rows;
-	err = store__heatmap(src->store, &f, bucket, &pts, &n);
+	if (q->event == QUERY_EVENT_WALL) {
+		/* both stores, weighed in microseconds */
+		if (!src->offcpu || !src->cpu_us)
+			return 0;
+		err = store__heatmap(src->store, &f, bucket, &pts, &n);
+		if (err)
+			return err;
+		for (i = 0; i < n; i++)
+			heatmap_add(hm, pts[i].time_ns, (double)pts[i].count * (double)src->cpu_us);
+		free(pts);
+		pts = NULL;
+		err = store__heatmap(src->offcpu, &f, bucket, &pts, &n);
+		if (err)
+			return err;
+		for (i = 0; i < n; i++)
+			heatmap_add(hm, pts[i].time_ns, (double)pts[i].count * (double)src->offcpu_us);
+		free(pts);
+		return 0;
+	}
+	err = store__heatmap(http_source_store(src, q), &f, bucket, &pts, &n);
 	if (err)
 		return err;
 	for (i = 0; i < n; i++)
@@ -328,8 +427,8 @@ int http_source_samples(const struct http_source *src, const struct query_common
 	sbuf_adds(sb, SAMPLES_HEADER "\n");
 	if (src->rec)
 		err = recording__for_each(src->rec, q->from_ns, q->to_ns, samples_rec, &c);
-	else if (store_filter_from(src, q, &f, &idf))
-		err = store__foreach_sample(src->store, &f, 0, samples_store, &c);
+	else if (store_filter_from(src, q, &f, &idf) && http_source_store(src, q))
+		err = store__foreach_sample(http_source_store(src, q), &f, 0, samples_store, &c);
 	sbuf_fini(&c.tmp);
 	return err;
 }
@@ -479,6 +578,22 @@ int http_serve_flamegraph(struct http_server *srv, const struct http_source *src
 	query_common_init(&q);
 	if (http_request__parse(req, &q, 0, fg_param, &fp, resp))
 		goto out;
+	/* issue 30: time, not samples: the unit in the tooltips and a title that says which */
+	if (q.event != QUERY_EVENT_CPU && !o.countname &&
+	    flamegraph_opts_set(&o, "countname", q.event == QUERY_EVENT_WALL ? "us" : "ms") == -ENOMEM) {
+		err = -ENOMEM;
+		goto out;
+	}
+	if (q.event != QUERY_EVENT_CPU && (!o.title || !*o.title) &&
+	    flamegraph_opts_set(&o, "title",
+				q.event == QUERY_EVENT_WALL	? "Wall Time Flame Graph (us)"
+				: q.event == QUERY_EVENT_WAKEUP ? "Wakeup Time Flame Graph (ms)"
+				: q.event == QUERY_EVENT_CHAIN	? "Chain Graph (ms)"
+								: "Off-CPU Time Flame Graph (ms)") ==
+		-ENOMEM) {
+		err = -ENOMEM;
+		goto out;
+	}
 	st = strtab__new();
 	p = st ? http_source_profile(src, &q, st) : NULL;
 	if (!p) {

@@ -25,6 +25,23 @@
  * cutting it out, so that its last samples have arrived. */
 #define CAPTURE_GRACE_NS (1500 * 1000000LL)
 #define CAPTURE_DEFAULT_S 10
+/*
+ * Off-CPU captures (issue 30) wait, past the grace, until the live store holds a sample taken
+ * after their end (the drain delivers the ring in order: every off-CPU record of the window is
+ * in its store then; beside two CPU burners the fixed grace cut a 2 s capture with 491 of its
+ * ~1900 ms), at most this long past their end (sampling stopped: cut with what there is).
+ */
+#define CAPTURE_OFFCPU_MAX_WAIT_NS (10 * NS)
+
+/* Whether the store has caught up with capture @c's end (see CAPTURE_OFFCPU_MAX_WAIT_NS). */
+static bool caught_up(struct http_server *srv, const struct capture *c, int64_t now)
+{
+	int64_t first, last;
+
+	if (c->event == QUERY_EVENT_CPU || now >= c->end_ns + CAPTURE_OFFCPU_MAX_WAIT_NS)
+		return true;
+	return !http_source_bounds(&srv->src, &first, &last) && last >= c->end_ns + NS / 5;
+}
 
 /* Lives in the capture list; refs > 0 while a handler reads it or the tick fills it. */
 struct capture_ref {
@@ -143,6 +160,21 @@ static int copy_sample(const struct store_sample_view *v, void *ctx)
 	return err;
 }
 
+/* event= values of captures (issue 30); wall is two stores and is not captured */
+static const char *event_name(int e)
+{
+	switch (e) {
+	case QUERY_EVENT_OFFCPU:
+		return "offcpu";
+	case QUERY_EVENT_WAKEUP:
+		return "wakeup";
+	case QUERY_EVENT_CHAIN:
+		return "chain";
+	default:
+		return "cpu";
+	}
+}
+
 /*
  * A capture that got no sample has failed, with the reason (issue 28: "done, 0 samples" looked
  * like an idle program while sampling had stopped): its recording is dropped.
@@ -151,7 +183,11 @@ static void fail_if_empty(struct capture *c)
 {
 	if (c->state != CAPTURE_DONE || !c->rec || recording__nr_samples(c->rec))
 		return;
-	if (c->pid >= 0)
+	if (c->event != QUERY_EVENT_CPU)
+		snprintf(c->error, sizeof(c->error),
+			 "no %s events in the window: nothing recorded blocked, or sampling stopped",
+			 event_name(c->event));
+	else if (c->pid >= 0)
 		snprintf(c->error, sizeof(c->error),
 			 "no samples: pid %lld was not on a CPU, or sampling stopped (/healthz)",
 			 (long long)c->pid);
@@ -181,7 +217,12 @@ static void capture_fill(struct http_server *srv, struct capture *c)
 	f.pid = c->pid;
 	f.include_idle = true; /* kept: queries on the capture filter it out by default */
 	f.root = STORE_ROOT_COMM;
-	err = store__foreach_sample(srv->src.store, &f, 0, copy_sample, &cc);
+	{
+		struct query_common q = { .event = (enum query_event)c->event };
+
+		err = store__foreach_sample(http_source_store(&srv->src, &q), &f, 0, copy_sample,
+					    &cc);
+	}
 	sbuf_fini(&cc.tmp);
 	if (err < 0) {
 		recording__free(cc.rec);
@@ -250,7 +291,8 @@ void http_captures_tick(struct http_server *srv)
 		pthread_mutex_lock(&srv->lock);
 		for (c = srv->captures; c; c = c->next)
 			if (c->state == CAPTURE_RUNNING && !REF(c)->finishing &&
-			    c->sampler_handle < 0 && now >= c->end_ns + CAPTURE_GRACE_NS)
+			    c->sampler_handle < 0 && now >= c->end_ns + CAPTURE_GRACE_NS &&
+			    caught_up(srv, c, now))
 				break;
 		if (c) {
 			REF(c)->finishing = true;
@@ -306,6 +348,7 @@ static void capture_json_locked(const struct capture *c, int64_t now, struct sbu
 	else
 		sbuf_adds(sb, "\"frequency\": null, ");
 	sbuf_addf(sb, "\"frequency_applied\": %s, ", c->frequency_applied ? "true" : "false");
+	sbuf_addf(sb, "\"event\": \"%s\", ", event_name(c->event));
 	json_secs(sb, "created", c->created_ns);
 	json_secs(sb, "start", c->start_ns);
 	json_secs(sb, "end", c->end_ns);
@@ -379,6 +422,7 @@ struct post_params {
 	int64_t seconds_ns;
 	uint64_t frequency;
 	int64_t pid;
+	int event;
 };
 
 static int post_param(const char *key, const char *value, void *ctx, struct query_error *err)
@@ -410,6 +454,22 @@ static int post_param(const char *key, const char *value, void *ctx, struct quer
 		pp->frequency = v;
 		return 1;
 	}
+	if (!strcmp(key, "event")) {
+		if (!strcmp(value, "cpu") || !strcmp(value, "offcpu") || !strcmp(value, "wakeup") ||
+		    !strcmp(value, "chain")) {
+			pp->event = !strcmp(value, "offcpu")   ? QUERY_EVENT_OFFCPU
+				    : !strcmp(value, "wakeup") ? QUERY_EVENT_WAKEUP
+				    : !strcmp(value, "chain")  ? QUERY_EVENT_CHAIN
+							       : QUERY_EVENT_CPU;
+			return 1;
+		}
+		*err = (struct query_error){
+			.param = "event",
+			.reason = "cpu, offcpu, wakeup or chain (wall: capture cpu and offcpu)",
+			.status = 400
+		};
+		return -EINVAL;
+	}
 	if (!strcmp(key, "pid")) {
 		if (query_parse_u64(key, value, 1, 4194304, &v, err))
 			return -EINVAL;
@@ -436,6 +496,16 @@ int http_handle_captures_post(struct http_server *srv, struct http_request *req,
 				     "captures need live sampling (emberd is replaying files)");
 		return 0;
 	}
+	if (pp.event != QUERY_EVENT_CPU && !srv->src.offcpu) {
+		http_response__error(resp, 409, "event", "off-CPU events need [offcpu] enabled");
+		return 0;
+	}
+	if (pp.event != QUERY_EVENT_CPU && pp.frequency) {
+		/* off-CPU events come from the daemon's programs: no second sampler to run */
+		http_response__error(resp, 400, "frequency",
+				     "frequency applies to on-CPU captures only");
+		return 0;
+	}
 	/* a pid that does not exist would only end with 0 samples: said now (EPERM: it exists) */
 	if (pp.pid >= 0 && kill((pid_t)pp.pid, 0) && errno == ESRCH) {
 		char msg[96];
@@ -457,6 +527,7 @@ int http_handle_captures_post(struct http_server *srv, struct http_request *req,
 	c->seconds_ns = pp.seconds_ns;
 	c->frequency_hz = pp.frequency;
 	c->pid = pp.pid;
+	c->event = pp.event;
 	c->sampler_handle = -1;
 
 	pthread_mutex_lock(&srv->lock);
@@ -480,7 +551,7 @@ int http_handle_captures_post(struct http_server *srv, struct http_request *req,
 				     "too many captures running (the configured count cap)");
 		return 0;
 	}
-	if (srv->capture_mgr && (pp.frequency || pp.pid >= 0)) {
+	if (srv->capture_mgr && pp.event == QUERY_EVENT_CPU && (pp.frequency || pp.pid >= 0)) {
 		uint64_t freq = 0;
 		int64_t start = now;
 		int h = capture_mgr__start(srv->capture_mgr, pp.frequency, pp.pid, pp.seconds_ns,
@@ -584,6 +655,7 @@ int http_handle_capture_get(struct http_server *srv, struct http_request *req,
 	src = (struct http_source){ .rec = c->rec };
 	req->now_ns = c->end_ns;
 	req->default_range_ns = c->end_ns - c->start_ns;
+	req->default_event = c->event; /* its units and titles (ms), unless event= says */
 	if (!recording__bounds(c->rec, &first, &last) && last >= req->now_ns)
 		req->now_ns = last + 1;
 	if (!strcmp(what, "folded"))

@@ -767,7 +767,7 @@ static int add_labelled_samples(const struct http_source *src, const struct quer
 	struct store_filter f = STORE_FILTER_INIT;
 	struct labelled_ctx c = { .w = w, .pp = pp };
 	struct identity_filter idf;
-	struct store *store = src->store;
+	struct store *store = http_source_store(src, q);
 	int r;
 
 	/* the same filter as /api/v1/folded's (http_api.c) */
@@ -864,13 +864,29 @@ static int handle_pprof(struct http_server *srv, struct http_request *req,
 		q.to_ns = http_request__now_ns(req);
 		q.from_ns = q.to_ns - (int64_t)pp.seconds * 1000000000LL;
 	}
+	/* issue 30: off-CPU events count quanta of [offcpu] quantum_us, wall microseconds */
 	w = pprof_writer__new(&(struct pprof_opts){
-	    .freq_hz = x->freq_hz, .time_ns = q.from_ns, .duration_ns = q.to_ns - q.from_ns});
+	    .freq_hz = x->freq_hz,
+	    .time_ns = q.from_ns,
+	    .duration_ns = q.to_ns - q.from_ns,
+	    .period_ns = q.event == QUERY_EVENT_CPU	 ? 0
+			 : q.event == QUERY_EVENT_WALL ? 1000
+						       : srv->src.offcpu_us * 1000,
+	    .sample_type = q.event == QUERY_EVENT_OFFCPU   ? "off_cpu"
+			   : q.event == QUERY_EVENT_WALL   ? "wall"
+			   : q.event == QUERY_EVENT_WAKEUP ? "wakeup"
+			   : q.event == QUERY_EVENT_CHAIN  ? "chain"
+							   : NULL });
 	if (!w) {
 		err = -ENOMEM;
 		goto out;
 	}
 	if (pp.label_pid || pp.label_tid) {
+		if (q.event == QUERY_EVENT_WALL) {
+			http_response__error(resp, 400, "labels",
+					     "per-sample labels are not available with event=wall");
+			goto out;
+		}
 		if (!store) {
 			http_response__error(resp, 400, "labels",
 					     "per-sample labels need a live daemon");

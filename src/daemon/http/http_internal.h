@@ -29,7 +29,18 @@ struct http_source {
 	struct store *store;
 	const struct recording *rec;
 	struct identity *identity; /* the live store's workloads (container=, ...); NULL: none */
+	struct store *offcpu; /* issue 30: off-CPU events (event=offcpu); NULL: off */
+	struct store *wakeup; /* ... their wakers (event=wakeup) */
+	struct store *chain;  /* ... wakees with their wakers on top (event=chain) */
+	uint64_t cpu_us, offcpu_us; /* event=wall: a sample's and a quantum's microseconds */
 };
+
+/*
+ * The store @q reads (event=): the live store, or the off-CPU, wakeup or chain store; NULL for
+ * event=wall (two stores: the callers weigh them) and for off-CPU events with [offcpu] off.
+ * Borrowed from @src.
+ */
+struct store *http_source_store(const struct http_source *src, const struct query_common *q);
 
 /*
  * The query's workload parameters as the store's identity hooks on @f, with @idf as their state
@@ -50,6 +61,7 @@ struct capture {
 	int64_t seconds_ns; /* as asked: 0.1 s is 0.1 s */
 	uint64_t frequency_hz;
 	int64_t pid;
+	int event;		/* enum query_event: which store the window is cut from (issue 30) */
 	bool frequency_applied;	/* a second sampler ran at frequency_hz */
 	bool truncated;		/* hit the memory cap: partial */
 	int sampler_handle;	/* from the capture hooks, -1 without */
@@ -168,6 +180,7 @@ struct http_request {
 	const char *suffix;
 	int64_t now_ns;
 	int64_t default_range_ns;	/* 0: the server's; a capture's length for captures */
+	int default_event;		/* enum query_event without event=: a capture's kind */
 	bool unlimited_range;		/* heat maps: bounded by their cell count instead */
 	char *body;		/* POST body (urlencoded form), NUL-terminated; owned */
 	size_t body_len;

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "ember/daemon/sample/bpf_shared.h"
@@ -25,6 +26,11 @@
 #include "sampler.skel.h"
 
 #define NSEC 1000000000ULL
+
+struct sampler;
+struct sampler_opts;
+static void offcpu_setup(struct sampler *s, const struct sampler_opts *o);
+static int offcpu_attach(struct sampler *s);
 
 struct sampler {
 	struct sampler_opts o;
@@ -58,6 +64,7 @@ struct sampler {
 	sampler_exec_fn exit_fn;
 	void *exit_ctx;
 	struct bpf_link *exit_link;	/* sched_process_exit; NULL: not attached */
+	struct bpf_link *offcpu_links[4]; /* issue 30: sched_switch, sys_exit, sched_waking, sched_wakeup */
 	int run_stats_fd;		/* bpf_enable_stats(): run time counted while open; -1 */
 	uint32_t *row_keys;		/* scratch: indices for batch writes of rows */
 	sampler_pyname_fn pyname_fn; /* Python code objects' names (issue 21) */
@@ -236,7 +243,8 @@ int sampler__update_cpus(struct sampler *s)
 /* The words of a record, and its size as its header says (0: does not add up). */
 static size_t rec_size(const struct ember_sample_rec *r)
 {
-	size_t nw = (size_t)r->nr_user + r->nr_py + r->nr_kernel;
+	size_t nw = (size_t)r->nr_user + r->nr_py + r->nr_kernel +
+		    (r->kind == EMBER_KIND_WAKEUP ? EMBER_WAKEE_WORDS : 0);
 
 	if (r->nr_user > EMBER_MAX_STACK_DEPTH || r->nr_kernel > EMBER_MAX_STACK_DEPTH ||
 	    r->nr_py > EMBER_PY_WORDS * EMBER_PY_MAX_FRAMES || nw > EMBER_SAMPLE_WORDS)
@@ -352,6 +360,9 @@ void sampler__stop(struct sampler *s)
 			s->links[cpu] = NULL;
 		}
 	}
+	/* no new off-CPU periods either (the resume side ends those open) */
+	bpf_link__destroy(s->offcpu_links[0]);
+	s->offcpu_links[0] = NULL;
 }
 
 int sampler__epoll_fd(struct sampler *s)
@@ -460,6 +471,10 @@ void sampler__free(struct sampler *s)
 			bpf_link__destroy(s->links[cpu]);
 	bpf_link__destroy(s->exec_link);
 	bpf_link__destroy(s->exit_link);
+	bpf_link__destroy(s->offcpu_links[0]);
+	bpf_link__destroy(s->offcpu_links[1]);
+	bpf_link__destroy(s->offcpu_links[2]);
+	bpf_link__destroy(s->offcpu_links[3]);
 	if (s->run_stats_fd >= 0)
 		close(s->run_stats_fd);
 	if (s->online_fd >= 0)
@@ -633,9 +648,18 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 		s->pyname_fn = o->unwind_from->pyname_fn;
 		s->pyname_ctx = o->unwind_from->pyname_ctx;
 	}
+	offcpu_setup(s, o);
 	err = sampler_bpf__load(s->skel);
 	if (err) {
 		explain_load(err, errbuf, errlen);
+		goto err_out;
+	}
+	err = offcpu_attach(s);
+	if (err) {
+		(void)errbuf_set(errbuf, errlen, 0,
+				 "cannot attach the off-CPU programs (sched_switch, "
+				 "sys_exit): %s",
+				 strerror(-err));
 		goto err_out;
 	}
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.samples), on_record, s, NULL);
@@ -708,6 +732,155 @@ err_out:
 	return err < 0 ? err : -EINVAL;
 }
 
+/* --- off-CPU events (issue 30; bpf/offcpu.bpf.h) --------------------------------------------- */
+
+/*
+ * task_struct.@name's offset from the kernel's BTF (0: none): the switch and wakeup programs
+ * read the next or woken task's tid and comm with them. Read only with [offcpu] on (~60 ms of CPU; tp_btf loads the BTF anyway).
+ */
+static __u32 task_member_offset(const char *name)
+{
+	struct btf *b = btf__load_vmlinux_btf();
+	const struct btf_type *t;
+	const struct btf_member *m;
+	__u32 off = 0;
+	int id, i;
+
+	if (!b)
+		return 0;
+	id = btf__find_by_name_kind(b, "task_struct", BTF_KIND_STRUCT);
+	t = id > 0 ? btf__type_by_id(b, (__u32)id) : NULL;
+	for (i = 0, m = t ? btf_members(t) : NULL; t && i < btf_vlen(t); i++, m++) {
+		const char *n = btf__name_by_offset(b, m->name_off);
+
+		if (n && !strcmp(n, name)) {
+			off = btf_member_bit_offset(t, (__u32)i) / 8;
+			break;
+		}
+	}
+	btf__free(b);
+	return off;
+}
+
+/* Before load: the knobs, and the programs loaded only when on (tp_btf with BTF, else raw). */
+static void offcpu_setup(struct sampler *s, const struct sampler_opts *o)
+{
+	const struct sampler_offcpu_opts *oc = &o->offcpu;
+	bool btf = access("/sys/kernel/btf/vmlinux", R_OK) == 0;
+
+	bpf_program__set_autoload(s->skel->progs.offcpu_switch_btf, oc->enabled && btf);
+	bpf_program__set_autoload(s->skel->progs.offcpu_switch_raw, oc->enabled && !btf);
+	bpf_program__set_autoload(s->skel->progs.offcpu_resume, oc->enabled);
+	bpf_program__set_autoload(s->skel->progs.offcpu_waking, oc->enabled);
+	bpf_program__set_autoload(s->skel->progs.offcpu_wakeup, oc->enabled);
+	if (!oc->enabled)
+		return;
+	s->skel->rodata->offcpu_pid_off = task_member_offset("pid");
+	s->skel->rodata->offcpu_comm_off = task_member_offset("comm");
+	s->skel->rodata->offcpu_flags_off = task_member_offset("flags");
+	s->skel->rodata->offcpu_states = oc->states;
+	s->skel->rodata->offcpu_min_ns = oc->min_ns;
+	s->skel->rodata->offcpu_max_ns = oc->max_ns;
+	s->skel->rodata->offcpu_quantum_ns = oc->quantum_ns ? oc->quantum_ns : 1;
+	s->skel->rodata->offcpu_pid = oc->pid;
+	s->skel->rodata->offcpu_cgroup = oc->cgroup_id;
+	memcpy((char *)s->skel->rodata->offcpu_comm, oc->comm, sizeof(oc->comm));
+	(void)bpf_map__set_max_entries(s->skel->maps.offcpu_tasks, oc->threads ? oc->threads : 1);
+}
+
+/* After load: the resume side first (a switch-out noted with nobody to end it costs nothing). */
+static int offcpu_attach(struct sampler *s)
+{
+	struct bpf_program *sw;
+
+	if (!s->o.offcpu.enabled)
+		return 0;
+	s->offcpu_links[1] = bpf_program__attach(s->skel->progs.offcpu_resume);
+	if (!s->offcpu_links[1])
+		return -errno;
+	sw = bpf_program__autoload(s->skel->progs.offcpu_switch_btf)
+		 ? s->skel->progs.offcpu_switch_btf
+		 : s->skel->progs.offcpu_switch_raw;
+	s->offcpu_links[0] = bpf_program__attach(sw);
+	if (!s->offcpu_links[0])
+		return -errno;
+	/* sched_waking (the waker's context) before sched_wakeup (what it could not take) */
+	s->offcpu_links[2] = bpf_program__attach(s->skel->progs.offcpu_waking);
+	if (!s->offcpu_links[2])
+		return -errno;
+	s->offcpu_links[3] = bpf_program__attach(s->skel->progs.offcpu_wakeup);
+	return s->offcpu_links[3] ? 0 : -errno;
+}
+
+/* Adds @p's run time and count (bpf_enable_stats) to *@ret_ns, *@ret_cnt. */
+static void prog_run(struct bpf_program *p, uint64_t *ret_ns, uint64_t *ret_cnt)
+{
+	struct bpf_prog_info info = { 0 };
+	__u32 len = sizeof(info);
+
+	if (bpf_program__fd(p) >= 0 && !bpf_obj_get_info_by_fd(bpf_program__fd(p), &info, &len)) {
+		*ret_ns += info.run_time_ns;
+		*ret_cnt += info.run_cnt;
+	}
+}
+
+int sampler__offcpu_stats(struct sampler *s, struct sampler_offcpu_stats *ret)
+{
+	struct ember_offcpu_stats *per;
+	__u32 zero = 0;
+	int i, k, err = 0;
+
+	*ret = (struct sampler_offcpu_stats){ 0 };
+	if (!s->offcpu_links[1])
+		return 0;
+	ret->attached = true;
+	per = calloc((size_t)s->nr_cpus, sizeof(*per));
+	if (!per)
+		return -ENOMEM;
+	STAT_ADD(s, bpf_calls, 4);
+	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.offcpu_stats), &zero, per))
+		err = -errno;
+	for (i = 0; !err && i < s->nr_cpus; i++) {
+		const struct ember_offcpu_stats *c = &per[i];
+
+		ret->switches += c->switches;
+		ret->no_slot += c->no_slot;
+		ret->unended += c->unended;
+		ret->wakeups += c->wakeups;
+		ret->runq_ns += c->runq_ns;
+		ret->user_preempt += c->user_preempt;
+		ret->wakeup_records += c->wakeup_records;
+		ret->wakeup_lost += c->wakeup_lost;
+		ret->ring_bytes += c->ring_bytes;
+		ret->wake_remote += c->wake_remote;
+		ret->wake_late += c->wake_late;
+		ret->inflight_ns += c->inflight_ns;
+		ret->blocked_ns_s += c->blocked_ns[EMBER_KIND_OFFCPU_S];
+		ret->blocked_ns_d += c->blocked_ns[EMBER_KIND_OFFCPU_D];
+		ret->blocked_ns_r += c->blocked_ns[EMBER_KIND_OFFCPU_R];
+		for (k = 0; k < EMBER_KIND_NR; k++) {
+			ret->periods += c->periods[k];
+			ret->blocked_ns += c->blocked_ns[k];
+			ret->recorded += c->recorded[k];
+			ret->recorded_ns += c->recorded_ns[k];
+			ret->held_ns += c->acc_in_ns[k] - c->acc_out_ns[k];
+			ret->over_max += c->over_max[k];
+			ret->over_max_ns += c->over_max_ns[k];
+			ret->lost += c->lost[k];
+			ret->lost_ns += c->lost_ns[k];
+		}
+	}
+	free(per);
+	prog_run(bpf_program__autoload(s->skel->progs.offcpu_switch_btf)
+		     ? s->skel->progs.offcpu_switch_btf
+		     : s->skel->progs.offcpu_switch_raw,
+		 &ret->switch_run_ns, &ret->switch_run_cnt);
+	prog_run(s->skel->progs.offcpu_resume, &ret->resume_run_ns, &ret->resume_run_cnt);
+	prog_run(s->skel->progs.offcpu_waking, &ret->wakeup_run_ns, &ret->wakeup_run_cnt);
+	prog_run(s->skel->progs.offcpu_wakeup, &ret->wakeup_run_ns, &ret->wakeup_run_cnt);
+	return err;
+}
+
 /* --- drain ------------------------------------------------------------------------------ */
 
 /*
@@ -751,6 +924,7 @@ static int deliver(struct sampler *s, const struct ember_sample_rec *r, size_t s
 		.times_ns = s->times + start,
 		.cpus = s->cpus + start,
 		.nr_times = n,
+		.kind = r->kind,
 	};
 
 	memcpy(g.comm, r->comm, sizeof(r->comm));
@@ -771,6 +945,15 @@ static int deliver(struct sampler *s, const struct ember_sample_rec *r, size_t s
 	} else if (!r->kern_err) {
 		g.kernel_err = -EFAULT;
 	}
+	if (r->kind == EMBER_KIND_WAKEUP) { /* issue 30: whom it woke, after the frames */
+		const uint64_t *x = w + r->nr_user + r->nr_py + r->nr_kernel;
+
+		g.wakee_tid = (uint32_t)x[0];
+		g.wakee_kind = (uint32_t)(x[0] >> 32);
+		memcpy(g.wakee_comm, &x[1], 16);
+		g.wakee_comm[15] = '\0';
+		g.period_ns = x[3];
+	}
 	return fn(&g, ctx);
 }
 
@@ -781,7 +964,7 @@ static int deliver(struct sampler *s, const struct ember_sample_rec *r, size_t s
 static int deliver_pending(struct sampler *s, const struct sampler_batch *bt, sampler_group_fn fn,
 			   void *ctx, size_t *ret_n)
 {
-	size_t n = bt->nr, cap = 16, i, j, g, ng = 0, delivered = 0, lost = 0, groups = 0;
+	size_t n = bt->nr, cap = 16, i, j, g, ng = 0, delivered = 0, lost = 0, groups = 0, off = 0;
 	uint32_t *slot = NULL, *grp = NULL, *first = NULL;
 	size_t *start = NULL;
 	int err = -ENOMEM;
@@ -856,10 +1039,13 @@ static int deliver_pending(struct sampler *s, const struct sampler_batch *bt, sa
 			lost += cnt;
 			continue;
 		}
-		delivered += cnt;
+		if (((const struct ember_sample_rec *)(bt->recs + bt->off[first[g]]))->kind)
+			off += cnt; /* off-CPU events: apart, so that sampled == delivered holds */
+		else
+			delivered += cnt;
 		groups++;
 	}
-	*ret_n = delivered;
+	*ret_n = delivered + off;
 out:
 	if (err == -ENOMEM && !ng) /* nothing grouped: the whole batch is lost, counted */
 		lost = n;
@@ -867,6 +1053,7 @@ out:
 	s->st.lost += lost;
 	s->st.groups += groups;
 	s->st.delivered += delivered;
+	s->st.offcpu_delivered += off;
 	pthread_mutex_unlock(&s->st_lock);
 	free(slot);
 	free(grp);

@@ -49,6 +49,13 @@ struct pprof_opts {
 	 */
 	bool counts_ns;
 	uint64_t period_ns;	/* 0: 1e9 / freq_hz */
+	/*
+	 * The time's sample type in place of "cpu" (NULL: "cpu"): "off_cpu", "wall", "wakeup",
+	 * "chain" for emberd's off-CPU events (issue 30), whose counts are quanta of @period_ns:
+	 * samples/count is then the quanta, TYPE/nanoseconds their time. Borrowed (a string
+	 * literal: the writer keeps the pointer).
+	 */
+	const char *sample_type;
 };
 
 /* Labels of one sample; a field that is unknown is -1 (pid, tid) or NULL (comm). */

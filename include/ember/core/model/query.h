@@ -52,6 +52,21 @@ enum query_flag { QUERY_FLAG_UNSET = -1, QUERY_FLAG_OFF = 0, QUERY_FLAG_ON = 1 }
 
 struct ember_regex;
 
+/*
+ * Which events a query reads (event=): on-CPU samples (the default), off-CPU time (issue 30:
+ * each unit one quantum of blocked time, [offcpu] quantum_us, 1 ms by default), or wall time
+ * (both, in microseconds: a sample is 1e6 / frequency us, a quantum quantum_us; on-CPU stacks
+ * under an "[on-cpu]" frame where off-CPU ones have their state), or wakers (the stacks that
+ * woke recorded blocked periods, weighed by the blocked time they ended, in quanta).
+ */
+enum query_event {
+	QUERY_EVENT_CPU = 0,
+	QUERY_EVENT_OFFCPU,
+	QUERY_EVENT_WALL,
+	QUERY_EVENT_WAKEUP,
+	QUERY_EVENT_CHAIN,
+};
+
 struct query_common {
 	int64_t from_ns, to_ns;		/* after finish(): from_ns <= to_ns */
 	bool has_from, has_to;
@@ -68,6 +83,7 @@ struct query_common {
 	char service[128];	/* service.name */
 	char unit[128];		/* systemd unit ("nginx.service" or "nginx") */
 	char group_by[16];	/* "", "container", "pod", "service", "unit" */
+	enum query_event event;	/* event=cpu|offcpu|wall|wakeup|chain; default cpu */
 };
 
 void query_common_init(struct query_common *q);

@@ -50,6 +50,7 @@
 #include "ember/daemon/symbols/symbolizer.h"
 #include "ember/daemon/symbols/unwind.h"
 #include "ember/daemon/export/exporter.h"
+#include "ember/daemon/store/offcpu_sink.h"
 
 struct store;
 struct recording;
@@ -169,6 +170,14 @@ struct liveness *http_server__liveness(const struct http_server *s);
  * "frequency_applied": false). @m is borrowed and must outlive the server. Before start.
  */
 struct capture_mgr;
+/* issue 30: the off-CPU stores of @k (borrowed, outlives the server: offcpu_sink.h), read by
+ * event=offcpu, wakeup, chain and wall, with a quantum's microseconds and the on-CPU sampling
+ * frequency (event=wall weighs both in microseconds); without it (the default) they answer
+ * empty. Before http_server__start(). */
+struct offcpu_sink;
+void http_server__set_offcpu(struct http_server *s, const struct offcpu_sink *k,
+			     uint64_t quantum_us, uint64_t freq_hz);
+
 void http_server__set_captures(struct http_server *s, struct capture_mgr *m);
 
 /* The workload identity for the container=, service=, unit= and group_by= parameters
@@ -249,6 +258,8 @@ struct http_published {
 	struct exporter_stats exporters[EXPORTER_KINDS];
 	bool have_exporter; /* [export] is on */
 	struct identity_stats identity;
+	struct sampler_offcpu_stats offcpu; /* issue 30: off-CPU events (offcpu.attached) */
+	struct offcpu_sink_stats offcpu_sink; /* ... what reached its stores */
 };
 void http_server__publish(struct http_server *s, const struct http_published *p);
 bool http_server__published(struct http_server *s, struct http_published *ret);

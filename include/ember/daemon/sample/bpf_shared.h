@@ -34,8 +34,92 @@ struct ember_sample_rec {
 	__u16 nr_user;		/* native user frames */
 	__u16 nr_py;		/* Python words (2 per frame) */
 	__u16 nr_kernel;	/* kernel frames */
-	__u16 pad;
+	__u16 kind;		/* EMBER_KIND_*: 0 an on-CPU sample; else an off-CPU event, whose
+				   cpu field holds its weight in quanta (below) */
 	char comm[TASK_COMM_LEN];
+};
+
+/*
+ * --- off-CPU events (bpf/offcpu.bpf.h; userspace: src/daemon/sample/offcpu.c) ---------------
+ *
+ * A thread that leaves the CPU (sched_switch) gets its switch-out time and state noted; when it
+ * runs again (finish_task_switch, in its own context, its blocked stacks intact) the blocked
+ * period ends. A period of at least min_blocked is recorded with its own stacks; shorter ones
+ * add their time to the thread's accumulator of that state, which is recorded with the stacks of
+ * the period that makes it reach min_blocked (duration-weighted sampling: a short period is
+ * recorded with a probability proportional to its length, carrying the time of the ones before).
+ * The record is an ember_sample_rec with kind != 0: time_ns the period's start, cpu the weight
+ * in quanta (quantum_ns, a whole number of them; the remainder stays in the accumulator), so
+ * that the recorded time plus what the accumulators hold plus what was counted and not recorded
+ * is exactly the time the threads were off the CPU (struct ember_offcpu_stats).
+ */
+#define EMBER_KIND_CPU		0
+#define EMBER_KIND_OFFCPU_S	1 /* blocked, interruptible (TASK_INTERRUPTIBLE): sleeps, waits */
+#define EMBER_KIND_OFFCPU_D	2 /* blocked, uninterruptible (TASK_UNINTERRUPTIBLE): I/O, locks */
+#define EMBER_KIND_OFFCPU_R	3 /* preempted while runnable: waiting for a CPU */
+#define EMBER_KIND_NR		4
+/*
+ * The waker of a recorded blocked period (sched_waking, in the waker's context): the waker's
+ * pid, tid, comm and stacks (user, Python, kernel), its weight in quanta (cpu field) the
+ * wakee's blocked time it ended, then EMBER_WAKEE_WORDS words: the wakee's tid | kind << 32,
+ * its comm (16 bytes), and its period's first switch-out (the time_ns of the wakee's off-CPU
+ * record of that system call: how userspace joins the two for chain graphs).
+ */
+#define EMBER_KIND_WAKEUP	4
+#define EMBER_WAKEE_WORDS	4
+
+/* states selected (offcpu_states knob) */
+#define EMBER_OFFCPU_STATE_S (1u << 0)
+#define EMBER_OFFCPU_STATE_D (1u << 1)
+#define EMBER_OFFCPU_STATE_R (1u << 2)
+
+/* Per thread (a HASH by tid): the open period, the system call's periods, the accumulators. */
+struct ember_offcpu_task {
+	__u64 out_ns;			/* switch-out time of the open period; 0: none */
+	__u64 wake_ns;			/* its wakeup (sched_waking, else sched_wakeup); 0: none */
+	__u64 first_ns;			/* the first switch-out since the last system call's return;
+					   0: nothing pending */
+	__u64 pend_ns[EMBER_KIND_NR];	/* this system call's closed periods, by kind: blocked S or
+					   D (switch-out to wakeup), R (wakeup, or preemption, to
+					   switch-in) */
+	__u64 acc_ns[EMBER_KIND_NR];	/* short periods' time not recorded yet, by kind */
+	__u64 recq[EMBER_KIND_NR];	/* quanta weighed at the wakeup (its waker recorded), sent
+					   with the thread's own stacks at the system call's return */
+	__u32 kind;			/* of the open period */
+	__u32 waker_tid;		/* who woke it (sched_waking's current) */
+};
+
+/* Per-CPU counters of the off-CPU programs; nanoseconds by kind. */
+struct ember_offcpu_stats {
+	__u64 switches;			/* sched_switch runs */
+	__u64 periods[EMBER_KIND_NR];	/* blocked periods ended (selected threads and states) */
+	__u64 blocked_ns[EMBER_KIND_NR];	/* their total time: what the threads were off CPU */
+	__u64 recorded[EMBER_KIND_NR];	/* records sent */
+	__u64 recorded_ns[EMBER_KIND_NR];	/* their weight (quanta x quantum_ns) */
+	__u64 acc_in_ns[EMBER_KIND_NR];	/* time added to accumulators (short periods) */
+	__u64 acc_out_ns[EMBER_KIND_NR];	/* ... taken out by records (acc_in - acc_out: held) */
+	__u64 over_max[EMBER_KIND_NR];	/* periods longer than max_blocked: counted, not recorded */
+	__u64 over_max_ns[EMBER_KIND_NR];
+	__u64 lost[EMBER_KIND_NR];	/* records lost (ring full, no scratch): counted */
+	__u64 lost_ns[EMBER_KIND_NR];
+	__u64 no_slot;			/* threads not tracked: the task map was full */
+	__u64 unended;			/* switch-outs with a period still open (no switch-in seen) */
+	__u64 wakeups;			/* sched_wakeup of a thread with an open period */
+	__u64 runq_ns;			/* wakeup to switch-in of selected S/D periods: the wait for a
+					   CPU once woken (recorded as R when R is selected) */
+	__u64 wakeup_records;		/* wakers recorded (EMBER_KIND_WAKEUP) */
+	__u64 inflight_ns;		/* weighed at a wakeup, not sent yet (the wakee has not returned
+					   from its system call): += on one CPU, -= on another, the sum
+					   over CPUs is right (mod 2^64) */
+	__u64 wakeup_lost;		/* ... lost: the ring buffer was full */
+	__u64 user_preempt;		/* preempted in user mode (R outside a system call): counted,
+					   not recorded (no system call return to end it) */
+	__u64 ring_bytes;
+	__u64 wake_remote;		/* sched_wakeup ran in another task than the waker seen at
+					   sched_waking (the wakee's CPU completed it: an idle CPU's
+					   wake list, an interrupt): the waker is sched_waking's */
+	__u64 wake_late;		/* wakeups sched_waking did not see open (the wakee had not
+					   switched out yet): taken at sched_wakeup, its current */
 };
 
 /* Words a record can carry: 127 + 96 + 127 fit; the verifier's bounds need the power of 2. */

@@ -40,6 +40,17 @@ struct sampler_opts {
 	const struct sampler *unwind_from; /* a capture's sampler: walk with this one's tables */
 	uint32_t python_procs; /* Python processes the walker knows (max_entries); 0: 4096 */
 	bool python_lines;     /* record where each Python frame was (for file:line) */
+	struct sampler_offcpu_opts {	/* issue 30: off-CPU events ([offcpu]); bpf_shared.h */
+		bool enabled;		/* false: the programs are not even loaded */
+		uint32_t states;	/* EMBER_OFFCPU_STATE_* */
+		uint64_t min_ns;	/* periods shorter: duration-weighted sampling */
+		uint64_t max_ns;	/* periods longer: counted, not recorded */
+		uint64_t quantum_ns;	/* the weight's unit, <= min_ns */
+		uint32_t pid;		/* only this tgid; 0: any */
+		uint64_t cgroup_id;	/* only this cgroup v2 id; 0: any */
+		char comm[16];		/* only this comm; "": any */
+		uint32_t threads;	/* threads tracked at once (the task map's size) */
+	} offcpu;
 	bool fp_only;	       /* no BPF walker (sampler_probe_walker() == 0): user stacks by the
 				  kernel's frame-pointer walk, no unwind tables, no Python frames;
 				  a capture's sampler follows unwind_from's */
@@ -64,6 +75,13 @@ struct sampler_group {
 	const uint64_t *times_ns;	/* CLOCK_MONOTONIC, one per timed sample */
 	const uint32_t *cpus;		/* parallel to times_ns */
 	size_t nr_times;
+	uint32_t kind;			/* EMBER_KIND_*: 0 on-CPU samples; else off-CPU events, whose
+					   cpus[] hold each one's weight in quanta (bpf_shared.h) */
+	/* EMBER_KIND_WAKEUP: the group's task woke this one (blocked in wakee_kind: S or D);
+	 * period_ns: the wakee's period (its off-CPU record's time) */
+	uint32_t wakee_tid, wakee_kind;
+	char wakee_comm[16];
+	uint64_t period_ns;
 	uint32_t untimed;		/* samples without a time of their own (the drain's time):
 					   none from the sampler, whose records all carry theirs */
 };
@@ -102,6 +120,7 @@ struct sampler_stats {
 	uint64_t events_lost;		/* process events not kept (no memory, a batch dropped): the
 					   symbolizer's periodic checks find them */
 	uint64_t delivered;		/* samples handed to the callback */
+	uint64_t offcpu_delivered;	/* off-CPU events handed to it (not in delivered) */
 	uint64_t lost;			/* not delivered: lost in BPF (ring buffer full), not kept
 					   (pending_drops, bad_records), or the callback failed */
 	uint64_t lost_in_bpf;		/* ... of which the first (= ringbuf_drops) */
@@ -203,6 +222,35 @@ void sampler__stop(struct sampler *s);
 int sampler__update_cpus(struct sampler *s);
 
 void sampler__stats(struct sampler *s, struct sampler_stats *ret);
+
+/* Off-CPU counters (bpf_shared.h's struct ember_offcpu_stats summed over CPUs and kinds). */
+struct sampler_offcpu_stats {
+	bool attached;			/* the off-CPU programs run */
+	uint64_t switches;		/* sched_switch runs */
+	uint64_t periods;		/* blocked periods ended (selected threads and states) */
+	uint64_t blocked_ns;		/* their time: recorded + held + over_max + lost */
+	uint64_t blocked_ns_s, blocked_ns_d, blocked_ns_r; /* ... in S, in D, waiting for a CPU */
+	uint64_t recorded, recorded_ns;	/* records sent and their weight */
+	uint64_t held_ns;		/* short periods' time in the accumulators, not recorded yet */
+	uint64_t inflight_ns;		/* weighed at a wakeup, sent at the system call's return */
+	uint64_t over_max, over_max_ns;	/* periods longer than max_blocked: counted only */
+	uint64_t lost, lost_ns;		/* records lost (ring full), time of exited accumulators */
+	uint64_t no_slot;		/* threads not tracked: the task map was full */
+	uint64_t unended;		/* switch-outs with a period open and no switch-in seen */
+	uint64_t wakeups;		/* sched_wakeup of threads in a period */
+	uint64_t runq_ns;		/* their wait for a CPU once woken (in blocked_ns_r with R) */
+	uint64_t user_preempt;		/* preempted in user mode: counted, not recorded */
+	uint64_t wakeup_records, wakeup_lost; /* wakers recorded, lost (ring full) */
+	uint64_t wake_remote;		/* sched_wakeup completed in another task than the waker's */
+	uint64_t wake_late;		/* wakeups taken at sched_wakeup (sched_waking saw none open) */
+	uint64_t ring_bytes;
+	uint64_t switch_run_ns, switch_run_cnt; /* the kernel's run time of the two programs */
+	uint64_t resume_run_ns, resume_run_cnt;
+	uint64_t wakeup_run_ns, wakeup_run_cnt; /* sched_waking's and sched_wakeup's together */
+};
+
+/* Fills @ret (zeros when off). 0 or -errno. Four bpf() calls. Any thread. */
+int sampler__offcpu_stats(struct sampler *s, struct sampler_offcpu_stats *ret);
 
 /*
  * The unwind tables the BPF walker reads (bpf_shared.h), written by the symbols stage

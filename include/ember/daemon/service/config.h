@@ -92,6 +92,19 @@ struct ember_config {
 	uint64_t python_procs; /* CPython processes read; 16..1M, default 4096 */
 	uint64_t python_codes; /* code objects named; 1024..16M, default 65536 */
 
+	/* [offcpu] (issue 30; docs/offcpu.md) */
+	bool offcpu;			  /* off-CPU events; default no */
+	char offcpu_states[EMBER_LIST_MAX]; /* ','-separated of S, D, R; default "S,D" */
+	uint64_t offcpu_min_us;		  /* shorter periods: duration-weighted; default 1000 */
+	uint64_t offcpu_max_us;		  /* longer: counted, not recorded; default 60 s */
+	uint64_t offcpu_quantum_us;	  /* the weight's unit, <= min; default 1000 */
+	uint64_t offcpu_pid;		  /* only this process; 0: any */
+	uint64_t offcpu_cgroup_id;	  /* only this cgroup v2 id (its inode); 0: any */
+	char offcpu_comm[EMBER_LIST_MAX]; /* only this comm (exact, <= 15 chars); empty: any */
+	uint64_t offcpu_threads;	  /* threads tracked at once; default 65536 */
+	uint64_t offcpu_memory_bytes;	  /* the off-CPU store's limit; default 64M */
+	uint64_t offcpu_chain_depth;	  /* wakers in a chain graph's stack, 1..4; default 2 */
+
 	/* [filter] (SIGHUP reloads them) */
 	char exclude_comms[EMBER_LIST_MAX];   /* ','-separated comm globs; empty: none */
 	char exclude_cgroups[EMBER_LIST_MAX]; /* ','-separated cgroup v2 path prefixes */

@@ -67,7 +67,13 @@ function filterParams() {
 	if (container) p.set('container', container);
 	if (service) p.set('service', service);
 	if ($('f-idle').checked) p.set('idle', '1');
+	if ($('f-event').value !== 'cpu') p.set('event', $('f-event').value);
 	return p;
+}
+// what a count is (issue 30): on-CPU samples, or time off the CPU in ms (wall: us)
+function unitName() {
+	const e = $('f-event').value;
+	return e === 'cpu' ? 'samples' : e === 'wall' ? 'us' : 'ms';
 }
 function rangeParams(sel, extra) {
 	const p = filterParams();
@@ -150,6 +156,13 @@ async function pollStats() {
 	let s;
 	try { s = await getJSON(API + 'stats'); } catch (e) { return; }
 	state.mode = s.mode;
+	// off-CPU events only with [offcpu] enabled (its counters in the stats)
+	for (const o of $('f-event').options)
+		if (o.value !== 'cpu') {
+			o.disabled = !s.offcpu;
+			o.title = s.offcpu ? '' : 'needs [offcpu] enabled in emberd.conf';
+		}
+	if (!s.offcpu && $('f-event').value !== 'cpu') $('f-event').value = 'cpu';
 	const st = s.store || {};
 	const prev = state.lastStats;
 	showLiveness(s);
@@ -283,7 +296,7 @@ async function loadHeatmap() {
 		hmWrap.scrollLeft = Math.max(0, keepLeft - shift * cellW);
 	}
 	hmView.loads++;
-	const unit = hm.unit && hm.unit !== 'samples' ? hm.unit : 'samples';
+	const unit = hm.unit && hm.unit !== 'samples' ? hm.unit : unitName();
 	$('hm-info').textContent = `${hm.columns} columns × ${hm.rows} rows, ${hm.total} ${unit}, max ${hm.max} per cell`;
 	updateRate();
 }
@@ -446,7 +459,7 @@ function drawLegend(hm) {
 		ctx.fillText(String(v), 10 + (i * bw) / 2, 15);
 	});
 	hmLegend.dataset.ticks = ticks.join('|');
-	$('hm-legend-label').textContent = `samples per cell (${hm.row_s * 1000 >= 1000 ? hm.row_s + ' s' : Math.round(hm.row_s * 1000) + ' ms'})`;
+	$('hm-legend-label').textContent = `${unitName()} per cell (${hm.row_s * 1000 >= 1000 ? hm.row_s + ' s' : Math.round(hm.row_s * 1000) + ' ms'})`;
 }
 
 function cellRange(c, r) {
@@ -510,7 +523,7 @@ hmCanvas.addEventListener('mousemove', (ev) => {
 		const b = document.createElement('b');
 		b.textContent = `${fmtTime(r.from)} +${fmtDur(r.to - r.from)}`;
 		tip.append(b, document.createElement('br'),
-			`${v} samples: ${pct(v, colSum)} of the column's ${colSum}, ${pct(v, state.hm.total)} of all`);
+			`${v} ${unitName()}: ${pct(v, colSum)} of the column's ${colSum}, ${pct(v, state.hm.total)} of all`);
 		tip.dataset.col = c.col;
 		tip.dataset.row = c.row;
 		tip.dataset.count = v;
@@ -866,9 +879,9 @@ function describe(node) {
 	const name = node.name.replace(MARK_RE, '') + (kind ? ` [${kind}]` : '');
 	if (fg.diff) {
 		const d = node.b - node.a * fg.scaleA;
-		return `${name} (A ${node.a}, B ${node.b} samples, ${(100 * node.b / total).toFixed(2)}% of B, ${d >= 0 ? '+' : ''}${d.toFixed(0)})` + unresolvedNote(node.name);
+		return `${name} (A ${node.a}, B ${node.b} ${unitName()}, ${(100 * node.b / total).toFixed(2)}% of B, ${d >= 0 ? '+' : ''}${d.toFixed(0)})` + unresolvedNote(node.name);
 	}
-	return `${name} (${node.a} samples, ${(100 * node.a / total).toFixed(2)}%)` + unresolvedNote(node.name);
+	return `${name} (${node.a} ${unitName()}, ${(100 * node.a / total).toFixed(2)}%)` + unresolvedNote(node.name);
 }
 // details at the cursor (and in the status line); the frame under it outlined, in the
 // differential and the elided views as in the plain one
@@ -1027,7 +1040,7 @@ async function showFolded(texts, title) {
 	$('fg-title').textContent = title;
 	applySearch();
 	const n = fg.diff ? root.b : root.a;
-	$('fg-status').textContent = `${n} samples, ${fg.drawn.length} frames drawn in ${(performance.now() - t0).toFixed(0)} ms`;
+	$('fg-status').textContent = `${n} ${unitName()}, ${fg.drawn.length} frames drawn in ${(performance.now() - t0).toFixed(0)} ms`;
 	fgCanvas.dataset.samples = String(n);
 	renderUnresolved();
 }
@@ -1134,6 +1147,11 @@ async function startCapture() {
 	body.set('seconds', $('cap-seconds').value || '10');
 	if ($('cap-frequency').value) body.set('frequency', $('cap-frequency').value);
 	if ($('cap-pid').value.trim()) body.set('pid', $('cap-pid').value.trim());
+	// a capture of the events shown (wall is two stores: captured as cpu)
+	if (['offcpu', 'wakeup', 'chain'].includes($('f-event').value)) {
+		body.set('event', $('f-event').value);
+		body.delete('frequency');
+	}
 	let c;
 	try {
 		c = await getJSON(API + 'captures', { method: 'POST', body });
@@ -1230,7 +1248,7 @@ function schedule() {
 		if ($('live').checked && !state.drag && !state.pending) loadHeatmap();
 	}, 2000);
 }
-for (const id of ['f-pid', 'f-comm', 'f-container', 'f-service', 'f-idle']) {
+for (const id of ['f-pid', 'f-comm', 'f-container', 'f-service', 'f-idle', 'f-event']) {
 	$(id).addEventListener('change', () => { loadHeatmap(); loadFlame(); });
 }
 $('f-group').addEventListener('change', () => loadFlame());

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The dashboard's event selector (issue 30), in headless Chromium against a live emberd with
+# [offcpu] enabled (test_dashboard_offcpu.mjs): tests/workloads/offcpu runs 4 s (its thread
+# "blocker" blocks ~98 % of the time); with event "off-CPU (ms)" the heat map and the flame graph
+# of its window count milliseconds, the graph has the blocker's "[off-cpu S interruptible]"
+# frame and adds up to the window's blocked time as /api/v1/folded?event=offcpu gives it; back
+# to "cpu", no off-CPU frame; a capture started with "off-CPU" selected records off-CPU events.
+# Against a daemon without [offcpu], the off-CPU options are disabled.
+. "$(dirname "$0")/../lib.sh"
+require_browser
+require_live_emberd
+W=$OUTPUT/workloads
+[ -x "$W/offcpu" ] || skip_all "workloads not built (make workloads)"
+trap 'stop_all; cleanup_tmp' EXIT
+
+printf '[offcpu]\nenabled = yes\n' >"$TMP/offcpu.conf"
+emberd_serve --config "$TMP/offcpu.conf" || { not_ok "emberd with [offcpu] starts"; done_testing; }
+sleep 1
+FROM=$(date +%s)
+"$W/offcpu" 4 >"$TMP/wl.out"
+TO=$(($(date +%s) + 1))
+sleep 2.5 # the last records reach the store
+read -r _ TID _ < <(grep '^done' "$TMP/wl.out")
+WANT=$(curl -sf "$URL/api/v1/folded?event=offcpu&comm=^blocker\$&from=$FROM&to=$TO" | awk '{ s += $NF } END { print s + 0 }')
+echo "# blocker's blocked time in [$FROM, $TO): $WANT ms (tid $TID)"
+URL=$URL FROM=$FROM TO=$TO WANT=$WANT PART=on node "$SRCDIR/tests/browser/test_dashboard_offcpu.mjs"
+[ $? -eq 0 ] || T_FAILS=$((T_FAILS + 1))
+stop_all
+
+emberd_serve || { not_ok "emberd without [offcpu] starts"; done_testing; }
+URL=$URL PART=off node "$SRCDIR/tests/browser/test_dashboard_offcpu.mjs" | sed 's/^\(not \)\{0,1\}ok - /&without [offcpu]: /'
+[ "${PIPESTATUS[0]}" -eq 0 ] || T_FAILS=$((T_FAILS + 1))
+done_testing
