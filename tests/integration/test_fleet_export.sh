@@ -210,8 +210,9 @@ bad=0 nb=0
 while read -r pid path bid _; do
 	[ "$bid" != - ] && [ -r "$path" ] || continue
 	# a binary rebuilt since its process started: the process maps the old file (emberd's
-	# build id is that one's), the path names the new one
-	case $(readlink "/proc/$pid/exe" 2>/dev/null) in *" (deleted)") continue ;; esac
+	# build id is that one's), the path names the new one; and a process gone since (another
+	# job's emberd, rebuilt and stopped during a fresh-clone run): which file it ran is unknown
+	[ "$(readlink "/proc/$pid/exe" 2>/dev/null)" = "$path" ] || continue
 	want=$(readelf -n "$path" 2>/dev/null | awk '/Build ID/ { print $3; exit }')
 	nb=$((nb + 1))
 	[ "$want" = "$bid" ] || { bad=$((bad + 1)); echo "# $path: $bid, readelf $want"; }
