@@ -42,6 +42,7 @@ struct batch {
 };
 
 struct exporter {
+	int secret_err; /* the last read of the credentials file: 0 or -errno (said when it changes) */
 	struct store *store;
 	struct identity *id;
 	pthread_t thread;
@@ -534,6 +535,11 @@ static int read_secret(const char *path, char *buf, size_t cap)
 	if (!f)
 		return -errno;
 	n = fread(buf, 1, cap - 1, f);
+	if (n == cap - 1 && fgetc(f) != EOF) { /* longer than any token: refused, not cut */
+		fclose(f);
+		buf[0] = '\0';
+		return -EFBIG;
+	}
 	fclose(f);
 	buf[n] = '\0';
 	while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
@@ -582,14 +588,24 @@ static enum outcome send_batch(struct exporter *e, const struct exporter_opts *o
 	}
 	h = curl_slist_append(h, "User-Agent: emberd");
 	h = curl_slist_append(h, "Expect:");
-	if (o->bearer_token_file[0] &&
-	    !read_secret(o->bearer_token_file, secret, sizeof(secret))) {
-		snprintf(hdr, sizeof(hdr), "Authorization: Bearer %s", secret);
-		h = curl_slist_append(h, hdr);
-	} else if (o->basic_auth_file[0] &&
-		   !read_secret(o->basic_auth_file, secret, sizeof(secret))) {
-		curl_easy_setopt(e->curl, CURLOPT_HTTPAUTH, CURLAUTH_BASIC);
-		curl_easy_setopt(e->curl, CURLOPT_USERPWD, secret);
+	if (o->bearer_token_file[0] || o->basic_auth_file[0]) {
+		const char *path = o->bearer_token_file[0] ? o->bearer_token_file : o->basic_auth_file;
+		int err = read_secret(path, secret, sizeof(secret));
+
+		if (err == -EFBIG && err != e->secret_err) /* said once per change */
+			log_warn("export: the credentials in '%s' are longer than %d bytes: sending "
+				 "without them", path, SECRET_MAX - 1);
+		else if (err && err != e->secret_err)
+			log_warn("export: cannot read the credentials in '%s': %s: sending without "
+				 "them", path, strerror(-err));
+		e->secret_err = err;
+		if (!err && o->bearer_token_file[0]) {
+			snprintf(hdr, sizeof(hdr), "Authorization: Bearer %s", secret);
+			h = curl_slist_append(h, hdr);
+		} else if (!err) {
+			curl_easy_setopt(e->curl, CURLOPT_HTTPAUTH, CURLAUTH_BASIC);
+			curl_easy_setopt(e->curl, CURLOPT_USERPWD, secret);
+		}
 	}
 	curl_easy_setopt(e->curl, CURLOPT_URL, url.buf);
 	curl_easy_setopt(e->curl, CURLOPT_HTTPHEADER, h);
