@@ -2,7 +2,7 @@
 /*
  * The user stack walk of sampler.bpf.c (included once by it): from the interrupted user
  * registers, frame by frame, with the unwind rows userspace compiled from each file's CFI
- * (src/daemon/symbols/cfi.c, unwind.c). Per frame: the mapping holding the address (binary
+ * (src/daemon/unwind/cfi.c, unwind.c). Per frame: the mapping holding the address (binary
  * search in the process's list), its row (binary search in the file's range of the rows array),
  * then the CFA, the return address at CFA - 8 and the caller's rbp by the row's rules. Frames
  * without a row (JIT code, a gap in the CFI, a process not listed yet) step by the frame pointer.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * py-offsets: the offsets ember's Python frame reader uses (src/daemon/symbols/python.c, table
+ * py-offsets: the offsets ember's Python frame reader uses (src/daemon/unwind/python.c, table
  * pyvers[]), as one CPython's headers state them, one "field value" line each, named as in the
  * table. Build against the headers of the version to check (they need Py_BUILD_CORE):
  *

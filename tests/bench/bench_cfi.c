@@ -21,7 +21,7 @@
 #include <elfutils/libdw.h>
 #include <libelf.h>
 
-#include "ember/daemon/symbols/cfi.h"
+#include "ember/daemon/unwind/cfi.h"
 
 static double now(void)
 {

@@ -12,7 +12,7 @@
 
 #include <libelf.h>
 
-#include "ember/daemon/symbols/cfi.h"
+#include "ember/daemon/unwind/cfi.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -4,7 +4,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "ember/daemon/symbols/elfsym.h"
+#include "ember/daemon/elf/elfsym.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

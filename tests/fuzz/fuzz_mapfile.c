@@ -18,8 +18,8 @@
 #include <unistd.h>
 
 #include "ember/daemon/proc/mapfile.h"
-#include "ember/daemon/symbols/cfi.h"
-#include "ember/daemon/symbols/elfsym.h"
+#include "ember/daemon/unwind/cfi.h"
+#include "ember/daemon/elf/elfsym.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -155,7 +155,7 @@ table() { # MINOR: the table's entry for 3.MINOR, "field value" lines (absent fi
 			kv = substr($0, RSTART + 1, RLENGTH - 1); $0 = substr($0, RSTART + RLENGTH)
 			split(kv, a, " = "); if (a[1] == "minor") cur = a[2]
 			v = a[2]; if (v == "0xffff") v = 65535
-			if (cur == m && a[1] !~ /^(kind)$/) print a[1], v } }' "$SRCDIR/src/daemon/symbols/python.c"
+			if (cur == m && a[1] !~ /^(kind)$/) print a[1], v } }' "$SRCDIR/src/daemon/unwind/python.c"
 }
 for inc in /usr/include/python3.1[0-3] "$PYENV_ROOT"/versions/3.1[0-3].*/include/python3.1[0-3]; do
 	[ -f "$inc/internal/pycore_runtime.h" ] || continue

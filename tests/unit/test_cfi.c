@@ -33,7 +33,7 @@
 #include <gelf.h>
 #include <libelf.h>
 
-#include "ember/daemon/symbols/cfi.h"
+#include "ember/daemon/unwind/cfi.h"
 
 #include "helpers.h"
 

@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ember/daemon/symbols/dbgfetch.h"
+#include "ember/daemon/elf/dbgfetch.h"
 
 #include "helpers.h"
 

@@ -25,7 +25,7 @@
 
 #include <gelf.h>
 
-#include "ember/daemon/symbols/elfload.h"
+#include "ember/daemon/elf/elfload.h"
 #include "ember/daemon/proc/procmaps.h"
 
 #include "helpers.h"

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ember/daemon/symbols/elfsym.h"
+#include "ember/daemon/elf/elfsym.h"
 
 #include "helpers.h"
 

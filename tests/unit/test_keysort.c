@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ember/daemon/symbols/keysort.h"
+#include "ember/daemon/elf/keysort.h"
 
 #include "helpers.h"
 

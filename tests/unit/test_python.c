@@ -27,7 +27,7 @@
 #include "ember/core/base/strtab.h"
 #include "ember/daemon/sample/bpf_shared.h"
 #include "ember/daemon/sample/sampler.h"
-#include "ember/daemon/symbols/python.h"
+#include "ember/daemon/unwind/python.h"
 
 #define PY311 "/usr/bin/python3.11"
 

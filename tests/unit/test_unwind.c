@@ -24,7 +24,7 @@
 #include <bpf/libbpf.h>
 
 #include "ember/daemon/sample/sampler.h"
-#include "ember/daemon/symbols/unwind.h"
+#include "ember/daemon/unwind/unwind.h"
 
 static int silent(enum libbpf_print_level level, const char *fmt, va_list ap)
 {

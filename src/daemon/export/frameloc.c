@@ -12,8 +12,8 @@
 #include "ember/core/base/hash.h"
 #include "ember/core/base/readall.h"
 #include "ember/daemon/proc/mapfile.h"
-#include "ember/daemon/symbols/elfload.h"
-#include "ember/daemon/symbols/elfsym.h"
+#include "ember/daemon/elf/elfload.h"
+#include "ember/daemon/elf/elfsym.h"
 #include "ember/daemon/proc/procmaps.h"
 
 #define MAX_PIDS	 1024u	/* processes per round (a table of twice as many slots) */

@@ -17,9 +17,9 @@
 #include "ember/core/base/sbuf.h"
 #include "ember/core/base/strtab.h"
 #include "ember/daemon/ingest/ingest.h"
-#include "ember/daemon/symbols/python.h"
+#include "ember/daemon/unwind/python.h"
 #include "ember/daemon/symbols/symbolizer.h"
-#include "ember/daemon/symbols/unwind.h"
+#include "ember/daemon/unwind/unwind.h"
 #include "ember/core/base/clock.h"
 
 #define NSEC 1000000000LL

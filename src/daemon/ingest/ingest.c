@@ -16,9 +16,9 @@
 #include "ember/core/model/idle.h"
 #include "ember/daemon/sample/sampler.h"
 #include "ember/daemon/sample/bpf_shared.h"
-#include "ember/daemon/symbols/python.h"
+#include "ember/daemon/unwind/python.h"
 #include "ember/daemon/symbols/symbolizer.h"
-#include "ember/daemon/symbols/unwind.h"
+#include "ember/daemon/unwind/unwind.h"
 
 #define MAX_FRAMES  1024 /* symbolized frames per stack (inline frames can add to 2 x 127) */
 #define HALF_FRAMES (MAX_FRAMES / 2)

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "ember/core/base/array.h"
-#include "ember/daemon/symbols/keysort.h"
+#include "ember/daemon/elf/keysort.h"
 #include "ember/core/base/parse.h"
 
 #define MAX_FILE_BYTES (256u << 20)

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "ember/core/base/array.h"
-#include "ember/daemon/symbols/keysort.h"
+#include "ember/daemon/elf/keysort.h"
 #include "ember/core/base/parse.h"
 
 struct pm_sym {

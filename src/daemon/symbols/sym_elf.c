@@ -17,7 +17,7 @@
 #include "ember/core/base/hash.h"
 #include "ember/core/base/log.h"
 #include "ember/daemon/proc/mapfile.h"
-#include "ember/daemon/symbols/elfsym.h"
+#include "ember/daemon/elf/elfsym.h"
 
 #define ELF_RETRY_NS (5000 * NS_PER_MS)	    /* retry an image that failed to open */
 #define PIN_NS (2 * GONE_GRACE_NS)	    /* an unread image's file is kept open this long */

@@ -15,7 +15,7 @@
 #include "ember/core/base/parse.h"
 #include "ember/core/base/sbuf.h"
 #include "ember/core/base/strtab.h"
-#include "ember/daemon/symbols/keysort.h"
+#include "ember/daemon/elf/keysort.h"
 #include "ember/daemon/symbols/ksyms.h"
 
 #define KSYMS_RELOAD_NS (10000 * NS_PER_MS) /* reload kallsyms on a miss at most this often */

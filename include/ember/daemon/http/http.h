@@ -46,9 +46,9 @@
 #include "ember/core/model/query.h"
 #include "ember/daemon/ingest/ingest.h"
 #include "ember/daemon/sample/sampler.h"
-#include "ember/daemon/symbols/python.h"
+#include "ember/daemon/unwind/python.h"
 #include "ember/daemon/symbols/symbolizer.h"
-#include "ember/daemon/symbols/unwind.h"
+#include "ember/daemon/unwind/unwind.h"
 #include "ember/daemon/export/exporter.h"
 #include "ember/daemon/store/offcpu_sink.h"
 

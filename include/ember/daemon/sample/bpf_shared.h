@@ -281,7 +281,7 @@ struct ember_walk_stops {
 };
 
 /*
- * --- Python frames (bpf/python.bpf.h; userspace: src/daemon/symbols/python.c) ----------------
+ * --- Python frames (bpf/python.bpf.h; userspace: src/daemon/unwind/python.c) ----------------
  *
  * For a process userspace found to run a CPython it knows (struct ember_py_proc, per tgid), the
  * walk of a user stack first reads the sampled thread's Python frames and stores them at the top

@@ -35,7 +35,7 @@
 #include <stdint.h>
 
 #include "ember/daemon/proc/mapfile.h"
-#include "ember/daemon/symbols/dbgfetch.h"
+#include "ember/daemon/elf/dbgfetch.h"
 
 struct strtab;
 

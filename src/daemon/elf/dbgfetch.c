@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* dbgfetch: debug files from debuginfod servers (include/ember/daemon/symbols/dbgfetch.h). */
-#include "ember/daemon/symbols/dbgfetch.h"
+/* dbgfetch: debug files from debuginfod servers (include/ember/daemon/elf/dbgfetch.h). */
+#include "ember/daemon/elf/dbgfetch.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -17,7 +17,7 @@
 
 #include "ember/core/base/clock.h"
 #include "ember/core/base/hash.h"
-#include "ember/daemon/symbols/elfsym.h"
+#include "ember/daemon/elf/elfsym.h"
 
 /* Build-ids that failed lately, remembered in a ring (the oldest forgotten first). */
 #define MISS_SLOTS 1024

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "ember/daemon/symbols/elfsym.h"
+#include "ember/daemon/elf/elfsym.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -21,8 +21,8 @@
 
 #include "ember/core/base/array.h"
 #include "ember/daemon/proc/mapfile.h"
-#include "ember/daemon/symbols/elfload.h"
-#include "ember/daemon/symbols/keysort.h"
+#include "ember/daemon/elf/elfload.h"
+#include "ember/daemon/elf/keysort.h"
 
 #define MAX_BUILD_ID 64
 #define MAX_UNSIZED 65536u /* a symbol without st_size ends at the next one, or this far */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* python: Python frames of CPython processes (include/ember/daemon/symbols/python.h). */
-#include "ember/daemon/symbols/python.h"
+/* python: Python frames of CPython processes (include/ember/daemon/unwind/python.h). */
+#include "ember/daemon/unwind/python.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -22,8 +22,8 @@
 #include "ember/core/base/sbuf.h"
 #include "ember/core/base/strtab.h"
 #include "ember/daemon/sample/sampler.h"
-#include "ember/daemon/symbols/elfload.h"
-#include "ember/daemon/symbols/elfsym.h"
+#include "ember/daemon/elf/elfload.h"
+#include "ember/daemon/elf/elfsym.h"
 #include "ember/daemon/proc/procmaps.h"
 #include "ember/daemon/proc/proctrack.h"
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* unwind: the BPF walker's tables (include/ember/daemon/symbols/unwind.h). */
-#include "ember/daemon/symbols/unwind.h"
+/* unwind: the BPF walker's tables (include/ember/daemon/unwind/unwind.h). */
+#include "ember/daemon/unwind/unwind.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -19,10 +19,10 @@
 #include "ember/core/base/hash.h"
 #include "ember/daemon/sample/bpf_shared.h"
 #include "ember/daemon/sample/sampler.h"
-#include "ember/daemon/symbols/cfi.h"
-#include "ember/daemon/symbols/dbgfetch.h"
-#include "ember/daemon/symbols/elfload.h"
-#include "ember/daemon/symbols/elfsym.h"
+#include "ember/daemon/unwind/cfi.h"
+#include "ember/daemon/elf/dbgfetch.h"
+#include "ember/daemon/elf/elfload.h"
+#include "ember/daemon/elf/elfsym.h"
 #include "ember/daemon/proc/procmaps.h"
 
 #define BID_MAX		64

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "ember/daemon/symbols/elfload.h"
+#include "ember/daemon/elf/elfload.h"
 
 #include <errno.h>
 #include <unistd.h>

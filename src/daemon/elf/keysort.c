@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "ember/daemon/symbols/keysort.h"
+#include "ember/daemon/elf/keysort.h"
 
 #include <stdint.h>
 #include <stdlib.h>

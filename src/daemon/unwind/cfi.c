@@ -9,7 +9,7 @@
  *     table, merged, with a NONE row wherever an FDE ends and no other begins.
  * Only the rules the rows need are tracked: the CFA, the return-address column, rbp and rsp.
  */
-#include "ember/daemon/symbols/cfi.h"
+#include "ember/daemon/unwind/cfi.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -23,8 +23,8 @@
 
 #include "ember/core/base/array.h"
 #include "ember/core/base/clock.h"
-#include "ember/daemon/symbols/elfsym.h"
-#include "ember/daemon/symbols/keysort.h"
+#include "ember/daemon/elf/elfsym.h"
+#include "ember/daemon/elf/keysort.h"
 
 #define REG_RBP 6
 #define REG_RSP 7
