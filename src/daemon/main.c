@@ -25,6 +25,7 @@
 
 #include "ember/core/base/heap.h"
 #include "ember/core/base/clock.h"
+#include "ember/core/base/counters.h"
 #include "ember/core/base/log.h"
 #include "ember/core/base/sbuf.h"
 #include "ember/core/base/strtab.h"
@@ -265,49 +266,46 @@ static void report_drops(struct emberd *d, bool force)
 	d->last_report_ns = now;
 }
 
+/* The exit lines: their values from the counters' one description (core/base/counters.h). */
+static const char totals_fmt[] =
+	"sampled {s.samples} (idle {s.idle}), delivered {s.delivered}, untimed {s.untimed}, lost "
+	"{s.lost}; {s.drains} drains of {s.drain_us_avg:.0f} us avg; BPF {s.bpf_ns_per_sample:.0f} "
+	"ns/sample; ring {s.ring_bytes_per_sample:.0f} B/sample; {s.bpf_calls} bpf() calls; store "
+	"{st.samples} samples in {st.bytes} bytes ({st.record_bytes_per_sample:.2f} B/sample "
+	"records), {st.stacks} stacks; stack cache {in.cache_hit_pct:.0f}% hits";
+static const char unwind_totals_fmt[] =
+	"user stacks: {s.user_fp_walks} by frame pointer (no tables yet), {s.user_truncated} cut "
+	"short; unwind tables: {u.rows_used} of {u.rows_capacity} rows in {u.tables} files, "
+	"{u.builds} builds in {u.build_ms_total:.0f} ms, {u.evictions} evictions, {u.procs} "
+	"processes listed, {u.ready_ms_avg:.1f} ms to a process's list on average";
+
 /* One line at exit: what was sampled, delivered, dropped, and what it cost. */
 static void log_sampler_totals(struct emberd *d)
 {
 	struct sampler_stats st;
 	struct store_stats ss;
 	struct ingest_stats in;
+	struct unwind_stats us;
+	struct counter_source src[] = {
+		{ "s", sampler_counters, sampler_counters_n, &st },
+		{ "st", store_counters, store_counters_n, &ss },
+		{ "in", ingest_counters, ingest_counters_n, &in },
+		{ "u", unwind_counters, unwind_counters_n, &us },
+	};
+	struct sbuf sb = SBUF_INIT;
 
 	sampler__stats(d->sampler, &st);
 	store__stats(d->store, &ss);
 	ingest__stats(d->ingest, &in);
-	log_info("sampled %llu (idle %llu), delivered %llu, untimed %llu, lost %llu; %llu drains "
-		 "of %.0f us avg; BPF %.0f ns/sample; ring %.0f B/sample; %llu bpf() calls; "
-		 "store %llu samples in %llu bytes "
-		 "(%.2f B/sample records), %llu stacks; stack cache %.0f%% hits",
-		 (unsigned long long)st.samples, (unsigned long long)st.idle,
-		 (unsigned long long)st.delivered, (unsigned long long)st.untimed,
-		 (unsigned long long)st.lost, (unsigned long long)st.drains,
-		 st.drains ? (double)st.drain_ns_total / (double)st.drains / 1e3 : 0.0,
-		 st.prog_run_cnt ? (double)st.prog_run_ns / (double)st.prog_run_cnt : 0.0,
-		 st.samples > st.ringbuf_drops
-		     ? (double)st.ring_bytes / (double)(st.samples - st.ringbuf_drops)
-		     : 0.0,
-		 (unsigned long long)st.bpf_calls, (unsigned long long)ss.samples, (unsigned long long)ss.bytes,
-		 ss.samples ? (double)ss.sample_bytes / (double)ss.samples : 0.0,
-		 (unsigned long long)ss.stacks,
-		 in.cache_hits + in.cache_misses
-		     ? 100.0 * (double)in.cache_hits / (double)(in.cache_hits + in.cache_misses)
-		     : 0.0);
+	(void)counters_format(&sb, totals_fmt, src, COUNTERS_N(src));
+	log_info("%s", sb.buf ? sb.buf : "");
 	if (d->unwind) {
-		struct unwind_stats us;
-
 		unwinder__stats(d->unwind, &us);
-		log_info("user stacks: %llu by frame pointer (no tables yet), %llu cut short; unwind "
-			 "tables: %llu of %llu rows in %llu files, %llu builds in %.0f ms, %llu "
-			 "evictions, %llu processes listed, %.1f ms to a process's list on average",
-			 (unsigned long long)st.user_fp_walks, (unsigned long long)st.user_truncated,
-			 (unsigned long long)us.rows_used, (unsigned long long)us.rows_capacity,
-			 (unsigned long long)us.tables, (unsigned long long)us.builds,
-			 (double)us.build_ns / 1e6, (unsigned long long)us.evictions,
-			 (unsigned long long)us.procs,
-			 us.ready_count ? (double)us.ready_ns_total / (double)us.ready_count / 1e6
-					: 0.0);
+		sbuf_reset(&sb);
+		(void)counters_format(&sb, unwind_totals_fmt, src, COUNTERS_N(src));
+		log_info("%s", sb.buf ? sb.buf : "");
 	}
+	sbuf_fini(&sb);
 }
 
 /* Writes the folded profile of everything in the store (idle and root per --dump-*). */

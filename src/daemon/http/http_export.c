@@ -27,6 +27,8 @@
 #include "ember/core/base/version.h"
 #include "ember/daemon/service/liveness.h"
 #include "ember/daemon/export/identity.h"
+#include "ember/daemon/proc/proctrack.h"
+#include "ember/daemon/unwind/unwind.h"
 #include "http_internal.h"
 
 /* The exporter of one server: the routes' ctx, owned by the server once registered. */
@@ -46,28 +48,8 @@ static const struct family_def {
 	const char *help;
 } families[] = {
 	{ "ember_build_info", METRIC_GAUGE, "emberd's version (the value is always 1)." },
-	{ "ember_samples_total", METRIC_COUNTER, "Samples taken by the BPF program, all CPUs." },
 	{ "ember_cpu_samples_total", METRIC_COUNTER,
 	  "Samples stored, by CPU (\"unknown\": delivered without a time record)." },
-	{ "ember_idle_samples_total", METRIC_COUNTER, "Samples of the idle task." },
-	{ "ember_delivered_samples_total", METRIC_COUNTER, "Samples drained and stored." },
-	{ "ember_lost_samples_total", METRIC_COUNTER, "Samples drained but not delivered." },
-	{ "ember_stack_errors_total", METRIC_COUNTER,
-	  "Stacks not taken, by stack (kernel, user) and error (efault: no stack of that kind; "
-	  "other)." },
-	{ "ember_sampler_events_total", METRIC_COUNTER,
-	  "Sampler losses and fallbacks: ring buffer drops (samples lost in BPF), records of a "
-	  "bad size, records over the pending bound, exec and exit notifications." },
-	{ "ember_sampler_drains_total", METRIC_COUNTER, "Drains of the ring buffer." },
-	{ "ember_ring_bytes_total", METRIC_COUNTER,
-	  "Bytes of sample records written to the ring buffer (whole stacks)." },
-	{ "ember_bpf_calls_total", METRIC_COUNTER,
-	  "bpf() system calls emberd made after start-up (the kernel skips the sampling program "
-	  "on a CPU while one runs)." },
-	{ "ember_bpf_calls_per_second", METRIC_GAUGE,
-	  "bpf() system calls per second over the last 10 s or so." },
-	{ "ember_sampler_drain_seconds_total", METRIC_COUNTER, "Time spent draining." },
-	{ "ember_sampler_cpus", METRIC_GAUGE, "CPUs the sampler is attached to." },
 	{ "ember_symbolized_frames_total", METRIC_COUNTER, "Frames symbolized, by kind." },
 	{ "ember_unresolved_frames_total", METRIC_COUNTER,
 	  "Frames without a symbol, by kind (kernel, user)." },
@@ -94,28 +76,14 @@ static const struct family_def {
 	{ "ember_perfmap_bad_lines_total", METRIC_COUNTER, "Malformed perf-map lines skipped." },
 	{ "ember_symbolizer_process_events_total", METRIC_COUNTER,
 	  "Processes whose cached state was dropped: pid reused, exec, gone; maps read errors." },
-	{ "ember_store_bytes", METRIC_GAUGE, "Memory held by the sample store." },
-	{ "ember_store_max_bytes", METRIC_GAUGE, "The store's memory limit." },
-	{ "ember_store_retention_seconds", METRIC_GAUGE, "The store's retention by time." },
-	{ "ember_store_span_seconds", METRIC_GAUGE,
-	  "Time between the oldest and the newest sample held." },
 	{ "ember_store_oldest_sample_timestamp_seconds", METRIC_GAUGE,
 	  "Unix time of the oldest sample held." },
-	{ "ember_store_samples", METRIC_GAUGE, "Samples held by the store." },
-	{ "ember_store_interned", METRIC_GAUGE, "Interned frames, stacks and contexts." },
-	{ "ember_store_appended_samples_total", METRIC_COUNTER, "Samples appended to the store." },
-	{ "ember_store_evicted_samples_total", METRIC_COUNTER,
-	  "Samples evicted from the store, by reason (time, memory)." },
-	{ "ember_store_dropped_samples_total", METRIC_COUNTER,
-	  "Samples that could not be stored (out of memory)." },
 	{ "ember_last_drain_age_seconds", METRIC_GAUGE,
 	  "Seconds since the drain thread last drained the samples (-1: never)." },
 	{ "ember_newest_sample_age_seconds", METRIC_GAUGE,
 	  "Seconds since the newest sample drained was taken (-1: none yet)." },
 	{ "ember_stalled", METRIC_GAUGE,
 	  "1 while /healthz answers 503: the drain stalled or samples stopped arriving." },
-	{ "ember_store_escaped_comms_total", METRIC_COUNTER,
-	  "Samples whose process name held ';' or control bytes, escaped as a frame name." },
 	{ "ember_heap_in_use_bytes", METRIC_GAUGE,
 	  "Heap bytes allocated and in use (glibc mallinfo2: every arena, mmapped chunks too)." },
 	{ "ember_heap_free_bytes", METRIC_GAUGE,
@@ -146,17 +114,6 @@ static const struct family_def {
 	  "Memory of response bodies: being rendered, cached or sent." },
 	{ "ember_http_response_memory_max_bytes", METRIC_GAUGE,
 	  "The bound on it (http.response_memory)." },
-	{ "ember_bpf_run_time_seconds_total", METRIC_COUNTER,
-	  "CPU time spent in ember's BPF programs (kernel.bpf_stats_enabled=1)." },
-	{ "ember_bpf_runs_total", METRIC_COUNTER, "Runs of ember's BPF programs." },
-	{ "ember_unwind_rows", METRIC_GAUGE,
-	  "Rows of the unwind tables the BPF walker reads, by state (used, capacity)." },
-	{ "ember_unwind_bytes", METRIC_GAUGE, "Kernel memory of the unwind tables' rows array." },
-	{ "ember_unwind_tables", METRIC_GAUGE,
-	  "Files with unwind tables (rows), or known to have none (empty: frame pointers)." },
-	{ "ember_unwind_processes", METRIC_GAUGE,
-	  "Processes the walker knows (listed), or waiting for their tables (pending)." },
-	{ "ember_unwind_builds_total", METRIC_COUNTER, "Unwind tables compiled from CFI." },
 	{ "ember_debuginfod_requests_total", METRIC_COUNTER,
 	  "Debug files asked of debuginfod (DEBUGINFOD_URLS), by result: fetched, cached, not_found, timeout, error, skipped (backing off)." },
 	{ "ember_debuginfod_fetched_bytes_total", METRIC_COUNTER, "Bytes of debug files fetched." },
@@ -164,17 +121,6 @@ static const struct family_def {
 	  "Debug files removed from the cache folder to keep it under symbols.debuginfod_cache_size." },
 	{ "ember_debuginfod_cache_bytes", METRIC_GAUGE, "Bytes of the debug files in the cache folder." },
 	{ "ember_debuginfod_fetch_seconds_total", METRIC_COUNTER, "Worker time spent fetching." },
-	{ "ember_user_walk_stops_total", METRIC_COUNTER,
-	  "User stack walks cut short ([truncated]), by why: no_table, no_row, no_rule, unmapped, unreadable, depth, loop, other." },
-	{ "ember_process_tracker_processes", METRIC_GAUGE,
-	  "Processes whose mappings the process tracker holds." },
-	{ "ember_process_tracker_mappings", METRIC_GAUGE, "Mappings it holds, all processes." },
-	{ "ember_process_tracker_memory_bytes", METRIC_GAUGE, "Their memory." },
-	{ "ember_process_tracker_reads_total", METRIC_COUNTER,
-	  "Mappings read, one per event (exec, first sample, refresh), by way (procmap_query, maps_text)." },
-	{ "ember_process_tracker_events_total", METRIC_COUNTER,
-	  "Process tracker events: event, reused (a read shared), stale (gone: the last read used), read_error, exit, swept, not_kept." },
-	{ "ember_unwind_build_seconds_total", METRIC_COUNTER, "Time spent compiling them." },
 	{ "ember_python_processes", METRIC_GAUGE,
 	  "CPython processes whose Python frames are read, or of a version ember does not know "
 	  "(unsupported: native frames only)." },
@@ -186,15 +132,19 @@ static const struct family_def {
 	  "Python frame events: processes examined and failures, name records and losses, code "
 	  "objects read, cache evictions, stacks aligned, walks without a thread state, cut short "
 	  "or stopped at a bad frame, thread searches." },
-	{ "ember_unwind_events_total", METRIC_COUNTER,
-	  "Unwind table events: build failures, tables shared by build-id, evictions, tables too "
-	  "big, processes not listed (map full), mappings past the list's size, maps errors." },
 };
 
 struct metrics *ember_metrics__new(void)
 {
 	struct metrics *m = metrics__new();
 	const char *const version[] = { "version", EMBER_VERSION, NULL };
+	const struct {
+		const struct counter_desc *d;
+		size_t n;
+	} tables[] = { { sampler_counters, sampler_counters_n },
+		       { store_counters, store_counters_n },
+		       { unwind_counters, unwind_counters_n },
+		       { proc_tracker_counters, proc_tracker_counters_n } };
 	size_t i;
 	int f;
 
@@ -203,6 +153,9 @@ struct metrics *ember_metrics__new(void)
 	for (i = 0; i < sizeof(families) / sizeof(families[0]); i++)
 		if (metrics__family(m, families[i].name, families[i].type, families[i].help, NULL,
 				    0) < 0)
+			goto fail;
+	for (i = 0; i < sizeof(tables) / sizeof(tables[0]); i++)
+		if (metrics__declare_counters(m, tables[i].d, tables[i].n) < 0)
 			goto fail;
 	f = metrics__family(m, "ember_http_request_duration_seconds", METRIC_HISTOGRAM,
 			    "HTTP request latency, by endpoint.", latency_buckets,
@@ -247,29 +200,10 @@ static void set2(struct metrics *m, const char *name, const char *k1, const char
 
 void ember_metrics_store(struct metrics *m, const struct store_stats *st)
 {
-	set1(m, "ember_store_bytes", METRIC_GAUGE, NULL, NULL, (double)st->bytes);
-	set1(m, "ember_store_max_bytes", METRIC_GAUGE, NULL, NULL, (double)st->max_bytes);
-	set1(m, "ember_store_retention_seconds", METRIC_GAUGE, NULL, NULL,
-	     (double)st->retention_s);
-	set1(m, "ember_store_samples", METRIC_GAUGE, NULL, NULL, (double)st->samples);
-	set1(m, "ember_store_span_seconds", METRIC_GAUGE, NULL, NULL,
-	     st->samples ? (double)(st->newest_ns - st->oldest_ns) / 1e9 : 0);
+	metrics__set_counters(m, store_counters, store_counters_n, st);
 	if (st->oldest_ns)
 		set1(m, "ember_store_oldest_sample_timestamp_seconds", METRIC_GAUGE, NULL, NULL,
 		     (double)st->oldest_ns / 1e9);
-	set1(m, "ember_store_interned", METRIC_GAUGE, "kind", "frames", (double)st->frames);
-	set1(m, "ember_store_interned", METRIC_GAUGE, "kind", "stacks", (double)st->stacks);
-	set1(m, "ember_store_interned", METRIC_GAUGE, "kind", "contexts", (double)st->contexts);
-	set1(m, "ember_store_appended_samples_total", METRIC_COUNTER, NULL, NULL,
-	     (double)st->appended);
-	set1(m, "ember_store_evicted_samples_total", METRIC_COUNTER, "reason", "time",
-	     (double)st->evicted_time);
-	set1(m, "ember_store_evicted_samples_total", METRIC_COUNTER, "reason", "memory",
-	     (double)st->evicted_memory);
-	set1(m, "ember_store_dropped_samples_total", METRIC_COUNTER, NULL, NULL,
-	     (double)st->dropped);
-	set1(m, "ember_store_escaped_comms_total", METRIC_COUNTER, NULL, NULL,
-	     (double)st->comms_escaped);
 }
 
 static void cache(struct metrics *m, const char *name, uint64_t entries, uint64_t hits,
@@ -287,60 +221,12 @@ static void cache(struct metrics *m, const char *name, uint64_t entries, uint64_
 
 void ember_metrics_procs(struct metrics *m, const struct proc_tracker_stats *st)
 {
-	set1(m, "ember_process_tracker_processes", METRIC_GAUGE, NULL, NULL, (double)st->procs);
-	set1(m, "ember_process_tracker_mappings", METRIC_GAUGE, NULL, NULL, (double)st->mappings);
-	set1(m, "ember_process_tracker_memory_bytes", METRIC_GAUGE, NULL, NULL,
-	     (double)st->mem_bytes);
-	set1(m, "ember_process_tracker_reads_total", METRIC_COUNTER, "way", "procmap_query",
-	     (double)st->query_reads);
-	set1(m, "ember_process_tracker_reads_total", METRIC_COUNTER, "way", "maps_text",
-	     (double)st->text_reads);
-	set1(m, "ember_process_tracker_events_total", METRIC_COUNTER, "kind", "event",
-	     (double)st->events);
-	set1(m, "ember_process_tracker_events_total", METRIC_COUNTER, "kind", "reused",
-	     (double)st->reused);
-	set1(m, "ember_process_tracker_events_total", METRIC_COUNTER, "kind", "stale",
-	     (double)st->stale_used);
-	set1(m, "ember_process_tracker_events_total", METRIC_COUNTER, "kind", "read_error",
-	     (double)st->read_errors);
-	set1(m, "ember_process_tracker_events_total", METRIC_COUNTER, "kind", "exit",
-	     (double)st->exits);
-	set1(m, "ember_process_tracker_events_total", METRIC_COUNTER, "kind", "swept",
-	     (double)st->swept);
-	set1(m, "ember_process_tracker_events_total", METRIC_COUNTER, "kind", "not_kept",
-	     (double)st->not_kept);
+	metrics__set_counters(m, proc_tracker_counters, proc_tracker_counters_n, st);
 }
 
 void ember_metrics_unwind(struct metrics *m, const struct unwind_stats *st)
 {
-	set1(m, "ember_unwind_rows", METRIC_GAUGE, "state", "used", (double)st->rows_used);
-	set1(m, "ember_unwind_rows", METRIC_GAUGE, "state", "capacity",
-	     (double)st->rows_capacity);
-	set1(m, "ember_unwind_bytes", METRIC_GAUGE, NULL, NULL, (double)st->bytes);
-	set1(m, "ember_unwind_tables", METRIC_GAUGE, "kind", "rows", (double)st->tables);
-	set1(m, "ember_unwind_tables", METRIC_GAUGE, "kind", "empty", (double)st->tables_empty);
-	set1(m, "ember_unwind_processes", METRIC_GAUGE, "state", "listed", (double)st->procs);
-	set1(m, "ember_unwind_processes", METRIC_GAUGE, "state", "pending",
-	     (double)st->procs_pending);
-	set1(m, "ember_unwind_builds_total", METRIC_COUNTER, NULL, NULL, (double)st->builds);
-	set1(m, "ember_unwind_build_seconds_total", METRIC_COUNTER, NULL, NULL,
-	     (double)st->build_ns / 1e9);
-	set1(m, "ember_unwind_events_total", METRIC_COUNTER, "event", "build_failure",
-	     (double)st->build_failures);
-	set1(m, "ember_unwind_events_total", METRIC_COUNTER, "event", "shared_by_build_id",
-	     (double)st->build_shared);
-	set1(m, "ember_unwind_events_total", METRIC_COUNTER, "event", "eviction",
-	     (double)st->evictions);
-	set1(m, "ember_unwind_events_total", METRIC_COUNTER, "event", "refused",
-	     (double)st->refused);
-	set1(m, "ember_unwind_events_total", METRIC_COUNTER, "event", "too_big",
-	     (double)st->too_big);
-	set1(m, "ember_unwind_events_total", METRIC_COUNTER, "event", "process_dropped",
-	     (double)st->procs_dropped);
-	set1(m, "ember_unwind_events_total", METRIC_COUNTER, "event", "maps_overflow",
-	     (double)st->maps_overflow);
-	set1(m, "ember_unwind_events_total", METRIC_COUNTER, "event", "maps_error",
-	     (double)st->maps_errors);
+	metrics__set_counters(m, unwind_counters, unwind_counters_n, st);
 }
 
 /* The exporters' counters: ember_export_*{exporter="otlp"|"pyroscope"}. */
@@ -533,59 +419,7 @@ void ember_metrics_symbolizer(struct metrics *m, const struct symbolizer_stats *
 
 void ember_metrics_sampler(struct metrics *m, const struct sampler_stats *st)
 {
-	static const struct {
-		const char *stack, *error;
-		size_t off;
-	} stack_errors[] = {
-		{ "kernel", "efault", offsetof(struct sampler_stats, kern_efault) },
-		{ "user", "efault", offsetof(struct sampler_stats, user_efault) },
-		{ "kernel", "other", offsetof(struct sampler_stats, kern_other) },
-		{ "user", "other", offsetof(struct sampler_stats, user_other) },
-	};
-	static const struct {
-		const char *kind;
-		size_t off;
-	} events[] = {
-		{ "ringbuf_drops", offsetof(struct sampler_stats, ringbuf_drops) },
-		{ "bad_records", offsetof(struct sampler_stats, bad_records) },
-		{ "pending_drops", offsetof(struct sampler_stats, pending_drops) },
-		{ "execs", offsetof(struct sampler_stats, execs) },
-		{ "exec_drops", offsetof(struct sampler_stats, exec_drops) },
-		{ "exits", offsetof(struct sampler_stats, exits) },
-		{ "exit_drops", offsetof(struct sampler_stats, exit_drops) },
-		{ "lost_in_bpf", offsetof(struct sampler_stats, lost_in_bpf) },
-		{ "user_fp_walks", offsetof(struct sampler_stats, user_fp_walks) },
-		{ "user_truncated", offsetof(struct sampler_stats, user_truncated) },
-	};
-	size_t i;
-
-#define FIELD(off) ((double)*(const uint64_t *)((const char *)st + (off)))
-	set1(m, "ember_samples_total", METRIC_COUNTER, NULL, NULL, (double)st->samples);
-	set1(m, "ember_idle_samples_total", METRIC_COUNTER, NULL, NULL, (double)st->idle);
-	set1(m, "ember_delivered_samples_total", METRIC_COUNTER, NULL, NULL,
-	     (double)st->delivered);
-	set1(m, "ember_lost_samples_total", METRIC_COUNTER, NULL, NULL, (double)st->lost);
-	for (i = 0; i < sizeof(stack_errors) / sizeof(stack_errors[0]); i++)
-		set2(m, "ember_stack_errors_total", "stack", stack_errors[i].stack, "error",
-		     stack_errors[i].error, FIELD(stack_errors[i].off));
-	for (i = 0; i < sizeof(events) / sizeof(events[0]); i++)
-		set1(m, "ember_sampler_events_total", METRIC_COUNTER, "kind", events[i].kind,
-		     FIELD(events[i].off));
-#undef FIELD
-	for (i = 0; i < SAMPLER_STOP_REASONS; i++)
-		set1(m, "ember_user_walk_stops_total", METRIC_COUNTER, "reason",
-		     sampler_stop_name((unsigned int)i), (double)st->user_stops[i]);
-	set1(m, "ember_sampler_drains_total", METRIC_COUNTER, NULL, NULL, (double)st->drains);
-	set1(m, "ember_sampler_drain_seconds_total", METRIC_COUNTER, NULL, NULL,
-	     (double)st->drain_ns_total / 1e9);
-	set1(m, "ember_sampler_cpus", METRIC_GAUGE, NULL, NULL, (double)st->cpus_attached);
-	set1(m, "ember_ring_bytes_total", METRIC_COUNTER, NULL, NULL, (double)st->ring_bytes);
-	set1(m, "ember_bpf_calls_total", METRIC_COUNTER, NULL, NULL, (double)st->bpf_calls);
-	set1(m, "ember_bpf_calls_per_second", METRIC_GAUGE, NULL, NULL, st->bpf_calls_per_s);
-	set1(m, "ember_bpf_run_time_seconds_total", METRIC_COUNTER, "prog", "profiler",
-	     (double)st->prog_run_ns / 1e9);
-	set1(m, "ember_bpf_runs_total", METRIC_COUNTER, "prog", "profiler",
-	     (double)st->prog_run_cnt);
+	metrics__set_counters(m, sampler_counters, sampler_counters_n, st);
 }
 
 /* Copies the store's per-CPU tallies into the registry (at scrape time). */

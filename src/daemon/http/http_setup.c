@@ -17,6 +17,9 @@
 #include "ember/daemon/ingest/ingest.h"
 #include "ember/daemon/symbols/symbolizer.h"
 #include "ember/core/base/clock.h"
+#include "ember/core/base/counters.h"
+#include "ember/daemon/proc/proctrack.h"
+#include "ember/daemon/unwind/unwind.h"
 
 #define U(x) (unsigned long long)(x)
 
@@ -98,15 +101,22 @@ static void unresolved_json(struct sbuf *j, const struct symbolizer_stats *y)
 	sbuf_adds(j, "], ");
 }
 
+/* A table's counters (core/base/counters.h), then the object's end: "}, ". */
+static void json_counters(struct sbuf *j, const struct counter_desc *d, size_t n,
+			  const void *stats)
+{
+	counters_json(j, d, n, stats);
+	if (j->len >= 2 && !memcmp(j->buf + j->len - 2, ", ", 2))
+		j->len -= 2; /* the last ", " */
+	sbuf_adds(j, "}, ");
+}
+
 static void stats_hook(struct sbuf *j, void *ctx)
 {
 	struct http_server *srv = ctx;
 	struct http_published pub;
-	const struct sampler_stats *a = &pub.sampler;
 	const struct symbolizer_stats *y = &pub.symbols;
-	const struct unwind_stats *w = &pub.unwind;
 	uint64_t frames, unresolved;
-	unsigned int i;
 	double age;
 
 	if (!http_server__published(srv, &pub))
@@ -114,37 +124,7 @@ static void stats_hook(struct sbuf *j, void *ctx)
 	age = (double)(mono_ns() - http_server__published_at(srv)) / 1e9;
 	/* age_s: the counters are the main loop's copy of its last tick */
 	sbuf_addf(j, "\"sampler\": {\"age_s\": %.3f, ", age);
-	sbuf_addf(j,
-		  "\"samples\": %llu, \"idle\": %llu, \"delivered\": %llu, "
-		  "\"lost\": %llu, \"kern_efault\": "
-		  "%llu, \"user_efault\": %llu, \"kern_other\": %llu, \"user_other\": %llu, "
-		  "\"ringbuf_drops\": %llu, \"untimed\": %llu, \"bad_records\": %llu, "
-		  "\"pending_drops\": %llu, \"events_lost\": %llu, \"groups\": %llu, "
-		  "\"drains\": %llu, "
-		  "\"drain_ns_total\": %llu, \"cpus_attached\": %llu, \"hardware_event\": %s, "
-		  "\"ringbuf_bytes\": %u, \"ring_bytes\": %llu, \"ring_bytes_per_sample\": %.1f, "
-		  "\"bpf_calls\": %llu, \"bpf_calls_per_s\": %.2f, "
-		  "\"user_fp_walks\": %llu, \"user_truncated\": %llu, "
-		  "\"lost_in_bpf\": %llu, ",
-		  U(a->samples), U(a->idle), U(a->delivered), U(a->lost), U(a->kern_efault),
-		  U(a->user_efault), U(a->kern_other), U(a->user_other), U(a->ringbuf_drops),
-		  U(a->untimed), U(a->bad_records), U(a->pending_drops), U(a->events_lost),
-		  U(a->groups),
-		  U(a->drains), U(a->drain_ns_total), U(a->cpus_attached),
-		  a->hardware_event ? "true" : "false", a->ringbuf_bytes, U(a->ring_bytes),
-		  a->samples > a->ringbuf_drops
-		      ? (double)a->ring_bytes / (double)(a->samples - a->ringbuf_drops)
-		      : 0.0,
-		  U(a->bpf_calls), a->bpf_calls_per_s, U(a->user_fp_walks), U(a->user_truncated),
-		  U(a->lost_in_bpf));
-	/* why user walks stopped short: the [truncated] stacks, by reason */
-	/* how user stacks are walked: the BPF walker, or frame pointers (no bpf_loop()) */
-	sbuf_addf(j, "\"user_walker\": \"%s\", ", a->fp_only ? "frame_pointer" : "bpf");
-	sbuf_addf(j, "\"user_stops\": {");
-	for (i = 0; i < SAMPLER_STOP_REASONS; i++)
-		sbuf_addf(j, "%s\"%s\": %llu", i ? ", " : "", sampler_stop_name(i),
-			  U(a->user_stops[i]));
-	sbuf_addf(j, "}}, ");
+	json_counters(j, sampler_counters, sampler_counters_n, &pub.sampler);
 	frames = y->kernel_frames + y->user_frames;
 	unresolved = y->kernel_unresolved + y->user_unresolved;
 	sbuf_addf(j,
@@ -234,28 +214,10 @@ static void stats_hook(struct sbuf *j, void *ctx)
 			  U(pub.identity.procs), U(pub.identity.proc_events), U(pub.identity.stale),
 			  U(pub.identity.regex_errors));
 	}
-	if (pub.have_unwind)
-		sbuf_addf(j,
-			  "\"unwind\": {\"rows_capacity\": %llu, \"rows_used\": %llu, \"bytes\": %llu, "
-			  "\"tables\": %llu, \"tables_empty\": %llu, \"builds\": %llu, "
-			  "\"build_ms_total\": %.1f, \"build_failures\": %llu, \"build_shared\": %llu, "
-			  "\"debuginfod\": %llu, "
-			  "\"evictions\": %llu, \"refused\": %llu, \"too_big\": %llu, \"procs\": %llu, "
-			  "\"procs_pending\": %llu, \"procs_dropped\": %llu, \"procs_swept\": %llu, "
-			  "\"files_changed\": %llu, \"lists\": %llu, \"exec_lists\": %llu, "
-			  "\"exec_unbuilt\": %llu, "
-			  "\"maps_overflow\": %llu, \"maps_errors\": %llu, \"rows_lossy\": %llu, "
-			  "\"ready_ms_avg\": %.2f}, ",
-			  U(w->rows_capacity), U(w->rows_used), U(w->bytes), U(w->tables),
-			  U(w->tables_empty), U(w->builds), (double)w->build_ns / 1e6,
-			  U(w->build_failures), U(w->build_shared), U(w->debuginfod), U(w->evictions),
-			  U(w->refused),
-			  U(w->too_big),
-			  U(w->procs), U(w->procs_pending), U(w->procs_dropped), U(w->procs_swept),
-			  U(w->files_changed), U(w->lists), U(w->exec_lists), U(w->exec_unbuilt),
-			  U(w->maps_overflow), U(w->maps_errors), U(w->rows_lossy),
-			  w->ready_count ? (double)w->ready_ns_total / (double)w->ready_count / 1e6
-					 : 0.0);
+	if (pub.have_unwind) {
+		sbuf_adds(j, "\"unwind\": {");
+		json_counters(j, unwind_counters, unwind_counters_n, &pub.unwind);
+	}
 	if (pub.offcpu.attached) {
 		const struct sampler_offcpu_stats *o = &pub.offcpu;
 
@@ -280,21 +242,8 @@ static void stats_hook(struct sbuf *j, void *ctx)
 			  U(pub.offcpu_sink.wakeup_events), U(pub.offcpu_sink.wakeup_quanta),
 			  U(pub.offcpu_sink.chain_nowaker), U(pub.offcpu_sink.chain_dropped));
 	}
-	{
-		const struct proc_tracker_stats *t = &pub.procs;
-
-		sbuf_addf(j,
-			  "\"processes\": {\"procmap_query\": %s, \"procs\": %llu, "
-			  "\"mappings\": %llu, \"mem_bytes\": %llu, \"reads\": %llu, "
-			  "\"query_reads\": %llu, \"text_reads\": %llu, \"query_ioctls\": %llu, "
-			  "\"read_errors\": %llu, \"reused\": %llu, \"stale_used\": %llu, "
-			  "\"events\": %llu, \"exits\": %llu, \"swept\": %llu, "
-			  "\"not_kept\": %llu}, ",
-			  t->procmap_query ? "true" : "false", U(t->procs), U(t->mappings),
-			  U(t->mem_bytes), U(t->reads), U(t->query_reads), U(t->text_reads),
-			  U(t->query_ioctls), U(t->read_errors), U(t->reused), U(t->stale_used),
-			  U(t->events), U(t->exits), U(t->swept), U(t->not_kept));
-	}
+	sbuf_adds(j, "\"processes\": {");
+	json_counters(j, proc_tracker_counters, proc_tracker_counters_n, &pub.procs);
 	if (pub.have_python) {
 		const struct python_stats *p = &pub.python;
 

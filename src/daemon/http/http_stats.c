@@ -18,6 +18,7 @@
 #include "ember/core/model/recording.h"
 #include "ember/daemon/store/store.h"
 #include "ember/core/base/clock.h"
+#include "ember/core/base/counters.h"
 #include "ember/daemon/service/liveness.h"
 #include "http_internal.h"
 
@@ -62,23 +63,12 @@ int http_handle_stats(struct http_server *srv, struct http_request *req,
 		struct store_stats st;
 
 		store__stats(srv->src.store, &st);
-		sbuf_addf(sb,
-			  "\"store\": {\"samples\": %llu, \"appended\": %llu, "
-			  "\"evicted_time\": %llu, \"evicted_memory\": %llu, \"dropped\": %llu, "
-			  "\"clamped\": %llu, \"comms_escaped\": %llu, \"compactions\": %llu, "
-			  "\"frames\": %llu, "
-			  "\"stacks\": %llu, \"contexts\": %llu, \"bytes\": %llu, "
-			  "\"sample_bytes\": %llu, \"max_bytes\": %llu, \"retention_s\": %llu, "
-			  "\"used_share\": %.4f",
-			  (unsigned long long)st.samples, (unsigned long long)st.appended,
-			  (unsigned long long)st.evicted_time, (unsigned long long)st.evicted_memory,
-			  (unsigned long long)st.dropped, (unsigned long long)st.clamped,
-			  (unsigned long long)st.comms_escaped,
-			  (unsigned long long)st.compactions, (unsigned long long)st.frames,
-			  (unsigned long long)st.stacks, (unsigned long long)st.contexts,
-			  (unsigned long long)st.bytes, (unsigned long long)st.sample_bytes,
-			  (unsigned long long)st.max_bytes, (unsigned long long)st.retention_s,
-			  st.max_bytes ? (double)st.bytes / (double)st.max_bytes : 0.0);
+		sbuf_adds(sb, "\"store\": {");
+		counters_json(sb, store_counters, store_counters_n, &st);
+		if (sb->len >= 2 && sb->buf) {
+			sb->len -= 2; /* the last ", " */
+			sb->buf[sb->len] = '\0';
+		}
 		if (st.samples)
 			sbuf_addf(sb, ", \"retained_s\": %.3f",
 				  (double)(st.newest_ns - st.oldest_ns) / 1e9);

@@ -25,6 +25,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "ember/core/base/counters.h"
 
 struct sampler_opts {
 	uint64_t freq_hz;		/* samples per second per CPU */
@@ -138,6 +139,11 @@ struct sampler_stats {
 	uint32_t ringbuf_bytes;		/* the ring buffer's size */
 	bool fp_only;			/* gauge: sampler_opts.fp_only (no BPF walker) */
 };
+
+/* struct sampler_stats described once (sampler_counters.c): its /api/v1/stats keys, its /metrics
+ * families and the exit line's values (core/base/counters.h) */
+extern const struct counter_desc sampler_counters[];
+extern const size_t sampler_counters_n;
 
 struct sampler; /* opaque */
 

@@ -33,6 +33,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "ember/core/base/counters.h"
 
 struct strtab;
 struct profile;
@@ -233,6 +234,10 @@ struct store_stats {
 };
 
 void store__stats(struct store *s, struct store_stats *ret);
+
+/* struct store_stats described once (store_counters.c, core/base/counters.h) */
+extern const struct counter_desc store_counters[];
+extern const size_t store_counters_n;
 
 /*
  * Samples appended since start, by CPU: fills @ret[0..min(n, cpus)) and *@ret_unknown (samples of
