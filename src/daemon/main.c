@@ -33,6 +33,7 @@
 #include "ember/core/base/workq.h"
 #include "ember/core/model/profile.h"
 #include "ember/core/model/recording.h"
+#include "ember/daemon/export/export_config.h"
 #include "ember/daemon/export/exporter.h"
 #include "ember/daemon/export/identity.h"
 #include "ember/daemon/http/http.h"
@@ -308,60 +309,6 @@ static void log_sampler_totals(struct emberd *d)
 	sbuf_fini(&sb);
 }
 
-/* Writes the folded profile of everything in the store (idle and root per --dump-*). */
-static int dump(struct emberd *d)
-{
-	struct store_filter f = STORE_FILTER_INIT;
-	struct strtab *st = NULL;
-	struct profile *p = NULL;
-	struct sbuf sb = SBUF_INIT;
-	size_t *order = NULL, i;
-	int fd = STDOUT_FILENO, r = -ENOMEM;
-
-	if (!d->store)
-		return 0;
-	f.include_idle = d->cfg.dump_idle;
-	f.root = (enum store_root)d->cfg.dump_root;
-	st = strtab__new();
-	if (!st)
-		goto out;
-	p = store__query(d->store, &f, st);
-	if (!p)
-		goto out;
-	order = profile__sorted(p);
-	if (!order)
-		goto out;
-	for (i = 0; i < profile__nr_stacks(p); i++) {
-		profile__stack_text(p, order[i], &sb);
-		sbuf_addc(&sb, ' ');
-		sbuf_add_count(&sb, profile__count(p, order[i]));
-		sbuf_addc(&sb, '\n');
-	}
-	if (d->cfg.dump_path[0]) {
-		fd = open(d->cfg.dump_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-		if (fd < 0) {
-			r = log_errno(-errno, "cannot open dump file '%s'", d->cfg.dump_path);
-			goto out;
-		}
-	}
-	r = sbuf_write_fd(&sb, fd);
-	if (r)
-		log_errno(r, "cannot write the dump");
-	else
-		log_info("dumped %zu stacks, %.0f samples to %s", profile__nr_stacks(p),
-			 profile__total(p), d->cfg.dump_path[0] ? d->cfg.dump_path : "stdout");
-	if (fd != STDOUT_FILENO)
-		close(fd);
-out:
-	if (r == -ENOMEM)
-		log_errno(r, "cannot build the dump");
-	free(order);
-	profile__free(p);
-	strtab__free(st);
-	sbuf_fini(&sb);
-	return r;
-}
-
 /* --- the worker: what reads processes' files, names frames, builds tables (issue 25) -------- */
 
 enum work_kind { W_BATCH, W_TICK, W_UNWIND, W_DUMP, W_FILTER, W_FINAL };
@@ -534,7 +481,8 @@ static void work_run(void *ctx, void *item)
 		break;
 	case W_DUMP:
 		liveness_worker_busy(&d->live, "dump");
-		(void)dump(d);
+		(void)store__dump_folded(d->store, d->cfg.dump_idle,
+					  (enum store_root)d->cfg.dump_root, d->cfg.dump_path);
 		break;
 	case W_FILTER:
 		if (ingest__set_filter(d->ingest, w->comms, w->cgroups))
@@ -547,7 +495,9 @@ static void work_run(void *ctx, void *item)
 		report_drops(d, true);
 		log_sampler_totals(d);
 		if (d->cfg.dump_after_s)
-			d->final_err = dump(d);
+			d->final_err = store__dump_folded(d->store, d->cfg.dump_idle,
+							   (enum store_root)d->cfg.dump_root,
+							   d->cfg.dump_path);
 		break;
 	}
 	liveness_worker_busy(&d->live, NULL);
@@ -617,54 +567,6 @@ static void on_tick(struct emberd *d)
 	}
 }
 
-/* [export] as the exporter's options. */
-static void export_opts(const struct ember_config *c, struct exporter_opts *o)
-{
-	memset(o, 0, sizeof(*o));
-	snprintf(o->otlp_endpoint, sizeof(o->otlp_endpoint), "%s", c->export_otlp_endpoint);
-	o->otlp_interval_ms = c->export_otlp_interval_ms;
-	snprintf(o->pyroscope_url, sizeof(o->pyroscope_url), "%s", c->export_pyroscope_url);
-	o->pyroscope_interval_ms = c->export_pyroscope_interval_ms;
-	snprintf(o->pyroscope_tenant, sizeof(o->pyroscope_tenant), "%s",
-		 c->export_pyroscope_tenant);
-	snprintf(o->basic_auth_file, sizeof(o->basic_auth_file), "%s", c->export_basic_auth_file);
-	snprintf(o->bearer_token_file, sizeof(o->bearer_token_file), "%s",
-		 c->export_bearer_token_file);
-	snprintf(o->ca_file, sizeof(o->ca_file), "%s", c->export_ca_file);
-	snprintf(o->client_cert, sizeof(o->client_cert), "%s", c->export_client_cert);
-	snprintf(o->client_key, sizeof(o->client_key), "%s", c->export_client_key);
-	o->queue_bytes = c->export_queue_bytes;
-	o->max_message_bytes = c->export_max_message_bytes;
-	o->timeout_ms = c->export_timeout_ms;
-	o->retry_max_ms = c->export_retry_max_ms;
-	o->freq_hz = c->frequency_hz;
-	if (gethostname(o->host_name, sizeof(o->host_name) - 1))
-		o->host_name[0] = '\0';
-}
-
-/* [export] checked (--check-config and start-up). 0 or -EINVAL, logged. */
-static int export_check(const struct ember_config *c)
-{
-	struct exporter_opts o;
-	char err[512];
-
-	export_opts(c, &o);
-	if (exporter_check_opts(&o, err, sizeof(err))) {
-		log_error("%s", err);
-		return -EINVAL;
-	}
-	if (identity_check_rules(c->export_service_rules)) {
-		log_error("export.service_rules: '%s' is not a list of unit, container, pod, exe, "
-			  "comm, regex", c->export_service_rules);
-		return -EINVAL;
-	}
-	if (identity_check_service_regex(c->export_service_regex, err, sizeof(err))) {
-		log_error("export.service_regex: %s", err);
-		return -EINVAL;
-	}
-	return 0;
-}
-
 /* SIGHUP: the service re-reads the configuration; what changed live goes to its owners here. */
 static void reload(struct emberd *d)
 {
@@ -674,17 +576,8 @@ static void reload(struct emberd *d)
 		return;
 	if ((changed & SERVICE_CHANGE_FILTER) && d->ingest)
 		(void)push_work(d, W_FILTER, NULL); /* the worker's ingest */
-	if ((changed & SERVICE_CHANGE_EXPORT) && !export_check(&d->cfg) && d->identity) {
-		struct exporter_opts o;
-
-		export_opts(&d->cfg, &o);
-		(void)identity__set_rules(d->identity, d->cfg.export_service_rules);
-		(void)identity__set_service_regex(d->identity, d->cfg.export_service_regex, NULL, 0);
-		if (d->exporter)
-			(void)exporter__set_opts(d->exporter, &o);
-		else if (d->store && (o.otlp_endpoint[0] || o.pyroscope_url[0]))
-			d->exporter = exporter__new(d->store, d->identity, &o);
-	}
+	if (changed & SERVICE_CHANGE_EXPORT)
+		export_reload(&d->cfg, d->store, d->identity, &d->exporter);
 	if (changed & SERVICE_CHANGE_TOKEN) {
 		if (!security_files_reload_token(&d->cfg, &d->sec) && d->http)
 			(void)http_server__set_token(d->http, d->sec.token);
@@ -829,33 +722,6 @@ static void on_pyname(const struct ember_py_name_rec *r, void *ctx)
 
 	if (d->py)
 		python__on_name(d->py, r);
-}
-
-/* Identity always (the HTTP filters use it); the exporter's thread when [export] asks. */
-static int export_setup(struct emberd *d)
-{
-	struct exporter_opts o;
-
-	char err[512];
-
-	d->identity = identity__new(NULL, d->cfg.export_service_rules);
-	if (!d->identity)
-		return log_errno(-errno, "cannot create the workload identity");
-	if (identity__set_service_regex(d->identity, d->cfg.export_service_regex, err,
-					sizeof(err))) {
-		log_error("export.service_regex: %s", err);
-		return -EINVAL;
-	}
-	export_opts(&d->cfg, &o);
-	if (!d->store || (!o.otlp_endpoint[0] && !o.pyroscope_url[0]))
-		return 0;
-	d->exporter = exporter__new(d->store, d->identity, &o);
-	if (!d->exporter)
-		return log_errno(-errno, "cannot start the exporter");
-	log_info("exporting%s%s%s%s", o.otlp_endpoint[0] ? " OTLP profiles to " : "",
-		 o.otlp_endpoint, o.pyroscope_url[0] ? " Pyroscope profiles to " : "",
-		 o.pyroscope_url);
-	return 0;
 }
 
 static int sampling_setup(struct emberd *d)
@@ -1072,9 +938,9 @@ int main(int argc, char **argv)
 	log_set_level((enum log_level)d.cfg.log_level);
 	if (d.cfg.check_config) { /* --check-config: files, token, policy; print; exit */
 		r = service_check_config(&d.cfg);
-		return r ? r : export_check(&d.cfg) ? 2 : 0;
+		return r ? r : export_check_config(&d.cfg) ? 2 : 0;
 	}
-	if (export_check(&d.cfg))
+	if (export_check_config(&d.cfg))
 		return 2;
 	/* a listen address the policy refuses (non-loopback without TLS and a token) is a
 	 * configuration error: exit 2, which the unit does not retry, before loading anything */
@@ -1122,7 +988,7 @@ int main(int argc, char **argv)
 		else
 			log_warn("captures will use the live store only: out of memory");
 	}
-	r = export_setup(&d);
+	r = export_from_config(&d.cfg, d.store, &d.identity, &d.exporter);
 	if (r)
 		goto out;
 	if (d.http)
