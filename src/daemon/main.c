@@ -109,8 +109,7 @@ struct emberd {
 	struct python *py;		/* CPython processes' frames; NULL: [python] enabled = no */
 	struct ingest *ingest;	/* groups -> named stacks, for the store and the captures */
 	struct store_sink *sink;
-	struct sampler_stats last; /* for logging changes of the drop counters */
-	uint64_t last_report_ns;
+	struct sampler_report report; /* for logging changes of the drop counters */
 	uint64_t last_prune_ns;
 	uint64_t last_check_ns;		/* the last prune that read every process's start time */
 	uint64_t notify_lost;		/* exec and exit notifications lost, as of that prune */
@@ -126,46 +125,6 @@ struct emberd {
 	int nr_replay_files;
 };
 
-/* libbpf's messages as ours: WARN -> warn, INFO -> info, DEBUG only with -v. */
-static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	enum log_level lvl = level == LIBBPF_WARN ? LOG_LVL_WARN :
-			     level == LIBBPF_INFO ? LOG_LVL_INFO : LOG_LVL_DEBUG;
-	char *buf = NULL;
-	int n;
-
-	if (lvl > log_get_level())
-		return 0;
-	n = vasprintf(&buf, fmt, ap);
-	if (n <= 0) {
-		free(buf);
-		return 0;
-	}
-	while (n > 0 && buf[n - 1] == '\n')
-		buf[--n] = '\0';
-	if (!memchr(buf, '\n', (size_t)n)) {
-		log_msg(lvl, "libbpf: %s", buf);
-	} else {
-		/* a verifier log, line by line (log lines are bounded); it can be megabytes: its
-		 * first 40 lines, and its last 200, where the reason is */
-		size_t lines = 1, i = 0;
-		char *p = buf, *nl;
-
-		for (nl = buf; (nl = strchr(nl, '\n')); nl++)
-			lines++;
-		for (; p; p = nl ? nl + 1 : NULL, i++) {
-			nl = strchr(p, '\n');
-			if (nl)
-				*nl = '\0';
-			if (i < 40 || i + 200 >= lines)
-				log_msg(lvl, "libbpf: %s", p);
-			else if (i == 40)
-				log_msg(lvl, "libbpf: [... %zu lines ...]", lines - 240);
-		}
-	}
-	free(buf);
-	return 0;
-}
 
 /* On the shutdown thread. */
 static void on_stop_signal(int signo, void *ctx)
@@ -239,34 +198,6 @@ static int on_group(const struct sampler_group *g, void *ctx)
 				      : 0;
 	return ingest__group(d->ingest, g, store_sink__put, d->sink);
 }
-
-static void report_drops(struct emberd *d, bool force)
-{
-	struct sampler_stats st;
-	uint64_t now = mono_ns();
-
-	if (!force && now - d->last_report_ns < 10 * NSEC)
-		return; /* at most one line per 10 s */
-	sampler__stats(d->sampler, &st);
-#define DELTA(f) (st.f - d->last.f)
-	if (DELTA(ringbuf_drops))
-		log_warn("ring buffer full: %llu samples lost (raise sampling.ringbuf_size, or "
-			 "shorten sampling.tick_ms)",
-			 (unsigned long long)DELTA(ringbuf_drops));
-	if (DELTA(lost))
-		log_warn("%llu samples lost (%llu in BPF: the ring buffer was full; the rest while "
-			 "keeping or storing them)",
-			 (unsigned long long)DELTA(lost), (unsigned long long)DELTA(lost_in_bpf));
-	if (DELTA(cpu_attaches) || DELTA(cpu_detaches))
-		log_info("CPU hotplug: %llu attached, %llu detached, %llu CPUs sampled",
-			 (unsigned long long)DELTA(cpu_attaches),
-			 (unsigned long long)DELTA(cpu_detaches),
-			 (unsigned long long)st.cpus_attached);
-#undef DELTA
-	d->last = st;
-	d->last_report_ns = now;
-}
-
 /* The exit lines: their values from the counters' one description (core/base/counters.h). */
 static const char totals_fmt[] =
 	"sampled {s.samples} (idle {s.idle}), delivered {s.delivered}, untimed {s.untimed}, lost "
@@ -471,7 +402,7 @@ static void work_run(void *ctx, void *item)
 			publish(d);
 			__atomic_store_n(&d->published_ns, mono_ns(), __ATOMIC_RELAXED);
 		}
-		report_drops(d, false);
+		sampler_report_drops(d->sampler, &d->report, false);
 		/* free pages left in malloc's arenas by renders and batches back to the kernel */
 		(void)heap_trim(mono_ns(), HEAP_TRIM_MIN_FREE);
 		break;
@@ -492,7 +423,7 @@ static void work_run(void *ctx, void *item)
 		break;
 	case W_FINAL:
 		liveness_worker_busy(&d->live, "final report");
-		report_drops(d, true);
+		sampler_report_drops(d->sampler, &d->report, true);
 		log_sampler_totals(d);
 		if (d->cfg.dump_after_s)
 			d->final_err = store__dump_folded(d->store, d->cfg.dump_idle,
@@ -727,66 +658,29 @@ static void on_pyname(const struct ember_py_name_rec *r, void *ctx)
 static int sampling_setup(struct emberd *d)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
-	struct sampler_opts so = {
-		.freq_hz = d->cfg.frequency_hz,
-		.include_idle = d->cfg.include_idle,
-		.idle_stacks = d->cfg.idle_stacks,
-		.hardware_event = d->cfg.hardware_event,
-		.tick_ms = (uint32_t)d->cfg.tick_ms,
-		.ringbuf_bytes = (uint32_t)d->cfg.ringbuf_bytes,
-		.unwind_rows = d->cfg.unwind ? (uint32_t)(d->cfg.unwind_memory_bytes / sizeof(struct ember_unwind_prow)) : 0,
-		.unwind_procs = (uint32_t)d->cfg.unwind_procs,
-		.python_procs = (uint32_t)d->cfg.python_procs,
-		.python_lines = d->cfg.python_lines,
-	};
-	struct symbolizer_opts yo = SYMBOLIZER_OPTS_DEFAULT;
+	struct sampler_opts so;
+	struct symbolizer_opts yo;
 	struct unwind_opts uo = UNWIND_OPTS_DEFAULT;
 	struct sampler_stats st;
 	char err[512];
 	int r;
 
+	sampler_opts_from_config(&d->cfg, &so);
 	d->store = store__new(d->cfg.retention_s, d->cfg.memory_limit_bytes);
 	if (!d->store)
 		return log_errno(-errno, "cannot create the sample store");
 	d->sym_st = strtab__new();
 	if (!d->sym_st)
 		return log_errno(-ENOMEM, "cannot create the symbol table");
-	yo.perf_maps = d->cfg.perf_maps;
-	yo.inline_frames = d->cfg.inline_frames;
-	yo.demangle = d->cfg.demangle;
-	yo.max_pids = d->cfg.max_pids;
-	yo.debug_dirs = d->cfg.debug_dirs;
+	symbolizer_opts_from_config(&d->cfg, &yo);
 	uo.debug_dir = d->cfg.debug_dirs; /* the CFI of a debug file found by build-id too */
 	/* debug files from the host's debuginfod servers (DEBUGINFOD_URLS, as perf and gdb read
 	 * it), fetched on the worker into a folder searched as one more debug dir */
-	if (d->cfg.debuginfod) {
-		struct dbgfetch_opts fo = { .cache_dir = d->cfg.debuginfod_cache,
-					    .max_bytes = d->cfg.debuginfod_cache_bytes,
-					    .timeout_ms = (uint32_t)d->cfg.debuginfod_timeout_ms };
-
-		d->fetch = dbgfetch__new(&fo);
-		if (d->fetch) {
-			snprintf(d->debug_dirs, sizeof(d->debug_dirs), "%s%s%s", d->cfg.debug_dirs,
-				 d->cfg.debug_dirs[0] ? ":" : "", dbgfetch__dir(d->fetch));
-			yo.debug_dirs = uo.debug_dir = d->debug_dirs;
-			yo.fetch = uo.fetch = d->fetch;
-			log_info("debug files of stripped programs from debuginfod ('%s'), kept in "
-				 "'%s' (up to %llu MiB, %llu ms a fetch)",
-				 getenv("DEBUGINFOD_URLS"), dbgfetch__dir(d->fetch),
-				 (unsigned long long)(d->cfg.debuginfod_cache_bytes >> 20),
-				 (unsigned long long)d->cfg.debuginfod_timeout_ms);
-		} else if (errno != ENOENT) {
-			log_warn("no debuginfod: cannot use '%s' for its files: %s, ignoring",
-				 d->cfg.debuginfod_cache, strerror(errno));
-		}
+	d->fetch = dbgfetch__from_config(&d->cfg, d->debug_dirs, sizeof(d->debug_dirs));
+	if (d->fetch) {
+		yo.debug_dirs = uo.debug_dir = d->debug_dirs;
+		yo.fetch = uo.fetch = d->fetch;
 	}
-	yo.addr_offsets = d->cfg.addr_offsets;
-	yo.max_elfs = d->cfg.max_elfs;
-	yo.max_perfmap_bytes = d->cfg.max_perfmap_bytes;
-	yo.max_symbols = d->cfg.max_symbols;
-	yo.max_perfmap_entries = d->cfg.max_perfmap_entries;
-	yo.max_image_bytes = d->cfg.max_image_bytes;
-	yo.max_section_bytes = d->cfg.max_section_bytes;
 	/* kernel frames through the kernel's own lookup; /proc/kallsyms where it cannot run */
 	d->kres = kresolve__new(err, sizeof(err));
 	if (d->kres) {
@@ -816,27 +710,7 @@ static int sampling_setup(struct emberd *d)
 				     sizeof(err)); /* issue 30 */
 	if (r)
 		return log_errno(r, "[offcpu]: %s", err);
-	/* a kernel without bpf_loop() (< 5.17: Debian 11, Ubuntu 22.04's GA kernel) cannot run the
-	 * walker: sample anyway, by frame pointer, and say once what that costs.
-	 * EMBERD_PRETEND_NO_BPF_LOOP=1 takes that path on any kernel (test_degraded.sh) */
-	r = sampler_probe_walker();
-	if (d->pretend_no_loop || r == 0) {
-		so.fp_only = true;
-		so.unwind_rows = 0;
-		log_warn("kernel has no bpf_loop() (Linux < 5.17)%s: user stacks by frame pointer "
-			 "only, without unwind tables or Python frames; programs built without "
-			 "frame pointers (most distribution packages) lose their callers: their "
-			 "stacks end after 1-3 frames",
-			 d->pretend_no_loop ? " [EMBERD_PRETEND_NO_BPF_LOOP]" : "");
-	} else if (r < 0) {
-		log_debug("bpf_loop() probe failed (%s): trying the BPF walker", strerror(-r));
-	}
-	if (so.fp_only && so.offcpu.enabled) {
-		/* the off-CPU programs walk user stacks with the BPF walker (bpf_loop) */
-		log_warn("[offcpu] needs the BPF walker (bpf_loop(), Linux 5.17+): off-CPU events "
-			 "are off");
-		so.offcpu.enabled = false;
-	}
+	sampler_opts_probe(&so, d->pretend_no_loop);
 	r = sampler__new(&so, &d->sampler, err, sizeof(err));
 	if (r) {
 		log_error("cannot start sampling: %s", err);
@@ -872,7 +746,7 @@ static int sampling_setup(struct emberd *d)
 	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->rbfd, &ev))
 		return log_errno(-errno, "cannot watch the ring buffer");
 	sampler__stats(d->sampler, &st);
-	d->last = st;
+	d->report.last = st;
 	log_info("sampling %llu CPUs at %llu Hz with the %s event (BPF program id %u, %u "
 		 "instructions verified; whole stacks through a %u KiB ring buffer)",
 		 (unsigned long long)st.cpus_attached, (unsigned long long)d->cfg.frequency_hz,
@@ -951,7 +825,7 @@ int main(int argc, char **argv)
 	d.argc = argc; /* SIGHUP re-reads them */
 	d.argv = argv;
 	service_watchdog_init(&d.wd);
-	libbpf_set_print(libbpf_log);
+	sampler_log_libbpf();
 	d.start_ns = mono_ns();
 	liveness_init(&d.live, d.cfg.tick_ms * 1000000ULL, d.cfg.include_idle);
 	d.pretend_no_loop = getenv("EMBERD_PRETEND_NO_BPF_LOOP") &&

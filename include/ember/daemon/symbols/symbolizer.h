@@ -178,6 +178,10 @@ struct symbolizer; /* opaque */
  * NULL + errno (ENOMEM, EINVAL); free with symbolizer__free().
  */
 struct symbolizer *symbolizer__new(const struct symbolizer_opts *o, struct strtab *st);
+/* [symbols] of @c as options (symbolizer_config.c): the bounds and switches; procs, fetch and the
+ * kernel resolver are the caller's to set. */
+struct ember_config;
+void symbolizer_opts_from_config(const struct ember_config *c, struct symbolizer_opts *yo);
 void symbolizer__free(struct symbolizer *s); /* NULL is a no-op */
 
 /*
