@@ -9,7 +9,8 @@
 #           files named in CORE_THIRD_PARTY (a library of their own each) and private headers of
 #           the same folder ("x_internal.h", "x_priv.h").
 #   daemon: src/daemon/<stage>/ and include/ember/daemon/<stage>/, stages in the order
-#           service < sample < proc < elf < unwind < symbols < ingest < store < export < http: a
+#           service < sample < proc < elf < unwind < symbols < ingest < store < export < http <
+#           pipeline (the running daemon: the drain loop and the worker's jobs): a
 #           core, its own
 #           stage and the stages before it, never a later one. Only src/daemon/main.c wires them
 #           all.
@@ -24,7 +25,7 @@ rc=0
 bad() { echo "layering: $*"; rc=1; }
 
 CORE_PARTS=(base model formats render analysis)
-STAGES=(service sample proc elf unwind symbols ingest store export http)
+STAGES=(service sample proc elf unwind symbols ingest store export http pipeline)
 # core files that may use one third-party library (the pattern of its headers)
 declare -A CORE_THIRD_PARTY=(
 	[src/core/base/regex.c]='pcre2\.h'
