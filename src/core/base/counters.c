@@ -13,6 +13,7 @@ double counter_value(const struct counter_desc *d, const void *stats, unsigned i
 {
 	const char *p = (const char *)stats + d->off;
 	uint64_t u64;
+	int64_t i64;
 	uint32_t u32;
 	double v;
 	bool b;
@@ -24,6 +25,9 @@ double counter_value(const struct counter_desc *d, const void *stats, unsigned i
 	case COUNTER_U32:
 		memcpy(&u32, p, sizeof(u32));
 		return (double)u32;
+	case COUNTER_I64:
+		memcpy(&i64, p, sizeof(i64));
+		return (double)i64;
 	case COUNTER_BOOL:
 		memcpy(&b, p, sizeof(b));
 		return b ? 1.0 : 0.0;
@@ -100,6 +104,13 @@ static void add_value(struct sbuf *sb, const struct counter_desc *d, const void 
 	if (!fmt && !d->json_scale && d->value == COUNTER_U64) {
 		memcpy(&u64, p + (size_t)i * sizeof(u64), sizeof(u64));
 		sbuf_addf(sb, "%llu", (unsigned long long)u64); /* exact beyond 2^53 */
+		return;
+	}
+	if (!fmt && !d->json_scale && d->value == COUNTER_I64) {
+		int64_t i64;
+
+		memcpy(&i64, p, sizeof(i64));
+		sbuf_addf(sb, "%lld", (long long)i64);
 		return;
 	}
 	if (!fmt && !d->json_scale && d->value == COUNTER_U32) {

@@ -121,17 +121,6 @@ static const struct family_def {
 	  "Debug files removed from the cache folder to keep it under symbols.debuginfod_cache_size." },
 	{ "ember_debuginfod_cache_bytes", METRIC_GAUGE, "Bytes of the debug files in the cache folder." },
 	{ "ember_debuginfod_fetch_seconds_total", METRIC_COUNTER, "Worker time spent fetching." },
-	{ "ember_python_processes", METRIC_GAUGE,
-	  "CPython processes whose Python frames are read, or of a version ember does not know "
-	  "(unsupported: native frames only)." },
-	{ "ember_python_samples_total", METRIC_COUNTER,
-	  "Samples of CPython processes: with Python frames, or of an unsupported version." },
-	{ "ember_python_frames_total", METRIC_COUNTER,
-	  "Python frames named, or unknown (code object gone, changed or unreadable)." },
-	{ "ember_python_events_total", METRIC_COUNTER,
-	  "Python frame events: processes examined and failures, name records and losses, code "
-	  "objects read, cache evictions, stacks aligned, walks without a thread state, cut short "
-	  "or stopped at a bad frame, thread searches." },
 };
 
 struct metrics *ember_metrics__new(void)
@@ -144,7 +133,8 @@ struct metrics *ember_metrics__new(void)
 	} tables[] = { { sampler_counters, sampler_counters_n },
 		       { store_counters, store_counters_n },
 		       { unwind_counters, unwind_counters_n },
-		       { proc_tracker_counters, proc_tracker_counters_n } };
+		       { proc_tracker_counters, proc_tracker_counters_n },
+		       { python_counters, python_counters_n } };
 	size_t i;
 	int f;
 
@@ -281,42 +271,7 @@ static void ember_metrics_export(struct metrics *m, const struct exporter_stats 
 
 void ember_metrics_python(struct metrics *m, const struct python_stats *st)
 {
-	static const struct {
-		const char *event;
-		size_t off;
-	} ev[] = {
-		{ "detection", offsetof(struct python_stats, detections) },
-		{ "detect_error", offsetof(struct python_stats, detect_errors) },
-		{ "process_dropped", offsetof(struct python_stats, procs_dropped) },
-		{ "name_record", offsetof(struct python_stats, names) },
-		{ "name_drop", offsetof(struct python_stats, bpf.name_drops) },
-		{ "code_read", offsetof(struct python_stats, code_reads) },
-		{ "code_eviction", offsetof(struct python_stats, code_evictions) },
-		{ "merged_aligned", offsetof(struct python_stats, merged_aligned) },
-		{ "no_thread", offsetof(struct python_stats, bpf.no_thread) },
-		{ "walk_truncated", offsetof(struct python_stats, bpf.truncated) },
-		{ "bad_frame", offsetof(struct python_stats, bpf.bad_frames) },
-		{ "thread_search", offsetof(struct python_stats, bpf.searches) },
-	};
-	size_t i;
-
-	set1(m, "ember_python_processes", METRIC_GAUGE, "state", "read", (double)st->procs);
-	set1(m, "ember_python_processes", METRIC_GAUGE, "state", "unsupported",
-	     (double)st->procs_unsupported);
-	set1(m, "ember_python_samples_total", METRIC_COUNTER, "kind", "python",
-	     (double)st->samples);
-	set1(m, "ember_python_samples_total", METRIC_COUNTER, "kind", "unsupported",
-	     (double)st->samples_unsupported);
-	set1(m, "ember_python_frames_total", METRIC_COUNTER, "kind", "named", (double)st->frames);
-	set1(m, "ember_python_frames_total", METRIC_COUNTER, "kind", "unknown",
-	     (double)st->frames_unknown);
-	for (i = 0; i < sizeof(ev) / sizeof(ev[0]); i++) {
-		uint64_t v;
-
-		memcpy(&v, (const char *)st + ev[i].off, sizeof(v));
-		set1(m, "ember_python_events_total", METRIC_COUNTER, "event", ev[i].event,
-		     (double)v);
-	}
+	metrics__set_counters(m, python_counters, python_counters_n, st);
 }
 
 static void ember_metrics_mapfiles(struct metrics *m, const struct mapfile_stats *f)

@@ -20,6 +20,7 @@
 #include "ember/core/base/counters.h"
 #include "ember/daemon/proc/proctrack.h"
 #include "ember/daemon/unwind/unwind.h"
+#include "ember/daemon/store/offcpu_sink.h"
 
 #define U(x) (unsigned long long)(x)
 
@@ -219,62 +220,15 @@ static void stats_hook(struct sbuf *j, void *ctx)
 		json_counters(j, unwind_counters, unwind_counters_n, &pub.unwind);
 	}
 	if (pub.offcpu.attached) {
-		const struct sampler_offcpu_stats *o = &pub.offcpu;
-
-		sbuf_addf(j,
-			  "\"offcpu\": {\"switches\": %llu, \"periods\": %llu, \"blocked_ms\": %.3f, "
-			  "\"blocked_s_ms\": %.3f, \"blocked_d_ms\": %.3f, \"blocked_r_ms\": %.3f, \"recorded\": %llu, "
-			  "\"recorded_ms\": %.3f, \"held_ms\": %.3f, \"inflight_ms\": %.3f, \"over_max\": %llu, "
-			  "\"over_max_ms\": %.3f, \"lost\": %llu, \"lost_ms\": %.3f, "
-			  "\"no_slot\": %llu, \"unended\": %llu, \"wakeups\": %llu, \"wakeup_records\": %llu, \"wakeup_lost\": %llu, \"wake_remote\": %llu, \"wake_late\": %llu, \"runq_ms\": %.3f, \"user_preempt\": %llu, \"ring_bytes\": %llu, "
-			  "\"switch_run_ns\": %llu, \"switch_runs\": %llu, \"resume_run_ns\": %llu, "
-			  "\"resume_runs\": %llu, \"wakeup_run_ns\": %llu, \"wakeup_runs\": %llu, \"stored_events\": %llu, \"stored_quanta\": %llu, "
-			  "\"stored_wakers\": %llu, \"stored_waker_quanta\": %llu, \"chain_nowaker_quanta\": %llu, "
-			  "\"chain_dropped_quanta\": %llu}, ",
-			  U(o->switches), U(o->periods), (double)o->blocked_ns / 1e6,
-			  (double)o->blocked_ns_s / 1e6, (double)o->blocked_ns_d / 1e6,
-			  (double)o->blocked_ns_r / 1e6, U(o->recorded),
-			  (double)o->recorded_ns / 1e6, (double)o->held_ns / 1e6, (double)o->inflight_ns / 1e6, U(o->over_max),
-			  (double)o->over_max_ns / 1e6, U(o->lost), (double)o->lost_ns / 1e6,
-			  U(o->no_slot), U(o->unended), U(o->wakeups), U(o->wakeup_records), U(o->wakeup_lost), U(o->wake_remote), U(o->wake_late), (double)o->runq_ns / 1e6, U(o->user_preempt), U(o->ring_bytes), U(o->switch_run_ns),
-			  U(o->switch_run_cnt), U(o->resume_run_ns), U(o->resume_run_cnt), U(o->wakeup_run_ns), U(o->wakeup_run_cnt),
-			  U(pub.offcpu_sink.events), U(pub.offcpu_sink.quanta),
-			  U(pub.offcpu_sink.wakeup_events), U(pub.offcpu_sink.wakeup_quanta),
-			  U(pub.offcpu_sink.chain_nowaker), U(pub.offcpu_sink.chain_dropped));
+		sbuf_adds(j, "\"offcpu\": {");
+		counters_json(j, sampler_offcpu_counters, sampler_offcpu_counters_n, &pub.offcpu);
+		json_counters(j, offcpu_sink_counters, offcpu_sink_counters_n, &pub.offcpu_sink);
 	}
 	sbuf_adds(j, "\"processes\": {");
 	json_counters(j, proc_tracker_counters, proc_tracker_counters_n, &pub.procs);
 	if (pub.have_python) {
-		const struct python_stats *p = &pub.python;
-
-		sbuf_addf(
-		    j,
-		    "\"python\": {\"procs\": %llu, \"procs_unsupported\": %llu, "
-		    "\"procs_dropped\": %llu, \"procs_swept\": %llu, \"detections\": %llu, "
-		    "\"detect_errors\": %llu, "
-		    "\"detect_ms\": %.1f, \"samples\": %llu, \"samples_unsupported\": %llu, "
-		    "\"frames\": %llu, "
-		    "\"frames_unknown\": %llu, \"names\": %llu, \"code_reads\": %llu, "
-		    "\"codes\": %llu, \"code_evictions\": %llu, \"merged\": %llu, "
-		    "\"merged_aligned\": %llu, \"lines_unknown\": %llu, \"fsbase_off\": %lld, "
-		    "\"fsbase_ms\": %.1f, \"walks\": %llu, \"no_thread\": %llu, "
-		    "\"walk_frames\": %llu, \"truncated\": %llu, \"bad_frames\": %llu, "
-		    "\"searches\": %llu, \"search_steps\": %llu, \"name_records\": %llu, "
-		    "\"name_drops\": %llu, \"walk_ms\": %.1f, \"merge_ms\": %.1f, "
-		    "\"names_ms\": %.1f, \"walk_p50_us\": %.2f, \"walk_p90_us\": %.2f, "
-		    "\"walk_p99_us\": %.2f}, ",
-		    U(p->procs), U(p->procs_unsupported), U(p->procs_dropped), U(p->procs_swept),
-		    U(p->detections),
-		    U(p->detect_errors), (double)p->detect_ns / 1e6, U(p->samples),
-		    U(p->samples_unsupported), U(p->frames), U(p->frames_unknown), U(p->names),
-		    U(p->code_reads), U(p->codes), U(p->code_evictions), U(p->merged),
-		    U(p->merged_aligned), U(p->lines_unknown), (long long)p->fsbase_off,
-		    (double)p->fsbase_ns / 1e6, U(p->bpf.walks), U(p->bpf.no_thread),
-		    U(p->bpf.frames), U(p->bpf.truncated), U(p->bpf.bad_frames), U(p->bpf.searches),
-		    U(p->bpf.search_steps), U(p->bpf.names), U(p->bpf.name_drops),
-		    (double)p->bpf.walk_ns / 1e6, (double)p->merge_ns / 1e6,
-		    (double)p->names_ns / 1e6, (double)p->walk_p50_ns / 1e3,
-		    (double)p->walk_p90_ns / 1e3, (double)p->walk_p99_ns / 1e3);
+		sbuf_adds(j, "\"python\": {");
+		json_counters(j, python_counters, python_counters_n, &pub.python);
 	}
 }
 

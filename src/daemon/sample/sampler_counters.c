@@ -138,3 +138,44 @@ const struct counter_desc sampler_counters[] = {
 	  .flags = COUNTER_NO_JSON },
 };
 const size_t sampler_counters_n = COUNTERS_N(sampler_counters);
+
+/* struct sampler_offcpu_stats: the BPF side of "offcpu" in /api/v1/stats (issue 30). */
+#undef F
+#undef U64
+#define F(f) .off = offsetof(struct sampler_offcpu_stats, f)
+#define U64(f) F(f), .value = COUNTER_U64
+#define MS(f) U64(f), .unit = "ns", .json_scale = 1e-6, .json_fmt = "%.3f"
+
+const struct counter_desc sampler_offcpu_counters[] = {
+	{ .key = "switches", U64(switches) },
+	{ .key = "periods", U64(periods) },
+	{ .key = "blocked_ms", MS(blocked_ns) },
+	{ .key = "blocked_s_ms", MS(blocked_ns_s) },
+	{ .key = "blocked_d_ms", MS(blocked_ns_d) },
+	{ .key = "blocked_r_ms", MS(blocked_ns_r) },
+	{ .key = "recorded", U64(recorded) },
+	{ .key = "recorded_ms", MS(recorded_ns) },
+	{ .key = "held_ms", MS(held_ns) },
+	{ .key = "inflight_ms", MS(inflight_ns) },
+	{ .key = "over_max", U64(over_max) },
+	{ .key = "over_max_ms", MS(over_max_ns) },
+	{ .key = "lost", U64(lost) },
+	{ .key = "lost_ms", MS(lost_ns) },
+	{ .key = "no_slot", U64(no_slot) },
+	{ .key = "unended", U64(unended) },
+	{ .key = "wakeups", U64(wakeups) },
+	{ .key = "wakeup_records", U64(wakeup_records) },
+	{ .key = "wakeup_lost", U64(wakeup_lost) },
+	{ .key = "wake_remote", U64(wake_remote) },
+	{ .key = "wake_late", U64(wake_late) },
+	{ .key = "runq_ms", MS(runq_ns) },
+	{ .key = "user_preempt", U64(user_preempt) },
+	{ .key = "ring_bytes", U64(ring_bytes), .unit = "bytes" },
+	{ .key = "switch_run_ns", U64(switch_run_ns), .unit = "ns" },
+	{ .key = "switch_runs", U64(switch_run_cnt) },
+	{ .key = "resume_run_ns", U64(resume_run_ns), .unit = "ns" },
+	{ .key = "resume_runs", U64(resume_run_cnt) },
+	{ .key = "wakeup_run_ns", U64(wakeup_run_ns), .unit = "ns" },
+	{ .key = "wakeup_runs", U64(wakeup_run_cnt) },
+};
+const size_t sampler_offcpu_counters_n = COUNTERS_N(sampler_offcpu_counters);

@@ -29,6 +29,7 @@ enum counter_type {
 enum counter_value {
 	COUNTER_U64,		/* uint64_t at @off (or @nr of them) */
 	COUNTER_U32,		/* uint32_t at @off */
+	COUNTER_I64,		/* int64_t at @off (a gauge that may be negative) */
 	COUNTER_BOOL,		/* bool at @off: true/false in JSON, 1/0 as a metric */
 	COUNTER_DOUBLE,		/* double at @off */
 	COUNTER_FN,		/* @fn(stats): derived (a ratio, an average) */

@@ -144,6 +144,9 @@ struct sampler_stats {
  * families and the exit line's values (core/base/counters.h) */
 extern const struct counter_desc sampler_counters[];
 extern const size_t sampler_counters_n;
+/* struct sampler_offcpu_stats, the same way: "offcpu" in /api/v1/stats */
+extern const struct counter_desc sampler_offcpu_counters[];
+extern const size_t sampler_offcpu_counters_n;
 
 struct sampler; /* opaque */
 struct ember_config;
