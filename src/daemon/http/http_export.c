@@ -50,32 +50,10 @@ static const struct family_def {
 	{ "ember_build_info", METRIC_GAUGE, "emberd's version (the value is always 1)." },
 	{ "ember_cpu_samples_total", METRIC_COUNTER,
 	  "Samples stored, by CPU (\"unknown\": delivered without a time record)." },
-	{ "ember_symbolized_frames_total", METRIC_COUNTER, "Frames symbolized, by kind." },
-	{ "ember_unresolved_frames_total", METRIC_COUNTER,
-	  "Frames without a symbol, by kind (kernel, user)." },
-	{ "ember_unresolved_frames_ratio", METRIC_GAUGE,
-	  "Share of frames without a symbol since start, by kind." },
-	{ "ember_symbol_cache_entries", METRIC_GAUGE,
-	  "Entries in the symbolizer caches (pid, elf, elf_symbols, perfmap_symbols, kallsyms, "
-	  "kernel_functions)." },
-	{ "ember_symbol_cache_lookups_total", METRIC_COUNTER,
-	  "Symbolizer cache lookups, by cache and result (hit, miss)." },
-	{ "ember_symbol_cache_hit_ratio", METRIC_GAUGE, "Symbolizer cache hit rate since start." },
-	{ "ember_symbol_cache_evictions_total", METRIC_COUNTER,
-	  "Symbolizer cache entries dropped by their bound." },
-	{ "ember_symbol_cache_bytes", METRIC_GAUGE, "Memory held by the symbolizer caches." },
 	{ "ember_mapped_files_opened_total", METRIC_COUNTER,
 	  "Files profiled processes map, opened by the one safe way, by route" },
 	{ "ember_mapped_files_refused_total", METRIC_COUNTER,
 	  "Files profiled processes map, refused by reason (symlink, not regular, another inode...)" },
-	{ "ember_elf_refused_total", METRIC_COUNTER,
-	  "ELF files not read, by reason (too_big: a bound; short_read: shrank; debug_file: "
-	  "a debug file not root's, behind a link, or of another CRC)" },
-	{ "ember_perfmap_skipped_total", METRIC_COUNTER,
-	  "Perf-map files not read, by reason (missing, not_regular, too_big, owner, error)." },
-	{ "ember_perfmap_bad_lines_total", METRIC_COUNTER, "Malformed perf-map lines skipped." },
-	{ "ember_symbolizer_process_events_total", METRIC_COUNTER,
-	  "Processes whose cached state was dropped: pid reused, exec, gone; maps read errors." },
 	{ "ember_store_oldest_sample_timestamp_seconds", METRIC_GAUGE,
 	  "Unix time of the oldest sample held." },
 	{ "ember_last_drain_age_seconds", METRIC_GAUGE,
@@ -114,13 +92,6 @@ static const struct family_def {
 	  "Memory of response bodies: being rendered, cached or sent." },
 	{ "ember_http_response_memory_max_bytes", METRIC_GAUGE,
 	  "The bound on it (http.response_memory)." },
-	{ "ember_debuginfod_requests_total", METRIC_COUNTER,
-	  "Debug files asked of debuginfod (DEBUGINFOD_URLS), by result: fetched, cached, not_found, timeout, error, skipped (backing off)." },
-	{ "ember_debuginfod_fetched_bytes_total", METRIC_COUNTER, "Bytes of debug files fetched." },
-	{ "ember_debuginfod_evictions_total", METRIC_COUNTER,
-	  "Debug files removed from the cache folder to keep it under symbols.debuginfod_cache_size." },
-	{ "ember_debuginfod_cache_bytes", METRIC_GAUGE, "Bytes of the debug files in the cache folder." },
-	{ "ember_debuginfod_fetch_seconds_total", METRIC_COUNTER, "Worker time spent fetching." },
 };
 
 struct metrics *ember_metrics__new(void)
@@ -134,7 +105,9 @@ struct metrics *ember_metrics__new(void)
 		       { store_counters, store_counters_n },
 		       { unwind_counters, unwind_counters_n },
 		       { proc_tracker_counters, proc_tracker_counters_n },
-		       { python_counters, python_counters_n } };
+		       { python_counters, python_counters_n },
+		       { symbolizer_counters, symbolizer_counters_n },
+		       { symbolizer_debuginfod_counters, symbolizer_debuginfod_counters_n } };
 	size_t i;
 	int f;
 
@@ -178,35 +151,12 @@ static void set1(struct metrics *m, const char *name, enum metric_type type, con
 		(void)metrics__set(m, f, k ? labels : NULL, value);
 }
 
-static void set2(struct metrics *m, const char *name, const char *k1, const char *v1,
-		 const char *k2, const char *v2, double value)
-{
-	const char *const labels[] = { k1, v1, k2, v2, NULL };
-	int f = fam(m, name, METRIC_COUNTER);
-
-	if (f >= 0)
-		(void)metrics__set(m, f, labels, value);
-}
-
 void ember_metrics_store(struct metrics *m, const struct store_stats *st)
 {
 	metrics__set_counters(m, store_counters, store_counters_n, st);
 	if (st->oldest_ns)
 		set1(m, "ember_store_oldest_sample_timestamp_seconds", METRIC_GAUGE, NULL, NULL,
 		     (double)st->oldest_ns / 1e9);
-}
-
-static void cache(struct metrics *m, const char *name, uint64_t entries, uint64_t hits,
-		  uint64_t misses, uint64_t evictions)
-{
-	set1(m, "ember_symbol_cache_entries", METRIC_GAUGE, "cache", name, (double)entries);
-	set2(m, "ember_symbol_cache_lookups_total", "cache", name, "result", "hit", (double)hits);
-	set2(m, "ember_symbol_cache_lookups_total", "cache", name, "result", "miss",
-	     (double)misses);
-	set1(m, "ember_symbol_cache_hit_ratio", METRIC_GAUGE, "cache", name,
-	     hits + misses ? (double)hits / (double)(hits + misses) : 0);
-	set1(m, "ember_symbol_cache_evictions_total", METRIC_COUNTER, "cache", name,
-	     (double)evictions);
 }
 
 void ember_metrics_procs(struct metrics *m, const struct proc_tracker_stats *st)
@@ -289,87 +239,10 @@ static void ember_metrics_mapfiles(struct metrics *m, const struct mapfile_stats
 
 void ember_metrics_symbolizer(struct metrics *m, const struct symbolizer_stats *st)
 {
-	set1(m, "ember_symbolized_frames_total", METRIC_COUNTER, "kind", "kernel",
-	     (double)st->kernel_frames);
-	set1(m, "ember_symbolized_frames_total", METRIC_COUNTER, "kind", "user",
-	     (double)st->user_frames);
-	set1(m, "ember_unresolved_frames_total", METRIC_COUNTER, "kind", "kernel",
-	     (double)st->kernel_unresolved);
-	set1(m, "ember_unresolved_frames_total", METRIC_COUNTER, "kind", "user",
-	     (double)st->user_unresolved);
-	set1(m, "ember_unresolved_frames_ratio", METRIC_GAUGE, "kind", "kernel",
-	     st->kernel_frames ? (double)st->kernel_unresolved / (double)st->kernel_frames : 0);
-	set1(m, "ember_unresolved_frames_ratio", METRIC_GAUGE, "kind", "user",
-	     st->user_frames ? (double)st->user_unresolved / (double)st->user_frames : 0);
-	cache(m, "pid", st->pids_cached, st->pid_hits, st->pid_misses, st->pid_evictions);
-	cache(m, "elf", st->elfs_cached, st->elf_hits + st->elf_buildid_hits, st->elf_misses,
-	      st->elf_evictions);
-	set1(m, "ember_symbol_cache_entries", METRIC_GAUGE, "cache", "elf_symbols",
-	     (double)st->elf_symbols);
-	set1(m, "ember_symbol_cache_entries", METRIC_GAUGE, "cache", "perfmap_symbols",
-	     (double)st->perfmap_symbols);
-	set1(m, "ember_symbol_cache_entries", METRIC_GAUGE, "cache", "kallsyms",
-	     (double)st->kallsyms_symbols);
-	set1(m, "ember_symbol_cache_entries", METRIC_GAUGE, "cache", "kernel_functions",
-	     (double)st->kernel_functions);
-	set1(m, "ember_symbol_cache_bytes", METRIC_GAUGE, NULL, NULL, (double)st->mem_bytes);
-	set1(m, "ember_elf_refused_total", METRIC_COUNTER, "reason", "too_big",
-	     (double)st->elf_too_big);
-	set1(m, "ember_elf_refused_total", METRIC_COUNTER, "reason", "short_read",
-	     (double)st->elf_short_reads);
-	set1(m, "ember_elf_refused_total", METRIC_COUNTER, "reason", "debug_file",
-	     (double)st->elf_debug_refused);
-	set1(m, "ember_elf_refused_total", METRIC_COUNTER, "reason", "changed",
-	     (double)st->elf_changed);
-	set1(m, "ember_elf_refused_total", METRIC_COUNTER, "reason", "memory",
-	     (double)st->elf_mem_refused);
-	if (st->debuginfod) {
-		static const struct {
-			const char *result;
-			size_t off;
-		} fetches[] = {
-			{ "fetched", offsetof(struct dbgfetch_stats, fetches) },
-			{ "cached", offsetof(struct dbgfetch_stats, cached) },
-			{ "not_found", offsetof(struct dbgfetch_stats, not_found) },
-			{ "timeout", offsetof(struct dbgfetch_stats, timeouts) },
-			{ "error", offsetof(struct dbgfetch_stats, errors) },
-			{ "skipped", offsetof(struct dbgfetch_stats, skipped) },
-		};
-		size_t k;
-
-		for (k = 0; k < sizeof(fetches) / sizeof(fetches[0]); k++)
-			set1(m, "ember_debuginfod_requests_total", METRIC_COUNTER, "result",
-			     fetches[k].result,
-			     (double)*(const uint64_t *)((const char *)&st->fetch + fetches[k].off));
-		set1(m, "ember_debuginfod_fetched_bytes_total", METRIC_COUNTER, NULL, NULL,
-		     (double)st->fetch.fetched_bytes);
-		set1(m, "ember_debuginfod_evictions_total", METRIC_COUNTER, NULL, NULL,
-		     (double)st->fetch.evictions);
-		set1(m, "ember_debuginfod_cache_bytes", METRIC_GAUGE, NULL, NULL,
-		     (double)st->fetch.cache_bytes);
-		set1(m, "ember_debuginfod_fetch_seconds_total", METRIC_COUNTER, NULL, NULL,
-		     (double)st->fetch.fetch_ns / 1e9);
-	}
-	set1(m, "ember_perfmap_skipped_total", METRIC_COUNTER, "reason", "missing",
-	     (double)st->perfmap_skip_missing);
-	set1(m, "ember_perfmap_skipped_total", METRIC_COUNTER, "reason", "not_regular",
-	     (double)st->perfmap_skip_not_regular);
-	set1(m, "ember_perfmap_skipped_total", METRIC_COUNTER, "reason", "too_big",
-	     (double)st->perfmap_skip_too_big);
-	set1(m, "ember_perfmap_skipped_total", METRIC_COUNTER, "reason", "owner",
-	     (double)st->perfmap_skip_owner);
-	set1(m, "ember_perfmap_skipped_total", METRIC_COUNTER, "reason", "error",
-	     (double)st->perfmap_skip_error);
-	set1(m, "ember_perfmap_bad_lines_total", METRIC_COUNTER, NULL, NULL,
-	     (double)st->perfmap_bad_lines);
-	set1(m, "ember_symbolizer_process_events_total", METRIC_COUNTER, "event", "pid_reuse",
-	     (double)st->pid_reuses);
-	set1(m, "ember_symbolizer_process_events_total", METRIC_COUNTER, "event", "exec",
-	     (double)st->pid_execs);
-	set1(m, "ember_symbolizer_process_events_total", METRIC_COUNTER, "event", "gone",
-	     (double)st->pid_gone);
-	set1(m, "ember_symbolizer_process_events_total", METRIC_COUNTER, "event", "maps_error",
-	     (double)st->maps_errors);
+	metrics__set_counters(m, symbolizer_counters, symbolizer_counters_n, st);
+	if (st->debuginfod)
+		metrics__set_counters(m, symbolizer_debuginfod_counters,
+				      symbolizer_debuginfod_counters_n, st);
 }
 
 void ember_metrics_sampler(struct metrics *m, const struct sampler_stats *st)

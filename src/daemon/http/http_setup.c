@@ -102,14 +102,20 @@ static void unresolved_json(struct sbuf *j, const struct symbolizer_stats *y)
 	sbuf_adds(j, "], ");
 }
 
-/* A table's counters (core/base/counters.h), then the object's end: "}, ". */
+/* An object's end after its members (each followed by ", "): "}, ". */
+static void json_close(struct sbuf *j)
+{
+	if (j->len >= 2 && !memcmp(j->buf + j->len - 2, ", ", 2))
+		j->len -= 2; /* the last ", " */
+	sbuf_adds(j, "}, ");
+}
+
+/* A table's counters (core/base/counters.h), then the object's end. */
 static void json_counters(struct sbuf *j, const struct counter_desc *d, size_t n,
 			  const void *stats)
 {
 	counters_json(j, d, n, stats);
-	if (j->len >= 2 && !memcmp(j->buf + j->len - 2, ", ", 2))
-		j->len -= 2; /* the last ", " */
-	sbuf_adds(j, "}, ");
+	json_close(j);
 }
 
 static void stats_hook(struct sbuf *j, void *ctx)
@@ -117,7 +123,6 @@ static void stats_hook(struct sbuf *j, void *ctx)
 	struct http_server *srv = ctx;
 	struct http_published pub;
 	const struct symbolizer_stats *y = &pub.symbols;
-	uint64_t frames, unresolved;
 	double age;
 
 	if (!http_server__published(srv, &pub))
@@ -126,52 +131,17 @@ static void stats_hook(struct sbuf *j, void *ctx)
 	/* age_s: the counters are the main loop's copy of its last tick */
 	sbuf_addf(j, "\"sampler\": {\"age_s\": %.3f, ", age);
 	json_counters(j, sampler_counters, sampler_counters_n, &pub.sampler);
-	frames = y->kernel_frames + y->user_frames;
-	unresolved = y->kernel_unresolved + y->user_unresolved;
-	sbuf_addf(j,
-		  "\"symbols\": {\"frames\": %llu, \"unresolved\": %llu, \"unresolved_share\": "
-		  "%.4f, \"kernel_unresolved\": %llu, \"user_unresolved\": %llu, "
-		  "\"user_no_mapping\": %llu, \"jit_frames\": %llu, \"pids_cached\": %llu, "
-		  "\"elfs_cached\": %llu, \"elf_symbols\": %llu, \"kallsyms_symbols\": %llu, "
-		  "\"kallsyms_loads\": %llu, \"kernel_source\": \"%s\", \"kernel_lookups\": %llu, "
-		  "\"kernel_functions\": %llu, "
-		  "\"perfmap_symbols\": %llu, \"pid_evictions\": %llu, \"elf_evictions\": %llu, "
-		  "\"mem_bytes\": %llu, \"pid_reuses\": %llu, \"pid_execs\": %llu, "
-		  "\"pid_gone\": %llu, \"maps_errors\": %llu, \"elf_errors\": %llu, "
-		  "\"perfmap_loads\": %llu, \"perfmap_bad_lines\": %llu, \"perfmap_skipped\": "
-		  "{\"missing\": %llu, \"not_regular\": %llu, \"too_big\": %llu, "
-		  "\"owner\": %llu, \"error\": %llu}, \"elf_too_big\": %llu, "
-		  "\"elf_short_reads\": %llu, \"elf_debug_refused\": %llu, \"elf_changed\": %llu, "
-		  "\"elf_mem_evictions\": %llu, \"elf_mem_refused\": %llu, ",
-		  U(frames), U(unresolved), frames ? (double)unresolved / (double)frames : 0.0,
-		  U(y->kernel_unresolved), U(y->user_unresolved), U(y->user_no_mapping),
-		  U(y->jit_frames), U(y->pids_cached), U(y->elfs_cached), U(y->elf_symbols),
-		  U(y->kallsyms_symbols), U(y->kallsyms_loads),
-		  y->kernel_resolver ? "bpf" : "kallsyms", U(y->kernel_lookups),
-		  U(y->kernel_functions), U(y->perfmap_symbols),
-		  U(y->pid_evictions),
-		  U(y->elf_evictions), U(y->mem_bytes), U(y->pid_reuses), U(y->pid_execs),
-		  U(y->pid_gone), U(y->maps_errors), U(y->elf_errors), U(y->perfmap_loads),
-		  U(y->perfmap_bad_lines), U(y->perfmap_skip_missing), U(y->perfmap_skip_not_regular),
-		  U(y->perfmap_skip_too_big), U(y->perfmap_skip_owner), U(y->perfmap_skip_error),
-		  U(y->elf_too_big), U(y->elf_short_reads), U(y->elf_debug_refused),
-		  U(y->elf_changed), U(y->elf_mem_evictions), U(y->elf_mem_refused));
+	sbuf_adds(j, "\"symbols\": {");
+	counters_json(j, symbolizer_counters, symbolizer_counters_n, y);
 	unresolved_json(j, y);
-	sbuf_addf(j, "\"kallsyms_restricted\": %s}, ", y->kallsyms_restricted ? "true" : "false");
+	json_close(j);
 	/* debuginfod (dbgfetch.h): null when DEBUGINFOD_URLS is unset or symbols.debuginfod off */
-	if (y->debuginfod)
-		sbuf_addf(j,
-			  "\"debuginfod\": {\"fetches\": %llu, \"fetched_bytes\": %llu, "
-			  "\"cached\": %llu, \"not_found\": %llu, \"timeouts\": %llu, "
-			  "\"errors\": %llu, \"skipped\": %llu, \"evictions\": %llu, "
-			  "\"cache_bytes\": %llu, \"fetch_ms_total\": %.1f, "
-			  "\"images_named\": %llu}, ",
-			  U(y->fetch.fetches), U(y->fetch.fetched_bytes), U(y->fetch.cached),
-			  U(y->fetch.not_found), U(y->fetch.timeouts), U(y->fetch.errors),
-			  U(y->fetch.skipped), U(y->fetch.evictions), U(y->fetch.cache_bytes),
-			  (double)y->fetch.fetch_ns / 1e6, U(y->elf_debuginfod));
-	else
+	if (y->debuginfod) {
+		sbuf_adds(j, "\"debuginfod\": {");
+		json_counters(j, symbolizer_debuginfod_counters, symbolizer_debuginfod_counters_n, y);
+	} else {
 		sbuf_addf(j, "\"debuginfod\": null, ");
+	}
 	files_json(j, &pub);
 	/* the ingest's [filter] and the server's bearer check: samples excluded, requests refused
 	 */
