@@ -22,6 +22,7 @@ struct toy_stats {
 	uint32_t slots;
 	bool fast;
 	double rate;
+	int64_t offset;
 };
 
 static const char *stop_name(unsigned int i)
@@ -63,11 +64,12 @@ static const struct counter_desc toy[] = {
 	{ .key = "rate", .off = offsetof(struct toy_stats, rate), .value = COUNTER_DOUBLE,
 	  .json_fmt = "%.2f" },
 	{ .key = "mode", .value = COUNTER_STR, .str = mode },
+	{ .key = "offset", .off = offsetof(struct toy_stats, offset), .value = COUNTER_I64 },
 };
 
 static const struct toy_stats t = { .hits = 3, .misses = 1, .stops = { 5, 0, 18446744073709551615ULL },
 				    .busy_ns = 2500000000ULL, .slots = 7, .fast = true,
-				    .rate = 1.5 };
+				    .rate = 1.5, .offset = -2 };
 
 static void test_json(void **state)
 {
@@ -79,7 +81,8 @@ static void test_json(void **state)
 	assert_string_equal(sb.buf,
 			    "\"hits\": 3, \"misses\": 1, \"hit_share\": 0.750, \"stops\": "
 			    "{\"depth\": 5, \"loop\": 0, \"other\": 18446744073709551615}, "
-			    "\"busy_ms\": 2500.0, \"fast\": true, \"rate\": 1.50, \"mode\": \"fast\", ");
+			    "\"busy_ms\": 2500.0, \"fast\": true, \"rate\": 1.50, \"mode\": \"fast\", "
+			    "\"offset\": -2, ");
 	sbuf_fini(&sb);
 }
 
@@ -90,7 +93,7 @@ static void test_prometheus(void **state)
 
 	assert_non_null(m);
 	assert_int_equal(metrics__declare_counters(m, toy, COUNTERS_N(toy)), 0);
-	metrics__set_counters(m, toy, COUNTERS_N(toy), &t);
+	metrics__set_counters(m, toy, COUNTERS_N(toy), &t, NULL);
 	assert_int_equal(metrics__render(m, &sb), 0);
 	assert_string_equal(sb.buf,
 			    "# HELP toy_busy_seconds_total Busy time.\n"
@@ -108,6 +111,24 @@ static void test_prometheus(void **state)
 			    "toy_stops_total{reason=\"depth\"} 5\n"
 			    "toy_stops_total{reason=\"loop\"} 0\n"
 			    "toy_stops_total{reason=\"other\"} 18446744073709551616\n");
+	sbuf_fini(&sb);
+	metrics__free(m);
+}
+
+/* One struct of several (an exporter's): its label pair first on every series. */
+static void test_extra_labels(void **state)
+{
+	const char *const l[] = { "exporter", "otlp", NULL };
+	struct metrics *m = metrics__new();
+	struct sbuf sb = SBUF_INIT;
+
+	assert_non_null(m);
+	assert_int_equal(metrics__declare_counters(m, toy, COUNTERS_N(toy)), 0);
+	metrics__set_counters(m, toy, COUNTERS_N(toy), &t, l);
+	assert_int_equal(metrics__render(m, &sb), 0);
+	assert_non_null(strstr(sb.buf, "\ntoy_lookups_total{exporter=\"otlp\",result=\"hit\"} 3\n"));
+	assert_non_null(strstr(sb.buf, "\ntoy_stops_total{exporter=\"otlp\",reason=\"loop\"} 0\n"));
+	assert_non_null(strstr(sb.buf, "\ntoy_hit_ratio{exporter=\"otlp\"} 0.75\n"));
 	sbuf_fini(&sb);
 	metrics__free(m);
 }
@@ -135,6 +156,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_prometheus),
+		cmocka_unit_test(test_extra_labels),
 		cmocka_unit_test(test_format),
 	};
 

@@ -147,18 +147,21 @@ void counters_json(struct sbuf *sb, const struct counter_desc *d, size_t n, cons
 }
 
 void counters_foreach_series(const struct counter_desc *d, size_t n, const void *stats,
-			     counter_series_fn fn, void *ctx)
+			     const char *const *extra, counter_series_fn fn, void *ctx)
 {
-	const char *labels[5];
-	size_t k, l;
+	const char *labels[12];
+	size_t k, l, nx = 0;
 	unsigned int i;
 
+	while (extra && extra[nx] && extra[nx + 1] && nx < 4)
+		nx += 2;
 	for (k = 0; k < n; k++) {
 		double scale = d[k].metric_scale ? d[k].metric_scale : 1.0;
 
 		if (!d[k].metric || d[k].value == COUNTER_STR)
 			continue;
-		l = 0;
+		for (l = 0; l < nx; l++)
+			labels[l] = extra[l];
 		if (d[k].label) {
 			labels[l++] = d[k].label;
 			labels[l++] = d[k].label_value;

@@ -107,7 +107,8 @@ struct metrics *ember_metrics__new(void)
 		       { proc_tracker_counters, proc_tracker_counters_n },
 		       { python_counters, python_counters_n },
 		       { symbolizer_counters, symbolizer_counters_n },
-		       { symbolizer_debuginfod_counters, symbolizer_debuginfod_counters_n } };
+		       { symbolizer_debuginfod_counters, symbolizer_debuginfod_counters_n },
+		       { exporter_counters, exporter_counters_n } };
 	size_t i;
 	int f;
 
@@ -153,7 +154,7 @@ static void set1(struct metrics *m, const char *name, enum metric_type type, con
 
 void ember_metrics_store(struct metrics *m, const struct store_stats *st)
 {
-	metrics__set_counters(m, store_counters, store_counters_n, st);
+	metrics__set_counters(m, store_counters, store_counters_n, st, NULL);
 	if (st->oldest_ns)
 		set1(m, "ember_store_oldest_sample_timestamp_seconds", METRIC_GAUGE, NULL, NULL,
 		     (double)st->oldest_ns / 1e9);
@@ -161,67 +162,30 @@ void ember_metrics_store(struct metrics *m, const struct store_stats *st)
 
 void ember_metrics_procs(struct metrics *m, const struct proc_tracker_stats *st)
 {
-	metrics__set_counters(m, proc_tracker_counters, proc_tracker_counters_n, st);
+	metrics__set_counters(m, proc_tracker_counters, proc_tracker_counters_n, st, NULL);
 }
 
 void ember_metrics_unwind(struct metrics *m, const struct unwind_stats *st)
 {
-	metrics__set_counters(m, unwind_counters, unwind_counters_n, st);
+	metrics__set_counters(m, unwind_counters, unwind_counters_n, st, NULL);
 }
 
 /* The exporters' counters: ember_export_*{exporter="otlp"|"pyroscope"}. */
 static void ember_metrics_export(struct metrics *m, const struct exporter_stats *st)
 {
-	static const char *const names[EXPORTER_KINDS] = { "otlp", "pyroscope" };
-	static const struct {
-		const char *name, *help;
-		enum metric_type type;
-	} fams[] = {
-		{ "ember_export_requests_total", "Requests the receiver accepted (2xx)",
-		  METRIC_COUNTER },
-		{ "ember_export_samples_total", "Samples in accepted requests", METRIC_COUNTER },
-		{ "ember_export_bytes_total", "Bytes on the wire (bodies) of accepted requests",
-		  METRIC_COUNTER },
-		{ "ember_export_failures_total", "Attempts that failed, by reason", METRIC_COUNTER },
-		{ "ember_export_queued_batches", "Batches waiting in the delivery queue",
-		  METRIC_GAUGE },
-		{ "ember_export_queued_bytes", "Bytes waiting in the delivery queue", METRIC_GAUGE },
-		{ "ember_export_dropped_samples_total", "Samples dropped (queue full, rejected)",
-		  METRIC_COUNTER },
-		{ "ember_export_last_success_seconds", "Unix time of the last accepted request",
-		  METRIC_GAUGE },
-		{ "ember_export_retries_total", "Attempts retried", METRIC_COUNTER },
-	};
-	int fam[9], k, x;
+	int k;
 
-	for (k = 0; k < 9; k++)
-		fam[k] = metrics__family(m, fams[k].name, fams[k].type, fams[k].help, NULL, 0);
 	for (k = 0; k < EXPORTER_KINDS; k++) {
-		const char *l[] = { "exporter", names[k], NULL, NULL, NULL };
-		const struct exporter_stats *e = &st[k];
+		const char *const l[] = { "exporter", exporter_kind_names[k], NULL };
 
-		if (!e->enabled)
-			continue;
-		(void)metrics__set(m, fam[0], l, (double)e->requests);
-		(void)metrics__set(m, fam[1], l, (double)e->samples);
-		(void)metrics__set(m, fam[2], l, (double)e->bytes);
-		for (x = 0; x < EXPORT_FAILS; x++) {
-			l[2] = "reason";
-			l[3] = exporter_fail_names[x];
-			(void)metrics__set(m, fam[3], l, (double)e->failed[x]);
-		}
-		l[2] = NULL;
-		(void)metrics__set(m, fam[4], l, (double)e->queued);
-		(void)metrics__set(m, fam[5], l, (double)e->queued_bytes);
-		(void)metrics__set(m, fam[6], l, (double)e->dropped_samples);
-		(void)metrics__set(m, fam[7], l, (double)e->last_success_ns / 1e9);
-		(void)metrics__set(m, fam[8], l, (double)e->retries);
+		if (st[k].enabled)
+			metrics__set_counters(m, exporter_counters, exporter_counters_n, &st[k], l);
 	}
 }
 
 void ember_metrics_python(struct metrics *m, const struct python_stats *st)
 {
-	metrics__set_counters(m, python_counters, python_counters_n, st);
+	metrics__set_counters(m, python_counters, python_counters_n, st, NULL);
 }
 
 static void ember_metrics_mapfiles(struct metrics *m, const struct mapfile_stats *f)
@@ -239,15 +203,15 @@ static void ember_metrics_mapfiles(struct metrics *m, const struct mapfile_stats
 
 void ember_metrics_symbolizer(struct metrics *m, const struct symbolizer_stats *st)
 {
-	metrics__set_counters(m, symbolizer_counters, symbolizer_counters_n, st);
+	metrics__set_counters(m, symbolizer_counters, symbolizer_counters_n, st, NULL);
 	if (st->debuginfod)
 		metrics__set_counters(m, symbolizer_debuginfod_counters,
-				      symbolizer_debuginfod_counters_n, st);
+				      symbolizer_debuginfod_counters_n, st, NULL);
 }
 
 void ember_metrics_sampler(struct metrics *m, const struct sampler_stats *st)
 {
-	metrics__set_counters(m, sampler_counters, sampler_counters_n, st);
+	metrics__set_counters(m, sampler_counters, sampler_counters_n, st, NULL);
 }
 
 /* Copies the store's per-CPU tallies into the registry (at scrape time). */

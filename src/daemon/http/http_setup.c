@@ -148,42 +148,16 @@ static void stats_hook(struct sbuf *j, void *ctx)
 	sbuf_addf(j, "\"service\": {\"filtered_samples\": %llu, \"auth_failures\": %llu}, ",
 		  U(pub.ingest.filtered), U(http_server__auth_failures(srv)));
 	if (pub.have_exporter) {
-		static const char *const names[EXPORTER_KINDS] = { "otlp", "pyroscope" };
-		int k, x;
+		int k;
 
 		sbuf_adds(j, "\"export\": {");
 		for (k = 0; k < EXPORTER_KINDS; k++) {
-			const struct exporter_stats *e = &pub.exporters[k];
-
-			sbuf_addf(j,
-				  "%s\"%s\": {\"enabled\": %s, \"requests\": %llu, \"samples\": %llu, "
-				  "\"bytes\": %llu, \"retries\": %llu, \"splits\": %llu, "
-				  "\"queued\": %llu, \"queued_bytes\": %llu, \"queued_samples\": %llu, "
-				  "\"dropped\": %llu, \"dropped_samples\": %llu, \"batches\": %llu, "
-				  "\"build_ms\": %.1f, \"last_success_ns\": %llu, "
-				  "\"frames_located\": %llu, \"frames_unlocated\": %llu, "
-				  "\"frame_files\": %llu, \"frame_files_deferred\": %llu, "
-				  "\"frame_lookups_deferred\": %llu, "
-				  "\"frame_files_ms\": %.1f, \"failed\": {",
-				  k ? ", " : "", names[k], e->enabled ? "true" : "false",
-				  U(e->requests), U(e->samples), U(e->bytes), U(e->retries),
-				  U(e->splits), U(e->queued), U(e->queued_bytes), U(e->queued_samples),
-				  U(e->dropped), U(e->dropped_samples), U(e->batches),
-				  (double)e->build_ns / 1e6, U(e->last_success_ns),
-				  U(e->frames_located), U(e->frames_unlocated), U(e->frame_files),
-				  U(e->frame_files_deferred), U(e->frame_procs_deferred),
-				  (double)e->frame_files_ns / 1e6);
-			for (x = 0; x < EXPORT_FAILS; x++)
-				sbuf_addf(j, "%s\"%s\": %llu", x ? ", " : "", exporter_fail_names[x],
-					  U(e->failed[x]));
-			sbuf_adds(j, "}}");
+			sbuf_addf(j, "\"%s\": {", exporter_kind_names[k]);
+			json_counters(j, exporter_counters, exporter_counters_n, &pub.exporters[k]);
 		}
-		sbuf_addf(j, ", \"identity\": {\"cgroups\": %llu, \"scans\": %llu, "
-			  "\"unknown\": %llu, \"processes\": %llu, \"process_events\": %llu, "
-			  "\"stale_images\": %llu, \"regex_errors\": %llu}}, ",
-			  U(pub.identity.cgroups), U(pub.identity.scans), U(pub.identity.unknown),
-			  U(pub.identity.procs), U(pub.identity.proc_events), U(pub.identity.stale),
-			  U(pub.identity.regex_errors));
+		sbuf_adds(j, "\"identity\": {");
+		json_counters(j, identity_counters, identity_counters_n, &pub.identity);
+		json_close(j);
 	}
 	if (pub.have_unwind) {
 		sbuf_adds(j, "\"unwind\": {");

@@ -491,9 +491,9 @@ static void counters_set_one(const struct counter_desc *row, const char *const *
 }
 
 void metrics__set_counters(struct metrics *m, const struct counter_desc *d, size_t n,
-			   const void *stats)
+			   const void *stats, const char *const *extra)
 {
 	struct counters_set_ctx c = { .m = m, .d = d, .n = n };
 
-	counters_foreach_series(d, n, stats, counters_set_one, &c);
+	counters_foreach_series(d, n, stats, extra, counters_set_one, &c);
 }

@@ -83,13 +83,13 @@ void counters_json(struct sbuf *sb, const struct counter_desc *d, size_t n, cons
 
 /*
  * Calls @fn for each series of every row with a family: @labels is NULL or a NULL-terminated
- * name, value, ... list; @value is scaled by metric_scale. @family_first is true on the row that
- * carries the family's help (declare it there).
+ * name, value, ... list (@extra's pairs first: NULL or NULL-terminated, up to two pairs, e.g.
+ * "exporter", "otlp" for one of several structs); @value is scaled by metric_scale.
  */
 typedef void (*counter_series_fn)(const struct counter_desc *d, const char *const *labels,
 				  double value, void *ctx);
 void counters_foreach_series(const struct counter_desc *d, size_t n, const void *stats,
-			     counter_series_fn fn, void *ctx);
+			     const char *const *extra, counter_series_fn fn, void *ctx);
 
 /*
  * Appends @tmpl with each "{prefix.key}" or "{prefix.key:FMT}" (FMT a printf conversion of a
