@@ -10,10 +10,9 @@
 #           the same folder ("x_internal.h", "x_priv.h").
 #   daemon: src/daemon/<stage>/ and include/ember/daemon/<stage>/, stages in the order
 #           service < sample < proc < elf < unwind < symbols < ingest < store < export < http <
-#           pipeline (the running daemon: the drain loop and the worker's jobs): a
-#           core, its own
-#           stage and the stages before it, never a later one. Only src/daemon/main.c wires them
-#           all.
+#           pipeline (the running daemon: the drain loop and the worker's jobs): a stage
+#           includes core, its own stage and the stages before it, never a later one. Only
+#           src/daemon/main.c wires them all.
 #   cli:    src/cli/ includes core headers, never a daemon header, nor libbpf, libdw, libelf or
 #           libmicrohttpd.
 #   bpf:    bpf/ includes no ember header but include/ember/daemon/sample/bpf_shared.h.
