@@ -62,36 +62,9 @@ static const struct family_def {
 	  "Seconds since the newest sample drained was taken (-1: none yet)." },
 	{ "ember_stalled", METRIC_GAUGE,
 	  "1 while /healthz answers 503: the drain stalled or samples stopped arriving." },
-	{ "ember_heap_in_use_bytes", METRIC_GAUGE,
-	  "Heap bytes allocated and in use (glibc mallinfo2: every arena, mmapped chunks too)." },
-	{ "ember_heap_free_bytes", METRIC_GAUGE,
-	  "Heap bytes freed but kept by malloc (resident until trimmed)." },
-	{ "ember_heap_trims_total", METRIC_COUNTER,
-	  "Times the worker gave malloc's free pages back to the kernel (malloc_trim)." },
-	{ "ember_heap_trimmed_bytes_total", METRIC_COUNTER,
-	  "Resident bytes those trims gave back." },
 	{ "ember_http_requests_total", METRIC_COUNTER, "HTTP requests, by endpoint and status." },
 	{ "ember_http_response_bytes_total", METRIC_COUNTER,
 	  "HTTP response body bytes sent (responses taken to the end)." },
-	{ "ember_http_responses_aborted_total", METRIC_COUNTER,
-	  "HTTP responses the client did not take to the end." },
-	{ "ember_http_connections", METRIC_GAUGE,
-	  "HTTP connections, by state (open: all of them; busy: serving a request)." },
-	{ "ember_http_connections_closed_total", METRIC_COUNTER,
-	  "HTTP connections closed by emberd, by reason (timeout: no whole request within "
-	  "http.request_timeout; pressure: idle when the connection limits were reached)." },
-	{ "ember_http_renders", METRIC_GAUGE,
-	  "Renders now, by state (running, queued, waiting: for the clock, pprof's wait=1)." },
-	{ "ember_http_renders_total", METRIC_COUNTER, "Renders started." },
-	{ "ember_http_renders_cancelled_total", METRIC_COUNTER,
-	  "Renders stopped or dropped because their client had gone." },
-	{ "ember_http_rejected_total", METRIC_COUNTER,
-	  "Requests answered 503 by a bound, by reason (renders: render queue full; memory: "
-	  "http.response_memory in use; connections: beyond the connection limits; stopping)." },
-	{ "ember_http_response_memory_bytes", METRIC_GAUGE,
-	  "Memory of response bodies: being rendered, cached or sent." },
-	{ "ember_http_response_memory_max_bytes", METRIC_GAUGE,
-	  "The bound on it (http.response_memory)." },
 };
 
 struct metrics *ember_metrics__new(void)
@@ -108,7 +81,9 @@ struct metrics *ember_metrics__new(void)
 		       { python_counters, python_counters_n },
 		       { symbolizer_counters, symbolizer_counters_n },
 		       { symbolizer_debuginfod_counters, symbolizer_debuginfod_counters_n },
-		       { exporter_counters, exporter_counters_n } };
+		       { exporter_counters, exporter_counters_n },
+		       { heap_counters, heap_counters_n },
+		       { http_load_counters, http_load_counters_n } };
 	size_t i;
 	int f;
 
@@ -235,38 +210,10 @@ static void collect_cpu_samples(struct metrics *m, struct store *store)
 /* The bounds of the HTTP server at work (http.h: struct http_load_stats). */
 static void collect_http_load(struct metrics *m, struct http_server *srv)
 {
-	static const char *const rejected[] = { "renders", "memory", "connections", "stopping" };
 	struct http_load_stats l;
-	const uint64_t *rej[4];
-	size_t i;
 
 	http_server__load_stats(srv, &l);
-	rej[0] = &l.rejected_renders;
-	rej[1] = &l.rejected_memory;
-	rej[2] = &l.rejected_connections;
-	rej[3] = &l.rejected_stopping;
-	set1(m, "ember_http_responses_aborted_total", METRIC_COUNTER, NULL, NULL,
-	     (double)l.responses_aborted);
-	set1(m, "ember_http_connections", METRIC_GAUGE, "state", "open", (double)l.connections);
-	set1(m, "ember_http_connections", METRIC_GAUGE, "state", "busy",
-	     (double)l.busy_connections);
-	set1(m, "ember_http_connections_closed_total", METRIC_COUNTER, "reason", "timeout",
-	     (double)l.evicted_timeout);
-	set1(m, "ember_http_connections_closed_total", METRIC_COUNTER, "reason", "pressure",
-	     (double)l.evicted_pressure);
-	set1(m, "ember_http_renders", METRIC_GAUGE, "state", "running", (double)l.renders_running);
-	set1(m, "ember_http_renders", METRIC_GAUGE, "state", "queued", (double)l.renders_queued);
-	set1(m, "ember_http_renders", METRIC_GAUGE, "state", "waiting", (double)l.renders_waiting);
-	set1(m, "ember_http_renders_total", METRIC_COUNTER, NULL, NULL, (double)l.renders);
-	set1(m, "ember_http_renders_cancelled_total", METRIC_COUNTER, NULL, NULL,
-	     (double)l.renders_cancelled);
-	for (i = 0; i < 4; i++)
-		set1(m, "ember_http_rejected_total", METRIC_COUNTER, "reason", rejected[i],
-		     (double)*rej[i]);
-	set1(m, "ember_http_response_memory_bytes", METRIC_GAUGE, NULL, NULL,
-	     (double)l.response_bytes);
-	set1(m, "ember_http_response_memory_max_bytes", METRIC_GAUGE, NULL, NULL,
-	     (double)l.response_memory_bytes);
+	metrics__set_counters(m, http_load_counters, http_load_counters_n, &l, NULL);
 }
 
 /* The server's observer: per response, the request counters and the latency histogram. */
@@ -634,12 +581,7 @@ static int handle_metrics(struct http_server *srv, struct http_request *req,
 		struct heap_stats h;
 
 		heap_stats(&h);
-		set1(m, "ember_heap_in_use_bytes", METRIC_GAUGE, NULL, NULL,
-		     (double)h.in_use_bytes);
-		set1(m, "ember_heap_free_bytes", METRIC_GAUGE, NULL, NULL, (double)h.free_bytes);
-		set1(m, "ember_heap_trims_total", METRIC_COUNTER, NULL, NULL, (double)h.trims);
-		set1(m, "ember_heap_trimmed_bytes_total", METRIC_COUNTER, NULL, NULL,
-		     (double)h.trimmed_bytes);
+		metrics__set_counters(m, heap_counters, heap_counters_n, &h, NULL);
 	}
 	if (http_server__liveness(srv)) {
 		struct liveness_state ls;
