@@ -99,7 +99,7 @@ static void take(struct emberd *d, bool events_only)
 	newest = sampler__newest_ns(d->sampler, &cpus);
 	liveness_drained(&d->live, mono_ns(), newest, cpus);
 	if (b)
-		(void)push_work(d, W_BATCH, b);
+		(void)pipeline_push_work(d, W_BATCH, b);
 	liveness_busy(&d->live, NULL);
 }
 
@@ -135,14 +135,14 @@ static void on_tick(struct emberd *d)
 	if (pause_knob(d))
 		return;
 	take(d, false);
-	(void)push_work(d, W_TICK, NULL);
+	(void)pipeline_push_work(d, W_TICK, NULL);
 	/* the worker publishes after each tick's batch (then the counters agree with the store);
 	 * when it has not for as long as it takes to call it stuck (10 ticks, at least 5 s), the
 	 * sampler's counters from here, so that they keep showing what is read and lost */
 	if (d->http &&
 	    mono_ns() - __atomic_load_n(&d->published_ns, __ATOMIC_RELAXED) >
 		MAX(LIVENESS_WORKER_TICKS * d->cfg.tick_ms * 1000000ULL, 5 * NSEC))
-		publish(d);
+		pipeline_publish(d);
 	if (d->cfg.dump_after_s && mono_ns() - d->start_ns >= d->cfg.dump_after_s * NSEC) {
 		log_info("--dump-after %llu s reached", (unsigned long long)d->cfg.dump_after_s);
 		d->stop = true;
@@ -157,7 +157,7 @@ static void reload(struct emberd *d)
 	if (service_reload(&d->cfg, d->argc, d->argv, &changed) < 0)
 		return;
 	if ((changed & SERVICE_CHANGE_FILTER) && d->ingest)
-		(void)push_work(d, W_FILTER, NULL); /* the worker's ingest */
+		(void)pipeline_push_work(d, W_FILTER, NULL); /* the worker's ingest */
 	if (changed & SERVICE_CHANGE_EXPORT)
 		export_reload(&d->cfg, d->store, d->identity, &d->exporter);
 	if (changed & SERVICE_CHANGE_TOKEN) {
@@ -185,7 +185,7 @@ static void on_signal(struct emberd *d)
 				break;
 			if (!d->paused)
 				take(d, false); /* everything sampled until now, before the dump */
-			(void)push_work(d, W_DUMP, NULL);
+			(void)pipeline_push_work(d, W_DUMP, NULL);
 			break;
 		case SIGHUP:
 			log_info("received SIGHUP: reloading the configuration");
@@ -231,7 +231,7 @@ int emberd_run(struct emberd *d)
 		}
 		if (!n && d->unwind && !d->paused &&
 		    !__atomic_exchange_n(&d->unwind_queued, true, __ATOMIC_RELAXED))
-			(void)push_work(d, W_UNWIND, NULL);
+			(void)pipeline_push_work(d, W_UNWIND, NULL);
 		for (i = 0; i < n && !d->stop; i++) {
 			if (evs[i].data.fd == d->gfd)
 				d->stop = true;
@@ -263,7 +263,7 @@ int emberd_finish(struct emberd *d)
 	take(d, false);
 	liveness_busy(&d->live, "final drain");
 	/* a full queue: wait for room (the shutdown thread bounds the wait) */
-	while (push_work(d, W_FINAL, NULL) == -ENOSPC)
+	while (pipeline_push_work(d, W_FINAL, NULL) == -ENOSPC)
 		(void)nanosleep(&(struct timespec){ .tv_nsec = 10000000 }, NULL);
 	workq__finish(d->wq); /* everything queued, then the worker stops */
 	return d->final_err;

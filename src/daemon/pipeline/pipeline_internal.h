@@ -11,9 +11,9 @@
 enum work_kind { W_BATCH, W_TICK, W_UNWIND, W_DUMP, W_FILTER, W_FINAL };
 
 /* Queues work for the worker; a full queue drops it, counted (a batch's samples as lost). */
-int push_work(struct emberd *d, enum work_kind kind, struct sampler_batch *b);
+int pipeline_push_work(struct emberd *d, enum work_kind kind, struct sampler_batch *b);
 /* Counters for /api/v1/stats: the sampler's now, the worker's as of its last tick. Either
  * thread. */
-void publish(struct emberd *d);
+void pipeline_publish(struct emberd *d);
 
 #endif

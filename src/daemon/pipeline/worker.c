@@ -87,7 +87,7 @@ struct work {
 };
 
 /* Queues work for the worker; a full queue drops it, counted (a batch's samples as lost). */
-int push_work(struct emberd *d, enum work_kind kind, struct sampler_batch *b)
+int pipeline_push_work(struct emberd *d, enum work_kind kind, struct sampler_batch *b)
 {
 	struct work *w = calloc(1, sizeof(*w));
 	int r = w ? 0 : -ENOMEM;
@@ -173,7 +173,7 @@ static void unwind_work(struct emberd *d)
 }
 
 /* Counters for /api/v1/stats: the sampler's now, the worker's as of its last tick. Either thread. */
-void publish(struct emberd *d)
+void pipeline_publish(struct emberd *d)
 {
 	struct http_published pub = { .have_unwind = d->unwind != NULL, .have_python = d->py != NULL };
 
@@ -234,7 +234,7 @@ static void work_run(void *ctx, void *item)
 		sampler__events(d->sampler);
 		copy_worker_stats(d);
 		if (d->http) {
-			publish(d);
+			pipeline_publish(d);
 			__atomic_store_n(&d->published_ns, mono_ns(), __ATOMIC_RELAXED);
 		}
 		sampler_report_drops(d->sampler, &d->report, false);
