@@ -56,12 +56,6 @@ static const struct family_def {
 	  "Files profiled processes map, refused by reason (symlink, not regular, another inode...)" },
 	{ "ember_store_oldest_sample_timestamp_seconds", METRIC_GAUGE,
 	  "Unix time of the oldest sample held." },
-	{ "ember_last_drain_age_seconds", METRIC_GAUGE,
-	  "Seconds since the drain thread last drained the samples (-1: never)." },
-	{ "ember_newest_sample_age_seconds", METRIC_GAUGE,
-	  "Seconds since the newest sample drained was taken (-1: none yet)." },
-	{ "ember_stalled", METRIC_GAUGE,
-	  "1 while /healthz answers 503: the drain stalled or samples stopped arriving." },
 	{ "ember_http_requests_total", METRIC_COUNTER, "HTTP requests, by endpoint and status." },
 	{ "ember_http_response_bytes_total", METRIC_COUNTER,
 	  "HTTP response body bytes sent (responses taken to the end)." },
@@ -83,7 +77,8 @@ struct metrics *ember_metrics__new(void)
 		       { symbolizer_debuginfod_counters, symbolizer_debuginfod_counters_n },
 		       { exporter_counters, exporter_counters_n },
 		       { heap_counters, heap_counters_n },
-		       { http_load_counters, http_load_counters_n } };
+		       { http_load_counters, http_load_counters_n },
+		       { liveness_counters, liveness_counters_n } };
 	size_t i;
 	int f;
 
@@ -587,12 +582,8 @@ static int handle_metrics(struct http_server *srv, struct http_request *req,
 		struct liveness_state ls;
 
 		liveness_check(http_server__liveness(srv), mono_ns(), &ls);
-		/* -1: never (no drain, no sample yet) */
-		set1(m, "ember_last_drain_age_seconds", METRIC_GAUGE, NULL, NULL,
-		     ls.last_drain_age_s);
-		set1(m, "ember_newest_sample_age_seconds", METRIC_GAUGE, NULL, NULL,
-		     ls.newest_sample_age_s);
-		set1(m, "ember_stalled", METRIC_GAUGE, NULL, NULL, ls.stalled ? 1.0 : 0.0);
+		/* the ages: -1 for never (no drain, no sample yet) */
+		metrics__set_counters(m, liveness_counters, liveness_counters_n, &ls, NULL);
 	}
 	set1(m, "ember_http_response_bytes_total", METRIC_COUNTER, NULL, NULL,
 	     (double)http_server__bytes_out(srv));

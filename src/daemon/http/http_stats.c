@@ -91,24 +91,10 @@ int http_handle_stats(struct http_server *srv, struct http_request *req,
 		struct liveness_state ls;
 
 		liveness_check(srv->live, mono_ns(), &ls);
-		sbuf_addf(sb, "\"liveness\": {\"state\": \"%s\", \"reason\": ",
-			  ls.stalled ? "stalled" : "ok");
-		sbuf_addc(sb, '"');
-		sbuf_add_json(sb, ls.reason, strlen(ls.reason));
-		sbuf_addc(sb, '"');
-		sbuf_addf(sb, ", \"last_drain_age_s\": %.3f, \"newest_sample_age_s\": %.3f, "
-			      "\"busy_stage\": ",
-			  ls.last_drain_age_s, ls.newest_sample_age_s);
-		if (ls.busy_stage)
-			sbuf_addf(sb, "\"%s\"", ls.busy_stage); /* a literal of ours */
-		else
-			sbuf_adds(sb, "null");
-		sbuf_addf(sb, ", \"busy_s\": %.3f, \"worker_stage\": ", ls.busy_s);
-		if (ls.worker_stage)
-			sbuf_addf(sb, "\"%s\"", ls.worker_stage); /* a literal of ours */
-		else
-			sbuf_adds(sb, "null");
-		sbuf_addf(sb, ", \"worker_busy_s\": %.3f}, ", ls.worker_busy_s);
+		sbuf_adds(sb, "\"liveness\": {");
+		counters_json(sb, liveness_counters, liveness_counters_n, &ls);
+		trim_comma(sb);
+		sbuf_adds(sb, "}, ");
 	}
 	if (srv->stats_fn)
 		srv->stats_fn(sb, srv->stats_ctx);
