@@ -35,6 +35,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ember/daemon/elf/filecache.h"
 #include "ember/daemon/proc/mapfile.h"
 
 #include <linux/types.h>
@@ -53,6 +54,7 @@ struct python_opts {
 	uint32_t max_codes;    /* code objects named, over all processes */
 	const char *proc_root; /* "/proc" unless testing */
 	struct proc_tracker *procs; /* where mappings come from (borrowed); NULL: its own */
+	struct filecache *files;    /* per-file facts (elf/filecache.h; borrowed); NULL: its own */
 };
 
 #define PYTHON_OPTS_DEFAULT                                                                        \
@@ -87,6 +89,7 @@ struct python_stats {
 	uint64_t fsbase_ns;	 /* the time finding it took (once, at the first CPython) */
 	struct ember_py_bpf_stats bpf; /* the BPF walk's counters */
 	struct mapfile_stats files;    /* mapped files opened and refused (proc/mapfile.h) */
+	struct filecache_stats file_cache; /* interpreter files read once, shared by processes */
 };
 
 struct python; /* opaque */
