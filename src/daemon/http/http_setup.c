@@ -313,7 +313,9 @@ static void stats_hook(struct sbuf *j, void *ctx)
 		    "\"searches\": %llu, \"search_steps\": %llu, \"name_records\": %llu, "
 		    "\"name_drops\": %llu, \"walk_ms\": %.1f, \"merge_ms\": %.1f, "
 		    "\"names_ms\": %.1f, \"walk_p50_us\": %.2f, \"walk_p90_us\": %.2f, "
-		    "\"walk_p99_us\": %.2f}, ",
+		    "\"walk_p99_us\": %.2f, \"file_cache\": {\"files\": %llu, \"bytes\": %llu, "
+		    "\"hits\": %llu, \"misses\": %llu, \"changed\": %llu, \"evictions\": %llu, "
+		    "\"refused\": %llu}}, ",
 		    U(p->procs), U(p->procs_unsupported), U(p->procs_dropped), U(p->procs_swept),
 		    U(p->detections),
 		    U(p->detect_errors), (double)p->detect_ns / 1e6, U(p->samples),
@@ -325,7 +327,10 @@ static void stats_hook(struct sbuf *j, void *ctx)
 		    U(p->bpf.search_steps), U(p->bpf.names), U(p->bpf.name_drops),
 		    (double)p->bpf.walk_ns / 1e6, (double)p->merge_ns / 1e6,
 		    (double)p->names_ns / 1e6, (double)p->walk_p50_ns / 1e3,
-		    (double)p->walk_p90_ns / 1e3, (double)p->walk_p99_ns / 1e3);
+		    (double)p->walk_p90_ns / 1e3, (double)p->walk_p99_ns / 1e3,
+		    U(p->file_cache.files), U(p->file_cache.bytes), U(p->file_cache.hits),
+		    U(p->file_cache.misses), U(p->file_cache.changed), U(p->file_cache.evictions),
+		    U(p->file_cache.refused));
 	}
 }
 
