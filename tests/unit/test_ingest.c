@@ -10,9 +10,13 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "ember/core/base/sbuf.h"
@@ -20,6 +24,8 @@
 #include "ember/daemon/ingest/ingest.h"
 #include "ember/daemon/sample/sampler.h"
 #include "ember/daemon/symbols/symbolizer.h"
+
+#include "helpers.h"
 
 struct fixture {
 	struct strtab *names;
@@ -209,12 +215,128 @@ static void test_named(void **state)
 	sbuf_fini(&s.text);
 }
 
+/* A running tests/workloads/symbols (or a copy): its pid and where its functions are. */
+struct child {
+	pid_t pid;
+	FILE *out;
+	uint64_t leaf, inline_call;
+};
+
+static void spawn(struct child *c, const char *path)
+{
+	char line[256], name[64];
+	void *addr;
+	int fds[2];
+
+	memset(c, 0, sizeof(*c));
+	assert_int_equal(pipe(fds), 0);
+	c->pid = fork();
+	assert_true(c->pid >= 0);
+	if (c->pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		dup2(fds[1], 1);
+		close(fds[0]);
+		close(fds[1]);
+		execl(path, path, (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	c->out = fdopen(fds[0], "r");
+	while (fgets(line, sizeof(line), c->out) && strcmp(line, "ready\n")) {
+		if (sscanf(line, "%63s %p", name, &addr) != 2)
+			continue;
+		if (!strcmp(name, "symbols_leaf"))
+			c->leaf = (uint64_t)(uintptr_t)addr;
+		else if (!strcmp(name, "symbols_inline_call"))
+			c->inline_call = (uint64_t)(uintptr_t)addr;
+	}
+	assert_true(c->leaf && c->inline_call);
+}
+
+static void reap(struct child *c)
+{
+	kill(c->pid, SIGTERM);
+	waitpid(c->pid, NULL, 0);
+	fclose(c->out);
+}
+
+/* Names @c's stack (symbols_leaf called from the inlined helper) into @s. */
+static void group_of(struct fixture *f, const struct child *c, struct seen *s)
+{
+	uint64_t ips[2] = { c->leaf + 5, c->inline_call }, t = 1;
+	uint32_t cpu = 0;
+	struct sampler_group g = { .pid = (uint32_t)c->pid, .tid = (uint32_t)c->pid,
+				   .comm = "symbols", .user_ips = ips, .nr_user = 2,
+				   .times_ns = &t, .cpus = &cpu, .nr_times = 1,
+				   .kernel_err = -EFAULT };
+
+	assert_int_equal(ingest__group(f->in, &g, sink, s), 0);
+}
+
+/*
+ * Stacks named by file and offset (issue 26): a second process of one binary finds the stack
+ * the first one's sample named (a cache hit for another pid); a process of a file replaced at
+ * the same path (new inode, other symbols) does not, and gets its own file's names.
+ */
+static void test_by_file(void **state)
+{
+	struct fixture *f = *state;
+	struct seen s = { .in = f->in };
+	struct ingest_stats a, b;
+	struct child c1, c2, c3;
+	char dir[64], wl[PATH_MAX - 64], prog[PATH_MAX], cmd[4 * PATH_MAX + 128];
+	const char *stack = "symbols_outer;symbols_inlined_[i];symbols_leaf";
+
+	helpers_workloads(wl, sizeof(wl));
+	assert_int_equal(helpers_tmpdir_new(dir, sizeof(dir), "ingest"), 0);
+	snprintf(prog, sizeof(prog), "%s/prog", dir);
+	snprintf(cmd, sizeof(cmd), "cp %s/symbols %s", wl, prog);
+	assert_int_equal(system(cmd), 0);
+	spawn(&c1, prog);
+	spawn(&c2, prog);
+	symbolizer__note_pid(f->sym, (uint32_t)c1.pid);
+	symbolizer__note_pid(f->sym, (uint32_t)c2.pid);
+	group_of(f, &c1, &s); /* reads the file's symbols */
+	assert_string_equal(s.text.buf, stack);
+	group_of(f, &c1, &s); /* now keyed by file and offset */
+	assert_string_equal(s.text.buf, stack);
+	ingest__stats(f->in, &a);
+	group_of(f, &c2, &s);
+	assert_string_equal(s.text.buf, stack);
+	ingest__stats(f->in, &b);
+	assert_int_equal(b.cache_file_hits, a.cache_file_hits + 1);
+	assert_int_equal(b.cache_misses, a.cache_misses);
+
+	/* the file replaced (another size: no sharing by build-id either) */
+	snprintf(cmd, sizeof(cmd),
+		 "objcopy --redefine-sym symbols_leaf=replaced_leaf_function %s %s.new && "
+		 "mv %s.new %s", prog, prog, prog, prog);
+	assert_int_equal(system(cmd), 0);
+	spawn(&c3, prog);
+	assert_int_equal(c3.inline_call - c3.leaf, c1.inline_call - c1.leaf);
+	symbolizer__note_pid(f->sym, (uint32_t)c3.pid);
+	group_of(f, &c3, &s);
+	assert_string_equal(s.text.buf, "symbols_outer;symbols_inlined_[i];replaced_leaf_function");
+	group_of(f, &c3, &s);
+	assert_string_equal(s.text.buf, "symbols_outer;symbols_inlined_[i];replaced_leaf_function");
+	ingest__stats(f->in, &a);
+	assert_int_equal(a.cache_file_hits, b.cache_file_hits);
+	group_of(f, &c2, &s); /* and the old file's processes keep their names */
+	assert_string_equal(s.text.buf, stack);
+	reap(&c1);
+	reap(&c2);
+	reap(&c3);
+	helpers_tmpdir_rm(dir);
+	sbuf_fini(&s.text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_filter),
 		cmocka_unit_test(test_markers),
 		cmocka_unit_test(test_named),
+		cmocka_unit_test(test_by_file),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

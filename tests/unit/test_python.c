@@ -290,6 +290,38 @@ static void test_detect_live(void **state)
 	child_stop(&c);
 }
 
+/* Two processes of one interpreter file: its symbols read once (elf/filecache.h), each
+ * process's addresses from its own mapping's bias (Debian's python3.11 is not PIE: the same). */
+static void test_detect_shared_file(void **state)
+{
+	struct fixture *f = *state;
+	struct python_stats a, b;
+	struct child c1 = { 0 }, c2 = { 0 };
+
+	if (child_start(&c1) || child_start(&c2)) {
+		child_stop(&c2);
+		child_stop(&c1);
+		skip();
+	}
+	python__note_pid(f->py, (uint32_t)c1.pid);
+	assert_int_equal(last_proc.runtime, c1.runtime);
+	python__stats(f->py, &a);
+	python__note_pid(f->py, (uint32_t)c2.pid);
+	assert_int_equal(last_pid, (uint32_t)c2.pid);
+	assert_int_equal(last_proc.runtime, c2.runtime);
+	assert_int_equal(last_proc.code_type, c2.code_type);
+	python__stats(f->py, &b);
+	assert_int_equal(b.detections, a.detections + 1);
+	assert_true(a.file_cache.files >= 1);
+	assert_int_equal(b.file_cache.files, a.file_cache.files);	/* one entry per file */
+	assert_true(b.file_cache.hits >= a.file_cache.hits + 1);	/* found, not read again */
+	assert_int_equal(b.files.opened, a.files.opened);		/* not even opened */
+	python__forget_pid(f->py, (uint32_t)c1.pid, 0);
+	python__forget_pid(f->py, (uint32_t)c2.pid, 0);
+	child_stop(&c2); /* first: it holds c1's stdin too (forked after it) */
+	child_stop(&c1);
+}
+
 static void test_not_python(void **state)
 {
 	struct fixture *f = *state;
@@ -452,6 +484,7 @@ static void test_merge_alignment(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_detect_shared_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_detect_live, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_not_python, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_names, setup, teardown),

@@ -1110,6 +1110,90 @@ static void test_caches(void **state)
 	strtab__free(st);
 }
 
+/* user_keys of a two-frame stack of @c (symbols_leaf called from the inlined helper); 1 or 0. */
+static int stack_keys(struct symbolizer *s, const struct child *c, uint64_t *keys)
+{
+	uint64_t ips[2] = { addr_of(c, "symbols_leaf") + 5, addr_of(c, "symbols_inline_call") };
+
+	return symbolizer__user_keys(s, (uint32_t)c->pid, ips, 2, keys);
+}
+
+/*
+ * Stacks named by file and offset (issue 26): two processes of one binary share one file entry
+ * and give a stack the same keys; a file replaced at the same path (a new inode, other symbols)
+ * gets keys of its own and its own names; frames not named by a file (no mapping) give none.
+ */
+static void test_file_keys(void **state)
+{
+	struct symbolizer_opts o = SYMBOLIZER_OPTS_DEFAULT;
+	struct strtab *st = strtab__new();
+	struct symbolizer_stats a, b;
+	struct symbolizer *s;
+	struct child c1, c2, c3;
+	char path[PATH_MAX], prog[PATH_MAX];
+	uint64_t k1[2], k2[2], k3[2], ips[2], nbf;
+
+	(void)state;
+	workload(path, "symbols");
+	snprintf(prog, sizeof(prog), "%s/keys/prog", tmpdir);
+	sh("mkdir -p %s/keys && cp %s %s", tmpdir, path, prog);
+	spawn(&c1, prog, NULL);
+	spawn(&c2, prog, NULL);
+	s = symbolizer__new(&o, st);
+	assert_non_null(s);
+	/* nothing known yet: no keys (the first stack reads the process and the file) */
+	assert_int_equal(stack_keys(s, &c1, k1), 0);
+	symbolizer__note_pid(s, (uint32_t)c1.pid);
+	assert_int_equal(stack_keys(s, &c1, k1), 0); /* pinned, symbols not read yet */
+	ips[0] = addr_of(&c1, "symbols_leaf") + 5;
+	ips[1] = addr_of(&c1, "symbols_inline_call");
+	nbf = symbolizer__user_not_by_file(s);
+	assert_string_equal(user_stack(s, st, (uint32_t)c1.pid, ips, 2),
+			    "symbols_outer;symbols_inlined_[i];symbols_leaf");
+	assert_int_equal(symbolizer__user_not_by_file(s), nbf); /* named by the file alone */
+	assert_int_equal(stack_keys(s, &c1, k1), 1);
+	symbolizer__stats(s, &a);
+	/* the second process: its own addresses (ASLR), the same file entry and the same keys */
+	symbolizer__note_pid(s, (uint32_t)c2.pid);
+	assert_int_equal(stack_keys(s, &c2, k2), 1);
+	symbolizer__stats(s, &b);
+	assert_int_equal(b.elfs_cached, a.elfs_cached);
+	assert_int_equal(b.elf_misses, a.elf_misses);
+	assert_memory_equal(k1, k2, sizeof(k1));
+	ips[0] = addr_of(&c2, "symbols_leaf") + 5;
+	ips[1] = addr_of(&c2, "symbols_inline_call");
+	assert_string_equal(user_stack(s, st, (uint32_t)c2.pid, ips, 2),
+			    "symbols_outer;symbols_inlined_[i];symbols_leaf");
+
+	/* replaced: same path, a new inode with other symbols (and another size: no build-id
+	 * sharing); the new process's stack has other keys and the new names */
+	sh("objcopy --redefine-sym symbols_leaf=replaced_leaf_function %s %s.new && mv %s.new %s",
+	   prog, prog, prog, prog);
+	spawn(&c3, prog, NULL);
+	symbolizer__note_pid(s, (uint32_t)c3.pid);
+	ips[0] = addr_of(&c3, "symbols_leaf") + 5; /* it prints the old name, at the same offset */
+	ips[1] = addr_of(&c3, "symbols_inline_call");
+	assert_int_equal(ips[0] - addr_of(&c3, "symbols_outer"),
+			 addr_of(&c1, "symbols_leaf") + 5 - addr_of(&c1, "symbols_outer"));
+	assert_string_equal(user_stack(s, st, (uint32_t)c3.pid, ips, 2),
+			    "symbols_outer;symbols_inlined_[i];replaced_leaf_function");
+	assert_int_equal(stack_keys(s, &c3, k3), 1);
+	assert_memory_not_equal(k1, k3, sizeof(k1));
+	assert_true(k1[0] != k3[0]); /* the leaf's file differs, at the same offset */
+	/* the old processes keep their file's keys and names */
+	assert_int_equal(stack_keys(s, &c1, k2), 1);
+	assert_memory_equal(k1, k2, sizeof(k1));
+
+	/* an address in no mapping: no keys */
+	ips[0] = 0x1000;
+	assert_int_equal(symbolizer__user_keys(s, (uint32_t)c1.pid, ips, 2, k2), 0);
+	symbolizer__free(s);
+	reap(&c1);
+	reap(&c2);
+	reap(&c3);
+	strtab__free(st);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -1142,6 +1226,7 @@ int main(void)
 		cmocka_unit_test(test_jit),
 		cmocka_unit_test(test_perfmap_files),
 		cmocka_unit_test(test_caches),
+		cmocka_unit_test(test_file_keys),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

@@ -172,7 +172,11 @@ static void stats_hook(struct sbuf *j, void *ctx)
 	json_counters(j, proc_tracker_counters, proc_tracker_counters_n, &pub.procs);
 	if (pub.have_python) {
 		sbuf_adds(j, "\"python\": {");
-		json_counters(j, python_counters, python_counters_n, &pub.python);
+		counters_json(j, python_counters, python_counters_n, &pub.python);
+		/* interpreter files read once, shared by processes (elf/filecache.h) */
+		sbuf_adds(j, "\"file_cache\": {");
+		json_counters(j, filecache_counters, filecache_counters_n, &pub.python.file_cache);
+		json_close(j);
 	}
 }
 

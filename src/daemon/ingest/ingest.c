@@ -26,15 +26,20 @@
 #define TRUNCATED_FRAME "[truncated]"
 
 /*
- * Symbolized stacks, cached for a short while: the same (pid, user ips) or kernel ips seen again
- * within the TTL reuse the frame ids instead of asking the symbolizer (which may re-read
- * /proc/PID/maps for an address outside the cached mappings). Direct-mapped; the TTL bounds
- * staleness after an exec or a module load.
+ * Symbolized stacks, cached for a short while. A user stack whose every frame is in a file whose
+ * symbols are read (symbolizer__user_keys) is keyed by those files and the offsets in them, so a
+ * new process of a known binary finds the stacks the last one had (issue 26); the keys are kept
+ * and compared whole, not only their hash, so no stack can take another's names by a collision.
+ * Other user stacks (JIT code, "[file]" frames, a process not read yet) are keyed by pid and
+ * addresses, valid while the process's symbol version is unchanged; kernel stacks by addresses.
+ * Direct-mapped; the TTL bounds staleness after an exec or a module load.
  */
 #define SCACHE_SLOTS	  4096
 #define SCACHE_USER_TTL	  (2 * NSEC_PER_SEC) /* frames that may resolve later: retried soon */
 #define SCACHE_STABLE_TTL (10 * NSEC_PER_SEC) /* resolved, and its process's symbols unchanged */
+#define SCACHE_FILE_TTL	  (30 * NSEC_PER_SEC) /* named by files' symbols only */
 #define SCACHE_KERN_TTL	  (30 * NSEC_PER_SEC)
+#define KEY_FRAMES	  256 /* deeper user stacks are keyed by pid */
 
 /* [filter]'s cgroup answers, per pid. */
 #define CG_SLOTS  1024
@@ -44,10 +49,15 @@ struct scache_ent {
 	uint64_t hash;
 	uint64_t expires_ns;
 	uint64_t version; /* symbolizer__pid_version() of a user stack's process */
-	uint32_t pid;
-	uint32_t n;    /* frame ids */
-	uint32_t *ids; /* symbolizer strtab ids, root first; owned */
+	uint32_t pid;	  /* the process it was named for (by_file: the first one) */
+	bool by_file;	  /* keyed by keys[], for every process */
+	bool files_only;  /* every frame named by its file's symbols (a candidate for by_file) */
+	uint32_t n;	  /* frame ids */
+	uint32_t *ids;	  /* symbolizer strtab ids, root first; owned */
 	size_t cap;
+	uint64_t *keys; /* by_file: symbolizer__user_keys() of the stack; owned */
+	uint32_t nkeys;
+	size_t kcap;
 };
 
 struct cg_slot {
@@ -63,6 +73,7 @@ struct ingest {
 	struct strtab *names;
 	struct scache_ent *scache;   /* SCACHE_SLOTS entries */
 	uint32_t tmp[HALF_FRAMES];   /* uncached symbolizer answers */
+	uint64_t keys[KEY_FRAMES];   /* the stack being named, by file and offset */
 	uint32_t frames[MAX_FRAMES]; /* the stack being built */
 	char comms[LIST_MAX];	     /* [filter]: ','-separated globs */
 	char cgroups[LIST_MAX];	     /* ... and cgroup path prefixes */
@@ -96,8 +107,10 @@ void ingest__free(struct ingest *in)
 	if (!in)
 		return;
 	if (in->scache)
-		for (i = 0; i < SCACHE_SLOTS; i++)
+		for (i = 0; i < SCACHE_SLOTS; i++) {
 			free(in->scache[i].ids);
+			free(in->scache[i].keys);
+		}
 	free(in->scache);
 	free(in);
 }
@@ -232,6 +245,51 @@ bool ingest__excluded(struct ingest *in, uint32_t pid, const char *comm)
 
 /* --- naming ------------------------------------------------------------------------------- */
 
+/* A live entry of hash @h. */
+static bool ent_live(const struct scache_ent *e, uint64_t h, uint64_t now)
+{
+	return e->ids && e->hash == h && now < e->expires_ns;
+}
+
+/* Keeps @n @ids in @e, and @nkeys @keys (by file). 0 or -ENOMEM. */
+static int ent_store_ids(struct scache_ent *e, const uint32_t *ids, uint32_t n,
+			 const uint64_t *keys, size_t nkeys)
+{
+	if (n > e->cap || !e->ids) {
+		uint32_t *nids = realloc(e->ids, ((size_t)n + 1) * sizeof(*nids));
+
+		if (!nids)
+			return -ENOMEM;
+		e->ids = nids;
+		e->cap = (size_t)n + 1;
+	}
+	if (nkeys > e->kcap) {
+		uint64_t *nkeys_buf = realloc(e->keys, nkeys * sizeof(*nkeys_buf));
+
+		if (!nkeys_buf)
+			return -ENOMEM;
+		e->keys = nkeys_buf;
+		e->kcap = nkeys;
+	}
+	memmove(e->ids, ids, (size_t)n * sizeof(*ids));
+	if (nkeys)
+		memcpy(e->keys, keys, nkeys * sizeof(*keys));
+	e->n = n;
+	e->nkeys = (uint32_t)nkeys;
+	return 0;
+}
+
+/* Makes @e (its ids and keys stored) the entry of the stack keyed by file, hash @fh. */
+static void file_entry(struct scache_ent *e, uint64_t fh, uint32_t pid, uint64_t now)
+{
+	e->by_file = true;
+	e->files_only = true;
+	e->hash = fh;
+	e->pid = pid;
+	e->version = 0;
+	e->expires_ns = now + SCACHE_FILE_TTL;
+}
+
 /*
  * Symbol ids of a stack, root first, through the cache: *ret points into the cache or the
  * ingest's scratch (valid until the next call). Returns the number of ids or -ENOMEM.
@@ -240,8 +298,10 @@ static int symbolize(struct ingest *in, bool kernel, uint32_t pid, uint64_t time
 		     const uint64_t *ips, size_t n, const uint32_t **ret)
 {
 	uint64_t h = hash_bytes(ips, n * sizeof(*ips), kernel ? 0x6b : 0x75) ^ hash_mix64(pid + 1);
-	struct scache_ent *e = &in->scache[h & (SCACHE_SLOTS - 1)];
-	uint64_t now = mono_ns(), ver = 0, unresolved = 0, ttl = SCACHE_KERN_TTL;
+	struct scache_ent *e = &in->scache[h & (SCACHE_SLOTS - 1)], *fe = NULL;
+	uint64_t now = mono_ns(), ver = 0, unresolved = 0, not_file = 0, fh = 0;
+	uint64_t ttl = SCACHE_KERN_TTL;
+	bool files_only;
 	int r;
 
 	if (!kernel && symbolizer__has_retired(in->sym, pid)) {
@@ -250,37 +310,60 @@ static int symbolize(struct ingest *in, bool kernel, uint32_t pid, uint64_t time
 		*ret = in->tmp;
 		return r;
 	}
+	/* by file and offset: any process's stack of the same files and offsets */
+	if (!kernel && n <= KEY_FRAMES && symbolizer__user_keys(in->sym, pid, ips, n, in->keys) == 1) {
+		fh = hash_bytes(in->keys, n * sizeof(*in->keys), 0x66);
+		fe = &in->scache[fh & (SCACHE_SLOTS - 1)];
+		if (ent_live(fe, fh, now) && fe->by_file && fe->nkeys == n &&
+		    !memcmp(fe->keys, in->keys, n * sizeof(*in->keys))) {
+			in->st.cache_hits++;
+			if (fe->pid != pid)
+				in->st.cache_file_hits++;
+			*ret = fe->ids;
+			return (int)fe->n;
+		}
+	}
 	/* a user stack's answer holds while its process's mappings and JIT symbols are unchanged */
 	if (!kernel)
 		ver = symbolizer__pid_version(in->sym, pid);
-	if (e->ids && e->hash == h && e->pid == pid && e->version == ver && now < e->expires_ns) {
+	if (ent_live(e, h, now) && !e->by_file && e->pid == pid && e->version == ver) {
 		in->st.cache_hits++;
 		*ret = e->ids;
+		if (fe && e->files_only && fe != e) {
+			/* named by files before its files were all read: now for every process */
+			if (ent_store_ids(fe, e->ids, e->n, in->keys, n) == 0)
+				file_entry(fe, fh, pid, now);
+		}
 		return (int)e->n;
 	}
 	in->st.cache_misses++;
-	if (!kernel)
+	if (!kernel) {
 		unresolved = symbolizer__user_retryable(in->sym);
+		not_file = symbolizer__user_not_by_file(in->sym);
+	}
 	r = kernel ? symbolizer__kernel(in->sym, ips, n, in->tmp, HALF_FRAMES)
 		   : symbolizer__user(in->sym, pid, ips, n, in->tmp, HALF_FRAMES);
 	if (r < 0)
 		return r;
+	files_only = !kernel && symbolizer__user_not_by_file(in->sym) == not_file;
+	if (fe && files_only) {
+		/* every frame named by its file's symbols: any process of those files may use it */
+		if (ent_store_ids(fe, in->tmp, (uint32_t)r, in->keys, n))
+			return -ENOMEM;
+		file_entry(fe, fh, pid, now);
+		*ret = fe->ids;
+		return r;
+	}
 	if (!kernel) {
 		/* the call may have read the process for the first time, or read it again */
 		ver = symbolizer__pid_version(in->sym, pid);
 		ttl = ver && symbolizer__user_unresolved(in->sym) == unresolved ? SCACHE_STABLE_TTL
 										: SCACHE_USER_TTL;
 	}
-	if ((size_t)r > e->cap || !e->ids) {
-		uint32_t *ids = realloc(e->ids, ((size_t)r + 1) * sizeof(*ids));
-
-		if (!ids)
-			return -ENOMEM;
-		e->ids = ids;
-		e->cap = (size_t)r + 1;
-	}
-	memcpy(e->ids, in->tmp, (size_t)r * sizeof(*in->tmp));
-	e->n = (uint32_t)r;
+	if (ent_store_ids(e, in->tmp, (uint32_t)r, NULL, 0))
+		return -ENOMEM;
+	e->by_file = false;
+	e->files_only = files_only;
 	e->hash = h;
 	e->pid = pid;
 	e->version = ver;

@@ -22,6 +22,7 @@ const struct counter_desc ingest_counters[] = {
 	{ .key = "filtered", U64(filtered), .unit = "samples", .flags = COUNTER_NO_JSON },
 	{ .key = "cache_hits", U64(cache_hits), .flags = COUNTER_NO_JSON },
 	{ .key = "cache_misses", U64(cache_misses), .flags = COUNTER_NO_JSON },
+	{ .key = "cache_file_hits", U64(cache_file_hits), .flags = COUNTER_NO_JSON },
 	{ .key = "cache_hit_pct", .value = COUNTER_FN, .fn = cache_hit_pct, .unit = "%",
 	  .flags = COUNTER_NO_JSON },
 };

@@ -41,7 +41,8 @@ static const char totals_fmt[] =
 	"{s.lost}; {s.drains} drains of {s.drain_us_avg:.0f} us avg; BPF {s.bpf_ns_per_sample:.0f} "
 	"ns/sample; ring {s.ring_bytes_per_sample:.0f} B/sample; {s.bpf_calls} bpf() calls; store "
 	"{st.samples} samples in {st.bytes} bytes ({st.record_bytes_per_sample:.2f} B/sample "
-	"records), {st.stacks} stacks; stack cache {in.cache_hit_pct:.0f}% hits";
+	"records), {st.stacks} stacks; stack cache {in.cache_hit_pct:.0f}% hits ({in.cache_file_hits} named for "
+	"another process of the same files)";
 static const char unwind_totals_fmt[] =
 	"user stacks: {s.user_fp_walks} by frame pointer (no tables yet), {s.user_truncated} cut "
 	"short; unwind tables: {u.rows_used} of {u.rows_capacity} rows in {u.tables} files, "

@@ -183,9 +183,9 @@ static bool entry_stale(struct symbolizer *s, struct proc *p, struct mapping *m,
 				  .dev_minor = minor(m->dev), .ino = m->ino };
 	struct stat st;
 
-	if (m->id_checked || !e->known || p->gone)
+	if (m->id_gen == e->gen || !e->known || p->gone)
 		return false;
-	m->id_checked = true;
+	m->id_gen = e->gen;
 	if (mapfile_stat(s->proc_root, &w, &st))
 		return false;
 	return (uint64_t)st.st_size != e->size || mtime_ns_of(&st) != e->mtime_ns;
@@ -329,6 +329,7 @@ static struct elfent *elf_add(struct symbolizer *s, const struct mapping *m)
 		return NULL;
 	e->dev = m->dev;
 	e->ino = m->ino;
+	e->gen = ++s->elf_gen;
 	e->fd = -1;
 	if (s->nelfs + 1 > s->etab_size)
 		etab_grow(s);
@@ -393,7 +394,18 @@ struct image *sym_elf_get(struct symbolizer *s, struct proc *p, struct mapping *
 	if (!e)
 		return NULL;
 	elf_read(s, e, p, m);
-	m->id_checked = true; /* read through this mapping now */
+	m->id_gen = e->gen; /* read through this mapping now */
+	return e->img;
+}
+
+struct image *sym_elf_peek(struct symbolizer *s, const struct mapping *m)
+{
+	struct elfent *e = elf_find(s, m);
+
+	/* a mapping checked against an entry since evicted (and made again for another file of
+	 * that device and inode, as tmpfs reuses them) has another gen: not this one's to use */
+	if (!e || !e->img || m->id_gen != e->gen)
+		return NULL;
 	return e->img;
 }
 
@@ -433,7 +445,7 @@ void sym_elf_pin(struct symbolizer *s, struct proc *p, struct mapping *m)
 	}
 	s->stats.elf_misses++;
 	set_identity(e, &st);
-	m->id_checked = true;
+	m->id_gen = e->gen;
 	e->fd = fd;
 	e->pinned_ns = mono_ns();
 	s->nr_pinned++;

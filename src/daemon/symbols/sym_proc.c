@@ -292,6 +292,11 @@ static struct proc *proc_find(struct symbolizer *s, uint32_t pid)
 	return NULL;
 }
 
+struct proc *sym_proc_find(struct symbolizer *s, uint32_t pid)
+{
+	return proc_find(s, pid);
+}
+
 static void proc_unlink(struct symbolizer *s, struct proc *p)
 {
 	struct proc **pp;

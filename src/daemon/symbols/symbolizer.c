@@ -456,11 +456,13 @@ static int user_frame(struct symbolizer *s, struct proc *p, uint64_t addr, size_
 		id = sym_jit_frame(s, p, addr, m != NULL || !p->nmaps);
 		if (id >= 0) {
 			s->stats.jit_frames++;
+			s->user_not_by_file++; /* the process's own perf map named it */
 			return sym_push(s, k, (uint32_t)id);
 		}
 		if (id == -ENOMEM)
 			return id;
 	}
+	s->user_not_by_file++; /* "[base]" is the process's path for the file, "[unknown]" */
 	s->stats.user_unresolved++;
 	if (!m)
 		s->stats.user_no_mapping++;
@@ -502,6 +504,62 @@ int symbolizer__user_at(struct symbolizer *s, uint32_t pid, uint64_t time_ns, co
 			return r;
 	}
 	return sym_emit(s, k, ret, cap);
+}
+
+/* --- stacks keyed by file and offset ---------------------------------------------------------- */
+
+/* An image serial or a vaddr past these bits: no key (the caller names it per process). */
+#define KEY_SERIAL_BITS 23
+#define KEY_VADDR_BITS 40
+#define KEY_VDSO ((1ull << KEY_SERIAL_BITS) - 1) /* the vDSO: every process maps the same */
+
+int symbolizer__user_keys(struct symbolizer *s, uint32_t pid, const uint64_t *ips, size_t n,
+			  uint64_t *ret_keys)
+{
+	struct proc *p = sym_proc_find(s, pid);
+	bool first = true;
+	size_t i;
+
+	/* not read yet (the first stack reads it), or replaced lately (names depend on when) */
+	if (!p || symbolizer__has_retired(s, pid))
+		return 0;
+	for (i = 0; i < n; i++) {
+		/* callers' entries are return addresses: the call instruction, as symbolizer__user */
+		uint64_t addr = first ? ips[i] : ips[i] - 1, vaddr, serial;
+		struct mapping *m;
+
+		if (!ips[i]) {
+			ret_keys[i] = 0;
+			continue;
+		}
+		first = false;
+		m = find_mapping(p, addr);
+		if (!m)
+			return 0;
+		if (m->kind == PROCMAPS_VDSO) {
+			serial = KEY_VDSO;
+			vaddr = addr - m->start;
+		} else if (m->kind == PROCMAPS_FILE) {
+			struct elfload_map em = { .start = m->start, .end = m->end,
+						  .pgoff = m->pgoff, .x = true };
+			struct image *img = sym_elf_peek(s, m);
+
+			if (!img || elfload_vaddr(elfsym__load(img->es), &em, addr, &vaddr))
+				return 0;
+			serial = img->serial;
+		} else {
+			return 0; /* JIT code, a memfd: the process's perf map names it */
+		}
+		if (serial >= KEY_VDSO || vaddr >= 1ull << KEY_VADDR_BITS)
+			return 0;
+		ret_keys[i] = serial << KEY_VADDR_BITS | vaddr;
+	}
+	return 1;
+}
+
+uint64_t symbolizer__user_not_by_file(const struct symbolizer *s)
+{
+	return s->user_not_by_file;
 }
 
 /* --- stats ----------------------------------------------------------------------------------- */

@@ -52,7 +52,8 @@ struct mapping {
 	uint32_t base_off, base_len; /* base name, in proc->paths */
 	enum procmaps_kind kind;
 	bool deleted;
-	bool id_checked;	     /* its file's identity compared with the cached image's */
+	uint64_t id_gen;	     /* the elfent (its gen) this mapping's file was compared
+					with (size, mtime) or read through; 0: none yet */
 	int32_t unknown_id;	     /* "[base]" frame id, -1 until interned */
 };
 
@@ -104,6 +105,7 @@ struct elfent {
 	struct elfent *hnext;
 	struct elfent *lru_prev, *lru_next;
 	uint64_t dev, ino;
+	uint64_t gen;			/* unique per entry (never 0): what a mapping was checked with */
 	struct image *img;		/* NULL: not read yet (fd), or failed (retry after ELF_RETRY_NS) */
 	uint64_t failed_ns;
 	int fd;				/* the file, kept open until its symbols are needed; -1 */
@@ -164,6 +166,9 @@ struct symbolizer {
 	uint64_t img_bytes;		/* held by every image's symbols: bounded by o.max_image_bytes */
 	size_t nr_pinned;		/* elfents holding an unread file open */
 	uint64_t version_seq;		/* last proc version handed out */
+	uint64_t elf_gen;		/* last elfent gen handed out */
+	uint64_t user_not_by_file;	/* user frames not named by a file's (or the vDSO's)
+					   symbols: JIT, unknown, a retired state (file keys) */
 	struct elfent lru_e;
 	struct image **btab;		/* images by build-id */
 	size_t btab_size;
@@ -224,12 +229,17 @@ struct proc *sym_proc_get(struct symbolizer *s, uint32_t pid);
 struct proc *sym_retired_find(struct symbolizer *s, uint32_t pid, uint64_t time_ns);
 /* Frees the cached and retired processes (the table is symbolizer__free's). */
 void sym_proc_cache_fini(struct symbolizer *s);
+/* The cached state of @pid, or NULL (nothing read). Borrowed. */
+struct proc *sym_proc_find(struct symbolizer *s, uint32_t pid);
 
 /* the ELF image cache (sym_elf.c) */
 
 /* The symbols of @m's file, read now if need be; NULL if they cannot be read (retried after a
  * while). Borrowed: valid until the entry is evicted. */
 struct image *sym_elf_get(struct symbolizer *s, struct proc *p, struct mapping *m);
+/* The symbols of @m's file if already read and the file checked to be the one they were read
+ * from through this very mapping (its id_gen); else NULL, and nothing read, opened or counted. */
+struct image *sym_elf_peek(struct symbolizer *s, const struct mapping *m);
 /* Keeps @m's file open for a later sym_elf_get, unless known already. */
 void sym_elf_pin(struct symbolizer *s, struct proc *p, struct mapping *m);
 /* Closes the files pinned longer than PIN_NS at time @t. */

@@ -24,6 +24,7 @@
 #include "ember/daemon/sample/sampler.h"
 #include "ember/daemon/elf/elfload.h"
 #include "ember/daemon/elf/elfsym.h"
+#include "ember/daemon/elf/filecache.h"
 #include "ember/daemon/proc/procmaps.h"
 #include "ember/daemon/proc/proctrack.h"
 
@@ -213,6 +214,8 @@ struct python {
 	int64_t fsbase_off; /* -1: not looked up yet; -2: failed */
 	struct proc_tracker *tracker;	  /* the mappings (proc/proctrack.h) */
 	struct proc_tracker *own_tracker; /* ... when the caller gave none */
+	struct filecache *files;	  /* CPython facts per file (elf/filecache.h) */
+	struct filecache *own_files;	  /* ... when the caller gave none */
 	struct sbuf name; /* scratch: a frame name */
 	uint32_t out[MERGE_MAX];
 	struct python_stats st;
@@ -530,15 +533,13 @@ struct elfinfo {
 	bool has_runtime, has_version, has_code_type, has_is_none;
 };
 
-/* Opens the candidate's file, the one way (proc/mapfile.h). fd or -errno. */
-static int open_candidate(struct python *py, uint32_t pid, const struct candidate *c)
+/* What mapfile.h needs to reach the candidate's file in process @pid. */
+static struct mapfile_want candidate_want(uint32_t pid, const struct candidate *c)
 {
-	struct mapfile_want w = { .pid = pid, .start = c->start, .end = c->end, .path = c->path,
-				  .path_len = strlen(c->path), .deleted = c->deleted,
-				  .dev_major = c->dev_major, .dev_minor = c->dev_minor,
-				  .ino = c->inode };
-
-	return mapfile_open(py->proc_root, &w, &py->st.files, NULL);
+	return (struct mapfile_want){ .pid = pid, .start = c->start, .end = c->end,
+				      .path = c->path, .path_len = strlen(c->path),
+				      .deleted = c->deleted, .dev_major = c->dev_major,
+				      .dev_minor = c->dev_minor, .ino = c->inode };
 }
 
 static void scan_symbols(Elf *elf, Elf_Scn *scn, GElf_Shdr *sh, struct elfinfo *ei)
@@ -577,31 +578,75 @@ static void scan_symbols(Elf *elf, Elf_Scn *scn, GElf_Shdr *sh, struct elfinfo *
 	}
 }
 
-/* Reads @fd's symbols and the bias of the mapping @c. 0 or -errno (-ENOEXEC: not ELF). */
-static int read_elf(int fd, const struct candidate *c, struct elfinfo *ei)
+/*
+ * What one file says, whichever process maps it where (kept in the file cache, elf/filecache.h:
+ * read once per file, not per process): its symbols (elfinfo without the bias) and its load
+ * segments, from which each mapping's bias follows. Plain data.
+ */
+struct py_file_facts {
+	struct elfinfo ei; /* bias 0 */
+	struct elfload load;
+	int err;	   /* 0, or -ENOEXEC: not ELF */
+};
+
+/* Reads @fd's symbols and load segments into @f. */
+static void read_facts(int fd, struct py_file_facts *f)
 {
 	Elf *elf;
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
-	struct elfload load;
-	struct elfload_map em = { .start = c->start, .end = c->end, .pgoff = c->pgoff, .x = c->x };
-	bool have_bias;
 
-	*ei = (struct elfinfo){ 0 };
+	memset(f, 0, sizeof(*f));
 	elf = elf_begin(fd, ELF_C_READ, NULL); /* pread, never mapped (elfsym.h) */
 	if (!elf || elf_kind(elf) != ELF_K_ELF) {
 		elf_end(elf);
-		return -ENOEXEC;
+		f->err = -ENOEXEC;
+		return;
 	}
-	(void)elfload_read(elf, &load);
-	have_bias = !elfload_bias(&load, &em, &ei->bias);
+	(void)elfload_read(elf, &f->load);
 	while ((scn = elf_nextscn(elf, scn))) {
 		if (gelf_getshdr(scn, &sh) &&
 		    (sh.sh_type == SHT_DYNSYM || sh.sh_type == SHT_SYMTAB))
-			scan_symbols(elf, scn, &sh, ei);
+			scan_symbols(elf, scn, &sh, &f->ei);
 	}
 	elf_end(elf);
-	return have_bias ? 0 : -ENOEXEC;
+}
+
+/*
+ * The symbols of candidate @c's file and the bias of its mapping, into @ei: from the file cache
+ * when this very file (device, inode, size and mtime, as an fstat through the process's mapping
+ * says) was read before, else read now through mapfile.h and kept. 0 or -errno (-ENOEXEC: not
+ * ELF, or no segment holds the mapping).
+ */
+static int candidate_info(struct python *py, uint32_t pid, const struct candidate *c,
+			  struct elfinfo *ei)
+{
+	struct mapfile_want w = candidate_want(pid, c);
+	struct elfload_map em = { .start = c->start, .end = c->end, .pgoff = c->pgoff, .x = c->x };
+	const struct py_file_facts *known = NULL;
+	struct py_file_facts f;
+	struct filecache_id id;
+	struct stat st;
+	int fd;
+
+	if (mapfile_stat(py->proc_root, &w, &st) == 0) {
+		filecache_id_of(&st, &id);
+		known = filecache__get(py->files, &id, FILECACHE_CPYTHON);
+	}
+	if (!known) {
+		fd = mapfile_open(py->proc_root, &w, &py->st.files, &st);
+		if (fd < 0)
+			return fd;
+		read_facts(fd, &f);
+		close(fd);
+		filecache_id_of(&st, &id); /* the file read, checked again by the open */
+		(void)filecache__put(py->files, &id, FILECACHE_CPYTHON, &f, sizeof(f));
+		known = &f;
+	}
+	*ei = known->ei;
+	if (known->err)
+		return known->err;
+	return elfload_bias(&known->load, &em, &ei->bias) ? -ENOEXEC : 0;
 }
 
 /* "python3.10", "libpython3.10.so.1.0": 3 and 10; false when the name says no version. */
@@ -750,7 +795,6 @@ static void detect_one(struct python *py, struct pyproc *pp)
 	int64_t fsoff;
 	struct proc_maps *m;
 	size_t i, pass;
-	int fd;
 
 	py->st.detections++;
 	pp->tries++;
@@ -768,12 +812,9 @@ static void detect_one(struct python *py, struct pyproc *pp)
 		for (i = 0; i < sc.n && !c; i++) {
 			if (sc.c[i].lib != !pass)
 				continue;
-			fd = open_candidate(py, pp->pid, &sc.c[i]);
-			if (fd < 0)
-				continue;
-			if (!read_elf(fd, &sc.c[i], &ei) && ei.has_runtime && ei.has_code_type)
+			if (!candidate_info(py, pp->pid, &sc.c[i], &ei) && ei.has_runtime &&
+			    ei.has_code_type)
 				c = &sc.c[i];
-			close(fd);
 		}
 	}
 	if (!c && !sc.libc && pp->tries < DETECT_TRIES) {
@@ -1410,6 +1451,12 @@ struct python *python__new(struct sampler *sampler, struct strtab *names,
 		if (!py->tracker)
 			goto fail;
 	}
+	py->files = py->o.files;
+	if (!py->files) {
+		py->files = py->own_files = filecache__new(NULL);
+		if (!py->files)
+			goto fail;
+	}
 	py->sampler = sampler;
 	py->names = names;
 	py->fsbase_off = -1;
@@ -1446,6 +1493,7 @@ void python__free(struct python *py)
 		}
 	}
 	proc_tracker__free(py->own_tracker);
+	filecache__free(py->own_files);
 	sbuf_fini(&py->name);
 	free(py);
 }
@@ -1470,6 +1518,7 @@ void python__stats(struct python *py, struct python_stats *ret)
 {
 	*ret = py->st;
 	ret->fsbase_off = py->fsbase_off;
+	filecache__stats(py->files, &ret->file_cache);
 	if (py->sampler && !sampler__python_stats(py->sampler, &ret->bpf)) {
 		ret->walk_p50_ns = quantile(&ret->bpf, 0.5);
 		ret->walk_p90_ns = quantile(&ret->bpf, 0.9);

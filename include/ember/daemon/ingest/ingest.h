@@ -8,8 +8,10 @@
  *      process's cgroup v2, read from /proc/PID/cgroup, cached 10 s per pid) are counted and
  *      dropped;
  *   2. the symbolizer names the frames: user frames root first, then kernel frames; a short-lived
- *      cache of symbolized stacks (direct-mapped, keyed by the addresses and the process's
- *      symbol version) saves asking again for a stack seen lately; a CPython process's Python
+ *      cache of symbolized stacks saves asking again for a stack seen lately: keyed by file
+ *      and offset (symbolizer__user_keys()) when every frame is named by its file's symbols,
+ *      so a new process of a known binary reuses them, else by pid, addresses and the
+ *      process's symbol version (direct-mapped, keys compared whole); a CPython process's Python
  *      frames replace the eval-loop frames that ran them (python.h);
  *   3. marker frames stand where a stack is missing: "[lost stack]" / "[stack collision]" (and
  *      their "_[k]" kernel forms) for a stack the sampler could not keep, "[idle]_[k]" for an
@@ -57,6 +59,8 @@ struct ingest_stats {
 	uint64_t groups;		   /* groups handed to ingest__group() */
 	uint64_t filtered;		   /* samples excluded by [filter] */
 	uint64_t cache_hits, cache_misses; /* the symbolized-stack cache */
+	uint64_t cache_file_hits;	   /* hits on a stack named for another process of the
+					      same files (keyed by file and offset) */
 };
 
 /* struct ingest_stats described once (ingest_counters.c, core/base/counters.h) */

@@ -242,6 +242,23 @@ uint64_t symbolizer__user_unresolved(const struct symbolizer *s);
  * (a stripped binary's static function) is final and not counted.
  */
 uint64_t symbolizer__user_retryable(const struct symbolizer *s);
+/*
+ * Stacks named by file and offset (issue 26): writes one key per address of @ips (as given to
+ * symbolizer__user() for @pid, @n of them) into @ret_keys: the file's image (its read symbols,
+ * shared by every process mapping that file: same device and inode, checked by size and mtime
+ * through this process's own mapping, or the same build-id and size under the image's rules)
+ * and the address's offset in it; a zero address keys 0. Returns 1 when every address has one,
+ * 0 when one has none: in no mapping, in anonymous or special memory (JIT: the process's perf
+ * map), in a file whose symbols are not read or not checked for this process yet, a process not
+ * cached or with a replaced state kept (symbolizer__has_retired). Reads, opens and counts
+ * nothing. Two stacks with equal keys get equal names from symbolizer__user() as long as every
+ * frame is named by its file's symbols (symbolizer__user_not_by_file() unchanged by the call).
+ */
+int symbolizer__user_keys(struct symbolizer *s, uint32_t pid, const uint64_t *ips, size_t n,
+			  uint64_t *ret_keys);
+/* The running count of user frames named other than by their file's symbols: a perf map's JIT
+ * symbol, "[file]"/"[unknown]" (which carry the process's path). */
+uint64_t symbolizer__user_not_by_file(const struct symbolizer *s);
 /* Whether a replaced state of @pid is kept: results for @pid then depend on the sample time. */
 bool symbolizer__has_retired(const struct symbolizer *s, uint32_t pid);
 

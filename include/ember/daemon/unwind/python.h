@@ -36,6 +36,7 @@
 #include <stdint.h>
 
 #include "ember/core/base/counters.h"
+#include "ember/daemon/elf/filecache.h"
 #include "ember/daemon/proc/mapfile.h"
 
 #include <linux/types.h>
@@ -54,6 +55,7 @@ struct python_opts {
 	uint32_t max_codes;    /* code objects named, over all processes */
 	const char *proc_root; /* "/proc" unless testing */
 	struct proc_tracker *procs; /* where mappings come from (borrowed); NULL: its own */
+	struct filecache *files;    /* per-file facts (elf/filecache.h; borrowed); NULL: its own */
 };
 
 #define PYTHON_OPTS_DEFAULT                                                                        \
@@ -88,6 +90,7 @@ struct python_stats {
 	uint64_t fsbase_ns;	 /* the time finding it took (once, at the first CPython) */
 	struct ember_py_bpf_stats bpf; /* the BPF walk's counters */
 	struct mapfile_stats files;    /* mapped files opened and refused (proc/mapfile.h) */
+	struct filecache_stats file_cache; /* interpreter files read once, shared by processes */
 };
 
 /* struct python_stats described once (python_counters.c, core/base/counters.h) */

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Where emberd's own CPU goes on bench_hostmix.sh's host mix (issue 26 "measure first"): emberd
+# at 99 Hz over the mix (xz, a gzip loop, python3.11, perl, node, ls/sed 20 times a second),
+# `perf record --call-graph dwarf` of emberd alone for DUR s after a 4 s start, then the share of
+# emberd's samples under each phase (a sample counts for every phase on its stack, so nested
+# phases are listed indented and the shares do not add up). Also the process CPU per sample
+# over the same window (perf's own sampling of emberd inflates it: compare runs, not to others).
+# usage: bench_breakdown.sh [DUR]   (root, perf, node, xz, perl; EMBERD=... to pick a build)
+set -u
+OUT=${OUTPUT:-$(cd "$(dirname "$0")/../.." && pwd)/build}
+EMBERD=${EMBERD:-$OUT/emberd} DUR=${1:-20}
+TMP=$(mktemp -d /tmp/ember-breakdown.XXXXXX)
+MIX=()
+trap 'for p in "${MIX[@]}"; do kill "$p" 2>/dev/null; done; pkill -f "$TMP/work" 2>/dev/null; rm -rf "$TMP"' EXIT
+head -c 20000000 /dev/urandom >"$TMP/rand.bin"
+cat >"$TMP/work.py" <<'PY'
+import sys, time, json
+def leaf(n):
+    s = 0
+    for i in range(n):
+        s += i * i
+    return s
+def middle(n):
+    return leaf(n) + len(json.dumps(list(range(200))))
+end = time.time() + float(sys.argv[1])
+while time.time() < end:
+    middle(20000)
+PY
+cat >"$TMP/work.js" <<'JS'
+function leaf(n) { let s = 0; for (let i = 0; i < n; i++) s = (s + i * i) % 1000003; return s; }
+function middle(n) { return leaf(n) + JSON.stringify([n, n + 1]).length; }
+const end = Date.now() + Number(process.argv[2]) * 1000;
+let x = 0;
+while (Date.now() < end) x += middle(100000);
+JS
+s=$((DUR + 8))
+( end=$((SECONDS + s)); while [ $SECONDS -lt $end ]; do xz -9 -T1 -c "$TMP/rand.bin" >/dev/null; done ) & MIX+=($!)
+( end=$((SECONDS + s)); while [ $SECONDS -lt $end ]; do gzip -6 -c "$TMP/rand.bin" >/dev/null; done ) & MIX+=($!)
+/usr/bin/python3.11 "$TMP/work.py" "$s" & MIX+=($!)
+perl -e '$e = time + $ARGV[0]; while (time < $e) { $s = 0; $s += $_ * $_ for 1 .. 100000; }' "$s" & MIX+=($!)
+node "$TMP/work.js" "$s" >/dev/null & MIX+=($!)
+( end=$((SECONDS + s)); while [ $SECONDS -lt $end ]; do
+	ls /usr/bin >/dev/null; sed -n 1p /etc/passwd >/dev/null; sleep 0.1; done ) & MIX+=($!)
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+"$EMBERD" --listen "127.0.0.1:$port" >"$TMP/emberd.log" 2>&1 & E=$!
+MIX+=($E)
+sleep 4
+snap() { echo "$(awk '{print $14 + $15}' /proc/$E/stat) $(curl -s "127.0.0.1:$port/metrics" | awk '$1=="ember_samples_total"{print $2}')"; }
+a=$(snap)
+perf record -F 2999 --call-graph dwarf,16384 -p $E -o "$TMP/perf.data" -- sleep "$DUR" >/dev/null 2>&1
+b=$(snap)
+perf script -i "$TMP/perf.data" -F ip,sym 2>/dev/null >"$TMP/perf.txt"
+python3 - "$TMP/perf.txt" "$a" "$b" "$(getconf CLK_TCK)" <<'PY'
+import sys
+samples, cur = [], []
+for line in open(sys.argv[1]):
+    p = line.split()
+    if not p:
+        if cur:
+            samples.append(set(cur))
+        cur = []
+    elif len(p) >= 2:
+        cur.append(p[1])
+if cur:
+    samples.append(set(cur))
+c0, s0 = map(float, sys.argv[2].split()); c1, s1 = map(float, sys.argv[3].split())
+hz = float(sys.argv[4])
+print("emberd: %d samples taken, %.1f us process CPU per sample (perf attached); %d perf samples of emberd"
+      % (s1 - s0, (c1 - c0) / hz / (s1 - s0) * 1e6, len(samples)))
+phases = [
+    ("drain thread (epoll, ring records copied)", "main", 0),
+    ("worker: events and groups delivered", "sampler_batch__deliver", 0),
+    ("new process: symbolizer (maps, stat, exe, files checked)", "symbolizer__note_pid", 1),
+    ("  its maps read (the tracker's, shared)", "sym_read_maps", 2),
+    ("  /proc/PID/stat", "read_start_time", 2),
+    ("  files' identity checked (mapfile_stat)", "entry_stale", 2),
+    ("naming: ingest__group", "ingest__group", 1),
+    ("  symbolizer (user and kernel)", "symbolize", 2),
+    ("  file keys", "symbolizer__user_keys", 2),
+    ("  Python frames merged", "python__merge", 2),
+    ("  store", "store_sink__put", 2),
+    ("CPython detection", "detect_one", 0),
+    ("  interpreter file read (libelf)", "scan_symbols", 1),
+    ("unwinder: tables and process lists", "unwinder__work", 0),
+    ("  maps read (the tracker's)", "proc_tracker__maps", 1),
+    ("  files' identity checked", "file_stale", 1),
+    ("  CFI compiled", "table_from_cfi", 1),
+    ("  rows written to BPF", "sampler__unwind_write_rows", 1),
+    ("  process lists written", "write_list", 1),
+    ("symbolizer housekeeping (prune)", "symbolizer__prune", 0),
+    ("HTTP (MHD threads, renders)", "MHD_run_from_select", 0),
+]
+print("| phase | share of emberd's CPU |\n| --- | --- |")
+n = len(samples) or 1
+for name, sym, _ in phases:
+    print("| %s | %.1f%% |" % (name, 100.0 * sum(1 for s in samples if sym in s) / n))
+PY
