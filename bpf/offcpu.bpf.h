@@ -4,13 +4,15 @@
  * per-CPU record scratch and its user stack walkers (unwind.bpf.h, python.bpf.h).
  *
  * At sched_switch the thread leaving the CPU (still `current`) has its switch-out time and state
- * noted in its slot of offcpu_tasks: a map update, no stack walk, so that the cost of a switch
- * does not depend on the stack. When it runs again, finish_task_switch() runs first in its own
- * context, with its user registers and user memory mapped and its kernel stack still the blocked
- * one: there the period ends and, when it is to be recorded (bpf_shared.h: at least min_blocked,
- * or short periods' time reaching it), the stacks are walked as a sample's are and the record
- * goes to the ring buffer with its weight. A stack walk at switch-out would pay for every short
- * block (a pipe ping-pong blocks ~100 000 times a second) and could not know the period's length;
+ * noted in its slot of offcpu_tasks: a map update and no user stack walk, so that the cost of a
+ * switch does not depend on the user stack; with [offcpu] kernel_stacks, the kernel stack of a
+ * system call's first blocked (S, D) period is taken there (the only place it is the blocked
+ * one on a kernel without kprobes and trampolines). When the thread returns from its system
+ * call (sys_exit, in its own context, its user registers and memory mapped) the periods end
+ * and, when they are to be recorded (bpf_shared.h: at least min_blocked, or short periods' time
+ * reaching it), the user stack is walked as a sample's is and the record goes to the ring buffer
+ * with its weight. A user stack walk at switch-out would pay for every short block (a pipe
+ * ping-pong blocks ~100 000 times a second) and could not know the period's length;
  * sched_switch cannot walk the user stack of `next` (another address space).
  *
  * Everything is off (not loaded) unless [offcpu] enabled: the programs' autoload is set by the
@@ -33,6 +35,8 @@ const volatile __u32 offcpu_pid_off = 0;
 const volatile __u32 offcpu_comm_off = 0; /* task_struct.comm's: the wakee's name */
 const volatile __u32 offcpu_flags_off = 0; /* task_struct.flags': kernel threads are skipped */
 #define OFF_PF_KTHREAD 0x00200000
+/* [offcpu] kernel_stacks: the blocked kernel stack, taken at the switch-out (below) */
+const volatile bool offcpu_kstack_on = false;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -40,6 +44,25 @@ struct {
 	__type(value, struct ember_offcpu_task);
 	__uint(max_entries, 1); /* offcpu.threads, set before load */
 } offcpu_tasks SEC(".maps");
+
+/* The blocked kernel stacks by tid: one per thread that blocked with kernel_stacks on, allocated
+ * at its first (not preallocated: ~1 KiB a thread, only for threads that block), freed at its
+ * exit; max_entries = offcpu.threads (1 when off). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32); /* tid */
+	__type(value, struct ember_offcpu_kstack);
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+} offcpu_kstacks SEC(".maps");
+
+/* Scratch for a thread's first kernel stack (the map's value is too big for the BPF stack). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct ember_offcpu_kstack);
+	__uint(max_entries, 1);
+} offcpu_kscratch SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -72,6 +95,37 @@ static __always_inline bool offcpu_selected(__u32 pid)
 		}
 	}
 	return true;
+}
+
+/*
+ * The kernel stack of the thread blocking (current, at sched_switch: leaf __schedule, then
+ * schedule and what called it: pipe_read, do_nanosleep, futex_wait ...) into its slot of
+ * offcpu_kstacks; 0 when taken. Skipped: this program's own two frames (bpf_prog_...,
+ * bpf_trace_run4), for the tp_btf and the raw_tp program alike. One bpf_get_stack() per
+ * system call that blocks (its first blocked period's stack stands for the call's): ~0.5-1 us
+ * on this host's ORC unwinder, measured in docs/benchmarks.md ("Off-CPU kernel stacks").
+ */
+#define OFF_KSTACK_SKIP 2
+static __always_inline int offcpu_take_kstack(void *ctx, __u32 tid)
+{
+	struct ember_offcpu_kstack *ks;
+	__u32 zero = 0;
+	long r;
+
+	ks = bpf_map_lookup_elem(&offcpu_kstacks, &tid);
+	if (ks) {
+		r = bpf_get_stack(ctx, ks->ips, sizeof(ks->ips), OFF_KSTACK_SKIP & BPF_F_SKIP_FIELD_MASK);
+		ks->nr = r > 0 ? (__u32)r / sizeof(__u64) : 0;
+		return r > 0 ? 0 : -1;
+	}
+	ks = bpf_map_lookup_elem(&offcpu_kscratch, &zero);
+	if (!ks)
+		return -1;
+	r = bpf_get_stack(ctx, ks->ips, sizeof(ks->ips), OFF_KSTACK_SKIP & BPF_F_SKIP_FIELD_MASK);
+	if (r <= 0)
+		return -1;
+	ks->nr = (__u32)r / sizeof(__u64);
+	return bpf_map_update_elem(&offcpu_kstacks, &tid, ks, BPF_NOEXIST) ? -1 : 0;
 }
 
 /* pt_regs.orig_ax (UAPI word 15): the system call's number, or < 0 (an interrupt's entry) */
@@ -115,7 +169,7 @@ static __always_inline void offcpu_switch_in(struct ember_offcpu_stats *st, __u6
  * state and process are selected. Preemption (R) opens one only inside a system call (its
  * return ends it, with the call's stack); preempted in user mode it is counted, not recorded.
  */
-static __always_inline int offcpu_switch(bool preempt, __u32 prev_state, __u64 next)
+static __always_inline int offcpu_switch(void *ctx, bool preempt, __u32 prev_state, __u64 next)
 {
 	__u64 id = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns(), orig_ax = 0;
 	__u32 tid = (__u32)id, zero = 0, kind;
@@ -171,11 +225,28 @@ static __always_inline int offcpu_switch(bool preempt, __u32 prev_state, __u64 n
 		t->out_ns = now;
 		t->wake_ns = 0;
 		t->kind = kind;
+		/* the system call's first blocked period gives its records their kernel stack */
+		if (offcpu_kstack_on && kind != EMBER_KIND_OFFCPU_R && !t->kstack) {
+			if (offcpu_take_kstack(ctx, tid)) {
+				st->kstack_err++;
+			} else {
+				t->kstack = 1;
+				st->kstacks++;
+			}
+		}
 		return 0;
 	}
 	nt.out_ns = now;
 	nt.first_ns = now;
 	nt.kind = kind;
+	if (offcpu_kstack_on && kind != EMBER_KIND_OFFCPU_R) {
+		if (offcpu_take_kstack(ctx, tid)) {
+			st->kstack_err++;
+		} else {
+			nt.kstack = 1;
+			st->kstacks++;
+		}
+	}
 	if (bpf_map_update_elem(&offcpu_tasks, &tid, &nt, BPF_NOEXIST))
 		st->no_slot++;
 	return 0;
@@ -185,14 +256,14 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(offcpu_switch_btf, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
-	return offcpu_switch(preempt, prev_state, (__u64)next);
+	return offcpu_switch(ctx, preempt, prev_state, (__u64)next);
 }
 
 /* Without BTF: the same arguments, untyped (sched_switch's 4th since Linux 5.18). */
 SEC("raw_tp/sched_switch")
 int offcpu_switch_raw(struct bpf_raw_tracepoint_args *ctx)
 {
-	return offcpu_switch(ctx->args[0] != 0, (__u32)ctx->args[3], ctx->args[2]);
+	return offcpu_switch(ctx, ctx->args[0] != 0, (__u32)ctx->args[3], ctx->args[2]);
 }
 
 /*
@@ -412,15 +483,19 @@ static __always_inline void offcpu_send(struct ember_sample_buf *b, struct ember
  * its user registers and stack untouched since it blocked): its pending time by kind is weighed
  * and recorded, one stack walk for up to three records (S or D, and R). Not finish_task_switch()
  * or schedule(), where the kernel stack would still be the blocked one: this kernel has no
- * kprobes (CONFIG_KPROBES off) and refuses BPF trampolines (fentry/fexit: EPERM), so the record
- * carries no kernel stack (kern_err -EFAULT). Blocking outside a system call (a page fault) is
- * added to the thread's next system call: the totals stay whole, the stack is that call's.
+ * kprobes (CONFIG_KPROBES off) and refuses BPF trampolines (fentry/fexit: EPERM). The blocked
+ * kernel stack was taken at the switch-out instead ([offcpu] kernel_stacks, offcpu_take_kstack:
+ * the system call's first S or D period) and goes after the user words of the S and D records,
+ * as a sample's; the R record has none (kern_err -EFAULT). Blocking outside a system call (a
+ * page fault) is added to the thread's next system call: the totals stay whole, the user stack
+ * is that call's.
  */
 SEC("raw_tp/sys_exit")
 int offcpu_resume(struct bpf_raw_tracepoint_args *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid(), qs, qd, qr, size;
-	__u32 zero = 0, pid = id >> 32, tid = (__u32)id, nu = 0, npy = 0;
+	__u32 zero = 0, pid = id >> 32, tid = (__u32)id, nu = 0, npy = 0, nk = 0, base;
+	struct ember_offcpu_kstack *ks = NULL;
 	struct ember_offcpu_task *t;
 	struct ember_offcpu_stats *st;
 	struct ember_ustack *us = NULL;
@@ -447,6 +522,10 @@ int offcpu_resume(struct bpf_raw_tracepoint_args *ctx)
 	t->pend_ns[EMBER_KIND_OFFCPU_S] = 0;
 	t->pend_ns[EMBER_KIND_OFFCPU_D] = 0;
 	t->pend_ns[EMBER_KIND_OFFCPU_R] = 0;
+	if (t->kstack) {
+		t->kstack = 0;
+		ks = bpf_map_lookup_elem(&offcpu_kstacks, &tid);
+	}
 	b = bpf_map_lookup_elem(&sample_buf, &zero);
 	if (!b || !(qs | qd | qr)) {
 		if (b)
@@ -491,11 +570,34 @@ int offcpu_resume(struct bpf_raw_tracepoint_args *ctx)
 	b->hdr.nr_user = nu;
 	b->hdr.nr_py = npy;
 	b->hdr.nr_kernel = 0;
-	size = nu + npy;
+	/* the blocked kernel stack (kernel_stacks) after the user words, as a sample's */
+	base = nu + npy;
+	if (ks && (qs | qd)) {
+		nk = ks->nr;
+		if (nk > EMBER_MAX_STACK_DEPTH)
+			nk = EMBER_MAX_STACK_DEPTH;
+		barrier_var(base);
+		barrier_var(nk);
+		if (nk && !bpf_probe_read_kernel(&b->words[base & 255], (nk & 127) * 8, ks->ips)) {
+			b->hdr.nr_kernel = nk;
+			b->hdr.kern_err = 0;
+		} else {
+			nk = 0;
+		}
+	}
+	size = nu + npy + nk;
 	barrier_var(size);
 	size = sizeof(b->hdr) + (size & (EMBER_SAMPLE_WORDS - 1)) * sizeof(__u64);
 	offcpu_send(b, st, EMBER_KIND_OFFCPU_S, qs, size);
 	offcpu_send(b, st, EMBER_KIND_OFFCPU_D, qd, size);
+	/* waiting for a CPU: not the blocked stack (it was taken for S or D) */
+	if (nk) {
+		b->hdr.nr_kernel = 0;
+		b->hdr.kern_err = -EFAULT;
+		size = nu + npy;
+		barrier_var(size);
+		size = sizeof(b->hdr) + (size & (EMBER_SAMPLE_WORDS - 1)) * sizeof(__u64);
+	}
 	offcpu_send(b, st, EMBER_KIND_OFFCPU_R, qr, size);
 	return 0;
 }
@@ -518,6 +620,8 @@ static __always_inline void offcpu_thread_exit(__u32 tid)
 			st->inflight_ns -= t->recq[k] * offcpu_quantum_ns;
 		}
 	bpf_map_delete_elem(&offcpu_tasks, &tid);
+	if (offcpu_kstack_on)
+		bpf_map_delete_elem(&offcpu_kstacks, &tid);
 }
 
 #endif

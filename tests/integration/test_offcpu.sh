@@ -8,6 +8,9 @@
 #     it) are within 3 points of those measured, and the blocked time (S, ms: one count = 1 ms)
 #     within 2 % of its wall time less its CPU time less the time it waited for a CPU (the
 #     kernel's schedstat: on this loaded host 1-10 % of the wall time, recorded as R);
+#     with [offcpu] kernel_stacks (the default) >= 99 % of the read()'s blocked time has the
+#     kernel stack ...;pipe_read;schedule;__schedule (_[k]) under the user stack, and of the
+#     nanosleep's ...;hrtimer_nanosleep;do_nanosleep;schedule;__schedule;
 #     its blocked stacks reach main through the CFI walker (the pipe's and the timer's share
 #     by the stacks' leaf, read or clock_nanosleep: a process's first stacks, before its unwind
 #     tables are built, are walked by frame pointer and miss the libc wrapper's caller);
@@ -72,8 +75,15 @@ curl -sf "$URL/api/v1/folded?event=offcpu&tid=$TID&from=-60s" >"$TMP/off.folded"
 curl -sf "$URL/api/v1/stats" | grep -o '"offcpu": {[^}]*}' | sed 's/^/# /'
 awk -v el="$ELAPSED" -v cpu="$CPU" -v pns="$PIPE" -v tns="$TIMER" -v rq="$RUNQ" '
 	{ n = $NF; if ($0 ~ /\[off-cpu R /) r += n; else tot += n; all += n
-	  if ($0 ~ /;read [0-9]+$/) pipe += n; else if ($0 ~ /;clock_nanosleep [0-9]+$/) tim += n
-	  if ($0 ~ /;main;/) mainn += n }
+	  if ($0 ~ /;read(;[^;]*_\[k\])* [0-9]+$/) pipe += n
+	  else if ($0 ~ /;clock_nanosleep(;[^;]*_\[k\])* [0-9]+$/) tim += n
+	  if ($0 ~ /;main;/) mainn += n
+	  # kernel_stacks (the default): the blocked kernel stack under the user one, S and D only
+	  if ($0 !~ /\[off-cpu R /) {
+		if ($0 ~ /;read;[^;]*_\[k\];.*pipe_read_\[k\];schedule_\[k\];__schedule_\[k\] [0-9]+$/) kpipe += n
+		else if ($0 ~ /;read;/) upipe += n
+		if ($0 ~ /;clock_nanosleep;[^;]*_\[k\];.*hrtimer_nanosleep_\[k\];do_nanosleep_\[k\];schedule_\[k\];__schedule_\[k\] [0-9]+$/) ktim += n
+		else if ($0 ~ /;clock_nanosleep;/) utim += n } }
 	END {
 		exp_ms = (el - cpu - rq) / 1e6; wc_ms = (el - cpu) / 1e6
 		ps = pns / (pns + tns); ts = tns / (pns + tns)
@@ -85,12 +95,17 @@ awk -v el="$ELAPSED" -v cpu="$CPU" -v pns="$PIPE" -v tns="$TIMER" -v rq="$RUNQ" 
 		print (pipe / all > ps - 0.03 && pipe / all < ps + 0.03) ? "pipe" : "xpipe"
 		print (tim / all > ts - 0.03 && tim / all < ts + 0.03) ? "timer" : "xtimer"
 		print (mainn / all > 0.95) ? "main" : "xmain"
+		printf "# kernel stacks: read() %d ms under pipe_read;schedule;__schedule (%d ms not), nanosleep %d ms under hrtimer_nanosleep;do_nanosleep;schedule;__schedule (%d ms not)\n", kpipe, upipe, ktim, utim
+		print (kpipe > 0 && kpipe >= 0.99 * (kpipe + upipe)) ? "kpipe" : "xkpipe"
+		print (ktim > 0 && ktim >= 0.99 * (ktim + utim)) ? "ktimer" : "xktimer"
 	}' "$TMP/off.folded" >"$TMP/res"
 grep '^#' "$TMP/res"
 check "blocked time within 2 % of wall less CPU less runqueue wait" grep -qx total "$TMP/res"
 check "read() of the pipe's share within 3 points" grep -qx pipe "$TMP/res"
 check "nanosleep's share within 3 points" grep -qx timer "$TMP/res"
 check "blocked stacks reach main (>= 95 %)" grep -qx main "$TMP/res"
+check "kernel stacks: read() of the pipe blocked in pipe_read;schedule (>= 99 %)" grep -qx kpipe "$TMP/res"
+check "kernel stacks: nanosleep blocked in hrtimer_nanosleep;do_nanosleep;schedule (>= 99 %)" grep -qx ktimer "$TMP/res"
 curl -sf "$URL/api/v1/folded?event=wall&tid=$TID&from=-60s" >"$TMP/wall.folded"
 # less its preemption in user mode: the runqueue wait (schedstat) less what was recorded as R
 # (in a system call); preempted in user mode is counted (user_preempt), not recorded: no system

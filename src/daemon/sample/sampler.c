@@ -786,6 +786,9 @@ static void offcpu_setup(struct sampler *s, const struct sampler_opts *o)
 	s->skel->rodata->offcpu_cgroup = oc->cgroup_id;
 	memcpy((char *)s->skel->rodata->offcpu_comm, oc->comm, sizeof(oc->comm));
 	(void)bpf_map__set_max_entries(s->skel->maps.offcpu_tasks, oc->threads ? oc->threads : 1);
+	s->skel->rodata->offcpu_kstack_on = oc->enabled && oc->kernel_stacks;
+	(void)bpf_map__set_max_entries(s->skel->maps.offcpu_kstacks,
+				       oc->enabled && oc->kernel_stacks && oc->threads ? oc->threads : 1);
 }
 
 /* After load: the resume side first (a switch-out noted with nobody to end it costs nothing). */
@@ -854,6 +857,8 @@ int sampler__offcpu_stats(struct sampler *s, struct sampler_offcpu_stats *ret)
 		ret->ring_bytes += c->ring_bytes;
 		ret->wake_remote += c->wake_remote;
 		ret->wake_late += c->wake_late;
+		ret->kstacks += c->kstacks;
+		ret->kstack_err += c->kstack_err;
 		ret->inflight_ns += c->inflight_ns;
 		ret->blocked_ns_s += c->blocked_ns[EMBER_KIND_OFFCPU_S];
 		ret->blocked_ns_d += c->blocked_ns[EMBER_KIND_OFFCPU_D];

@@ -691,6 +691,7 @@ int offcpu_opts_from_config(const struct ember_config *c, struct sampler_offcpu_
 	o.cgroup_id = c->offcpu_cgroup_id;
 	memcpy(o.comm, c->offcpu_comm, n);
 	o.threads = (uint32_t)c->offcpu_threads;
+	o.kernel_stacks = c->offcpu_kernel_stacks;
 	*ret = o;
 	return 0;
 }

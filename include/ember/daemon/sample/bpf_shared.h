@@ -87,6 +87,17 @@ struct ember_offcpu_task {
 					   with the thread's own stacks at the system call's return */
 	__u32 kind;			/* of the open period */
 	__u32 waker_tid;		/* who woke it (sched_waking's current) */
+	__u32 kstack;			/* 1: offcpu_kstacks holds the kernel stack of this system
+					   call's first blocked (S or D) period */
+	__u32 pad;
+};
+
+/* Per thread (a HASH by tid, not preallocated; [offcpu] kernel_stacks): the kernel stack of the
+ * system call's first blocked period, taken at its switch-out (sched_switch, prev = current). */
+struct ember_offcpu_kstack {
+	__u32 nr;			/* frames in ips */
+	__u32 pad;
+	__u64 ips[EMBER_MAX_STACK_DEPTH]; /* leaf first */
 };
 
 /* Per-CPU counters of the off-CPU programs; nanoseconds by kind. */
@@ -120,6 +131,9 @@ struct ember_offcpu_stats {
 					   wake list, an interrupt): the waker is sched_waking's */
 	__u64 wake_late;		/* wakeups sched_waking did not see open (the wakee had not
 					   switched out yet): taken at sched_wakeup, its current */
+	__u64 kstacks;			/* kernel stacks taken at a blocking switch-out */
+	__u64 kstack_err;		/* ... not taken (no map slot, bpf_get_stack() failed): that
+					   system call's records carry none (kern_err) */
 };
 
 /* Words a record can carry: 127 + 96 + 127 fit; the verifier's bounds need the power of 2. */
