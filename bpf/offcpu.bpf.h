@@ -128,6 +128,21 @@ static __always_inline int offcpu_take_kstack(void *ctx, __u32 tid)
 	return bpf_map_update_elem(&offcpu_kstacks, &tid, ks, BPF_NOEXIST) ? -1 : 0;
 }
 
+/*
+ * Is the kernel stack of @t's period of kind @k, opening now, worth taking: will its system
+ * call's blocked time of that kind likely be recorded? It is when the accumulator with the
+ * call's time so far and twice the thread's recent longest (last_ns, a maximum decaying by 1/8
+ * a period) reaches min_blocked (a period of at least min_blocked always is recorded; a short
+ * one is when it makes the accumulator reach it). In a pipe ping-pong (~10 us periods, 1 ms
+ * min_blocked) that is ~2 of the ~100 periods per record, not all 100; a period much longer
+ * than the thread's recent ones is recorded without a kernel stack (kstack_miss).
+ */
+static __always_inline bool offcpu_kstack_wanted(struct ember_offcpu_task *t, __u32 k)
+{
+	k &= EMBER_KIND_NR - 1;
+	return t->acc_ns[k] + t->pend_ns[k] + 2 * t->last_ns >= offcpu_min_ns;
+}
+
 /* pt_regs.orig_ax (UAPI word 15): the system call's number, or < 0 (an interrupt's entry) */
 #define REGS_ORIG_AX 15
 
@@ -148,7 +163,11 @@ static __always_inline void offcpu_switch_in(struct ember_offcpu_stats *st, __u6
 	if (!t || !t->out_ns)
 		return;
 	k = t->kind & (EMBER_KIND_NR - 1);
-	if (k == EMBER_KIND_OFFCPU_R) {
+	if (k == EMBER_KIND_OFFCPU_R && t->user) {
+		/* preempted in user mode: its own pending time (EMBER_KIND_OFFCPU_RU) */
+		t->upend_ns += now - t->out_ns;
+		st->user_preempt_ns += now - t->out_ns;
+	} else if (k == EMBER_KIND_OFFCPU_R) {
 		t->pend_ns[EMBER_KIND_OFFCPU_R] += now - t->out_ns;
 	} else {
 		w = t->wake_ns > t->out_ns && t->wake_ns <= now ? t->wake_ns : now;
@@ -162,17 +181,20 @@ static __always_inline void offcpu_switch_in(struct ember_offcpu_stats *st, __u6
 	}
 	t->out_ns = 0;
 	t->wake_ns = 0;
+	t->user = 0;
 }
 
 /*
  * A switch: @next's period closes (above); @prev (current) leaving the CPU opens one when its
- * state and process are selected. Preemption (R) opens one only inside a system call (its
- * return ends it, with the call's stack); preempted in user mode it is counted, not recorded.
+ * state and process are selected. Preemption (R) inside a system call is that call's (its
+ * return ends it, with the call's stack); preempted in user mode, its time waits apart
+ * (upend_ns) for the next system call's return, recorded as EMBER_KIND_OFFCPU_RU with that
+ * call's stack under a marker: the time preempted is not lost, the stack is not where it was.
  */
 static __always_inline int offcpu_switch(void *ctx, bool preempt, __u32 prev_state, __u64 next)
 {
 	__u64 id = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns(), orig_ax = 0;
-	__u32 tid = (__u32)id, zero = 0, kind;
+	__u32 tid = (__u32)id, zero = 0, kind, user = 0;
 	struct ember_offcpu_task *t, nt = {};
 	struct ember_offcpu_stats *st;
 
@@ -216,7 +238,7 @@ static __always_inline int offcpu_switch(void *ctx, bool preempt, __u32 prev_sta
 					      REGS_ORIG_AX) ||
 		    (__s64)orig_ax < 0) {
 			st->user_preempt++;
-			return 0;
+			user = 1;
 		}
 	}
 	if (t) {
@@ -225,9 +247,12 @@ static __always_inline int offcpu_switch(void *ctx, bool preempt, __u32 prev_sta
 		t->out_ns = now;
 		t->wake_ns = 0;
 		t->kind = kind;
+		t->user = user;
 		/* the system call's first blocked period gives its records their kernel stack */
 		if (offcpu_kstack_on && kind != EMBER_KIND_OFFCPU_R && !t->kstack) {
-			if (offcpu_take_kstack(ctx, tid)) {
+			if (!offcpu_kstack_wanted(t, kind)) {
+				st->kstack_skip++;
+			} else if (offcpu_take_kstack(ctx, tid)) {
 				st->kstack_err++;
 			} else {
 				t->kstack = 1;
@@ -239,6 +264,7 @@ static __always_inline int offcpu_switch(void *ctx, bool preempt, __u32 prev_sta
 	nt.out_ns = now;
 	nt.first_ns = now;
 	nt.kind = kind;
+	nt.user = user;
 	if (offcpu_kstack_on && kind != EMBER_KIND_OFFCPU_R) {
 		if (offcpu_take_kstack(ctx, tid)) {
 			st->kstack_err++;
@@ -278,6 +304,9 @@ static __always_inline __u64 offcpu_weigh(struct ember_offcpu_task *t,
 	k &= EMBER_KIND_NR - 1;
 	if (!d)
 		return 0;
+	/* a decaying maximum: a thread whose long periods come now and then keeps taking stacks */
+	if (k != EMBER_KIND_OFFCPU_R)
+		t->last_ns = d > t->last_ns - (t->last_ns >> 3) ? d : t->last_ns - (t->last_ns >> 3);
 	st->periods[k]++;
 	st->blocked_ns[k] += d;
 	if (d > offcpu_max_ns) {
@@ -453,16 +482,16 @@ int BPF_PROG(offcpu_wakeup, struct task_struct *p)
 	return offcpu_wake(ctx, p, true);
 }
 
-/* Sends the record in @b as kind @k with weight @q quanta; counts it. */
+/* Sends the record in @b as kind @hk with weight @q quanta; counts it as kind @k. */
 static __always_inline void offcpu_send(struct ember_sample_buf *b, struct ember_offcpu_stats *st,
-					__u32 k, __u64 q, __u64 size)
+					__u32 k, __u32 hk, __u64 q, __u64 size)
 {
 	__u64 wake = BPF_RB_NO_WAKEUP, w = q * offcpu_quantum_ns;
 
 	k &= EMBER_KIND_NR - 1;
 	if (!q)
 		return;
-	b->hdr.kind = k;
+	b->hdr.kind = hk;
 	b->hdr.cpu = (__u32)q; /* the weight, in quanta */
 	/* no default wake-up (it wakes the drain at each record after it caught up: a batch each,
 	 * past the work queue's bound), but past half full, asked every 32nd record */
@@ -493,7 +522,7 @@ static __always_inline void offcpu_send(struct ember_sample_buf *b, struct ember
 SEC("raw_tp/sys_exit")
 int offcpu_resume(struct bpf_raw_tracepoint_args *ctx)
 {
-	__u64 id = bpf_get_current_pid_tgid(), qs, qd, qr, size;
+	__u64 id = bpf_get_current_pid_tgid(), qs, qd, qr, qu, size;
 	__u32 zero = 0, pid = id >> 32, tid = (__u32)id, nu = 0, npy = 0, nk = 0, base;
 	struct ember_offcpu_kstack *ks = NULL;
 	struct ember_offcpu_task *t;
@@ -515,6 +544,8 @@ int offcpu_resume(struct bpf_raw_tracepoint_args *ctx)
 	qd = offcpu_weigh(t, st, EMBER_KIND_OFFCPU_D, t->pend_ns[EMBER_KIND_OFFCPU_D]) +
 	     t->recq[EMBER_KIND_OFFCPU_D];
 	qr = offcpu_weigh(t, st, EMBER_KIND_OFFCPU_R, t->pend_ns[EMBER_KIND_OFFCPU_R]);
+	qu = offcpu_weigh(t, st, EMBER_KIND_OFFCPU_R, t->upend_ns); /* preempted in user mode */
+	t->upend_ns = 0;
 	st->inflight_ns -= (t->recq[EMBER_KIND_OFFCPU_S] + t->recq[EMBER_KIND_OFFCPU_D]) *
 			   offcpu_quantum_ns;
 	t->recq[EMBER_KIND_OFFCPU_S] = 0;
@@ -527,16 +558,16 @@ int offcpu_resume(struct bpf_raw_tracepoint_args *ctx)
 		ks = bpf_map_lookup_elem(&offcpu_kstacks, &tid);
 	}
 	b = bpf_map_lookup_elem(&sample_buf, &zero);
-	if (!b || !(qs | qd | qr)) {
+	if (!b || !(qs | qd | qr | qu)) {
 		if (b)
 			t->first_ns = 0;
-		else if (qs | qd | qr) { /* cannot happen: a one-element array */
+		else if (qs | qd | qr | qu) { /* cannot happen: a one-element array */
 			st->lost[EMBER_KIND_OFFCPU_S] += !!qs;
 			st->lost_ns[EMBER_KIND_OFFCPU_S] += qs * offcpu_quantum_ns;
 			st->lost[EMBER_KIND_OFFCPU_D] += !!qd;
 			st->lost_ns[EMBER_KIND_OFFCPU_D] += qd * offcpu_quantum_ns;
-			st->lost[EMBER_KIND_OFFCPU_R] += !!qr;
-			st->lost_ns[EMBER_KIND_OFFCPU_R] += qr * offcpu_quantum_ns;
+			st->lost[EMBER_KIND_OFFCPU_R] += !!qr + !!qu;
+			st->lost_ns[EMBER_KIND_OFFCPU_R] += (qr + qu) * offcpu_quantum_ns;
 			t->first_ns = 0;
 		}
 		return 0;
@@ -572,6 +603,8 @@ int offcpu_resume(struct bpf_raw_tracepoint_args *ctx)
 	b->hdr.nr_kernel = 0;
 	/* the blocked kernel stack (kernel_stacks) after the user words, as a sample's */
 	base = nu + npy;
+	if (!ks && (qs | qd) && offcpu_kstack_on)
+		st->kstack_miss++;
 	if (ks && (qs | qd)) {
 		nk = ks->nr;
 		if (nk > EMBER_MAX_STACK_DEPTH)
@@ -588,8 +621,8 @@ int offcpu_resume(struct bpf_raw_tracepoint_args *ctx)
 	size = nu + npy + nk;
 	barrier_var(size);
 	size = sizeof(b->hdr) + (size & (EMBER_SAMPLE_WORDS - 1)) * sizeof(__u64);
-	offcpu_send(b, st, EMBER_KIND_OFFCPU_S, qs, size);
-	offcpu_send(b, st, EMBER_KIND_OFFCPU_D, qd, size);
+	offcpu_send(b, st, EMBER_KIND_OFFCPU_S, EMBER_KIND_OFFCPU_S, qs, size);
+	offcpu_send(b, st, EMBER_KIND_OFFCPU_D, EMBER_KIND_OFFCPU_D, qd, size);
 	/* waiting for a CPU: not the blocked stack (it was taken for S or D) */
 	if (nk) {
 		b->hdr.nr_kernel = 0;
@@ -598,7 +631,8 @@ int offcpu_resume(struct bpf_raw_tracepoint_args *ctx)
 		barrier_var(size);
 		size = sizeof(b->hdr) + (size & (EMBER_SAMPLE_WORDS - 1)) * sizeof(__u64);
 	}
-	offcpu_send(b, st, EMBER_KIND_OFFCPU_R, qr, size);
+	offcpu_send(b, st, EMBER_KIND_OFFCPU_R, EMBER_KIND_OFFCPU_R, qr, size);
+	offcpu_send(b, st, EMBER_KIND_OFFCPU_R, EMBER_KIND_OFFCPU_RU, qu, size);
 	return 0;
 }
 

@@ -264,7 +264,7 @@ static void stats_hook(struct sbuf *j, void *ctx)
 			  "\"blocked_s_ms\": %.3f, \"blocked_d_ms\": %.3f, \"blocked_r_ms\": %.3f, \"recorded\": %llu, "
 			  "\"recorded_ms\": %.3f, \"held_ms\": %.3f, \"inflight_ms\": %.3f, \"over_max\": %llu, "
 			  "\"over_max_ms\": %.3f, \"lost\": %llu, \"lost_ms\": %.3f, "
-			  "\"no_slot\": %llu, \"unended\": %llu, \"wakeups\": %llu, \"wakeup_records\": %llu, \"wakeup_lost\": %llu, \"wake_remote\": %llu, \"wake_late\": %llu, \"runq_ms\": %.3f, \"user_preempt\": %llu, \"kstacks\": %llu, \"kstack_err\": %llu, \"ring_bytes\": %llu, "
+			  "\"no_slot\": %llu, \"unended\": %llu, \"wakeups\": %llu, \"wakeup_records\": %llu, \"wakeup_lost\": %llu, \"wake_remote\": %llu, \"wake_late\": %llu, \"runq_ms\": %.3f, \"user_preempt\": %llu, \"user_preempt_ms\": %.3f, \"kstacks\": %llu, \"kstack_err\": %llu, \"kstack_skip\": %llu, \"kstack_miss\": %llu, \"ring_bytes\": %llu, "
 			  "\"switch_run_ns\": %llu, \"switch_runs\": %llu, \"resume_run_ns\": %llu, "
 			  "\"resume_runs\": %llu, \"wakeup_run_ns\": %llu, \"wakeup_runs\": %llu, \"stored_events\": %llu, \"stored_quanta\": %llu, "
 			  "\"stored_wakers\": %llu, \"stored_waker_quanta\": %llu, \"chain_nowaker_quanta\": %llu, "
@@ -274,7 +274,7 @@ static void stats_hook(struct sbuf *j, void *ctx)
 			  (double)o->blocked_ns_r / 1e6, U(o->recorded),
 			  (double)o->recorded_ns / 1e6, (double)o->held_ns / 1e6, (double)o->inflight_ns / 1e6, U(o->over_max),
 			  (double)o->over_max_ns / 1e6, U(o->lost), (double)o->lost_ns / 1e6,
-			  U(o->no_slot), U(o->unended), U(o->wakeups), U(o->wakeup_records), U(o->wakeup_lost), U(o->wake_remote), U(o->wake_late), (double)o->runq_ns / 1e6, U(o->user_preempt), U(o->kstacks), U(o->kstack_err), U(o->ring_bytes), U(o->switch_run_ns),
+			  U(o->no_slot), U(o->unended), U(o->wakeups), U(o->wakeup_records), U(o->wakeup_lost), U(o->wake_remote), U(o->wake_late), (double)o->runq_ns / 1e6, U(o->user_preempt), (double)o->user_preempt_ns / 1e6, U(o->kstacks), U(o->kstack_err), U(o->kstack_skip), U(o->kstack_miss), U(o->ring_bytes), U(o->switch_run_ns),
 			  U(o->switch_run_cnt), U(o->resume_run_ns), U(o->resume_run_cnt), U(o->wakeup_run_ns), U(o->wakeup_run_cnt),
 			  U(pub.offcpu_sink.events), U(pub.offcpu_sink.quanta),
 			  U(pub.offcpu_sink.wakeup_events), U(pub.offcpu_sink.wakeup_quanta),

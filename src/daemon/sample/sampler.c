@@ -857,8 +857,11 @@ int sampler__offcpu_stats(struct sampler *s, struct sampler_offcpu_stats *ret)
 		ret->ring_bytes += c->ring_bytes;
 		ret->wake_remote += c->wake_remote;
 		ret->wake_late += c->wake_late;
+		ret->user_preempt_ns += c->user_preempt_ns;
 		ret->kstacks += c->kstacks;
 		ret->kstack_err += c->kstack_err;
+		ret->kstack_skip += c->kstack_skip;
+		ret->kstack_miss += c->kstack_miss;
 		ret->inflight_ns += c->inflight_ns;
 		ret->blocked_ns_s += c->blocked_ns[EMBER_KIND_OFFCPU_S];
 		ret->blocked_ns_d += c->blocked_ns[EMBER_KIND_OFFCPU_D];

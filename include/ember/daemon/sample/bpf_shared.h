@@ -66,6 +66,10 @@ struct ember_sample_rec {
  * record of that system call: how userspace joins the two for chain graphs).
  */
 #define EMBER_KIND_WAKEUP	4
+/* R preempted in user mode (runnable, outside a system call): its time, recorded at the thread's
+ * next system call return with that call's stack under a "[preempted in user mode]" marker;
+ * weighed and counted as R */
+#define EMBER_KIND_OFFCPU_RU	5
 #define EMBER_WAKEE_WORDS	4
 
 /* states selected (offcpu_states knob) */
@@ -89,7 +93,11 @@ struct ember_offcpu_task {
 	__u32 waker_tid;		/* who woke it (sched_waking's current) */
 	__u32 kstack;			/* 1: offcpu_kstacks holds the kernel stack of this system
 					   call's first blocked (S or D) period */
-	__u32 pad;
+	__u32 user;			/* the open R period was a preemption in user mode */
+	__u64 upend_ns;			/* preempted in user mode since the last system call's
+					   return: recorded as R (EMBER_KIND_OFFCPU_RU) at the next */
+	__u64 last_ns;			/* the recent longest S or D time weighed (decaying): whether the next
+					   one will be recorded (its kernel stack is worth taking) */
 };
 
 /* Per thread (a HASH by tid, not preallocated; [offcpu] kernel_stacks): the kernel stack of the
@@ -131,9 +139,15 @@ struct ember_offcpu_stats {
 					   wake list, an interrupt): the waker is sched_waking's */
 	__u64 wake_late;		/* wakeups sched_waking did not see open (the wakee had not
 					   switched out yet): taken at sched_wakeup, its current */
+	__u64 user_preempt_ns;		/* ... their time, switch-out to switch-in (with R selected:
+					   weighed as R at the next system call return) */
 	__u64 kstacks;			/* kernel stacks taken at a blocking switch-out */
 	__u64 kstack_err;		/* ... not taken (no map slot, bpf_get_stack() failed): that
 					   system call's records carry none (kern_err) */
+	__u64 kstack_skip;		/* blocking switch-outs whose stack was not taken: not
+					   predicted to be recorded (offcpu_kstack_wanted) */
+	__u64 kstack_miss;		/* S or D records sent without a kernel stack: predicted
+					   wrong (or kstack_err) */
 };
 
 /* Words a record can carry: 127 + 96 + 127 fit; the verifier's bounds need the power of 2. */
