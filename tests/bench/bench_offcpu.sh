@@ -11,7 +11,8 @@
 # emberd's CPU (utime + stime over the run), and for "on" the BPF programs' run time per run
 # (kernel.bpf_stats, which emberd holds on) and their share of the host's CPU time over the
 # run (bpf_cpu_pct; includes every other process's switches and system calls), periods ended,
-# records sent, the blocked time
+# records sent, kernel stacks taken (kstacks) and S/D records sent without one (kstack_miss:
+# the prediction of offcpu_kstack_wanted() missed), the blocked time
 # recorded vs counted and not recorded. perf record --off-cpu is tried and reported when perf
 # was built without BPF skeletons (Debian's is). Medians are printed per mode and rate.
 #
@@ -57,7 +58,7 @@ stat_off() { curl -sf "$URL/api/v1/stats" | python3 -c 'import json, sys
 o = json.load(sys.stdin).get("offcpu", {})
 print(" ".join(str(o.get(k, 0)) for k in ("switch_run_ns", "switch_runs", "resume_run_ns", "resume_runs",
       "periods", "recorded", "recorded_ms", "blocked_ms", "held_ms", "over_max_ms", "lost_ms",
-      "wakeup_run_ns", "wakeup_runs", "wakeup_records", "kstacks")))'; }
+      "wakeup_run_ns", "wakeup_runs", "wakeup_records", "kstacks", "kstack_miss")))'; }
 
 # run MODE SPIN: one line "MODE SPIN rounds_per_s ctxt_per_s emberd_cpu_pct [bpf fields]"
 run() {
@@ -102,9 +103,9 @@ print("switch_ns %.0f switches %.0f" % ((b[0] - a[0]) / max(b[1] - a[1], 1), b[1
 a = [float(x) for x in sys.argv[1].split()]; b = [float(x) for x in sys.argv[2].split()]
 d = [y - x for x, y in zip(a, b)]
 el = float(sys.argv[3]) * int(sys.argv[4])
-print("switch_ns %.0f resume_ns %.0f wakeup_ns %.0f bpf_cpu_pct %.2f switches %.0f resumes %.0f wakeups %.0f periods %.0f records %.0f wakers %.0f rec_ms %.0f blocked_ms %.0f held_ms %.1f over_ms %.0f lost_ms %.1f kstacks %.0f" % (
+print("switch_ns %.0f resume_ns %.0f wakeup_ns %.0f bpf_cpu_pct %.2f switches %.0f resumes %.0f wakeups %.0f periods %.0f records %.0f wakers %.0f rec_ms %.0f blocked_ms %.0f held_ms %.1f over_ms %.0f lost_ms %.1f kstacks %.0f kstack_miss %.0f" % (
     d[0] / max(d[1], 1), d[2] / max(d[3], 1), d[11] / max(d[12], 1), 100 * (d[0] + d[2] + d[11]) / el,
-    d[1], d[3], d[12], d[4], d[5], d[13], d[6], d[7], b[8], d[9], d[10], d[14]))' "$s0" "$s1" "$((t1 - t0))" "$(nproc)")"
+    d[1], d[3], d[12], d[4], d[5], d[13], d[6], d[7], b[8], d[9], d[10], d[14], d[15]))' "$s0" "$s1" "$((t1 - t0))" "$(nproc)")"
 	fi
 	echo "$out"
 }
