@@ -37,6 +37,13 @@ const volatile __u32 offcpu_flags_off = 0; /* task_struct.flags': kernel threads
 #define OFF_PF_KTHREAD 0x00200000
 /* [offcpu] kernel_stacks: the blocked kernel stack, taken at the switch-out (below) */
 const volatile bool offcpu_kstack_on = false;
+/* __traceiter_sched_switch's address range (/proc/kallsyms, by userspace; 0: unknown): with
+ * more than one program on sched_switch the tracepoint calls them through it, a frame more
+ * between them and __schedule (with one, through a static call: no frame) */
+const volatile __u64 offcpu_trace_lo = 0;
+const volatile __u64 offcpu_trace_hi = 0;
+/* [offcpu] enabled with R in states: on-CPU samples record user-mode preemption (offcpu_sample) */
+const volatile bool offcpu_user_sample = false;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -116,6 +123,7 @@ static __always_inline int offcpu_take_kstack(void *ctx, __u32 tid)
 	if (ks) {
 		r = bpf_get_stack(ctx, ks->ips, sizeof(ks->ips), OFF_KSTACK_SKIP & BPF_F_SKIP_FIELD_MASK);
 		ks->nr = r > 0 ? (__u32)r / sizeof(__u64) : 0;
+		ks->first = ks->nr > 1 && ks->ips[0] >= offcpu_trace_lo && ks->ips[0] < offcpu_trace_hi;
 		return r > 0 ? 0 : -1;
 	}
 	ks = bpf_map_lookup_elem(&offcpu_kscratch, &zero);
@@ -125,6 +133,7 @@ static __always_inline int offcpu_take_kstack(void *ctx, __u32 tid)
 	if (r <= 0)
 		return -1;
 	ks->nr = (__u32)r / sizeof(__u64);
+	ks->first = ks->nr > 1 && ks->ips[0] >= offcpu_trace_lo && ks->ips[0] < offcpu_trace_hi;
 	return bpf_map_update_elem(&offcpu_kstacks, &tid, ks, BPF_NOEXIST) ? -1 : 0;
 }
 
@@ -242,7 +251,9 @@ static __always_inline int offcpu_switch(void *ctx, bool preempt, __u32 prev_sta
 		}
 	}
 	if (t) {
-		if (!t->first_ns)
+		if (user && !t->ufirst_ns)
+			t->ufirst_ns = now;
+		else if (!user && !t->first_ns)
 			t->first_ns = now;
 		t->out_ns = now;
 		t->wake_ns = 0;
@@ -262,7 +273,10 @@ static __always_inline int offcpu_switch(void *ctx, bool preempt, __u32 prev_sta
 		return 0;
 	}
 	nt.out_ns = now;
-	nt.first_ns = now;
+	if (user)
+		nt.ufirst_ns = now;
+	else
+		nt.first_ns = now;
 	nt.kind = kind;
 	nt.user = user;
 	if (offcpu_kstack_on && kind != EMBER_KIND_OFFCPU_R) {
@@ -522,7 +536,7 @@ static __always_inline void offcpu_send(struct ember_sample_buf *b, struct ember
 SEC("raw_tp/sys_exit")
 int offcpu_resume(struct bpf_raw_tracepoint_args *ctx)
 {
-	__u64 id = bpf_get_current_pid_tgid(), qs, qd, qr, qu, size;
+	__u64 id = bpf_get_current_pid_tgid(), qs, qd, qr, qu, size, ut;
 	__u32 zero = 0, pid = id >> 32, tid = (__u32)id, nu = 0, npy = 0, nk = 0, base;
 	struct ember_offcpu_kstack *ks = NULL;
 	struct ember_offcpu_task *t;
@@ -533,7 +547,7 @@ int offcpu_resume(struct bpf_raw_tracepoint_args *ctx)
 	if (!tid)
 		return 0;
 	t = bpf_map_lookup_elem(&offcpu_tasks, &tid);
-	if (!t || !t->first_ns)
+	if (!t || !(t->first_ns | t->upend_ns))
 		return 0;
 	st = bpf_map_lookup_elem(&offcpu_stats, &zero);
 	if (!st)
@@ -545,7 +559,9 @@ int offcpu_resume(struct bpf_raw_tracepoint_args *ctx)
 	     t->recq[EMBER_KIND_OFFCPU_D];
 	qr = offcpu_weigh(t, st, EMBER_KIND_OFFCPU_R, t->pend_ns[EMBER_KIND_OFFCPU_R]);
 	qu = offcpu_weigh(t, st, EMBER_KIND_OFFCPU_R, t->upend_ns); /* preempted in user mode */
+	ut = t->ufirst_ns;
 	t->upend_ns = 0;
+	t->ufirst_ns = 0;
 	st->inflight_ns -= (t->recq[EMBER_KIND_OFFCPU_S] + t->recq[EMBER_KIND_OFFCPU_D]) *
 			   offcpu_quantum_ns;
 	t->recq[EMBER_KIND_OFFCPU_S] = 0;
@@ -606,12 +622,14 @@ int offcpu_resume(struct bpf_raw_tracepoint_args *ctx)
 	if (!ks && (qs | qd) && offcpu_kstack_on)
 		st->kstack_miss++;
 	if (ks && (qs | qd)) {
-		nk = ks->nr;
+		__u32 f = ks->first & 1;
+
+		nk = ks->nr - f; /* first: nr >= 2 */
 		if (nk > EMBER_MAX_STACK_DEPTH)
 			nk = EMBER_MAX_STACK_DEPTH;
 		barrier_var(base);
 		barrier_var(nk);
-		if (nk && !bpf_probe_read_kernel(&b->words[base & 255], (nk & 127) * 8, ks->ips)) {
+		if (nk && !bpf_probe_read_kernel(&b->words[base & 255], (nk & 127) * 8, &ks->ips[f])) {
 			b->hdr.nr_kernel = nk;
 			b->hdr.kern_err = 0;
 		} else {
@@ -632,21 +650,85 @@ int offcpu_resume(struct bpf_raw_tracepoint_args *ctx)
 		size = sizeof(b->hdr) + (size & (EMBER_SAMPLE_WORDS - 1)) * sizeof(__u64);
 	}
 	offcpu_send(b, st, EMBER_KIND_OFFCPU_R, EMBER_KIND_OFFCPU_R, qr, size);
+	if (ut)
+		b->hdr.time_ns = ut;
 	offcpu_send(b, st, EMBER_KIND_OFFCPU_R, EMBER_KIND_OFFCPU_RU, qu, size);
 	return 0;
 }
 
-/* A thread exits: its slot goes; what its accumulators held is counted as not recorded. */
+/*
+ * An on-CPU sample of a thread in user mode (sampler.bpf.c's sample(), after its record went
+ * out; @nw: its user and Python words in @b): time the thread was preempted in user mode since
+ * it was last recorded is weighed as R and recorded with this sample's user stack, under
+ * "[preempted in user mode]" (EMBER_KIND_OFFCPU_RU): a burner that never makes a system call
+ * has its waits for a CPU recorded too. Only samples that interrupted user mode: then no
+ * off-CPU program of this thread is running on this CPU (they run in the kernel), and no other
+ * CPU touches the slot of a running thread's R time.
+ */
+static __always_inline void offcpu_sample(struct ember_sample_buf *b, __u32 nw)
+{
+	struct ember_offcpu_stats *st;
+	struct ember_offcpu_task *t;
+	__u32 tid = b->hdr.tid, zero = 0;
+	__u64 q, ut, size;
+
+	if (!offcpu_user_sample || !tid)
+		return;
+	t = bpf_map_lookup_elem(&offcpu_tasks, &tid);
+	if (!t || !t->upend_ns || t->out_ns)
+		return;
+	st = bpf_map_lookup_elem(&offcpu_stats, &zero);
+	if (!st)
+		return;
+	q = offcpu_weigh(t, st, EMBER_KIND_OFFCPU_R, t->upend_ns);
+	ut = t->ufirst_ns;
+	t->upend_ns = 0;
+	t->ufirst_ns = 0;
+	if (!q)
+		return;
+	if (ut)
+		b->hdr.time_ns = ut;
+	b->hdr.nr_kernel = 0;
+	b->hdr.kern_err = -EFAULT;
+	size = sizeof(b->hdr) + (nw & (EMBER_SAMPLE_WORDS - 1)) * sizeof(__u64);
+	offcpu_send(b, st, EMBER_KIND_OFFCPU_R, EMBER_KIND_OFFCPU_RU, q, size);
+}
+
+/*
+ * A thread exits (sched_process_exit, in its context): its time preempted in user mode since its
+ * last sample or system call is recorded without a stack (its memory is gone by then), under
+ * its marker; its slot goes; what its accumulators held is counted as not recorded.
+ */
 static __always_inline void offcpu_thread_exit(__u32 tid)
 {
 	struct ember_offcpu_task *t = bpf_map_lookup_elem(&offcpu_tasks, &tid);
 	struct ember_offcpu_stats *st;
+	struct ember_sample_buf *b;
 	__u32 zero = 0;
+	__u64 q;
 	int k;
 
 	if (!t)
 		return;
 	st = bpf_map_lookup_elem(&offcpu_stats, &zero);
+	b = bpf_map_lookup_elem(&sample_buf, &zero);
+	if (st && b && offcpu_user_sample && t->upend_ns) {
+		q = offcpu_weigh(t, st, EMBER_KIND_OFFCPU_R, t->upend_ns);
+		b->hdr.time_ns = t->ufirst_ns ? t->ufirst_ns : bpf_ktime_get_ns();
+		t->upend_ns = 0;
+		t->ufirst_ns = 0;
+		b->hdr.cgroup_id = bpf_get_current_cgroup_id();
+		b->hdr.pid = bpf_get_current_pid_tgid() >> 32;
+		b->hdr.tid = tid;
+		b->hdr.user_flags = 0;
+		b->hdr.kern_err = -EFAULT;
+		b->hdr.user_err = -EFAULT;
+		b->hdr.nr_user = 0;
+		b->hdr.nr_py = 0;
+		b->hdr.nr_kernel = 0;
+		bpf_get_current_comm(b->hdr.comm, sizeof(b->hdr.comm));
+		offcpu_send(b, st, EMBER_KIND_OFFCPU_R, EMBER_KIND_OFFCPU_RU, q, sizeof(b->hdr));
+	}
 	if (st)
 		for (k = 0; k < EMBER_KIND_NR; k++) {
 			st->acc_out_ns[k] += t->acc_ns[k];

@@ -27,6 +27,9 @@
 #     nanoseconds); a 2 s capture with event=offcpu (POST /api/v1/captures) while offcpu_nofp
 #     runs holds 1000-2100 ms of its blocker's blocked time, all under a state frame, and its
 #     flame graph says ms; event=offcpu with frequency= is a 400;
+#   - two threads of tests/workloads/burn on one CPU (taskset), killed after 4 s: the main
+#     thread's waits for a CPU (preempted in user mode, recorded at its next on-CPU sample or
+#     its exit) within 2 % of the elapsed time of its runqueue wait (schedstat);
 #   - event=wall for the blocker (on-CPU samples at 1e6/99 us each, off-CPU S, D and R, in us):
 #     within 2 % of its elapsed time less its preemption in user mode (counted, not recorded);
 #   - tests/workloads/prodcons (a producer and a consumer on a mutex + condition variable), 5 s:
@@ -117,6 +120,28 @@ awk -v el="$ELAPSED" -v rq="$RUNQ" '{ t += $NF; if ($0 ~ /;\[on-cpu\];/) c += $N
 	      print (t * 1e3 > 0.98 * el && t * 1e3 < 1.02 * el) ? "wall" : "xwall" }' "$TMP/wall.folded" >"$TMP/wres"
 grep '^#' "$TMP/wres"
 check "event=wall of the thread within 2 % of its elapsed time" grep -qx wall "$TMP/wres"
+# two burner threads on one CPU, killed after 4 s (no system calls: their waits for the CPU,
+# preempted in user mode, are recorded at their next on-CPU sample, and at exit): the main
+# thread's recorded time waiting for a CPU within 2 % of the elapsed time of its runqueue wait
+# (the kernel's schedstat, read just before the kill). Not wall against the elapsed time: its
+# on-CPU part is sampled at 99 Hz, +-100 ms (2.5 %) in 4 s at a 40 % share of a CPU (103.3 %
+# in one run), where the waits are exact.
+B0=$(date +%s%N)
+taskset -c 0 "$W/burn" 60 2 >/dev/null &
+BPID=$!
+sleep 4
+read -r BCPU BRQ _ <"/proc/$BPID/task/$BPID/schedstat"
+kill -KILL "$BPID"
+wait "$BPID" 2>/dev/null
+B1=$(date +%s%N)
+wait_stored "$(date +%s.%N)"
+curl -sf "$URL/api/v1/folded?event=wall&tid=$BPID&from=-60s" |
+	awk -v el=$(( (B1 - B0) / 1000 )) -v rq=$((BRQ / 1000)) -v cpu=$((BCPU / 1000)) '{ t += $NF
+		if ($0 ~ /\[preempted in user mode\]/) u += $NF; else if ($0 ~ /\[off-cpu R /) r += $NF; else if ($0 ~ /;\[on-cpu\];/) c += $NF }
+	END { printf "# burner on a shared CPU, %.0f ms: waiting for a CPU %.0f ms recorded (%.0f ms preempted in user mode), runqueue wait %.0f ms (schedstat); wall %.0f ms: %.2f %% (on-CPU sampled %.0f ms, schedstat %.0f ms)\n", el / 1e3, (u + r) / 1e3, u / 1e3, rq / 1e3, t / 1e3, 100 * t / el, c / 1e3, cpu / 1e3
+	      print (u > 0 && u + r > rq - 0.02 * el && u + r < rq + 0.02 * el) ? "bwait" : "xbwait" }' >"$TMP/bres"
+grep '^#' "$TMP/bres"
+check "a burner's waits for a CPU preempted in user mode recorded: within 2 % of its runqueue wait" grep -qx bwait "$TMP/bres"
 # heat map cells of blocked time: they add up to the flame graph's total (same window, thread)
 HT=$(curl -sf "$URL/api/v1/heatmap?event=offcpu&tid=$TID&from=-60s" | python3 -c 'import json, sys
 print(int(sum(sum(c) for c in json.load(sys.stdin)["values"])))')

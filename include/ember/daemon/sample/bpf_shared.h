@@ -67,8 +67,8 @@ struct ember_sample_rec {
  */
 #define EMBER_KIND_WAKEUP	4
 /* R preempted in user mode (runnable, outside a system call): its time, recorded at the thread's
- * next system call return with that call's stack under a "[preempted in user mode]" marker;
- * weighed and counted as R */
+ * next on-CPU sample in user mode (that sample's user stack) or system call return (that call's
+ * stack), under a "[preempted in user mode]" marker; weighed and counted as R */
 #define EMBER_KIND_OFFCPU_RU	5
 #define EMBER_WAKEE_WORDS	4
 
@@ -94,8 +94,10 @@ struct ember_offcpu_task {
 	__u32 kstack;			/* 1: offcpu_kstacks holds the kernel stack of this system
 					   call's first blocked (S or D) period */
 	__u32 user;			/* the open R period was a preemption in user mode */
-	__u64 upend_ns;			/* preempted in user mode since the last system call's
-					   return: recorded as R (EMBER_KIND_OFFCPU_RU) at the next */
+	__u64 upend_ns;			/* preempted in user mode, not weighed yet: recorded as R
+					   (EMBER_KIND_OFFCPU_RU) at the thread's next on-CPU sample
+					   in user mode or system call return, whichever comes first */
+	__u64 ufirst_ns;		/* the first of those preemptions (the record's time) */
 	__u64 last_ns;			/* the recent longest S or D time weighed (decaying): whether the next
 					   one will be recorded (its kernel stack is worth taking) */
 };
@@ -104,7 +106,8 @@ struct ember_offcpu_task {
  * system call's first blocked period, taken at its switch-out (sched_switch, prev = current). */
 struct ember_offcpu_kstack {
 	__u32 nr;			/* frames in ips */
-	__u32 pad;
+	__u32 first;			/* 1: ips[0] is the tracepoint's __traceiter_sched_switch
+					   (more than one program attached): not the task's */
 	__u64 ips[EMBER_MAX_STACK_DEPTH]; /* leaf first */
 };
 
