@@ -536,7 +536,7 @@ static __always_inline void offcpu_send(struct ember_sample_buf *b, struct ember
 SEC("raw_tp/sys_exit")
 int offcpu_resume(struct bpf_raw_tracepoint_args *ctx)
 {
-	__u64 id = bpf_get_current_pid_tgid(), qs, qd, qr, qu, size, ut;
+	__u64 id = bpf_get_current_pid_tgid(), qs, qd, qr, qu, size;
 	__u32 zero = 0, pid = id >> 32, tid = (__u32)id, nu = 0, npy = 0, nk = 0, base;
 	struct ember_offcpu_kstack *ks = NULL;
 	struct ember_offcpu_task *t;
@@ -559,9 +559,7 @@ int offcpu_resume(struct bpf_raw_tracepoint_args *ctx)
 	     t->recq[EMBER_KIND_OFFCPU_D];
 	qr = offcpu_weigh(t, st, EMBER_KIND_OFFCPU_R, t->pend_ns[EMBER_KIND_OFFCPU_R]);
 	qu = offcpu_weigh(t, st, EMBER_KIND_OFFCPU_R, t->upend_ns); /* preempted in user mode */
-	ut = t->ufirst_ns;
 	t->upend_ns = 0;
-	t->ufirst_ns = 0;
 	st->inflight_ns -= (t->recq[EMBER_KIND_OFFCPU_S] + t->recq[EMBER_KIND_OFFCPU_D]) *
 			   offcpu_quantum_ns;
 	t->recq[EMBER_KIND_OFFCPU_S] = 0;
@@ -575,6 +573,7 @@ int offcpu_resume(struct bpf_raw_tracepoint_args *ctx)
 	}
 	b = bpf_map_lookup_elem(&sample_buf, &zero);
 	if (!b || !(qs | qd | qr | qu)) {
+		t->ufirst_ns = 0;
 		if (b)
 			t->first_ns = 0;
 		else if (qs | qd | qr | qu) { /* cannot happen: a one-element array */
@@ -622,14 +621,13 @@ int offcpu_resume(struct bpf_raw_tracepoint_args *ctx)
 	if (!ks && (qs | qd) && offcpu_kstack_on)
 		st->kstack_miss++;
 	if (ks && (qs | qd)) {
-		__u32 f = ks->first & 1;
-
-		nk = ks->nr - f; /* first: nr >= 2 */
+		nk = ks->nr - (ks->first & 1); /* first: nr >= 2 */
 		if (nk > EMBER_MAX_STACK_DEPTH)
 			nk = EMBER_MAX_STACK_DEPTH;
 		barrier_var(base);
 		barrier_var(nk);
-		if (nk && !bpf_probe_read_kernel(&b->words[base & 255], (nk & 127) * 8, &ks->ips[f])) {
+		if (nk && !bpf_probe_read_kernel(&b->words[base & 255], (nk & 127) * 8,
+						 &ks->ips[ks->first & 1])) {
 			b->hdr.nr_kernel = nk;
 			b->hdr.kern_err = 0;
 		} else {
@@ -650,8 +648,10 @@ int offcpu_resume(struct bpf_raw_tracepoint_args *ctx)
 		size = sizeof(b->hdr) + (size & (EMBER_SAMPLE_WORDS - 1)) * sizeof(__u64);
 	}
 	offcpu_send(b, st, EMBER_KIND_OFFCPU_R, EMBER_KIND_OFFCPU_R, qr, size);
-	if (ut)
-		b->hdr.time_ns = ut;
+	/* its time: the first preemption's (the stack size bars a local: 6.1's combined 512) */
+	if (t->ufirst_ns)
+		b->hdr.time_ns = t->ufirst_ns;
+	t->ufirst_ns = 0;
 	offcpu_send(b, st, EMBER_KIND_OFFCPU_R, EMBER_KIND_OFFCPU_RU, qu, size);
 	return 0;
 }

@@ -123,13 +123,20 @@ check "event=wall of the thread within 2 % of its elapsed time" grep -qx wall "$
 # two burner threads on one CPU, killed after 4 s (no system calls: their waits for the CPU,
 # preempted in user mode, are recorded at their next on-CPU sample, and at exit): the main
 # thread's recorded time waiting for a CPU within 2 % of the elapsed time of its runqueue wait
-# (the kernel's schedstat, read just before the kill). Not wall against the elapsed time: its
+# (the kernel's schedstat, read once it is stopped, before the kill). Not wall against the elapsed time: its
 # on-CPU part is sampled at 99 Hz, +-100 ms (2.5 %) in 4 s at a 40 % share of a CPU (103.3 %
 # in one run), where the waits are exact.
 B0=$(date +%s%N)
 taskset -c 0 "$W/burn" 60 2 >/dev/null &
 BPID=$!
 sleep 4
+# stopped first (not runnable: no more runqueue wait), its schedstat read, then killed: reading
+# before a plain kill left ~500 ms of waits recorded and not in the figure at load 12-17
+kill -STOP "$BPID"
+for _ in $(seq 100); do
+	[ "$(awk '{ print $3 }' "/proc/$BPID/task/$BPID/stat")" = T ] && break
+	sleep 0.02
+done
 read -r BCPU BRQ _ <"/proc/$BPID/task/$BPID/schedstat"
 kill -KILL "$BPID"
 wait "$BPID" 2>/dev/null

@@ -763,8 +763,9 @@ static __u32 task_member_offset(const char *name)
 }
 
 /*
- * The address range of kernel function @name (/proc/kallsyms: its address to the next symbol's;
- * *@lo = *@hi = 0 when not found or addresses are hidden). Read only with [offcpu] kernel_stacks.
+ * The address range of kernel function @name (/proc/kallsyms: its address to the next symbol's,
+ * the file being in address order for the kernel's own text; *@lo = *@hi = 0 when not found or
+ * addresses are hidden). Read only with [offcpu] kernel_stacks, up to the symbol after it.
  */
 static void ksym_range(const char *name, __u64 *lo, __u64 *hi)
 {
@@ -776,10 +777,12 @@ static void ksym_range(const char *name, __u64 *lo, __u64 *hi)
 	if (!f)
 		return;
 	while (fscanf(f, "%llx %c %255s%*[^\n]", &a, &type, sym) == 3) {
-		if (!at && !strcmp(sym, name))
+		if (!at && a && !strcmp(sym, name)) {
 			at = a;
-		else if (a > at && a < next && at)
+		} else if (at && a > at) {
 			next = a;
+			break;
+		}
 	}
 	fclose(f);
 	if (at && next != ~0ULL) {
