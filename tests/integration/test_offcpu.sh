@@ -29,7 +29,8 @@
 #     flame graph says ms; event=offcpu with frequency= is a 400;
 #   - two threads of tests/workloads/burn on one CPU (taskset), killed after 4 s: the main
 #     thread's waits for a CPU (preempted in user mode, recorded at its next on-CPU sample or
-#     its exit) within 2 % of the elapsed time of its runqueue wait (schedstat);
+#     its exit) within 2 % of the elapsed time of its runqueue wait (schedstat), >= 80 % of it
+#     with the sampled stack (rounds;burn_*: recorded at samples, not at the exit);
 #   - event=wall for the blocker (on-CPU samples at 1e6/99 us each, off-CPU S, D and R, in us):
 #     within 2 % of its elapsed time less its preemption in user mode (counted, not recorded);
 #   - tests/workloads/prodcons (a producer and a consumer on a mutex + condition variable), 5 s:
@@ -144,11 +145,15 @@ B1=$(date +%s%N)
 wait_stored "$(date +%s.%N)"
 curl -sf "$URL/api/v1/folded?event=wall&tid=$BPID&from=-60s" |
 	awk -v el=$(( (B1 - B0) / 1000 )) -v rq=$((BRQ / 1000)) -v cpu=$((BCPU / 1000)) '{ t += $NF
-		if ($0 ~ /\[preempted in user mode\]/) u += $NF; else if ($0 ~ /\[off-cpu R /) r += $NF; else if ($0 ~ /;\[on-cpu\];/) c += $NF }
+		if ($0 ~ /\[preempted in user mode\]/) { u += $NF; if ($0 ~ /;rounds;burn_[abc] [0-9]+$/) us += $NF }
+		else if ($0 ~ /\[off-cpu R /) r += $NF; else if ($0 ~ /;\[on-cpu\];/) c += $NF }
 	END { printf "# burner on a shared CPU, %.0f ms: waiting for a CPU %.0f ms recorded (%.0f ms preempted in user mode), runqueue wait %.0f ms (schedstat); wall %.0f ms: %.2f %% (on-CPU sampled %.0f ms, schedstat %.0f ms)\n", el / 1e3, (u + r) / 1e3, u / 1e3, rq / 1e3, t / 1e3, 100 * t / el, c / 1e3, cpu / 1e3
-	      print (u > 0 && u + r > rq - 0.02 * el && u + r < rq + 0.02 * el) ? "bwait" : "xbwait" }' >"$TMP/bres"
+	      printf "# ... %.0f ms of it with the stack of the sample that recorded it (rounds;burn_*)\n", us / 1e3
+	      print (u > 0 && u + r > rq - 0.02 * el && u + r < rq + 0.02 * el) ? "bwait" : "xbwait"
+	      print (u > 0 && us >= 0.8 * u) ? "bstack" : "xbstack" }' >"$TMP/bres"
 grep '^#' "$TMP/bres"
 check "a burner's waits for a CPU preempted in user mode recorded: within 2 % of its runqueue wait" grep -qx bwait "$TMP/bres"
+check "... >= 80 % of them at its on-CPU samples, with their stacks (rounds;burn_*)" grep -qx bstack "$TMP/bres"
 # heat map cells of blocked time: they add up to the flame graph's total (same window, thread)
 HT=$(curl -sf "$URL/api/v1/heatmap?event=offcpu&tid=$TID&from=-60s" | python3 -c 'import json, sys
 print(int(sum(sum(c) for c in json.load(sys.stdin)["values"])))')
