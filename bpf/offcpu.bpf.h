@@ -4,13 +4,15 @@
  * per-CPU record scratch and its user stack walkers (unwind.bpf.h, python.bpf.h).
  *
  * At sched_switch the thread leaving the CPU (still `current`) has its switch-out time and state
- * noted in its slot of offcpu_tasks: a map update, no stack walk, so that the cost of a switch
- * does not depend on the stack. When it runs again, finish_task_switch() runs first in its own
- * context, with its user registers and user memory mapped and its kernel stack still the blocked
- * one: there the period ends and, when it is to be recorded (bpf_shared.h: at least min_blocked,
- * or short periods' time reaching it), the stacks are walked as a sample's are and the record
- * goes to the ring buffer with its weight. A stack walk at switch-out would pay for every short
- * block (a pipe ping-pong blocks ~100 000 times a second) and could not know the period's length;
+ * noted in its slot of offcpu_tasks: a map update and no user stack walk, so that the cost of a
+ * switch does not depend on the user stack; with [offcpu] kernel_stacks, the kernel stack of a
+ * system call's first blocked (S, D) period is taken there (the only place it is the blocked
+ * one on a kernel without kprobes and trampolines). When the thread returns from its system
+ * call (sys_exit, in its own context, its user registers and memory mapped) the periods end
+ * and, when they are to be recorded (bpf_shared.h: at least min_blocked, or short periods' time
+ * reaching it), the user stack is walked as a sample's is and the record goes to the ring buffer
+ * with its weight. A user stack walk at switch-out would pay for every short block (a pipe
+ * ping-pong blocks ~100 000 times a second) and could not know the period's length;
  * sched_switch cannot walk the user stack of `next` (another address space).
  *
  * Everything is off (not loaded) unless [offcpu] enabled: the programs' autoload is set by the
@@ -33,6 +35,15 @@ const volatile __u32 offcpu_pid_off = 0;
 const volatile __u32 offcpu_comm_off = 0; /* task_struct.comm's: the wakee's name */
 const volatile __u32 offcpu_flags_off = 0; /* task_struct.flags': kernel threads are skipped */
 #define OFF_PF_KTHREAD 0x00200000
+/* [offcpu] kernel_stacks: the blocked kernel stack, taken at the switch-out (below) */
+const volatile bool offcpu_kstack_on = false;
+/* __traceiter_sched_switch's address range (/proc/kallsyms, by userspace; 0: unknown): with
+ * more than one program on sched_switch the tracepoint calls them through it, a frame more
+ * between them and __schedule (with one, through a static call: no frame) */
+const volatile __u64 offcpu_trace_lo = 0;
+const volatile __u64 offcpu_trace_hi = 0;
+/* [offcpu] enabled with R in states: on-CPU samples record user-mode preemption (offcpu_sample) */
+const volatile bool offcpu_user_sample = false;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -40,6 +51,25 @@ struct {
 	__type(value, struct ember_offcpu_task);
 	__uint(max_entries, 1); /* offcpu.threads, set before load */
 } offcpu_tasks SEC(".maps");
+
+/* The blocked kernel stacks by tid: one per thread that blocked with kernel_stacks on, allocated
+ * at its first (not preallocated: ~1 KiB a thread, only for threads that block), freed at its
+ * exit; max_entries = offcpu.threads (1 when off). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32); /* tid */
+	__type(value, struct ember_offcpu_kstack);
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+} offcpu_kstacks SEC(".maps");
+
+/* Scratch for a thread's first kernel stack (the map's value is too big for the BPF stack). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct ember_offcpu_kstack);
+	__uint(max_entries, 1);
+} offcpu_kscratch SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -74,6 +104,54 @@ static __always_inline bool offcpu_selected(__u32 pid)
 	return true;
 }
 
+/*
+ * The kernel stack of the thread blocking (current, at sched_switch: leaf __schedule, then
+ * schedule and what called it: pipe_read, do_nanosleep, futex_wait ...) into its slot of
+ * offcpu_kstacks; 0 when taken. Skipped: this program's own two frames (bpf_prog_...,
+ * bpf_trace_run4), for the tp_btf and the raw_tp program alike. One bpf_get_stack() per
+ * system call that blocks (its first blocked period's stack stands for the call's): ~0.5-1 us
+ * on this host's ORC unwinder, measured in docs/benchmarks.md ("Off-CPU kernel stacks").
+ */
+#define OFF_KSTACK_SKIP 2
+static __always_inline int offcpu_take_kstack(void *ctx, __u32 tid)
+{
+	struct ember_offcpu_kstack *ks;
+	__u32 zero = 0;
+	long r;
+
+	ks = bpf_map_lookup_elem(&offcpu_kstacks, &tid);
+	if (ks) {
+		r = bpf_get_stack(ctx, ks->ips, sizeof(ks->ips), OFF_KSTACK_SKIP & BPF_F_SKIP_FIELD_MASK);
+		ks->nr = r > 0 ? (__u32)r / sizeof(__u64) : 0;
+		ks->first = ks->nr > 1 && ks->ips[0] >= offcpu_trace_lo && ks->ips[0] < offcpu_trace_hi;
+		return r > 0 ? 0 : -1;
+	}
+	ks = bpf_map_lookup_elem(&offcpu_kscratch, &zero);
+	if (!ks)
+		return -1;
+	r = bpf_get_stack(ctx, ks->ips, sizeof(ks->ips), OFF_KSTACK_SKIP & BPF_F_SKIP_FIELD_MASK);
+	if (r <= 0)
+		return -1;
+	ks->nr = (__u32)r / sizeof(__u64);
+	ks->first = ks->nr > 1 && ks->ips[0] >= offcpu_trace_lo && ks->ips[0] < offcpu_trace_hi;
+	return bpf_map_update_elem(&offcpu_kstacks, &tid, ks, BPF_NOEXIST) ? -1 : 0;
+}
+
+/*
+ * Is the kernel stack of @t's period of kind @k, opening now, worth taking: will its system
+ * call's blocked time of that kind likely be recorded? It is when the accumulator with the
+ * call's time so far and twice the thread's recent longest (last_ns, a maximum decaying by 1/8
+ * a period) reaches min_blocked (a period of at least min_blocked always is recorded; a short
+ * one is when it makes the accumulator reach it). In a pipe ping-pong (~10 us periods, 1 ms
+ * min_blocked) that is ~2 of the ~100 periods per record, not all 100; a period much longer
+ * than the thread's recent ones is recorded without a kernel stack (kstack_miss).
+ */
+static __always_inline bool offcpu_kstack_wanted(struct ember_offcpu_task *t, __u32 k)
+{
+	k &= EMBER_KIND_NR - 1;
+	return t->acc_ns[k] + t->pend_ns[k] + 2 * t->last_ns >= offcpu_min_ns;
+}
+
 /* pt_regs.orig_ax (UAPI word 15): the system call's number, or < 0 (an interrupt's entry) */
 #define REGS_ORIG_AX 15
 
@@ -94,7 +172,11 @@ static __always_inline void offcpu_switch_in(struct ember_offcpu_stats *st, __u6
 	if (!t || !t->out_ns)
 		return;
 	k = t->kind & (EMBER_KIND_NR - 1);
-	if (k == EMBER_KIND_OFFCPU_R) {
+	if (k == EMBER_KIND_OFFCPU_R && t->user) {
+		/* preempted in user mode: its own pending time (EMBER_KIND_OFFCPU_RU) */
+		t->upend_ns += now - t->out_ns;
+		st->user_preempt_ns += now - t->out_ns;
+	} else if (k == EMBER_KIND_OFFCPU_R) {
 		t->pend_ns[EMBER_KIND_OFFCPU_R] += now - t->out_ns;
 	} else {
 		w = t->wake_ns > t->out_ns && t->wake_ns <= now ? t->wake_ns : now;
@@ -108,17 +190,20 @@ static __always_inline void offcpu_switch_in(struct ember_offcpu_stats *st, __u6
 	}
 	t->out_ns = 0;
 	t->wake_ns = 0;
+	t->user = 0;
 }
 
 /*
  * A switch: @next's period closes (above); @prev (current) leaving the CPU opens one when its
- * state and process are selected. Preemption (R) opens one only inside a system call (its
- * return ends it, with the call's stack); preempted in user mode it is counted, not recorded.
+ * state and process are selected. Preemption (R) inside a system call is that call's (its
+ * return ends it, with the call's stack); preempted in user mode, its time waits apart
+ * (upend_ns) for the next system call's return, recorded as EMBER_KIND_OFFCPU_RU with that
+ * call's stack under a marker: the time preempted is not lost, the stack is not where it was.
  */
-static __always_inline int offcpu_switch(bool preempt, __u32 prev_state, __u64 next)
+static __always_inline int offcpu_switch(void *ctx, bool preempt, __u32 prev_state, __u64 next)
 {
 	__u64 id = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns(), orig_ax = 0;
-	__u32 tid = (__u32)id, zero = 0, kind;
+	__u32 tid = (__u32)id, zero = 0, kind, user = 0;
 	struct ember_offcpu_task *t, nt = {};
 	struct ember_offcpu_stats *st;
 
@@ -162,20 +247,46 @@ static __always_inline int offcpu_switch(bool preempt, __u32 prev_state, __u64 n
 					      REGS_ORIG_AX) ||
 		    (__s64)orig_ax < 0) {
 			st->user_preempt++;
-			return 0;
+			user = 1;
 		}
 	}
 	if (t) {
-		if (!t->first_ns)
+		if (user && !t->ufirst_ns)
+			t->ufirst_ns = now;
+		else if (!user && !t->first_ns)
 			t->first_ns = now;
 		t->out_ns = now;
 		t->wake_ns = 0;
 		t->kind = kind;
+		t->user = user;
+		/* the system call's first blocked period gives its records their kernel stack */
+		if (offcpu_kstack_on && kind != EMBER_KIND_OFFCPU_R && !t->kstack) {
+			if (!offcpu_kstack_wanted(t, kind)) {
+				st->kstack_skip++;
+			} else if (offcpu_take_kstack(ctx, tid)) {
+				st->kstack_err++;
+			} else {
+				t->kstack = 1;
+				st->kstacks++;
+			}
+		}
 		return 0;
 	}
 	nt.out_ns = now;
-	nt.first_ns = now;
+	if (user)
+		nt.ufirst_ns = now;
+	else
+		nt.first_ns = now;
 	nt.kind = kind;
+	nt.user = user;
+	if (offcpu_kstack_on && kind != EMBER_KIND_OFFCPU_R) {
+		if (offcpu_take_kstack(ctx, tid)) {
+			st->kstack_err++;
+		} else {
+			nt.kstack = 1;
+			st->kstacks++;
+		}
+	}
 	if (bpf_map_update_elem(&offcpu_tasks, &tid, &nt, BPF_NOEXIST))
 		st->no_slot++;
 	return 0;
@@ -185,14 +296,14 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(offcpu_switch_btf, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
-	return offcpu_switch(preempt, prev_state, (__u64)next);
+	return offcpu_switch(ctx, preempt, prev_state, (__u64)next);
 }
 
 /* Without BTF: the same arguments, untyped (sched_switch's 4th since Linux 5.18). */
 SEC("raw_tp/sched_switch")
 int offcpu_switch_raw(struct bpf_raw_tracepoint_args *ctx)
 {
-	return offcpu_switch(ctx->args[0] != 0, (__u32)ctx->args[3], ctx->args[2]);
+	return offcpu_switch(ctx, ctx->args[0] != 0, (__u32)ctx->args[3], ctx->args[2]);
 }
 
 /*
@@ -207,6 +318,9 @@ static __always_inline __u64 offcpu_weigh(struct ember_offcpu_task *t,
 	k &= EMBER_KIND_NR - 1;
 	if (!d)
 		return 0;
+	/* a decaying maximum: a thread whose long periods come now and then keeps taking stacks */
+	if (k != EMBER_KIND_OFFCPU_R)
+		t->last_ns = d > t->last_ns - (t->last_ns >> 3) ? d : t->last_ns - (t->last_ns >> 3);
 	st->periods[k]++;
 	st->blocked_ns[k] += d;
 	if (d > offcpu_max_ns) {
@@ -382,16 +496,16 @@ int BPF_PROG(offcpu_wakeup, struct task_struct *p)
 	return offcpu_wake(ctx, p, true);
 }
 
-/* Sends the record in @b as kind @k with weight @q quanta; counts it. */
+/* Sends the record in @b as kind @hk with weight @q quanta; counts it as kind @k. */
 static __always_inline void offcpu_send(struct ember_sample_buf *b, struct ember_offcpu_stats *st,
-					__u32 k, __u64 q, __u64 size)
+					__u32 k, __u32 hk, __u64 q, __u64 size)
 {
 	__u64 wake = BPF_RB_NO_WAKEUP, w = q * offcpu_quantum_ns;
 
 	k &= EMBER_KIND_NR - 1;
 	if (!q)
 		return;
-	b->hdr.kind = k;
+	b->hdr.kind = hk;
 	b->hdr.cpu = (__u32)q; /* the weight, in quanta */
 	/* no default wake-up (it wakes the drain at each record after it caught up: a batch each,
 	 * past the work queue's bound), but past half full, asked every 32nd record */
@@ -412,15 +526,19 @@ static __always_inline void offcpu_send(struct ember_sample_buf *b, struct ember
  * its user registers and stack untouched since it blocked): its pending time by kind is weighed
  * and recorded, one stack walk for up to three records (S or D, and R). Not finish_task_switch()
  * or schedule(), where the kernel stack would still be the blocked one: this kernel has no
- * kprobes (CONFIG_KPROBES off) and refuses BPF trampolines (fentry/fexit: EPERM), so the record
- * carries no kernel stack (kern_err -EFAULT). Blocking outside a system call (a page fault) is
- * added to the thread's next system call: the totals stay whole, the stack is that call's.
+ * kprobes (CONFIG_KPROBES off) and refuses BPF trampolines (fentry/fexit: EPERM). The blocked
+ * kernel stack was taken at the switch-out instead ([offcpu] kernel_stacks, offcpu_take_kstack:
+ * the system call's first S or D period) and goes after the user words of the S and D records,
+ * as a sample's; the R record has none (kern_err -EFAULT). Blocking outside a system call (a
+ * page fault) is added to the thread's next system call: the totals stay whole, the user stack
+ * is that call's.
  */
 SEC("raw_tp/sys_exit")
 int offcpu_resume(struct bpf_raw_tracepoint_args *ctx)
 {
-	__u64 id = bpf_get_current_pid_tgid(), qs, qd, qr, size;
-	__u32 zero = 0, pid = id >> 32, tid = (__u32)id, nu = 0, npy = 0;
+	__u64 id = bpf_get_current_pid_tgid(), qs, qd, qr, qu, size;
+	__u32 zero = 0, pid = id >> 32, tid = (__u32)id, nu = 0, npy = 0, nk = 0, base;
+	struct ember_offcpu_kstack *ks = NULL;
 	struct ember_offcpu_task *t;
 	struct ember_offcpu_stats *st;
 	struct ember_ustack *us = NULL;
@@ -429,7 +547,7 @@ int offcpu_resume(struct bpf_raw_tracepoint_args *ctx)
 	if (!tid)
 		return 0;
 	t = bpf_map_lookup_elem(&offcpu_tasks, &tid);
-	if (!t || !t->first_ns)
+	if (!t || !(t->first_ns | t->upend_ns))
 		return 0;
 	st = bpf_map_lookup_elem(&offcpu_stats, &zero);
 	if (!st)
@@ -440,6 +558,8 @@ int offcpu_resume(struct bpf_raw_tracepoint_args *ctx)
 	qd = offcpu_weigh(t, st, EMBER_KIND_OFFCPU_D, t->pend_ns[EMBER_KIND_OFFCPU_D]) +
 	     t->recq[EMBER_KIND_OFFCPU_D];
 	qr = offcpu_weigh(t, st, EMBER_KIND_OFFCPU_R, t->pend_ns[EMBER_KIND_OFFCPU_R]);
+	qu = offcpu_weigh(t, st, EMBER_KIND_OFFCPU_R, t->upend_ns); /* preempted in user mode */
+	t->upend_ns = 0;
 	st->inflight_ns -= (t->recq[EMBER_KIND_OFFCPU_S] + t->recq[EMBER_KIND_OFFCPU_D]) *
 			   offcpu_quantum_ns;
 	t->recq[EMBER_KIND_OFFCPU_S] = 0;
@@ -447,17 +567,22 @@ int offcpu_resume(struct bpf_raw_tracepoint_args *ctx)
 	t->pend_ns[EMBER_KIND_OFFCPU_S] = 0;
 	t->pend_ns[EMBER_KIND_OFFCPU_D] = 0;
 	t->pend_ns[EMBER_KIND_OFFCPU_R] = 0;
+	if (t->kstack) {
+		t->kstack = 0;
+		ks = bpf_map_lookup_elem(&offcpu_kstacks, &tid);
+	}
 	b = bpf_map_lookup_elem(&sample_buf, &zero);
-	if (!b || !(qs | qd | qr)) {
+	if (!b || !(qs | qd | qr | qu)) {
+		t->ufirst_ns = 0;
 		if (b)
 			t->first_ns = 0;
-		else if (qs | qd | qr) { /* cannot happen: a one-element array */
+		else if (qs | qd | qr | qu) { /* cannot happen: a one-element array */
 			st->lost[EMBER_KIND_OFFCPU_S] += !!qs;
 			st->lost_ns[EMBER_KIND_OFFCPU_S] += qs * offcpu_quantum_ns;
 			st->lost[EMBER_KIND_OFFCPU_D] += !!qd;
 			st->lost_ns[EMBER_KIND_OFFCPU_D] += qd * offcpu_quantum_ns;
-			st->lost[EMBER_KIND_OFFCPU_R] += !!qr;
-			st->lost_ns[EMBER_KIND_OFFCPU_R] += qr * offcpu_quantum_ns;
+			st->lost[EMBER_KIND_OFFCPU_R] += !!qr + !!qu;
+			st->lost_ns[EMBER_KIND_OFFCPU_R] += (qr + qu) * offcpu_quantum_ns;
 			t->first_ns = 0;
 		}
 		return 0;
@@ -491,26 +616,119 @@ int offcpu_resume(struct bpf_raw_tracepoint_args *ctx)
 	b->hdr.nr_user = nu;
 	b->hdr.nr_py = npy;
 	b->hdr.nr_kernel = 0;
-	size = nu + npy;
+	/* the blocked kernel stack (kernel_stacks) after the user words, as a sample's */
+	base = nu + npy;
+	if (!ks && (qs | qd) && offcpu_kstack_on)
+		st->kstack_miss++;
+	if (ks && (qs | qd)) {
+		nk = ks->nr - (ks->first & 1); /* first: nr >= 2 */
+		if (nk > EMBER_MAX_STACK_DEPTH)
+			nk = EMBER_MAX_STACK_DEPTH;
+		barrier_var(base);
+		barrier_var(nk);
+		if (nk && !bpf_probe_read_kernel(&b->words[base & 255], (nk & 127) * 8,
+						 &ks->ips[ks->first & 1])) {
+			b->hdr.nr_kernel = nk;
+			b->hdr.kern_err = 0;
+		} else {
+			nk = 0;
+		}
+	}
+	size = nu + npy + nk;
 	barrier_var(size);
 	size = sizeof(b->hdr) + (size & (EMBER_SAMPLE_WORDS - 1)) * sizeof(__u64);
-	offcpu_send(b, st, EMBER_KIND_OFFCPU_S, qs, size);
-	offcpu_send(b, st, EMBER_KIND_OFFCPU_D, qd, size);
-	offcpu_send(b, st, EMBER_KIND_OFFCPU_R, qr, size);
+	offcpu_send(b, st, EMBER_KIND_OFFCPU_S, EMBER_KIND_OFFCPU_S, qs, size);
+	offcpu_send(b, st, EMBER_KIND_OFFCPU_D, EMBER_KIND_OFFCPU_D, qd, size);
+	/* waiting for a CPU: not the blocked stack (it was taken for S or D) */
+	if (nk) {
+		b->hdr.nr_kernel = 0;
+		b->hdr.kern_err = -EFAULT;
+		size = nu + npy;
+		barrier_var(size);
+		size = sizeof(b->hdr) + (size & (EMBER_SAMPLE_WORDS - 1)) * sizeof(__u64);
+	}
+	offcpu_send(b, st, EMBER_KIND_OFFCPU_R, EMBER_KIND_OFFCPU_R, qr, size);
+	/* its time: the first preemption's (the stack size bars a local: 6.1's combined 512) */
+	if (t->ufirst_ns)
+		b->hdr.time_ns = t->ufirst_ns;
+	t->ufirst_ns = 0;
+	offcpu_send(b, st, EMBER_KIND_OFFCPU_R, EMBER_KIND_OFFCPU_RU, qu, size);
 	return 0;
 }
 
-/* A thread exits: its slot goes; what its accumulators held is counted as not recorded. */
+/*
+ * An on-CPU sample of a thread in user mode (sampler.bpf.c's sample(), after its record went
+ * out; @nw: its user and Python words in @b): time the thread was preempted in user mode since
+ * it was last recorded is weighed as R and recorded with this sample's user stack, under
+ * "[preempted in user mode]" (EMBER_KIND_OFFCPU_RU): a burner that never makes a system call
+ * has its waits for a CPU recorded too. Only samples that interrupted user mode: then no
+ * off-CPU program of this thread is running on this CPU (they run in the kernel), and no other
+ * CPU touches the slot of a running thread's R time.
+ */
+static __always_inline void offcpu_sample(struct ember_sample_buf *b, __u32 nw)
+{
+	struct ember_offcpu_stats *st;
+	struct ember_offcpu_task *t;
+	__u32 tid = b->hdr.tid, zero = 0;
+	__u64 q, ut, size;
+
+	if (!offcpu_user_sample || !tid)
+		return;
+	t = bpf_map_lookup_elem(&offcpu_tasks, &tid);
+	if (!t || !t->upend_ns || t->out_ns)
+		return;
+	st = bpf_map_lookup_elem(&offcpu_stats, &zero);
+	if (!st)
+		return;
+	q = offcpu_weigh(t, st, EMBER_KIND_OFFCPU_R, t->upend_ns);
+	ut = t->ufirst_ns;
+	t->upend_ns = 0;
+	t->ufirst_ns = 0;
+	if (!q)
+		return;
+	if (ut)
+		b->hdr.time_ns = ut;
+	b->hdr.nr_kernel = 0;
+	b->hdr.kern_err = -EFAULT;
+	size = sizeof(b->hdr) + (nw & (EMBER_SAMPLE_WORDS - 1)) * sizeof(__u64);
+	offcpu_send(b, st, EMBER_KIND_OFFCPU_R, EMBER_KIND_OFFCPU_RU, q, size);
+}
+
+/*
+ * A thread exits (sched_process_exit, in its context): its time preempted in user mode since its
+ * last sample or system call is recorded without a stack (its memory is gone by then), under
+ * its marker; its slot goes; what its accumulators held is counted as not recorded.
+ */
 static __always_inline void offcpu_thread_exit(__u32 tid)
 {
 	struct ember_offcpu_task *t = bpf_map_lookup_elem(&offcpu_tasks, &tid);
 	struct ember_offcpu_stats *st;
+	struct ember_sample_buf *b;
 	__u32 zero = 0;
+	__u64 q;
 	int k;
 
 	if (!t)
 		return;
 	st = bpf_map_lookup_elem(&offcpu_stats, &zero);
+	b = bpf_map_lookup_elem(&sample_buf, &zero);
+	if (st && b && offcpu_user_sample && t->upend_ns) {
+		q = offcpu_weigh(t, st, EMBER_KIND_OFFCPU_R, t->upend_ns);
+		b->hdr.time_ns = t->ufirst_ns ? t->ufirst_ns : bpf_ktime_get_ns();
+		t->upend_ns = 0;
+		t->ufirst_ns = 0;
+		b->hdr.cgroup_id = bpf_get_current_cgroup_id();
+		b->hdr.pid = bpf_get_current_pid_tgid() >> 32;
+		b->hdr.tid = tid;
+		b->hdr.user_flags = 0;
+		b->hdr.kern_err = -EFAULT;
+		b->hdr.user_err = -EFAULT;
+		b->hdr.nr_user = 0;
+		b->hdr.nr_py = 0;
+		b->hdr.nr_kernel = 0;
+		bpf_get_current_comm(b->hdr.comm, sizeof(b->hdr.comm));
+		offcpu_send(b, st, EMBER_KIND_OFFCPU_R, EMBER_KIND_OFFCPU_RU, q, sizeof(b->hdr));
+	}
 	if (st)
 		for (k = 0; k < EMBER_KIND_NR; k++) {
 			st->acc_out_ns[k] += t->acc_ns[k];
@@ -518,6 +736,8 @@ static __always_inline void offcpu_thread_exit(__u32 tid)
 			st->inflight_ns -= t->recq[k] * offcpu_quantum_ns;
 		}
 	bpf_map_delete_elem(&offcpu_tasks, &tid);
+	if (offcpu_kstack_on)
+		bpf_map_delete_elem(&offcpu_kstacks, &tid);
 }
 
 #endif

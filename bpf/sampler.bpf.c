@@ -81,6 +81,9 @@ static __always_inline void count_err(__s32 err, __u64 *efault, __u64 *other)
  * for kernels without bpf_loop() (< 5.17): do_sample_fp holds no call to the walker, so none of
  * its bpf_loop() callbacks is linked into it.
  */
+/* issue 30 (offcpu.bpf.h, included below): user-mode preemption recorded at the next sample */
+static __always_inline void offcpu_sample(struct ember_sample_buf *b, __u32 nw);
+
 static __always_inline int sample(struct bpf_perf_event_data *ctx, const bool walk)
 {
 	__u64 id = bpf_get_current_pid_tgid();
@@ -218,6 +221,8 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, const bool wa
 		return 0;
 	}
 	st->ring_bytes += size;
+	if (!kstack && tid) /* interrupted user mode */
+		offcpu_sample(b, nu + npy);
 	return 0;
 }
 

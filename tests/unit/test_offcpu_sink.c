@@ -65,6 +65,10 @@ static void test_config(void **state)
 	assert_int_equal(o.min_ns, 1000000);
 	assert_int_equal(o.quantum_ns, 1000000);
 	assert_int_equal(o.max_ns, 60000000000ULL);
+	assert_true(o.kernel_stacks); /* on by default (docs/benchmarks.md "Off-CPU kernel stacks") */
+	c.offcpu_kernel_stacks = false;
+	assert_int_equal(offcpu_opts_from_config(&c, &o, err, sizeof(err)), 0);
+	assert_false(o.kernel_stacks);
 	c.offcpu_quantum_us = 2000; /* > min_blocked_us */
 	assert_int_equal(offcpu_opts_from_config(&c, &o, err, sizeof(err)), -EINVAL);
 	assert_false(o.enabled);
@@ -117,7 +121,8 @@ static void test_from_config(void **state)
 #define Q  1000000ULL	    /* 1 ms quanta */
 
 /* Two S events of 3 and 2 quanta and one R of 1, in one group each by kind: 5 ms under the S
- * root frame, 1 ms under R, each quantum at its own time (a heat map of 1 ms buckets). */
+ * root frame, 1 ms under R, each quantum at its own time (a heat map of 1 ms buckets); one R
+ * preempted in user mode (EMBER_KIND_OFFCPU_RU) of 1: under R and its marker. */
 static void test_put(void **state)
 {
 	struct store *s = store__new(3600, 16ULL << 20);
@@ -136,7 +141,7 @@ static void test_put(void **state)
 	};
 	struct ingest_stack is = { .frames = ids, .nr_frames = 2, .g = &g };
 	size_t n = 0, i;
-	bool seen_s = false, seen_r = false;
+	bool seen_s = false, seen_r = false, seen_ru = false;
 
 	(void)state;
 	assert_non_null(s);
@@ -150,15 +155,19 @@ static void test_put(void **state)
 	g.cpus = w1;
 	g.nr_times = 1;
 	assert_int_equal(offcpu_sink__put(&is, k), 0);
+	g.kind = EMBER_KIND_OFFCPU_RU;
+	assert_int_equal(offcpu_sink__put(&is, k), 0);
 	g.kind = EMBER_KIND_CPU; /* not an off-CPU group: refused */
 	assert_int_equal(offcpu_sink__put(&is, k), -EINVAL);
+	g.kind = EMBER_KIND_OFFCPU_RU + 1; /* unknown: refused */
+	assert_int_equal(offcpu_sink__put(&is, k), -EINVAL);
 	offcpu_sink__counts(k, &ev, &qu);
-	assert_int_equal(ev, 3);
-	assert_int_equal(qu, 6);
+	assert_int_equal(ev, 4);
+	assert_int_equal(qu, 7);
 
 	p = store__query(s, &f, st);
 	assert_non_null(p);
-	assert_int_equal(profile__nr_stacks(p), 2);
+	assert_int_equal(profile__nr_stacks(p), 3);
 	for (i = 0; i < profile__nr_stacks(p); i++) {
 		sbuf_reset(&sb);
 		profile__stack_text(p, i, &sb);
@@ -169,17 +178,21 @@ static void test_put(void **state)
 		} else if (!strcmp(sb.buf, "blocker;[off-cpu R waiting for a CPU];main;read")) {
 			assert_int_equal(c, 1);
 			seen_r = true;
+		} else if (!strcmp(sb.buf, "blocker;[off-cpu R waiting for a CPU];"
+					   "[preempted in user mode];main;read")) {
+			assert_int_equal(c, 1);
+			seen_ru = true;
 		} else {
 			fail_msg("unexpected stack '%s'", sb.buf);
 		}
 	}
-	assert_true(seen_s && seen_r);
-	/* quanta spread one a quantum from each period's start: T0 .. T0+2 (3, plus R's at T0),
-	 * T0+10, T0+11 */
+	assert_true(seen_s && seen_r && seen_ru);
+	/* quanta spread one a quantum from each period's start: T0 .. T0+2 (3, plus R's and RU's
+	 * at T0), T0+10, T0+11 */
 	assert_int_equal(store__heatmap(s, &f, Q, &pts, &n), 0);
 	assert_int_equal(n, 5);
 	assert_int_equal(pts[0].time_ns, T0);
-	assert_int_equal(pts[0].count, 2);
+	assert_int_equal(pts[0].count, 3);
 	assert_int_equal(pts[2].time_ns, T0 + 2 * Q);
 	assert_int_equal(pts[3].time_ns, T0 + 10 * Q);
 	assert_int_equal(pts[4].time_ns, T0 + 11 * Q);

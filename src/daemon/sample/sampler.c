@@ -762,6 +762,35 @@ static __u32 task_member_offset(const char *name)
 	return off;
 }
 
+/*
+ * The address range of kernel function @name (/proc/kallsyms: its address to the next symbol's,
+ * the file being in address order for the kernel's own text; *@lo = *@hi = 0 when not found or
+ * addresses are hidden). Read only with [offcpu] kernel_stacks, up to the symbol after it.
+ */
+static void ksym_range(const char *name, __u64 *lo, __u64 *hi)
+{
+	FILE *f = fopen("/proc/kallsyms", "r");
+	unsigned long long a, at = 0, next = ~0ULL;
+	char sym[256], type;
+
+	*lo = *hi = 0;
+	if (!f)
+		return;
+	while (fscanf(f, "%llx %c %255s%*[^\n]", &a, &type, sym) == 3) {
+		if (!at && a && !strcmp(sym, name)) {
+			at = a;
+		} else if (at && a > at) {
+			next = a;
+			break;
+		}
+	}
+	fclose(f);
+	if (at && next != ~0ULL) {
+		*lo = at;
+		*hi = next;
+	}
+}
+
 /* Before load: the knobs, and the programs loaded only when on (tp_btf with BTF, else raw). */
 static void offcpu_setup(struct sampler *s, const struct sampler_opts *o)
 {
@@ -786,6 +815,13 @@ static void offcpu_setup(struct sampler *s, const struct sampler_opts *o)
 	s->skel->rodata->offcpu_cgroup = oc->cgroup_id;
 	memcpy((char *)s->skel->rodata->offcpu_comm, oc->comm, sizeof(oc->comm));
 	(void)bpf_map__set_max_entries(s->skel->maps.offcpu_tasks, oc->threads ? oc->threads : 1);
+	s->skel->rodata->offcpu_kstack_on = oc->enabled && oc->kernel_stacks;
+	if (oc->enabled && oc->kernel_stacks)
+		ksym_range("__traceiter_sched_switch", (__u64 *)&s->skel->rodata->offcpu_trace_lo,
+			   (__u64 *)&s->skel->rodata->offcpu_trace_hi);
+	s->skel->rodata->offcpu_user_sample = oc->enabled && (oc->states & EMBER_OFFCPU_STATE_R);
+	(void)bpf_map__set_max_entries(s->skel->maps.offcpu_kstacks,
+				       oc->enabled && oc->kernel_stacks && oc->threads ? oc->threads : 1);
 }
 
 /* After load: the resume side first (a switch-out noted with nobody to end it costs nothing). */
@@ -854,6 +890,11 @@ int sampler__offcpu_stats(struct sampler *s, struct sampler_offcpu_stats *ret)
 		ret->ring_bytes += c->ring_bytes;
 		ret->wake_remote += c->wake_remote;
 		ret->wake_late += c->wake_late;
+		ret->user_preempt_ns += c->user_preempt_ns;
+		ret->kstacks += c->kstacks;
+		ret->kstack_err += c->kstack_err;
+		ret->kstack_skip += c->kstack_skip;
+		ret->kstack_miss += c->kstack_miss;
 		ret->inflight_ns += c->inflight_ns;
 		ret->blocked_ns_s += c->blocked_ns[EMBER_KIND_OFFCPU_S];
 		ret->blocked_ns_d += c->blocked_ns[EMBER_KIND_OFFCPU_D];

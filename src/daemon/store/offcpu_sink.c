@@ -28,6 +28,8 @@ static const char *const state_frame[EMBER_KIND_NR] = {
 	[EMBER_KIND_OFFCPU_D] = "[off-cpu D uninterruptible]",
 	[EMBER_KIND_OFFCPU_R] = "[off-cpu R waiting for a CPU]",
 };
+/* EMBER_KIND_OFFCPU_RU: above the R root, before the next system call's stack */
+#define USER_PREEMPT_FRAME "[preempted in user mode]"
 
 /* A recorded waker or wakee, kept until the batch's end to join them for the chain graph. */
 struct chain_item {
@@ -89,7 +91,7 @@ struct offcpu_sink {
 	struct store_sample *batch;
 	size_t batch_cap;
 	uint64_t events, quanta;
-	uint32_t frames[MAX_FRAMES + 1];
+	uint32_t frames[MAX_FRAMES + 2];
 	uint32_t seg_end[OFFCPU_CHAIN_MAX_DEPTH + 1]; /* chain_stack(): each waker's part's end */
 	uint32_t nseg;
 };
@@ -282,13 +284,16 @@ int offcpu_sink__put(const struct ingest_stack *st, void *ctx)
 {
 	struct offcpu_sink *k = ctx;
 	const struct sampler_group *g = st->g;
-	size_t i, j, n = st->nr_frames, total = 0, at = 0;
+	size_t i, j, n = st->nr_frames, total = 0, at = 0, m = 1;
 	uint64_t comp = store__compactions(k->store);
+	unsigned int kind = g->kind;
 	int id;
 
 	if (g->kind == EMBER_KIND_WAKEUP)
 		return put_wakeup(k, st);
-	if (!g->kind || g->kind >= EMBER_KIND_NR)
+	if (kind == EMBER_KIND_OFFCPU_RU) /* R, under its marker */
+		kind = EMBER_KIND_OFFCPU_R;
+	if (!kind || kind >= EMBER_KIND_NR)
 		return -EINVAL;
 	if (comp != k->compactions) {
 		for (i = 0; i < k->frame_map_cap; i++)
@@ -297,17 +302,24 @@ int offcpu_sink__put(const struct ingest_stack *st, void *ctx)
 	}
 	if (n > MAX_FRAMES)
 		n = MAX_FRAMES;
-	id = store__intern_frame(k->store, state_frame[g->kind], strlen(state_frame[g->kind]));
+	id = store__intern_frame(k->store, state_frame[kind], strlen(state_frame[kind]));
 	if (id < 0)
 		return id;
 	k->frames[0] = (uint32_t)id;
+	if (g->kind == EMBER_KIND_OFFCPU_RU) {
+		/* the stack is the system call's that followed the preemption, not where it was */
+		id = store__intern_frame(k->store, USER_PREEMPT_FRAME, strlen(USER_PREEMPT_FRAME));
+		if (id < 0)
+			return id;
+		k->frames[m++] = (uint32_t)id;
+	}
 	for (i = 0; i < n; i++) {
 		id = store_frame(k, st->frames[i]);
 		if (id < 0)
 			return id;
-		k->frames[i + 1] = (uint32_t)id;
+		k->frames[i + m] = (uint32_t)id;
 	}
-	id = store__intern_stack(k->store, k->frames, n + 1, st->nr_kernel, st->flags);
+	id = store__intern_stack(k->store, k->frames, n + m, st->nr_kernel, st->flags);
 	if (id < 0)
 		return id;
 	for (i = 0; i < g->nr_times; i++)
@@ -338,7 +350,7 @@ int offcpu_sink__put(const struct ingest_stack *st, void *ctx)
 	k->quanta += total;
 	if (g->times_ns[g->nr_times - 1] > k->newest_ns)
 		k->newest_ns = g->times_ns[g->nr_times - 1];
-	for (i = 0; k->chain && g->kind != EMBER_KIND_OFFCPU_R && i < g->nr_times; i++)
+	for (i = 0; k->chain && kind != EMBER_KIND_OFFCPU_R && i < g->nr_times; i++)
 		if (!keep(&k->off, &k->nr_off, &k->off_cap, st, i,
 			  (uint64_t)((int64_t)g->times_ns[i] + k->real_off_ns), g->tid, g->kind,
 			  g->times_ns[i]))
@@ -691,6 +703,7 @@ int offcpu_opts_from_config(const struct ember_config *c, struct sampler_offcpu_
 	o.cgroup_id = c->offcpu_cgroup_id;
 	memcpy(o.comm, c->offcpu_comm, n);
 	o.threads = (uint32_t)c->offcpu_threads;
+	o.kernel_stacks = c->offcpu_kernel_stacks;
 	*ret = o;
 	return 0;
 }

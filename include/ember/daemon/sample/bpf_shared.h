@@ -66,6 +66,10 @@ struct ember_sample_rec {
  * record of that system call: how userspace joins the two for chain graphs).
  */
 #define EMBER_KIND_WAKEUP	4
+/* R preempted in user mode (runnable, outside a system call): its time, recorded at the thread's
+ * next on-CPU sample in user mode (that sample's user stack) or system call return (that call's
+ * stack), under a "[preempted in user mode]" marker; weighed and counted as R */
+#define EMBER_KIND_OFFCPU_RU	5
 #define EMBER_WAKEE_WORDS	4
 
 /* states selected (offcpu_states knob) */
@@ -87,6 +91,24 @@ struct ember_offcpu_task {
 					   with the thread's own stacks at the system call's return */
 	__u32 kind;			/* of the open period */
 	__u32 waker_tid;		/* who woke it (sched_waking's current) */
+	__u32 kstack;			/* 1: offcpu_kstacks holds the kernel stack of this system
+					   call's first blocked (S or D) period */
+	__u32 user;			/* the open R period was a preemption in user mode */
+	__u64 upend_ns;			/* preempted in user mode, not weighed yet: recorded as R
+					   (EMBER_KIND_OFFCPU_RU) at the thread's next on-CPU sample
+					   in user mode or system call return, whichever comes first */
+	__u64 ufirst_ns;		/* the first of those preemptions (the record's time) */
+	__u64 last_ns;			/* the recent longest S or D time weighed (decaying): whether the next
+					   one will be recorded (its kernel stack is worth taking) */
+};
+
+/* Per thread (a HASH by tid, not preallocated; [offcpu] kernel_stacks): the kernel stack of the
+ * system call's first blocked period, taken at its switch-out (sched_switch, prev = current). */
+struct ember_offcpu_kstack {
+	__u32 nr;			/* frames in ips */
+	__u32 first;			/* 1: ips[0] is the tracepoint's __traceiter_sched_switch
+					   (more than one program attached): not the task's */
+	__u64 ips[EMBER_MAX_STACK_DEPTH]; /* leaf first */
 };
 
 /* Per-CPU counters of the off-CPU programs; nanoseconds by kind. */
@@ -120,6 +142,15 @@ struct ember_offcpu_stats {
 					   wake list, an interrupt): the waker is sched_waking's */
 	__u64 wake_late;		/* wakeups sched_waking did not see open (the wakee had not
 					   switched out yet): taken at sched_wakeup, its current */
+	__u64 user_preempt_ns;		/* ... their time, switch-out to switch-in (with R selected:
+					   weighed as R at the next system call return) */
+	__u64 kstacks;			/* kernel stacks taken at a blocking switch-out */
+	__u64 kstack_err;		/* ... not taken (no map slot, bpf_get_stack() failed): that
+					   system call's records carry none (kern_err) */
+	__u64 kstack_skip;		/* blocking switch-outs whose stack was not taken: not
+					   predicted to be recorded (offcpu_kstack_wanted) */
+	__u64 kstack_miss;		/* S or D records sent without a kernel stack: predicted
+					   wrong (or kstack_err) */
 };
 
 /* Words a record can carry: 127 + 96 + 127 fit; the verifier's bounds need the power of 2. */

@@ -51,6 +51,7 @@ struct sampler_opts {
 		uint64_t cgroup_id;	/* only this cgroup v2 id; 0: any */
 		char comm[16];		/* only this comm; "": any */
 		uint32_t threads;	/* threads tracked at once (the task map's size) */
+		bool kernel_stacks;	/* the blocked kernel stack, taken at the switch-out */
 	} offcpu;
 	bool fp_only;	       /* no BPF walker (sampler_probe_walker() == 0): user stacks by the
 				  kernel's frame-pointer walk, no unwind tables, no Python frames;
@@ -265,7 +266,13 @@ struct sampler_offcpu_stats {
 	uint64_t unended;		/* switch-outs with a period open and no switch-in seen */
 	uint64_t wakeups;		/* sched_wakeup of threads in a period */
 	uint64_t runq_ns;		/* their wait for a CPU once woken (in blocked_ns_r with R) */
-	uint64_t user_preempt;		/* preempted in user mode: counted, not recorded */
+	uint64_t user_preempt;		/* preempted in user mode (with R: recorded as R at the
+					   next system call return, "[preempted in user mode]") */
+	uint64_t user_preempt_ns;	/* ... their time */
+	uint64_t kstacks;		/* blocked kernel stacks taken ([offcpu] kernel_stacks) */
+	uint64_t kstack_err;		/* ... not taken: those system calls' records have none */
+	uint64_t kstack_skip;		/* ... not taken: not predicted to be recorded */
+	uint64_t kstack_miss;		/* S/D records sent without one (predicted wrong) */
 	uint64_t wakeup_records, wakeup_lost; /* wakers recorded, lost (ring full) */
 	uint64_t wake_remote;		/* sched_wakeup completed in another task than the waker's */
 	uint64_t wake_late;		/* wakeups taken at sched_wakeup (sched_waking saw none open) */

@@ -104,6 +104,7 @@ struct ember_config {
 	uint64_t offcpu_threads;	  /* threads tracked at once; default 65536 */
 	uint64_t offcpu_memory_bytes;	  /* the off-CPU store's limit; default 64M */
 	uint64_t offcpu_chain_depth;	  /* wakers in a chain graph's stack, 1..4; default 2 */
+	bool offcpu_kernel_stacks;	  /* blocked kernel stacks (at the switch-out); default yes */
 
 	/* [filter] (SIGHUP reloads them) */
 	char exclude_comms[EMBER_LIST_MAX];   /* ','-separated comm globs; empty: none */
