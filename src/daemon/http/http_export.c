@@ -314,6 +314,7 @@ void ember_metrics_procs(struct metrics *m, const struct proc_tracker_stats *st)
 void ember_metrics_unwind(struct metrics *m, const struct unwind_stats *st)
 {
 	set1(m, "ember_unwind_rows", METRIC_GAUGE, "state", "used", (double)st->rows_used);
+	set1(m, "ember_unwind_rows", METRIC_GAUGE, "state", "index", (double)st->index_used);
 	set1(m, "ember_unwind_rows", METRIC_GAUGE, "state", "capacity",
 	     (double)st->rows_capacity);
 	set1(m, "ember_unwind_bytes", METRIC_GAUGE, NULL, NULL, (double)st->bytes);

@@ -236,7 +236,8 @@ static void stats_hook(struct sbuf *j, void *ctx)
 	}
 	if (pub.have_unwind)
 		sbuf_addf(j,
-			  "\"unwind\": {\"rows_capacity\": %llu, \"rows_used\": %llu, \"bytes\": %llu, "
+			  "\"unwind\": {\"rows_capacity\": %llu, \"rows_used\": %llu, \"index_used\": %llu, "
+			  "\"bytes\": %llu, "
 			  "\"tables\": %llu, \"tables_empty\": %llu, \"builds\": %llu, "
 			  "\"build_ms_total\": %.1f, \"build_failures\": %llu, \"build_shared\": %llu, "
 			  "\"debuginfod\": %llu, "
@@ -246,7 +247,7 @@ static void stats_hook(struct sbuf *j, void *ctx)
 			  "\"exec_unbuilt\": %llu, "
 			  "\"maps_overflow\": %llu, \"maps_errors\": %llu, \"rows_lossy\": %llu, "
 			  "\"ready_ms_avg\": %.2f}, ",
-			  U(w->rows_capacity), U(w->rows_used), U(w->bytes), U(w->tables),
+			  U(w->rows_capacity), U(w->rows_used), U(w->index_used), U(w->bytes), U(w->tables),
 			  U(w->tables_empty), U(w->builds), (double)w->build_ns / 1e6,
 			  U(w->build_failures), U(w->build_shared), U(w->debuginfod), U(w->evictions),
 			  U(w->refused),

@@ -50,6 +50,8 @@ struct unwind_opts {
 struct unwind_stats {
 	uint64_t rows_capacity;		/* gauge: rows the array holds */
 	uint64_t rows_used;		/* gauge: rows of the tables held */
+	uint64_t index_used;		/* gauge: elements of their headers and block indexes, in
+					 * the same array (at most rows / 16 + 4 per table) */
 	uint64_t bytes;			/* gauge: kernel memory of the rows array (8 B a row) */
 	uint64_t rows_lossy;		/* rows the 8-byte form cannot hold: frame pointers there */
 	uint64_t tables;		/* gauge: files with rows */
