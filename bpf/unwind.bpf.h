@@ -62,13 +62,15 @@ struct {
 	__uint(max_entries, RULE_CACHE_SLOTS);
 } rule_cache SEC(".maps");
 
-/* Walks stopped short, by reason (EMBER_STOP_*), per CPU: one increment per truncated walk. */
+/* Walks stopped short, by reason (EMBER_STOP_*), per CPU: one increment per truncated walk; and
+ * the walks' work (EMBER_WALK_*), added once per walk. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, __u32);
 	__type(value, struct ember_walk_stops);
 	__uint(max_entries, 1);
 } walk_stops SEC(".maps");
+
 
 /* Rows in unwind_rows (its max_entries). */
 const volatile __u32 nr_rows = 1;
@@ -103,7 +105,16 @@ struct walk {
 	bool done;
 	__u8 fp_why;	/* why this frame steps by frame pointer: EMBER_STOP_NO_TABLE... */
 	__u8 stop;	/* why the walk stopped short: EMBER_STOP_* (walk_stops) */
+	struct ember_walk_stops *ws;	/* this CPU's counters (NULL: none) */
 };
+
+/* Counts a walk's work (EMBER_WALK_*) in this CPU's walk_stops: map memory, which the verifier
+ * does not track value by value as it would a counter on the stack. */
+static __always_inline void wcount(struct walk *w, int i, __u64 n)
+{
+	if (w->ws)
+		w->ws->walk[i] += n;
+}
 
 /* Stops the walk as truncated for @why (EMBER_STOP_*): returns 1, the callback's "stop". */
 static __always_inline long stop_short(struct walk *w, __u8 why)
@@ -188,10 +199,12 @@ static long row_halve(__u32 i, void *ctx)
  * (bpf_shared.h: header, index, rows), whose header's first element is @hdr: the row's rule, or
  * 0 (a gap: frame pointer) when no row covers @pc. -1: the table is malformed (not cached).
  */
-static __always_inline __s64 find_rule(__u32 start, __u32 count, __u32 nblocks, __u32 pc)
+static __always_inline __s64 find_rule(struct walk *w, __u32 start, __u32 count, __u32 nblocks,
+				       __u32 pc)
 {
 	struct row_search rs;
 	const struct ember_unwind_prow *r, *ix;
+	long found;
 	__u32 idx, k, rows, lo, hi;
 
 	if (start + count > nr_rows || start + count < start ||
@@ -220,7 +233,9 @@ static __always_inline __s64 find_rule(__u32 start, __u32 count, __u32 nblocks, 
 	rs.base = rows + lo;
 	rs.n = hi - lo + 1;
 	rs.pc = pc;
-	bpf_loop(25, row_halve, &rs, 0);
+	found = bpf_loop(25, row_halve, &rs, 0);
+	wcount(w, EMBER_WALK_HALVINGS, found);
+	wcount(w, EMBER_WALK_SEARCHES, 1);
 	r = bpf_map_lookup_elem(&unwind_rows, &rs.base);
 	if (!r)
 		return -1;
@@ -235,18 +250,19 @@ static __always_inline int read_u64(__u64 *dst, __u64 addr)
 /* One step by the frame pointer: 0, or 1 to stop. */
 static __always_inline int fp_step(struct walk *w)
 {
-	__u64 ra, nbp;
+	__u64 fr[2]; /* the saved rbp, the return address: one read */
 
+	wcount(w, EMBER_WALK_FP_STEPS, 1);
 	if (!w->bp) {
 		w->st->flags |= EMBER_USTACK_END; /* the chain's end */
 		return 1;
 	}
 	/* the walk came here for want of a rule: that is why it stops (w->fp_why) */
-	if (w->bp < w->sp || read_u64(&nbp, w->bp) || read_u64(&ra, w->bp + 8))
+	if (w->bp < w->sp || bpf_probe_read_user(fr, sizeof(fr), (const void *)w->bp))
 		return stop_short(w, w->fp_why);
 	w->sp = w->bp + 16;
-	w->bp = nbp;
-	w->ip = ra;
+	w->bp = fr[0];
+	w->ip = fr[1];
 	w->exact_ip = false;
 	return 0;
 }
@@ -275,14 +291,17 @@ static long walk_step(__u32 idx, void *ctx)
 	w->st->nr = n + 1;
 	w->hash = (w->hash ^ w->ip) * 0x100000001b3ULL;
 	w->fp_why = EMBER_STOP_NO_TABLE;
+	wcount(w, EMBER_WALK_FRAMES, 1);
 	if (!p)
 		return fp_step(w);
 	/* a return address points after the call: look up the call itself */
 	pc = w->exact_ip ? w->ip : w->ip - 1;
 	/* most callers are in the callee's file: its mapping first */
 	m = (int)((w->last_m - 1) & (EMBER_UNWIND_MAX_MAPS - 1));
-	if (!w->last_m || w->last_m > p->nr || pc < p->maps[m].start || pc >= p->maps[m].end)
+	if (!w->last_m || w->last_m > p->nr || pc < p->maps[m].start || pc >= p->maps[m].end) {
 		m = find_map(p, pc);
+		wcount(w, EMBER_WALK_MAP_SEARCHES, 1);
+	}
 	if (m < 0) {
 		/* in no mapping we know: JIT code newer than the list? one frame pointer step,
 		 * but not through a run of them */
@@ -310,10 +329,11 @@ static long walk_step(__u32 idx, void *ctx)
 	slot_key = ((foff ^ (foff >> 13) ^ (id * 0x9e3779b9u)) * 0x85ebca6bu) >> 20;
 	slot = bpf_map_lookup_elem(&rule_cache, &slot_key);
 	if (slot && slot->id == id && slot->off == foff) {
+		wcount(w, EMBER_WALK_CACHE_HITS, 1);
 		rule = slot->rule;
 		goto have_rule;
 	}
-	found = find_rule(start, map->row_count, hdr->rule, foff);
+	found = find_rule(w, start, map->row_count, hdr->rule, foff);
 	if (found < 0)
 		return fp_step(w);
 	rule = (__u32)found;
@@ -360,9 +380,18 @@ have_rule:
 	default:
 		return stop_short(w, EMBER_STOP_NO_RULE);
 	}
-	if (read_u64(&ra, cfa - 8))
+	if (EMBER_PROW_BP_TYPE(rule) == EMBER_BP_SAVED && EMBER_PROW_BP(rule) == -2) {
+		/* rbp pushed right below the return address (most frames that save it): one
+		 * read for both */
+		__u64 fr[2];
+
+		if (bpf_probe_read_user(fr, sizeof(fr), (const void *)(cfa - 16)))
+			goto trunc;
+		nbp = fr[0];
+		ra = fr[1];
+	} else if (read_u64(&ra, cfa - 8)) {
 		goto trunc;
-	if (EMBER_PROW_BP_TYPE(rule) == EMBER_BP_SAVED) {
+	} else if (EMBER_PROW_BP_TYPE(rule) == EMBER_BP_SAVED) {
 		if (read_u64(&nbp, cfa + (__s64)EMBER_PROW_BP(rule) * 8))
 			goto trunc;
 	} else if (EMBER_PROW_BP_TYPE(rule) == EMBER_BP_AT_RBP) {
@@ -420,15 +449,12 @@ static __always_inline int walk_user(__u32 pid, const __u64 *regs, bool regs_ker
 	if (!w.proc)
 		w.st->flags |= EMBER_USTACK_FP;
 	w.pid = pid;
+	w.ws = bpf_map_lookup_elem(&walk_stops, &zero);
 	bpf_loop(EMBER_MAX_STACK_DEPTH + 1, walk_step, &w, 0);
 	if (!w.st->nr)
 		return -EFAULT;
-	if (w.st->flags & EMBER_USTACK_TRUNC) {
-		struct ember_walk_stops *ws = bpf_map_lookup_elem(&walk_stops, &zero);
-
-		if (ws)
-			ws->n[w.stop & (EMBER_STOP_NR - 1)]++;
-	}
+	if (w.ws && (w.st->flags & EMBER_USTACK_TRUNC))
+		w.ws->n[w.stop & (EMBER_STOP_NR - 1)]++;
 	w.st->hash = w.hash ^ w.st->flags;
 	*ret = w.st;
 	return 0;

@@ -150,7 +150,7 @@ static const struct family_def {
 	  "CPU time spent in ember's BPF programs (kernel.bpf_stats_enabled=1)." },
 	{ "ember_bpf_runs_total", METRIC_COUNTER, "Runs of ember's BPF programs." },
 	{ "ember_unwind_rows", METRIC_GAUGE,
-	  "Rows of the unwind tables the BPF walker reads, by state (used, capacity)." },
+	  "Elements of the unwind tables' array the BPF walker reads, by state (used: rows, index: headers and block indexes, capacity)." },
 	{ "ember_unwind_bytes", METRIC_GAUGE, "Kernel memory of the unwind tables' rows array." },
 	{ "ember_unwind_tables", METRIC_GAUGE,
 	  "Files with unwind tables (rows), or known to have none (empty: frame pointers)." },
@@ -166,6 +166,8 @@ static const struct family_def {
 	{ "ember_debuginfod_fetch_seconds_total", METRIC_COUNTER, "Worker time spent fetching." },
 	{ "ember_user_walk_stops_total", METRIC_COUNTER,
 	  "User stack walks cut short ([truncated]), by why: no_table, no_row, no_rule, unmapped, unreadable, depth, loop, other." },
+	{ "ember_user_walk_total", METRIC_COUNTER,
+	  "The user stack walks' work, by kind: frames, cache_hits (rules from the rule cache), row_searches, row_halvings, map_searches, fp_steps." },
 	{ "ember_process_tracker_processes", METRIC_GAUGE,
 	  "Processes whose mappings the process tracker holds." },
 	{ "ember_process_tracker_mappings", METRIC_GAUGE, "Mappings it holds, all processes." },
@@ -576,6 +578,9 @@ void ember_metrics_sampler(struct metrics *m, const struct sampler_stats *st)
 	for (i = 0; i < SAMPLER_STOP_REASONS; i++)
 		set1(m, "ember_user_walk_stops_total", METRIC_COUNTER, "reason",
 		     sampler_stop_name((unsigned int)i), (double)st->user_stops[i]);
+	for (i = 0; i < SAMPLER_WALK_COUNTS; i++)
+		set1(m, "ember_user_walk_total", METRIC_COUNTER, "kind",
+		     sampler_walk_name((unsigned int)i), (double)st->user_walk[i]);
 	set1(m, "ember_sampler_drains_total", METRIC_COUNTER, NULL, NULL, (double)st->drains);
 	set1(m, "ember_sampler_drain_seconds_total", METRIC_COUNTER, NULL, NULL,
 	     (double)st->drain_ns_total / 1e9);

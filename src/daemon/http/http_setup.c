@@ -144,6 +144,10 @@ static void stats_hook(struct sbuf *j, void *ctx)
 	for (i = 0; i < SAMPLER_STOP_REASONS; i++)
 		sbuf_addf(j, "%s\"%s\": %llu", i ? ", " : "", sampler_stop_name(i),
 			  U(a->user_stops[i]));
+	sbuf_addf(j, "}, \"user_walk\": {");
+	for (i = 0; i < SAMPLER_WALK_COUNTS; i++)
+		sbuf_addf(j, "%s\"%s\": %llu", i ? ", " : "", sampler_walk_name(i),
+			  U(a->user_walk[i]));
 	sbuf_addf(j, "}}, ");
 	frames = y->kernel_frames + y->user_frames;
 	unresolved = y->kernel_unresolved + y->user_unresolved;

@@ -289,8 +289,23 @@ struct ember_ustack {
 #define EMBER_STOP_LOOP	      7 /* loop guard: a CFA not above the frame's rsp */
 #define EMBER_STOP_NR	      8
 
+/*
+ * The user walks' work, summed per CPU beside the stops (walk[], one read for both), by what each
+ * frame cost: frames walked, their rules found in the rule cache, row searches (a block of the
+ * file's index) and the halvings they took, mapping searches (the frame not in the previous
+ * frame's mapping), frame pointer steps.
+ */
+#define EMBER_WALK_FRAMES	0
+#define EMBER_WALK_CACHE_HITS	1
+#define EMBER_WALK_SEARCHES	2
+#define EMBER_WALK_HALVINGS	3
+#define EMBER_WALK_MAP_SEARCHES 4
+#define EMBER_WALK_FP_STEPS	5
+#define EMBER_WALK_NR		6
+
 struct ember_walk_stops {
 	__u64 n[EMBER_STOP_NR];
+	__u64 walk[EMBER_WALK_NR];
 };
 
 /*
