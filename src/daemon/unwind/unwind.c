@@ -359,12 +359,8 @@ static unsigned int index_shift(uint32_t lo, uint32_t hi, size_t n)
 	return s;
 }
 
-/*
- * Packs @n rows (sorted by pc) into u->packed as a table of the array (bpf_shared.h): the header
- * with @id, the index by block, the rows. Returns the elements, or 0 (no memory).
- */
-static size_t pack_table(struct unwinder *u, const struct ember_unwind_row *rows, size_t n,
-			 uint32_t id)
+size_t unwind_pack_table(const struct ember_unwind_row *rows, size_t n, uint32_t id,
+			 struct ember_unwind_prow **buf, size_t *cap, uint64_t *ret_lossy)
 {
 	unsigned int shift = index_shift(rows[0].pc, rows[n - 1].pc, n);
 	uint32_t base = rows[0].pc >> shift << shift;
@@ -373,11 +369,11 @@ static size_t pack_table(struct unwinder *u, const struct ember_unwind_row *rows
 	struct ember_unwind_prow *ix;
 	uint64_t first, last;
 
-	if (array_grow((void **)&u->packed, &u->packed_cap, total, sizeof(*u->packed), 4096))
+	if (!n || array_grow((void **)buf, cap, total, sizeof(**buf), 4096))
 		return 0;
-	u->packed[0] = (struct ember_unwind_prow){ .pc = id, .rule = (uint32_t)nblocks };
-	u->packed[1] = (struct ember_unwind_prow){ .pc = base, .rule = shift };
-	ix = &u->packed[EMBER_UNWIND_HDR];
+	(*buf)[0] = (struct ember_unwind_prow){ .pc = id, .rule = (uint32_t)nblocks };
+	(*buf)[1] = (struct ember_unwind_prow){ .pc = base, .rule = shift };
+	ix = &(*buf)[EMBER_UNWIND_HDR];
 	/* j: the last row with pc <= the address at hand (0 when none: the walk checks the row) */
 	for (k = 0; k < nblocks; k++) {
 		first = (uint64_t)base + ((uint64_t)k << shift);
@@ -391,7 +387,7 @@ static size_t pack_table(struct unwinder *u, const struct ember_unwind_row *rows
 		/* the next block starts with the row covering this one's end */
 	}
 	for (i = 0; i < n; i++)
-		ix[nblocks + i] = pack_row(&rows[i], &u->st.rows_lossy);
+		ix[nblocks + i] = pack_row(&rows[i], ret_lossy);
 	return total;
 }
 
@@ -412,7 +408,8 @@ static struct table *table_from_cfi(struct unwinder *u, struct cfi_table *ct, El
 	rows = ct ? cfi_table__rows(ct, &n) : NULL;
 	if (n) {
 		uint32_t id = ++u->table_id ? u->table_id : ++u->table_id; /* never 0 */
-		size_t total = n > u->capacity ? n : pack_table(u, rows, n, id);
+		size_t total = n > u->capacity ? n :
+			unwind_pack_table(rows, n, id, &u->packed, &u->packed_cap, &u->st.rows_lossy);
 
 		if (!total) {
 			free(t);

@@ -123,4 +123,15 @@ int unwinder__work(struct unwinder *u);
 
 void unwinder__stats(const struct unwinder *u, struct unwind_stats *ret);
 
+struct ember_unwind_row;
+struct ember_unwind_prow;
+/*
+ * Packs @n rows (sorted by pc, n >= 1) as one table of the BPF rows array (bpf_shared.h: the
+ * header with @id, the index by address block, the rows in their 8-byte form) into *@buf
+ * (grown, *@cap its room); rows the 8-byte form cannot hold add to *@ret_lossy. Returns the
+ * table's elements, or 0 (no memory). Exposed for its tests.
+ */
+size_t unwind_pack_table(const struct ember_unwind_row *rows, size_t n, uint32_t id,
+			 struct ember_unwind_prow **buf, size_t *cap, uint64_t *ret_lossy);
+
 #endif
