@@ -47,7 +47,8 @@ ALL_LIBS := $(DAEMON_LIBS) $(CLI_LIBS)
 
 # Sources by module group; new files are picked up without editing this file.
 # core: src/core/<part>/ (base, model, formats, render, analysis); the daemon's stages:
-# src/daemon/<stage>/ (service, sample, proc, elf, unwind, symbols, ingest, store, export, http);
+# src/daemon/<stage>/ (service, sample, proc, elf, unwind, symbols, ingest, store, export, http,
+# pipeline);
 # docs/architecture.md.
 CORE_SRCS := $(sort $(wildcard src/core/*/*.c))
 DAEMON_SRCS := $(sort $(wildcard src/daemon/*/*.c))

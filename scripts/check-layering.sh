@@ -9,10 +9,10 @@
 #           files named in CORE_THIRD_PARTY (a library of their own each) and private headers of
 #           the same folder ("x_internal.h", "x_priv.h").
 #   daemon: src/daemon/<stage>/ and include/ember/daemon/<stage>/, stages in the order
-#           service < sample < proc < elf < unwind < symbols < ingest < store < export < http: a
-#           core, its own
-#           stage and the stages before it, never a later one. Only src/daemon/main.c wires them
-#           all.
+#           service < sample < proc < elf < unwind < symbols < ingest < store < export < http <
+#           pipeline (the running daemon: the drain loop and the worker's jobs): a stage
+#           includes core, its own stage and the stages before it, never a later one. Only
+#           src/daemon/main.c wires them all.
 #   cli:    src/cli/ includes core headers, never a daemon header, nor libbpf, libdw, libelf or
 #           libmicrohttpd.
 #   bpf:    bpf/ includes no ember header but include/ember/daemon/sample/bpf_shared.h.
@@ -24,7 +24,7 @@ rc=0
 bad() { echo "layering: $*"; rc=1; }
 
 CORE_PARTS=(base model formats render analysis)
-STAGES=(service sample proc elf unwind symbols ingest store export http)
+STAGES=(service sample proc elf unwind symbols ingest store export http pipeline)
 # core files that may use one third-party library (the pattern of its headers)
 declare -A CORE_THIRD_PARTY=(
 	[src/core/base/regex.c]='pcre2\.h'

@@ -362,6 +362,26 @@ if command -v go >/dev/null; then
 else
 	skip "pyroscope: go tool pprof" "no go"
 fi
+# the credentials file is read at each post: one longer than a token (4095 bytes) is refused, not
+# cut, said once in the log, and the posts go without it; a good one again is used again
+# auth_of: the Authorization header of each post whose meta file is newer than FILE ("-" if none)
+auth_of() { find "$RX" -name '*.meta' -newer "$1" -exec python3 -c '
+import json, sys
+for f in sys.argv[1:]: print(json.load(open(f))["headers"].get("Authorization", "-"))' {} +; }
+head -c 5000 /dev/zero | tr '\0' x >"$TMP/token"
+check "credentials: a token file longer than 4095 bytes is said in the log" \
+	wait_log "$TMP/emberd.log" "longer than 4095 bytes: sending without them"
+touch "$TMP/t.long"
+sleep 5 # more posts, each reading the file again
+check "credentials: said once, not at every post" \
+	test "$(grep -c 'longer than 4095 bytes' "$TMP/emberd.log")" = 1
+check "credentials: posts after it carry no Authorization (never a cut token)" \
+	eval '[ "$(auth_of "$TMP/t.long" | sort -u | tr "\n" " ")" = "- " ]'
+touch "$TMP/t.good"
+printf 's3cret-token\n' >"$TMP/token"
+sleep 5
+check "credentials: the good file again: posts carry the token again" \
+	eval 'auth_of "$TMP/t.good" | grep -qx "Bearer s3cret-token"'
 stop_all
 PIDS=()
 python3 "$D/export_receiver.py" "$RPORT" "$RX" &

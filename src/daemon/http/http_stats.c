@@ -18,12 +18,22 @@
 #include "ember/core/model/recording.h"
 #include "ember/daemon/store/store.h"
 #include "ember/core/base/clock.h"
+#include "ember/core/base/counters.h"
 #include "ember/daemon/service/liveness.h"
 #include "http_internal.h"
 
 #define NS 1000000000LL
 
 static void http_load_json(struct http_server *srv, struct sbuf *sb);
+
+/* Drops the ", " counters_json() leaves after the last member. */
+static void trim_comma(struct sbuf *sb)
+{
+	if (sb->len >= 2 && sb->buf && !memcmp(sb->buf + sb->len - 2, ", ", 2)) {
+		sb->len -= 2;
+		sb->buf[sb->len] = '\0';
+	}
+}
 
 static void json_time(struct sbuf *sb, const char *key, int64_t ns)
 {
@@ -48,11 +58,10 @@ int http_handle_stats(struct http_server *srv, struct http_request *req,
 	sbuf_addf(sb, "\"uptime_s\": %.3f, ", (double)(now - srv->started_ns) / 1e9);
 	json_time(sb, "now", req->now_ns);
 	heap_stats(&heap);
-	sbuf_addf(sb,
-		  "\"heap\": {\"in_use_bytes\": %llu, \"free_bytes\": %llu, \"trims\": %llu, "
-		  "\"trimmed_bytes\": %llu}, ",
-		  (unsigned long long)heap.in_use_bytes, (unsigned long long)heap.free_bytes,
-		  (unsigned long long)heap.trims, (unsigned long long)heap.trimmed_bytes);
+	sbuf_adds(sb, "\"heap\": {");
+	counters_json(sb, heap_counters, heap_counters_n, &heap);
+	trim_comma(sb);
+	sbuf_adds(sb, "}, ");
 	if (srv->src.rec) {
 		sbuf_addf(sb, "\"store\": {\"samples\": %zu, \"stacks\": %zu, \"total\": %.17g, "
 			      "\"bytes\": %zu",
@@ -62,23 +71,9 @@ int http_handle_stats(struct http_server *srv, struct http_request *req,
 		struct store_stats st;
 
 		store__stats(srv->src.store, &st);
-		sbuf_addf(sb,
-			  "\"store\": {\"samples\": %llu, \"appended\": %llu, "
-			  "\"evicted_time\": %llu, \"evicted_memory\": %llu, \"dropped\": %llu, "
-			  "\"clamped\": %llu, \"comms_escaped\": %llu, \"compactions\": %llu, "
-			  "\"frames\": %llu, "
-			  "\"stacks\": %llu, \"contexts\": %llu, \"bytes\": %llu, "
-			  "\"sample_bytes\": %llu, \"max_bytes\": %llu, \"retention_s\": %llu, "
-			  "\"used_share\": %.4f",
-			  (unsigned long long)st.samples, (unsigned long long)st.appended,
-			  (unsigned long long)st.evicted_time, (unsigned long long)st.evicted_memory,
-			  (unsigned long long)st.dropped, (unsigned long long)st.clamped,
-			  (unsigned long long)st.comms_escaped,
-			  (unsigned long long)st.compactions, (unsigned long long)st.frames,
-			  (unsigned long long)st.stacks, (unsigned long long)st.contexts,
-			  (unsigned long long)st.bytes, (unsigned long long)st.sample_bytes,
-			  (unsigned long long)st.max_bytes, (unsigned long long)st.retention_s,
-			  st.max_bytes ? (double)st.bytes / (double)st.max_bytes : 0.0);
+		sbuf_adds(sb, "\"store\": {");
+		counters_json(sb, store_counters, store_counters_n, &st);
+		trim_comma(sb);
 		if (st.samples)
 			sbuf_addf(sb, ", \"retained_s\": %.3f",
 				  (double)(st.newest_ns - st.oldest_ns) / 1e9);
@@ -96,24 +91,10 @@ int http_handle_stats(struct http_server *srv, struct http_request *req,
 		struct liveness_state ls;
 
 		liveness_check(srv->live, mono_ns(), &ls);
-		sbuf_addf(sb, "\"liveness\": {\"state\": \"%s\", \"reason\": ",
-			  ls.stalled ? "stalled" : "ok");
-		sbuf_addc(sb, '"');
-		sbuf_add_json(sb, ls.reason, strlen(ls.reason));
-		sbuf_addc(sb, '"');
-		sbuf_addf(sb, ", \"last_drain_age_s\": %.3f, \"newest_sample_age_s\": %.3f, "
-			      "\"busy_stage\": ",
-			  ls.last_drain_age_s, ls.newest_sample_age_s);
-		if (ls.busy_stage)
-			sbuf_addf(sb, "\"%s\"", ls.busy_stage); /* a literal of ours */
-		else
-			sbuf_adds(sb, "null");
-		sbuf_addf(sb, ", \"busy_s\": %.3f, \"worker_stage\": ", ls.busy_s);
-		if (ls.worker_stage)
-			sbuf_addf(sb, "\"%s\"", ls.worker_stage); /* a literal of ours */
-		else
-			sbuf_adds(sb, "null");
-		sbuf_addf(sb, ", \"worker_busy_s\": %.3f}, ", ls.worker_busy_s);
+		sbuf_adds(sb, "\"liveness\": {");
+		counters_json(sb, liveness_counters, liveness_counters_n, &ls);
+		trim_comma(sb);
+		sbuf_adds(sb, "}, ");
 	}
 	if (srv->stats_fn)
 		srv->stats_fn(sb, srv->stats_ctx);
@@ -137,26 +118,13 @@ static void http_load_json(struct http_server *srv, struct sbuf *sb)
 {
 	struct http_load_stats l;
 
-#define U(x) ((unsigned long long)(x))
 	http_server__load_stats(srv, &l);
+	counters_json(sb, http_load_counters, http_load_counters_n, &l);
 	sbuf_addf(sb,
-		  "\"responses_aborted\": %llu, \"connections\": %llu, \"busy_connections\": "
-		  "%llu, \"connections_accepted\": %llu, \"connections_closed\": {\"timeout\": "
-		  "%llu, \"pressure\": %llu}, \"renders\": %llu, \"renders_cancelled\": %llu, "
-		  "\"renders_running\": %llu, \"renders_queued\": %llu, \"renders_waiting\": "
-		  "%llu, \"rejected\": {\"renders\": %llu, \"memory\": %llu, \"connections\": "
-		  "%llu, \"stopping\": %llu}, \"response_bytes\": %llu, "
-		  "\"response_bytes_peak\": %llu, \"response_memory\": %llu, "
 		  "\"cache_bytes\": %llu, \"limits\": {\"max_connections_per_ip\": %u, "
 		  "\"reserved_connections\": %u, \"request_timeout_s\": %u, "
 		  "\"render_threads\": %u, \"render_queue\": %u}",
-		  U(l.responses_aborted), U(l.connections), U(l.busy_connections), U(l.accepted),
-		  U(l.evicted_timeout), U(l.evicted_pressure), U(l.renders), U(l.renders_cancelled),
-		  U(l.renders_running), U(l.renders_queued), U(l.renders_waiting),
-		  U(l.rejected_renders), U(l.rejected_memory), U(l.rejected_connections),
-		  U(l.rejected_stopping), U(l.response_bytes), U(l.response_bytes_peak),
-		  U(l.response_memory_bytes), U(http_cache_bytes(srv)),
-		  srv->cfg.max_connections_per_ip, srv->cfg.reserved_connections,
-		  srv->cfg.request_timeout_s, srv->cfg.render_threads, srv->cfg.render_queue);
-#undef U
+		  (unsigned long long)http_cache_bytes(srv), srv->cfg.max_connections_per_ip,
+		  srv->cfg.reserved_connections, srv->cfg.request_timeout_s,
+		  srv->cfg.render_threads, srv->cfg.render_queue);
 }

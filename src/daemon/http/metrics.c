@@ -12,6 +12,7 @@
 
 #include "ember/core/base/sbuf.h"
 #include "ember/core/base/strtab.h"
+#include "ember/core/base/counters.h"
 
 struct series {
 	int family;
@@ -443,4 +444,56 @@ int metrics__render(struct metrics *m, struct sbuf *out)
 	}
 	pthread_mutex_unlock(&m->lock);
 	return sbuf_error(out);
+}
+
+/* The type of @metric's family in @d: that of the row carrying its help. */
+static enum metric_type counters_type(const struct counter_desc *d, size_t n, const char *metric)
+{
+	size_t k;
+
+	for (k = 0; k < n; k++)
+		if (d[k].help && d[k].metric && !strcmp(d[k].metric, metric))
+			return d[k].type == COUNTER_GAUGE ? METRIC_GAUGE : METRIC_COUNTER;
+	return METRIC_COUNTER;
+}
+
+int metrics__declare_counters(struct metrics *m, const struct counter_desc *d, size_t n)
+{
+	size_t k;
+	int f;
+
+	for (k = 0; k < n; k++) {
+		if (!d[k].metric || !d[k].help)
+			continue;
+		f = metrics__family(m, d[k].metric, counters_type(d, n, d[k].metric), d[k].help,
+				    NULL, 0);
+		if (f < 0)
+			return f;
+	}
+	return 0;
+}
+
+struct counters_set_ctx {
+	struct metrics *m;
+	const struct counter_desc *d;
+	size_t n;
+};
+
+static void counters_set_one(const struct counter_desc *row, const char *const *labels,
+			     double value, void *ctx)
+{
+	struct counters_set_ctx *c = ctx;
+	int f = metrics__family(c->m, row->metric, counters_type(c->d, c->n, row->metric), "",
+				NULL, 0);
+
+	if (f >= 0)
+		(void)metrics__set(c->m, f, labels, value);
+}
+
+void metrics__set_counters(struct metrics *m, const struct counter_desc *d, size_t n,
+			   const void *stats, const char *const *extra)
+{
+	struct counters_set_ctx c = { .m = m, .d = d, .n = n };
+
+	counters_foreach_series(d, n, stats, extra, counters_set_one, &c);
 }

@@ -3,6 +3,7 @@
 #define EMBER_CORE_BASE_HEAP_H
 
 #include <stdint.h>
+#include "ember/core/base/counters.h"
 
 /*
  * The process heap (glibc malloc): what is in use and free, and giving free pages back.
@@ -22,6 +23,10 @@ struct heap_stats {
 };
 
 void heap_stats(struct heap_stats *ret);
+
+/* struct heap_stats described once (heap_counters.c, counters.h) */
+extern const struct counter_desc heap_counters[];
+extern const size_t heap_counters_n;
 
 /*
  * Trims when a second has passed since the last trim and the free bytes exceed both

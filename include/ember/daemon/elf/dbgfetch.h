@@ -46,6 +46,13 @@ struct dbgfetch; /* opaque */
  * Free with dbgfetch__free().
  */
 struct dbgfetch *dbgfetch__new(const struct dbgfetch_opts *o);
+/*
+ * symbols.debuginfod of @c (dbgfetch_config.c): the fetcher, with @dirs set to symbols.debug_dirs
+ * and its folder ("a:b:folder"), logged; NULL when it is off, DEBUGINFOD_URLS unset, or its
+ * folder unusable (a warning).
+ */
+struct ember_config;
+struct dbgfetch *dbgfetch__from_config(const struct ember_config *c, char *dirs, size_t dirs_len);
 void dbgfetch__free(struct dbgfetch *f); /* NULL is a no-op */
 
 /* The folder to search as a debug dir: borrowed, valid until dbgfetch__free(). */

@@ -31,6 +31,7 @@
 #include <stdint.h>
 
 #include "ember/daemon/export/identity.h"
+#include "ember/core/base/counters.h"
 
 struct store;
 
@@ -92,6 +93,12 @@ struct exporter *exporter__new(struct store *store, struct identity *id,
 void exporter__free(struct exporter *e);
 /* New settings (a reload): the next round uses them; the queue is kept. 0. */
 int exporter__set_opts(struct exporter *e, const struct exporter_opts *o);
+/* struct exporter_stats described once (exporter_counters.c, core/base/counters.h) */
+extern const struct counter_desc exporter_counters[];
+extern const size_t exporter_counters_n;
+/* "otlp", "pyroscope": the names of enum exporter_kind in the stats and the metrics */
+extern const char *const exporter_kind_names[EXPORTER_KINDS];
+
 /* Any thread. @ret[EXPORTER_KINDS]. */
 void exporter__stats(struct exporter *e, struct exporter_stats *ret);
 

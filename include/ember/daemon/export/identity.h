@@ -32,6 +32,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "ember/core/base/counters.h"
 
 #define IDENTITY_PATH_MAX 512
 #define IDENTITY_SERVICE_NAME_MAX 64 /* a name given by export.service_regex */
@@ -130,6 +131,9 @@ struct identity_stats {
 	uint64_t stale;		/* samples of an image before an exec, whose executable is unknown */
 	uint64_t regex_errors;	/* export.service_regex matches stopped by a limit */
 };
+/* ... described once (exporter_counters.c, core/base/counters.h): "export.identity" */
+extern const struct counter_desc identity_counters[];
+extern const size_t identity_counters_n;
 void identity__stats(struct identity *id, struct identity_stats *ret);
 
 /* --- the store's identity filter (http: container=, service=, unit=, group_by=) ----------- */

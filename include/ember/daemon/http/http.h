@@ -51,6 +51,7 @@
 #include "ember/daemon/unwind/unwind.h"
 #include "ember/daemon/export/exporter.h"
 #include "ember/daemon/store/offcpu_sink.h"
+#include "ember/core/base/counters.h"
 
 struct store;
 struct recording;
@@ -234,6 +235,9 @@ struct http_load_stats {
 	uint64_t responses_aborted;	/* responses the client did not take to the end */
 };
 void http_server__load_stats(struct http_server *s, struct http_load_stats *ret);
+/* struct http_load_stats described once (http_counters.c, core/base/counters.h) */
+extern const struct counter_desc http_load_counters[];
+extern const size_t http_load_counters_n;
 
 /* The live store (NULL in replay), the configuration in force, and the body bytes sent. */
 struct store *http_server__store(const struct http_server *s);

@@ -23,6 +23,7 @@
 #include <stddef.h>
 
 struct sbuf;
+struct counter_desc;
 
 enum metric_type {
 	METRIC_COUNTER,
@@ -72,6 +73,16 @@ unsigned long metrics__dropped(const struct metrics *m);
 
 /* Appends the text exposition of every family that has at least one series. 0 or -ENOMEM. */
 int metrics__render(struct metrics *m, struct sbuf *out);
+
+/*
+ * A stage's counter table (core/base/counters.h) as families and series: _declare() declares
+ * every family of @d with its type and help (at start); _set() sets every series from @stats,
+ * with @extra's label pairs first (NULL: none; see counters_foreach_series()).
+ * 0, or the first error of metrics__family() (a table's bad name or type: a programmer error).
+ */
+int metrics__declare_counters(struct metrics *m, const struct counter_desc *d, size_t n);
+void metrics__set_counters(struct metrics *m, const struct counter_desc *d, size_t n,
+			   const void *stats, const char *const *extra);
 
 /* The Content-Type of the rendered text. */
 #define METRICS_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"

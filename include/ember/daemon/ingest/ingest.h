@@ -28,6 +28,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "ember/core/base/counters.h"
 
 struct sampler_group;
 struct strtab;
@@ -57,6 +58,10 @@ struct ingest_stats {
 	uint64_t filtered;		   /* samples excluded by [filter] */
 	uint64_t cache_hits, cache_misses; /* the symbolized-stack cache */
 };
+
+/* struct ingest_stats described once (ingest_counters.c, core/base/counters.h) */
+extern const struct counter_desc ingest_counters[];
+extern const size_t ingest_counters_n;
 
 struct ingest; /* opaque */
 

@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "ember/daemon/proc/procmaps.h"
+#include "ember/core/base/counters.h"
 
 struct proc_tracker_opts {
 	const char *proc_root;		/* NULL: "/proc" (tests point it at a fake tree) */
@@ -45,6 +46,10 @@ struct proc_tracker_stats {
 	uint64_t mem_bytes;		/* their memory */
 	bool procmap_query;		/* the kernel answers PROCMAP_QUERY and it is used */
 };
+
+/* struct proc_tracker_stats described once (proctrack_counters.c, core/base/counters.h) */
+extern const struct counter_desc proc_tracker_counters[];
+extern const size_t proc_tracker_counters_n;
 
 struct proc_tracker;
 struct proc_maps;			/* one process's mappings at one read: immutable */

@@ -25,6 +25,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "ember/core/base/counters.h"
 
 struct sampler_opts {
 	uint64_t freq_hz;		/* samples per second per CPU */
@@ -146,7 +147,16 @@ struct sampler_stats {
 	bool fp_only;			/* gauge: sampler_opts.fp_only (no BPF walker) */
 };
 
+/* struct sampler_stats described once (sampler_counters.c): its /api/v1/stats keys, its /metrics
+ * families and the exit line's values (core/base/counters.h) */
+extern const struct counter_desc sampler_counters[];
+extern const size_t sampler_counters_n;
+/* struct sampler_offcpu_stats, the same way: "offcpu" in /api/v1/stats */
+extern const struct counter_desc sampler_offcpu_counters[];
+extern const size_t sampler_offcpu_counters_n;
+
 struct sampler; /* opaque */
+struct ember_config;
 
 /*
  * Whether the kernel can run the BPF walker of user stacks: 1 yes, 0 no (it lacks bpf_loop(),
@@ -159,6 +169,12 @@ int sampler_probe_walker(void);
  * reason in @err that names the cause (missing privileges, no BTF, perf_event_paranoid, ...).
  * Free with sampler__free().
  */
+/* [sampling] of @c as options (sampler_config.c); [offcpu] is offcpu_sink__from_config()'s. */
+void sampler_opts_from_config(const struct ember_config *c, struct sampler_opts *so);
+/* Probes the walker (sampler_probe_walker(); @pretend_no_loop: as if the kernel had no
+ * bpf_loop()) and turns what it cannot run off in @so, saying so in the log. */
+void sampler_opts_probe(struct sampler_opts *so, bool pretend_no_loop);
+
 int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err, size_t errlen);
 void sampler__free(struct sampler *s); /* NULL is a no-op; detaches everything */
 
@@ -229,6 +245,16 @@ void sampler__stop(struct sampler *s);
 int sampler__update_cpus(struct sampler *s);
 
 void sampler__stats(struct sampler *s, struct sampler_stats *ret);
+
+/* The drops and hotplug events since the last report, in the log (sampler_log.c). */
+struct sampler_report {
+	struct sampler_stats last;
+	uint64_t last_ns;		/* CLOCK_MONOTONIC of the last report */
+};
+/* At most one report per 10 s, unless @force. */
+void sampler_report_drops(struct sampler *s, struct sampler_report *rep, bool force);
+/* libbpf's messages through our log: WARN -> warn, INFO -> info, DEBUG only with -v. */
+void sampler_log_libbpf(void);
 
 /* Off-CPU counters (bpf_shared.h's struct ember_offcpu_stats summed over CPUs and kinds). */
 struct sampler_offcpu_stats {

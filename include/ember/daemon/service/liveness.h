@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "ember/core/base/counters.h"
 
 struct liveness {
 	uint64_t tick_ns;		/* the drain interval */
@@ -57,6 +58,10 @@ struct liveness_state {
 	const char *worker_stage;	/* NULL: waiting, or no worker */
 	double worker_busy_s;
 };
+
+/* struct liveness_state described once (liveness_counters.c, core/base/counters.h) */
+extern const struct counter_desc liveness_counters[];
+extern const size_t liveness_counters_n;
 
 /* The state at @now_ns (CLOCK_MONOTONIC). */
 void liveness_check(struct liveness *l, uint64_t now_ns, struct liveness_state *ret);

@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "ember/core/base/counters.h"
 
 struct ingest_stack;
 struct store;
@@ -64,6 +65,9 @@ struct offcpu_sink_stats {
 	uint64_t chain_dropped;			/* wakers or wakees not joined, wakers dropped */
 };
 void offcpu_sink__stats(const struct offcpu_sink *k, struct offcpu_sink_stats *ret);
+/* struct offcpu_sink_stats described once (offcpu_sink_counters.c, core/base/counters.h) */
+extern const struct counter_desc offcpu_sink_counters[];
+extern const size_t offcpu_sink_counters_n;
 /*
  * Wakers in a chain graph's stack (1..OFFCPU_CHAIN_MAX_DEPTH; default 2): the waker of a blocked
  * period, then the waker of that waker's own last recorded blocked period before it, ...

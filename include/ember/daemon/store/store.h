@@ -33,6 +33,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "ember/core/base/counters.h"
 
 struct strtab;
 struct profile;
@@ -150,6 +151,14 @@ struct store_filter {
  */
 struct profile *store__query(struct store *s, const struct store_filter *f, struct strtab *st);
 
+/*
+ * Writes the folded profile of everything in @s (the idle task with @include_idle, stacks rooted
+ * per @root) to @path (NULL or "": stdout), most samples first; logs what it wrote or why not.
+ * 0 or -errno. A NULL store is a no-op.
+ */
+int store__dump_folded(struct store *s, bool include_idle, enum store_root root,
+		       const char *path);
+
 /* A point of a heat map: the samples in [time_ns, time_ns + bucket_ns). */
 struct store_point {
 	uint64_t time_ns;	/* a multiple of bucket_ns */
@@ -233,6 +242,10 @@ struct store_stats {
 };
 
 void store__stats(struct store *s, struct store_stats *ret);
+
+/* struct store_stats described once (store_counters.c, core/base/counters.h) */
+extern const struct counter_desc store_counters[];
+extern const size_t store_counters_n;
 
 /*
  * Samples appended since start, by CPU: fills @ret[0..min(n, cpus)) and *@ret_unknown (samples of

@@ -36,6 +36,7 @@
 
 #include "ember/daemon/proc/mapfile.h"
 #include "ember/daemon/elf/dbgfetch.h"
+#include "ember/core/base/counters.h"
 
 struct strtab;
 
@@ -177,7 +178,18 @@ struct symbolizer; /* opaque */
  * (first kernel frame).
  * NULL + errno (ENOMEM, EINVAL); free with symbolizer__free().
  */
+/* struct symbolizer_stats described once (symbolizer_counters.c, core/base/counters.h); the
+ * debuginfod rows apart: rendered only while symbolizer_stats.debuginfod */
+extern const struct counter_desc symbolizer_counters[];
+extern const size_t symbolizer_counters_n;
+extern const struct counter_desc symbolizer_debuginfod_counters[];
+extern const size_t symbolizer_debuginfod_counters_n;
+
 struct symbolizer *symbolizer__new(const struct symbolizer_opts *o, struct strtab *st);
+/* [symbols] of @c as options (symbolizer_config.c): the bounds and switches; procs, fetch and the
+ * kernel resolver are the caller's to set. */
+struct ember_config;
+void symbolizer_opts_from_config(const struct ember_config *c, struct symbolizer_opts *yo);
 void symbolizer__free(struct symbolizer *s); /* NULL is a no-op */
 
 /*

@@ -35,6 +35,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ember/core/base/counters.h"
 #include "ember/daemon/proc/mapfile.h"
 
 #include <linux/types.h>
@@ -88,6 +89,10 @@ struct python_stats {
 	struct ember_py_bpf_stats bpf; /* the BPF walk's counters */
 	struct mapfile_stats files;    /* mapped files opened and refused (proc/mapfile.h) */
 };
+
+/* struct python_stats described once (python_counters.c, core/base/counters.h) */
+extern const struct counter_desc python_counters[];
+extern const size_t python_counters_n;
 
 struct python; /* opaque */
 

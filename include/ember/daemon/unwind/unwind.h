@@ -26,6 +26,7 @@
 
 #include "ember/daemon/proc/mapfile.h"
 #include "ember/daemon/proc/proctrack.h"
+#include "ember/core/base/counters.h"
 
 struct sampler;
 struct dbgfetch;
@@ -78,6 +79,10 @@ struct unwind_stats {
 	uint64_t ready_count;
 	struct mapfile_stats files;	/* mapped files opened and refused (proc/mapfile.h) */
 };
+
+/* struct unwind_stats described once (unwind_counters.c, core/base/counters.h) */
+extern const struct counter_desc unwind_counters[];
+extern const size_t unwind_counters_n;
 
 struct unwinder; /* opaque */
 

@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: MIT
+/* The sampler's process events (exec, exit, a new process's first sample, CPython names), on the
+ * worker, fanned out to the stages that keep per-process state. */
+#include "ember/daemon/export/identity.h"
+#include "ember/daemon/pipeline/emberd.h"
+
+/* A new process was sampled: capture its mappings while it lives. */
+void emberd_on_new_pid(uint32_t pid, void *ctx)
+{
+	struct emberd *d = ctx;
+
+	proc_tracker__invalidate(d->procs, pid); /* one read for the three below */
+	symbolizer__note_pid(d->sym, pid);
+	unwinder__note_pid(d->unwind, pid);
+	if (d->py)
+		python__note_pid(d->py, pid);
+}
+
+/* A sampled process's leader exited: gone, or other threads still run (its next exit tells). */
+void emberd_on_exit_pid(uint32_t pid, uint64_t time_ns, void *ctx)
+{
+	struct emberd *d = ctx;
+
+	proc_tracker__exit(d->procs, pid);
+	symbolizer__check_pid(d->sym, pid);
+	if (d->identity) /* a pid reused later is another process: its executable read again */
+		identity__proc_event(d->identity, pid, (uint64_t)((int64_t)time_ns + d->real_off_ns),
+				     true);
+	unwinder__forget_pid(d->unwind, pid); /* a thread left behind notes it again */
+	if (d->py)
+		python__forget_pid(d->py, pid, time_ns);
+}
+
+/*
+ * A process called exec (every one, sampled or not: issue 26): its cached mappings are the old
+ * image's. The new image is listed for the walker now, from its first instruction, so that a
+ * process living a few milliseconds is walked with its tables from its first sample; its next
+ * sample calls on_new_pid() again (the BPF program forgot it too), when ld.so has mapped the
+ * libraries.
+ */
+void emberd_on_exec(uint32_t pid, uint64_t time_ns, void *ctx)
+{
+	struct emberd *d = ctx;
+
+	proc_tracker__invalidate(d->procs, pid);
+	/* kept for the old image's samples not drained yet (up to two ticks' worth) */
+	symbolizer__retire_pid(d->sym, pid, time_ns);
+	unwinder__forget_pid(d->unwind, pid);
+	unwinder__exec_pid(d->unwind, pid);
+	/* the exporter names the old image's samples with the old executable, not /proc's new one */
+	if (d->identity)
+		identity__proc_event(d->identity, pid, (uint64_t)((int64_t)time_ns + d->real_off_ns),
+				     false);
+	if (d->py)
+		python__forget_pid(d->py, pid, time_ns);
+}
+
+/* A code object's names, sent by the BPF program at its first sample in a process. */
+void emberd_on_pyname(const struct ember_py_name_rec *r, void *ctx)
+{
+	struct emberd *d = ctx;
+
+	if (d->py)
+		python__on_name(d->py, r);
+}
+

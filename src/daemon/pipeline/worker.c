@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The worker (issue 25): what reads processes' files, names frames, builds tables, in the order
+ * queued (a new process's events and the unwind-table work first); the tick's housekeeping and
+ * the counters it publishes; the dump; the final report.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ember/core/base/counters.h"
+#include "ember/core/base/heap.h"
+#include "ember/core/base/log.h"
+#include "ember/core/base/sbuf.h"
+#include "ember/core/base/workq.h"
+#include "ember/daemon/export/exporter.h"
+#include "ember/daemon/export/identity.h"
+#include "ember/daemon/http/http.h"
+#include "ember/daemon/ingest/capture.h"
+#include "ember/daemon/store/store.h"
+#include "ember/daemon/store/store_sink.h"
+#include "pipeline_internal.h"
+
+/* heap_trim() once a second when malloc keeps more than this free (and an eighth of what is used) */
+#define HEAP_TRIM_MIN_FREE (8u << 20)
+
+static int on_group(const struct sampler_group *g, void *ctx)
+{
+	struct emberd *d = ctx;
+
+	if (g->kind) /* issue 30: an off-CPU event */
+		return d->offcpu_sink ? ingest__group(d->ingest, g, offcpu_sink__put, d->offcpu_sink)
+				      : 0;
+	return ingest__group(d->ingest, g, store_sink__put, d->sink);
+}
+/* The exit lines: their values from the counters' one description (core/base/counters.h). */
+static const char totals_fmt[] =
+	"sampled {s.samples} (idle {s.idle}), delivered {s.delivered}, untimed {s.untimed}, lost "
+	"{s.lost}; {s.drains} drains of {s.drain_us_avg:.0f} us avg; BPF {s.bpf_ns_per_sample:.0f} "
+	"ns/sample; ring {s.ring_bytes_per_sample:.0f} B/sample; {s.bpf_calls} bpf() calls; store "
+	"{st.samples} samples in {st.bytes} bytes ({st.record_bytes_per_sample:.2f} B/sample "
+	"records), {st.stacks} stacks; stack cache {in.cache_hit_pct:.0f}% hits";
+static const char unwind_totals_fmt[] =
+	"user stacks: {s.user_fp_walks} by frame pointer (no tables yet), {s.user_truncated} cut "
+	"short; unwind tables: {u.rows_used} of {u.rows_capacity} rows in {u.tables} files, "
+	"{u.builds} builds in {u.build_ms_total:.0f} ms, {u.evictions} evictions, {u.procs} "
+	"processes listed, {u.ready_ms_avg:.1f} ms to a process's list on average";
+
+/* One line at exit: what was sampled, delivered, dropped, and what it cost. */
+static void log_sampler_totals(struct emberd *d)
+{
+	struct sampler_stats st;
+	struct store_stats ss;
+	struct ingest_stats in;
+	struct unwind_stats us;
+	struct counter_source src[] = {
+		{ "s", sampler_counters, sampler_counters_n, &st },
+		{ "st", store_counters, store_counters_n, &ss },
+		{ "in", ingest_counters, ingest_counters_n, &in },
+		{ "u", unwind_counters, unwind_counters_n, &us },
+	};
+	struct sbuf sb = SBUF_INIT;
+
+	sampler__stats(d->sampler, &st);
+	store__stats(d->store, &ss);
+	ingest__stats(d->ingest, &in);
+	(void)counters_format(&sb, totals_fmt, src, COUNTERS_N(src));
+	log_info("%s", sb.buf ? sb.buf : "");
+	if (d->unwind) {
+		unwinder__stats(d->unwind, &us);
+		sbuf_reset(&sb);
+		(void)counters_format(&sb, unwind_totals_fmt, src, COUNTERS_N(src));
+		log_info("%s", sb.buf ? sb.buf : "");
+	}
+	sbuf_fini(&sb);
+}
+
+/* --- the worker: what reads processes' files, names frames, builds tables (issue 25) -------- */
+
+struct work {
+	enum work_kind kind;
+	struct sampler_batch *b;	/* W_BATCH */
+	char comms[EMBER_LIST_MAX];	/* W_FILTER: the new [filter] lists */
+	char cgroups[EMBER_LIST_MAX];
+};
+
+/* Queues work for the worker; a full queue drops it, counted (a batch's samples as lost). */
+int pipeline_push_work(struct emberd *d, enum work_kind kind, struct sampler_batch *b)
+{
+	struct work *w = calloc(1, sizeof(*w));
+	int r = w ? 0 : -ENOMEM;
+
+	if (w) {
+		*w = (struct work){ .kind = kind, .b = b };
+		if (kind == W_FILTER) {
+			snprintf(w->comms, sizeof(w->comms), "%s", d->cfg.exclude_comms);
+			snprintf(w->cgroups, sizeof(w->cgroups), "%s", d->cfg.exclude_cgroups);
+		}
+		/* a new process's events and its tables first: its mappings and interpreter are read
+		 * while it lives, its tables built (under their budget) while the single loop would
+		 * have, not after the naming of the tick's samples queued before them */
+		r = (kind == W_BATCH && b && !sampler_batch__samples(b)) || kind == W_UNWIND
+			? workq__push_urgent(d->wq, w)
+			: workq__push(d->wq, w);
+	}
+	if (r) {
+		free(w);
+		if (b)
+			sampler_batch__drop(d->sampler, b);
+		__atomic_fetch_add(&d->work_dropped, 1, __ATOMIC_RELAXED);
+	}
+	return r;
+}
+
+/* The worker's counters, for the drain thread to publish with the sampler's. */
+static void copy_worker_stats(struct emberd *d)
+{
+	struct worker_pub p = { 0 };
+
+	symbolizer__stats(d->sym, &p.symbols);
+	proc_tracker__stats(d->procs, &p.procs);
+	ingest__stats(d->ingest, &p.ingest);
+	if (d->unwind)
+		unwinder__stats(d->unwind, &p.unwind);
+	if (d->py)
+		python__stats(d->py, &p.python);
+	if (d->offcpu_sink)
+		offcpu_sink__stats(d->offcpu_sink, &p.offcpu);
+	pthread_mutex_lock(&d->wpub_lock);
+	d->wpub = p;
+	pthread_mutex_unlock(&d->wpub_lock);
+}
+
+/*
+ * Expiry every 5 s (exited processes keep their state for a grace period, for the samples still
+ * in flight). Exec and exit are notified by the BPF programs, so reading every cached process's
+ * start time and executable (two /proc reads each) is a safety net: once a minute, or at once
+ * after a notification was lost or without the programs.
+ */
+static void prune(struct emberd *d)
+{
+	struct sampler_stats st;
+	uint64_t lost;
+
+	if (mono_ns() - d->last_prune_ns < 5 * NSEC)
+		return;
+	sampler__stats(d->sampler, &st);
+	lost = st.exec_drops + st.exit_drops + st.events_lost;
+	if (!st.exec_notify || !st.exit_notify || lost != d->notify_lost ||
+	    mono_ns() - d->last_check_ns >= 60 * NSEC) {
+		(void)symbolizer__prune(d->sym);
+		d->last_check_ns = mono_ns();
+		d->notify_lost = lost;
+	} else {
+		(void)symbolizer__prune_gone(d->sym);
+	}
+	if (d->py)
+		python__prune(d->py);
+	if (d->unwind)
+		(void)unwinder__sweep(d->unwind); /* processes gone, whatever was missed */
+	(void)proc_tracker__sweep(d->procs);
+	d->last_prune_ns = mono_ns();
+}
+
+static void unwind_work(struct emberd *d)
+{
+	if (!d->unwind)
+		return;
+	liveness_worker_busy(&d->live, "unwind tables");
+	__atomic_store_n(&d->unwind_pending, unwinder__work(d->unwind) > 0, __ATOMIC_RELAXED);
+}
+
+/* Counters for /api/v1/stats: the sampler's now, the worker's as of its last tick. Either thread. */
+void pipeline_publish(struct emberd *d)
+{
+	struct http_published pub = { .have_unwind = d->unwind != NULL, .have_python = d->py != NULL };
+
+	sampler__stats(d->sampler, &pub.sampler);
+	(void)sampler__offcpu_stats(d->sampler, &pub.offcpu);
+	pthread_mutex_lock(&d->wpub_lock);
+	pub.offcpu_sink = d->wpub.offcpu;
+	pub.symbols = d->wpub.symbols;
+	pub.ingest = d->wpub.ingest;
+	pub.unwind = d->wpub.unwind;
+	pub.procs = d->wpub.procs;
+	pub.python = d->wpub.python;
+	pthread_mutex_unlock(&d->wpub_lock);
+	if (d->exporter) { /* its own thread's counters, under its lock */
+		exporter__stats(d->exporter, pub.exporters);
+		pub.have_exporter = true;
+	}
+	if (d->identity)
+		identity__stats(d->identity, &pub.identity);
+	http_server__publish(d->http, &pub);
+}
+
+/* On the worker: one item, in the order queued. */
+static void work_run(void *ctx, void *item)
+{
+	struct emberd *d = ctx;
+	struct work *w = item;
+	int r;
+
+	switch (w->kind) {
+	case W_BATCH:
+		liveness_worker_busy(&d->live, "naming");
+		d->real_off_ns = (int64_t)(real_ns() - mono_ns());
+		store_sink__set_clock_offset(d->sink, d->real_off_ns);
+		if (d->offcpu_sink)
+			offcpu_sink__set_clock_offset(d->offcpu_sink, d->real_off_ns);
+		r = sampler_batch__deliver(d->sampler, w->b, on_group, d);
+		if (r < 0)
+			log_errno(r, "delivery failed, samples counted as lost");
+		if (d->offcpu_sink && offcpu_sink__flush(d->offcpu_sink) < 0)
+			log_debug("chain graph: store full");
+		sampler_batch__free(d->sampler, w->b);
+		liveness_worker_busy(&d->live, "store");
+		(void)store__expire(d->store, clock_ns(CLOCK_REALTIME));
+		if (d->offcpu_sink)
+			offcpu_sink__expire(d->offcpu_sink, clock_ns(CLOCK_REALTIME));
+		/* new processes in it: their tables now (under the budget), not at the next tick */
+		unwind_work(d);
+		break;
+	case W_TICK:
+		unwind_work(d);
+		liveness_worker_busy(&d->live, "prune");
+		prune(d);
+		liveness_worker_busy(&d->live, "captures");
+		capture_mgr__tick(d->captures);
+		if (d->http)
+			http_server__tick(d->http); /* finishes due ad hoc captures */
+		sampler__events(d->sampler);
+		copy_worker_stats(d);
+		if (d->http) {
+			pipeline_publish(d);
+			__atomic_store_n(&d->published_ns, mono_ns(), __ATOMIC_RELAXED);
+		}
+		sampler_report_drops(d->sampler, &d->report, false);
+		/* free pages left in malloc's arenas by renders and batches back to the kernel */
+		(void)heap_trim(mono_ns(), HEAP_TRIM_MIN_FREE);
+		break;
+	case W_UNWIND:
+		__atomic_store_n(&d->unwind_queued, false, __ATOMIC_RELAXED);
+		unwind_work(d);
+		break;
+	case W_DUMP:
+		liveness_worker_busy(&d->live, "dump");
+		(void)store__dump_folded(d->store, d->cfg.dump_idle,
+					  (enum store_root)d->cfg.dump_root, d->cfg.dump_path);
+		break;
+	case W_FILTER:
+		if (ingest__set_filter(d->ingest, w->comms, w->cgroups))
+			log_warn("reload: [filter] lists too long, ignoring");
+		if (d->http)
+			http_server__flush_cache(d->http); /* answers rendered under the old filter */
+		break;
+	case W_FINAL:
+		liveness_worker_busy(&d->live, "final report");
+		sampler_report_drops(d->sampler, &d->report, true);
+		log_sampler_totals(d);
+		if (d->cfg.dump_after_s)
+			d->final_err = store__dump_folded(d->store, d->cfg.dump_idle,
+							   (enum store_root)d->cfg.dump_root,
+							   d->cfg.dump_path);
+		break;
+	}
+	liveness_worker_busy(&d->live, NULL);
+	free(w);
+}
+
+int emberd_worker_start(struct emberd *d)
+{
+	d->wq = workq__new(work_run, d, 1024);
+	if (!d->wq)
+		return log_errno(-errno, "cannot start the worker thread");
+	return 0;
+}

@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: MIT
+/* struct proc_tracker_stats described once (core/base/counters.h): "processes" in /api/v1/stats,
+ * the ember_process_tracker_* families. A new counter: a field, one row here. */
+#include <stddef.h>
+
+#include "ember/core/base/counters.h"
+#include "ember/daemon/proc/proctrack.h"
+
+#define U64(f) .off = offsetof(struct proc_tracker_stats, f), .value = COUNTER_U64
+#define EVENTS "ember_process_tracker_events_total"
+#define READS "ember_process_tracker_reads_total"
+
+const struct counter_desc proc_tracker_counters[] = {
+	{ .key = "procmap_query", .off = offsetof(struct proc_tracker_stats, procmap_query),
+	  .value = COUNTER_BOOL },
+	{ .key = "procs", U64(procs), .unit = "processes",
+	  .metric = "ember_process_tracker_processes", .type = COUNTER_GAUGE,
+	  .help = "Processes whose mappings the process tracker holds." },
+	{ .key = "mappings", U64(mappings), .metric = "ember_process_tracker_mappings",
+	  .type = COUNTER_GAUGE, .help = "Mappings it holds, all processes." },
+	{ .key = "mem_bytes", U64(mem_bytes), .unit = "bytes",
+	  .metric = "ember_process_tracker_memory_bytes", .type = COUNTER_GAUGE,
+	  .help = "Their memory." },
+	{ .key = "reads", U64(reads) },
+	{ .key = "query_reads", U64(query_reads), .metric = READS, .type = COUNTER_COUNTER,
+	  .help = "Mappings read, one per event (exec, first sample, refresh), by way "
+		  "(procmap_query, maps_text).",
+	  .label = "way", .label_value = "procmap_query" },
+	{ .key = "text_reads", U64(text_reads), .metric = READS, .label = "way",
+	  .label_value = "maps_text" },
+	{ .key = "query_ioctls", U64(query_ioctls) },
+	{ .key = "read_errors", U64(read_errors), .metric = EVENTS, .type = COUNTER_COUNTER,
+	  .help = "Process tracker events: event, reused (a read shared), stale (gone: the last "
+		  "read used), read_error, exit, swept, not_kept.",
+	  .label = "kind", .label_value = "read_error" },
+	{ .key = "reused", U64(reused), .metric = EVENTS, .label = "kind", .label_value = "reused" },
+	{ .key = "stale_used", U64(stale_used), .metric = EVENTS, .label = "kind",
+	  .label_value = "stale" },
+	{ .key = "events", U64(events), .metric = EVENTS, .label = "kind", .label_value = "event" },
+	{ .key = "exits", U64(exits), .metric = EVENTS, .label = "kind", .label_value = "exit" },
+	{ .key = "swept", U64(swept), .metric = EVENTS, .label = "kind", .label_value = "swept" },
+	{ .key = "not_kept", U64(not_kept), .metric = EVENTS, .label = "kind",
+	  .label_value = "not_kept" },
+};
+const size_t proc_tracker_counters_n = COUNTERS_N(proc_tracker_counters);

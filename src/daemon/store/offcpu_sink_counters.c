@@ -1,0 +1,19 @@
+// SPDX-License-Identifier: MIT
+/* struct offcpu_sink_stats described once (core/base/counters.h): the stored side of "offcpu" in
+ * /api/v1/stats. A new counter: a field, one row here. */
+#include <stddef.h>
+
+#include "ember/core/base/counters.h"
+#include "ember/daemon/store/offcpu_sink.h"
+
+#define U64(f) .off = offsetof(struct offcpu_sink_stats, f), .value = COUNTER_U64
+
+const struct counter_desc offcpu_sink_counters[] = {
+	{ .key = "stored_events", U64(events) },
+	{ .key = "stored_quanta", U64(quanta) },
+	{ .key = "stored_wakers", U64(wakeup_events) },
+	{ .key = "stored_waker_quanta", U64(wakeup_quanta) },
+	{ .key = "chain_nowaker_quanta", U64(chain_nowaker) },
+	{ .key = "chain_dropped_quanta", U64(chain_dropped) },
+};
+const size_t offcpu_sink_counters_n = COUNTERS_N(offcpu_sink_counters);
