@@ -2,8 +2,9 @@
 /*
  * The user stack walk of sampler.bpf.c (included once by it): from the interrupted user
  * registers, frame by frame, with the unwind rows userspace compiled from each file's CFI
- * (src/daemon/unwind/cfi.c, unwind.c). Per frame: the mapping holding the address (binary
- * search in the process's list), its row (binary search in the file's range of the rows array),
+ * (src/daemon/unwind/cfi.c, unwind.c). Per frame: the mapping holding the address (the previous
+ * frame's, else a binary search in the process's list), its rule (the rule cache by file and
+ * offset, else the file's index by address block and a binary search in that block's few rows),
  * then the CFA, the return address at CFA - 8 and the caller's rbp by the row's rules. Frames
  * without a row (JIT code, a gap in the CFI, a process not listed yet) step by the frame pointer.
  *
@@ -39,16 +40,17 @@ struct {
 } ustack_scratch SEC(".maps");
 
 /*
- * The rules of frames seen lately, per CPU, direct-mapped by (pid, ip): most samples repeat the
- * return addresses of the samples before them, and a hit saves both searches. An entry holds for
- * the list generation it was found in (a list rewritten for a new mapping or an evicted table
- * changes it); rows are not cached where the walk stepped by frame pointer.
+ * The rules of frames seen lately, per CPU, direct-mapped by (table id, file address): most
+ * samples repeat the return addresses of the samples before them, and a hit saves the row
+ * search. Keyed by file, not by process, every process of one binary (and every process using
+ * libc) shares what one learned; a table's id is never reused, so an entry never outlives its
+ * table's meaning. Rules that step by frame pointer (a gap in the CFI, a rule the walker cannot
+ * express, an address before the first row) are cached too.
  */
-#define RULE_CACHE_SLOTS 1024
+#define RULE_CACHE_SLOTS 4096
 struct rule_slot {
-	__u64 ip;
-	__u32 pid;
-	__u32 gen;
+	__u32 off;	/* file address */
+	__u32 id;	/* table id: 0 is an empty slot */
 	__u32 rule;
 	__u32 pad;
 };
@@ -60,13 +62,15 @@ struct {
 	__uint(max_entries, RULE_CACHE_SLOTS);
 } rule_cache SEC(".maps");
 
-/* Walks stopped short, by reason (EMBER_STOP_*), per CPU: one increment per truncated walk. */
+/* Walks stopped short, by reason (EMBER_STOP_*), per CPU: one increment per truncated walk; and
+ * the walks' work (EMBER_WALK_*), added once per walk. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, __u32);
 	__type(value, struct ember_walk_stops);
 	__uint(max_entries, 1);
 } walk_stops SEC(".maps");
+
 
 /* Rows in unwind_rows (its max_entries). */
 const volatile __u32 nr_rows = 1;
@@ -91,7 +95,8 @@ const volatile __u32 nr_rows = 1;
 struct walk {
 	struct ember_ustack *st;		/* per-CPU scratch */
 	const struct ember_unwind_proc *proc;	/* NULL: frame pointers only */
-	__u32 pid, gen;				/* the list's generation, for the rule cache */
+	__u32 pid;
+	__u32 last_m;	/* the previous frame's mapping, + 1 (0: none) */
 	__u64 ip, sp, bp;
 	__u64 hash;
 	__u32 unknown_run;
@@ -100,7 +105,16 @@ struct walk {
 	bool done;
 	__u8 fp_why;	/* why this frame steps by frame pointer: EMBER_STOP_NO_TABLE... */
 	__u8 stop;	/* why the walk stopped short: EMBER_STOP_* (walk_stops) */
+	struct ember_walk_stops *ws;	/* this CPU's counters (NULL: none) */
 };
+
+/* Counts a walk's work (EMBER_WALK_*) in this CPU's walk_stops: map memory, which the verifier
+ * does not track value by value as it would a counter on the stack. */
+static __always_inline void wcount(struct walk *w, int i, __u64 n)
+{
+	if (w->ws)
+		w->ws->walk[i] += n;
+}
 
 /* Stops the walk as truncated for @why (EMBER_STOP_*): returns 1, the callback's "stop". */
 static __always_inline long stop_short(struct walk *w, __u8 why)
@@ -180,21 +194,52 @@ static long row_halve(__u32 i, void *ctx)
 	return 0;
 }
 
-/* The row of @pc (a file address) among rows [start, start + count): NULL when none. */
-static __always_inline const struct ember_unwind_prow *find_row(__u32 start, __u32 count,
-								__u32 pc)
+/*
+ * The rule of @pc (a file address) in the table at [start, start + count) of the rows array
+ * (bpf_shared.h: header, index, rows), whose header's first element is @hdr: the row's rule, or
+ * 0 (a gap: frame pointer) when no row covers @pc. -1: the table is malformed (not cached).
+ */
+static __always_inline __s64 find_rule(struct walk *w, __u32 start, __u32 count, __u32 nblocks,
+				       __u32 pc)
 {
-	struct row_search rs = { .base = start, .n = count, .pc = pc };
-	const struct ember_unwind_prow *r;
+	struct row_search rs;
+	const struct ember_unwind_prow *r, *ix;
+	long found;
+	__u32 idx, k, rows, lo, hi;
 
-	if (!count || start + count > nr_rows || start + count < start)
-		return NULL;
-	/* the last row with row.pc <= pc; 25 halvings take 32 M rows to 1 */
-	bpf_loop(25, row_halve, &rs, 0);
+	if (start + count > nr_rows || start + count < start ||
+	    count < EMBER_UNWIND_HDR + nblocks || !nblocks)
+		return -1;
+	rows = start + EMBER_UNWIND_HDR + nblocks;
+	idx = start + 1;
+	r = bpf_map_lookup_elem(&unwind_rows, &idx);
+	if (!r)
+		return -1;
+	if (pc < r->pc)
+		return 0; /* before the first row */
+	k = (pc - r->pc) >> (r->rule & 31);
+	if (k >= nblocks)
+		k = nblocks - 1;
+	idx = start + EMBER_UNWIND_HDR + k;
+	ix = bpf_map_lookup_elem(&unwind_rows, &idx);
+	if (!ix)
+		return -1;
+	lo = ix->pc;
+	hi = ix->rule;
+	if (hi < lo || rows + hi >= start + count)
+		return -1;
+	/* the last row with row.pc <= pc in [lo, hi]: a block's few rows; 25 halvings take 32 M
+	 * rows to 1 */
+	rs.base = rows + lo;
+	rs.n = hi - lo + 1;
+	rs.pc = pc;
+	found = bpf_loop(25, row_halve, &rs, 0);
+	wcount(w, EMBER_WALK_HALVINGS, found);
+	wcount(w, EMBER_WALK_SEARCHES, 1);
 	r = bpf_map_lookup_elem(&unwind_rows, &rs.base);
-	if (!r || r->pc > pc)
-		return NULL;
-	return r;
+	if (!r)
+		return -1;
+	return r->pc > pc ? 0 : (__s64)r->rule;
 }
 
 static __always_inline int read_u64(__u64 *dst, __u64 addr)
@@ -205,18 +250,19 @@ static __always_inline int read_u64(__u64 *dst, __u64 addr)
 /* One step by the frame pointer: 0, or 1 to stop. */
 static __always_inline int fp_step(struct walk *w)
 {
-	__u64 ra, nbp;
+	__u64 fr[2]; /* the saved rbp, the return address: one read */
 
+	wcount(w, EMBER_WALK_FP_STEPS, 1);
 	if (!w->bp) {
 		w->st->flags |= EMBER_USTACK_END; /* the chain's end */
 		return 1;
 	}
 	/* the walk came here for want of a rule: that is why it stops (w->fp_why) */
-	if (w->bp < w->sp || read_u64(&nbp, w->bp) || read_u64(&ra, w->bp + 8))
+	if (w->bp < w->sp || bpf_probe_read_user(fr, sizeof(fr), (const void *)w->bp))
 		return stop_short(w, w->fp_why);
 	w->sp = w->bp + 16;
-	w->bp = nbp;
-	w->ip = ra;
+	w->bp = fr[0];
+	w->ip = fr[1];
 	w->exact_ip = false;
 	return 0;
 }
@@ -226,10 +272,11 @@ static long walk_step(__u32 idx, void *ctx)
 {
 	struct walk *w = ctx;
 	const struct ember_unwind_proc *p = w->proc;
-	const struct ember_unwind_prow *row = NULL;
+	const struct ember_unwind_map *map;
+	const struct ember_unwind_prow *hdr;
 	struct rule_slot *slot;
-	__u32 rule, type, slot_key;
-	__s64 off;
+	__u32 rule, type, slot_key, foff, id, start;
+	__s64 off, found;
 	__u64 pc, cfa, ra, nbp = w->bp, sp = w->sp;
 	__u32 n = w->st->nr;
 	int m;
@@ -244,18 +291,17 @@ static long walk_step(__u32 idx, void *ctx)
 	w->st->nr = n + 1;
 	w->hash = (w->hash ^ w->ip) * 0x100000001b3ULL;
 	w->fp_why = EMBER_STOP_NO_TABLE;
+	wcount(w, EMBER_WALK_FRAMES, 1);
 	if (!p)
 		return fp_step(w);
 	/* a return address points after the call: look up the call itself */
 	pc = w->exact_ip ? w->ip : w->ip - 1;
-	slot_key = (__u32)((pc ^ (pc >> 12) ^ ((__u64)w->pid << 7)) & (RULE_CACHE_SLOTS - 1));
-	slot = bpf_map_lookup_elem(&rule_cache, &slot_key);
-	if (slot && slot->ip == pc && slot->pid == w->pid && slot->gen == w->gen) {
-		rule = slot->rule;
-		w->unknown_run = 0;
-		goto have_rule;
+	/* most callers are in the callee's file: its mapping first */
+	m = (int)((w->last_m - 1) & (EMBER_UNWIND_MAX_MAPS - 1));
+	if (!w->last_m || w->last_m > p->nr || pc < p->maps[m].start || pc >= p->maps[m].end) {
+		m = find_map(p, pc);
+		wcount(w, EMBER_WALK_MAP_SEARCHES, 1);
 	}
-	m = find_map(p, pc);
 	if (m < 0) {
 		/* in no mapping we know: JIT code newer than the list? one frame pointer step,
 		 * but not through a run of them */
@@ -266,20 +312,34 @@ static long walk_step(__u32 idx, void *ctx)
 	}
 	w->unknown_run = 0;
 	m &= EMBER_UNWIND_MAX_MAPS - 1;
-	if (p->maps[m].row_count && pc - p->maps[m].bias < 0xffffffffULL)
-		row = find_row(p->maps[m].row_start, p->maps[m].row_count,
-			       (__u32)(pc - p->maps[m].bias));
-	if (!row) {
-		/* JIT code, hand-written assembly, a gap in the CFI */
-		if (p->maps[m].row_count)
-			w->fp_why = EMBER_STOP_NO_ROW;
+	w->last_m = (__u32)m + 1;
+	map = &p->maps[m];
+	/* JIT code, a file without CFI: frame pointers (the reason stays NO_TABLE) */
+	if (!map->row_count)
 		return fp_step(w);
+	w->fp_why = EMBER_STOP_NO_ROW;
+	if (pc - map->bias >= 0xffffffffULL)
+		return fp_step(w);
+	foff = (__u32)(pc - map->bias);
+	start = map->row_start;
+	hdr = bpf_map_lookup_elem(&unwind_rows, &start);
+	if (!hdr || !hdr->pc)
+		return fp_step(w);
+	id = hdr->pc;
+	slot_key = ((foff ^ (foff >> 13) ^ (id * 0x9e3779b9u)) * 0x85ebca6bu) >> 20;
+	slot = bpf_map_lookup_elem(&rule_cache, &slot_key);
+	if (slot && slot->id == id && slot->off == foff) {
+		wcount(w, EMBER_WALK_CACHE_HITS, 1);
+		rule = slot->rule;
+		goto have_rule;
 	}
-	rule = row->rule;
+	found = find_rule(w, start, map->row_count, hdr->rule, foff);
+	if (found < 0)
+		return fp_step(w);
+	rule = (__u32)found;
 	if (slot) {
-		slot->ip = pc;
-		slot->pid = w->pid;
-		slot->gen = w->gen;
+		slot->off = foff;
+		slot->id = id;
 		slot->rule = rule;
 	}
 have_rule:
@@ -320,9 +380,18 @@ have_rule:
 	default:
 		return stop_short(w, EMBER_STOP_NO_RULE);
 	}
-	if (read_u64(&ra, cfa - 8))
+	if (EMBER_PROW_BP_TYPE(rule) == EMBER_BP_SAVED && EMBER_PROW_BP(rule) == -2) {
+		/* rbp pushed right below the return address (most frames that save it): one
+		 * read for both */
+		__u64 fr[2];
+
+		if (bpf_probe_read_user(fr, sizeof(fr), (const void *)(cfa - 16)))
+			goto trunc;
+		nbp = fr[0];
+		ra = fr[1];
+	} else if (read_u64(&ra, cfa - 8)) {
 		goto trunc;
-	if (EMBER_PROW_BP_TYPE(rule) == EMBER_BP_SAVED) {
+	} else if (EMBER_PROW_BP_TYPE(rule) == EMBER_BP_SAVED) {
 		if (read_u64(&nbp, cfa + (__s64)EMBER_PROW_BP(rule) * 8))
 			goto trunc;
 	} else if (EMBER_PROW_BP_TYPE(rule) == EMBER_BP_AT_RBP) {
@@ -379,18 +448,13 @@ static __always_inline int walk_user(__u32 pid, const __u64 *regs, bool regs_ker
 	w.proc = bpf_map_lookup_elem(&unwind_procs, &pid);
 	if (!w.proc)
 		w.st->flags |= EMBER_USTACK_FP;
-	else
-		w.gen = w.proc->gen;
 	w.pid = pid;
+	w.ws = bpf_map_lookup_elem(&walk_stops, &zero);
 	bpf_loop(EMBER_MAX_STACK_DEPTH + 1, walk_step, &w, 0);
 	if (!w.st->nr)
 		return -EFAULT;
-	if (w.st->flags & EMBER_USTACK_TRUNC) {
-		struct ember_walk_stops *ws = bpf_map_lookup_elem(&walk_stops, &zero);
-
-		if (ws)
-			ws->n[w.stop & (EMBER_STOP_NR - 1)]++;
-	}
+	if (w.ws && (w.st->flags & EMBER_USTACK_TRUNC))
+		w.ws->n[w.stop & (EMBER_STOP_NR - 1)]++;
 	w.st->hash = w.hash ^ w.st->flags;
 	*ret = w.st;
 	return 0;

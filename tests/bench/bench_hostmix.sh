@@ -85,7 +85,8 @@ emberd_run() {
 		--dump-root comm --dump-file "$TMP/$n.folded" "$@" >"$TMP/$n.log" 2>&1 &
 	rpid=$!
 	sleep $((DUR / 4))
-	pid=$(pgrep -n -x emberd)
+	# rusage.py's child: not the newest emberd of the host (other emberds, other names)
+	pid=$(pgrep -P "$rpid" | head -1)
 	a=$(snapshot "$pid" "$port")
 	sleep $((DUR / 2))
 	b=$(snapshot "$pid" "$port")

@@ -4,7 +4,8 @@
  * A process is listed with tables for its files (libc, the vDSO, this binary), a second process
  * mapping the same files shares them, a file bigger than the whole array is not held (counted),
  * a table no process uses is evicted for room, tables in use are not (the build is refused), and
- * a forgotten process leaves the map.
+ * a forgotten process leaves the map. A table's index by address block (no BPF needed) leads the
+ * walker's search to the row a search of the whole file finds, for every address.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -23,6 +24,7 @@
 
 #include <bpf/libbpf.h>
 
+#include "ember/daemon/sample/bpf_shared.h"
 #include "ember/daemon/sample/sampler.h"
 #include "ember/daemon/unwind/unwind.h"
 
@@ -112,6 +114,10 @@ static void test_list_and_share(void **state)
 	assert_int_equal(st.procs_pending, 0);
 	assert_true(st.tables >= 3); /* libc, ld.so, this binary (and the vDSO) */
 	assert_true(st.rows_used > 20000 && st.rows_used <= st.rows_capacity);
+	/* the headers and block indexes: bounded by the rows they index */
+	assert_true(st.index_used >= 2 * st.tables &&
+		    st.index_used <= st.rows_used / 16 + 4 * st.tables);
+	assert_true(st.rows_used + st.index_used <= st.rows_capacity);
 	assert_int_equal(st.rows_capacity, 1 << 20);
 	assert_int_equal(st.bytes, (uint64_t)(1 << 20) * 8);
 	assert_int_equal(st.ready_count, 1);
@@ -276,9 +282,104 @@ static void test_gone_is_not_failed(void **state)
 	rmdir(root);
 }
 
+/* The row covering @pc the way bpf/unwind.bpf.h finds it: the index's block, then the halvings
+ * over its rows. Its index among the rows, or -1 (none). */
+static long index_lookup(const struct ember_unwind_prow *t, size_t total, uint32_t pc)
+{
+	uint32_t nblocks = t[0].rule, base = t[1].pc, shift = t[1].rule, k, lo, hi, b, n, half;
+	const struct ember_unwind_prow *rows = &t[EMBER_UNWIND_HDR + nblocks];
+	size_t nrows = total - EMBER_UNWIND_HDR - nblocks;
+
+	if (pc < base)
+		return -1;
+	k = (pc - base) >> shift;
+	if (k >= nblocks)
+		k = nblocks - 1;
+	lo = t[EMBER_UNWIND_HDR + k].pc;
+	hi = t[EMBER_UNWIND_HDR + k].rule;
+	assert_true(lo <= hi && hi < nrows);
+	for (b = lo, n = hi - lo + 1; n > 1; n -= half) {
+		half = n / 2;
+		if (rows[b + half].pc <= pc)
+			b += half;
+	}
+	return rows[b].pc > pc ? -1 : (long)b;
+}
+
+/* The last row with row.pc <= @pc by a search of all @n, or -1. */
+static long whole_lookup(const struct ember_unwind_row *r, size_t n, uint32_t pc)
+{
+	long lo = 0, hi = (long)n - 1, mid, best = -1;
+
+	while (lo <= hi) {
+		mid = (lo + hi) / 2;
+		if (r[mid].pc <= pc) {
+			best = mid;
+			lo = mid + 1;
+		} else {
+			hi = mid - 1;
+		}
+	}
+	return best;
+}
+
+/* Rows with dense code, sparse stretches and a 4 MiB hole (a file's text and a far section), one
+ * row, and rows at the top of the 32-bit address space: every address from before the first row
+ * to past the last finds the row a whole-file search finds, and the index stays under rows / 16 + 2
+ * blocks. */
+static void test_index(void **state)
+{
+	static const struct { uint32_t first; size_t n; int gaps; } cases[] = {
+		{ 0x1040, 20000, 1 }, { 0x400000, 1, 0 }, { 0xfff00000u, 3000, 0 }, { 0x2000, 40, 1 },
+	};
+	struct ember_unwind_row *rows;
+	struct ember_unwind_prow *buf = NULL;
+	size_t cap = 0, c, i, total, nblocks;
+	uint64_t lossy = 0, pc, end;
+	uint32_t x = 12345;
+
+	(void)state;
+	for (c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		rows = calloc(cases[c].n, sizeof(*rows));
+		assert_non_null(rows);
+		pc = cases[c].first;
+		for (i = 0; i < cases[c].n; i++) {
+			x = x * 1103515245u + 12345u;
+			rows[i].pc = (uint32_t)pc;
+			rows[i].cfa_type = EMBER_CFA_SP;
+			rows[i].cfa_off = 8 * (int32_t)(1 + i % 7);
+			pc += 1 + (x >> 16) % 40; /* 1..40 bytes a row */
+			if (cases[c].gaps && i % 997 == 0)
+				pc += (x >> 8) % 8192; /* sparse stretches */
+			if (cases[c].gaps && i == cases[c].n / 2)
+				pc += 4u << 20;
+		}
+		total = unwind_pack_table(rows, cases[c].n, 42, &buf, &cap, &lossy);
+		nblocks = buf[0].rule;
+		assert_int_equal(buf[0].pc, 42);
+		assert_int_equal(total, EMBER_UNWIND_HDR + nblocks + cases[c].n);
+		assert_true(nblocks >= 1 && nblocks <= cases[c].n / 16 + 2);
+		/* the rows themselves, in order, after the index */
+		assert_int_equal(buf[EMBER_UNWIND_HDR + nblocks].pc, rows[0].pc);
+		end = (uint64_t)rows[cases[c].n - 1].pc + 70000;
+		if (end > 0xffffffffu)
+			end = 0xffffffffu;
+		for (pc = rows[0].pc >= 300 ? rows[0].pc - 300 : 0; pc <= end; pc++)
+			if (index_lookup(buf, total, (uint32_t)pc) !=
+			    whole_lookup(rows, cases[c].n, (uint32_t)pc))
+				fail_msg("case %zu: pc %#llx: index row %ld, whole-file row %ld", c,
+					 (unsigned long long)pc, index_lookup(buf, total, (uint32_t)pc),
+					 whole_lookup(rows, cases[c].n, (uint32_t)pc));
+		free(rows);
+	}
+	assert_int_equal(lossy, 0);
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_index),
 		cmocka_unit_test(test_list_and_share),
 		cmocka_unit_test(test_room),
 		cmocka_unit_test(test_gone_is_not_failed),

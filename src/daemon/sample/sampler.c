@@ -1118,8 +1118,21 @@ const char *sampler_stop_name(unsigned int reason)
 	return reason < EMBER_STOP_NR ? names[reason] : "?";
 }
 
-/* Adds the walks stopped short, by reason, summed over CPUs, to @ret. */
-static int read_walk_stops(struct sampler *s, uint64_t *ret)
+_Static_assert(SAMPLER_WALK_COUNTS == EMBER_WALK_NR, "walk counts: sampler.h and bpf_shared.h");
+
+const char *sampler_walk_name(unsigned int i)
+{
+	static const char *const names[EMBER_WALK_NR] = {
+		[EMBER_WALK_FRAMES] = "frames",		[EMBER_WALK_CACHE_HITS] = "cache_hits",
+		[EMBER_WALK_SEARCHES] = "row_searches",	[EMBER_WALK_HALVINGS] = "row_halvings",
+		[EMBER_WALK_MAP_SEARCHES] = "map_searches", [EMBER_WALK_FP_STEPS] = "fp_steps",
+	};
+
+	return i < EMBER_WALK_NR ? names[i] : "?";
+}
+
+/* Adds the walks stopped short, by reason, and their work, summed over CPUs, to @ret and @walk. */
+static int read_walk_stops(struct sampler *s, uint64_t *ret, uint64_t *walk)
 {
 	struct ember_walk_stops *per = calloc((size_t)s->nr_cpus, sizeof(*per));
 	__u32 zero = 0;
@@ -1133,6 +1146,9 @@ static int read_walk_stops(struct sampler *s, uint64_t *ret)
 	for (i = 0; !err && i < s->nr_cpus; i++)
 		for (k = 0; k < EMBER_STOP_NR; k++)
 			ret[k] += per[i].n[k];
+	for (i = 0; !err && i < s->nr_cpus; i++)
+		for (k = 0; k < EMBER_WALK_NR; k++)
+			walk[k] += per[i].walk[k];
 	free(per);
 	return err;
 }
@@ -1252,7 +1268,7 @@ void sampler__stats(struct sampler *s, struct sampler_stats *ret)
 		ret->user_fp_walks += bs.user_fp_walks;
 		ret->user_truncated += bs.user_truncated;
 	}
-	(void)read_walk_stops(s, ret->user_stops); /* zeros on failure: bpf_calls counts it */
+	(void)read_walk_stops(s, ret->user_stops, ret->user_walk); /* zeros on failure: bpf_calls counts it */
 	STAT_ADD(s, bpf_calls, 1);
 	if (!bpf_obj_get_info_by_fd(bpf_program__fd(s->prog), &info, &len)) {
 		ret->prog_run_ns = info.run_time_ns;

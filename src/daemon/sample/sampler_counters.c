@@ -45,6 +45,11 @@ static const char *stop_name(unsigned int i)
 	return sampler_stop_name(i);
 }
 
+static const char *walk_name(unsigned int i)
+{
+	return sampler_walk_name(i);
+}
+
 #define EVENTS "ember_sampler_events_total"
 #define STACK_ERRORS "ember_stack_errors_total"
 
@@ -125,6 +130,10 @@ const struct counter_desc sampler_counters[] = {
 	  .type = COUNTER_COUNTER,
 	  .help = "User stack walks cut short ([truncated]), by why: no_table, no_row, no_rule, "
 		  "unmapped, unreadable, depth, loop, other." },
+	{ .key = "user_walk", U64(user_walk), .nr = SAMPLER_WALK_COUNTS, .name = walk_name,
+	  .array_label = "kind", .metric = "ember_user_walk_total", .type = COUNTER_COUNTER,
+	  .help = "The user stack walks' work, by kind: frames, cache_hits (rules from the rule "
+		  "cache), row_searches, row_halvings, map_searches, fp_steps." },
 	{ .key = "prog_run_ns", U64(prog_run_ns), .unit = "ns",
 	  .metric = "ember_bpf_run_time_seconds_total", .type = COUNTER_COUNTER,
 	  .help = "CPU time spent in ember's BPF programs (kernel.bpf_stats_enabled=1).",

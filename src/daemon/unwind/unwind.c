@@ -46,7 +46,8 @@ struct table {
 	uint8_t bid[BID_MAX];
 	size_t bid_len;
 	uint32_t uid;			/* the owner of the file read: shared by build-id with its files */
-	uint32_t row_start, row_count;
+	uint32_t row_start, nelem;	/* its elements in the array: header, index, rows */
+	uint32_t row_count;		/* ... of which rows */
 	struct elfload load;		/* where its segments go: a mapping's bias */
 	unsigned int files;		/* file entries naming it */
 	unsigned int users;		/* listed process mappings using it */
@@ -109,6 +110,7 @@ struct unwinder {
 	struct proc_tracker *own_tracker; /* ... when the caller gave none */
 	struct ember_unwind_proc list;	/* scratch: the list being written */
 	uint32_t list_gen;		/* the last list's generation */
+	uint32_t table_id;		/* the last table's id (bpf_shared.h: the rule cache's key) */
 	struct unwind_stats st;
 };
 
@@ -191,9 +193,10 @@ static void table_free(struct unwinder *u, struct table *t)
 	if (!t)
 		return;
 	lru_unlink(t);
-	(void)range_free(u, t->row_start, t->row_count);
-	if (t->row_count) {
+	(void)range_free(u, t->row_start, t->nelem);
+	if (t->nelem) {
 		u->st.rows_used -= t->row_count;
+		u->st.index_used -= t->nelem - t->row_count;
 		u->st.tables--;
 	} else {
 		u->st.tables_empty--;
@@ -295,13 +298,13 @@ static int make_room(struct unwinder *u, uint32_t len, uint32_t *ret)
 	while (range_alloc(u, len, ret)) {
 		victim = NULL;
 		for (t = u->lru.prev; t != &u->lru; t = t->prev) {
-			if (t->row_count && !t->users) {
+			if (t->nelem && !t->users) {
 				victim = t;
 				break;
 			}
 		}
 		for (t = u->lru.prev; t != &u->lru && !victim; t = t->prev)
-			if (t->row_count && now - t->hot_ns >= HOT_NS)
+			if (t->nelem && now - t->hot_ns >= HOT_NS)
 				victim = t;
 		if (!victim) {
 			u->st.refused++;
@@ -342,6 +345,52 @@ static struct ember_unwind_prow pack_row(const struct ember_unwind_row *r, uint6
 	return p;
 }
 
+/*
+ * The shift of the index's block size for rows from @lo to @hi (their pcs), @n of them: the
+ * smallest (from 64-byte blocks) that keeps the index to n / 16 + 2 blocks, about 16 rows a block
+ * (a search of 4 halvings in two cache lines) for at most 1/16 of the rows' memory.
+ */
+static unsigned int index_shift(uint32_t lo, uint32_t hi, size_t n)
+{
+	unsigned int s = 6;
+
+	while (s < 31 && (size_t)((hi >> s) - (lo >> s)) + 1 > n / 16 + 2)
+		s++;
+	return s;
+}
+
+size_t unwind_pack_table(const struct ember_unwind_row *rows, size_t n, uint32_t id,
+			 struct ember_unwind_prow **buf, size_t *cap, uint64_t *ret_lossy)
+{
+	unsigned int shift = index_shift(rows[0].pc, rows[n - 1].pc, n);
+	uint32_t base = rows[0].pc >> shift << shift;
+	size_t nblocks = (size_t)((rows[n - 1].pc >> shift) - (rows[0].pc >> shift)) + 1;
+	size_t total = EMBER_UNWIND_HDR + nblocks + n, i, k, j = 0;
+	struct ember_unwind_prow *ix;
+	uint64_t first, last;
+
+	if (!n || array_grow((void **)buf, cap, total, sizeof(**buf), 4096))
+		return 0;
+	(*buf)[0] = (struct ember_unwind_prow){ .pc = id, .rule = (uint32_t)nblocks };
+	(*buf)[1] = (struct ember_unwind_prow){ .pc = base, .rule = shift };
+	ix = &(*buf)[EMBER_UNWIND_HDR];
+	/* j: the last row with pc <= the address at hand (0 when none: the walk checks the row) */
+	for (k = 0; k < nblocks; k++) {
+		first = (uint64_t)base + ((uint64_t)k << shift);
+		last = first + (1ull << shift) - 1;
+		while (j + 1 < n && rows[j + 1].pc <= first)
+			j++;
+		ix[k].pc = (uint32_t)j;
+		while (j + 1 < n && rows[j + 1].pc <= last)
+			j++;
+		ix[k].rule = (uint32_t)j;
+		/* the next block starts with the row covering this one's end */
+	}
+	for (i = 0; i < n; i++)
+		ix[nblocks + i] = pack_row(&rows[i], ret_lossy);
+	return total;
+}
+
 /* Compiles @ct into the array as a new table (most recent). NULL + errno. */
 static struct table *table_from_cfi(struct unwinder *u, struct cfi_table *ct, Elf *elf)
 {
@@ -358,7 +407,16 @@ static struct table *table_from_cfi(struct unwinder *u, struct cfi_table *ct, El
 	(void)elfload_read(elf, &t->load); /* none or some: bias_of() falls back */
 	rows = ct ? cfi_table__rows(ct, &n) : NULL;
 	if (n) {
-		err = make_room(u, (uint32_t)n, &start);
+		uint32_t id = ++u->table_id ? u->table_id : ++u->table_id; /* never 0 */
+		size_t total = n > u->capacity ? n :
+			unwind_pack_table(rows, n, id, &u->packed, &u->packed_cap, &u->st.rows_lossy);
+
+		if (!total) {
+			free(t);
+			errno = ENOMEM;
+			return NULL;
+		}
+		err = total > u->capacity ? -E2BIG : make_room(u, (uint32_t)total, &start);
 		if (err) {
 			if (err == -E2BIG)
 				u->st.too_big++;
@@ -366,18 +424,12 @@ static struct table *table_from_cfi(struct unwinder *u, struct cfi_table *ct, El
 			errno = -err;
 			return NULL;
 		}
-		if (array_grow((void **)&u->packed, &u->packed_cap, n, sizeof(*u->packed), 4096)) {
-			(void)range_free(u, start, (uint32_t)n);
-			free(t);
-			errno = ENOMEM;
-			return NULL;
-		}
-		for (size_t i = 0; i < n; i++)
-			u->packed[i] = pack_row(&rows[i], &u->st.rows_lossy);
-		(void)sampler__unwind_write_rows(u->s, start, u->packed, n);
+		(void)sampler__unwind_write_rows(u->s, start, u->packed, total);
 		t->row_start = start;
+		t->nelem = (uint32_t)total;
 		t->row_count = (uint32_t)n;
 		u->st.rows_used += n;
+		u->st.index_used += total - n;
 		u->st.tables++;
 	} else {
 		u->st.tables_empty++;
@@ -557,10 +609,10 @@ static int write_list(struct unwinder *u, struct proc *p)
 		struct ember_unwind_map *x = &l->maps[l->nr++];
 
 		*x = (struct ember_unwind_map){ .start = m->start, .end = m->end };
-		if (m->t && m->t->row_count) {
+		if (m->t && m->t->nelem) {
 			x->bias = bias_of(m->t, m);
 			x->row_start = m->t->row_start;
-			x->row_count = m->t->row_count;
+			x->row_count = m->t->nelem;
 		}
 	}
 	if (p->n > EMBER_UNWIND_MAX_MAPS)

@@ -19,10 +19,13 @@ static double ready_ms_avg(const void *p)
 const struct counter_desc unwind_counters[] = {
 	{ .key = "rows_capacity", U64(rows_capacity), .unit = "rows", .metric = "ember_unwind_rows",
 	  .type = COUNTER_GAUGE,
-	  .help = "Rows of the unwind tables the BPF walker reads, by state (used, capacity).",
+	  .help = "Elements of the unwind tables' array the BPF walker reads, by state (used: rows, "
+		  "index: headers and block indexes, capacity).",
 	  .label = "state", .label_value = "capacity" },
 	{ .key = "rows_used", U64(rows_used), .unit = "rows", .metric = "ember_unwind_rows",
 	  .label = "state", .label_value = "used" },
+	{ .key = "index_used", U64(index_used), .unit = "rows", .metric = "ember_unwind_rows",
+	  .label = "state", .label_value = "index" },
 	{ .key = "bytes", U64(bytes), .unit = "bytes", .metric = "ember_unwind_bytes",
 	  .type = COUNTER_GAUGE, .help = "Kernel memory of the unwind tables' rows array." },
 	{ .key = "tables", U64(tables), .unit = "files", .metric = "ember_unwind_tables",

@@ -199,7 +199,7 @@ struct ember_exec_rec {
 #define EMBER_REC_EXIT 1
 
 /*
- * --- user stacks without frame pointers (bpf/unwind.bpf.h; tables: src/daemon/symbols/) ------
+ * --- user stacks without frame pointers (bpf/unwind.bpf.h; tables: src/daemon/unwind/) ------
  *
  * Userspace compiles each executable file's call frame information into rows (cfi.c), writes
  * them into one array of rows (a range per file, shared by every process that maps it) and, per
@@ -252,7 +252,20 @@ struct ember_unwind_prow {
  * hold or the walker cannot express (cfi_none_reason other than the gap, or lossy) */
 #define EMBER_PROW_NONE_RULE   (EMBER_CFA_NONE | 1u << 16)
 
-/* An executable mapping of a process: [start, end), its rows [row_start, +row_count) (0 rows:
+/*
+ * A file's table in the rows array, elements [row_start, + row_count) (struct ember_unwind_prow
+ * each): a header of EMBER_UNWIND_HDR elements, an index by address block, then the rows sorted
+ * by pc. Header [0] {pc: the table's id (never 0, never reused: the rule cache's key), rule: the
+ * index's blocks (nblocks)}; [1] {pc: the first block's file address, rule: the block size's
+ * shift}. Index [EMBER_UNWIND_HDR + k] {pc: the row covering block k's first address (the last
+ * with row.pc <= it; 0 when none), rule: the row covering its last address}, both relative to
+ * the first row; an address past the last block is in the last. A search thus touches one
+ * block's rows (a few halvings), not the file's. Userspace picks the shift so that nblocks <=
+ * rows / 16 + 2: the index costs at most 1/16 of the rows.
+ */
+#define EMBER_UNWIND_HDR 2
+
+/* An executable mapping of a process: [start, end), its table [row_start, +row_count) (0:
  * frame pointers here, e.g. JIT code), file address = ip - bias. 32 bytes. */
 struct ember_unwind_map {
 	__u64 start, end;
@@ -264,7 +277,7 @@ struct ember_unwind_map {
 #define EMBER_UNWIND_MAX_MAPS 256
 struct ember_unwind_proc {
 	__u32 nr;
-	__u32 gen;	/* changes with every write of a list (the BPF side caches rules by it) */
+	__u32 gen;	/* changes with every write of a list */
 	struct ember_unwind_map maps[EMBER_UNWIND_MAX_MAPS];
 };
 
@@ -307,8 +320,23 @@ struct ember_ustack {
 #define EMBER_STOP_LOOP	      7 /* loop guard: a CFA not above the frame's rsp */
 #define EMBER_STOP_NR	      8
 
+/*
+ * The user walks' work, summed per CPU beside the stops (walk[], one read for both), by what each
+ * frame cost: frames walked, their rules found in the rule cache, row searches (a block of the
+ * file's index) and the halvings they took, mapping searches (the frame not in the previous
+ * frame's mapping), frame pointer steps.
+ */
+#define EMBER_WALK_FRAMES	0
+#define EMBER_WALK_CACHE_HITS	1
+#define EMBER_WALK_SEARCHES	2
+#define EMBER_WALK_HALVINGS	3
+#define EMBER_WALK_MAP_SEARCHES 4
+#define EMBER_WALK_FP_STEPS	5
+#define EMBER_WALK_NR		6
+
 struct ember_walk_stops {
 	__u64 n[EMBER_STOP_NR];
+	__u64 walk[EMBER_WALK_NR];
 };
 
 /*

@@ -97,6 +97,10 @@ typedef int (*sampler_group_fn)(const struct sampler_group *g, void *ctx);
 /* The reason's name in /api/v1/stats and /metrics ("no_table", "depth", ...): static. */
 const char *sampler_stop_name(unsigned int reason);
 
+#define SAMPLER_WALK_COUNTS 6
+/* The name of sampler_stats.user_walk[@i] ("frames", "cache_hits", ...): static. */
+const char *sampler_walk_name(unsigned int i);
+
 struct sampler_stats {
 	uint64_t samples;		/* BPF program samples (sum over CPUs) */
 	uint64_t idle;
@@ -111,6 +115,9 @@ struct sampler_stats {
 	uint64_t user_fp_walks;		/* user stacks by frame pointer: the process had no tables */
 	uint64_t user_truncated;	/* user stacks the walk could not finish */
 	uint64_t user_stops[SAMPLER_STOP_REASONS]; /* ... by why: sampler_stop_name() */
+	/* the user walks' work: frames, rule cache hits, row searches, their halvings, mapping
+	 * searches, frame pointer steps (EMBER_WALK_* in bpf_shared.h; sampler_walk_name()) */
+	uint64_t user_walk[SAMPLER_WALK_COUNTS];
 	bool exec_notify;		/* gauge: the sched_process_exec program is attached */
 	bool exit_notify;		/* gauge: the sched_process_exit program is attached */
 	uint64_t untimed;		/* samples delivered with the drain's time (none: kept for the

@@ -51,6 +51,8 @@ struct unwind_opts {
 struct unwind_stats {
 	uint64_t rows_capacity;		/* gauge: rows the array holds */
 	uint64_t rows_used;		/* gauge: rows of the tables held */
+	uint64_t index_used;		/* gauge: elements of their headers and block indexes, in
+					 * the same array (at most rows / 16 + 4 per table) */
 	uint64_t bytes;			/* gauge: kernel memory of the rows array (8 B a row) */
 	uint64_t rows_lossy;		/* rows the 8-byte form cannot hold: frame pointers there */
 	uint64_t tables;		/* gauge: files with rows */
@@ -125,5 +127,16 @@ int unwinder__sweep(struct unwinder *u);
 int unwinder__work(struct unwinder *u);
 
 void unwinder__stats(const struct unwinder *u, struct unwind_stats *ret);
+
+struct ember_unwind_row;
+struct ember_unwind_prow;
+/*
+ * Packs @n rows (sorted by pc, n >= 1) as one table of the BPF rows array (bpf_shared.h: the
+ * header with @id, the index by address block, the rows in their 8-byte form) into *@buf
+ * (grown, *@cap its room); rows the 8-byte form cannot hold add to *@ret_lossy. Returns the
+ * table's elements, or 0 (no memory). Exposed for its tests.
+ */
+size_t unwind_pack_table(const struct ember_unwind_row *rows, size_t n, uint32_t id,
+			 struct ember_unwind_prow **buf, size_t *cap, uint64_t *ret_lossy);
 
 #endif
