@@ -34,6 +34,16 @@ const volatile __u64 ring_half = 1 << 19;
 
 /* Bumped by each exec notification: invalidates the per-CPU "last pid" shortcut below. */
 __u32 exec_seq = 0;
+/*
+ * issue 26: exec records wake userspace at most once per this window (0: each one); the others
+ * wait for the drain, which reads the ring when the window that held them is over
+ * (sampler.c: an exec is handed to the worker this long after it happened, with its exit if it
+ * came meanwhile: then nothing is read for it).
+ */
+const volatile __u64 exec_batch_ns = 0;
+/* When an exec record last woke userspace (bpf_ktime_get_ns(): CLOCK_MONOTONIC); the sampler
+ * reads it through the mapped .bss, no system call. */
+__u64 exec_wake_ns = 0;
 
 /* Its size is set by the sampler from the config before load. */
 struct {
@@ -270,12 +280,14 @@ static __always_inline void tell(__u32 pid, __u32 kind, __u64 wake)
  * exec of any process (issue 26: the process tracker knows every process from its first
  * instruction, and lists its new image for the walker before its first sample). A process sampled
  * before is forgotten here (its next sample wakes userspace as a new process's); userspace is
- * told at once, so that a process that lives a few milliseconds is walked with its tables.
+ * told within exec_batch_ns, so that a process that lives a few milliseconds is walked with its
+ * tables, and one that lived less costs nothing but its two records.
  */
 SEC("raw_tp/sched_process_exec") /* raw: needs no tracefs mounted */
 int on_exec(void *ctx)
 {
 	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+	__u64 now, wake = BPF_RB_NO_WAKEUP;
 
 	if (target_pid && pid != target_pid)
 		return 0; /* an ad hoc capture's sampler: its process only */
@@ -283,7 +295,13 @@ int on_exec(void *ctx)
 	 * ask "seen" again */
 	__sync_fetch_and_add(&exec_seq, 1);
 	bpf_map_delete_elem(&seen, &pid); /* absent: never sampled (or long ago) */
-	tell(pid, EMBER_REC_EXEC, BPF_RB_FORCE_WAKEUP);
+	/* the first exec of a burst wakes userspace; the others of its window go with it */
+	now = bpf_ktime_get_ns();
+	if (now - *(volatile __u64 *)&exec_wake_ns >= exec_batch_ns) {
+		exec_wake_ns = now;
+		wake = BPF_RB_FORCE_WAKEUP;
+	}
+	tell(pid, EMBER_REC_EXEC, wake);
 	return 0;
 }
 

@@ -727,36 +727,59 @@ static void on_signal(struct emberd *d)
 	}
 }
 
-/* New processes' first samples woke us up: to the worker, which reads their mappings now. */
+/*
+ * A new process's first sample or the first exec of a burst woke us up: read the ring; the
+ * process events go to the worker when due (sampler__events_due_ns(): a first sample at once,
+ * the execs of a burst together, process.exec_batch_us after the first).
+ */
 static void on_ring(struct emberd *d)
 {
-	/* while the worker has a backlog, the events wait in the sampler's batch (read, so the
-	 * ring does not fill) and go with a later take: a burst of new processes cannot fill the
-	 * queue ahead of the tick's samples */
-	if (workq__len(d->wq) < 64)
-		take(d, true);
-	else
-		(void)sampler__poll(d->sampler);
+	(void)sampler__poll(d->sampler);
+}
+
+/*
+ * How long the drain may sleep (ns; -1: until woken): tables still to build (a budget per call:
+ * come back within 5 ms rather than at the next tick, so that new processes are walked with them
+ * soon), process events due. While the worker has a backlog, the events wait in the sampler's
+ * batch (read, so the ring does not fill) and go with a later take: a burst of new processes
+ * cannot fill the queue ahead of the tick's samples.
+ */
+static int64_t drain_sleep_ns(struct emberd *d)
+{
+	int64_t t = -1, ev;
+	uint64_t due;
+
+	if (d->paused || !d->sampler)
+		return -1;
+	if (__atomic_load_n(&d->unwind_pending, __ATOMIC_RELAXED))
+		t = 5 * 1000000;
+	due = sampler__events_due_ns(d->sampler);
+	if (due) {
+		ev = workq__len(d->wq) >= 64 ? 1000000 : MAX((int64_t)(due - mono_ns()), 0);
+		if (t < 0 || ev < t)
+			t = ev;
+	}
+	return t;
 }
 
 static int run(struct emberd *d)
 {
 	struct epoll_event evs[5];
+	struct timespec ts;
+	int64_t sleep_ns;
+	uint64_t due;
 	int n, i;
 
 	while (!d->stop) {
-		/* tables still to build (a budget per call): come back within 5 ms rather than at the
-		 * next tick, so that new processes are walked with them soon */
-		n = epoll_wait(d->epfd, evs, 5,
-			       __atomic_load_n(&d->unwind_pending, __ATOMIC_RELAXED) && !d->paused
-				   ? 5
-				   : -1);
+		sleep_ns = drain_sleep_ns(d);
+		ts = (struct timespec){ .tv_sec = sleep_ns / 1000000000, .tv_nsec = sleep_ns % 1000000000 };
+		n = epoll_pwait2(d->epfd, evs, 5, sleep_ns < 0 ? NULL : &ts, NULL);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			return log_errno(-errno, "epoll_wait failed");
 		}
-		if (!n && d->unwind && !d->paused &&
+		if (!n && d->unwind && !d->paused && __atomic_load_n(&d->unwind_pending, __ATOMIC_RELAXED) &&
 		    !__atomic_exchange_n(&d->unwind_queued, true, __ATOMIC_RELAXED))
 			(void)push_work(d, W_UNWIND, NULL);
 		for (i = 0; i < n && !d->stop; i++) {
@@ -769,6 +792,9 @@ static int run(struct emberd *d)
 			else if (evs[i].data.fd == d->rbfd)
 				on_ring(d);
 		}
+		due = d->sampler && !d->paused ? sampler__events_due_ns(d->sampler) : 0;
+		if (due && !d->stop && mono_ns() >= due && workq__len(d->wq) < 64)
+			take(d, true);
 	}
 	return 0;
 }
@@ -786,10 +812,11 @@ static void on_new_pid(uint32_t pid, void *ctx)
 }
 
 /* A sampled process's leader exited: gone, or other threads still run (its next exit tells). */
-static void on_exit_pid(uint32_t pid, uint64_t time_ns, void *ctx)
+static void on_exit_pid(uint32_t pid, uint64_t time_ns, bool gone, void *ctx)
 {
 	struct emberd *d = ctx;
 
+	(void)gone;
 	proc_tracker__exit(d->procs, pid);
 	symbolizer__check_pid(d->sym, pid);
 	if (d->identity) /* a pid reused later is another process: its executable read again */
@@ -805,17 +832,19 @@ static void on_exit_pid(uint32_t pid, uint64_t time_ns, void *ctx)
  * image's. The new image is listed for the walker now, from its first instruction, so that a
  * process living a few milliseconds is walked with its tables from its first sample; its next
  * sample calls on_new_pid() again (the BPF program forgot it too), when ld.so has mapped the
- * libraries.
+ * libraries. @gone: its exit is in the same batch (it lived less than process.exec_batch_us):
+ * nothing to read or list.
  */
-static void on_exec(uint32_t pid, uint64_t time_ns, void *ctx)
+static void on_exec(uint32_t pid, uint64_t time_ns, bool gone, void *ctx)
 {
 	struct emberd *d = ctx;
 
-	proc_tracker__invalidate(d->procs, pid);
+	proc_tracker__exec(d->procs, pid, gone);
 	/* kept for the old image's samples not drained yet (up to two ticks' worth) */
 	symbolizer__retire_pid(d->sym, pid, time_ns);
 	unwinder__forget_pid(d->unwind, pid);
-	unwinder__exec_pid(d->unwind, pid);
+	if (!gone)
+		unwinder__exec_pid(d->unwind, pid);
 	/* the exporter names the old image's samples with the old executable, not /proc's new one */
 	if (d->identity)
 		identity__proc_event(d->identity, pid, (uint64_t)((int64_t)time_ns + d->real_off_ns),
@@ -872,6 +901,7 @@ static int sampling_setup(struct emberd *d)
 		.ringbuf_bytes = (uint32_t)d->cfg.ringbuf_bytes,
 		.unwind_rows = d->cfg.unwind ? (uint32_t)(d->cfg.unwind_memory_bytes / sizeof(struct ember_unwind_prow)) : 0,
 		.unwind_procs = (uint32_t)d->cfg.unwind_procs,
+		.exec_batch_ns = d->cfg.process_exec_batch_us * 1000,
 		.python_procs = (uint32_t)d->cfg.python_procs,
 		.python_lines = d->cfg.python_lines,
 	};

@@ -303,6 +303,10 @@ void ember_metrics_procs(struct metrics *m, const struct proc_tracker_stats *st)
 	     (double)st->stale_used);
 	set1(m, "ember_process_tracker_events_total", METRIC_COUNTER, "kind", "read_error",
 	     (double)st->read_errors);
+	set1(m, "ember_process_tracker_events_total", METRIC_COUNTER, "kind", "exec",
+	     (double)st->execs);
+	set1(m, "ember_process_tracker_events_total", METRIC_COUNTER, "kind", "exec_gone",
+	     (double)st->execs_gone);
 	set1(m, "ember_process_tracker_events_total", METRIC_COUNTER, "kind", "exit",
 	     (double)st->exits);
 	set1(m, "ember_process_tracker_events_total", METRIC_COUNTER, "kind", "swept",

@@ -288,12 +288,13 @@ static void stats_hook(struct sbuf *j, void *ctx)
 			  "\"mappings\": %llu, \"mem_bytes\": %llu, \"reads\": %llu, "
 			  "\"query_reads\": %llu, \"text_reads\": %llu, \"query_ioctls\": %llu, "
 			  "\"read_errors\": %llu, \"reused\": %llu, \"stale_used\": %llu, "
-			  "\"events\": %llu, \"exits\": %llu, \"swept\": %llu, "
-			  "\"not_kept\": %llu}, ",
+			  "\"events\": %llu, \"execs\": %llu, \"execs_gone\": %llu, "
+			  "\"exits\": %llu, \"swept\": %llu, \"not_kept\": %llu}, ",
 			  t->procmap_query ? "true" : "false", U(t->procs), U(t->mappings),
 			  U(t->mem_bytes), U(t->reads), U(t->query_reads), U(t->text_reads),
 			  U(t->query_ioctls), U(t->read_errors), U(t->reused), U(t->stale_used),
-			  U(t->events), U(t->exits), U(t->swept), U(t->not_kept));
+			  U(t->events), U(t->execs), U(t->execs_gone), U(t->exits), U(t->swept),
+			  U(t->not_kept));
 	}
 	if (pub.have_python) {
 		const struct python_stats *p = &pub.python;

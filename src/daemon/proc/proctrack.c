@@ -332,6 +332,26 @@ void proc_tracker__invalidate(struct proc_tracker *pt, uint32_t pid)
 	pthread_mutex_unlock(&pt->lock);
 }
 
+void proc_tracker__exec(struct proc_tracker *pt, uint32_t pid, bool gone)
+{
+	struct tproc **pp;
+
+	if (!pt)
+		return;
+	pthread_mutex_lock(&pt->lock);
+	pt->st.events++;
+	pt->st.execs++;
+	pp = find(pt, pid);
+	if (gone) {
+		pt->st.execs_gone++;
+		if (*pp)
+			drop(pt, pp); /* the old image's: its exit follows */
+	} else if (*pp) {
+		(*pp)->stale = true;
+	}
+	pthread_mutex_unlock(&pt->lock);
+}
+
 struct proc_maps *proc_tracker__maps(struct proc_tracker *pt, uint32_t pid, uint64_t min_read_ns)
 {
 	struct proc_maps *m = NULL, *old;

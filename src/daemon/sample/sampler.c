@@ -45,6 +45,11 @@ struct sampler {
 
 	/* what was read since the last sampler__take(): records and process events */
 	struct sampler_batch *cur;
+	/* issue 26: when the process events read are due to the worker (CLOCK_MONOTONIC; 0: none
+	 * that wants it): a new process's first sample at once, an exec exec_batch_ns after it
+	 * happened (its exit may come meanwhile: then nothing is read for it) */
+	uint64_t ev_due_ns;
+	uint64_t ev_check_ns;		/* ... a read of the ring then (execs not woken for) */
 	size_t pend_max;		/* bytes of records read and not yet delivered (lost beyond) */
 	size_t pend_bytes;		/* ... now, over every batch taken and not freed (atomic) */
 	uint64_t rate_t0_ns, rate_calls0;	/* the bpf() call rate's window */
@@ -260,6 +265,18 @@ static struct sampler_batch *cur_batch(struct sampler *s)
 	return s->cur;
 }
 
+/*
+ * How long an exec waits for the worker (sampler_opts.exec_batch_ns), plus what its record may
+ * take to be committed after the BPF program read the clock: a read of the ring at the end of
+ * a window sees every exec that did not wake it.
+ */
+#define EXEC_COMMIT_NS 100000ull
+
+static uint64_t exec_batch_ns(const struct sampler *s)
+{
+	return s->o.exec_batch_ns ? s->o.exec_batch_ns + EXEC_COMMIT_NS : 0;
+}
+
 static int add_event(struct sampler *s, uint32_t kind, uint32_t pid, uint64_t time_ns,
 		     const struct ember_py_name_rec *name)
 {
@@ -270,6 +287,12 @@ static int add_event(struct sampler *s, uint32_t kind, uint32_t pid, uint64_t ti
 		goto lost;
 	e = &b->ev[b->nr_ev];
 	*e = (struct batch_event){ .kind = kind, .pid = pid, .time_ns = time_ns };
+	if (kind == EV_NEW_PID || kind == EV_EXEC) {
+		uint64_t due = kind == EV_EXEC ? time_ns + exec_batch_ns(s) : 1;
+
+		if (!s->ev_due_ns || due < s->ev_due_ns)
+			s->ev_due_ns = due;
+	}
 	if (name) {
 		e->name = malloc(sizeof(*name));
 		if (!e->name)
@@ -381,28 +404,81 @@ int sampler__poll(struct sampler *s)
 	return ring_buffer__consume(s->rb);
 }
 
+/*
+ * Whether @b holds a process event the worker wants now: an exec or a new process's first sample
+ * whose process did not exit since (its exit later in @b). Exec and exit in one batch wait for
+ * the tick: there is nothing to read for them. A long list of events: yes, without looking.
+ */
+static bool events_urgent(const struct sampler_batch *b)
+{
+	size_t i, j;
+
+	if (b->nr_ev > 512)
+		return true;
+	for (i = 0; i < b->nr_ev; i++) {
+		if (b->ev[i].kind != EV_EXEC && b->ev[i].kind != EV_NEW_PID)
+			continue;
+		for (j = i + 1; j < b->nr_ev; j++)
+			if (b->ev[j].kind == EV_EXIT && b->ev[j].pid == b->ev[i].pid)
+				break;
+		if (j == b->nr_ev)
+			return true;
+	}
+	return false;
+}
+
+uint64_t sampler__events_due_ns(const struct sampler *s)
+{
+	uint64_t due = s->ev_due_ns, check = s->ev_check_ns;
+
+	return !due ? check : !check ? due : due < check ? due : check;
+}
+
+/* The process events of the batch being filled, moved to a batch of their own. */
+static struct sampler_batch *take_events(struct sampler *s)
+{
+	struct sampler_batch *b = calloc(1, sizeof(*b));
+
+	if (!b)
+		return NULL; /* they go with the tick's */
+	b->ev = s->cur->ev;
+	b->nr_ev = s->cur->nr_ev;
+	b->ev_cap = s->cur->ev_cap;
+	s->cur->ev = NULL;
+	s->cur->nr_ev = s->cur->ev_cap = 0;
+	return b;
+}
+
 struct sampler_batch *sampler__take(struct sampler *s, bool events_only)
 {
-	uint64_t t0 = mono_ns();
+	uint64_t t0 = mono_ns(), wake, end;
 	struct sampler_batch *b;
 
 	if (!s->stopped && t0 - s->last_cpu_check_ns >= NSEC)
 		(void)sampler__update_cpus(s); /* errors: retried next second */
 	(void)ring_buffer__consume(s->rb);
 	b = s->cur;
-	if (events_only && b) {
+	if (events_only) {
+		/* an exec that did not wake us (its window had woken us already) is read at the
+		 * window's end at the latest */
+		wake = __atomic_load_n(&s->skel->bss->exec_wake_ns, __ATOMIC_RELAXED);
+		end = wake + exec_batch_ns(s);
+		s->ev_check_ns = s->o.exec_batch_ns && end > t0 ? end : 0;
+		if (!b || !b->nr_ev) {
+			s->ev_due_ns = 0;
+			return NULL;
+		}
+		if (!s->ev_due_ns || t0 < s->ev_due_ns)
+			return NULL; /* not yet: more of the burst, or its exits, may come */
+		s->ev_due_ns = 0;
+		if (!events_urgent(b))
+			return NULL; /* exits, and execs of processes gone: they go with the tick */
 		/* the events go, the records wait for the tick's take */
-		b = calloc(1, sizeof(*b));
-		if (!b)
-			return NULL; /* they go with the tick's */
-		b->ev = s->cur->ev;
-		b->nr_ev = s->cur->nr_ev;
-		b->ev_cap = s->cur->ev_cap;
-		s->cur->ev = NULL;
-		s->cur->nr_ev = s->cur->ev_cap = 0;
-		return b->nr_ev ? b : (sampler_batch__free(s, b), NULL);
+		b = take_events(s);
+		return b && b->nr_ev ? b : (sampler_batch__free(s, b), NULL);
 	}
 	s->cur = NULL;
+	s->ev_due_ns = 0;
 	pthread_mutex_lock(&s->st_lock);
 	s->st.drains++;
 	s->st.drain_ns_total += mono_ns() - t0;
@@ -612,6 +688,7 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 	s->skel->rodata->idle_stacks = o->idle_stacks;
 	s->skel->rodata->target_pid = o->pid;
 	s->skel->rodata->ring_half = o->ringbuf_bytes / 2;
+	s->skel->rodata->exec_batch_ns = o->exec_batch_ns;
 	s->skel->rodata->nr_rows = s->o.unwind_rows ? s->o.unwind_rows : 1;
 	s->skel->rodata->py_lines = o->python_lines;
 	if ((err = bpf_map__set_max_entries(s->skel->maps.unwind_rows,
@@ -1129,14 +1206,54 @@ static int read_bpf_stats(struct sampler *s, struct ember_bpf_stats *sum)
 	return err;
 }
 
+/*
+ * For each event of @b, whether its process's exit comes later in @b (@ret_gone, calloc'ed by the
+ * caller): a reverse pass over an open-addressed set of the pids that exit. -ENOMEM: all false.
+ */
+static int mark_gone(const struct sampler_batch *b, bool *ret_gone)
+{
+	size_t cap = 64, i, h;
+	uint32_t *set;
+
+	while (cap < 2 * b->nr_ev)
+		cap *= 2;
+	set = calloc(cap, sizeof(*set)); /* 0: empty (pid 0 has no events) */
+	if (!set)
+		return -ENOMEM;
+	for (i = b->nr_ev; i-- > 0;) {
+		const struct batch_event *e = &b->ev[i];
+
+		if (!e->pid)
+			continue;
+		for (h = hash_mix64(e->pid) & (cap - 1); set[h] && set[h] != e->pid;
+		     h = (h + 1) & (cap - 1))
+			;
+		if (e->kind == EV_EXIT)
+			set[h] = e->pid;
+		else
+			ret_gone[i] = set[h] == e->pid;
+	}
+	free(set);
+	return 0;
+}
+
 int sampler_batch__deliver(struct sampler *s, struct sampler_batch *b, sampler_group_fn fn,
 			   void *ctx)
 {
 	size_t delivered = 0, i;
+	bool *gone = NULL;
 	int err;
 
 	if (!b)
 		return 0;
+	/* an exec whose exit is in the batch too: nothing to read or list (issue 26) */
+	if (b->nr_ev && s->exec_fn) {
+		gone = calloc(b->nr_ev, sizeof(*gone));
+		if (gone && mark_gone(b, gone)) {
+			free(gone);
+			gone = NULL;
+		}
+	}
 	/* the process events first, in the order read: a new process's mappings before its
 	 * samples are named */
 	for (i = 0; i < b->nr_ev; i++) {
@@ -1145,12 +1262,13 @@ int sampler_batch__deliver(struct sampler *s, struct sampler_batch *b, sampler_g
 		if (e->kind == EV_NEW_PID && s->pid_fn)
 			s->pid_fn(e->pid, s->pid_ctx);
 		else if (e->kind == EV_EXEC && s->exec_fn)
-			s->exec_fn(e->pid, e->time_ns, s->exec_ctx);
+			s->exec_fn(e->pid, e->time_ns, gone && gone[i], s->exec_ctx);
 		else if (e->kind == EV_EXIT && s->exit_fn)
-			s->exit_fn(e->pid, e->time_ns, s->exit_ctx);
+			s->exit_fn(e->pid, e->time_ns, false, s->exit_ctx);
 		else if (e->kind == EV_PYNAME && s->pyname_fn)
 			s->pyname_fn(e->name, s->pyname_ctx);
 	}
+	free(gone);
 	err = deliver_pending(s, b, fn, ctx, &delivered);
 	return err < 0 ? err : (int)delivered;
 }

@@ -37,6 +37,8 @@ struct proc_tracker_stats {
 	uint64_t reused;		/* asked and answered from the last read: no /proc work */
 	uint64_t stale_used;		/* a read failed (gone): the last one answered */
 	uint64_t events;		/* invalidations: exec, first sample, refresh */
+	uint64_t execs;			/* execs notified */
+	uint64_t execs_gone;		/* ... with the exit in the same batch: nothing read */
 	uint64_t exits;			/* exits notified (the process's state dropped if held) */
 	uint64_t swept;			/* ... found gone by the sweep (an exit not notified) */
 	uint64_t not_kept;		/* read but not kept: max_procs reached (counted skip) */
@@ -55,6 +57,12 @@ void proc_tracker__free(struct proc_tracker *pt);	/* NULL is a no-op */
 
 /* An event for @pid (exec, a first sample, a refresh): its next proc_tracker__maps() reads. */
 void proc_tracker__invalidate(struct proc_tracker *pt, uint32_t pid);
+
+/*
+ * @pid called exec: as proc_tracker__invalidate(), counted. @gone: its exit is already known
+ * (exec and exit in one batch of events): nothing is read for it, its state goes, counted.
+ */
+void proc_tracker__exec(struct proc_tracker *pt, uint32_t pid, bool gone);
 
 /*
  * @pid's mappings: the last read if there is one since the last event and not before

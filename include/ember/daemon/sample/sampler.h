@@ -51,6 +51,8 @@ struct sampler_opts {
 		char comm[16];		/* only this comm; "": any */
 		uint32_t threads;	/* threads tracked at once (the task map's size) */
 	} offcpu;
+	uint64_t exec_batch_ns;	/* execs wake the drain at most once per this window and are handed
+				   to the worker this long after they happened (issue 26); 0: at once */
 	bool fp_only;	       /* no BPF walker (sampler_probe_walker() == 0): user stacks by the
 				  kernel's frame-pointer walk, no unwind tables, no Python frames;
 				  a capture's sampler follows unwind_from's */
@@ -197,15 +199,27 @@ uint64_t sampler__newest_ns(const struct sampler *s, uint64_t *ret_cpus);
 /* Reads the records waiting in the ring buffer (kept for the next take). >= 0 or -errno. */
 int sampler__poll(struct sampler *s);
 
+/*
+ * When to call sampler__take(s, true) next (CLOCK_MONOTONIC; 0: no need until a wake-up): the
+ * process events read are due to the worker (a new process's first sample at once, an exec
+ * exec_batch_ns after it), or an exec window is over (execs that did not wake the ring). No
+ * system call. sampler__take(s, true) returns the events when due and one of them wants the
+ * worker (an exec or a first sample whose exit is not in the batch); else NULL, and they go
+ * with the tick's take.
+ */
+uint64_t sampler__events_due_ns(const struct sampler *s);
+
 /* Called with each pid (not 0) the sampler sees for the first time in a while with a user
  * stack, as soon as its first record is read: the daemon captures the process's mappings then. */
 typedef void (*sampler_pid_fn)(uint32_t pid, void *ctx);
 void sampler__set_pid_fn(struct sampler *s, sampler_pid_fn fn, void *ctx);
 
-/* Called with the pid of a sampled process that called exec, as soon as the ring buffer is
- * read (exec wakes it up): the daemon drops the process's cached mappings then. pid_fn is
- * called again with its next sample. */
-typedef void (*sampler_exec_fn)(uint32_t pid, uint64_t time_ns, void *ctx);
+/* Called with the pid of a process that called exec (any process), when the drain hands the
+ * process events to the worker (sampler_opts.exec_batch_ns after the exec at the latest, with
+ * the others of its burst): the daemon drops the old image's state and lists the new one.
+ * @gone: the process's exit is in the same batch (it lived less than the batch's delay):
+ * there is nothing to read. pid_fn is called again with its next sample. */
+typedef void (*sampler_exec_fn)(uint32_t pid, uint64_t time_ns, bool gone, void *ctx);
 void sampler__set_exec_fn(struct sampler *s, sampler_exec_fn fn, void *ctx);
 /* Called with the pid of a sampled process whose leader thread exited (at the next tick): the
  * daemon checks whether the process is gone then. pid_fn is called again with the pid's next
