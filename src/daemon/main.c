@@ -685,7 +685,7 @@ static void reload(struct emberd *d)
 		if (d->exporter)
 			(void)exporter__set_opts(d->exporter, &o);
 		else if (d->store && (o.otlp_endpoint[0] || o.pyroscope_url[0]))
-			d->exporter = exporter__new(d->store, d->identity, &o);
+			d->exporter = exporter__new(d->store, d->identity, d->procs, &o);
 	}
 	if (changed & SERVICE_CHANGE_TOKEN) {
 		if (!security_files_reload_token(&d->cfg, &d->sec) && d->http)
@@ -880,7 +880,7 @@ static int export_setup(struct emberd *d)
 	export_opts(&d->cfg, &o);
 	if (!d->store || (!o.otlp_endpoint[0] && !o.pyroscope_url[0]))
 		return 0;
-	d->exporter = exporter__new(d->store, d->identity, &o);
+	d->exporter = exporter__new(d->store, d->identity, d->procs, &o);
 	if (!d->exporter)
 		return log_errno(-errno, "cannot start the exporter");
 	log_info("exporting%s%s%s%s", o.otlp_endpoint[0] ? " OTLP profiles to " : "",
