@@ -822,7 +822,7 @@ static void on_exit_pid(uint32_t pid, uint64_t time_ns, bool gone, void *ctx)
 	if (d->identity) /* a pid reused later is another process: its executable read again */
 		identity__proc_event(d->identity, pid, (uint64_t)((int64_t)time_ns + d->real_off_ns),
 				     true);
-	unwinder__forget_pid(d->unwind, pid); /* a thread left behind notes it again */
+	unwinder__drop_pid(d->unwind, pid); /* a thread left behind notes it again */
 	if (d->py)
 		python__forget_pid(d->py, pid, time_ns);
 }
@@ -842,7 +842,7 @@ static void on_exec(uint32_t pid, uint64_t time_ns, bool gone, void *ctx)
 	proc_tracker__exec(d->procs, pid, gone);
 	/* kept for the old image's samples not drained yet (up to two ticks' worth) */
 	symbolizer__retire_pid(d->sym, pid, time_ns);
-	unwinder__forget_pid(d->unwind, pid);
+	unwinder__drop_pid(d->unwind, pid); /* the BPF program deleted its list at exec */
 	if (!gone)
 		unwinder__exec_pid(d->unwind, pid);
 	/* the exporter names the old image's samples with the old executable, not /proc's new one */
@@ -851,6 +851,20 @@ static void on_exec(uint32_t pid, uint64_t time_ns, bool gone, void *ctx)
 				     false);
 	if (d->py)
 		python__forget_pid(d->py, pid, time_ns);
+}
+
+/*
+ * A new process by fork (issue 26 item 2): it runs its parent's image, so it is listed for the
+ * walker with its parent's list and shares its parent's mappings, no /proc read. @gone: its exec
+ * or exit is in the same batch: nothing to do.
+ */
+static void on_fork(uint32_t parent, uint32_t child, uint64_t time_ns, bool gone, void *ctx)
+{
+	struct emberd *d = ctx;
+
+	(void)time_ns;
+	proc_tracker__fork(d->procs, parent, child, gone,
+			   !gone && !unwinder__fork_pid(d->unwind, parent, child));
 }
 
 /* A code object's names, sent by the BPF program at its first sample in a process. */
@@ -1033,6 +1047,7 @@ static int sampling_setup(struct emberd *d)
 	sampler__set_pid_fn(d->sampler, on_new_pid, d);
 	sampler__set_exec_fn(d->sampler, on_exec, d);
 	sampler__set_exit_fn(d->sampler, on_exit_pid, d);
+	sampler__set_fork_fn(d->sampler, on_fork, d);
 	d->rbfd = sampler__epoll_fd(d->sampler);
 	ev.data.fd = d->rbfd;
 	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->rbfd, &ev))

@@ -307,6 +307,14 @@ void ember_metrics_procs(struct metrics *m, const struct proc_tracker_stats *st)
 	     (double)st->execs);
 	set1(m, "ember_process_tracker_events_total", METRIC_COUNTER, "kind", "exec_gone",
 	     (double)st->execs_gone);
+	set1(m, "ember_process_tracker_events_total", METRIC_COUNTER, "kind", "fork",
+	     (double)st->forks);
+	set1(m, "ember_process_tracker_events_total", METRIC_COUNTER, "kind", "fork_gone",
+	     (double)st->forks_gone);
+	set1(m, "ember_process_tracker_events_total", METRIC_COUNTER, "kind", "fork_copy",
+	     (double)st->fork_copies);
+	set1(m, "ember_process_tracker_events_total", METRIC_COUNTER, "kind", "fork_list",
+	     (double)st->fork_lists);
 	set1(m, "ember_process_tracker_events_total", METRIC_COUNTER, "kind", "exit",
 	     (double)st->exits);
 	set1(m, "ember_process_tracker_events_total", METRIC_COUNTER, "kind", "swept",
@@ -557,6 +565,8 @@ void ember_metrics_sampler(struct metrics *m, const struct sampler_stats *st)
 		{ "exec_drops", offsetof(struct sampler_stats, exec_drops) },
 		{ "exits", offsetof(struct sampler_stats, exits) },
 		{ "exit_drops", offsetof(struct sampler_stats, exit_drops) },
+		{ "forks", offsetof(struct sampler_stats, forks) },
+		{ "fork_drops", offsetof(struct sampler_stats, fork_drops) },
 		{ "lost_in_bpf", offsetof(struct sampler_stats, lost_in_bpf) },
 		{ "user_fp_walks", offsetof(struct sampler_stats, user_fp_walks) },
 		{ "user_truncated", offsetof(struct sampler_stats, user_truncated) },

@@ -289,11 +289,14 @@ static void stats_hook(struct sbuf *j, void *ctx)
 			  "\"query_reads\": %llu, \"text_reads\": %llu, \"query_ioctls\": %llu, "
 			  "\"read_errors\": %llu, \"reused\": %llu, \"stale_used\": %llu, "
 			  "\"events\": %llu, \"execs\": %llu, \"execs_gone\": %llu, "
+			  "\"forks\": %llu, \"forks_gone\": %llu, \"fork_copies\": %llu, "
+			  "\"fork_lists\": %llu, "
 			  "\"exits\": %llu, \"swept\": %llu, \"not_kept\": %llu}, ",
 			  t->procmap_query ? "true" : "false", U(t->procs), U(t->mappings),
 			  U(t->mem_bytes), U(t->reads), U(t->query_reads), U(t->text_reads),
 			  U(t->query_ioctls), U(t->read_errors), U(t->reused), U(t->stale_used),
-			  U(t->events), U(t->execs), U(t->execs_gone), U(t->exits), U(t->swept),
+			  U(t->events), U(t->execs), U(t->execs_gone), U(t->forks),
+			  U(t->forks_gone), U(t->fork_copies), U(t->fork_lists), U(t->exits), U(t->swept),
 			  U(t->not_kept));
 	}
 	if (pub.have_python) {

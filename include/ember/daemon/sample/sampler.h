@@ -108,11 +108,14 @@ struct sampler_stats {
 	uint64_t exec_drops;		/* ... lost (ring buffer full): found later by the checks */
 	uint64_t exits;			/* exit of a sampled process's leader notified */
 	uint64_t exit_drops;		/* ... lost (ring buffer full): found later by the checks */
+	uint64_t forks;			/* new processes by fork notified (not threads) */
+	uint64_t fork_drops;		/* ... lost (ring buffer full): listed at their first sample */
 	uint64_t user_fp_walks;		/* user stacks by frame pointer: the process had no tables */
 	uint64_t user_truncated;	/* user stacks the walk could not finish */
 	uint64_t user_stops[SAMPLER_STOP_REASONS]; /* ... by why: sampler_stop_name() */
 	bool exec_notify;		/* gauge: the sched_process_exec program is attached */
 	bool exit_notify;		/* gauge: the sched_process_exit program is attached */
+	bool fork_notify;		/* gauge: the sched_process_fork program is attached */
 	uint64_t untimed;		/* samples delivered with the drain's time (none: kept for the
 					   exit line's and the API's stability) */
 	uint64_t bad_records;		/* records of a size that does not add up: skipped, lost */
@@ -225,6 +228,12 @@ void sampler__set_exec_fn(struct sampler *s, sampler_exec_fn fn, void *ctx);
  * daemon checks whether the process is gone then. pid_fn is called again with the pid's next
  * sample (a new process may have it). */
 void sampler__set_exit_fn(struct sampler *s, sampler_exec_fn fn, void *ctx);
+/* Called with a new process made by fork (not a thread) and its parent, with the execs (at
+ * most exec_batch_ns after it): it runs its parent's image. @gone: its exec or exit is in the
+ * same batch (nothing to copy). */
+typedef void (*sampler_fork_fn)(uint32_t parent, uint32_t child, uint64_t time_ns, bool gone,
+				void *ctx);
+void sampler__set_fork_fn(struct sampler *s, sampler_fork_fn fn, void *ctx);
 
 /*
  * Detaches from every CPU: no sample is taken after this returns, so that two more drains
