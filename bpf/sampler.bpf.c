@@ -292,23 +292,27 @@ int on_exec(void *ctx)
 {
 	__u32 pid = bpf_get_current_pid_tgid() >> 32;
 	__u64 now, wake = BPF_RB_NO_WAKEUP;
+	bool sampled;
 
 	if (target_pid && pid != target_pid)
 		return 0; /* an ad hoc capture's sampler: its process only */
 	/* any CPU's "last pid" may name this process, even one the LRU evicted: make them all
 	 * ask "seen" again */
 	__sync_fetch_and_add(&exec_seq, 1);
-	bpf_map_delete_elem(&seen, &pid); /* absent: never sampled (or long ago) */
+	/* absent: never sampled (or long ago); present: worth a wake-up of its own */
+	sampled = !bpf_map_delete_elem(&seen, &pid);
 	/* the old image's list walks the new image wrong: frame pointers until userspace lists
 	 * the new one (absent: not listed) */
 	bpf_map_delete_elem(&unwind_procs, &pid);
 	/* the first exec of a burst wakes userspace; the others of its window go with it */
 	now = bpf_ktime_get_ns();
-	if (now - *(volatile __u64 *)&exec_wake_ns >= exec_batch_ns) {
+	if (sampled) {
+		wake = BPF_RB_FORCE_WAKEUP;
+	} else if (now - *(volatile __u64 *)&exec_wake_ns >= exec_batch_ns) {
 		exec_wake_ns = now;
 		wake = BPF_RB_FORCE_WAKEUP;
 	}
-	tell(pid, EMBER_REC_EXEC, wake);
+	tell(pid, EMBER_REC_EXEC | (sampled ? EMBER_REC_SAMPLED : 0), wake);
 	return 0;
 }
 

@@ -113,6 +113,7 @@ struct emberd {
 	uint64_t last_check_ns;		/* the last prune that read every process's start time */
 	uint64_t notify_lost;		/* exec and exit notifications lost, as of that prune */
 	int rbfd;		/* the sampler's ring buffer epoll fd, -1 without sampling */
+	bool no_pwait2;		/* epoll_pwait2() said ENOSYS: epoll_wait() */
 
 	struct identity *identity;	/* cgroup ids -> workloads, service names */
 	int64_t real_off_ns;		/* the store's clock - the sampler's, for the batch delivered */
@@ -773,7 +774,14 @@ static int run(struct emberd *d)
 	while (!d->stop) {
 		sleep_ns = drain_sleep_ns(d);
 		ts = (struct timespec){ .tv_sec = sleep_ns / 1000000000, .tv_nsec = sleep_ns % 1000000000 };
-		n = epoll_pwait2(d->epfd, evs, 5, sleep_ns < 0 ? NULL : &ts, NULL);
+		/* to the microsecond (epoll_wait()'s milliseconds where the kernel, or valgrind,
+		 * has no epoll_pwait2: Linux < 5.11) */
+		n = d->no_pwait2 ? -1 : epoll_pwait2(d->epfd, evs, 5, sleep_ns < 0 ? NULL : &ts, NULL);
+		if (n < 0 && (d->no_pwait2 || errno == ENOSYS)) {
+			d->no_pwait2 = true;
+			n = epoll_wait(d->epfd, evs, 5,
+				       sleep_ns < 0 ? -1 : (int)((sleep_ns + 999999) / 1000000));
+		}
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -822,7 +830,7 @@ static void on_exit_pid(uint32_t pid, uint64_t time_ns, bool gone, void *ctx)
 	if (d->identity) /* a pid reused later is another process: its executable read again */
 		identity__proc_event(d->identity, pid, (uint64_t)((int64_t)time_ns + d->real_off_ns),
 				     true);
-	unwinder__drop_pid(d->unwind, pid); /* a thread left behind notes it again */
+	unwinder__forget_pid(d->unwind, pid); /* a thread left behind notes it again */
 	if (d->py)
 		python__forget_pid(d->py, pid, time_ns);
 }
@@ -842,7 +850,9 @@ static void on_exec(uint32_t pid, uint64_t time_ns, bool gone, void *ctx)
 	proc_tracker__exec(d->procs, pid, gone);
 	/* kept for the old image's samples not drained yet (up to two ticks' worth) */
 	symbolizer__retire_pid(d->sym, pid, time_ns);
-	unwinder__drop_pid(d->unwind, pid); /* the BPF program deleted its list at exec */
+	/* the BPF program deleted its list at the exec; deleted again, as a list written since
+	 * (from a read before the exec) would walk the new image wrong */
+	unwinder__forget_pid(d->unwind, pid);
 	if (!gone)
 		unwinder__exec_pid(d->unwind, pid);
 	/* the exporter names the old image's samples with the old executable, not /proc's new one */

@@ -364,10 +364,10 @@ void proc_tracker__fork(struct proc_tracker *pt, uint32_t parent, uint32_t child
 	pp = find(pt, child);
 	if (*pp)
 		drop(pt, pp); /* a pid reused, its exit missed */
-	if (gone) {
+	/* gone (its exec or exit in the same batch): the parent's snapshot all the same, which
+	 * names the samples it took before (its exit, later in the batch, drops it) */
+	if (gone)
 		pt->st.forks_gone++;
-		goto out;
-	}
 	if (listed)
 		pt->st.fork_lists++;
 	pa = *find(pt, parent);

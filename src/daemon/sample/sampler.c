@@ -338,8 +338,12 @@ static int on_record(void *ctx, void *data, size_t size)
 		slot = &s->recent[x->pid & 1023];
 		if (__atomic_load_n(slot, __ATOMIC_RELAXED) == x->pid)
 			__atomic_store_n(slot, 0, __ATOMIC_RELAXED);
-		(void)add_event(s, x->kind == EMBER_REC_EXIT ? EV_EXIT : EV_EXEC, x->pid,
-				x->time_ns, NULL);
+		/* a sampled process's exec is due at once (its record woke us), others with
+		 * their burst */
+		if (!add_event(s, (x->kind & EMBER_REC_KIND_MASK) == EMBER_REC_EXIT ? EV_EXIT : EV_EXEC,
+			       x->pid, x->time_ns, NULL) &&
+		    (x->kind & EMBER_REC_SAMPLED))
+			s->ev_due_ns = 1;
 		return 0;
 	}
 	if (size < sizeof(*r) || rec_size(r) != size) {
@@ -478,12 +482,12 @@ struct sampler_batch *sampler__take(struct sampler *s, bool events_only)
 		(void)sampler__update_cpus(s); /* errors: retried next second */
 	(void)ring_buffer__consume(s->rb);
 	b = s->cur;
+	/* an exec that did not wake us (its window had woken us already) is read at the window's
+	 * end at the latest (this read may have been before it was committed) */
+	wake = __atomic_load_n(&s->skel->bss->exec_wake_ns, __ATOMIC_RELAXED);
+	end = wake + exec_batch_ns(s);
+	s->ev_check_ns = s->o.exec_batch_ns && end > t0 ? end : 0;
 	if (events_only) {
-		/* an exec that did not wake us (its window had woken us already) is read at the
-		 * window's end at the latest */
-		wake = __atomic_load_n(&s->skel->bss->exec_wake_ns, __ATOMIC_RELAXED);
-		end = wake + exec_batch_ns(s);
-		s->ev_check_ns = s->o.exec_batch_ns && end > t0 ? end : 0;
 		if (!b || !b->nr_ev) {
 			s->ev_due_ns = 0;
 			return NULL;

@@ -903,7 +903,7 @@ void unwinder__sampled(struct unwinder *u, uint32_t pid)
 			p->maps[i].t->hot_ns = now;
 }
 
-static void forget(struct unwinder *u, uint32_t pid, bool del)
+void unwinder__forget_pid(struct unwinder *u, uint32_t pid)
 {
 	struct proc **pp, *p;
 
@@ -914,23 +914,12 @@ static void forget(struct unwinder *u, uint32_t pid, bool del)
 			continue;
 		*pp = p->hnext;
 		if (p->listed) {
-			if (del)
-				(void)sampler__unwind_del_proc(u->s, pid);
+			(void)sampler__unwind_del_proc(u->s, pid);
 			u->st.procs--;
 		}
 		proc_free(u, p);
 		return; /* its queue entry finds no process and is dropped */
 	}
-}
-
-void unwinder__forget_pid(struct unwinder *u, uint32_t pid)
-{
-	forget(u, pid, true);
-}
-
-void unwinder__drop_pid(struct unwinder *u, uint32_t pid)
-{
-	forget(u, pid, false);
 }
 
 int unwinder__sweep(struct unwinder *u)

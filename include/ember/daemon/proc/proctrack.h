@@ -40,7 +40,7 @@ struct proc_tracker_stats {
 	uint64_t execs;			/* execs notified */
 	uint64_t execs_gone;		/* ... with the exit in the same batch: nothing read */
 	uint64_t forks;			/* new processes by fork notified (not threads) */
-	uint64_t forks_gone;		/* ... with their exec or exit in the same batch: nothing done */
+	uint64_t forks_gone;		/* ... with their exec or exit in the same batch: not adopted */
 	uint64_t fork_copies;		/* ... given their parent's mappings (no /proc read) */
 	uint64_t fork_lists;		/* ... listed for the walker with their parent's list */
 	uint64_t exits;			/* exits notified (the process's state dropped if held) */
@@ -70,8 +70,9 @@ void proc_tracker__exec(struct proc_tracker *pt, uint32_t pid, bool gone);
 
 /*
  * @child was made by fork from @parent: it shares its parent's last read (the same snapshot, no
- * /proc read) until an event; @gone: its exec or exit is in the same batch (nothing done);
- * @listed: the walker listed it with its parent's list. Counted.
+ * /proc read) until an event; @gone: its exec or exit is in the same batch (counted: the walker
+ * did not adopt it; the snapshot still names the samples it took before); @listed: the walker
+ * adopted it with its parent's list. Counted.
  */
 void proc_tracker__fork(struct proc_tracker *pt, uint32_t parent, uint32_t child, bool gone,
 			bool listed);

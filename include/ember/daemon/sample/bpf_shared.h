@@ -163,12 +163,17 @@ struct ember_bpf_stats {
 struct ember_exec_rec {
 	__u64 time_ns;
 	__u32 pid;		/* tgid */
-	__u32 kind;		/* EMBER_REC_EXEC or EMBER_REC_EXIT */
+	__u32 kind;		/* EMBER_REC_EXEC (| EMBER_REC_SAMPLED) or EMBER_REC_EXIT */
 };
 
 #define EMBER_REC_EXEC 0
 #define EMBER_REC_EXIT 1
 #define EMBER_REC_FORK 2
+#define EMBER_REC_KIND_MASK 0xff
+/* or'ed into an exec's kind: the process was sampled recently (in "seen"): handled at once, not
+ * with its burst (issue 26: a sampled process is worth its wake-up; a burst of unsampled ones
+ * shares one) */
+#define EMBER_REC_SAMPLED 0x100
 
 /*
  * Told apart by its size (24 bytes): a new process by fork (sched_process_fork, not a thread):

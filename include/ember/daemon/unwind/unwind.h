@@ -114,9 +114,6 @@ void unwinder__refresh_pid(struct unwinder *u, uint32_t pid);
 void unwinder__sampled(struct unwinder *u, uint32_t pid);
 /* exec or exit: its list goes (its next sample after an exec notes it again). */
 void unwinder__forget_pid(struct unwinder *u, uint32_t pid);
-/* The same after an exec or an exit notified: the BPF programs deleted its list already (no
- * bpf() call). */
-void unwinder__drop_pid(struct unwinder *u, uint32_t pid);
 /*
  * Housekeeping, e.g. every 5 s: forgets every process whose /proc entry is gone, whatever exit
  * notification was missed (a lost ring record; without the sweep, entries of exited processes
