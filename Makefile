@@ -221,6 +221,7 @@ fuzz-bins: $(FUZZ_BINS)
 WORKLOAD_CFLAGS := -O1 -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fno-optimize-sibling-calls
 WORKLOAD_nofp_CFLAGS := -O2 -fomit-frame-pointer
 WORKLOAD_shortlived_CFLAGS := -O2 -fomit-frame-pointer
+WORKLOAD_forker_CFLAGS := -O2 -fomit-frame-pointer
 WORKLOAD_offcpu_nofp_CFLAGS := -O2 -fomit-frame-pointer
 $(OUTPUT)/workloads/offcpu_nofp: tests/workloads/offcpu.c
 WORKLOAD_stops_CFLAGS := -O2 -fomit-frame-pointer

@@ -34,6 +34,20 @@ const volatile __u64 ring_half = 1 << 19;
 
 /* Bumped by each exec notification: invalidates the per-CPU "last pid" shortcut below. */
 __u32 exec_seq = 0;
+/*
+ * issue 26: exec records wake userspace at most once per this window (0: each one); the others
+ * wait for the drain, which reads the ring when the window that held them is over
+ * (sampler.c: an exec is handed to the worker this long after it happened, with its exit if it
+ * came meanwhile: then nothing is read for it).
+ */
+const volatile __u64 exec_batch_ns = 0;
+/* task_struct's pid and tgid offsets (the kernel's BTF, read by the sampler; 0: unknown, no fork
+ * records): a fork's child is read by bpf_probe_read_kernel(), no CO-RE relocation. */
+const volatile __u32 task_pid_off = 0;
+const volatile __u32 task_tgid_off = 0;
+/* When an exec record last woke userspace (bpf_ktime_get_ns(): CLOCK_MONOTONIC); the sampler
+ * reads it through the mapped .bss, no system call. */
+__u64 exec_wake_ns = 0;
 
 /* Its size is set by the sampler from the config before load. */
 struct {
@@ -275,20 +289,85 @@ static __always_inline void tell(__u32 pid, __u32 kind, __u64 wake)
  * exec of any process (issue 26: the process tracker knows every process from its first
  * instruction, and lists its new image for the walker before its first sample). A process sampled
  * before is forgotten here (its next sample wakes userspace as a new process's); userspace is
- * told at once, so that a process that lives a few milliseconds is walked with its tables.
+ * told within exec_batch_ns, so that a process that lives a few milliseconds is walked with its
+ * tables, and one that lived less costs nothing but its two records.
  */
 SEC("raw_tp/sched_process_exec") /* raw: needs no tracefs mounted */
 int on_exec(void *ctx)
 {
 	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+	__u64 now, wake = BPF_RB_NO_WAKEUP;
+	bool sampled;
 
 	if (target_pid && pid != target_pid)
 		return 0; /* an ad hoc capture's sampler: its process only */
 	/* any CPU's "last pid" may name this process, even one the LRU evicted: make them all
 	 * ask "seen" again */
 	__sync_fetch_and_add(&exec_seq, 1);
-	bpf_map_delete_elem(&seen, &pid); /* absent: never sampled (or long ago) */
-	tell(pid, EMBER_REC_EXEC, BPF_RB_FORCE_WAKEUP);
+	/* absent: never sampled (or long ago); present: worth a wake-up of its own */
+	sampled = !bpf_map_delete_elem(&seen, &pid);
+	/* the old image's list walks the new image wrong: frame pointers until userspace lists
+	 * the new one (absent: not listed) */
+	bpf_map_delete_elem(&unwind_procs, &pid);
+	/* the first exec of a burst wakes userspace; the others of its window go with it */
+	now = bpf_ktime_get_ns();
+	if (sampled) {
+		wake = BPF_RB_FORCE_WAKEUP;
+	} else if (now - *(volatile __u64 *)&exec_wake_ns >= exec_batch_ns) {
+		exec_wake_ns = now;
+		wake = BPF_RB_FORCE_WAKEUP;
+	}
+	tell(pid, EMBER_REC_EXEC | (sampled ? EMBER_REC_SAMPLED : 0), wake);
+	return 0;
+}
+
+/*
+ * A new process by fork (issue 26 item 2): a forking server's worker runs its parent's image, so
+ * it is listed for the walker here with a copy of its parent's list, from its first instruction,
+ * and userspace adopts that list (the same tables) without reading /proc. A
+ * new thread (tgid != pid) is not a new process. Wakes userspace as an exec does (once per
+ * exec_batch_ns); a fork followed by exec or exit within the batch costs userspace nothing more.
+ */
+SEC("raw_tp/sched_process_fork")
+int on_fork(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u64 child = ctx->args[1], now, wake = BPF_RB_NO_WAKEUP;
+	__u32 zero = 0, pid = 0, tgid = 0, parent = bpf_get_current_pid_tgid() >> 32;
+	struct ember_unwind_proc *list;
+	struct ember_fork_rec *rec;
+	struct ember_bpf_stats *st;
+
+	if (target_pid || !task_pid_off || !task_tgid_off)
+		return 0; /* an ad hoc capture's sampler: its process only */
+	if (bpf_probe_read_kernel(&pid, sizeof(pid), (void *)(child + task_pid_off)) ||
+	    bpf_probe_read_kernel(&tgid, sizeof(tgid), (void *)(child + task_tgid_off)) ||
+	    pid != tgid || !pid)
+		return 0;
+	st = bpf_map_lookup_elem(&stats, &zero);
+	if (!st)
+		return 0;
+	/* listed from its first instruction: its parent's list (userspace adopts it, with the
+	 * same tables, when the record is read; the child's exec or exit deletes it here) */
+	list = bpf_map_lookup_elem(&unwind_procs, &parent);
+	if (list)
+		bpf_map_update_elem(&unwind_procs, &pid, list, BPF_ANY);
+	now = bpf_ktime_get_ns();
+	if (now - *(volatile __u64 *)&exec_wake_ns >= exec_batch_ns) {
+		exec_wake_ns = now;
+		wake = BPF_RB_FORCE_WAKEUP;
+	}
+	rec = bpf_ringbuf_reserve(&samples, sizeof(*rec), 0);
+	if (!rec) {
+		st->fork_drops++;
+		return 0;
+	}
+	st->forks++;
+	rec->time_ns = now;
+	rec->pid = pid;
+	rec->kind = EMBER_REC_FORK;
+	rec->parent = parent;
+	rec->pad = 0;
+	bpf_ringbuf_submit(rec, wake);
 	return 0;
 }
 
@@ -311,6 +390,8 @@ int on_exit(void *ctx)
 	/* sampled: a CPU's "last pid" may be this one: make them ask "seen" again */
 	if (!bpf_map_delete_elem(&seen, &pid))
 		__sync_fetch_and_add(&exec_seq, 1);
+	/* its list (a forked child's copy is not userspace's until adopted) */
+	bpf_map_delete_elem(&unwind_procs, &pid);
 	tell(pid, EMBER_REC_EXIT, BPF_RB_NO_WAKEUP);
 	return 0;
 }

@@ -128,6 +128,7 @@ static int sampling_setup(struct emberd *d)
 	sampler__set_pid_fn(d->sampler, emberd_on_new_pid, d);
 	sampler__set_exec_fn(d->sampler, emberd_on_exec, d);
 	sampler__set_exit_fn(d->sampler, emberd_on_exit_pid, d);
+	sampler__set_fork_fn(d->sampler, emberd_on_fork, d);
 	r = emberd_watch_ring(d);
 	if (r)
 		return r;
@@ -248,7 +249,7 @@ int main(int argc, char **argv)
 		else
 			log_warn("captures will use the live store only: out of memory");
 	}
-	r = export_from_config(&d.cfg, d.store, &d.identity, &d.exporter);
+	r = export_from_config(&d.cfg, d.store, d.procs, &d.identity, &d.exporter);
 	if (r)
 		goto out;
 	if (d.http)

@@ -7,10 +7,13 @@
 # first sample). Both ways of reading mappings: PROCMAP_QUERY (on kernels that have it, 6.11+)
 # and the /proc/PID/maps text (process.maps_query = no; the only way on 6.1). The mappings are
 # read once per event and shared (reads < the three readers' events), and an exit drops them.
+# Item 2: a forking server's children (tests/workloads/forker: 50 children that spin 30 ms each
+# without exec, no frame pointers) are listed at their fork with a copy of their parent's list:
+# >= 90 % of their samples reach main;work (60 % when they were listed at their first sample).
 . "$(dirname "$0")/../lib.sh"
 require_live_emberd
 W=$OUTPUT/workloads
-[ -x "$W/shortlived" ] || skip_all "workloads not built (make workloads)"
+[ -x "$W/shortlived" ] && [ -x "$W/forker" ] || skip_all "workloads not built (make workloads)"
 trap 'stop_all; cleanup_tmp' EXIT
 
 stats_json() { curl -sf "$URL/api/v1/stats" >"$TMP/stats.json"; }
@@ -35,6 +38,7 @@ run_case() { # NAME MAPS_QUERY(yes|no) EXPECT_QUERY(true|false)
 	for _ in $(seq 100); do
 		"$W/shortlived" 30
 	done
+	"$W/forker" 50 30 300 # item 2: fork without exec (its children are "forkchild")
 	sleep 2.5 # two ticks: the last samples are named and stored
 	curl -sf "$URL/api/v1/folded?from=$t0" >"$TMP/$name.folded"
 	read -r tot main < <(awk '/^shortlived;/ { n = $NF; t += n; if ($0 ~ /;main;work;/) m += n }
@@ -62,6 +66,17 @@ run_case() { # NAME MAPS_QUERY(yes|no) EXPECT_QUERY(true|false)
 		test "$(field processes.exits)" -ge 100
 	check "$name: the tracker holds no more than the live processes need (procs $(field processes.procs) < 100)" \
 		test "$(field processes.procs)" -lt 100
+	# item 2: fork without exec
+	read -r tot main < <(awk '/^forkchild;/ { n = $NF; t += n; if ($0 ~ /;main;work;/) m += n }
+		END { print t + 0, m + 0 }' "$TMP/$name.folded")
+	echo "# $name: forker 50 x30 ms: $tot samples of the children, $main reach main;work"
+	grep '^forkchild;' "$TMP/$name.folded" | grep -v ';main;work;' | sort -t' ' -k2 -nr |
+		head -3 | sed 's/^/#   /'
+	check "$name: forker's children were sampled (>= 75 samples)" test "$tot" -ge 75
+	check "$name: >= 90 % of the forked children's samples reach main;work ($main of $tot)" \
+		test $((main * 100)) -ge $((tot * 90))
+	check "$name: the children were listed at their fork (processes.fork_lists $(field processes.fork_lists) >= 50)" \
+		test "$(field processes.fork_lists)" -ge 50
 	check "$name: emberd still running" kill -0 "$EPID"
 	kill "$EPID"
 	wait "$EPID" 2>/dev/null

@@ -59,7 +59,8 @@ int export_check_config(const struct ember_config *c)
 }
 
 int export_from_config(const struct ember_config *c, struct store *store,
-		       struct identity **ret_id, struct exporter **ret_x)
+		       struct proc_tracker *procs, struct identity **ret_id,
+		       struct exporter **ret_x)
 {
 	struct exporter_opts o;
 	char err[512];
@@ -75,7 +76,7 @@ int export_from_config(const struct ember_config *c, struct store *store,
 	export_opts_from_config(c, &o);
 	if (!store || (!o.otlp_endpoint[0] && !o.pyroscope_url[0]))
 		return 0;
-	*ret_x = exporter__new(store, *ret_id, &o);
+	*ret_x = exporter__new(store, *ret_id, procs, &o);
 	if (!*ret_x)
 		return log_errno(-errno, "cannot start the exporter");
 	log_info("exporting%s%s%s%s", o.otlp_endpoint[0] ? " OTLP profiles to " : "",
@@ -84,8 +85,8 @@ int export_from_config(const struct ember_config *c, struct store *store,
 	return 0;
 }
 
-void export_reload(const struct ember_config *c, struct store *store, struct identity *id,
-		   struct exporter **x)
+void export_reload(const struct ember_config *c, struct store *store,
+		   struct proc_tracker *procs, struct identity *id, struct exporter **x)
 {
 	struct exporter_opts o;
 
@@ -97,5 +98,5 @@ void export_reload(const struct ember_config *c, struct store *store, struct ide
 	if (*x)
 		(void)exporter__set_opts(*x, &o);
 	else if (store && (o.otlp_endpoint[0] || o.pyroscope_url[0]))
-		*x = exporter__new(store, id, &o);
+		*x = exporter__new(store, id, procs, &o);
 }

@@ -834,7 +834,7 @@ static void *run(void *arg)
 /* --- lifetime ----------------------------------------------------------------------------- */
 
 struct exporter *exporter__new(struct store *store, struct identity *id,
-			       const struct exporter_opts *o)
+			       struct proc_tracker *procs, const struct exporter_opts *o)
 {
 	struct exporter *e = calloc(1, sizeof(*e));
 	pthread_condattr_t ca;
@@ -855,7 +855,7 @@ struct exporter *exporter__new(struct store *store, struct identity *id,
 	pthread_cond_init(&e->cond, &ca);
 	pthread_condattr_destroy(&ca);
 	e->curl = curl_easy_init();
-	e->fl = frameloc__new(NULL);
+	e->fl = frameloc__new(procs, NULL);
 	if (!e->curl || !e->fl) {
 		exporter__free(e);
 		errno = ENOMEM;

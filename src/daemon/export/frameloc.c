@@ -10,15 +10,14 @@
 
 #include "ember/core/base/clock.h"
 #include "ember/core/base/hash.h"
-#include "ember/core/base/readall.h"
 #include "ember/daemon/proc/mapfile.h"
 #include "ember/daemon/elf/elfload.h"
 #include "ember/daemon/elf/elfsym.h"
 #include "ember/daemon/proc/procmaps.h"
+#include "ember/daemon/proc/proctrack.h"
 
 #define MAX_PIDS	 1024u	/* processes per round (a table of twice as many slots) */
 #define MAX_PID_FILES	 32	/* executable files per process looked in */
-#define MAX_MAPS_BYTES	 (4u << 20)
 #define MAX_SYMBOLS	 (1u << 21)
 
 struct name_slot {
@@ -41,6 +40,7 @@ struct file {
 struct pid_files {
 	uint32_t pid; /* 0: empty */
 	uint64_t image_ns, round; /* what was read, and in which round */
+	uint64_t read_ns;	  /* the tracker's read it came from (CLOCK_MONOTONIC) */
 	uint64_t checked;	  /* the round its files were last found cached */
 	unsigned int n;
 	struct {
@@ -51,13 +51,12 @@ struct pid_files {
 
 struct frameloc {
 	char proc_root[256];
+	struct proc_tracker *procs; /* the processes' mappings (borrowed) */
 	struct file files[FRAMELOC_FILES];
 	struct pid_files *pids; /* 2 * MAX_PIDS slots, kept across rounds (emptied when full) */
 	size_t nr_pids;
 	uint64_t round;
 	uint64_t clock;
-	char *maps;
-	size_t maps_cap;
 	unsigned int loads; /* this round */
 	uint64_t round_cpu0; /* the thread's CPU at the round's start */
 	struct frameloc_stats st;
@@ -229,10 +228,11 @@ static int on_map_load(const struct procmaps_entry *e, void *ctx)
 /* @pid's files for image @image_ns (its maps read now if not yet, or stale); NULL: unknown. */
 static struct pid_files *pid_get(struct frameloc *fl, uint32_t pid, uint64_t image_ns)
 {
-	size_t cap = 2 * MAX_PIDS, j = hash_mix64(pid) & (cap - 1), len = 0;
+	size_t cap = 2 * MAX_PIDS, j = hash_mix64(pid) & (cap - 1);
 	struct load_ctx lc = { .fl = fl, .pid = pid };
 	struct pid_files *p;
-	char path[300];
+	struct proc_maps *m;
+	uint64_t min_read_ns;
 
 	while (fl->pids[j].pid && fl->pids[j].pid != pid)
 		j = (j + 1) & (cap - 1);
@@ -257,18 +257,26 @@ static struct pid_files *pid_get(struct frameloc *fl, uint32_t pid, uint64_t ima
 		fl->st.procs_deferred++; /* asked again for each of its frames: counts lookups */
 		return p->pid && p->image_ns == image_ns ? p : NULL; /* the old answer for now */
 	}
+	/* the same image after FRAMELOC_REREAD_ROUNDS (dlopen since?): newer than the last read;
+	 * a new image, or files evicted: the tracker's read since the last event, if it has one */
+	min_read_ns = p->pid == pid && p->image_ns == image_ns &&
+			      fl->round - p->round >= FRAMELOC_REREAD_ROUNDS
+			  ? p->read_ns + 1
+			  : 0;
 	if (!p->pid)
 		fl->nr_pids++;
 	p->pid = pid;
 	p->image_ns = image_ns;
 	p->round = p->checked = fl->round;
 	p->n = 0;
-	snprintf(path, sizeof(path), "%s/%u/maps", fl->proc_root, pid);
-	if (read_path_all(path, &fl->maps, &fl->maps_cap, MAX_MAPS_BYTES, &len) < 0)
-		return p; /* gone: no files */
+	m = proc_tracker__maps(fl->procs, pid, min_read_ns);
+	if (!m)
+		return p; /* gone before it was ever read: no files */
 	fl->st.maps_read++;
-	(void)procmaps_parse(fl->maps, len, on_map, p, NULL);
-	(void)procmaps_parse(fl->maps, len, on_map_load, &lc, NULL);
+	p->read_ns = proc_maps__read_ns(m);
+	(void)proc_maps__for_each(m, on_map, p);
+	(void)proc_maps__for_each(m, on_map_load, &lc);
+	proc_maps__put(m);
 	return p;
 }
 
@@ -312,12 +320,13 @@ void frameloc__round(struct frameloc *fl)
 	fl->round_cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 }
 
-struct frameloc *frameloc__new(const char *proc_root)
+struct frameloc *frameloc__new(struct proc_tracker *procs, const char *proc_root)
 {
 	struct frameloc *fl = calloc(1, sizeof(*fl));
 
 	if (!fl)
 		goto err_out;
+	fl->procs = procs;
 	snprintf(fl->proc_root, sizeof(fl->proc_root), "%s", proc_root ? proc_root : "/proc");
 	fl->pids = calloc(2 * MAX_PIDS, sizeof(*fl->pids));
 	if (!fl->pids)
@@ -339,7 +348,6 @@ void frameloc__free(struct frameloc *fl)
 	for (i = 0; i < FRAMELOC_FILES; i++)
 		file_clear(&fl->files[i]);
 	free(fl->pids);
-	free(fl->maps);
 	free(fl);
 }
 

@@ -159,7 +159,7 @@ static void reload(struct emberd *d)
 	if ((changed & SERVICE_CHANGE_FILTER) && d->ingest)
 		(void)pipeline_push_work(d, W_FILTER, NULL); /* the worker's ingest */
 	if (changed & SERVICE_CHANGE_EXPORT)
-		export_reload(&d->cfg, d->store, d->identity, &d->exporter);
+		export_reload(&d->cfg, d->store, d->procs, d->identity, &d->exporter);
 	if (changed & SERVICE_CHANGE_TOKEN) {
 		if (!security_files_reload_token(&d->cfg, &d->sec) && d->http)
 			(void)http_server__set_token(d->http, d->sec.token);
@@ -200,36 +200,68 @@ static void on_signal(struct emberd *d)
 	}
 }
 
-/* New processes' first samples woke us up: to the worker, which reads their mappings now. */
+/*
+ * A new process's first sample or the first exec of a burst woke us up: read the ring; the
+ * process events go to the worker when due (sampler__events_due_ns(): a first sample at once,
+ * the execs of a burst together, process.exec_batch_us after the first).
+ */
 static void on_ring(struct emberd *d)
 {
-	/* while the worker has a backlog, the events wait in the sampler's batch (read, so the
-	 * ring does not fill) and go with a later take: a burst of new processes cannot fill the
-	 * queue ahead of the tick's samples */
-	if (workq__len(d->wq) < 64)
-		take(d, true);
-	else
-		(void)sampler__poll(d->sampler);
+	(void)sampler__poll(d->sampler);
+}
+
+/*
+ * How long the drain may sleep (ns; -1: until woken): tables still to build (a budget per call:
+ * come back within 5 ms rather than at the next tick, so that new processes are walked with them
+ * soon), process events due. While the worker has a backlog, the events wait in the sampler's
+ * batch (read, so the ring does not fill) and go with a later take: a burst of new processes
+ * cannot fill the queue ahead of the tick's samples.
+ */
+static int64_t drain_sleep_ns(struct emberd *d)
+{
+	int64_t t = -1, ev;
+	uint64_t due;
+
+	if (d->paused || !d->sampler)
+		return -1;
+	if (__atomic_load_n(&d->unwind_pending, __ATOMIC_RELAXED))
+		t = 5 * 1000000;
+	due = sampler__events_due_ns(d->sampler);
+	if (due) {
+		ev = workq__len(d->wq) >= 64 ? 1000000 : MAX((int64_t)(due - mono_ns()), 0);
+		if (t < 0 || ev < t)
+			t = ev;
+	}
+	return t;
 }
 
 int emberd_run(struct emberd *d)
 {
 	struct epoll_event evs[5];
+	struct timespec ts;
+	int64_t sleep_ns;
+	uint64_t due;
 	int n, i;
 
 	while (!d->stop) {
-		/* tables still to build (a budget per call): come back within 5 ms rather than at the
-		 * next tick, so that new processes are walked with them soon */
-		n = epoll_wait(d->epfd, evs, 5,
-			       __atomic_load_n(&d->unwind_pending, __ATOMIC_RELAXED) && !d->paused
-				   ? 5
-				   : -1);
+		sleep_ns = drain_sleep_ns(d);
+		ts = (struct timespec){ .tv_sec = sleep_ns / 1000000000,
+					.tv_nsec = sleep_ns % 1000000000 };
+		/* to the microsecond (epoll_wait()'s milliseconds where the kernel, or valgrind,
+		 * has no epoll_pwait2: Linux < 5.11) */
+		n = d->no_pwait2 ? -1 : epoll_pwait2(d->epfd, evs, 5, sleep_ns < 0 ? NULL : &ts, NULL);
+		if (n < 0 && (d->no_pwait2 || errno == ENOSYS)) {
+			d->no_pwait2 = true;
+			n = epoll_wait(d->epfd, evs, 5,
+				       sleep_ns < 0 ? -1 : (int)((sleep_ns + 999999) / 1000000));
+		}
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			return log_errno(-errno, "epoll_wait failed");
 		}
 		if (!n && d->unwind && !d->paused &&
+		    __atomic_load_n(&d->unwind_pending, __ATOMIC_RELAXED) &&
 		    !__atomic_exchange_n(&d->unwind_queued, true, __ATOMIC_RELAXED))
 			(void)pipeline_push_work(d, W_UNWIND, NULL);
 		for (i = 0; i < n && !d->stop; i++) {
@@ -242,6 +274,9 @@ int emberd_run(struct emberd *d)
 			else if (evs[i].data.fd == d->rbfd)
 				on_ring(d);
 		}
+		due = d->sampler && !d->paused ? sampler__events_due_ns(d->sampler) : 0;
+		if (due && !d->stop && mono_ns() >= due && workq__len(d->wq) < 64)
+			take(d, true);
 	}
 	return 0;
 }

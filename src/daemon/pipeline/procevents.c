@@ -17,10 +17,11 @@ void emberd_on_new_pid(uint32_t pid, void *ctx)
 }
 
 /* A sampled process's leader exited: gone, or other threads still run (its next exit tells). */
-void emberd_on_exit_pid(uint32_t pid, uint64_t time_ns, void *ctx)
+void emberd_on_exit_pid(uint32_t pid, uint64_t time_ns, bool gone, void *ctx)
 {
 	struct emberd *d = ctx;
 
+	(void)gone;
 	proc_tracker__exit(d->procs, pid);
 	symbolizer__check_pid(d->sym, pid);
 	if (d->identity) /* a pid reused later is another process: its executable read again */
@@ -36,23 +37,41 @@ void emberd_on_exit_pid(uint32_t pid, uint64_t time_ns, void *ctx)
  * image's. The new image is listed for the walker now, from its first instruction, so that a
  * process living a few milliseconds is walked with its tables from its first sample; its next
  * sample calls on_new_pid() again (the BPF program forgot it too), when ld.so has mapped the
- * libraries.
+ * libraries. @gone: its exit is in the same batch (it lived less than process.exec_batch_us):
+ * nothing to read or list.
  */
-void emberd_on_exec(uint32_t pid, uint64_t time_ns, void *ctx)
+void emberd_on_exec(uint32_t pid, uint64_t time_ns, bool gone, void *ctx)
 {
 	struct emberd *d = ctx;
 
-	proc_tracker__invalidate(d->procs, pid);
+	proc_tracker__exec(d->procs, pid, gone);
 	/* kept for the old image's samples not drained yet (up to two ticks' worth) */
 	symbolizer__retire_pid(d->sym, pid, time_ns);
+	/* the BPF program deleted its list at the exec; deleted again, as a list written since
+	 * (from a read before the exec) would walk the new image wrong */
 	unwinder__forget_pid(d->unwind, pid);
-	unwinder__exec_pid(d->unwind, pid);
+	if (!gone)
+		unwinder__exec_pid(d->unwind, pid);
 	/* the exporter names the old image's samples with the old executable, not /proc's new one */
 	if (d->identity)
 		identity__proc_event(d->identity, pid, (uint64_t)((int64_t)time_ns + d->real_off_ns),
 				     false);
 	if (d->py)
 		python__forget_pid(d->py, pid, time_ns);
+}
+
+/*
+ * A new process by fork (issue 26 item 2): it runs its parent's image, so it is listed for the
+ * walker with its parent's list and shares its parent's mappings, no /proc read. @gone: its exec
+ * or exit is in the same batch: nothing to do.
+ */
+void emberd_on_fork(uint32_t parent, uint32_t child, uint64_t time_ns, bool gone, void *ctx)
+{
+	struct emberd *d = ctx;
+
+	(void)time_ns;
+	proc_tracker__fork(d->procs, parent, child, gone,
+			   !gone && !unwinder__fork_pid(d->unwind, parent, child));
 }
 
 /* A code object's names, sent by the BPF program at its first sample in a process. */

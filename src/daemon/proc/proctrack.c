@@ -332,6 +332,63 @@ void proc_tracker__invalidate(struct proc_tracker *pt, uint32_t pid)
 	pthread_mutex_unlock(&pt->lock);
 }
 
+void proc_tracker__exec(struct proc_tracker *pt, uint32_t pid, bool gone)
+{
+	struct tproc **pp;
+
+	if (!pt)
+		return;
+	pthread_mutex_lock(&pt->lock);
+	pt->st.events++;
+	pt->st.execs++;
+	pp = find(pt, pid);
+	if (gone) {
+		pt->st.execs_gone++;
+		if (*pp)
+			drop(pt, pp); /* the old image's: its exit follows */
+	} else if (*pp) {
+		(*pp)->stale = true;
+	}
+	pthread_mutex_unlock(&pt->lock);
+}
+
+void proc_tracker__fork(struct proc_tracker *pt, uint32_t parent, uint32_t child, bool gone,
+			bool listed)
+{
+	struct tproc **pp, *p, *pa;
+
+	if (!pt || !child)
+		return;
+	pthread_mutex_lock(&pt->lock);
+	pt->st.forks++;
+	pp = find(pt, child);
+	if (*pp)
+		drop(pt, pp); /* a pid reused, its exit missed */
+	/* gone (its exec or exit in the same batch): the parent's snapshot all the same, which
+	 * names the samples it took before (its exit, later in the batch, drops it) */
+	if (gone)
+		pt->st.forks_gone++;
+	if (listed)
+		pt->st.fork_lists++;
+	pa = *find(pt, parent);
+	if (!pa || !pa->m || pt->st.procs >= pt->o.max_procs)
+		goto out;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		goto out;
+	p->pid = child;
+	p->stale = pa->stale;
+	p->m = maps_get(pa->m); /* immutable: shared */
+	p->hnext = *pp;
+	*pp = p;
+	pt->st.procs++;
+	pt->st.mem_bytes += sizeof(*p) + p->m->bytes; /* as drop() counts it: per holder */
+	pt->st.mappings += p->m->n;
+	pt->st.fork_copies++;
+out:
+	pthread_mutex_unlock(&pt->lock);
+}
+
 struct proc_maps *proc_tracker__maps(struct proc_tracker *pt, uint32_t pid, uint64_t min_read_ns)
 {
 	struct proc_maps *m = NULL, *old;

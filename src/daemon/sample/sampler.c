@@ -30,6 +30,7 @@
 struct sampler;
 struct sampler_opts;
 static void offcpu_setup(struct sampler *s, const struct sampler_opts *o);
+static void task_pid_offsets(__u32 *ret_pid, __u32 *ret_tgid);
 static int offcpu_attach(struct sampler *s);
 
 struct sampler {
@@ -45,6 +46,11 @@ struct sampler {
 
 	/* what was read since the last sampler__take(): records and process events */
 	struct sampler_batch *cur;
+	/* issue 26: when the process events read are due to the worker (CLOCK_MONOTONIC; 0: none
+	 * that wants it): a new process's first sample at once, an exec exec_batch_ns after it
+	 * happened (its exit may come meanwhile: then nothing is read for it) */
+	uint64_t ev_due_ns;
+	uint64_t ev_check_ns;		/* ... a read of the ring then (execs not woken for) */
 	size_t pend_max;		/* bytes of records read and not yet delivered (lost beyond) */
 	size_t pend_bytes;		/* ... now, over every batch taken and not freed (atomic) */
 	uint64_t rate_t0_ns, rate_calls0;	/* the bpf() call rate's window */
@@ -64,6 +70,9 @@ struct sampler {
 	sampler_exec_fn exit_fn;
 	void *exit_ctx;
 	struct bpf_link *exit_link;	/* sched_process_exit; NULL: not attached */
+	sampler_fork_fn fork_fn;
+	void *fork_ctx;
+	struct bpf_link *fork_link;	/* sched_process_fork; NULL: not attached */
 	struct bpf_link *offcpu_links[4]; /* issue 30: sched_switch, sys_exit, sched_waking, sched_wakeup */
 	int run_stats_fd;		/* bpf_enable_stats(): run time counted while open; -1 */
 	uint32_t *row_keys;		/* scratch: indices for batch writes of rows */
@@ -81,9 +90,10 @@ struct batch_event {
 	uint32_t pid;
 	uint64_t time_ns;
 	struct ember_py_name_rec *name;	/* EV_PYNAME; owned */
+	uint32_t parent;		/* EV_FORK: the parent's pid */
 };
 
-enum { EV_NEW_PID, EV_EXEC, EV_EXIT, EV_PYNAME };
+enum { EV_NEW_PID, EV_EXEC, EV_EXIT, EV_PYNAME, EV_FORK };
 
 struct sampler_batch {
 	char *recs;			/* the records, 8-byte aligned, as the ring buffer had them */
@@ -260,6 +270,18 @@ static struct sampler_batch *cur_batch(struct sampler *s)
 	return s->cur;
 }
 
+/*
+ * How long an exec waits for the worker (sampler_opts.exec_batch_ns), plus what its record may
+ * take to be committed after the BPF program read the clock: a read of the ring at the end of
+ * a window sees every exec that did not wake it.
+ */
+#define EXEC_COMMIT_NS 100000ull
+
+static uint64_t exec_batch_ns(const struct sampler *s)
+{
+	return s->o.exec_batch_ns ? s->o.exec_batch_ns + EXEC_COMMIT_NS : 0;
+}
+
 static int add_event(struct sampler *s, uint32_t kind, uint32_t pid, uint64_t time_ns,
 		     const struct ember_py_name_rec *name)
 {
@@ -270,6 +292,12 @@ static int add_event(struct sampler *s, uint32_t kind, uint32_t pid, uint64_t ti
 		goto lost;
 	e = &b->ev[b->nr_ev];
 	*e = (struct batch_event){ .kind = kind, .pid = pid, .time_ns = time_ns };
+	if (kind == EV_NEW_PID || kind == EV_EXEC || kind == EV_FORK) {
+		uint64_t due = kind != EV_NEW_PID ? time_ns + exec_batch_ns(s) : 1;
+
+		if (!s->ev_due_ns || due < s->ev_due_ns)
+			s->ev_due_ns = due;
+	}
 	if (name) {
 		e->name = malloc(sizeof(*name));
 		if (!e->name)
@@ -291,6 +319,17 @@ static int on_record(void *ctx, void *data, size_t size)
 	struct sampler_batch *b;
 	uint32_t *slot;
 
+	if (size == sizeof(struct ember_fork_rec)) {
+		const struct ember_fork_rec *x = data;
+
+		/* a new process with the pid: its next sample is noted again */
+		slot = &s->recent[x->pid & 1023];
+		if (__atomic_load_n(slot, __ATOMIC_RELAXED) == x->pid)
+			__atomic_store_n(slot, 0, __ATOMIC_RELAXED);
+		if (!add_event(s, EV_FORK, x->pid, x->time_ns, NULL))
+			s->cur->ev[s->cur->nr_ev - 1].parent = x->parent;
+		return 0;
+	}
 	if (size == sizeof(struct ember_exec_rec)) {
 		const struct ember_exec_rec *x = data;
 
@@ -299,8 +338,12 @@ static int on_record(void *ctx, void *data, size_t size)
 		slot = &s->recent[x->pid & 1023];
 		if (__atomic_load_n(slot, __ATOMIC_RELAXED) == x->pid)
 			__atomic_store_n(slot, 0, __ATOMIC_RELAXED);
-		(void)add_event(s, x->kind == EMBER_REC_EXIT ? EV_EXIT : EV_EXEC, x->pid,
-				x->time_ns, NULL);
+		/* a sampled process's exec is due at once (its record woke us), others with
+		 * their burst */
+		if (!add_event(s, (x->kind & EMBER_REC_KIND_MASK) == EMBER_REC_EXIT ? EV_EXIT : EV_EXEC,
+			       x->pid, x->time_ns, NULL) &&
+		    (x->kind & EMBER_REC_SAMPLED))
+			s->ev_due_ns = 1;
 		return 0;
 	}
 	if (size < sizeof(*r) || rec_size(r) != size) {
@@ -381,28 +424,85 @@ int sampler__poll(struct sampler *s)
 	return ring_buffer__consume(s->rb);
 }
 
+/*
+ * Whether @b holds a process event the worker wants now: an exec, a fork or a new process's first
+ * sample whose process did not exit since (its exit later in @b; for a fork, an exec too). Exec and exit in one batch wait for
+ * the tick: there is nothing to read for them. A long list of events: yes, without looking.
+ */
+static bool events_urgent(const struct sampler_batch *b)
+{
+	size_t i, j;
+
+	if (b->nr_ev > 512)
+		return true;
+	for (i = 0; i < b->nr_ev; i++) {
+		uint32_t k = b->ev[i].kind;
+
+		if (k != EV_EXEC && k != EV_NEW_PID && k != EV_FORK)
+			continue;
+		/* a fork's copy is superseded by an exec too */
+		for (j = i + 1; j < b->nr_ev; j++)
+			if (b->ev[j].pid == b->ev[i].pid &&
+			    (b->ev[j].kind == EV_EXIT || (k == EV_FORK && b->ev[j].kind == EV_EXEC)))
+				break;
+		if (j == b->nr_ev)
+			return true;
+	}
+	return false;
+}
+
+uint64_t sampler__events_due_ns(const struct sampler *s)
+{
+	uint64_t due = s->ev_due_ns, check = s->ev_check_ns;
+
+	return !due ? check : !check ? due : due < check ? due : check;
+}
+
+/* The process events of the batch being filled, moved to a batch of their own. */
+static struct sampler_batch *take_events(struct sampler *s)
+{
+	struct sampler_batch *b = calloc(1, sizeof(*b));
+
+	if (!b)
+		return NULL; /* they go with the tick's */
+	b->ev = s->cur->ev;
+	b->nr_ev = s->cur->nr_ev;
+	b->ev_cap = s->cur->ev_cap;
+	s->cur->ev = NULL;
+	s->cur->nr_ev = s->cur->ev_cap = 0;
+	return b;
+}
+
 struct sampler_batch *sampler__take(struct sampler *s, bool events_only)
 {
-	uint64_t t0 = mono_ns();
+	uint64_t t0 = mono_ns(), wake, end;
 	struct sampler_batch *b;
 
 	if (!s->stopped && t0 - s->last_cpu_check_ns >= NSEC)
 		(void)sampler__update_cpus(s); /* errors: retried next second */
 	(void)ring_buffer__consume(s->rb);
 	b = s->cur;
-	if (events_only && b) {
+	/* an exec that did not wake us (its window had woken us already) is read at the window's
+	 * end at the latest (this read may have been before it was committed) */
+	wake = __atomic_load_n(&s->skel->bss->exec_wake_ns, __ATOMIC_RELAXED);
+	end = wake + exec_batch_ns(s);
+	s->ev_check_ns = s->o.exec_batch_ns && end > t0 ? end : 0;
+	if (events_only) {
+		if (!b || !b->nr_ev) {
+			s->ev_due_ns = 0;
+			return NULL;
+		}
+		if (!s->ev_due_ns || t0 < s->ev_due_ns)
+			return NULL; /* not yet: more of the burst, or its exits, may come */
+		s->ev_due_ns = 0;
+		if (!events_urgent(b))
+			return NULL; /* exits, and execs of processes gone: they go with the tick */
 		/* the events go, the records wait for the tick's take */
-		b = calloc(1, sizeof(*b));
-		if (!b)
-			return NULL; /* they go with the tick's */
-		b->ev = s->cur->ev;
-		b->nr_ev = s->cur->nr_ev;
-		b->ev_cap = s->cur->ev_cap;
-		s->cur->ev = NULL;
-		s->cur->nr_ev = s->cur->ev_cap = 0;
-		return b->nr_ev ? b : (sampler_batch__free(s, b), NULL);
+		b = take_events(s);
+		return b && b->nr_ev ? b : (sampler_batch__free(s, b), NULL);
 	}
 	s->cur = NULL;
+	s->ev_due_ns = 0;
 	pthread_mutex_lock(&s->st_lock);
 	s->st.drains++;
 	s->st.drain_ns_total += mono_ns() - t0;
@@ -454,6 +554,12 @@ void sampler__set_exec_fn(struct sampler *s, sampler_exec_fn fn, void *ctx)
 	s->exec_ctx = ctx;
 }
 
+void sampler__set_fork_fn(struct sampler *s, sampler_fork_fn fn, void *ctx)
+{
+	s->fork_fn = fn;
+	s->fork_ctx = ctx;
+}
+
 void sampler__set_exit_fn(struct sampler *s, sampler_exec_fn fn, void *ctx)
 {
 	s->exit_fn = fn;
@@ -471,6 +577,7 @@ void sampler__free(struct sampler *s)
 			bpf_link__destroy(s->links[cpu]);
 	bpf_link__destroy(s->exec_link);
 	bpf_link__destroy(s->exit_link);
+	bpf_link__destroy(s->fork_link);
 	bpf_link__destroy(s->offcpu_links[0]);
 	bpf_link__destroy(s->offcpu_links[1]);
 	bpf_link__destroy(s->offcpu_links[2]);
@@ -612,6 +719,7 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 	s->skel->rodata->idle_stacks = o->idle_stacks;
 	s->skel->rodata->target_pid = o->pid;
 	s->skel->rodata->ring_half = o->ringbuf_bytes / 2;
+	s->skel->rodata->exec_batch_ns = o->exec_batch_ns;
 	s->skel->rodata->nr_rows = s->o.unwind_rows ? s->o.unwind_rows : 1;
 	s->skel->rodata->py_lines = o->python_lines;
 	if ((err = bpf_map__set_max_entries(s->skel->maps.unwind_rows,
@@ -649,6 +757,10 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 		s->pyname_ctx = o->unwind_from->pyname_ctx;
 	}
 	offcpu_setup(s, o);
+	/* fork records: the child's pid and tgid (a capture's sampler has none) */
+	if (!o->pid)
+		task_pid_offsets((__u32 *)&s->skel->rodata->task_pid_off,
+				 (__u32 *)&s->skel->rodata->task_tgid_off);
 	err = sampler_bpf__load(s->skel);
 	if (err) {
 		explain_load(err, errbuf, errlen);
@@ -683,6 +795,11 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 	/* exit notification: likewise, exits then wait for the periodic checks (exit_notify) */
 	s->exit_link = bpf_program__attach(s->skel->progs.on_exit);
 	s->st.exit_notify = s->exit_link != NULL;
+	/* fork notification (issue 26 item 2): without it, a forked child is listed at its first
+	 * sample, walked by frame pointer until then (fork_notify) */
+	if (!o->pid)
+		s->fork_link = bpf_program__attach(s->skel->progs.on_fork);
+	s->st.fork_notify = s->fork_link != NULL;
 	/* the kernel counts BPF run time only while someone holds this (or with the sysctl
 	 * kernel.bpf_stats_enabled=1): hold it, so prog_run_ns is real; costs two clock reads
 	 * per program run */
@@ -789,6 +906,30 @@ static void ksym_range(const char *name, __u64 *lo, __u64 *hi)
 		*lo = at;
 		*hi = next;
 	}
+}
+
+/* task_struct's pid and tgid offsets, from one read of the kernel's BTF (0: not found). */
+static void task_pid_offsets(__u32 *ret_pid, __u32 *ret_tgid)
+{
+	struct btf *b = btf__load_vmlinux_btf();
+	const struct btf_type *t;
+	const struct btf_member *m;
+	int id, i;
+
+	*ret_pid = *ret_tgid = 0;
+	if (!b)
+		return;
+	id = btf__find_by_name_kind(b, "task_struct", BTF_KIND_STRUCT);
+	t = id > 0 ? btf__type_by_id(b, (__u32)id) : NULL;
+	for (i = 0, m = t ? btf_members(t) : NULL; t && i < btf_vlen(t); i++, m++) {
+		const char *n = btf__name_by_offset(b, m->name_off);
+
+		if (n && !strcmp(n, "pid"))
+			*ret_pid = btf_member_bit_offset(t, (__u32)i) / 8;
+		else if (n && !strcmp(n, "tgid"))
+			*ret_tgid = btf_member_bit_offset(t, (__u32)i) / 8;
+	}
+	btf__free(b);
 }
 
 /* Before load: the knobs, and the programs loaded only when on (tp_btf with BTF, else raw). */
@@ -1179,6 +1320,8 @@ static int read_bpf_stats(struct sampler *s, struct ember_bpf_stats *sum)
 		sum->exec_drops += per[i].exec_drops;
 		sum->exits += per[i].exits;
 		sum->exit_drops += per[i].exit_drops;
+		sum->forks += per[i].forks;
+		sum->fork_drops += per[i].fork_drops;
 		sum->user_fp_walks += per[i].user_fp_walks;
 		sum->user_truncated += per[i].user_truncated;
 	}
@@ -1186,14 +1329,64 @@ static int read_bpf_stats(struct sampler *s, struct ember_bpf_stats *sum)
 	return err;
 }
 
+/*
+ * For each event of @b, whether its process's exit comes later in @b (for a fork: or an exec) (@ret_gone, calloc'ed by the
+ * caller): a reverse pass over an open-addressed set of the pids that exit. -ENOMEM: all false.
+ */
+static int mark_gone(const struct sampler_batch *b, bool *ret_gone)
+{
+	size_t cap = 64, i, h;
+	uint32_t *set;
+	uint8_t *what;		/* per slot: 1 an exit comes later, 2 an exec */
+
+	while (cap < 2 * b->nr_ev)
+		cap *= 2;
+	set = calloc(cap, sizeof(*set)); /* 0: empty (pid 0 has no events) */
+	what = calloc(cap, 1);
+	if (!set || !what) {
+		free(set);
+		free(what);
+		return -ENOMEM;
+	}
+	for (i = b->nr_ev; i-- > 0;) {
+		const struct batch_event *e = &b->ev[i];
+
+		if (!e->pid)
+			continue;
+		for (h = hash_mix64(e->pid) & (cap - 1); set[h] && set[h] != e->pid;
+		     h = (h + 1) & (cap - 1))
+			;
+		if (e->kind == EV_EXEC)
+			ret_gone[i] = what[h] & 1;
+		else if (e->kind == EV_FORK)
+			ret_gone[i] = what[h] != 0;
+		if (e->kind == EV_EXIT || e->kind == EV_EXEC) {
+			set[h] = e->pid;
+			what[h] |= e->kind == EV_EXIT ? 1 : 2;
+		}
+	}
+	free(set);
+	free(what);
+	return 0;
+}
+
 int sampler_batch__deliver(struct sampler *s, struct sampler_batch *b, sampler_group_fn fn,
 			   void *ctx)
 {
 	size_t delivered = 0, i;
+	bool *gone = NULL;
 	int err;
 
 	if (!b)
 		return 0;
+	/* an exec whose exit is in the batch too: nothing to read or list (issue 26) */
+	if (b->nr_ev && (s->exec_fn || s->fork_fn)) {
+		gone = calloc(b->nr_ev, sizeof(*gone));
+		if (gone && mark_gone(b, gone)) {
+			free(gone);
+			gone = NULL;
+		}
+	}
 	/* the process events first, in the order read: a new process's mappings before its
 	 * samples are named */
 	for (i = 0; i < b->nr_ev; i++) {
@@ -1202,12 +1395,15 @@ int sampler_batch__deliver(struct sampler *s, struct sampler_batch *b, sampler_g
 		if (e->kind == EV_NEW_PID && s->pid_fn)
 			s->pid_fn(e->pid, s->pid_ctx);
 		else if (e->kind == EV_EXEC && s->exec_fn)
-			s->exec_fn(e->pid, e->time_ns, s->exec_ctx);
+			s->exec_fn(e->pid, e->time_ns, gone && gone[i], s->exec_ctx);
 		else if (e->kind == EV_EXIT && s->exit_fn)
-			s->exit_fn(e->pid, e->time_ns, s->exit_ctx);
+			s->exit_fn(e->pid, e->time_ns, false, s->exit_ctx);
+		else if (e->kind == EV_FORK && s->fork_fn)
+			s->fork_fn(e->parent, e->pid, e->time_ns, gone && gone[i], s->fork_ctx);
 		else if (e->kind == EV_PYNAME && s->pyname_fn)
 			s->pyname_fn(e->name, s->pyname_ctx);
 	}
+	free(gone);
 	err = deliver_pending(s, b, fn, ctx, &delivered);
 	return err < 0 ? err : (int)delivered;
 }
@@ -1265,6 +1461,8 @@ void sampler__stats(struct sampler *s, struct sampler_stats *ret)
 		ret->exec_drops += bs.exec_drops;
 		ret->exits += bs.exits;
 		ret->exit_drops += bs.exit_drops;
+		ret->forks += bs.forks;
+		ret->fork_drops += bs.fork_drops;
 		ret->user_fp_walks += bs.user_fp_walks;
 		ret->user_truncated += bs.user_truncated;
 	}

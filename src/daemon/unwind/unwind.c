@@ -892,6 +892,41 @@ void unwinder__exec_pid(struct unwinder *u, uint32_t pid)
 	note(u, pid, true);
 }
 
+int unwinder__fork_pid(struct unwinder *u, uint32_t parent, uint32_t child)
+{
+	struct proc *pp = u ? proc_find(u, parent) : NULL, *p;
+	size_t i;
+
+	if (!pp || !pp->listed || !child)
+		return -ENOENT;
+	unwinder__forget_pid(u, child); /* a pid reused, its exit missed */
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->maps = pp->n ? malloc(pp->n * sizeof(*p->maps)) : NULL;
+	if (pp->n && !p->maps) {
+		free(p);
+		return -ENOMEM;
+	}
+	memcpy(p->maps, pp->maps, pp->n * sizeof(*p->maps));
+	p->n = p->cap = pp->n;
+	for (i = 0; i < p->n; i++)
+		if (p->maps[i].t)
+			p->maps[i].t->users++;
+	p->pid = child;
+	p->exec_only = pp->exec_only;
+	p->refreshed_ns = pp->refreshed_ns;
+	p->lists = pp->lists;
+	p->first_ns = pp->first_ns;
+	/* not written: the BPF program copied the parent's list at the fork (a write now could
+	 * land after the child's exec, which deleted it); adopted with the same tables */
+	p->listed = true;
+	u->st.procs++;
+	p->hnext = u->procs[child & (PROC_SLOTS - 1)];
+	u->procs[child & (PROC_SLOTS - 1)] = p;
+	return 0;
+}
+
 void unwinder__refresh_pid(struct unwinder *u, uint32_t pid)
 {
 	struct proc *p = u ? proc_find(u, pid) : NULL;

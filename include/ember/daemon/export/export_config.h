@@ -10,6 +10,7 @@ struct ember_config;
 struct exporter;
 struct exporter_opts;
 struct identity;
+struct proc_tracker;
 struct store;
 
 /* [export] as the exporter's options (and this host's name). */
@@ -24,11 +25,12 @@ int export_check_config(const struct ember_config *c);
  * logged; what was created is in the out-params either way (the caller frees it).
  */
 int export_from_config(const struct ember_config *c, struct store *store,
-		       struct identity **ret_id, struct exporter **ret_x);
+		       struct proc_tracker *procs, struct identity **ret_id,
+		       struct exporter **ret_x);
 
 /* SIGHUP changed [export]: new rules, new options; the exporter started if it now has a
  * receiver. A configuration that does not check is ignored (logged). */
-void export_reload(const struct ember_config *c, struct store *store, struct identity *id,
-		   struct exporter **x);
+void export_reload(const struct ember_config *c, struct store *store,
+		   struct proc_tracker *procs, struct identity *id, struct exporter **x);
 
 #endif

@@ -86,9 +86,11 @@ struct exporter_stats {
 
 struct exporter; /* opaque */
 
-/* Starts the thread. @store and @id borrowed. NULL + errno. */
+/* Starts the thread. @store, @id and @procs (the process tracker: the frames' mappings)
+ * borrowed. NULL + errno. */
+struct proc_tracker;
 struct exporter *exporter__new(struct store *store, struct identity *id,
-			       const struct exporter_opts *o);
+			       struct proc_tracker *procs, const struct exporter_opts *o);
 /* Stops the thread (an attempt in flight ends within timeout_ms); NULL is a no-op. */
 void exporter__free(struct exporter *e);
 /* New settings (a reload): the next round uses them; the queue is kept. 0. */

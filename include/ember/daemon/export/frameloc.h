@@ -3,7 +3,7 @@
  * frameloc: where a symbolized native frame lives, for OTLP's mappings. The store keeps frame
  * names, not addresses (0 bytes more per sample); at export time, a frame named by an ELF symbol
  * ("work", "malloc") is looked up by name in the executable file mappings of its process
- * (/proc/PID/maps, in maps order: the executable first), giving the mapped file, its GNU build
+ * (the process tracker's read, proctrack.h, in address order: the executable first), giving the mapped file, its GNU build
  * id and the file offset of the function's first instruction (the symbol's address through the
  * PT_LOAD segment that holds it). A backend that symbolizes again finds the same function; the
  * address is the function's start, not the sampled instruction's (its line is the function's
@@ -12,8 +12,10 @@
  * Files are opened as the symbolizer opens them (mapfile_open(): nothing on the path a process
  * controls is followed) and kept by (device, inode), at most FRAMELOC_FILES (LRU), at most
  * FRAMELOC_LOADS_PER_ROUND opened per round (a process's frames in files not read yet have no
- * mapping this round; counted); a process's maps are read once per image (an exec or exit
- * notified starts a new one) and again every FRAMELOC_REREAD_ROUNDS rounds (dlopen), within
+ * mapping this round; counted); a process's mappings are asked of the tracker once per image
+ * (an exec or exit notified starts a new one: the tracker's read since the exec if it has one,
+ * or the last one of a process gone since) and again, newer, every FRAMELOC_REREAD_ROUNDS
+ * rounds (dlopen), within
  * FRAMELOC_ROUND_CPU_NS of the thread's CPU per round (past it, the processes not read yet
  * have no mappings this round: counted as deferred). Not found (a gone process, a name no symbol
  * of its files has: C++ names, which the symbolizer demangles, Python, JIT and kernel frames
@@ -47,8 +49,10 @@ struct frameloc_stats {
 
 struct frameloc; /* opaque */
 
-/* @proc_root: "/proc" when NULL. NULL + errno=ENOMEM. */
-struct frameloc *frameloc__new(const char *proc_root);
+/* @procs: the process tracker, borrowed (thread-safe); @proc_root (the files' opener): "/proc"
+ * when NULL. NULL + errno=ENOMEM. */
+struct proc_tracker;
+struct frameloc *frameloc__new(struct proc_tracker *procs, const char *proc_root);
 void frameloc__free(struct frameloc *fl); /* NULL is a no-op */
 
 /* A new export round: processes' maps are read again when asked. */

@@ -80,6 +80,7 @@ struct emberd {
 	uint64_t last_check_ns;		/* the last prune that read every process's start time */
 	uint64_t notify_lost;		/* exec and exit notifications lost, as of that prune */
 	int rbfd;		/* the sampler's ring buffer epoll fd, -1 without sampling */
+	bool no_pwait2;		/* epoll_pwait2() said ENOSYS: epoll_wait() */
 
 	struct identity *identity;	/* cgroup ids -> workloads, service names */
 	int64_t real_off_ns;		/* the store's clock - the sampler's, for the batch delivered */
@@ -107,8 +108,9 @@ int emberd_finish(struct emberd *d);
 /* The sampler's process events (sampler__set_*_fn(), @ctx the struct emberd), fanned out to
  * the process tracker, the symbolizer, the unwinder, the Python reader and the identity. */
 void emberd_on_new_pid(uint32_t pid, void *ctx);
-void emberd_on_exit_pid(uint32_t pid, uint64_t time_ns, void *ctx);
-void emberd_on_exec(uint32_t pid, uint64_t time_ns, void *ctx);
+void emberd_on_exit_pid(uint32_t pid, uint64_t time_ns, bool gone, void *ctx);
+void emberd_on_exec(uint32_t pid, uint64_t time_ns, bool gone, void *ctx);
+void emberd_on_fork(uint32_t parent, uint32_t child, uint64_t time_ns, bool gone, void *ctx);
 void emberd_on_pyname(const struct ember_py_name_rec *r, void *ctx);
 
 #endif

@@ -178,6 +178,8 @@ struct ember_bpf_stats {
 	__u64 exit_drops;	/* ... not notified: no room in the ring buffer */
 	__u64 user_fp_walks;	/* user stacks walked by frame pointer: no tables for the process yet */
 	__u64 user_truncated;	/* user stacks the walk could not finish (EMBER_USTACK_TRUNC) */
+	__u64 forks;		/* a new process by fork notified (struct ember_fork_rec) */
+	__u64 fork_drops;	/* ... not notified: no room in the ring buffer */
 	/* not a counter: the process this CPU sampled last, known to be in the "seen" map while
 	 * exec_seq (sampler.bpf.c) is unchanged; saves the LRU lookup on a busy CPU */
 	__u32 last_pid;
@@ -192,11 +194,30 @@ struct ember_bpf_stats {
 struct ember_exec_rec {
 	__u64 time_ns;
 	__u32 pid;		/* tgid */
-	__u32 kind;		/* EMBER_REC_EXEC or EMBER_REC_EXIT */
+	__u32 kind;		/* EMBER_REC_EXEC (| EMBER_REC_SAMPLED) or EMBER_REC_EXIT */
 };
 
 #define EMBER_REC_EXEC 0
 #define EMBER_REC_EXIT 1
+#define EMBER_REC_FORK 2
+#define EMBER_REC_KIND_MASK 0xff
+/* or'ed into an exec's kind: the process was sampled recently (in "seen"): handled at once, not
+ * with its burst (issue 26: a sampled process is worth its wake-up; a burst of unsampled ones
+ * shares one) */
+#define EMBER_REC_SAMPLED 0x100
+
+/*
+ * Told apart by its size (24 bytes): a new process by fork (sched_process_fork, not a thread):
+ * it runs its parent's image until an exec, so userspace lists it for the walker with a copy of
+ * its parent's list (no /proc read).
+ */
+struct ember_fork_rec {
+	__u64 time_ns;
+	__u32 pid;		/* the child (its tgid) */
+	__u32 kind;		/* EMBER_REC_FORK */
+	__u32 parent;		/* the parent's tgid */
+	__u32 pad;
+};
 
 /*
  * --- user stacks without frame pointers (bpf/unwind.bpf.h; tables: src/daemon/unwind/) ------

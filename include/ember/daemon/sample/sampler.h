@@ -53,6 +53,8 @@ struct sampler_opts {
 		uint32_t threads;	/* threads tracked at once (the task map's size) */
 		bool kernel_stacks;	/* the blocked kernel stack, taken at the switch-out */
 	} offcpu;
+	uint64_t exec_batch_ns;	/* execs wake the drain at most once per this window and are handed
+				   to the worker this long after they happened (issue 26); 0: at once */
 	bool fp_only;	       /* no BPF walker (sampler_probe_walker() == 0): user stacks by the
 				  kernel's frame-pointer walk, no unwind tables, no Python frames;
 				  a capture's sampler follows unwind_from's */
@@ -112,6 +114,8 @@ struct sampler_stats {
 	uint64_t exec_drops;		/* ... lost (ring buffer full): found later by the checks */
 	uint64_t exits;			/* exit of a sampled process's leader notified */
 	uint64_t exit_drops;		/* ... lost (ring buffer full): found later by the checks */
+	uint64_t forks;			/* new processes by fork notified (not threads) */
+	uint64_t fork_drops;		/* ... lost (ring buffer full): listed at their first sample */
 	uint64_t user_fp_walks;		/* user stacks by frame pointer: the process had no tables */
 	uint64_t user_truncated;	/* user stacks the walk could not finish */
 	uint64_t user_stops[SAMPLER_STOP_REASONS]; /* ... by why: sampler_stop_name() */
@@ -120,6 +124,7 @@ struct sampler_stats {
 	uint64_t user_walk[SAMPLER_WALK_COUNTS];
 	bool exec_notify;		/* gauge: the sched_process_exec program is attached */
 	bool exit_notify;		/* gauge: the sched_process_exit program is attached */
+	bool fork_notify;		/* gauge: the sched_process_fork program is attached */
 	uint64_t untimed;		/* samples delivered with the drain's time (none: kept for the
 					   exit line's and the API's stability) */
 	uint64_t bad_records;		/* records of a size that does not add up: skipped, lost */
@@ -221,20 +226,38 @@ uint64_t sampler__newest_ns(const struct sampler *s, uint64_t *ret_cpus);
 /* Reads the records waiting in the ring buffer (kept for the next take). >= 0 or -errno. */
 int sampler__poll(struct sampler *s);
 
+/*
+ * When to call sampler__take(s, true) next (CLOCK_MONOTONIC; 0: no need until a wake-up): the
+ * process events read are due to the worker (a new process's first sample at once, an exec
+ * exec_batch_ns after it), or an exec window is over (execs that did not wake the ring). No
+ * system call. sampler__take(s, true) returns the events when due and one of them wants the
+ * worker (an exec or a first sample whose exit is not in the batch); else NULL, and they go
+ * with the tick's take.
+ */
+uint64_t sampler__events_due_ns(const struct sampler *s);
+
 /* Called with each pid (not 0) the sampler sees for the first time in a while with a user
  * stack, as soon as its first record is read: the daemon captures the process's mappings then. */
 typedef void (*sampler_pid_fn)(uint32_t pid, void *ctx);
 void sampler__set_pid_fn(struct sampler *s, sampler_pid_fn fn, void *ctx);
 
-/* Called with the pid of a sampled process that called exec, as soon as the ring buffer is
- * read (exec wakes it up): the daemon drops the process's cached mappings then. pid_fn is
- * called again with its next sample. */
-typedef void (*sampler_exec_fn)(uint32_t pid, uint64_t time_ns, void *ctx);
+/* Called with the pid of a process that called exec (any process), when the drain hands the
+ * process events to the worker (sampler_opts.exec_batch_ns after the exec at the latest, with
+ * the others of its burst): the daemon drops the old image's state and lists the new one.
+ * @gone: the process's exit is in the same batch (it lived less than the batch's delay):
+ * there is nothing to read. pid_fn is called again with its next sample. */
+typedef void (*sampler_exec_fn)(uint32_t pid, uint64_t time_ns, bool gone, void *ctx);
 void sampler__set_exec_fn(struct sampler *s, sampler_exec_fn fn, void *ctx);
 /* Called with the pid of a sampled process whose leader thread exited (at the next tick): the
  * daemon checks whether the process is gone then. pid_fn is called again with the pid's next
  * sample (a new process may have it). */
 void sampler__set_exit_fn(struct sampler *s, sampler_exec_fn fn, void *ctx);
+/* Called with a new process made by fork (not a thread) and its parent, with the execs (at
+ * most exec_batch_ns after it): it runs its parent's image. @gone: its exec or exit is in the
+ * same batch (nothing to copy). */
+typedef void (*sampler_fork_fn)(uint32_t parent, uint32_t child, uint64_t time_ns, bool gone,
+				void *ctx);
+void sampler__set_fork_fn(struct sampler *s, sampler_fork_fn fn, void *ctx);
 
 /*
  * Detaches from every CPU: no sample is taken after this returns, so that two more drains

@@ -87,6 +87,8 @@ struct ember_config {
 
 	/* [python] */
 	bool process_maps_query; /* mappings by PROCMAP_QUERY where the kernel has it; default yes */
+	uint64_t process_exec_batch_us; /* execs handed to the worker in bursts this long; 0..100000,
+					   default 1000 (0: each at once) */
 	bool python;	       /* Python frames of CPython processes; default yes */
 	bool python_lines;     /* ... with "file:line"; default no */
 	uint64_t python_procs; /* CPython processes read; 16..1M, default 4096 */

@@ -103,6 +103,14 @@ void unwinder__note_pid(struct unwinder *u, uint32_t pid);
  * compiled for a process that is never sampled).
  */
 void unwinder__exec_pid(struct unwinder *u, uint32_t pid);
+
+/*
+ * @child was made by fork from @parent (issue 26 item 2): it runs its parent's image, and the BPF
+ * program listed it at the fork with a copy of its parent's list: adopted here with the same
+ * tables (no /proc read, no bpf() call). 0, -ENOENT (the parent is not listed: the child is
+ * noted at its first sample), or -errno.
+ */
+int unwinder__fork_pid(struct unwinder *u, uint32_t parent, uint32_t child);
 /*
  * Its mappings may have changed (a stack of it ran out of known mappings, dlopen): read them
  * again, at most once a second per process.
