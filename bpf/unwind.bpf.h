@@ -421,15 +421,15 @@ static __always_inline int walk_user(__u32 pid, const __u64 *regs, bool regs_ker
 {
 	struct walk w = { .hash = 0xcbf29ce484222325ULL, .exact_ip = true };
 	__u32 zero = 0;
-	__u64 cs;
 
 	w.st = bpf_map_lookup_elem(&ustack_scratch, &zero);
 	if (!w.st)
 		return -ENOMEM;
 	/* the context's registers are read with whole-word loads at fixed offsets; the task's
-	 * (kernel memory) through the helper */
+	 * (kernel memory) through the helper (CS read into w.ip first: no stack slot of its own,
+	 * as offcpu_resume() is at 6.1's combined stack limit of 512 bytes with python_walk()) */
 	if (regs_kernel) {
-		if (bpf_probe_read_kernel(&cs, 8, regs + REGS_CS) || (cs & 3) != 3 ||
+		if (bpf_probe_read_kernel(&w.ip, 8, regs + REGS_CS) || (w.ip & 3) != 3 ||
 		    bpf_probe_read_kernel(&w.ip, 8, regs + REGS_IP) ||
 		    bpf_probe_read_kernel(&w.sp, 8, regs + REGS_SP) ||
 		    bpf_probe_read_kernel(&w.bp, 8, regs + REGS_BP))
