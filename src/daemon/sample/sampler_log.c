@@ -13,6 +13,7 @@
 #include "ember/core/base/log.h"
 
 /* libbpf's messages as ours: WARN -> warn, INFO -> info, DEBUG only with -v. */
+__attribute__((format(printf, 2, 0)))
 static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	enum log_level lvl = level == LIBBPF_WARN ? LOG_LVL_WARN :
