@@ -1010,14 +1010,19 @@ int http_server__start(struct http_server *s)
 		return err;
 	}
 	/*
-	 * MHD's limits are backstops well above ours (4 x in all, 8 x per address, plus the
+	 * MHD's limits are backstops well above ours (8 x in all, 16 x per address, plus the
 	 * reserve): http_conn.c closes idle connections over ours (past twice ours whatever they
 	 * are) and keeps requests beyond them to the cheap routes. But MHD counts a closed
 	 * connection until its thread has seen it go, and under a flood of new connections from one
 	 * address (2000 clients reconnecting as soon as they are closed: ~5000 a second) that lag
 	 * is a hundred connections or more: with MHD's per-address limit at 4 x ours it refused 3
-	 * liveness probes of 97 from the flooding address, at 8 x none; and at its connection limit
-	 * a thread stops accepting (new clients then wait in the listen queue behind the flood).
+	 * liveness probes of 97 from the flooding address, at 8 x none over plain HTTP; over TLS
+	 * (MHD's threads slower to see a connection go) 8 x still refused about one probe in 77 in
+	 * some fresh-clone runs (an EOF 5 ms into the handshake): 16 x now, and 8 x in all (each of
+	 * the two threads' share of the connection limit was 136, near the 128 of ours plus the
+	 * closed ones not yet seen); and at its connection limit a thread stops accepting (new
+	 * clients then wait in the listen queue behind the flood). 528 file descriptors at the
+	 * defaults, within systemd's default soft limit of 1024.
 	 * A connection that has sent nothing costs MHD little (its request memory is mapped
 	 * lazily). (Each of MHD's threads gets its share of the connection limit.)
 	 */
@@ -1025,9 +1030,9 @@ int http_server__start(struct http_server *s)
 	s->mhd = MHD_start_daemon(
 	    flags, 0, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
 	    MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT,
-	    4 * s->cfg.max_connections + s->cfg.reserved_connections,
+	    8 * s->cfg.max_connections + s->cfg.reserved_connections,
 	    MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-	    8 * s->cfg.max_connections_per_ip + s->cfg.reserved_connections,
+	    16 * s->cfg.max_connections_per_ip + s->cfg.reserved_connections,
 	    MHD_OPTION_CONNECTION_TIMEOUT, s->cfg.timeout_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
 	    (size_t)s->cfg.max_request_bytes, MHD_OPTION_ARRAY, tls, MHD_OPTION_THREAD_POOL_SIZE,
 	    s->cfg.threads > 1 ? s->cfg.threads : 0, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,

@@ -181,7 +181,7 @@ static struct http_conn *victim_locked(struct http_server *s, const unsigned cha
 /*
  * Under conn_lock: closes idle connections while over the limits (@c: a new one, never closed
  * here; NULL from the reaper). The young and the talking ones (victim_locked()) are spared
- * until 4 x the per-address limit or 2 x the limit in all, half of MHD's own: then they go
+ * until 4 x the per-address limit or 2 x the limit in all, a quarter of MHD's own: then they go
  * too, before MHD's limits are reached (its threads stop accepting at theirs, and new
  * connections, the liveness probe among them, waited in the listen queue behind the flood:
  * 0.5 s at 2000 reconnecting clients). At 2 x per address, a TLS probe in its handshake (70
