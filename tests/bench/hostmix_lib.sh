@@ -1,0 +1,52 @@
+# SPDX-License-Identifier: MIT
+# The host-like mix of bench_hostmix.sh and bench_breakdown.sh (sourced, with TMP set): Debian's xz
+# and a gzip loop over 20 MB of random bytes, python3.11, perl and node each in a small loop, and
+# `ls`/`sed` started 20 times a second. mix_setup writes its inputs into $TMP; mix_start SECONDS
+# starts it (pids in MIX); mix_stop ends it.
+mix_setup() {
+	head -c 20000000 /dev/urandom >"$TMP/rand.bin"
+	cat >"$TMP/work.py" <<'PY'
+import sys, time, json
+def leaf(n):
+    s = 0
+    for i in range(n):
+        s += i * i
+    return s
+def middle(n):
+    return leaf(n) + len(json.dumps(list(range(200))))
+end = time.time() + float(sys.argv[1])
+while time.time() < end:
+    middle(20000)
+PY
+	cat >"$TMP/work.js" <<'JS'
+function leaf(n) { let s = 0; for (let i = 0; i < n; i++) s = (s + i * i) % 1000003; return s; }
+function middle(n) { return leaf(n) + JSON.stringify([n, n + 1]).length; }
+const end = Date.now() + Number(process.argv[2]) * 1000;
+let x = 0;
+while (Date.now() < end) x += middle(100000);
+JS
+}
+mix_start() { # SECONDS
+	local s=$1
+	( end=$((SECONDS + s)); while [ $SECONDS -lt $end ]; do xz -9 -T1 -c "$TMP/rand.bin" >/dev/null; done ) &
+	MIX+=($!)
+	( end=$((SECONDS + s)); while [ $SECONDS -lt $end ]; do gzip -6 -c "$TMP/rand.bin" >/dev/null; done ) &
+	MIX+=($!)
+	/usr/bin/python3.11 "$TMP/work.py" "$s" &
+	MIX+=($!)
+	perl -e '$e = time + $ARGV[0]; while (time < $e) { $s = 0; $s += $_ * $_ for 1 .. 100000; }' "$s" &
+	MIX+=($!)
+	node "$TMP/work.js" "$s" >/dev/null &
+	MIX+=($!)
+	# short-lived processes, 20 a second
+	( end=$((SECONDS + s)); while [ $SECONDS -lt $end ]; do
+		ls /usr/bin >/dev/null; sed -n 1p /etc/passwd >/dev/null; sleep 0.1; done ) &
+	MIX+=($!)
+}
+mix_stop() {
+	local p
+	for p in "${MIX[@]}"; do kill "$p" 2>/dev/null; done
+	pkill -f "$TMP/work" 2>/dev/null
+	for p in "${MIX[@]}"; do wait "$p" 2>/dev/null; done
+	MIX=()
+}
