@@ -15,7 +15,8 @@ Modes (the first argument after SECONDS, default "shares"):
 
 usage: pyburn.py SECONDS [shares|threads|cext]
 Prints "ready PID UNIXTIME" once started (after calibration) and "done UNIXTIME" at the end, so
-that a test can ask for the samples in between; in threads mode "thread X TID" per thread. The shares mode runs
+that a test can ask for the samples in between; in threads mode "thread X TID" per thread as it
+starts and "ran X CALLS CPU_S" per thread before "done" (its burn_X calls, its CPU time). The shares mode runs
 under Python 2.7 too (an interpreter ember does not read: native frames, counted).
 """
 import json
@@ -86,22 +87,37 @@ def thread_id(name):
     say("thread %s %d" % (name, threading.get_native_id()))
 
 
+# per thread: burn_* calls made and the thread's CPU time, printed before "done" ("ran X CALLS
+# CPU_S"), so that a test can tell a thread that did not run from one that was not sampled
+thread_cpu = getattr(time, "thread_time", lambda: -1.0)
+ran = {}
+
+
 def thread_a(unit, end):
     thread_id("a")
+    n = 0
     while clock() < end:
         burn_a(unit)
+        n += 1
+    ran["a"] = (n, thread_cpu())
 
 
 def thread_b(unit, end):
     thread_id("b")
+    n = 0
     while clock() < end:
         burn_b(unit)
+        n += 1
+    ran["b"] = (n, thread_cpu())
 
 
 def thread_c(unit, end):
     thread_id("c")
+    n = 0
     while clock() < end:
         burn_c(unit)
+        n += 1
+    ran["c"] = (n, thread_cpu())
 
 
 def threads(unit, seconds):
@@ -112,6 +128,9 @@ def threads(unit, seconds):
         for f in (thread_a, thread_b, thread_c):
             pool.submit(f, unit, end)
     # the main thread waits in the executor's shutdown (a lock), sampled rarely
+    for x in "abc":
+        n, cpu = ran.get(x, (0, -1.0))
+        say("ran %s %d %.3f" % (x, n, cpu))
 
 
 def zlib_work(data, end):
