@@ -6,7 +6,8 @@
 #   - tests/workloads/pyburn.py's known shares (burn_a/b/c 50/30/20 of work()) within 3 pp, and
 #     >= 99% of its samples between "ready" and "done" with a whole Python stack from
 #     <module>;main, no _PyEval_EvalFrameDefault left, native frames below (Py_RunMain);
-#   - a thread pool: each thread's samples (tid=) hold its own function only;
+#   - a thread pool: each thread's samples (tid=) hold its own function only (the threads take
+#     turns of 100 ms: left to the GIL's 5 ms switches, 99 Hz samples alias, pyburn.py);
 #   - C extensions: zlib.compress's deflate and json.dumps's encoder stand above their Python
 #     callers;
 #   - [python] lines: burn_a's frames carry a line of its body;
