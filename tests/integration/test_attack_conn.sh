@@ -67,6 +67,9 @@ attack() {
 		sed 's/^/#   /' "$TMP/probe.err"
 		echo "#   emberd's http connections before: $st0"
 		echo "#   and after: $(conn_stats)"
+		# every connection MHD takes is counted as accepted: fewer than the clients opened
+		# (attacker, prober, and 1-2 of this script's) is MHD refusing at its own limits
+		echo "#   accepted during the attack: +$(($(conn_accepted) - $(conn_accepted "$st0"))); opened by the attacker $(awk '{print $2}' "$TMP/$mode.out"), by the prober $(awk '{print $2}' <<<"$out")"
 		tail -n +"$((lines + 1))" "$TMP/emberd.log" | grep 'http' | sort | uniq -c | sort -rn | head -8 |
 			sed 's/^/#   emberd log: /'
 	fi
@@ -84,6 +87,11 @@ conn_stats() {
 import json, sys
 h = json.load(sys.stdin)["http"]
 print({k: h.get(k) for k in ("connections", "connections_accepted", "connections_closed", "rejected")})' 2>/dev/null
+}
+# conn_accepted [STATS]: connections_accepted of a conn_stats line (default: now)
+conn_accepted() {
+	python3 -c 'import ast, sys; print(ast.literal_eval(sys.argv[1])["connections_accepted"])' \
+		"${1:-$(conn_stats)}" 2>/dev/null || echo 0
 }
 # the sanitized build (EMBER_ASAN=1) is about 3 times slower: its bounds are 3 times looser
 case $EMBERD in
