@@ -27,6 +27,7 @@
 
 #include "ember/daemon/symbols/kresolve.h"
 #include "ember/core/base/strtab.h"
+#include "ember/daemon/proc/proctrack.h"
 #include "ember/daemon/symbols/symbolizer.h"
 
 #include "helpers.h"
@@ -596,6 +597,59 @@ static void test_short_lived(void **state)
 	assert_true(ss.maps_reads <= 2);
 	symbolizer__free(s);
 	reap(&c);
+	strtab__free(st);
+}
+
+/*
+ * A process gone before the symbolizer's first look at it (a shell's fork that lived a few ms,
+ * drained late under load): the process tracker's last snapshot (read at its fork or exec) names
+ * its samples, with the images already read for another process of the same file (its parent);
+ * they were all "[unknown]" (test_unwind's towers of them).
+ */
+static void test_gone_before_first_look(void **state)
+{
+	struct symbolizer_opts o = SYMBOLIZER_OPTS_DEFAULT;
+	struct proc_tracker *pt = proc_tracker__new(NULL);
+	struct strtab *st = strtab__new();
+	const char *args[] = { "--seconds", "0.2", NULL };
+	struct proc_tracker_stats ps;
+	struct proc_maps *m;
+	struct symbolizer *s;
+	struct child parent, c;
+	char path[PATH_MAX];
+	uint64_t ips[2];
+	uint32_t pid;
+
+	(void)state;
+	assert_non_null(pt);
+	workload(path, "symbols");
+	spawn(&parent, path, NULL);
+	spawn(&c, path, args);
+	pid = (uint32_t)c.pid;
+	m = proc_tracker__maps(pt, pid, 0); /* the read at its fork or exec */
+	assert_non_null(m);
+	proc_maps__put(m);
+	proc_tracker__invalidate(pt, pid); /* its first sample's event, as emberd_on_new_pid() */
+	o.procs = pt;
+	s = symbolizer__new(&o, st);
+	assert_non_null(s);
+	ips[0] = addr_of(&parent, "symbols_leaf") + 5;
+	assert_string_equal(user_stack(s, st, (uint32_t)parent.pid, ips, 1), "symbols_leaf");
+	waitpid(c.pid, NULL, 0);
+	c.pid = 0;
+	ips[0] = addr_of(&c, "symbols_leaf") + 5;
+	ips[1] = addr_of(&c, "symbols_inline_call");
+	assert_string_equal(user_stack(s, st, pid, ips, 2),
+			    "symbols_outer;symbols_inlined_[i];symbols_leaf");
+	proc_tracker__stats(pt, &ps);
+	assert_int_equal(ps.stale_used, 1);
+	/* nothing known of it at all: "[unknown]", as before */
+	proc_tracker__exit(pt, pid);
+	symbolizer__forget_pid(s, pid);
+	assert_string_equal(user_stack(s, st, pid, ips, 1), "[unknown]");
+	symbolizer__free(s);
+	proc_tracker__free(pt);
+	reap(&parent);
 	strtab__free(st);
 }
 
@@ -1217,6 +1271,7 @@ int main(void)
 		cmocka_unit_test(test_lazy_images),
 		cmocka_unit_test(test_image_memory_bound),
 		cmocka_unit_test(test_short_lived),
+		cmocka_unit_test(test_gone_before_first_look),
 		cmocka_unit_test(test_kernel),
 		cmocka_unit_test(test_kernel_restricted),
 		cmocka_unit_test(test_kernel_resolve),

@@ -342,13 +342,12 @@ void proc_tracker__exec(struct proc_tracker *pt, uint32_t pid, bool gone)
 	pt->st.events++;
 	pt->st.execs++;
 	pp = find(pt, pid);
-	if (gone) {
+	if (gone)
 		pt->st.execs_gone++;
-		if (*pp)
-			drop(pt, pp); /* the old image's: its exit follows */
-	} else if (*pp) {
-		(*pp)->stale = true;
-	}
+	/* the old image's snapshot names nothing of the new image: dropped, so that a read that
+	 * fails later (the new image gone) does not answer with it */
+	if (*pp)
+		drop(pt, pp);
 	pthread_mutex_unlock(&pt->lock);
 }
 

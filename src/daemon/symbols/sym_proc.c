@@ -498,6 +498,10 @@ static struct proc *proc_create(struct symbolizer *s, uint32_t pid)
 		p->gone = true;
 		p->gone_ns = p->validated_ns;
 		s->stats.pid_gone++;
+		/* gone before its first look (a shell's fork that lived a few ms, under load): the
+		 * tracker's last snapshot of it (its fork copy, its read at exec) names its samples,
+		 * which would all be "[unknown]" without; none if the tracker had none */
+		(void)sym_read_maps(s, p, 0);
 	} else {
 		/* the namespaced pid (NSpid) is read when a perf map is first looked for */
 		read_exe_id(s, pid, &p->exe_dev, &p->exe_ino);
@@ -535,6 +539,10 @@ void symbolizer__retire_pid(struct symbolizer *s, uint32_t pid, uint64_t until_n
 
 	if (p)
 		proc_retire(s, p, until_ns);
+	/* a tracker of its own hears of no exec: the old image's snapshot goes here (emberd's
+	 * shared tracker drops it at the exec event) */
+	if (s->own_procs)
+		proc_tracker__exit(s->own_procs, pid);
 }
 
 void symbolizer__forget_pid(struct symbolizer *s, uint32_t pid)
