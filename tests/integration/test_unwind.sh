@@ -13,7 +13,9 @@
 #     points, >= 99 % of its samples reach main; node (phase 1): JIT frames named (_[j]), >= 95 %
 #     of samples reach main.
 # And, in emberd's whole-host profile meanwhile, no stack with 20 or more [unknown] frames in a
-# row (the towers frame pointers read out of rbp where it held data).
+# row: the towers frame pointers read out of rbp where it held data, and (the flake of 2026-11,
+# on a loaded host) whole walks of short-lived shell forks that the symbolizer named with no
+# mapping: gone, or exec'ed, before it looked (symbolization.md, fork).
 . "$(dirname "$0")/../lib.sh"
 require_live_emberd
 command -v perf >/dev/null || skip_all "perf not installed (linux-perf)"
