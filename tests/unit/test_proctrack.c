@@ -220,6 +220,62 @@ static void test_exec_forgets_old_image(void **state)
 	proc_tracker__free(pt);
 }
 
+/*
+ * A fork whose parent the tracker never read (a shell started before emberd, never sampled):
+ * the parent is read once, at its first fork, and every fork shares that read; a parent gone
+ * before that read is tried once too, not at each of its forks.
+ */
+static void test_fork_unknown_parent(void **state)
+{
+	struct proc_tracker *pt = proc_tracker__new(NULL);
+	struct proc_tracker_stats s;
+	struct proc_maps *m, *c;
+	pid_t parent = quiet_child(), dead;
+	uint32_t i, child = 4194304 + 1; /* above PID_MAX_LIMIT: never a live process */
+
+	(void)state;
+	for (i = 0; i < 300; i++) /* a fork loop: gone (exec in the same batch) or not */
+		proc_tracker__fork(pt, (uint32_t)parent, child + i, i & 1, false);
+	proc_tracker__stats(pt, &s);
+	assert_int_equal(s.forks, 300);
+	assert_int_equal(s.fork_parent_reads, 1);
+	assert_int_equal(s.reads, 1);
+	assert_int_equal(s.fork_copies, 300);
+	m = proc_tracker__maps(pt, (uint32_t)parent, 0);
+	assert_non_null(m);
+	assert_true(proc_maps__count(m) >= 3);
+	for (i = 0; i < 300; i += 299) { /* the children's copies are that read */
+		c = proc_tracker__forked(pt, child + i);
+		assert_ptr_equal(c, m);
+		proc_maps__put(c);
+		c = proc_tracker__maps(pt, child + i, 0); /* no /proc entry: the copy answers */
+		assert_ptr_equal(c, m);
+		proc_maps__put(c);
+	}
+	proc_maps__put(m);
+	proc_tracker__stats(pt, &s);
+	assert_int_equal(s.reads, 1);
+	end_child(parent);
+	/* its exec: the new image is unknown, read again at its next fork */
+	proc_tracker__exec(pt, (uint32_t)parent, false);
+	proc_tracker__fork(pt, (uint32_t)parent, child + 1000, false, false);
+	proc_tracker__stats(pt, &s);
+	assert_int_equal(s.fork_parent_reads, 2);
+	assert_int_equal(s.reads, 1); /* gone now: the read failed */
+	assert_int_equal(s.read_errors, 1);
+	assert_int_equal(s.fork_copies, 300);
+	/* gone before its first fork is seen: one read tried, not one per fork */
+	dead = quiet_child();
+	end_child(dead);
+	for (i = 0; i < 50; i++)
+		proc_tracker__fork(pt, (uint32_t)dead, child + 2000 + i, false, false);
+	proc_tracker__stats(pt, &s);
+	assert_int_equal(s.fork_parent_reads, 3);
+	assert_int_equal(s.read_errors, 2);
+	assert_null(proc_tracker__forked(pt, child + 2000));
+	proc_tracker__free(pt);
+}
+
 /* A fake /proc: the ioctl cannot work on a regular file, the text is read; sweep drops a pid
  * whose directory went. */
 static void test_fake_root(void **state)
@@ -275,6 +331,7 @@ int main(void)
 		cmocka_unit_test(test_both_ways_agree),
 		cmocka_unit_test(test_events),
 		cmocka_unit_test(test_exec_forgets_old_image),
+		cmocka_unit_test(test_fork_unknown_parent),
 		cmocka_unit_test(test_fake_root),
 	};
 

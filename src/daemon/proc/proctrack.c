@@ -375,6 +375,30 @@ void proc_tracker__fork(struct proc_tracker *pt, uint32_t parent, uint32_t child
 	if (listed)
 		pt->st.fork_lists++;
 	pa = *find(pt, parent);
+	if (!pa && parent && parent != child && pt->st.procs + 1 < pt->o.max_procs) {
+		/* a parent never read (a shell started before emberd, never sampled or exec'd
+		 * since): read once now, while it lives, so that its forks (often gone at their
+		 * first look) are named; its entry stays, read or not, so that its next forks
+		 * share that read instead of reading again */
+		pa = calloc(1, sizeof(*pa));
+		if (pa) {
+			struct tproc **ppa = find(pt, parent);
+
+			pa->pid = parent;
+			pa->hnext = *ppa;
+			*ppa = pa;
+			pt->st.procs++;
+			pt->st.mem_bytes += sizeof(*pa);
+			pt->st.fork_parent_reads++;
+			pthread_mutex_unlock(&pt->lock);
+			proc_maps__put(proc_tracker__maps(pt, parent, 0)); /* kept in pa */
+			pthread_mutex_lock(&pt->lock);
+			pp = find(pt, child); /* the table may have changed meanwhile */
+			if (*pp)
+				goto out; /* the child known since: its own read or event */
+			pa = *find(pt, parent);
+		}
+	}
 	if (!pa || !pa->m || pt->st.procs >= pt->o.max_procs)
 		goto out;
 	p = calloc(1, sizeof(*p));

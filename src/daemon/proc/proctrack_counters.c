@@ -32,7 +32,8 @@ const struct counter_desc proc_tracker_counters[] = {
 	{ .key = "read_errors", U64(read_errors), .metric = EVENTS, .type = COUNTER_COUNTER,
 	  .help = "Process tracker events: event, reused (a read shared), stale (gone: the last "
 		  "read used), read_error, exec, exec_gone (exited in the same batch: not read), "
-		  "fork, fork_gone, fork_copy, fork_list, exit, swept, not_kept.",
+		  "fork, fork_gone, fork_copy, fork_list, fork_parent_read (an unknown parent "
+		  "read once), exit, swept, not_kept.",
 	  .label = "kind", .label_value = "read_error" },
 	{ .key = "reused", U64(reused), .metric = EVENTS, .label = "kind", .label_value = "reused" },
 	{ .key = "stale_used", U64(stale_used), .metric = EVENTS, .label = "kind",
@@ -48,6 +49,8 @@ const struct counter_desc proc_tracker_counters[] = {
 	  .label_value = "fork_copy" },
 	{ .key = "fork_lists", U64(fork_lists), .metric = EVENTS, .label = "kind",
 	  .label_value = "fork_list" },
+	{ .key = "fork_parent_reads", U64(fork_parent_reads), .metric = EVENTS, .label = "kind",
+	  .label_value = "fork_parent_read" },
 	{ .key = "exits", U64(exits), .metric = EVENTS, .label = "kind", .label_value = "exit" },
 	{ .key = "swept", U64(swept), .metric = EVENTS, .label = "kind", .label_value = "swept" },
 	{ .key = "not_kept", U64(not_kept), .metric = EVENTS, .label = "kind",

@@ -44,6 +44,7 @@ struct proc_tracker_stats {
 	uint64_t forks_gone;		/* ... with their exec or exit in the same batch: not adopted */
 	uint64_t fork_copies;		/* ... given their parent's mappings (no /proc read) */
 	uint64_t fork_lists;		/* ... listed for the walker with their parent's list */
+	uint64_t fork_parent_reads;	/* ... whose parent was unknown: read once, for all its forks */
 	uint64_t exits;			/* exits notified (the process's state dropped if held) */
 	uint64_t swept;			/* ... found gone by the sweep (an exit not notified) */
 	uint64_t not_kept;		/* read but not kept: max_procs reached (counted skip) */
