@@ -21,10 +21,12 @@ const struct counter_desc filecache_counters[] = {
 	  .help = "Bytes those facts and their entries hold ([files] max_memory)." },
 	{ .key = "hits", U64(hits), .metric = EVENTS, .type = COUNTER_COUNTER,
 	  .help = "File cache events: lookups that found a file's facts (hit) or not (miss), "
+		  "hits on another file of the same build-id and size (shared), "
 		  "entries dropped because the file under that device and inode changed, "
 		  "evicted for room, facts refused as larger than the whole cache.",
 	  .label = "event", .label_value = "hit" },
 	{ .key = "misses", U64(misses), EVENT("miss") },
+	{ .key = "shared", U64(shared), EVENT("shared") },
 	{ .key = "changed", U64(changed), EVENT("changed") },
 	{ .key = "evictions", U64(evictions), EVENT("eviction") },
 	{ .key = "refused", U64(refused), EVENT("refused") },
