@@ -234,8 +234,7 @@ static struct fent *find_shared(struct filecache *fc, const struct filecache_id 
 	return NULL;
 }
 
-const void *filecache__get(struct filecache *fc, const struct filecache_id *id,
-			   enum filecache_kind k)
+static void *get(struct filecache *fc, const struct filecache_id *id, enum filecache_kind k)
 {
 	struct fent *e;
 
@@ -311,6 +310,18 @@ fail:
 	return err;
 }
 
+const void *filecache__get(struct filecache *fc, const struct filecache_id *id,
+			   enum filecache_kind k)
+{
+	return get(fc, id, k);
+}
+
+void *filecache__get_obj(struct filecache *fc, const struct filecache_id *id,
+			 enum filecache_kind k)
+{
+	return get(fc, id, k);
+}
+
 int filecache__put(struct filecache *fc, const struct filecache_id *id, enum filecache_kind k,
 		   const void *facts, size_t bytes)
 {
@@ -337,6 +348,27 @@ int filecache__put_obj(struct filecache *fc, const struct filecache_id *id, enum
 	if (!obj)
 		return -EINVAL;
 	return put(fc, id, k, obj, bytes, true);
+}
+
+void filecache__drop(struct filecache *fc, const struct filecache_id *id, enum filecache_kind k)
+{
+	struct fent *e;
+
+	if ((unsigned)k >= FILECACHE__NR)
+		return;
+	for (e = fc->tab[slot(fc, id->dev, id->ino)]; e; e = e->hnext)
+		if (filecache_id_same_file(&e->id, id))
+			slot_free(fc, e, k);
+}
+
+void filecache__drop_kind(struct filecache *fc, enum filecache_kind k)
+{
+	struct fent *e;
+
+	if (!fc || (unsigned)k >= FILECACHE__NR)
+		return;
+	for (e = fc->lru.lru_next; e != &fc->lru; e = e->lru_next)
+		slot_free(fc, e, k);
 }
 
 void filecache__stats(const struct filecache *fc, struct filecache_stats *ret)

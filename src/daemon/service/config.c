@@ -198,7 +198,7 @@ void ember_config_init(struct ember_config *c)
 		.process_maps_query = true,
 		.process_exec_batch_us = 1000,
 		.files_max = 1024,
-		.files_max_bytes = 16 * MiB,
+		.files_max_bytes = 160 * MiB,
 		.python = true,
 		.offcpu = false,
 		.offcpu_states = "S,D",

@@ -22,10 +22,12 @@
  * Bounded by a number of files and by bytes, least recently used first; counted
  * (filecache__stats).
  *
- * Users: the CPython reader (unwind/python.c: the interpreter's symbols and load segments), one
- * instance for the daemon, made in main.c. The unwinder's file table (unwind/unwind.c) keys its
- * files by struct filecache_id with the same rules. Not yet: the symbolizer's ELF images
- * (symbols/sym_elf.c keeps its own table, by these rules too).
+ * Users, one instance for the daemon made in main.c: the CPython reader (unwind/python.c: the
+ * interpreter's symbols and load segments) and the symbolizer (symbols/sym_elf.c: its ELF images,
+ * found here by file and by build-id; its own table of (device, inode) entries keeps what is
+ * per mapping: which entry a mapping was checked against, a file pinned open until read). The
+ * unwinder's file table (unwind/unwind.c) keys its files by struct filecache_id with the same
+ * rules; its tables live in the BPF rows array.
  * Not thread-safe: one owner's thread. Non-logging.
  */
 #ifndef EMBER_DAEMON_ELF_FILECACHE_H
@@ -52,6 +54,7 @@ struct filecache_id {
 /* The kinds of facts an entry may hold, one slot each. */
 enum filecache_kind {
 	FILECACHE_CPYTHON = 0, /* unwind/python.c: struct py_file_facts */
+	FILECACHE_SYMBOLS,     /* symbols/sym_elf.c: struct image (an object, refcounted) */
 	FILECACHE__NR
 };
 
@@ -111,6 +114,9 @@ bool filecache_id_shares(const struct filecache_id *want, const struct filecache
  */
 const void *filecache__get(struct filecache *fc, const struct filecache_id *id,
 			   enum filecache_kind k);
+/* The same, for a kind held as objects (filecache__put_obj): the caller's to use and change. */
+void *filecache__get_obj(struct filecache *fc, const struct filecache_id *id,
+			 enum filecache_kind k);
 
 /*
  * Keeps @facts (@bytes long, copied) as the kind @k facts of file @id, replacing any. Least
@@ -127,6 +133,11 @@ int filecache__put(struct filecache *fc, const struct filecache_id *id, enum fil
  */
 int filecache__put_obj(struct filecache *fc, const struct filecache_id *id, enum filecache_kind k,
 		       void *obj, size_t bytes);
+
+/* Frees kind @k of file @id's own entry (the same file), if held; not counted. */
+void filecache__drop(struct filecache *fc, const struct filecache_id *id, enum filecache_kind k);
+/* Frees kind @k of every entry (its user going away before the cache). */
+void filecache__drop_kind(struct filecache *fc, enum filecache_kind k);
 
 void filecache__stats(const struct filecache *fc, struct filecache_stats *ret);
 

@@ -92,7 +92,7 @@ struct ember_config {
 
 	/* [files]: the cache of mapped files' facts (elf/filecache.h), shared by the readers */
 	uint64_t files_max;	   /* files with facts; 16..1M, default 1024 */
-	uint64_t files_max_bytes;  /* their facts' bytes; 1M..64G, default 16M */
+	uint64_t files_max_bytes;  /* their facts' bytes; 1M..64G, default 160M */
 
 	/* [python] */
 	bool python;	       /* Python frames of CPython processes; default yes */
