@@ -28,8 +28,9 @@ STAGES=(service sample proc elf unwind symbols ingest store export http pipeline
 # core files that may use one third-party library (the pattern of its headers)
 declare -A CORE_THIRD_PARTY=(
 	[src/core/base/regex.c]='pcre2\.h'
-	[src/core/formats/pprof.c]='zlib\.h|gen/profile\.pb-c\.h'
-	[src/core/formats/otlp.c]='zlib\.h|gen/otlp\.pb-c\.h'
+	[src/core/base/gzip.c]='zlib\.h'
+	[src/core/formats/pprof.c]='gen/profile\.pb-c\.h'
+	[src/core/formats/otlp.c]='gen/otlp\.pb-c\.h'
 	[src/core/analysis/hotelling.c]='gsl/'
 )
 # libc and the kernel's UAPI: what "libc only" allows

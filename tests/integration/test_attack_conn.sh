@@ -43,7 +43,9 @@ start() {
 # first and last 2 s (tests/bench/bench_attack.sh runs them for minutes: ATTACK_SECONDS)
 SECS=${ATTACK_SECONDS:-12}
 attack() {
-	local name=$1 mode=$2 n=$3 ca=${4:-} out
+	local name=$1 mode=$2 n=$3 ca=${4:-} out lines st0
+	lines=$(wc -l <"$TMP/emberd.log")
+	st0=$(conn_stats)
 	python3 "$A" "$mode" 127.0.0.1 "$PORT" "$n" "$SECS" >"$TMP/$mode.out" 2>&1 &
 	local ap=$!
 	PIDS+=($ap)
@@ -52,13 +54,25 @@ attack() {
 	# runs on its own machine (kubelet, a load balancer), not queued behind the attacker's
 	# process on the same two CPUs between its connect and its first byte; emberd's bounds
 	# and the shared address are unchanged
-	out=$(nice -n -5 python3 "$A" probe "$SCHEME://127.0.0.1:$PORT" $((SECS - 4)) $ca)
+	out=$(nice -n -5 python3 "$A" probe "$SCHEME://127.0.0.1:$PORT" $((SECS - 4)) $ca 2>"$TMP/probe.err")
 	if [ "$mode" = idle ]; then # the exporter answers during the flood too
 		curl -sfk -m 5 -o "$TMP/metrics" -w '%{http_code}' "$SCHEME://127.0.0.1:$PORT/metrics" \
 			>"$TMP/metrics.code" 2>/dev/null
 	fi
 	wait $ap
 	echo "# $name: $out; attacker: $(cat "$TMP/$mode.out")"
+	# a failed probe: why (the prober's lines), and what emberd said and counted meanwhile (MHD
+	# refusing at its own limits logs "reached connection limit"; ours closing counts pressure)
+	if ! grep -q ' failed 0 ' <<<"$out"; then
+		sed 's/^/#   /' "$TMP/probe.err"
+		echo "#   emberd's http connections before: $st0"
+		echo "#   and after: $(conn_stats)"
+		# every connection MHD takes is counted as accepted: fewer than the clients opened
+		# (attacker, prober, and 1-2 of this script's) is MHD refusing at its own limits
+		echo "#   accepted during the attack: +$(($(conn_accepted) - $(conn_accepted "$st0"))); opened by the attacker $(awk '{print $2}' "$TMP/$mode.out"), by the prober $(awk '{print $2}' <<<"$out")"
+		tail -n +"$((lines + 1))" "$TMP/emberd.log" | grep 'http' | sort | uniq -c | sort -rn | head -8 |
+			sed 's/^/#   emberd log: /'
+	fi
 	check "$name: every /healthz probe answered, median <= $MED ms, max <= $MAX ms ($out)" \
 		python3 -c '
 import sys
@@ -66,6 +80,18 @@ med, mx = float(sys.argv[1]), float(sys.argv[2])
 f = dict(zip(sys.argv[3::2], sys.argv[4::2]))
 assert int(f["probes"]) >= 20 and int(f["failed"]) == 0, f
 assert 0 <= float(f["median_ms"]) <= med and float(f["max_ms"]) <= mx, f' $MED $MAX $out
+}
+# conn_stats: emberd's connection counters, one line
+conn_stats() {
+	curl -sfk -m 2 "$SCHEME://127.0.0.1:$PORT/api/v1/stats" | python3 -c '
+import json, sys
+h = json.load(sys.stdin)["http"]
+print({k: h.get(k) for k in ("connections", "connections_accepted", "connections_closed", "rejected")})' 2>/dev/null
+}
+# conn_accepted [STATS]: connections_accepted of a conn_stats line (default: now)
+conn_accepted() {
+	python3 -c 'import ast, sys; print(ast.literal_eval(sys.argv[1])["connections_accepted"])' \
+		"${1:-$(conn_stats)}" 2>/dev/null || echo 0
 }
 # the sanitized build (EMBER_ASAN=1) is about 3 times slower: its bounds are 3 times looser
 case $EMBERD in

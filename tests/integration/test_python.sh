@@ -6,7 +6,8 @@
 #   - tests/workloads/pyburn.py's known shares (burn_a/b/c 50/30/20 of work()) within 3 pp, and
 #     >= 99% of its samples between "ready" and "done" with a whole Python stack from
 #     <module>;main, no _PyEval_EvalFrameDefault left, native frames below (Py_RunMain);
-#   - a thread pool: each thread's samples (tid=) hold its own function only;
+#   - a thread pool: each thread's samples (tid=) hold its own function only (the threads take
+#     turns of 100 ms: left to the GIL's 5 ms switches, 99 Hz samples alias, pyburn.py);
 #   - C extensions: zlib.compress's deflate and json.dumps's encoder stand above their Python
 #     callers;
 #   - [python] lines: burn_a's frames carry a line of its body;
@@ -106,10 +107,33 @@ check_shares() { # NAME FILE
 	check "$name: <= 1% _PyEval_EvalFrameDefault left unreplaced ($PE%)" atleast 1 "$PE"
 }
 
+# thread_counts OUT: on a failed thread check, what the process did in the window: its samples
+# without a tid filter (split by the thread function on their stacks, and by tid= for each of its
+# tids: the three workers and the main thread, the rest under another tid) and the workload's own
+# count of each thread's burn_* calls and CPU time
+thread_counts() {
+	local out=$1 x tid n sum=0 line
+	folded "$TMP/thr.all" "$PY_PID" "$FROM" "$TO"
+	echo "#   window $FROM .. $TO ($(awk -v f="$FROM" -v t="$TO" 'BEGIN { printf "%.3f", t - f }') s; ready $T_READY, done ${T_DONE:-?})"
+	awk '{ n = $NF; t += n; if ($0 ~ /;thread_a \(/) a += n; else if ($0 ~ /;thread_b \(/) b += n
+		else if ($0 ~ /;thread_c \(/) c += n; else o += n }
+		END { printf "#   the process, no tid filter: %d samples: thread_a %d, thread_b %d, thread_c %d on their stacks, %d neither\n", t, a, b, c, o }' "$TMP/thr.all"
+	line="#   by tid="
+	for x in a b c main; do
+		if [ "$x" = main ]; then tid=$PY_PID; else tid=$(awk -v x="$x" '$1 == "thread" && $2 == x {print $3}' "$out"); fi
+		n=$(curl -sf "$URL/api/v1/folded?pid=$PY_PID&from=$FROM&to=$TO&tid=${tid:-0}" | awk '{ t += $NF } END { print t + 0 }')
+		sum=$((sum + n))
+		line="$line $x (${tid:-?}) $n,"
+	done
+	echo "$line another tid $(($(awk '{ t += $NF } END { print t + 0 }' "$TMP/thr.all") - sum))"
+	echo "#   the workload's own count (ran THREAD CALLS CPU_S): $(grep '^ran ' "$out" | cut -d' ' -f2- | tr '\n' ';')"
+}
+
 check_threads() { # NAME OUT
-	local name=$1 out=$2 x tid own other tot
+	local name=$1 out=$2 x tid own other tot cpu fails=$T_FAILS
 	for x in a b c; do
 		tid=$(awk -v x="$x" '$1 == "thread" && $2 == x {print $3}' "$out")
+		cpu=$(awk -v x="$x" '$1 == "ran" && $2 == x {print $4}' "$out")
 		folded "$TMP/thr.$x" "$PY_PID" "$FROM" "$TO" "$tid"
 		read -r tot own other < <(awk -v x="$x" '{ n = $NF; tot += n
 			s = substr($0, 1, length($0) - length($NF) - 1); k = split(s, f, ";"); py = ""
@@ -119,11 +143,12 @@ check_threads() { # NAME OUT
 			else if (py ~ /;burn_[abc] \(/) other += n }
 			END { print tot + 0, own + 0, other + 0 }' "$TMP/thr.$x")
 		echo "# $name: thread $x (tid ${tid:-?}): $tot samples, $own own stack, $other another's"
-		check "$name: thread $x sampled" test "${tot:-0}" -ge 20
+		check "$name: thread $x sampled ($tot samples; its CPU time ${cpu:-?} s)" test "${tot:-0}" -ge 20
 		check "$name: thread $x: >= 95% its own thread_$x;burn_$x under threading's _bootstrap ($own of $tot)" \
 			test $((own * 100)) -ge $((tot * 95))
 		check "$name: thread $x: no other thread's function ($other)" test "$other" -eq 0
 	done
+	[ "$T_FAILS" -eq "$fails" ] || thread_counts "$out"
 }
 
 check_cext() { # NAME FILE

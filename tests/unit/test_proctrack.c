@@ -192,6 +192,30 @@ static void test_events(void **state)
 	proc_tracker__free(pt);
 }
 
+/* An exec drops the old image's snapshot: a read that fails afterwards (the new image gone
+ * before anyone read it) answers nothing, not the old image's mappings. */
+static void test_exec_forgets_old_image(void **state)
+{
+	struct proc_tracker *pt = proc_tracker__new(NULL);
+	struct proc_tracker_stats s;
+	struct proc_maps *m;
+	pid_t pid = quiet_child();
+
+	(void)state;
+	m = proc_tracker__maps(pt, (uint32_t)pid, 0);
+	assert_non_null(m);
+	proc_maps__put(m);
+	proc_tracker__exec(pt, (uint32_t)pid, false);
+	proc_tracker__stats(pt, &s);
+	assert_int_equal(s.procs, 0);
+	assert_int_equal(s.mappings, 0);
+	end_child(pid);
+	assert_null(proc_tracker__maps(pt, (uint32_t)pid, 0));
+	proc_tracker__stats(pt, &s);
+	assert_int_equal(s.stale_used, 0);
+	proc_tracker__free(pt);
+}
+
 /* A fake /proc: the ioctl cannot work on a regular file, the text is read; sweep drops a pid
  * whose directory went. */
 static void test_fake_root(void **state)
@@ -246,6 +270,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_both_ways_agree),
 		cmocka_unit_test(test_events),
+		cmocka_unit_test(test_exec_forgets_old_image),
 		cmocka_unit_test(test_fake_root),
 	};
 

@@ -15,6 +15,7 @@
 #include "ember/core/model/profile.h"
 #include "ember/core/base/sbuf.h"
 #include "ember/daemon/store/store.h"
+#include "ember/daemon/store/store_sink.h"
 #include "ember/core/base/regex.h"
 #include "ember/core/model/query.h"
 #include "ember/core/base/strtab.h"
@@ -477,6 +478,50 @@ static void test_compaction(void **state)
 	store__free(s);
 }
 
+/*
+ * The sinks' memo of the ingest's frame ids (store_sink.h): right across compactions, which
+ * renumber the store's frames (a memo kept from before would name other frames after).
+ */
+static void test_frame_memo(void **state)
+{
+	struct store *s = store__new(3600, 1 << 20);
+	struct store_filter f = STORE_FILTER_INIT;
+	struct strtab *names = strtab__new();
+	struct frame_memo m = { 0 };
+	uint32_t ids[2], sids[2];
+	char name[32], *out;
+	int i, sid;
+
+	assert_non_null(s);
+	assert_non_null(names);
+	ids[0] = (uint32_t)strtab__intern(names, "main", 4);
+	ids[1] = (uint32_t)strtab__intern(names, "keep_me", 7);
+	assert_int_equal(frame_memo__intern(&m, s, names, ids, 2, sids), 0);
+	for (i = 0; i < 40000; i++) {
+		uint32_t one[2] = { ids[0] }, out_ids[2];
+
+		snprintf(name, sizeof(name), "fn_%d", i);
+		one[1] = (uint32_t)strtab__intern(names, name, strlen(name));
+		assert_int_equal(frame_memo__intern(&m, s, names, one, 2, out_ids), 0);
+		sid = store__intern_stack(s, out_ids, 2, 0, 0);
+		assert_true(sid >= 0);
+		add(s, T0 + (uint64_t)i * 1000000, sid, 1, 1, "x", 1);
+	}
+	assert_true(store__compactions(s) > 0);
+	assert_int_equal(frame_memo__intern(&m, s, names, ids, 2, sids), 0);
+	sid = store__intern_stack(s, sids, 2, 0, 0);
+	assert_true(sid >= 0);
+	add(s, T0 + 40000ULL * 1000000, sid, 1, 1, "x", 1);
+	f.from_ns = T0 + 40000ULL * 1000000;
+	f.root = STORE_ROOT_NONE;
+	out = folded(s, &f);
+	assert_string_equal(out, "main;keep_me 1\n");
+	free(out);
+	frame_memo__fini(&m);
+	strtab__free(names);
+	store__free(s);
+}
+
 static void test_bad_input(void **state)
 {
 	struct store *s = store__new(60, 1 << 20);
@@ -646,7 +691,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_query_filters),	 cmocka_unit_test(test_heatmap),
 		cmocka_unit_test(test_foreach),		 cmocka_unit_test(test_retention_time),
-		cmocka_unit_test(test_retention_memory), cmocka_unit_test(test_compaction),
+		cmocka_unit_test(test_retention_memory), cmocka_unit_test(test_compaction), cmocka_unit_test(test_frame_memo),
 		cmocka_unit_test(test_bad_input),	 cmocka_unit_test(test_concurrent),
 		cmocka_unit_test(test_batched_walk),
 		cmocka_unit_test(test_foreach_since),

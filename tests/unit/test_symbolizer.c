@@ -28,6 +28,7 @@
 #include "ember/daemon/symbols/kresolve.h"
 #include "ember/core/base/strtab.h"
 #include "ember/daemon/elf/filecache.h"
+#include "ember/daemon/proc/proctrack.h"
 #include "ember/daemon/symbols/symbolizer.h"
 
 #include "helpers.h"
@@ -597,6 +598,151 @@ static void test_short_lived(void **state)
 	assert_true(ss.maps_reads <= 2);
 	symbolizer__free(s);
 	reap(&c);
+	strtab__free(st);
+}
+
+/*
+ * A process gone before the symbolizer's first look at it (a shell's fork that lived a few ms,
+ * drained late under load): the process tracker's last snapshot (read at its fork or exec) names
+ * its samples, with the images already read for another process of the same file (its parent);
+ * they were all "[unknown]" (test_unwind's towers of them).
+ */
+static void test_gone_before_first_look(void **state)
+{
+	struct symbolizer_opts o = SYMBOLIZER_OPTS_DEFAULT;
+	struct proc_tracker *pt = proc_tracker__new(NULL);
+	struct strtab *st = strtab__new();
+	const char *args[] = { "--seconds", "0.2", NULL };
+	struct proc_tracker_stats ps;
+	struct proc_maps *m;
+	struct symbolizer *s;
+	struct child parent, c;
+	char path[PATH_MAX];
+	uint64_t ips[2];
+	uint32_t pid;
+
+	(void)state;
+	assert_non_null(pt);
+	workload(path, "symbols");
+	spawn(&parent, path, NULL);
+	spawn(&c, path, args);
+	pid = (uint32_t)c.pid;
+	m = proc_tracker__maps(pt, pid, 0); /* the read at its fork or exec */
+	assert_non_null(m);
+	proc_maps__put(m);
+	proc_tracker__invalidate(pt, pid); /* its first sample's event, as emberd_on_new_pid() */
+	o.procs = pt;
+	s = symbolizer__new(&o, st);
+	assert_non_null(s);
+	ips[0] = addr_of(&parent, "symbols_leaf") + 5;
+	assert_string_equal(user_stack(s, st, (uint32_t)parent.pid, ips, 1), "symbols_leaf");
+	waitpid(c.pid, NULL, 0);
+	c.pid = 0;
+	ips[0] = addr_of(&c, "symbols_leaf") + 5;
+	ips[1] = addr_of(&c, "symbols_inline_call");
+	assert_string_equal(user_stack(s, st, pid, ips, 2),
+			    "symbols_outer;symbols_inlined_[i];symbols_leaf");
+	proc_tracker__stats(pt, &ps);
+	assert_int_equal(ps.stale_used, 1);
+	/* nothing known of it at all: "[unknown]", as before */
+	proc_tracker__exit(pt, pid);
+	symbolizer__forget_pid(s, pid);
+	assert_string_equal(user_stack(s, st, pid, ips, 1), "[unknown]");
+	symbolizer__free(s);
+	proc_tracker__free(pt);
+	reap(&parent);
+	strtab__free(st);
+}
+
+/* A process of another image (/bin/sleep) standing for a fork after its exec. */
+static pid_t spawn_other(void)
+{
+	char path[64], exe[PATH_MAX];
+	pid_t pid = fork();
+	ssize_t n = 0;
+	int i;
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		execl("/bin/sleep", "sleep", "10", (char *)NULL);
+		_exit(127);
+	}
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	for (i = 0; i < 200; i++) { /* exec'ed: its maps are sleep's */
+		n = readlink(path, exe, sizeof(exe) - 1);
+		if (n > 0 && (exe[n] = '\0', strstr(exe, "sleep")))
+			break;
+		usleep(10000);
+	}
+	assert_true(n > 0 && strstr(exe, "sleep"));
+	return pid;
+}
+
+/*
+ * A shell's fork sampled in its parent's code, whose exec /proc shows before its first sample
+ * is drained: the samples before the exec are named with the fork's copy of its parent's
+ * snapshot, not with the new image's mappings (which named them all "[unknown]"): when the exec
+ * is known at the first look (note_pid_before_exec), and when it comes after a read (retire).
+ */
+static void test_fork_then_exec(void **state)
+{
+	struct symbolizer_opts o = SYMBOLIZER_OPTS_DEFAULT;
+	struct proc_tracker *pt = proc_tracker__new(NULL);
+	struct strtab *st = strtab__new();
+	struct symbolizer_stats ss;
+	struct proc_maps *m;
+	struct symbolizer *s;
+	struct child parent;
+	char path[PATH_MAX];
+	uint64_t ips[1], t;
+	uint32_t ids[8];
+	pid_t a, b;
+	int k;
+
+	(void)state;
+	assert_non_null(pt);
+	workload(path, "symbols");
+	spawn(&parent, path, NULL);
+	a = spawn_other();
+	b = spawn_other();
+	m = proc_tracker__maps(pt, (uint32_t)parent.pid, 0);
+	assert_non_null(m);
+	proc_maps__put(m);
+	proc_tracker__fork(pt, (uint32_t)parent.pid, (uint32_t)a, false, false);
+	proc_tracker__fork(pt, (uint32_t)parent.pid, (uint32_t)b, false, false);
+	o.procs = pt;
+	s = symbolizer__new(&o, st);
+	assert_non_null(s);
+	ips[0] = addr_of(&parent, "symbols_leaf") + 5; /* the fork's pc: its parent's code */
+	assert_string_equal(user_stack(s, st, (uint32_t)parent.pid, ips, 1), "symbols_leaf");
+
+	/* the exec known at the first look */
+	symbolizer__note_pid_before_exec(s, (uint32_t)a);
+	t = 5000;
+	symbolizer__retire_pid(s, (uint32_t)a, t); /* the exec at t */
+	k = symbolizer__user_at(s, (uint32_t)a, t - 1000, ips, 1, ids, 8);
+	assert_int_equal(k, 1);
+	assert_string_equal(strtab__str(st, ids[0]), "symbols_leaf");
+
+	/* read first (the new image), the exec known later */
+	proc_tracker__invalidate(pt, (uint32_t)b); /* as emberd_on_new_pid() */
+	symbolizer__note_pid(s, (uint32_t)b);
+	assert_string_equal(user_stack(s, st, (uint32_t)b, ips, 1), "[unknown]");
+	symbolizer__retire_pid(s, (uint32_t)b, t); /* the exec at t, before the read */
+	k = symbolizer__user_at(s, (uint32_t)b, t - 1000, ips, 1, ids, 8);
+	assert_int_equal(k, 1);
+	assert_string_equal(strtab__str(st, ids[0]), "symbols_leaf");
+	symbolizer__stats(s, &ss);
+	assert_int_equal(ss.pid_before_exec, 2);
+
+	symbolizer__free(s);
+	proc_tracker__free(pt);
+	kill(a, SIGKILL);
+	kill(b, SIGKILL);
+	waitpid(a, NULL, 0);
+	waitpid(b, NULL, 0);
+	reap(&parent);
 	strtab__free(st);
 }
 
@@ -1273,6 +1419,8 @@ int main(void)
 		cmocka_unit_test(test_lazy_images),
 		cmocka_unit_test(test_image_memory_bound),
 		cmocka_unit_test(test_short_lived),
+		cmocka_unit_test(test_gone_before_first_look),
+		cmocka_unit_test(test_fork_then_exec),
 		cmocka_unit_test(test_kernel),
 		cmocka_unit_test(test_kernel_restricted),
 		cmocka_unit_test(test_kernel_resolve),

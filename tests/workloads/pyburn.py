@@ -10,12 +10,14 @@ Modes (the first argument after SECONDS, default "shares"):
            <module>;main;work;burn_a (pyburn.py)
   threads  a ThreadPoolExecutor of three threads, each running one of burn_a, burn_b, burn_c in
            a loop (thread_a, thread_b, thread_c): each thread's stacks hold its own function only.
+           They take turns of 100 ms (a, b, c, a, ...: whole rounds), a third of the time each.
   cext     C extensions called from Python: zlib.compress (zlib_work) and json.dumps
            (json_work), half the time each: their native frames stand above the Python caller.
 
 usage: pyburn.py SECONDS [shares|threads|cext]
 Prints "ready PID UNIXTIME" once started (after calibration) and "done UNIXTIME" at the end, so
-that a test can ask for the samples in between; in threads mode "thread X TID" per thread. The shares mode runs
+that a test can ask for the samples in between; in threads mode "thread X TID" per thread as it
+starts and "ran X CALLS CPU_S" per thread before "done" (its burn_X calls, its CPU time). The shares mode runs
 under Python 2.7 too (an interpreter ember does not read: native frames, counted).
 """
 import json
@@ -86,32 +88,86 @@ def thread_id(name):
     say("thread %s %d" % (name, threading.get_native_id()))
 
 
-def thread_a(unit, end):
+# Threads mode: the threads take turns, a slice of SLICE_UNITS units each (100 ms, ten periods of
+# a 99 Hz sampler) in the order a, b, c, in whole rounds until the end, so each gets a third of
+# the time in slices that samples cannot miss. Left to the GIL they swap every 5 ms
+# (sys.getswitchinterval()), half a 99 Hz period: the samples then fall on the same thread's turns
+# for hundreds of ms, and in 3 s a thread with a third of the CPU got 17 samples where 90 were due
+# (its samples were its own: the workload's split, not the profiler's).
+SLICE_UNITS = 2
+
+
+class Turns(object):
+    def __init__(self, count, end):
+        self.cond = threading.Condition()
+        self.count = count
+        self.turn = 0
+        self.end = end
+        self.over = False
+
+    def wait(self, me):
+        """Waits for thread ME's turn; False once the run is over (decided at a round's start)."""
+        with self.cond:
+            while self.turn != me and not self.over:
+                self.cond.wait()
+            if me == 0 and clock() >= self.end:
+                self.over = True
+                self.cond.notify_all()
+            return not self.over
+
+    def done(self, me):
+        with self.cond:
+            self.turn = (me + 1) % self.count
+            self.cond.notify_all()
+
+
+# per thread: burn_* calls made and the thread's CPU time, printed before "done" ("ran X CALLS
+# CPU_S"), so that a test can tell a thread that did not run from one that was not sampled
+thread_cpu = getattr(time, "thread_time", lambda: -1.0)
+ran = {}
+
+
+def thread_a(unit, turns):
     thread_id("a")
-    while clock() < end:
-        burn_a(unit)
+    n = 0
+    while turns.wait(0):
+        burn_a(max(1, SLICE_UNITS * unit // 5))
+        turns.done(0)
+        n += 1
+    ran["a"] = (n, thread_cpu())
 
 
-def thread_b(unit, end):
+def thread_b(unit, turns):
     thread_id("b")
-    while clock() < end:
-        burn_b(unit)
+    n = 0
+    while turns.wait(1):
+        burn_b(max(1, SLICE_UNITS * unit // 3))
+        turns.done(1)
+        n += 1
+    ran["b"] = (n, thread_cpu())
 
 
-def thread_c(unit, end):
+def thread_c(unit, turns):
     thread_id("c")
-    while clock() < end:
-        burn_c(unit)
+    n = 0
+    while turns.wait(2):
+        burn_c(max(1, SLICE_UNITS * unit // 2))
+        turns.done(2)
+        n += 1
+    ran["c"] = (n, thread_cpu())
 
 
 def threads(unit, seconds):
     import concurrent.futures
 
-    end = clock() + seconds
+    turns = Turns(3, clock() + seconds)
     with concurrent.futures.ThreadPoolExecutor(max_workers=3) as pool:
         for f in (thread_a, thread_b, thread_c):
-            pool.submit(f, unit, end)
+            pool.submit(f, unit, turns)
     # the main thread waits in the executor's shutdown (a lock), sampled rarely
+    for x in "abc":
+        n, cpu = ran.get(x, (0, -1.0))
+        say("ran %s %d %.3f" % (x, n, cpu))
 
 
 def zlib_work(data, end):

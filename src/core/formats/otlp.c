@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: MIT
-/* otlp: samples -> gzip-compressed OTLP profiles export request (protobuf-c, zlib). */
+/* otlp: samples -> gzip-compressed OTLP profiles export request (protobuf-c; gzip by core/base/gzip.c). */
 #include "ember/core/formats/otlp.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
 #include "gen/otlp.pb-c.h"
 #include "ember/core/base/array.h"
+#include "ember/core/base/gzip.h"
 #include "ember/core/base/sbuf.h"
 #include "ember/core/base/strtab.h"
 
@@ -610,34 +610,6 @@ int otlp_writer__add_locs(struct otlp_writer *w, const struct otlp_process *proc
 
 /* --- encoding ----------------------------------------------------------------------------- */
 
-/* Appends @len bytes of @data, gzip-compressed, to @out. 0 or -ENOMEM. */
-static int gzip_append(const uint8_t *data, size_t len, struct sbuf *out)
-{
-	z_stream zs = { 0 };
-	size_t bound;
-	int r;
-
-	if (deflateInit2(&zs, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8,
-			 Z_DEFAULT_STRATEGY) != Z_OK)
-		return -ENOMEM;
-	bound = deflateBound(&zs, len) + 64;
-	if (sbuf_grow(out, bound)) {
-		deflateEnd(&zs);
-		return -ENOMEM;
-	}
-	zs.next_in = (uint8_t *)data;
-	zs.avail_in = (uInt)len;
-	zs.next_out = (uint8_t *)out->buf + out->len;
-	zs.avail_out = (uInt)bound;
-	r = deflate(&zs, Z_FINISH);
-	deflateEnd(&zs);
-	if (r != Z_STREAM_END)
-		return -ENOMEM;
-	out->len += zs.total_out;
-	out->buf[out->len] = '\0';
-	return 0;
-}
-
 /* Packs @req, gzip-compressed or not, onto @out. 0 or -ENOMEM. */
 static int pack_request(const Ember__Otlp__ExportProfilesServiceRequest *req, bool gzip,
 			struct sbuf *out)
@@ -650,7 +622,7 @@ static int pack_request(const Ember__Otlp__ExportProfilesServiceRequest *req, bo
 		return -ENOMEM;
 	ember__otlp__export_profiles_service_request__pack(req, buf);
 	if (gzip) {
-		r = gzip_append(buf, len, out);
+		r = gzip_compress(buf, len, 1, out);
 	} else {
 		sbuf_add(out, buf, len);
 		r = sbuf_error(out) ? -ENOMEM : 0;
@@ -956,29 +928,12 @@ out:
 static Ember__Otlp__ExportProfilesServiceRequest *unpack_gz(const void *body, size_t len)
 {
 	Ember__Otlp__ExportProfilesServiceRequest *req = NULL;
-	z_stream zs = { 0 };
 	struct sbuf sb;
-	int r;
 
 	sbuf_init(&sb);
-	if (inflateInit2(&zs, 15 + 32) != Z_OK)
-		return NULL;
-	zs.next_in = (uint8_t *)body;
-	zs.avail_in = (uInt)len;
-	do {
-		if (sbuf_grow(&sb, 65536) || sb.len > MAX_BODY)
-			goto out;
-		zs.next_out = (uint8_t *)sb.buf + sb.len;
-		zs.avail_out = 65536;
-		r = inflate(&zs, Z_NO_FLUSH);
-		sb.len += 65536 - zs.avail_out;
-		if (r != Z_OK && r != Z_STREAM_END)
-			goto out;
-	} while (r != Z_STREAM_END);
-	req = ember__otlp__export_profiles_service_request__unpack(NULL, sb.len,
-								   (uint8_t *)sb.buf);
-out:
-	inflateEnd(&zs);
+	if (!gzip_inflate(body, len, MAX_BODY, &sb, NULL))
+		req = ember__otlp__export_profiles_service_request__unpack(NULL, sb.len,
+									   (uint8_t *)sb.buf);
 	sbuf_fini(&sb);
 	return req;
 }

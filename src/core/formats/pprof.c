@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* pprof: folded stacks <-> gzip-compressed profile.proto (protobuf-c, zlib). */
+/* pprof: folded stacks <-> gzip-compressed profile.proto (protobuf-c; gzip by core/base/gzip.c). */
 #include "ember/core/formats/pprof.h"
 
 #include <errno.h>
@@ -10,11 +10,10 @@
 #include <string.h>
 #include <sys/types.h>
 
-#include <zlib.h>
-
 #include "gen/profile.pb-c.h"
 
 #include "ember/core/model/profile.h"
+#include "ember/core/base/gzip.h"
 #include "ember/core/base/sbuf.h"
 #include "ember/core/base/strtab.h"
 
@@ -436,36 +435,6 @@ int pprof_writer__add_profile(struct pprof_writer *w, const struct profile *p)
 	return err;
 }
 
-/* Appends @len bytes of @data, gzip-compressed, to @out. 0 or -ENOMEM. */
-static int gzip_append(const uint8_t *data, size_t len, int level, struct sbuf *out)
-{
-	z_stream zs = { 0 };
-	size_t bound;
-	int r;
-
-	if (deflateInit2(&zs, level ? level : Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
-			 Z_DEFAULT_STRATEGY) != Z_OK)
-		return -ENOMEM;
-	bound = deflateBound(&zs, len) + 64;
-	if (sbuf_grow(out, bound)) {
-		deflateEnd(&zs);
-		return -ENOMEM;
-	}
-	zs.next_in = (uint8_t *)data;
-	zs.avail_in = (uInt)len;
-	zs.next_out = (uint8_t *)out->buf + out->len;
-	zs.avail_out = (uInt)bound;
-	r = deflate(&zs, Z_FINISH);
-	if (r != Z_STREAM_END) {
-		deflateEnd(&zs);
-		return -ENOMEM;
-	}
-	out->len += zs.total_out;
-	out->buf[out->len] = '\0';
-	deflateEnd(&zs);
-	return 0;
-}
-
 /*
  * count * period with saturation detection; -EOVERFLOW when it does not fit. With @ns, @count
  * is the time already: the samples are count / period, rounded.
@@ -676,7 +645,7 @@ int pprof_writer__finish(struct pprof_writer *w, struct sbuf *out)
 		err = -EIO;
 		goto out;
 	}
-	err = gzip_append(packed, plen, w->opts.compress_level, out);
+	err = gzip_compress(packed, plen, w->opts.compress_level, out);
 out:
 	free(packed);
 	free(strs);
@@ -716,67 +685,6 @@ bool pprof_is_gzip(const void *buf, size_t len)
 	const unsigned char *b = buf;
 
 	return len >= 2 && b[0] == 0x1f && b[1] == 0x8b;
-}
-
-/* Inflates a gzip stream (several members allowed, as gunzip does) into @out, up to @max bytes. */
-static int gunzip(const void *buf, size_t len, size_t max, struct sbuf *out,
-		  struct parse_error *reterr)
-{
-	z_stream zs = { 0 };
-	int r, err = 0;
-
-	if (inflateInit2(&zs, 15 + 16) != Z_OK)
-		return -ENOMEM;
-	zs.next_in = (Bytef *)buf;
-	zs.avail_in = len > UINT32_MAX ? UINT32_MAX : (uInt)len;
-	for (;;) {
-		size_t before;
-
-		if (sbuf_grow(out, 256 << 10)) {
-			err = -ENOMEM;
-			break;
-		}
-		zs.next_out = (Bytef *)out->buf + out->len;
-		zs.avail_out = (uInt)(out->cap - out->len - 1);
-		before = zs.avail_out;
-		r = inflate(&zs, Z_NO_FLUSH);
-		out->len += before - zs.avail_out;
-		out->buf[out->len] = '\0';
-		if (out->len > max) {
-			err = -E2BIG;
-			break;
-		}
-		if (r == Z_STREAM_END) {
-			if (zs.avail_in == 0)
-				break;
-			/* another gzip member follows */
-			if (inflateReset(&zs) != Z_OK) {
-				err = -ENOMEM;
-				break;
-			}
-			continue;
-		}
-		if (r == Z_OK)
-			continue;
-		if (r == Z_BUF_ERROR && zs.avail_out != 0) {
-			if (reterr)
-				reterr->reason = "truncated gzip stream";
-			err = -EINVAL;
-			break;
-		}
-		if (r == Z_BUF_ERROR)
-			continue;
-		if (r == Z_MEM_ERROR) {
-			err = -ENOMEM;
-			break;
-		}
-		if (reterr)
-			reterr->reason = "corrupt gzip stream";
-		err = -EINVAL;
-		break;
-	}
-	inflateEnd(&zs);
-	return err;
 }
 
 struct pr_ctx {
@@ -1053,7 +961,7 @@ int pprof_read(const void *buf, size_t len, struct profile *p, const struct ppro
 	if (!o.max_bytes)
 		o.max_bytes = PPROF_DEFAULT_MAX_BYTES;
 	if (pprof_is_gzip(buf, len)) {
-		err = gunzip(buf, len, o.max_bytes, &raw, reterr);
+		err = gzip_inflate(buf, len, o.max_bytes, &raw, reterr ? &reterr->reason : NULL);
 		if (err) {
 			if (err == -E2BIG && reterr)
 				reterr->reason = "decompressed profile too large";

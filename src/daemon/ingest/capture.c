@@ -116,10 +116,14 @@ static int on_group(const struct sampler_group *g, void *ctx)
 }
 
 /* A sampled process seen for the first time: capture its mappings (as the live sampler does). */
-static void on_new_pid(uint32_t pid, void *ctx)
+static void on_new_pid(uint32_t pid, bool exec_follows, void *ctx)
 {
 	struct capture_mgr *m = ctx;
 
+	if (exec_follows) { /* the image before the exec: as emberd_on_new_pid() */
+		symbolizer__note_pid_before_exec(m->sym, pid);
+		return;
+	}
 	symbolizer__note_pid(m->sym, pid);
 	unwinder__note_pid(ingest__unwinder(m->in), pid); /* the tables its walk reads */
 	if (ingest__python(m->in)) /* issue 21: a CPython's map entry */

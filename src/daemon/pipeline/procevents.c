@@ -5,10 +5,18 @@
 #include "ember/daemon/pipeline/emberd.h"
 
 /* A new process was sampled: capture its mappings while it lives. */
-void emberd_on_new_pid(uint32_t pid, void *ctx)
+void emberd_on_new_pid(uint32_t pid, bool exec_follows, void *ctx)
 {
 	struct emberd *d = ctx;
 
+	if (exec_follows) {
+		/* sampled before an exec later in this batch: /proc may show the new image
+		 * already, so the old one is named from the tracker's snapshot (a fork's copy of
+		 * its parent's), retired at the exec; the new image is listed by the exec and
+		 * noted at its own first sample */
+		symbolizer__note_pid_before_exec(d->sym, pid);
+		return;
+	}
 	proc_tracker__invalidate(d->procs, pid); /* one read for the three below */
 	symbolizer__note_pid(d->sym, pid);
 	unwinder__note_pid(d->unwind, pid);
@@ -44,9 +52,10 @@ void emberd_on_exec(uint32_t pid, uint64_t time_ns, bool gone, void *ctx)
 {
 	struct emberd *d = ctx;
 
-	proc_tracker__exec(d->procs, pid, gone);
-	/* kept for the old image's samples not drained yet (up to two ticks' worth) */
+	/* kept for the old image's samples not drained yet (up to two ticks' worth); before the
+	 * tracker drops its snapshots: a fork's copy names them if /proc was read after the exec */
 	symbolizer__retire_pid(d->sym, pid, time_ns);
+	proc_tracker__exec(d->procs, pid, gone);
 	/* the BPF program deleted its list at the exec; deleted again, as a list written since
 	 * (from a read before the exec) would walk the new image wrong */
 	unwinder__forget_pid(d->unwind, pid);

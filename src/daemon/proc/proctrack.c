@@ -64,6 +64,10 @@ struct tproc {
 	uint32_t pid;
 	bool stale;			/* an event since the read: read again when asked */
 	struct proc_maps *m;		/* NULL: not read yet */
+	/* a forked process's copy of its parent's snapshot, kept past later reads until its
+	 * exec or exit: what names its samples from before an exec that a read saw first
+	 * (shared with the parent's entry, counted there) */
+	struct proc_maps *fork_m;
 };
 
 struct proc_tracker {
@@ -313,6 +317,7 @@ static void drop(struct proc_tracker *pt, struct tproc **pp)
 		pt->st.mem_bytes -= p->m->bytes;
 		proc_maps__put(p->m);
 	}
+	proc_maps__put(p->fork_m);
 	pt->st.mem_bytes -= sizeof(*p);
 	pt->st.procs--;
 	free(p);
@@ -342,13 +347,12 @@ void proc_tracker__exec(struct proc_tracker *pt, uint32_t pid, bool gone)
 	pt->st.events++;
 	pt->st.execs++;
 	pp = find(pt, pid);
-	if (gone) {
+	if (gone)
 		pt->st.execs_gone++;
-		if (*pp)
-			drop(pt, pp); /* the old image's: its exit follows */
-	} else if (*pp) {
-		(*pp)->stale = true;
-	}
+	/* the old image's snapshot names nothing of the new image: dropped, so that a read that
+	 * fails later (the new image gone) does not answer with it */
+	if (*pp)
+		drop(pt, pp);
 	pthread_mutex_unlock(&pt->lock);
 }
 
@@ -379,6 +383,7 @@ void proc_tracker__fork(struct proc_tracker *pt, uint32_t parent, uint32_t child
 	p->pid = child;
 	p->stale = pa->stale;
 	p->m = maps_get(pa->m); /* immutable: shared */
+	p->fork_m = maps_get(pa->m);
 	p->hnext = *pp;
 	*pp = p;
 	pt->st.procs++;
@@ -453,6 +458,27 @@ struct proc_maps *proc_tracker__maps(struct proc_tracker *pt, uint32_t pid, uint
 		pt->st.not_kept++;
 	}
 	pthread_mutex_unlock(&pt->lock);
+	return m;
+}
+
+struct proc_maps *proc_tracker__forked(struct proc_tracker *pt, uint32_t pid)
+{
+	struct proc_maps *m = NULL;
+	struct tproc *p;
+
+	if (!pt || !pid) {
+		errno = EINVAL;
+		return NULL;
+	}
+	pthread_mutex_lock(&pt->lock);
+	p = *find(pt, pid);
+	if (p && p->fork_m) {
+		m = maps_get(p->fork_m);
+		pt->st.reused++;
+	}
+	pthread_mutex_unlock(&pt->lock);
+	if (!m)
+		errno = ENOENT;
 	return m;
 }
 

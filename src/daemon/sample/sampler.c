@@ -1330,8 +1330,9 @@ static int read_bpf_stats(struct sampler *s, struct ember_bpf_stats *sum)
 }
 
 /*
- * For each event of @b, whether its process's exit comes later in @b (for a fork: or an exec) (@ret_gone, calloc'ed by the
- * caller): a reverse pass over an open-addressed set of the pids that exit. -ENOMEM: all false.
+ * For each event of @b, whether its process's exit comes later in @b (for a fork: or an exec;
+ * for a new process's first sample: an exec) (@ret_gone, calloc'ed by the caller): a reverse
+ * pass over an open-addressed set of the pids that exit. -ENOMEM: all false.
  */
 static int mark_gone(const struct sampler_batch *b, bool *ret_gone)
 {
@@ -1360,6 +1361,8 @@ static int mark_gone(const struct sampler_batch *b, bool *ret_gone)
 			ret_gone[i] = what[h] & 1;
 		else if (e->kind == EV_FORK)
 			ret_gone[i] = what[h] != 0;
+		else if (e->kind == EV_NEW_PID)
+			ret_gone[i] = (what[h] & 2) != 0;
 		if (e->kind == EV_EXIT || e->kind == EV_EXEC) {
 			set[h] = e->pid;
 			what[h] |= e->kind == EV_EXIT ? 1 : 2;
@@ -1380,7 +1383,7 @@ int sampler_batch__deliver(struct sampler *s, struct sampler_batch *b, sampler_g
 	if (!b)
 		return 0;
 	/* an exec whose exit is in the batch too: nothing to read or list (issue 26) */
-	if (b->nr_ev && (s->exec_fn || s->fork_fn)) {
+	if (b->nr_ev && (s->exec_fn || s->fork_fn || s->pid_fn)) {
 		gone = calloc(b->nr_ev, sizeof(*gone));
 		if (gone && mark_gone(b, gone)) {
 			free(gone);
@@ -1393,7 +1396,7 @@ int sampler_batch__deliver(struct sampler *s, struct sampler_batch *b, sampler_g
 		const struct batch_event *e = &b->ev[i];
 
 		if (e->kind == EV_NEW_PID && s->pid_fn)
-			s->pid_fn(e->pid, s->pid_ctx);
+			s->pid_fn(e->pid, gone && gone[i], s->pid_ctx);
 		else if (e->kind == EV_EXEC && s->exec_fn)
 			s->exec_fn(e->pid, e->time_ns, gone && gone[i], s->exec_ctx);
 		else if (e->kind == EV_EXIT && s->exit_fn)

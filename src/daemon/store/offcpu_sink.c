@@ -19,6 +19,7 @@
 #include "ember/daemon/sample/sampler.h"
 #include "ember/daemon/service/config.h"
 #include "ember/daemon/store/store.h"
+#include "ember/daemon/store/store_sink.h"
 
 #define MAX_FRAMES 1024
 
@@ -84,9 +85,7 @@ struct offcpu_sink {
 	uint64_t wakeup_events, wakeup_quanta, wakeup_dropped;
 	const struct strtab *names;
 	uint64_t quantum_ns;
-	int32_t *frame_map; /* names id -> store frame id, -1 unknown */
-	size_t frame_map_cap;
-	uint64_t compactions;
+	struct frame_memo memo; /* the ingest's frame ids -> k->store's */
 	int64_t real_off_ns;
 	struct store_sample *batch;
 	size_t batch_cap;
@@ -143,7 +142,7 @@ void offcpu_sink__free(struct offcpu_sink *k)
 	}
 	free(k->wk);
 	free(k->off);
-	free(k->frame_map);
+	frame_memo__fini(&k->memo);
 	free(k->batch);
 	free(k);
 }
@@ -157,24 +156,6 @@ void offcpu_sink__counts(const struct offcpu_sink *k, uint64_t *ret_events, uint
 {
 	*ret_events = k->events;
 	*ret_quanta = k->quanta;
-}
-
-static int store_frame(struct offcpu_sink *k, uint32_t id)
-{
-	size_t old = k->frame_map_cap, i;
-	int r;
-
-	if (array_grow((void **)&k->frame_map, &k->frame_map_cap, (size_t)id + 1,
-		       sizeof(*k->frame_map), 4096))
-		return -ENOMEM;
-	for (i = old; i < k->frame_map_cap; i++)
-		k->frame_map[i] = -1;
-	if (k->frame_map[id] >= 0)
-		return k->frame_map[id];
-	r = store__intern_frame(k->store, strtab__str(k->names, id), strtab__len(k->names, id));
-	if (r >= 0)
-		k->frame_map[id] = r;
-	return r;
 }
 
 void offcpu_sink__set_wakeup_store(struct offcpu_sink *k, struct store *wakeup)
@@ -285,7 +266,6 @@ int offcpu_sink__put(const struct ingest_stack *st, void *ctx)
 	struct offcpu_sink *k = ctx;
 	const struct sampler_group *g = st->g;
 	size_t i, j, n = st->nr_frames, total = 0, at = 0, m = 1;
-	uint64_t comp = store__compactions(k->store);
 	unsigned int kind = g->kind;
 	int id;
 
@@ -295,11 +275,6 @@ int offcpu_sink__put(const struct ingest_stack *st, void *ctx)
 		kind = EMBER_KIND_OFFCPU_R;
 	if (!kind || kind >= EMBER_KIND_NR)
 		return -EINVAL;
-	if (comp != k->compactions) {
-		for (i = 0; i < k->frame_map_cap; i++)
-			k->frame_map[i] = -1;
-		k->compactions = comp;
-	}
 	if (n > MAX_FRAMES)
 		n = MAX_FRAMES;
 	id = store__intern_frame(k->store, state_frame[kind], strlen(state_frame[kind]));
@@ -313,12 +288,9 @@ int offcpu_sink__put(const struct ingest_stack *st, void *ctx)
 			return id;
 		k->frames[m++] = (uint32_t)id;
 	}
-	for (i = 0; i < n; i++) {
-		id = store_frame(k, st->frames[i]);
-		if (id < 0)
-			return id;
-		k->frames[i + m] = (uint32_t)id;
-	}
+	id = frame_memo__intern(&k->memo, k->store, k->names, st->frames, n, k->frames + m);
+	if (id < 0)
+		return id;
 	id = store__intern_stack(k->store, k->frames, n + m, st->nr_kernel, st->flags);
 	if (id < 0)
 		return id;

@@ -19,9 +19,7 @@
 struct store_sink {
 	struct store *store;
 	const struct strtab *names;
-	int32_t *frame_map; /* names id -> store frame id, -1 unknown */
-	size_t frame_map_cap;
-	uint64_t compactions; /* store compactions frame_map is valid for */
+	struct frame_memo memo;
 	int64_t real_off_ns;  /* CLOCK_REALTIME - CLOCK_MONOTONIC */
 	struct store_sample *batch;
 	size_t batch_cap;
@@ -46,7 +44,7 @@ void store_sink__free(struct store_sink *k)
 {
 	if (!k)
 		return;
-	free(k->frame_map);
+	frame_memo__fini(&k->memo);
 	free(k->batch);
 	free(k);
 }
@@ -56,23 +54,45 @@ void store_sink__set_clock_offset(struct store_sink *k, int64_t real_minus_mono_
 	k->real_off_ns = real_minus_mono_ns;
 }
 
-/* The store's frame id of names id @id. >= 0 or -ENOMEM. */
-static int store_frame(struct store_sink *k, uint32_t id)
+int frame_memo__intern(struct frame_memo *m, struct store *store, const struct strtab *names,
+		       const uint32_t *ids, size_t n, uint32_t *ret)
 {
-	size_t old = k->frame_map_cap, i;
+	uint64_t comp = store__compactions(store);
+	size_t i, old;
 	int r;
 
-	if (array_grow((void **)&k->frame_map, &k->frame_map_cap, (size_t)id + 1,
-		       sizeof(*k->frame_map), 4096))
-		return -ENOMEM;
-	for (i = old; i < k->frame_map_cap; i++)
-		k->frame_map[i] = -1;
-	if (k->frame_map[id] >= 0)
-		return k->frame_map[id];
-	r = store__intern_frame(k->store, strtab__str(k->names, id), strtab__len(k->names, id));
-	if (r >= 0)
-		k->frame_map[id] = r;
-	return r;
+	if (comp != m->compactions) {
+		/* the store renumbered its frames: forget the mapping */
+		for (i = 0; i < m->cap; i++)
+			m->map[i] = -1;
+		m->compactions = comp;
+	}
+	for (i = 0; i < n; i++) {
+		if (ids[i] >= m->cap) {
+			old = m->cap;
+			if (array_grow((void **)&m->map, &m->cap, (size_t)ids[i] + 1,
+				       sizeof(*m->map), 4096))
+				return -ENOMEM;
+			while (old < m->cap)
+				m->map[old++] = -1;
+		}
+		r = m->map[ids[i]];
+		if (r < 0) {
+			r = store__intern_frame(store, strtab__str(names, ids[i]),
+						strtab__len(names, ids[i]));
+			if (r < 0)
+				return r;
+			m->map[ids[i]] = r;
+		}
+		ret[i] = (uint32_t)r;
+	}
+	return 0;
+}
+
+void frame_memo__fini(struct frame_memo *m)
+{
+	free(m->map);
+	*m = (struct frame_memo){ 0 };
 }
 
 int store_sink__put(const struct ingest_stack *st, void *ctx)
@@ -80,23 +100,14 @@ int store_sink__put(const struct ingest_stack *st, void *ctx)
 	struct store_sink *k = ctx;
 	const struct sampler_group *g = st->g;
 	size_t total = g->nr_times + g->untimed, i, n = st->nr_frames;
-	uint64_t comp = store__compactions(k->store), now_real;
+	uint64_t now_real;
 	int id;
 
-	if (comp != k->compactions) {
-		/* the store renumbered its frames: forget the cached mapping */
-		for (i = 0; i < k->frame_map_cap; i++)
-			k->frame_map[i] = -1;
-		k->compactions = comp;
-	}
 	if (n > MAX_FRAMES)
 		n = MAX_FRAMES;
-	for (i = 0; i < n; i++) {
-		id = store_frame(k, st->frames[i]);
-		if (id < 0)
-			return id;
-		k->frames[i] = (uint32_t)id;
-	}
+	id = frame_memo__intern(&k->memo, k->store, k->names, st->frames, n, k->frames);
+	if (id < 0)
+		return id;
 	/* the ingest's flags are the store's (same bits, checked below) */
 	id = store__intern_stack(k->store, k->frames, n, st->nr_kernel, st->flags);
 	if (id < 0)

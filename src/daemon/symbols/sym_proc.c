@@ -184,19 +184,12 @@ static int cmp_mapping(const void *a, const void *b)
 	return (x->start > y->start) - (x->start < y->start);
 }
 
-int sym_read_maps(struct symbolizer *s, struct proc *p, uint64_t min_read_ns)
+/* @p's mappings from @pm (NULL: the error @n), which it releases. 0 or -errno. */
+static int take_maps(struct symbolizer *s, struct proc *p, struct proc_maps *pm, int n)
 {
 	struct maps_ctx c = { 0 };
-	struct proc_maps *pm;
 	size_t i, j;
-	int n;
 
-	p->maps_read_ns = mono_ns();
-	p->version = ++s->version_seq;
-	s->stats.maps_reads++;
-	/* the tracker's read of this event: the unwinder and the CPython reader share it */
-	pm = proc_tracker__maps(s->procs, p->pid, min_read_ns);
-	n = pm ? 0 : -errno;
 	if (n < 0) {
 		s->stats.maps_errors++;
 		if (n == -ENOENT || n == -ESRCH) {
@@ -246,6 +239,18 @@ int sym_read_maps(struct symbolizer *s, struct proc *p, uint64_t min_read_ns)
 	p->paths_len = c.paths_len;
 	p->mem_bytes = c.cap * sizeof(*c.maps) + c.paths_cap;
 	return 0;
+}
+
+int sym_read_maps(struct symbolizer *s, struct proc *p, uint64_t min_read_ns)
+{
+	struct proc_maps *pm;
+
+	p->maps_read_ns = mono_ns();
+	p->version = ++s->version_seq;
+	s->stats.maps_reads++;
+	/* the tracker's read of this event: the unwinder and the CPython reader share it */
+	pm = proc_tracker__maps(s->procs, p->pid, min_read_ns);
+	return take_maps(s, p, pm, pm ? 0 : -errno);
 }
 
 /* --- process cache --------------------------------------------------------------------------- */
@@ -480,7 +485,8 @@ static bool has_anon_code(const struct proc *p)
 	return false;
 }
 
-static struct proc *proc_create(struct symbolizer *s, uint32_t pid)
+/* A new state for @pid, its mappings read now (or, @held, the tracker's snapshot only). */
+static struct proc *proc_create_as(struct symbolizer *s, uint32_t pid, bool held)
 {
 	struct proc *p;
 	size_t h;
@@ -498,10 +504,23 @@ static struct proc *proc_create(struct symbolizer *s, uint32_t pid)
 		p->gone = true;
 		p->gone_ns = p->validated_ns;
 		s->stats.pid_gone++;
-	} else {
+		/* gone before its first look (a shell's fork that lived a few ms, under load): the
+		 * tracker's last snapshot of it (its fork copy, its read at exec) names its samples,
+		 * which would all be "[unknown]" without; none if the tracker had none */
+		if (!held)
+			(void)sym_read_maps(s, p, 0);
+	} else if (!held) {
 		/* the namespaced pid (NSpid) is read when a perf map is first looked for */
 		read_exe_id(s, pid, &p->exe_dev, &p->exe_ino);
 		(void)sym_read_maps(s, p, 0);
+	}
+	if (held) {
+		/* no executable noted (0: not compared): /proc's is the new image's */
+		struct proc_maps *pm = proc_tracker__forked(s->procs, pid);
+
+		p->maps_read_ns = mono_ns();
+		p->version = ++s->version_seq;
+		(void)take_maps(s, p, pm, pm ? 0 : -errno);
 	}
 	if (s->nprocs + 1 > s->ptab_size)
 		ptab_grow(s);
@@ -511,6 +530,11 @@ static struct proc *proc_create(struct symbolizer *s, uint32_t pid)
 	lru_front_p(s, p);
 	s->nprocs++;
 	return p;
+}
+
+static struct proc *proc_create(struct symbolizer *s, uint32_t pid)
+{
+	return proc_create_as(s, pid, false);
 }
 
 struct proc *sym_proc_get(struct symbolizer *s, uint32_t pid)
@@ -532,9 +556,21 @@ struct proc *sym_proc_get(struct symbolizer *s, uint32_t pid)
 void symbolizer__retire_pid(struct symbolizer *s, uint32_t pid, uint64_t until_ns)
 {
 	struct proc *p = proc_find(s, pid);
+	struct proc_maps *pm;
 
+	/* read after the exec (a fork's first sample, drained late): the new image's mappings,
+	 * not those of the samples this state is kept for; the fork's copy of its parent's is */
+	if (p && until_ns && p->maps_read_ns > until_ns) {
+		pm = proc_tracker__forked(s->procs, pid);
+		if (pm && !take_maps(s, p, pm, 0))
+			s->stats.pid_before_exec++;
+	}
 	if (p)
 		proc_retire(s, p, until_ns);
+	/* a tracker of its own hears of no exec: the old image's snapshot goes here (emberd's
+	 * shared tracker drops it at the exec event) */
+	if (s->own_procs)
+		proc_tracker__exit(s->own_procs, pid);
 }
 
 void symbolizer__forget_pid(struct symbolizer *s, uint32_t pid)
@@ -605,6 +641,17 @@ void symbolizer__note_pid(struct symbolizer *s, uint32_t pid)
 	/* and its JIT symbols, which runtimes often remove at exit */
 	if (s->o.perf_maps && has_anon_code(p))
 		sym_perfmap_refresh(s, p);
+}
+
+void symbolizer__note_pid_before_exec(struct symbolizer *s, uint32_t pid)
+{
+	struct proc *p = proc_find(s, pid);
+
+	if (p && !p->gone)
+		return; /* captured before its exec: the state the exec retires */
+	if (p)
+		proc_remove(s, p); /* an earlier process's, gone */
+	(void)proc_create_as(s, pid, true); /* counted when the exec retires it */
 }
 
 /* Expiry, and with @check each live process's start time and executable read again. */

@@ -148,6 +148,7 @@ const struct counter_desc symbolizer_counters[] = {
 		  "errors." },
 	{ .key = "pid_execs", U64(pid_execs), PROC_EVENT("exec") },
 	{ .key = "pid_gone", U64(pid_gone), PROC_EVENT("gone") },
+	{ .key = "pid_before_exec", U64(pid_before_exec), PROC_EVENT("before_exec") },
 	{ .key = "maps_errors", U64(maps_errors), PROC_EVENT("maps_error") },
 	{ .key = "elf_errors", U64(elf_errors) },
 	{ .key = "perfmap_loads", U64(perfmap_loads) },

@@ -90,6 +90,13 @@ void proc_tracker__fork(struct proc_tracker *pt, uint32_t parent, uint32_t child
  */
 struct proc_maps *proc_tracker__maps(struct proc_tracker *pt, uint32_t pid, uint64_t min_read_ns);
 
+/*
+ * The copy of its parent's snapshot that the forked process @pid was given (proc_tracker__fork),
+ * kept past later reads until its exec or exit: its image before an exec that /proc may show
+ * already. Never a read. NULL + errno ENOENT when none. Release with proc_maps__put().
+ */
+struct proc_maps *proc_tracker__forked(struct proc_tracker *pt, uint32_t pid);
+
 /* @pid exited: its mappings go now (snapshots still held stay valid until put). */
 void proc_tracker__exit(struct proc_tracker *pt, uint32_t pid);
 

@@ -9,11 +9,29 @@
 #ifndef EMBER_STORE_SINK_H
 #define EMBER_STORE_SINK_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct ingest_stack;
 struct store;
 struct strtab;
+
+/*
+ * The ingest's frame ids (names ids) mapped to a store's frame ids, remembered until that store
+ * compacts (it renumbers its frames then). Zeroed to start; frame_memo_fini() frees it. Each
+ * sink into a store keeps one (store_sink, offcpu_sink).
+ */
+struct frame_memo {
+	int32_t *map;	      /* names id -> store frame id, -1 unknown */
+	size_t cap;
+	uint64_t compactions; /* the store's compactions map is valid for */
+};
+
+/* Interns the frames @ids[0..n) (@names' ids) into @store, their store ids into @ret. 0 or
+ * -ENOMEM. */
+int frame_memo__intern(struct frame_memo *m, struct store *store, const struct strtab *names,
+		       const uint32_t *ids, size_t n, uint32_t *ret);
+void frame_memo__fini(struct frame_memo *m);
 
 struct store_sink; /* opaque */
 

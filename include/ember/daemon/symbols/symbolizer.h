@@ -135,6 +135,8 @@ struct symbolizer_stats {
 	uint64_t pid_execs;		/* cached process found running another executable: dropped */
 	uint64_t pid_retired;		/* states kept after exec/reuse for samples taken before */
 	uint64_t pid_gone;		/* processes whose /proc entry had vanished (dropped later) */
+	uint64_t pid_before_exec;	/* states of a fork's image before its exec named with its
+					 * copy of its parent's, not /proc's new image */
 	uint64_t maps_reads;		/* /proc/PID/maps reads */
 	uint64_t maps_errors;		/* ... that failed (process gone, no permission) */
 
@@ -218,12 +220,23 @@ int symbolizer__user(struct symbolizer *s, uint32_t pid, const uint64_t *ips, si
  */
 void symbolizer__note_pid(struct symbolizer *s, uint32_t pid);
 
+/*
+ * @pid's first sample came before an exec that is already known (later in the same batch of
+ * events): /proc shows the new image, which would name the old image's samples "[unknown]" (a
+ * shell's fork sampled in its parent's code, then exec'ing a command). Captures the fork's copy
+ * of its parent's snapshot instead (proc_tracker__forked(); nothing if none) without reading
+ * /proc; the exec then retires it for the samples taken before. A live state kept already stays.
+ */
+void symbolizer__note_pid_before_exec(struct symbolizer *s, uint32_t pid);
+
 /* The process exited or exec'ed: drop its state (the ELF cache stays). Unknown pids: no-op. */
 void symbolizer__forget_pid(struct symbolizer *s, uint32_t pid);
 /*
  * Like forget, but the state is kept (25 s, at most 1024 such) for samples of @pid taken before @until_ns
  * (CLOCK_MONOTONIC; 0: dropped as by forget) and symbolized later, through symbolizer__user_at(): an exec
- * notification, whose samples from the old image are still in flight.
+ * notification, whose samples from the old image are still in flight. A state read after
+ * @until_ns (the new image's) takes the fork's copy of its parent's first, if the tracker has
+ * one: call before proc_tracker__exec(), which drops it.
  */
 void symbolizer__retire_pid(struct symbolizer *s, uint32_t pid, uint64_t until_ns);
 /* symbolizer__user() for frames sampled at @time_ns (CLOCK_MONOTONIC; 0: unknown, the current
