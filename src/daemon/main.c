@@ -20,6 +20,7 @@
 #include "ember/core/base/workq.h"
 #include "ember/core/model/recording.h"
 #include "ember/daemon/elf/dbgfetch.h"
+#include "ember/daemon/elf/filecache.h"
 #include "ember/daemon/export/export_config.h"
 #include "ember/daemon/export/exporter.h"
 #include "ember/daemon/export/identity.h"
@@ -82,6 +83,12 @@ static int sampling_setup(struct emberd *d)
 	if (!d->procs)
 		return log_errno(-errno, "cannot create the process tracker");
 	yo.procs = uo.procs = d->procs;
+	/* one cache of what each mapped file says, for every reader of it ([files]) */
+	d->files = filecache__new(&(struct filecache_opts){ .max_files = d->cfg.files_max,
+							     .max_bytes = d->cfg.files_max_bytes });
+	if (!d->files)
+		return log_errno(-errno, "cannot create the file cache");
+	yo.files = d->files;
 	d->sym = symbolizer__new(&yo, d->sym_st);
 	if (!d->sym)
 		return log_errno(-errno, "cannot create the symbolizer");
@@ -119,6 +126,7 @@ static int sampling_setup(struct emberd *d)
 		po.max_procs = (uint32_t)d->cfg.python_procs;
 		po.max_codes = (uint32_t)d->cfg.python_codes;
 		po.procs = d->procs;
+		po.files = d->files;
 		d->py = python__new(d->sampler, d->sym_st, &po);
 		if (!d->py)
 			log_warn("no Python frames: %s", strerror(errno));
@@ -158,6 +166,7 @@ static void emberd_fini(struct emberd *d)
 	sampler__free(d->sampler);
 	symbolizer__free(d->sym);
 	proc_tracker__free(d->procs);
+	filecache__free(d->files); /* after its users */
 	dbgfetch__free(d->fetch); /* after its two users */
 	kresolve__free(d->kres);
 	store_sink__free(d->sink);

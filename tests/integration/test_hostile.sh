@@ -19,6 +19,7 @@
 #   row 8  a root JIT process's perf map owned and rewritten by nobody; nobody's own JIT named
 #   row 5  nobody's library on a tmpfs of its own namespace, then root's library of the same size
 #          on a new tmpfs: the same device and inode (both recycled); root's is named its own way
+#          and walked with its own unwind table
 . "$(dirname "$0")/../lib.sh"
 require_live_emberd
 W=$OUTPUT/workloads
@@ -267,6 +268,10 @@ elif [ "$KEY_A" = "$KEY_R" ]; then
 		bash -c "! grep -q attacker_named_function '$TMP/r5.folded'"
 	CH=$(stat_of "symbols['elf_changed']")
 	check "row 5: the stale image dropped, counted (elf_changed $CH)" test "$CH" -ge 1
+	# the unwinder's table of nobody's file is not root's either (elf/filecache.h's one rule)
+	UCH=$(stat_of "unwind['files_changed']")
+	check "row 5: the stale unwind table dropped, counted (unwind.files_changed $UCH)" \
+		test "$UCH" -ge 1
 else
 	skip "row 5: same device and inode" "the kernel gave other numbers ($KEY_A / $KEY_R)"
 fi

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
@@ -28,6 +29,8 @@
 #include "ember/daemon/sample/bpf_shared.h"
 #include "ember/daemon/sample/sampler.h"
 #include "ember/daemon/unwind/python.h"
+
+#include "helpers.h"
 
 #define PY311 "/usr/bin/python3.11"
 
@@ -92,13 +95,16 @@ struct child {
 	unsigned int ret_off; /* RETURN_VALUE's offset in hot's bytecode (line 4) */
 };
 
+/* The interpreter the children run (a copy, in test_detect_rewritten). */
+static const char *py_path = PY311;
+
 static int child_start(struct child *c)
 {
 	int in[2], out[2];
 	FILE *f;
 	int pid, n;
 
-	if (access(PY311, X_OK) || pipe(in) || pipe(out))
+	if (access(py_path, X_OK) || pipe(in) || pipe(out))
 		return -1;
 	c->pid = fork();
 	if (c->pid < 0)
@@ -108,7 +114,7 @@ static int child_start(struct child *c)
 		dup2(out[1], 1);
 		close(in[1]);
 		close(out[0]);
-		execl(PY311, PY311, "-c", child_src, (char *)NULL);
+		execl(py_path, py_path, "-c", child_src, (char *)NULL);
 		_exit(127);
 	}
 	close(in[0]);
@@ -153,6 +159,7 @@ static uint32_t tag_of(pid_t pid, uint64_t code)
 
 struct fixture {
 	struct strtab *names;
+	struct filecache *files; /* the daemon's one file cache, as main.c hands it over */
 	struct python *py;
 	struct sampler_group g;
 	uint64_t words[2 * EMBER_PY_MAX_FRAMES];
@@ -168,7 +175,9 @@ static int setup_opts(void **state, bool lines)
 		return -1;
 	o.lines = lines;
 	f->names = strtab__new();
-	f->py = f->names ? python__new((struct sampler *)f, f->names, &o) : NULL;
+	f->files = filecache__new(NULL);
+	o.files = f->files;
+	f->py = f->names && f->files ? python__new((struct sampler *)f, f->names, &o) : NULL;
 	set_calls = del_calls = 0;
 	*state = f;
 	return f->py ? 0 : -1;
@@ -189,6 +198,7 @@ static int teardown(void **state)
 	struct fixture *f = *state;
 
 	python__free(f->py);
+	filecache__free(f->files);
 	strtab__free(f->names);
 	free(f);
 	return 0;
@@ -296,6 +306,7 @@ static void test_detect_shared_file(void **state)
 {
 	struct fixture *f = *state;
 	struct python_stats a, b;
+	struct filecache_stats fa, fb;
 	struct child c1 = { 0 }, c2 = { 0 };
 
 	if (child_start(&c1) || child_start(&c2)) {
@@ -306,20 +317,76 @@ static void test_detect_shared_file(void **state)
 	python__note_pid(f->py, (uint32_t)c1.pid);
 	assert_int_equal(last_proc.runtime, c1.runtime);
 	python__stats(f->py, &a);
+	filecache__stats(f->files, &fa);
 	python__note_pid(f->py, (uint32_t)c2.pid);
 	assert_int_equal(last_pid, (uint32_t)c2.pid);
 	assert_int_equal(last_proc.runtime, c2.runtime);
 	assert_int_equal(last_proc.code_type, c2.code_type);
 	python__stats(f->py, &b);
+	filecache__stats(f->files, &fb);
 	assert_int_equal(b.detections, a.detections + 1);
-	assert_true(a.file_cache.files >= 1);
-	assert_int_equal(b.file_cache.files, a.file_cache.files);	/* one entry per file */
-	assert_true(b.file_cache.hits >= a.file_cache.hits + 1);	/* found, not read again */
+	assert_true(fa.files >= 1);
+	assert_int_equal(fb.files, fa.files);		/* one entry per file */
+	assert_true(fb.hits >= fa.hits + 1);		/* found, not read again */
 	assert_int_equal(b.files.opened, a.files.opened);		/* not even opened */
 	python__forget_pid(f->py, (uint32_t)c1.pid, 0);
 	python__forget_pid(f->py, (uint32_t)c2.pid, 0);
 	child_stop(&c2); /* first: it holds c1's stdin too (forked after it) */
 	child_stop(&c1);
+}
+
+/*
+ * The interpreter rewritten in place between two processes (the same device and inode, another
+ * size and mtime: what tmpfs's recycled inodes and an in-place rewrite both look like): the
+ * first file's facts are dropped (changed), the file is read again, the new process is read
+ * with its own. The copy stays byte-identical up to its end, so it still runs.
+ */
+static void test_detect_rewritten(void **state)
+{
+	struct fixture *f = *state;
+	struct filecache_stats fa, fb;
+	struct child c1 = { 0 }, c2 = { 0 };
+	char dir[64], path[128], cmd[512];
+	struct stat s1, s2;
+	FILE *fp;
+
+	if (access(PY311, X_OK))
+		skip();
+	assert_int_equal(helpers_tmpdir_new(dir, sizeof(dir), "pyrewrite"), 0);
+	snprintf(path, sizeof(path), "%s/python3.11", dir);
+	snprintf(cmd, sizeof(cmd), "cp %s %s", PY311, path);
+	assert_int_equal(system(cmd), 0);
+	py_path = path;
+	assert_int_equal(child_start(&c1), 0);
+	python__note_pid(f->py, (uint32_t)c1.pid);
+	assert_int_equal(last_proc.runtime, c1.runtime);
+	filecache__stats(f->files, &fa);
+	python__forget_pid(f->py, (uint32_t)c1.pid, 0);
+	child_stop(&c1);
+
+	assert_int_equal(stat(path, &s1), 0);
+	usleep(20000); /* another mtime, whatever the file system's granularity */
+	fp = fopen(path, "a"); /* the same inode: appended to, not replaced */
+	assert_non_null(fp);
+	assert_int_equal(fputs("rewritten", fp) >= 0, 1);
+	assert_int_equal(fclose(fp), 0);
+	assert_int_equal(stat(path, &s2), 0);
+	assert_int_equal(s2.st_ino, s1.st_ino);
+	assert_true(s2.st_size != s1.st_size);
+
+	assert_int_equal(child_start(&c2), 0);
+	python__note_pid(f->py, (uint32_t)c2.pid);
+	filecache__stats(f->files, &fb);
+	assert_int_equal(last_pid, (uint32_t)c2.pid);
+	assert_int_equal(last_proc.runtime, c2.runtime);
+	assert_int_equal(last_proc.code_type, c2.code_type);
+	assert_int_equal(fb.changed, fa.changed + 1);	/* the old facts dropped */
+	assert_true(fb.misses >= fa.misses + 1);	/* the new file read */
+	assert_int_equal(fb.files, fa.files);		/* in the old one's place */
+	python__forget_pid(f->py, (uint32_t)c2.pid, 0);
+	child_stop(&c2);
+	py_path = PY311;
+	assert_int_equal(helpers_tmpdir_rm(dir), 0);
 }
 
 static void test_not_python(void **state)
@@ -486,6 +553,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_detect_shared_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_detect_live, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_detect_rewritten, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_not_python, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_names, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lines, setup_lines, teardown),

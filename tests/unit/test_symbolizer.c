@@ -28,6 +28,7 @@
 #include "ember/daemon/symbols/kresolve.h"
 #include "ember/core/base/strtab.h"
 #include "ember/core/base/clock.h"
+#include "ember/daemon/elf/filecache.h"
 #include "ember/daemon/proc/proctrack.h"
 #include "ember/daemon/symbols/symbolizer.h"
 
@@ -1364,6 +1365,61 @@ static void test_file_keys(void **state)
 	strtab__free(st);
 }
 
+/*
+ * The images live in the file cache handed over (elf/filecache.h): a copy of a binary (another
+ * inode, the same build-id and size) is named from the image read for the first, not parsed
+ * again; the cache outlives the symbolizer, which takes its images back when freed.
+ */
+static void test_images_in_file_cache(void **state)
+{
+	struct symbolizer_opts o = SYMBOLIZER_OPTS_DEFAULT;
+	struct strtab *st = strtab__new();
+	struct filecache *fc = filecache__new(NULL);
+	struct filecache_stats fa, fb;
+	struct symbolizer_stats a, b;
+	struct symbolizer *s;
+	struct child c1, c2;
+	char path[PATH_MAX], p1[PATH_MAX], p2[PATH_MAX];
+	uint64_t ips[2];
+
+	(void)state;
+	assert_non_null(fc);
+	workload(path, "symbols");
+	snprintf(p1, sizeof(p1), "%s/fc/one", tmpdir);
+	snprintf(p2, sizeof(p2), "%s/fc/two", tmpdir);
+	sh("mkdir -p %s/fc && cp %s %s && cp %s %s", tmpdir, path, p1, path, p2);
+	spawn(&c1, p1, NULL);
+	spawn(&c2, p2, NULL);
+	o.files = fc;
+	s = symbolizer__new(&o, st);
+	assert_non_null(s);
+	ips[0] = addr_of(&c1, "symbols_leaf") + 5;
+	ips[1] = addr_of(&c1, "symbols_inline_call");
+	assert_string_equal(user_stack(s, st, (uint32_t)c1.pid, ips, 2),
+			    "symbols_outer;symbols_inlined_[i];symbols_leaf");
+	symbolizer__stats(s, &a);
+	filecache__stats(fc, &fa);
+	assert_true(fa.files >= 1);
+	assert_true(fa.bytes > 0);
+	ips[0] = addr_of(&c2, "symbols_leaf") + 5;
+	ips[1] = addr_of(&c2, "symbols_inline_call");
+	assert_string_equal(user_stack(s, st, (uint32_t)c2.pid, ips, 2),
+			    "symbols_outer;symbols_inlined_[i];symbols_leaf");
+	symbolizer__stats(s, &b);
+	filecache__stats(fc, &fb);
+	assert_int_equal(b.elf_buildid_hits, a.elf_buildid_hits + 1); /* the copy: not parsed */
+	assert_int_equal(b.elf_symbols, a.elf_symbols);		     /* one image's symbols */
+	assert_int_equal(b.elfs_cached, a.elfs_cached + 1);	     /* two files, one image */
+	assert_true(fb.shared >= fa.shared + 1);
+	symbolizer__free(s); /* first: the cache keeps none of its images */
+	filecache__stats(fc, &fb);
+	assert_true(fb.bytes < fa.bytes);
+	filecache__free(fc);
+	reap(&c1);
+	reap(&c2);
+	strtab__free(st);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -1399,6 +1455,7 @@ int main(void)
 		cmocka_unit_test(test_perfmap_files),
 		cmocka_unit_test(test_caches),
 		cmocka_unit_test(test_file_keys),
+		cmocka_unit_test(test_images_in_file_cache),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

@@ -72,6 +72,7 @@ struct metrics *ember_metrics__new(void)
 		       { store_counters, store_counters_n },
 		       { unwind_counters, unwind_counters_n },
 		       { proc_tracker_counters, proc_tracker_counters_n },
+		       { filecache_counters, filecache_counters_n },
 		       { python_counters, python_counters_n },
 		       { symbolizer_counters, symbolizer_counters_n },
 		       { symbolizer_debuginfod_counters, symbolizer_debuginfod_counters_n },
@@ -565,6 +566,8 @@ static int handle_metrics(struct http_server *srv, struct http_request *req,
 			ember_metrics_mapfiles(m, &f);
 		}
 		ember_metrics_procs(m, &pub.procs);
+		metrics__set_counters(m, filecache_counters, filecache_counters_n,
+				      &pub.file_cache, NULL);
 		if (pub.have_unwind)
 			ember_metrics_unwind(m, &pub.unwind);
 		if (pub.have_python)

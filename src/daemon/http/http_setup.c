@@ -170,13 +170,12 @@ static void stats_hook(struct sbuf *j, void *ctx)
 	}
 	sbuf_adds(j, "\"processes\": {");
 	json_counters(j, proc_tracker_counters, proc_tracker_counters_n, &pub.procs);
+	/* mapped files' facts, read once and shared by processes (elf/filecache.h) */
+	sbuf_adds(j, "\"file_cache\": {");
+	json_counters(j, filecache_counters, filecache_counters_n, &pub.file_cache);
 	if (pub.have_python) {
 		sbuf_adds(j, "\"python\": {");
-		counters_json(j, python_counters, python_counters_n, &pub.python);
-		/* interpreter files read once, shared by processes (elf/filecache.h) */
-		sbuf_adds(j, "\"file_cache\": {");
-		json_counters(j, filecache_counters, filecache_counters_n, &pub.python.file_cache);
-		json_close(j);
+		json_counters(j, python_counters, python_counters_n, &pub.python);
 	}
 }
 

@@ -122,6 +122,7 @@ static void copy_worker_stats(struct emberd *d)
 
 	symbolizer__stats(d->sym, &p.symbols);
 	proc_tracker__stats(d->procs, &p.procs);
+	filecache__stats(d->files, &p.files);
 	ingest__stats(d->ingest, &p.ingest);
 	if (d->unwind)
 		unwinder__stats(d->unwind, &p.unwind);
@@ -186,6 +187,7 @@ void pipeline_publish(struct emberd *d)
 	pub.ingest = d->wpub.ingest;
 	pub.unwind = d->wpub.unwind;
 	pub.procs = d->wpub.procs;
+	pub.file_cache = d->wpub.files;
 	pub.python = d->wpub.python;
 	pthread_mutex_unlock(&d->wpub_lock);
 	if (d->exporter) { /* its own thread's counters, under its lock */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-/* symbolizer: the ELF image cache, by (device, inode) and by build-id; files pinned open until
- * their symbols are needed. */
+/* symbolizer: the ELF image cache: entries by (device, inode), each checked once per mapping;
+ * the images themselves in the file cache (elf/filecache.h: by file, and by build-id for a
+ * copy); files pinned open until their symbols are needed. */
 #include "symbolizer_internal.h"
 
 #include <errno.h>
@@ -41,22 +42,32 @@ static void lru_front_e(struct symbolizer *s, struct elfent *e)
 
 static void image_put(struct symbolizer *s, struct image *img)
 {
-	struct image **pp;
-
 	if (!img || --img->refs)
 		return;
-	if (img->build_id_len) {
-		for (pp = &s->btab[img->bid_hash % s->btab_size]; *pp; pp = &(*pp)->bnext) {
-			if (*pp == img) {
-				*pp = img->bnext;
-				break;
-			}
-		}
-	}
 	s->stats.elf_symbols -= elfsym__count(img->es);
 	s->img_bytes -= img->bytes;
 	elfsym__free(img->es);
 	free(img);
+}
+
+void sym_image_uncache(void *obj, void *ctx)
+{
+	struct image *img = obj;
+
+	img->cached = false;
+	image_put(ctx, img);
+}
+
+/*
+ * An entry lets go of its image: the file cache keeps an image only while an entry uses it (as
+ * the build-id table it replaces did), so the symbolizer's bounds (max_elfs, max_image_bytes)
+ * stay what bounds the images' memory.
+ */
+static void image_unref(struct symbolizer *s, struct image *img)
+{
+	if (img && img->cached && img->refs == 2)
+		filecache__drop(s->files, &img->id, FILECACHE_SYMBOLS); /* its ref: refs 1 */
+	image_put(s, img);
 }
 
 static size_t eslot(const struct symbolizer *s, uint64_t dev, uint64_t ino)
@@ -76,7 +87,7 @@ static void elfent_remove(struct symbolizer *s, struct elfent *e)
 	}
 	lru_unlink_e(e);
 	s->nelfs--;
-	image_put(s, e->img);
+	image_unref(s, e->img);
 	if (e->fd >= 0) {
 		close(e->fd);
 		s->nr_pinned--;
@@ -94,7 +105,7 @@ void sym_elf_cache_fini(struct symbolizer *s)
 
 		for (; e; e = next) {
 			next = e->hnext;
-			image_put(s, e->img);
+			image_unref(s, e->img);
 			if (e->fd >= 0)
 				close(e->fd);
 			free(e);
@@ -138,23 +149,6 @@ static int open_mapping(struct symbolizer *s, struct proc *p, const struct mappi
 	if (p->gone)
 		return -ENOENT;
 	return mapfile_open(s->proc_root, &w, &s->stats.files, ret_st);
-}
-
-/*
- * A build-id is the file's to write: an image is shared by build-id (and size) only with files
- * of the same owner, or when root owns the one read (root's file may name anyone's copy; a
- * user's may not name root's).
- */
-static struct image *image_by_build_id(struct symbolizer *s, const uint8_t *id, size_t len,
-				       uint64_t h, uint64_t size, uint32_t uid)
-{
-	struct image *img;
-
-	for (img = s->btab[h % s->btab_size]; img; img = img->bnext)
-		if (img->build_id_len == len && img->file_size == size &&
-		    (img->uid == uid || img->uid == 0) && !memcmp(img->build_id, id, len))
-			return img;
-	return NULL;
 }
 
 static int64_t mtime_ns_of(const struct stat *st)
@@ -226,12 +220,11 @@ static struct image *image_open(struct symbolizer *s, struct proc *p, const stru
 				  .dwarf = s->o.inline_frames,
 				  .max_symbols = s->o.max_symbols,
 				  .max_section_bytes = s->o.max_section_bytes };
-	uint8_t id[64];
+	uint8_t bid[FILECACHE_BUILD_ID_MAX];
+	struct filecache_id id;
 	struct image *img;
-	const uint8_t *bid;
 	struct stat st;
 	int n;
-	uint64_t h = 0;
 
 	if (fd < 0)
 		fd = open_mapping(s, p, m, NULL);
@@ -243,19 +236,23 @@ static struct image *image_open(struct symbolizer *s, struct proc *p, const stru
 	}
 	*ret_st = st;
 	/*
-	 * The same build-id and size: the same file in another place (a container layer, a
-	 * copy), parsed once. A stripped copy has the build-id of the original but not its size.
+	 * This very file read already (through another entry since evicted, or another mapping),
+	 * or the same build-id and size: the same file in another place (a container layer, a
+	 * copy), parsed once; a build-id is the file's to write, so only from a file of the same
+	 * owner or root's (elf/filecache.h's rule). A stripped copy has the build-id of the
+	 * original but not its size.
 	 */
-	n = elfsym_read_build_id(fd, id, sizeof(id));
-	if (n > 0) {
-		h = hash_bytes(id, (size_t)n, 0);
-		img = image_by_build_id(s, id, (size_t)n, h, (uint64_t)st.st_size, st.st_uid);
-		if (img) {
-			close(fd);
-			img->refs++;
+	filecache_id_of(&st, &id);
+	n = elfsym_read_build_id(fd, bid, sizeof(bid));
+	if (n > 0)
+		filecache_id_set_build_id(&id, bid, (size_t)n);
+	img = filecache__get_obj(s->files, &id, FILECACHE_SYMBOLS);
+	if (img) {
+		close(fd);
+		img->refs++;
+		if (img->id.dev != id.dev || img->id.ino != id.ino)
 			s->stats.elf_buildid_hits++;
-			return img;
-		}
+		return img;
 	}
 	img = calloc(1, sizeof(*img));
 	if (!img) {
@@ -284,22 +281,21 @@ static struct image *image_open(struct symbolizer *s, struct proc *p, const stru
 	}
 	s->img_bytes += img->bytes;
 	img->refs = 1;
-	img->file_size = (uint64_t)st.st_size;
-	img->uid = st.st_uid;
+	img->id = id;
 	img->serial = s->next_serial++;
 	if (!s->next_serial)
 		s->next_serial = 1; /* 0 marks an empty address-cache slot */
 	if (elfsym__used_debug_file(img->es))
 		s->stats.elf_debuginfo++;
 	s->stats.elf_symbols += elfsym__count(img->es);
-	img->build_id_len = elfsym__build_id(img->es, &bid);
-	if (img->build_id_len > sizeof(img->build_id))
-		img->build_id_len = 0;
-	if (img->build_id_len) {
-		memcpy(img->build_id, bid, img->build_id_len);
-		img->bid_hash = hash_bytes(img->build_id, img->build_id_len, 0);
-		img->bnext = s->btab[img->bid_hash % s->btab_size];
-		s->btab[img->bid_hash % s->btab_size] = img;
+	/* kept in the file cache while an entry uses it (its own ref; refused or no memory: the
+	 * free function gave it back) */
+	img->refs++;
+	img->cached = true;
+	if (filecache__put_obj(s->files, &id, FILECACHE_SYMBOLS, img, sizeof(*img) + img->bytes) ==
+	    -EINVAL) {
+		img->refs--;
+		img->cached = false;
 	}
 	return img;
 }

@@ -116,16 +116,19 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *o, struct strta
 	s->o.kallsyms_path = s->kallsyms_path;
 	s->ptab_size = 1024;
 	s->etab_size = 256;
-	s->btab_size = 256;
 	s->ptab = calloc(s->ptab_size, sizeof(*s->ptab));
 	s->etab = calloc(s->etab_size, sizeof(*s->etab));
-	s->btab = calloc(s->btab_size, sizeof(*s->btab));
 	s->acache = calloc(ADDR_CACHE_SIZE, sizeof(*s->acache));
 	s->lru_p.lru_next = s->lru_p.lru_prev = &s->lru_p;
 	s->lru_e.lru_next = s->lru_e.lru_prev = &s->lru_e;
 	s->next_serial = 1;
 	s->kunknown_id = s->unknown_id = -1;
 	sbuf_init(&s->name);
+	s->files = s->o.files;
+	if (!s->files)
+		s->files = s->own_files = filecache__new(NULL);
+	if (s->files)
+		filecache__set_free(s->files, FILECACHE_SYMBOLS, sym_image_uncache, s);
 	s->procs = s->o.procs;
 	if (!s->procs && s->proc_root) {
 		struct proc_tracker_opts po = { .proc_root = s->proc_root };
@@ -133,7 +136,7 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *o, struct strta
 		s->procs = s->own_procs = proc_tracker__new(&po);
 	}
 	if (!s->debug_dirs || !s->proc_root || !s->kallsyms_path || !s->ptab || !s->etab ||
-	    !s->btab || !s->acache || !s->procs) {
+	    !s->files || !s->acache || !s->procs) {
 		symbolizer__free(s);
 		errno = ENOMEM;
 		return NULL;
@@ -147,9 +150,13 @@ void symbolizer__free(struct symbolizer *s)
 		return;
 	sym_proc_cache_fini(s);
 	sym_elf_cache_fini(s);
+	if (s->files) { /* the images it still holds: their free function needs @s */
+		filecache__drop_kind(s->files, FILECACHE_SYMBOLS);
+		filecache__set_free(s->files, FILECACHE_SYMBOLS, NULL, NULL);
+	}
+	filecache__free(s->own_files);
 	free(s->ptab);
 	free(s->etab);
-	free(s->btab);
 	free(s->acache);
 	ksyms__free(s->ks);
 	free(s->kr);
@@ -575,7 +582,7 @@ void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *ret)
 {
 	const struct proc *p;
 	size_t mem = sizeof(*s) + ADDR_CACHE_SIZE * sizeof(struct addr_slot) +
-		     (s->ptab_size + s->etab_size + s->btab_size) * sizeof(void *) + s->buf_cap +
+		     (s->ptab_size + s->etab_size) * sizeof(void *) + s->buf_cap +
 		     s->tmp_cap * sizeof(uint32_t) + s->name.cap;
 	size_t i;
 
@@ -595,11 +602,11 @@ void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *ret)
 	for (i = 0; i < s->etab_size; i++) {
 		const struct elfent *e;
 
-		/* a shared image counts once over its users */
+		/* a shared image counts once over its users (the file cache's ref is none) */
 		for (e = s->etab[i]; e; e = e->hnext)
 			mem += sizeof(*e) + (e->img ? (sizeof(*e->img) +
 						       elfsym__mem_bytes(e->img->es)) /
-							      e->img->refs
+							      (e->img->refs - e->img->cached)
 						    : 0);
 	}
 	if (s->ks)

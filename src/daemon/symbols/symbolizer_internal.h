@@ -10,8 +10,9 @@
  *                   (kr, kaddrs, ktexts), kallsyms and its reload policy (ks, kmiss)
  *   sym_proc.c      /proc readers (stat, status, exe, maps) and the process cache: live
  *                   processes (ptab, lru_p), retired ones (rtab, rhead), note/check/prune
- *   sym_elf.c       the ELF image cache: entries by (dev, ino) (etab, lru_e), images by
- *                   build-id (btab), files pinned open until their symbols are needed
+ *   sym_elf.c       the ELF image cache: entries by (dev, ino) (etab, lru_e), images in the
+ *                   file cache (files: by file and build-id), files pinned open until their
+ *                   symbols are needed
  *   sym_perfmap.c   perf maps (/tmp/perf-PID.map, read incrementally) and JIT frames
  *
  * Functions here are named sym_*; everything else in those files is static. Limits used by one
@@ -26,6 +27,7 @@
 #include <stdint.h>
 
 #include "ember/core/base/sbuf.h"
+#include "ember/daemon/elf/filecache.h"
 #include "ember/daemon/proc/procmaps.h"
 #include "ember/daemon/proc/proctrack.h"
 #include "ember/daemon/symbols/symbolizer.h"
@@ -88,16 +90,14 @@ struct retired {
 	struct proc *p;
 };
 
+/* A file's symbols: an object of the file cache (elf/filecache.h, FILECACHE_SYMBOLS), found
+ * there by the file it was read from or, by build-id and size, for a copy of it. */
 struct image {
-	struct image *bnext;		/* build-id hash chain */
-	unsigned refs;
+	unsigned refs;			/* the elfents using it, and the file cache's while held */
+	bool cached;			/* held by the file cache (one of the refs) */
 	uint32_t serial;
 	struct elfsym *es;
-	uint8_t build_id[64];
-	size_t build_id_len;
-	uint64_t bid_hash;
-	uint64_t file_size;		/* a stripped copy shares the build-id, not the size */
-	uint32_t uid;			/* the file's owner: shared by build-id with its files only */
+	struct filecache_id id;		/* the file read: fstat and build-id */
 	uint64_t bytes;			/* elfsym__mem_bytes() when read */
 };
 
@@ -170,8 +170,8 @@ struct symbolizer {
 	uint64_t user_not_by_file;	/* user frames not named by a file's (or the vDSO's)
 					   symbols: JIT, unknown, a retired state (file keys) */
 	struct elfent lru_e;
-	struct image **btab;		/* images by build-id */
-	size_t btab_size;
+	struct filecache *files;	/* the images (elf/filecache.h): the caller's, or own_files */
+	struct filecache *own_files;
 	uint32_t next_serial;
 
 	struct elfsym *vdso;
@@ -246,6 +246,8 @@ void sym_elf_pin(struct symbolizer *s, struct proc *p, struct mapping *m);
 void sym_elf_unpin_old(struct symbolizer *s, uint64_t t);
 /* Frees the ELF entries and their images (the tables are symbolizer__free's). */
 void sym_elf_cache_fini(struct symbolizer *s);
+/* The file cache's free function of FILECACHE_SYMBOLS objects (@ctx: the symbolizer). */
+void sym_image_uncache(void *img, void *ctx);
 
 /* perf maps (sym_perfmap.c) */
 

@@ -1518,7 +1518,6 @@ void python__stats(struct python *py, struct python_stats *ret)
 {
 	*ret = py->st;
 	ret->fsbase_off = py->fsbase_off;
-	filecache__stats(py->files, &ret->file_cache);
 	if (py->sampler && !sampler__python_stats(py->sampler, &ret->bpf)) {
 		ret->walk_p50_ns = quantile(&ret->bpf, 0.5);
 		ret->walk_p90_ns = quantile(&ret->bpf, 0.9);

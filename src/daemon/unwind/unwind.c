@@ -22,10 +22,10 @@
 #include "ember/daemon/unwind/cfi.h"
 #include "ember/daemon/elf/dbgfetch.h"
 #include "ember/daemon/elf/elfload.h"
+#include "ember/daemon/elf/filecache.h"
 #include "ember/daemon/elf/elfsym.h"
 #include "ember/daemon/proc/procmaps.h"
 
-#define BID_MAX		64
 #define FILE_SLOTS	1024 /* hash buckets of files (chained) */
 #define PROC_SLOTS	1024
 /* A walk cut short (an address in no listed mapping) reads the process's maps again at most this
@@ -43,9 +43,9 @@
 /* One file's rows in the array (or none: no CFI there, frame pointers). */
 struct table {
 	struct table *prev, *next;	/* LRU, most recent first after the sentinel */
-	uint8_t bid[BID_MAX];
-	size_t bid_len;
-	uint32_t uid;			/* the owner of the file read: shared by build-id with its files */
+	/* the file read (its fstat and build-id): shared with another file by elf/filecache.h's
+	 * rule (filecache_id_shares: the same build-id and size, the same owner or root) */
+	struct filecache_id id;
 	uint32_t row_start, nelem;	/* its elements in the array: header, index, rows */
 	uint32_t row_count;		/* ... of which rows */
 	struct elfload load;		/* where its segments go: a mapping's bias */
@@ -60,9 +60,9 @@ struct file {
 	uint64_t dev, ino;
 	struct table *t;		/* NULL: failed at failed_ns */
 	uint64_t failed_ns;
-	/* what the file was when read: tmpfs gives a deleted file's inode to the next file */
-	uint64_t size;
-	int64_t mtime_ns;
+	/* what the file was when read (elf/filecache.h: the one "same file" rule of the three
+	 * readers): tmpfs gives a deleted file's inode to the next file */
+	struct filecache_id id;
 	bool known;
 };
 
@@ -219,17 +219,16 @@ static struct file *file_find(struct unwinder *u, uint64_t dev, uint64_t ino)
 	return NULL;
 }
 
-/* A build-id is the file's to write: shared with files of the same owner, or from root's. */
-static struct table *table_by_bid(struct unwinder *u, const uint8_t *bid, size_t len,
-				  uint32_t uid)
+/* A table read from another file that may serve @want (elf/filecache.h's rule: a build-id is
+ * the file's to write, so shared with files of the same owner, or from root's; the same size). */
+static struct table *table_by_bid(struct unwinder *u, const struct filecache_id *want)
 {
 	struct table *t;
 
-	if (!len)
+	if (!want->build_id_len)
 		return NULL;
 	for (t = u->lru.next; t != &u->lru; t = t->next)
-		if (t->bid_len == len && (t->uid == uid || t->uid == 0) &&
-		    !memcmp(t->bid, bid, len))
+		if (filecache_id_shares(want, &t->id))
 			return t;
 	return NULL;
 }
@@ -487,7 +486,8 @@ static bool has_symtab(int fd)
 static struct table *table_of_fd(struct unwinder *u, int fd, const struct stat *sb)
 {
 	struct cfi_opts co = { .max_rows = u->capacity, .max_section_bytes = u->o.max_section_bytes };
-	uint8_t bid[BID_MAX];
+	uint8_t bid[FILECACHE_BUILD_ID_MAX];
+	struct filecache_id id;
 	struct cfi_table *ct;
 	struct table *t;
 	Elf *elf;
@@ -495,7 +495,10 @@ static struct table *table_of_fd(struct unwinder *u, int fd, const struct stat *
 	uint64_t t0;
 
 	r = elfsym_read_build_id(fd, bid, sizeof(bid));
-	t = table_by_bid(u, bid, r > 0 ? (size_t)r : 0, sb->st_uid);
+	filecache_id_of(sb, &id);
+	if (r > 0)
+		filecache_id_set_build_id(&id, bid, (size_t)r);
+	t = table_by_bid(u, &id);
 	if (t) {
 		u->st.build_shared++;
 		return t;
@@ -542,11 +545,8 @@ static struct table *table_of_fd(struct unwinder *u, int fd, const struct stat *
 		close(dfd);
 	u->st.builds++;
 	u->st.build_ns += mono_ns() - t0;
-	if (t && r > 0) {
-		memcpy(t->bid, bid, (size_t)r);
-		t->bid_len = (size_t)r;
-		t->uid = sb->st_uid;
-	}
+	if (t)
+		t->id = id;
 	errno = err;
 	return t;
 }
@@ -681,22 +681,19 @@ static struct mapfile_want want_of(uint32_t pid, const struct procmaps_entry *e)
 				      .dev_minor = e->dev_minor, .ino = e->inode };
 }
 
-static int64_t mtime_ns_of(const struct stat *st)
-{
-	return (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
-}
-
-/* True when the file @e maps is not the one @f was read from (same device and inode, other size
- * or mtime); what cannot be checked is taken as it is. */
+/* True when the file @e maps is not the one @f was read from (filecache_id_same_file: same
+ * device and inode, other size or mtime); what cannot be checked is taken as it is. */
 static bool file_stale(struct unwinder *u, uint32_t pid, const struct procmaps_entry *e,
 		       const struct file *f)
 {
 	struct mapfile_want w = want_of(pid, e);
+	struct filecache_id now;
 	struct stat st;
 
 	if (!f->known || mapfile_stat(u->proc_root, &w, &st))
 		return false;
-	return (uint64_t)st.st_size != f->size || mtime_ns_of(&st) != f->mtime_ns;
+	filecache_id_of(&st, &now);
+	return !filecache_id_same_file(&f->id, &now);
 }
 
 static int open_mapped(struct unwinder *u, uint32_t pid, const struct procmaps_entry *e,
@@ -767,8 +764,7 @@ static int on_entry(const struct procmaps_entry *e, void *ctx)
 					u->files[file_slot(dev, e->inode)] = f;
 				}
 				f->t = t;
-				f->size = (uint64_t)sb.st_size;
-				f->mtime_ns = mtime_ns_of(&sb);
+				filecache_id_of(&sb, &f->id);
 				f->known = true;
 				if (t)
 					t->files++;

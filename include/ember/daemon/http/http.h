@@ -46,6 +46,7 @@
 #include "ember/core/model/query.h"
 #include "ember/daemon/ingest/ingest.h"
 #include "ember/daemon/sample/sampler.h"
+#include "ember/daemon/elf/filecache.h"
 #include "ember/daemon/unwind/python.h"
 #include "ember/daemon/symbols/symbolizer.h"
 #include "ember/daemon/unwind/unwind.h"
@@ -257,6 +258,7 @@ struct http_published {
 	struct unwind_stats unwind;
 	bool have_unwind;		/* the tables are in use */
 	struct proc_tracker_stats procs; /* the process tracker (proc/proctrack.h) */
+	struct filecache_stats file_cache; /* the mapped files' facts (elf/filecache.h) */
 	struct python_stats python;
 	bool have_python; /* Python frames are read ([python] enabled) */
 	struct exporter_stats exporters[EXPORTER_KINDS];

@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "ember/daemon/elf/filecache.h"
 #include "ember/daemon/ingest/ingest.h"
 #include "ember/daemon/proc/proctrack.h"
 #include "ember/daemon/sample/sampler.h"
@@ -51,6 +52,7 @@ struct emberd {
 	struct offcpu_sink *offcpu_sink; /* issue 30: off-CPU events' stores; NULL: [offcpu] off */
 	struct sampler *sampler;
 	struct proc_tracker *procs;	/* the processes' mappings: read once per event */
+	struct filecache *files;	/* the mapped files' facts, shared by their readers */
 	struct symbolizer *sym;
 	struct kresolve *kres;	/* NULL: kernel symbols from /proc/kallsyms */
 	struct strtab *sym_st;	/* the symbolizer's names (main thread only) */
@@ -69,6 +71,7 @@ struct emberd {
 		struct ingest_stats ingest;
 		struct unwind_stats unwind;
 		struct proc_tracker_stats procs;
+		struct filecache_stats files;
 		struct python_stats python;
 		struct offcpu_sink_stats offcpu;
 	} wpub;

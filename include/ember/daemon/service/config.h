@@ -85,10 +85,16 @@ struct ember_config {
 	uint64_t debuginfod_cache_bytes;	/* its bound; 16M..1T, default 1G */
 	uint64_t debuginfod_timeout_ms;	/* one fetch's bound; 100 ms..10 min, default 2 s */
 
-	/* [python] */
+	/* [process] */
 	bool process_maps_query; /* mappings by PROCMAP_QUERY where the kernel has it; default yes */
 	uint64_t process_exec_batch_us; /* execs handed to the worker in bursts this long; 0..100000,
 					   default 1000 (0: each at once) */
+
+	/* [files]: the cache of mapped files' facts (elf/filecache.h), shared by the readers */
+	uint64_t files_max;	   /* files with facts; 16..1M, default 1024 */
+	uint64_t files_max_bytes;  /* their facts' bytes; 1M..64G, default 160M */
+
+	/* [python] */
 	bool python;	       /* Python frames of CPython processes; default yes */
 	bool python_lines;     /* ... with "file:line"; default no */
 	uint64_t python_procs; /* CPython processes read; 16..1M, default 4096 */

@@ -50,6 +50,8 @@ struct symbolizer_opts {
 	const char *debug_dirs;	  /* ':'-separated roots of separate debug info; NULL: "/usr/lib/debug" */
 	const char *proc_root;	  /* NULL: "/proc" (tests point it elsewhere) */
 	struct proc_tracker *procs; /* where mappings come from (borrowed); NULL: one of its own */
+	struct filecache *files;  /* where ELF images are kept (elf/filecache.h, borrowed: the
+				     daemon's one, outliving the symbolizer); NULL: its own */
 	const char *kallsyms_path; /* NULL: "/proc/kallsyms" */
 	uint64_t (*ks_clock_ns)(void); /* tests: the clock of kallsyms reloads; NULL: monotonic */
 	/*

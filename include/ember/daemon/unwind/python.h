@@ -55,7 +55,8 @@ struct python_opts {
 	uint32_t max_codes;    /* code objects named, over all processes */
 	const char *proc_root; /* "/proc" unless testing */
 	struct proc_tracker *procs; /* where mappings come from (borrowed); NULL: its own */
-	struct filecache *files;    /* per-file facts (elf/filecache.h; borrowed); NULL: its own */
+	struct filecache *files;    /* per-file facts (elf/filecache.h; borrowed: the daemon's one,
+				       its counters its own); NULL: one of its own, unreported */
 };
 
 #define PYTHON_OPTS_DEFAULT                                                                        \
@@ -90,7 +91,6 @@ struct python_stats {
 	uint64_t fsbase_ns;	 /* the time finding it took (once, at the first CPython) */
 	struct ember_py_bpf_stats bpf; /* the BPF walk's counters */
 	struct mapfile_stats files;    /* mapped files opened and refused (proc/mapfile.h) */
-	struct filecache_stats file_cache; /* interpreter files read once, shared by processes */
 };
 
 /* struct python_stats described once (python_counters.c, core/base/counters.h) */

@@ -4,8 +4,8 @@
  * sampler's maps. For each sampled process it reads /proc/PID/maps and gives the BPF walker the
  * list of its executable mappings, each with the range of rows of its file in the shared rows
  * array; a file's rows are compiled from its CFI (cfi.h) once, keyed by device and inode (and
- * shared by build-id across mounts: a container's libc is the host's when they are the same
- * file). When the array is full, tables no process uses go first (least recently used), then
+ * shared by build-id and size across mounts, elf/filecache.h's rule: a container's libc is the
+ * host's when they are the same file). When the array is full, tables no process uses go first (least recently used), then
  * tables of processes not sampled for 30 s (those are listed again, frame pointers there); a
  * table whose room would take a table in use is not built (counted as refused). Anonymous executable mappings (JIT code) and
  * files without CFI are listed with no rows: frame pointers. The vDSO's rows come from this
