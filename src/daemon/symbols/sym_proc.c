@@ -4,7 +4,6 @@
 #include "symbolizer_internal.h"
 
 #include <errno.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -486,62 +485,6 @@ static bool has_anon_code(const struct proc *p)
 	return false;
 }
 
-struct exe_in_copy {
-	uint64_t ino;
-	const char *path;	/* /proc/PID/exe's target; NULL: not read */
-	size_t path_len;
-	bool found;
-};
-
-static int find_exe(const struct procmaps_entry *e, void *ctx)
-{
-	struct exe_in_copy *x = ctx;
-
-	if (e->kind != PROCMAPS_FILE)
-		return 0;
-	if ((x->ino && e->inode == x->ino) ||
-	    (x->path && e->path_len == x->path_len && !memcmp(e->path, x->path, x->path_len)))
-		x->found = true;
-	return x->found;
-}
-
-/*
- * A forked process whose executable (@p->exe_ino, read now) is in no mapping of its copy of its
- * parent's snapshot called exec already, though its exec event is not here yet (the worker looked
- * between the two): /proc shows the new image, the samples being named are the old one's. Returns
- * that copy (the caller puts it), or NULL: not a fork, no executable read, or the same one (a
- * shell exec'ing a shell: not told apart, the exec's retire_pid() mends it).
- */
-static struct proc_maps *exec_seen_first(struct symbolizer *s, struct proc *p)
-{
-	struct exe_in_copy x = { .ino = p->exe_ino };
-	struct proc_maps *pm;
-	char path[64], exe[PATH_MAX];
-	ssize_t n;
-
-	if (!p->exe_ino)
-		return NULL;
-	pm = proc_tracker__forked(s->procs, p->pid);
-	if (!pm)
-		return NULL;
-	(void)proc_maps__for_each(pm, find_exe, &x);
-	if (!x.found) { /* a device or inode shown otherwise (overlayfs): the path too */
-		snprintf(path, sizeof(path), "%s/%u/exe", s->proc_root, p->pid);
-		n = readlink(path, exe, sizeof(exe) - 1);
-		if (n > 0) {
-			x.ino = 0;
-			x.path = exe;
-			x.path_len = (size_t)n;
-			(void)proc_maps__for_each(pm, find_exe, &x);
-		}
-	}
-	if (x.found) {
-		proc_maps__put(pm);
-		return NULL;
-	}
-	return pm;
-}
-
 /* A new state for @pid, its mappings read now (or, @held, the tracker's snapshot only). */
 static struct proc *proc_create_as(struct symbolizer *s, uint32_t pid, bool held)
 {
@@ -567,23 +510,9 @@ static struct proc *proc_create_as(struct symbolizer *s, uint32_t pid, bool held
 		if (!held)
 			(void)sym_read_maps(s, p, 0);
 	} else if (!held) {
-		struct proc_maps *pm;
-
 		/* the namespaced pid (NSpid) is read when a perf map is first looked for */
 		read_exe_id(s, pid, &p->exe_dev, &p->exe_ino);
-		pm = exec_seen_first(s, p);
-		if (pm) {
-			/* its samples are from before the exec: named with the copy, as if held
-			 * (no executable noted; the exec retires this state, the new image is
-			 * read at its own first sample) */
-			p->exe_dev = p->exe_ino = 0;
-			p->maps_read_ns = proc_maps__read_ns(pm); /* before the exec: kept */
-			p->version = ++s->version_seq;
-			(void)take_maps(s, p, pm, 0);
-			s->stats.pid_before_exec++;
-		} else {
-			(void)sym_read_maps(s, p, 0);
-		}
+		(void)sym_read_maps(s, p, 0);
 	}
 	if (held) {
 		/* no executable noted (0: not compared): /proc's is the new image's */
