@@ -39,6 +39,10 @@
 /* A table a process sampled this recently uses is not evicted for another: the new one is not
  * built (frame pointers there, counted as refused) rather than two tables chase each other. */
 #define HOT_NS		(30 * NSEC_PER_SEC)
+/* Addresses a walk reached in a process whose list is not written yet (or about to be written
+ * again): kept until its next list, where they ask for their files' tables. More: dropped,
+ * counted (reach_dropped); the next sample asks again. */
+#define REACH_MAX	64
 
 /* One file's rows in the array (or none: no CFI there, frame pointers). */
 struct table {
@@ -54,12 +58,15 @@ struct table {
 	uint64_t hot_ns;		/* a process using it was sampled then (CLOCK_MONOTONIC) */
 };
 
-/* A file as /proc/PID/maps names it: (device, inode). */
+/* A file as /proc/PID/maps names it: (device, inode). Entered when a process lists it; its
+ * table is built only when a walk reaches it (wanted). */
 struct file {
 	struct file *hnext;
 	uint64_t dev, ino;
-	struct table *t;		/* NULL: failed at failed_ns */
+	struct table *t;		/* NULL: not built yet (!tried), or failed at failed_ns */
 	uint64_t failed_ns;
+	bool tried;			/* a build was tried (t or failed_ns tells how it went) */
+	bool wanted;			/* a walk reached it: build at its next listing */
 	/* what the file was when read: tmpfs gives a deleted file's inode to the next file */
 	uint64_t size;
 	int64_t mtime_ns;
@@ -68,6 +75,7 @@ struct file {
 
 struct umap {
 	uint64_t start, end, pgoff;
+	uint64_t dev, ino;		/* its file (ino 0: anonymous, vDSO) */
 	struct table *t;		/* NULL: frame pointers (anonymous, no CFI, not built yet) */
 };
 
@@ -85,6 +93,9 @@ struct proc {
 	uint64_t sampled_ns;		/* last unwinder__sampled(), to 1 s */
 	struct umap *maps;
 	size_t n, cap;
+	size_t unbuilt;			/* maps of a file without a table: frame pointers there */
+	uint64_t *reach;		/* addresses walks reached before its next list */
+	size_t nreach;
 };
 
 struct range {
@@ -111,6 +122,7 @@ struct unwinder {
 	struct ember_unwind_proc list;	/* scratch: the list being written */
 	uint32_t list_gen;		/* the last list's generation */
 	uint32_t table_id;		/* the last table's id (bpf_shared.h: the rule cache's key) */
+	uint32_t built;			/* tables built by this work call: other lists to update */
 	struct unwind_stats st;
 };
 
@@ -263,6 +275,8 @@ static void table_evict(struct unwinder *u, struct table *t)
 			for (j = 0; j < p->n; j++) {
 				if (p->maps[j].t == t) {
 					p->maps[j].t = NULL;
+					if (p->maps[j].ino)
+						p->unbuilt++;
 					used = true;
 				}
 			}
@@ -638,6 +652,7 @@ static void proc_unuse(struct proc *p)
 		if (p->maps[i].t)
 			p->maps[i].t->users--;
 	p->n = 0;
+	p->unbuilt = 0;
 }
 
 struct collect {
@@ -707,15 +722,54 @@ static int open_mapped(struct unwinder *u, uint32_t pid, const struct procmaps_e
 	return mapfile_open(u->proc_root, &w, &u->st.files, ret_st);
 }
 
+static struct file *file_new(struct unwinder *u, uint64_t dev, uint64_t ino)
+{
+	struct file *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return NULL;
+	f->dev = dev;
+	f->ino = ino;
+	f->hnext = u->files[file_slot(dev, ino)];
+	u->files[file_slot(dev, ino)] = f;
+	u->st.files_unbuilt++;
+	return f;
+}
+
+/* A build was tried (or the file changed under its key: tried = false again). */
+static void file_set_tried(struct unwinder *u, struct file *f, bool tried)
+{
+	if (f->tried != tried)
+		u->st.files_unbuilt += tried ? (uint64_t)-1 : 1;
+	f->tried = tried;
+}
+
+/* Whether a walk may ask for @f's table: never tried, or failed long enough ago. */
+static bool file_buildable(const struct file *f, uint64_t now)
+{
+	return !f->t && (!f->tried || now - f->failed_ns >= FAIL_RETRY_NS);
+}
+
+/* Whether a walk of @p reached [start, end) before this list (unwinder__reached()). */
+static bool reach_in(const struct proc *p, uint64_t start, uint64_t end)
+{
+	size_t i;
+
+	for (i = 0; i < p->nreach; i++)
+		if (p->reach[i] >= start && p->reach[i] < end)
+			return true;
+	return false;
+}
+
 static int on_entry(const struct procmaps_entry *e, void *ctx)
 {
 	struct collect *c = ctx;
 	struct unwinder *u = c->u;
 	struct proc *p = c->p;
 	struct table *t = NULL;
-	struct file *f;
+	struct file *f = NULL;
 	struct stat sb;
-	uint64_t dev;
+	uint64_t dev = 0;
 	int fd;
 
 	if (!e->x || e->kind == PROCMAPS_SPECIAL)
@@ -738,46 +792,51 @@ static int on_entry(const struct procmaps_entry *e, void *ctx)
 			f->t = NULL;
 			f->failed_ns = 0;
 			f->known = false;
+			file_set_tried(u, f, false);
 			u->st.files_changed++;
 		}
-		/* new, or failed a while ago: build (a recent failure stays frame pointers) */
-		if (!f || (!f->t && mono_ns() - f->failed_ns >= FAIL_RETRY_NS)) {
-			if (c->no_build) {
-				u->st.exec_unbuilt++; /* frame pointers there until sampled */
-			} else if (mono_ns() > c->deadline_ns) {
-				c->incomplete = true;
-			} else {
-				fd = open_mapped(u, p->pid, e, &sb);
-				/* not reachable through this process (gone already: a short-lived
-				 * one): not the file's failure, which would keep it from every
-				 * process for FAIL_RETRY_NS; the next process mapping it builds it */
-				if (fd < 0)
-					goto listed;
-				t = table_of_fd(u, fd, &sb);
-				close(fd);
-				if (!f) {
-					f = calloc(1, sizeof(*f));
-					if (!f) {
-						c->err = -ENOMEM;
-						return 1;
-					}
-					f->dev = dev;
-					f->ino = e->inode;
-					f->hnext = u->files[file_slot(dev, e->inode)];
-					u->files[file_slot(dev, e->inode)] = f;
-				}
-				f->t = t;
-				f->size = (uint64_t)sb.st_size;
-				f->mtime_ns = mtime_ns_of(&sb);
-				f->known = true;
-				if (t)
-					t->files++;
-				else
-					f->failed_ns = mono_ns();
+		if (!f) {
+			f = file_new(u, dev, e->inode);
+			if (!f) {
+				c->err = -ENOMEM;
+				return 1;
 			}
 		}
-		if (f)
-			t = f->t;
+		/* a walk of this process reached it before this list */
+		if (!f->wanted && reach_in(p, e->start, e->end) && file_buildable(f, mono_ns())) {
+			f->wanted = true;
+			u->st.build_asks++;
+		}
+		/* built only when a walk reached it: frame pointers there meanwhile (a recent
+		 * failure stays frame pointers) */
+		if (!f->wanted || !file_buildable(f, mono_ns())) {
+			if (!f->t && !f->tried && c->no_build)
+				u->st.exec_unbuilt++; /* frame pointers there until sampled */
+		} else if (mono_ns() > c->deadline_ns) {
+			c->incomplete = true;
+		} else {
+			fd = open_mapped(u, p->pid, e, &sb);
+			/* not reachable through this process (gone already: a short-lived one): not
+			 * the file's failure, which would keep it from every process for
+			 * FAIL_RETRY_NS; still wanted: the next process listing it builds it */
+			if (fd < 0)
+				goto listed;
+			t = table_of_fd(u, fd, &sb);
+			close(fd);
+			f->t = t;
+			f->wanted = false;
+			file_set_tried(u, f, true);
+			f->size = (uint64_t)sb.st_size;
+			f->mtime_ns = mtime_ns_of(&sb);
+			f->known = true;
+			if (t) {
+				t->files++;
+				u->built++;
+			} else {
+				f->failed_ns = mono_ns();
+			}
+		}
+		t = f->t;
 	}
 listed:
 	/* anonymous (JIT) or without a table: listed with no rows, frame pointers there */
@@ -786,11 +845,13 @@ listed:
 		return 1;
 	}
 	p->maps[p->n++] = (struct umap){ .start = e->start, .end = e->end, .pgoff = e->pgoff,
-					 .t = t };
+					 .dev = f ? dev : 0, .ino = f ? e->inode : 0, .t = t };
 	if (t) {
 		t->users++;
 		t->hot_ns = mono_ns(); /* listed now: its first samples come */
 		lru_touch(u, t);
+	} else if (f) {
+		p->unbuilt++;
 	}
 	return 0;
 }
@@ -814,6 +875,7 @@ static int list_proc(struct unwinder *u, struct proc *p, uint64_t deadline_ns)
 	proc_maps__put(m);
 	if (c.err)
 		return c.err;
+	p->nreach = 0; /* asked for: the files they are in are wanted now */
 	r = write_list(u, p);
 	if (r)
 		return r;
@@ -842,6 +904,7 @@ static int list_proc(struct unwinder *u, struct proc *p, uint64_t deadline_ns)
 static void proc_free(struct unwinder *u, struct proc *p)
 {
 	proc_unuse(p);
+	free(p->reach);
 	free(p->maps);
 	free(p);
 	(void)u;
@@ -910,6 +973,7 @@ int unwinder__fork_pid(struct unwinder *u, uint32_t parent, uint32_t child)
 	}
 	memcpy(p->maps, pp->maps, pp->n * sizeof(*p->maps));
 	p->n = p->cap = pp->n;
+	p->unbuilt = pp->unbuilt;
 	for (i = 0; i < p->n; i++)
 		if (p->maps[i].t)
 			p->maps[i].t->users++;
@@ -955,6 +1019,92 @@ void unwinder__sampled(struct unwinder *u, uint32_t pid)
 			p->maps[i].t->hot_ns = now;
 }
 
+/* The mapping of @p holding @pc; NULL: none listed. */
+static struct umap *umap_find(struct proc *p, uint64_t pc)
+{
+	size_t lo = 0, hi = p->n, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (pc < p->maps[mid].start)
+			hi = mid;
+		else if (pc >= p->maps[mid].end)
+			lo = mid + 1;
+		else
+			return &p->maps[mid];
+	}
+	return NULL;
+}
+
+static void reach_add(struct unwinder *u, struct proc *p, uint64_t pc)
+{
+	size_t i;
+
+	for (i = 0; i < p->nreach; i++)
+		if (p->reach[i] == pc)
+			return;
+	if (!p->reach) {
+		p->reach = malloc(REACH_MAX * sizeof(*p->reach));
+		if (!p->reach) {
+			u->st.reach_dropped++;
+			return;
+		}
+	}
+	if (p->nreach >= REACH_MAX) {
+		u->st.reach_dropped++;
+		return;
+	}
+	p->reach[p->nreach++] = pc;
+}
+
+void unwinder__reached(struct unwinder *u, uint32_t pid, const uint64_t *ips, size_t n,
+		       uint64_t samples)
+{
+	struct proc *p = u ? proc_find(u, pid) : NULL;
+	const struct umap *m = NULL;
+	bool fp = false, ask = false;
+	uint64_t now, pc;
+	struct file *f;
+	size_t i;
+
+	if (!p || !n || (p->listed && !p->queued && !p->unbuilt))
+		return; /* every mapping it lists has its table, or is anonymous */
+	now = mono_ns();
+	for (i = 0; i < n; i++) {
+		/* a return address points after the call: the call itself */
+		pc = i ? ips[i] - 1 : ips[i];
+		if (!m || pc < m->start || pc >= m->end)
+			m = umap_find(p, pc); /* callers are mostly in the callee's file */
+		if (m && !m->t && m->ino)
+			fp = true; /* its file has no table in this list: frame pointers there */
+		if (!p->listed || p->queued) {
+			/* its list is to be written (again): asked for there */
+			if (!m || (!m->t && m->ino))
+				reach_add(u, p, pc);
+			continue;
+		}
+		if (!m || m->t || !m->ino)
+			continue;
+		f = file_find(u, m->dev, m->ino);
+		if (f && f->t) {
+			ask = true; /* built since this list: written again */
+		} else if (!f || file_buildable(f, now)) {
+			if (!f)
+				f = file_new(u, m->dev, m->ino); /* evicted since */
+			if (f && !f->wanted) {
+				f->wanted = true;
+				u->st.build_asks++;
+			}
+			if (f)
+				ask = true;
+		}
+	}
+	if (fp)
+		u->st.reach_fp_samples += samples;
+	if (ask)
+		queue(u, p);
+}
+
 void unwinder__forget_pid(struct unwinder *u, uint32_t pid)
 {
 	struct proc **pp, *p;
@@ -998,6 +1148,31 @@ int unwinder__sweep(struct unwinder *u)
 	return n;
 }
 
+/* Tables were built: every listed process listing one of their files without it is queued to
+ * have its list written again with it (no /proc read: the maps it was listed from). */
+static void queue_users_of_built(struct unwinder *u)
+{
+	const struct file *f;
+	struct proc *p;
+	size_t i, j;
+
+	for (i = 0; i < PROC_SLOTS; i++) {
+		for (p = u->procs[i]; p; p = p->hnext) {
+			if (!p->unbuilt || p->queued || !p->listed)
+				continue;
+			for (j = 0; j < p->n; j++) {
+				if (p->maps[j].t || !p->maps[j].ino)
+					continue;
+				f = file_find(u, p->maps[j].dev, p->maps[j].ino);
+				if (f && f->t) {
+					queue(u, p);
+					break;
+				}
+			}
+		}
+	}
+}
+
 int unwinder__work(struct unwinder *u)
 {
 	uint64_t deadline = mono_ns() + u->o.work_budget_ns;
@@ -1005,6 +1180,7 @@ int unwinder__work(struct unwinder *u)
 	struct proc *p;
 	int r;
 
+	u->built = 0;
 	for (i = 0; i < u->nqueue; i++) {
 		p = proc_find(u, u->queue[i]);
 		if (!p)
@@ -1019,7 +1195,11 @@ int unwinder__work(struct unwinder *u)
 			unwinder__forget_pid(u, p->pid);
 	}
 	u->nqueue = keep;
-	return (int)keep;
+	/* the processes listing the new tables' files: their lists at the next call (soon: the
+	 * drain asks for one within 5 ms while work is pending) */
+	if (u->built)
+		queue_users_of_built(u);
+	return (int)u->nqueue;
 }
 
 void unwinder__stats(const struct unwinder *u, struct unwind_stats *ret)
