@@ -43,6 +43,10 @@
  * again): kept until its next list, where they ask for their files' tables. More: dropped,
  * counted (reach_dropped); the next sample asks again. */
 #define REACH_MAX	64
+/* Processes forgotten (exit, exec) with files listed without a table: their mappings are kept
+ * for the samples delivered after the exit (a batch's events come before its samples), so that
+ * a process living 30 ms still asks for the tables the next one of its binary is walked with. */
+#define RETIRED_MAX	64
 
 /* One file's rows in the array (or none: no CFI there, frame pointers). */
 struct table {
@@ -102,6 +106,13 @@ struct range {
 	uint32_t start, len;
 };
 
+/* A forgotten process's mappings of files without a table (sorted by address). */
+struct retired {
+	uint32_t pid;
+	struct umap *maps;
+	size_t n;
+};
+
 struct unwinder {
 	struct unwind_opts o;
 	char proc_root[256], debug_dir[4096];
@@ -123,6 +134,9 @@ struct unwinder {
 	uint32_t list_gen;		/* the last list's generation */
 	uint32_t table_id;		/* the last table's id (bpf_shared.h: the rule cache's key) */
 	uint32_t built;			/* tables built by this work call: other lists to update */
+	bool wants;			/* files newly wanted: a process listing them builds them */
+	struct retired retired[RETIRED_MAX];
+	size_t retired_next;
 	struct unwind_stats st;
 };
 
@@ -1019,23 +1033,6 @@ void unwinder__sampled(struct unwinder *u, uint32_t pid)
 			p->maps[i].t->hot_ns = now;
 }
 
-/* The mapping of @p holding @pc; NULL: none listed. */
-static struct umap *umap_find(struct proc *p, uint64_t pc)
-{
-	size_t lo = 0, hi = p->n, mid;
-
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (pc < p->maps[mid].start)
-			hi = mid;
-		else if (pc >= p->maps[mid].end)
-			lo = mid + 1;
-		else
-			return &p->maps[mid];
-	}
-	return NULL;
-}
-
 static void reach_add(struct unwinder *u, struct proc *p, uint64_t pc)
 {
 	size_t i;
@@ -1057,6 +1054,80 @@ static void reach_add(struct unwinder *u, struct proc *p, uint64_t pc)
 	p->reach[p->nreach++] = pc;
 }
 
+/* @f was reached: built at its next listing (by any process). */
+static struct file *file_want(struct unwinder *u, struct file *f, uint64_t dev, uint64_t ino,
+			      uint64_t now)
+{
+	if (!f)
+		f = file_new(u, dev, ino); /* evicted since it was listed */
+	if (f && !f->wanted && file_buildable(f, now)) {
+		f->wanted = true;
+		u->wants = true;
+		u->st.build_asks++;
+	}
+	return f;
+}
+
+static struct umap *maps_find(struct umap *maps, size_t n, uint64_t pc)
+{
+	size_t lo = 0, hi = n, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (pc < maps[mid].start)
+			hi = mid;
+		else if (pc >= maps[mid].end)
+			lo = mid + 1;
+		else
+			return &maps[mid];
+	}
+	return NULL;
+}
+
+static void retire(struct unwinder *u, const struct proc *p)
+{
+	struct retired *r = &u->retired[u->retired_next];
+	size_t i;
+
+	free(r->maps);
+	*r = (struct retired){ .pid = p->pid };
+	r->maps = malloc(p->unbuilt * sizeof(*r->maps));
+	if (!r->maps)
+		return;
+	for (i = 0; i < p->n && r->n < p->unbuilt; i++)
+		if (!p->maps[i].t && p->maps[i].ino)
+			r->maps[r->n++] = p->maps[i];
+	u->retired_next = (u->retired_next + 1) % RETIRED_MAX;
+}
+
+/* A walk of a process forgotten meanwhile: its files as it had them listed. */
+static void reached_retired(struct unwinder *u, uint32_t pid, const uint64_t *ips, size_t n,
+			    uint64_t samples)
+{
+	const struct retired *r = NULL;
+	const struct umap *m;
+	uint64_t now = mono_ns();
+	bool fp = false;
+	size_t i;
+
+	for (i = 0; i < RETIRED_MAX && !r; i++) {
+		r = &u->retired[(u->retired_next + RETIRED_MAX - 1 - i) % RETIRED_MAX];
+		if (r->pid != pid || !r->n)
+			r = NULL;
+	}
+	if (!r)
+		return;
+	for (i = 0; i < n; i++) {
+		m = maps_find(r->maps, r->n, i ? ips[i] - 1 : ips[i]);
+		if (!m)
+			continue;
+		fp = true;
+		(void)file_want(u, file_find(u, m->dev, m->ino), m->dev, m->ino, now);
+	}
+	if (fp)
+		u->st.reach_fp_samples += samples;
+}
+
 void unwinder__reached(struct unwinder *u, uint32_t pid, const uint64_t *ips, size_t n,
 		       uint64_t samples)
 {
@@ -1067,6 +1138,8 @@ void unwinder__reached(struct unwinder *u, uint32_t pid, const uint64_t *ips, si
 	struct file *f;
 	size_t i;
 
+	if (u && !p && n)
+		reached_retired(u, pid, ips, n, samples); /* exited: its samples come after */
 	if (!p || !n || (p->listed && !p->queued && !p->unbuilt))
 		return; /* every mapping it lists has its table, or is anonymous */
 	now = mono_ns();
@@ -1074,7 +1147,7 @@ void unwinder__reached(struct unwinder *u, uint32_t pid, const uint64_t *ips, si
 		/* a return address points after the call: the call itself */
 		pc = i ? ips[i] - 1 : ips[i];
 		if (!m || pc < m->start || pc >= m->end)
-			m = umap_find(p, pc); /* callers are mostly in the callee's file */
+			m = maps_find(p->maps, p->n, pc); /* callers: mostly the callee's file */
 		if (m && !m->t && m->ino)
 			fp = true; /* its file has no table in this list: frame pointers there */
 		if (!p->listed || p->queued) {
@@ -1089,13 +1162,7 @@ void unwinder__reached(struct unwinder *u, uint32_t pid, const uint64_t *ips, si
 		if (f && f->t) {
 			ask = true; /* built since this list: written again */
 		} else if (!f || file_buildable(f, now)) {
-			if (!f)
-				f = file_new(u, m->dev, m->ino); /* evicted since */
-			if (f && !f->wanted) {
-				f->wanted = true;
-				u->st.build_asks++;
-			}
-			if (f)
+			if (file_want(u, f, m->dev, m->ino, now))
 				ask = true;
 		}
 	}
@@ -1119,6 +1186,8 @@ void unwinder__forget_pid(struct unwinder *u, uint32_t pid)
 			(void)sampler__unwind_del_proc(u->s, pid);
 			u->st.procs--;
 		}
+		if (p->unbuilt)
+			retire(u, p); /* its last samples may still ask for tables */
 		proc_free(u, p);
 		return; /* its queue entry finds no process and is dropped */
 	}
@@ -1148,12 +1217,14 @@ int unwinder__sweep(struct unwinder *u)
 	return n;
 }
 
-/* Tables were built: every listed process listing one of their files without it is queued to
- * have its list written again with it (no /proc read: the maps it was listed from). */
+/* Tables were built, or files wanted: every listed process listing one of those files without
+ * its table is queued, to have its list written again with it (no /proc read: the maps it was
+ * listed from) or to build it (through it: the process that asked may be gone). */
 static void queue_users_of_built(struct unwinder *u)
 {
 	const struct file *f;
 	struct proc *p;
+	uint64_t now = mono_ns();
 	size_t i, j;
 
 	for (i = 0; i < PROC_SLOTS; i++) {
@@ -1164,7 +1235,7 @@ static void queue_users_of_built(struct unwinder *u)
 				if (p->maps[j].t || !p->maps[j].ino)
 					continue;
 				f = file_find(u, p->maps[j].dev, p->maps[j].ino);
-				if (f && f->t) {
+				if (f && (f->t || (f->wanted && file_buildable(f, now)))) {
 					queue(u, p);
 					break;
 				}
@@ -1197,8 +1268,9 @@ int unwinder__work(struct unwinder *u)
 	u->nqueue = keep;
 	/* the processes listing the new tables' files: their lists at the next call (soon: the
 	 * drain asks for one within 5 ms while work is pending) */
-	if (u->built)
+	if (u->built || u->wants)
 		queue_users_of_built(u);
+	u->wants = false;
 	return (int)u->nqueue;
 }
 
@@ -1277,6 +1349,8 @@ void unwinder__free(struct unwinder *u)
 	}
 	while (u->lru.next != &u->lru)
 		table_free(u, u->lru.next);
+	for (i = 0; i < RETIRED_MAX; i++)
+		free(u->retired[i].maps);
 	free(u->vdso);
 	free(u->free);
 	free(u->queue);
