@@ -237,8 +237,12 @@ int sampler__poll(struct sampler *s);
 uint64_t sampler__events_due_ns(const struct sampler *s);
 
 /* Called with each pid (not 0) the sampler sees for the first time in a while with a user
- * stack, as soon as its first record is read: the daemon captures the process's mappings then. */
-typedef void (*sampler_pid_fn)(uint32_t pid, void *ctx);
+ * stack, as soon as its first record is read: the daemon captures the process's mappings then.
+ * @ips: that record's native user frames (leaf first; at most SAMPLER_FIRST_IPS, @n of them),
+ * the files its walk reached (unwinder__reached(): their tables before the tick delivers the
+ * record). Borrowed for the call. */
+#define SAMPLER_FIRST_IPS 32
+typedef void (*sampler_pid_fn)(uint32_t pid, const uint64_t *ips, size_t n, void *ctx);
 void sampler__set_pid_fn(struct sampler *s, sampler_pid_fn fn, void *ctx);
 
 /* Called with the pid of a process that called exec (any process), when the drain hands the
