@@ -81,6 +81,8 @@ struct umap {
 	uint64_t start, end, pgoff;
 	uint64_t dev, ino;		/* its file (ino 0: anonymous, vDSO) */
 	struct table *t;		/* NULL: frame pointers (anonymous, no CFI, not built yet) */
+	bool bottom;			/* the executable or the C library: every whole walk ends
+					 * there (_start, main, __libc_start_call_main) */
 };
 
 struct proc {
@@ -98,6 +100,8 @@ struct proc {
 	struct umap *maps;
 	size_t n, cap;
 	size_t unbuilt;			/* maps of a file without a table: frame pointers there */
+	bool asked;			/* a walk of it asked for a table: the files at the bottom
+					 * of every stack are wanted too */
 	uint64_t *reach;		/* addresses walks reached before its next list */
 	size_t nreach;
 };
@@ -701,6 +705,27 @@ static bool is_shared_object(const struct procmaps_entry *e)
 	return false;
 }
 
+/* The files every whole walk of @p ends in: its executable (its first file mapping: PIE and
+ * non-PIE executables are mapped below the libraries) and the C library. Asked for with the
+ * first file a walk reached, so that a walk stopped in one file without a table does not find
+ * the next one a tick later, one file per tick (a stack is 3 files deep at least). */
+static bool is_bottom(const struct proc *p, const struct procmaps_entry *e)
+{
+	const char *b = e->path, *q;
+	size_t i;
+
+	for (i = 0; i < p->n; i++)
+		if (p->maps[i].ino)
+			break;
+	if (i == p->n)
+		return true; /* no file mapping before it: the executable */
+	for (q = e->path; q < e->path + e->path_len; q++)
+		if (*q == '/')
+			b = q + 1;
+	return (size_t)(e->path + e->path_len - b) >= 7 &&
+	       (!strncmp(b, "libc.so", 7) || !strncmp(b, "libc-", 5) || !strncmp(b, "ld-musl", 7));
+}
+
 /* Opens the file behind a mapping, the one way (proc/mapfile.h). fd or -errno. */
 static struct mapfile_want want_of(uint32_t pid, const struct procmaps_entry *e)
 {
@@ -784,6 +809,7 @@ static int on_entry(const struct procmaps_entry *e, void *ctx)
 	struct file *f = NULL;
 	struct stat sb;
 	uint64_t dev = 0;
+	bool bottom = false;
 	int fd;
 
 	if (!e->x || e->kind == PROCMAPS_SPECIAL)
@@ -816,8 +842,11 @@ static int on_entry(const struct procmaps_entry *e, void *ctx)
 				return 1;
 			}
 		}
-		/* a walk of this process reached it before this list */
-		if (!f->wanted && reach_in(p, e->start, e->end) && file_buildable(f, mono_ns())) {
+		bottom = is_bottom(p, e);
+		/* a walk of this process reached it before this list (or another file, and every
+		 * whole walk ends in this one) */
+		if (!f->wanted && (reach_in(p, e->start, e->end) || (bottom && (p->asked || p->nreach))) &&
+		    file_buildable(f, mono_ns())) {
 			f->wanted = true;
 			u->st.build_asks++;
 		}
@@ -859,7 +888,8 @@ listed:
 		return 1;
 	}
 	p->maps[p->n++] = (struct umap){ .start = e->start, .end = e->end, .pgoff = e->pgoff,
-					 .dev = f ? dev : 0, .ino = f ? e->inode : 0, .t = t };
+					 .dev = f ? dev : 0, .ino = f ? e->inode : 0, .t = t,
+					 .bottom = bottom };
 	if (t) {
 		t->users++;
 		t->hot_ns = mono_ns(); /* listed now: its first samples come */
@@ -1168,6 +1198,17 @@ void unwinder__reached(struct unwinder *u, uint32_t pid, const uint64_t *ips, si
 	}
 	if (fp)
 		u->st.reach_fp_samples += samples;
+	if (ask && !p->asked) {
+		p->asked = true;
+		/* and the files every whole walk ends in */
+		for (i = 0; i < p->n; i++) {
+			if (!p->maps[i].bottom || p->maps[i].t)
+				continue;
+			f = file_find(u, p->maps[i].dev, p->maps[i].ino);
+			if (!f || file_buildable(f, now))
+				(void)file_want(u, f, p->maps[i].dev, p->maps[i].ino, now);
+		}
+	}
 	if (ask)
 		queue(u, p);
 }
