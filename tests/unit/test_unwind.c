@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * unwind: the tables in a real sampler's maps (root, BPF; a failure under CI without them).
- * A process is listed with tables for its files (libc, the vDSO, this binary), a second process
- * mapping the same files shares them, a file bigger than the whole array is not held (counted),
+ * A process is listed with its mappings, and a file gets its table only when a walk reaches it
+ * (issue 26 item 4: frame pointers there until then, counted); once built, every process listing
+ * the file is listed again with it, and a second process mapping the same files shares them, a file bigger than the whole array is not held (counted),
  * a table no process uses is evicted for room, tables in use are not (the build is refused), and
  * a forgotten process leaves the map. A table's index by address block (no BPF needed) leads the
  * walker's search to the row a search of the whole file finds, for every address.
@@ -92,6 +93,48 @@ static void work_all(struct unwinder *u)
 		;
 }
 
+/* The start of @pid's first executable file mapping whose path contains @needle (NULL: any),
+ * read from @root/@pid/maps; 0: none. With @reach_u, a walk of @pid reached it (every one when
+ * @needle is NULL). */
+static uint64_t exec_maps(const char *root, uint32_t pid, const char *needle,
+			  struct unwinder *reach_u)
+{
+	char path[600], line[1024], perms[8], file[512];
+	unsigned long long start, end, ino;
+	uint64_t found = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%u/maps", root, pid);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		file[0] = 0;
+		if (sscanf(line, "%llx-%llx %7s %*s %*s %llu %511s", &start, &end, perms, &ino,
+			   file) < 4 || perms[2] != 'x' || !ino)
+			continue;
+		if (needle && !strstr(file, needle))
+			continue;
+		if (reach_u) {
+			uint64_t pc = start;
+
+			unwinder__reached(reach_u, pid, &pc, 1, 1); /* a walk's sampled pc there */
+		}
+		if (!found)
+			found = start;
+		if (needle)
+			break;
+	}
+	fclose(f);
+	return found;
+}
+
+/* Walks of @pid reached every file it maps: their tables are built. */
+static void reach_all(struct unwinder *u, const char *root, uint32_t pid)
+{
+	(void)exec_maps(root, pid, NULL, u);
+	work_all(u);
+}
+
 static void test_list_and_share(void **state)
 {
 	struct sampler *s;
@@ -111,7 +154,16 @@ static void test_list_and_share(void **state)
 	work_all(u);
 	unwinder__stats(u, &st);
 	assert_int_equal(st.procs, 1);
+	/* listed, but no walk reached its files yet: the vDSO's table only, none built */
+	assert_int_equal(st.builds, 0);
+	assert_int_equal(st.tables, 1);
+	assert_true(st.files_unbuilt >= 3);
+	reach_all(u, "/proc", (uint32_t)getpid());
+	unwinder__stats(u, &st);
+	assert_int_equal(st.procs, 1);
 	assert_int_equal(st.procs_pending, 0);
+	assert_int_equal(st.files_unbuilt, 0);
+	assert_true(st.build_asks >= 3);
 	assert_true(st.tables >= 3); /* libc, ld.so, this binary (and the vDSO) */
 	assert_true(st.rows_used > 20000 && st.rows_used <= st.rows_capacity);
 	/* the headers and block indexes: bounded by the rows they index */
@@ -145,6 +197,73 @@ static void test_list_and_share(void **state)
 	sampler__free(s);
 }
 
+/*
+ * Issue 26 item 4: two processes of this binary listed, no table built; a walk of one reaches
+ * libc: libc's table is built with this binary's (every whole walk ends in the executable and
+ * the C library), not ld.so's, and both lists are written again with them (the other's without
+ * a /proc read); its samples meanwhile are counted as walked by frame pointer there. A walk
+ * reaching a built file asks nothing more; one reaching ld.so builds it.
+ */
+static void test_reached(void **state)
+{
+	struct unwind_stats st, st0;
+	struct sampler *s;
+	struct unwinder *u;
+	uint64_t libc, ldso, pc;
+	pid_t child;
+
+	(void)state;
+	if (!need_root())
+		skip();
+	s = new_sampler(1 << 20);
+	assert_non_null(s);
+	u = unwinder__new(s, NULL);
+	assert_non_null(u);
+	child = spawn(NULL);
+	unwinder__note_pid(u, (uint32_t)getpid());
+	unwinder__note_pid(u, (uint32_t)child);
+	work_all(u);
+	unwinder__stats(u, &st0);
+	assert_int_equal(st0.procs, 2);
+	assert_int_equal(st0.builds, 0);
+	assert_int_equal(st0.reach_fp_samples, 0);
+	libc = exec_maps("/proc", (uint32_t)getpid(), "libc.so", NULL);
+	ldso = exec_maps("/proc", (uint32_t)getpid(), "ld-linux", NULL);
+	assert_true(libc && ldso);
+	/* a walk of this process whose sampled pc is in libc */
+	pc = libc + 16;
+	unwinder__reached(u, (uint32_t)getpid(), &pc, 1, 7);
+	unwinder__stats(u, &st);
+	assert_int_equal(st.build_asks, 2); /* libc, and this binary with it */
+	assert_int_equal(st.reach_fp_samples, 7);
+	assert_int_equal(st.procs_pending, 1);
+	work_all(u);
+	unwinder__stats(u, &st);
+	assert_int_equal(st.builds, 2);
+	assert_int_equal(st.tables, 3); /* the vDSO's, libc's, this binary's */
+	assert_int_equal(st.files_unbuilt, st0.files_unbuilt - 2); /* ld.so's left */
+	assert_int_equal(st.lists, st0.lists + 2); /* this process's and the child's */
+	assert_int_equal(st.procs_pending, 0);
+	/* libc has its table in both lists now: nothing asked, nothing counted */
+	unwinder__reached(u, (uint32_t)child, &pc, 1, 3);
+	unwinder__stats(u, &st);
+	assert_int_equal(st.build_asks, 2);
+	assert_int_equal(st.reach_fp_samples, 7);
+	assert_int_equal(st.procs_pending, 0);
+	/* the child's walk reaches ld.so: built, 2 lists again */
+	pc = ldso + 16;
+	unwinder__reached(u, (uint32_t)child, &pc, 1, 1);
+	work_all(u);
+	unwinder__stats(u, &st);
+	assert_int_equal(st.builds, 3);
+	assert_int_equal(st.files_unbuilt, st0.files_unbuilt - 3);
+	assert_int_equal(st.lists, st0.lists + 4);
+	unwinder__forget_pid(u, (uint32_t)child);
+	reap(child);
+	unwinder__free(u);
+	sampler__free(s);
+}
+
 /* 100000 rows: libc and this binary fit; python3.11's 65000-row table only once libc's is free */
 static void test_room(void **state)
 {
@@ -166,6 +285,7 @@ static void test_room(void **state)
 	assert_non_null(u);
 	unwinder__note_pid(u, (uint32_t)getpid());
 	work_all(u);
+	reach_all(u, "/proc", (uint32_t)getpid());
 	unwinder__stats(u, &st);
 	assert_true(st.too_big >= 1); /* libc's 28000 rows */
 	assert_int_equal(st.procs, 1); /* listed all the same: frame pointers there */
@@ -180,9 +300,11 @@ static void test_room(void **state)
 	unwinder__note_pid(u, (uint32_t)a);
 	unwinder__sampled(u, (uint32_t)a); /* in use: its tables stay */
 	work_all(u);
+	reach_all(u, "/proc", (uint32_t)a);
 	b = spawn(py); /* python3.11 + libc (shared) + libm, ...: no room for python's while a runs */
 	unwinder__note_pid(u, (uint32_t)b);
 	work_all(u);
+	reach_all(u, "/proc", (uint32_t)b);
 	unwinder__stats(u, &st);
 	assert_int_equal(st.evictions, 0);
 	assert_true(st.refused >= 1);
@@ -193,6 +315,7 @@ static void test_room(void **state)
 	usleep(100000);
 	unwinder__note_pid(u, (uint32_t)b);
 	work_all(u);
+	reach_all(u, "/proc", (uint32_t)b);
 	unwinder__stats(u, &st);
 	assert_true(st.rows_used <= st.rows_capacity);
 	reap(b);
@@ -255,12 +378,16 @@ static void test_gone_is_not_failed(void **state)
 	assert_non_null(u);
 	unwinder__note_pid(u, 4100001);
 	work_all(u);
+	reach_all(u, root, 4100001); /* its walks asked for them */
 	unwinder__stats(u, &st);
 	assert_int_equal(st.tables, 1); /* the vDSO's only: no file could be opened */
+	assert_true(st.build_asks >= 3);
 	unwinder__note_pid(u, 4100002);
 	work_all(u);
 	unwinder__stats(u, &st);
-	assert_true(st.tables >= 3); /* libc, ld.so, this binary: built now, not in a minute */
+	/* libc, ld.so, this binary: still wanted, built at 4100002's list, not in a minute */
+	assert_true(st.tables >= 3);
+	assert_int_equal(st.files_unbuilt, 0);
 	/* 4100001 exits without a notification: the sweep forgets it, not the live 4100002 */
 	assert_int_equal(unwinder__sweep(u), 0);
 	snprintf(dir, sizeof(dir), "%s/4100001/maps", root);
@@ -381,6 +508,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_index),
 		cmocka_unit_test(test_list_and_share),
+		cmocka_unit_test(test_reached),
 		cmocka_unit_test(test_room),
 		cmocka_unit_test(test_gone_is_not_failed),
 	};

@@ -116,7 +116,7 @@ static int on_group(const struct sampler_group *g, void *ctx)
 }
 
 /* A sampled process seen for the first time: capture its mappings (as the live sampler does). */
-static void on_new_pid(uint32_t pid, bool exec_follows, void *ctx)
+static void on_new_pid(uint32_t pid, bool exec_follows, const uint64_t *ips, size_t n, void *ctx)
 {
 	struct capture_mgr *m = ctx;
 
@@ -126,6 +126,7 @@ static void on_new_pid(uint32_t pid, bool exec_follows, void *ctx)
 	}
 	symbolizer__note_pid(m->sym, pid);
 	unwinder__note_pid(ingest__unwinder(m->in), pid); /* the tables its walk reads */
+	unwinder__reached(ingest__unwinder(m->in), pid, ips, n, 0);
 	if (ingest__python(m->in)) /* issue 21: a CPython's map entry */
 		python__note_pid(ingest__python(m->in), pid);
 }

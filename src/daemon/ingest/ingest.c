@@ -414,6 +414,9 @@ int ingest__group(struct ingest *in, const struct sampler_group *g, ingest_sink_
 		__atomic_fetch_add(&in->filtered, total, __ATOMIC_RELAXED);
 		return 0;
 	}
+	/* the files its walk reached get their unwind tables (issue 26 item 4) */
+	if (g->user_ips)
+		unwinder__reached(in->unwind, g->pid, g->user_ips, g->nr_user, total);
 	/* user frames, root first; a walk cut short starts with its marker where the outer frames
 	 * are missing (and the process's mappings are read again: new code since?) */
 	if (g->user_ips && g->nr_user) {

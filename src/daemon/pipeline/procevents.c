@@ -4,8 +4,9 @@
 #include "ember/daemon/export/identity.h"
 #include "ember/daemon/pipeline/emberd.h"
 
-/* A new process was sampled: capture its mappings while it lives. */
-void emberd_on_new_pid(uint32_t pid, bool exec_follows, void *ctx)
+/* A new process was sampled: capture its mappings while it lives; the files its first walk
+ * reached (@ips) get their tables at its list. */
+void emberd_on_new_pid(uint32_t pid, bool exec_follows, const uint64_t *ips, size_t n, void *ctx)
 {
 	struct emberd *d = ctx;
 
@@ -20,6 +21,7 @@ void emberd_on_new_pid(uint32_t pid, bool exec_follows, void *ctx)
 	proc_tracker__invalidate(d->procs, pid); /* one read for the three below */
 	symbolizer__note_pid(d->sym, pid);
 	unwinder__note_pid(d->unwind, pid);
+	unwinder__reached(d->unwind, pid, ips, n, 0); /* its samples are counted at ingest */
 	if (d->py)
 		python__note_pid(d->py, pid);
 }

@@ -91,6 +91,8 @@ struct batch_event {
 	uint64_t time_ns;
 	struct ember_py_name_rec *name;	/* EV_PYNAME; owned */
 	uint32_t parent;		/* EV_FORK: the parent's pid */
+	uint64_t *ips;			/* EV_NEW_PID: its first record's user frames; owned */
+	uint32_t nr_ips;
 };
 
 enum { EV_NEW_PID, EV_EXEC, EV_EXIT, EV_PYNAME, EV_FORK };
@@ -377,7 +379,19 @@ static int on_record(void *ctx, void *data, size_t size)
 	if (s->pid_fn && r->pid && r->user_err != -EFAULT &&
 	    __atomic_load_n(slot, __ATOMIC_RELAXED) != r->pid) {
 		__atomic_store_n(slot, r->pid, __ATOMIC_RELAXED);
-		(void)add_event(s, EV_NEW_PID, r->pid, r->time_ns, NULL);
+		if (!add_event(s, EV_NEW_PID, r->pid, r->time_ns, NULL) && !r->user_err &&
+		    r->nr_user) {
+			/* the files its walk reached: their tables asked for with the event, not
+			 * a tick later (a process living 30 ms is gone by then) */
+			struct batch_event *e = &s->cur->ev[s->cur->nr_ev - 1];
+			uint32_t n = r->nr_user < SAMPLER_FIRST_IPS ? r->nr_user : SAMPLER_FIRST_IPS;
+
+			e->ips = malloc(n * sizeof(*e->ips));
+			if (e->ips) {
+				memcpy(e->ips, (const uint64_t *)(r + 1), n * sizeof(*e->ips));
+				e->nr_ips = n;
+			}
+		}
 	}
 	return 0;
 }
@@ -522,8 +536,10 @@ void sampler_batch__free(struct sampler *s, struct sampler_batch *b)
 	if (!b)
 		return;
 	__atomic_fetch_sub(&s->pend_bytes, b->len, __ATOMIC_RELAXED);
-	for (i = 0; i < b->nr_ev; i++)
+	for (i = 0; i < b->nr_ev; i++) {
 		free(b->ev[i].name);
+		free(b->ev[i].ips);
+	}
 	free(b->ev);
 	free(b->recs);
 	free(b->off);
@@ -1396,7 +1412,7 @@ int sampler_batch__deliver(struct sampler *s, struct sampler_batch *b, sampler_g
 		const struct batch_event *e = &b->ev[i];
 
 		if (e->kind == EV_NEW_PID && s->pid_fn)
-			s->pid_fn(e->pid, gone && gone[i], s->pid_ctx);
+			s->pid_fn(e->pid, gone && gone[i], e->ips, e->nr_ips, s->pid_ctx);
 		else if (e->kind == EV_EXEC && s->exec_fn)
 			s->exec_fn(e->pid, e->time_ns, gone && gone[i], s->exec_ctx);
 		else if (e->kind == EV_EXIT && s->exit_fn)

@@ -358,7 +358,13 @@ static void elf_read(struct symbolizer *s, struct elfent *e, struct proc *p,
 		elfent_remove(s, s->lru_e.lru_prev);
 		s->stats.elf_mem_evictions++;
 	}
-	if (!e->img) {
+	if (!e->img && !st.st_ino) {
+		/* not opened through this process (gone: a short-lived one, named late): not the
+		 * file's failure, which would leave every process mapping it unnamed for
+		 * ELF_RETRY_NS; the next process that maps it opens it */
+		e->failed_ns = 0;
+		s->stats.elf_unreachable++;
+	} else if (!e->img) {
 		e->failed_ns = mono_ns();
 		s->stats.elf_errors++;
 		log_debug("pid %u: cannot read symbols of '%s'", p->pid, p->paths + m->path_off);

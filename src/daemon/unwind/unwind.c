@@ -39,6 +39,14 @@
 /* A table a process sampled this recently uses is not evicted for another: the new one is not
  * built (frame pointers there, counted as refused) rather than two tables chase each other. */
 #define HOT_NS		(30 * NSEC_PER_SEC)
+/* Addresses a walk reached in a process whose list is not written yet (or about to be written
+ * again): kept until its next list, where they ask for their files' tables. More: dropped,
+ * counted (reach_dropped); the next sample asks again. */
+#define REACH_MAX	64
+/* Processes forgotten (exit, exec) with files listed without a table: their mappings are kept
+ * for the samples delivered after the exit (a batch's events come before its samples), so that
+ * a process living 30 ms still asks for the tables the next one of its binary is walked with. */
+#define RETIRED_MAX	64
 
 /* One file's rows in the array (or none: no CFI there, frame pointers). */
 struct table {
@@ -54,12 +62,15 @@ struct table {
 	uint64_t hot_ns;		/* a process using it was sampled then (CLOCK_MONOTONIC) */
 };
 
-/* A file as /proc/PID/maps names it: (device, inode). */
+/* A file as /proc/PID/maps names it: (device, inode). Entered when a process lists it; its
+ * table is built only when a walk reaches it (wanted). */
 struct file {
 	struct file *hnext;
 	uint64_t dev, ino;
-	struct table *t;		/* NULL: failed at failed_ns */
+	struct table *t;		/* NULL: not built yet (!tried), or failed at failed_ns */
 	uint64_t failed_ns;
+	bool tried;			/* a build was tried (t or failed_ns tells how it went) */
+	bool wanted;			/* a walk reached it: build at its next listing */
 	/* what the file was when read (elf/filecache.h: the one "same file" rule of the three
 	 * readers): tmpfs gives a deleted file's inode to the next file */
 	struct filecache_id id;
@@ -68,7 +79,10 @@ struct file {
 
 struct umap {
 	uint64_t start, end, pgoff;
+	uint64_t dev, ino;		/* its file (ino 0: anonymous, vDSO) */
 	struct table *t;		/* NULL: frame pointers (anonymous, no CFI, not built yet) */
+	bool bottom;			/* the executable or the C library: every whole walk ends
+					 * there (_start, main, __libc_start_call_main) */
 };
 
 struct proc {
@@ -85,10 +99,22 @@ struct proc {
 	uint64_t sampled_ns;		/* last unwinder__sampled(), to 1 s */
 	struct umap *maps;
 	size_t n, cap;
+	size_t unbuilt;			/* maps of a file without a table: frame pointers there */
+	bool asked;			/* a walk of it asked for a table: the files at the bottom
+					 * of every stack are wanted too */
+	uint64_t *reach;		/* addresses walks reached before its next list */
+	size_t nreach;
 };
 
 struct range {
 	uint32_t start, len;
+};
+
+/* A forgotten process's mappings of files without a table (sorted by address). */
+struct retired {
+	uint32_t pid;
+	struct umap *maps;
+	size_t n;
 };
 
 struct unwinder {
@@ -111,6 +137,10 @@ struct unwinder {
 	struct ember_unwind_proc list;	/* scratch: the list being written */
 	uint32_t list_gen;		/* the last list's generation */
 	uint32_t table_id;		/* the last table's id (bpf_shared.h: the rule cache's key) */
+	uint32_t built;			/* tables built by this work call: other lists to update */
+	bool wants;			/* files newly wanted: a process listing them builds them */
+	struct retired retired[RETIRED_MAX];
+	size_t retired_next;
 	struct unwind_stats st;
 };
 
@@ -262,6 +292,8 @@ static void table_evict(struct unwinder *u, struct table *t)
 			for (j = 0; j < p->n; j++) {
 				if (p->maps[j].t == t) {
 					p->maps[j].t = NULL;
+					if (p->maps[j].ino)
+						p->unbuilt++;
 					used = true;
 				}
 			}
@@ -638,6 +670,7 @@ static void proc_unuse(struct proc *p)
 		if (p->maps[i].t)
 			p->maps[i].t->users--;
 	p->n = 0;
+	p->unbuilt = 0;
 }
 
 struct collect {
@@ -672,6 +705,27 @@ static bool is_shared_object(const struct procmaps_entry *e)
 	return false;
 }
 
+/* The files every whole walk of @p ends in: its executable (its first file mapping: PIE and
+ * non-PIE executables are mapped below the libraries) and the C library. Asked for with the
+ * first file a walk reached, so that a walk stopped in one file without a table does not find
+ * the next one a tick later, one file per tick (a stack is 3 files deep at least). */
+static bool is_bottom(const struct proc *p, const struct procmaps_entry *e)
+{
+	const char *b = e->path, *q;
+	size_t i;
+
+	for (i = 0; i < p->n; i++)
+		if (p->maps[i].ino)
+			break;
+	if (i == p->n)
+		return true; /* no file mapping before it: the executable */
+	for (q = e->path; q < e->path + e->path_len; q++)
+		if (*q == '/')
+			b = q + 1;
+	return (size_t)(e->path + e->path_len - b) >= 7 &&
+	       (!strncmp(b, "libc.so", 7) || !strncmp(b, "libc-", 5) || !strncmp(b, "ld-musl", 7));
+}
+
 /* Opens the file behind a mapping, the one way (proc/mapfile.h). fd or -errno. */
 static struct mapfile_want want_of(uint32_t pid, const struct procmaps_entry *e)
 {
@@ -704,15 +758,55 @@ static int open_mapped(struct unwinder *u, uint32_t pid, const struct procmaps_e
 	return mapfile_open(u->proc_root, &w, &u->st.files, ret_st);
 }
 
+static struct file *file_new(struct unwinder *u, uint64_t dev, uint64_t ino)
+{
+	struct file *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return NULL;
+	f->dev = dev;
+	f->ino = ino;
+	f->hnext = u->files[file_slot(dev, ino)];
+	u->files[file_slot(dev, ino)] = f;
+	u->st.files_unbuilt++;
+	return f;
+}
+
+/* A build was tried (or the file changed under its key: tried = false again). */
+static void file_set_tried(struct unwinder *u, struct file *f, bool tried)
+{
+	if (f->tried != tried)
+		u->st.files_unbuilt += tried ? (uint64_t)-1 : 1;
+	f->tried = tried;
+}
+
+/* Whether a walk may ask for @f's table: never tried, or failed long enough ago. */
+static bool file_buildable(const struct file *f, uint64_t now)
+{
+	return !f->t && (!f->tried || now - f->failed_ns >= FAIL_RETRY_NS);
+}
+
+/* Whether a walk of @p reached [start, end) before this list (unwinder__reached()). */
+static bool reach_in(const struct proc *p, uint64_t start, uint64_t end)
+{
+	size_t i;
+
+	for (i = 0; i < p->nreach; i++)
+		if (p->reach[i] >= start && p->reach[i] < end)
+			return true;
+	return false;
+}
+
 static int on_entry(const struct procmaps_entry *e, void *ctx)
 {
 	struct collect *c = ctx;
 	struct unwinder *u = c->u;
 	struct proc *p = c->p;
 	struct table *t = NULL;
-	struct file *f;
+	struct file *f = NULL;
 	struct stat sb;
-	uint64_t dev;
+	uint64_t dev = 0;
+	bool bottom = false;
 	int fd;
 
 	if (!e->x || e->kind == PROCMAPS_SPECIAL)
@@ -735,45 +829,53 @@ static int on_entry(const struct procmaps_entry *e, void *ctx)
 			f->t = NULL;
 			f->failed_ns = 0;
 			f->known = false;
+			file_set_tried(u, f, false);
 			u->st.files_changed++;
 		}
-		/* new, or failed a while ago: build (a recent failure stays frame pointers) */
-		if (!f || (!f->t && mono_ns() - f->failed_ns >= FAIL_RETRY_NS)) {
-			if (c->no_build) {
-				u->st.exec_unbuilt++; /* frame pointers there until sampled */
-			} else if (mono_ns() > c->deadline_ns) {
-				c->incomplete = true;
-			} else {
-				fd = open_mapped(u, p->pid, e, &sb);
-				/* not reachable through this process (gone already: a short-lived
-				 * one): not the file's failure, which would keep it from every
-				 * process for FAIL_RETRY_NS; the next process mapping it builds it */
-				if (fd < 0)
-					goto listed;
-				t = table_of_fd(u, fd, &sb);
-				close(fd);
-				if (!f) {
-					f = calloc(1, sizeof(*f));
-					if (!f) {
-						c->err = -ENOMEM;
-						return 1;
-					}
-					f->dev = dev;
-					f->ino = e->inode;
-					f->hnext = u->files[file_slot(dev, e->inode)];
-					u->files[file_slot(dev, e->inode)] = f;
-				}
-				f->t = t;
-				filecache_id_of(&sb, &f->id);
-				f->known = true;
-				if (t)
-					t->files++;
-				else
-					f->failed_ns = mono_ns();
+		if (!f) {
+			f = file_new(u, dev, e->inode);
+			if (!f) {
+				c->err = -ENOMEM;
+				return 1;
 			}
 		}
-		if (f)
-			t = f->t;
+		bottom = is_bottom(p, e);
+		/* a walk of this process reached it before this list (or another file, and every
+		 * whole walk ends in this one) */
+		if (!f->wanted && (reach_in(p, e->start, e->end) || (bottom && (p->asked || p->nreach))) &&
+		    file_buildable(f, mono_ns())) {
+			f->wanted = true;
+			u->st.build_asks++;
+		}
+		/* built only when a walk reached it: frame pointers there meanwhile (a recent
+		 * failure stays frame pointers) */
+		if (!f->wanted || !file_buildable(f, mono_ns())) {
+			if (!f->t && !f->tried && c->no_build)
+				u->st.exec_unbuilt++; /* frame pointers there until sampled */
+		} else if (mono_ns() > c->deadline_ns) {
+			c->incomplete = true;
+		} else {
+			fd = open_mapped(u, p->pid, e, &sb);
+			/* not reachable through this process (gone already: a short-lived one): not
+			 * the file's failure, which would keep it from every process for
+			 * FAIL_RETRY_NS; still wanted: the next process listing it builds it */
+			if (fd < 0)
+				goto listed;
+			t = table_of_fd(u, fd, &sb);
+			close(fd);
+			f->t = t;
+			f->wanted = false;
+			file_set_tried(u, f, true);
+			filecache_id_of(&sb, &f->id);
+			f->known = true;
+			if (t) {
+				t->files++;
+				u->built++;
+			} else {
+				f->failed_ns = mono_ns();
+			}
+		}
+		t = f->t;
 	}
 listed:
 	/* anonymous (JIT) or without a table: listed with no rows, frame pointers there */
@@ -782,11 +884,14 @@ listed:
 		return 1;
 	}
 	p->maps[p->n++] = (struct umap){ .start = e->start, .end = e->end, .pgoff = e->pgoff,
-					 .t = t };
+					 .dev = f ? dev : 0, .ino = f ? e->inode : 0, .t = t,
+					 .bottom = bottom };
 	if (t) {
 		t->users++;
 		t->hot_ns = mono_ns(); /* listed now: its first samples come */
 		lru_touch(u, t);
+	} else if (f) {
+		p->unbuilt++;
 	}
 	return 0;
 }
@@ -810,6 +915,7 @@ static int list_proc(struct unwinder *u, struct proc *p, uint64_t deadline_ns)
 	proc_maps__put(m);
 	if (c.err)
 		return c.err;
+	p->nreach = 0; /* asked for: the files they are in are wanted now */
 	r = write_list(u, p);
 	if (r)
 		return r;
@@ -838,6 +944,7 @@ static int list_proc(struct unwinder *u, struct proc *p, uint64_t deadline_ns)
 static void proc_free(struct unwinder *u, struct proc *p)
 {
 	proc_unuse(p);
+	free(p->reach);
 	free(p->maps);
 	free(p);
 	(void)u;
@@ -906,6 +1013,7 @@ int unwinder__fork_pid(struct unwinder *u, uint32_t parent, uint32_t child)
 	}
 	memcpy(p->maps, pp->maps, pp->n * sizeof(*p->maps));
 	p->n = p->cap = pp->n;
+	p->unbuilt = pp->unbuilt;
 	for (i = 0; i < p->n; i++)
 		if (p->maps[i].t)
 			p->maps[i].t->users++;
@@ -951,6 +1059,156 @@ void unwinder__sampled(struct unwinder *u, uint32_t pid)
 			p->maps[i].t->hot_ns = now;
 }
 
+static void reach_add(struct unwinder *u, struct proc *p, uint64_t pc)
+{
+	size_t i;
+
+	for (i = 0; i < p->nreach; i++)
+		if (p->reach[i] == pc)
+			return;
+	if (!p->reach) {
+		p->reach = malloc(REACH_MAX * sizeof(*p->reach));
+		if (!p->reach) {
+			u->st.reach_dropped++;
+			return;
+		}
+	}
+	if (p->nreach >= REACH_MAX) {
+		u->st.reach_dropped++;
+		return;
+	}
+	p->reach[p->nreach++] = pc;
+}
+
+/* @f was reached: built at its next listing (by any process). */
+static struct file *file_want(struct unwinder *u, struct file *f, uint64_t dev, uint64_t ino,
+			      uint64_t now)
+{
+	if (!f)
+		f = file_new(u, dev, ino); /* evicted since it was listed */
+	if (f && !f->wanted && file_buildable(f, now)) {
+		f->wanted = true;
+		u->wants = true;
+		u->st.build_asks++;
+	}
+	return f;
+}
+
+static struct umap *maps_find(struct umap *maps, size_t n, uint64_t pc)
+{
+	size_t lo = 0, hi = n, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (pc < maps[mid].start)
+			hi = mid;
+		else if (pc >= maps[mid].end)
+			lo = mid + 1;
+		else
+			return &maps[mid];
+	}
+	return NULL;
+}
+
+static void retire(struct unwinder *u, const struct proc *p)
+{
+	struct retired *r = &u->retired[u->retired_next];
+	size_t i;
+
+	free(r->maps);
+	*r = (struct retired){ .pid = p->pid };
+	r->maps = malloc(p->unbuilt * sizeof(*r->maps));
+	if (!r->maps)
+		return;
+	for (i = 0; i < p->n && r->n < p->unbuilt; i++)
+		if (!p->maps[i].t && p->maps[i].ino)
+			r->maps[r->n++] = p->maps[i];
+	u->retired_next = (u->retired_next + 1) % RETIRED_MAX;
+}
+
+/* A walk of a process forgotten meanwhile: its files as it had them listed. */
+static void reached_retired(struct unwinder *u, uint32_t pid, const uint64_t *ips, size_t n,
+			    uint64_t samples)
+{
+	const struct retired *r = NULL;
+	const struct umap *m;
+	uint64_t now = mono_ns();
+	bool fp = false;
+	size_t i;
+
+	for (i = 0; i < RETIRED_MAX && !r; i++) {
+		r = &u->retired[(u->retired_next + RETIRED_MAX - 1 - i) % RETIRED_MAX];
+		if (r->pid != pid || !r->n)
+			r = NULL;
+	}
+	if (!r)
+		return;
+	for (i = 0; i < n; i++) {
+		m = maps_find(r->maps, r->n, i ? ips[i] - 1 : ips[i]);
+		if (!m)
+			continue;
+		fp = true;
+		(void)file_want(u, file_find(u, m->dev, m->ino), m->dev, m->ino, now);
+	}
+	if (fp)
+		u->st.reach_fp_samples += samples;
+}
+
+void unwinder__reached(struct unwinder *u, uint32_t pid, const uint64_t *ips, size_t n,
+		       uint64_t samples)
+{
+	struct proc *p = u ? proc_find(u, pid) : NULL;
+	const struct umap *m = NULL;
+	bool fp = false, ask = false;
+	uint64_t now, pc;
+	struct file *f;
+	size_t i;
+
+	if (u && !p && n)
+		reached_retired(u, pid, ips, n, samples); /* exited: its samples come after */
+	if (!p || !n || (p->listed && !p->queued && !p->unbuilt))
+		return; /* every mapping it lists has its table, or is anonymous */
+	now = mono_ns();
+	for (i = 0; i < n; i++) {
+		/* a return address points after the call: the call itself */
+		pc = i ? ips[i] - 1 : ips[i];
+		if (!m || pc < m->start || pc >= m->end)
+			m = maps_find(p->maps, p->n, pc); /* callers: mostly the callee's file */
+		if (m && !m->t && m->ino)
+			fp = true; /* its file has no table in this list: frame pointers there */
+		if (!p->listed || p->queued) {
+			/* its list is to be written (again): asked for there */
+			if (!m || (!m->t && m->ino))
+				reach_add(u, p, pc);
+			continue;
+		}
+		if (!m || m->t || !m->ino)
+			continue;
+		f = file_find(u, m->dev, m->ino);
+		if (f && f->t) {
+			ask = true; /* built since this list: written again */
+		} else if (!f || file_buildable(f, now)) {
+			if (file_want(u, f, m->dev, m->ino, now))
+				ask = true;
+		}
+	}
+	if (fp)
+		u->st.reach_fp_samples += samples;
+	if (ask && !p->asked) {
+		p->asked = true;
+		/* and the files every whole walk ends in */
+		for (i = 0; i < p->n; i++) {
+			if (!p->maps[i].bottom || p->maps[i].t)
+				continue;
+			f = file_find(u, p->maps[i].dev, p->maps[i].ino);
+			if (!f || file_buildable(f, now))
+				(void)file_want(u, f, p->maps[i].dev, p->maps[i].ino, now);
+		}
+	}
+	if (ask)
+		queue(u, p);
+}
+
 void unwinder__forget_pid(struct unwinder *u, uint32_t pid)
 {
 	struct proc **pp, *p;
@@ -965,6 +1223,8 @@ void unwinder__forget_pid(struct unwinder *u, uint32_t pid)
 			(void)sampler__unwind_del_proc(u->s, pid);
 			u->st.procs--;
 		}
+		if (p->unbuilt)
+			retire(u, p); /* its last samples may still ask for tables */
 		proc_free(u, p);
 		return; /* its queue entry finds no process and is dropped */
 	}
@@ -994,6 +1254,33 @@ int unwinder__sweep(struct unwinder *u)
 	return n;
 }
 
+/* Tables were built, or files wanted: every listed process listing one of those files without
+ * its table is queued, to have its list written again with it (no /proc read: the maps it was
+ * listed from) or to build it (through it: the process that asked may be gone). */
+static void queue_users_of_built(struct unwinder *u)
+{
+	const struct file *f;
+	struct proc *p;
+	uint64_t now = mono_ns();
+	size_t i, j;
+
+	for (i = 0; i < PROC_SLOTS; i++) {
+		for (p = u->procs[i]; p; p = p->hnext) {
+			if (!p->unbuilt || p->queued || !p->listed)
+				continue;
+			for (j = 0; j < p->n; j++) {
+				if (p->maps[j].t || !p->maps[j].ino)
+					continue;
+				f = file_find(u, p->maps[j].dev, p->maps[j].ino);
+				if (f && (f->t || (f->wanted && file_buildable(f, now)))) {
+					queue(u, p);
+					break;
+				}
+			}
+		}
+	}
+}
+
 int unwinder__work(struct unwinder *u)
 {
 	uint64_t deadline = mono_ns() + u->o.work_budget_ns;
@@ -1001,6 +1288,7 @@ int unwinder__work(struct unwinder *u)
 	struct proc *p;
 	int r;
 
+	u->built = 0;
 	for (i = 0; i < u->nqueue; i++) {
 		p = proc_find(u, u->queue[i]);
 		if (!p)
@@ -1015,7 +1303,12 @@ int unwinder__work(struct unwinder *u)
 			unwinder__forget_pid(u, p->pid);
 	}
 	u->nqueue = keep;
-	return (int)keep;
+	/* the processes listing the new tables' files: their lists at the next call (soon: the
+	 * drain asks for one within 5 ms while work is pending) */
+	if (u->built || u->wants)
+		queue_users_of_built(u);
+	u->wants = false;
+	return (int)u->nqueue;
 }
 
 void unwinder__stats(const struct unwinder *u, struct unwind_stats *ret)
@@ -1093,6 +1386,8 @@ void unwinder__free(struct unwinder *u)
 	}
 	while (u->lru.next != &u->lru)
 		table_free(u, u->lru.next);
+	for (i = 0; i < RETIRED_MAX; i++)
+		free(u->retired[i].maps);
 	free(u->vdso);
 	free(u->free);
 	free(u->queue);

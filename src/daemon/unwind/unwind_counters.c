@@ -66,6 +66,17 @@ const struct counter_desc unwind_counters[] = {
 	{ .key = "lists", U64(lists) },
 	{ .key = "exec_lists", U64(exec_lists) },
 	{ .key = "exec_unbuilt", U64(exec_unbuilt) },
+	{ .key = "files_unbuilt", U64(files_unbuilt), .unit = "files",
+	  .metric = "ember_unwind_files_unbuilt", .type = COUNTER_GAUGE,
+	  .help = "Mapped files listed for the walker that no walk reached yet: no table built, "
+		  "frame pointers there." },
+	{ .key = "build_asks", U64(build_asks), .metric = EVENTS, .label = "event",
+	  .label_value = "build_asked" },
+	{ .key = "reach_fp_samples", U64(reach_fp_samples), .unit = "samples",
+	  .metric = "ember_unwind_reach_fp_samples_total", .type = COUNTER_COUNTER,
+	  .help = "Samples with frames in a listed file whose table was not built yet (frame "
+		  "pointers there)." },
+	{ .key = "reach_dropped", U64(reach_dropped) },
 	{ .key = "maps_overflow", U64(maps_overflow), .metric = EVENTS, .label = "event",
 	  .label_value = "maps_overflow" },
 	{ .key = "maps_errors", U64(maps_errors), .metric = EVENTS, .label = "event",

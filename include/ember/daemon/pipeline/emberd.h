@@ -110,7 +110,8 @@ int emberd_finish(struct emberd *d);
 
 /* The sampler's process events (sampler__set_*_fn(), @ctx the struct emberd), fanned out to
  * the process tracker, the symbolizer, the unwinder, the Python reader and the identity. */
-void emberd_on_new_pid(uint32_t pid, bool exec_follows, void *ctx);
+void emberd_on_new_pid(uint32_t pid, bool exec_follows, const uint64_t *ips, size_t n,
+		       void *ctx);
 void emberd_on_exit_pid(uint32_t pid, uint64_t time_ns, bool gone, void *ctx);
 void emberd_on_exec(uint32_t pid, uint64_t time_ns, bool gone, void *ctx);
 void emberd_on_fork(uint32_t parent, uint32_t child, uint64_t time_ns, bool gone, void *ctx);

@@ -239,8 +239,13 @@ uint64_t sampler__events_due_ns(const struct sampler *s);
 /* Called with each pid (not 0) the sampler sees for the first time in a while with a user
  * stack, as soon as its first record is read: the daemon captures the process's mappings then.
  * @exec_follows: an exec of the pid comes later in the same batch of events, so the sample is
- * of the image before it, and /proc may show the new one already (a shell's fork). */
-typedef void (*sampler_pid_fn)(uint32_t pid, bool exec_follows, void *ctx);
+ * of the image before it, and /proc may show the new one already (a shell's fork).
+ * @ips: that record's native user frames (leaf first; at most SAMPLER_FIRST_IPS, @n of them),
+ * the files its walk reached (unwinder__reached(): their tables before the tick delivers the
+ * record). Borrowed for the call. */
+#define SAMPLER_FIRST_IPS 32
+typedef void (*sampler_pid_fn)(uint32_t pid, bool exec_follows, const uint64_t *ips, size_t n,
+			       void *ctx);
 void sampler__set_pid_fn(struct sampler *s, sampler_pid_fn fn, void *ctx);
 
 /* Called with the pid of a process that called exec (any process), when the drain hands the

@@ -148,6 +148,8 @@ struct symbolizer_stats {
 	uint64_t elf_mem_evictions;	/* images dropped to stay within max_image_bytes */
 	uint64_t elf_mem_refused;	/* images not kept: larger than max_image_bytes alone */
 	uint64_t elf_errors;		/* files that could not be opened or parsed */
+	uint64_t elf_unreachable;	/* ... not opened through a process gone meanwhile: not the
+					 * file's failure, tried again through the next process */
 	uint64_t elf_debuginfo;		/* separate debug files used */
 	uint64_t elf_symbols;		/* gauge: symbols held over all cached images */
 	uint64_t elf_too_big;		/* ... refused: a table or section past its bound */

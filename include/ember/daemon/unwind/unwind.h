@@ -3,9 +3,11 @@
  * unwind: the tables the BPF sampler walks user stacks with (bpf/unwind.bpf.h), kept in the
  * sampler's maps. For each sampled process it reads /proc/PID/maps and gives the BPF walker the
  * list of its executable mappings, each with the range of rows of its file in the shared rows
- * array; a file's rows are compiled from its CFI (cfi.h) once, keyed by device and inode (and
- * shared by build-id and size across mounts, elf/filecache.h's rule: a container's libc is the
- * host's when they are the same file). When the array is full, tables no process uses go first (least recently used), then
+ * array; a file's rows are compiled from its CFI (cfi.h) once a walk reaches it (issue 26 item
+ * 4: unwinder__reached(); until then the mapping is listed without rows, frame pointers there),
+ * keyed by device and inode (and shared by build-id and size across mounts, elf/filecache.h's
+ * rule: a container's libc is the host's when they are the same file). When the array is full,
+ * tables no process uses go first (least recently used), then
  * tables of processes not sampled for 30 s (those are listed again, frame pointers there); a
  * table whose room would take a table in use is not built (counted as refused). Anonymous executable mappings (JIT code) and
  * files without CFI are listed with no rows: frame pointers. The vDSO's rows come from this
@@ -72,6 +74,13 @@ struct unwind_stats {
 	uint64_t procs_swept;		/* forgotten by the sweep: gone without a notification */
 	uint64_t exec_lists;		/* processes listed at exec (unwinder__exec_pid) */
 	uint64_t exec_unbuilt;		/* ... mappings left to frame pointers then: no table yet */
+	uint64_t files_unbuilt;		/* gauge: files listed that no walk reached yet: no table
+					 * built (frame pointers there until one does) */
+	uint64_t build_asks;		/* files whose table a walk asked for (unwinder__reached) */
+	uint64_t reach_fp_samples;	/* samples with frames in a listed file without its table
+					 * yet: walked by frame pointer there */
+	uint64_t reach_dropped;		/* addresses a walk reached not kept for the next list
+					 * (REACH_MAX): the next sample asks again */
 	uint64_t lists;			/* lists written to the BPF map */
 	uint64_t maps_overflow;		/* executable mappings past EMBER_UNWIND_MAX_MAPS */
 	uint64_t maps_errors;		/* /proc/PID/maps not readable (gone, denied) */
@@ -119,6 +128,14 @@ void unwinder__refresh_pid(struct unwinder *u, uint32_t pid);
 /* Its samples are being stored (ingest, per group): the tables it uses are hot, not evicted for
  * others while it runs. Cheap: at most once a second per process does anything. */
 void unwinder__sampled(struct unwinder *u, uint32_t pid);
+/*
+ * @n addresses (@ips, leaf first: the sampled pc, then return addresses) a walk of @pid reached,
+ * for @samples samples (ingest, per group): the files they are in get their tables, built at
+ * the next unwinder__work(), and every process listing those files is listed again with them.
+ * Cheap when every file the process lists has its table (or failed recently).
+ */
+void unwinder__reached(struct unwinder *u, uint32_t pid, const uint64_t *ips, size_t n,
+		       uint64_t samples);
 /* exec or exit: its list goes (its next sample after an exec notes it again). */
 void unwinder__forget_pid(struct unwinder *u, uint32_t pid);
 /*
