@@ -1223,16 +1223,20 @@ static void test_perfmap_files(void **state)
 	ips[0] = JIT_BASE + 0x25;
 	assert_string_equal(user_stack(s, st, FAKE_PID, ips, 1), "[unknown]");
 	f = fopen(map, "ae");
-	fprintf(f, "0 second;fn\n");
+	/* and a name with control bytes (the process writes its names): escaped as comms are */
+	fprintf(f, "0 second;fn\n%llx 10 esc\x1b[1mname\x7f\n", (unsigned long long)JIT_BASE + 0x40);
 	fclose(f);
 	usleep(250 * 1000);
 	assert_string_equal(user_stack(s, st, FAKE_PID, ips, 1), "second:fn_[j]");
+	ips[0] = JIT_BASE + 0x44;
+	assert_string_equal(user_stack(s, st, FAKE_PID, ips, 1), "esc\\x1b[1mname\\x7f_[j]");
+	ips[0] = JIT_BASE + 0x25;
 	/* new JIT symbols read: answers kept for this process must be asked again */
 	v2 = symbolizer__pid_version(s, FAKE_PID);
 	assert_int_not_equal(v2, 0);
 	assert_int_not_equal(v2, v1);
 	symbolizer__stats(s, &ss);
-	assert_int_equal(ss.perfmap_symbols, 2);
+	assert_int_equal(ss.perfmap_symbols, 3);
 	assert_int_equal(ss.perfmap_bad_lines, 0);
 
 	/* pid reuse: a new start time drops the cached state */

@@ -103,9 +103,8 @@ static int kernel_frame(struct symbolizer *s, uint64_t addr)
 	if (mod) {
 		sbuf_reset(&s->name);
 		sbuf_addf(&s->name, "[%s]_[k]", mod);
-		if (sbuf_error(&s->name))
+		if (sbuf_error(&s->name) || sym_tidy(s))
 			return -ENOMEM;
-		sym_sanitize(s->name.buf, s->name.len);
 		return strtab__intern(s->st, s->name.buf, s->name.len);
 	}
 	return sym_intern_lit(s, &s->kunknown_id, "[unknown]_[k]");

@@ -38,19 +38,27 @@
 
 /* --- names ------------------------------------------------------------------------------- */
 
-/* Folded frames cannot hold ';' or line breaks: the same tidying as stackcollapse-perf. */
-void sym_sanitize(char *p, size_t len)
+int sym_tidy(struct symbolizer *s)
 {
+	struct sbuf t;
 	size_t i;
 
-	for (i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)p[i];
+	for (i = 0; i < s->name.len; i++) {
+		unsigned char c = (unsigned char)s->name.buf[i];
 
-		if (c == ';')
-			p[i] = ':';
-		else if (c < 0x20 || c == 0x7f)
-			p[i] = '?';
+		if (c == ';' || c < 0x20 || c == 0x7f)
+			break;
 	}
+	if (i == s->name.len)
+		return sbuf_error(&s->name) ? -ENOMEM : 0;
+	sbuf_reset(&s->tidy);
+	sbuf_add_frame(&s->tidy, s->name.buf, s->name.len);
+	if (sbuf_error(&s->tidy))
+		return -ENOMEM;
+	t = s->name;
+	s->name = s->tidy;
+	s->tidy = t;
+	return 0;
 }
 
 /* Interns @raw (demangled if @dem) + @suffix. Returns id >= 0 or -ENOMEM. */
@@ -63,9 +71,8 @@ int sym_intern(struct symbolizer *s, const char *raw, size_t raw_len, bool dem, 
 		sbuf_add(&s->name, raw, raw_len);
 	if (suffix)
 		sbuf_adds(&s->name, suffix);
-	if (sbuf_error(&s->name))
+	if (sbuf_error(&s->name) || sym_tidy(s))
 		return -ENOMEM;
-	sym_sanitize(s->name.buf, s->name.len);
 	return strtab__intern(s->st, s->name.buf, s->name.len);
 }
 
@@ -124,6 +131,7 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *o, struct strta
 	s->next_serial = 1;
 	s->kunknown_id = s->unknown_id = -1;
 	sbuf_init(&s->name);
+	sbuf_init(&s->tidy);
 	s->files = s->o.files;
 	if (!s->files)
 		s->files = s->own_files = filecache__new(NULL);
@@ -164,6 +172,7 @@ void symbolizer__free(struct symbolizer *s)
 	free(s->ktexts);
 	elfsym__free(s->vdso);
 	sbuf_fini(&s->name);
+	sbuf_fini(&s->tidy);
 	free(s->buf);
 	free(s->tmp);
 	free(s->debug_dirs);
@@ -321,9 +330,8 @@ static int unknown_frame(struct symbolizer *s, struct proc *p, struct mapping *m
 			return m->unknown_id;
 		sbuf_addf(&s->name, "[%s]", base);
 	}
-	if (sbuf_error(&s->name))
+	if (sbuf_error(&s->name) || sym_tidy(s))
 		return -ENOMEM;
-	sym_sanitize(s->name.buf, s->name.len);
 	id = strtab__intern(s->st, s->name.buf, s->name.len);
 	if (id >= 0 && !s->o.addr_offsets)
 		m->unknown_id = id;
@@ -391,8 +399,7 @@ void sym_note_unresolved(struct symbolizer *s, const struct proc *p, const struc
 		sbuf_reset(&s->name);
 		sbuf_addf(&s->name, s->o.addr_offsets ? "%.*s" : "[%.*s]", (int)m->base_len,
 			  p->paths + m->base_off);
-		if (!sbuf_error(&s->name)) {
-			sym_sanitize(s->name.buf, s->name.len);
+		if (!sbuf_error(&s->name) && !sym_tidy(s)) {
 			copy_text(u->frame, sizeof(u->frame), s->name.buf, s->name.len);
 		}
 	} else {

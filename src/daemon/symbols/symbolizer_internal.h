@@ -179,6 +179,7 @@ struct symbolizer {
 
 	struct addr_slot *acache;
 	struct sbuf name;		/* scratch for names */
+	struct sbuf tidy;		/* ... and for sym_tidy() */
 	char *buf;			/* scratch for file contents */
 	size_t buf_cap;
 	uint32_t *tmp;			/* frames, leaf first */
@@ -193,8 +194,9 @@ struct symbolizer {
 
 /* names (symbolizer.c) */
 
-/* Folded frames cannot hold ';' or line breaks: ';' becomes ':', control characters '?'. */
-void sym_sanitize(char *p, size_t len);
+/* Tidies s->name as a folded frame, as comms and every other name are (sbuf_add_frame(): ';'
+ * becomes ':', control bytes and DEL "\xNN"). 0 or -ENOMEM. */
+int sym_tidy(struct symbolizer *s);
 /* Interns @raw (demangled if @dem) + @suffix. Returns id >= 0 or -ENOMEM. */
 int sym_intern(struct symbolizer *s, const char *raw, size_t raw_len, bool dem, const char *suffix);
 /* Interns the literal @lit once, caching its id in *@cache (-1: not yet). id >= 0 or -ENOMEM. */

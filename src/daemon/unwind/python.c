@@ -284,7 +284,7 @@ static void put_utf8(struct sbuf *sb, uint32_t cp)
 }
 
 /* Appends a PyUnicode's data (@n bytes of @kind, ASCII or not) as UTF-8, tidied for folded
- * frames (';' -> ':', control characters -> '?'). */
+ * frames (';' -> ':', control characters -> "\xNN" as sbuf_add_frame() writes them). */
 static void put_str(struct sbuf *sb, const uint8_t *data, size_t n, unsigned int kind)
 {
 	size_t i;
@@ -294,10 +294,12 @@ static void put_str(struct sbuf *sb, const uint8_t *data, size_t n, unsigned int
 			      : kind == 2 ? (uint32_t)(data[i] | data[i + 1] << 8)
 					  : (uint32_t)ld32(data + i);
 
-		if (cp == ';')
+		if (cp == ';') {
 			cp = ':';
-		else if (cp < 0x20 || cp == 0x7f)
-			cp = '?';
+		} else if (cp < 0x20 || cp == 0x7f) { /* as sbuf_add_frame() writes them */
+			sbuf_addf(sb, "\\x%02x", cp);
+			continue;
+		}
 		put_utf8(sb, cp);
 	}
 }
