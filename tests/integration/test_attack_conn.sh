@@ -50,11 +50,13 @@ attack() {
 	local ap=$!
 	PIDS+=($ap)
 	sleep 2
-	# the prober at a higher priority than the attacker (root: nice -n -5): a liveness probe
-	# runs on its own machine (kubelet, a load balancer), not queued behind the attacker's
-	# process on the same two CPUs between its connect and its first byte; emberd's bounds
-	# and the shared address are unchanged
-	out=$(nice -n -5 python3 "$A" probe "$SCHEME://127.0.0.1:$PORT" $((SECS - 4)) $ca 2>"$TMP/probe.err")
+	# the prober at real-time priority (root: chrt -f 1; it sleeps between probes): a liveness
+	# probe runs on its own machine (kubelet, a load balancer), not queued behind the attacker's
+	# process on the same two CPUs between its connect and its first byte. At nice -5 its
+	# ClientHello still came 5 ms after its connect now and then, and a connection that has not
+	# said a word is the first emberd closes under a flood from its address (fresh-clone runs K,
+	# L, Q: 1 probe in ~77). emberd's bounds and the shared address are unchanged
+	out=$(chrt -f 1 python3 "$A" probe "$SCHEME://127.0.0.1:$PORT" $((SECS - 4)) $ca 2>"$TMP/probe.err")
 	if [ "$mode" = idle ]; then # the exporter answers during the flood too
 		curl -sfk -m 5 -o "$TMP/metrics" -w '%{http_code}' "$SCHEME://127.0.0.1:$PORT/metrics" \
 			>"$TMP/metrics.code" 2>/dev/null
