@@ -16,9 +16,8 @@ trap 'mix_stop; rm -rf "$TMP"' EXIT
 . "$(dirname "$0")/hostmix_lib.sh"
 mix_setup
 mix_start $((DUR + 8))
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-"$EMBERD" --listen "127.0.0.1:$port" >"$TMP/emberd.log" 2>&1 & E=$!
-MIX+=($E)
+mix_emberd "$EMBERD" "$TMP/emberd.log"
+port=$E_PORT E=$E_PID
 sleep 4
 snap() { echo "$(awk '{print $14 + $15}' /proc/$E/stat) $(curl -s "127.0.0.1:$port/metrics" | awk '$1=="ember_samples_total"{print $2}')"; }
 a=$(snap)

@@ -20,9 +20,8 @@ perf probe -q -x "$LIBELF" elf_begin 2>/dev/null || perf probe -q -l | grep -q e
 	{ echo "cannot place a uprobe on $LIBELF:elf_begin" >&2; exit 1; }
 mix_setup
 mix_start $((DUR + 8))
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-"$EMBERD" --listen "127.0.0.1:$port" >"$TMP/emberd.log" 2>&1 & E=$!
-MIX+=($E)
+mix_emberd "$EMBERD" "$TMP/emberd.log"
+port=$E_PORT E=$E_PID
 sleep 4
 snap() { curl -s "127.0.0.1:$port/api/v1/stats" >"$1"; }
 snap "$TMP/a.json"

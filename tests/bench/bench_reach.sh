@@ -13,8 +13,7 @@ trap 'mix_stop; rm -rf "$TMP"' EXIT
 . "$(dirname "$0")/hostmix_lib.sh"
 mix_setup
 mix_start $((DUR + 6))
-port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-PO=$(port) PN=$(port)
+PO=$(mix_port) PN=$(mix_port)
 "$OLD" --listen "127.0.0.1:$PO" >"$TMP/old.log" 2>&1 & EO=$!
 "$NEW" --listen "127.0.0.1:$PN" >"$TMP/new.log" 2>&1 & EN=$!
 MIX+=($EO $EN)

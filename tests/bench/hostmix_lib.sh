@@ -2,7 +2,8 @@
 # The host-like mix of bench_hostmix.sh and bench_breakdown.sh (sourced, with TMP set): Debian's xz
 # and a gzip loop over 20 MB of random bytes, python3.11, perl and node each in a small loop, and
 # `ls`/`sed` started 20 times a second. mix_setup writes its inputs into $TMP; mix_start SECONDS
-# starts it (pids in MIX); mix_stop ends it.
+# starts it (pids in MIX); mix_stop ends it. mix_port prints a free port; mix_emberd BIN LOG
+# starts an emberd on one (E_PORT, E_PID; stopped with the mix).
 mix_setup() {
 	head -c 20000000 /dev/urandom >"$TMP/rand.bin"
 	cat >"$TMP/work.py" <<'PY'
@@ -49,4 +50,13 @@ mix_stop() {
 	pkill -f "$TMP/work" 2>/dev/null
 	for p in "${MIX[@]}"; do wait "$p" 2>/dev/null; done
 	MIX=()
+}
+mix_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+mix_emberd() { # BIN LOG
+	E_PORT=$(mix_port)
+	"$1" --listen "127.0.0.1:$E_PORT" >"$2" 2>&1 &
+	E_PID=$!
+	MIX+=($E_PID)
 }
