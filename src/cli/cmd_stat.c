@@ -319,21 +319,29 @@ static void print_report(const struct hotelling_result *r, const struct stat_arg
 	if (r->skipped_constant || r->skipped_collinear)
 		printf("; passed over %zu with zero variance, %zu collinear", r->skipped_constant,
 		       r->skipped_collinear);
-	printf("\nT2 %.6g  F(%g, %g) %.6g  p-value %.6g\n", r->t2, r->df1, r->df2, r->f,
-	       r->p_value);
-	printf("alpha %g  critical T2 %.6g  critical F %.6g\n", r->alpha, r->t2_crit, r->f_crit);
-	printf("result: %s\n", r->t2 > r->t2_crit ? "the profiles differ (H0 rejected)"
-						   : "no significant difference (H0 kept)");
+	if (r->nr_exact)
+		printf("; %zu changed exactly (the same count in every profile of each set)",
+		       r->nr_exact);
+	if (r->p) {
+		printf("\nT2 %.6g  F(%g, %g) %.6g  p-value %.6g\n", r->t2, r->df1, r->df2, r->f,
+		       r->p_value);
+		printf("alpha %g  critical T2 %.6g  critical F %.6g\n", r->alpha, r->t2_crit,
+		       r->f_crit);
+	} else {
+		printf("\nno T2: no stack varies within the sets\n");
+	}
+	printf("result: %s\n", hotelling_rejects(r) ? "the profiles differ (H0 rejected)"
+						    : "no significant difference (H0 kept)");
 	printf("significant stacks: %zu\n", r->nr_significant);
 	printf("%-3s %5s %12s %12s %12s %12s %12s  %s\n", "sig", "df", "mean A", "mean B",
 	       "delta", "CI low", "CI high", "stack");
-	for (i = 0; i < r->p; i++) {
+	for (i = 0; i < r->nr_kept; i++) {
 		const struct hotelling_stack *hs = &r->kept[i];
 
 		sbuf_reset(&txt);
 		profile__stack_text(r->all, hs->stack, &txt);
 		printf("%-3s %5zu %12.4f %12.4f %+12.4f %12.4f %12.4f  %s\n",
-		       hs->significant ? "*" : "", hs->df, hs->mean_a, hs->mean_b, hs->delta,
+		       hs->exact ? "*=" : hs->significant ? "*" : "", hs->df, hs->mean_a, hs->mean_b, hs->delta,
 		       hs->ci_lo, hs->ci_hi, txt.buf ? txt.buf : "");
 	}
 	sbuf_fini(&txt);

@@ -160,6 +160,91 @@ static void test_verdict(void **state)
 	sbuf_fini(&sb);
 }
 
+/*
+ * Exact changes: a stack with one count in every A profile and another in every B profile has
+ * no variance, but is the most certain change there is. It was passed over as "zero variance"
+ * and the regress experiment's main;startup (100 samples in every regressed run, 0 in every
+ * baseline run) went unreported (fresh-clone CI of stop 32). Kept after the tested stacks,
+ * significant, H0 rejected; with nothing else varying there is no T^2 but still a result.
+ */
+static void test_exact_change(void **state)
+{
+	struct strtab *st = strtab__new();
+	struct profile *p[12];
+	struct hotelling_result r;
+	struct sbuf sb = SBUF_INIT;
+	size_t i, n;
+	const uint32_t *f;
+
+	(void)state;
+	for (i = 0; i < 12; i++) {
+		p[i] = profile__new(st);
+		add_text(p[i], "m;same", 7);				/* constant: passed over */
+		add_text(p[i], "m;noise", (double)(i % 3));		/* varies, no change */
+		if (i >= 6)
+			add_text(p[i], "m;startup", 100);		/* exact change */
+	}
+	assert_int_equal(hotelling_test(p, 6, p + 6, 6, NULL, &r), 0);
+	assert_int_equal(r.skipped_constant, 1);
+	assert_int_equal(r.p, 1);
+	assert_int_equal(r.nr_exact, 1);
+	assert_int_equal(r.nr_kept, 2);
+	assert_false(r.kept[0].exact);
+	assert_false(r.kept[0].significant);
+	assert_true(r.kept[1].exact);
+	assert_true(r.kept[1].significant);
+	assert_near(r.kept[1].delta, 100, 0);
+	assert_near(r.kept[1].ci_lo, 100, 0);
+	f = profile__stack(r.all, r.kept[1].stack, &n);
+	assert_int_equal(n, 2);
+	assert_string_equal(strtab__str(st, f[1]), "startup");
+	assert_int_equal(r.nr_significant, 1);
+	assert_false(r.t2 > r.t2_crit); /* the noise alone is no difference */
+	assert_true(hotelling_rejects(&r));
+	assert_near(r.p_value, 0, 0);
+	hotelling_verdict(&r, &sb);
+	assert_string_equal(sb.buf, "the ranges differ (p-value 0, alpha 0.05): 1 stack changed "
+				    "significantly");
+	sbuf_reset(&sb);
+	assert_int_equal(hotelling_write_json(&r, &sb), 0);
+	assert_non_null(strstr(sb.buf, "\"nr_exact\":1,"));
+	assert_non_null(strstr(sb.buf, "\"reject\":true"));
+	assert_non_null(strstr(sb.buf, "\"stack\":\"m;startup\""));
+	assert_non_null(strstr(sb.buf, "\"exact\":true,\"significant\":true}"));
+	{
+		struct profile *red = hotelling_reduced_diff(&r);
+		size_t changed = 0;
+
+		assert_non_null(red);
+		for (i = 0; i < profile__nr_stacks(red); i++)
+			changed += profile__count(red, i) != profile__count2(red, i);
+		assert_int_equal(changed, 1);
+		profile__free(red);
+	}
+	hotelling_result_fini(&r);
+	for (i = 0; i < 12; i++)
+		profile__free(p[i]);
+
+	/* nothing varies at all: no T^2, the exact change still reported */
+	for (i = 0; i < 4; i++) {
+		p[i] = profile__new(st);
+		add_text(p[i], "m;a", i < 2 ? 200 : 150);
+	}
+	assert_int_equal(hotelling_test(p, 2, p + 2, 2, NULL, &r), 0);
+	assert_int_equal(r.p, 0);
+	assert_int_equal(r.nr_kept, 1);
+	assert_true(hotelling_rejects(&r));
+	assert_near(r.kept[0].delta, -50, 0);
+	sbuf_reset(&sb);
+	assert_int_equal(hotelling_write_json(&r, &sb), 0);
+	assert_non_null(strstr(sb.buf, "\"t2\":null,"));
+	hotelling_result_fini(&r);
+	for (i = 0; i < 4; i++)
+		profile__free(p[i]);
+	sbuf_fini(&sb);
+	strtab__free(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -167,6 +252,7 @@ int main(void)
 		cmocka_unit_test(test_selection),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_verdict),
+		cmocka_unit_test(test_exact_change),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

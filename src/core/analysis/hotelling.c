@@ -90,7 +90,7 @@ int hotelling_test(struct profile *const *a, size_t n_a, struct profile *const *
 	struct rank *rk = NULL;
 	size_t *df = NULL, *col_of = NULL, *map = NULL, nmap = 0;
 	double *sum_a = NULL, *sum_b = NULL, *X = NULL, *Z = NULL, *L = NULL;
-	size_t m, k, i, j, q, ncand, pmax, nsel = 0, *sel = NULL;
+	size_t m, k, i, j, q, ncand, pmax, nsel = 0, *sel = NULL, nexact = 0, *exact = NULL;
 	uint32_t *tmp = NULL;
 	size_t tcap = 0;
 	int err = 0, idx;
@@ -180,7 +180,8 @@ int hotelling_test(struct profile *const *a, size_t n_a, struct profile *const *
 	Z = malloc(N * (pmax ? pmax : 1) * sizeof(*Z));
 	L = calloc(pmax * pmax + 1, sizeof(*L));
 	sel = malloc((pmax ? pmax : 1) * sizeof(*sel));
-	if (!X || !Z || !L || !sel)
+	exact = malloc((ncand ? ncand : 1) * sizeof(*exact));
+	if (!X || !Z || !L || !sel || !exact)
 		goto nomem;
 	nmap = 0;
 	for (k = 0; k < N; k++) {
@@ -208,7 +209,10 @@ int hotelling_test(struct profile *const *a, size_t n_a, struct profile *const *
 		}
 		sjj /= (double)(N - 2);
 		if (!(sjj > 0)) {
-			r.skipped_constant++;
+			if (ma != mb)
+				exact[nexact++] = q; /* the same count in every profile of each set */
+			else
+				r.skipped_constant++;
 			continue;
 		}
 		rr = sjj;
@@ -230,19 +234,58 @@ int hotelling_test(struct profile *const *a, size_t n_a, struct profile *const *
 		row[nsel] = sqrt(rr);
 		sel[nsel++] = q;
 	}
-	if (nsel == 0) {
+	/* past p: the candidates left can still hold exact changes (they never use up a dimension) */
+	for (; q < ncand; q++) {
+		double ma = sum_a[rk[q].stack] / (double)n_a, mb = sum_b[rk[q].stack] / (double)n_b;
+
+		if (ma == mb)
+			continue;
+		for (k = 0; k < N; k++)
+			if (X[k * ncand + q] != (k < n_a ? ma : mb))
+				break;
+		if (k == N)
+			exact[nexact++] = q;
+	}
+	if (nsel == 0 && nexact == 0) {
 		err = -ENODATA;
 		goto fail;
 	}
 	r.p = nsel;
+	r.nr_exact = nexact;
+	r.nr_kept = nsel + nexact;
 
 	/* T^2 with GSL: S = Z'Z / (N - 2), Cholesky, S x = d */
 	old_handler = gsl_set_error_handler_off();
 	S = gsl_matrix_alloc(nsel, nsel);
 	dv = gsl_vector_alloc(nsel);
 	xv = gsl_vector_alloc(nsel);
-	r.kept = calloc(nsel, sizeof(*r.kept));
-	if (!S || !dv || !xv || !r.kept)
+	r.kept = calloc(nsel + nexact, sizeof(*r.kept));
+	if (!r.kept)
+		goto nomem;
+	for (i = 0; i < nexact; i++) {
+		struct hotelling_stack *hs = &r.kept[nsel + i];
+		size_t st = rk[exact[i]].stack;
+
+		*hs = (struct hotelling_stack){
+			.stack = st,
+			.df = rk[exact[i]].df,
+			.mean_a = sum_a[st] / (double)n_a,
+			.mean_b = sum_b[st] / (double)n_b,
+			.exact = true,
+			.significant = true,
+		};
+		hs->delta = hs->mean_b - hs->mean_a;
+		hs->ci_lo = hs->ci_hi = hs->delta;
+		r.nr_significant++;
+	}
+	if (nsel == 0) {
+		/* nothing varies: no T^2 to compute, and every change seen is certain */
+		r.t2 = r.f = r.df2 = r.f_crit = r.t2_crit = NAN;
+		r.p_value = 0;
+		*ret = r;
+		goto out;
+	}
+	if (!S || !dv || !xv)
 		goto nomem;
 	for (i = 0; i < nsel; i++) {
 		for (j = 0; j <= i; j++) {
@@ -299,6 +342,8 @@ int hotelling_test(struct profile *const *a, size_t n_a, struct profile *const *
 			hs->significant = hs->ci_lo > 0 || hs->ci_hi < 0;
 			r.nr_significant += hs->significant;
 		}
+		if (nexact)
+			r.p_value = 0;
 	}
 	*ret = r;
 	goto out;
@@ -323,6 +368,7 @@ out:
 	free(Z);
 	free(L);
 	free(sel);
+	free(exact);
 	return err;
 }
 
@@ -343,7 +389,7 @@ struct profile *hotelling_reduced_diff(const struct hotelling_result *r)
 		if (profile__add2(d, f, n, mb, mb) < 0)
 			goto nomem;
 	}
-	for (i = 0; i < r->p; i++) {
+	for (i = 0; i < r->nr_kept; i++) {
 		if (!r->kept[i].significant)
 			continue;
 		f = profile__stack(r->all, r->kept[i].stack, &n);
@@ -369,9 +415,14 @@ static void json_num(struct sbuf *sb, const char *key, double v, bool comma)
 		sbuf_addc(sb, ',');
 }
 
+bool hotelling_rejects(const struct hotelling_result *r)
+{
+	return r->nr_exact > 0 || r->t2 > r->t2_crit;
+}
+
 void hotelling_verdict(const struct hotelling_result *r, struct sbuf *sb)
 {
-	if (!(r->t2 > r->t2_crit)) {
+	if (!hotelling_rejects(r)) {
 		sbuf_addf(sb, "no significant difference (p-value %.3g, alpha %g)", r->p_value,
 			  r->alpha);
 		return;
@@ -392,8 +443,8 @@ int hotelling_write_json(const struct hotelling_result *r, struct sbuf *sb)
 
 	sbuf_addf(sb, "{\"n_a\":%zu,\"n_b\":%zu,\"stacks\":%zu,\"p\":%zu,", r->n_a, r->n_b,
 		  r->nr_stacks, r->p);
-	sbuf_addf(sb, "\"skipped_constant\":%zu,\"skipped_collinear\":%zu,", r->skipped_constant,
-		  r->skipped_collinear);
+	sbuf_addf(sb, "\"skipped_constant\":%zu,\"skipped_collinear\":%zu,\"nr_exact\":%zu,",
+		  r->skipped_constant, r->skipped_collinear, r->nr_exact);
 	json_num(sb, "alpha", r->alpha, true);
 	json_num(sb, "t2", r->t2, true);
 	json_num(sb, "f", r->f, true);
@@ -403,10 +454,10 @@ int hotelling_write_json(const struct hotelling_result *r, struct sbuf *sb)
 	json_num(sb, "f_crit", r->f_crit, true);
 	json_num(sb, "t2_crit", r->t2_crit, true);
 	sbuf_addf(sb, "\"reject\":%s,\"nr_significant\":%zu,\"verdict\":\"",
-		  r->t2 > r->t2_crit ? "true" : "false", r->nr_significant);
+		  hotelling_rejects(r) ? "true" : "false", r->nr_significant);
 	hotelling_verdict(r, sb);
 	sbuf_adds(sb, "\",\"kept\":[");
-	for (i = 0; i < r->p; i++) {
+	for (i = 0; i < r->nr_kept; i++) {
 		const struct hotelling_stack *hs = &r->kept[i];
 
 		sbuf_reset(&txt);
@@ -420,7 +471,8 @@ int hotelling_write_json(const struct hotelling_result *r, struct sbuf *sb)
 		json_num(sb, "var", hs->var, true);
 		json_num(sb, "ci_lo", hs->ci_lo, true);
 		json_num(sb, "ci_hi", hs->ci_hi, true);
-		sbuf_addf(sb, "\"significant\":%s}", hs->significant ? "true" : "false");
+		sbuf_addf(sb, "\"exact\":%s,\"significant\":%s}", hs->exact ? "true" : "false",
+			  hs->significant ? "true" : "false");
 	}
 	sbuf_adds(sb, "]}\n");
 	if (sbuf_error(&txt))

@@ -18,6 +18,13 @@
  *   simultaneous (1 - alpha) interval of stack i: d_i +- sqrt(c^2 (1/n1 + 1/n2) S_ii)
  * A stack is significant when its interval excludes 0.
  *
+ * A stack with the same count in every profile of A and another same count in every profile of
+ * B (pooled variance 0, means apart) is an exact change: it cannot be a dimension of the test
+ * (S would be singular) and needs none, since no noise explains it. It is kept after the p
+ * tested stacks, significant with a zero-width interval, and the test rejects H0 whatever T^2
+ * says (p-value 0). Counts are integers, so a burn of fixed CPU time sampled at a fixed period
+ * gives one: 100 samples in every run of one set, none in the other.
+ *
  * Uses GSL (Cholesky, the F distribution). Not thread-safe: GSL's error handler is switched off
  * for the duration of a call (and restored).
  */
@@ -51,6 +58,7 @@ struct hotelling_stack {
 	double delta;		/* mean_b - mean_a */
 	double var;		/* pooled variance S_ii */
 	double ci_lo, ci_hi;	/* simultaneous confidence interval of delta */
+	bool exact;		/* an exact change: no variance in either set (not in T^2) */
 	bool significant;	/* the interval excludes 0 */
 };
 
@@ -58,7 +66,9 @@ struct hotelling_result {
 	size_t n_a, n_b;		/* profiles in each set */
 	size_t nr_stacks;		/* distinct stacks over all profiles */
 	size_t p;			/* stacks kept: the dimension of the test */
-	size_t skipped_constant;	/* candidates passed over: pooled variance 0 */
+	size_t nr_exact;		/* exact changes, kept after the p tested stacks */
+	size_t nr_kept;			/* p + nr_exact: the entries of kept */
+	size_t skipped_constant;	/* candidates passed over: pooled variance 0, no change */
 	size_t skipped_collinear;	/* candidates passed over: linear in the kept ones */
 	double alpha;
 	double t2, f, df1, df2, p_value;
@@ -70,14 +80,14 @@ struct hotelling_result {
 	 * Its strtab is the first A profile's (borrowed: it must outlive the result).
 	 */
 	struct profile *all;
-	struct hotelling_stack *kept;	/* owned: p entries, in rank order */
+	struct hotelling_stack *kept;	/* owned: nr_kept entries, tested ones in rank order first */
 };
 
 /*
  * Runs the test of @b (n_b profiles) against @a (n_a profiles). The profiles may use different
  * strtabs; stacks are matched by frame names. Fills @ret (release with hotelling_result_fini()).
  * Returns 0; -EINVAL if a set has fewer than 2 profiles, n_a + n_b < 4, or alpha is not in
- * (0, 1); -ENODATA if no stack varies (nothing to test); -ENOMEM; -EDOM if GSL fails on the
+ * (0, 1); -ENODATA if no stack varies and none changed exactly (nothing to test); -ENOMEM; -EDOM if GSL fails on the
  * numbers. On failure @ret is zeroed.
  */
 int hotelling_test(struct profile *const *a, size_t n_a, struct profile *const *b, size_t n_b,
@@ -93,6 +103,9 @@ void hotelling_result_fini(struct hotelling_result *r);
  */
 struct profile *hotelling_reduced_diff(const struct hotelling_result *r);
 
+/* H0 rejected: T^2 past its critical value, or an exact change (nr_exact > 0). */
+bool hotelling_rejects(const struct hotelling_result *r);
+
 /*
  * The one verdict of a result, as the dashboard, /api/v1/compare ("verdict") and `ember stat
  * compare` say it: "no significant difference (p-value P, alpha A)", "the ranges differ (...): N
@@ -104,9 +117,10 @@ void hotelling_verdict(const struct hotelling_result *r, struct sbuf *sb);
 
 /*
  * The result as one JSON object (shared by `ember stat compare --json` and emberd's
- * /api/v1/compare): n_a n_b stacks p skipped_constant skipped_collinear alpha t2 f df1 df2
- * p_value f_crit t2_crit reject nr_significant verdict (hotelling_verdict()), and "kept": [{stack, df, mean_a, mean_b, delta,
- * var, ci_lo, ci_hi, significant}] in rank order. Numbers with 17 significant digits; a
+ * /api/v1/compare): n_a n_b stacks p skipped_constant skipped_collinear nr_exact alpha t2 f df1
+ * df2 p_value f_crit t2_crit reject nr_significant verdict (hotelling_verdict()), and "kept":
+ * [{stack, df, mean_a, mean_b, delta, var, ci_lo, ci_hi, exact, significant}], the tested
+ * stacks in rank order, then the exact changes. Numbers with 17 significant digits; a
  * non-finite one is null. Appends to @sb; returns its sticky error (0 or -ENOMEM).
  */
 int hotelling_write_json(const struct hotelling_result *r, struct sbuf *sb);
