@@ -60,4 +60,55 @@ check "exec'ed processes resolve (>= 80% of their samples; ~60% without exec han
 check "execs of sampled processes notified (>= 8 in /metrics, got ${EXECS:-none})" test "${EXECS:-0}" -ge 8
 check "exits of sampled processes notified (>= 8 in /metrics, got ${EXITS:-none})" test "${EXITS:-0}" -ge 8
 check "... and found gone within 2.5 s (pid_gone >= 8, got ${GONE:-none})" test "${GONE:-0}" -ge 8
+
+# A deep shell's forks, sampled between their fork and their exec (in the shell's code, or in
+# execve itself): named with the fork's copy of the shell's mappings. A maps read in the exec's
+# own window (the kernel maps the new image ~100 us before the exec tracepoint fires) once named
+# them with the new image: all "[unknown]", towers of 127 frames (test_unwind's whole-host check,
+# the CI of 2026-11-26). Two shells, 15 functions deep, fork and exec cat, sed and true for 8 s.
+cat >"$TMP/deep.sh" <<'SH'
+#!/bin/bash
+deep() { if [ "$1" -gt 0 ]; then deep $(($1 - 1)) "$2"; else
+	end=$((SECONDS + $2)); while [ $SECONDS -lt $end ]; do
+		cat /etc/hostname >/dev/null; x=$(echo a | sed s/a/b/); /bin/true; done; fi; }
+deep 15 "$1"
+SH
+PORT=$(free_port)
+"$EMBERD" --listen 127.0.0.1:$PORT -o python.enabled=no --dump-file "$TMP/deep.folded" \
+	>"$TMP/emberd2.log" 2>&1 &
+EPID=$!
+PIDS+=($EPID)
+wait_log "$TMP/emberd2.log" "started" || not_ok "emberd starts (deep shells)"
+cp "$TMP/deep.sh" "$TMP/deepshell"
+chmod +x "$TMP/deepshell" # its comm, the stacks' root
+"$TMP/deepshell" 8 & D1=$!
+"$TMP/deepshell" 8 & D2=$!
+wait $D1 $D2
+sleep 2.5
+kill -USR1 "$EPID"
+wait_log "$TMP/emberd2.log" "dumped" || not_ok "emberd dumps (deep shells)"
+kill -TERM "$EPID"; wait "$EPID"
+python3 - "$TMP/deep.folded" >"$TMP/deep.res" <<'PY'
+import sys
+worst, bad, tot, where = 0, 0, 0, "-"
+for l in open(sys.argv[1]):
+    stack, n = l.rstrip("\n").rsplit(" ", 1)
+    fr = stack.split(";")
+    if fr[0] != "deepshell":
+        continue
+    tot += int(n)
+    run = best = 0
+    for f in fr:
+        run = run + 1 if f == "[unknown]" else 0
+        best = max(best, run)
+    if best >= 8:
+        bad += int(n)
+    if best > worst:
+        worst, where = best, ";".join(f for f in fr[-4:])
+print(tot, bad, worst, where)
+PY
+read -r DT DBAD DWORST DWHERE <"$TMP/deep.res"
+echo "# deep shells: $DT samples, $DBAD with a run of >= 8 [unknown] frames, longest run $DWORST (leaf side: $DWHERE)"
+check "deep shells sampled (>= 300 samples, got $DT)" test "$DT" -ge 300
+check "a deep shell's forks named by the shell's image up to their exec: no run of 8 [unknown] (got $DBAD samples, longest $DWORST, at $DWHERE)" test "$DBAD" -eq 0
 done_testing

@@ -553,17 +553,63 @@ struct proc *sym_proc_get(struct symbolizer *s, uint32_t pid)
 	return proc_create(s, pid);
 }
 
+struct image_probe {
+	uint64_t start, dev, ino;
+	bool found;
+};
+
+static int probe_mapping(const struct procmaps_entry *e, void *ctx)
+{
+	struct image_probe *ip = ctx;
+
+	if (e->x && e->start == ip->start && e->inode == ip->ino &&
+	    makedev(e->dev_major, e->dev_minor) == ip->dev)
+		ip->found = true;
+	return 0;
+}
+
+/*
+ * Whether @p's mappings are of the image in @fork_copy: its first file mapping (the executable,
+ * where ASLR put it) is there too. A read in the middle of an exec shows the new image already
+ * (the kernel switches the address space and maps the new file well before the exec tracepoint
+ * fires, ~100 us later here; under load much more), with a time before the exec event's.
+ */
+static bool same_image(const struct proc *p, const struct proc_maps *fork_copy)
+{
+	struct image_probe ip = { 0 };
+	size_t i;
+
+	for (i = 0; i < p->nmaps; i++) {
+		if (p->maps[i].kind == PROCMAPS_FILE) {
+			ip = (struct image_probe){ .start = p->maps[i].start, .dev = p->maps[i].dev,
+						   .ino = p->maps[i].ino };
+			(void)proc_maps__for_each(fork_copy, probe_mapping, &ip);
+			return ip.found;
+		}
+	}
+	return false; /* no file mapped: nothing the fork's copy would not name better */
+}
+
 void symbolizer__retire_pid(struct symbolizer *s, uint32_t pid, uint64_t until_ns)
 {
 	struct proc *p = proc_find(s, pid);
 	struct proc_maps *pm;
 
-	/* read after the exec (a fork's first sample, drained late): the new image's mappings,
-	 * not those of the samples this state is kept for; the fork's copy of its parent's is */
-	if (p && until_ns && p->maps_read_ns > until_ns) {
+	/*
+	 * Read after the exec began (a fork's first sample, drained late, or a read in the exec's
+	 * own window): the new image's mappings, not those of the samples this state is kept for.
+	 * Until its first exec a fork runs its parent's image, so the fork's copy of its parent's
+	 * names them, unless this read shows that image too (a read before the exec: it may know
+	 * more, e.g. a library the child loaded).
+	 */
+	if (p && until_ns) {
 		pm = proc_tracker__forked(s->procs, pid);
-		if (pm && !take_maps(s, p, pm, 0))
-			s->stats.pid_before_exec++;
+		if (pm && (p->maps_read_ns > until_ns || !same_image(p, pm))) {
+			if (!take_maps(s, p, pm, 0))
+				s->stats.pid_before_exec++;
+		} else {
+			proc_maps__put(pm);
+		}
 	}
 	if (p)
 		proc_retire(s, p, until_ns);
