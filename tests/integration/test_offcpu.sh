@@ -255,8 +255,9 @@ read -r _ CTID < <(grep '^done' "$TMP/pc.out")
 # blocked time in the same window (the off-CPU graph's S and D: each recorded blocked quantum
 # has at most one recorded waker). A failure in CI (90.0 %) was the wakeup store placing a
 # waker's quanta from the wakeup on, into the future (a shell's 8 s wait): later records were
-# clamped forward, and 1078 ms of the consumer's wakeups from before T3, 448 ms of them walked
-# before the process's unwind tables were built, came into the window
+# clamped forward, and 1078 ms of wakeups from before T3 came into the window (4459 ms for
+# 3381 ms blocked), 448 ms of them not through produce_item (a process's first stacks, before
+# its unwind tables are built, look so: [truncated];pthread_cond_signal)
 curl -sf "$URL/api/v1/folded?event=wakeup&from=$T3" >"$TMP/wake.folded"
 curl -sf "$URL/api/v1/folded?event=offcpu&tid=$CTID&from=$T3" >"$TMP/cons.folded"
 curl -sf "$URL/api/v1/stats" | grep -o '"wake_remote": [0-9]*, "wake_late": [0-9]*' | sed 's/^/# /'

@@ -200,9 +200,8 @@ static bool keep(struct chain_item **v, size_t *nr, size_t *cap, const struct in
  * from the wakeup on, into the future: a shell's 8 s wait for a child put 8000 records up to
  * 8 s ahead, a chunk's base (2 s before its first record) went past the present, and the
  * store clamped the next records forward to it, into later windows (test_offcpu: 1078 ms of
- * the consumer's wakeups from before its window, with the first stacks of the process, before
- * its unwind tables were built, counted in it). Frames are interned directly (the frame map
- * is the off-CPU store's).
+ * wakeups from before its window counted in it, 448 ms of them not the producer's whole
+ * stack). Frames are interned directly (the frame map is the off-CPU store's).
  */
 static int put_wakeup(struct offcpu_sink *k, const struct ingest_stack *st)
 {
