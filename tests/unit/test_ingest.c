@@ -22,6 +22,9 @@
 #include "ember/core/base/sbuf.h"
 #include "ember/core/base/strtab.h"
 #include "ember/daemon/ingest/ingest.h"
+#include <linux/types.h>
+
+#include "ember/daemon/sample/bpf_shared.h"
 #include "ember/daemon/sample/sampler.h"
 #include "ember/daemon/symbols/symbolizer.h"
 
@@ -215,6 +218,98 @@ static void test_named(void **state)
 	sbuf_fini(&s.text);
 }
 
+/* The address of kernel function @name in /proc/kallsyms, 0 if absent or hidden. */
+static uint64_t kallsyms_addr(const char *name)
+{
+	char line[512], n[256], type;
+	unsigned long long a, want = 0;
+	FILE *f = fopen("/proc/kallsyms", "re");
+
+	if (!f)
+		return 0;
+	while (!want && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx %c %255s", &a, &type, n) == 3 && !strcmp(n, name))
+			want = a;
+	fclose(f);
+	return want;
+}
+
+/*
+ * A waker whose kernel stack has an interrupt (a timer's hrtimer_wakeup under
+ * asm_sysvec_apic_timer_interrupt) was the interrupt, not the task it came in on: its user stack
+ * gives way to "[interrupt]"; a waker in a system call (no interrupt) and an on-CPU sample with
+ * the same frames keep theirs.
+ */
+static void test_irq_waker(void **state)
+{
+	struct fixture *f = *state;
+	uint64_t uip = (uint64_t)(uintptr_t)test_markers + 8, t = 1, kips[4];
+	uint32_t cpu = 1;
+	struct sampler_group g = { .pid = (uint32_t)getpid(),
+				   .tid = (uint32_t)getpid(),
+				   .comm = "test_ingest",
+				   .user_ips = &uip,
+				   .nr_user = 1,
+				   .kernel_ips = kips,
+				   .nr_kernel = 3,
+				   .times_ns = &t,
+				   .cpus = &cpu,
+				   .nr_times = 1,
+				   .kind = EMBER_KIND_WAKEUP,
+				   .wakee_tid = 7,
+				   .wakee_kind = EMBER_KIND_OFFCPU_S,
+				   .wakee_comm = "producer" };
+	struct ingest_stats st;
+	struct seen s = { .in = f->in };
+
+	/* leaf first, as bpf_get_stack() gives them */
+	kips[0] = kallsyms_addr("try_to_wake_up");
+	kips[1] = kallsyms_addr("hrtimer_wakeup");
+	kips[2] = kallsyms_addr("asm_sysvec_apic_timer_interrupt");
+	if (!kips[0] || !kips[1] || !kips[2])
+		skip(); /* not x86-64, or kallsyms hidden (not root) */
+	kips[0] += 4;
+	kips[1] += 4;
+	kips[2] += 4;
+	assert_int_equal(ingest__group(f->in, &g, sink, &s), 0);
+	assert_non_null(strstr(s.text.buf, "[interrupt];asm_sysvec_apic_timer_interrupt"));
+	assert_ptr_equal(strstr(s.text.buf, "[interrupt]"), s.text.buf);
+	assert_non_null(strstr(s.text.buf, ";try_to_wake_up"));
+	assert_null(strstr(s.text.buf, "test_markers"));
+	assert_int_equal(s.nr_kernel, 3);
+	ingest__stats(f->in, &st);
+	assert_int_equal(st.irq_wakers, 1);
+
+	/* the same frames in an on-CPU sample: the task's, kept */
+	g.kind = 0;
+	assert_int_equal(ingest__group(f->in, &g, sink, &s), 0);
+	assert_ptr_equal(strstr(s.text.buf, "test_markers;"), s.text.buf);
+	assert_int_equal(s.nr_kernel, 3);
+
+	/* a waker without an interrupt: its own stacks */
+	g.kind = EMBER_KIND_WAKEUP;
+	g.nr_kernel = 2;
+	assert_int_equal(ingest__group(f->in, &g, sink, &s), 0);
+	assert_ptr_equal(strstr(s.text.buf, "test_markers;"), s.text.buf);
+	assert_int_equal(s.nr_kernel, 2);
+	ingest__stats(f->in, &st);
+	assert_int_equal(st.irq_wakers, 1);
+
+	/* two programs on sched_waking: the tracepoint's iterator as the leaf, left out */
+	memmove(kips + 1, kips, 3 * sizeof(*kips));
+	kips[0] = kallsyms_addr("__traceiter_sched_waking");
+	if (kips[0]) {
+		kips[0] += 4;
+		g.nr_kernel = 4;
+		assert_int_equal(ingest__group(f->in, &g, sink, &s), 0);
+		assert_ptr_equal(strstr(s.text.buf, "[interrupt]"), s.text.buf);
+		assert_non_null(strstr(s.text.buf, ";try_to_wake_up"));
+		assert_null(strstr(s.text.buf, "traceiter"));
+		assert_int_equal(s.nr_kernel, 3);
+	}
+	sbuf_fini(&s.text);
+}
+
 /* A running tests/workloads/symbols (or a copy): its pid and where its functions are. */
 struct child {
 	pid_t pid;
@@ -336,6 +431,7 @@ int main(void)
 		cmocka_unit_test(test_filter),
 		cmocka_unit_test(test_markers),
 		cmocka_unit_test(test_named),
+		cmocka_unit_test(test_irq_waker),
 		cmocka_unit_test(test_by_file),
 	};
 

@@ -318,6 +318,91 @@ static void test_chain_join(void **state)
 	strtab__free(names);
 }
 
+/*
+ * The wakeup store's quanta are the blocked time the wakeup ended: they end at the wakeup, none
+ * after it. A long wait's quanta went from the wakeup on, into the future (8 s for a shell's
+ * wait of a child in test_offcpu), a store chunk's base went past the present, and the next wakers' records
+ * were clamped forward to it, into later windows (test_offcpu's wakeup graph counted 1078 ms of
+ * the consumer's wakeups from before its window).
+ */
+static void test_wakeup_times(void **state)
+{
+	struct store *off = store__new(3600, 64ULL << 20), *wk = store__new(3600, 64ULL << 20);
+	struct store_filter f = STORE_FILTER_INIT;
+	struct strtab *names = strtab__new();
+	struct offcpu_sink *k;
+	struct store_stats ss;
+	struct store_point *pts = NULL;
+	uint32_t ids[1];
+	uint64_t wt[1] = { T0 + 5 * Q }, lt[1] = { T0 + 9000 * Q };
+	uint32_t wq[1] = { 4 }, lq[1] = { 10000 };
+	struct sampler_group wg = {
+		.pid = 42, .tid = 42, .comm = "producer", .times_ns = wt, .cpus = wq, .nr_times = 1,
+		.kind = EMBER_KIND_WAKEUP, .wakee_tid = 43, .wakee_kind = EMBER_KIND_OFFCPU_S,
+		.wakee_comm = "consumer", .period_ns = T0,
+	};
+	/* a child's exit ends its shell's 10 s wait (more quanta than a store chunk's 8192) */
+	struct sampler_group lg = {
+		.pid = 50, .tid = 50, .comm = "prodcons", .times_ns = lt, .cpus = lq, .nr_times = 1,
+		.kind = EMBER_KIND_WAKEUP, .wakee_tid = 7, .wakee_kind = EMBER_KIND_OFFCPU_S,
+		.wakee_comm = "bash", .period_ns = T0 + 1000 * Q,
+	};
+	struct ingest_stack ws = { .frames = ids, .nr_frames = 1, .g = &wg };
+	struct ingest_stack ls = { .frames = ids, .nr_frames = 1, .g = &lg };
+	size_t n, i;
+	uint64_t tot = 0;
+
+	(void)state;
+	assert_true(off && wk && names);
+	ids[0] = (uint32_t)strtab__intern(names, "main", 4);
+	k = offcpu_sink__new(off, names, Q);
+	assert_non_null(k);
+	offcpu_sink__set_clock_offset(k, 0);
+	offcpu_sink__set_wakeup_store(k, wk);
+
+	/* 4 quanta woken at T0+5: at T0+1 .. T0+4, the last one ending at the wakeup */
+	assert_int_equal(offcpu_sink__put(&ws, k), 0);
+	assert_int_equal(store__heatmap(wk, &f, Q, &pts, &n), 0);
+	assert_int_equal(n, 4);
+	for (i = 0; i < n; i++) {
+		assert_int_equal(pts[i].time_ns, T0 + (i + 1) * Q);
+		assert_int_equal(pts[i].count, 1);
+	}
+	free(pts);
+	pts = NULL;
+
+	/* the long wait's 10000 quanta before its wakeup (T0-1000 .. T0+8999), then wakers of the
+	 * consumer at T0+9005 and T0+9010: each where it was, none moved (clamped) */
+	assert_int_equal(offcpu_sink__put(&ls, k), 0);
+	wt[0] = T0 + 9005 * Q;
+	assert_int_equal(offcpu_sink__put(&ws, k), 0);
+	wt[0] = T0 + 9010 * Q;
+	assert_int_equal(offcpu_sink__put(&ws, k), 0);
+	store__stats(wk, &ss);
+	assert_int_equal(ss.clamped, 0);
+	f.from_ns = T0 + 9000 * Q; /* the window after the long wait's wakeup: the consumer's 8 */
+	assert_int_equal(store__heatmap(wk, &f, Q, &pts, &n), 0);
+	for (i = 0; i < n; i++) {
+		assert_true(pts[i].time_ns < T0 + 9010 * Q);
+		tot += pts[i].count;
+	}
+	assert_int_equal(tot, 8);
+	free(pts);
+	pts = NULL;
+	f.from_ns = 0;
+	f.to_ns = T0 + 9000 * Q; /* and before it: the long wait's 10000 and the first 4 */
+	assert_int_equal(store__heatmap(wk, &f, Q, &pts, &n), 0);
+	for (i = 0, tot = 0; i < n; i++)
+		tot += pts[i].count;
+	assert_int_equal(tot, 10004);
+	free(pts);
+
+	offcpu_sink__free(k);
+	store__free(off);
+	store__free(wk);
+	strtab__free(names);
+}
+
 /* The chain store's stacks as "folded count" lines, sorted, in @out. */
 static void chain_folded(struct store *s, char *out, size_t len)
 {
@@ -444,6 +529,7 @@ int main(void)
 		cmocka_unit_test(test_from_config),
 		cmocka_unit_test(test_put),
 		cmocka_unit_test(test_chain_join),
+		cmocka_unit_test(test_wakeup_times),
 		cmocka_unit_test(test_chain_depth),
 	};
 

@@ -6,7 +6,10 @@
  * (pthread_cond_wait) and spins 0.1 ms per item. The consumer's blocked time is ~all in
  * take_item, and its waker is the producer in produce_item.
  *
- * usage: prodcons SECONDS   Prints "ready PID" and, at the end, "done CONSUMER_TID".
+ * usage: prodcons SECONDS [NAME]   Prints "ready PID" and, at the end, "done CONSUMER_TID".
+ * NAME: the consumer thread's name (default "consumer"): a test names its own, so that another
+ * prodcons on the host (another test run) is not counted in its wakeup graph, which knows the
+ * wakee by its comm only.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -23,6 +26,7 @@ static int items;
 static volatile int stop;
 static volatile unsigned long sink;
 static long consumer_tid;
+static const char *consumer_name = "consumer";
 
 static uint64_t now_ns(void)
 {
@@ -55,7 +59,7 @@ static void *consumer(void *arg)
 	uint64_t end;
 
 	(void)arg;
-	pthread_setname_np(pthread_self(), "consumer");
+	pthread_setname_np(pthread_self(), consumer_name);
 	consumer_tid = syscall(SYS_gettid);
 	while (!stop) {
 		take_item();
@@ -73,6 +77,8 @@ int main(int argc, char **argv)
 	uint64_t end;
 	pthread_t th;
 
+	if (argc > 2)
+		consumer_name = argv[2];
 	pthread_setname_np(pthread_self(), "producer");
 	if (pthread_create(&th, NULL, consumer, NULL))
 		return 1;

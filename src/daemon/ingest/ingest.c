@@ -24,6 +24,8 @@
 #define HALF_FRAMES (MAX_FRAMES / 2)
 #define LIST_MAX    1024 /* bytes of a [filter] list */
 #define TRUNCATED_FRAME "[truncated]"
+/* a waker that was an interrupt: in place of the task it came in on (irq_waker()) */
+#define IRQ_WAKER_FRAME "[interrupt]"
 
 /*
  * Symbolized stacks, cached for a short while. A user stack whose every frame is in a file whose
@@ -383,6 +385,66 @@ static int add_marker(struct ingest *in, size_t *n, const char *name)
 	return 0;
 }
 
+/*
+ * Is kernel frame @name where an interrupt came in (x86-64: asm_sysvec_*, asm_common_interrupt;
+ * arm64: el1h_64_irq, el0t_64_irq) or where softirqs ran (on an interrupt's exit, or in a task
+ * at local_bh_enable())? A wakeup under it was the interrupt's, not the task it came in on.
+ */
+static bool irq_frame(const char *name, size_t len)
+{
+	static const char *const pre[] = { "asm_sysvec_", "asm_common_interrupt",
+					   "el1h_64_irq", "el0t_64_irq", "handle_softirqs",
+					   "__do_softirq" };
+	size_t i, l;
+
+	for (i = 0; i < sizeof(pre) / sizeof(pre[0]); i++) {
+		l = strlen(pre[i]);
+		if (len >= l && !memcmp(name, pre[i], l))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A waker's stack (EMBER_KIND_WAKEUP) whose kernel part has an interrupt (irq_frame()): the
+ * wakeup came from the interrupt (a timer's, a device's), and the task it came in on, taken as
+ * `current`, did not make it: its user stack and the kernel frames under the interrupt go, the
+ * marker IRQ_WAKER_FRAME stands in their place (the root stays that task's comm). A leaf
+ * __traceiter_sched_waking/wakeup frame goes too. Returns the new number of frames, or < 0.
+ */
+static int irq_waker(struct ingest *in, struct ingest_stack *st, size_t n)
+{
+	static const char traceiter[] = "__traceiter_sched_wak";
+	size_t i, e = n;
+	int id;
+
+	/* the tracepoint's iterator as the leaf (more than one program on sched_waking, another
+	 * emberd's say, are called through it; with one, through a static call: no frame) */
+	if (st->nr_kernel > 1 &&
+	    strtab__len(in->names, in->frames[n - 1]) >= sizeof(traceiter) - 1 &&
+	    !memcmp(strtab__str(in->names, in->frames[n - 1]), traceiter, sizeof(traceiter) - 1)) {
+		n--;
+		st->nr_kernel--;
+	}
+	for (i = n - st->nr_kernel; i < n; i++)
+		if (irq_frame(strtab__str(in->names, in->frames[i]),
+			      strtab__len(in->names, in->frames[i]))) {
+			e = i;
+			break;
+		}
+	if (e == n)
+		return (int)n;
+	id = strtab__intern(in->names, IRQ_WAKER_FRAME, strlen(IRQ_WAKER_FRAME));
+	if (id < 0)
+		return id;
+	memmove(in->frames + 1, in->frames + e, (n - e) * sizeof(*in->frames));
+	in->frames[0] = (uint32_t)id;
+	st->nr_kernel = n - e;
+	st->flags &= ~(unsigned int)INGEST_STACK_TRUNCATED;
+	in->st.irq_wakers++;
+	return (int)(n - e + 1);
+}
+
 /* A stack the sampler could not keep: a collision in its map, or lost. */
 static const char *lost_name(int err, bool kernel)
 {
@@ -473,6 +535,12 @@ int ingest__group(struct ingest *in, const struct sampler_group *g, ingest_sink_
 				st.flags |= INGEST_STACK_IDLE;
 				break;
 			}
+	if (g->kind == EMBER_KIND_WAKEUP && st.nr_kernel) {
+		r = irq_waker(in, &st, n);
+		if (r < 0)
+			return r;
+		n = (size_t)r;
+	}
 	st.nr_frames = n;
 	return sink(&st, ctx);
 }

@@ -195,8 +195,13 @@ static bool keep(struct chain_item **v, size_t *nr, size_t *cap, const struct in
 
 /*
  * A waker: its stack under "[woke COMM S]" (the wakee's comm and state), one record per
- * quantum from the wakeup on, in the wakeup store. Frames are interned directly (the frame map
- * is the off-CPU store's).
+ * quantum of the blocked time it ended, in the wakeup store: the quanta end at the wakeup
+ * (the blocked time was before it), as the off-CPU store's start at the period. They went
+ * from the wakeup on, into the future: a shell's 8 s wait for a child put 8000 records up to
+ * 8 s ahead, a chunk's base (2 s before its first record) went past the present, and the
+ * store clamped the next records forward to it, into later windows (test_offcpu: 1078 ms of
+ * wakeups from before its window counted in it, 448 ms of them not the producer's whole
+ * stack). Frames are interned directly (the frame map is the off-CPU store's).
  */
 static int put_wakeup(struct offcpu_sink *k, const struct ingest_stack *st)
 {
@@ -235,7 +240,9 @@ static int put_wakeup(struct offcpu_sink *k, const struct ingest_stack *st)
 	if (array_grow((void **)&k->batch, &k->batch_cap, total, sizeof(*k->batch), 64))
 		return -ENOMEM;
 	for (i = 0; i < g->nr_times; i++) {
-		uint64_t t0 = (uint64_t)((int64_t)g->times_ns[i] + k->real_off_ns);
+		uint64_t t1 = (uint64_t)((int64_t)g->times_ns[i] + k->real_off_ns);
+		uint64_t span = (uint64_t)g->cpus[i] * k->quantum_ns;
+		uint64_t t0 = t1 > span ? t1 - span : 0;
 
 		for (j = 0; j < g->cpus[i]; j++) {
 			struct store_sample *x = &k->batch[at++];

@@ -61,6 +61,8 @@ struct ingest_stats {
 	uint64_t cache_hits, cache_misses; /* the symbolized-stack cache */
 	uint64_t cache_file_hits;	   /* hits on a stack named for another process of the
 					      same files (keyed by file and offset) */
+	uint64_t irq_wakers;		   /* wakers that were an interrupt: "[interrupt]" in
+					      place of the task it came in on */
 };
 
 /* struct ingest_stats described once (ingest_counters.c, core/base/counters.h) */
