@@ -3,7 +3,8 @@
  * The process tracker (proc/proctrack.c): both ways of reading a process's mappings give the
  * same mappings (PROCMAP_QUERY where this kernel has it, and the /proc/PID/maps text), a read is
  * shared until the next event, an exit drops it, a gone process answers with its last read, and
- * a fake /proc tree (a regular file: no ioctl) falls back to the text.
+ * a fake /proc tree (a regular file: no ioctl) falls back to the text; a mapping's identity is
+ * checked once per snapshot, shared by a fork's copy, and a failed check is not kept.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -325,6 +326,110 @@ static void test_fake_root(void **state)
 	free(l);
 }
 
+static int find_x_file(const struct procmaps_entry *e, void *ctx)
+{
+	const struct procmaps_entry **ret = ctx;
+
+	if (e->kind == PROCMAPS_FILE && e->x && e->inode) {
+		*ret = e;
+		return 1;
+	}
+	return 0;
+}
+
+static const struct procmaps_entry *first_x_file(struct proc_maps *m)
+{
+	const struct procmaps_entry *e = NULL;
+
+	(void)proc_maps__for_each(m, find_x_file, &e);
+	return e;
+}
+
+/* One identity check per mapping per snapshot: the second question is answered from the first,
+ * a fork's copy shares it, a new read checks again, a failure (gone) is not kept. */
+static void test_identity_once(void **state)
+{
+	struct proc_tracker *pt = proc_tracker__new(NULL);
+	struct proc_tracker_stats s;
+	const struct procmaps_entry *e, *e2;
+	struct proc_maps *m, *mf, *m2;
+	struct stat st, st2, ref;
+	const uint32_t fake = 4000000; /* above pid_max's limit: no such process */
+	pid_t child = quiet_child();
+
+	(void)state;
+	assert_non_null(pt);
+	m = proc_tracker__maps(pt, (uint32_t)child, 0);
+	assert_non_null(m);
+	e = first_x_file(m);
+	assert_non_null(e);
+	assert_int_equal(proc_tracker__identity(pt, m, e, (uint32_t)child, &st), 0);
+	assert_int_equal(st.st_ino, e->inode);
+	assert_true(S_ISREG(st.st_mode));
+	{
+		char path[600];
+
+		snprintf(path, sizeof(path), "%.*s", (int)e->path_len, e->path);
+		assert_int_equal(stat(path, &ref), 0);
+		assert_int_equal(st.st_size, ref.st_size);
+		assert_int_equal(st.st_mtim.tv_sec, ref.st_mtim.tv_sec);
+		assert_int_equal(st.st_mtim.tv_nsec, ref.st_mtim.tv_nsec);
+		assert_int_equal(st.st_uid, ref.st_uid);
+		assert_int_equal(st.st_dev, ref.st_dev);
+	}
+	proc_tracker__stats(pt, &s);
+	assert_int_equal(s.ident_checks, 1);
+	assert_int_equal(s.ident_reused, 0);
+	/* asked again (another reader): the same answer, no check */
+	memset(&st2, 0xff, sizeof(st2));
+	assert_int_equal(proc_tracker__identity(pt, m, e, (uint32_t)child, &st2), 0);
+	assert_int_equal(st2.st_ino, st.st_ino);
+	assert_int_equal(st2.st_size, st.st_size);
+	assert_int_equal(st2.st_mtim.tv_nsec, st.st_mtim.tv_nsec);
+	proc_tracker__stats(pt, &s);
+	assert_int_equal(s.ident_checks, 1);
+	assert_int_equal(s.ident_reused, 1);
+	/* a fork's copy is the same snapshot: its readers' questions are answered (the fake pid
+	 * could not be checked: a check would fail) */
+	proc_tracker__fork(pt, (uint32_t)child, fake, false, false);
+	mf = proc_tracker__maps(pt, fake, 0);
+	assert_ptr_equal(mf, m);
+	assert_int_equal(proc_tracker__identity(pt, mf, e, fake, &st2), 0);
+	assert_int_equal(st2.st_ino, st.st_ino);
+	proc_tracker__stats(pt, &s);
+	assert_int_equal(s.ident_checks, 1);
+	assert_int_equal(s.ident_reused, 2);
+	assert_int_equal(s.ident_failed, 0);
+	proc_maps__put(mf);
+	/* not the snapshot's entry, not a file: refused, nothing checked */
+	m2 = proc_tracker__maps(pt, fake, 0);
+	assert_int_equal(proc_tracker__identity(pt, m, NULL, (uint32_t)child, &st2), -EINVAL);
+	proc_maps__put(m2);
+	/* an event: a new read, checked again */
+	proc_tracker__invalidate(pt, (uint32_t)child);
+	m2 = proc_tracker__maps(pt, (uint32_t)child, 0);
+	assert_non_null(m2);
+	assert_ptr_not_equal(m2, m);
+	e2 = first_x_file(m2);
+	assert_non_null(e2);
+	assert_int_equal(proc_tracker__identity(pt, m2, e, (uint32_t)child, &st2), -EINVAL);
+	proc_tracker__stats(pt, &s);
+	assert_int_equal(s.ident_checks, 1);
+	/* gone: the check fails, and is not kept (asked again, checked again) */
+	end_child(child);
+	assert_int_not_equal(proc_tracker__identity(pt, m2, e2, (uint32_t)child, &st2), 0);
+	assert_int_not_equal(proc_tracker__identity(pt, m2, e2, (uint32_t)child, &st2), 0);
+	proc_tracker__stats(pt, &s);
+	assert_int_equal(s.ident_checks, 1);
+	assert_int_equal(s.ident_failed, 2);
+	/* the first snapshot's answer stays: it is its own */
+	assert_int_equal(proc_tracker__identity(pt, m, e, (uint32_t)child, &st2), 0);
+	assert_int_equal(st2.st_ino, st.st_ino);
+	proc_maps__put(m2);
+	proc_maps__put(m);
+	proc_tracker__free(pt);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -333,6 +438,7 @@ int main(void)
 		cmocka_unit_test(test_exec_forgets_old_image),
 		cmocka_unit_test(test_fork_unknown_parent),
 		cmocka_unit_test(test_fake_root),
+		cmocka_unit_test(test_identity_once),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

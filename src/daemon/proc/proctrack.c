@@ -15,6 +15,7 @@
 #include "ember/core/base/clock.h"
 #include "ember/core/base/hash.h"
 #include "ember/core/base/readall.h"
+#include "ember/daemon/proc/mapfile.h"
 
 /*
  * PROCMAP_QUERY (linux/fs.h since 6.11; Debian 12's headers are 6.1's): the UAPI struct, whose
@@ -51,12 +52,26 @@ struct procmap_query {
 #define MAX_MAPPINGS	65536		/* kept per process; the kernel's default limit is 65530 */
 #define NAME_MAX_BYTES	4096
 
+/*
+ * A mapping's identity as mapfile_stat() found it, once per snapshot (issue 26): what the
+ * readers need of the fstat (struct filecache_id's fields, the type). Written once under the
+ * snapshot's lock, then read-only.
+ */
+struct ident {
+	bool checked;			/* a check succeeded: the fields below */
+	uint32_t uid, mode;
+	uint64_t dev, ino, size;
+	int64_t mtime_ns;
+};
+
 struct proc_maps {
 	int refs;			/* atomic */
 	uint64_t read_ns;
 	size_t n;
 	size_t bytes;
-	struct procmaps_entry e[];	/* then the paths, NUL-terminated */
+	pthread_mutex_t ident_lock;	/* the idents: a memo in a snapshot readers share */
+	struct ident *ident;		/* n of them after the entries; NULL: none checked yet */
+	struct procmaps_entry e[];	/* then the idents, then the paths, NUL-terminated */
 };
 
 struct tproc {
@@ -121,8 +136,10 @@ static struct proc_maps *maps_get(struct proc_maps *m)
 
 void proc_maps__put(struct proc_maps *m)
 {
-	if (m && __atomic_sub_fetch(&m->refs, 1, __ATOMIC_ACQ_REL) == 0)
+	if (m && __atomic_sub_fetch(&m->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+		pthread_mutex_destroy(&m->ident_lock);
 		free(m);
+	}
 }
 
 /* --- reading --------------------------------------------------------------------------------- */
@@ -259,17 +276,23 @@ static struct proc_maps *read_maps(struct proc_tracker *pt, uint32_t pid)
 	else if (query && !r && !pt->nents)
 		r = -ESRCH; /* a zombie has no mappings */
 	if (!r) {
-		m = malloc(sizeof(*m) + pt->nents * sizeof(m->e[0]) + pt->names_len);
+		m = malloc(sizeof(*m) + pt->nents * (sizeof(m->e[0]) + sizeof(m->ident[0])) +
+			   pt->names_len);
 		if (!m)
 			r = -ENOMEM;
 	}
 	if (m) {
-		char *names = (char *)&m->e[pt->nents];
+		char *names;
 
 		m->refs = 1;
 		m->read_ns = mono_ns();
 		m->n = pt->nents;
-		m->bytes = sizeof(*m) + pt->nents * sizeof(m->e[0]) + pt->names_len;
+		m->bytes = sizeof(*m) + pt->nents * (sizeof(m->e[0]) + sizeof(m->ident[0])) +
+			   pt->names_len;
+		pthread_mutex_init(&m->ident_lock, NULL);
+		m->ident = (struct ident *)&m->e[pt->nents];
+		memset(m->ident, 0, pt->nents * sizeof(m->ident[0]));
+		names = (char *)&m->ident[pt->nents];
 		memcpy(names, pt->names, pt->names_len);
 		for (i = 0; i < pt->nents; i++) {
 			m->e[i] = pt->ents[i];
@@ -504,6 +527,65 @@ struct proc_maps *proc_tracker__forked(struct proc_tracker *pt, uint32_t pid)
 	if (!m)
 		errno = ENOENT;
 	return m;
+}
+
+static void ident_to_stat(const struct ident *id, struct stat *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	ret->st_dev = (dev_t)id->dev;
+	ret->st_ino = (ino_t)id->ino;
+	ret->st_size = (off_t)id->size;
+	ret->st_mtim.tv_sec = (time_t)(id->mtime_ns / 1000000000);
+	ret->st_mtim.tv_nsec = (long)(id->mtime_ns % 1000000000);
+	ret->st_uid = id->uid;
+	ret->st_mode = id->mode;
+}
+
+int proc_tracker__identity(struct proc_tracker *pt, struct proc_maps *m,
+			   const struct procmaps_entry *e, uint32_t pid, struct stat *ret_st)
+{
+	struct mapfile_want w;
+	struct ident *id;
+	struct stat st;
+	int r;
+
+	if (!pt || !m || e < m->e || e >= m->e + m->n || e->kind != PROCMAPS_FILE || !e->inode)
+		return -EINVAL;
+	id = &m->ident[e - m->e];
+	pthread_mutex_lock(&m->ident_lock);
+	if (id->checked) {
+		ident_to_stat(id, ret_st);
+		pthread_mutex_unlock(&m->ident_lock);
+		__atomic_fetch_add(&pt->st.ident_reused, 1, __ATOMIC_RELAXED);
+		return 0;
+	}
+	pthread_mutex_unlock(&m->ident_lock);
+	/* unlocked: /proc work (two readers racing both check; the first answer is kept) */
+	w = (struct mapfile_want){ .pid = pid, .start = e->start, .end = e->end,
+				   .path = e->path, .path_len = e->path_len,
+				   .deleted = e->deleted, .dev_major = e->dev_major,
+				   .dev_minor = e->dev_minor, .ino = e->inode };
+	r = mapfile_stat(pt->proc_root, &w, &st);
+	if (r) {
+		/* not kept: gone through this pid may be reachable through another (a fork
+		 * shares the snapshot), and a refusal must not stand for a later check */
+		__atomic_fetch_add(&pt->st.ident_failed, 1, __ATOMIC_RELAXED);
+		return r;
+	}
+	__atomic_fetch_add(&pt->st.ident_checks, 1, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&m->ident_lock);
+	if (!id->checked) {
+		id->dev = (uint64_t)st.st_dev;
+		id->ino = (uint64_t)st.st_ino;
+		id->size = (uint64_t)st.st_size;
+		id->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+		id->uid = st.st_uid;
+		id->mode = st.st_mode;
+		id->checked = true;
+	}
+	ident_to_stat(id, ret_st);
+	pthread_mutex_unlock(&m->ident_lock);
+	return 0;
 }
 
 void proc_tracker__exit(struct proc_tracker *pt, uint32_t pid)

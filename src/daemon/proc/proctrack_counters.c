@@ -9,6 +9,7 @@
 #define U64(f) .off = offsetof(struct proc_tracker_stats, f), .value = COUNTER_U64
 #define EVENTS "ember_process_tracker_events_total"
 #define READS "ember_process_tracker_reads_total"
+#define IDENT "ember_process_tracker_identities_total"
 
 const struct counter_desc proc_tracker_counters[] = {
 	{ .key = "procmap_query", .off = offsetof(struct proc_tracker_stats, procmap_query),
@@ -55,5 +56,14 @@ const struct counter_desc proc_tracker_counters[] = {
 	{ .key = "swept", U64(swept), .metric = EVENTS, .label = "kind", .label_value = "swept" },
 	{ .key = "not_kept", U64(not_kept), .metric = EVENTS, .label = "kind",
 	  .label_value = "not_kept" },
+	{ .key = "ident_checks", U64(ident_checks), .metric = IDENT, .type = COUNTER_COUNTER,
+	  .help = "Mappings' file identities asked of the process tracker, by result: checked "
+		  "(one mapfile_stat per mapping per read), reused (answered from that read's "
+		  "check), failed (gone or refused: not kept).",
+	  .label = "result", .label_value = "checked" },
+	{ .key = "ident_reused", U64(ident_reused), .metric = IDENT, .label = "result",
+	  .label_value = "reused" },
+	{ .key = "ident_failed", U64(ident_failed), .metric = IDENT, .label = "result",
+	  .label_value = "failed" },
 };
 const size_t proc_tracker_counters_n = COUNTERS_N(proc_tracker_counters);

@@ -165,22 +165,20 @@ static void set_identity(struct elfent *e, const struct stat *st)
 
 /*
  * True when the file @m maps now is not the one @e was read from (same device and inode, other
- * size or mtime: a tmpfs inode given to a new file). Checked once per mapping of a live process;
- * what cannot be checked (the process gone) is taken as it is.
+ * size or mtime: a tmpfs inode given to a new file). Checked once per mapping of a live process,
+ * with the tracker's check of the mapping (once per snapshot, shared with the unwinder and the
+ * CPython reader: proc_tracker__identity); what cannot be checked (the process gone) is taken as
+ * it is.
  */
 static bool entry_stale(struct symbolizer *s, struct proc *p, struct mapping *m,
 			const struct elfent *e)
 {
-	struct mapfile_want w = { .pid = p->pid, .start = m->start, .end = m->end,
-				  .path = p->paths + m->path_off, .path_len = m->path_len,
-				  .deleted = m->deleted, .dev_major = major(m->dev),
-				  .dev_minor = minor(m->dev), .ino = m->ino };
 	struct stat st;
 
-	if (m->id_gen == e->gen || !e->known || p->gone)
+	if (m->id_gen == e->gen || !e->known || p->gone || !p->snap || !m->snap_e)
 		return false;
 	m->id_gen = e->gen;
-	if (mapfile_stat(s->proc_root, &w, &st))
+	if (proc_tracker__identity(s->procs, p->snap, m->snap_e, p->pid, &st))
 		return false;
 	return (uint64_t)st.st_size != e->size || mtime_ns_of(&st) != e->mtime_ns;
 }

@@ -165,7 +165,8 @@ static int collect_mapping(const struct procmaps_entry *e, void *ctx)
 	m = &c->maps[c->n];
 	*m = (struct mapping){ .start = e->start, .end = e->end, .pgoff = e->pgoff,
 			       .dev = makedev(e->dev_major, e->dev_minor), .ino = e->inode,
-			       .kind = e->kind, .deleted = e->deleted, .unknown_id = -1 };
+			       .kind = e->kind, .deleted = e->deleted, .unknown_id = -1,
+			       .snap_e = e };
 	if (add_path(c, e->path, e->path_len, &m->path_off))
 		return c->err = -ENOMEM;
 	m->path_len = (uint32_t)e->path_len;
@@ -184,7 +185,8 @@ static int cmp_mapping(const void *a, const void *b)
 	return (x->start > y->start) - (x->start < y->start);
 }
 
-/* @p's mappings from @pm (NULL: the error @n), which it releases. 0 or -errno. */
+/* @p's mappings from @pm (NULL: the error @n), which it keeps (p->snap, for the mappings'
+ * identities) or releases. 0 or -errno. */
 static int take_maps(struct symbolizer *s, struct proc *p, struct proc_maps *pm, int n)
 {
 	struct maps_ctx c = { 0 };
@@ -202,8 +204,8 @@ static int take_maps(struct symbolizer *s, struct proc *p, struct proc_maps *pm,
 		return (int)n;
 	}
 	(void)proc_maps__for_each(pm, collect_mapping, &c);
-	proc_maps__put(pm);
 	if (c.err) {
+		proc_maps__put(pm);
 		free(c.maps);
 		free(c.paths);
 		s->stats.maps_errors++;
@@ -233,6 +235,8 @@ static int take_maps(struct symbolizer *s, struct proc *p, struct proc_maps *pm,
 	}
 	free(p->maps);
 	free(p->paths);
+	proc_maps__put(p->snap); /* held for its mappings' identities (c.maps[i].snap_e) */
+	p->snap = pm;
 	p->maps = c.maps;
 	p->nmaps = c.n;
 	p->paths = c.paths;
@@ -276,6 +280,7 @@ static void proc_free(struct symbolizer *s, struct proc *p)
 		return;
 	if (p->pm)
 		s->stats.perfmap_symbols -= perfmap__count(p->pm);
+	proc_maps__put(p->snap);
 	free(p->maps);
 	free(p->paths);
 	perfmap__free(p->pm);

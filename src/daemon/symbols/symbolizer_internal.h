@@ -57,6 +57,7 @@ struct mapping {
 	uint64_t id_gen;	     /* the elfent (its gen) this mapping's file was compared
 					with (size, mtime) or read through; 0: none yet */
 	int32_t unknown_id;	     /* "[base]" frame id, -1 until interned */
+	const struct procmaps_entry *snap_e; /* its entry in proc->snap (its identity) */
 };
 
 struct proc {
@@ -67,6 +68,8 @@ struct proc {
 	uint64_t exe_dev, exe_ino;	/* to notice exec */
 	struct mapping *maps;
 	size_t nmaps;
+	struct proc_maps *snap;		/* the tracker's snapshot maps came from (held): the
+					   mappings' identities, checked once per snapshot */
 	char *paths;
 	size_t paths_len;
 	uint64_t maps_read_ns, validated_ns, gone_ns;

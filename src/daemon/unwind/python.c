@@ -479,6 +479,7 @@ struct candidate {
 	bool lib; /* libpython*.so */
 	bool deleted;
 	bool x; /* the mapping is executable */
+	const struct procmaps_entry *e; /* in the snapshot scanned (its identity) */
 };
 
 struct scan {
@@ -520,7 +521,8 @@ static int on_map(const struct procmaps_entry *e, void *ctx)
 					   .dev_minor = e->dev_minor,
 					   .lib = lib,
 					   .deleted = e->deleted,
-					   .x = e->x };
+					   .x = e->x,
+					   .e = e };
 	memcpy(sc->c[sc->n].path, e->path, e->path_len);
 	sc->c[sc->n].path[e->path_len] = '\0';
 	sc->n++;
@@ -616,12 +618,13 @@ static void read_facts(int fd, struct py_file_facts *f)
 
 /*
  * The symbols of candidate @c's file and the bias of its mapping, into @ei: from the file cache
- * when this very file (device, inode, size and mtime, as an fstat through the process's mapping
- * says) was read before, else read now through mapfile.h and kept. 0 or -errno (-ENOEXEC: not
- * ELF, or no segment holds the mapping).
+ * when this very file (device, inode, size and mtime, as the tracker's check of the mapping in
+ * snapshot @m says: once per snapshot, shared with the other readers) was read before, else
+ * read now through mapfile.h and kept under the open file's own identity. 0 or -errno
+ * (-ENOEXEC: not ELF, or no segment holds the mapping).
  */
-static int candidate_info(struct python *py, uint32_t pid, const struct candidate *c,
-			  struct elfinfo *ei)
+static int candidate_info(struct python *py, struct proc_maps *m, uint32_t pid,
+			  const struct candidate *c, struct elfinfo *ei)
 {
 	struct mapfile_want w = candidate_want(pid, c);
 	struct elfload_map em = { .start = c->start, .end = c->end, .pgoff = c->pgoff, .x = c->x };
@@ -631,7 +634,7 @@ static int candidate_info(struct python *py, uint32_t pid, const struct candidat
 	struct stat st;
 	int fd;
 
-	if (mapfile_stat(py->proc_root, &w, &st) == 0) {
+	if (proc_tracker__identity(py->tracker, m, c->e, pid, &st) == 0) {
 		filecache_id_of(&st, &id);
 		known = filecache__get(py->files, &id, FILECACHE_CPYTHON);
 	}
@@ -808,17 +811,17 @@ static void detect_one(struct python *py, struct pyproc *pp)
 		return;
 	}
 	(void)proc_maps__for_each(m, on_map, &sc);
-	proc_maps__put(m);
 	/* libpython first: an executable named python may only link it */
 	for (pass = 0; pass < 2 && !c; pass++) {
 		for (i = 0; i < sc.n && !c; i++) {
 			if (sc.c[i].lib != !pass)
 				continue;
-			if (!candidate_info(py, pp->pid, &sc.c[i], &ei) && ei.has_runtime &&
+			if (!candidate_info(py, m, pp->pid, &sc.c[i], &ei) && ei.has_runtime &&
 			    ei.has_code_type)
 				c = &sc.c[i];
 		}
 	}
+	proc_maps__put(m); /* the candidates point into it (c->e) */
 	if (!c && !sc.libc && pp->tries < DETECT_TRIES) {
 		/* caught right after exec: libpython may not be mapped yet; at its next sample */
 		set_state(py, pp, PYS_RETRY);

@@ -676,6 +676,7 @@ static void proc_unuse(struct proc *p)
 struct collect {
 	struct unwinder *u;
 	struct proc *p;
+	struct proc_maps *m;		/* the snapshot walked: its mappings' identities */
 	uint64_t deadline_ns;
 	bool incomplete;		/* a table still to build: stay queued */
 	bool ldso, libs;		/* the dynamic loader mapped; other shared objects mapped */
@@ -736,15 +737,16 @@ static struct mapfile_want want_of(uint32_t pid, const struct procmaps_entry *e)
 }
 
 /* True when the file @e maps is not the one @f was read from (filecache_id_same_file: same
- * device and inode, other size or mtime); what cannot be checked is taken as it is. */
-static bool file_stale(struct unwinder *u, uint32_t pid, const struct procmaps_entry *e,
+ * device and inode, other size or mtime); what cannot be checked is taken as it is. The check
+ * is the tracker's, once per mapping per snapshot, shared with the symbolizer and the CPython
+ * reader (proc_tracker__identity). */
+static bool file_stale(struct unwinder *u, struct collect *c, const struct procmaps_entry *e,
 		       const struct file *f)
 {
-	struct mapfile_want w = want_of(pid, e);
 	struct filecache_id now;
 	struct stat st;
 
-	if (!f->known || mapfile_stat(u->proc_root, &w, &st))
+	if (!f->known || proc_tracker__identity(u->tracker, c->m, e, c->p->pid, &st))
 		return false;
 	filecache_id_of(&st, &now);
 	return !filecache_id_same_file(&f->id, &now);
@@ -822,7 +824,7 @@ static int on_entry(const struct procmaps_entry *e, void *ctx)
 	} else if (e->kind == PROCMAPS_FILE && e->inode) {
 		dev = (uint64_t)e->dev_major << 32 | e->dev_minor;
 		f = file_find(u, dev, e->inode);
-		if (f && file_stale(u, p->pid, e, f)) {
+		if (f && file_stale(u, c, e, f)) {
 			/* another file under the same key now: its table is not this one's */
 			if (f->t)
 				f->t->files--;
@@ -910,6 +912,7 @@ static int list_proc(struct unwinder *u, struct proc *p, uint64_t deadline_ns)
 		u->st.maps_errors++;
 		return -errno;
 	}
+	c.m = m;
 	proc_unuse(p);
 	(void)proc_maps__for_each(m, on_entry, &c);
 	proc_maps__put(m);

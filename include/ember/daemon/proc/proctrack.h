@@ -19,6 +19,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 #include "ember/daemon/proc/procmaps.h"
 #include "ember/core/base/counters.h"
@@ -48,6 +49,9 @@ struct proc_tracker_stats {
 	uint64_t exits;			/* exits notified (the process's state dropped if held) */
 	uint64_t swept;			/* ... found gone by the sweep (an exit not notified) */
 	uint64_t not_kept;		/* read but not kept: max_procs reached (counted skip) */
+	uint64_t ident_checks;		/* mappings' identities checked (mapfile_stat), once per snapshot */
+	uint64_t ident_reused;		/* ... asked again of the same snapshot: answered from it */
+	uint64_t ident_failed;		/* ... that failed (gone, refused): not kept, asked again */
 	uint64_t procs;			/* processes known now */
 	uint64_t mappings;		/* mappings kept now, all processes */
 	uint64_t mem_bytes;		/* their memory */
@@ -97,6 +101,23 @@ struct proc_maps *proc_tracker__maps(struct proc_tracker *pt, uint32_t pid, uint
  * already. Never a read. NULL + errno ENOENT when none. Release with proc_maps__put().
  */
 struct proc_maps *proc_tracker__forked(struct proc_tracker *pt, uint32_t pid);
+
+/*
+ * The identity of file mapping @e of snapshot @m (an entry proc_maps__for_each() passed, kind
+ * PROCMAPS_FILE with an inode), reached through process @pid: mapfile_stat() (proc/mapfile.h:
+ * map_files, else the path under the process's root, never opened; a regular file of the
+ * mapping's inode) the first time any reader asks, then the same answer from the snapshot for
+ * every reader and every process sharing it (a fork's copy): one check per mapping per
+ * snapshot, not one per reader. *@ret_st: that fstat's device, inode, size, mtime, owner and
+ * mode (the rest zero). 0 or -errno (mapfile_stat's; a failure is not kept: asked again, it is
+ * checked again). Thread-safe. Counted (ident_*).
+ *
+ * What a reader may take from it: which cached file to look up (elf/filecache.h). What it reads
+ * from a file it opens is keyed by that open file's own fstat, never by this answer, so a file
+ * replaced after the check lends nothing to another.
+ */
+int proc_tracker__identity(struct proc_tracker *pt, struct proc_maps *m,
+			   const struct procmaps_entry *e, uint32_t pid, struct stat *ret_st);
 
 /* @pid exited: its mappings go now (snapshots still held stay valid until put). */
 void proc_tracker__exit(struct proc_tracker *pt, uint32_t pid);
