@@ -6,9 +6,10 @@
 # that window, emberd's openat() and stat-family calls (newfstatat, statx, newfstat, newstat,
 # newlstat: the syscalls tracepoints), its elf_begin() calls (a uprobe on libelf), the mapped
 # files it opened through proc/mapfile.h (/api/v1/stats mapped_files.opened), and the execs it
-# saw (processes.execs), each per exec; then who made the stat-family calls (emberd's functions
-# above libc on each call's frame-pointer chain: the reader that checked a mapping) and the
-# file cache's counters at the end.
+# saw (processes.execs), each per exec and per maps read (the host's execs swing with what else
+# runs; the reads are emberd's own work); then who made the stat-family calls (emberd's first
+# two functions above libc on each call's frame-pointer chain: the caller of the function that
+# made the call, and its caller) and the file cache's counters at the end.
 # usage: bench_fileopens.sh [DUR]   (root, perf with uprobes, node, xz, perl; EMBERD=... to pick
 # a build)
 set -u
@@ -65,6 +66,8 @@ for line in open(sys.argv[3]):
             chain.append((sym, p[-1]))
 done()
 execs = b["processes"]["execs"] - a["processes"]["execs"]
+reads = b["processes"]["reads"] - a["processes"]["reads"]
+pd = lambda k: b["processes"].get(k, 0) - a["processes"].get(k, 0)
 opened = b["mapped_files"]["opened"] - a["mapped_files"]["opened"]
 oa = ev["syscalls:sys_enter_openat"]
 eb = ev["probe_libelf:elf_begin"]
@@ -76,10 +79,17 @@ print(f"# {sys.argv[4]} s: {execs} execs; openat {oa}, stat-family {nst} "
 if execs:
     print(f"per exec: openat {oa / execs:.2f}, stat-family {nst / execs:.2f}, mapped files "
           f"opened {opened / execs:.2f}, elf_begin {eb / execs:.2f}")
+# the host's execs (other work) swing by 10x from run to run: per maps read (per snapshot) too
+if reads:
+    print(f"per maps read ({reads} reads): stat-family {nst / reads:.2f}, openat {oa / reads:.2f}")
+if "ident_checks" in b["processes"]:
+    print(f"identities asked of the tracker: {pd('ident_checks')} checked, {pd('ident_reused')} "
+          f"reused, {pd('ident_failed')} failed")
 print("stat-family calls by caller (emberd's first two frames above libc):")
-for (call, c), n in who.most_common(12):
-    print(f"  {n:6d} {n / execs if execs else 0:6.2f}/exec  {call:10s} {c}")
+for (call, c), n in who.most_common(8):
+    print(f"  {n:6d} {n / execs if execs else 0:6.2f}/exec {n / reads if reads else 0:6.2f}/read "
+          f"{call:10s} {c}")
 print("file_cache at the end:", json.dumps(b.get("file_cache")))
-print("processes at the end:", json.dumps({k: b["processes"].get(k) for k in
+print("processes over the window:", json.dumps({k: pd(k) for k in
       ("reads", "reused", "events", "execs", "execs_gone", "forks", "fork_copies")}))
 PY
