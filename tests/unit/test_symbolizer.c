@@ -729,6 +729,23 @@ static pid_t spawn_other(void)
 }
 
 /*
+ * A fork of another program's parent read (its first look: the new image, "[unknown]"), then its
+ * exec at @t: the sample before @t (@ips, the parent's code) is named with the fork's copy.
+ */
+static void read_then_exec(struct symbolizer *s, struct strtab *st, struct proc_tracker *pt,
+			   uint32_t pid, uint64_t t, const uint64_t *ips)
+{
+	uint32_t ids[8];
+
+	proc_tracker__invalidate(pt, pid); /* as emberd_on_new_pid() */
+	symbolizer__note_pid(s, pid);
+	assert_string_equal(user_stack(s, st, pid, ips, 1), "[unknown]");
+	symbolizer__retire_pid(s, pid, t);
+	assert_int_equal(symbolizer__user_at(s, pid, t - 1000, ips, 1, ids, 8), 1);
+	assert_string_equal(strtab__str(st, ids[0]), "symbols_leaf");
+}
+
+/*
  * A shell's fork sampled in its parent's code, whose exec /proc shows before its first sample
  * is drained: the samples before the exec are named with the fork's copy of its parent's
  * snapshot, not with the new image's mappings (which named them all "[unknown]"): when the exec
@@ -787,14 +804,8 @@ static void test_fork_then_exec(void **state)
 	assert_int_equal(k, 1);
 	assert_string_equal(strtab__str(st, ids[0]), "symbols_leaf");
 
-	/* read first (the new image), the exec known later */
-	proc_tracker__invalidate(pt, (uint32_t)b); /* as emberd_on_new_pid() */
-	symbolizer__note_pid(s, (uint32_t)b);
-	assert_string_equal(user_stack(s, st, (uint32_t)b, ips, 1), "[unknown]");
-	symbolizer__retire_pid(s, (uint32_t)b, t); /* the exec at t, before the read */
-	k = symbolizer__user_at(s, (uint32_t)b, t - 1000, ips, 1, ids, 8);
-	assert_int_equal(k, 1);
-	assert_string_equal(strtab__str(st, ids[0]), "symbols_leaf");
+	/* read first (the new image), the exec known later: at t, before the read */
+	read_then_exec(s, st, pt, (uint32_t)b, t, ips);
 	symbolizer__stats(s, &ss);
 	assert_int_equal(ss.pid_before_exec, 2);
 
@@ -803,14 +814,7 @@ static void test_fork_then_exec(void **state)
 	 * before the exec tracepoint fires, so the read is older than the exec event and still of
 	 * the new image (test_unwind's towers of 127 "[unknown]" in a shell fork's execve)
 	 */
-	proc_tracker__invalidate(pt, (uint32_t)c);
-	symbolizer__note_pid(s, (uint32_t)c);
-	assert_string_equal(user_stack(s, st, (uint32_t)c, ips, 1), "[unknown]");
-	t = mono_ns() + 1000000000ull; /* the exec event, after the read */
-	symbolizer__retire_pid(s, (uint32_t)c, t);
-	k = symbolizer__user_at(s, (uint32_t)c, t - 1000, ips, 1, ids, 8);
-	assert_int_equal(k, 1);
-	assert_string_equal(strtab__str(st, ids[0]), "symbols_leaf");
+	read_then_exec(s, st, pt, (uint32_t)c, mono_ns() + 1000000000ull /* after the read */, ips);
 	symbolizer__stats(s, &ss);
 	assert_int_equal(ss.pid_before_exec, 3);
 

@@ -392,16 +392,18 @@ static int add_marker(struct ingest *in, size_t *n, const char *name)
  */
 static bool irq_frame(const char *name, size_t len)
 {
-	static const char *const pre[] = { "asm_sysvec_", "asm_common_interrupt",
-					   "el1h_64_irq", "el0t_64_irq", "handle_softirqs",
-					   "__do_softirq" };
-	size_t i, l;
+#define PRE(x) { x, sizeof(x) - 1 }
+	static const struct {
+		const char *s;
+		size_t len;
+	} pre[] = { PRE("asm_sysvec_"), PRE("asm_common_interrupt"), PRE("el1h_64_irq"),
+		    PRE("el0t_64_irq"), PRE("handle_softirqs"), PRE("__do_softirq") };
+#undef PRE
+	size_t i;
 
-	for (i = 0; i < sizeof(pre) / sizeof(pre[0]); i++) {
-		l = strlen(pre[i]);
-		if (len >= l && !memcmp(name, pre[i], l))
+	for (i = 0; i < sizeof(pre) / sizeof(pre[0]); i++)
+		if (len >= pre[i].len && !memcmp(name, pre[i].s, pre[i].len))
 			return true;
-	}
 	return false;
 }
 
