@@ -470,9 +470,11 @@ static struct table *table_from_cfi(struct unwinder *u, struct cfi_table *ct, El
 }
 
 /* A separate debug file by build-id in one of the ':'-separated debug dirs, for files without
- * .eh_frame; -1 when none. */
-static int open_debug(struct unwinder *u, const uint8_t *bid, size_t len)
+ * .eh_frame; -1 when none. *@fetched: it is in debuginfod's cache folder (whoever fetched it:
+ * the symbolizer often has, by the time a walk reaches the file). */
+static int open_debug(struct unwinder *u, const uint8_t *bid, size_t len, bool *fetched)
 {
+	const char *fdir = u->o.fetch ? dbgfetch__dir(u->o.fetch) : NULL;
 	const char *d = u->debug_dir, *end;
 	char path[512];
 	size_t i, o;
@@ -492,8 +494,11 @@ static int open_debug(struct unwinder *u, const uint8_t *bid, size_t len)
 		/* root's, in root's directories, no link on the way: never a file a process
 		 * controls */
 		fd = mapfile_open_trusted(path, NULL);
-		if (fd >= 0)
+		if (fd >= 0) {
+			*fetched = fdir && strlen(fdir) == (size_t)(end - d) &&
+				   !memcmp(fdir, d, (size_t)(end - d));
 			return fd;
+		}
 	}
 	return -1;
 }
@@ -524,6 +529,7 @@ static struct table *table_of_fd(struct unwinder *u, int fd, const struct stat *
 	struct table *t;
 	Elf *elf;
 	int r, dfd = -1, err;
+	bool fetched = false;
 	uint64_t t0;
 
 	r = elfsym_read_build_id(fd, bid, sizeof(bid));
@@ -539,15 +545,14 @@ static struct table *table_of_fd(struct unwinder *u, int fd, const struct stat *
 	/* a debug file's .debug_frame adds to .eh_frame's rows when the file has none of its own:
 	 * built without unwind tables, stripped, its .eh_frame holds only crt's _start */
 	if (r > 0)
-		dfd = open_debug(u, bid, (size_t)r);
+		dfd = open_debug(u, bid, (size_t)r, &fetched);
 	/* a stripped file without a local debug file: debuginfod's, where a server has it, for
 	 * its .debug_frame (blocks up to the fetch's timeout: this is the worker) */
 	if (dfd < 0 && r > 1 && u->o.fetch && !has_symtab(fd) &&
-	    dbgfetch__fetch(u->o.fetch, bid, (size_t)r) >= 0) {
-		dfd = open_debug(u, bid, (size_t)r);
-		if (dfd >= 0)
-			u->st.debuginfod++;
-	}
+	    dbgfetch__fetch(u->o.fetch, bid, (size_t)r) >= 0)
+		dfd = open_debug(u, bid, (size_t)r, &fetched);
+	if (dfd >= 0 && fetched)
+		u->st.debuginfod++;
 	ct = cfi_table__open(fd, dfd, &co);
 	if (!ct && errno == ENOEXEC && dfd >= 0) { /* the debug file is not for this machine */
 		close(dfd);
