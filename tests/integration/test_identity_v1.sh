@@ -76,7 +76,13 @@ done
 check "v1 docker/ID: container.id, service.name" test "$(res $P_DOCKER | cut -d' ' -f4,6)" = "$DOCKER ${DOCKER:0:12}"
 check "v1 kubepods/burstable/podUID/ID: container.id, k8s.pod.uid" test "$(res $P_K8S | cut -d' ' -f4,5)" = "$K8S $POD"
 n_d=$(awk -v p=$P_DOCKER '$2 == p && $4 ~ /^burn;/' "$TMP/otlp" | wc -l)
-n_api=$(curl -sf "$URL/api/v1/folded?container=$DOCKER&from=-5m" | awk '{ n += $NF } END { print n + 0 }')
-check "http: container=ID selects the v1 container's samples ($n_api, OTLP $n_d)" test "$n_d" -gt 20 -a "$n_api" = "$n_d"
+# Both sides count the burner's own stacks: a sample of the `sh` that joined the cgroup and has
+# not yet exec'd the burner is the container's too, and OTLP names it under the same pid but
+# not as burn (fresh-clone runs W and X: one such sample, 596 against 595).
+curl -sf "$URL/api/v1/folded?container=$DOCKER&from=-5m" >"$TMP/api.folded"
+n_api=$(awk '$1 ~ /^burn;/ { n += $NF } END { print n + 0 }' "$TMP/api.folded")
+n_other=$(awk '$1 !~ /^burn;/ { n += $NF; s = s " " $1 } END { print n + 0 s }' "$TMP/api.folded")
+check "http: container=ID selects the v1 container's samples ($n_api, OTLP $n_d; other stacks: $n_other)" \
+	test "$n_d" -gt 20 -a "$n_api" = "$n_d"
 check "http: group_by=pod names the v1 pod" grep -q "^$POD;burn;" <(curl -sf "$URL/api/v1/folded?group_by=pod&from=-5m")
 done_testing
