@@ -21,6 +21,7 @@ struct {
 	__type(key, __u32);
 	__type(value, struct ember_unwind_prow);
 	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_MMAPABLE); /* written through a mapping (sampler.c) */
 } unwind_rows SEC(".maps");
 
 struct {

@@ -19,7 +19,7 @@ cd "$SRCDIR" || exit 1
 [ -f "$OUTPUT/obj/libember-daemon.a" ] || { echo "bench_cfi: build first (make all)" >&2; exit 1; }
 $CC -O2 -g -std=gnu11 -D_GNU_SOURCE -Iinclude tests/bench/bench_cfi.c \
 	"$OUTPUT/obj/libember-daemon.a" "$OUTPUT/obj/libember-core.a" \
-	$(pkg-config --libs libelf libdw) -o "$TMP/bench" || exit 1
+	$(pkg-config --libs libelf libdw zlib) -o "$TMP/bench" || exit 1
 if [ -z "${FILES:-}" ]; then
 	FILES="/lib/x86_64-linux-gnu/libc.so.6 /usr/bin/python3.11"
 	[ -f /usr/lib/chromium/chromium ] && FILES="$FILES /usr/lib/chromium/chromium"

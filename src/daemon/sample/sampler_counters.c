@@ -122,6 +122,10 @@ const struct counter_desc sampler_counters[] = {
 	{ .key = "bpf_calls_per_s", F(bpf_calls_per_s), .value = COUNTER_DOUBLE,
 	  .unit = "calls/s", .json_fmt = "%.2f", .metric = "ember_bpf_calls_per_second",
 	  .type = COUNTER_GAUGE, .help = "bpf() system calls per second over the last 10 s or so." },
+	{ .key = "rows_mapped_writes", U64(rows_mapped_writes), .unit = "writes",
+	  .metric = "ember_unwind_rows_mapped_writes_total", .type = COUNTER_COUNTER,
+	  .help = "Unwind table rows written through a mapping of the rows array instead of "
+		  "bpf() calls." },
 	{ .key = "user_fp_walks", U64(user_fp_walks), .unit = "stacks", .metric = EVENTS,
 	  .label = "kind", .label_value = "user_fp_walks" },
 	{ .key = "user_truncated", U64(user_truncated), .unit = "stacks", .metric = EVENTS,

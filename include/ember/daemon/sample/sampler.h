@@ -143,6 +143,8 @@ struct sampler_stats {
 	uint64_t bpf_calls;		/* bpf() system calls this sampler made after its start-up:
 					   the kernel skips the program on a CPU while one runs */
 	double bpf_calls_per_s;		/* ... over the last 10 s or so */
+	uint64_t rows_mapped_writes;	/* unwind rows written through a mapping of the array (no
+					   bpf() call); batches of them otherwise count in bpf_calls */
 	uint64_t cpus_attached;		/* gauge */
 	uint64_t cpu_attaches, cpu_detaches; /* hotplug events handled (incl. start) */
 	uint64_t prog_run_ns, prog_run_cnt; /* from the kernel: emberd holds bpf_enable_stats() */
