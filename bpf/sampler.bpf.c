@@ -258,7 +258,7 @@ int do_sample_fp(struct bpf_perf_event_data *ctx)
 #include "offcpu.bpf.h"
 
 /* Puts a process event (EMBER_REC_EXEC or _EXIT) for @pid on the ring buffer, counted. */
-static __always_inline void tell(__u32 pid, __u32 kind, __u64 wake)
+static __always_inline void tell(__u32 pid, __u32 kind, __u64 wake, __u64 time_ns)
 {
 	struct ember_exec_rec *rec;
 	struct ember_bpf_stats *st;
@@ -279,7 +279,7 @@ static __always_inline void tell(__u32 pid, __u32 kind, __u64 wake)
 		st->exits++;
 	else
 		st->execs++;
-	rec->time_ns = bpf_ktime_get_ns();
+	rec->time_ns = time_ns;
 	rec->pid = pid;
 	rec->kind = kind;
 	bpf_ringbuf_submit(rec, wake);
@@ -306,18 +306,20 @@ int on_exec(void *ctx)
 	__sync_fetch_and_add(&exec_seq, 1);
 	/* absent: never sampled (or long ago); present: worth a wake-up of its own */
 	sampled = !bpf_map_delete_elem(&seen, &pid);
+	/* the record's time is taken before the list's delete: userspace skips its own delete
+	 * of a list it wrote before that time (unwinder__forget_pid_at) */
+	now = bpf_ktime_get_ns();
 	/* the old image's list walks the new image wrong: frame pointers until userspace lists
 	 * the new one (absent: not listed) */
 	bpf_map_delete_elem(&unwind_procs, &pid);
 	/* the first exec of a burst wakes userspace; the others of its window go with it */
-	now = bpf_ktime_get_ns();
 	if (sampled) {
 		wake = BPF_RB_FORCE_WAKEUP;
 	} else if (now - *(volatile __u64 *)&exec_wake_ns >= exec_batch_ns) {
 		exec_wake_ns = now;
 		wake = BPF_RB_FORCE_WAKEUP;
 	}
-	tell(pid, EMBER_REC_EXEC | (sampled ? EMBER_REC_SAMPLED : 0), wake);
+	tell(pid, EMBER_REC_EXEC | (sampled ? EMBER_REC_SAMPLED : 0), wake, now);
 	return 0;
 }
 
@@ -380,7 +382,7 @@ int on_fork(struct bpf_raw_tracepoint_args *ctx)
 SEC("raw_tp/sched_process_exit")
 int on_exit(void *ctx)
 {
-	__u64 id = bpf_get_current_pid_tgid();
+	__u64 id = bpf_get_current_pid_tgid(), now;
 	__u32 pid = id >> 32;
 
 	python_thread_exit((__u32)id); /* issue 21: its cached Python thread state goes */
@@ -390,8 +392,10 @@ int on_exit(void *ctx)
 	/* sampled: a CPU's "last pid" may be this one: make them ask "seen" again */
 	if (!bpf_map_delete_elem(&seen, &pid))
 		__sync_fetch_and_add(&exec_seq, 1);
-	/* its list (a forked child's copy is not userspace's until adopted) */
+	/* its list (a forked child's copy is not userspace's until adopted); the record's time
+	 * is taken first (see on_exec) */
+	now = bpf_ktime_get_ns();
 	bpf_map_delete_elem(&unwind_procs, &pid);
-	tell(pid, EMBER_REC_EXIT, BPF_RB_NO_WAKEUP);
+	tell(pid, EMBER_REC_EXIT, BPF_RB_NO_WAKEUP, now);
 	return 0;
 }

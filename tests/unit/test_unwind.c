@@ -25,6 +25,7 @@
 
 #include <bpf/libbpf.h>
 
+#include "ember/core/base/clock.h"
 #include "ember/daemon/sample/bpf_shared.h"
 #include "ember/daemon/sample/sampler.h"
 #include "ember/daemon/unwind/unwind.h"
@@ -140,7 +141,7 @@ static void test_list_and_share(void **state)
 	struct sampler *s;
 	struct unwinder *u;
 	struct unwind_stats st;
-	uint64_t tables;
+	uint64_t tables, t0;
 	pid_t child;
 
 	(void)state;
@@ -186,6 +187,24 @@ static void test_list_and_share(void **state)
 	unwinder__stats(u, &st);
 	assert_int_equal(st.procs, 1);
 	assert_int_equal(sampler__unwind_del_proc(s, (uint32_t)child), -ENOENT);
+	/* an exec or exit the BPF program reported (it deleted the list then): a list written
+	 * after that time is deleted here, one written before is left to the program's delete
+	 * (not made here: the list stays, and the skip is counted) */
+	t0 = mono_ns();
+	unwinder__note_pid(u, (uint32_t)child);
+	work_all(u);
+	unwinder__forget_pid_at(u, (uint32_t)child, t0);
+	unwinder__stats(u, &st);
+	assert_int_equal(st.procs, 1);
+	assert_int_equal(st.dels_skipped, 0);
+	assert_int_equal(sampler__unwind_del_proc(s, (uint32_t)child), -ENOENT);
+	unwinder__note_pid(u, (uint32_t)child);
+	work_all(u);
+	unwinder__forget_pid_at(u, (uint32_t)child, mono_ns());
+	unwinder__stats(u, &st);
+	assert_int_equal(st.procs, 1);
+	assert_int_equal(st.dels_skipped, 1);
+	assert_int_equal(sampler__unwind_del_proc(s, (uint32_t)child), 0);
 	reap(child);
 	/* a process that does not exist: nothing listed, counted */
 	unwinder__note_pid(u, 999999999);

@@ -37,7 +37,8 @@ void emberd_on_exit_pid(uint32_t pid, uint64_t time_ns, bool gone, void *ctx)
 	if (d->identity) /* a pid reused later is another process: its executable read again */
 		identity__proc_event(d->identity, pid, (uint64_t)((int64_t)time_ns + d->real_off_ns),
 				     true);
-	unwinder__forget_pid(d->unwind, pid); /* a thread left behind notes it again */
+	/* the BPF program deleted its list at the exit; a thread left behind notes it again */
+	unwinder__forget_pid_at(d->unwind, pid, time_ns);
 	if (d->py)
 		python__forget_pid(d->py, pid, time_ns);
 }
@@ -58,9 +59,9 @@ void emberd_on_exec(uint32_t pid, uint64_t time_ns, bool gone, void *ctx)
 	 * tracker drops its snapshots: a fork's copy names them if /proc was read after the exec */
 	symbolizer__retire_pid(d->sym, pid, time_ns);
 	proc_tracker__exec(d->procs, pid, gone);
-	/* the BPF program deleted its list at the exec; deleted again, as a list written since
-	 * (from a read before the exec) would walk the new image wrong */
-	unwinder__forget_pid(d->unwind, pid);
+	/* the BPF program deleted its list at the exec; deleted again if written since (from a
+	 * read before the exec): it would walk the new image wrong */
+	unwinder__forget_pid_at(d->unwind, pid, time_ns);
 	if (!gone)
 		unwinder__exec_pid(d->unwind, pid);
 	/* the exporter names the old image's samples with the old executable, not /proc's new one */

@@ -91,6 +91,8 @@ struct proc {
 	bool queued;			/* in the work queue */
 	bool listed;			/* its list is in the BPF map */
 	bool exec_only;			/* listed at exec: no table built for it yet */
+	uint64_t written_ns;		/* mono time after emberd last wrote its list (0: never, or
+					   the BPF program's copy at the fork) */
 	uint64_t noted_ns;		/* first note, for the time to a list */
 	uint64_t refreshed_ns;
 	uint64_t want_ns;		/* a re-read was asked then: mappings read since */
@@ -660,6 +662,7 @@ static int write_list(struct unwinder *u, struct proc *p)
 			u->st.procs_dropped++;
 		return err;
 	}
+	p->written_ns = mono_ns();
 	if (!p->listed)
 		u->st.procs++;
 	p->listed = true;
@@ -1217,7 +1220,8 @@ void unwinder__reached(struct unwinder *u, uint32_t pid, const uint64_t *ips, si
 		queue(u, p);
 }
 
-void unwinder__forget_pid(struct unwinder *u, uint32_t pid)
+/* @event_ns: the BPF program deleted the list at that time (0: it did not) */
+static void forget(struct unwinder *u, uint32_t pid, uint64_t event_ns)
 {
 	struct proc **pp, *p;
 
@@ -1228,7 +1232,10 @@ void unwinder__forget_pid(struct unwinder *u, uint32_t pid)
 			continue;
 		*pp = p->hnext;
 		if (p->listed) {
-			(void)sampler__unwind_del_proc(u->s, pid);
+			if (!event_ns || p->written_ns >= event_ns)
+				(void)sampler__unwind_del_proc(u->s, pid);
+			else
+				u->st.dels_skipped++;
 			u->st.procs--;
 		}
 		if (p->unbuilt)
@@ -1236,6 +1243,16 @@ void unwinder__forget_pid(struct unwinder *u, uint32_t pid)
 		proc_free(u, p);
 		return; /* its queue entry finds no process and is dropped */
 	}
+}
+
+void unwinder__forget_pid(struct unwinder *u, uint32_t pid)
+{
+	forget(u, pid, 0);
+}
+
+void unwinder__forget_pid_at(struct unwinder *u, uint32_t pid, uint64_t event_ns)
+{
+	forget(u, pid, event_ns ? event_ns : 1);
 }
 
 int unwinder__sweep(struct unwinder *u)

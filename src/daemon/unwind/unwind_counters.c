@@ -62,6 +62,7 @@ const struct counter_desc unwind_counters[] = {
 	{ .key = "procs_dropped", U64(procs_dropped), .metric = EVENTS, .label = "event",
 	  .label_value = "process_dropped" },
 	{ .key = "procs_swept", U64(procs_swept) },
+	{ .key = "dels_skipped", U64(dels_skipped), .unit = "processes" },
 	{ .key = "files_changed", U64(files_changed) },
 	{ .key = "lists", U64(lists) },
 	{ .key = "exec_lists", U64(exec_lists) },

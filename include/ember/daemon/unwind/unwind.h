@@ -71,6 +71,8 @@ struct unwind_stats {
 	uint64_t procs;			/* gauge: processes listed */
 	uint64_t procs_pending;		/* gauge: processes waiting for their tables */
 	uint64_t procs_dropped;		/* processes not listed: the map was full */
+	uint64_t dels_skipped;		/* lists the BPF program deleted at an exec or exit (no
+					   bpf() call of emberd's) */
 	uint64_t procs_swept;		/* forgotten by the sweep: gone without a notification */
 	uint64_t exec_lists;		/* processes listed at exec (unwinder__exec_pid) */
 	uint64_t exec_unbuilt;		/* ... mappings left to frame pointers then: no table yet */
@@ -138,6 +140,13 @@ void unwinder__reached(struct unwinder *u, uint32_t pid, const uint64_t *ips, si
 		       uint64_t samples);
 /* exec or exit: its list goes (its next sample after an exec notes it again). */
 void unwinder__forget_pid(struct unwinder *u, uint32_t pid);
+/*
+ * The same for an exec or exit the BPF program reported at @event_ns (CLOCK_MONOTONIC, taken
+ * before the program deleted the list): the list is deleted here only if written after that
+ * time (a write from a read before the event, landed after the program's delete), not again
+ * for every process: a bpf() call less per exec and per exit.
+ */
+void unwinder__forget_pid_at(struct unwinder *u, uint32_t pid, uint64_t event_ns);
 /*
  * Housekeeping, e.g. every 5 s: forgets every process whose /proc entry is gone, whatever exit
  * notification was missed (a lost ring record; without the sweep, entries of exited processes
