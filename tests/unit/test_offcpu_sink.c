@@ -331,6 +331,7 @@ static void test_wakeup_times(void **state)
 	struct store_filter f = STORE_FILTER_INIT;
 	struct strtab *names = strtab__new();
 	struct offcpu_sink *k;
+	struct offcpu_sink_stats sst;
 	struct store_stats ss;
 	struct store_point *pts = NULL;
 	uint32_t ids[1];
@@ -396,6 +397,17 @@ static void test_wakeup_times(void **state)
 		tot += pts[i].count;
 	assert_int_equal(tot, 10004);
 	free(pts);
+
+	/* a waker from before the oldest chunk's base is moved forward to it: counted by the
+	 * store, and shown in the sink's counters (/api/v1/stats offcpu.clamped_quanta) */
+	offcpu_sink__stats(k, &sst);
+	assert_int_equal(sst.clamped, 0);
+	wt[0] = T0 - 100000 * Q;
+	assert_int_equal(offcpu_sink__put(&ws, k), 0);
+	store__stats(wk, &ss);
+	assert_true(ss.clamped > 0);
+	offcpu_sink__stats(k, &sst);
+	assert_int_equal(sst.clamped, ss.clamped);
 
 	offcpu_sink__free(k);
 	store__free(off);

@@ -689,6 +689,10 @@ int offcpu_opts_from_config(const struct ember_config *c, struct sampler_offcpu_
 
 void offcpu_sink__stats(const struct offcpu_sink *k, struct offcpu_sink_stats *ret)
 {
+	struct store *stores[3];
+	struct store_stats st;
+	size_t i;
+
 	*ret = (struct offcpu_sink_stats){
 		.events = k->events,
 		.quanta = k->quanta,
@@ -697,6 +701,13 @@ void offcpu_sink__stats(const struct offcpu_sink *k, struct offcpu_sink_stats *r
 		.chain_nowaker = k->chain_nowaker,
 		.chain_dropped = k->chain_dropped + k->wakeup_dropped,
 	};
+	offcpu_sink__stores(k, &stores[0], &stores[1], &stores[2]);
+	for (i = 0; i < 3; i++) {
+		if (!stores[i])
+			continue;
+		store__stats(stores[i], &st);
+		ret->clamped += st.clamped;
+	}
 }
 
 int offcpu_sink__from_config(const struct ember_config *c, const struct strtab *names,

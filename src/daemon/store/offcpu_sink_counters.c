@@ -15,5 +15,6 @@ const struct counter_desc offcpu_sink_counters[] = {
 	{ .key = "stored_waker_quanta", U64(wakeup_quanta) },
 	{ .key = "chain_nowaker_quanta", U64(chain_nowaker) },
 	{ .key = "chain_dropped_quanta", U64(chain_dropped) },
+	{ .key = "clamped_quanta", U64(clamped) },
 };
 const size_t offcpu_sink_counters_n = COUNTERS_N(offcpu_sink_counters);

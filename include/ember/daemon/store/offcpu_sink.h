@@ -63,6 +63,8 @@ struct offcpu_sink_stats {
 	uint64_t wakeup_events, wakeup_quanta;	/* wakers stored */
 	uint64_t chain_nowaker;			/* chain quanta with no recorded waker */
 	uint64_t chain_dropped;			/* wakers or wakees not joined, wakers dropped */
+	uint64_t clamped;			/* quanta whose time the three stores moved forward
+						   to a chunk base (store_stats.clamped, summed) */
 };
 void offcpu_sink__stats(const struct offcpu_sink *k, struct offcpu_sink_stats *ret);
 /* struct offcpu_sink_stats described once (offcpu_sink_counters.c, core/base/counters.h) */
