@@ -23,6 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "ember/core/base/clock.h"
@@ -63,6 +64,82 @@ static struct sampler *new_sampler(uint32_t rows)
 		return NULL;
 	}
 	return s;
+}
+
+/* The fd of the sampling program's map named @name (by the program's map ids), or -1. */
+static int prog_map_fd(struct sampler *s, const char *name)
+{
+	struct sampler_stats st;
+	struct bpf_prog_info pi = { 0 };
+	uint32_t ids[64], len = sizeof(pi), i;
+	int pfd, fd;
+
+	sampler__stats(s, &st);
+	pfd = bpf_prog_get_fd_by_id(st.prog_id);
+	if (pfd < 0)
+		return -1;
+	pi.nr_map_ids = 64;
+	pi.map_ids = (uint64_t)(uintptr_t)ids;
+	if (bpf_obj_get_info_by_fd(pfd, &pi, &len)) {
+		close(pfd);
+		return -1;
+	}
+	close(pfd);
+	for (i = 0; i < pi.nr_map_ids && i < 64; i++) {
+		struct bpf_map_info mi = { 0 };
+		uint32_t ml = sizeof(mi);
+
+		fd = bpf_map_get_fd_by_id(ids[i]);
+		if (fd < 0)
+			continue;
+		if (!bpf_obj_get_info_by_fd(fd, &mi, &ml) && !strcmp(mi.name, name))
+			return fd;
+		close(fd);
+	}
+	return -1;
+}
+
+/*
+ * Rows are written through a mapping of the array's pages (no bpf() call): what the walker
+ * reads is what was written, at a start that is not page-aligned and across pages, and the
+ * rows around are untouched.
+ */
+static void test_rows_written(void **state)
+{
+	enum { START = 1234, N = 3000 };
+	struct ember_unwind_prow rows[N], got;
+	struct sampler_stats st;
+	struct sampler *s;
+	uint32_t k;
+	int fd;
+
+	(void)state;
+	if (!need_root())
+		skip();
+	s = new_sampler(100000);
+	assert_non_null(s);
+	for (k = 0; k < N; k++)
+		rows[k] = (struct ember_unwind_prow){ .pc = 0x1000 + k * 7, .rule = k ^ 0x5a5a };
+	sampler__stats(s, &st);
+	assert_int_equal(st.rows_mapped_writes, 0);
+	assert_int_equal(sampler__unwind_write_rows(s, START, rows, N), 0);
+	sampler__stats(s, &st);
+	assert_int_equal(st.rows_mapped_writes, 1);
+	fd = prog_map_fd(s, "unwind_rows");
+	assert_true(fd >= 0);
+	for (k = 0; k < N; k++) {
+		assert_int_equal(bpf_map_lookup_elem(fd, &(uint32_t){ START + k }, &got), 0);
+		assert_int_equal(got.pc, rows[k].pc);
+		assert_int_equal(got.rule, rows[k].rule);
+	}
+	assert_int_equal(bpf_map_lookup_elem(fd, &(uint32_t){ START - 1 }, &got), 0);
+	assert_int_equal(got.pc, 0);
+	assert_int_equal(bpf_map_lookup_elem(fd, &(uint32_t){ START + N }, &got), 0);
+	assert_int_equal(got.pc, 0);
+	/* out of the array: refused, nothing written */
+	assert_int_equal(sampler__unwind_write_rows(s, 100000 - 10, rows, 11), -EINVAL);
+	close(fd);
+	sampler__free(s);
 }
 
 /* A child that sleeps: a process mapping @path (NULL: this binary forked), pid or -1. */
@@ -527,6 +604,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_index),
 		cmocka_unit_test(test_list_and_share),
+		cmocka_unit_test(test_rows_written),
 		cmocka_unit_test(test_reached),
 		cmocka_unit_test(test_room),
 		cmocka_unit_test(test_gone_is_not_failed),
