@@ -130,11 +130,7 @@ static struct file *file_find(struct frameloc *fl, uint32_t maj, uint32_t min, u
 /* Opens and indexes the file of mapping @e of @pid into a slot (the least recently used). */
 static struct file *file_load(struct frameloc *fl, uint32_t pid, const struct procmaps_entry *e)
 {
-	struct mapfile_want w = {
-		.pid = pid, .start = e->start, .end = e->end, .path = e->path,
-		.path_len = e->path_len, .deleted = e->deleted, .dev_major = e->dev_major,
-		.dev_minor = e->dev_minor, .ino = e->inode,
-	};
+	struct mapfile_want w = mapfile_want_of(pid, e);
 	struct elfsym_opts o = { .max_symbols = MAX_SYMBOLS };
 	struct file *f = &fl->files[0];
 	const uint8_t *b;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "ember/daemon/proc/mapfile.h"
+#include "ember/daemon/proc/procmaps.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +21,14 @@ static const char *const names[MAPFILE__NR] = {
 	[MAPFILE_NOT_REGULAR] = "not_regular", [MAPFILE_IDENTITY] = "identity",
 	[MAPFILE_CHANGED] = "changed",	   [MAPFILE_ERROR] = "error",
 };
+
+struct mapfile_want mapfile_want_of(uint32_t pid, const struct procmaps_entry *e)
+{
+	return (struct mapfile_want){ .pid = pid, .start = e->start, .end = e->end,
+				      .path = e->path, .path_len = e->path_len,
+				      .deleted = e->deleted, .dev_major = e->dev_major,
+				      .dev_minor = e->dev_minor, .ino = e->inode };
+}
 
 const char *mapfile_refusal_name(enum mapfile_refusal r)
 {

@@ -561,10 +561,7 @@ int proc_tracker__identity(struct proc_tracker *pt, struct proc_maps *m,
 	}
 	pthread_mutex_unlock(&m->ident_lock);
 	/* unlocked: /proc work (two readers racing both check; the first answer is kept) */
-	w = (struct mapfile_want){ .pid = pid, .start = e->start, .end = e->end,
-				   .path = e->path, .path_len = e->path_len,
-				   .deleted = e->deleted, .dev_major = e->dev_major,
-				   .dev_minor = e->dev_minor, .ino = e->inode };
+	w = mapfile_want_of(pid, e);
 	r = mapfile_stat(pt->proc_root, &w, &st);
 	if (r) {
 		/* not kept: gone through this pid may be reachable through another (a fork

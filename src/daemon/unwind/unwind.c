@@ -735,15 +735,6 @@ static bool is_bottom(const struct proc *p, const struct procmaps_entry *e)
 	       (!strncmp(b, "libc.so", 7) || !strncmp(b, "libc-", 5) || !strncmp(b, "ld-musl", 7));
 }
 
-/* Opens the file behind a mapping, the one way (proc/mapfile.h). fd or -errno. */
-static struct mapfile_want want_of(uint32_t pid, const struct procmaps_entry *e)
-{
-	return (struct mapfile_want){ .pid = pid, .start = e->start, .end = e->end,
-				      .path = e->path, .path_len = e->path_len,
-				      .deleted = e->deleted, .dev_major = e->dev_major,
-				      .dev_minor = e->dev_minor, .ino = e->inode };
-}
-
 /* True when the file @e maps is not the one @f was read from (filecache_id_same_file: same
  * device and inode, other size or mtime); what cannot be checked is taken as it is. The check
  * is the tracker's, once per mapping per snapshot, shared with the symbolizer and the CPython
@@ -760,10 +751,11 @@ static bool file_stale(struct unwinder *u, struct collect *c, const struct procm
 	return !filecache_id_same_file(&f->id, &now);
 }
 
+/* Opens the file behind a mapping, the one way (proc/mapfile.h). fd or -errno. */
 static int open_mapped(struct unwinder *u, uint32_t pid, const struct procmaps_entry *e,
 		       struct stat *ret_st)
 {
-	struct mapfile_want w = want_of(pid, e);
+	struct mapfile_want w = mapfile_want_of(pid, e);
 
 	return mapfile_open(u->proc_root, &w, &u->st.files, ret_st);
 }
@@ -1252,7 +1244,7 @@ void unwinder__forget_pid(struct unwinder *u, uint32_t pid)
 
 void unwinder__forget_pid_at(struct unwinder *u, uint32_t pid, uint64_t event_ns)
 {
-	forget(u, pid, event_ns ? event_ns : 1);
+	forget(u, pid, event_ns);
 }
 
 int unwinder__sweep(struct unwinder *u)

@@ -57,6 +57,12 @@ struct mapfile_stats {
 /* "gone", "symlink", ...: the reason's name as /api/v1/stats and /metrics show it. */
 const char *mapfile_refusal_name(enum mapfile_refusal r);
 
+struct procmaps_entry;
+
+/* What mapfile_open() and mapfile_stat() need of mapping @e of process @pid (size and mtime not
+ * known). */
+struct mapfile_want mapfile_want_of(uint32_t pid, const struct procmaps_entry *e);
+
 /*
  * Opens the file of @w's mapping in process @w->pid, with /proc at @proc_root (NULL: "/proc";
  * tests point it at a fake tree). Returns an fd the caller closes, or -errno: -ENOENT (gone),
