@@ -78,18 +78,33 @@ BINS := $(EMBER) $(if $(HAVE_DAEMON),$(EMBERD))
 .DEFAULT_GOAL := all
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps test check unit golden fuzz fuzz-bins bench run install uninstall clean \
+.PHONY: all deps deps-run test check unit golden fuzz fuzz-bins bench run install uninstall clean \
 	format vmlinux check-layering workloads help regen-golden integration soak
 
 all: $(BINS) workloads
 
 help:
-	@echo "targets: all deps test check unit golden integration fuzz bench soak run install"
+	@echo "targets: all deps deps-run test check unit golden integration fuzz bench soak run install"
 	@echo "         uninstall clean format vmlinux check-layering regen-golden"
 	@echo "vars:    O=build V=1 PREFIX=/usr/local DESTDIR= FUZZ_SECONDS=60 CI=true"
 
+# Debian packages (scripts/packages.txt): `deps` both parts and the browser tests' npm packages,
+# `deps-run` what building and running emberd needs. `make test` and `make run` run them once,
+# then again only when the lists change (a stamp in $(OUTPUT)); `make deps` always checks.
+DEPS_TEST_STAMP := $(OUTPUT)/.stamp-deps-test
+DEPS_RUN_STAMP := $(OUTPUT)/.stamp-deps-run
 deps:
-	$(Q)NPM_PREFIX=$(OUTPUT)/node scripts/deps.sh
+	$(Q)NPM_PREFIX=$(OUTPUT)/node scripts/deps.sh test
+	$(Q)mkdir -p $(OUTPUT) && touch $(DEPS_TEST_STAMP) $(DEPS_RUN_STAMP)
+deps-run:
+	$(Q)scripts/deps.sh run
+	$(Q)mkdir -p $(OUTPUT) && touch $(DEPS_RUN_STAMP)
+$(DEPS_TEST_STAMP): scripts/packages.txt scripts/deps.sh $(wildcard tests/browser/package.json)
+	$(Q)NPM_PREFIX=$(OUTPUT)/node scripts/deps.sh test
+	$(Q)mkdir -p $(@D) && touch $@ $(DEPS_RUN_STAMP)
+$(DEPS_RUN_STAMP): scripts/packages.txt scripts/deps.sh
+	$(Q)scripts/deps.sh run
+	$(Q)mkdir -p $(@D) && touch $@
 
 # --- BPF: vmlinux.h -> object -> skeleton -----------------------------------------------------
 vmlinux: $(VMLINUX)
@@ -236,9 +251,26 @@ workloads: $(WORKLOAD_BINS)
 TEST_ENV := OUTPUT=$(OUTPUT) SRCDIR=$(SRCDIR) SHARED=$(SHARED) EMBER=$(EMBER) EMBERD=$(EMBERD) \
 	NODE_PATH=$(OUTPUT)/node/node_modules FLAMEGRAPH_DIR=$(FLAMEGRAPH_DIR)
 
-test: deps
-	$(Q)$(MAKE) -s -j$(shell nproc) --no-print-directory all $(UNIT_BINS) $(ASAN_UNIT_BINS) fuzz-bins asan-bins
-	$(Q)$(TEST_ENV) tests/run.sh $(or $(T),all)
+# What `make test T=...` builds: a whole suite's binaries, or only the named test's. T takes
+# what tests/run.sh takes: suites (unit, golden, integration...) and names (unit/test_store,
+# integration/test_unwind, test_unwind, 'unit/test_s*', golden/CASE).
+TEST_WORDS := $(or $(T),all)
+unit_bins_of = $(foreach n,$(patsubst tests/unit/%.c,%,$(wildcard tests/unit/$(1).c)),\
+	$(OUTPUT)/obj/tests/unit/$(n) $(OUTPUT)/asan/tests/unit/$(n))
+test_needs = $(strip $(if $(filter all,$(1)),all $(UNIT_BINS) $(ASAN_UNIT_BINS) fuzz-bins,\
+	$(if $(filter unit,$(1)),$(UNIT_BINS) $(ASAN_UNIT_BINS) workloads,\
+	$(if $(filter golden golden/%,$(1)),$(EMBER),\
+	$(if $(filter fuzz-seeds,$(1)),fuzz-bins,\
+	$(if $(filter layering,$(1)),,\
+	$(if $(filter unit/% asan/%,$(1)),$(call unit_bins_of,$(notdir $(1))) workloads,\
+	$(if $(filter cli/% integration/% browser/%,$(1)),all,\
+	$(call unit_bins_of,$(1)) all))))))))
+TEST_BUILD := $(sort $(foreach w,$(TEST_WORDS),$(call test_needs,$(w))) \
+	$(if $(filter 1,$(EMBER_ASAN)),asan-bins))
+
+test: $(DEPS_TEST_STAMP)
+	$(Q)$(if $(TEST_BUILD),$(MAKE) -s -j$(shell nproc) --no-print-directory $(TEST_BUILD))
+	$(Q)$(TEST_ENV) tests/run.sh $(TEST_WORDS)
 
 check: all $(UNIT_BINS) $(ASAN_UNIT_BINS)
 	$(Q)$(TEST_ENV) tests/run.sh unit golden
@@ -258,10 +290,10 @@ regen-golden: $(EMBER)
 fuzz: fuzz-bins
 	$(Q)$(TEST_ENV) FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run.sh $(FUZZ_BINS)
 
-bench: deps all
+bench: $(DEPS_TEST_STAMP) all
 	$(Q)$(TEST_ENV) tests/bench/run.sh
 
-soak: deps all
+soak: $(DEPS_TEST_STAMP) all
 	$(Q)$(TEST_ENV) tests/bench/run.sh soak attack
 
 check-layering:
@@ -271,8 +303,8 @@ format:
 	$(Q)clang-format -i $(wildcard src/*/*.c src/*/*/*.[ch] include/ember/*/*/*.h bpf/*.c tests/*/*.c)
 
 # --- run, install ----------------------------------------------------------------------------
-run: deps
-	$(Q)$(MAKE) --no-print-directory all
+run: $(DEPS_RUN_STAMP)
+	$(Q)$(MAKE) -s -j$(shell nproc) --no-print-directory $(BINS)
 	$(Q)if [ ! -x $(EMBERD) ]; then echo "emberd is not built yet" >&2; exit 1; fi
 	$(EMBERD) --config config/emberd.conf
 
