@@ -85,6 +85,26 @@ skip_all() {
 	echo "[Skipped: $*]"
 	exit 77
 }
+# for_nobody FILE...: copies each FILE (a workload's name, or a path) into a folder the
+# unprivileged user of the tests (uid 65534) can reach wherever the checkout sits (a 0700
+# folder, /root), and prints that folder. The test's $TMP becomes 0711 (traversable, not
+# listable). Sets NOBODY_BIN to that folder. Fails the test with the reason when nobody still
+# cannot run the copies (TMPDIR in a folder nobody may enter).
+for_nobody() {
+	local d=$TMP/nobody-bin f
+	chmod 0711 "$TMP" && mkdir -p "$d" && chmod 0755 "$d" ||
+		{ echo "not ok - cannot make $d for uid 65534"; exit 1; }
+	for f; do
+		case $f in /*) ;; *) f=$OUTPUT/workloads/$f ;; esac
+		cp "$f" "$d/" && chmod 0755 "$d/$(basename "$f")" ||
+			{ echo "not ok - cannot copy $f for uid 65534"; exit 1; }
+	done
+	if ! setpriv --reuid=65534 --regid=65534 --clear-groups test -x "$d/$(basename "$f")"; then
+		echo "not ok - uid 65534 cannot reach $d (is TMPDIR=${TMPDIR:-/tmp} in a folder only root may enter?)"
+		exit 1
+	fi
+	NOBODY_BIN=$d
+}
 # A free TCP port on 127.0.0.1.
 free_port() {
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'

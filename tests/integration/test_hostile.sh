@@ -24,6 +24,8 @@
 require_live_emberd
 W=$OUTPUT/workloads
 [ -x "$W/hostile" ] && [ -x "$W/burn" ] && [ -x "$W/jit" ] || skip_all "workloads not built"
+for_nobody hostile burn jit # the checkout may sit where nobody cannot enter
+W=$NOBODY_BIN
 for t in strace setpriv unshare gcc objcopy strip python3; do
 	command -v $t >/dev/null || skip_all "no $t"
 done

@@ -12,6 +12,8 @@ require_live_emberd
 command -v setpriv >/dev/null || skip_all "no setpriv"
 W=$OUTPUT/workloads
 for b in spawn shortlived nofp; do [ -x "$W/$b" ] || skip_all "workloads not built (make workloads)"; done
+for_nobody spawn shortlived nofp # the checkout may sit where nobody cannot enter
+W=$NOBODY_BIN
 trap 'stop_all; cleanup_tmp' EXIT
 
 emberd_serve -o unwind.processes=64 || { not_ok "emberd starts"; done_testing; }

@@ -20,6 +20,8 @@ require_root "network namespaces, BPF and capabilities"
 for t in curl openssl ip setpriv python3; do command -v $t >/dev/null || skip_all "no $t"; done
 W=$OUTPUT/workloads
 [ -x "$W/burn" ] && [ -x "$W/jit" ] || skip_all "workloads not built (make workloads)"
+for_nobody burn jit # the checkout may sit where nobody cannot enter
+W=$NOBODY_BIN
 zcat "$SHARED/corpus/examples/example-perf-stacks.txt.gz" >"$TMP/perf.txt" || skip_all "no corpus"
 
 NS=ember-svc-$$

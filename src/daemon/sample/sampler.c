@@ -214,7 +214,8 @@ static int attach_cpu(struct sampler *s, int cpu)
 		return err;
 	}
 	s->links[cpu] = link;
-	STAT_ADD(s, cpu_attaches, 1);
+	if (s->last_cpu_check_ns) /* a CPU back online, not the start's attach */
+		STAT_ADD(s, cpu_attaches, 1);
 	return 0;
 }
 

@@ -64,9 +64,20 @@ void sampler_report_drops(struct sampler *s, struct sampler_report *rep, bool fo
 	struct sampler_stats st;
 	uint64_t now = mono_ns();
 
+	sampler__stats(s, &st);
+	/* CPUs going and coming are rare and an operator wants to see when: told at once, apart
+	 * from the drops (a detach and its re-attach could fall in two 10 s windows and be
+	 * reported as halves) */
+	if (st.cpu_attaches != rep->last.cpu_attaches || st.cpu_detaches != rep->last.cpu_detaches) {
+		log_info("CPU hotplug: %llu attached, %llu detached, %llu CPUs sampled",
+			 (unsigned long long)(st.cpu_attaches - rep->last.cpu_attaches),
+			 (unsigned long long)(st.cpu_detaches - rep->last.cpu_detaches),
+			 (unsigned long long)st.cpus_attached);
+		rep->last.cpu_attaches = st.cpu_attaches;
+		rep->last.cpu_detaches = st.cpu_detaches;
+	}
 	if (!force && now - rep->last_ns < 10 * NSEC_PER_SEC)
 		return; /* at most one line per 10 s */
-	sampler__stats(s, &st);
 #define DELTA(f) (st.f - rep->last.f)
 	if (DELTA(ringbuf_drops))
 		log_warn("ring buffer full: %llu samples lost (raise sampling.ringbuf_size, or "
@@ -76,11 +87,6 @@ void sampler_report_drops(struct sampler *s, struct sampler_report *rep, bool fo
 		log_warn("%llu samples lost (%llu in BPF: the ring buffer was full; the rest while "
 			 "keeping or storing them)",
 			 (unsigned long long)DELTA(lost), (unsigned long long)DELTA(lost_in_bpf));
-	if (DELTA(cpu_attaches) || DELTA(cpu_detaches))
-		log_info("CPU hotplug: %llu attached, %llu detached, %llu CPUs sampled",
-			 (unsigned long long)DELTA(cpu_attaches),
-			 (unsigned long long)DELTA(cpu_detaches),
-			 (unsigned long long)st.cpus_attached);
 #undef DELTA
 	rep->last = st;
 	rep->last_ns = now;

@@ -146,7 +146,7 @@ struct sampler_stats {
 	uint64_t rows_mapped_writes;	/* unwind rows written through a mapping of the array (no
 					   bpf() call); batches of them otherwise count in bpf_calls */
 	uint64_t cpus_attached;		/* gauge */
-	uint64_t cpu_attaches, cpu_detaches; /* hotplug events handled (incl. start) */
+	uint64_t cpu_attaches, cpu_detaches; /* hotplug events handled (after the start) */
 	uint64_t prog_run_ns, prog_run_cnt; /* from the kernel: emberd holds bpf_enable_stats() */
 	bool hardware_event;		/* gauge: cycles instead of cpu-clock */
 	uint32_t prog_id;		/* the BPF program's id (bpftool prog show id N) */
@@ -284,7 +284,7 @@ struct sampler_report {
 	struct sampler_stats last;
 	uint64_t last_ns;		/* CLOCK_MONOTONIC of the last report */
 };
-/* At most one report per 10 s, unless @force. */
+/* Drops at most once per 10 s, unless @force; CPU hotplug changes at the first call after them. */
 void sampler_report_drops(struct sampler *s, struct sampler_report *rep, bool force);
 /* libbpf's messages through our log: WARN -> warn, INFO -> info, DEBUG only with -v. */
 void sampler_log_libbpf(void);
