@@ -269,7 +269,8 @@ TEST_BUILD := $(sort $(foreach w,$(TEST_WORDS),$(call test_needs,$(w))) \
 	$(if $(filter 1,$(EMBER_ASAN)),asan-bins))
 
 test: $(DEPS_TEST_STAMP)
-	$(Q)$(if $(TEST_BUILD),$(MAKE) -s -j$(shell nproc) --no-print-directory $(TEST_BUILD))
+	$(Q)$(if $(TEST_BUILD),t0=$$(date +%s); $(MAKE) -s -j$(shell nproc) --no-print-directory \
+		$(TEST_BUILD) && echo "built in $$(($$(date +%s) - t0)) s")
 	$(Q)$(TEST_ENV) tests/run.sh $(TEST_WORDS)
 
 check: all $(UNIT_BINS) $(ASAN_UNIT_BINS)

@@ -117,7 +117,10 @@ suite_scripts() { # folder
 suites=("$@")
 [ ${#suites[@]} -eq 0 ] || [ "${suites[0]}" = all ] &&
 	suites=(layering unit golden fuzz-seeds cli integration browser)
+suite_times=()
+run_start=$SECONDS
 for s in "${suites[@]}"; do
+	t_suite=$SECONDS
 	case $s in
 	layering) suite_layering ;;
 	unit) suite_unit ;;
@@ -126,8 +129,10 @@ for s in "${suites[@]}"; do
 	cli|integration|browser) suite_scripts "$s" ;;
 	*) run_named "$s" || { echo "no suite or test named '$s'" >&2; exit 2; } ;;
 	esac
+	suite_times+=("$s $((SECONDS - t_suite))s")
 done
 echo
+[ ${#suite_times[@]} -gt 1 ] && echo "time by suite: $(IFS=,; echo "${suite_times[*]}" | sed 's/,/, /g'); $((SECONDS - run_start))s in all"
 if [ ${#failures[@]} -gt 0 ]; then
 	echo "failed: ${failures[*]}"
 fi
