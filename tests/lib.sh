@@ -31,9 +31,27 @@ cleanup_tmp() { rm -rf "$TMP"; }
 trap cleanup_tmp EXIT
 
 # Background processes a test started (PIDS+=($!)): stop_all kills and reaps them; tests call it
-# from their EXIT trap.
+# from their EXIT trap. SIGTERM first; whatever is still there 10 s later gets SIGKILL, so that a
+# program that hangs on its way out cannot hold the test until its 15-minute timeout (Debian's
+# debuginfod, continued after a SIGSTOP and sent SIGTERM at once, sometimes never exits).
 PIDS=()
-stop_all() { local p; for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; }
+running() { # PID: alive and not a zombie waiting to be reaped
+	local st
+	st=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null) || return 1
+	[ "${st%% *}" != Z ]
+}
+stop_all() {
+	local p i
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	for p in "${PIDS[@]}"; do
+		for i in $(seq 100); do running "$p" || break; sleep 0.1; done
+		if running "$p"; then
+			echo "# stop_all: pid $p ($(cat /proc/$p/comm 2>/dev/null)) ignored SIGTERM for 10 s: SIGKILL"
+			kill -9 "$p" 2>/dev/null
+		fi
+		wait "$p" 2>/dev/null
+	done
+}
 # wait_log FILE PATTERN: waits up to 10 s for PATTERN in FILE
 wait_log() { for _ in $(seq 200); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.05; done; return 1; }
 # A test of a live emberd: root (BPF, perf_event), the binary, kernel BTF and curl.

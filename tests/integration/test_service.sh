@@ -26,12 +26,7 @@ zcat "$SHARED/corpus/examples/example-perf-stacks.txt.gz" >"$TMP/perf.txt" || sk
 
 NS=ember-svc-$$
 ADDR=10.231.$(($$ % 200 + 20)).1
-stop_all() {
-	local p
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
-	ip netns del "$NS" 2>/dev/null
-}
-trap 'stop_all; cleanup_tmp' EXIT
+trap 'stop_all; ip netns del "$NS" 2>/dev/null; cleanup_tmp' EXIT
 # the address sits on the namespace's own lo (no dummy/veth module needed): reachable only
 # inside the namespace, and not 127.0.0.0/8, so emberd's policy treats it as non-loopback
 ip netns add "$NS" && ip -n "$NS" link set lo up && ip -n "$NS" addr add "$ADDR/32" dev lo ||
