@@ -36,37 +36,40 @@ declare -A CORE_THIRD_PARTY=(
 # libc and the kernel's UAPI: what "libc only" allows
 LIBC='assert|ctype|errno|fcntl|float|inttypes|limits|locale|math|pthread|regex|signal|stdalign|stdarg|stdatomic|stdbool|stddef|stdint|stdio|stdlib|string|strings|time|unistd|fnmatch|search|endian|byteswap|malloc|poll|dirent|sys/[a-z_]+|linux/types'
 
-index_of() { # NAME LIST...: position of NAME in LIST, -1 if absent
-	local n=$1 i=0 x
-	shift
-	for x; do [ "$x" = "$n" ] && { echo $i; return; }; i=$((i + 1)); done
-	echo -1
-}
+# positions of the parts and stages, by name
+declare -A PART_IDX=() STAGE_IDX=()
+for i in "${!CORE_PARTS[@]}"; do PART_IDX[${CORE_PARTS[$i]}]=$i; done
+for i in "${!STAGES[@]}"; do STAGE_IDX[${STAGES[$i]}]=$i; done
+LIBC_RE="^<($LIBC)\\.h>$"
 
-# includes FILE: one "LINE<TAB>WHAT" per #include line
-includes() { grep -n '^[[:space:]]*#[[:space:]]*include' "$1" | sed -E 's/^([0-9]+):[[:space:]]*#[[:space:]]*include[[:space:]]*/\1\t/'; }
+# includes FILE: one "LINE<TAB>WHAT" per #include line (one grep over the tree, read once)
+declare -A INC=()
+while IFS=$'\t' read -r f line what; do
+	INC[$f]+="$line"$'\t'"$what"$'\n'
+done < <(grep -rn --include='*.[ch]' '^[[:space:]]*#[[:space:]]*include' src include bpf |
+	sed -E 's/^([^:]+):([0-9]+):[[:space:]]*#[[:space:]]*include[[:space:]]*/\1\t\2\t/')
+includes() { printf '%s' "${INC[$1]:-}"; }
 
 check_core() { # FILE PART
 	local f=$1 part=$2 me line what p idx third=${CORE_THIRD_PARTY[$1]:-}
-	me=$(index_of "$part" "${CORE_PARTS[@]}")
+	me=${PART_IDX[$part]:--1}
 	[ "$me" -ge 0 ] || { bad "$f: '$part' is not a core part (${CORE_PARTS[*]})"; return; }
 	while IFS=$'\t' read -r line what; do
 		case $what in
 		'"ember/core/'*)
 			p=${what#\"ember/core/}
 			p=${p%%/*}
-			idx=$(index_of "$p" "${CORE_PARTS[@]}")
+			idx=${PART_IDX[$p]:--1}
 			[ "$idx" -ge 0 ] && [ "$idx" -le "$me" ] ||
 				bad "$f:$line: core/$part includes $what, a later core part"
 			;;
 		'"ember/'*) bad "$f:$line: core includes $what: core never includes the daemon" ;;
 		'"'*_internal.h'"' | '"'*_priv.h'"') ;;
 		*)
-			if [ -n "$third" ] && echo "$what" | grep -qE "$third"; then
+			if [ -n "$third" ] && [[ $what =~ $third ]]; then
 				continue
 			fi
-			echo "$what" | grep -qE "^<($LIBC)\\.h>$" ||
-				bad "$f:$line: core must stay on libc: $what"
+			[[ $what =~ $LIBC_RE ]] || bad "$f:$line: core must stay on libc: $what"
 			;;
 		esac
 	done < <(includes "$f")
@@ -74,14 +77,14 @@ check_core() { # FILE PART
 
 check_daemon() { # FILE STAGE
 	local f=$1 st=$2 me line what s idx
-	me=$(index_of "$st" "${STAGES[@]}")
+	me=${STAGE_IDX[$st]:--1}
 	[ "$me" -ge 0 ] || { bad "$f: '$st' is not a daemon stage (${STAGES[*]})"; return; }
 	while IFS=$'\t' read -r line what; do
 		case $what in
 		'"ember/daemon/'*)
 			s=${what#\"ember/daemon/}
 			s=${s%%/*}
-			idx=$(index_of "$s" "${STAGES[@]}")
+			idx=${STAGE_IDX[$s]:--1}
 			[ "$idx" -ge 0 ] && [ "$idx" -le "$me" ] ||
 				bad "$f:$line: $st includes $what, a later stage (${STAGES[*]})"
 			;;
@@ -91,13 +94,15 @@ check_daemon() { # FILE STAGE
 }
 
 for f in $(find src/core include/ember/core -name '*.[ch]' | sort); do
-	part=$(echo "$f" | sed -E 's#^(src|include/ember)/core/([^/]+)/.*#\2#')
-	[ "$part" = "$f" ] && { bad "$f: core files live in a part's folder"; continue; }
+	part=${f#src/core/}; part=${part#include/ember/core/}
+	[ "${part%/*}" = "$part" ] && { bad "$f: core files live in a part's folder"; continue; }
+	part=${part%%/*}
 	check_core "$f" "$part"
 done
 for f in $(find src/daemon include/ember/daemon -name '*.[ch]' ! -path src/daemon/main.c | sort); do
-	st=$(echo "$f" | sed -E 's#^(src|include/ember)/daemon/([^/]+)/.*#\2#')
-	[ "$st" = "$f" ] && { bad "$f: daemon files live in a stage's folder"; continue; }
+	st=${f#src/daemon/}; st=${st#include/ember/daemon/}
+	[ "${st%/*}" = "$st" ] && { bad "$f: daemon files live in a stage's folder"; continue; }
+	st=${st%%/*}
 	check_daemon "$f" "$st"
 done
 for f in $(find src/cli -name '*.[ch]' | sort); do
