@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * The Python frames of the sampled thread (issue 21), included once by sampler.bpf.c before
+ * The Python frames of the sampled thread, included once by sampler.bpf.c before
  * unwind.bpf.h, whose walk_user() calls python_walk() first: for a process userspace marked as
- * a CPython it knows (py_procs: addresses and its version's offsets, src/daemon/symbols/
+ * a CPython it knows (py_procs: addresses and its version's offsets, src/daemon/unwind/
  * python.c), the thread's PyThreadState is found, its frame chain walked leaf first, and each
  * frame's code object address and tag stored at the top of the user stack's ips (bpf_shared.h).
  * Names are userspace's job, except for a code object this process has not sent yet: its

@@ -8,7 +8,7 @@
  * is up the sampler is stopped, drained to the end and freed; the HTTP server takes the frozen
  * recording (capture_mgr__take()).
  *
- * Threads: start, take and stop run on HTTP threads; capture_mgr__tick() on the main thread (the
+ * Threads: start, take and stop run on HTTP threads; capture_mgr__tick() on the worker (the
  * only one that uses the ingest and the symbolizer). A mutex inside guards the list.
  */
 #ifndef EMBER_CAPTURE_H
