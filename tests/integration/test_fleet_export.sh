@@ -372,16 +372,17 @@ head -c 5000 /dev/zero | tr '\0' x >"$TMP/token"
 check "credentials: a token file longer than 4095 bytes is said in the log" \
 	wait_log "$TMP/emberd.log" "longer than 4095 bytes: sending without them"
 touch "$TMP/t.long"
-sleep 5 # more posts, each reading the file again
-check "credentials: said once, not at every post" \
+# more posts, each reading the file again: three after the long file
+posts_since() { find "$RX" -name '*.meta' -newer "$1" | wc -l; }
+wait_for '[ "$(posts_since "$TMP/t.long")" -ge 3 ]' 15
+check "credentials: said once, not at every post ($(posts_since "$TMP/t.long") posts since)" \
 	test "$(grep -c 'longer than 4095 bytes' "$TMP/emberd.log")" = 1
 check "credentials: posts after it carry no Authorization (never a cut token)" \
 	eval '[ "$(auth_of "$TMP/t.long" | sort -u | tr "\n" " ")" = "- " ]'
 touch "$TMP/t.good"
 printf 's3cret-token\n' >"$TMP/token"
-sleep 5
 check "credentials: the good file again: posts carry the token again" \
-	eval 'auth_of "$TMP/t.good" | grep -qx "Bearer s3cret-token"'
+	wait_for 'auth_of "$TMP/t.good" | grep -qx "Bearer s3cret-token"' 15
 stop_all
 PIDS=()
 python3 "$D/export_receiver.py" "$RPORT" "$RX" &
@@ -405,14 +406,14 @@ emberd_serve --frequency 99 -o "export.otlp_endpoint=http://127.0.0.1:$RPORT" \
 	{ not_ok "emberd starts"; done_testing; }
 published
 lost0=$(lost)
-sleep 8
-check "outage: 503s counted and retried" test "$(ex failed.http_5xx)" -gt 0 -a "$(ex retries)" -gt 0
+check "outage: 503s counted and retried" \
+	wait_for '[ "$(ex failed.http_5xx)" -gt 2 ] && [ "$(ex retries)" -gt 2 ]' 20
 echo ok >"$RX/mode"
 wait_for '[ "$(ex queued)" = 0 ] && [ "$(ex requests)" -ge 4 ]' 20
 # three more rounds after the recovery, so that what arrived spans more than the two 5 s margins
 # (the queue can empty within a round of the outage's end: a window of ~0 s, 0 samples, once)
-sleep 6
-wait_for '[ "$(ex queued)" = 0 ]' 20
+r0=$(ex requests)
+wait_for '[ "$(ex requests)" -ge $((r0 + 3)) ] && [ "$(ex queued)" = 0 ]' 20
 read -r _ n t0 t1 < <(received)
 # as above: the window 5 s inside what arrived
 w0=$(((t0 + 5000000000) / 1000 * 1000 + 500)) w1=$(((t1 - 5000000000) / 1000 * 1000 + 500))
@@ -424,12 +425,10 @@ check "outage: 8 s of 503 then recovery: nothing dropped, $n samples arrived = t
 # a receiver that never answers, then one that trickles: timed out, sampling loses nothing
 echo hang >"$RX/mode"
 s0=$(ex samples) t_0=$(ex failed.timeout)
-sleep 7
-check "hang: requests timed out ($(($(ex failed.timeout) - t_0)))" test "$(ex failed.timeout)" -gt "$t_0"
+check "hang: requests timed out" wait_for '[ "$(ex failed.timeout)" -gt "$t_0" ]' 20
 echo trickle >"$RX/mode"
 t_1=$(ex failed.timeout)
-sleep 7
-check "trickle: requests timed out" test "$(ex failed.timeout)" -gt "$t_1"
+check "trickle: requests timed out" wait_for '[ "$(ex failed.timeout)" -gt "$t_1" ]' 20
 check "hang, trickle: 0 samples lost by the sampler meanwhile" test "$(lost)" = "$lost0"
 echo ok >"$RX/mode"
 wait_for '[ "$(ex queued)" = 0 ]' 20
