@@ -497,7 +497,7 @@ int http_handle_captures_post(struct http_server *srv, struct http_request *req,
 		return 0;
 	}
 	if (pp.event != QUERY_EVENT_CPU && !srv->src.offcpu) {
-		http_response__error(resp, 409, "event", "off-CPU events need [offcpu] enabled");
+		http_response__error(resp, 409, "event", HTTP_OFFCPU_OFF);
 		return 0;
 	}
 	if (pp.event != QUERY_EVENT_CPU && pp.frequency) {
@@ -510,7 +510,8 @@ int http_handle_captures_post(struct http_server *srv, struct http_request *req,
 	if (pp.pid >= 0 && kill((pid_t)pp.pid, 0) && errno == ESRCH) {
 		char msg[96];
 
-		snprintf(msg, sizeof(msg), "no process %lld (it is not running, or has exited)",
+		/* the words of every route's rule (http_source_check()) */
+		snprintf(msg, sizeof(msg), "no process %lld: it is not running and no sample of it is held",
 			 (long long)pp.pid);
 		http_response__error(resp, 404, "pid", msg);
 		return 0;
@@ -656,6 +657,7 @@ int http_handle_capture_get(struct http_server *srv, struct http_request *req,
 	req->now_ns = c->end_ns;
 	req->default_range_ns = c->end_ns - c->start_ns;
 	req->default_event = c->event; /* its units and titles (ms), unless event= says */
+	req->src = &src;	       /* a pid of the capture's samples is found in them */
 	if (!recording__bounds(c->rec, &first, &last) && last >= req->now_ns)
 		req->now_ns = last + 1;
 	if (!strcmp(what, "folded"))

@@ -13,6 +13,7 @@
 #include "ember/core/base/counters.h"
 #include "ember/core/base/heap.h"
 #include "ember/core/base/log.h"
+#include "ember/core/base/timeexpr.h"
 #include "ember/core/base/sbuf.h"
 #include "ember/core/base/workq.h"
 #include "ember/daemon/export/exporter.h"
@@ -69,6 +70,18 @@ static void log_sampler_totals(struct emberd *d)
 	ingest__stats(d->ingest, &in);
 	(void)counters_format(&sb, totals_fmt, src, COUNTERS_N(src));
 	log_info("%s", sb.buf ? sb.buf : "");
+	/* how far back the history reached: "lost 0" above says nothing of what was evicted */
+	{
+		char when[40] = "none";
+
+		if (ss.samples)
+			timeexpr_format_rfc3339((int64_t)ss.oldest_ns, when, sizeof(when));
+		log_info("history: oldest sample held %s (%.0f s before the newest); %llu samples "
+			 "evicted since start (%llu for memory, %llu for age)",
+			 when, ss.samples ? (double)(ss.newest_ns - ss.oldest_ns) / 1e9 : 0.0,
+			 (unsigned long long)(ss.evicted_memory + ss.evicted_time),
+			 (unsigned long long)ss.evicted_memory, (unsigned long long)ss.evicted_time);
+	}
 	if (d->unwind) {
 		unwinder__stats(d->unwind, &us);
 		sbuf_reset(&sb);
