@@ -66,6 +66,7 @@ struct capture {
 	bool truncated;		/* hit the memory cap: partial */
 	int sampler_handle;	/* from the capture hooks, -1 without */
 	struct recording *rec;	/* owned; NULL while running */
+	double idle;		/* of its samples, the idle task's (hidden unless idle=1) */
 	char error[96];
 	struct capture *next;	/* list, oldest first */
 };
