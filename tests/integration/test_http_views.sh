@@ -158,6 +158,29 @@ rule "live: a range older than the history" 410 to "the range ends before the hi
 check "the 410 says how many samples were evicted, for what" grep -q 'samples evicted since start ([0-9]* for memory, [0-9]* for age)' "$TMP/body"
 c=$(code "/api/v1/folded?from=-60s")
 check "a range reaching into the history is answered" sh -c "[ $c = 200 ] && test -s '$TMP/body'"
+c=$(code "/api/v1/diff.folded?from=-60s&b_from=-60s&b_to=-30s")
+check "a diff's range B before the history: 410 naming b_to" sh -c "[ $c = 410 ] && grep -q '\"param\": \"b_to\"' '$TMP/body'"
 kill "$EPID"; wait "$EPID"; PIDS=()
 check "exit summary: the history's oldest sample and the evictions" grep -qE 'history: oldest sample held [0-9-]+T.*; [1-9][0-9]* samples evicted since start \([0-9]+ for memory, [1-9][0-9]* for age\)' "$TMP/emberd.log"
+
+# focus= on pprof's per-sample labels too (the store's samples one by one): a second emberd
+# with the default retention, a workload, one fixed range for every request
+BURN=$OUTPUT/workloads/burn
+if [ -x "$BURN" ]; then
+	"$BURN" 8 >/dev/null &
+	PIDS+=($!)
+	emberd_serve || not_ok "emberd serves live (default retention)"
+	sleep 4
+	T=$(date +%s)
+	R="from=$((T - 3))&to=$((T - 1))"
+	sleep 1.5
+	all=$(curl -s "$URL/api/v1/folded?$R" | sum)
+	want=$(curl -s "$URL/api/v1/folded?$R&focus=%5Eburn_a%24" | sum)
+	curl -s "$URL/debug/pprof/profile?$R&labels=pid&focus=%5Eburn_a%24" -o "$TMP/l.pb.gz"
+	got=$("$EMBER" convert --from pprof --to folded "$TMP/l.pb.gz" | sum)
+	check "pprof with labels=pid and focus=: the focused samples ($got of $all; folded $want)" \
+		sh -c "[ '$got' = '$want' ] && [ '$want' -gt 0 ] && [ '$want' -lt '$all' ]"
+else
+	not_ok "no $BURN (make workloads)"
+fi
 done_testing

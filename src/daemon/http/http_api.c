@@ -388,6 +388,19 @@ static int pass_names(const struct query_common *q, struct pass_cache *c, size_t
 	return pass_cached(c, id, r > 0 && hit);
 }
 
+int http_frames_pass(const struct query_common *q, const char *const *names, size_t n)
+{
+	bool hit = !q->focus_re;
+	size_t i;
+	int r;
+
+	if (!query_common_has_frames(q))
+		return 1;
+	for (i = 0, r = 1; i < n && r > 0; i++)
+		r = pass_frame(q, names[i], strlen(names[i]), &hit);
+	return r < 0 ? r : r > 0 && hit;
+}
+
 static int pass_text(const struct query_common *q, struct pass_cache *c, size_t id,
 		     const char *text, size_t len)
 {
@@ -589,18 +602,13 @@ static int task_found_rec(const struct rec_sample *s, void *ctx)
 	return -EEXIST; /* found: the walk stops */
 }
 
-static int task_found_store(const struct store_sample_view *v, void *ctx)
-{
-	(void)v;
-	(void)ctx;
-	return 1;
-}
 
 /* Whether @src holds any sample of @q's pid and tid, at any time. */
 static bool source_has_task(const struct http_source *src, const struct query_common *q)
 {
 	struct store_filter f = STORE_FILTER_INIT;
 	struct store *stores[2] = { http_source_store(src, q), NULL };
+	bool found = false;
 	size_t i;
 
 	if (src->rec)
@@ -613,9 +621,19 @@ static bool source_has_task(const struct http_source *src, const struct query_co
 	f.pid = q->pid;
 	f.tid = q->tid;
 	f.include_idle = true;
-	for (i = 0; i < 2; i++)
-		if (stores[i] && store__foreach_sample(stores[i], &f, 1, task_found_store, NULL) == 1)
+	/* one bucket of a heat map: the store matches contexts and counts, copying no frames */
+	for (i = 0; i < 2; i++) {
+		struct store_point *pts = NULL;
+		size_t n = 0;
+
+		if (!stores[i])
+			continue;
+		if (store__heatmap(stores[i], &f, UINT64_MAX / 2, &pts, &n) || n)
+			found = true; /* an error: answered by the route itself, not as "nothing" */
+		free(pts);
+		if (found)
 			return true;
+	}
 	return false;
 }
 
@@ -655,17 +673,26 @@ int http_source_check(const struct http_source *srv_src, const struct http_sourc
 		err->reason = err->buf;
 		return -EINVAL;
 	}
+	return src == srv_src ? http_source_check_history(src, q, q->to_ns, "to", err) : 0;
+}
+
+int http_source_check_history(const struct http_source *src, const struct query_common *q,
+			      int64_t to_ns, const char *param, struct query_error *err)
+{
 	/* a range the history no longer reaches: evicted, not empty */
-	if (src == srv_src && src->store) {
+	if (src->store) {
 		struct store *store = q->event == QUERY_EVENT_WALL ? src->store : http_source_store(src, q);
 		struct store_stats st;
 
+		if (!store)
+			return 0;
 		store__stats(store, &st);
 		if (st.samples && st.evicted_time + st.evicted_memory > 0 &&
-		    q->to_ns <= (int64_t)st.oldest_ns) {
+		    to_ns <= (int64_t)st.oldest_ns) {
 			char when[40];
 
-			*err = (struct query_error){ .param = "to", .status = 410 };
+			*err = (struct query_error){ .status = 410 };
+			snprintf(err->param, sizeof(err->param), "%s", param);
 			snprintf(err->buf, sizeof(err->buf),
 				 "the range ends before the history: the oldest sample held is from "
 				 "%s; %llu samples evicted since start (%llu for memory, %llu for age)",
@@ -1075,7 +1102,8 @@ int http_handle_diff_svg(struct http_server *srv, struct http_request *req,
 	{
 		struct query_error qe = { 0 };
 
-		if (query_range_b_finish(&dp.b, (int64_t)srv->cfg.max_range_s * NS, &qe)) {
+		if (query_range_b_finish(&dp.b, (int64_t)srv->cfg.max_range_s * NS, &qe) ||
+		    http_source_check_history(&srv->src, &q, dp.b.to_ns, "b_to", &qe)) {
 			http_response__error(resp, qe.status, qe.param, qe.reason);
 			goto out;
 		}

@@ -70,7 +70,8 @@ static int parse_ranges(struct http_server *srv, struct http_request *req, struc
 		return 1;
 	struct query_error qe = { 0 };
 
-	if (query_range_b_finish(&dp->b, (int64_t)srv->cfg.max_range_s * NS, &qe)) {
+	if (query_range_b_finish(&dp->b, (int64_t)srv->cfg.max_range_s * NS, &qe) ||
+	    http_source_check_history(&srv->src, q, dp->b.to_ns, "b_to", &qe)) {
 		http_response__error(resp, qe.status, qe.param, qe.reason);
 		return 1;
 	}

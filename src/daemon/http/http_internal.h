@@ -359,6 +359,14 @@ int http_source_check(const struct http_source *srv_src, const struct http_sourc
 /* Cache-Control of a data route's answer for @q (replayed data never changes, etc.). */
 const char *http_data_cache_control(const struct http_server *srv, const struct query_common *q,
 				    int64_t now_ns);
+/* focus= and ignore= on one stack's frame names: 1 keep, 0 drop, or -errno. */
+int http_frames_pass(const struct query_common *q, const char *const *names, size_t n);
+/*
+ * The history rule alone, for a second range (diff's b_from, b_to): 410 naming @param when
+ * [..@to_ns) ends before the oldest sample held after evictions. 0 or -EINVAL with @err filled.
+ */
+int http_source_check_history(const struct http_source *src, const struct query_common *q,
+			      int64_t to_ns, const char *param, struct query_error *err);
 /* The reason given when off-CPU events are asked of a daemon without them. */
 #define HTTP_OFFCPU_OFF "off-CPU events need [offcpu] enabled = yes in emberd.conf"
 
