@@ -377,7 +377,7 @@ int cmd_flamegraph(int argc, char **argv)
 		}
 		f = views_filter_frames(p, &q);
 		if (!f) {
-			err = log_errno(errno == QUERY_ECOMM_LIMIT ? -E2BIG : -errno,
+			err = log_errno(errno == QUERY_EFRAME_LIMIT ? -E2BIG : -errno,
 					"--focus/--ignore failed");
 			goto out;
 		}

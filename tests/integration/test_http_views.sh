@@ -111,6 +111,13 @@ check "sandwich without function=: 400 naming it" sh -c "[ $c = 400 ] && grep -q
 c=$(code "/api/v1/folded?$R&focus=(")
 check "a bad focus= regex: 400 naming it" sh -c "[ $c = 400 ] && grep -q '\"param\": \"focus\"' '$TMP/body'"
 
+# a pattern that reaches its match limit on a frame: a 400 that says so, on every route that matches frames
+bad=""
+for r in "/api/v1/folded?" "/api/v1/flamegraph.svg?" "/api/v1/heatmap?" "/api/v1/samples?" "/api/v1/top?" "/api/v1/sandwich?function=x&" "/api/v1/diff.folded?b_from=-2h&b_to=-1h&"; do
+	c=$(code "$r$R&focus=%28.%2A.%2A%29%2A%5B%5B%3Adigit%3A%5D%5D")
+	{ [ "$c" = 400 ] && grep -q 'pattern reached its match limit on a frame' "$TMP/body"; } || bad="$bad ${r%%\?*}=$c"
+done
+check "focus= reaching its match limit: 400 saying so${bad:+ (not:$bad)}" test -z "$bad"
 rule "replay: event=offcpu" 409 event "offcpu] enabled" "$R&event=offcpu"
 rule "replay: event=wall" 409 event "offcpu] enabled" "$R&event=wall"
 rule "replay: a pid with no sample" 404 pid "no process 4194000" "$R&pid=4194000"

@@ -57,7 +57,7 @@ static int ask_regex(const char *name, size_t len, const void *arg)
 {
 	int r = ember_regex__match(arg, name, len);
 
-	return r == -E2BIG ? -QUERY_ECOMM_LIMIT : r;
+	return r == -E2BIG ? -QUERY_EFRAME_LIMIT : r;
 }
 
 struct filter_ctx {

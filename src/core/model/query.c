@@ -280,6 +280,9 @@ int query_common_set(struct query_common *q, const char *key, const char *value,
 				return qfail(reterr, key, "out of memory", 503);
 			return qfail(reterr, key, q->comm_err, 400);
 		}
+		/* matched per frame of every sample where a route walks samples (heat map,
+		 * samples, pprof's labels): ~3x faster compiled; interpreted if that fails */
+		(void)ember_regex__jit(re);
 		if (!q->comm_borrowed)
 			ember_regex__free(*slot);
 		*slot = re;
@@ -401,13 +404,13 @@ int query_common_match_frame(const struct query_common *q, const char *name, siz
 	if (q->focus_re) {
 		r = ember_regex__match(q->focus_re, name, len);
 		if (r < 0)
-			return r == -E2BIG ? -QUERY_ECOMM_LIMIT : r;
+			return r == -E2BIG ? -QUERY_EFRAME_LIMIT : r;
 		bits |= r ? QUERY_FRAME_FOCUS : 0;
 	}
 	if (q->ignore_re) {
 		r = ember_regex__match(q->ignore_re, name, len);
 		if (r < 0)
-			return r == -E2BIG ? -QUERY_ECOMM_LIMIT : r;
+			return r == -E2BIG ? -QUERY_EFRAME_LIMIT : r;
 		bits |= r ? QUERY_FRAME_IGNORE : 0;
 	}
 	return bits;

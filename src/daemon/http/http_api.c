@@ -264,7 +264,7 @@ static struct profile *wall_profile(const struct http_source *src, const struct 
 		if (!err)
 			err = wall_add(p, b, src->offcpu_us, -1);
 	} else if (!a || !b) {
-		err = errno == EINVAL || errno == QUERY_ECOMM_LIMIT ? -errno : -ENOMEM;
+		err = http_query_err(errno);
 	}
 	profile__free(a);
 	profile__free(b);
@@ -780,7 +780,7 @@ int http_serve_folded(struct http_server *srv, const struct http_source *src,
 	st = strtab__new();
 	p = st ? http_source_profile(src, &q, st) : NULL;
 	if (!p) {
-		err = errno == EINVAL || errno == QUERY_ECOMM_LIMIT ? -errno : -ENOMEM;
+		err = http_query_err(errno);
 		goto out;
 	}
 	resp->content_type = "text/plain; charset=utf-8";
@@ -871,7 +871,7 @@ int http_serve_flamegraph(struct http_server *srv, const struct http_source *src
 	st = strtab__new();
 	p = st ? http_source_profile(src, &q, st) : NULL;
 	if (!p) {
-		err = -ENOMEM;
+		err = http_query_err(errno);
 		goto out;
 	}
 	resp->content_type = "image/svg+xml";
@@ -1124,7 +1124,7 @@ int http_handle_diff_svg(struct http_server *srv, struct http_request *req,
 					     "cannot normalize: range A has no samples");
 			goto out;
 		}
-		err = errno == QUERY_ECOMM_LIMIT ? -errno : -ENOMEM;
+		err = http_query_err(errno);
 		goto out;
 	}
 	resp->content_type = "image/svg+xml";

@@ -110,7 +110,7 @@ int http_handle_diff_folded(struct http_server *srv, struct http_request *req,
 	a = st ? range_profile(srv, &q, q.from_ns, q.to_ns, st) : NULL;
 	b = a ? range_profile(srv, &q, dp.b.from_ns, dp.b.to_ns, st) : NULL;
 	if (!b) {
-		err = errno == EINVAL || errno == QUERY_ECOMM_LIMIT ? -errno : -ENOMEM;
+		err = http_query_err(errno);
 		goto out;
 	}
 	d = diff_profiles(a, b, &dopts);
@@ -160,9 +160,7 @@ static long window_profiles(struct http_server *srv, struct http_request *req,
 			    ? NULL
 			    : range_profile(srv, q, from + i * win, from + (i + 1) * win, st);
 		if (!ps[i]) {
-			int err = http_request__cancelled(req)			  ? -ECANCELED
-				  : errno == EINVAL || errno == QUERY_ECOMM_LIMIT ? -errno
-										  : -ENOMEM;
+			int err = http_request__cancelled(req) ? -ECANCELED : http_query_err(errno);
 
 			while (i-- > 0)
 				profile__free(ps[i]);

@@ -492,7 +492,7 @@ static int handle_pprof(struct http_server *srv, struct http_request *req,
 	st = strtab__new();
 	p = st ? http_server__query_profile(srv, &q, st) : NULL;
 	if (!p) {
-		err = errno == EINVAL || errno == QUERY_ECOMM_LIMIT ? -errno : -ENOMEM;
+		err = http_query_err(errno);
 		goto out;
 	}
 	/* the root frame is the comm: a label too; pid and tid when the query selects one */

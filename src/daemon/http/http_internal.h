@@ -359,6 +359,12 @@ int http_source_check(const struct http_source *srv_src, const struct http_sourc
 /* Cache-Control of a data route's answer for @q (replayed data never changes, etc.). */
 const char *http_data_cache_control(const struct http_server *srv, const struct query_common *q,
 				    int64_t now_ns);
+/* A query's failure (errno) as a handler returns it: a pattern's limit or a bad filter stay
+ * themselves (400s), anything else is out of memory. */
+static inline int http_query_err(int e)
+{
+	return e == EINVAL || e == QUERY_ECOMM_LIMIT || e == QUERY_EFRAME_LIMIT ? -e : -ENOMEM;
+}
 /* focus= and ignore= on one stack's frame names: 1 keep, 0 drop, or -errno. */
 int http_frames_pass(const struct query_common *q, const char *const *names, size_t n);
 /*

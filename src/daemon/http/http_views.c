@@ -108,7 +108,7 @@ static struct profile *view_profile(struct http_server *srv, struct http_request
 	st = strtab__new();
 	p = st ? http_source_profile(&srv->src, q, st) : NULL;
 	if (!p) {
-		*ret_err = errno == EINVAL || errno == QUERY_ECOMM_LIMIT ? -errno : -ENOMEM;
+		*ret_err = http_query_err(errno);
 		strtab__free(st);
 		return NULL;
 	}

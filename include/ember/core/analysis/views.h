@@ -29,7 +29,7 @@ struct query_common;
 struct ember_regex;
 
 /* A new profile (same strtab) of @p's stacks that pass @q's focus= and ignore=. NULL + errno
- * (ENOMEM, QUERY_ECOMM_LIMIT when a pattern reached its match limit). */
+ * (ENOMEM, QUERY_EFRAME_LIMIT when a pattern reached its match limit). */
 struct profile *views_filter_frames(const struct profile *p, const struct query_common *q);
 
 struct views_top_row {
@@ -48,7 +48,7 @@ int views_top(const struct profile *p, size_t skip, enum views_sort sort,
 /*
  * The sandwich of the frames matching @re (see above): two new profiles (same strtab) in
  * *@ret_callers and *@ret_callees, and the function's total (samples through a match) in
- * *@ret_total. 0, -ENOMEM or -QUERY_ECOMM_LIMIT.
+ * *@ret_total. 0, -ENOMEM or -QUERY_EFRAME_LIMIT.
  */
 int views_sandwich(const struct profile *p, size_t skip, const struct ember_regex *re,
 		   struct profile **ret_callers, struct profile **ret_callees, double *ret_total);

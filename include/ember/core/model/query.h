@@ -148,9 +148,12 @@ int query_range_b_finish(const struct query_range_b *b, int64_t max_range_ns,
  */
 int query_common_match_comm(const struct query_common *q, const char *comm, size_t len);
 
+/* The same for a focus= or ignore= pattern (400 naming neither: either may have). */
+#define QUERY_EFRAME_LIMIT ELOOP
+
 /*
  * focus= and ignore= on one frame name: QUERY_FRAME_FOCUS and/or QUERY_FRAME_IGNORE bits, or
- * -QUERY_ECOMM_LIMIT (a pattern reached its match limit), -ENOMEM.
+ * -QUERY_EFRAME_LIMIT (a pattern reached its match limit), -ENOMEM.
  */
 #define QUERY_FRAME_FOCUS  1
 #define QUERY_FRAME_IGNORE 2
