@@ -156,10 +156,14 @@ try {
 		// a filtered rate is labelled beside the host's
 		await page.fill('#f-comm', '^burn$');
 		await page.dispatchEvent('#f-comm', 'change');
-		await page.waitForFunction(() => !document.getElementById('st-frate-wrap').hidden, null, { timeout: 10000 }).catch(() => {});
+		await page.waitForFunction(() => !document.getElementById('st-frate-wrap').hidden &&
+			Number(document.getElementById('st-rate').textContent) > 0 && Number(document.getElementById('st-frate').textContent) > 0, null, { timeout: 20000 }).catch(() => {});
 		const r = await dash(() => ({ host: document.getElementById('st-rate').parentElement.textContent, f: document.getElementById('st-frate-wrap').textContent,
 			hidden: document.getElementById('st-frate-wrap').hidden }));
-		ok(!r.hidden && /samples\/s \(host\)/.test(r.host) && /samples\/s \(filtered: comm=/.test(r.f), 'a filtered rate is labelled as such beside the host\'s', JSON.stringify(r));
+		ok(!r.hidden && /^\d+ samples\/s \(host\)/.test(r.host.trim()) && /^\d+ samples\/s \(filtered: comm=/.test(r.f.trim()) && parseInt(r.host.trim()) > 0,
+			'a filtered rate is labelled as such beside the host\'s, both figures shown', JSON.stringify(r));
+		await page.evaluate(() => window.scrollTo(0, 0));
+		await shot('header');
 		await page.fill('#f-comm', '');
 		await page.dispatchEvent('#f-comm', 'change');
 		// a capture: its listed count is its graph's, idle shown the same way

@@ -172,18 +172,24 @@ async function pollStats() {
 			o.title = s.offcpu ? '' : OFFCPU_OFF;
 		}
 	$('f-event-note').hidden = !!s.offcpu;
-	$('f-event-note').textContent = s.offcpu ? '' : OFFCPU_OFF.replace('off-CPU events', 'off-CPU, wall, wakeup and chain');
+	$('f-event-note').textContent = s.offcpu ? '' : 'needs [offcpu] enabled = yes in emberd.conf';
+	$('f-event-note').title = s.offcpu ? '' : OFFCPU_OFF.replace('off-CPU events', 'off-CPU, wall, wakeup and chain events');
 	if (!s.offcpu && $('f-event').value !== 'cpu') $('f-event').value = 'cpu';
 	const st = s.store || {};
 	const prev = state.lastStats;
 	showLiveness(s);
-	if (s.mode === 'live' && !(state.hm && state.hm.column_s === 1)) {
-		// the store's count over at least 10 s (a drain's batch is no rate)
+	if (s.mode === 'live') {
+		// the store's count over at least 10 s (a drain's batch is no rate): the host's, whatever
+		// the filters; an unfiltered 1 s heat map gives a finer one (updateRate)
 		const hist = state.rateHist = (state.rateHist || []).concat([[s.uptime_s, st.appended]]).slice(-30);
 		const old = hist.find((h) => s.uptime_s - h[0] >= 10);
 		if (old && st.appended !== undefined) {
 			state.hostRate = (st.appended - old[1]) / (s.uptime_s - old[0]);
-			$('st-rate').textContent = state.hostRate.toFixed(0);
+			const fine = state.hm && state.hm.column_s === 1 && ![...filterParams().keys()].length;
+			if (!fine) {
+				$('st-rate').textContent = state.hostRate.toFixed(0);
+				$('st-rate').parentElement.title = 'samples the host took per second, over the last 10 s or more';
+			}
 		}
 	} else if (s.mode === 'replay') {
 		$('st-rate').textContent = 'replay';
@@ -342,8 +348,9 @@ function updateRate() {
 		$('st-frate-wrap').hidden = !filtered;
 		if (filtered) {
 			$('st-frate').textContent = (sum / n).toFixed(0);
-			$('st-frate-wrap').lastChild.textContent = ` ${unitName()}/s (filtered: ${filterParams()})`;
-			if (typeof state.hostRate === 'number') $('st-rate').textContent = state.hostRate.toFixed(0);
+			const what = [...filterParams()].map(([k, v]) => `${k}=${v}`).join(' ');
+			$('st-frate-wrap').lastChild.textContent = ` ${unitName()}/s (filtered: ${what})`;
+			$('st-rate').textContent = typeof state.hostRate === 'number' ? state.hostRate.toFixed(0) : '–';
 			return;
 		}
 		$('st-rate').textContent = (sum / n).toFixed(0);
