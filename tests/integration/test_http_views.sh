@@ -7,8 +7,8 @@
 #   function's total, which is top's total; off-CPU events answer 409 and a pid that names
 #   nothing 404 on every route;
 # - live (root): the same 409 naming [offcpu] and 404 on every route, captures included; a range
-#   older than the history (evicted by age) is a 410 that says how far back the history reaches;
-#   /api/v1/stats and the exit summary say it too.
+#   older than the history (evicted by age, or for memory) is a 410 that says how far back the
+#   history reaches; /api/v1/stats, the log and the exit summary say it too.
 . "$(dirname "$0")/../lib.sh"
 command -v curl >/dev/null || skip_all "no curl"
 command -v python3 >/dev/null || skip_all "no python3"
@@ -187,6 +187,18 @@ if [ -x "$BURN" ]; then
 	got=$("$EMBER" convert --from pprof --to folded "$TMP/l.pb.gz" | sum)
 	check "pprof with labels=pid and focus=: the focused samples ($got of $all; folded $want)" \
 		sh -c "[ '$got' = '$want' ] && [ '$want' -gt 0 ] && [ '$want' -lt '$all' ]"
+	stop_all; PIDS=()
+	# evictions for memory (the store at its 1 MiB floor, sampled at 4999 Hz): the log says the
+	# history got shorter than the retention, and a range before it says "for memory"
+	"$BURN" 12 >/dev/null &
+	PIDS+=($!)
+	emberd_serve --frequency 4999 -o store.memory_limit=1M || not_ok "emberd serves live (1 MiB store)"
+	sleep 6
+	c=$(code "/api/v1/folded?from=-60s&to=-30s")
+	check "memory: a range before the history is a 410 counting evictions for memory" \
+		sh -c "[ $c = 410 ] && grep -q 'samples evicted since start ([1-9][0-9]* for memory, 0 for age)' '$TMP/body'"
+	check "memory: the log says the history is shorter than the retention" \
+		grep -q 'store: [1-9][0-9]* samples evicted for memory (store.memory_limit 1048576 bytes): the history now reaches back to [0-9-]*T' "$TMP/emberd.log"
 else
 	not_ok "no $BURN (make workloads)"
 fi
