@@ -1038,6 +1038,8 @@ $('fg-search').addEventListener('input', () => {
 
 function setView(v) {
 	state.view = v;
+	// the sandwich is of the range shown: another view does not keep an old one on screen
+	if (v.kind !== 'range') { $('sandwich-panel').hidden = true; state.sandwich = null; }
 	$('fg-title').textContent = v.title;
 	/* the token itself stays out of the clipboard: the command reads it from the environment */
 	const auth = token ? ' -H "Authorization: Bearer $EMBER_TOKEN"' : '';
