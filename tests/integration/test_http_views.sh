@@ -174,10 +174,25 @@ check "exit summary: the history's oldest sample and the evictions" grep -qE 'hi
 # with the default retention, a workload, one fixed range for every request
 BURN=$OUTPUT/workloads/burn
 if [ -x "$BURN" ]; then
-	"$BURN" 8 >/dev/null &
+	"$BURN" 30 >/dev/null &
 	PIDS+=($!)
+	# and JIT code whose perf map is gone: the unresolved files' hint gives the Java advice
+	# that works on a running JVM
+	"$OUTPUT/workloads/jit" --seconds 30 >"$TMP/jit.out" &
+	JPID=$!
+	PIDS+=($JPID)
+	wait_log "$TMP/jit.out" ready && rm -f "/tmp/perf-$JPID.map"
 	emberd_serve || not_ok "emberd serves live (default retention)"
 	sleep 4
+	check "unresolved JIT code: the hint says jcmd Compiler.perfmap with -XX:+PreserveFramePointer" python3 -c '
+import json, sys, time, urllib.request
+for _ in range(60): # symbolized off the drain, published once a tick
+    u = json.load(urllib.request.urlopen(sys.argv[1] + "/api/v1/stats"))["symbols"].get("unresolved_files", [])
+    h = [x["hint"] for x in u if x["reason"] == "jit"]
+    if h:
+        break
+    time.sleep(0.5)
+assert h and "jcmd PID Compiler.perfmap" in h[0] and "-XX:+PreserveFramePointer" in h[0] and "perf-map-agent" not in h[0], u' "$URL"
 	T=$(date +%s)
 	R="from=$((T - 3))&to=$((T - 1))"
 	sleep 1.5
