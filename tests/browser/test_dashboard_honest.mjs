@@ -96,6 +96,22 @@ try {
 		const cb = await dash(() => document.getElementById('sw-callers').getBoundingClientRect().toJSON());
 		const bot = png.px(cb.left + cb.width / 2, cb.bottom - 8); // shared_fn, the callers' root
 		ok(!(bot[0] > 245 && bot[1] > 245 && bot[2] > 245), 'the sandwich is drawn (the function at the bottom of its callers)', bot.join(','));
+		// the same as one SVG (/api/v1/sandwich.svg): callers' flame graph above, callees' icicle below
+		{
+			const p2 = await browser.newPage({ viewport: { width: 1200, height: 500 } });
+			await p2.goto(`${URL_}/api/v1/sandwich.svg?${R}&function=%5Eshared_fn%24&width=1200`);
+			await p2.waitForTimeout(500);
+			const file = path.join(outDir, 'honest-sandwich-svg.png');
+			const img = decodePng(await p2.screenshot({ path: file, timeout: 60000 }));
+			const boxes = await p2.evaluate(() => [...document.querySelectorAll('image')].map((i) => ({ id: i.id, ...i.getBoundingClientRect().toJSON() })));
+			// a frame's fill is warm (red > blue) where the background is pale; one row above the
+			// callers' bottom (all) is shared_fn, one below the callees' top (all) too
+			const warm = (x, y) => { const c = img.px(x, y); return c[0] > 150 && c[2] < 120; };
+			const up = boxes.find((b) => b.id === 'callers'), down = boxes.find((b) => b.id === 'callees');
+			ok(up && down && up.y === 0 && down.y >= up.height - 1 && warm(600, Math.floor(up.height - 30 - 24)) && warm(600, Math.floor(down.y + 30 + 24)),
+				'sandwich.svg: the callers\' graph above the callees\' icicle, both drawn', JSON.stringify(boxes));
+			await p2.close();
+		}
 		// clicking a frame of the flame graph opens its sandwich too
 		const fr = await dash(() => { const c = document.getElementById('flamegraph').getBoundingClientRect();
 			const f = window.emberDashboard.frames().find((x) => x.name === 'caller_two'); return f && { x: c.left + f.x + f.w / 2, y: c.top + f.y + f.h / 2 }; });
