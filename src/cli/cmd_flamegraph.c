@@ -17,6 +17,8 @@
 #include "ember/core/base/lineread.h"
 #include "ember/core/base/log.h"
 #include "ember/core/model/profile.h"
+#include "ember/core/model/query.h"
+#include "ember/core/analysis/views.h"
 #include "ember/core/base/sbuf.h"
 #include "ember/core/base/strtab.h"
 
@@ -60,6 +62,10 @@ static void flamegraph_usage(FILE *f)
 		"  --encoding NAME    XML encoding declaration\n"
 		"  --search REGEX     highlight matches when the graph opens\n"
 		"  --info TEXT        extra line(s) of text under the graph\n"
+		"  --focus RE         keep only the stacks with a frame matching RE (pprof's\n"
+		"                     -focus; `ember merge --grep`)\n"
+		"  --ignore RE        drop the stacks with a frame matching RE (pprof's -ignore;\n"
+		"                     `ember merge --exclude`)\n"
 		"  --frames-tsv       print the frame table (y x width samples name) instead\n"
 		"  -o, --output FILE  write to FILE instead of stdout\n"
 		"  --strict           a malformed line is an error, not a counted skip\n"
@@ -72,6 +78,8 @@ enum {
 	OPT_FRAMES_TSV = 1000,
 	OPT_STRICT,
 	OPT_CPFILE,
+	OPT_FOCUS,
+	OPT_IGNORE,
 };
 
 /* flamegraph.pl's options, mapped 1:1 onto flamegraph_opts_set() keys */
@@ -255,7 +263,9 @@ static int read_file(struct fg_reader *r, const char *path, bool strict)
 int cmd_flamegraph(int argc, char **argv)
 {
 	enum { NKEYS = sizeof(fg_keys) / sizeof(fg_keys[0]) };
-	struct option longopts[NKEYS + 6];
+	struct option longopts[NKEYS + 8];
+	struct query_common q;
+	struct query_error qe = { 0 };
 	struct flamegraph_opts o;
 	struct folded_read_opts ropts = { .columns = FOLDED_COLUMNS_AUTO };
 	struct flamegraph_event *ev = NULL;
@@ -270,6 +280,7 @@ int cmd_flamegraph(int argc, char **argv)
 	int c, idx, i, err = 0, ret = CLI_EXIT_OK, fd = STDOUT_FILENO;
 
 	flamegraph_opts_init(&o);
+	query_common_init(&q);
 	for (k = 0; k < NKEYS; k++)
 		longopts[k] = (struct option){ fg_keys[k],
 					       key_takes_arg(fg_keys[k]) ? required_argument
@@ -278,6 +289,8 @@ int cmd_flamegraph(int argc, char **argv)
 	longopts[k++] = (struct option){ "frames-tsv", no_argument, NULL, OPT_FRAMES_TSV };
 	longopts[k++] = (struct option){ "strict", no_argument, NULL, OPT_STRICT };
 	longopts[k++] = (struct option){ "cp-file", required_argument, NULL, OPT_CPFILE };
+	longopts[k++] = (struct option){ "focus", required_argument, NULL, OPT_FOCUS };
+	longopts[k++] = (struct option){ "ignore", required_argument, NULL, OPT_IGNORE };
 	longopts[k++] = (struct option){ "output", required_argument, NULL, 'o' };
 	longopts[k++] = (struct option){ "help", no_argument, NULL, 'h' };
 	longopts[k] = (struct option){ 0 };
@@ -296,6 +309,15 @@ int cmd_flamegraph(int argc, char **argv)
 			break;
 		case OPT_STRICT:
 			ropts.strict = true;
+			break;
+		case OPT_FOCUS:
+		case OPT_IGNORE:
+			/* the HTTP API's focus= and ignore=: one parser, one meaning */
+			if (query_common_set(&q, c == OPT_FOCUS ? "focus" : "ignore", optarg, 0,
+					     &qe) < 0) {
+				log_error("invalid --%s '%s': %s", qe.param, optarg, qe.reason);
+				err = -EINVAL;
+			}
 			break;
 		case OPT_CPFILE:
 			err = flamegraph_opts_set(&o, "cp", optarg);
@@ -344,6 +366,24 @@ int cmd_flamegraph(int argc, char **argv)
 	ev = r.ev;
 	nev = r.nev;
 	r.ev = NULL;
+	if (query_common_has_frames(&q)) {
+		struct profile *f;
+
+		if (o.flamechart) {
+			err = -EINVAL;
+			log_error("--focus and --ignore keep whole stacks of a profile: not with "
+				  "--flamechart");
+			goto out;
+		}
+		f = views_filter_frames(p, &q);
+		if (!f) {
+			err = log_errno(errno == QUERY_EFRAME_LIMIT ? -E2BIG : -errno,
+					"--focus/--ignore failed");
+			goto out;
+		}
+		profile__free(p);
+		p = f;
+	}
 	if (!unit_set && !(o.countname && *o.countname) && !tsv) {
 		uint64_t period_ns = 0;
 
@@ -403,5 +443,6 @@ out:
 	profile__free(p);
 	strtab__free(st);
 	flamegraph_opts_fini(&o);
+	query_common_fini(&q);
 	return ret;
 }

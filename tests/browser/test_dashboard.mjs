@@ -82,7 +82,8 @@ try {
 		hl: window.emberDashboard.frames().filter((f) => f.matched).map((f) => f.name),
 	}));
 	ok(m.hl.length > 0 && m.hl.every((n) => n.includes(FN)), 'search highlights the function', m.hl.join(','));
-	ok(m.pct > 0 && m.pct <= 100 && /^Matched: /.test(m.text), 'Matched % is shown', m.text);
+	ok(m.pct > 0 && m.pct <= 100 && new RegExp(`^${Number(m.pct).toFixed(1)} % of samples through matches \\(\\d+ of \\d+\\)$`).test(m.text),
+	   'the share of samples through matches is shown', m.text);
 	await shot(page, 'search');
 
 	// zoom: click the function's frame, it spans the width

@@ -187,6 +187,25 @@ check "--nameattr output well-formed" xmllint --noout "$TMP/na.svg"
 "$EMBER" flamegraph --search '^ext4_' "$JS" >"$TMP/s.svg"
 check "--search embedded" grep -q 'search:"^ext4_"' "$TMP/s.svg"
 
+# --focus / --ignore: the stacks `ember merge --grep/--exclude` keeps, drawn
+VX=$R/perf-vertx-stacks-01-collapsed-all.txt
+"$EMBER" flamegraph --frames-tsv "$VX" >"$TMP/full.tsv"
+fi_case() { # FLAMEGRAPH-ARGS -- MERGE-ARGS
+	local fa=() ma=()
+	while [ "$1" != -- ]; do fa+=("$1"); shift; done
+	shift
+	ma=("$@")
+	"$EMBER" flamegraph "${fa[@]}" --frames-tsv "$VX" >"$TMP/fi.tsv"
+	"$EMBER" merge "${ma[@]}" "$VX" | "$EMBER" flamegraph --frames-tsv >"$TMP/fm.tsv"
+	check "${fa[*]}: the graph of ember merge ${ma[*]} (and not the whole one)" \
+		sh -c "test -s '$TMP/fi.tsv' && cmp -s '$TMP/fi.tsv' '$TMP/fm.tsv' && ! cmp -s '$TMP/fi.tsv' '$TMP/full.tsv'"
+}
+fi_case --focus '_\[k\]$' -- --grep '_\[k\]$'
+fi_case --ignore 'fireChannelRead' -- --exclude 'fireChannelRead'
+fi_case --focus '^java_start$' --ignore 'flush_' -- --grep '^java_start$' --exclude 'flush_'
+"$EMBER" flamegraph --focus '(' "$JS" >/dev/null 2>"$TMP/err"
+check "bad --focus: exit 2, the pattern's error" sh -c "test $? -eq 2 && grep -q \"invalid --focus '(': unmatched\" '$TMP/err'"
+
 # errors
 "$EMBER" flamegraph --colors nope "$JS" >/dev/null 2>"$TMP/err"
 check "bad --colors: exit 2" test $? -eq 2

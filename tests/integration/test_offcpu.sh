@@ -79,6 +79,21 @@ wait_stored "$(date +%s.%N)"
 read -r _ TID ELAPSED CPU PIPE TIMER RUNQ < <(grep '^done' "$TMP/wl.out")
 curl -sf "$URL/api/v1/folded?event=offcpu&tid=$TID&from=-60s" >"$TMP/off.folded"
 curl -sf "$URL/api/v1/stats" | grep -o '"offcpu": {[^}]*}' | sed 's/^/# /'
+# the views of the same events: top in ms, its totals the folded output's; the sandwich of read
+# adds up to read's total
+check "event=offcpu: /api/v1/top and /api/v1/sandwich in ms, equal to the folded output" python3 - "$URL" "$TID" "$TMP/off.folded" <<'PY'
+import json, sys, urllib.request
+u, tid = sys.argv[1], sys.argv[2]
+# (the workload is over: the thread's events stay as they are)
+top = json.load(urllib.request.urlopen(f"{u}/api/v1/top?event=offcpu&tid={tid}&from=-60s&limit=100000"))
+sw = json.load(urllib.request.urlopen(f"{u}/api/v1/sandwich?event=offcpu&tid={tid}&from=-60s&function=%5Eread%24"))
+lines = [l.rsplit(" ", 1) for l in open(sys.argv[3]) if l.strip()]
+whole = sum(int(n) for _, n in lines)
+read = sum(int(n) for s, n in lines if "read" in s.split(";")[1:])
+t = {r["function"]: r["total"] for r in top["top"]}
+s = lambda f: sum(int(l.rsplit(" ", 1)[1]) for l in f.splitlines() if l)
+assert top["unit"] == "ms" and top["total"] == whole and t.get("read") == read == sw["total"] == s(sw["callers"]) == s(sw["callees"]) > 0, (top["total"], whole, t.get("read"), read, sw["total"])
+PY
 awk -v el="$ELAPSED" -v cpu="$CPU" -v pns="$PIPE" -v tns="$TIMER" -v rq="$RUNQ" '
 	/\[preempted in user mode\]/ { next } # not in the calls (recorded at the next one)
 	{ n = $NF; if ($0 ~ /\[off-cpu R /) r += n; else tot += n; all += n

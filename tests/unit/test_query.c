@@ -114,6 +114,20 @@ static void test_common(void **state)
 	/* one that reaches its match limit on a subject: an error, not a non-match */
 	assert_int_equal(query_common_set(&q, "comm", "(.*.*)*[[:digit:]]", NOW, &qe), 1);
 	assert_int_equal(query_common_match_comm(&q, "aaaaaaaaaaaaaa!", 15), -QUERY_ECOMM_LIMIT);
+	/* focus= and ignore=: per frame, bits; their limit apart from comm's (a 400 naming
+	 * neither); an empty value clears; a second replaces the first without leaking it */
+	assert_int_equal(query_common_set(&q, "focus", "^burn_", NOW, &qe), 1);
+	assert_int_equal(query_common_set(&q, "focus", "^spin$", NOW, &qe), 1);
+	assert_int_equal(query_common_set(&q, "ignore", "x", NOW, &qe), 1);
+	assert_int_equal(query_common_match_frame(&q, "spin", 4), QUERY_FRAME_FOCUS);
+	assert_int_equal(query_common_match_frame(&q, "spinx", 5), QUERY_FRAME_IGNORE);
+	assert_int_equal(query_common_match_frame(&q, "burn_a", 6), 0);
+	assert_int_equal(query_common_set(&q, "ignore", "(.*.*)*[[:digit:]]", NOW, &qe), 1);
+	assert_int_equal(query_common_match_frame(&q, "aaaaaaaaaaaaaa!", 15), -QUERY_EFRAME_LIMIT);
+	assert_int_equal(query_common_set(&q, "ignore", "", NOW, &qe), 1);
+	assert_null(q.ignore_re);
+	assert_int_equal(query_common_set(&q, "focus", "(", NOW, &qe), -EINVAL);
+	assert_string_equal(qe.param, "focus");
 	/* a copy that borrows the pattern leaves it to its owner */
 	{
 		struct query_common b = q;
@@ -121,6 +135,7 @@ static void test_common(void **state)
 		b.comm_borrowed = true;
 		query_common_fini(&b);
 		assert_int_equal(query_common_match_comm(&q, "a1", 2), 1);
+		assert_int_equal(query_common_match_frame(&q, "spin", 4), QUERY_FRAME_FOCUS);
 	}
 	query_common_fini(&q);
 }

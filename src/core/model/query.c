@@ -112,9 +112,13 @@ void query_common_init(struct query_common *q)
 
 void query_common_fini(struct query_common *q)
 {
-	if (q->has_comm && !q->comm_borrowed)
-		ember_regex__free(q->comm_re);
-	q->comm_re = NULL;
+	if (!q->comm_borrowed) {
+		if (q->has_comm)
+			ember_regex__free(q->comm_re);
+		ember_regex__free(q->focus_re);
+		ember_regex__free(q->ignore_re);
+	}
+	q->comm_re = q->focus_re = q->ignore_re = NULL;
 	q->comm_borrowed = false;
 	q->has_comm = false;
 }
@@ -247,10 +251,42 @@ int query_common_set(struct query_common *q, const char *key, const char *value,
 				return qfail(reterr, key, "out of memory", 503);
 			return qfail(reterr, key, q->comm_err, 400);
 		}
-		query_common_fini(q);
+		if (q->has_comm && !q->comm_borrowed)
+			ember_regex__free(q->comm_re);
 		q->comm_re = re;
 		q->has_comm = true;
 		memcpy(q->comm_src, value, n + 1);
+		return 1;
+	}
+	if (!strcmp(key, "focus") || !strcmp(key, "ignore")) {
+		bool focus = key[0] == 'f';
+		struct ember_regex **slot = focus ? &q->focus_re : &q->ignore_re;
+		char *src = focus ? q->focus_src : q->ignore_src;
+		size_t n = strlen(value);
+		struct ember_regex *re;
+
+		if (n > QUERY_MAX_REGEX)
+			return qfail(reterr, key, "regex too long", 400);
+		if (!n) { /* an empty box in a form: no filter */
+			if (!q->comm_borrowed)
+				ember_regex__free(*slot);
+			*slot = NULL;
+			src[0] = '\0';
+			return 1;
+		}
+		re = ember_regex__new(value, n, q->comm_err, sizeof(q->comm_err));
+		if (!re) {
+			if (errno == ENOMEM)
+				return qfail(reterr, key, "out of memory", 503);
+			return qfail(reterr, key, q->comm_err, 400);
+		}
+		/* matched per frame of every sample where a route walks samples (heat map,
+		 * samples, pprof's labels): ~3x faster compiled; interpreted if that fails */
+		(void)ember_regex__jit(re);
+		if (!q->comm_borrowed)
+			ember_regex__free(*slot);
+		*slot = re;
+		memcpy(src, value, n + 1);
 		return 1;
 	}
 	if (!strcmp(key, "container") || !strcmp(key, "service") || !strcmp(key, "unit")) {
@@ -359,6 +395,25 @@ int query_range_b_finish(const struct query_range_b *b, int64_t max_range_ns,
 	if (max_range_ns > 0 && (__int128)b->to_ns - b->from_ns > max_range_ns)
 		return range_fail(reterr, "b_from", max_range_ns);
 	return 0;
+}
+
+int query_common_match_frame(const struct query_common *q, const char *name, size_t len)
+{
+	int r, bits = 0;
+
+	if (q->focus_re) {
+		r = ember_regex__match(q->focus_re, name, len);
+		if (r < 0)
+			return r == -E2BIG ? -QUERY_EFRAME_LIMIT : r;
+		bits |= r ? QUERY_FRAME_FOCUS : 0;
+	}
+	if (q->ignore_re) {
+		r = ember_regex__match(q->ignore_re, name, len);
+		if (r < 0)
+			return r == -E2BIG ? -QUERY_EFRAME_LIMIT : r;
+		bits |= r ? QUERY_FRAME_IGNORE : 0;
+	}
+	return bits;
 }
 
 int query_common_match_comm(const struct query_common *q, const char *comm, size_t len)

@@ -36,6 +36,9 @@ static const struct http_route http_builtin_routes[] = {
 	{ "GET", "/api/v1/heatmap.svg", false, http_handle_heatmap_svg, NULL, false },
 	{ "GET", "/api/v1/samples", false, http_handle_samples, NULL, false },
 	{ "GET", "/api/v1/diff.svg", false, http_handle_diff_svg, NULL, false },
+	{ "GET", "/api/v1/top", false, http_handle_top, NULL, false },
+	{ "GET", "/api/v1/sandwich", false, http_handle_sandwich, NULL, false },
+	{ "GET", "/api/v1/sandwich.svg", false, http_handle_sandwich_svg, NULL, false },
 	{ "GET", "/api/v1/diff.folded", false, http_handle_diff_folded, NULL, false },
 	{ "GET", "/api/v1/compare", false, http_handle_compare, NULL, false },
 	{ "GET", "/api/v1/captures", false, http_handle_captures_list, NULL, true },
@@ -463,6 +466,9 @@ int http_request__parse(struct http_request *req, struct query_common *q, int64_
 			    req->unlimited_range ? 0 : (int64_t)c->max_range_s * 1000000000LL,
 			    &pc.err);
 		}
+		if (!pc.rc)
+			pc.rc = http_source_check(&req->srv->src, req->src ? req->src : &req->srv->src,
+						  q, &pc.err);
 	}
 	if (pc.rc) {
 		http_response__error(resp, pc.err.status ? pc.err.status : 400, pc.err.param,

@@ -2,10 +2,12 @@
 /* emberd's data endpoints: folded, flame graph, heat map, samples, diff, stats, healthz. */
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ember/core/analysis/views.h"
 #include "ember/core/render/diff.h"
 #include "ember/core/render/flamegraph.h"
 #include "ember/core/formats/folded.h"
@@ -19,6 +21,7 @@
 #include "ember/core/base/timeexpr.h"
 #include "ember/core/model/idle.h"
 #include "ember/core/base/clock.h"
+#include "ember/core/base/regex.h"
 #include "ember/daemon/service/liveness.h"
 #include "ember/daemon/export/identity.h"
 #include "http_internal.h"
@@ -261,7 +264,7 @@ static struct profile *wall_profile(const struct http_source *src, const struct 
 		if (!err)
 			err = wall_add(p, b, src->offcpu_us, -1);
 	} else if (!a || !b) {
-		err = errno == EINVAL || errno == QUERY_ECOMM_LIMIT ? -errno : -ENOMEM;
+		err = http_query_err(errno);
 	}
 	profile__free(a);
 	profile__free(b);
@@ -273,8 +276,8 @@ static struct profile *wall_profile(const struct http_source *src, const struct 
 	return p;
 }
 
-struct profile *http_source_profile(const struct http_source *src, const struct query_common *q,
-				    struct strtab *st)
+static struct profile *source_profile(const struct http_source *src, const struct query_common *q,
+				      struct strtab *st)
 {
 	struct store_filter f;
 	struct identity_filter idf;
@@ -311,9 +314,121 @@ struct profile *http_source_profile(const struct http_source *src, const struct 
 	return a.p;
 }
 
+/* The profile of @q, focus= and ignore= applied last: on whole stacks, as pprof does. */
+struct profile *http_source_profile(const struct http_source *src, const struct query_common *q,
+				    struct strtab *st)
+{
+	struct profile *p = source_profile(src, q, st), *f;
+
+	if (!p || !query_common_has_frames(q))
+		return p;
+	f = views_filter_frames(p, q);
+	profile__free(p);
+	return f;
+}
+
+/*
+ * focus= and ignore= sample by sample (heat map, samples): the answer per stack is cached by
+ * an id of the walk's own (a store context, a recording's stack id). 1 keep, 0 drop, -errno.
+ */
+struct pass_cache {
+	signed char *v; /* 0: not asked; 1: drop; 2: keep */
+	size_t cap;
+};
+
+static int pass_frame(const struct query_common *q, const char *name, size_t len, bool *focus_hit)
+{
+	int r = query_common_match_frame(q, name, len);
+
+	if (r < 0)
+		return r;
+	if (r & QUERY_FRAME_IGNORE)
+		return 0;
+	if (r & QUERY_FRAME_FOCUS)
+		*focus_hit = true;
+	return 1;
+}
+
+static int pass_cached(struct pass_cache *c, size_t id, int answer)
+{
+	if (id >= c->cap) {
+		size_t cap = c->cap ? c->cap : 1024;
+		signed char *nv;
+
+		while (cap <= id)
+			cap *= 2;
+		nv = realloc(c->v, cap);
+		if (!nv)
+			return -ENOMEM;
+		memset(nv + c->cap, 0, cap - c->cap);
+		c->v = nv;
+		c->cap = cap;
+	}
+	if (answer >= 0)
+		c->v[id] = (signed char)(answer + 1);
+	return c->v[id] - 1;
+}
+
+static int pass_names(const struct query_common *q, struct pass_cache *c, size_t id,
+		      const char *const *names, size_t n)
+{
+	bool hit = !q->focus_re;
+	size_t i;
+	int r;
+
+	if (!query_common_has_frames(q))
+		return 1;
+	r = pass_cached(c, id, -1);
+	if (r != -1)
+		return r;
+	for (i = 0, r = 1; i < n && r > 0; i++)
+		r = pass_frame(q, names[i], strlen(names[i]), &hit);
+	if (r < 0)
+		return r;
+	return pass_cached(c, id, r > 0 && hit);
+}
+
+int http_frames_pass(const struct query_common *q, const char *const *names, size_t n)
+{
+	bool hit = !q->focus_re;
+	size_t i;
+	int r;
+
+	if (!query_common_has_frames(q))
+		return 1;
+	for (i = 0, r = 1; i < n && r > 0; i++)
+		r = pass_frame(q, names[i], strlen(names[i]), &hit);
+	return r < 0 ? r : r > 0 && hit;
+}
+
+static int pass_text(const struct query_common *q, struct pass_cache *c, size_t id,
+		     const char *text, size_t len)
+{
+	const char *p = text, *end = text + len, *semi;
+	bool hit = !q->focus_re;
+	int r;
+
+	if (!query_common_has_frames(q))
+		return 1;
+	r = pass_cached(c, id, -1);
+	if (r != -1)
+		return r;
+	for (r = 1; p < end && r > 0; p = semi + 1) {
+		semi = memchr(p, ';', (size_t)(end - p));
+		if (!semi)
+			semi = end;
+		r = pass_frame(q, p, (size_t)(semi - p), &hit);
+	}
+	if (r < 0)
+		return r;
+	return pass_cached(c, id, r > 0 && hit);
+}
+
 struct hm_ctx {
 	const struct query_common *q;
 	struct heatmap *hm;
+	struct pass_cache pc;
+	double weight; /* store walks: each sample's weight (event=wall: microseconds) */
 };
 
 static int hm_sample(const struct rec_sample *s, void *ctx)
@@ -321,9 +436,34 @@ static int hm_sample(const struct rec_sample *s, void *ctx)
 	struct hm_ctx *h = ctx;
 	int m = rec_matches(s, h->q);
 
+	if (m > 0)
+		m = pass_text(h->q, &h->pc, s->stack_id, s->stack, s->stack_len);
 	if (m > 0 && s->time_ns >= 0)
 		heatmap_add(h->hm, (uint64_t)s->time_ns, s->count);
 	return m < 0 ? m : 0;
+}
+
+static int hm_store_sample(const struct store_sample_view *v, void *ctx)
+{
+	struct hm_ctx *h = ctx;
+	int m = pass_names(h->q, &h->pc, v->context, v->frames, v->nr_frames);
+
+	if (m > 0)
+		heatmap_add(h->hm, v->time_ns, h->weight);
+	return m < 0 ? m : 0;
+}
+
+/* focus=/ignore= on a heat map: the store's samples one by one, their frames matched */
+static int hm_walk(struct store *store, const struct store_filter *f, struct hm_ctx *h,
+		   double weight)
+{
+	int err;
+
+	h->weight = weight;
+	err = store__foreach_sample(store, f, 0, hm_store_sample, h);
+	free(h->pc.v); /* contexts are numbered per walk */
+	h->pc = (struct pass_cache){ 0 };
+	return err;
 }
 
 int http_source_heatmap(const struct http_source *src, const struct query_common *q,
@@ -337,11 +477,22 @@ int http_source_heatmap(const struct http_source *src, const struct query_common
 	size_t n = 0, i;
 	int err;
 
-	if (src->rec)
-		return recording__for_each(src->rec, q->from_ns, q->to_ns, hm_sample, &h);
+	if (src->rec) {
+		err = recording__for_each(src->rec, q->from_ns, q->to_ns, hm_sample, &h);
+		free(h.pc.v);
+		return err;
+	}
 	if (!store_filter_from(src, q, &f, &idf) ||
 	    (q->event != QUERY_EVENT_WALL && !http_source_store(src, q)))
 		return 0;
+	if (query_common_has_frames(q)) {
+		if (q->event != QUERY_EVENT_WALL)
+			return hm_walk(http_source_store(src, q), &f, &h, 1);
+		if (!src->offcpu || !src->cpu_us)
+			return 0;
+		err = hm_walk(src->store, &f, &h, (double)src->cpu_us);
+		return err ? err : hm_walk(src->offcpu, &f, &h, (double)src->offcpu_us);
+	}
 	/* the rows are whole buckets (checked by the handler), so points land in their cells */
 	bucket = hm->o.column_ns / hm->o.rows;
 	if (q->event == QUERY_EVENT_WALL) {
@@ -377,6 +528,7 @@ struct samples_ctx {
 	struct sbuf *sb;
 	struct sbuf tmp;
 	uint64_t max_bytes;
+	struct pass_cache pc;
 };
 
 static int samples_rec(const struct rec_sample *s, void *ctx)
@@ -386,6 +538,8 @@ static int samples_rec(const struct rec_sample *s, void *ctx)
 	size_t len;
 	int m = rec_matches(s, c->q);
 
+	if (m > 0)
+		m = pass_text(c->q, &c->pc, s->stack_id, s->stack, s->stack_len);
 	if (m <= 0)
 		return m;
 	text = select_frames(s, c->q, &c->tmp, &len);
@@ -400,7 +554,10 @@ static int samples_store(const struct store_sample_view *v, void *ctx)
 {
 	struct samples_ctx *c = ctx;
 	size_t i;
+	int m = pass_names(c->q, &c->pc, v->context, v->frames, v->nr_frames);
 
+	if (m <= 0)
+		return m;
 	sbuf_reset(&c->tmp);
 	for (i = 0; i < v->nr_frames; i++) {
 		if (i)
@@ -430,7 +587,124 @@ int http_source_samples(const struct http_source *src, const struct query_common
 	else if (store_filter_from(src, q, &f, &idf) && http_source_store(src, q))
 		err = store__foreach_sample(http_source_store(src, q), &f, 0, samples_store, &c);
 	sbuf_fini(&c.tmp);
+	free(c.pc.v);
 	return err;
+}
+
+/* --- the rules every route shares ------------------------------------------------------------ */
+
+static int task_found_rec(const struct rec_sample *s, void *ctx)
+{
+	const struct query_common *q = ctx;
+
+	if ((q->pid >= 0 && s->pid != q->pid) || (q->tid >= 0 && s->tid != q->tid))
+		return 0;
+	return -EEXIST; /* found: the walk stops */
+}
+
+
+/* Whether @src holds any sample of @q's pid and tid, at any time. */
+static bool source_has_task(const struct http_source *src, const struct query_common *q)
+{
+	struct store_filter f = STORE_FILTER_INIT;
+	struct store *stores[2] = { http_source_store(src, q), NULL };
+	bool found = false;
+	size_t i;
+
+	if (src->rec)
+		return recording__for_each(src->rec, INT64_MIN, INT64_MAX, task_found_rec,
+					   (void *)q) == -EEXIST;
+	if (q->event == QUERY_EVENT_WALL) {
+		stores[0] = src->store;
+		stores[1] = src->offcpu;
+	}
+	f.pid = q->pid;
+	f.tid = q->tid;
+	f.include_idle = true;
+	/* one bucket of a heat map: the store matches contexts and counts, copying no frames */
+	for (i = 0; i < 2; i++) {
+		struct store_point *pts = NULL;
+		size_t n = 0;
+
+		if (!stores[i])
+			continue;
+		if (store__heatmap(stores[i], &f, UINT64_MAX / 2, &pts, &n) || n)
+			found = true; /* an error: answered by the route itself, not as "nothing" */
+		free(pts);
+		if (found)
+			return true;
+	}
+	return false;
+}
+
+static bool task_running(int64_t id)
+{
+	/* kill() takes a thread's id as well as a process's; EPERM: it exists */
+	return id >= 0 && (kill((pid_t)id, 0) == 0 || errno != ESRCH);
+}
+
+int http_source_check(const struct http_source *srv_src, const struct http_source *src,
+		      const struct query_common *q, struct query_error *err)
+{
+	bool replay = !srv_src->store;
+
+	if (q->event != QUERY_EVENT_CPU && !srv_src->offcpu) {
+		*err = (struct query_error){
+			.param = "event", .status = 409,
+			.reason = replay ? "off-CPU events need live sampling with [offcpu] enabled "
+					   "= yes (a replay holds on-CPU samples)"
+					 : HTTP_OFFCPU_OFF
+		};
+		return -EINVAL;
+	}
+	/* one rule for a pid or tid that names nothing: not running (live), and no sample of it
+	 * in what the route reads; an exited process's samples are still answered */
+	if ((q->pid >= 0 || q->tid >= 0) &&
+	    (replay || !(task_running(q->pid) || task_running(q->tid))) &&
+	    !source_has_task(src, q)) {
+		bool pid = q->pid >= 0;
+
+		*err = (struct query_error){ .status = 404 };
+		snprintf(err->param, sizeof(err->param), "%s", pid ? "pid" : "tid");
+		snprintf(err->buf, sizeof(err->buf),
+			 "no %s %lld: %sno sample of it is held", pid ? "process" : "thread",
+			 (long long)(pid ? q->pid : q->tid),
+			 replay ? "" : "it is not running and ");
+		err->reason = err->buf;
+		return -EINVAL;
+	}
+	return src == srv_src ? http_source_check_history(src, q, q->to_ns, "to", err) : 0;
+}
+
+int http_source_check_history(const struct http_source *src, const struct query_common *q,
+			      int64_t to_ns, const char *param, struct query_error *err)
+{
+	/* a range the history no longer reaches: evicted, not empty */
+	if (src->store) {
+		struct store *store = q->event == QUERY_EVENT_WALL ? src->store : http_source_store(src, q);
+		struct store_stats st;
+
+		if (!store)
+			return 0;
+		store__stats(store, &st);
+		if (st.samples && st.evicted_time + st.evicted_memory > 0 &&
+		    to_ns <= (int64_t)st.oldest_ns) {
+			char when[40];
+
+			*err = (struct query_error){ .status = 410 };
+			snprintf(err->param, sizeof(err->param), "%s", param);
+			snprintf(err->buf, sizeof(err->buf),
+				 "the range ends before the history: the oldest sample held is from "
+				 "%s; %llu samples evicted since start (%llu for memory, %llu for age)",
+				 timeexpr_format_rfc3339((int64_t)st.oldest_ns, when, sizeof(when)),
+				 (unsigned long long)(st.evicted_time + st.evicted_memory),
+				 (unsigned long long)st.evicted_memory,
+				 (unsigned long long)st.evicted_time);
+			err->reason = err->buf;
+			return -EINVAL;
+		}
+	}
+	return 0;
 }
 
 /* --- cache policy ---------------------------------------------------------------------------- */
@@ -440,8 +714,8 @@ int http_source_samples(const struct http_source *src, const struct query_common
  * only changes by eviction: cacheable for a minute. Anything reaching "now" (relative or
  * default ranges) must be revalidated.
  */
-static const char *data_cache_control(const struct http_server *srv, const struct query_common *q,
-				      int64_t now_ns)
+const char *http_data_cache_control(const struct http_server *srv, const struct query_common *q,
+				   int64_t now_ns)
 {
 	if (http_server__is_replay(srv))
 		return "public, max-age=3600";
@@ -506,11 +780,11 @@ int http_serve_folded(struct http_server *srv, const struct http_source *src,
 	st = strtab__new();
 	p = st ? http_source_profile(src, &q, st) : NULL;
 	if (!p) {
-		err = errno == EINVAL || errno == QUERY_ECOMM_LIMIT ? -errno : -ENOMEM;
+		err = http_query_err(errno);
 		goto out;
 	}
 	resp->content_type = "text/plain; charset=utf-8";
-	resp->cache_control = data_cache_control(srv, &q, req->now_ns);
+	resp->cache_control = http_data_cache_control(srv, &q, req->now_ns);
 	if (dl)
 		set_download(resp, &q, "folded");
 	err = folded_write(p, &resp->body);
@@ -597,11 +871,11 @@ int http_serve_flamegraph(struct http_server *srv, const struct http_source *src
 	st = strtab__new();
 	p = st ? http_source_profile(src, &q, st) : NULL;
 	if (!p) {
-		err = -ENOMEM;
+		err = http_query_err(errno);
 		goto out;
 	}
 	resp->content_type = "image/svg+xml";
-	resp->cache_control = data_cache_control(srv, &q, req->now_ns);
+	resp->cache_control = http_data_cache_control(srv, &q, req->now_ns);
 	if (fp.download)
 		set_download(resp, &q, "svg");
 	err = flamegraph_render(p, &o, &resp->body);
@@ -724,7 +998,7 @@ int http_serve_heatmap(struct http_server *srv, const struct http_source *src,
 	err = http_source_heatmap(src, &q, &hm);
 	if (err)
 		goto out;
-	resp->cache_control = data_cache_control(srv, &q, req->now_ns);
+	resp->cache_control = http_data_cache_control(srv, &q, req->now_ns);
 	if (svg) {
 		struct heatmap_svg_opts so;
 		char sub[QUERY_MAX_REGEX + 32];
@@ -771,7 +1045,7 @@ int http_serve_samples(struct http_server *srv, const struct http_source *src,
 	if (http_request__parse(req, &q, 0, download_param, &dl, resp))
 		goto out;
 	resp->content_type = "text/plain; charset=utf-8";
-	resp->cache_control = data_cache_control(srv, &q, req->now_ns);
+	resp->cache_control = http_data_cache_control(srv, &q, req->now_ns);
 	if (dl)
 		set_download(resp, &q, "samples");
 	err = http_source_samples(src, &q, &resp->body, srv->cfg.max_response_bytes);
@@ -828,7 +1102,8 @@ int http_handle_diff_svg(struct http_server *srv, struct http_request *req,
 	{
 		struct query_error qe = { 0 };
 
-		if (query_range_b_finish(&dp.b, (int64_t)srv->cfg.max_range_s * NS, &qe)) {
+		if (query_range_b_finish(&dp.b, (int64_t)srv->cfg.max_range_s * NS, &qe) ||
+		    http_source_check_history(&srv->src, &q, dp.b.to_ns, "b_to", &qe)) {
 			http_response__error(resp, qe.status, qe.param, qe.reason);
 			goto out;
 		}
@@ -849,11 +1124,11 @@ int http_handle_diff_svg(struct http_server *srv, struct http_request *req,
 					     "cannot normalize: range A has no samples");
 			goto out;
 		}
-		err = errno == QUERY_ECOMM_LIMIT ? -errno : -ENOMEM;
+		err = http_query_err(errno);
 		goto out;
 	}
 	resp->content_type = "image/svg+xml";
-	resp->cache_control = data_cache_control(srv, &q, req->now_ns);
+	resp->cache_control = http_data_cache_control(srv, &q, req->now_ns);
 	if (dp.fg.download)
 		set_download(resp, &q, "diff.svg");
 	/* the share of A that vanished from B is stated; elided=1 draws just those paths */

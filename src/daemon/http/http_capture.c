@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include "ember/core/base/log.h"
+#include "ember/core/model/idle.h"
 #include "ember/core/model/recording.h"
 #include "ember/daemon/store/store.h"
 #include "ember/core/base/timeexpr.h"
@@ -179,8 +180,22 @@ static const char *event_name(int e)
  * A capture that got no sample has failed, with the reason (issue 28: "done, 0 samples" looked
  * like an idle program while sampling had stopped): its recording is dropped.
  */
+static int count_idle(const struct rec_sample *s, void *ctx)
+{
+	double *idle = ctx;
+
+	/* the one idle rule (idle.h), as the capture's views apply it */
+	if (idle_task(s->pid, s->comm, strlen(s->comm)) && idle_stack_text(s->stack, s->stack_len))
+		*idle += s->count;
+	return 0;
+}
+
 static void fail_if_empty(struct capture *c)
 {
+	/* the idle samples it holds: its list entry says them apart, as its graph hides them
+	 * unless idle=1 (a list saying 658 beside a graph of 290 looked like a loss) */
+	if (c->state == CAPTURE_DONE && c->rec)
+		(void)recording__for_each(c->rec, INT64_MIN, INT64_MAX, count_idle, &c->idle);
 	if (c->state != CAPTURE_DONE || !c->rec || recording__nr_samples(c->rec))
 		return;
 	if (c->event != QUERY_EVENT_CPU)
@@ -360,8 +375,9 @@ static void capture_json_locked(const struct capture *c, int64_t now, struct sbu
 		progress = (double)(now - c->start_ns) / (double)(c->end_ns - c->start_ns);
 	sbuf_addf(sb, "\"progress\": %.3f, ", progress > 1 ? 1.0 : progress);
 	if (c->rec)
-		sbuf_addf(sb, "\"samples\": %.17g, \"stacks\": %zu, \"bytes\": %zu, ",
-			  recording__total(c->rec), recording__nr_stacks(c->rec),
+		sbuf_addf(sb, "\"samples\": %.17g, \"idle_samples\": %.17g, \"stacks\": %zu, "
+			  "\"bytes\": %zu, ",
+			  recording__total(c->rec), c->idle, recording__nr_stacks(c->rec),
 			  recording__mem_bytes(c->rec));
 	sbuf_addf(sb, "\"truncated\": %s, ", c->truncated ? "true" : "false");
 	if (c->error[0]) {
@@ -497,7 +513,7 @@ int http_handle_captures_post(struct http_server *srv, struct http_request *req,
 		return 0;
 	}
 	if (pp.event != QUERY_EVENT_CPU && !srv->src.offcpu) {
-		http_response__error(resp, 409, "event", "off-CPU events need [offcpu] enabled");
+		http_response__error(resp, 409, "event", HTTP_OFFCPU_OFF);
 		return 0;
 	}
 	if (pp.event != QUERY_EVENT_CPU && pp.frequency) {
@@ -510,7 +526,8 @@ int http_handle_captures_post(struct http_server *srv, struct http_request *req,
 	if (pp.pid >= 0 && kill((pid_t)pp.pid, 0) && errno == ESRCH) {
 		char msg[96];
 
-		snprintf(msg, sizeof(msg), "no process %lld (it is not running, or has exited)",
+		/* the words of every route's rule (http_source_check()) */
+		snprintf(msg, sizeof(msg), "no process %lld: it is not running and no sample of it is held",
 			 (long long)pp.pid);
 		http_response__error(resp, 404, "pid", msg);
 		return 0;
@@ -656,6 +673,7 @@ int http_handle_capture_get(struct http_server *srv, struct http_request *req,
 	req->now_ns = c->end_ns;
 	req->default_range_ns = c->end_ns - c->start_ns;
 	req->default_event = c->event; /* its units and titles (ms), unless event= says */
+	req->src = &src;	       /* a pid of the capture's samples is found in them */
 	if (!recording__bounds(c->rec, &first, &last) && last >= req->now_ns)
 		req->now_ns = last + 1;
 	if (!strcmp(what, "folded"))

@@ -70,7 +70,8 @@ static int parse_ranges(struct http_server *srv, struct http_request *req, struc
 		return 1;
 	struct query_error qe = { 0 };
 
-	if (query_range_b_finish(&dp->b, (int64_t)srv->cfg.max_range_s * NS, &qe)) {
+	if (query_range_b_finish(&dp->b, (int64_t)srv->cfg.max_range_s * NS, &qe) ||
+	    http_source_check_history(&srv->src, q, dp->b.to_ns, "b_to", &qe)) {
 		http_response__error(resp, qe.status, qe.param, qe.reason);
 		return 1;
 	}
@@ -109,7 +110,7 @@ int http_handle_diff_folded(struct http_server *srv, struct http_request *req,
 	a = st ? range_profile(srv, &q, q.from_ns, q.to_ns, st) : NULL;
 	b = a ? range_profile(srv, &q, dp.b.from_ns, dp.b.to_ns, st) : NULL;
 	if (!b) {
-		err = errno == EINVAL || errno == QUERY_ECOMM_LIMIT ? -errno : -ENOMEM;
+		err = http_query_err(errno);
 		goto out;
 	}
 	d = diff_profiles(a, b, &dopts);
@@ -159,9 +160,7 @@ static long window_profiles(struct http_server *srv, struct http_request *req,
 			    ? NULL
 			    : range_profile(srv, q, from + i * win, from + (i + 1) * win, st);
 		if (!ps[i]) {
-			int err = http_request__cancelled(req)			  ? -ECANCELED
-				  : errno == EINVAL || errno == QUERY_ECOMM_LIMIT ? -errno
-										  : -ENOMEM;
+			int err = http_request__cancelled(req) ? -ECANCELED : http_query_err(errno);
 
 			while (i-- > 0)
 				profile__free(ps[i]);

@@ -318,6 +318,7 @@ static void pprof_wait_free(void *p)
 struct labelled_ctx {
 	struct pprof_writer *w;
 	const struct pprof_params *pp;
+	const struct query_common *q;
 	size_t seen;
 	int err;
 };
@@ -329,7 +330,12 @@ static int labelled_sample(const struct store_sample_view *v, void *ctx)
 	struct pprof_labels lb = { .pid = c->pp->label_pid ? (int64_t)v->pid : -1,
 				   .tid = c->pp->label_tid ? (int64_t)v->tid : -1,
 				   .comm = v->comm };
+	int pass = http_frames_pass(c->q, v->frames, v->nr_frames); /* focus=, ignore= */
 
+	if (pass <= 0) {
+		c->err = pass;
+		return pass < 0;
+	}
 	if (++c->seen > EXPORT_MAX_LABELLED_SAMPLES) {
 		c->err = -E2BIG;
 		return 1;
@@ -343,7 +349,7 @@ static int add_labelled_samples(const struct http_source *src, const struct quer
 				const struct pprof_params *pp, struct pprof_writer *w)
 {
 	struct store_filter f = STORE_FILTER_INIT;
-	struct labelled_ctx c = { .w = w, .pp = pp };
+	struct labelled_ctx c = { .w = w, .pp = pp, .q = q };
 	struct identity_filter idf;
 	struct store *store = http_source_store(src, q);
 	int r;
@@ -486,7 +492,7 @@ static int handle_pprof(struct http_server *srv, struct http_request *req,
 	st = strtab__new();
 	p = st ? http_server__query_profile(srv, &q, st) : NULL;
 	if (!p) {
-		err = errno == EINVAL || errno == QUERY_ECOMM_LIMIT ? -errno : -ENOMEM;
+		err = http_query_err(errno);
 		goto out;
 	}
 	/* the root frame is the comm: a label too; pid and tid when the query selects one */

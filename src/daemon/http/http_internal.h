@@ -66,6 +66,7 @@ struct capture {
 	bool truncated;		/* hit the memory cap: partial */
 	int sampler_handle;	/* from the capture hooks, -1 without */
 	struct recording *rec;	/* owned; NULL while running */
+	double idle;		/* of its samples, the idle task's (hidden unless idle=1) */
 	char error[96];
 	struct capture *next;	/* list, oldest first */
 };
@@ -191,6 +192,7 @@ struct http_request {
 	int64_t start_ns;	/* when the request arrived; for the latency histogram */
 	char *cache_key;	/* owned; set when this request fills a cache entry */
 
+	const struct http_source *src; /* what the query reads; NULL: the server's (captures set it) */
 	const struct http_route *rt; /* the matched route */
 	struct http_conn *hc;	     /* its connection's entry (http_conn.c), NULL: untracked */
 	uint64_t id;		     /* unique: the watcher's check that it is the same request */
@@ -346,6 +348,33 @@ int http_source_heatmap(const struct http_source *src, const struct query_common
 /* "ember-samples v1" text; -E2BIG past @max_bytes. */
 int http_source_samples(const struct http_source *src, const struct query_common *q,
 			struct sbuf *sb, uint64_t max_bytes);
+/*
+ * The rules every data route shares, after its parameters parsed (docs/http-api.md "Errors"):
+ * off-CPU events without [offcpu] (409, event), a pid or tid with no process and no sample in
+ * @src (404), a range that ends before the oldest sample held after evictions (410). 0, or
+ * -EINVAL with @err filled. @srv_src: the server's own source (what [offcpu] gave it).
+ */
+int http_source_check(const struct http_source *srv_src, const struct http_source *src,
+		      const struct query_common *q, struct query_error *err);
+/* Cache-Control of a data route's answer for @q (replayed data never changes, etc.). */
+const char *http_data_cache_control(const struct http_server *srv, const struct query_common *q,
+				    int64_t now_ns);
+/* A query's failure (errno) as a handler returns it: a pattern's limit or a bad filter stay
+ * themselves (400s), anything else is out of memory. */
+static inline int http_query_err(int e)
+{
+	return e == EINVAL || e == QUERY_ECOMM_LIMIT || e == QUERY_EFRAME_LIMIT ? -e : -ENOMEM;
+}
+/* focus= and ignore= on one stack's frame names: 1 keep, 0 drop, or -errno. */
+int http_frames_pass(const struct query_common *q, const char *const *names, size_t n);
+/*
+ * The history rule alone, for a second range (diff's b_from, b_to): 410 naming @param when
+ * [..@to_ns) ends before the oldest sample held after evictions. 0 or -EINVAL with @err filled.
+ */
+int http_source_check_history(const struct http_source *src, const struct query_common *q,
+			      int64_t to_ns, const char *param, struct query_error *err);
+/* The reason given when off-CPU events are asked of a daemon without them. */
+#define HTTP_OFFCPU_OFF "off-CPU events need [offcpu] enabled = yes in emberd.conf"
 
 /* Handlers of the built-in routes (http_api.c, http_capture.c, http_dashboard.c). */
 int http_handle_healthz(struct http_server *srv, struct http_request *req,
@@ -364,6 +393,13 @@ int http_handle_samples(struct http_server *srv, struct http_request *req,
 			struct http_response *resp);
 int http_handle_diff_svg(struct http_server *srv, struct http_request *req,
 			 struct http_response *resp);
+/* http_views.c: /api/v1/top, /api/v1/sandwich and /api/v1/sandwich.svg. */
+int http_handle_top(struct http_server *srv, struct http_request *req,
+		    struct http_response *resp);
+int http_handle_sandwich(struct http_server *srv, struct http_request *req,
+			 struct http_response *resp);
+int http_handle_sandwich_svg(struct http_server *srv, struct http_request *req,
+			     struct http_response *resp);
 /* http_diff.c: /api/v1/diff.folded and /api/v1/compare (Hotelling T^2 between two ranges). */
 int http_handle_diff_folded(struct http_server *srv, struct http_request *req,
 			    struct http_response *resp);

@@ -298,6 +298,11 @@ void http_render_finish(struct http_server *s, struct http_request *req, struct 
 			http_response__error(resp, 400, "comm",
 					     "the pattern reached its match limit: simplify it");
 			break;
+		case -QUERY_EFRAME_LIMIT:
+			http_response__error(resp, 400, NULL,
+					     "a focus, ignore or function pattern reached its match "
+					     "limit on a frame: simplify it");
+			break;
 		case -ENOMEM:
 			http_response__error(resp, 503, NULL, "out of memory");
 			break;

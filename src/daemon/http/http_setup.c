@@ -61,9 +61,11 @@ static const char *unresolved_hint(const struct unresolved_file *u, const struct
 		return "full symbols were read but none covers these addresses (assembly or code "
 		       "between functions): nothing more to install";
 	case UNRESOLVED_JIT:
-		return "JIT code in anonymous memory that no perf map names: start the runtime with "
-		       "its perf map (node --perf-basic-prof, python3 -X perf, Java's "
-		       "perf-map-agent, DOTNET_PerfMapEnabled=1) and keep symbols.perf_maps on";
+		return "JIT code in anonymous memory that no perf map names: Java: start it with "
+		       "-XX:+PreserveFramePointer and run `jcmd PID Compiler.perfmap` while it "
+		       "runs (again after warm-up; DumpPerfMapAtExit writes only at exit); node "
+		       "--perf-basic-prof, python3 -X perf, DOTNET_PerfMapEnabled=1; keep "
+		       "symbols.perf_maps on";
 	case UNRESOLVED_KERNEL:
 		return y->kallsyms_restricted
 			       ? "kernel addresses are hidden (kernel.kptr_restrict): run emberd as "

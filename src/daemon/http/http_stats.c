@@ -77,6 +77,9 @@ int http_handle_stats(struct http_server *srv, struct http_request *req,
 		if (st.samples)
 			sbuf_addf(sb, ", \"retained_s\": %.3f",
 				  (double)(st.newest_ns - st.oldest_ns) / 1e9);
+		/* how far back the history reaches, and what it lost to get there */
+		sbuf_addf(sb, ", \"evicted\": %llu",
+			  (unsigned long long)(st.evicted_time + st.evicted_memory));
 	}
 	if (!http_source_bounds(&srv->src, &first, &last)) {
 		sbuf_adds(sb, ", ");

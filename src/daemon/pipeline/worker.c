@@ -13,6 +13,7 @@
 #include "ember/core/base/counters.h"
 #include "ember/core/base/heap.h"
 #include "ember/core/base/log.h"
+#include "ember/core/base/timeexpr.h"
 #include "ember/core/base/sbuf.h"
 #include "ember/core/base/workq.h"
 #include "ember/daemon/export/exporter.h"
@@ -69,6 +70,18 @@ static void log_sampler_totals(struct emberd *d)
 	ingest__stats(d->ingest, &in);
 	(void)counters_format(&sb, totals_fmt, src, COUNTERS_N(src));
 	log_info("%s", sb.buf ? sb.buf : "");
+	/* how far back the history reached: "lost 0" above says nothing of what was evicted */
+	{
+		char when[40] = "none";
+
+		if (ss.samples)
+			timeexpr_format_rfc3339((int64_t)ss.oldest_ns, when, sizeof(when));
+		log_info("history: oldest sample held %s (%.0f s before the newest); %llu samples "
+			 "evicted since start (%llu for memory, %llu for age)",
+			 when, ss.samples ? (double)(ss.newest_ns - ss.oldest_ns) / 1e9 : 0.0,
+			 (unsigned long long)(ss.evicted_memory + ss.evicted_time),
+			 (unsigned long long)ss.evicted_memory, (unsigned long long)ss.evicted_time);
+	}
 	if (d->unwind) {
 		unwinder__stats(d->unwind, &us);
 		sbuf_reset(&sb);
@@ -76,6 +89,33 @@ static void log_sampler_totals(struct emberd *d)
 		log_info("%s", sb.buf ? sb.buf : "");
 	}
 	sbuf_fini(&sb);
+}
+
+/*
+ * Samples evicted for memory shorten the history below [store] retention: said when it starts,
+ * then at most once a minute, with how far back it now reaches (evictions for age are the retention at work).
+ */
+static void report_evictions(struct emberd *d)
+{
+	struct store_stats ss;
+	uint64_t now = mono_ns();
+	char when[40] = "none";
+
+	if (now - d->report_evicted_ns < 60 * 1000000000ULL)
+		return;
+	store__stats(d->store, &ss);
+	if (ss.evicted_memory > d->report_evicted_memory) {
+		if (ss.samples)
+			timeexpr_format_rfc3339((int64_t)ss.oldest_ns, when, sizeof(when));
+		log_warn("store: %llu samples evicted for memory (store.memory_limit %llu bytes): the "
+			 "history now reaches back to %s, %.0f s of the %llu s of retention",
+			 (unsigned long long)(ss.evicted_memory - d->report_evicted_memory),
+			 (unsigned long long)ss.max_bytes, when,
+			 ss.samples ? (double)(ss.newest_ns - ss.oldest_ns) / 1e9 : 0.0,
+			 (unsigned long long)ss.retention_s);
+		d->report_evicted_memory = ss.evicted_memory;
+		d->report_evicted_ns = now;
+	}
 }
 
 /* --- the worker: what reads processes' files, names frames, builds tables (issue 25) -------- */
@@ -241,6 +281,7 @@ static void work_run(void *ctx, void *item)
 			__atomic_store_n(&d->published_ns, mono_ns(), __ATOMIC_RELAXED);
 		}
 		sampler_report_drops(d->sampler, &d->report, false);
+		report_evictions(d);
 		/* free pages left in malloc's arenas by renders and batches back to the kernel */
 		(void)heap_trim(mono_ns(), HEAP_TRIM_MIN_FREE);
 		break;

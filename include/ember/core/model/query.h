@@ -74,7 +74,7 @@ struct query_common {
 	bool has_comm;
 	struct ember_regex *comm_re; /* set when has_comm; freed by query_common_fini() unless
 				      * comm_borrowed (a copy of another query's) */
-	bool comm_borrowed;
+	bool comm_borrowed; /* comm_re, focus_re and ignore_re belong to another query */
 	char comm_src[QUERY_MAX_REGEX + 1];
 	char comm_err[128]; /* scratch: why a pattern was refused (the reason points here) */
 	enum query_flag kernel, user, idle;
@@ -84,6 +84,14 @@ struct query_common {
 	char unit[128];		/* systemd unit ("nginx.service" or "nginx") */
 	char group_by[16];	/* "", "container", "pod", "service", "unit" */
 	enum query_event event;	/* event=cpu|offcpu|wall|wakeup|chain; default cpu */
+	/*
+	 * focus=RE, ignore=RE (pprof's -focus and -ignore, `ember merge --grep/--exclude`): keep
+	 * only the stacks with a frame matching focus, drop those with a frame matching ignore (a
+	 * frame's whole name is the subject; ^ and $ anchor to it). NULL: none. Owned like comm_re
+	 * (borrowed with comm_borrowed).
+	 */
+	struct ember_regex *focus_re, *ignore_re;
+	char focus_src[QUERY_MAX_REGEX + 1], ignore_src[QUERY_MAX_REGEX + 1];
 };
 
 void query_common_init(struct query_common *q);
@@ -139,6 +147,22 @@ int query_range_b_finish(const struct query_range_b *b, int64_t max_range_ns,
  * -QUERY_ECOMM_LIMIT, -ENOMEM.
  */
 int query_common_match_comm(const struct query_common *q, const char *comm, size_t len);
+
+/* The same for a focus= or ignore= pattern (400 naming neither: either may have). */
+#define QUERY_EFRAME_LIMIT ELOOP
+
+/*
+ * focus= and ignore= on one frame name: QUERY_FRAME_FOCUS and/or QUERY_FRAME_IGNORE bits, or
+ * -QUERY_EFRAME_LIMIT (a pattern reached its match limit), -ENOMEM.
+ */
+#define QUERY_FRAME_FOCUS  1
+#define QUERY_FRAME_IGNORE 2
+int query_common_match_frame(const struct query_common *q, const char *name, size_t len);
+/* Whether focus= or ignore= is set. */
+static inline bool query_common_has_frames(const struct query_common *q)
+{
+	return q->focus_re || q->ignore_re;
+}
 
 /*
  * Value helpers for endpoint-specific parameters; each fills @reterr with param=@key.

@@ -79,6 +79,7 @@ struct emberd {
 	struct ingest *ingest;	/* groups -> named stacks, for the store and the captures */
 	struct store_sink *sink;
 	struct sampler_report report; /* for logging changes of the drop counters */
+	uint64_t report_evicted_memory, report_evicted_ns; /* ... and of the store's for memory */
 	uint64_t last_prune_ns;
 	uint64_t last_check_ns;		/* the last prune that read every process's start time */
 	uint64_t notify_lost;		/* exec and exit notifications lost, as of that prune */

@@ -75,9 +75,16 @@ function unitName() {
 	const e = $('f-event').value;
 	return e === 'cpu' ? 'samples' : e === 'wall' ? 'us' : 'ms';
 }
-function rangeParams(sel, extra) {
-	const p = filterParams();
+// focus= and ignore= (pprof's): the graphs, the top table and the sandwich, not the heat map
+function graphParams(p) {
 	if ($('f-group').value) p.set('group_by', $('f-group').value); // graphs only: a frame above the root
+	const focus = $('fg-focus').value.trim(), ignore = $('fg-ignore').value.trim();
+	if (focus) p.set('focus', focus);
+	if (ignore) p.set('ignore', ignore);
+	return p;
+}
+function rangeParams(sel, extra) {
+	const p = graphParams(filterParams());
 	p.set('from', nsToSec(sel.from));
 	p.set('to', nsToSec(sel.to));
 	if (extra) for (const [k, v] of Object.entries(extra)) p.set(k, v);
@@ -157,20 +164,33 @@ async function pollStats() {
 	try { s = await getJSON(API + 'stats'); } catch (e) { return; }
 	state.mode = s.mode;
 	// off-CPU events only with [offcpu] enabled (its counters in the stats)
+	// (the words of the API's 409 for event= without it)
+	const OFFCPU_OFF = 'off-CPU events need [offcpu] enabled = yes in emberd.conf';
 	for (const o of $('f-event').options)
 		if (o.value !== 'cpu') {
 			o.disabled = !s.offcpu;
-			o.title = s.offcpu ? '' : 'needs [offcpu] enabled in emberd.conf';
+			o.title = s.offcpu ? '' : OFFCPU_OFF;
 		}
+	$('f-event-note').hidden = !!s.offcpu;
+	$('f-event-note').textContent = s.offcpu ? '' : 'needs [offcpu] enabled = yes in emberd.conf';
+	$('f-event-note').title = s.offcpu ? '' : OFFCPU_OFF.replace('off-CPU events', 'off-CPU, wall, wakeup and chain events');
 	if (!s.offcpu && $('f-event').value !== 'cpu') $('f-event').value = 'cpu';
 	const st = s.store || {};
 	const prev = state.lastStats;
 	showLiveness(s);
-	if (s.mode === 'live' && !(state.hm && state.hm.column_s === 1)) {
-		// the store's count over at least 10 s (a drain's batch is no rate)
+	if (s.mode === 'live') {
+		// the store's count over at least 10 s (a drain's batch is no rate): the host's, whatever
+		// the filters; an unfiltered 1 s heat map gives a finer one (updateRate)
 		const hist = state.rateHist = (state.rateHist || []).concat([[s.uptime_s, st.appended]]).slice(-30);
 		const old = hist.find((h) => s.uptime_s - h[0] >= 10);
-		if (old && st.appended !== undefined) $('st-rate').textContent = ((st.appended - old[1]) / (s.uptime_s - old[0])).toFixed(0);
+		if (old && st.appended !== undefined) {
+			state.hostRate = (st.appended - old[1]) / (s.uptime_s - old[0]);
+			const fine = state.hm && state.hm.column_s === 1 && ![...filterParams().keys()].length;
+			if (!fine) {
+				$('st-rate').textContent = state.hostRate.toFixed(0);
+				$('st-rate').parentElement.title = 'samples the host took per second, over the last 10 s or more';
+			}
+		}
 	} else if (s.mode === 'replay') {
 		$('st-rate').textContent = 'replay';
 	}
@@ -207,12 +227,25 @@ async function pollStats() {
 		`  kernel frames: ${sy.kernel_unresolved ?? '?'}\n` +
 		'Click: which files, why, and what would name them.';
 	renderUnresolved();
-	if (st.retention_s) {
-		const used = Math.max(st.retained_s ? st.retained_s / st.retention_s : 0, st.used_share || 0);
-		$('st-retention').textContent = (used * 100).toFixed(1) + '%';
+	// memory, not time: the store's bytes against its memory_limit
+	$('st-retention').textContent = typeof st.used_share === 'number' ? (st.used_share * 100).toFixed(1) + '%' : 'n/a';
+	// how far back the history reaches (a time), and what it lost to get there
+	const evicted = (st.evicted_time || 0) + (st.evicted_memory || 0);
+	$('st-evicted').textContent = typeof st.evicted_time === 'number' ? String(evicted) : 'n/a';
+	$('st-evicted-wrap').title = `samples evicted since start: ${st.evicted_memory ?? 0} for memory ([store] memory_limit), ` +
+		`${st.evicted_time ?? 0} for age ([store] retention${st.retention_s ? ' ' + st.retention_s + ' s' : ''})`;
+	$('st-evicted-wrap').dataset.evicted = String(evicted);
+	if (typeof st.oldest === 'number') {
+		const oldest = secToNs(st.oldest.toFixed(9));
+		state.oldestNs = oldest;
+		$('st-history').textContent = fmtTime(oldest).replace(/\.\d+$/, '') +
+			(typeof s.now === 'number' && s.mode === 'live' ? ` (${fmtDur(BigInt(Math.round((s.now - st.oldest) * 1e9)))})` : '');
+		$('st-history-wrap').title = 'the oldest sample held: ranges before it ' + (evicted ? `were evicted (${evicted} samples since start)` : 'hold nothing');
 	} else {
-		$('st-retention').textContent = 'n/a';
+		state.oldestNs = null;
+		$('st-history').textContent = 'no samples yet';
 	}
+	state.evicted = evicted;
 	$('st-samples').textContent = String(st.samples ?? '–');
 	if (!prev && s.mode === 'live') $('live').checked = true;
 	if (!prev) { $('capture-start').disabled = s.mode !== 'live'; if (s.mode !== 'live') $('capture-status').textContent = 'captures need live sampling (replay mode)'; }
@@ -310,6 +343,16 @@ function updateRate() {
 		const n = Math.min(5, hm.columns - 1);
 		let sum = 0;
 		for (let c = hm.columns - 1 - n; c < hm.columns - 1; c++) sum += hm.values[c].reduce((a, b) => a + b, 0);
+		// the header is the host's: a filtered heat map's rate is labelled as such beside it
+		const filtered = [...filterParams().keys()].length > 0;
+		$('st-frate-wrap').hidden = !filtered;
+		if (filtered) {
+			$('st-frate').textContent = (sum / n).toFixed(0);
+			const what = [...filterParams()].map(([k, v]) => `${k}=${v}`).join(' ');
+			$('st-frate-wrap').lastChild.textContent = ` ${unitName()}/s (filtered: ${what})`;
+			$('st-rate').textContent = typeof state.hostRate === 'number' ? state.hostRate.toFixed(0) : '–';
+			return;
+		}
 		$('st-rate').textContent = (sum / n).toFixed(0);
 		$('st-rate').parentElement.title = `samples in the last ${n} complete seconds of the heat map, per second`;
 	}
@@ -729,8 +772,11 @@ function drawFlame() {
 		ctx.clearRect(0, 0, cssW, 40);
 		ctx.fillStyle = '#777';
 		ctx.font = '12px Verdana, sans-serif';
-		ctx.fillText(root ? 'No samples in this range (check the filters).' : 'Select a range on the heat map.', 10, 24);
+		const msg = fg.message || (!root ? 'Select a range on the heat map.' : emptyReason());
+		ctx.fillStyle = fg.message ? '#b71c1c' : '#777';
+		ctx.fillText(msg, 10, 24);
 		fgCanvas.dataset.frames = '0';
+		fgCanvas.dataset.message = msg;
 		return;
 	}
 	const zoom = fg.zoom || root;
@@ -754,6 +800,14 @@ function drawFlame() {
 	for (const f of frames) drawFrame(ctx, f.node, f.x, y(f.depth), f.w, f.depth, f.faded);
 	fgCanvas.dataset.frames = String(fg.drawn.length);
 	updateMatched();
+}
+// why a graph is empty: a range (partly) before the history says so; else the filters
+function emptyReason() {
+	const a = state.selA;
+	if (a && state.oldestNs && a.from < state.oldestNs && state.view && state.view.kind === 'range')
+		return `No samples in this range: the history starts at ${fmtTime(state.oldestNs)}` +
+			(state.evicted ? ` (${state.evicted} samples evicted since start).` : '.');
+	return 'No samples in this range with these filters.';
 }
 function drawFrame(ctx, node, x, yy, w, depth, faded) {
 	ctx.fillStyle = frameColor(node);
@@ -920,6 +974,8 @@ fgCanvas.addEventListener('click', (ev) => {
 	if (!f) return;
 	fg.zoom = f.node === fg.root ? null : f.node;
 	drawFlame();
+	// a function's sandwich (not the root frames: the comm, and the workload with group_by)
+	if (f.depth > ($('f-group').value ? 2 : 1)) openSandwich(f.node.name);
 });
 $('fg-icicle').addEventListener('change', () => {
 	fg.icicle = $('fg-icicle').checked;
@@ -957,6 +1013,7 @@ function applySearch() {
 		}
 	}
 	drawFlame();
+	renderTop();
 }
 function updateMatched() {
 	const el = $('fg-matched');
@@ -970,7 +1027,7 @@ function updateMatched() {
 		for (const k of n.kids.values()) stack.push(k);
 	}
 	const pct = 100 * sum / (width(zoom) || 1);
-	el.textContent = `Matched: ${pct.toFixed(1)}%`;
+	el.textContent = `${pct.toFixed(1)} % of ${unitName()} through matches (${sum} of ${width(zoom)})`;
 	el.dataset.pct = pct.toFixed(3);
 }
 let searchTimer = null;
@@ -981,6 +1038,8 @@ $('fg-search').addEventListener('input', () => {
 
 function setView(v) {
 	state.view = v;
+	// the sandwich is of the range shown: another view does not keep an old one on screen
+	if (v.kind !== 'range') { $('sandwich-panel').hidden = true; state.sandwich = null; }
 	$('fg-title').textContent = v.title;
 	/* the token itself stays out of the clipboard: the command reads it from the environment */
 	const auth = token ? ' -H "Authorization: Bearer $EMBER_TOKEN"' : '';
@@ -1109,11 +1168,15 @@ async function diffInfo(a, b, d, ta) {
 	}
 }
 
+// after a range pick: the graph in view with its root and widest frames (the bottom of a flame
+// graph, the top of an icicle); the top of a graph taller than the window is mostly white
 function revealFlame() {
 	if (!state.reveal) return;
 	state.reveal = false;
 	const r = $('flame').getBoundingClientRect();
 	if (r.top < 0 || r.top > window.innerHeight * 0.25) $('flame').scrollIntoView({ block: 'start' });
+	const c = fgCanvas.getBoundingClientRect();
+	if (!fg.icicle && c.bottom > window.innerHeight) window.scrollBy(0, c.bottom - window.innerHeight + 8);
 }
 
 async function loadFlame() {
@@ -1123,22 +1186,213 @@ async function loadFlame() {
 		if (!b) {
 			const p = rangeParams(a);
 			const folded = API + 'folded?' + p;
-			setView({ title: `Flame graph ${fmtTime(a.from)} +${fmtDur(a.to - a.from)}`, svgUrl: API + 'flamegraph.svg?' + p, foldedUrl: folded });
+			setView({ kind: 'range', title: `Flame graph ${fmtTime(a.from)} +${fmtDur(a.to - a.from)}`, svgUrl: API + 'flamegraph.svg?' + p, foldedUrl: folded });
 			await showFolded([await getText(folded)], state.view.title);
 			revealFlame();
+			loadTop(p);
+			if (state.sandwich) openSandwich(state.sandwich, true);
 		} else {
 			const pa = rangeParams(a), pb = rangeParams(b);
 			const d = rangeParams(a, { b_from: nsToSec(b.from), b_to: nsToSec(b.to), normalize: '1' });
-			setView({ title: 'Differential flame graph: A → B', svgUrl: API + 'diff.svg?' + d, foldedUrl: null });
+			setView({ kind: 'diff', title: 'Differential flame graph: A → B', svgUrl: API + 'diff.svg?' + d, foldedUrl: null });
+			topUnavailable('the top table is of one range: this is a differential graph');
 			const [ta, tb] = await Promise.all([getText(API + 'folded?' + pa), getText(API + 'folded?' + pb)]);
 			await showFolded([ta, tb], state.view.title);
 			revealFlame();
 			diffInfo(a, b, d, ta);
 		}
 	} catch (e) {
-		$('fg-status').textContent = 'error: ' + e.message;
+		showMessage(e.message);
 	}
 }
+// an answer that is not a graph (off-CPU disabled, a range before the history, a pid that names
+// nothing): said where the graph would be, not as an empty graph
+function showMessage(msg) {
+	fg.root = null;
+	fg.message = msg;
+	drawFlame();
+	fg.message = null;
+	$('fg-status').textContent = 'error: ' + msg;
+	fgCanvas.dataset.samples = '0';
+	topUnavailable(msg);
+}
+
+// ---------------------------------------------------------------------------------------------
+// the top table: /api/v1/top for the range and filters of the graph; sorted by self or total
+// (click a heading), filtered by the search, a row opens its sandwich
+const top = { rows: [], sort: 'self', total: 0, unit: 'samples', functions: 0 };
+let topToken = 0;
+async function loadTop(p) {
+	const tok = ++topToken;
+	const q = new URLSearchParams(p);
+	q.set('limit', '20000');
+	try {
+		const j = await getJSON(API + 'top?' + q);
+		if (tok !== topToken) return;
+		top.rows = j.top;
+		top.total = j.total;
+		top.unit = j.unit;
+		top.functions = j.functions;
+		top.note = j.functions > j.top.length ? ` (the first ${j.top.length} by self)` : '';
+	} catch (e) {
+		if (tok !== topToken) return;
+		top.rows = [];
+		top.note = ': ' + e.message;
+	}
+	$('top-panel').dataset.state = 'loaded';
+	renderTop();
+}
+function topUnavailable(why) {
+	++topToken;
+	top.rows = [];
+	top.note = ': ' + why;
+	top.functions = 0;
+	renderTop();
+}
+function renderTop() {
+	const body = $('top-table').tBodies[0];
+	body.textContent = '';
+	const re = fg.matchRe;
+	const rows = top.rows.filter((r) => !re || re.test(r.function));
+	const k = top.sort;
+	rows.sort((x, y) => y[k] - x[k] || (k === 'self' ? y.total - x.total : y.self - x.self) || (x.function < y.function ? -1 : 1));
+	const shown = rows.slice(0, 300);
+	const pct = (v) => (top.total ? (100 * v / top.total).toFixed(2) : '0.00') + '%';
+	for (const r of shown) {
+		const tr = body.insertRow();
+		tr.dataset.function = r.function;
+		const kind = frameKind(r.function);
+		[displayName(r.function) + (kind ? ` [${kind}]` : ''), String(r.self), pct(r.self), String(r.total), pct(r.total)].forEach((c, i) => {
+			const td = tr.insertCell();
+			td.textContent = c;
+			td.className = i ? 'num' : 'fn';
+		});
+		tr.title = r.function;
+		tr.addEventListener('click', () => openSandwich(r.function));
+	}
+	for (const th of $('top-table').tHead.rows[0].cells) th.classList.toggle('sorted', th.dataset.sort === k);
+	$('top-info').textContent = top.functions ?
+		`${top.functions} functions in ${top.total} ${top.unit}${top.note || ''}; ${re ? rows.length + ' match the search, ' : ''}${shown.length} shown, by ${k}` :
+		'No functions' + (top.note || ' (select a range on the heat map)');
+	$('top-table').dataset.sort = k;
+	$('top-table').dataset.rows = String(shown.length);
+}
+for (const th of $('top-table').tHead.rows[0].cells) {
+	if (!th.dataset.sort) continue;
+	const sortBy = () => { top.sort = th.dataset.sort; renderTop(); };
+	th.addEventListener('click', sortBy);
+	th.addEventListener('keydown', (ev) => { if (ev.key === 'Enter') sortBy(); });
+}
+
+// ---------------------------------------------------------------------------------------------
+// the sandwich of one function (/api/v1/sandwich): its callers above (a flame graph whose root is
+// the function), its callees below (an icicle from it), merged from every place it is called
+const swCallers = $('sw-callers'), swCallees = $('sw-callees');
+const sw = { drawn: { callers: [], callees: [] }, rowH: 16 };
+function escapeRe(s) { return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'); }
+function swColor(name) {
+	const v1 = hashName(name), v2 = hashName(name.split('').reverse().join(''));
+	if (name.endsWith('_[k]')) return `rgb(${200 + Math.round(55 * v1)},${120 + Math.round(60 * v2)},40)`;
+	if (name.endsWith('_[j]')) return `rgb(${50 + Math.round(60 * v1)},${180 + Math.round(60 * v2)},${50 + Math.round(60 * v1)})`;
+	return `rgb(${205 + Math.round(50 * v2)},${Math.round(230 * v1)},${Math.round(55 * v2)})`;
+}
+function drawTree(canvas, root, icicle, which) {
+	const cssW = canvas.parentElement.clientWidth - 26 || 1200;
+	const dpr = window.devicePixelRatio || 1;
+	const out = [];
+	const total = root.a;
+	const stack = [[root, 0, -1]];
+	let depth = 0;
+	while (stack.length) {
+		const [n, x, d] = stack.pop();
+		let cx = x;
+		for (const k of sortedKids(n)) {
+			const w = total ? k.a * cssW / total : 0;
+			if (w >= 0.5) {
+				out.push({ node: k, x: cx, w, depth: d + 1 });
+				if (d + 1 > depth) depth = d + 1;
+				stack.push([k, cx, d + 1]);
+			}
+			cx += w;
+		}
+	}
+	const H = (depth + 1) * sw.rowH + 2;
+	canvas.style.height = H + 'px';
+	canvas.width = Math.round(cssW * dpr);
+	canvas.height = Math.round(H * dpr);
+	const ctx = canvas.getContext('2d');
+	ctx.scale(dpr, dpr);
+	ctx.clearRect(0, 0, cssW, H);
+	ctx.font = '11px Verdana, sans-serif';
+	ctx.textBaseline = 'middle';
+	sw.drawn[which] = [];
+	for (const f of out) {
+		const y = icicle ? f.depth * sw.rowH : H - (f.depth + 1) * sw.rowH;
+		ctx.fillStyle = swColor(f.node.name);
+		ctx.fillRect(f.x, y, Math.max(f.w - 0.5, 0.5), sw.rowH - 1);
+		sw.drawn[which].push({ node: f.node, x: f.x, y, w: f.w, depth: f.depth });
+		if (f.w > 24) {
+			const max = Math.floor((f.w - 6) / 6.6);
+			let label = displayName(f.node.name);
+			if (label.length > max) label = max > 2 ? label.slice(0, max - 2) + '..' : '';
+			ctx.fillStyle = '#000';
+			if (label) ctx.fillText(label, f.x + 3, y + sw.rowH / 2);
+		}
+	}
+	canvas.dataset.frames = String(out.length);
+	canvas.dataset.total = String(total);
+}
+let swToken = 0;
+async function openSandwich(name, quiet) {
+	const panel = $('sandwich-panel');
+	if (!state.view || state.view.kind !== 'range' || !state.selA) {
+		panel.hidden = false;
+		$('sw-title').textContent = `Sandwich of ${displayName(name)}`;
+		$('sw-status').textContent = 'the sandwich is of a range of the heat map (not of a capture or a differential graph)';
+		return;
+	}
+	const tok = ++swToken;
+	state.sandwich = name;
+	const p = rangeParams(state.selA, { function: '^' + escapeRe(name) + '$' });
+	panel.hidden = false;
+	$('sw-title').textContent = `Sandwich of ${displayName(name)}`;
+	$('sw-status').textContent = 'loading…';
+	let j;
+	try {
+		j = await getJSON(API + 'sandwich?' + p);
+	} catch (e) {
+		if (tok === swToken) $('sw-status').textContent = 'error: ' + e.message;
+		return;
+	}
+	if (tok !== swToken) return;
+	const up = parseFolded(j.callers, null, 'a'), down = parseFolded(j.callees, null, 'a');
+	drawTree(swCallers, up, false, 'callers');
+	drawTree(swCallees, down, true, 'callees');
+	const share = top.total ? ` (${(100 * j.total / top.total).toFixed(2)}% of the graph)` : '';
+	$('sw-status').textContent = `${displayName(name)}: ${j.total} ${j.unit}${share} through it; callers ${up.a}, callees ${down.a}`;
+	panel.dataset.function = name;
+	panel.dataset.total = String(j.total);
+	panel.dataset.callers = String(up.a);
+	panel.dataset.callees = String(down.a);
+	if (!quiet) panel.scrollIntoView({ block: 'nearest' });
+}
+function swFrameAt(canvas, which, ev) {
+	const r = canvas.getBoundingClientRect();
+	const x = ev.clientX - r.left, y = ev.clientY - r.top;
+	return sw.drawn[which].find((f) => x >= f.x && x < f.x + f.w && y >= f.y && y < f.y + sw.rowH) || null;
+}
+for (const [canvas, which] of [[swCallers, 'callers'], [swCallees, 'callees']]) {
+	canvas.addEventListener('mousemove', (ev) => {
+		const f = swFrameAt(canvas, which, ev);
+		$('sw-status').dataset.hover = f ? f.node.name : '';
+		canvas.title = f ? `${f.node.name.replace(MARK_RE, '')} (${f.node.a} ${unitName()})` : '';
+	});
+	canvas.addEventListener('click', (ev) => {
+		const f = swFrameAt(canvas, which, ev);
+		if (f) openSandwich(f.node.name);
+	});
+}
+$('sw-close').addEventListener('click', () => { $('sandwich-panel').hidden = true; state.sandwich = null; });
 
 // ---------------------------------------------------------------------------------------------
 // captures
@@ -1187,12 +1441,18 @@ async function pollCapture(id) {
 		listCaptures();
 		return;
 	}
-	$('capture-status').textContent = `capture #${id} done: ${c.samples} samples${c.truncated ? ' (truncated at the memory cap)' : ''}${c.frequency_applied === false && c.frequency ? ' at the daemon\'s frequency' : ''}` +
+	$('capture-status').textContent = `capture #${id} done: ${captureCount(c)}${c.truncated ? ' (truncated at the memory cap)' : ''}${c.frequency_applied === false && c.frequency ? ' at the daemon\'s frequency' : ''}` +
 		(c.samples === 0 ? ' — nothing was sampled: is sampling running (see the banner) and the process on a CPU?' : '') +
 		($('f-comm').value.trim() ? ` (the comm filter /${$('f-comm').value.trim()}/ applies to its graph)` : '');
 	$('capture-status').dataset.state = 'done';
 	listCaptures();
 	openCapture(c);
+}
+// a capture's count as its graph shows it: the idle task's samples apart unless idle is ticked
+function captureCount(c) {
+	const idle = c.idle_samples || 0;
+	if ($('f-idle').checked || !idle) return `${c.samples} samples` + (idle ? ` (${idle} idle)` : '');
+	return `${c.samples - idle} samples (+${idle} idle, hidden: tick idle)`;
 }
 async function openCapture(c) {
 	const p = filterParams();
@@ -1201,11 +1461,12 @@ async function openCapture(c) {
 	// the page's comm and idle filters apply to the capture's graph (not to what it recorded)
 	const comm = p.get('comm');
 	const note = comm ? ` — comm filter /${comm}/ applied` : '';
-	setView({ title: `Capture #${c.id}${c.pid ? ' (pid ' + c.pid + ')' : ''}${note}`, svgUrl: c.urls.flamegraph + q, foldedUrl: c.urls.folded + q });
+	topUnavailable('the top table is of a range of the heat map, not of a capture');
+	setView({ kind: 'capture', title: `Capture #${c.id}${c.pid ? ' (pid ' + c.pid + ')' : ''}${note}`, svgUrl: c.urls.flamegraph + q, foldedUrl: c.urls.folded + q });
 	try {
 		await showFolded([await getText(c.urls.folded + q)], state.view.title);
 	} catch (e) {
-		$('fg-status').textContent = 'error: ' + e.message;
+		showMessage(e.message);
 	}
 }
 async function listCaptures() {
@@ -1215,7 +1476,7 @@ async function listCaptures() {
 	ul.textContent = '';
 	for (const c of l.captures) {
 		const li = document.createElement('li');
-		li.textContent = `#${c.id} ${c.state} ${c.seconds} s${c.pid ? ' pid ' + c.pid : ''}${c.samples !== undefined ? ', ' + c.samples + ' samples' : ''}` +
+		li.textContent = `#${c.id} ${c.state} ${c.seconds} s${c.pid ? ' pid ' + c.pid : ''}${c.samples !== undefined ? ', ' + captureCount(c) : ''}` +
 			(c.state === 'failed' && (c.error || c.reason) ? ': ' + (c.error || c.reason) : '');
 		if (c.state === 'done') {
 			const open = document.createElement('a');
@@ -1252,6 +1513,8 @@ for (const id of ['f-pid', 'f-comm', 'f-container', 'f-service', 'f-idle', 'f-ev
 	$(id).addEventListener('change', () => { loadHeatmap(); loadFlame(); });
 }
 $('f-group').addEventListener('change', () => loadFlame());
+for (const id of ['fg-focus', 'fg-ignore']) $(id).addEventListener('change', () => loadFlame());
+$('f-idle').addEventListener('change', () => listCaptures());
 $('arrangement').addEventListener('change', () => { state.selA = state.selB = null; hmView.locked = false; showSelection(); loadHeatmap(); });
 $('refresh').addEventListener('click', () => { loadHeatmap(); loadFlame(); });
 window.addEventListener('resize', () => { hmView.locked = false; drawHeatmap(); drawFlame(); });
@@ -1261,6 +1524,9 @@ window.emberDashboard = {
 	state,
 	frames: () => fg.drawn.map((f) => ({ name: f.node.name, label: displayName(f.node.name), x: f.x, y: f.y, w: f.w, depth: f.depth, h: fg.rowH, matched: fg.matched.has(f.node) })),
 	hmLoads: () => hmView.loads,
+	top: () => ({ sort: top.sort, rows: [...$('top-table').tBodies[0].rows].map((r) => ({ function: r.dataset.function,
+		self: Number(r.cells[1].textContent), total: Number(r.cells[3].textContent) })) }),
+	sandwich: (name) => openSandwich(name),
 	search: (q) => { const t = performance.now(); $('fg-search').value = q; applySearch(); return performance.now() - t; },
 	selectSeconds: (from, to) => select({ from: secToNs(String(from)), to: secToNs(String(to)) }),
 	cellCenter: (col, row) => {
