@@ -104,6 +104,9 @@ static int sampling_setup(struct emberd *d)
 				     sizeof(err)); /* issue 30 */
 	if (r)
 		return log_errno(r, "[offcpu]: %s", err);
+	r = memio_sink__from_config(&d->cfg, d->sym_st, &so.memio, &d->memio_sink, err, sizeof(err));
+	if (r)
+		return log_errno(r, "%s", err);
 	sampler_opts_probe(&so, d->pretend_no_loop);
 	r = sampler__new(&so, &d->sampler, err, sizeof(err));
 	if (r) {
@@ -171,6 +174,7 @@ static void emberd_fini(struct emberd *d)
 	kresolve__free(d->kres);
 	store_sink__free(d->sink);
 	offcpu_sink__free(d->offcpu_sink);
+	memio_sink__free(d->memio_sink);
 	ingest__free(d->ingest);
 	strtab__free(d->sym_st);
 	store__free(d->store);
@@ -251,6 +255,19 @@ int main(int argc, char **argv)
 	if (d.offcpu_sink && d.http)
 		http_server__set_offcpu(d.http, d.offcpu_sink, d.cfg.offcpu_quantum_us,
 					d.cfg.frequency_hz);
+	if (d.memio_sink && d.http)
+		http_server__set_memio(d.http, d.memio_sink);
+	if (d.sampler && d.http) {
+		char why[160] = "";
+
+		/* detected at start: where the kernel offers them, sampling them is not built
+		 * yet (docs/emberd.md) */
+		if (sampler_pmc_probe(why, sizeof(why)) == 1)
+			snprintf(why, sizeof(why),
+				 "hardware counters are present; event=%s sampling is not built yet",
+				 "cycles|instructions");
+		http_server__set_pmc(d.http, why);
+	}
 	if (d.sampler && d.http) { /* captures with a frequency or pid get their own sampler */
 		d.captures = capture_mgr__new(&d.cfg, d.ingest, d.sym, d.sampler);
 		if (d.captures)
