@@ -8,6 +8,7 @@
  *              of each, unmapped after: every touch is a fault), then 10 ms of sleep: ~10 000
  *              faults a second, 70/30 in pages;
  *   storm      faults as fast as it can (256 pages mapped, touched, unmapped, in a loop);
+ *   vmstorm    maps and unmaps 64 KiB as fast as it can (A: the mmap() calls);
  *   vmgrow     grow_a() maps 6 x 64 KiB, grow_b() 4 x 64 KiB (and unmaps them), 2 ms of sleep:
  *              60/40 in bytes;
  *   malloc     alloc_a() allocates 800 bytes, alloc_b() 200 (each written, kept in a ring of
@@ -176,6 +177,11 @@ int main(int argc, char **argv)
 			touch(256);
 			a += 256;
 		}
+	} else if (!strcmp(mode, "vmstorm")) {
+		while (now_s() < end) {
+			grow(1);
+			a++;
+		}
 	} else if (!strcmp(mode, "vmgrow")) {
 		while (now_s() < end) {
 			grow_a();
@@ -224,7 +230,7 @@ int main(int argc, char **argv)
 		close(fd);
 	} else {
 		fprintf(stderr,
-			"usage: memio pagefault|storm|vmgrow|malloc SECONDS | direct|buffered SECONDS "
+			"usage: memio pagefault|storm|vmgrow|vmstorm|malloc SECONDS | direct|buffered SECONDS "
 			"FILE\n");
 		return 2;
 	}
