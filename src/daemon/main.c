@@ -278,6 +278,8 @@ int main(int argc, char **argv)
 	r = export_from_config(&d.cfg, d.store, d.procs, &d.identity, &d.exporter);
 	if (r)
 		goto out;
+	if (d.exporter && d.memio_sink) /* memory and I/O events pushed as OTLP too */
+		exporter__set_memio(d.exporter, d.memio_sink);
 	if (d.http)
 		http_server__set_identity(d.http, d.identity);
 	r = emberd_drop_privileges(&d.cfg); /* BPF attached, socket bound: keep what is needed */

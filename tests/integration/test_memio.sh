@@ -72,7 +72,15 @@ comm = memio
 interval = 65536
 max_rate = 0
 EOF
-emberd_serve --config "$TMP/memio.conf" || { not_ok "emberd with the memory and I/O sections starts"; done_testing; }
+# an OTLP receiver: the kinds are pushed with their own period type
+RPORT=$(free_port)
+RX=$TMP/rx
+mkdir -p "$RX"
+python3 "$(dirname "$0")/export_receiver.py" "$RPORT" "$RX" &
+PIDS+=($!)
+for _ in $(seq 50); do (echo >/dev/tcp/127.0.0.1/$RPORT) 2>/dev/null && break; sleep 0.1; done
+emberd_serve --config "$TMP/memio.conf" -o "export.otlp_endpoint=http://127.0.0.1:$RPORT" \
+	-o export.otlp_interval=2s || { not_ok "emberd with the memory and I/O sections starts"; done_testing; }
 ok "emberd with the memory and I/O sections starts"
 sleep 1
 
@@ -113,6 +121,35 @@ curl -sf -o "$TMP/pf.pb.gz" "$URL/debug/pprof/profile?event=pagefault&pid=$PF&fr
 PT=$("$EMBER" convert --from pprof "$TMP/pf.pb.gz" 2>/dev/null | awk '{ s += $NF } END { print s + 0 }')
 check "pprof of event=pagefault: the flame graph's total" test "$PT" = "$TOT"
 check "pprof of event=pagefault: typed page_faults/pages" bash -c "gzip -dc '$TMP/pf.pb.gz' | grep -aq page_faults && gzip -dc '$TMP/pf.pb.gz' | grep -aq pages"
+
+# OTLP: page faults pushed as their own profiles, period type page_faults/pages, valid by the
+# reference schema (when protoc and the schema are here), the paced process's quanta in them
+REF=$SHARED/reference/opentelemetry-proto
+sleep 2.5
+OT=0
+: >"$TMP/decoded"
+for f in "$RX"/*.body; do
+	[ -f "$f" ] || continue
+	zcat "$f" | grep -aq page_faults || continue
+	OT=$((OT + 1))
+	command -v protoc >/dev/null && [ -d "$REF" ] &&
+		zcat "$f" | protoc -I "$REF" --decode \
+			opentelemetry.proto.collector.profiles.v1development.ExportProfilesServiceRequest \
+			opentelemetry/proto/collector/profiles/v1development/profiles_service.proto \
+			>"$f.txt" 2>/dev/null && echo "$f.txt" >>"$TMP/decoded"
+done
+echo "# OTLP: $OT requests with page_faults profiles"
+check "OTLP: page faults pushed with their own type (page_faults/pages)" \
+	bash -c "[ $OT -gt 0 ] && for f in '$RX'/*.body; do zcat \"\$f\" | grep -aq page_faults && zcat \"\$f\" | grep -aq pages && exit 0; done; exit 1"
+if [ -s "$TMP/decoded" ]; then
+	python3 "$(dirname "$0")/otlp_check.py" "$TMP/otlp" $(cat "$TMP/decoded") >"$TMP/check.out"
+	OQ=$(awk -v p="$PF" '$2 == p && /fault_a|fault_b/' "$TMP/otlp" | wc -l)
+	echo "# OTLP check: $(cat "$TMP/check.out"); $OQ samples of fault_a/fault_b (the flame graph: $TOT quanta)"
+	check "OTLP: valid by the reference schema, the paced process's quanta within 10 %" \
+		bash -c "grep -q '^ok' '$TMP/check.out' && awk -v o=$OQ -v t=$((A + B)) 'BEGIN { exit !(o >= 0.9 * t && o <= 1.1 * t) }'"
+else
+	skip "OTLP: decoded by the reference schema" "no protoc or no $REF"
+fi
 
 # a capture of page faults while a paced process runs
 "$W" pagefault 4 >/dev/null &
