@@ -161,6 +161,19 @@ int memio_pagefault_fp(struct bpf_perf_event_data *ctx)
 	return sample(ctx, false, EMBER_KIND_PAGEFAULT, (__u32)ctx->sample_period);
 }
 
+/* Hardware counters ([pmc], where the kernel offers them): a sample every period events. */
+SEC("perf_event")
+int memio_cycles(struct bpf_perf_event_data *ctx)
+{
+	return sample(ctx, true, EMBER_KIND_CYCLES, (__u32)ctx->sample_period);
+}
+
+SEC("perf_event")
+int memio_instructions(struct bpf_perf_event_data *ctx)
+{
+	return sample(ctx, true, EMBER_KIND_INSTRUCTIONS, (__u32)ctx->sample_period);
+}
+
 /*
  * The current thread's header and user stack into @b (kind @kind, weight @w); @regs its user
  * registers, @in_user: they are the context's own (a uprobe), else the task's saved ones.

@@ -105,9 +105,13 @@ static __always_inline __u64 memio_wake(__u32 m);
 
 /*
  * @kind (a constant at each call): EMBER_KIND_CPU, or EMBER_KIND_PAGEFAULT for the page-fault
- * software event's samples (memio.bpf.h), recorded with the weight @weight in the cpu field and
- * counted apart.
+ * software event's samples, EMBER_KIND_CYCLES or _INSTRUCTIONS for the hardware counters'
+ * (memio.bpf.h), recorded with the weight @weight in the cpu field and counted apart.
  */
+#define MEMIO_OF(kind)                                                                             \
+	((kind) == EMBER_KIND_CYCLES	      ? EMBER_MEMIO_CYCLES                                 \
+	 : (kind) == EMBER_KIND_INSTRUCTIONS ? EMBER_MEMIO_INSTRUCTIONS                           \
+					     : EMBER_MEMIO_PAGEFAULT)
 static __always_inline int sample(struct bpf_perf_event_data *ctx, const bool walk,
 				  const __u32 kind, __u32 weight)
 {
@@ -129,7 +133,7 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, const bool wa
 		return 0;
 	if (tid == 0 && !include_idle)
 		return 0;
-	if (kind != EMBER_KIND_CPU && (!tid || !memio_admit(pid, EMBER_MEMIO_PAGEFAULT, weight)))
+	if (kind != EMBER_KIND_CPU && (!tid || !memio_admit(pid, MEMIO_OF(kind), weight)))
 		return 0;
 	b->hdr.time_ns = bpf_ktime_get_ns();
 	b->hdr.cgroup_id = bpf_get_current_cgroup_id();
@@ -215,8 +219,8 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, const bool wa
 		b->hdr.cpu = weight;
 		size = sizeof(b->hdr) +
 		       ((nu + npy + nk) & (EMBER_SAMPLE_WORDS - 1)) * sizeof(__u64);
-		memio_sent(EMBER_MEMIO_PAGEFAULT, weight, size,
-			   bpf_ringbuf_output(&samples, b, size, memio_wake(EMBER_MEMIO_PAGEFAULT)));
+		memio_sent(MEMIO_OF(kind), weight, size,
+			   bpf_ringbuf_output(&samples, b, size, memio_wake(MEMIO_OF(kind))));
 		return 0;
 	}
 	st->samples++;

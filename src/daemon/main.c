@@ -104,6 +104,10 @@ static int sampling_setup(struct emberd *d)
 				     sizeof(err)); /* issue 30 */
 	if (r)
 		return log_errno(r, "[offcpu]: %s", err);
+	if (d->cfg.pmc && sampler_pmc_probe(err, sizeof(err)) != 1) {
+		log_warn("[pmc]: %s: off", err); /* event=cycles answers with the reason */
+		d->cfg.pmc = false;
+	}
 	r = memio_sink__from_config(&d->cfg, d->sym_st, &so.memio, &d->memio_sink, err, sizeof(err));
 	if (r)
 		return log_errno(r, "%s", err);
@@ -260,12 +264,9 @@ int main(int argc, char **argv)
 	if (d.sampler && d.http) {
 		char why[160] = "";
 
-		/* detected at start: where the kernel offers them, sampling them is not built
-		 * yet (docs/emberd.md) */
+		/* detected at start (emberd_start turned [pmc] off without them) */
 		if (sampler_pmc_probe(why, sizeof(why)) == 1)
-			snprintf(why, sizeof(why),
-				 "hardware counters are present; event=%s sampling is not built yet",
-				 "cycles|instructions");
+			snprintf(why, sizeof(why), "hardware counters need [pmc] enabled");
 		http_server__set_pmc(d.http, why);
 	}
 	if (d.sampler && d.http) { /* captures with a frequency or pid get their own sampler */

@@ -25,7 +25,7 @@ try {
 	const opts = await page.evaluate(() => Array.from(document.getElementById('f-event').options)
 		.map((o) => `${o.value}:${o.disabled ? 'off' : 'on'}`).join(' '));
 	const MEMIO = ['pagefault', 'vmgrow', 'blockio', 'blockio-latency', 'malloc'];
-	const memioOpts = (state) => MEMIO.map((k) => `${k}:${state}`).join(' ');
+	const memioOpts = (state) => MEMIO.map((k) => `${k}:${state}`).join(' ') + ' cycles:off instructions:off';
 	if (PART === 'off') {
 		ok(opts === 'cpu:on offcpu:off wall:off wakeup:off chain:off ' + memioOpts('off'),
 			'the off-CPU and memory and I/O events are disabled', opts);

@@ -17,7 +17,8 @@
 #   - the heat map of page faults adds up to the flame graph's total; pprof carries each kind's
 #     own type and unit (page_faults/pages, vm_growth/bytes, block_io_latency/nanoseconds,
 #     malloc/bytes); a capture with event=pagefault holds the faults of its window;
-#   - event=cycles answers 409 with the hardware counter probe's reason (no PMU on these VMs);
+#   - [pmc] enabled on a VM without a PMU: emberd starts, says why in its log, and event=cycles
+#     answers 409 with the hardware counter probe's reason;
 #     weight=latency without event=blockio and event=bogus are 400s; a daemon without the
 #     sections answers event=pagefault with 409 "page faults need [pagefault] enabled".
 . "$(dirname "$0")/../lib.sh"
@@ -71,6 +72,8 @@ enabled = yes
 comm = memio
 interval = 65536
 max_rate = 0
+[pmc]
+enabled = yes
 EOF
 # an OTLP receiver: the kinds are pushed with their own period type
 RPORT=$(free_port)
@@ -235,6 +238,10 @@ if perf stat -e cycles true 2>&1 | grep -q 'not supported'; then
 		bash -c "[ '$code' = 409 ] && grep -q 'no hardware counters' '$TMP/cyc.json'"
 else
 	check "event=cycles: answered with what the probe found" test "$code" = 409
+fi
+if perf stat -e cycles true 2>&1 | grep -q 'not supported'; then
+	check "[pmc] enabled without hardware counters: turned off with the reason in the log" \
+		grep -q 'warning: \[pmc\]: the kernel offers no hardware counters.*: off' "$TMP/emberd.log"
 fi
 check "memio.hardware_counters in the stats" bash -c "curl -sf '$URL/api/v1/stats' | grep -q '\"hardware_counters\": '"
 code=$(curl -s -o /dev/null -w '%{http_code}' "$URL/api/v1/folded?event=pagefault&weight=latency")

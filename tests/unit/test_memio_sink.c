@@ -146,10 +146,50 @@ static void test_put(void **state)
 	assert_int_equal(count_of(memio_sink__store(k, MEMIO_STORE_BLOCKIO_LAT),
 				  "memio;[writeback];main;grow_a", &n), 3);
 	/* a kind whose section is off: nothing stored, no error; an unknown kind: refused */
+	g.kind = EMBER_KIND_CYCLES; /* [pmc] off here */
+	assert_int_equal(memio_sink__put(&is, k), 0);
 	g.kind = EMBER_KIND_PAGEFAULT;
 	assert_int_equal(memio_sink__put(&is, k), 0);
 	g.kind = EMBER_KIND_OFFCPU_S;
 	assert_int_equal(memio_sink__put(&is, k), -EINVAL);
+	memio_sink__free(k);
+	strtab__free(names);
+}
+
+/* [pmc]: cycles and instructions without a root frame (their stacks diff one against the other) */
+static void test_pmc(void **state)
+{
+	struct ember_config c;
+	struct sampler_memio_opts o;
+	struct memio_sink *k;
+	struct strtab *names = strtab__new();
+	char err[256];
+	uint32_t ids[2];
+	uint64_t times[1] = { T0 };
+	uint32_t w[1] = { 2000000 }; /* two periods */
+	struct sampler_group g = { .pid = 42, .tid = 43, .comm = "burn", .times_ns = times,
+				   .cpus = w, .nr_times = 1, .kind = EMBER_KIND_CYCLES };
+	struct ingest_stack is = { .frames = ids, .nr_frames = 2, .g = &g };
+	size_t n;
+
+	(void)state;
+	ember_config_init(&c);
+	c.pmc = true;
+	assert_int_equal(memio_sink__from_config(&c, names, &o, &k, err, sizeof(err)), 0);
+	assert_true(o.pmc);
+	assert_int_equal(o.pmc_period, 1000000);
+	memio_sink__set_clock_offset(k, 0);
+	ids[0] = (uint32_t)strtab__intern(names, "main", 4);
+	ids[1] = (uint32_t)strtab__intern(names, "spin", 4);
+	assert_int_equal(memio_sink__put(&is, k), 0);
+	assert_int_equal(count_of(memio_sink__store(k, MEMIO_STORE_CYCLES), "burn;main;spin", &n), 2);
+	g.kind = EMBER_KIND_INSTRUCTIONS;
+	w[0] = 1000000;
+	assert_int_equal(memio_sink__put(&is, k), 0);
+	assert_int_equal(count_of(memio_sink__store(k, MEMIO_STORE_INSTRUCTIONS), "burn;main;spin", &n),
+			 1);
+	assert_string_equal(memio_sink_type(MEMIO_STORE_CYCLES), "cycles");
+	assert_string_equal(memio_sink_unit(MEMIO_STORE_INSTRUCTIONS), "count");
 	memio_sink__free(k);
 	strtab__free(names);
 }
@@ -159,6 +199,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_from_config),
 		cmocka_unit_test(test_put),
+		cmocka_unit_test(test_pmc),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -209,6 +209,10 @@ int http_memio_index(const struct query_common *q)
 		return q->weight_latency ? MEMIO_STORE_BLOCKIO_LAT : MEMIO_STORE_BLOCKIO;
 	case QUERY_EVENT_MALLOC:
 		return MEMIO_STORE_MALLOC;
+	case QUERY_EVENT_CYCLES:
+		return MEMIO_STORE_CYCLES;
+	case QUERY_EVENT_INSTRUCTIONS:
+		return MEMIO_STORE_INSTRUCTIONS;
 	default:
 		return -1;
 	}
@@ -216,7 +220,7 @@ int http_memio_index(const struct query_common *q)
 
 const char *http_event_unavailable(const struct http_source *src, const struct query_common *q)
 {
-	static const char *const off[] = {
+	static const char *const off[MEMIO_STORE_NR] = {
 		[MEMIO_STORE_PAGEFAULT] = "page faults need [pagefault] enabled",
 		[MEMIO_STORE_VMGROW] = "vm growth needs [vmgrow] enabled",
 		[MEMIO_STORE_BLOCKIO] = "block I/O needs [blockio] enabled",
@@ -225,11 +229,11 @@ const char *http_event_unavailable(const struct http_source *src, const struct q
 	};
 	int m = http_memio_index(q);
 
-	if (q->event == QUERY_EVENT_CYCLES || q->event == QUERY_EVENT_INSTRUCTIONS)
+	if (m < 0 || src->memio[m])
+		return NULL;
+	if (m == MEMIO_STORE_CYCLES || m == MEMIO_STORE_INSTRUCTIONS)
 		return src->pmc_why[0] ? src->pmc_why : "hardware counters: not probed (no sampler)";
-	if (m >= 0 && !src->memio[m])
-		return off[m];
-	return NULL;
+	return off[m];
 }
 
 struct store *http_source_store(const struct http_source *src, const struct query_common *q)
@@ -238,8 +242,6 @@ struct store *http_source_store(const struct http_source *src, const struct quer
 
 	if (m >= 0)
 		return src->memio[m];
-	if (q->event == QUERY_EVENT_CYCLES || q->event == QUERY_EVENT_INSTRUCTIONS)
-		return NULL;
 	if (q->event == QUERY_EVENT_WALL)
 		return NULL; /* two stores: wall_profile() and the heat map weigh them */
 	if (q->event == QUERY_EVENT_WAKEUP)
@@ -626,6 +628,8 @@ int http_serve_flamegraph(struct http_server *srv, const struct http_source *src
 			[MEMIO_STORE_BLOCKIO] = "Block I/O Flame Graph (bytes)",
 			[MEMIO_STORE_BLOCKIO_LAT] = "Block I/O Latency Flame Graph",
 			[MEMIO_STORE_MALLOC] = "malloc() Flame Graph (bytes)",
+			[MEMIO_STORE_CYCLES] = "Cycles Flame Graph",
+			[MEMIO_STORE_INSTRUCTIONS] = "Instructions Flame Graph",
 		};
 		int m = http_memio_index(&q);
 		char cn[64];

@@ -27,6 +27,7 @@
 struct memio {
 	int nr_cpus;
 	struct bpf_link **pf;		/* the page-fault event's program, per possible CPU */
+	struct bpf_link **cyc, **ins;	/* the hardware counters' ([pmc]), per possible CPU */
 	struct bpf_link *vm, *bio_q, *bio_c, *malloc;
 	bool any;
 };
@@ -36,7 +37,8 @@ const char *sampler_memio_name(unsigned int i)
 	static const char *const names[SAMPLER_MEMIO_KINDS] = {
 		[EMBER_MEMIO_PAGEFAULT] = "pagefault",	     [EMBER_MEMIO_VMGROW] = "vmgrow",
 		[EMBER_MEMIO_BLOCKIO] = "blockio",	     [EMBER_MEMIO_BLOCKIO_LAT] = "blockio_latency",
-		[EMBER_MEMIO_MALLOC] = "malloc",
+		[EMBER_MEMIO_MALLOC] = "malloc",	     [EMBER_MEMIO_CYCLES] = "cycles",
+		[EMBER_MEMIO_INSTRUCTIONS] = "instructions",
 	};
 
 	return i < SAMPLER_MEMIO_KINDS ? names[i] : "?";
@@ -121,7 +123,7 @@ static void bio_offsets(struct sampler_bpf *skel)
 
 void memio_setup(struct sampler_bpf *skel, const struct sampler_memio_opts *o, bool fp_only)
 {
-	bool any = o->pagefault || o->vmgrow || o->blockio || o->malloc;
+	bool any = o->pagefault || o->vmgrow || o->blockio || o->malloc || o->pmc;
 
 	bpf_program__set_autoload(skel->progs.memio_pagefault, o->pagefault && !fp_only);
 	bpf_program__set_autoload(skel->progs.memio_pagefault_fp, o->pagefault && fp_only);
@@ -129,6 +131,10 @@ void memio_setup(struct sampler_bpf *skel, const struct sampler_memio_opts *o, b
 	bpf_program__set_autoload(skel->progs.memio_bio_queue, o->blockio);
 	bpf_program__set_autoload(skel->progs.memio_rq_complete, o->blockio);
 	bpf_program__set_autoload(skel->progs.memio_malloc, o->malloc);
+	/* with the BPF walker only (no frame-pointer variant: kernels without bpf_loop() are
+	 * older than any PMU this was meant for) */
+	bpf_program__set_autoload(skel->progs.memio_cycles, o->pmc && !fp_only);
+	bpf_program__set_autoload(skel->progs.memio_instructions, o->pmc && !fp_only);
 	memcpy((void *)skel->rodata->memio_max_rate, o->max_rate, sizeof(o->max_rate));
 	skel->rodata->memio_malloc_interval = o->malloc_interval ? o->malloc_interval : 524288;
 	memcpy((char *)skel->rodata->memio_malloc_comm, o->malloc_comm,
@@ -142,12 +148,12 @@ void memio_setup(struct sampler_bpf *skel, const struct sampler_memio_opts *o, b
 		bio_offsets(skel);
 }
 
-static int pf_open(int cpu, uint64_t period)
+static int pf_open(int cpu, uint64_t period, __u32 type, __u64 config)
 {
 	struct perf_event_attr attr = {
 		.size = sizeof(attr),
-		.type = PERF_TYPE_SOFTWARE,
-		.config = PERF_COUNT_SW_PAGE_FAULTS,
+		.type = type,
+		.config = config,
 		.sample_period = period ? period : 1,
 	};
 	int fd = (int)syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
@@ -161,9 +167,14 @@ void memio_free(struct memio *m)
 
 	if (!m)
 		return;
-	for (cpu = 0; m->pf && cpu < m->nr_cpus; cpu++)
-		bpf_link__destroy(m->pf[cpu]);
+	for (cpu = 0; cpu < m->nr_cpus; cpu++) {
+		bpf_link__destroy(m->pf ? m->pf[cpu] : NULL);
+		bpf_link__destroy(m->cyc ? m->cyc[cpu] : NULL);
+		bpf_link__destroy(m->ins ? m->ins[cpu] : NULL);
+	}
 	free(m->pf);
+	free(m->cyc);
+	free(m->ins);
 	bpf_link__destroy(m->vm);
 	bpf_link__destroy(m->bio_q);
 	bpf_link__destroy(m->bio_c);
@@ -171,14 +182,45 @@ void memio_free(struct memio *m)
 	free(m);
 }
 
+/* @p on a perf event (@type, @config, every @period) on each online CPU into *@ret_links. */
+static int attach_cpus(struct bpf_program *p, __u32 type, __u64 config, uint64_t period,
+		       const bool *online, int nr_cpus, struct bpf_link ***ret_links,
+		       const char *what, char *err, size_t errlen)
+{
+	struct bpf_link **l = calloc((size_t)nr_cpus, sizeof(*l));
+	int cpu, fd, r;
+
+	*ret_links = l;
+	if (!l)
+		return -ENOMEM;
+	/* the CPUs online now (one that comes online later has none of these events) */
+	for (cpu = 0; cpu < nr_cpus; cpu++) {
+		if (online && !online[cpu])
+			continue;
+		fd = pf_open(cpu, period, type, config);
+		if (fd == -ENODEV)
+			continue;
+		if (fd < 0)
+			return errbuf_set(err, errlen, fd, "%s: perf_event_open: %s", what,
+					  strerror(-fd));
+		l[cpu] = bpf_program__attach_perf_event(p, fd);
+		if (!l[cpu]) {
+			r = -errno;
+			close(fd);
+			return errbuf_set(err, errlen, r, "%s: attach: %s", what, strerror(-r));
+		}
+	}
+	return 0;
+}
+
 int memio_attach(struct sampler_bpf *skel, const struct sampler_memio_opts *o, const bool *online,
 		 int nr_cpus, struct memio **ret, char *err, size_t errlen)
 {
 	struct memio *m;
-	int cpu, fd, r;
+	int r;
 
 	*ret = NULL;
-	if (!o->pagefault && !o->vmgrow && !o->blockio && !o->malloc)
+	if (!o->pagefault && !o->vmgrow && !o->blockio && !o->malloc && !o->pmc)
 		return 0;
 	m = calloc(1, sizeof(*m));
 	if (!m)
@@ -186,37 +228,24 @@ int memio_attach(struct sampler_bpf *skel, const struct sampler_memio_opts *o, c
 	m->nr_cpus = nr_cpus;
 	m->any = true;
 	if (o->pagefault) {
-		struct bpf_program *p = bpf_program__autoload(skel->progs.memio_pagefault)
-						? skel->progs.memio_pagefault
-						: skel->progs.memio_pagefault_fp;
-
-		m->pf = calloc((size_t)nr_cpus, sizeof(*m->pf));
-		if (!m->pf) {
-			r = -ENOMEM;
+		r = attach_cpus(bpf_program__autoload(skel->progs.memio_pagefault)
+					? skel->progs.memio_pagefault
+					: skel->progs.memio_pagefault_fp,
+				PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS, o->pagefault_period, online,
+				nr_cpus, &m->pf, "[pagefault]", err, errlen);
+		if (r)
 			goto fail;
-		}
-		/* the CPUs online now (one that comes online later has no page-fault events) */
-		for (cpu = 0; cpu < nr_cpus; cpu++) {
-			if (online && !online[cpu])
-				continue;
-			fd = pf_open(cpu, o->pagefault_period);
-			if (fd == -ENODEV)
-				continue;
-			if (fd < 0) {
-				r = fd;
-				(void)errbuf_set(err, errlen, 0, "[pagefault]: perf_event_open: %s",
-						 strerror(-r));
-				goto fail;
-			}
-			m->pf[cpu] = bpf_program__attach_perf_event(p, fd);
-			if (!m->pf[cpu]) {
-				r = -errno;
-				close(fd);
-				(void)errbuf_set(err, errlen, 0, "[pagefault]: attach: %s",
-						 strerror(-r));
-				goto fail;
-			}
-		}
+	}
+	if (o->pmc) {
+		r = attach_cpus(skel->progs.memio_cycles, PERF_TYPE_HARDWARE,
+				PERF_COUNT_HW_CPU_CYCLES, o->pmc_period, online, nr_cpus, &m->cyc,
+				"[pmc] cycles", err, errlen);
+		if (!r)
+			r = attach_cpus(skel->progs.memio_instructions, PERF_TYPE_HARDWARE,
+					PERF_COUNT_HW_INSTRUCTIONS, o->pmc_period, online, nr_cpus,
+					&m->ins, "[pmc] instructions", err, errlen);
+		if (r)
+			goto fail;
 	}
 	if (o->vmgrow) {
 		m->vm = bpf_program__attach(skel->progs.memio_sys_exit);
@@ -322,6 +351,10 @@ int memio_stats(struct sampler_bpf *skel, const struct memio *m, struct sampler_
 		  &ret->run_cnt[EMBER_MEMIO_BLOCKIO_LAT]);
 	run_stats(skel->progs.memio_malloc, &ret->run_ns[EMBER_MEMIO_MALLOC],
 		  &ret->run_cnt[EMBER_MEMIO_MALLOC]);
+	run_stats(skel->progs.memio_cycles, &ret->run_ns[EMBER_MEMIO_CYCLES],
+		  &ret->run_cnt[EMBER_MEMIO_CYCLES]);
+	run_stats(skel->progs.memio_instructions, &ret->run_ns[EMBER_MEMIO_INSTRUCTIONS],
+		  &ret->run_cnt[EMBER_MEMIO_INSTRUCTIONS]);
 out:
 	free(per);
 	return err;

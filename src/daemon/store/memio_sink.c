@@ -38,8 +38,10 @@ struct memio_sink {
 
 const char *memio_sink_unit(enum memio_store i)
 {
-	return i == MEMIO_STORE_PAGEFAULT ? "pages" : i == MEMIO_STORE_BLOCKIO_LAT ? "nanoseconds"
-										  : "bytes";
+	return i == MEMIO_STORE_PAGEFAULT	    ? "pages"
+	       : i == MEMIO_STORE_BLOCKIO_LAT	    ? "nanoseconds"
+	       : i == MEMIO_STORE_CYCLES || i == MEMIO_STORE_INSTRUCTIONS ? "count"
+						    : "bytes";
 }
 
 const char *memio_sink_type(enum memio_store i)
@@ -47,13 +49,15 @@ const char *memio_sink_type(enum memio_store i)
 	static const char *const t[MEMIO_STORE_NR] = {
 		[MEMIO_STORE_PAGEFAULT] = "page_faults",   [MEMIO_STORE_VMGROW] = "vm_growth",
 		[MEMIO_STORE_BLOCKIO] = "block_io",	    [MEMIO_STORE_BLOCKIO_LAT] = "block_io_latency",
-		[MEMIO_STORE_MALLOC] = "malloc",
+		[MEMIO_STORE_MALLOC] = "malloc",	    [MEMIO_STORE_CYCLES] = "cycles",
+		[MEMIO_STORE_INSTRUCTIONS] = "instructions",
 	};
 
 	return (unsigned int)i < MEMIO_STORE_NR ? t[i] : "?";
 }
 
-/* The root frame of a record of kind @kind (with its subtype). */
+/* The root frame of a record of kind @kind (with its subtype); "" none (hardware counters: the
+ * stacks match the CPU samples' and each other's, for a CPI differential). */
 static const char *root_frame(unsigned int kind)
 {
 	static const char *const bio[4] = { "[read]", "[write]", "[read-ahead]", "[writeback]" };
@@ -68,6 +72,9 @@ static const char *root_frame(unsigned int kind)
 		return bio[EMBER_KIND_SUB(kind) & 3];
 	case EMBER_KIND_MALLOC:
 		return "[malloc]";
+	case EMBER_KIND_CYCLES:
+	case EMBER_KIND_INSTRUCTIONS:
+		return "";
 	}
 	return NULL;
 }
@@ -89,6 +96,10 @@ static int store_of(unsigned int kind, uint64_t *ret_mul)
 		return MEMIO_STORE_BLOCKIO_LAT;
 	case EMBER_KIND_MALLOC:
 		return MEMIO_STORE_MALLOC;
+	case EMBER_KIND_CYCLES:
+		return MEMIO_STORE_CYCLES;
+	case EMBER_KIND_INSTRUCTIONS:
+		return MEMIO_STORE_INSTRUCTIONS;
 	}
 	return -1;
 }
@@ -97,7 +108,7 @@ int memio_sink__put(const struct ingest_stack *st, void *ctx)
 {
 	struct memio_sink *k = ctx;
 	const struct sampler_group *g = st->g;
-	size_t i, j, n = st->nr_frames, at = 0, total = 0;
+	size_t i, j, n = st->nr_frames, at = 0, total = 0, r = 0;
 	const char *root = root_frame(g->kind);
 	uint64_t mul, q, spread;
 	int id, m = store_of(g->kind, &mul);
@@ -110,14 +121,16 @@ int memio_sink__put(const struct ingest_stack *st, void *ctx)
 		return 0; /* its section is off: cannot come */
 	if (n > MAX_FRAMES)
 		n = MAX_FRAMES;
-	id = store__intern_frame(s, root, strlen(root));
+	if (*root) {
+		id = store__intern_frame(s, root, strlen(root));
+		if (id < 0)
+			return id;
+		k->frames[r++] = (uint32_t)id;
+	}
+	id = frame_memo__intern(&k->memo[m], s, k->names, st->frames, n, k->frames + r);
 	if (id < 0)
 		return id;
-	k->frames[0] = (uint32_t)id;
-	id = frame_memo__intern(&k->memo[m], s, k->names, st->frames, n, k->frames + 1);
-	if (id < 0)
-		return id;
-	id = store__intern_stack(s, k->frames, n + 1, st->nr_kernel, st->flags);
+	id = store__intern_stack(s, k->frames, n + r, st->nr_kernel, st->flags);
 	if (id < 0)
 		return id;
 	/* latency quanta each at their own time in the wait, as off-CPU time's: a heat map cell
@@ -207,15 +220,17 @@ int memio_sink__from_config(const struct ember_config *c, const struct strtab *n
 	struct sampler_memio_opts o = { 0 };
 	uint64_t mem[MEMIO_STORE_NR] = { c->pagefault_memory_bytes, c->vmgrow_memory_bytes,
 					  c->blockio_memory_bytes, c->blockio_memory_bytes,
-					  c->malloc_memory_bytes };
-	bool on[MEMIO_STORE_NR] = { c->pagefault, c->vmgrow, c->blockio, c->blockio, c->malloc };
+					  c->malloc_memory_bytes,   c->pmc_memory_bytes,
+					  c->pmc_memory_bytes };
+	bool on[MEMIO_STORE_NR] = { c->pagefault, c->vmgrow, c->blockio, c->blockio,
+				    c->malloc,	  c->pmc,    c->pmc };
 	struct memio_sink *k;
 	size_t n = strlen(c->malloc_comm);
 	int i;
 
 	*ret_sink = NULL;
 	*ret_opts = o;
-	if (!c->pagefault && !c->vmgrow && !c->blockio && !c->malloc)
+	if (!c->pagefault && !c->vmgrow && !c->blockio && !c->malloc && !c->pmc)
 		return 0;
 	if (c->malloc && !c->malloc_pid && !n)
 		return errbuf_set(err, errlen, -EINVAL,
@@ -235,6 +250,8 @@ int memio_sink__from_config(const struct ember_config *c, const struct strtab *n
 	memcpy(o.malloc_comm, c->malloc_comm, n);
 	strcpy(o.malloc_lib, c->malloc_library);
 	o.malloc_interval = c->malloc_interval;
+	o.pmc = c->pmc;
+	o.pmc_period = c->pmc_period;
 	o.max_rate[EMBER_MEMIO_PAGEFAULT] = c->pagefault_max_rate;
 	o.max_rate[EMBER_MEMIO_VMGROW] = c->vmgrow_max_rate;
 	o.max_rate[EMBER_MEMIO_BLOCKIO] = c->blockio_max_rate;
@@ -249,6 +266,8 @@ int memio_sink__from_config(const struct ember_config *c, const struct strtab *n
 	k->quantum[MEMIO_STORE_BLOCKIO] = c->blockio_quantum;
 	k->quantum[MEMIO_STORE_BLOCKIO_LAT] = c->blockio_latency_quantum_us * 1000;
 	k->quantum[MEMIO_STORE_MALLOC] = c->malloc_interval; /* a sample: one record */
+	k->quantum[MEMIO_STORE_CYCLES] = c->pmc_period;
+	k->quantum[MEMIO_STORE_INSTRUCTIONS] = c->pmc_period;
 	for (i = 0; i < MEMIO_STORE_NR; i++) {
 		if (!on[i])
 			continue;

@@ -86,6 +86,8 @@ struct ember_sample_rec {
 #define EMBER_KIND_BLOCKIO	8 /* subtype: EMBER_BIO_* */
 #define EMBER_KIND_BLOCKIO_LAT	9 /* subtype: EMBER_BIO_*; the bytes record's stack, at completion */
 #define EMBER_KIND_MALLOC	10
+#define EMBER_KIND_CYCLES	11 /* hardware counters ([pmc]): weight the sampling period */
+#define EMBER_KIND_INSTRUCTIONS	12
 #define EMBER_KIND_BASE(k)	((k) & 0xff)
 #define EMBER_KIND_SUB(k)	(((k) >> 8) & 0xff)
 #define EMBER_VM_MMAP		0
@@ -101,6 +103,8 @@ struct ember_sample_rec {
 #define EMBER_MEMIO_BLOCKIO	2
 #define EMBER_MEMIO_BLOCKIO_LAT	3
 #define EMBER_MEMIO_MALLOC	4
+#define EMBER_MEMIO_CYCLES	5
+#define EMBER_MEMIO_INSTRUCTIONS 6
 #define EMBER_MEMIO_NR		8 /* a power of 2: the verifier's bound */
 
 /* Per-CPU counters of the memory and I/O programs, by EMBER_MEMIO_*; weights in the raw unit. */

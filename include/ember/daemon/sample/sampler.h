@@ -67,6 +67,9 @@ struct sampler_opts {
 		char malloc_comm[16];	/* ... or of this comm ("": malloc_pid only) */
 		char malloc_lib[256];	/* the library's path or name ("libc.so.6") */
 		uint64_t malloc_interval; /* bytes between malloc samples */
+		bool pmc;		/* hardware counters: cycles and instructions, one
+					   sample every pmc_period events per CPU */
+		uint64_t pmc_period;
 		uint64_t max_rate[8];	/* records per second per process, by EMBER_MEMIO_*;
 					   0: unbounded */
 	} memio;
@@ -315,7 +318,7 @@ void sampler_log_libbpf(void);
  * kind's raw unit (page faults, pages, bytes, microseconds, bytes), records sent, lost (ring
  * full), throttled (over a process's max_rate: counted, not recorded).
  */
-#define SAMPLER_MEMIO_KINDS 5
+#define SAMPLER_MEMIO_KINDS 7
 struct sampler_memio_stats {
 	bool attached;			/* gauge: any memory or I/O program attached */
 	bool pmc;			/* gauge: the kernel offers hardware counters (cycles) */
@@ -333,7 +336,7 @@ struct sampler_memio_stats {
 	uint64_t run_cnt[SAMPLER_MEMIO_KINDS]; /* ... and runs (vmgrow: every system call) */
 };
 /* The name of kind @i in the counters ("pagefault", "vmgrow", "blockio", "blockio_latency",
- * "malloc"): static. */
+ * "malloc", "cycles", "instructions"): static. */
 const char *sampler_memio_name(unsigned int i);
 int sampler__memio_stats(struct sampler *s, struct sampler_memio_stats *ret);
 /*

@@ -133,6 +133,9 @@ struct ember_config {
 	char malloc_library[EMBER_PATH_MAX]; /* absolute; empty: libc.so.6 by the loader's search */
 	uint64_t malloc_interval;	  /* bytes between samples; default 512K */
 	uint64_t malloc_max_rate, malloc_memory_bytes;
+	bool pmc;			  /* hardware counters (cycles, instructions); default no */
+	uint64_t pmc_period;		  /* events per sample; default 1000000 */
+	uint64_t pmc_memory_bytes;
 
 	/* [filter] (SIGHUP reloads them) */
 	char exclude_comms[EMBER_LIST_MAX];   /* ','-separated comm globs; empty: none */

@@ -30,13 +30,15 @@ enum memio_store {
 	MEMIO_STORE_BLOCKIO,		/* bytes */
 	MEMIO_STORE_BLOCKIO_LAT,	/* nanoseconds (weight=latency) */
 	MEMIO_STORE_MALLOC,		/* bytes */
+	MEMIO_STORE_CYCLES,		/* cycles ([pmc]: no root frame, the stacks as CPU samples') */
+	MEMIO_STORE_INSTRUCTIONS,	/* instructions */
 	MEMIO_STORE_NR,
 };
 
 struct memio_sink; /* opaque */
 
 /*
- * [pagefault], [vmgrow], [blockio], [malloc] from @c: *@ret_opts for the sampler, and when any is
+ * [pagefault], [vmgrow], [blockio], [malloc], [pmc] from @c: *@ret_opts for the sampler, and when any is
  * on *@ret_sink, a sink that owns a store per kind on (memory_limit and store.retention each);
  * NULL when all are off. @names: the ingest's, borrowed. 0, or -EINVAL / -ENOMEM with @err.
  */
@@ -55,8 +57,8 @@ int memio_sink__put(const struct ingest_stack *st, void *ctx);
  * unit (memio_sink_unit()). */
 struct store *memio_sink__store(const struct memio_sink *k, enum memio_store i);
 uint64_t memio_sink__quantum(const struct memio_sink *k, enum memio_store i);
-/* "pages", "bytes", "nanoseconds"; and the sample type ("page_faults", "vm_growth",
- * "block_io", "block_io_latency", "malloc"): static strings. */
+/* "pages", "bytes", "nanoseconds", "count"; and the sample type ("page_faults", "vm_growth",
+ * "block_io", "block_io_latency", "malloc", "cycles", "instructions"): static strings. */
 const char *memio_sink_unit(enum memio_store i);
 const char *memio_sink_type(enum memio_store i);
 

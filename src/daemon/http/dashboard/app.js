@@ -77,7 +77,7 @@ function filterParams() {
 // what a count is (issue 30): on-CPU samples, or time off the CPU in ms (wall: us)
 function unitName() {
 	const e = $('f-event').value;
-	if (['pagefault', 'vmgrow', 'blockio', 'blockio-latency', 'malloc'].includes(e)) return 'quanta';
+	if (['pagefault', 'vmgrow', 'blockio', 'blockio-latency', 'malloc', 'cycles', 'instructions'].includes(e)) return 'quanta';
 	return e === 'cpu' ? 'samples' : e === 'wall' ? 'us' : 'ms';
 }
 function rangeParams(sel, extra) {
@@ -164,7 +164,11 @@ async function pollStats() {
 	// off-CPU events only with [offcpu] enabled (its counters in the stats)
 	// memory and I/O events with their section enabled ("memio" in the stats)
 	for (const o of $('f-event').options)
-		if (o.dataset.memio) {
+		if (o.dataset.pmc) {
+			// hardware counters: a PMU and [pmc] enabled (else the API says why)
+			o.disabled = !(s.memio && s.memio.hardware_counters && s.memio.attached);
+			o.title = o.disabled ? 'needs hardware counters and [pmc] enabled in emberd.conf' : '';
+		} else if (o.dataset.memio) {
 			o.disabled = !(s.memio && s.memio.attached);
 			o.title = o.disabled ? 'needs its section ([pagefault], [vmgrow], [blockio], ' +
 				'[malloc]) enabled in emberd.conf' : '';
