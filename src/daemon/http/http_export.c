@@ -79,7 +79,9 @@ struct metrics *ember_metrics__new(void)
 		       { exporter_counters, exporter_counters_n },
 		       { heap_counters, heap_counters_n },
 		       { http_load_counters, http_load_counters_n },
-		       { liveness_counters, liveness_counters_n } };
+		       { liveness_counters, liveness_counters_n },
+		       { sampler_memio_counters, sampler_memio_counters_n },
+		       { memio_sink_counters, memio_sink_counters_n } };
 	size_t i;
 	int f;
 
