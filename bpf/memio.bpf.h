@@ -10,9 +10,9 @@
  *   program run per system call of the host, two compares for the others), weight in pages;
  * - block I/O: a bio's submission (block_bio_queue, in the submitter's context: a user thread's
  *   stacks, or a kernel thread's kernel stack: writeback) sends its bytes; the record is kept in
- *   an LRU map by the bio's address until its request's completion (block_rq_complete, before the bios of the request are ended: each of
- *   its bios), which sends it again as EMBER_KIND_BLOCKIO_LAT weighed by the time from
- *   submission to completion;
+ *   an LRU map by the bio's address until its request's completion (block_rq_complete,
+ *   before the request's bios are ended: each of them), which sends it again as
+ *   EMBER_KIND_BLOCKIO_LAT weighed by the time from submission to completion;
  * - malloc: a uprobe on the C library's malloc of chosen processes, sampled by bytes: a thread's
  *   allocated bytes are summed and a record sent at each crossing of a multiple of the interval,
  *   weighed by the intervals crossed (exact totals, as Go's and jemalloc's heap profilers do).

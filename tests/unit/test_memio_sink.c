@@ -100,8 +100,13 @@ static void test_put(void **state)
 	uint32_t ids[2];
 	uint64_t times[3] = { T0, T0 + 1000, T0 + 2000 };
 	uint32_t w[3] = { 8, 8, 32 }; /* pages: 32 K + 32 K + 128 K = 3 quanta of 64 K */
-	struct sampler_group g = { .pid = 42, .tid = 43, .comm = "memio", .times_ns = times,
-				   .cpus = w, .nr_times = 3, .kind = EMBER_KIND_VMGROW };
+	struct sampler_group g = { .pid = 42,
+				   .tid = 43,
+				   .comm = "memio",
+				   .times_ns = times,
+				   .cpus = w,
+				   .nr_times = 3,
+				   .kind = EMBER_KIND_VMGROW };
 	struct ingest_stack is = { .frames = ids, .nr_frames = 2, .g = &g };
 	struct memio_sink_stats ss;
 	size_t n;
@@ -115,19 +120,19 @@ static void test_put(void **state)
 	ids[0] = (uint32_t)strtab__intern(names, "main", 4);
 	ids[1] = (uint32_t)strtab__intern(names, "grow_a", 6);
 	assert_int_equal(memio_sink__put(&is, k), 0);
-	assert_int_equal(count_of(memio_sink__store(k, MEMIO_STORE_VMGROW),
-				  "memio;[mmap];main;grow_a", &n), 3);
+	assert_int_equal(
+	    count_of(memio_sink__store(k, MEMIO_STORE_VMGROW), "memio;[mmap];main;grow_a", &n), 3);
 	assert_int_equal(n, 1);
 	/* brk under its own root; a remainder carries: 16 pages (64 K) + the nothing left */
 	g.kind = EMBER_KIND_VMGROW | EMBER_VM_BRK << 8;
 	w[0] = 8;
 	g.nr_times = 1;
 	assert_int_equal(memio_sink__put(&is, k), 0); /* 32 K: under a quantum, carried */
-	assert_int_equal(count_of(memio_sink__store(k, MEMIO_STORE_VMGROW),
-				  "memio;[brk];main;grow_a", &n), 0);
+	assert_int_equal(
+	    count_of(memio_sink__store(k, MEMIO_STORE_VMGROW), "memio;[brk];main;grow_a", &n), 0);
 	assert_int_equal(memio_sink__put(&is, k), 0); /* 64 K with the carry: one */
-	assert_int_equal(count_of(memio_sink__store(k, MEMIO_STORE_VMGROW),
-				  "memio;[brk];main;grow_a", &n), 1);
+	assert_int_equal(
+	    count_of(memio_sink__store(k, MEMIO_STORE_VMGROW), "memio;[brk];main;grow_a", &n), 1);
 	/* one event of 2^32 - 1 pages: capped at 65536 records, the rest counted */
 	w[0] = UINT32_MAX;
 	assert_int_equal(memio_sink__put(&is, k), 0);
@@ -139,12 +144,14 @@ static void test_put(void **state)
 	w[0] = 64 * 1024;
 	assert_int_equal(memio_sink__put(&is, k), 0);
 	assert_int_equal(count_of(memio_sink__store(k, MEMIO_STORE_BLOCKIO),
-				  "memio;[writeback];main;grow_a", &n), 4); /* 64 K / 16 K */
+				  "memio;[writeback];main;grow_a", &n),
+			 4); /* 64 K / 16 K */
 	g.kind = EMBER_KIND_BLOCKIO_LAT | EMBER_BIO_WRITEBACK << 8;
 	w[0] = 350; /* us: 3 quanta, 50 carried */
 	assert_int_equal(memio_sink__put(&is, k), 0);
 	assert_int_equal(count_of(memio_sink__store(k, MEMIO_STORE_BLOCKIO_LAT),
-				  "memio;[writeback];main;grow_a", &n), 3);
+				  "memio;[writeback];main;grow_a", &n),
+			 3);
 	/* a kind whose section is off: nothing stored, no error; an unknown kind: refused */
 	g.kind = EMBER_KIND_CYCLES; /* [pmc] off here */
 	assert_int_equal(memio_sink__put(&is, k), 0);
@@ -167,8 +174,13 @@ static void test_pmc(void **state)
 	uint32_t ids[2];
 	uint64_t times[1] = { T0 };
 	uint32_t w[1] = { 2000000 }; /* two periods */
-	struct sampler_group g = { .pid = 42, .tid = 43, .comm = "burn", .times_ns = times,
-				   .cpus = w, .nr_times = 1, .kind = EMBER_KIND_CYCLES };
+	struct sampler_group g = { .pid = 42,
+				   .tid = 43,
+				   .comm = "burn",
+				   .times_ns = times,
+				   .cpus = w,
+				   .nr_times = 1,
+				   .kind = EMBER_KIND_CYCLES };
 	struct ingest_stack is = { .frames = ids, .nr_frames = 2, .g = &g };
 	size_t n;
 
@@ -182,12 +194,13 @@ static void test_pmc(void **state)
 	ids[0] = (uint32_t)strtab__intern(names, "main", 4);
 	ids[1] = (uint32_t)strtab__intern(names, "spin", 4);
 	assert_int_equal(memio_sink__put(&is, k), 0);
-	assert_int_equal(count_of(memio_sink__store(k, MEMIO_STORE_CYCLES), "burn;main;spin", &n), 2);
+	assert_int_equal(count_of(memio_sink__store(k, MEMIO_STORE_CYCLES), "burn;main;spin", &n),
+			 2);
 	g.kind = EMBER_KIND_INSTRUCTIONS;
 	w[0] = 1000000;
 	assert_int_equal(memio_sink__put(&is, k), 0);
-	assert_int_equal(count_of(memio_sink__store(k, MEMIO_STORE_INSTRUCTIONS), "burn;main;spin", &n),
-			 1);
+	assert_int_equal(
+	    count_of(memio_sink__store(k, MEMIO_STORE_INSTRUCTIONS), "burn;main;spin", &n), 1);
 	assert_string_equal(memio_sink_type(MEMIO_STORE_CYCLES), "cycles");
 	assert_string_equal(memio_sink_unit(MEMIO_STORE_INSTRUCTIONS), "count");
 	memio_sink__free(k);

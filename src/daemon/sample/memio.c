@@ -26,8 +26,8 @@
 
 struct memio {
 	int nr_cpus;
-	struct bpf_link **pf;		/* the page-fault event's program, per possible CPU */
-	struct bpf_link **cyc, **ins;	/* the hardware counters' ([pmc]), per possible CPU */
+	struct bpf_link **pf;	      /* the page-fault event's program, per possible CPU */
+	struct bpf_link **cyc, **ins; /* the hardware counters' ([pmc]), per possible CPU */
 	struct bpf_link *vm, *bio_q, *bio_c, *malloc;
 	bool any;
 };
@@ -35,9 +35,12 @@ struct memio {
 const char *sampler_memio_name(unsigned int i)
 {
 	static const char *const names[SAMPLER_MEMIO_KINDS] = {
-		[EMBER_MEMIO_PAGEFAULT] = "pagefault",	     [EMBER_MEMIO_VMGROW] = "vmgrow",
-		[EMBER_MEMIO_BLOCKIO] = "blockio",	     [EMBER_MEMIO_BLOCKIO_LAT] = "blockio_latency",
-		[EMBER_MEMIO_MALLOC] = "malloc",	     [EMBER_MEMIO_CYCLES] = "cycles",
+		[EMBER_MEMIO_PAGEFAULT] = "pagefault",
+		[EMBER_MEMIO_VMGROW] = "vmgrow",
+		[EMBER_MEMIO_BLOCKIO] = "blockio",
+		[EMBER_MEMIO_BLOCKIO_LAT] = "blockio_latency",
+		[EMBER_MEMIO_MALLOC] = "malloc",
+		[EMBER_MEMIO_CYCLES] = "cycles",
 		[EMBER_MEMIO_INSTRUCTIONS] = "instructions",
 	};
 
@@ -46,7 +49,7 @@ const char *sampler_memio_name(unsigned int i)
 
 /* The byte offset of @t's member @name in @b; -1: not found (bio.bi_next is at 0). */
 static long member_off(const struct btf *b, const struct btf_type *t, const char *name,
-			__u32 *ret_type)
+		       __u32 *ret_type)
 {
 	const struct btf_member *m;
 	int i;
@@ -229,10 +232,10 @@ int memio_attach(struct sampler_bpf *skel, const struct sampler_memio_opts *o, c
 	m->any = true;
 	if (o->pagefault) {
 		r = attach_cpus(bpf_program__autoload(skel->progs.memio_pagefault)
-					? skel->progs.memio_pagefault
-					: skel->progs.memio_pagefault_fp,
-				PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS, o->pagefault_period, online,
-				nr_cpus, &m->pf, "[pagefault]", err, errlen);
+				    ? skel->progs.memio_pagefault
+				    : skel->progs.memio_pagefault_fp,
+				PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS, o->pagefault_period,
+				online, nr_cpus, &m->pf, "[pagefault]", err, errlen);
 		if (r)
 			goto fail;
 	}
@@ -251,22 +254,25 @@ int memio_attach(struct sampler_bpf *skel, const struct sampler_memio_opts *o, c
 		m->vm = bpf_program__attach(skel->progs.memio_sys_exit);
 		if (!m->vm) {
 			r = -errno;
-			(void)errbuf_set(err, errlen, 0, "[vmgrow]: attach sys_exit: %s", strerror(-r));
+			(void)errbuf_set(err, errlen, 0, "[vmgrow]: attach sys_exit: %s",
+					 strerror(-r));
 			goto fail;
 		}
 	}
 	if (o->blockio) {
 		if (!skel->rodata->bio_fields) {
 			r = -ENOENT;
-			(void)errbuf_set(err, errlen, 0,
-					 "[blockio]: struct bio's or request's fields not in the kernel's BTF");
+			(void)errbuf_set(
+			    err, errlen, 0,
+			    "[blockio]: struct bio's or request's fields not in the kernel's BTF");
 			goto fail;
 		}
 		m->bio_q = bpf_program__attach(skel->progs.memio_bio_queue);
 		m->bio_c = m->bio_q ? bpf_program__attach(skel->progs.memio_rq_complete) : NULL;
 		if (!m->bio_c) {
 			r = -errno;
-			(void)errbuf_set(err, errlen, 0, "[blockio]: attach block_bio_queue/block_rq_complete: %s",
+			(void)errbuf_set(err, errlen, 0,
+					 "[blockio]: attach block_bio_queue/block_rq_complete: %s",
 					 strerror(-r));
 			goto fail;
 		}
@@ -282,7 +288,8 @@ int memio_attach(struct sampler_bpf *skel, const struct sampler_memio_opts *o, c
 		if (!m->malloc) {
 			r = -errno;
 			(void)errbuf_set(err, errlen, 0, "[malloc]: uprobe on %s malloc: %s",
-					 o->malloc_lib[0] ? o->malloc_lib : "libc.so.6", strerror(-r));
+					 o->malloc_lib[0] ? o->malloc_lib : "libc.so.6",
+					 strerror(-r));
 			goto fail;
 		}
 	}
@@ -383,7 +390,7 @@ int sampler_pmc_probe(char *why, size_t whylen)
 				 strerror(e));
 		return 0;
 	}
-	(void)errbuf_set(why, whylen, 0, "hardware counters not usable (perf_event_open(cycles): %s)",
-			 strerror(e));
+	(void)errbuf_set(why, whylen, 0,
+			 "hardware counters not usable (perf_event_open(cycles): %s)", strerror(e));
 	return e == EACCES || e == EPERM ? 0 : -e;
 }

@@ -25,8 +25,8 @@
 
 struct memio_sink {
 	struct store *store[MEMIO_STORE_NR];
-	uint64_t quantum[MEMIO_STORE_NR];	/* in the store's unit */
-	uint64_t acc[MEMIO_STORE_NR];		/* weight not stored yet: < quantum */
+	uint64_t quantum[MEMIO_STORE_NR]; /* in the store's unit */
+	uint64_t acc[MEMIO_STORE_NR];	  /* weight not stored yet: < quantum */
 	struct frame_memo memo[MEMIO_STORE_NR];
 	const struct strtab *names;
 	int64_t real_off_ns;
@@ -38,18 +38,21 @@ struct memio_sink {
 
 const char *memio_sink_unit(enum memio_store i)
 {
-	return i == MEMIO_STORE_PAGEFAULT	    ? "pages"
-	       : i == MEMIO_STORE_BLOCKIO_LAT	    ? "nanoseconds"
+	return i == MEMIO_STORE_PAGEFAULT				  ? "pages"
+	       : i == MEMIO_STORE_BLOCKIO_LAT				  ? "nanoseconds"
 	       : i == MEMIO_STORE_CYCLES || i == MEMIO_STORE_INSTRUCTIONS ? "count"
-						    : "bytes";
+									  : "bytes";
 }
 
 const char *memio_sink_type(enum memio_store i)
 {
 	static const char *const t[MEMIO_STORE_NR] = {
-		[MEMIO_STORE_PAGEFAULT] = "page_faults",   [MEMIO_STORE_VMGROW] = "vm_growth",
-		[MEMIO_STORE_BLOCKIO] = "block_io",	    [MEMIO_STORE_BLOCKIO_LAT] = "block_io_latency",
-		[MEMIO_STORE_MALLOC] = "malloc",	    [MEMIO_STORE_CYCLES] = "cycles",
+		[MEMIO_STORE_PAGEFAULT] = "page_faults",
+		[MEMIO_STORE_VMGROW] = "vm_growth",
+		[MEMIO_STORE_BLOCKIO] = "block_io",
+		[MEMIO_STORE_BLOCKIO_LAT] = "block_io_latency",
+		[MEMIO_STORE_MALLOC] = "malloc",
+		[MEMIO_STORE_CYCLES] = "cycles",
 		[MEMIO_STORE_INSTRUCTIONS] = "instructions",
 	};
 
@@ -219,9 +222,9 @@ int memio_sink__from_config(const struct ember_config *c, const struct strtab *n
 {
 	struct sampler_memio_opts o = { 0 };
 	uint64_t mem[MEMIO_STORE_NR] = { c->pagefault_memory_bytes, c->vmgrow_memory_bytes,
-					  c->blockio_memory_bytes, c->blockio_memory_bytes,
-					  c->malloc_memory_bytes,   c->pmc_memory_bytes,
-					  c->pmc_memory_bytes };
+					 c->blockio_memory_bytes,   c->blockio_memory_bytes,
+					 c->malloc_memory_bytes,    c->pmc_memory_bytes,
+					 c->pmc_memory_bytes };
 	bool on[MEMIO_STORE_NR] = { c->pagefault, c->vmgrow, c->blockio, c->blockio,
 				    c->malloc,	  c->pmc,    c->pmc };
 	struct memio_sink *k;
@@ -236,7 +239,8 @@ int memio_sink__from_config(const struct ember_config *c, const struct strtab *n
 		return errbuf_set(err, errlen, -EINVAL,
 				  "[malloc]: pid or comm needed (malloc is traced per process)");
 	if (n > 15)
-		return errbuf_set(err, errlen, -EINVAL, "[malloc]: comm '%s' is longer than 15 characters",
+		return errbuf_set(err, errlen, -EINVAL,
+				  "[malloc]: comm '%s' is longer than 15 characters",
 				  c->malloc_comm);
 	if (strlen(c->malloc_library) >= sizeof(o.malloc_lib))
 		return errbuf_set(err, errlen, -EINVAL, "[malloc]: library path too long");

@@ -25,22 +25,22 @@ struct sampler_memio_opts;
 
 /* The stores, by what event= reads. */
 enum memio_store {
-	MEMIO_STORE_PAGEFAULT = 0,	/* pages */
-	MEMIO_STORE_VMGROW,		/* bytes */
-	MEMIO_STORE_BLOCKIO,		/* bytes */
-	MEMIO_STORE_BLOCKIO_LAT,	/* nanoseconds (weight=latency) */
-	MEMIO_STORE_MALLOC,		/* bytes */
-	MEMIO_STORE_CYCLES,		/* cycles ([pmc]: no root frame, the stacks as CPU samples') */
-	MEMIO_STORE_INSTRUCTIONS,	/* instructions */
+	MEMIO_STORE_PAGEFAULT = 0, /* pages */
+	MEMIO_STORE_VMGROW,	   /* bytes */
+	MEMIO_STORE_BLOCKIO,	   /* bytes */
+	MEMIO_STORE_BLOCKIO_LAT,   /* nanoseconds (weight=latency) */
+	MEMIO_STORE_MALLOC,	   /* bytes */
+	MEMIO_STORE_CYCLES,	   /* cycles ([pmc]: no root frame, the stacks as CPU samples') */
+	MEMIO_STORE_INSTRUCTIONS,  /* instructions */
 	MEMIO_STORE_NR,
 };
 
 struct memio_sink; /* opaque */
 
 /*
- * [pagefault], [vmgrow], [blockio], [malloc], [pmc] from @c: *@ret_opts for the sampler, and when any is
- * on *@ret_sink, a sink that owns a store per kind on (memory_limit and store.retention each);
- * NULL when all are off. @names: the ingest's, borrowed. 0, or -EINVAL / -ENOMEM with @err.
+ * [pagefault], [vmgrow], [blockio], [malloc], [pmc] from @c: *@ret_opts for the sampler, and when
+ * any is on *@ret_sink, a sink that owns a store per kind on (memory_limit and store.retention
+ * each); NULL when all are off. @names: the ingest's, borrowed. 0, or -EINVAL / -ENOMEM with @err.
  */
 int memio_sink__from_config(const struct ember_config *c, const struct strtab *names,
 			    struct sampler_memio_opts *ret_opts, struct memio_sink **ret_sink,
