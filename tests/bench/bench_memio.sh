@@ -5,6 +5,9 @@
 # Targeted stress, per kind, tests/workloads/memio for SECONDS, REPS times, alternating:
 #   off   emberd with every section off (its 99 Hz on-CPU sampling only)
 #   on    emberd with that kind's section on, its defaults (max_rate included; malloc by comm)
+#   perf  (page faults, the reference) emberd off, the stress under
+#         `perf record -e page-faults -c 16 -a -g` (the same period, every CPU, kernel and
+#         frame-pointer user stacks, to a file), when perf is installed
 # the stress being: pagefault "storm" (faults as fast as it can), vmgrow "vmstorm" (mmap and
 # munmap of 64 KiB as fast as it can), blockio "direct" (O_DIRECT writes of 64 KiB), malloc
 # "malloc" (800 + 200 byte allocations as fast as it can). Per run: the workload's operations a
@@ -20,7 +23,7 @@
 # CPU, each kind's BPF run time per event and its share of the host's CPU time, the on-CPU
 # samples a second per CPU. Medians per mode.
 #
-# usage: bench_memio.sh [SECONDS] [REPS]   (default 5 3; root)
+# usage: [KINDS="pagefault ..."] [HOSTMIX=0] bench_memio.sh [SECONDS] [REPS]   (default 5 3; root)
 set -u
 : "${OUTPUT:=build}"
 SECS=${1:-5}
@@ -92,16 +95,24 @@ stress() { # KIND -> the workload's mode
 
 echo "# bench_memio: $SECS s x $REPS, $NCPU CPUs, kernel $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "# targeted stress: kind mode ops/s emberd_cpu_pct hz_per_cpu events recorded throttled run_ns_per_event bpf_cpu_pct"
-for k in pagefault vmgrow blockio malloc; do
+KINDS=${KINDS:-pagefault vmgrow blockio malloc}
+for k in $KINDS; do
 	i=$(kidx "$k")
+	modes="off on"
+	[ "$k" = pagefault ] && command -v perf >/dev/null && modes="off on perf"
 	for r in $(seq "$REPS"); do
-		for mode in off on; do
+		for mode in $modes; do
 			conf=$TMP/off.conf
 			[ $mode = on ] && conf=$TMP/$k.conf
 			start_emberd "$conf"
 			sleep 1
 			s0=$(snap); c0=$(ticks "$EPID"); h0=$(host_cpu); t0=$(date +%s.%N)
-			"$W" "$(stress "$k")" "$SECS" "$TMP/direct.dat" >"$TMP/w.out"
+			if [ $mode = perf ]; then
+				perf record -q -e page-faults -c 16 -a -g -o "$TMP/perf.data" -- \
+					"$W" "$(stress "$k")" "$SECS" "$TMP/direct.dat" >"$TMP/w.out" 2>/dev/null
+			else
+				"$W" "$(stress "$k")" "$SECS" "$TMP/direct.dat" >"$TMP/w.out"
+			fi
 			t1=$(date +%s.%N); h1=$(host_cpu); c1=$(ticks "$EPID"); s1=$(snap)
 			HZ=$(hz "$t0" "$t1")
 			stop_emberd
@@ -118,14 +129,16 @@ for k in pagefault vmgrow blockio malloc; do
 	done
 done | tee "$TMP/stress.txt"
 echo "# medians: kind mode ops/s emberd_cpu_pct hz_per_cpu run_ns_per_event bpf_cpu_pct"
-for k in pagefault vmgrow blockio malloc; do
-	for mode in off on; do
+for k in $KINDS; do
+	for mode in off on perf; do
 		awk -v k="$k" -v m="$mode" '$1 == k && $2 == m' "$TMP/stress.txt" >"$TMP/sel"
+		[ -s "$TMP/sel" ] || continue
 		med() { cut -d' ' -f"$1" "$TMP/sel" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 		echo "$k $mode $(med 3) $(med 4) $(med 5) $(med 9) $(med 10)"
 	done
 done
 
+[ "${HOSTMIX:-1}" = 0 ] && exit 0
 echo "# host mix: mode emberd_cpu_pct hz_per_cpu then per kind events/s run_ns_per_event bpf_cpu_pct"
 mix_setup
 for r in $(seq "$REPS"); do
