@@ -13,7 +13,8 @@
 #   - event=blockio: write_a/write_b write 60/40 bytes with O_DIRECT: within 5 points, under
 #     "[write]"; weight=latency gives the same stacks in nanoseconds; a buffered writer's 32 MiB
 #     (a new file, no fsync, then sync) shows >= 80 % under "[writeback]" (a kernel thread's
-#     stack: wb_workfn) and <= 10 % under the writer;
+#     stack: wb_workfn) and <= 10 % under the writer; that file read back with its pages
+#     dropped: >= 80 % of its 32 MiB under "[read-ahead]";
 #   - the heat map of page faults adds up to the flame graph's total; pprof carries each kind's
 #     own type and unit (page_faults/pages, vm_growth/bytes, block_io_latency/nanoseconds,
 #     malloc/bytes); a capture with event=pagefault holds the faults of its window;
@@ -229,6 +230,17 @@ echo "# buffered 32 MiB: $((WB * Q)) bytes under [writeback] (every process's), 
 check "a buffered writer's I/O shows under [writeback]" test $((WB * Q)) -ge $((32 * 1048576 * 8 / 10))
 check "... not under the writer" test $((WR * Q)) -le $((32 * 1048576 / 10))
 check "... issued by the flusher (wb_workfn)" grep -q '\[writeback\];.*wb_workfn' "$TMP/buf.folded"
+# its pages dropped from the cache, the file read through: the kernel's read-ahead, as such
+"$W" readahead 1 "$DIR/buf.dat" >"$TMP/ra.out" &
+RP=$!
+wait "$RP"
+wait_stored
+curl -sf "$URL/api/v1/folded?event=blockio&pid=$RP&from=-60s" >"$TMP/ra.folded"
+RA=$(awk '$0 ~ /^memio;\[read-ahead\];/ { s += $NF } END { print s + 0 }' "$TMP/ra.folded")
+RT=$(awk '{ s += $NF } END { print s + 0 }' "$TMP/ra.folded")
+echo "# read-ahead: $((RA * Q)) of the reader's $((RT * Q)) bytes under [read-ahead] (32 MiB read)"
+check "a reader's I/O shows under [read-ahead]: >= 80 % of the 32 MiB it read" \
+	test $((RA * Q)) -ge $((32 * 1048576 * 8 / 10))
 
 # --- hardware counters, refusals ---
 code=$(curl -s -o "$TMP/cyc.json" -w '%{http_code}' "$URL/api/v1/folded?event=cycles")

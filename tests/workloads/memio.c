@@ -16,7 +16,10 @@
  *   direct     write_a() writes 6 x 64 KiB with O_DIRECT to FILE, write_b() 4 x 64 KiB: 60/40
  *              in bytes (one pwrite of 64 KiB each, a 16 MiB file rewritten);
  *   buffered   writes 32 MiB to FILE through the page cache, no fsync, and exits: the flusher
- *              writes it back (a sync by the caller).
+ *              writes it back (a sync by the caller);
+ *   readahead  drops FILE's pages from the page cache (posix_fadvise DONTNEED, after the
+ *              caller's sync), then reads it through in 64 KiB reads: the kernel reads ahead
+ *              (A: the bytes read).
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -228,10 +231,22 @@ int main(int argc, char **argv)
 			a += sizeof(chunk);
 		}
 		close(fd);
+	} else if (!strcmp(mode, "readahead") && argc > 3) {
+		char chunk[CHUNK];
+		ssize_t n;
+
+		fd = open(argv[3], O_RDONLY);
+		if (fd < 0 || posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED)) {
+			perror(argv[3]);
+			return 1;
+		}
+		while ((n = read(fd, chunk, sizeof(chunk))) > 0)
+			a += (unsigned long)n;
+		close(fd);
 	} else {
 		fprintf(stderr,
-			"usage: memio pagefault|storm|vmgrow|vmstorm|malloc SECONDS | direct|buffered SECONDS "
-			"FILE\n");
+			"usage: memio pagefault|storm|vmgrow|vmstorm|malloc SECONDS | "
+			"direct|buffered|readahead SECONDS FILE\n");
 		return 2;
 	}
 	printf("done %s %lu %lu\n", mode, a, b);
