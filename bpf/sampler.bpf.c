@@ -98,7 +98,22 @@ static __always_inline void count_err(__s32 err, __u64 *efault, __u64 *other)
 /* issue 30 (offcpu.bpf.h, included below): user-mode preemption recorded at the next sample */
 static __always_inline void offcpu_sample(struct ember_sample_buf *b, __u32 nw);
 
-static __always_inline int sample(struct bpf_perf_event_data *ctx, const bool walk)
+/* memio.bpf.h: a page-fault sample's budget (the faulting process's records per second) */
+static __always_inline bool memio_admit(__u32 pid, __u32 m, __u64 w);
+static __always_inline void memio_sent(__u32 m, __u64 w, __u64 size, long err);
+static __always_inline __u64 memio_wake(__u32 m);
+
+/*
+ * @kind (a constant at each call): EMBER_KIND_CPU, or EMBER_KIND_PAGEFAULT for the page-fault
+ * software event's samples, EMBER_KIND_CYCLES or _INSTRUCTIONS for the hardware counters'
+ * (memio.bpf.h), recorded with the weight @weight in the cpu field and counted apart.
+ */
+#define MEMIO_OF(kind)                                                                             \
+	((kind) == EMBER_KIND_CYCLES	      ? EMBER_MEMIO_CYCLES                                 \
+	 : (kind) == EMBER_KIND_INSTRUCTIONS ? EMBER_MEMIO_INSTRUCTIONS                           \
+					     : EMBER_MEMIO_PAGEFAULT)
+static __always_inline int sample(struct bpf_perf_event_data *ctx, const bool walk,
+				  const __u32 kind, __u32 weight)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 zero = 0, seq, pid = id >> 32, tid = (__u32)id, nu = 0, npy = 0, nk = 0;
@@ -118,12 +133,14 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, const bool wa
 		return 0;
 	if (tid == 0 && !include_idle)
 		return 0;
+	if (kind != EMBER_KIND_CPU && (!tid || !memio_admit(pid, MEMIO_OF(kind), weight)))
+		return 0;
 	b->hdr.time_ns = bpf_ktime_get_ns();
 	b->hdr.cgroup_id = bpf_get_current_cgroup_id();
 	b->hdr.pid = pid;
 	b->hdr.tid = tid;
 	b->hdr.cpu = bpf_get_smp_processor_id();
-	b->hdr.kind = EMBER_KIND_CPU; /* the scratch is shared with off-CPU records (offcpu.bpf.h) */
+	b->hdr.kind = kind; /* the scratch is shared with off-CPU records (offcpu.bpf.h) */
 	b->hdr.user_flags = 0;
 	b->hdr.kern_err = -EFAULT;
 	b->hdr.user_err = -EFAULT;
@@ -197,6 +214,15 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, const bool wa
 	b->hdr.nr_user = nu;
 	b->hdr.nr_py = npy;
 	b->hdr.nr_kernel = nk;
+	if (kind != EMBER_KIND_CPU) {
+		/* not an on-CPU sample: its weight in the cpu field, counted apart */
+		b->hdr.cpu = weight;
+		size = sizeof(b->hdr) +
+		       ((nu + npy + nk) & (EMBER_SAMPLE_WORDS - 1)) * sizeof(__u64);
+		memio_sent(MEMIO_OF(kind), weight, size,
+			   bpf_ringbuf_output(&samples, b, size, memio_wake(MEMIO_OF(kind))));
+		return 0;
+	}
 	st->samples++;
 	if (tid == 0)
 		st->idle++;
@@ -243,7 +269,7 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, const bool wa
 SEC("perf_event")
 int do_sample(struct bpf_perf_event_data *ctx)
 {
-	return sample(ctx, true);
+	return sample(ctx, true, EMBER_KIND_CPU, 0);
 }
 
 /* Loaded instead of do_sample where the kernel has no bpf_loop() (sampler.c): user stacks by
@@ -251,11 +277,13 @@ int do_sample(struct bpf_perf_event_data *ctx)
 SEC("perf_event")
 int do_sample_fp(struct bpf_perf_event_data *ctx)
 {
-	return sample(ctx, false);
+	return sample(ctx, false, EMBER_KIND_CPU, 0);
 }
 
 /* issue 30: off-CPU events, through the same ring, scratch and walkers */
 #include "offcpu.bpf.h"
+/* memory and I/O events: page faults, vm growth, block I/O, malloc */
+#include "memio.bpf.h"
 
 /* Puts a process event (EMBER_REC_EXEC or _EXIT) for @pid on the ring buffer, counted. */
 static __always_inline void tell(__u32 pid, __u32 kind, __u64 wake, __u64 time_ns)

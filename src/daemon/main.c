@@ -104,6 +104,13 @@ static int sampling_setup(struct emberd *d)
 				     sizeof(err)); /* issue 30 */
 	if (r)
 		return log_errno(r, "[offcpu]: %s", err);
+	if (d->cfg.pmc && sampler_pmc_probe(err, sizeof(err)) != 1) {
+		log_warn("[pmc]: %s: off", err); /* event=cycles answers with the reason */
+		d->cfg.pmc = false;
+	}
+	r = memio_sink__from_config(&d->cfg, d->sym_st, &so.memio, &d->memio_sink, err, sizeof(err));
+	if (r)
+		return log_errno(r, "%s", err);
 	sampler_opts_probe(&so, d->pretend_no_loop);
 	r = sampler__new(&so, &d->sampler, err, sizeof(err));
 	if (r) {
@@ -171,6 +178,7 @@ static void emberd_fini(struct emberd *d)
 	kresolve__free(d->kres);
 	store_sink__free(d->sink);
 	offcpu_sink__free(d->offcpu_sink);
+	memio_sink__free(d->memio_sink);
 	ingest__free(d->ingest);
 	strtab__free(d->sym_st);
 	store__free(d->store);
@@ -251,6 +259,16 @@ int main(int argc, char **argv)
 	if (d.offcpu_sink && d.http)
 		http_server__set_offcpu(d.http, d.offcpu_sink, d.cfg.offcpu_quantum_us,
 					d.cfg.frequency_hz);
+	if (d.memio_sink && d.http)
+		http_server__set_memio(d.http, d.memio_sink);
+	if (d.sampler && d.http) {
+		char why[160] = "";
+
+		/* detected at start (emberd_start turned [pmc] off without them) */
+		if (sampler_pmc_probe(why, sizeof(why)) == 1)
+			snprintf(why, sizeof(why), "hardware counters need [pmc] enabled");
+		http_server__set_pmc(d.http, why);
+	}
 	if (d.sampler && d.http) { /* captures with a frequency or pid get their own sampler */
 		d.captures = capture_mgr__new(&d.cfg, d.ingest, d.sym, d.sampler);
 		if (d.captures)
@@ -261,6 +279,8 @@ int main(int argc, char **argv)
 	r = export_from_config(&d.cfg, d.store, d.procs, &d.identity, &d.exporter);
 	if (r)
 		goto out;
+	if (d.exporter && d.memio_sink) /* memory and I/O events pushed as OTLP too */
+		exporter__set_memio(d.exporter, d.memio_sink);
 	if (d.http)
 		http_server__set_identity(d.http, d.identity);
 	r = emberd_drop_privileges(&d.cfg); /* BPF attached, socket bound: keep what is needed */

@@ -24,10 +24,33 @@ try {
 	await page.waitForFunction(() => window.emberDashboard && window.emberDashboard.state.hm, null, { timeout: 15000 });
 	const opts = await page.evaluate(() => Array.from(document.getElementById('f-event').options)
 		.map((o) => `${o.value}:${o.disabled ? 'off' : 'on'}`).join(' '));
+	const MEMIO = ['pagefault', 'vmgrow', 'blockio', 'blockio-latency', 'malloc'];
+	const memioOpts = (state) => MEMIO.map((k) => `${k}:${state}`).join(' ') + ' cycles:off instructions:off';
 	if (PART === 'off') {
-		ok(opts === 'cpu:on offcpu:off wall:off wakeup:off chain:off', 'the off-CPU events are disabled', opts);
+		ok(opts === 'cpu:on offcpu:off wall:off wakeup:off chain:off ' + memioOpts('off'),
+			'the off-CPU and memory and I/O events are disabled', opts);
+	} else if (PART === 'memio') {
+		// [pagefault] on: the memory and I/O kinds offered; the page faults' flame graph
+		ok(opts === 'cpu:on offcpu:off wall:off wakeup:off chain:off ' + memioOpts('on'),
+			'the event selector offers the memory and I/O kinds', opts);
+		const want = Number(process.env.WANT);
+		await page.fill('#f-comm', '^memio$');
+		await page.evaluate(([a, b]) => window.emberDashboard.selectSeconds(a, b), [process.env.FROM, process.env.TO]);
+		await waitFlame('samples');
+		const loads = await page.evaluate(() => window.emberDashboard.hmLoads());
+		await page.selectOption('#f-event', 'pagefault');
+		await page.waitForFunction((n) => window.emberDashboard.hmLoads() > n, loads, { timeout: 15000 });
+		await waitFlame('quanta');
+		const st = await status();
+		const n = Number(st.split(' ')[0]);
+		ok(want > 100 && n === want, 'page-fault flame graph: the workload\'s quanta', `${st}; API ${want}`);
+		const names = await frames();
+		ok(names.includes('[page fault]') && names.includes('fault_a'), 'page-fault flame graph: its root frame and functions',
+			names.slice(0, 8).join(' '));
+		await page.screenshot({ path: path.join(outDir, 'pagefault-dashboard.png') });
 	} else {
-		ok(opts === 'cpu:on offcpu:on wall:on wakeup:on chain:on', 'the event selector offers every kind', opts);
+		ok(opts === 'cpu:on offcpu:on wall:on wakeup:on chain:on ' + memioOpts('off'),
+			'the event selector offers every off-CPU kind', opts);
 		const want = Number(process.env.WANT);
 		await page.fill('#f-comm', '^blocker$');
 		await page.evaluate(([a, b]) => window.emberDashboard.selectSeconds(a, b), [process.env.FROM, process.env.TO]);

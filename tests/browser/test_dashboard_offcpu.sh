@@ -6,7 +6,10 @@
 # of its window count milliseconds, the graph has the blocker's "[off-cpu S interruptible]"
 # frame and adds up to the window's blocked time as /api/v1/folded?event=offcpu gives it; back
 # to "cpu", no off-CPU frame; a capture started with "off-CPU" selected records off-CPU events.
-# Against a daemon without [offcpu], the off-CPU options are disabled.
+# With [pagefault] on (tests/workloads/memio pagefault, 4 s): the memory and I/O options are
+# enabled, "page faults" shows the workload's page-fault flame graph (its quanta as
+# /api/v1/folded?event=pagefault gives them, "[page fault]" and fault_a in it). Against a daemon
+# without [offcpu] or the memory and I/O sections, their options are disabled.
 . "$(dirname "$0")/../lib.sh"
 require_browser
 require_live_emberd
@@ -28,6 +31,20 @@ URL=$URL FROM=$FROM TO=$TO WANT=$WANT PART=on node "$SRCDIR/tests/browser/test_d
 [ $? -eq 0 ] || T_FAILS=$((T_FAILS + 1))
 stop_all
 
+# the memory and I/O kinds: [pagefault] on, tests/workloads/memio pagefault for 4 s
+printf '[pagefault]\nenabled = yes\nmax_rate = 0\n' >"$TMP/pf.conf"
+emberd_serve --config "$TMP/pf.conf" || { not_ok "emberd with [pagefault] starts"; done_testing; }
+sleep 1
+FROM=$(date +%s)
+"$W/memio" pagefault 4 >/dev/null
+TO=$(($(date +%s) + 1))
+sleep 2.5
+WANT=$(curl -sf "$URL/api/v1/folded?event=pagefault&comm=^memio\$&from=$FROM&to=$TO" | awk '{ s += $NF } END { print s + 0 }')
+echo "# memio's page faults in [$FROM, $TO): $WANT quanta"
+URL=$URL FROM=$FROM TO=$TO WANT=$WANT PART=memio node "$SRCDIR/tests/browser/test_dashboard_offcpu.mjs" | sed 's/^\(not \)\{0,1\}ok - /&with [pagefault]: /'
+[ "${PIPESTATUS[0]}" -eq 0 ] || T_FAILS=$((T_FAILS + 1))
+stop_all
+PIDS=()
 emberd_serve || { not_ok "emberd without [offcpu] starts"; done_testing; }
 URL=$URL PART=off node "$SRCDIR/tests/browser/test_dashboard_offcpu.mjs" | sed 's/^\(not \)\{0,1\}ok - /&without [offcpu]: /'
 [ "${PIPESTATUS[0]}" -eq 0 ] || T_FAILS=$((T_FAILS + 1))

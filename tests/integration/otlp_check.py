@@ -14,6 +14,9 @@ import re, sys
 TOK = re.compile(r'\s*(?:(\})|([A-Za-z_0-9]+)\s*\{|([A-Za-z_0-9]+)\s*:\s*("(?:[^"\\]|\\.)*"|[^\s]+))')
 
 
+PERIOD_TYPES = {("cpu", "nanoseconds"), ("page_faults", "pages"), ("vm_growth", "bytes"),
+                ("block_io", "bytes"), ("block_io_latency", "nanoseconds"), ("malloc", "bytes")}
+
 def unescape(s):
     b = bytearray()
     i = 0
@@ -155,9 +158,11 @@ for fn in sys.argv[2:]:
         for sp in rp.get("scope_profiles", []):
             for p in sp.get("profiles", []):
                 st, pt = one(p, "sample_type", {}), one(p, "period_type", {})
-                if (S(one(st, "type_strindex")), S(one(st, "unit_strindex")),
-                        S(one(pt, "type_strindex")), S(one(pt, "unit_strindex"))) != \
-                        ("samples", "count", "cpu", "nanoseconds") or one(p, "period") <= 0:
+                # CPU samples, or emberd's memory and I/O events (a sample one quantum of the
+                # period type's unit)
+                if (S(one(st, "type_strindex")), S(one(st, "unit_strindex"))) != ("samples", "count") or \
+                        (S(one(pt, "type_strindex")), S(one(pt, "unit_strindex"))) not in PERIOD_TYPES or \
+                        one(p, "period") <= 0:
                     bad("%s: sample/period types or period" % fn)
                 t0 = one(p, "time_unix_nano")
                 t1 = t0 + one(p, "duration_nano")

@@ -16,6 +16,8 @@
 #     its samples show <module>;middle;leaf as Python frames over the whole native stack
 #     (_start ... Py_BytesMain: the Python walk on 6.1; the rest: in the while loop, or the
 #     interpreter between calls);
+#   - the memory and I/O programs ([pagefault], [vmgrow], [blockio], [malloc] on) load too, and
+#     page faults and vm growth are recorded;
 #   - then emberd as on a kernel without bpf_loop (EMBERD_PRETEND_NO_BPF_LOOP=1): its
 #     frame-pointer program (do_sample_fp) passes the 6.1 verifier, the one log line, a clean stop;
 #   - the whole boot-to-poweroff fits in 110 s.
@@ -111,7 +113,9 @@ echo "K61 uname \$(uname -r)"
 [ -r /sys/kernel/btf/vmlinux ] && echo "K61 btf yes"
 /bin/nofp 100 >/tmp/nofp.out &
 /usr/bin/python3.11 -S /bin/work.py 100 >/tmp/py.out 2>&1 &
-/bin/emberd --listen 127.0.0.1:8080 -F 99 -o offcpu.enabled=yes >/tmp/emberd.log 2>&1 &
+/bin/emberd --listen 127.0.0.1:8080 -F 99 -o offcpu.enabled=yes -o pagefault.enabled=yes \
+	-o vmgrow.enabled=yes -o blockio.enabled=yes -o malloc.enabled=yes -o malloc.comm=nofp \
+	>/tmp/emberd.log 2>&1 &
 EP=\$!
 i=0
 until wget -q -O /dev/null http://127.0.0.1:8080/healthz; do
@@ -134,6 +138,10 @@ echo K61-BEGIN-PROGS
 /bin/insns 2>&1
 echo K61-END-PROGS
 wget -q -O /tmp/e.folded "http://127.0.0.1:8080/api/v1/folded?from=\$T0"
+for e in pagefault vmgrow; do
+	wget -q -O /tmp/m.folded "http://127.0.0.1:8080/api/v1/folded?event=\$e&from=-60s"
+	echo "K61 memio \$e \$(wc -l </tmp/m.folded)"
+done
 kill \$EP
 wait \$EP
 echo "K61 emberd exit \$?"
@@ -196,6 +204,12 @@ check "emberd started on 6.1 (its BPF programs loaded)" \
 # sys_exit) pass the 6.1 verifier too (bpf_prog_info.name is cut at 15 characters)
 check "the off-CPU programs loaded on 6.1 (offcpu_switch_b, offcpu_waking, offcpu_wakeup, offcpu_resume)" \
 	sh -c "for p in offcpu_switch_b offcpu_waking offcpu_wakeup offcpu_resume; do grep -q \" \$p verified_insns [1-9]\" '$TMP/progs.txt' || exit 1; done"
+# the memory and I/O programs ([pagefault], [vmgrow], [blockio], [malloc] enabled) too, and
+# page faults and vm growth recorded there (the guest has no disk: block I/O only loads)
+check "the memory and I/O programs loaded on 6.1 (memio_pagefault, memio_sys_exit, memio_bio_queue, memio_rq_comple, memio_malloc)" \
+	sh -c "for p in memio_pagefault memio_sys_exit memio_bio_queue memio_rq_comple memio_malloc; do grep -q \" \$p verified_insns [1-9]\" '$TMP/progs.txt' || exit 1; done"
+check "page faults and vm growth recorded on 6.1" \
+	sh -c "grep -q '^K61 memio pagefault [1-9]' '$TMP/console.log' && grep -q '^K61 memio vmgrow [1-9]' '$TMP/console.log'"
 check "emberd stopped cleanly (exit 0 on SIGTERM)" grep -q '^K61 emberd exit 0$' "$TMP/console.log"
 section FPPROGS >"$TMP/fpprogs.txt"
 sed 's/^prog /# verifier 6.1, no bpf_loop: prog /' "$TMP/fpprogs.txt"

@@ -333,12 +333,51 @@ static void test_frame_locs(void **state)
 	otlp_writer__free(w);
 }
 
+/* A memory or I/O kind's profiles: their own period type and the quantum as period. */
+static void test_set_type(void **state)
+{
+	struct otlp_writer *w = otlp_writer__new(99);
+	struct otlp_process a = { .pid = 42, .exe_name = "memio", .host_name = "h" };
+	const char *s[] = { "[page fault]", "main", "fault_a" };
+	const Ember__Otlp__Profile *p;
+	struct sbuf sb = SBUF_INIT;
+	Req *r;
+	int i;
+
+	(void)state;
+	assert_non_null(w);
+	assert_int_equal(otlp_writer__set_type(w, "", "pages", 16), -EINVAL);
+	assert_int_equal(otlp_writer__set_type(w, "page_faults", "pages", 0), -EINVAL);
+	assert_int_equal(otlp_writer__set_type(w, "page_faults", "pages", 16), 0);
+	assert_int_equal(otlp_writer__add(w, &a, 1000, 7, "memio", 0, s, 3), 0);
+	/* samples added: too late */
+	assert_int_equal(otlp_writer__set_type(w, "malloc", "bytes", 1), -EINVAL);
+	/* kept across a finish (the writer starts afresh) */
+	for (i = 0; i < 2; i++) {
+		sbuf_reset(&sb);
+		if (i)
+			assert_int_equal(otlp_writer__add(w, &a, 2000, 7, "memio", 0, s, 3), 0);
+		assert_int_equal(otlp_writer__finish(w, 500, 3000, false, &sb), 0);
+		r = decode(&sb);
+		p = r->resource_profiles[0]->scope_profiles[0]->profiles[0];
+		assert_int_equal(p->period, 16);
+		assert_string_equal(str(r, p->sample_type->type_strindex), "samples");
+		assert_string_equal(str(r, p->sample_type->unit_strindex), "count");
+		assert_string_equal(str(r, p->period_type->type_strindex), "page_faults");
+		assert_string_equal(str(r, p->period_type->unit_strindex), "pages");
+		ember__otlp__export_profiles_service_request__free_unpacked(r, NULL);
+	}
+	sbuf_fini(&sb);
+	otlp_writer__free(w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_request_shape),
 		cmocka_unit_test(test_split),
 		cmocka_unit_test(test_frame_locs),
+		cmocka_unit_test(test_set_type),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

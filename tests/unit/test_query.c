@@ -258,6 +258,13 @@ static void test_event(void **state)
 		{ "wakeup", 1, QUERY_EVENT_WAKEUP },
 		{ "chain", 1, QUERY_EVENT_CHAIN },
 		{ "chains", -EINVAL, QUERY_EVENT_CPU },
+		{ "pagefault", 1, QUERY_EVENT_PAGEFAULT },
+		{ "vmgrow", 1, QUERY_EVENT_VMGROW },
+		{ "blockio", 1, QUERY_EVENT_BLOCKIO },
+		{ "malloc", 1, QUERY_EVENT_MALLOC },
+		{ "cycles", 1, QUERY_EVENT_CYCLES },
+		{ "instructions", 1, QUERY_EVENT_INSTRUCTIONS },
+		{ "pagefaults", -EINVAL, QUERY_EVENT_CPU },
 	};
 	struct query_common q;
 	struct query_error qe;
@@ -275,6 +282,19 @@ static void test_event(void **state)
 		}
 		query_common_fini(&q);
 	}
+	/* weight=latency: block I/O's second weight, refused with any other event */
+	query_common_init(&q);
+	assert_int_equal(query_common_set(&q, "weight", "latency", NOW, &qe), 1);
+	assert_true(q.weight_latency);
+	assert_int_equal(query_common_set(&q, "event", "pagefault", NOW, &qe), 1);
+	assert_int_equal(query_common_finish(&q, NOW, 60000000000LL, 0, &qe), -EINVAL);
+	assert_string_equal(qe.param, "weight");
+	assert_int_equal(query_common_set(&q, "event", "blockio", NOW, &qe), 1);
+	assert_int_equal(query_common_finish(&q, NOW, 60000000000LL, 0, &qe), 0);
+	assert_int_equal(query_common_set(&q, "weight", "bytes", NOW, &qe), 1);
+	assert_false(q.weight_latency);
+	assert_int_equal(query_common_set(&q, "weight", "time", NOW, &qe), -EINVAL);
+	query_common_fini(&q);
 }
 
 int main(void)

@@ -85,6 +85,15 @@ static void test_load(void **state)
 	assert_true(bpf_program__fd(skel->progs.do_sample_fp) >= 0);
 	assert_int_equal(loop_uses(skel->progs.do_sample_fp), 0);
 	assert_true(loop_uses(skel->progs.do_sample) > 0);
+	/* the memory and I/O programs pass this kernel's verifier, the hardware counters' too
+	 * (emberd loads them only with their section on: [pmc] needs a PMU this VM lacks) */
+	assert_true(bpf_program__fd(skel->progs.memio_pagefault) >= 0);
+	assert_true(bpf_program__fd(skel->progs.memio_sys_exit) >= 0);
+	assert_true(bpf_program__fd(skel->progs.memio_bio_queue) >= 0);
+	assert_true(bpf_program__fd(skel->progs.memio_rq_complete) >= 0);
+	assert_true(bpf_program__fd(skel->progs.memio_malloc) >= 0);
+	assert_true(bpf_program__fd(skel->progs.memio_cycles) >= 0);
+	assert_true(bpf_program__fd(skel->progs.memio_instructions) >= 0);
 	sampler_bpf__destroy(skel);
 }
 

@@ -102,6 +102,7 @@ struct otlp_writer {
 	int32_t k_type, k_tid, k_tname, k_cpu, k_build_id;
 	int32_t v_kernel, v_native, v_jit, v_python;
 	int32_t t_samples, t_count, t_cpu, t_ns;
+	char type[32], unit[32]; /* the period type (otlp_writer__set_type); "": cpu/nanoseconds */
 	uint64_t generation;
 };
 
@@ -406,8 +407,8 @@ static int writer_start(struct otlp_writer *w)
 	w->v_python = str0(w, "cpython");
 	w->t_samples = str0(w, "samples");
 	w->t_count = str0(w, "count");
-	w->t_cpu = str0(w, "cpu");
-	w->t_ns = str0(w, "nanoseconds");
+	w->t_cpu = str0(w, w->type[0] ? w->type : "cpu");
+	w->t_ns = str0(w, w->unit[0] ? w->unit : "nanoseconds");
 	if (w->t_samples < 0 || w->t_count < 0 || w->t_cpu < 0 || w->t_ns < 0 ||
 	    w->k_type < 0 || w->k_tid < 0 || w->k_tname < 0 || w->k_cpu < 0 ||
 	    w->k_build_id < 0 || w->v_kernel < 0 || w->v_native < 0 || w->v_jit < 0 ||
@@ -432,6 +433,20 @@ struct otlp_writer *otlp_writer__new(uint64_t freq_hz)
 		return NULL;
 	}
 	return w;
+}
+
+int otlp_writer__set_type(struct otlp_writer *w, const char *type, const char *unit,
+			  uint64_t period)
+{
+	if (!type || !unit || !*type || !*unit || strlen(type) >= sizeof(w->type) ||
+	    strlen(unit) >= sizeof(w->unit) || !period || otlp_writer__samples(w))
+		return -EINVAL;
+	strcpy(w->type, type);
+	strcpy(w->unit, unit);
+	w->period_ns = period;
+	w->t_cpu = str0(w, w->type);
+	w->t_ns = str0(w, w->unit);
+	return w->t_cpu < 0 || w->t_ns < 0 ? -ENOMEM : 0;
 }
 
 void otlp_writer__free(struct otlp_writer *w)

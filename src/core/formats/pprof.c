@@ -482,7 +482,8 @@ int pprof_writer__finish(struct pprof_writer *w, struct sbuf *out)
 	s_cpu = w->opts.sample_type && *w->opts.sample_type
 		    ? intern_str(w, w->opts.sample_type, strlen(w->opts.sample_type))
 		    : intern_str(w, "cpu", 3);
-	s_ns = intern_str(w, "nanoseconds", 11);
+	s_ns = w->opts.unit && *w->opts.unit ? intern_str(w, w->opts.unit, strlen(w->opts.unit))
+					     : intern_str(w, "nanoseconds", 11);
 	s_pid = intern_str(w, "pid", 3);
 	s_tid = intern_str(w, "tid", 3);
 	s_comm = intern_str(w, "comm", 4);

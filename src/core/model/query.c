@@ -336,9 +336,32 @@ int query_common_set(struct query_common *q, const char *key, const char *value,
 			q->event = QUERY_EVENT_WAKEUP;
 		else if (!strcmp(value, "chain"))
 			q->event = QUERY_EVENT_CHAIN;
+		else if (!strcmp(value, "pagefault"))
+			q->event = QUERY_EVENT_PAGEFAULT;
+		else if (!strcmp(value, "vmgrow"))
+			q->event = QUERY_EVENT_VMGROW;
+		else if (!strcmp(value, "blockio"))
+			q->event = QUERY_EVENT_BLOCKIO;
+		else if (!strcmp(value, "malloc"))
+			q->event = QUERY_EVENT_MALLOC;
+		else if (!strcmp(value, "cycles"))
+			q->event = QUERY_EVENT_CYCLES;
+		else if (!strcmp(value, "instructions"))
+			q->event = QUERY_EVENT_INSTRUCTIONS;
 		else
-			return qfail(reterr, key, "unknown event (cpu, offcpu, wall, wakeup, chain)",
+			return qfail(reterr, key,
+				     "unknown event (cpu, offcpu, wall, wakeup, chain, pagefault, "
+				     "vmgrow, blockio, malloc, cycles, instructions)",
 				     400);
+		return 1;
+	}
+	if (!strcmp(key, "weight")) {
+		if (!strcmp(value, "latency"))
+			q->weight_latency = true;
+		else if (!strcmp(value, "bytes") || !strcmp(value, "default"))
+			q->weight_latency = false;
+		else
+			return qfail(reterr, key, "latency, bytes or default expected", 400);
 		return 1;
 	}
 	return 0;
@@ -353,6 +376,8 @@ int query_common_finish(struct query_common *q, int64_t now_ns, int64_t default_
 		q->from_ns = q->to_ns > INT64_MIN + default_ns ? q->to_ns - default_ns : INT64_MIN;
 	if (q->from_ns > q->to_ns)
 		return qfail(reterr, q->has_from ? "from" : "to", "from is after to", 400);
+	if (q->weight_latency && q->event != QUERY_EVENT_BLOCKIO)
+		return qfail(reterr, "weight", "weight=latency is for event=blockio", 400);
 	if (max_range_ns > 0 && (__int128)q->to_ns - q->from_ns > max_range_ns)
 		return range_fail(reterr, q->has_from ? "from" : "to", max_range_ns);
 	return 0;

@@ -20,6 +20,7 @@
 #include "ember/core/formats/otlp.h"
 #include "ember/core/formats/pprof.h"
 #include "ember/daemon/export/frameloc.h"
+#include "ember/daemon/store/memio_sink.h"
 #include "ember/daemon/store/store.h"
 
 #define NSEC		   1000000000ULL
@@ -62,6 +63,10 @@ struct exporter {
 	struct frameloc *fl; /* the exporter's thread's: symbolized native frames' mappings */
 	struct otlp_frame_loc *locs; /* per frame of the sample being added */
 	size_t locs_cap;
+	/* memory and I/O events (OTLP): their stores, quanta and cursors (under the lock) */
+	struct store *memio[MEMIO_STORE_NR];
+	uint64_t memio_quantum[MEMIO_STORE_NR];
+	struct store_cursor memio_cursor[MEMIO_STORE_NR];
 };
 
 /* --- the queue (under the lock) ----------------------------------------------------------- */
@@ -394,6 +399,70 @@ static int on_sample(const struct store_sample_view *v, void *ctx)
 	return r;
 }
 
+void exporter__set_memio(struct exporter *e, const struct memio_sink *k)
+{
+	int i;
+
+	pthread_mutex_lock(&e->lock);
+	for (i = 0; i < MEMIO_STORE_NR; i++) {
+		e->memio[i] = memio_sink__store(k, (enum memio_store)i);
+		e->memio_quantum[i] = memio_sink__quantum(k, (enum memio_store)i);
+		if (e->memio[i])
+			store__cursor_end(e->memio[i], &e->memio_cursor[i]);
+	}
+	pthread_mutex_unlock(&e->lock);
+}
+
+/*
+ * The memory and I/O stores' records since the last round, into OTLP batches of their own type
+ * (@bd's writer and handles are this function's for the time of the call). 0 or -errno.
+ */
+static int memio_round(struct exporter *e, struct build *bd)
+{
+	struct store_filter f = STORE_FILTER_INIT;
+	struct otlp_writer *main_w = bd->w;
+	struct store_cursor cur;
+	struct store *s;
+	uint64_t q;
+	bool gap = false;
+	int i, r = 0;
+
+	f.root = STORE_ROOT_NONE;
+	for (i = 0; !r && i < MEMIO_STORE_NR; i++) {
+		pthread_mutex_lock(&e->lock);
+		s = e->memio[i];
+		q = e->memio_quantum[i];
+		cur = e->memio_cursor[i];
+		pthread_mutex_unlock(&e->lock);
+		if (!s)
+			continue;
+		bd->w = otlp_writer__new(bd->o.freq_hz);
+		if (!bd->w) {
+			r = -ENOMEM;
+			break;
+		}
+		/* a context's handle is of the writer it was added to: none yet in this one */
+		if (bd->handle_cap)
+			memset(bd->handle, 0, bd->handle_cap * sizeof(*bd->handle));
+		bd->msg_min_ns = UINT64_MAX;
+		bd->msg_max_ns = 0;
+		r = otlp_writer__set_type(bd->w, memio_sink_type((enum memio_store)i),
+					  memio_sink_unit((enum memio_store)i), q ? q : 1);
+		if (!r)
+			r = store__foreach_since(s, &f, &cur, on_sample, bd, &gap);
+		if (!r)
+			r = otlp_cut(bd);
+		otlp_writer__free(bd->w);
+		pthread_mutex_lock(&e->lock);
+		e->memio_cursor[i] = cur;
+		e->gaps[EXPORTER_OTLP] += gap;
+		pthread_mutex_unlock(&e->lock);
+		gap = false;
+	}
+	bd->w = main_w;
+	return r;
+}
+
 /* One round of @kind: reads the window, makes the batches and queues them. */
 static void round_run(struct exporter *e, enum exporter_kind kind)
 {
@@ -426,6 +495,8 @@ static void round_run(struct exporter *e, enum exporter_kind kind)
 	r = store__foreach_since(e->store, &f, &cur, on_sample, &bd, &gap);
 	if (!r && kind == EXPORTER_OTLP)
 		r = otlp_cut(&bd);
+	if (!r && kind == EXPORTER_OTLP)
+		r = memio_round(e, &bd);
 	for (i = 0; !r && i < bd.nr_groups; i++) {
 		struct batch *b;
 

@@ -229,6 +229,21 @@ void http_server__set_offcpu(struct http_server *s, const struct offcpu_sink *k,
 	s->src.cpu_us = freq_hz ? 1000000 / freq_hz : 0;
 }
 
+void http_server__set_pmc(struct http_server *s, const char *why)
+{
+	snprintf(s->src.pmc_why, sizeof(s->src.pmc_why), "%s", why);
+}
+
+void http_server__set_memio(struct http_server *s, const struct memio_sink *k)
+{
+	int i;
+
+	for (i = 0; i < MEMIO_STORE_NR; i++) {
+		s->src.memio[i] = memio_sink__store(k, (enum memio_store)i);
+		s->src.memio_quantum[i] = memio_sink__quantum(k, (enum memio_store)i);
+	}
+}
+
 struct store *http_server__store(const struct http_server *s)
 {
 	return s->src.store;
@@ -469,6 +484,14 @@ int http_request__parse(struct http_request *req, struct query_common *q, int64_
 		if (!pc.rc)
 			pc.rc = http_source_check(&req->srv->src, req->src ? req->src : &req->srv->src,
 						  q, &pc.err);
+	}
+	if (!pc.rc && q && q->event != QUERY_EVENT_CPU && !req->srv->src.rec) {
+		const char *why = http_event_unavailable(&req->srv->src, q);
+
+		if (why) {
+			pc.err = (struct query_error){ .param = "event", .reason = why, .status = 409 };
+			pc.rc = -EINVAL;
+		}
 	}
 	if (pc.rc) {
 		http_response__error(resp, pc.err.status ? pc.err.status : 400, pc.err.param,

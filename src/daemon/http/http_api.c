@@ -201,8 +201,50 @@ static int agg_sample(const struct rec_sample *s, void *ctx)
 	return 0;
 }
 
+int http_memio_index(const struct query_common *q)
+{
+	switch (q->event) {
+	case QUERY_EVENT_PAGEFAULT:
+		return MEMIO_STORE_PAGEFAULT;
+	case QUERY_EVENT_VMGROW:
+		return MEMIO_STORE_VMGROW;
+	case QUERY_EVENT_BLOCKIO:
+		return q->weight_latency ? MEMIO_STORE_BLOCKIO_LAT : MEMIO_STORE_BLOCKIO;
+	case QUERY_EVENT_MALLOC:
+		return MEMIO_STORE_MALLOC;
+	case QUERY_EVENT_CYCLES:
+		return MEMIO_STORE_CYCLES;
+	case QUERY_EVENT_INSTRUCTIONS:
+		return MEMIO_STORE_INSTRUCTIONS;
+	default:
+		return -1;
+	}
+}
+
+const char *http_event_unavailable(const struct http_source *src, const struct query_common *q)
+{
+	static const char *const off[MEMIO_STORE_NR] = {
+		[MEMIO_STORE_PAGEFAULT] = "page faults need [pagefault] enabled",
+		[MEMIO_STORE_VMGROW] = "vm growth needs [vmgrow] enabled",
+		[MEMIO_STORE_BLOCKIO] = "block I/O needs [blockio] enabled",
+		[MEMIO_STORE_BLOCKIO_LAT] = "block I/O needs [blockio] enabled",
+		[MEMIO_STORE_MALLOC] = "malloc needs [malloc] enabled",
+	};
+	int m = http_memio_index(q);
+
+	if (m < 0 || src->memio[m])
+		return NULL;
+	if (m == MEMIO_STORE_CYCLES || m == MEMIO_STORE_INSTRUCTIONS)
+		return src->pmc_why[0] ? src->pmc_why : "hardware counters: not probed (no sampler)";
+	return off[m];
+}
+
 struct store *http_source_store(const struct http_source *src, const struct query_common *q)
 {
+	int m = http_memio_index(q);
+
+	if (m >= 0)
+		return src->memio[m];
 	if (q->event == QUERY_EVENT_WALL)
 		return NULL; /* two stores: wall_profile() and the heat map weigh them */
 	if (q->event == QUERY_EVENT_WAKEUP)
@@ -852,6 +894,29 @@ int http_serve_flamegraph(struct http_server *srv, const struct http_source *src
 	query_common_init(&q);
 	if (http_request__parse(req, &q, 0, fg_param, &fp, resp))
 		goto out;
+	if (http_memio_index(&q) >= 0) {
+		/* a record is a quantum of the kind's weight: say how much in the tooltips */
+		static const char *const title[MEMIO_STORE_NR] = {
+			[MEMIO_STORE_PAGEFAULT] = "Page Fault Flame Graph",
+			[MEMIO_STORE_VMGROW] = "VM Growth (brk, mmap) Flame Graph",
+			[MEMIO_STORE_BLOCKIO] = "Block I/O Flame Graph (bytes)",
+			[MEMIO_STORE_BLOCKIO_LAT] = "Block I/O Latency Flame Graph",
+			[MEMIO_STORE_MALLOC] = "malloc() Flame Graph (bytes)",
+			[MEMIO_STORE_CYCLES] = "Cycles Flame Graph",
+			[MEMIO_STORE_INSTRUCTIONS] = "Instructions Flame Graph",
+		};
+		int m = http_memio_index(&q);
+		char cn[64];
+
+		snprintf(cn, sizeof(cn), "x %llu %s",
+			 (unsigned long long)src->memio_quantum[m], memio_sink_unit((enum memio_store)m));
+		if ((!o.countname && flamegraph_opts_set(&o, "countname", cn) == -ENOMEM) ||
+		    ((!o.title || !*o.title) &&
+		     flamegraph_opts_set(&o, "title", title[m]) == -ENOMEM)) {
+			err = -ENOMEM;
+			goto out;
+		}
+	}
 	/* issue 30: time, not samples: the unit in the tooltips and a title that says which */
 	if (q.event != QUERY_EVENT_CPU && !o.countname &&
 	    flamegraph_opts_set(&o, "countname", q.event == QUERY_EVENT_WALL ? "us" : "ms") == -ENOMEM) {

@@ -171,6 +171,14 @@ static const char *event_name(int e)
 		return "wakeup";
 	case QUERY_EVENT_CHAIN:
 		return "chain";
+	case QUERY_EVENT_PAGEFAULT:
+		return "pagefault";
+	case QUERY_EVENT_VMGROW:
+		return "vmgrow";
+	case QUERY_EVENT_BLOCKIO:
+		return "blockio";
+	case QUERY_EVENT_MALLOC:
+		return "malloc";
 	default:
 		return "cpu";
 	}
@@ -479,9 +487,19 @@ static int post_param(const char *key, const char *value, void *ctx, struct quer
 							       : QUERY_EVENT_CPU;
 			return 1;
 		}
+		/* memory and I/O events: a window of their store, as off-CPU events' */
+		if (!strcmp(value, "pagefault") || !strcmp(value, "vmgrow") ||
+		    !strcmp(value, "blockio") || !strcmp(value, "malloc")) {
+			pp->event = value[0] == 'p'   ? QUERY_EVENT_PAGEFAULT
+				    : value[0] == 'v' ? QUERY_EVENT_VMGROW
+				    : value[0] == 'b' ? QUERY_EVENT_BLOCKIO
+						      : QUERY_EVENT_MALLOC;
+			return 1;
+		}
 		*err = (struct query_error){
 			.param = "event",
-			.reason = "cpu, offcpu, wakeup or chain (wall: capture cpu and offcpu)",
+			.reason = "cpu, offcpu, wakeup, chain, pagefault, vmgrow, blockio or malloc "
+				  "(wall: capture cpu and offcpu)",
 			.status = 400
 		};
 		return -EINVAL;
@@ -512,7 +530,15 @@ int http_handle_captures_post(struct http_server *srv, struct http_request *req,
 				     "captures need live sampling (emberd is replaying files)");
 		return 0;
 	}
-	if (pp.event != QUERY_EVENT_CPU && !srv->src.offcpu) {
+	if (pp.event >= QUERY_EVENT_PAGEFAULT) {
+		struct query_common eq = { .event = (enum query_event)pp.event };
+		const char *why = http_event_unavailable(&srv->src, &eq);
+
+		if (why) {
+			http_response__error(resp, 409, "event", why);
+			return 0;
+		}
+	} else if (pp.event != QUERY_EVENT_CPU && !srv->src.offcpu) {
 		http_response__error(resp, 409, "event", HTTP_OFFCPU_OFF);
 		return 0;
 	}

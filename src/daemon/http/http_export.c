@@ -79,7 +79,9 @@ struct metrics *ember_metrics__new(void)
 		       { exporter_counters, exporter_counters_n },
 		       { heap_counters, heap_counters_n },
 		       { http_load_counters, http_load_counters_n },
-		       { liveness_counters, liveness_counters_n } };
+		       { liveness_counters, liveness_counters_n },
+		       { sampler_memio_counters, sampler_memio_counters_n },
+		       { memio_sink_counters, memio_sink_counters_n } };
 	size_t i;
 	int f;
 
@@ -384,6 +386,7 @@ static int handle_pprof(struct http_server *srv, struct http_request *req,
 	struct strtab *st = NULL;
 	struct profile *p = NULL;
 	struct pprof_writer *w = NULL;
+	int mi;
 	const char **names = NULL;
 	size_t cap = 0, i, k, depth;
 	int64_t max_range_ns = (int64_t)cfg->max_range_s * 1000000000LL;
@@ -449,18 +452,23 @@ static int handle_pprof(struct http_server *srv, struct http_request *req,
 		q.from_ns = q.to_ns - (int64_t)pp.seconds * 1000000000LL;
 	}
 	/* issue 30: off-CPU events count quanta of [offcpu] quantum_us, wall microseconds */
+	/* memory and I/O events: their own type and unit, a count one quantum of it */
+	mi = http_memio_index(&q);
 	w = pprof_writer__new(&(struct pprof_opts){
 	    .freq_hz = x->freq_hz,
 	    .time_ns = q.from_ns,
 	    .duration_ns = q.to_ns - q.from_ns,
-	    .period_ns = q.event == QUERY_EVENT_CPU	 ? 0
+	    .period_ns = mi >= 0		 ? srv->src.memio_quantum[mi]
+			 : q.event == QUERY_EVENT_CPU	 ? 0
 			 : q.event == QUERY_EVENT_WALL ? 1000
 						       : srv->src.offcpu_us * 1000,
-	    .sample_type = q.event == QUERY_EVENT_OFFCPU   ? "off_cpu"
+	    .sample_type = mi >= 0			? memio_sink_type((enum memio_store)mi)
+			   : q.event == QUERY_EVENT_OFFCPU ? "off_cpu"
 			   : q.event == QUERY_EVENT_WALL   ? "wall"
 			   : q.event == QUERY_EVENT_WAKEUP ? "wakeup"
 			   : q.event == QUERY_EVENT_CHAIN  ? "chain"
-							   : NULL });
+							   : NULL,
+	    .unit = mi >= 0 ? memio_sink_unit((enum memio_store)mi) : NULL });
 	if (!w) {
 		err = -ENOMEM;
 		goto out;
@@ -580,6 +588,11 @@ static int handle_metrics(struct http_server *srv, struct http_request *req,
 			ember_metrics_python(m, &pub.python);
 		if (pub.have_exporter)
 			ember_metrics_export(m, pub.exporters);
+		metrics__set_counters(m, sampler_memio_counters, sampler_memio_counters_n,
+				      &pub.memio, NULL);
+		if (pub.memio.attached)
+			metrics__set_counters(m, memio_sink_counters, memio_sink_counters_n,
+					      &pub.memio_sink, NULL);
 	}
 	{
 		struct heap_stats h;

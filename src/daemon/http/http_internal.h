@@ -33,7 +33,17 @@ struct http_source {
 	struct store *wakeup; /* ... their wakers (event=wakeup) */
 	struct store *chain;  /* ... wakees with their wakers on top (event=chain) */
 	uint64_t cpu_us, offcpu_us; /* event=wall: a sample's and a quantum's microseconds */
+	/* memory and I/O events (event=pagefault ...), by enum memio_store; NULL: off; and what
+	 * one record stands for, in the store's unit (memio_sink_unit()) */
+	struct store *memio[MEMIO_STORE_NR];
+	uint64_t memio_quantum[MEMIO_STORE_NR];
+	char pmc_why[192]; /* event=cycles|instructions: why not ("" until probed) */
 };
+
+/* The memio store event @q reads (weight=latency: the latency store); -1: not a memio event. */
+int http_memio_index(const struct query_common *q);
+/* Why event=@q->event cannot be answered here (its section off, no hardware counters), or NULL. */
+const char *http_event_unavailable(const struct http_source *src, const struct query_common *q);
 
 /*
  * The store @q reads (event=): the live store, or the off-CPU, wakeup or chain store; NULL for

@@ -170,6 +170,11 @@ static void stats_hook(struct sbuf *j, void *ctx)
 		counters_json(j, sampler_offcpu_counters, sampler_offcpu_counters_n, &pub.offcpu);
 		json_counters(j, offcpu_sink_counters, offcpu_sink_counters_n, &pub.offcpu_sink);
 	}
+	if (pub.memio.attached || pub.memio.pmc) {
+		sbuf_adds(j, "\"memio\": {");
+		counters_json(j, sampler_memio_counters, sampler_memio_counters_n, &pub.memio);
+		json_counters(j, memio_sink_counters, memio_sink_counters_n, &pub.memio_sink);
+	}
 	sbuf_adds(j, "\"processes\": {");
 	json_counters(j, proc_tracker_counters, proc_tracker_counters_n, &pub.procs);
 	/* mapped files' facts, read once and shared by processes (elf/filecache.h) */

@@ -158,8 +158,13 @@ static void reload(struct emberd *d)
 		return;
 	if ((changed & SERVICE_CHANGE_FILTER) && d->ingest)
 		(void)pipeline_push_work(d, W_FILTER, NULL); /* the worker's ingest */
-	if (changed & SERVICE_CHANGE_EXPORT)
+	if (changed & SERVICE_CHANGE_EXPORT) {
+		struct exporter *was = d->exporter;
+
 		export_reload(&d->cfg, d->store, d->procs, d->identity, &d->exporter);
+		if (d->exporter && !was && d->memio_sink) /* a new one: the memory and I/O stores */
+			exporter__set_memio(d->exporter, d->memio_sink);
+	}
 	if (changed & SERVICE_CHANGE_TOKEN) {
 		if (!security_files_reload_token(&d->cfg, &d->sec) && d->http)
 			(void)http_server__set_token(d->http, d->sec.token);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <linux/types.h>
 
 #include "ember/core/base/counters.h"
 #include "ember/core/base/heap.h"
@@ -19,6 +20,7 @@
 #include "ember/daemon/export/exporter.h"
 #include "ember/daemon/export/identity.h"
 #include "ember/daemon/http/http.h"
+#include "ember/daemon/sample/bpf_shared.h"
 #include "ember/daemon/ingest/capture.h"
 #include "ember/daemon/store/store.h"
 #include "ember/daemon/store/store_sink.h"
@@ -31,6 +33,8 @@ static int on_group(const struct sampler_group *g, void *ctx)
 {
 	struct emberd *d = ctx;
 
+	if (EMBER_KIND_BASE(g->kind) >= EMBER_KIND_PAGEFAULT) /* a memory or I/O event */
+		return d->memio_sink ? ingest__group(d->ingest, g, memio_sink__put, d->memio_sink) : 0;
 	if (g->kind) /* issue 30: an off-CPU event */
 		return d->offcpu_sink ? ingest__group(d->ingest, g, offcpu_sink__put, d->offcpu_sink)
 				      : 0;
@@ -170,6 +174,7 @@ static void copy_worker_stats(struct emberd *d)
 		python__stats(d->py, &p.python);
 	if (d->offcpu_sink)
 		offcpu_sink__stats(d->offcpu_sink, &p.offcpu);
+	memio_sink__stats(d->memio_sink, &p.memio);
 	pthread_mutex_lock(&d->wpub_lock);
 	d->wpub = p;
 	pthread_mutex_unlock(&d->wpub_lock);
@@ -221,8 +226,10 @@ void pipeline_publish(struct emberd *d)
 
 	sampler__stats(d->sampler, &pub.sampler);
 	(void)sampler__offcpu_stats(d->sampler, &pub.offcpu);
+	(void)sampler__memio_stats(d->sampler, &pub.memio);
 	pthread_mutex_lock(&d->wpub_lock);
 	pub.offcpu_sink = d->wpub.offcpu;
+	pub.memio_sink = d->wpub.memio;
 	pub.symbols = d->wpub.symbols;
 	pub.ingest = d->wpub.ingest;
 	pub.unwind = d->wpub.unwind;
@@ -253,6 +260,8 @@ static void work_run(void *ctx, void *item)
 		store_sink__set_clock_offset(d->sink, d->real_off_ns);
 		if (d->offcpu_sink)
 			offcpu_sink__set_clock_offset(d->offcpu_sink, d->real_off_ns);
+		if (d->memio_sink)
+			memio_sink__set_clock_offset(d->memio_sink, d->real_off_ns);
 		r = sampler_batch__deliver(d->sampler, w->b, on_group, d);
 		if (r < 0)
 			log_errno(r, "delivery failed, samples counted as lost");
@@ -263,6 +272,7 @@ static void work_run(void *ctx, void *item)
 		(void)store__expire(d->store, clock_ns(CLOCK_REALTIME));
 		if (d->offcpu_sink)
 			offcpu_sink__expire(d->offcpu_sink, clock_ns(CLOCK_REALTIME));
+		memio_sink__expire(d->memio_sink, clock_ns(CLOCK_REALTIME));
 		/* new processes in it: their tables now (under the budget), not at the next tick */
 		unwind_work(d);
 		break;

@@ -24,6 +24,7 @@
 #include "ember/core/base/array.h"
 #include "ember/core/base/clock.h"
 #include "ember/core/base/errbuf.h"
+#include "memio_internal.h"
 #include "sampler.skel.h"
 
 #define NSEC 1000000000ULL
@@ -75,6 +76,8 @@ struct sampler {
 	void *fork_ctx;
 	struct bpf_link *fork_link;	/* sched_process_fork; NULL: not attached */
 	struct bpf_link *offcpu_links[4]; /* issue 30: sched_switch, sys_exit, sched_waking, sched_wakeup */
+	struct memio *memio;		/* memory and I/O events' links (memio.c); NULL: none */
+	bool pmc;			/* the kernel offers hardware counters (sampler_pmc_probe) */
 	int run_stats_fd;		/* bpf_enable_stats(): run time counted while open; -1 */
 	uint32_t *row_keys;		/* scratch: indices for batch writes of rows */
 	bool rows_unmappable;		/* the rows array could not be mapped: batch writes */
@@ -604,6 +607,7 @@ void sampler__free(struct sampler *s)
 	bpf_link__destroy(s->offcpu_links[1]);
 	bpf_link__destroy(s->offcpu_links[2]);
 	bpf_link__destroy(s->offcpu_links[3]);
+	memio_free(s->memio);
 	if (s->run_stats_fd >= 0)
 		close(s->run_stats_fd);
 	if (s->online_fd >= 0)
@@ -779,6 +783,7 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 		s->pyname_ctx = o->unwind_from->pyname_ctx;
 	}
 	offcpu_setup(s, o);
+	memio_setup(s->skel, &o->memio, o->fp_only);
 	/* fork records: the child's pid and tgid (a capture's sampler has none) */
 	if (!o->pid)
 		task_pid_offsets((__u32 *)&s->skel->rodata->task_pid_off,
@@ -861,6 +866,11 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 		explain_perf(err, -1, errbuf, errlen, o->freq_hz);
 		goto err_out;
 	}
+	err = memio_attach(s->skel, &o->memio, mask, s->nr_cpus, &s->memio, errbuf, errlen);
+	if (err)
+		goto err_out;
+	if (!o->pid)
+		s->pmc = sampler_pmc_probe(NULL, 0) == 1;
 	free(mask);
 	*ret_s = s;
 	return 0;
@@ -1021,6 +1031,12 @@ static void prog_run(struct bpf_program *p, uint64_t *ret_ns, uint64_t *ret_cnt)
 		*ret_ns += info.run_time_ns;
 		*ret_cnt += info.run_cnt;
 	}
+}
+
+int sampler__memio_stats(struct sampler *s, struct sampler_memio_stats *ret)
+{
+	*ret = (struct sampler_memio_stats){ .pmc = s->pmc };
+	return memio_stats(s->skel, s->memio, ret);
 }
 
 int sampler__offcpu_stats(struct sampler *s, struct sampler_offcpu_stats *ret)

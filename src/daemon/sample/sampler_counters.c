@@ -201,3 +201,47 @@ const struct counter_desc sampler_offcpu_counters[] = {
 	{ .key = "wakeup_runs", U64(wakeup_run_cnt) },
 };
 const size_t sampler_offcpu_counters_n = COUNTERS_N(sampler_offcpu_counters);
+
+/* struct sampler_memio_stats: the BPF side of "memio" in /api/v1/stats, ember_memio_* metrics */
+static const char *memio_name(unsigned int i)
+{
+	return sampler_memio_name(i);
+}
+
+#define MF(f) .off = offsetof(struct sampler_memio_stats, f)
+#define MARR(f)                                                                                \
+	MF(f), .value = COUNTER_U64, .nr = SAMPLER_MEMIO_KINDS, .name = memio_name,              \
+	       .array_label = "kind"
+
+const struct counter_desc sampler_memio_counters[] = {
+	{ .key = "attached", MF(attached), .value = COUNTER_BOOL },
+	{ .key = "hardware_counters", .metric = "ember_hardware_counters", .type = COUNTER_GAUGE,
+	  .help = "1 when the kernel offers hardware counters (cycles).", MF(pmc),
+	  .value = COUNTER_BOOL },
+	{ .key = "events", .metric = "ember_memio_events_total", .type = COUNTER_COUNTER,
+	  .help = "Memory and I/O events seen in BPF, by kind (page faults: samples).",
+	  MARR(events) },
+	{ .key = "weight", .metric = "ember_memio_weight_total", .type = COUNTER_COUNTER,
+	  .help = "Their weight in the kind's raw unit (faults, pages, bytes, us, bytes).",
+	  MARR(weight) },
+	{ .key = "recorded", .metric = "ember_memio_recorded_total", .type = COUNTER_COUNTER,
+	  .help = "Records sent to the ring buffer, by kind.", MARR(recorded) },
+	{ .key = "lost", .metric = "ember_memio_lost_total", .type = COUNTER_COUNTER,
+	  .help = "Records lost: the ring buffer was full, by kind.", MARR(lost) },
+	{ .key = "lost_weight", .metric = "ember_memio_lost_weight_total", .type = COUNTER_COUNTER,
+	  .help = "Their weight, by kind.", MARR(lost_weight) },
+	{ .key = "throttled", .metric = "ember_memio_throttled_total", .type = COUNTER_COUNTER,
+	  .help = "Events over their process's max_rate: counted, not recorded, by kind.",
+	  MARR(throttled) },
+	{ .key = "throttled_weight", .metric = "ember_memio_throttled_weight_total",
+	  .type = COUNTER_COUNTER, .help = "Their weight, by kind.", MARR(throttled_weight) },
+	{ .key = "ring_bytes", MF(ring_bytes), .value = COUNTER_U64 },
+	{ .key = "malloc_calls", .metric = "ember_memio_malloc_calls_total", .type = COUNTER_COUNTER,
+	  .help = "malloc calls the uprobe saw.", MF(malloc_calls), .value = COUNTER_U64 },
+	{ .key = "inflight_miss", .metric = "ember_memio_inflight_miss_total", .type = COUNTER_COUNTER,
+	  .help = "Block I/O completions of no tracked bio (no latency record).",
+	  MF(inflight_miss), .value = COUNTER_U64 },
+	{ .key = "run_ns", MARR(run_ns) },
+	{ .key = "run_cnt", MARR(run_cnt) },
+};
+const size_t sampler_memio_counters_n = COUNTERS_N(sampler_memio_counters);

@@ -48,6 +48,14 @@ struct otlp_writer; /* opaque */
 /* @freq_hz >= 1 (the period); NULL + errno=ENOMEM. Free with otlp_writer__free(). */
 struct otlp_writer *otlp_writer__new(uint64_t freq_hz);
 void otlp_writer__free(struct otlp_writer *w); /* NULL is a no-op */
+/*
+ * The profiles' period type @type/@unit and period @period in place of cpu/nanoseconds and
+ * 1e9 / frequency (emberd's memory and I/O events: "page_faults"/"pages", "malloc"/"bytes",
+ * each sample one quantum of @period units). Before the first add; kept across finishes.
+ * 0, -EINVAL (empty or longer than 31 bytes, samples added already) or -ENOMEM.
+ */
+int otlp_writer__set_type(struct otlp_writer *w, const char *type, const char *unit,
+			  uint64_t period);
 
 /*
  * One sample at @time_ns (Unix ns) of thread @tid named @thread_name on @cpu (UINT32_MAX:

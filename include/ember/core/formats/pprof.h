@@ -56,6 +56,9 @@ struct pprof_opts {
 	 * literal: the writer keeps the pointer).
 	 */
 	const char *sample_type;
+	/* The unit of that sample type (NULL: "nanoseconds"): "pages" or "bytes" for emberd's
+	 * memory and I/O events, whose counts are quanta of @period_ns in that unit. Borrowed. */
+	const char *unit;
 };
 
 /* Labels of one sample; a field that is unknown is -1 (pid, tid) or NULL (comm). */

@@ -65,6 +65,15 @@ enum query_event {
 	QUERY_EVENT_WALL,
 	QUERY_EVENT_WAKEUP,
 	QUERY_EVENT_CHAIN,
+	/* memory and I/O events (emberd's [pagefault], [vmgrow], [blockio], [malloc]): each record
+	 * one quantum of its kind's weight: pages, bytes, or with weight=latency nanoseconds */
+	QUERY_EVENT_PAGEFAULT,
+	QUERY_EVENT_VMGROW,
+	QUERY_EVENT_BLOCKIO,
+	QUERY_EVENT_MALLOC,
+	/* hardware counters: where the kernel offers none, answered with the reason */
+	QUERY_EVENT_CYCLES,
+	QUERY_EVENT_INSTRUCTIONS,
 };
 
 struct query_common {
@@ -83,7 +92,9 @@ struct query_common {
 	char service[128];	/* service.name */
 	char unit[128];		/* systemd unit ("nginx.service" or "nginx") */
 	char group_by[16];	/* "", "container", "pod", "service", "unit" */
-	enum query_event event;	/* event=cpu|offcpu|wall|wakeup|chain; default cpu */
+	enum query_event event;	/* event=cpu|offcpu|wall|wakeup|chain|pagefault|vmgrow|blockio|
+				   malloc|cycles|instructions; default cpu */
+	bool weight_latency;	/* weight=latency (event=blockio): the time in flight, not bytes */
 	/*
 	 * focus=RE, ignore=RE (pprof's -focus and -ignore, `ember merge --grep/--exclude`): keep
 	 * only the stacks with a frame matching focus, drop those with a frame matching ignore (a

@@ -93,6 +93,14 @@ struct exporter *exporter__new(struct store *store, struct identity *id,
 			       struct proc_tracker *procs, const struct exporter_opts *o);
 /* Stops the thread (an attempt in flight ends within timeout_ms); NULL is a no-op. */
 void exporter__free(struct exporter *e);
+/*
+ * Memory and I/O events pushed too (OTLP only): each store of @k that is on (memio_sink.h),
+ * from now on, one OTLP message per store and round with its own period type (page_faults/
+ * pages, vm_growth/bytes, block_io/bytes, block_io_latency/nanoseconds, malloc/bytes) and the
+ * quantum as period. @k borrowed, outlives the exporter.
+ */
+struct memio_sink;
+void exporter__set_memio(struct exporter *e, const struct memio_sink *k);
 /* New settings (a reload): the next round uses them; the queue is kept. 0. */
 int exporter__set_opts(struct exporter *e, const struct exporter_opts *o);
 /* struct exporter_stats described once (exporter_counters.c, core/base/counters.h) */

@@ -51,6 +51,7 @@
 #include "ember/daemon/symbols/symbolizer.h"
 #include "ember/daemon/unwind/unwind.h"
 #include "ember/daemon/export/exporter.h"
+#include "ember/daemon/store/memio_sink.h"
 #include "ember/daemon/store/offcpu_sink.h"
 #include "ember/core/base/counters.h"
 
@@ -182,6 +183,15 @@ void http_server__set_offcpu(struct http_server *s, const struct offcpu_sink *k,
 
 void http_server__set_captures(struct http_server *s, struct capture_mgr *m);
 
+/* The memory and I/O stores of @k (borrowed, outlives the server: memio_sink.h), read by
+ * event=pagefault, vmgrow, blockio (weight=latency) and malloc; without it they answer 409.
+ * Before http_server__start(). */
+struct memio_sink;
+void http_server__set_memio(struct http_server *s, const struct memio_sink *k);
+/* event=cycles and event=instructions answer 409 with @why (the hardware counter probe's
+ * reason: sampler_pmc_probe()). */
+void http_server__set_pmc(struct http_server *s, const char *why);
+
 /* The workload identity for the container=, service=, unit= and group_by= parameters
  * (borrowed; NULL: those parameters are refused). Before serving. */
 struct identity;
@@ -266,6 +276,8 @@ struct http_published {
 	struct identity_stats identity;
 	struct sampler_offcpu_stats offcpu; /* issue 30: off-CPU events (offcpu.attached) */
 	struct offcpu_sink_stats offcpu_sink; /* ... what reached its stores */
+	struct sampler_memio_stats memio; /* memory and I/O events (memio.attached) */
+	struct memio_sink_stats memio_sink; /* ... what reached their stores */
 };
 void http_server__publish(struct http_server *s, const struct http_published *p);
 bool http_server__published(struct http_server *s, struct http_published *ret);

@@ -25,6 +25,7 @@
 #include "ember/daemon/service/liveness.h"
 #include "ember/daemon/service/security.h"
 #include "ember/daemon/service/service.h"
+#include "ember/daemon/store/memio_sink.h"
 #include "ember/daemon/store/offcpu_sink.h"
 #include "ember/daemon/symbols/symbolizer.h"
 #include "ember/daemon/unwind/python.h"
@@ -50,6 +51,7 @@ struct emberd {
 
 	struct store *store;
 	struct offcpu_sink *offcpu_sink; /* issue 30: off-CPU events' stores; NULL: [offcpu] off */
+	struct memio_sink *memio_sink;	/* memory and I/O events' stores; NULL: all off */
 	struct sampler *sampler;
 	struct proc_tracker *procs;	/* the processes' mappings: read once per event */
 	struct filecache *files;	/* the mapped files' facts, shared by their readers */
@@ -74,6 +76,7 @@ struct emberd {
 		struct filecache_stats files;
 		struct python_stats python;
 		struct offcpu_sink_stats offcpu;
+		struct memio_sink_stats memio;
 	} wpub;
 	struct python *py;		/* CPython processes' frames; NULL: [python] enabled = no */
 	struct ingest *ingest;	/* groups -> named stacks, for the store and the captures */

@@ -72,6 +72,63 @@ struct ember_sample_rec {
 #define EMBER_KIND_OFFCPU_RU	5
 #define EMBER_WAKEE_WORDS	4
 
+/*
+ * --- memory and I/O events (bpf/memio.bpf.h; userspace: src/daemon/sample/memio.c, the sink
+ * src/daemon/store/memio_sink.c) ---------------------------------------------------------------
+ *
+ * Records like an on-CPU sample's (ember_sample_rec and its words) with one of these kinds; the
+ * kind's high byte is its subtype (below); the cpu field holds the event's weight in the kind's
+ * raw unit: page faults (the sampling period: each record stands for that many), vm growth in
+ * pages of 4 KiB, block I/O in bytes, block I/O latency in microseconds, malloc in bytes.
+ */
+#define EMBER_KIND_PAGEFAULT	6
+#define EMBER_KIND_VMGROW	7 /* subtype: EMBER_VM_MMAP, EMBER_VM_BRK */
+#define EMBER_KIND_BLOCKIO	8 /* subtype: EMBER_BIO_* */
+#define EMBER_KIND_BLOCKIO_LAT	9 /* subtype: EMBER_BIO_*; the bytes record's stack, at completion */
+#define EMBER_KIND_MALLOC	10
+#define EMBER_KIND_CYCLES	11 /* hardware counters ([pmc]): weight the sampling period */
+#define EMBER_KIND_INSTRUCTIONS	12
+#define EMBER_KIND_BASE(k)	((k) & 0xff)
+#define EMBER_KIND_SUB(k)	(((k) >> 8) & 0xff)
+#define EMBER_VM_MMAP		0
+#define EMBER_VM_BRK		1
+#define EMBER_BIO_READ		0
+#define EMBER_BIO_WRITE		1
+#define EMBER_BIO_READAHEAD	2 /* a read flagged REQ_RAHEAD */
+#define EMBER_BIO_WRITEBACK	3 /* a write issued by a kernel thread, or flagged REQ_BACKGROUND */
+
+/* The counters' index by event kind (struct ember_memio_stats). */
+#define EMBER_MEMIO_PAGEFAULT	0
+#define EMBER_MEMIO_VMGROW	1
+#define EMBER_MEMIO_BLOCKIO	2
+#define EMBER_MEMIO_BLOCKIO_LAT	3
+#define EMBER_MEMIO_MALLOC	4
+#define EMBER_MEMIO_CYCLES	5
+#define EMBER_MEMIO_INSTRUCTIONS 6
+#define EMBER_MEMIO_NR		8 /* a power of 2: the verifier's bound */
+
+/* Per-CPU counters of the memory and I/O programs, by EMBER_MEMIO_*; weights in the raw unit. */
+struct ember_memio_stats {
+	__u64 events[EMBER_MEMIO_NR];		/* events seen (page faults: samples) */
+	__u64 weight[EMBER_MEMIO_NR];		/* ... their weight */
+	__u64 recorded[EMBER_MEMIO_NR];		/* records sent */
+	__u64 lost[EMBER_MEMIO_NR];		/* ... lost: the ring buffer was full */
+	__u64 lost_weight[EMBER_MEMIO_NR];
+	__u64 throttled[EMBER_MEMIO_NR];	/* over the process's budget (max_rate): counted only */
+	__u64 throttled_weight[EMBER_MEMIO_NR];
+	__u64 ring_bytes;
+	__u64 calls;				/* malloc calls seen (the uprobe's runs) */
+	__u64 inflight_miss;			/* block I/O completions of no tracked request (the
+						   in-flight map was full, or queued before the start) */
+	__u64 pad;
+};
+
+/* A process's budget of records per second and kind (the "memio_rate" LRU map). */
+struct ember_memio_rate {
+	__u64 sec;	/* the second (bpf_ktime_get_ns() / 1e9) of the count */
+	__u64 n;	/* records in it */
+};
+
 /* states selected (offcpu_states knob) */
 #define EMBER_OFFCPU_STATE_S (1u << 0)
 #define EMBER_OFFCPU_STATE_D (1u << 1)

@@ -53,6 +53,26 @@ struct sampler_opts {
 		uint32_t threads;	/* threads tracked at once (the task map's size) */
 		bool kernel_stacks;	/* the blocked kernel stack, taken at the switch-out */
 	} offcpu;
+	/* memory and I/O events ([pagefault], [vmgrow], [blockio], [malloc]; bpf/memio.bpf.h):
+	 * each off (its programs not loaded) unless enabled */
+	struct sampler_memio_opts {
+		bool pagefault;		/* the page-faults software event, one sample every
+					   pagefault_period faults per CPU */
+		uint64_t pagefault_period;
+		bool vmgrow;		/* mmap() and brk() growth at the system call's return */
+		bool blockio;		/* bios at submission, and again at completion (latency) */
+		uint32_t blockio_inflight; /* bios tracked at once (4 KiB each) */
+		bool malloc;		/* the C library's malloc through a uprobe */
+		uint32_t malloc_pid;	/* ... of this process (0: any process with malloc_comm) */
+		char malloc_comm[16];	/* ... or of this comm ("": malloc_pid only) */
+		char malloc_lib[256];	/* the library's path or name ("libc.so.6") */
+		uint64_t malloc_interval; /* bytes between malloc samples */
+		bool pmc;		/* hardware counters: cycles and instructions, one
+					   sample every pmc_period events per CPU */
+		uint64_t pmc_period;
+		uint64_t max_rate[8];	/* records per second per process, by EMBER_MEMIO_*;
+					   0: unbounded */
+	} memio;
 	uint64_t exec_batch_ns;	/* execs wake the drain at most once per this window and are handed
 				   to the worker this long after they happened (issue 26); 0: at once */
 	bool fp_only;	       /* no BPF walker (sampler_probe_walker() == 0): user stacks by the
@@ -159,6 +179,9 @@ struct sampler_stats {
  * families and the exit line's values (core/base/counters.h) */
 extern const struct counter_desc sampler_counters[];
 extern const size_t sampler_counters_n;
+/* struct sampler_memio_stats, the same way: "memio" in /api/v1/stats */
+extern const struct counter_desc sampler_memio_counters[];
+extern const size_t sampler_memio_counters_n;
 /* struct sampler_offcpu_stats, the same way: "offcpu" in /api/v1/stats */
 extern const struct counter_desc sampler_offcpu_counters[];
 extern const size_t sampler_offcpu_counters_n;
@@ -288,6 +311,39 @@ struct sampler_report {
 void sampler_report_drops(struct sampler *s, struct sampler_report *rep, bool force);
 /* libbpf's messages through our log: WARN -> warn, INFO -> info, DEBUG only with -v. */
 void sampler_log_libbpf(void);
+
+/*
+ * Memory and I/O counters (bpf_shared.h's struct ember_memio_stats summed over CPUs), per kind
+ * ("memio" in /api/v1/stats, ember_memio_* in /metrics): events seen and their weight in the
+ * kind's raw unit (page faults, pages, bytes, microseconds, bytes), records sent, lost (ring
+ * full), throttled (over a process's max_rate: counted, not recorded).
+ */
+#define SAMPLER_MEMIO_KINDS 7
+struct sampler_memio_stats {
+	bool attached;			/* gauge: any memory or I/O program attached */
+	bool pmc;			/* gauge: the kernel offers hardware counters (cycles) */
+	uint64_t events[SAMPLER_MEMIO_KINDS];
+	uint64_t weight[SAMPLER_MEMIO_KINDS];
+	uint64_t recorded[SAMPLER_MEMIO_KINDS];
+	uint64_t lost[SAMPLER_MEMIO_KINDS];
+	uint64_t lost_weight[SAMPLER_MEMIO_KINDS];
+	uint64_t throttled[SAMPLER_MEMIO_KINDS];
+	uint64_t throttled_weight[SAMPLER_MEMIO_KINDS];
+	uint64_t ring_bytes;
+	uint64_t malloc_calls;		/* malloc calls the uprobe saw */
+	uint64_t inflight_miss;		/* block I/O completions of no tracked bio */
+	uint64_t run_ns[SAMPLER_MEMIO_KINDS]; /* the programs' run time (bpf_enable_stats) */
+	uint64_t run_cnt[SAMPLER_MEMIO_KINDS]; /* ... and runs (vmgrow: every system call) */
+};
+/* The name of kind @i in the counters ("pagefault", "vmgrow", "blockio", "blockio_latency",
+ * "malloc", "cycles", "instructions"): static. */
+const char *sampler_memio_name(unsigned int i);
+int sampler__memio_stats(struct sampler *s, struct sampler_memio_stats *ret);
+/*
+ * Whether the kernel offers hardware counters: 1 yes, 0 no with the reason in @why (perf
+ * itself says "not supported": no PMU in a VM without one), -errno when the probe failed.
+ */
+int sampler_pmc_probe(char *why, size_t whylen);
 
 /* Off-CPU counters (bpf_shared.h's struct ember_offcpu_stats summed over CPUs and kinds). */
 struct sampler_offcpu_stats {

@@ -113,6 +113,29 @@ struct ember_config {
 	uint64_t offcpu_memory_bytes;	  /* the off-CPU store's limit; default 64M */
 	uint64_t offcpu_chain_depth;	  /* wakers in a chain graph's stack, 1..4; default 2 */
 	bool offcpu_kernel_stacks;	  /* blocked kernel stacks (at the switch-out); default yes */
+	/* memory and I/O events, each off by default (docs/emberd.md): [pagefault], [vmgrow],
+	 * [blockio], [malloc]; max_rate: records per second per process (0: unbounded) */
+	bool pagefault;
+	uint64_t pagefault_period;	  /* one sample every N faults per CPU; default 16 */
+	uint64_t pagefault_max_rate, pagefault_memory_bytes;
+	bool vmgrow;
+	uint64_t vmgrow_quantum;	  /* bytes a stored record stands for; default 64K */
+	uint64_t vmgrow_max_rate, vmgrow_memory_bytes;
+	bool blockio;
+	uint64_t blockio_quantum;	  /* bytes a stored record stands for; default 16K */
+	uint64_t blockio_latency_quantum_us; /* weight=latency's unit; default 100 us */
+	uint64_t blockio_inflight;	  /* bios tracked for their latency at once; default 1024 */
+	uint64_t blockio_max_rate, blockio_memory_bytes;
+	bool malloc;
+	uint64_t malloc_pid;		  /* only this process's malloc; 0: by comm */
+	char malloc_comm[EMBER_LIST_MAX];  /* ... or this comm's (every process of the library
+					     takes the breakpoint) */
+	char malloc_library[EMBER_PATH_MAX]; /* absolute; empty: libc.so.6 by the loader's search */
+	uint64_t malloc_interval;	  /* bytes between samples; default 512K */
+	uint64_t malloc_max_rate, malloc_memory_bytes;
+	bool pmc;			  /* hardware counters (cycles, instructions); default no */
+	uint64_t pmc_period;		  /* events per sample; default 1000000 */
+	uint64_t pmc_memory_bytes;
 
 	/* [filter] (SIGHUP reloads them) */
 	char exclude_comms[EMBER_LIST_MAX];   /* ','-separated comm globs; empty: none */

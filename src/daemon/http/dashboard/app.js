@@ -67,12 +67,17 @@ function filterParams() {
 	if (container) p.set('container', container);
 	if (service) p.set('service', service);
 	if ($('f-idle').checked) p.set('idle', '1');
-	if ($('f-event').value !== 'cpu') p.set('event', $('f-event').value);
+	// memory and I/O events: block I/O's latency is its second weight
+	if ($('f-event').value === 'blockio-latency') {
+		p.set('event', 'blockio');
+		p.set('weight', 'latency');
+	} else if ($('f-event').value !== 'cpu') p.set('event', $('f-event').value);
 	return p;
 }
 // what a count is (issue 30): on-CPU samples, or time off the CPU in ms (wall: us)
 function unitName() {
 	const e = $('f-event').value;
+	if (['pagefault', 'vmgrow', 'blockio', 'blockio-latency', 'malloc', 'cycles', 'instructions'].includes(e)) return 'quanta';
 	return e === 'cpu' ? 'samples' : e === 'wall' ? 'us' : 'ms';
 }
 // focus= and ignore= (pprof's): the graphs, the top table and the sandwich, not the heat map
@@ -166,15 +171,25 @@ async function pollStats() {
 	// off-CPU events only with [offcpu] enabled (its counters in the stats)
 	// (the words of the API's 409 for event= without it)
 	const OFFCPU_OFF = 'off-CPU events need [offcpu] enabled = yes in emberd.conf';
+	// memory and I/O events with their section enabled ("memio" in the stats)
 	for (const o of $('f-event').options)
-		if (o.value !== 'cpu') {
+		if (o.dataset.pmc) {
+			// hardware counters: a PMU and [pmc] enabled (else the API says why)
+			o.disabled = !(s.memio && s.memio.hardware_counters && s.memio.attached);
+			o.title = o.disabled ? 'needs hardware counters and [pmc] enabled in emberd.conf' : '';
+		} else if (o.dataset.memio) {
+			o.disabled = !(s.memio && s.memio.attached);
+			o.title = o.disabled ? 'needs its section ([pagefault], [vmgrow], [blockio], ' +
+				'[malloc]) enabled in emberd.conf' : '';
+		} else if (o.value !== 'cpu') {
 			o.disabled = !s.offcpu;
 			o.title = s.offcpu ? '' : OFFCPU_OFF;
 		}
 	$('f-event-note').hidden = !!s.offcpu;
 	$('f-event-note').textContent = s.offcpu ? '' : 'needs [offcpu] enabled = yes in emberd.conf';
 	$('f-event-note').title = s.offcpu ? '' : OFFCPU_OFF.replace('off-CPU events', 'off-CPU, wall, wakeup and chain events');
-	if (!s.offcpu && $('f-event').value !== 'cpu') $('f-event').value = 'cpu';
+	if ($('f-event').selectedOptions[0] && $('f-event').selectedOptions[0].disabled)
+		$('f-event').value = 'cpu';
 	const st = s.store || {};
 	const prev = state.lastStats;
 	showLiveness(s);
