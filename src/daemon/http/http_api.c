@@ -690,7 +690,18 @@ int http_source_check(const struct http_source *srv_src, const struct http_sourc
 {
 	bool replay = !srv_src->store;
 
-	if (q->event != QUERY_EVENT_CPU && !srv_src->offcpu) {
+	if (q->event >= QUERY_EVENT_PAGEFAULT) { /* memory, I/O and hardware counter events */
+		const char *why = http_event_unavailable(srv_src, q);
+
+		if (why) {
+			*err = (struct query_error){ .param = "event", .status = 409,
+						     .reason = replay ? "memory and I/O events need live "
+								"sampling (a replay holds on-CPU "
+								"samples)"
+							      : why };
+			return -EINVAL;
+		}
+	} else if (q->event != QUERY_EVENT_CPU && !srv_src->offcpu) {
 		*err = (struct query_error){
 			.param = "event", .status = 409,
 			.reason = replay ? "off-CPU events need live sampling with [offcpu] enabled "
