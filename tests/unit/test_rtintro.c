@@ -297,11 +297,15 @@ struct fsym {
 	uint64_t value;
 };
 
-static int forge(const void *data, size_t len, uint64_t bss, const struct fsym *syms,
-		 size_t nsyms)
+struct frel {
+	uint64_t off, addend;
+};
+
+static int forge_rel(const void *data, size_t len, uint64_t bss, const struct fsym *syms,
+		     size_t nsyms, const struct frel *rels, size_t nrels)
 {
-	size_t strsz = 1, symoff, stroff, shstroff, shoff, total;
-	static const char shstr[] = "\0.symtab\0.strtab\0.shstrtab";
+	size_t strsz = 1, symoff, stroff, shstroff, shoff, reloff, total;
+	static const char shstr[] = "\0.symtab\0.strtab\0.shstrtab\0.rela.dyn";
 	char *img;
 	int fd;
 
@@ -310,8 +314,9 @@ static int forge(const void *data, size_t len, uint64_t bss, const struct fsym *
 	symoff = (0x1000 + len + 7) & ~7ul;
 	stroff = symoff + (nsyms + 1) * sizeof(Elf64_Sym);
 	shstroff = stroff + strsz;
-	shoff = (shstroff + sizeof(shstr) + 7) & ~7ul;
-	total = shoff + 4 * sizeof(Elf64_Shdr);
+	reloff = (shstroff + sizeof(shstr) + 7) & ~7ul;
+	shoff = reloff + nrels * sizeof(Elf64_Rela);
+	total = shoff + 5 * sizeof(Elf64_Shdr);
 	img = calloc(1, total);
 	assert_non_null(img);
 
@@ -329,7 +334,7 @@ static int forge(const void *data, size_t len, uint64_t bss, const struct fsym *
 	eh->e_phentsize = sizeof(Elf64_Phdr);
 	eh->e_phnum = 1;
 	eh->e_shentsize = sizeof(Elf64_Shdr);
-	eh->e_shnum = 4;
+	eh->e_shnum = 5;
 	eh->e_shstrndx = 3;
 	Elf64_Phdr *ph = (Elf64_Phdr *)(img + sizeof(*eh));
 	*ph = (Elf64_Phdr){ .p_type = PT_LOAD, .p_flags = PF_R | PF_W, .p_filesz = total,
@@ -355,12 +360,24 @@ static int forge(const void *data, size_t len, uint64_t bss, const struct fsym *
 			      .sh_size = strsz, .sh_addralign = 1 };
 	sh[3] = (Elf64_Shdr){ .sh_name = 17, .sh_type = SHT_STRTAB, .sh_offset = shstroff,
 			      .sh_size = sizeof(shstr), .sh_addralign = 1 };
+	for (size_t i = 0; i < nrels; i++)
+		((Elf64_Rela *)(img + reloff))[i] = (Elf64_Rela){
+			rels[i].off, ELF64_R_INFO(0, R_X86_64_RELATIVE), (int64_t)rels[i].addend };
+	sh[4] = (Elf64_Shdr){ .sh_name = 27, .sh_type = SHT_RELA, .sh_offset = reloff,
+			      .sh_size = nrels * sizeof(Elf64_Rela), .sh_link = 1,
+			      .sh_entsize = sizeof(Elf64_Rela), .sh_addralign = 8 };
 
 	fd = memfd_create("forged", MFD_CLOEXEC);
 	assert_true(fd >= 0);
 	assert_int_equal(write(fd, img, total), (ssize_t)total);
 	free(img);
 	return fd;
+}
+
+static int forge(const void *data, size_t len, uint64_t bss, const struct fsym *syms,
+		 size_t nsyms)
+{
+	return forge_rel(data, len, bss, syms, nsyms, NULL, 0);
 }
 
 /*
@@ -492,6 +509,51 @@ static void test_forged_hotspot(void **state)
 	}
 }
 
+/*
+ * Pointers the file holds as zero, given by R_X86_64_RELATIVE relocations (as lld leaves a
+ * shared object): read only when the relocations are applied. With layout symbols zero (.bss),
+ * the known layout is used and checked against the relocations.
+ */
+static void test_relocations(void **state)
+{
+	static uint8_t page[0x1000];
+	/* stride etc. zero: the layout is vmStructs.hpp's; table and names only in relocations */
+	const struct frel rels[] = {
+		{ W(7), 0x1100 },		/* gHotSpotVMStructs -> entries */
+		{ W(8), 0x1200 },		/* gHotSpotVMTypes -> entries */
+		{ 0x1100, 0x1800 },		/* entry 0: type "Klass" */
+		{ 0x1108, 0x1808 },		/*          field "_name" */
+		{ 0x1200, 0x1800 },		/* type 0: "Klass" */
+	};
+	uint64_t offset = 24, size = 200;
+	struct rtintro_stats st = { 0 };
+	struct rtintro_hotspot h;
+	int fd;
+
+	(void)state;
+	memcpy(page + 0x100 + 32, &offset, 8);
+	memcpy(page + 0x200 + 32, &size, 8);
+	memcpy(page + 0x800, "Klass\0\0\0_name", 14);
+	fd = forge_rel(page, sizeof(page), 0, hs_syms, sizeof(hs_syms) / sizeof(hs_syms[0]),
+		       rels, sizeof(rels) / sizeof(rels[0]));
+	assert_int_equal(rtintro_hotspot_read(fd, &h, &st), 0);
+	close(fd);
+	assert_true(h.layout_known);
+	assert_int_equal(h.n_structs, 1);
+	assert_int_equal(h.n_types, 1);
+	assert_true(h.have[RTI_HS_KLASS_NAME]);
+	assert_int_equal(h.where[RTI_HS_KLASS_NAME], 0x1100 + 32);
+	assert_int_equal(h.val[RTI_HS_KLASS_SIZEOF], 200);
+	assert_int_equal(st.relocs, 5);
+
+	/* without the field name's relocation the assumed layout is not the file's: refused */
+	fd = forge_rel(page, sizeof(page), 0, hs_syms, sizeof(hs_syms) / sizeof(hs_syms[0]),
+		       rels, 3);
+	assert_int_equal(rtintro_hotspot_read(fd, &h, &st), -(int)RTI_BAD_LAYOUT);
+	assert_int_equal(st.reason[RTI_BAD_LAYOUT], 1);
+	close(fd);
+}
+
 /* A class size beyond any real one, and the missing items of a one-entry VM. */
 static void test_forged_sizes(void **state)
 {
@@ -579,6 +641,7 @@ int main(void)
 		cmocka_unit_test(test_v8_node),
 		cmocka_unit_test(test_forged_hotspot),
 		cmocka_unit_test(test_forged_sizes),
+		cmocka_unit_test(test_relocations),
 		cmocka_unit_test(test_resolve_refuses),
 	};
 
