@@ -87,7 +87,8 @@ const char *rtintro_reason_name(enum rtintro_reason r);
 	X(NMETHOD_METHOD,	"nmethod|CompiledMethod", "_method",	'o', true) \
 	X(NMETHOD_COMPILE_ID,	"nmethod", "_compile_id",		'o', false) \
 	X(NMETHOD_ORIG_PC,	"nmethod", "_orig_pc_offset",		'o', false) \
-	X(NMETHOD_SCOPES_DATA,	"nmethod|CompiledMethod", "_scopes_data_offset|_scopes_data_begin", 'o', true) \
+	X(NMETHOD_SCOPES_DATA,	"nmethod|CompiledMethod", \
+		"_scopes_data_offset|_scopes_data_begin",		'o', true) \
 	X(NMETHOD_SCOPES_PCS,	"nmethod", "_scopes_pcs_offset",	'o', true) \
 	X(NMETHOD_METADATA,	"nmethod", "_metadata_offset|_oops_offset", 'o', false) \
 	X(NMETHOD_DEPENDENCIES,	"nmethod", "_dependencies_offset",	'o', false) \
@@ -194,7 +195,10 @@ int rtintro_hotspot_resolve(struct rtintro_hotspot *h, uint64_t bias, rtintro_re
 	X(FT_EXIT,		"frametype_ExitFrame",			true) \
 	X(FT_INTERPRETED,	"frametype_InterpretedFrame|frametype_UnoptimizedFrame", true) \
 	X(FT_BASELINE,		"frametype_BaselineFrame",		false) \
-	X(FT_OPTIMIZED,		"frametype_OptimizedFrame|frametype_TurbofanFrame|frametype_TurbofanJSFrame", true) \
+	X(FT_OPTIMIZED, \
+		"frametype_OptimizedFrame|" \
+		"frametype_TurbofanFrame|" \
+		"frametype_TurbofanJSFrame", true) \
 	X(FT_MAGLEV,		"frametype_MaglevFrame",		false) \
 	X(FT_STUB,		"frametype_StubFrame",			true) \
 	X(FT_BUILTIN,		"frametype_BuiltinFrame",		false) \
@@ -207,23 +211,47 @@ int rtintro_hotspot_resolve(struct rtintro_hotspot *h, uint64_t bias, rtintro_re
 	X(TYPE_SCOPE_INFO,	"type_ScopeInfo__SCOPE_INFO_TYPE",	true) \
 	X(TYPE_BYTECODE_ARRAY,	"type_BytecodeArray__BYTECODE_ARRAY_TYPE", true) \
 	X(TYPE_CODE,		"type_Code__CODE_TYPE",			true) \
-	X(HEAPOBJECT_MAP,	"class_HeapObject__map__Map|class_HeapObject__map__Tagged_Map_", true) \
+	X(HEAPOBJECT_MAP, \
+		"class_HeapObject__map__Map|" \
+		"class_HeapObject__map__Tagged_Map_", true) \
 	X(MAP_INSTANCE_TYPE,	"class_Map__instance_type__uint16_t",	true) \
-	X(JSFUNCTION_SHARED,	"class_JSFunction__shared__SharedFunctionInfo|class_JSFunction__shared_function_info__Tagged_SharedFunctionInfo_", true) \
-	X(JSFUNCTION_CODE,	"class_JSFunction__code__Code|class_JSFunction__code__Tagged_Code_", false) \
-	X(SFI_NAME_OR_SCOPE,	"class_SharedFunctionInfo__name_or_scope_info__Object|class_SharedFunctionInfo__name_or_scope_info__Tagged_Object_|class_SharedFunctionInfo__name_or_scope_info__Tagged_NameOrScopeInfoT_", true) \
-	X(SFI_SCRIPT,		"class_SharedFunctionInfo__script_or_debug_info__Object|class_SharedFunctionInfo__script_or_debug_info__HeapObject|class_SharedFunctionInfo__script__Tagged_HeapObject_", true) \
-	X(SFI_FUNCTION_DATA,	"class_SharedFunctionInfo__function_data__Object|class_SharedFunctionInfo__function_data__Tagged_Object_", false) \
-	X(SCRIPT_NAME,		"class_Script__name__Object|class_Script__name__Tagged_Object_", true) \
-	X(SCRIPT_LINE_ENDS,	"class_Script__line_ends__Object|class_Script__line_ends__Tagged_Object_", false) \
+	X(JSFUNCTION_SHARED, \
+		"class_JSFunction__shared__SharedFunctionInfo|" \
+		"class_JSFunction__shared_function_info__Tagged_SharedFunctionInfo_", true) \
+	X(JSFUNCTION_CODE, \
+		"class_JSFunction__code__Code|" \
+		"class_JSFunction__code__Tagged_Code_", false) \
+	X(SFI_NAME_OR_SCOPE, \
+		"class_SharedFunctionInfo__name_or_scope_info__Object|" \
+		"class_SharedFunctionInfo__name_or_scope_info__Tagged_Object_|" \
+		"class_SharedFunctionInfo__name_or_scope_info__Tagged_NameOrScopeInfoT_", true) \
+	X(SFI_SCRIPT, \
+		"class_SharedFunctionInfo__script_or_debug_info__Object|" \
+		"class_SharedFunctionInfo__script_or_debug_info__HeapObject|" \
+		"class_SharedFunctionInfo__script__Tagged_HeapObject_", true) \
+	X(SFI_FUNCTION_DATA, \
+		"class_SharedFunctionInfo__function_data__Object|" \
+		"class_SharedFunctionInfo__function_data__Tagged_Object_", false) \
+	X(SCRIPT_NAME, \
+		"class_Script__name__Object|" \
+		"class_Script__name__Tagged_Object_", true) \
+	X(SCRIPT_LINE_ENDS, \
+		"class_Script__line_ends__Object|" \
+		"class_Script__line_ends__Tagged_Object_", false) \
 	X(STRING_LENGTH,	"class_String__length__int32_t|class_String__length__SMI", true) \
 	X(SEQ_ONE_BYTE_CHARS,	"class_SeqOneByteString__chars__char",	true) \
 	X(SEQ_TWO_BYTE_CHARS,	"class_SeqTwoByteString__chars__char",	false) \
-	X(CONS_FIRST,		"class_ConsString__first__String|class_ConsString__first__Tagged_String_", false) \
-	X(CONS_SECOND,		"class_ConsString__second__String|class_ConsString__second__Tagged_String_", false) \
+	X(CONS_FIRST, \
+		"class_ConsString__first__String|" \
+		"class_ConsString__first__Tagged_String_", false) \
+	X(CONS_SECOND, \
+		"class_ConsString__second__String|" \
+		"class_ConsString__second__Tagged_String_", false) \
 	X(FIXED_ARRAY_LENGTH,	"class_FixedArrayBase__length__SMI",	false) \
 	X(FIXED_ARRAY_DATA,	"class_FixedArray__data__uintptr_t",	false) \
-	X(BYTECODE_ARRAY_SPT,	"class_BytecodeArray__source_position_table__Object|class_BytecodeArray__source_position_table__Tagged_HeapObject_", false)
+	X(BYTECODE_ARRAY_SPT, \
+		"class_BytecodeArray__source_position_table__Object|" \
+		"class_BytecodeArray__source_position_table__Tagged_HeapObject_", false)
 
 enum rtintro_v8_item {
 #define RTI_X(id, n, r) RTI_V8_##id,
