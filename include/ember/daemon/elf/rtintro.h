@@ -220,7 +220,12 @@ int rtintro_hotspot_resolve(struct rtintro_hotspot *h, uint64_t bias, rtintro_re
 		"class_JSFunction__shared_function_info__Tagged_SharedFunctionInfo_", true) \
 	X(JSFUNCTION_CODE, \
 		"class_JSFunction__code__Code|" \
-		"class_JSFunction__code__Tagged_Code_", false) \
+		"class_JSFunction__code__Tagged_Code_|" \
+		"class_JSFunction__code__CodeT", false) \
+	X(CODE_INSTRUCTION_START, \
+		"class_Code__instruction_start__uintptr_t|" \
+		"class_Code__instruction_start__Address", false) \
+	X(CODE_INSTRUCTION_SIZE, "class_Code__instruction_size__int",	false) \
 	X(SFI_NAME_OR_SCOPE, \
 		"class_SharedFunctionInfo__name_or_scope_info__Object|" \
 		"class_SharedFunctionInfo__name_or_scope_info__Tagged_Object_|" \
