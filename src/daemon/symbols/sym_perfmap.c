@@ -256,7 +256,7 @@ int sym_jit_frame(struct symbolizer *s, struct proc *p, uint64_t addr, bool refr
 	if (c)
 		return (int)(c - 1);
 	name = perfmap__name(p->pm, idx, &len);
-	id = sym_intern(s, name, len, false, "_[j]");
+	id = sym_intern(s, name, len, false, FRAME_JIT);
 	if (id >= 0)
 		perfmap__set_cookie(p->pm, idx, (uint32_t)id + 1);
 	return id;
