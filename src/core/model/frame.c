@@ -5,8 +5,6 @@
 
 #include "ember/core/base/sbuf.h"
 
-#define WAKER_SUFFIX "_[w]"
-
 static const char *const suffixes[FRAME_KIND__NR] = {
 	[FRAME_NATIVE] = "", [FRAME_KERNEL] = "_[k]", [FRAME_JIT] = "_[j]",
 	[FRAME_INLINED] = "_[i]", [FRAME_PYTHON] = "_[py]",
@@ -54,7 +52,7 @@ enum frame_kind frame_kind_of(const char *s, size_t len)
 
 bool frame_is_kernel(const char *s, size_t len)
 {
-	cut_suffix(s, &len, WAKER_SUFFIX);
+	cut_suffix(s, &len, FRAME_WAKER_SUFFIX);
 	return frame_kind_of(s, len) == FRAME_KERNEL;
 }
 
@@ -154,7 +152,7 @@ void frame_parse(const char *s, size_t len, struct frame *ret)
 {
 	struct frame f = { .kind = FRAME_NATIVE, .form = FRAME_SYMBOL, .name = s };
 
-	f.waker = cut_suffix(s, &len, WAKER_SUFFIX);
+	f.waker = cut_suffix(s, &len, FRAME_WAKER_SUFFIX);
 	f.kind = frame_kind_of(s, len);
 	cut_suffix(s, &len, suffixes[f.kind]);
 	f.name_len = len;
@@ -203,5 +201,5 @@ void frame_format(struct sbuf *sb, const struct frame *f)
 	}
 	sbuf_adds(sb, frame_kind_suffix(f->kind));
 	if (f->waker)
-		sbuf_adds(sb, WAKER_SUFFIX);
+		sbuf_adds(sb, FRAME_WAKER_SUFFIX);
 }

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "ember/core/base/sbuf.h"
+#include "ember/core/model/frame.h"
 
 #define FG_FRAMEPAD 1
 
@@ -171,11 +172,16 @@ static void add_commas(struct sbuf *sb, double v)
 	}
 }
 
+/* flamegraph.pl's s/_\[[kwij]\]$//: the last annotation only, Python's "_[py]" kept */
 static size_t strip_annotation(const char *s, size_t len)
 {
-	if (len >= 4 && s[len - 4] == '_' && s[len - 3] == '[' && s[len - 1] == ']' &&
-	    strchr("kwij", s[len - 2]) && s[len - 2])
+	enum frame_kind k;
+
+	if (len >= 4 && !memcmp(s + len - 4, FRAME_WAKER_SUFFIX, 4))
 		return len - 4;
+	k = frame_kind_of(s, len);
+	if (k == FRAME_KERNEL || k == FRAME_JIT || k == FRAME_INLINED)
+		return len - strlen(frame_kind_suffix(k));
 	return len;
 }
 

@@ -63,6 +63,8 @@ enum frame_form {
 
 #define FRAME_LINE_UNKNOWN (-1) /* a Python frame's ":?" */
 
+#define FRAME_WAKER_SUFFIX "_[w]" /* after a waker's frames (flamegraph.pl's mark) */
+
 /*
  * A parsed frame. Its strings point into the text parsed (borrowed, not NUL-terminated), or for
  * one to format into the caller's.
