@@ -27,6 +27,7 @@
 #include "ember/daemon/elf/elfload.h"
 #include "ember/daemon/elf/elfsym.h"
 #include "ember/daemon/elf/filecache.h"
+#include "ember/daemon/proc/procfs.h"
 #include "ember/daemon/proc/procmaps.h"
 #include "ember/daemon/proc/proctrack.h"
 
@@ -889,18 +890,14 @@ static void detect_one(struct python *py, struct pyproc *pp)
 /* Is the process's executable named python*? (one readlink) */
 static int exe_is_python(struct python *py, uint32_t pid)
 {
-	char path[300], link[1024];
+	char link[1024];
 	const char *b;
 	ssize_t n;
 	bool lib;
 
-	snprintf(path, sizeof(path), "%s/%u/exe", py->proc_root, pid);
-	n = readlink(path, link, sizeof(link) - 1);
-	if (n <= 0)
-		return -errno;
-	link[n] = '\0';
-	if (n > 10 && !strcmp(link + n - 10, " (deleted)"))
-		link[n - 10] = '\0';
+	n = procfs_exe_path(py->proc_root, pid, link, sizeof(link));
+	if (n < 0)
+		return (int)n;
 	b = strrchr(link, '/');
 	b = b ? b + 1 : link;
 	return name_is_python(b, strlen(b), &lib);
@@ -964,8 +961,6 @@ void python__forget_pid(struct python *py, uint32_t pid, uint64_t time_ns)
 void python__prune(struct python *py)
 {
 	uint64_t now = mono_ns();
-	char path[300];
-	struct stat sb;
 	size_t i;
 
 	for (i = 0; i < PROC_SLOTS; i++) {
@@ -974,8 +969,7 @@ void python__prune(struct python *py)
 		for (; pp; pp = next) {
 			next = pp->next;
 			if (!pp->gone_ns) {
-				snprintf(path, sizeof(path), "%s/%u", py->proc_root, pp->pid);
-				if (stat(path, &sb) && errno == ENOENT) {
+				if (!procfs_exists(py->proc_root, pp->pid)) {
 					python__forget_pid(py, pp->pid, now);
 					py->st.procs_swept++;
 				}
