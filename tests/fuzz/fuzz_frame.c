@@ -54,8 +54,9 @@ static void check_pprof(const char *raw, const char *frame)
 
 static void check_otlp(const char *raw, const char *frame)
 {
-	const struct otlp_process proc = { .pid = 1, .exe_name = raw, .exe_path = raw,
-					   .unit = raw, .service_name = raw };
+	const struct otlp_process proc = {
+		.pid = 1, .exe_name = raw, .exe_path = raw, .unit = raw, .service_name = raw
+	};
 	struct otlp_writer *w = otlp_writer__new(99);
 	const char *frames[3] = { raw, frame, raw };
 	Ember__Otlp__ExportProfilesServiceRequest *r;

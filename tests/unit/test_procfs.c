@@ -58,7 +58,8 @@ static int setup(void **state)
 	put("10/stat", "10 (a) b) R 1 2 3");
 	put("10/status", "Name:\ta\nNSpid:\t10\t3\n");
 	put("10/cgroup", "0::/system.slice/x.service\n");
-	put("10/exe.file", "\x7f" "ELF");
+	put("10/exe.file", "\x7f"
+			   "ELF");
 	lnk("exe.file", "10/exe");
 	mkd("10/rootdir");
 	lnk("rootdir", "10/root");
@@ -122,7 +123,7 @@ static void test_exe(void **state)
 	assert_int_equal(procfs_exe_path(root, 10, path, sizeof(path)), (ssize_t)strlen(want));
 	assert_string_equal(path, want);
 	assert_int_equal(procfs_exe_path(root, 11, path, sizeof(path)), 20);
-	assert_string_equal(path, "/nonexistent/bin/app"); /* " (deleted)" dropped */
+	assert_string_equal(path, "/nonexistent/bin/app");	 /* " (deleted)" dropped */
 	assert_int_equal(procfs_exe_path(root, 11, path, 5), 4); /* cut, NUL-terminated */
 	assert_string_equal(path, "/non");
 	assert_int_equal(procfs_exe_stat(root, 10, &st), 0);

@@ -6,16 +6,17 @@
 #include "ember/core/base/sbuf.h"
 
 static const char *const suffixes[FRAME_KIND__NR] = {
-	[FRAME_NATIVE] = "", [FRAME_KERNEL] = "_[k]", [FRAME_JIT] = "_[j]",
+	[FRAME_NATIVE] = "",	  [FRAME_KERNEL] = "_[k]",  [FRAME_JIT] = "_[j]",
 	[FRAME_INLINED] = "_[i]", [FRAME_PYTHON] = "_[py]",
 };
 
 static const char *const kind_names[FRAME_KIND__NR] = {
-	[FRAME_NATIVE] = "native", [FRAME_KERNEL] = "kernel", [FRAME_JIT] = "jit",
+	[FRAME_NATIVE] = "native",   [FRAME_KERNEL] = "kernel", [FRAME_JIT] = "jit",
 	[FRAME_INLINED] = "inlined", [FRAME_PYTHON] = "python",
 };
 
-static const char *const markers[] = FRAME_MARKERS;
+static const char *const markers[] = { "unknown",    "truncated",	"idle",
+				       "lost stack", "stack collision", "none" };
 
 const char *frame_kind_suffix(enum frame_kind kind)
 {
@@ -56,7 +57,7 @@ bool frame_is_kernel(const char *s, size_t len)
 	return frame_kind_of(s, len) == FRAME_KERNEL;
 }
 
-static bool is_marker(const char *s, size_t len)
+bool frame_is_marker(const char *s, size_t len)
 {
 	size_t i;
 
@@ -156,7 +157,7 @@ void frame_parse(const char *s, size_t len, struct frame *ret)
 	f.kind = frame_kind_of(s, len);
 	cut_suffix(s, &len, suffixes[f.kind]);
 	f.name_len = len;
-	if (is_marker(s, len)) {
+	if (frame_is_marker(s, len)) {
 		f.form = FRAME_MARKER;
 	} else if (f.kind == FRAME_PYTHON) {
 		parse_python(s, len, &f);

@@ -39,8 +39,8 @@ int procfs_open(const char *proc_root, uint32_t pid, enum procfs_file file)
 	return fd < 0 ? -errno : fd;
 }
 
-int procfs_read(const char *proc_root, uint32_t pid, enum procfs_file file, char **buf,
-		size_t *cap, size_t max, size_t *ret_len)
+int procfs_read(const char *proc_root, uint32_t pid, enum procfs_file file, char **buf, size_t *cap,
+		size_t max, size_t *ret_len)
 {
 	int fd = procfs_open(proc_root, pid, file), err;
 

@@ -16,7 +16,7 @@
  *                   "qual (file)_[py]"
  *   native/kernel   "[file]", "[module]_[k]"           file: a mapped file, no symbol found
  *   native          "file+0xOFF"                       file_offset: the offset in the file
- *   any             "[unknown]", "[truncated]",        marker: ember's own frames (FRAME_MARKERS)
+ *   any             "[unknown]", "[truncated]",        marker: ember's own (frame_is_marker())
  *                   "[idle]_[k]", "[unknown]_[py]" ...
  *
  * Names are escaped when they are written (frame_format(), sbuf_add_frame(): ';' -> ':', control
@@ -53,13 +53,8 @@ enum frame_form {
 	FRAME_SYMBOL = 0,  /* a named function */
 	FRAME_FILE,	   /* "[file]": in a mapped file (or kernel module), no symbol */
 	FRAME_FILE_OFFSET, /* "file+0xOFF" */
-	FRAME_MARKER,	   /* one of FRAME_MARKERS in brackets */
+	FRAME_MARKER,	   /* one of ember's markers (frame_is_marker()) */
 };
-
-/* ember's marker frames, without their brackets: an address in no mapping, a user stack cut
- * short, an idle sample without its stack, a stack the sampler could not keep, a group_by
- * sample in no group. */
-#define FRAME_MARKERS { "unknown", "truncated", "idle", "lost stack", "stack collision", "none" }
 
 #define FRAME_LINE_UNKNOWN (-1) /* a Python frame's ":?" */
 
@@ -100,6 +95,14 @@ void frame_parse(const char *s, size_t len, struct frame *ret);
 /* The kind said by the suffix @s[0..len) ends with, "_[w]" not looked through ("a_[k]_[w]" is
  * native): what flamegraph.pl's palettes test with a suffix match. */
 enum frame_kind frame_kind_of(const char *s, size_t len);
+
+/*
+ * @s[0..len) (without suffix) is one of ember's marker frames: "[unknown]" (an address in no
+ * mapping), "[truncated]" (a user stack cut short), "[idle]" (an idle sample without its stack),
+ * "[lost stack]", "[stack collision]" (a stack the sampler could not keep), "[none]" (a
+ * group_by sample in no group).
+ */
+bool frame_is_marker(const char *s, size_t len);
 
 /* @s[0..len) is a kernel frame ("..._[k]", a waker's too). */
 bool frame_is_kernel(const char *s, size_t len);

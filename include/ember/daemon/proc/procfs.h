@@ -33,8 +33,8 @@ enum procfs_file {
  * terminated; the caller frees it). 0; -EFBIG when it was longer (the first @max bytes are in
  * *@buf); -errno (-ENOENT: no such process).
  */
-int procfs_read(const char *proc_root, uint32_t pid, enum procfs_file file, char **buf,
-		size_t *cap, size_t max, size_t *ret_len);
+int procfs_read(const char *proc_root, uint32_t pid, enum procfs_file file, char **buf, size_t *cap,
+		size_t max, size_t *ret_len);
 
 /* Opens /proc/PID/@file for reading (O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW). fd (the
  * caller closes it) or -errno. */
