@@ -17,6 +17,7 @@
 #include "ember/core/base/log.h"
 #include "ember/core/base/sbuf.h"
 #include "ember/core/formats/samples_text.h"
+#include "ember/core/model/frame.h"
 #include "collapse_run.h"
 
 static void collapse_usage(FILE *f)
@@ -67,11 +68,16 @@ struct unres_sum {
 	unsigned long long dropped; /* names past UNRES_NAMES */
 };
 
+/* "[file]", "[module]_[k]", "[unknown]" (frame.h); not ember's other markers */
 static bool unresolved_frame(const char *f, size_t n)
 {
-	if (n >= 4 && !memcmp(f + n - 4, "_[k]", 4))
-		n -= 4;
-	return n > 2 && f[0] == '[' && f[n - 1] == ']' && !memchr(f, ' ', n);
+	struct frame fr;
+
+	frame_parse(f, n, &fr);
+	if (fr.form == FRAME_MARKER)
+		return fr.name_len == 9 && !memcmp(fr.name, "[unknown]", 9);
+	return fr.form == FRAME_FILE && (fr.kind == FRAME_NATIVE || fr.kind == FRAME_KERNEL) &&
+	       !fr.waker;
 }
 
 static int unres_add(const char *stack, size_t len, double count, void *ctx)
@@ -141,9 +147,9 @@ static void report_unresolved(const struct collapse_agg *agg)
 
 		if (i < 5)
 			sbuf_addf(&sb, "%s %s %.1f%%", i ? "," : "", nm, 100 * u->e[i].count / u->total);
-		kernel |= n > 4 && !strcmp(nm + n - 4, "_[k]");
+		kernel |= frame_is_kernel(nm, n);
 		unknown |= !strcmp(nm, "[unknown]");
-		file |= !(n > 4 && !strcmp(nm + n - 4, "_[k]")) && strcmp(nm, "[unknown]");
+		file |= !frame_is_kernel(nm, n) && strcmp(nm, "[unknown]");
 	}
 	if (u->n > 5)
 		sbuf_addf(&sb, " and %zu more%s", u->n - 5, u->dropped ? " (some not counted)" : "");

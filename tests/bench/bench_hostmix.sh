@@ -79,6 +79,27 @@ PY
 }
 
 echo "# host mix for $DUR s per run at 99 Hz on $(nproc) CPUs"
+# what the figures depend on besides emberd (docs/design/process-cost.md): how long the machine
+# has run, what else runs on it (emberd profiles the whole host and builds tables for what it
+# samples), and how much of the files is cached; a note quotes these with its figures
+machine() {
+	python3 - <<'PY'
+import os
+up = float(open("/proc/uptime").read().split()[0])
+load = open("/proc/loadavg").read().split()[:3]
+exes, n = set(), 0
+for p in os.listdir("/proc"):
+    if p.isdigit():
+        try:
+            exes.add(os.readlink("/proc/%s/exe" % p)); n += 1
+        except OSError:
+            pass
+mem = dict(l.split(":", 1) for l in open("/proc/meminfo"))
+print("# machine: up %.0f min, load %s, %d user processes (%d distinct executables), page cache %s" %
+      (up / 60, " ".join(load), n, len(exes), mem["Cached"].strip()))
+PY
+}
+machine
 mix_start $((DUR + 6)); sleep 2
 emberd_run unwind
 mix_stop

@@ -5,6 +5,10 @@
 # walker header).
 . "$(dirname "$0")/../lib.sh"
 check "module layering" "$SRCDIR/scripts/check-layering.sh"
+# a process's /proc files are opened by proc/ alone (procfs.c, mapfile.c: non-blocking, no
+# symbolic link, bounded), so no other file builds a /proc/PID path
+proc_paths() { grep -rnE '"/proc/%|%s/%[ud]' --include=*.c "$1/src" | grep -v "^$1/src/daemon/proc/"; }
+check "no /proc/PID path built outside src/daemon/proc/" bash -c "$(declare -f proc_paths); ! proc_paths '$SRCDIR'"
 check "ember does not link daemon libraries" bash -c "! ldd '$EMBER' | grep -qE 'libbpf|libdw|libelf|microhttpd'"
 
 tmp=$(mktemp -d)
@@ -20,4 +24,8 @@ broken() { # NAME FILE INCLUDE: a copy of the tree where FILE includes INCLUDE f
 broken "unwind/ may not include symbols/" src/daemon/unwind/unwind.c ember/daemon/symbols/symbolizer.h
 broken "elf/ may not include unwind/" src/daemon/elf/elfsym.c ember/daemon/unwind/cfi.h
 broken "proc/ may not include elf/" src/daemon/proc/proctrack.c ember/daemon/elf/elfload.h
+# ... and the check finds a /proc/PID path built elsewhere
+rm -rf "$tmp/p" && mkdir -p "$tmp/p/src/daemon/export" && cp "$SRCDIR/src/daemon/export/identity.c" "$tmp/p/src/daemon/export/"
+printf 'static void f(char *b, unsigned p) { snprintf(b, 64, "/proc/%%u/cgroup", p); }\n' >>"$tmp/p/src/daemon/export/identity.c"
+check "a /proc/PID path outside proc/ is found" bash -c "$(declare -f proc_paths); proc_paths '$tmp/p' | grep -q identity.c"
 done_testing

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ember/core/base/utf8.h"
+
 void sbuf_init(struct sbuf *sb)
 {
 	*sb = (struct sbuf)SBUF_INIT;
@@ -170,36 +172,6 @@ void sbuf_add_count(struct sbuf *sb, double v)
 	sbuf_add(sb, tmp, (size_t)n);
 }
 
-/* Length of the valid UTF-8 sequence at @s (1..4), or 0 if invalid or truncated. */
-static size_t utf8_seq(const unsigned char *s, size_t left)
-{
-	unsigned char c = s[0];
-	size_t n, i;
-	unsigned int cp;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		n = 2, cp = c & 0x1f;
-	else if (c >= 0xe0 && c <= 0xef)
-		n = 3, cp = c & 0x0f;
-	else if (c >= 0xf0 && c <= 0xf4)
-		n = 4, cp = c & 0x07;
-	else
-		return 0;
-	if (left < n)
-		return 0;
-	for (i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
-}
-
 void sbuf_add_xml(struct sbuf *sb, const char *s, size_t len)
 {
 	const unsigned char *p = (const unsigned char *)s;
@@ -223,8 +195,11 @@ void sbuf_add_xml(struct sbuf *sb, const char *s, size_t len)
 			continue;
 		}
 		n = utf8_seq(p + i, len - i);
-		if (!n) {
-			sbuf_addc(sb, '?');
+		if (!n) { /* the one rule for invalid UTF-8 (utf8.h) */
+			char esc[4];
+
+			utf8_escape_byte(esc, c);
+			sbuf_add(sb, esc, sizeof(esc));
 			i++;
 			continue;
 		}
@@ -235,22 +210,29 @@ void sbuf_add_xml(struct sbuf *sb, const char *s, size_t len)
 
 size_t sbuf_add_frame(struct sbuf *sb, const char *s, size_t len)
 {
-	static const char hex[] = "0123456789abcdef";
 	const unsigned char *p = (const unsigned char *)s;
-	size_t i, start = 0, changed = 0;
+	size_t i = 0, start = 0, changed = 0, n;
+	char esc[4];
 
-	for (i = 0; i < len; i++) {
+	while (i < len) {
 		unsigned char c = p[i];
-		char esc[4] = { '\\', 'x', hex[c >> 4], hex[c & 15] };
 
-		if (c != ';' && c >= 0x20 && c != 0x7f)
-			continue;
+		if (c != ';' && c >= 0x20 && c != 0x7f) {
+			n = c < 0x80 ? 1 : utf8_seq(p + i, len - i);
+			if (n) {
+				i += n;
+				continue;
+			}
+		}
 		sbuf_add(sb, s + start, i - start);
-		if (c == ';')
+		if (c == ';') {
 			sbuf_addc(sb, ':');
-		else
+		} else { /* control bytes and bytes outside valid UTF-8: one escape (utf8.h) */
+			utf8_escape_byte(esc, c);
 			sbuf_add(sb, esc, sizeof(esc));
-		start = i + 1;
+		}
+		i++;
+		start = i;
 		changed++;
 	}
 	sbuf_add(sb, s + start, len - start);
@@ -277,8 +259,12 @@ void sbuf_add_json(struct sbuf *sb, const char *s, size_t len)
 			continue;
 		}
 		n = utf8_seq(p + i, len - i);
-		if (!n) {
-			sbuf_add(sb, "\xef\xbf\xbd", 3);
+		if (!n) { /* the one rule for invalid UTF-8 (utf8.h), its '\\' escaped */
+			char esc[4];
+
+			utf8_escape_byte(esc, c);
+			sbuf_addc(sb, '\\');
+			sbuf_add(sb, esc, sizeof(esc));
 			i++;
 			continue;
 		}

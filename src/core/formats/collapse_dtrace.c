@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "ember/core/base/sbuf.h"
+#include "ember/core/model/frame.h"
 #include "collapse_priv.h"
 
 #define DTRACE_HEADER_LINES 3
@@ -30,7 +31,7 @@ static int dtrace_func(struct collapse *c, const char *s, size_t n, size_t idx, 
 		c->grp.buf[c->grp.len++] = s[i] == ';' ? ':' : s[i];
 	c->grp.buf[c->grp.len] = '\0';
 	if (idx > 0)
-		sbuf_adds(&c->grp, "_[i]");
+		sbuf_adds(&c->grp, frame_kind_suffix(FRAME_INLINED));
 	(*nfuncs)++;
 	return sbuf_error(&c->grp);
 }

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "ember/core/base/sbuf.h"
+#include "ember/core/model/frame.h"
 #include "collapse_priv.h"
 
 /*
@@ -334,16 +335,16 @@ static int perf_func(struct collapse *c, const char *s, size_t n, size_t idx, vo
 	t->len = start + n;
 	t->buf[t->len] = '\0';
 	if (idx > 0) {
-		if (!contains(b, n, "_[i]"))
-			sbuf_adds(t, "_[i]");
+		if (!contains(b, n, frame_kind_suffix(FRAME_INLINED)))
+			sbuf_adds(t, frame_kind_suffix(FRAME_INLINED));
 	} else if (c->opts.kernel && fr->mod_len > 0 &&
 		   (fr->mod[0] == '[' ||
 		    (fr->mod_len >= 7 && !memcmp(fr->mod + fr->mod_len - 7, "vmlinux", 7))) &&
 		   !contains(fr->mod, fr->mod_len, "unknown")) {
-		sbuf_adds(t, "_[k]");
+		sbuf_adds(t, frame_kind_suffix(FRAME_KERNEL));
 	} else if (c->opts.jit && jit_module(fr->mod, fr->mod_len)) {
-		if (!contains(b, n, "_[j]"))
-			sbuf_adds(t, "_[j]");
+		if (!contains(b, n, frame_kind_suffix(FRAME_JIT)))
+			sbuf_adds(t, frame_kind_suffix(FRAME_JIT));
 	}
 	fc->nfuncs++;
 	return sbuf_error(t);

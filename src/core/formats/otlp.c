@@ -12,6 +12,8 @@
 #include "ember/core/base/gzip.h"
 #include "ember/core/base/sbuf.h"
 #include "ember/core/base/strtab.h"
+#include "ember/core/base/utf8.h"
+#include "ember/core/model/frame.h"
 
 /*
  * Every table is deduplicated by interning a key of its entry's fields into a strtab of its own:
@@ -104,6 +106,7 @@ struct otlp_writer {
 	int32_t t_samples, t_count, t_cpu, t_ns;
 	char type[32], unit[32]; /* the period type (otlp_writer__set_type); "": cpu/nanoseconds */
 	uint64_t generation;
+	struct sbuf u8; /* scratch: a string made valid UTF-8 */
 };
 
 /* --- tables ------------------------------------------------------------------------------- */
@@ -158,10 +161,22 @@ static int table_intern(struct table *t, const struct key *k, bool *ret_new)
 
 #define ROW(t, type, i) (&((type *)(t)->rows)[i])
 
+/* Every string goes in as valid UTF-8 (protobuf's `string`; collectors reject a request with
+ * one that is not): bytes outside it by the one rule of every output (utf8.h). */
 static int32_t str_idx(struct otlp_writer *w, const char *s, size_t len)
 {
 	size_t before = strtab__count(w->strs);
-	int id = strtab__intern(w->strs, s, len);
+	int id;
+
+	if (!utf8_valid(s, len)) {
+		sbuf_reset(&w->u8);
+		sbuf_add_utf8(&w->u8, s, len);
+		if (sbuf_error(&w->u8))
+			return -ENOMEM;
+		s = w->u8.buf;
+		len = w->u8.len;
+	}
+	id = strtab__intern(w->strs, s, len);
 
 	if (id >= 0 && (size_t)id >= before)
 		w->size += len + 3;
@@ -195,16 +210,6 @@ static int32_t attr_idx(struct otlp_writer *w, int32_t key, enum attr_kind kind,
 
 /* --- frames ------------------------------------------------------------------------------- */
 
-static bool ends_with(const char *s, size_t n, const char *suf, size_t *ret_base)
-{
-	size_t m = strlen(suf);
-
-	if (n < m || memcmp(s + n - m, suf, m))
-		return false;
-	*ret_base = n - m;
-	return true;
-}
-
 static int32_t mapping_idx(struct otlp_writer *w, const char *file, size_t len, int32_t attr)
 {
 	struct key k;
@@ -231,69 +236,48 @@ static int32_t location_of(struct otlp_writer *w, const char *name, size_t n,
 {
 	struct location loc = { 0 };
 	struct function fn = { 0 };
+	struct frame f;
 	struct key k;
-	const char *fname = name, *file = NULL, *p;
-	size_t flen = n, filelen = 0, base;
+	const char *fname, *file = NULL, *p;
+	size_t flen, filelen = 0;
 	int32_t type = w->v_native, fid;
 	bool added;
 	int id;
 
 	KEY_RESET(&k);
-	if (ends_with(name, n, "_[k]", &base)) {
+	frame_parse(name, n, &f);
+	fname = f.name;
+	flen = f.name_len;
+	if (f.waker) /* a waker's frame keeps its mark: the chain's two parts stay apart */
+		flen = (size_t)(name + n - fname);
+	switch (f.kind) {
+	case FRAME_KERNEL:
 		type = w->v_kernel;
-		flen = base;
-	} else if (ends_with(name, n, "_[j]", &base)) {
+		break;
+	case FRAME_JIT:
 		type = w->v_jit;
-		flen = base;
-	} else if (ends_with(name, n, "_[py]", &base)) {
-		/* "qual (file:line)" or "qual (file)" */
+		break;
+	case FRAME_PYTHON:
 		type = w->v_python;
-		flen = base;
-		if (flen && name[flen - 1] == ')' && (p = memchr(name, '(', flen)) && p > name) {
-			const char *colon = NULL, *q;
-
-			file = p + 1;
-			filelen = (size_t)(name + flen - 1 - file);
-			for (q = file; q < file + filelen; q++)
-				if (*q == ':')
-					colon = q;
-			if (colon) {
-				char num[24];
-				size_t nl = (size_t)(file + filelen - colon - 1);
-
-				if (nl && nl < sizeof(num)) {
-					memcpy(num, colon + 1, nl);
-					num[nl] = '\0';
-					loc.line = strtoll(num, NULL, 10);
-				}
-				filelen = (size_t)(colon - file);
-			}
-			flen = (size_t)(p - name);
-			while (flen && name[flen - 1] == ' ')
-				flen--;
+		if (f.form == FRAME_SYMBOL && f.file) {
+			file = f.file;
+			filelen = f.file_len;
+			loc.line = f.line > 0 ? f.line : 0;
 		}
-	} else if (ends_with(name, n, "_[i]", &base)) {
-		flen = base; /* an inlined frame: a native frame of its own */
-	} else {
-		/* unresolved: "file+0xOFF" (symbols.addr_offsets) or "[file]" */
-		const char *plus = NULL;
-
-		for (p = name + n; p > name; p--)
-			if (p[-1] == '+') {
-				plus = p - 1;
-				break;
-			}
-		if (plus && plus + 3 <= name + n && plus[1] == '0' && plus[2] == 'x' &&
-		    !memchr(name, ' ', (size_t)(plus - name))) {
-			loc.address = strtoull(plus + 3, NULL, 16);
-			file = name;
-			filelen = (size_t)(plus - name);
-		} else if (n > 2 && name[0] == '[' && name[n - 1] == ']' && !memchr(name, ' ', n) &&
-			   strncmp(name, "[unknown]", n) && strncmp(name, "[truncated]", n)) {
-			file = name + 1;
-			filelen = n - 2;
+		break;
+	case FRAME_INLINED: /* an inlined frame: a native frame of its own */
+		break;
+	case FRAME_NATIVE:
+	default:
+		if (f.form == FRAME_FILE_OFFSET) { /* symbols.addr_offsets */
+			loc.address = f.offset;
+			file = f.file;
+			filelen = f.file_len;
+		} else if (f.form == FRAME_FILE) {
+			file = f.file;
+			filelen = f.file_len;
 		}
-		if (!file && fl && fl->file && fl->file[0]) {
+		if (!file && f.form == FRAME_SYMBOL && fl && fl->file && fl->file[0]) {
 			/* a symbolized native frame: its function's start in the mapped file */
 			int32_t battr = 0;
 
@@ -327,6 +311,7 @@ static int32_t location_of(struct otlp_writer *w, const char *name, size_t n,
 				return -ENOMEM;
 			file = NULL; /* a native file is the mapping's, not the function's */
 		}
+		break;
 	}
 	fn.name = str_idx(w, fname, flen);
 	fn.file = file ? str_idx(w, file, filelen) : 0;
@@ -424,6 +409,7 @@ struct otlp_writer *otlp_writer__new(uint64_t freq_hz)
 
 	if (!w)
 		return NULL;
+	sbuf_init(&w->u8);
 	w->period_ns = 1000000000ULL / (freq_hz ? freq_hz : 1);
 	if (!w->period_ns)
 		w->period_ns = 1;
@@ -457,6 +443,7 @@ void otlp_writer__free(struct otlp_writer *w)
 	free(w->locs_pool);
 	free(w->frame_loc);
 	free(w->scratch);
+	sbuf_fini(&w->u8);
 	free(w);
 }
 

@@ -16,6 +16,8 @@
 #include "ember/core/base/gzip.h"
 #include "ember/core/base/sbuf.h"
 #include "ember/core/base/strtab.h"
+#include "ember/core/base/utf8.h"
+#include "ember/core/model/frame.h"
 
 enum mapping_kind { MAPPING_USER, MAPPING_KERNEL, MAPPING_JIT, MAPPING_NR };
 
@@ -81,6 +83,7 @@ struct pprof_writer {
 	int nr_mappings;
 	unsigned long rounded;
 	struct sbuf key;		/* scratch */
+	struct sbuf u8;			/* scratch: a string made valid UTF-8 */
 	uint64_t *scratch_fns;		/* scratch: function ids of the stack being added */
 	size_t scratch_cap;
 };
@@ -107,8 +110,18 @@ static int grow(void *arr, size_t *cap, size_t need, size_t size)
 	return 0;
 }
 
+/* Every string goes in as valid UTF-8 (protobuf's `string`): bytes outside it by the one rule
+ * of every output (utf8.h). */
 static int intern_str(struct pprof_writer *w, const char *s, size_t len)
 {
+	if (!utf8_valid(s, len)) {
+		sbuf_reset(&w->u8);
+		sbuf_add_utf8(&w->u8, s, len);
+		if (sbuf_error(&w->u8))
+			return -ENOMEM;
+		s = w->u8.buf;
+		len = w->u8.len;
+	}
 	return strtab__intern(w->strings, s, len);
 }
 
@@ -123,6 +136,7 @@ struct pprof_writer *pprof_writer__new(const struct pprof_opts *opts)
 	if (!w->opts.freq_hz)
 		w->opts.freq_hz = PPROF_DEFAULT_FREQ_HZ;
 	sbuf_init(&w->key);
+	sbuf_init(&w->u8);
 	w->strings = strtab__new();
 	w->loc_keys = strtab__new();
 	w->sample_keys = strtab__new();
@@ -154,6 +168,7 @@ void pprof_writer__free(struct pprof_writer *w)
 	free(w->locs);
 	free(w->scratch_fns);
 	sbuf_fini(&w->key);
+	sbuf_fini(&w->u8);
 	free(w);
 }
 
@@ -168,58 +183,29 @@ unsigned long pprof_writer__rounded(const struct pprof_writer *w)
 	return w->rounded;
 }
 
-static bool has_suffix(const char *s, size_t len, const char *suf)
-{
-	size_t n = strlen(suf);
-
-	return len >= n && !memcmp(s + len - n, suf, n);
-}
-
 /* flamegraph.pl's frame annotations, found once per function */
 enum { FN_INLINE = 1, FN_KERNEL = 2, FN_JIT = 4 };
 
-static const char *const markers[] = { "_[k]", "_[j]", "_[i]", "_[py]" };
-
-/* The length of @s without its marker suffix (all of it when it has none). */
-static size_t unmarked_len(const char *s, size_t len)
-{
-	size_t i;
-
-	for (i = 0; i < sizeof(markers) / sizeof(markers[0]); i++)
-		if (has_suffix(s, len, markers[i]))
-			return len - strlen(markers[i]);
-	return len;
-}
-
-/* Fills @ret for the folded frame @s (see struct pw_fn_info). 0 or -ENOMEM. */
+/* Fills @ret for the folded frame @s (see struct pw_fn_info), by the one frame parser. 0 or
+ * -ENOMEM. */
 static int fn_info_of(struct pprof_writer *w, const char *s, struct pw_fn_info *ret)
 {
-	size_t len = strlen(s), n = unmarked_len(s, len), open, colon, k;
+	size_t len = strlen(s), n;
+	struct frame f;
 	int id, fid = 0;
 	int64_t line = 0;
 
-	if (has_suffix(s, len, "_[py]") && n > 3 && s[n - 1] == ')') {
-		/* "qualname (file:line)": the last " (" */
-		for (open = n - 1; open > 0; open--)
-			if (s[open] == '(' && s[open - 1] == ' ')
-				break;
-		if (open > 0) {
-			colon = n - 1;
-			for (k = n - 1; k > open + 1 && s[k - 1] >= '0' && s[k - 1] <= '9'; k--)
-				;
-			if (k < n - 1 && k > open + 1 && s[k - 1] == ':' && n - 1 - k <= 9) {
-				colon = k - 1;
-				line = strtol(s + k, NULL, 10);
-			} else if (n - open > 3 && s[n - 2] == '?' && s[n - 3] == ':') {
-				colon = n - 3;
-			}
-			fid = intern_str(w, s + open + 1, colon - open - 1);
-			if (fid < 0)
-				return -ENOMEM;
-			n = open - 1;
-		}
+	frame_parse(s, len, &f);
+	n = f.name_len;
+	if (f.waker) /* a waker's frame keeps its mark: the chain's two parts stay apart */
+		n = (size_t)(s + len - f.name);
+	if (f.kind == FRAME_PYTHON && f.form == FRAME_SYMBOL && f.file) {
+		fid = intern_str(w, f.file, f.file_len);
+		if (fid < 0)
+			return -ENOMEM;
+		line = f.line > 0 ? f.line : 0;
 	}
-	id = intern_str(w, s, n);
+	id = intern_str(w, f.name, n);
 	if (id < 0)
 		return -ENOMEM;
 	*ret = (struct pw_fn_info){ .name = (uint64_t)id, .file = (uint64_t)fid, .line = line };
@@ -243,10 +229,20 @@ static uint64_t function_of(struct pprof_writer *w, const char *s)
 	if (grow(&w->fn_name, &w->fns_cap, w->nr_fns + 1, sizeof(*w->fn_name)) ||
 	    grow(&w->fn_kind, &w->fn_kind_cap, w->nr_fns + 1, sizeof(*w->fn_kind)))
 		return 0;
-	w->fn_kind[w->nr_fns] = has_suffix(s, strlen(s), "_[i]") ? FN_INLINE :
-				has_suffix(s, strlen(s), "_[k]") ? FN_KERNEL :
-				has_suffix(s, strlen(s), "_[j]") ? FN_JIT :
-								   0;
+	switch (frame_kind_of(s, strlen(s))) {
+	case FRAME_INLINED:
+		w->fn_kind[w->nr_fns] = FN_INLINE;
+		break;
+	case FRAME_KERNEL:
+		w->fn_kind[w->nr_fns] = FN_KERNEL;
+		break;
+	case FRAME_JIT:
+		w->fn_kind[w->nr_fns] = FN_JIT;
+		break;
+	default:
+		w->fn_kind[w->nr_fns] = 0;
+		break;
+	}
 	if (grow(&w->fn_info, &w->fn_info_cap, w->nr_fns + 1, sizeof(*w->fn_info)) ||
 	    fn_info_of(w, s, &w->fn_info[w->nr_fns]))
 		return 0;
@@ -914,7 +910,7 @@ static int read_profile(const Ember__Pprof__Profile *prof, struct profile *p, in
 				sys = pr_str(&c, prof->function[fi]->system_name);
 				/* ours: the folded frame, marker and Python file included */
 				if ((name && !*name) ||
-				    (sys && unmarked_len(sys, strlen(sys)) != strlen(sys)))
+				    (sys && frame_kind_of(sys, strlen(sys)) != FRAME_NATIVE))
 					name = sys;
 				if (!name) {
 					err = bad(&c, "a function name is not in the string table");

@@ -24,6 +24,7 @@
 #include "ember/core/model/profile.h"
 #include "ember/core/base/sbuf.h"
 #include "ember/core/base/strtab.h"
+#include "ember/core/model/frame.h"
 
 /* ---- the layout ---- */
 
@@ -518,7 +519,7 @@ static int chain_rewrite(struct fg_ctx *c, uint32_t *ids, size_t *np)
 			uint32_t id;
 
 			sbuf_add(&nb, s, nlen);
-			sbuf_adds(&nb, "_[w]");
+			sbuf_adds(&nb, FRAME_WAKER_SUFFIX);
 			if (sbuf_error(&nb))
 				return -ENOMEM;
 			err = chain_id(c, nb.buf, nb.len, &id);

@@ -9,6 +9,8 @@
 
 #include <string.h>
 
+#include "ember/core/model/frame.h"
+
 /*
  * perl's rand() is a drand48 with perl's own seeding: srand(s) sets the 48-bit state to
  * (s << 16) + 0x330e; rand(1) steps the LCG once and returns state / 2^48.
@@ -151,13 +153,6 @@ static void hash_pair(const char *s, size_t len, double *v1, double *v23)
 	}
 }
 
-static bool ends_with(const char *s, size_t len, const char *suf)
-{
-	size_t n = strlen(suf);
-
-	return len >= n && !memcmp(s + len - n, suf, n);
-}
-
 static bool contains(const char *s, size_t len, const char *needle)
 {
 	size_t n = strlen(needle), i;
@@ -193,19 +188,26 @@ static bool js_path(const char *s, size_t len)
 	return slash && contains(slash + 1, len - (size_t)(slash + 1 - s), ".js");
 }
 
+/*
+ * flamegraph.pl's palettes, its tests kept: the kinds are suffix matches (frame_kind_of()), and
+ * the js palette's "_[k]" anywhere in the name is its regex's, kept as such.
+ */
 static enum flamegraph_palette resolve(enum flamegraph_palette pal, const char *s, size_t len)
 {
+	enum frame_kind kind = frame_kind_of(s, len);
+	struct frame f;
+
 	switch (pal) {
 	case FG_PALETTE_JAVA:
-		if (ends_with(s, len, "_[j]"))
+		if (kind == FRAME_JIT)
 			return FG_PALETTE_GREEN;
-		if (ends_with(s, len, "_[i]"))
+		if (kind == FRAME_INLINED)
 			return FG_PALETTE_AQUA;
 		if (java_prefix(s, len) || contains(s, len, ":::"))
 			return FG_PALETTE_GREEN;
 		if (contains(s, len, "::"))
 			return FG_PALETTE_YELLOW;
-		if (ends_with(s, len, "_[k]"))
+		if (kind == FRAME_KERNEL)
 			return FG_PALETTE_ORANGE;
 		return FG_PALETTE_RED;
 	case FG_PALETTE_PERL:
@@ -213,11 +215,11 @@ static enum flamegraph_palette resolve(enum flamegraph_palette pal, const char *
 			return FG_PALETTE_YELLOW;
 		if (contains(s, len, "Perl") || contains(s, len, ".pl"))
 			return FG_PALETTE_GREEN;
-		if (ends_with(s, len, "_[k]"))
+		if (kind == FRAME_KERNEL)
 			return FG_PALETTE_ORANGE;
 		return FG_PALETTE_RED;
 	case FG_PALETTE_JS:
-		if (ends_with(s, len, "_[j]"))
+		if (kind == FRAME_JIT)
 			return memchr(s, '/', len) ? FG_PALETTE_GREEN : FG_PALETTE_AQUA;
 		if (contains(s, len, "::"))
 			return FG_PALETTE_YELLOW;
@@ -233,7 +235,8 @@ static enum flamegraph_palette resolve(enum flamegraph_palette pal, const char *
 	case FG_PALETTE_WAKEUP:
 		return FG_PALETTE_AQUA;
 	case FG_PALETTE_CHAIN:
-		return contains(s, len, "_[w]") ? FG_PALETTE_AQUA : FG_PALETTE_BLUE;
+		frame_parse(s, len, &f);
+		return f.waker ? FG_PALETTE_AQUA : FG_PALETTE_BLUE;
 	default:
 		return pal;
 	}

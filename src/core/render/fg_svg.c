@@ -10,6 +10,8 @@
 #include <time.h>
 
 #include "ember/core/base/sbuf.h"
+#include "ember/core/base/utf8.h"
+#include "ember/core/model/frame.h"
 
 #define FG_FRAMEPAD 1
 
@@ -62,8 +64,9 @@ static void add_num(struct sbuf *sb, double v)
 }
 
 /*
- * XML-safe text: & < > (and " in attributes) as entities; bytes that are not valid UTF-8 or
- * encode a character XML forbids (controls but tab, surrogates, U+FFFE/F) become '?'.
+ * XML-safe text: & < > (and " in attributes) as entities; characters XML forbids (controls but
+ * tab, U+FFFE/F) become '?', and a byte outside valid UTF-8 (a surrogate's too) "\xNN", the one
+ * rule of every output (utf8.h).
  */
 static void add_xml(struct sbuf *sb, const char *s, size_t len, bool attr)
 {
@@ -73,34 +76,27 @@ static void add_xml(struct sbuf *sb, const char *s, size_t len, bool attr)
 	while (i < len) {
 		unsigned char ch = p[i];
 		const char *rep = NULL;
-		size_t n = 1;
+		char esc[5];
 
 		if (ch >= 0x80) {
-			uint32_t cp;
-			size_t need, k;
+			size_t need = utf8_seq(p + i, len - i);
 
-			if (ch >= 0xc2 && ch <= 0xdf)
-				need = 2, cp = ch & 0x1f;
-			else if (ch >= 0xe0 && ch <= 0xef)
-				need = 3, cp = ch & 0x0f;
-			else if (ch >= 0xf0 && ch <= 0xf4)
-				need = 4, cp = ch & 0x07;
-			else
-				goto bad;
-			if (i + need > len)
-				goto bad;
-			for (k = 1; k < need; k++) {
-				if ((p[i + k] & 0xc0) != 0x80)
-					goto bad;
-				cp = (cp << 6) | (p[i + k] & 0x3f);
+			if (!need) {
+				utf8_escape_byte(esc, ch);
+				esc[4] = '\0';
+				rep = esc;
+			} else if (need == 3 && ch == 0xef && p[i + 1] == 0xbf &&
+				   (p[i + 2] == 0xbe || p[i + 2] == 0xbf)) {
+				rep = "?"; /* U+FFFE, U+FFFF: valid UTF-8, not XML */
+				sbuf_add(sb, s + start, i - start);
+				sbuf_adds(sb, rep);
+				i += 3;
+				start = i;
+				continue;
+			} else {
+				i += need;
+				continue;
 			}
-			if ((need == 3 && cp < 0x800) || (need == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-			    (cp >= 0xd800 && cp <= 0xdfff) || cp == 0xfffe || cp == 0xffff)
-				goto bad;
-			i += need;
-			continue;
-bad:
-			rep = "?";
 		} else if (ch == '&') {
 			rep = "&amp;";
 		} else if (ch == '<') {
@@ -117,7 +113,7 @@ bad:
 		}
 		sbuf_add(sb, s + start, i - start);
 		sbuf_adds(sb, rep);
-		i += n;
+		i++;
 		start = i;
 	}
 	sbuf_add(sb, s + start, i - start);
@@ -171,11 +167,16 @@ static void add_commas(struct sbuf *sb, double v)
 	}
 }
 
+/* flamegraph.pl's s/_\[[kwij]\]$//: the last annotation only, Python's "_[py]" kept */
 static size_t strip_annotation(const char *s, size_t len)
 {
-	if (len >= 4 && s[len - 4] == '_' && s[len - 3] == '[' && s[len - 1] == ']' &&
-	    strchr("kwij", s[len - 2]) && s[len - 2])
+	enum frame_kind k;
+
+	if (len >= 4 && !memcmp(s + len - 4, FRAME_WAKER_SUFFIX, 4))
 		return len - 4;
+	k = frame_kind_of(s, len);
+	if (k == FRAME_KERNEL || k == FRAME_JIT || k == FRAME_INLINED)
+		return len - strlen(frame_kind_suffix(k));
 	return len;
 }
 

@@ -19,6 +19,7 @@
 #include "ember/core/base/sbuf.h"
 #include "ember/core/formats/otlp.h"
 #include "ember/core/formats/pprof.h"
+#include "ember/core/model/frame.h"
 #include "ember/daemon/export/frameloc.h"
 #include "ember/daemon/store/memio_sink.h"
 #include "ember/daemon/store/store.h"
@@ -289,13 +290,14 @@ static int handles_grow(struct build *bd, uint32_t c)
 	return 0;
 }
 
-/* A plain native frame's name: no suffix ("_[k]", "_[j]", "_[py]", "_[i]"), not "[file]", not
- * "file+0xOFF" (otlp.c maps those itself). */
+/* A plain native frame's name (frame.h): a symbol without suffix, not "[file]", not
+ * "file+0xOFF" (otlp.c maps those itself), no marker. */
 static bool plain_native(const char *s)
 {
-	size_t n = strlen(s);
+	struct frame f;
 
-	return n && s[n - 1] != ']' && s[0] != '[' && !strstr(s, "+0x");
+	frame_parse(s, strlen(s), &f);
+	return f.name_len && f.kind == FRAME_NATIVE && f.form == FRAME_SYMBOL && !f.waker;
 }
 
 /* Where @v's plain native frames live (NULL: nowhere known, or no memory). */

@@ -19,6 +19,7 @@
 #include "ember/core/base/clock.h"
 #include "ember/core/base/hash.h"
 #include "ember/core/base/regex.h"
+#include "ember/daemon/proc/procfs.h"
 
 #define MAX_CGROUPS   65536u	/* paths kept; a walk stops there */
 #define MAX_DEPTH     16
@@ -26,6 +27,7 @@
 #define MAX_RULES     8
 #define SCAN_EVERY_NS 1000000000ULL
 #define MAX_REGEXES   16
+#define CGROUP_FILE_MAX (64u << 10) /* /proc/PID/cgroup read: a line per v1 hierarchy */
 
 enum rule { RULE_UNIT, RULE_CONTAINER, RULE_POD, RULE_EXE, RULE_COMM, RULE_REGEX };
 
@@ -516,23 +518,18 @@ static size_t proc_slot(const struct identity *id, uint32_t pid)
 	return j;
 }
 
-static void read_build_id(const char *path, char *ret, size_t cap)
+static void read_build_id(uint32_t pid, char *ret, size_t cap)
 {
 	const void *p = NULL;
 	const uint8_t *b;
-	struct stat st;
 	ssize_t n, i;
 	Elf *elf;
 	int fd;
 
 	ret[0] = '\0';
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	fd = procfs_open_exe(NULL, pid); /* a regular file, non-blocking */
 	if (fd < 0)
 		return;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return;
-	}
 	elf_version(EV_CURRENT);
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (elf) {
@@ -581,20 +578,26 @@ static struct proc *proc_entry(struct identity *id, uint32_t pid)
  * container id, pod uid and systemd unit their paths give, into @ret. */
 static void read_v1(uint32_t pid, struct proc_info *ret)
 {
-	char path[64], line[1024];
+	char *text = NULL, *line, *next;
 	struct workload wl;
-	FILE *f;
+	size_t cap = 0, len;
+	int r;
 
-	snprintf(path, sizeof(path), "/proc/%u/cgroup", pid);
-	f = fopen(path, "re");
-	if (!f)
+	r = procfs_read(NULL, pid, PROCFS_CGROUP, &text, &cap, CGROUP_FILE_MAX, &len);
+	if (r && r != -EFBIG) {
+		free(text);
 		return;
-	while (fgets(line, sizeof(line), f)) {
-		char *c = strchr(line, ':'), *p = c ? strchr(c + 1, ':') : NULL;
+	}
+	for (line = text; line && *line; line = next) {
+		char *c, *p;
 
+		next = line + strcspn(line, "\n");
+		if (*next)
+			*next++ = '\0';
+		c = strchr(line, ':');
+		p = c ? strchr(c + 1, ':') : NULL;
 		if (!p || (c[1] == ':' && !strncmp(line, "0:", 2)))
 			continue; /* v2's: the sample's cgroup id says it, at sample time */
-		p[1 + strcspn(p + 1, "\n")] = '\0';
 		workload_from_path(p + 1, &wl);
 		if (!ret->v1_container_id[0] && wl.container_id[0])
 			memcpy(ret->v1_container_id, wl.container_id, sizeof(wl.container_id));
@@ -603,14 +606,13 @@ static void read_v1(uint32_t pid, struct proc_info *ret)
 		if (!ret->v1_unit[0] && wl.unit[0])
 			memcpy(ret->v1_unit, wl.unit, sizeof(wl.unit));
 	}
-	fclose(f);
+	free(text);
 }
 
 int identity__process(struct identity *id, uint32_t pid, uint64_t time_ns, struct proc_info *ret)
 {
 	struct proc_info info = { 0 }, *keep;
 	struct proc *p;
-	char link[64];
 	const char *slash;
 	uint64_t read_ns;
 	ssize_t n;
@@ -644,17 +646,13 @@ int identity__process(struct identity *id, uint32_t pid, uint64_t time_ns, struc
 	pthread_mutex_unlock(&id->lock);
 	/* outside the lock: /proc and the file may take their time */
 	read_ns = real_ns();
-	snprintf(link, sizeof(link), "/proc/%u/exe", pid);
-	n = readlink(link, info.exe_path, sizeof(info.exe_path) - 1);
+	n = procfs_exe_path(NULL, pid, info.exe_path, sizeof(info.exe_path));
 	if (n <= 0)
 		return -ENOENT;
-	info.exe_path[n] = '\0';
-	if (n > 10 && !strcmp(info.exe_path + n - 10, " (deleted)"))
-		info.exe_path[n - 10] = '\0';
 	slash = strrchr(info.exe_path, '/');
 	slash = slash ? slash + 1 : info.exe_path;
 	copy(info.exe_name, sizeof(info.exe_name), slash, strlen(slash));
-	read_build_id(link, info.build_id, sizeof(info.build_id));
+	read_build_id(pid, info.build_id, sizeof(info.build_id));
 	read_v1(pid, &info);
 	info.current = true;
 	keep = malloc(sizeof(*keep));

@@ -20,6 +20,7 @@
 #include "ember/core/base/strtab.h"
 #include "ember/core/base/timeexpr.h"
 #include "ember/core/model/idle.h"
+#include "ember/core/model/frame.h"
 #include "ember/core/base/clock.h"
 #include "ember/core/base/regex.h"
 #include "ember/daemon/service/liveness.h"
@@ -129,11 +130,6 @@ static int rec_matches(const struct rec_sample *s, const struct query_common *q)
 	return query_common_match_comm(q, s->comm, strlen(s->comm));
 }
 
-static bool is_kernel_frame(const char *f, size_t n)
-{
-	return n >= 4 && !memcmp(f + n - 4, "_[k]", 4);
-}
-
 /*
  * The stack text after the kernel/user frame selection; the root (comm) frame always stays.
  * Returns the text in @tmp (reset) or the original when nothing is dropped.
@@ -155,7 +151,7 @@ static const char *select_frames(const struct rec_sample *s, const struct query_
 
 		semi = memchr(p, ';', (size_t)(end - p));
 		n = semi ? (size_t)(semi - p) : (size_t)(end - p);
-		if (first || (is_kernel_frame(p, n) ? keep_k : keep_u)) {
+		if (first || (frame_is_kernel(p, n) ? keep_k : keep_u)) {
 			if (tmp->len)
 				sbuf_addc(tmp, ';');
 			sbuf_add(tmp, p, n);

@@ -14,6 +14,7 @@
 #include "ember/core/base/hash.h"
 #include "ember/core/base/strtab.h"
 #include "ember/core/model/idle.h"
+#include "ember/daemon/proc/procfs.h"
 #include "ember/daemon/sample/sampler.h"
 #include "ember/daemon/sample/bpf_shared.h"
 #include "ember/daemon/unwind/python.h"
@@ -206,22 +207,21 @@ static bool prefix_match(const char *prefix, const char *path)
 /* The cgroup v2 path of @pid ("0::/path"), "" when unknown. */
 static void read_cgroup(uint32_t pid, char *buf, size_t size)
 {
-	char path[64], line[1024];
-	FILE *f;
+	const char *line, *end;
+	char *text = NULL;
+	size_t len, cap = 0;
+	int r;
 
 	buf[0] = '\0';
-	snprintf(path, sizeof(path), "/proc/%u/cgroup", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
+	r = procfs_read(NULL, pid, PROCFS_CGROUP, &text, &cap, 64 << 10, &len);
+	for (line = text; (!r || r == -EFBIG) && line && *line; line = *end ? end + 1 : end) {
+		end = line + strcspn(line, "\n");
 		if (!strncmp(line, "0::", 3)) {
-			line[strcspn(line, "\n")] = '\0';
-			snprintf(buf, size, "%s", line + 3);
+			snprintf(buf, size, "%.*s", (int)(end - line - 3), line + 3);
 			break;
 		}
 	}
-	fclose(f);
+	free(text);
 }
 
 bool ingest__excluded(struct ingest *in, uint32_t pid, const char *comm)

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "ember/daemon/proc/mapfile.h"
+#include "ember/daemon/proc/procfs.h"
 #include "ember/daemon/proc/procmaps.h"
 
 #include <errno.h>
@@ -101,25 +102,21 @@ static int check(const struct mapfile_want *w, const struct stat *sb, bool stric
 /* An O_PATH fd of the path under the process's root, no symbolic link on the way. */
 static int open_in_root(const char *proc_root, const struct mapfile_want *w)
 {
-	char buf[PATH_MAX], rel[PATH_MAX];
+	char rel[PATH_MAX];
 	struct open_how how = {
 		.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
 		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
 	};
-	int root, fd, n, err;
+	int root, fd, err;
 
 	if (!w->path || w->deleted || !w->path_len || w->path[0] != '/' ||
 	    w->path_len >= sizeof(rel) || memchr(w->path, '\0', w->path_len))
 		return -ENOENT;
 	memcpy(rel, w->path, w->path_len);
 	rel[w->path_len] = '\0';
-	n = snprintf(buf, sizeof(buf), "%s/%u/root", proc_root, w->pid);
-	if (n < 0 || (size_t)n >= sizeof(buf))
-		return -ENAMETOOLONG;
-	/* the root itself is a (magic) link in /proc: followed here, and only here */
-	root = open(buf, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	root = procfs_open_root(proc_root, w->pid);
 	if (root < 0)
-		return -errno;
+		return root;
 	fd = (int)syscall(SYS_openat2, root, rel, &how, sizeof(how));
 	err = fd < 0 ? -errno : fd;
 	close(root);

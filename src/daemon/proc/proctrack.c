@@ -16,6 +16,7 @@
 #include "ember/core/base/hash.h"
 #include "ember/core/base/readall.h"
 #include "ember/daemon/proc/mapfile.h"
+#include "ember/daemon/proc/procfs.h"
 
 /*
  * PROCMAP_QUERY (linux/fs.h since 6.11; Debian 12's headers are 6.1's): the UAPI struct, whose
@@ -179,12 +180,11 @@ static int on_line(const struct procmaps_entry *e, void *ctx)
 /* One /proc/PID/maps read. 0 or -errno. */
 static int read_text(struct proc_tracker *pt, uint32_t pid)
 {
-	char path[300];
 	size_t len = 0;
 	int r;
 
-	snprintf(path, sizeof(path), "%s/%u/maps", pt->proc_root, pid);
-	r = read_path_all(path, &pt->text, &pt->text_cap, MAPS_MAX_BYTES, &len);
+	r = procfs_read(pt->proc_root, pid, PROCFS_MAPS, &pt->text, &pt->text_cap, MAPS_MAX_BYTES,
+			&len);
 	if (r)
 		return r;
 	/* an exited (zombie) process reads as empty */
@@ -246,7 +246,6 @@ static struct proc_maps *read_maps(struct proc_tracker *pt, uint32_t pid)
 	struct proc_maps *m = NULL;
 	uint64_t ioctls = 0;
 	bool query = false;
-	char path[300];
 	size_t i;
 	int fd, r = 0;
 
@@ -254,10 +253,9 @@ static struct proc_maps *read_maps(struct proc_tracker *pt, uint32_t pid)
 	pt->nents = 0;
 	pt->names_len = 0;
 	if (!pt->o.force_maps_read && !__atomic_load_n(&pt->query_off, __ATOMIC_RELAXED)) {
-		snprintf(path, sizeof(path), "%s/%u/maps", pt->proc_root, pid);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
+		fd = procfs_open(pt->proc_root, pid, PROCFS_MAPS);
 		if (fd < 0) {
-			r = -errno;
+			r = fd;
 		} else {
 			r = read_query(pt, fd, &ioctls);
 			close(fd);
@@ -603,8 +601,6 @@ int proc_tracker__sweep(struct proc_tracker *pt)
 {
 	uint32_t *pids = NULL;
 	size_t n = 0, cap = 0, i;
-	char path[300];
-	struct stat sb;
 	struct tproc *p, **pp;
 	int swept = 0;
 
@@ -617,9 +613,8 @@ int proc_tracker__sweep(struct proc_tracker *pt)
 				pids[n++] = p->pid;
 	pthread_mutex_unlock(&pt->lock);
 	for (i = 0; i < n; i++) { /* the stat()s unlocked */
-		snprintf(path, sizeof(path), "%s/%u", pt->proc_root, pids[i]);
-		if (!stat(path, &sb) || errno != ENOENT)
-			continue;
+		if (procfs_exists(pt->proc_root, pids[i]))
+			continue; /* there, or cannot tell: kept */
 		pthread_mutex_lock(&pt->lock);
 		pp = find(pt, pids[i]);
 		if (*pp) {

@@ -14,6 +14,7 @@
 #include "ember/core/base/clock.h"
 #include "ember/core/base/errbuf.h"
 #include "ember/core/base/strtab.h"
+#include "ember/core/model/frame.h"
 #include "ember/daemon/ingest/ingest.h"
 #include "ember/daemon/sample/bpf_shared.h"
 #include "ember/daemon/sample/sampler.h"
@@ -353,7 +354,8 @@ void offcpu_sink__set_chain_store(struct offcpu_sink *k, struct store *chain)
 static int intern_w(struct store *s, const char *name, size_t len)
 {
 	char buf[512];
-	int n = snprintf(buf, sizeof(buf), "%.*s_[w]", (int)(len > 400 ? 400 : len), name);
+	int n = snprintf(buf, sizeof(buf), "%.*s" FRAME_WAKER_SUFFIX, (int)(len > 400 ? 400 : len),
+			 name);
 
 	return store__intern_frame(s, buf, (size_t)n);
 }

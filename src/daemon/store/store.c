@@ -842,6 +842,26 @@ static size_t select_frames(const struct walk *w, const struct stack_row *sr, co
 	return n_user;
 }
 
+/*
+ * Interns @name (a unit, container or service name: what a process's cgroup is called) escaped as
+ * every frame is (sbuf_add_frame()): a ';' in a unit's name must not split the stack, nor a TAB
+ * or bytes outside UTF-8 reach an output raw. Id or -ENOMEM.
+ */
+static int intern_frame_text(struct strtab *st, const char *name)
+{
+	struct sbuf sb = SBUF_INIT;
+	size_t len = strlen(name);
+	int id;
+
+	if (!sbuf_add_frame(&sb, name, len)) {
+		sbuf_fini(&sb);
+		return strtab__intern(st, name, len);
+	}
+	id = sbuf_error(&sb) ? -ENOMEM : strtab__intern(st, sb.buf, sb.len);
+	sbuf_fini(&sb);
+	return id;
+}
+
 static int root_text(const struct walk *w, const struct ctx_row *c, char *buf, size_t len)
 {
 	const char *comm = strtab__str(w->s->t.st, c->comm);
@@ -870,14 +890,14 @@ static int ctx_frames(const struct walk *w, uint32_t ctx, struct strtab *st, int
 	const struct ctx_row *c = &w->s->t.ctxs[ctx];
 	const uint32_t *fr;
 	size_t n, k, m = 0;
-	char root[64];
+	char root[96]; /* an escaped comm (up to 4 bytes per byte) and "-pid/tid" */
 	const char *group;
 	int rl, id;
 
 	if (w->f->group_name) { /* group_by: the workload's name above the root */
 		group = w->f->group_name(c->cgroup, c->pid, strtab__str(w->s->t.st, c->comm),
 					 w->f->ident_arg);
-		id = strtab__intern(st, group ? group : "[none]", strlen(group ? group : "[none]"));
+		id = intern_frame_text(st, group ? group : "[none]");
 		if (id < 0)
 			return -ENOMEM;
 		ids[m++] = (uint32_t)id;

@@ -86,27 +86,24 @@ static int kernel_frame(struct symbolizer *s, uint64_t addr)
 		if (c)
 			return (int)(c - 1);
 		id = sym_intern(s, ksyms__name(s->ks, idx), strlen(ksyms__name(s->ks, idx)), false,
-				"_[k]");
+				FRAME_KERNEL);
 		if (id >= 0)
 			ksyms__set_cookie(s->ks, idx, (uint32_t)id + 1);
 		return id;
 	}
 	s->stats.kernel_unresolved++;
-	if (mod) {
-		char fr[80];
+	if (mod) { /* "[module]_[k]": in a module, no symbol */
+		struct frame f = { .kind = FRAME_KERNEL, .form = FRAME_FILE, .file = mod,
+				   .file_len = strlen(mod) };
 
-		snprintf(fr, sizeof(fr), "[%s]_[k]", mod);
-		sym_note_unresolved(s, NULL, NULL, NULL, UNRESOLVED_KERNEL, fr);
-	} else {
-		sym_note_unresolved(s, NULL, NULL, NULL, UNRESOLVED_KERNEL, "[unknown]_[k]");
-	}
-	if (mod) {
 		sbuf_reset(&s->name);
-		sbuf_addf(&s->name, "[%s]_[k]", mod);
-		if (sbuf_error(&s->name) || sym_tidy(s))
+		frame_format(&s->name, &f);
+		if (sbuf_error(&s->name))
 			return -ENOMEM;
+		sym_note_unresolved(s, NULL, NULL, NULL, UNRESOLVED_KERNEL, s->name.buf);
 		return strtab__intern(s->st, s->name.buf, s->name.len);
 	}
+	sym_note_unresolved(s, NULL, NULL, NULL, UNRESOLVED_KERNEL, "[unknown]_[k]");
 	return sym_intern_lit(s, &s->kunknown_id, "[unknown]_[k]");
 }
 
@@ -215,7 +212,7 @@ static int kresolve_batch(struct symbolizer *s, const uint64_t *addrs, size_t n)
 
 		if (!parse_ps(t, s->kaddrs[j], &len, &start, &end))
 			continue; /* no symbol: asked again next time (a module may load) */
-		id = sym_intern(s, t, len, false, "_[k]");
+		id = sym_intern(s, t, len, false, FRAME_KERNEL);
 		if (id < 0 || krange_add(s, start, end, (uint32_t)id))
 			return -ENOMEM;
 	}

@@ -14,6 +14,7 @@
 #include <linux/openat2.h>
 
 #include "ember/core/base/clock.h"
+#include "ember/daemon/proc/procfs.h"
 #include "ember/daemon/symbols/perfmap.h"
 
 #define PERFMAP_RECHECK_NS (200 * NS_PER_MS) /* look at a perf map again on a miss */
@@ -58,13 +59,12 @@ static int open_perfmap(struct symbolizer *s, struct proc *p)
 		.flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY,
 		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
 	};
-	char path[PATH_MAX];
+	char path[64];
 	int root, fd, err;
 
-	snprintf(path, sizeof(path), "%s/%u/root", s->proc_root, p->pid);
-	root = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	root = procfs_open_root(s->proc_root, p->pid);
 	if (root < 0)
-		return -errno;
+		return root;
 	snprintf(path, sizeof(path), "tmp/perf-%u.map", p->nspid);
 	fd = (int)syscall(SYS_openat2, root, path, &how, sizeof(how));
 	err = fd < 0 ? -errno : fd;
@@ -80,15 +80,13 @@ static int open_perfmap(struct symbolizer *s, struct proc *p)
  */
 static bool perfmap_owner_ok(struct symbolizer *s, struct proc *p, const struct stat *st)
 {
-	char path[64];
-	struct stat ps;
+	uid_t owner;
 
 	if (st->st_mode & (S_IWGRP | S_IWOTH))
 		return false;
 	if (st->st_uid == 0)
 		return true;
-	snprintf(path, sizeof(path), "%s/%u", s->proc_root, p->pid);
-	return !stat(path, &ps) && ps.st_uid == st->st_uid;
+	return !procfs_owner(s->proc_root, p->pid, &owner) && owner == st->st_uid;
 }
 
 /* Reads what was appended to the process's perf map since the last look. Never blocks: the
@@ -256,7 +254,7 @@ int sym_jit_frame(struct symbolizer *s, struct proc *p, uint64_t addr, bool refr
 	if (c)
 		return (int)(c - 1);
 	name = perfmap__name(p->pm, idx, &len);
-	id = sym_intern(s, name, len, false, "_[j]");
+	id = sym_intern(s, name, len, false, FRAME_JIT);
 	if (id >= 0)
 		perfmap__set_cookie(p->pm, idx, (uint32_t)id + 1);
 	return id;

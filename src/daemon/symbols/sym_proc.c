@@ -14,8 +14,8 @@
 
 #include "ember/core/base/clock.h"
 #include "ember/core/base/hash.h"
-#include "ember/core/base/readall.h"
 #include "ember/daemon/symbols/perfmap.h"
+#include "ember/daemon/proc/procfs.h"
 #include "ember/daemon/proc/procmaps.h"
 
 #define VALIDATE_NS (1000 * NS_PER_MS)	    /* note_pid re-checks a cached pid's start time */
@@ -27,13 +27,13 @@
 
 /* --- /proc readers --------------------------------------------------------------------------- */
 
-/* Reads a whole /proc file into s->buf (NUL-terminated). Length or -errno. */
-static ssize_t read_file(struct symbolizer *s, const char *path, size_t max)
+/* Reads a whole /proc/PID file into s->buf (NUL-terminated). Length or -errno. */
+static ssize_t read_file(struct symbolizer *s, uint32_t pid, enum procfs_file file, size_t max)
 {
 	size_t len;
 	int err;
 
-	err = read_path_all(path, &s->buf, &s->buf_cap, max, &len);
+	err = procfs_read(s->proc_root, pid, file, &s->buf, &s->buf_cap, max, &len);
 	if (err && err != -EFBIG) /* a longer file is read cut at @max */
 		return err;
 	return (ssize_t)len;
@@ -42,13 +42,11 @@ static ssize_t read_file(struct symbolizer *s, const char *path, size_t max)
 /* Start time (field 22 of /proc/PID/stat), 0 or -errno. */
 static int read_start_time(struct symbolizer *s, uint32_t pid, uint64_t *ret)
 {
-	char path[64];
 	const char *p;
 	ssize_t n;
 	int field;
 
-	snprintf(path, sizeof(path), "%s/%u/stat", s->proc_root, pid);
-	n = read_file(s, path, 65536);
+	n = read_file(s, pid, PROCFS_STAT, 65536);
 	if (n < 0)
 		return (int)n;
 	p = strrchr(s->buf, ')'); /* comm may hold spaces and parentheses */
@@ -68,12 +66,10 @@ static int read_start_time(struct symbolizer *s, uint32_t pid, uint64_t *ret)
 /* The innermost pid of the process (the one its own pid namespace sees), from NSpid. */
 uint32_t sym_read_nspid(struct symbolizer *s, uint32_t pid)
 {
-	char path[64];
 	const char *p, *eol;
 	uint32_t ns = pid;
 
-	snprintf(path, sizeof(path), "%s/%u/status", s->proc_root, pid);
-	if (read_file(s, path, 1 << 20) < 0)
+	if (read_file(s, pid, PROCFS_STATUS, 1 << 20) < 0)
 		return pid;
 	p = strstr(s->buf, "\nNSpid:");
 	if (!p)
@@ -101,11 +97,9 @@ uint32_t sym_read_nspid(struct symbolizer *s, uint32_t pid)
 
 static void read_exe_id(struct symbolizer *s, uint32_t pid, uint64_t *dev, uint64_t *ino)
 {
-	char path[64];
 	struct stat st;
 
-	snprintf(path, sizeof(path), "%s/%u/exe", s->proc_root, pid);
-	if (stat(path, &st) == 0) {
+	if (procfs_exe_stat(s->proc_root, pid, &st) == 0) {
 		*dev = st.st_dev;
 		*ino = st.st_ino;
 	} else {

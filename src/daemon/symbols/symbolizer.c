@@ -46,7 +46,7 @@ int sym_tidy(struct symbolizer *s)
 	for (i = 0; i < s->name.len; i++) {
 		unsigned char c = (unsigned char)s->name.buf[i];
 
-		if (c == ';' || c < 0x20 || c == 0x7f)
+		if (c == ';' || c < 0x20 || c >= 0x7f) /* >= 0x80: checked as UTF-8 below */
 			break;
 	}
 	if (i == s->name.len)
@@ -61,17 +61,24 @@ int sym_tidy(struct symbolizer *s)
 	return 0;
 }
 
-/* Interns @raw (demangled if @dem) + @suffix. Returns id >= 0 or -ENOMEM. */
-int sym_intern(struct symbolizer *s, const char *raw, size_t raw_len, bool dem, const char *suffix)
+/* Interns the frame of @kind named @raw (demangled if @dem), written by the one frame formatter
+ * (frame.h). Returns id >= 0 or -ENOMEM. */
+int sym_intern(struct symbolizer *s, const char *raw, size_t raw_len, bool dem,
+	       enum frame_kind kind)
 {
+	struct frame f = { .kind = kind, .form = FRAME_SYMBOL, .name = raw, .name_len = raw_len };
+
 	sbuf_reset(&s->name);
-	if (dem && s->o.demangle && raw[raw_len] == '\0')
-		demangle_append(&s->name, raw);
-	else
-		sbuf_add(&s->name, raw, raw_len);
-	if (suffix)
-		sbuf_adds(&s->name, suffix);
-	if (sbuf_error(&s->name) || sym_tidy(s))
+	if (dem && s->o.demangle && raw[raw_len] == '\0') {
+		sbuf_reset(&s->tidy);
+		demangle_append(&s->tidy, raw);
+		if (sbuf_error(&s->tidy))
+			return -ENOMEM;
+		f.name = s->tidy.buf;
+		f.name_len = s->tidy.len;
+	}
+	frame_format(&s->name, &f);
+	if (sbuf_error(&s->name))
 		return -ENOMEM;
 	return strtab__intern(s->st, s->name.buf, s->name.len);
 }
@@ -279,7 +286,7 @@ static int image_frames(struct symbolizer *s, struct image *img, struct elfsym *
 	} else {
 		const char *name = elfsym__name(es, idx);
 
-		id = sym_intern(s, name, strlen(name), true, NULL);
+		id = sym_intern(s, name, strlen(name), true, FRAME_NATIVE);
 		if (id < 0)
 			return -ENOMEM;
 		elfsym__set_cookie(es, idx, (uint32_t)id + 1);
@@ -289,7 +296,7 @@ static int image_frames(struct symbolizer *s, struct image *img, struct elfsym *
 		int ni = elfsym__inlines(es, vaddr, inl, MAX_INLINE);
 
 		for (i = 0; i < ni; i++) {
-			id = sym_intern(s, inl[i], strlen(inl[i]), true, "_[i]");
+			id = sym_intern(s, inl[i], strlen(inl[i]), true, FRAME_INLINED);
 			if (id < 0)
 				return -ENOMEM;
 			ids[n++] = (uint32_t)id;
@@ -321,16 +328,13 @@ static int unknown_frame(struct symbolizer *s, struct proc *p, struct mapping *m
 		base = p->paths + m->base_off;
 	else
 		return sym_intern_lit(s, &s->unknown_id, "[unknown]");
+	if (!s->o.addr_offsets && m->unknown_id >= 0)
+		return m->unknown_id;
 	sbuf_reset(&s->name);
-	if (s->o.addr_offsets) {
-		sbuf_addf(&s->name, "%s+0x%llx", base,
-			  (unsigned long long)(addr - m->start + m->pgoff));
-	} else {
-		if (m->unknown_id >= 0)
-			return m->unknown_id;
-		sbuf_addf(&s->name, "[%s]", base);
-	}
-	if (sbuf_error(&s->name) || sym_tidy(s))
+	frame_format(&s->name, &(struct frame){
+		.form = s->o.addr_offsets ? FRAME_FILE_OFFSET : FRAME_FILE,
+		.file = base, .file_len = strlen(base), .offset = addr - m->start + m->pgoff });
+	if (sbuf_error(&s->name))
 		return -ENOMEM;
 	id = strtab__intern(s->st, s->name.buf, s->name.len);
 	if (id >= 0 && !s->o.addr_offsets)

@@ -27,6 +27,7 @@
 #include <stdint.h>
 
 #include "ember/core/base/sbuf.h"
+#include "ember/core/model/frame.h"
 #include "ember/daemon/elf/filecache.h"
 #include "ember/daemon/proc/procmaps.h"
 #include "ember/daemon/proc/proctrack.h"
@@ -201,7 +202,8 @@ struct symbolizer {
  * becomes ':', control bytes and DEL "\xNN"). 0 or -ENOMEM. */
 int sym_tidy(struct symbolizer *s);
 /* Interns @raw (demangled if @dem) + @suffix. Returns id >= 0 or -ENOMEM. */
-int sym_intern(struct symbolizer *s, const char *raw, size_t raw_len, bool dem, const char *suffix);
+int sym_intern(struct symbolizer *s, const char *raw, size_t raw_len, bool dem,
+	       enum frame_kind kind);
 /* Interns the literal @lit once, caching its id in *@cache (-1: not yet). id >= 0 or -ENOMEM. */
 int sym_intern_lit(struct symbolizer *s, int32_t *cache, const char *lit);
 

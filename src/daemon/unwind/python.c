@@ -21,10 +21,13 @@
 #include "ember/core/base/readall.h"
 #include "ember/core/base/sbuf.h"
 #include "ember/core/base/strtab.h"
+#include "ember/core/base/utf8.h"
+#include "ember/core/model/frame.h"
 #include "ember/daemon/sample/sampler.h"
 #include "ember/daemon/elf/elfload.h"
 #include "ember/daemon/elf/elfsym.h"
 #include "ember/daemon/elf/filecache.h"
+#include "ember/daemon/proc/procfs.h"
 #include "ember/daemon/proc/procmaps.h"
 #include "ember/daemon/proc/proctrack.h"
 
@@ -38,7 +41,6 @@
 #define DETECT_TRIES   20   /* examinations while ld.so has not mapped libc yet */
 #define MERGE_MAX      2048 /* frames of a merged stack */
 #define UNKNOWN_FRAME  "[unknown]_[py]"
-#define SUFFIX	       "_[py]"
 
 /*
  * --- layouts per version ----------------------------------------------------------------------
@@ -263,8 +265,21 @@ static void put_utf8(struct sbuf *sb, uint32_t cp)
 		sbuf_addc(sb, (char)cp);
 		return;
 	}
-	if (cp >= 0xd800 && (cp < 0xe000 || cp > 0x10ffff))
-		cp = 0xfffd; /* surrogates (and nonsense) are not UTF-8 */
+	if (cp > 0x10ffff)
+		cp = 0xfffd; /* no code point: nonsense read from the process */
+	if (cp >= 0xd800 && cp < 0xe000) {
+		/* a lone surrogate is no UTF-8: its bytes as the one rule writes bytes outside
+		 * valid UTF-8 (utf8.h), as they would be read from a file */
+		char esc[4];
+
+		utf8_escape_byte(esc, (unsigned char)(0xe0 | cp >> 12));
+		sbuf_add(sb, esc, 4);
+		utf8_escape_byte(esc, (unsigned char)(0x80 | ((cp >> 6) & 0x3f)));
+		sbuf_add(sb, esc, 4);
+		utf8_escape_byte(esc, (unsigned char)(0x80 | (cp & 0x3f)));
+		sbuf_add(sb, esc, 4);
+		return;
+	}
 	if (cp < 0x800) {
 		b[0] = (char)(0xc0 | cp >> 6);
 		b[1] = (char)(0x80 | (cp & 0x3f));
@@ -875,18 +890,14 @@ static void detect_one(struct python *py, struct pyproc *pp)
 /* Is the process's executable named python*? (one readlink) */
 static int exe_is_python(struct python *py, uint32_t pid)
 {
-	char path[300], link[1024];
+	char link[1024];
 	const char *b;
 	ssize_t n;
 	bool lib;
 
-	snprintf(path, sizeof(path), "%s/%u/exe", py->proc_root, pid);
-	n = readlink(path, link, sizeof(link) - 1);
-	if (n <= 0)
-		return -errno;
-	link[n] = '\0';
-	if (n > 10 && !strcmp(link + n - 10, " (deleted)"))
-		link[n - 10] = '\0';
+	n = procfs_exe_path(py->proc_root, pid, link, sizeof(link));
+	if (n < 0)
+		return (int)n;
 	b = strrchr(link, '/');
 	b = b ? b + 1 : link;
 	return name_is_python(b, strlen(b), &lib);
@@ -950,8 +961,6 @@ void python__forget_pid(struct python *py, uint32_t pid, uint64_t time_ns)
 void python__prune(struct python *py)
 {
 	uint64_t now = mono_ns();
-	char path[300];
-	struct stat sb;
 	size_t i;
 
 	for (i = 0; i < PROC_SLOTS; i++) {
@@ -960,8 +969,7 @@ void python__prune(struct python *py)
 		for (; pp; pp = next) {
 			next = pp->next;
 			if (!pp->gone_ns) {
-				snprintf(path, sizeof(path), "%s/%u", py->proc_root, pp->pid);
-				if (stat(path, &sb) && errno == ENOENT) {
+				if (!procfs_exists(py->proc_root, pp->pid)) {
 					python__forget_pid(py, pp->pid, now);
 					py->st.procs_swept++;
 				}
@@ -1031,23 +1039,18 @@ static int code_room(struct python *py, struct pyproc *pp)
 	return 0;
 }
 
-/* "qualname (file)_[py]" interned; @line > 0 adds ":line", 0 ":?". Id or -ENOMEM. */
+/* "qualname (file)_[py]" interned, by the one frame formatter (frame.h); @line > 0 adds ":line",
+ * 0 ":?". Id or -ENOMEM. */
 static int intern_name(struct python *py, const char *qual, size_t qlen, const char *file,
 		       size_t flen, int line, bool with_line)
 {
+	struct frame f = { .kind = FRAME_PYTHON, .form = FRAME_SYMBOL, .name = qual,
+			   .name_len = qlen, .file = file, .file_len = flen,
+			   .line = !with_line ? 0 : line > 0 ? line : FRAME_LINE_UNKNOWN };
 	struct sbuf *sb = &py->name;
 
 	sbuf_reset(sb);
-	sbuf_add(sb, qual, qlen);
-	sbuf_adds(sb, " (");
-	sbuf_add(sb, file, flen);
-	if (with_line) {
-		if (line > 0)
-			sbuf_addf(sb, ":%d", line);
-		else
-			sbuf_adds(sb, ":?");
-	}
-	sbuf_adds(sb, ")" SUFFIX);
+	frame_format(sb, &f);
 	if (sbuf_error(sb))
 		return -ENOMEM;
 	return strtab__intern(py->names, sb->buf, sb->len);

@@ -17,6 +17,7 @@
 #include "ember/core/base/array.h"
 #include "ember/core/base/clock.h"
 #include "ember/core/base/hash.h"
+#include "ember/daemon/proc/procfs.h"
 #include "ember/daemon/sample/bpf_shared.h"
 #include "ember/daemon/sample/sampler.h"
 #include "ember/daemon/unwind/cfi.h"
@@ -1249,8 +1250,6 @@ void unwinder__forget_pid_at(struct unwinder *u, uint32_t pid, uint64_t event_ns
 
 int unwinder__sweep(struct unwinder *u)
 {
-	char path[300];
-	struct stat sb;
 	struct proc *p, *next;
 	size_t i;
 	int n = 0;
@@ -1260,8 +1259,7 @@ int unwinder__sweep(struct unwinder *u)
 	for (i = 0; i < PROC_SLOTS; i++) {
 		for (p = u->procs[i]; p; p = next) {
 			next = p->hnext;
-			snprintf(path, sizeof(path), "%s/%u", u->proc_root, p->pid);
-			if (stat(path, &sb) && errno == ENOENT) {
+			if (!procfs_exists(u->proc_root, p->pid)) {
 				unwinder__forget_pid(u, p->pid);
 				u->st.procs_swept++;
 				n++;

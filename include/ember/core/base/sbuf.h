@@ -66,14 +66,18 @@ void sbuf_addu(struct sbuf *sb, unsigned long long v);
  * fewest fractional digits that read back to the same double; never an exponent. */
 void sbuf_add_count(struct sbuf *sb, double v);
 /* Appends @s (len bytes) escaped for XML text and attributes: & < > " ' are entities, control
- * characters become U+FFFD-free '?' and invalid UTF-8 bytes are replaced by '?'. */
+ * characters become '?' (a TAB a space: XML 1.0 forbids them even as references) and a byte
+ * outside valid UTF-8 "\xNN" (utf8.h, the rule of every output). */
 void sbuf_add_xml(struct sbuf *sb, const char *s, size_t len);
-/* Appends @s escaped for a JSON string body (no quotes added); invalid UTF-8 becomes U+FFFD. */
+/* Appends @s escaped for a JSON string body (no quotes added); a byte outside valid UTF-8 becomes
+ * "\xNN" (utf8.h; in JSON "\\xNN"), as in every output. */
 void sbuf_add_json(struct sbuf *sb, const char *s, size_t len);
 
 /*
  * Appends @s (len bytes) tidied as a folded frame name: ';' (the frame separator) becomes ':',
- * control bytes (line breaks, tabs, ESC...) and DEL become "\xNN" escapes; other bytes are kept.
+ * control bytes (line breaks, tabs, ESC...), DEL and bytes outside valid UTF-8 become "\xNN"
+ * escapes (utf8.h); other bytes are kept. Every name that enters emberd's outputs goes through it
+ * (frame.h's frame_format() writes with it), so the outputs agree and hold valid UTF-8.
  * Returns how many bytes were changed (0: @s was already a valid frame name).
  */
 size_t sbuf_add_frame(struct sbuf *sb, const char *s, size_t len);
