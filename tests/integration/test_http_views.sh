@@ -208,7 +208,15 @@ assert h and "jcmd PID Compiler.perfmap" in h[0] and "-XX:+PreserveFramePointer"
 	"$BURN" 12 >/dev/null &
 	PIDS+=($!)
 	emberd_serve --frequency 4999 -o store.memory_limit=1M || not_ok "emberd serves live (1 MiB store)"
-	sleep 6
+	# until the store has evicted for memory (how soon depends on what else the host runs: each
+	# stack of another process interns more), and a tick more for the log line
+	for _ in $(seq 60); do
+		ev=$(curl -sf "$URL/api/v1/stats" | python3 -c 'import json, sys; print(json.load(sys.stdin)["store"]["evicted"])' 2>/dev/null)
+		[ "${ev:-0}" -gt 0 ] && break
+		sleep 0.5
+	done
+	echo "# store evicted ${ev:-?} samples"
+	sleep 1.5
 	c=$(code "/api/v1/folded?from=-60s&to=-30s")
 	check "memory: a range before the history is a 410 counting evictions for memory" \
 		sh -c "[ $c = 410 ] && grep -q 'samples evicted since start ([1-9][0-9]* for memory, 0 for age)' '$TMP/body'"
