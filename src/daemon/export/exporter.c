@@ -19,6 +19,7 @@
 #include "ember/core/base/sbuf.h"
 #include "ember/core/formats/otlp.h"
 #include "ember/core/formats/pprof.h"
+#include "ember/core/formats/pyroscope.h"
 #include "ember/daemon/export/frameloc.h"
 #include "ember/daemon/store/store.h"
 
@@ -198,8 +199,8 @@ struct build {
 	uint64_t samples;
 	/* Pyroscope: one pprof per group */
 	struct pyro_group {
-		char key[512];
-		char query[2048];
+		char key[1024];	/* the series name */
+		char query[4096];
 		struct pprof_writer *pw;
 		uint64_t samples;
 	} *groups;
@@ -270,30 +271,36 @@ static struct pyro_group *pyro_group_of(struct build *bd, const char *service,
 {
 	struct pyro_group *g;
 	struct sbuf q = SBUF_INIT, name = SBUF_INIT;
-	char key[512];
+	const struct pyro_label labels[] = {
+		{ "service_name", service && service[0] ? service : "unknown" },
+		{ "container_id", wl->container_id },
+		{ "pod_uid", wl->pod_uid },
+		{ "hostname", bd->o.host_name },
+	};
 	size_t i;
 
-	snprintf(key, sizeof(key), "%s|%s|%s", service, wl->container_id, wl->pod_uid);
+	/* name=<service>.cpu{service_name=..,container_id=..,pod_uid=..,hostname=..}: nothing of a
+	 * process's naming can end a value or add a label (core/formats/pyroscope.h) */
+	if (pyroscope_series_name(&name, service, ".cpu", labels,
+				  sizeof(labels) / sizeof(labels[0])) || !name.buf ||
+	    name.len >= sizeof(g->key)) {
+		sbuf_fini(&name);
+		return NULL;
+	}
 	for (i = 0; i < bd->nr_groups; i++)
-		if (!strcmp(bd->groups[i].key, key))
+		if (!strcmp(bd->groups[i].key, name.buf)) {
+			sbuf_fini(&name);
 			return &bd->groups[i];
-	if (bd->nr_groups == MAX_PYRO_GROUPS)
+		}
+	if (bd->nr_groups == MAX_PYRO_GROUPS) {
+		sbuf_fini(&name);
 		return &bd->groups[MAX_PYRO_GROUPS - 1]; /* the last one takes the rest */
+	}
 	g = &bd->groups[bd->nr_groups];
 	memset(g, 0, sizeof(*g));
-	snprintf(g->key, sizeof(g->key), "%s", key);
-	/* name=<service>.cpu{service_name="..",container_id="..",pod_uid=".."} */
-	sbuf_adds(&name, service);
-	sbuf_addf(&name, ".cpu{service_name=%s", service);
-	if (wl->container_id[0])
-		sbuf_addf(&name, ",container_id=%s", wl->container_id);
-	if (wl->pod_uid[0])
-		sbuf_addf(&name, ",pod_uid=%s", wl->pod_uid);
-	if (bd->o.host_name[0])
-		sbuf_addf(&name, ",hostname=%s", bd->o.host_name);
-	sbuf_addc(&name, '}');
+	snprintf(g->key, sizeof(g->key), "%s", name.buf);
 	sbuf_adds(&q, "name=");
-	add_escaped(&q, name.buf ? name.buf : "");
+	add_escaped(&q, name.buf);
 	snprintf(g->query, sizeof(g->query), "%s", q.buf ? q.buf : ""); /* times at the end */
 	sbuf_fini(&q);
 	sbuf_fini(&name);
