@@ -74,5 +74,9 @@ const struct counter_desc identity_counters[] = {
 	{ .key = "process_events", U64(proc_events) },
 	{ .key = "stale_images", U64(stale) },
 	{ .key = "regex_errors", U64(regex_errors) },
+	{ .key = "cgroups_dropped", U64(dropped) },
+	{ .key = "cgroups_refused", U64(refused), .metric = "ember_identity_cgroups_refused_total",
+	  .type = COUNTER_COUNTER,
+	  .help = "Cgroups found with no room in the identity table (full, or their owner's share)" },
 };
 const size_t identity_counters_n = COUNTERS_N(identity_counters);

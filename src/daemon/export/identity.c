@@ -20,7 +20,13 @@
 #include "ember/core/base/hash.h"
 #include "ember/core/base/regex.h"
 
-#define MAX_CGROUPS   65536u	/* paths kept; a walk stops there */
+#define MAX_CGROUPS   65536u	/* paths kept */
+/* A walk visits at most this many directories (a delegated subtree may hold any number) */
+#define MAX_VISITS    (4 * MAX_CGROUPS)
+/* The cgroups of one owner other than root (a subtree systemd delegated to a user) take at most
+ * this share of the table: the rest stays for root's, where container runtimes make theirs */
+#define OWNER_SHARE   (MAX_CGROUPS / 4)
+#define MAX_OWNERS    64	/* owners counted apart; the others share the last count */
 #define MAX_DEPTH     16
 #define MAX_PROCS     4096u
 #define MAX_RULES     8
@@ -38,6 +44,8 @@ struct svc_regex {
 struct cg {
 	uint64_t id;	/* 0: empty slot */
 	char *path;
+	uint32_t seen;	/* the walk that last found it */
+	uint32_t uid;	/* its directory's owner */
 };
 
 /*
@@ -60,6 +68,12 @@ struct identity {
 	size_t nr_regexes;
 	struct cg *cgs; /* open addressing, MAX_CGROUPS * 2 */
 	size_t nr_cgs;
+	uint32_t walk;	/* the current walk's number (cg.seen) */
+	size_t visits;	/* directories the current walk visited */
+	bool walk_cut;	/* ... stopped at MAX_VISITS: what it did not find may still be there */
+	size_t refused_now; /* cgroups the current walk found no room for */
+	struct { uint32_t uid, n; } owners[MAX_OWNERS]; /* non-root owners' cgroups kept */
+	size_t nr_owners;
 	struct proc *procs; /* open addressing, MAX_PROCS * 2 */
 	size_t nr_procs;
 	uint64_t last_scan_ns;
@@ -388,17 +402,34 @@ static size_t cg_slot(const struct identity *id, uint64_t cgid)
 	return j;
 }
 
+/* The count of @uid's cgroups (the shared last one past MAX_OWNERS). Under the lock. */
+static uint32_t *owner_count(struct identity *id, uint32_t uid)
+{
+	size_t i;
+
+	for (i = 0; i < id->nr_owners; i++)
+		if (id->owners[i].uid == uid)
+			return &id->owners[i].n;
+	if (id->nr_owners < MAX_OWNERS) {
+		id->owners[id->nr_owners].uid = uid;
+		id->owners[id->nr_owners].n = 0;
+		return &id->owners[id->nr_owners++].n;
+	}
+	return &id->owners[MAX_OWNERS - 1].n;
+}
+
 /* Under the lock. */
-static void cg_add(struct identity *id, uint64_t cgid, const char *path)
+static void cg_add(struct identity *id, uint64_t cgid, const char *path, uint32_t uid)
 {
 	size_t j;
 
-	if (!cgid || id->nr_cgs >= MAX_CGROUPS)
+	if (!cgid)
 		return;
 	j = cg_slot(id, cgid);
 	if (id->cgs[j].id) {
 		/* an id seen before: a cgroup removed since may have left its id to a new one, so the
 		 * path the newest walk found is the one kept, never a gone cgroup's */
+		id->cgs[j].seen = id->walk;
 		if (strcmp(id->cgs[j].path, path)) {
 			char *p = strdup(path);
 
@@ -409,11 +440,57 @@ static void cg_add(struct identity *id, uint64_t cgid, const char *path)
 		}
 		return;
 	}
+	if (id->nr_cgs >= MAX_CGROUPS || (uid && *owner_count(id, uid) >= OWNER_SHARE)) {
+		id->refused_now++;
+		id->st.refused++;
+		return;
+	}
 	id->cgs[j].path = strdup(path);
 	if (!id->cgs[j].path)
 		return;
 	id->cgs[j].id = cgid;
+	id->cgs[j].seen = id->walk;
+	id->cgs[j].uid = uid;
+	if (uid)
+		(*owner_count(id, uid))++;
 	id->nr_cgs++;
+}
+
+/* Drops the cgroups the last (whole) walk did not find: removed, their room and their ids free
+ * for new ones. The table is rebuilt (open addressing has no tombstones here). Under the lock;
+ * the number dropped. */
+static size_t cg_sweep(struct identity *id)
+{
+	struct cg *old = id->cgs, *nw;
+	size_t j, k, gone = 0, cap = 2 * MAX_CGROUPS;
+
+	for (j = 0; j < cap; j++)
+		if (old[j].id && old[j].seen != id->walk)
+			gone++;
+	if (!gone)
+		return 0;
+	nw = calloc(cap, sizeof(*nw));
+	if (!nw)
+		return 0; /* kept until a later walk */
+	for (j = 0; j < cap; j++) {
+		if (!old[j].id)
+			continue;
+		if (old[j].seen != id->walk) {
+			if (old[j].uid && *owner_count(id, old[j].uid))
+				(*owner_count(id, old[j].uid))--;
+			free(old[j].path);
+			id->nr_cgs--;
+			continue;
+		}
+		k = hash_mix64(old[j].id) & (cap - 1);
+		while (nw[k].id)
+			k = (k + 1) & (cap - 1);
+		nw[k] = old[j];
+	}
+	free(old);
+	id->cgs = nw;
+	id->st.dropped += gone;
+	return gone;
 }
 
 /* Walks @dir (@rel: its path under the root), adding directories not known yet. Under the lock:
@@ -430,11 +507,16 @@ static void scan_dir(struct identity *id, int dfd, char *rel, size_t rlen, int d
 		close(dfd);
 		return;
 	}
-	while ((de = readdir(d)) && id->nr_cgs < MAX_CGROUPS) {
+	while ((de = readdir(d))) {
 		size_t n;
 
 		if (de->d_type != DT_DIR || !strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
+		if (id->visits >= MAX_VISITS) {
+			id->walk_cut = true;
+			break;
+		}
+		id->visits++;
 		n = strlen(de->d_name);
 		if (rlen + 1 + n >= IDENTITY_PATH_MAX)
 			continue;
@@ -447,7 +529,7 @@ static void scan_dir(struct identity *id, int dfd, char *rel, size_t rlen, int d
 		}
 		rel[rlen] = '/';
 		memcpy(rel + rlen + 1, de->d_name, n + 1);
-		cg_add(id, (uint64_t)st.st_ino, rel);
+		cg_add(id, (uint64_t)st.st_ino, rel, st.st_uid);
 		if (depth < MAX_DEPTH)
 			scan_dir(id, fd, rel, rlen + 1 + n, depth + 1);
 		else
@@ -457,20 +539,38 @@ static void scan_dir(struct identity *id, int dfd, char *rel, size_t rlen, int d
 	closedir(d);
 }
 
-static void scan(struct identity *id)
+static void walk(struct identity *id)
 {
 	char rel[IDENTITY_PATH_MAX] = "";
 	struct stat st;
 	int fd;
 
-	id->last_scan_ns = mono_ns();
+	id->walk++;
+	id->visits = id->refused_now = 0;
+	id->walk_cut = false;
 	id->st.scans++;
 	fd = open(id->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
+	if (fd < 0) {
+		id->walk_cut = true; /* nothing known: nothing dropped */
 		return;
+	}
 	if (!fstat(fd, &st))
-		cg_add(id, (uint64_t)st.st_ino, "/");
+		cg_add(id, (uint64_t)st.st_ino, "/", 0);
 	scan_dir(id, fd, rel, 0, 0);
+}
+
+/* A walk of the mount; the cgroups it did not find are dropped (when it saw everything); if some
+ * found no room before that, a second walk adds them. */
+static void scan(struct identity *id)
+{
+	id->last_scan_ns = mono_ns();
+	walk(id);
+	if (id->walk_cut)
+		return;
+	if (cg_sweep(id) && id->refused_now) {
+		id->st.refused -= id->refused_now; /* counted again by the walk if still so */
+		walk(id);
+	}
 }
 
 bool identity__lookup(struct identity *id, uint64_t cgroup_id, struct workload *ret,
