@@ -19,6 +19,7 @@
 #include "ember/core/base/clock.h"
 #include "ember/core/base/hash.h"
 #include "ember/core/base/regex.h"
+#include "ember/core/base/sbuf.h"
 
 #define MAX_CGROUPS   65536u	/* paths kept */
 /* A walk visits at most this many directories (a delegated subtree may hold any number) */
@@ -68,10 +69,9 @@ struct identity {
 	size_t nr_regexes;
 	struct cg *cgs; /* open addressing, MAX_CGROUPS * 2 */
 	size_t nr_cgs;
+	pthread_mutex_t walk_lock; /* one walk at a time */
 	uint32_t walk;	/* the current walk's number (cg.seen) */
-	size_t visits;	/* directories the current walk visited */
-	bool walk_cut;	/* ... stopped at MAX_VISITS: what it did not find may still be there */
-	size_t refused_now; /* cgroups the current walk found no room for */
+	size_t refused_now; /* cgroups the current merge found no room for */
 	struct { uint32_t uid, n; } owners[MAX_OWNERS]; /* non-root owners' cgroups kept */
 	size_t nr_owners;
 	struct proc *procs; /* open addressing, MAX_PROCS * 2 */
@@ -493,9 +493,42 @@ static size_t cg_sweep(struct identity *id)
 	return gone;
 }
 
-/* Walks @dir (@rel: its path under the root), adding directories not known yet. Under the lock:
- * the walk reads kernfs only, which does not block on other processes. */
-static void scan_dir(struct identity *id, int dfd, char *rel, size_t rlen, int depth)
+/* What a walk found, collected without the lock: then merged under it. */
+struct walk_out {
+	struct found {
+		uint64_t ino;
+		uint32_t uid;
+		uint32_t path; /* offset in paths */
+	} *v;
+	size_t n, cap, visits;
+	struct sbuf paths;
+	bool cut; /* stopped at MAX_VISITS (or could not start): what it missed may still be there */
+};
+
+static void found_add(struct walk_out *w, uint64_t ino, uint32_t uid, const char *rel)
+{
+	if (w->n == w->cap) {
+		size_t cap = w->cap ? 2 * w->cap : 1024;
+		struct found *v = realloc(w->v, cap * sizeof(*v));
+
+		if (!v) {
+			w->cut = true; /* a partial list drops nothing */
+			return;
+		}
+		w->v = v;
+		w->cap = cap;
+	}
+	w->v[w->n].ino = ino;
+	w->v[w->n].uid = uid;
+	w->v[w->n].path = (uint32_t)w->paths.len;
+	sbuf_adds(&w->paths, rel);
+	sbuf_addc(&w->paths, '\0');
+	w->n++;
+}
+
+/* Walks @dir (@rel: its path under the root) into @w. Without the identity's lock: a walk of a
+ * mount a user filled (65,536 cgroups: seconds on a loaded machine) holds up no sample. */
+static void scan_dir(struct walk_out *w, int dfd, char *rel, size_t rlen, int depth)
 {
 	DIR *d;
 	struct dirent *de;
@@ -512,11 +545,11 @@ static void scan_dir(struct identity *id, int dfd, char *rel, size_t rlen, int d
 
 		if (de->d_type != DT_DIR || !strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
-		if (id->visits >= MAX_VISITS) {
-			id->walk_cut = true;
+		if (w->visits >= MAX_VISITS) {
+			w->cut = true;
 			break;
 		}
-		id->visits++;
+		w->visits++;
 		n = strlen(de->d_name);
 		if (rlen + 1 + n >= IDENTITY_PATH_MAX)
 			continue;
@@ -529,9 +562,9 @@ static void scan_dir(struct identity *id, int dfd, char *rel, size_t rlen, int d
 		}
 		rel[rlen] = '/';
 		memcpy(rel + rlen + 1, de->d_name, n + 1);
-		cg_add(id, (uint64_t)st.st_ino, rel, st.st_uid);
+		found_add(w, (uint64_t)st.st_ino, st.st_uid, rel);
 		if (depth < MAX_DEPTH)
-			scan_dir(id, fd, rel, rlen + 1 + n, depth + 1);
+			scan_dir(w, fd, rel, rlen + 1 + n, depth + 1);
 		else
 			close(fd);
 		rel[rlen] = '\0';
@@ -539,38 +572,51 @@ static void scan_dir(struct identity *id, int dfd, char *rel, size_t rlen, int d
 	closedir(d);
 }
 
-static void walk(struct identity *id)
-{
-	char rel[IDENTITY_PATH_MAX] = "";
-	struct stat st;
-	int fd;
-
-	id->walk++;
-	id->visits = id->refused_now = 0;
-	id->walk_cut = false;
-	id->st.scans++;
-	fd = open(id->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0) {
-		id->walk_cut = true; /* nothing known: nothing dropped */
-		return;
-	}
-	if (!fstat(fd, &st))
-		cg_add(id, (uint64_t)st.st_ino, "/", 0);
-	scan_dir(id, fd, rel, 0, 0);
-}
-
-/* A walk of the mount; the cgroups it did not find are dropped (when it saw everything); if some
- * found no room before that, a second walk adds them. */
+/* A walk of the mount, then merged: the cgroups it did not find are dropped (when it saw
+ * everything), then what found no room before that is added. One walk at a time (walk_lock);
+ * the identity's lock only for the merge. */
 static void scan(struct identity *id)
 {
-	id->last_scan_ns = mono_ns();
-	walk(id);
-	if (id->walk_cut)
+	struct walk_out w = { .paths = SBUF_INIT };
+	char rel[IDENTITY_PATH_MAX] = "";
+	struct stat st;
+	size_t i;
+	int fd;
+
+	pthread_mutex_lock(&id->walk_lock);
+	pthread_mutex_lock(&id->lock);
+	if (id->last_scan_ns && mono_ns() - id->last_scan_ns < SCAN_EVERY_NS) {
+		/* another thread's walk just ended */
+		pthread_mutex_unlock(&id->lock);
+		pthread_mutex_unlock(&id->walk_lock);
 		return;
-	if (cg_sweep(id) && id->refused_now) {
-		id->st.refused -= id->refused_now; /* counted again by the walk if still so */
-		walk(id);
 	}
+	id->st.scans++;
+	pthread_mutex_unlock(&id->lock);
+	fd = open(id->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		w.cut = true; /* nothing known: nothing dropped */
+	} else {
+		if (!fstat(fd, &st))
+			found_add(&w, (uint64_t)st.st_ino, 0, "/");
+		scan_dir(&w, fd, rel, 0, 0);
+	}
+	pthread_mutex_lock(&id->lock);
+	id->last_scan_ns = mono_ns(); /* from the walk's end: a long walk is not run back to back */
+	id->walk++;
+	id->refused_now = 0;
+	for (i = 0; i < w.n; i++)
+		cg_add(id, w.v[i].ino, w.paths.buf + w.v[i].path, w.v[i].uid);
+	if (!w.cut && cg_sweep(id) && id->refused_now) {
+		id->st.refused -= id->refused_now; /* counted again if still so */
+		id->refused_now = 0;
+		for (i = 0; i < w.n; i++)
+			cg_add(id, w.v[i].ino, w.paths.buf + w.v[i].path, w.v[i].uid);
+	}
+	pthread_mutex_unlock(&id->lock);
+	pthread_mutex_unlock(&id->walk_lock);
+	free(w.v);
+	sbuf_fini(&w.paths);
 }
 
 bool identity__lookup(struct identity *id, uint64_t cgroup_id, struct workload *ret,
@@ -585,7 +631,9 @@ bool identity__lookup(struct identity *id, uint64_t cgroup_id, struct workload *
 	pthread_mutex_lock(&id->lock);
 	j = cg_slot(id, cgroup_id);
 	if (!id->cgs[j].id && may_scan && mono_ns() - id->last_scan_ns >= SCAN_EVERY_NS) {
+		pthread_mutex_unlock(&id->lock);
 		scan(id);
+		pthread_mutex_lock(&id->lock);
 		j = cg_slot(id, cgroup_id);
 		if (!id->cgs[j].id)
 			id->st.unknown++;
@@ -599,10 +647,13 @@ bool identity__lookup(struct identity *id, uint64_t cgroup_id, struct workload *
 
 void identity__refresh(struct identity *id)
 {
+	bool due;
+
 	pthread_mutex_lock(&id->lock);
-	if (mono_ns() - id->last_scan_ns >= SCAN_EVERY_NS)
-		scan(id);
+	due = mono_ns() - id->last_scan_ns >= SCAN_EVERY_NS;
 	pthread_mutex_unlock(&id->lock);
+	if (due)
+		scan(id);
 }
 
 /* --- processes ---------------------------------------------------------------------------- */
@@ -883,6 +934,7 @@ struct identity *identity__new(const char *cgroup_root, const char *rules)
 	if (!id)
 		return NULL;
 	pthread_mutex_init(&id->lock, NULL);
+	pthread_mutex_init(&id->walk_lock, NULL);
 	if (cgroup_root)
 		snprintf(id->root, sizeof(id->root), "%s", cgroup_root);
 	else
@@ -917,6 +969,7 @@ void identity__free(struct identity *id)
 	free(id->procs);
 	while (id->nr_regexes)
 		ember_regex__free(id->regexes[--id->nr_regexes].re);
+	pthread_mutex_destroy(&id->walk_lock);
 	pthread_mutex_destroy(&id->lock);
 	free(id);
 }
