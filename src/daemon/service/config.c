@@ -114,7 +114,7 @@ static const struct opt opts[] = {
 	{ "offcpu.cgroup_id", OPT_U64, F(offcpu_cgroup_id), 0, UINT64_MAX, false, false },
 	{ "offcpu.comm", OPT_LIST, F(offcpu_comm), 0, EMBER_LIST_MAX, false, false },
 	{ "offcpu.threads", OPT_U64, F(offcpu_threads), 1024, 1 << 22, false, false },
-	{ "offcpu.memory_limit", OPT_SIZE, F(offcpu_memory_bytes), MiB, 1024 * GiB, false, false },
+	{ "offcpu.memory_limit", OPT_SIZE, F(offcpu_memory_bytes), 4 * MiB, 1024 * GiB, false, false },
 	{ "offcpu.chain_depth", OPT_U64, F(offcpu_chain_depth), 1, 4, false, false },
 	{ "offcpu.kernel_stacks", OPT_BOOL, F(offcpu_kernel_stacks), 0, 0, false, false },
 	{ "filter.exclude_comms", OPT_LIST, F(exclude_comms), 0, EMBER_LIST_MAX, false, false },
