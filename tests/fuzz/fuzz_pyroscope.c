@@ -76,7 +76,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct pyro_label bad = { part[1] ? part[1] : "", "x" };
 		size_t before = sb.len;
 
-		if (!pyroscope_series_name(&sb, "a", "", &bad, 1) != pyroscope_label_name_ok(bad.name))
+		if (!pyroscope_series_name(&sb, "a", "", &bad, 1) !=
+		    pyroscope_label_name_ok(bad.name))
 			__builtin_trap();
 		if (!pyroscope_label_name_ok(bad.name) && sb.len != before)
 			__builtin_trap();

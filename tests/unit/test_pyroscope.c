@@ -27,8 +27,10 @@ static void test_injection(void **state)
 {
 	/* the executable name, and a unit name alike */
 	const char *evil = "nginx,service_name=payments}<b>";
-	struct pyro_label l[] = { { "service_name", evil }, { "container_id", "" },
-				  { "pod_uid", NULL }, { "hostname", "vm" } };
+	struct pyro_label l[] = { { "service_name", evil },
+				  { "container_id", "" },
+				  { "pod_uid", NULL },
+				  { "hostname", "vm" } };
 	struct sbuf sb = SBUF_INIT;
 	struct pk_key k;
 
