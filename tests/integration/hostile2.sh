@@ -15,8 +15,9 @@
 #                      samples and with what every other process on the host maps (on a shared
 #                      machine they swing by 20-70 MB with no attacker); what is left is what an
 #                      attack on the other parts would add
-#   mem_back_check NAME BASE
-#                      mem_kb back within BASE + 10 % within a minute
+#   mem_base           MEM0 and HEAP0 before the attack
+#   mem_back_check NAME
+#                      mem_kb back within MEM0 + 10 % of HEAP0 within a minute
 AS_NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
 # nobody runs the system's Python: a developer's (pyenv under /root) is out of its reach
 PY_NOBODY=/usr/bin/python3
@@ -81,13 +82,21 @@ mem_kb() {
 		d["symbols"]["mem_bytes"]) // 1024'
 }
 
+# mem_base: MEM0 (mem_kb) and HEAP0 (the heap in use, KiB) before an attack
+mem_base() {
+	MEM0=$(mem_kb)
+	HEAP0=$(stat_json 'd["heap"]["in_use_bytes"] // 1024')
+}
+
+# mem_back_check NAME: mem_kb back within MEM0 + 10 % of the heap at the baseline (HEAP0: not of
+# MEM0, which is small, and can read negative where symbols.mem_bytes overcounts)
 mem_back_check() {
 	local m back=0
 	for _ in $(seq 30); do
 		m=$(mem_kb)
-		[ "$m" -le $(($2 * 11 / 10)) ] && { back=1; break; }
+		[ "$m" -le $((MEM0 + HEAP0 / 10)) ] && { back=1; break; }
 		sleep 2
 	done
-	check "$1: the heap (less the store) back to its baseline +-10 % within a minute ($2 -> $m KiB)" \
+	check "$1: the heap (less the store and the file caches) back to its baseline within 10 % of the heap ($HEAP0 KiB) within a minute ($MEM0 -> $m KiB)" \
 		test $back = 1
 }

@@ -60,7 +60,7 @@ idstat() { stat_json "d['export']['identity']['$1']"; }
 walk() { curl -sf -m 30 -o /dev/null -w "# a walk by group_by=container: %{time_total} s\n" "$URL/api/v1/folded?from=-2s&group_by=container"; }
 sleep 3
 walk
-MEM0=$(mem_kb)
+mem_base
 watch_start
 coproc CHURN { "${AS_NOBODY[@]}" "$PY_NOBODY" "$ATT/churn.py" "$SUB" 65536 2; }
 for round in 1 2; do
@@ -95,6 +95,6 @@ wait "$CB" 2>/dev/null
 watch_stop
 [ -n "${DEBUG_WATCH:-}" ] && sed 's/^/# watch /' "$TMP/watch"
 bounds_check "65,536 cgroups made and removed"
-mem_back_check "the churn over" "$MEM0"
+mem_back_check "the churn over"
 emberd_stop_check "after the churn"
 done_testing

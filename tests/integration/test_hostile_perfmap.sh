@@ -29,7 +29,7 @@ emberd_serve --frequency 99 -o sampling.tick_ms=250 || { not_ok "emberd starts";
 ok "emberd starts"
 sym() { stat_json "d['symbols']$1"; }
 sleep 5
-MEM0=$(mem_kb)
+mem_base
 PB0=$(sym "['perfmap_bytes']")
 watch_start
 for i in $(seq 12); do
@@ -62,6 +62,6 @@ for _ in $(seq 30); do
 done
 check "the JITs gone: their perf maps' bytes given back within a minute ($PB0 -> $PB -> $PB1)" \
 	test "$PB1" -le $((PB0 + 65536))
-mem_back_check "the JITs gone" "$MEM0"
+mem_back_check "the JITs gone"
 emberd_stop_check "after the perf maps"
 done_testing

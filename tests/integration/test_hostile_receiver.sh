@@ -44,7 +44,7 @@ export_ticks() { # CPU ticks of emberd's export thread
 }
 # the baseline: a receiver that behaves, 15 s (the exporter's caches of frame files filled)
 sleep 15
-MEM0=$(mem_kb)
+mem_base
 echo 413huge >"$ATT/rx/mode"
 c0=$(export_ticks)
 lines0=$(grep -c "export:.*dropped" "$TMP/emberd.log")
@@ -77,7 +77,7 @@ check "200 + 2 GiB: requests accepted ($(($(ex "['requests']") - r0))), their bo
 
 kill "$RX"
 wait "$RX" 2>/dev/null
-mem_back_check "the receiver gone" "$MEM0"
+mem_back_check "the receiver gone"
 
 emberd_stop_check "after the receiver"
 done_testing
