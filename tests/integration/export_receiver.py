@@ -4,7 +4,9 @@
 # to DIR (NNNN.body: the body as received; NNNN.meta: method, path, headers as JSON). Its
 # behaviour comes from DIR/mode, read at each request: "ok" (200), "503" / "429" / "413" (that
 # status; 429 with Retry-After: 1), "413big" (413 for bodies over 4000 bytes, else 200),
-# "hang" (read the request, never answer), "trickle" (answer 1 byte a second).
+# "hang" (read the request, never answer), "trickle" (answer 1 byte a second), "413huge" and
+# "200huge" (that status with a body of 2 GiB, sent as fast as it is read; the bytes it could
+# send, a line per answer in DIR/sent).
 # Usage: export_receiver.py PORT DIR [CERT KEY]: with CERT and KEY, HTTPS that requires a client
 # certificate signed by CERT.
 import json, os, ssl, sys, threading, time
@@ -36,6 +38,8 @@ class H(BaseHTTPRequestHandler):
         status = 200
         if m in ("503", "429", "413"):
             status = int(m)
+        elif m in ("413huge", "200huge"):
+            status = int(m[:3])
         elif m == "413big" and len(body) > 4000:
             status = 413
         with lock:
@@ -62,6 +66,22 @@ class H(BaseHTTPRequestHandler):
                 except OSError:
                     return
                 time.sleep(1)
+            return
+        if m.endswith("huge"):
+            self.send_response(status)
+            self.send_header("Content-Length", str(2 << 30))
+            self.end_headers()
+            chunk, sent = b"x" * 65536, 0
+            try:
+                while sent < 2 << 30:
+                    self.wfile.write(chunk)
+                    sent += len(chunk)
+            except OSError:
+                pass
+            fd = os.open(os.path.join(DIR, "sent"), os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+            os.write(fd, b"%d\n" % sent)
+            os.close(fd)
+            self.close_connection = True
             return
         self.send_response(status)
         if status == 429:

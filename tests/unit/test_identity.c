@@ -6,7 +6,10 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ember/core/base/clock.h"
@@ -178,6 +181,88 @@ static void test_service_regex(void **state)
 	identity__free(id);
 }
 
+
+static uint64_t ino_of(const char *path)
+{
+	struct stat st;
+
+	assert_int_equal(stat(path, &st), 0);
+	return (uint64_t)st.st_ino;
+}
+
+/* mkdir (or rmdir) @root/@sub/d0..d(n-1) */
+static void many(const char *root, const char *sub, unsigned int n, bool make, uid_t uid)
+{
+	char p[512];
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		snprintf(p, sizeof(p), "%s/%s/d%u", root, sub, i);
+		if (make) {
+			assert_int_equal(mkdir(p, 0755), 0);
+			if (uid)
+				assert_int_equal(lchown(p, uid, uid), 0);
+		} else {
+			assert_int_equal(rmdir(p), 0);
+		}
+	}
+}
+
+/* A walk drops the cgroups that are gone, so a table filled by a churn of 65,536 cgroups takes
+ * a new container again; a user's cgroups take a quarter of the table at most. */
+static void test_cgroups_gone_and_shares(void **state)
+{
+	char root[] = "/tmp/ember-idtest.XXXXXX", p[512];
+	struct identity_stats st;
+	struct workload w;
+	struct identity *id;
+
+	(void)state;
+	assert_non_null(mkdtemp(root));
+	snprintf(p, sizeof(p), "%s/churn", root);
+	assert_int_equal(mkdir(p, 0755), 0);
+	many(root, "churn", 65536, true, 0);
+	id = identity__new(root, NULL);
+	assert_non_null(id);
+	assert_false(identity__lookup(id, 1, &w, true)); /* the first walk: the table full */
+	snprintf(p, sizeof(p), "%s/docker-" ID ".scope", root);
+	assert_int_equal(mkdir(p, 0755), 0);
+	sleep(1);
+	/* the table full (65,536 + the root): the container finds no room, counted */
+	assert_false(identity__lookup(id, ino_of(p), &w, true));
+	identity__stats(id, &st);
+	assert_int_equal(st.cgroups, 65536);
+	assert_true(st.refused >= 2);
+	/* the churn's cgroups removed: the next walk drops them and takes the container */
+	many(root, "churn", 65536, false, 0);
+	sleep(1);
+	assert_true(identity__lookup(id, ino_of(p), &w, true));
+	assert_string_equal(w.container_id, ID);
+	identity__stats(id, &st);
+	assert_int_equal(st.dropped, 65534); /* all but the root and churn/ */
+	assert_int_equal(st.cgroups, 3); /* the root, churn/, the container */
+	if (geteuid() == 0) {
+		/* nobody's 20,000 cgroups: 16,384 kept, root's next container still has room */
+		char q[512];
+
+		many(root, "churn", 20000, true, 65534);
+		snprintf(q, sizeof(q), "%s/docker-%s.scope", root,
+			 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
+		assert_int_equal(mkdir(q, 0755), 0);
+		sleep(1);
+		assert_true(identity__lookup(id, ino_of(q), &w, true));
+		identity__stats(id, &st);
+		assert_int_equal(st.cgroups, 4 + 16384);
+		many(root, "churn", 20000, false, 0);
+		assert_int_equal(rmdir(q), 0);
+	}
+	identity__free(id);
+	assert_int_equal(rmdir(p), 0);
+	snprintf(p, sizeof(p), "%s/churn", root);
+	assert_int_equal(rmdir(p), 0);
+	assert_int_equal(rmdir(root), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -185,6 +270,7 @@ int main(void)
 		cmocka_unit_test(test_service_rules),
 		cmocka_unit_test(test_proc_images),
 		cmocka_unit_test(test_service_regex),
+		cmocka_unit_test(test_cgroups_gone_and_shares),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

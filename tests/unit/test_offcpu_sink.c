@@ -111,6 +111,20 @@ static void test_from_config(void **state)
 	assert_true(o.enabled);
 	offcpu_sink__stores(k, &a, &b, &c);
 	assert_true(a && b && c && a != b && b != c && a != c);
+	{
+		/* one offcpu.memory_limit for the three, shown in the stats */
+		struct offcpu_sink_stats ks;
+		struct store_stats sa, sb, sc;
+
+		offcpu_sink__stats(k, &ks);
+		store__stats(a, &sa);
+		store__stats(b, &sb);
+		store__stats(c, &sc);
+		assert_int_equal(ks.max_bytes, cfg.offcpu_memory_bytes);
+		assert_int_equal(sa.max_bytes, cfg.offcpu_memory_bytes / 2);
+		assert_int_equal(sb.max_bytes + sc.max_bytes, cfg.offcpu_memory_bytes / 2);
+		assert_int_equal(ks.bytes, sa.bytes + sb.bytes + sc.bytes);
+	}
 	offcpu_sink__expire(k, 1);
 	assert_int_equal(offcpu_sink__flush(k), 0);
 	offcpu_sink__free(k);

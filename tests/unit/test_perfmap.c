@@ -119,6 +119,32 @@ static void test_max_entries(void **state)
 	perfmap__free(pm);
 }
 
+/* A bound in bytes: long names fill it long before an entry bound would */
+static void test_max_bytes(void **state)
+{
+	struct perfmap *pm = perfmap__new();
+	char line[4200], name[4001];
+	size_t used = 0, i;
+
+	(void)state;
+	assert_non_null(pm);
+	memset(name, 'n', sizeof(name) - 1);
+	name[sizeof(name) - 1] = '\0';
+	perfmap__set_max_bytes(pm, 3 * 4096);
+	for (i = 0; i < 10; i++) {
+		int n = snprintf(line, sizeof(line), "%zx 10 %s\n", 0x1000 + i * 0x10, name);
+		int r = perfmap__add_text(pm, line, (size_t)n, &used, NULL);
+
+		assert_int_equal(r, i < 3 ? 0 : -E2BIG);
+		assert_int_equal(used, (size_t)n);
+	}
+	assert_int_equal(perfmap__count(pm), 3);
+	assert_true(perfmap__data_bytes(pm) <= 3 * 4096);
+	assert_true(perfmap__lookup(pm, 0x1025) >= 0);
+	assert_int_equal(perfmap__lookup(pm, 0x1035), -ENOENT);
+	perfmap__free(pm);
+}
+
 static void test_overlap_latest_wins(void **state)
 {
 	static const char text[] = "1000 1000 old_big\n1800 10 newer_small\n1000 100 newest\n";
@@ -141,6 +167,7 @@ int main(void)
 		cmocka_unit_test(test_table_grows),
 		cmocka_unit_test(test_overlap_latest_wins),
 		cmocka_unit_test(test_max_entries),
+		cmocka_unit_test(test_max_bytes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -19,6 +19,7 @@
 #include "ember/core/base/sbuf.h"
 #include "ember/core/formats/otlp.h"
 #include "ember/core/formats/pprof.h"
+#include "ember/core/formats/pyroscope.h"
 #include "ember/core/model/frame.h"
 #include "ember/daemon/export/frameloc.h"
 #include "ember/daemon/store/memio_sink.h"
@@ -28,6 +29,12 @@
 #define MSEC		   1000000ULL
 #define MAX_PYRO_GROUPS	   256
 #define SECRET_MAX	   4096
+/* A receiver's answer is a status line and a few headers; its body is never used. Read this much
+ * of it at most, then abort the transfer (libcurl then closes the connection): a receiver that
+ * answers with gigabytes costs a few KiB of reading, not a CPU. */
+#define BODY_MAX	   (64 * 1024)
+/* Drops are said once per this interval, with the counts of those not said */
+#define DROP_LOG_NS	   (10 * NSEC)
 
 const char *const exporter_fail_names[EXPORT_FAILS] = {
 	"timeout", "connect", "http_429", "http_5xx", "http_4xx", "too_large", "other",
@@ -41,6 +48,7 @@ struct batch {
 	uint64_t samples;
 	uint64_t next_try_ns;	/* CLOCK_MONOTONIC */
 	unsigned int attempts;
+	char why[48];		/* OUT_DROP: said in the drop's line */
 };
 
 struct exporter {
@@ -68,7 +76,46 @@ struct exporter {
 	struct store *memio[MEMIO_STORE_NR];
 	uint64_t memio_quantum[MEMIO_STORE_NR];
 	struct store_cursor memio_cursor[MEMIO_STORE_NR];
+	/* drops not said yet (under the lock): said at most once per DROP_LOG_NS */
+	uint64_t drop_log_next_ns;
+	uint64_t drop_unsaid, drop_unsaid_samples;
+	char drop_last[160];
 };
+
+/* A dropped batch of @samples, @why a short reason: counted by the caller; said now if nothing
+ * was said for DROP_LOG_NS, else kept for the next line (a receiver answering 413 forever made
+ * one line per sample). Under the lock. */
+static void drop_note(struct exporter *e, enum exporter_kind kind, uint64_t samples,
+		      const char *why)
+{
+	uint64_t now = mono_ns();
+
+	e->drop_unsaid++;
+	e->drop_unsaid_samples += samples;
+	snprintf(e->drop_last, sizeof(e->drop_last), "%s: %s",
+		 kind == EXPORTER_OTLP ? "OTLP" : "Pyroscope", why);
+	if (now < e->drop_log_next_ns)
+		return;
+	log_warn("export: %llu batch(es) of %llu samples dropped (last: %s)",
+		 (unsigned long long)e->drop_unsaid, (unsigned long long)e->drop_unsaid_samples,
+		 e->drop_last);
+	e->drop_unsaid = e->drop_unsaid_samples = 0;
+	e->drop_log_next_ns = now + DROP_LOG_NS;
+}
+
+/* Says the drops kept since the last line once DROP_LOG_NS has passed. Under the lock. */
+static void drop_flush(struct exporter *e)
+{
+	uint64_t now = mono_ns();
+
+	if (!e->drop_unsaid || now < e->drop_log_next_ns)
+		return;
+	log_warn("export: %llu more batch(es) of %llu samples dropped in the last %llu s (last: %s)",
+		 (unsigned long long)e->drop_unsaid, (unsigned long long)e->drop_unsaid_samples,
+		 (unsigned long long)(DROP_LOG_NS / NSEC), e->drop_last);
+	e->drop_unsaid = e->drop_unsaid_samples = 0;
+	e->drop_log_next_ns = now + DROP_LOG_NS;
+}
 
 /* --- the queue (under the lock) ----------------------------------------------------------- */
 
@@ -122,10 +169,13 @@ static void queue_push(struct exporter *e, struct batch *b)
 	while (e->queued_bytes > e->o.queue_bytes && e->head) {
 		struct batch *old = queue_pop(e);
 
+		char why[64];
+
 		e->st[old->kind].dropped++;
 		e->st[old->kind].dropped_samples += old->samples;
-		log_warn("export: queue full (%llu bytes): dropped a batch of %llu samples",
-			 (unsigned long long)e->o.queue_bytes, (unsigned long long)old->samples);
+		snprintf(why, sizeof(why), "queue full (%llu bytes)",
+			 (unsigned long long)e->o.queue_bytes);
+		drop_note(e, old->kind, old->samples, why);
 		batch_free(old);
 	}
 	queue_gauges(e);
@@ -155,8 +205,8 @@ struct build {
 	uint64_t samples;
 	/* Pyroscope: one pprof per group */
 	struct pyro_group {
-		char key[512];
-		char query[2048];
+		char key[1024];	/* the series name */
+		char query[4096];
 		struct pprof_writer *pw;
 		uint64_t samples;
 	} *groups;
@@ -227,30 +277,36 @@ static struct pyro_group *pyro_group_of(struct build *bd, const char *service,
 {
 	struct pyro_group *g;
 	struct sbuf q = SBUF_INIT, name = SBUF_INIT;
-	char key[512];
+	const struct pyro_label labels[] = {
+		{ "service_name", service && service[0] ? service : "unknown" },
+		{ "container_id", wl->container_id },
+		{ "pod_uid", wl->pod_uid },
+		{ "hostname", bd->o.host_name },
+	};
 	size_t i;
 
-	snprintf(key, sizeof(key), "%s|%s|%s", service, wl->container_id, wl->pod_uid);
+	/* name=<service>.cpu{service_name=..,container_id=..,pod_uid=..,hostname=..}: nothing of a
+	 * process's naming can end a value or add a label (core/formats/pyroscope.h) */
+	if (pyroscope_series_name(&name, service, ".cpu", labels,
+				  sizeof(labels) / sizeof(labels[0])) || !name.buf ||
+	    name.len >= sizeof(g->key)) {
+		sbuf_fini(&name);
+		return NULL;
+	}
 	for (i = 0; i < bd->nr_groups; i++)
-		if (!strcmp(bd->groups[i].key, key))
+		if (!strcmp(bd->groups[i].key, name.buf)) {
+			sbuf_fini(&name);
 			return &bd->groups[i];
-	if (bd->nr_groups == MAX_PYRO_GROUPS)
+		}
+	if (bd->nr_groups == MAX_PYRO_GROUPS) {
+		sbuf_fini(&name);
 		return &bd->groups[MAX_PYRO_GROUPS - 1]; /* the last one takes the rest */
+	}
 	g = &bd->groups[bd->nr_groups];
 	memset(g, 0, sizeof(*g));
-	snprintf(g->key, sizeof(g->key), "%s", key);
-	/* name=<service>.cpu{service_name="..",container_id="..",pod_uid=".."} */
-	sbuf_adds(&name, service);
-	sbuf_addf(&name, ".cpu{service_name=%s", service);
-	if (wl->container_id[0])
-		sbuf_addf(&name, ",container_id=%s", wl->container_id);
-	if (wl->pod_uid[0])
-		sbuf_addf(&name, ",pod_uid=%s", wl->pod_uid);
-	if (bd->o.host_name[0])
-		sbuf_addf(&name, ",hostname=%s", bd->o.host_name);
-	sbuf_addc(&name, '}');
+	snprintf(g->key, sizeof(g->key), "%s", name.buf);
 	sbuf_adds(&q, "name=");
-	add_escaped(&q, name.buf ? name.buf : "");
+	add_escaped(&q, name.buf);
 	snprintf(g->query, sizeof(g->query), "%s", q.buf ? q.buf : ""); /* times at the end */
 	sbuf_fini(&q);
 	sbuf_fini(&name);
@@ -580,11 +636,15 @@ static size_t on_header(char *buf, size_t size, size_t n, void *ctx)
 	return len;
 }
 
+/* The answer's body is not used: up to BODY_MAX is read and thrown away; past it, 0 aborts the
+ * transfer (CURLE_WRITE_ERROR, the connection closed) with the status already known. */
 static size_t on_body(char *buf, size_t size, size_t n, void *ctx)
 {
+	size_t *seen = ctx;
+
 	(void)buf;
-	(void)ctx;
-	return size * n; /* the answer is not used */
+	*seen += size * n;
+	return *seen > BODY_MAX ? 0 : size * n;
 }
 
 /* libcurl's progress callback: a request in flight ends as soon as emberd stops. */
@@ -631,6 +691,7 @@ static enum outcome send_batch(struct exporter *e, const struct exporter_opts *o
 	struct sbuf url = SBUF_INIT;
 	char secret[SECRET_MAX], hdr[SECRET_MAX + 64];
 	long code = 0;
+	size_t body_seen = 0;
 	CURLcode cr;
 	const char *base = b->kind == EXPORTER_OTLP ? o->otlp_endpoint : o->pyroscope_url;
 	size_t bl = strlen(base);
@@ -698,6 +759,7 @@ static enum outcome send_batch(struct exporter *e, const struct exporter_opts *o
 	curl_easy_setopt(e->curl, CURLOPT_HEADERFUNCTION, on_header);
 	curl_easy_setopt(e->curl, CURLOPT_HEADERDATA, ret_retry_s);
 	curl_easy_setopt(e->curl, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(e->curl, CURLOPT_WRITEDATA, &body_seen);
 	curl_easy_setopt(e->curl, CURLOPT_XFERINFOFUNCTION, on_progress);
 	curl_easy_setopt(e->curl, CURLOPT_XFERINFODATA, e);
 	curl_easy_setopt(e->curl, CURLOPT_NOPROGRESS, 0L);
@@ -709,6 +771,13 @@ static enum outcome send_batch(struct exporter *e, const struct exporter_opts *o
 		curl_easy_setopt(e->curl, CURLOPT_SSLKEY, o->client_key);
 	*ret_retry_s = 0;
 	cr = curl_easy_perform(e->curl);
+	if (cr == CURLE_WRITE_ERROR && body_seen > BODY_MAX) {
+		/* the status came before the body: it stands (the rest was not read) */
+		pthread_mutex_lock(&e->lock);
+		e->st[b->kind].bodies_cut++;
+		pthread_mutex_unlock(&e->lock);
+		cr = CURLE_OK;
+	}
 	if (cr == CURLE_OK)
 		curl_easy_getinfo(e->curl, CURLINFO_RESPONSE_CODE, &code);
 	if (cr == CURLE_OPERATION_TIMEDOUT) {
@@ -737,8 +806,7 @@ static enum outcome send_batch(struct exporter *e, const struct exporter_opts *o
 	} else {
 		*ret_fail = EXPORT_FAIL_4XX;
 		out = OUT_DROP;
-		log_warn("export: %s answered %ld: batch of %llu samples dropped", url.buf, code,
-			 (unsigned long long)b->samples);
+		snprintf(b->why, sizeof(b->why), "the receiver answered %ld", code);
 	}
 	curl_easy_reset(e->curl);
 	curl_slist_free_all(h);
@@ -805,9 +873,8 @@ static bool send_due(struct exporter *e)
 			queue_unpop(e, x);
 			batch_free(b);
 		} else {
-			log_warn("export: the receiver refuses %zu bytes (413) and the message cannot be "
-				 "split (one Sample): %llu samples dropped", b->body.len,
-				 (unsigned long long)b->samples);
+			drop_note(e, b->kind, b->samples,
+				  "the receiver refuses the message (413) and it cannot be split");
 			batch_free(x);
 			batch_free(y);
 			e->st[b->kind].dropped++;
@@ -820,6 +887,7 @@ static bool send_due(struct exporter *e)
 		e->st[b->kind].failed[why]++;
 		e->st[b->kind].dropped++;
 		e->st[b->kind].dropped_samples += b->samples;
+		drop_note(e, b->kind, b->samples, b->why);
 		batch_free(b);
 		break;
 	case OUT_RETRY:
@@ -884,6 +952,7 @@ static void *run(void *arg)
 		pthread_mutex_lock(&e->lock);
 		if (e->stop)
 			break;
+		drop_flush(e);
 		/* sleep to the next round or the head's retry, 1 s at most */
 		now = mono_ns();
 		wake = now + NSEC;

@@ -32,6 +32,9 @@ const struct counter_desc exporter_counters[] = {
 	{ .key = "retries", U64(retries), .metric = "ember_export_retries_total",
 	  .type = COUNTER_COUNTER, .help = "Attempts retried" },
 	{ .key = "splits", U64(splits) },
+	{ .key = "bodies_cut", U64(bodies_cut), .metric = "ember_export_bodies_cut_total",
+	  .type = COUNTER_COUNTER,
+	  .help = "Receiver answers whose body passed 64 KiB: the rest not read, the connection closed" },
 	{ .key = "queued", U64(queued), .metric = "ember_export_queued_batches",
 	  .type = COUNTER_GAUGE, .help = "Batches waiting in the delivery queue" },
 	{ .key = "queued_bytes", U64(queued_bytes), .unit = "bytes",
@@ -71,5 +74,9 @@ const struct counter_desc identity_counters[] = {
 	{ .key = "process_events", U64(proc_events) },
 	{ .key = "stale_images", U64(stale) },
 	{ .key = "regex_errors", U64(regex_errors) },
+	{ .key = "cgroups_dropped", U64(dropped) },
+	{ .key = "cgroups_refused", U64(refused), .metric = "ember_identity_cgroups_refused_total",
+	  .type = COUNTER_COUNTER,
+	  .help = "Cgroups found with no room in the identity table (full, or their owner's share)" },
 };
 const size_t identity_counters_n = COUNTERS_N(identity_counters);

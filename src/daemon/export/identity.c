@@ -20,8 +20,15 @@
 #include "ember/core/base/hash.h"
 #include "ember/core/base/regex.h"
 #include "ember/daemon/proc/procfs.h"
+#include "ember/core/base/sbuf.h"
 
-#define MAX_CGROUPS   65536u	/* paths kept; a walk stops there */
+#define MAX_CGROUPS   65536u	/* paths kept */
+/* A walk visits at most this many directories (a delegated subtree may hold any number) */
+#define MAX_VISITS    (4 * MAX_CGROUPS)
+/* The cgroups of one owner other than root (a subtree systemd delegated to a user) take at most
+ * this share of the table: the rest stays for root's, where container runtimes make theirs */
+#define OWNER_SHARE   (MAX_CGROUPS / 4)
+#define MAX_OWNERS    64	/* owners counted apart; the others share the last count */
 #define MAX_DEPTH     16
 #define MAX_PROCS     4096u
 #define MAX_RULES     8
@@ -40,6 +47,8 @@ struct svc_regex {
 struct cg {
 	uint64_t id;	/* 0: empty slot */
 	char *path;
+	uint32_t seen;	/* the walk that last found it */
+	uint32_t uid;	/* its directory's owner */
 };
 
 /*
@@ -62,6 +71,11 @@ struct identity {
 	size_t nr_regexes;
 	struct cg *cgs; /* open addressing, MAX_CGROUPS * 2 */
 	size_t nr_cgs;
+	pthread_mutex_t walk_lock; /* one walk at a time */
+	uint32_t walk;	/* the current walk's number (cg.seen) */
+	size_t refused_now; /* cgroups the current merge found no room for */
+	struct { uint32_t uid, n; } owners[MAX_OWNERS]; /* non-root owners' cgroups kept */
+	size_t nr_owners;
 	struct proc *procs; /* open addressing, MAX_PROCS * 2 */
 	size_t nr_procs;
 	uint64_t last_scan_ns;
@@ -390,17 +404,34 @@ static size_t cg_slot(const struct identity *id, uint64_t cgid)
 	return j;
 }
 
+/* The count of @uid's cgroups (the shared last one past MAX_OWNERS). Under the lock. */
+static uint32_t *owner_count(struct identity *id, uint32_t uid)
+{
+	size_t i;
+
+	for (i = 0; i < id->nr_owners; i++)
+		if (id->owners[i].uid == uid)
+			return &id->owners[i].n;
+	if (id->nr_owners < MAX_OWNERS) {
+		id->owners[id->nr_owners].uid = uid;
+		id->owners[id->nr_owners].n = 0;
+		return &id->owners[id->nr_owners++].n;
+	}
+	return &id->owners[MAX_OWNERS - 1].n;
+}
+
 /* Under the lock. */
-static void cg_add(struct identity *id, uint64_t cgid, const char *path)
+static void cg_add(struct identity *id, uint64_t cgid, const char *path, uint32_t uid)
 {
 	size_t j;
 
-	if (!cgid || id->nr_cgs >= MAX_CGROUPS)
+	if (!cgid)
 		return;
 	j = cg_slot(id, cgid);
 	if (id->cgs[j].id) {
 		/* an id seen before: a cgroup removed since may have left its id to a new one, so the
 		 * path the newest walk found is the one kept, never a gone cgroup's */
+		id->cgs[j].seen = id->walk;
 		if (strcmp(id->cgs[j].path, path)) {
 			char *p = strdup(path);
 
@@ -411,16 +442,95 @@ static void cg_add(struct identity *id, uint64_t cgid, const char *path)
 		}
 		return;
 	}
+	if (id->nr_cgs >= MAX_CGROUPS || (uid && *owner_count(id, uid) >= OWNER_SHARE)) {
+		id->refused_now++;
+		id->st.refused++;
+		return;
+	}
 	id->cgs[j].path = strdup(path);
 	if (!id->cgs[j].path)
 		return;
 	id->cgs[j].id = cgid;
+	id->cgs[j].seen = id->walk;
+	id->cgs[j].uid = uid;
+	if (uid)
+		(*owner_count(id, uid))++;
 	id->nr_cgs++;
 }
 
-/* Walks @dir (@rel: its path under the root), adding directories not known yet. Under the lock:
- * the walk reads kernfs only, which does not block on other processes. */
-static void scan_dir(struct identity *id, int dfd, char *rel, size_t rlen, int depth)
+/* Drops the cgroups the last (whole) walk did not find: removed, their room and their ids free
+ * for new ones. The table is rebuilt (open addressing has no tombstones here). Under the lock;
+ * the number dropped. */
+static size_t cg_sweep(struct identity *id)
+{
+	struct cg *old = id->cgs, *nw;
+	size_t j, k, gone = 0, cap = 2 * MAX_CGROUPS;
+
+	for (j = 0; j < cap; j++)
+		if (old[j].id && old[j].seen != id->walk)
+			gone++;
+	if (!gone)
+		return 0;
+	nw = calloc(cap, sizeof(*nw));
+	if (!nw)
+		return 0; /* kept until a later walk */
+	for (j = 0; j < cap; j++) {
+		if (!old[j].id)
+			continue;
+		if (old[j].seen != id->walk) {
+			if (old[j].uid && *owner_count(id, old[j].uid))
+				(*owner_count(id, old[j].uid))--;
+			free(old[j].path);
+			id->nr_cgs--;
+			continue;
+		}
+		k = hash_mix64(old[j].id) & (cap - 1);
+		while (nw[k].id)
+			k = (k + 1) & (cap - 1);
+		nw[k] = old[j];
+	}
+	free(old);
+	id->cgs = nw;
+	id->st.dropped += gone;
+	return gone;
+}
+
+/* What a walk found, collected without the lock: then merged under it. */
+struct walk_out {
+	struct found {
+		uint64_t ino;
+		uint32_t uid;
+		uint32_t path; /* offset in paths */
+	} *v;
+	size_t n, cap, visits;
+	struct sbuf paths;
+	bool cut; /* stopped at MAX_VISITS (or could not start): what it missed may still be there */
+};
+
+static void found_add(struct walk_out *w, uint64_t ino, uint32_t uid, const char *rel)
+{
+	if (w->n == w->cap) {
+		size_t cap = w->cap ? 2 * w->cap : 1024;
+		struct found *v = realloc(w->v, cap * sizeof(*v));
+
+		if (!v) {
+			w->cut = true; /* a partial list drops nothing */
+			return;
+		}
+		w->v = v;
+		w->cap = cap;
+	}
+	w->v[w->n].ino = ino;
+	w->v[w->n].uid = uid;
+	w->v[w->n].path = (uint32_t)w->paths.len;
+	sbuf_adds(&w->paths, rel);
+	sbuf_addc(&w->paths, '\0');
+	w->n++;
+}
+
+/* Walks @dir (@rel: its path under the root) into @w. Without the identity's lock: a walk of a
+ * mount a user filled (65,536 cgroups: seconds on a loaded machine) holds up no sample. */
+static void scan_dir(struct walk_out *w, int dfd, char *rel, size_t rlen, int depth)
 {
 	DIR *d;
 	struct dirent *de;
@@ -432,11 +542,16 @@ static void scan_dir(struct identity *id, int dfd, char *rel, size_t rlen, int d
 		close(dfd);
 		return;
 	}
-	while ((de = readdir(d)) && id->nr_cgs < MAX_CGROUPS) {
+	while ((de = readdir(d))) {
 		size_t n;
 
 		if (de->d_type != DT_DIR || !strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
+		if (w->visits >= MAX_VISITS) {
+			w->cut = true;
+			break;
+		}
+		w->visits++;
 		n = strlen(de->d_name);
 		if (rlen + 1 + n >= IDENTITY_PATH_MAX)
 			continue;
@@ -449,9 +564,9 @@ static void scan_dir(struct identity *id, int dfd, char *rel, size_t rlen, int d
 		}
 		rel[rlen] = '/';
 		memcpy(rel + rlen + 1, de->d_name, n + 1);
-		cg_add(id, (uint64_t)st.st_ino, rel);
+		found_add(w, (uint64_t)st.st_ino, st.st_uid, rel);
 		if (depth < MAX_DEPTH)
-			scan_dir(id, fd, rel, rlen + 1 + n, depth + 1);
+			scan_dir(w, fd, rel, rlen + 1 + n, depth + 1);
 		else
 			close(fd);
 		rel[rlen] = '\0';
@@ -459,20 +574,51 @@ static void scan_dir(struct identity *id, int dfd, char *rel, size_t rlen, int d
 	closedir(d);
 }
 
+/* A walk of the mount, then merged: the cgroups it did not find are dropped (when it saw
+ * everything), then what found no room before that is added. One walk at a time (walk_lock);
+ * the identity's lock only for the merge. */
 static void scan(struct identity *id)
 {
+	struct walk_out w = { .paths = SBUF_INIT };
 	char rel[IDENTITY_PATH_MAX] = "";
 	struct stat st;
+	size_t i;
 	int fd;
 
-	id->last_scan_ns = mono_ns();
-	id->st.scans++;
-	fd = open(id->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
+	pthread_mutex_lock(&id->walk_lock);
+	pthread_mutex_lock(&id->lock);
+	if (id->last_scan_ns && mono_ns() - id->last_scan_ns < SCAN_EVERY_NS) {
+		/* another thread's walk just ended */
+		pthread_mutex_unlock(&id->lock);
+		pthread_mutex_unlock(&id->walk_lock);
 		return;
-	if (!fstat(fd, &st))
-		cg_add(id, (uint64_t)st.st_ino, "/");
-	scan_dir(id, fd, rel, 0, 0);
+	}
+	id->st.scans++;
+	pthread_mutex_unlock(&id->lock);
+	fd = open(id->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		w.cut = true; /* nothing known: nothing dropped */
+	} else {
+		if (!fstat(fd, &st))
+			found_add(&w, (uint64_t)st.st_ino, 0, "/");
+		scan_dir(&w, fd, rel, 0, 0);
+	}
+	pthread_mutex_lock(&id->lock);
+	id->last_scan_ns = mono_ns(); /* from the walk's end: a long walk is not run back to back */
+	id->walk++;
+	id->refused_now = 0;
+	for (i = 0; i < w.n; i++)
+		cg_add(id, w.v[i].ino, w.paths.buf + w.v[i].path, w.v[i].uid);
+	if (!w.cut && cg_sweep(id) && id->refused_now) {
+		id->st.refused -= id->refused_now; /* counted again if still so */
+		id->refused_now = 0;
+		for (i = 0; i < w.n; i++)
+			cg_add(id, w.v[i].ino, w.paths.buf + w.v[i].path, w.v[i].uid);
+	}
+	pthread_mutex_unlock(&id->lock);
+	pthread_mutex_unlock(&id->walk_lock);
+	free(w.v);
+	sbuf_fini(&w.paths);
 }
 
 bool identity__lookup(struct identity *id, uint64_t cgroup_id, struct workload *ret,
@@ -487,7 +633,9 @@ bool identity__lookup(struct identity *id, uint64_t cgroup_id, struct workload *
 	pthread_mutex_lock(&id->lock);
 	j = cg_slot(id, cgroup_id);
 	if (!id->cgs[j].id && may_scan && mono_ns() - id->last_scan_ns >= SCAN_EVERY_NS) {
+		pthread_mutex_unlock(&id->lock);
 		scan(id);
+		pthread_mutex_lock(&id->lock);
 		j = cg_slot(id, cgroup_id);
 		if (!id->cgs[j].id)
 			id->st.unknown++;
@@ -501,10 +649,13 @@ bool identity__lookup(struct identity *id, uint64_t cgroup_id, struct workload *
 
 void identity__refresh(struct identity *id)
 {
+	bool due;
+
 	pthread_mutex_lock(&id->lock);
-	if (mono_ns() - id->last_scan_ns >= SCAN_EVERY_NS)
-		scan(id);
+	due = mono_ns() - id->last_scan_ns >= SCAN_EVERY_NS;
 	pthread_mutex_unlock(&id->lock);
+	if (due)
+		scan(id);
 }
 
 /* --- processes ---------------------------------------------------------------------------- */
@@ -781,6 +932,7 @@ struct identity *identity__new(const char *cgroup_root, const char *rules)
 	if (!id)
 		return NULL;
 	pthread_mutex_init(&id->lock, NULL);
+	pthread_mutex_init(&id->walk_lock, NULL);
 	if (cgroup_root)
 		snprintf(id->root, sizeof(id->root), "%s", cgroup_root);
 	else
@@ -815,6 +967,7 @@ void identity__free(struct identity *id)
 	free(id->procs);
 	while (id->nr_regexes)
 		ember_regex__free(id->regexes[--id->nr_regexes].re);
+	pthread_mutex_destroy(&id->walk_lock);
 	pthread_mutex_destroy(&id->lock);
 	free(id);
 }

@@ -709,6 +709,8 @@ void offcpu_sink__stats(const struct offcpu_sink *k, struct offcpu_sink_stats *r
 			continue;
 		store__stats(stores[i], &st);
 		ret->clamped += st.clamped;
+		ret->bytes += st.bytes;
+		ret->max_bytes += st.max_bytes;
 	}
 }
 
@@ -724,9 +726,11 @@ int offcpu_sink__from_config(const struct ember_config *c, const struct strtab *
 	r = offcpu_opts_from_config(c, ret_opts, err, errlen);
 	if (r || !ret_opts->enabled)
 		return r;
-	off = store__new(c->retention_s, c->offcpu_memory_bytes);
-	wake = store__new(c->retention_s, c->offcpu_memory_bytes);
-	chain = store__new(c->retention_s, c->offcpu_memory_bytes);
+	/* one offcpu.memory_limit for the three: each took all of it (3 x 64 MiB by default, which
+	 * no figure showed); the blocked stacks half, the wakers and the chains a quarter each */
+	off = store__new(c->retention_s, c->offcpu_memory_bytes / 2);
+	wake = store__new(c->retention_s, c->offcpu_memory_bytes / 4);
+	chain = store__new(c->retention_s, c->offcpu_memory_bytes / 4);
 	k = off && wake && chain ? offcpu_sink__new(off, names, ret_opts->quantum_ns) : NULL;
 	if (!k) {
 		store__free(off);

@@ -16,5 +16,10 @@ const struct counter_desc offcpu_sink_counters[] = {
 	{ .key = "chain_nowaker_quanta", U64(chain_nowaker) },
 	{ .key = "chain_dropped_quanta", U64(chain_dropped) },
 	{ .key = "clamped_quanta", U64(clamped) },
+	{ .key = "bytes", U64(bytes), .unit = "bytes", .metric = "ember_offcpu_store_bytes",
+	  .type = COUNTER_GAUGE, .help = "Memory of the three off-CPU stores" },
+	{ .key = "memory_limit", U64(max_bytes), .unit = "bytes",
+	  .metric = "ember_offcpu_store_max_bytes", .type = COUNTER_GAUGE,
+	  .help = "offcpu.memory_limit: the three off-CPU stores' one bound" },
 };
 const size_t offcpu_sink_counters_n = COUNTERS_N(offcpu_sink_counters);

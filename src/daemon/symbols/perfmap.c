@@ -26,6 +26,7 @@ struct perfmap {
 	uint32_t seq;
 	uint64_t max_size;	/* the largest symbol: bounds the backwards walk in lookup */
 	size_t max_entries;	/* 0: no bound */
+	size_t max_bytes;	/* of entries and names; 0: no bound */
 	bool defer_sort, unsorted; /* perfmap__defer_sort(): adds not sorted in yet */
 };
 
@@ -47,6 +48,16 @@ void perfmap__defer_sort(struct perfmap *pm, bool defer)
 void perfmap__set_max_entries(struct perfmap *pm, size_t max)
 {
 	pm->max_entries = max;
+}
+
+void perfmap__set_max_bytes(struct perfmap *pm, size_t max)
+{
+	pm->max_bytes = max;
+}
+
+size_t perfmap__data_bytes(const struct perfmap *pm)
+{
+	return pm->n * sizeof(*pm->syms) + pm->names_len;
 }
 
 static int fail(struct parse_error *reterr, const char *line, const char *p, const char *reason)
@@ -147,6 +158,12 @@ int perfmap__add_text(struct perfmap *pm, const char *text, size_t len, size_t *
 		if (nl == p || perfmap_parse_line(p, (size_t)(nl - p), &e, NULL)) {
 			if (nl != p)
 				bad++;
+			p = nl + 1;
+			continue;
+		}
+		if (pm->max_bytes &&
+		    perfmap__data_bytes(pm) + sizeof(*pm->syms) + e.name_len + 1 > pm->max_bytes) {
+			full = true; /* consumed, not added */
 			p = nl + 1;
 			continue;
 		}

@@ -97,7 +97,7 @@ void sym_perfmap_refresh(struct symbolizer *s, struct proc *p)
 	enum pm_state err_state = PM_OK;
 	struct stat st;
 	uint64_t want;
-	size_t before;
+	size_t before, before_bytes;
 	ssize_t r;
 	int fd;
 
@@ -131,8 +131,10 @@ void sym_perfmap_refresh(struct symbolizer *s, struct proc *p)
 	}
 	if ((uint64_t)st.st_size < p->pm_used) {
 		/* rewritten from scratch: start over */
-		if (p->pm)
+		if (p->pm) {
 			s->stats.perfmap_symbols -= perfmap__count(p->pm);
+			s->stats.perfmap_bytes -= perfmap__data_bytes(p->pm);
+		}
 		perfmap__free(p->pm);
 		p->pm = NULL;
 		p->pm_used = 0;
@@ -156,6 +158,16 @@ void sym_perfmap_refresh(struct symbolizer *s, struct proc *p)
 							? (n ? n : 1)
 							: s->o.max_perfmap_entries - others);
 	}
+	/* the same in bytes, and one process at most half of them: the others keep room */
+	if (s->o.max_perfmap_memory) {
+		uint64_t mine = perfmap__data_bytes(p->pm), others = s->stats.perfmap_bytes - mine;
+		uint64_t room = others >= s->o.max_perfmap_memory ? 0
+								  : s->o.max_perfmap_memory - others;
+
+		if (room > s->o.max_perfmap_memory / 2)
+			room = s->o.max_perfmap_memory / 2;
+		perfmap__set_max_bytes(p->pm, room > mine ? room : (mine ? mine : 1));
+	}
 	want = (uint64_t)st.st_size - p->pm_used;
 	if (want == 0) {
 		pm_state(s, p, PM_OK);
@@ -176,6 +188,7 @@ void sym_perfmap_refresh(struct symbolizer *s, struct proc *p)
 	 * a time: memory is the table's, never the file's size again in a buffer.
 	 */
 	before = perfmap__count(p->pm);
+	before_bytes = perfmap__data_bytes(p->pm);
 	perfmap__defer_sort(p->pm, true); /* one sort for every chunk */
 	while (want) {
 		size_t ask = want < PERFMAP_CHUNK ? (size_t)want : PERFMAP_CHUNK, used = 0;
@@ -199,8 +212,10 @@ void sym_perfmap_refresh(struct symbolizer *s, struct proc *p)
 		err = perfmap__add_text(p->pm, s->buf, used, &consumed, &bad);
 		s->stats.perfmap_bad_lines += bad;
 		if (err == -E2BIG) {
-			err_state = PM_TOO_BIG; /* symbols.max_perfmap_entries */
-			p->pm_used += used;
+			err_state = PM_TOO_BIG; /* max_perfmap_entries or max_perfmap_memory */
+			/* the rest of what fstat promised is skipped unread: read, it would be skipped
+			 * line by line at each look (12 maps of 63 MiB kept the worker busy) */
+			p->pm_used = (uint64_t)st.st_size;
 			break;
 		}
 		if (err < 0) {
@@ -222,6 +237,7 @@ void sym_perfmap_refresh(struct symbolizer *s, struct proc *p)
 	if (perfmap__count(p->pm) != before || err_state == PM_TOO_BIG) {
 		p->version = ++s->version_seq;
 		s->stats.perfmap_symbols += perfmap__count(p->pm) - before;
+		s->stats.perfmap_bytes += perfmap__data_bytes(p->pm) - before_bytes;
 		s->stats.perfmap_loads++;
 	}
 	if (err_state != PM_OK) {

@@ -272,8 +272,10 @@ static void proc_free(struct symbolizer *s, struct proc *p)
 {
 	if (!p)
 		return;
-	if (p->pm)
+	if (p->pm) {
 		s->stats.perfmap_symbols -= perfmap__count(p->pm);
+		s->stats.perfmap_bytes -= perfmap__data_bytes(p->pm);
+	}
 	proc_maps__put(p->snap);
 	free(p->maps);
 	free(p->paths);

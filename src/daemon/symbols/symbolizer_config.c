@@ -17,6 +17,7 @@ void symbolizer_opts_from_config(const struct ember_config *c, struct symbolizer
 	yo->max_perfmap_bytes = c->max_perfmap_bytes;
 	yo->max_symbols = c->max_symbols;
 	yo->max_perfmap_entries = c->max_perfmap_entries;
+	yo->max_perfmap_memory = c->max_perfmap_memory;
 	yo->max_image_bytes = c->max_image_bytes;
 	yo->max_section_bytes = c->max_section_bytes;
 }

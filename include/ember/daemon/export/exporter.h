@@ -73,6 +73,7 @@ struct exporter_stats {
 	uint64_t failed[EXPORT_FAILS];	/* attempts that failed, by reason */
 	uint64_t retries;
 	uint64_t splits;		/* 413: a message split in two */
+	uint64_t bodies_cut;		/* answers whose body passed 64 KiB: not read further */
 	uint64_t queued, queued_bytes, queued_samples; /* gauges */
 	uint64_t dropped, dropped_samples; /* batches dropped (queue full, rejected) */
 	uint64_t last_success_ns;	/* Unix ns; 0: never */

@@ -130,6 +130,9 @@ struct identity_stats {
 	uint64_t proc_events;	/* execs and exits noted */
 	uint64_t stale;		/* samples of an image before an exec, whose executable is unknown */
 	uint64_t regex_errors;	/* export.service_regex matches stopped by a limit */
+	uint64_t dropped;	/* cgroups a walk no longer found (removed): forgotten */
+	uint64_t refused;	/* cgroups found with no room: the table full, or their owner's
+				 * share (a quarter of it for each user but root) */
 };
 /* ... described once (exporter_counters.c, core/base/counters.h): "export.identity" */
 extern const struct counter_desc identity_counters[];

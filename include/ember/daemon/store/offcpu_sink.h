@@ -65,6 +65,8 @@ struct offcpu_sink_stats {
 	uint64_t chain_dropped;			/* wakers or wakees not joined, wakers dropped */
 	uint64_t clamped;			/* quanta whose time the three stores moved forward
 						   to a chunk base (store_stats.clamped, summed) */
+	uint64_t bytes, max_bytes;		/* the three stores' memory, and their one bound
+						   (offcpu.memory_limit: 1/2, 1/4, 1/4) */
 };
 void offcpu_sink__stats(const struct offcpu_sink *k, struct offcpu_sink_stats *ret);
 /* struct offcpu_sink_stats described once (offcpu_sink_counters.c, core/base/counters.h) */
@@ -79,8 +81,8 @@ void offcpu_sink__set_chain_depth(struct offcpu_sink *k, unsigned int depth);
 
 /*
  * [offcpu] from @c: *@ret_opts for the sampler (off: zeroed, *@ret_sink NULL, returns 0); on,
- * *@ret_sink is a sink that owns its three stores (off-CPU, wakers, chain; each with
- * offcpu.memory_limit and store.retention), freed with offcpu_sink__free(). @names: the
+ * *@ret_sink is a sink that owns its three stores (off-CPU, wakers, chain; each sharing
+ * offcpu.memory_limit, a half and two quarters, and store.retention), freed with offcpu_sink__free(). @names: the
  * ingest's, borrowed. 0, or -EINVAL / -ENOMEM with the reason in @err.
  */
 int offcpu_sink__from_config(const struct ember_config *c, const struct strtab *names,

@@ -41,8 +41,8 @@ void perfmap__free(struct perfmap *pm); /* NULL is a no-op */
  * Adds the complete lines of @text[0..len): everything up to and including the last '\n'. Sets
  * *@ret_used to the bytes consumed (the caller feeds the rest again once it is complete) and adds
  * malformed lines to *@ret_bad (may be NULL). Returns 0 or -ENOMEM (the table keeps what it had),
- * or -E2BIG once the table holds perfmap__set_max_entries()'s bound: the lines past it are
- * consumed, not added.
+ * or -E2BIG once the table holds perfmap__set_max_entries()'s bound or
+ * perfmap__set_max_bytes()'s: the lines past it are consumed, not added.
  */
 int perfmap__add_text(struct perfmap *pm, const char *text, size_t len, size_t *ret_used,
 		      unsigned long *ret_bad);
@@ -61,6 +61,11 @@ void perfmap__defer_sort(struct perfmap *pm, bool defer);
 
 /* At most @max entries (0: no bound); a process sizes its perf map. */
 void perfmap__set_max_entries(struct perfmap *pm, size_t max);
+/* At most @max bytes of entries and names (perfmap__data_bytes(); 0: no bound): names of 4000
+ * bytes made 247,500 entries, under an entry bound, hold 1 GB. */
+void perfmap__set_max_bytes(struct perfmap *pm, size_t max);
+/* The bytes its entries and names use (what perfmap__set_max_bytes() bounds) */
+size_t perfmap__data_bytes(const struct perfmap *pm);
 
 size_t perfmap__count(const struct perfmap *pm);
 size_t perfmap__mem_bytes(const struct perfmap *pm);

@@ -67,6 +67,7 @@ struct symbolizer_opts {
 	size_t max_perfmap_bytes; /* larger perf-map files are skipped (counted); 0: 64 MiB */
 	uint64_t max_symbols;	  /* entries of one ELF symbol table; more: refused; 0: no bound */
 	uint64_t max_perfmap_entries; /* all processes' perf maps; the rest is skipped; 0: none */
+	uint64_t max_perfmap_memory;  /* ... their entries and names in bytes; one process half */
 	uint64_t max_image_bytes; /* all ELF images' symbols; least recently used go; 0: no bound */
 	uint64_t max_section_bytes; /* an ELF section read (inflated); more: refused; 0: none */
 	struct dbgfetch *fetch;	  /* debuginfod (borrowed; NULL: none): the debug file of a
@@ -161,6 +162,7 @@ struct symbolizer_stats {
 
 	uint64_t perfmap_loads;		/* perf-map files read (first time or because they grew) */
 	uint64_t perfmap_symbols;	/* gauge: JIT symbols held */
+	uint64_t perfmap_bytes;		/* gauge: ... their entries and names, bytes */
 	uint64_t perfmap_bad_lines;	/* malformed lines skipped */
 	uint64_t perfmap_skip_missing;	/* no perf map for a process that has an anon exec area */
 	uint64_t perfmap_skip_not_regular; /* FIFO, device, /dev/zero symlink... skipped */

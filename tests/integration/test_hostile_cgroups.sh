@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Cgroup churn: a subtree of the cgroup2 mount is delegated to nobody (the directory and its
+# cgroup.procs, cgroup.threads and cgroup.subtree_control chowned, as systemd delegates to a
+# user), who makes 65,536 cgroups in it and removes them, twice, while a root burner runs and
+# API queries by container make emberd walk the mount. Then a new container (a root-owned
+# docker-<id>.scope with a burner in it) is named: its samples carry its container id
+# (`container=`). Its cgroups take at most a quarter of the identity table while they exist
+# (export.identity.cgroups_refused), and are dropped once gone (cgroups_dropped). Before: the
+# table stayed full until restart, a new container's samples got no container.
+. "$(dirname "$0")/../lib.sh"
+require_live_emberd
+W=$OUTPUT/workloads
+[ -x "$W/burn" ] || skip_all "workloads not built"
+for t in setpriv python3; do command -v $t >/dev/null || skip_all "no $t"; done
+CG=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+[ -n "$CG" ] && [ -w "$CG" ] || skip_all "no writable cgroup2 mount"
+. "$(dirname "$0")/faults.sh"
+. "$(dirname "$0")/hostile2.sh"
+att_dir
+SUB=$CG/ember-hostile-$$
+CID=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
+CTR=$CG/ember-ctr-$$/docker-$CID.scope
+cleanup_cg() {
+	local d
+	for d in "$CTR" "$CG/ember-ctr-$$"; do
+		[ -d "$d" ] && { cat "$d/cgroup.procs" 2>/dev/null | while read -r p; do echo "$p" >"$CG/cgroup.procs"; done; rmdir "$d"; }
+	done
+	[ -d "$SUB" ] && { find "$SUB" -mindepth 1 -depth -type d -exec rmdir {} + 2>/dev/null; rmdir "$SUB"; }
+}
+trap 'stop_all; cleanup_cg; rm -rf "$ATT"; cleanup_tmp' EXIT
+
+mkdir "$SUB"
+chown 65534:65534 "$SUB" "$SUB/cgroup.procs" "$SUB/cgroup.threads" "$SUB/cgroup.subtree_control"
+cat >"$ATT/churn.py" <<'PY'
+import os, sys
+root, n, rounds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+for r in range(rounds):
+    for i in range(n):
+        os.mkdir("%s/c%d" % (root, i))
+    print("made", n, flush=True)
+    sys.stdin.readline()  # the test walks meanwhile
+    for i in range(n):
+        os.rmdir("%s/c%d" % (root, i))
+    print("removed", n, flush=True)
+PY
+chown -R 65534:65534 "$ATT"
+
+# the identity's counters are shown with an exporter: one, to a receiver that takes all
+mkdir "$TMP/rx"
+RPORT=$(free_port)
+python3 "$(dirname "$0")/export_receiver.py" "$RPORT" "$TMP/rx" &
+PIDS+=($!)
+burn_start 240
+emberd_serve --frequency 99 -o sampling.tick_ms=250 \
+	-o "export.otlp_endpoint=http://127.0.0.1:$RPORT" -o export.otlp_interval=2s ||
+	{ not_ok "emberd starts"; done_testing; }
+ok "emberd starts"
+idstat() { stat_json "d['export']['identity']['$1']"; }
+walk() { curl -sf -m 30 -o /dev/null -w "# a walk by group_by=container: %{time_total} s\n" "$URL/api/v1/folded?from=-2s&group_by=container"; }
+sleep 3
+walk
+mem_base
+watch_start
+coproc CHURN { "${AS_NOBODY[@]}" "$PY_NOBODY" "$ATT/churn.py" "$SUB" 65536 2; }
+for round in 1 2; do
+	read -r what n <&"${CHURN[0]}"
+	echo "# round $round: nobody $what $n cgroups ($(date +%T.%N))"
+	sleep 1.1
+	walk # a walk while they exist
+	[ $round = 1 ] && { c1=$(idstat cgroups) r1=$(idstat cgroups_refused); }
+	echo >&"${CHURN[1]}"
+	read -r what n <&"${CHURN[0]}"
+	echo "# round $round: nobody $what $n cgroups"
+done
+check "nobody made and removed 65,536 cgroups twice in its delegated subtree" test "$what $n" = "removed 65536"
+check "its cgroups took at most a quarter of the table ($c1 known), the rest refused, counted ($r1)" \
+	test "$c1" -le $((16384 + 1000)) -a "$r1" -ge $((65536 - 16384))
+
+# a new container, root's
+mkdir -p "$CTR"
+sh -c "echo \$\$ >'$CTR/cgroup.procs'; exec '$W/burn' 8" >/dev/null &
+CB=$!
+PIDS+=($CB)
+sleep 4
+n=0
+for _ in $(seq 10); do
+	n=$(curl -sf "$URL/api/v1/folded?from=-4s&container=${CID:0:12}" | awk '{ s += $NF } END { print s + 0 }')
+	[ "$n" -gt 0 ] && break
+	sleep 1
+done
+check "a new container after the churn: its samples carry its container id ($n samples)" test "$n" -gt 0
+check "the gone cgroups were dropped, counted ($(idstat cgroups_dropped))" test "$(idstat cgroups_dropped)" -ge 16384
+wait "$CB" 2>/dev/null
+watch_stop
+[ -n "${DEBUG_WATCH:-}" ] && sed 's/^/# watch /' "$TMP/watch"
+bounds_check "65,536 cgroups made and removed"
+mem_back_check "the churn over"
+emberd_stop_check "after the churn"
+done_testing
