@@ -77,7 +77,7 @@ check "200 + 2 GiB: requests accepted ($(($(ex "['requests']") - r0))), their bo
 
 kill "$RX"
 wait "$RX" 2>/dev/null
-mem_back_check "the receiver gone"
+mem_back_report "the receiver gone"
 
 emberd_stop_check "after the receiver"
 done_testing
