@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * Off-CPU events (issue 30), included once by sampler.bpf.c: they share its ring buffer, its
+ * Off-CPU events, included once by sampler.bpf.c: they share its ring buffer, its
  * per-CPU record scratch and its user stack walkers (unwind.bpf.h, python.bpf.h).
  *
  * At sched_switch the thread leaving the CPU (still `current`) has its switch-out time and state

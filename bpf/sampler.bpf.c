@@ -19,7 +19,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #define EFAULT 14
 #define ENOMEM 12
 
-/* issue 21: the sampled thread's Python frames, stored with its user stack by walk_user() */
+/* the sampled thread's Python frames, stored with its user stack by walk_user() */
 #include "python.bpf.h"
 #include "unwind.bpf.h"
 
@@ -35,7 +35,7 @@ const volatile __u64 ring_half = 1 << 19;
 /* Bumped by each exec notification: invalidates the per-CPU "last pid" shortcut below. */
 __u32 exec_seq = 0;
 /*
- * issue 26: exec records wake userspace at most once per this window (0: each one); the others
+ * exec records wake userspace at most once per this window (0: each one); the others
  * wait for the drain, which reads the ring when the window that held them is over
  * (sampler.c: an exec is handed to the worker this long after it happened, with its exit if it
  * came meanwhile: then nothing is read for it).
@@ -95,7 +95,7 @@ static __always_inline void count_err(__s32 err, __u64 *efault, __u64 *other)
  * for kernels without bpf_loop() (< 5.17): do_sample_fp holds no call to the walker, so none of
  * its bpf_loop() callbacks is linked into it.
  */
-/* issue 30 (offcpu.bpf.h, included below): user-mode preemption recorded at the next sample */
+/* off-CPU (offcpu.bpf.h, included below): user-mode preemption recorded at the next sample */
 static __always_inline void offcpu_sample(struct ember_sample_buf *b, __u32 nw);
 
 /* memio.bpf.h: a page-fault sample's budget (the faulting process's records per second) */
@@ -280,7 +280,7 @@ int do_sample_fp(struct bpf_perf_event_data *ctx)
 	return sample(ctx, false, EMBER_KIND_CPU, 0);
 }
 
-/* issue 30: off-CPU events, through the same ring, scratch and walkers */
+/* off-CPU events, through the same ring, scratch and walkers */
 #include "offcpu.bpf.h"
 /* memory and I/O events: page faults, vm growth, block I/O, malloc */
 #include "memio.bpf.h"
@@ -314,7 +314,7 @@ static __always_inline void tell(__u32 pid, __u32 kind, __u64 wake, __u64 time_n
 }
 
 /*
- * exec of any process (issue 26: the process tracker knows every process from its first
+ * exec of any process (the process tracker knows every process from its first
  * instruction, and lists its new image for the walker before its first sample). A process sampled
  * before is forgotten here (its next sample wakes userspace as a new process's); userspace is
  * told within exec_batch_ns, so that a process that lives a few milliseconds is walked with its
@@ -352,7 +352,7 @@ int on_exec(void *ctx)
 }
 
 /*
- * A new process by fork (issue 26 item 2): a forking server's worker runs its parent's image, so
+ * A new process by fork: a forking server's worker runs its parent's image, so
  * it is listed for the walker here with a copy of its parent's list, from its first instruction,
  * and userspace adopts that list (the same tables) without reading /proc. A
  * new thread (tgid != pid) is not a new process. Wakes userspace as an exec does (once per
@@ -413,8 +413,8 @@ int on_exit(void *ctx)
 	__u64 id = bpf_get_current_pid_tgid(), now;
 	__u32 pid = id >> 32;
 
-	python_thread_exit((__u32)id); /* issue 21: its cached Python thread state goes */
-	offcpu_thread_exit((__u32)id); /* issue 30: its off-CPU slot */
+	python_thread_exit((__u32)id); /* its cached Python thread state goes */
+	offcpu_thread_exit((__u32)id); /* its off-CPU slot */
 	if ((__u32)id != pid || (target_pid && pid != target_pid))
 		return 0; /* another thread: the process lives on; or not a capture's process */
 	/* sampled: a CPU's "last pid" may be this one: make them ask "seen" again */

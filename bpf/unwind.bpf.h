@@ -444,7 +444,7 @@ static __always_inline int walk_user(__u32 pid, const __u64 *regs, bool regs_ker
 		return -EFAULT;
 	w.st->nr = 0;
 	w.st->flags = 0;
-	/* issue 21: a Python thread's frames first, at the top of ips; the native walk below */
+	/* a Python thread's frames first, at the top of ips; the native walk below */
 	w.max = EMBER_MAX_STACK_DEPTH - python_walk(pid, w.st, &w.hash);
 	w.proc = bpf_map_lookup_elem(&unwind_procs, &pid);
 	if (!w.proc)

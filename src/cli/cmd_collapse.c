@@ -52,7 +52,7 @@ static void collapse_usage(FILE *f)
 /*
  * Frames perf left unresolved ("[libfoo.so]": its "[unknown] (/path/libfoo.so)"; "[unknown]"),
  * summed per name over the stacks that hold them (once per stack), the largest few said with
- * their share and what would name them (issue 28: "47 % unresolved" said no more).
+ * their share and what would name them ("47 % unresolved" said no more).
  */
 #define UNRES_NAMES 64
 

@@ -388,7 +388,7 @@ int cmd_flamegraph(int argc, char **argv)
 		uint64_t period_ns = 0;
 
 		/* perf's periods summed are CPU time: labelled as samples they read 10101010x
-		 * too many (issue 28) */
+		 * too many */
 		if (folded_guess_unit(p, &period_ns) == FOLDED_UNIT_NS) {
 			o.counts_ns = true;
 			log_info("'%s': every count is a multiple of %" PRIu64 " ns (perf's cpu-clock "

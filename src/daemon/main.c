@@ -101,7 +101,7 @@ static int sampling_setup(struct emberd *d)
 	if (!d->sink)
 		return log_errno(-errno, "cannot create the store's sink");
 	r = offcpu_sink__from_config(&d->cfg, d->sym_st, &so.offcpu, &d->offcpu_sink, err,
-				     sizeof(err)); /* issue 30 */
+				     sizeof(err));
 	if (r)
 		return log_errno(r, "[offcpu]: %s", err);
 	if (d->cfg.pmc && sampler_pmc_probe(err, sizeof(err)) != 1) {
@@ -160,7 +160,7 @@ static int sampling_setup(struct emberd *d)
 static void emberd_fini(struct emberd *d)
 {
 	workq__free(d->wq); /* first: the worker uses everything below */
-	/* HTTP: stop the server here, before the store goes (issue 7). */
+	/* HTTP: stop the server here, before the store goes. */
 	http_server__free(d->http);
 	d->http = NULL;
 	exporter__free(d->exporter); /* its thread reads the store */
@@ -200,7 +200,7 @@ int main(int argc, char **argv)
 
 	log_set_prog("emberd");
 	ember_config_init(&d.cfg);
-	/* --replay FILE...: serve recorded profiles (issue 7); taken out before getopt sees it */
+	/* --replay FILE...: serve recorded profiles; taken out before getopt sees it */
 	d.nr_replay_files = replay_args_extract(&argc, argv, &d.replay_files);
 	if (d.nr_replay_files < 0) {
 		log_error("--replay needs at least one file (perf script text or ember-samples)");

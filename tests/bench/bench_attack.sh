@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The long variants of issue 20's attack tests (part of `make soak`): the connection floods
+# The long variants of the HTTP attack tests (part of `make soak`): the connection floods
 # (2000 idle, 70 slow-loris, 70 half-open TLS: /healthz probed all along) and the samples
 # readers at 999 Hz, each for ATTACK_SECONDS (default 300) instead of ~15 s. Same checks and
 # bounds as tests/integration/test_attack_conn.sh and test_attack_store.sh (needs root for the

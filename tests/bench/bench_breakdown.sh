@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Where emberd's own CPU goes on bench_hostmix.sh's host mix (issue 26 "measure first"): emberd
+# Where emberd's own CPU goes on bench_hostmix.sh's host mix (measure first): emberd
 # at 99 Hz over the mix (xz, a gzip loop, python3.11, perl, node, ls/sed 20 times a second),
 # `perf record --call-graph dwarf` of emberd alone for DUR s after a 4 s start, then the share of
 # emberd's samples under each phase (a sample counts for every phase on its stack, so nested

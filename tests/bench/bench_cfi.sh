@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Unwind-table benchmark (issue 19): for libc, python3.11, the largest binary on the machine
+# Unwind-table benchmark: for libc, python3.11, the largest binary on the machine
 # (chromium) and the largest .eh_frame found (gcc's lto1 here), tests/bench/bench_cfi.c builds
 # the table (cfi_table__open: file opened, CFI read and compiled) and looks up each row's first
 # address and one inside it, in the table and with libdw's dwarf_cfi_addrframe (what unwinding

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# What process churn costs emberd (issue 26): two CPU burners, then the same burners with ~200
+# What process churn costs emberd: two CPU burners, then the same burners with ~200
 # short processes a second beside them (tests/workloads/spawn at a fixed rate: /bin/true, a small
 # C program of ours that spins 2 ms in main, and a shell pipeline), each phase for SECONDS at 99 Hz:
 #   - emberd's CPU (process user + sys from /proc, plus its BPF programs' run time from /metrics)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # emberd's CPU per new process, measured so that a busy shared host's own churn cancels out
-# (issue 26): PAIRS alternations of PHASE seconds without and with `spawn RATE /bin/true`, no
+#: PAIRS alternations of PHASE seconds without and with `spawn RATE /bin/true`, no
 # burners; per pair, (emberd CPU with - without) / (forks with - without), forks from the kernel's
 # counter (/proc/stat "processes", so other users' processes count in both halves alike); the
 # median and the quartiles of the pairs. emberd CPU is its process user + sys time plus its BPF

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-# emberd's work per new process (issue 26), counted rather than timed, so that a busy shared host
+# emberd's work per new process, counted rather than timed, so that a busy shared host
 # blurs it less than bench_exec.sh's CPU: three alternations of 3 s without and with
 # `spawn 300 3 /bin/true`; per pair, (with - without) / (forks with - without) of emberd's
 # voluntary context switches (its wake-ups, all threads), its CPU (us), the process tracker's

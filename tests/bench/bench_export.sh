@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The cost of [export] (issue 29): emberd samples a 2-thread burn at FREQ Hz and pushes OTLP
+# The cost of [export]: emberd samples a 2-thread burn at FREQ Hz and pushes OTLP
 # profiles at the default interval (10 s) to a local receiver (tests/integration/
 # export_receiver.py) for SECONDS. Reports the CPU of the exporter's thread ("emberd-export",
 # /proc/PID/task/TID/schedstat: store read, identity, encoding, gzip, sending) per exported

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Files opened, stat'ed and parsed per new process on bench_hostmix.sh's host mix (issue 26
-# item 1: "each new ELF file opened two or three times and elf_begin'd about five times"; one
+# Files opened, stat'ed and parsed per new process on bench_hostmix.sh's host mix (the
+# question was "each new ELF file opened two or three times and elf_begin'd about five times"; one
 # identity check per mapping): emberd at 99 Hz over the mix for DUR s after a 4 s start; over
 # that window, emberd's openat() and stat-family calls (newfstatat, statx, newfstat, newstat,
 # newlstat: the syscalls tracepoints), its elf_begin() calls (a uprobe on libelf), the mapped

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The cost of whole user stacks on a host-like mix (issue 19): Debian's xz and a gzip loop, its
+# The cost of whole user stacks on a host-like mix: Debian's xz and a gzip loop, its
 # python3.11, perl and node, and `ls`/`sed` started 20 times a second, for SECONDS at 99 Hz on
 # every CPU, three times over the same mix:
 #   A. emberd as shipped (user stacks walked with the unwind tables);

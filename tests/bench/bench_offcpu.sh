@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The cost of off-CPU events (issue 30): tests/workloads/pingpong (two threads passing a byte
+# The cost of off-CPU events: tests/workloads/pingpong (two threads passing a byte
 # over two pipes) at two rates, ~10k and ~100k context switches a second (SPIN_NS of busy work
 # per side and round: 90000 and 7000 here), for SECONDS each, REPS times, alternating:
 #   off     emberd with [offcpu] enabled = no (its on-CPU sampling only)

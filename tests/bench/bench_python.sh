@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# What Python frames (issue 21) cost emberd on a host mix with Python: emberd with
+# What Python frames cost emberd on a host mix with Python: emberd with
 # [python] enabled = yes and = no in turns (ROUNDS x), on the same mix running throughout:
 #   Python: Debian's python3.11 (pyburn shares), pyenv's python3.12 (a 3-thread pool) and
 #           python3.10 (C extensions), when present;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Unwind tables for every listed file vs for reached files only (issue 26 item 4): two emberd
+# Unwind tables for every listed file vs for reached files only: two emberd
 # builds side by side over bench_hostmix.sh's mix for DUR seconds (both see the same host, so a
 # shared VM's load falls on both alike), then each one's unwind counters, process CPU (from
 # /proc/PID/stat) and BPF run time (/metrics) per sample, and its exit line.

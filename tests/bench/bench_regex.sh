@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Regex benchmark (issue 20): emberd's comm= filter and ember merge --grep through the regex
+# Regex benchmark: emberd's comm= filter and ember merge --grep through the regex
 # module (PCRE2, interpreted and JIT), side by side with glibc's regcomp/regexec, which ember used
 # before: compile cost, ns per match on comm names, and the time to reach the match limit on
 # hostile patterns. tests/bench/bench_regex.c does the work; MATCHES per pattern and engine.

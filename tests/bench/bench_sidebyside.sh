@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Two emberds side by side over the same host-like mix for DUR s (issue 26): per emberd, samples,
+# Two emberds side by side over the same host-like mix for DUR s: per emberd, samples,
 # BPF time per run, process CPU per sample, bpf() calls (its own count and strace -c).
 # usage: bench_sidebyside.sh EMBERD_A EMBERD_B [DUR]   (root; strace)
 set -u

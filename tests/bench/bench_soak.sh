@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Soak (issue 11): emberd samples every CPU at 999 Hz for SOAK_SECONDS (default 300) while
+# Soak: emberd samples every CPU at 999 Hz for SOAK_SECONDS (default 300) while
 # one shell per CPU spawns CPU-heavy processes, 4 at a time (burn, 20 ms each: thousands of
 # processes) and wrk's CONNECTIONS (50) clients fetch every endpoint in turn. Reports samples
 # taken against the timer's expectation (999 x CPUs x seconds; >= 99%), drops by cause, HTTP
@@ -26,7 +26,7 @@ port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); pr
 URL=http://127.0.0.1:$port
 # Capacity for the clients, all from one address: by default emberd takes 32 connections per
 # address (then closes idle ones and gives busy ones only the cheap routes) and queues 16 renders
-# beyond the 2 running (then 503 + Retry-After: issue 20's bounds, tested by the attack tests);
+# beyond the 2 running (then 503 + Retry-After: the HTTP bounds, tested by the attack tests);
 # the soak measures the pipeline under sustained load within the configured capacity, so that
 # capacity holds every client.
 MALLOC_ARENA_MAX=${MALLOC_ARENA_MAX:-2} "$EMBERD" --listen "127.0.0.1:$port" -F 999 \

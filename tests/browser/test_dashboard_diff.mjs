@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The dashboard's differential view (issue 8) against a real emberd in replay mode (URL): with
+// The dashboard's differential view against a real emberd in replay mode (URL): with
 // range A and range B selected, the page states "X% elided" (the share computed from
 // /api/v1/diff.folded, $ELIDED_PCT), the result of the Hotelling test over windows, and a click
 // on the elided share draws the elided flame graph. Screenshots go to outDir.
@@ -32,7 +32,7 @@ try {
 	ok(String(nsig) === process.env.NSIG, 'the significant stacks are listed', `${nsig} vs ${process.env.NSIG}`);
 	await page.screenshot({ path: path.join(outDir, 'dashboard-diff-info.png'), fullPage: true });
 	// the frame under the cursor outlined, and its details at the cursor, in the differential view
-	// and in the elided one (issue 28)
+	// and in the elided one
 	const hoverCheck = async (view) => {
 		const f = await page.evaluate(() => {
 			const c = document.getElementById('flamegraph'), r = c.getBoundingClientRect();

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The dashboard's workload fields (issue 29): container=, service= and group_by= in the page's
+// The dashboard's workload fields: container=, service= and group_by= in the page's
 // requests and in what it draws; see test_dashboard_identity.sh.
 import path from 'path';
 import { launch, ok, finish, outDir } from './lib.mjs';

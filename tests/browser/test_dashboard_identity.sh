@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Issue 29: workload identity in the dashboard (root, BPF; test_dashboard_identity.mjs in
+# workload identity in the dashboard (root, BPF; test_dashboard_identity.mjs in
 # headless Chromium). Two burners: one in a cgroup shaped like docker's (DIR/docker/ID under the
 # cgroup2 mount), one outside named bz<pid> (a copy of burn). The page's container field (a
 # 12-digit prefix) keeps the container's samples in the heat map's and the flame graph's

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The dashboard's event selector (issue 30); see test_dashboard_offcpu.sh. PART=on: a live emberd
+// The dashboard's event selector; see test_dashboard_offcpu.sh. PART=on: a live emberd
 // with [offcpu] enabled, the blocker's window [FROM, TO) and its blocked time WANT (ms); PART=off:
 // a daemon without it.
 import path from 'path';

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The dashboard's event selector (issue 30), in headless Chromium against a live emberd with
+# The dashboard's event selector, in headless Chromium against a live emberd with
 # [offcpu] enabled (test_dashboard_offcpu.mjs): tests/workloads/offcpu runs 4 s (its thread
 # "blocker" blocks ~98 % of the time); with event "off-CPU (ms)" the heat map and the flame graph
 # of its window count milliseconds, the graph has the blocker's "[off-cpu S interruptible]"

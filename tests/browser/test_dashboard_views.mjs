@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The dashboard's heat map and flame graph as an on-call engineer reads them (issue 28), at
+// The dashboard's heat map and flame graph as an on-call engineer reads them, at
 // 1366x768; see test_dashboard_views.sh. PART=replay: a 30 min recording; PART=live: a live
 // emberd whose drain the file PAUSE pauses (EMBERD_TEST_PAUSE_DRAIN). Screenshots are decoded
 // (decodePng) and checked, not only saved.
@@ -308,7 +308,7 @@ async function live() {
 	ok(back && badge === 'live', 'drain resumed: the banner goes, "live" again', badge);
 }
 
-// "unresolved" explained (issue 28): a stripped copy of burn runs beside burn; the panel names its
+// "unresolved" explained: a stripped copy of burn runs beside burn; the panel names its
 // file, path and build-id, says it is stripped and what would name it, with its samples in the
 // flame graph shown; its frames' tooltips say why; burn itself (with symbols) is not listed
 async function unresolved(stripped) {

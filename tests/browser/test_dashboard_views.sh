@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The dashboard an on-call engineer reads (issue 28), in headless Chromium at 1366x768
+# The dashboard an on-call engineer reads, in headless Chromium at 1366x768
 # (test_dashboard_views.mjs):
 #  1. replay of a generated 30 min recording (ember-samples v1, no root): the heat map's y-axis in
 #     ms, clock labels and colour legend with counts; the newest column in view; a tooltip at the

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # The dependency rules of docs/architecture.md hold (make check-layering), and the rule fails a tree
-# that breaks them (issue 26: a walker that includes a naming header, a file stage that includes a
+# that breaks them (a walker that includes a naming header, a file stage that includes a
 # walker header).
 . "$(dirname "$0")/../lib.sh"
 check "module layering" "$SRCDIR/scripts/check-layering.sh"

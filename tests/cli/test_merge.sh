@@ -63,7 +63,7 @@ check "--strict names file:line" grep -q "$TMP/bad:2:" "$TMP/err"
 "$EMBER" merge "$TMP/nonexistent" >/dev/null 2>"$TMP/err"; st=$?
 check "missing file exits 2 naming it" [ $st -eq 2 ] && grep -q nonexistent "$TMP/err"
 
-# --grep/--exclude: the patterns of issue 20 exit 2 with the reason, at once, instead of crashing
+# --grep/--exclude: the hostile patterns exit 2 with the reason, at once, instead of crashing
 printf 'main;foo 1\n' >"$TMP/in"
 "$EMBER" merge -g '(|)(\1\1)*' "$TMP/in" >/dev/null 2>"$TMP/err"; st=$?
 check "a backreference exits 2" [ $st -eq 2 ]

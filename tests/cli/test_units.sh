@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# One unit everywhere (issue 28): `perf script` from Debian's perf prints each sample's period
+# One unit everywhere: `perf script` from Debian's perf prints each sample's period
 # (10101010 ns of cpu-clock at 99 Hz). `ember collapse` sums the periods byte for byte as
 # stackcollapse-perf.pl and says so; `--counts samples` counts samples; `ember convert --to pprof`
 # of such folded text writes cpu/nanoseconds = the sum and samples/count = the records;
@@ -50,7 +50,7 @@ check "collapse --counts samples says so" grep -q "counts are samples ($N)" "$TM
 "$EMBER" collapse --counts bogus "$TMP/perf.txt" >/dev/null 2>&1
 check "collapse --counts bogus: exit 2" [ $? -eq 2 ]
 
-# unresolved frames explained (issue 28): the share of samples under frames perf left unresolved,
+# unresolved frames explained: the share of samples under frames perf left unresolved,
 # per file, and what would name them; the folded output stays the script's
 python3 - "$TMP/unk.txt" <<'PY'
 import sys

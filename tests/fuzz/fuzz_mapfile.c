@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * libFuzzer target: the whole "open and parse a mapped file" path with a file that changes size
- * under the parser (issue 25, row 2). The input, past its first 4 bytes, is an ELF file in a
+ * under the parser. The input, past its first 4 bytes, is an ELF file in a
  * memfd that this process maps; it is opened the one way (mapfile_open through
  * /proc/self/map_files), then parsed by elfsym, cfi and the build-id reader while a thread cuts
  * the file to the size the first 4 bytes name and grows it back, over and over. Reads past the

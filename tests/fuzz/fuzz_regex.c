@@ -6,7 +6,7 @@
  * agree. Small patterns are also run through glibc's regcomp/regexec (the syntax ember keeps):
  * where both accept a pattern they must give the same answer, and ember may refuse only what
  * glibc refuses too, or backreferences and sizes. The oracle skips what makes glibc itself slow
- * or huge (backreferences, large counts: issue 20).
+ * or huge (backreferences, large counts).
  */
 #include <errno.h>
 #include <regex.h>

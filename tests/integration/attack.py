@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# Attack clients for tests/integration/test_attack_*.sh (issue 20), and the liveness prober that
+# Attack clients for tests/integration/test_attack_*.sh, and the liveness prober that
 # measures what they cost. Every attack runs for SECONDS and keeps its pressure up: a connection
 # the server closes is opened again.
 #

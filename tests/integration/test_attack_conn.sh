@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Attack (issue 20, item 4): floods of connections must not keep the liveness probe away.
+# Attack: floods of connections must not keep the liveness probe away.
 # emberd --replay (no root needed), plain HTTP and then TLS; each attack runs 12 s while a
 # prober (tests/integration/attack.py) opens a new connection for GET /healthz every 100 ms
 # from the same address as the attacker (127.0.0.1), so that per-address limits do not
@@ -12,7 +12,7 @@
 # leaves room for a loaded 2-CPU machine's scheduling; measured: medians 1-9 ms, max <= 56 ms).
 # /metrics answers during the flood; the connections closed are counted in /api/v1/stats and
 # /metrics; one slow-loris connection is closed after http.request_timeout (3 s here) although
-# it keeps sending bytes. Before issue 20: the 64 connection slots filled and /healthz went
+# it keeps sending bytes. Before these bounds: the 64 connection slots filled and /healthz went
 # unanswered for whole attacks.
 . "$(dirname "$0")/../lib.sh"
 [ -x "$EMBERD" ] || skip_all "no $EMBERD"
@@ -23,7 +23,7 @@ A="$(dirname "$0")/attack.py"
 IN=$TMP/perf.txt
 zcat "$SHARED/corpus/examples/example-perf-stacks.txt.gz" >"$IN" || skip_all "no shared corpus"
 
-# options of issue 20's build only, so that the same test runs (and fails on its checks, not on
+# options of the bounded build only, so that the same test runs (and fails on its checks, not on
 # an unknown key) against an older emberd
 known() { "$EMBERD" --print-config 2>/dev/null | grep -q "^${1%%=*} = " && echo "-o http.$1"; }
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Attack (issue 20, items 1 and 5-7, HTTP side), against a sampling emberd:
+# Attack (HTTP side), against a sampling emberd:
 #   - comm= patterns that crashed emberd (glibc regexec's recursion) or grew it to 7 GB: 400
 #     naming comm, with the reason, on every route that takes comm;
 #   - bad parameters get a 4xx naming the parameter, never a 5xx or a crash: diff.svg with

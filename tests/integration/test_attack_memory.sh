@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Attack (issue 20, item 2): responses must be bounded in memory and in CPU whatever the
+# Attack: responses must be bounded in memory and in CPU whatever the
 # clients do. emberd --replay of a generated recording (400,000 samples of 64 deep stacks: the
 # samples of its whole span are a ~100 MB response, ~0.5 s of CPU to render):
 #   1. 30 slow readers (16 KiB/s each) of that 100 MB response, all at once: they share one
@@ -18,7 +18,7 @@
 #   4. One 100 MB render whose client goes away a quarter of the way through: it stops. Bound: at most half
 #      the CPU of the same render taken to the end (measured just before).
 # During 1-3 a prober asks for /healthz every 100 ms on fresh connections: every probe
-# answered, median <= 100 ms, max <= 500 ms. Before issue 20 each connection held a copy of its
+# answered, median <= 100 ms, max <= 500 ms. Before the response memory budget each connection held a copy of its
 # response (1: +2095 MiB), bodies piled up (2: +802 MiB), abandoned requests were rendered
 # to the end (3: 2.7-3.8 CPU-s after the clients left; 4: 390 of 610 ms), and /healthz waited
 # behind the renders (1: not answered, 2: 3.9 s).
@@ -41,7 +41,7 @@ with gzip.open(sys.argv[1], "wt", compresslevel=1) as f:
     for i in range(400000):  # 1000 samples a second from t=1000 s to t=1400 s
         f.write("%d.%09d %s 1\n" % (1000 + i // 1000, (i % 1000) * 1000000, stacks[i % 64]))
 PY
-# options of issue 20's build only: the same test runs against an older emberd (and fails on
+# options of the bounded build only: the same test runs against an older emberd (and fails on
 # its checks, not on an unknown key)
 known() { "$EMBERD" --print-config 2>/dev/null | grep -q "^${1%%=*} = " && echo "-o http.$1"; }
 PORT=$(free_port)
@@ -177,7 +177,7 @@ idle_cpu() {
 idle=$(idle_cpu)
 full=$(($(render_cpu "from=0&to=1399.5" 30) - idle))
 # the client leaves an eighth of the way through (the render got cheaper over time: 610 ms of
-# CPU before issue 20, 170-180 ms, then 120 ms, then 90 ms, when a fixed 150 ms, then a 30 ms
+# CPU before these bounds, 170-180 ms, then 120 ms, then 90 ms, when a fixed 150 ms, then a 30 ms
 # floor, outlived or nearly outlived it)
 hang=$(awk -v f="$full" 'BEGIN { h = f / 8000; if (h < 0.01) h = 0.01; printf "%.3f", h }')
 cut=$(($(render_cpu "from=0&to=1399.6" "$hang") - idle))

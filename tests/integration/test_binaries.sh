@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Binaries as toolchains and layouts make them (issue 27), built here from tests/workloads and
+# Binaries as toolchains and layouts make them, built here from tests/workloads and
 # sampled together by a live emberd at 999 Hz (2500-7000 samples each on 2 CPUs, for the shares'
 # precision: the standard error of a 50 % share is then 0.6-1 point, less as samples come at a
 # fixed rate), with

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Debug files from debuginfod (issue 27). The test builds two programs -O2 without frame
+# Debug files from debuginfod. The test builds two programs -O2 without frame
 # pointers and without .eh_frame (-fno-asynchronous-unwind-tables: their CFI is in .debug_frame
 # only), strips them, and serves their debug files (objcopy --only-keep-debug) from a folder by
 # Debian's own `debuginfod -F` on loopback; emberd runs with DEBUGINFOD_URLS set:

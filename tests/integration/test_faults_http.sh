@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Fault injection (issue 11): HTTP clients and signals that misbehave, against a sampling
+# Fault injection: HTTP clients and signals that misbehave, against a sampling
 # emberd. 40 slow-loris connections trickle their headers a byte at a time while /healthz and
 # the API keep answering; idle connections are closed after http.timeout; 9 rounds of 60
 # clients hang up after the first bytes of large responses (the heap in use must come back to

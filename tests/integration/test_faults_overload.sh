@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Fault injection (issue 11): more than emberd can hold.
+# Fault injection: more than emberd can hold.
 # 1. A burst that overflows the sampling buffers: 999 Hz, the smallest ring buffer of whole
 #    samples (64 KiB), 6 shells spawning short-lived processes, and the drain held for 3 s by
 #    the test knob EMBERD_TEST_PAUSE_DRAIN (nothing reads the ring meanwhile: it fills within a

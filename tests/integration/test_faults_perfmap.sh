@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Fault injection (issue 11): perf-map files that are not what they should be. Five jit workloads
+# Fault injection: perf-map files that are not what they should be. Five jit workloads
 # run; their /tmp/perf-PID.map is swapped for a FIFO nobody writes, a symlink to /dev/zero, a
 # 100 MB file, a file of garbage with a line cut in half, and a map that a writer keeps growing
 # while emberd reads it. emberd must keep sampling and serving (no hang on the FIFO or

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Fault injection (issue 11): processes that do not hold still while emberd symbolizes them.
+# Fault injection: processes that do not hold still while emberd symbolizes them.
 # At 999 Hz: a pid reused by another program (forced through /proc/sys/kernel/ns_last_pid), a
 # binary deleted while it runs and one replaced on disk (rename over it), and a storm of
 # short-lived processes that exec and exit before their samples are drained. emberd must keep

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Issue 29: emberd pushes OTLP profiles and Pyroscope profiles with workload identity (root, BPF).
+# emberd pushes OTLP profiles and Pyroscope profiles with workload identity (root, BPF).
 # A receiver of the test's own (export_receiver.py) takes the posts. Four tests/workloads/burn
 # run in cgroups made here under the cgroup2 mount, shaped like docker's (cgroupfs driver:
 # docker/ID), containerd's (default/ID), kubepods' (systemd driver:

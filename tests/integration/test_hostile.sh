@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Hostile processes (issue 25): an unprivileged user (setpriv --reuid=65534; a user and mount
+# Hostile processes: an unprivileged user (setpriv --reuid=65534; a user and mount
 # namespace of its own where noted) attacks emberd through the files it maps, while a root burner
 # runs. emberd keeps sampling (the burner's samples keep arriving), does not crash, stays within
 # a memory bound, opens none of the files it must not (strace on every thread of emberd), names

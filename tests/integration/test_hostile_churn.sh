@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Issue 25, row 6: an unprivileged user starts thousands of short-lived processes. The unwinder's
+# an unprivileged user starts thousands of short-lived processes. The unwinder's
 # per-process entries must be swept when their processes are gone, whatever notification was
 # missed (they were forgotten only on exit/exec notifications: 2035 entries for 70 live
 # processes; with unwind.processes=64, every new process walked [truncated];[unknown]). With
@@ -41,7 +41,7 @@ DROPPED=$(stat_of unwind.procs_dropped)
 EXITS=$(stat_of processes.exits)
 LIVE=$(ls -d /proc/[0-9]* | wc -l)
 echo "# unwind.procs $PROCS (limit 64), procs_swept $SWEPT, procs_dropped $DROPPED; processes.exits $EXITS; $LIVE live processes on the host"
-# issue 26: every process's exit is notified (not only a sampled one's) and drops its entries at
+# every process's exit is notified (not only a sampled one's) and drops its entries at
 # once; the 5 s sweep is the net for a lost exit record, and finds nothing left here
 check "the gone processes' entries were dropped at their exit or swept (exits $EXITS >= 2500 or procs_swept $SWEPT > 0)" \
 	test "${EXITS:-0}" -ge 2500 -o "${SWEPT:-0}" -gt 0

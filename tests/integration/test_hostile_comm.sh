@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Issue 25, row 7: a process names itself (prctl(PR_SET_NAME)) with the folded separator, a line
+# a process names itself (prctl(PR_SET_NAME)) with the folded separator, a line
 # break, markup, quotes, format directives, a backslash, DEL and a byte that is not UTF-8. The
 # comm is the root frame of every stack: it must come out escaped like any other frame name (no
 # ';', no line break, control bytes as \xNN) in folded, samples, SVG, JSON and pprof output, and

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# emberd on Debian 12's own kernel (issue 27): Debian's linux-image-6.1.0-*-amd64 booted under
+# emberd on Debian 12's own kernel: Debian's linux-image-6.1.0-*-amd64 booted under
 # QEMU with software emulation (qemu-system-x86, no KVM needed), from a busybox initramfs built
 # here that holds build/emberd and the shared libraries ldd lists for it, bpftool, and
 # tests/workloads/nofp built -O2 -fomit-frame-pointer. Inside, /init starts nofp and emberd,
@@ -200,7 +200,7 @@ fi
 sed 's/^prog /# verifier 6.1: prog /' "$TMP/progs.txt"
 check "emberd started on 6.1 (its BPF programs loaded)" \
 	sh -c "grep -q 'do_sample verified_insns [1-9]' '$TMP/progs.txt' && grep -qi 'started' '$TMP/emberd.log'"
-# issue 30: the off-CPU programs ([offcpu] enabled: sched_switch, sched_waking, sched_wakeup,
+# the off-CPU programs ([offcpu] enabled: sched_switch, sched_waking, sched_wakeup,
 # sys_exit) pass the 6.1 verifier too (bpf_prog_info.name is cut at 15 characters)
 check "the off-CPU programs loaded on 6.1 (offcpu_switch_b, offcpu_waking, offcpu_wakeup, offcpu_resume)" \
 	sh -c "for p in offcpu_switch_b offcpu_waking offcpu_wakeup offcpu_resume; do grep -q \" \$p verified_insns [1-9]\" '$TMP/progs.txt' || exit 1; done"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Liveness that tells the truth (issues 25, 28): while the drain is held by the test knob
+# Liveness that tells the truth: while the drain is held by the test knob
 # EMBERD_TEST_PAUSE_DRAIN, /healthz answers 503 with the reason within a few ticks, the stats
 # and /metrics say stalled and how long; once resumed, 200 "ok" and fresh samples again. SIGTERM
 # during a stall stops emberd within 2 s. A worker blocked in open() of a FIFO a process's mount
@@ -87,7 +87,7 @@ unset EMBERD_TEST_PAUSE_DRAIN
 # --- a stage blocked in open() of a FIFO: sampling goes on, healthz says so, SIGTERM works -----
 # A process in its own mount namespace runs burn from a tmpfs, then mounts another tmpfs over it
 # with a FIFO of the same name: /proc/PID/root/<its path> is now the FIFO, which blocks an open()
-# without O_NONBLOCK for ever (issue 25, row 1, made deterministic). Before issue 25's worker the
+# without O_NONBLOCK for ever (the FIFO attack, made deterministic). Before the worker thread the
 # main loop blocked there: no more samples, healthz "ok", SIGTERM ignored.
 command -v unshare >/dev/null || { skip "FIFO in a mount namespace" "no unshare"; done_testing; }
 emberd_start -o sampling.tick_ms=250 || done_testing

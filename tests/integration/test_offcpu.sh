@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Off-CPU events (issue 30), with a live emberd and [offcpu] enabled:
+# Off-CPU events, with a live emberd and [offcpu] enabled:
 #   - tests/workloads/offcpu for 6 s: its thread "blocker" blocks ~60 % in read() of a pipe and
 #     ~40 % in nanosleep per cycle, and measures the time it spent in each call itself: in
 #     /api/v1/folded?event=offcpu ([offcpu] states S,D,R) the pipe's and the timer's shares of

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Python frames (issue 21): the real emberd names the Python functions of CPython processes,
+# Python frames: the real emberd names the Python functions of CPython processes,
 # merged where the interpreter runs them, on Debian's /usr/bin/python3.11 (no frame pointers,
 # started before emberd) and each pyenv CPython 3.10-3.13 present (`pyenv root`):
 #   - tests/workloads/pyburn.py's known shares (burn_a/b/c 50/30/20 of work()) within 3 pp, and

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# emberd as a production service (issue 9):
+# emberd as a production service:
 #   - --check-config: exit 0 and the effective configuration; bad values with file:line, exit 2;
 #   - a non-loopback listen address without TLS + token refuses to start; http.insecure starts
 #     with a warning (in a network namespace of our own: 10.231.x.1 on its lo);

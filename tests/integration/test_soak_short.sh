@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The soak benchmark in short (issue 11): tests/bench/bench_soak.sh for 30 s (SOAK_SECONDS)
+# The soak benchmark in short: tests/bench/bench_soak.sh for 30 s (SOAK_SECONDS)
 # with its criteria enforced: >= 99% of the expected samples taken, none lost, 0 HTTP errors
 # from 50 clients on every endpoint, RSS flat after warm-up, emberd alive, no sanitizer report.
 # `make soak` runs the long version (300 s) and prints the same table.

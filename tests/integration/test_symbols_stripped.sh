@@ -40,7 +40,7 @@ PIDS+=($!)
 PIDS+=($!)
 P1=${PIDS[1]}
 P2=${PIDS[2]}
-# why the control's frames stay unresolved (issue 28): /api/v1/stats names its file, stripped,
+# why the control's frames stay unresolved: /api/v1/stats names its file, stripped,
 # with what would name it; the copy with a debug file is not listed (polled while emberd runs)
 python3 - "http://127.0.0.1:$PORT/api/v1/stats" "$TMP/nodbg/symbols" "$TMP/dbg/symbols" >"$TMP/unres.out" <<'PY'
 import json, sys, time, urllib.request

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# User stacks without frame pointers (issue 19), with a live emberd:
+# User stacks without frame pointers, with a live emberd:
 #   - phase 1, 20 s: Debian's gzip (one long process, fed the same file again and again),
 #     /usr/bin/python3.11 as shipped and node --perf-basic-prof, with `perf record -F 99 -a
 #     --call-graph dwarf` alongside; gzip and python3.11:
@@ -52,7 +52,7 @@ while (Date.now() < end) x += middle(100000);
 console.log(x > 0 ? "done" : "");
 JS
 
-# native frames only, as perf sees them: Python frames (issue 21, test_python.sh) would replace
+# native frames only, as perf sees them: Python frames (test_python.sh) would replace
 # python3.11's _PyEval_EvalFrameDefault frames that perf's view has
 emberd_serve -F 99 -o python.enabled=no || { not_ok "emberd serves HTTP"; done_testing; }
 now() { python3 -c 'import time; print("%.3f" % time.time())'; }

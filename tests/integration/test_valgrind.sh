@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# emberd under valgrind memcheck (issue 11): the plain build samples a workload for a few
+# emberd under valgrind memcheck: the plain build samples a workload for a few
 # seconds and serves every kind of endpoint (folded, samples, flame graph, heat map, pprof,
 # metrics, stats, a capture), then stops on SIGTERM. Memcheck must report no error and no
 # definitely/indirectly lost block (--error-exitcode, --errors-for-leak-kinds=definite,indirect).

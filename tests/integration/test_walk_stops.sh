@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Why user stack walks stop short, counted by reason (issue 27): tests/workloads/stops makes
+# Why user stack walks stop short, counted by reason: tests/workloads/stops makes
 # four of the reasons happen on purpose, one process each (a recursion deeper than 127 frames;
 # leaves in assembly without CFI, with CFI whose CFA does not grow, with CFI pointing at
 # unreadable memory); each reason's counter in /api/v1/stats (sampler.user_stops) and /metrics

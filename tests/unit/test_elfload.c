@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * elfload: a mapping's bias from the program headers, on the layouts linkers make. Tables first
- * (the rustc/lld layout of issue 27, prelinked, several executable segments), then real
+ * (the rustc/lld layout, prelinked, several executable segments), then real
  * binaries built here with each toolchain there is (gcc PIE, non-PIE, -static, -static-pie;
  * clang + lld PIE and non-PIE; a second executable segment far away; libraries linked at a fixed
  * base and dlopen'ed; musl; rustc -O): each probe prints the runtime address of its probe_fn and
@@ -42,7 +42,7 @@ static struct elfload table(const struct elfload_seg *s, unsigned int n)
 
 static void test_tables(void **state)
 {
-	/* rustc -O (lld): R at 0, R E at offset 0x17e80 / address 0x18e80 (issue 27) */
+	/* rustc -O (lld): R at 0, R E at offset 0x17e80 / address 0x18e80 */
 	const struct elfload_seg rust[] = {
 		{ .off = 0, .vaddr = 0, .filesz = 0x17e7c },
 		{ .off = 0x17e80, .vaddr = 0x18e80, .filesz = 0x3dea0, .x = true },

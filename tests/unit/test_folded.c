@@ -278,7 +278,7 @@ static enum folded_unit guess(const char *in, uint64_t *period)
 	return u;
 }
 
-/* perf's periods summed (issue 28) are told from sample counts */
+/* perf's periods summed are told from sample counts */
 static void test_guess_unit(void **state)
 {
 	uint64_t period;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Regression tests for what the fuzzers found (issue 11, docs/reliability.md). Each case is an
+ * Regression tests for what the fuzzers found (docs/reliability.md). Each case is an
  * input that made a sanitizer report; the ASan+UBSan build of this test aborts on any of them.
  *   - fuzz_pprof: a sample without locations (an empty stack) reached hash_bytes(NULL, 0) and
  *     memcmp(..., NULL, 0) in the profile (nonnull arguments), and &locs[0] of a NULL array in

@@ -137,7 +137,7 @@ static void test_errors(void **state)
 	strtab__free(st);
 }
 
-/* the one verdict the page and /api/v1/compare give (issue 28) */
+/* the one verdict the page and /api/v1/compare give */
 static void test_verdict(void **state)
 {
 	struct hotelling_result r = { .alpha = 0.05, .p_value = 0.174, .t2 = 1, .t2_crit = 2 };

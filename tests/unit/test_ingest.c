@@ -369,7 +369,7 @@ static void group_of(struct fixture *f, const struct child *c, struct seen *s)
 }
 
 /*
- * Stacks named by file and offset (issue 26): a second process of one binary finds the stack
+ * Stacks named by file and offset: a second process of one binary finds the stack
  * the first one's sample named (a cache hit for another pid); a process of a file replaced at
  * the same path (new inode, other symbols) does not, and gets its own file's names.
  */

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* offcpu_sink (issue 30): states, [offcpu] into sampler options, events into the store. */
+/* offcpu_sink: states, [offcpu] into sampler options, events into the store. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -101,7 +101,7 @@ static void test_common(void **state)
 	/* a second comm replaces the first without leaking it */
 	assert_int_equal(query_common_set(&q, "comm", "x", NOW, &qe), 1);
 	assert_int_equal(query_common_match_comm(&q, "xyz", 3), 1);
-	/* glibc's regexec() crashed emberd on this (issue 20): refused with the reason, 400 */
+	/* glibc's regexec() crashed emberd on this: refused with the reason, 400 */
 	assert_int_equal(query_common_set(&q, "comm", "(|)(\\1\\1)*", NOW, &qe), -EINVAL);
 	assert_int_equal(qe.status, 400);
 	assert_string_equal(qe.param, "comm");
@@ -182,7 +182,7 @@ static void test_defaults_and_errors(void **state)
 	assert_int_equal(query_common_finish(&q, NOW, 60 * S, 3600 * S, &qe), -E2BIG);
 	assert_int_equal(qe.status, 413);
 	assert_string_equal(qe.param, "from");
-	/* the message gives the limit and its key (issue 28) */
+	/* the message gives the limit and its key */
 	assert_string_equal(qe.reason, "range exceeds the configured limit of 3600 s "
 				       "(http.max_range); ask for a shorter one");
 	query_common_fini(&q);
@@ -242,7 +242,7 @@ static void test_u64(void **state)
 	assert_string_equal(qe.param, "rows");
 }
 
-/* issue 30: event= selects the events a query reads; anything else is a 400 */
+/* event= selects the events a query reads; anything else is a 400 */
 static void test_event(void **state)
 {
 	static const struct {

@@ -33,7 +33,7 @@ static int match(const struct ember_regex *re, const char *s)
 	return ember_regex__match(re, s, strlen(s));
 }
 
-/* The patterns of issue 20: each answered by an error or a limit, in bounded time. */
+/* The hostile patterns: each answered by an error or a limit, in bounded time. */
 static void test_issue_patterns(void **state)
 {
 	char err[200] = "", *s;

@@ -80,7 +80,7 @@ static void test_load(void **state)
 	assert_int_equal(sampler_bpf__load(skel), 0);
 	assert_int_equal(bpf_map__max_entries(skel->maps.samples), 1 << 16);
 	assert_true(bpf_program__fd(skel->progs.do_sample) >= 0);
-	/* issue 27: the program for kernels without bpf_loop() loads and holds none of it; the
+	/* the program for kernels without bpf_loop() loads and holds none of it; the
 	 * walker's does */
 	assert_true(bpf_program__fd(skel->progs.do_sample_fp) >= 0);
 	assert_int_equal(loop_uses(skel->progs.do_sample_fp), 0);

@@ -296,7 +296,7 @@ static int batched_each(const struct store_sample_view *v, void *ctx)
 	return 0;
 }
 
-/* Queries walk the ring in batches, the lock released in between (issue 20). */
+/* Queries walk the ring in batches, the lock released in between. */
 /* Summed times of the samples walked, and their count. */
 struct since_ctx {
 	uint64_t n, sum_us;

@@ -354,7 +354,7 @@ static void test_unknown_in_file(void **state)
 	assert_non_null(s);
 	ips[0] = addr_of(&c, "symbols_leaf") + 5;
 	assert_string_equal(user_stack(s, st, (uint32_t)c.pid, ips, 1), "[symbols]");
-	/* why (issue 28): the file, stripped, with its path and build-id; an address in no
+	/* why: the file, stripped, with its path and build-id; an address in no
 	 * mapping apart */
 	symbolizer__stats(s, &ss);
 	assert_int_equal(ss.nr_unresolved_files, 1);
@@ -1363,7 +1363,7 @@ static int stack_keys(struct symbolizer *s, const struct child *c, uint64_t *key
 }
 
 /*
- * Stacks named by file and offset (issue 26): two processes of one binary share one file entry
+ * Stacks named by file and offset: two processes of one binary share one file entry
  * and give a stack the same keys; a file replaced at the same path (a new inode, other symbols)
  * gets keys of its own and its own names; frames not named by a file (no mapping) give none.
  */

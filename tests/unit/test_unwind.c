@@ -2,7 +2,7 @@
 /*
  * unwind: the tables in a real sampler's maps (root, BPF; a failure under CI without them).
  * A process is listed with its mappings, and a file gets its table only when a walk reaches it
- * (issue 26 item 4: frame pointers there until then, counted); once built, every process listing
+ * (frame pointers there until then, counted); once built, every process listing
  * the file is listed again with it, and a second process mapping the same files shares them, a file bigger than the whole array is not held (counted),
  * a table no process uses is evicted for room, tables in use are not (the build is refused), and
  * a forgotten process leaves the map. A table's index by address block (no BPF needed) leads the
@@ -294,7 +294,7 @@ static void test_list_and_share(void **state)
 }
 
 /*
- * Issue 26 item 4: two processes of this binary listed, no table built; a walk of one reaches
+ * two processes of this binary listed, no table built; a walk of one reaches
  * libc: libc's table is built with this binary's (every whole walk ends in the executable and
  * the C library), not ld.so's, and both lists are written again with them (the other's without
  * a /proc read); its samples meanwhile are counted as walked by frame pointer there. A walk

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * forker: a forking server's shape (issue 26 item 2): the parent spins WARM milliseconds of CPU in
+ * forker: a forking server's shape: the parent spins WARM milliseconds of CPU in
  * warm() (it gets sampled and listed for the walker meanwhile), then forks N children one after
  * the other, each of which names itself "forkchild" and spins MS milliseconds in main() -> work()
  * -> step() without exec, then exits. Built -O2 -fomit-frame-pointer: a child's stacks reach main

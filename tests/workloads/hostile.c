@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * hostile: what an unprivileged local user does to a profiler that reads its files
- * (tests/integration/test_hostile.sh, issue 25). Each mode burns CPU in hostile_burn() or in a
+ * (tests/integration/test_hostile.sh). Each mode burns CPU in hostile_burn() or in a
  * library's function, so that emberd samples it and looks at its files:
  *
  *   hostile mapfd SECONDS FD...        maps each open FD executable (files the caller opened

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * offcpu: a thread with known off-CPU shares (issue 30). The thread "blocker" repeats a cycle:
+ * offcpu: a thread with known off-CPU shares. The thread "blocker" repeats a cycle:
  * read() of one byte from a pipe that the thread "feeder" writes 6 ms after the cycle began
  * (blocked ~6 ms in pipe_read: ~60 %), nanosleep() of 4 ms (~40 %), then a short spin (~0.2 ms
  * on the CPU). The blocking calls sit in noinline functions wait_pipe() and wait_timer() called

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * prodcons: a producer and a consumer on a mutex and a condition variable (issue 30's wakeup and
+ * prodcons: a producer and a consumer on a mutex and a condition variable (the wakeup and
  * chain graphs). The thread "producer" makes an item every 5 ms (nanosleep, then produce_item():
  * lock, push, pthread_cond_signal, unlock); the thread "consumer" waits for it in take_item()
  * (pthread_cond_wait) and spins 0.1 ms per item. The consumer's blocked time is ~all in

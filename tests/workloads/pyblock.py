@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""pyblock: a Python program off the CPU in time.sleep and socket.recv (issue 30).
+"""pyblock: a Python program off the CPU in time.sleep and socket.recv.
 
 Each cycle nap() sleeps 30 ms (time.sleep) and wait_peer() asks a helper thread for a byte on a
 socketpair and waits ~20 ms in socket.recv for it (the helper sleeps 20 ms before it answers):

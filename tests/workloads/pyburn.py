@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""pyburn: burn.c's twin in Python, for the Python frames of issue 21.
+"""pyburn: burn.c's twin in Python, for the Python frames.
 
 Modes (the first argument after SECONDS, default "shares"):
 

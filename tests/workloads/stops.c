@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * stops: user stack walks that stop short on purpose (issue 27, test_walk_stops.sh), one way per
+ * stops: user stack walks that stop short on purpose (test_walk_stops.sh), one way per
  * mode, each spinning in a leaf (built -O2 without frame pointers, WORKLOAD_stops_CFLAGS):
  *   deep        a recursion deeper than the walker's 127 frames (depth)
  *   norow       a leaf without CFI whose rbp is no frame pointer (no_row)

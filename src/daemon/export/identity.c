@@ -831,7 +831,7 @@ void identity__proc_event(struct identity *id, uint32_t pid, uint64_t time_ns, b
 	if (!exited) {
 		p = proc_entry(id, pid);
 	} else if (pid) {
-		/* every process's exit is notified (issue 26): only one read before is updated, so
+		/* every process's exit is notified: only one read before is updated, so
 		 * that the table holds what was sampled, not the host's churn */
 		j = proc_slot(id, pid);
 		p = id->procs[j].pid ? &id->procs[j] : NULL;

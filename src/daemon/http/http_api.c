@@ -924,7 +924,7 @@ int http_serve_flamegraph(struct http_server *srv, const struct http_source *src
 			goto out;
 		}
 	}
-	/* issue 30: time, not samples: the unit in the tooltips and a title that says which */
+	/* time, not samples: the unit in the tooltips and a title that says which */
 	if (q.event != QUERY_EVENT_CPU && !o.countname &&
 	    flamegraph_opts_set(&o, "countname", q.event == QUERY_EVENT_WALL ? "us" : "ms") == -ENOMEM) {
 		err = -ENOMEM;

@@ -27,7 +27,7 @@
 #define CAPTURE_GRACE_NS (1500 * 1000000LL)
 #define CAPTURE_DEFAULT_S 10
 /*
- * Off-CPU captures (issue 30) wait, past the grace, until the live store holds a sample taken
+ * Off-CPU captures wait, past the grace, until the live store holds a sample taken
  * after their end (the drain delivers the ring in order: every off-CPU record of the window is
  * in its store then; beside two CPU burners the fixed grace cut a 2 s capture with 491 of its
  * ~1900 ms), at most this long past their end (sampling stopped: cut with what there is).
@@ -161,7 +161,7 @@ static int copy_sample(const struct store_sample_view *v, void *ctx)
 	return err;
 }
 
-/* event= values of captures (issue 30); wall is two stores and is not captured */
+/* event= values of captures; wall is two stores and is not captured */
 static const char *event_name(int e)
 {
 	switch (e) {
@@ -185,7 +185,7 @@ static const char *event_name(int e)
 }
 
 /*
- * A capture that got no sample has failed, with the reason (issue 28: "done, 0 samples" looked
+ * A capture that got no sample has failed, with the reason ("done, 0 samples" looked
  * like an idle program while sampling had stopped): its recording is dropped.
  */
 static int count_idle(const struct rec_sample *s, void *ctx)

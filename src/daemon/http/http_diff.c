@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * emberd's differential endpoints beyond /api/v1/diff.svg (issue 8):
+ * emberd's differential endpoints beyond /api/v1/diff.svg:
  *   GET /api/v1/diff.folded  difffolded's three columns of range A (from, to) against range B
  *                            (b_from, b_to), same filters; normalize=1 as difffolded -n;
  *                            elided=1: only the stacks of A absent from B, with A's counts.

@@ -451,7 +451,7 @@ static int handle_pprof(struct http_server *srv, struct http_request *req,
 		q.to_ns = http_request__now_ns(req);
 		q.from_ns = q.to_ns - (int64_t)pp.seconds * 1000000000LL;
 	}
-	/* issue 30: off-CPU events count quanta of [offcpu] quantum_us, wall microseconds */
+	/* off-CPU events count quanta of [offcpu] quantum_us, wall microseconds */
 	/* memory and I/O events: their own type and unit, a count one quantum of it */
 	mi = http_memio_index(&q);
 	w = pprof_writer__new(&(struct pprof_opts){

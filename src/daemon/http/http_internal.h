@@ -29,7 +29,7 @@ struct http_source {
 	struct store *store;
 	const struct recording *rec;
 	struct identity *identity; /* the live store's workloads (container=, ...); NULL: none */
-	struct store *offcpu; /* issue 30: off-CPU events (event=offcpu); NULL: off */
+	struct store *offcpu; /* off-CPU events (event=offcpu); NULL: off */
 	struct store *wakeup; /* ... their wakers (event=wakeup) */
 	struct store *chain;  /* ... wakees with their wakers on top (event=chain) */
 	uint64_t cpu_us, offcpu_us; /* event=wall: a sample's and a quantum's microseconds */
@@ -71,7 +71,7 @@ struct capture {
 	int64_t seconds_ns; /* as asked: 0.1 s is 0.1 s */
 	uint64_t frequency_hz;
 	int64_t pid;
-	int event;		/* enum query_event: which store the window is cut from (issue 30) */
+	int event;		/* enum query_event: which store the window is cut from */
 	bool frequency_applied;	/* a second sampler ran at frequency_hz */
 	bool truncated;		/* hit the memory cap: partial */
 	int sampler_handle;	/* from the capture hooks, -1 without */

@@ -43,7 +43,7 @@ static void files_json(struct sbuf *j, const struct http_published *pub)
 	sbuf_addf(j, "}}, ");
 }
 
-/* What would name the frames of a file that stayed unresolved, by reason (issue 28). */
+/* What would name the frames of a file that stayed unresolved, by reason. */
 static const char *unresolved_hint(const struct unresolved_file *u, const struct symbolizer_stats *y)
 {
 	switch (u->reason) {

@@ -127,7 +127,7 @@ static void on_new_pid(uint32_t pid, bool exec_follows, const uint64_t *ips, siz
 	symbolizer__note_pid(m->sym, pid);
 	unwinder__note_pid(ingest__unwinder(m->in), pid); /* the tables its walk reads */
 	unwinder__reached(ingest__unwinder(m->in), pid, ips, n, 0);
-	if (ingest__python(m->in)) /* issue 21: a CPython's map entry */
+	if (ingest__python(m->in)) /* a CPython's map entry */
 		python__note_pid(ingest__python(m->in), pid);
 }
 

@@ -31,7 +31,7 @@
 /*
  * Symbolized stacks, cached for a short while. A user stack whose every frame is in a file whose
  * symbols are read (symbolizer__user_keys) is keyed by those files and the offsets in them, so a
- * new process of a known binary finds the stacks the last one had (issue 26); the keys are kept
+ * new process of a known binary finds the stacks the last one had; the keys are kept
  * and compared whole, not only their hash, so no stack can take another's names by a collision.
  * Other user stacks (JIT code, "[file]" frames, a process not read yet) are keyed by pid and
  * addresses, valid while the process's symbol version is unchanged; kernel stacks by addresses.
@@ -478,7 +478,7 @@ int ingest__group(struct ingest *in, const struct sampler_group *g, ingest_sink_
 		__atomic_fetch_add(&in->filtered, total, __ATOMIC_RELAXED);
 		return 0;
 	}
-	/* the files its walk reached get their unwind tables (issue 26 item 4) */
+	/* the files its walk reached get their unwind tables */
 	if (g->user_ips)
 		unwinder__reached(in->unwind, g->pid, g->user_ips, g->nr_user, total);
 	/* user frames, root first; a walk cut short starts with its marker where the outer frames
@@ -493,7 +493,7 @@ int ingest__group(struct ingest *in, const struct sampler_group *g, ingest_sink_
 		}
 		r = symbolize(in, false, g->pid, g->nr_times ? g->times_ns[0] : 0, g->user_ips,
 			      g->nr_user, &ids);
-		if (r >= 0 && in->py) /* issue 21: Python frames where the interpreter ran them */
+		if (r >= 0 && in->py) /* Python frames where the interpreter ran them */
 			r = python__merge(in->py, g, ids, (size_t)r, &ids);
 		if (r < 0)
 			return r;

@@ -76,7 +76,7 @@ static int on_perf_sample(const struct collapse_sample *s, void *ctx)
 	comm[n] = '\0';
 	/*
 	 * One record is one sample: perf's period (ns of cpu-clock, or cycles) is a weight, and
-	 * the store, the heat map and the page count samples (issue 28: period sums were shown as
+	 * the store, the heat map and the page count samples (period sums were shown as
 	 * samples). The periods are summed apart, for the log.
 	 */
 	lc->st->period_sum += s->count_f;

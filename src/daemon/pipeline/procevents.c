@@ -44,7 +44,7 @@ void emberd_on_exit_pid(uint32_t pid, uint64_t time_ns, bool gone, void *ctx)
 }
 
 /*
- * A process called exec (every one, sampled or not: issue 26): its cached mappings are the old
+ * A process called exec (every one, sampled or not): its cached mappings are the old
  * image's. The new image is listed for the walker now, from its first instruction, so that a
  * process living a few milliseconds is walked with its tables from its first sample; its next
  * sample calls on_new_pid() again (the BPF program forgot it too), when ld.so has mapped the
@@ -73,7 +73,7 @@ void emberd_on_exec(uint32_t pid, uint64_t time_ns, bool gone, void *ctx)
 }
 
 /*
- * A new process by fork (issue 26 item 2): it runs its parent's image, so it is listed for the
+ * A new process by fork: it runs its parent's image, so it is listed for the
  * walker with its parent's list and shares its parent's mappings, no /proc read. @gone: its exec
  * or exit is in the same batch: nothing to do.
  */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The worker (issue 25): what reads processes' files, names frames, builds tables, in the order
+ * The worker: what reads processes' files, names frames, builds tables, in the order
  * queued (a new process's events and the unwind-table work first); the tick's housekeeping and
  * the counters it publishes; the dump; the final report.
  */
@@ -35,7 +35,7 @@ static int on_group(const struct sampler_group *g, void *ctx)
 
 	if (EMBER_KIND_BASE(g->kind) >= EMBER_KIND_PAGEFAULT) /* a memory or I/O event */
 		return d->memio_sink ? ingest__group(d->ingest, g, memio_sink__put, d->memio_sink) : 0;
-	if (g->kind) /* issue 30: an off-CPU event */
+	if (g->kind) /* an off-CPU event */
 		return d->offcpu_sink ? ingest__group(d->ingest, g, offcpu_sink__put, d->offcpu_sink)
 				      : 0;
 	return ingest__group(d->ingest, g, store_sink__put, d->sink);
@@ -122,7 +122,7 @@ static void report_evictions(struct emberd *d)
 	}
 }
 
-/* --- the worker: what reads processes' files, names frames, builds tables (issue 25) -------- */
+/* --- the worker: what reads processes' files, names frames, builds tables -------- */
 
 struct work {
 	enum work_kind kind;

@@ -54,7 +54,7 @@ struct procmap_query {
 #define NAME_MAX_BYTES	4096
 
 /*
- * A mapping's identity as mapfile_stat() found it, once per snapshot (issue 26): what the
+ * A mapping's identity as mapfile_stat() found it, once per snapshot: what the
  * readers need of the fstat (struct filecache_id's fields, the type). Written once under the
  * snapshot's lock, then read-only.
  */

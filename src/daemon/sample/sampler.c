@@ -48,7 +48,7 @@ struct sampler {
 
 	/* what was read since the last sampler__take(): records and process events */
 	struct sampler_batch *cur;
-	/* issue 26: when the process events read are due to the worker (CLOCK_MONOTONIC; 0: none
+	/* when the process events read are due to the worker (CLOCK_MONOTONIC; 0: none
 	 * that wants it): a new process's first sample at once, an exec exec_batch_ns after it
 	 * happened (its exit may come meanwhile: then nothing is read for it) */
 	uint64_t ev_due_ns;
@@ -75,13 +75,13 @@ struct sampler {
 	sampler_fork_fn fork_fn;
 	void *fork_ctx;
 	struct bpf_link *fork_link;	/* sched_process_fork; NULL: not attached */
-	struct bpf_link *offcpu_links[4]; /* issue 30: sched_switch, sys_exit, sched_waking, sched_wakeup */
+	struct bpf_link *offcpu_links[4]; /* sched_switch, sys_exit, sched_waking, sched_wakeup */
 	struct memio *memio;		/* memory and I/O events' links (memio.c); NULL: none */
 	bool pmc;			/* the kernel offers hardware counters (sampler_pmc_probe) */
 	int run_stats_fd;		/* bpf_enable_stats(): run time counted while open; -1 */
 	uint32_t *row_keys;		/* scratch: indices for batch writes of rows */
 	bool rows_unmappable;		/* the rows array could not be mapped: batch writes */
-	sampler_pyname_fn pyname_fn; /* Python code objects' names (issue 21) */
+	sampler_pyname_fn pyname_fn; /* Python code objects' names */
 	void *pyname_ctx;
 
 	uint64_t newest_ns;		/* the newest sample record read (CLOCK_MONOTONIC) */
@@ -822,7 +822,7 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 	/* exit notification: likewise, exits then wait for the periodic checks (exit_notify) */
 	s->exit_link = bpf_program__attach(s->skel->progs.on_exit);
 	s->st.exit_notify = s->exit_link != NULL;
-	/* fork notification (issue 26 item 2): without it, a forked child is listed at its first
+	/* fork notification: without it, a forked child is listed at its first
 	 * sample, walked by frame pointer until then (fork_notify) */
 	if (!o->pid)
 		s->fork_link = bpf_program__attach(s->skel->progs.on_fork);
@@ -881,7 +881,7 @@ err_out:
 	return err < 0 ? err : -EINVAL;
 }
 
-/* --- off-CPU events (issue 30; bpf/offcpu.bpf.h) --------------------------------------------- */
+/* --- off-CPU events (bpf/offcpu.bpf.h) --------------------------------------------- */
 
 /*
  * task_struct.@name's offset from the kernel's BTF (0: none): the switch and wakeup programs
@@ -1152,7 +1152,7 @@ static int deliver(struct sampler *s, const struct ember_sample_rec *r, size_t s
 	if (!r->user_err && r->nr_user) {
 		g.user_ips = w;
 		g.nr_user = r->nr_user;
-		if (r->nr_py) { /* issue 21: the Python words follow the native frames, root first */
+		if (r->nr_py) { /* the Python words follow the native frames, root first */
 			g.py_words = w + r->nr_user;
 			g.nr_py = r->nr_py / EMBER_PY_WORDS;
 		}
@@ -1165,7 +1165,7 @@ static int deliver(struct sampler *s, const struct ember_sample_rec *r, size_t s
 	} else if (!r->kern_err) {
 		g.kernel_err = -EFAULT;
 	}
-	if (r->kind == EMBER_KIND_WAKEUP) { /* issue 30: whom it woke, after the frames */
+	if (r->kind == EMBER_KIND_WAKEUP) { /* whom it woke, after the frames */
 		const uint64_t *x = w + r->nr_user + r->nr_py + r->nr_kernel;
 
 		g.wakee_tid = (uint32_t)x[0];
@@ -1420,7 +1420,7 @@ int sampler_batch__deliver(struct sampler *s, struct sampler_batch *b, sampler_g
 
 	if (!b)
 		return 0;
-	/* an exec whose exit is in the batch too: nothing to read or list (issue 26) */
+	/* an exec whose exit is in the batch too: nothing to read or list */
 	if (b->nr_ev && (s->exec_fn || s->fork_fn || s->pid_fn)) {
 		gone = calloc(b->nr_ev, sizeof(*gone));
 		if (gone && mark_gone(b, gone)) {
@@ -1603,7 +1603,7 @@ int sampler__unwind_del_proc(struct sampler *s, uint32_t pid)
 	return 0;
 }
 
-/* --- Python (issue 21) ------------------------------------------------------------------- */
+/* --- Python ------------------------------------------------------------------- */
 
 int sampler__python_set_proc(struct sampler *s, uint32_t pid, const struct ember_py_proc *p)
 {

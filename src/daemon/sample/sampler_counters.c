@@ -156,7 +156,7 @@ const struct counter_desc sampler_counters[] = {
 };
 const size_t sampler_counters_n = COUNTERS_N(sampler_counters);
 
-/* struct sampler_offcpu_stats: the BPF side of "offcpu" in /api/v1/stats (issue 30). */
+/* struct sampler_offcpu_stats: the BPF side of "offcpu" in /api/v1/stats. */
 #undef F
 #undef U64
 #define F(f) .off = offsetof(struct sampler_offcpu_stats, f)

@@ -530,7 +530,7 @@ int store__append(struct store *s, const struct store_sample *samples, size_t n)
 		 */
 		if (comm_id < 0 || memcmp(x->comm, last_comm, STORE_COMM_LEN)) {
 			/* a comm is the process's own (prctl): tidied as a frame name, since it is
-			 * the root frame of folded output (issue 25: no ';', no line breaks) */
+			 * the root frame of folded output (no ';', no line breaks) */
 			clen = strnlen(x->comm, STORE_COMM_LEN);
 			sbuf_reset(&s->comm_buf);
 			comm_escaped = sbuf_add_frame(&s->comm_buf, x->comm, clen) > 0;

@@ -51,7 +51,7 @@ struct pprof_opts {
 	uint64_t period_ns;	/* 0: 1e9 / freq_hz */
 	/*
 	 * The time's sample type in place of "cpu" (NULL: "cpu"): "off_cpu", "wall", "wakeup",
-	 * "chain" for emberd's off-CPU events (issue 30), whose counts are quanta of @period_ns:
+	 * "chain" for emberd's off-CPU events, whose counts are quanta of @period_ns:
 	 * samples/count is then the quanta, TYPE/nanoseconds their time. Borrowed (a string
 	 * literal: the writer keeps the pointer).
 	 */

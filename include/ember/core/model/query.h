@@ -53,7 +53,7 @@ enum query_flag { QUERY_FLAG_UNSET = -1, QUERY_FLAG_OFF = 0, QUERY_FLAG_ON = 1 }
 struct ember_regex;
 
 /*
- * Which events a query reads (event=): on-CPU samples (the default), off-CPU time (issue 30:
+ * Which events a query reads (event=): on-CPU samples (the default), off-CPU time (
  * each unit one quantum of blocked time, [offcpu] quantum_us, 1 ms by default), or wall time
  * (both, in microseconds: a sample is 1e6 / frequency us, a quantum quantum_us; on-CPU stacks
  * under an "[on-cpu]" frame where off-CPU ones have their state), or wakers (the stacks that

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * filecache: what emberd learned from a mapped file, computed once per file and shared by every
- * process that maps it (issue 26: "per-file facts computed once per file, per-process state is
+ * process that maps it ("per-file facts computed once per file, per-process state is
  * only the list of mappings and its biases").
  *
  * An entry is the file's identity as the caller found it through proc/mapfile.h (an fstat of

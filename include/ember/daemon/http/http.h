@@ -173,7 +173,7 @@ struct liveness *http_server__liveness(const struct http_server *s);
  * "frequency_applied": false). @m is borrowed and must outlive the server. Before start.
  */
 struct capture_mgr;
-/* issue 30: the off-CPU stores of @k (borrowed, outlives the server: offcpu_sink.h), read by
+/* the off-CPU stores of @k (borrowed, outlives the server: offcpu_sink.h), read by
  * event=offcpu, wakeup, chain and wall, with a quantum's microseconds and the on-CPU sampling
  * frequency (event=wall weighs both in microseconds); without it (the default) they answer
  * empty. Before http_server__start(). */
@@ -274,7 +274,7 @@ struct http_published {
 	struct exporter_stats exporters[EXPORTER_KINDS];
 	bool have_exporter; /* [export] is on */
 	struct identity_stats identity;
-	struct sampler_offcpu_stats offcpu; /* issue 30: off-CPU events (offcpu.attached) */
+	struct sampler_offcpu_stats offcpu; /* off-CPU events (offcpu.attached) */
 	struct offcpu_sink_stats offcpu_sink; /* ... what reached its stores */
 	struct sampler_memio_stats memio; /* memory and I/O events (memio.attached) */
 	struct memio_sink_stats memio_sink; /* ... what reached their stores */

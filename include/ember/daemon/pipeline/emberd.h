@@ -50,7 +50,7 @@ struct emberd {
 	struct security_files sec; /* the token and TLS files the server uses */
 
 	struct store *store;
-	struct offcpu_sink *offcpu_sink; /* issue 30: off-CPU events' stores; NULL: [offcpu] off */
+	struct offcpu_sink *offcpu_sink; /* off-CPU events' stores; NULL: [offcpu] off */
 	struct memio_sink *memio_sink;	/* memory and I/O events' stores; NULL: all off */
 	struct sampler *sampler;
 	struct proc_tracker *procs;	/* the processes' mappings: read once per event */

@@ -3,7 +3,7 @@
 #define EMBER_DAEMON_PROC_PROCTRACK_H
 
 /*
- * proctrack: the one process tracker (issue 26). It alone reads a process's mappings, once per
+ * proctrack: the one process tracker. It alone reads a process's mappings, once per
  * event: an exec (sched_process_exec, through the sampler's ring buffer), a first sample, a walk
  * cut short (dlopen since?). The unwinder, the symbolizer and the CPython reader take the
  * mappings from it instead of each reading /proc/PID/maps; an exit drops them at once.

@@ -259,7 +259,7 @@ struct ember_exec_rec {
 #define EMBER_REC_FORK 2
 #define EMBER_REC_KIND_MASK 0xff
 /* or'ed into an exec's kind: the process was sampled recently (in "seen"): handled at once, not
- * with its burst (issue 26: a sampled process is worth its wake-up; a burst of unsampled ones
+ * with its burst (a sampled process is worth its wake-up; a burst of unsampled ones
  * shares one) */
 #define EMBER_REC_SAMPLED 0x100
 

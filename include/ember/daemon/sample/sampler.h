@@ -41,7 +41,7 @@ struct sampler_opts {
 	const struct sampler *unwind_from; /* a capture's sampler: walk with this one's tables */
 	uint32_t python_procs; /* Python processes the walker knows (max_entries); 0: 4096 */
 	bool python_lines;     /* record where each Python frame was (for file:line) */
-	struct sampler_offcpu_opts {	/* issue 30: off-CPU events ([offcpu]); bpf_shared.h */
+	struct sampler_offcpu_opts {	/* off-CPU events ([offcpu]); bpf_shared.h */
 		bool enabled;		/* false: the programs are not even loaded */
 		uint32_t states;	/* EMBER_OFFCPU_STATE_* */
 		uint64_t min_ns;	/* periods shorter: duration-weighted sampling */
@@ -74,7 +74,7 @@ struct sampler_opts {
 					   0: unbounded */
 	} memio;
 	uint64_t exec_batch_ns;	/* execs wake the drain at most once per this window and are handed
-				   to the worker this long after they happened (issue 26); 0: at once */
+				   to the worker this long after they happened; 0: at once */
 	bool fp_only;	       /* no BPF walker (sampler_probe_walker() == 0): user stacks by the
 				  kernel's frame-pointer walk, no unwind tables, no Python frames;
 				  a capture's sampler follows unwind_from's */
@@ -398,7 +398,7 @@ int sampler__unwind_set_proc(struct sampler *s, uint32_t pid, const struct ember
 int sampler__unwind_del_proc(struct sampler *s, uint32_t pid);
 
 /*
- * Python (issue 21): the CPython processes the BPF walker reads Python frames of (bpf_shared.h,
+ * Python: the CPython processes the BPF walker reads Python frames of (bpf_shared.h,
  * written by the symbols stage, python.h). Main thread. A capture's sampler shares the daemon's
  * maps and callback.
  */

@@ -55,8 +55,8 @@ struct ember_config {
 	bool include_idle;		/* sample the idle task too (marked); default true */
 	bool idle_stacks;		/* ... with its kernel stack (an unwind each); default false */
 	bool hardware_event;		/* try PERF_COUNT_HW_CPU_CYCLES first; default true */
-	uint64_t stack_map_entries;	/* ignored (no stack maps since issue 26); accepted */
-	uint64_t counts_map_entries;	/* ignored (no counts maps since issue 26); accepted */
+	uint64_t stack_map_entries;	/* ignored (no stack maps since whole stacks go through the ring buffer); accepted */
+	uint64_t counts_map_entries;	/* ignored (no counts maps since whole stacks go through the ring buffer); accepted */
 	uint64_t ringbuf_bytes;		/* time records; 64K..256M, power of 2; default 1M */
 	uint64_t tick_ms;		/* drain interval; 10..10000; default 250 */
 
@@ -101,7 +101,7 @@ struct ember_config {
 	uint64_t python_procs; /* CPython processes read; 16..1M, default 4096 */
 	uint64_t python_codes; /* code objects named; 1024..16M, default 65536 */
 
-	/* [offcpu] (issue 30; docs/offcpu.md) */
+	/* [offcpu] (docs/design/offcpu.md) */
 	bool offcpu;			  /* off-CPU events; default no */
 	char offcpu_states[EMBER_LIST_MAX]; /* ','-separated of S, D, R; default "S,D" */
 	uint64_t offcpu_min_us;		  /* shorter periods: duration-weighted; default 1000 */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * offcpu_sink: where off-CPU events go (issue 30). An ingest_sink_fn (ingest.h) for groups of
+ * offcpu_sink: where off-CPU events go. An ingest_sink_fn (ingest.h) for groups of
  * kind != 0 (sampler.h): the named stack gets the blocked state as its root frame
  * ("[off-cpu S interruptible]", "[off-cpu D uninterruptible]", "[off-cpu R waiting for a CPU]")
  * and each event of weight q quanta becomes q records of the off-CPU store, one a quantum from

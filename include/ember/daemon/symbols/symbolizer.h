@@ -79,7 +79,7 @@ struct symbolizer_opts {
 #define SYMBOLIZER_OPTS_DEFAULT                                                                \
 	{ .perf_maps = true, .inline_frames = true, .demangle = true, .addr_offsets = false }
 
-/* Why frames of one file or mapping stayed unresolved (issue 28: "47 % unresolved" said no more). */
+/* Why frames of one file or mapping stayed unresolved ("47 % unresolved" said no more). */
 enum unresolved_reason {
 	UNRESOLVED_NO_MAPPING = 0, /* the address is in no mapping of the process: "[unknown]" */
 	UNRESOLVED_JIT,		   /* anonymous executable memory (JIT code) no perf map names */
@@ -262,7 +262,7 @@ uint64_t symbolizer__user_unresolved(const struct symbolizer *s);
  */
 uint64_t symbolizer__user_retryable(const struct symbolizer *s);
 /*
- * Stacks named by file and offset (issue 26): writes one key per address of @ips (as given to
+ * Stacks named by file and offset: writes one key per address of @ips (as given to
  * symbolizer__user() for @pid, @n of them) into @ret_keys: the file's image (its read symbols,
  * shared by every process mapping that file: same device and inode, checked by size and mtime
  * through this process's own mapping, or the same build-id and size under the image's rules)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * cfi: one x86-64 ELF file's call frame information compiled into unwind rows, the table the BPF
- * stack walker searches to find each caller's frame without frame pointers (issue 19).
+ * stack walker searches to find each caller's frame without frame pointers.
  *
  * Sources: the file's .eh_frame; its .debug_frame, or the separate debug file's when the file has
  * none, only for the addresses no .eh_frame FDE covers. libdw splits the sections into CIEs and

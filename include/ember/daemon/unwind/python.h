@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * python: Python functions by name in the stacks of CPython processes (issue 21), with no help
+ * python: Python functions by name in the stacks of CPython processes, with no help
  * from the program.
  *
  *   detection   a process sampled for the first time whose executable is named python*, or

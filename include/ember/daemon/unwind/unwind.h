@@ -3,8 +3,8 @@
  * unwind: the tables the BPF sampler walks user stacks with (bpf/unwind.bpf.h), kept in the
  * sampler's maps. For each sampled process it reads /proc/PID/maps and gives the BPF walker the
  * list of its executable mappings, each with the range of rows of its file in the shared rows
- * array; a file's rows are compiled from its CFI (cfi.h) once a walk reaches it (issue 26 item
- * 4: unwinder__reached(); until then the mapping is listed without rows, frame pointers there),
+ * array; a file's rows are compiled from its CFI (cfi.h) once a walk reaches it
+ * (unwinder__reached(); until then the mapping is listed without rows, frame pointers there),
  * keyed by device and inode (and shared by build-id and size across mounts, elf/filecache.h's
  * rule: a container's libc is the host's when they are the same file). When the array is full,
  * tables no process uses go first (least recently used), then
@@ -116,7 +116,7 @@ void unwinder__note_pid(struct unwinder *u, uint32_t pid);
 void unwinder__exec_pid(struct unwinder *u, uint32_t pid);
 
 /*
- * @child was made by fork from @parent (issue 26 item 2): it runs its parent's image, and the BPF
+ * @child was made by fork from @parent: it runs its parent's image, and the BPF
  * program listed it at the fork with a copy of its parent's list: adopted here with the same
  * tables (no /proc read, no bpf() call). 0, -ENOENT (the parent is not listed: the child is
  * noted at its first sample), or -errno.

@@ -74,7 +74,7 @@ function filterParams() {
 	} else if ($('f-event').value !== 'cpu') p.set('event', $('f-event').value);
 	return p;
 }
-// what a count is (issue 30): on-CPU samples, or time off the CPU in ms (wall: us)
+// what a count is: on-CPU samples, or time off the CPU in ms (wall: us)
 function unitName() {
 	const e = $('f-event').value;
 	if (['pagefault', 'vmgrow', 'blockio', 'blockio-latency', 'malloc', 'cycles', 'instructions'].includes(e)) return 'quanta';
@@ -1119,7 +1119,7 @@ async function showFolded(texts, title) {
 	renderUnresolved();
 }
 
-// Under a differential graph (issue 8): "X% elided", the share of A's samples on stacks that B
+// Under a differential graph: "X% elided", the share of A's samples on stacks that B
 // lacks (click: the flame graph of those elided paths), and the stacks that a Hotelling T^2 test
 // over windows of each range finds significant (/api/v1/compare).
 let diffToken = 0;
