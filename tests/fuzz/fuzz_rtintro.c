@@ -5,7 +5,6 @@
  * the input's own bytes as the "process". Refusals are fine; a crash, a hang or an offset past
  * the bound is not.
  */
-#define _GNU_SOURCE
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
