@@ -17,7 +17,7 @@
 #     (_start ... Py_BytesMain: the Python walk on 6.1; the rest: in the while loop, or the
 #     interpreter between calls);
 #   - the memory and I/O programs ([pagefault], [vmgrow], [blockio], [malloc] on) load too, and
-#     page faults and vm growth are recorded;
+#     page faults, vm growth and malloc (tests/workloads/memio) are recorded;
 #   - then emberd as on a kernel without bpf_loop (EMBERD_PRETEND_NO_BPF_LOOP=1): its
 #     frame-pointer program (do_sample_fp) passes the 6.1 verifier, the one log line, a clean stop;
 #   - the whole boot-to-poweroff fits in 110 s.
@@ -43,6 +43,10 @@ cp "$BUSYBOX" "$R/bin/busybox"
 gcc -std=gnu11 -O2 -fomit-frame-pointer -g -o "$R/bin/nofp" "$SRCDIR/tests/workloads/nofp.c" ||
 	{ not_ok "nofp builds"; done_testing; }
 cp "$EMBERD" "$R/bin/emberd"
+# tests/workloads/memio's malloc mode (alloc_a 800 bytes, alloc_b 200, through libc.so.6's
+# malloc, where [malloc]'s uprobe is)
+[ -x "$OUTPUT/workloads/memio" ] || skip_all "no $OUTPUT/workloads/memio (make workloads)"
+cp "$OUTPUT/workloads/memio" "$R/bin/memio"
 # CPython as Debian ships it, with the one stdlib package it loads from disk under -S
 # (encodings; the rest is frozen into 3.11) and os.py, getpath's landmark for the prefix
 PYBIN=/usr/bin/python3.11
@@ -91,7 +95,7 @@ int main(void)
 C
 gcc -O2 -o "$R/bin/insns" "$TMP/insns.c" -lbpf || { not_ok "insns.c builds"; done_testing; }
 # (and libgcc_s, which glibc loads at run time for pthread_cancel: emberd's shutdown guard)
-for b in "$R/bin/emberd" "$R/bin/nofp" "$R/bin/insns" "$R/usr/bin/python3.11"; do
+for b in "$R/bin/emberd" "$R/bin/nofp" "$R/bin/insns" "$R/bin/memio" "$R/usr/bin/python3.11"; do
 	ldd "$b" | awk '/=> \// { print $3 } /^\t\/[^ ]+ \(/ { print $1 }'
 done | { cat; readlink -f /lib/x86_64-linux-gnu/libgcc_s.so.1 | sed 's|^/usr||'; } | sort -u | while read -r lib; do
 	mkdir -p "$R$(dirname "$lib")"
@@ -114,7 +118,7 @@ echo "K61 uname \$(uname -r)"
 /bin/nofp 100 >/tmp/nofp.out &
 /usr/bin/python3.11 -S /bin/work.py 100 >/tmp/py.out 2>&1 &
 /bin/emberd --listen 127.0.0.1:8080 -F 99 -o offcpu.enabled=yes -o pagefault.enabled=yes \
-	-o vmgrow.enabled=yes -o blockio.enabled=yes -o malloc.enabled=yes -o malloc.comm=nofp \
+	-o vmgrow.enabled=yes -o blockio.enabled=yes -o malloc.enabled=yes -o malloc.comm=memio -o malloc.interval=64K \
 	>/tmp/emberd.log 2>&1 &
 EP=\$!
 i=0
@@ -133,14 +137,16 @@ done
 echo "K61 tables ready after \$i polls: \$(grep -o '"procs[a-z_]*": [0-9]*' /tmp/st.json | tr '\\n' ' ')"
 sleep 1
 T0=\$(date +%s)
+/bin/memio malloc 3 >/tmp/memio.out 2>&1 &
 sleep $SECS
 echo K61-BEGIN-PROGS
 /bin/insns 2>&1
 echo K61-END-PROGS
 wget -q -O /tmp/e.folded "http://127.0.0.1:8080/api/v1/folded?from=\$T0"
-for e in pagefault vmgrow; do
+for e in pagefault vmgrow malloc; do
 	wget -q -O /tmp/m.folded "http://127.0.0.1:8080/api/v1/folded?event=\$e&from=-60s"
 	echo "K61 memio \$e \$(wc -l </tmp/m.folded)"
+	[ \$e = malloc ] && echo "K61 memio malloc alloc_a \$(grep -c 'alloc_a' /tmp/m.folded)"
 done
 kill \$EP
 wait \$EP
@@ -205,11 +211,14 @@ check "emberd started on 6.1 (its BPF programs loaded)" \
 check "the off-CPU programs loaded on 6.1 (offcpu_switch_b, offcpu_waking, offcpu_wakeup, offcpu_resume)" \
 	sh -c "for p in offcpu_switch_b offcpu_waking offcpu_wakeup offcpu_resume; do grep -q \" \$p verified_insns [1-9]\" '$TMP/progs.txt' || exit 1; done"
 # the memory and I/O programs ([pagefault], [vmgrow], [blockio], [malloc] enabled) too, and
-# page faults and vm growth recorded there (the guest has no disk: block I/O only loads)
+# page faults, vm growth and malloc (memio's alloc_a through libc's malloc) recorded there (the
+# guest has no disk: block I/O only loads)
 check "the memory and I/O programs loaded on 6.1 (memio_pagefault, memio_sys_exit, memio_bio_queue, memio_rq_comple, memio_malloc)" \
 	sh -c "for p in memio_pagefault memio_sys_exit memio_bio_queue memio_rq_comple memio_malloc; do grep -q \" \$p verified_insns [1-9]\" '$TMP/progs.txt' || exit 1; done"
 check "page faults and vm growth recorded on 6.1" \
 	sh -c "grep -q '^K61 memio pagefault [1-9]' '$TMP/console.log' && grep -q '^K61 memio vmgrow [1-9]' '$TMP/console.log'"
+check "malloc recorded on 6.1, memio's alloc_a in its stacks ($(grep '^K61 memio malloc' "$TMP/console.log" | tr '\n' ' '))" \
+	grep -q '^K61 memio malloc alloc_a [1-9]' "$TMP/console.log"
 check "emberd stopped cleanly (exit 0 on SIGTERM)" grep -q '^K61 emberd exit 0$' "$TMP/console.log"
 section FPPROGS >"$TMP/fpprogs.txt"
 sed 's/^prog /# verifier 6.1, no bpf_loop: prog /' "$TMP/fpprogs.txt"
