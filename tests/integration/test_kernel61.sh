@@ -17,7 +17,8 @@
 #     (_start ... Py_BytesMain: the Python walk on 6.1; the rest: in the while loop, or the
 #     interpreter between calls);
 #   - the memory and I/O programs ([pagefault], [vmgrow], [blockio], [malloc] on) load too, and
-#     page faults, vm growth and malloc (tests/workloads/memio) are recorded;
+#     page faults, vm growth, malloc (tests/workloads/memio) and block I/O (dd with O_DIRECT on a
+#     virtio disk, its drivers insmod'ed from the image's modules) are recorded;
 #   - then emberd as on a kernel without bpf_loop (EMBERD_PRETEND_NO_BPF_LOOP=1): its
 #     frame-pointer program (do_sample_fp) passes the 6.1 verifier, the one log line, a clean stop;
 #   - the whole boot-to-poweroff fits in 110 s.
@@ -47,6 +48,17 @@ cp "$EMBERD" "$R/bin/emberd"
 # malloc, where [malloc]'s uprobe is)
 [ -x "$OUTPUT/workloads/memio" ] || skip_all "no $OUTPUT/workloads/memio (make workloads)"
 cp "$OUTPUT/workloads/memio" "$R/bin/memio"
+# a virtio disk for block I/O: Debian's 6.1 has its drivers as modules, loaded by /init in this
+# order (each after what it depends on)
+KVER=$(basename "$KERNEL" | sed 's/^vmlinuz-//')
+VIRTIO_MODS="virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci virtio_blk"
+mkdir -p "$R/lib/mods"
+for m in $VIRTIO_MODS; do
+	f=$(find "/lib/modules/$KVER" -name "$m.ko" | head -1)
+	[ -n "$f" ] || skip_all "no $m.ko for $KVER (linux-image-amd64)"
+	cp "$f" "$R/lib/mods/"
+done
+truncate -s 64M "$TMP/disk.img"
 # CPython as Debian ships it, with the one stdlib package it loads from disk under -S
 # (encodings; the rest is frozen into 3.11) and os.py, getpath's landmark for the prefix
 PYBIN=/usr/bin/python3.11
@@ -117,6 +129,7 @@ echo "K61 uname \$(uname -r)"
 [ -r /sys/kernel/btf/vmlinux ] && echo "K61 btf yes"
 /bin/nofp 100 >/tmp/nofp.out &
 /usr/bin/python3.11 -S /bin/work.py 100 >/tmp/py.out 2>&1 &
+for m in $VIRTIO_MODS; do insmod /lib/mods/\$m.ko || echo "K61 insmod \$m failed"; done
 /bin/emberd --listen 127.0.0.1:8080 -F 99 -o offcpu.enabled=yes -o pagefault.enabled=yes \
 	-o vmgrow.enabled=yes -o blockio.enabled=yes -o malloc.enabled=yes -o malloc.comm=memio -o malloc.interval=64K \
 	>/tmp/emberd.log 2>&1 &
@@ -138,15 +151,18 @@ echo "K61 tables ready after \$i polls: \$(grep -o '"procs[a-z_]*": [0-9]*' /tmp
 sleep 1
 T0=\$(date +%s)
 /bin/memio malloc 3 >/tmp/memio.out 2>&1 &
+# 16 MiB written to the disk with O_DIRECT: bios submitted by dd, under [write]
+[ -b /dev/vda ] && echo "K61 disk /dev/vda" && dd if=/dev/zero of=/dev/vda bs=64k count=256 oflag=direct 2>/dev/null &
 sleep $SECS
 echo K61-BEGIN-PROGS
 /bin/insns 2>&1
 echo K61-END-PROGS
 wget -q -O /tmp/e.folded "http://127.0.0.1:8080/api/v1/folded?from=\$T0"
-for e in pagefault vmgrow malloc; do
+for e in pagefault vmgrow malloc blockio; do
 	wget -q -O /tmp/m.folded "http://127.0.0.1:8080/api/v1/folded?event=\$e&from=-60s"
 	echo "K61 memio \$e \$(wc -l </tmp/m.folded)"
 	[ \$e = malloc ] && echo "K61 memio malloc alloc_a \$(grep -c 'alloc_a' /tmp/m.folded)"
+	[ \$e = blockio ] && echo "K61 memio blockio dd_write \$(grep -c '^dd;\\[write\\];' /tmp/m.folded)"
 done
 kill \$EP
 wait \$EP
@@ -181,6 +197,7 @@ echo "# kernel $KERNEL, initramfs $(($(stat -c %s "$TMP/initrd.gz") / 1024)) KiB
 t0=$SECONDS
 timeout -k 5 110 qemu-system-x86_64 -machine q35,accel=tcg -cpu max -smp 2 -m 1024 \
 	-kernel "$KERNEL" -initrd "$TMP/initrd.gz" \
+	-drive "file=$TMP/disk.img,format=raw,if=virtio" \
 	-append "console=ttyS0 rdinit=/init panic=-1 quiet loglevel=3" \
 	-display none -monitor none -serial "file:$TMP/serial.log" -no-reboot >"$TMP/qemu.log" 2>&1
 rc=$?
@@ -211,14 +228,16 @@ check "emberd started on 6.1 (its BPF programs loaded)" \
 check "the off-CPU programs loaded on 6.1 (offcpu_switch_b, offcpu_waking, offcpu_wakeup, offcpu_resume)" \
 	sh -c "for p in offcpu_switch_b offcpu_waking offcpu_wakeup offcpu_resume; do grep -q \" \$p verified_insns [1-9]\" '$TMP/progs.txt' || exit 1; done"
 # the memory and I/O programs ([pagefault], [vmgrow], [blockio], [malloc] enabled) too, and
-# page faults, vm growth and malloc (memio's alloc_a through libc's malloc) recorded there (the
-# guest has no disk: block I/O only loads)
+# page faults, vm growth, malloc (memio's alloc_a through libc's malloc) and block I/O (dd's
+# O_DIRECT writes to a virtio disk) recorded there
 check "the memory and I/O programs loaded on 6.1 (memio_pagefault, memio_sys_exit, memio_bio_queue, memio_rq_comple, memio_malloc)" \
 	sh -c "for p in memio_pagefault memio_sys_exit memio_bio_queue memio_rq_comple memio_malloc; do grep -q \" \$p verified_insns [1-9]\" '$TMP/progs.txt' || exit 1; done"
 check "page faults and vm growth recorded on 6.1" \
 	sh -c "grep -q '^K61 memio pagefault [1-9]' '$TMP/console.log' && grep -q '^K61 memio vmgrow [1-9]' '$TMP/console.log'"
 check "malloc recorded on 6.1, memio's alloc_a in its stacks ($(grep '^K61 memio malloc' "$TMP/console.log" | tr '\n' ' '))" \
 	grep -q '^K61 memio malloc alloc_a [1-9]' "$TMP/console.log"
+check "block I/O recorded on 6.1: dd's O_DIRECT writes under [write] ($(grep '^K61 memio blockio\|^K61 disk\|^K61 insmod' "$TMP/console.log" | tr '\n' ' '))" \
+	grep -q '^K61 memio blockio dd_write [1-9]' "$TMP/console.log"
 check "emberd stopped cleanly (exit 0 on SIGTERM)" grep -q '^K61 emberd exit 0$' "$TMP/console.log"
 section FPPROGS >"$TMP/fpprogs.txt"
 sed 's/^prog /# verifier 6.1, no bpf_loop: prog /' "$TMP/fpprogs.txt"
