@@ -24,10 +24,19 @@
 #include "memio_internal.h"
 #include "sampler.skel.h"
 
+/* A program on one perf event per CPU: what a CPU that comes online again is attached with. */
+struct memio_percpu {
+	struct bpf_program *prog;
+	__u32 type;
+	__u64 config;
+	uint64_t period;
+};
+
 struct memio {
 	int nr_cpus;
 	struct bpf_link **pf;	      /* the page-fault event's program, per possible CPU */
 	struct bpf_link **cyc, **ins; /* the hardware counters' ([pmc]), per possible CPU */
+	struct memio_percpu pf_ev, cyc_ev, ins_ev;
 	struct bpf_link *vm, *bio_q, *bio_c, *malloc;
 	bool any;
 };
@@ -185,18 +194,20 @@ void memio_free(struct memio *m)
 	free(m);
 }
 
-/* @p on a perf event (@type, @config, every @period) on each online CPU into *@ret_links. */
+/* @p on a perf event (@type, @config, every @period) on each online CPU into *@ret_links; @ev
+ * keeps them for a CPU that comes back online (memio_update_cpus()). */
 static int attach_cpus(struct bpf_program *p, __u32 type, __u64 config, uint64_t period,
 		       const bool *online, int nr_cpus, struct bpf_link ***ret_links,
-		       const char *what, char *err, size_t errlen)
+		       struct memio_percpu *ev, const char *what, char *err, size_t errlen)
 {
 	struct bpf_link **l = calloc((size_t)nr_cpus, sizeof(*l));
 	int cpu, fd, r;
 
 	*ret_links = l;
+	*ev = (struct memio_percpu){ .prog = p, .type = type, .config = config, .period = period };
 	if (!l)
 		return -ENOMEM;
-	/* the CPUs online now (one that comes online later has none of these events) */
+	/* the CPUs online now; one that comes online later: memio_update_cpus() */
 	for (cpu = 0; cpu < nr_cpus; cpu++) {
 		if (online && !online[cpu])
 			continue;
@@ -214,6 +225,37 @@ static int attach_cpus(struct bpf_program *p, __u32 type, __u64 config, uint64_t
 		}
 	}
 	return 0;
+}
+
+/* One per-CPU program's links after a CPU went offline or came back (errors: retried next time). */
+static void update_links(struct bpf_link **l, const struct memio_percpu *ev, const bool *online,
+			 int nr_cpus)
+{
+	int cpu, fd;
+
+	for (cpu = 0; l && ev->prog && cpu < nr_cpus; cpu++) {
+		if (online[cpu] && !l[cpu]) {
+			fd = pf_open(cpu, ev->period, ev->type, ev->config);
+			if (fd < 0)
+				continue;
+			l[cpu] = bpf_program__attach_perf_event(ev->prog, fd);
+			if (!l[cpu])
+				close(fd); /* the link owns fd only on success */
+		} else if (!online[cpu] && l[cpu]) {
+			/* an offlined CPU's events do not come back: detached, re-attached online */
+			bpf_link__destroy(l[cpu]);
+			l[cpu] = NULL;
+		}
+	}
+}
+
+void memio_update_cpus(struct memio *m, const bool *online)
+{
+	if (!m)
+		return;
+	update_links(m->pf, &m->pf_ev, online, m->nr_cpus);
+	update_links(m->cyc, &m->cyc_ev, online, m->nr_cpus);
+	update_links(m->ins, &m->ins_ev, online, m->nr_cpus);
 }
 
 int memio_attach(struct sampler_bpf *skel, const struct sampler_memio_opts *o, const bool *online,
@@ -235,18 +277,18 @@ int memio_attach(struct sampler_bpf *skel, const struct sampler_memio_opts *o, c
 				    ? skel->progs.memio_pagefault
 				    : skel->progs.memio_pagefault_fp,
 				PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS, o->pagefault_period,
-				online, nr_cpus, &m->pf, "[pagefault]", err, errlen);
+				online, nr_cpus, &m->pf, &m->pf_ev, "[pagefault]", err, errlen);
 		if (r)
 			goto fail;
 	}
 	if (o->pmc) {
 		r = attach_cpus(skel->progs.memio_cycles, PERF_TYPE_HARDWARE,
 				PERF_COUNT_HW_CPU_CYCLES, o->pmc_period, online, nr_cpus, &m->cyc,
-				"[pmc] cycles", err, errlen);
+				&m->cyc_ev, "[pmc] cycles", err, errlen);
 		if (!r)
 			r = attach_cpus(skel->progs.memio_instructions, PERF_TYPE_HARDWARE,
 					PERF_COUNT_HW_INSTRUCTIONS, o->pmc_period, online, nr_cpus,
-					&m->ins, "[pmc] instructions", err, errlen);
+					&m->ins, &m->ins_ev, "[pmc] instructions", err, errlen);
 		if (r)
 			goto fail;
 	}

@@ -17,6 +17,9 @@ void memio_setup(struct sampler_bpf *skel, const struct sampler_memio_opts *o, b
 int memio_attach(struct sampler_bpf *skel, const struct sampler_memio_opts *o, const bool *online,
 		 int nr_cpus, struct memio **ret, char *err, size_t errlen);
 void memio_free(struct memio *m); /* NULL is a no-op */
+/* The per-CPU events (page faults, hardware counters) after CPU hotplug: a CPU offline in
+ * @online detached, one back online attached again, as the sampler's own. NULL: no-op. */
+void memio_update_cpus(struct memio *m, const bool *online);
 /* Adds the programs' counters to *@ret (left as is when @m is NULL). 0 or -errno. */
 int memio_stats(struct sampler_bpf *skel, const struct memio *m, struct sampler_memio_stats *ret);
 

@@ -250,6 +250,7 @@ int sampler__update_cpus(struct sampler *s)
 		}
 		n += s->links[cpu] != NULL;
 	}
+	memio_update_cpus(s->memio, mask);
 	free(mask);
 	pthread_mutex_lock(&s->st_lock);
 	s->st.cpus_attached = (uint64_t)n;
