@@ -68,7 +68,15 @@ for round in 1 2; do
 	echo "# round $round: nobody $what $n cgroups ($(date +%T.%N))"
 	sleep 1.1
 	walk # a walk while they exist
-	[ $round = 1 ] && { c1=$(idstat cgroups) r1=$(idstat cgroups_refused); }
+	# the identity's counters are published with the exporter's rounds (2 s): until the walk's
+	# refusals show, while the cgroups still exist
+	if [ $round = 1 ]; then
+		for _ in $(seq 20); do
+			c1=$(idstat cgroups) r1=$(idstat cgroups_refused)
+			[ "${r1:-0}" -gt 0 ] && break
+			sleep 0.5
+		done
+	fi
 	echo >&"${CHURN[1]}"
 	read -r what n <&"${CHURN[0]}"
 	echo "# round $round: nobody $what $n cgroups"
