@@ -21,6 +21,7 @@
 
 static const uint8_t bid1[] = { 0xab, 0x01, 0x02, 0x03 };
 static const uint8_t bid2[] = { 0xcd, 0x04, 0x05, 0x06 };
+static const uint8_t bid3[] = { 0xef, 0x07, 0x08, 0x09 };
 
 static void test_needs_urls(void **state)
 {
@@ -79,6 +80,7 @@ static void test_cached_and_unreachable(void **state)
 	struct dbgfetch_opts o = { .cache_dir = cache, .max_bytes = 1 << 20, .timeout_ms = 2000 };
 	struct dbgfetch_stats st;
 	struct dbgfetch *f;
+	uint64_t seq;
 	int r;
 
 	(void)state;
@@ -88,25 +90,36 @@ static void test_cached_and_unreachable(void **state)
 	setenv("DEBUGINFOD_URLS", "http://127.0.0.1:1", 1);
 	f = dbgfetch__new(&o);
 	assert_non_null(f);
-	assert_int_equal(dbgfetch__fetch(f, bid1, 1), -EINVAL); /* too short a build-id */
+	assert_int_equal(dbgfetch__request(f, bid1, 1), -EINVAL); /* too short a build-id */
 	/* in the folder already: answered from it, no server asked */
 	snprintf(path, sizeof(path), "%s/.build-id/ab", cache);
 	assert_int_equal(mkdir(path, 0700), 0);
 	snprintf(path, sizeof(path), "%s/.build-id/ab/010203.debug", cache);
 	assert_int_equal(helpers_write_file(path, "x", 0400), 0);
-	assert_int_equal(dbgfetch__fetch(f, bid1, sizeof(bid1)), 0);
+	assert_int_equal(dbgfetch__request(f, bid1, sizeof(bid1)), 0);
 	dbgfetch__stats(f, &st);
 	assert_int_equal(st.cached, 1);
 	assert_int_equal(st.fetches + st.errors + st.not_found + st.timeouts, 0);
-	/* not there: the server is asked, the refusal counted, and then no server is asked for
-	 * a while, for this build-id or another */
-	r = dbgfetch__fetch(f, bid2, sizeof(bid2));
-	assert_true(r < 0 && r != -EAGAIN);
+	/* not there: queued, never waited for; asked again while queued or fetched, not queued
+	 * twice */
+	seq = dbgfetch__done_seq(f);
+	assert_int_equal(dbgfetch__request(f, bid2, sizeof(bid2)), 1);
+	r = dbgfetch__request(f, bid2, sizeof(bid2));
+	assert_true(r == 1 || r == -EAGAIN); /* pending, or already failed */
+	assert_int_equal(dbgfetch__settle(f, 5000), 0);
+	assert_true(dbgfetch__done_seq(f) > seq);
+	/* the server's refusal counted, and then no server is asked for a while, for this
+	 * build-id (the negative cache) or another (the server is down) */
 	dbgfetch__stats(f, &st);
 	assert_int_equal(st.errors + st.timeouts + st.not_found, 1);
-	assert_int_equal(dbgfetch__fetch(f, bid2, sizeof(bid2)), -EAGAIN);
+	assert_int_equal(st.queued, 1);
+	assert_int_equal(dbgfetch__request(f, bid2, sizeof(bid2)), -EAGAIN);
+	assert_int_equal(dbgfetch__request(f, bid3, sizeof(bid3)), -EAGAIN);
 	dbgfetch__stats(f, &st);
+	assert_int_equal(st.negative_hits, r == -EAGAIN ? 2 : 1);
 	assert_int_equal(st.skipped, 1);
+	assert_int_equal(st.queue_len + st.in_flight, 0);
+	assert_int_equal(st.client_dirs, 0); /* the miss left no folder of libdebuginfod's */
 	/* nothing stored for it */
 	snprintf(path, sizeof(path), "%s/.build-id/cd/040506.debug", cache);
 	assert_int_equal(access(path, F_OK), -1);

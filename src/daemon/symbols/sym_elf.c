@@ -183,23 +183,43 @@ static bool entry_stale(struct symbolizer *s, struct proc *p, struct mapping *m,
 	return (uint64_t)st.st_size != e->size || mtime_ns_of(&st) != e->mtime_ns;
 }
 
+/* Whether @r of dbgfetch__request() leaves the debug file to come later: queued or being
+ * fetched, or refused for now (a full queue, the minute's budget spent). */
+static bool fetch_later(int r)
+{
+	return r == 1 || r == -ENOBUFS || r == -EBUSY;
+}
+
 /*
- * A stripped image (no .symtab) with no local debug file: its debug file from debuginfod
- * (dbgfetch.h: time-limited, cached on disk, on this thread: the worker's), then the image read
- * again with it. Returns the image to keep (@es, or the new one).
+ * A stripped image (no .symtab) with no local debug file: its debug file asked of debuginfod
+ * (dbgfetch.h), never waited for. In the folder already (fetched since this image was read):
+ * the image read again with it. Else the image as it is (its .dynsym names its exported
+ * functions), *@ret_pending set while the fetch may still bring it: sym_elf_get asks again as
+ * fetches end. Returns the image to keep (@es, or the new one).
  */
 static struct elfsym *with_fetched_debug(struct symbolizer *s, int fd, struct elfsym *es,
-					 const struct elfsym_opts *eo)
+					 const struct elfsym_opts *eo, bool *ret_pending)
 {
 	const uint8_t *bid;
 	struct elfsym *again;
 	size_t len;
+	int r;
 
+	*ret_pending = false;
 	if (!es || !s->o.fetch || elfsym__has_symtab(es) || elfsym__used_debug_file(es))
 		return es;
 	len = elfsym__build_id(es, &bid);
-	if (len < 2 || dbgfetch__fetch(s->o.fetch, bid, len) != 1)
-		return es; /* not there, failed (counted), or already tried with what is cached */
+	if (len < 2)
+		return es;
+	r = dbgfetch__request(s->o.fetch, bid, len);
+	if (fetch_later(r)) {
+		*ret_pending = true;
+		s->stats.elf_debug_pending++;
+		return es;
+	}
+	if (r != 0)
+		return es; /* failed (counted) */
+	/* there now: fetched between this image's read and the request (else the read found it) */
 	again = elfsym__open(fd, eo);
 	if (!again)
 		return es;
@@ -258,7 +278,9 @@ static struct image *image_open(struct symbolizer *s, struct proc *p, const stru
 		return NULL;
 	}
 	img->es = elfsym__open(fd, &eo);
-	img->es = with_fetched_debug(s, fd, img->es, &eo);
+	img->es = with_fetched_debug(s, fd, img->es, &eo, &img->debug_pending);
+	if (img->debug_pending)
+		img->debug_seq = dbgfetch__done_seq(s->o.fetch);
 	close(fd);
 	if (!img->es) {
 		if (errno == E2BIG)
@@ -369,6 +391,43 @@ static void elf_read(struct symbolizer *s, struct elfent *e, struct proc *p,
 	}
 }
 
+/*
+ * @e's image was read while its debug file was being fetched (or refused for now): once a fetch
+ * has ended since, asked again; there now, the file is read again with it (the frames named
+ * meanwhile keep their .dynsym names), else the image stays as it is.
+ */
+static void debug_recheck(struct symbolizer *s, struct elfent *e, struct proc *p,
+			  const struct mapping *m)
+{
+	struct image *old = e->img;
+	const uint8_t *bid;
+	uint64_t seq = dbgfetch__done_seq(s->o.fetch);
+	size_t len;
+	int r;
+
+	if (seq == old->debug_seq)
+		return;
+	old->debug_seq = seq;
+	len = elfsym__build_id(old->es, &bid);
+	r = len < 2 ? -EINVAL : dbgfetch__request(s->o.fetch, bid, len);
+	if (fetch_later(r))
+		return;
+	old->debug_pending = false;
+	if (r != 0)
+		return; /* not found, or failed: named from what the file has */
+	/* out of the file cache, so that the read makes a new image */
+	if (old->cached)
+		filecache__drop(s->files, &old->id, FILECACHE_SYMBOLS);
+	e->img = NULL;
+	elf_read(s, e, p, m);
+	if (!e->img) {
+		e->img = old; /* the file cannot be read again now: what it had */
+		return;
+	}
+	s->stats.elf_debug_late++;
+	image_put(s, old);
+}
+
 struct image *sym_elf_get(struct symbolizer *s, struct proc *p, struct mapping *m)
 {
 	struct elfent *e = elf_find(s, m);
@@ -386,6 +445,8 @@ struct image *sym_elf_get(struct symbolizer *s, struct proc *p, struct mapping *
 		s->stats.elf_hits++; /* read, failed lately, or pinned (read now) */
 		if (!e->img && e->fd >= 0)
 			elf_read(s, e, p, m);
+		else if (e->img && e->img->debug_pending && !p->gone)
+			debug_recheck(s, e, p, m);
 		return e->img;
 	}
 	s->stats.elf_misses++;

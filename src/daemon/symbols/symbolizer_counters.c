@@ -184,7 +184,9 @@ const size_t symbolizer_counters_n = COUNTERS_N(symbolizer_counters);
 const struct counter_desc symbolizer_debuginfod_counters[] = {
 	{ .key = "fetches", U64(fetch.fetches), REQUESTS("fetched"), .type = COUNTER_COUNTER,
 	  .help = "Debug files asked of debuginfod (DEBUGINFOD_URLS), by result: fetched, cached, "
-		  "not_found, timeout, error, skipped (backing off)." },
+		  "not_found, timeout, error, skipped (backing off), negative (failed lately), "
+		  "queued, pending (queued already), refused_queue (the queue full), "
+		  "refused_budget (the minute's fetch time spent)." },
 	{ .key = "fetched_bytes", U64(fetch.fetched_bytes), .unit = "bytes",
 	  .metric = "ember_debuginfod_fetched_bytes_total", .type = COUNTER_COUNTER,
 	  .help = "Bytes of debug files fetched." },
@@ -193,6 +195,25 @@ const struct counter_desc symbolizer_debuginfod_counters[] = {
 	{ .key = "timeouts", U64(fetch.timeouts), REQUESTS("timeout") },
 	{ .key = "errors", U64(fetch.errors), REQUESTS("error") },
 	{ .key = "skipped", U64(fetch.skipped), REQUESTS("skipped") },
+	{ .key = "negative_hits", U64(fetch.negative_hits), REQUESTS("negative") },
+	{ .key = "queued", U64(fetch.queued), REQUESTS("queued") },
+	{ .key = "pending_hits", U64(fetch.pending_hits), REQUESTS("pending") },
+	{ .key = "refused_queue", U64(fetch.refused_queue), REQUESTS("refused_queue") },
+	{ .key = "refused_budget", U64(fetch.refused_budget), REQUESTS("refused_budget") },
+	{ .key = "queue_len", U64(fetch.queue_len), .metric = "ember_debuginfod_queue_length",
+	  .type = COUNTER_GAUGE,
+	  .help = "Build-ids waiting for the fetcher's threads (bound: "
+		  "symbols.debuginfod_queue)." },
+	{ .key = "in_flight", U64(fetch.in_flight), .metric = "ember_debuginfod_in_flight",
+	  .type = COUNTER_GAUGE,
+	  .help = "Fetches under way (bound: symbols.debuginfod_threads)." },
+	{ .key = "client_dirs", U64(fetch.client_dirs), .metric = "ember_debuginfod_client_dirs",
+	  .type = COUNTER_GAUGE,
+	  .help = "Folders left in libdebuginfod's own cache (one per build-id asked; a miss's "
+		  "is removed as the fetch ends)." },
+	{ .key = "client_dirs_removed", U64(fetch.client_dirs_removed),
+	  .metric = "ember_debuginfod_client_dirs_removed_total", .type = COUNTER_COUNTER,
+	  .help = "Folders removed from libdebuginfod's own cache." },
 	{ .key = "evictions", U64(fetch.evictions), .metric = "ember_debuginfod_evictions_total",
 	  .type = COUNTER_COUNTER,
 	  .help = "Debug files removed from the cache folder to keep it under "
@@ -202,7 +223,17 @@ const struct counter_desc symbolizer_debuginfod_counters[] = {
 	  .help = "Bytes of the debug files in the cache folder." },
 	{ .key = "fetch_ms_total", U64(fetch.fetch_ns), .unit = "ns", .json_scale = 1e-6,
 	  .json_fmt = "%.1f", .metric = "ember_debuginfod_fetch_seconds_total",
-	  .type = COUNTER_COUNTER, .help = "Worker time spent fetching.", .metric_scale = 1e-9 },
+	  .type = COUNTER_COUNTER,
+	  .help = "Time the fetcher's threads spent fetching (bound: symbols.debuginfod_budget a "
+		  "minute).",
+	  .metric_scale = 1e-9 },
 	{ .key = "images_named", U64(elf_debuginfod) },
+	{ .key = "images_pending", U64(elf_debug_pending),
+	  .metric = "ember_debuginfod_images_pending_total", .type = COUNTER_COUNTER,
+	  .help = "Images read while their debug file was being fetched: named from their "
+		  ".dynsym meanwhile." },
+	{ .key = "images_late", U64(elf_debug_late), .metric = "ember_debuginfod_images_late_total",
+	  .type = COUNTER_COUNTER,
+	  .help = "Images read again once their debug file came." },
 };
 const size_t symbolizer_debuginfod_counters_n = COUNTERS_N(symbolizer_debuginfod_counters);

@@ -103,6 +103,8 @@ struct image {
 	struct elfsym *es;
 	struct filecache_id id;		/* the file read: fstat and build-id */
 	uint64_t bytes;			/* elfsym__mem_bytes() when read */
+	bool debug_pending;		/* read while debuginfod may still bring its debug file */
+	uint64_t debug_seq;		/* dbgfetch__done_seq() when last asked */
 };
 
 struct elfent {

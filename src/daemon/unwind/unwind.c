@@ -61,6 +61,7 @@ struct table {
 	unsigned int files;		/* file entries naming it */
 	unsigned int users;		/* listed process mappings using it */
 	uint64_t hot_ns;		/* a process using it was sampled then (CLOCK_MONOTONIC) */
+	bool debug_pending;		/* built while debuginfod may still bring a debug file's CFI */
 };
 
 /* A file as /proc/PID/maps names it: (device, inode). Entered when a process lists it; its
@@ -142,6 +143,8 @@ struct unwinder {
 	uint32_t table_id;		/* the last table's id (bpf_shared.h: the rule cache's key) */
 	uint32_t built;			/* tables built by this work call: other lists to update */
 	bool wants;			/* files newly wanted: a process listing them builds them */
+	size_t npending;		/* tables with debug_pending */
+	uint64_t debug_seq;		/* dbgfetch__done_seq() when they were last asked about */
 	struct retired retired[RETIRED_MAX];
 	size_t retired_next;
 	struct unwind_stats st;
@@ -225,6 +228,8 @@ static void table_free(struct unwinder *u, struct table *t)
 {
 	if (!t)
 		return;
+	if (t->debug_pending)
+		u->npending--;
 	lru_unlink(t);
 	(void)range_free(u, t->row_start, t->nelem);
 	if (t->nelem) {
@@ -532,8 +537,9 @@ static struct table *table_of_fd(struct unwinder *u, int fd, const struct stat *
 	struct table *t;
 	Elf *elf;
 	int r, dfd = -1, err;
-	bool fetched = false;
+	bool fetched = false, pending = false;
 	uint64_t t0;
+	int fr;
 
 	r = elfsym_read_build_id(fd, bid, sizeof(bid));
 	filecache_id_of(sb, &id);
@@ -550,10 +556,15 @@ static struct table *table_of_fd(struct unwinder *u, int fd, const struct stat *
 	if (r > 0)
 		dfd = open_debug(u, bid, (size_t)r, &fetched);
 	/* a stripped file without a local debug file: debuginfod's, where a server has it, for
-	 * its .debug_frame (blocks up to the fetch's timeout: this is the worker) */
-	if (dfd < 0 && r > 1 && u->o.fetch && !has_symtab(fd) &&
-	    dbgfetch__fetch(u->o.fetch, bid, (size_t)r) >= 0)
-		dfd = open_debug(u, bid, (size_t)r, &fetched);
+	 * its .debug_frame; never waited for (dbgfetch.h): while it is being fetched the table is
+	 * built from what the file has, and built again once it came (unwinder__work) */
+	if (dfd < 0 && r > 1 && u->o.fetch && !has_symtab(fd)) {
+		fr = dbgfetch__request(u->o.fetch, bid, (size_t)r);
+		if (fr == 0)
+			dfd = open_debug(u, bid, (size_t)r, &fetched);
+		else
+			pending = fr == 1 || fr == -ENOBUFS || fr == -EBUSY;
+	}
 	if (dfd >= 0 && fetched)
 		u->st.debuginfod++;
 	ct = cfi_table__open(fd, dfd, &co);
@@ -587,6 +598,11 @@ static struct table *table_of_fd(struct unwinder *u, int fd, const struct stat *
 	u->st.build_ns += mono_ns() - t0;
 	if (t)
 		t->id = id;
+	if (t && pending && t != u->vdso) {
+		t->debug_pending = true;
+		u->npending++;
+		u->st.debuginfod_pending++;
+	}
 	errno = err;
 	return t;
 }
@@ -1296,6 +1312,37 @@ static void queue_users_of_built(struct unwinder *u)
 	}
 }
 
+/*
+ * Tables built while their debug file was being fetched, asked about again once a fetch has
+ * ended: there now, the table goes (its processes fall back to frame pointers there, and the
+ * next walk that reaches the file builds it again, with the debug file's CFI); not found, it
+ * stays as it is.
+ */
+static void debug_recheck(struct unwinder *u)
+{
+	struct table *t, *next;
+	uint64_t seq = dbgfetch__done_seq(u->o.fetch);
+	int r;
+
+	if (seq == u->debug_seq)
+		return;
+	u->debug_seq = seq;
+	for (t = u->lru.next; u->npending && t != &u->lru; t = next) {
+		next = t->next;
+		if (!t->debug_pending)
+			continue;
+		r = dbgfetch__request(u->o.fetch, t->id.build_id, t->id.build_id_len);
+		if (r == 1 || r == -ENOBUFS || r == -EBUSY)
+			continue;
+		t->debug_pending = false;
+		u->npending--;
+		if (r == 0) {
+			u->st.debuginfod_late++;
+			table_evict(u, t);
+		}
+	}
+}
+
 int unwinder__work(struct unwinder *u)
 {
 	uint64_t deadline = mono_ns() + u->o.work_budget_ns;
@@ -1304,6 +1351,8 @@ int unwinder__work(struct unwinder *u)
 	int r;
 
 	u->built = 0;
+	if (u->npending && u->o.fetch)
+		debug_recheck(u);
 	for (i = 0; i < u->nqueue; i++) {
 		p = proc_find(u, u->queue[i]);
 		if (!p)

@@ -47,6 +47,8 @@ const struct counter_desc unwind_counters[] = {
 	{ .key = "build_shared", U64(build_shared), .metric = EVENTS, .label = "event",
 	  .label_value = "shared_by_build_id" },
 	{ .key = "debuginfod", U64(debuginfod) },
+	{ .key = "debuginfod_pending", U64(debuginfod_pending) },
+	{ .key = "debuginfod_late", U64(debuginfod_late) },
 	{ .key = "evictions", U64(evictions), .metric = EVENTS, .label = "event",
 	  .label_value = "eviction" },
 	{ .key = "refused", U64(refused), .metric = EVENTS, .label = "event",

@@ -85,6 +85,9 @@ struct ember_config {
 	char debuginfod_cache[EMBER_PATH_MAX]; /* their folder; /var/cache/emberd/debuginfod */
 	uint64_t debuginfod_cache_bytes;	/* its bound; 16M..1T, default 1G */
 	uint64_t debuginfod_timeout_ms;	/* one fetch's bound; 100 ms..10 min, default 2 s */
+	uint64_t debuginfod_threads;	/* fetches at once; 1..8, default 2 */
+	uint64_t debuginfod_queue;	/* build-ids waiting; 1..4096, default 64 */
+	uint64_t debuginfod_budget_ms;	/* fetch time per minute; 100 ms..10 min, default 30 s */
 
 	/* [process] */
 	bool process_maps_query; /* mappings by PROCMAP_QUERY where the kernel has it; default yes */

@@ -157,6 +157,9 @@ struct symbolizer_stats {
 	uint64_t elf_short_reads;	/* ... refused: the file shrank while read */
 	uint64_t elf_debug_refused;	/* debug files refused: not root's, a link, a CRC mismatch */
 	uint64_t elf_debuginfod;	/* images read again with a debug file debuginfod served */
+	uint64_t elf_debug_pending;	/* images read while their debug file was being fetched
+					   (or refused for now): named from .dynsym meanwhile */
+	uint64_t elf_debug_late;	/* ... read again once it came */
 	bool debuginfod;		/* gauge: fetching from DEBUGINFOD_URLS */
 	struct dbgfetch_stats fetch;	/* its counters (zeros without) */
 
