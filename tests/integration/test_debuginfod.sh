@@ -54,7 +54,7 @@ int main(int argc, char **argv)
 }
 C
 mkdir -p "$TMP/srv"
-for w in one two; do
+for w in one two three; do
 	gcc -O2 -g -fomit-frame-pointer -fno-asynchronous-unwind-tables -DWHICH=$w \
 		-o "$TMP/dfw_$w.full" "$TMP/dfw.c" || skip_all "cannot build the workload"
 	objcopy --only-keep-debug "$TMP/dfw_$w.full" "$TMP/srv/dfw_$w.debug"
@@ -64,6 +64,10 @@ done
 bid() { readelf -n "$1" | awk '/Build ID/ { print $3 }'; }
 BID1=$(bid "$TMP/dfw_one")
 BID2=$(bid "$TMP/dfw_two")
+BID3=$(bid "$TMP/dfw_three")
+# the third program's debug file only from a slow server (0.7 s an answer): named late
+mkdir -p "$TMP/slow"
+mv "$TMP/srv/dfw_three.debug" "$TMP/slow/$BID3.debug"
 [[ -n $BID1 && -n $BID2 && $BID1 != "$BID2" ]]
 check "stripped programs with build-ids" test $? -eq 0
 nm "$TMP/dfw_one" 2>&1 | grep -q "no symbols"
@@ -82,7 +86,33 @@ done
 check "debuginfod serves the debug files" \
 	curl -sf -o /dev/null "http://127.0.0.1:$DPORT/buildid/$BID1/debuginfo"
 
-export DEBUGINFOD_URLS=http://127.0.0.1:$DPORT
+SPORT=$(free_port)
+cat >"$TMP/slow.py" <<'PY'
+import http.server, os, sys, time
+root = sys.argv[2]
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        p = self.path.split("/")
+        f = os.path.join(root, p[2] + ".debug") if len(p) == 4 and p[3] == "debuginfo" else ""
+        if f and os.path.isfile(f):
+            time.sleep(0.7) # within the fetch's timeout (1 s), long after the first samples
+        else:
+            self.send_response(404)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        data = open(f, "rb").read()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+    def log_message(self, *a):
+        pass
+http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
+PY
+python3 "$TMP/slow.py" "$SPORT" "$TMP/slow" &
+PIDS+=($!)
+export DEBUGINFOD_URLS="http://127.0.0.1:$DPORT http://127.0.0.1:$SPORT"
 emberd_serve -F 199 -o python.enabled=no -o symbols.debuginfod_cache="$TMP/cache" \
 	-o symbols.debuginfod_timeout=1s || { not_ok "emberd serves HTTP"; done_testing; }
 unset DEBUGINFOD_URLS
@@ -147,6 +177,57 @@ check("the unwinder used it", st.get("unwind", {}).get("debuginfod", 0) >= 1)
 sys.exit(fails > 0)
 PY
 [ $? -eq 0 ] || T_FAILS=$((T_FAILS + 1)) # its "not ok" lines are the details
+
+# --- phase 1b: a debug file that comes late ----------------------------------------------------
+# the third program's debug file takes 0.7 s to come: never waited for (its first samples are
+# unnamed and its stacks cut short), then its image is read again and its table built again
+curl -sf "$URL/api/v1/stats" >"$TMP/s3a.json"
+T0=$(date +%s.%N)
+"$TMP/dfw_three" 7
+T1=$(date +%s.%N)
+sleep 2.5
+curl -sf "$URL/api/v1/samples?from=$T0&to=$T1" >"$TMP/three.samples"
+curl -sf "$URL/api/v1/stats" >"$TMP/s3b.json"
+python3 - "$TMP/three.samples" "$TMP/s3a.json" "$TMP/s3b.json" "$T0" <<'PY'
+import json, sys
+a, b = json.load(open(sys.argv[2])), json.load(open(sys.argv[3]))
+t0 = float(sys.argv[4])
+fails = 0
+def check(name, cond, detail=""):
+    global fails
+    fails += not cond
+    print(("ok - " if cond else "not ok - ") + name + (" # " + detail if detail else ""))
+early, late = [0, 0, 0], [0, 0, 0] # samples, named, reaching main
+for line in open(sys.argv[1]):
+    if line.startswith("#") or not line.strip():
+        continue
+    t, _, rest = line.rstrip("\n").partition(" ")
+    stack, _, n = rest.rpartition(" ")
+    f, t, n = stack.split(";"), float(t), int(float(n))
+    if f[0] != "dfw_three":
+        continue
+    k = early if t - t0 < 0.5 else late if t - t0 > 4.0 else None
+    if k is None:
+        continue
+    k[0] += n
+    k[1] += n * ("dfw_leaf_three" in f)
+    k[2] += n * any(f[i:i + 3] == ["main", "dfw_middle_three", "dfw_leaf_three"]
+                    for i in range(len(f)))
+print("# first 0.5 s: %d samples, %d named, %d reach main; after 4 s: %d, %d, %d" % (*early, *late))
+da, db = a.get("debuginfod") or {}, b.get("debuginfod") or {}
+ua, ub = a.get("unwind") or {}, b.get("unwind") or {}
+print("# debuginfod:", json.dumps(db))
+check("while its debug file was fetched, the samples went on (unnamed)", early[0] >= 30 and
+      early[1] <= 0.5 * early[0], "%d samples, %d named" % (early[0], early[1]))
+check("once it came, its frames are named from it", late[0] >= 100 and late[1] >= 0.9 * late[0],
+      "%d of %d" % (late[1], late[0]))
+check("... and its stacks reach main through its .debug_frame", late[2] >= 0.75 * late[0] > 0,
+      "%d of %d" % (late[2], late[0]))
+check("the image read again, counted", db.get("images_late", 0) - da.get("images_late", 0) >= 1)
+check("the table built again, counted", ub.get("debuginfod_late", 0) - ua.get("debuginfod_late", 0) >= 1)
+sys.exit(fails > 0)
+PY
+[ $? -eq 0 ] || T_FAILS=$((T_FAILS + 1))
 
 # --- phase 2: the server stops answering half-way --------------------------------------------
 kill -STOP "$DPID"
