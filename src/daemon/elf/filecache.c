@@ -60,6 +60,7 @@ static void lru_front(struct filecache *fc, struct fent *e)
 static void slot_free(struct filecache *fc, struct fent *e, int k)
 {
 	fc->st.bytes -= e->bytes[k];
+	fc->st.kind_bytes[k] -= e->bytes[k];
 	if (e->obj[k] && e->facts[k])
 		fc->free_fn[k](e->facts[k], fc->free_ctx[k]);
 	else
@@ -293,6 +294,7 @@ static int put(struct filecache *fc, const struct filecache_id *id, enum filecac
 	e->bytes[k] = bytes;
 	e->obj[k] = obj;
 	fc->st.bytes += bytes;
+	fc->st.kind_bytes[k] += bytes;
 	/* room: the least recently used go (never the one just put: it is the most recent) */
 	while ((fc->st.files > fc->o.max_files ||
 		fc->st.bytes > fc->o.max_bytes + 2 * fc->tab_size * sizeof(*fc->tab)) &&

@@ -401,6 +401,16 @@ static void capture_json_locked(const struct capture *c, int64_t now, struct sbu
 		  c->id, c->id, c->id, c->id, c->id);
 }
 
+size_t http_captures_bytes(struct http_server *srv)
+{
+	size_t n;
+
+	pthread_mutex_lock(&srv->lock);
+	n = captures_bytes_locked(srv);
+	pthread_mutex_unlock(&srv->lock);
+	return n;
+}
+
 void http_captures_stats(struct http_server *srv, struct sbuf *json)
 {
 	const struct capture *c;

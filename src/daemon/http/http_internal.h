@@ -87,6 +87,7 @@ struct http_server {
 	struct MHD_Daemon *mhd;
 	uint16_t port;
 	int64_t started_ns;	/* CLOCK_REALTIME at new() */
+	uint64_t heap_start_bytes; /* atomic: the heap at start the parts did not hold */
 
 	struct http_route *extra_routes;	/* added with http_server__add_route() */
 	size_t nr_extra_routes;
@@ -440,5 +441,7 @@ int http_serve_heatmap(struct http_server *srv, const struct http_source *src,
 void http_captures_tick(struct http_server *srv);
 void http_captures_free(struct http_server *srv);
 void http_captures_stats(struct http_server *srv, struct sbuf *json);
+/* The captures' recordings' memory. */
+size_t http_captures_bytes(struct http_server *srv);
 
 #endif

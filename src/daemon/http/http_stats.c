@@ -20,6 +20,7 @@
 #include "ember/core/base/clock.h"
 #include "ember/core/base/counters.h"
 #include "ember/daemon/service/liveness.h"
+#include "ember/daemon/elf/filecache.h"
 #include "http_internal.h"
 
 #define NS 1000000000LL
@@ -44,6 +45,84 @@ static void json_time(struct sbuf *sb, const char *key, int64_t ns)
 		  timeexpr_format_rfc3339(ns, buf, sizeof(buf)));
 }
 
+/* The parts of the heap, as their counters say (memory_json). */
+enum mem_part { MP_STORE, MP_NAMES, MP_SYMBOLS, MP_FILE_CACHE, MP_PROCESSES, MP_STACK_CACHE,
+		MP_PYTHON, MP_UNWIND, MP_OFFCPU, MP_MEMIO, MP_RESPONSES, MP_CAPTURES, MP__NR };
+static const char *const mem_part_names[MP__NR] = {
+	"store", "names", "symbols", "file_cache", "processes", "stack_cache", "python", "unwind", "offcpu",
+	"memio", "responses", "captures",
+};
+
+static uint64_t memory_parts(struct http_server *srv, uint64_t *part)
+{
+	struct http_published pub;
+	struct http_load_stats l;
+	struct store_stats st;
+	uint64_t sum = 0;
+	int i;
+
+	memset(part, 0, MP__NR * sizeof(*part));
+	if (srv->src.store) {
+		store__stats(srv->src.store, &st);
+		part[MP_STORE] = st.bytes;
+	} else if (srv->src.rec) {
+		part[MP_STORE] = recording__mem_bytes(srv->src.rec);
+	}
+	if (http_server__published(srv, &pub)) {
+		part[MP_NAMES] = pub.names_bytes;
+		part[MP_SYMBOLS] = pub.symbols.mem_bytes;
+		/* the symbols' images are in the file cache too: counted once, as symbols */
+		part[MP_FILE_CACHE] = pub.file_cache.bytes -
+				      pub.file_cache.kind_bytes[FILECACHE_SYMBOLS];
+		part[MP_PROCESSES] = pub.procs.mem_bytes;
+		part[MP_STACK_CACHE] = pub.ingest.mem_bytes;
+		part[MP_PYTHON] = pub.have_python ? pub.python.mem_bytes : 0;
+		part[MP_UNWIND] = pub.have_unwind ? pub.unwind.heap_bytes : 0;
+		part[MP_OFFCPU] = pub.offcpu_sink.bytes;
+		part[MP_MEMIO] = pub.memio_sink.bytes;
+	}
+	http_server__load_stats(srv, &l);
+	part[MP_RESPONSES] = l.response_bytes;
+	part[MP_CAPTURES] = http_captures_bytes(srv);
+	for (i = 0; i < MP__NR; i++)
+		sum += part[i];
+	return sum;
+}
+
+uint64_t http_server__memory_accounted(struct http_server *s)
+{
+	uint64_t part[MP__NR];
+
+	return memory_parts(s, part);
+}
+
+void http_server__set_heap_start(struct http_server *s, uint64_t bytes)
+{
+	__atomic_store_n(&s->heap_start_bytes, bytes, __ATOMIC_RELAXED);
+}
+
+/*
+ * "memory": the heap in use (mallinfo2) and the parts that hold it, each by its own counter,
+ * with what was in use at start beyond them; "unaccounted" is the rest (negative where a part's
+ * counter overcounts).
+ */
+static void memory_json(struct http_server *srv, struct sbuf *sb, const struct heap_stats *heap)
+{
+	uint64_t part[MP__NR], start = __atomic_load_n(&srv->heap_start_bytes, __ATOMIC_RELAXED);
+	uint64_t sum = memory_parts(srv, part) + start;
+	int i;
+
+	sbuf_addf(sb, "\"memory\": {\"heap_in_use\": %llu, \"accounted\": %llu, "
+		      "\"unaccounted\": %lld, \"accounted_share\": %.4f, \"parts\": {\"start\": %llu",
+		  (unsigned long long)heap->in_use_bytes, (unsigned long long)sum,
+		  (long long)heap->in_use_bytes - (long long)sum,
+		  heap->in_use_bytes ? (double)sum / (double)heap->in_use_bytes : 0.0,
+		  (unsigned long long)start);
+	for (i = 0; i < MP__NR; i++)
+		sbuf_addf(sb, ", \"%s\": %llu", mem_part_names[i], (unsigned long long)part[i]);
+	sbuf_adds(sb, "}}, ");
+}
+
 int http_handle_stats(struct http_server *srv, struct http_request *req,
 		      struct http_response *resp)
 {
@@ -62,6 +141,8 @@ int http_handle_stats(struct http_server *srv, struct http_request *req,
 	counters_json(sb, heap_counters, heap_counters_n, &heap);
 	trim_comma(sb);
 	sbuf_adds(sb, "}, ");
+	if (!http_server__is_replay(srv))
+		memory_json(srv, sb, &heap);
 	if (srv->src.rec) {
 		sbuf_addf(sb, "\"store\": {\"samples\": %zu, \"stacks\": %zu, \"total\": %.17g, "
 			      "\"bytes\": %zu",

@@ -150,8 +150,13 @@ uint64_t ingest__filtered(const struct ingest *in)
 
 void ingest__stats(const struct ingest *in, struct ingest_stats *ret)
 {
+	size_t i, mem = sizeof(*in) + SCACHE_SLOTS * sizeof(*in->scache);
+
 	*ret = in->st;
 	ret->filtered = ingest__filtered(in);
+	for (i = 0; i < SCACHE_SLOTS; i++)
+		mem += in->scache[i].cap * sizeof(uint32_t) + in->scache[i].kcap * sizeof(uint64_t);
+	ret->mem_bytes = mem;
 }
 
 /* --- [filter] ----------------------------------------------------------------------------- */

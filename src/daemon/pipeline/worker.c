@@ -16,6 +16,7 @@
 #include "ember/core/base/log.h"
 #include "ember/core/base/timeexpr.h"
 #include "ember/core/base/sbuf.h"
+#include "ember/core/base/strtab.h"
 #include "ember/core/base/workq.h"
 #include "ember/daemon/export/exporter.h"
 #include "ember/daemon/export/identity.h"
@@ -175,6 +176,7 @@ static void copy_worker_stats(struct emberd *d)
 	if (d->offcpu_sink)
 		offcpu_sink__stats(d->offcpu_sink, &p.offcpu);
 	memio_sink__stats(d->memio_sink, &p.memio);
+	p.names_bytes = strtab__mem_bytes(d->sym_st);
 	pthread_mutex_lock(&d->wpub_lock);
 	d->wpub = p;
 	pthread_mutex_unlock(&d->wpub_lock);
@@ -236,6 +238,7 @@ void pipeline_publish(struct emberd *d)
 	pub.procs = d->wpub.procs;
 	pub.file_cache = d->wpub.files;
 	pub.python = d->wpub.python;
+	pub.names_bytes = d->wpub.names_bytes;
 	pthread_mutex_unlock(&d->wpub_lock);
 	if (d->exporter) { /* its own thread's counters, under its lock */
 		exporter__stats(d->exporter, pub.exporters);
@@ -326,6 +329,19 @@ static void work_run(void *ctx, void *item)
 
 int emberd_worker_start(struct emberd *d)
 {
+	struct heap_stats heap;
+	uint64_t parts;
+
+	/* the heap at start beyond what its parts hold (libraries, BPF objects, fixed tables):
+	 * one more part of the heap's accounting, measured before anything is named */
+	if (d->http) {
+		copy_worker_stats(d);
+		pipeline_publish(d);
+		heap_stats(&heap);
+		parts = http_server__memory_accounted(d->http);
+		http_server__set_heap_start(d->http,
+					    heap.in_use_bytes > parts ? heap.in_use_bytes - parts : 0);
+	}
 	d->wq = workq__new(work_run, d, 1024);
 	if (!d->wq)
 		return log_errno(-errno, "cannot start the worker thread");

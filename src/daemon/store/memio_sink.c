@@ -213,7 +213,16 @@ void memio_sink__expire(struct memio_sink *k, uint64_t now_ns)
 
 void memio_sink__stats(const struct memio_sink *k, struct memio_sink_stats *ret)
 {
+	struct store_stats st;
+	int i;
+
 	*ret = k ? k->st : (struct memio_sink_stats){ 0 };
+	for (i = 0; k && i < MEMIO_STORE_NR; i++) {
+		if (!k->store[i])
+			continue;
+		store__stats(k->store[i], &st);
+		ret->bytes += st.bytes;
+	}
 }
 
 int memio_sink__from_config(const struct ember_config *c, const struct strtab *names,

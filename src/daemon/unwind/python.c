@@ -1522,8 +1522,30 @@ static uint64_t quantile(const struct ember_py_bpf_stats *b, double q)
 	return 0;
 }
 
+static size_t proc_bytes(const struct pyproc *pp)
+{
+	const struct pycode *c;
+	size_t mem = 0, i;
+
+	for (; pp; pp = pp->retired) {
+		mem += sizeof(*pp) + pp->codes_cap * sizeof(*pp->codes);
+		for (i = 0; i < pp->codes_cap; i++)
+			for (c = pp->codes[i]; c; c = c->next)
+				mem += sizeof(*c) + (c->qualname ? strlen(c->qualname) + 1 : 0) +
+				       (c->file ? strlen(c->file) + 1 : 0) + c->linetable_len;
+	}
+	return mem;
+}
+
 void python__stats(struct python *py, struct python_stats *ret)
 {
+	const struct pyproc *pp;
+	size_t i, mem = sizeof(*py) + py->name.cap;
+
+	for (i = 0; i < PROC_SLOTS; i++)
+		for (pp = py->procs[i]; pp; pp = pp->next)
+			mem += proc_bytes(pp);
+	py->st.mem_bytes = mem;
 	*ret = py->st;
 	ret->fsbase_off = py->fsbase_off;
 	if (py->sampler && !sampler__python_stats(py->sampler, &ret->bpf)) {

@@ -1377,10 +1377,28 @@ int unwinder__work(struct unwinder *u)
 
 void unwinder__stats(const struct unwinder *u, struct unwind_stats *ret)
 {
+	const struct file *f;
+	const struct proc *p;
+	const struct table *t;
+	size_t i, mem = sizeof(*u) + u->packed_cap * sizeof(*u->packed) +
+			u->queue_cap * sizeof(*u->queue) + u->free_cap * sizeof(*u->free);
+
 	*ret = u->st;
 	ret->rows_capacity = u->capacity;
 	ret->bytes = (uint64_t)u->capacity * sizeof(struct ember_unwind_prow);
 	ret->procs_pending = u->nqueue;
+	for (i = 0; i < FILE_SLOTS; i++)
+		for (f = u->files[i]; f; f = f->hnext)
+			mem += sizeof(*f);
+	for (i = 0; i < PROC_SLOTS; i++)
+		for (p = u->procs[i]; p; p = p->hnext)
+			mem += sizeof(*p) + p->cap * sizeof(*p->maps) +
+			       (p->reach ? REACH_MAX * sizeof(*p->reach) : 0);
+	for (t = u->lru.next; t != &u->lru; t = t->next)
+		mem += sizeof(*t);
+	for (i = 0; i < RETIRED_MAX; i++)
+		mem += u->retired[i].n * sizeof(*u->retired[i].maps);
+	ret->heap_bytes = mem;
 }
 
 struct unwinder *unwinder__new(struct sampler *sampler, const struct unwind_opts *o)

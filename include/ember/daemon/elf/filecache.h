@@ -72,6 +72,7 @@ struct filecache_stats {
 	uint64_t changed;   /* entries dropped: same device and inode, another size or mtime */
 	uint64_t evictions; /* entries dropped for room (max_files, max_bytes) */
 	uint64_t refused;   /* facts not kept: larger than max_bytes alone */
+	uint64_t kind_bytes[FILECACHE__NR]; /* gauge: bytes of each kind's facts (of bytes) */
 };
 
 /* struct filecache_stats described once (filecache_counters.c, core/base/counters.h) */

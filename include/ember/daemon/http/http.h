@@ -246,6 +246,17 @@ struct http_load_stats {
 	uint64_t responses_aborted;	/* responses the client did not take to the end */
 };
 void http_server__load_stats(struct http_server *s, struct http_load_stats *ret);
+
+/*
+ * The heap's accounting ("memory" in /api/v1/stats): the bytes each part says it holds (the
+ * store, the frame names, the symbols, the mapped files' facts, the processes, the stack cache,
+ * Python's code objects, the off-CPU and memory stores, responses, captures), from the last
+ * published counters, and what was in use at start beyond them (libraries, BPF objects, fixed
+ * tables). http_server__memory_accounted: the parts' sum but the start's. Either thread.
+ */
+uint64_t http_server__memory_accounted(struct http_server *s);
+/* The heap in use at start less what the parts held then (set once, before sampling). */
+void http_server__set_heap_start(struct http_server *s, uint64_t bytes);
 /* struct http_load_stats described once (http_counters.c, core/base/counters.h) */
 extern const struct counter_desc http_load_counters[];
 extern const size_t http_load_counters_n;
@@ -278,6 +289,7 @@ struct http_published {
 	struct offcpu_sink_stats offcpu_sink; /* ... what reached its stores */
 	struct sampler_memio_stats memio; /* memory and I/O events (memio.attached) */
 	struct memio_sink_stats memio_sink; /* ... what reached their stores */
+	uint64_t names_bytes; /* the frame names' table, shared by every part */
 };
 void http_server__publish(struct http_server *s, const struct http_published *p);
 bool http_server__published(struct http_server *s, struct http_published *ret);

@@ -63,6 +63,7 @@ struct ingest_stats {
 					      same files (keyed by file and offset) */
 	uint64_t irq_wakers;		   /* wakers that were an interrupt: "[interrupt]" in
 					      place of the task it came in on */
+	uint64_t mem_bytes;		   /* gauge: its memory (the stack cache) */
 };
 
 /* struct ingest_stats described once (ingest_counters.c, core/base/counters.h) */

@@ -77,6 +77,7 @@ struct emberd {
 		struct python_stats python;
 		struct offcpu_sink_stats offcpu;
 		struct memio_sink_stats memio;
+		uint64_t names_bytes; /* the frame names' table (sym_st) */
 	} wpub;
 	struct python *py;		/* CPython processes' frames; NULL: [python] enabled = no */
 	struct ingest *ingest;	/* groups -> named stacks, for the store and the captures */

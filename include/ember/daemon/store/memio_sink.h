@@ -70,6 +70,7 @@ struct memio_sink_stats {
 	uint64_t events[MEMIO_STORE_NR];
 	uint64_t quanta[MEMIO_STORE_NR];
 	uint64_t capped[MEMIO_STORE_NR];
+	uint64_t bytes; /* gauge: the stores' memory (store_stats.bytes of each) */
 };
 void memio_sink__stats(const struct memio_sink *k, struct memio_sink_stats *ret);
 extern const struct counter_desc memio_sink_counters[];

@@ -82,6 +82,7 @@ struct python_stats {
 	uint64_t names;		 /* name records from the BPF program */
 	uint64_t code_reads;	 /* code objects read from the process instead */
 	uint64_t codes;		 /* gauge: code objects cached */
+	uint64_t mem_bytes;	 /* gauge: the processes' state, code objects, names, line tables */
 	uint64_t code_evictions; /* caches emptied for room (max_codes) */
 	uint64_t merged;	 /* stacks whose Python frames matched the eval frames one to one */
 	uint64_t merged_aligned; /* ... did not (a walk cut short, a call being set up): aligned */

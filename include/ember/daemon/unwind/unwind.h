@@ -65,6 +65,8 @@ struct unwind_stats {
 	uint64_t build_shared;		/* a file found by build-id under another device/inode */
 	uint64_t debuginfod;		/* tables with a debug file's CFI from debuginfod */
 	uint64_t debuginfod_pending;	/* tables built while their debug file was being fetched */
+	uint64_t heap_bytes;		/* gauge: its own memory (files, processes, scratch), not the
+					   kernel's rows (bytes) */
 	uint64_t debuginfod_late;	/* ... dropped once it came, to be built again with it */
 	uint64_t files_changed;		/* a cached (device, inode) found naming another file now */
 	uint64_t evictions;		/* tables evicted for room */
