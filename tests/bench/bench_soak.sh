@@ -86,7 +86,9 @@ s1=$(stats)
 curl -sf -m 30 "$URL/metrics" | grep '^ember_http_requests_total' | grep -v 'status="2' \
 	>"$TMP/non2xx" || true
 rm -f "$TMP/run"
-sleep 0.5
+# at rest (the load and the spawner stopped, the worker's tick past): the heap's accounting
+sleep 3
+stats >"$TMP/stats-rest.json" || echo '{}' >"$TMP/stats-rest.json"
 spawned=$(awk '{ n += $1 } END { print n + 0 }' "$TMP/spawned" 2>/dev/null)
 alive=1; kill -0 "$EPID" 2>/dev/null || alive=0
 hz=$(getconf CLK_TCK)
@@ -159,6 +161,19 @@ def mib(keys):
     return " ".join(out)
 print("| heap in use / free (mallinfo2, MiB) | %s / %s |" % (mib(("heap", "in_use_bytes")), mib(("heap", "free_bytes"))))
 print("| heap trims / MiB given back (malloc_trim, at the end) | %s / %.0f |" % (s1.get("heap", {}).get("trims", "-"), s1.get("heap", {}).get("trimmed_bytes", 0) / 2**20))
+# the heap's accounting: the parts /api/v1/stats lists ("memory.parts") against the heap in use;
+# checked at rest (renders' scratch besides their names and profiles, and an ELF file or CFI
+# table being read on the worker, are in no part while they last: printed under load)
+mem = [s.get("memory") for s in sts]
+rest = json.load(open(os.path.join(os.path.dirname(sys.argv[1]), "stats-rest.json"))).get("memory")
+print("| heap in use / accounted by the parts of stats \"memory\" under load (MiB) | %s |" % " ".join(
+    "%.1f/%.1f" % (m["heap_in_use"] / 2**20, m["accounted"] / 2**20) if m else "-" for m in mem))
+if rest:
+    print("| ... at rest, 3 s after the load: in use / accounted / unaccounted (MiB) | %.1f / %.1f / %+.1f (%.1f %%) |" % (
+        rest["heap_in_use"] / 2**20, rest["accounted"] / 2**20, rest["unaccounted"] / 2**20,
+        100.0 * rest["unaccounted"] / max(1, rest["heap_in_use"])))
+    print("| ... its parts (MiB) | %s |" % ", ".join("%s %.1f" % (k, v / 2**20)
+                                                 for k, v in rest["parts"].items() if v))
 print("| store / symbol caches / unwind (MiB) | %s / %s / %s |" % (mib(("store", "bytes")), mib(("symbols", "mem_bytes")), mib(("unwind", "bytes"))))
 print("| RSS growth after the first third / of which bounded (response peak, symbol caches) | %+.1f MiB / %+.1f MiB |" % (growth / 1024, allowed / 1024))
 print("| store at the end: samples, MiB (limit) | %d, %.1f (%.0f) |" % (s1["store"]["samples"],
@@ -173,6 +188,11 @@ if d["lost"]: fails.append("%d samples lost" % d["lost"])
 if growth - allowed > max(16384, third // 10):
     fails.append("RSS grew %d KiB after warm-up (%d KiB of it bounded)" % (growth, allowed))
 if not alive: fails.append("emberd died")
+if not rest:
+    fails.append("stats without the heap's accounting (\"memory\")")
+elif abs(rest["unaccounted"]) > rest["heap_in_use"] / 10:
+    fails.append("the parts in stats miss the heap in use at rest by more than 10 %% (%d of %d KiB "
+                 "unaccounted)" % (rest["unaccounted"] >> 10, rest["heap_in_use"] >> 10))
 if san: fails.append("sanitizer report")
 open(os.path.join(os.path.dirname(sys.argv[1]), "verdict"), "w").write("\n".join(fails))
 print("verdict: " + ("; ".join(fails) if fails else "pass"))

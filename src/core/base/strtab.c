@@ -32,7 +32,19 @@ struct strtab {
 	struct entry *slots;
 	size_t nslots; /* power of two */
 	size_t mem;
+	uint64_t *charge; /* strtab__charge_to(): mem added there (atomically); NULL: none */
+	size_t charged;	  /* ... how much of it so far */
 };
+
+/* The counter of strtab__charge_to() brought to st->mem. */
+static void charge_sync(struct strtab *st)
+{
+	if (st->charge && st->mem != st->charged) {
+		__atomic_add_fetch(st->charge, (uint64_t)st->mem - (uint64_t)st->charged,
+				   __ATOMIC_RELAXED);
+		st->charged = st->mem;
+	}
+}
 
 struct strtab *strtab__new(void)
 {
@@ -57,6 +69,8 @@ void strtab__free(struct strtab *st)
 
 	if (!st)
 		return;
+	if (st->charge)
+		__atomic_sub_fetch(st->charge, (uint64_t)st->charged, __ATOMIC_RELAXED);
 	for (c = st->chunks; c; c = n) {
 		n = c->next;
 		free(c);
@@ -166,6 +180,7 @@ int strtab__intern(struct strtab *st, const char *s, size_t len)
 	st->count++;
 	if (st->count * 2 > st->nslots)
 		(void)rehash(st); /* on failure the table still has room; retried next time */
+	charge_sync(st);
 	return (int)(st->count - 1);
 }
 
@@ -195,4 +210,16 @@ size_t strtab__count(const struct strtab *st)
 size_t strtab__mem_bytes(const struct strtab *st)
 {
 	return st->mem;
+}
+
+void strtab__charge_to(struct strtab *st, uint64_t *counter)
+{
+	st->charge = counter;
+	st->charged = 0;
+	charge_sync(st);
+}
+
+uint64_t *strtab__charge(const struct strtab *st)
+{
+	return st ? st->charge : NULL;
 }

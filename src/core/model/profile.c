@@ -37,7 +37,23 @@ struct profile {
 	struct count total, total2; /* a sum past 2^64-1 goes on in .f */
 	size_t max_depth;
 	bool has2;
+	uint64_t *charge; /* its strtab's (strtab__charge_to): its memory there; NULL: none */
+	size_t charged;
 };
+
+/* The counter its strtab charges brought to what the profile holds. */
+static void charge_sync(struct profile *p)
+{
+	size_t now;
+
+	if (!p->charge)
+		return;
+	now = profile__mem_bytes(p);
+	if (now != p->charged) {
+		__atomic_add_fetch(p->charge, (uint64_t)now - (uint64_t)p->charged, __ATOMIC_RELAXED);
+		p->charged = now;
+	}
+}
 
 struct profile *profile__new(struct strtab *st)
 {
@@ -53,6 +69,8 @@ struct profile *profile__new(struct strtab *st)
 		errno = ENOMEM;
 		return NULL;
 	}
+	p->charge = strtab__charge(st);
+	charge_sync(p);
 	return p;
 }
 
@@ -60,6 +78,8 @@ void profile__free(struct profile *p)
 {
 	if (!p)
 		return;
+	if (p->charge)
+		__atomic_sub_fetch(p->charge, (uint64_t)p->charged, __ATOMIC_RELAXED);
 	free(p->frames);
 	free(p->ents);
 	free(p->slots);
@@ -188,6 +208,7 @@ static struct stack_ent *entry(struct profile *p, const uint32_t *frames, size_t
 	p->slots[i] = (uint32_t)++p->nents;
 	if (n > p->max_depth)
 		p->max_depth = n;
+	charge_sync(p);
 	return e;
 }
 

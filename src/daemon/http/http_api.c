@@ -826,7 +826,7 @@ int http_serve_folded(struct http_server *srv, const struct http_source *src,
 	query_common_init(&q);
 	if (http_request__parse(req, &q, 0, download_param, &dl, resp))
 		goto out;
-	st = strtab__new();
+	st = http_render_strtab(srv);
 	p = st ? http_source_profile(src, &q, st) : NULL;
 	if (!p) {
 		err = http_query_err(errno);
@@ -940,7 +940,7 @@ int http_serve_flamegraph(struct http_server *srv, const struct http_source *src
 		err = -ENOMEM;
 		goto out;
 	}
-	st = strtab__new();
+	st = http_render_strtab(srv);
 	p = st ? http_source_profile(src, &q, st) : NULL;
 	if (!p) {
 		err = http_query_err(errno);
@@ -1186,7 +1186,7 @@ int http_handle_diff_svg(struct http_server *srv, struct http_request *req,
 	qb.from_ns = dp.b.from_ns;
 	qb.to_ns = dp.b.to_ns;
 	dopts.normalize = dp.b.normalize;
-	st = strtab__new();
+	st = http_render_strtab(srv);
 	a = st ? http_source_profile(&srv->src, &q, st) : NULL;
 	b = a ? http_source_profile(&srv->src, &qb, st) : NULL;
 	d = b ? diff_profiles(a, b, &dopts) : NULL;

@@ -106,7 +106,7 @@ int http_handle_diff_folded(struct http_server *srv, struct http_request *req,
 	if (parse_ranges(srv, req, &q, &dp, resp))
 		goto out;
 	dopts.normalize = dp.b.normalize;
-	st = strtab__new();
+	st = http_render_strtab(srv);
 	a = st ? range_profile(srv, &q, q.from_ns, q.to_ns, st) : NULL;
 	b = a ? range_profile(srv, &q, dp.b.from_ns, dp.b.to_ns, st) : NULL;
 	if (!b) {
@@ -230,7 +230,7 @@ int http_handle_compare(struct http_server *srv, struct http_request *req,
 		http_response__error(resp, 400, "window", msg);
 		goto out;
 	}
-	st = strtab__new();
+	st = http_render_strtab(srv);
 	if (!st) {
 		err = -ENOMEM;
 		goto out;

@@ -497,7 +497,7 @@ static int handle_pprof(struct http_server *srv, struct http_request *req,
 			goto out;
 		goto done;
 	}
-	st = strtab__new();
+	st = http_render_strtab(srv);
 	p = st ? http_server__query_profile(srv, &q, st) : NULL;
 	if (!p) {
 		err = http_query_err(errno);

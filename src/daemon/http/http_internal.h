@@ -88,6 +88,7 @@ struct http_server {
 	uint16_t port;
 	int64_t started_ns;	/* CLOCK_REALTIME at new() */
 	uint64_t heap_start_bytes; /* atomic: the heap at start the parts did not hold */
+	uint64_t render_bytes;	/* atomic: the names and profiles renders hold (strtab charges) */
 
 	struct http_route *extra_routes;	/* added with http_server__add_route() */
 	size_t nr_extra_routes;
@@ -441,6 +442,9 @@ int http_serve_heatmap(struct http_server *srv, const struct http_source *src,
 void http_captures_tick(struct http_server *srv);
 void http_captures_free(struct http_server *srv);
 void http_captures_stats(struct http_server *srv, struct sbuf *json);
+/* A render's table of names (NULL + errno): it and the profiles on it charge their memory to
+ * srv->render_bytes while they live. Free with strtab__free(). */
+struct strtab *http_render_strtab(struct http_server *srv);
 /* The captures' recordings' memory. */
 size_t http_captures_bytes(struct http_server *srv);
 

@@ -13,6 +13,7 @@
 
 #include "ember/core/base/heap.h"
 #include "ember/core/base/sbuf.h"
+#include "ember/core/base/strtab.h"
 #include "ember/core/base/timeexpr.h"
 #include "ember/daemon/http/http.h"
 #include "ember/core/model/recording.h"
@@ -47,10 +48,11 @@ static void json_time(struct sbuf *sb, const char *key, int64_t ns)
 
 /* The parts of the heap, as their counters say (memory_json). */
 enum mem_part { MP_STORE, MP_NAMES, MP_SYMBOLS, MP_FILE_CACHE, MP_PROCESSES, MP_STACK_CACHE,
-		MP_PYTHON, MP_UNWIND, MP_OFFCPU, MP_MEMIO, MP_RESPONSES, MP_CAPTURES, MP__NR };
+		MP_PYTHON, MP_UNWIND, MP_OFFCPU, MP_MEMIO, MP_RESPONSES, MP_RENDERS, MP_CAPTURES,
+		MP__NR };
 static const char *const mem_part_names[MP__NR] = {
 	"store", "names", "symbols", "file_cache", "processes", "stack_cache", "python", "unwind", "offcpu",
-	"memio", "responses", "captures",
+	"memio", "responses", "renders", "captures",
 };
 
 static uint64_t memory_parts(struct http_server *srv, uint64_t *part)
@@ -83,10 +85,20 @@ static uint64_t memory_parts(struct http_server *srv, uint64_t *part)
 	}
 	http_server__load_stats(srv, &l);
 	part[MP_RESPONSES] = l.response_bytes;
+	part[MP_RENDERS] = __atomic_load_n(&srv->render_bytes, __ATOMIC_RELAXED);
 	part[MP_CAPTURES] = http_captures_bytes(srv);
 	for (i = 0; i < MP__NR; i++)
 		sum += part[i];
 	return sum;
+}
+
+struct strtab *http_render_strtab(struct http_server *srv)
+{
+	struct strtab *st = strtab__new();
+
+	if (st)
+		strtab__charge_to(st, &srv->render_bytes);
+	return st;
 }
 
 uint64_t http_server__memory_accounted(struct http_server *s)

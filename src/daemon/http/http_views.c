@@ -105,7 +105,7 @@ static struct profile *view_profile(struct http_server *srv, struct http_request
 	*ret_err = 0;
 	if (http_request__parse(req, q, 0, view_param, vp, resp))
 		return NULL;
-	st = strtab__new();
+	st = http_render_strtab(srv);
 	p = st ? http_source_profile(&srv->src, q, st) : NULL;
 	if (!p) {
 		*ret_err = http_query_err(errno);

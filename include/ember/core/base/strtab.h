@@ -29,5 +29,13 @@ size_t strtab__len(const struct strtab *st, uint32_t id);
 size_t strtab__count(const struct strtab *st);
 /* Bytes of memory held (strings, index), for /stats and benchmarks. */
 size_t strtab__mem_bytes(const struct strtab *st);
+/*
+ * Adds @st's memory to *@counter (atomically) now and as it grows, and takes it off when @st is
+ * freed; profiles made on @st (profile__new) charge theirs there too: what a render holds, for a
+ * heap's accounting. @counter is borrowed: it must outlive @st and its profiles. Once, before use.
+ */
+void strtab__charge_to(struct strtab *st, uint64_t *counter);
+/* The counter @st charges (NULL: none, or @st NULL). */
+uint64_t *strtab__charge(const struct strtab *st);
 
 #endif
