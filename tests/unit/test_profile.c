@@ -6,6 +6,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -206,6 +207,38 @@ static void test_exact_counts(void **state)
 	assert_true(profile__count_exact(f->p, 1, &c1, &c2) && c2 == 1ull << 60);
 }
 
+/* A table of names charged to a counter (strtab__charge_to): it and the profiles made on it add
+ * what they hold as they grow, and take it off when freed; the counter ends where it began. */
+static void test_charged_memory(void **state)
+{
+	uint64_t counter = 7; /* others' charges stay */
+	struct strtab *st = strtab__new();
+	struct profile *p;
+	uint32_t frames[3];
+	char name[32];
+	int i, j;
+
+	(void)state;
+	assert_non_null(st);
+	strtab__charge_to(st, &counter);
+	assert_int_equal(counter, 7 + strtab__mem_bytes(st));
+	p = profile__new(st);
+	assert_non_null(p);
+	for (i = 0; i < 5000; i++) {
+		for (j = 0; j < 3; j++) {
+			snprintf(name, sizeof(name), "f%d_%d", i, j);
+			frames[j] = (uint32_t)strtab__intern(st, name, strlen(name));
+		}
+		assert_true(profile__add(p, frames, 3, 1) >= 0);
+	}
+	assert_int_equal(counter, 7 + strtab__mem_bytes(st) + profile__mem_bytes(p));
+	assert_true(counter > 7 + 5000 * 3 * 4);
+	profile__free(p);
+	assert_int_equal(counter, 7 + strtab__mem_bytes(st));
+	strtab__free(st);
+	assert_int_equal(counter, 7);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -215,6 +248,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_merge_and_filter, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_two_columns, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exact_counts, setup, teardown),
+		cmocka_unit_test(test_charged_memory),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
