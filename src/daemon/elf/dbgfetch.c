@@ -119,14 +119,14 @@ static int make_dirs(const char *path)
 }
 
 /* libdebuginfod calls this during a transfer (about once a second, and at each progress):
- * non-zero stops it */
+ * non-zero stops it, at its deadline or when emberd stops (dbgfetch__free joins the threads) */
 static int progress(debuginfod_client *c, long a, long b)
 {
 	struct fworker *w = debuginfod_get_user_data(c);
 
 	(void)a;
 	(void)b;
-	return w && mono_ns() > w->deadline_ns;
+	return w && (mono_ns() > w->deadline_ns || __atomic_load_n(&w->f->stop, __ATOMIC_RELAXED));
 }
 
 /*
@@ -676,12 +676,13 @@ void dbgfetch__free(struct dbgfetch *f)
 	if (!f)
 		return;
 	pthread_mutex_lock(&f->lock);
-	f->stop = true;
+	__atomic_store_n(&f->stop, true, __ATOMIC_RELAXED);
 	pthread_cond_broadcast(&f->cond);
 	pthread_mutex_unlock(&f->lock);
 	for (i = 0; i < f->nw; i++) {
 		if (f->w[i].started)
-			pthread_join(f->w[i].th, NULL); /* a fetch under way ends at its timeout */
+			pthread_join(f->w[i].th, NULL); /* a fetch under way stops at its next
+							   progress call */
 		if (f->w[i].client)
 			debuginfod_end(f->w[i].client);
 	}
