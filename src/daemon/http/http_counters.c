@@ -66,3 +66,40 @@ const struct counter_desc http_load_counters[] = {
 	  .help = "The bound on it (http.response_memory)." },
 };
 const size_t http_load_counters_n = COUNTERS_N(http_load_counters);
+
+/* struct http_memory_stats: "memory" in /api/v1/stats, the ember_memory_* families. */
+#define MEM(f) .off = offsetof(struct http_memory_stats, f), .unit = "bytes"
+
+static const char *part_name(unsigned int i)
+{
+	static const char *const names[HTTP_MEM__NR] = {
+		"start",       "store",	 "names",  "symbols", "file_cache",
+		"processes",   "stack_cache", "python", "unwind",  "offcpu",
+		"memio",       "responses",   "renders", "captures",
+	};
+
+	return i < HTTP_MEM__NR ? names[i] : "?";
+}
+
+static double accounted_share(const void *p)
+{
+	const struct http_memory_stats *m = p;
+
+	return m->heap_in_use ? (double)m->accounted / (double)m->heap_in_use : 0.0;
+}
+
+const struct counter_desc http_memory_counters[] = {
+	{ .key = "heap_in_use", MEM(heap_in_use), .value = COUNTER_U64 },
+	{ .key = "accounted", MEM(accounted), .value = COUNTER_U64,
+	  .metric = "ember_memory_accounted_bytes", .type = COUNTER_GAUGE,
+	  .help = "Heap bytes the parts of emberd say they hold (the sum of ember_memory_bytes)." },
+	{ .key = "unaccounted", MEM(unaccounted), .value = COUNTER_I64,
+	  .metric = "ember_memory_unaccounted_bytes", .type = COUNTER_GAUGE,
+	  .help = "Heap bytes in use that no part accounts for (negative: a part overcounts)." },
+	{ .key = "accounted_share", .value = COUNTER_FN, .fn = accounted_share,
+	  .json_fmt = "%.4f" },
+	{ .key = "parts", MEM(parts), .value = COUNTER_U64, .nr = HTTP_MEM__NR, .name = part_name,
+	  .array_label = "part", .metric = "ember_memory_bytes", .type = COUNTER_GAUGE,
+	  .help = "Heap bytes held, by part (start: in use at start beyond the parts then)." },
+};
+const size_t http_memory_counters_n = COUNTERS_N(http_memory_counters);

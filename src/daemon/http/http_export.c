@@ -79,6 +79,7 @@ struct metrics *ember_metrics__new(void)
 		       { exporter_counters, exporter_counters_n },
 		       { heap_counters, heap_counters_n },
 		       { http_load_counters, http_load_counters_n },
+		       { http_memory_counters, http_memory_counters_n },
 		       { liveness_counters, liveness_counters_n },
 		       { sampler_memio_counters, sampler_memio_counters_n },
 		       { memio_sink_counters, memio_sink_counters_n } };
@@ -599,6 +600,12 @@ static int handle_metrics(struct http_server *srv, struct http_request *req,
 
 		heap_stats(&h);
 		metrics__set_counters(m, heap_counters, heap_counters_n, &h, NULL);
+	}
+	if (!http_server__is_replay(srv)) {
+		struct http_memory_stats ms;
+
+		http_server__memory_stats(srv, &ms);
+		metrics__set_counters(m, http_memory_counters, http_memory_counters_n, &ms, NULL);
 	}
 	if (http_server__liveness(srv)) {
 		struct liveness_state ls;

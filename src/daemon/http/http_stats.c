@@ -46,15 +46,7 @@ static void json_time(struct sbuf *sb, const char *key, int64_t ns)
 		  timeexpr_format_rfc3339(ns, buf, sizeof(buf)));
 }
 
-/* The parts of the heap, as their counters say (memory_json). */
-enum mem_part { MP_STORE, MP_NAMES, MP_SYMBOLS, MP_FILE_CACHE, MP_PROCESSES, MP_STACK_CACHE,
-		MP_PYTHON, MP_UNWIND, MP_OFFCPU, MP_MEMIO, MP_RESPONSES, MP_RENDERS, MP_CAPTURES,
-		MP__NR };
-static const char *const mem_part_names[MP__NR] = {
-	"store", "names", "symbols", "file_cache", "processes", "stack_cache", "python", "unwind", "offcpu",
-	"memio", "responses", "renders", "captures",
-};
-
+/* The parts of the heap, as their counters say, but the start's. Their sum. */
 static uint64_t memory_parts(struct http_server *srv, uint64_t *part)
 {
 	struct http_published pub;
@@ -63,33 +55,46 @@ static uint64_t memory_parts(struct http_server *srv, uint64_t *part)
 	uint64_t sum = 0;
 	int i;
 
-	memset(part, 0, MP__NR * sizeof(*part));
+	memset(part, 0, HTTP_MEM__NR * sizeof(*part));
 	if (srv->src.store) {
 		store__stats(srv->src.store, &st);
-		part[MP_STORE] = st.bytes;
+		part[HTTP_MEM_STORE] = st.bytes;
 	} else if (srv->src.rec) {
-		part[MP_STORE] = recording__mem_bytes(srv->src.rec);
+		part[HTTP_MEM_STORE] = recording__mem_bytes(srv->src.rec);
 	}
 	if (http_server__published(srv, &pub)) {
-		part[MP_NAMES] = pub.names_bytes;
-		part[MP_SYMBOLS] = pub.symbols.mem_bytes;
+		part[HTTP_MEM_NAMES] = pub.names_bytes;
+		part[HTTP_MEM_SYMBOLS] = pub.symbols.mem_bytes;
 		/* the symbols' images are in the file cache too: counted once, as symbols */
-		part[MP_FILE_CACHE] = pub.file_cache.bytes -
-				      pub.file_cache.kind_bytes[FILECACHE_SYMBOLS];
-		part[MP_PROCESSES] = pub.procs.mem_bytes;
-		part[MP_STACK_CACHE] = pub.ingest.mem_bytes;
-		part[MP_PYTHON] = pub.have_python ? pub.python.mem_bytes : 0;
-		part[MP_UNWIND] = pub.have_unwind ? pub.unwind.heap_bytes : 0;
-		part[MP_OFFCPU] = pub.offcpu_sink.bytes;
-		part[MP_MEMIO] = pub.memio_sink.bytes;
+		part[HTTP_MEM_FILE_CACHE] = pub.file_cache.bytes -
+					    pub.file_cache.kind_bytes[FILECACHE_SYMBOLS];
+		part[HTTP_MEM_PROCESSES] = pub.procs.mem_bytes;
+		part[HTTP_MEM_STACK_CACHE] = pub.ingest.mem_bytes;
+		part[HTTP_MEM_PYTHON] = pub.have_python ? pub.python.mem_bytes : 0;
+		part[HTTP_MEM_UNWIND] = pub.have_unwind ? pub.unwind.heap_bytes : 0;
+		part[HTTP_MEM_OFFCPU] = pub.offcpu_sink.bytes;
+		part[HTTP_MEM_MEMIO] = pub.memio_sink.bytes;
 	}
 	http_server__load_stats(srv, &l);
-	part[MP_RESPONSES] = l.response_bytes;
-	part[MP_RENDERS] = __atomic_load_n(&srv->render_bytes, __ATOMIC_RELAXED);
-	part[MP_CAPTURES] = http_captures_bytes(srv);
-	for (i = 0; i < MP__NR; i++)
+	part[HTTP_MEM_RESPONSES] = l.response_bytes;
+	part[HTTP_MEM_RENDERS] = __atomic_load_n(&srv->render_bytes, __ATOMIC_RELAXED);
+	part[HTTP_MEM_CAPTURES] = http_captures_bytes(srv);
+	for (i = 0; i < HTTP_MEM__NR; i++)
 		sum += part[i];
 	return sum;
+}
+
+void http_server__memory_stats(struct http_server *s, struct http_memory_stats *ret)
+{
+	struct heap_stats heap;
+
+	*ret = (struct http_memory_stats){ 0 };
+	heap_stats(&heap);
+	ret->heap_in_use = heap.in_use_bytes;
+	ret->accounted = memory_parts(s, ret->parts);
+	ret->parts[HTTP_MEM_START] = __atomic_load_n(&s->heap_start_bytes, __ATOMIC_RELAXED);
+	ret->accounted += ret->parts[HTTP_MEM_START];
+	ret->unaccounted = (int64_t)ret->heap_in_use - (int64_t)ret->accounted;
 }
 
 struct strtab *http_render_strtab(struct http_server *srv)
@@ -103,7 +108,7 @@ struct strtab *http_render_strtab(struct http_server *srv)
 
 uint64_t http_server__memory_accounted(struct http_server *s)
 {
-	uint64_t part[MP__NR];
+	uint64_t part[HTTP_MEM__NR];
 
 	return memory_parts(s, part);
 }
@@ -111,28 +116,6 @@ uint64_t http_server__memory_accounted(struct http_server *s)
 void http_server__set_heap_start(struct http_server *s, uint64_t bytes)
 {
 	__atomic_store_n(&s->heap_start_bytes, bytes, __ATOMIC_RELAXED);
-}
-
-/*
- * "memory": the heap in use (mallinfo2) and the parts that hold it, each by its own counter,
- * with what was in use at start beyond them; "unaccounted" is the rest (negative where a part's
- * counter overcounts).
- */
-static void memory_json(struct http_server *srv, struct sbuf *sb, const struct heap_stats *heap)
-{
-	uint64_t part[MP__NR], start = __atomic_load_n(&srv->heap_start_bytes, __ATOMIC_RELAXED);
-	uint64_t sum = memory_parts(srv, part) + start;
-	int i;
-
-	sbuf_addf(sb, "\"memory\": {\"heap_in_use\": %llu, \"accounted\": %llu, "
-		      "\"unaccounted\": %lld, \"accounted_share\": %.4f, \"parts\": {\"start\": %llu",
-		  (unsigned long long)heap->in_use_bytes, (unsigned long long)sum,
-		  (long long)heap->in_use_bytes - (long long)sum,
-		  heap->in_use_bytes ? (double)sum / (double)heap->in_use_bytes : 0.0,
-		  (unsigned long long)start);
-	for (i = 0; i < MP__NR; i++)
-		sbuf_addf(sb, ", \"%s\": %llu", mem_part_names[i], (unsigned long long)part[i]);
-	sbuf_adds(sb, "}}, ");
 }
 
 int http_handle_stats(struct http_server *srv, struct http_request *req,
@@ -153,8 +136,15 @@ int http_handle_stats(struct http_server *srv, struct http_request *req,
 	counters_json(sb, heap_counters, heap_counters_n, &heap);
 	trim_comma(sb);
 	sbuf_adds(sb, "}, ");
-	if (!http_server__is_replay(srv))
-		memory_json(srv, sb, &heap);
+	if (!http_server__is_replay(srv)) {
+		struct http_memory_stats ms;
+
+		http_server__memory_stats(srv, &ms);
+		sbuf_adds(sb, "\"memory\": {");
+		counters_json(sb, http_memory_counters, http_memory_counters_n, &ms);
+		trim_comma(sb);
+		sbuf_adds(sb, "}, ");
+	}
 	if (srv->src.rec) {
 		sbuf_addf(sb, "\"store\": {\"samples\": %zu, \"stacks\": %zu, \"total\": %.17g, "
 			      "\"bytes\": %zu",

@@ -255,6 +255,22 @@ void http_server__load_stats(struct http_server *s, struct http_load_stats *ret)
  * tables). http_server__memory_accounted: the parts' sum but the start's. Either thread.
  */
 uint64_t http_server__memory_accounted(struct http_server *s);
+
+enum http_memory_part { HTTP_MEM_START, HTTP_MEM_STORE, HTTP_MEM_NAMES, HTTP_MEM_SYMBOLS,
+			HTTP_MEM_FILE_CACHE, HTTP_MEM_PROCESSES, HTTP_MEM_STACK_CACHE,
+			HTTP_MEM_PYTHON, HTTP_MEM_UNWIND, HTTP_MEM_OFFCPU, HTTP_MEM_MEMIO,
+			HTTP_MEM_RESPONSES, HTTP_MEM_RENDERS, HTTP_MEM_CAPTURES, HTTP_MEM__NR };
+struct http_memory_stats {
+	uint64_t heap_in_use;	/* mallinfo2: as heap.in_use_bytes */
+	uint64_t accounted;	/* the parts' sum */
+	int64_t unaccounted;	/* heap_in_use - accounted (negative: a part overcounts) */
+	uint64_t parts[HTTP_MEM__NR];
+};
+/* Fills @ret (live only: zeros in replay but the heap). */
+void http_server__memory_stats(struct http_server *s, struct http_memory_stats *ret);
+/* ... described once (http_counters.c): "memory" in /api/v1/stats, ember_memory_* */
+extern const struct counter_desc http_memory_counters[];
+extern const size_t http_memory_counters_n;
 /* The heap in use at start less what the parts held then (set once, before sampling). */
 void http_server__set_heap_start(struct http_server *s, uint64_t bytes);
 /* struct http_load_stats described once (http_counters.c, core/base/counters.h) */
