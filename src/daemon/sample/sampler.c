@@ -111,6 +111,18 @@ struct sampler_batch {
 	size_t nr_ev, ev_cap;
 };
 
+enum { BC_COUNTERS, BC_ROWS, BC_LISTS };
+
+/* @n bpf() map calls of kind BC_* (each one: a window in which the kernel skips the sampling
+ * program on that CPU) */
+#define BPF_CALLS(s, kind, n)                                                                  \
+	do {                                                                                   \
+		pthread_mutex_lock(&(s)->st_lock);                                             \
+		(s)->st.bpf_calls += (n);                                                      \
+		(s)->st.bpf_calls_by[kind] += (n);                                             \
+		pthread_mutex_unlock(&(s)->st_lock);                                           \
+	} while (0)
+
 #define STAT_ADD(s, field, v)                                                                  \
 	do {                                                                                   \
 		pthread_mutex_lock(&(s)->st_lock);                                             \
@@ -442,6 +454,7 @@ uint64_t sampler__newest_ns(const struct sampler *s, uint64_t *ret_cpus)
 
 int sampler__poll(struct sampler *s)
 {
+	STAT_ADD(s, ring_wakeups, 1);
 	return ring_buffer__consume(s->rb);
 }
 
@@ -512,6 +525,7 @@ struct sampler_batch *sampler__take(struct sampler *s, bool events_only)
 	end = wake + exec_batch_ns(s);
 	s->ev_check_ns = s->o.exec_batch_ns && end > t0 ? end : 0;
 	if (events_only) {
+		STAT_ADD(s, event_checks, 1);
 		if (!b || !b->nr_ev) {
 			s->ev_due_ns = 0;
 			return NULL;
@@ -523,7 +537,10 @@ struct sampler_batch *sampler__take(struct sampler *s, bool events_only)
 			return NULL; /* exits, and execs of processes gone: they go with the tick */
 		/* the events go, the records wait for the tick's take */
 		b = take_events(s);
-		return b && b->nr_ev ? b : (sampler_batch__free(s, b), NULL);
+		if (!b || !b->nr_ev)
+			return sampler_batch__free(s, b), NULL;
+		STAT_ADD(s, event_batches, 1);
+		return b;
 	}
 	s->cur = NULL;
 	s->ev_due_ns = 0;
@@ -1037,6 +1054,8 @@ static void prog_run(struct bpf_program *p, uint64_t *ret_ns, uint64_t *ret_cnt)
 int sampler__memio_stats(struct sampler *s, struct sampler_memio_stats *ret)
 {
 	*ret = (struct sampler_memio_stats){ .pmc = s->pmc };
+	if (s->memio)
+		BPF_CALLS(s, BC_COUNTERS, 1); /* its per-CPU counters */
 	return memio_stats(s->skel, s->memio, ret);
 }
 
@@ -1053,7 +1072,7 @@ int sampler__offcpu_stats(struct sampler *s, struct sampler_offcpu_stats *ret)
 	per = calloc((size_t)s->nr_cpus, sizeof(*per));
 	if (!per)
 		return -ENOMEM;
-	STAT_ADD(s, bpf_calls, 4);
+	BPF_CALLS(s, BC_COUNTERS, 4);
 	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.offcpu_stats), &zero, per))
 		err = -errno;
 	for (i = 0; !err && i < s->nr_cpus; i++) {
@@ -1298,6 +1317,16 @@ const char *sampler_stop_name(unsigned int reason)
 	return reason < EMBER_STOP_NR ? names[reason] : "?";
 }
 
+const char *sampler_bpf_call_name(unsigned int kind)
+{
+	static const char *const names[SAMPLER_BPF_CALL_KINDS] = {
+		[BC_COUNTERS] = "counters", [BC_ROWS] = "unwind_rows",
+		[BC_LISTS] = "process_lists",
+	};
+
+	return kind < SAMPLER_BPF_CALL_KINDS ? names[kind] : "?";
+}
+
 _Static_assert(SAMPLER_WALK_COUNTS == EMBER_WALK_NR, "walk counts: sampler.h and bpf_shared.h");
 
 const char *sampler_walk_name(unsigned int i)
@@ -1320,7 +1349,7 @@ static int read_walk_stops(struct sampler *s, uint64_t *ret, uint64_t *walk)
 
 	if (!per)
 		return -ENOMEM;
-	STAT_ADD(s, bpf_calls, 1);
+	BPF_CALLS(s, BC_COUNTERS, 1);
 	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.walk_stops), &zero, per))
 		err = -errno;
 	for (i = 0; !err && i < s->nr_cpus; i++)
@@ -1343,7 +1372,7 @@ static int read_bpf_stats(struct sampler *s, struct ember_bpf_stats *sum)
 	*sum = (struct ember_bpf_stats){ 0 };
 	if (!per)
 		return -ENOMEM;
-	STAT_ADD(s, bpf_calls, 1);
+	BPF_CALLS(s, BC_COUNTERS, 1);
 	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.stats), &zero, per))
 		err = -errno;
 	for (i = 0; !err && i < s->nr_cpus; i++) {
@@ -1509,13 +1538,17 @@ void sampler__stats(struct sampler *s, struct sampler_stats *ret)
 		ret->user_truncated += bs.user_truncated;
 	}
 	(void)read_walk_stops(s, ret->user_stops, ret->user_walk); /* zeros on failure: bpf_calls counts it */
-	STAT_ADD(s, bpf_calls, 1);
+	BPF_CALLS(s, BC_COUNTERS, 1);
 	if (!bpf_obj_get_info_by_fd(bpf_program__fd(s->prog), &info, &len)) {
 		ret->prog_run_ns = info.run_time_ns;
 		ret->prog_run_cnt = info.run_cnt;
 		ret->prog_id = info.id;
 		ret->prog_verified_insns = info.verified_insns;
 	}
+	/* the process events' programs: what a new process costs in the kernel */
+	prog_run(s->skel->progs.on_exec, &ret->procev_run_ns, &ret->procev_run_cnt);
+	prog_run(s->skel->progs.on_fork, &ret->procev_run_ns, &ret->procev_run_cnt);
+	prog_run(s->skel->progs.on_exit, &ret->procev_run_ns, &ret->procev_run_cnt);
 	ret->ringbuf_bytes = s->o.ringbuf_bytes;
 	ret->fp_only = s->o.fp_only;
 }
@@ -1580,7 +1613,7 @@ int sampler__unwind_write_rows(struct sampler *s, uint32_t start,
 		count = (__u32)(n - done < ROW_BATCH ? n - done : ROW_BATCH);
 		for (i = 0; i < count; i++)
 			s->row_keys[i] = start + (uint32_t)(done + i);
-		STAT_ADD(s, bpf_calls, 1);
+		BPF_CALLS(s, BC_ROWS, 1);
 		if (bpf_map_update_batch(fd, s->row_keys, r + done, &count, &opts))
 			return -errno;
 		done += count;
@@ -1590,7 +1623,7 @@ int sampler__unwind_write_rows(struct sampler *s, uint32_t start,
 
 int sampler__unwind_set_proc(struct sampler *s, uint32_t pid, const struct ember_unwind_proc *p)
 {
-	STAT_ADD(s, bpf_calls, 1);
+	BPF_CALLS(s, BC_LISTS, 1);
 	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.unwind_procs), &pid, p, BPF_ANY))
 		return -errno;
 	return 0;
@@ -1598,7 +1631,7 @@ int sampler__unwind_set_proc(struct sampler *s, uint32_t pid, const struct ember
 
 int sampler__unwind_del_proc(struct sampler *s, uint32_t pid)
 {
-	STAT_ADD(s, bpf_calls, 1);
+	BPF_CALLS(s, BC_LISTS, 1);
 	if (bpf_map_delete_elem(bpf_map__fd(s->skel->maps.unwind_procs), &pid))
 		return -errno;
 	return 0;
@@ -1608,7 +1641,7 @@ int sampler__unwind_del_proc(struct sampler *s, uint32_t pid)
 
 int sampler__python_set_proc(struct sampler *s, uint32_t pid, const struct ember_py_proc *p)
 {
-	STAT_ADD(s, bpf_calls, 1);
+	BPF_CALLS(s, BC_LISTS, 1);
 	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.py_procs), &pid, p, BPF_ANY))
 		return errno == ENOMEM ? -E2BIG : -errno;
 	return 0;
@@ -1616,7 +1649,7 @@ int sampler__python_set_proc(struct sampler *s, uint32_t pid, const struct ember
 
 int sampler__python_del_proc(struct sampler *s, uint32_t pid)
 {
-	STAT_ADD(s, bpf_calls, 1);
+	BPF_CALLS(s, BC_LISTS, 1);
 	if (bpf_map_delete_elem(bpf_map__fd(s->skel->maps.py_procs), &pid))
 		return -errno;
 	return 0;
@@ -1626,7 +1659,7 @@ void sampler__renote_pid(struct sampler *s, uint32_t pid)
 {
 	if (__atomic_load_n(&s->recent[pid & 1023], __ATOMIC_RELAXED) == pid)
 		__atomic_store_n(&s->recent[pid & 1023], 0, __ATOMIC_RELAXED);
-	STAT_ADD(s, bpf_calls, 1);
+	BPF_CALLS(s, BC_LISTS, 1);
 	(void)bpf_map_delete_elem(bpf_map__fd(s->skel->maps.seen), &pid);
 	/* each CPU's "last pid" shortcut skips the lookup in "seen": make them ask again */
 	__atomic_fetch_add(&s->skel->bss->exec_seq, 1, __ATOMIC_RELAXED);
@@ -1647,7 +1680,7 @@ int sampler__python_stats(struct sampler *s, struct ember_py_bpf_stats *ret)
 	*ret = (struct ember_py_bpf_stats){ 0 };
 	if (!per)
 		return -ENOMEM;
-	STAT_ADD(s, bpf_calls, 1);
+	BPF_CALLS(s, BC_COUNTERS, 1);
 	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.py_stats), &zero, per))
 		err = -errno;
 	for (i = 0; !err && i < s->nr_cpus; i++) {

@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# emberd's CPU per new process, as a user sees it: a shell loop starting /bin/true about 60 times
+# a second beside a one-thread burner, against the burner alone. One emberd at 99 Hz; after a
+# settling of 5 s, RUNS pairs of SECONDS without the loop, then SECONDS with it. Per pair:
+#
+#   ((emberd CPU + BPF) per second with the loop - without) x the loop phase's length
+#   / the /bin/true processes the loop started
+#
+# emberd CPU: the run time of its threads (/proc/PID/task/*/schedstat, nanoseconds: the 10 ms
+# ticks of /proc/PID/stat are too coarse for 40 us x 900 processes); BPF: its programs' run time
+# (/metrics ember_bpf_run_time_seconds_total). Also per pair: emberd's bpf() calls, drain
+# wake-ups and worker jobs per second in each phase (/metrics), and the host's forks (other
+# users' processes count in both phases alike). Prints min / median / max over the pairs, the
+# load average and the time since boot: on a shared machine the figures are indicative.
+#
+# usage: bench_newproc.sh [RUNS] [SECONDS]   (defaults 5, 15; root; EMBERD= another build;
+#        EMBERD_ARGS= extra emberd options)
+set -u
+: "${OUTPUT:?}"
+RUNS=${1:-5}
+DUR=${2:-15}
+EMBERD=${EMBERD:-$OUTPUT/emberd}
+[ -x "$OUTPUT/workloads/burn" ] || { echo "bench_newproc: $OUTPUT/workloads/burn missing (make workloads)" >&2; exit 1; }
+TMP=$(mktemp -d /tmp/ember-newproc.XXXXXX)
+BG=()
+trap 'for p in "${BG[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$TMP"' EXIT
+PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+# shellcheck disable=SC2086
+"$EMBERD" --listen "127.0.0.1:$PORT" ${EMBERD_ARGS:-} >"$TMP/emberd.log" 2>&1 &
+EPID=$!
+BG+=($EPID)
+for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$PORT/healthz" && break; sleep 0.1; done
+"$OUTPUT/workloads/burn" $((RUNS * DUR * 2 + 60)) >/dev/null &
+BG+=($!)
+sleep 5
+
+# "monotonic_s cpu_s bpf_s forks bpf_calls drain_wakeups worker_jobs"
+snap() {
+	python3 - "$EPID" "$PORT" <<'PY'
+import glob, re, sys, time, urllib.request
+pid, port = sys.argv[1], sys.argv[2]
+cpu = 0
+for f in glob.glob("/proc/%s/task/*/schedstat" % pid):
+    try:
+        cpu += int(open(f).read().split()[0])
+    except (OSError, IndexError, ValueError):
+        pass  # a thread gone meanwhile
+m = urllib.request.urlopen("http://127.0.0.1:%s/metrics" % port).read().decode()
+def metric(name):
+    return sum(float(v) for v in re.findall(r"^%s(?:\{[^}]*\})? ([0-9.e+-]+)$" % name, m, re.M))
+forks = int(re.search(r"^processes (\d+)", open("/proc/stat").read(), re.M).group(1))
+print(time.monotonic(), cpu / 1e9, metric("ember_bpf_run_time_seconds_total"), forks,
+      metric("ember_bpf_calls_total"), metric("ember_drain_wakeups_total"),
+      metric("ember_worker_jobs_total"))
+PY
+}
+
+# the loop: /bin/true, then a 16 ms wait that starts no process (read -t on a FIFO nobody writes)
+cat >"$TMP/loop.sh" <<'SH'
+end=$(( $(date +%s) + $1 ))
+mkfifo "$2.fifo"
+exec 9<>"$2.fifo"
+n=0
+while [ "$(printf '%(%s)T' -1)" -lt "$end" ]; do
+	/bin/true
+	n=$((n + 1))
+	read -r -t 0.016 -u 9 _
+done
+echo "$n" >"$2"
+SH
+
+for i in $(seq "$RUNS"); do
+	a=$(snap)
+	sleep "$DUR"
+	b=$(snap)
+	bash "$TMP/loop.sh" "$DUR" "$TMP/n$i"
+	sleep 0.5 # the last exits drained
+	c=$(snap)
+	echo "$a | $b | $c | $(cat "$TMP/n$i")" >>"$TMP/pairs"
+done
+echo "# machine: $(uptime -p), load$(cut -d' ' -f1-3 /proc/loadavg | sed 's/^/ /'), $(nproc) CPUs, emberd $EMBERD ${EMBERD_ARGS:-}"
+python3 - "$TMP/pairs" <<'PY'
+import statistics, sys
+rows = []
+for line in open(sys.argv[1]):
+    parts = line.split("|")
+    a, b, c = ([float(x) for x in p.split()] for p in parts[:3])
+    n = int(parts[3])
+    dq, dc = [y - x for x, y in zip(a, b)], [y - x for x, y in zip(b, c)]
+    tq, tc = dq[0], dc[0]
+    extra = ((dc[1] + dc[2]) / tc - (dq[1] + dq[2]) / tq) * tc
+    rows.append(dict(n=n, rate=n / tc, per=extra / n * 1e6 if n else 0,
+                     cpuq=(dq[1] + dq[2]) / tq * 1e3, cpuc=(dc[1] + dc[2]) / tc * 1e3,
+                     forksq=dq[3] / tq, forksc=dc[3] / tc,
+                     bpfq=dq[4] / tq, bpfc=dc[4] / tc, wq=dq[5] / tq, wc=dc[5] / tc,
+                     jq=dq[6] / tq, jc=dc[6] / tc))
+print("| pair | /bin/true started | emberd CPU+BPF, burner alone | with the loop | per new process | bpf() calls/s alone / loop | drain wake-ups/s alone / loop | worker jobs/s alone / loop | host forks/s alone / loop |")
+print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+for i, r in enumerate(rows, 1):
+    print("| %d | %d (%.0f/s) | %.2f ms/s | %.2f ms/s | %.1f us | %.1f / %.1f | %.1f / %.1f | %.1f / %.1f | %.0f / %.0f |" % (
+        i, r["n"], r["rate"], r["cpuq"], r["cpuc"], r["per"], r["bpfq"], r["bpfc"], r["wq"],
+        r["wc"], r["jq"], r["jc"], r["forksq"], r["forksc"]))
+per = sorted(r["per"] for r in rows)
+print()
+print("emberd CPU per new process: min %.1f / median %.1f / max %.1f us (%d pairs)" % (
+    per[0], statistics.median(per), per[-1], len(per)))
+for k, name in (("bpfc", "bpf() calls/s with the loop"), ("wc", "drain wake-ups/s with the loop"),
+                ("jc", "worker jobs/s with the loop")):
+    v = sorted(r[k] for r in rows)
+    print("%s: min %.1f / median %.1f / max %.1f" % (name, v[0], statistics.median(v), v[-1]))
+PY
