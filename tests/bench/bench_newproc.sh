@@ -10,7 +10,7 @@
 # emberd CPU: the run time of its threads (/proc/PID/task/*/schedstat, nanoseconds: the 10 ms
 # ticks of /proc/PID/stat are too coarse for 40 us x 900 processes); BPF: its programs' run time
 # (/metrics ember_bpf_run_time_seconds_total). Also per pair: emberd's bpf() calls, drain
-# wake-ups and worker jobs per second in each phase (/metrics), and the host's forks (other
+# wake-ups and process-event batches handed to the worker per second in each phase (/metrics), and the host's forks (other
 # users' processes count in both phases alike). Prints min / median / max over the pairs, the
 # load average and the time since boot: on a shared machine the figures are indicative.
 #
@@ -35,7 +35,7 @@ for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$PORT/healthz" &
 BG+=($!)
 sleep 5
 
-# "monotonic_s cpu_s bpf_s forks bpf_calls drain_wakeups worker_jobs"
+# "monotonic_s cpu_s bpf_s forks bpf_calls drain_wakeups event_batches"
 snap() {
 	python3 - "$EPID" "$PORT" <<'PY'
 import glob, re, sys, time, urllib.request
@@ -52,17 +52,18 @@ def metric(name):
 forks = int(re.search(r"^processes (\d+)", open("/proc/stat").read(), re.M).group(1))
 print(time.monotonic(), cpu / 1e9, metric("ember_bpf_run_time_seconds_total"), forks,
       metric("ember_bpf_calls_total"), metric("ember_drain_wakeups_total"),
-      metric("ember_worker_jobs_total"))
+      metric("ember_event_batches_total"))
 PY
 }
 
-# the loop: /bin/true, then a 16 ms wait that starts no process (read -t on a FIFO nobody writes)
+# the loop: /bin/true, then a 16 ms wait; nothing else in it starts a process (read -t on a FIFO
+# nobody writes; bash's SECONDS, not a command substitution, which would fork)
 cat >"$TMP/loop.sh" <<'SH'
-end=$(( $(date +%s) + $1 ))
 mkfifo "$2.fifo"
 exec 9<>"$2.fifo"
 n=0
-while [ "$(printf '%(%s)T' -1)" -lt "$end" ]; do
+SECONDS=0
+while [ "$SECONDS" -lt "$1" ]; do
 	/bin/true
 	n=$((n + 1))
 	read -r -t 0.016 -u 9 _
@@ -95,7 +96,7 @@ for line in open(sys.argv[1]):
                      forksq=dq[3] / tq, forksc=dc[3] / tc,
                      bpfq=dq[4] / tq, bpfc=dc[4] / tc, wq=dq[5] / tq, wc=dc[5] / tc,
                      jq=dq[6] / tq, jc=dc[6] / tc))
-print("| pair | /bin/true started | emberd CPU+BPF, burner alone | with the loop | per new process | bpf() calls/s alone / loop | drain wake-ups/s alone / loop | worker jobs/s alone / loop | host forks/s alone / loop |")
+print("| pair | /bin/true started | emberd CPU+BPF, burner alone | with the loop | per new process | bpf() calls/s alone / loop | drain wake-ups/s alone / loop | event batches/s alone / loop | host forks/s alone / loop |")
 print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 for i, r in enumerate(rows, 1):
     print("| %d | %d (%.0f/s) | %.2f ms/s | %.2f ms/s | %.1f us | %.1f / %.1f | %.1f / %.1f | %.1f / %.1f | %.0f / %.0f |" % (
@@ -106,7 +107,7 @@ print()
 print("emberd CPU per new process: min %.1f / median %.1f / max %.1f us (%d pairs)" % (
     per[0], statistics.median(per), per[-1], len(per)))
 for k, name in (("bpfc", "bpf() calls/s with the loop"), ("wc", "drain wake-ups/s with the loop"),
-                ("jc", "worker jobs/s with the loop")):
+                ("jc", "event batches/s with the loop")):
     v = sorted(r[k] for r in rows)
     print("%s: min %.1f / median %.1f / max %.1f" % (name, v[0], statistics.median(v), v[-1]))
 PY

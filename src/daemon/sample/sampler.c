@@ -314,7 +314,13 @@ static int add_event(struct sampler *s, uint32_t kind, uint32_t pid, uint64_t ti
 	e = &b->ev[b->nr_ev];
 	*e = (struct batch_event){ .kind = kind, .pid = pid, .time_ns = time_ns };
 	if (kind == EV_NEW_PID || kind == EV_EXEC || kind == EV_FORK) {
-		uint64_t due = kind != EV_NEW_PID ? time_ns + exec_batch_ns(s) : 1;
+		/* a new process's first sample at once; an exec with its burst (its list is
+		 * needed within a short life); a fork with the next batch (the BPF program
+		 * listed it): its exec or exit meanwhile supersedes it */
+		uint64_t due = kind == EV_NEW_PID ? 1
+			       : kind == EV_FORK && s->o.drain_period_ns
+				       ? time_ns + s->o.drain_period_ns
+				       : time_ns + exec_batch_ns(s);
 
 		if (!s->ev_due_ns || due < s->ev_due_ns)
 			s->ev_due_ns = due;
@@ -764,6 +770,7 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 	s->skel->rodata->target_pid = o->pid;
 	s->skel->rodata->ring_half = o->ringbuf_bytes / 2;
 	s->skel->rodata->exec_batch_ns = o->exec_batch_ns;
+	s->skel->rodata->forks_quiet = o->drain_period_ns != 0;
 	s->skel->rodata->nr_rows = s->o.unwind_rows ? s->o.unwind_rows : 1;
 	s->skel->rodata->py_lines = o->python_lines;
 	if ((err = bpf_map__set_max_entries(s->skel->maps.unwind_rows,
@@ -1441,11 +1448,64 @@ static int mark_gone(const struct sampler_batch *b, bool *ret_gone)
 	return 0;
 }
 
+/* The longest run of events between a fork and its exit that is coalesced (a bound on the
+ * backward marking: a batch of interleaved processes cannot make it quadratic). */
+#define COALESCE_SPAN 4096
+
+/*
+ * Processes born and gone within @b: a fork, later the same pid's exit, and no first sample of
+ * it between (no stage heard of it: its list was the BPF program's, copied at the fork and
+ * deleted at the exec or exit). Their events (the fork, its execs, the exit) are marked in
+ * @ret_skip (calloc'ed by the caller) and not delivered: such a process costs the worker
+ * nothing. Returns how many processes, or -ENOMEM (nothing marked).
+ */
+static int mark_coalesced(const struct sampler_batch *b, bool *ret_skip)
+{
+	size_t cap = 64, i, j, h;
+	uint32_t *set;
+	size_t *born;		/* per slot: the fork's index + 1; 0: none, or sampled since */
+	int n = 0;
+
+	while (cap < 2 * b->nr_ev)
+		cap *= 2;
+	set = calloc(cap, sizeof(*set));
+	born = calloc(cap, sizeof(*born));
+	if (!set || !born) {
+		free(set);
+		free(born);
+		return -ENOMEM;
+	}
+	for (i = 0; i < b->nr_ev; i++) {
+		const struct batch_event *e = &b->ev[i];
+
+		if (!e->pid || e->kind == EV_PYNAME)
+			continue;
+		for (h = hash_mix64(e->pid) & (cap - 1); set[h] && set[h] != e->pid;
+		     h = (h + 1) & (cap - 1))
+			;
+		set[h] = e->pid;
+		if (e->kind == EV_FORK) {
+			born[h] = i + 1;
+		} else if (e->kind == EV_NEW_PID) {
+			born[h] = 0; /* sampled: its stages hear of it */
+		} else if (e->kind == EV_EXIT && born[h] && i - (born[h] - 1) <= COALESCE_SPAN) {
+			for (j = born[h] - 1; j <= i; j++)
+				if (b->ev[j].pid == e->pid && b->ev[j].kind != EV_PYNAME)
+					ret_skip[j] = true;
+			born[h] = 0;
+			n++;
+		}
+	}
+	free(set);
+	free(born);
+	return n;
+}
+
 int sampler_batch__deliver(struct sampler *s, struct sampler_batch *b, sampler_group_fn fn,
 			   void *ctx)
 {
 	size_t delivered = 0, i;
-	bool *gone = NULL;
+	bool *gone = NULL, *skip = NULL;
 	int err;
 
 	if (!b)
@@ -1457,12 +1517,23 @@ int sampler_batch__deliver(struct sampler *s, struct sampler_batch *b, sampler_g
 			free(gone);
 			gone = NULL;
 		}
+		/* a process born and gone in the batch, never sampled: none of its events */
+		skip = calloc(b->nr_ev, sizeof(*skip));
+		err = skip ? mark_coalesced(b, skip) : -ENOMEM;
+		if (err > 0)
+			STAT_ADD(s, procs_coalesced, (uint64_t)err);
+		if (err <= 0) {
+			free(skip);
+			skip = NULL;
+		}
 	}
 	/* the process events first, in the order read: a new process's mappings before its
 	 * samples are named */
 	for (i = 0; i < b->nr_ev; i++) {
 		const struct batch_event *e = &b->ev[i];
 
+		if (skip && skip[i])
+			continue;
 		if (e->kind == EV_NEW_PID && s->pid_fn)
 			s->pid_fn(e->pid, gone && gone[i], e->ips, e->nr_ips, s->pid_ctx);
 		else if (e->kind == EV_EXEC && s->exec_fn)
@@ -1475,6 +1546,7 @@ int sampler_batch__deliver(struct sampler *s, struct sampler_batch *b, sampler_g
 			s->pyname_fn(e->name, s->pyname_ctx);
 	}
 	free(gone);
+	free(skip);
 	err = deliver_pending(s, b, fn, ctx, &delivered);
 	return err < 0 ? err : (int)delivered;
 }

@@ -144,6 +144,10 @@ const struct counter_desc sampler_counters[] = {
 	  .metric = "ember_event_batches_total", .type = COUNTER_COUNTER,
 	  .help = "Process events handed to the worker ahead of the tick (a worker wake-up "
 		  "each); the others go with the tick's samples." },
+	{ .key = "procs_coalesced", U64(procs_coalesced), .unit = "processes",
+	  .metric = "ember_processes_coalesced_total", .type = COUNTER_COUNTER,
+	  .help = "Processes born and gone within one batch of events and never sampled: their "
+		  "fork, exec and exit records were read and none was handed to the worker." },
 	{ .key = "rows_mapped_writes", U64(rows_mapped_writes), .unit = "writes",
 	  .metric = "ember_unwind_rows_mapped_writes_total", .type = COUNTER_COUNTER,
 	  .help = "Unwind table rows written through a mapping of the rows array instead of "

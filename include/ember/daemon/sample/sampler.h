@@ -75,6 +75,9 @@ struct sampler_opts {
 	} memio;
 	uint64_t exec_batch_ns;	/* execs wake the drain at most once per this window and are handed
 				   to the worker this long after they happened; 0: at once */
+	uint64_t drain_period_ns; /* forks (listed by the BPF program itself) wake nobody and are
+				     handed to the worker this long after they happened, with what
+				     came meanwhile (their exec or exit supersedes them); 0: as execs */
 	bool fp_only;	       /* no BPF walker (sampler_probe_walker() == 0): user stacks by the
 				  kernel's frame-pointer walk, no unwind tables, no Python frames;
 				  a capture's sampler follows unwind_from's */
@@ -177,6 +180,8 @@ struct sampler_stats {
 					   or when process events were due */
 	uint64_t event_batches;		/* ... that handed process events to the worker ahead of
 					   the tick (the others wait for it) */
+	uint64_t procs_coalesced;	/* processes born and gone within one batch of events, never
+					   sampled: none of their events delivered */
 	uint64_t procev_run_ns, procev_run_cnt; /* the exec, fork and exit programs' run time */
 	uint64_t rows_mapped_writes;	/* unwind rows written through a mapping of the array (no
 					   bpf() call); batches of them otherwise count in bpf_calls */
