@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # emberd's CPU per new process, as a user sees it: a shell loop starting /bin/true about 60 times
-# a second beside a one-thread burner, against the burner alone. One emberd at 99 Hz; after a
-# settling of 5 s, RUNS pairs of SECONDS without the loop, then SECONDS with it. Per pair:
+# a second beside a one-thread burner, against the burner alone. One emberd at 99 Hz (or two side
+# by side: EMBERD_B=), after a settling of 5 s, RUNS pairs of SECONDS without the loop, then
+# SECONDS with it. Per pair and daemon:
 #
 #   ((emberd CPU + BPF) per second with the loop - without) x the loop phase's length
 #   / the /bin/true processes the loop started
@@ -10,12 +11,13 @@
 # emberd CPU: the run time of its threads (/proc/PID/task/*/schedstat, nanoseconds: the 10 ms
 # ticks of /proc/PID/stat are too coarse for 40 us x 900 processes); BPF: its programs' run time
 # (/metrics ember_bpf_run_time_seconds_total). Also per pair: emberd's bpf() calls, drain
-# wake-ups and process-event batches handed to the worker per second in each phase (/metrics), and the host's forks (other
-# users' processes count in both phases alike). Prints min / median / max over the pairs, the
-# load average and the time since boot: on a shared machine the figures are indicative.
+# wake-ups and process-event batches handed to the worker per second in each phase (/metrics),
+# and the host's forks (other users' processes count in both phases alike). Prints min / median
+# / max over the pairs, the load average and the time since boot: on a shared machine the
+# figures are indicative; two daemons side by side see the same noise.
 #
-# usage: bench_newproc.sh [RUNS] [SECONDS]   (defaults 5, 15; root; EMBERD= another build;
-#        EMBERD_ARGS= extra emberd options)
+# usage: bench_newproc.sh [RUNS] [SECONDS]   (defaults 5, 15; root; EMBERD= another build,
+#        EMBERD_B= a second one beside it, EMBERD_ARGS= extra options for both)
 set -u
 : "${OUTPUT:?}"
 RUNS=${1:-5}
@@ -25,19 +27,35 @@ EMBERD=${EMBERD:-$OUTPUT/emberd}
 TMP=$(mktemp -d /tmp/ember-newproc.XXXXXX)
 BG=()
 trap 'for p in "${BG[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$TMP"' EXIT
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-# shellcheck disable=SC2086
-"$EMBERD" --listen "127.0.0.1:$PORT" ${EMBERD_ARGS:-} >"$TMP/emberd.log" 2>&1 &
-EPID=$!
-BG+=($EPID)
-for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$PORT/healthz" && break; sleep 0.1; done
+# the daemons: EMBERD, and EMBERD_B beside it when set (the same host, the same noise: an A/B
+# comparison that a shared machine's other work does not skew one way)
+DAEMONS=("$EMBERD")
+[ -n "${EMBERD_B:-}" ] && DAEMONS+=("$EMBERD_B")
+EPIDS=()
+PORTS=()
+for k in "${!DAEMONS[@]}"; do
+	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+	# shellcheck disable=SC2086
+	"${DAEMONS[$k]}" --listen "127.0.0.1:$port" ${EMBERD_ARGS:-} >"$TMP/emberd$k.log" 2>&1 &
+	EPIDS+=($!)
+	PORTS+=("$port")
+	BG+=($!)
+	for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$port/healthz" && break; sleep 0.1; done
+done
 "$OUTPUT/workloads/burn" $((RUNS * DUR * 2 + 60)) >/dev/null &
 BG+=($!)
 sleep 5
 
-# "monotonic_s cpu_s bpf_s forks bpf_calls drain_wakeups event_batches"
+# per daemon, " | "-separated: "monotonic_s cpu_s bpf_s forks bpf_calls drain_wakeups event_batches"
 snap() {
-	python3 - "$EPID" "$PORT" <<'PY'
+	local k out=
+	for k in "${!EPIDS[@]}"; do
+		out+="$(snap1 "${EPIDS[$k]}" "${PORTS[$k]}") ; "
+	done
+	echo "$out"
+}
+snap1() {
+	python3 - "$1" "$2" <<'PY'
 import glob, re, sys, time, urllib.request
 pid, port = sys.argv[1], sys.argv[2]
 cpu = 0
@@ -56,7 +74,7 @@ print(time.monotonic(), cpu / 1e9, metric("ember_bpf_run_time_seconds_total"), f
 PY
 }
 
-# the loop: /bin/true, then a 16 ms wait; nothing else in it starts a process (read -t on a FIFO
+# the loop: /bin/true, then a 12 ms wait; nothing else in it starts a process (read -t on a FIFO
 # nobody writes; bash's SECONDS, not a command substitution, which would fork)
 cat >"$TMP/loop.sh" <<'SH'
 mkfifo "$2.fifo"
@@ -66,7 +84,7 @@ SECONDS=0
 while [ "$SECONDS" -lt "$1" ]; do
 	/bin/true
 	n=$((n + 1))
-	read -r -t 0.016 -u 9 _
+	read -r -t 0.012 -u 9 _
 done
 echo "$n" >"$2"
 SH
@@ -80,13 +98,17 @@ for i in $(seq "$RUNS"); do
 	c=$(snap)
 	echo "$a | $b | $c | $(cat "$TMP/n$i")" >>"$TMP/pairs"
 done
-echo "# machine: $(uptime -p), load$(cut -d' ' -f1-3 /proc/loadavg | sed 's/^/ /'), $(nproc) CPUs, emberd $EMBERD ${EMBERD_ARGS:-}"
-python3 - "$TMP/pairs" <<'PY'
+echo "# machine: $(uptime -p), load$(cut -d' ' -f1-3 /proc/loadavg | sed 's/^/ /'), $(nproc) CPUs; ${EMBERD_ARGS:-}"
+for k in "${!DAEMONS[@]}"; do
+echo
+echo "## ${DAEMONS[$k]}"
+python3 - "$TMP/pairs" "$k" <<'PY'
 import statistics, sys
 rows = []
+k = int(sys.argv[2])
 for line in open(sys.argv[1]):
     parts = line.split("|")
-    a, b, c = ([float(x) for x in p.split()] for p in parts[:3])
+    a, b, c = ([float(x) for x in p.split(";")[k].split()] for p in parts[:3])
     n = int(parts[3])
     dq, dc = [y - x for x, y in zip(a, b)], [y - x for x, y in zip(b, c)]
     tq, tc = dq[0], dc[0]
@@ -111,3 +133,4 @@ for k, name in (("bpfc", "bpf() calls/s with the loop"), ("wc", "drain wake-ups/
     v = sorted(r[k] for r in rows)
     print("%s: min %.1f / median %.1f / max %.1f" % (name, v[0], statistics.median(v), v[-1]))
 PY
+done
