@@ -1455,7 +1455,9 @@ static int mark_gone(const struct sampler_batch *b, bool *ret_gone)
 /*
  * Processes born and gone within @b: a fork, later the same pid's exit, and no first sample of
  * it between (no stage heard of it: its list was the BPF program's, copied at the fork and
- * deleted at the exec or exit). Their events (the fork, its execs, the exit) are marked in
+ * deleted at the exec or exit), nor a fork of its own (a child's fork copies its parent's
+ * snapshot: a shell's subshell, gone, names the samples its children took before their exec,
+ * test_exec's deep shells). Their events (the fork, its execs, the exit) are marked in
  * @ret_skip (calloc'ed by the caller) and not delivered: such a process costs the worker
  * nothing. Returns how many processes, or -ENOMEM (nothing marked).
  */
@@ -1486,6 +1488,12 @@ static int mark_coalesced(const struct sampler_batch *b, bool *ret_skip)
 		set[h] = e->pid;
 		if (e->kind == EV_FORK) {
 			born[h] = i + 1;
+			/* its parent, if born in @b, is kept: the fork copies its snapshot */
+			for (j = hash_mix64(e->parent) & (cap - 1); set[j] && set[j] != e->parent;
+			     j = (j + 1) & (cap - 1))
+				;
+			if (set[j])
+				born[j] = 0;
 		} else if (e->kind == EV_NEW_PID) {
 			born[h] = 0; /* sampled: its stages hear of it */
 		} else if (e->kind == EV_EXIT && born[h] && i - (born[h] - 1) <= COALESCE_SPAN) {
