@@ -290,9 +290,8 @@ int emberd_run(struct emberd *d)
  * Edge-triggered: the drain wakes when a record asks for it (a new process's first sample, the
  * first exec of a burst, the watermark), not whenever records are waiting. The ring's own poll
  * is level-triggered: each of the loop's timed waits (an exec's due time, a table build's
- * come-back) would return at once for the samples queued without a wake-up, and read them one
- * wake-up each (4 drain wake-ups per new process of a shell loop before; they are read at the
- * tick, or with the next wake-up, which reads all).
+ * come-back) would return at once for the samples queued without a wake-up, and read them: one
+ * more wake-up each time. They are read at the tick, or with the next wake-up, which reads all.
  */
 int emberd_watch_ring(struct emberd *d)
 {
