@@ -44,10 +44,10 @@ const volatile __u64 exec_batch_ns = 0;
 /* task_struct's pid and tgid offsets (the kernel's BTF, read by the sampler; 0: unknown, no fork
  * records): a fork's child is read by bpf_probe_read_kernel(), no CO-RE relocation. */
 const volatile __u32 task_pid_off = 0;
-/* Fork and exit records wake nobody (unless the ring is past half full): userspace reads them
- * with the next batch (sampler_opts.drain_period_ns). Else a fork wakes as an exec does. */
-const volatile bool forks_quiet = false;
 const volatile __u32 task_tgid_off = 0;
+/* Fork records wake nobody, as exit records, unless the ring is past half full: userspace reads
+ * them with the next batch (sampler_opts.drain_period_ns). Else a fork wakes as an exec does. */
+const volatile bool forks_quiet = false;
 /* When an exec record last woke userspace (bpf_ktime_get_ns(): CLOCK_MONOTONIC); the sampler
  * reads it through the mapped .bss, no system call. */
 __u64 exec_wake_ns = 0;

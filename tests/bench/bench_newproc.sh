@@ -117,7 +117,11 @@ for line in open(sys.argv[1]):
                      cpuq=(dq[1] + dq[2]) / tq * 1e3, cpuc=(dc[1] + dc[2]) / tc * 1e3,
                      forksq=dq[3] / tq, forksc=dc[3] / tc,
                      bpfq=dq[4] / tq, bpfc=dc[4] / tc, wq=dq[5] / tq, wc=dc[5] / tc,
-                     jq=dq[6] / tq, jc=dc[6] / tc))
+                     jq=dq[6] / tq, jc=dc[6] / tc,
+                     # per /bin/true: what the loop added (the host's own rate taken off)
+                     bpfp=(dc[4] / tc - dq[4] / tq) * tc / n if n else 0,
+                     wp=(dc[5] / tc - dq[5] / tq) * tc / n if n else 0,
+                     jp=(dc[6] / tc - dq[6] / tq) * tc / n if n else 0))
 print("| pair | /bin/true started | emberd CPU+BPF, burner alone | with the loop | per new process | bpf() calls/s alone / loop | drain wake-ups/s alone / loop | event batches/s alone / loop | host forks/s alone / loop |")
 print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 for i, r in enumerate(rows, 1):
@@ -132,5 +136,9 @@ for k, name in (("bpfc", "bpf() calls/s with the loop"), ("wc", "drain wake-ups/
                 ("jc", "event batches/s with the loop")):
     v = sorted(r[k] for r in rows)
     print("%s: min %.1f / median %.1f / max %.1f" % (name, v[0], statistics.median(v), v[-1]))
+for k, name in (("wp", "drain wake-ups"), ("jp", "event batches"), ("bpfp", "bpf() calls")):
+    v = sorted(r[k] for r in rows)
+    print("%s per new process: min %.2f / median %.2f / max %.2f" % (
+        name, v[0], statistics.median(v), v[-1]))
 PY
 done
