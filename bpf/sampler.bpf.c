@@ -45,6 +45,9 @@ const volatile __u64 exec_batch_ns = 0;
  * records): a fork's child is read by bpf_probe_read_kernel(), no CO-RE relocation. */
 const volatile __u32 task_pid_off = 0;
 const volatile __u32 task_tgid_off = 0;
+/* Fork records wake nobody, as exit records, unless the ring is past half full: userspace reads
+ * them with the next batch (sampler_opts.drain_period_ns). Else a fork wakes as an exec does. */
+const volatile bool forks_quiet = false;
 /* When an exec record last woke userspace (bpf_ktime_get_ns(): CLOCK_MONOTONIC); the sampler
  * reads it through the mapped .bss, no system call. */
 __u64 exec_wake_ns = 0;
@@ -310,6 +313,9 @@ static __always_inline void tell(__u32 pid, __u32 kind, __u64 wake, __u64 time_n
 	rec->time_ns = time_ns;
 	rec->pid = pid;
 	rec->kind = kind;
+	/* not urgent, but past the watermark: read now rather than lose what follows */
+	if (wake == BPF_RB_NO_WAKEUP && bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) > ring_half)
+		wake = BPF_RB_FORCE_WAKEUP;
 	bpf_ringbuf_submit(rec, wake);
 }
 
@@ -355,8 +361,8 @@ int on_exec(void *ctx)
  * A new process by fork: a forking server's worker runs its parent's image, so
  * it is listed for the walker here with a copy of its parent's list, from its first instruction,
  * and userspace adopts that list (the same tables) without reading /proc. A
- * new thread (tgid != pid) is not a new process. Wakes userspace as an exec does (once per
- * exec_batch_ns); a fork followed by exec or exit within the batch costs userspace nothing more.
+ * new thread (tgid != pid) is not a new process. Wakes nobody (forks_quiet): read with the next
+ * batch; a fork followed by exec or exit within the batch costs userspace nothing more.
  */
 SEC("raw_tp/sched_process_fork")
 int on_fork(struct bpf_raw_tracepoint_args *ctx)
@@ -382,7 +388,12 @@ int on_fork(struct bpf_raw_tracepoint_args *ctx)
 	if (list)
 		bpf_map_update_elem(&unwind_procs, &pid, list, BPF_ANY);
 	now = bpf_ktime_get_ns();
-	if (now - *(volatile __u64 *)&exec_wake_ns >= exec_batch_ns) {
+	/* the list is copied above: userspace's adoption can wait for the next batch (an exec
+	 * or exit meanwhile supersedes it); a wake-up only past the watermark */
+	if (forks_quiet) {
+		if (bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) > ring_half)
+			wake = BPF_RB_FORCE_WAKEUP;
+	} else if (now - *(volatile __u64 *)&exec_wake_ns >= exec_batch_ns) {
 		exec_wake_ns = now;
 		wake = BPF_RB_FORCE_WAKEUP;
 	}

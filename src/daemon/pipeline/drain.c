@@ -110,7 +110,7 @@ static void take(struct emberd *d, bool events_only)
  */
 static bool pause_knob(struct emberd *d)
 {
-	struct epoll_event ev = { .events = EPOLLIN, .data.fd = d->rbfd };
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLET, .data.fd = d->rbfd };
 	bool paused = d->pause_path && !access(d->pause_path, F_OK);
 
 	if (paused == d->paused)
@@ -286,9 +286,16 @@ int emberd_run(struct emberd *d)
 	return 0;
 }
 
+/*
+ * Edge-triggered: the drain wakes when a record asks for it (a new process's first sample, the
+ * first exec of a burst, the watermark), not whenever records are waiting. The ring's own poll
+ * is level-triggered: each of the loop's timed waits (an exec's due time, a table build's
+ * come-back) would return at once for the samples queued without a wake-up, and read them: one
+ * more wake-up each time. They are read at the tick, or with the next wake-up, which reads all.
+ */
 int emberd_watch_ring(struct emberd *d)
 {
-	struct epoll_event ev = { .events = EPOLLIN };
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLET };
 
 	d->rbfd = sampler__epoll_fd(d->sampler);
 	ev.data.fd = d->rbfd;

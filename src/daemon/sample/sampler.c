@@ -111,6 +111,18 @@ struct sampler_batch {
 	size_t nr_ev, ev_cap;
 };
 
+enum { BC_COUNTERS, BC_ROWS, BC_LISTS };
+
+/* @n bpf() map calls of kind BC_* (each one: a window in which the kernel skips the sampling
+ * program on that CPU) */
+#define BPF_CALLS(s, kind, n)                                                                  \
+	do {                                                                                   \
+		pthread_mutex_lock(&(s)->st_lock);                                             \
+		(s)->st.bpf_calls += (n);                                                      \
+		(s)->st.bpf_calls_by[kind] += (n);                                             \
+		pthread_mutex_unlock(&(s)->st_lock);                                           \
+	} while (0)
+
 #define STAT_ADD(s, field, v)                                                                  \
 	do {                                                                                   \
 		pthread_mutex_lock(&(s)->st_lock);                                             \
@@ -302,7 +314,13 @@ static int add_event(struct sampler *s, uint32_t kind, uint32_t pid, uint64_t ti
 	e = &b->ev[b->nr_ev];
 	*e = (struct batch_event){ .kind = kind, .pid = pid, .time_ns = time_ns };
 	if (kind == EV_NEW_PID || kind == EV_EXEC || kind == EV_FORK) {
-		uint64_t due = kind != EV_NEW_PID ? time_ns + exec_batch_ns(s) : 1;
+		/* a new process's first sample at once; an exec with its burst (its list is
+		 * needed within a short life); a fork with the next batch (the BPF program
+		 * listed it): its exec or exit meanwhile supersedes it */
+		uint64_t due = kind == EV_NEW_PID ? 1
+			       : kind == EV_FORK && s->o.drain_period_ns
+				       ? time_ns + s->o.drain_period_ns
+				       : time_ns + exec_batch_ns(s);
 
 		if (!s->ev_due_ns || due < s->ev_due_ns)
 			s->ev_due_ns = due;
@@ -442,6 +460,7 @@ uint64_t sampler__newest_ns(const struct sampler *s, uint64_t *ret_cpus)
 
 int sampler__poll(struct sampler *s)
 {
+	STAT_ADD(s, ring_wakeups, 1);
 	return ring_buffer__consume(s->rb);
 }
 
@@ -512,6 +531,7 @@ struct sampler_batch *sampler__take(struct sampler *s, bool events_only)
 	end = wake + exec_batch_ns(s);
 	s->ev_check_ns = s->o.exec_batch_ns && end > t0 ? end : 0;
 	if (events_only) {
+		STAT_ADD(s, event_checks, 1);
 		if (!b || !b->nr_ev) {
 			s->ev_due_ns = 0;
 			return NULL;
@@ -523,7 +543,10 @@ struct sampler_batch *sampler__take(struct sampler *s, bool events_only)
 			return NULL; /* exits, and execs of processes gone: they go with the tick */
 		/* the events go, the records wait for the tick's take */
 		b = take_events(s);
-		return b && b->nr_ev ? b : (sampler_batch__free(s, b), NULL);
+		if (!b || !b->nr_ev)
+			return sampler_batch__free(s, b), NULL;
+		STAT_ADD(s, event_batches, 1);
+		return b;
 	}
 	s->cur = NULL;
 	s->ev_due_ns = 0;
@@ -747,6 +770,7 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 	s->skel->rodata->target_pid = o->pid;
 	s->skel->rodata->ring_half = o->ringbuf_bytes / 2;
 	s->skel->rodata->exec_batch_ns = o->exec_batch_ns;
+	s->skel->rodata->forks_quiet = o->drain_period_ns != 0;
 	s->skel->rodata->nr_rows = s->o.unwind_rows ? s->o.unwind_rows : 1;
 	s->skel->rodata->py_lines = o->python_lines;
 	if ((err = bpf_map__set_max_entries(s->skel->maps.unwind_rows,
@@ -1037,6 +1061,8 @@ static void prog_run(struct bpf_program *p, uint64_t *ret_ns, uint64_t *ret_cnt)
 int sampler__memio_stats(struct sampler *s, struct sampler_memio_stats *ret)
 {
 	*ret = (struct sampler_memio_stats){ .pmc = s->pmc };
+	if (s->memio)
+		BPF_CALLS(s, BC_COUNTERS, 1); /* its per-CPU counters */
 	return memio_stats(s->skel, s->memio, ret);
 }
 
@@ -1053,7 +1079,7 @@ int sampler__offcpu_stats(struct sampler *s, struct sampler_offcpu_stats *ret)
 	per = calloc((size_t)s->nr_cpus, sizeof(*per));
 	if (!per)
 		return -ENOMEM;
-	STAT_ADD(s, bpf_calls, 4);
+	BPF_CALLS(s, BC_COUNTERS, 4);
 	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.offcpu_stats), &zero, per))
 		err = -errno;
 	for (i = 0; !err && i < s->nr_cpus; i++) {
@@ -1298,6 +1324,16 @@ const char *sampler_stop_name(unsigned int reason)
 	return reason < EMBER_STOP_NR ? names[reason] : "?";
 }
 
+const char *sampler_bpf_call_name(unsigned int kind)
+{
+	static const char *const names[SAMPLER_BPF_CALL_KINDS] = {
+		[BC_COUNTERS] = "counters", [BC_ROWS] = "unwind_rows",
+		[BC_LISTS] = "process_lists",
+	};
+
+	return kind < SAMPLER_BPF_CALL_KINDS ? names[kind] : "?";
+}
+
 _Static_assert(SAMPLER_WALK_COUNTS == EMBER_WALK_NR, "walk counts: sampler.h and bpf_shared.h");
 
 const char *sampler_walk_name(unsigned int i)
@@ -1320,7 +1356,7 @@ static int read_walk_stops(struct sampler *s, uint64_t *ret, uint64_t *walk)
 
 	if (!per)
 		return -ENOMEM;
-	STAT_ADD(s, bpf_calls, 1);
+	BPF_CALLS(s, BC_COUNTERS, 1);
 	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.walk_stops), &zero, per))
 		err = -errno;
 	for (i = 0; !err && i < s->nr_cpus; i++)
@@ -1343,7 +1379,7 @@ static int read_bpf_stats(struct sampler *s, struct ember_bpf_stats *sum)
 	*sum = (struct ember_bpf_stats){ 0 };
 	if (!per)
 		return -ENOMEM;
-	STAT_ADD(s, bpf_calls, 1);
+	BPF_CALLS(s, BC_COUNTERS, 1);
 	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.stats), &zero, per))
 		err = -errno;
 	for (i = 0; !err && i < s->nr_cpus; i++) {
@@ -1412,11 +1448,72 @@ static int mark_gone(const struct sampler_batch *b, bool *ret_gone)
 	return 0;
 }
 
+/* The longest run of events between a fork and its exit that is coalesced (a bound on the
+ * backward marking: a batch of interleaved processes cannot make it quadratic). */
+#define COALESCE_SPAN 4096
+
+/*
+ * Processes born and gone within @b: a fork, later the same pid's exit, and no first sample of
+ * it between (no stage heard of it: its list was the BPF program's, copied at the fork and
+ * deleted at the exec or exit), nor a fork of its own (a child's fork copies its parent's
+ * snapshot: a shell's subshell, gone, names the samples its children took before their exec,
+ * test_exec's deep shells). Their events (the fork, its execs, the exit) are marked in
+ * @ret_skip (calloc'ed by the caller) and not delivered: such a process costs the worker
+ * nothing. Returns how many processes, or -ENOMEM (nothing marked).
+ */
+static int mark_coalesced(const struct sampler_batch *b, bool *ret_skip)
+{
+	size_t cap = 64, i, j, h;
+	uint32_t *set;
+	size_t *born;		/* per slot: the fork's index + 1; 0: none, or sampled since */
+	int n = 0;
+
+	while (cap < 2 * b->nr_ev)
+		cap *= 2;
+	set = calloc(cap, sizeof(*set));
+	born = calloc(cap, sizeof(*born));
+	if (!set || !born) {
+		free(set);
+		free(born);
+		return -ENOMEM;
+	}
+	for (i = 0; i < b->nr_ev; i++) {
+		const struct batch_event *e = &b->ev[i];
+
+		if (!e->pid || e->kind == EV_PYNAME)
+			continue;
+		for (h = hash_mix64(e->pid) & (cap - 1); set[h] && set[h] != e->pid;
+		     h = (h + 1) & (cap - 1))
+			;
+		set[h] = e->pid;
+		if (e->kind == EV_FORK) {
+			born[h] = i + 1;
+			/* its parent, if born in @b, is kept: the fork copies its snapshot */
+			for (j = hash_mix64(e->parent) & (cap - 1); set[j] && set[j] != e->parent;
+			     j = (j + 1) & (cap - 1))
+				;
+			if (set[j])
+				born[j] = 0;
+		} else if (e->kind == EV_NEW_PID) {
+			born[h] = 0; /* sampled: its stages hear of it */
+		} else if (e->kind == EV_EXIT && born[h] && i - (born[h] - 1) <= COALESCE_SPAN) {
+			for (j = born[h] - 1; j <= i; j++)
+				if (b->ev[j].pid == e->pid && b->ev[j].kind != EV_PYNAME)
+					ret_skip[j] = true;
+			born[h] = 0;
+			n++;
+		}
+	}
+	free(set);
+	free(born);
+	return n;
+}
+
 int sampler_batch__deliver(struct sampler *s, struct sampler_batch *b, sampler_group_fn fn,
 			   void *ctx)
 {
 	size_t delivered = 0, i;
-	bool *gone = NULL;
+	bool *gone = NULL, *skip = NULL;
 	int err;
 
 	if (!b)
@@ -1428,12 +1525,23 @@ int sampler_batch__deliver(struct sampler *s, struct sampler_batch *b, sampler_g
 			free(gone);
 			gone = NULL;
 		}
+		/* a process born and gone in the batch, never sampled: none of its events */
+		skip = calloc(b->nr_ev, sizeof(*skip));
+		err = skip ? mark_coalesced(b, skip) : -ENOMEM;
+		if (err > 0)
+			STAT_ADD(s, procs_coalesced, (uint64_t)err);
+		if (err <= 0) {
+			free(skip);
+			skip = NULL;
+		}
 	}
 	/* the process events first, in the order read: a new process's mappings before its
 	 * samples are named */
 	for (i = 0; i < b->nr_ev; i++) {
 		const struct batch_event *e = &b->ev[i];
 
+		if (skip && skip[i])
+			continue;
 		if (e->kind == EV_NEW_PID && s->pid_fn)
 			s->pid_fn(e->pid, gone && gone[i], e->ips, e->nr_ips, s->pid_ctx);
 		else if (e->kind == EV_EXEC && s->exec_fn)
@@ -1446,6 +1554,7 @@ int sampler_batch__deliver(struct sampler *s, struct sampler_batch *b, sampler_g
 			s->pyname_fn(e->name, s->pyname_ctx);
 	}
 	free(gone);
+	free(skip);
 	err = deliver_pending(s, b, fn, ctx, &delivered);
 	return err < 0 ? err : (int)delivered;
 }
@@ -1509,13 +1618,17 @@ void sampler__stats(struct sampler *s, struct sampler_stats *ret)
 		ret->user_truncated += bs.user_truncated;
 	}
 	(void)read_walk_stops(s, ret->user_stops, ret->user_walk); /* zeros on failure: bpf_calls counts it */
-	STAT_ADD(s, bpf_calls, 1);
+	BPF_CALLS(s, BC_COUNTERS, 1);
 	if (!bpf_obj_get_info_by_fd(bpf_program__fd(s->prog), &info, &len)) {
 		ret->prog_run_ns = info.run_time_ns;
 		ret->prog_run_cnt = info.run_cnt;
 		ret->prog_id = info.id;
 		ret->prog_verified_insns = info.verified_insns;
 	}
+	/* the process events' programs: what a new process costs in the kernel */
+	prog_run(s->skel->progs.on_exec, &ret->procev_run_ns, &ret->procev_run_cnt);
+	prog_run(s->skel->progs.on_fork, &ret->procev_run_ns, &ret->procev_run_cnt);
+	prog_run(s->skel->progs.on_exit, &ret->procev_run_ns, &ret->procev_run_cnt);
 	ret->ringbuf_bytes = s->o.ringbuf_bytes;
 	ret->fp_only = s->o.fp_only;
 }
@@ -1580,7 +1693,7 @@ int sampler__unwind_write_rows(struct sampler *s, uint32_t start,
 		count = (__u32)(n - done < ROW_BATCH ? n - done : ROW_BATCH);
 		for (i = 0; i < count; i++)
 			s->row_keys[i] = start + (uint32_t)(done + i);
-		STAT_ADD(s, bpf_calls, 1);
+		BPF_CALLS(s, BC_ROWS, 1);
 		if (bpf_map_update_batch(fd, s->row_keys, r + done, &count, &opts))
 			return -errno;
 		done += count;
@@ -1590,7 +1703,7 @@ int sampler__unwind_write_rows(struct sampler *s, uint32_t start,
 
 int sampler__unwind_set_proc(struct sampler *s, uint32_t pid, const struct ember_unwind_proc *p)
 {
-	STAT_ADD(s, bpf_calls, 1);
+	BPF_CALLS(s, BC_LISTS, 1);
 	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.unwind_procs), &pid, p, BPF_ANY))
 		return -errno;
 	return 0;
@@ -1598,7 +1711,7 @@ int sampler__unwind_set_proc(struct sampler *s, uint32_t pid, const struct ember
 
 int sampler__unwind_del_proc(struct sampler *s, uint32_t pid)
 {
-	STAT_ADD(s, bpf_calls, 1);
+	BPF_CALLS(s, BC_LISTS, 1);
 	if (bpf_map_delete_elem(bpf_map__fd(s->skel->maps.unwind_procs), &pid))
 		return -errno;
 	return 0;
@@ -1608,7 +1721,7 @@ int sampler__unwind_del_proc(struct sampler *s, uint32_t pid)
 
 int sampler__python_set_proc(struct sampler *s, uint32_t pid, const struct ember_py_proc *p)
 {
-	STAT_ADD(s, bpf_calls, 1);
+	BPF_CALLS(s, BC_LISTS, 1);
 	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.py_procs), &pid, p, BPF_ANY))
 		return errno == ENOMEM ? -E2BIG : -errno;
 	return 0;
@@ -1616,7 +1729,7 @@ int sampler__python_set_proc(struct sampler *s, uint32_t pid, const struct ember
 
 int sampler__python_del_proc(struct sampler *s, uint32_t pid)
 {
-	STAT_ADD(s, bpf_calls, 1);
+	BPF_CALLS(s, BC_LISTS, 1);
 	if (bpf_map_delete_elem(bpf_map__fd(s->skel->maps.py_procs), &pid))
 		return -errno;
 	return 0;
@@ -1626,7 +1739,7 @@ void sampler__renote_pid(struct sampler *s, uint32_t pid)
 {
 	if (__atomic_load_n(&s->recent[pid & 1023], __ATOMIC_RELAXED) == pid)
 		__atomic_store_n(&s->recent[pid & 1023], 0, __ATOMIC_RELAXED);
-	STAT_ADD(s, bpf_calls, 1);
+	BPF_CALLS(s, BC_LISTS, 1);
 	(void)bpf_map_delete_elem(bpf_map__fd(s->skel->maps.seen), &pid);
 	/* each CPU's "last pid" shortcut skips the lookup in "seen": make them ask again */
 	__atomic_fetch_add(&s->skel->bss->exec_seq, 1, __ATOMIC_RELAXED);
@@ -1647,7 +1760,7 @@ int sampler__python_stats(struct sampler *s, struct ember_py_bpf_stats *ret)
 	*ret = (struct ember_py_bpf_stats){ 0 };
 	if (!per)
 		return -ENOMEM;
-	STAT_ADD(s, bpf_calls, 1);
+	BPF_CALLS(s, BC_COUNTERS, 1);
 	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.py_stats), &zero, per))
 		err = -errno;
 	for (i = 0; !err && i < s->nr_cpus; i++) {

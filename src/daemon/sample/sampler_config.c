@@ -24,6 +24,7 @@ void sampler_opts_from_config(const struct ember_config *c, struct sampler_opts 
 					 : 0,
 		.unwind_procs = (uint32_t)c->unwind_procs,
 		.exec_batch_ns = c->process_exec_batch_us * 1000,
+		.drain_period_ns = c->process_drain_period_ms * 1000000,
 		.python_procs = (uint32_t)c->python_procs,
 		.python_lines = c->python_lines,
 	};

@@ -45,6 +45,11 @@ static const char *stop_name(unsigned int i)
 	return sampler_stop_name(i);
 }
 
+static const char *bpf_call_name(unsigned int i)
+{
+	return sampler_bpf_call_name(i);
+}
+
 static const char *walk_name(unsigned int i)
 {
 	return sampler_walk_name(i);
@@ -122,6 +127,27 @@ const struct counter_desc sampler_counters[] = {
 	{ .key = "bpf_calls_per_s", F(bpf_calls_per_s), .value = COUNTER_DOUBLE,
 	  .unit = "calls/s", .json_fmt = "%.2f", .metric = "ember_bpf_calls_per_second",
 	  .type = COUNTER_GAUGE, .help = "bpf() system calls per second over the last 10 s or so." },
+	{ .key = "bpf_calls_by", U64(bpf_calls_by), .unit = "calls", .nr = SAMPLER_BPF_CALL_KINDS,
+	  .name = bpf_call_name, .array_label = "kind", .metric = "ember_bpf_calls_by_kind_total",
+	  .type = COUNTER_COUNTER,
+	  .help = "bpf() map calls by what for: counters (the BPF side's, read each tick), "
+		  "unwind_rows (table rows not written through a mapping), process_lists (a "
+		  "process listed or forgotten for the walkers)." },
+	{ .key = "ring_wakeups", U64(ring_wakeups), .unit = "wake-ups",
+	  .metric = "ember_drain_wakeups_total", .label = "reason", .label_value = "ring",
+	  .type = COUNTER_COUNTER,
+	  .help = "Wake-ups of the drain thread: by the ring buffer (a record asked for one), "
+		  "or to read process events when due (events)." },
+	{ .key = "event_checks", U64(event_checks), .unit = "wake-ups",
+	  .metric = "ember_drain_wakeups_total", .label = "reason", .label_value = "events" },
+	{ .key = "event_batches", U64(event_batches), .unit = "batches",
+	  .metric = "ember_event_batches_total", .type = COUNTER_COUNTER,
+	  .help = "Process events handed to the worker ahead of the tick (a worker wake-up "
+		  "each); the others go with the tick's samples." },
+	{ .key = "procs_coalesced", U64(procs_coalesced), .unit = "processes",
+	  .metric = "ember_processes_coalesced_total", .type = COUNTER_COUNTER,
+	  .help = "Processes born and gone within one batch of events and never sampled: their "
+		  "fork, exec and exit records were read and none was handed to the worker." },
 	{ .key = "rows_mapped_writes", U64(rows_mapped_writes), .unit = "writes",
 	  .metric = "ember_unwind_rows_mapped_writes_total", .type = COUNTER_COUNTER,
 	  .help = "Unwind table rows written through a mapping of the rows array instead of "
@@ -150,6 +176,12 @@ const struct counter_desc sampler_counters[] = {
 	{ .key = "prog_run_cnt", U64(prog_run_cnt), .unit = "runs",
 	  .metric = "ember_bpf_runs_total", .type = COUNTER_COUNTER,
 	  .help = "Runs of ember's BPF programs.", .label = "prog", .label_value = "profiler",
+	  .flags = COUNTER_NO_JSON },
+	{ .key = "procev_run_ns", U64(procev_run_ns), .unit = "ns",
+	  .metric = "ember_bpf_run_time_seconds_total", .metric_scale = 1e-9, .label = "prog",
+	  .label_value = "process_events", .flags = COUNTER_NO_JSON },
+	{ .key = "procev_run_cnt", U64(procev_run_cnt), .unit = "runs",
+	  .metric = "ember_bpf_runs_total", .label = "prog", .label_value = "process_events",
 	  .flags = COUNTER_NO_JSON },
 	{ .key = "bpf_ns_per_sample", .value = COUNTER_FN, .fn = bpf_ns_per_sample, .unit = "ns",
 	  .flags = COUNTER_NO_JSON },

@@ -75,6 +75,9 @@ struct sampler_opts {
 	} memio;
 	uint64_t exec_batch_ns;	/* execs wake the drain at most once per this window and are handed
 				   to the worker this long after they happened; 0: at once */
+	uint64_t drain_period_ns; /* forks (listed by the BPF program itself) wake nobody and are
+				     handed to the worker this long after they happened, with what
+				     came meanwhile (their exec or exit supersedes them); 0: as execs */
 	bool fp_only;	       /* no BPF walker (sampler_probe_walker() == 0): user stacks by the
 				  kernel's frame-pointer walk, no unwind tables, no Python frames;
 				  a capture's sampler follows unwind_from's */
@@ -118,6 +121,14 @@ typedef int (*sampler_group_fn)(const struct sampler_group *g, void *ctx);
 
 /* The reason's name in /api/v1/stats and /metrics ("no_table", "depth", ...): static. */
 const char *sampler_stop_name(unsigned int reason);
+
+/* What emberd's bpf() map calls were for (sampler_stats.bpf_calls_by): reading the BPF side's
+ * counters, writing unwind table rows, listing and forgetting processes for the walkers
+ * (unwind_procs, py_procs, seen). */
+#define SAMPLER_BPF_CALL_KINDS 3
+/* The kind's name in /api/v1/stats and /metrics ("counters", "unwind_rows", "process_lists"):
+ * static. */
+const char *sampler_bpf_call_name(unsigned int kind);
 
 #define SAMPLER_WALK_COUNTS 6
 /* The name of sampler_stats.user_walk[@i] ("frames", "cache_hits", ...): static. */
@@ -163,6 +174,15 @@ struct sampler_stats {
 	uint64_t bpf_calls;		/* bpf() system calls this sampler made after its start-up:
 					   the kernel skips the program on a CPU while one runs */
 	double bpf_calls_per_s;		/* ... over the last 10 s or so */
+	uint64_t bpf_calls_by[SAMPLER_BPF_CALL_KINDS]; /* ... by what for: sampler_bpf_call_name() */
+	uint64_t ring_wakeups;		/* sampler__poll(): the drain woke for the ring buffer */
+	uint64_t event_checks;		/* sampler__take(events_only): reads at an exec window's end
+					   or when process events were due */
+	uint64_t event_batches;		/* ... that handed process events to the worker ahead of
+					   the tick (the others wait for it) */
+	uint64_t procs_coalesced;	/* processes born and gone within one batch of events, never
+					   sampled: none of their events delivered */
+	uint64_t procev_run_ns, procev_run_cnt; /* the exec, fork and exit programs' run time */
 	uint64_t rows_mapped_writes;	/* unwind rows written through a mapping of the array (no
 					   bpf() call); batches of them otherwise count in bpf_calls */
 	uint64_t cpus_attached;		/* gauge */

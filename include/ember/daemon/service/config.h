@@ -93,6 +93,8 @@ struct ember_config {
 	bool process_maps_query; /* mappings by PROCMAP_QUERY where the kernel has it; default yes */
 	uint64_t process_exec_batch_us; /* execs handed to the worker in bursts this long; 0..100000,
 					   default 1000 (0: each at once) */
+	uint64_t process_drain_period_ms; /* what is not urgent (forks, exits) read and handed
+					     over in one batch this often; 0..1000, default 15 */
 
 	/* [files]: the cache of mapped files' facts (elf/filecache.h), shared by the readers */
 	uint64_t files_max;	   /* files with facts; 16..1M, default 1024 */
