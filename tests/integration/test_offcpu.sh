@@ -22,6 +22,8 @@
 #     or cycle;wait_peer (socket.recv) as Python frames, nap's share within 5 points of the time
 #     the program measured in nap() (~60 % on a quiet host; wait_peer() waits for a helper
 #     thread, longer on a loaded one: a fixed bar failed beside two CPU burners, 19 % for >= 20);
+#   - beside a second emberd with [offcpu] (two programs on sched_waking), both record the
+#     blocked time of a 3 s program and neither log says "delivery failed";
 #   - event=offcpu heat map of the blocker: its cells add up to the flame graph's total, and so
 #     does its pprof (/debug/pprof/profile?event=offcpu: samples/count = quanta, off_cpu
 #     nanoseconds); a 2 s capture with event=offcpu (POST /api/v1/captures) while offcpu_nofp
@@ -318,4 +320,25 @@ curl -sf "$URL/api/v1/folded?tid=$TID&from=-60s" >"$TMP/cpu.folded"
 check "event=cpu has no off-CPU frames" bash -c "! grep -q 'off-cpu' '$TMP/cpu.folded'"
 code=$(curl -s -o /dev/null -w '%{http_code}' "$URL/api/v1/folded?event=bogus")
 check "event=bogus is a 400 ($code)" [ "$code" = 400 ]
+
+# --- beside another emberd with [offcpu]: two programs on sched_waking --------------------------
+# the kernel then calls them through the tracepoint's iterator, a frame of its own at the leaf
+# of the wakers' kernel stacks; a waker without an interrupt under it came out of ingestion with
+# no frames, the store refused it, and the rest of its batch was lost (both daemons recorded
+# ~6 % of the blocked time, "delivery failed" in their logs)
+PORT_B=$(free_port)
+"$EMBERD" --listen "127.0.0.1:$PORT_B" --config "$TMP/offcpu.conf" >"$TMP/emberd-b.log" 2>&1 &
+PIDS+=($!)
+wait_http "http://127.0.0.1:$PORT_B/healthz" 200 $! || not_ok "a second emberd with [offcpu] starts"
+"$W/offcpu" 3 >"$TMP/wl4.out"
+WP4=$(awk '/^ready/ { print $2 }' "$TMP/wl4.out")
+sleep 2.5
+blocked4() { curl -sf "$1/api/v1/folded?event=offcpu&pid=$WP4&from=-60s" | awk '!/\[off-cpu R / { s += $NF } END { print s + 0 }'; }
+B4A=$(blocked4 "$URL")
+B4B=$(blocked4 "http://127.0.0.1:$PORT_B")
+echo "# beside another emberd: the 3 s program's blocked time: $B4A ms here, $B4B ms there"
+check "beside another emberd with [offcpu]: both record the blocked time (>= 2000 ms of 3 s: $B4A, $B4B)" \
+	test "$B4A" -ge 2000 -a "$B4B" -ge 2000
+check "beside another emberd with [offcpu]: no delivery failed in either log" \
+	bash -c "! grep -h 'delivery failed' '$TMP/emberd.log' '$TMP/emberd-b.log'"
 done_testing

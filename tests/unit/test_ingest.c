@@ -306,6 +306,16 @@ static void test_irq_waker(void **state)
 		assert_non_null(strstr(s.text.buf, ";try_to_wake_up"));
 		assert_null(strstr(s.text.buf, "traceiter"));
 		assert_int_equal(s.nr_kernel, 3);
+
+		/* ... and a waker without an interrupt under it: its own stacks, the iterator out */
+		kips[3] = kips[2]; /* hrtimer_wakeup at the root: no interrupt frame */
+		g.nr_kernel = 4;
+		kips[2] = kallsyms_addr("try_to_wake_up") + 4;
+		assert_int_equal(ingest__group(f->in, &g, sink, &s), 0);
+		assert_ptr_equal(strstr(s.text.buf, "test_markers;"), s.text.buf);
+		assert_null(strstr(s.text.buf, "[interrupt]"));
+		assert_null(strstr(s.text.buf, "traceiter"));
+		assert_int_equal(s.nr_kernel, 3);
 	}
 	sbuf_fini(&s.text);
 }

@@ -422,7 +422,7 @@ static bool irq_frame(const char *name, size_t len)
 static int irq_waker(struct ingest *in, struct ingest_stack *st, size_t n)
 {
 	static const char traceiter[] = "__traceiter_sched_wak";
-	size_t i, e = n;
+	size_t i, e;
 	int id;
 
 	/* the tracepoint's iterator as the leaf (more than one program on sched_waking, another
@@ -433,6 +433,10 @@ static int irq_waker(struct ingest *in, struct ingest_stack *st, size_t n)
 		n--;
 		st->nr_kernel--;
 	}
+	/* "no interrupt frame" is e == n of the stack as trimmed (set before the trim, a waker
+	 * without an interrupt under another program on sched_waking came out of here with no
+	 * frames and nr_kernel -1: the store refused it, and the rest of its batch was lost) */
+	e = n;
 	for (i = n - st->nr_kernel; i < n; i++)
 		if (irq_frame(strtab__str(in->names, in->frames[i]),
 			      strtab__len(in->names, in->frames[i]))) {
