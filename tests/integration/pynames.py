@@ -2,7 +2,7 @@
 # What tests/integration/test_hostile_pynames.sh runs as nobody:
 #   pynames.py long SECONDS   ever-new functions with 4096-character names (each its own
 #                             co_firstlineno), each called once and dropped
-#   pynames.py reuse SECONDS  a function whose name is rewritten in place every 0.4 s
+#   pynames.py reuse SECONDS  a function whose name is rewritten in place every second
 #                             (gen_00000, gen_00001...): what the profiler sees when a code object
 #                             is freed and another made at its address, its name string at the
 #                             old one's address too (the same tag: file and name pointers and
@@ -43,7 +43,7 @@ def rewrite(s, text):
 
 def reuse(seconds):
     ns = {"spin": spin}
-    exec("def gen_00000():\n    spin(0.4)\n", ns)
+    exec("def gen_00000():\n    spin(1.0)\n", ns)
     f = ns["gen_00000"]
     code = f.__code__
     end = time.time() + seconds
