@@ -53,8 +53,8 @@ struct python_opts {
 	bool lines;	       /* "file:line" in Python frame names */
 	uint32_t max_procs;    /* CPython processes tracked (the sampler's python_procs) */
 	uint32_t max_codes;    /* code objects named, over all processes */
-	uint64_t max_code_bytes; /* their bytes (python_code_bytes()), over all processes; one
-				    process at most half: past it its new code objects are refused */
+	uint64_t max_code_bytes; /* their bytes (names, kept strings, line tables), over all
+				    processes; one process at most half: past it, refused */
 	const char *proc_root; /* "/proc" unless testing */
 	struct proc_tracker *procs; /* where mappings come from (borrowed); NULL: its own */
 	struct filecache *files;    /* per-file facts (elf/filecache.h; borrowed: the daemon's one,
