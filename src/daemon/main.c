@@ -132,6 +132,7 @@ static int sampling_setup(struct emberd *d)
 		po.lines = d->cfg.python_lines;
 		po.max_procs = (uint32_t)d->cfg.python_procs;
 		po.max_codes = (uint32_t)d->cfg.python_codes;
+		po.max_code_bytes = d->cfg.python_code_memory_bytes;
 		po.procs = d->procs;
 		po.files = d->files;
 		d->py = python__new(d->sampler, d->sym_st, &po);

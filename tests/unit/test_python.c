@@ -166,6 +166,8 @@ struct fixture {
 	uint64_t t;
 };
 
+static uint64_t max_code_bytes; /* 0: the default */
+
 static int setup_opts(void **state, bool lines)
 {
 	struct python_opts o = PYTHON_OPTS_DEFAULT;
@@ -174,6 +176,8 @@ static int setup_opts(void **state, bool lines)
 	if (!f)
 		return -1;
 	o.lines = lines;
+	if (max_code_bytes)
+		o.max_code_bytes = max_code_bytes;
 	f->names = strtab__new();
 	f->files = filecache__new(NULL);
 	o.files = f->files;
@@ -188,6 +192,12 @@ static int setup(void **state)
 	return setup_opts(state, false);
 }
 
+static int setup_small(void **state)
+{
+	max_code_bytes = 64 << 10;
+	return setup_opts(state, false);
+}
+
 static int setup_lines(void **state)
 {
 	return setup_opts(state, true);
@@ -197,6 +207,7 @@ static int teardown(void **state)
 {
 	struct fixture *f = *state;
 
+	max_code_bytes = 0;
 	python__free(f->py);
 	filecache__free(f->files);
 	strtab__free(f->names);
@@ -452,6 +463,89 @@ static void test_names(void **state)
 	child_stop(&c);
 }
 
+/*
+ * Code objects bounded in bytes: one process takes at most half of max_code_bytes (64 KiB here),
+ * the rest refused and counted, its frames "[name refused]_[py]" (nothing interned for them).
+ */
+static void test_code_budget(void **state)
+{
+	struct fixture *f = *state;
+	struct python_stats st;
+	struct child c = { 0 };
+	uint32_t eval = id_of(f, "_PyEval_EvalFrameDefault"), native[1] = { eval };
+	uint64_t codes[1];
+	uint32_t tags[1] = { 5 };
+	bool entry[1] = { true };
+	char name[120];
+	size_t before;
+	int i;
+
+	if (child_start(&c)) {
+		child_stop(&c);
+		skip();
+	}
+	python__note_pid(f->py, (uint32_t)c.pid);
+	for (i = 0; i < 2000; i++) {
+		snprintf(name, sizeof(name), "f%05d_%0100d", i, 0);
+		name_rec(f, (uint32_t)c.pid, 0x100000 + (uint64_t)i * 64, 5, name, "/srv/m.py");
+	}
+	python__stats(f->py, &st);
+	assert_true(st.code_bytes <= 32 << 10);
+	assert_true(st.code_bytes >= 24 << 10);
+	assert_true(st.codes_refused >= 1000);
+	assert_true(st.codes < 400);
+	/* the first ones named, the last refused: a marker frame, not the name */
+	codes[0] = 0x100000;
+	set_frames(f, (uint32_t)c.pid, 1, codes, tags, entry);
+	assert_true(strncmp(merge_text(f, native, 1), "f00000_", 7) == 0);
+	codes[0] = 0x100000 + 1999 * 64;
+	set_frames(f, (uint32_t)c.pid, 1, codes, tags, entry);
+	before = strtab__count(f->names);
+	assert_string_equal(merge_text(f, native, 1), "[name refused]_[py]");
+	assert_int_equal(strtab__count(f->names), before);
+	python__stats(f->py, &st);
+	assert_int_equal(st.code_reads, 0); /* refused without reading the process */
+	child_stop(&c);
+}
+
+/*
+ * A code object freed and another made at its address with the same tag (its strings reused at
+ * their addresses): the new names replace the cached ones.
+ */
+static void test_code_reused(void **state)
+{
+	struct fixture *f = *state;
+	struct python_stats st;
+	struct child c = { 0 };
+	uint32_t eval = id_of(f, "_PyEval_EvalFrameDefault"), native[1] = { eval };
+	uint64_t codes[1] = { 0x2000 };
+	uint32_t tags[1] = { 9 };
+	bool entry[1] = { true };
+	uint64_t bytes;
+
+	if (child_start(&c)) {
+		child_stop(&c);
+		skip();
+	}
+	python__note_pid(f->py, (uint32_t)c.pid);
+	name_rec(f, (uint32_t)c.pid, 0x2000, 9, "gen_00001", "<string>");
+	set_frames(f, (uint32_t)c.pid, 1, codes, tags, entry);
+	assert_string_equal(merge_text(f, native, 1), "gen_00001 (<string>)_[py]");
+	python__stats(f->py, &st);
+	bytes = st.code_bytes;
+	name_rec(f, (uint32_t)c.pid, 0x2000, 9, "gen_00002", "<string>");
+	assert_string_equal(merge_text(f, native, 1), "gen_00002 (<string>)_[py]");
+	python__stats(f->py, &st);
+	assert_int_equal(st.codes_renamed, 1);
+	assert_int_equal(st.codes, 1);
+	assert_int_equal(st.code_bytes, bytes); /* the old one's bytes given back */
+	/* the same names again: nothing renamed */
+	name_rec(f, (uint32_t)c.pid, 0x2000, 9, "gen_00002", "<string>");
+	python__stats(f->py, &st);
+	assert_int_equal(st.codes_renamed, 1);
+	child_stop(&c);
+}
+
 /* "file:line": the line of hot's RETURN_VALUE (4), from the line table in the process. */
 static void test_lines(void **state)
 {
@@ -557,6 +651,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_not_python, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_names, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lines, setup_lines, teardown),
+		cmocka_unit_test_setup_teardown(test_code_budget, setup_small, teardown),
+		cmocka_unit_test_setup_teardown(test_code_reused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_merge_alignment, setup, teardown),
 	};
 

@@ -41,6 +41,11 @@
 #define DETECT_TRIES   20   /* examinations while ld.so has not mapped libc yet */
 #define MERGE_MAX      2048 /* frames of a merged stack */
 #define UNKNOWN_FRAME  "[unknown]_[py]"
+#define REFUSED_FRAME  "[name refused]_[py]"
+/* A cached code object is read again (its names) when sampled this long after its last look: a
+ * code object freed and another made at its address can carry the same tag (its name and file
+ * strings reused at their addresses too, the same first line), and would keep the old names. */
+#define RECHECK_NS     (100 * 1000000ULL)
 
 /*
  * --- layouts per version ----------------------------------------------------------------------
@@ -174,6 +179,9 @@ struct pycode {
 	uint32_t tag;
 	int32_t firstlineno;
 	int32_t id;	       /* "qualname (file)_[py]" */
+	uint64_t ident;	       /* hash of the names and first line: who it is */
+	uint64_t checked_ns;   /* the names read (or received) last at (CLOCK_MONOTONIC) */
+	size_t bytes;	       /* charged to the process's share of max_code_bytes */
 	char *qualname, *file; /* with lines: for the "file:line" names */
 	uint8_t *linetable;    /* with lines: co_linetable's bytes once read */
 	uint32_t linetable_len;
@@ -203,6 +211,9 @@ struct pyproc {
 	uint16_t code_linetable, code_adaptive;
 	struct pycode **codes; /* hash of (address, tag) */
 	size_t codes_cap, nr_codes;
+	size_t code_bytes; /* the codes' bytes (struct pycode.bytes) */
+	bool code_full;	   /* a code object refused: the next ones are, unread, until bytes are
+			      given back */
 };
 
 struct python {
@@ -212,7 +223,7 @@ struct python {
 	struct strtab *names;
 	struct pyproc *procs[PROC_SLOTS];
 	size_t nr_procs;
-	int32_t eval_id, eval_cold_id, unknown_id;
+	int32_t eval_id, eval_cold_id, unknown_id, refused_id;
 	int64_t fsbase_off; /* -1: not looked up yet; -2: failed */
 	struct proc_tracker *tracker;	  /* the mappings (proc/proctrack.h) */
 	struct proc_tracker *own_tracker; /* ... when the caller gave none */
@@ -362,6 +373,10 @@ static struct pyproc *proc_find(struct python *py, uint32_t pid)
 	return NULL;
 }
 
+/* code_add()'s answer when the process's share (or the whole) of max_code_bytes is taken */
+static struct pycode refused_code;
+#define REFUSED (&refused_code)
+
 static void code_free(struct pycode *c)
 {
 	free(c->qualname);
@@ -384,7 +399,30 @@ static void codes_clear(struct python *py, struct pyproc *pp)
 		pp->codes[i] = NULL;
 	}
 	py->st.codes -= pp->nr_codes;
+	py->st.code_bytes -= pp->code_bytes;
 	pp->nr_codes = 0;
+	pp->code_bytes = 0;
+	pp->code_full = false;
+}
+
+/* Whether @n more bytes fit in @pp's share of max_code_bytes (half) and in the whole. */
+static bool code_fits(const struct python *py, const struct pyproc *pp, size_t n)
+{
+	return pp->code_bytes + n <= py->o.max_code_bytes / 2 &&
+	       py->st.code_bytes + n <= py->o.max_code_bytes;
+}
+
+/* Whether a new code object of @pp is refused before it is read (its bytes unknown yet). */
+static bool code_refused(const struct python *py, const struct pyproc *pp)
+{
+	return pp->code_full || !code_fits(py, pp, sizeof(struct pycode));
+}
+
+static void code_charge(struct python *py, struct pyproc *pp, struct pycode *c, size_t n)
+{
+	c->bytes += n;
+	pp->code_bytes += n;
+	py->st.code_bytes += n;
 }
 
 static void proc_free(struct python *py, struct pyproc *pp)
@@ -1039,9 +1077,9 @@ static int code_room(struct python *py, struct pyproc *pp)
 	return 0;
 }
 
-/* "qualname (file)_[py]" interned, by the one frame formatter (frame.h); @line > 0 adds ":line",
- * 0 ":?". Id or -ENOMEM. */
-static int intern_name(struct python *py, const char *qual, size_t qlen, const char *file,
+/* "qualname (file)_[py]" into py->name, by the one frame formatter (frame.h); @line > 0 adds
+ * ":line", 0 ":?". 0 or -ENOMEM. */
+static int format_name(struct python *py, const char *qual, size_t qlen, const char *file,
 		       size_t flen, int line, bool with_line)
 {
 	struct frame f = { .kind = FRAME_PYTHON, .form = FRAME_SYMBOL, .name = qual,
@@ -1051,23 +1089,53 @@ static int intern_name(struct python *py, const char *qual, size_t qlen, const c
 
 	sbuf_reset(sb);
 	frame_format(sb, &f);
-	if (sbuf_error(sb))
-		return -ENOMEM;
-	return strtab__intern(py->names, sb->buf, sb->len);
+	return sbuf_error(sb) ? -ENOMEM : 0;
 }
 
-/* Adds a code object with its decoded names. NULL on ENOMEM. */
+static uint64_t code_ident(const char *qual, size_t qlen, const char *file, size_t flen,
+			   int32_t firstlineno)
+{
+	return hash_bytes(qual, qlen, hash_bytes(file, flen, (uint32_t)firstlineno));
+}
+
+/* Unlinks and frees code object @c of @pp, its bytes given back. */
+static void code_drop(struct python *py, struct pyproc *pp, struct pycode *c)
+{
+	struct pycode **pc = &pp->codes[code_slot(pp, c->addr, c->tag)];
+
+	while (*pc && *pc != c)
+		pc = &(*pc)->next;
+	if (*pc)
+		*pc = c->next;
+	pp->nr_codes--;
+	py->st.codes--;
+	pp->code_bytes -= c->bytes;
+	py->st.code_bytes -= c->bytes;
+	pp->code_full = false;
+	code_free(c);
+}
+
+/*
+ * Adds a code object with its decoded names. NULL on ENOMEM, REFUSED when its bytes (the struct,
+ * its name as interned, the strings kept for lines) do not fit in the process's share of
+ * max_code_bytes or in the whole: then nothing is interned.
+ */
 static struct pycode *code_add(struct python *py, struct pyproc *pp, uint64_t addr, uint32_t tag,
 			       int32_t firstlineno, const char *qual, size_t qlen, const char *file,
 			       size_t flen)
 {
 	struct pycode *c;
-	size_t s, i;
+	size_t s, i, cost;
 	int id;
 
-	if (code_room(py, pp))
+	if (code_room(py, pp) || format_name(py, qual, qlen, file, flen, 0, false))
 		return NULL;
-	id = intern_name(py, qual, qlen, file, flen, 0, false);
+	cost = sizeof(*c) + py->name.len + (py->o.lines ? qlen + flen + 2 : 0);
+	if (!code_fits(py, pp, cost)) {
+		pp->code_full = true;
+		return REFUSED;
+	}
+	id = strtab__intern(py->names, py->name.buf, py->name.len);
 	if (id < 0)
 		return NULL;
 	c = calloc(1, sizeof(*c));
@@ -1077,6 +1145,8 @@ static struct pycode *code_add(struct python *py, struct pyproc *pp, uint64_t ad
 	c->tag = tag;
 	c->firstlineno = firstlineno;
 	c->id = id;
+	c->ident = code_ident(qual, qlen, file, flen, firstlineno);
+	c->checked_ns = mono_ns();
 	for (i = 0; i < LINE_SLOTS; i++)
 		c->lines[i].id = -1;
 	if (py->o.lines) {
@@ -1092,31 +1162,42 @@ static struct pycode *code_add(struct python *py, struct pyproc *pp, uint64_t ad
 	pp->codes[s] = c;
 	pp->nr_codes++;
 	py->st.codes++;
+	code_charge(py, pp, c, cost);
 	return c;
 }
 
-/* Reads the code object at @addr from the process: its tag must be @tag. NULL when it cannot be
- * read or is another object now. */
-static struct pycode *code_read(struct python *py, struct pyproc *pp, uint64_t addr, uint32_t tag)
+/* Reads the names of the code object at @addr from the process into @q and @f, its first line
+ * into @line: its tag must be @tag. 0, or -errno (-ESTALE: another object there now). */
+static int code_fetch(struct python *py, struct pyproc *pp, uint64_t addr, uint32_t tag,
+		      struct sbuf *q, struct sbuf *f, int32_t *line)
 {
 	const struct ember_py_proc *b = &pp->bpf;
-	struct sbuf q = SBUF_INIT, f = SBUF_INIT;
-	struct pycode *c = NULL;
 	uint8_t code[256];
 	uint64_t file, name;
-	int32_t line;
 
 	py->st.code_reads++;
 	if (b->code_size > sizeof(code) || mem_read(pp->pid, addr, code, b->code_size) ||
 	    ld64(code + 8) != b->code_type)
-		return NULL;
+		return -EFAULT;
 	file = ld64(code + b->code_filename);
 	name = ld64(code + b->code_name);
-	line = ld32(code + b->code_firstlineno);
-	if (EMBER_PY_TAG(file, name, line) != tag)
-		return NULL; /* another code object at that address now */
-	if (!read_str(pp, name, &q) && !read_str(pp, file, &f) && !sbuf_error(&q) &&
-	    !sbuf_error(&f))
+	*line = ld32(code + b->code_firstlineno);
+	if (EMBER_PY_TAG(file, name, *line) != tag)
+		return -ESTALE;
+	if (read_str(pp, name, q) || read_str(pp, file, f) || sbuf_error(q) || sbuf_error(f))
+		return -EFAULT;
+	return 0;
+}
+
+/* Reads the code object at @addr from the process: its tag must be @tag. NULL when it cannot be
+ * read or is another object now; REFUSED (code_add()). */
+static struct pycode *code_read(struct python *py, struct pyproc *pp, uint64_t addr, uint32_t tag)
+{
+	struct sbuf q = SBUF_INIT, f = SBUF_INIT;
+	struct pycode *c = NULL;
+	int32_t line;
+
+	if (!code_fetch(py, pp, addr, tag, &q, &f, &line))
 		c = code_add(py, pp, addr, tag, line, q.buf ? q.buf : "", q.len, f.buf ? f.buf : "",
 			     f.len);
 	sbuf_fini(&q);
@@ -1124,7 +1205,40 @@ static struct pycode *code_read(struct python *py, struct pyproc *pp, uint64_t a
 	return c;
 }
 
-static void read_linetable(struct pyproc *pp, struct pycode *c)
+static void read_linetable(struct python *py, struct pyproc *pp, struct pycode *c);
+
+/*
+ * Code object @c of @pp, cached, reads its names again: another code object made where a freed
+ * one was can carry the same tag. When they changed, @c gives way to the new one (returned: NULL
+ * or REFUSED as code_add()). When they cannot be read (the process gone, the object freed), @c
+ * stays: the samples may be older than that.
+ */
+static struct pycode *code_recheck(struct python *py, struct pyproc *pp, struct pycode *c,
+				   uint64_t now)
+{
+	struct sbuf q = SBUF_INIT, f = SBUF_INIT;
+	uint64_t addr = c->addr;
+	uint32_t tag = c->tag;
+	int32_t line;
+
+	c->checked_ns = now;
+	if (!code_fetch(py, pp, addr, tag, &q, &f, &line) &&
+	    code_ident(q.buf ? q.buf : "", q.len, f.buf ? f.buf : "", f.len, line) != c->ident) {
+		py->st.codes_renamed++;
+		code_drop(py, pp, c);
+		c = code_add(py, pp, addr, tag, line, q.buf ? q.buf : "", q.len,
+			     f.buf ? f.buf : "", f.len);
+		if (c && c != REFUSED && py->o.lines)
+			read_linetable(py, pp, c);
+	}
+	sbuf_fini(&q);
+	sbuf_fini(&f);
+	return c;
+}
+
+/* The line table of @c, when it fits in the process's share (else its lines are unknown, the
+ * refusal counted). */
+static void read_linetable(struct python *py, struct pyproc *pp, struct pycode *c)
 {
 	uint8_t hdr[40];
 	uint64_t obj, len;
@@ -1136,6 +1250,10 @@ static void read_linetable(struct pyproc *pp, struct pycode *c)
 	len = ld64(hdr + 16); /* PyBytesObject: ob_size at 16, the bytes at 32 */
 	if (!len || len > LINETABLE_MAX)
 		return;
+	if (!code_fits(py, pp, len)) {
+		py->st.codes_refused++;
+		return;
+	}
 	c->linetable = malloc(len);
 	if (!c->linetable)
 		return;
@@ -1145,38 +1263,61 @@ static void read_linetable(struct pyproc *pp, struct pycode *c)
 		return;
 	}
 	c->linetable_len = (uint32_t)len;
+	code_charge(py, pp, c, len);
 }
 
 void python__on_name(struct python *py, const struct ember_py_name_rec *r)
 {
 	struct pyproc *pp = proc_find(py, r->pid);
 	struct sbuf q = SBUF_INIT, f = SBUF_INIT;
-	struct pycode *c;
+	struct pycode *c, *old;
 	size_t nb, fb;
+	bool whole;
 
 	uint64_t t0 = mono_ns();
 
 	py->st.names++;
-	if (!pp || pp->state != PYS_ON || code_find(pp, r->code, r->tag))
+	if (!pp || pp->state != PYS_ON)
 		return;
 	nb = (size_t)r->name_len * r->name_kind;
 	fb = (size_t)r->file_len * r->file_kind;
-	if (!r->name_kind || !r->file_kind || nb > sizeof(r->name) || fb > sizeof(r->file)) {
-		/* not read whole at sample time: from the process now, while it lives */
-		c = code_read(py, pp, r->code, r->tag);
+	whole = r->name_kind && r->file_kind && nb <= sizeof(r->name) && fb <= sizeof(r->file);
+	old = code_find(pp, r->code, r->tag);
+	if (old && !whole)
+		return; /* checked again when sampled (code_recheck()) */
+	if (!whole) {
+		/* not read whole at sample time: from the process now, while it lives (unless its
+		 * share is taken: the frame says so, without a read) */
+		c = code_refused(py, pp) ? REFUSED : code_read(py, pp, r->code, r->tag);
 	} else {
 		put_str(&q, (const uint8_t *)r->name, nb, r->name_kind);
 		put_str(&f, (const uint8_t *)r->file, fb, r->file_kind);
-		c = sbuf_error(&q) || sbuf_error(&f)
-			? NULL
-			: code_add(py, pp, r->code, r->tag, r->firstlineno, q.buf ? q.buf : "",
-				   q.len, f.buf ? f.buf : "", f.len);
+		c = NULL;
+		if (old && !sbuf_error(&q) && !sbuf_error(&f) &&
+		    code_ident(q.buf ? q.buf : "", q.len, f.buf ? f.buf : "", f.len,
+			       r->firstlineno) == old->ident) {
+			old->checked_ns = t0;
+			goto out;
+		}
+		if (old) {
+			/* the same tag, other names: a new code object where a freed one was */
+			py->st.codes_renamed++;
+			code_drop(py, pp, old);
+		}
+		if (!sbuf_error(&q) && !sbuf_error(&f))
+			c = code_add(py, pp, r->code, r->tag, r->firstlineno, q.buf ? q.buf : "",
+				     q.len, f.buf ? f.buf : "", f.len);
 	}
-	sbuf_fini(&q);
-	sbuf_fini(&f);
+	if (c == REFUSED) {
+		py->st.codes_refused++;
+		c = NULL;
+	}
 	/* lines: the line table now (the record woke us up), while the process lives */
 	if (c && py->o.lines && !c->linetable_tried)
-		read_linetable(pp, c);
+		read_linetable(py, pp, c);
+out:
+	sbuf_fini(&q);
+	sbuf_fini(&f);
 	py->st.names_ns += mono_ns() - t0;
 }
 
@@ -1266,7 +1407,7 @@ static int line_name(struct python *py, struct pyproc *pp, struct pycode *c, uin
 	if (l->id >= 0 && l->pos == pos)
 		return l->id;
 	if (!c->linetable_tried)
-		read_linetable(pp, c);
+		read_linetable(py, pp, c);
 	if (c->linetable) {
 		if (pp->v->kind == EMBER_PY_FRAMEOBJ) {
 			lasti = (int32_t)pos; /* f_lasti, in code units; -1: not started */
@@ -1281,8 +1422,18 @@ static int line_name(struct python *py, struct pyproc *pp, struct pycode *c, uin
 	}
 	if (line <= 0)
 		py->st.lines_unknown++;
-	id =
-	    intern_name(py, c->qualname, strlen(c->qualname), c->file, strlen(c->file), line, true);
+	if (format_name(py, c->qualname, strlen(c->qualname), c->file, strlen(c->file), line, true))
+		return -ENOMEM;
+	/* a line's name is charged to its code object the first time: 2 KiB names on every line of
+	 * a long function would otherwise grow the names past the share */
+	if (strtab__find(py->names, py->name.buf, py->name.len) < 0) {
+		if (!code_fits(py, pp, py->name.len)) {
+			py->st.codes_refused++;
+			return c->id;
+		}
+		code_charge(py, pp, c, py->name.len);
+	}
+	id = strtab__intern(py->names, py->name.buf, py->name.len);
 	if (id >= 0) {
 		l->pos = pos;
 		l->id = id;
@@ -1298,9 +1449,16 @@ static int frame_name(struct python *py, struct pyproc *pp, uint64_t w0, uint64_
 	uint64_t addr = w0 & EMBER_PYF_ADDR_MASK;
 	uint32_t tag = (uint32_t)w1;
 	struct pycode *c = code_find(pp, addr, tag);
+	uint64_t now;
 
-	if (!c)
-		c = code_read(py, pp, addr, tag);
+	if (c && !pp->gone_ns && (now = mono_ns()) - c->checked_ns >= RECHECK_NS)
+		c = code_recheck(py, pp, c, now);
+	else if (!c)
+		c = code_refused(py, pp) ? REFUSED : code_read(py, pp, addr, tag);
+	if (c == REFUSED) {
+		py->st.codes_refused++;
+		return py->refused_id;
+	}
 	if (!c) {
 		py->st.frames_unknown++;
 		return py->unknown_id;
@@ -1439,7 +1597,7 @@ struct python *python__new(struct sampler *sampler, struct strtab *names,
 {
 	struct python_opts def = PYTHON_OPTS_DEFAULT;
 	struct python *py = calloc(1, sizeof(*py));
-	int a, b, c;
+	int a, b, c, d;
 
 	if (!py)
 		goto fail;
@@ -1448,6 +1606,8 @@ struct python *python__new(struct sampler *sampler, struct strtab *names,
 		py->o.max_procs = def.max_procs;
 	if (!py->o.max_codes)
 		py->o.max_codes = def.max_codes;
+	if (!py->o.max_code_bytes)
+		py->o.max_code_bytes = def.max_code_bytes;
 	snprintf(py->proc_root, sizeof(py->proc_root), "%s",
 		 py->o.proc_root ? py->o.proc_root : "/proc");
 	py->o.proc_root = py->proc_root;
@@ -1473,8 +1633,10 @@ struct python *python__new(struct sampler *sampler, struct strtab *names,
 	a = strtab__intern(names, "_PyEval_EvalFrameDefault", 24);
 	b = strtab__intern(names, "_PyEval_EvalFrameDefault.cold", 29);
 	c = strtab__intern(names, UNKNOWN_FRAME, strlen(UNKNOWN_FRAME));
-	if (a < 0 || b < 0 || c < 0)
+	d = strtab__intern(names, REFUSED_FRAME, strlen(REFUSED_FRAME));
+	if (a < 0 || b < 0 || c < 0 || d < 0)
 		goto fail;
+	py->refused_id = d;
 	py->eval_id = a;
 	py->eval_cold_id = b;
 	py->unknown_id = c;

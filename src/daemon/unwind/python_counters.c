@@ -46,6 +46,12 @@ const struct counter_desc python_counters[] = {
 	{ .key = "code_reads", U64(code_reads), EVENT("code_read") },
 	{ .key = "codes", U64(codes) },
 	{ .key = "code_evictions", U64(code_evictions), EVENT("code_eviction") },
+	{ .key = "code_bytes", U64(code_bytes), .unit = "bytes", .metric = "ember_python_code_bytes",
+	  .type = COUNTER_GAUGE,
+	  .help = "Bytes of the cached code objects: their names (as interned), kept strings and "
+		  "line tables (python.code_memory)." },
+	{ .key = "codes_refused", U64(codes_refused), EVENT("code_refused") },
+	{ .key = "codes_renamed", U64(codes_renamed), EVENT("code_renamed") },
 	{ .key = "merged", U64(merged) },
 	{ .key = "merged_aligned", U64(merged_aligned), EVENT("merged_aligned") },
 	{ .key = "lines_unknown", U64(lines_unknown) },

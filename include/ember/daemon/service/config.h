@@ -105,6 +105,7 @@ struct ember_config {
 	bool python_lines;     /* ... with "file:line"; default no */
 	uint64_t python_procs; /* CPython processes read; 16..1M, default 4096 */
 	uint64_t python_codes; /* code objects named; 1024..16M, default 65536 */
+	uint64_t python_code_memory_bytes; /* their names and line tables; 1M..4G, default 64M */
 
 	/* [offcpu] (docs/design/offcpu.md) */
 	bool offcpu;			  /* off-CPU events; default no */

@@ -53,6 +53,8 @@ struct python_opts {
 	bool lines;	       /* "file:line" in Python frame names */
 	uint32_t max_procs;    /* CPython processes tracked (the sampler's python_procs) */
 	uint32_t max_codes;    /* code objects named, over all processes */
+	uint64_t max_code_bytes; /* their bytes (names, kept strings, line tables), over all
+				    processes; one process at most half: past it, refused */
 	const char *proc_root; /* "/proc" unless testing */
 	struct proc_tracker *procs; /* where mappings come from (borrowed); NULL: its own */
 	struct filecache *files;    /* per-file facts (elf/filecache.h; borrowed: the daemon's one,
@@ -61,7 +63,8 @@ struct python_opts {
 
 #define PYTHON_OPTS_DEFAULT                                                                        \
 	{                                                                                          \
-		.lines = false, .max_procs = 4096, .max_codes = 65536, .proc_root = "/proc"        \
+		.lines = false, .max_procs = 4096, .max_codes = 65536,                           \
+		.max_code_bytes = 64 << 20, .proc_root = "/proc"                                   \
 	}
 
 struct python_stats {
@@ -84,6 +87,11 @@ struct python_stats {
 	uint64_t codes;		 /* gauge: code objects cached */
 	uint64_t mem_bytes;	 /* gauge: the processes' state, code objects, names, line tables */
 	uint64_t code_evictions; /* caches emptied for room (max_codes) */
+	uint64_t code_bytes;	 /* gauge: bytes charged to the cached code objects */
+	uint64_t codes_refused;	 /* frames "[name refused]_[py]": past the process's share of
+				    max_code_bytes, or the whole */
+	uint64_t codes_renamed;	 /* cached code objects found another at their address (freed and
+				    reused: same tag, new names): named again */
 	uint64_t merged;	 /* stacks whose Python frames matched the eval frames one to one */
 	uint64_t merged_aligned; /* ... did not (a walk cut short, a call being set up): aligned */
 	uint64_t lines_unknown;	 /* frames whose line could not be computed ("file:?") */
