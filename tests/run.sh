@@ -16,8 +16,9 @@
 # integration tests that measure (shares, latencies, emberd's CPU, memory) one after another in
 # the first, and beside them what measures nothing of the kind, at a lower priority (nice 5):
 # the unit and fuzz builds, unit, golden, fuzz-seeds, cli, browser; then, at the first lane's
-# priority, the light integration tests that say "# lane: beside" in their first 20 lines. The integration suite leaves much of the machine idle (its tests wait
-# on emberd's ticks and exporters: 0.65 CPU of 2 on average), which the second lane fills.
+# priority, the light integration tests that say "# lane: beside" in their first 20 lines.
+# The integration suite leaves much of the machine idle (its tests wait on emberd's ticks, on
+# exporters and attacks: 0.65 CPU of 2 on average), which the second lane fills.
 set -u
 : "${OUTPUT:?}" "${SRCDIR:?}"
 cd "$SRCDIR"
