@@ -267,11 +267,21 @@ test_needs = $(strip $(if $(filter all,$(1)),all $(UNIT_BINS) $(ASAN_UNIT_BINS) 
 	$(call unit_bins_of,$(1)) all))))))))
 TEST_BUILD := $(sort $(foreach w,$(TEST_WORDS),$(call test_needs,$(w))) \
 	$(if $(filter 1,$(EMBER_ASAN)),asan-bins))
+# The whole suite in two lanes (tests/run.sh): the first lane's tests need only the plain build;
+# the unit and fuzz binaries (two thirds of the build) are built by the second lane, beside the
+# first lane's tests, before its own suites.
+TEST_LANES ?= $(shell nproc)
+TEST_SPLIT := $(and $(filter all,$(TEST_WORDS)),$(filter-out 0 1,$(TEST_LANES)))
+TEST_BESIDE_BUILD := $(filter-out all,$(TEST_BUILD))
+# not $(MAKE) in the recipe below: `make -n test` would run the tests
+TEST_BESIDE_MAKE = $(MAKE)
 
 test: $(DEPS_TEST_STAMP)
 	$(Q)$(if $(TEST_BUILD),t0=$$(date +%s); $(MAKE) -s -j$(shell nproc) --no-print-directory \
-		$(TEST_BUILD) && echo "built in $$(($$(date +%s) - t0)) s")
-	$(Q)$(TEST_ENV) tests/run.sh $(TEST_WORDS)
+		$(if $(TEST_SPLIT),all $(if $(filter 1,$(EMBER_ASAN)),asan-bins),$(TEST_BUILD)) && \
+		echo "built in $$(($$(date +%s) - t0)) s")
+	$(Q)$(TEST_ENV) TEST_LANES=$(TEST_LANES) $(if $(TEST_SPLIT),TEST_BESIDE_BUILD="$(TEST_BESIDE_MAKE) -s \
+		-j$(shell nproc) --no-print-directory $(TEST_BESIDE_BUILD)") tests/run.sh $(TEST_WORDS)
 
 check: all $(UNIT_BINS) $(ASAN_UNIT_BINS)
 	$(Q)$(TEST_ENV) tests/run.sh unit golden

@@ -11,6 +11,14 @@
 #   A suite runs all its tests; a NAME runs one test: "integration/test_unwind" (or just
 #   "test_unwind", looked up in every suite), "unit/test_store" (plain and sanitized builds),
 #   "golden/merge-grep-ere" (one case of tests/data). Shell patterns work: 'unit/test_s*'.
+#
+# The whole suite runs in two lanes on a machine of 2 CPUs or more (TEST_LANES=1: one lane): the
+# integration tests that measure (shares, latencies, emberd's CPU, memory) one after another in
+# the first, and beside them what measures nothing of the kind, at a lower priority (nice 5):
+# the unit and fuzz builds, unit, golden, fuzz-seeds, cli, browser; then, at the first lane's
+# priority, the light integration tests that say "# lane: beside" in their first 20 lines.
+# The integration suite leaves much of the machine idle (its tests wait on emberd's ticks, on
+# exporters and attacks: 0.65 CPU of 2 on average), which the second lane fills.
 set -u
 : "${OUTPUT:?}" "${SRCDIR:?}"
 cd "$SRCDIR"
@@ -26,7 +34,7 @@ run_one() { # name, command...
 	local name=$1; shift
 	local log=$LOGDIR/${name//\//_}.log rc p f s
 	local t0=$SECONDS
-	timeout -k 10 "$TEST_TIMEOUT" "$@" >"$log" 2>&1 </dev/null
+	${LANE_NICE:+nice -n "$LANE_NICE"} timeout -k 10 "$TEST_TIMEOUT" "$@" >"$log" 2>&1 </dev/null
 	rc=$?
 	p=$(grep -cE '^ok ' "$log" | head -1)
 	s=$(grep -cE '^ok .*# (SKIP|skip)' "$log" | head -1)
@@ -38,18 +46,21 @@ run_one() { # name, command...
 		f=1 # crashed or failed after reporting only successes
 	fi
 	passed=$((passed + p)); failed=$((failed + f)); skipped=$((skipped + s))
-	local status=ok
+	local status=ok out
 	[ "$f" -gt 0 ] && { status=FAIL; failures+=("$name"); }
 	[ "$f" -eq 0 ] && [ "$p" -eq 0 ] && [ "$s" -gt 0 ] && status=skip
 	[ $rc -eq 124 ] && status="FAIL (timeout)"
-	printf '%-6s %-48s %4d passed %3d failed %3d skipped  %3ds\n' "$status" "$name" "$p" "$f" "$s" \
-		$((SECONDS - t0))
+	out=$(printf '%-6s %-48s %4d passed %3d failed %3d skipped  %3ds%s' "$status" "$name" "$p" "$f" \
+		"$s" $((SECONDS - t0)) "$LANE_TAG")
 	if [ "$f" -gt 0 ]; then
-		grep -E '^not ok |ERROR|FAILED|Assertion|runtime error|AddressSanitizer' "$log" | head -20 |
-			sed 's/^/       | /'
-		echo "       | (full log: $log)"
+		out+=$'\n'$(grep -E '^not ok |ERROR|FAILED|Assertion|runtime error|AddressSanitizer' "$log" |
+			head -20 | sed 's/^/       | /')
+		out+=$'\n'"       | (full log: $log)"
 	fi
+	# one write: the two lanes' lines do not interleave
+	printf '%s\n' "$out"
 }
+LANE_TAG=
 
 suite_unit() {
 	local t
@@ -108,31 +119,94 @@ suite_fuzz_seeds() {
 	done
 }
 
-suite_scripts() { # folder
+# beside FILE: the test says it may run beside the measuring tests ("# lane: beside")
+beside() { head -20 "$1" | grep -q '^# lane: beside'; }
+
+suite_scripts() { # folder [all|solo|beside]
 	local t
 	for t in tests/"$1"/test_*.sh; do
 		[ -f "$t" ] || continue
+		case ${2:-all} in
+		solo) beside "$t" && continue ;;
+		beside) beside "$t" || continue ;;
+		esac
 		run_one "$1/$(basename "$t" .sh)" bash "$t"
 	done
 }
 
-suites=("$@")
-[ ${#suites[@]} -eq 0 ] || [ "${suites[0]}" = all ] &&
-	suites=(layering unit golden fuzz-seeds cli integration browser)
-suite_times=()
-run_start=$SECONDS
-for s in "${suites[@]}"; do
-	t_suite=$SECONDS
-	case $s in
+run_suite() {
+	case $1 in
 	layering) suite_layering ;;
 	unit) suite_unit ;;
 	golden) suite_golden ;;
 	fuzz-seeds) suite_fuzz_seeds ;;
-	cli|integration|browser) suite_scripts "$s" ;;
-	*) run_named "$s" || { echo "no suite or test named '$s'" >&2; exit 2; } ;;
+	cli|browser) suite_scripts "$1" ;;
+	integration) suite_scripts integration "${2:-all}" ;;
+	*) run_named "$1" || { echo "no suite or test named '$1'" >&2; exit 2; } ;;
 	esac
-	suite_times+=("$s $((SECONDS - t_suite))s")
-done
+}
+
+suites=("$@")
+lanes=${TEST_LANES:-$(nproc 2>/dev/null || echo 1)}
+if [ ${#suites[@]} -eq 0 ] || [ "${suites[0]}" = all ]; then
+	suites=(layering unit golden fuzz-seeds cli integration browser)
+else
+	lanes=1 # suites or tests by name: one after another, as asked
+fi
+suite_times=()
+run_start=$SECONDS
+if [ "$lanes" -ge 2 ]; then
+	# the second lane: a subshell, its lines printed as they come (one write each), its counts,
+	# failures and times read back at the end
+	rm -f "$LOGDIR/lane2.result"
+	(
+		LANE_TAG="  (beside)" LANE_NICE=5
+		# the unit and fuzz binaries, when make left them to this lane
+		if [ -n "${TEST_BESIDE_BUILD:-}" ]; then
+			t_suite=$SECONDS
+			run_one build-beside $TEST_BESIDE_BUILD
+			suite_times+=("build-beside $((SECONDS - t_suite))s")
+		fi
+		for s in unit golden fuzz-seeds cli browser "integration beside"; do
+			# the integration tests beside run at the first lane's priority: they bound
+			# latencies of their own (light ones: 0.1-0.5 CPU)
+			[ "$s" = "integration beside" ] && LANE_NICE=
+			t_suite=$SECONDS
+			run_suite $s
+			suite_times+=("${s/ /:} $((SECONDS - t_suite))s")
+		done
+		{
+			echo "$passed $failed $skipped"
+			echo "${failures[*]}"
+			echo "$(IFS=,; echo "${suite_times[*]}")"
+		} >"$LOGDIR/lane2.result"
+	) &
+	lane2=$!
+	for s in layering "integration solo"; do
+		t_suite=$SECONDS
+		run_suite $s
+		suite_times+=("${s/ /:} $((SECONDS - t_suite))s")
+	done
+	t_wait=$SECONDS
+	wait "$lane2"
+	echo "# the first lane waited $((SECONDS - t_wait)) s for the second"
+	if [ -s "$LOGDIR/lane2.result" ]; then
+		{ read -r p2 f2 s2; read -r fl2; read -r st2; } <"$LOGDIR/lane2.result"
+		passed=$((passed + p2)); failed=$((failed + f2)); skipped=$((skipped + s2))
+		[ -n "$fl2" ] && failures+=($fl2)
+		IFS=, read -r -a t2 <<<"$st2"
+		suite_times+=("${t2[@]}")
+	else
+		echo "FAIL   the second lane ended without its counts"
+		failed=$((failed + 1)); failures+=("lane2")
+	fi
+else
+	for s in "${suites[@]}"; do
+		t_suite=$SECONDS
+		run_suite "$s"
+		suite_times+=("$s $((SECONDS - t_suite))s")
+	done
+fi
 echo
 [ ${#suite_times[@]} -gt 1 ] && echo "time by suite: $(IFS=,; echo "${suite_times[*]}" | sed 's/,/, /g'); $((SECONDS - run_start))s in all"
 if [ ${#failures[@]} -gt 0 ]; then

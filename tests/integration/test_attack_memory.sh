@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
+# lane: beside (light: 0.1 CPU, emberd serves a replayed recording; its own latency bounds)
 # Attack: responses must be bounded in memory and in CPU whatever the
 # clients do. emberd --replay of a generated recording (400,000 samples of 64 deep stacks: the
 # samples of its whole span are a ~100 MB response, ~0.5 s of CPU to render):

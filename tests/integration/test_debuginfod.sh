@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
+# lane: beside (light: a debuginfod on loopback and two small programs; its own latency bound)
 # Debug files from debuginfod. The test builds two programs -O2 without frame
 # pointers and without .eh_frame (-fno-asynchronous-unwind-tables: their CFI is in .debug_frame
 # only), strips them, and serves their debug files (objcopy --only-keep-debug) from a folder by

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
+# lane: beside (light: checks names and walks as shares of a few hundred samples, no time bound)
 # Degraded mode: on a kernel without bpf_loop() (< 5.17) emberd samples anyway, with
 # the kernel's frame-pointer walk of user stacks, and says so in one log line.
 # EMBERD_PRETEND_NO_BPF_LOOP=1 takes that path here: the line is logged once, samples flow,

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
+# lane: beside (emberd serves a replayed recording: no timing, share or CPU bound to disturb)
 # emberd's export endpoints against a real emberd replaying a real `perf script` capture (no
 # root, no BPF): `go tool pprof` reads /debug/pprof/profile (-raw: the same stacks and counts as
 # /api/v1/folded over the same range, comm labels; -top works on the bare URL as Parca and

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
+# lane: beside (checks routes, metrics and a 2 s wait, not shares or CPU)
 # emberd's export endpoints live (root, BPF): emberd samples tests/workloads/burn; a blocking
 # `?wait=1` capture returns only samples taken during the request, with burn_c under burn_b and
 # the pid/comm labels; `go tool pprof -top` reads the URL; /metrics passes `promtool check

@@ -11,7 +11,7 @@
 #    bytes stay under the cap, the oldest samples are evicted (counted), RSS stays flat once
 #    the store is full, and queries over what is retained agree with each other and with the
 #    workload's known 6:3:1 shares (whole stacks intern more than 1 MiB holds for several of
-#    burn's 500 ms rounds, which the shares need).
+#    burn's rounds, which the shares need).
 . "$(dirname "$0")/../lib.sh"
 require_live_emberd
 W=$OUTPUT/workloads
@@ -72,7 +72,10 @@ check "burst: sampling carries on after the burst ($((d1 - d0)) delivered in 4.5
 emberd_stop_check "burst"
 
 # --- 2. store at its memory cap ---
-"$W/burn" 120 2 >/dev/null &
+# 5 ms units (50 ms rounds): the store at its cap retains ~3 s, which must hold many whole rounds
+# for the shares below to show (with 500 ms rounds, slowed by the spawners and a busy machine,
+# it held one or two: burn_a:burn_b read 1.09)
+"$W/burn" 120 2 5 >/dev/null &
 BP=$!
 PIDS+=($BP)
 T0=$SECONDS

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
+# lane: beside (checks names and escapes, not time, shares or CPU)
 # a process names itself (prctl(PR_SET_NAME)) with the folded separator, a line
 # break, markup, quotes, format directives, a backslash, DEL and a byte that is not UTF-8. The
 # comm is the root frame of every stack: it must come out escaped like any other frame name (no

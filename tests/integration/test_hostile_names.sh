@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
+# lane: beside (checks names and escapes, not time, shares or CPU)
 # Names a local user controls, with the folded separator, a TAB and bytes that are not UTF-8,
 # through every output. As nobody: an executable (stripped, so that its frames are "[file]"
 # frames) named "ev;il\xff\xfe-burn" (its comm too) runs in a cgroup nobody made itself in a

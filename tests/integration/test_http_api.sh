@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
+# lane: beside (emberd serves a replayed recording: no timing, share or CPU bound to disturb)
 # emberd's HTTP API against a real emberd in replay mode (no root, no BPF): every endpoint, every
 # error status, gzip, Cache-Control, filters and time parameters. The replayed input is a real
 # `perf script` capture from the shared corpus, so /api/v1/folded must equal FlameGraph's

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
+# lane: beside (emberd serves a replayed recording: no timing, share or CPU bound to disturb)
 # emberd's /api/v1/diff.folded and /api/v1/compare against a real emberd in replay mode (no
 # root): the diff of two ranges equals `ember diff` of the two ranges' /api/v1/folded, elided=1
 # keeps the vanished stacks, and compare equals `ember stat compare` run on the per-window

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
+# lane: beside (emberd serves a replayed recording: no timing, share or CPU bound to disturb)
 # The views and the rules every data route shares (docs/http-api.md "Views", "Errors"):
 # - replay (no root): /api/v1/top's self and total are what the folded output of the same range
 #   gives; focus= and ignore= keep what `ember merge --grep/--exclude` keeps of the same stacks

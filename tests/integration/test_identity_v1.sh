@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
+# lane: beside (checks labels and counts of a few dozen samples, not time, shares or CPU)
 # workload identity from cgroup v1 hierarchies (root, BPF). The sample's BPF cgroup id
 # is the v2 one, which on a host of v1 containers says nothing; emberd reads the process's v1
 # paths (/proc/PID/cgroup) with its executable. The test mounts a named v1 hierarchy of its own

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
+# lane: beside (light: checks names and walks as shares of a few hundred samples, no time bound)
 # emberd names JIT code from perf maps: the jit workload generates machine code at run time and
 # describes it in /tmp/perf-PID.map; its functions appear by name with _[j] under jit_run, the
 # function added to the map while sampling (--grow) appears too, and so does the 0x-prefixed

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
+# lane: beside (light: checks names and walks as shares of a few hundred samples, no time bound)
 # emberd resolves a stripped binary through its separate debug file: a copy of the symbols
 # workload is stripped (strip --strip-all) after objcopy --only-keep-debug moved its symbols to
 # DIR/BINDIR/symbols.debug under the configured debug dir DIR (found through .gnu_debuglink;

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
+# lane: beside (light: checks names and walks as shares of a few hundred samples, no time bound)
 # Why user stack walks stop short, counted by reason: tests/workloads/stops makes
 # four of the reasons happen on purpose, one process each (a recursion deeper than 127 frames;
 # leaves in assembly without CFI, with CFI whose CFA does not grow, with CFI pointing at

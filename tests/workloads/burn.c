@@ -9,7 +9,9 @@
  * of a sample per function boundary), where short rounds would alias with the sampling period.
  * Only whole rounds run, so the shares hold for any run length.
  *
- * usage: burn SECONDS [THREADS]   (default 10 s, 1 thread; each thread runs the same rounds)
+ * usage: burn SECONDS [THREADS [UNIT_MS]]   (default 10 s, 1 thread, 50 ms units; each thread
+ *        runs the same rounds). A shorter unit suits a short window at a high frequency: a
+ *        window must hold many whole rounds for the shares to show in it.
  * Prints "ready PID" on stdout once started.
  */
 #include <pthread.h>
@@ -18,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define UNIT_MS 50
+static double unit_ms = 50;
 
 static unsigned long unit = 200000; /* loop iterations per unit; calibrated in main() */
 static volatile unsigned long sink;
@@ -101,12 +103,14 @@ int main(int argc, char **argv)
 		seconds = atof(argv[1]);
 	if (argc > 2)
 		threads = atoi(argv[2]);
-	if (seconds <= 0 || threads < 1 || threads > 64) {
-		fprintf(stderr, "usage: burn SECONDS [THREADS<=64]\n");
+	if (argc > 3)
+		unit_ms = atof(argv[3]);
+	if (seconds <= 0 || threads < 1 || threads > 64 || unit_ms < 0.1 || unit_ms > 1000) {
+		fprintf(stderr, "usage: burn SECONDS [THREADS<=64 [UNIT_MS 0.1-1000]]\n");
 		return 2;
 	}
 	{
-		/* iterations per UNIT_MS: time 20 ms worth of spinning */
+		/* iterations per unit_ms: time 20 ms worth of spinning */
 		double t0 = now(), t;
 		unsigned long n = 0;
 
@@ -115,7 +119,7 @@ int main(int argc, char **argv)
 			n += 100000;
 			t = now();
 		} while (t - t0 < 0.02);
-		unit = (unsigned long)((double)n / (t - t0) * UNIT_MS / 1000.0);
+		unit = (unsigned long)((double)n / (t - t0) * unit_ms / 1000.0);
 		if (unit < 1000)
 			unit = 1000;
 		if (seconds < 2) /* short runs (pid tests) still want several rounds */
