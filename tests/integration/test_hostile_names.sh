@@ -28,7 +28,10 @@ strip -o "$EXE" "$BURN" && chmod 0755 "$EXE" || { not_ok "a stripped copy of bur
 
 V1=$XDIR/v1 # nobody must reach it
 mkdir -p "$V1"
-mount -t cgroup -o "none,name=ember-names-$$" cgroup "$V1" 2>"$TMP/mount.err" ||
+# a name of its own: a hierarchy lives on after umount while it has cgroups (a run killed
+# before its cleanup), and pids come round again (pid_max 32768): "ember-names-PID" met an old
+# one with its user-65534 in it
+mount -t cgroup -o "none,name=ember-names-$$-$(date +%s%N)" cgroup "$V1" 2>"$TMP/mount.err" ||
 	skip_all "cannot mount a named cgroup v1 hierarchy: $(cat "$TMP/mount.err")"
 cleanup_v1() {
 	local d

@@ -20,7 +20,10 @@ D=$(dirname "$0")
 
 V1=$TMP/v1
 mkdir -p "$V1"
-mount -t cgroup -o "none,name=ember-v1-$$" cgroup "$V1" 2>"$TMP/mount.err" ||
+# a name of its own: a hierarchy lives on after umount while it has cgroups (a run killed
+# before its cleanup), and pids come round again (pid_max 32768)
+V1NAME=ember-v1-$$-$(date +%s%N)
+mount -t cgroup -o "none,name=$V1NAME" cgroup "$V1" 2>"$TMP/mount.err" ||
 	skip_all "cannot mount a named cgroup v1 hierarchy: $(cat "$TMP/mount.err")"
 hexid() { od -An -N32 -tx1 /dev/urandom | tr -d ' \n'; }
 DOCKER=$(hexid) K8S=$(hexid)
@@ -52,8 +55,8 @@ wait_log "$TMP/emberd.log" "exporting OTLP profiles" || true
 in_cgroup "$CG_DOCKER" "$BURN" 6 >/dev/null; P_DOCKER=$!
 in_cgroup "$CG_K8S" "$BURN" 6 >/dev/null; P_K8S=$!
 PIDS+=($P_DOCKER $P_K8S)
-for _ in $(seq 20); do grep -q "name=ember-v1-$$:/docker/" "/proc/$P_DOCKER/cgroup" && break; sleep 0.1; done
-check "the burners are in the v1 cgroups" grep -q "name=ember-v1-$$:/docker/$DOCKER" "/proc/$P_DOCKER/cgroup"
+for _ in $(seq 20); do grep -q "name=$V1NAME:/docker/" "/proc/$P_DOCKER/cgroup" && break; sleep 0.1; done
+check "the burners are in the v1 cgroups" grep -q "name=$V1NAME:/docker/$DOCKER" "/proc/$P_DOCKER/cgroup"
 grep "^0::" "/proc/$P_DOCKER/cgroup" | sed 's/^/# its v2 cgroup: /'
 wait $P_DOCKER $P_K8S 2>/dev/null
 sleep 6
