@@ -18,7 +18,8 @@
 # the unit and fuzz builds, unit, golden, fuzz-seeds, cli, browser; then, at the first lane's
 # priority, the light integration tests that say "# lane: beside" in their first 20 lines.
 # The integration suite leaves much of the machine idle (its tests wait on emberd's ticks, on
-# exporters and attacks: 0.65 CPU of 2 on average), which the second lane fills.
+# exporters and attacks: 0.6 CPU of 2 on average; TEST_CPU=1 prints each test's CPU time), which
+# the second lane fills.
 set -u
 : "${OUTPUT:?}" "${SRCDIR:?}"
 cd "$SRCDIR"
@@ -34,7 +35,12 @@ run_one() { # name, command...
 	local name=$1; shift
 	local log=$LOGDIR/${name//\//_}.log rc p f s
 	local t0=$SECONDS
-	${LANE_NICE:+nice -n "$LANE_NICE"} timeout -k 10 "$TEST_TIMEOUT" "$@" >"$log" 2>&1 </dev/null
+	local cg=
+	if [ -n "${TEST_CPU:-}" ]; then cg=$(cpu_cgroup "$name"); fi
+	(
+		[ -n "$cg" ] && echo $BASHPID >"$cg/cgroup.procs"
+		exec ${LANE_NICE:+nice -n "$LANE_NICE"} timeout -k 10 "$TEST_TIMEOUT" "$@"
+	) >"$log" 2>&1 </dev/null
 	rc=$?
 	p=$(grep -cE '^ok ' "$log" | head -1)
 	s=$(grep -cE '^ok .*# (SKIP|skip)' "$log" | head -1)
@@ -50,8 +56,8 @@ run_one() { # name, command...
 	[ "$f" -gt 0 ] && { status=FAIL; failures+=("$name"); }
 	[ "$f" -eq 0 ] && [ "$p" -eq 0 ] && [ "$s" -gt 0 ] && status=skip
 	[ $rc -eq 124 ] && status="FAIL (timeout)"
-	out=$(printf '%-6s %-48s %4d passed %3d failed %3d skipped  %3ds%s' "$status" "$name" "$p" "$f" \
-		"$s" $((SECONDS - t0)) "$LANE_TAG")
+	out=$(printf '%-6s %-48s %4d passed %3d failed %3d skipped  %3ds%s%s' "$status" "$name" "$p" \
+		"$f" "$s" $((SECONDS - t0)) "$(cpu_used "$cg")" "$LANE_TAG")
 	if [ "$f" -gt 0 ]; then
 		out+=$'\n'$(grep -E '^not ok |ERROR|FAILED|Assertion|runtime error|AddressSanitizer' "$log" |
 			head -20 | sed 's/^/       | /')
@@ -61,6 +67,28 @@ run_one() { # name, command...
 	printf '%s\n' "$out"
 }
 LANE_TAG=
+
+# TEST_CPU=1: each test in a cgroup of its own (the test, its emberd, its workloads), its CPU time
+# printed beside its wall time: how much of the machine a test leaves idle
+cpu_cgroup() { # name: the cgroup's folder, or nothing
+	local d
+	for d in /sys/fs/cgroup/cpuacct /sys/fs/cgroup/unified /sys/fs/cgroup; do
+		[ -e "$d/cpuacct.usage" ] || [ -e "$d/cgroup.controllers" ] || continue
+		d=$d/ember-test-${1//\//_}
+		mkdir -p "$d" 2>/dev/null && [ -w "$d/cgroup.procs" ] && { echo "$d"; return; }
+	done
+}
+cpu_used() { # folder: "  cpu N.N s", and the folder removed
+	local us=
+	[ -n "$1" ] || return 0
+	if [ -r "$1/cpuacct.usage" ]; then
+		us=$(($(cat "$1/cpuacct.usage") / 1000))
+	elif [ -r "$1/cpu.stat" ]; then
+		us=$(awk '$1 == "usage_usec" { print $2 }' "$1/cpu.stat")
+	fi
+	rmdir "$1" 2>/dev/null
+	[ -n "$us" ] && printf '  cpu %d.%d s' $((us / 1000000)) $((us / 100000 % 10))
+}
 
 suite_unit() {
 	local t
