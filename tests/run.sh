@@ -14,9 +14,10 @@
 #
 # The whole suite runs in two lanes on a machine of 2 CPUs or more (TEST_LANES=1: one lane): the
 # integration tests that measure (shares, latencies, emberd's CPU, memory) one after another in
-# the first, and beside them what measures nothing of the kind, at a lower priority (nice 5):
-# the unit and fuzz builds, unit, golden, fuzz-seeds, cli, browser; then, at the first lane's
-# priority, the light integration tests that say "# lane: beside" in their first 20 lines.
+# the first, and beside them what measures nothing of the kind, at a lower priority (nice 19,
+# the browser's pages 10): the unit and fuzz builds, unit, golden, fuzz-seeds, cli, browser;
+# then, at the first lane's priority, the light integration tests that say "# lane: beside" in
+# their first 20 lines.
 # The integration suite leaves much of the machine idle (its tests wait on emberd's ticks, on
 # exporters and attacks: 0.6 CPU of 2 on average; TEST_CPU=1 prints each test's CPU time), which
 # the second lane fills.
@@ -188,7 +189,7 @@ if [ "$lanes" -ge 2 ]; then
 	# failures and times read back at the end
 	rm -f "$LOGDIR/lane2.result"
 	(
-		LANE_TAG="  (beside)" LANE_NICE=5
+		LANE_TAG="  (beside)" LANE_NICE=19
 		# the unit and fuzz binaries, when make left them to this lane
 		if [ -n "${TEST_BESIDE_BUILD:-}" ]; then
 			t_suite=$SECONDS
@@ -198,6 +199,11 @@ if [ "$lanes" -ge 2 ]; then
 		for s in unit golden fuzz-seeds cli browser "integration beside"; do
 			# the integration tests beside run at the first lane's priority: they bound
 			# latencies of their own (light ones: 0.1-0.5 CPU)
+			# the builds and the suites that measure nothing at nice 19: they take the CPU
+			# the first lane leaves idle (at nice 5 the ASan and fuzz builds took a quarter
+			# of the CPUs from its tests: test_exec's shells 156 samples of the 300 needed);
+			# the browser's pages and their live emberd at nice 10 (timeouts of their own)
+			[ "$s" = browser ] && LANE_NICE=10
 			[ "$s" = "integration beside" ] && LANE_NICE=
 			t_suite=$SECONDS
 			run_suite $s
