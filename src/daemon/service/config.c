@@ -235,7 +235,7 @@ void ember_config_init(struct ember_config *c)
 		.unwind_procs = 4096,
 		.process_maps_query = true,
 		.process_exec_batch_us = 1000,
-		.process_drain_period_ms = 15,
+		.process_drain_period_ms = 0, /* 15 walked exec'ed children with their parent's tables */
 		.files_max = 1024,
 		.files_max_bytes = 160 * MiB,
 		.python = true,
