@@ -107,6 +107,8 @@ struct walk {
 	__u8 fp_why;	/* why this frame steps by frame pointer: EMBER_STOP_NO_TABLE... */
 	__u8 stop;	/* why the walk stopped short: EMBER_STOP_* (walk_stops) */
 	struct ember_walk_stops *ws;	/* this CPU's counters (NULL: none) */
+	const struct ember_v8_proc *v8;	/* a V8 process: its frames are looked at (v8.bpf.h) */
+	struct ember_v8_bpf_stats *vs;	/* ... and counted (NULL: none) */
 };
 
 /* Counts a walk's work (EMBER_WALK_*) in this CPU's walk_stops: map memory, which the verifier
@@ -248,8 +250,37 @@ static __always_inline int read_u64(__u64 *dst, __u64 addr)
 	return bpf_probe_read_user(dst, sizeof(*dst), (const void *)addr);
 }
 
+/*
+ * In a V8 process, the frame about to be stepped by frame pointer is looked at as a JavaScript
+ * frame (v8.bpf.h): when it is one, its SFI word goes right after its native ip (bpf_shared.h).
+ * True when a word was stored.
+ */
+static __always_inline bool v8_note(struct walk *w)
+{
+	__u64 sfi, word;
+	__u32 n;
+
+	if (!w->v8 || w->bp < w->sp || !w->bp)
+		return false;
+	sfi = v8_frame_sfi(w->v8, w->bp, w->vs);
+	if (!sfi)
+		return false;
+	n = w->st->nr;
+	if (n >= EMBER_MAX_STACK_DEPTH || n >= w->max) {
+		if (w->vs)
+			w->vs->no_room++;
+		return false;
+	}
+	word = EMBER_V8F_MARK | sfi;
+	w->st->ips[n & 127] = word;
+	w->st->nr = n + 1;
+	w->st->flags |= EMBER_USTACK_V8;
+	w->hash = (w->hash ^ word) * 0x100000001b3ULL;
+	return true;
+}
+
 /* One step by the frame pointer: 0, or 1 to stop. */
-static __always_inline int fp_step(struct walk *w)
+static __always_inline int fp_step_raw(struct walk *w)
 {
 	__u64 fr[2]; /* the saved rbp, the return address: one read */
 
@@ -266,6 +297,12 @@ static __always_inline int fp_step(struct walk *w)
 	w->ip = fr[1];
 	w->exact_ip = false;
 	return 0;
+}
+
+static __always_inline int fp_step(struct walk *w)
+{
+	v8_note(w);
+	return fp_step_raw(w);
 }
 
 /* One frame: records w->ip, then finds the caller. bpf_loop callback: 0 go on, 1 stop. */
@@ -307,6 +344,11 @@ static long walk_step(__u32 idx, void *ctx)
 		/* in no mapping we know: JIT code newer than the list? one frame pointer step,
 		 * but not through a run of them */
 		w->fp_why = EMBER_STOP_UNMAPPED;
+		/* V8's JIT code: a JavaScript frame is no run of garbage */
+		if (v8_note(w)) {
+			w->unknown_run = 0;
+			return fp_step_raw(w);
+		}
 		if (++w->unknown_run > MAX_UNKNOWN_RUN)
 			return stop_short(w, EMBER_STOP_UNMAPPED);
 		return fp_step(w);
@@ -422,6 +464,7 @@ static __always_inline int walk_user(__u32 pid, const __u64 *regs, bool regs_ker
 {
 	struct walk w = { .hash = 0xcbf29ce484222325ULL, .exact_ip = true };
 	__u32 zero = 0;
+	__u64 t0 = 0;
 
 	w.st = bpf_map_lookup_elem(&ustack_scratch, &zero);
 	if (!w.st)
@@ -451,7 +494,17 @@ static __always_inline int walk_user(__u32 pid, const __u64 *regs, bool regs_ker
 		w.st->flags |= EMBER_USTACK_FP;
 	w.pid = pid;
 	w.ws = bpf_map_lookup_elem(&walk_stops, &zero);
+	w.v8 = bpf_map_lookup_elem(&v8_procs, &pid);
+	if (w.v8) {
+		w.vs = bpf_map_lookup_elem(&v8_stats, &zero);
+		t0 = bpf_ktime_get_ns();
+	}
+	/* a V8 frame takes two entries: as many steps as entries */
 	bpf_loop(EMBER_MAX_STACK_DEPTH + 1, walk_step, &w, 0);
+	if (w.v8 && w.vs) {
+		w.vs->walks++;
+		w.vs->walk_ns += bpf_ktime_get_ns() - t0;
+	}
 	if (!w.st->nr)
 		return -EFAULT;
 	if (w.ws && (w.st->flags & EMBER_USTACK_TRUNC))

@@ -101,6 +101,9 @@ struct ember_config {
 	uint64_t python_procs; /* CPython processes read; 16..1M, default 4096 */
 	uint64_t python_codes; /* code objects named; 1024..16M, default 65536 */
 
+	/* [v8] */
+	bool v8; /* JavaScript frames of Node (V8) processes; default yes */
+
 	/* [offcpu] (docs/design/offcpu.md) */
 	bool offcpu;			  /* off-CPU events; default no */
 	char offcpu_states[EMBER_LIST_MAX]; /* ','-separated of S, D, R; default "S,D" */
