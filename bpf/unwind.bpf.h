@@ -299,12 +299,6 @@ static __always_inline int fp_step_raw(struct walk *w)
 	return 0;
 }
 
-static __always_inline int fp_step(struct walk *w)
-{
-	v8_note(w);
-	return fp_step_raw(w);
-}
-
 /* One frame: records w->ip, then finds the caller. bpf_loop callback: 0 go on, 1 stop. */
 static long walk_step(__u32 idx, void *ctx)
 {
@@ -331,7 +325,7 @@ static long walk_step(__u32 idx, void *ctx)
 	w->fp_why = EMBER_STOP_NO_TABLE;
 	wcount(w, EMBER_WALK_FRAMES, 1);
 	if (!p)
-		return fp_step(w);
+		goto fp;
 	/* a return address points after the call: look up the call itself */
 	pc = w->exact_ip ? w->ip : w->ip - 1;
 	/* most callers are in the callee's file: its mapping first */
@@ -344,14 +338,8 @@ static long walk_step(__u32 idx, void *ctx)
 		/* in no mapping we know: JIT code newer than the list? one frame pointer step,
 		 * but not through a run of them */
 		w->fp_why = EMBER_STOP_UNMAPPED;
-		/* V8's JIT code: a JavaScript frame is no run of garbage */
-		if (v8_note(w)) {
-			w->unknown_run = 0;
-			return fp_step_raw(w);
-		}
-		if (++w->unknown_run > MAX_UNKNOWN_RUN)
-			return stop_short(w, EMBER_STOP_UNMAPPED);
-		return fp_step(w);
+		w->unknown_run++;
+		goto fp;
 	}
 	w->unknown_run = 0;
 	m &= EMBER_UNWIND_MAX_MAPS - 1;
@@ -359,15 +347,15 @@ static long walk_step(__u32 idx, void *ctx)
 	map = &p->maps[m];
 	/* JIT code, a file without CFI: frame pointers (the reason stays NO_TABLE) */
 	if (!map->row_count)
-		return fp_step(w);
+		goto fp;
 	w->fp_why = EMBER_STOP_NO_ROW;
 	if (pc - map->bias >= 0xffffffffULL)
-		return fp_step(w);
+		goto fp;
 	foff = (__u32)(pc - map->bias);
 	start = map->row_start;
 	hdr = bpf_map_lookup_elem(&unwind_rows, &start);
 	if (!hdr || !hdr->pc)
-		return fp_step(w);
+		goto fp;
 	id = hdr->pc;
 	slot_key = ((foff ^ (foff >> 13) ^ (id * 0x9e3779b9u)) * 0x85ebca6bu) >> 20;
 	slot = bpf_map_lookup_elem(&rule_cache, &slot_key);
@@ -378,7 +366,7 @@ static long walk_step(__u32 idx, void *ctx)
 	}
 	found = find_rule(w, start, map->row_count, hdr->rule, foff);
 	if (found < 0)
-		return fp_step(w);
+		goto fp;
 	rule = (__u32)found;
 	if (slot) {
 		slot->off = foff;
@@ -390,7 +378,7 @@ have_rule:
 	off = (__s64)EMBER_PROW_CFA_OFF(rule) * 8;
 	if (type == EMBER_CFA_NONE) {
 		w->fp_why = rule == EMBER_CFA_NONE ? EMBER_STOP_NO_ROW : EMBER_STOP_NO_RULE;
-		return fp_step(w);
+		goto fp;
 	}
 	switch (type) {
 	case EMBER_CFA_SP:
@@ -449,6 +437,14 @@ have_rule:
 	w->ip = ra;
 	w->exact_ip = false;
 	return 0;
+fp:
+	/* one place for every frame-pointer step, so the V8 check is verified once: a JavaScript
+	 * frame (V8's JIT code) is no run of garbage */
+	if (v8_note(w))
+		w->unknown_run = 0;
+	if (w->unknown_run > MAX_UNKNOWN_RUN)
+		return stop_short(w, EMBER_STOP_UNMAPPED);
+	return fp_step_raw(w);
 trunc:
 	return stop_short(w, EMBER_STOP_UNREADABLE);
 }

@@ -37,51 +37,39 @@ struct {
 	__uint(max_entries, 1);
 } v8_stats SEC(".maps");
 
-/* The map's instance type of the tagged heap pointer @obj, or -1. */
-static __always_inline int v8_type_of(const struct ember_v8_proc *v, __u64 obj)
-{
-	__u64 map;
-	__u16 type;
-
-	if ((obj & v->heap_tag_mask) != v->heap_tag ||
-	    bpf_probe_read_user(&map, sizeof(map), (void *)(obj - v->heap_tag + v->map_off)) ||
-	    (map & v->heap_tag_mask) != v->heap_tag ||
-	    bpf_probe_read_user(&type, sizeof(type),
-				(void *)(map - v->heap_tag + v->instance_type_off)))
-		return -1;
-	return type;
-}
-
 /*
  * The SharedFunctionInfo (untagged) of the JavaScript frame whose frame pointer is @fp, or 0
- * when it is not one (a typed frame, a native frame that keeps rbp, garbage).
+ * when it is not one (a typed frame, a native frame that keeps rbp, garbage). Past the context
+ * slot's test the reads are made whatever the one before gave (a failed read leaves zero, whose
+ * own reads then fail) and judged once: each branch here is a path the verifier walks again for
+ * every way the walk reaches a frame-pointer step.
  */
 static __always_inline __u64 v8_frame_sfi(const struct ember_v8_proc *v, __u64 fp,
 					  struct ember_v8_bpf_stats *vs)
 {
-	__u64 ctx, fn, sfi;
+	__u64 ctx = 0, fn = 0, sfi = 0, map = 0, tag = v->heap_tag, mask = v->heap_tag_mask;
+	__u16 type = 0;
+	long err;
 
-	if (vs)
-		vs->checks++;
-	if (bpf_probe_read_user(&ctx, sizeof(ctx), (void *)(fp + v->fp_context)))
-		goto not_js;
-	if ((ctx & v->heap_tag_mask) != v->heap_tag) {
+	if (bpf_probe_read_user(&ctx, sizeof(ctx), (void *)(fp + v->fp_context)) ||
+	    (ctx & mask) != tag) {
 		if (vs)
-			vs->markers++; /* a typed frame: named by its native symbol */
+			vs->markers++; /* a typed frame (or unreadable): named by its native symbol */
 		return 0;
 	}
-	if (bpf_probe_read_user(&fn, sizeof(fn), (void *)(fp + v->fp_function)) ||
-	    (fn & v->heap_tag_mask) != v->heap_tag ||
-	    bpf_probe_read_user(&sfi, sizeof(sfi), (void *)(fn - v->heap_tag + v->shared_off)) ||
-	    v8_type_of(v, sfi) != v->type_sfi)
-		goto not_js;
+	err = bpf_probe_read_user(&fn, sizeof(fn), (void *)(fp + v->fp_function));
+	err |= bpf_probe_read_user(&sfi, sizeof(sfi), (void *)(fn - tag + v->shared_off));
+	err |= bpf_probe_read_user(&map, sizeof(map), (void *)(sfi - tag + v->map_off));
+	err |= bpf_probe_read_user(&type, sizeof(type), (void *)(map - tag + v->instance_type_off));
+	if (err || (((fn & mask) ^ tag) | ((sfi & mask) ^ tag) | ((map & mask) ^ tag)) ||
+	    type != v->type_sfi) {
+		if (vs)
+			vs->not_js++;
+		return 0;
+	}
 	if (vs)
 		vs->frames++;
-	return (sfi - v->heap_tag) & EMBER_V8F_ADDR_MASK;
-not_js:
-	if (vs)
-		vs->not_js++;
-	return 0;
+	return (sfi - tag) & EMBER_V8F_ADDR_MASK;
 }
 
 #endif

@@ -825,5 +825,7 @@ void v8__stats(struct v8 *v, struct v8_stats *ret)
 	}
 	*ret = v->st;
 	(void)sampler__v8_stats(v->sampler, &ret->bpf);
+	/* each frame looked at is one of three (bpf/v8.bpf.h): one counter less in BPF */
+	ret->bpf.checks = ret->bpf.frames + ret->bpf.markers + ret->bpf.not_js;
 	ret->walk_ns_per_walk = ret->bpf.walks ? ret->bpf.walk_ns / ret->bpf.walks : 0;
 }

@@ -559,9 +559,10 @@ struct ember_v8_proc {
 
 /* Per-CPU counters of the V8 frame checks. */
 struct ember_v8_bpf_stats {
-	__u64 checks;	 /* frames stepped by frame pointer in a V8 process, looked at */
+	__u64 checks;	 /* frames looked at: the sum of the three below (userspace's) */
 	__u64 frames;	 /* ... found to be JS frames (a word stored) */
-	__u64 markers;	 /* ... typed frames (a frame-type marker in the context slot) */
+	__u64 markers;	 /* ... typed frames (a frame-type marker in the context slot), or
+			    its slot unreadable */
 	__u64 not_js;	 /* ... neither: no SFI at the function slot, unreadable */
 	__u64 no_room;	 /* JS frames not stored: the stack's depth was reached */
 	__u64 walk_ns;	 /* time in the walks of V8 processes (bpf_ktime_get_ns()) */
