@@ -490,6 +490,9 @@ static __always_inline int walk_user(__u32 pid, const __u64 *regs, bool regs_ker
 		w.st->flags |= EMBER_USTACK_FP;
 	w.pid = pid;
 	w.ws = bpf_map_lookup_elem(&walk_stops, &zero);
+	/* a V8 process or not: the verifier walks the frame callback once each way (with the
+	 * checks, 28k -> 62k instructions processed for do_sample; without the branch, so that
+	 * it could not drop the checks on the way without them, 536k) */
 	w.v8 = bpf_map_lookup_elem(&v8_procs, &pid);
 	if (w.v8) {
 		w.vs = bpf_map_lookup_elem(&v8_stats, &zero);
