@@ -33,6 +33,10 @@ stat() { # URL SECTION KEY
 d = json.load(sys.stdin); s = d.get(sys.argv[1], {}) if sys.argv[1] != "-" else d
 print(s.get(sys.argv[2], 0))' "$2" "$3"
 }
+metric() { # URL NAME: the profiler program's value (seconds as ns)
+	curl -sf "$1/metrics" | awk -v m="$2" '$1 ~ "^" m "\\{" && $1 ~ /prog="profiler"/ {
+		v = $2; if (m ~ /seconds/) v *= 1e9; printf "%.0f\n", v; exit }'
+}
 one() { # MODE(yes|no): prints "ns_per_run runs v8_walk_us checks_per_walk"
 	local p u e r0 n0 r1 n1 w0 w1 c0 c1 t0 t1
 	p=$(port)
@@ -43,10 +47,10 @@ one() { # MODE(yes|no): prints "ns_per_run runs v8_walk_us checks_per_walk"
 	chrt -f 1 "$NODE" "$W" $((DUR + 5)) >"$TMP/n.out" 2>&1 &
 	PIDS+=($!)
 	sleep 3
-	r0=$(stat "$u" sampler prog_run_ns) n0=$(stat "$u" sampler prog_run_cnt)
+	r0=$(metric "$u" ember_bpf_run_time_seconds_total) n0=$(metric "$u" ember_bpf_runs_total)
 	w0=$(stat "$u" v8 walk_ms) t0=$(stat "$u" v8 walks) c0=$(stat "$u" v8 checks)
 	sleep "$DUR"
-	r1=$(stat "$u" sampler prog_run_ns) n1=$(stat "$u" sampler prog_run_cnt)
+	r1=$(metric "$u" ember_bpf_run_time_seconds_total) n1=$(metric "$u" ember_bpf_runs_total)
 	w1=$(stat "$u" v8 walk_ms) t1=$(stat "$u" v8 walks) c1=$(stat "$u" v8 checks)
 	kill "$e"
 	wait "$e" 2>/dev/null
