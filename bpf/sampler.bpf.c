@@ -182,9 +182,10 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, const bool wa
 		if (kstack)
 			b->hdr.user_err = walk_user(
 				pid, (const __u64 *)bpf_task_pt_regs(bpf_get_current_task_btf()),
-				true, &us);
+				true, kind == EMBER_KIND_CPU, &us);
 		else
-			b->hdr.user_err = walk_user(pid, (const __u64 *)ctx, false, &us);
+			b->hdr.user_err = walk_user(pid, (const __u64 *)ctx, false,
+						    kind == EMBER_KIND_CPU, &us);
 	}
 	if (us && !b->hdr.user_err) {
 		/* native frames from ips[0], Python words from the top of ips (python.bpf.h) */

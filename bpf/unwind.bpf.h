@@ -107,8 +107,6 @@ struct walk {
 	__u8 fp_why;	/* why this frame steps by frame pointer: EMBER_STOP_NO_TABLE... */
 	__u8 stop;	/* why the walk stopped short: EMBER_STOP_* (walk_stops) */
 	struct ember_walk_stops *ws;	/* this CPU's counters (NULL: none) */
-	const struct ember_v8_proc *v8;	/* a V8 process: its frames are looked at (v8.bpf.h) */
-	struct ember_v8_bpf_stats *vs;	/* ... and counted (NULL: none) */
 };
 
 /* Counts a walk's work (EMBER_WALK_*) in this CPU's walk_stops: map memory, which the verifier
@@ -250,37 +248,8 @@ static __always_inline int read_u64(__u64 *dst, __u64 addr)
 	return bpf_probe_read_user(dst, sizeof(*dst), (const void *)addr);
 }
 
-/*
- * In a V8 process, the frame about to be stepped by frame pointer is looked at as a JavaScript
- * frame (v8.bpf.h): when it is one, its SFI word goes right after its native ip (bpf_shared.h).
- * True when a word was stored.
- */
-static __always_inline bool v8_note(struct walk *w)
-{
-	__u64 sfi, word;
-	__u32 n;
-
-	if (!w->v8 || w->bp < w->sp || !w->bp)
-		return false;
-	sfi = v8_frame_sfi(w->v8, w->bp, w->vs);
-	if (!sfi)
-		return false;
-	n = w->st->nr;
-	if (n >= EMBER_MAX_STACK_DEPTH || n >= w->max) {
-		if (w->vs)
-			w->vs->no_room++;
-		return false;
-	}
-	word = EMBER_V8F_MARK | sfi;
-	w->st->ips[n & 127] = word;
-	w->st->nr = n + 1;
-	w->st->flags |= EMBER_USTACK_V8;
-	w->hash = (w->hash ^ word) * 0x100000001b3ULL;
-	return true;
-}
-
 /* One step by the frame pointer: 0, or 1 to stop. */
-static __always_inline int fp_step_raw(struct walk *w)
+static __always_inline int fp_step(struct walk *w)
 {
 	__u64 fr[2]; /* the saved rbp, the return address: one read */
 
@@ -299,8 +268,41 @@ static __always_inline int fp_step_raw(struct walk *w)
 	return 0;
 }
 
-/* One frame: records w->ip, then finds the caller. bpf_loop callback: 0 go on, 1 stop. */
-static long walk_step(__u32 idx, void *ctx)
+/*
+ * In a V8 process (CPU samples), a frame about to be stepped by frame pointer is noted, to be
+ * looked at as a JavaScript frame after the walk (v8.bpf.h). The flag and the count are in map
+ * memory: on the stack the verifier would tell each value apart and walk the frame callback
+ * again for each; and struct walk keeps its size (offcpu_resume is at 6.1's 512 bytes).
+ */
+static __always_inline void fp_note(struct walk *w, __u32 n)
+{
+	struct v8_scratch *sc = v8_scratch_get();
+	__u32 k;
+
+	if (!sc || !sc->on)
+		return;
+	k = sc->n;
+	if (k >= V8_MAX_NOTED)
+		return;
+	sc->n = k + 1;
+	barrier_var(k);
+	k &= V8_MAX_NOTED - 1;
+	sc->fp[k] = w->bp;
+	sc->idx[k] = n;
+}
+
+/* A frame-pointer step of walk_frame(): noted first when @js. Without @js the walk is the
+ * code the off-CPU and memory programs had, for 6.1's verifier. */
+#define FP_STEP()                                                                                  \
+	do {                                                                                       \
+		if (js)                                                                            \
+			fp_note(w, n);                                                             \
+		return fp_step(w);                                                                 \
+	} while (0)
+
+/* One frame: records w->ip, then finds the caller. 0 go on, 1 stop. @js (a constant): frames
+ * stepped by frame pointer are noted for the V8 look (v8.bpf.h). */
+static __always_inline long walk_frame(void *ctx, bool js)
 {
 	struct walk *w = ctx;
 	const struct ember_unwind_proc *p = w->proc;
@@ -325,7 +327,7 @@ static long walk_step(__u32 idx, void *ctx)
 	w->fp_why = EMBER_STOP_NO_TABLE;
 	wcount(w, EMBER_WALK_FRAMES, 1);
 	if (!p)
-		goto fp;
+		FP_STEP();
 	/* a return address points after the call: look up the call itself */
 	pc = w->exact_ip ? w->ip : w->ip - 1;
 	/* most callers are in the callee's file: its mapping first */
@@ -338,8 +340,10 @@ static long walk_step(__u32 idx, void *ctx)
 		/* in no mapping we know: JIT code newer than the list? one frame pointer step,
 		 * but not through a run of them */
 		w->fp_why = EMBER_STOP_UNMAPPED;
-		w->unknown_run++;
-		goto fp;
+		/* V8's JIT code newer than the list: its frames are no garbage (v8.bpf.h) */
+		if (++w->unknown_run > MAX_UNKNOWN_RUN && !(js && v8_scratch_on()))
+			return stop_short(w, EMBER_STOP_UNMAPPED);
+		FP_STEP();
 	}
 	w->unknown_run = 0;
 	m &= EMBER_UNWIND_MAX_MAPS - 1;
@@ -347,15 +351,15 @@ static long walk_step(__u32 idx, void *ctx)
 	map = &p->maps[m];
 	/* JIT code, a file without CFI: frame pointers (the reason stays NO_TABLE) */
 	if (!map->row_count)
-		goto fp;
+		FP_STEP();
 	w->fp_why = EMBER_STOP_NO_ROW;
 	if (pc - map->bias >= 0xffffffffULL)
-		goto fp;
+		FP_STEP();
 	foff = (__u32)(pc - map->bias);
 	start = map->row_start;
 	hdr = bpf_map_lookup_elem(&unwind_rows, &start);
 	if (!hdr || !hdr->pc)
-		goto fp;
+		FP_STEP();
 	id = hdr->pc;
 	slot_key = ((foff ^ (foff >> 13) ^ (id * 0x9e3779b9u)) * 0x85ebca6bu) >> 20;
 	slot = bpf_map_lookup_elem(&rule_cache, &slot_key);
@@ -366,7 +370,7 @@ static long walk_step(__u32 idx, void *ctx)
 	}
 	found = find_rule(w, start, map->row_count, hdr->rule, foff);
 	if (found < 0)
-		goto fp;
+		FP_STEP();
 	rule = (__u32)found;
 	if (slot) {
 		slot->off = foff;
@@ -378,7 +382,7 @@ have_rule:
 	off = (__s64)EMBER_PROW_CFA_OFF(rule) * 8;
 	if (type == EMBER_CFA_NONE) {
 		w->fp_why = rule == EMBER_CFA_NONE ? EMBER_STOP_NO_ROW : EMBER_STOP_NO_RULE;
-		goto fp;
+		FP_STEP();
 	}
 	switch (type) {
 	case EMBER_CFA_SP:
@@ -437,30 +441,33 @@ have_rule:
 	w->ip = ra;
 	w->exact_ip = false;
 	return 0;
-fp:
-	/* one place for every frame-pointer step, so the V8 check is verified once: a JavaScript
-	 * frame (V8's JIT code) is no run of garbage */
-	if (v8_note(w))
-		w->unknown_run = 0;
-	if (w->unknown_run > MAX_UNKNOWN_RUN)
-		return stop_short(w, EMBER_STOP_UNMAPPED);
-	return fp_step_raw(w);
 trunc:
 	return stop_short(w, EMBER_STOP_UNREADABLE);
 }
 
+/* The frame callbacks of bpf_loop(): without and with the V8 notes (CPU samples only). */
+static long walk_step(__u32 idx, void *ctx)
+{
+	return walk_frame(ctx, false);
+}
+
+static long walk_step_js(__u32 idx, void *ctx)
+{
+	return walk_frame(ctx, true);
+}
+
 /*
  * Walks the user stack of the current task from its registers (@regs: user mode registers,
- * read through @regs_kernel when they are in kernel memory) into the per-CPU scratch, which
+ * read through @regs_kernel when they are in kernel memory; @js, a constant: V8 frames looked
+ * at, for CPU samples) into the per-CPU scratch, which
  * *@ret points to (the caller copies it into the sample's record). Returns 0 or -errno: -EFAULT
  * (no user context), -ENOMEM.
  */
-static __always_inline int walk_user(__u32 pid, const __u64 *regs, bool regs_kernel,
+static __always_inline int walk_user(__u32 pid, const __u64 *regs, bool regs_kernel, bool js,
 				     struct ember_ustack **ret)
 {
 	struct walk w = { .hash = 0xcbf29ce484222325ULL, .exact_ip = true };
 	__u32 zero = 0;
-	__u64 t0 = 0;
 
 	w.st = bpf_map_lookup_elem(&ustack_scratch, &zero);
 	if (!w.st)
@@ -490,19 +497,26 @@ static __always_inline int walk_user(__u32 pid, const __u64 *regs, bool regs_ker
 		w.st->flags |= EMBER_USTACK_FP;
 	w.pid = pid;
 	w.ws = bpf_map_lookup_elem(&walk_stops, &zero);
-	/* a V8 process or not: the verifier walks the frame callback once each way (with the
-	 * checks, 28k -> 62k instructions processed for do_sample; without the branch, so that
-	 * it could not drop the checks on the way without them, 536k) */
-	w.v8 = bpf_map_lookup_elem(&v8_procs, &pid);
-	if (w.v8) {
-		w.vs = bpf_map_lookup_elem(&v8_stats, &zero);
-		t0 = bpf_ktime_get_ns();
-	}
-	/* a V8 frame takes two entries: as many steps as entries */
-	bpf_loop(EMBER_MAX_STACK_DEPTH + 1, walk_step, &w, 0);
-	if (w.v8 && w.vs) {
-		w.vs->walks++;
-		w.vs->walk_ns += bpf_ktime_get_ns() - t0;
+	/* a V8 process: said in map memory, the walk state the same either way (a pointer or a
+	 * flag in it that differed would have the verifier walk the frame callback once each
+	 * way: 28k -> 62k instructions processed for do_sample on 6.18, and 6.1 under emulation
+	 * did not load within a minute) */
+	/* @js (a constant at each call): CPU samples only. The off-CPU and memory programs, whose
+	 * own checks already take 6.1's verifier long (offcpu_resume: 171k instructions), stay
+	 * without the V8 code: with it offcpu_resume did not load within 100 s under emulation */
+	if (js) {
+		struct v8_scratch *sc = v8_scratch_get();
+
+		if (!sc)
+			return -ENOMEM;
+		sc->n = 0;
+		sc->on = bpf_map_lookup_elem(&v8_procs, &pid) != NULL;
+		sc->t0 = bpf_ktime_get_ns();
+		bpf_loop(EMBER_MAX_STACK_DEPTH + 1, walk_step_js, &w, 0);
+		if (sc->on && sc->n)
+			v8_walk(pid, w.st, w.max, &w.hash);
+	} else {
+		bpf_loop(EMBER_MAX_STACK_DEPTH + 1, walk_step, &w, 0);
 	}
 	if (!w.st->nr)
 		return -EFAULT;

@@ -37,6 +37,39 @@ struct {
 	__uint(max_entries, 1);
 } v8_stats SEC(".maps");
 
+/* The frames the native walk stepped by frame pointer in a V8 process, per CPU: the frame
+ * pointer and the frame's index in the stack, looked at once the walk is done. */
+#define V8_MAX_NOTED 128
+struct v8_scratch {
+	__u64 fp[V8_MAX_NOTED];
+	__u32 idx[V8_MAX_NOTED];
+	__u32 n;  /* frames noted */
+	__u32 on; /* the process is in v8_procs */
+	__u64 t0; /* when the walk began (its time is counted) */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct v8_scratch);
+	__uint(max_entries, 1);
+} v8_scratch SEC(".maps");
+
+static __always_inline struct v8_scratch *v8_scratch_get(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&v8_scratch, &zero);
+}
+
+/* The walk under way is of a V8 process. */
+static __always_inline bool v8_scratch_on(void)
+{
+	struct v8_scratch *sc = v8_scratch_get();
+
+	return sc && sc->on;
+}
+
 /*
  * The SharedFunctionInfo (untagged) of the JavaScript frame whose frame pointer is @fp, or 0
  * when it is not one (a typed frame, a native frame that keeps rbp, garbage). Past the context
@@ -70,6 +103,93 @@ static __always_inline __u64 v8_frame_sfi(const struct ember_v8_proc *v, __u64 f
 	if (vs)
 		vs->frames++;
 	return (sfi - tag) & EMBER_V8F_ADDR_MASK;
+}
+
+/* The look at the noted frames, for its bpf_loop() callback (one frame per call). */
+struct v8_look {
+	const struct ember_v8_proc *v;
+	struct v8_scratch *sc;
+	struct ember_ustack *st;
+	struct ember_v8_bpf_stats *vs;
+	__u64 hash;
+	__u32 nfp, keep, room;
+};
+
+static long v8_look_step(__u32 i, void *ctx)
+{
+	struct v8_look *l = ctx;
+	__u64 sfi, word, fp;
+	__u32 idx, n, k;
+
+	if (i >= l->nfp || i >= V8_MAX_NOTED)
+		return 1;
+	k = i;
+	barrier_var(k); /* the mask stays: the verifier sees it on the index itself */
+	k &= V8_MAX_NOTED - 1;
+	fp = l->sc->fp[k];
+	idx = l->sc->idx[k];
+	if (idx >= l->keep)
+		return 1; /* noted leaf first: the rest were dropped for room */
+	sfi = v8_frame_sfi(l->v, fp, l->vs);
+	if (!sfi)
+		return 0;
+	n = l->st->nr;
+	if (n >= l->room || n >= EMBER_MAX_STACK_DEPTH) {
+		if (l->vs)
+			l->vs->no_room++;
+		return 1;
+	}
+	word = EMBER_V8F_MARK | ((__u64)(idx & 127) << EMBER_V8F_IDX_SHIFT) | sfi;
+	l->st->ips[n & 127] = word;
+	l->st->nr = n + 1;
+	l->hash = (l->hash ^ word) * 0x100000001b3ULL;
+	return 0;
+}
+
+/*
+ * Looks at the frames the walk noted in v8_scratch (leaf first) and appends a word for each
+ * JavaScript frame after the native ips of @st (bpf_shared.h), within @room entries; when the
+ * native walk left too little room, its outermost frames make way (the stack is marked
+ * truncated). Mixes the words into *@hash. Global (not static): verified once on its own, as
+ * python_walk() is, whatever the ways the native walk got here.
+ */
+__noinline int v8_walk(__u32 pid, struct ember_ustack *st, __u32 room, __u64 *hash)
+{
+	struct v8_look l = { .st = st };
+	__u32 zero = 0, nr, nfp;
+
+	l.v = bpf_map_lookup_elem(&v8_procs, &pid);
+	l.sc = bpf_map_lookup_elem(&v8_scratch, &zero);
+	if (!l.v || !l.sc || !st || !hash)
+		return 0;
+	nfp = l.sc->n;
+	l.vs = bpf_map_lookup_elem(&v8_stats, &zero);
+	nr = st->nr;
+	if (room > EMBER_MAX_STACK_DEPTH)
+		room = EMBER_MAX_STACK_DEPTH;
+	l.room = room;
+	if (nfp > V8_MAX_NOTED)
+		nfp = V8_MAX_NOTED;
+	l.nfp = nfp;
+	l.keep = nr;
+	if (nr > room || nfp > room - nr) {
+		/* at most nfp words: the outermost native frames go */
+		l.keep = nfp < room ? room - nfp : 0;
+		if (nr > l.keep) {
+			st->nr = l.keep;
+			st->flags |= EMBER_USTACK_TRUNC;
+		}
+	}
+	l.hash = 0xcbf29ce484222325ULL;
+	bpf_loop(V8_MAX_NOTED, v8_look_step, &l, 0);
+	if (st->nr > l.keep)
+		st->flags |= EMBER_USTACK_V8;
+	*hash = (*hash ^ l.hash) * 0x100000001b3ULL;
+	if (l.vs) {
+		l.vs->walks++;
+		l.vs->walk_ns += bpf_ktime_get_ns() - l.sc->t0;
+	}
+	return 0;
 }
 
 #endif

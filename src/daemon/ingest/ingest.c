@@ -464,24 +464,36 @@ static const char *lost_name(int err, bool kernel)
 }
 
 /*
- * The user frames of a group whose walk stored V8 words (bpf_shared.h: a JavaScript frame's
- * SharedFunctionInfo right after its native ip), root first in *@ret: each JavaScript frame by
- * its function's name (v8.h) in place of its native ip, or by that ip when it cannot be named;
- * the native runs between them symbolized as any stack is (cached each). Frames or -errno.
+ * The user frames of a group whose walk stored V8 words (bpf_shared.h: after the native ips, one
+ * per JavaScript frame: its native ip's index and its SharedFunctionInfo), root first in *@ret:
+ * each JavaScript frame by its function's name (v8.h) in place of its native ip, or by that ip
+ * when it cannot be named; the native runs between them symbolized as any stack is (cached
+ * each). Frames or -errno.
  */
 static int symbolize_v8(struct ingest *in, const struct sampler_group *g, const uint32_t **ret)
 {
 	const uint64_t *ips = g->user_ips;
-	uint64_t t = g->nr_times ? g->times_ns[0] : 0;
-	size_t end = g->nr_user, i = g->nr_user, out = 0;
+	uint64_t t = g->nr_times ? g->times_ns[0] : 0, word[EMBER_MAX_STACK_DEPTH + 1] = { 0 };
+	size_t nn = 0, end, i, out = 0;
 	const uint32_t *ids;
 	int r, id;
 
+	while (nn < g->nr_user && !EMBER_V8F_IS(ips[nn]))
+		nn++;
+	if (nn > EMBER_MAX_STACK_DEPTH)
+		nn = EMBER_MAX_STACK_DEPTH;
+	for (i = nn; i < g->nr_user; i++)
+		if (EMBER_V8F_IS(ips[i]) && EMBER_V8F_IDX(ips[i]) < nn)
+			word[EMBER_V8F_IDX(ips[i])] = ips[i];
 	/* from the root down: each native run [i + 1, end) leaf first, then the JS frame at i */
-	while (i > 0) {
-		i--;
-		if (!EMBER_V8F_IS(ips[i]))
+	for (end = i = nn; i-- > 0;) {
+		if (!word[i])
 			continue;
+		id = v8__frame_name(in->v8, g->pid, word[i]);
+		if (id == -ENOMEM)
+			return id;
+		if (id < 0)
+			continue; /* named by its native ip, with its run */
 		if (end > i + 1) {
 			r = symbolize(in, false, g->pid, t, ips + i + 1, end - i - 1, &ids);
 			if (r < 0)
@@ -491,14 +503,9 @@ static int symbolize_v8(struct ingest *in, const struct sampler_group *g, const 
 			memcpy(in->v8ids + out, ids, (size_t)r * sizeof(*ids));
 			out += (size_t)r;
 		}
-		end = i; /* the word itself is no address */
-		id = i ? v8__frame_name(in->v8, g->pid, ips[i]) : -1;
-		if (id == -ENOMEM)
-			return id;
-		if (id >= 0 && out < MAX_FRAMES) {
+		if (out < MAX_FRAMES)
 			in->v8ids[out++] = (uint32_t)id;
-			end = --i; /* its native ip is named by the function */
-		}
+		end = i;
 	}
 	if (end) {
 		r = symbolize(in, false, g->pid, t, ips, end, &ids);

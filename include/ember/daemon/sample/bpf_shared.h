@@ -531,16 +531,19 @@ struct ember_py_bpf_stats {
  * --- V8 (Node) frames (bpf/v8.bpf.h; userspace: src/daemon/unwind/v8.c) ----------------------
  *
  * For a process userspace found to run a V8 whose postmortem data (v8dbg_*) checks out, each
- * frame the native walk steps by frame pointer (JIT code, V8's builtins: no CFI) is looked at as
- * a V8 frame: its context slot a tagged pointer (not a frame-type marker) and its function slot
- * a JSFunction whose SharedFunctionInfo's map says so. Such a frame stores one more word right
- * after its native ip: EMBER_V8F_MARK | the SharedFunctionInfo's address (untagged). Native ips
- * are user addresses (< 2^47): a word with bit 63 set is never one. Userspace names the frame
- * by the SFI, or by the native ip before it when it cannot.
+ * frame the native walk steps by frame pointer (JIT code, V8's builtins: no CFI) is looked at,
+ * once the walk is done, as a V8 frame: its context slot a tagged pointer (not a frame-type
+ * marker) and its function slot a JSFunction whose SharedFunctionInfo's map says so. Each such
+ * frame adds a word after the native ips (leaf first): EMBER_V8F_MARK | its native ip's index
+ * (EMBER_V8F_IDX) | the SharedFunctionInfo's address (untagged). Native ips are user addresses
+ * (< 2^47): a word with bit 63 set is never one. Userspace names the frame by the SFI, or by
+ * its native ip when it cannot.
  */
-#define EMBER_USTACK_V8 (1u << 6) /* V8 words among the native ips */
+#define EMBER_USTACK_V8 (1u << 6) /* V8 words after the native ips */
 #define EMBER_V8F_MARK	(1ull << 63)
 #define EMBER_V8F_ADDR_MASK ((1ull << 47) - 1)
+#define EMBER_V8F_IDX_SHIFT 47 /* bits 47..53: the index of the frame's native ip */
+#define EMBER_V8F_IDX(w) ((unsigned int)(((w) >> EMBER_V8F_IDX_SHIFT) & 127))
 #define EMBER_V8F_IS(w) (((w) & EMBER_V8F_MARK) != 0)
 
 /* A V8 process as userspace read its binary's v8dbg_* data (v8.c). 32 bytes. */
