@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
+# lane: beside (perf's cpu-clock counts each run's own CPU time: a busy machine changes no delta)
 # The experiment of "On the Algebraic Properties of Flame Graphs" (section 4), in C: the
 # regress workload profiled RUNS times each way with `perf record` (cpu-clock, one sample per
 # millisecond of CPU, frame pointers), then `ember stat compare` must find exactly the two

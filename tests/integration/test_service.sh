@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
+# lane: beside (light: the service's configuration, TLS, tokens, reload and sd_notify; no time, share or CPU bound)
 # emberd as a production service:
 #   - --check-config: exit 0 and the effective configuration; bad values with file:line, exit 2;
 #   - a non-loopback listen address without TLS + token refuses to start; http.insecure starts

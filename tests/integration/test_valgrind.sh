@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
+# lane: beside (memcheck's errors and leaks only; no time, share or CPU bound)
 # emberd under valgrind memcheck: the plain build samples a workload for a few
 # seconds and serves every kind of endpoint (folded, samples, flame graph, heat map, pprof,
 # metrics, stats, a capture), then stops on SIGTERM. Memcheck must report no error and no
