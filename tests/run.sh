@@ -18,6 +18,7 @@
 # the browser's pages 10): the unit and fuzz builds, unit, golden, fuzz-seeds, cli, browser;
 # then, at the first lane's priority, the light integration tests that say "# lane: beside" in
 # their first 20 lines.
+# The tests that say "# lane: alone" run last, once the second lane is done: the machine is theirs.
 # The integration suite leaves much of the machine idle (its tests wait on emberd's ticks, on
 # exporters and attacks: 0.6 CPU of 2 on average; TEST_CPU=1 prints each test's CPU time), which
 # the second lane fills.
@@ -148,16 +149,19 @@ suite_fuzz_seeds() {
 	done
 }
 
-# beside FILE: the test says it may run beside the measuring tests ("# lane: beside")
+# beside FILE: the test says it may run beside the measuring tests ("# lane: beside"); alone
+# FILE: it wants the machine to itself ("# lane: alone"), so it runs once the second lane is done
 beside() { head -20 "$1" | grep -q '^# lane: beside'; }
+alone() { head -20 "$1" | grep -q '^# lane: alone'; }
 
-suite_scripts() { # folder [all|solo|beside]
+suite_scripts() { # folder [all|solo|beside|alone]
 	local t
 	for t in tests/"$1"/test_*.sh; do
 		[ -f "$t" ] || continue
 		case ${2:-all} in
-		solo) beside "$t" && continue ;;
+		solo) beside "$t" || alone "$t" && continue ;;
 		beside) beside "$t" || continue ;;
+		alone) alone "$t" || continue ;;
 		esac
 		run_one "$1/$(basename "$t" .sh)" bash "$t"
 	done
@@ -226,6 +230,9 @@ if [ "$lanes" -ge 2 ]; then
 	t_wait=$SECONDS
 	wait "$lane2"
 	echo "# the first lane waited $((SECONDS - t_wait)) s for the second"
+	t_suite=$SECONDS
+	run_suite integration alone
+	suite_times+=("integration:alone $((SECONDS - t_suite))s")
 	if [ -s "$LOGDIR/lane2.result" ]; then
 		{ read -r p2 f2 s2; read -r fl2; read -r st2; } <"$LOGDIR/lane2.result"
 		passed=$((passed + p2)); failed=$((failed + f2)); skipped=$((skipped + s2))

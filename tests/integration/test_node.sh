@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
+# lane: alone (the workload's shares are of wall time, 50 ms rounds: it wants the CPUs to itself)
 # JavaScript frames: the real emberd names the functions of Node processes with no flag in the
 # program, from V8's own postmortem data (v8dbg_*), on Debian's /usr/bin/node (EMBER_NODE to
 # test another):

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
+# lane: alone (perf and emberd side by side, compared sample for sample)
 # emberd and `perf record -F 999 -a --call-graph dwarf` side by side on the same workloads for
 # the same ~20 s: each workload's profiles agree, similarity >= 0.95 (1 - ||A/||A|| - B/||B|| ||_1
 # / 2 over the folded stacks, computed by `ember stat similarity`). perf's stacks go through
