@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
+# lane: beside (light: a slow debuginfod server and a spinning attacker; bounds of its own: the burner's lag, /healthz)
 # debuginfod misses never hold the worker: nobody maps 63 distinct stripped libraries and spins in
 # each, while the debuginfod server (a small Python server on loopback) answers every build-id
 # 404 after 1.5 s; a root burner is the witness. Checked over the attack: the burner's samples

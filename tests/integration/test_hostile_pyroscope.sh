@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
+# lane: beside (light: series names and labels pushed to a receiver; bounds of its own: the burner's lag, /healthz)
 # Pyroscope label injection: nobody runs a program named `nginx,service_name=payments}<b>`
 # beside a root burner, emberd pushing to a Pyroscope receiver. Every series name emberd sends
 # parses, by Pyroscope's rules (segment.ParseKey: the app name of [a-zA-Z0-9_.-] up to '{',
