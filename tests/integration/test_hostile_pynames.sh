@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
+# lane: alone (python.code_bytes counts every CPython process on the host: its return to the
+# baseline wants no other test's Python programs meanwhile)
 # Python code objects a local user makes, beside a root burner (tests/integration/pynames.py):
 #   - reuse: nobody's function whose name nobody rewrites in place every second (gen_00000,
 #     gen_00001...): the same code object address and tag with other names, as when a code
