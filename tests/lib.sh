@@ -129,6 +129,15 @@ free_port() {
 }
 # wait_http URL [TRIES] [PID]: waits up to TRIES x 0.1 s (default 200) for URL to answer 2xx;
 # 1 if it does not, or as soon as process PID (when given) is gone
+# stat_field PATH: a field of the live emberd's /api/v1/stats ($URL), by its dotted path
+# (e.g. sampler.procs_coalesced)
+stat_field() {
+	curl -sf "$URL/api/v1/stats" | python3 -c 'import json, sys
+d = json.load(sys.stdin)
+for k in sys.argv[1].split("."):
+    d = d[k]
+print(d)' "$1"
+}
 wait_http() {
 	local url=$1 tries=${2:-200} pid=${3:-}
 	for _ in $(seq "$tries"); do

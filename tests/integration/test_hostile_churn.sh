@@ -18,13 +18,6 @@ trap 'stop_all; cleanup_tmp' EXIT
 
 emberd_serve -o unwind.processes=64 || { not_ok "emberd starts"; done_testing; }
 ok "emberd starts with unwind.processes=64"
-stat_of() { # a field path of /api/v1/stats, e.g. unwind.procs
-	curl -sf "$URL/api/v1/stats" | python3 -c 'import json, sys
-d = json.load(sys.stdin)
-for k in sys.argv[1].split("."):
-    d = d[k]
-print(d)' "$1"
-}
 
 # nobody's churn: 300 processes a second for 10 s, each spinning 1 ms under main (sampled often
 # enough at 99 Hz on two CPUs that hundreds of them get an entry)
@@ -35,10 +28,10 @@ check "the churn ran (>= 2500 processes started)" \
 	awk '{ exit !($2 >= 2500) }' "$TMP/spawn.out"
 # one sweep period (5 s) and a tick
 sleep 6.5
-PROCS=$(stat_of unwind.procs)
-SWEPT=$(stat_of unwind.procs_swept)
-DROPPED=$(stat_of unwind.procs_dropped)
-EXITS=$(stat_of processes.exits)
+PROCS=$(stat_field unwind.procs)
+SWEPT=$(stat_field unwind.procs_swept)
+DROPPED=$(stat_field unwind.procs_dropped)
+EXITS=$(stat_field processes.exits)
 LIVE=$(ls -d /proc/[0-9]* | wc -l)
 echo "# unwind.procs $PROCS (limit 64), procs_swept $SWEPT, procs_dropped $DROPPED; processes.exits $EXITS; $LIVE live processes on the host"
 # every process's exit is notified (not only a sampled one's) and drops its entries at

@@ -14,22 +14,14 @@ W=$OUTPUT/workloads
 [ -x "$W/forker" ] || skip_all "workloads not built (make workloads)"
 trap 'stop_all; cleanup_tmp' EXIT
 
-field() { # a field path of /api/v1/stats, e.g. sampler.procs_coalesced
-	curl -sf "$URL/api/v1/stats" | python3 -c 'import json, sys
-d = json.load(sys.stdin)
-for k in sys.argv[1].split("."):
-    d = d[k]
-print(d)' "$1"
-}
-
 run_case() { # NAME PERIOD_MS: prints the processes coalesced while forker ran
 	local c0 c1
 	emberd_serve -o process.drain_period_ms="$2" || { not_ok "$1: emberd starts"; return; }
 	sleep 1.5 # start-up; then the counters of one tick
-	c0=$(field sampler.procs_coalesced)
+	c0=$(stat_field sampler.procs_coalesced)
 	"$W/forker" 300 2 50
 	sleep 2.5 # two ticks: the last batch delivered and the counters published
-	c1=$(field sampler.procs_coalesced)
+	c1=$(stat_field sampler.procs_coalesced)
 	echo "# $1: forker 300 x2 ms: $((c1 - c0)) processes coalesced; sampler $(curl -sf "$URL/api/v1/stats" | python3 -c 'import json, sys
 s = json.load(sys.stdin)["sampler"]
 print({k: s[k] for k in ("ring_wakeups", "event_checks", "event_batches", "procs_coalesced", "bpf_calls_by")})')"
