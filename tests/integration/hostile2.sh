@@ -15,6 +15,7 @@
 #                      samples and with what every other process on the host maps (on a shared
 #                      machine they swing by 20-70 MB with no attacker); what is left is what an
 #                      attack on the other parts would add
+#   gauge_back CMD BASE TRIES PAUSE  until CMD prints BASE + 64 KiB or less (BACK: the last value)
 #   mem_base           MEM0 and HEAP0 before the attack
 #   mem_back_check NAME
 #                      mem_kb back within MEM0 + 10 % of HEAP0 within a minute
@@ -84,6 +85,18 @@ bounds_check() {
 mem_kb() {
 	stat_json '(d["heap"]["in_use_bytes"] - d["store"]["bytes"] - d["file_cache"]["bytes"] -
 		d["symbols"]["mem_bytes"]) // 1024'
+}
+
+# gauge_back CMD BASE TRIES PAUSE: runs CMD (a gauge's reader) until what it prints is back
+# within 64 KiB of BASE, at most TRIES times PAUSE s apart; BACK is the last value read
+gauge_back() {
+	local i
+	for i in $(seq "$3"); do
+		BACK=$($1)
+		[ "$BACK" -le $(($2 + 65536)) ] && return 0
+		[ "$i" -lt "$3" ] && sleep "$4"
+	done
+	return 1
 }
 
 # mem_base: MEM0 (mem_kb) and HEAP0 (the heap in use, KiB) before an attack

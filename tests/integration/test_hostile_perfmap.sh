@@ -55,11 +55,9 @@ sleep 3
 watch_stop
 [ -n "${DEBUG_WATCH:-}" ] && sed 's/^/# watch /' "$TMP/watch"
 bounds_check "12 perf maps of 63 MiB"
-for _ in $(seq 30); do
-	PB1=$(sym "['perfmap_bytes']")
-	[ "$PB1" -le $((PB0 + 65536)) ] && break
-	sleep 2
-done
+perfmap_bytes() { sym "['perfmap_bytes']"; }
+gauge_back perfmap_bytes "$PB0" 30 2
+PB1=$BACK
 check "the JITs gone: their perf maps' bytes given back within a minute ($PB0 -> $PB -> $PB1)" \
 	test "$PB1" -le $((PB0 + 65536))
 mem_back_check "the JITs gone"

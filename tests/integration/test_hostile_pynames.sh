@@ -112,11 +112,8 @@ check "long names: ... nobody's process filled its half (at least 3 MiB)" \
 	test $((CBMAX - CB0)) -ge $((3 << 20))
 check "long names: the rest refused, counted (codes_refused $REF)" test "${REF:-0}" -ge 100
 bounds_check "4096-character Python names"
-for _ in $(seq 20); do
-	CB1=$(code_bytes)
-	[ "$CB1" -le $((CB0 + 65536)) ] && break
-	sleep 1
-done
+gauge_back code_bytes "$CB0" 20 1
+CB1=$BACK
 check "long names: the code objects' bytes given back once the process is gone ($CB0 -> $CBMAX -> $CB1)" \
 	test "$CB1" -le $((CB0 + 65536))
 echo "# the heap less the store and the file caches: $MEM0 -> $(mem_kb) KiB (not checked: the names interned stay until restart)"
