@@ -40,10 +40,20 @@ running() { # PID: alive and not a zombie waiting to be reaped
 	st=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null) || return 1
 	[ "${st%% *}" != Z ]
 }
+# ours PID: a child of this shell not reaped yet. Bash reaps a background job when it ends, and
+# its PID may then be another's: on a host where a test beside this one forks thousands of
+# processes (pid_max 32768 here), a kill by a remembered PID once hit another test's perf record.
+ours() {
+	local st
+	st=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null) || return 1
+	set -- $st
+	[ "$2" = "$$" ] || [ "$2" = "$BASHPID" ]
+}
 stop_all() {
 	local p i
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	for p in "${PIDS[@]}"; do ours "$p" && kill "$p" 2>/dev/null; done
 	for p in "${PIDS[@]}"; do
+		ours "$p" || continue
 		for i in $(seq 100); do running "$p" || break; sleep 0.1; done
 		if running "$p"; then
 			echo "# stop_all: pid $p ($(cat /proc/$p/comm 2>/dev/null)) ignored SIGTERM for 10 s: SIGKILL"
