@@ -188,8 +188,19 @@ for line in open(sys.argv[2]):
     if w0 <= int(t) * 1000 < w1:
         otlp["%s %s" % (t, stack)] += 1
 print(sum(api.values()), sum(otlp.values()), len(api - otlp), len(otlp - api))
-for k in list((api - otlp).keys())[:3]: print("# api only:", k[:200])
-for k in list((otlp - api).keys())[:3]: print("# otlp only:", k[:200])
+# each differing sample: its time and the frames where the two stacks part
+only_o = {}
+for k in (otlp - api).keys():
+    only_o.setdefault(k.split(" ", 1)[0], k.split(" ", 1)[1])
+for k in list((api - otlp).keys())[:4]:
+    t, a = k.split(" ", 1)
+    o = only_o.get(t)
+    if o is None:
+        print("# api only:", k[:300]); continue
+    fa, fo = a.split(";"), o.split(";")
+    i = 0
+    while i < min(len(fa), len(fo)) and fa[i] == fo[i]: i += 1
+    print("# %s: from frame %d (%s), api %s | otlp %s" % (t, i, fa[0], ";".join(fa[i:i + 3])[:300], ";".join(fo[i:i + 3])[:300]))
 EOF
 read -r NA NO MA MO <"$TMP/cmp.out"
 if [ "$NA" -gt 100 ] && [ "$NA" = "$NO" ] && [ "$MA" = 0 ] && [ "$MO" = 0 ]; then
