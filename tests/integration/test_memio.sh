@@ -182,7 +182,10 @@ wait_stored
 curl -sf "$URL/api/v1/folded?event=vmgrow&pid=$VP&from=-60s" >"$TMP/vm.folded"
 read -r A B PCT < <(share "$TMP/vm.folded" grow_a grow_b)
 echo "# vm growth: grow_a $A, grow_b $B quanta: $PCT % (want 60)"
-check "event=vmgrow: grow_a/grow_b 60/40 within 5 points" within "$PCT" 60 5
+check "event=vmgrow: grow_a/grow_b 60/40 within 5 points" within "$PCT" 60 5 || {
+	echo "#   the workload: $(tr '\n' ' ' <"$TMP/vm.out"); its folded lines: $(wc -l <"$TMP/vm.folded")"
+	curl -sf "$URL/api/v1/stats" | python3 -c 'import json, sys; print("#   memio:", json.dumps(json.load(sys.stdin).get("memio"))[:1500])'
+}
 check "event=vmgrow: under [mmap]" grep -q '^memio;\[mmap\];.*grow_a;' "$TMP/vm.folded"
 curl -sf -o "$TMP/vm.pb.gz" "$URL/debug/pprof/profile?event=vmgrow&pid=$VP&from=-60s"
 check "pprof of event=vmgrow: typed vm_growth/bytes" bash -c "gzip -dc '$TMP/vm.pb.gz' | grep -aq vm_growth && gzip -dc '$TMP/vm.pb.gz' | grep -aq bytes"
