@@ -3,12 +3,25 @@
 // (tests/integration/test_node.sh): a function (burnFunction 30 %), a class method
 // (Burner.burnMethod 25 %), a closure (burnClosure 20 %), an async function (burnAsync 15 %,
 // resumed from the microtask queue after each await) and a function of an ES module
-// (burnModule 10 %, mod.mjs). Each round gives each its share of ROUND_MS of wall time, so the
-// split holds whatever tier V8 runs them in.
-//   node app.js SECONDS   prints "ready PID UNIXTIME", then "done UNIXTIME"
+// (burnModule 10 %, mod.mjs). Each round gives each its share of the round's wall time, so the
+// split holds whatever tier V8 runs them in. Two things keep the split the samples see equal to
+// the one asked for:
+//   - each round lasts a random 30-70 ms and runs the five in a random order: with fixed 50 ms
+//     rounds, a sampler's period (199 Hz: 5.025 ms, ~10 samples a round) stayed in step with
+//     the rounds, the same function boundaries fell between the same samples round after round,
+//     and the split came out up to 5 pp off (measured, and by either symbol source alike);
+//   - each round ends with a pause of a tenth of its length: a real-time process that never
+//     sleeps is stopped by the kernel's RT throttling (sched_rt_runtime_us: 50 ms of each second
+//     here), the rounds then fill whole seconds, and the stop fell in the same function's time
+//     every second (measured: that function took 28-33 % of the wall time instead of 25-30).
+//   node app.js SECONDS   prints "ready PID UNIXTIME", then, after SECONDS or at the end of the
+//   round in which SIGUSR2 came, "split F M C A MOD" (the wall-time percentages the five really
+//   took, measured around each call) and "done UNIXTIME"
 'use strict';
 
-const ROUND_MS = 50;
+const ROUND_MIN_MS = 30;
+const ROUND_SPAN_MS = 40;
+const PAUSE = 0.1; // of the round's length
 let sink = 0;
 
 function now() {
@@ -76,15 +89,32 @@ async function main() {
     [null, 15], // burnAsync
     [burnModule, 10],
   ];
+  const spent = shares.map(() => 0);
+  const order = shares.map((_, i) => i);
+  const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
   console.log(`ready ${process.pid} ${(Date.now() / 1000).toFixed(3)}`);
-  const end = now() + seconds * 1000;
+  let end = now() + seconds * 1000;
+  process.on('SIGUSR2', () => {
+    end = 0;
+  });
   while (now() < end) {
-    for (const [fn, pct] of shares) {
-      const until = now() + (ROUND_MS * pct) / 100;
+    const round = ROUND_MIN_MS + Math.random() * ROUND_SPAN_MS;
+    for (let i = order.length - 1; i > 0; i--) {
+      const j = Math.floor(Math.random() * (i + 1));
+      [order[i], order[j]] = [order[j], order[i]];
+    }
+    for (const k of order) {
+      const [fn, pct] = shares[k];
+      const t0 = now();
+      const until = t0 + (round * pct) / 100;
       if (fn) fn(until);
       else await burnAsync(until);
+      spent[k] += now() - t0;
     }
+    await sleep(round * PAUSE);
   }
+  const total = spent.reduce((a, b) => a + b, 0) || 1;
+  console.log(`split ${spent.map((t) => ((100 * t) / total).toFixed(1)).join(' ')}`);
   console.log(`done ${(Date.now() / 1000).toFixed(3)} ${sink}`);
 }
 
