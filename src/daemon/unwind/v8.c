@@ -710,8 +710,12 @@ int v8__frame_name(struct v8 *v, uint32_t pid, uint64_t word)
 		/* GC moves objects: the same address may now hold another function */
 		v->st.name_rechecks++;
 		e->checked = now;
-		if (!field(pp, sfi + 1, VAL(pp, HEAPOBJECT_MAP), &map) &&
-		    !field(pp, sfi + 1, VAL(pp, SFI_NAME_OR_SCOPE), &nos) && (map ^ nos) == e->key)
+		r = field(pp, sfi + 1, VAL(pp, HEAPOBJECT_MAP), &map);
+		if (!r)
+			r = field(pp, sfi + 1, VAL(pp, SFI_NAME_OR_SCOPE), &nos);
+		/* gone (exited, its memory with it): the samples of its last tick come in after
+		 * it, and keep the names it had when it ran rather than none */
+		if (r == -ESRCH || (!r && (map ^ nos) == e->key))
 			goto have;
 	}
 	r = read_sfi(v, pp, sfi, &key, &id);
