@@ -39,7 +39,7 @@ atleast() { awk -v x="$1" -v e="$2" 'BEGIN { exit !(x >= e) }'; }
 # (NODE_PID, T_READY), lets it run 8 s from FROM, stops it (SIGUSR2: it ends its round and prints
 # its split), waits for "done" and a tick more; FROM..TO: from the moment emberd A is
 # seen naming a JavaScript frame of the program (its first sample's process examined and node's
-# v8dbg_ data read once: 0.3-2.5 s after "ready" on this shared host, most of it reading node's
+# v8dbg_ data read once: 1.1-6.6 s after "ready" on this shared host, most of it reading node's
 # 100 MB .symtab; every sample taken after that is walked with V8's frames) to done - 0.1 s.
 # Not a fixed delay: a slow first read put up to 12 % of the window before it, unnamed.
 run_node() {
