@@ -240,6 +240,12 @@ WORKLOAD_forker_CFLAGS := -O2 -fomit-frame-pointer
 WORKLOAD_offcpu_nofp_CFLAGS := -O2 -fomit-frame-pointer
 $(OUTPUT)/workloads/offcpu_nofp: tests/workloads/offcpu.c
 WORKLOAD_stops_CFLAGS := -O2 -fomit-frame-pointer
+# a hostile V8 (test_node.sh): forged v8dbg_ symbols exported; its frames call inside asm, so no
+# red zone; fakev8_compressed: the same with a layout ember refuses
+WORKLOAD_fakev8_CFLAGS := -O1 -fno-omit-frame-pointer -mno-red-zone
+WORKLOAD_fakev8_LDFLAGS := -rdynamic
+WORKLOAD_fakev8_compressed_CFLAGS := -O1 -fno-omit-frame-pointer -mno-red-zone
+WORKLOAD_fakev8_compressed_LDFLAGS := -rdynamic
 $(OUTPUT)/workloads/%: tests/workloads/%.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)

@@ -21,6 +21,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* the sampled thread's Python frames, stored with its user stack by walk_user() */
 #include "python.bpf.h"
+#include "v8.bpf.h"
 #include "unwind.bpf.h"
 
 /* Knobs, set between open and load. */
@@ -184,9 +185,10 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, const bool wa
 		if (kstack)
 			b->hdr.user_err = walk_user(
 				pid, (const __u64 *)bpf_task_pt_regs(bpf_get_current_task_btf()),
-				true, &us);
+				true, kind == EMBER_KIND_CPU, &us);
 		else
-			b->hdr.user_err = walk_user(pid, (const __u64 *)ctx, false, &us);
+			b->hdr.user_err = walk_user(pid, (const __u64 *)ctx, false,
+						    kind == EMBER_KIND_CPU, &us);
 	}
 	if (us && !b->hdr.user_err) {
 		/* native frames from ips[0], Python words from the top of ips (python.bpf.h) */
@@ -346,6 +348,7 @@ int on_exec(void *ctx)
 	/* the old image's list walks the new image wrong: frame pointers until userspace lists
 	 * the new one (absent: not listed) */
 	bpf_map_delete_elem(&unwind_procs, &pid);
+	bpf_map_delete_elem(&v8_procs, &pid); /* the new image is not that V8 */
 	/* the first exec of a burst wakes userspace; the others of its window go with it */
 	if (sampled) {
 		wake = BPF_RB_FORCE_WAKEUP;
@@ -435,6 +438,7 @@ int on_exit(void *ctx)
 	 * is taken first (see on_exec) */
 	now = bpf_ktime_get_ns();
 	bpf_map_delete_elem(&unwind_procs, &pid);
+	bpf_map_delete_elem(&v8_procs, &pid);
 	tell(pid, EMBER_REC_EXIT, BPF_RB_NO_WAKEUP, now);
 	return 0;
 }

@@ -268,8 +268,41 @@ static __always_inline int fp_step(struct walk *w)
 	return 0;
 }
 
-/* One frame: records w->ip, then finds the caller. bpf_loop callback: 0 go on, 1 stop. */
-static long walk_step(__u32 idx, void *ctx)
+/*
+ * In a V8 process (CPU samples), a frame about to be stepped by frame pointer is noted, to be
+ * looked at as a JavaScript frame after the walk (v8.bpf.h). The flag and the count are in map
+ * memory: on the stack the verifier would tell each value apart and walk the frame callback
+ * again for each; and struct walk keeps its size (offcpu_resume is at 6.1's 512 bytes).
+ */
+static __always_inline void fp_note(struct walk *w, __u32 n)
+{
+	struct v8_scratch *sc = v8_scratch_get();
+	__u32 k;
+
+	if (!sc || !sc->on)
+		return;
+	k = sc->n;
+	if (k >= V8_MAX_NOTED)
+		return;
+	sc->n = k + 1;
+	barrier_var(k);
+	k &= V8_MAX_NOTED - 1;
+	sc->fp[k] = w->bp;
+	sc->idx[k] = n;
+}
+
+/* A frame-pointer step of walk_frame(): noted first when @js. Without @js the walk is the
+ * code the off-CPU and memory programs had, for 6.1's verifier. */
+#define FP_STEP()                                                                                  \
+	do {                                                                                       \
+		if (js)                                                                            \
+			fp_note(w, n);                                                             \
+		return fp_step(w);                                                                 \
+	} while (0)
+
+/* One frame: records w->ip, then finds the caller. 0 go on, 1 stop. @js (a constant): frames
+ * stepped by frame pointer are noted for the V8 look (v8.bpf.h). */
+static __always_inline long walk_frame(void *ctx, bool js)
 {
 	struct walk *w = ctx;
 	const struct ember_unwind_proc *p = w->proc;
@@ -294,7 +327,7 @@ static long walk_step(__u32 idx, void *ctx)
 	w->fp_why = EMBER_STOP_NO_TABLE;
 	wcount(w, EMBER_WALK_FRAMES, 1);
 	if (!p)
-		return fp_step(w);
+		FP_STEP();
 	/* a return address points after the call: look up the call itself */
 	pc = w->exact_ip ? w->ip : w->ip - 1;
 	/* most callers are in the callee's file: its mapping first */
@@ -307,9 +340,10 @@ static long walk_step(__u32 idx, void *ctx)
 		/* in no mapping we know: JIT code newer than the list? one frame pointer step,
 		 * but not through a run of them */
 		w->fp_why = EMBER_STOP_UNMAPPED;
-		if (++w->unknown_run > MAX_UNKNOWN_RUN)
+		/* V8's JIT code newer than the list: its frames are no garbage (v8.bpf.h) */
+		if (++w->unknown_run > MAX_UNKNOWN_RUN && !(js && v8_scratch_on()))
 			return stop_short(w, EMBER_STOP_UNMAPPED);
-		return fp_step(w);
+		FP_STEP();
 	}
 	w->unknown_run = 0;
 	m &= EMBER_UNWIND_MAX_MAPS - 1;
@@ -317,15 +351,15 @@ static long walk_step(__u32 idx, void *ctx)
 	map = &p->maps[m];
 	/* JIT code, a file without CFI: frame pointers (the reason stays NO_TABLE) */
 	if (!map->row_count)
-		return fp_step(w);
+		FP_STEP();
 	w->fp_why = EMBER_STOP_NO_ROW;
 	if (pc - map->bias >= 0xffffffffULL)
-		return fp_step(w);
+		FP_STEP();
 	foff = (__u32)(pc - map->bias);
 	start = map->row_start;
 	hdr = bpf_map_lookup_elem(&unwind_rows, &start);
 	if (!hdr || !hdr->pc)
-		return fp_step(w);
+		FP_STEP();
 	id = hdr->pc;
 	slot_key = ((foff ^ (foff >> 13) ^ (id * 0x9e3779b9u)) * 0x85ebca6bu) >> 20;
 	slot = bpf_map_lookup_elem(&rule_cache, &slot_key);
@@ -336,7 +370,7 @@ static long walk_step(__u32 idx, void *ctx)
 	}
 	found = find_rule(w, start, map->row_count, hdr->rule, foff);
 	if (found < 0)
-		return fp_step(w);
+		FP_STEP();
 	rule = (__u32)found;
 	if (slot) {
 		slot->off = foff;
@@ -348,7 +382,7 @@ have_rule:
 	off = (__s64)EMBER_PROW_CFA_OFF(rule) * 8;
 	if (type == EMBER_CFA_NONE) {
 		w->fp_why = rule == EMBER_CFA_NONE ? EMBER_STOP_NO_ROW : EMBER_STOP_NO_RULE;
-		return fp_step(w);
+		FP_STEP();
 	}
 	switch (type) {
 	case EMBER_CFA_SP:
@@ -411,13 +445,25 @@ trunc:
 	return stop_short(w, EMBER_STOP_UNREADABLE);
 }
 
+/* The frame callbacks of bpf_loop(): without and with the V8 notes (CPU samples only). */
+static long walk_step(__u32 idx, void *ctx)
+{
+	return walk_frame(ctx, false);
+}
+
+static long walk_step_js(__u32 idx, void *ctx)
+{
+	return walk_frame(ctx, true);
+}
+
 /*
  * Walks the user stack of the current task from its registers (@regs: user mode registers,
- * read through @regs_kernel when they are in kernel memory) into the per-CPU scratch, which
+ * read through @regs_kernel when they are in kernel memory; @js, a constant: V8 frames looked
+ * at, for CPU samples) into the per-CPU scratch, which
  * *@ret points to (the caller copies it into the sample's record). Returns 0 or -errno: -EFAULT
  * (no user context), -ENOMEM.
  */
-static __always_inline int walk_user(__u32 pid, const __u64 *regs, bool regs_kernel,
+static __always_inline int walk_user(__u32 pid, const __u64 *regs, bool regs_kernel, bool js,
 				     struct ember_ustack **ret)
 {
 	struct walk w = { .hash = 0xcbf29ce484222325ULL, .exact_ip = true };
@@ -451,7 +497,27 @@ static __always_inline int walk_user(__u32 pid, const __u64 *regs, bool regs_ker
 		w.st->flags |= EMBER_USTACK_FP;
 	w.pid = pid;
 	w.ws = bpf_map_lookup_elem(&walk_stops, &zero);
-	bpf_loop(EMBER_MAX_STACK_DEPTH + 1, walk_step, &w, 0);
+	/* a V8 process: said in map memory, the walk state the same either way (a pointer or a
+	 * flag in it that differed would have the verifier walk the frame callback once each
+	 * way: 28k -> 62k instructions processed for do_sample on 6.18, and 6.1 under emulation
+	 * did not load within a minute) */
+	/* @js (a constant at each call): CPU samples only. The off-CPU and memory programs, whose
+	 * own checks already take 6.1's verifier long (offcpu_resume: 171k instructions), stay
+	 * without the V8 code: with it offcpu_resume did not load within 100 s under emulation */
+	if (js) {
+		struct v8_scratch *sc = v8_scratch_get();
+
+		if (!sc)
+			return -ENOMEM;
+		sc->n = 0;
+		sc->on = bpf_map_lookup_elem(&v8_procs, &pid) != NULL;
+		sc->t0 = bpf_ktime_get_ns();
+		bpf_loop(EMBER_MAX_STACK_DEPTH + 1, walk_step_js, &w, 0);
+		if (sc->on && sc->n)
+			v8_walk(pid, w.st, w.max, &w.hash);
+	} else {
+		bpf_loop(EMBER_MAX_STACK_DEPTH + 1, walk_step, &w, 0);
+	}
 	if (!w.st->nr)
 		return -EFAULT;
 	if (w.ws && (w.st->flags & EMBER_USTACK_TRUNC))

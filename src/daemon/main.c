@@ -42,6 +42,7 @@
 #include "ember/daemon/symbols/kresolve.h"
 #include "ember/daemon/symbols/symbolizer.h"
 #include "ember/daemon/unwind/python.h"
+#include "ember/daemon/unwind/v8.h"
 #include "ember/daemon/unwind/unwind.h"
 
 static int sampling_setup(struct emberd *d)
@@ -141,6 +142,16 @@ static int sampling_setup(struct emberd *d)
 		ingest__set_python(d->ingest, d->py);
 		sampler__set_pyname_fn(d->sampler, emberd_on_pyname, d);
 	}
+	if (d->cfg.v8 && !so.fp_only) {
+		struct v8_opts vo = V8_OPTS_DEFAULT;
+
+		vo.procs = d->procs;
+		vo.files = d->files;
+		d->v8 = v8__new(d->sampler, d->sym_st, &vo);
+		if (!d->v8)
+			log_warn("no JavaScript frames: %s", strerror(errno));
+		ingest__set_v8(d->ingest, d->v8);
+	}
 	sampler__set_pid_fn(d->sampler, emberd_on_new_pid, d);
 	sampler__set_exec_fn(d->sampler, emberd_on_exec, d);
 	sampler__set_exit_fn(d->sampler, emberd_on_exit_pid, d);
@@ -171,6 +182,7 @@ static void emberd_fini(struct emberd *d)
 	free(d->replay_files);
 	unwinder__free(d->unwind);
 	python__free(d->py);
+	v8__free(d->v8);
 	sampler__free(d->sampler);
 	symbolizer__free(d->sym);
 	proc_tracker__free(d->procs);

@@ -74,6 +74,7 @@ struct metrics *ember_metrics__new(void)
 		       { proc_tracker_counters, proc_tracker_counters_n },
 		       { filecache_counters, filecache_counters_n },
 		       { python_counters, python_counters_n },
+		       { v8_counters, v8_counters_n },
 		       { symbolizer_counters, symbolizer_counters_n },
 		       { symbolizer_debuginfod_counters, symbolizer_debuginfod_counters_n },
 		       { exporter_counters, exporter_counters_n },
@@ -578,6 +579,8 @@ static int handle_metrics(struct http_server *srv, struct http_request *req,
 				mapfile_stats_add(&f, &pub.unwind.files);
 			if (pub.have_python)
 				mapfile_stats_add(&f, &pub.python.files);
+			if (pub.have_v8)
+				mapfile_stats_add(&f, &pub.v8.files);
 			ember_metrics_mapfiles(m, &f);
 		}
 		ember_metrics_procs(m, &pub.procs);
@@ -587,6 +590,8 @@ static int handle_metrics(struct http_server *srv, struct http_request *req,
 			ember_metrics_unwind(m, &pub.unwind);
 		if (pub.have_python)
 			ember_metrics_python(m, &pub.python);
+		if (pub.have_v8)
+			metrics__set_counters(m, v8_counters, v8_counters_n, &pub.v8, NULL);
 		if (pub.have_exporter)
 			ember_metrics_export(m, pub.exporters);
 		metrics__set_counters(m, sampler_memio_counters, sampler_memio_counters_n,

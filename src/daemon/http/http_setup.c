@@ -184,6 +184,10 @@ static void stats_hook(struct sbuf *j, void *ctx)
 		sbuf_adds(j, "\"python\": {");
 		json_counters(j, python_counters, python_counters_n, &pub.python);
 	}
+	if (pub.have_v8) {
+		sbuf_adds(j, "\"v8\": {");
+		json_counters(j, v8_counters, v8_counters_n, &pub.v8);
+	}
 }
 
 int emberd_http_setup(const struct ember_config *cfg, const struct security_files *sec,

@@ -18,6 +18,7 @@
 #include "ember/daemon/sample/sampler.h"
 #include "ember/daemon/sample/bpf_shared.h"
 #include "ember/daemon/unwind/python.h"
+#include "ember/daemon/unwind/v8.h"
 #include "ember/daemon/symbols/symbolizer.h"
 #include "ember/daemon/unwind/unwind.h"
 
@@ -73,6 +74,8 @@ struct ingest {
 	struct symbolizer *sym;
 	struct unwinder *unwind;	/* asked to re-read a process whose walk was cut short */
 	struct python *py;		/* merges Python frames into the user frames; NULL: none */
+	struct v8 *v8;			/* names V8's JavaScript frames; NULL: none */
+	uint32_t v8ids[MAX_FRAMES];	/* a V8 process's user frames being named */
 	struct strtab *names;
 	struct scache_ent *scache;   /* SCACHE_SLOTS entries */
 	uint32_t tmp[HALF_FRAMES];   /* uncached symbolizer answers */
@@ -136,6 +139,11 @@ void ingest__set_python(struct ingest *in, struct python *py)
 struct python *ingest__python(const struct ingest *in)
 {
 	return in->py;
+}
+
+void ingest__set_v8(struct ingest *in, struct v8 *v8)
+{
+	in->v8 = v8;
 }
 
 const struct strtab *ingest__names(const struct ingest *in)
@@ -464,6 +472,63 @@ static const char *lost_name(int err, bool kernel)
 	return kernel ? "[lost stack]_[k]" : "[lost stack]";
 }
 
+/*
+ * The user frames of a group whose walk stored V8 words (bpf_shared.h: after the native ips, one
+ * per JavaScript frame: its native ip's index and its SharedFunctionInfo), root first in *@ret:
+ * each JavaScript frame by its function's name (v8.h) in place of its native ip, or by that ip
+ * when it cannot be named; the native runs between them symbolized as any stack is (cached
+ * each). Frames or -errno.
+ */
+static int symbolize_v8(struct ingest *in, const struct sampler_group *g, const uint32_t **ret)
+{
+	const uint64_t *ips = g->user_ips;
+	uint64_t t = g->nr_times ? g->times_ns[0] : 0, word[EMBER_MAX_STACK_DEPTH + 1] = { 0 };
+	size_t nn = 0, end, i, out = 0;
+	const uint32_t *ids;
+	int r, id;
+
+	while (nn < g->nr_user && !EMBER_V8F_IS(ips[nn]))
+		nn++;
+	if (nn > EMBER_MAX_STACK_DEPTH)
+		nn = EMBER_MAX_STACK_DEPTH;
+	for (i = nn; i < g->nr_user; i++)
+		if (EMBER_V8F_IS(ips[i]) && EMBER_V8F_IDX(ips[i]) < nn)
+			word[EMBER_V8F_IDX(ips[i])] = ips[i];
+	/* from the root down: each native run [i + 1, end) leaf first, then the JS frame at i */
+	for (end = i = nn; i-- > 0;) {
+		if (!word[i])
+			continue;
+		id = v8__frame_name(in->v8, g->pid, word[i]);
+		if (id == -ENOMEM)
+			return id;
+		if (id < 0)
+			continue; /* named by its native ip, with its run */
+		if (end > i + 1) {
+			r = symbolize(in, false, g->pid, t, ips + i + 1, end - i - 1, &ids);
+			if (r < 0)
+				return r;
+			if ((size_t)r > MAX_FRAMES - out)
+				r = (int)(MAX_FRAMES - out);
+			memcpy(in->v8ids + out, ids, (size_t)r * sizeof(*ids));
+			out += (size_t)r;
+		}
+		if (out < MAX_FRAMES)
+			in->v8ids[out++] = (uint32_t)id;
+		end = i;
+	}
+	if (end) {
+		r = symbolize(in, false, g->pid, t, ips, end, &ids);
+		if (r < 0)
+			return r;
+		if ((size_t)r > MAX_FRAMES - out)
+			r = (int)(MAX_FRAMES - out);
+		memcpy(in->v8ids + out, ids, (size_t)r * sizeof(*ids));
+		out += (size_t)r;
+	}
+	*ret = in->v8ids;
+	return (int)out;
+}
+
 static int add_ids(struct ingest *in, size_t *n, const uint32_t *ids, int r)
 {
 	if ((size_t)r > MAX_FRAMES - *n)
@@ -500,8 +565,13 @@ int ingest__group(struct ingest *in, const struct sampler_group *g, ingest_sink_
 			st.flags |= INGEST_STACK_TRUNCATED;
 			unwinder__refresh_pid(in->unwind, g->pid);
 		}
-		r = symbolize(in, false, g->pid, g->nr_times ? g->times_ns[0] : 0, g->user_ips,
-			      g->nr_user, &ids);
+		if (in->v8)
+			v8__sampled(in->v8, g->pid); /* a new process: is it a Node? */
+		if (in->v8 && (g->user_flags & EMBER_USTACK_V8))
+			r = symbolize_v8(in, g, &ids);
+		else
+			r = symbolize(in, false, g->pid, g->nr_times ? g->times_ns[0] : 0,
+				      g->user_ips, g->nr_user, &ids);
 		if (r >= 0 && in->py) /* Python frames where the interpreter ran them */
 			r = python__merge(in->py, g, ids, (size_t)r, &ids);
 		if (r < 0)

@@ -173,6 +173,8 @@ static void copy_worker_stats(struct emberd *d)
 		unwinder__stats(d->unwind, &p.unwind);
 	if (d->py)
 		python__stats(d->py, &p.python);
+	if (d->v8)
+		v8__stats(d->v8, &p.v8);
 	if (d->offcpu_sink)
 		offcpu_sink__stats(d->offcpu_sink, &p.offcpu);
 	memio_sink__stats(d->memio_sink, &p.memio);
@@ -207,6 +209,8 @@ static void prune(struct emberd *d)
 	}
 	if (d->py)
 		python__prune(d->py);
+	if (d->v8)
+		v8__prune(d->v8);
 	if (d->unwind)
 		(void)unwinder__sweep(d->unwind); /* processes gone, whatever was missed */
 	(void)proc_tracker__sweep(d->procs);
@@ -224,7 +228,8 @@ static void unwind_work(struct emberd *d)
 /* Counters for /api/v1/stats: the sampler's now, the worker's as of its last tick. Either thread. */
 void pipeline_publish(struct emberd *d)
 {
-	struct http_published pub = { .have_unwind = d->unwind != NULL, .have_python = d->py != NULL };
+	struct http_published pub = { .have_unwind = d->unwind != NULL, .have_python = d->py != NULL,
+				     .have_v8 = d->v8 != NULL };
 
 	sampler__stats(d->sampler, &pub.sampler);
 	(void)sampler__offcpu_stats(d->sampler, &pub.offcpu);
@@ -239,6 +244,7 @@ void pipeline_publish(struct emberd *d)
 	pub.file_cache = d->wpub.files;
 	pub.python = d->wpub.python;
 	pub.names_bytes = d->wpub.names_bytes;
+	pub.v8 = d->wpub.v8;
 	pthread_mutex_unlock(&d->wpub_lock);
 	if (d->exporter) { /* its own thread's counters, under its lock */
 		exporter__stats(d->exporter, pub.exporters);

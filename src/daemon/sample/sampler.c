@@ -796,7 +796,9 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 		    (err = bpf_map__reuse_fd(s->skel->maps.py_threads,
 					     bpf_map__fd(o->unwind_from->skel->maps.py_threads))) ||
 		    (err = bpf_map__reuse_fd(s->skel->maps.py_known,
-					     bpf_map__fd(o->unwind_from->skel->maps.py_known)))) {
+					     bpf_map__fd(o->unwind_from->skel->maps.py_known))) ||
+		    (err = bpf_map__reuse_fd(s->skel->maps.v8_procs,
+					     bpf_map__fd(o->unwind_from->skel->maps.v8_procs)))) {
 			(void)errbuf_set(errbuf, errlen, 0, "cannot share the unwind tables: %s",
 					 strerror(-err));
 			goto err_out;
@@ -1776,6 +1778,57 @@ int sampler__python_stats(struct sampler *s, struct ember_py_bpf_stats *ret)
 		ret->walk_ns += per[i].walk_ns;
 		for (size_t b = 0; b < EMBER_PY_HIST; b++)
 			ret->walk_hist[b] += per[i].walk_hist[b];
+	}
+	free(per);
+	return err;
+}
+
+/* --- V8 ------------------------------------------------------------------------ */
+
+int sampler__v8_set_proc(struct sampler *s, uint32_t pid, const struct ember_v8_proc *p)
+{
+	STAT_ADD(s, bpf_calls, 1);
+	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.v8_procs), &pid, p, BPF_ANY))
+		return errno == ENOMEM || errno == E2BIG ? -E2BIG : -errno;
+	return 0;
+}
+
+int sampler__v8_del_proc(struct sampler *s, uint32_t pid)
+{
+	STAT_ADD(s, bpf_calls, 1);
+	if (bpf_map_delete_elem(bpf_map__fd(s->skel->maps.v8_procs), &pid))
+		return -errno;
+	return 0;
+}
+
+bool sampler__v8_has_proc(struct sampler *s, uint32_t pid)
+{
+	struct ember_v8_proc p;
+
+	STAT_ADD(s, bpf_calls, 1);
+	return !bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.v8_procs), &pid, &p);
+}
+
+int sampler__v8_stats(struct sampler *s, struct ember_v8_bpf_stats *ret)
+{
+	struct ember_v8_bpf_stats *per = calloc((size_t)s->nr_cpus, sizeof(*per));
+	__u32 zero = 0;
+	int i, err = 0;
+
+	*ret = (struct ember_v8_bpf_stats){ 0 };
+	if (!per)
+		return -ENOMEM;
+	STAT_ADD(s, bpf_calls, 1);
+	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.v8_stats), &zero, per))
+		err = -errno;
+	for (i = 0; !err && i < s->nr_cpus; i++) {
+		ret->checks += per[i].checks;
+		ret->frames += per[i].frames;
+		ret->markers += per[i].markers;
+		ret->not_js += per[i].not_js;
+		ret->no_room += per[i].no_room;
+		ret->walk_ns += per[i].walk_ns;
+		ret->walks += per[i].walks;
 	}
 	free(per);
 	return err;

@@ -1190,6 +1190,8 @@ void unwinder__reached(struct unwinder *u, uint32_t pid, const uint64_t *ips, si
 		return; /* every mapping it lists has its table, or is anonymous */
 	now = mono_ns();
 	for (i = 0; i < n; i++) {
+		if (EMBER_V8F_IS(ips[i]))
+			continue; /* a JavaScript frame's word (bpf_shared.h), no address */
 		/* a return address points after the call: the call itself */
 		pc = i ? ips[i] - 1 : ips[i];
 		if (!m || pc < m->start || pc >= m->end)

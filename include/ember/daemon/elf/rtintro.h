@@ -252,6 +252,17 @@ int rtintro_hotspot_resolve(struct rtintro_hotspot *h, uint64_t bias, rtintro_re
 	X(CONS_SECOND, \
 		"class_ConsString__second__String|" \
 		"class_ConsString__second__Tagged_String_", false) \
+	X(THIN_STRING_TAG,	"ThinStringTag",			false) \
+	X(SLICED_STRING_TAG,	"SlicedStringTag",			false) \
+	X(THIN_ACTUAL, \
+		"class_ThinString__actual__String|" \
+		"class_ThinString__actual__Tagged_String_", false) \
+	X(SLICED_PARENT, \
+		"class_SlicedString__parent__String|" \
+		"class_SlicedString__parent__Tagged_String_", false) \
+	X(SLICED_OFFSET,	"class_SlicedString__offset__SMI",	false) \
+	X(SCOPEINFO_IDX_NLOCALS, "scopeinfo_idx_ncontextlocals",		false) \
+	X(SCOPEINFO_IDX_FIRST_VARS, "scopeinfo_idx_first_vars",		false) \
 	X(FIXED_ARRAY_LENGTH,	"class_FixedArrayBase__length__SMI",	false) \
 	X(FIXED_ARRAY_DATA,	"class_FixedArray__data__uintptr_t",	false) \
 	X(BYTECODE_ARRAY_SPT, \

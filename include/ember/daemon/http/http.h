@@ -48,6 +48,7 @@
 #include "ember/daemon/sample/sampler.h"
 #include "ember/daemon/elf/filecache.h"
 #include "ember/daemon/unwind/python.h"
+#include "ember/daemon/unwind/v8.h"
 #include "ember/daemon/symbols/symbolizer.h"
 #include "ember/daemon/unwind/unwind.h"
 #include "ember/daemon/export/exporter.h"
@@ -298,6 +299,8 @@ struct http_published {
 	struct filecache_stats file_cache; /* the mapped files' facts (elf/filecache.h) */
 	struct python_stats python;
 	bool have_python; /* Python frames are read ([python] enabled) */
+	struct v8_stats v8;
+	bool have_v8; /* JavaScript frames are read */
 	struct exporter_stats exporters[EXPORTER_KINDS];
 	bool have_exporter; /* [export] is on */
 	struct identity_stats identity;

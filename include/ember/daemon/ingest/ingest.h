@@ -100,6 +100,11 @@ void ingest__set_python(struct ingest *in, struct python *py);
 /* The Python frames' object set above (NULL: none). Borrowed. */
 struct python *ingest__python(const struct ingest *in);
 
+/* V8's JavaScript frames (v8.h; may be NULL): named in the user frames of Node processes.
+ * Borrowed. */
+struct v8;
+void ingest__set_v8(struct ingest *in, struct v8 *v8);
+
 /* True when [filter] excludes the samples of @pid with @comm (not counted). */
 bool ingest__excluded(struct ingest *in, uint32_t pid, const char *comm);
 

@@ -528,6 +528,51 @@ struct ember_py_bpf_stats {
 };
 
 /*
+ * --- V8 (Node) frames (bpf/v8.bpf.h; userspace: src/daemon/unwind/v8.c) ----------------------
+ *
+ * For a process userspace found to run a V8 whose postmortem data (v8dbg_*) checks out, each
+ * frame the native walk steps by frame pointer (JIT code, V8's builtins: no CFI) is looked at,
+ * once the walk is done, as a V8 frame: its context slot a tagged pointer (not a frame-type
+ * marker) and its function slot a JSFunction whose SharedFunctionInfo's map says so. Each such
+ * frame adds a word after the native ips (leaf first): EMBER_V8F_MARK | its native ip's index
+ * (EMBER_V8F_IDX) | the SharedFunctionInfo's address (untagged). Native ips are user addresses
+ * (< 2^47): a word with bit 63 set is never one. Userspace names the frame by the SFI, or by
+ * its native ip when it cannot.
+ */
+#define EMBER_USTACK_V8 (1u << 6) /* V8 words after the native ips */
+#define EMBER_V8F_MARK	(1ull << 63)
+#define EMBER_V8F_ADDR_MASK ((1ull << 47) - 1)
+#define EMBER_V8F_IDX_SHIFT 47 /* bits 47..53: the index of the frame's native ip */
+#define EMBER_V8F_IDX(w) ((unsigned int)(((w) >> EMBER_V8F_IDX_SHIFT) & 127))
+#define EMBER_V8F_IS(w) (((w) & EMBER_V8F_MARK) != 0)
+
+/* A V8 process as userspace read its binary's v8dbg_* data (v8.c). 32 bytes. */
+struct ember_v8_proc {
+	__s8 fp_context;      /* off_fp_context: -8 */
+	__s8 fp_function;     /* off_fp_function: -16 */
+	__u8 heap_tag;	      /* HeapObjectTag: 1 */
+	__u8 heap_tag_mask;   /* HeapObjectTagMask: 3 */
+	__u16 map_off;	      /* HeapObject::map: 0 */
+	__u16 instance_type_off; /* Map::instance_type */
+	__u16 shared_off;     /* JSFunction::shared */
+	__u16 type_sfi;	      /* SHARED_FUNCTION_INFO_TYPE */
+	__u16 pad[2];
+	__u64 pad2[2];
+};
+
+/* Per-CPU counters of the V8 frame checks. */
+struct ember_v8_bpf_stats {
+	__u64 checks;	 /* frames looked at: the sum of the three below (userspace's) */
+	__u64 frames;	 /* ... found to be JS frames (a word stored) */
+	__u64 markers;	 /* ... typed frames (a frame-type marker in the context slot), or
+			    its slot unreadable */
+	__u64 not_js;	 /* ... neither: no SFI at the function slot, unreadable */
+	__u64 no_room;	 /* JS frames not stored: the stack's depth was reached */
+	__u64 walk_ns;	 /* time in the walks of V8 processes (bpf_ktime_get_ns()) */
+	__u64 walks;	 /* walks of V8 processes */
+};
+
+/*
  * Kernel symbols without /proc/kallsyms (bpf/kresolve.bpf.c, src/daemon/symbols/kresolve.c): userspace writes up
  * to EMBER_KSYM_BATCH addresses into the program's .bss and runs it (BPF_PROG_TEST_RUN); it
  * formats each with the kernel's "%pS" ("name+0xoff/0xsize [module]", or "0x..." for no symbol)

@@ -439,4 +439,19 @@ void sampler__set_pyname_fn(struct sampler *s, sampler_pyname_fn fn, void *ctx);
 /* The Python walk's counters, summed over CPUs. 0 or -errno. */
 int sampler__python_stats(struct sampler *s, struct ember_py_bpf_stats *ret);
 
+/*
+ * V8: the processes whose frames stepped by frame pointer are looked at as JavaScript frames
+ * (bpf_shared.h, written by the unwind stage, v8.h). A capture's sampler shares the daemon's map.
+ */
+struct ember_v8_proc;
+struct ember_v8_bpf_stats;
+/* Sets (or replaces) @pid's entry; 0 or -errno (-E2BIG: the map is full). */
+int sampler__v8_set_proc(struct sampler *s, uint32_t pid, const struct ember_v8_proc *p);
+/* Removes @pid's entry. 0 or -ENOENT. */
+int sampler__v8_del_proc(struct sampler *s, uint32_t pid);
+/* @pid has an entry (the program deletes it at exec and exit). */
+bool sampler__v8_has_proc(struct sampler *s, uint32_t pid);
+/* The V8 frame checks' counters, summed over CPUs. 0 or -errno. */
+int sampler__v8_stats(struct sampler *s, struct ember_v8_bpf_stats *ret);
+
 #endif

@@ -107,6 +107,9 @@ struct ember_config {
 	uint64_t python_codes; /* code objects named; 1024..16M, default 65536 */
 	uint64_t python_code_memory_bytes; /* their names and line tables; 1M..4G, default 64M */
 
+	/* [v8] */
+	bool v8; /* JavaScript frames of Node (V8) processes; default yes */
+
 	/* [offcpu] (docs/design/offcpu.md) */
 	bool offcpu;			  /* off-CPU events; default no */
 	char offcpu_states[EMBER_LIST_MAX]; /* ','-separated of S, D, R; default "S,D" */

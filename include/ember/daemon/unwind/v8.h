@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * v8: JavaScript functions by name in the stacks of Node (V8) processes, with no flag in the
+ * program (no --perf-basic-prof, no agent).
+ *
+ *   detection   at a process's first sample (v8__sampled(), on the worker): a mapped file named
+ *               node* or libnode.so* whose v8dbg_* postmortem symbols (elf/rtintro.h) are all
+ *               there and consistent (uncompressed tagged pointers, frame slots where x86-64
+ *               keeps them, offsets inside an object) is written to the sampler's V8 map (struct
+ *               ember_v8_proc): the BPF walk then stores, after each JavaScript frame's native
+ *               ip, the address of its SharedFunctionInfo (bpf/v8.bpf.h). A file whose data is
+ *               missing or inconsistent is counted (procs_unsupported) and its frames keep their
+ *               native names (Builtins_*, [unknown]), never a guess.
+ *   names       each SharedFunctionInfo is read from the process's own memory (process_vm_readv,
+ *               bounded: strings to V8_STR_MAX characters, cons/thin/sliced strings to a fixed
+ *               depth), its map checked to say SharedFunctionInfo, its name taken from the
+ *               String or the ScopeInfo it holds, its script's name as the file:
+ *               "name (file)_[j]", "(anonymous) (file)_[j]". Cached per process by address,
+ *               checked again (one read) after V8_RECHECK_NS: V8's GC moves objects. A frame
+ *               that cannot be named keeps its native name (counted, frames_unnamed).
+ *
+ * Worker thread only (ingest); non-logging (counters in v8_stats).
+ */
+#ifndef EMBER_V8_H
+#define EMBER_V8_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ember/core/base/counters.h"
+#include "ember/daemon/elf/filecache.h"
+#include "ember/daemon/elf/rtintro.h"
+#include "ember/daemon/proc/mapfile.h"
+
+#include <linux/types.h>
+
+#include "ember/daemon/sample/bpf_shared.h"
+
+struct sampler;
+struct strtab;
+struct proc_tracker;
+
+struct v8_opts {
+	uint32_t max_procs;	    /* V8 processes tracked */
+	uint32_t max_names;	    /* SharedFunctionInfos named, per process */
+	const char *proc_root;	    /* "/proc" unless testing */
+	struct proc_tracker *procs; /* where mappings come from (borrowed); NULL: its own */
+	struct filecache *files;    /* per-file facts (borrowed); NULL: one of its own */
+};
+
+/* max_procs: processes looked at (V8 or not, while they live); the BPF map holds 1024 V8s */
+#define V8_OPTS_DEFAULT { .max_procs = 65536, .max_names = 16384, .proc_root = "/proc" }
+
+struct v8_stats {
+	uint64_t procs;		    /* gauge: V8 processes whose JavaScript frames are read */
+	uint64_t procs_unsupported; /* gauge: V8 binaries whose v8dbg_ data is missing/changed */
+	uint64_t procs_dropped;	    /* not tracked: max_procs reached, or the BPF map full */
+	uint64_t detections;	    /* processes examined */
+	uint64_t detect_ns;	    /* time examining them (files read once, cached) */
+	uint64_t frames;	    /* JavaScript frames named */
+	uint64_t frames_unnamed;    /* ... kept their native name: SFI unreadable, moved, not one */
+	uint64_t frames_builtin;    /* ... V8's own builtins' closures (no script, no name):
+				       named by their native symbol (Builtins_*) */
+	uint64_t names;		    /* SharedFunctionInfos read */
+	uint64_t name_rechecks;	    /* ... cached names checked again */
+	uint64_t name_evictions;    /* a process's name cache emptied for room (max_names) */
+	uint64_t reasons[RTI__REASONS]; /* why binaries were refused (rtintro.h) */
+	uint64_t walk_ns_per_walk;  /* BPF: mean time of a V8 process's stack walk */
+	struct ember_v8_bpf_stats bpf;
+	struct mapfile_stats files;
+};
+
+extern const struct counter_desc v8_counters[];
+extern const size_t v8_counters_n;
+
+struct v8; /* opaque */
+
+/* @sampler (its V8 map) and @names (the symbolizer's strtab) are borrowed. NULL + errno. */
+struct v8 *v8__new(struct sampler *sampler, struct strtab *names, const struct v8_opts *o);
+void v8__free(struct v8 *v);
+
+/* A group of @pid's samples is being ingested: examine it if it is new (once). */
+void v8__sampled(struct v8 *v, uint32_t pid);
+
+/* The id (in @names) of the JavaScript frame whose BPF word is @word, in process @pid; or -1:
+ * name it by its native ip. -ENOMEM. */
+int v8__frame_name(struct v8 *v, uint32_t pid, uint64_t word);
+
+/* Housekeeping, e.g. every 5 s: forgets processes that exited or exec'ed (their BPF entry is
+ * gone: the program deletes it at both). */
+void v8__prune(struct v8 *v);
+
+void v8__stats(struct v8 *v, struct v8_stats *ret);
+
+/*
+ * Exposed for tests: a V8 binary's facts -> the BPF entry, refused (false) when inconsistent
+ * (@why: the rtintro reason).
+ */
+bool v8_facts_check(const struct rtintro_v8 *f, struct ember_v8_proc *ret, int *why);
+
+#endif

@@ -1,0 +1,835 @@
+// SPDX-License-Identifier: MIT
+/* v8: JavaScript frames of Node processes (include/ember/daemon/unwind/v8.h). */
+#include "ember/daemon/unwind/v8.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "ember/core/base/clock.h"
+#include "ember/core/base/hash.h"
+#include "ember/core/base/sbuf.h"
+#include "ember/core/base/strtab.h"
+#include "ember/core/base/utf8.h"
+#include "ember/core/model/frame.h"
+#include "ember/daemon/sample/sampler.h"
+#include "ember/daemon/proc/procfs.h"
+#include "ember/daemon/proc/procmaps.h"
+#include "ember/daemon/proc/proctrack.h"
+
+#define PROC_SLOTS	1024
+#define V8_STR_MAX	512		   /* characters of a name or file read */
+#define V8_STR_DEPTH	6		   /* cons/thin/sliced strings followed */
+#define V8_RECHECK_NS	(1 * NSEC_PER_SEC) /* a cached name's SFI read again after this */
+#define V8_SCOPE_SCAN	6		   /* ScopeInfo slots looked at for the name */
+#define V8_MAX_LOCALS	4096		   /* a ScopeInfo's context locals believed */
+#define V8_INLINE_LOCALS 75		   /* kScopeInfoMaxInlinedLocalNamesSize */
+#define V8_MAX_OFF	4096		   /* an object field's offset believed */
+#define DETECT_TRIES	20		   /* examinations while ld.so has not mapped libnode */
+#define ANON		"(anonymous)"
+
+enum v8state {
+	V8S_NOT,	 /* no V8 mapped */
+	V8S_RETRY,	 /* caught before its libraries were mapped */
+	V8S_ON,		 /* in the BPF map: frames read */
+	V8S_UNSUPPORTED, /* a V8 whose data is missing or inconsistent: native frames */
+};
+
+struct v8name {
+	uint64_t sfi;	    /* 0: empty slot */
+	uint64_t key;	    /* what the name was read from: the SFI's map ^ name_or_scope_info */
+	uint64_t checked;   /* last read (CLOCK_MONOTONIC) */
+	int32_t id;	    /* in names, or -1: not a SharedFunctionInfo (native name) */
+};
+
+struct v8proc {
+	struct v8proc *next;
+	uint32_t pid;
+	enum v8state state;
+	unsigned int tries;
+	uint64_t seen_ns;	  /* not V8: its executable last looked at */
+	uint64_t exe_ino, exe_dev; /* ... and what it was */
+	struct rtintro_v8 f; /* its binary's facts */
+	struct v8name *names; /* open addressing by SFI address */
+	size_t cap, n;
+};
+
+struct v8_file_facts {
+	struct rtintro_v8 f;
+	int err; /* 0, or -reason */
+};
+
+struct v8 {
+	struct v8_opts o;
+	char proc_root[256];
+	struct sampler *sampler;
+	struct strtab *names;
+	struct v8proc *procs[PROC_SLOTS];
+	size_t nr_procs;
+	struct proc_tracker *tracker, *own_tracker;
+	struct filecache *files, *own_files;
+	struct sbuf name, file, out;
+	struct v8_stats st;
+};
+
+/* --- memory of the process ---------------------------------------------------------------- */
+
+/* Reads @len bytes at @addr of @pid: 0, or -errno (-EFAULT when short). */
+static int mem_read(uint32_t pid, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec local = { .iov_base = buf, .iov_len = len };
+	struct iovec remote = { .iov_base = (void *)(uintptr_t)addr, .iov_len = len };
+	ssize_t n;
+
+	if (!len)
+		return 0;
+	if (addr > EMBER_V8F_ADDR_MASK || len > EMBER_V8F_ADDR_MASK - addr)
+		return -EFAULT; /* not a user address */
+	n = process_vm_readv((pid_t)pid, &local, 1, &remote, 1, 0);
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EFAULT;
+}
+
+static int rd64(uint32_t pid, uint64_t addr, uint64_t *ret)
+{
+	return mem_read(pid, addr, ret, sizeof(*ret));
+}
+
+#define VAL(pp, id) ((pp)->f.val[RTI_V8_##id])
+
+static bool is_heap(const struct v8proc *pp, uint64_t tagged)
+{
+	return (tagged & (uint64_t)VAL(pp, HEAP_OBJECT_TAG_MASK)) ==
+		   (uint64_t)VAL(pp, HEAP_OBJECT_TAG) &&
+	       tagged > 0xffff && tagged <= EMBER_V8F_ADDR_MASK;
+}
+
+/* A tagged field of the object @obj (tagged) at @off: 0 or -errno. */
+static int field(const struct v8proc *pp, uint64_t obj, int32_t off, uint64_t *ret)
+{
+	return rd64(pp->pid, obj - (uint64_t)VAL(pp, HEAP_OBJECT_TAG) + (uint64_t)(int64_t)off,
+		    ret);
+}
+
+/* The instance type of heap object @obj, or -1; its map in *@map. */
+static int type_of(const struct v8proc *pp, uint64_t obj, uint64_t *map)
+{
+	uint16_t t;
+
+	if (!is_heap(pp, obj) || field(pp, obj, VAL(pp, HEAPOBJECT_MAP), map) || !is_heap(pp, *map) ||
+	    mem_read(pp->pid,
+		     *map - (uint64_t)VAL(pp, HEAP_OBJECT_TAG) +
+			 (uint64_t)VAL(pp, MAP_INSTANCE_TYPE),
+		     &t, sizeof(t)))
+		return -1;
+	return t;
+}
+
+/* Appends a code unit of a name, tidied for folded frames as python.c's reader does. */
+static void put_unit(struct sbuf *sb, uint32_t cp)
+{
+	char b[4];
+
+	if (cp == ';')
+		cp = ':';
+	if (cp < 0x20 || cp == 0x7f) {
+		sbuf_addf(sb, "\\x%02x", cp);
+		return;
+	}
+	if (cp >= 0xd800 && cp < 0xe000)
+		cp = 0xfffd; /* a UTF-16 surrogate: no pair joined here */
+	if (cp < 0x80) {
+		sbuf_addc(sb, (char)cp);
+	} else if (cp < 0x800) {
+		b[0] = (char)(0xc0 | cp >> 6);
+		b[1] = (char)(0x80 | (cp & 0x3f));
+		sbuf_add(sb, b, 2);
+	} else {
+		b[0] = (char)(0xe0 | cp >> 12);
+		b[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+		b[2] = (char)(0x80 | (cp & 0x3f));
+		sbuf_add(sb, b, 3);
+	}
+}
+
+/*
+ * Appends the characters [@from, @from + @len) of the V8 String @str (tagged) to @sb, at most
+ * *@budget of them (decremented): sequential one- and two-byte strings, cons (both halves),
+ * thin and sliced strings, @depth levels deep. 0, or -1 when it is no string it can read.
+ */
+static int read_string(const struct v8proc *pp, uint64_t str, uint32_t from, uint32_t len,
+		       unsigned int depth, struct sbuf *sb, uint32_t *budget)
+{
+	uint64_t map, a, b;
+	int32_t slen;
+	int type;
+	uint32_t repr, n, i;
+
+	type = type_of(pp, str, &map);
+	if (type < 0 || type >= VAL(pp, FIRST_NONSTRING_TYPE) || !depth)
+		return -1;
+	if (mem_read(pp->pid, str - 1 + (uint64_t)VAL(pp, STRING_LENGTH), &slen, sizeof(slen)) ||
+	    slen < 0)
+		return -1;
+	if (len == UINT32_MAX || from > (uint32_t)slen || len > (uint32_t)slen - from) {
+		if (len != UINT32_MAX)
+			return -1; /* a slice past its parent */
+		from = 0;
+		len = (uint32_t)slen;
+	}
+	repr = (uint32_t)type & (uint32_t)VAL(pp, STRING_REPR_MASK);
+	if (repr == (uint32_t)VAL(pp, SEQ_STRING_TAG)) {
+		bool one = ((uint32_t)type & (uint32_t)VAL(pp, STRING_ENCODING_MASK)) ==
+			   (uint32_t)VAL(pp, ONE_BYTE_STRING_TAG);
+		uint8_t buf[V8_STR_MAX * 2];
+
+		n = len < *budget ? len : *budget;
+		if (!one && !pp->f.have[RTI_V8_SEQ_TWO_BYTE_CHARS])
+			return -1;
+		a = str - 1 +
+		    (uint64_t)(one ? VAL(pp, SEQ_ONE_BYTE_CHARS) : VAL(pp, SEQ_TWO_BYTE_CHARS)) +
+		    (uint64_t)from * (one ? 1 : 2);
+		if (mem_read(pp->pid, a, buf, (size_t)n * (one ? 1 : 2)))
+			return -1;
+		for (i = 0; i < n; i++)
+			put_unit(sb, one ? buf[i] : (uint32_t)(buf[2 * i] | buf[2 * i + 1] << 8));
+		*budget -= n;
+		return 0;
+	}
+	if (repr == (uint32_t)VAL(pp, CONS_STRING_TAG) && pp->f.have[RTI_V8_CONS_FIRST] &&
+	    pp->f.have[RTI_V8_CONS_SECOND]) {
+		int32_t flen;
+
+		if (field(pp, str, VAL(pp, CONS_FIRST), &a) ||
+		    field(pp, str, VAL(pp, CONS_SECOND), &b) || type_of(pp, a, &map) < 0 ||
+		    mem_read(pp->pid, a - 1 + (uint64_t)VAL(pp, STRING_LENGTH), &flen,
+			     sizeof(flen)) ||
+		    flen < 0)
+			return -1;
+		/* the part of [from, from + len) in each half */
+		if (from < (uint32_t)flen) {
+			uint32_t l = (uint32_t)flen - from < len ? (uint32_t)flen - from : len;
+
+			if (read_string(pp, a, from, l, depth - 1, sb, budget))
+				return -1;
+			len -= l;
+			from = 0;
+		} else {
+			from -= (uint32_t)flen;
+		}
+		if (!len || !*budget)
+			return 0;
+		return read_string(pp, b, from, len, depth - 1, sb, budget);
+	}
+	if (repr == (uint32_t)VAL(pp, THIN_STRING_TAG) && pp->f.have[RTI_V8_THIN_ACTUAL]) {
+		if (field(pp, str, VAL(pp, THIN_ACTUAL), &a))
+			return -1;
+		return read_string(pp, a, from, len, depth - 1, sb, budget);
+	}
+	if (repr == (uint32_t)VAL(pp, SLICED_STRING_TAG) && pp->f.have[RTI_V8_SLICED_PARENT] &&
+	    pp->f.have[RTI_V8_SLICED_OFFSET]) {
+		uint64_t off;
+
+		if (field(pp, str, VAL(pp, SLICED_PARENT), &a) ||
+		    field(pp, str, VAL(pp, SLICED_OFFSET), &off))
+			return -1;
+		off = (uint64_t)((int64_t)off >> 32); /* a Smi */
+		if (off > UINT32_MAX - (uint64_t)from)
+			return -1;
+		return read_string(pp, a, from + (uint32_t)off, len, depth - 1, sb, budget);
+	}
+	return -1; /* external strings: their bytes live outside the heap; not read */
+}
+
+/* Reads string @str whole (bounded) into @sb, reset first. 0 or -1. */
+static int string_of(const struct v8proc *pp, uint64_t str, struct sbuf *sb)
+{
+	uint32_t budget = V8_STR_MAX;
+
+	sbuf_reset(sb);
+	return read_string(pp, str, 0, UINT32_MAX, V8_STR_DEPTH, sb, &budget);
+}
+
+/*
+ * The function's name in the ScopeInfo @si: after the header's Smis (flags, parameter count,
+ * context local count: v8dbg_scopeinfo_idx_*), the context locals' names and infos (or one hash
+ * table when there are many), then optional slots of which the first String is the function's
+ * name and the next, when that is empty, the name V8 inferred. The layout of the optional part
+ * is not in the postmortem data: the scan is bounded and takes Strings only.
+ */
+static int scope_name(const struct v8proc *pp, uint64_t si, struct sbuf *sb)
+{
+	uint64_t slots[V8_SCOPE_SCAN], nlocals, map, at;
+	size_t i;
+	int t;
+
+	if (field(pp, si, 8 + 8 * VAL(pp, SCOPEINFO_IDX_NLOCALS), &nlocals))
+		return -1;
+	nlocals = (uint64_t)((int64_t)nlocals >> 32);
+	if (nlocals > V8_MAX_LOCALS)
+		return -1;
+	at = (uint64_t)VAL(pp, SCOPEINFO_IDX_FIRST_VARS) +
+	     (nlocals < V8_INLINE_LOCALS ? 2 * nlocals : nlocals + 1);
+	if (mem_read(pp->pid, si - 1 + 8 + 8 * at, slots, sizeof(slots)))
+		return -1;
+	for (i = 0; i < V8_SCOPE_SCAN; i++) {
+		if (!is_heap(pp, slots[i]))
+			continue;
+		t = type_of(pp, slots[i], &map);
+		if (t < 0)
+			return -1;
+		if (t == VAL(pp, TYPE_SCOPE_INFO))
+			break; /* the outer scope: past the names */
+		if (t >= VAL(pp, FIRST_NONSTRING_TYPE))
+			continue; /* undefined, the hole */
+		if (string_of(pp, slots[i], sb))
+			return -1;
+		if (sb->len)
+			return 0;
+	}
+	sbuf_reset(sb);
+	return 0;
+}
+
+/*
+ * Reads the SharedFunctionInfo at @sfi (untagged) of @pp: its interned frame name in *@id
+ * (-1: not one, -2: a builtin's, named natively), and in *@key what the name was read from. 0, or -ENOMEM.
+ */
+static int read_sfi(struct v8 *v, struct v8proc *pp, uint64_t sfi, uint64_t *key, int32_t *id)
+{
+	uint64_t obj = sfi + (uint64_t)VAL(pp, HEAP_OBJECT_TAG), map, nos, scr, smap, sname;
+	struct frame f = { .kind = FRAME_JIT, .form = FRAME_SYMBOL };
+	int t, r;
+
+	*id = -1;
+	*key = 0;
+	v->st.names++;
+	if (type_of(pp, obj, &map) != VAL(pp, TYPE_SFI) ||
+	    field(pp, obj, VAL(pp, SFI_NAME_OR_SCOPE), &nos))
+		return 0;
+	*key = map ^ nos;
+	sbuf_reset(&v->name);
+	if (is_heap(pp, nos)) {
+		t = type_of(pp, nos, &map);
+		if (t >= 0 && t < VAL(pp, FIRST_NONSTRING_TYPE))
+			r = string_of(pp, nos, &v->name);
+		else if (t == VAL(pp, TYPE_SCOPE_INFO))
+			r = scope_name(pp, nos, &v->name);
+		else
+			r = -1;
+		if (r)
+			return 0;
+	}
+	/* the script's name: the file (a DebugInfo in its place, or none: no file) */
+	sbuf_reset(&v->file);
+	if (!field(pp, obj, VAL(pp, SFI_SCRIPT), &scr) &&
+	    type_of(pp, scr, &smap) == VAL(pp, TYPE_SCRIPT) &&
+	    !field(pp, scr, VAL(pp, SCRIPT_NAME), &sname) && is_heap(pp, sname) &&
+	    string_of(pp, sname, &v->file))
+		sbuf_reset(&v->file);
+	if (!v->file.len && !v->name.len) {
+		*id = -2; /* a builtin's closure (no script, no name): its native name says more */
+		return 0;
+	}
+	sbuf_reset(&v->out);
+	if (v->file.len) {
+		sbuf_add(&v->out, v->name.len ? v->name.buf : ANON,
+			 v->name.len ? v->name.len : strlen(ANON));
+		sbuf_add(&v->out, " (", 2);
+		sbuf_add(&v->out, v->file.buf, v->file.len);
+		sbuf_addc(&v->out, ')');
+	} else {
+		sbuf_add(&v->out, v->name.len ? v->name.buf : ANON,
+			 v->name.len ? v->name.len : strlen(ANON));
+	}
+	if (sbuf_error(&v->out) || sbuf_error(&v->name) || sbuf_error(&v->file))
+		return -ENOMEM;
+	f.name = v->out.buf;
+	f.name_len = v->out.len;
+	sbuf_reset(&v->name);
+	frame_format(&v->name, &f);
+	if (sbuf_error(&v->name))
+		return -ENOMEM;
+	r = strtab__intern(v->names, v->name.buf, v->name.len);
+	if (r < 0)
+		return -ENOMEM;
+	*id = r;
+	return 0;
+}
+
+/* --- processes ---------------------------------------------------------------------------- */
+
+static struct v8proc *proc_find(struct v8 *v, uint32_t pid)
+{
+	struct v8proc *pp = v->procs[hash_mix64(pid) & (PROC_SLOTS - 1)];
+
+	while (pp && pp->pid != pid)
+		pp = pp->next;
+	return pp;
+}
+
+static void set_state(struct v8 *v, struct v8proc *pp, enum v8state s)
+{
+	if (pp->state == V8S_ON)
+		v->st.procs--;
+	else if (pp->state == V8S_UNSUPPORTED)
+		v->st.procs_unsupported--;
+	pp->state = s;
+	if (s == V8S_ON)
+		v->st.procs++;
+	else if (s == V8S_UNSUPPORTED)
+		v->st.procs_unsupported++;
+}
+
+static void proc_remove(struct v8 *v, struct v8proc *pp)
+{
+	struct v8proc **at = &v->procs[hash_mix64(pp->pid) & (PROC_SLOTS - 1)];
+
+	while (*at && *at != pp)
+		at = &(*at)->next;
+	if (*at)
+		*at = pp->next;
+	set_state(v, pp, V8S_NOT);
+	v->nr_procs--;
+	free(pp->names);
+	free(pp);
+}
+
+bool v8_facts_check(const struct rtintro_v8 *f, struct ember_v8_proc *ret, int *why)
+{
+	const int32_t *x = f->val;
+
+	*why = RTI_MISSING;
+	if (f->missing_required || !f->have[RTI_V8_SCOPEINFO_IDX_NLOCALS] ||
+	    !f->have[RTI_V8_SCOPEINFO_IDX_FIRST_VARS])
+		return false;
+	*why = RTI_BAD_VALUE;
+	/* uncompressed tagged pointers (every official Node build): 32-bit Smis in the high half,
+	 * 8-byte fields; pointer compression or the sandbox would need the cage base */
+	if (x[RTI_V8_SMI_SHIFT_SIZE] != 31 || x[RTI_V8_HEAP_OBJECT_TAG] != 1 ||
+	    x[RTI_V8_HEAP_OBJECT_TAG_MASK] != 3 || x[RTI_V8_SMI_TAG] != 0 ||
+	    x[RTI_V8_SMI_TAG_MASK] != 1)
+		return false;
+	/* the slots below the frame pointer, as x86-64 V8 lays them out */
+	if (x[RTI_V8_OFF_FP_CONTEXT] > -8 || x[RTI_V8_OFF_FP_CONTEXT] < -64 ||
+	    x[RTI_V8_OFF_FP_CONTEXT] % 8 || x[RTI_V8_OFF_FP_FUNCTION] > -8 ||
+	    x[RTI_V8_OFF_FP_FUNCTION] < -64 || x[RTI_V8_OFF_FP_FUNCTION] % 8 ||
+	    x[RTI_V8_OFF_FP_FUNCTION] == x[RTI_V8_OFF_FP_CONTEXT])
+		return false;
+	for (int i = 0; i < RTI_V8__COUNT; i++) {
+		if (!f->have[i])
+			continue;
+		switch (i) {
+		case RTI_V8_HEAPOBJECT_MAP:
+		case RTI_V8_MAP_INSTANCE_TYPE:
+		case RTI_V8_JSFUNCTION_SHARED:
+		case RTI_V8_SFI_NAME_OR_SCOPE:
+		case RTI_V8_SFI_SCRIPT:
+		case RTI_V8_SCRIPT_NAME:
+		case RTI_V8_STRING_LENGTH:
+		case RTI_V8_SEQ_ONE_BYTE_CHARS:
+		case RTI_V8_SEQ_TWO_BYTE_CHARS:
+		case RTI_V8_CONS_FIRST:
+		case RTI_V8_CONS_SECOND:
+		case RTI_V8_THIN_ACTUAL:
+		case RTI_V8_SLICED_PARENT:
+		case RTI_V8_SLICED_OFFSET:
+			if (x[i] < 0 || x[i] > V8_MAX_OFF)
+				return false;
+			break;
+		case RTI_V8_SCOPEINFO_IDX_NLOCALS:
+		case RTI_V8_SCOPEINFO_IDX_FIRST_VARS:
+			if (x[i] < 0 || x[i] > 16)
+				return false;
+			break;
+		default:
+			break;
+		}
+	}
+	if (x[RTI_V8_TYPE_SFI] < 0 || x[RTI_V8_TYPE_SFI] > 0xffff || x[RTI_V8_MAP_INSTANCE_TYPE] % 2)
+		return false;
+	*ret = (struct ember_v8_proc){
+		.fp_context = (__s8)x[RTI_V8_OFF_FP_CONTEXT],
+		.fp_function = (__s8)x[RTI_V8_OFF_FP_FUNCTION],
+		.heap_tag = 1,
+		.heap_tag_mask = 3,
+		.map_off = (__u16)x[RTI_V8_HEAPOBJECT_MAP],
+		.instance_type_off = (__u16)x[RTI_V8_MAP_INSTANCE_TYPE],
+		.shared_off = (__u16)x[RTI_V8_JSFUNCTION_SHARED],
+		.type_sfi = (__u16)x[RTI_V8_TYPE_SFI],
+	};
+	*why = RTI_OK;
+	return true;
+}
+
+struct scan {
+	struct procmaps_entry e[2];
+	char path[2][512];
+	size_t n;
+	bool libc;
+};
+
+static bool name_is_node(const char *b, size_t len)
+{
+	return (len >= 4 && !memcmp(b, "node", 4)) || (len >= 10 && !memcmp(b, "libnode.so", 10));
+}
+
+static int on_map(const struct procmaps_entry *e, void *ctx)
+{
+	struct scan *sc = ctx;
+	const char *base;
+	size_t blen, i;
+
+	if (e->kind != PROCMAPS_FILE || !e->path_len || e->path_len >= sizeof(sc->path[0]))
+		return 0;
+	base = procmaps_basename(e, &blen);
+	if (blen >= 5 && (!memcmp(base, "libc.", 5) || !memcmp(base, "libc-", 5)))
+		sc->libc = true;
+	if (!e->x || !name_is_node(base, blen))
+		return 0;
+	for (i = 0; i < sc->n; i++)
+		if (sc->e[i].inode == e->inode)
+			return 0;
+	if (sc->n == 2)
+		return 0;
+	sc->e[sc->n] = *e;
+	memcpy(sc->path[sc->n], e->path, e->path_len);
+	sc->path[sc->n][e->path_len] = '\0';
+	sc->e[sc->n].path = sc->path[sc->n];
+	sc->n++;
+	return 0;
+}
+
+/* The facts of the file of mapping @e (of snapshot @m, at @me there): cached per file. */
+static const struct v8_file_facts *file_facts(struct v8 *v, struct proc_maps *m, uint32_t pid,
+					      const struct procmaps_entry *e)
+{
+	struct mapfile_want w = { .pid = pid, .start = e->start, .end = e->end, .path = e->path,
+				  .path_len = e->path_len, .deleted = e->deleted,
+				  .dev_major = e->dev_major, .dev_minor = e->dev_minor,
+				  .ino = e->inode };
+	const struct v8_file_facts *known;
+	struct v8_file_facts ff;
+	struct filecache_id id;
+	struct stat st;
+	int fd;
+
+	(void)m;
+	fd = mapfile_open(v->proc_root, &w, &v->st.files, &st);
+	if (fd < 0)
+		return NULL;
+	filecache_id_of(&st, &id);
+	known = filecache__get(v->files, &id, FILECACHE_V8);
+	if (!known) {
+		struct rtintro_stats rs = { 0 };
+
+		memset(&ff, 0, sizeof(ff));
+		ff.err = rtintro_v8_read(fd, &ff.f, &rs);
+		for (int i = 0; i < RTI__REASONS; i++)
+			v->st.reasons[i] += rs.reason[i];
+		(void)filecache__put(v->files, &id, FILECACHE_V8, &ff, sizeof(ff));
+		known = filecache__get(v->files, &id, FILECACHE_V8);
+		if (!known) {
+			close(fd);
+			return NULL;
+		}
+	}
+	close(fd);
+	return known;
+}
+
+static void detect(struct v8 *v, struct v8proc *pp)
+{
+	struct scan sc = { .n = 0 };
+	const struct v8_file_facts *ff = NULL;
+	struct ember_v8_proc bp;
+	struct proc_maps *m;
+	uint64_t t0 = mono_ns();
+	int why = RTI_NO_TABLES;
+	size_t i;
+
+	v->st.detections++;
+	pp->tries++;
+	m = proc_tracker__maps(v->tracker, pp->pid, 0);
+	if (!m) {
+		set_state(v, pp, V8S_NOT);
+		goto out;
+	}
+	(void)proc_maps__for_each(m, on_map, &sc);
+	for (i = 0; i < sc.n && !ff; i++) {
+		ff = file_facts(v, m, pp->pid, &sc.e[i]);
+		if (ff && ff->err == -RTI_NO_TABLES)
+			ff = NULL; /* a program named node* that is no V8 */
+	}
+	proc_maps__put(m);
+	if (!ff) {
+		if (!sc.libc && pp->tries < DETECT_TRIES) {
+			set_state(v, pp, V8S_RETRY); /* right after exec: libnode not mapped yet */
+			sampler__renote_pid(v->sampler, pp->pid);
+		} else {
+			set_state(v, pp, V8S_NOT);
+		}
+		goto out;
+	}
+	pp->f = ff->f;
+	if (ff->err || !v8_facts_check(&ff->f, &bp, &why)) {
+		if (!ff->err)
+			v->st.reasons[why]++;
+		set_state(v, pp, V8S_UNSUPPORTED);
+		goto out;
+	}
+	if (sampler__v8_set_proc(v->sampler, pp->pid, &bp)) {
+		v->st.procs_dropped++;
+		set_state(v, pp, V8S_NOT);
+		goto out;
+	}
+	set_state(v, pp, V8S_ON);
+out:
+	v->st.detect_ns += mono_ns() - t0;
+}
+
+void v8__sampled(struct v8 *v, uint32_t pid)
+{
+	struct v8proc *pp;
+	size_t slot;
+
+	if (!v || !pid)
+		return;
+	pp = proc_find(v, pid);
+	if (pp) {
+		if (pp->state == V8S_RETRY) {
+			detect(v, pp);
+		} else if (pp->state == V8S_NOT && mono_ns() - pp->seen_ns >= V8_RECHECK_NS) {
+			/* an exec since (a shell that became node)? its executable tells */
+			struct stat st;
+
+			pp->seen_ns = mono_ns();
+			if (!procfs_exe_stat(v->proc_root, pid, &st) &&
+			    (st.st_ino != pp->exe_ino || st.st_dev != pp->exe_dev)) {
+				pp->exe_ino = st.st_ino;
+				pp->exe_dev = st.st_dev;
+				pp->tries = 0;
+				detect(v, pp);
+			}
+		}
+		return;
+	}
+	if (v->nr_procs >= v->o.max_procs) {
+		v->st.procs_dropped++;
+		return;
+	}
+	pp = calloc(1, sizeof(*pp));
+	if (!pp)
+		return;
+	pp->pid = pid;
+	pp->seen_ns = mono_ns();
+	{
+		struct stat st;
+
+		if (!procfs_exe_stat(v->proc_root, pid, &st)) {
+			pp->exe_ino = st.st_ino;
+			pp->exe_dev = st.st_dev;
+		}
+	}
+	slot = hash_mix64(pid) & (PROC_SLOTS - 1);
+	pp->next = v->procs[slot];
+	v->procs[slot] = pp;
+	v->nr_procs++;
+	detect(v, pp);
+}
+
+/* --- names -------------------------------------------------------------------------------- */
+
+static struct v8name *name_slot(struct v8 *v, struct v8proc *pp, uint64_t sfi)
+{
+	size_t i, mask;
+
+	if (!pp->cap || pp->n >= pp->cap / 2) {
+		size_t cap = pp->cap ? pp->cap * 2 : 64;
+		struct v8name *nt;
+
+		if (pp->n >= v->o.max_names || cap > 2 * (size_t)v->o.max_names * 2) {
+			/* full: start again (names are re-read, cheap) */
+			memset(pp->names, 0, pp->cap * sizeof(*pp->names));
+			pp->n = 0;
+			v->st.name_evictions++;
+		} else {
+			nt = calloc(cap, sizeof(*nt));
+			if (!nt)
+				return NULL;
+			for (i = 0; i < pp->cap; i++) {
+				size_t j;
+
+				if (!pp->names[i].sfi)
+					continue;
+				for (j = hash_mix64(pp->names[i].sfi) & (cap - 1); nt[j].sfi;
+				     j = (j + 1) & (cap - 1))
+					;
+				nt[j] = pp->names[i];
+			}
+			free(pp->names);
+			pp->names = nt;
+			pp->cap = cap;
+		}
+	}
+	mask = pp->cap - 1;
+	for (i = hash_mix64(sfi) & mask; pp->names[i].sfi; i = (i + 1) & mask)
+		if (pp->names[i].sfi == sfi)
+			return &pp->names[i];
+	return &pp->names[i];
+}
+
+int v8__frame_name(struct v8 *v, uint32_t pid, uint64_t word)
+{
+	struct v8proc *pp;
+	struct v8name *e;
+	uint64_t sfi = word & EMBER_V8F_ADDR_MASK, now, key, map, nos;
+	int32_t id;
+	int r;
+
+	if (!v || !EMBER_V8F_IS(word))
+		return -1;
+	pp = proc_find(v, pid);
+	if (!pp || pp->state != V8S_ON || !sfi) {
+		v->st.frames_unnamed++;
+		return -1;
+	}
+	e = name_slot(v, pp, sfi);
+	if (!e)
+		return -ENOMEM;
+	now = mono_ns();
+	if (e->sfi == sfi) {
+		if (now - e->checked < V8_RECHECK_NS)
+			goto have;
+		/* GC moves objects: the same address may now hold another function */
+		v->st.name_rechecks++;
+		e->checked = now;
+		r = field(pp, sfi + 1, VAL(pp, HEAPOBJECT_MAP), &map);
+		if (!r)
+			r = field(pp, sfi + 1, VAL(pp, SFI_NAME_OR_SCOPE), &nos);
+		/* gone (exited, its memory with it): the samples of its last tick come in after
+		 * it, and keep the names it had when it ran rather than none */
+		if (r == -ESRCH || (!r && (map ^ nos) == e->key))
+			goto have;
+	}
+	r = read_sfi(v, pp, sfi, &key, &id);
+	if (r < 0)
+		return r;
+	if (e->sfi != sfi)
+		pp->n++;
+	*e = (struct v8name){ .sfi = sfi, .key = key, .checked = now, .id = id };
+have:
+	if (e->id == -2) {
+		v->st.frames_builtin++;
+		return -1;
+	}
+	if (e->id < 0) {
+		v->st.frames_unnamed++;
+		return -1;
+	}
+	v->st.frames++;
+	return e->id;
+}
+
+void v8__prune(struct v8 *v)
+{
+	size_t i;
+
+	if (!v)
+		return;
+	for (i = 0; i < PROC_SLOTS; i++) {
+		struct v8proc *pp = v->procs[i], *next;
+
+		for (; pp; pp = next) {
+			next = pp->next;
+			/* exited or exec'ed: the program deleted its entry then (a V8); gone from
+			 * /proc (any other): looked at anew if its pid is sampled again */
+			if (pp->state == V8S_ON ? !sampler__v8_has_proc(v->sampler, pp->pid)
+						: procfs_exists(v->proc_root, pp->pid) == 0)
+				proc_remove(v, pp);
+		}
+	}
+}
+
+struct v8 *v8__new(struct sampler *sampler, struct strtab *names, const struct v8_opts *o)
+{
+	struct v8_opts def = V8_OPTS_DEFAULT;
+	struct v8 *v = calloc(1, sizeof(*v));
+
+	if (!v)
+		goto fail;
+	v->o = o ? *o : def;
+	if (!v->o.max_procs)
+		v->o.max_procs = def.max_procs;
+	if (!v->o.max_names)
+		v->o.max_names = def.max_names;
+	snprintf(v->proc_root, sizeof(v->proc_root), "%s",
+		 v->o.proc_root ? v->o.proc_root : "/proc");
+	v->o.proc_root = v->proc_root;
+	v->tracker = v->o.procs;
+	if (!v->tracker) {
+		struct proc_tracker_opts po = { .proc_root = v->proc_root };
+
+		v->tracker = v->own_tracker = proc_tracker__new(&po);
+		if (!v->tracker)
+			goto fail;
+	}
+	v->files = v->o.files;
+	if (!v->files) {
+		v->files = v->own_files = filecache__new(NULL);
+		if (!v->files)
+			goto fail;
+	}
+	v->sampler = sampler;
+	v->names = names;
+	sbuf_init(&v->name);
+	sbuf_init(&v->file);
+	sbuf_init(&v->out);
+	return v;
+fail:
+	v8__free(v);
+	errno = ENOMEM;
+	return NULL;
+}
+
+void v8__free(struct v8 *v)
+{
+	size_t i;
+
+	if (!v)
+		return;
+	for (i = 0; i < PROC_SLOTS; i++) {
+		struct v8proc *pp = v->procs[i], *next;
+
+		for (; pp; pp = next) {
+			next = pp->next;
+			free(pp->names);
+			free(pp);
+		}
+	}
+	proc_tracker__free(v->own_tracker);
+	filecache__free(v->own_files);
+	sbuf_fini(&v->name);
+	sbuf_fini(&v->file);
+	sbuf_fini(&v->out);
+	free(v);
+}
+
+void v8__stats(struct v8 *v, struct v8_stats *ret)
+{
+	if (!v) {
+		memset(ret, 0, sizeof(*ret));
+		return;
+	}
+	*ret = v->st;
+	(void)sampler__v8_stats(v->sampler, &ret->bpf);
+	/* each frame looked at is one of three (bpf/v8.bpf.h): one counter less in BPF */
+	ret->bpf.checks = ret->bpf.frames + ret->bpf.markers + ret->bpf.not_js;
+	ret->walk_ns_per_walk = ret->bpf.walks ? ret->bpf.walk_ns / ret->bpf.walks : 0;
+}
