@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# lane: alone (the workload's shares are of wall time, in 30-70 ms rounds: it wants the CPUs to itself)
+# (lane 1: the workload runs at real-time priority; its shares held within 3 pp with the second lane, or two busy loops, beside it)
 # JavaScript frames: the real emberd names the functions of Node processes with no flag in the
 # program, from V8's own postmortem data (v8dbg_*), on Debian's /usr/bin/node (EMBER_NODE to
 # test another):
