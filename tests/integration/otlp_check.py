@@ -131,6 +131,8 @@ for fn in sys.argv[2:]:
             return name + "_[j]"
         if typ == "cpython":
             file, line = S(one(f, "filename_strindex")), one(lines[0], "line")
+            if not file:  # a marker ([unknown]_[py], [name refused]_[py]): no "(file)"
+                return name + "_[py]"
             return "%s (%s%s)_[py]" % (name, file, ":%d" % line if line else "")
         if typ != "native":
             bad("%s: frame type %r" % (fn, typ))
