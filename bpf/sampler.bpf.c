@@ -349,6 +349,7 @@ int on_exec(void *ctx)
 	 * the new one (absent: not listed) */
 	bpf_map_delete_elem(&unwind_procs, &pid);
 	bpf_map_delete_elem(&v8_procs, &pid); /* the new image is not that V8 */
+	bpf_map_delete_elem(&vma_cache, &pid); /* nor are those its mappings */
 	/* the first exec of a burst wakes userspace; the others of its window go with it */
 	if (sampled) {
 		wake = BPF_RB_FORCE_WAKEUP;

@@ -32,6 +32,66 @@ struct {
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 } unwind_procs SEC(".maps");
 
+/* Built tables by file (bpf_shared.h): for addresses the process's list lacks. Size set by
+ * userspace (1 and vma_fallback off: none). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct ember_unwind_file_key);
+	__type(value, struct ember_unwind_file);
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+} unwind_files SEC(".maps");
+
+/* The kernel's offsets of the fields the mapping lookup reads (from its BTF, by userspace: no
+ * CO-RE at load); vma_fallback is off when one was not found. */
+const volatile bool vma_fallback = false;
+const volatile __u32 vma_start_off, vma_end_off, vma_pgoff_off, vma_file_off, file_inode_off,
+    inode_ino_off, inode_sb_off, sb_dev_off;
+
+/* Mapping lookups per walk: one. In the sample's interrupt bpf_find_vma() leaves the mm's lock
+ * to an irq_work that runs after the program, and a second call meanwhile gets -EBUSY; the
+ * mappings found are kept per process (vma_cache), so the next samples find the next file. */
+#define VMA_LOOKUPS_MAX 1
+
+/* The mappings a process's walks found through the kernel, with their tables: a list of its own
+ * in BPF while userspace has none (or lacks them). Forgotten at exec (on_exec) and by the LRU. */
+#define VMA_CACHED 8
+struct vma_cache {
+	__u32 n;	/* entries in use */
+	__u32 next;	/* the next one to replace when full */
+	struct ember_unwind_map m[VMA_CACHED];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, __u32); /* tgid */
+	__type(value, struct vma_cache);
+	__uint(max_entries, 4096);
+} vma_cache SEC(".maps");
+
+/* An empty vma_cache value to insert (too big for the stack). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct vma_cache);
+	__uint(max_entries, 1);
+} vma_fresh SEC(".maps");
+
+/* The walk's mapping found through the kernel, per CPU (not on the stack: the off-CPU program
+ * is at 6.1's combined stack limit). */
+struct vma_scratch {
+	struct ember_unwind_map map;	/* [start, end): the last one found (row_count 0: no table) */
+	__u32 lookups;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct vma_scratch);
+	__uint(max_entries, 1);
+} vma_scratch SEC(".maps");
+
 /* The stack being walked, per CPU: too big for the BPF stack. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -291,6 +351,98 @@ static __always_inline void fp_note(struct walk *w, __u32 n)
 	sc->idx[k] = n;
 }
 
+/* What bpf_find_vma()'s callback read (its context must be on the stack): end 0, nothing. */
+struct vma_found {
+	__u64 start, end, pgoff, file;
+};
+
+/* bpf_find_vma()'s callback: the mapping's range, page offset and file (0: anonymous). */
+static long vma_cb(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	struct vma_found *vf = data;
+	__u64 v = (__u64)vma;
+
+	if (bpf_probe_read_kernel(&vf->start, 8, (void *)(v + vma_start_off)) ||
+	    bpf_probe_read_kernel(&vf->pgoff, 8, (void *)(v + vma_pgoff_off)) ||
+	    bpf_probe_read_kernel(&vf->file, 8, (void *)(v + vma_file_off)) ||
+	    bpf_probe_read_kernel(&vf->end, 8, (void *)(v + vma_end_off)))
+		vf->end = 0;
+	return 0;
+}
+
+/*
+ * The mapping holding @pc as the kernel has it, with the table built for its file when there is
+ * one (row_count 0: none, frame pointers there), for an address the process's list lacks; NULL
+ * when the lookup is not possible (off, too many this walk, the mm lock taken: -EBUSY).
+ */
+static __always_inline const struct ember_unwind_map *vma_map(struct walk *w, __u64 pc)
+{
+	struct ember_unwind_file_key k = {};
+	struct vma_found vf = {};
+	const struct ember_unwind_file *f;
+	struct vma_scratch *vs;
+	struct vma_cache *c;
+	__u32 i;
+	__u64 inode = 0, sb = 0, ino = 0;
+	__u32 zero = 0, dev = 0;
+
+	vs = bpf_map_lookup_elem(&vma_scratch, &zero);
+	if (!vs)
+		return NULL;
+	if (pc >= vs->map.start && pc < vs->map.end)
+		return &vs->map;
+	c = bpf_map_lookup_elem(&vma_cache, &w->pid);
+	if (c) {
+		for (i = 0; i < VMA_CACHED; i++) {
+			if (i >= c->n)
+				break;
+			if (pc >= c->m[i].start && pc < c->m[i].end) {
+				vs->map = c->m[i];
+				return &vs->map;
+			}
+		}
+	}
+	if (vs->lookups >= VMA_LOOKUPS_MAX)
+		return NULL;
+	vs->lookups++;
+	wcount(w, EMBER_WALK_VMA_LOOKUPS, 1);
+	if (bpf_find_vma(bpf_get_current_task_btf(), pc, vma_cb, &vf, 0) || !vf.end)
+		return NULL;
+	vs->map.start = vf.start;
+	vs->map.end = vf.end;
+	vs->map.row_start = vs->map.row_count = 0;
+	vs->map.bias = 0;
+	/* anonymous (JIT code), or a file without a table yet: frame pointers there, and not
+	 * kept (its table may come) */
+	if (!vf.file ||
+	    bpf_probe_read_kernel(&inode, 8, (void *)(vf.file + file_inode_off)) || !inode ||
+	    bpf_probe_read_kernel(&ino, 8, (void *)(inode + inode_ino_off)) ||
+	    bpf_probe_read_kernel(&sb, 8, (void *)(inode + inode_sb_off)) || !sb ||
+	    bpf_probe_read_kernel(&dev, 4, (void *)(sb + sb_dev_off)))
+		return &vs->map;
+	k.ino = ino;
+	k.dev = dev;
+	f = bpf_map_lookup_elem(&unwind_files, &k);
+	if (!f)
+		return &vs->map;
+	vs->map.row_start = f->row_start;
+	vs->map.row_count = f->row_count;
+	vs->map.bias = vf.start - (vf.pgoff << 12) - f->vdelta;
+	wcount(w, EMBER_WALK_VMA_TABLES, 1);
+	if (!c) {
+		struct vma_cache *fresh = bpf_map_lookup_elem(&vma_fresh, &zero);
+
+		if (fresh)
+			bpf_map_update_elem(&vma_cache, &w->pid, fresh, BPF_NOEXIST);
+		c = bpf_map_lookup_elem(&vma_cache, &w->pid);
+	}
+	if (c) {
+		i = c->n < VMA_CACHED ? c->n++ : c->next++ % VMA_CACHED;
+		c->m[i & (VMA_CACHED - 1)] = vs->map;
+	}
+	return &vs->map;
+}
+
 /* A frame-pointer step of walk_frame(): noted first when @js. Without @js the walk is the
  * code the off-CPU and memory programs had, for 6.1's verifier. */
 #define FP_STEP()                                                                                  \
@@ -326,15 +478,34 @@ static __always_inline long walk_frame(void *ctx, bool js)
 	w->hash = (w->hash ^ w->ip) * 0x100000001b3ULL;
 	w->fp_why = EMBER_STOP_NO_TABLE;
 	wcount(w, EMBER_WALK_FRAMES, 1);
-	if (!p)
-		FP_STEP();
 	/* a return address points after the call: look up the call itself */
 	pc = w->exact_ip ? w->ip : w->ip - 1;
+	/* not listed yet (its exec's list still in the worker's queue): the kernel's mapping and
+	 * its file's table, for CPU samples */
+	if (!p) {
+		if (!js || !vma_fallback)
+			FP_STEP();
+		map = vma_map(w, pc);
+		if (!map)
+			FP_STEP();
+		w->unknown_run = 0;
+		goto have_map;
+	}
 	/* most callers are in the callee's file: its mapping first */
 	m = (int)((w->last_m - 1) & (EMBER_UNWIND_MAX_MAPS - 1));
 	if (!w->last_m || w->last_m > p->nr || pc < p->maps[m].start || pc >= p->maps[m].end) {
 		m = find_map(p, pc);
 		wcount(w, EMBER_WALK_MAP_SEARCHES, 1);
+	}
+	if (m < 0 && js && vma_fallback) {
+		/* in no mapping of the list: a library mapped since, or the list written at the
+		 * exec, before ld.so mapped the libraries */
+		map = vma_map(w, pc);
+		if (map && map->row_count) {
+			w->unknown_run = 0;
+			w->last_m = 0;
+			goto have_map;
+		}
 	}
 	if (m < 0) {
 		/* in no mapping we know: JIT code newer than the list? one frame pointer step,
@@ -349,6 +520,7 @@ static __always_inline long walk_frame(void *ctx, bool js)
 	m &= EMBER_UNWIND_MAX_MAPS - 1;
 	w->last_m = (__u32)m + 1;
 	map = &p->maps[m];
+have_map:
 	/* JIT code, a file without CFI: frame pointers (the reason stays NO_TABLE) */
 	if (!map->row_count)
 		FP_STEP();
@@ -511,6 +683,14 @@ static __always_inline int walk_user(__u32 pid, const __u64 *regs, bool regs_ker
 			return -ENOMEM;
 		sc->n = 0;
 		sc->on = bpf_map_lookup_elem(&v8_procs, &pid) != NULL;
+		if (vma_fallback) {
+			struct vma_scratch *vs = bpf_map_lookup_elem(&vma_scratch, &zero);
+
+			if (!vs)
+				return -ENOMEM;
+			vs->lookups = 0;
+			vs->map.start = vs->map.end = 0;
+		}
 		sc->t0 = bpf_ktime_get_ns();
 		bpf_loop(EMBER_MAX_STACK_DEPTH + 1, walk_step_js, &w, 0);
 		if (sc->on && sc->n)

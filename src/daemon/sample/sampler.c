@@ -113,6 +113,12 @@ struct sampler_batch {
 
 enum { BC_COUNTERS, BC_ROWS, BC_LISTS };
 
+/* Files with a table the walk can find through the kernel's mapping (unwind_files): more are
+ * left to the lists. */
+#define UNWIND_FILES_MAX 8192
+
+static bool vma_offsets(struct sampler_bpf *skel);
+
 /* @n bpf() map calls of kind BC_* (each one: a window in which the kernel skips the sampling
  * program on that CPU) */
 #define BPF_CALLS(s, kind, n)                                                                  \
@@ -773,10 +779,15 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 	s->skel->rodata->forks_quiet = o->drain_period_ns != 0;
 	s->skel->rodata->nr_rows = s->o.unwind_rows ? s->o.unwind_rows : 1;
 	s->skel->rodata->py_lines = o->python_lines;
+	/* an address the list lacks: the kernel's mapping and its file's table (without the
+	 * kernel's offsets, frame pointers there as before) */
+	s->skel->rodata->vma_fallback = s->o.unwind_rows && !o->fp_only && vma_offsets(s->skel);
 	if ((err = bpf_map__set_max_entries(s->skel->maps.unwind_rows,
 					    s->o.unwind_rows ? s->o.unwind_rows : 1)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.unwind_procs,
 					    s->o.unwind_procs ? s->o.unwind_procs : 1)) ||
+	    (err = bpf_map__set_max_entries(s->skel->maps.unwind_files,
+					    s->o.unwind_rows ? UNWIND_FILES_MAX : 1)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.samples, o->ringbuf_bytes)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.py_procs,
 					    o->python_procs ? o->python_procs : 4096))) {
@@ -798,12 +809,17 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 		    (err = bpf_map__reuse_fd(s->skel->maps.py_known,
 					     bpf_map__fd(o->unwind_from->skel->maps.py_known))) ||
 		    (err = bpf_map__reuse_fd(s->skel->maps.v8_procs,
-					     bpf_map__fd(o->unwind_from->skel->maps.v8_procs)))) {
+					     bpf_map__fd(o->unwind_from->skel->maps.v8_procs))) ||
+		    (err = bpf_map__reuse_fd(s->skel->maps.unwind_files,
+					     bpf_map__fd(o->unwind_from->skel->maps.unwind_files)))) {
 			(void)errbuf_set(errbuf, errlen, 0, "cannot share the unwind tables: %s",
 					 strerror(-err));
 			goto err_out;
 		}
 		s->skel->rodata->nr_rows = o->unwind_from->skel->rodata->nr_rows;
+		/* the daemon's files, and the offsets read for them */
+		s->skel->rodata->vma_fallback = o->unwind_from->skel->rodata->vma_fallback &&
+						vma_offsets(s->skel);
 		/* Python: the daemon's processes, names already sent, and where they go */
 		s->skel->rodata->py_lines = o->unwind_from->skel->rodata->py_lines;
 		s->pyname_fn = o->unwind_from->pyname_fn;
@@ -936,6 +952,69 @@ static __u32 task_member_offset(const char *name)
 	}
 	btf__free(b);
 	return off;
+}
+
+/* The byte offset of member @name in struct type @id, looked for in anonymous struct and union
+ * members too (vm_area_struct's vm_start is in one since 6.x); -1 when absent. */
+static long btf_field_off(const struct btf *b, __u32 id, const char *name, int depth)
+{
+	const struct btf_type *t = btf__type_by_id(b, id);
+	const struct btf_member *m;
+	int i;
+
+	while (t && (btf_is_typedef(t) || btf_is_mod(t))) {
+		id = t->type;
+		t = btf__type_by_id(b, id);
+	}
+	if (!t || !btf_is_composite(t) || depth > 4)
+		return -1;
+	for (i = 0, m = btf_members(t); i < btf_vlen(t); i++, m++) {
+		const char *n = btf__name_by_offset(b, m->name_off);
+		long sub;
+
+		if (n && n[0]) {
+			if (!strcmp(n, name))
+				return (long)(btf_member_bit_offset(t, (__u32)i) / 8);
+			continue;
+		}
+		sub = btf_field_off(b, m->type, name, depth + 1);
+		if (sub >= 0)
+			return (long)(btf_member_bit_offset(t, (__u32)i) / 8) + sub;
+	}
+	return -1;
+}
+
+/* The offsets the walk's mapping lookup reads (unwind.bpf.h); false when one is missing. */
+static bool vma_offsets(struct sampler_bpf *skel)
+{
+	static const struct {
+		const char *type, *field;
+		size_t at;
+	} f[] = {
+		{ "vm_area_struct", "vm_start", offsetof(struct sampler_bpf__rodata, vma_start_off) },
+		{ "vm_area_struct", "vm_end", offsetof(struct sampler_bpf__rodata, vma_end_off) },
+		{ "vm_area_struct", "vm_pgoff", offsetof(struct sampler_bpf__rodata, vma_pgoff_off) },
+		{ "vm_area_struct", "vm_file", offsetof(struct sampler_bpf__rodata, vma_file_off) },
+		{ "file", "f_inode", offsetof(struct sampler_bpf__rodata, file_inode_off) },
+		{ "inode", "i_ino", offsetof(struct sampler_bpf__rodata, inode_ino_off) },
+		{ "inode", "i_sb", offsetof(struct sampler_bpf__rodata, inode_sb_off) },
+		{ "super_block", "s_dev", offsetof(struct sampler_bpf__rodata, sb_dev_off) },
+	};
+	struct btf *b = btf__load_vmlinux_btf();
+	bool ok = b != NULL;
+	size_t i;
+
+	for (i = 0; ok && i < sizeof(f) / sizeof(f[0]); i++) {
+		int id = btf__find_by_name_kind(b, f[i].type, BTF_KIND_STRUCT);
+		long off = id > 0 ? btf_field_off(b, (__u32)id, f[i].field, 0) : -1;
+
+		if (off < 0)
+			ok = false;
+		else
+			*(__u32 *)((char *)skel->rodata + f[i].at) = (__u32)off;
+	}
+	btf__free(b);
+	return ok;
 }
 
 /*
@@ -1344,6 +1423,7 @@ const char *sampler_walk_name(unsigned int i)
 		[EMBER_WALK_FRAMES] = "frames",		[EMBER_WALK_CACHE_HITS] = "cache_hits",
 		[EMBER_WALK_SEARCHES] = "row_searches",	[EMBER_WALK_HALVINGS] = "row_halvings",
 		[EMBER_WALK_MAP_SEARCHES] = "map_searches", [EMBER_WALK_FP_STEPS] = "fp_steps",
+		[EMBER_WALK_VMA_LOOKUPS] = "vma_lookups",	[EMBER_WALK_VMA_TABLES] = "vma_tables",
 	};
 
 	return i < EMBER_WALK_NR ? names[i] : "?";
@@ -1707,6 +1787,31 @@ int sampler__unwind_set_proc(struct sampler *s, uint32_t pid, const struct ember
 {
 	BPF_CALLS(s, BC_LISTS, 1);
 	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.unwind_procs), &pid, p, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+int sampler__unwind_set_file(struct sampler *s, uint64_t dev, uint64_t ino,
+			     const struct ember_unwind_file *f)
+{
+	struct ember_unwind_file_key k = { .ino = ino, .dev = (__u32)dev };
+
+	if (!s->skel->rodata->vma_fallback || s->o.unwind_from)
+		return 0;
+	BPF_CALLS(s, BC_LISTS, 1);
+	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.unwind_files), &k, f, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+int sampler__unwind_del_file(struct sampler *s, uint64_t dev, uint64_t ino)
+{
+	struct ember_unwind_file_key k = { .ino = ino, .dev = (__u32)dev };
+
+	if (!s->skel->rodata->vma_fallback || s->o.unwind_from)
+		return 0;
+	BPF_CALLS(s, BC_LISTS, 1);
+	if (bpf_map_delete_elem(bpf_map__fd(s->skel->maps.unwind_files), &k))
 		return -errno;
 	return 0;
 }

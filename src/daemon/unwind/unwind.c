@@ -283,6 +283,53 @@ static struct proc *proc_find(struct unwinder *u, uint32_t pid)
 
 static int write_list(struct unwinder *u, struct proc *p);
 
+/* The kernel's dev_t of a device /proc/PID/maps shows as major:minor (f->dev: major << 32). */
+static uint64_t kdev(uint64_t dev)
+{
+	return (dev >> 32) << 20 | (dev & 0xfffff);
+}
+
+/*
+ * Enters @f's table for the walks of addresses a list lacks (bpf_shared.h: ember_unwind_file):
+ * a process exec'd while the worker is busy is walked by it from its first sample. Only a table
+ * with rows and one p_vaddr - p_offset for all its executable segments (the bias the walk
+ * computes from the kernel's mapping alone).
+ */
+static void file_publish(struct unwinder *u, const struct file *f)
+{
+	const struct table *t = f->t;
+	struct ember_unwind_file e;
+	uint64_t vdelta = 0;
+	bool any = false;
+	unsigned int i;
+
+	if (!t || !t->nelem)
+		return;
+	for (i = 0; i < t->load.n; i++) {
+		const struct elfload_seg *g = &t->load.segs[i];
+
+		if (!g->x)
+			continue;
+		if (any && g->vaddr - g->off != vdelta)
+			return;
+		vdelta = g->vaddr - g->off;
+		any = true;
+	}
+	if (!any)
+		return;
+	e = (struct ember_unwind_file){ .row_start = t->row_start, .row_count = t->nelem,
+					.vdelta = vdelta };
+	if (sampler__unwind_set_file(u->s, kdev(f->dev), f->ino, &e) == 0)
+		u->st.files_published++;
+}
+
+static void file_unpublish(struct unwinder *u, const struct file *f)
+{
+	if (f->t && f->t->nelem && sampler__unwind_del_file(u->s, kdev(f->dev), f->ino) == 0 &&
+	    u->st.files_published)
+		u->st.files_published--;
+}
+
 /*
  * Drops @t from every process list and every file (they fall back to frame pointers there) and
  * frees it: its rows are needed for another table.
@@ -313,6 +360,7 @@ static void table_evict(struct unwinder *u, struct table *t)
 		for (pf = &u->files[i]; (f = *pf);) {
 			if (f->t == t) {
 				*pf = f->hnext;
+				file_unpublish(u, f);
 				free(f);
 			} else {
 				pf = &f->hnext;
@@ -843,6 +891,7 @@ static int on_entry(const struct procmaps_entry *e, void *ctx)
 		f = file_find(u, dev, e->inode);
 		if (f && file_stale(u, c, e, f)) {
 			/* another file under the same key now: its table is not this one's */
+			file_unpublish(u, f);
 			if (f->t)
 				f->t->files--;
 			f->t = NULL;
@@ -890,6 +939,7 @@ static int on_entry(const struct procmaps_entry *e, void *ctx)
 			if (t) {
 				t->files++;
 				u->built++;
+				file_publish(u, f);
 			} else {
 				f->failed_ns = mono_ns();
 			}

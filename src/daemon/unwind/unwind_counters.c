@@ -73,6 +73,10 @@ const struct counter_desc unwind_counters[] = {
 	  .metric = "ember_unwind_files_unbuilt", .type = COUNTER_GAUGE,
 	  .help = "Mapped files listed for the walker that no walk reached yet: no table built, "
 		  "frame pointers there." },
+	{ .key = "files_published", U64(files_published), .unit = "files",
+	  .metric = "ember_unwind_files_published", .type = COUNTER_GAUGE,
+	  .help = "Mapped files whose table the BPF walk finds through the kernel's mapping, for "
+		  "addresses a process's list lacks (a process not listed yet)." },
 	{ .key = "build_asks", U64(build_asks), .metric = EVENTS, .label = "event",
 	  .label_value = "build_asked" },
 	{ .key = "reach_fp_samples", U64(reach_fp_samples), .unit = "samples",

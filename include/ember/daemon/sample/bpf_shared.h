@@ -351,6 +351,25 @@ struct ember_unwind_map {
 	__u32 row_start, row_count;
 };
 
+/*
+ * A built table by the file it was built from, for the walk of an address that is in no mapping
+ * of the process's list (a process not listed yet: exec'd while the worker was busy; a library
+ * mapped since the list): the walk asks the kernel for the mapping (bpf_find_vma), keys this map
+ * with its file's device (the kernel's dev_t: major << 20 | minor) and inode, and computes the
+ * bias as start - pgoff - vdelta, vdelta being p_vaddr - p_offset of the file's executable
+ * segment (only files whose executable segments share one are entered). CPU samples only.
+ */
+struct ember_unwind_file_key {
+	__u64 ino;
+	__u32 dev;
+	__u32 pad;
+};
+
+struct ember_unwind_file {
+	__u32 row_start, row_count;
+	__u64 vdelta;
+};
+
 /* A process's executable mappings, sorted by start (more are counted and left out). */
 #define EMBER_UNWIND_MAX_MAPS 256
 struct ember_unwind_proc {
@@ -410,7 +429,9 @@ struct ember_ustack {
 #define EMBER_WALK_HALVINGS	3
 #define EMBER_WALK_MAP_SEARCHES 4
 #define EMBER_WALK_FP_STEPS	5
-#define EMBER_WALK_NR		6
+#define EMBER_WALK_VMA_LOOKUPS	6 /* the kernel's mapping of an address the list lacks */
+#define EMBER_WALK_VMA_TABLES	7 /* ... whose file had a table: the frame walked by it */
+#define EMBER_WALK_NR		8
 
 struct ember_walk_stops {
 	__u64 n[EMBER_STOP_NR];

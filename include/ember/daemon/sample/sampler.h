@@ -130,7 +130,7 @@ const char *sampler_stop_name(unsigned int reason);
  * static. */
 const char *sampler_bpf_call_name(unsigned int kind);
 
-#define SAMPLER_WALK_COUNTS 6
+#define SAMPLER_WALK_COUNTS 8
 /* The name of sampler_stats.user_walk[@i] ("frames", "cache_hits", ...): static. */
 const char *sampler_walk_name(unsigned int i);
 
@@ -414,6 +414,13 @@ int sampler__unwind_write_rows(struct sampler *s, uint32_t start,
 			       const struct ember_unwind_prow *r, size_t n);
 /* Sets (or replaces) @pid's list; 0 or -errno (-E2BIG: unwind_procs are all taken). */
 int sampler__unwind_set_proc(struct sampler *s, uint32_t pid, const struct ember_unwind_proc *p);
+/* Enters (or replaces) the table of the file (@dev: the kernel's dev_t, @ino) for addresses a
+ * list lacks; removes it. 0 or -errno (-E2BIG: full; -ENOENT). No-ops when the walker has no
+ * mapping lookup (a kernel without the offsets, frame pointers only). */
+struct ember_unwind_file;
+int sampler__unwind_set_file(struct sampler *s, uint64_t dev, uint64_t ino,
+			     const struct ember_unwind_file *f);
+int sampler__unwind_del_file(struct sampler *s, uint64_t dev, uint64_t ino);
 /* Removes @pid's list: its stacks are walked by frame pointer. 0 or -ENOENT. */
 int sampler__unwind_del_proc(struct sampler *s, uint32_t pid);
 

@@ -82,6 +82,8 @@ struct unwind_stats {
 	uint64_t exec_unbuilt;		/* ... mappings left to frame pointers then: no table yet */
 	uint64_t files_unbuilt;		/* gauge: files listed that no walk reached yet: no table
 					 * built (frame pointers there until one does) */
+	uint64_t files_published;	/* gauge: files whose table the walk finds through the
+					 * kernel's mapping (an address its process's list lacks) */
 	uint64_t build_asks;		/* files whose table a walk asked for (unwinder__reached) */
 	uint64_t reach_fp_samples;	/* samples with frames in a listed file without its table
 					 * yet: walked by frame pointer there */

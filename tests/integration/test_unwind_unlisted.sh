@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# lane: beside (light: shares of a few hundred samples of its own process, no time bound)
+# A process the walker has no list for is walked by the kernel's mappings: the BPF walk asks
+# the kernel for the mapping of an address its list lacks (bpf_find_vma), finds the table
+# userspace built for that mapping's file (unwind_files, by device and inode) and keeps what it
+# found per process (vma_cache), one lookup per sample. Here every list is taken: emberd runs
+# with unwind.processes=16 (its least) and 40 sleepers hold them, so tests/workloads/nofp (-O2,
+# no frame pointers: only its CFI walks it) gets none (unwind.procs_dropped). Its first run has
+# its file's table built; in the second, >= 90 % of its samples reach main;work, as with a list
+# (before: 0 of 241, "[truncated];[unknown];nofp_a"), through the kernel's mappings
+# (sampler.user_walk.vma_tables), with few lookups (per process, not per sample). The same is what
+# walks a process exec'd while the worker is busy, until its list comes. ~15 s.
+. "$(dirname "$0")/../lib.sh"
+require_live_emberd
+W=$OUTPUT/workloads
+[ -x "$W/nofp" ] || skip_all "workloads not built (make workloads)"
+trap 'stop_all; cleanup_tmp' EXIT
+
+emberd_serve -o unwind.processes=16 -o sampling.tick_ms=250 -o python.enabled=no ||
+	{ not_ok "emberd serves HTTP"; done_testing; }
+for _ in $(seq 40); do
+	sleep 120 &
+	PIDS+=($!)
+done
+sleep 1
+walk_stat() { stat_field "sampler.user_walk.$1"; }
+unw_stat() { stat_field "unwind.$1"; }
+D0=$(unw_stat procs_dropped)
+for run in 1 2; do
+	L0=$(walk_stat vma_lookups) T0=$(walk_stat vma_tables)
+	"$W/nofp" 3 >"$TMP/nofp.$run" &
+	NP=$!
+	PIDS+=($NP)
+	wait "$NP"
+	sleep 1 # its last tick drained
+	curl -sf "$URL/api/v1/folded?pid=$NP&from=-20s" >"$TMP/folded.$run"
+	read -r TOT MW < <(awk '{ t += $NF; if ($0 ~ /;main;work;nofp_[abc] /) w += $NF }
+		END { print t + 0, w + 0 }' "$TMP/folded.$run")
+	L1=$(walk_stat vma_lookups) T1=$(walk_stat vma_tables)
+	echo "# run $run: $TOT samples, $MW through main;work; vma_lookups +$((L1 - L0)), vma_tables +$((T1 - T0))"
+done
+D1=$(unw_stat procs_dropped)
+echo "# unwind.procs_dropped $D0 -> $D1, files_published $(unw_stat files_published)"
+check "nofp got no list (unwind.procs_dropped moved: $D0 -> $D1)" test "$D1" -gt "$D0"
+check "nofp sampled (>= 150 samples: $TOT)" test "$TOT" -ge 150
+check "without a list, >= 90 % of nofp's samples reach main;work ($MW of $TOT)" \
+	test $((MW * 100)) -ge $((TOT * 90))
+check "... walked through the kernel's mappings (vma_tables +$((T1 - T0)))" test $((T1 - T0)) -gt 0
+check "... with a lookup per mapping, not per sample (+$((L1 - L0)) lookups for $TOT samples)" \
+	test $(((L1 - L0) * 10)) -le "$TOT"
+check "files with a table entered for the walk (unwind.files_published $(unw_stat files_published))" \
+	test "$(unw_stat files_published)" -gt 0
+sed 's/^/#   /' "$TMP/folded.2" | sort -t' ' -k2 -nr | head -3
+done_testing
