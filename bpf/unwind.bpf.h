@@ -82,7 +82,7 @@ struct {
 struct vma_scratch {
 	struct ember_unwind_map map;	/* [start, end): the last one found (row_count 0: no table) */
 	__u32 lookups;
-	__u32 pad;
+	__u32 used;			/* a frame of this walk was walked by such a table */
 };
 
 struct {
@@ -389,8 +389,10 @@ static __always_inline const struct ember_unwind_map *vma_map(struct walk *w, __
 	vs = bpf_map_lookup_elem(&vma_scratch, &zero);
 	if (!vs)
 		return NULL;
-	if (pc >= vs->map.start && pc < vs->map.end)
+	if (pc >= vs->map.start && pc < vs->map.end) {
+		vs->used |= vs->map.row_count != 0;
 		return &vs->map;
+	}
 	c = bpf_map_lookup_elem(&vma_cache, &w->pid);
 	if (c) {
 		for (i = 0; i < VMA_CACHED; i++) {
@@ -398,6 +400,7 @@ static __always_inline const struct ember_unwind_map *vma_map(struct walk *w, __
 				break;
 			if (pc >= c->m[i].start && pc < c->m[i].end) {
 				vs->map = c->m[i];
+				vs->used |= vs->map.row_count != 0;
 				return &vs->map;
 			}
 		}
@@ -429,6 +432,7 @@ static __always_inline const struct ember_unwind_map *vma_map(struct walk *w, __
 	vs->map.row_count = f->row_count;
 	vs->map.bias = vf.start - (vf.pgoff << 12) - f->vdelta;
 	wcount(w, EMBER_WALK_VMA_TABLES, 1);
+	vs->used = 1;
 	if (!c) {
 		struct vma_cache *fresh = bpf_map_lookup_elem(&vma_fresh, &zero);
 
@@ -683,18 +687,22 @@ static __always_inline int walk_user(__u32 pid, const __u64 *regs, bool regs_ker
 			return -ENOMEM;
 		sc->n = 0;
 		sc->on = bpf_map_lookup_elem(&v8_procs, &pid) != NULL;
-		if (vma_fallback) {
-			struct vma_scratch *vs = bpf_map_lookup_elem(&vma_scratch, &zero);
+		struct vma_scratch *vs = NULL;
 
+		if (vma_fallback) {
+			vs = bpf_map_lookup_elem(&vma_scratch, &zero);
 			if (!vs)
 				return -ENOMEM;
-			vs->lookups = 0;
+			vs->lookups = vs->used = 0;
 			vs->map.start = vs->map.end = 0;
 		}
 		sc->t0 = bpf_ktime_get_ns();
 		bpf_loop(EMBER_MAX_STACK_DEPTH + 1, walk_step_js, &w, 0);
 		if (sc->on && sc->n)
 			v8_walk(pid, w.st, w.max, &w.hash);
+		/* walked whole by its file's tables without a list: not a frame-pointer walk */
+		if (vs && vs->used && !(w.st->flags & EMBER_USTACK_TRUNC))
+			w.st->flags &= ~EMBER_USTACK_FP;
 	} else {
 		bpf_loop(EMBER_MAX_STACK_DEPTH + 1, walk_step, &w, 0);
 	}
