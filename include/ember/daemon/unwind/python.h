@@ -128,6 +128,15 @@ void python__forget_pid(struct python *py, uint32_t pid, uint64_t time_ns);
  * /proc entry is gone whatever exit notification was missed (procs_swept). */
 void python__prune(struct python *py);
 
+/*
+ * The names' table is being renewed (strtab__renew()): carries every name id kept (code objects,
+ * their lines, the fixed frames) into the new generation. 0, or -ENOMEM: names that could not be
+ * carried became "[unknown]_[py]" (lines: forgotten) and -ENOMEM with the fixed ones (no id of
+ * the old generation is left either way, but fixed ones that failed: the caller gives up on the
+ * process as it would on an allocation failure).
+ */
+int python__names_carry(struct python *py);
+
 /* A code object's names from the BPF program (sampler__set_pyname_fn()). */
 void python__on_name(struct python *py, const struct ember_py_name_rec *r);
 
