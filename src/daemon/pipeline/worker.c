@@ -188,9 +188,10 @@ static void copy_worker_stats(struct emberd *d)
  * code objects and the off-CPU wakers waiting. No stored sample refers to it (the stores copy the
  * names into tables of their own, compacted as their samples go), so it starts over once it has
  * doubled since the working set was measured (a prune after the last renewal: what the host's
- * processes need again within 5 s), keeping what is held for longer (carried): the names of
- * processes gone and of code freed are given back. Never below NAMES_RENEW_MIN: a renewal costs
- * naming every stack again.
+ * processes need again within 5 s), or holds three quarters of symbols.max_names_memory (names
+ * are refused, or soon: a full table given back when its filler is gone), keeping what is held
+ * for longer (carried): the names of processes gone and of code freed are given back. Never
+ * below NAMES_RENEW_MIN: a renewal costs naming every stack again.
  */
 #define NAMES_RENEW_MIN (4u << 20)
 
@@ -203,7 +204,8 @@ static void names_renew(struct emberd *d)
 		d->names_renewed = false;
 		return;
 	}
-	if (bytes <= NAMES_RENEW_MIN || bytes <= 2 * d->names_base)
+	if (bytes <= NAMES_RENEW_MIN ||
+	    (bytes <= 2 * d->names_base && bytes <= d->cfg.max_names_bytes / 4 * 3))
 		return;
 	if (strtab__renew(d->sym_st))
 		return; /* no memory for the new table: the old one stays */
