@@ -191,20 +191,24 @@ static void copy_worker_stats(struct emberd *d)
  * processes need again within 5 s), or holds three quarters of symbols.max_names_memory (names
  * are refused, or soon: a full table given back when its filler is gone), keeping what is held
  * for longer (carried): the names of processes gone and of code freed are given back. Never
- * below NAMES_RENEW_MIN: a renewal costs naming every stack again.
+ * below NAMES_RENEW_MIN (or a quarter of the bound, if less): a renewal costs naming every stack
+ * again.
  */
 #define NAMES_RENEW_MIN (4u << 20)
 
 static void names_renew(struct emberd *d)
 {
 	size_t bytes = strtab__mem_bytes(d->sym_st);
+	size_t floor = d->cfg.max_names_bytes / 4 < NAMES_RENEW_MIN ? d->cfg.max_names_bytes / 4
+								    : NAMES_RENEW_MIN;
+	uint64_t t0 = mono_ns();
 
 	if (d->names_renewed) {
 		d->names_base = bytes;
 		d->names_renewed = false;
 		return;
 	}
-	if (bytes <= NAMES_RENEW_MIN ||
+	if (bytes <= floor ||
 	    (bytes <= 2 * d->names_base && bytes <= d->cfg.max_names_bytes / 4 * 3))
 		return;
 	if (strtab__renew(d->sym_st))
@@ -217,6 +221,8 @@ static void names_renew(struct emberd *d)
 		log_warn("off-cpu: wakers dropped (no memory to carry their names)");
 	strtab__renew_done(d->sym_st);
 	d->names_renewed = true;
+	log_debug("names: the table started over, %zu -> %zu bytes in %llu us", bytes,
+		  strtab__mem_bytes(d->sym_st), (unsigned long long)((mono_ns() - t0) / 1000));
 }
 
 /*
