@@ -1536,6 +1536,9 @@ int python__merge(struct python *py, const struct sampler_group *g, const uint32
 	*ret = native;
 	if (!pp)
 		return (int)n;
+	/* a renewal of the names that could not carry the fixed frames (no memory) */
+	if (py->unknown_id < 0 || py->refused_id < 0)
+		return -ENOMEM;
 	/* a sample of the pid's previous image (taken before its exec), still in flight */
 	if (pp->retired && g->nr_times && g->times_ns[0] < pp->retired->gone_ns)
 		pp = pp->retired;

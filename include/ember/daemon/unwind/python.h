@@ -130,10 +130,10 @@ void python__prune(struct python *py);
 
 /*
  * The names' table is being renewed (strtab__renew()): carries every name id kept (code objects,
- * their lines, the fixed frames) into the new generation. 0, or -ENOMEM: names that could not be
- * carried became "[unknown]_[py]" (lines: forgotten) and -ENOMEM with the fixed ones (no id of
- * the old generation is left either way, but fixed ones that failed: the caller gives up on the
- * process as it would on an allocation failure).
+ * their lines, the fixed frames) into the new generation. 0, or -ENOMEM: a code object's name
+ * that could not be carried became "[unknown]_[py]" until read again, a line's is forgotten; a
+ * fixed frame's that could not be carried is -1 (python__merge() fails with -ENOMEM then, as on
+ * any allocation failure). Main thread, between two drains.
  */
 int python__names_carry(struct python *py);
 
