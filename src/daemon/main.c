@@ -59,7 +59,7 @@ static int sampling_setup(struct emberd *d)
 	if (!d->store)
 		return log_errno(-errno, "cannot create the sample store");
 	d->sym_st = strtab__new();
-	if (!d->sym_st)
+	if (!d->sym_st || strtab__set_limit(d->sym_st, d->cfg.max_names_bytes, "[name refused]"))
 		return log_errno(-ENOMEM, "cannot create the symbol table");
 	symbolizer_opts_from_config(&d->cfg, &yo);
 	uo.debug_dir = d->cfg.debug_dirs; /* the CFI of a debug file found by build-id too */

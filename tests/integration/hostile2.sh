@@ -21,8 +21,8 @@
 #                      mem_kb back within MEM0 + 10 % of HEAP0 within a minute
 #   mem_back_report NAME
 #                      the same figure after 10 s, printed and not checked: for attacks whose
-#                      memory emberd does not give back yet (interned names and stacks are kept
-#                      until restart: the open part of the memory budget)
+#                      memory emberd gives back later than that (the names' table starts over
+#                      when it doubled or is nearly full: test_hostile_nametable.sh)
 AS_NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
 # nobody runs the system's Python: a developer's (pyenv under /root) is out of its reach
 PY_NOBODY=/usr/bin/python3
@@ -122,5 +122,5 @@ mem_back_report() {
 	local m
 	sleep 10
 	m=$(mem_kb)
-	echo "# $1: the heap less the store and the file caches $MEM0 -> $m KiB 10 s after (not checked: names and stacks interned during the attack are kept until restart)"
+	echo "# $1: the heap less the store and the file caches $MEM0 -> $m KiB 10 s after (not checked: names and stacks interned during the attack go at a later renewal or compaction)"
 }

@@ -15,8 +15,8 @@
 #     within it, the rest refused and counted (python.codes_refused), emberd under 512 MB, the
 #     burner's samples within 2 s, the code objects' bytes given back once nobody's process is
 #     gone. Before there was no bound: every name was kept (the counter was missing).
-# The names interned into the symbol table stay until restart (the heap is reported, not
-# checked: docs/design/hostile-memory.md). Root, BPF; ~50 s.
+# The names interned into the frame names' table are test_hostile_nametable.sh's (the heap is
+# reported here, not checked). Root, BPF; ~50 s.
 . "$(dirname "$0")/../lib.sh"
 require_live_emberd
 W=$OUTPUT/workloads
@@ -116,6 +116,6 @@ gauge_back code_bytes "$CB0" 20 1
 CB1=$BACK
 check "long names: the code objects' bytes given back once the process is gone ($CB0 -> $CBMAX -> $CB1)" \
 	test "$CB1" -le $((CB0 + 65536))
-echo "# the heap less the store and the file caches: $MEM0 -> $(mem_kb) KiB (not checked: the names interned stay until restart)"
+echo "# the heap less the store and the file caches: $MEM0 -> $(mem_kb) KiB (not checked here: test_hostile_nametable.sh)"
 emberd_stop_check "after the Python names"
 done_testing

@@ -509,6 +509,63 @@ static void test_code_budget(void **state)
 }
 
 /*
+ * The names' table renewed (strtab__renew()): the code objects' names and the fixed frames are
+ * carried into the new generation (python__names_carry()), so a sample after it is named as
+ * before, and not by whatever took the old ids; nothing else of theirs is kept.
+ */
+static void test_names_carry(void **state)
+{
+	struct fixture *f = *state;
+	struct child c = { 0 };
+	uint32_t native[3];
+	uint64_t codes[2] = { 0x1000, 0x1040 };
+	uint32_t tags[2] = { 7, 8 };
+	bool entry[2] = { true, false };
+	char name[32];
+	size_t before;
+	int i;
+
+	if (child_start(&c)) {
+		child_stop(&c);
+		skip();
+	}
+	python__note_pid(f->py, (uint32_t)c.pid);
+	name_rec(f, (uint32_t)c.pid, 0x1000, 7, "Outer.run", "/srv/app.py");
+	name_rec(f, (uint32_t)c.pid, 0x1040, 8, "inner", "/srv/app.py");
+	native[0] = id_of(f, "Py_RunMain");
+	native[1] = id_of(f, "_PyEval_EvalFrameDefault");
+	native[2] = id_of(f, "PyNumber_Multiply");
+	set_frames(f, (uint32_t)c.pid, 2, codes, tags, entry);
+	assert_string_equal(merge_text(f, native, 3),
+			    "Py_RunMain;Outer.run (/srv/app.py)_[py];inner (/srv/app.py)_[py];"
+			    "PyNumber_Multiply");
+	for (i = 0; i < 1000; i++) {
+		snprintf(name, sizeof(name), "gone_%d", i);
+		(void)id_of(f, name);
+	}
+	before = strtab__count(f->names);
+	assert_int_equal(strtab__renew(f->names), 0);
+	assert_int_equal(python__names_carry(f->py), 0);
+	strtab__renew_done(f->names);
+	/* the two names and the fixed frames (eval, its .cold, unknown, refused), no more */
+	assert_true(strtab__count(f->names) <= 6);
+	assert_true(strtab__count(f->names) < before);
+	/* other names at the old ids now */
+	for (i = 0; i < 1000; i++) {
+		snprintf(name, sizeof(name), "junk_%d", i);
+		(void)id_of(f, name);
+	}
+	native[0] = id_of(f, "Py_RunMain");
+	native[1] = id_of(f, "_PyEval_EvalFrameDefault");
+	native[2] = id_of(f, "PyNumber_Multiply");
+	set_frames(f, (uint32_t)c.pid, 2, codes, tags, entry);
+	assert_string_equal(merge_text(f, native, 3),
+			    "Py_RunMain;Outer.run (/srv/app.py)_[py];inner (/srv/app.py)_[py];"
+			    "PyNumber_Multiply");
+	child_stop(&c);
+}
+
+/*
  * A code object freed and another made at its address with the same tag (its strings reused at
  * their addresses): the new names replace the cached ones.
  */
@@ -653,6 +710,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_lines, setup_lines, teardown),
 		cmocka_unit_test_setup_teardown(test_code_budget, setup_small, teardown),
 		cmocka_unit_test_setup_teardown(test_code_reused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_names_carry, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_merge_alignment, setup, teardown),
 	};
 

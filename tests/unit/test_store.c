@@ -522,6 +522,94 @@ static void test_frame_memo(void **state)
 	store__free(s);
 }
 
+/*
+ * Names and stacks of samples that expired by age are freed with them: a burst of ever-new long
+ * names ages out, and the tables come back to what the samples still kept use, though the
+ * store was far from its memory limit (no compaction for memory).
+ */
+static void test_expiry_frees_names(void **state)
+{
+	struct store *s = store__new(60, 256 << 20);
+	struct store_filter f = STORE_FILTER_INIT;
+	struct store_stats st;
+	char name[2100], *out;
+	uint64_t t, before, burst;
+	int i, sid, keep;
+
+	(void)state;
+	keep = stack(s, "main;steady", 0, 0);
+	for (t = 0; t < 10 * SEC; t += SEC / 100)
+		add(s, T0 + t, keep, 1, 1, "steady", 1);
+	store__stats(s, &st);
+	before = st.bytes - st.sample_bytes;
+	/* the attack: 2000 stacks of 2 KiB names, within a second */
+	memset(name, 'x', sizeof(name) - 1);
+	name[sizeof(name) - 1] = '\0';
+	for (i = 0; i < 2000; i++) {
+		memcpy(name, "main;", 5);
+		snprintf(name + 5, 12, "f%08d", i);
+		name[14] = 'x';
+		sid = stack(s, name, 0, 0);
+		assert_true(sid >= 0);
+		add(s, T0 + 10 * SEC + (uint64_t)i * 100000, sid, 2, 2, "attacker", 1);
+	}
+	store__stats(s, &st);
+	burst = st.bytes - st.sample_bytes;
+	assert_true(burst > before + (4u << 20));
+	assert_int_equal(st.evicted_memory, 0);
+	/* the steady process goes on for 10 minutes; the burst ages out */
+	for (t = 11 * SEC; t < 600 * SEC; t += SEC / 100) {
+		add(s, T0 + t, keep, 1, 1, "steady", 1);
+		if (t % SEC == 0)
+			(void)store__expire(s, T0 + t);
+	}
+	store__stats(s, &st);
+	assert_int_equal(st.evicted_memory, 0);
+	assert_true(st.compactions > 0);
+	assert_true(st.bytes - st.sample_bytes < before + (256u << 10));
+	assert_int_equal(st.frames, 2); /* main and steady (frame and comm) */
+	f.from_ns = T0 + 590 * SEC;
+	f.root = STORE_ROOT_NONE;
+	out = folded(s, &f);
+	assert_string_equal(out, "main;steady 1000\n");
+	free(out);
+	store__free(s);
+}
+
+/* The sinks' memo across a renewal of the names (strtab__renew()): ids of the new generation
+ * name the frames they name now, not what the old ids named. */
+static void test_frame_memo_renewal(void **state)
+{
+	struct store *s = store__new(3600, 1 << 20);
+	struct store_filter f = STORE_FILTER_INIT;
+	struct strtab *names = strtab__new();
+	struct frame_memo m = { 0 };
+	uint32_t ids[2], sids[2];
+	char *out;
+	int sid;
+
+	(void)state;
+	ids[0] = (uint32_t)strtab__intern(names, "old_a", 5);
+	ids[1] = (uint32_t)strtab__intern(names, "old_b", 5);
+	assert_int_equal(frame_memo__intern(&m, s, names, ids, 2, sids), 0);
+	assert_int_equal(strtab__renew(names), 0);
+	strtab__renew_done(names);
+	/* the same numbers, other names now */
+	assert_int_equal(strtab__intern(names, "new_a", 5), (int)ids[0]);
+	assert_int_equal(strtab__intern(names, "new_b", 5), (int)ids[1]);
+	assert_int_equal(frame_memo__intern(&m, s, names, ids, 2, sids), 0);
+	sid = store__intern_stack(s, sids, 2, 0, 0);
+	assert_true(sid >= 0);
+	add(s, T0, sid, 1, 1, "x", 1);
+	f.root = STORE_ROOT_NONE;
+	out = folded(s, &f);
+	assert_string_equal(out, "new_a;new_b 1\n");
+	free(out);
+	frame_memo__fini(&m);
+	strtab__free(names);
+	store__free(s);
+}
+
 static void test_bad_input(void **state)
 {
 	struct store *s = store__new(60, 1 << 20);
@@ -700,6 +788,8 @@ int main(void)
 		cmocka_unit_test(test_foreach_since),
 		cmocka_unit_test(test_compaction_mid_batch),
 		cmocka_unit_test(test_memory_tables_grow_with_samples),
+		cmocka_unit_test(test_frame_memo_renewal),
+		cmocka_unit_test(test_expiry_frees_names),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1354,6 +1354,84 @@ static void test_caches(void **state)
 	strtab__free(st);
 }
 
+/* Junk names at the start of a renewed table: a stale id from before would name one of them. */
+static void fill_junk(struct strtab *st)
+{
+	char name[32];
+	int i;
+
+	for (i = 0; i < 4096; i++) {
+		snprintf(name, sizeof(name), "junk_%d", i);
+		assert_true(strtab__intern(st, name, strlen(name)) >= 0);
+	}
+}
+
+/*
+ * The names' table renewed (strtab__renew()) under a symbolizer: after symbolizer__names_forget()
+ * no id of the old generation is used (the address cache, the ids attached to ELF and kernel
+ * symbols, "[unknown]"); the names are interned again. And its bound: names past it are
+ * "[name refused]", counted.
+ */
+static void test_names_renewal(void **state)
+{
+	struct symbolizer_opts o = SYMBOLIZER_OPTS_DEFAULT;
+	struct strtab *st = strtab__new();
+	uint64_t sched = kallsyms_addr("schedule", "T");
+	struct symbolizer_stats ss;
+	struct symbolizer *s;
+	struct child c;
+	char path[PATH_MAX], name[32];
+	uint64_t ips[1];
+	int i;
+
+	(void)state;
+	workload(path, "symbols");
+	spawn(&c, path, NULL);
+	s = symbolizer__new(&o, st);
+	assert_non_null(s);
+	ips[0] = addr_of(&c, "symbols_leaf") + 5;
+	assert_string_equal(user_stack(s, st, (uint32_t)c.pid, ips, 1), "symbols_leaf");
+	if (sched) {
+		ips[0] = sched + 1;
+		assert_string_equal(kernel_stack(s, st, ips, 1), "schedule_[k]");
+	}
+	assert_int_equal(strtab__renew(st), 0);
+	symbolizer__names_forget(s);
+	strtab__renew_done(st);
+	fill_junk(st);
+	ips[0] = addr_of(&c, "symbols_leaf") + 5;
+	assert_string_equal(user_stack(s, st, (uint32_t)c.pid, ips, 1), "symbols_leaf");
+	if (sched) {
+		ips[0] = sched + 1;
+		assert_string_equal(kernel_stack(s, st, ips, 1), "schedule_[k]");
+	}
+	symbolizer__stats(s, &ss);
+	assert_int_equal(ss.names_renewals, 1);
+	assert_int_equal(ss.names_bytes, strtab__mem_bytes(st));
+	assert_int_equal(ss.names_refused, 0);
+
+	/* the bound: a full table refuses the next new name, counted */
+	assert_int_equal(strtab__renew(st), 0);
+	symbolizer__names_forget(s);
+	strtab__renew_done(st);
+	fill_junk(st);
+	assert_int_equal(strtab__set_limit(st, strtab__mem_bytes(st), "[name refused]"), 0);
+	/* names as long as "symbols_leaf" until one does not fit: it would not either */
+	for (i = 0;; i++) {
+		snprintf(name, sizeof(name), "pad_%08d", i);
+		if (strtab__intern(st, name, strlen(name)) == strtab__find(st, "[name refused]", 14))
+			break;
+	}
+	ips[0] = addr_of(&c, "symbols_leaf") + 5;
+	assert_string_equal(user_stack(s, st, (uint32_t)c.pid, ips, 1), "[name refused]");
+	symbolizer__stats(s, &ss);
+	assert_true(ss.names_refused >= 1);
+	assert_true(ss.names_bytes <= strtab__mem_bytes(st));
+	symbolizer__free(s);
+	reap(&c);
+	strtab__free(st);
+}
+
 /* user_keys of a two-frame stack of @c (symbols_leaf called from the inlined helper); 1 or 0. */
 static int stack_keys(struct symbolizer *s, const struct child *c, uint64_t *keys)
 {
@@ -1527,6 +1605,7 @@ int main(void)
 		cmocka_unit_test(test_jit),
 		cmocka_unit_test(test_perfmap_files),
 		cmocka_unit_test(test_caches),
+		cmocka_unit_test(test_names_renewal),
 		cmocka_unit_test(test_file_keys),
 		cmocka_unit_test(test_images_in_file_cache),
 	};

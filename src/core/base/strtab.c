@@ -2,6 +2,7 @@
 #include "ember/core/base/strtab.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,6 +35,12 @@ struct strtab {
 	size_t mem;
 	uint64_t *charge; /* strtab__charge_to(): mem added there (atomically); NULL: none */
 	size_t charged;	  /* ... how much of it so far */
+	size_t max_bytes; /* strtab__set_limit(): mem kept under it; 0: no bound */
+	char *refused;	  /* ... the name given in place of one that does not fit */
+	int32_t refused_id;
+	uint64_t nr_refused;
+	uint64_t generation;  /* strtab__renew()s so far */
+	struct strtab *prev;  /* between strtab__renew() and strtab__renew_done(): the old names */
 };
 
 /* The counter of strtab__charge_to() brought to st->mem. */
@@ -46,31 +53,25 @@ static void charge_sync(struct strtab *st)
 	}
 }
 
-struct strtab *strtab__new(void)
+/* An empty table's contents in @st (its settings untouched). 0 or -ENOMEM. */
+static int contents_init(struct strtab *st)
 {
-	struct strtab *st = calloc(1, sizeof(*st));
-
-	if (!st)
-		return NULL;
+	st->chunks = NULL;
+	st->strs = NULL;
+	st->lens = NULL;
+	st->count = st->strs_cap = 0;
 	st->nslots = 1024;
 	st->slots = calloc(st->nslots, sizeof(*st->slots));
-	if (!st->slots) {
-		free(st);
-		errno = ENOMEM;
-		return NULL;
-	}
+	if (!st->slots)
+		return -ENOMEM;
 	st->mem = sizeof(*st) + st->nslots * sizeof(*st->slots);
-	return st;
+	return 0;
 }
 
-void strtab__free(struct strtab *st)
+static void contents_fini(struct strtab *st)
 {
 	struct chunk *c, *n;
 
-	if (!st)
-		return;
-	if (st->charge)
-		__atomic_sub_fetch(st->charge, (uint64_t)st->charged, __ATOMIC_RELAXED);
 	for (c = st->chunks; c; c = n) {
 		n = c->next;
 		free(c);
@@ -78,6 +79,32 @@ void strtab__free(struct strtab *st)
 	free(st->strs);
 	free(st->lens);
 	free(st->slots);
+}
+
+struct strtab *strtab__new(void)
+{
+	struct strtab *st = calloc(1, sizeof(*st));
+
+	if (!st)
+		return NULL;
+	st->refused_id = -1;
+	if (contents_init(st)) {
+		free(st);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return st;
+}
+
+void strtab__free(struct strtab *st)
+{
+	if (!st)
+		return;
+	if (st->charge)
+		__atomic_sub_fetch(st->charge, (uint64_t)st->charged, __ATOMIC_RELAXED);
+	strtab__renew_done(st);
+	contents_fini(st);
+	free(st->refused);
 	free(st);
 }
 
@@ -145,7 +172,25 @@ static size_t lookup(const struct strtab *st, const char *s, size_t len, uint64_
 	return i;
 }
 
-int strtab__intern(struct strtab *st, const char *s, size_t len)
+/*
+ * What interning a new string of @len bytes would add to st->mem at most: its bytes (or a new
+ * chunk), the id arrays doubled, the index doubled.
+ */
+static size_t growth(const struct strtab *st, size_t len)
+{
+	const struct chunk *c = st->chunks;
+	size_t g = 0;
+
+	if (!c || c->cap - c->used < len + 1)
+		g += sizeof(*c) + (len + 1 > CHUNK_MIN ? len + 1 : CHUNK_MIN);
+	if (st->count == st->strs_cap)
+		g += (st->strs_cap ? st->strs_cap : 256) * (sizeof(*st->strs) + sizeof(*st->lens));
+	if ((st->count + 1) * 2 > st->nslots)
+		g += st->nslots * sizeof(*st->slots);
+	return g;
+}
+
+static int intern(struct strtab *st, const char *s, size_t len, bool bounded)
 {
 	uint64_t h = hash_bytes(s, len, 0x5eed);
 	size_t i = lookup(st, s, len, h);
@@ -153,6 +198,11 @@ int strtab__intern(struct strtab *st, const char *s, size_t len)
 
 	if (st->slots[i].id1)
 		return (int)(st->slots[i].id1 - 1);
+	if (bounded && st->max_bytes && st->refused_id >= 0 &&
+	    st->mem + growth(st, len) > st->max_bytes) {
+		st->nr_refused++;
+		return st->refused_id;
+	}
 	if (len > UINT32_MAX || st->count >= INT32_MAX - 1 || st->count + 2 >= st->nslots)
 		return -ENOMEM; /* the last check only bites if an earlier rehash failed */
 	if (st->count == st->strs_cap) {
@@ -182,6 +232,11 @@ int strtab__intern(struct strtab *st, const char *s, size_t len)
 		(void)rehash(st); /* on failure the table still has room; retried next time */
 	charge_sync(st);
 	return (int)(st->count - 1);
+}
+
+int strtab__intern(struct strtab *st, const char *s, size_t len)
+{
+	return intern(st, s, len, true);
 }
 
 int strtab__find(const struct strtab *st, const char *s, size_t len)
@@ -222,4 +277,95 @@ void strtab__charge_to(struct strtab *st, uint64_t *counter)
 uint64_t *strtab__charge(const struct strtab *st)
 {
 	return st ? st->charge : NULL;
+}
+
+int strtab__set_limit(struct strtab *st, size_t max_bytes, const char *refused)
+{
+	char *r = NULL;
+	int id = -1;
+
+	if (max_bytes) {
+		r = strdup(refused);
+		if (!r)
+			return -ENOMEM;
+		id = intern(st, r, strlen(r), false);
+		if (id < 0) {
+			free(r);
+			return id;
+		}
+	}
+	free(st->refused);
+	st->refused = r;
+	st->refused_id = id;
+	st->max_bytes = max_bytes;
+	return 0;
+}
+
+uint64_t strtab__refused(const struct strtab *st)
+{
+	return st->nr_refused;
+}
+
+uint64_t strtab__generation(const struct strtab *st)
+{
+	return st->generation;
+}
+
+int strtab__renew(struct strtab *st)
+{
+	struct strtab *old;
+	int id;
+
+	if (st->prev)
+		return -EBUSY;
+	old = calloc(1, sizeof(*old));
+	if (!old)
+		return -ENOMEM;
+	/* the old names move to @old; @st keeps its settings and starts empty */
+	old->chunks = st->chunks;
+	old->strs = st->strs;
+	old->lens = st->lens;
+	old->count = st->count;
+	old->strs_cap = st->strs_cap;
+	old->slots = st->slots;
+	old->nslots = st->nslots;
+	old->mem = st->mem;
+	if (contents_init(st)) {
+		st->chunks = old->chunks;
+		st->strs = old->strs;
+		st->lens = old->lens;
+		st->count = old->count;
+		st->strs_cap = old->strs_cap;
+		st->slots = old->slots;
+		st->nslots = old->nslots;
+		st->mem = old->mem;
+		free(old);
+		return -ENOMEM;
+	}
+	st->prev = old;
+	st->generation++;
+	if (st->refused) {
+		id = intern(st, st->refused, strlen(st->refused), false);
+		st->refused_id = id;
+		if (id < 0)
+			return id; /* no placeholder: nothing refused until the next renewal */
+	}
+	return 0;
+}
+
+int strtab__carry(struct strtab *st, uint32_t old_id)
+{
+	if (!st->prev || old_id >= st->prev->count)
+		return -EINVAL;
+	return intern(st, st->prev->strs[old_id], st->prev->lens[old_id], false);
+}
+
+void strtab__renew_done(struct strtab *st)
+{
+	if (!st->prev)
+		return;
+	contents_fini(st->prev);
+	free(st->prev);
+	st->prev = NULL;
+	charge_sync(st);
 }

@@ -661,6 +661,14 @@ void elfsym__set_cookie(struct elfsym *e, int idx, uint32_t cookie)
 	e->syms[idx].cookie = cookie;
 }
 
+void elfsym__clear_cookies(struct elfsym *e)
+{
+	size_t i;
+
+	for (i = 0; i < e->n; i++)
+		e->syms[i].cookie = 0;
+}
+
 static const char *die_name(Dwarf_Die *die)
 {
 	Dwarf_Attribute attr;

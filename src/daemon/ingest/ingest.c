@@ -156,6 +156,14 @@ uint64_t ingest__filtered(const struct ingest *in)
 	return __atomic_load_n(&in->filtered, __ATOMIC_RELAXED);
 }
 
+void ingest__names_forget(struct ingest *in)
+{
+	size_t i;
+
+	for (i = 0; i < SCACHE_SLOTS; i++)
+		in->scache[i].expires_ns = 0;
+}
+
 void ingest__stats(const struct ingest *in, struct ingest_stats *ret)
 {
 	size_t i, mem = sizeof(*in) + SCACHE_SLOTS * sizeof(*in->scache);

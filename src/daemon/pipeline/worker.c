@@ -185,6 +185,51 @@ static void copy_worker_stats(struct emberd *d)
 }
 
 /*
+ * The frame names' table only grows: a name is interned once and its id kept by caches (the
+ * symbolizer's, the stack cache, the sinks' maps to the stores' own tables) and by the Python
+ * code objects and the off-CPU wakers waiting. No stored sample refers to it (the stores copy the
+ * names into tables of their own, compacted as their samples go), so it starts over once it has
+ * doubled since the working set was measured (a prune after the last renewal: what the host's
+ * processes need again within 5 s), or holds three quarters of symbols.max_names_memory (names
+ * are refused, or soon: a full table given back when its filler is gone), keeping what is held
+ * for longer (carried): the names of processes gone and of code freed are given back. Never
+ * below NAMES_RENEW_MIN (or a quarter of the bound, if less): a renewal costs naming every stack
+ * again.
+ */
+#define NAMES_RENEW_MIN (4u << 20)
+
+static void names_renew(struct emberd *d)
+{
+	size_t bytes = strtab__mem_bytes(d->sym_st);
+	size_t floor = d->cfg.max_names_bytes / 4 < NAMES_RENEW_MIN ? d->cfg.max_names_bytes / 4
+								    : NAMES_RENEW_MIN;
+	uint64_t t0 = mono_ns();
+
+	if (d->names_renewed) {
+		d->names_base = bytes;
+		d->names_renewed = false;
+		return;
+	}
+	if (bytes <= floor ||
+	    (bytes <= 2 * d->names_base && bytes <= d->cfg.max_names_bytes / 4 * 3))
+		return;
+	if (strtab__renew(d->sym_st))
+		return; /* no memory for the new table: the old one stays */
+	symbolizer__names_forget(d->sym);
+	ingest__names_forget(d->ingest);
+	if (d->py && python__names_carry(d->py))
+		log_warn("python: names not carried over (no memory), named again when sampled");
+	if (d->v8 && v8__names_carry(d->v8))
+		log_warn("v8: names not carried over (no memory), read again when sampled");
+	if (d->offcpu_sink && offcpu_sink__names_carry(d->offcpu_sink, d->sym_st))
+		log_warn("off-cpu: wakers dropped (no memory to carry their names)");
+	strtab__renew_done(d->sym_st);
+	d->names_renewed = true;
+	log_debug("names: the table started over, %zu -> %zu bytes in %llu us", bytes,
+		  strtab__mem_bytes(d->sym_st), (unsigned long long)((mono_ns() - t0) / 1000));
+}
+
+/*
  * Expiry every 5 s (exited processes keep their state for a grace period, for the samples still
  * in flight). Exec and exit are notified by the BPF programs, so reading every cached process's
  * start time and executable (two /proc reads each) is a safety net: once a minute, or at once
@@ -211,6 +256,7 @@ static void prune(struct emberd *d)
 		python__prune(d->py);
 	if (d->v8)
 		v8__prune(d->v8);
+	names_renew(d);
 	if (d->unwind)
 		(void)unwinder__sweep(d->unwind); /* processes gone, whatever was missed */
 	(void)proc_tracker__sweep(d->procs);

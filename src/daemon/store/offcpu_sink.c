@@ -624,6 +624,33 @@ int offcpu_sink__flush(struct offcpu_sink *k)
 	return err;
 }
 
+int offcpu_sink__names_carry(struct offcpu_sink *k, struct strtab *names)
+{
+	size_t i, j, keep_n = 0;
+	int id, err = 0;
+
+	/* between batches: the wakees are joined and gone (flush), the wakers waiting carry theirs */
+	for (i = 0; i < k->nr_wk; i++) {
+		struct chain_item *w = &k->wk[i];
+
+		for (j = 0; j < w->n; j++) {
+			id = strtab__carry(names, w->frames[j]);
+			if (id < 0)
+				break;
+			w->frames[j] = (uint32_t)id;
+		}
+		if (j < w->n) { /* not carried: dropped, counted like a waker that waited too long */
+			k->chain_dropped += w->quanta;
+			free(w->frames);
+			err = -ENOMEM;
+			continue;
+		}
+		k->wk[keep_n++] = *w;
+	}
+	k->nr_wk = keep_n;
+	return err;
+}
+
 void offcpu_sink__set_chain_depth(struct offcpu_sink *k, unsigned int depth)
 {
 	k->depth = depth < 1 ? 1 : depth > OFFCPU_CHAIN_MAX_DEPTH ? OFFCPU_CHAIN_MAX_DEPTH : depth;

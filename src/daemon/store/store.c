@@ -32,6 +32,7 @@
 #define CHUNK_RECS   8192u
 #define BACKDATE_NS  2000000000ULL /* a chunk's base is 2 s before its first sample */
 #define NSEC	     1000000000ULL
+#define EXPIRY_COMPACT_MIN (1u << 20) /* tables smaller than this are not compacted for age */
 
 struct rec {
 	uint32_t dt_us;
@@ -90,6 +91,7 @@ struct store {
 	atomic_uint writers;	   /* writers waiting for the lock: readers let them in first */
 	size_t compacted_bytes;	   /* tables_bytes() after the last compaction */
 	size_t dropped_since;	   /* chunks dropped for memory since the last compaction */
+	size_t expired_since;	   /* ... and for age */
 	struct store_stats st;	   /* counters; gauges filled by store__stats() */
 	uint64_t cpu_appended[STORE_MAX_CPUS + 1]; /* by CPU; the last slot: unknown */
 	uint32_t cpus_seen;			   /* highest CPU appended + 1 */
@@ -381,6 +383,7 @@ static void compact_now(struct store *s)
 	(void)compact(s);
 	s->compacted_bytes = tables_bytes(&s->t);
 	s->dropped_since = 0;
+	s->expired_since = 0;
 }
 
 /*
@@ -581,8 +584,17 @@ uint64_t store__expire(struct store *s, uint64_t now_ns)
 	write_lock(s);
 	before = s->st.evicted_time;
 	cut = now_ns > s->retention_s * NSEC ? now_ns - s->retention_s * NSEC : 0;
-	while (s->head && s->head->n && s->head->max_ns < cut)
+	while (s->head && s->head->n && s->head->max_ns < cut) {
 		drop_head(s, &s->st.evicted_time);
+		s->expired_since++;
+	}
+	/* the names and stacks only expired samples used go with a compaction too, not only
+	 * under memory pressure: once a quarter of the chunks went by age (paid for by them: no
+	 * O(n^2)) and the tables grew by half since the last one, past a floor not worth it */
+	if (s->expired_since > s->nr_chunks / 4 && s->head &&
+	    tables_bytes(&s->t) > EXPIRY_COMPACT_MIN &&
+	    tables_bytes(&s->t) > s->compacted_bytes + s->compacted_bytes / 2)
+		compact_now(s);
 	/* an empty tail chunk (allocation without records) is not kept either */
 	if (s->head && !s->head->n && s->head == s->tail)
 		drop_head(s, &s->st.evicted_time);

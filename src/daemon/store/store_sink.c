@@ -57,15 +57,22 @@ void store_sink__set_clock_offset(struct store_sink *k, int64_t real_minus_mono_
 int frame_memo__intern(struct frame_memo *m, struct store *store, const struct strtab *names,
 		       const uint32_t *ids, size_t n, uint32_t *ret)
 {
-	uint64_t comp = store__compactions(store);
+	uint64_t comp = store__compactions(store), gen = strtab__generation(names);
 	size_t i, old;
 	int r;
 
-	if (comp != m->compactions) {
-		/* the store renumbered its frames: forget the mapping */
+	if (comp != m->compactions || gen != m->names_gen) {
+		/* the store renumbered its frames, or the names were renewed: forget the mapping
+		 * (after a renewal, the map's size too: the ids start again from 0) */
+		if (gen != m->names_gen) {
+			free(m->map);
+			m->map = NULL;
+			m->cap = 0;
+		}
 		for (i = 0; i < m->cap; i++)
 			m->map[i] = -1;
 		m->compactions = comp;
+		m->names_gen = gen;
 	}
 	for (i = 0; i < n; i++) {
 		if (ids[i] >= m->cap) {

@@ -410,6 +410,14 @@ void ksyms__set_cookie(struct ksyms *k, int idx, uint32_t cookie)
 	k->syms[idx].cookie = cookie;
 }
 
+void ksyms__clear_cookies(struct ksyms *k)
+{
+	size_t i;
+
+	for (i = 0; i < k->n; i++)
+		k->syms[i].cookie = 0;
+}
+
 size_t ksyms__count(const struct ksyms *k)
 {
 	return k->n;

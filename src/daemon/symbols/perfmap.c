@@ -241,6 +241,14 @@ void perfmap__set_cookie(struct perfmap *pm, int idx, uint32_t cookie)
 	pm->syms[idx].cookie = cookie;
 }
 
+void perfmap__clear_cookies(struct perfmap *pm)
+{
+	size_t i;
+
+	for (i = 0; i < pm->n; i++)
+		pm->syms[i].cookie = 0;
+}
+
 size_t perfmap__count(const struct perfmap *pm)
 {
 	return pm->n;

@@ -266,7 +266,14 @@ static int image_frames(struct symbolizer *s, struct image *img, struct elfsym *
 	int idx, id, n = 0, i;
 	uint32_t ids[1 + MAX_INLINE];
 	uint32_t c;
+	uint64_t gen = strtab__generation(s->st);
 
+	/* ids attached to the image's symbols are of the names' generation they were made in (an
+	 * image outlives a renewal in the file cache without being looked at): forgotten here */
+	if (img ? img->names_gen != gen : s->vdso_names_gen != gen) {
+		elfsym__clear_cookies(es);
+		*(img ? &img->names_gen : &s->vdso_names_gen) = gen;
+	}
 	if (serial) {
 		slot = &s->acache[hash_mix64(vaddr ^ (uint64_t)serial << 40) & (ADDR_CACHE_SIZE - 1)];
 		if (slot->serial == serial && slot->vaddr == vaddr) {
@@ -589,6 +596,33 @@ static int cmp_unres(const void *a, const void *b)
 	return (y->frames > x->frames) - (y->frames < x->frames);
 }
 
+void symbolizer__names_forget(struct symbolizer *s)
+{
+	struct proc *p;
+	struct retired *r;
+	size_t i;
+
+	for (i = 0; i < ADDR_CACHE_SIZE; i++)
+		s->acache[i].serial = 0;
+	s->unknown_id = s->kunknown_id = -1;
+	s->nkr = 0;
+	if (s->ks)
+		ksyms__clear_cookies(s->ks);
+	/* images: as each is next used (image_frames()) */
+	for (p = s->lru_p.lru_next; p != &s->lru_p; p = p->lru_next) {
+		for (i = 0; i < p->nmaps; i++)
+			p->maps[i].unknown_id = -1;
+		if (p->pm)
+			perfmap__clear_cookies(p->pm);
+	}
+	for (r = s->rhead; r; r = r->next) {
+		for (i = 0; i < r->p->nmaps; i++)
+			r->p->maps[i].unknown_id = -1;
+		if (r->p->pm)
+			perfmap__clear_cookies(r->p->pm);
+	}
+}
+
 void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *ret)
 {
 	const struct proc *p;
@@ -625,6 +659,9 @@ void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *ret)
 	mem += s->kr_cap * sizeof(*s->kr) +
 	       (s->kaddrs ? KRES_BATCH * (sizeof(uint64_t) + KRES_TEXT) : 0);
 	ret->mem_bytes = mem;
+	ret->names_bytes = strtab__mem_bytes(s->st);
+	ret->names_refused = strtab__refused(s->st);
+	ret->names_renewals = strtab__generation(s->st);
 	/* most frames first */
 	ret->nr_unresolved_files = s->nr_unres;
 	memcpy(ret->unresolved_files, s->unres, s->nr_unres * sizeof(s->unres[0]));

@@ -105,6 +105,7 @@ struct image {
 	uint64_t bytes;			/* elfsym__mem_bytes() when read */
 	bool debug_pending;		/* read while debuginfod may still bring its debug file */
 	uint64_t debug_seq;		/* dbgfetch__done_seq() when last asked */
+	uint64_t names_gen;		/* the names' generation its symbols' ids are of */
 };
 
 struct elfent {
@@ -182,6 +183,7 @@ struct symbolizer {
 
 	struct elfsym *vdso;
 	bool vdso_tried;
+	uint64_t vdso_names_gen;	/* the names' generation its symbols' ids are of */
 
 	struct addr_slot *acache;
 	struct sbuf name;		/* scratch for names */

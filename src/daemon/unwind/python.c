@@ -1024,6 +1024,54 @@ void python__prune(struct python *py)
 	}
 }
 
+/* The id @id (>= 0) of the old names, interned again: the new id; < 0 ids stay (none). */
+static int carry_id(struct python *py, int32_t *id, int32_t fallback)
+{
+	int r;
+
+	if (*id < 0)
+		return 0;
+	r = strtab__carry(py->names, (uint32_t)*id);
+	*id = r >= 0 ? r : fallback;
+	return r < 0 ? r : 0;
+}
+
+static int carry_proc(struct python *py, struct pyproc *pp)
+{
+	struct pycode *c;
+	size_t i, k;
+	int err = 0;
+
+	for (; pp; pp = pp->retired)
+		for (i = 0; i < pp->codes_cap; i++)
+			for (c = pp->codes[i]; c; c = c->next) {
+				/* a name that could not be carried: unknown until read again */
+				if (carry_id(py, &c->id, py->unknown_id))
+					err = -ENOMEM, c->checked_ns = 0;
+				for (k = 0; k < LINE_SLOTS; k++)
+					if (carry_id(py, &c->lines[k].id, -1))
+						err = -ENOMEM;
+			}
+	return err;
+}
+
+int python__names_carry(struct python *py)
+{
+	struct pyproc *pp;
+	size_t i;
+	int err = 0;
+
+	/* the fixed names first: the fallback of the others */
+	if (carry_id(py, &py->unknown_id, -1) || carry_id(py, &py->eval_id, -1) ||
+	    carry_id(py, &py->eval_cold_id, -1) || carry_id(py, &py->refused_id, -1))
+		return -ENOMEM;
+	for (i = 0; i < PROC_SLOTS; i++)
+		for (pp = py->procs[i]; pp; pp = pp->next)
+			if (carry_proc(py, pp))
+				err = -ENOMEM;
+	return err;
+}
+
 /* --- code objects --------------------------------------------------------------------------- */
 
 static size_t code_slot(const struct pyproc *pp, uint64_t addr, uint32_t tag)
@@ -1488,6 +1536,9 @@ int python__merge(struct python *py, const struct sampler_group *g, const uint32
 	*ret = native;
 	if (!pp)
 		return (int)n;
+	/* a renewal of the names that could not carry the fixed frames (no memory) */
+	if (py->unknown_id < 0 || py->refused_id < 0)
+		return -ENOMEM;
 	/* a sample of the pid's previous image (taken before its exec), still in flight */
 	if (pp->retired && g->nr_times && g->times_ns[0] < pp->retired->gone_ns)
 		pp = pp->retired;

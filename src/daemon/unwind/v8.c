@@ -737,6 +737,35 @@ have:
 	return e->id;
 }
 
+int v8__names_carry(struct v8 *v)
+{
+	struct v8proc *pp;
+	size_t i, j;
+	int err = 0, r;
+
+	if (!v)
+		return 0;
+	for (i = 0; i < PROC_SLOTS; i++)
+		for (pp = v->procs[i]; pp; pp = pp->next)
+			for (j = 0; j < pp->cap; j++) {
+				struct v8name *e = &pp->names[j];
+
+				if (!e->sfi || e->id < 0)
+					continue;
+				r = strtab__carry(v->names, (uint32_t)e->id);
+				if (r >= 0) {
+					e->id = r;
+					continue;
+				}
+				/* read again when sampled (an exited process's: unnamed) */
+				e->checked = 0;
+				e->key = ~0ULL;
+				e->id = -1;
+				err = -ENOMEM;
+			}
+	return err;
+}
+
 void v8__prune(struct v8 *v)
 {
 	size_t i;

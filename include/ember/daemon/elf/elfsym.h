@@ -62,6 +62,8 @@ uint64_t elfsym__addr(const struct elfsym *e, int idx);
 /* A caller's value attached to symbol @idx (0 until set). */
 uint32_t elfsym__cookie(const struct elfsym *e, int idx);
 void elfsym__set_cookie(struct elfsym *e, int idx, uint32_t cookie);
+/* Every symbol's value back to 0 (the values the caller attached mean nothing any more). */
+void elfsym__clear_cookies(struct elfsym *e);
 
 /*
  * The functions inlined at @vaddr, OUTERMOST FIRST (the caller of each is the previous one, and

@@ -118,6 +118,9 @@ const struct strtab *ingest__names(const struct ingest *in);
 /* Samples excluded by [filter] since start: any thread. */
 uint64_t ingest__filtered(const struct ingest *in);
 
+/* The names were renewed (strtab__renew()): the cached stacks' ids are forgotten. */
+void ingest__names_forget(struct ingest *in);
+
 void ingest__stats(const struct ingest *in, struct ingest_stats *ret);
 
 #endif

@@ -88,6 +88,8 @@ struct emberd {
 	struct sampler_report report; /* for logging changes of the drop counters */
 	uint64_t report_evicted_memory, report_evicted_ns; /* ... and of the store's for memory */
 	uint64_t last_prune_ns;
+	uint64_t names_base;	/* sym_st's bytes a prune after its last renewal (0: not yet) */
+	bool names_renewed;	/* ... renewed at the last prune: its base is measured at the next */
 	uint64_t last_check_ns;		/* the last prune that read every process's start time */
 	uint64_t notify_lost;		/* exec and exit notifications lost, as of that prune */
 	int rbfd;		/* the sampler's ring buffer epoll fd, -1 without sampling */

@@ -57,6 +57,11 @@ void offcpu_sink__set_chain_store(struct offcpu_sink *k, struct store *chain);
  * before) into the chain store; drops wakers older than that (counted). 0 or -errno. */
 int offcpu_sink__flush(struct offcpu_sink *k);
 
+/* The names' table @names (the one given at creation) is being renewed (strtab__renew()),
+ * between batches: the wakers waiting carry their frames' ids into the new generation (those
+ * that cannot are dropped, counted). 0 or -ENOMEM. */
+int offcpu_sink__names_carry(struct offcpu_sink *k, struct strtab *names);
+
 /* The sink's counters (quanta: one of quantum_ns each). */
 struct offcpu_sink_stats {
 	uint64_t events, quanta;		/* off-CPU events and quanta stored */

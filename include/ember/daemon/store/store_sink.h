@@ -25,6 +25,7 @@ struct frame_memo {
 	int32_t *map;	      /* names id -> store frame id, -1 unknown */
 	size_t cap;
 	uint64_t compactions; /* the store's compactions map is valid for */
+	uint64_t names_gen;   /* ... and the names' generation (strtab__generation()) */
 };
 
 /* Interns the frames @ids[0..n) (@names' ids) into @store, their store ids into @ret. 0 or

@@ -59,6 +59,8 @@ uint64_t ksyms__addr(const struct ksyms *k, int idx);
 /* A caller's value attached to symbol @idx (0 until set). */
 uint32_t ksyms__cookie(const struct ksyms *k, int idx);
 void ksyms__set_cookie(struct ksyms *k, int idx, uint32_t cookie);
+/* Every symbol's value back to 0 (the values the caller attached mean nothing any more). */
+void ksyms__clear_cookies(struct ksyms *k);
 
 size_t ksyms__count(const struct ksyms *k);
 size_t ksyms__nr_module_syms(const struct ksyms *k);

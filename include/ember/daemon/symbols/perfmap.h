@@ -54,6 +54,8 @@ const char *perfmap__name(const struct perfmap *pm, int idx, size_t *ret_len);
 /* A caller's value attached to symbol @idx (0 until set); kept across adds. */
 uint32_t perfmap__cookie(const struct perfmap *pm, int idx);
 void perfmap__set_cookie(struct perfmap *pm, int idx, uint32_t cookie);
+/* Every symbol's value back to 0 (the values the caller attached mean nothing any more). */
+void perfmap__clear_cookies(struct perfmap *pm);
 
 /* While @defer, adds do not sort the table (several chunks of one file: one sort at the end);
  * lookups need it sorted: perfmap__defer_sort(pm, false) sorts what was added. */

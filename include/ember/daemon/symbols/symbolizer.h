@@ -174,6 +174,9 @@ struct symbolizer_stats {
 	uint64_t perfmap_skip_error;	/* read errors */
 
 	uint64_t mem_bytes;		/* gauge: memory held by the caches (approximate) */
+	uint64_t names_bytes;		/* gauge: the names' table (strtab__mem_bytes()) */
+	uint64_t names_refused;		/* new names past the table's bound: "[name refused]" */
+	uint64_t names_renewals;	/* the table started over, keeping the names still held */
 	struct mapfile_stats files;	/* mapped files opened and refused (proc/mapfile.h) */
 
 	/* the files behind unresolved frames, most frames first: nr_unresolved_files of them */
@@ -298,6 +301,13 @@ void symbolizer__check_pid(struct symbolizer *s, uint32_t pid);
 
 /* Re-reads /proc/kallsyms on the next kernel frame (after a module load). */
 void symbolizer__reload_kernel(struct symbolizer *s);
+
+/*
+ * The names' table was renewed (strtab__renew()): forgets every id of it the symbolizer keeps
+ * (the address cache, the "[unknown]" and "[base]" frames, the ids attached to kernel, perf-map
+ * and ELF symbols); they are interned again as they are next needed.
+ */
+void symbolizer__names_forget(struct symbolizer *s);
 
 /* Fills @ret with the counters. */
 void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *ret);

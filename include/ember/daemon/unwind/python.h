@@ -128,6 +128,15 @@ void python__forget_pid(struct python *py, uint32_t pid, uint64_t time_ns);
  * /proc entry is gone whatever exit notification was missed (procs_swept). */
 void python__prune(struct python *py);
 
+/*
+ * The names' table is being renewed (strtab__renew()): carries every name id kept (code objects,
+ * their lines, the fixed frames) into the new generation. 0, or -ENOMEM: a code object's name
+ * that could not be carried became "[unknown]_[py]" until read again, a line's is forgotten; a
+ * fixed frame's that could not be carried is -1 (python__merge() fails with -ENOMEM then, as on
+ * any allocation failure). Main thread, between two drains.
+ */
+int python__names_carry(struct python *py);
+
 /* A code object's names from the BPF program (sampler__set_pyname_fn()). */
 void python__on_name(struct python *py, const struct ember_py_name_rec *r);
 

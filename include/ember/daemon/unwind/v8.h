@@ -89,6 +89,9 @@ int v8__frame_name(struct v8 *v, uint32_t pid, uint64_t word);
 
 /* Housekeeping, e.g. every 5 s: forgets processes that exited or exec'ed (their BPF entry is
  * gone: the program deletes it at both). */
+/* The names' table started over (core/base/strtab.h, strtab__renew()): the ids of the names held
+ * are carried into it. 0, or -ENOMEM (those not carried are read again when sampled). Worker. */
+int v8__names_carry(struct v8 *v);
 void v8__prune(struct v8 *v);
 
 void v8__stats(struct v8 *v, struct v8_stats *ret);
