@@ -547,7 +547,7 @@ static void test_expiry_frees_names(void **state)
 	name[sizeof(name) - 1] = '\0';
 	for (i = 0; i < 2000; i++) {
 		memcpy(name, "main;", 5);
-		snprintf(name + 5, 12, "f%08d", i);
+		snprintf(name + 5, 12, "f%08u", (unsigned)i % 100000000u);
 		name[14] = 'x';
 		sid = stack(s, name, 0, 0);
 		assert_true(sid >= 0);
