@@ -90,6 +90,7 @@ struct store {
 	uint64_t next_seq;	   /* of the next chunk */
 	atomic_uint writers;	   /* writers waiting for the lock: readers let them in first */
 	size_t compacted_bytes;	   /* tables_bytes() after the last compaction */
+	uint64_t expiry_compact_ns; /* the sample time of the last compaction by expiry */
 	size_t dropped_since;	   /* chunks dropped for memory since the last compaction */
 	size_t expired_since;	   /* ... and for age */
 	struct store_stats st;	   /* counters; gauges filled by store__stats() */
@@ -591,10 +592,16 @@ uint64_t store__expire(struct store *s, uint64_t now_ns)
 	/* the names and stacks only expired samples used go with a compaction too, not only
 	 * under memory pressure: once a quarter of the chunks went by age (paid for by them: no
 	 * O(n^2)) and the tables grew by half since the last one, past a floor not worth it */
+	/* ... or once a whole retention went by since the last one: every sample that used the
+	 * names it kept has expired since (a compaction during an attack kept the attacker's
+	 * names, and its tables then never grew by half again: 5 MB held after it) */
 	if (s->expired_since > s->nr_chunks / 4 && s->head &&
 	    tables_bytes(&s->t) > EXPIRY_COMPACT_MIN &&
-	    tables_bytes(&s->t) > s->compacted_bytes + s->compacted_bytes / 2)
+	    (tables_bytes(&s->t) > s->compacted_bytes + s->compacted_bytes / 2 ||
+	     now_ns - s->expiry_compact_ns > s->retention_s * NSEC)) {
 		compact_now(s);
+		s->expiry_compact_ns = now_ns;
+	}
 	/* an empty tail chunk (allocation without records) is not kept either */
 	if (s->head && !s->head->n && s->head == s->tail)
 		drop_head(s, &s->st.evicted_time);
