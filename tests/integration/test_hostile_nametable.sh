@@ -3,7 +3,7 @@
 # lane: alone (the names' table holds every process's names: its return to the baseline wants no
 # other test's processes coming and going meanwhile)
 # The frame names' table against a local user making ever-new functions with 4096-character
-# names (tests/integration/pynames.py long) for 20 s at 999 Hz, beside a root burner, with
+# names (tests/integration/pynames.py long) for 10 s at 999 Hz, beside a root burner, with
 # python.code_memory (64M) far above the names' bound so that the names' own bound is what holds:
 #   - symbols.max_names_memory (4M here): the table's bytes (symbols.names_bytes, the heap's
 #     "names" part) never past it, the names past it refused and counted
@@ -11,11 +11,11 @@
 #   - once nobody's process is gone (its code objects dropped 10 s later) the table starts over
 #     with the names still in use: its bytes back within 2 MiB of the baseline within a minute
 #     (symbols.names_renewals counted);
-#   - store.retention is 15 s: once nobody's samples have aged out, the store's own tables
+#   - store.retention is 10 s: once nobody's samples have aged out, the store's own tables
 #     (store.bytes less store.sample_bytes) are compacted back near the baseline too, with no
 #     memory pressure.
 # Before, the table kept every name until restart (no bound, no counter; 1.7 GB in 40 s).
-# Measured: a renewal takes 0.5-13 ms on the worker (emberd -v logs each). Root, BPF; ~100 s.
+# Measured: a renewal takes 0.5-13 ms on the worker (emberd -v logs each). Root, BPF; ~40 s.
 . "$(dirname "$0")/../lib.sh"
 require_live_emberd
 W=$OUTPUT/workloads
@@ -31,7 +31,7 @@ chmod 644 "$ATT/pynames.py"
 BOUND=$((4 << 20))
 
 burn_start 240
-emberd_serve --frequency 999 -o sampling.tick_ms=250 -o store.retention=15 \
+emberd_serve --frequency 999 -o sampling.tick_ms=250 -o store.retention=10 \
 	-o python.code_memory=64M -o symbols.max_names_memory=4M ||
 	{ not_ok "emberd starts"; done_testing; }
 ok "emberd starts"
@@ -43,7 +43,7 @@ tables() { curl -sf -m 10 "$URL/api/v1/stats" | tr -d '\n ' | grep -o '"store":{
 		if ($i == "\"sample_bytes\"") s = $(i + 1) } } END { print b - s }'; }
 
 # the baseline with a whole store.retention of the host's samples in the store
-sleep 17
+sleep 12
 NB0=$(sym names_bytes)
 FR0=$(tables)
 REF0=$(sym names_refused)
@@ -51,13 +51,13 @@ REN0=$(sym names_renewals)
 [ -n "$NB0" ] && [ -n "$REF0" ] && [ -n "$REN0" ] && [ -n "$FR0" ]
 check "the names' table and its counters in the stats (names_bytes $NB0, names_refused $REF0, names_renewals $REN0, store tables $FR0 B)" test $? = 0
 watch_start
-"${AS_NOBODY[@]}" "$PY_NOBODY" "$ATT/pynames.py" long 20 >"$TMP/long.out" 2>&1 &
+"${AS_NOBODY[@]}" "$PY_NOBODY" "$ATT/pynames.py" long 10 >"$TMP/long.out" 2>&1 &
 LP=$!
 PIDS+=($LP)
 wait_log "$TMP/long.out" ready || not_ok "nobody's long names start"
 NBMAX=0
 FRMAX=0
-for _ in $(seq 40); do
+for _ in $(seq 20); do
 	sleep 0.5
 	n=$(sym names_bytes)
 	[ "${n:-0}" -gt "$NBMAX" ] && NBMAX=$n
@@ -75,7 +75,7 @@ check "... nobody's names filled it (max at least 3 MiB)" test "$NBMAX" -ge $((3
 check "the names past it refused, counted (names_refused +$REF)" test "$REF" -ge 100
 bounds_check "ever-new 4096-character names"
 
-# after the exit: nobody's code objects go 10 s later, its samples 15 s later
+# after the exit: nobody's code objects go 10 s later, its samples 10 s later
 for i in $(seq 60); do
 	NB1=$(sym names_bytes)
 	NB1=${NB1:-999999999999} # no such gauge: never back
