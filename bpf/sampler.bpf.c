@@ -383,6 +383,8 @@ int on_fork(struct bpf_raw_tracepoint_args *ctx)
 	    bpf_probe_read_kernel(&tgid, sizeof(tgid), (void *)(child + task_tgid_off)) ||
 	    pid != tgid || !pid)
 		return 0;
+	/* a reused pid: the mappings another process found under it are not this one's */
+	bpf_map_delete_elem(&vma_cache, &pid);
 	st = bpf_map_lookup_elem(&stats, &zero);
 	if (!st)
 		return 0;
@@ -440,6 +442,7 @@ int on_exit(void *ctx)
 	now = bpf_ktime_get_ns();
 	bpf_map_delete_elem(&unwind_procs, &pid);
 	bpf_map_delete_elem(&v8_procs, &pid);
+	bpf_map_delete_elem(&vma_cache, &pid); /* its pid's next process is not it */
 	tell(pid, EMBER_REC_EXIT, BPF_RB_NO_WAKEUP, now);
 	return 0;
 }
