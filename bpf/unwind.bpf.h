@@ -81,8 +81,6 @@ struct {
  * is at 6.1's combined stack limit). */
 struct vma_scratch {
 	struct ember_unwind_map map;	/* [start, end): the last one found (row_count 0: no table) */
-	__u32 lookups;
-	__u32 used;			/* a frame of this walk was walked by such a table */
 };
 
 struct {
@@ -166,6 +164,10 @@ struct walk {
 	bool done;
 	__u8 fp_why;	/* why this frame steps by frame pointer: EMBER_STOP_NO_TABLE... */
 	__u8 stop;	/* why the walk stopped short: EMBER_STOP_* (walk_stops) */
+	/* the kernel's mappings (vma_map()), in the padding before ws: no stack of its own */
+	__u8 vma_began;	/* vma_scratch holds this walk's mapping (reset at its first use) */
+	__u8 vma_lookups;
+	__u8 vma_used;	/* a frame was walked by a table found that way */
 	struct ember_walk_stops *ws;	/* this CPU's counters (NULL: none) */
 };
 
@@ -389,8 +391,12 @@ static __always_inline const struct ember_unwind_map *vma_map(struct walk *w, __
 	vs = bpf_map_lookup_elem(&vma_scratch, &zero);
 	if (!vs)
 		return NULL;
+	if (!w->vma_began) { /* the last walk's mapping is not this one's */
+		vs->map.start = vs->map.end = 0;
+		w->vma_began = 1;
+	}
 	if (pc >= vs->map.start && pc < vs->map.end) {
-		vs->used |= vs->map.row_count != 0;
+		w->vma_used |= vs->map.row_count != 0;
 		return &vs->map;
 	}
 	c = bpf_map_lookup_elem(&vma_cache, &w->pid);
@@ -400,14 +406,14 @@ static __always_inline const struct ember_unwind_map *vma_map(struct walk *w, __
 				break;
 			if (pc >= c->m[i].start && pc < c->m[i].end) {
 				vs->map = c->m[i];
-				vs->used |= vs->map.row_count != 0;
+				w->vma_used |= vs->map.row_count != 0;
 				return &vs->map;
 			}
 		}
 	}
-	if (vs->lookups >= VMA_LOOKUPS_MAX)
+	if (w->vma_lookups >= VMA_LOOKUPS_MAX)
 		return NULL;
-	vs->lookups++;
+	w->vma_lookups++;
 	wcount(w, EMBER_WALK_VMA_LOOKUPS, 1);
 	if (bpf_find_vma(bpf_get_current_task_btf(), pc, vma_cb, &vf, 0) || !vf.end)
 		return NULL;
@@ -432,7 +438,7 @@ static __always_inline const struct ember_unwind_map *vma_map(struct walk *w, __
 	vs->map.row_count = f->row_count;
 	vs->map.bias = vf.start - (vf.pgoff << 12) - f->vdelta;
 	wcount(w, EMBER_WALK_VMA_TABLES, 1);
-	vs->used = 1;
+	w->vma_used = 1;
 	if (!c) {
 		struct vma_cache *fresh = bpf_map_lookup_elem(&vma_fresh, &zero);
 
@@ -687,21 +693,12 @@ static __always_inline int walk_user(__u32 pid, const __u64 *regs, bool regs_ker
 			return -ENOMEM;
 		sc->n = 0;
 		sc->on = bpf_map_lookup_elem(&v8_procs, &pid) != NULL;
-		struct vma_scratch *vs = NULL;
-
-		if (vma_fallback) {
-			vs = bpf_map_lookup_elem(&vma_scratch, &zero);
-			if (!vs)
-				return -ENOMEM;
-			vs->lookups = vs->used = 0;
-			vs->map.start = vs->map.end = 0;
-		}
 		sc->t0 = bpf_ktime_get_ns();
 		bpf_loop(EMBER_MAX_STACK_DEPTH + 1, walk_step_js, &w, 0);
 		if (sc->on && sc->n)
 			v8_walk(pid, w.st, w.max, &w.hash);
 		/* walked whole by its file's tables without a list: not a frame-pointer walk */
-		if (vs && vs->used && !(w.st->flags & EMBER_USTACK_TRUNC))
+		if (w.vma_used && !(w.st->flags & EMBER_USTACK_TRUNC))
 			w.st->flags &= ~EMBER_USTACK_FP;
 	} else {
 		bpf_loop(EMBER_MAX_STACK_DEPTH + 1, walk_step, &w, 0);
