@@ -374,6 +374,7 @@ int on_fork(struct bpf_raw_tracepoint_args *ctx)
 	__u64 child = ctx->args[1], now, wake = BPF_RB_NO_WAKEUP;
 	__u32 zero = 0, pid = 0, tgid = 0, parent = bpf_get_current_pid_tgid() >> 32;
 	struct ember_unwind_proc *list;
+	struct vma_cache *vc;
 	struct ember_fork_rec *rec;
 	struct ember_bpf_stats *st;
 
@@ -383,8 +384,11 @@ int on_fork(struct bpf_raw_tracepoint_args *ctx)
 	    bpf_probe_read_kernel(&tgid, sizeof(tgid), (void *)(child + task_tgid_off)) ||
 	    pid != tgid || !pid)
 		return 0;
-	/* a reused pid: the mappings another process found under it are not this one's */
-	bpf_map_delete_elem(&vma_cache, &pid);
+	/* the mappings its parent's walks found are its own (a copy of its parent's); those
+	 * another process found under a reused pid are not */
+	vc = bpf_map_lookup_elem(&vma_cache, &parent);
+	if (!vc || bpf_map_update_elem(&vma_cache, &pid, vc, BPF_ANY))
+		bpf_map_delete_elem(&vma_cache, &pid);
 	st = bpf_map_lookup_elem(&stats, &zero);
 	if (!st)
 		return 0;

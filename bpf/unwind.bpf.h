@@ -151,6 +151,10 @@ const volatile __u32 nr_rows = 1;
  * many the walk stops, as truncated, rather than follow a frame pointer through garbage. */
 #define MAX_UNKNOWN_RUN 2
 
+/* vma_map()'s row_start for a mapping of no file (anonymous: JIT code, the stack): no table, and
+ * no file whose own code would keep frame pointers */
+#define VMA_NO_FILE 0xffffffffu
+
 struct walk {
 	struct ember_ustack *st;		/* per-CPU scratch */
 	const struct ember_unwind_proc *proc;	/* NULL: frame pointers only */
@@ -419,7 +423,8 @@ static __always_inline const struct ember_unwind_map *vma_map(struct walk *w, __
 		return NULL;
 	vs->map.start = vf.start;
 	vs->map.end = vf.end;
-	vs->map.row_start = vs->map.row_count = 0;
+	vs->map.row_start = VMA_NO_FILE;
+	vs->map.row_count = 0;
 	vs->map.bias = 0;
 	/* anonymous (JIT code), or a file without a table yet: frame pointers there, and not
 	 * kept (its table may come) */
@@ -429,6 +434,7 @@ static __always_inline const struct ember_unwind_map *vma_map(struct walk *w, __
 	    bpf_probe_read_kernel(&sb, 8, (void *)(inode + inode_sb_off)) || !sb ||
 	    bpf_probe_read_kernel(&dev, 4, (void *)(sb + sb_dev_off)))
 		return &vs->map;
+	vs->map.row_start = 0;
 	k.ino = ino;
 	k.dev = dev;
 	f = bpf_map_lookup_elem(&unwind_files, &k);
@@ -496,10 +502,20 @@ static __always_inline long walk_frame(void *ctx, bool js)
 		if (!js || !vma_fallback)
 			FP_STEP();
 		map = vma_map(w, pc);
-		if (!map)
-			FP_STEP();
-		w->unknown_run = 0;
-		goto have_map;
+		/* a file's code (with its table, or without one: frame pointers there) */
+		if (map && (map->row_count || map->row_start != VMA_NO_FILE)) {
+			w->unknown_run = 0;
+			goto have_map;
+		}
+		/* an address not looked up (one lookup a walk), or no file's: once a table has
+		 * walked this stack, rbp is what the code below kept in it, a frame pointer only if
+		 * that code keeps one, and a step by it through a file that does not (a shell's
+		 * forks: towers of 100 [unknown]) follows stack words; a few, not a run of them.
+		 * A walk by frame pointers alone from the first frame is as before. */
+		w->fp_why = EMBER_STOP_UNMAPPED;
+		if (w->vma_used && ++w->unknown_run > MAX_UNKNOWN_RUN)
+			return stop_short(w, EMBER_STOP_UNMAPPED);
+		FP_STEP();
 	}
 	/* most callers are in the callee's file: its mapping first */
 	m = (int)((w->last_m - 1) & (EMBER_UNWIND_MAX_MAPS - 1));

@@ -54,9 +54,9 @@ awk 'NR == FNR { mine[$1] = 1; next }
 read -r TOT OK NP <"$TMP/res"
 echo "# $NP exec'ed burn processes, $TOT samples, $OK resolved to burn's functions"
 grep -F -f "$TMP/pids" "$TMP/all.folded" | grep -v -E ';(burn_[abc]|spin)[; ]' | sort -k2 -n -r | head -5 | sed 's/^/# unresolved: /'
-check "burn processes sampled (>= 8 of 12, >= 150 samples)" test "$NP" -ge 8 -a "$TOT" -ge 150
+check "burn processes sampled (>= 8 of 12, >= 150 samples: $NP, $TOT)" test "$NP" -ge 8 -a "$TOT" -ge 150
 # 80%: the rest is the documented ld.so race (a process sampled mid-load that exits before a drain)
-check "exec'ed processes resolve (>= 80% of their samples; ~60% without exec handling)" test $((OK * 100)) -ge $((TOT * 80))
+check "exec'ed processes resolve (>= 80% of their samples; ~60% without exec handling: $OK of $TOT)" test $((OK * 100)) -ge $((TOT * 80))
 check "execs of sampled processes notified (>= 8 in /metrics, got ${EXECS:-none})" test "${EXECS:-0}" -ge 8
 check "exits of sampled processes notified (>= 8 in /metrics, got ${EXITS:-none})" test "${EXITS:-0}" -ge 8
 check "... and found gone within 2.5 s (pid_gone >= 8, got ${GONE:-none})" test "${GONE:-0}" -ge 8

@@ -24,7 +24,7 @@ ok "emberd starts with unwind.processes=64"
 setpriv --reuid=65534 --regid=65534 --clear-groups "$W/spawn" 300 10 "$W/shortlived" 1 \
 	>"$TMP/spawn.out" 2>&1
 sed 's/^/# spawn: /' "$TMP/spawn.out"
-check "the churn ran (>= 2500 processes started)" \
+check "the churn ran (>= 2500 processes started: $(cat "$TMP/spawn.out"))" \
 	awk '{ exit !($2 >= 2500) }' "$TMP/spawn.out"
 # one sweep period (5 s) and a tick
 sleep 6.5
@@ -54,8 +54,8 @@ read -r TOT MAIN < <(awk '{ n = $NF; t += n; if ($0 ~ /;main;work;/) m += n }
 	END { print t + 0, m + 0 }' "$TMP/nofp.folded")
 echo "# nofp after the churn: $TOT samples, $MAIN reach main;work"
 sort -t' ' -k2 -nr "$TMP/nofp.folded" | head -3 | sed 's/^/#   /'
-check "nofp was sampled (>= 200 samples)" test "$TOT" -ge 200
-check "nofp walked whole after the churn (>= 90 % reach main;work)" \
+check "nofp was sampled (>= 200 samples: $TOT)" test "$TOT" -ge 200
+check "nofp walked whole after the churn (>= 90 % reach main;work: $MAIN of $TOT)" \
 	test $((MAIN * 100)) -ge $((TOT * 90))
 check "emberd still running" kill -0 "$EPID"
 done_testing

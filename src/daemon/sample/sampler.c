@@ -1530,6 +1530,51 @@ static int mark_gone(const struct sampler_batch *b, bool *ret_gone)
 	return 0;
 }
 
+/* The slot of @pid in an open-addressed set of @cap (a power of two) pids, 0 for empty: its own,
+ * or the empty one where it goes. */
+static size_t pidset_slot(const uint32_t *set, size_t cap, uint32_t pid)
+{
+	size_t h;
+
+	for (h = hash_mix64(pid) & (cap - 1); set[h] && set[h] != pid; h = (h + 1) & (cap - 1))
+		;
+	return h;
+}
+
+/*
+ * For each exit of @b, whether it waits until the batch's samples are named (@ret_late,
+ * calloc'ed by the caller): samples taken after a process's exit record are its own (on 6.18 the
+ * exit tracepoint fires before the kernel tears its mappings down: a subshell's exit_group,
+ * ~100 us of samples with whole user stacks), and an exit dropped first left them nameless
+ * (test_exec's deep shells: towers of 108 [unknown]). Not when the pid comes back later in @b (a
+ * fork or exec of the pid reused): then in order. -ENOMEM: all false (in order).
+ */
+static int mark_exit_late(const struct sampler_batch *b, bool *ret_late)
+{
+	size_t cap = 64, i;
+	uint32_t *set;
+
+	while (cap < 2 * b->nr_ev)
+		cap *= 2;
+	set = calloc(cap, sizeof(*set));
+	if (!set)
+		return -ENOMEM;
+	for (i = b->nr_ev; i-- > 0;) {
+		const struct batch_event *e = &b->ev[i];
+		size_t h;
+
+		if (!e->pid)
+			continue;
+		h = pidset_slot(set, cap, e->pid);
+		if (e->kind == EV_FORK || e->kind == EV_EXEC)
+			set[h] = e->pid;
+		else if (e->kind == EV_EXIT)
+			ret_late[i] = !set[h];
+	}
+	free(set);
+	return 0;
+}
+
 /* The longest run of events between a fork and its exit that is coalesced (a bound on the
  * backward marking: a batch of interleaved processes cannot make it quadratic). */
 #define COALESCE_SPAN 4096
@@ -1546,19 +1591,26 @@ static int mark_gone(const struct sampler_batch *b, bool *ret_gone)
 static int mark_coalesced(const struct sampler_batch *b, bool *ret_skip)
 {
 	size_t cap = 64, i, j, h;
-	uint32_t *set;
+	uint32_t *set, *sampled;
 	size_t *born;		/* per slot: the fork's index + 1; 0: none, or sampled since */
 	int n = 0;
 
 	while (cap < 2 * b->nr_ev)
 		cap *= 2;
 	set = calloc(cap, sizeof(*set));
+	sampled = calloc(cap, sizeof(*sampled));
 	born = calloc(cap, sizeof(*born));
-	if (!set || !born) {
+	if (!set || !sampled || !born) {
 		free(set);
+		free(sampled);
 		free(born);
 		return -ENOMEM;
 	}
+	/* sampled anywhere in @b, after its exit too (a sample in its exit_group, taken after the
+	 * exit record): not coalesced */
+	for (i = 0; i < b->nr_ev; i++)
+		if (b->ev[i].pid && b->ev[i].kind == EV_NEW_PID)
+			sampled[pidset_slot(sampled, cap, b->ev[i].pid)] = b->ev[i].pid;
 	for (i = 0; i < b->nr_ev; i++) {
 		const struct batch_event *e = &b->ev[i];
 
@@ -1578,7 +1630,8 @@ static int mark_coalesced(const struct sampler_batch *b, bool *ret_skip)
 				born[j] = 0;
 		} else if (e->kind == EV_NEW_PID) {
 			born[h] = 0; /* sampled: its stages hear of it */
-		} else if (e->kind == EV_EXIT && born[h] && i - (born[h] - 1) <= COALESCE_SPAN) {
+		} else if (e->kind == EV_EXIT && born[h] && i - (born[h] - 1) <= COALESCE_SPAN &&
+			   !sampled[pidset_slot(sampled, cap, e->pid)]) {
 			for (j = born[h] - 1; j <= i; j++)
 				if (b->ev[j].pid == e->pid && b->ev[j].kind != EV_PYNAME)
 					ret_skip[j] = true;
@@ -1587,6 +1640,7 @@ static int mark_coalesced(const struct sampler_batch *b, bool *ret_skip)
 		}
 	}
 	free(set);
+	free(sampled);
 	free(born);
 	return n;
 }
@@ -1595,7 +1649,7 @@ int sampler_batch__deliver(struct sampler *s, struct sampler_batch *b, sampler_g
 			   void *ctx)
 {
 	size_t delivered = 0, i;
-	bool *gone = NULL, *skip = NULL;
+	bool *gone = NULL, *skip = NULL, *late = NULL;
 	int err;
 
 	if (!b)
@@ -1617,6 +1671,13 @@ int sampler_batch__deliver(struct sampler *s, struct sampler_batch *b, sampler_g
 			skip = NULL;
 		}
 	}
+	if (b->nr_ev && s->exit_fn) {
+		late = calloc(b->nr_ev, sizeof(*late));
+		if (late && mark_exit_late(b, late)) {
+			free(late);
+			late = NULL;
+		}
+	}
 	/* the process events first, in the order read: a new process's mappings before its
 	 * samples are named */
 	for (i = 0; i < b->nr_ev; i++) {
@@ -1628,7 +1689,7 @@ int sampler_batch__deliver(struct sampler *s, struct sampler_batch *b, sampler_g
 			s->pid_fn(e->pid, gone && gone[i], e->ips, e->nr_ips, s->pid_ctx);
 		else if (e->kind == EV_EXEC && s->exec_fn)
 			s->exec_fn(e->pid, e->time_ns, gone && gone[i], s->exec_ctx);
-		else if (e->kind == EV_EXIT && s->exit_fn)
+		else if (e->kind == EV_EXIT && s->exit_fn && !(late && late[i]))
 			s->exit_fn(e->pid, e->time_ns, false, s->exit_ctx);
 		else if (e->kind == EV_FORK && s->fork_fn)
 			s->fork_fn(e->parent, e->pid, e->time_ns, gone && gone[i], s->fork_ctx);
@@ -1636,8 +1697,13 @@ int sampler_batch__deliver(struct sampler *s, struct sampler_batch *b, sampler_g
 			s->pyname_fn(e->name, s->pyname_ctx);
 	}
 	free(gone);
-	free(skip);
 	err = deliver_pending(s, b, fn, ctx, &delivered);
+	/* the exits after the samples they may have followed */
+	for (i = 0; late && i < b->nr_ev; i++)
+		if (late[i] && !(skip && skip[i]))
+			s->exit_fn(b->ev[i].pid, b->ev[i].time_ns, false, s->exit_ctx);
+	free(skip);
+	free(late);
 	return err < 0 ? err : (int)delivered;
 }
 
