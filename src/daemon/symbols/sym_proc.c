@@ -486,74 +486,6 @@ static bool has_anon_code(const struct proc *p)
 	return false;
 }
 
-/* A new state for @pid, its mappings read now (or, @held, the tracker's snapshot only). */
-static struct proc *proc_create_as(struct symbolizer *s, uint32_t pid, bool held)
-{
-	struct proc *p;
-	size_t h;
-
-	while (s->nprocs >= s->o.max_pids && s->lru_p.lru_prev != &s->lru_p) {
-		proc_remove(s, s->lru_p.lru_prev);
-		s->stats.pid_evictions++;
-	}
-	p = calloc(1, sizeof(*p));
-	if (!p)
-		return NULL;
-	p->pid = pid;
-	p->validated_ns = mono_ns();
-	if (read_start_time(s, pid, &p->start_time) < 0) {
-		p->gone = true;
-		p->gone_ns = p->validated_ns;
-		s->stats.pid_gone++;
-		/* gone before its first look (a shell's fork that lived a few ms, under load): the
-		 * tracker's last snapshot of it (its fork copy, its read at exec) names its samples,
-		 * which would all be "[unknown]" without; none if the tracker had none */
-		if (!held)
-			(void)sym_read_maps(s, p, 0);
-	} else if (!held) {
-		/* the namespaced pid (NSpid) is read when a perf map is first looked for */
-		read_exe_id(s, pid, &p->exe_dev, &p->exe_ino);
-		(void)sym_read_maps(s, p, 0);
-	}
-	if (held) {
-		/* no executable noted (0: not compared): /proc's is the new image's */
-		struct proc_maps *pm = proc_tracker__forked(s->procs, pid);
-
-		p->maps_read_ns = mono_ns();
-		p->version = ++s->version_seq;
-		(void)take_maps(s, p, pm, pm ? 0 : -errno);
-	}
-	if (s->nprocs + 1 > s->ptab_size)
-		ptab_grow(s);
-	h = pslot(s, pid);
-	p->hnext = s->ptab[h];
-	s->ptab[h] = p;
-	lru_front_p(s, p);
-	s->nprocs++;
-	return p;
-}
-
-static struct proc *proc_create(struct symbolizer *s, uint32_t pid)
-{
-	return proc_create_as(s, pid, false);
-}
-
-struct proc *sym_proc_get(struct symbolizer *s, uint32_t pid)
-{
-	struct proc *p = proc_find(s, pid);
-
-	if (p) {
-		s->stats.pid_hits++;
-		if (s->lru_p.lru_next != p) {
-			lru_unlink_p(p);
-			lru_front_p(s, p);
-		}
-		return p;
-	}
-	s->stats.pid_misses++;
-	return proc_create(s, pid);
-}
-
 struct image_probe {
 	uint64_t start, dev, ino;
 	bool found;
@@ -591,6 +523,104 @@ static bool same_image(const struct proc *p, const struct proc_maps *fork_copy)
 	return false; /* no file mapped: nothing the fork's copy would not name better */
 }
 
+/* A new state for @pid, its mappings read now (or, @held, the tracker's snapshot only). */
+static struct proc *proc_create_as(struct symbolizer *s, uint32_t pid, bool held)
+{
+	struct proc *p;
+	size_t h;
+
+	while (s->nprocs >= s->o.max_pids && s->lru_p.lru_prev != &s->lru_p) {
+		proc_remove(s, s->lru_p.lru_prev);
+		s->stats.pid_evictions++;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	p->validated_ns = mono_ns();
+	if (read_start_time(s, pid, &p->start_time) < 0) {
+		p->gone = true;
+		p->gone_ns = p->validated_ns;
+		s->stats.pid_gone++;
+		/* gone before its first look (a shell's fork that lived a few ms, under load): the
+		 * tracker's last snapshot of it (its fork copy, its read at exec) names its samples,
+		 * which would all be "[unknown]" without; none if the tracker had none */
+		if (!held)
+			(void)sym_read_maps(s, p, 0);
+	} else if (!held) {
+		struct proc_maps *pm;
+
+		/* the namespaced pid (NSpid) is read when a perf map is first looked for */
+		read_exe_id(s, pid, &p->exe_dev, &p->exe_ino);
+		(void)sym_read_maps(s, p, 0);
+		/*
+		 * A fork whose exec the events have not told yet (the tracker keeps its copy of
+		 * its parent's until then) that shows another image: it exec'd after the samples
+		 * being named were taken (their batch holds no exec of it: an exec's record comes
+		 * before the new image's samples). The fork's copy names them (a shell's fork
+		 * sampled before its exec and read after: a 108-frame bash stack all "[unknown]",
+		 * test_exec's deep shells in a fresh-clone run); the exec retires this state and
+		 * the new image's first sample reads again.
+		 */
+		pm = proc_tracker__forked(s->procs, pid);
+		if (pm && !same_image(p, pm)) {
+			size_t i;
+
+			if (!take_maps(s, p, pm, 0))
+				s->stats.pid_before_exec++;
+			/* its executable the fork's (its first file mapping): the next check
+			 * of /proc's retires this state even if the exec's event was lost */
+			p->exe_dev = p->exe_ino = 0;
+			for (i = 0; i < p->nmaps; i++)
+				if (p->maps[i].kind == PROCMAPS_FILE) {
+					p->exe_dev = p->maps[i].dev;
+					p->exe_ino = p->maps[i].ino;
+					break;
+				}
+		} else {
+			proc_maps__put(pm);
+		}
+	}
+	if (held) {
+		/* no executable noted (0: not compared): /proc's is the new image's */
+		struct proc_maps *pm = proc_tracker__forked(s->procs, pid);
+
+		p->maps_read_ns = mono_ns();
+		p->version = ++s->version_seq;
+		if (!take_maps(s, p, pm, pm ? 0 : -errno))
+			s->stats.pid_before_exec++;
+	}
+	if (s->nprocs + 1 > s->ptab_size)
+		ptab_grow(s);
+	h = pslot(s, pid);
+	p->hnext = s->ptab[h];
+	s->ptab[h] = p;
+	lru_front_p(s, p);
+	s->nprocs++;
+	return p;
+}
+
+static struct proc *proc_create(struct symbolizer *s, uint32_t pid)
+{
+	return proc_create_as(s, pid, false);
+}
+
+struct proc *sym_proc_get(struct symbolizer *s, uint32_t pid)
+{
+	struct proc *p = proc_find(s, pid);
+
+	if (p) {
+		s->stats.pid_hits++;
+		if (s->lru_p.lru_next != p) {
+			lru_unlink_p(p);
+			lru_front_p(s, p);
+		}
+		return p;
+	}
+	s->stats.pid_misses++;
+	return proc_create(s, pid);
+}
+
 void symbolizer__retire_pid(struct symbolizer *s, uint32_t pid, uint64_t until_ns)
 {
 	struct proc *p = proc_find(s, pid);
@@ -605,7 +635,7 @@ void symbolizer__retire_pid(struct symbolizer *s, uint32_t pid, uint64_t until_n
 	 */
 	if (p && until_ns) {
 		pm = proc_tracker__forked(s->procs, pid);
-		if (pm && (p->maps_read_ns > until_ns || !same_image(p, pm))) {
+		if (pm && pm != p->snap && (p->maps_read_ns > until_ns || !same_image(p, pm))) {
 			if (!take_maps(s, p, pm, 0))
 				s->stats.pid_before_exec++;
 		} else {
@@ -698,7 +728,7 @@ void symbolizer__note_pid_before_exec(struct symbolizer *s, uint32_t pid)
 		return; /* captured before its exec: the state the exec retires */
 	if (p)
 		proc_remove(s, p); /* an earlier process's, gone */
-	(void)proc_create_as(s, pid, true); /* counted when the exec retires it */
+	(void)proc_create_as(s, pid, true); /* counted there (pid_before_exec) */
 }
 
 /* Expiry, and with @check each live process's start time and executable read again. */
