@@ -10,13 +10,13 @@
 #     the one it had then (within 0.9 s: names are read when the samples are drained, a tick of
 #     250 ms after, and later on a loaded host; and 100 ms between two looks at a cached code
 #     object). Before, the first name stayed;
-#   - long names: nobody makes ever-new functions with 4096-character names for 20 s at 999 Hz;
+#   - long names: nobody makes ever-new functions with 4096-character names for 10 s at 999 Hz;
 #     python.code_memory (8M here; one process at most half) holds them: python.code_bytes
 #     within it, the rest refused and counted (python.codes_refused), emberd under 512 MB, the
 #     burner's samples within 2 s, the code objects' bytes given back once nobody's process is
 #     gone. Before there was no bound: every name was kept (the counter was missing).
 # The names interned into the frame names' table are test_hostile_nametable.sh's (the heap is
-# reported here, not checked). Root, BPF; ~50 s.
+# reported here, not checked). Root, BPF; ~35 s.
 . "$(dirname "$0")/../lib.sh"
 require_live_emberd
 W=$OUTPUT/workloads
@@ -89,12 +89,12 @@ sleep 1
 mem_base
 CB0=$(code_bytes)
 watch_start
-"${AS_NOBODY[@]}" "$PY_NOBODY" "$ATT/pynames.py" long 20 >"$TMP/long.out" 2>&1 &
+"${AS_NOBODY[@]}" "$PY_NOBODY" "$ATT/pynames.py" long 10 >"$TMP/long.out" 2>&1 &
 LP=$!
 PIDS+=($LP)
 wait_log "$TMP/long.out" ready || not_ok "nobody's long names start"
 CBMAX=0
-for _ in $(seq 19); do
+for _ in $(seq 9); do
 	sleep 1
 	c=$(code_bytes)
 	[ "$c" -gt "$CBMAX" ] && CBMAX=$c

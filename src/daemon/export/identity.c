@@ -22,12 +22,12 @@
 #include "ember/daemon/proc/procfs.h"
 #include "ember/core/base/sbuf.h"
 
-#define MAX_CGROUPS   65536u	/* paths kept */
+#define MAX_CGROUPS   65536u	/* paths kept (identity__new(); a power of two) */
 /* A walk visits at most this many directories (a delegated subtree may hold any number) */
-#define MAX_VISITS    (4 * MAX_CGROUPS)
+#define MAX_VISITS(id)   (4 * (id)->max_cgs)
 /* The cgroups of one owner other than root (a subtree systemd delegated to a user) take at most
  * this share of the table: the rest stays for root's, where container runtimes make theirs */
-#define OWNER_SHARE   (MAX_CGROUPS / 4)
+#define OWNER_SHARE(id)  ((id)->max_cgs / 4)
 #define MAX_OWNERS    64	/* owners counted apart; the others share the last count */
 #define MAX_DEPTH     16
 #define MAX_PROCS     4096u
@@ -69,8 +69,8 @@ struct identity {
 	size_t nr_rules;
 	struct svc_regex regexes[MAX_REGEXES];
 	size_t nr_regexes;
-	struct cg *cgs; /* open addressing, MAX_CGROUPS * 2 */
-	size_t nr_cgs;
+	struct cg *cgs; /* open addressing, max_cgs * 2 */
+	size_t nr_cgs, max_cgs;
 	pthread_mutex_t walk_lock; /* one walk at a time */
 	uint32_t walk;	/* the current walk's number (cg.seen) */
 	size_t refused_now; /* cgroups the current merge found no room for */
@@ -397,7 +397,7 @@ out:
 
 static size_t cg_slot(const struct identity *id, uint64_t cgid)
 {
-	size_t cap = 2 * MAX_CGROUPS, j = hash_mix64(cgid) & (cap - 1);
+	size_t cap = 2 * id->max_cgs, j = hash_mix64(cgid) & (cap - 1);
 
 	while (id->cgs[j].id && id->cgs[j].id != cgid)
 		j = (j + 1) & (cap - 1);
@@ -442,7 +442,7 @@ static void cg_add(struct identity *id, uint64_t cgid, const char *path, uint32_
 		}
 		return;
 	}
-	if (id->nr_cgs >= MAX_CGROUPS || (uid && *owner_count(id, uid) >= OWNER_SHARE)) {
+	if (id->nr_cgs >= id->max_cgs || (uid && *owner_count(id, uid) >= OWNER_SHARE(id))) {
 		id->refused_now++;
 		id->st.refused++;
 		return;
@@ -464,7 +464,7 @@ static void cg_add(struct identity *id, uint64_t cgid, const char *path, uint32_
 static size_t cg_sweep(struct identity *id)
 {
 	struct cg *old = id->cgs, *nw;
-	size_t j, k, gone = 0, cap = 2 * MAX_CGROUPS;
+	size_t j, k, gone = 0, cap = 2 * id->max_cgs;
 
 	for (j = 0; j < cap; j++)
 		if (old[j].id && old[j].seen != id->walk)
@@ -502,7 +502,7 @@ struct walk_out {
 		uint32_t uid;
 		uint32_t path; /* offset in paths */
 	} *v;
-	size_t n, cap, visits;
+	size_t n, cap, visits, max_visits;
 	struct sbuf paths;
 	bool cut; /* stopped at MAX_VISITS (or could not start): what it missed may still be there */
 };
@@ -547,7 +547,7 @@ static void scan_dir(struct walk_out *w, int dfd, char *rel, size_t rlen, int de
 
 		if (de->d_type != DT_DIR || !strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
-		if (w->visits >= MAX_VISITS) {
+		if (w->visits >= w->max_visits) {
 			w->cut = true;
 			break;
 		}
@@ -579,7 +579,7 @@ static void scan_dir(struct walk_out *w, int dfd, char *rel, size_t rlen, int de
  * the identity's lock only for the merge. */
 static void scan(struct identity *id)
 {
-	struct walk_out w = { .paths = SBUF_INIT };
+	struct walk_out w = { .paths = SBUF_INIT, .max_visits = MAX_VISITS(id) };
 	char rel[IDENTITY_PATH_MAX] = "";
 	struct stat st;
 	size_t i;
@@ -927,17 +927,28 @@ static void cgroup2_mount(char *buf, size_t len, const char *fallback)
 
 struct identity *identity__new(const char *cgroup_root, const char *rules)
 {
-	struct identity *id = calloc(1, sizeof(*id));
+	return identity__new_sized(cgroup_root, rules, MAX_CGROUPS);
+}
 
+struct identity *identity__new_sized(const char *cgroup_root, const char *rules, size_t max_cgroups)
+{
+	struct identity *id;
+
+	if (max_cgroups < 4 || (max_cgroups & (max_cgroups - 1))) {
+		errno = EINVAL;
+		return NULL;
+	}
+	id = calloc(1, sizeof(*id));
 	if (!id)
 		return NULL;
+	id->max_cgs = max_cgroups;
 	pthread_mutex_init(&id->lock, NULL);
 	pthread_mutex_init(&id->walk_lock, NULL);
 	if (cgroup_root)
 		snprintf(id->root, sizeof(id->root), "%s", cgroup_root);
 	else
 		cgroup2_mount(id->root, sizeof(id->root), "/sys/fs/cgroup");
-	id->cgs = calloc(2 * MAX_CGROUPS, sizeof(*id->cgs));
+	id->cgs = calloc(2 * id->max_cgs, sizeof(*id->cgs));
 	id->procs = calloc(2 * MAX_PROCS, sizeof(*id->procs));
 	if (!id->cgs || !id->procs) {
 		identity__free(id);
@@ -959,7 +970,7 @@ void identity__free(struct identity *id)
 	if (!id)
 		return;
 	if (id->cgs)
-		for (j = 0; j < 2 * MAX_CGROUPS; j++)
+		for (j = 0; j < 2 * id->max_cgs; j++)
 			free(id->cgs[j].path);
 	free(id->cgs);
 	if (id->procs)

@@ -76,6 +76,9 @@ struct identity; /* opaque */
  * (NULL or "": the default). NULL + errno (EINVAL: a bad rule, ENOMEM).
  */
 struct identity *identity__new(const char *cgroup_root, const char *rules);
+/* The same with a table of @max_cgroups cgroups (a power of two, >= 4; identity__new(): 65,536),
+ * a quarter of it for each owner other than root, and walks of 4 x that many directories. */
+struct identity *identity__new_sized(const char *cgroup_root, const char *rules, size_t max_cgroups);
 void identity__free(struct identity *id); /* NULL is a no-op */
 
 /* Replaces the rules (a reload). 0 or -EINVAL (nothing changed). */
