@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -148,6 +149,7 @@ static pid_t spawn(const char *path)
 	pid_t pid = fork();
 
 	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL); /* gone with a test that failed before reaping it */
 		if (path)
 			execl(path, path, "-c", "import time; time.sleep(30)", (char *)NULL);
 		pause();
@@ -302,10 +304,12 @@ static void test_list_and_share(void **state)
  */
 static void test_reached(void **state)
 {
-	/* the two builds in one unwinder__work() call, whatever the machine's speed: with the
-	 * default 20 ms budget libc's build alone filled a call under ASan beside the first lane
-	 * (fresh-clone run U), the binary's came in the next, and this process was listed once
-	 * per build (3 lists, not 2). Here the count of one call's lists is what is checked. */
+	/* the two builds in one unwinder__work() call, whatever the machine's speed: the files
+	 * are built in address order, this binary first, and under ASan (a large .eh_frame) beside
+	 * the first lane its build alone outlasted the default 20 ms budget; libc's then waited for
+	 * the next call, this process's list was written in each (incomplete, then whole: 3 lists
+	 * with the child's, not 2; fresh-clone runs U and V, not S and T). Here the count of one
+	 * call's lists is what is checked. */
 	struct unwind_opts o = UNWIND_OPTS_DEFAULT;
 	struct unwind_stats st, st0;
 	struct sampler *s;
