@@ -1486,16 +1486,33 @@ static int read_bpf_stats(struct sampler *s, struct ember_bpf_stats *sum)
 	return err;
 }
 
+/* The slot of @pid in an open-addressed set of @cap (a power of two) pids, 0 for empty: its own,
+ * or the empty one where it goes. */
+static size_t pidset_slot(const uint32_t *set, size_t cap, uint32_t pid)
+{
+	size_t h;
+
+	for (h = hash_mix64(pid) & (cap - 1); set[h] && set[h] != pid; h = (h + 1) & (cap - 1))
+		;
+	return h;
+}
+
 /*
  * For each event of @b, whether its process's exit comes later in @b (for a fork: or an exec;
- * for a new process's first sample: an exec) (@ret_gone, calloc'ed by the caller): a reverse
- * pass over an open-addressed set of the pids that exit. -ENOMEM: all false.
+ * for a new process's first sample: an exec) (@ret_gone), and for each exit whether it waits
+ * until the batch's samples are named (@ret_late): samples taken after a process's exit record
+ * are its own (on 6.18 the exit tracepoint fires before the kernel tears its mappings down: a
+ * subshell's exit_group, ~100 us of samples with whole user stacks), and an exit handed over
+ * first left them nameless (test_exec's deep shells: towers of 108 [unknown]); not when the pid
+ * comes back later in @b (a fork or exec of the pid reused): then in order. Both calloc'ed by
+ * the caller; a reverse pass over an open-addressed set of the pids with later events. -ENOMEM:
+ * all false.
  */
-static int mark_gone(const struct sampler_batch *b, bool *ret_gone)
+static int mark_gone(const struct sampler_batch *b, bool *ret_gone, bool *ret_late)
 {
 	size_t cap = 64, i, h;
 	uint32_t *set;
-	uint8_t *what;		/* per slot: 1 an exit comes later, 2 an exec */
+	uint8_t *what;		/* per slot: 1 an exit comes later, 2 an exec, 4 a fork */
 
 	while (cap < 2 * b->nr_ev)
 		cap *= 2;
@@ -1511,67 +1528,22 @@ static int mark_gone(const struct sampler_batch *b, bool *ret_gone)
 
 		if (!e->pid)
 			continue;
-		for (h = hash_mix64(e->pid) & (cap - 1); set[h] && set[h] != e->pid;
-		     h = (h + 1) & (cap - 1))
-			;
+		h = pidset_slot(set, cap, e->pid);
 		if (e->kind == EV_EXEC)
 			ret_gone[i] = what[h] & 1;
 		else if (e->kind == EV_FORK)
-			ret_gone[i] = what[h] != 0;
+			ret_gone[i] = (what[h] & 3) != 0;
 		else if (e->kind == EV_NEW_PID)
 			ret_gone[i] = (what[h] & 2) != 0;
-		if (e->kind == EV_EXIT || e->kind == EV_EXEC) {
+		else if (e->kind == EV_EXIT)
+			ret_late[i] = !(what[h] & 6);
+		if (e->kind == EV_EXIT || e->kind == EV_EXEC || e->kind == EV_FORK) {
 			set[h] = e->pid;
-			what[h] |= e->kind == EV_EXIT ? 1 : 2;
+			what[h] |= e->kind == EV_EXIT ? 1 : e->kind == EV_EXEC ? 2 : 4;
 		}
 	}
 	free(set);
 	free(what);
-	return 0;
-}
-
-/* The slot of @pid in an open-addressed set of @cap (a power of two) pids, 0 for empty: its own,
- * or the empty one where it goes. */
-static size_t pidset_slot(const uint32_t *set, size_t cap, uint32_t pid)
-{
-	size_t h;
-
-	for (h = hash_mix64(pid) & (cap - 1); set[h] && set[h] != pid; h = (h + 1) & (cap - 1))
-		;
-	return h;
-}
-
-/*
- * For each exit of @b, whether it waits until the batch's samples are named (@ret_late,
- * calloc'ed by the caller): samples taken after a process's exit record are its own (on 6.18 the
- * exit tracepoint fires before the kernel tears its mappings down: a subshell's exit_group,
- * ~100 us of samples with whole user stacks), and an exit dropped first left them nameless
- * (test_exec's deep shells: towers of 108 [unknown]). Not when the pid comes back later in @b (a
- * fork or exec of the pid reused): then in order. -ENOMEM: all false (in order).
- */
-static int mark_exit_late(const struct sampler_batch *b, bool *ret_late)
-{
-	size_t cap = 64, i;
-	uint32_t *set;
-
-	while (cap < 2 * b->nr_ev)
-		cap *= 2;
-	set = calloc(cap, sizeof(*set));
-	if (!set)
-		return -ENOMEM;
-	for (i = b->nr_ev; i-- > 0;) {
-		const struct batch_event *e = &b->ev[i];
-		size_t h;
-
-		if (!e->pid)
-			continue;
-		h = pidset_slot(set, cap, e->pid);
-		if (e->kind == EV_FORK || e->kind == EV_EXEC)
-			set[h] = e->pid;
-		else if (e->kind == EV_EXIT)
-			ret_late[i] = !set[h];
-	}
-	free(set);
 	return 0;
 }
 
@@ -1616,16 +1588,12 @@ static int mark_coalesced(const struct sampler_batch *b, bool *ret_skip)
 
 		if (!e->pid || e->kind == EV_PYNAME)
 			continue;
-		for (h = hash_mix64(e->pid) & (cap - 1); set[h] && set[h] != e->pid;
-		     h = (h + 1) & (cap - 1))
-			;
+		h = pidset_slot(set, cap, e->pid);
 		set[h] = e->pid;
 		if (e->kind == EV_FORK) {
 			born[h] = i + 1;
 			/* its parent, if born in @b, is kept: the fork copies its snapshot */
-			for (j = hash_mix64(e->parent) & (cap - 1); set[j] && set[j] != e->parent;
-			     j = (j + 1) & (cap - 1))
-				;
+			j = pidset_slot(set, cap, e->parent);
 			if (set[j])
 				born[j] = 0;
 		} else if (e->kind == EV_NEW_PID) {
@@ -1655,12 +1623,16 @@ int sampler_batch__deliver(struct sampler *s, struct sampler_batch *b, sampler_g
 	if (!b)
 		return 0;
 	/* an exec whose exit is in the batch too: nothing to read or list */
-	if (b->nr_ev && (s->exec_fn || s->fork_fn || s->pid_fn)) {
+	if (b->nr_ev && (s->exec_fn || s->fork_fn || s->pid_fn || s->exit_fn)) {
 		gone = calloc(b->nr_ev, sizeof(*gone));
-		if (gone && mark_gone(b, gone)) {
+		late = calloc(b->nr_ev, sizeof(*late));
+		if (!gone || !late || mark_gone(b, gone, late)) {
 			free(gone);
-			gone = NULL;
+			free(late);
+			gone = late = NULL;
 		}
+	}
+	if (b->nr_ev && (s->exec_fn || s->fork_fn || s->pid_fn)) {
 		/* a process born and gone in the batch, never sampled: none of its events */
 		skip = calloc(b->nr_ev, sizeof(*skip));
 		err = skip ? mark_coalesced(b, skip) : -ENOMEM;
@@ -1669,13 +1641,6 @@ int sampler_batch__deliver(struct sampler *s, struct sampler_batch *b, sampler_g
 		if (err <= 0) {
 			free(skip);
 			skip = NULL;
-		}
-	}
-	if (b->nr_ev && s->exit_fn) {
-		late = calloc(b->nr_ev, sizeof(*late));
-		if (late && mark_exit_late(b, late)) {
-			free(late);
-			late = NULL;
 		}
 	}
 	/* the process events first, in the order read: a new process's mappings before its
@@ -1699,7 +1664,7 @@ int sampler_batch__deliver(struct sampler *s, struct sampler_batch *b, sampler_g
 	free(gone);
 	err = deliver_pending(s, b, fn, ctx, &delivered);
 	/* the exits after the samples they may have followed */
-	for (i = 0; late && i < b->nr_ev; i++)
+	for (i = 0; late && s->exit_fn && i < b->nr_ev; i++)
 		if (late[i] && !(skip && skip[i]))
 			s->exit_fn(b->ev[i].pid, b->ev[i].time_ns, false, s->exit_ctx);
 	free(skip);
