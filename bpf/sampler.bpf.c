@@ -46,6 +46,28 @@ const volatile __u64 exec_batch_ns = 0;
  * records): a fork's child is read by bpf_probe_read_kernel(), no CO-RE relocation. */
 const volatile __u32 task_pid_off = 0;
 const volatile __u32 task_tgid_off = 0;
+/* Exec records carry the executable's text mapping (struct ember_exec_img_rec) when set: the
+ * mapping lookup's offsets (unwind.bpf.h) and these two were found, and bpf_find_vma() is there. */
+const volatile bool exec_images = false;
+const volatile __u32 task_mm_off = 0, mm_start_code_off = 0;
+/* linux_binprm's interp: the exec's path, kept by pid (0: not found, no path kept) */
+const volatile __u32 bprm_interp_off = 0;
+
+/* The path of each exec with an image (struct ember_exec_path), by pid: the latest execs'. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, __u32);
+	__type(value, struct ember_exec_path);
+	__uint(max_entries, 1024);
+} exec_paths SEC(".maps");
+
+/* One path being written (too big for the stack beside the record's locals). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct ember_exec_path);
+	__uint(max_entries, 1);
+} exec_path_scratch SEC(".maps");
 /* Fork records wake nobody, as exit records, unless the ring is past half full: userspace reads
  * them with the next batch (sampler_opts.drain_period_ns). Else a fork wakes as an exec does. */
 const volatile bool forks_quiet = false;
@@ -321,6 +343,75 @@ static __always_inline void tell(__u32 pid, __u32 kind, __u64 wake, __u64 time_n
 	bpf_ringbuf_submit(rec, wake);
 }
 
+/* @rec's image: the mapping holding the new mm's start_code (the executable's text), its file's
+ * device and inode; ino stays 0 when the kernel could not tell. */
+static __always_inline void exec_image(struct ember_exec_img_rec *rec)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct vma_found vf = {};
+	__u64 mm = 0, code = 0, inode = 0, sb = 0, ino = 0;
+	__u32 dev = 0;
+
+	if (bpf_probe_read_kernel(&mm, 8, (void *)((__u64)task + task_mm_off)) || !mm ||
+	    bpf_probe_read_kernel(&code, 8, (void *)(mm + mm_start_code_off)) || !code ||
+	    bpf_find_vma(task, code, vma_cb, &vf, 0) || !vf.end || !vf.file ||
+	    bpf_probe_read_kernel(&inode, 8, (void *)(vf.file + file_inode_off)) || !inode ||
+	    bpf_probe_read_kernel(&ino, 8, (void *)(inode + inode_ino_off)) ||
+	    bpf_probe_read_kernel(&sb, 8, (void *)(inode + inode_sb_off)) || !sb ||
+	    bpf_probe_read_kernel(&dev, 4, (void *)(sb + sb_dev_off)))
+		return;
+	rec->start = vf.start;
+	rec->end = vf.end;
+	rec->pgoff = vf.pgoff;
+	rec->ino = ino;
+	rec->dev = dev;
+}
+
+/* The path exec @bprm was given, kept for @pid with @time_ns (exec_paths). */
+static __always_inline void keep_exec_path(__u32 pid, __u64 bprm, __u64 time_ns)
+{
+	struct ember_exec_path *ep;
+	__u64 name = 0;
+	__u32 zero = 0;
+
+	ep = bpf_map_lookup_elem(&exec_path_scratch, &zero);
+	if (!ep || !bprm || !bprm_interp_off ||
+	    bpf_probe_read_kernel(&name, 8, (void *)(bprm + bprm_interp_off)) || !name ||
+	    bpf_probe_read_kernel_str(ep->path, sizeof(ep->path), (void *)name) <= 1)
+		return;
+	ep->time_ns = time_ns;
+	bpf_map_update_elem(&exec_paths, &pid, ep, BPF_ANY);
+}
+
+/* An exec's record with its image (exec_images): as tell() does for the others; the path of an
+ * image found kept (keep_exec_path). */
+static __always_inline void tell_exec(__u32 pid, __u32 kind, __u64 wake, __u64 time_ns, __u64 bprm)
+{
+	struct ember_exec_img_rec *rec;
+	struct ember_bpf_stats *st;
+	__u32 zero = 0;
+
+	st = bpf_map_lookup_elem(&stats, &zero);
+	if (!st)
+		return;
+	rec = bpf_ringbuf_reserve(&samples, sizeof(*rec), 0);
+	if (!rec) {
+		st->exec_drops++;
+		return;
+	}
+	st->execs++;
+	__builtin_memset(rec, 0, sizeof(*rec));
+	rec->time_ns = time_ns;
+	rec->pid = pid;
+	rec->kind = kind;
+	exec_image(rec);
+	if (rec->ino)
+		keep_exec_path(pid, bprm, time_ns);
+	if (wake == BPF_RB_NO_WAKEUP && bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) > ring_half)
+		wake = BPF_RB_FORCE_WAKEUP;
+	bpf_ringbuf_submit(rec, wake);
+}
+
 /*
  * exec of any process (the process tracker knows every process from its first
  * instruction, and lists its new image for the walker before its first sample). A process sampled
@@ -329,7 +420,7 @@ static __always_inline void tell(__u32 pid, __u32 kind, __u64 wake, __u64 time_n
  * tables, and one that lived less costs nothing but its two records.
  */
 SEC("raw_tp/sched_process_exec") /* raw: needs no tracefs mounted */
-int on_exec(void *ctx)
+int on_exec(struct bpf_raw_tracepoint_args *ctx)
 {
 	__u32 pid = bpf_get_current_pid_tgid() >> 32;
 	__u64 now, wake = BPF_RB_NO_WAKEUP;
@@ -357,7 +448,11 @@ int on_exec(void *ctx)
 		exec_wake_ns = now;
 		wake = BPF_RB_FORCE_WAKEUP;
 	}
-	tell(pid, EMBER_REC_EXEC | (sampled ? EMBER_REC_SAMPLED : 0), wake, now);
+	if (exec_images)
+		tell_exec(pid, EMBER_REC_EXEC | (sampled ? EMBER_REC_SAMPLED : 0), wake, now,
+			  ctx->args[2] /* sched_process_exec(p, old_pid, bprm) */);
+	else
+		tell(pid, EMBER_REC_EXEC | (sampled ? EMBER_REC_SAMPLED : 0), wake, now);
 	return 0;
 }
 

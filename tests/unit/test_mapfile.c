@@ -131,6 +131,66 @@ static void test_paths(void **state)
 	assert_int_equal(st.via_root, 2);
 }
 
+/*
+ * An exec's executable the kernel told of, its process gone (no /proc/PID at all): the exec's
+ * path in emberd's own tree, only with the kernel's device and inode, never through a link;
+ * without exec_path the same want finds nothing.
+ */
+static void test_exec_path(void **state)
+{
+	static const struct {
+		const char *path, *as;
+		int ret;
+		enum mapfile_refusal why;
+	} cases[] = {
+		{ "/lib/good.so", NULL, 0, 0 },
+		{ "/lib/other.so", "/lib/good.so", -ESTALE, MAPFILE_IDENTITY }, /* another inode */
+		{ "/lib/link.so", "/lib/good.so", -ELOOP, MAPFILE_SYMLINK },
+		{ "/dirlink/good.so", "/lib/good.so", -ELOOP, MAPFILE_SYMLINK },
+		{ "/lib/fifo.so", NULL, -EINVAL, MAPFILE_NOT_REGULAR },
+		{ "/lib/gone.so", "/lib/good.so", -ENOENT, MAPFILE_GONE },
+	};
+	struct mapfile_stats st = { 0 };
+	char path[PATH_MAX];
+	struct stat sb;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct mapfile_want w = want(cases[i].path, cases[i].as);
+		uint64_t before = st.refused[cases[i].why];
+		int fd;
+
+		/* the path as exec had it: absolute in this tree; the pid has no /proc entry */
+		snprintf(path, sizeof(path), "%s%s", root, cases[i].path);
+		w.pid = FAKE_PID + 1;
+		w.start = 0x400000;
+		w.end = 0x401000;
+		w.path = path;
+		w.path_len = strlen(path);
+		fd = mapfile_open(proc, &w, &st, &sb);
+		assert_int_equal(fd < 0 ? fd : 0, -ENOENT); /* not told: gone */
+		w.exec_path = true;
+		fd = mapfile_open(proc, &w, &st, &sb);
+		if (cases[i].ret == 0) {
+			assert_true(fd >= 0);
+			assert_true(S_ISREG(sb.st_mode));
+			assert_int_equal(fcntl(fd, F_GETFL) & (O_ACCMODE | O_NONBLOCK),
+					 O_RDONLY | O_NONBLOCK);
+			close(fd);
+		} else {
+			if (fd != cases[i].ret)
+				print_error("case %zu: %s: %d\n", i, cases[i].path, fd);
+			assert_int_equal(fd, cases[i].ret);
+			if (cases[i].why != MAPFILE_GONE)
+				assert_int_equal(st.refused[cases[i].why], before + 1);
+		}
+	}
+	assert_int_equal(st.opened, 1);
+	assert_int_equal(st.via_exec_path, 1);
+	assert_int_equal(st.via_root, 0);
+}
+
 static void test_changed(void **state)
 {
 	struct mapfile_want w = want("/lib/good.so", NULL);
@@ -214,6 +274,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_paths),
+		cmocka_unit_test(test_exec_path),
 		cmocka_unit_test(test_changed),
 		cmocka_unit_test(test_map_files),
 		cmocka_unit_test(test_trusted),

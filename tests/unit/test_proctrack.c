@@ -210,7 +210,7 @@ static void test_exec_forgets_old_image(void **state)
 	m = proc_tracker__maps(pt, (uint32_t)pid, 0);
 	assert_non_null(m);
 	proc_maps__put(m);
-	proc_tracker__exec(pt, (uint32_t)pid, false);
+	proc_tracker__exec(pt, (uint32_t)pid, false, NULL);
 	proc_tracker__stats(pt, &s);
 	assert_int_equal(s.procs, 0);
 	assert_int_equal(s.mappings, 0);
@@ -218,6 +218,75 @@ static void test_exec_forgets_old_image(void **state)
 	assert_null(proc_tracker__maps(pt, (uint32_t)pid, 0));
 	proc_tracker__stats(pt, &s);
 	assert_int_equal(s.stale_used, 0);
+	proc_tracker__free(pt);
+}
+
+/*
+ * An exec with the new executable as the kernel told it: a live process is read as before (the
+ * told image replaced by the read); one gone before any read answers with the told mapping, its
+ * path and identity as given, marked as the exec's; its exit drops it.
+ */
+static void test_exec_image(void **state)
+{
+	struct proc_tracker *pt = proc_tracker__new(NULL);
+	struct procmaps_entry img = { .start = 0x400000, .end = 0x402000, .pgoff = 0x1000,
+				      .inode = 77, .dev_major = 8, .dev_minor = 1, .r = true,
+				      .x = true, .exec_image = true, .kind = PROCMAPS_FILE,
+				      .path = "/usr/bin/burnXX", .path_len = 13 };
+	struct proc_tracker_stats s;
+	struct list *l = calloc(1, sizeof(*l));
+	struct proc_maps *m;
+	pid_t pid = quiet_child();
+
+	(void)state;
+	assert_non_null(l);
+	proc_tracker__exec(pt, (uint32_t)pid, false, &img);
+	proc_tracker__stats(pt, &s);
+	assert_int_equal(s.exec_images, 1);
+	assert_int_equal(s.procs, 1);
+	read_list(pt, (uint32_t)pid, l); /* alive: read, the told image replaced */
+	assert_true(l->n > 1);
+	proc_tracker__stats(pt, &s);
+	assert_int_equal(s.exec_image_used, 0);
+	/* again, and gone before any read */
+	proc_tracker__exec(pt, (uint32_t)pid, false, &img);
+	end_child(pid);
+	m = proc_tracker__maps(pt, (uint32_t)pid, 0);
+	assert_non_null(m);
+	l->n = 0;
+	assert_int_equal(proc_maps__for_each(m, collect, l), 0);
+	proc_maps__put(m);
+	assert_int_equal(l->n, 1);
+	assert_int_equal(l->e[0].start, 0x400000);
+	assert_int_equal(l->e[0].end, 0x402000);
+	assert_int_equal(l->e[0].pgoff, 0x1000);
+	assert_int_equal(l->e[0].inode, 77);
+	assert_int_equal(l->e[0].maj, 8);
+	assert_string_equal(l->e[0].path, "/usr/bin/burn");
+	proc_tracker__stats(pt, &s);
+	assert_int_equal(s.exec_image_used, 1);
+	assert_int_equal(s.exec_images, 2);
+	proc_tracker__exit(pt, (uint32_t)pid);
+	assert_null(proc_tracker__maps(pt, (uint32_t)pid, 0));
+	/* no image told (inode 0), or gone in the batch with one: as before / kept for its
+	 * samples until the exit */
+	img.inode = 0;
+	proc_tracker__exec(pt, (uint32_t)pid, true, &img);
+	proc_tracker__stats(pt, &s);
+	assert_int_equal(s.exec_images, 2);
+	assert_int_equal(s.procs, 0);
+	img.inode = 77;
+	proc_tracker__exec(pt, (uint32_t)pid, true, &img);
+	m = proc_tracker__maps(pt, (uint32_t)pid, 0);
+	assert_non_null(m);
+	assert_int_equal(proc_maps__count(m), 1);
+	proc_maps__put(m);
+	proc_tracker__exit(pt, (uint32_t)pid);
+	proc_tracker__stats(pt, &s);
+	assert_int_equal(s.procs, 0);
+	assert_int_equal(s.mappings, 0);
+	assert_int_equal(s.mem_bytes, 0);
+	free(l);
 	proc_tracker__free(pt);
 }
 
@@ -258,7 +327,7 @@ static void test_fork_unknown_parent(void **state)
 	assert_int_equal(s.reads, 1);
 	end_child(parent);
 	/* its exec: the new image is unknown, read again at its next fork */
-	proc_tracker__exec(pt, (uint32_t)parent, false);
+	proc_tracker__exec(pt, (uint32_t)parent, false, NULL);
 	proc_tracker__fork(pt, (uint32_t)parent, child + 1000, false, false);
 	proc_tracker__stats(pt, &s);
 	assert_int_equal(s.fork_parent_reads, 2);
@@ -436,6 +505,7 @@ int main(void)
 		cmocka_unit_test(test_both_ways_agree),
 		cmocka_unit_test(test_events),
 		cmocka_unit_test(test_exec_forgets_old_image),
+		cmocka_unit_test(test_exec_image),
 		cmocka_unit_test(test_fork_unknown_parent),
 		cmocka_unit_test(test_fake_root),
 		cmocka_unit_test(test_identity_once),

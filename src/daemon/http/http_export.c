@@ -171,6 +171,8 @@ static void ember_metrics_mapfiles(struct metrics *m, const struct mapfile_stats
 	     (double)f->via_map_files);
 	set1(m, "ember_mapped_files_opened_total", METRIC_COUNTER, "via", "root",
 	     (double)f->via_root);
+	set1(m, "ember_mapped_files_opened_total", METRIC_COUNTER, "via", "exec_path",
+	     (double)f->via_exec_path);
 	for (i = 0; i < MAPFILE__NR; i++)
 		set1(m, "ember_mapped_files_refused_total", METRIC_COUNTER, "reason",
 		     mapfile_refusal_name(i), (double)f->refused[i]);

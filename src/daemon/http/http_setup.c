@@ -36,7 +36,8 @@ static void files_json(struct sbuf *j, const struct http_published *pub)
 	if (pub->have_python)
 		mapfile_stats_add(&f, &pub->python.files);
 	sbuf_addf(j, "\"mapped_files\": {\"opened\": %llu, \"via_map_files\": %llu, "
-		     "\"via_root\": %llu, \"refused\": {", U(f.opened), U(f.via_map_files), U(f.via_root));
+		     "\"via_root\": %llu, \"via_exec_path\": %llu, \"refused\": {", U(f.opened),
+		  U(f.via_map_files), U(f.via_root), U(f.via_exec_path));
 	for (i = 0; i < MAPFILE__NR; i++)
 		sbuf_addf(j, "%s\"%s\": %llu", i ? ", " : "", mapfile_refusal_name(i),
 			  U(f.refused[i]));

@@ -49,16 +49,33 @@ void emberd_on_exit_pid(uint32_t pid, uint64_t time_ns, bool gone, void *ctx)
  * process living a few milliseconds is walked with its tables from its first sample; its next
  * sample calls on_new_pid() again (the BPF program forgot it too), when ld.so has mapped the
  * libraries. @gone: its exit is in the same batch (it lived less than process.exec_batch_us):
- * nothing to read or list.
+ * nothing to read or list. @img: its executable as the kernel told it, kept by the tracker for
+ * a process gone before any read.
  */
-void emberd_on_exec(uint32_t pid, uint64_t time_ns, bool gone, void *ctx)
+void emberd_on_exec(uint32_t pid, uint64_t time_ns, bool gone, const struct sampler_image *img,
+		    void *ctx)
 {
 	struct emberd *d = ctx;
+	/* the kernel's word on the new executable: what names its samples if it is gone before
+	 * any read (the file found by device and inode among those read before, else opened by
+	 * the exec's path: mapfile.h) */
+	struct procmaps_entry ke = { .start = img ? img->start : 0, .end = img ? img->end : 0,
+				     .pgoff = img ? img->pgoff : 0, .inode = img ? img->ino : 0,
+				     .dev_major = img ? img->dev_major : 0,
+				     .dev_minor = img ? img->dev_minor : 0, .r = true, .x = true,
+				     .exec_image = true, .kind = PROCMAPS_FILE, .path = "" };
+	char path[EMBER_EXEC_PATH_MAX];
+	int n = ke.inode ? sampler__exec_path(d->sampler, pid, time_ns, path, sizeof(path)) : -1;
+
+	if (n > 0) {
+		ke.path = path;
+		ke.path_len = (size_t)n;
+	}
 
 	/* kept for the old image's samples not drained yet (up to two ticks' worth); before the
 	 * tracker drops its snapshots: a fork's copy names them if /proc was read after the exec */
 	symbolizer__retire_pid(d->sym, pid, time_ns);
-	proc_tracker__exec(d->procs, pid, gone);
+	proc_tracker__exec(d->procs, pid, gone, &ke);
 	/* the BPF program deleted its list at the exec; deleted again if written since (from a
 	 * read before the exec): it would walk the new image wrong */
 	unwinder__forget_pid_at(d->unwind, pid, time_ns);

@@ -27,7 +27,8 @@ struct mapfile_want mapfile_want_of(uint32_t pid, const struct procmaps_entry *e
 {
 	return (struct mapfile_want){ .pid = pid, .start = e->start, .end = e->end,
 				      .path = e->path, .path_len = e->path_len,
-				      .deleted = e->deleted, .dev_major = e->dev_major,
+				      .deleted = e->deleted, .exec_path = e->exec_image,
+				      .dev_major = e->dev_major,
 				      .dev_minor = e->dev_minor, .ino = e->inode };
 }
 
@@ -43,6 +44,7 @@ void mapfile_stats_add(struct mapfile_stats *a, const struct mapfile_stats *b)
 	a->opened += b->opened;
 	a->via_map_files += b->via_map_files;
 	a->via_root += b->via_root;
+	a->via_exec_path += b->via_exec_path;
 	for (i = 0; i < MAPFILE__NR; i++)
 		a->refused[i] += b->refused[i];
 }
@@ -99,8 +101,9 @@ static int check(const struct mapfile_want *w, const struct stat *sb, bool stric
 	return 0;
 }
 
-/* An O_PATH fd of the path under the process's root, no symbolic link on the way. */
-static int open_in_root(const char *proc_root, const struct mapfile_want *w)
+/* An O_PATH fd of the path under the process's root (@own_tree: emberd's own, for an exec's
+ * path), no symbolic link on the way. */
+static int open_in_root(const char *proc_root, const struct mapfile_want *w, bool own_tree)
 {
 	char rel[PATH_MAX];
 	struct open_how how = {
@@ -114,6 +117,11 @@ static int open_in_root(const char *proc_root, const struct mapfile_want *w)
 		return -ENOENT;
 	memcpy(rel, w->path, w->path_len);
 	rel[w->path_len] = '\0';
+	if (own_tree) {
+		how.resolve &= ~(uint64_t)RESOLVE_IN_ROOT;
+		fd = (int)syscall(SYS_openat2, AT_FDCWD, rel, &how, sizeof(how));
+		return fd < 0 ? -errno : fd;
+	}
 	root = procfs_open_root(proc_root, w->pid);
 	if (root < 0)
 		return root;
@@ -123,13 +131,14 @@ static int open_in_root(const char *proc_root, const struct mapfile_want *w)
 	return err;
 }
 
-/* An O_PATH fd of the mapped file: map_files (*@ret_via 0), else the path in the root (1). */
+/* An O_PATH fd of the mapped file: map_files (*@ret_via 0), else the path in the root (1), else
+ * an exec's path in emberd's own tree (2, w->exec_path only). */
 static int open_opath(const char *proc_root, const struct mapfile_want *w, int *ret_via)
 {
 	char buf[PATH_MAX];
 	int pfd = -ENOENT, via;
 
-	for (via = 0; via < 2; via++) {
+	for (via = 0; via < (w->exec_path ? 3 : 2); via++) {
 		if (via == 0) {
 			if (!w->start && !w->end)
 				continue;
@@ -139,7 +148,7 @@ static int open_opath(const char *proc_root, const struct mapfile_want *w, int *
 			if (pfd < 0)
 				pfd = -errno;
 		} else {
-			pfd = open_in_root(proc_root, w);
+			pfd = open_in_root(proc_root, w, via == 2);
 		}
 		if (pfd >= 0)
 			break;
@@ -170,7 +179,7 @@ int mapfile_stat(const char *proc_root, const struct mapfile_want *w, struct sta
 		if (errno == ELOOP || errno == EXDEV)
 			return -ELOOP;
 	}
-	pfd = open_in_root(proc_root, w);
+	pfd = open_in_root(proc_root, w, false);
 	if (pfd == -ELOOP || pfd == -EXDEV)
 		return -ELOOP;
 	if (pfd < 0)
@@ -206,7 +215,7 @@ int mapfile_open(const char *proc_root, const struct mapfile_want *w, struct map
 		close(pfd);
 		return refuse(st, MAPFILE_ERROR, err);
 	}
-	err = check(w, &sb, via == 1, &why);
+	err = check(w, &sb, via >= 1, &why);
 	if (err) {
 		close(pfd);
 		return refuse(st, why, err);
@@ -224,8 +233,10 @@ int mapfile_open(const char *proc_root, const struct mapfile_want *w, struct map
 		st->opened++;
 		if (via == 0)
 			st->via_map_files++;
-		else
+		else if (via == 1)
 			st->via_root++;
+		else
+			st->via_exec_path++;
 	}
 	if (ret_st)
 		*ret_st = sb2;

@@ -84,6 +84,7 @@ struct tproc {
 	 * exec or exit: what names its samples from before an exec that a read saw first
 	 * (shared with the parent's entry, counted there) */
 	struct proc_maps *fork_m;
+	bool kernel_m;			/* m is the exec's image as the kernel told it, not a read */
 };
 
 struct proc_tracker {
@@ -358,12 +359,41 @@ void proc_tracker__invalidate(struct proc_tracker *pt, uint32_t pid)
 	pthread_mutex_unlock(&pt->lock);
 }
 
-void proc_tracker__exec(struct proc_tracker *pt, uint32_t pid, bool gone)
+/* A snapshot of the one mapping @e (its path copied), as a read makes them. NULL: no memory. */
+static struct proc_maps *maps_of_entry(const struct procmaps_entry *e)
 {
-	struct tproc **pp;
+	size_t bytes = sizeof(struct proc_maps) + sizeof(e[0]) + sizeof(struct ident) +
+		       e->path_len + 1;
+	struct proc_maps *m = malloc(bytes);
+	char *name;
+
+	if (!m)
+		return NULL;
+	m->refs = 1;
+	m->read_ns = mono_ns();
+	m->n = 1;
+	m->bytes = bytes;
+	pthread_mutex_init(&m->ident_lock, NULL);
+	m->ident = (struct ident *)&m->e[1];
+	memset(m->ident, 0, sizeof(m->ident[0]));
+	name = (char *)&m->ident[1];
+	memcpy(name, e->path, e->path_len);
+	name[e->path_len] = '\0';
+	m->e[0] = *e;
+	m->e[0].path = name;
+	return m;
+}
+
+void proc_tracker__exec(struct proc_tracker *pt, uint32_t pid, bool gone,
+			const struct procmaps_entry *img)
+{
+	struct proc_maps *km = NULL;
+	struct tproc **pp, *p;
 
 	if (!pt)
 		return;
+	if (img && img->inode && img->kind == PROCMAPS_FILE && img->end > img->start)
+		km = maps_of_entry(img);
 	pthread_mutex_lock(&pt->lock);
 	pt->st.events++;
 	pt->st.execs++;
@@ -374,7 +404,23 @@ void proc_tracker__exec(struct proc_tracker *pt, uint32_t pid, bool gone)
 	 * fails later (the new image gone) does not answer with it */
 	if (*pp)
 		drop(pt, pp);
+	/* the kernel's word on the new image instead: stale (the next ask reads /proc), but what
+	 * a failed read answers with */
+	if (km && pt->st.procs < pt->o.max_procs && (p = calloc(1, sizeof(*p)))) {
+		p->pid = pid;
+		p->stale = true;
+		p->m = km;
+		p->kernel_m = true;
+		p->hnext = *pp;
+		*pp = p;
+		pt->st.procs++;
+		pt->st.mappings += km->n;
+		pt->st.mem_bytes += sizeof(*p) + km->bytes;
+		pt->st.exec_images++;
+		km = NULL;
+	}
 	pthread_mutex_unlock(&pt->lock);
+	proc_maps__put(km);
 }
 
 void proc_tracker__fork(struct proc_tracker *pt, uint32_t parent, uint32_t child, bool gone,
@@ -468,6 +514,12 @@ struct proc_maps *proc_tracker__maps(struct proc_tracker *pt, uint32_t pid, uint
 		if (p && p->m) {
 			m = maps_get(p->m);
 			pt->st.stale_used++;
+			if (p->kernel_m && p->stale && (err == ENOENT || err == ESRCH)) {
+				/* gone before any read: the exec's image is all there will be,
+				 * answered from now on without trying /proc again */
+				p->stale = false;
+				pt->st.exec_image_used++;
+			}
 		}
 		pthread_mutex_unlock(&pt->lock);
 		if (!m)
@@ -492,6 +544,7 @@ struct proc_maps *proc_tracker__maps(struct proc_tracker *pt, uint32_t pid, uint
 		old = p->m;
 		p->m = maps_get(m);
 		p->stale = false;
+		p->kernel_m = false;
 		pt->st.mappings += m->n;
 		pt->st.mem_bytes += m->bytes;
 		if (old) {

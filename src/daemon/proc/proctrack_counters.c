@@ -32,13 +32,19 @@ const struct counter_desc proc_tracker_counters[] = {
 	{ .key = "query_ioctls", U64(query_ioctls) },
 	{ .key = "read_errors", U64(read_errors), .metric = EVENTS, .type = COUNTER_COUNTER,
 	  .help = "Process tracker events: event, reused (a read shared), stale (gone: the last "
-		  "read used), read_error, exec, exec_gone (exited in the same batch: not read), "
+		  "read used), exec_image_used (gone before any read: named from the exec's image "
+		  "as the kernel told it), read_error, exec, exec_image (with that image), "
+		  "exec_gone (exited in the same batch: not read), "
 		  "fork, fork_gone, fork_copy, fork_list, fork_parent_read (an unknown parent "
 		  "read once), exit, swept, not_kept.",
 	  .label = "kind", .label_value = "read_error" },
 	{ .key = "reused", U64(reused), .metric = EVENTS, .label = "kind", .label_value = "reused" },
 	{ .key = "stale_used", U64(stale_used), .metric = EVENTS, .label = "kind",
 	  .label_value = "stale" },
+	{ .key = "exec_image_used", U64(exec_image_used), .metric = EVENTS, .label = "kind",
+	  .label_value = "exec_image_used" },
+	{ .key = "exec_images", U64(exec_images), .metric = EVENTS, .label = "kind",
+	  .label_value = "exec_image" },
 	{ .key = "events", U64(events), .metric = EVENTS, .label = "kind", .label_value = "event" },
 	{ .key = "execs", U64(execs), .metric = EVENTS, .label = "kind", .label_value = "exec" },
 	{ .key = "execs_gone", U64(execs_gone), .metric = EVENTS, .label = "kind",

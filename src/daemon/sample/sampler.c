@@ -69,7 +69,7 @@ struct sampler {
 	sampler_exec_fn exec_fn;
 	void *exec_ctx;
 	struct bpf_link *exec_link;	/* sched_process_exec; NULL: not attached */
-	sampler_exec_fn exit_fn;
+	sampler_exit_fn exit_fn;
 	void *exit_ctx;
 	struct bpf_link *exit_link;	/* sched_process_exit; NULL: not attached */
 	sampler_fork_fn fork_fn;
@@ -98,6 +98,7 @@ struct batch_event {
 	uint32_t parent;		/* EV_FORK: the parent's pid */
 	uint64_t *ips;			/* EV_NEW_PID: its first record's user frames; owned */
 	uint32_t nr_ips;
+	struct sampler_image img;	/* EV_EXEC: its executable, as the kernel told it */
 };
 
 enum { EV_NEW_PID, EV_EXEC, EV_EXIT, EV_PYNAME, EV_FORK };
@@ -118,6 +119,7 @@ enum { BC_COUNTERS, BC_ROWS, BC_LISTS };
 #define UNWIND_FILES_MAX 8192
 
 static bool vma_offsets(struct sampler_bpf *skel);
+static bool exec_image_offsets(struct sampler_bpf *skel);
 
 /* @n bpf() map calls of kind BC_* (each one: a window in which the kernel skips the sampling
  * program on that CPU) */
@@ -361,6 +363,28 @@ static int on_record(void *ctx, void *data, size_t size)
 			__atomic_store_n(slot, 0, __ATOMIC_RELAXED);
 		if (!add_event(s, EV_FORK, x->pid, x->time_ns, NULL))
 			s->cur->ev[s->cur->nr_ev - 1].parent = x->parent;
+		return 0;
+	}
+	if (size == sizeof(struct ember_exec_img_rec)) {
+		const struct ember_exec_img_rec *x = data;
+
+		slot = &s->recent[x->pid & 1023];
+		if (__atomic_load_n(slot, __ATOMIC_RELAXED) == x->pid)
+			__atomic_store_n(slot, 0, __ATOMIC_RELAXED);
+		if (!add_event(s, EV_EXEC, x->pid, x->time_ns, NULL)) {
+			struct sampler_image *im = &s->cur->ev[s->cur->nr_ev - 1].img;
+
+			/* a mapping the kernel made: page-aligned, not empty */
+			if (x->ino && x->end > x->start && !(x->start & 4095) && !(x->end & 4095)) {
+				*im = (struct sampler_image){ .start = x->start, .end = x->end,
+							      .pgoff = x->pgoff << 12,
+							      .ino = x->ino,
+							      .dev_major = x->dev >> 20,
+							      .dev_minor = x->dev & 0xfffff };
+			}
+			if (x->kind & EMBER_REC_SAMPLED)
+				s->ev_due_ns = 1;
+		}
 		return 0;
 	}
 	if (size == sizeof(struct ember_exec_rec)) {
@@ -615,7 +639,27 @@ void sampler__set_fork_fn(struct sampler *s, sampler_fork_fn fn, void *ctx)
 	s->fork_ctx = ctx;
 }
 
-void sampler__set_exit_fn(struct sampler *s, sampler_exec_fn fn, void *ctx)
+int sampler__exec_path(struct sampler *s, uint32_t pid, uint64_t time_ns, char *buf, size_t cap)
+{
+	struct ember_exec_path v;
+	size_t n;
+
+	if (!s || !s->skel || !cap || !s->skel->rodata->exec_images ||
+	    !s->skel->rodata->bprm_interp_off)
+		return -ENOENT;
+	if (bpf_map__lookup_elem(s->skel->maps.exec_paths, &pid, sizeof(pid), &v, sizeof(v), 0))
+		return -errno;
+	if (v.time_ns != time_ns)
+		return -ENOENT; /* another exec's (the pid reused, or this one's not kept) */
+	n = strnlen(v.path, sizeof(v.path));
+	if (n >= cap || n == sizeof(v.path))
+		return -ENAMETOOLONG;
+	memcpy(buf, v.path, n);
+	buf[n] = '\0';
+	return (int)n;
+}
+
+void sampler__set_exit_fn(struct sampler *s, sampler_exit_fn fn, void *ctx)
 {
 	s->exit_fn = fn;
 	s->exit_ctx = ctx;
@@ -831,6 +875,10 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 	if (!o->pid)
 		task_pid_offsets((__u32 *)&s->skel->rodata->task_pid_off,
 				 (__u32 *)&s->skel->rodata->task_tgid_off);
+	/* exec records with the executable's mapping: where bpf_find_vma() is (as bpf_loop(),
+	 * 5.17: fp_only says neither is) and the offsets were found */
+	if (!o->pid && !o->fp_only)
+		s->skel->rodata->exec_images = exec_image_offsets(s->skel);
 	err = sampler_bpf__load(s->skel);
 	if (err) {
 		explain_load(err, errbuf, errlen);
@@ -1015,6 +1063,37 @@ static bool vma_offsets(struct sampler_bpf *skel)
 	}
 	btf__free(b);
 	return ok;
+}
+
+/* The offsets on_exec reads the new image's executable with: the mapping lookup's, the task's
+ * mm and the mm's start_code. False when one is missing (exec records then carry no image). */
+static bool exec_image_offsets(struct sampler_bpf *skel)
+{
+	struct btf *b;
+	long mm = -1, code = -1, interp;
+	int id;
+
+	if (!vma_offsets(skel))
+		return false;
+	b = btf__load_vmlinux_btf();
+	if (!b)
+		return false;
+	id = btf__find_by_name_kind(b, "task_struct", BTF_KIND_STRUCT);
+	if (id > 0)
+		mm = btf_field_off(b, (__u32)id, "mm", 0);
+	id = btf__find_by_name_kind(b, "mm_struct", BTF_KIND_STRUCT);
+	if (id > 0)
+		code = btf_field_off(b, (__u32)id, "start_code", 0);
+	id = btf__find_by_name_kind(b, "linux_binprm", BTF_KIND_STRUCT);
+	interp = id > 0 ? btf_field_off(b, (__u32)id, "interp", 0) : -1;
+	if (interp > 0)
+		*(__u32 *)&skel->rodata->bprm_interp_off = (__u32)interp;
+	btf__free(b);
+	if (mm <= 0 || code <= 0)
+		return false;
+	*(__u32 *)&skel->rodata->task_mm_off = (__u32)mm;
+	*(__u32 *)&skel->rodata->mm_start_code_off = (__u32)code;
+	return true;
 }
 
 /*
@@ -1653,7 +1732,7 @@ int sampler_batch__deliver(struct sampler *s, struct sampler_batch *b, sampler_g
 		if (e->kind == EV_NEW_PID && s->pid_fn)
 			s->pid_fn(e->pid, gone && gone[i], e->ips, e->nr_ips, s->pid_ctx);
 		else if (e->kind == EV_EXEC && s->exec_fn)
-			s->exec_fn(e->pid, e->time_ns, gone && gone[i], s->exec_ctx);
+			s->exec_fn(e->pid, e->time_ns, gone && gone[i], &e->img, s->exec_ctx);
 		else if (e->kind == EV_EXIT && s->exit_fn && !(late && late[i]))
 			s->exit_fn(e->pid, e->time_ns, false, s->exit_ctx);
 		else if (e->kind == EV_FORK && s->fork_fn)

@@ -137,16 +137,19 @@ static void etab_grow(struct symbolizer *s)
 }
 
 /* Opens the file behind @m, the one way a mapped file is opened (proc/mapfile.h): its
- * map_files entry, else its path inside the process's root; the inode must match. fd or -errno. */
+ * map_files entry, else its path inside the process's root, else (an exec's executable the kernel
+ * told of) the exec's path; the inode must match. fd or -errno. */
 static int open_mapping(struct symbolizer *s, struct proc *p, const struct mapping *m,
 			struct stat *ret_st)
 {
 	struct mapfile_want w = { .pid = p->pid, .start = m->start, .end = m->end,
 				  .path = p->paths + m->path_off, .path_len = m->path_len,
 				  .deleted = m->deleted, .dev_major = major(m->dev),
-				  .dev_minor = minor(m->dev), .ino = m->ino };
+				  .dev_minor = minor(m->dev), .ino = m->ino,
+				  .exec_path = m->snap_e && m->snap_e->exec_image };
 
-	if (p->gone)
+	/* gone: only the exec's path, checked against the kernel's device and inode */
+	if (p->gone && !w.exec_path)
 		return -ENOENT;
 	return mapfile_open(s->proc_root, &w, &s->stats.files, ret_st);
 }

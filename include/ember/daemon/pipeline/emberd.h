@@ -123,7 +123,8 @@ int emberd_finish(struct emberd *d);
 void emberd_on_new_pid(uint32_t pid, bool exec_follows, const uint64_t *ips, size_t n,
 		       void *ctx);
 void emberd_on_exit_pid(uint32_t pid, uint64_t time_ns, bool gone, void *ctx);
-void emberd_on_exec(uint32_t pid, uint64_t time_ns, bool gone, void *ctx);
+void emberd_on_exec(uint32_t pid, uint64_t time_ns, bool gone, const struct sampler_image *img,
+		    void *ctx);
 void emberd_on_fork(uint32_t parent, uint32_t child, uint64_t time_ns, bool gone, void *ctx);
 void emberd_on_pyname(const struct ember_py_name_rec *r, void *ctx);
 

@@ -13,6 +13,9 @@
  *   2. else the path /proc/PID/maps shows, resolved by openat2(RESOLVE_IN_ROOT |
  *      RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS) under /proc/PID/root: inside the process's
  *      root, no symbolic link anywhere on it.
+ *   3. else, for an exec's executable the kernel told of (exec_path: the process gone before
+ *      its /proc was read), the path exec was given, resolved the same way in emberd's own
+ *      tree; the device and inode are the kernel's, so only that very file passes.
  * Either is first opened O_PATH (no open of the file itself: a FIFO, a device are never
  * opened), fstat'ed (a regular file, the device and inode the mapping names, the size and
  * mtime if the caller knows them), then reopened through /proc/self/fd with O_RDONLY |
@@ -31,6 +34,9 @@ struct mapfile_want {
 	const char *path;	/* as maps shows it, need not be NUL-terminated; NULL: none */
 	size_t path_len;
 	bool deleted;		/* " (deleted)": the path names another file, if any */
+	bool exec_path;		/* the path is the one exec was given, the device and inode
+				   the kernel's (procmaps_entry.exec_image): tried last, in
+				   emberd's own tree, when the process is gone */
 	uint32_t dev_major, dev_minor; /* as maps shows them */
 	uint64_t ino;		/* 0: refused (an anonymous mapping has no file) */
 	uint64_t size;		/* 0: not known */
@@ -51,6 +57,7 @@ struct mapfile_stats {
 	uint64_t opened;		/* files handed out */
 	uint64_t via_map_files;		/* ... through /proc/PID/map_files */
 	uint64_t via_root;		/* ... through the path under /proc/PID/root */
+	uint64_t via_exec_path;		/* ... through an exec's path (the process gone) */
 	uint64_t refused[MAPFILE__NR];	/* by reason */
 };
 

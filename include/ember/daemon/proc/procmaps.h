@@ -30,6 +30,8 @@ struct procmaps_entry {
 	uint32_t dev_major, dev_minor;
 	bool r, w, x, shared;	/* permissions; shared is 's' rather than 'p' */
 	bool deleted;		/* the path ended with " (deleted)" (removed from the name) */
+	bool exec_image;	/* not parsed: an exec's executable as the kernel told it
+				   (proctrack.h); the path is the one exec was given */
 	enum procmaps_kind kind;
 	const char *path;	/* borrowed from the parsed line, NOT NUL-terminated */
 	size_t path_len;	/* 0 for anonymous mappings */

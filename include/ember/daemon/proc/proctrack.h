@@ -38,6 +38,9 @@ struct proc_tracker_stats {
 	uint64_t read_errors;		/* gone (an exited process), unreadable */
 	uint64_t reused;		/* asked and answered from the last read: no /proc work */
 	uint64_t stale_used;		/* a read failed (gone): the last one answered */
+	uint64_t exec_images;		/* execs with the executable's mapping from the kernel */
+	uint64_t exec_image_used;	/* ... whose process was gone at its first read: named
+					   from that image (once per process) */
 	uint64_t events;		/* invalidations: exec, first sample, refresh */
 	uint64_t execs;			/* execs notified */
 	uint64_t execs_gone;		/* ... with the exit in the same batch: nothing read */
@@ -74,9 +77,15 @@ void proc_tracker__invalidate(struct proc_tracker *pt, uint32_t pid);
 
 /*
  * @pid called exec: as proc_tracker__invalidate(), counted. @gone: its exit is already known
- * (exec and exit in one batch of events): nothing is read for it, its state goes, counted.
+ * (exec and exit in one batch of events): nothing is read for it, counted. The old image's
+ * snapshot goes. @img (NULL, or inode 0: none): the new image's executable mapping as the
+ * kernel told it at the exec (a file mapping; its path may be empty): kept as the process's
+ * snapshot until a read replaces it, so that a process gone before any read (it lived less
+ * than the worker took to come to it) is still named by the files other processes mapped
+ * (counted: exec_images; exec_image_used when a failed read answered with it).
  */
-void proc_tracker__exec(struct proc_tracker *pt, uint32_t pid, bool gone);
+void proc_tracker__exec(struct proc_tracker *pt, uint32_t pid, bool gone,
+			const struct procmaps_entry *img);
 
 /*
  * @child was made by fork from @parent: it shares its parent's last read (the same snapshot, no

@@ -254,6 +254,33 @@ struct ember_exec_rec {
 	__u32 kind;		/* EMBER_REC_EXEC (| EMBER_REC_SAMPLED) or EMBER_REC_EXIT */
 };
 
+/*
+ * An exec record with what the kernel knows of the new image (its size, 56 bytes, tells it
+ * apart; below a sample record's 64): the mapping of the executable's text, from the new mm's
+ * start_code. A process that exits before emberd reads its /proc/PID/maps (a starved daemon, a
+ * program living milliseconds) is still named from it: the file by device and inode, as another
+ * process that mapped it was read (proc/proctrack.h). ino 0: the kernel could not tell.
+ */
+struct ember_exec_img_rec {
+	__u64 time_ns;
+	__u32 pid;		/* tgid */
+	__u32 kind;		/* EMBER_REC_EXEC (| EMBER_REC_SAMPLED) */
+	__u64 start, end;	/* the executable's text mapping, [start, end) */
+	__u64 pgoff;		/* its file offset, in pages */
+	__u64 ino;
+	__u32 dev;		/* the kernel's encoding: major << 20 | minor */
+	__u32 pad;
+};
+
+/* The path an exec with an image was given (its linux_binprm's interp: the file the kernel ran,
+ * a script's interpreter), in the exec_paths map by pid: looked up by userspace when it handles
+ * the exec, with the record's time (a pid reused since has another). */
+#define EMBER_EXEC_PATH_MAX 256
+struct ember_exec_path {
+	__u64 time_ns;
+	char path[EMBER_EXEC_PATH_MAX];
+};
+
 #define EMBER_REC_EXEC 0
 #define EMBER_REC_EXIT 1
 #define EMBER_REC_FORK 2

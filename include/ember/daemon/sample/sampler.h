@@ -293,17 +293,35 @@ typedef void (*sampler_pid_fn)(uint32_t pid, bool exec_follows, const uint64_t *
 			       void *ctx);
 void sampler__set_pid_fn(struct sampler *s, sampler_pid_fn fn, void *ctx);
 
+/* What the kernel told of an exec'd process's executable at its exec (struct
+ * ember_exec_img_rec): the mapping of its text and its file's device and inode. ino 0: nothing
+ * told (the kernel could not, or an older kernel without bpf_find_vma()). */
+struct sampler_image {
+	uint64_t start, end;		/* [start, end) */
+	uint64_t pgoff;			/* the file offset of start, in bytes */
+	uint64_t ino;
+	uint32_t dev_major, dev_minor;
+};
+
 /* Called with the pid of a process that called exec (any process), when the drain hands the
  * process events to the worker (sampler_opts.exec_batch_ns after the exec at the latest, with
  * the others of its burst): the daemon drops the old image's state and lists the new one.
  * @gone: the process's exit is in the same batch (it lived less than the batch's delay):
- * there is nothing to read. pid_fn is called again with its next sample. */
-typedef void (*sampler_exec_fn)(uint32_t pid, uint64_t time_ns, bool gone, void *ctx);
+ * there is nothing to read. @img: the new image's executable as the kernel told it at the
+ * exec (borrowed; ino 0: not told), which names its samples when /proc comes too late. pid_fn
+ * is called again with its next sample. */
+typedef void (*sampler_exec_fn)(uint32_t pid, uint64_t time_ns, bool gone,
+				const struct sampler_image *img, void *ctx);
 void sampler__set_exec_fn(struct sampler *s, sampler_exec_fn fn, void *ctx);
 /* Called with the pid of a sampled process whose leader thread exited (at the next tick): the
  * daemon checks whether the process is gone then. pid_fn is called again with the pid's next
  * sample (a new process may have it). */
-void sampler__set_exit_fn(struct sampler *s, sampler_exec_fn fn, void *ctx);
+/* The path exec was given for @pid's exec at @time_ns (the sampler's exec_paths map: one
+ * bpf() call), into @buf (NUL-terminated): its length, or -ENOENT (none kept: no image, another
+ * exec's since), -ENAMETOOLONG, -errno. */
+int sampler__exec_path(struct sampler *s, uint32_t pid, uint64_t time_ns, char *buf, size_t cap);
+typedef void (*sampler_exit_fn)(uint32_t pid, uint64_t time_ns, bool gone, void *ctx);
+void sampler__set_exit_fn(struct sampler *s, sampler_exit_fn fn, void *ctx);
 /* Called with a new process made by fork (not a thread) and its parent, with the execs (at
  * most exec_batch_ns after it): it runs its parent's image. @gone: its exec or exit is in the
  * same batch (nothing to copy). */
