@@ -101,14 +101,25 @@ kill -USR1 "$EPID" "$EPID2"
 wait_log "$TMP/e2.log" dumped
 wait_log "$TMP/e2b.log" dumped
 kill -TERM "$EPID2"
-# on a busy host the CPUs may never idle: expect idle samples only if /proc/stat saw idle time
-if [ $((idle1 - idle0)) -ge 20 ]; then
-	check "idle task sampled with --dump-idle, as one [idle] frame by default" \
-		grep -qE '^\[idle\]_\[k\] [0-9]+$' "$TMP/idle.folded"
-	check "no idle stack walked by default" sh -c "! grep -qE '(do_idle|cpu_startup_entry|default_idle|pv_native_safe_halt)[^;]*_\[k\]' '$TMP/idle.folded'"
-	check "idle stacks with sampling.idle_stacks=yes" grep -qE '(do_idle|cpu_startup_entry|default_idle|pv_native_safe_halt)[^;]*_\[k\]' "$TMP/idlestk.folded"
+# on a busy host the CPUs may never idle. /proc/stat's idle time does not say whether the idle
+# task was sampled: on these VMs perf sees the same gaps (3 s beside a build: 41 idle jiffies,
+# 1 idle sample of perf record -a -e cpu-clock; fresh-clone run X, 2026-11-29, failed on that
+# gate). Both daemons sampled the same CPUs over the same time: what each recorded of the idle
+# task is checked against its own form, when either recorded any.
+IDLE_RE='(do_idle|cpu_startup_entry|default_idle|pv_native_safe_halt)[^;]*_\[k\]'
+N1=$(awk '/^\[idle\]_\[k\] [0-9]+$/ { s += $NF } END { print s + 0 }' "$TMP/idle.folded")
+S1=$(grep -E "$IDLE_RE" "$TMP/idle.folded" | awk '{ s += $NF } END { print s + 0 }')
+N2=$(awk '/^\[idle\]_\[k\] [0-9]+$/ { s += $NF } END { print s + 0 }' "$TMP/idlestk.folded")
+S2=$(grep -E "$IDLE_RE" "$TMP/idlestk.folded" | awk '{ s += $NF } END { print s + 0 }')
+echo "# idle: $((idle1 - idle0)) jiffies in /proc/stat; default: $N1 [idle], $S1 stacks; idle_stacks=yes: $N2 [idle], $S2 stacks"
+if [ $((N1 + S1 + N2 + S2)) -ge 3 ]; then
+	check "idle task sampled with --dump-idle, as one [idle] frame by default ($N1, and $((N2 + S2)) beside)" \
+		test "$N1" -ge 1 -o $((N2 + S2)) -lt 10
+	check "no idle stack walked by default ($S1)" test "$S1" -eq 0
+	check "idle stacks with sampling.idle_stacks=yes ($S2 of $((N2 + S2)))" \
+		test "$S2" -ge 1 -a $((S2 * 10)) -ge $(((N2 + S2) * 9)) -o $((N2 + S2 + N1)) -lt 10
 else
-	echo "# host had no idle time ($((idle1 - idle0)) jiffies): idle check not applicable"
+	echo "# neither daemon sampled the idle task (a busy host): idle checks not applicable"
 	check "dump with --dump-idle written" test -s "$TMP/idle.folded"
 fi
 kill -TERM "$EPID"
