@@ -40,12 +40,16 @@ for run in 1 2; do
 		if ($0 ~ /^nofp;_start;__libc_start_main[^;]*;__libc_start_call_main;main;work;nofp_[abc] /) h += $NF }
 		END { print t + 0, w + 0, h + 0 }' "$TMP/folded.$run")
 	L1=$(walk_stat vma_lookups) T1=$(walk_stat vma_tables)
-	echo "# run $run: $TOT samples, $MW through main;work, $WH whole from _start; vma_lookups +$((L1 - L0)), vma_tables +$((T1 - T0)) (the host's)"
+	CPU=$(awk '/^cpu / { print $2 }' "$TMP/nofp.$run")
+	echo "# run $run: $TOT samples, $MW through main;work, $WH whole from _start; vma_lookups +$((L1 - L0)), vma_tables +$((T1 - T0)) (the host's); nofp had ${CPU:-?} s of CPU"
 done
 D1=$(unw_stat procs_dropped)
 echo "# unwind.procs_dropped $D0 -> $D1, files_published $(unw_stat files_published)"
 check "nofp got no list (unwind.procs_dropped moved: $D0 -> $D1)" test "$D1" -gt "$D0"
-check "nofp sampled (>= 150 samples: $TOT)" test "$TOT" -ge 150
+# as much as the CPU it got (99 Hz): beside the first lane's real-time workloads nofp had 0.6 s
+# of its 3 (fresh-clone run Y: 61 samples against a bar of 150); 40 at least, for the shares below
+check "nofp sampled as the CPU it got (>= 80% of 99 Hz x ${CPU:-?} s, >= 40: $TOT)" \
+	awk -v n="$TOT" -v c="${CPU:-0}" 'BEGIN { exit !(c > 0 && n >= 40 && n >= 0.8 * 99 * c) }'
 check "without a list, >= 90 % of nofp's samples reach main;work ($MW of $TOT)" \
 	test $((MW * 100)) -ge $((TOT * 90))
 check "... walked through the kernel's mappings (vma_tables +$((T1 - T0)))" test $((T1 - T0)) -gt 0
