@@ -32,7 +32,7 @@
 struct sampler;
 struct sampler_opts;
 static void offcpu_setup(struct sampler *s, const struct sampler_opts *o);
-static void task_pid_offsets(__u32 *ret_pid, __u32 *ret_tgid);
+static void task_pid_offsets(const struct btf *b, __u32 *ret_pid, __u32 *ret_tgid);
 static int offcpu_attach(struct sampler *s);
 
 struct sampler {
@@ -119,7 +119,7 @@ enum { BC_COUNTERS, BC_ROWS, BC_LISTS };
 #define UNWIND_FILES_MAX 8192
 
 static bool vma_offsets(struct sampler_bpf *skel);
-static bool exec_image_offsets(struct sampler_bpf *skel);
+static bool exec_image_offsets(struct sampler_bpf *skel, const struct btf *b);
 
 /* @n bpf() map calls of kind BC_* (each one: a window in which the kernel skips the sampling
  * program on that CPU) */
@@ -872,13 +872,17 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 	offcpu_setup(s, o);
 	memio_setup(s->skel, &o->memio, o->fp_only);
 	/* fork records: the child's pid and tgid (a capture's sampler has none) */
-	if (!o->pid)
-		task_pid_offsets((__u32 *)&s->skel->rodata->task_pid_off,
+	if (!o->pid) {
+		struct btf *vb = btf__load_vmlinux_btf(); /* ~6 MB parsed: once for both */
+
+		task_pid_offsets(vb, (__u32 *)&s->skel->rodata->task_pid_off,
 				 (__u32 *)&s->skel->rodata->task_tgid_off);
-	/* exec records with the executable's mapping: where bpf_find_vma() is (as bpf_loop(),
-	 * 5.17: fp_only says neither is) and the offsets were found */
-	if (!o->pid && !o->fp_only)
-		s->skel->rodata->exec_images = exec_image_offsets(s->skel);
+		/* exec records with the executable's mapping: where bpf_find_vma() is (as
+		 * bpf_loop(), 5.17: fp_only says neither is) and the offsets were found */
+		if (!o->fp_only && vb)
+			s->skel->rodata->exec_images = exec_image_offsets(s->skel, vb);
+		btf__free(vb);
+	}
 	err = sampler_bpf__load(s->skel);
 	if (err) {
 		explain_load(err, errbuf, errlen);
@@ -1067,16 +1071,13 @@ static bool vma_offsets(struct sampler_bpf *skel)
 
 /* The offsets on_exec reads the new image's executable with: the mapping lookup's, the task's
  * mm and the mm's start_code. False when one is missing (exec records then carry no image). */
-static bool exec_image_offsets(struct sampler_bpf *skel)
+static bool exec_image_offsets(struct sampler_bpf *skel, const struct btf *b)
 {
-	struct btf *b;
 	long mm = -1, code = -1, interp;
 	int id;
 
-	if (!vma_offsets(skel))
-		return false;
-	b = btf__load_vmlinux_btf();
-	if (!b)
+	/* the mapping lookup's, unless the walker's fallback has them already */
+	if (!skel->rodata->vma_fallback && !vma_offsets(skel))
 		return false;
 	id = btf__find_by_name_kind(b, "task_struct", BTF_KIND_STRUCT);
 	if (id > 0)
@@ -1088,7 +1089,6 @@ static bool exec_image_offsets(struct sampler_bpf *skel)
 	interp = id > 0 ? btf_field_off(b, (__u32)id, "interp", 0) : -1;
 	if (interp > 0)
 		*(__u32 *)&skel->rodata->bprm_interp_off = (__u32)interp;
-	btf__free(b);
 	if (mm <= 0 || code <= 0)
 		return false;
 	*(__u32 *)&skel->rodata->task_mm_off = (__u32)mm;
@@ -1125,10 +1125,9 @@ static void ksym_range(const char *name, __u64 *lo, __u64 *hi)
 	}
 }
 
-/* task_struct's pid and tgid offsets, from one read of the kernel's BTF (0: not found). */
-static void task_pid_offsets(__u32 *ret_pid, __u32 *ret_tgid)
+/* task_struct's pid and tgid offsets, from the kernel's BTF @b (0: not found). */
+static void task_pid_offsets(const struct btf *b, __u32 *ret_pid, __u32 *ret_tgid)
 {
-	struct btf *b = btf__load_vmlinux_btf();
 	const struct btf_type *t;
 	const struct btf_member *m;
 	int id, i;
@@ -1146,7 +1145,6 @@ static void task_pid_offsets(__u32 *ret_pid, __u32 *ret_tgid)
 		else if (n && !strcmp(n, "tgid"))
 			*ret_tgid = btf_member_bit_offset(t, (__u32)i) / 8;
 	}
-	btf__free(b);
 }
 
 /* Before load: the knobs, and the programs loaded only when on (tp_btf with BTF, else raw). */

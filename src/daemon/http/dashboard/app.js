@@ -1422,15 +1422,21 @@ async function startCapture() {
 		body.delete('frequency');
 	}
 	let c;
+	// shown at once: the daemon answers once the capture's sampler is loaded, which takes
+	// seconds on a loaded host (an indeterminate bar until then)
+	$('capture-start').disabled = true;
+	$('capture-progress').removeAttribute('value');
+	$('capture-progress').hidden = false;
+	$('capture-status').textContent = 'capture starting…';
 	try {
 		c = await getJSON(API + 'captures', { method: 'POST', body });
 	} catch (e) {
 		$('capture-status').textContent = 'capture failed: ' + e.message;
+		$('capture-progress').hidden = true;
+		$('capture-start').disabled = false;
 		return;
 	}
 	state.capture = c.id;
-	$('capture-start').disabled = true;
-	$('capture-progress').hidden = false;
 	$('capture-progress').value = 0;
 	$('capture-status').textContent = `capture #${c.id} running…`;
 	pollCapture(c.id);
