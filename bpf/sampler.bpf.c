@@ -312,6 +312,37 @@ int do_sample_fp(struct bpf_perf_event_data *ctx)
 /* memory and I/O events: page faults, vm growth, block I/O, malloc */
 #include "memio.bpf.h"
 
+/* Puts a process event (EMBER_REC_EXEC or _EXIT) for @pid on the ring buffer, counted. */
+static __always_inline void tell(__u32 pid, __u32 kind, __u64 wake, __u64 time_ns)
+{
+	struct ember_exec_rec *rec;
+	struct ember_bpf_stats *st;
+	__u32 zero = 0;
+
+	st = bpf_map_lookup_elem(&stats, &zero);
+	if (!st)
+		return;
+	rec = bpf_ringbuf_reserve(&samples, sizeof(*rec), 0);
+	if (!rec) {
+		if (kind == EMBER_REC_EXIT)
+			st->exit_drops++;
+		else
+			st->exec_drops++;
+		return;
+	}
+	if (kind == EMBER_REC_EXIT)
+		st->exits++;
+	else
+		st->execs++;
+	rec->time_ns = time_ns;
+	rec->pid = pid;
+	rec->kind = kind;
+	/* not urgent, but past the watermark: read now rather than lose what follows */
+	if (wake == BPF_RB_NO_WAKEUP && bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) > ring_half)
+		wake = BPF_RB_FORCE_WAKEUP;
+	bpf_ringbuf_submit(rec, wake);
+}
+
 /* @rec's image: the mapping holding the new mm's start_code (the executable's text), its file's
  * device and inode; ino stays 0 when the kernel could not tell. */
 static __always_inline void exec_image(struct ember_exec_img_rec *rec)
@@ -352,47 +383,30 @@ static __always_inline void keep_exec_path(__u32 pid, __u64 bprm, __u64 time_ns)
 	bpf_map_update_elem(&exec_paths, &pid, ep, BPF_ANY);
 }
 
-/*
- * Puts a process event (EMBER_REC_EXEC or _EXIT) for @pid on the ring buffer, counted. @image (a
- * constant at each call: exec_images): an exec's record with its image (struct
- * ember_exec_img_rec), and the path of exec @bprm kept when the image was found.
- */
-static __always_inline void tell(__u32 pid, __u32 kind, __u64 wake, __u64 time_ns, __u64 bprm,
-				 const bool image)
+/* An exec's record with its image (exec_images): as tell() does for the others; the path of an
+ * image found kept (keep_exec_path). */
+static __always_inline void tell_exec(__u32 pid, __u32 kind, __u64 wake, __u64 time_ns, __u64 bprm)
 {
-	struct ember_exec_rec *rec;
+	struct ember_exec_img_rec *rec;
 	struct ember_bpf_stats *st;
 	__u32 zero = 0;
 
 	st = bpf_map_lookup_elem(&stats, &zero);
 	if (!st)
 		return;
-	rec = bpf_ringbuf_reserve(&samples,
-				  image ? sizeof(struct ember_exec_img_rec) : sizeof(*rec), 0);
+	rec = bpf_ringbuf_reserve(&samples, sizeof(*rec), 0);
 	if (!rec) {
-		if (kind == EMBER_REC_EXIT)
-			st->exit_drops++;
-		else
-			st->exec_drops++;
+		st->exec_drops++;
 		return;
 	}
-	if (kind == EMBER_REC_EXIT)
-		st->exits++;
-	else
-		st->execs++;
-	if (image)
-		__builtin_memset(rec, 0, sizeof(struct ember_exec_img_rec));
+	st->execs++;
+	__builtin_memset(rec, 0, sizeof(*rec));
 	rec->time_ns = time_ns;
 	rec->pid = pid;
 	rec->kind = kind;
-	if (image) {
-		struct ember_exec_img_rec *ri = (void *)rec;
-
-		exec_image(ri);
-		if (ri->ino)
-			keep_exec_path(pid, bprm, time_ns);
-	}
-	/* not urgent, but past the watermark: read now rather than lose what follows */
+	exec_image(rec);
+	if (rec->ino)
+		keep_exec_path(pid, bprm, time_ns);
 	if (wake == BPF_RB_NO_WAKEUP && bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) > ring_half)
 		wake = BPF_RB_FORCE_WAKEUP;
 	bpf_ringbuf_submit(rec, wake);
@@ -408,7 +422,7 @@ static __always_inline void tell(__u32 pid, __u32 kind, __u64 wake, __u64 time_n
 SEC("raw_tp/sched_process_exec") /* raw: needs no tracefs mounted */
 int on_exec(struct bpf_raw_tracepoint_args *ctx)
 {
-	__u32 pid = bpf_get_current_pid_tgid() >> 32, kind;
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
 	__u64 now, wake = BPF_RB_NO_WAKEUP;
 	bool sampled;
 
@@ -434,11 +448,11 @@ int on_exec(struct bpf_raw_tracepoint_args *ctx)
 		exec_wake_ns = now;
 		wake = BPF_RB_FORCE_WAKEUP;
 	}
-	kind = EMBER_REC_EXEC | (sampled ? EMBER_REC_SAMPLED : 0);
-	if (exec_images) /* sched_process_exec(p, old_pid, bprm) */
-		tell(pid, kind, wake, now, ctx->args[2], true);
+	if (exec_images)
+		tell_exec(pid, EMBER_REC_EXEC | (sampled ? EMBER_REC_SAMPLED : 0), wake, now,
+			  ctx->args[2] /* sched_process_exec(p, old_pid, bprm) */);
 	else
-		tell(pid, kind, wake, now, 0, false);
+		tell(pid, EMBER_REC_EXEC | (sampled ? EMBER_REC_SAMPLED : 0), wake, now);
 	return 0;
 }
 
@@ -528,6 +542,6 @@ int on_exit(void *ctx)
 	bpf_map_delete_elem(&unwind_procs, &pid);
 	bpf_map_delete_elem(&v8_procs, &pid);
 	bpf_map_delete_elem(&vma_cache, &pid); /* its pid's next process is not it */
-	tell(pid, EMBER_REC_EXIT, BPF_RB_NO_WAKEUP, now, 0, false);
+	tell(pid, EMBER_REC_EXIT, BPF_RB_NO_WAKEUP, now);
 	return 0;
 }

@@ -62,17 +62,22 @@ kill -TERM "$EPID"; wait "$EPID"
 
 # samples of burn processes (root "burn-PID"), and those in which the exec'ed image's own functions
 # (burn_a/b/c, spin) resolve: with the pre-exec mappings they would be the shell's or [unknown]
-tally() { # PIDFILE: "samples resolved processes" of those pids
-	awk 'NR == FNR { mine[$1] = 1; next }
-	     { n = $NF; s = substr($0, 1, length($0) - length($NF) - 1)
-	       if (!(substr(s, 1, index(s, ";")) in mine)) next
-	       tot += n; pids[substr(s, 1, index(s, ";"))] = 1
-	       if (s ~ /;(burn_[abc]|spin)(;|$)/) ok += n }
-	     END { np = 0; for (p in pids) np++; printf "%d %d %d\n", tot, ok, np }' \
-		"$1" "$TMP/all.folded"
-}
-read -r TOT OK NP < <(tally "$TMP/pids")
-read -r STOT SOK SNP < <(tally "$TMP/spids")
+awk 'NR == FNR { mine[$1] = 1; next }
+     { n = $NF; s = substr($0, 1, length($0) - length($NF) - 1)
+       if (!(substr(s, 1, index(s, ";")) in mine)) next
+       tot += n; pids[substr(s, 1, index(s, ";"))] = 1
+       if (s ~ /;(burn_[abc]|spin)(;|$)/) ok += n }
+     END { np = 0; for (p in pids) np++; printf "%d %d %d\n", tot, ok, np }' \
+	"$TMP/pids" "$TMP/all.folded" >"$TMP/res"
+read -r TOT OK NP <"$TMP/res"
+awk 'NR == FNR { mine[$1] = 1; next }
+     { n = $NF; s = substr($0, 1, length($0) - length($NF) - 1)
+       if (!(substr(s, 1, index(s, ";")) in mine)) next
+       tot += n; pids[substr(s, 1, index(s, ";"))] = 1
+       if (s ~ /;(burn_[abc]|spin)(;|$)/) ok += n }
+     END { np = 0; for (p in pids) np++; printf "%d %d %d\n", tot, ok, np }' \
+	"$TMP/spids" "$TMP/all.folded" >"$TMP/sres"
+read -r STOT SOK SNP <"$TMP/sres"
 echo "# $NP exec'ed burn processes, $TOT samples, $OK resolved to burn's functions"
 grep -F -f "$TMP/pids" "$TMP/all.folded" | grep -v -E ';(burn_[abc]|spin)[; ]' | sort -k2 -n -r | head -5 | sed 's/^/# unresolved: /'
 check "burn processes sampled (>= 8 of 12, >= 150 samples: $NP, $TOT)" test "$NP" -ge 8 -a "$TOT" -ge 150

@@ -365,29 +365,41 @@ static int on_record(void *ctx, void *data, size_t size)
 			s->cur->ev[s->cur->nr_ev - 1].parent = x->parent;
 		return 0;
 	}
-	/* an exit or exec; an exec with its image: the same header, then the image */
-	if (size == sizeof(struct ember_exec_rec) || size == sizeof(struct ember_exec_img_rec)) {
+	if (size == sizeof(struct ember_exec_img_rec)) {
+		const struct ember_exec_img_rec *x = data;
+
+		slot = &s->recent[x->pid & 1023];
+		if (__atomic_load_n(slot, __ATOMIC_RELAXED) == x->pid)
+			__atomic_store_n(slot, 0, __ATOMIC_RELAXED);
+		if (!add_event(s, EV_EXEC, x->pid, x->time_ns, NULL)) {
+			struct sampler_image *im = &s->cur->ev[s->cur->nr_ev - 1].img;
+
+			/* a mapping the kernel made: page-aligned, not empty */
+			if (x->ino && x->end > x->start && !(x->start & 4095) && !(x->end & 4095)) {
+				*im = (struct sampler_image){ .start = x->start, .end = x->end,
+							      .pgoff = x->pgoff << 12,
+							      .ino = x->ino,
+							      .dev_major = x->dev >> 20,
+							      .dev_minor = x->dev & 0xfffff };
+			}
+			if (x->kind & EMBER_REC_SAMPLED)
+				s->ev_due_ns = 1;
+		}
+		return 0;
+	}
+	if (size == sizeof(struct ember_exec_rec)) {
 		const struct ember_exec_rec *x = data;
-		const struct ember_exec_img_rec *xi = data;
 
 		/* the next sample of the new image (or of a new process with the pid) is a new
 		 * process's: noted again */
 		slot = &s->recent[x->pid & 1023];
 		if (__atomic_load_n(slot, __ATOMIC_RELAXED) == x->pid)
 			__atomic_store_n(slot, 0, __ATOMIC_RELAXED);
-		if (add_event(s, (x->kind & EMBER_REC_KIND_MASK) == EMBER_REC_EXIT ? EV_EXIT : EV_EXEC,
-			      x->pid, x->time_ns, NULL))
-			return 0;
-		/* a mapping the kernel made: page-aligned, not empty */
-		if (size == sizeof(*xi) && xi->ino && xi->end > xi->start && !(xi->start & 4095) &&
-		    !(xi->end & 4095))
-			s->cur->ev[s->cur->nr_ev - 1].img = (struct sampler_image){
-				.start = xi->start, .end = xi->end, .pgoff = xi->pgoff << 12,
-				.ino = xi->ino, .dev_major = xi->dev >> 20,
-				.dev_minor = xi->dev & 0xfffff };
 		/* a sampled process's exec is due at once (its record woke us), others with
 		 * their burst */
-		if (x->kind & EMBER_REC_SAMPLED)
+		if (!add_event(s, (x->kind & EMBER_REC_KIND_MASK) == EMBER_REC_EXIT ? EV_EXIT : EV_EXEC,
+			       x->pid, x->time_ns, NULL) &&
+		    (x->kind & EMBER_REC_SAMPLED))
 			s->ev_due_ns = 1;
 		return 0;
 	}
