@@ -74,8 +74,9 @@ require_live_emberd() {
 
 ok() { T_COUNT=$((T_COUNT + 1)); echo "ok - $*"; }
 not_ok() { T_COUNT=$((T_COUNT + 1)); T_FAILS=$((T_FAILS + 1)); echo "not ok - $*"; }
-# check NAME COMMAND...: ok if the command succeeds
-check() { local n=$1; shift; if "$@"; then ok "$n"; else not_ok "$n"; fi; }
+# check NAME COMMAND...: ok if the command succeeds; returns the command's success, so that
+# `check ... || { diagnostics; }` prints them on a failure
+check() { local n=$1; shift; if "$@"; then ok "$n"; else not_ok "$n"; return 1; fi; }
 # skip NAME REASON: a skip, except under CI=true where it is a failure
 skip() {
 	if [ "${CI:-}" = true ]; then

@@ -50,12 +50,27 @@ PIDS+=($NPID)
 wait $NPID
 sleep 1.5
 curl -sf "$URL/api/v1/folded?pid=$NPID&from=$T0" >"$TMP/nofp.folded"
-read -r TOT MAIN < <(awk '{ n = $NF; t += n; if ($0 ~ /;main;work;/) m += n }
-	END { print t + 0, m + 0 }' "$TMP/nofp.folded")
-echo "# nofp after the churn: $TOT samples, $MAIN reach main;work"
+curl -sf "$URL/api/v1/samples?pid=$NPID&from=$T0" >"$TMP/nofp.samples"
 sort -t' ' -k2 -nr "$TMP/nofp.folded" | head -3 | sed 's/^/#   /'
+echo "# the stacks that do not reach main;work:"
+grep -v ';main;work;' "$TMP/nofp.folded" | sort -t' ' -k2 -nr | head -5 | sed 's/^/#   /'
+# Judged from its first walk whole on: the samples before it were taken before its tables
+# existed (a new file's table is built when its first sample reaches the worker: 0.02-0.07 s
+# here beside a build, 0.95 s once in CI beside the second lane), which is the worker's
+# latency and not what this test is about; a list full of gone processes (the bug) walks
+# none of them whole, and then nothing here passes.
+read -r TOT FIRST WHOLE AFTER AFTER_MAIN < <(awk -v t0="$T0" '/^#/ || NF < 3 { next }
+	{ n = $NF; t = $1 - t0; tot += n; if (first == "") first = t
+	  ismain = ($0 ~ /;main;work;/)
+	  if (ismain && whole == "") whole = t
+	  if (whole != "") { after += n; if (ismain) am += n } }
+	END { printf "%d %.3f %.3f %d %d\n", tot, first, (whole == "" ? -1 : whole), after, am }' \
+	"$TMP/nofp.samples")
+echo "# nofp after the churn: $TOT samples; first at +$FIRST s, first walked whole at +$WHOLE s; $AFTER_MAIN of the $AFTER since reach main;work"
 check "nofp was sampled (>= 200 samples: $TOT)" test "$TOT" -ge 200
-check "nofp walked whole after the churn (>= 90 % reach main;work: $MAIN of $TOT)" \
-	test $((MAIN * 100)) -ge $((TOT * 90))
+check "nofp listed and walked whole (a walk through main;work at +$WHOLE s)" \
+	test "$WHOLE" != "-1.000"
+check "nofp walked whole since (>= 90 % reach main;work: $AFTER_MAIN of $AFTER, >= 150)" \
+	test "$AFTER" -ge 150 -a $((AFTER_MAIN * 100)) -ge $((AFTER * 90))
 check "emberd still running" kill -0 "$EPID"
 done_testing

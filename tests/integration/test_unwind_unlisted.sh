@@ -47,9 +47,12 @@ D1=$(unw_stat procs_dropped)
 echo "# unwind.procs_dropped $D0 -> $D1, files_published $(unw_stat files_published)"
 check "nofp got no list (unwind.procs_dropped moved: $D0 -> $D1)" test "$D1" -gt "$D0"
 # as much as the CPU it got (99 Hz): beside the first lane's real-time workloads nofp had 0.6 s
-# of its 3 (fresh-clone run Y: 61 samples against a bar of 150); 40 at least, for the shares below
-check "nofp sampled as the CPU it got (>= 80% of 99 Hz x ${CPU:-?} s, >= 40: $TOT)" \
-	awk -v n="$TOT" -v c="${CPU:-0}" 'BEGIN { exit !(c > 0 && n >= 40 && n >= 0.8 * 99 * c) }'
+# of its 3 (fresh-clone run Y: 61 samples against a bar of 150). A process sharing its CPU is
+# sampled by a 99 Hz timer only while it runs: its count is then a draw around 99 x CPU (run ZD:
+# 45 for 57.5 expected), so the bar is that less three standard deviations (sqrt: 82 % of it at
+# 3 s of CPU, 60 % at 0.6 s), and 40 at least, for the shares below
+check "nofp sampled as the CPU it got (>= 99 Hz x ${CPU:-?} s less 3 sd, >= 40: $TOT)" \
+	awk -v n="$TOT" -v c="${CPU:-0}" 'BEGIN { e = 99 * c; exit !(c > 0 && n >= 40 && n >= e - 3 * sqrt(e)) }'
 check "without a list, >= 90 % of nofp's samples reach main;work ($MW of $TOT)" \
 	test $((MW * 100)) -ge $((TOT * 90))
 check "... walked through the kernel's mappings (vma_tables +$((T1 - T0)))" test $((T1 - T0)) -gt 0
