@@ -61,6 +61,8 @@ static int sampling_setup(struct emberd *d)
 	d->sym_st = strtab__new();
 	if (!d->sym_st || strtab__set_limit(d->sym_st, d->cfg.max_names_bytes, "[name refused]"))
 		return log_errno(-ENOMEM, "cannot create the symbol table");
+	/* one process's share of it (proc/proctrack.h: charged per process, per generation) */
+	strtab__set_share_limit(d->sym_st, d->cfg.max_names_bytes / 100 * d->cfg.max_names_share);
 	symbolizer_opts_from_config(&d->cfg, &yo);
 	uo.debug_dir = d->cfg.debug_dirs; /* the CFI of a debug file found by build-id too */
 	/* debug files from the host's debuginfod servers (DEBUGINFOD_URLS, as perf and gdb read

@@ -2,6 +2,9 @@
 # What tests/integration/test_hostile_pynames.sh runs as nobody:
 #   pynames.py long SECONDS   ever-new functions with 4096-character names (each its own
 #                             co_firstlineno), each called once and dropped
+#   pynames.py fresh SECONDS  a new function with a short name (w_00000, w_00001...) every
+#                             0.25 s, spinning in it until the next: a witness whose new names
+#                             must get into the table while another process fills its share
 #   pynames.py reuse SECONDS  a function whose name is rewritten in place every second
 #                             (gen_00000, gen_00001...): what the profiler sees when a code object
 #                             is freed and another made at its address, its name string at the
@@ -34,6 +37,19 @@ def long_names(seconds):
     print("made %d" % i, flush=True)
 
 
+def fresh(seconds):
+    end = time.time() + seconds
+    i = 0
+    print("ready", flush=True)
+    while time.time() < end:
+        name = "w_%05d" % i
+        ns = {"spin": spin}
+        exec("def %s():\n    spin(0.25)\n" % name, ns)
+        ns[name]()
+        i += 1
+    print("made %d" % i, flush=True)
+
+
 def rewrite(s, text):
     """Writes @text over the characters of ASCII string @s (same length), in place."""
     assert s.isascii() and len(text) == len(s)
@@ -60,4 +76,4 @@ def reuse(seconds):
 
 
 if __name__ == "__main__":
-    {"long": long_names, "reuse": reuse}[sys.argv[1]](float(sys.argv[2]))
+    {"long": long_names, "fresh": fresh, "reuse": reuse}[sys.argv[1]](float(sys.argv[2]))

@@ -15,7 +15,18 @@
 #     (store.bytes less store.sample_bytes) are compacted back near the baseline too, with no
 #     memory pressure.
 # Before, the table kept every name until restart (no bound, no counter; 1.7 GB in 40 s).
-# Measured: a renewal takes 0.5-13 ms on the worker (emberd -v logs each). Root, BPF; ~40 s.
+# Measured: a renewal takes 0.5-13 ms on the worker (emberd -v logs each).
+# This first part lets one process take the whole table (symbols.max_names_share=100); then, with
+# the shipped share (25 %: 1 MiB of the 4 MiB), a second emberd:
+#   - nobody's process makes ever-new names again (8 s) and a root witness makes a new function
+#     every 0.25 s meanwhile (pynames.py fresh): nobody's process never holds more than its
+#     share (processes.names_share_max <= 1 MiB) and fills at least half of it, its names past
+#     it refused and counted (processes.names_refused, "[name refused]" in its stacks); the
+#     witness's functions are named (>= 90 % of its samples in them). Before (share 100: one
+#     process may take the whole table), nobody's process held 1.9-2.2 MiB and nothing was
+#     counted; the witness was named then too (the table started over every few seconds and
+#     its 20 names got in between): the share's figures are what this part tells apart.
+# Root, BPF; ~55 s.
 . "$(dirname "$0")/../lib.sh"
 require_live_emberd
 W=$OUTPUT/workloads
@@ -32,7 +43,7 @@ BOUND=$((4 << 20))
 
 burn_start 240
 emberd_serve --frequency 999 -o sampling.tick_ms=250 -o store.retention=10 \
-	-o python.code_memory=64M -o symbols.max_names_memory=4M ||
+	-o python.code_memory=64M -o symbols.max_names_memory=4M -o symbols.max_names_share=100 ||
 	{ not_ok "emberd starts"; done_testing; }
 ok "emberd starts"
 # read without python3 (stat_json's python3 is a CPython program emberd names too)
@@ -102,4 +113,53 @@ curl -sf "$URL/api/v1/folded?from=-3s&pid=$BURN" >"$TMP/burn.folded"
 check "the burner's frames named after the renewals ($(grep -c ';burn_c' "$TMP/burn.folded") of $(wc -l <"$TMP/burn.folded") stacks in burn_c)" \
 	grep -q ";rounds;burn_c" "$TMP/burn.folded"
 emberd_stop_check "after the names"
+
+# --- one process's share ----------------------------------------------------------------------
+cp "$(dirname "$0")/pynames.py" "$TMP/pynames.py"
+emberd_serve --frequency 999 -o sampling.tick_ms=250 -o python.code_memory=64M \
+	-o symbols.max_names_memory=4M || { not_ok "emberd starts (the share)"; done_testing; }
+SHARE=$(((4 << 20) / 100 * 25))
+proc() { curl -sf -m 10 "$URL/api/v1/stats" | tr -d '\n ' | grep -o '"processes":{[^}]*' |
+	grep -o "\"$1\":[0-9]*" | grep -o '[0-9]*$'; }
+sleep 2
+PR0=$(proc names_refused)
+check "the shares' counters in the stats (processes.names_refused $PR0, names_share_max $(proc names_share_max))" \
+	test -n "$PR0" -a -n "$(proc names_share_max)"
+"${AS_NOBODY[@]}" "$PY_NOBODY" "$ATT/pynames.py" long 8 >"$TMP/long2.out" 2>&1 &
+LP=$!
+PIDS+=($LP)
+wait_log "$TMP/long2.out" ready || not_ok "nobody's long names start (the share)"
+sleep 1.5 # nobody's share filled (4 MB of names a second)
+"$PY_NOBODY" "$TMP/pynames.py" fresh 5 >"$TMP/fresh.out" 2>&1 &
+FP=$!
+PIDS+=($FP)
+SMAX=0
+NB2MAX=0
+for _ in $(seq 10); do
+	sleep 0.5
+	v=$(proc names_share_max)
+	[ "${v:-0}" -gt "$SMAX" ] && SMAX=$v
+	n=$(sym names_bytes)
+	[ "${n:-0}" -gt "$NB2MAX" ] && NB2MAX=$n
+done
+wait "$FP"
+wait "$LP"
+sleep 1 # the last tick drained
+PR=$(($(proc names_refused) - PR0))
+curl -sf "$URL/api/v1/folded?pid=$FP&from=-20s" >"$TMP/fresh.folded"
+curl -sf "$URL/api/v1/folded?pid=$LP&from=-20s" >"$TMP/long2.folded"
+read -r WN WR < <(awk '{ if ($0 ~ /w_[0-9][0-9][0-9][0-9][0-9]/) n += $NF
+	else if ($0 ~ /\[name refused\]/) r += $NF } END { print n + 0, r + 0 }' "$TMP/fresh.folded")
+LR=$(awk '/\[name refused\]/ { r += $NF } END { print r + 0 }' "$TMP/long2.folded")
+echo "# the share: $(tail -1 "$TMP/long2.out") by nobody, $(tail -1 "$TMP/fresh.out") by the witness; names_share_max max $SMAX (share $SHARE), names_bytes max $NB2MAX, processes.names_refused +$PR; the witness: $WN samples in its functions, $WR in refused names; nobody's: $LR samples in refused names"
+awk '{ print $NF "\t" $0 }' "$TMP/fresh.folded" | sort -nr | head -3 | cut -f2 | sed 's/^.*_PyEval_EvalFrameDefault/...;&/' |
+	cut -c1-400 | sed 's/^/#   witness: /'
+check "the witness's new functions named while nobody makes names ($WN of $((WN + WR)) samples, >= 90 %, >= 500)" \
+	test "$WN" -ge 500 -a $((WN * 100)) -ge $(((WN + WR) * 90))
+check "nobody's process held at most its share ($SMAX <= $SHARE) and filled it (>= half)" \
+	test "$SMAX" -le "$SHARE" -a "$SMAX" -ge $((SHARE / 2))
+check "nobody's names past its share refused, counted (processes.names_refused +$PR; $LR of its samples)" \
+	test "$PR" -ge 100 -a "$LR" -gt 0
+check "the table stayed within its bound ($NB2MAX <= $BOUND)" test "$NB2MAX" -le "$BOUND"
+emberd_stop_check "after the share"
 done_testing

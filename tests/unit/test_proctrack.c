@@ -226,6 +226,44 @@ static void test_exec_forgets_old_image(void **state)
  * told image replaced by the read); one gone before any read answers with the told mapping, its
  * path and identity as given, marked as the exec's; its exit drops it.
  */
+/* The names' share: charged to the process the tracker holds, refused past the limit and
+ * counted, started over with a new generation, dropped with the process; a process not held is
+ * charged nothing. */
+static void test_names_share(void **state)
+{
+	struct proc_tracker *pt = proc_tracker__new(NULL);
+	struct proc_tracker_stats s;
+	struct list *l = calloc(1, sizeof(*l));
+	pid_t pid = quiet_child();
+	struct proc_names_owner o = { .pt = pt, .pid = (uint32_t)pid };
+	struct proc_names_owner none = { .pt = pt, .pid = 4000000 };
+
+	(void)state;
+	assert_non_null(l);
+	assert_true(proc_tracker__admit_names(&none, 100, 1, 150)); /* not held */
+	read_list(pt, (uint32_t)pid, l);
+	assert_true(proc_tracker__admit_names(&o, 100, 1, 150));
+	assert_false(proc_tracker__admit_names(&o, 100, 1, 150)); /* 200 > 150 */
+	assert_true(proc_tracker__admit_names(&o, 50, 1, 150));	  /* 150: fits */
+	assert_false(proc_tracker__admit_names(&o, 1, 1, 150));
+	assert_false(proc_tracker__admit_names(&o, 151, 2, 150)); /* larger than any share */
+	proc_tracker__stats(pt, &s);
+	assert_int_equal(s.names_refused, 3);
+	assert_int_equal(s.names_unowned, 1);
+	assert_int_equal(s.names_share_max, 0); /* generation 2: nothing charged in it yet */
+	assert_true(proc_tracker__admit_names(&o, 120, 2, 150)); /* started over */
+	proc_tracker__stats(pt, &s);
+	assert_int_equal(s.names_share_max, 120);
+	assert_true(proc_tracker__admit_names(&o, 1000, 2, 0)); /* no limit */
+	proc_tracker__exit(pt, (uint32_t)pid);
+	assert_true(proc_tracker__admit_names(&o, 100, 2, 150)); /* gone: not held */
+	proc_tracker__stats(pt, &s);
+	assert_int_equal(s.names_unowned, 2);
+	end_child(pid);
+	free(l);
+	proc_tracker__free(pt);
+}
+
 static void test_exec_image(void **state)
 {
 	struct proc_tracker *pt = proc_tracker__new(NULL);
@@ -509,6 +547,7 @@ int main(void)
 		cmocka_unit_test(test_fork_unknown_parent),
 		cmocka_unit_test(test_fake_root),
 		cmocka_unit_test(test_identity_once),
+		cmocka_unit_test(test_names_share),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -98,6 +98,86 @@ static void test_limit(void **state)
 	strtab__free(st);
 }
 
+/* A share in the test: what was charged, per generation */
+struct share {
+	uint64_t gen;
+	size_t bytes;
+	int asked;
+};
+
+static bool admit(void *ctx, size_t cost, uint64_t gen, size_t limit)
+{
+	struct share *sh = ctx;
+
+	sh->asked++;
+	if (sh->gen != gen) {
+		sh->gen = gen;
+		sh->bytes = 0;
+	}
+	if (limit && sh->bytes + cost > limit)
+		return false;
+	sh->bytes += cost;
+	return true;
+}
+
+/* Shares: a new name is offered to its owner's share with its cost and refused past the share's
+ * bound (counted, the placeholder); a name already in the table is not charged again, whoever
+ * asks; another owner's room is untouched; a renewal starts the shares over. */
+static void test_shares(void **state)
+{
+	struct strtab *st = strtab__new();
+	struct share a = { 0 }, b = { 0 };
+	char buf[4096];
+	size_t len, limit = 64u << 10;
+	int i, id, refused, na = 0, nb = 0, first_a;
+
+	(void)state;
+	assert_int_equal(strtab__set_limit(st, 8u << 20, "[name refused]"), 0);
+	strtab__set_share_limit(st, limit);
+	assert_int_equal(strtab__share_limit(st), limit);
+	refused = strtab__find(st, "[name refused]", 14);
+	assert_true(strtab__is_refused(st, refused));
+	len = long_name(buf, sizeof(buf), 0);
+	first_a = strtab__intern_as(st, buf, len, admit, &a);
+	assert_false(strtab__is_refused(st, first_a));
+	assert_int_equal(a.bytes, strtab__cost(len));
+	assert_true(strtab__cost(len) > len);
+	/* a fills its share: ~2 KiB names, 64 KiB */
+	for (i = 1; i < 200; i++) {
+		len = long_name(buf, sizeof(buf), i);
+		id = strtab__intern_as(st, buf, len, admit, &a);
+		if (strtab__is_refused(st, id))
+			na++;
+	}
+	assert_true(na > 150 && na < 190);
+	assert_true(a.bytes <= limit);
+	assert_int_equal(strtab__share_refused(st), (uint64_t)na);
+	assert_int_equal(strtab__refused(st), (uint64_t)na);
+	/* b's names still get in; a name a brought in costs b nothing and asks no share */
+	len = long_name(buf, sizeof(buf), 0);
+	assert_int_equal(strtab__intern_as(st, buf, len, admit, &b), first_a);
+	assert_int_equal(b.asked, 0);
+	for (i = 1000; i < 1010; i++) {
+		len = long_name(buf, sizeof(buf), i);
+		id = strtab__intern_as(st, buf, len, admit, &b);
+		if (strtab__is_refused(st, id))
+			nb++;
+	}
+	assert_int_equal(nb, 0);
+	/* no owner: only the table's bound */
+	len = long_name(buf, sizeof(buf), 2000);
+	assert_false(strtab__is_refused(st, strtab__intern(st, buf, len)));
+	/* a renewal: a's share starts over */
+	assert_int_equal(strtab__renew(st), 0);
+	strtab__renew_done(st);
+	len = long_name(buf, sizeof(buf), 3000);
+	id = strtab__intern_as(st, buf, len, admit, &a);
+	assert_false(strtab__is_refused(st, id));
+	assert_int_equal(a.bytes, strtab__cost(len));
+	assert_true(strtab__is_refused(st, strtab__find(st, "[name refused]", 14)));
+	strtab__free(st);
+}
+
 /* Generations: names carried keep their bytes under new ids, the others are freed; the memory
  * comes back to what the carried names need. */
 static void test_renew(void **state)
@@ -176,6 +256,7 @@ int main(void)
 		cmocka_unit_test(test_intern_stable_ids),
 		cmocka_unit_test(test_binary_names),
 		cmocka_unit_test(test_limit),
+		cmocka_unit_test(test_shares),
 		cmocka_unit_test(test_renew),
 		cmocka_unit_test(test_renew_charge),
 	};

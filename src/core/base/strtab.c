@@ -39,6 +39,8 @@ struct strtab {
 	char *refused;	  /* ... the name given in place of one that does not fit */
 	int32_t refused_id;
 	uint64_t nr_refused;
+	size_t share_max;     /* strtab__set_share_limit(): a share's bound; 0: none */
+	uint64_t nr_share_refused;
 	uint64_t generation;  /* strtab__renew()s so far */
 	struct strtab *prev;  /* between strtab__renew() and strtab__renew_done(): the old names */
 };
@@ -190,7 +192,15 @@ static size_t growth(const struct strtab *st, size_t len)
 	return g;
 }
 
-static int intern(struct strtab *st, const char *s, size_t len, bool bounded)
+size_t strtab__cost(size_t len)
+{
+	/* the bytes and their NUL, the id's pointer and length, two index slots (at most half
+	 * full) */
+	return len + 1 + sizeof(char *) + sizeof(uint32_t) + 2 * sizeof(struct entry);
+}
+
+static int intern(struct strtab *st, const char *s, size_t len, bool bounded,
+		  strtab_admit_fn admit, void *ctx)
 {
 	uint64_t h = hash_bytes(s, len, 0x5eed);
 	size_t i = lookup(st, s, len, h);
@@ -201,6 +211,13 @@ static int intern(struct strtab *st, const char *s, size_t len, bool bounded)
 	if (bounded && st->max_bytes && st->refused_id >= 0 &&
 	    st->mem + growth(st, len) > st->max_bytes) {
 		st->nr_refused++;
+		return st->refused_id;
+	}
+	/* the share last: a string the table refuses anyway is not charged */
+	if (bounded && admit && st->refused_id >= 0 &&
+	    !admit(ctx, strtab__cost(len), st->generation, st->share_max)) {
+		st->nr_refused++;
+		st->nr_share_refused++;
 		return st->refused_id;
 	}
 	if (len > UINT32_MAX || st->count >= INT32_MAX - 1 || st->count + 2 >= st->nslots)
@@ -236,7 +253,33 @@ static int intern(struct strtab *st, const char *s, size_t len, bool bounded)
 
 int strtab__intern(struct strtab *st, const char *s, size_t len)
 {
-	return intern(st, s, len, true);
+	return intern(st, s, len, true, NULL, NULL);
+}
+
+int strtab__intern_as(struct strtab *st, const char *s, size_t len, strtab_admit_fn admit,
+		      void *ctx)
+{
+	return intern(st, s, len, true, admit, ctx);
+}
+
+void strtab__set_share_limit(struct strtab *st, size_t max_bytes)
+{
+	st->share_max = max_bytes;
+}
+
+size_t strtab__share_limit(const struct strtab *st)
+{
+	return st->share_max;
+}
+
+bool strtab__is_refused(const struct strtab *st, int id)
+{
+	return st->refused_id >= 0 && id == st->refused_id;
+}
+
+uint64_t strtab__share_refused(const struct strtab *st)
+{
+	return st->nr_share_refused;
 }
 
 int strtab__find(const struct strtab *st, const char *s, size_t len)
@@ -288,7 +331,7 @@ int strtab__set_limit(struct strtab *st, size_t max_bytes, const char *refused)
 		r = strdup(refused);
 		if (!r)
 			return -ENOMEM;
-		id = intern(st, r, strlen(r), false);
+		id = intern(st, r, strlen(r), false, NULL, NULL);
 		if (id < 0) {
 			free(r);
 			return id;
@@ -345,7 +388,7 @@ int strtab__renew(struct strtab *st)
 	st->prev = old;
 	st->generation++;
 	if (st->refused) {
-		id = intern(st, st->refused, strlen(st->refused), false);
+		id = intern(st, st->refused, strlen(st->refused), false, NULL, NULL);
 		st->refused_id = id;
 		if (id < 0)
 			return id; /* no placeholder: nothing refused until the next renewal */
@@ -357,7 +400,7 @@ int strtab__carry(struct strtab *st, uint32_t old_id)
 {
 	if (!st->prev || old_id >= st->prev->count)
 		return -EINVAL;
-	return intern(st, st->prev->strs[old_id], st->prev->lens[old_id], false);
+	return intern(st, st->prev->strs[old_id], st->prev->lens[old_id], false, NULL, NULL);
 }
 
 void strtab__renew_done(struct strtab *st)

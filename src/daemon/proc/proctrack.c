@@ -85,6 +85,8 @@ struct tproc {
 	 * (shared with the parent's entry, counted there) */
 	struct proc_maps *fork_m;
 	bool kernel_m;			/* m is the exec's image as the kernel told it, not a read */
+	uint64_t names_gen;		/* proc_tracker__admit_names(): the names' generation... */
+	size_t names_bytes;		/* ... and what the process brought into it */
 };
 
 struct proc_tracker {
@@ -94,6 +96,7 @@ struct proc_tracker {
 	pthread_mutex_t read_lock;	/* the scratch below */
 	struct tproc *slots[SLOTS];
 	bool query_off;			/* the kernel said ENOTTY/EINVAL: text from now on */
+	uint64_t names_gen;		/* the generation st.names_share_max is of */
 	struct proc_tracker_stats st;
 	/* scratch of a read (under read_lock) */
 	char *text;
@@ -634,6 +637,41 @@ int proc_tracker__identity(struct proc_tracker *pt, struct proc_maps *m,
 	ident_to_stat(id, ret_st);
 	pthread_mutex_unlock(&m->ident_lock);
 	return 0;
+}
+
+bool proc_tracker__admit_names(void *owner, size_t cost, uint64_t generation, size_t limit)
+{
+	struct proc_names_owner *o = owner;
+	struct proc_tracker *pt = o ? o->pt : NULL;
+	struct tproc *p;
+	bool ok = true;
+
+	if (!pt)
+		return true;
+	pthread_mutex_lock(&pt->lock);
+	if (pt->names_gen != generation) { /* the table started over: every share with it */
+		pt->names_gen = generation;
+		pt->st.names_share_max = 0;
+	}
+	p = *find(pt, o->pid);
+	if (!p) {
+		pt->st.names_unowned++;
+	} else {
+		if (p->names_gen != generation) {
+			p->names_gen = generation;
+			p->names_bytes = 0;
+		}
+		if (limit && (cost > limit || p->names_bytes > limit - cost)) {
+			pt->st.names_refused++;
+			ok = false;
+		} else {
+			p->names_bytes += cost;
+			if (p->names_bytes > pt->st.names_share_max)
+				pt->st.names_share_max = p->names_bytes;
+		}
+	}
+	pthread_mutex_unlock(&pt->lock);
+	return ok;
 }
 
 void proc_tracker__exit(struct proc_tracker *pt, uint32_t pid)

@@ -22,6 +22,15 @@ const struct counter_desc proc_tracker_counters[] = {
 	{ .key = "mem_bytes", U64(mem_bytes), .unit = "bytes",
 	  .metric = "ember_process_tracker_memory_bytes", .type = COUNTER_GAUGE,
 	  .help = "Their memory." },
+	{ .key = "names_share_max", U64(names_share_max), .unit = "bytes",
+	  .metric = "ember_process_names_share_max_bytes", .type = COUNTER_GAUGE,
+	  .help = "The largest share of the frame names' table one process brought in since the "
+		  "table last started over (symbols.max_names_share bounds it)." },
+	{ .key = "names_refused", U64(names_refused), .metric = "ember_process_names_refused_total",
+	  .type = COUNTER_COUNTER,
+	  .help = "New frame names refused because their process had its share of the table "
+		  "(symbols.max_names_share), named \"[name refused]\"." },
+	{ .key = "names_unowned", U64(names_unowned) },
 	{ .key = "reads", U64(reads) },
 	{ .key = "query_reads", U64(query_reads), .metric = READS, .type = COUNTER_COUNTER,
 	  .help = "Mappings read, one per event (exec, first sample, refresh), by way "

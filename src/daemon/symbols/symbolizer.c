@@ -80,6 +80,15 @@ int sym_intern(struct symbolizer *s, const char *raw, size_t raw_len, bool dem,
 	frame_format(&s->name, &f);
 	if (sbuf_error(&s->name))
 		return -ENOMEM;
+	return sym_intern_name(s, kind != FRAME_KERNEL);
+}
+
+/* Interns s->name, charged to the process being named when @owned (a user frame's name). */
+int sym_intern_name(struct symbolizer *s, bool owned)
+{
+	if (owned && s->owner.pid)
+		return strtab__intern_as(s->st, s->name.buf, s->name.len, proc_tracker__admit_names,
+					 &s->owner);
 	return strtab__intern(s->st, s->name.buf, s->name.len);
 }
 
@@ -296,7 +305,11 @@ static int image_frames(struct symbolizer *s, struct image *img, struct elfsym *
 		id = sym_intern(s, name, strlen(name), true, FRAME_NATIVE);
 		if (id < 0)
 			return -ENOMEM;
-		elfsym__set_cookie(es, idx, (uint32_t)id + 1);
+		/* a name refused to this process's share is not kept for the image's others */
+		if (strtab__is_refused(s->st, id))
+			slot = NULL;
+		else
+			elfsym__set_cookie(es, idx, (uint32_t)id + 1);
 	}
 	ids[n++] = (uint32_t)id; /* outermost first in ids[] */
 	if (s->o.inline_frames && img) {
@@ -306,6 +319,8 @@ static int image_frames(struct symbolizer *s, struct image *img, struct elfsym *
 			id = sym_intern(s, inl[i], strlen(inl[i]), true, FRAME_INLINED);
 			if (id < 0)
 				return -ENOMEM;
+			if (strtab__is_refused(s->st, id))
+				slot = NULL;
 			ids[n++] = (uint32_t)id;
 		}
 	}
@@ -343,7 +358,7 @@ static int unknown_frame(struct symbolizer *s, struct proc *p, struct mapping *m
 		.file = base, .file_len = strlen(base), .offset = addr - m->start + m->pgoff });
 	if (sbuf_error(&s->name))
 		return -ENOMEM;
-	id = strtab__intern(s->st, s->name.buf, s->name.len);
+	id = sym_intern_name(s, true);
 	if (id >= 0 && !s->o.addr_offsets)
 		m->unknown_id = id;
 	return id;
@@ -517,6 +532,7 @@ int symbolizer__user_at(struct symbolizer *s, uint32_t pid, uint64_t time_ns, co
 		p = sym_proc_get(s, pid);
 	if (!p)
 		return -ENOMEM;
+	s->owner = (struct proc_names_owner){ .pt = s->procs, .pid = pid };
 	for (i = 0; i < n; i++) {
 		int r;
 
@@ -525,9 +541,12 @@ int symbolizer__user_at(struct symbolizer *s, uint32_t pid, uint64_t time_ns, co
 		/* callers' entries are return addresses: look up the call instruction */
 		r = user_frame(s, p, first ? ips[i] : ips[i] - 1, &k);
 		first = false;
-		if (r < 0)
+		if (r < 0) {
+			s->owner.pid = 0;
 			return r;
+		}
 	}
+	s->owner.pid = 0;
 	return sym_emit(s, k, ret, cap);
 }
 

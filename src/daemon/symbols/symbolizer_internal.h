@@ -143,6 +143,9 @@ struct symbolizer {
 	struct proc_tracker *procs;	/* the mappings (proc/proctrack.h) */
 	struct proc_tracker *own_procs;	/* ... when the caller gave none */
 	struct strtab *st;
+	/* the process whose user frames are being named (symbolizer__user_at): new names are
+	 * charged to its share of the table (proc_tracker__admit_names); pid 0: none */
+	struct proc_names_owner owner;
 	struct symbolizer_stats stats;
 
 	struct ksyms *ks;
@@ -206,6 +209,7 @@ struct symbolizer {
  * becomes ':', control bytes and DEL "\xNN"). 0 or -ENOMEM. */
 int sym_tidy(struct symbolizer *s);
 /* Interns @raw (demangled if @dem) + @suffix. Returns id >= 0 or -ENOMEM. */
+int sym_intern_name(struct symbolizer *s, bool owned);
 int sym_intern(struct symbolizer *s, const char *raw, size_t raw_len, bool dem,
 	       enum frame_kind kind);
 /* Interns the literal @lit once, caching its id in *@cache (-1: not yet). id >= 0 or -ENOMEM. */

@@ -1163,6 +1163,15 @@ static void code_drop(struct python *py, struct pyproc *pp, struct pycode *c)
 	code_free(c);
 }
 
+/* Interns py->name, charged to @pp's share of the names' table (proc/proctrack.h). */
+static int intern_owned(struct python *py, const struct pyproc *pp)
+{
+	struct proc_names_owner o = { .pt = py->tracker, .pid = pp->pid };
+
+	return strtab__intern_as(py->names, py->name.buf, py->name.len, proc_tracker__admit_names,
+				 &o);
+}
+
 /*
  * Adds a code object with its decoded names. NULL on ENOMEM, REFUSED when its bytes (the struct,
  * its name as interned, the strings kept for lines) do not fit in the process's share of
@@ -1183,7 +1192,7 @@ static struct pycode *code_add(struct python *py, struct pyproc *pp, uint64_t ad
 		pp->code_full = true;
 		return REFUSED;
 	}
-	id = strtab__intern(py->names, py->name.buf, py->name.len);
+	id = intern_owned(py, pp);
 	if (id < 0)
 		return NULL;
 	c = calloc(1, sizeof(*c));
@@ -1481,7 +1490,7 @@ static int line_name(struct python *py, struct pyproc *pp, struct pycode *c, uin
 		}
 		code_charge(py, pp, c, py->name.len);
 	}
-	id = strtab__intern(py->names, py->name.buf, py->name.len);
+	id = intern_owned(py, pp);
 	if (id >= 0) {
 		l->pos = pos;
 		l->id = id;

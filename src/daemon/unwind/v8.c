@@ -356,7 +356,9 @@ static int read_sfi(struct v8 *v, struct v8proc *pp, uint64_t sfi, uint64_t *key
 	frame_format(&v->name, &f);
 	if (sbuf_error(&v->name))
 		return -ENOMEM;
-	r = strtab__intern(v->names, v->name.buf, v->name.len);
+	/* charged to the process's share of the names' table (proc/proctrack.h) */
+	r = strtab__intern_as(v->names, v->name.buf, v->name.len, proc_tracker__admit_names,
+			      &(struct proc_names_owner){ .pt = v->tracker, .pid = pp->pid });
 	if (r < 0)
 		return -ENOMEM;
 	*id = r;

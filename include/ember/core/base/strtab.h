@@ -7,6 +7,7 @@
 #ifndef EMBER_STRTAB_H
 #define EMBER_STRTAB_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -47,8 +48,31 @@ uint64_t *strtab__charge(const struct strtab *st);
  * string gets the id of @refused (copied, interned now, exempt from the bound). 0 or -ENOMEM.
  */
 int strtab__set_limit(struct strtab *st, size_t max_bytes, const char *refused);
-/* New strings not kept for the limit, since strtab__new(). */
+/* New strings not kept for the limit or a share's, since strtab__new(). */
 uint64_t strtab__refused(const struct strtab *st);
+
+/*
+ * Shares: whom a new string is charged to (one owner per process, say, so that one process cannot
+ * take the others' room). strtab__intern_as() interns as strtab__intern(), and a string not in
+ * the table yet is first offered to @admit with what it costs (its bytes and its part of the
+ * index, strtab__cost()), the table's generation (a renewal starts every share over: a carried
+ * name is charged to none) and the share's bound (strtab__set_share_limit(); 0: none): false
+ * refuses it, which returns the limit's placeholder id as the table's own bound does (counted in
+ * strtab__refused() and strtab__share_refused()). @admit NULL: strtab__intern().
+ */
+typedef bool (*strtab_admit_fn)(void *ctx, size_t cost, uint64_t generation, size_t share_limit);
+int strtab__intern_as(struct strtab *st, const char *s, size_t len, strtab_admit_fn admit,
+		      void *ctx);
+/* What a new string of @len bytes is charged to its share. */
+size_t strtab__cost(size_t len);
+/* The bound of a share in bytes (0: none; needs strtab__set_limit()'s placeholder). */
+void strtab__set_share_limit(struct strtab *st, size_t max_bytes);
+size_t strtab__share_limit(const struct strtab *st);
+/* Whether @id is the limit's placeholder (a refused name: not to be cached where other owners'
+ * lookups would find it). */
+bool strtab__is_refused(const struct strtab *st, int id);
+/* New strings refused by their share, since strtab__new(). */
+uint64_t strtab__share_refused(const struct strtab *st);
 
 /*
  * Generations: a table whose ids are held only by caches and by owners that can renumber theirs

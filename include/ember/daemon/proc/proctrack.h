@@ -18,6 +18,7 @@
  */
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
 
@@ -55,6 +56,9 @@ struct proc_tracker_stats {
 	uint64_t ident_checks;		/* mappings' identities checked (mapfile_stat), once per snapshot */
 	uint64_t ident_reused;		/* ... asked again of the same snapshot: answered from it */
 	uint64_t ident_failed;		/* ... that failed (gone, refused): not kept, asked again */
+	uint64_t names_refused;		/* new frame names past their process's share */
+	uint64_t names_unowned;		/* ... charged to no share: a process not held */
+	uint64_t names_share_max;	/* the largest share charged now (bytes), all processes */
 	uint64_t procs;			/* processes known now */
 	uint64_t mappings;		/* mappings kept now, all processes */
 	uint64_t mem_bytes;		/* their memory */
@@ -127,6 +131,20 @@ struct proc_maps *proc_tracker__forked(struct proc_tracker *pt, uint32_t pid);
  */
 int proc_tracker__identity(struct proc_tracker *pt, struct proc_maps *m,
 			   const struct procmaps_entry *e, uint32_t pid, struct stat *ret_st);
+
+/*
+ * The frame names' share of a process (core/base/strtab.h, strtab__intern_as()): the bytes of new
+ * names it made emberd keep in the table's current generation, held with its mappings (an exec
+ * keeps it: the same process; its exit drops it). Pass proc_tracker__admit_names as the admit
+ * function with a struct proc_names_owner as its context: a name that would take the process's
+ * share past the limit is refused, counted (names_refused); a process the tracker does not hold
+ * (never read, not kept) is charged nothing, counted (names_unowned). Thread-safe.
+ */
+struct proc_names_owner {
+	struct proc_tracker *pt;
+	uint32_t pid;
+};
+bool proc_tracker__admit_names(void *owner, size_t cost, uint64_t generation, size_t limit);
 
 /* @pid exited: its mappings go now (snapshots still held stay valid until put). */
 void proc_tracker__exit(struct proc_tracker *pt, uint32_t pid);

@@ -80,6 +80,8 @@ struct ember_config {
 	uint64_t max_perfmap_entries;	/* all perf maps together; 1024..1G, default 500000 */
 	uint64_t max_perfmap_memory;	/* ... in bytes; 1M..64G, default 32M */
 	uint64_t max_names_bytes;	/* the frame names' table; 1M..4G, default 32M */
+	uint64_t max_names_share;	/* ... what one process may bring into it, in percent of
+					   it per generation; 1..100, default 25 */
 	uint64_t max_image_bytes;	/* all ELF images' symbols; 16M..64G, default 128M */
 	uint64_t max_section_bytes;	/* an ELF section read, inflated; 1M..4G, default 128M */
 	bool debuginfod;		/* fetch debug files from DEBUGINFOD_URLS; default yes */
