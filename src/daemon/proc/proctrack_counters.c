@@ -21,7 +21,9 @@ const struct counter_desc proc_tracker_counters[] = {
 	  .type = COUNTER_GAUGE, .help = "Mappings it holds, all processes." },
 	{ .key = "mem_bytes", U64(mem_bytes), .unit = "bytes",
 	  .metric = "ember_process_tracker_memory_bytes", .type = COUNTER_GAUGE,
-	  .help = "Their memory." },
+	  .help = "Their memory: the table, a read's scratch and every snapshot of mappings "
+		  "alive (snapshot_bytes)." },
+	{ .key = "snapshot_bytes", U64(snapshot_bytes), .unit = "bytes" },
 	{ .key = "names_share_max", U64(names_share_max), .unit = "bytes",
 	  .metric = "ember_process_names_share_max_bytes", .type = COUNTER_GAUGE,
 	  .help = "The largest share of the frame names' table one process brought in since the "

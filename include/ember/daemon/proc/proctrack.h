@@ -61,7 +61,10 @@ struct proc_tracker_stats {
 	uint64_t names_share_max;	/* the largest share charged now (bytes), all processes */
 	uint64_t procs;			/* processes known now */
 	uint64_t mappings;		/* mappings kept now, all processes */
-	uint64_t mem_bytes;		/* their memory */
+	uint64_t mem_bytes;		/* their memory: the table, a read's scratch, and every
+					   snapshot alive in this process (snapshot_bytes) */
+	uint64_t snapshot_bytes;	/* snapshots alive, wherever held (readers', retired
+					   images', forks'), each counted once */
 	bool procmap_query;		/* the kernel answers PROCMAP_QUERY and it is used */
 };
 
