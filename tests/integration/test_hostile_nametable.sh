@@ -48,6 +48,18 @@ emberd_serve --frequency 999 -o sampling.tick_ms=250 -o store.retention=10 \
 ok "emberd starts"
 # read without python3 (stat_json's python3 is a CPython program emberd names too)
 sym() { curl -sf -m 10 "$URL/api/v1/stats" | grep -o "\"$1\": *[0-9]*" | head -1 | grep -o '[0-9]*$'; }
+# peaks N CMD1 CMD2: every 0.5 s for N times, the largest values CMD1 and CMD2 print (PEAK1, PEAK2)
+peaks() {
+	local n=$1 a b
+	PEAK1=0 PEAK2=0
+	for _ in $(seq "$n"); do
+		sleep 0.5
+		a=$($2)
+		b=$($3)
+		[ "${a:-0}" -gt "$PEAK1" ] && PEAK1=$a
+		[ "${b:-0}" -gt "$PEAK2" ] && PEAK2=$b
+	done
+}
 # the store's interned tables (names, stacks, contexts): its bytes less the sample records'
 tables() { curl -sf -m 10 "$URL/api/v1/stats" | tr -d '\n ' | grep -o '"store":{[^}]*' |
 	awk -F'[,:]' '{ for (i = 1; i < NF; i++) { if ($i == "\"bytes\"") b = $(i + 1)
@@ -66,15 +78,8 @@ watch_start
 LP=$!
 PIDS+=($LP)
 wait_log "$TMP/long.out" ready || not_ok "nobody's long names start"
-NBMAX=0
-FRMAX=0
-for _ in $(seq 20); do
-	sleep 0.5
-	n=$(sym names_bytes)
-	[ "${n:-0}" -gt "$NBMAX" ] && NBMAX=$n
-	f=$(tables)
-	[ "${f:-0}" -gt "$FRMAX" ] && FRMAX=$f
-done
+peaks 20 "sym names_bytes" tables
+NBMAX=$PEAK1 FRMAX=$PEAK2
 wait "$LP"
 watch_stop
 [ -n "${DEBUG_WATCH:-}" ] && sed 's/^/# watch /' "$TMP/watch"
@@ -133,15 +138,8 @@ sleep 1.5 # nobody's share filled (4 MB of names a second)
 "$PY_NOBODY" "$TMP/pynames.py" fresh 5 >"$TMP/fresh.out" 2>&1 &
 FP=$!
 PIDS+=($FP)
-SMAX=0
-NB2MAX=0
-for _ in $(seq 10); do
-	sleep 0.5
-	v=$(proc names_share_max)
-	[ "${v:-0}" -gt "$SMAX" ] && SMAX=$v
-	n=$(sym names_bytes)
-	[ "${n:-0}" -gt "$NB2MAX" ] && NB2MAX=$n
-done
+peaks 10 "proc names_share_max" "sym names_bytes"
+SMAX=$PEAK1 NB2MAX=$PEAK2
 wait "$FP"
 wait "$LP"
 sleep 1 # the last tick drained

@@ -111,18 +111,34 @@ shares() {
 			     100*c/ww, 100*m/t, 100*r/t, 100*e/t }' "$1"
 }
 
-check_shares() { # NAME FILE
-	local name=$1 TOT WK PA PB PC PM PR PE
+# split OUT: the time pyburn's calls of burn_a, burn_b and burn_c really took within FROM..TO, in
+# percent ("call X START END" lines), or the nominal 50 30 20 without them
+split() {
+	awk -v f="$FROM" -v t="$TO" '/^call [abc] / { lo = $3 > f ? $3 : f; hi = $4 < t ? $4 : t
+		if (hi > lo) d[$2] += hi - lo }
+		END { s = d["a"] + d["b"] + d["c"]
+		      if (s > 0) printf "%.1f %.1f %.1f\n", 100 * d["a"] / s, 100 * d["b"] / s, 100 * d["c"] / s
+		      else print "50 30 20" }' "$1"
+}
+
+check_shares() { # NAME FILE OUT
+	local name=$1 TOT WK PA PB PC PM PR PE EA EB EC
 	read -r TOT WK PA PB PC PM PR PE < <(shares "$2")
-	echo "# $name: $TOT samples ($WK in work): burn_a $PA%, burn_b $PB%, burn_c $PC%; whole Python stack $PM%, native below $PR%, eval frames left $PE%"
+	# against the split the process had: its calls are 5 : 3 : 2 in work, and their time was
+	# 46.0 : 33.4 : 20.6 once in a fresh-clone run as the profile says (a neighbour on the other
+	# CPU slowing one phase)
+	read -r EA EB EC < <(split "$3")
+	echo "# $name: $TOT samples ($WK in work): burn_a $PA%, burn_b $PB%, burn_c $PC% (its calls took $EA / $EB / $EC % of the window); whole Python stack $PM%, native below $PR%, eval frames left $PE%"
 	check "$name: sampled (>= 300 samples)" test "$TOT" -ge 300
-	check "$name: burn_a 50 +- 3 pp ($PA)" within "$PA" 50 3
-	check "$name: burn_b 30 +- 3 pp ($PB)" within "$PB" 30 3
-	check "$name: burn_c 20 +- 3 pp ($PC)" within "$PC" 20 3
+	check "$name: burn_a $EA +- 3 pp ($PA)" within "$PA" "$EA" 3
+	check "$name: burn_b $EB +- 3 pp ($PB)" within "$PB" "$EB" 3
+	check "$name: burn_c $EC +- 3 pp ($PC)" within "$PC" "$EC" 3
 	check "$name: >= 99% whole Python stacks from <module>;main ($PM%)" atleast "$PM" 99
 	check "$name: native frames below the Python ones, >= 95% to Py_RunMain ($PR%)" atleast "$PR" 95
 	check "$name: <= 1% _PyEval_EvalFrameDefault left unreplaced ($PE%)" atleast 1 "$PE"
 	atleast "$PM" 99 && atleast "$PR" 95 || whole_misses
+	atleast "$PR" 95 || awk '{ s = $0; i = index(s, "_[py]"); if (substr(s, 1, i) !~ /;(Py_RunMain|Py_BytesMain);/) print $NF "\t" s }' "$2" |
+		sort -nr | head -4 | cut -f2 | cut -c1-400 | sed 's/^/#   native below without Py_RunMain: /'
 }
 
 # whole_misses: on a failed whole-stack check, when the process's samples without a whole Python
@@ -254,7 +270,7 @@ ok "emberd starts"
 T_READY=$(awk -v t="$(date +%s.%N)" 'BEGIN { printf "%.3f", t + 1.5 }') # its samples from then
 window "$TMP/deb.out"
 folded "$TMP/deb.folded" "$PY_PID" "$FROM" "$TO"
-check_shares "debian python3.11 (started before emberd)" "$TMP/deb.folded"
+check_shares "debian python3.11 (started before emberd)" "$TMP/deb.folded" "$TMP/deb.out"
 curl -sf "http://127.0.0.1:$LPORT/api/v1/folded?pid=$PY_PID&from=$FROM&to=$TO" >"$TMP/lines.folded"
 L=$(grep -n '^def burn_a' "$W" | cut -d: -f1)
 read -r LT LOK < <(awk -v lo="$L" -v hi="$((L + 4))" '{ n = $NF
@@ -276,7 +292,7 @@ for py in "$DEB" "${INTERPS[@]}"; do
 		run_py "$TMP/s.out" "$py" 7 shares || { not_ok "$name: pyburn starts"; continue; }
 		window "$TMP/s.out"
 		folded "$TMP/s.folded" "$PY_PID" "$FROM" "$TO"
-		check_shares "$name" "$TMP/s.folded"
+		check_shares "$name" "$TMP/s.folded" "$TMP/s.out"
 	fi
 	run_py "$TMP/t.out" "$py" 3 threads || { not_ok "$name: pyburn threads starts"; continue; }
 	window "$TMP/t.out"
