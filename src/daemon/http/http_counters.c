@@ -74,7 +74,7 @@ static const char *part_name(unsigned int i)
 {
 	static const char *const names[HTTP_MEM__NR] = {
 		"start",       "store",	 "names",  "symbols", "file_cache",
-		"processes",   "stack_cache", "python", "unwind",  "offcpu",
+		"processes",   "stack_cache", "python", "v8",	   "unwind",  "offcpu",
 		"memio",       "responses",   "renders", "captures",
 	};
 

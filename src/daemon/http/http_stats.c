@@ -71,6 +71,7 @@ static uint64_t memory_parts(struct http_server *srv, uint64_t *part)
 		part[HTTP_MEM_PROCESSES] = pub.procs.mem_bytes;
 		part[HTTP_MEM_STACK_CACHE] = pub.ingest.mem_bytes;
 		part[HTTP_MEM_PYTHON] = pub.have_python ? pub.python.mem_bytes : 0;
+		part[HTTP_MEM_V8] = pub.have_v8 ? pub.v8.mem_bytes : 0;
 		part[HTTP_MEM_UNWIND] = pub.have_unwind ? pub.unwind.heap_bytes : 0;
 		part[HTTP_MEM_OFFCPU] = pub.offcpu_sink.bytes;
 		part[HTTP_MEM_MEMIO] = pub.memio_sink.bytes;

@@ -399,6 +399,7 @@ static void proc_remove(struct v8 *v, struct v8proc *pp)
 		*at = pp->next;
 	set_state(v, pp, V8S_NOT);
 	v->nr_procs--;
+	v->st.mem_bytes -= sizeof(*pp) + pp->cap * sizeof(*pp->names);
 	free(pp->names);
 	free(pp);
 }
@@ -629,6 +630,7 @@ void v8__sampled(struct v8 *v, uint32_t pid)
 	pp = calloc(1, sizeof(*pp));
 	if (!pp)
 		return;
+	v->st.mem_bytes += sizeof(*pp);
 	pp->pid = pid;
 	pp->seen_ns = mono_ns();
 	{
@@ -676,6 +678,7 @@ static struct v8name *name_slot(struct v8 *v, struct v8proc *pp, uint64_t sfi)
 				nt[j] = pp->names[i];
 			}
 			free(pp->names);
+			v->st.mem_bytes += (cap - pp->cap) * sizeof(*nt);
 			pp->names = nt;
 			pp->cap = cap;
 		}

@@ -16,6 +16,7 @@
 #define REASON(v) .metric = REFUSED, .label = "reason", .label_value = v
 
 const struct counter_desc v8_counters[] = {
+	{ .key = "mem_bytes", U64(mem_bytes), .unit = "bytes" },
 	{ .key = "procs", U64(procs), .unit = "processes", .metric = "ember_v8_processes",
 	  .type = COUNTER_GAUGE,
 	  .help = "Node (V8) processes whose JavaScript frames are read, or whose binary's v8dbg_ "

@@ -259,7 +259,7 @@ uint64_t http_server__memory_accounted(struct http_server *s);
 
 enum http_memory_part { HTTP_MEM_START, HTTP_MEM_STORE, HTTP_MEM_NAMES, HTTP_MEM_SYMBOLS,
 			HTTP_MEM_FILE_CACHE, HTTP_MEM_PROCESSES, HTTP_MEM_STACK_CACHE,
-			HTTP_MEM_PYTHON, HTTP_MEM_UNWIND, HTTP_MEM_OFFCPU, HTTP_MEM_MEMIO,
+			HTTP_MEM_PYTHON, HTTP_MEM_V8, HTTP_MEM_UNWIND, HTTP_MEM_OFFCPU, HTTP_MEM_MEMIO,
 			HTTP_MEM_RESPONSES, HTTP_MEM_RENDERS, HTTP_MEM_CAPTURES, HTTP_MEM__NR };
 struct http_memory_stats {
 	uint64_t heap_in_use;	/* mallinfo2: as heap.in_use_bytes */

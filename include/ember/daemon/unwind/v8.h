@@ -54,6 +54,7 @@ struct v8_opts {
 
 struct v8_stats {
 	uint64_t procs;		    /* gauge: V8 processes whose JavaScript frames are read */
+	uint64_t mem_bytes;	    /* gauge: the reader's processes and their names' caches */
 	uint64_t procs_unsupported; /* gauge: V8 binaries whose v8dbg_ data is missing/changed */
 	uint64_t procs_dropped;	    /* not tracked: max_procs reached, or the BPF map full */
 	uint64_t detections;	    /* processes examined */
