@@ -48,7 +48,7 @@ PORT=$(free_port)
 PIDS+=($!)
 if wait_up "http://127.0.0.1:$PORT" "$TMP/live.log" 20; then
 	sleep 4 # a few seconds of history for the heat map
-	URL=http://127.0.0.1:$PORT FN=burn_c CAPTURE=1 node "$SRCDIR/tests/browser/test_dashboard.mjs" |
+	URL=http://127.0.0.1:$PORT FN=burn_c CAP_FN=burn_ CAPTURE=1 node "$SRCDIR/tests/browser/test_dashboard.mjs" |
 		sed 's/^\(not \)\{0,1\}ok - /&live: /'
 	[ "${PIPESTATUS[0]}" -eq 0 ] || T_FAILS=$((T_FAILS + 1))
 else
