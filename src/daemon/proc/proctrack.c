@@ -15,6 +15,7 @@
 #include "ember/core/base/clock.h"
 #include "ember/core/base/hash.h"
 #include "ember/core/base/readall.h"
+#include "ember/core/base/strtab.h"
 #include "ember/daemon/proc/mapfile.h"
 #include "ember/daemon/proc/procfs.h"
 
@@ -685,6 +686,14 @@ bool proc_tracker__admit_names(void *owner, size_t cost, uint64_t generation, si
 	}
 	pthread_mutex_unlock(&pt->lock);
 	return ok;
+}
+
+int proc_tracker__intern_name(struct proc_tracker *pt, uint32_t pid, struct strtab *st,
+			      const char *s, size_t len)
+{
+	struct proc_names_owner o = { .pt = pt, .pid = pid };
+
+	return strtab__intern_as(st, s, len, proc_tracker__admit_names, &o);
 }
 
 void proc_tracker__exit(struct proc_tracker *pt, uint32_t pid)

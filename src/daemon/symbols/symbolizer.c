@@ -86,9 +86,9 @@ int sym_intern(struct symbolizer *s, const char *raw, size_t raw_len, bool dem,
 /* Interns s->name, charged to the process being named when @owned (a user frame's name). */
 int sym_intern_name(struct symbolizer *s, bool owned)
 {
-	if (owned && s->owner.pid)
-		return strtab__intern_as(s->st, s->name.buf, s->name.len, proc_tracker__admit_names,
-					 &s->owner);
+	if (owned && s->owner_pid)
+		return proc_tracker__intern_name(s->procs, s->owner_pid, s->st, s->name.buf,
+						 s->name.len);
 	return strtab__intern(s->st, s->name.buf, s->name.len);
 }
 
@@ -527,27 +527,22 @@ int symbolizer__user_at(struct symbolizer *s, uint32_t pid, uint64_t time_ns, co
 	struct proc *p = time_ns && s->nretired ? sym_retired_find(s, pid, time_ns) : NULL;
 	size_t i, k = 0;
 	bool first = true;
+	int r = 0;
 
 	if (!p)
 		p = sym_proc_get(s, pid);
 	if (!p)
 		return -ENOMEM;
-	s->owner = (struct proc_names_owner){ .pt = s->procs, .pid = pid };
-	for (i = 0; i < n; i++) {
-		int r;
-
+	s->owner_pid = pid;
+	for (i = 0; i < n && r >= 0; i++) {
 		if (!ips[i])
 			continue;
 		/* callers' entries are return addresses: look up the call instruction */
 		r = user_frame(s, p, first ? ips[i] : ips[i] - 1, &k);
 		first = false;
-		if (r < 0) {
-			s->owner.pid = 0;
-			return r;
-		}
 	}
-	s->owner.pid = 0;
-	return sym_emit(s, k, ret, cap);
+	s->owner_pid = 0;
+	return r < 0 ? r : sym_emit(s, k, ret, cap);
 }
 
 /* --- stacks keyed by file and offset ---------------------------------------------------------- */

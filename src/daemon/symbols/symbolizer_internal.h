@@ -144,8 +144,8 @@ struct symbolizer {
 	struct proc_tracker *own_procs;	/* ... when the caller gave none */
 	struct strtab *st;
 	/* the process whose user frames are being named (symbolizer__user_at): new names are
-	 * charged to its share of the table (proc_tracker__admit_names); pid 0: none */
-	struct proc_names_owner owner;
+	 * charged to its share of the table (proc_tracker__intern_name); 0: none */
+	uint32_t owner_pid;
 	struct symbolizer_stats stats;
 
 	struct ksyms *ks;

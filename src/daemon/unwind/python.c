@@ -1166,10 +1166,8 @@ static void code_drop(struct python *py, struct pyproc *pp, struct pycode *c)
 /* Interns py->name, charged to @pp's share of the names' table (proc/proctrack.h). */
 static int intern_owned(struct python *py, const struct pyproc *pp)
 {
-	struct proc_names_owner o = { .pt = py->tracker, .pid = pp->pid };
-
-	return strtab__intern_as(py->names, py->name.buf, py->name.len, proc_tracker__admit_names,
-				 &o);
+	return proc_tracker__intern_name(py->tracker, pp->pid, py->names, py->name.buf,
+					 py->name.len);
 }
 
 /*

@@ -357,8 +357,7 @@ static int read_sfi(struct v8 *v, struct v8proc *pp, uint64_t sfi, uint64_t *key
 	if (sbuf_error(&v->name))
 		return -ENOMEM;
 	/* charged to the process's share of the names' table (proc/proctrack.h) */
-	r = strtab__intern_as(v->names, v->name.buf, v->name.len, proc_tracker__admit_names,
-			      &(struct proc_names_owner){ .pt = v->tracker, .pid = pp->pid });
+	r = proc_tracker__intern_name(v->tracker, pp->pid, v->names, v->name.buf, v->name.len);
 	if (r < 0)
 		return -ENOMEM;
 	*id = r;

@@ -148,6 +148,10 @@ struct proc_names_owner {
 	uint32_t pid;
 };
 bool proc_tracker__admit_names(void *owner, size_t cost, uint64_t generation, size_t limit);
+/* Interns @len bytes at @s into @st (strtab__intern_as()), charged to @pid's share. */
+struct strtab;
+int proc_tracker__intern_name(struct proc_tracker *pt, uint32_t pid, struct strtab *st,
+			      const char *s, size_t len);
 
 /* @pid exited: its mappings go now (snapshots still held stay valid until put). */
 void proc_tracker__exit(struct proc_tracker *pt, uint32_t pid);
