@@ -63,8 +63,8 @@ HAVE_DAEMON := $(wildcard src/daemon/main.c)
 SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
 VMLINUX := $(OUTPUT)/vmlinux.h
 
-# Three builds of the same sources: plain, sanitized (make test runs the unit tests in both)
-# and libFuzzer-instrumented (clang).
+# Three builds of the same sources: plain, sanitized (make test runs the unit tests in both,
+# and replays the fuzz seeds with the latter) and libFuzzer-instrumented (clang: make fuzz).
 objs = $(patsubst %.c,$(1)/%.o,$(2))
 ROOTS := $(OUTPUT)/obj $(OUTPUT)/asan $(OUTPUT)/fuzz
 EMBER := $(OUTPUT)/ember
@@ -72,13 +72,16 @@ EMBERD := $(OUTPUT)/emberd
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/obj/tests/unit/%,$(UNIT_SRCS))
 ASAN_UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/asan/tests/unit/%,$(UNIT_SRCS))
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzz/bin/%,$(FUZZ_SRCS))
+# the same targets linked with tests/fuzz/replay.c and the sanitized build: what `make test`
+# replays the seed corpora with (no third, coverage-instrumented build of every source)
+SEED_BINS := $(patsubst tests/fuzz/%.c,$(OUTPUT)/asan/fuzz/%,$(FUZZ_SRCS))
 WORKLOAD_BINS := $(patsubst tests/workloads/%.c,$(OUTPUT)/workloads/%,$(WORKLOAD_SRCS))
 BINS := $(EMBER) $(if $(HAVE_DAEMON),$(EMBERD))
 
 .DEFAULT_GOAL := all
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps deps-run test check unit golden fuzz fuzz-bins bench run install uninstall clean \
+.PHONY: all deps deps-run test check unit golden fuzz fuzz-bins seed-bins bench run install uninstall clean \
 	format vmlinux check-layering workloads help regen-golden integration soak
 
 all: $(BINS) workloads
@@ -169,7 +172,7 @@ $(OUTPUT)/fuzz/gen/%.o: $(OUTPUT)/gen/%.c
 
 # Daemon code and tests may include the generated skeletons.
 $(foreach r,$(ROOTS),$(call objs,$(r),$(DAEMON_SRCS) src/daemon/main.c $(UNIT_SRCS) \
-	$(FUZZ_SRCS))): | $(SKELS)
+	$(FUZZ_SRCS) tests/fuzz/replay.c)): | $(SKELS)
 
 # emberd's dashboard: src/daemon/http/dashboard/* compiled in as $(OUTPUT)/gen/dashboard_assets.c.
 DASH_ASSETS := $(sort $(wildcard src/daemon/http/dashboard/*))
@@ -230,6 +233,12 @@ $(OUTPUT)/fuzz/bin/%: $(OUTPUT)/fuzz/tests/fuzz/%.o $(call LIBS_OF,$(OUTPUT)/fuz
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) -fsanitize=fuzzer,address,undefined -o $@ $^ $(ALL_LIBS)
 fuzz-bins: $(FUZZ_BINS)
+$(OUTPUT)/asan/fuzz/%: $(OUTPUT)/asan/tests/fuzz/%.o $(OUTPUT)/asan/tests/fuzz/replay.o \
+		$(call LIBS_OF,$(OUTPUT)/asan)
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ASAN_FLAGS) -o $@ $^ $(ALL_LIBS)
+seed-bins: $(SEED_BINS)
 
 # Test workloads: frame pointers, no inlining surprises, symbols kept; a workload may set its own
 # code generation flags (WORKLOAD_<name>_CFLAGS), e.g. to be built as distributions build.
@@ -263,10 +272,10 @@ TEST_ENV := OUTPUT=$(OUTPUT) SRCDIR=$(SRCDIR) SHARED=$(SHARED) EMBER=$(EMBER) EM
 TEST_WORDS := $(or $(T),all)
 unit_bins_of = $(foreach n,$(patsubst tests/unit/%.c,%,$(wildcard tests/unit/$(1).c)),\
 	$(OUTPUT)/obj/tests/unit/$(n) $(OUTPUT)/asan/tests/unit/$(n))
-test_needs = $(strip $(if $(filter all,$(1)),all $(UNIT_BINS) $(ASAN_UNIT_BINS) fuzz-bins,\
+test_needs = $(strip $(if $(filter all,$(1)),all $(UNIT_BINS) $(ASAN_UNIT_BINS) seed-bins,\
 	$(if $(filter unit,$(1)),$(UNIT_BINS) $(ASAN_UNIT_BINS) workloads,\
 	$(if $(filter golden golden/%,$(1)),$(EMBER),\
-	$(if $(filter fuzz-seeds,$(1)),fuzz-bins,\
+	$(if $(filter fuzz-seeds fuzz-seeds/%,$(1)),seed-bins,\
 	$(if $(filter layering,$(1)),,\
 	$(if $(filter unit/% asan/%,$(1)),$(call unit_bins_of,$(notdir $(1))) workloads,\
 	$(if $(filter cli/% integration/% browser/%,$(1)),all,\

@@ -139,10 +139,11 @@ run_named() {
 	return $hit
 }
 
-# Replays each fuzz target over its seed corpus: no mutation, just the regression inputs.
+# Replays each fuzz target over its seed corpus: no mutation, just the regression inputs. The
+# targets as `make seed-bins` links them: tests/fuzz/replay.c's main and the sanitized build.
 suite_fuzz_seeds() {
 	local f name
-	for f in "$OUTPUT"/fuzz/bin/fuzz_*; do
+	for f in "$OUTPUT"/asan/fuzz/fuzz_*; do
 		[ -x "$f" ] || continue
 		name=$(basename "$f")
 		run_one "fuzz-seeds/$name" tests/fuzz/run.sh --seeds-only "$f"
