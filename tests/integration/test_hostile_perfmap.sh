@@ -50,6 +50,8 @@ echo "# 12 perf maps of 63 MiB: perfmap_bytes $PB, perfmap_symbols $(sym "['perf
 check "perf maps held within symbols.max_perfmap_memory (32 MiB: $PB bytes)" test "$PB" -le $((32 << 20))
 check "... and some held (the first process's half: $PB bytes)" test "$PB" -ge $((8 << 20))
 check "the names past it skipped, counted ($SKIP)" test "$SKIP" -ge 1
+# the JITs gone: ended now rather than at their 25 s (what follows is emberd giving back)
+kill "${JITS[@]}" 2>/dev/null
 for p in "${JITS[@]}"; do wait "$p" 2>/dev/null; done
 sleep 3
 watch_stop
