@@ -854,6 +854,8 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 					     bpf_map__fd(o->unwind_from->skel->maps.py_known))) ||
 		    (err = bpf_map__reuse_fd(s->skel->maps.v8_procs,
 					     bpf_map__fd(o->unwind_from->skel->maps.v8_procs))) ||
+		    (err = bpf_map__reuse_fd(s->skel->maps.hs_procs,
+					     bpf_map__fd(o->unwind_from->skel->maps.hs_procs))) ||
 		    (err = bpf_map__reuse_fd(s->skel->maps.unwind_files,
 					     bpf_map__fd(o->unwind_from->skel->maps.unwind_files)))) {
 			(void)errbuf_set(errbuf, errlen, 0, "cannot share the unwind tables: %s",
@@ -2042,6 +2044,49 @@ int sampler__v8_stats(struct sampler *s, struct ember_v8_bpf_stats *ret)
 		ret->no_room += per[i].no_room;
 		ret->walk_ns += per[i].walk_ns;
 		ret->walks += per[i].walks;
+	}
+	free(per);
+	return err;
+}
+
+/* --- HotSpot ------------------------------------------------------------------- */
+
+int sampler__hs_set_proc(struct sampler *s, uint32_t pid, const struct ember_hs_proc *p)
+{
+	STAT_ADD(s, bpf_calls, 1);
+	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.hs_procs), &pid, p, BPF_ANY))
+		return errno == ENOMEM || errno == E2BIG ? -E2BIG : -errno;
+	return 0;
+}
+
+bool sampler__hs_has_proc(struct sampler *s, uint32_t pid)
+{
+	struct ember_hs_proc p;
+
+	STAT_ADD(s, bpf_calls, 1);
+	return !bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.hs_procs), &pid, &p);
+}
+
+int sampler__hs_stats(struct sampler *s, struct ember_hs_bpf_stats *ret)
+{
+	struct ember_hs_bpf_stats *per = calloc((size_t)s->nr_cpus, sizeof(*per));
+	__u32 zero = 0;
+	int i, err = 0;
+
+	*ret = (struct ember_hs_bpf_stats){ 0 };
+	if (!per)
+		return -ENOMEM;
+	STAT_ADD(s, bpf_calls, 1);
+	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.hs_stats), &zero, per))
+		err = -errno;
+	for (i = 0; !err && i < s->nr_cpus; i++) {
+		ret->interp += per[i].interp;
+		ret->compiled += per[i].compiled;
+		ret->stubs += per[i].stubs;
+		ret->no_blob += per[i].no_blob;
+		ret->bad += per[i].bad;
+		ret->walks += per[i].walks;
+		ret->walk_ns += per[i].walk_ns;
 	}
 	free(per);
 	return err;

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: MIT
+// A Java program spending its CPU in three methods of its own at known shares of the time
+// (tests/integration/test_java.sh): a static method (App.burnStatic 50 %), an instance method
+// (Burner.burnInstance 30 %) and a lambda's body (App.lambda$main$0, 20 %, called through the
+// IntSupplier interface). Each round lasts a random 30-70 ms, runs the three in a random order
+// for their share of it and pauses a tenth of it (the same reasons as nodeburn/app.js: a round
+// in step with the sampler's period, and RT throttling of a process that never sleeps).
+// Each method loops until its deadline itself, so it is compiled on its own (OSR or whole) and
+// its frame is its own: a call per round is too cold for the JIT to inline it into main.
+//   java -cp DIR App SECONDS   prints "ready PID UNIXTIME", then after SECONDS "split S I L"
+//   (the wall-time percentages the three really took, measured around each call) and
+//   "done UNIXTIME"
+import java.util.Random;
+import java.util.function.IntSupplier;
+
+public class App {
+	static long sink;
+	static long deadline;
+
+	static long now() {
+		return System.nanoTime();
+	}
+
+	static void burnStatic(long until) {
+		long x = sink | 1;
+		for (;;) {
+			for (int i = 0; i < 4096; i++)
+				x = (x * 1103515245L + 12345L) % 2147483647L;
+			if (now() >= until)
+				break;
+		}
+		sink = x;
+	}
+
+	static final class Burner {
+		long seed = 3;
+
+		void burnInstance(long until) {
+			long x = seed;
+			for (;;) {
+				for (int i = 0; i < 4096; i++)
+					x = (x * 69069L + 1L) % 4294967291L;
+				if (now() >= until)
+					break;
+			}
+			seed = x;
+		}
+	}
+
+	static double unixTime() {
+		return System.currentTimeMillis() / 1000.0;
+	}
+
+	public static void main(String[] args) throws Exception {
+		double seconds = args.length > 0 ? Double.parseDouble(args[0]) : 10;
+		Burner b = new Burner();
+		IntSupplier lambda = () -> {
+			long x = sink | 7;
+			for (;;) {
+				for (int i = 0; i < 4096; i++)
+					x = (x * 48271L) % 2147483647L;
+				if (now() >= deadline)
+					break;
+			}
+			return (int)x;
+		};
+		double[] share = { 0.5, 0.3, 0.2 };
+		long[] spent = new long[3];
+		Random rnd = new Random(42);
+		System.out.printf("ready %d %.3f%n", ProcessHandle.current().pid(), unixTime());
+		System.out.flush();
+		long end = now() + (long)(seconds * 1e9);
+		int[] order = { 0, 1, 2 };
+		while (now() < end) {
+			long round = (30 + rnd.nextInt(41)) * 1000000L;
+			for (int i = 2; i > 0; i--) {
+				int j = rnd.nextInt(i + 1), t = order[i];
+				order[i] = order[j];
+				order[j] = t;
+			}
+			for (int k : order) {
+				long t0 = now(), until = t0 + (long)(round * share[k]);
+				if (k == 0) {
+					burnStatic(until);
+				} else if (k == 1) {
+					b.burnInstance(until);
+				} else {
+					deadline = until;
+					sink += lambda.getAsInt();
+				}
+				spent[k] += now() - t0;
+			}
+			Thread.sleep(round / 10000000L);
+		}
+		long tot = spent[0] + spent[1] + spent[2];
+		System.out.printf("split %.1f %.1f %.1f%n", 100.0 * spent[0] / tot,
+				  100.0 * spent[1] / tot, 100.0 * spent[2] / tot);
+		System.out.printf("done %.3f%n", unixTime());
+	}
+}
