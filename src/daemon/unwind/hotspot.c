@@ -347,25 +347,18 @@ static const struct hs_file_facts *file_facts(struct hotspot *hs, uint32_t pid,
 	return known;
 }
 
-static bool off_ok(const struct hsproc *pp, enum rtintro_hs_item i)
+/* The interpreter frame slot @i (words from rbp), @def when the VM does not say, 0 when what it
+ * says is no slot below rbp. */
+static int8_t slot(const struct rtintro_hotspot *h, enum rtintro_hs_item i, int8_t def)
 {
-	return pp->h.have[i] && pp->h.val[i] <= HS_MAX_OFF;
-}
+	int64_t v = (int64_t)h->val[i];
 
-/* The interpreter frame slot @i (words from rbp), or @def when the VM does not say. */
-static int8_t slot(const struct hsproc *pp, enum rtintro_hs_item i, int8_t def)
-{
-	int64_t v = (int64_t)pp->h.val[i];
-
-	if (!pp->h.have[i])
+	if (!h->have[i])
 		return def;
 	return v >= -16 && v < 0 ? (int8_t)v : 0;
 }
 
-/* Fills @bp from the resolved facts and the process's code heaps: 0, 1 not set up yet, or -1
- * (refused, counted). */
-static int proc_entry(struct hotspot *hs, struct hsproc *pp, uint64_t bias,
-		      struct ember_hs_proc *bp)
+bool hotspot_facts_check(const struct rtintro_hotspot *h, struct ember_hs_proc *ret, int *why)
 {
 	static const enum rtintro_hs_item need[] = {
 		RTI_HS_CODEBLOB_NAME,	    RTI_HS_CODEBLOB_FRAME_SIZE, RTI_HS_CODEBLOB_FRAME_COMPLETE,
@@ -375,38 +368,59 @@ static int proc_entry(struct hotspot *hs, struct hsproc *pp, uint64_t bias,
 		RTI_HS_GROWABLE_LEN,	    RTI_HS_GROWABLE_INT_DATA,	RTI_HS_NMETHOD_METHOD,
 		RTI_HS_CONSTMETHOD_CONSTANTS, RTI_HS_CONSTMETHOD_NAME_INDEX,
 		RTI_HS_CPOOL_POOL_HOLDER,   RTI_HS_CPOOL_SIZEOF,	RTI_HS_KLASS_NAME,
-		RTI_HS_SYMBOL_LENGTH,	    RTI_HS_SYMBOL_BODY,
+		RTI_HS_SYMBOL_LENGTH,	    RTI_HS_SYMBOL_BODY,		RTI_HS_CODECACHE_HEAPS,
 	};
+	unsigned int i;
+
+	/* JDK 23 made code blobs' code and data offsets from the blob, not pointers */
+	*why = RTI__REASONS;
+	if (h->major < HS_MIN_MAJOR || h->major > HS_MAX_MAJOR || h->have[RTI_HS_NMETHOD_IMMUTABLE])
+		return false;
+	for (i = 0; i < sizeof(need) / sizeof(need[0]); i++) {
+		*why = RTI_MISSING;
+		if (!h->have[need[i]])
+			return false;
+		*why = RTI_BAD_VALUE;
+		if (need[i] != RTI_HS_CODECACHE_HEAPS && h->val[need[i]] > HS_MAX_OFF)
+			return false;
+	}
+	*ret = (struct ember_hs_proc){
+		.blob_name = (__u16)h->val[RTI_HS_CODEBLOB_NAME],
+		.blob_frame_size = (__u16)h->val[RTI_HS_CODEBLOB_FRAME_SIZE],
+		.blob_frame_complete = (__u16)h->val[RTI_HS_CODEBLOB_FRAME_COMPLETE],
+		.blob_code_begin = (__u16)h->val[RTI_HS_CODEBLOB_CODE_BEGIN],
+		.heapblock_size = (__u16)h->val[RTI_HS_HEAPBLOCK_SIZEOF],
+		.method_constmethod = (__u16)h->val[RTI_HS_METHOD_CONSTMETHOD],
+		.constmethod_size = (__u16)h->val[RTI_HS_CONSTMETHOD_SIZEOF],
+		/* x86-64 frame_x86.hpp since JDK 9 (the mirror slot), unless the VM says */
+		.interp_method = slot(h, RTI_HS_FRAME_INTERP_METHOD, -3),
+		.interp_bcp = slot(h, RTI_HS_FRAME_INTERP_BCP, -8),
+		.interp_sender_sp = slot(h, RTI_HS_FRAME_INTERP_SENDER_SP, -1),
+	};
+	*why = RTI_BAD_VALUE;
+	if (!ret->interp_method || !ret->interp_bcp || !ret->interp_sender_sp ||
+	    ret->interp_method == ret->interp_bcp || ret->interp_method == ret->interp_sender_sp ||
+	    ret->interp_bcp == ret->interp_sender_sp)
+		return false;
+	*why = RTI_OK;
+	return true;
+}
+
+/* Fills @bp from the resolved facts and the process's code heaps: 0, 1 not set up yet, or -1
+ * (refused, counted). */
+static int proc_entry(struct hotspot *hs, struct hsproc *pp, uint64_t bias,
+		      struct ember_hs_proc *bp)
+{
 	uint64_t ga = 0, data = 0, heap;
 	int32_t len = 0, lg = 0;
 	unsigned int i;
+	int why;
 
-	if (pp->h.major < HS_MIN_MAJOR || pp->h.major > HS_MAX_MAJOR ||
-	    pp->h.have[RTI_HS_NMETHOD_IMMUTABLE]) {
-		hs->st.bad_version++;
-		return -1;
-	}
-	for (i = 0; i < sizeof(need) / sizeof(need[0]); i++) {
-		if (!off_ok(pp, need[i])) {
-			hs->st.reasons[RTI_MISSING]++;
-			return -1;
-		}
-	}
-	*bp = (struct ember_hs_proc){
-		.blob_name = (__u16)VAL(pp, CODEBLOB_NAME),
-		.blob_frame_size = (__u16)VAL(pp, CODEBLOB_FRAME_SIZE),
-		.blob_frame_complete = (__u16)VAL(pp, CODEBLOB_FRAME_COMPLETE),
-		.blob_code_begin = (__u16)VAL(pp, CODEBLOB_CODE_BEGIN),
-		.heapblock_size = (__u16)VAL(pp, HEAPBLOCK_SIZEOF),
-		.method_constmethod = (__u16)VAL(pp, METHOD_CONSTMETHOD),
-		.constmethod_size = (__u16)VAL(pp, CONSTMETHOD_SIZEOF),
-		/* x86-64 frame_x86.hpp since JDK 9 (the mirror slot) */
-		.interp_method = slot(pp, RTI_HS_FRAME_INTERP_METHOD, -3),
-		.interp_bcp = slot(pp, RTI_HS_FRAME_INTERP_BCP, -8),
-		.interp_sender_sp = slot(pp, RTI_HS_FRAME_INTERP_SENDER_SP, -1),
-	};
-	if (!bp->interp_method || !bp->interp_bcp || !bp->interp_sender_sp) {
-		hs->st.reasons[RTI_BAD_VALUE]++;
+	if (!hotspot_facts_check(&pp->h, bp, &why)) {
+		if (why == RTI__REASONS)
+			hs->st.bad_version++;
+		else
+			hs->st.reasons[why]++;
 		return -1;
 	}
 	/* CodeCache::_heaps: a GrowableArray<CodeHeap*>*, NULL until the VM sets it up */

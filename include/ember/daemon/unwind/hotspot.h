@@ -110,4 +110,12 @@ void hotspot__stats(struct hotspot *hs, struct hotspot_stats *ret);
 size_t hotspot_method_name(const char *klass, size_t klen, const char *method, size_t mlen,
 			   char *out, size_t cap);
 
+/*
+ * Exposed for tests: a JVM's facts (offsets resolved) -> the BPF entry's offsets and frame slots
+ * (its code heaps are the process's, filled apart); refused (false) when an item is missing
+ * (*@why RTI_MISSING), out of range (RTI_BAD_VALUE) or the JDK's layout is not the walker's
+ * (RTI__REASONS: counted as refused_version).
+ */
+bool hotspot_facts_check(const struct rtintro_hotspot *h, struct ember_hs_proc *ret, int *why);
+
 #endif
