@@ -246,6 +246,9 @@ WORKLOAD_fakev8_CFLAGS := -O1 -fno-omit-frame-pointer -mno-red-zone
 WORKLOAD_fakev8_LDFLAGS := -rdynamic
 WORKLOAD_fakev8_compressed_CFLAGS := -O1 -fno-omit-frame-pointer -mno-red-zone
 WORKLOAD_fakev8_compressed_LDFLAGS := -rdynamic
+# a hostile JVM (test_java.sh): loads libjvm.so, forges its code cache; no frame pointer of its
+# own (its forged frame steps to main by the stack, and main is unwound by its CFI)
+WORKLOAD_fakejvm_CFLAGS := -O2 -fomit-frame-pointer
 $(OUTPUT)/workloads/%: tests/workloads/%.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)

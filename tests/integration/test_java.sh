@@ -112,6 +112,45 @@ check "hotspot stats: a JVM read, its frames named ($(hs_stat frames "$URL_A"))"
 check "hotspot stats: no frame unreadable in the walk ($(hs_stat walk_bad "$URL_A"))" \
 	test "$(hs_stat walk_bad "$URL_A")" -le 5
 
+# --- hostile JVMs -------------------------------------------------------------------------------
+LIBJVM=$(dirname "$(readlink -f "$JAVA")")/../lib/server/libjvm.so
+if [ -r "$LIBJVM" ] && [ -x "$OUTPUT/workloads/fakejvm" ]; then
+	for_nobody fakejvm
+	BAD0=$(hs_stat walk_bad "$URL_A")
+	NOBLOB0=$(hs_stat walk_no_blob "$URL_A")
+	UNNAMED0=$(hs_stat frames_unnamed "$URL_A")
+	for m in names unmapped hops free frame moving; do
+		setpriv --reuid=65534 --regid=65534 --clear-groups "$NOBODY_BIN/fakejvm" "$LIBJVM" $m 2 \
+			>"$TMP/fake.$m" 2>&1 &
+		PIDS+=($!)
+		wait_log "$TMP/fake.$m" ready || { not_ok "fake JVM $m prints ready"; sed 's/^/# /' "$TMP/fake.$m"; continue; }
+		read -r _ FPID _ < <(grep -m1 ready "$TMP/fake.$m")
+		for _ in $(seq 100); do grep -q '^done' "$TMP/fake.$m" && break; sleep 0.1; done
+		sleep 1.2
+		curl -sf "$URL_A/api/v1/folded?pid=$FPID" >"$TMP/fake.$m.folded"
+		N=$(awk '{ t += $NF } END { print t + 0 }' "$TMP/fake.$m.folded")
+		LONG=$(awk -F';' '{ for (i = 1; i <= NF; i++) if (length($i) > m) m = length($i) } END { print m + 0 }' "$TMP/fake.$m.folded")
+		check "fake JVM ($m): sampled ($N samples)" test "$N" -ge 50
+		check "fake JVM ($m): no frame name over 1100 bytes (longest $LONG)" test "$LONG" -le 1100
+		check "fake JVM ($m): no name of another process" \
+			sh -c "! grep -q 'App[.\$]\|burn' '$TMP/fake.$m.folded'"
+		case $m in
+		names) check "fake JVM (names): a 65535-byte Symbol read bounded (512 'A's . 512 'B's)" \
+			grep -q ';A\{512\}\.B\{512\}_\[j\]' "$TMP/fake.$m.folded" ;;
+		unmapped) check "fake JVM (unmapped): a name into unmapped memory: the placeholder" \
+			grep -q ';\[hotspot compiled\]_\[j\]' "$TMP/fake.$m.folded" ;;
+		*) check "fake JVM ($m): no Java frame named" \
+			sh -c "! grep -q '[AB]_\[j\]' '$TMP/fake.$m.folded'" ;;
+		esac
+		check "emberd A still serves after fake JVM ($m)" curl -sf -o /dev/null "$URL_A/healthz"
+	done
+	check "fake JVMs: forged frames counted (walk_bad $BAD0 -> $(hs_stat walk_bad "$URL_A"), walk_no_blob $NOBLOB0 -> $(hs_stat walk_no_blob "$URL_A"), frames_unnamed $UNNAMED0 -> $(hs_stat frames_unnamed "$URL_A"))" \
+		test "$(hs_stat walk_bad "$URL_A")" -gt "$BAD0" -a "$(hs_stat walk_no_blob "$URL_A")" -gt "$NOBLOB0" \
+		-a "$(hs_stat frames_unnamed "$URL_A")" -gt "$UNNAMED0"
+else
+	skip "fake JVMs" "no $LIBJVM or $OUTPUT/workloads/fakejvm"
+fi
+
 echo "# hotspot stats: $(curl -sf "$URL_A/api/v1/stats" | python3 -c 'import json, sys; print(json.load(sys.stdin).get("hotspot"))')"
 stop_all
 done_testing
