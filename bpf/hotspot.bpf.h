@@ -204,8 +204,18 @@ __noinline int hs_step(__u32 pid)
 	}
 	if (fsize < 0 || fsize > HS_MAX_FRAME_WORDS)
 		goto bad;
+	if (!fsize && sc->exact) {
+		/* a stub without a frame, where the thread was (vtable and itable stubs jump on
+		 * to their target): only the return address is on the stack */
+		if (bpf_probe_read_user(&fr[1], 8, (void *)sc->sp))
+			goto bad;
+		sc->sp += 8;
+		sc->ip = fr[1];
+		return 1;
+	}
 	if (!fsize) {
-		/* a stub without a frame of its own size: rbp's (the call stub keeps one) */
+		/* a stub without a frame of its own size that called on: the call stub, which
+		 * keeps an rbp frame */
 		if (sc->bp < sc->sp || bpf_probe_read_user(fr, sizeof(fr), (void *)sc->bp))
 			goto bad;
 		sc->sp = sc->bp + 16;

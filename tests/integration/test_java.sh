@@ -5,7 +5,9 @@
 # program (no -XX:+PreserveFramePointer, no agent), from libjvm.so's own vmStructs data, on
 # Debian's OpenJDK 17 (EMBER_JAVA to test another java):
 #   - tests/workloads/javaburn/App.java run as `java -cp DIR App`: a static method, an instance
-#     method and a lambda's body (called through an interface) at 50/30/20 % of the time;
+#     method and a lambda's body (called through an interface) at 50/30/20 % of the time; the
+#     instance method's work in a method the JIT inlines into it, which makes an interface call:
+#     that frame expanded into the methods inlined at its pc;
 #     >= 90 % of the process's samples name a method of its own, each share within 3 pp of the
 #     split the program reports it took; the Java frames sit under the VM's own native frames
 #     (JavaCalls::call_helper: the walk went back into native code) and over App.main (an
@@ -105,6 +107,13 @@ check "java: Java frames between the VM's native frames and back (JavaCalls::cal
 	grep -q 'JavaCalls::call_helper;.*App\.main_\[j\];App\.burnStatic_\[j\]' "$TMP/java.A"
 check "java: the lambda's body under its hidden class's method, one name for it (App\$\$Lambda\$N.getAsInt_[j])" \
 	grep -q 'App\$\$Lambda\$[0-9]*\.getAsInt_\[j\];App\.lambda\$main\$0_\[j\]' "$TMP/java.A"
+# Burner.step is inlined into burnInstance by the JIT; its interface call is not (three
+# receivers): the compiled frame is expanded into the methods inlined at its pc
+INL=$(awk '{ n = $NF; t += ($0 ~ /App\$Burner\.burnInstance_\[j\]/) ? n : 0
+	i += ($0 ~ /App\$Burner\.burnInstance_\[j\];App\$Burner\.step_\[j\];App\$[A-Za-z]*\.apply_\[j\]/) ? n : 0 }
+	END { printf "%.1f", t ? 100 * i / t : 0 }' "$TMP/java.A")
+check "java: an inlined method as a frame of its own (burnInstance;step;Lcg.apply: $INL% of burnInstance's samples)" \
+	atleast "$INL" 20
 read -r _ NM_B _ < <(shares "$TMP/java.B")
 check "java under [hotspot] enabled = no: no method named ($NM_B%)" atleast 1 "$NM_B"
 check "hotspot stats: a JVM read, its frames named ($(hs_stat frames "$URL_A"))" \

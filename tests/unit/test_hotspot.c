@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: MIT
 /*
- * hotspot: the names Java frames get from a method's Symbols (hotspot_method_name), and which
+ * hotspot: the names Java frames get from a method's Symbols (hotspot_method_name), the
+ * compressed ints of compiled methods' scopes (hotspot_read_int, against HotSpot's encoder), and which
  * JVMs' facts are taken for the BPF walk (hotspot_facts_check): Debian's OpenJDK 17 libjvm,
  * dlopen'ed here (no VM created) and its offsets resolved from this process, is accepted with
  * the frame slots of x86-64 HotSpot; Temurin 25 (when installed: not a Debian package) is
  * refused for its layout; each required item missing or out of range is refused with its reason.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <dlfcn.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <link.h>
 #include <setjmp.h>
@@ -60,6 +64,72 @@ static void test_method_names(void **state)
 		assert_int_equal(n, strlen(cases[i].want));
 	}
 	assert_int_equal(hotspot_method_name("A", 1, "b", 1, out, 0), 0);
+}
+
+/* CompressedWriteStream::write_int() before JDK 20, the encoder HotSpot's scopes are written
+ * with: the reader must give back what it wrote */
+static size_t write_int(uint8_t *out, uint32_t sum)
+{
+	size_t n = 0;
+
+	for (int i = 0;; i++) {
+		if (sum < 192 || i == 4) {
+			out[n++] = (uint8_t)sum;
+			return n;
+		}
+		sum -= 192;
+		out[n++] = (uint8_t)(192 + (sum % 64));
+		sum >>= 6;
+	}
+}
+
+static void test_read_int(void **state)
+{
+	static const struct {
+		uint8_t in[6];
+		size_t len;
+		int ret;
+		int32_t val;
+		size_t pos;
+	} cases[] = {
+		{ { 0 }, 1, 0, 0, 1 },
+		{ { 191 }, 1, 0, 191, 1 },
+		{ { 192, 0 }, 2, 0, 192, 2 },
+		{ { 232, 12 }, 2, 0, 1000, 2 },		/* 232 + (12 << 6) */
+		{ { 255, 255, 255, 255, 255 }, 5, 0,	/* five bytes at most: the fifth ends it */
+		  (int32_t)(255u + (255u << 6) + (255u << 12) + (255u << 18) + (255u << 24)), 5 },
+		{ { 200 }, 1, -EINVAL, 0, 1 },		/* cut short */
+		{ { 200, 200 }, 2, -EINVAL, 0, 2 },
+		{ { 0 }, 0, -EINVAL, 0, 0 },
+	};
+	uint8_t buf[16];
+	size_t pos;
+	int32_t v;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		pos = 0;
+		v = 0;
+		assert_int_equal(hotspot_read_int(cases[i].in, cases[i].len, &pos, &v), cases[i].ret);
+		if (!cases[i].ret)
+			assert_int_equal(v, cases[i].val);
+		assert_int_equal(pos, cases[i].pos);
+	}
+	/* round trips, and three in a row as a scope's header is (sender, method, bci) */
+	for (uint32_t x = 0; x < 3000000; x += 997) {
+		size_t n = write_int(buf, x);
+
+		n += write_int(buf + n, x / 3);
+		n += write_int(buf + n, 0);
+		pos = 0;
+		assert_int_equal(hotspot_read_int(buf, n, &pos, &v), 0);
+		assert_int_equal(v, (int32_t)x);
+		assert_int_equal(hotspot_read_int(buf, n, &pos, &v), 0);
+		assert_int_equal(v, (int32_t)(x / 3));
+		assert_int_equal(hotspot_read_int(buf, n, &pos, &v), 0);
+		assert_int_equal(v, 0);
+		assert_int_equal(pos, n);
+	}
 }
 
 /* A JVM's facts as a resolved JDK 17 would have them: every item, small offsets. */
@@ -213,6 +283,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_method_names),
 		cmocka_unit_test(test_facts_check),
+		cmocka_unit_test(test_read_int),
 		cmocka_unit_test(test_debian_jdk17),
 		cmocka_unit_test(test_temurin_jdk25),
 	};

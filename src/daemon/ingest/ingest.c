@@ -554,8 +554,9 @@ static int symbolize_hs(struct ingest *in, const struct sampler_group *g, const 
 	const uint64_t *ips = g->user_ips;
 	uint64_t t = g->nr_times ? g->times_ns[0] : 0;
 	size_t end = g->nr_user, i, out = 0;
+	uint32_t jids[HOTSPOT_MAX_INLINE];
 	const uint32_t *ids;
-	int r, id;
+	int r, nj;
 
 	if (end > EMBER_MAX_STACK_DEPTH + 1)
 		end = EMBER_MAX_STACK_DEPTH + 1;
@@ -563,9 +564,9 @@ static int symbolize_hs(struct ingest *in, const struct sampler_group *g, const 
 	for (i = end; i-- > 0;) {
 		if (!EMBER_HSF_IS(ips[i]))
 			continue;
-		id = hotspot__frame_name(in->hs, g->pid, ips[i]);
-		if (id == -ENOMEM)
-			return id;
+		nj = hotspot__frame_names(in->hs, g->pid, ips[i], jids, HOTSPOT_MAX_INLINE);
+		if (nj < 0)
+			return nj;
 		if (end > i + 1) {
 			r = symbolize(in, false, g->pid, t, ips + i + 1, end - i - 1, &ids);
 			if (r < 0)
@@ -575,8 +576,8 @@ static int symbolize_hs(struct ingest *in, const struct sampler_group *g, const 
 			memcpy(in->v8ids + out, ids, (size_t)r * sizeof(*ids));
 			out += (size_t)r;
 		}
-		if (id >= 0 && out < MAX_FRAMES)
-			in->v8ids[out++] = (uint32_t)id;
+		for (int k = 0; k < nj && out < MAX_FRAMES; k++)
+			in->v8ids[out++] = jids[k];
 		end = i;
 	}
 	if (end) {

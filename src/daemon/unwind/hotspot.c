@@ -33,6 +33,9 @@
 #define HS_MIN_MAJOR	 11		    /* code blobs with pointers, CompiledMethod or nmethod */
 #define HS_MAX_MAJOR	 22		    /* JDK 23 made them offsets (not read yet) */
 #define HS_MAX_HEAP	 (4ull << 30)	    /* a code heap's reserved size believed */
+#define HS_MAX_PCDESC	 (64u << 10)	    /* bytes of a compiled method's PcDesc table read */
+#define HS_MAX_SCOPE	 64		    /* bytes of a scope's record read */
+#define HS_UNSIGNED5_MAX 19		    /* JDK 20 changed the scopes' compressed encoding */
 
 enum hsstate {
 	HSS_NOT,	 /* no libjvm mapped */
@@ -42,10 +45,13 @@ enum hsstate {
 };
 
 struct hsname {
-	uint64_t key;	  /* the word without its aux bits; 0: empty slot */
+	uint64_t key;	  /* the word (a compiled frame's with its pc offset, the others' without
+			     their aux bits); 0: empty slot */
 	uint64_t method;  /* the Method* it was read from (compiled frames: rechecked) */
 	uint64_t checked; /* last read (CLOCK_MONOTONIC) */
-	int32_t id;	  /* in names */
+	int32_t id[HOTSPOT_MAX_INLINE]; /* in names, root first: the compiled method, then the
+					   methods inlined into it at the frame's pc */
+	uint32_t n;	  /* ids */
 };
 
 struct hsproc {
@@ -221,6 +227,98 @@ static int nmethod_method(const struct hsproc *pp, uint64_t nm, uint64_t *ret)
 	if ((r = rd64(pp->pid, nm + VAL(pp, NMETHOD_METHOD), ret)))
 		return r;
 	return *ret ? 0 : -EINVAL;
+}
+
+/* --- inlined methods --------------------------------------------------------------------- */
+
+int hotspot_read_int(const uint8_t *buf, size_t len, size_t *pos, int32_t *ret)
+{
+	/* CompressedReadStream::read_int() before JDK 20: bytes < 192 end a number, each byte
+	 * adds its value << 6 * i, at most 5 bytes */
+	uint32_t sum = 0, b;
+	unsigned int i, shift = 0;
+
+	for (i = 0; i < 5; i++) {
+		if (*pos >= len)
+			return -EINVAL;
+		b = buf[(*pos)++];
+		sum += b << shift;
+		if (b < 192 || i == 4)
+			break;
+		shift += 6;
+	}
+	*ret = (int32_t)sum;
+	return 0;
+}
+
+/*
+ * The methods inlined at pc offset @aux of compiled method @nm, innermost first, into @ret (at
+ * most @max): from the first PcDesc past the pc (a return address's own, or the next safepoint
+ * of a leaf), its scope's chain of senders. Count (0: none known), or -1 unreadable.
+ */
+static int inlined(const struct hsproc *pp, uint64_t nm, uint32_t aux, uint64_t *ret, size_t max)
+{
+	uint64_t pcs = VAL(pp, NMETHOD_SCOPES_PCS), deps = VAL(pp, NMETHOD_DEPENDENCIES),
+		 psz = VAL(pp, PCDESC_SIZEOF), sdata = 0, mdata;
+	int32_t pcoff = 0, decode = 0, sender, midx, bci;
+	uint8_t tab[4096], rec[HS_MAX_SCOPE];
+	size_t len, at, n = 0, pos;
+	bool found = false;
+	int32_t v = 0;
+
+	if (pp->h.major > HS_UNSIGNED5_MAX || !pp->h.have[RTI_HS_NMETHOD_DEPENDENCIES] ||
+	    !pp->h.have[RTI_HS_NMETHOD_METADATA] || aux >= EMBER_HSF_AUX_NONE || psz < 8 ||
+	    psz > 64 || VAL(pp, PCDESC_PC_OFFSET) + 4 > psz || VAL(pp, PCDESC_SCOPE_DECODE) + 4 > psz)
+		return 0;
+	/* the table's bounds: offsets from the nmethod (int fields) */
+	if (mem_read(pp->pid, nm + pcs, &pcoff, sizeof(pcoff)) ||
+	    mem_read(pp->pid, nm + deps, &v, sizeof(v)) || pcoff <= 0 || v <= pcoff ||
+	    (uint32_t)(v - pcoff) > HS_MAX_PCDESC)
+		return -1;
+	len = (size_t)(v - pcoff);
+	/* the first PcDesc whose pc offset is past the pc, a page at a time */
+	for (at = 0; at < len && !found; at += sizeof(tab) - sizeof(tab) % psz) {
+		size_t chunk = len - at < sizeof(tab) - sizeof(tab) % psz ? len - at
+									: sizeof(tab) - sizeof(tab) % psz;
+
+		if (mem_read(pp->pid, nm + (uint64_t)pcoff + at, tab, chunk))
+			return -1;
+		for (size_t k = 0; k + psz <= chunk; k += psz) {
+			int32_t off;
+
+			memcpy(&off, tab + k + VAL(pp, PCDESC_PC_OFFSET), sizeof(off));
+			if (off > (int32_t)aux) {
+				memcpy(&decode, tab + k + VAL(pp, PCDESC_SCOPE_DECODE), sizeof(decode));
+				found = true;
+				break;
+			}
+		}
+	}
+	if (!found || decode <= 0)
+		return 0; /* no scope recorded there (serialized_null is 0) */
+	if (rd64(pp->pid, nm + VAL(pp, NMETHOD_SCOPES_DATA), &sdata) || !sdata)
+		return -1;
+	if (mem_read(pp->pid, nm + VAL(pp, NMETHOD_METADATA), &v, sizeof(v)) || v <= 0)
+		return -1;
+	mdata = nm + (uint64_t)v;
+	/* innermost first: each scope's sender is the method it was inlined into */
+	while (decode > 0 && n < max) {
+		if (mem_read(pp->pid, sdata + (uint64_t)decode, rec, sizeof(rec)))
+			return -1;
+		pos = 0;
+		if (hotspot_read_int(rec, sizeof(rec), &pos, &sender) ||
+		    hotspot_read_int(rec, sizeof(rec), &pos, &midx) ||
+		    hotspot_read_int(rec, sizeof(rec), &pos, &bci) || midx <= 0 || midx > 65536)
+			return -1;
+		if (rd64(pp->pid, mdata + 8ull * (uint64_t)(midx - 1), &ret[n]) || !ret[n])
+			return -1;
+		n++;
+		/* senders are recorded before the scopes they hold: a chain only goes back */
+		if (sender >= decode)
+			break;
+		decode = sender;
+	}
+	return (int)n;
 }
 
 /* --- processes ---------------------------------------------------------------------------- */
@@ -660,20 +758,42 @@ static int placeholder(struct hotspot *hs, uint32_t pid, unsigned int kind)
 	return intern(hs, pid, s, strlen(s));
 }
 
-int hotspot__frame_name(struct hotspot *hs, uint32_t pid, uint64_t word)
+/* A method's name interned: 0 and *@id, -1 unreadable, -ENOMEM. */
+static int method_id(struct hotspot *hs, struct hsproc *pp, uint64_t method, int32_t *id)
 {
-	uint64_t key = word & ~(0x3fffull << EMBER_HSF_AUX_SHIFT), addr = word & EMBER_HSF_ADDR_MASK;
-	unsigned int kind = EMBER_HSF_KIND(word);
-	uint64_t method = 0, now;
-	struct hsproc *pp;
-	struct hsname *e;
 	int r;
 
-	if (!hs || !EMBER_HSF_IS(word))
+	sbuf_reset(&hs->name);
+	r = method_name(pp, method, &hs->name);
+	if (sbuf_error(&hs->name))
+		return -ENOMEM;
+	if (r)
 		return -1;
+	r = intern(hs, pp->pid, hs->name.buf, hs->name.len);
+	if (r < 0)
+		return r;
+	*id = r;
+	return 0;
+}
+
+int hotspot__frame_names(struct hotspot *hs, uint32_t pid, uint64_t word, uint32_t *ids,
+			 size_t max)
+{
+	unsigned int kind = EMBER_HSF_KIND(word), aux = EMBER_HSF_AUX(word);
+	uint64_t key = kind == EMBER_HSF_COMPILED ? word
+						  : word & ~(0x3fffull << EMBER_HSF_AUX_SHIFT),
+		 addr = word & EMBER_HSF_ADDR_MASK, method = 0, now,
+		 chain[HOTSPOT_MAX_INLINE];
+	struct hsproc *pp;
+	struct hsname *e;
+	int32_t id;
+	int r, n = 0;
+
+	if (!hs || !EMBER_HSF_IS(word) || !max)
+		return -EINVAL;
 	pp = proc_find(hs, pid);
 	if (!pp || pp->state != HSS_ON || !addr)
-		return placeholder(hs, pid, kind);
+		goto unnamed;
 	e = name_slot(hs, pp, key);
 	if (!e)
 		return -ENOMEM;
@@ -689,32 +809,65 @@ int hotspot__frame_name(struct hotspot *hs, uint32_t pid, uint64_t word)
 			goto have;
 	}
 	hs->st.names++;
-	sbuf_reset(&hs->name);
-	method = 0;
-	if (kind == EMBER_HSF_INTERP)
-		method = addr;
-	else if (kind == EMBER_HSF_COMPILED && nmethod_method(pp, addr, &method))
-		method = 0;
-	if (kind == EMBER_HSF_STUB)
+	if (kind == EMBER_HSF_STUB) {
+		sbuf_reset(&hs->name);
 		r = blob_name(pp, addr, &hs->name);
-	else
-		r = method ? method_name(pp, method, &hs->name) : -1;
-	if (sbuf_error(&hs->name))
-		return -ENOMEM;
-	if (r)
-		return placeholder(hs, pid, kind); /* not cached: read again next time */
-	r = intern(hs, pid, hs->name.buf, hs->name.len);
-	if (r < 0)
-		return r;
+		if (sbuf_error(&hs->name))
+			return -ENOMEM;
+		if (r)
+			goto unnamed; /* not cached: read again next time */
+		r = intern(hs, pid, hs->name.buf, hs->name.len);
+		if (r < 0)
+			return r;
+		id = r;
+	} else {
+		if (kind == EMBER_HSF_INTERP)
+			method = addr;
+		else if (nmethod_method(pp, addr, &method))
+			goto unnamed;
+		r = method_id(hs, pp, method, &id);
+		if (r == -ENOMEM)
+			return r;
+		if (r)
+			goto unnamed;
+	}
 	if (e->key != key)
 		pp->n++;
-	*e = (struct hsname){ .key = key, .method = method, .checked = now, .id = r };
+	*e = (struct hsname){ .key = key, .method = method, .checked = now, .n = 1 };
+	e->id[0] = id;
+	if (kind == EMBER_HSF_COMPILED) {
+		/* the methods inlined at this pc, innermost first; the outermost is the method
+		 * itself */
+		int c = inlined(pp, addr, aux, chain, HOTSPOT_MAX_INLINE);
+
+		if (c < 0)
+			hs->st.inline_unreadable++;
+		for (int k = c - 2; k >= 0 && e->n < HOTSPOT_MAX_INLINE; k--) {
+			r = method_id(hs, pp, chain[k], &id);
+			if (r == -ENOMEM)
+				return r;
+			if (r) {
+				hs->st.inline_unreadable++;
+				break;
+			}
+			e->id[e->n++] = id;
+			hs->st.inline_frames++;
+		}
+	}
 have:
 	if (kind == EMBER_HSF_STUB)
 		hs->st.frames_stub++;
 	else
 		hs->st.frames++;
-	return e->id;
+	for (uint32_t k = 0; k < e->n && (size_t)n < max; k++)
+		ids[n++] = (uint32_t)e->id[k];
+	return n;
+unnamed:
+	r = placeholder(hs, pid, kind);
+	if (r < 0)
+		return r;
+	ids[0] = (uint32_t)r;
+	return 1;
 }
 
 int hotspot__names_carry(struct hotspot *hs)
@@ -730,13 +883,18 @@ int hotspot__names_carry(struct hotspot *hs)
 			for (j = 0; j < pp->cap; j++) {
 				struct hsname *e = &pp->names[j];
 
+				uint32_t k;
+
 				if (!e->key)
 					continue;
-				r = strtab__carry(hs->names, (uint32_t)e->id);
-				if (r >= 0) {
-					e->id = r;
-					continue;
+				for (k = 0; k < e->n; k++) {
+					r = strtab__carry(hs->names, (uint32_t)e->id[k]);
+					if (r < 0)
+						break;
+					e->id[k] = r;
 				}
+				if (k == e->n)
+					continue;
 				/* dropped from the cache: read again when sampled; the slot stays
 				 * taken with a key no word has (bit 63 clear) */
 				e->key = 1;

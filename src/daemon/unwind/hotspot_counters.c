@@ -43,6 +43,8 @@ const struct counter_desc hotspot_counters[] = {
 	  .label = "kind", .label_value = "named" },
 	{ .key = "frames_stub", U64(frames_stub), KIND("stub") },
 	{ .key = "frames_unnamed", U64(frames_unnamed), KIND("unnamed") },
+	{ .key = "inline_frames", U64(inline_frames), KIND("inlined") },
+	{ .key = "inline_unreadable", U64(inline_unreadable), EVENT("inline_unreadable") },
 	{ .key = "refused_missing", U64(reasons[RTI_MISSING]), .metric = REFUSED,
 	  .type = COUNTER_COUNTER,
 	  .help = "libjvm.so files or JVMs refused, by reason: vmStructs items missing, a value "

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // A Java program spending its CPU in three methods of its own at known shares of the time
 // (tests/integration/test_java.sh): a static method (App.burnStatic 50 %), an instance method
-// (Burner.burnInstance 30 %) and a lambda's body (App.lambda$main$0, 20 %, called through the
+// (Burner.burnInstance 30 %: its work in an interface call of Burner.step, which the JIT
+// inlines into it) and a lambda's body (App.lambda$main$0, 20 %, called through the
 // IntSupplier interface). Each round lasts a random 30-70 ms, runs the three in a random order
 // for their share of it and pauses a tenth of it (the same reasons as nodeburn/app.js: a round
 // in step with the sampler's period, and RT throttling of a process that never sleeps).
@@ -32,14 +33,45 @@ public class App {
 		sink = x;
 	}
 
+	/* three implementations: the call in Burner.step sees all three (megamorphic), so it stays
+	 * a real interface call, and step (small, hot) is inlined into burnInstance around it */
+	interface Op {
+		long apply(long x);
+	}
+
+	static final class Lcg implements Op {
+		public long apply(long x) {
+			return (x * 69069L + 1L) % 4294967291L;
+		}
+	}
+
+	static final class XorShift implements Op {
+		public long apply(long x) {
+			x ^= x << 13;
+			x ^= x >>> 7;
+			return x ^ (x << 17);
+		}
+	}
+
+	static final class Pcg implements Op {
+		public long apply(long x) {
+			return (x * 6364136223846793005L + 1442695040888963407L) >>> 1;
+		}
+	}
+
 	static final class Burner {
 		long seed = 3;
+		final Op[] ops = { new Lcg(), new XorShift(), new Pcg() };
+
+		private long step(long x, int i) {
+			return ops[i % 3].apply(x) + 1;
+		}
 
 		void burnInstance(long until) {
 			long x = seed;
 			for (;;) {
 				for (int i = 0; i < 4096; i++)
-					x = (x * 69069L + 1L) % 4294967291L;
+					x = step(x, i);
 				if (now() >= until)
 					break;
 			}

@@ -69,6 +69,8 @@ struct hotspot_stats {
 	uint64_t frames;	    /* Java frames named by their method */
 	uint64_t frames_stub;	    /* ... stubs named by their code blob */
 	uint64_t frames_unnamed;    /* ... not readable (freed, forged, gone) */
+	uint64_t inline_frames;	    /* methods inlined into compiled frames, named */
+	uint64_t inline_unreadable; /* ... whose scopes or method could not be read */
 	uint64_t names;		    /* methods read */
 	uint64_t name_rechecks;	    /* compiled methods' names checked again */
 	uint64_t name_evictions;    /* a process's name cache emptied for room (max_names) */
@@ -91,9 +93,17 @@ void hotspot__free(struct hotspot *hs);
 /* A group of @pid's samples is being ingested: examine it if it is new (or not ready). */
 void hotspot__sampled(struct hotspot *hs, uint32_t pid);
 
-/* The id (in @names) of the Java frame whose BPF word is @word in process @pid; -ENOMEM. A
- * frame that cannot be read gets its kind's placeholder name, never another's. */
-int hotspot__frame_name(struct hotspot *hs, uint32_t pid, uint64_t word);
+/* Frames a compiled frame is expanded into at most: itself and the methods inlined into it. */
+#define HOTSPOT_MAX_INLINE 8
+
+/*
+ * The ids (in @names) of the Java frame whose BPF word is @word in process @pid, root first
+ * into @ids (at most @max): its method, and for a compiled frame the methods inlined into it at
+ * its pc (JDK 11-19: their scopes' encoding). Count (>= 1), or -ENOMEM. A frame that cannot be
+ * read gets its kind's placeholder name, never another's.
+ */
+int hotspot__frame_names(struct hotspot *hs, uint32_t pid, uint64_t word, uint32_t *ids,
+			 size_t max);
 
 /* The names' table started over: the ids held are carried into it. 0, or -ENOMEM. Worker. */
 int hotspot__names_carry(struct hotspot *hs);
@@ -117,5 +127,11 @@ size_t hotspot_method_name(const char *klass, size_t klen, const char *method, s
  * (RTI__REASONS: counted as refused_version).
  */
 bool hotspot_facts_check(const struct rtintro_hotspot *h, struct ember_hs_proc *ret, int *why);
+
+/*
+ * Exposed for tests: one int of a compiled method's scope data (CompressedReadStream before
+ * JDK 20) at *@pos of @buf (@len bytes), *@pos moved past it. 0, or -EINVAL when cut short.
+ */
+int hotspot_read_int(const uint8_t *buf, size_t len, size_t *pos, int32_t *ret);
 
 #endif
