@@ -755,11 +755,11 @@ static __always_inline int walk_user(__u32 pid, const __u64 *regs, bool regs_ker
 		sc->n = 0;
 		sc->on = bpf_map_lookup_elem(&v8_procs, &pid) != NULL;
 		sc->t0 = bpf_ktime_get_ns();
-		hsc->on = bpf_map_lookup_elem(&hs_procs, &pid) != NULL;
+		hsc->on = hs_walk_on && bpf_map_lookup_elem(&hs_procs, &pid) != NULL;
 		bpf_loop(EMBER_MAX_STACK_DEPTH + 1, walk_step_js, &w, 0);
 		if (sc->on && sc->n)
 			v8_walk(pid, w.st, w.max, &w.hash);
-		if (hsc->on)
+		if (hs_walk_on && hsc->on)
 			hs_walked(sc->t0);
 		/* walked whole by its file's tables without a list: not a frame-pointer walk */
 		if (w.vma_used && !(w.st->flags & EMBER_USTACK_TRUNC))

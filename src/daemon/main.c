@@ -155,7 +155,10 @@ static int sampling_setup(struct emberd *d)
 			log_warn("no JavaScript frames: %s", strerror(errno));
 		ingest__set_v8(d->ingest, d->v8);
 	}
-	if (d->cfg.hotspot && !so.fp_only) {
+	if (d->cfg.hotspot && !so.fp_only && !sampler__hs_walk_on(d->sampler))
+		log_info("no Java frames: this kernel's verifier is not known to take the HotSpot walk "
+			 "(6.8 or later)");
+	else if (d->cfg.hotspot && !so.fp_only) {
 		struct hotspot_opts ho = HOTSPOT_OPTS_DEFAULT;
 
 		ho.procs = d->procs;

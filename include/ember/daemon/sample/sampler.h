@@ -489,6 +489,9 @@ struct ember_hs_bpf_stats;
 int sampler__hs_set_proc(struct sampler *s, uint32_t pid, const struct ember_hs_proc *p);
 /* @pid has an entry (the program deletes it at exec and exit). */
 bool sampler__hs_has_proc(struct sampler *s, uint32_t pid);
+/* The walk steps Java frames at all: off on kernels before 6.8 (their verifier, see
+ * sampler.c) and with frame pointers only. */
+bool sampler__hs_walk_on(const struct sampler *s);
 /* The HotSpot walk's counters, summed over CPUs. 0 or -errno. */
 int sampler__hs_stats(struct sampler *s, struct ember_hs_bpf_stats *ret);
 
