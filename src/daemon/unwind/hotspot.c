@@ -559,6 +559,19 @@ bad:
 	return -1;
 }
 
+/* The process's last mappings read (no new read) hold an executable libjvm.so. */
+static bool maps_have_libjvm(struct hotspot *hs, uint32_t pid)
+{
+	struct scan sc = { .found = false };
+	struct proc_maps *m = proc_tracker__maps(hs->tracker, pid, 0);
+
+	if (!m)
+		return false;
+	(void)proc_maps__for_each(m, on_map, &sc);
+	proc_maps__put(m);
+	return sc.found;
+}
+
 static void detect(struct hotspot *hs, struct hsproc *pp)
 {
 	struct scan sc = { .found = false };
@@ -664,6 +677,10 @@ void hotspot__sampled(struct hotspot *hs, uint32_t pid)
 			    (st.st_ino != pp->exe_ino || st.st_dev != pp->exe_dev)) {
 				pp->exe_ino = st.st_ino;
 				pp->exe_dev = st.st_dev;
+				pp->tries = 0;
+				detect(hs, pp);
+			} else if (maps_have_libjvm(hs, pid)) {
+				/* a program that loaded libjvm itself (JNI_CreateJavaVM) since */
 				pp->tries = 0;
 				detect(hs, pp);
 			}

@@ -8,7 +8,8 @@
 // in step with the sampler's period, and RT throttling of a process that never sleeps).
 // Each method loops until its deadline itself, so it is compiled on its own (OSR or whole) and
 // its frame is its own: a call per round is too cold for the JIT to inline it into main.
-//   java -cp DIR App SECONDS   prints "ready PID UNIXTIME", then after SECONDS "split S I L"
+//   java -cp DIR App SECONDS   prints "ready PID UNIXTIME TID" (TID: the main thread's), then
+//   after SECONDS "split S I L"
 //   (the wall-time percentages the three really took, measured around each call) and
 //   "done UNIXTIME"
 import java.util.Random;
@@ -99,7 +100,11 @@ public class App {
 		double[] share = { 0.5, 0.3, 0.2 };
 		long[] spent = new long[3];
 		Random rnd = new Random(42);
-		System.out.printf("ready %d %.3f%n", ProcessHandle.current().pid(), unixTime());
+		/* the main thread's own id, for the test to give it (alone) real-time priority */
+		String self = java.nio.file.Files.readSymbolicLink(java.nio.file.Paths.get("/proc/thread-self")).toString();
+		/* one write (printf writes its pieces apart: a reader saw "ready " alone) */
+		System.out.print(String.format("ready %d %.3f %s%n", ProcessHandle.current().pid(),
+					       unixTime(), self.substring(self.lastIndexOf('/') + 1)));
 		System.out.flush();
 		long end = now() + (long)(seconds * 1e9);
 		int[] order = { 0, 1, 2 };
@@ -125,8 +130,8 @@ public class App {
 			Thread.sleep(round / 10000000L);
 		}
 		long tot = spent[0] + spent[1] + spent[2];
-		System.out.printf("split %.1f %.1f %.1f%n", 100.0 * spent[0] / tot,
-				  100.0 * spent[1] / tot, 100.0 * spent[2] / tot);
-		System.out.printf("done %.3f%n", unixTime());
+		System.out.print(String.format("split %.1f %.1f %.1f%n", 100.0 * spent[0] / tot,
+					       100.0 * spent[1] / tot, 100.0 * spent[2] / tot));
+		System.out.print(String.format("done %.3f%n", unixTime()));
 	}
 }
