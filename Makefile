@@ -255,12 +255,23 @@ WORKLOAD_fakev8_CFLAGS := -O1 -fno-omit-frame-pointer -mno-red-zone
 WORKLOAD_fakev8_LDFLAGS := -rdynamic
 WORKLOAD_fakev8_compressed_CFLAGS := -O1 -fno-omit-frame-pointer -mno-red-zone
 WORKLOAD_fakev8_compressed_LDFLAGS := -rdynamic
+# a hostile JVM (test_java.sh): loads libjvm.so, forges its code cache; no frame pointer of its
+# own (its forged frame steps to main by the stack, and main is unwound by its CFI)
+WORKLOAD_fakejvm_CFLAGS := -O2 -fomit-frame-pointer
 $(OUTPUT)/workloads/%: tests/workloads/%.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -std=gnu11 -g $(or $(WORKLOAD_$*_CFLAGS),$(WORKLOAD_CFLAGS)) -Wall -o $@ $< \
 		-lm -lpthread -ldl $(WORKLOAD_$*_LDFLAGS)
-workloads: $(WORKLOAD_BINS)
+# the Java workload (test_java.sh): its classes by javac, when a JDK is installed
+# (openjdk-17-jdk-headless, scripts/packages.txt); without one the test says so
+JAVAC ?= $(shell command -v javac 2>/dev/null)
+JAVA_WORKLOADS := $(if $(JAVAC),$(OUTPUT)/workloads/javaburn/App.class)
+$(OUTPUT)/workloads/javaburn/App.class: tests/workloads/javaburn/App.java
+	$(call msg,JAVAC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(JAVAC) -nowarn -d $(@D) $<
+workloads: $(WORKLOAD_BINS) $(JAVA_WORKLOADS)
 
 # --- tests -----------------------------------------------------------------------------------
 TEST_ENV := OUTPUT=$(OUTPUT) SRCDIR=$(SRCDIR) SHARED=$(SHARED) EMBER=$(EMBER) EMBERD=$(EMBERD) \

@@ -22,6 +22,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 /* the sampled thread's Python frames, stored with its user stack by walk_user() */
 #include "python.bpf.h"
 #include "v8.bpf.h"
+#include "hotspot.bpf.h"
 #include "unwind.bpf.h"
 
 /* Knobs, set between open and load. */
@@ -440,6 +441,7 @@ int on_exec(struct bpf_raw_tracepoint_args *ctx)
 	 * the new one (absent: not listed) */
 	bpf_map_delete_elem(&unwind_procs, &pid);
 	bpf_map_delete_elem(&v8_procs, &pid); /* the new image is not that V8 */
+	bpf_map_delete_elem(&hs_procs, &pid); /* nor that JVM */
 	bpf_map_delete_elem(&vma_cache, &pid); /* nor are those its mappings */
 	/* the first exec of a burst wakes userspace; the others of its window go with it */
 	if (sampled) {
@@ -541,6 +543,7 @@ int on_exit(void *ctx)
 	now = bpf_ktime_get_ns();
 	bpf_map_delete_elem(&unwind_procs, &pid);
 	bpf_map_delete_elem(&v8_procs, &pid);
+	bpf_map_delete_elem(&hs_procs, &pid);
 	bpf_map_delete_elem(&vma_cache, &pid); /* its pid's next process is not it */
 	tell(pid, EMBER_REC_EXIT, BPF_RB_NO_WAKEUP, now);
 	return 0;

@@ -357,6 +357,40 @@ static __always_inline void fp_note(struct walk *w, __u32 n)
 	sc->idx[k] = n;
 }
 
+/*
+ * In a JVM process (CPU samples), a frame whose pc is in its code heaps is stepped by
+ * hs_step() (hotspot.bpf.h), its ip replaced by the method's word: 0 or 1 as walk_frame()
+ * returns, or -1 when the pc is not the JVM's (the native walk goes on).
+ */
+static __always_inline long hs_frame(struct walk *w, __u32 n)
+{
+	struct hs_scratch *sc = hs_scratch_get();
+	int r;
+
+	if (!sc)
+		return -1;
+	sc->ip = w->ip;
+	sc->sp = w->sp;
+	sc->bp = w->bp;
+	sc->exact = w->exact_ip;
+	r = hs_step(w->pid);
+	if (!r)
+		return -1;
+	if (r != 1)
+		return stop_short(w, EMBER_STOP_UNREADABLE);
+	w->st->ips[n & 127] = sc->word;
+	w->st->flags |= EMBER_USTACK_HS;
+	w->hash = (w->hash ^ sc->word) * 0x100000001b3ULL;
+	/* callers live at higher addresses */
+	if (sc->sp <= w->sp)
+		return stop_short(w, EMBER_STOP_LOOP);
+	w->ip = sc->ip;
+	w->sp = sc->sp;
+	w->bp = sc->bp;
+	w->exact_ip = false;
+	return 0;
+}
+
 /* What bpf_find_vma()'s callback read (its context must be on the stack): end 0, nothing. */
 struct vma_found {
 	__u64 start, end, pgoff, file;
@@ -494,6 +528,13 @@ static __always_inline long walk_frame(void *ctx, bool js)
 	w->hash = (w->hash ^ w->ip) * 0x100000001b3ULL;
 	w->fp_why = EMBER_STOP_NO_TABLE;
 	wcount(w, EMBER_WALK_FRAMES, 1);
+	/* a JVM's code heaps: its frames by its rules (hotspot.bpf.h) */
+	if (js && hs_scratch_on()) {
+		long hr = hs_frame(w, n);
+
+		if (hr >= 0)
+			return hr;
+	}
 	/* a return address points after the call: look up the call itself */
 	pc = w->exact_ip ? w->ip : w->ip - 1;
 	/* not listed yet (its exec's list still in the worker's queue): the kernel's mapping and
@@ -707,12 +748,19 @@ static __always_inline int walk_user(__u32 pid, const __u64 *regs, bool regs_ker
 
 		if (!sc)
 			return -ENOMEM;
+		struct hs_scratch *hsc = hs_scratch_get();
+
+		if (!hsc)
+			return -ENOMEM;
 		sc->n = 0;
 		sc->on = bpf_map_lookup_elem(&v8_procs, &pid) != NULL;
 		sc->t0 = bpf_ktime_get_ns();
+		hsc->on = hs_walk_on && bpf_map_lookup_elem(&hs_procs, &pid) != NULL;
 		bpf_loop(EMBER_MAX_STACK_DEPTH + 1, walk_step_js, &w, 0);
 		if (sc->on && sc->n)
 			v8_walk(pid, w.st, w.max, &w.hash);
+		if (hs_walk_on && hsc->on)
+			hs_walked(sc->t0);
 		/* walked whole by its file's tables without a list: not a frame-pointer walk */
 		if (w.vma_used && !(w.st->flags & EMBER_USTACK_TRUNC))
 			w.st->flags &= ~EMBER_USTACK_FP;

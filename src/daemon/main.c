@@ -42,6 +42,7 @@
 #include "ember/daemon/symbols/kresolve.h"
 #include "ember/daemon/symbols/symbolizer.h"
 #include "ember/daemon/unwind/python.h"
+#include "ember/daemon/unwind/hotspot.h"
 #include "ember/daemon/unwind/v8.h"
 #include "ember/daemon/unwind/unwind.h"
 
@@ -154,6 +155,19 @@ static int sampling_setup(struct emberd *d)
 			log_warn("no JavaScript frames: %s", strerror(errno));
 		ingest__set_v8(d->ingest, d->v8);
 	}
+	if (d->cfg.hotspot && !so.fp_only && !sampler__hs_walk_on(d->sampler))
+		log_info("no Java frames: this kernel's verifier is not known to take the HotSpot walk "
+			 "(6.8 or later)");
+	else if (d->cfg.hotspot && !so.fp_only) {
+		struct hotspot_opts ho = HOTSPOT_OPTS_DEFAULT;
+
+		ho.procs = d->procs;
+		ho.files = d->files;
+		d->hs = hotspot__new(d->sampler, d->sym_st, &ho);
+		if (!d->hs)
+			log_warn("no Java frames: %s", strerror(errno));
+		ingest__set_hotspot(d->ingest, d->hs);
+	}
 	sampler__set_pid_fn(d->sampler, emberd_on_new_pid, d);
 	sampler__set_exec_fn(d->sampler, emberd_on_exec, d);
 	sampler__set_exit_fn(d->sampler, emberd_on_exit_pid, d);
@@ -185,6 +199,7 @@ static void emberd_fini(struct emberd *d)
 	unwinder__free(d->unwind);
 	python__free(d->py);
 	v8__free(d->v8);
+	hotspot__free(d->hs);
 	sampler__free(d->sampler);
 	symbolizer__free(d->sym);
 	proc_tracker__free(d->procs);

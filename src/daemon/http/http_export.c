@@ -75,6 +75,7 @@ struct metrics *ember_metrics__new(void)
 		       { filecache_counters, filecache_counters_n },
 		       { python_counters, python_counters_n },
 		       { v8_counters, v8_counters_n },
+		       { hotspot_counters, hotspot_counters_n },
 		       { symbolizer_counters, symbolizer_counters_n },
 		       { symbolizer_debuginfod_counters, symbolizer_debuginfod_counters_n },
 		       { exporter_counters, exporter_counters_n },
@@ -583,6 +584,8 @@ static int handle_metrics(struct http_server *srv, struct http_request *req,
 				mapfile_stats_add(&f, &pub.python.files);
 			if (pub.have_v8)
 				mapfile_stats_add(&f, &pub.v8.files);
+			if (pub.have_hotspot)
+				mapfile_stats_add(&f, &pub.hotspot.files);
 			ember_metrics_mapfiles(m, &f);
 		}
 		ember_metrics_procs(m, &pub.procs);
@@ -594,6 +597,9 @@ static int handle_metrics(struct http_server *srv, struct http_request *req,
 			ember_metrics_python(m, &pub.python);
 		if (pub.have_v8)
 			metrics__set_counters(m, v8_counters, v8_counters_n, &pub.v8, NULL);
+		if (pub.have_hotspot)
+			metrics__set_counters(m, hotspot_counters, hotspot_counters_n, &pub.hotspot,
+					      NULL);
 		if (pub.have_exporter)
 			ember_metrics_export(m, pub.exporters);
 		metrics__set_counters(m, sampler_memio_counters, sampler_memio_counters_n,

@@ -189,6 +189,10 @@ static void stats_hook(struct sbuf *j, void *ctx)
 		sbuf_adds(j, "\"v8\": {");
 		json_counters(j, v8_counters, v8_counters_n, &pub.v8);
 	}
+	if (pub.have_hotspot) {
+		sbuf_adds(j, "\"hotspot\": {");
+		json_counters(j, hotspot_counters, hotspot_counters_n, &pub.hotspot);
+	}
 }
 
 int emberd_http_setup(const struct ember_config *cfg, const struct security_files *sec,

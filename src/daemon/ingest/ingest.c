@@ -18,6 +18,7 @@
 #include "ember/daemon/sample/sampler.h"
 #include "ember/daemon/sample/bpf_shared.h"
 #include "ember/daemon/unwind/python.h"
+#include "ember/daemon/unwind/hotspot.h"
 #include "ember/daemon/unwind/v8.h"
 #include "ember/daemon/symbols/symbolizer.h"
 #include "ember/daemon/unwind/unwind.h"
@@ -76,6 +77,7 @@ struct ingest {
 	struct python *py;		/* merges Python frames into the user frames; NULL: none */
 	struct v8 *v8;			/* names V8's JavaScript frames; NULL: none */
 	uint32_t v8ids[MAX_FRAMES];	/* a V8 process's user frames being named */
+	struct hotspot *hs;		/* names HotSpot's Java frames; NULL: none */
 	struct strtab *names;
 	struct scache_ent *scache;   /* SCACHE_SLOTS entries */
 	uint32_t tmp[HALF_FRAMES];   /* uncached symbolizer answers */
@@ -144,6 +146,11 @@ struct python *ingest__python(const struct ingest *in)
 void ingest__set_v8(struct ingest *in, struct v8 *v8)
 {
 	in->v8 = v8;
+}
+
+void ingest__set_hotspot(struct ingest *in, struct hotspot *hs)
+{
+	in->hs = hs;
 }
 
 const struct strtab *ingest__names(const struct ingest *in)
@@ -537,6 +544,55 @@ static int symbolize_v8(struct ingest *in, const struct sampler_group *g, const 
 	return (int)out;
 }
 
+/*
+ * The user frames of a group whose walk replaced the ips of Java frames by HotSpot words
+ * (bpf_shared.h), root first in *@ret: each Java frame by its method's name (hotspot.h), the
+ * native runs between them symbolized as any stack is. Frames or -errno.
+ */
+static int symbolize_hs(struct ingest *in, const struct sampler_group *g, const uint32_t **ret)
+{
+	const uint64_t *ips = g->user_ips;
+	uint64_t t = g->nr_times ? g->times_ns[0] : 0;
+	size_t end = g->nr_user, i, out = 0;
+	uint32_t jids[HOTSPOT_MAX_INLINE];
+	const uint32_t *ids;
+	int r, nj;
+
+	if (end > EMBER_MAX_STACK_DEPTH + 1)
+		end = EMBER_MAX_STACK_DEPTH + 1;
+	/* from the root down: each native run [i + 1, end) leaf first, then the Java frame at i */
+	for (i = end; i-- > 0;) {
+		if (!EMBER_HSF_IS(ips[i]))
+			continue;
+		nj = hotspot__frame_names(in->hs, g->pid, ips[i], jids, HOTSPOT_MAX_INLINE);
+		if (nj < 0)
+			return nj;
+		if (end > i + 1) {
+			r = symbolize(in, false, g->pid, t, ips + i + 1, end - i - 1, &ids);
+			if (r < 0)
+				return r;
+			if ((size_t)r > MAX_FRAMES - out)
+				r = (int)(MAX_FRAMES - out);
+			memcpy(in->v8ids + out, ids, (size_t)r * sizeof(*ids));
+			out += (size_t)r;
+		}
+		for (int k = 0; k < nj && out < MAX_FRAMES; k++)
+			in->v8ids[out++] = jids[k];
+		end = i;
+	}
+	if (end) {
+		r = symbolize(in, false, g->pid, t, ips, end, &ids);
+		if (r < 0)
+			return r;
+		if ((size_t)r > MAX_FRAMES - out)
+			r = (int)(MAX_FRAMES - out);
+		memcpy(in->v8ids + out, ids, (size_t)r * sizeof(*ids));
+		out += (size_t)r;
+	}
+	*ret = in->v8ids;
+	return (int)out;
+}
+
 static int add_ids(struct ingest *in, size_t *n, const uint32_t *ids, int r)
 {
 	if ((size_t)r > MAX_FRAMES - *n)
@@ -575,8 +631,12 @@ int ingest__group(struct ingest *in, const struct sampler_group *g, ingest_sink_
 		}
 		if (in->v8)
 			v8__sampled(in->v8, g->pid); /* a new process: is it a Node? */
+		if (in->hs)
+			hotspot__sampled(in->hs, g->pid); /* a new process: is it a JVM? */
 		if (in->v8 && (g->user_flags & EMBER_USTACK_V8))
 			r = symbolize_v8(in, g, &ids);
+		else if (in->hs && (g->user_flags & EMBER_USTACK_HS))
+			r = symbolize_hs(in, g, &ids);
 		else
 			r = symbolize(in, false, g->pid, g->nr_times ? g->times_ns[0] : 0,
 				      g->user_ips, g->nr_user, &ids);

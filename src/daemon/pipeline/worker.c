@@ -175,6 +175,8 @@ static void copy_worker_stats(struct emberd *d)
 		python__stats(d->py, &p.python);
 	if (d->v8)
 		v8__stats(d->v8, &p.v8);
+	if (d->hs)
+		hotspot__stats(d->hs, &p.hotspot);
 	if (d->offcpu_sink)
 		offcpu_sink__stats(d->offcpu_sink, &p.offcpu);
 	memio_sink__stats(d->memio_sink, &p.memio);
@@ -221,6 +223,8 @@ static void names_renew(struct emberd *d)
 		log_warn("python: names not carried over (no memory), named again when sampled");
 	if (d->v8 && v8__names_carry(d->v8))
 		log_warn("v8: names not carried over (no memory), read again when sampled");
+	if (d->hs && hotspot__names_carry(d->hs))
+		log_warn("hotspot: names not carried over (no memory), read again when sampled");
 	if (d->offcpu_sink && offcpu_sink__names_carry(d->offcpu_sink, d->sym_st))
 		log_warn("off-cpu: wakers dropped (no memory to carry their names)");
 	strtab__renew_done(d->sym_st);
@@ -256,6 +260,8 @@ static void prune(struct emberd *d)
 		python__prune(d->py);
 	if (d->v8)
 		v8__prune(d->v8);
+	if (d->hs)
+		hotspot__prune(d->hs);
 	names_renew(d);
 	if (d->unwind)
 		(void)unwinder__sweep(d->unwind); /* processes gone, whatever was missed */
@@ -275,7 +281,7 @@ static void unwind_work(struct emberd *d)
 void pipeline_publish(struct emberd *d)
 {
 	struct http_published pub = { .have_unwind = d->unwind != NULL, .have_python = d->py != NULL,
-				     .have_v8 = d->v8 != NULL };
+				     .have_v8 = d->v8 != NULL, .have_hotspot = d->hs != NULL };
 
 	sampler__stats(d->sampler, &pub.sampler);
 	(void)sampler__offcpu_stats(d->sampler, &pub.offcpu);
@@ -291,6 +297,7 @@ void pipeline_publish(struct emberd *d)
 	pub.python = d->wpub.python;
 	pub.names_bytes = d->wpub.names_bytes;
 	pub.v8 = d->wpub.v8;
+	pub.hotspot = d->wpub.hotspot;
 	pthread_mutex_unlock(&d->wpub_lock);
 	if (d->exporter) { /* its own thread's counters, under its lock */
 		exporter__stats(d->exporter, pub.exporters);

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -117,6 +118,22 @@ enum { BC_COUNTERS, BC_ROWS, BC_LISTS };
 /* Files with a table the walk can find through the kernel's mapping (unwind_files): more are
  * left to the lists. */
 #define UNWIND_FILES_MAX 8192
+
+/*
+ * The kernel's verifier takes the HotSpot step in the user walk's frame callback (hotspot.bpf.h)
+ * in reasonable time: 6.18 (126k instructions processed for do_sample); 6.1 under emulation did
+ * not within 100 s. Kernels before 6.8 (which changed how bpf_loop() callbacks are verified)
+ * get no Java frames rather than a program that may not load; between 6.8 and 6.18 untried.
+ */
+static bool hs_walk_kernel(void)
+{
+	struct utsname u;
+	unsigned int maj = 0, min = 0;
+
+	if (uname(&u) || sscanf(u.release, "%u.%u", &maj, &min) != 2)
+		return false;
+	return maj > 6 || (maj == 6 && min >= 8);
+}
 
 static bool vma_offsets(struct sampler_bpf *skel);
 static bool exec_image_offsets(struct sampler_bpf *skel, const struct btf *b);
@@ -823,6 +840,7 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 	s->skel->rodata->forks_quiet = o->drain_period_ns != 0;
 	s->skel->rodata->nr_rows = s->o.unwind_rows ? s->o.unwind_rows : 1;
 	s->skel->rodata->py_lines = o->python_lines;
+	s->skel->rodata->hs_walk_on = !o->fp_only && hs_walk_kernel();
 	/* an address the list lacks: the kernel's mapping and its file's table (without the
 	 * kernel's offsets, frame pointers there as before) */
 	s->skel->rodata->vma_fallback = s->o.unwind_rows && !o->fp_only && vma_offsets(s->skel);
@@ -854,6 +872,8 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 					     bpf_map__fd(o->unwind_from->skel->maps.py_known))) ||
 		    (err = bpf_map__reuse_fd(s->skel->maps.v8_procs,
 					     bpf_map__fd(o->unwind_from->skel->maps.v8_procs))) ||
+		    (err = bpf_map__reuse_fd(s->skel->maps.hs_procs,
+					     bpf_map__fd(o->unwind_from->skel->maps.hs_procs))) ||
 		    (err = bpf_map__reuse_fd(s->skel->maps.unwind_files,
 					     bpf_map__fd(o->unwind_from->skel->maps.unwind_files)))) {
 			(void)errbuf_set(errbuf, errlen, 0, "cannot share the unwind tables: %s",
@@ -866,6 +886,7 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 						vma_offsets(s->skel);
 		/* Python: the daemon's processes, names already sent, and where they go */
 		s->skel->rodata->py_lines = o->unwind_from->skel->rodata->py_lines;
+		s->skel->rodata->hs_walk_on = o->unwind_from->skel->rodata->hs_walk_on;
 		s->pyname_fn = o->unwind_from->pyname_fn;
 		s->pyname_ctx = o->unwind_from->pyname_ctx;
 	}
@@ -2042,6 +2063,54 @@ int sampler__v8_stats(struct sampler *s, struct ember_v8_bpf_stats *ret)
 		ret->no_room += per[i].no_room;
 		ret->walk_ns += per[i].walk_ns;
 		ret->walks += per[i].walks;
+	}
+	free(per);
+	return err;
+}
+
+/* --- HotSpot ------------------------------------------------------------------- */
+
+bool sampler__hs_walk_on(const struct sampler *s)
+{
+	return s && s->skel && s->skel->rodata->hs_walk_on;
+}
+
+int sampler__hs_set_proc(struct sampler *s, uint32_t pid, const struct ember_hs_proc *p)
+{
+	STAT_ADD(s, bpf_calls, 1);
+	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.hs_procs), &pid, p, BPF_ANY))
+		return errno == ENOMEM || errno == E2BIG ? -E2BIG : -errno;
+	return 0;
+}
+
+bool sampler__hs_has_proc(struct sampler *s, uint32_t pid)
+{
+	struct ember_hs_proc p;
+
+	STAT_ADD(s, bpf_calls, 1);
+	return !bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.hs_procs), &pid, &p);
+}
+
+int sampler__hs_stats(struct sampler *s, struct ember_hs_bpf_stats *ret)
+{
+	struct ember_hs_bpf_stats *per = calloc((size_t)s->nr_cpus, sizeof(*per));
+	__u32 zero = 0;
+	int i, err = 0;
+
+	*ret = (struct ember_hs_bpf_stats){ 0 };
+	if (!per)
+		return -ENOMEM;
+	STAT_ADD(s, bpf_calls, 1);
+	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.hs_stats), &zero, per))
+		err = -errno;
+	for (i = 0; !err && i < s->nr_cpus; i++) {
+		ret->interp += per[i].interp;
+		ret->compiled += per[i].compiled;
+		ret->stubs += per[i].stubs;
+		ret->no_blob += per[i].no_blob;
+		ret->bad += per[i].bad;
+		ret->walks += per[i].walks;
+		ret->walk_ns += per[i].walk_ns;
 	}
 	free(per);
 	return err;

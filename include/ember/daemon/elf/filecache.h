@@ -56,6 +56,7 @@ enum filecache_kind {
 	FILECACHE_CPYTHON = 0, /* unwind/python.c: struct py_file_facts */
 	FILECACHE_SYMBOLS,     /* symbols/sym_elf.c: struct image (an object, refcounted) */
 	FILECACHE_V8,	       /* unwind/v8.c: struct v8_file_facts */
+	FILECACHE_HOTSPOT,     /* unwind/hotspot.c: struct hs_file_facts */
 	FILECACHE__NR
 };
 

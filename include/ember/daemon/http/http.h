@@ -48,6 +48,7 @@
 #include "ember/daemon/sample/sampler.h"
 #include "ember/daemon/elf/filecache.h"
 #include "ember/daemon/unwind/python.h"
+#include "ember/daemon/unwind/hotspot.h"
 #include "ember/daemon/unwind/v8.h"
 #include "ember/daemon/symbols/symbolizer.h"
 #include "ember/daemon/unwind/unwind.h"
@@ -301,6 +302,8 @@ struct http_published {
 	bool have_python; /* Python frames are read ([python] enabled) */
 	struct v8_stats v8;
 	bool have_v8; /* JavaScript frames are read */
+	struct hotspot_stats hotspot;
+	bool have_hotspot; /* Java frames are read */
 	struct exporter_stats exporters[EXPORTER_KINDS];
 	bool have_exporter; /* [export] is on */
 	struct identity_stats identity;

@@ -104,6 +104,9 @@ struct python *ingest__python(const struct ingest *in);
  * Borrowed. */
 struct v8;
 void ingest__set_v8(struct ingest *in, struct v8 *v8);
+/* HotSpot's Java frames (hotspot.h; may be NULL): named in the user frames of JVMs. Borrowed. */
+struct hotspot;
+void ingest__set_hotspot(struct ingest *in, struct hotspot *hs);
 
 /* True when [filter] excludes the samples of @pid with @comm (not counted). */
 bool ingest__excluded(struct ingest *in, uint32_t pid, const char *comm);

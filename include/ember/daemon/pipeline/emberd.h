@@ -29,6 +29,7 @@
 #include "ember/daemon/store/offcpu_sink.h"
 #include "ember/daemon/symbols/symbolizer.h"
 #include "ember/daemon/unwind/python.h"
+#include "ember/daemon/unwind/hotspot.h"
 #include "ember/daemon/unwind/v8.h"
 #include "ember/daemon/unwind/unwind.h"
 
@@ -77,12 +78,14 @@ struct emberd {
 		struct filecache_stats files;
 		struct python_stats python;
 		struct v8_stats v8;
+		struct hotspot_stats hotspot;
 		struct offcpu_sink_stats offcpu;
 		struct memio_sink_stats memio;
 		uint64_t names_bytes; /* the frame names' table (sym_st) */
 	} wpub;
 	struct python *py;		/* CPython processes' frames; NULL: [python] enabled = no */
 	struct v8 *v8;			/* Node processes' JavaScript frames; NULL: none */
+	struct hotspot *hs;		/* JVMs' Java frames; NULL: none */
 	struct ingest *ingest;	/* groups -> named stacks, for the store and the captures */
 	struct store_sink *sink;
 	struct sampler_report report; /* for logging changes of the drop counters */

@@ -621,6 +621,63 @@ struct ember_v8_bpf_stats {
 };
 
 /*
+ * --- HotSpot (Java) frames (bpf/hotspot.bpf.h; userspace: src/daemon/unwind/hotspot.c) ---------
+ *
+ * For a process userspace found to run a HotSpot whose vmStructs data checks out, a frame whose
+ * pc falls in one of its code heaps is stepped by the JVM's own rules (an interpreted frame by
+ * its frame pointer, a compiled one or a stub by the code blob's frame size) and its ip is
+ * replaced in place by a word: EMBER_HSF_MARK | kind | an auxiliary 14 bits (the bytecode index
+ * of an interpreted frame, the pc's offset in a compiled method's code; EMBER_HSF_AUX_NONE when
+ * it does not fit) | an address (47 bits): the Method* (interpreted), the nmethod (compiled) or
+ * the code blob (stub). Native ips are user addresses (< 2^47): bit 63 is never theirs.
+ */
+#define EMBER_USTACK_HS (1u << 7) /* HotSpot words in place of some native ips */
+#define EMBER_HSF_MARK (1ull << 63)
+#define EMBER_HSF_ADDR_MASK ((1ull << 47) - 1)
+#define EMBER_HSF_AUX_SHIFT 47
+#define EMBER_HSF_AUX_NONE 0x3fffu
+#define EMBER_HSF_KIND_SHIFT 61
+#define EMBER_HSF_INTERP 1ull	/* Method* + bci */
+#define EMBER_HSF_COMPILED 2ull /* nmethod* + pc offset */
+#define EMBER_HSF_STUB 3ull	/* CodeBlob* (a stub, an adapter, the call stub) */
+#define EMBER_HSF_KIND(w) ((unsigned int)(((w) >> EMBER_HSF_KIND_SHIFT) & 3))
+#define EMBER_HSF_AUX(w) ((unsigned int)(((w) >> EMBER_HSF_AUX_SHIFT) & 0x3fff))
+#define EMBER_HSF_IS(w) (((w) & EMBER_HSF_MARK) != 0)
+
+#define EMBER_HS_MAX_HEAPS 4
+
+/* A JVM as userspace read it (hotspot.c): its code heaps and the offsets the walk reads. */
+struct ember_hs_proc {
+	__u64 low[EMBER_HS_MAX_HEAPS];	  /* a code heap's reserved [low, high) */
+	__u64 high[EMBER_HS_MAX_HEAPS];
+	__u64 segmap[EMBER_HS_MAX_HEAPS]; /* its segment map: one byte per segment */
+	__u8 log2_seg[EMBER_HS_MAX_HEAPS];
+	__u32 nr_heaps;
+	__u16 blob_name;	  /* CodeBlob::_name */
+	__u16 blob_frame_size;	  /* CodeBlob::_frame_size (int, words) */
+	__u16 blob_frame_complete; /* CodeBlob::_frame_complete_offset (int, bytes) */
+	__u16 blob_code_begin;	  /* CodeBlob::_code_begin (a pointer) */
+	__u16 heapblock_size;	  /* sizeof(HeapBlock): the blob follows it */
+	__u16 method_constmethod; /* Method::_constMethod */
+	__u16 constmethod_size;	  /* sizeof(ConstMethod): the bytecodes follow it */
+	__s8 interp_method;	  /* interpreter frame slots, in words from rbp: -3 */
+	__s8 interp_bcp;	  /* -8 */
+	__s8 interp_sender_sp;	  /* -1 */
+	__u8 pad[3];
+};
+
+/* Per-CPU counters of the HotSpot walk. */
+struct ember_hs_bpf_stats {
+	__u64 interp;	 /* interpreted frames stepped */
+	__u64 compiled;	 /* compiled frames (nmethods) stepped */
+	__u64 stubs;	 /* stubs, adapters stepped */
+	__u64 no_blob;	 /* a pc in a code heap whose blob was not found (free, too far) */
+	__u64 bad;	 /* a blob or frame unreadable or out of bounds: the walk stopped */
+	__u64 walks;	 /* walks of JVM processes */
+	__u64 walk_ns;	 /* their time (bpf_ktime_get_ns()) */
+};
+
+/*
  * Kernel symbols without /proc/kallsyms (bpf/kresolve.bpf.c, src/daemon/symbols/kresolve.c): userspace writes up
  * to EMBER_KSYM_BATCH addresses into the program's .bss and runs it (BPF_PROG_TEST_RUN); it
  * formats each with the kernel's "%pS" ("name+0xoff/0xsize [module]", or "0x..." for no symbol)

@@ -479,4 +479,20 @@ bool sampler__v8_has_proc(struct sampler *s, uint32_t pid);
 /* The V8 frame checks' counters, summed over CPUs. 0 or -errno. */
 int sampler__v8_stats(struct sampler *s, struct ember_v8_bpf_stats *ret);
 
+/*
+ * HotSpot: the JVMs whose code heaps the walk steps through (bpf_shared.h, written by the
+ * unwind stage, hotspot.h). A capture's sampler shares the daemon's map.
+ */
+struct ember_hs_proc;
+struct ember_hs_bpf_stats;
+/* Sets (or replaces) @pid's entry; 0 or -errno (-E2BIG: the map is full). */
+int sampler__hs_set_proc(struct sampler *s, uint32_t pid, const struct ember_hs_proc *p);
+/* @pid has an entry (the program deletes it at exec and exit). */
+bool sampler__hs_has_proc(struct sampler *s, uint32_t pid);
+/* The walk steps Java frames at all: off on kernels before 6.8 (their verifier, see
+ * sampler.c) and with frame pointers only. */
+bool sampler__hs_walk_on(const struct sampler *s);
+/* The HotSpot walk's counters, summed over CPUs. 0 or -errno. */
+int sampler__hs_stats(struct sampler *s, struct ember_hs_bpf_stats *ret);
+
 #endif

@@ -112,6 +112,8 @@ struct ember_config {
 
 	/* [v8] */
 	bool v8; /* JavaScript frames of Node (V8) processes; default yes */
+	/* [hotspot] */
+	bool hotspot; /* Java frames of HotSpot JVMs; default yes */
 
 	/* [offcpu] (docs/design/offcpu.md) */
 	bool offcpu;			  /* off-CPU events; default no */

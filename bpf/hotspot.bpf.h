@@ -1,0 +1,272 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * HotSpot's Java frames, for the user stack walk (unwind.bpf.h, included once by sampler.bpf.c
+ * before it). HotSpot's compiled code keeps no frame pointer (rbp is a general register in C2
+ * code) and has no CFI, so the native walk cannot step through it; its interpreter keeps rbp
+ * frames but says nothing of the method. For a process userspace marked as a JVM it knows
+ * (hs_procs, written by src/daemon/unwind/hotspot.c from libjvm's vmStructs tables read in the
+ * process), a frame whose pc falls in one of its code heaps is stepped here:
+ *
+ *   the code blob    the heap's segment map, one byte per segment: 0 at a block's first
+ *                    segment, else how many segments back to go (0xff: free); the block's
+ *                    HeapBlock header, then the CodeBlob. Its _name says what it is: "nmethod"
+ *                    and "native nmethod" (compiled), "Interpreter", anything else a stub.
+ *   interpreted      rbp frames: Method* at [rbp - 24], bcp at [rbp - 64], the caller's sp at
+ *                    [rbp - 8] (a compiled caller's frame is sized from it), saved rbp at [rbp],
+ *                    return address at [rbp + 8] (x86-64 frame_x86.hpp, slots from userspace).
+ *   compiled, stubs  sp + _frame_size words is the caller's sp; the return address and the saved
+ *                    rbp lie just below it. In the prologue (pc before _frame_complete_offset, the
+ *                    first frame only) only the return address is on the stack. A stub of frame
+ *                    size 0 (the call stub, which keeps an rbp frame) steps by rbp.
+ *
+ * The frame's ip is replaced by a word naming the method (bpf_shared.h, EMBER_HSF_*). The step
+ * is a global function (verified once on its own, whatever the ways the native walk reaches a
+ * frame); it takes and gives the registers in a per-CPU map, as the walk's state keeps its size
+ * (unwind.bpf.h). Every read is bpf_probe_read_user (fails, never faults); loops are bounded.
+ */
+#ifndef EMBER_HOTSPOT_BPF_H
+#define EMBER_HOTSPOT_BPF_H
+
+/* The HotSpot step in the frame callback at all: set by userspace before load, on kernels whose
+ * verifier takes it (a constant: otherwise the verifier drops the code unseen). On 6.1 under
+ * emulation do_sample with it did not load within 100 s (26k instructions processed without
+ * it); on 6.18, 126k. */
+const volatile bool hs_walk_on = false;
+
+/* JVM processes (tgid), written by userspace. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, struct ember_hs_proc);
+	__uint(max_entries, 1024);
+} hs_procs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct ember_hs_bpf_stats);
+	__uint(max_entries, 1);
+} hs_stats SEC(".maps");
+
+/* The registers of the frame being stepped, in and out, and the walk's flag, per CPU. */
+struct hs_scratch {
+	__u64 ip, sp, bp;
+	__u64 word;	/* out: the frame's word (0: none) */
+	__u32 exact;	/* in: ip is where the thread was, not a return address */
+	__u32 on;	/* the walk under way is of a JVM process */
+	__u64 t0;	/* when the walk began */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct hs_scratch);
+	__uint(max_entries, 1);
+} hs_scratch SEC(".maps");
+
+/* Segment-map hops followed to a blob's start: each goes back at most 254 segments. */
+#define HS_MAX_HOPS 32
+/* A compiled frame believed: 64 KiB (HotSpot's own frames are far smaller) */
+#define HS_MAX_FRAME_WORDS 8192
+/* "nmethod\0", "native n", "Interpre" as little-endian words */
+#define HS_NAME_NMETHOD 0x00646f6874656d6eULL
+#define HS_NAME_NATIVE 0x6e2065766974616eULL
+#define HS_NAME_INTERP 0x6572707265746e49ULL
+
+static __always_inline struct hs_scratch *hs_scratch_get(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&hs_scratch, &zero);
+}
+
+static __always_inline bool hs_scratch_on(void)
+{
+	struct hs_scratch *sc;
+
+	if (!hs_walk_on)
+		return false;
+	sc = hs_scratch_get();
+	return sc && sc->on;
+}
+
+/* The search for a pc's code blob, for bpf_loop() callbacks: its heap, then the segment map's
+ * hops back to the block's first segment (callbacks: verified once, not once per path). */
+struct hs_find {
+	const struct ember_hs_proc *h;
+	__u64 pc, low, segmap, seg;
+	__u32 lg;
+	int heap; /* -1: in none of them */
+	int bad;  /* a free segment, a hop past the heap, unreadable */
+};
+
+static long hs_heap_cb(__u32 i, void *ctx)
+{
+	struct hs_find *f = ctx;
+	__u32 k = i & (EMBER_HS_MAX_HEAPS - 1);
+
+	if (i >= f->h->nr_heaps)
+		return 1;
+	if (f->pc >= f->h->low[k] && f->pc < f->h->high[k]) {
+		f->low = f->h->low[k];
+		f->segmap = f->h->segmap[k];
+		f->lg = f->h->log2_seg[k] & 63;
+		f->heap = (int)k;
+		return 1;
+	}
+	return 0;
+}
+
+static long hs_hop_cb(__u32 i, void *ctx)
+{
+	struct hs_find *f = ctx;
+	__u8 b = 0;
+
+	if (bpf_probe_read_user(&b, 1, (void *)(f->segmap + f->seg)) || b == 0xff || b > f->seg) {
+		f->bad = 1;
+		return 1;
+	}
+	if (!b)
+		return 1; /* the block's first segment */
+	f->seg -= b;
+	if (i == HS_MAX_HOPS - 1)
+		f->bad = 1; /* still not there */
+	return 0;
+}
+
+/*
+ * Steps the frame in hs_scratch of JVM @pid: 1 stepped (registers and word updated), 0 not in
+ * its code heaps (the native walk goes on), 2 in them but not steppable (the walk stops).
+ * Global: verified once.
+ */
+__noinline int hs_step(__u32 pid)
+{
+	struct hs_find f = { .heap = -1 };
+	struct ember_hs_bpf_stats *hs;
+	struct hs_scratch *sc;
+	__u64 pc, low, seg, blob, name = 0, nm = 0, code = 0, fr[2], ssp = 0, m = 0, cm = 0,
+						 bcp = 0, aux = EMBER_HSF_AUX_NONE;
+	__s32 fsize = 0, fcomplete = 0;
+	__u32 zero = 0, lg;
+	const struct ember_hs_proc *h;
+
+	sc = bpf_map_lookup_elem(&hs_scratch, &zero);
+	h = bpf_map_lookup_elem(&hs_procs, &pid);
+	if (!sc || !h)
+		return 0;
+	hs = bpf_map_lookup_elem(&hs_stats, &zero);
+	sc->word = 0;
+	pc = sc->exact ? sc->ip : sc->ip - 1;
+	f.h = h;
+	f.pc = pc;
+	bpf_loop(EMBER_HS_MAX_HEAPS, hs_heap_cb, &f, 0);
+	if (f.heap < 0)
+		return 0;
+	f.seg = (pc - f.low) >> f.lg;
+	bpf_loop(HS_MAX_HOPS, hs_hop_cb, &f, 0);
+	if (f.bad)
+		goto no_blob;
+	low = f.low;
+	seg = f.seg;
+	lg = f.lg;
+	blob = low + (seg << lg) + h->heapblock_size;
+	if (bpf_probe_read_user(&name, 8, (void *)(blob + h->blob_name)) ||
+	    bpf_probe_read_user(&fsize, 4, (void *)(blob + h->blob_frame_size)) ||
+	    bpf_probe_read_user(&fcomplete, 4, (void *)(blob + h->blob_frame_complete)) ||
+	    bpf_probe_read_user(&code, 8, (void *)(blob + h->blob_code_begin)) ||
+	    bpf_probe_read_user(&nm, 8, (void *)name))
+		goto bad;
+	if (nm == HS_NAME_INTERP) {
+		/* an interpreted frame: rbp's */
+		if (sc->bp < sc->sp || sc->bp - sc->sp > (1u << 20) ||
+		    bpf_probe_read_user(fr, sizeof(fr), (void *)sc->bp) ||
+		    bpf_probe_read_user(&m, 8, (void *)(sc->bp + h->interp_method * 8)) ||
+		    bpf_probe_read_user(&ssp, 8, (void *)(sc->bp + h->interp_sender_sp * 8)))
+			goto bad;
+		if (!bpf_probe_read_user(&bcp, 8, (void *)(sc->bp + h->interp_bcp * 8)) &&
+		    !bpf_probe_read_user(&cm, 8, (void *)(m + h->method_constmethod)) &&
+		    bcp >= cm + h->constmethod_size &&
+		    bcp - cm - h->constmethod_size < EMBER_HSF_AUX_NONE)
+			aux = bcp - cm - h->constmethod_size;
+		sc->word = EMBER_HSF_MARK | EMBER_HSF_INTERP << EMBER_HSF_KIND_SHIFT |
+			   aux << EMBER_HSF_AUX_SHIFT | (m & EMBER_HSF_ADDR_MASK);
+		/* the caller's sp: where a compiled caller's frame is measured from */
+		sc->sp = ssp > sc->bp ? ssp : sc->bp + 16;
+		sc->bp = fr[0];
+		sc->ip = fr[1];
+		if (hs)
+			hs->interp++;
+		return 1;
+	}
+	if (nm == HS_NAME_NMETHOD || nm == HS_NAME_NATIVE) {
+		if (pc >= code && pc - code < EMBER_HSF_AUX_NONE)
+			aux = pc - code;
+		sc->word = EMBER_HSF_MARK | EMBER_HSF_COMPILED << EMBER_HSF_KIND_SHIFT |
+			   aux << EMBER_HSF_AUX_SHIFT | (blob & EMBER_HSF_ADDR_MASK);
+		if (hs)
+			hs->compiled++;
+	} else {
+		sc->word = EMBER_HSF_MARK | EMBER_HSF_STUB << EMBER_HSF_KIND_SHIFT |
+			   aux << EMBER_HSF_AUX_SHIFT | (blob & EMBER_HSF_ADDR_MASK);
+		if (hs)
+			hs->stubs++;
+	}
+	if (fsize < 0 || fsize > HS_MAX_FRAME_WORDS)
+		goto bad;
+	if (!fsize && sc->exact) {
+		/* a stub without a frame, where the thread was (vtable and itable stubs jump on
+		 * to their target): only the return address is on the stack */
+		if (bpf_probe_read_user(&fr[1], 8, (void *)sc->sp))
+			goto bad;
+		sc->sp += 8;
+		sc->ip = fr[1];
+		return 1;
+	}
+	if (!fsize) {
+		/* a stub without a frame of its own size that called on: the call stub, which
+		 * keeps an rbp frame */
+		if (sc->bp < sc->sp || bpf_probe_read_user(fr, sizeof(fr), (void *)sc->bp))
+			goto bad;
+		sc->sp = sc->bp + 16;
+		sc->bp = fr[0];
+		sc->ip = fr[1];
+		return 1;
+	}
+	if (sc->exact && fcomplete > 0 && pc < code + (__u64)fcomplete) {
+		/* in the prologue: only the return address is pushed, for certain */
+		if (bpf_probe_read_user(&fr[1], 8, (void *)sc->sp))
+			goto bad;
+		sc->sp += 8;
+		sc->ip = fr[1];
+		return 1;
+	}
+	ssp = sc->sp + (__u64)fsize * 8;
+	if (bpf_probe_read_user(fr, sizeof(fr), (void *)(ssp - 16)))
+		goto bad;
+	sc->sp = ssp;
+	sc->bp = fr[0];
+	sc->ip = fr[1];
+	return 1;
+no_blob:
+	if (hs)
+		hs->no_blob++;
+	return 2;
+bad:
+	if (hs)
+		hs->bad++;
+	return 2;
+}
+
+/* A JVM's walk is done: counted, with its time since @t0. */
+static __always_inline void hs_walked(__u64 t0)
+{
+	__u32 zero = 0;
+	struct ember_hs_bpf_stats *hs = bpf_map_lookup_elem(&hs_stats, &zero);
+
+	if (hs) {
+		hs->walks++;
+		hs->walk_ns += bpf_ktime_get_ns() - t0;
+	}
+}
+
+#endif
