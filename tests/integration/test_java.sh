@@ -153,7 +153,12 @@ if [ -r "$LIBJVM" ] && [ -x "$OUTPUT/workloads/fakejvm" ]; then
 		# read of the first such process failed (counted) and its one stack kept the
 		# placeholder from the ingest's stack cache
 		names) check "fake JVM (names): a 65535-byte Symbol read bounded (512 'A's . 512 'B's), or the placeholder" \
-			grep -q ';A\{512\}\.B\{512\}_\[j\]\|;\[hotspot compiled\]_\[j\]' "$TMP/fake.$m.folded" ;;
+			grep -q ';A\{512\}\.B\{512\}_\[j\]\|;\[hotspot compiled\]_\[j\]' "$TMP/fake.$m.folded" || {
+			sort -t' ' -k2 -rn "$TMP/fake.$m.folded" | cut -c1-300 | head -6 | sed 's/^/#   its stacks: /'
+			sed 's/^/#   fake: /' "$TMP/fake.$m"
+			echo "#   hotspot: $(curl -sf "$URL_A/api/v1/stats" | python3 -c 'import json, sys; print(json.load(sys.stdin).get("hotspot"))')"
+			grep -i "hotspot\|java" "$TMP/emberd.log" 2>/dev/null | tail -5 | sed 's/^/#   log: /'
+		} ;;
 		unmapped) check "fake JVM (unmapped): a name into unmapped memory: the placeholder" \
 			grep -q ';\[hotspot compiled\]_\[j\]' "$TMP/fake.$m.folded" ;;
 		*) check "fake JVM ($m): no Java frame named" \
