@@ -21,7 +21,10 @@ printf '[offcpu]\nenabled = yes\n' >"$TMP/offcpu.conf"
 emberd_serve --config "$TMP/offcpu.conf" || { not_ok "emberd with [offcpu] starts"; done_testing; }
 sleep 1
 FROM=$(date +%s)
-"$W/offcpu" 4 >"$TMP/wl.out"
+# at nice 0 whatever the lane's (the browser's pages run at 10): a blocker woken at nice 10 beside
+# the first lane's spinning processes (test_hostile_perfmap's 13) waited in the run queue for
+# half its 4 s (1776 ms blocked, fresh-clone run ZL), time that is not blocked
+nice -n $((0 - $(nice))) "$W/offcpu" 4 >"$TMP/wl.out"
 TO=$(($(date +%s) + 1))
 sleep 2.5 # the last records reach the store
 read -r _ TID _ < <(grep '^done' "$TMP/wl.out")
