@@ -247,7 +247,15 @@ CACHED=$(awk '/^done/ { print $4 + 0 }' "$TMP/ra.out")
 CACHED=${CACHED:-0}
 echo "# read-ahead: $((RA * Q)) of the reader's $((RT * Q)) bytes under [read-ahead] (32 MiB read, $CACHED bytes of it still cached when the reading began)"
 check "a reader's I/O shows under [read-ahead]: >= 80 % of the 32 MiB it read (of what was not cached)" \
-	test $((RA * Q)) -ge $(((32 * 1048576 - CACHED) * 8 / 10)) -a "$CACHED" -le $((16 * 1048576))
+	test $((RA * Q)) -ge $(((32 * 1048576 - CACHED) * 8 / 10)) -a "$CACHED" -le $((16 * 1048576)) || {
+	# where the rest went: another task's I/O, lost or throttled records, the store's evictions
+	echo "#   event=blockio of the last 60 s by comm and kind: $(curl -sf "$URL/api/v1/folded?event=blockio&from=-60s" |
+		awk '{ split($1, c, ";"); k = c[1] ";" c[2]; n[k] += $NF } END { for (x in n) printf "%s %d, ", x, n[x] }')"
+	curl -sf "$URL/api/v1/stats" | python3 -c 'import json, sys; d = json.load(sys.stdin); m = d.get("memio", {})
+print("#   memio lost", m.get("lost"), "throttled", m.get("throttled"), "inflight_miss", m.get("inflight_miss"))
+print("#   store:", json.dumps(d.get("store"))[:1200])'
+	grep -i 'evict\|lost\|drop' "$TMP/emberd.log" | tail -5 | sed 's/^/#   log: /'
+}
 
 # --- hardware counters, refusals ---
 code=$(curl -s -o "$TMP/cyc.json" -w '%{http_code}' "$URL/api/v1/folded?event=cycles")
