@@ -76,7 +76,7 @@ struct ingest {
 	struct unwinder *unwind;	/* asked to re-read a process whose walk was cut short */
 	struct python *py;		/* merges Python frames into the user frames; NULL: none */
 	struct v8 *v8;			/* names V8's JavaScript frames; NULL: none */
-	uint32_t v8ids[MAX_FRAMES];	/* a V8 process's user frames being named */
+	uint32_t rtids[MAX_FRAMES];	/* a V8 or HotSpot process's user frames being named */
 	struct hotspot *hs;		/* names HotSpot's Java frames; NULL: none */
 	struct strtab *names;
 	struct scache_ent *scache;   /* SCACHE_SLOTS entries */
@@ -488,6 +488,28 @@ static const char *lost_name(int err, bool kernel)
 }
 
 /*
+ * A native run of a runtime's user stack (@n ips, leaf first) symbolized as any stack is (cached)
+ * and appended to in->rtids at *@out (root first, cut at MAX_FRAMES). 0 or -errno.
+ */
+static int add_native(struct ingest *in, uint32_t pid, uint64_t t, const uint64_t *ips, size_t n,
+		      size_t *out)
+{
+	const uint32_t *ids;
+	int r;
+
+	if (!n)
+		return 0;
+	r = symbolize(in, false, pid, t, ips, n, &ids);
+	if (r < 0)
+		return r;
+	if ((size_t)r > MAX_FRAMES - *out)
+		r = (int)(MAX_FRAMES - *out);
+	memcpy(in->rtids + *out, ids, (size_t)r * sizeof(*ids));
+	*out += (size_t)r;
+	return 0;
+}
+
+/*
  * The user frames of a group whose walk stored V8 words (bpf_shared.h: after the native ips, one
  * per JavaScript frame: its native ip's index and its SharedFunctionInfo), root first in *@ret:
  * each JavaScript frame by its function's name (v8.h) in place of its native ip, or by that ip
@@ -499,7 +521,6 @@ static int symbolize_v8(struct ingest *in, const struct sampler_group *g, const 
 	const uint64_t *ips = g->user_ips;
 	uint64_t t = g->nr_times ? g->times_ns[0] : 0, word[EMBER_MAX_STACK_DEPTH + 1] = { 0 };
 	size_t nn = 0, end, i, out = 0;
-	const uint32_t *ids;
 	int r, id;
 
 	while (nn < g->nr_user && !EMBER_V8F_IS(ips[nn]))
@@ -518,29 +539,17 @@ static int symbolize_v8(struct ingest *in, const struct sampler_group *g, const 
 			return id;
 		if (id < 0)
 			continue; /* named by its native ip, with its run */
-		if (end > i + 1) {
-			r = symbolize(in, false, g->pid, t, ips + i + 1, end - i - 1, &ids);
-			if (r < 0)
-				return r;
-			if ((size_t)r > MAX_FRAMES - out)
-				r = (int)(MAX_FRAMES - out);
-			memcpy(in->v8ids + out, ids, (size_t)r * sizeof(*ids));
-			out += (size_t)r;
-		}
-		if (out < MAX_FRAMES)
-			in->v8ids[out++] = (uint32_t)id;
-		end = i;
-	}
-	if (end) {
-		r = symbolize(in, false, g->pid, t, ips, end, &ids);
+		r = add_native(in, g->pid, t, ips + i + 1, end - i - 1, &out);
 		if (r < 0)
 			return r;
-		if ((size_t)r > MAX_FRAMES - out)
-			r = (int)(MAX_FRAMES - out);
-		memcpy(in->v8ids + out, ids, (size_t)r * sizeof(*ids));
-		out += (size_t)r;
+		if (out < MAX_FRAMES)
+			in->rtids[out++] = (uint32_t)id;
+		end = i;
 	}
-	*ret = in->v8ids;
+	r = add_native(in, g->pid, t, ips, end, &out);
+	if (r < 0)
+		return r;
+	*ret = in->rtids;
 	return (int)out;
 }
 
@@ -555,7 +564,6 @@ static int symbolize_hs(struct ingest *in, const struct sampler_group *g, const 
 	uint64_t t = g->nr_times ? g->times_ns[0] : 0;
 	size_t end = g->nr_user, i, out = 0;
 	uint32_t jids[HOTSPOT_MAX_INLINE];
-	const uint32_t *ids;
 	int r, nj;
 
 	if (end > EMBER_MAX_STACK_DEPTH + 1)
@@ -567,29 +575,17 @@ static int symbolize_hs(struct ingest *in, const struct sampler_group *g, const 
 		nj = hotspot__frame_names(in->hs, g->pid, ips[i], jids, HOTSPOT_MAX_INLINE);
 		if (nj < 0)
 			return nj;
-		if (end > i + 1) {
-			r = symbolize(in, false, g->pid, t, ips + i + 1, end - i - 1, &ids);
-			if (r < 0)
-				return r;
-			if ((size_t)r > MAX_FRAMES - out)
-				r = (int)(MAX_FRAMES - out);
-			memcpy(in->v8ids + out, ids, (size_t)r * sizeof(*ids));
-			out += (size_t)r;
-		}
-		for (int k = 0; k < nj && out < MAX_FRAMES; k++)
-			in->v8ids[out++] = jids[k];
-		end = i;
-	}
-	if (end) {
-		r = symbolize(in, false, g->pid, t, ips, end, &ids);
+		r = add_native(in, g->pid, t, ips + i + 1, end - i - 1, &out);
 		if (r < 0)
 			return r;
-		if ((size_t)r > MAX_FRAMES - out)
-			r = (int)(MAX_FRAMES - out);
-		memcpy(in->v8ids + out, ids, (size_t)r * sizeof(*ids));
-		out += (size_t)r;
+		for (int k = 0; k < nj && out < MAX_FRAMES; k++)
+			in->rtids[out++] = jids[k];
+		end = i;
 	}
-	*ret = in->v8ids;
+	r = add_native(in, g->pid, t, ips, end, &out);
+	if (r < 0)
+		return r;
+	*ret = in->rtids;
 	return (int)out;
 }
 
