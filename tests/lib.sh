@@ -61,6 +61,9 @@ stop_all() {
 		fi
 		wait "$p" 2>/dev/null
 	done
+	# the perf maps they leave (node --perf-basic-prof and python -X perf keep theirs at exit):
+	# a later process given the same pid as another user could not write its own
+	for p in "${PIDS[@]}"; do running "$p" || rm -f "/tmp/perf-$p.map"; done
 }
 # wait_log FILE PATTERN: waits up to 10 s for PATTERN in FILE
 wait_log() { for _ in $(seq 200); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.05; done; return 1; }

@@ -247,11 +247,13 @@ for mode in root nobody; do
 	check "privileges ($mode): CapBnd $bnd = $want" test "$bnd" = "$want"
 	check "privileges ($mode): NoNewPrivs" grep -q '^NoNewPrivs:[[:space:]]*1' /proc/$EP/status
 	[ $mode = nobody ] && check "privileges: runs as uid 65534" test "$uid" = 65534
-	# another user's processes: a native burner and JIT code
-	setpriv --reuid=nobody --regid=nogroup --clear-groups "$W/burn" 3 >"$TMP/burn-$mode.out" 2>&1 &
+	# another user's processes: a native burner and JIT code, alive until they are checked (what
+	# is checked is their names under the dropped privileges; a process that ends before emberd
+	# first reads it is test_proctrack's subject). env -C: the JIT's cwd is /tmp, its pid $!
+	setpriv --reuid=nobody --regid=nogroup --clear-groups "$W/burn" 60 >"$TMP/burn-$mode.out" 2>&1 &
 	BP=$!; PIDS+=($BP)
-	(cd /tmp && setpriv --reuid=nobody --regid=nogroup --clear-groups "$W/jit" --seconds 3 \
-		>"$TMP/jit-$mode.out" 2>&1) &
+	setpriv --reuid=nobody --regid=nogroup --clear-groups env -C /tmp "$W/jit" --seconds 60 \
+		>"$TMP/jit-$mode.out" 2>&1 &
 	JP=$!; PIDS+=($JP)
 	# and time in the kernel for certain: the burners above may have none in the window (one CI
 	# run named no kernel frame at all as nobody), /dev/zero's reads have it all
@@ -260,19 +262,46 @@ for mode in root nobody; do
 	PIDS+=($!)
 	if [ $mode = root ]; then # [filter]: the same burner under another name is not stored
 		cp "$W/burn" "$TMP/burnx"
-		"$TMP/burnx" 3 >/dev/null 2>&1 &
-		PIDS+=($!)
-		# and not in a capture with its own sampler either
+		cp "$W/burn" "$TMP/burnc"
+		# and not in a capture with its own sampler either, beside one that is (burnc): both
+		# run until the capture is done (its sampler starts when the POST is answered, which
+		# under load took longer than a 3 s burner lived)
+		"$TMP/burnx" 60 >/dev/null 2>&1 &
+		BX=$!; PIDS+=($BX)
+		"$TMP/burnc" 60 >/dev/null 2>&1 &
+		BC=$!; PIDS+=($BC)
 		sleep 0.3
+		tp=$(date +%s.%N)
 		cap=$(curl -s -X POST -d "seconds=2&frequency=199" "http://127.0.0.1:$PORT/api/v1/captures" |
 			python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])' 2>/dev/null)
+		echo "# the capture's POST was answered in $(awk -v a="$tp" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }') s"
 	fi
 	sleep 3.3
 	curl -s "http://127.0.0.1:$PORT/api/v1/folded?from=-10s" >"$TMP/folded-$mode"
 	check "privileges ($mode): another user's burn stack resolves (main;rounds;burn_c)" \
-		grep -q '^burn;.*main;rounds;burn_c' "$TMP/folded-$mode"
-	check "privileges ($mode): another user's JIT code resolves through its perf map" \
-		grep -q ';jit_\(alpha\|beta\)_\[j\]' "$TMP/folded-$mode"
+		grep -q '^burn;.*main;rounds;burn_c' "$TMP/folded-$mode" || {
+		grep '^burn;' "$TMP/folded-$mode" | sort -t' ' -k2 -rn | head -5 | sed 's/^/#   burn stack: /'
+		curl -s "http://127.0.0.1:$PORT/api/v1/stats" | python3 -c 'import json,sys
+d = json.load(sys.stdin)
+def walk(o, path=""):
+    if isinstance(o, dict):
+        for k, v in o.items(): walk(v, path + "." + k if path else k)
+    elif any(w in path for w in ("pid_", "unresolved", "proc", "worker", "lag", "pending", "late")): print("#   stats:", path, o)
+walk(d)' 2>&1 | head -60
+		grep -v '^$' "$TMP/priv-$mode.log" | tail -8 | sed 's/^/#   log: /'
+	}
+	if ! check "privileges ($mode): another user's JIT code resolves through its perf map" \
+		grep -q ';jit_\(alpha\|beta\)_\[j\]' "$TMP/folded-$mode"; then
+		sed 's/^/#   jit says: /' "$TMP/jit-$mode.out"
+		grep '^jit;' "$TMP/folded-$mode" | sort -t' ' -k2 -rn | head -5 | sed 's/^/#   jit stack: /'
+		curl -s "http://127.0.0.1:$PORT/api/v1/stats" | python3 -c 'import json,sys
+d = json.load(sys.stdin)
+def walk(o, path=""):
+    if isinstance(o, dict):
+        for k, v in o.items(): walk(v, path + "." + k if path else k)
+    elif "perfmap" in path or "pid_" in path or "jit" in path: print("#   stats:", path, o)
+walk(d)' 2>&1 | head -30
+	fi
 	kn=$(grep -c '^dd;.*;\(ksys_read\|vfs_read\)_\[k\]' "$TMP/folded-$mode")
 	check "privileges ($mode): kernel frames still named (dd's reads of /dev/zero: $kn stacks through vfs_read, $(grep -c '_\[k\]' "$TMP/folded-$mode") with kernel frames)" \
 		test "$kn" -gt 0
@@ -281,17 +310,20 @@ for mode in root nobody; do
 		f=$(curl -s "http://127.0.0.1:$PORT/api/v1/stats" | python3 -c \
 			'import json,sys; print(json.load(sys.stdin)["service"]["filtered_samples"])')
 		check "filter: excluded samples are counted on /api/v1/stats (${f:-?})" test "${f:-0}" -gt 0
-		for _ in $(seq 30); do
+		for _ in $(seq 100); do
 			st=$(curl -s "http://127.0.0.1:$PORT/api/v1/captures/$cap" | python3 -c \
 				'import json,sys; print(json.load(sys.stdin)["state"])' 2>/dev/null)
 			[ "$st" = running ] || break
 			sleep 0.2
 		done
+		kill "$BX" "$BC" 2>/dev/null
 		curl -s "http://127.0.0.1:$PORT/api/v1/captures/$cap/folded" >"$TMP/capture-$mode"
-		check "filter: a 199 Hz capture ($cap, $st) has the burner but not the excluded comm" \
-			bash -c "grep -q '^burn;' '$TMP/capture-$mode' && ! grep -q '^burnx;' '$TMP/capture-$mode'"
+		check "filter: a 199 Hz capture ($cap, $st) has a burner but not the excluded comm" \
+			bash -c "grep -q '^burnc;' '$TMP/capture-$mode' && ! grep -q '^burnx;' '$TMP/capture-$mode'" ||
+			awk '{ n = $NF; split($0, f, ";"); c[f[1]] += n } END { for (k in c) print "#   capture: " c[k], k }' \
+				"$TMP/capture-$mode" | sort -k3 -rn | head -12
 	fi
-	kill $EP; wait $EP 2>/dev/null
+	kill $BP $JP $EP; wait $EP 2>/dev/null
 	check "privileges ($mode): the drop is logged" grep -q "privileges: running as uid" "$TMP/priv-$mode.log"
 done
 
@@ -309,16 +341,16 @@ unshare --mount --propagation private -- sh -c 'mount -t tmpfs none /tmp && moun
 EP=$!; PIDS+=($EP)
 if wait_log "$TMP/sandbox.log" started; then
 	check "sandbox: CapEff reduced to the kept set" test "$(awk '/^CapEff/ {print $2}' /proc/$EP/status)" = "$want"
-	setpriv --reuid=nobody --regid=nogroup --clear-groups "$W/burn" 3 >/dev/null 2>&1 &
-	PIDS+=($!)
-	(cd /tmp && setpriv --reuid=nobody --regid=nogroup --clear-groups "$W/jit" --seconds 3 >/dev/null 2>&1) &
-	PIDS+=($!)
+	setpriv --reuid=nobody --regid=nogroup --clear-groups "$W/burn" 60 >/dev/null 2>&1 &
+	BP=$!; PIDS+=($BP)
+	setpriv --reuid=nobody --regid=nogroup --clear-groups env -C /tmp "$W/jit" --seconds 60 >/dev/null 2>&1 &
+	JP=$!; PIDS+=($JP)
 	sleep 3.3
 	curl -s "http://127.0.0.1:$PORT/api/v1/folded?from=-10s" >"$TMP/folded-sandbox"
 	check "sandbox: another user's JIT perf map (host /tmp) resolves" \
 		grep -q ';jit_\(alpha\|beta\)_\[j\]' "$TMP/folded-sandbox"
 	check "sandbox: another user's binary resolves" grep -q '^burn;.*main;rounds;burn_c' "$TMP/folded-sandbox"
-	kill $EP; wait $EP 2>/dev/null
+	kill $BP $JP $EP; wait $EP 2>/dev/null
 else
 	sed 's/^/# /' "$TMP/sandbox.log"
 	not_ok "emberd starts in the emulated unit sandbox"

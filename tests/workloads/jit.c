@@ -14,12 +14,14 @@
  *   --seconds N     run N seconds (default: until killed); the map is removed at exit
  * x86-64 and arm64. Each function keeps a frame pointer so that stacks walk through it.
  */
+#include <errno.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -142,7 +144,16 @@ int main(int argc, char **argv)
 	snprintf(map_path, sizeof(map_path), "/tmp/perf-%d.map", (int)getpid());
 	map = fopen(map_path, "w");
 	if (!map) {
-		perror(map_path);
+		struct stat st;
+		int err = errno;
+
+		/* most often a map an earlier process with this pid left, as another user */
+		if (!stat(map_path, &st))
+			fprintf(stderr, "jit: cannot write %s (%s): it exists, uid %u, %lld bytes: "
+				"left by an earlier process with pid %d?\n", map_path, strerror(err),
+				(unsigned)st.st_uid, (long long)st.st_size, (int)getpid());
+		else
+			fprintf(stderr, "jit: cannot create %s: %s\n", map_path, strerror(err));
 		return 1;
 	}
 	atexit(cleanup);
