@@ -1332,6 +1332,53 @@ static void test_perfmap_files(void **state)
 	strtab__free(st);
 }
 
+/* A perf map last written before its process began: another process's with that pid (runtimes
+ * leave theirs in /tmp), never used for this one's names, counted; read once the process
+ * writes it. */
+static void test_perfmap_stale(void **state)
+{
+	struct strtab *st = strtab__new();
+	struct symbolizer_stats ss;
+	struct symbolizer *s;
+	struct timespec boot, times[2];
+	char proc[128], map[PATH_MAX];
+	uint64_t ips[1] = { JIT_BASE + 0x10 };
+	FILE *f;
+
+	(void)state;
+	/* the process began a second ago (its start time in clock ticks after boot) */
+	assert_int_equal(clock_gettime(CLOCK_BOOTTIME, &boot), 0);
+	snprintf(proc, sizeof(proc), "%s/proc", tmpdir);
+	fake_proc(proc, (unsigned long long)(boot.tv_sec - 1) * (unsigned long long)sysconf(_SC_CLK_TCK));
+	snprintf(map, sizeof(map), "%s/%d/root/tmp/perf-%d.map", proc, FAKE_PID, FAKE_NSPID);
+	f = fopen(map, "we");
+	assert_non_null(f);
+	fprintf(f, "%llx 20 old_runtime_fn\n", (unsigned long long)JIT_BASE);
+	fclose(f);
+	/* written an hour before */
+	assert_int_equal(clock_gettime(CLOCK_REALTIME, &times[0]), 0);
+	times[0].tv_sec -= 3600;
+	times[1] = times[0];
+	assert_int_equal(utimensat(AT_FDCWD, map, times, 0), 0);
+	s = fake_symbolizer(st, proc, 0);
+	assert_string_equal(user_stack(s, st, FAKE_PID, ips, 1), "[unknown]");
+	assert_string_equal(user_stack(s, st, FAKE_PID, ips, 1), "[unknown]");
+	symbolizer__stats(s, &ss);
+	assert_int_equal(ss.perfmap_skip_stale, 1); /* once per process, not per sample */
+	assert_int_equal(ss.perfmap_symbols, 0);
+	/* the process writes its own from scratch: now it names the code */
+	f = fopen(map, "we");
+	fprintf(f, "%llx 20 new_fn\n", (unsigned long long)JIT_BASE);
+	fclose(f);
+	usleep(250 * 1000);
+	assert_string_equal(user_stack(s, st, FAKE_PID, ips, 1), "new_fn_[j]");
+	symbolizer__stats(s, &ss);
+	assert_int_equal(ss.perfmap_symbols, 1);
+	symbolizer__free(s);
+	sh("rm -rf %s/%d", proc, FAKE_PID);
+	strtab__free(st);
+}
+
 /* One image for many processes; bounded caches evict and still resolve. */
 static void test_caches(void **state)
 {
@@ -1629,6 +1676,7 @@ int main(void)
 		cmocka_unit_test(test_kernel_reload_backoff),
 		cmocka_unit_test(test_jit),
 		cmocka_unit_test(test_perfmap_files),
+		cmocka_unit_test(test_perfmap_stale),
 		cmocka_unit_test(test_caches),
 		cmocka_unit_test(test_names_renewal),
 		cmocka_unit_test(test_file_keys),

@@ -43,6 +43,9 @@ static void pm_state(struct symbolizer *s, struct proc *p, enum pm_state st)
 	case PM_ERROR:
 		s->stats.perfmap_skip_error++;
 		break;
+	case PM_STALE:
+		s->stats.perfmap_skip_stale++;
+		break;
 	default:
 		break;
 	}
@@ -89,6 +92,25 @@ static bool perfmap_owner_ok(struct symbolizer *s, struct proc *p, const struct 
 	return !procfs_owner(s->proc_root, p->pid, &owner) && owner == st->st_uid;
 }
 
+/*
+ * A map last written before the process began is an earlier process's with the same pid:
+ * runtimes leave theirs in /tmp at exit (node --perf-basic-prof, python -X perf), root's are
+ * accepted for anyone, and pids come round again. Its names would be guesses: it is skipped
+ * until the process writes it (its mtime then moves past the start). PERFMAP_STALE_SLACK_NS
+ * covers the start time's tick and a clock adjusted since.
+ */
+#define PERFMAP_STALE_SLACK_NS (2000 * NS_PER_MS)
+
+static bool perfmap_stale(const struct proc *p, const struct stat *st)
+{
+	uint64_t born = p->start_time ? sym_start_to_mono(p->start_time) : 0;
+	int64_t real_off = (int64_t)real_ns() - (int64_t)mono_ns();
+	int64_t written = (int64_t)st->st_mtim.tv_sec * 1000000000LL + st->st_mtim.tv_nsec -
+			  real_off; /* CLOCK_MONOTONIC */
+
+	return born && written + (int64_t)PERFMAP_STALE_SLACK_NS < (int64_t)born;
+}
+
 /* Reads what was appended to the process's perf map since the last look. Never blocks: the
  * file is opened O_NONBLOCK and O_NOFOLLOW, and must be a regular file of bounded size, owned
  * by the process's user or root. */
@@ -123,6 +145,10 @@ void sym_perfmap_refresh(struct symbolizer *s, struct proc *p)
 	}
 	if (!perfmap_owner_ok(s, p, &st)) {
 		pm_state(s, p, PM_OWNER);
+		goto out;
+	}
+	if (perfmap_stale(p, &st)) {
+		pm_state(s, p, PM_STALE);
 		goto out;
 	}
 	if ((uint64_t)st.st_size > s->o.max_perfmap_bytes) {

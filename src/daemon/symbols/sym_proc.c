@@ -439,18 +439,22 @@ bool symbolizer__has_retired(const struct symbolizer *s, uint32_t pid)
 }
 
 /* Clock ticks since boot (a /proc/PID/stat start time) as CLOCK_MONOTONIC ns; 0 if unknown. */
-static uint64_t start_to_mono(uint64_t ticks)
+uint64_t sym_start_to_mono(uint64_t ticks)
 {
 	long hz = sysconf(_SC_CLK_TCK);
 	struct timespec b, m;
-	uint64_t boot_ns, off;
+	int64_t boot_ns, off;
 
 	if (hz <= 0 || clock_gettime(CLOCK_BOOTTIME, &b) || clock_gettime(CLOCK_MONOTONIC, &m))
 		return 0;
-	boot_ns = ticks * (1000000000ull / (uint64_t)hz);
-	off = ((uint64_t)b.tv_sec * 1000000000ull + (uint64_t)b.tv_nsec) -
-	      ((uint64_t)m.tv_sec * 1000000000ull + (uint64_t)m.tv_nsec);
-	return boot_ns > off ? boot_ns - off : 0;
+	boot_ns = (int64_t)(ticks * (1000000000ull / (uint64_t)hz));
+	/* the time suspended: 0 on a host that never slept, and then the two readings above
+	 * differ by the time between them, either way (it was unsigned: every start time
+	 * came out 0, "unknown") */
+	off = ((int64_t)b.tv_sec * 1000000000LL + b.tv_nsec) - ((int64_t)m.tv_sec * 1000000000LL + m.tv_nsec);
+	if (off < 0)
+		off = 0;
+	return boot_ns > off ? (uint64_t)(boot_ns - off) : 0;
 }
 
 static void ptab_grow(struct symbolizer *s)
@@ -673,7 +677,7 @@ static int proc_stale(struct symbolizer *s, struct proc *p, uint64_t *until)
 		return 0;
 	}
 	if (p->gone || st != p->start_time) {
-		uint64_t born = start_to_mono(st);
+		uint64_t born = sym_start_to_mono(st);
 
 		if (born && born < *until)
 			*until = born;

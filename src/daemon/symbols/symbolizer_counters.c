@@ -90,7 +90,7 @@ static const char *kernel_source(const void *p)
 static const char *perfmap_skip_name(unsigned int i)
 {
 	static const char *const names[] = { "missing", "not_regular", "too_big", "owner",
-					     "error" };
+					     "error",	"stale" };
 
 	return i < COUNTERS_N(names) ? names[i] : "?";
 }
@@ -168,12 +168,12 @@ const struct counter_desc symbolizer_counters[] = {
 	{ .key = "perfmap_bad_lines", U64(perfmap_bad_lines),
 	  .metric = "ember_perfmap_bad_lines_total", .type = COUNTER_COUNTER,
 	  .help = "Malformed perf-map lines skipped." },
-	/* perfmap_skip_missing .. perfmap_skip_error: five uint64_t in a row */
-	{ .key = "perfmap_skipped", U64(perfmap_skip_missing), .nr = 5, .name = perfmap_skip_name,
+	/* perfmap_skip_missing .. perfmap_skip_stale: six uint64_t in a row */
+	{ .key = "perfmap_skipped", U64(perfmap_skip_missing), .nr = 6, .name = perfmap_skip_name,
 	  .array_label = "reason", .metric = "ember_perfmap_skipped_total",
 	  .type = COUNTER_COUNTER,
 	  .help = "Perf-map files not read, by reason (missing, not_regular, too_big, owner, "
-		  "error)." },
+		  "error, stale)." },
 	{ .key = "elf_too_big", U64(elf_too_big), ELF_REFUSED("too_big"), .type = COUNTER_COUNTER,
 	  .help = "ELF files not read, by reason (too_big: a bound; short_read: shrank; "
 		  "debug_file: a debug file not root's, behind a link, or of another CRC)" },

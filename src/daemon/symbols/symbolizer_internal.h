@@ -46,7 +46,16 @@ struct strtab;
 #define KRES_BATCH 128 /* kernel_resolve: addresses per call (a stack is at most 127) */
 #define KRES_TEXT 600 /* ... and bytes per text: KSYM_NAME_LEN 512 + offsets + module */
 
-enum pm_state { PM_UNKNOWN = 0, PM_OK, PM_ABSENT, PM_NOT_REGULAR, PM_TOO_BIG, PM_OWNER, PM_ERROR };
+enum pm_state {
+	PM_UNKNOWN = 0,
+	PM_OK,
+	PM_ABSENT,
+	PM_NOT_REGULAR,
+	PM_TOO_BIG,
+	PM_OWNER,
+	PM_ERROR,
+	PM_STALE
+};
 
 struct mapping {
 	uint64_t start, end, pgoff;
@@ -238,6 +247,8 @@ int sym_read_maps(struct symbolizer *s, struct proc *p, uint64_t min_read_ns);
 /* The innermost pid of the process (the one its own pid namespace sees), from NSpid; @pid if
  * unknown. */
 uint32_t sym_read_nspid(struct symbolizer *s, uint32_t pid);
+/* A start time of /proc/PID/stat (clock ticks after boot) on CLOCK_MONOTONIC; 0 if unknown. */
+uint64_t sym_start_to_mono(uint64_t ticks);
 /* The cached state of @pid, created (its maps read) on a miss. Borrowed; NULL: no memory. */
 struct proc *sym_proc_get(struct symbolizer *s, uint32_t pid);
 /* The retired state of @pid that was current at @time_ns, or NULL. Borrowed. */

@@ -172,6 +172,7 @@ struct symbolizer_stats {
 	uint64_t perfmap_skip_too_big;	/* over max_perfmap_bytes or max_perfmap_entries */
 	uint64_t perfmap_skip_owner;	/* not the process's user's nor root's, or writable by others */
 	uint64_t perfmap_skip_error;	/* read errors */
+	uint64_t perfmap_skip_stale;	/* last written before the process began: an earlier one's */
 
 	uint64_t mem_bytes;		/* gauge: memory held by the caches (approximate) */
 	uint64_t names_bytes;		/* gauge: the names' table (strtab__mem_bytes()) */
