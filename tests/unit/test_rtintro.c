@@ -322,6 +322,7 @@ static void test_v8_node(void **state)
 struct fsym {
 	const char *name;
 	uint64_t value;
+	bool func; /* STT_FUNC, else STT_OBJECT */
 };
 
 struct frel {
@@ -372,7 +373,8 @@ static int forge_rel(const void *data, size_t len, uint64_t bss, const struct fs
 	size_t at = 1;
 	for (size_t i = 0; i < nsyms; i++) {
 		sy[i + 1] = (Elf64_Sym){ .st_name = (uint32_t)at,
-					 .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_OBJECT),
+					 .st_info = ELF64_ST_INFO(STB_GLOBAL,
+								syms[i].func ? STT_FUNC : STT_OBJECT),
 					 .st_shndx = SHN_ABS, .st_value = syms[i].value,
 					 .st_size = 8 };
 		strcpy(img + stroff + at, syms[i].name);
@@ -527,6 +529,17 @@ static void test_forged_hotspot(void **state)
 		assert_int_equal(rtintro_hotspot_read(fd, &h, &s3), -(int)RTI_NO_TABLES);
 		assert_int_equal(rtintro_v8_read(fd, &v, &s3), -(int)RTI_NO_TABLES);
 		assert_int_equal(s3.reason[RTI_NO_TABLES], 2);
+		close(fd);
+		/* no v8dbg_ data in a Node (napi_module_register exported: V8's symbols hidden,
+		 * .symtab stripped): a V8 whose data is missing, not "no V8"; the name as data, no */
+		static const struct fsym napi[] = { { "napi_module_register", 0x1000, true } };
+		static const struct fsym napi_obj[] = { { "napi_module_register", 0x1000, false } };
+		fd = forge("x", 1, 0, napi, 1);
+		assert_int_equal(rtintro_v8_read(fd, &v, &s3), -(int)RTI_MISSING);
+		assert_int_equal(s3.reason[RTI_MISSING], 1);
+		close(fd);
+		fd = forge("x", 1, 0, napi_obj, 1);
+		assert_int_equal(rtintro_v8_read(fd, &v, &s3), -(int)RTI_NO_TABLES);
 		close(fd);
 		fd = memfd_create("text", MFD_CLOEXEC);
 		assert_int_equal(write(fd, "#!/bin/sh\n", 10), 10);

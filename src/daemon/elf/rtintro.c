@@ -174,8 +174,17 @@ static bool wanted(const char *name, const char *const *prefixes)
 	return false;
 }
 
+/* @name is one of @funcs (exact names; NULL: none) */
+static bool listed(const char *name, const char *const *funcs)
+{
+	for (; funcs && *funcs; funcs++)
+		if (!strcmp(name, *funcs))
+			return true;
+	return false;
+}
+
 static enum rtintro_reason add_syms(struct rti_file *f, Elf_Scn *scn, const GElf_Shdr *sh,
-				    const char *const *prefixes)
+				    const char *const *prefixes, const char *const *funcs)
 {
 	Elf_Data *d = elf_getdata(scn, NULL);
 	bool dyn = sh->sh_type == SHT_DYNSYM;
@@ -190,10 +199,11 @@ static enum rtintro_reason add_syms(struct rti_file *f, Elf_Scn *scn, const GElf
 		size_t j;
 
 		if (!gelf_getsym(d, (int)i, &s) || s.st_shndx == SHN_UNDEF ||
-		    GELF_ST_TYPE(s.st_info) != STT_OBJECT)
+		    (GELF_ST_TYPE(s.st_info) != STT_OBJECT && GELF_ST_TYPE(s.st_info) != STT_FUNC))
 			continue;
 		name = elf_strptr(f->elf, sh->sh_link, s.st_name);
-		if (!name || !wanted(name, prefixes))
+		if (!name || !(GELF_ST_TYPE(s.st_info) == STT_OBJECT ? wanted(name, prefixes)
+								    : listed(name, funcs)))
 			continue;
 		for (j = 0; j < f->n_syms && strcmp(f->syms[j].name, name); j++)
 			;
@@ -236,9 +246,10 @@ static enum rtintro_reason add_relocs(struct rti_file *f, Elf_Scn *scn, const GE
 	return RTI_OK;
 }
 
-/* Opens @fd: segments, the symbols starting with one of @prefixes, and (@relocs) relocations. */
+/* Opens @fd: segments, the data symbols starting with one of @prefixes, the functions named in
+ * @funcs (NULL: none), and (@relocs) relocations. */
 static enum rtintro_reason file_open(struct rti_file *f, int fd, const char *const *prefixes,
-				     bool relocs)
+				     const char *const *funcs, bool relocs)
 {
 	Elf_Scn *scn = NULL;
 	GElf_Ehdr eh;
@@ -261,7 +272,7 @@ static enum rtintro_reason file_open(struct rti_file *f, int fd, const char *con
 		if (!gelf_getshdr(scn, &sh))
 			continue;
 		if (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM)
-			r = add_syms(f, scn, &sh, prefixes);
+			r = add_syms(f, scn, &sh, prefixes, funcs);
 		else if (relocs && sh.sh_type == SHT_RELA)
 			r = add_relocs(f, scn, &sh);
 	}
@@ -538,7 +549,7 @@ int rtintro_hotspot_read(int fd, struct rtintro_hotspot *ret, struct rtintro_sta
 	enum rtintro_reason r;
 
 	memset(ret, 0, sizeof(*ret));
-	r = file_open(&f, fd, prefixes, true);
+	r = file_open(&f, fd, prefixes, NULL, true);
 	if (st)
 		st->relocs += f.n_rel;
 	for (unsigned int t = HS_STRUCTS; r == RTI_OK && t <= HS_LONGS; t++) {
@@ -664,13 +675,15 @@ static int v8_version_part(const struct rti_file *f, const char *name)
 int rtintro_v8_read(int fd, struct rtintro_v8 *ret, struct rtintro_stats *st)
 {
 	static const char *const prefixes[] = { "v8dbg_", "_ZN2v88internal7Version", NULL };
+	/* what every Node exports for its addons, whatever V8's symbols' visibility */
+	static const char *const funcs[] = { "napi_module_register", NULL };
 	struct rti_file f;
 	enum rtintro_reason r;
 	char name[RTI_MAX_NAME + 8];
 
 	memset(ret, 0, sizeof(*ret));
 	ret->major = ret->minor = ret->build = ret->patch = -1;
-	r = file_open(&f, fd, prefixes, false);
+	r = file_open(&f, fd, prefixes, funcs, false);
 	if (r != RTI_OK)
 		goto out;
 	for (size_t i = 0; i < f.n_syms; i++) {
@@ -680,7 +693,12 @@ int rtintro_v8_read(int fd, struct rtintro_v8 *ret, struct rtintro_stats *st)
 		ret->from_symtab_only |= !f.syms[i].dyn;
 	}
 	if (!ret->n_symbols) {
-		r = RTI_NO_TABLES;
+		/* no postmortem data. A Node built without it (V8's symbols hidden, .symtab
+		 * stripped) still exports N-API, often V8's version: a V8 whose data is missing,
+		 * counted so; anything else is no V8 */
+		r = sym(&f, "napi_module_register") || sym(&f, "_ZN2v88internal7Version6major_E")
+			    ? RTI_MISSING
+			    : RTI_NO_TABLES;
 		goto out;
 	}
 	for (unsigned int i = 0; i < RTI_V8__COUNT; i++) {
