@@ -37,6 +37,9 @@ for i in $(seq 12); do
 	JITS+=($!)
 	PIDS+=($!)
 done
+# written after the JITs began, as an attacker would (a map older than its process is an earlier
+# process's, and not read)
+"${AS_NOBODY[@]}" touch "$ATT/map"
 for i in $(seq 12); do
 	wait_log "$TMP/jit$i.out" ready || not_ok "nobody's jit $i starts"
 	# nobody's own map, replaced by the long names (its file, in sticky /tmp)
