@@ -45,7 +45,7 @@
 # this test's ~25 s. So the window lasts until emberd holds N = 900 samples of the thread (~12 s
 # alone; on a loaded machine, the thread at a third of a CPU, MAX = 20 s: ~650): sd 1.3-1.6 pp
 # expected, 5 pp is 3.1-3.8 sd; the test needs >= 500 samples a side (sd 1.8 pp: 5 pp is 2.7 sd)
-# and says whether the three are within 3 pp as well (15 runs, 9 beside a build loop at load 3-9:
+# and says whether the three are within 3 pp as well (17 runs, 9 beside a build loop at load 3-9:
 # all were, differences 0.0-1.9 pp). Not under `chrt` (test_java's main thread is): beside the
 # first lane, whose test_java may hold a CPU at real-time priority at the same time, two such
 # threads would keep emberd's worker off both CPUs. The naming itself is checked sample for
