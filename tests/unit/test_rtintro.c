@@ -416,17 +416,17 @@ static int forge(const void *data, size_t len, uint64_t bss, const struct fsym *
  */
 #define W(i) (0x1000 + 8 * (i))
 static const struct fsym hs_syms[] = {
-	{ "gHotSpotVMStructEntryArrayStride", W(0) },
-	{ "gHotSpotVMStructEntryTypeNameOffset", W(1) },
-	{ "gHotSpotVMStructEntryFieldNameOffset", W(2) },
-	{ "gHotSpotVMStructEntryIsStaticOffset", W(3) },
-	{ "gHotSpotVMStructEntryOffsetOffset", W(4) },
-	{ "gHotSpotVMStructEntryAddressOffset", W(5) },
-	{ "gHotSpotVMTypeEntryArrayStride", W(6) },
-	{ "gHotSpotVMTypeEntryTypeNameOffset", W(1) },
-	{ "gHotSpotVMTypeEntrySizeOffset", W(4) },
-	{ "gHotSpotVMStructs", W(7) },
-	{ "gHotSpotVMTypes", W(8) },
+	{ "gHotSpotVMStructEntryArrayStride", W(0), false },
+	{ "gHotSpotVMStructEntryTypeNameOffset", W(1), false },
+	{ "gHotSpotVMStructEntryFieldNameOffset", W(2), false },
+	{ "gHotSpotVMStructEntryIsStaticOffset", W(3), false },
+	{ "gHotSpotVMStructEntryOffsetOffset", W(4), false },
+	{ "gHotSpotVMStructEntryAddressOffset", W(5), false },
+	{ "gHotSpotVMTypeEntryArrayStride", W(6), false },
+	{ "gHotSpotVMTypeEntryTypeNameOffset", W(1), false },
+	{ "gHotSpotVMTypeEntrySizeOffset", W(4), false },
+	{ "gHotSpotVMStructs", W(7), false },
+	{ "gHotSpotVMTypes", W(8), false },
 };
 
 struct hs_case {
@@ -523,7 +523,7 @@ static void test_forged_hotspot(void **state)
 		struct rtintro_stats s3 = { 0 };
 		struct rtintro_hotspot h;
 		struct rtintro_v8 v;
-		static const struct fsym none[] = { { "something_else", 0x1000 } };
+		static const struct fsym none[] = { { "something_else", 0x1000, false } };
 		int fd = forge("x", 1, 0, none, 1);
 
 		assert_int_equal(rtintro_hotspot_read(fd, &h, &s3), -(int)RTI_NO_TABLES);
