@@ -18,17 +18,18 @@ const top = () => page.evaluate(() => {
 	const root = fr.find((f) => f.depth === 0);
 	return { names: [...new Set(fr.filter((f) => f.depth === 1).map((f) => f.name))], root: root && root.name };
 });
-// sets a field and waits for the flame graph it asks for
+// sets a field and waits for the flame graph it asks for to be the one drawn (under load the
+// answer took longer than a fixed 1.5 s: the old graph was read)
 async function setField(id, value) {
-	const n = requests.length;
 	await page.evaluate(([id, v]) => {
 		const e = document.getElementById(id);
 		e.value = v;
 		e.dispatchEvent(new Event('change'));
 	}, [id, value]);
-	await page.waitForFunction((n) => window.emberDashboard.state.view &&
-		performance.getEntriesByType('resource').length > 0, n, { timeout: 10000 });
-	await new Promise((r) => setTimeout(r, 1500));
+	await page.waitForFunction(() => {
+		const s = window.emberDashboard.state;
+		return s.view && s.view.foldedUrl && s.drawn === s.view.foldedUrl;
+	}, null, { timeout: 20000 });
 }
 const folded = async (q) => {
 	const t = await (await fetch(URL_ + '/api/v1/folded?' + q)).text();

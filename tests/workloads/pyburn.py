@@ -8,8 +8,9 @@ Modes (the first argument after SECONDS, default "shares"):
            is calibrated to ~50 ms, a round (500 ms) is much longer than a 99 Hz period, and only
            whole rounds run, as in burn.c. Stacks read
            <module>;main;work;burn_a (pyburn.py)
-           Each call is printed as "call X START END" (Unix times): the split the process really
-           had, in any window (a neighbour slowing one phase moves it off 5 : 3 : 2).
+           Each call is printed as "call X START END CPU" (Unix times, its CPU time in seconds): the
+           split the process really had, in any window (a neighbour slowing one phase moves it
+           off 5 : 3 : 2).
   threads  a ThreadPoolExecutor of three threads, each running one of burn_a, burn_b, burn_c in
            a loop (thread_a, thread_b, thread_c): each thread's stacks hold its own function only.
            They take turns of 100 ms (a, b, c, a, ...: whole rounds), a third of the time each.
@@ -78,13 +79,19 @@ def calibrate():
         n *= 2
 
 
+# the thread's CPU time (what a CPU-clock sampler counts: a call's wall time also holds the
+# time the process was off its CPU, preempted or throttled); wall time where there is none (2.7)
+cpu = getattr(time, "thread_time", None) or getattr(time, "process_time", None) or time.time
+
+
 def work(unit, seconds):
     end = clock() + seconds
     while clock() < end:
         for f in (burn_a, burn_b, burn_c):
             t0 = time.time()
+            c0 = cpu()
             f(unit)
-            say("call %s %.6f %.6f" % (f.__name__[-1], t0, time.time()))
+            say("call %s %.6f %.6f %.6f" % (f.__name__[-1], t0, time.time(), cpu() - c0))
 
 
 def thread_id(name):

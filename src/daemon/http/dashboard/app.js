@@ -1194,15 +1194,22 @@ function revealFlame() {
 	if (!fg.icicle && c.bottom > window.innerHeight) window.scrollBy(0, c.bottom - window.innerHeight + 8);
 }
 
+// the graph's loads: only the latest one's answer is drawn (a field changed twice quickly, or a
+// slow answer of the previous filters, must not draw over the graph now asked for); `drawn` is
+// the folded URL of the range graph on screen
+let flameToken = 0;
 async function loadFlame() {
 	if (!state.selA) return;
-	const a = state.selA, b = state.selB;
+	const a = state.selA, b = state.selB, tok = ++flameToken;
 	try {
 		if (!b) {
 			const p = rangeParams(a);
 			const folded = API + 'folded?' + p;
 			setView({ kind: 'range', title: `Flame graph ${fmtTime(a.from)} +${fmtDur(a.to - a.from)}`, svgUrl: API + 'flamegraph.svg?' + p, foldedUrl: folded });
-			await showFolded([await getText(folded)], state.view.title);
+			const text = await getText(folded);
+			if (tok !== flameToken) return;
+			await showFolded([text], state.view.title);
+			state.drawn = folded;
 			revealFlame();
 			loadTop(p);
 			if (state.sandwich) openSandwich(state.sandwich, true);
@@ -1212,12 +1219,14 @@ async function loadFlame() {
 			setView({ kind: 'diff', title: 'Differential flame graph: A → B', svgUrl: API + 'diff.svg?' + d, foldedUrl: null });
 			topUnavailable('the top table is of one range: this is a differential graph');
 			const [ta, tb] = await Promise.all([getText(API + 'folded?' + pa), getText(API + 'folded?' + pb)]);
+			if (tok !== flameToken) return;
 			await showFolded([ta, tb], state.view.title);
+			state.drawn = null;
 			revealFlame();
 			diffInfo(a, b, d, ta);
 		}
 	} catch (e) {
-		showMessage(e.message);
+		if (tok === flameToken) showMessage(e.message);
 	}
 }
 // an answer that is not a graph (off-CPU disabled, a range before the history, a pid that names
