@@ -59,9 +59,18 @@ run_py() {
 	local out=$1 py=$2
 	shift 2
 	chrt -f 1 "$py" "$W" "$@" >"$out" 2>&1 &
-	PIDS+=($!)
-	wait_log "$out" ready || return 1
-	read -r _ PY_PID T_READY < <(grep -m1 ready "$out")
+	local pid=$!
+	PIDS+=($pid)
+	if ! wait_log "$out" ready; then
+		# (ZS: python3.11.7 printed nothing in 10 s at real-time priority, not understood; it
+		# wrote later, into the next run's file)
+		echo "# $py $*: no \"ready\" in 10 s; state $(awk '/^State/ { print $2 $3 }' /proc/$pid/status 2>/dev/null), wchan $(cat /proc/$pid/wchan 2>/dev/null), CPU $(awk '{ print ($14 + $15) / 100 " s" }' /proc/$pid/stat 2>/dev/null); its output: $(head -c 300 "$out" | cat -v | tr '\n' '|')"
+		cat /proc/$pid/stack 2>/dev/null | head -12 | sed 's/^/#   kernel stack: /'
+		uptime | sed 's/^/#   /'
+		kill -9 "$pid" 2>/dev/null
+		return 1
+	fi
+	read -r _ PY_PID T_READY < <(grep -a -m1 ready "$out")
 }
 # drained BASEURL: until that emberd holds a sample of PY_PID taken after TO (at most 3 s)
 drained() {
@@ -305,17 +314,18 @@ check "lines: frames read 'qualname (file:line)_[py]'" \
 for py in "$DEB" "${INTERPS[@]}"; do
 	name=$("$py" -c 'import sys; print("python%d.%d.%d" % sys.version_info[:3])')
 	[ "$py" = "$DEB" ] && name="debian $name"
+	o=$TMP/${name// /_} # each run's output a file of its own: a late writer cannot mix into another's
 	if [ "$py" != "$DEB" ]; then
-		run_py "$TMP/s.out" "$py" 7 shares || { not_ok "$name: pyburn starts"; continue; }
-		window "$TMP/s.out"
+		run_py "$o.s.out" "$py" 7 shares || { not_ok "$name: pyburn starts"; continue; }
+		window "$o.s.out"
 		folded "$TMP/s.folded" "$PY_PID" "$FROM" "$TO"
-		check_shares "$name" "$TMP/s.folded" "$TMP/s.out"
+		check_shares "$name" "$TMP/s.folded" "$o.s.out"
 	fi
-	run_py "$TMP/t.out" "$py" 3 threads || { not_ok "$name: pyburn threads starts"; continue; }
-	window "$TMP/t.out"
-	check_threads "$name" "$TMP/t.out"
-	run_py "$TMP/c.out" "$py" 3 cext || { not_ok "$name: pyburn cext starts"; continue; }
-	window "$TMP/c.out"
+	run_py "$o.t.out" "$py" 3 threads || { not_ok "$name: pyburn threads starts"; continue; }
+	window "$o.t.out"
+	check_threads "$name" "$o.t.out"
+	run_py "$o.c.out" "$py" 3 cext || { not_ok "$name: pyburn cext starts"; continue; }
+	window "$o.c.out"
 	folded "$TMP/c.folded" "$PY_PID" "$FROM" "$TO"
 	check_cext "$name" "$TMP/c.folded"
 done
