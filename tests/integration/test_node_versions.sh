@@ -70,28 +70,7 @@ run_node() {
 	echo "# node $tag: its own split of wall time: $(awk '/^split/ { $1 = ""; print }' "$out")"
 }
 
-# shares FILE: as test_node.sh's: "total named f m c a mod burn_total"
-shares() {
-	awk '{ n = $NF; s = substr($0, 1, length($0) - length($NF) - 1); k = split(s, fr, ";")
-		tot += n; named = 0; which = ""
-		for (i = 1; i <= k; i++) {
-			g = fr[i]
-			if (g !~ /_\[j\]$/) continue
-			sub(/_\[j\]$/, "", g)
-			if (g ~ /(app\.js|mod\.mjs)/) named = 1
-			if (g ~ /(^|[:*~^+\047])burn(Function|Method|Closure|Async|Module)( |$)/) {
-				match(g, /burn(Function|Method|Closure|Async|Module)/)
-				which = substr(g, RSTART, RLENGTH)
-			}
-		}
-		if (named) nm += n
-		if (which != "") { b[which] += n; bt += n } }
-		END { t = tot ? tot : 1; u = bt ? bt : 1
-		      printf "%d %.1f %.1f %.1f %.1f %.1f %.1f %d\n", tot, 100 * nm / t,
-			     100 * b["burnFunction"] / u, 100 * b["burnMethod"] / u,
-			     100 * b["burnClosure"] / u, 100 * b["burnAsync"] / u,
-			     100 * b["burnModule"] / u, bt }' "$1"
-}
+. "$(dirname "$0")/node_shares.sh" # shares FILE
 
 # check_supported TAG: the process's window named and split as asked
 check_supported() {

@@ -35,6 +35,19 @@ ip netns add "$NS" && ip -n "$NS" link set lo up && ip -n "$NS" addr add "$ADDR/
 # daemons are started with `ip netns exec` directly (not through inns) so that $! is their pid
 inns() { ip netns exec "$NS" "$@"; }
 
+# stats_matching PORT WORD...: the /api/v1/stats counters whose dotted path holds one of the
+# words, as "#   stats: PATH VALUE" lines (a failed check's diagnostics)
+stats_matching() {
+	local port=$1
+	shift
+	curl -s "http://127.0.0.1:$port/api/v1/stats" | python3 -c 'import json, sys
+def walk(o, path=""):
+    if isinstance(o, dict):
+        for k, v in o.items(): walk(v, path + "." + k if path else k)
+    elif any(w in path for w in sys.argv[1:]): print("#   stats:", path, o)
+walk(json.load(sys.stdin))' "$@" 2>&1 | head -60
+}
+
 # code URL [curl args]: the HTTP status ("000" when the connection fails); body in $TMP/body
 code() { local u=$1; shift; curl -s -o "$TMP/body" -w '%{http_code}' --max-time 5 "$@" "$u"; }
 
@@ -281,26 +294,14 @@ for mode in root nobody; do
 	check "privileges ($mode): another user's burn stack resolves (main;rounds;burn_c)" \
 		grep -q '^burn;.*main;rounds;burn_c' "$TMP/folded-$mode" || {
 		grep '^burn;' "$TMP/folded-$mode" | sort -t' ' -k2 -rn | head -5 | sed 's/^/#   burn stack: /'
-		curl -s "http://127.0.0.1:$PORT/api/v1/stats" | python3 -c 'import json,sys
-d = json.load(sys.stdin)
-def walk(o, path=""):
-    if isinstance(o, dict):
-        for k, v in o.items(): walk(v, path + "." + k if path else k)
-    elif any(w in path for w in ("pid_", "unresolved", "proc", "worker", "lag", "pending", "late")): print("#   stats:", path, o)
-walk(d)' 2>&1 | head -60
+		stats_matching "$PORT" pid_ unresolved proc worker lag pending late
 		grep -v '^$' "$TMP/priv-$mode.log" | tail -8 | sed 's/^/#   log: /'
 	}
 	if ! check "privileges ($mode): another user's JIT code resolves through its perf map" \
 		grep -q ';jit_\(alpha\|beta\)_\[j\]' "$TMP/folded-$mode"; then
 		sed 's/^/#   jit says: /' "$TMP/jit-$mode.out"
 		grep '^jit;' "$TMP/folded-$mode" | sort -t' ' -k2 -rn | head -5 | sed 's/^/#   jit stack: /'
-		curl -s "http://127.0.0.1:$PORT/api/v1/stats" | python3 -c 'import json,sys
-d = json.load(sys.stdin)
-def walk(o, path=""):
-    if isinstance(o, dict):
-        for k, v in o.items(): walk(v, path + "." + k if path else k)
-    elif "perfmap" in path or "pid_" in path or "jit" in path: print("#   stats:", path, o)
-walk(d)' 2>&1 | head -30
+		stats_matching "$PORT" perfmap pid_ jit
 	fi
 	kn=$(grep -c '^dd;.*;\(ksys_read\|vfs_read\)_\[k\]' "$TMP/folded-$mode")
 	check "privileges ($mode): kernel frames still named (dd's reads of /dev/zero: $kn stacks through vfs_read, $(grep -c '_\[k\]' "$TMP/folded-$mode") with kernel frames)" \
