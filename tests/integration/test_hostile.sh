@@ -234,12 +234,13 @@ check "row 8: nobody's own JIT is named from its own perf map" \
 # kernel gives the new tmpfs the lowest free device number: another mount in between (other
 # tests) takes it, so up to 3 tries for the same device and inode
 KEY_A=x KEY_R=y
+builds() { curl -sf "$URL/api/v1/stats" | python3 -c 'import json,sys; print(json.load(sys.stdin)["unwind"]["builds"])'; }
 for _ in 1 2 3; do
 	[ "$USERNS" = 1 ] || break
 	# nobody's process runs until emberd has built an unwind table since it began (ZV: once in
 	# 22 runs its 4 s ended before the table of its library was built, and then there was no
 	# stale table to drop: files_changed 0), at least 4 s, at most 20
-	B0=$(curl -sf "$URL/api/v1/stats" | python3 -c 'import json,sys; print(json.load(sys.stdin)["unwind"]["builds"])')
+	B0=$(builds)
 	"${AS_NOBODY[@]}" unshare -Urm sh -c '
 		mount -t tmpfs none "$1/mnt" && cp "$1/lib5.so" "$1/mnt/lib.so" || exit 1
 		echo "$(stat -c "%d %i %s" "$1/mnt/lib.so") $$"
@@ -247,7 +248,7 @@ for _ in 1 2 3; do
 	NP=$!
 	sleep 4
 	for _ in $(seq 32); do
-		B=$(curl -sf "$URL/api/v1/stats" | python3 -c 'import json,sys; print(json.load(sys.stdin)["unwind"]["builds"])')
+		B=$(builds)
 		[ "${B:-0}" -gt "${B0:-0}" ] && break
 		sleep 0.5
 	done
