@@ -27,7 +27,8 @@ T_FAILS=0
 T_COUNT=0
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/ember-test.XXXXXX")
-cleanup_tmp() { rm -rf "$TMP"; }
+# KEEP_TMP=1 keeps a test's files (its path is printed) for a look after it
+cleanup_tmp() { if [ -n "${KEEP_TMP:-}" ]; then echo "# kept $TMP"; else rm -rf "$TMP"; fi; }
 trap cleanup_tmp EXIT
 
 # Background processes a test started (PIDS+=($!)): stop_all kills and reaps them; tests call it

@@ -163,6 +163,7 @@ static int sampling_setup(struct emberd *d)
 
 		ho.procs = d->procs;
 		ho.files = d->files;
+		ho.lines = d->cfg.hotspot_lines;
 		d->hs = hotspot__new(d->sampler, d->sym_st, &ho);
 		if (!d->hs)
 			log_warn("no Java frames: %s", strerror(errno));

@@ -49,6 +49,12 @@ burn_lag_ms() {
 				(substr(now, 11, 3) - substr(p[2] "000", 1, 3)); print ms }'
 }
 
+# the age of the store's newest sample (any process), in ms
+store_lag_ms() {
+	curl -sf -m 5 "$URL/api/v1/stats" | python3 -c 'import json, sys, time
+print(int((time.time() - json.load(sys.stdin)["store"].get("newest", 0)) * 1000))' 2>/dev/null || echo -1
+}
+
 watch_start() {
 	: >"$TMP/watch"
 	(
@@ -58,7 +64,9 @@ watch_start() {
 			l=$(burn_lag_ms)
 			h=$(curl -s -m 2 -o /dev/null -w '%{http_code}' "$URL/healthz")
 			[ $i -lt 6 ] && l=0 # the first samples of a fresh burner
-			echo "$r $l $h" >>"$TMP/watch"
+			# and the store's newest sample of any process: emberd late, or the burner
+			# off its CPU (another lane's real-time workloads), when the lag is long
+			echo "$r $l $h $(store_lag_ms) $(date +%T.%N | cut -c1-12)" >>"$TMP/watch"
 			i=$((i + 1))
 			sleep 0.5
 		done
@@ -78,7 +86,8 @@ watch_stop() {
 bounds_check() {
 	check "$1: emberd under 512 MB RSS (max $((RSS_MAX / 1024)) MiB)" test "$RSS_MAX" -lt $((512 * 1024))
 	check "$1: the burner's samples arrive within 2 s of being taken (max lag $LAG_MAX ms)" \
-		test "$LAG_MAX" -le 2000
+		test "$LAG_MAX" -le 2000 ||
+		awk '$2 > 1500 { printf "#   at %s: burner lag %d ms, store newest %d ms old, RSS %d KiB\n", $5, $2, $4, $1 }' "$TMP/watch"
 	check "$1: /healthz answered 200 throughout ($HEALTH_BAD probes not)" test "$HEALTH_BAD" = 0
 }
 

@@ -127,13 +127,13 @@ for fn in sys.argv[2:]:
         typ = dict(attr(a) for a in loc.get("attribute_indices", [])).get("profile.frame.type")
         if typ == "kernel":
             return name + "_[k]"
-        if typ == "jit":
-            return name + "_[j]"
-        if typ == "cpython":
+        if typ in ("jit", "cpython"):
+            # a Java or JavaScript frame, a Python one: "name (file:line)" when it has a file
+            sfx = "_[j]" if typ == "jit" else "_[py]"
             file, line = S(one(f, "filename_strindex")), one(lines[0], "line")
-            if not file:  # a marker ([unknown]_[py], [name refused]_[py]): no "(file)"
-                return name + "_[py]"
-            return "%s (%s%s)_[py]" % (name, file, ":%d" % line if line else "")
+            if not file:  # a perf-map name, a marker ([unknown]_[py]): no "(file)"
+                return name + sfx
+            return "%s (%s%s)%s" % (name, file, ":%d" % line if line else "", sfx)
         if typ != "native":
             bad("%s: frame type %r" % (fn, typ))
         mi = one(loc, "mapping_index")

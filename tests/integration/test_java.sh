@@ -36,6 +36,17 @@ hs_stat() {
 within() { awk -v x="$1" -v e="$2" -v d="$3" 'BEGIN { exit !(x - e <= d && e - x <= d) }'; }
 atleast() { awk -v x="$1" -v e="$2" 'BEGIN { exit !(x >= e) }'; }
 
+# javac's line tables of the program's methods (javap -l), read before any emberd starts: six
+# short JVMs the daemons would otherwise examine and sample beside the test's own
+JAVAP=$(dirname "$(readlink -f "$JAVA")")/javap
+if [ -x "$JAVAP" ]; then
+	for c in "$CP"/*.class; do
+		n=$(basename "$c" .class)
+		echo "class $n"
+		"$JAVAP" -l -p -cp "$CP" "$n"
+	done >"$TMP/javap.txt"
+fi
+
 # emberd A: Java frames read (the default); B: [hotspot] enabled = no
 emberd_serve -F 199 || { not_ok "emberd A starts"; done_testing; }
 URL_A=$URL
@@ -44,6 +55,13 @@ URL_B=http://127.0.0.1:$PORT_B
 "$EMBERD" --listen "127.0.0.1:$PORT_B" -F 199 -o hotspot.enabled=no >"$TMP/emberd_b.log" 2>&1 &
 PIDS+=($!)
 wait_http "$URL_B/healthz" 200 $! || { not_ok "emberd B starts"; sed 's/^/# /' "$TMP/emberd_b.log"; done_testing; }
+# emberd C: [hotspot] lines = yes (each Java frame's file and line)
+PORT_C=$(free_port)
+URL_C=http://127.0.0.1:$PORT_C
+"$EMBERD" --listen "127.0.0.1:$PORT_C" -F 99 -o hotspot.lines=yes >"$TMP/emberd_c.log" 2>&1 &
+EMBERD_C=$!
+PIDS+=($EMBERD_C)
+wait_http "$URL_C/healthz" 200 $EMBERD_C || { not_ok "emberd C starts"; sed 's/^/# /' "$TMP/emberd_c.log"; done_testing; }
 
 # --- java -cp DIR App: no flag ------------------------------------------------------------------
 # measured from the moment emberd A is seen naming a method of the program (the JVM examined at
@@ -76,6 +94,10 @@ echo "# java: the workload's own split of its wall time: static $WS, instance $W
 sleep 1.2 # its last tick stored
 curl -sf "$URL_A/api/v1/folded?pid=$JPID&from=$FROM&to=$TO" >"$TMP/java.A"
 curl -sf "$URL_B/api/v1/folded?pid=$JPID&from=$FROM&to=$TO" >"$TMP/java.B"
+curl -sf "$URL_C/api/v1/folded?pid=$JPID&from=$FROM&to=$TO" >"$TMP/java.C"
+# C's work is done: the hostile JVMs below are timed against A alone, as before C was added
+kill "$EMBERD_C" 2>/dev/null
+wait "$EMBERD_C" 2>/dev/null
 
 # shares FILE: "total named static instance lambda burn_samples": named, % of the samples with
 # a method of the workload (App.*, App$*) on the stack; the three: % of the burn samples
@@ -126,6 +148,66 @@ check "hotspot stats: a JVM read, its frames named ($(hs_stat frames "$URL_A"))"
 check "hotspot stats: no frame unreadable in the walk ($(hs_stat walk_bad "$URL_A"))" \
 	test "$(hs_stat walk_bad "$URL_A")" -le 5
 
+# [hotspot] lines = yes: the program's frames say "App.java:N", and N is one of the lines javac
+# recorded for that method (javap -l: its LineNumberTable), the line of the frame's bytecode
+# index (interpreted: its bcp; compiled: its pc's scope)
+if [ -s "$TMP/javap.txt" ]; then
+	python3 - "$TMP/javap.txt" "$TMP/java.C" >"$TMP/lines.txt" <<'PY'
+import re, sys
+lines, cls, meth = {}, None, None
+for l in open(sys.argv[1]):
+	m = re.match(r'^class (\S+)$', l)
+	if m:
+		cls = m.group(1)
+		continue
+	m = re.match(r'^  (?:[\w$.<>\[\], ]+ )?([\w$<>]+)\(.*\)(?: throws [\w$.<>, ]+)?;$', l)
+	if m and cls:
+		meth = cls + '.' + (m.group(1) if m.group(1) != cls else '<init>')
+		lines.setdefault(meth, set())
+		continue
+	m = re.match(r'^\s+line (\d+): \d+$', l)
+	if m and meth:
+		lines[meth].add(int(m.group(1)))
+tot = known = ok = 0
+bad, seen, badn = [], set(), {}
+for l in open(sys.argv[2]):
+	s, n = l.rstrip('\n').rsplit(' ', 1)
+	for f in s.split(';'):
+		m = re.match(r'^(App[.$][^ ]*) \((.*)\)_\[j\]$', f)
+		if not m:
+			continue
+		tot += int(n)
+		src, _, ln = m.group(2).rpartition(':')
+		if src != 'App.java' or ln == '?':
+			continue
+		known += int(n)
+		seen.add((m.group(1), ln))
+		if int(ln) in lines.get(m.group(1), ()):
+			ok += int(n)
+		else:
+			bad.append(f)
+			badn[f] = badn.get(f, 0) + int(n)
+print(tot, known, ok, len(seen), len(lines), bad[0] if bad else '-')
+for f, k in sorted(badn.items(), key=lambda x: -x[1])[:6]:
+	m = f.split(' (')[0]
+	print('#   %d samples %s; javap: %s' % (k, f, sorted(lines.get(m, ()))))
+PY
+	read -r LT LK LOK LSEEN LMETH LBAD < <(head -1 "$TMP/lines.txt")
+	echo "# java, lines: $LT frame samples of the program's methods, $LK with App.java and a line, $LOK of them a line of the method's LineNumberTable; $LSEEN method:line pairs seen ($LMETH methods in javap)"
+	LKP=$(awk -v k="${LK:-0}" -v t="${LT:-0}" 'BEGIN { printf "%.1f", t ? 100 * k / t : 0 }')
+	check "java, [hotspot] lines = yes: >= 90% of the program's frames name App.java and a line ($LKP% of $LT)" \
+		sh -c "[ ${LT:-0} -ge 300 ] && awk -v p=$LKP 'BEGIN { exit !(p >= 90) }'" || {
+		grep -o 'App[.$][^;]*_\[j\]' "$TMP/java.C" | sort | uniq -c | sort -rn | head -8 | sed 's/^/#   /'
+		grep -i "hotspot\|java" "$TMP/emberd_c.log" | tail -3 | sed 's/^/#   log: /'
+	}
+	check "java, [hotspot] lines = yes: every line named is one of its method's in javac's table ($LOK of $LK; first other: $LBAD)" \
+		test "${LOK:-0}" -eq "${LK:-1}" || sed -n '2,$p' "$TMP/lines.txt"
+	check "java, [hotspot] lines = yes: the same stacks name their methods as without (App.burnStatic (App.java:N)_[j] under App.main)" \
+		grep -q 'App\.main (App\.java:[0-9]*)_\[j\];App\.burnStatic (App\.java:[0-9]*)_\[j\]' "$TMP/java.C"
+else
+	not_ok "javap next to $JAVA (the JDK's, for javac's line tables)"
+fi
+
 # --- hostile JVMs -------------------------------------------------------------------------------
 LIBJVM=$(dirname "$(readlink -f "$JAVA")")/../lib/server/libjvm.so
 if [ -r "$LIBJVM" ] && [ -x "$OUTPUT/workloads/fakejvm" ]; then
@@ -133,8 +215,11 @@ if [ -r "$LIBJVM" ] && [ -x "$OUTPUT/workloads/fakejvm" ]; then
 	BAD0=$(hs_stat walk_bad "$URL_A")
 	NOBLOB0=$(hs_stat walk_no_blob "$URL_A")
 	UNNAMED0=$(hs_stat frames_unnamed "$URL_A")
+	# each lives 2-3 s after "ready": a program that loads libjvm itself is seen as a JVM at
+	# emberd's first look after the load, a tick (1 s) after its first look at the latest; at
+	# 1-2 s (the fake's end is on a whole second) some ended first
 	for m in names unmapped hops free frame moving; do
-		setpriv --reuid=65534 --regid=65534 --clear-groups "$NOBODY_BIN/fakejvm" "$LIBJVM" $m 2 \
+		setpriv --reuid=65534 --regid=65534 --clear-groups "$NOBODY_BIN/fakejvm" "$LIBJVM" $m 3 \
 			>"$TMP/fake.$m" 2>&1 &
 		PIDS+=($!)
 		wait_log "$TMP/fake.$m" ready || { not_ok "fake JVM $m prints ready"; sed 's/^/# /' "$TMP/fake.$m"; continue; }

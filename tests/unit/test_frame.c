@@ -44,6 +44,15 @@ static const struct fcase {
 	  "do_syscall_64" },
 	{ { .kind = FRAME_JIT, .name = S("LInterp;::run") }, "LInterp:::run_[j]", "jit",
 	  "LInterp:::run" },
+	/* a Java method with [hotspot] lines, a JavaScript function with its script */
+	{ { .kind = FRAME_JIT, .name = S("App$Burner.burnInstance"), .file = S("App.java"),
+	    .line = 42 },
+	  "App$Burner.burnInstance (App.java:42)_[j]", "jit", "App$Burner.burnInstance" },
+	{ { .kind = FRAME_JIT, .name = S("App.main"), .file = S("App.java"),
+	    .line = FRAME_LINE_UNKNOWN },
+	  "App.main (App.java:?)_[j]", "jit", "App.main" },
+	{ { .kind = FRAME_JIT, .name = S("(anonymous)"), .file = S("file:///srv/m (1).mjs") },
+	  "(anonymous) (file:///srv/m (1).mjs)_[j]", "jit", "(anonymous)" },
 	{ { .kind = FRAME_INLINED, .name = S("inlined_callee") }, "inlined_callee_[i]", "native",
 	  "inlined_callee" },
 	{ { .kind = FRAME_PYTHON, .name = S("Server.handle"), .file = S("/srv/app/server.py"),
@@ -117,7 +126,8 @@ static void test_parse_format(void **state)
 		assert_int_equal(p.kind, c->f.kind);
 		assert_int_equal(p.form, c->f.form);
 		assert_int_equal(p.waker, c->f.waker);
-		if (c->f.form == FRAME_SYMBOL && c->f.kind == FRAME_PYTHON) {
+		if (c->f.form == FRAME_SYMBOL && c->f.file &&
+		    (c->f.kind == FRAME_PYTHON || c->f.kind == FRAME_JIT)) {
 			assert_mem(p.name, p.name_len, c->f.name, c->f.name_len);
 			assert_mem(p.file, p.file_len, c->f.file, c->f.file_len);
 			assert_int_equal(p.line, c->f.line);
@@ -252,7 +262,8 @@ static void test_pprof(void **state)
 				continue;
 			found = true;
 			assert_string_equal(pr->string_table[fn->name], c->fn_name);
-			if (c->f.kind == FRAME_PYTHON && c->f.form == FRAME_SYMBOL) {
+			if ((c->f.kind == FRAME_PYTHON || c->f.kind == FRAME_JIT) &&
+			    c->f.form == FRAME_SYMBOL && c->f.file) {
 				assert_int_equal(strlen(pr->string_table[fn->filename]),
 						 c->f.file_len);
 				assert_memory_equal(pr->string_table[fn->filename], c->f.file,
@@ -311,7 +322,8 @@ static void test_otlp(void **state)
 		assert_string_equal(d->string_table[fn->name_strindex], c->fn_name);
 		a = d->attribute_table[l->attribute_indices[0]];
 		assert_string_equal(a->value->string_value, c->otlp_type);
-		if (c->f.kind == FRAME_PYTHON && c->f.form == FRAME_SYMBOL) {
+		if ((c->f.kind == FRAME_PYTHON || c->f.kind == FRAME_JIT) &&
+		    c->f.form == FRAME_SYMBOL && c->f.file) {
 			const char *file = d->string_table[fn->filename_strindex];
 
 			assert_int_equal(strlen(file), c->f.file_len);

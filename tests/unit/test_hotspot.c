@@ -132,6 +132,58 @@ static void test_read_int(void **state)
 	}
 }
 
+/* A method's line number table as javac's LineNumberTable becomes in ConstMethod (before JDK
+ * 20): one byte per small step, 0xff and two zigzag ints for the others, 0 at the end. */
+static void test_line_at(void **state)
+{
+	/* bci 0 line 10 (escaped: a line step of 10), bci 4 line 11, bci 9 line 13, bci 40 line
+	 * 120 (escaped: 31, 107 -> 62, 214 as "d6 00"), bci 42 line 20 (escaped: 2, -100 -> 4,
+	 * 199 as "c7 00"), the end */
+	static const uint8_t tab[] = { 0xff, 0x00, 0x14, 0x21, 0x2a, 0xff, 0x3e, 0xd6, 0x00,
+				       0xff, 0x04, 0xc7, 0x00, 0x00 };
+	static const struct {
+		uint32_t bci;
+		int line;
+	} q[] = { { 0, 10 },  { 3, 10 },  { 4, 11 },  { 6, 11 },  { 9, 13 },
+		  { 39, 13 }, { 40, 120 }, { 41, 120 }, { 42, 20 }, { 9000, 20 } };
+	static const uint8_t empty[] = { 0 }, forged[] = { 0xff, 0xfe, 0xff, 0xff, 0xff, 0x0f,
+							    0x00, 0x00 };
+	uint8_t buf[64];
+	size_t n;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(q) / sizeof(q[0]); i++)
+		assert_int_equal(hotspot_line_at(tab, sizeof(tab), q[i].bci), q[i].line);
+	/* no end within the bytes read, cut inside an escape: not known */
+	assert_int_equal(hotspot_line_at(tab, sizeof(tab) - 1, 100), -EINVAL);
+	assert_int_equal(hotspot_line_at(tab, 2, 0), -EINVAL);
+	assert_int_equal(hotspot_line_at(tab, 0, 0), -EINVAL);
+	/* a method without lines; a forged step past any method's bytecode */
+	assert_int_equal(hotspot_line_at(empty, sizeof(empty), 5), 0);
+	assert_int_equal(hotspot_line_at(forged, sizeof(forged), 5), -EINVAL);
+	/* the table as the test's own writer makes it: every line found again */
+	n = 0;
+	for (uint32_t k = 0, prev_b = 0, prev_l = 0; k < 12; k++) {
+		uint32_t b = k * 5, l = 1000 + k * 37 % 11;
+		int32_t db = (int32_t)(b - prev_b), dl = (int32_t)(l - prev_l);
+
+		if (db >= 0 && db <= 31 && dl >= 0 && dl <= 7 && ((db << 3) | dl) != 0xff &&
+		    (db || dl)) {
+			buf[n++] = (uint8_t)(db << 3 | dl);
+		} else {
+			buf[n++] = 0xff;
+			/* zigzag: 0, -1, 1, -2, ... as 0, 1, 2, 3, ... */
+			n += write_int(buf + n, db < 0 ? ~((uint32_t)db << 1) : (uint32_t)db << 1);
+			n += write_int(buf + n, dl < 0 ? ~((uint32_t)dl << 1) : (uint32_t)dl << 1);
+		}
+		prev_b = b;
+		prev_l = l;
+	}
+	buf[n++] = 0;
+	for (uint32_t k = 0; k < 12; k++)
+		assert_int_equal(hotspot_line_at(buf, n, k * 5), 1000 + k * 37 % 11);
+}
+
 /* A JVM's facts as a resolved JDK 17 would have them: every item, small offsets. */
 static void facts_ok(struct rtintro_hotspot *h)
 {
@@ -246,6 +298,12 @@ static void test_debian_jdk17(void **state)
 	assert_int_equal(p.interp_method, -3);
 	assert_int_equal(p.interp_bcp, -8);
 	assert_int_equal(p.interp_sender_sp, -1);
+	/* what [hotspot] lines reads: the flags' bit, the source file's index */
+	assert_true(h.have[RTI_HS_CONSTMETHOD_FLAGS]);
+	assert_true(h.have[RTI_HS_CONSTMETHOD_CODE_SIZE]);
+	assert_true(h.have[RTI_HS_CONSTMETHOD_HAS_LINES]);
+	assert_int_equal(h.val[RTI_HS_CONSTMETHOD_HAS_LINES], 1);
+	assert_true(h.have[RTI_HS_CPOOL_SOURCE_FILE] || h.have[RTI_HS_IKLASS_SOURCE_FILE]);
 	/* a HeapBlock header (length, used), then the blob whose frame size is an int in it */
 	assert_int_equal(p.heapblock_size, 16);
 	assert_true(p.blob_frame_size < h.val[RTI_HS_CODEBLOB_SIZEOF]);
@@ -274,6 +332,8 @@ static void test_temurin_jdk25(void **state)
 	/* code blobs of offsets and immutable data: a layout the walker does not read, refused
 	 * by version, never walked as if it were 17's */
 	assert_int_equal(h.major, 25);
+	/* its flags' constant under JDK 21's name is found all the same */
+	assert_true(h.have[RTI_HS_CONSTMETHOD_HAS_LINES]);
 	assert_false(hotspot_facts_check(&h, &p, &why));
 	assert_int_equal(why, RTI__REASONS);
 }
@@ -284,6 +344,7 @@ int main(void)
 		cmocka_unit_test(test_method_names),
 		cmocka_unit_test(test_facts_check),
 		cmocka_unit_test(test_read_int),
+		cmocka_unit_test(test_line_at),
 		cmocka_unit_test(test_debian_jdk17),
 		cmocka_unit_test(test_temurin_jdk25),
 	};

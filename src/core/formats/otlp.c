@@ -254,11 +254,9 @@ static int32_t location_of(struct otlp_writer *w, const char *name, size_t n,
 	case FRAME_KERNEL:
 		type = w->v_kernel;
 		break;
-	case FRAME_JIT:
-		type = w->v_jit;
-		break;
+	case FRAME_JIT: /* a Java method or JavaScript function may name its file and line */
 	case FRAME_PYTHON:
-		type = w->v_python;
+		type = f.kind == FRAME_JIT ? w->v_jit : w->v_python;
 		if (f.form == FRAME_SYMBOL && f.file) {
 			file = f.file;
 			filelen = f.file_len;

@@ -43,8 +43,8 @@ struct pw_sample {
 
 /*
  * What pprof shows of a folded frame: the name without the marker suffix ("_[k]", "_[j]",
- * "_[i]", "_[py]"), and for a Python frame "qualname (file:line)_[py]" the qualname, the file
- * and the line in their own fields. The folded frame itself goes to system_name when it
+ * "_[i]", "_[py]"), and for a Python frame "qualname (file:line)_[py]" (a Java or JavaScript
+ * frame "name (file:line)_[j]" alike) the name, the file and the line in their own fields. The folded frame itself goes to system_name when it
  * differs, so that pprof_read() gives it back.
  */
 struct pw_fn_info {
@@ -199,7 +199,7 @@ static int fn_info_of(struct pprof_writer *w, const char *s, struct pw_fn_info *
 	n = f.name_len;
 	if (f.waker) /* a waker's frame keeps its mark: the chain's two parts stay apart */
 		n = (size_t)(s + len - f.name);
-	if (f.kind == FRAME_PYTHON && f.form == FRAME_SYMBOL && f.file) {
+	if ((f.kind == FRAME_PYTHON || f.kind == FRAME_JIT) && f.form == FRAME_SYMBOL && f.file) {
 		fid = intern_str(w, f.file, f.file_len);
 		if (fid < 0)
 			return -ENOMEM;

@@ -112,7 +112,7 @@ static bool parse_file_offset(const char *s, size_t len, struct frame *f)
 }
 
 /* "qual (file:line)", "qual (file:?)", "qual (file)": the first " (" and the closing ')'. */
-static void parse_python(const char *s, size_t len, struct frame *f)
+static void parse_source(const char *s, size_t len, struct frame *f)
 {
 	const char *open = NULL, *in, *end, *colon, *p;
 	size_t i;
@@ -159,8 +159,8 @@ void frame_parse(const char *s, size_t len, struct frame *ret)
 	f.name_len = len;
 	if (frame_is_marker(s, len)) {
 		f.form = FRAME_MARKER;
-	} else if (f.kind == FRAME_PYTHON) {
-		parse_python(s, len, &f);
+	} else if (f.kind == FRAME_PYTHON || f.kind == FRAME_JIT) {
+		parse_source(s, len, &f);
 	} else if (len > 2 && s[0] == '[' && s[len - 1] == ']' && !memchr(s, ' ', len)) {
 		f.form = FRAME_FILE;
 		f.file = s + 1;
@@ -189,7 +189,7 @@ void frame_format(struct sbuf *sb, const struct frame *f)
 	case FRAME_SYMBOL:
 	default:
 		sbuf_add_frame(sb, f->name, f->name_len);
-		if (f->kind == FRAME_PYTHON && f->file) {
+		if ((f->kind == FRAME_PYTHON || f->kind == FRAME_JIT) && f->file) {
 			sbuf_add(sb, " (", 2);
 			sbuf_add_frame(sb, f->file, f->file_len);
 			if (f->line > 0)

@@ -400,7 +400,7 @@ static void hs_record(struct rtintro_hotspot *h, uint8_t *rank, enum hs_table t,
 		case HS_INTS:
 		case HS_LONGS:
 			if (h->have[i] || d->kind != (t == HS_INTS ? 'i' : 'l') ||
-			    strcmp(d->field, type))
+			    !alt_match(d->field, type))
 				continue;
 			break;
 		}

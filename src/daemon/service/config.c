@@ -117,6 +117,7 @@ static const struct opt opts[] = {
 	{ "python.code_memory", OPT_SIZE, F(python_code_memory_bytes), MiB, 4 * GiB, false, false },
 	{ "v8.enabled", OPT_BOOL, F(v8), 0, 0, false, false },
 	{ "hotspot.enabled", OPT_BOOL, F(hotspot), 0, 0, false, false },
+	{ "hotspot.lines", OPT_BOOL, F(hotspot_lines), 0, 0, false, false },
 	{ "offcpu.enabled", OPT_BOOL, F(offcpu), 0, 0, false, false },
 	{ "offcpu.states", OPT_LIST, F(offcpu_states), 0, EMBER_LIST_MAX, false, false },
 	{ "offcpu.min_blocked_us", OPT_U64, F(offcpu_min_us), 1, 60000000, false, false },

@@ -736,6 +736,7 @@ void offcpu_sink__stats(const struct offcpu_sink *k, struct offcpu_sink_stats *r
 			continue;
 		store__stats(stores[i], &st);
 		ret->clamped += st.clamped;
+		ret->evicted[i] = st.evicted_memory;
 		ret->bytes += st.bytes;
 		ret->max_bytes += st.max_bytes;
 	}

@@ -16,6 +16,11 @@ const struct counter_desc offcpu_sink_counters[] = {
 	{ .key = "chain_nowaker_quanta", U64(chain_nowaker) },
 	{ .key = "chain_dropped_quanta", U64(chain_dropped) },
 	{ .key = "clamped_quanta", U64(clamped) },
+	/* what a store's share of the bound took from its past: a range before its oldest quantum
+	 * is partly gone there, and the three stores keep different spans */
+	{ .key = "evicted_quanta", U64(evicted[0]) },
+	{ .key = "waker_evicted_quanta", U64(evicted[1]) },
+	{ .key = "chain_evicted_quanta", U64(evicted[2]) },
 	{ .key = "bytes", U64(bytes), .unit = "bytes", .metric = "ember_offcpu_store_bytes",
 	  .type = COUNTER_GAUGE, .help = "Memory of the three off-CPU stores" },
 	{ .key = "memory_limit", U64(max_bytes), .unit = "bytes",

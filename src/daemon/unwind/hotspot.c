@@ -28,6 +28,10 @@
 #define HS_STUB_NAME_MAX 64		    /* bytes of a code blob's name read */
 #define HS_RECHECK_NS	 (1 * NSEC_PER_SEC) /* a compiled frame's method read again after this */
 #define HS_RETRY_NS	 (NSEC_PER_SEC / 5) /* a JVM not set up yet: looked at again after */
+/* a process that is no JVM: looked at again after (just under the 1 s tick that ingests its
+ * samples: at 1 s, a tick a little early made it every other tick, 2 s, and a program that
+ * loaded libjvm after its first look and ran 2 s was never seen as one) */
+#define HS_NOT_RECHECK_NS (NSEC_PER_SEC * 9 / 10)
 #define DETECT_TRIES	 100		    /* ... this many times (20 s) */
 #define HS_MAX_OFF	 4096		    /* a field's offset believed */
 #define HS_MIN_MAJOR	 11		    /* code blobs with pointers, CompiledMethod or nmethod */
@@ -36,6 +40,7 @@
 #define HS_MAX_PCDESC	 (64u << 10)	    /* bytes of a compiled method's PcDesc table read */
 #define HS_MAX_SCOPE	 64		    /* bytes of a scope's record read */
 #define HS_UNSIGNED5_MAX 19		    /* JDK 20 changed the scopes' compressed encoding */
+#define HS_LINETAB_MAX	 1024		    /* bytes of a method's line number table read */
 
 enum hsstate {
 	HSS_NOT,	 /* no libjvm mapped */
@@ -59,6 +64,7 @@ struct hsproc {
 	uint32_t pid;
 	enum hsstate state;
 	unsigned int tries;
+	bool reread;		   /* not a JVM: its mappings read again (once) since */
 	uint64_t seen_ns;	   /* last examined */
 	uint64_t exe_ino, exe_dev; /* its executable then */
 	struct rtintro_hotspot h;  /* its libjvm's facts, offsets resolved in it */
@@ -84,7 +90,7 @@ struct hotspot {
 	size_t nr_procs;
 	struct proc_tracker *tracker, *own_tracker;
 	struct filecache *files, *own_files;
-	struct sbuf name;
+	struct sbuf name, file;
 	struct hotspot_stats st;
 };
 
@@ -190,6 +196,59 @@ static int method_name(const struct hsproc *pp, uint64_t m, struct sbuf *sb)
 	return 0;
 }
 
+/*
+ * The source file of Method @m's class into @file (its Symbol's bytes: "App.java") and the line
+ * of bytecode index @bci (*@line: > 0, or FRAME_LINE_UNKNOWN). -1 when the class names no file
+ * or it cannot be read.
+ */
+static int method_source(const struct hsproc *pp, uint64_t m, int32_t bci, struct sbuf *file,
+			 int64_t *line)
+{
+	uint64_t cm = 0, cp = 0, holder = 0, sym = 0, at;
+	uint16_t si = 0, flags = 0, code_size = 0;
+	uint8_t tab[HS_LINETAB_MAX];
+	char b[HS_SYM_MAX];
+	int n, l;
+
+	*line = FRAME_LINE_UNKNOWN;
+	if (rd64(pp->pid, m + VAL(pp, METHOD_CONSTMETHOD), &cm) ||
+	    rd64(pp->pid, cm + VAL(pp, CONSTMETHOD_CONSTANTS), &cp))
+		return -1;
+	/* the file's index in the constant pool: the pool's own (JDK 9+) or the class's */
+	if (pp->h.have[RTI_HS_CPOOL_SOURCE_FILE]) {
+		if (mem_read(pp->pid, cp + VAL(pp, CPOOL_SOURCE_FILE), &si, sizeof(si)))
+			return -1;
+	} else if (pp->h.have[RTI_HS_IKLASS_SOURCE_FILE]) {
+		if (rd64(pp->pid, cp + VAL(pp, CPOOL_POOL_HOLDER), &holder) ||
+		    mem_read(pp->pid, holder + VAL(pp, IKLASS_SOURCE_FILE), &si, sizeof(si)))
+			return -1;
+	}
+	if (!si || rd64(pp->pid, cp + VAL(pp, CPOOL_SIZEOF) + (uint64_t)si * 8, &sym) || !sym ||
+	    (n = read_symbol(pp, sym, b)) <= 0)
+		return -1;
+	sbuf_reset(file);
+	(void)sbuf_add_utf8(file, b, (size_t)n);
+	/* the line: the compressed table after the bytecodes (JDK 11-19's encoding), read in one
+	 * piece, or a smaller one where the metaspace ends sooner */
+	if (bci < 0 || pp->h.major > HS_UNSIGNED5_MAX || !pp->h.have[RTI_HS_CONSTMETHOD_FLAGS] ||
+	    !pp->h.have[RTI_HS_CONSTMETHOD_HAS_LINES] ||
+	    mem_read(pp->pid, cm + VAL(pp, CONSTMETHOD_FLAGS), &flags, sizeof(flags)) ||
+	    !(flags & VAL(pp, CONSTMETHOD_HAS_LINES)) ||
+	    mem_read(pp->pid, cm + VAL(pp, CONSTMETHOD_CODE_SIZE), &code_size, sizeof(code_size)) ||
+	    (uint32_t)bci >= code_size)
+		return 0;
+	at = cm + VAL(pp, CONSTMETHOD_SIZEOF) + code_size;
+	for (size_t want = sizeof(tab); want >= 64; want /= 4) {
+		if (mem_read(pp->pid, at, tab, want))
+			continue;
+		l = hotspot_line_at(tab, want, (uint32_t)bci);
+		if (l > 0)
+			*line = l;
+		break;
+	}
+	return 0;
+}
+
 /* The name of code blob @blob ("StubRoutines (1)"), or -1. */
 static int blob_name(const struct hsproc *pp, uint64_t blob, struct sbuf *sb)
 {
@@ -251,12 +310,53 @@ int hotspot_read_int(const uint8_t *buf, size_t len, size_t *pos, int32_t *ret)
 	return 0;
 }
 
+int hotspot_line_at(const uint8_t *tab, size_t len, uint32_t bci)
+{
+	int64_t b = 0, line = 0, best_bci = 0, best = 0;
+	size_t pos = 0;
+
+	for (;;) {
+		int32_t db, dl;
+		uint8_t next;
+
+		if (pos >= len)
+			return -EINVAL;
+		next = tab[pos++];
+		if (!next)
+			break;
+		if (next == 0xff) {
+			/* two signed ints (CompressedReadStream::read_signed_int: zigzag) */
+			if (hotspot_read_int(tab, len, &pos, &db) ||
+			    hotspot_read_int(tab, len, &pos, &dl))
+				return -EINVAL;
+			db = (int32_t)(((uint32_t)db >> 1) ^ -((uint32_t)db & 1));
+			dl = (int32_t)(((uint32_t)dl >> 1) ^ -((uint32_t)dl & 1));
+		} else {
+			db = next >> 3;
+			dl = next & 7;
+		}
+		b += db;
+		line += dl;
+		if (b < 0 || b > 65535 || line < 0 || line > INT32_MAX)
+			return -EINVAL;
+		if (b == bci)
+			return (int)line;
+		if (b < bci && b >= best_bci) {
+			best_bci = b;
+			best = line;
+		}
+	}
+	return (int)best;
+}
+
 /*
  * The methods inlined at pc offset @aux of compiled method @nm, innermost first, into @ret (at
- * most @max): from the first PcDesc past the pc (a return address's own, or the next safepoint
- * of a leaf), its scope's chain of senders. Count (0: none known), or -1 unreadable.
+ * most @max), with the bytecode index each was at into @bcis: from the first PcDesc past the pc
+ * (a return address's own, or the next safepoint of a leaf), its scope's chain of senders. Count
+ * (0: none known), or -1 unreadable.
  */
-static int inlined(const struct hsproc *pp, uint64_t nm, uint32_t aux, uint64_t *ret, size_t max)
+static int inlined(const struct hsproc *pp, uint64_t nm, uint32_t aux, uint64_t *ret,
+		   int32_t *bcis, size_t max)
 {
 	uint64_t pcs = VAL(pp, NMETHOD_SCOPES_PCS), deps = VAL(pp, NMETHOD_DEPENDENCIES),
 		 psz = VAL(pp, PCDESC_SIZEOF), sdata = 0, mdata;
@@ -312,6 +412,7 @@ static int inlined(const struct hsproc *pp, uint64_t nm, uint32_t aux, uint64_t 
 			return -1;
 		if (rd64(pp->pid, mdata + 8ull * (uint64_t)(midx - 1), &ret[n]) || !ret[n])
 			return -1;
+		bcis[n] = bci;
 		n++;
 		/* senders are recorded before the scopes they hold: a chain only goes back */
 		if (sender >= decode)
@@ -560,10 +661,11 @@ bad:
 }
 
 /* The process's last mappings read (no new read) hold an executable libjvm.so. */
-static bool maps_have_libjvm(struct hotspot *hs, uint32_t pid)
+/* @pid maps a libjvm.so: in its mappings read last, or read not before @min_read_ns */
+static bool maps_have_libjvm(struct hotspot *hs, uint32_t pid, uint64_t min_read_ns)
 {
 	struct scan sc = { .found = false };
-	struct proc_maps *m = proc_tracker__maps(hs->tracker, pid, 0);
+	struct proc_maps *m = proc_tracker__maps(hs->tracker, pid, min_read_ns);
 
 	if (!m)
 		return false;
@@ -670,7 +772,7 @@ void hotspot__sampled(struct hotspot *hs, uint32_t pid)
 	if (pp) {
 		if (pp->state == HSS_RETRY && mono_ns() - pp->seen_ns >= HS_RETRY_NS) {
 			detect(hs, pp);
-		} else if (pp->state == HSS_NOT && mono_ns() - pp->seen_ns >= HS_RECHECK_NS) {
+		} else if (pp->state == HSS_NOT && mono_ns() - pp->seen_ns >= HS_NOT_RECHECK_NS) {
 			/* an exec since (a shell that became java)? its executable tells */
 			pp->seen_ns = mono_ns();
 			if (!procfs_exe_stat(hs->proc_root, pid, &st) &&
@@ -678,11 +780,22 @@ void hotspot__sampled(struct hotspot *hs, uint32_t pid)
 				pp->exe_ino = st.st_ino;
 				pp->exe_dev = st.st_dev;
 				pp->tries = 0;
+				pp->reread = false; /* a new image: read again once, as a new process */
 				detect(hs, pp);
-			} else if (maps_have_libjvm(hs, pid)) {
-				/* a program that loaded libjvm itself (JNI_CreateJavaVM) since */
-				pp->tries = 0;
-				detect(hs, pp);
+			} else {
+				/*
+				 * a program that loaded libjvm itself (JNI_CreateJavaVM, dlopen) since it
+				 * was looked at: the first time, a read of its own (a process looked at
+				 * while it was still loading libjvm shows it now); later, the mappings
+				 * others read (at a new address)
+				 */
+				bool fresh = !pp->reread;
+
+				pp->reread = true;
+				if (maps_have_libjvm(hs, pid, fresh ? pp->seen_ns : 0)) {
+					pp->tries = 0;
+					detect(hs, pp);
+				}
 			}
 		}
 		return;
@@ -748,12 +861,19 @@ static struct hsname *name_slot(struct hotspot *hs, struct hsproc *pp, uint64_t 
 	return &pp->names[i];
 }
 
-static int intern(struct hotspot *hs, uint32_t pid, const char *s, size_t len)
+/* "name_[j]", or with a source file "name (file:line)_[j]" (core/model/frame.h) */
+static int intern_src(struct hotspot *hs, uint32_t pid, const char *s, size_t len,
+		      const struct sbuf *file, int64_t line)
 {
 	struct frame f = { .kind = FRAME_JIT, .form = FRAME_SYMBOL, .name = s, .name_len = len };
 	struct sbuf out;
 	int r;
 
+	if (file && file->len) {
+		f.file = file->buf;
+		f.file_len = file->len;
+		f.line = line;
+	}
 	sbuf_init(&out);
 	frame_format(&out, &f);
 	if (sbuf_error(&out)) {
@@ -763,6 +883,11 @@ static int intern(struct hotspot *hs, uint32_t pid, const char *s, size_t len)
 	r = proc_tracker__intern_name(hs->tracker, pid, hs->names, out.buf, out.len);
 	sbuf_fini(&out);
 	return r < 0 ? -ENOMEM : r;
+}
+
+static int intern(struct hotspot *hs, uint32_t pid, const char *s, size_t len)
+{
+	return intern_src(hs, pid, s, len, NULL, 0);
 }
 
 static int placeholder(struct hotspot *hs, uint32_t pid, unsigned int kind)
@@ -775,9 +900,12 @@ static int placeholder(struct hotspot *hs, uint32_t pid, unsigned int kind)
 	return intern(hs, pid, s, strlen(s));
 }
 
-/* A method's name interned: 0 and *@id, -1 unreadable, -ENOMEM. */
-static int method_id(struct hotspot *hs, struct hsproc *pp, uint64_t method, int32_t *id)
+/* A method's name interned (with lines, its file and the line of bytecode index @bci, < 0 when
+ * not known): 0 and *@id, -1 unreadable, -ENOMEM. */
+static int method_id(struct hotspot *hs, struct hsproc *pp, uint64_t method, int32_t bci,
+		     int32_t *id)
 {
+	int64_t line = 0;
 	int r;
 
 	sbuf_reset(&hs->name);
@@ -786,7 +914,18 @@ static int method_id(struct hotspot *hs, struct hsproc *pp, uint64_t method, int
 		return -ENOMEM;
 	if (r)
 		return -1;
-	r = intern(hs, pp->pid, hs->name.buf, hs->name.len);
+	sbuf_reset(&hs->file);
+	if (hs->o.lines) {
+		if (method_source(pp, method, bci, &hs->file, &line))
+			hs->st.lines_unknown++;
+		else if (line > 0)
+			hs->st.lines++;
+		else
+			hs->st.lines_unknown++;
+		if (sbuf_error(&hs->file))
+			return -ENOMEM;
+	}
+	r = intern_src(hs, pp->pid, hs->name.buf, hs->name.len, &hs->file, line);
 	if (r < 0)
 		return r;
 	*id = r;
@@ -796,18 +935,23 @@ static int method_id(struct hotspot *hs, struct hsproc *pp, uint64_t method, int
 int hotspot__frame_names(struct hotspot *hs, uint32_t pid, uint64_t word, uint32_t *ids,
 			 size_t max)
 {
-	unsigned int kind = EMBER_HSF_KIND(word), aux = EMBER_HSF_AUX(word);
-	uint64_t key = kind == EMBER_HSF_COMPILED ? word
-						  : word & ~(0x3fffull << EMBER_HSF_AUX_SHIFT),
-		 addr = word & EMBER_HSF_ADDR_MASK, method = 0, now,
-		 chain[HOTSPOT_MAX_INLINE];
+	unsigned int kind, aux;
+	uint64_t key, addr, method = 0, now, chain[HOTSPOT_MAX_INLINE];
+	int32_t id, bcis[HOTSPOT_MAX_INLINE];
 	struct hsproc *pp;
 	struct hsname *e;
-	int32_t id;
-	int r, n = 0;
+	int r, c = 0, n = 0;
 
 	if (!hs || !EMBER_HSF_IS(word) || !max)
 		return -EINVAL;
+	kind = EMBER_HSF_KIND(word);
+	aux = EMBER_HSF_AUX(word);
+	addr = word & EMBER_HSF_ADDR_MASK;
+	/* a compiled frame's name is by its pc (the methods inlined there); an interpreted one's
+	 * by its method, and with lines by its bytecode index too */
+	key = kind == EMBER_HSF_COMPILED || (kind == EMBER_HSF_INTERP && hs->o.lines)
+		      ? word
+		      : word & ~(0x3fffull << EMBER_HSF_AUX_SHIFT);
 	pp = proc_find(hs, pid);
 	if (!pp || pp->state != HSS_ON || !addr)
 		goto unnamed;
@@ -838,11 +982,21 @@ int hotspot__frame_names(struct hotspot *hs, uint32_t pid, uint64_t word, uint32
 			return r;
 		id = r;
 	} else {
-		if (kind == EMBER_HSF_INTERP)
+		int32_t bci = -1;
+
+		if (kind == EMBER_HSF_INTERP) {
 			method = addr;
-		else if (nmethod_method(pp, addr, &method))
+			bci = aux < EMBER_HSF_AUX_NONE ? (int32_t)aux : -1;
+		} else if (nmethod_method(pp, addr, &method)) {
 			goto unnamed;
-		r = method_id(hs, pp, method, &id);
+		} else if (hs->o.lines) {
+			/* the methods inlined at this pc (below), read first: the outermost is the
+			 * method itself, at the bytecode index its scope says */
+			c = inlined(pp, addr, aux, chain, bcis, HOTSPOT_MAX_INLINE);
+			if (c > 0 && chain[c - 1] == method)
+				bci = bcis[c - 1];
+		}
+		r = method_id(hs, pp, method, bci, &id);
 		if (r == -ENOMEM)
 			return r;
 		if (r)
@@ -855,12 +1009,12 @@ int hotspot__frame_names(struct hotspot *hs, uint32_t pid, uint64_t word, uint32
 	if (kind == EMBER_HSF_COMPILED) {
 		/* the methods inlined at this pc, innermost first; the outermost is the method
 		 * itself */
-		int c = inlined(pp, addr, aux, chain, HOTSPOT_MAX_INLINE);
-
+		if (!hs->o.lines)
+			c = inlined(pp, addr, aux, chain, bcis, HOTSPOT_MAX_INLINE);
 		if (c < 0)
 			hs->st.inline_unreadable++;
 		for (int k = c - 2; k >= 0 && e->n < HOTSPOT_MAX_INLINE; k--) {
-			r = method_id(hs, pp, chain[k], &id);
+			r = method_id(hs, pp, chain[k], bcis[k], &id);
 			if (r == -ENOMEM)
 				return r;
 			if (r) {
@@ -971,6 +1125,7 @@ struct hotspot *hotspot__new(struct sampler *sampler, struct strtab *names,
 	hs->sampler = sampler;
 	hs->names = names;
 	sbuf_init(&hs->name);
+	sbuf_init(&hs->file);
 	return hs;
 fail:
 	hotspot__free(hs);
@@ -996,6 +1151,7 @@ void hotspot__free(struct hotspot *hs)
 	proc_tracker__free(hs->own_tracker);
 	filecache__free(hs->own_files);
 	sbuf_fini(&hs->name);
+	sbuf_fini(&hs->file);
 	free(hs);
 }
 

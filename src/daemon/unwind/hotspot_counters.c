@@ -45,6 +45,8 @@ const struct counter_desc hotspot_counters[] = {
 	{ .key = "frames_unnamed", U64(frames_unnamed), KIND("unnamed") },
 	{ .key = "inline_frames", U64(inline_frames), KIND("inlined") },
 	{ .key = "inline_unreadable", U64(inline_unreadable), EVENT("inline_unreadable") },
+	{ .key = "lines", U64(lines), EVENT("line_read") },
+	{ .key = "lines_unknown", U64(lines_unknown), EVENT("line_unknown") },
 	{ .key = "refused_missing", U64(reasons[RTI_MISSING]), .metric = REFUSED,
 	  .type = COUNTER_COUNTER,
 	  .help = "libjvm.so files or JVMs refused, by reason: vmStructs items missing, a value "

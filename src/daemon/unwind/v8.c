@@ -337,21 +337,17 @@ static int read_sfi(struct v8 *v, struct v8proc *pp, uint64_t sfi, uint64_t *key
 		*id = -2; /* a builtin's closure (no script, no name): its native name says more */
 		return 0;
 	}
+	/* "name (script)": the frame model's JIT form with a file (core/model/frame.h) */
 	sbuf_reset(&v->out);
-	if (v->file.len) {
-		sbuf_add(&v->out, v->name.len ? v->name.buf : ANON,
-			 v->name.len ? v->name.len : strlen(ANON));
-		sbuf_add(&v->out, " (", 2);
-		sbuf_add(&v->out, v->file.buf, v->file.len);
-		sbuf_addc(&v->out, ')');
-	} else {
-		sbuf_add(&v->out, v->name.len ? v->name.buf : ANON,
-			 v->name.len ? v->name.len : strlen(ANON));
-	}
+	sbuf_add(&v->out, v->name.len ? v->name.buf : ANON, v->name.len ? v->name.len : strlen(ANON));
 	if (sbuf_error(&v->out) || sbuf_error(&v->name) || sbuf_error(&v->file))
 		return -ENOMEM;
 	f.name = v->out.buf;
 	f.name_len = v->out.len;
+	if (v->file.len) {
+		f.file = v->file.buf;
+		f.file_len = v->file.len;
+	}
 	sbuf_reset(&v->name);
 	frame_format(&v->name, &f);
 	if (sbuf_error(&v->name))

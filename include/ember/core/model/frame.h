@@ -11,6 +11,8 @@
  *   native          "name"                             symbol
  *   kernel          "name_[k]"                         symbol
  *   JIT             "name_[j]"  (perf maps)            symbol
+ *                   "name (file:line)_[j]",            symbol (Java with [hotspot] lines,
+ *                   "name (file)_[j]"                  JavaScript with its script)
  *   inlined         "name_[i]"  (libdw, a callee)      symbol
  *   Python          "qual (file:line)_[py]",           symbol (line: ":?" unknown, none: no line)
  *                   "qual (file)_[py]"
@@ -26,8 +28,11 @@
  * symbol when nothing else fits), and for a text frame_format() wrote, frame_format(frame_parse())
  * gives it back byte for byte.
  *
- * A Python frame's qualname and file are told apart at the FIRST " (": a qualname is a dotted
- * path of identifiers (with "<locals>", "<lambda>"), while a file path may hold " (" itself.
+ * A Python or JIT frame's name and file are told apart at the FIRST " (" of a text that ends
+ * with ')': a qualname is a dotted path of identifiers (with "<locals>", "<lambda>"), a Java
+ * method's "pkg.Class.method" and a JavaScript function's name hold no " (", while a file path
+ * may hold " (" itself. (A perf map's own name that has " (" and ends with ')' is read the same
+ * way: its text is given back whole by frame_format(), only pprof and OTLP show it split.)
  *
  * libc only; thread-safe (no state).
  */
@@ -74,12 +79,12 @@ struct frame {
 	 */
 	const char *name;
 	size_t name_len;
-	/* FRAME_FILE, FRAME_FILE_OFFSET: the mapped file; a Python symbol: its source file, or NULL
-	 * when the frame names none */
+	/* FRAME_FILE, FRAME_FILE_OFFSET: the mapped file; a Python or JIT symbol: its source file,
+	 * or NULL when the frame names none */
 	const char *file;
 	size_t file_len;
 	uint64_t offset; /* FRAME_FILE_OFFSET */
-	int64_t line;	 /* Python: > 0 a line, FRAME_LINE_UNKNOWN ":?", 0: none written */
+	int64_t line;	 /* Python, JIT: > 0 a line, FRAME_LINE_UNKNOWN ":?", 0: none written */
 	bool waker;	 /* "_[w]": a frame of a waker's stack (off-CPU chains) */
 };
 

@@ -103,6 +103,7 @@ const char *rtintro_reason_name(enum rtintro_reason r);
 	X(CONSTMETHOD_CODE_SIZE, "ConstMethod", "_code_size",		'o', true) \
 	X(CONSTMETHOD_NAME_INDEX, "ConstMethod", "_name_index",		'o', true) \
 	X(CONSTMETHOD_SIG_INDEX, "ConstMethod", "_signature_index",	'o', true) \
+	X(CONSTMETHOD_FLAGS,	"ConstMethod", "_flags|_flags._flags",	'o', false) \
 	X(CPOOL_SIZEOF,		"ConstantPool", "",			's', true) \
 	X(CPOOL_POOL_HOLDER,	"ConstantPool", "_pool_holder",		'o', true) \
 	X(CPOOL_SOURCE_FILE,	"ConstantPool", "_source_file_name_index", 'o', false) \
@@ -123,7 +124,9 @@ const char *rtintro_reason_name(enum rtintro_reason r);
 	X(FRAME_INTERP_BCP,	"", "frame::interpreter_frame_bcp_offset", 'i', false) \
 	X(FRAME_INTERP_LOCALS,	"", "frame::interpreter_frame_locals_offset", 'i', false) \
 	X(OOP_SIZE,		"", "oopSize",				'i', true) \
-	X(LOG_BYTES_PER_WORD,	"", "LogBytesPerWord",			'i', false)
+	X(LOG_BYTES_PER_WORD,	"", "LogBytesPerWord",			'i', false) \
+	X(CONSTMETHOD_HAS_LINES, "", "ConstMethod::_has_linenumber_table|" \
+		"ConstMethodFlags::_misc_has_linenumber_table",		'i', false)
 
 enum rtintro_hs_item {
 #define RTI_X(id, t, f, k, r) RTI_HS_##id,

@@ -114,6 +114,7 @@ struct ember_config {
 	bool v8; /* JavaScript frames of Node (V8) processes; default yes */
 	/* [hotspot] */
 	bool hotspot; /* Java frames of HotSpot JVMs; default yes */
+	bool hotspot_lines; /* Java frames say "(File.java:line)"; default no */
 
 	/* [offcpu] (docs/design/offcpu.md) */
 	bool offcpu;			  /* off-CPU events; default no */

@@ -72,6 +72,8 @@ struct offcpu_sink_stats {
 						   to a chunk base (store_stats.clamped, summed) */
 	uint64_t bytes, max_bytes;		/* the three stores' memory, and their one bound
 						   (offcpu.memory_limit: 1/2, 1/4, 1/4) */
+	uint64_t evicted[3];			/* quanta each store (off-CPU, wakers, chain) dropped
+						   for its share of that bound: its oldest */
 };
 void offcpu_sink__stats(const struct offcpu_sink *k, struct offcpu_sink_stats *ret);
 /* struct offcpu_sink_stats described once (offcpu_sink_counters.c, core/base/counters.h) */

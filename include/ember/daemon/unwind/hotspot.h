@@ -52,6 +52,7 @@ struct hotspot_opts {
 	const char *proc_root;	    /* "/proc" unless testing */
 	struct proc_tracker *procs; /* where mappings come from (borrowed); NULL: its own */
 	struct filecache *files;    /* per-file facts (borrowed); NULL: one of its own */
+	bool lines;		    /* names say their source file and line ([hotspot] lines) */
 };
 
 #define HOTSPOT_OPTS_DEFAULT { .max_procs = 65536, .max_names = 16384, .proc_root = "/proc" }
@@ -71,6 +72,8 @@ struct hotspot_stats {
 	uint64_t frames_unnamed;    /* ... not readable (freed, forged, gone) */
 	uint64_t inline_frames;	    /* methods inlined into compiled frames, named */
 	uint64_t inline_unreadable; /* ... whose scopes or method could not be read */
+	uint64_t lines;		    /* with lines: methods named with their source line */
+	uint64_t lines_unknown;	    /* ... with their file only (":?"), or neither */
 	uint64_t names;		    /* methods read */
 	uint64_t name_rechecks;	    /* compiled methods' names checked again */
 	uint64_t name_evictions;    /* a process's name cache emptied for room (max_names) */
@@ -133,5 +136,15 @@ bool hotspot_facts_check(const struct rtintro_hotspot *h, struct ember_hs_proc *
  * JDK 20) at *@pos of @buf (@len bytes), *@pos moved past it. 0, or -EINVAL when cut short.
  */
 int hotspot_read_int(const uint8_t *buf, size_t len, size_t *pos, int32_t *ret);
+
+/*
+ * Exposed for tests: the source line of bytecode index @bci in a method's compressed line number
+ * table @tab (@len bytes, as ConstMethod holds it after the bytecodes: pairs of a bci and a line
+ * delta, one byte (bci << 3 | line) when both are small, else 0xff and two signed ints of
+ * CompressedReadStream; 0 ends it), as HotSpot's Method::line_number_from_bci() finds it: the
+ * pair at @bci, else the last one before it. The line (> 0), 0 when the table names none, or
+ * -EINVAL when it runs past @len or holds a number the JDK's encoding (before 20) cannot.
+ */
+int hotspot_line_at(const uint8_t *tab, size_t len, uint32_t bci);
 
 #endif
