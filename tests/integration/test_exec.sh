@@ -127,6 +127,7 @@ for round in 1 2 3 4; do
 	echo "# deep shells, round $round: $n samples"
 	[ "$n" -ge 300 ] && break
 done
+curl -sf "http://127.0.0.1:$PORT/api/v1/stats" >"$TMP/deep.stats"
 kill -USR1 "$EPID"
 wait_log "$TMP/emberd2.log" "dumped" || not_ok "emberd dumps (deep shells)"
 kill -TERM "$EPID"; wait "$EPID"
@@ -146,11 +147,20 @@ for l in open(sys.argv[1]):
     if best >= 8:
         bad += int(n)
     if best > worst:
-        worst, where = best, ";".join(f for f in fr[-4:])
+        worst, where, whole = best, ";".join(f for f in fr[-4:]), fr
 print(tot, bad, worst, where)
+if worst >= 8:  # the worst stack's root side and what surrounds its run of [unknown]
+    k = [i for i, f in enumerate(whole) if f == "[unknown]"]
+    print("#   root side: " + ";".join(whole[:12]))
+    print("#   around the run: " + ";".join(whole[max(0, k[0] - 3):k[0] + 1]) + " ... " +
+          ";".join(whole[k[-1]:k[-1] + 4]) + " (%d frames)" % len(whole))
 PY
-read -r DT DBAD DWORST DWHERE <"$TMP/deep.res"
+read -r DT DBAD DWORST DWHERE < <(head -1 "$TMP/deep.res")
 echo "# deep shells: $DT samples, $DBAD with a run of >= 8 [unknown] frames, longest run $DWORST (leaf side: $DWHERE)"
 check "deep shells sampled (>= 300 samples, got $DT)" test "$DT" -ge 300
-check "a deep shell's forks named by the shell's image up to their exec: no run of 8 [unknown] (got $DBAD samples, longest $DWORST, at $DWHERE)" test "$DBAD" -eq 0
+check "a deep shell's forks named by the shell's image up to their exec: no run of 8 [unknown] (got $DBAD samples, longest $DWORST, at $DWHERE)" test "$DBAD" -eq 0 || {
+	sed -n '2,$p' "$TMP/deep.res"
+	python3 -c 'import json, sys; d = json.load(open(sys.argv[1]))
+for k in ("unwind", "processes"): print("#   %s: %s" % (k, str(d.get(k))[:900]))' "$TMP/deep.stats"
+}
 done_testing
