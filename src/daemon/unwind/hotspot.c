@@ -989,9 +989,9 @@ int hotspot__frame_names(struct hotspot *hs, uint32_t pid, uint64_t word, uint32
 			bci = aux < EMBER_HSF_AUX_NONE ? (int32_t)aux : -1;
 		} else if (nmethod_method(pp, addr, &method)) {
 			goto unnamed;
-		} else if (hs->o.lines) {
-			/* the methods inlined at this pc (below), read first: the outermost is the
-			 * method itself, at the bytecode index its scope says */
+		} else {
+			/* the methods inlined at this pc, innermost first (expanded below); the
+			 * outermost is the method itself, at the bytecode index its scope says */
 			c = inlined(pp, addr, aux, chain, bcis, HOTSPOT_MAX_INLINE);
 			if (c > 0 && chain[c - 1] == method)
 				bci = bcis[c - 1];
@@ -1007,10 +1007,6 @@ int hotspot__frame_names(struct hotspot *hs, uint32_t pid, uint64_t word, uint32
 	*e = (struct hsname){ .key = key, .method = method, .checked = now, .n = 1 };
 	e->id[0] = id;
 	if (kind == EMBER_HSF_COMPILED) {
-		/* the methods inlined at this pc, innermost first; the outermost is the method
-		 * itself */
-		if (!hs->o.lines)
-			c = inlined(pp, addr, aux, chain, bcis, HOTSPOT_MAX_INLINE);
 		if (c < 0)
 			hs->st.inline_unreadable++;
 		for (int k = c - 2; k >= 0 && e->n < HOTSPOT_MAX_INLINE; k--) {
