@@ -185,7 +185,8 @@ try {
 		// a capture: its listed count is its graph's, idle shown the same way
 		await page.fill('#cap-seconds', '1');
 		await page.click('#capture-start');
-		await page.waitForFunction(() => /done: /.test(document.getElementById('capture-status').textContent), null, { timeout: 15000 });
+		// done past its end once the store holds a sample after it (at most 10 s past its end)
+		await page.waitForFunction(() => /done: /.test(document.getElementById('capture-status').textContent), null, { timeout: 30000 });
 		await waitFlame();
 		const c = await dash(() => ({ list: document.getElementById('capture-list').textContent, status: document.getElementById('fg-status').textContent }));
 		const listed = Number((/, (\d+) samples/.exec(c.list) || [])[1]);
@@ -198,7 +199,9 @@ try {
 		ok(cl.samples === g1 && cl.samples - cl.idle_samples === g0, `a capture's samples (${cl.samples}) and idle_samples (${cl.idle_samples}) are its graph's with and without idle`, `${g0} ${g1}`);
 	}
 } catch (e) {
-	ok(false, 'the page answers', String(e && e.stack || e));
+	// where it stood: the statuses the waits read
+	const where = await page.evaluate(() => ['fg-status', 'capture-status'].map((id) => id + ': ' + (document.getElementById(id) || {}).textContent).join('; ')).catch(() => '');
+	ok(false, 'the page answers', String(e && e.stack || e) + '\n' + where);
 }
 ok(errors.length === 0, 'no page errors', errors.join('; '));
 await browser.close();

@@ -72,6 +72,18 @@ run_node() {
 
 . "$(dirname "$0")/node_shares.sh" # shares FILE
 
+# unnamed_by_second PID FROM TO: "# unnamed per second: N/TOTAL ..." over the window
+unnamed_by_second() {
+	local t=$2 line="" a b
+	while awk -v t="$t" -v e="$3" 'BEGIN { exit !(t < e) }'; do
+		read -r a b < <(curl -sf "$URL/api/v1/folded?pid=$1&from=$t&to=$(awk -v t="$t" 'BEGIN { printf "%.3f", t + 1 }')" |
+			awk '{ n += $NF; if ($0 !~ /(app\.js|mod\.mjs)/) u += $NF } END { print u + 0, n + 0 }')
+		line="$line $a/$b"
+		t=$(awk -v t="$t" 'BEGIN { printf "%.3f", t + 1 }')
+	done
+	echo "#   unnamed per second of the window:$line"
+}
+
 # check_supported TAG: the process's window named and split as asked
 check_supported() {
 	local tag=$1 pid from to f=$TMP/$1.folded TOT NM F M C A MOD BT
@@ -80,9 +92,13 @@ check_supported() {
 	read -r TOT NM F M C A MOD BT < <(shares "$f")
 	echo "# node $tag: $TOT samples, $NM% name a function of the workload; of the $BT in a burn function: function $F%, method $M%, closure $C%, async $A%, module $MOD%"
 	check "node $tag: sampled (>= 300 samples)" test "$TOT" -ge 300
-	check "node $tag: >= 90% of the samples name a function of the program ($NM%)" atleast "$NM" 90 ||
+	check "node $tag: >= 90% of the samples name a function of the program ($NM%)" atleast "$NM" 90 || {
 		awk '$0 !~ /(app\.js|mod\.mjs)/' "$f" | awk '{ print $NF, $0 }' | sort -rn | head -5 |
-		cut -c1-400 | sed 's/^/#   unnamed: /'
+			awk 'length($0) > 420 { $0 = substr($0, 1, 120) " ... " substr($0, length($0) - 299) } 1' |
+			sed 's/^/#   unnamed: /'
+		# when in the window they fell (a burst, e.g. after a tier-up, or spread out)
+		unnamed_by_second "${!pid}" "${!from}" "${!to}"
+	}
 	check "node $tag: burnFunction 30 +- 3 pp ($F)" within "$F" 30 3
 	check "node $tag: Burner.burnMethod 25 +- 3 pp ($M)" within "$M" 25 3
 	check "node $tag: burnClosure 20 +- 3 pp ($C)" within "$C" 20 3
