@@ -201,8 +201,9 @@ static void test_events(void **state)
 	proc_tracker__free(pt);
 }
 
-/* An exec drops the old image's snapshot: a read that fails afterwards (the new image gone
- * before anyone read it) answers nothing, not the old image's mappings. */
+/* An exec sets the old image's snapshot aside: a read that fails afterwards (the new image gone
+ * before anyone read it) answers nothing, not the old image's mappings; what ran before the
+ * exec answers for its time until the exit. */
 static void test_exec_forgets_old_image(void **state)
 {
 	struct proc_tracker *pt = proc_tracker__new(NULL);
@@ -214,14 +215,27 @@ static void test_exec_forgets_old_image(void **state)
 	m = proc_tracker__maps(pt, (uint32_t)pid, 0);
 	assert_non_null(m);
 	proc_maps__put(m);
-	proc_tracker__exec(pt, (uint32_t)pid, false, NULL);
+	proc_tracker__exec(pt, (uint32_t)pid, false, NULL, 1234);
 	proc_tracker__stats(pt, &s);
-	assert_int_equal(s.procs, 0);
-	assert_int_equal(s.mappings, 0);
+	assert_int_equal(s.procs, 1);	  /* held for what ran before */
+	assert_int_equal(s.mappings, 0); /* none that answers */
 	end_child(pid);
 	assert_null(proc_tracker__maps(pt, (uint32_t)pid, 0));
 	proc_tracker__stats(pt, &s);
 	assert_int_equal(s.stale_used, 0);
+	{
+		uint64_t t = 0;
+		struct proc_maps *pre = proc_tracker__before_exec(pt, (uint32_t)pid, &t);
+
+		assert_ptr_equal(pre, m); /* the read before the exec, shared */
+		assert_int_equal(t, 1234);
+		proc_maps__put(pre);
+		proc_tracker__exit(pt, (uint32_t)pid);
+		assert_null(proc_tracker__before_exec(pt, (uint32_t)pid, &t));
+	}
+	proc_tracker__stats(pt, &s);
+	assert_int_equal(s.procs, 0);
+	assert_int_equal(s.snapshot_bytes, 0);
 	proc_tracker__free(pt);
 }
 
@@ -282,7 +296,7 @@ static void test_exec_image(void **state)
 
 	(void)state;
 	assert_non_null(l);
-	proc_tracker__exec(pt, (uint32_t)pid, false, &img);
+	proc_tracker__exec(pt, (uint32_t)pid, false, &img, 1);
 	proc_tracker__stats(pt, &s);
 	assert_int_equal(s.exec_images, 1);
 	assert_int_equal(s.procs, 1);
@@ -291,7 +305,7 @@ static void test_exec_image(void **state)
 	proc_tracker__stats(pt, &s);
 	assert_int_equal(s.exec_image_used, 0);
 	/* again, and gone before any read */
-	proc_tracker__exec(pt, (uint32_t)pid, false, &img);
+	proc_tracker__exec(pt, (uint32_t)pid, false, &img, 1);
 	end_child(pid);
 	m = proc_tracker__maps(pt, (uint32_t)pid, 0);
 	assert_non_null(m);
@@ -313,12 +327,12 @@ static void test_exec_image(void **state)
 	/* no image told (inode 0), or gone in the batch with one: as before / kept for its
 	 * samples until the exit */
 	img.inode = 0;
-	proc_tracker__exec(pt, (uint32_t)pid, true, &img);
+	proc_tracker__exec(pt, (uint32_t)pid, true, &img, 1);
 	proc_tracker__stats(pt, &s);
 	assert_int_equal(s.exec_images, 2);
 	assert_int_equal(s.procs, 0);
 	img.inode = 77;
-	proc_tracker__exec(pt, (uint32_t)pid, true, &img);
+	proc_tracker__exec(pt, (uint32_t)pid, true, &img, 1);
 	m = proc_tracker__maps(pt, (uint32_t)pid, 0);
 	assert_non_null(m);
 	assert_int_equal(proc_maps__count(m), 1);
@@ -369,7 +383,7 @@ static void test_fork_unknown_parent(void **state)
 	assert_int_equal(s.reads, 1);
 	end_child(parent);
 	/* its exec: the new image is unknown, read again at its next fork */
-	proc_tracker__exec(pt, (uint32_t)parent, false, NULL);
+	proc_tracker__exec(pt, (uint32_t)parent, false, NULL, 1);
 	proc_tracker__fork(pt, (uint32_t)parent, child + 1000, false, false);
 	proc_tracker__stats(pt, &s);
 	assert_int_equal(s.fork_parent_reads, 2);
@@ -393,7 +407,7 @@ static void test_fork_unknown_parent(void **state)
 static void test_fake_root(void **state)
 {
 	char root[] = "/tmp/ember-proctrack.XXXXXX", path[128];
-	struct proc_tracker_opts o = { .proc_root = root };
+	struct proc_tracker_opts o = { .proc_root = root, .sweep_grace_ns = 1 };
 	struct proc_tracker *pt;
 	struct proc_tracker_stats s;
 	struct list *l = calloc(1, sizeof(*l));
@@ -428,6 +442,10 @@ static void test_fake_root(void **state)
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/42", root);
 	rmdir(path);
+	/* found gone: kept until a later sweep past the grace (its samples may be named yet) */
+	assert_int_equal(proc_tracker__sweep(pt), 0);
+	proc_tracker__stats(pt, &s);
+	assert_int_equal(s.procs, 1);
 	assert_int_equal(proc_tracker__sweep(pt), 1);
 	proc_tracker__stats(pt, &s);
 	assert_int_equal(s.procs, 0);

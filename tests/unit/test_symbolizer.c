@@ -788,7 +788,7 @@ static void test_fork_then_exec(void **state)
 	char path[PATH_MAX];
 	uint64_t ips[1], t;
 	uint32_t ids[8];
-	pid_t a, b, c, d;
+	pid_t a, b, c, d, e;
 	int k;
 
 	(void)state;
@@ -798,6 +798,7 @@ static void test_fork_then_exec(void **state)
 	a = spawn_other();
 	b = spawn_other();
 	c = spawn_other();
+	e = spawn_other();
 	d = fork(); /* this program's image, as its fork copy has it */
 	if (d == 0) {
 		prctl(PR_SET_PDEATHSIG, SIGKILL); /* gone with the test, whatever fails */
@@ -850,12 +851,31 @@ static void test_fork_then_exec(void **state)
 	symbolizer__stats(s, &ss);
 	assert_int_equal(ss.pid_before_exec, 3);
 
+	/*
+	 * never noted before its exec (a listed fork: no first-sample event), its sample before
+	 * the exec named after it (at the next tick): the tracker's copy of what ran before
+	 * names it, the samples after the exec are the new image's (a deep shell's fork: 115
+	 * frames of "[unknown]" under load, test_exec)
+	 */
+	proc_tracker__fork(pt, (uint32_t)parent.pid, (uint32_t)e, false, true);
+	t = mono_ns();
+	symbolizer__retire_pid(s, (uint32_t)e, t); /* nothing held: no state of it yet */
+	proc_tracker__exec(pt, (uint32_t)e, false, NULL, t);
+	assert_int_equal(symbolizer__user_at(s, (uint32_t)e, t - 1000, ips, 1, ids, 8), 1);
+	assert_string_equal(strtab__str(st, ids[0]), "symbols_leaf");
+	assert_int_equal(symbolizer__user_at(s, (uint32_t)e, t + 1000, ips, 1, ids, 8), 1);
+	assert_string_not_equal(strtab__str(st, ids[0]), "symbols_leaf");
+	symbolizer__stats(s, &ss);
+	assert_int_equal(ss.pid_before_exec, 4);
+
 	symbolizer__free(s);
 	proc_tracker__free(pt);
 	kill(a, SIGKILL);
 	kill(b, SIGKILL);
 	kill(c, SIGKILL);
 	kill(d, SIGKILL);
+	kill(e, SIGKILL);
+	waitpid(e, NULL, 0);
 	waitpid(a, NULL, 0);
 	waitpid(b, NULL, 0);
 	waitpid(c, NULL, 0);

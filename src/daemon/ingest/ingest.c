@@ -372,9 +372,14 @@ static int symbolize(struct ingest *in, bool kernel, uint32_t pid, uint64_t time
 		not_file = symbolizer__user_not_by_file(in->sym);
 	}
 	r = kernel ? symbolizer__kernel(in->sym, ips, n, in->tmp, HALF_FRAMES)
-		   : symbolizer__user(in->sym, pid, ips, n, in->tmp, HALF_FRAMES);
+		   : symbolizer__user_at(in->sym, pid, time_ns, ips, n, in->tmp, HALF_FRAMES);
 	if (r < 0)
 		return r;
+	if (!kernel && symbolizer__has_retired(in->sym, pid)) {
+		/* its first naming found an image before an exec kept: no caching either */
+		*ret = in->tmp;
+		return r;
+	}
 	files_only = !kernel && symbolizer__user_not_by_file(in->sym) == not_file;
 	if (fe && files_only) {
 		/* every frame named by its file's symbols: any process of those files may use it */

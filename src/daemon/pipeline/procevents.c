@@ -75,7 +75,7 @@ void emberd_on_exec(uint32_t pid, uint64_t time_ns, bool gone, const struct samp
 	/* kept for the old image's samples not drained yet (up to two ticks' worth); before the
 	 * tracker drops its snapshots: a fork's copy names them if /proc was read after the exec */
 	symbolizer__retire_pid(d->sym, pid, time_ns);
-	proc_tracker__exec(d->procs, pid, gone, &ke);
+	proc_tracker__exec(d->procs, pid, gone, &ke, time_ns);
 	/* the BPF program deleted its list at the exec; deleted again if written since (from a
 	 * read before the exec): it would walk the new image wrong */
 	unwinder__forget_pid_at(d->unwind, pid, time_ns);

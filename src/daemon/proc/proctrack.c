@@ -86,6 +86,11 @@ struct tproc {
 	 * (shared with the parent's entry, counted there) */
 	struct proc_maps *fork_m;
 	bool kernel_m;			/* m is the exec's image as the kernel told it, not a read */
+	/* the image before its last exec (fork_m, else m), and the exec's time: for samples
+	 * taken before the exec and named after it (proc_tracker__before_exec()) */
+	struct proc_maps *pre_m;
+	uint64_t pre_until_ns;
+	uint64_t gone_seen_ns;		/* a sweep found it gone (0: not yet) */
 	uint64_t names_gen;		/* proc_tracker__admit_names(): the names' generation... */
 	size_t names_bytes;		/* ... and what the process brought into it */
 };
@@ -358,6 +363,7 @@ static void drop(struct proc_tracker *pt, struct tproc **pp)
 		proc_maps__put(p->m);
 	}
 	proc_maps__put(p->fork_m);
+	proc_maps__put(p->pre_m);
 	pt->st.mem_bytes -= sizeof(*p);
 	pt->st.procs--;
 	free(p);
@@ -404,9 +410,9 @@ static struct proc_maps *maps_of_entry(const struct procmaps_entry *e)
 }
 
 void proc_tracker__exec(struct proc_tracker *pt, uint32_t pid, bool gone,
-			const struct procmaps_entry *img)
+			const struct procmaps_entry *img, uint64_t time_ns)
 {
-	struct proc_maps *km = NULL;
+	struct proc_maps *km = NULL, *pre = NULL;
 	struct tproc **pp, *p;
 
 	if (!pt)
@@ -421,25 +427,60 @@ void proc_tracker__exec(struct proc_tracker *pt, uint32_t pid, bool gone,
 		pt->st.execs_gone++;
 	/* the old image's snapshot names nothing of the new image: dropped, so that a read that
 	 * fails later (the new image gone) does not answer with it */
-	if (*pp)
+	if (*pp) {
+		/* ...but what ran before it stays aside, for samples of it named late: the
+		 * fork's copy (a read may have been in the exec's window), else the last read */
+		p = *pp;
+		if (p->fork_m)
+			pre = maps_get(p->fork_m);
+		else if (p->m && !p->kernel_m)
+			pre = maps_get(p->m);
 		drop(pt, pp);
+	}
 	/* the kernel's word on the new image instead: stale (the next ask reads /proc), but what
 	 * a failed read answers with */
-	if (km && pt->st.procs < pt->o.max_procs && (p = calloc(1, sizeof(*p)))) {
+	if ((km || pre) && pt->st.procs < pt->o.max_procs && (p = calloc(1, sizeof(*p)))) {
 		p->pid = pid;
 		p->stale = true;
 		p->m = km;
-		p->kernel_m = true;
+		p->kernel_m = km != NULL;
+		p->pre_m = pre;
+		p->pre_until_ns = time_ns;
 		p->hnext = *pp;
 		*pp = p;
 		pt->st.procs++;
-		pt->st.mappings += km->n;
 		pt->st.mem_bytes += sizeof(*p);
-		pt->st.exec_images++;
-		km = NULL;
+		if (km) {
+			pt->st.mappings += km->n;
+			pt->st.exec_images++;
+		}
+		km = pre = NULL;
 	}
 	pthread_mutex_unlock(&pt->lock);
 	proc_maps__put(km);
+	proc_maps__put(pre);
+}
+
+struct proc_maps *proc_tracker__before_exec(struct proc_tracker *pt, uint32_t pid,
+					    uint64_t *ret_time_ns)
+{
+	struct proc_maps *m = NULL;
+	struct tproc *p;
+
+	if (!pt || !pid) {
+		errno = EINVAL;
+		return NULL;
+	}
+	pthread_mutex_lock(&pt->lock);
+	p = *find(pt, pid);
+	if (p && p->pre_m) {
+		m = maps_get(p->pre_m);
+		*ret_time_ns = p->pre_until_ns;
+	}
+	pthread_mutex_unlock(&pt->lock);
+	if (!m)
+		errno = ENOENT;
+	return m;
 }
 
 void proc_tracker__fork(struct proc_tracker *pt, uint32_t parent, uint32_t child, bool gone,
@@ -461,13 +502,13 @@ void proc_tracker__fork(struct proc_tracker *pt, uint32_t parent, uint32_t child
 	if (listed)
 		pt->st.fork_lists++;
 	pa = *find(pt, parent);
-	if (!pa && parent && parent != child && pt->st.procs + 1 < pt->o.max_procs) {
-		/* a parent never read (a shell started before emberd, never sampled or exec'd
-		 * since): read once now, while it lives, so that its forks (often gone at their
-		 * first look) are named; its entry stays, read or not, so that its next forks
-		 * share that read instead of reading again */
-		pa = calloc(1, sizeof(*pa));
-		if (pa) {
+	/* a parent never read (a shell started before emberd, never sampled or exec'd since; or
+	 * exec'd with no image told, its entry holding only what ran before): read once now,
+	 * while it lives, so that its forks (often gone at their first look) are named; its entry
+	 * stays, read or not, so that its next forks share that read instead of reading again */
+	if ((!pa || (!pa->m && pa->pre_m)) && parent && parent != child &&
+	    pt->st.procs + 1 < pt->o.max_procs) {
+		if (!pa && (pa = calloc(1, sizeof(*pa)))) {
 			struct tproc **ppa = find(pt, parent);
 
 			pa->pid = parent;
@@ -475,6 +516,8 @@ void proc_tracker__fork(struct proc_tracker *pt, uint32_t parent, uint32_t child
 			*ppa = pa;
 			pt->st.procs++;
 			pt->st.mem_bytes += sizeof(*pa);
+		}
+		if (pa) {
 			pt->st.fork_parent_reads++;
 			pthread_mutex_unlock(&pt->lock);
 			proc_maps__put(proc_tracker__maps(pt, parent, 0)); /* kept in pa */
@@ -716,6 +759,7 @@ int proc_tracker__sweep(struct proc_tracker *pt)
 	size_t n = 0, cap = 0, i;
 	struct tproc *p, **pp;
 	int swept = 0;
+	uint64_t now;
 
 	if (!pt)
 		return 0;
@@ -725,12 +769,22 @@ int proc_tracker__sweep(struct proc_tracker *pt)
 			if (!array_grow((void **)&pids, &cap, n + 1, sizeof(*pids), 256))
 				pids[n++] = p->pid;
 	pthread_mutex_unlock(&pt->lock);
+	now = mono_ns();
 	for (i = 0; i < n; i++) { /* the stat()s unlocked */
-		if (procfs_exists(pt->proc_root, pids[i]))
-			continue; /* there, or cannot tell: kept */
+		bool there = procfs_exists(pt->proc_root, pids[i]); /* or cannot tell: kept */
+
 		pthread_mutex_lock(&pt->lock);
 		pp = find(pt, pids[i]);
-		if (*pp) {
+		if (!*pp) {
+			/* gone meanwhile */
+		} else if (there) {
+			(*pp)->gone_seen_ns = 0; /* a pid in use again */
+		} else if (!(*pp)->gone_seen_ns) {
+			/* its exit may be in a batch not handled yet, and its samples not named:
+			 * dropped at a later sweep (a deep shell's fork swept between its fork's
+			 * copy and its samples' naming: 115 frames of "[unknown]") */
+			(*pp)->gone_seen_ns = now;
+		} else if (now - (*pp)->gone_seen_ns >= pt->o.sweep_grace_ns) {
 			drop(pt, pp);
 			pt->st.swept++;
 			swept++;
@@ -765,6 +819,8 @@ struct proc_tracker *proc_tracker__new(const struct proc_tracker_opts *o)
 		pt->o = *o;
 	if (!pt->o.max_procs)
 		pt->o.max_procs = 32768;
+	if (!pt->o.sweep_grace_ns)
+		pt->o.sweep_grace_ns = PROC_SWEEP_GRACE_NS;
 	snprintf(pt->proc_root, sizeof(pt->proc_root), "%s",
 		 pt->o.proc_root ? pt->o.proc_root : "/proc");
 	pt->o.proc_root = pt->proc_root;

@@ -365,11 +365,11 @@ static void retired_expire(struct symbolizer *s, uint64_t now)
 }
 
 /* Takes @p out of the cache; keeps it for samples taken before @until_ns (0: frees it). */
-static void proc_retire(struct symbolizer *s, struct proc *p, uint64_t until_ns)
+/* Keeps @p (in no table: unlinked or never linked) for samples before @until_ns. */
+static void retired_add(struct symbolizer *s, struct proc *p, uint64_t until_ns)
 {
 	struct retired *r = until_ns ? calloc(1, sizeof(*r)) : NULL;
 
-	proc_unlink(s, p);
 	if (!r) {
 		proc_free(s, p);
 		return;
@@ -394,6 +394,12 @@ static void proc_retire(struct symbolizer *s, struct proc *p, uint64_t until_ns)
 	s->stats.pid_retired++;
 	while (s->nretired > MAX_RETIRED)
 		retired_pop(s);
+}
+
+static void proc_retire(struct symbolizer *s, struct proc *p, uint64_t until_ns)
+{
+	proc_unlink(s, p);
+	retired_add(s, p, until_ns);
 }
 
 /* The retired state of @pid that was current at @time_ns, or NULL. */
@@ -527,6 +533,38 @@ static bool same_image(const struct proc *p, const struct proc_maps *fork_copy)
 	return false; /* no file mapped: nothing the fork's copy would not name better */
 }
 
+/*
+ * A process first named after an exec whose state the symbolizer did not hold then (a shell's
+ * fork, listed by its fork and never noted, sampled in the shell's code before its exec and
+ * named at the next tick, after the exec): what ran before it, as the tracker kept it, for the
+ * samples before the exec (without: a 115-frame bash stack named with cat's mappings, all
+ * "[unknown]", test_exec's deep shells under load). None if a state is kept for that time.
+ */
+static void retire_before_exec(struct symbolizer *s, uint32_t pid)
+{
+	struct proc_maps *pm;
+	struct proc *q;
+	uint64_t until = 0;
+
+	pm = proc_tracker__before_exec(s->procs, pid, &until);
+	if (!pm)
+		return;
+	if (!until || sym_retired_find(s, pid, until - 1) || !(q = calloc(1, sizeof(*q)))) {
+		proc_maps__put(pm);
+		return;
+	}
+	q->pid = pid;
+	q->gone = true; /* /proc/PID is the new image's: never read for this one */
+	q->maps_read_ns = q->validated_ns = q->gone_ns = mono_ns();
+	q->version = ++s->version_seq;
+	if (take_maps(s, q, pm, 0)) {
+		proc_free(s, q);
+		return;
+	}
+	s->stats.pid_before_exec++;
+	retired_add(s, q, until);
+}
+
 /* A new state for @pid, its mappings read now (or, @held, the tracker's snapshot only). */
 static struct proc *proc_create_as(struct symbolizer *s, uint32_t pid, bool held)
 {
@@ -594,6 +632,8 @@ static struct proc *proc_create_as(struct symbolizer *s, uint32_t pid, bool held
 		if (!take_maps(s, p, pm, pm ? 0 : -errno))
 			s->stats.pid_before_exec++;
 	}
+	if (!held)
+		retire_before_exec(s, pid);
 	if (s->nprocs + 1 > s->ptab_size)
 		ptab_grow(s);
 	h = pslot(s, pid);

@@ -529,8 +529,17 @@ int symbolizer__user_at(struct symbolizer *s, uint32_t pid, uint64_t time_ns, co
 	bool first = true;
 	int r = 0;
 
-	if (!p)
+	if (!p) {
 		p = sym_proc_get(s, pid);
+		/* created now, beside the image it ran before an exec (retire_before_exec()):
+		 * the sample's time tells which names it */
+		if (p && time_ns && s->nretired) {
+			struct proc *q = sym_retired_find(s, pid, time_ns);
+
+			if (q)
+				p = q;
+		}
+	}
 	if (!p)
 		return -ENOMEM;
 	s->owner_pid = pid;

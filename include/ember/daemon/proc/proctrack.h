@@ -29,6 +29,7 @@ struct proc_tracker_opts {
 	const char *proc_root;		/* NULL: "/proc" (tests point it at a fake tree) */
 	bool force_maps_read;		/* never PROCMAP_QUERY: the /proc/PID/maps text (CI tests both) */
 	uint32_t max_procs;		/* processes whose mappings are kept; 0: 32768 */
+	uint64_t sweep_grace_ns;	/* proc_tracker__sweep()'s; 0: PROC_SWEEP_GRACE_NS */
 };
 
 struct proc_tracker_stats {
@@ -85,14 +86,25 @@ void proc_tracker__invalidate(struct proc_tracker *pt, uint32_t pid);
 /*
  * @pid called exec: as proc_tracker__invalidate(), counted. @gone: its exit is already known
  * (exec and exit in one batch of events): nothing is read for it, counted. The old image's
- * snapshot goes. @img (NULL, or inode 0: none): the new image's executable mapping as the
+ * snapshot no longer answers proc_tracker__maps() (proc_tracker__before_exec() has it). @img (NULL, or inode 0: none): the new image's executable mapping as the
  * kernel told it at the exec (a file mapping; its path may be empty): kept as the process's
  * snapshot until a read replaces it, so that a process gone before any read (it lived less
  * than the worker took to come to it) is still named by the files other processes mapped
  * (counted: exec_images; exec_image_used when a failed read answered with it).
  */
 void proc_tracker__exec(struct proc_tracker *pt, uint32_t pid, bool gone,
-			const struct procmaps_entry *img);
+			const struct procmaps_entry *img, uint64_t time_ns);
+
+/*
+ * The image @pid ran before its last exec (at @time_ns, the exec's time as given to
+ * proc_tracker__exec()): its fork's copy of its parent's snapshot, else its last read; kept
+ * until its exit (or the next exec), for its samples taken before the exec and named after it
+ * (a shell's fork sampled in the shell's code, exec'd and named at the next tick: no state of
+ * the symbolizer's held it at the exec). NULL + errno ENOENT when none. Release with
+ * proc_maps__put().
+ */
+struct proc_maps *proc_tracker__before_exec(struct proc_tracker *pt, uint32_t pid,
+					    uint64_t *ret_time_ns);
 
 /*
  * @child was made by fork from @parent: it shares its parent's last read (the same snapshot, no
@@ -156,7 +168,10 @@ int proc_tracker__intern_name(struct proc_tracker *pt, uint32_t pid, struct strt
 /* @pid exited: its mappings go now (snapshots still held stay valid until put). */
 void proc_tracker__exit(struct proc_tracker *pt, uint32_t pid);
 
-/* Drops the processes that are gone (an exit not notified). Returns how many. */
+/* Drops the processes that are gone (an exit not notified): those found gone by an earlier
+ * sweep at least sweep_grace_ns before, so that what their samples drained since need (a
+ * fork's copy, the image before an exec) stays until they are named. Returns how many. */
+#define PROC_SWEEP_GRACE_NS (4ull * 1000000000ull)
 int proc_tracker__sweep(struct proc_tracker *pt);
 
 void proc_tracker__stats(struct proc_tracker *pt, struct proc_tracker_stats *ret);
