@@ -22,6 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "ember/core/base/clock.h"
 #include "ember/daemon/proc/proctrack.h"
 
 struct ent {
@@ -215,7 +216,9 @@ static void test_exec_forgets_old_image(void **state)
 	m = proc_tracker__maps(pt, (uint32_t)pid, 0);
 	assert_non_null(m);
 	proc_maps__put(m);
-	proc_tracker__exec(pt, (uint32_t)pid, false, NULL, 1234);
+	uint64_t t0 = mono_ns();
+
+	proc_tracker__exec(pt, (uint32_t)pid, false, NULL, t0);
 	proc_tracker__stats(pt, &s);
 	assert_int_equal(s.procs, 1);	  /* held for what ran before */
 	assert_int_equal(s.mappings, 0); /* none that answers */
@@ -228,7 +231,7 @@ static void test_exec_forgets_old_image(void **state)
 		struct proc_maps *pre = proc_tracker__before_exec(pt, (uint32_t)pid, &t);
 
 		assert_ptr_equal(pre, m); /* the read before the exec, shared */
-		assert_int_equal(t, 1234);
+		assert_int_equal(t, t0);
 		proc_maps__put(pre);
 		proc_tracker__exit(pt, (uint32_t)pid);
 		assert_null(proc_tracker__before_exec(pt, (uint32_t)pid, &t));

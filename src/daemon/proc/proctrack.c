@@ -76,6 +76,11 @@ struct proc_maps {
 	struct procmaps_entry e[];	/* then the idents, then the paths, NUL-terminated */
 };
 
+/* How long what ran before an exec is kept for samples named late (proc_tracker__before_exec):
+ * longer than the symbolizer keeps a retired state (25 s), far longer than a loaded worker's
+ * lag; then the sweep lets it go (a long-lived process would hold its parent's old snapshot). */
+#define PRE_EXEC_KEEP_NS (30ull * 1000000000ull)
+
 struct tproc {
 	struct tproc *hnext;
 	uint32_t pid;
@@ -473,7 +478,7 @@ struct proc_maps *proc_tracker__before_exec(struct proc_tracker *pt, uint32_t pi
 	}
 	pthread_mutex_lock(&pt->lock);
 	p = *find(pt, pid);
-	if (p && p->pre_m) {
+	if (p && p->pre_m && mono_ns() - p->pre_until_ns < PRE_EXEC_KEEP_NS) {
 		m = maps_get(p->pre_m);
 		*ret_time_ns = p->pre_until_ns;
 	}
@@ -779,6 +784,12 @@ int proc_tracker__sweep(struct proc_tracker *pt)
 			/* gone meanwhile */
 		} else if (there) {
 			(*pp)->gone_seen_ns = 0; /* a pid in use again */
+			if ((*pp)->pre_m && now - (*pp)->pre_until_ns >= PRE_EXEC_KEEP_NS) {
+				proc_maps__put((*pp)->pre_m); /* its samples from before are named */
+				(*pp)->pre_m = NULL;
+				if (!(*pp)->m)
+					drop(pt, pp); /* nothing else held: as if never read */
+			}
 		} else if (!(*pp)->gone_seen_ns) {
 			/* its exit may be in a batch not handled yet, and its samples not named:
 			 * dropped at a later sweep (a deep shell's fork swept between its fork's

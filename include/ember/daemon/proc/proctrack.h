@@ -98,8 +98,8 @@ void proc_tracker__exec(struct proc_tracker *pt, uint32_t pid, bool gone,
 /*
  * The image @pid ran before its last exec (at @time_ns, the exec's time as given to
  * proc_tracker__exec()): its fork's copy of its parent's snapshot, else its last read; kept
- * until its exit (or the next exec), for its samples taken before the exec and named after it
- * (a shell's fork sampled in the shell's code, exec'd and named at the next tick: no state of
+ * until its exit, the next exec or 30 s after the exec, for its samples taken before the exec
+ * and named after it (a shell's fork sampled in the shell's code, exec'd and named at the next tick: no state of
  * the symbolizer's held it at the exec). NULL + errno ENOENT when none. Release with
  * proc_maps__put().
  */
