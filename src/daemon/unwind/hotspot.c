@@ -33,6 +33,7 @@
  * loaded libjvm after its first look and ran 2 s was never seen as one) */
 #define HS_NOT_RECHECK_NS (NSEC_PER_SEC * 9 / 10)
 #define DETECT_TRIES	 100		    /* ... this many times (20 s) */
+#define RESOLVE_TRIES	 10		    /* tables unreadable: looked at again (2 s) */
 #define HS_MAX_OFF	 4096		    /* a field's offset believed */
 #define HS_MIN_MAJOR	 11		    /* code blobs with pointers, CompiledMethod or nmethod */
 #define HS_MAX_MAJOR	 22		    /* JDK 23 made them offsets (not read yet) */
@@ -734,6 +735,13 @@ static void detect(struct hotspot *hs, struct hsproc *pp)
 	}
 	pp->h = ff->h;
 	r = rtintro_hotspot_resolve(&pp->h, bias, rd_cb, (void *)(uintptr_t)pp->pid, &rs);
+	if (r && pp->tries < RESOLVE_TRIES) {
+		/* read while ld.so was relocating libjvm (the launcher's dlopen; test_java's fake
+		 * JVM beside a loaded CI lane: "bad layout", its names never read): the tables
+		 * held values not relocated yet; looked at again before calling it unsupported */
+		set_state(hs, pp, HSS_RETRY);
+		goto out;
+	}
 	for (i = 0; i < RTI__REASONS; i++)
 		hs->st.reasons[i] += rs.reason[i];
 	if (r) {
