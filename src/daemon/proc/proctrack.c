@@ -466,8 +466,10 @@ void proc_tracker__exec(struct proc_tracker *pt, uint32_t pid, bool gone,
 	proc_maps__put(pre);
 }
 
-struct proc_maps *proc_tracker__before_exec(struct proc_tracker *pt, uint32_t pid,
-					    uint64_t *ret_time_ns)
+/* A reference to @pid's fork copy (@pre false) or its image before its last exec, kept at most
+ * PRE_EXEC_KEEP_NS (@pre, its time in *@ret_time_ns); NULL + errno ENOENT when none. */
+static struct proc_maps *held_snapshot(struct proc_tracker *pt, uint32_t pid, bool pre,
+				       uint64_t *ret_time_ns)
 {
 	struct proc_maps *m = NULL;
 	struct tproc *p;
@@ -478,14 +480,23 @@ struct proc_maps *proc_tracker__before_exec(struct proc_tracker *pt, uint32_t pi
 	}
 	pthread_mutex_lock(&pt->lock);
 	p = *find(pt, pid);
-	if (p && p->pre_m && mono_ns() - p->pre_until_ns < PRE_EXEC_KEEP_NS) {
+	if (p && pre && p->pre_m && mono_ns() - p->pre_until_ns < PRE_EXEC_KEEP_NS) {
 		m = maps_get(p->pre_m);
 		*ret_time_ns = p->pre_until_ns;
+	} else if (p && !pre && p->fork_m) {
+		m = maps_get(p->fork_m);
+		pt->st.reused++;
 	}
 	pthread_mutex_unlock(&pt->lock);
 	if (!m)
 		errno = ENOENT;
 	return m;
+}
+
+struct proc_maps *proc_tracker__before_exec(struct proc_tracker *pt, uint32_t pid,
+					    uint64_t *ret_time_ns)
+{
+	return held_snapshot(pt, pid, true, ret_time_ns);
 }
 
 void proc_tracker__fork(struct proc_tracker *pt, uint32_t parent, uint32_t child, bool gone,
@@ -626,23 +637,7 @@ struct proc_maps *proc_tracker__maps(struct proc_tracker *pt, uint32_t pid, uint
 
 struct proc_maps *proc_tracker__forked(struct proc_tracker *pt, uint32_t pid)
 {
-	struct proc_maps *m = NULL;
-	struct tproc *p;
-
-	if (!pt || !pid) {
-		errno = EINVAL;
-		return NULL;
-	}
-	pthread_mutex_lock(&pt->lock);
-	p = *find(pt, pid);
-	if (p && p->fork_m) {
-		m = maps_get(p->fork_m);
-		pt->st.reused++;
-	}
-	pthread_mutex_unlock(&pt->lock);
-	if (!m)
-		errno = ENOENT;
-	return m;
+	return held_snapshot(pt, pid, false, NULL);
 }
 
 static void ident_to_stat(const struct ident *id, struct stat *ret)
