@@ -7,7 +7,11 @@
  * up, one way per MODE:
  *   hops     a segment map of 1s: the blob's start is more hops away than the walk follows
  *   free     a segment map of 0xff (free segments)
- *   frame    a blob whose frame size sends the walk 40 KiB up the stack
+ *   frame    a blob whose frame size sends the walk 40 KiB up the stack, past its top (the code
+ *            runs on a thread whose 64 KiB stack has 128 KiB of PROT_NONE above it: on the
+ *            main thread's stack what lies 40 KiB up depends on the size of the environment,
+ *            and with 40 KiB of it the read succeeded), with no prologue and an epilogue that
+ *            hs_popped() does not recognise, so no sample of it can step
  *   names    a well-formed frame whose class name has 600 bytes and whose method name claims
  *            65535 (all readable)
  *   unmapped the same, the method name running into an unmapped page after 10 bytes
@@ -94,10 +98,26 @@ static uint64_t type_size(const char *type)
 /* push rbp; mov rbp, rsp; 1: dec rdi; jnz 1b; pop rbp; ret */
 static const unsigned char code_bytes[] = { 0x55, 0x48, 0x89, 0xe5, 0x48, 0xff, 0xcf,
 					    0x75, 0xfb, 0x5d, 0xc3 };
+/* "frame": the same, returning by leave; pop rcx; jmp rcx */
+static const unsigned char code_frame[] = { 0x55, 0x48, 0x89, 0xe5, 0x48, 0xff, 0xcf,
+					    0x75, 0xfb, 0xc9, 0x59, 0xff, 0xe1 };
+#define RUN_STACK 65536
+#define RUN_ABOVE 131072
 
 static char *heap, *segmap, *data, *tail;
 static volatile int stop;
 static uint64_t o_method, o_cm, o_cp, o_ni, o_holder, o_kname, o_len, o_body, cp_size;
+
+static void *code_run;
+static time_t run_end;
+
+static void *run_code(void *arg)
+{
+	(void)arg;
+	while (time(NULL) < run_end)
+		((void (*)(uint64_t))(uintptr_t)code_run)(1000000);
+	return NULL;
+}
 
 static void *mover(void *arg)
 {
@@ -125,12 +145,15 @@ int main(int argc, char **argv)
 	char ga[64] = { 0 }, codeheap[512] = { 0 }, *blob, *code;
 	long pg = sysconf(_SC_PAGESIZE);
 	struct timespec ts;
-	pthread_t t;
-	time_t end;
+	pthread_t t, b;
+	pthread_attr_t ba;
+	char *bstack;
+	int frame;
 
 	if (argc < 4)
 		die("usage: fakejvm LIBJVM MODE SECONDS");
 	mode = argv[2];
+	frame = !strcmp(mode, "frame");
 	seconds = strtoull(argv[3], NULL, 10);
 	dl = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
 	if (!dl)
@@ -171,7 +194,10 @@ int main(int argc, char **argv)
 	munmap(tail, (size_t)pg);
 	blob = heap + 8 * 64 + hb;
 	code = heap + 16 * 64;
-	memcpy(code, code_bytes, sizeof(code_bytes));
+	if (frame)
+		memcpy(code, code_frame, sizeof(code_frame));
+	else
+		memcpy(code, code_bytes, sizeof(code_bytes));
 	for (int s = 0; s < 1024; s++)
 		segmap[s] = (char)(s < 8 ? 0xff : s == 8 ? 0 : (s - 8 > 254 ? 254 : s - 8));
 	if (!strcmp(mode, "hops"))
@@ -179,8 +205,8 @@ int main(int argc, char **argv)
 	else if (!strcmp(mode, "free"))
 		memset(segmap, 0xff, 1024);
 	PUT64(blob, b_name, "nmethod");
-	PUT32(blob, b_fs, !strcmp(mode, "frame") ? 5000 : 2);
-	PUT32(blob, b_fc, 4);
+	PUT32(blob, b_fs, frame ? 5000 : 2);
+	PUT32(blob, b_fc, frame ? 0 : 4);
 	PUT64(blob, b_code, code);
 	PUT64(blob, o_method, data);
 	/* Method at data, ConstMethod at +1024, Klass at +2048, ConstantPool at +3072 (the method's
@@ -216,12 +242,20 @@ int main(int argc, char **argv)
 	*(void **)heaps_addr = ga;
 	if (!strcmp(mode, "moving") && pthread_create(&t, NULL, mover, NULL))
 		die("thread");
+	/* the stack the code runs on, with nothing readable for 128 KiB above it */
+	bstack = mmap(NULL, RUN_STACK + RUN_ABOVE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+		      0);
+	if (bstack == MAP_FAILED || mprotect(bstack, RUN_STACK, PROT_READ | PROT_WRITE))
+		die("stack");
+	code_run = code;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	printf("ready %d %ld.%03ld\n", getpid(), (long)ts.tv_sec, ts.tv_nsec / 1000000);
 	fflush(stdout);
-	end = time(NULL) + (time_t)seconds;
-	while (time(NULL) < end)
-		((void (*)(uint64_t))(uintptr_t)code)(1000000);
+	run_end = time(NULL) + (time_t)seconds;
+	if (pthread_attr_init(&ba) || pthread_attr_setstack(&ba, bstack, RUN_STACK) ||
+	    pthread_create(&b, &ba, run_code, NULL))
+		die("thread");
+	pthread_join(b, NULL);
 	stop = 1;
 	if (!strcmp(mode, "moving"))
 		pthread_join(t, NULL);
