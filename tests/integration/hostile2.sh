@@ -124,7 +124,12 @@ mem_back_check() {
 		sleep 2
 	done
 	check "$1: the heap (less the store and the file caches) back to its baseline within 10 % of the heap ($HEAP0 KiB) within a minute ($MEM0 -> $m KiB)" \
-		test $back = 1
+		test $back = 1 || {
+		# where it is held: the heap's parts and the per-process owners
+		echo "#   heap: $(stat_json 'd["heap"]')"
+		echo "#   processes: $(stat_json '{k: d["processes"][k] for k in ("procs", "mappings", "mem_bytes", "snapshot_bytes")}')"
+		echo "#   symbols: $(stat_json '{k: v for k, v in d["symbols"].items() if "mem" in k or "procs" in k or "names" in k}')"
+	}
 }
 
 mem_back_report() {

@@ -17,8 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -458,6 +459,85 @@ static void test_fake_root(void **state)
 	free(l);
 }
 
+/* A fork's copy of a shell's snapshot, its exec not handled yet: a runtime reader's look at
+ * the process (proc_tracker__image_maps) reads what it maps now, once. */
+static void test_image_maps(void **state)
+{
+	char root[] = "/tmp/ember-proctrack.XXXXXX", path[160], exe[160];
+	struct proc_tracker_opts o = { .proc_root = root };
+	struct proc_tracker *pt;
+	struct proc_tracker_stats s;
+	struct proc_maps *m, *c;
+	struct list *l = calloc(1, sizeof(*l));
+	struct stat st;
+	FILE *f;
+	int i;
+
+	(void)state;
+	assert_non_null(l);
+	assert_non_null(mkdtemp(root));
+	snprintf(exe, sizeof(exe), "%s/node", root);
+	f = fopen(exe, "w");
+	assert_non_null(f);
+	fclose(f);
+	assert_int_equal(stat(exe, &st), 0);
+	for (i = 42; i <= 43; i++) {
+		snprintf(path, sizeof(path), "%s/%d", root, i);
+		assert_int_equal(mkdir(path, 0755), 0);
+		snprintf(path, sizeof(path), "%s/%d/maps", root, i);
+		f = fopen(path, "w");
+		assert_non_null(f);
+		if (i == 42)
+			fputs("00400000-00401000 r-xp 00000000 08:01 7 /usr/bin/bash\n"
+			      "7f0000000000-7f0000001000 r-xp 00000000 08:01 9 /usr/lib/libc.so.6\n",
+			      f);
+		else
+			fprintf(f, "00400000-00401000 r-xp 00000000 %02x:%02x %llu %s\n",
+				major(st.st_dev), minor(st.st_dev), (unsigned long long)st.st_ino, exe);
+		fclose(f);
+	}
+	pt = proc_tracker__new(&o);
+	proc_tracker__fork(pt, 42, 43, false, false);
+	c = proc_tracker__maps(pt, 43, 0); /* the shell's, until the exec is handled */
+	read_list(pt, 43, l);
+	assert_string_equal(l->e[0].path, "/usr/bin/bash");
+	/* no exe link: the snapshot as it is */
+	m = proc_tracker__image_maps(pt, 43);
+	assert_ptr_equal(m, c);
+	proc_maps__put(m);
+	snprintf(path, sizeof(path), "%s/43/exe", root);
+	assert_int_equal(symlink(exe, path), 0);
+	/* the shell's snapshot does not map the executable: read again */
+	m = proc_tracker__image_maps(pt, 43);
+	assert_non_null(m);
+	assert_ptr_not_equal(m, c);
+	l->n = 0;
+	assert_int_equal(proc_maps__for_each(m, collect, l), 0);
+	assert_int_equal(l->n, 1);
+	assert_string_equal(l->e[0].path, exe);
+	proc_maps__put(m);
+	proc_tracker__stats(pt, &s);
+	assert_int_equal(s.image_rereads, 1);
+	/* now it does: answered from that read */
+	m = proc_tracker__image_maps(pt, 43);
+	assert_non_null(m);
+	proc_maps__put(m);
+	proc_tracker__stats(pt, &s);
+	assert_int_equal(s.image_rereads, 1);
+	proc_maps__put(c);
+	proc_tracker__free(pt);
+	unlink(path);
+	for (i = 42; i <= 43; i++) {
+		snprintf(path, sizeof(path), "%s/%d/maps", root, i);
+		unlink(path);
+		snprintf(path, sizeof(path), "%s/%d", root, i);
+		rmdir(path);
+	}
+	unlink(exe);
+	rmdir(root);
+	free(l);
+}
+
 static int find_x_file(const struct procmaps_entry *e, void *ctx)
 {
 	const struct procmaps_entry **ret = ctx;
@@ -571,6 +651,7 @@ int main(void)
 		cmocka_unit_test(test_exec_image),
 		cmocka_unit_test(test_fork_unknown_parent),
 		cmocka_unit_test(test_fake_root),
+		cmocka_unit_test(test_image_maps),
 		cmocka_unit_test(test_identity_once),
 		cmocka_unit_test(test_names_share),
 	};

@@ -128,6 +128,7 @@ static void report_evictions(struct emberd *d)
 struct work {
 	enum work_kind kind;
 	struct sampler_batch *b;	/* W_BATCH */
+	bool in_order_events;		/* W_BATCH: counted in d->queued_events */
 	char comms[EMBER_LIST_MAX];	/* W_FILTER: the new [filter] lists */
 	char cgroups[EMBER_LIST_MAX];
 };
@@ -147,9 +148,20 @@ int pipeline_push_work(struct emberd *d, enum work_kind kind, struct sampler_bat
 		/* a new process's events and its tables first: its mappings and interpreter are read
 		 * while it lives, its tables built (under their budget) while the single loop would
 		 * have, not after the naming of the tick's samples queued before them */
-		r = (kind == W_BATCH && b && !sampler_batch__samples(b)) || kind == W_UNWIND
-			? workq__push_urgent(d->wq, w)
-			: workq__push(d->wq, w);
+		/* ...unless a batch queued before holds process events too: they are handled in
+		 * the order they happened (a deep shell's subshell's children's forks were handled
+		 * before the subshell's own fork, queued with the tick's samples before them: the
+		 * children got no copy of its mappings, their samples 115 frames of "[unknown]") */
+		bool urgent = (kind == W_BATCH && b && !sampler_batch__samples(b) &&
+			       !__atomic_load_n(&d->queued_events, __ATOMIC_ACQUIRE)) ||
+			      kind == W_UNWIND;
+
+		w->in_order_events = kind == W_BATCH && !urgent && sampler_batch__events(b);
+		if (w->in_order_events)
+			__atomic_fetch_add(&d->queued_events, 1, __ATOMIC_ACQ_REL);
+		r = urgent ? workq__push_urgent(d->wq, w) : workq__push(d->wq, w);
+		if (r && w->in_order_events)
+			__atomic_fetch_sub(&d->queued_events, 1, __ATOMIC_ACQ_REL);
 	}
 	if (r) {
 		free(w);
@@ -325,6 +337,8 @@ static void work_run(void *ctx, void *item)
 		if (d->memio_sink)
 			memio_sink__set_clock_offset(d->memio_sink, d->real_off_ns);
 		r = sampler_batch__deliver(d->sampler, w->b, on_group, d);
+		if (w->in_order_events) /* its events handled: later ones may go first again */
+			__atomic_fetch_sub(&d->queued_events, 1, __ATOMIC_ACQ_REL);
 		if (r < 0)
 			log_errno(r, "delivery failed, samples counted as lost");
 		if (d->offcpu_sink && offcpu_sink__flush(d->offcpu_sink) < 0)

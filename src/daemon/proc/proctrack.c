@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "ember/core/base/array.h"
@@ -633,6 +634,40 @@ struct proc_maps *proc_tracker__maps(struct proc_tracker *pt, uint32_t pid, uint
 	}
 	pthread_mutex_unlock(&pt->lock);
 	return m;
+}
+
+struct exe_find {
+	uint64_t ino;
+	uint32_t major, minor;
+};
+
+static int exe_found(const struct procmaps_entry *e, void *ctx)
+{
+	const struct exe_find *f = ctx;
+
+	return e->kind == PROCMAPS_FILE && e->inode == f->ino && e->dev_major == f->major &&
+	       e->dev_minor == f->minor;
+}
+
+struct proc_maps *proc_tracker__image_maps(struct proc_tracker *pt, uint32_t pid)
+{
+	struct proc_maps *m = proc_tracker__maps(pt, pid, 0);
+	struct exe_find f;
+	struct stat st;
+
+	if (!m || procfs_exe_stat(pt->proc_root, pid, &st))
+		return m;
+	f.ino = st.st_ino;
+	f.major = major(st.st_dev);
+	f.minor = minor(st.st_dev);
+	if (proc_maps__for_each(m, exe_found, &f))
+		return m;
+	/* a snapshot of an image the process has left: what it maps now */
+	pthread_mutex_lock(&pt->lock);
+	pt->st.image_rereads++;
+	pthread_mutex_unlock(&pt->lock);
+	proc_maps__put(m);
+	return proc_tracker__maps(pt, pid, mono_ns() + 1);
 }
 
 struct proc_maps *proc_tracker__forked(struct proc_tracker *pt, uint32_t pid)

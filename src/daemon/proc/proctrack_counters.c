@@ -44,7 +44,9 @@ const struct counter_desc proc_tracker_counters[] = {
 	{ .key = "read_errors", U64(read_errors), .metric = EVENTS, .type = COUNTER_COUNTER,
 	  .help = "Process tracker events: event, reused (a read shared), stale (gone: the last "
 		  "read used), exec_image_used (gone before any read: named from the exec's image "
-		  "as the kernel told it), read_error, exec, exec_image (with that image), "
+		  "as the kernel told it), image_reread (a runtime reader's snapshot was of an "
+		  "image the process left: read again), read_error, exec, exec_image (with that "
+		  "image), "
 		  "exec_gone (exited in the same batch: not read), "
 		  "fork, fork_gone, fork_copy, fork_list, fork_parent_read (an unknown parent "
 		  "read once), exit, swept, not_kept.",
@@ -54,6 +56,8 @@ const struct counter_desc proc_tracker_counters[] = {
 	  .label_value = "stale" },
 	{ .key = "exec_image_used", U64(exec_image_used), .metric = EVENTS, .label = "kind",
 	  .label_value = "exec_image_used" },
+	{ .key = "image_rereads", U64(image_rereads), .metric = EVENTS, .label = "kind",
+	  .label_value = "image_reread" },
 	{ .key = "exec_images", U64(exec_images), .metric = EVENTS, .label = "kind",
 	  .label_value = "exec_image" },
 	{ .key = "events", U64(events), .metric = EVENTS, .label = "kind", .label_value = "event" },

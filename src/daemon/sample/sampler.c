@@ -609,6 +609,11 @@ size_t sampler_batch__samples(const struct sampler_batch *b)
 	return b ? b->nr : 0;
 }
 
+size_t sampler_batch__events(const struct sampler_batch *b)
+{
+	return b ? b->nr_ev : 0;
+}
+
 void sampler_batch__free(struct sampler *s, struct sampler_batch *b)
 {
 	size_t i;

@@ -688,8 +688,10 @@ static void detect(struct hotspot *hs, struct hsproc *pp)
 	int r;
 
 	hs->st.detections++;
-	/* looked at again: mappings read since the last look (the launcher maps libjvm late) */
-	m = proc_tracker__maps(hs->tracker, pp->pid, pp->tries ? pp->seen_ns : 0);
+	/* first, the image it runs now (not a shell's it was forked from); looked at again:
+	 * mappings read since the last look (the launcher maps libjvm late) */
+	m = pp->tries ? proc_tracker__maps(hs->tracker, pp->pid, pp->seen_ns)
+		      : proc_tracker__image_maps(hs->tracker, pp->pid);
 	pp->tries++;
 	pp->seen_ns = t0;
 	if (!m) {

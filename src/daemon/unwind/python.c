@@ -856,8 +856,9 @@ static void detect_one(struct python *py, struct pyproc *pp)
 
 	py->st.detections++;
 	pp->tries++;
-	/* the process tracker's read of this event, shared with the symbolizer and unwinder */
-	m = proc_tracker__maps(py->tracker, pp->pid, 0);
+	/* the process tracker's read of this event, shared with the symbolizer and unwinder; of
+	 * the image it runs now (not the shell's it was forked from) */
+	m = proc_tracker__image_maps(py->tracker, pp->pid);
 	if (!m) {
 		py->st.detect_errors++;
 		set_state(py, pp, PYS_NOT);

@@ -554,7 +554,10 @@ static void detect(struct v8 *v, struct v8proc *pp)
 
 	v->st.detections++;
 	pp->tries++;
-	m = proc_tracker__maps(v->tracker, pp->pid, 0);
+	/* the image it runs now: the shell it was forked from has libc and no node, and a process
+	 * judged from that snapshot stayed unnamed for its life (its executable, looked at again
+	 * later, had not changed since it was first seen) */
+	m = proc_tracker__image_maps(v->tracker, pp->pid);
 	if (!m) {
 		set_state(v, pp, V8S_NOT);
 		goto out;

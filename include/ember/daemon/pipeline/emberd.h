@@ -67,6 +67,7 @@ struct emberd {
 	bool unwind_queued;		/* atomic: a W_UNWIND is queued */
 	struct workq *wq;		/* the worker: naming, tables, housekeeping */
 	uint64_t work_dropped;		/* atomic: work not queued (full queue) */
+	uint64_t queued_events;		/* atomic: batches with process events queued in order */
 	int final_err;			/* the worker's last dump */
 	uint64_t published_ns;		/* atomic: the worker's last publish of the counters */
 	pthread_mutex_t wpub_lock;	/* wpub: the worker writes, the drain thread publishes */

@@ -43,6 +43,8 @@ struct proc_tracker_stats {
 	uint64_t exec_images;		/* execs with the executable's mapping from the kernel */
 	uint64_t exec_image_used;	/* ... whose process was gone at its first read: named
 					   from that image (once per process) */
+	uint64_t image_rereads;		/* proc_tracker__image_maps(): the snapshot was of an
+					   earlier image (not the executable's): read again */
 	uint64_t events;		/* invalidations: exec, first sample, refresh */
 	uint64_t execs;			/* execs notified */
 	uint64_t execs_gone;		/* ... with the exit in the same batch: nothing read */
@@ -122,6 +124,17 @@ void proc_tracker__fork(struct proc_tracker *pt, uint32_t parent, uint32_t child
  * Release with proc_maps__put().
  */
 struct proc_maps *proc_tracker__maps(struct proc_tracker *pt, uint32_t pid, uint64_t min_read_ns);
+
+/*
+ * @pid's mappings as of the image it runs now, for a reader that decides once what the process
+ * is (a runtime: CPython, HotSpot, V8): proc_tracker__maps(@pid, 0) when that snapshot maps the
+ * file /proc/PID/exe names (device and inode), else a read now (counted: image_rereads). The
+ * last snapshot may be of an image the process left: a fork's copy of its parent's (a shell's)
+ * or a read from before an exec the worker has not come to yet; judged from it, a Node or a JVM
+ * started from a shell was taken for the shell, for good. When /proc/PID/exe cannot be read (the
+ * process is gone), proc_tracker__maps(@pid, 0). Release with proc_maps__put().
+ */
+struct proc_maps *proc_tracker__image_maps(struct proc_tracker *pt, uint32_t pid);
 
 /*
  * The copy of its parent's snapshot that the forked process @pid was given (proc_tracker__fork),

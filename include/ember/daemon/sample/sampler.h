@@ -254,6 +254,7 @@ struct sampler_batch *sampler__take(struct sampler *s, bool events_only);
 int sampler_batch__deliver(struct sampler *s, struct sampler_batch *b, sampler_group_fn fn,
 			   void *ctx);
 size_t sampler_batch__samples(const struct sampler_batch *b);
+size_t sampler_batch__events(const struct sampler_batch *b);	/* process events it holds */
 void sampler_batch__free(struct sampler *s, struct sampler_batch *b); /* NULL: no-op */
 void sampler_batch__drop(struct sampler *s, struct sampler_batch *b);
 void sampler__events(struct sampler *s);
