@@ -9,7 +9,6 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "ember/core/base/array.h"
@@ -636,31 +635,24 @@ struct proc_maps *proc_tracker__maps(struct proc_tracker *pt, uint32_t pid, uint
 	return m;
 }
 
-struct exe_find {
-	uint64_t ino;
-	uint32_t major, minor;
-};
-
+/* The inode only: in a container the link's stat gives overlayfs's device while the mapping
+ * shows the layer's (overlayfs keeps the layer's inode number), and a read again for every new
+ * process there would cost what this saves */
 static int exe_found(const struct procmaps_entry *e, void *ctx)
 {
-	const struct exe_find *f = ctx;
-
-	return e->kind == PROCMAPS_FILE && e->inode == f->ino && e->dev_major == f->major &&
-	       e->dev_minor == f->minor;
+	return e->kind == PROCMAPS_FILE && e->inode == *(const uint64_t *)ctx;
 }
 
 struct proc_maps *proc_tracker__image_maps(struct proc_tracker *pt, uint32_t pid)
 {
 	struct proc_maps *m = proc_tracker__maps(pt, pid, 0);
-	struct exe_find f;
 	struct stat st;
+	uint64_t ino;
 
 	if (!m || procfs_exe_stat(pt->proc_root, pid, &st))
 		return m;
-	f.ino = st.st_ino;
-	f.major = major(st.st_dev);
-	f.minor = minor(st.st_dev);
-	if (proc_maps__for_each(m, exe_found, &f))
+	ino = st.st_ino;
+	if (proc_maps__for_each(m, exe_found, &ino))
 		return m;
 	/* a snapshot of an image the process has left: what it maps now */
 	pthread_mutex_lock(&pt->lock);

@@ -128,7 +128,7 @@ struct proc_maps *proc_tracker__maps(struct proc_tracker *pt, uint32_t pid, uint
 /*
  * @pid's mappings as of the image it runs now, for a reader that decides once what the process
  * is (a runtime: CPython, HotSpot, V8): proc_tracker__maps(@pid, 0) when that snapshot maps the
- * file /proc/PID/exe names (device and inode), else a read now (counted: image_rereads). The
+ * file /proc/PID/exe names (its inode number), else a read now (counted: image_rereads). The
  * last snapshot may be of an image the process left: a fork's copy of its parent's (a shell's)
  * or a read from before an exec the worker has not come to yet; judged from it, a Node or a JVM
  * started from a shell was taken for the shell, for good. When /proc/PID/exe cannot be read (the
