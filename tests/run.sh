@@ -124,25 +124,29 @@ suite_layering() {
 
 # One test by name (see Usage); 0 if something matched.
 run_named() {
-	local n=$1 t hit=1 s
+	local n=$1 t hit=1 s bins="obj asan" dirs="cli integration browser"
 	case $n in
 	golden/*) run_one "$n" tests/golden.sh "${n#golden/}"; return 0 ;;
-	unit/* | asan/*) n=${n#*/} ;;
+	unit/*) dirs= ;;		 # the unit test only, plain and sanitized
+	asan/*) bins=asan dirs= ;;
+	cli/* | integration/* | browser/*) bins= dirs=${n%%/*} ;;
 	esac
-	for t in "$OUTPUT"/obj/tests/unit/${n#unit/} "$OUTPUT"/asan/tests/unit/${n#unit/}; do
-		[ -x "$t" ] && [ "${t%.o}" = "$t" ] || continue
-		s=unit
-		case $t in "$OUTPUT"/asan/*) s=asan ;; esac
-		CMOCKA_MESSAGE_OUTPUT=TAP ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
-			UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-			run_one "$s/$(basename "$t")" "$t"
-		hit=0
+	n=${n#*/}
+	for s in $bins; do
+		for t in "$OUTPUT"/$s/tests/unit/$n; do
+			[ -x "$t" ] && [ "${t%.o}" = "$t" ] || continue
+			CMOCKA_MESSAGE_OUTPUT=TAP ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+				UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+				run_one "$([ "$s" = obj ] && echo unit || echo asan)/$(basename "$t")" "$t"
+			hit=0
+		done
 	done
-	for t in tests/cli/${n#*/}.sh tests/integration/${n#*/}.sh tests/browser/${n#*/}.sh; do
-		[ -f "$t" ] || continue
-		s=${t#tests/}
-		run_one "${s%.sh}" bash "$t"
-		hit=0
+	for s in $dirs; do
+		for t in tests/$s/$n.sh; do
+			[ -f "$t" ] || continue
+			run_one "$s/$(basename "$t" .sh)" bash "$t"
+			hit=0
+		done
 	done
 	return $hit
 }
