@@ -133,6 +133,7 @@ print("| soak: %d s, %d CPUs at 999 Hz, %s processes spawned, %s HTTP clients | 
 print("|---|---|")
 print("| samples taken / expected (999 x CPUs x s) | %d / %d = %.2f%% |" % (taken, expected, 100 * ratio))
 print("| delivered / lost | %d / %d |" % (d["delivered"], d["lost"]))
+print("| timer firings the program did not see (sampler.timer_misses: gaps a thread ran through, a lower bound) | %d |" % d.get("timer_misses", 0))
 print("| drops: ring buffer full (samples lost in BPF) / not kept | %d / %d |" % (d["ringbuf_drops"], d["pending_drops"] + d["bad_records"]))
 print("| ring bytes per sample / emberd's bpf() calls per s | %.0f / %.1f |" % (
     d["ring_bytes"] / max(1, d["samples"] - d["ringbuf_drops"]), d["bpf_calls"] / el))

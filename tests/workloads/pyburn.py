@@ -17,7 +17,7 @@ Modes (the first argument after SECONDS, default "shares"):
   cext     C extensions called from Python: zlib.compress (zlib_work) and json.dumps
            (json_work), half the time each: their native frames stand above the Python caller.
 
-usage: pyburn.py SECONDS [shares|threads|cext]
+usage: [PYBURN_CPU=1] pyburn.py SECONDS [shares|threads|cext]
 Prints "ready PID UNIXTIME" once started (after calibration) and "done UNIXTIME" at the end, so
 that a test can ask for the samples in between; in threads mode "thread X TID" per thread as it
 starts and "ran X CALLS CPU_S" per thread before "done" (its burn_X calls, its CPU time). The shares mode runs
@@ -84,9 +84,15 @@ def calibrate():
 cpu = getattr(time, "thread_time", None) or getattr(time, "process_time", None) or time.time
 
 
+# PYBURN_CPU=1: SECONDS of the process's CPU time rather than of the clock, so that a run beside
+# other work still gets its samples (it lasts longer instead); 2.7's time.clock() is CPU time
+proc_cpu = getattr(time, "process_time", None) or time.clock
+
+
 def work(unit, seconds):
-    end = clock() + seconds
-    while clock() < end:
+    now = proc_cpu if os.environ.get("PYBURN_CPU") == "1" else clock
+    end = now() + seconds
+    while now() < end:
         for f in (burn_a, burn_b, burn_c):
             t0 = time.time()
             c0 = cpu()

@@ -33,7 +33,8 @@
 struct sampler;
 struct sampler_opts;
 static void offcpu_setup(struct sampler *s, const struct sampler_opts *o);
-static void task_pid_offsets(const struct btf *b, __u32 *ret_pid, __u32 *ret_tgid);
+static void task_pid_offsets(const struct btf *b, __u32 *ret_pid, __u32 *ret_tgid, __u32 *ret_nvcsw,
+			     __u32 *ret_nivcsw);
 static int offcpu_attach(struct sampler *s);
 
 struct sampler {
@@ -902,7 +903,9 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 		struct btf *vb = btf__load_vmlinux_btf(); /* ~6 MB parsed: once for both */
 
 		task_pid_offsets(vb, (__u32 *)&s->skel->rodata->task_pid_off,
-				 (__u32 *)&s->skel->rodata->task_tgid_off);
+				 (__u32 *)&s->skel->rodata->task_tgid_off,
+				 (__u32 *)&s->skel->rodata->task_nvcsw_off,
+				 (__u32 *)&s->skel->rodata->task_nivcsw_off);
 		/* exec records with the executable's mapping: where bpf_find_vma() is (as
 		 * bpf_loop(), 5.17: fp_only says neither is) and the offsets were found */
 		if (!o->fp_only && vb)
@@ -976,6 +979,14 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 		}
 	}
 	s->st.hardware_event = s->hw;
+	/* cpu-clock fires every NSEC_PER_SEC / freq ns (the kernel's own division, at least 10 us):
+	 * the program counts the firings it did not see from the gaps (where it can tell that one
+	 * task ran through the gap: its context switch counts) */
+	if (!s->hw && o->freq_hz && s->skel->rodata->task_nvcsw_off &&
+	    s->skel->rodata->task_nivcsw_off)
+		s->skel->bss->timer_period_ns = 1000000000ULL / o->freq_hz < 10000
+							? 10000
+							: 1000000000ULL / o->freq_hz;
 	fd = perf_open(s, first, s->hw);
 	if (fd < 0) {
 		err = explain_perf(fd, first, errbuf, errlen, o->freq_hz);
@@ -1151,14 +1162,16 @@ static void ksym_range(const char *name, __u64 *lo, __u64 *hi)
 	}
 }
 
-/* task_struct's pid and tgid offsets, from the kernel's BTF @b (0: not found). */
-static void task_pid_offsets(const struct btf *b, __u32 *ret_pid, __u32 *ret_tgid)
+/* task_struct's pid, tgid and context switch counts' offsets, from the kernel's BTF @b (0: not
+ * found). */
+static void task_pid_offsets(const struct btf *b, __u32 *ret_pid, __u32 *ret_tgid, __u32 *ret_nvcsw,
+			     __u32 *ret_nivcsw)
 {
 	const struct btf_type *t;
 	const struct btf_member *m;
 	int id, i;
 
-	*ret_pid = *ret_tgid = 0;
+	*ret_pid = *ret_tgid = *ret_nvcsw = *ret_nivcsw = 0;
 	if (!b)
 		return;
 	id = btf__find_by_name_kind(b, "task_struct", BTF_KIND_STRUCT);
@@ -1170,6 +1183,10 @@ static void task_pid_offsets(const struct btf *b, __u32 *ret_pid, __u32 *ret_tgi
 			*ret_pid = btf_member_bit_offset(t, (__u32)i) / 8;
 		else if (n && !strcmp(n, "tgid"))
 			*ret_tgid = btf_member_bit_offset(t, (__u32)i) / 8;
+		else if (n && !strcmp(n, "nvcsw"))
+			*ret_nvcsw = btf_member_bit_offset(t, (__u32)i) / 8;
+		else if (n && !strcmp(n, "nivcsw"))
+			*ret_nivcsw = btf_member_bit_offset(t, (__u32)i) / 8;
 	}
 }
 
@@ -1582,6 +1599,8 @@ static int read_bpf_stats(struct sampler *s, struct ember_bpf_stats *sum)
 		sum->exit_drops += per[i].exit_drops;
 		sum->forks += per[i].forks;
 		sum->fork_drops += per[i].fork_drops;
+		sum->exec_seeds += per[i].exec_seeds;
+		sum->timer_misses += per[i].timer_misses;
 		sum->user_fp_walks += per[i].user_fp_walks;
 		sum->user_truncated += per[i].user_truncated;
 	}
@@ -1830,6 +1849,8 @@ void sampler__stats(struct sampler *s, struct sampler_stats *ret)
 		ret->exit_drops += bs.exit_drops;
 		ret->forks += bs.forks;
 		ret->fork_drops += bs.fork_drops;
+		ret->exec_seeds += bs.exec_seeds;
+		ret->timer_misses += bs.timer_misses;
 		ret->user_fp_walks += bs.user_fp_walks;
 		ret->user_truncated += bs.user_truncated;
 	}

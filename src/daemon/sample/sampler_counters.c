@@ -101,6 +101,12 @@ const struct counter_desc sampler_counters[] = {
 	  .label_value = "forks", .flags = COUNTER_NO_JSON },
 	{ .key = "fork_drops", U64(fork_drops), .unit = "events", .metric = EVENTS,
 	  .label = "kind", .label_value = "fork_drops", .flags = COUNTER_NO_JSON },
+	{ .key = "exec_seeds", U64(exec_seeds), .unit = "events", .metric = EVENTS,
+	  .label = "kind", .label_value = "exec_seeds" },
+	{ .key = "timer_misses", U64(timer_misses), .unit = "samples",
+	  .metric = "ember_sampler_timer_misses_total", .type = COUNTER_COUNTER,
+	  .help = "CPU-clock firings the BPF program did not see, from the gaps between two that "
+		  "found one thread running (a lower bound)." },
 	{ .key = "events_lost", U64(events_lost), .unit = "events" },
 	{ .key = "groups", U64(groups), .unit = "groups" },
 	{ .key = "drains", U64(drains), .metric = "ember_sampler_drains_total",

@@ -237,6 +237,14 @@ struct ember_bpf_stats {
 	__u64 user_truncated;	/* user stacks the walk could not finish (EMBER_USTACK_TRUNC) */
 	__u64 forks;		/* a new process by fork notified (struct ember_fork_rec) */
 	__u64 fork_drops;	/* ... not notified: no room in the ring buffer */
+	__u64 exec_seeds;	/* execs whose executable had a built table: in vma_cache at once */
+	__u64 timer_misses;	/* CPU timer firings the program did not see (a gap between two) */
+	/* not counters: this CPU's last CPU-clock firing, the thread it found (0: idle) and that
+	 * thread's context switches then (count_misses() in sampler.bpf.c) */
+	__u64 last_fire_ns;
+	__u64 last_csw;
+	__u32 last_fire_tid;
+	__u32 pad_fire;
 	/* not a counter: the process this CPU sampled last, known to be in the "seen" map while
 	 * exec_seq (sampler.bpf.c) is unchanged; saves the LRU lookup on a busy CPU */
 	__u32 last_pid;

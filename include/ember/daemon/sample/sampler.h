@@ -147,6 +147,8 @@ struct sampler_stats {
 	uint64_t exit_drops;		/* ... lost (ring buffer full): found later by the checks */
 	uint64_t forks;			/* new processes by fork notified (not threads) */
 	uint64_t fork_drops;		/* ... lost (ring buffer full): listed at their first sample */
+	uint64_t exec_seeds;		/* execs whose executable's table was put in vma_cache by BPF */
+	uint64_t timer_misses;		/* CPU-clock firings the BPF program did not see (gaps) */
 	uint64_t user_fp_walks;		/* user stacks by frame pointer: the process had no tables */
 	uint64_t user_truncated;	/* user stacks the walk could not finish */
 	uint64_t user_stops[SAMPLER_STOP_REASONS]; /* ... by why: sampler_stop_name() */
