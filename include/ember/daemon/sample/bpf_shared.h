@@ -243,6 +243,7 @@ struct ember_bpf_stats {
 	 * thread's context switches then (count_misses() in sampler.bpf.c) */
 	__u64 last_fire_ns;
 	__u64 last_csw;
+	__u64 fire_csw[2];	/* scratch: the thread's nvcsw, nivcsw */
 	__u32 last_fire_tid;
 	__u32 pad_fire;
 	/* not a counter: the process this CPU sampled last, known to be in the "seen" map while
