@@ -155,14 +155,15 @@ __u64 timer_period_ns = 0;
  * when the kernel sees fit (half of 999 Hz on an idle VM here), which is no sample lost. A gap
  * of more than a second is the event off (a CPU offline): not counted. A lower bound, then: a
  * gap in which the thread was preempted is not counted (two CPU burners at 999 Hz: taken +
- * counted 99.82 % of the timer's firings, every gap counted 100.02 %; beside the browser tests, 811 firings missing of 74,101, 692 counted).
+ * counted 99.82 % of the timer's firings, every gap counted 100.02 %; at 999 Hz beside the
+ * browser tests' chromium, 811 firings missing of 74,101, 692 counted).
  */
 static __always_inline void count_misses(struct ember_bpf_stats *st, __u32 tid)
 {
 	__u64 now = bpf_ktime_get_ns(), gap = now - st->last_fire_ns, task, csw = 0;
 	__u64 p = *(volatile __u64 *)&timer_period_ns;
 
-	/* read into the per-CPU stats, not the stack: do_sample's frame is at 6.1's combined limit */
+	/* read into the per-CPU stats, not the stack: do_sample is at 6.1's combined stack limit */
 	if (tid) {
 		task = (__u64)bpf_get_current_task();
 		if (bpf_probe_read_kernel(&st->fire_csw[0], 8, (void *)(task + task_nvcsw_off)) ||
