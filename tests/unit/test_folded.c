@@ -291,6 +291,18 @@ static void test_guess_unit(void **state)
 	/* every stack with 10 or more samples: the gcd is a multiple of the period */
 	assert_int_equal(guess("a 303030300\nb 202020200\nc 101010100\n", &period), FOLDED_UNIT_NS);
 	assert_int_equal(period, 10101010);
+	/* every count a multiple of 3 periods at 99 Hz (99 + 60 + 39 samples): the gcd 30303030 is
+	 * a 33 Hz period too, and was taken for one (a recording of 198 samples converted to 66);
+	 * 99 Hz is the rate profilers run at */
+	assert_int_equal(guess("a 999999990\nb 606060600\nc 393939390\n", &period),
+			 FOLDED_UNIT_NS);
+	assert_int_equal(period, 10101010);
+	/* 9 periods (11 Hz, 33 Hz and 99 Hz fit): 99 Hz */
+	assert_int_equal(guess("a 90909090\nb 181818180\nc 909090900\n", &period), FOLDED_UNIT_NS);
+	assert_int_equal(period, 10101010);
+	/* 4000 Hz (perf's default), every count a multiple of 3 periods */
+	assert_int_equal(guess("a 750000\nb 1500000\nc 7500000\n", &period), FOLDED_UNIT_NS);
+	assert_int_equal(period, 250000);
 	/* at 997 Hz: 1003009 ns */
 	assert_int_equal(guess("a 1003009\nb 2006018\nc 5015045\n", &period), FOLDED_UNIT_NS);
 	assert_int_equal(period, 1003009);

@@ -347,6 +347,22 @@ static uint64_t gcd_u64(uint64_t a, uint64_t b)
 	return a;
 }
 
+/* The sampling rates people pick (perf's -F 99 and its default 4000, BCC's 49 and 99, odd rates
+ * that avoid lockstep with timers, round ones): a period of one of these is the likelier reading
+ * of counts that fit several. */
+static bool sampling_rate_common(uint64_t hz)
+{
+	static const uint16_t rates[] = { 9,   10,  19,  20,  25,  29,   49,   50,   97,   99,
+					  100, 199, 200, 249, 250, 499,  500,  997,  999,  1000,
+					  1999, 2000, 2500, 4000, 4999, 5000, 9999, 10000 };
+	size_t i;
+
+	for (i = 0; i < sizeof(rates) / sizeof(rates[0]); i++)
+		if (rates[i] == hz)
+			return true;
+	return false;
+}
+
 enum folded_unit folded_guess_unit(const struct profile *p, uint64_t *ret_period_ns)
 {
 	size_t i, n = profile__nr_stacks(p), used = 0;
@@ -365,8 +381,13 @@ enum folded_unit folded_guess_unit(const struct profile *p, uint64_t *ret_period
 	}
 	if (used < 3 || g < 100000)
 		return FOLDED_UNIT_SAMPLES;
-	/* the gcd is a multiple of the period when every stack has several samples: the
-	 * largest P = g / k that is a clock period */
+	/*
+	 * The gcd is a multiple of the period when every stack has several samples. Each
+	 * P = g / k that is a clock period fits the counts, and more than one may: at 99 Hz, when
+	 * every stack's count happens to be a multiple of 3 (198 samples as 99 + 60 + 39), g is
+	 * 30303030, a 33 Hz period, and 10101010 (99 Hz) divides it too. The largest P that is a
+	 * rate profilers are run at wins (sampling_rate_common()), else the largest P at all.
+	 */
 	for (k = 1; k <= 100000 && g / k >= 100000; k++) {
 		uint64_t per = g / k;
 
@@ -375,9 +396,13 @@ enum folded_unit folded_guess_unit(const struct profile *p, uint64_t *ret_period
 		freq = (uint64_t)(1e9 / (double)per + 0.5);
 		if (freq && (uint64_t)(1e9 / (double)freq) + 1 >= per &&
 		    (uint64_t)(1e9 / (double)freq) <= per + 1) {
-			*ret_period_ns = per;
-			return FOLDED_UNIT_NS;
+			if (!*ret_period_ns)
+				*ret_period_ns = per;
+			if (sampling_rate_common(freq)) {
+				*ret_period_ns = per;
+				break;
+			}
 		}
 	}
-	return FOLDED_UNIT_SAMPLES;
+	return *ret_period_ns ? FOLDED_UNIT_NS : FOLDED_UNIT_SAMPLES;
 }

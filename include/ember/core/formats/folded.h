@@ -118,7 +118,9 @@ int folded_unit_parse(const char *s, enum folded_unit *ret);
 /*
  * Tells period sums from sample counts: when every count of @p is an integer multiple of one
  * clock period P in ns (P >= 100000, i.e. 10 kHz at most, and 1e9 / round(1e9 / P) == P within
- * 1 ns: 10101010 at 99 Hz, 1001001 at 999 Hz; the largest such divisor of the counts' gcd)
+ * 1 ns: 10101010 at 99 Hz, 1001001 at 999 Hz; of the divisors of the counts' gcd that are, the
+ * largest at a common sampling rate (99 Hz over 33 Hz when every count is a multiple of three
+ * periods), else the largest)
  * and @p has at least 3 stacks, the counts are
  * perf periods: FOLDED_UNIT_NS with *@ret_period_ns = P. Otherwise FOLDED_UNIT_SAMPLES
  * (*@ret_period_ns = 0). A guess: callers let the user override it.
