@@ -757,8 +757,12 @@ static __always_inline int walk_user(__u32 pid, const __u64 *regs, bool regs_ker
 		sc->t0 = bpf_ktime_get_ns();
 		hsc->on = hs_walk_on && bpf_map_lookup_elem(&hs_procs, &pid) != NULL;
 		bpf_loop(EMBER_MAX_STACK_DEPTH + 1, walk_step_js, &w, 0);
-		if (sc->on && sc->n)
+		if (sc->on && sc->n) {
 			v8_walk(pid, w.st, w.max, &w.hash);
+			/* outermost native frames dropped for the JS ones: the depth's stop */
+			if ((w.st->flags & EMBER_USTACK_TRUNC) && !w.stop)
+				w.stop = EMBER_STOP_DEPTH;
+		}
 		if (hs_walk_on && hsc->on)
 			hs_walked(sc->t0);
 		/* walked whole by its file's tables without a list: not a frame-pointer walk */
