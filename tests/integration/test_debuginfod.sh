@@ -181,7 +181,10 @@ def check(name, cond, detail=""):
     fails += not cond
     print(("ok - " if cond else "not ok - ") + name + (" # " + detail if detail else ""))
 def is_named(f):
-    return f[-1] in ("dfw_leaf_one", "dfw_middle_one")
+    # the user leaf: kernel frames above it are a sample in an interrupt's way back to it (a
+    # reschedule IPI: 45 of 822 in fresh-clone run ZC3, beside the browser tests)
+    u = [x for x in f if not x.endswith("_[k]")]
+    return bool(u) and u[-1] in ("dfw_leaf_one", "dfw_middle_one")
 first = min((t for t, f, _ in rows if f[0] == "dfw_one" and is_named(f)), default=None)
 check("its samples named from the debug file within 1.5 s of its coming",
       first is not None and first - came <= 1.5,
