@@ -154,8 +154,13 @@ for m in cycle long unmapped moving compressed; do
 	wait_log "$TMP/fake.$m" ready || not_ok "fake node $m prints ready"
 	read -r _ FPID _ < <(grep -m1 ready "$TMP/fake.$m")
 	if [ $m = compressed ]; then
-		sleep 1.5 # sampled and examined while it runs
-		UNSUP=$(v8_stat procs_unsupported "$URL_A")
+		# sampled and examined while it runs (4 s): the count is a gauge of the live ones;
+		# 1.5 s after "ready" was too soon once beside the second lane (fresh-clone run ZC4)
+		for _ in $(seq 14); do
+			sleep 0.25
+			UNSUP=$(v8_stat procs_unsupported "$URL_A")
+			[ "$UNSUP" -gt "$UNSUP0" ] 2>/dev/null && break
+		done
 	fi
 	for _ in $(seq 100); do grep -q '^done' "$TMP/fake.$m" && break; sleep 0.1; done
 	sleep 1
