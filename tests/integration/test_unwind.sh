@@ -60,22 +60,53 @@ now() { python3 -c 'import time; print("%.3f" % time.time())'; }
 # Phase 1: gzip, python3.11 and node with perf alongside. They start before perf: perf's unwinding of
 # processes that begin while it records often stops at __libc_start_call_main (seen here with
 # linux-perf 6.1), which would make its view, not ours, the incomplete one.
-( end=$((SECONDS + SECS + 3)); while [ $SECONDS -lt $end ]; do cat "$TMP/rand.bin"; done ) |
+# (the feeding loop ends with gzip: cat's write fails)
+( end=$((SECONDS + SECS + 13)); while [ $SECONDS -lt $end ] && cat "$TMP/rand.bin"; do :; done ) |
 	gzip -c -6 >/dev/null &
 PIDS+=($!)
-"$PY" "$TMP/work.py" $((SECS + 3)) &
+declare -A PID_OF
+PID_OF[gzip]=$!
+"$PY" "$TMP/work.py" $((SECS + 13)) &
 PIDS+=($!)
-node --perf-basic-prof "$TMP/work.js" $((SECS + 3)) >/dev/null &
+PID_OF[python3.11]=$!
+node --perf-basic-prof "$TMP/work.js" $((SECS + 13)) >/dev/null &
 PIDS+=($!)
-sleep 1
+PID_OF[node]=$!
+# A new process's walks use frame pointers until the unwinder has built its files' tables (the
+# first sample asks for them): a second or more on a busy machine, four programs and perf
+# starting at once on 2 CPUs (the stop-46 CI: 5 % of python3.11's samples [truncated] at the
+# leaf in a window begun 1 s after the start). The comparison is of the steady state, so it
+# begins once each program's newest samples all reach its entry (at most 10 s).
+ENTRY_RE=';main;|;__libc_start_call_main;|;start_thread;' # a thread's entry, node's own threads
+reached_entry() { # PID: its samples of the last 1.5 s (the store's last tick), at least 5, all
+	# reach the entry
+	curl -sf "$URL/api/v1/folded?from=-1500ms&pid=$1" |
+		awk -v re="$ENTRY_RE" '{ t += $NF; if ($0 ~ re) m += $NF } END { exit !(t >= 5 && m == t) }'
+}
+for c in gzip python3.11 node; do
+	for i in $(seq 50); do
+		reached_entry "${PID_OF[$c]}" && break
+		sleep 0.2
+	done
+	echo "# $c: its samples reach its entry after $i polls of 0.2 s"
+done
 T0=$(now)
 perf record -F 99 -a --call-graph dwarf -o "$TMP/perf.data" -- sleep $SECS >"$TMP/perf.log" 2>&1
 check "perf record ran" test $? -eq 0
 T1=$(now)
 sleep 2.5 # samples reach the store a tick or two later
 curl -sf "$URL/api/v1/folded?from=$T0&to=$T1" >"$TMP/emberd.folded"
+# per program: its stacks, from each side (emberd's of its own process: the tests beside may run
+# a node of theirs, playwright's; perf's by comm)
+for c in gzip python3.11 node; do
+	curl -sf "$URL/api/v1/folded?from=$T0&to=$T1&pid=${PID_OF[$c]}" >"$TMP/e.$c"
+	kill "${PID_OF[$c]}" 2>/dev/null # done: phase 2's shares want the CPUs
+done
 perf script --no-inline -i "$TMP/perf.data" 2>/dev/null | "$EMBER" collapse --all >"$TMP/perf.folded"
 check "perf script collapsed" test -s "$TMP/perf.folded"
+for c in gzip python3.11 node; do
+	grep "^$c;" "$TMP/perf.folded" >"$TMP/p.$c"
+done
 
 # Phase 2: nofp, started with emberd running, sampled at 999 Hz by a capture for the shares
 # niced up: its CPU share sets the samples' count, and so the shares' precision (3000 samples at
@@ -102,11 +133,12 @@ wait "$EPID"
 check "emberd exits 0" test $? -eq 0
 grep 'user stacks' "$TMP/emberd.log" | sed 's/^/# /'
 
-# per program: its stacks, from each side
-for c in gzip python3.11 node; do
-	grep "^$c;" "$TMP/emberd.folded" >"$TMP/e.$c"
-	grep "^$c;" "$TMP/perf.folded" >"$TMP/p.$c"
-done
+# the stacks of FILE that do not reach the entry, heaviest first, as comments: what a failure
+# needs to be understood
+not_reaching() {
+	grep -Ev "$ENTRY_RE" "$1" | awk '{ print $NF " " $0 }' | sort -k1,1nr | head -12 |
+		cut -c1-400 | sed "s/^/# $2, not reaching the entry: /"
+}
 
 # share of a program's samples whose stack holds a frame matching ERE (awk)
 share() { awk -v re="$2" '{ n = $NF; t += n; if ($0 ~ re) m += n } END { printf "%.4f %d\n", t ? m / t : 0, t }' "$1"; }
@@ -148,16 +180,18 @@ for c in gzip python3.11; do
 	echo "# $c: emberd $et samples, $es reach the entry; perf $pt (period-weighted), $ps; similarity ${sim:-none} from the entry (${raw:-none} whole stacks)"
 	check "$c: >= 95 % of samples reach the program's entry ($es of $et)" \
 		awk -v s="$es" -v t="$et" 'BEGIN { exit !(t >= 300 && s >= 0.95) }'
+	not_reaching "$TMP/e.$c" "$c"
 	check "$c: similarity with perf --call-graph dwarf >= 0.90 (${sim:-none})" \
 		awk -v s="${sim:-0}" 'BEGIN { exit !(s >= 0.90) }'
 done
 
 # --- node --perf-basic-prof: JIT frames named, whole stacks ---
-read -r ns nt < <(share "$TMP/e.node" ';main;|;__libc_start_call_main;')
+read -r ns nt < <(share "$TMP/e.node" "$ENTRY_RE")
 read -r js _ < <(share "$TMP/e.node" '_\\[j\\]')
 echo "# node: $nt samples, $ns reach main, $js have JIT frames"
-check "node: >= 95 % of samples reach main ($ns of $nt)" \
+check "node: >= 95 % of samples reach main, or start_thread in its own threads ($ns of $nt)" \
 	awk -v s="$ns" -v t="$nt" 'BEGIN { exit !(t >= 200 && s >= 0.95) }'
+not_reaching "$TMP/e.node" node
 check "node: its JavaScript functions named as JIT frames" grep -qE ';(LazyCompile:|JS:)?[*~^]?leaf[^;]*_\[j\]' "$TMP/e.node"
 
 # --- the whole host: no garbage towers ---
