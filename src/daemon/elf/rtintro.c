@@ -248,8 +248,13 @@ static enum rtintro_reason add_relocs(struct rti_file *f, Elf_Scn *scn, const GE
 
 /* Opens @fd: segments, the data symbols starting with one of @prefixes, the functions named in
  * @funcs (NULL: none), and (@relocs) relocations. */
+/*
+ * Opens @fd's ELF file and gathers the symbols named by @prefixes (objects) and @funcs, from its
+ * .dynsym, and from its .symtab too unless @dynsym_only (the larger table, read only where the
+ * dynamic one lacks what is wanted: 10 MB of Node 20's 99 MB against its .dynsym's 7 MB).
+ */
 static enum rtintro_reason file_open(struct rti_file *f, int fd, const char *const *prefixes,
-				     const char *const *funcs, bool relocs)
+				     const char *const *funcs, bool relocs, bool dynsym_only)
 {
 	Elf_Scn *scn = NULL;
 	GElf_Ehdr eh;
@@ -271,7 +276,7 @@ static enum rtintro_reason file_open(struct rti_file *f, int fd, const char *con
 
 		if (!gelf_getshdr(scn, &sh))
 			continue;
-		if (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM)
+		if (sh.sh_type == SHT_DYNSYM || (sh.sh_type == SHT_SYMTAB && !dynsym_only))
 			r = add_syms(f, scn, &sh, prefixes, funcs);
 		else if (relocs && sh.sh_type == SHT_RELA)
 			r = add_relocs(f, scn, &sh);
@@ -549,7 +554,7 @@ int rtintro_hotspot_read(int fd, struct rtintro_hotspot *ret, struct rtintro_sta
 	enum rtintro_reason r;
 
 	memset(ret, 0, sizeof(*ret));
-	r = file_open(&f, fd, prefixes, NULL, true);
+	r = file_open(&f, fd, prefixes, NULL, true, false);
 	if (st)
 		st->relocs += f.n_rel;
 	for (unsigned int t = HS_STRUCTS; r == RTI_OK && t <= HS_LONGS; t++) {
@@ -672,7 +677,9 @@ static int v8_version_part(const struct rti_file *f, const char *name)
 	return v;
 }
 
-int rtintro_v8_read(int fd, struct rtintro_v8 *ret, struct rtintro_stats *st)
+/* V8's facts from @fd's symbols, .dynsym only or both tables (@dynsym_only): RTI_OK or why not. */
+static enum rtintro_reason v8_read(int fd, bool dynsym_only, struct rtintro_v8 *ret,
+				   struct rtintro_stats *st)
 {
 	static const char *const prefixes[] = { "v8dbg_", "_ZN2v88internal7Version", NULL };
 	/* what every Node exports for its addons, whatever V8's symbols' visibility */
@@ -683,7 +690,7 @@ int rtintro_v8_read(int fd, struct rtintro_v8 *ret, struct rtintro_stats *st)
 
 	memset(ret, 0, sizeof(*ret));
 	ret->major = ret->minor = ret->build = ret->patch = -1;
-	r = file_open(&f, fd, prefixes, funcs, false);
+	r = file_open(&f, fd, prefixes, funcs, false, dynsym_only);
 	if (r != RTI_OK)
 		goto out;
 	for (size_t i = 0; i < f.n_syms; i++) {
@@ -739,5 +746,26 @@ int rtintro_v8_read(int fd, struct rtintro_v8 *ret, struct rtintro_stats *st)
 		st->reason[RTI_MISSING]++;
 out:
 	file_close(&f);
+	return r;
+}
+
+int rtintro_v8_read(int fd, struct rtintro_v8 *ret, struct rtintro_stats *st)
+{
+	struct rtintro_stats dst = { 0 };
+	enum rtintro_reason r;
+
+	/* Node exports its v8dbg_ data (Debian's 20: all 531 in .dynsym): the dynamic table
+	 * first, and the whole .symtab only where that is not all (a build that hides them,
+	 * an item or the version missing), counted as the second read alone */
+	r = v8_read(fd, true, ret, &dst);
+	if (r == RTI_OK && !ret->missing_required && ret->n_symbols && ret->major >= 0) {
+		if (st) {
+			st->entries += dst.entries;
+			for (unsigned int i = 0; i < RTI__REASONS; i++)
+				st->reason[i] += dst.reason[i];
+		}
+		return 0;
+	}
+	r = v8_read(fd, false, ret, st);
 	return r == RTI_OK ? 0 : refuse(st, r);
 }
