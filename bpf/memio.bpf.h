@@ -152,26 +152,26 @@ SEC("perf_event")
 int memio_pagefault(struct bpf_perf_event_data *ctx)
 {
 	/* one sample per period of faults: its weight is the period */
-	return sample(ctx, true, EMBER_KIND_PAGEFAULT, (__u32)ctx->sample_period);
+	return sample(ctx, true, EMBER_KIND_PAGEFAULT, (__u32)PERF_SAMPLE_PERIOD(ctx));
 }
 
 SEC("perf_event")
 int memio_pagefault_fp(struct bpf_perf_event_data *ctx)
 {
-	return sample(ctx, false, EMBER_KIND_PAGEFAULT, (__u32)ctx->sample_period);
+	return sample(ctx, false, EMBER_KIND_PAGEFAULT, (__u32)PERF_SAMPLE_PERIOD(ctx));
 }
 
 /* Hardware counters ([pmc], where the kernel offers them): a sample every period events. */
 SEC("perf_event")
 int memio_cycles(struct bpf_perf_event_data *ctx)
 {
-	return sample(ctx, true, EMBER_KIND_CYCLES, (__u32)ctx->sample_period);
+	return sample(ctx, true, EMBER_KIND_CYCLES, (__u32)PERF_SAMPLE_PERIOD(ctx));
 }
 
 SEC("perf_event")
 int memio_instructions(struct bpf_perf_event_data *ctx)
 {
-	return sample(ctx, true, EMBER_KIND_INSTRUCTIONS, (__u32)ctx->sample_period);
+	return sample(ctx, true, EMBER_KIND_INSTRUCTIONS, (__u32)PERF_SAMPLE_PERIOD(ctx));
 }
 
 /*
@@ -254,9 +254,9 @@ static __always_inline void memio_send(struct ember_sample_buf *b, __u32 m, __u6
 SEC("raw_tp/sys_exit")
 int memio_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 {
-	const __u64 *regs = (const __u64 *)ctx->args[0];
+	const __u64 *regs = (const __u64 *)RAW_TP_ARG(ctx, 0);
 	__u64 nr = 0, len = 0, id = bpf_get_current_pid_tgid(), *last, pages;
-	__s64 ret = (__s64)ctx->args[1];
+	__s64 ret = (__s64)RAW_TP_ARG(ctx, 1);
 	__u32 zero = 0, pid = id >> 32, sub;
 	struct ember_sample_buf *b;
 
@@ -308,7 +308,7 @@ int memio_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 SEC("raw_tp/block_bio_queue")
 int memio_bio_queue(struct bpf_raw_tracepoint_args *ctx)
 {
-	__u64 bio = ctx->args[0], id = bpf_get_current_pid_tgid();
+	__u64 bio = RAW_TP_ARG(ctx, 0), id = bpf_get_current_pid_tgid();
 	__u32 opf = 0, size = 0, zero = 0, pf = 0, sub, nw, nk = 0;
 	struct ember_sample_buf *b;
 	bool kthread;
@@ -394,7 +394,7 @@ static __always_inline void memio_bio_done(__u64 bio, __u64 now)
 SEC("raw_tp/block_rq_complete")
 int memio_rq_complete(struct bpf_raw_tracepoint_args *ctx)
 {
-	__u64 rq = ctx->args[0], bio = 0, now = bpf_ktime_get_ns();
+	__u64 rq = RAW_TP_ARG(ctx, 0), bio = 0, now = bpf_ktime_get_ns();
 	int i;
 
 	if (!rq || bpf_probe_read_kernel(&bio, sizeof(bio), (void *)(rq + rq_bio_off)))

@@ -303,7 +303,7 @@ int BPF_PROG(offcpu_switch_btf, bool preempt, struct task_struct *prev, struct t
 SEC("raw_tp/sched_switch")
 int offcpu_switch_raw(struct bpf_raw_tracepoint_args *ctx)
 {
-	return offcpu_switch(ctx, ctx->args[0] != 0, (__u32)ctx->args[3], ctx->args[2]);
+	return offcpu_switch(ctx, RAW_TP_ARG(ctx, 0) != 0, (__u32)RAW_TP_ARG(ctx, 3), RAW_TP_ARG(ctx, 2));
 }
 
 /*

@@ -19,6 +19,20 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #define EFAULT 14
 #define ENOMEM 12
 
+/*
+ * The programs' contexts, read at their fixed UAPI offsets: `ctx->args[i]` or
+ * `ctx->sample_period` through vmlinux.h (which marks every struct for CO-RE) would each be a
+ * CO-RE relocation, and one relocation anywhere in the object makes libbpf read and parse all
+ * of the kernel's BTF (~6 MB, ~70 ms of CPU with a fresh heap) at every start. A raw
+ * tracepoint's context is its arguments, 8 bytes each; a perf_event program's is
+ * struct bpf_perf_event_data, the registers (struct pt_regs, 21 words on x86-64) then the
+ * sample period.
+ */
+#define RAW_TP_ARG(ctx, i) (((const volatile __u64 *)(ctx))[i])
+#if defined(__TARGET_ARCH_x86)
+#define PERF_SAMPLE_PERIOD(ctx) (*(const volatile __u64 *)((const char *)(ctx) + 21 * sizeof(__u64)))
+#endif
+
 /* the sampled thread's Python frames, stored with its user stack by walk_user() */
 #include "python.bpf.h"
 #include "v8.bpf.h"
@@ -532,7 +546,7 @@ int on_exec(struct bpf_raw_tracepoint_args *ctx)
 	}
 	if (exec_images)
 		tell_exec(pid, EMBER_REC_EXEC | (sampled ? EMBER_REC_SAMPLED : 0), wake, now,
-			  ctx->args[2] /* sched_process_exec(p, old_pid, bprm) */);
+			  RAW_TP_ARG(ctx, 2) /* sched_process_exec(p, old_pid, bprm) */);
 	else
 		tell(pid, EMBER_REC_EXEC | (sampled ? EMBER_REC_SAMPLED : 0), wake, now);
 	return 0;
@@ -548,7 +562,7 @@ int on_exec(struct bpf_raw_tracepoint_args *ctx)
 SEC("raw_tp/sched_process_fork")
 int on_fork(struct bpf_raw_tracepoint_args *ctx)
 {
-	__u64 child = ctx->args[1], now, wake = BPF_RB_NO_WAKEUP;
+	__u64 child = RAW_TP_ARG(ctx, 1), now, wake = BPF_RB_NO_WAKEUP;
 	__u32 zero = 0, pid = 0, tgid = 0, parent = bpf_get_current_pid_tgid() >> 32;
 	struct ember_unwind_proc *list;
 	struct vma_cache *vc;

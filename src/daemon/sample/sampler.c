@@ -47,6 +47,7 @@ struct sampler {
 	bool hw;			/* using the hardware cycles event */
 	bool stopped;			/* sampler__stop(): no re-attach */
 	uint64_t last_cpu_check_ns;
+	int64_t task_fsbase_off;	/* task_struct.thread.fsbase (-1: not read) */
 
 	/* what was read since the last sampler__take(): records and process events */
 	struct sampler_batch *cur;
@@ -136,8 +137,17 @@ static bool hs_walk_kernel(void)
 	return maj > 6 || (maj == 6 && min >= 8);
 }
 
-static bool vma_offsets(struct sampler_bpf *skel);
+static bool vma_offsets(struct sampler_bpf *skel, const struct btf *b);
+static void vma_offsets_copy(struct sampler_bpf *dst, const struct sampler_bpf *src);
+static int64_t task_fsbase_offset(const struct btf *b);
 static bool exec_image_offsets(struct sampler_bpf *skel, const struct btf *b);
+/* The kernel's BTF, parsed at the first call of a sampler's set-up (~6 MB: ~70 ms of CPU with a
+ * fresh heap), for every offset the programs read; NULL when it cannot be (asked once). */
+struct kernel_btf {
+	struct btf *b;
+	bool tried;
+};
+static const struct btf *kernel_btf(struct kernel_btf *k);
 
 /* @n bpf() map calls of kind BC_* (each one: a window in which the kernel skips the sampling
  * program on that CPU) */
@@ -774,6 +784,7 @@ int sampler_probe_walker(void)
 int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *errbuf,
 		 size_t errlen)
 {
+	struct kernel_btf kb = { 0 };
 	struct sampler *s;
 	bool *mask = NULL;
 	int err, cpu, first = -1, fd;
@@ -796,6 +807,7 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 	if (!s)
 		return -ENOMEM;
 	s->o = *o;
+	s->task_fsbase_off = -1;
 	pthread_mutex_init(&s->st_lock, NULL);
 	s->run_stats_fd = -1;
 	s->online_fd = -1;
@@ -849,7 +861,8 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 	s->skel->rodata->hs_walk_on = !o->fp_only && hs_walk_kernel();
 	/* an address the list lacks: the kernel's mapping and its file's table (without the
 	 * kernel's offsets, frame pointers there as before) */
-	s->skel->rodata->vma_fallback = s->o.unwind_rows && !o->fp_only && vma_offsets(s->skel);
+	s->skel->rodata->vma_fallback = s->o.unwind_rows && !o->fp_only && !o->unwind_from &&
+					vma_offsets(s->skel, kernel_btf(&kb));
 	if ((err = bpf_map__set_max_entries(s->skel->maps.unwind_rows,
 					    s->o.unwind_rows ? s->o.unwind_rows : 1)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.unwind_procs,
@@ -888,8 +901,8 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 		}
 		s->skel->rodata->nr_rows = o->unwind_from->skel->rodata->nr_rows;
 		/* the daemon's files, and the offsets read for them */
-		s->skel->rodata->vma_fallback = o->unwind_from->skel->rodata->vma_fallback &&
-						vma_offsets(s->skel);
+		s->skel->rodata->vma_fallback = o->unwind_from->skel->rodata->vma_fallback;
+		vma_offsets_copy(s->skel, o->unwind_from->skel);
 		/* Python: the daemon's processes, names already sent, and where they go */
 		s->skel->rodata->py_lines = o->unwind_from->skel->rodata->py_lines;
 		s->skel->rodata->hs_walk_on = o->unwind_from->skel->rodata->hs_walk_on;
@@ -900,7 +913,7 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 	memio_setup(s->skel, &o->memio, o->fp_only);
 	/* fork records: the child's pid and tgid (a capture's sampler has none) */
 	if (!o->pid) {
-		struct btf *vb = btf__load_vmlinux_btf(); /* ~6 MB parsed: once for both */
+		const struct btf *vb = kernel_btf(&kb);
 
 		task_pid_offsets(vb, (__u32 *)&s->skel->rodata->task_pid_off,
 				 (__u32 *)&s->skel->rodata->task_tgid_off,
@@ -910,8 +923,12 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 		 * bpf_loop(), 5.17: fp_only says neither is) and the offsets were found */
 		if (!o->fp_only && vb)
 			s->skel->rodata->exec_images = exec_image_offsets(s->skel, vb);
-		btf__free(vb);
+		/* for the CPython reader (python.c), which would parse the BTF again */
+		s->task_fsbase_off = task_fsbase_offset(vb);
 	}
+	/* every offset set: the parsed BTF (tens of MB) is not kept */
+	btf__free(kb.b);
+	kb.b = NULL;
 	err = sampler_bpf__load(s->skel);
 	if (err) {
 		explain_load(err, errbuf, errlen);
@@ -1008,6 +1025,7 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 	return 0;
 
 err_out:
+	btf__free(kb.b);
 	free(mask);
 	sampler__free(s);
 	return err < 0 ? err : -EINVAL;
@@ -1073,8 +1091,9 @@ static long btf_field_off(const struct btf *b, __u32 id, const char *name, int d
 	return -1;
 }
 
-/* The offsets the walk's mapping lookup reads (unwind.bpf.h); false when one is missing. */
-static bool vma_offsets(struct sampler_bpf *skel)
+/* The offsets the walk's mapping lookup reads (unwind.bpf.h), from the kernel's BTF @b; false
+ * when one is missing (or @b is NULL). */
+static bool vma_offsets(struct sampler_bpf *skel, const struct btf *b)
 {
 	static const struct {
 		const char *type, *field;
@@ -1089,7 +1108,6 @@ static bool vma_offsets(struct sampler_bpf *skel)
 		{ "inode", "i_sb", offsetof(struct sampler_bpf__rodata, inode_sb_off) },
 		{ "super_block", "s_dev", offsetof(struct sampler_bpf__rodata, sb_dev_off) },
 	};
-	struct btf *b = btf__load_vmlinux_btf();
 	bool ok = b != NULL;
 	size_t i;
 
@@ -1102,8 +1120,40 @@ static bool vma_offsets(struct sampler_bpf *skel)
 		else
 			*(__u32 *)((char *)skel->rodata + f[i].at) = (__u32)off;
 	}
-	btf__free(b);
 	return ok;
+}
+
+/* A capture's sampler: the daemon's mapping-lookup offsets, read once (vma_offsets()). */
+static void vma_offsets_copy(struct sampler_bpf *dst, const struct sampler_bpf *src)
+{
+	dst->rodata->vma_start_off = src->rodata->vma_start_off;
+	dst->rodata->vma_end_off = src->rodata->vma_end_off;
+	dst->rodata->vma_pgoff_off = src->rodata->vma_pgoff_off;
+	dst->rodata->vma_file_off = src->rodata->vma_file_off;
+	dst->rodata->file_inode_off = src->rodata->file_inode_off;
+	dst->rodata->inode_ino_off = src->rodata->inode_ino_off;
+	dst->rodata->inode_sb_off = src->rodata->inode_sb_off;
+	dst->rodata->sb_dev_off = src->rodata->sb_dev_off;
+}
+
+/* task_struct.thread.fsbase's offset (the CPython reader's thread state lookup), -1 if absent. */
+static int64_t task_fsbase_offset(const struct btf *b)
+{
+	int task = b ? btf__find_by_name_kind(b, "task_struct", BTF_KIND_STRUCT) : -1;
+	int thread = b ? btf__find_by_name_kind(b, "thread_struct", BTF_KIND_STRUCT) : -1;
+	long th = task > 0 ? btf_field_off(b, (__u32)task, "thread", 0) : -1;
+	long fs = thread > 0 ? btf_field_off(b, (__u32)thread, "fsbase", 0) : -1;
+
+	return th >= 0 && fs >= 0 && th + fs < 0xffffffffL ? (int64_t)(th + fs) : -1;
+}
+
+static const struct btf *kernel_btf(struct kernel_btf *k)
+{
+	if (!k->tried) {
+		k->tried = true;
+		k->b = btf__load_vmlinux_btf();
+	}
+	return k->b;
 }
 
 /* The offsets on_exec reads the new image's executable with: the mapping lookup's, the task's
@@ -1114,7 +1164,7 @@ static bool exec_image_offsets(struct sampler_bpf *skel, const struct btf *b)
 	int id;
 
 	/* the mapping lookup's, unless the walker's fallback has them already */
-	if (!skel->rodata->vma_fallback && !vma_offsets(skel))
+	if (!skel->rodata->vma_fallback && !vma_offsets(skel, b))
 		return false;
 	id = btf__find_by_name_kind(b, "task_struct", BTF_KIND_STRUCT);
 	if (id > 0)
@@ -2095,6 +2145,11 @@ int sampler__v8_stats(struct sampler *s, struct ember_v8_bpf_stats *ret)
 }
 
 /* --- HotSpot ------------------------------------------------------------------- */
+
+int64_t sampler__task_fsbase_off(const struct sampler *s)
+{
+	return s ? s->task_fsbase_off : -1;
+}
 
 bool sampler__hs_walk_on(const struct sampler *s)
 {

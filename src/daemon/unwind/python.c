@@ -508,6 +508,12 @@ static int64_t fsbase_offset(struct python *py)
 	if (py->fsbase_off != -1)
 		return py->fsbase_off;
 	py->fsbase_off = -2;
+	/* the daemon's sampler read it with its other offsets: no second parse */
+	if (sampler__task_fsbase_off(py->sampler) >= 0) {
+		py->fsbase_off = sampler__task_fsbase_off(py->sampler);
+		py->st.fsbase_off = py->fsbase_off;
+		return py->fsbase_off;
+	}
 	b = btf__load_vmlinux_btf();
 	if (!b)
 		return py->fsbase_off;

@@ -495,6 +495,9 @@ bool sampler__hs_has_proc(struct sampler *s, uint32_t pid);
 /* The walk steps Java frames at all: off on kernels before 6.8 (their verifier, see
  * sampler.c) and with frame pointers only. */
 bool sampler__hs_walk_on(const struct sampler *s);
+/* task_struct.thread.fsbase's offset, read with the sampler's other kernel offsets from the
+ * kernel's BTF at its set-up (the CPython reader's thread lookup); -1 when not read. */
+int64_t sampler__task_fsbase_off(const struct sampler *s);
 /* The HotSpot walk's counters, summed over CPUs. 0 or -errno. */
 int sampler__hs_stats(struct sampler *s, struct ember_hs_bpf_stats *ret);
 
