@@ -98,10 +98,10 @@ static long enum_value(const struct btf *b, const char *enum_name, const char *n
 	return -1;
 }
 
-/* struct bio's offsets, the request flags' bits and task_struct.flags from the kernel's BTF. */
-static void bio_offsets(struct sampler_bpf *skel)
+/* struct bio's offsets, the request flags' bits and task_struct.flags from the kernel's BTF @b
+ * (the sampler's one parse). */
+static void bio_offsets(struct sampler_bpf *skel, const struct btf *b)
 {
-	struct btf *b = btf__load_vmlinux_btf();
 	const struct btf_type *bio, *task, *iter;
 	__u32 iter_type = 0;
 	long v, iter_off, next, rqbio, opf, size, flags;
@@ -130,10 +130,10 @@ static void bio_offsets(struct sampler_bpf *skel)
 	skel->rodata->bio_rahead_mask = v > 0 && v < 32 ? 1u << v : 0;
 	v = enum_value(b, "req_flag_bits", "__REQ_BACKGROUND");
 	skel->rodata->bio_background_mask = v > 0 && v < 32 ? 1u << v : 0;
-	btf__free(b);
 }
 
-void memio_setup(struct sampler_bpf *skel, const struct sampler_memio_opts *o, bool fp_only)
+void memio_setup(struct sampler_bpf *skel, const struct sampler_memio_opts *o, bool fp_only,
+		 const struct btf *b)
 {
 	bool any = o->pagefault || o->vmgrow || o->blockio || o->malloc || o->pmc;
 
@@ -157,7 +157,7 @@ void memio_setup(struct sampler_bpf *skel, const struct sampler_memio_opts *o, b
 				       o->blockio && o->blockio_inflight ? o->blockio_inflight : 1);
 	(void)bpf_map__set_max_entries(skel->maps.memio_malloc_acc, o->malloc ? 65536 : 1);
 	if (o->blockio)
-		bio_offsets(skel);
+		bio_offsets(skel, b);
 }
 
 static int pf_open(int cpu, uint64_t period, __u32 type, __u64 config)

@@ -10,9 +10,12 @@ struct sampler_bpf;
 struct sampler_memio_opts;
 struct sampler_memio_stats;
 struct memio;
+struct btf;
 
-/* Before load: the programs' autoload, knobs and map sizes (all off: nothing loaded). */
-void memio_setup(struct sampler_bpf *skel, const struct sampler_memio_opts *o, bool fp_only);
+/* Before load: the programs' autoload, knobs and map sizes (all off: nothing loaded); @b: the
+ * kernel's BTF (the sampler's one parse; NULL without [blockio], or when unreadable). */
+void memio_setup(struct sampler_bpf *skel, const struct sampler_memio_opts *o, bool fp_only,
+		 const struct btf *b);
 /* After load: attaches what is on (*@ret NULL when nothing is). 0 or -errno with @err. */
 int memio_attach(struct sampler_bpf *skel, const struct sampler_memio_opts *o, const bool *online,
 		 int nr_cpus, struct memio **ret, char *err, size_t errlen);

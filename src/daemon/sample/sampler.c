@@ -32,7 +32,8 @@
 
 struct sampler;
 struct sampler_opts;
-static void offcpu_setup(struct sampler *s, const struct sampler_opts *o);
+struct kernel_btf;
+static void offcpu_setup(struct sampler *s, const struct sampler_opts *o, struct kernel_btf *kb);
 static void task_pid_offsets(const struct btf *b, __u32 *ret_pid, __u32 *ret_tgid, __u32 *ret_nvcsw,
 			     __u32 *ret_nivcsw);
 static int offcpu_attach(struct sampler *s);
@@ -909,8 +910,8 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 		s->pyname_fn = o->unwind_from->pyname_fn;
 		s->pyname_ctx = o->unwind_from->pyname_ctx;
 	}
-	offcpu_setup(s, o);
-	memio_setup(s->skel, &o->memio, o->fp_only);
+	offcpu_setup(s, o, &kb);
+	memio_setup(s->skel, &o->memio, o->fp_only, o->memio.blockio ? kernel_btf(&kb) : NULL);
 	/* fork records: the child's pid and tgid (a capture's sampler has none) */
 	if (!o->pid) {
 		const struct btf *vb = kernel_btf(&kb);
@@ -1034,12 +1035,12 @@ err_out:
 /* --- off-CPU events (bpf/offcpu.bpf.h) --------------------------------------------- */
 
 /*
- * task_struct.@name's offset from the kernel's BTF (0: none): the switch and wakeup programs
- * read the next or woken task's tid and comm with them. Read only with [offcpu] on (~60 ms of CPU; tp_btf loads the BTF anyway).
+ * task_struct.@name's offset from the kernel's BTF @b (0: none, or @b NULL): the switch and
+ * wakeup programs read the next or woken task's tid and comm with them. Read only with [offcpu]
+ * on, from the sampler's one parse.
  */
-static __u32 task_member_offset(const char *name)
+static __u32 task_member_offset(const struct btf *b, const char *name)
 {
-	struct btf *b = btf__load_vmlinux_btf();
 	const struct btf_type *t;
 	const struct btf_member *m;
 	__u32 off = 0;
@@ -1057,7 +1058,6 @@ static __u32 task_member_offset(const char *name)
 			break;
 		}
 	}
-	btf__free(b);
 	return off;
 }
 
@@ -1241,7 +1241,7 @@ static void task_pid_offsets(const struct btf *b, __u32 *ret_pid, __u32 *ret_tgi
 }
 
 /* Before load: the knobs, and the programs loaded only when on (tp_btf with BTF, else raw). */
-static void offcpu_setup(struct sampler *s, const struct sampler_opts *o)
+static void offcpu_setup(struct sampler *s, const struct sampler_opts *o, struct kernel_btf *kb)
 {
 	const struct sampler_offcpu_opts *oc = &o->offcpu;
 	bool btf = access("/sys/kernel/btf/vmlinux", R_OK) == 0;
@@ -1253,9 +1253,9 @@ static void offcpu_setup(struct sampler *s, const struct sampler_opts *o)
 	bpf_program__set_autoload(s->skel->progs.offcpu_wakeup, oc->enabled);
 	if (!oc->enabled)
 		return;
-	s->skel->rodata->offcpu_pid_off = task_member_offset("pid");
-	s->skel->rodata->offcpu_comm_off = task_member_offset("comm");
-	s->skel->rodata->offcpu_flags_off = task_member_offset("flags");
+	s->skel->rodata->offcpu_pid_off = task_member_offset(kernel_btf(kb), "pid");
+	s->skel->rodata->offcpu_comm_off = task_member_offset(kernel_btf(kb), "comm");
+	s->skel->rodata->offcpu_flags_off = task_member_offset(kernel_btf(kb), "flags");
 	s->skel->rodata->offcpu_states = oc->states;
 	s->skel->rodata->offcpu_min_ns = oc->min_ns;
 	s->skel->rodata->offcpu_max_ns = oc->max_ns;
