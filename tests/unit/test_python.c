@@ -65,6 +65,17 @@ void __wrap_sampler__renote_pid(struct sampler *s, uint32_t pid)
 	(void)pid;
 }
 
+/* the sampler's task_struct.thread.fsbase offset: -1 (not read: the reader parses the BTF
+ * itself), or what a test sets */
+static int64_t sampler_fsbase = -1;
+
+int64_t __wrap_sampler__task_fsbase_off(const struct sampler *s);
+int64_t __wrap_sampler__task_fsbase_off(const struct sampler *s)
+{
+	(void)s;
+	return sampler_fsbase;
+}
+
 int __wrap_sampler__python_stats(struct sampler *s, struct ember_py_bpf_stats *ret);
 int __wrap_sampler__python_stats(struct sampler *s, struct ember_py_bpf_stats *ret)
 {
@@ -308,6 +319,29 @@ static void test_detect_live(void **state)
 	assert_int_equal(del_calls, 1);
 	python__stats(f->py, &st);
 	assert_int_equal(st.procs, 0);
+	child_stop(&c);
+}
+
+/* The sampler read task_struct.thread.fsbase with its other kernel offsets: the reader takes
+ * it, no BTF parse of its own (fsbase_ms 0). */
+static void test_detect_fsbase_from_sampler(void **state)
+{
+	struct fixture *f = *state;
+	struct python_stats st;
+	struct child c = { 0 };
+
+	if (child_start(&c)) {
+		child_stop(&c);
+		skip();
+	}
+	sampler_fsbase = 4242;
+	python__note_pid(f->py, (uint32_t)c.pid);
+	sampler_fsbase = -1;
+	assert_int_equal(set_calls, 1);
+	assert_int_equal(last_proc.fsbase_off, 4242);
+	python__stats(f->py, &st);
+	assert_int_equal(st.fsbase_off, 4242);
+	assert_true(st.fsbase_ns == 0);
 	child_stop(&c);
 }
 
@@ -704,6 +738,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_detect_shared_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_detect_live, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_detect_fsbase_from_sampler, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_detect_rewritten, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_not_python, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_names, setup, teardown),
