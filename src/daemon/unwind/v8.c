@@ -26,6 +26,7 @@
 #define V8_STR_MAX	512		   /* characters of a name or file read */
 #define V8_STR_DEPTH	6		   /* cons/thin/sliced strings followed */
 #define V8_RECHECK_NS	(1 * NSEC_PER_SEC) /* a cached name's SFI read again after this */
+#define V8_GONE_KEEP_NS (10 * NSEC_PER_SEC) /* an exited one's names: its samples in flight */
 #define V8_SCOPE_SCAN	6		   /* ScopeInfo slots looked at for the name */
 #define V8_MAX_LOCALS	4096		   /* a ScopeInfo's context locals believed */
 #define V8_INLINE_LOCALS 75		   /* kScopeInfoMaxInlinedLocalNamesSize */
@@ -38,6 +39,8 @@ enum v8state {
 	V8S_RETRY,	 /* caught before its libraries were mapped */
 	V8S_ON,		 /* in the BPF map: frames read */
 	V8S_UNSUPPORTED, /* a V8 whose data is missing or inconsistent: native frames */
+	V8S_GONE,	 /* was ON, exited or exec'ed: its names kept V8_GONE_KEEP_NS for the
+			  * samples taken before, still in flight */
 };
 
 struct v8name {
@@ -51,6 +54,7 @@ struct v8proc {
 	struct v8proc *next;
 	uint32_t pid;
 	enum v8state state;
+	uint64_t gone_ns;	  /* V8S_GONE since */
 	unsigned int tries;
 	uint64_t seen_ns;	  /* not V8: its executable last looked at */
 	uint64_t exe_ino, exe_dev; /* ... and what it was */
@@ -699,7 +703,7 @@ int v8__frame_name(struct v8 *v, uint32_t pid, uint64_t word)
 	if (!v || !EMBER_V8F_IS(word))
 		return -1;
 	pp = proc_find(v, pid);
-	if (!pp || pp->state != V8S_ON || !sfi) {
+	if (!pp || (pp->state != V8S_ON && pp->state != V8S_GONE) || !sfi) {
 		v->st.frames_unnamed++;
 		return -1;
 	}
@@ -771,6 +775,7 @@ int v8__names_carry(struct v8 *v)
 
 void v8__prune(struct v8 *v)
 {
+	uint64_t now = mono_ns();
 	size_t i;
 
 	if (!v)
@@ -780,11 +785,21 @@ void v8__prune(struct v8 *v)
 
 		for (; pp; pp = next) {
 			next = pp->next;
-			/* exited or exec'ed: the program deleted its entry then (a V8); gone from
-			 * /proc (any other): looked at anew if its pid is sampled again */
-			if (pp->state == V8S_ON ? !sampler__v8_has_proc(v->sampler, pp->pid)
-						: procfs_exists(v->proc_root, pp->pid) == 0)
+			/* exited or exec'ed: the program deleted its entry then (a V8). Its names
+			 * stay a while: the samples of its last seconds may still be on their way
+			 * (a worker behind under load; removed at once, they came out unnamed: 91
+			 * and 98 of the last two seconds' samples in test_node_versions, ZD2) */
+			if (pp->state == V8S_ON && !sampler__v8_has_proc(v->sampler, pp->pid)) {
+				set_state(v, pp, V8S_GONE);
+				pp->gone_ns = now;
+			} else if (pp->state == V8S_GONE) {
+				if (now - pp->gone_ns >= V8_GONE_KEEP_NS)
+					proc_remove(v, pp);
+			} else if (pp->state != V8S_ON && procfs_exists(v->proc_root, pp->pid) == 0) {
+				/* gone from /proc (any other): looked at anew if its pid is sampled
+				 * again */
 				proc_remove(v, pp);
+			}
 		}
 	}
 }
