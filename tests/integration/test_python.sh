@@ -364,7 +364,10 @@ elif ! command -v perf >/dev/null; then
 	skip "python3.12 -X perf vs perf" "perf not installed"
 else
 	PERF_TMP=$(mktemp -d /tmp/ember-perf.XXXXXX) # perf reads /tmp/perf-PID.map
-	chrt -f 1 "$P12" -X perf "$W" 8 >"$TMP/x.out" 2>&1 &
+	# 12 s: it must outlive perf's 6 s, whose start (its setup, then the sleep) took over 2 s
+	# beside the browser tests once (ZD3): the target gone first, perf record SIGTERMs its
+	# workload and exits 143 ("Terminated", "perf record ran" failed)
+	chrt -f 1 "$P12" -X perf "$W" 12 >"$TMP/x.out" 2>&1 &
 	PIDS+=($!)
 	wait_log "$TMP/x.out" ready
 	read -r _ PY_PID T_READY < <(grep -m1 ready "$TMP/x.out")
