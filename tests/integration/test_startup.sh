@@ -82,6 +82,11 @@ check "the CPython reader has task_struct.thread.fsbase's offset" \
 	python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))["python"]; sys.exit(not d["fsbase_off"] > 0)' "$TMP/stats.json"
 n=$(btf_opens)
 check "... and the BTF was not opened again for it ($n opens in all)" test "$n" -eq 1
+# (its samples reach the store a tick or two after the reader's detection: polled, ZD4)
+for _ in $(seq 40); do
+	curl -sf "$URL/api/v1/folded?pid=$PYPID" | grep -q 'leaf ([^)]*work.py[^)]*)_\[py\]' && break
+	sleep 0.25
+done
 check "python3.11's samples carry Python frames" \
 	sh -c "curl -sf '$URL/api/v1/folded?pid=$PYPID' | grep -q 'leaf ([^)]*work.py[^)]*)_\[py\]'"
 # emberd first (strace waits for its tracee), then strace
