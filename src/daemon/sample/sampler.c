@@ -1034,33 +1034,6 @@ err_out:
 
 /* --- off-CPU events (bpf/offcpu.bpf.h) --------------------------------------------- */
 
-/*
- * task_struct.@name's offset from the kernel's BTF @b (0: none, or @b NULL): the switch and
- * wakeup programs read the next or woken task's tid and comm with them. Read only with [offcpu]
- * on, from the sampler's one parse.
- */
-static __u32 task_member_offset(const struct btf *b, const char *name)
-{
-	const struct btf_type *t;
-	const struct btf_member *m;
-	__u32 off = 0;
-	int id, i;
-
-	if (!b)
-		return 0;
-	id = btf__find_by_name_kind(b, "task_struct", BTF_KIND_STRUCT);
-	t = id > 0 ? btf__type_by_id(b, (__u32)id) : NULL;
-	for (i = 0, m = t ? btf_members(t) : NULL; t && i < btf_vlen(t); i++, m++) {
-		const char *n = btf__name_by_offset(b, m->name_off);
-
-		if (n && !strcmp(n, name)) {
-			off = btf_member_bit_offset(t, (__u32)i) / 8;
-			break;
-		}
-	}
-	return off;
-}
-
 /* The byte offset of member @name in struct type @id, looked for in anonymous struct and union
  * members too (vm_area_struct's vm_start is in one since 6.x); -1 when absent. */
 static long btf_field_off(const struct btf *b, __u32 id, const char *name, int depth)
@@ -1091,34 +1064,51 @@ static long btf_field_off(const struct btf *b, __u32 id, const char *name, int d
 	return -1;
 }
 
-/* The offsets the walk's mapping lookup reads (unwind.bpf.h), from the kernel's BTF @b; false
- * when one is missing (or @b is NULL). */
+/*
+ * task_struct.@name's offset from the kernel's BTF @b (0: none, or @b NULL): the switch and
+ * wakeup programs read the next or woken task's tid and comm with them. Read only with [offcpu]
+ * on, from the sampler's one parse.
+ */
+static __u32 task_member_offset(const struct btf *b, const char *name)
+{
+	int id = b ? btf__find_by_name_kind(b, "task_struct", BTF_KIND_STRUCT) : -1;
+	long off = id > 0 ? btf_field_off(b, (__u32)id, name, 0) : -1;
+
+	return off > 0 && off < 0xffffffffL ? (__u32)off : 0;
+}
+
+/* The offsets the walk's mapping lookup reads (unwind.bpf.h: vm_area_struct and what its file
+ * leads to), by their .rodata fields. */
+static const struct {
+	const char *type, *field;
+	size_t at;
+} vma_fields[] = {
+	{ "vm_area_struct", "vm_start", offsetof(struct sampler_bpf__rodata, vma_start_off) },
+	{ "vm_area_struct", "vm_end", offsetof(struct sampler_bpf__rodata, vma_end_off) },
+	{ "vm_area_struct", "vm_pgoff", offsetof(struct sampler_bpf__rodata, vma_pgoff_off) },
+	{ "vm_area_struct", "vm_file", offsetof(struct sampler_bpf__rodata, vma_file_off) },
+	{ "file", "f_inode", offsetof(struct sampler_bpf__rodata, file_inode_off) },
+	{ "inode", "i_ino", offsetof(struct sampler_bpf__rodata, inode_ino_off) },
+	{ "inode", "i_sb", offsetof(struct sampler_bpf__rodata, inode_sb_off) },
+	{ "super_block", "s_dev", offsetof(struct sampler_bpf__rodata, sb_dev_off) },
+};
+
+#define VMA_FIELD(rodata, i) (*(__u32 *)((char *)(rodata) + vma_fields[i].at))
+
+/* Sets them from the kernel's BTF @b; false when one is missing (or @b is NULL). */
 static bool vma_offsets(struct sampler_bpf *skel, const struct btf *b)
 {
-	static const struct {
-		const char *type, *field;
-		size_t at;
-	} f[] = {
-		{ "vm_area_struct", "vm_start", offsetof(struct sampler_bpf__rodata, vma_start_off) },
-		{ "vm_area_struct", "vm_end", offsetof(struct sampler_bpf__rodata, vma_end_off) },
-		{ "vm_area_struct", "vm_pgoff", offsetof(struct sampler_bpf__rodata, vma_pgoff_off) },
-		{ "vm_area_struct", "vm_file", offsetof(struct sampler_bpf__rodata, vma_file_off) },
-		{ "file", "f_inode", offsetof(struct sampler_bpf__rodata, file_inode_off) },
-		{ "inode", "i_ino", offsetof(struct sampler_bpf__rodata, inode_ino_off) },
-		{ "inode", "i_sb", offsetof(struct sampler_bpf__rodata, inode_sb_off) },
-		{ "super_block", "s_dev", offsetof(struct sampler_bpf__rodata, sb_dev_off) },
-	};
 	bool ok = b != NULL;
 	size_t i;
 
-	for (i = 0; ok && i < sizeof(f) / sizeof(f[0]); i++) {
-		int id = btf__find_by_name_kind(b, f[i].type, BTF_KIND_STRUCT);
-		long off = id > 0 ? btf_field_off(b, (__u32)id, f[i].field, 0) : -1;
+	for (i = 0; ok && i < sizeof(vma_fields) / sizeof(vma_fields[0]); i++) {
+		int id = btf__find_by_name_kind(b, vma_fields[i].type, BTF_KIND_STRUCT);
+		long off = id > 0 ? btf_field_off(b, (__u32)id, vma_fields[i].field, 0) : -1;
 
 		if (off < 0)
 			ok = false;
 		else
-			*(__u32 *)((char *)skel->rodata + f[i].at) = (__u32)off;
+			VMA_FIELD(skel->rodata, i) = (__u32)off;
 	}
 	return ok;
 }
@@ -1126,14 +1116,8 @@ static bool vma_offsets(struct sampler_bpf *skel, const struct btf *b)
 /* A capture's sampler: the daemon's mapping-lookup offsets, read once (vma_offsets()). */
 static void vma_offsets_copy(struct sampler_bpf *dst, const struct sampler_bpf *src)
 {
-	dst->rodata->vma_start_off = src->rodata->vma_start_off;
-	dst->rodata->vma_end_off = src->rodata->vma_end_off;
-	dst->rodata->vma_pgoff_off = src->rodata->vma_pgoff_off;
-	dst->rodata->vma_file_off = src->rodata->vma_file_off;
-	dst->rodata->file_inode_off = src->rodata->file_inode_off;
-	dst->rodata->inode_ino_off = src->rodata->inode_ino_off;
-	dst->rodata->inode_sb_off = src->rodata->inode_sb_off;
-	dst->rodata->sb_dev_off = src->rodata->sb_dev_off;
+	for (size_t i = 0; i < sizeof(vma_fields) / sizeof(vma_fields[0]); i++)
+		VMA_FIELD(dst->rodata, i) = VMA_FIELD(src->rodata, i);
 }
 
 /* task_struct.thread.fsbase's offset (the CPython reader's thread state lookup), -1 if absent. */
