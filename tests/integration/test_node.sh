@@ -7,15 +7,19 @@
 #   - tests/workloads/nodeburn/app.js run as `node app.js`: a function, a class method, a
 #     closure, an async function and an ES module's function at 30/25/20/15/10 % of the time;
 #     >= 90 % of the process's samples name a function of its own, each share within 3 pp;
-#     its last second too (stored after it exited: names read while it ran stay);
+#     its last second too (stored after it exited: names read while it ran stay); each frame
+#     "name (file:line)_[j]" at the line that defines the function;
 #   - the same under `node --perf-basic-prof` seen by a second emberd with [v8] enabled = no
-#     (the perf-map path): the same functions at the same shares within 3 pp; and by the first,
-#     where both sources exist, JavaScript frames carry the introspection names;
+#     (the perf-map path): the same functions at the same shares within 3 pp, and the lines V8's
+#     own perf map gives them; by the first, where both sources exist, JavaScript frames carry
+#     the introspection names;
 #   - hostile "node"s (tests/workloads/fakev8.c, run as uid 65534): forged v8dbg_ symbols, a
 #     cons string that is its own halves, a string claiming 2^31 characters, a function slot
 #     into unmapped memory, objects rewritten all the time: emberd keeps serving, names stay
 #     bounded, no name of another process appears; a forged compressed-pointer layout is refused
-#     and counted, its frames native.
+#     and counted, its frames native; a script's source gives its function's line, one
+#     of 2 Mi line feeds (over the line ends one script may keep) none, counted; CR LF and CR
+#     count as V8 counts them.
 . "$(dirname "$0")/../lib.sh"
 require_live_emberd
 command -v chrt >/dev/null || skip_all "no chrt"
@@ -54,7 +58,7 @@ run_node() {
 	for _ in $(seq 60); do
 		t=$(date +%s.%N)
 		if curl -sf "$URL_A/api/v1/folded?pid=$NODE_PID&from=$T_READY" |
-			grep -q ' ([^;]*\(app\.js\|mod\.mjs\))_\[j\]'; then
+			grep -q ' ([^;]*\(app\.js\|mod\.mjs\)\(:[0-9]*\)\?)_\[j\]'; then
 			FROM=$(awk -v t="$t" 'BEGIN { printf "%.3f", t }')
 			break
 		fi
@@ -110,10 +114,12 @@ LAST=$(awk -v t="$T_DONE" 'BEGIN { printf "%.3f", t - 1.1 }')
 curl -sf "$URL_A/api/v1/folded?pid=$NODE_PID&from=$LAST&to=$TO" >"$TMP/plain.last"
 read -r TOT_L NM_L _ < <(shares "$TMP/plain.last")
 check "node app.js: its last second before exiting named too ($NM_L% of $TOT_L)" atleast "$NM_L" 90
-check "node app.js: frames as 'name (file)_[j]' (burnModule from file://.../mod.mjs)" \
-	grep -q ';burnModule (file://[^;]*/mod\.mjs)_\[j\]' "$TMP/plain.A"
+check "node app.js: frames as 'name (file:line)_[j]' (burnModule from file://.../mod.mjs)" \
+	grep -q ';burnModule (file://[^;]*/mod\.mjs:[0-9]*)_\[j\]' "$TMP/plain.A"
 check "node app.js: the class method by its name, the closure by its own" \
-	grep -q ';burnMethod ([^;]*app\.js)_\[j\].*;burnClosure ([^;]*app\.js)_\[j\]\|;burnClosure ([^;]*app\.js)_\[j\]' "$TMP/plain.A"
+	grep -q ';burnMethod ([^;]*app\.js:[0-9]*)_\[j\].*;burnClosure ([^;]*app\.js:[0-9]*)_\[j\]\|;burnClosure ([^;]*app\.js:[0-9]*)_\[j\]' "$TMP/plain.A"
+check "node app.js: each function at the line that defines it ($(fn_lines "$TMP/plain.A") for $(src_lines))" \
+	test "$(fn_lines "$TMP/plain.A")" = "$(src_lines)"
 # the same process through emberd B: no function names at all (what a user got before)
 read -r _ NM_B _ < <(shares "$TMP/plain.B")
 check "node app.js under [v8] enabled = no: no function named ($NM_B%)" atleast 1 "$NM_B"
@@ -127,6 +133,9 @@ curl -sf "$URL_B/api/v1/folded?pid=$NODE_PID&from=$FROM&to=$TO" >"$TMP/perf.B"
 check_shares "node --perf-basic-prof (perf map, emberd B)" "$TMP/perf.B"
 SH_PERF=$SH
 check "perf map path: frames named by V8's perf map (JS:*...)" grep -q ";JS:[*~^+']*burn" "$TMP/perf.B"
+# the lines side by side: V8's own perf map (B) and introspection on the same process (A)
+check "lines: introspection's line of each function is the perf map's ($(fn_lines "$TMP/perf.A") and $(fn_lines "$TMP/perf.B"))" \
+	test "$(fn_lines "$TMP/perf.A")" = "$(fn_lines "$TMP/perf.B")"
 set -- $SH_PLAIN
 for x in $SH_PERF; do
 	check "no flag vs --perf-basic-prof: same share within 3 pp ($1 vs $x)" within "$1" "$x" 3
@@ -145,7 +154,8 @@ cp "$NOBODY_BIN/fakev8" "$TMP/fake/node" && cp "$NOBODY_BIN/fakev8_compressed" "
 chmod 0755 "$TMP/fake/node" "$TMP/fakec/node"
 UNSUP0=$(v8_stat procs_unsupported "$URL_A")
 REFUSED0=$(v8_stat refused_bad_value "$URL_A")
-for m in cycle long unmapped moving compressed; do
+UNREAD0=$(v8_stat line_sources_unread "$URL_A")
+for m in cycle long unmapped moving compressed lines manylines; do
 	bin=$TMP/fake/node
 	[ $m = compressed ] && bin=$TMP/fakec/node
 	setpriv --reuid=65534 --regid=65534 --clear-groups "$bin" "${m/compressed/cycle}" 4 \
@@ -176,6 +186,12 @@ for m in cycle long unmapped moving compressed; do
 		grep -q ';A\{512\}_\[j\]' "$TMP/fake.$m.folded" ;;
 	cycle | unmapped | compressed) check "fake node ($m): no JavaScript frame named" \
 		sh -c "! grep -q '_\[j\]' '$TMP/fake.$m.folded'" ;;
+	lines) check "fake node (lines): its function at line 501 (499 CR LF, a CR, then the function)" \
+		grep -q ';srcfn (hostile\.js:501)_\[j\]' "$TMP/fake.$m.folded" ;;
+	manylines) check "fake node (manylines): 2 Mi lines: named without a line" \
+		grep -q ';srcfn (hostile\.js)_\[j\]' "$TMP/fake.$m.folded"
+		check "fake node (manylines): its source counted unread ($UNREAD0 -> $(v8_stat line_sources_unread "$URL_A"))" \
+			test "$(v8_stat line_sources_unread "$URL_A")" -gt "$UNREAD0" ;;
 	esac
 	check "emberd A still serves after fake node ($m)" curl -sf -o /dev/null "$URL_A/healthz"
 done

@@ -26,7 +26,7 @@ PIDS+=($NP)
 wait_log "$TMP/node.out" ready || { not_ok "node prints ready"; done_testing; }
 # named once its binary's facts are read (seconds)
 for _ in $(seq 100); do
-	curl -sf "$URL/api/v1/folded?pid=$NP&from=-2s" | grep -q '(\(app\.js\|[^;]*mod\.mjs\))_\[j\]' && break
+	curl -sf "$URL/api/v1/folded?pid=$NP&from=-2s" | grep -q '(\(app\.js\|[^;]*mod\.mjs\)\(:[0-9]*\)\?)_\[j\]' && break
 	sleep 0.1
 done
 sleep 2

@@ -10,7 +10,9 @@
 #   - Node 18 (18.20.x, V8 10.2), 22 (V8 12.4) and 24 (V8 13.6): their v8dbg_ data is exported
 #     (.dynsym; 24.22.3 included, though 24.11's builds hid it): supported. >= 90 % of the
 #     process's samples (6 s from the moment emberd names it) name a function of its own, the
-#     five burn functions within 3 pp of 30/25/20/15/10 %, as test_node.sh checks;
+#     five burn functions within 3 pp of 30/25/20/15/10 %, as test_node.sh checks, each at the
+#     line that defines it (Node 24's ScopeInfo keeps the position in its header, the others
+#     after the locals);
 #   - a Node whose v8dbg_ data is missing (what a build with the symbols hidden and no .symtab
 #     looks like): the npm Node 24 with every v8dbg_ name renamed in .dynstr and .strtab. It
 #     runs (nothing links against those names) and must be detected and counted
@@ -52,7 +54,7 @@ run_node() {
 	for _ in $(seq 100); do
 		t=$(date +%s.%N)
 		if curl -sf "$URL/api/v1/folded?pid=$pid&from=$tr" |
-			grep -q ' ([^;]*\(app\.js\|mod\.mjs\))_\[j\]'; then
+			grep -q ' ([^;]*\(app\.js\|mod\.mjs\)\(:[0-9]*\)\?)_\[j\]'; then
 			from=$t
 			break
 		fi
@@ -104,8 +106,10 @@ check_supported() {
 	check "node $tag: burnClosure 20 +- 3 pp ($C)" within "$C" 20 3
 	check "node $tag: async burnAsync 15 +- 3 pp ($A)" within "$A" 15 3
 	check "node $tag: module's burnModule 10 +- 3 pp ($MOD)" within "$MOD" 10 3
-	check "node $tag: frames as 'name (file)_[j]' (burnModule from file://.../mod.mjs)" \
-		grep -q ';burnModule (file://[^;]*/mod\.mjs)_\[j\]' "$f"
+	check "node $tag: frames as 'name (file:line)_[j]' (burnModule from file://.../mod.mjs)" \
+		grep -q ';burnModule (file://[^;]*/mod\.mjs:[0-9]*)_\[j\]' "$f"
+	check "node $tag: each function at the line that defines it ($(fn_lines "$f") for $(src_lines))" \
+		test "$(fn_lines "$f")" = "$(src_lines)"
 }
 
 # run_unsupported TAG BIN: BIN app.js until emberd counts it unsupported (and a second more);

@@ -10,6 +10,11 @@
  *             readable, then unmapped memory)
  *   unmapped  a function slot pointing into unmapped memory
  *   moving    a thread rewrites the objects' words with random values all the time
+ *   lines     a function "srcfn" with a ScopeInfo whose position is 1000, in a Script
+ *             "hostile.js" of 4096 characters: 499 CR LF, a lone CR, 'x', then line feeds:
+ *             named "srcfn (hostile.js:501)" (as V8 counts lines: CR LF one end, CR one)
+ *   manylines ... a source of 2 Mi line feeds (more lines than a script's line ends may hold):
+ *             named without a line, the source counted unread
  * It prints "ready PID UNIXTIME" and spins for SECONDS.
  *   fakev8 MODE SECONDS
  */
@@ -59,6 +64,7 @@ V(class_JSFunction__shared__SharedFunctionInfo, 24)
 V(class_SharedFunctionInfo__name_or_scope_info__Object, 16)
 V(class_SharedFunctionInfo__script_or_debug_info__HeapObject, 32)
 V(class_Script__name__Object, 16)
+V(class_Script__source__Object, 8)
 V(class_String__length__int32_t, 12)
 V(class_SeqOneByteString__chars__char, 16)
 V(class_ConsString__first__String, 16)
@@ -162,6 +168,56 @@ int main(int argc, char **argv)
 		set_type(strmap, 33); /* a cons string, both halves itself */
 		str[2] = tag(str);
 		str[3] = tag(str);
+	}
+	if (!strcmp(mode, "lines") || !strcmp(mode, "manylines")) {
+		/* a ScopeInfo (Node 20's layout: flags, parameters, 0 context locals, then the
+		 * name, its variable's slot, the inferred name, start and end, the outer scope), a
+		 * Script and its source: 16 bytes of header before @n line feeds */
+		uint64_t *si = heap + 7 * W, *simap = heap + 15 * W, *nm = heap + 9 * W; /* si: 10 words */
+		uint64_t *scr = heap + 10 * W, *scrmap = heap + 11 * W, *srcmap = heap + 12 * W;
+		uint64_t *file = heap + 13 * W, *outer = heap + 14 * W, *src;
+		int32_t n = !strcmp(mode, "lines") ? 4096 : 2 << 20;
+		char *lf = mmap(NULL, (size_t)n + 16, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (lf == MAP_FAILED)
+			return 1;
+		set_type(simap, 261);
+		si[0] = tag(simap);
+		si[1] = 0;		    /* flags */
+		si[2] = 1ull << 32;	    /* parameters */
+		si[3] = 0;		    /* context locals */
+		si[4] = tag(nm);	    /* the function's name */
+		si[5] = ~0ull << 32;	    /* its variable's slot: -1 */
+		si[6] = tag(fnmap);	    /* the inferred name: not a string */
+		si[7] = 1000ull << 32;	    /* start */
+		si[8] = 1200ull << 32;	    /* end */
+		si[9] = tag(outer);	    /* the outer ScopeInfo */
+		outer[0] = tag(simap);
+		set_type(strmap, 8);	    /* sequential one-byte strings */
+		nm[0] = tag(strmap);
+		((int32_t *)nm)[3] = 5;
+		memcpy(nm + 2, "srcfn", 5);
+		file[0] = tag(strmap);
+		((int32_t *)file)[3] = 10;
+		memcpy(file + 2, "hostile.js", 10);
+		set_type(scrmap, 167);
+		scr[0] = tag(scrmap);
+		scr[1] = tag((uint64_t *)lf); /* source, at 8 */
+		scr[2] = tag(file);	      /* name, at 16 */
+		set_type(srcmap, 8);
+		src = (uint64_t *)lf;
+		src[0] = tag(srcmap);
+		((int32_t *)src)[3] = n;
+		memset(lf + 16, '\n', (size_t)n);
+		if (n == 4096) {
+			/* before the function: 499 CR LF (an end each), a lone CR (one more), 'x' */
+			for (int i = 0; i < 998; i += 2)
+				memcpy(lf + 16 + i, "\r\n", 2);
+			memcpy(lf + 16 + 998, "\rx", 2);
+		}
+		sfi[2] = tag(si);
+		sfi[4] = tag(scr);
 	}
 	ctx = tag(heap + 6 * W);
 	fnslot = !strcmp(mode, "unmapped") ? 0x10000001ull : tag(fn);

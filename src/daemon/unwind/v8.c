@@ -32,6 +32,12 @@
 #define V8_INLINE_LOCALS 75		   /* kScopeInfoMaxInlinedLocalNamesSize */
 #define V8_MAX_OFF	4096		   /* an object field's offset believed */
 #define DETECT_TRIES	20		   /* examinations while ld.so has not mapped libnode */
+#define V8_POS_SCAN	10		   /* ScopeInfo slots looked at for the position */
+#define V8_CHUNK	4096		   /* bytes of a string read at once */
+#define V8_SRC_MAX	(16u << 20)	   /* characters of a script's source read for its lines */
+#define V8_SRC_LINES	(1u << 20)	   /* line ends kept for one script */
+#define V8_SCRIPTS	8		   /* scripts' line ends kept per process */
+#define V8_LINES_BYTES	(32u << 20)	   /* ... and for all processes together */
 #define ANON		"(anonymous)"
 
 enum v8state {
@@ -50,6 +56,22 @@ struct v8name {
 	int32_t id;	    /* in names, or -1: not a SharedFunctionInfo (native name) */
 };
 
+/*
+ * A script's line ends (the offsets of its line terminators, as V8's own Script::line_ends:
+ * '\n', '\r' not before '\n', U+2028, U+2029), read from its source once, for the line of each
+ * of its functions. Keyed by the Script and its source and length: a Script moved by the GC
+ * is read again; a source that cannot be read (an external string, a length over V8_SRC_MAX) is
+ * kept too, with no ends, so that it is not tried for each function.
+ */
+struct v8script {
+	uint64_t script, source; /* tagged; script 0: an empty slot */
+	uint32_t len;		 /* the source's length */
+	uint32_t n;		 /* line ends */
+	uint32_t *ends;		 /* n of them (NULL when none) */
+	bool read;		 /* the source was read: ends are its own; else no lines from it */
+	uint64_t used;		 /* LRU stamp */
+};
+
 struct v8proc {
 	struct v8proc *next;
 	uint32_t pid;
@@ -61,6 +83,7 @@ struct v8proc {
 	struct rtintro_v8 f; /* its binary's facts */
 	struct v8name *names; /* open addressing by SFI address */
 	size_t cap, n;
+	struct v8script scripts[V8_SCRIPTS];
 };
 
 struct v8_file_facts {
@@ -78,6 +101,8 @@ struct v8 {
 	struct proc_tracker *tracker, *own_tracker;
 	struct filecache *files, *own_files;
 	struct sbuf name, file, out;
+	uint64_t script_stamp;
+	uint64_t lines_bytes; /* all processes' line ends (V8_LINES_BYTES) */
 	struct v8_stats st;
 };
 
@@ -162,18 +187,88 @@ static void put_unit(struct sbuf *sb, uint32_t cp)
 	}
 }
 
+/* A source's line ends as its characters go by (struct v8script). */
+struct v8lines {
+	uint32_t *ends;
+	uint32_t n, cap;
+	uint32_t pos; /* characters seen */
+	bool cr;      /* the last one was a '\r': its end waits for the next */
+	bool full;    /* over V8_SRC_LINES, or no memory: given up */
+};
+
+static void lines_end(struct v8lines *ln, uint32_t at)
+{
+	uint32_t *e;
+
+	if (ln->full)
+		return;
+	if (ln->n == ln->cap) {
+		uint32_t cap = ln->cap ? ln->cap * 2 : 256;
+
+		if (ln->cap >= V8_SRC_LINES || !(e = realloc(ln->ends, cap * sizeof(*e)))) {
+			ln->full = true;
+			return;
+		}
+		ln->ends = e;
+		ln->cap = cap;
+	}
+	ln->ends[ln->n++] = at;
+}
+
+static void lines_unit(struct v8lines *ln, uint32_t c)
+{
+	if (ln->cr && c != '\n')
+		lines_end(ln, ln->pos - 1);
+	ln->cr = c == '\r';
+	if (c == '\n' || c == 0x2028 || c == 0x2029)
+		lines_end(ln, ln->pos);
+	ln->pos++;
+}
+
+/* Where a string's characters go: a name's text (tidied) or a source's line ends. */
+struct str_sink {
+	struct sbuf *sb;
+	struct v8lines *ln;
+};
+
+/* @n characters of a sequential string at @a (one byte or two each) to @k. 0 or -1. */
+static int read_seq(const struct v8proc *pp, uint64_t a, uint32_t n, bool one, struct str_sink *k)
+{
+	uint8_t buf[V8_CHUNK];
+	uint32_t w = one ? 1 : 2, i, m;
+
+	while (n) {
+		m = n < V8_CHUNK / w ? n : V8_CHUNK / w;
+		if (mem_read(pp->pid, a, buf, (size_t)m * w))
+			return -1;
+		for (i = 0; i < m; i++) {
+			uint32_t c = one ? buf[i] : (uint32_t)(buf[2 * i] | buf[2 * i + 1] << 8);
+
+			if (k->sb)
+				put_unit(k->sb, c);
+			else
+				lines_unit(k->ln, c);
+		}
+		if (k->ln && k->ln->full)
+			return -1; /* more lines than kept: the rest is not read */
+		a += (uint64_t)m * w;
+		n -= m;
+	}
+	return 0;
+}
+
 /*
- * Appends the characters [@from, @from + @len) of the V8 String @str (tagged) to @sb, at most
+ * Gives the characters [@from, @from + @len) of the V8 String @str (tagged) to @k, at most
  * *@budget of them (decremented): sequential one- and two-byte strings, cons (both halves),
  * thin and sliced strings, @depth levels deep. 0, or -1 when it is no string it can read.
  */
 static int read_string(const struct v8proc *pp, uint64_t str, uint32_t from, uint32_t len,
-		       unsigned int depth, struct sbuf *sb, uint32_t *budget)
+		       unsigned int depth, struct str_sink *k, uint32_t *budget)
 {
 	uint64_t map, a, b;
 	int32_t slen;
 	int type;
-	uint32_t repr, n, i;
+	uint32_t repr, n;
 
 	type = type_of(pp, str, &map);
 	if (type < 0 || type >= VAL(pp, FIRST_NONSTRING_TYPE) || !depth)
@@ -191,7 +286,6 @@ static int read_string(const struct v8proc *pp, uint64_t str, uint32_t from, uin
 	if (repr == (uint32_t)VAL(pp, SEQ_STRING_TAG)) {
 		bool one = ((uint32_t)type & (uint32_t)VAL(pp, STRING_ENCODING_MASK)) ==
 			   (uint32_t)VAL(pp, ONE_BYTE_STRING_TAG);
-		uint8_t buf[V8_STR_MAX * 2];
 
 		n = len < *budget ? len : *budget;
 		if (!one && !pp->f.have[RTI_V8_SEQ_TWO_BYTE_CHARS])
@@ -199,10 +293,8 @@ static int read_string(const struct v8proc *pp, uint64_t str, uint32_t from, uin
 		a = str - 1 +
 		    (uint64_t)(one ? VAL(pp, SEQ_ONE_BYTE_CHARS) : VAL(pp, SEQ_TWO_BYTE_CHARS)) +
 		    (uint64_t)from * (one ? 1 : 2);
-		if (mem_read(pp->pid, a, buf, (size_t)n * (one ? 1 : 2)))
+		if (read_seq(pp, a, n, one, k))
 			return -1;
-		for (i = 0; i < n; i++)
-			put_unit(sb, one ? buf[i] : (uint32_t)(buf[2 * i] | buf[2 * i + 1] << 8));
 		*budget -= n;
 		return 0;
 	}
@@ -220,7 +312,7 @@ static int read_string(const struct v8proc *pp, uint64_t str, uint32_t from, uin
 		if (from < (uint32_t)flen) {
 			uint32_t l = (uint32_t)flen - from < len ? (uint32_t)flen - from : len;
 
-			if (read_string(pp, a, from, l, depth - 1, sb, budget))
+			if (read_string(pp, a, from, l, depth - 1, k, budget))
 				return -1;
 			len -= l;
 			from = 0;
@@ -229,12 +321,12 @@ static int read_string(const struct v8proc *pp, uint64_t str, uint32_t from, uin
 		}
 		if (!len || !*budget)
 			return 0;
-		return read_string(pp, b, from, len, depth - 1, sb, budget);
+		return read_string(pp, b, from, len, depth - 1, k, budget);
 	}
 	if (repr == (uint32_t)VAL(pp, THIN_STRING_TAG) && pp->f.have[RTI_V8_THIN_ACTUAL]) {
 		if (field(pp, str, VAL(pp, THIN_ACTUAL), &a))
 			return -1;
-		return read_string(pp, a, from, len, depth - 1, sb, budget);
+		return read_string(pp, a, from, len, depth - 1, k, budget);
 	}
 	if (repr == (uint32_t)VAL(pp, SLICED_STRING_TAG) && pp->f.have[RTI_V8_SLICED_PARENT] &&
 	    pp->f.have[RTI_V8_SLICED_OFFSET]) {
@@ -246,7 +338,7 @@ static int read_string(const struct v8proc *pp, uint64_t str, uint32_t from, uin
 		off = (uint64_t)((int64_t)off >> 32); /* a Smi */
 		if (off > UINT32_MAX - (uint64_t)from)
 			return -1;
-		return read_string(pp, a, from + (uint32_t)off, len, depth - 1, sb, budget);
+		return read_string(pp, a, from + (uint32_t)off, len, depth - 1, k, budget);
 	}
 	return -1; /* external strings: their bytes live outside the heap; not read */
 }
@@ -254,10 +346,11 @@ static int read_string(const struct v8proc *pp, uint64_t str, uint32_t from, uin
 /* Reads string @str whole (bounded) into @sb, reset first. 0 or -1. */
 static int string_of(const struct v8proc *pp, uint64_t str, struct sbuf *sb)
 {
+	struct str_sink k = { .sb = sb };
 	uint32_t budget = V8_STR_MAX;
 
 	sbuf_reset(sb);
-	return read_string(pp, str, 0, UINT32_MAX, V8_STR_DEPTH, sb, &budget);
+	return read_string(pp, str, 0, UINT32_MAX, V8_STR_DEPTH, &k, &budget);
 }
 
 /*
@@ -301,6 +394,167 @@ static int scope_name(const struct v8proc *pp, uint64_t si, struct sbuf *sb)
 	return 0;
 }
 
+static bool is_smi(const struct v8proc *pp, uint64_t tagged)
+{
+	return (tagged & (uint64_t)VAL(pp, SMI_TAG_MASK)) == (uint64_t)VAL(pp, SMI_TAG);
+}
+
+/* A Smi's value (uncompressed: the high half, v8_facts_check()). */
+static int64_t smi_value(uint64_t tagged)
+{
+	return (int64_t)tagged >> 32;
+}
+
+/* V8 12.8.44 and later: a ScopeInfo's position info at fixed slots of its header */
+static bool scope_position_fixed(const struct v8proc *pp)
+{
+	const struct rtintro_v8 *f = &pp->f;
+
+	return (f->major > 12 ||
+		(f->major == 12 && (f->minor > 8 || (f->minor == 8 && f->build >= 44)))) &&
+	       VAL(pp, SCOPEINFO_IDX_FIRST_VARS) >= 5;
+}
+
+/*
+ * The start position of the function whose ScopeInfo is @si (tagged): the offset in its
+ * script's source that V8 gives the function (its parameter list's opening parenthesis), or -1.
+ * From V8 12.8.44 the position is in slots 3 and 4 of the header (start, end). Before, it comes
+ * after the context locals' names and infos, among optional slots that the flags say are there
+ * and whose layout the postmortem data does not describe: the function's name (a String), its
+ * variable's slot (a Smi), the inferred name (a String or undefined), the start and end (Smis),
+ * the outer scope's ScopeInfo (Node 18, 20 and 22 alike). Taken there: the last two Smis of
+ * the first run of two or more that a heap object ends, start < end (a lone Smi before the name,
+ * a class's saved variable, is not a run).
+ */
+static int64_t scope_start(const struct v8proc *pp, uint64_t si)
+{
+	uint64_t slots[V8_POS_SCAN], nlocals, at;
+	int64_t a, b;
+	size_t i, run = 0;
+
+	if (scope_position_fixed(pp)) {
+		if (mem_read(pp->pid, si - 1 + 8 + 8 * 3, slots, 2 * sizeof(slots[0])) ||
+		    !is_smi(pp, slots[0]) || !is_smi(pp, slots[1]))
+			return -1;
+		a = smi_value(slots[0]);
+		b = smi_value(slots[1]);
+		return a >= 0 && a < b ? a : -1;
+	}
+	if (field(pp, si, 8 + 8 * VAL(pp, SCOPEINFO_IDX_NLOCALS), &nlocals))
+		return -1;
+	nlocals = (uint64_t)smi_value(nlocals);
+	if (nlocals > V8_MAX_LOCALS)
+		return -1;
+	at = (uint64_t)VAL(pp, SCOPEINFO_IDX_FIRST_VARS) +
+	     (nlocals < V8_INLINE_LOCALS ? 2 * nlocals : nlocals + 1);
+	if (mem_read(pp->pid, si - 1 + 8 + 8 * at, slots, sizeof(slots)))
+		return -1;
+	for (i = 0; i < V8_POS_SCAN; i++) {
+		if (is_smi(pp, slots[i])) {
+			run++;
+			continue;
+		}
+		if (!is_heap(pp, slots[i]))
+			return -1;
+		if (run >= 2) {
+			a = smi_value(slots[i - 2]);
+			b = smi_value(slots[i - 1]);
+			return a >= 0 && a < b ? a : -1;
+		}
+		run = 0;
+	}
+	return -1;
+}
+
+static void script_drop(struct v8 *v, struct v8script *sc)
+{
+	v->lines_bytes -= (uint64_t)sc->n * sizeof(*sc->ends);
+	v->st.mem_bytes -= (uint64_t)sc->n * sizeof(*sc->ends);
+	free(sc->ends);
+	memset(sc, 0, sizeof(*sc));
+}
+
+/*
+ * The line (from 1) of position @pos in the source of Script @scr (tagged) of @pp, or 0 when
+ * it cannot be told: the line ends of the source (struct v8script), read once per script.
+ */
+static int64_t script_line(struct v8 *v, struct v8proc *pp, uint64_t scr, int64_t pos)
+{
+	struct v8lines ln = { 0 };
+	struct str_sink k = { .ln = &ln };
+	struct v8script *sc = NULL;
+	uint64_t src, map;
+	uint32_t budget = V8_SRC_MAX, lo, hi;
+	int32_t len;
+	size_t i;
+	int t;
+
+	if (pos < 0 || !pp->f.have[RTI_V8_SCRIPT_SOURCE] ||
+	    field(pp, scr, VAL(pp, SCRIPT_SOURCE), &src) || (t = type_of(pp, src, &map)) < 0 ||
+	    t >= VAL(pp, FIRST_NONSTRING_TYPE) ||
+	    mem_read(pp->pid, src - 1 + (uint64_t)VAL(pp, STRING_LENGTH), &len, sizeof(len)) ||
+	    len < 0 || pos > len)
+		return 0;
+	for (i = 0; i < V8_SCRIPTS; i++) {
+		struct v8script *c = &pp->scripts[i];
+
+		if (c->script == scr && c->source == src && c->len == (uint32_t)len) {
+			sc = c;
+			break;
+		}
+	}
+	if (!sc) {
+		/* the least recently used slot, emptied */
+		sc = &pp->scripts[0];
+		for (i = 1; i < V8_SCRIPTS; i++)
+			if (pp->scripts[i].used < sc->used)
+				sc = &pp->scripts[i];
+		if (sc->script)
+			script_drop(v, sc);
+		sc->script = scr;
+		sc->source = src;
+		sc->len = (uint32_t)len;
+		v->st.line_sources++;
+		if ((uint32_t)len <= V8_SRC_MAX &&
+		    !read_string(pp, src, 0, UINT32_MAX, V8_STR_DEPTH, &k, &budget) &&
+		    ln.pos == (uint32_t)len) {
+			if (ln.cr)
+				lines_end(&ln, ln.pos - 1);
+			if (!ln.full &&
+			    v->lines_bytes + (uint64_t)ln.n * sizeof(*ln.ends) <= V8_LINES_BYTES) {
+				uint32_t *e = ln.n ? realloc(ln.ends, ln.n * sizeof(*e)) : NULL;
+
+				if (e || !ln.n) {
+					sc->ends = e;
+					sc->n = ln.n;
+					sc->read = true;
+					ln.ends = e ? NULL : ln.ends;
+					v->lines_bytes += (uint64_t)sc->n * sizeof(*sc->ends);
+					v->st.mem_bytes += (uint64_t)sc->n * sizeof(*sc->ends);
+				}
+			}
+		}
+		free(ln.ends);
+		if (!sc->read)
+			v->st.line_sources_unread++;
+	}
+	sc->used = ++v->script_stamp;
+	if (!sc->read)
+		return 0;
+	/* the line ends before @pos, as V8's Script::GetPositionInfo counts them */
+	lo = 0;
+	hi = sc->n;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (sc->ends[mid] < (uint64_t)pos)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (int64_t)lo + 1;
+}
+
 /*
  * Reads the SharedFunctionInfo at @sfi (untagged) of @pp: its interned frame name in *@id
  * (-1: not one, -2: a builtin's, named natively), and in *@key what the name was read from. 0, or -ENOMEM.
@@ -309,7 +563,7 @@ static int read_sfi(struct v8 *v, struct v8proc *pp, uint64_t sfi, uint64_t *key
 {
 	uint64_t obj = sfi + (uint64_t)VAL(pp, HEAP_OBJECT_TAG), map, nos, scr, smap, sname;
 	struct frame f = { .kind = FRAME_JIT, .form = FRAME_SYMBOL };
-	int t, r;
+	int t, r, nos_type = -1;
 
 	*id = -1;
 	*key = 0;
@@ -321,6 +575,7 @@ static int read_sfi(struct v8 *v, struct v8proc *pp, uint64_t sfi, uint64_t *key
 	sbuf_reset(&v->name);
 	if (is_heap(pp, nos)) {
 		t = type_of(pp, nos, &map);
+		nos_type = t;
 		if (t >= 0 && t < VAL(pp, FIRST_NONSTRING_TYPE))
 			r = string_of(pp, nos, &v->name);
 		else if (t == VAL(pp, TYPE_SCOPE_INFO))
@@ -337,6 +592,12 @@ static int read_sfi(struct v8 *v, struct v8proc *pp, uint64_t sfi, uint64_t *key
 	    !field(pp, scr, VAL(pp, SCRIPT_NAME), &sname) && is_heap(pp, sname) &&
 	    string_of(pp, sname, &v->file))
 		sbuf_reset(&v->file);
+	/* the function's line in it (its start position, through the source's line ends) */
+	if (v->file.len && nos_type == VAL(pp, TYPE_SCOPE_INFO)) {
+		f.line = script_line(v, pp, scr, scope_start(pp, nos));
+		v->st.lines += f.line > 0;
+		v->st.lines_unknown += f.line <= 0;
+	}
 	if (!v->file.len && !v->name.len) {
 		*id = -2; /* a builtin's closure (no script, no name): its native name says more */
 		return 0;
@@ -398,6 +659,8 @@ static void proc_remove(struct v8 *v, struct v8proc *pp)
 		*at = pp->next;
 	set_state(v, pp, V8S_NOT);
 	v->nr_procs--;
+	for (size_t i = 0; i < V8_SCRIPTS; i++)
+		script_drop(v, &pp->scripts[i]);
 	v->st.mem_bytes -= sizeof(*pp) + pp->cap * sizeof(*pp->names);
 	free(pp->names);
 	free(pp);
@@ -434,6 +697,7 @@ bool v8_facts_check(const struct rtintro_v8 *f, struct ember_v8_proc *ret, int *
 		case RTI_V8_SFI_NAME_OR_SCOPE:
 		case RTI_V8_SFI_SCRIPT:
 		case RTI_V8_SCRIPT_NAME:
+		case RTI_V8_SCRIPT_SOURCE:
 		case RTI_V8_STRING_LENGTH:
 		case RTI_V8_SEQ_ONE_BYTE_CHARS:
 		case RTI_V8_SEQ_TWO_BYTE_CHARS:
@@ -856,6 +1120,8 @@ void v8__free(struct v8 *v)
 
 		for (; pp; pp = next) {
 			next = pp->next;
+			for (size_t j = 0; j < V8_SCRIPTS; j++)
+				free(pp->scripts[j].ends);
 			free(pp->names);
 			free(pp);
 		}

@@ -26,8 +26,9 @@ const struct counter_desc v8_counters[] = {
 	  .metric = "ember_v8_processes", .label = "state", .label_value = "unsupported" },
 	{ .key = "procs_dropped", U64(procs_dropped), .metric = EVENTS, .type = COUNTER_COUNTER,
 	  .help = "V8 frame events: processes dropped (tables full), examined, names read and "
-		  "checked again, name caches emptied, frames typed (markers) or not JavaScript, "
-		  "frames without room in the stack.",
+		  "checked again, name caches emptied, names with and without their function's "
+		  "line, scripts' sources read (or not) for their lines, frames typed (markers) "
+		  "or not JavaScript, frames without room in the stack.",
 	  .label = "event", .label_value = "process_dropped" },
 	{ .key = "detections", U64(detections), EVENT("detection") },
 	{ .key = "detect_ms", MS(detect_ns) },
@@ -42,6 +43,10 @@ const struct counter_desc v8_counters[] = {
 	{ .key = "names", U64(names), EVENT("name_read") },
 	{ .key = "name_rechecks", U64(name_rechecks), EVENT("name_recheck") },
 	{ .key = "name_evictions", U64(name_evictions), EVENT("name_eviction") },
+	{ .key = "lines", U64(lines), EVENT("line") },
+	{ .key = "lines_unknown", U64(lines_unknown), EVENT("line_unknown") },
+	{ .key = "line_sources", U64(line_sources), EVENT("line_source") },
+	{ .key = "line_sources_unread", U64(line_sources_unread), EVENT("line_source_unread") },
 	{ .key = "refused_missing", U64(reasons[RTI_MISSING]), .metric = REFUSED,
 	  .type = COUNTER_COUNTER,
 	  .help = "node/libnode.so files refused, by reason: v8dbg_ items missing, a value out of "

@@ -246,6 +246,9 @@ int rtintro_hotspot_resolve(struct rtintro_hotspot *h, uint64_t bias, rtintro_re
 	X(SCRIPT_LINE_ENDS, \
 		"class_Script__line_ends__Object|" \
 		"class_Script__line_ends__Tagged_Object_", false) \
+	X(SCRIPT_SOURCE, \
+		"class_Script__source__Object|" \
+		"class_Script__source__Tagged_Object_", false) \
 	X(STRING_LENGTH,	"class_String__length__int32_t|class_String__length__SMI", true) \
 	X(SEQ_ONE_BYTE_CHARS,	"class_SeqOneByteString__chars__char",	true) \
 	X(SEQ_TWO_BYTE_CHARS,	"class_SeqTwoByteString__chars__char",	false) \

@@ -66,6 +66,11 @@ struct v8_stats {
 	uint64_t names;		    /* SharedFunctionInfos read */
 	uint64_t name_rechecks;	    /* ... cached names checked again */
 	uint64_t name_evictions;    /* a process's name cache emptied for room (max_names) */
+	uint64_t lines;		    /* names read with their function's line (file:line) */
+	uint64_t lines_unknown;	    /* ... with a file and no line: no position, source unread */
+	uint64_t line_sources;	    /* scripts' sources read for their line ends */
+	uint64_t line_sources_unread; /* ... not read: external strings, over 16 Mi characters
+				       or 1 Mi lines, the 32 MiB of all line ends taken */
 	uint64_t reasons[RTI__REASONS]; /* why binaries were refused (rtintro.h) */
 	uint64_t walk_ns_per_walk;  /* BPF: mean time of a V8 process's stack walk */
 	struct ember_v8_bpf_stats bpf;
