@@ -539,6 +539,77 @@ static void test_image_maps(void **state)
 	free(l);
 }
 
+/* The executable's identity: one stat for the readers that ask within the age they accept,
+ * again after the process's exec, and never kept for a process the tracker does not hold. */
+static void test_exe_id(void **state)
+{
+	char root[] = "/tmp/ember-proctrack.XXXXXX", path[160], exe[160], dir[160];
+	struct proc_tracker_opts o = { .proc_root = root };
+	struct proc_tracker *pt;
+	struct proc_tracker_stats s;
+	struct stat st;
+	uint64_t dev = 0, ino = 0;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(root));
+	snprintf(exe, sizeof(exe), "%s/prog", root);
+	f = fopen(exe, "w");
+	assert_non_null(f);
+	fclose(f);
+	assert_int_equal(stat(exe, &st), 0);
+	/* the parent's mappings, which its fork shares: the tracker holds the child */
+	snprintf(dir, sizeof(dir), "%s/42", root);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	snprintf(path, sizeof(path), "%s/42/maps", root);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "00400000-00401000 r-xp 00000000 08:01 7 /usr/bin/bash\n");
+	fclose(f);
+	snprintf(dir, sizeof(dir), "%s/43", root);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	snprintf(path, sizeof(path), "%s/43/exe", root);
+	assert_int_equal(symlink(exe, path), 0);
+	pt = proc_tracker__new(&o);
+	/* not held: stat'ed each time */
+	assert_int_equal(proc_tracker__exe_id(pt, 43, PROC_EXE_MAX_AGE_NS, &dev, &ino), 0);
+	assert_int_equal(ino, st.st_ino);
+	assert_int_equal(dev, st.st_dev);
+	assert_int_equal(proc_tracker__exe_id(pt, 43, PROC_EXE_MAX_AGE_NS, &dev, &ino), 0);
+	proc_tracker__stats(pt, &s);
+	assert_int_equal(s.exe_reads, 2);
+	assert_int_equal(s.exe_reused, 0);
+	/* held (a fork): the second reader within the age is answered from the first's stat */
+	proc_tracker__fork(pt, 42, 43, false, false);
+	assert_int_equal(proc_tracker__exe_id(pt, 43, PROC_EXE_BATCH_NS, &dev, &ino), 0);
+	assert_int_equal(proc_tracker__exe_id(pt, 43, PROC_EXE_MAX_AGE_NS, &dev, &ino), 0);
+	assert_int_equal(ino, st.st_ino);
+	proc_tracker__stats(pt, &s);
+	assert_int_equal(s.exe_reads, 3);
+	assert_int_equal(s.exe_reused, 1);
+	/* an age of 0 asks for a stat now */
+	assert_int_equal(proc_tracker__exe_id(pt, 43, 0, &dev, &ino), 0);
+	proc_tracker__stats(pt, &s);
+	assert_int_equal(s.exe_reads, 4);
+	/* its exec: the link names another file now, and the old answer is not given */
+	unlink(path);
+	assert_int_equal(symlink(root, path), 0);
+	proc_tracker__exec(pt, 43, false, NULL, 1);
+	assert_int_equal(proc_tracker__exe_id(pt, 43, PROC_EXE_MAX_AGE_NS, &dev, &ino), 0);
+	assert_int_not_equal(ino, st.st_ino);
+	/* gone: an error, nothing kept */
+	unlink(path);
+	assert_int_not_equal(proc_tracker__exe_id(pt, 43, 0, &dev, &ino), 0);
+	proc_tracker__free(pt);
+	rmdir(dir);
+	snprintf(path, sizeof(path), "%s/42/maps", root);
+	unlink(path);
+	snprintf(dir, sizeof(dir), "%s/42", root);
+	rmdir(dir);
+	unlink(exe);
+	rmdir(root);
+}
+
 static int find_x_file(const struct procmaps_entry *e, void *ctx)
 {
 	const struct procmaps_entry **ret = ctx;
@@ -653,6 +724,7 @@ int main(void)
 		cmocka_unit_test(test_fork_unknown_parent),
 		cmocka_unit_test(test_fake_root),
 		cmocka_unit_test(test_image_maps),
+		cmocka_unit_test(test_exe_id),
 		cmocka_unit_test(test_identity_once),
 		cmocka_unit_test(test_names_share),
 	};

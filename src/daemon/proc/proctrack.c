@@ -98,6 +98,9 @@ struct tproc {
 	uint64_t gone_seen_ns;		/* a sweep found it gone (0: not yet) */
 	uint64_t names_gen;		/* proc_tracker__admit_names(): the names' generation... */
 	size_t names_bytes;		/* ... and what the process brought into it */
+	uint64_t exe_ns;		/* proc_tracker__exe_id(): when /proc/PID/exe was stat'ed
+					   (0: not since this image began)... */
+	uint64_t exe_dev, exe_ino;	/* ... and what it was */
 };
 
 struct proc_tracker {
@@ -643,15 +646,52 @@ static int exe_found(const struct procmaps_entry *e, void *ctx)
 	return e->kind == PROCMAPS_FILE && e->inode == *(const uint64_t *)ctx;
 }
 
+int proc_tracker__exe_id(struct proc_tracker *pt, uint32_t pid, uint64_t max_age_ns,
+			 uint64_t *ret_dev, uint64_t *ret_ino)
+{
+	uint64_t now = mono_ns();
+	struct tproc *p;
+	struct stat st;
+	int r;
+
+	pthread_mutex_lock(&pt->lock);
+	p = *find(pt, pid);
+	if (p && p->exe_ns && now - p->exe_ns <= max_age_ns) {
+		*ret_dev = p->exe_dev;
+		*ret_ino = p->exe_ino;
+		pt->st.exe_reused++;
+		pthread_mutex_unlock(&pt->lock);
+		return 0;
+	}
+	pt->st.exe_reads++;
+	pthread_mutex_unlock(&pt->lock);
+	r = procfs_exe_stat(pt->proc_root, pid, &st);
+	if (r)
+		return r;
+	*ret_dev = (uint64_t)st.st_dev;
+	*ret_ino = (uint64_t)st.st_ino;
+	/* kept where the process is held (its exec or exit drops the entry, and with it this) */
+	pthread_mutex_lock(&pt->lock);
+	p = *find(pt, pid);
+	if (p) {
+		p->exe_ns = now;
+		p->exe_dev = *ret_dev;
+		p->exe_ino = *ret_ino;
+	}
+	pthread_mutex_unlock(&pt->lock);
+	return 0;
+}
+
 struct proc_maps *proc_tracker__image_maps(struct proc_tracker *pt, uint32_t pid)
 {
 	struct proc_maps *m = proc_tracker__maps(pt, pid, 0);
-	struct stat st;
-	uint64_t ino;
+	uint64_t dev, ino;
 
-	if (!m || procfs_exe_stat(pt->proc_root, pid, &st))
+	/* the readers' first looks at a new process come one after another in one batch: one
+	 * stat serves them, but no older one (an exec in between would be missed until their
+	 * next look) */
+	if (!m || proc_tracker__exe_id(pt, pid, PROC_EXE_BATCH_NS, &dev, &ino))
 		return m;
-	ino = st.st_ino;
 	if (proc_maps__for_each(m, exe_found, &ino))
 		return m;
 	/* a snapshot of an image the process has left: what it maps now */

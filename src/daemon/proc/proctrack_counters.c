@@ -45,8 +45,9 @@ const struct counter_desc proc_tracker_counters[] = {
 	  .help = "Process tracker events: event, reused (a read shared), stale (gone: the last "
 		  "read used), exec_image_used (gone before any read: named from the exec's image "
 		  "as the kernel told it), image_reread (a runtime reader's snapshot was of an "
-		  "image the process left: read again), read_error, exec, exec_image (with that "
-		  "image), "
+		  "image the process left: read again), exe_read and exe_reused (the executable's "
+		  "identity stat'ed, or answered from the last stat for another reader), "
+		  "read_error, exec, exec_image (with that image), "
 		  "exec_gone (exited in the same batch: not read), "
 		  "fork, fork_gone, fork_copy, fork_list, fork_parent_read (an unknown parent "
 		  "read once), exit, swept, not_kept.",
@@ -58,6 +59,10 @@ const struct counter_desc proc_tracker_counters[] = {
 	  .label_value = "exec_image_used" },
 	{ .key = "image_rereads", U64(image_rereads), .metric = EVENTS, .label = "kind",
 	  .label_value = "image_reread" },
+	{ .key = "exe_reads", U64(exe_reads), .metric = EVENTS, .label = "kind",
+	  .label_value = "exe_read" },
+	{ .key = "exe_reused", U64(exe_reused), .metric = EVENTS, .label = "kind",
+	  .label_value = "exe_reused" },
 	{ .key = "exec_images", U64(exec_images), .metric = EVENTS, .label = "kind",
 	  .label_value = "exec_image" },
 	{ .key = "events", U64(events), .metric = EVENTS, .label = "kind", .label_value = "event" },

@@ -95,16 +95,13 @@ uint32_t sym_read_nspid(struct symbolizer *s, uint32_t pid)
 	return ns;
 }
 
+/* /proc/PID/exe's identity, as the tracker last saw it within VALIDATE_NS (one stat for the
+ * symbolizer and the runtime readers that look at a new process), else stat'ed now; 0s when
+ * it cannot be read */
 static void read_exe_id(struct symbolizer *s, uint32_t pid, uint64_t *dev, uint64_t *ino)
 {
-	struct stat st;
-
-	if (procfs_exe_stat(s->proc_root, pid, &st) == 0) {
-		*dev = st.st_dev;
-		*ino = st.st_ino;
-	} else {
+	if (proc_tracker__exe_id(s->procs, pid, VALIDATE_NS, dev, ino))
 		*dev = *ino = 0;
-	}
 }
 
 struct maps_ctx {

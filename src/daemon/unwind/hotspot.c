@@ -773,7 +773,7 @@ out:
 void hotspot__sampled(struct hotspot *hs, uint32_t pid)
 {
 	struct hsproc *pp;
-	struct stat st;
+	uint64_t dev, ino;
 	size_t slot_i;
 
 	if (!hs || !pid)
@@ -785,10 +785,10 @@ void hotspot__sampled(struct hotspot *hs, uint32_t pid)
 		} else if (pp->state == HSS_NOT && mono_ns() - pp->seen_ns >= HS_NOT_RECHECK_NS) {
 			/* an exec since (a shell that became java)? its executable tells */
 			pp->seen_ns = mono_ns();
-			if (!procfs_exe_stat(hs->proc_root, pid, &st) &&
-			    (st.st_ino != pp->exe_ino || st.st_dev != pp->exe_dev)) {
-				pp->exe_ino = st.st_ino;
-				pp->exe_dev = st.st_dev;
+			if (!proc_tracker__exe_id(hs->tracker, pid, HS_NOT_RECHECK_NS, &dev, &ino) &&
+			    (ino != pp->exe_ino || dev != pp->exe_dev)) {
+				pp->exe_ino = ino;
+				pp->exe_dev = dev;
 				pp->tries = 0;
 				pp->reread = false; /* a new image: read again once, as a new process */
 				detect(hs, pp);
@@ -819,9 +819,9 @@ void hotspot__sampled(struct hotspot *hs, uint32_t pid)
 		return;
 	hs->st.mem_bytes += sizeof(*pp);
 	pp->pid = pid;
-	if (!procfs_exe_stat(hs->proc_root, pid, &st)) {
-		pp->exe_ino = st.st_ino;
-		pp->exe_dev = st.st_dev;
+	if (proc_tracker__exe_id(hs->tracker, pid, PROC_EXE_MAX_AGE_NS, &dev, &ino) == 0) {
+		pp->exe_ino = ino;
+		pp->exe_dev = dev;
 	}
 	slot_i = hash_mix64(pid) & (PROC_SLOTS - 1);
 	pp->next = hs->procs[slot_i];

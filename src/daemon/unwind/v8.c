@@ -876,13 +876,13 @@ void v8__sampled(struct v8 *v, uint32_t pid)
 			detect(v, pp);
 		} else if (pp->state == V8S_NOT && mono_ns() - pp->seen_ns >= V8_RECHECK_NS) {
 			/* an exec since (a shell that became node)? its executable tells */
-			struct stat st;
+			uint64_t dev, ino;
 
 			pp->seen_ns = mono_ns();
-			if (!procfs_exe_stat(v->proc_root, pid, &st) &&
-			    (st.st_ino != pp->exe_ino || st.st_dev != pp->exe_dev)) {
-				pp->exe_ino = st.st_ino;
-				pp->exe_dev = st.st_dev;
+			if (!proc_tracker__exe_id(v->tracker, pid, V8_RECHECK_NS, &dev, &ino) &&
+			    (ino != pp->exe_ino || dev != pp->exe_dev)) {
+				pp->exe_ino = ino;
+				pp->exe_dev = dev;
 				pp->tries = 0;
 				detect(v, pp);
 			}
@@ -899,14 +899,7 @@ void v8__sampled(struct v8 *v, uint32_t pid)
 	v->st.mem_bytes += sizeof(*pp);
 	pp->pid = pid;
 	pp->seen_ns = mono_ns();
-	{
-		struct stat st;
-
-		if (!procfs_exe_stat(v->proc_root, pid, &st)) {
-			pp->exe_ino = st.st_ino;
-			pp->exe_dev = st.st_dev;
-		}
-	}
+	(void)proc_tracker__exe_id(v->tracker, pid, PROC_EXE_MAX_AGE_NS, &pp->exe_dev, &pp->exe_ino);
 	slot = hash_mix64(pid) & (PROC_SLOTS - 1);
 	pp->next = v->procs[slot];
 	v->procs[slot] = pp;

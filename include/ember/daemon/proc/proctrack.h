@@ -45,6 +45,8 @@ struct proc_tracker_stats {
 					   from that image (once per process) */
 	uint64_t image_rereads;		/* proc_tracker__image_maps(): the snapshot was of an
 					   earlier image (not the executable's): read again */
+	uint64_t exe_reads;		/* proc_tracker__exe_id(): /proc/PID/exe stat'ed... */
+	uint64_t exe_reused;		/* ... answered from the last one (one for all readers) */
 	uint64_t events;		/* invalidations: exec, first sample, refresh */
 	uint64_t execs;			/* execs notified */
 	uint64_t execs_gone;		/* ... with the exit in the same batch: nothing read */
@@ -135,6 +137,19 @@ struct proc_maps *proc_tracker__maps(struct proc_tracker *pt, uint32_t pid, uint
  * process is gone), proc_tracker__maps(@pid, 0). Release with proc_maps__put().
  */
 struct proc_maps *proc_tracker__image_maps(struct proc_tracker *pt, uint32_t pid);
+
+/*
+ * The device and inode of @pid's executable (/proc/PID/exe, followed): the last answer when it
+ * is at most @max_age_ns old and the process has not exec'd since (an exec or exit event drops
+ * it), else a stat now, kept where the process is held. One stat for every reader that looks at
+ * a new process (the symbolizer, the tracker's image check, the V8 and HotSpot readers) instead
+ * of one each; the age bounds how late an exec whose event was lost is seen. 0, or -errno
+ * (ENOENT/ESRCH: gone). Thread-safe. Counted (exe_reads, exe_reused).
+ */
+#define PROC_EXE_MAX_AGE_NS (1000000000ull) /* a reader's later check for an exec */
+#define PROC_EXE_BATCH_NS (20000000ull)	    /* the first looks at a new process */
+int proc_tracker__exe_id(struct proc_tracker *pt, uint32_t pid, uint64_t max_age_ns,
+			 uint64_t *ret_dev, uint64_t *ret_ino);
 
 /*
  * The copy of its parent's snapshot that the forked process @pid was given (proc_tracker__fork),
