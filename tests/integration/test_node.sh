@@ -19,7 +19,8 @@
 #     bounded, no name of another process appears; a forged compressed-pointer layout is refused
 #     and counted, its frames native; a script's source gives its function's line, one
 #     of 2 Mi line feeds (over the line ends one script may keep) none, counted; CR LF and CR
-#     count as V8 counts them.
+#     count as V8 counts them; 16 scripts of 4 Mi characters are not all read (a window's
+#     budget of characters), counted.
 . "$(dirname "$0")/../lib.sh"
 require_live_emberd
 command -v chrt >/dev/null || skip_all "no chrt"
@@ -155,7 +156,8 @@ chmod 0755 "$TMP/fake/node" "$TMP/fakec/node"
 UNSUP0=$(v8_stat procs_unsupported "$URL_A")
 REFUSED0=$(v8_stat refused_bad_value "$URL_A")
 UNREAD0=$(v8_stat line_sources_unread "$URL_A")
-for m in cycle long unmapped moving compressed lines manylines; do
+DEFER0=$(v8_stat line_sources_deferred "$URL_A")
+for m in cycle long unmapped moving compressed lines manylines bigsrc; do
 	bin=$TMP/fake/node
 	[ $m = compressed ] && bin=$TMP/fakec/node
 	setpriv --reuid=65534 --regid=65534 --clear-groups "$bin" "${m/compressed/cycle}" 4 \
@@ -192,6 +194,10 @@ for m in cycle long unmapped moving compressed lines manylines; do
 		grep -q ';srcfn (hostile\.js)_\[j\]' "$TMP/fake.$m.folded"
 		check "fake node (manylines): its source counted unread ($UNREAD0 -> $(v8_stat line_sources_unread "$URL_A"))" \
 			test "$(v8_stat line_sources_unread "$URL_A")" -gt "$UNREAD0" ;;
+	bigsrc) check "fake node (bigsrc): 16 scripts of 4 Mi characters: the reads stop at the window's budget, counted ($DEFER0 -> $(v8_stat line_sources_deferred "$URL_A"))" \
+		test "$(v8_stat line_sources_deferred "$URL_A")" -gt "$DEFER0"
+		check "fake node (bigsrc): its functions named all the same" \
+			grep -q ';srcfn (hostile\.js)_\[j\]' "$TMP/fake.$m.folded" ;;
 	esac
 	check "emberd A still serves after fake node ($m)" curl -sf -o /dev/null "$URL_A/healthz"
 done

@@ -15,10 +15,13 @@
  *             named "srcfn (hostile.js:501)" (as V8 counts lines: CR LF one end, CR one)
  *   manylines ... a source of 2 Mi line feeds (more lines than a script's line ends may hold):
  *             named without a line, the source counted unread
+ *   bigsrc    16 such functions run in turns, each with a Script of its own over one source of
+ *             4 Mi line feeds: 64 Mi characters of sources, more than emberd reads in a window
  * It prints "ready PID UNIXTIME" and spins for SECONDS.
  *   fakev8 MODE SECONDS
  */
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,7 +75,8 @@ V(class_ConsString__second__String, 24)
 V(scopeinfo_idx_ncontextlocals, 2)
 V(scopeinfo_idx_first_vars, 3)
 
-#define W 8 /* words per object */
+#define W 8	/* words per object */
+#define NBIG 16 /* bigsrc's functions */
 static uint64_t *heap; /* objects, 8-aligned; tagged pointers are address + 1 */
 static volatile int stop;
 
@@ -169,14 +173,17 @@ int main(int argc, char **argv)
 		str[2] = tag(str);
 		str[3] = tag(str);
 	}
-	if (!strcmp(mode, "lines") || !strcmp(mode, "manylines")) {
+	bool big = !strcmp(mode, "bigsrc");
+	uint64_t fns[NBIG];
+
+	if (!strcmp(mode, "lines") || !strcmp(mode, "manylines") || big) {
 		/* a ScopeInfo (Node 20's layout: flags, parameters, 0 context locals, then the
 		 * name, its variable's slot, the inferred name, start and end, the outer scope), a
 		 * Script and its source: 16 bytes of header before @n line feeds */
 		uint64_t *si = heap + 7 * W, *simap = heap + 15 * W, *nm = heap + 9 * W; /* si: 10 words */
 		uint64_t *scr = heap + 10 * W, *scrmap = heap + 11 * W, *srcmap = heap + 12 * W;
 		uint64_t *file = heap + 13 * W, *outer = heap + 14 * W, *src;
-		int32_t n = !strcmp(mode, "lines") ? 4096 : 2 << 20;
+		int32_t n = !strcmp(mode, "lines") ? 4096 : big ? 4 << 20 : 2 << 20;
 		char *lf = mmap(NULL, (size_t)n + 16, PROT_READ | PROT_WRITE,
 				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
@@ -218,6 +225,23 @@ int main(int argc, char **argv)
 		}
 		sfi[2] = tag(si);
 		sfi[4] = tag(scr);
+		/* bigsrc: NBIG functions, each with a Script of its own over that one source, run
+		 * in turns: more characters of sources than a window lets emberd read */
+		for (int i = 0; big && i < NBIG; i++) {
+			uint64_t *o = calloc(3 * W, sizeof(uint64_t));
+
+			if (!o)
+				return 1;
+			o[0] = tag(fnmap);	     /* a JSFunction... */
+			o[3] = tag(o + W);	     /* ...its SharedFunctionInfo */
+			o[W] = tag(sfimap);
+			o[W + 2] = tag(si);
+			o[W + 4] = tag(o + 2 * W); /* ...its Script */
+			o[2 * W] = tag(scrmap);
+			o[2 * W + 1] = tag(src);
+			o[2 * W + 2] = tag(file);
+			fns[i] = tag(o);
+		}
 	}
 	ctx = tag(heap + 6 * W);
 	fnslot = !strcmp(mode, "unmapped") ? 0x10000001ull : tag(fn);
@@ -226,10 +250,12 @@ int main(int argc, char **argv)
 	printf("ready %d %.3f\n", getpid(), (double)time(NULL));
 	fflush(stdout);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	do {
-		js_frame(ctx, fnslot, 1000000);
+	for (unsigned int i = 0;; i++) {
+		js_frame(ctx, big ? fns[i % NBIG] : fnslot, 1000000);
 		clock_gettime(CLOCK_MONOTONIC, &t);
-	} while ((double)(t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) / 1e9 < secs);
+		if ((double)(t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) / 1e9 >= secs)
+			break;
+	}
 	stop = 1;
 	printf("done\n");
 	return 0;

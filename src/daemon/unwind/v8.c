@@ -36,8 +36,12 @@
 #define V8_CHUNK	4096		   /* bytes of a string read at once */
 #define V8_SRC_MAX	(16u << 20)	   /* characters of a script's source read for its lines */
 #define V8_SRC_LINES	(1u << 20)	   /* line ends kept for one script */
-#define V8_SCRIPTS	8		   /* scripts' line ends kept per process */
+#define V8_SCRIPTS	32		   /* scripts' line ends kept per process */
 #define V8_LINES_BYTES	(32u << 20)	   /* ... and for all processes together */
+#define V8_SRC_WINDOW_NS (10 * NSEC_PER_SEC) /* sources' characters read: per window... */
+#define V8_SRC_PROC_BUDGET (32u << 20)	   /* ... by one process's scripts */
+#define V8_SRC_ALL_BUDGET (64u << 20)	   /* ... by all of them */
+#define V8_SRC_CHUNK	(64u << 10)	   /* bytes of a source read at once */
 #define ANON		"(anonymous)"
 
 enum v8state {
@@ -84,6 +88,8 @@ struct v8proc {
 	struct v8name *names; /* open addressing by SFI address */
 	size_t cap, n;
 	struct v8script scripts[V8_SCRIPTS];
+	uint64_t src_window_ns;	/* its sources' characters read since (V8_SRC_WINDOW_NS)... */
+	uint64_t src_read;	/* ... how many */
 };
 
 struct v8_file_facts {
@@ -103,6 +109,8 @@ struct v8 {
 	struct sbuf name, file, out;
 	uint64_t script_stamp;
 	uint64_t lines_bytes; /* all processes' line ends (V8_LINES_BYTES) */
+	uint64_t src_window_ns, src_read; /* all processes' sources read in this window */
+	uint8_t *src_buf;		  /* V8_SRC_CHUNK bytes: a source's reads */
 	struct v8_stats st;
 };
 
@@ -225,20 +233,25 @@ static void lines_unit(struct v8lines *ln, uint32_t c)
 	ln->pos++;
 }
 
-/* Where a string's characters go: a name's text (tidied) or a source's line ends. */
+/* Where a string's characters go: a name's text (tidied) or a source's line ends (read
+ * through @buf, @buf_len bytes, when given: else V8_CHUNK bytes on the stack). */
 struct str_sink {
 	struct sbuf *sb;
 	struct v8lines *ln;
+	uint8_t *buf;
+	uint32_t buf_len;
 };
 
 /* @n characters of a sequential string at @a (one byte or two each) to @k. 0 or -1. */
 static int read_seq(const struct v8proc *pp, uint64_t a, uint32_t n, bool one, struct str_sink *k)
 {
-	uint8_t buf[V8_CHUNK];
+	uint8_t stack_buf[V8_CHUNK];
+	uint8_t *buf = k->buf ? k->buf : stack_buf;
+	uint32_t cap = k->buf ? k->buf_len : V8_CHUNK;
 	uint32_t w = one ? 1 : 2, i, m;
 
 	while (n) {
-		m = n < V8_CHUNK / w ? n : V8_CHUNK / w;
+		m = n < cap / w ? n : cap / w;
 		if (mem_read(pp->pid, a, buf, (size_t)m * w))
 			return -1;
 		for (i = 0; i < m; i++) {
@@ -504,6 +517,29 @@ static int64_t script_line(struct v8 *v, struct v8proc *pp, uint64_t scr, int64_
 		}
 	}
 	if (!sc) {
+		uint64_t now = mono_ns(), t0;
+
+		/* the characters read for lines are bounded per window, per process and for all: a
+		 * process whose objects change all the time (or that has many scripts) cannot make
+		 * the worker read sources without end; past it, names without their line, counted */
+		if (now - pp->src_window_ns >= V8_SRC_WINDOW_NS) {
+			pp->src_window_ns = now;
+			pp->src_read = 0;
+		}
+		if (now - v->src_window_ns >= V8_SRC_WINDOW_NS) {
+			v->src_window_ns = now;
+			v->src_read = 0;
+		}
+		if ((uint32_t)len <= V8_SRC_MAX &&
+		    (pp->src_read + (uint32_t)len > V8_SRC_PROC_BUDGET ||
+		     v->src_read + (uint32_t)len > V8_SRC_ALL_BUDGET || !v->src_buf)) {
+			v->st.line_sources_deferred++;
+			return 0;
+		}
+		pp->src_read += (uint32_t)len;
+		v->src_read += (uint32_t)len;
+		k.buf = v->src_buf;
+		k.buf_len = V8_SRC_CHUNK;
 		/* the least recently used slot, emptied */
 		sc = &pp->scripts[0];
 		for (i = 1; i < V8_SCRIPTS; i++)
@@ -515,6 +551,7 @@ static int64_t script_line(struct v8 *v, struct v8proc *pp, uint64_t scr, int64_
 		sc->source = src;
 		sc->len = (uint32_t)len;
 		v->st.line_sources++;
+		t0 = now;
 		if ((uint32_t)len <= V8_SRC_MAX &&
 		    !read_string(pp, src, 0, UINT32_MAX, V8_STR_DEPTH, &k, &budget) &&
 		    ln.pos == (uint32_t)len) {
@@ -537,6 +574,7 @@ static int64_t script_line(struct v8 *v, struct v8proc *pp, uint64_t scr, int64_
 		free(ln.ends);
 		if (!sc->read)
 			v->st.line_sources_unread++;
+		v->st.line_read_ns += mono_ns() - t0;
 	}
 	sc->used = ++v->script_stamp;
 	if (!sc->read)
@@ -1095,6 +1133,7 @@ struct v8 *v8__new(struct sampler *sampler, struct strtab *names, const struct v
 	sbuf_init(&v->name);
 	sbuf_init(&v->file);
 	sbuf_init(&v->out);
+	v->src_buf = malloc(V8_SRC_CHUNK); /* NULL: no lines (counted deferred) */
 	return v;
 fail:
 	v8__free(v);
@@ -1124,6 +1163,7 @@ void v8__free(struct v8 *v)
 	sbuf_fini(&v->name);
 	sbuf_fini(&v->file);
 	sbuf_fini(&v->out);
+	free(v->src_buf);
 	free(v);
 }
 

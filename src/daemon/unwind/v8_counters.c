@@ -27,7 +27,8 @@ const struct counter_desc v8_counters[] = {
 	{ .key = "procs_dropped", U64(procs_dropped), .metric = EVENTS, .type = COUNTER_COUNTER,
 	  .help = "V8 frame events: processes dropped (tables full), examined, names read and "
 		  "checked again, name caches emptied, names with and without their function's "
-		  "line, scripts' sources read (or not) for their lines, frames typed (markers) "
+		  "line, scripts' sources read for their lines (or not: unreadable, or over the "
+		  "characters a window allows), frames typed (markers) "
 		  "or not JavaScript, frames without room in the stack.",
 	  .label = "event", .label_value = "process_dropped" },
 	{ .key = "detections", U64(detections), EVENT("detection") },
@@ -47,6 +48,9 @@ const struct counter_desc v8_counters[] = {
 	{ .key = "lines_unknown", U64(lines_unknown), EVENT("line_unknown") },
 	{ .key = "line_sources", U64(line_sources), EVENT("line_source") },
 	{ .key = "line_sources_unread", U64(line_sources_unread), EVENT("line_source_unread") },
+	{ .key = "line_sources_deferred", U64(line_sources_deferred),
+	  EVENT("line_source_deferred") },
+	{ .key = "line_read_ms", MS(line_read_ns) },
 	{ .key = "refused_missing", U64(reasons[RTI_MISSING]), .metric = REFUSED,
 	  .type = COUNTER_COUNTER,
 	  .help = "node/libnode.so files refused, by reason: v8dbg_ items missing, a value out of "

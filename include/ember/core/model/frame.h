@@ -12,7 +12,8 @@
  *   kernel          "name_[k]"                         symbol
  *   JIT             "name_[j]"  (perf maps)            symbol
  *                   "name (file:line)_[j]",            symbol (Java with [hotspot] lines,
- *                   "name (file)_[j]"                  JavaScript with its script)
+ *                   "name (file)_[j]"                  JavaScript with its script and its
+ *                                                      function's line)
  *   inlined         "name_[i]"  (libdw, a callee)      symbol
  *   Python          "qual (file:line)_[py]",           symbol (line: ":?" unknown, none: no line)
  *                   "qual (file)_[py]"

@@ -14,8 +14,11 @@
  *   names       each SharedFunctionInfo is read from the process's own memory (process_vm_readv,
  *               bounded: strings to V8_STR_MAX characters, cons/thin/sliced strings to a fixed
  *               depth), its map checked to say SharedFunctionInfo, its name taken from the
- *               String or the ScopeInfo it holds, its script's name as the file:
- *               "name (file)_[j]", "(anonymous) (file)_[j]". Cached per process by address,
+ *               String or the ScopeInfo it holds, its script's name as the file and the
+ *               function's line (its ScopeInfo's start position through the line ends of the
+ *               script's source, read once per script, bounded): "name (file:line)_[j]",
+ *               "(anonymous) (file:line)_[j]", "name (file)_[j]" when the source cannot be
+ *               read (an external string). Cached per process by address,
  *               checked again (one read) after V8_RECHECK_NS: V8's GC moves objects. A frame
  *               that cannot be named keeps its native name (counted, frames_unnamed).
  *
@@ -71,6 +74,9 @@ struct v8_stats {
 	uint64_t line_sources;	    /* scripts' sources read for their line ends */
 	uint64_t line_sources_unread; /* ... not read: external strings, over 16 Mi characters
 				       or 1 Mi lines, the 32 MiB of all line ends taken */
+	uint64_t line_sources_deferred; /* ... not read now: the characters read in the last 10 s
+					 (32 Mi a process, 64 Mi in all) would be exceeded */
+	uint64_t line_read_ns;	    /* time reading sources for their line ends */
 	uint64_t reasons[RTI__REASONS]; /* why binaries were refused (rtintro.h) */
 	uint64_t walk_ns_per_walk;  /* BPF: mean time of a V8 process's stack walk */
 	struct ember_v8_bpf_stats bpf;
