@@ -65,6 +65,11 @@ run_case() { # NAME MAPS_QUERY(yes|no) EXPECT_QUERY(true|false)
 		test $((main * 100)) -ge $((tot * 90))
 	stats_json
 	echo "# $name: processes $(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["processes"])' "$TMP/stats.json")"
+	# the tables' side: a shortlived walked without its table (a seed missed, the table
+	# evicted for another process's, the other lane's chromium) shows here
+	echo "# $name: unwind $(python3 -c 'import json, sys
+u = json.load(open(sys.argv[1])).get("unwind", {})
+print({k: v for k, v in u.items() if not isinstance(v, (dict, list))})' "$TMP/stats.json")"
 	check "$name: PROCMAP_QUERY used: $(field processes.procmap_query) (expected $want)" \
 		test "$(field processes.procmap_query)" = "$want"
 	if [ "$want" = true ]; then

@@ -10,12 +10,14 @@
  *   --0x            write the 0x-prefixed variant ("0x7f3a1c000000 0x40 jit_alpha")
  *   --grow S        after S seconds, generate jit_gamma, append it to the map, print it, then
  *                   "grown", and call it too (a perf map that grows while we profile)
+ *   --grow-on-usr1  the same when SIGUSR1 comes (a test that reads the map first, then asks)
  *   --junk          put malformed lines into the map (they must be skipped, not fatal)
  *   --seconds N     run N seconds (default: until killed); the map is removed at exit
  * x86-64 and arm64. Each function keeps a frame pointer so that stacks walk through it.
  */
 #include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,6 +88,14 @@ static void cleanup(void)
 		unlink(map_path);
 }
 
+static volatile sig_atomic_t grow_now;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	grow_now = 1;
+}
+
 static void on_signal(int sig)
 {
 	cleanup();
@@ -109,6 +119,7 @@ __attribute__((noinline)) void jit_run(jit_fn f)
 int main(int argc, char **argv)
 {
 	double seconds = -1, grow = -1, t0;
+	bool grow_on_usr1 = false;
 	unsigned char *code;
 	jit_fn fns[3];
 	int i, nfns = 2, junk = 0;
@@ -121,10 +132,12 @@ int main(int argc, char **argv)
 			junk = 1;
 		else if (!strcmp(argv[i], "--grow") && i + 1 < argc)
 			grow = atof(argv[++i]);
+		else if (!strcmp(argv[i], "--grow-on-usr1"))
+			grow_on_usr1 = true;
 		else if (!strcmp(argv[i], "--seconds") && i + 1 < argc)
 			seconds = atof(argv[++i]);
 		else {
-			fprintf(stderr, "usage: jit [--0x] [--junk] [--grow S] [--seconds N]\n");
+			fprintf(stderr, "usage: jit [--0x] [--junk] [--grow S] [--grow-on-usr1] [--seconds N]\n");
 			return 2;
 		}
 	}
@@ -159,6 +172,8 @@ int main(int argc, char **argv)
 	atexit(cleanup);
 	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);
+	if (grow_on_usr1)
+		signal(SIGUSR1, on_usr1);
 	if (junk)
 		fputs("not a line\nzz 10 bad_hex\n12 0 zero_size\n", map);
 	describe(code, "jit_alpha");
@@ -178,7 +193,7 @@ int main(int argc, char **argv)
 
 		if (seconds >= 0 && t >= seconds)
 			break;
-		if (grow >= 0 && nfns == 2 && t >= grow) {
+		if (nfns == 2 && ((grow >= 0 && t >= grow) || grow_now)) {
 			describe(code + 2 * FN_SIZE, "jit_gamma");
 			printf("grown\n");
 			fflush(stdout);
