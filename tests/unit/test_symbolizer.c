@@ -569,7 +569,6 @@ static void test_short_lived(void **state)
 {
 	struct symbolizer_opts o = SYMBOLIZER_OPTS_DEFAULT;
 	struct strtab *st = strtab__new();
-	const char *args[] = { "--seconds", "0.2", NULL };
 	struct symbolizer_stats ss;
 	struct symbolizer *s;
 	struct child c;
@@ -578,11 +577,12 @@ static void test_short_lived(void **state)
 	uint32_t pid;
 
 	workload(path, "symbols");
-	spawn(&c, path, args);
+	spawn(&c, path, NULL); /* until killed: no timer to race a slow test */
 	pid = (uint32_t)c.pid;
 	s = symbolizer__new(&o, st);
 	assert_non_null(s);
 	symbolizer__note_pid(s, pid);
+	kill(c.pid, SIGKILL);
 	waitpid(c.pid, NULL, 0);
 	c.pid = 0;
 	snprintf(proc, sizeof(proc), "/proc/%u", pid);
@@ -613,7 +613,6 @@ static void test_gone_before_first_look(void **state)
 	struct symbolizer_opts o = SYMBOLIZER_OPTS_DEFAULT;
 	struct proc_tracker *pt = proc_tracker__new(NULL);
 	struct strtab *st = strtab__new();
-	const char *args[] = { "--seconds", "0.2", NULL };
 	struct proc_tracker_stats ps;
 	struct proc_maps *m;
 	struct symbolizer *s;
@@ -626,7 +625,7 @@ static void test_gone_before_first_look(void **state)
 	assert_non_null(pt);
 	workload(path, "symbols");
 	spawn(&parent, path, NULL);
-	spawn(&c, path, args);
+	spawn(&c, path, NULL); /* until killed: no timer to race a slow test */
 	pid = (uint32_t)c.pid;
 	m = proc_tracker__maps(pt, pid, 0); /* the read at its fork or exec */
 	assert_non_null(m);
@@ -637,6 +636,7 @@ static void test_gone_before_first_look(void **state)
 	assert_non_null(s);
 	ips[0] = addr_of(&parent, "symbols_leaf") + 5;
 	assert_string_equal(user_stack(s, st, (uint32_t)parent.pid, ips, 1), "symbols_leaf");
+	kill(c.pid, SIGKILL);
 	waitpid(c.pid, NULL, 0);
 	c.pid = 0;
 	ips[0] = addr_of(&c, "symbols_leaf") + 5;
@@ -666,7 +666,6 @@ static void test_gone_then_live(void **state)
 	struct symbolizer_opts o = SYMBOLIZER_OPTS_DEFAULT;
 	struct proc_tracker *pt = proc_tracker__new(NULL);
 	struct strtab *st = strtab__new();
-	const char *args[] = { "--seconds", "0.2", NULL };
 	struct symbolizer_stats ss;
 	struct proc_maps *m;
 	struct symbolizer *s;
@@ -678,7 +677,7 @@ static void test_gone_then_live(void **state)
 	(void)state;
 	assert_non_null(pt);
 	workload(path, "symbols");
-	spawn(&c, path, args);
+	spawn(&c, path, NULL); /* until killed: no timer to race a slow test */
 	pid = (uint32_t)c.pid;
 	m = proc_tracker__maps(pt, pid, 0); /* the read at its fork or exec */
 	assert_non_null(m);
@@ -688,6 +687,7 @@ static void test_gone_then_live(void **state)
 	s = symbolizer__new(&o, st);
 	assert_non_null(s);
 	ips[0] = addr_of(&c, "symbols_leaf") + 5;
+	kill(c.pid, SIGKILL);
 	waitpid(c.pid, NULL, 0);
 	c.pid = 0;
 	assert_string_not_equal(user_stack(s, st, pid, ips, 1), "symbols_leaf");

@@ -530,14 +530,15 @@ static int64_t script_line(struct v8 *v, struct v8proc *pp, uint64_t scr, int64_
 			v->src_window_ns = now;
 			v->src_read = 0;
 		}
-		if ((uint32_t)len <= V8_SRC_MAX &&
-		    (pp->src_read + (uint32_t)len > V8_SRC_PROC_BUDGET ||
-		     v->src_read + (uint32_t)len > V8_SRC_ALL_BUDGET || !v->src_buf)) {
-			v->st.line_sources_deferred++;
-			return 0;
+		if ((uint32_t)len <= V8_SRC_MAX) { /* a longer one is not read at all (below) */
+			if (pp->src_read + (uint32_t)len > V8_SRC_PROC_BUDGET ||
+			    v->src_read + (uint32_t)len > V8_SRC_ALL_BUDGET || !v->src_buf) {
+				v->st.line_sources_deferred++;
+				return 0;
+			}
+			pp->src_read += (uint32_t)len;
+			v->src_read += (uint32_t)len;
 		}
-		pp->src_read += (uint32_t)len;
-		v->src_read += (uint32_t)len;
 		k.buf = v->src_buf;
 		k.buf_len = V8_SRC_CHUNK;
 		/* the least recently used slot, emptied */
