@@ -367,6 +367,25 @@ static int string_of(const struct v8proc *pp, uint64_t str, struct sbuf *sb)
 }
 
 /*
+ * The index of the first slot after the context locals of the ScopeInfo @si (their names, inline
+ * or one hash table when there are many, then their infos): where its optional slots begin.
+ * 0 or -1.
+ */
+static int scope_optional_at(const struct v8proc *pp, uint64_t si, uint64_t *at)
+{
+	uint64_t nlocals;
+
+	if (field(pp, si, 8 + 8 * VAL(pp, SCOPEINFO_IDX_NLOCALS), &nlocals))
+		return -1;
+	nlocals = (uint64_t)((int64_t)nlocals >> 32); /* a Smi */
+	if (nlocals > V8_MAX_LOCALS)
+		return -1;
+	*at = (uint64_t)VAL(pp, SCOPEINFO_IDX_FIRST_VARS) +
+	      (nlocals < V8_INLINE_LOCALS ? 2 * nlocals : nlocals + 1);
+	return 0;
+}
+
+/*
  * The function's name in the ScopeInfo @si: after the header's Smis (flags, parameter count,
  * context local count: v8dbg_scopeinfo_idx_*), the context locals' names and infos (or one hash
  * table when there are many), then optional slots of which the first String is the function's
@@ -375,18 +394,12 @@ static int string_of(const struct v8proc *pp, uint64_t str, struct sbuf *sb)
  */
 static int scope_name(const struct v8proc *pp, uint64_t si, struct sbuf *sb)
 {
-	uint64_t slots[V8_SCOPE_SCAN], nlocals, map, at;
+	uint64_t slots[V8_SCOPE_SCAN], map, at;
 	size_t i;
 	int t;
 
-	if (field(pp, si, 8 + 8 * VAL(pp, SCOPEINFO_IDX_NLOCALS), &nlocals))
-		return -1;
-	nlocals = (uint64_t)((int64_t)nlocals >> 32);
-	if (nlocals > V8_MAX_LOCALS)
-		return -1;
-	at = (uint64_t)VAL(pp, SCOPEINFO_IDX_FIRST_VARS) +
-	     (nlocals < V8_INLINE_LOCALS ? 2 * nlocals : nlocals + 1);
-	if (mem_read(pp->pid, si - 1 + 8 + 8 * at, slots, sizeof(slots)))
+	if (scope_optional_at(pp, si, &at) ||
+	    mem_read(pp->pid, si - 1 + 8 + 8 * at, slots, sizeof(slots)))
 		return -1;
 	for (i = 0; i < V8_SCOPE_SCAN; i++) {
 		if (!is_heap(pp, slots[i]))
@@ -441,7 +454,7 @@ static bool scope_position_fixed(const struct v8proc *pp)
  */
 static int64_t scope_start(const struct v8proc *pp, uint64_t si)
 {
-	uint64_t slots[V8_POS_SCAN], nlocals, at;
+	uint64_t slots[V8_POS_SCAN], at;
 	int64_t a, b;
 	size_t i, run = 0;
 
@@ -453,14 +466,8 @@ static int64_t scope_start(const struct v8proc *pp, uint64_t si)
 		b = smi_value(slots[1]);
 		return a >= 0 && a < b ? a : -1;
 	}
-	if (field(pp, si, 8 + 8 * VAL(pp, SCOPEINFO_IDX_NLOCALS), &nlocals))
-		return -1;
-	nlocals = (uint64_t)smi_value(nlocals);
-	if (nlocals > V8_MAX_LOCALS)
-		return -1;
-	at = (uint64_t)VAL(pp, SCOPEINFO_IDX_FIRST_VARS) +
-	     (nlocals < V8_INLINE_LOCALS ? 2 * nlocals : nlocals + 1);
-	if (mem_read(pp->pid, si - 1 + 8 + 8 * at, slots, sizeof(slots)))
+	if (scope_optional_at(pp, si, &at) ||
+	    mem_read(pp->pid, si - 1 + 8 + 8 * at, slots, sizeof(slots)))
 		return -1;
 	for (i = 0; i < V8_POS_SCAN; i++) {
 		if (is_smi(pp, slots[i])) {
