@@ -76,6 +76,11 @@ struct v8script {
 	uint64_t used;		 /* LRU stamp */
 };
 
+/* Characters of sources read in the current V8_SRC_WINDOW_NS window (window_fits()). */
+struct v8window {
+	uint64_t since_ns, used;
+};
+
 struct v8proc {
 	struct v8proc *next;
 	uint32_t pid;
@@ -88,8 +93,7 @@ struct v8proc {
 	struct v8name *names; /* open addressing by SFI address */
 	size_t cap, n;
 	struct v8script scripts[V8_SCRIPTS];
-	uint64_t src_window_ns;	/* its sources' characters read since (V8_SRC_WINDOW_NS)... */
-	uint64_t src_read;	/* ... how many */
+	struct v8window src;	/* its sources' characters read (V8_SRC_PROC_BUDGET) */
 };
 
 struct v8_file_facts {
@@ -109,7 +113,7 @@ struct v8 {
 	struct sbuf name, file, out;
 	uint64_t script_stamp;
 	uint64_t lines_bytes; /* all processes' line ends (V8_LINES_BYTES) */
-	uint64_t src_window_ns, src_read; /* all processes' sources read in this window */
+	struct v8window src;		  /* all processes' (V8_SRC_ALL_BUDGET) */
 	uint8_t *src_buf;		  /* V8_SRC_CHUNK bytes: a source's reads */
 	struct v8_stats st;
 };
@@ -152,6 +156,17 @@ static int field(const struct v8proc *pp, uint64_t obj, int32_t off, uint64_t *r
 {
 	return rd64(pp->pid, obj - (uint64_t)VAL(pp, HEAP_OBJECT_TAG) + (uint64_t)(int64_t)off,
 		    ret);
+}
+
+static bool is_smi(const struct v8proc *pp, uint64_t tagged)
+{
+	return (tagged & (uint64_t)VAL(pp, SMI_TAG_MASK)) == (uint64_t)VAL(pp, SMI_TAG);
+}
+
+/* A Smi's value (uncompressed: the high half, v8_facts_check()). */
+static int64_t smi_value(uint64_t tagged)
+{
+	return (int64_t)tagged >> 32;
 }
 
 /* The instance type of heap object @obj, or -1; its map in *@map. */
@@ -348,7 +363,7 @@ static int read_string(const struct v8proc *pp, uint64_t str, uint32_t from, uin
 		if (field(pp, str, VAL(pp, SLICED_PARENT), &a) ||
 		    field(pp, str, VAL(pp, SLICED_OFFSET), &off))
 			return -1;
-		off = (uint64_t)((int64_t)off >> 32); /* a Smi */
+		off = (uint64_t)smi_value(off);
 		if (off > UINT32_MAX - (uint64_t)from)
 			return -1;
 		return read_string(pp, a, from + (uint32_t)off, len, depth - 1, k, budget);
@@ -377,7 +392,7 @@ static int scope_optional_at(const struct v8proc *pp, uint64_t si, uint64_t *at)
 
 	if (field(pp, si, 8 + 8 * VAL(pp, SCOPEINFO_IDX_NLOCALS), &nlocals))
 		return -1;
-	nlocals = (uint64_t)((int64_t)nlocals >> 32); /* a Smi */
+	nlocals = (uint64_t)smi_value(nlocals);
 	if (nlocals > V8_MAX_LOCALS)
 		return -1;
 	*at = (uint64_t)VAL(pp, SCOPEINFO_IDX_FIRST_VARS) +
@@ -418,17 +433,6 @@ static int scope_name(const struct v8proc *pp, uint64_t si, struct sbuf *sb)
 	}
 	sbuf_reset(sb);
 	return 0;
-}
-
-static bool is_smi(const struct v8proc *pp, uint64_t tagged)
-{
-	return (tagged & (uint64_t)VAL(pp, SMI_TAG_MASK)) == (uint64_t)VAL(pp, SMI_TAG);
-}
-
-/* A Smi's value (uncompressed: the high half, v8_facts_check()). */
-static int64_t smi_value(uint64_t tagged)
-{
-	return (int64_t)tagged >> 32;
 }
 
 /* V8 12.8.44 and later: a ScopeInfo's position info at fixed slots of its header */
@@ -486,6 +490,16 @@ static int64_t scope_start(const struct v8proc *pp, uint64_t si)
 	return -1;
 }
 
+/* Whether @n more characters fit in @w's window (a new one begun when the last has passed). */
+static bool window_fits(struct v8window *w, uint64_t now, uint64_t n, uint64_t limit)
+{
+	if (now - w->since_ns >= V8_SRC_WINDOW_NS) {
+		w->since_ns = now;
+		w->used = 0;
+	}
+	return w->used + n <= limit;
+}
+
 static void script_drop(struct v8 *v, struct v8script *sc)
 {
 	v->lines_bytes -= (uint64_t)sc->n * sizeof(*sc->ends);
@@ -524,27 +538,19 @@ static int64_t script_line(struct v8 *v, struct v8proc *pp, uint64_t scr, int64_
 		}
 	}
 	if (!sc) {
-		uint64_t now = mono_ns(), t0;
+		uint64_t now = mono_ns();
 
 		/* the characters read for lines are bounded per window, per process and for all: a
 		 * process whose objects change all the time (or that has many scripts) cannot make
 		 * the worker read sources without end; past it, names without their line, counted */
-		if (now - pp->src_window_ns >= V8_SRC_WINDOW_NS) {
-			pp->src_window_ns = now;
-			pp->src_read = 0;
-		}
-		if (now - v->src_window_ns >= V8_SRC_WINDOW_NS) {
-			v->src_window_ns = now;
-			v->src_read = 0;
-		}
 		if ((uint32_t)len <= V8_SRC_MAX) { /* a longer one is not read at all (below) */
-			if (pp->src_read + (uint32_t)len > V8_SRC_PROC_BUDGET ||
-			    v->src_read + (uint32_t)len > V8_SRC_ALL_BUDGET || !v->src_buf) {
+			if (!window_fits(&pp->src, now, (uint32_t)len, V8_SRC_PROC_BUDGET) ||
+			    !window_fits(&v->src, now, (uint32_t)len, V8_SRC_ALL_BUDGET) || !v->src_buf) {
 				v->st.line_sources_deferred++;
 				return 0;
 			}
-			pp->src_read += (uint32_t)len;
-			v->src_read += (uint32_t)len;
+			pp->src.used += (uint32_t)len;
+			v->src.used += (uint32_t)len;
 		}
 		k.buf = v->src_buf;
 		k.buf_len = V8_SRC_CHUNK;
@@ -559,7 +565,6 @@ static int64_t script_line(struct v8 *v, struct v8proc *pp, uint64_t scr, int64_
 		sc->source = src;
 		sc->len = (uint32_t)len;
 		v->st.line_sources++;
-		t0 = now;
 		if ((uint32_t)len <= V8_SRC_MAX &&
 		    !read_string(pp, src, 0, UINT32_MAX, V8_STR_DEPTH, &k, &budget) &&
 		    ln.pos == (uint32_t)len) {
@@ -582,7 +587,7 @@ static int64_t script_line(struct v8 *v, struct v8proc *pp, uint64_t scr, int64_
 		free(ln.ends);
 		if (!sc->read)
 			v->st.line_sources_unread++;
-		v->st.line_read_ns += mono_ns() - t0;
+		v->st.line_read_ns += mono_ns() - now;
 	}
 	sc->used = ++v->script_stamp;
 	if (!sc->read)
