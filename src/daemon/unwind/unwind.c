@@ -1366,10 +1366,28 @@ static void queue_users_of_built(struct unwinder *u)
 
 /*
  * Tables built while their debug file was being fetched, asked about again once a fetch has
- * ended: there now, the table goes (its processes fall back to frame pointers there, and the
- * next walk that reaches the file builds it again, with the debug file's CFI); not found, it
- * stays as it is.
+ * ended: there now, the table goes and its files are wanted again at once (a table is built
+ * only where walks reached, so its processes are being sampled: their lists are written again
+ * with the debug file's CFI at this call's end, without waiting for a walk to stop there and
+ * ask; frame pointers there meanwhile); not found, it stays as it is.
  */
+static void table_rebuild(struct unwinder *u, struct table *t)
+{
+	uint64_t ids[8][2], now = mono_ns();
+	struct file *f;
+	size_t i, n = 0;
+
+	for (i = 0; i < FILE_SLOTS && n < 8; i++)
+		for (f = u->files[i]; f && n < 8; f = f->hnext)
+			if (f->t == t) {
+				ids[n][0] = f->dev;
+				ids[n++][1] = f->ino;
+			}
+	table_evict(u, t);
+	for (i = 0; i < n; i++)
+		(void)file_want(u, NULL, ids[i][0], ids[i][1], now);
+}
+
 static void debug_recheck(struct unwinder *u)
 {
 	struct table *t, *next;
@@ -1390,7 +1408,7 @@ static void debug_recheck(struct unwinder *u)
 		u->npending--;
 		if (r == 0) {
 			u->st.debuginfod_late++;
-			table_evict(u, t);
+			table_rebuild(u, t);
 		}
 	}
 }
