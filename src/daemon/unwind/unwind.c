@@ -330,12 +330,18 @@ static void file_unpublish(struct unwinder *u, const struct file *f)
 		u->st.files_published--;
 }
 
+static void file_set_tried(struct unwinder *u, struct file *f, bool tried);
+static struct file *file_want(struct unwinder *u, struct file *f, uint64_t dev, uint64_t ino,
+			      uint64_t now);
+
 /*
  * Drops @t from every process list and every file (they fall back to frame pointers there) and
- * frees it: its rows are needed for another table.
+ * frees it: its rows are needed for another table. @again: its files stay, wanted again at once
+ * (the table is to be built anew from the same file: a debug file came).
  */
-static void table_evict(struct unwinder *u, struct table *t)
+static void table_evict(struct unwinder *u, struct table *t, bool again)
 {
+	uint64_t now = mono_ns();
 	struct file *f, **pf;
 	struct proc *p;
 	size_t i, j;
@@ -358,7 +364,13 @@ static void table_evict(struct unwinder *u, struct table *t)
 	}
 	for (i = 0; i < FILE_SLOTS; i++) {
 		for (pf = &u->files[i]; (f = *pf);) {
-			if (f->t == t) {
+			if (f->t == t && again) {
+				file_unpublish(u, f);
+				f->t = NULL;
+				file_set_tried(u, f, false);
+				(void)file_want(u, f, f->dev, f->ino, now);
+				pf = &f->hnext;
+			} else if (f->t == t) {
 				*pf = f->hnext;
 				file_unpublish(u, f);
 				free(f);
@@ -397,7 +409,7 @@ static int make_room(struct unwinder *u, uint32_t len, uint32_t *ret)
 			u->st.refused++;
 			return -ENOSPC; /* every table left is in use: this one waits */
 		}
-		table_evict(u, victim);
+		table_evict(u, victim, false);
 	}
 	return 0;
 }
@@ -1371,23 +1383,6 @@ static void queue_users_of_built(struct unwinder *u)
  * with the debug file's CFI at this call's end, without waiting for a walk to stop there and
  * ask; frame pointers there meanwhile); not found, it stays as it is.
  */
-static void table_rebuild(struct unwinder *u, struct table *t)
-{
-	uint64_t ids[8][2], now = mono_ns();
-	struct file *f;
-	size_t i, n = 0;
-
-	for (i = 0; i < FILE_SLOTS && n < 8; i++)
-		for (f = u->files[i]; f && n < 8; f = f->hnext)
-			if (f->t == t) {
-				ids[n][0] = f->dev;
-				ids[n++][1] = f->ino;
-			}
-	table_evict(u, t);
-	for (i = 0; i < n; i++)
-		(void)file_want(u, NULL, ids[i][0], ids[i][1], now);
-}
-
 static void debug_recheck(struct unwinder *u)
 {
 	struct table *t, *next;
@@ -1408,7 +1403,7 @@ static void debug_recheck(struct unwinder *u)
 		u->npending--;
 		if (r == 0) {
 			u->st.debuginfod_late++;
-			table_rebuild(u, t);
+			table_evict(u, t, true);
 		}
 	}
 }
