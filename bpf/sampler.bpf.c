@@ -85,9 +85,6 @@ struct {
 	__type(value, struct ember_exec_path);
 	__uint(max_entries, 1);
 } exec_path_scratch SEC(".maps");
-/* Fork records wake nobody, as exit records, unless the ring is past half full: userspace reads
- * them with the next batch (sampler_opts.drain_period_ns). Else a fork wakes as an exec does. */
-const volatile bool forks_quiet = false;
 /* When an exec record last woke userspace (bpf_ktime_get_ns(): CLOCK_MONOTONIC); the sampler
  * reads it through the mapped .bss, no system call. */
 __u64 exec_wake_ns = 0;
@@ -556,7 +553,7 @@ int on_exec(struct bpf_raw_tracepoint_args *ctx)
  * A new process by fork: a forking server's worker runs its parent's image, so
  * it is listed for the walker here with a copy of its parent's list, from its first instruction,
  * and userspace adopts that list (the same tables) without reading /proc. A
- * new thread (tgid != pid) is not a new process. Wakes nobody (forks_quiet): read with the next
+ * new thread (tgid != pid) is not a new process. Wakes nobody: read with the next
  * batch; a fork followed by exec or exit within the batch costs userspace nothing more.
  */
 SEC("raw_tp/sched_process_fork")
@@ -589,15 +586,11 @@ int on_fork(struct bpf_raw_tracepoint_args *ctx)
 	if (list)
 		bpf_map_update_elem(&unwind_procs, &pid, list, BPF_ANY);
 	now = bpf_ktime_get_ns();
-	/* the list is copied above: userspace's adoption can wait for the next batch (an exec
-	 * or exit meanwhile supersedes it); a wake-up only past the watermark */
-	if (forks_quiet) {
-		if (bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) > ring_half)
-			wake = BPF_RB_FORCE_WAKEUP;
-	} else if (now - *(volatile __u64 *)&exec_wake_ns >= exec_batch_ns) {
-		exec_wake_ns = now;
+	/* the list is copied above: userspace's adoption waits for the next wake-up (the child's
+	 * first sample or exec, which come after this record in the ring; another process's; the
+	 * tick), and an exec or exit meanwhile supersedes it; a wake-up only past the watermark */
+	if (bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) > ring_half)
 		wake = BPF_RB_FORCE_WAKEUP;
-	}
 	rec = bpf_ringbuf_reserve(&samples, sizeof(*rec), 0);
 	if (!rec) {
 		st->fork_drops++;

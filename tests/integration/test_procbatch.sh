@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Process events in batches. A fork wakes nobody (the BPF program lists the child itself, with
-# its parent's list) and is handed to the worker process.drain_period_ms after it, with what came
-# meanwhile: a process born and gone within one batch and never sampled costs the worker
-# nothing (sampler.procs_coalesced). tests/workloads/forker's 300 children that live 2 ms each
-# are mostly such processes (those sampled are not: their first sample is urgent); with
-# process.drain_period_ms = 0 (forks as urgent as execs, each handed over 1 ms after it, while
-# the child still runs) few are. The counters that show the drain's and the worker's
-# wake-ups and the bpf() calls by kind are in /api/v1/stats and /metrics.
+# Process events in batches. A fork wakes nobody, whatever process.drain_period_ms says (the BPF
+# program lists the child itself, with its parent's list; its first sample or its exec wakes the
+# drain and comes after it in the ring); once read it is handed to the worker
+# process.drain_period_ms after it (0: with the batch it was read in), with what came meanwhile:
+# a process born and gone within one batch and never sampled costs the worker nothing
+# (sampler.procs_coalesced). tests/workloads/forker's 300 children that live 2 ms each are
+# mostly such processes (those sampled are not: their first sample is urgent), at 15 ms and at
+# the default 0 alike (when forks woke the drain at 0, 89-91 were). The counters that show the
+# drain's and the worker's wake-ups and the bpf() calls by kind are in /api/v1/stats and
+# /metrics.
 . "$(dirname "$0")/../lib.sh"
 require_live_emberd
 W=$OUTPUT/workloads
@@ -46,7 +48,7 @@ for m in 'ember_drain_wakeups_total{reason="ring"}' 'ember_drain_wakeups_total{r
 done
 kill "$EPID"
 wait "$EPID" 2>/dev/null
-run_case unbatched 0
-check "unbatched (process.drain_period_ms = 0): each fork handed over within 1 ms, half as many coalesced or fewer ($COALESCED vs $BATCHED)" \
-	test $((COALESCED * 2)) -le "$BATCHED"
+run_case default 0
+check "default (process.drain_period_ms = 0): forks wake nobody there too, a third or more coalesced ($COALESCED >= 100; $BATCHED at 15)" \
+	test "$COALESCED" -ge 100
 done_testing

@@ -365,7 +365,7 @@ static void test_fork_unknown_parent(void **state)
 
 	(void)state;
 	for (i = 0; i < 300; i++) /* a fork loop: gone (exec in the same batch) or not */
-		proc_tracker__fork(pt, (uint32_t)parent, child + i, i & 1, false);
+		proc_tracker__fork(pt, (uint32_t)parent, child + i, i & 1, false, 0);
 	proc_tracker__stats(pt, &s);
 	assert_int_equal(s.forks, 300);
 	assert_int_equal(s.fork_parent_reads, 1);
@@ -388,7 +388,7 @@ static void test_fork_unknown_parent(void **state)
 	end_child(parent);
 	/* its exec: the new image is unknown, read again at its next fork */
 	proc_tracker__exec(pt, (uint32_t)parent, false, NULL, 1);
-	proc_tracker__fork(pt, (uint32_t)parent, child + 1000, false, false);
+	proc_tracker__fork(pt, (uint32_t)parent, child + 1000, false, false, 0);
 	proc_tracker__stats(pt, &s);
 	assert_int_equal(s.fork_parent_reads, 2);
 	assert_int_equal(s.reads, 1); /* gone now: the read failed */
@@ -398,7 +398,7 @@ static void test_fork_unknown_parent(void **state)
 	dead = quiet_child();
 	end_child(dead);
 	for (i = 0; i < 50; i++)
-		proc_tracker__fork(pt, (uint32_t)dead, child + 2000 + i, false, false);
+		proc_tracker__fork(pt, (uint32_t)dead, child + 2000 + i, false, false, 0);
 	proc_tracker__stats(pt, &s);
 	assert_int_equal(s.fork_parent_reads, 3);
 	assert_int_equal(s.read_errors, 2);
@@ -498,7 +498,7 @@ static void test_image_maps(void **state)
 		fclose(f);
 	}
 	pt = proc_tracker__new(&o);
-	proc_tracker__fork(pt, 42, 43, false, false);
+	proc_tracker__fork(pt, 42, 43, false, false, 0);
 	c = proc_tracker__maps(pt, 43, 0); /* the shell's, until the exec is handled */
 	read_list(pt, 43, l);
 	assert_string_equal(l->e[0].path, "/usr/bin/bash");
@@ -539,8 +539,9 @@ static void test_image_maps(void **state)
 	free(l);
 }
 
-/* The executable's identity: one stat for the readers that ask within the age they accept,
- * again after the process's exec, and never kept for a process the tracker does not hold. */
+/* The executable's identity: one stat for the readers that ask within the age they accept (the
+ * first stat of a process not held yet makes its entry), again after the process's exec or a
+ * fork of its pid. */
 static void test_exe_id(void **state)
 {
 	char root[] = "/tmp/ember-proctrack.XXXXXX", path[160], exe[160], dir[160];
@@ -571,26 +572,29 @@ static void test_exe_id(void **state)
 	snprintf(path, sizeof(path), "%s/43/exe", root);
 	assert_int_equal(symlink(exe, path), 0);
 	pt = proc_tracker__new(&o);
-	/* not held: stat'ed each time */
+	/* not held yet: the first stat makes its entry, the second reader within the age is
+	 * answered from it */
 	assert_int_equal(proc_tracker__exe_id(pt, 43, PROC_EXE_MAX_AGE_NS, &dev, &ino), 0);
 	assert_int_equal(ino, st.st_ino);
 	assert_int_equal(dev, st.st_dev);
 	assert_int_equal(proc_tracker__exe_id(pt, 43, PROC_EXE_MAX_AGE_NS, &dev, &ino), 0);
 	proc_tracker__stats(pt, &s);
-	assert_int_equal(s.exe_reads, 2);
-	assert_int_equal(s.exe_reused, 0);
-	/* held (a fork): the second reader within the age is answered from the first's stat */
-	proc_tracker__fork(pt, 42, 43, false, false);
+	assert_int_equal(s.exe_reads, 1);
+	assert_int_equal(s.exe_reused, 1);
+	assert_int_equal(s.procs, 1);
+	/* a fork of the pid (its exit missed) from a parent whose executable is not known: a new
+	 * process, stat'ed again, then answered from that */
+	proc_tracker__fork(pt, 42, 43, false, false, 0);
 	assert_int_equal(proc_tracker__exe_id(pt, 43, PROC_EXE_BATCH_NS, &dev, &ino), 0);
 	assert_int_equal(proc_tracker__exe_id(pt, 43, PROC_EXE_MAX_AGE_NS, &dev, &ino), 0);
 	assert_int_equal(ino, st.st_ino);
 	proc_tracker__stats(pt, &s);
-	assert_int_equal(s.exe_reads, 3);
-	assert_int_equal(s.exe_reused, 1);
+	assert_int_equal(s.exe_reads, 2);
+	assert_int_equal(s.exe_reused, 2);
 	/* an age of 0 asks for a stat now */
 	assert_int_equal(proc_tracker__exe_id(pt, 43, 0, &dev, &ino), 0);
 	proc_tracker__stats(pt, &s);
-	assert_int_equal(s.exe_reads, 4);
+	assert_int_equal(s.exe_reads, 3);
 	/* its exec: the link names another file now, and the old answer is not given */
 	unlink(path);
 	assert_int_equal(symlink(root, path), 0);
@@ -675,7 +679,7 @@ static void test_identity_once(void **state)
 	assert_int_equal(s.ident_reused, 1);
 	/* a fork's copy is the same snapshot: its readers' questions are answered (the fake pid
 	 * could not be checked: a check would fail) */
-	proc_tracker__fork(pt, (uint32_t)child, fake, false, false);
+	proc_tracker__fork(pt, (uint32_t)child, fake, false, false, 0);
 	mf = proc_tracker__maps(pt, fake, 0);
 	assert_ptr_equal(mf, m);
 	assert_int_equal(proc_tracker__identity(pt, mf, e, fake, &st2), 0);
@@ -714,6 +718,75 @@ static void test_identity_once(void **state)
 	proc_tracker__free(pt);
 }
 
+/*
+ * An exit told is remembered: the pid's maps and executable are answered "gone" (ESRCH) with no
+ * /proc work, though this child still lives here to show that none was done; a fork of the pid
+ * makes it a process again. A fork's first sample keeps the fork's copy (no read), its start is
+ * the fork's time (kept through its exec) and its executable its parent's (no stat); after its
+ * exec a first sample reads again.
+ */
+static void test_gone_and_forks(void **state)
+{
+	struct proc_tracker *pt = proc_tracker__new(NULL);
+	uint64_t dev, ino, pdev, pino, born = 0, t = mono_ns();
+	struct proc_tracker_stats s;
+	struct proc_maps *m, *pm;
+	pid_t pid = quiet_child();
+
+	(void)state;
+	assert_false(proc_tracker__gone(pt, (uint32_t)pid));
+	assert_int_equal(proc_tracker__born(pt, (uint32_t)pid, &born), -ENOENT);
+	proc_tracker__exit(pt, (uint32_t)pid);
+	assert_true(proc_tracker__gone(pt, (uint32_t)pid));
+	errno = 0;
+	assert_null(proc_tracker__maps(pt, (uint32_t)pid, 0));
+	assert_int_equal(errno, ESRCH);
+	assert_int_equal(proc_tracker__exe_id(pt, (uint32_t)pid, PROC_EXE_MAX_AGE_NS, &dev, &ino),
+			 -ESRCH);
+	proc_tracker__stats(pt, &s);
+	assert_int_equal(s.reads, 0);
+	assert_int_equal(s.read_errors, 0);
+	assert_int_equal(s.exe_reads, 0);
+	assert_int_equal(s.gone_known, 3);
+
+	/* the parent's executable known (one stat), then the pid forked from it */
+	assert_int_equal(proc_tracker__exe_id(pt, (uint32_t)getpid(), PROC_EXE_MAX_AGE_NS, &pdev,
+					      &pino), 0);
+	pm = proc_tracker__maps(pt, (uint32_t)getpid(), 0);
+	assert_non_null(pm);
+	proc_tracker__fork(pt, (uint32_t)getpid(), (uint32_t)pid, false, true, t);
+	assert_false(proc_tracker__gone(pt, (uint32_t)pid));
+	assert_int_equal(proc_tracker__born(pt, (uint32_t)pid, &born), 0);
+	assert_int_equal(born, t);
+	assert_true(proc_tracker__first_sample(pt, (uint32_t)pid));
+	m = proc_tracker__maps(pt, (uint32_t)pid, 0);
+	assert_ptr_equal(m, pm); /* the fork's copy: its parent's read, not one of its own */
+	proc_maps__put(m);
+	assert_int_equal(proc_tracker__exe_id(pt, (uint32_t)pid, PROC_EXE_BATCH_NS, &dev, &ino), 0);
+	assert_int_equal(dev, pdev);
+	assert_int_equal(ino, pino);
+	proc_tracker__stats(pt, &s);
+	assert_int_equal(s.reads, 1);	  /* the parent's only */
+	assert_int_equal(s.exe_reads, 1); /* the parent's only */
+	assert_int_equal(s.first_sample_forked, 1);
+
+	/* exec'd: still born at the fork; its first sample now reads */
+	proc_tracker__exec(pt, (uint32_t)pid, false, NULL, t + 1000);
+	assert_int_equal(proc_tracker__born(pt, (uint32_t)pid, &born), 0);
+	assert_int_equal(born, t);
+	assert_false(proc_tracker__first_sample(pt, (uint32_t)pid));
+	m = proc_tracker__maps(pt, (uint32_t)pid, 0);
+	assert_non_null(m);
+	assert_ptr_not_equal(m, pm);
+	proc_maps__put(m);
+	proc_tracker__stats(pt, &s);
+	assert_int_equal(s.reads, 2);
+	assert_int_equal(s.first_sample_forked, 1);
+	proc_maps__put(pm);
+	end_child(pid);
+	proc_tracker__free(pt);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -722,6 +795,7 @@ int main(void)
 		cmocka_unit_test(test_exec_forgets_old_image),
 		cmocka_unit_test(test_exec_image),
 		cmocka_unit_test(test_fork_unknown_parent),
+		cmocka_unit_test(test_gone_and_forks),
 		cmocka_unit_test(test_fake_root),
 		cmocka_unit_test(test_image_maps),
 		cmocka_unit_test(test_exe_id),

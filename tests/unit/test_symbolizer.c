@@ -812,10 +812,10 @@ static void test_fork_then_exec(void **state)
 	m = proc_tracker__maps(pt, (uint32_t)getpid(), 0);
 	assert_non_null(m);
 	proc_maps__put(m);
-	proc_tracker__fork(pt, (uint32_t)parent.pid, (uint32_t)a, false, false);
-	proc_tracker__fork(pt, (uint32_t)parent.pid, (uint32_t)b, false, false);
-	proc_tracker__fork(pt, (uint32_t)parent.pid, (uint32_t)c, false, false);
-	proc_tracker__fork(pt, (uint32_t)getpid(), (uint32_t)d, false, false);
+	proc_tracker__fork(pt, (uint32_t)parent.pid, (uint32_t)a, false, false, 0);
+	proc_tracker__fork(pt, (uint32_t)parent.pid, (uint32_t)b, false, false, 0);
+	proc_tracker__fork(pt, (uint32_t)parent.pid, (uint32_t)c, false, false, 0);
+	proc_tracker__fork(pt, (uint32_t)getpid(), (uint32_t)d, false, false, 0);
 	o.procs = pt;
 	s = symbolizer__new(&o, st);
 	assert_non_null(s);
@@ -857,7 +857,7 @@ static void test_fork_then_exec(void **state)
 	 * names it, the samples after the exec are the new image's (a deep shell's fork: 115
 	 * frames of "[unknown]" under load, test_exec)
 	 */
-	proc_tracker__fork(pt, (uint32_t)parent.pid, (uint32_t)e, false, true);
+	proc_tracker__fork(pt, (uint32_t)parent.pid, (uint32_t)e, false, true, 0);
 	t = mono_ns();
 	symbolizer__retire_pid(s, (uint32_t)e, t); /* nothing held: no state of it yet */
 	proc_tracker__exec(pt, (uint32_t)e, false, NULL, t);

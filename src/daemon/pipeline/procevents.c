@@ -18,7 +18,9 @@ void emberd_on_new_pid(uint32_t pid, bool exec_follows, const uint64_t *ips, siz
 		symbolizer__note_pid_before_exec(d->sym, pid);
 		return;
 	}
-	proc_tracker__invalidate(d->procs, pid); /* one read for the three below */
+	/* one read for the three below; none for a fork that runs its parent's image as the
+	 * tracker has it (and the walker's list its parent's, copied at the fork) */
+	(void)proc_tracker__first_sample(d->procs, pid);
 	symbolizer__note_pid(d->sym, pid);
 	unwinder__note_pid(d->unwind, pid);
 	unwinder__reached(d->unwind, pid, ips, n, 0); /* its samples are counted at ingest */
@@ -98,9 +100,8 @@ void emberd_on_fork(uint32_t parent, uint32_t child, uint64_t time_ns, bool gone
 {
 	struct emberd *d = ctx;
 
-	(void)time_ns;
 	proc_tracker__fork(d->procs, parent, child, gone,
-			   !gone && !unwinder__fork_pid(d->unwind, parent, child));
+			   !gone && !unwinder__fork_pid(d->unwind, parent, child), time_ns);
 }
 
 /* A code object's names, sent by the BPF program at its first sample in a process. */

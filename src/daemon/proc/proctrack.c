@@ -101,10 +101,24 @@ struct tproc {
 	uint64_t exe_ns;		/* proc_tracker__exe_id(): when /proc/PID/exe was stat'ed
 					   (0: not since this image began)... */
 	uint64_t exe_dev, exe_ino;	/* ... and what it was */
+	uint64_t born_ns;		/* its fork's time (CLOCK_MONOTONIC), kept through its
+					   execs; 0: not known */
+};
+
+/* Exits remembered (proc_tracker__gone()): direct-mapped by pid, a collision forgets the older
+ * one (its pid is then asked of /proc, as before); kept this long, or until a fork or exec of
+ * the pid says it is in use again */
+#define GONE_SLOTS 4096
+#define GONE_KEEP_NS (30ull * 1000000000ull)
+
+struct gone_pid {
+	uint32_t pid;
+	uint64_t ns;			/* mono time of the exit's handling */
 };
 
 struct proc_tracker {
 	struct proc_tracker_opts o;
+	struct gone_pid gone[GONE_SLOTS];
 	char proc_root[256];
 	pthread_mutex_t lock;		/* the table and the counters */
 	pthread_mutex_t read_lock;	/* the scratch below */
@@ -377,6 +391,74 @@ static void drop(struct proc_tracker *pt, struct tproc **pp)
 	free(p);
 }
 
+bool proc_tracker__first_sample(struct proc_tracker *pt, uint32_t pid)
+{
+	struct tproc *p;
+	bool kept = false;
+
+	if (!pt)
+		return false;
+	pthread_mutex_lock(&pt->lock);
+	pt->st.events++;
+	p = *find(pt, pid);
+	if (p && p->fork_m && p->m == p->fork_m && !p->stale) {
+		kept = true; /* as it was at the fork: its parent's last read */
+		pt->st.first_sample_forked++;
+	} else if (p) {
+		p->stale = true;
+	}
+	pthread_mutex_unlock(&pt->lock);
+	return kept;
+}
+
+int proc_tracker__born(struct proc_tracker *pt, uint32_t pid, uint64_t *ret_ns)
+{
+	struct tproc *p;
+	int r = -ENOENT;
+
+	if (!pt)
+		return -EINVAL;
+	pthread_mutex_lock(&pt->lock);
+	p = *find(pt, pid);
+	if (p && p->born_ns) {
+		*ret_ns = p->born_ns;
+		r = 0;
+	}
+	pthread_mutex_unlock(&pt->lock);
+	return r;
+}
+
+/* @pid's exit was told and no fork or exec of it since (under pt->lock) */
+static bool is_gone(const struct proc_tracker *pt, uint32_t pid, uint64_t now)
+{
+	const struct gone_pid *g = &pt->gone[pid & (GONE_SLOTS - 1)];
+
+	return pid && g->pid == pid && now - g->ns < GONE_KEEP_NS;
+}
+
+/* @pid in use (a fork or exec of it): no longer gone (under pt->lock) */
+static void not_gone(struct proc_tracker *pt, uint32_t pid)
+{
+	struct gone_pid *g = &pt->gone[pid & (GONE_SLOTS - 1)];
+
+	if (g->pid == pid)
+		g->pid = 0;
+}
+
+bool proc_tracker__gone(struct proc_tracker *pt, uint32_t pid)
+{
+	bool r;
+
+	if (!pt)
+		return false;
+	pthread_mutex_lock(&pt->lock);
+	r = is_gone(pt, pid, mono_ns());
+	if (r)
+		pt->st.gone_known++;
+	pthread_mutex_unlock(&pt->lock);
+	return r;
+}
+
 void proc_tracker__invalidate(struct proc_tracker *pt, uint32_t pid)
 {
 	struct tproc *p;
@@ -422,6 +504,7 @@ void proc_tracker__exec(struct proc_tracker *pt, uint32_t pid, bool gone,
 {
 	struct proc_maps *km = NULL, *pre = NULL;
 	struct tproc **pp, *p;
+	uint64_t born = 0;
 
 	if (!pt)
 		return;
@@ -430,6 +513,7 @@ void proc_tracker__exec(struct proc_tracker *pt, uint32_t pid, bool gone,
 	pthread_mutex_lock(&pt->lock);
 	pt->st.events++;
 	pt->st.execs++;
+	not_gone(pt, pid);
 	pp = find(pt, pid);
 	if (gone)
 		pt->st.execs_gone++;
@@ -443,13 +527,15 @@ void proc_tracker__exec(struct proc_tracker *pt, uint32_t pid, bool gone,
 			pre = maps_get(p->fork_m);
 		else if (p->m && !p->kernel_m)
 			pre = maps_get(p->m);
+		born = p->born_ns; /* a process's start is its fork's, whatever it runs */
 		drop(pt, pp);
 	}
 	/* the kernel's word on the new image instead: stale (the next ask reads /proc), but what
 	 * a failed read answers with */
-	if ((km || pre) && pt->st.procs < pt->o.max_procs && (p = calloc(1, sizeof(*p)))) {
+	if ((km || pre || born) && pt->st.procs < pt->o.max_procs && (p = calloc(1, sizeof(*p)))) {
 		p->pid = pid;
 		p->stale = true;
+		p->born_ns = born;
 		p->m = km;
 		p->kernel_m = km != NULL;
 		p->pre_m = pre;
@@ -503,7 +589,7 @@ struct proc_maps *proc_tracker__before_exec(struct proc_tracker *pt, uint32_t pi
 }
 
 void proc_tracker__fork(struct proc_tracker *pt, uint32_t parent, uint32_t child, bool gone,
-			bool listed)
+			bool listed, uint64_t time_ns)
 {
 	struct tproc **pp, *p, *pa;
 
@@ -511,6 +597,7 @@ void proc_tracker__fork(struct proc_tracker *pt, uint32_t parent, uint32_t child
 		return;
 	pthread_mutex_lock(&pt->lock);
 	pt->st.forks++;
+	not_gone(pt, child);
 	pp = find(pt, child);
 	if (*pp)
 		drop(pt, pp); /* a pid reused, its exit missed */
@@ -556,6 +643,14 @@ void proc_tracker__fork(struct proc_tracker *pt, uint32_t parent, uint32_t child
 	p->stale = pa->stale;
 	p->m = maps_get(pa->m); /* immutable: shared */
 	p->fork_m = maps_get(pa->m);
+	p->born_ns = time_ns;
+	/* its executable is its parent's until its exec (which drops this entry), as the parent's
+	 * was known (its entry holds one only since its own last exec): as of the fork */
+	if (pa->exe_ns && time_ns) {
+		p->exe_ns = time_ns;
+		p->exe_dev = pa->exe_dev;
+		p->exe_ino = pa->exe_ino;
+	}
 	p->hnext = *pp;
 	*pp = p;
 	pt->st.procs++;
@@ -580,6 +675,12 @@ struct proc_maps *proc_tracker__maps(struct proc_tracker *pt, uint32_t pid, uint
 	if (p && p->m && !p->stale && p->m->read_ns >= min_read_ns) {
 		m = maps_get(p->m);
 		pt->st.reused++;
+	}
+	if (!m && !p && is_gone(pt, pid, mono_ns())) {
+		pt->st.gone_known++;
+		pthread_mutex_unlock(&pt->lock);
+		errno = ESRCH; /* its exit was told: no /proc work */
+		return NULL;
 	}
 	pthread_mutex_unlock(&pt->lock);
 	if (m)
@@ -650,7 +751,7 @@ int proc_tracker__exe_id(struct proc_tracker *pt, uint32_t pid, uint64_t max_age
 			 uint64_t *ret_dev, uint64_t *ret_ino)
 {
 	uint64_t now = mono_ns();
-	struct tproc *p;
+	struct tproc *p, **pp;
 	struct stat st;
 	int r;
 
@@ -663,6 +764,11 @@ int proc_tracker__exe_id(struct proc_tracker *pt, uint32_t pid, uint64_t max_age
 		pthread_mutex_unlock(&pt->lock);
 		return 0;
 	}
+	if (!p && is_gone(pt, pid, now)) {
+		pt->st.gone_known++;
+		pthread_mutex_unlock(&pt->lock);
+		return -ESRCH; /* its exit was told: no stat */
+	}
 	pt->st.exe_reads++;
 	pthread_mutex_unlock(&pt->lock);
 	r = procfs_exe_stat(pt->proc_root, pid, &st);
@@ -670,9 +776,19 @@ int proc_tracker__exe_id(struct proc_tracker *pt, uint32_t pid, uint64_t max_age
 		return r;
 	*ret_dev = (uint64_t)st.st_dev;
 	*ret_ino = (uint64_t)st.st_ino;
-	/* kept where the process is held (its exec or exit drops the entry, and with it this) */
+	/* kept with the process (its exec or exit drops the entry, and with it this); an entry
+	 * made for it if none yet (a first look asks this before the mappings), so that its
+	 * forks know their executable without a stat of their own */
 	pthread_mutex_lock(&pt->lock);
-	p = *find(pt, pid);
+	pp = find(pt, pid);
+	p = *pp;
+	if (!p && pt->st.procs < pt->o.max_procs && (p = calloc(1, sizeof(*p)))) {
+		p->pid = pid;
+		p->hnext = *pp;
+		*pp = p;
+		pt->st.procs++;
+		pt->st.mem_bytes += sizeof(*p);
+	}
 	if (p) {
 		p->exe_ns = now;
 		p->exe_dev = *ret_dev;
@@ -817,6 +933,12 @@ void proc_tracker__exit(struct proc_tracker *pt, uint32_t pid)
 	pp = find(pt, pid);
 	if (*pp)
 		drop(pt, pp);
+	/* its leader exited: /proc/PID shows no mappings or executable from now on (the leader's
+	 * mm is gone even while other threads finish); asked of nobody again */
+	if (pid) {
+		pt->gone[pid & (GONE_SLOTS - 1)].pid = pid;
+		pt->gone[pid & (GONE_SLOTS - 1)].ns = mono_ns();
+	}
 	pthread_mutex_unlock(&pt->lock);
 }
 

@@ -856,7 +856,6 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 	s->skel->rodata->target_pid = o->pid;
 	s->skel->rodata->ring_half = o->ringbuf_bytes / 2;
 	s->skel->rodata->exec_batch_ns = o->exec_batch_ns;
-	s->skel->rodata->forks_quiet = o->drain_period_ns != 0;
 	s->skel->rodata->nr_rows = s->o.unwind_rows ? s->o.unwind_rows : 1;
 	s->skel->rodata->py_lines = o->python_lines;
 	s->skel->rodata->hs_walk_on = !o->fp_only && hs_walk_kernel();

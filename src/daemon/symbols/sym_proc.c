@@ -24,6 +24,9 @@
  * storm the oldest go first (each holds its mappings, a few KB). */
 #define RETIRED_GRACE_NS (25000 * NS_PER_MS)
 #define MAX_RETIRED 1024
+/* /proc's start time (USER_HZ ticks, 10 ms) against a fork event's (CLOCK_MONOTONIC): a tick's
+ * truncation and the two clocks' readings apart */
+#define BORN_SLACK_NS (20 * NS_PER_MS)
 
 /* --- /proc readers --------------------------------------------------------------------------- */
 
@@ -46,6 +49,8 @@ static int read_start_time(struct symbolizer *s, uint32_t pid, uint64_t *ret)
 	ssize_t n;
 	int field;
 
+	if (proc_tracker__gone(s->procs, pid))
+		return -ESRCH; /* its exit was told: no /proc read */
 	n = read_file(s, pid, PROCFS_STAT, 65536);
 	if (n < 0)
 		return (int)n;
@@ -577,7 +582,11 @@ static struct proc *proc_create_as(struct symbolizer *s, uint32_t pid, bool held
 		return NULL;
 	p->pid = pid;
 	p->validated_ns = mono_ns();
-	if (read_start_time(s, pid, &p->start_time) < 0) {
+	/* a process whose fork the tracker saw: its start is the fork's (proc_stale() checks it
+	 * against /proc's at the next validation); else /proc's now */
+	if (!held && !proc_tracker__born(s->procs, pid, &p->born_ns))
+		s->stats.pid_born_from_fork++;
+	if (!p->born_ns && read_start_time(s, pid, &p->start_time) < 0) {
 		p->gone = true;
 		p->gone_ns = p->validated_ns;
 		s->stats.pid_gone++;
@@ -712,6 +721,14 @@ static int proc_stale(struct symbolizer *s, struct proc *p, uint64_t *until)
 			s->stats.pid_gone++;
 		}
 		return 0;
+	}
+	if (!p->gone && !p->start_time && p->born_ns) {
+		/* its start known from its fork's event: /proc's (10 ms ticks) is the same
+		 * process's when it falls within a tick or two of it */
+		uint64_t born = sym_start_to_mono(st);
+
+		if (born + 2 * BORN_SLACK_NS >= p->born_ns && born <= p->born_ns + BORN_SLACK_NS)
+			p->start_time = st;
 	}
 	if (p->gone || st != p->start_time) {
 		uint64_t born = sym_start_to_mono(st);

@@ -157,9 +157,11 @@ const struct counter_desc symbolizer_counters[] = {
 	  .help = "Times the frame names' table started over with the names still in use." },
 	{ .key = "pid_reuses", U64(pid_reuses), PROC_EVENT("pid_reuse"), .type = COUNTER_COUNTER,
 	  .help = "Processes whose cached state was dropped: pid reused, exec, gone; maps read "
-		  "errors." },
+		  "errors; born_from_fork: a new state's start taken from its fork's event (no "
+		  "/proc/PID/stat read)." },
 	{ .key = "pid_execs", U64(pid_execs), PROC_EVENT("exec") },
 	{ .key = "pid_gone", U64(pid_gone), PROC_EVENT("gone") },
+	{ .key = "pid_born_from_fork", U64(pid_born_from_fork), PROC_EVENT("born_from_fork") },
 	{ .key = "pid_before_exec", U64(pid_before_exec), PROC_EVENT("before_exec") },
 	{ .key = "maps_errors", U64(maps_errors), PROC_EVENT("maps_error") },
 	{ .key = "elf_errors", U64(elf_errors) },

@@ -74,7 +74,10 @@ struct proc {
 	struct proc *hnext;
 	struct proc *lru_prev, *lru_next;
 	uint32_t pid, nspid;
-	uint64_t start_time;		/* clock ticks since boot, from /proc/PID/stat */
+	uint64_t start_time;		/* clock ticks since boot, from /proc/PID/stat (0: not
+					   read: born_ns, or not known) */
+	uint64_t born_ns;		/* its fork's time (CLOCK_MONOTONIC) as the process tracker
+					   had it; 0: not known */
 	uint64_t exe_dev, exe_ino;	/* to notice exec */
 	struct mapping *maps;
 	size_t nmaps;

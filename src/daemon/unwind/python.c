@@ -940,6 +940,8 @@ static int exe_is_python(struct python *py, uint32_t pid)
 	ssize_t n;
 	bool lib;
 
+	if (proc_tracker__gone(py->tracker, pid))
+		return -ESRCH; /* its exit was told: no readlink */
 	n = procfs_exe_path(py->proc_root, pid, link, sizeof(link));
 	if (n < 0)
 		return (int)n;

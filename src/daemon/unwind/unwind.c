@@ -93,6 +93,8 @@ struct proc {
 	bool queued;			/* in the work queue */
 	bool listed;			/* its list is in the BPF map */
 	bool exec_only;			/* listed at exec: no table built for it yet */
+	bool adopted;			/* listed with its parent's list at its fork, not written
+					   since */
 	uint64_t written_ns;		/* mono time after emberd last wrote its list (0: never, or
 					   the BPF program's copy at the fork) */
 	uint64_t noted_ns;		/* first note, for the time to a list */
@@ -998,6 +1000,7 @@ static int list_proc(struct unwinder *u, struct proc *p, uint64_t deadline_ns)
 	if (c.err)
 		return c.err;
 	p->nreach = 0; /* asked for: the files they are in are wanted now */
+	p->adopted = false;
 	r = write_list(u, p);
 	if (r)
 		return r;
@@ -1061,6 +1064,12 @@ static void note(struct unwinder *u, uint32_t pid, bool exec_only)
 	} else if (!exec_only && p->exec_only) {
 		p->exec_only = false; /* sampled: its tables now */
 		p->noted_ns = mono_ns();
+	} else if (!exec_only && p->adopted && p->listed) {
+		/* a fork's first sample, its parent's list adopted and not written since: the
+		 * same list again would be written (its walks' files are asked for by
+		 * unwinder__reached()) */
+		u->st.fork_notes_kept++;
+		return;
 	}
 	queue(u, p);
 }
@@ -1107,6 +1116,7 @@ int unwinder__fork_pid(struct unwinder *u, uint32_t parent, uint32_t child)
 	/* not written: the BPF program copied the parent's list at the fork (a write now could
 	 * land after the child's exec, which deleted it); adopted with the same tables */
 	p->listed = true;
+	p->adopted = true;
 	u->st.procs++;
 	p->hnext = u->procs[child & (PROC_SLOTS - 1)];
 	u->procs[child & (PROC_SLOTS - 1)] = p;

@@ -55,6 +55,10 @@ struct proc_tracker_stats {
 	uint64_t fork_copies;		/* ... given their parent's mappings (no /proc read) */
 	uint64_t fork_lists;		/* ... listed for the walker with their parent's list */
 	uint64_t fork_parent_reads;	/* ... whose parent was unknown: read once, for all its forks */
+	uint64_t gone_known;		/* asks about a process whose exit was told: answered
+					   "gone" with no /proc work */
+	uint64_t first_sample_forked;	/* first samples of forks named from their fork's copy:
+					   no /proc read (proc_tracker__first_sample()) */
 	uint64_t exits;			/* exits notified (the process's state dropped if held) */
 	uint64_t swept;			/* ... found gone by the sweep (an exit not notified) */
 	uint64_t not_kept;		/* read but not kept: max_procs reached (counted skip) */
@@ -88,6 +92,30 @@ void proc_tracker__free(struct proc_tracker *pt);	/* NULL is a no-op */
 void proc_tracker__invalidate(struct proc_tracker *pt, uint32_t pid);
 
 /*
+ * @pid's first sample: as proc_tracker__invalidate(), except for a forked process that still
+ * holds its fork's copy of its parent's snapshot (no read and no exec since the fork): that copy
+ * stays its snapshot, no /proc read (the child runs its parent's image; what it mapped since is
+ * read when a sample falls outside it, as for any process). True when the copy was kept
+ * (counted: first_sample_forked).
+ */
+bool proc_tracker__first_sample(struct proc_tracker *pt, uint32_t pid);
+
+/*
+ * True when @pid's leader exited (proc_tracker__exit()) and no fork or exec of the pid was told
+ * since, within 30 s: its /proc entry has no mappings or executable to read (counted:
+ * gone_known). proc_tracker__maps() and proc_tracker__exe_id() answer such a pid with
+ * ESRCH without /proc work; readers with /proc paths of their own ask this first.
+ */
+bool proc_tracker__gone(struct proc_tracker *pt, uint32_t pid);
+
+/*
+ * When @pid began (CLOCK_MONOTONIC), as its fork's event told (kept through its execs): 0 and
+ * *@ret_ns, or -ENOENT when no fork of it was seen (a process older than emberd, a fork whose
+ * event was lost) or its time was not given.
+ */
+int proc_tracker__born(struct proc_tracker *pt, uint32_t pid, uint64_t *ret_ns);
+
+/*
  * @pid called exec: as proc_tracker__invalidate(), counted. @gone: its exit is already known
  * (exec and exit in one batch of events): nothing is read for it, counted. The old image's
  * snapshot no longer answers proc_tracker__maps() (proc_tracker__before_exec() has it). @img (NULL, or inode 0: none): the new image's executable mapping as the
@@ -114,10 +142,13 @@ struct proc_maps *proc_tracker__before_exec(struct proc_tracker *pt, uint32_t pi
  * @child was made by fork from @parent: it shares its parent's last read (the same snapshot, no
  * /proc read) until an event; @gone: its exec or exit is in the same batch (counted: the walker
  * did not adopt it; the snapshot still names the samples it took before); @listed: the walker
- * adopted it with its parent's list. Counted.
+ * adopted it with its parent's list. @time_ns (CLOCK_MONOTONIC; 0: not known): the fork's, kept as
+ * the child's start (proc_tracker__born()); the parent's executable identity, when the tracker
+ * has one, is the child's as of that time (proc_tracker__exe_id() answers it without a stat
+ * until its exec). Counted.
  */
 void proc_tracker__fork(struct proc_tracker *pt, uint32_t parent, uint32_t child, bool gone,
-			bool listed);
+			bool listed, uint64_t time_ns);
 
 /*
  * @pid's mappings: the last read if there is one since the last event and not before

@@ -75,9 +75,10 @@ struct sampler_opts {
 	} memio;
 	uint64_t exec_batch_ns;	/* execs wake the drain at most once per this window and are handed
 				   to the worker this long after they happened; 0: at once */
-	uint64_t drain_period_ns; /* forks (listed by the BPF program itself) wake nobody and are
-				     handed to the worker this long after they happened, with what
-				     came meanwhile (their exec or exit supersedes them); 0: as execs */
+	uint64_t drain_period_ns; /* forks (listed by the BPF program itself) wake nobody; once
+				     read they are handed to the worker this long after they
+				     happened, with what came meanwhile (their exec or exit
+				     supersedes them); 0: with the batch they were read in */
 	bool fp_only;	       /* no BPF walker (sampler_probe_walker() == 0): user stacks by the
 				  kernel's frame-pointer walk, no unwind tables, no Python frames;
 				  a capture's sampler follows unwind_from's */

@@ -136,6 +136,8 @@ struct symbolizer_stats {
 	uint64_t pid_execs;		/* cached process found running another executable: dropped */
 	uint64_t pid_retired;		/* states kept after exec/reuse for samples taken before */
 	uint64_t pid_gone;		/* processes whose /proc entry had vanished (dropped later) */
+	uint64_t pid_born_from_fork;	/* processes whose start was their fork's event: no
+					   /proc/PID/stat read */
 	uint64_t pid_before_exec;	/* states of a fork's image before its exec named with its
 					 * copy of its parent's, not /proc's new image */
 	uint64_t maps_reads;		/* /proc/PID/maps reads */
