@@ -325,7 +325,14 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, const bool wa
 	    (pid != st->last_pid || seq != st->last_exec_seq)) {
 		if (!bpf_map_lookup_elem(&seen, &pid)) {
 			bpf_map_update_elem(&seen, &pid, &yes, BPF_ANY);
-			wake = BPF_RB_FORCE_WAKEUP;
+			/* one wake-up per window for the new processes and the execs of a burst
+			 * (a shell's child: its fork's first sample, its exec, the new image's
+			 * first sample): the drain reads what came later in the window at its end
+			 * (sampler__take()) */
+			if (b->hdr.time_ns - *(volatile __u64 *)&exec_wake_ns >= exec_batch_ns) {
+				exec_wake_ns = b->hdr.time_ns;
+				wake = BPF_RB_FORCE_WAKEUP;
+			}
 		}
 		st->last_pid = pid;
 		st->last_exec_seq = seq;
