@@ -773,6 +773,8 @@ static __always_inline int walk_user(__u32 pid, const __u64 *regs, bool regs_ker
 	}
 	if (!w.st->nr)
 		return -EFAULT;
+	if (w.vma_used)
+		w.st->flags |= EMBER_USTACK_VMA;
 	if (w.ws && (w.st->flags & EMBER_USTACK_TRUNC))
 		w.ws->n[w.stop & (EMBER_STOP_NR - 1)]++;
 	w.st->hash = w.hash ^ w.st->flags;
