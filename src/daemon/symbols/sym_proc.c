@@ -250,6 +250,10 @@ int sym_read_maps(struct symbolizer *s, struct proc *p, uint64_t min_read_ns)
 	s->stats.maps_reads++;
 	/* the tracker's read of this event: the unwinder and the CPython reader share it */
 	pm = proc_tracker__maps(s->procs, p->pid, min_read_ns);
+	/* as old as the snapshot (a fork's copy of its parent's last read may be older): a miss
+	 * reads again once that is MAPS_FIRST_REFRESH_NS old, not that long after this call */
+	if (pm && proc_maps__read_ns(pm) < p->maps_read_ns)
+		p->maps_read_ns = proc_maps__read_ns(pm);
 	return take_maps(s, p, pm, pm ? 0 : -errno);
 }
 
