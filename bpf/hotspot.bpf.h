@@ -29,10 +29,11 @@
 #ifndef EMBER_HOTSPOT_BPF_H
 #define EMBER_HOTSPOT_BPF_H
 
-/* The HotSpot step in the frame callback at all: set by userspace before load, on kernels whose
- * verifier takes it (a constant: otherwise the verifier drops the code unseen). On 6.1 under
- * emulation do_sample with it did not load within 100 s (26k instructions processed without
- * it); on 6.18, 126k. */
+/* The HotSpot step in the frame callback at all: set by userspace before load wherever the walker
+ * is, and cleared for a second load when the verifier refused the first (sampler.c): a constant,
+ * so that without it the verifier drops the code unseen. do_sample's instructions processed
+ * with / without it: 6.1 27.8k / 27.0k, 6.18 125k / 85k. An earlier do_sample with it went
+ * past 6.1's 512-byte combined stack (refused: 544); mind the stack of what the walk calls. */
 const volatile bool hs_walk_on = false;
 
 /* JVM processes (tgid), written by userspace. */

@@ -116,6 +116,7 @@ static int sampling_setup(struct emberd *d)
 	if (r)
 		return log_errno(r, "%s", err);
 	sampler_opts_probe(&so, d->pretend_no_loop);
+	so.pretend_hs_refused = d->pretend_hs_refused;
 	r = sampler__new(&so, &d->sampler, err, sizeof(err));
 	if (r) {
 		log_error("cannot start sampling: %s", err);
@@ -156,8 +157,11 @@ static int sampling_setup(struct emberd *d)
 		ingest__set_v8(d->ingest, d->v8);
 	}
 	if (d->cfg.hotspot && !so.fp_only && !sampler__hs_walk_on(d->sampler))
-		log_info("no Java frames: this kernel's verifier is not known to take the HotSpot walk "
-			 "(6.8 or later)");
+		log_warn("no Java frames: the kernel refused the BPF program with the HotSpot step "
+			 "(%s%s); everything else loaded without it",
+			 strerror(-sampler__hs_walk_err(d->sampler)),
+			 so.pretend_hs_refused ? " [EMBERD_PRETEND_HS_REFUSED]"
+					       : ": the verifier's log is above");
 	else if (d->cfg.hotspot && !so.fp_only) {
 		struct hotspot_opts ho = HOTSPOT_OPTS_DEFAULT;
 
@@ -265,6 +269,8 @@ int main(int argc, char **argv)
 	liveness_init(&d.live, d.cfg.tick_ms * 1000000ULL, d.cfg.include_idle);
 	d.pretend_no_loop = getenv("EMBERD_PRETEND_NO_BPF_LOOP") &&
 			    !strcmp(getenv("EMBERD_PRETEND_NO_BPF_LOOP"), "1");
+	d.pretend_hs_refused = getenv("EMBERD_PRETEND_HS_REFUSED") &&
+			       !strcmp(getenv("EMBERD_PRETEND_HS_REFUSED"), "1");
 	d.pause_path = getenv("EMBERD_TEST_PAUSE_DRAIN");
 	if (d.pause_path && !d.pause_path[0])
 		d.pause_path = NULL;

@@ -7,7 +7,9 @@
 # tests/workloads/burn (frame pointers) keeps whole stacks (burn_a/b/c under rounds under main),
 # tests/workloads/nofp (-O2 without frame pointers) loses its callers (the cost the line states:
 # with the walker its stacks reach main), /api/v1/stats says user_walker "frame_pointer" and no
-# unwind table is built. Then a plain start: no such line, the walker. ~15 s.
+# unwind table is built. Then a plain start: no such line, the walker, the HotSpot step loaded.
+# Then EMBERD_PRETEND_HS_REFUSED=1 (the load with the HotSpot step fails as a verifier's refusal
+# would): one line, /api/v1/stats hs_walk_refused, the rest loaded (nofp reaches main). ~25 s.
 . "$(dirname "$0")/../lib.sh"
 require_live_emberd
 W=$OUTPUT/workloads
@@ -93,5 +95,36 @@ for _ in $(seq 30); do
 done
 check "without the variable: no such line" test "$(grep -c "$LINE" "$TMP/emberd.log")" -eq 0
 check "without the variable: user_walker bpf" grep -q '"user_walker": "bpf"' "$TMP/s2.json"
+check "without the variables: hs_walk_refused false, no such line" \
+	sh -c "grep -q '\"hs_walk_refused\": false' '$TMP/s2.json' && ! grep -q 'no Java frames: the kernel refused' '$TMP/emberd.log'"
 stop_all
+PIDS=()
+
+# a kernel whose verifier refuses the HotSpot step (EMBERD_PRETEND_HS_REFUSED=1: the first load
+# fails as such a refusal would): one line, the gauge, and the programs without the step, the
+# walker included (nofp, without frame pointers, reaches main)
+HSLINE='no Java frames: the kernel refused the BPF program with the HotSpot step'
+export EMBERD_PRETEND_HS_REFUSED=1
+emberd_serve -F 199 || { not_ok "emberd starts when the HotSpot step is refused"; done_testing; }
+unset EMBERD_PRETEND_HS_REFUSED
+ok "emberd starts when the HotSpot step is refused"
+check "one line says so" test "$(grep -c "$HSLINE" "$TMP/emberd.log")" -eq 1
+grep "$HSLINE" "$TMP/emberd.log" | sed 's/^/# /'
+"$W/nofp" 5 >/dev/null &
+NPID=$!
+PIDS+=($NPID)
+sleep 1 # its table built
+T0=$(date +%s.%N)
+sleep 4
+T1=$(date +%s.%N)
+sleep 2.5
+curl -sf "$URL/api/v1/stats" >"$TMP/s3.json"
+curl -sf "$URL/api/v1/folded?from=$T0&to=$T1&pid=$NPID" >"$TMP/hs.folded"
+check "stats say hs_walk_refused true, user_walker bpf" \
+	sh -c "grep -q '\"hs_walk_refused\": true' '$TMP/s3.json' && grep -q '\"user_walker\": \"bpf\"' '$TMP/s3.json'"
+read -r share total < <(awk '{ n = $NF; t += n; if ($0 ~ /;main;work;/) m += n } END { printf "%.4f %d\n", t ? m / t : 0, t }' "$TMP/hs.folded")
+check "... and the walker: nofp's stacks reach main ($share of $total)" \
+	awk -v s="$share" -v t="$total" 'BEGIN { exit !(t >= 30 && s >= 0.8) }'
+stop_all
+PIDS=()
 done_testing

@@ -10,6 +10,8 @@
 #   - the guest runs Debian's 6.1 kernel, and emberd starts (its BPF programs pass the 6.1
 #     verifier: the counts are printed; [offcpu] enabled, so the off-CPU programs are checked
 #     too), serves HTTP, and exits 0 on SIGTERM (a clean stop);
+#   - do_sample carries the HotSpot step (bpf/hotspot.bpf.h): 6.1's verifier takes it
+#     (/api/v1/stats hs_walk_refused false; no JVM runs in the guest, so no Java frame is seen);
 #   - it sampled nofp, and >= 95 % of nofp's samples reach main through main;work (the tables'
 #     walk of a program without frame pointers, on 6.1);
 #   - /usr/bin/python3.11 as Debian ships it runs a leaf/middle loop (work.py): >= 80 % of
@@ -152,6 +154,7 @@ until wget -q -O /tmp/st.json http://127.0.0.1:8080/api/v1/stats &&
 	i=\$((i + 1)); [ \$i -ge 60 ] && break; sleep 0.5
 done
 echo "K61 tables ready after \$i polls: \$(grep -o '"procs[a-z_]*": [0-9]*' /tmp/st.json | tr '\\n' ' ')"
+echo "K61 hs_walk_refused \$(grep -o '"hs_walk_refused": [a-z]*' /tmp/st.json | grep -o '[a-z]*\$')"
 sleep 1
 T0=\$(date +%s)
 /bin/memio malloc 3 >/tmp/memio.out 2>&1 &
@@ -227,6 +230,11 @@ fi
 sed 's/^prog /# verifier 6.1: prog /' "$TMP/progs.txt"
 check "emberd started on 6.1 (its BPF programs loaded)" \
 	sh -c "grep -q 'do_sample verified_insns [1-9]' '$TMP/progs.txt' && grep -qi 'started' '$TMP/emberd.log'"
+# the HotSpot step in do_sample's frame callback (hotspot.bpf.h) passes 6.1's verifier too: not
+# refused (emberd would load without it, no Java frames, and say so); a change that takes the
+# program past 6.1's limits with the step (its 512-byte combined stack did once) shows here
+check "do_sample loaded with the HotSpot step on 6.1 ($(grep '^K61 hs_walk_refused' "$TMP/console.log"))" \
+	sh -c "grep -q '^K61 hs_walk_refused false\$' '$TMP/console.log' && ! grep -q 'no Java frames: the kernel refused' '$TMP/emberd.log'"
 # the off-CPU programs ([offcpu] enabled: sched_switch, sched_waking, sched_wakeup,
 # sys_exit) pass the 6.1 verifier too (bpf_prog_info.name is cut at 15 characters)
 check "the off-CPU programs loaded on 6.1 (offcpu_switch_b, offcpu_waking, offcpu_wakeup, offcpu_resume)" \

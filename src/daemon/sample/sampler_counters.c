@@ -120,6 +120,7 @@ const struct counter_desc sampler_counters[] = {
 	  .metric = "ember_sampler_cpus", .type = COUNTER_GAUGE,
 	  .help = "CPUs the sampler is attached to." },
 	{ .key = "hardware_event", F(hardware_event), .value = COUNTER_BOOL },
+	{ .key = "hs_walk_refused", F(hs_walk_refused), .value = COUNTER_BOOL },
 	{ .key = "ringbuf_bytes", F(ringbuf_bytes), .value = COUNTER_U32, .unit = "bytes" },
 	{ .key = "ring_bytes", U64(ring_bytes), .unit = "bytes",
 	  .metric = "ember_ring_bytes_total", .type = COUNTER_COUNTER,

@@ -48,6 +48,8 @@ struct emberd {
 	int gfd;			/* the guard's eventfd */
 	const char *pause_path;		/* $EMBERD_TEST_PAUSE_DRAIN: no drain while it exists */
 	bool pretend_no_loop;		/* $EMBERD_PRETEND_NO_BPF_LOOP=1: sample as without bpf_loop() */
+	bool pretend_hs_refused;	/* $EMBERD_PRETEND_HS_REFUSED=1: as if the verifier refused
+					   the HotSpot step */
 	bool paused;
 	struct security_files sec; /* the token and TLS files the server uses */
 

@@ -79,6 +79,8 @@ struct sampler_opts {
 				     read they are handed to the worker this long after they
 				     happened, with what came meanwhile (their exec or exit
 				     supersedes them); 0: with the batch they were read in */
+	bool pretend_hs_refused; /* test knob (EMBERD_PRETEND_HS_REFUSED=1): the load with the
+				    HotSpot step fails as if the verifier refused it */
 	bool fp_only;	       /* no BPF walker (sampler_probe_walker() == 0): user stacks by the
 				  kernel's frame-pointer walk, no unwind tables, no Python frames;
 				  a capture's sampler follows unwind_from's */
@@ -192,6 +194,8 @@ struct sampler_stats {
 	uint64_t cpu_attaches, cpu_detaches; /* hotplug events handled (after the start) */
 	uint64_t prog_run_ns, prog_run_cnt; /* from the kernel: emberd holds bpf_enable_stats() */
 	bool hardware_event;		/* gauge: cycles instead of cpu-clock */
+	bool hs_walk_refused;		/* gauge: the verifier refused the HotSpot step; the
+					   programs were loaded without it (no Java frames) */
 	uint32_t prog_id;		/* the BPF program's id (bpftool prog show id N) */
 	uint32_t prog_verified_insns;	/* instructions the verifier processed to accept it */
 	uint32_t ringbuf_bytes;		/* the ring buffer's size */
@@ -493,9 +497,11 @@ struct ember_hs_bpf_stats;
 int sampler__hs_set_proc(struct sampler *s, uint32_t pid, const struct ember_hs_proc *p);
 /* @pid has an entry (the program deletes it at exec and exit). */
 bool sampler__hs_has_proc(struct sampler *s, uint32_t pid);
-/* The walk steps Java frames at all: off on kernels before 6.8 (their verifier, see
- * sampler.c) and with frame pointers only. */
+/* The walk steps Java frames at all: off with frame pointers only, and where the kernel's
+ * verifier refused the step (the programs were then loaded without it). */
 bool sampler__hs_walk_on(const struct sampler *s);
+/* How the load with the HotSpot step failed (-errno, for the log), 0 when it did not. */
+int sampler__hs_walk_err(const struct sampler *s);
 /* task_struct.thread.fsbase's offset, read with the sampler's other kernel offsets from the
  * kernel's BTF at its set-up (the CPython reader's thread lookup); -1 when not read. */
 int64_t sampler__task_fsbase_off(const struct sampler *s);
