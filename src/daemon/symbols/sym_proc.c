@@ -370,8 +370,7 @@ static void retired_expire(struct symbolizer *s, uint64_t now)
 		retired_pop(s);
 }
 
-/* Takes @p out of the cache; keeps it for samples taken before @until_ns (0: frees it). */
-/* Keeps @p (in no table: unlinked or never linked) for samples before @until_ns. */
+/* Keeps @p (in no table: unlinked or never linked) for samples before @until_ns (0: frees it). */
 static void retired_add(struct symbolizer *s, struct proc *p, uint64_t until_ns)
 {
 	struct retired *r = until_ns ? calloc(1, sizeof(*r)) : NULL;
@@ -402,6 +401,7 @@ static void retired_add(struct symbolizer *s, struct proc *p, uint64_t until_ns)
 		retired_pop(s);
 }
 
+/* Takes @p out of the cache; keeps it for samples taken before @until_ns (0: frees it). */
 static void proc_retire(struct symbolizer *s, struct proc *p, uint64_t until_ns)
 {
 	proc_unlink(s, p);
