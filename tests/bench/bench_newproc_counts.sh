@@ -19,7 +19,7 @@ TMP=$(mktemp -d /tmp/ember-newproc-counts.XXXXXX)
 BG=()
 trap 'for p in "${BG[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$TMP"' EXIT
 cat >"$TMP/loop.sh" <<'SH'
-mkfifo "$2.fifo"
+rm -f "$2.fifo"; mkfifo "$2.fifo"
 exec 9<>"$2.fifo"
 n=0
 SECONDS=0
