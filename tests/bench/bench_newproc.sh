@@ -74,26 +74,12 @@ print(time.monotonic(), cpu / 1e9, metric("ember_bpf_run_time_seconds_total"), f
 PY
 }
 
-# the loop: /bin/true, then a 12 ms wait; nothing else in it starts a process (read -t on a FIFO
-# nobody writes; bash's SECONDS, not a command substitution, which would fork)
-cat >"$TMP/loop.sh" <<'SH'
-mkfifo "$2.fifo"
-exec 9<>"$2.fifo"
-n=0
-SECONDS=0
-while [ "$SECONDS" -lt "$1" ]; do
-	/bin/true
-	n=$((n + 1))
-	read -r -t 0.012 -u 9 _
-done
-echo "$n" >"$2"
-SH
 
 for i in $(seq "$RUNS"); do
 	a=$(snap)
 	sleep "$DUR"
 	b=$(snap)
-	bash "$TMP/loop.sh" "$DUR" "$TMP/n$i"
+	bash "$(dirname "$0")/newproc_loop.sh" "$DUR" "$TMP/n$i"
 	sleep 0.5 # the last exits drained
 	c=$(snap)
 	echo "$a | $b | $c | $(cat "$TMP/n$i")" >>"$TMP/pairs"

@@ -18,18 +18,6 @@ EMBERD=${EMBERD:-$OUTPUT/emberd}
 TMP=$(mktemp -d /tmp/ember-newproc-counts.XXXXXX)
 BG=()
 trap 'for p in "${BG[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$TMP"' EXIT
-cat >"$TMP/loop.sh" <<'SH'
-rm -f "$2.fifo"; mkfifo "$2.fifo"
-exec 9<>"$2.fifo"
-n=0
-SECONDS=0
-while [ "$SECONDS" -lt "$1" ]; do
-	/bin/true
-	n=$((n + 1))
-	read -r -t 0.012 -u 9 _
-done
-echo "$n" >"$2"
-SH
 echo "# machine: $(uptime -p), load$(cut -d' ' -f1-3 /proc/loadavg | sed 's/^/ /'), $(nproc) CPUs; $EMBERD"
 for i in $(seq "$RUNS"); do
 	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
@@ -41,7 +29,7 @@ for i in $(seq "$RUNS"); do
 	for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$port/healthz" && break; sleep 0.1; done
 	sleep 5
 	curl -sf "http://127.0.0.1:$port/metrics" >"$TMP/m0"
-	bash "$TMP/loop.sh" "$DUR" "$TMP/n"
+	bash "$(dirname "$0")/newproc_loop.sh" "$DUR" "$TMP/n"
 	sleep 0.5 # the last exits drained
 	curl -sf "http://127.0.0.1:$port/metrics" >"$TMP/m1"
 	kill "$B" "$E" 2>/dev/null
