@@ -74,7 +74,7 @@ print(time.monotonic(), cpu / 1e9, metric("ember_bpf_run_time_seconds_total"), f
 PY
 }
 
-
+# the loop: tests/bench/newproc_loop.sh
 for i in $(seq "$RUNS"); do
 	a=$(snap)
 	sleep "$DUR"
