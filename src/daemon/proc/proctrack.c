@@ -391,6 +391,22 @@ static void drop(struct proc_tracker *pt, struct tproc **pp)
 	free(p);
 }
 
+/* A new entry for @pid at *@pp (where find() said it belongs), under pt->lock; NULL when
+ * max_procs is reached or without memory (not kept: counted by the caller). */
+static struct tproc *entry_new(struct proc_tracker *pt, struct tproc **pp, uint32_t pid)
+{
+	struct tproc *p;
+
+	if (pt->st.procs >= pt->o.max_procs || !(p = calloc(1, sizeof(*p))))
+		return NULL;
+	p->pid = pid;
+	p->hnext = *pp;
+	*pp = p;
+	pt->st.procs++;
+	pt->st.mem_bytes += sizeof(*p);
+	return p;
+}
+
 bool proc_tracker__first_sample(struct proc_tracker *pt, uint32_t pid)
 {
 	struct tproc *p;
@@ -434,6 +450,15 @@ static bool is_gone(const struct proc_tracker *pt, uint32_t pid, uint64_t now)
 	const struct gone_pid *g = &pt->gone[pid & (GONE_SLOTS - 1)];
 
 	return pid && g->pid == pid && now - g->ns < GONE_KEEP_NS;
+}
+
+/* @pid's leader exited (under pt->lock) */
+static void set_gone(struct proc_tracker *pt, uint32_t pid)
+{
+	struct gone_pid *g = &pt->gone[pid & (GONE_SLOTS - 1)];
+
+	g->pid = pid;
+	g->ns = mono_ns();
 }
 
 /* @pid in use (a fork or exec of it): no longer gone (under pt->lock) */
@@ -614,15 +639,8 @@ void proc_tracker__fork(struct proc_tracker *pt, uint32_t parent, uint32_t child
 	 * stays, read or not, so that its next forks share that read instead of reading again */
 	if ((!pa || (!pa->m && pa->pre_m)) && parent && parent != child &&
 	    pt->st.procs + 1 < pt->o.max_procs) {
-		if (!pa && (pa = calloc(1, sizeof(*pa)))) {
-			struct tproc **ppa = find(pt, parent);
-
-			pa->pid = parent;
-			pa->hnext = *ppa;
-			*ppa = pa;
-			pt->st.procs++;
-			pt->st.mem_bytes += sizeof(*pa);
-		}
+		if (!pa)
+			pa = entry_new(pt, find(pt, parent), parent);
 		if (pa) {
 			pt->st.fork_parent_reads++;
 			pthread_mutex_unlock(&pt->lock);
@@ -710,16 +728,7 @@ struct proc_maps *proc_tracker__maps(struct proc_tracker *pt, uint32_t pid, uint
 	}
 	pthread_mutex_lock(&pt->lock);
 	pp = find(pt, pid);
-	p = *pp;
-	if (!p && pt->st.procs < pt->o.max_procs) {
-		p = calloc(1, sizeof(*p));
-		if (p) {
-			p->pid = pid;
-			*pp = p;
-			pt->st.procs++;
-			pt->st.mem_bytes += sizeof(*p);
-		}
-	}
+	p = *pp ? *pp : entry_new(pt, pp, pid);
 	if (p) {
 		/* an event that came while we read stays pending only if it came after: the
 		 * reader that asked after it sees this read as fresh enough (same event) */
@@ -781,14 +790,7 @@ int proc_tracker__exe_id(struct proc_tracker *pt, uint32_t pid, uint64_t max_age
 	 * forks know their executable without a stat of their own */
 	pthread_mutex_lock(&pt->lock);
 	pp = find(pt, pid);
-	p = *pp;
-	if (!p && pt->st.procs < pt->o.max_procs && (p = calloc(1, sizeof(*p)))) {
-		p->pid = pid;
-		p->hnext = *pp;
-		*pp = p;
-		pt->st.procs++;
-		pt->st.mem_bytes += sizeof(*p);
-	}
+	p = *pp ? *pp : entry_new(pt, pp, pid);
 	if (p) {
 		p->exe_ns = now;
 		p->exe_dev = *ret_dev;
@@ -935,10 +937,8 @@ void proc_tracker__exit(struct proc_tracker *pt, uint32_t pid)
 		drop(pt, pp);
 	/* its leader exited: /proc/PID shows no mappings or executable from now on (the leader's
 	 * mm is gone even while other threads finish); asked of nobody again */
-	if (pid) {
-		pt->gone[pid & (GONE_SLOTS - 1)].pid = pid;
-		pt->gone[pid & (GONE_SLOTS - 1)].ns = mono_ns();
-	}
+	if (pid)
+		set_gone(pt, pid);
 	pthread_mutex_unlock(&pt->lock);
 }
 

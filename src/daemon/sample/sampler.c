@@ -343,13 +343,14 @@ static int add_event(struct sampler *s, uint32_t kind, uint32_t pid, uint64_t ti
 			       : kind == EV_FORK && s->o.drain_period_ns
 				       ? time_ns + s->o.drain_period_ns
 				       : time_ns + exec_batch_ns(s);
-		uint64_t w = __atomic_load_n(&s->skel->bss->exec_wake_ns, __ATOMIC_RELAXED);
+		uint64_t end = __atomic_load_n(&s->skel->bss->exec_wake_ns, __ATOMIC_RELAXED) +
+			       exec_batch_ns(s);
 
-		/* in the window another record opened (a new process's first sample, an
-		 * earlier exec): its burst is that window, handed over at its end */
-		if (kind != EV_NEW_PID && s->o.exec_batch_ns && time_ns > w &&
-		    time_ns < w + exec_batch_ns(s) && w + exec_batch_ns(s) < due)
-			due = w + exec_batch_ns(s);
+		/* in the window an earlier exec's wake-up opened: its burst is that window,
+		 * handed over at its end (with no window, end is the wake-up: never after it) */
+		if (kind != EV_NEW_PID && time_ns + exec_batch_ns(s) > end && time_ns < end &&
+		    end < due)
+			due = end;
 
 		if (!s->ev_due_ns || due < s->ev_due_ns)
 			s->ev_due_ns = due;

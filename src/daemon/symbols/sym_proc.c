@@ -715,7 +715,7 @@ void symbolizer__forget_pid(struct symbolizer *s, uint32_t pid)
  */
 static int proc_stale(struct symbolizer *s, struct proc *p, uint64_t *until)
 {
-	uint64_t st, dev, ino;
+	uint64_t st, dev, ino, born;
 
 	*until = mono_ns();
 	if (read_start_time(s, p->pid, &st) < 0) {
@@ -726,17 +726,13 @@ static int proc_stale(struct symbolizer *s, struct proc *p, uint64_t *until)
 		}
 		return 0;
 	}
-	if (!p->gone && !p->start_time && p->born_ns) {
-		/* its start known from its fork's event: /proc's (10 ms ticks) is the same
-		 * process's when it falls within a tick or two of it */
-		uint64_t born = sym_start_to_mono(st);
-
-		if (born + 2 * BORN_SLACK_NS >= p->born_ns && born <= p->born_ns + BORN_SLACK_NS)
-			p->start_time = st;
-	}
+	born = sym_start_to_mono(st);
+	/* its start known from its fork's event: /proc's (10 ms ticks) is the same process's when
+	 * it falls within a tick or two of it */
+	if (!p->gone && !p->start_time && p->born_ns && born + 2 * BORN_SLACK_NS >= p->born_ns &&
+	    born <= p->born_ns + BORN_SLACK_NS)
+		p->start_time = st;
 	if (p->gone || st != p->start_time) {
-		uint64_t born = sym_start_to_mono(st);
-
 		if (born && born < *until)
 			*until = born;
 		s->stats.pid_reuses++;
