@@ -766,9 +766,8 @@ static __always_inline int walk_user(__u32 pid, const __u64 *regs, bool regs_ker
 		if (hs_walk_on && hsc->on)
 			hs_walked(sc->t0);
 		/* walked whole by its file's tables without a list: not a frame-pointer walk */
-		if (w.vma_used)
-			w.st->flags = (w.st->flags | EMBER_USTACK_VMA) &
-				      ~(w.st->flags & EMBER_USTACK_TRUNC ? 0 : EMBER_USTACK_FP);
+		if (w.vma_used && !(w.st->flags & EMBER_USTACK_TRUNC))
+			w.st->flags &= ~EMBER_USTACK_FP;
 	} else {
 		bpf_loop(EMBER_MAX_STACK_DEPTH + 1, walk_step, &w, 0);
 	}

@@ -629,11 +629,6 @@ int ingest__group(struct ingest *in, const struct sampler_group *g, ingest_sink_
 				return r;
 			st.flags |= INGEST_STACK_TRUNCATED;
 			unwinder__refresh_pid(in->unwind, g->pid);
-		} else if (g->user_flags & EMBER_USTACK_VMA) {
-			/* walked whole, but by a file its list lacks: listed again with it (its
-			 * table checked against the file it maps now: a recycled device and
-			 * inode's table is not its own) */
-			unwinder__refresh_pid(in->unwind, g->pid);
 		}
 		if (in->v8)
 			v8__sampled(in->v8, g->pid); /* a new process: is it a Node? */

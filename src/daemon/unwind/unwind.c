@@ -1251,15 +1251,15 @@ void unwinder__reached(struct unwinder *u, uint32_t pid, const uint64_t *ips, si
 {
 	struct proc *p = u ? proc_find(u, pid) : NULL;
 	const struct umap *m = NULL;
-	bool fp = false, ask = false;
+	bool fp = false, ask = false, unlisted = false;
 	uint64_t now, pc;
 	struct file *f;
 	size_t i;
 
 	if (u && !p && n)
 		reached_retired(u, pid, ips, n, samples); /* exited: its samples come after */
-	if (!p || !n || (p->listed && !p->queued && !p->unbuilt))
-		return; /* every mapping it lists has its table, or is anonymous */
+	if (!p || !n)
+		return;
 	now = mono_ns();
 	for (i = 0; i < n; i++) {
 		if (EMBER_V8F_IS(ips[i]))
@@ -1276,8 +1276,15 @@ void unwinder__reached(struct unwinder *u, uint32_t pid, const uint64_t *ips, si
 				reach_add(u, p, pc);
 			continue;
 		}
-		if (!m || m->t || !m->ino)
+		if (!m) {
+			/* code mapped since its list (a dlopen, a new JIT region): the walk went
+			 * there by frame pointers, or by a table found through the kernel's
+			 * mapping, which may be a recycled device and inode's: listed again */
+			unlisted = true;
 			continue;
+		}
+		if (m->t || !m->ino)
+			continue; /* its table, or anonymous */
 		f = file_find(u, m->dev, m->ino);
 		if (f && f->t) {
 			ask = true; /* built since this list: written again */
@@ -1301,6 +1308,10 @@ void unwinder__reached(struct unwinder *u, uint32_t pid, const uint64_t *ips, si
 	}
 	if (ask)
 		queue(u, p);
+	else if (unlisted && !p->queued) {
+		u->st.reach_unlisted++;
+		unwinder__refresh_pid(u, pid); /* at most every 50 ms, then every second */
+	}
 }
 
 /* @event_ns: the BPF program deleted the list at that time (0: it did not) */

@@ -69,6 +69,7 @@ const struct counter_desc unwind_counters[] = {
 	{ .key = "lists", U64(lists) },
 	{ .key = "exec_lists", U64(exec_lists) },
 	{ .key = "fork_notes_kept", U64(fork_notes_kept) },
+	{ .key = "reach_unlisted", U64(reach_unlisted) },
 	{ .key = "exec_unbuilt", U64(exec_unbuilt) },
 	{ .key = "files_unbuilt", U64(files_unbuilt), .unit = "files",
 	  .metric = "ember_unwind_files_unbuilt", .type = COUNTER_GAUGE,

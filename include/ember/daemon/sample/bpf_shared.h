@@ -494,10 +494,6 @@ struct ember_walk_stops {
 				      not a code object): the outer ones are missing */
 #define EMBER_USTACK_PY_NR_SHIFT  8 /* bits 8..15: Python frames at the top of ips */
 #define EMBER_USTACK_PY_NR(flags) (((flags) >> EMBER_USTACK_PY_NR_SHIFT) & 0xff)
-/* a frame was walked by a table found through the kernel's mapping, not the process's list (a
- * library mapped since it was listed, or a process not listed yet): userspace reads its mappings
- * again and lists it (unwinder__refresh_pid()) */
-#define EMBER_USTACK_VMA (1u << 16)
 
 /* The code word: the code object's address, and above it */
 #define EMBER_PYF_ENTRY                                                                            \

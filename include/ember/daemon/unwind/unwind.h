@@ -81,6 +81,8 @@ struct unwind_stats {
 	uint64_t exec_lists;		/* processes listed at exec (unwinder__exec_pid) */
 	uint64_t fork_notes_kept;	/* forks' first samples whose adopted list stood: no
 					   read, no write */
+	uint64_t reach_unlisted;	/* walks of listed processes that reached an address
+					   outside their list: listed again (rate-limited) */
 	uint64_t exec_unbuilt;		/* ... mappings left to frame pointers then: no table yet */
 	uint64_t files_unbuilt;		/* gauge: files listed that no walk reached yet: no table
 					 * built (frame pointers there until one does) */
