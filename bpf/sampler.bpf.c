@@ -499,8 +499,10 @@ static __always_inline void tell_exec(__u32 pid, __u32 kind, __u64 wake, __u64 t
 	exec_image(rec);
 	if (rec->ino) {
 		keep_exec_path(pid, bprm, time_ns);
-		if (exec_seed(pid, rec))
+		if (exec_seed(pid, rec)) {
 			st->exec_seeds++;
+			rec->kind |= EMBER_REC_SEEDED;
+		}
 	}
 	if (wake == BPF_RB_NO_WAKEUP && bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) > ring_half)
 		wake = BPF_RB_FORCE_WAKEUP;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* The sampler's process events (exec, exit, a new process's first sample, CPython names), on the
  * worker, fanned out to the stages that keep per-process state. */
+#include <stdlib.h>
+
 #include "ember/daemon/export/identity.h"
 #include "ember/daemon/pipeline/emberd.h"
 
@@ -82,7 +84,7 @@ void emberd_on_exec(uint32_t pid, uint64_t time_ns, bool gone, const struct samp
 	 * read before the exec): it would walk the new image wrong */
 	unwinder__forget_pid_at(d->unwind, pid, time_ns);
 	if (!gone)
-		unwinder__exec_pid(d->unwind, pid);
+		unwinder__exec_pid(d->unwind, pid, img && img->seeded && !getenv("EMBERD_EXEC_LIST"));
 	/* the exporter names the old image's samples with the old executable, not /proc's new one */
 	if (d->identity)
 		identity__proc_event(d->identity, pid, (uint64_t)((int64_t)time_ns + d->real_off_ns),

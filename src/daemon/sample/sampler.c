@@ -402,7 +402,9 @@ static int on_record(void *ctx, void *data, size_t size)
 							      .pgoff = x->pgoff << 12,
 							      .ino = x->ino,
 							      .dev_major = x->dev >> 20,
-							      .dev_minor = x->dev & 0xfffff };
+							      .dev_minor = x->dev & 0xfffff,
+							      .seeded = !!(x->kind &
+									   EMBER_REC_SEEDED) };
 			}
 			if (x->kind & EMBER_REC_SAMPLED)
 				s->ev_due_ns = 1;

@@ -1079,10 +1079,15 @@ void unwinder__note_pid(struct unwinder *u, uint32_t pid)
 	note(u, pid, false);
 }
 
-void unwinder__exec_pid(struct unwinder *u, uint32_t pid)
+void unwinder__exec_pid(struct unwinder *u, uint32_t pid, bool seeded)
 {
-	if (u)
-		u->st.exec_lists++;
+	if (!u)
+		return;
+	if (seeded) {
+		u->st.exec_seeded++;
+		return;
+	}
+	u->st.exec_lists++;
 	note(u, pid, true);
 }
 

@@ -68,6 +68,7 @@ const struct counter_desc unwind_counters[] = {
 	{ .key = "files_changed", U64(files_changed) },
 	{ .key = "lists", U64(lists) },
 	{ .key = "exec_lists", U64(exec_lists) },
+	{ .key = "exec_seeded", U64(exec_seeded) },
 	{ .key = "fork_notes_kept", U64(fork_notes_kept) },
 	{ .key = "reach_unlisted", U64(reach_unlisted) },
 	{ .key = "exec_unbuilt", U64(exec_unbuilt) },

@@ -273,7 +273,7 @@ struct ember_exec_rec {
 struct ember_exec_img_rec {
 	__u64 time_ns;
 	__u32 pid;		/* tgid */
-	__u32 kind;		/* EMBER_REC_EXEC (| EMBER_REC_SAMPLED) */
+	__u32 kind;		/* EMBER_REC_EXEC (| EMBER_REC_SAMPLED | EMBER_REC_SEEDED) */
 	__u64 start, end;	/* the executable's text mapping, [start, end) */
 	__u64 pgoff;		/* its file offset, in pages */
 	__u64 ino;
@@ -298,6 +298,10 @@ struct ember_exec_path {
  * with its burst (a sampled process is worth its wake-up; a burst of unsampled ones
  * shares one) */
 #define EMBER_REC_SAMPLED 0x100
+/* or'ed into an exec's kind (ember_exec_img_rec): the program put the new executable's mapping,
+ * with its built table, in the process's vma_cache: its walks reach main without a list from
+ * userspace, which lists it at its first sample, not at the exec */
+#define EMBER_REC_SEEDED 0x200
 
 /*
  * Told apart by its size (24 bytes): a new process by fork (sched_process_fork, not a thread):

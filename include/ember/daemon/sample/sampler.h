@@ -309,6 +309,7 @@ struct sampler_image {
 	uint64_t pgoff;			/* the file offset of start, in bytes */
 	uint64_t ino;
 	uint32_t dev_major, dev_minor;
+	bool seeded;			/* its table in the BPF program's mapping cache already */
 };
 
 /* Called with the pid of a process that called exec (any process), when the drain hands the

@@ -79,6 +79,8 @@ struct unwind_stats {
 					   bpf() call of emberd's) */
 	uint64_t procs_swept;		/* forgotten by the sweep: gone without a notification */
 	uint64_t exec_lists;		/* processes listed at exec (unwinder__exec_pid) */
+	uint64_t exec_seeded;		/* execs not listed: the BPF program seeded their
+					   executable's table */
 	uint64_t fork_notes_kept;	/* forks' first samples whose adopted list stood: no
 					   read, no write */
 	uint64_t reach_unlisted;	/* walks of listed processes that reached an address
@@ -121,9 +123,11 @@ void unwinder__note_pid(struct unwinder *u, uint32_t pid);
  * A process called exec (the process tracker's event): listed now with the tables already built
  * (a binary seen before: one more `ls`, a build's compiler), so that its first samples are walked
  * whole; files without a table stay frame pointers until its first sample notes it (no table is
- * compiled for a process that is never sampled).
+ * compiled for a process that is never sampled). @seeded: the BPF program put the executable's
+ * mapping with its table in the process's mapping cache at the exec, and finds the files its
+ * walks reach through the kernel: not listed until its first sample (counted).
  */
-void unwinder__exec_pid(struct unwinder *u, uint32_t pid);
+void unwinder__exec_pid(struct unwinder *u, uint32_t pid, bool seeded);
 
 /*
  * @child was made by fork from @parent: it runs its parent's image, and the BPF
