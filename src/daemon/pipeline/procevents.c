@@ -47,6 +47,20 @@ void emberd_on_exit_pid(uint32_t pid, uint64_t time_ns, bool gone, void *ctx)
 		python__forget_pid(d->py, pid, time_ns);
 }
 
+/* EMBERD_EXEC_LIST=1: every exec listed at once, seeded or not (the behaviour before seeded
+ * execs were left to BPF; for comparisons). Read once, on the worker. */
+static bool exec_list_always(void)
+{
+	static int v = -1;
+
+	if (v < 0) {
+		const char *e = getenv("EMBERD_EXEC_LIST");
+
+		v = e && *e && *e != '0';
+	}
+	return v;
+}
+
 /*
  * A process called exec (every one, sampled or not): its cached mappings are the old
  * image's. The new image is listed for the walker now, from its first instruction, so that a
@@ -84,7 +98,7 @@ void emberd_on_exec(uint32_t pid, uint64_t time_ns, bool gone, const struct samp
 	 * read before the exec): it would walk the new image wrong */
 	unwinder__forget_pid_at(d->unwind, pid, time_ns);
 	if (!gone)
-		unwinder__exec_pid(d->unwind, pid, img && img->seeded && !getenv("EMBERD_EXEC_LIST"));
+		unwinder__exec_pid(d->unwind, pid, img && img->seeded && !exec_list_always());
 	/* the exporter names the old image's samples with the old executable, not /proc's new one */
 	if (d->identity)
 		identity__proc_event(d->identity, pid, (uint64_t)((int64_t)time_ns + d->real_off_ns),
