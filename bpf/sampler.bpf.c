@@ -476,9 +476,14 @@ static __always_inline void keep_exec_path(__u32 pid, __u64 bprm, __u64 time_ns)
 }
 
 /* An exec's record with its image (exec_images): as tell() does for the others; the path of an
- * image found kept (keep_exec_path). */
-static __always_inline void tell_exec(__u32 pid, __u32 kind, __u64 wake, __u64 time_ns, __u64 bprm)
+ * image found kept (keep_exec_path). A seeded exec of a process not sampled wakes nobody and
+ * opens no window: its walks need no list from userspace (exec_seed()), and its first sample
+ * wakes the drain as any new process's does; it goes with the next batch. */
+static __always_inline void tell_exec(__u32 pid, __u32 kind, bool sampled, __u64 time_ns,
+				      __u64 bprm)
 {
+	__u64 wake = BPF_RB_NO_WAKEUP;
+	bool seeded = false;
 	struct ember_exec_img_rec *rec;
 	struct ember_bpf_stats *st;
 	__u32 zero = 0;
@@ -502,7 +507,15 @@ static __always_inline void tell_exec(__u32 pid, __u32 kind, __u64 wake, __u64 t
 		if (exec_seed(pid, rec)) {
 			st->exec_seeds++;
 			rec->kind |= EMBER_REC_SEEDED;
+			seeded = true;
 		}
+	}
+	/* the first exec of a burst wakes userspace; the others of its window go with it */
+	if (sampled) {
+		wake = BPF_RB_FORCE_WAKEUP;
+	} else if (!seeded && time_ns - *(volatile __u64 *)&exec_wake_ns >= exec_batch_ns) {
+		exec_wake_ns = time_ns;
+		wake = BPF_RB_FORCE_WAKEUP;
 	}
 	if (wake == BPF_RB_NO_WAKEUP && bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) > ring_half)
 		wake = BPF_RB_FORCE_WAKEUP;
@@ -539,6 +552,11 @@ int on_exec(struct bpf_raw_tracepoint_args *ctx)
 	bpf_map_delete_elem(&v8_procs, &pid); /* the new image is not that V8 */
 	bpf_map_delete_elem(&hs_procs, &pid); /* nor that JVM */
 	bpf_map_delete_elem(&vma_cache, &pid); /* nor are those its mappings */
+	if (exec_images) {
+		tell_exec(pid, EMBER_REC_EXEC | (sampled ? EMBER_REC_SAMPLED : 0), sampled, now,
+			  RAW_TP_ARG(ctx, 2) /* sched_process_exec(p, old_pid, bprm) */);
+		return 0;
+	}
 	/* the first exec of a burst wakes userspace; the others of its window go with it */
 	if (sampled) {
 		wake = BPF_RB_FORCE_WAKEUP;
@@ -546,11 +564,7 @@ int on_exec(struct bpf_raw_tracepoint_args *ctx)
 		exec_wake_ns = now;
 		wake = BPF_RB_FORCE_WAKEUP;
 	}
-	if (exec_images)
-		tell_exec(pid, EMBER_REC_EXEC | (sampled ? EMBER_REC_SAMPLED : 0), wake, now,
-			  RAW_TP_ARG(ctx, 2) /* sched_process_exec(p, old_pid, bprm) */);
-	else
-		tell(pid, EMBER_REC_EXEC | (sampled ? EMBER_REC_SAMPLED : 0), wake, now);
+	tell(pid, EMBER_REC_EXEC | (sampled ? EMBER_REC_SAMPLED : 0), wake, now);
 	return 0;
 }
 

@@ -390,6 +390,8 @@ static int on_record(void *ctx, void *data, size_t size)
 	if (size == sizeof(struct ember_exec_img_rec)) {
 		const struct ember_exec_img_rec *x = data;
 
+		uint64_t due = s->ev_due_ns;
+
 		slot = &s->recent[x->pid & 1023];
 		if (__atomic_load_n(slot, __ATOMIC_RELAXED) == x->pid)
 			__atomic_store_n(slot, 0, __ATOMIC_RELAXED);
@@ -408,6 +410,9 @@ static int on_record(void *ctx, void *data, size_t size)
 			}
 			if (x->kind & EMBER_REC_SAMPLED)
 				s->ev_due_ns = 1;
+			else if (x->kind & EMBER_REC_SEEDED)
+				s->ev_due_ns = due; /* not due: with the next batch (its walks
+						       need no list; its first sample wakes) */
 		}
 		return 0;
 	}
