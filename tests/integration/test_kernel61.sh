@@ -27,32 +27,21 @@
 # Packages (scripts/packages.txt, make deps): linux-image-amd64, qemu-system-x86, busybox-static.
 # Whatever build/emberd is, this runs it: a new BPF program is checked against 6.1 by this test.
 . "$(dirname "$0")/../lib.sh"
-require_root "the test reads /boot and builds an initramfs with emberd"
-[ -x "$EMBERD" ] || skip_all "no $EMBERD"
-KERNEL=$(ls -1 /boot/vmlinuz-6.1.0-*-amd64 2>/dev/null | sort -V | tail -1)
-[ -n "$KERNEL" ] || skip_all "no /boot/vmlinuz-6.1.0-*-amd64 (linux-image-amd64, make deps)"
-command -v qemu-system-x86_64 >/dev/null || skip_all "no qemu-system-x86_64 (qemu-system-x86)"
-BUSYBOX=$(command -v busybox)
-[ -n "$BUSYBOX" ] && ldd "$BUSYBOX" 2>&1 | grep -q 'not a dynamic' ||
-	skip_all "no static busybox (busybox-static)"
-command -v cpio >/dev/null || skip_all "no cpio"
+. "$(dirname "$0")/kernel61.sh" # k61_prereqs, k61_root, k61_libs, k61_init_head, k61_boot ...
+k61_prereqs
 trap 'stop_all; cleanup_tmp' EXIT
 SECS=10
 
-R=$TMP/root
-mkdir -p "$R"/{bin,proc,sys,tmp,dev,lib64,etc}
-cp "$BUSYBOX" "$R/bin/busybox"
+k61_root
 # the programs and every shared library they load, at the paths ld.so looks for them
 gcc -std=gnu11 -O2 -fomit-frame-pointer -g -o "$R/bin/nofp" "$SRCDIR/tests/workloads/nofp.c" ||
 	{ not_ok "nofp builds"; done_testing; }
-cp "$EMBERD" "$R/bin/emberd"
 # tests/workloads/memio's malloc mode (alloc_a 800 bytes, alloc_b 200, through libc.so.6's
 # malloc, where [malloc]'s uprobe is)
 [ -x "$OUTPUT/workloads/memio" ] || skip_all "no $OUTPUT/workloads/memio (make workloads)"
 cp "$OUTPUT/workloads/memio" "$R/bin/memio"
 # a virtio disk for block I/O: Debian's 6.1 has its drivers as modules, loaded by /init in this
 # order (each after what it depends on)
-KVER=$(basename "$KERNEL" | sed 's/^vmlinuz-//')
 VIRTIO_MODS="virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci virtio_blk"
 mkdir -p "$R/lib/mods"
 for m in $VIRTIO_MODS; do
@@ -108,27 +97,12 @@ int main(void)
 }
 C
 gcc -O2 -o "$R/bin/insns" "$TMP/insns.c" -lbpf || { not_ok "insns.c builds"; done_testing; }
-# (and libgcc_s, which glibc loads at run time for pthread_cancel: emberd's shutdown guard)
-for b in "$R/bin/emberd" "$R/bin/nofp" "$R/bin/insns" "$R/bin/memio" "$R/usr/bin/python3.11"; do
-	ldd "$b" | awk '/=> \// { print $3 } /^\t\/[^ ]+ \(/ { print $1 }'
-done | { cat; readlink -f /lib/x86_64-linux-gnu/libgcc_s.so.1 | sed 's|^/usr||'; } | sort -u | while read -r lib; do
-	mkdir -p "$R$(dirname "$lib")"
-	cp -L "$lib" "$R$lib"
-done
+k61_libs "$R/bin/emberd" "$R/bin/nofp" "$R/bin/insns" "$R/bin/memio" "$R/usr/bin/python3.11"
 objdump -d --no-show-raw-insn --disassemble=work "$R/bin/nofp" >"$TMP/work.s"
 check "nofp's work() keeps no frame pointer" \
 	sh -c "grep -q 'call.*nofp_a' '$TMP/work.s' && ! grep -q 'mov *%rsp,%rbp' '$TMP/work.s'"
-cat >"$R/init" <<EOF
-#!/bin/busybox sh
-/bin/busybox --install -s /bin
-mount -t proc proc /proc
-mount -t sysfs sys /sys
-mount -t devtmpfs dev /dev 2>/dev/null
-mount -t tmpfs tmp /tmp
-mount -t bpf bpf /sys/fs/bpf 2>/dev/null
-ip link set lo up
-echo "K61 uname \$(uname -r)"
-[ -r /sys/kernel/btf/vmlinux ] && echo "K61 btf yes"
+k61_init_head >"$R/init"
+cat >>"$R/init" <<EOF
 /bin/nofp 100 >/tmp/nofp.out &
 /usr/bin/python3.11 -S /bin/work.py 100 >/tmp/py.out 2>&1 &
 for m in $VIRTIO_MODS; do insmod /lib/mods/\$m.ko || echo "K61 insmod \$m failed"; done
@@ -136,15 +110,7 @@ for m in $VIRTIO_MODS; do insmod /lib/mods/\$m.ko || echo "K61 insmod \$m failed
 	-o vmgrow.enabled=yes -o blockio.enabled=yes -o malloc.enabled=yes -o malloc.comm=memio -o malloc.interval=64K \
 	>/tmp/emberd.log 2>&1 &
 EP=\$!
-i=0
-until wget -q -O /dev/null http://127.0.0.1:8080/healthz; do
-	i=\$((i + 1)); [ \$i -ge 60 ] && break; sleep 1
-	# emberd gone (a program the verifier refused): its log now, not after the guest's timeout
-	if ! kill -0 \$EP 2>/dev/null; then
-		echo K61-BEGIN-LOG; cat /tmp/emberd.log; echo K61-END-LOG; echo K61 done; poweroff -f
-	fi
-done
-echo "K61 emberd serves after \$i s"
+$(k61_init_serves 8080)
 # the window starts once the tables of nofp and python3.11 are built (0.3-3 s under emulation,
 # more on a loaded host): no process waits for its list, then one tick more
 i=0
@@ -197,25 +163,10 @@ echo K61-END-FOLDED
 echo K61 done
 poweroff -f
 EOF
-chmod +x "$R/init"
-(cd "$R" && find . | cpio -o -H newc --quiet | gzip -1) >"$TMP/initrd.gz"
-echo "# kernel $KERNEL, initramfs $(($(stat -c %s "$TMP/initrd.gz") / 1024)) KiB"
 
-t0=$SECONDS
-timeout -k 5 110 qemu-system-x86_64 -machine q35,accel=tcg -cpu max -smp 2 -m 1024 \
-	-kernel "$KERNEL" -initrd "$TMP/initrd.gz" \
-	-drive "file=$TMP/disk.img,format=raw,if=virtio" \
-	-append "console=ttyS0 rdinit=/init panic=-1 quiet loglevel=3" \
-	-display none -monitor none -serial "file:$TMP/serial.log" -no-reboot >"$TMP/qemu.log" 2>&1
-rc=$?
-took=$((SECONDS - t0))
-tr -d '\r' <"$TMP/serial.log" >"$TMP/console.log"
-section() { sed -n "/^K61-BEGIN-$1\$/,/^K61-END-$1\$/p" "$TMP/console.log" | sed '1d;$d'; }
-echo "# qemu: exit $rc after $took s"
+k61_boot 110 1024 -drive "file=$TMP/disk.img,format=raw,if=virtio"
 grep '^K61 tables ready' "$TMP/console.log" | sed 's/^/# /'
-check "the guest powered off within 110 s ($took s, qemu exit $rc)" \
-	sh -c "[ $rc -eq 0 ] && grep -q '^K61 done' '$TMP/console.log'" ||
-	{ tail -30 "$TMP/console.log" | sed 's/^/#   /'; sed 's/^/#   qemu: /' "$TMP/qemu.log"; }
+k61_powered_off 110
 check "the guest runs Debian's 6.1 kernel ($(awk '/^K61 uname/ { print $3 }' "$TMP/console.log"))" \
 	grep -q '^K61 uname 6\.1\.' "$TMP/console.log"
 section LOG >"$TMP/emberd.log"
