@@ -168,7 +168,7 @@ fi
 
 # sample for sample: each perf sample and the emberd sample nearest in time, when within 1 ms
 # (emberd's samples carry the time of their perf event), each given to its burn method as above
-read -r PAIRS AGREE < <(python3 - "$TMP/perf.samples" "$TMP/ember.samples" <<'PY'
+read -r PAIRS AGREE < <(python3 - "$TMP/perf.samples" "$TMP/ember.samples" "$TMP/differ.txt" <<'PY'
 import bisect, re, sys
 def burn(stack, fix):
     fr = stack.split(";")
@@ -194,16 +194,25 @@ def load(path, fix):
 p, e = load(sys.argv[1], True), load(sys.argv[2], False)
 et = [x[0] for x in e]
 pairs = agree = 0
+differ = {}
 for t, w in p:
     i = bisect.bisect_left(et, t)
     near = min((e[j] for j in (i - 1, i) if 0 <= j < len(e)), key=lambda x: abs(x[0] - t), default=None)
     if near and abs(near[0] - t) <= 0.001:
         pairs += 1
         agree += near[1] == w
+        if near[1] != w:
+            k = (w, near[1])
+            differ[k] = differ.get(k, 0) + 1
 print(pairs, "%.1f" % (100.0 * agree / max(pairs, 1)))
+# the pairs that differ, by (perf's, emberd's) method: for the next time they are many
+with open(sys.argv[3], "w") as out:
+    for (w, v), n in sorted(differ.items(), key=lambda x: -x[1]):
+        out.write("# differ: %d, perf %s, emberd %s\n" % (n, w, v))
 PY
 )
 echo "# $PAIRS perf samples with an emberd sample within 1 ms: $AGREE % name the same burn method"
+cat "$TMP/differ.txt" 2>/dev/null
 check "sample for sample: >= 50 pairs within 1 ms ($PAIRS)" test "${PAIRS:-0}" -ge 50
 check "sample for sample: >= 90 % of them name the same burn method ($AGREE %)" \
 	awk -v x="${AGREE:-0}" 'BEGIN { exit !(x >= 90) }'

@@ -145,7 +145,7 @@ static void ent_fail(struct cap_ent *e, int err, const char *what)
 static int drain(struct capture_mgr *m, struct cap_ent *e)
 {
 	m->cur = e;
-	m->real_off_ns = (int64_t)clock_ns(CLOCK_REALTIME) - (int64_t)clock_ns(CLOCK_MONOTONIC);
+	m->real_off_ns = real_minus_mono_ns();
 	return sampler__drain(e->s, on_group, m);
 }
 

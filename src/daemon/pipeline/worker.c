@@ -11,6 +11,7 @@
 #include <time.h>
 #include <linux/types.h>
 
+#include "ember/core/base/clock.h"
 #include "ember/core/base/counters.h"
 #include "ember/core/base/heap.h"
 #include "ember/core/base/log.h"
@@ -330,7 +331,7 @@ static void work_run(void *ctx, void *item)
 	switch (w->kind) {
 	case W_BATCH:
 		liveness_worker_busy(&d->live, "naming");
-		d->real_off_ns = (int64_t)(real_ns() - mono_ns());
+		d->real_off_ns = real_minus_mono_ns();
 		store_sink__set_clock_offset(d->sink, d->real_off_ns);
 		if (d->offcpu_sink)
 			offcpu_sink__set_clock_offset(d->offcpu_sink, d->real_off_ns);

@@ -273,7 +273,7 @@ int memio_sink__from_config(const struct ember_config *c, const struct strtab *n
 	if (!k)
 		return errbuf_set(err, errlen, -ENOMEM, "cannot create the memory and I/O stores");
 	k->names = names;
-	k->real_off_ns = (int64_t)(real_ns() - mono_ns());
+	k->real_off_ns = real_minus_mono_ns();
 	k->quantum[MEMIO_STORE_PAGEFAULT] = c->pagefault_period; /* a sample: one record */
 	k->quantum[MEMIO_STORE_VMGROW] = c->vmgrow_quantum;
 	k->quantum[MEMIO_STORE_BLOCKIO] = c->blockio_quantum;

@@ -114,7 +114,7 @@ struct offcpu_sink *offcpu_sink__new(struct store *store, const struct strtab *n
 	k->names = names;
 	k->quantum_ns = quantum_ns;
 	k->depth = 2;
-	k->real_off_ns = (int64_t)(real_ns() - mono_ns());
+	k->real_off_ns = real_minus_mono_ns();
 	return k;
 }
 

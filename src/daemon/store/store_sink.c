@@ -36,7 +36,7 @@ struct store_sink *store_sink__new(struct store *store, const struct strtab *nam
 	}
 	k->store = store;
 	k->names = names;
-	k->real_off_ns = (int64_t)(real_ns() - mono_ns());
+	k->real_off_ns = real_minus_mono_ns();
 	return k;
 }
 

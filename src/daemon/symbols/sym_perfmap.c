@@ -104,7 +104,7 @@ static bool perfmap_owner_ok(struct symbolizer *s, struct proc *p, const struct 
 static bool perfmap_stale(const struct proc *p, const struct stat *st)
 {
 	uint64_t born = p->start_time ? sym_start_to_mono(p->start_time) : p->born_ns;
-	int64_t real_off = (int64_t)real_ns() - (int64_t)mono_ns();
+	int64_t real_off = real_minus_mono_ns();
 	int64_t written = (int64_t)st->st_mtim.tv_sec * 1000000000LL + st->st_mtim.tv_nsec -
 			  real_off; /* CLOCK_MONOTONIC */
 
