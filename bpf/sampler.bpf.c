@@ -475,16 +475,27 @@ static __always_inline void keep_exec_path(__u32 pid, __u64 bprm, __u64 time_ns)
 	bpf_map_update_elem(&exec_paths, &pid, ep, BPF_ANY);
 }
 
+/* An exec's wake-up: a sampled process's at once; the first exec of a burst wakes userspace,
+ * the others of its window go with it; a @quiet one (seeded, not sampled) wakes nobody and opens
+ * no window. */
+static __always_inline __u64 exec_wake(bool sampled, bool quiet, __u64 now)
+{
+	if (sampled)
+		return BPF_RB_FORCE_WAKEUP;
+	if (quiet || now - *(volatile __u64 *)&exec_wake_ns < exec_batch_ns)
+		return BPF_RB_NO_WAKEUP;
+	exec_wake_ns = now;
+	return BPF_RB_FORCE_WAKEUP;
+}
+
 /* An exec's record with its image (exec_images): as tell() does for the others; the path of an
  * image found kept (keep_exec_path). A seeded exec of a process not sampled wakes nobody and
  * opens no window: its walks need no list from userspace (exec_seed()), and its first sample
  * wakes the drain as any new process's does; it goes with the next batch. */
-static __always_inline void tell_exec(__u32 pid, __u32 kind, bool sampled, __u64 time_ns,
-				      __u64 bprm)
+static __always_inline void tell_exec(__u32 pid, bool sampled, __u64 time_ns, __u64 bprm)
 {
-	__u64 wake = BPF_RB_NO_WAKEUP;
-	bool seeded = false;
 	struct ember_exec_img_rec *rec;
+	__u64 wake;
 	struct ember_bpf_stats *st;
 	__u32 zero = 0;
 
@@ -500,23 +511,16 @@ static __always_inline void tell_exec(__u32 pid, __u32 kind, bool sampled, __u64
 	__builtin_memset(rec, 0, sizeof(*rec));
 	rec->time_ns = time_ns;
 	rec->pid = pid;
-	rec->kind = kind;
+	rec->kind = EMBER_REC_EXEC | (sampled ? EMBER_REC_SAMPLED : 0);
 	exec_image(rec);
 	if (rec->ino) {
 		keep_exec_path(pid, bprm, time_ns);
 		if (exec_seed(pid, rec)) {
 			st->exec_seeds++;
 			rec->kind |= EMBER_REC_SEEDED;
-			seeded = true;
 		}
 	}
-	/* the first exec of a burst wakes userspace; the others of its window go with it */
-	if (sampled) {
-		wake = BPF_RB_FORCE_WAKEUP;
-	} else if (!seeded && time_ns - *(volatile __u64 *)&exec_wake_ns >= exec_batch_ns) {
-		exec_wake_ns = time_ns;
-		wake = BPF_RB_FORCE_WAKEUP;
-	}
+	wake = exec_wake(sampled, rec->kind & EMBER_REC_SEEDED, time_ns);
 	if (wake == BPF_RB_NO_WAKEUP && bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) > ring_half)
 		wake = BPF_RB_FORCE_WAKEUP;
 	bpf_ringbuf_submit(rec, wake);
@@ -533,7 +537,7 @@ SEC("raw_tp/sched_process_exec") /* raw: needs no tracefs mounted */
 int on_exec(struct bpf_raw_tracepoint_args *ctx)
 {
 	__u32 pid = bpf_get_current_pid_tgid() >> 32;
-	__u64 now, wake = BPF_RB_NO_WAKEUP;
+	__u64 now;
 	bool sampled;
 
 	if (target_pid && pid != target_pid)
@@ -553,18 +557,11 @@ int on_exec(struct bpf_raw_tracepoint_args *ctx)
 	bpf_map_delete_elem(&hs_procs, &pid); /* nor that JVM */
 	bpf_map_delete_elem(&vma_cache, &pid); /* nor are those its mappings */
 	if (exec_images) {
-		tell_exec(pid, EMBER_REC_EXEC | (sampled ? EMBER_REC_SAMPLED : 0), sampled, now,
-			  RAW_TP_ARG(ctx, 2) /* sched_process_exec(p, old_pid, bprm) */);
+		tell_exec(pid, sampled, now, RAW_TP_ARG(ctx, 2) /* sched_process_exec(p, old_pid, bprm) */);
 		return 0;
 	}
-	/* the first exec of a burst wakes userspace; the others of its window go with it */
-	if (sampled) {
-		wake = BPF_RB_FORCE_WAKEUP;
-	} else if (now - *(volatile __u64 *)&exec_wake_ns >= exec_batch_ns) {
-		exec_wake_ns = now;
-		wake = BPF_RB_FORCE_WAKEUP;
-	}
-	tell(pid, EMBER_REC_EXEC | (sampled ? EMBER_REC_SAMPLED : 0), wake, now);
+	tell(pid, EMBER_REC_EXEC | (sampled ? EMBER_REC_SAMPLED : 0), exec_wake(sampled, false, now),
+	     now);
 	return 0;
 }
 

@@ -105,3 +105,16 @@ k61_powered_off() {
 
 # section NAME: the console's lines between K61-BEGIN-NAME and K61-END-NAME
 section() { sed -n "/^K61-BEGIN-$1\$/,/^K61-END-$1\$/p" "$TMP/console.log" | sed '1d;$d'; }
+
+# After k61_powered_off: the guest ran Debian's 6.1 (checked), emberd's log in $TMP/emberd.log
+# and printed; when the program was refused, the verifier's last lines (the reason is at the end)
+k61_kernel_and_log() {
+	check "the guest runs Debian's 6.1 kernel ($(awk '/^K61 uname/ { print $3 }' "$TMP/console.log"))" \
+		grep -q '^K61 uname 6\.1\.' "$TMP/console.log"
+	section LOG >"$TMP/emberd.log"
+	if grep -q 'BPF program load failed' "$TMP/emberd.log"; then
+		grep -v 'debug: libbpf' "$TMP/emberd.log" | tail -40 | sed 's/^/#   emberd: /'
+	else
+		sed 's/^/#   emberd: /' "$TMP/emberd.log" | head -20
+	fi
+}

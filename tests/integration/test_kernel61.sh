@@ -167,17 +167,9 @@ EOF
 k61_boot 110 1024 -drive "file=$TMP/disk.img,format=raw,if=virtio"
 grep '^K61 tables ready' "$TMP/console.log" | sed 's/^/# /'
 k61_powered_off 110
-check "the guest runs Debian's 6.1 kernel ($(awk '/^K61 uname/ { print $3 }' "$TMP/console.log"))" \
-	grep -q '^K61 uname 6\.1\.' "$TMP/console.log"
-section LOG >"$TMP/emberd.log"
+k61_kernel_and_log
 section PROGS >"$TMP/progs.txt"
 section FOLDED >"$TMP/e.folded"
-# its log; when the program was refused, the verifier's last lines (the reason is at the end)
-if grep -q 'BPF program load failed' "$TMP/emberd.log"; then
-	grep -v 'debug: libbpf' "$TMP/emberd.log" | tail -40 | sed 's/^/#   emberd: /'
-else
-	sed 's/^/#   emberd: /' "$TMP/emberd.log" | head -20
-fi
 sed 's/^prog /# verifier 6.1: prog /' "$TMP/progs.txt"
 check "emberd started on 6.1 (its BPF programs loaded)" \
 	sh -c "grep -q 'do_sample verified_insns [1-9]' '$TMP/progs.txt' && grep -qi 'started' '$TMP/emberd.log'"

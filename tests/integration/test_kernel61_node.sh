@@ -105,16 +105,9 @@ EOF
 k61_boot $LIMIT 1536
 grep '^K61 \(emberd serves\|node\)' "$TMP/console.log" | sed 's/^K61 node slice \(.*\): \(.*\) \(.*\)/K61 node slice \1: \2 samples, \3 compiling/' | sed 's/^/# /'
 k61_powered_off $LIMIT
-check "the guest runs Debian's 6.1 kernel ($(awk '/^K61 uname/ { print $3 }' "$TMP/console.log"))" \
-	grep -q '^K61 uname 6\.1\.' "$TMP/console.log"
-section LOG >"$TMP/emberd.log"
+k61_kernel_and_log
 section STATS >"$TMP/stats.json"
 section FOLDED >"$TMP/node.folded"
-if grep -q 'BPF program load failed' "$TMP/emberd.log"; then
-	grep -v 'debug: libbpf' "$TMP/emberd.log" | tail -40 | sed 's/^/#   emberd: /'
-else
-	sed 's/^/#   emberd: /' "$TMP/emberd.log" | head -20
-fi
 stat_section() { # NAME: the object NAME of the guest's /api/v1/stats, on one line
 	python3 -c 'import json, sys; print(json.dumps(json.load(open(sys.argv[1])).get(sys.argv[2])))' \
 		"$TMP/stats.json" "$1" 2>/dev/null

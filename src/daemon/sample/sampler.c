@@ -325,7 +325,9 @@ static uint64_t exec_batch_ns(const struct sampler *s)
 	return s->o.exec_batch_ns ? s->o.exec_batch_ns + EXEC_COMMIT_NS : 0;
 }
 
-static int add_event(struct sampler *s, uint32_t kind, uint32_t pid, uint64_t time_ns,
+/* @timed: a new process's, an exec's or a fork's event that sets when the events are due (a
+ * seeded exec of a process not sampled does not: it goes with the next batch) */
+static int add_event(struct sampler *s, uint32_t kind, uint32_t pid, uint64_t time_ns, bool timed,
 		     const struct ember_py_name_rec *name)
 {
 	struct sampler_batch *b = cur_batch(s);
@@ -335,7 +337,7 @@ static int add_event(struct sampler *s, uint32_t kind, uint32_t pid, uint64_t ti
 		goto lost;
 	e = &b->ev[b->nr_ev];
 	*e = (struct batch_event){ .kind = kind, .pid = pid, .time_ns = time_ns };
-	if (kind == EV_NEW_PID || kind == EV_EXEC || kind == EV_FORK) {
+	if (timed && (kind == EV_NEW_PID || kind == EV_EXEC || kind == EV_FORK)) {
 		/* a new process's first sample at once; an exec with its burst (its list is
 		 * needed within a short life); a fork with the next batch (the BPF program
 		 * listed it): its exec or exit meanwhile supersedes it */
@@ -383,19 +385,19 @@ static int on_record(void *ctx, void *data, size_t size)
 		slot = &s->recent[x->pid & 1023];
 		if (__atomic_load_n(slot, __ATOMIC_RELAXED) == x->pid)
 			__atomic_store_n(slot, 0, __ATOMIC_RELAXED);
-		if (!add_event(s, EV_FORK, x->pid, x->time_ns, NULL))
+		if (!add_event(s, EV_FORK, x->pid, x->time_ns, true, NULL))
 			s->cur->ev[s->cur->nr_ev - 1].parent = x->parent;
 		return 0;
 	}
 	if (size == sizeof(struct ember_exec_img_rec)) {
 		const struct ember_exec_img_rec *x = data;
-
-		uint64_t due = s->ev_due_ns;
+		/* seeded, not sampled: its walks need no list, its first sample wakes */
+		bool quiet = (x->kind & EMBER_REC_SEEDED) && !(x->kind & EMBER_REC_SAMPLED);
 
 		slot = &s->recent[x->pid & 1023];
 		if (__atomic_load_n(slot, __ATOMIC_RELAXED) == x->pid)
 			__atomic_store_n(slot, 0, __ATOMIC_RELAXED);
-		if (!add_event(s, EV_EXEC, x->pid, x->time_ns, NULL)) {
+		if (!add_event(s, EV_EXEC, x->pid, x->time_ns, !quiet, NULL)) {
 			struct sampler_image *im = &s->cur->ev[s->cur->nr_ev - 1].img;
 
 			/* a mapping the kernel made: page-aligned, not empty */
@@ -410,9 +412,6 @@ static int on_record(void *ctx, void *data, size_t size)
 			}
 			if (x->kind & EMBER_REC_SAMPLED)
 				s->ev_due_ns = 1;
-			else if (x->kind & EMBER_REC_SEEDED)
-				s->ev_due_ns = due; /* not due: with the next batch (its walks
-						       need no list; its first sample wakes) */
 		}
 		return 0;
 	}
@@ -427,7 +426,7 @@ static int on_record(void *ctx, void *data, size_t size)
 		/* a sampled process's exec is due at once (its record woke us), others with
 		 * their burst */
 		if (!add_event(s, (x->kind & EMBER_REC_KIND_MASK) == EMBER_REC_EXIT ? EV_EXIT : EV_EXEC,
-			       x->pid, x->time_ns, NULL) &&
+			       x->pid, x->time_ns, true, NULL) &&
 		    (x->kind & EMBER_REC_SAMPLED))
 			s->ev_due_ns = 1;
 		return 0;
@@ -463,7 +462,7 @@ static int on_record(void *ctx, void *data, size_t size)
 	if (s->pid_fn && r->pid && r->user_err != -EFAULT &&
 	    __atomic_load_n(slot, __ATOMIC_RELAXED) != r->pid) {
 		__atomic_store_n(slot, r->pid, __ATOMIC_RELAXED);
-		if (!add_event(s, EV_NEW_PID, r->pid, r->time_ns, NULL) && !r->user_err &&
+		if (!add_event(s, EV_NEW_PID, r->pid, r->time_ns, true, NULL) && !r->user_err &&
 		    r->nr_user) {
 			/* the files its walk reached: their tables asked for with the event, not
 			 * a tick later (a process living 30 ms is gone by then) */
@@ -486,7 +485,7 @@ static int on_pyname(void *ctx, void *data, size_t size)
 	struct sampler *s = ctx;
 
 	if (size >= sizeof(struct ember_py_name_rec) && s->pyname_fn)
-		(void)add_event(s, EV_PYNAME, 0, 0, data);
+		(void)add_event(s, EV_PYNAME, 0, 0, false, data);
 	return 0;
 }
 
