@@ -159,11 +159,31 @@ check_shares() { # NAME FILE OUT
 	check "$name: burn_b $EB +- 3 pp ($PB)" within "$PB" "$EB" 3
 	check "$name: burn_c $EC +- 3 pp ($PC)" within "$PC" "$EC" 3
 	check "$name: >= 99% whole Python stacks from <module>;main ($PM%)" atleast "$PM" 99
-	check "$name: native frames below the Python ones, >= 95% to Py_RunMain ($PR%)" atleast "$PR" 95
+	local why=""
+	atleast "$PR" 95 || why="; $(below_misses)"
+	check "$name: native frames below the Python ones, >= 95% to Py_RunMain ($PR%$why)" atleast "$PR" 95
 	check "$name: <= 1% _PyEval_EvalFrameDefault left unreplaced ($PE%)" atleast 1 "$PE"
 	atleast "$PM" 99 && atleast "$PR" 95 || whole_misses
 	atleast "$PR" 95 || awk '{ s = $0; i = index(s, "_[py]"); if (substr(s, 1, i) !~ /;(Py_RunMain|Py_BytesMain);/) print $NF "\t" s }' "$2" |
 		sort -nr | head -4 | cut -f2 | cut -c1-400 | sed 's/^/#   native below without Py_RunMain: /'
+}
+
+# below_misses: on a failed Py_RunMain check, in one line (the line CI's summary shows): the
+# window's samples whose native frames below the Python ones miss Py_RunMain, how many of them
+# hold [truncated], when (seconds after FROM), the innermost native frame below the Python ones
+# that most of them stop at, and the unwinder's evictions and refusals
+below_misses() {
+	curl -sf "$URL/api/v1/samples?pid=$PY_PID&from=$FROM&to=$TO" |
+		awk -v f="$FROM" '!/^#/ { s = substr($0, length($1) + 2); s = substr(s, 1, length(s) - length($NF) - 1)
+			i = index(s, "_[py]"); if (!i) next; pre = substr(s, 1, i)
+			if (pre ~ /;(Py_RunMain|Py_BytesMain);/) next
+			n++; if (s ~ /\[truncated\]/) tr++
+			t = $1 - f; if (!lo || t < lo) lo = t; if (t > hi) hi = t
+			k = split(pre, x, ";"); at[x[k > 1 ? k - 1 : 1]]++ }
+			END { for (a in at) if (at[a] > m) { m = at[a]; top = a }
+			      printf "misses %d (%d [truncated]) %.2f-%.2f s after FROM, %d below %s", n, tr, lo, hi, m, substr(top, 1, 60) }'
+	curl -sf "$URL/api/v1/stats" | python3 -c 'import json, sys; u = json.load(sys.stdin).get("unwind", {})
+print(", unwind evictions %s refused %s" % (u.get("evictions"), u.get("refused")), end="")'
 }
 
 # whole_misses: on a failed whole-stack check, when the process's samples without a whole Python

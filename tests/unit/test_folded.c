@@ -300,6 +300,15 @@ static void test_guess_unit(void **state)
 	/* 9 periods (11 Hz, 33 Hz and 99 Hz fit): 99 Hz */
 	assert_int_equal(guess("a 90909090\nb 181818180\nc 909090900\n", &period), FOLDED_UNIT_NS);
 	assert_int_equal(period, 10101010);
+	/* every count a multiple of 11 periods at 99 Hz (198 samples as 77 + 66 + 55): 111111110
+	 * is 1 ns off 9 Hz's 111111111.1, and was taken for it (198 samples converted to 18) */
+	assert_int_equal(guess("a 777777770\nb 666666660\nc 555555550\n", &period),
+			 FOLDED_UNIT_NS);
+	assert_int_equal(period, 10101010);
+	/* 9 Hz itself: 111111111 */
+	assert_int_equal(guess("a 777777777\nb 666666666\nc 555555555\n", &period),
+			 FOLDED_UNIT_NS);
+	assert_int_equal(period, 111111111);
 	/* 4000 Hz (perf's default), every count a multiple of 3 periods */
 	assert_int_equal(guess("a 750000\nb 1500000\nc 7500000\n", &period), FOLDED_UNIT_NS);
 	assert_int_equal(period, 250000);

@@ -2,6 +2,7 @@
 #include "ember/core/formats/folded.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -394,8 +395,10 @@ enum folded_unit folded_guess_unit(const struct profile *p, uint64_t *ret_period
 		if (g % k)
 			continue;
 		freq = (uint64_t)(1e9 / (double)per + 0.5);
-		if (freq && (uint64_t)(1e9 / (double)freq) + 1 >= per &&
-		    (uint64_t)(1e9 / (double)freq) <= per + 1) {
+		/* per is 1e9 / freq rounded either way (the kernel truncates): within 1 ns of it,
+		 * not of its truncation, or 11 periods at 99 Hz (111111110) pass for 9 Hz's
+		 * 111111111 and 198 samples convert to 18 */
+		if (freq && fabs(1e9 / (double)freq - (double)per) < 1.0) {
 			if (!*ret_period_ns)
 				*ret_period_ns = per;
 			if (sampling_rate_common(freq)) {
