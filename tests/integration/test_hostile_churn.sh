@@ -32,12 +32,17 @@ PROCS=$(stat_field unwind.procs)
 SWEPT=$(stat_field unwind.procs_swept)
 DROPPED=$(stat_field unwind.procs_dropped)
 EXITS=$(stat_field processes.exits)
+COAL=$(stat_field sampler.procs_coalesced)
 LIVE=$(ls -d /proc/[0-9]* | wc -l)
-echo "# unwind.procs $PROCS (limit 64), procs_swept $SWEPT, procs_dropped $DROPPED; processes.exits $EXITS; $LIVE live processes on the host"
+echo "# unwind.procs $PROCS (limit 64), procs_swept $SWEPT, procs_dropped $DROPPED; processes.exits $EXITS, sampler.procs_coalesced $COAL; $LIVE live processes on the host"
 # every process's exit is notified (not only a sampled one's) and drops its entries at
-# once; the 5 s sweep is the net for a lost exit record, and finds nothing left here
-check "the gone processes' entries were dropped at their exit or swept (exits $EXITS >= 2500 or procs_swept $SWEPT > 0)" \
-	test "${EXITS:-0}" -ge 2500 -o "${SWEPT:-0}" -gt 0
+# once, or, never sampled and born and gone within one batch of events, the process was
+# coalesced: no stage heard of it, nothing to drop (since an exec seeded in BPF waits for the
+# next batch, most of them: 2432-2476 of 3000 here, exits 540-577; a fresh-clone run saw exits
+# 1465 and failed the exits-only check); the 5 s sweep is the net for a
+# lost exit record, and finds nothing left here
+check "the gone processes' entries were dropped at their exit, never made, or swept (exits $EXITS + coalesced $COAL >= 2500 or procs_swept $SWEPT > 0)" \
+	test $((${EXITS:-0} + ${COAL:-0})) -ge 2500 -o "${SWEPT:-0}" -gt 0
 check "the list is not full of gone processes (procs $PROCS < 64)" test "${PROCS:-64}" -lt 64
 
 # a program started after the churn is listed and walked with its tables; at real-time priority
