@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# Sourced by test_kernel61.sh and test_kernel61_node.sh: Debian's own 6.1 kernel
+# Sourced by test_kernel61.sh: Debian's own 6.1 kernel
 # (linux-image-6.1.0-*-amd64) booted under QEMU with software emulation (TCG: no KVM needed) from
 # a busybox initramfs built here in $R, whose /init prints its results on the serial console
 # between markers ("K61 ...", K61-BEGIN-NAME ... K61-END-NAME) that the test reads back.
