@@ -787,6 +787,110 @@ static void test_gone_and_forks(void **state)
 	proc_tracker__free(pt);
 }
 
+/* Extensions: a stage's state per process image, made when asked, ended by exec, exit and the
+ * sweep (the stage told), kept keep_ns for samples named late, then released once. */
+struct ext_log {
+	int ended, released;
+	uint32_t last_pid;
+};
+
+static void ext_ended_cb(void *ctx, uint32_t pid, void *state)
+{
+	struct ext_log *g = ctx;
+
+	g->ended++;
+	g->last_pid = pid;
+	*(int *)state += 100; /* the stage marks it: seen through ext_last */
+}
+
+static void ext_release_cb(void *ctx, uint32_t pid, void *state)
+{
+	struct ext_log *g = ctx;
+
+	(void)pid;
+	(void)state;
+	g->released++;
+}
+
+static void test_extensions(void **state)
+{
+	char root[] = "/tmp/ember-proctrack.XXXXXX", path[128];
+	struct proc_tracker_opts o = { .proc_root = root, .sweep_grace_ns = 1 };
+	struct ext_log g = { 0 }, g2 = { 0 };
+	struct proc_ext_ops ops = { .name = "t", .size = sizeof(int), .keep_ns = 0,
+				    .ended = ext_ended_cb, .release = ext_release_cb, .ctx = &g };
+	struct proc_ext_ops ops2 = { .name = "u", .size = 64, .keep_ns = 3600000000000ull,
+				     .release = ext_release_cb, .ctx = &g2 };
+	struct proc_tracker_stats st;
+	struct proc_tracker *pt;
+	int id, id2, *a, *b;
+
+	(void)state;
+	assert_non_null(mkdtemp(root));
+	pt = proc_tracker__new(&o);
+	assert_non_null(pt);
+	id = proc_tracker__ext_register(pt, &ops);
+	id2 = proc_tracker__ext_register(pt, &ops2);
+	assert_true(id >= 0 && id2 >= 0 && id != id2);
+	/* nothing until asked: a process never looked at costs the stage nothing */
+	assert_null(proc_tracker__ext(pt, id, 7, false));
+	assert_null(proc_tracker__ext_last(pt, id, 7));
+	a = proc_tracker__ext(pt, id, 7, true);
+	assert_non_null(a);
+	assert_int_equal(*a, 0); /* zeroed */
+	*a = 1;
+	assert_ptr_equal(proc_tracker__ext(pt, id, 7, true), a); /* one per image */
+	assert_ptr_equal(proc_tracker__ext_last(pt, id, 7), a);
+	assert_null(proc_tracker__ext(pt, id2, 7, false)); /* each stage its own */
+	assert_non_null(proc_tracker__ext(pt, id2, 7, true));
+	/* the exec ends the image: no current state, the ended one still answers ext_last */
+	proc_tracker__exec(pt, 7, false, NULL, 1000);
+	assert_int_equal(g.ended, 1);
+	assert_int_equal(g.last_pid, 7);
+	assert_null(proc_tracker__ext(pt, id, 7, false));
+	assert_ptr_equal(proc_tracker__ext_last(pt, id, 7), a);
+	assert_int_equal(*a, 101);
+	/* the new image's state is another, and answers first */
+	b = proc_tracker__ext(pt, id, 7, true);
+	assert_non_null(b);
+	assert_ptr_not_equal(a, b);
+	assert_int_equal(*b, 0);
+	assert_ptr_equal(proc_tracker__ext_last(pt, id, 7), b);
+	/* ended states go at the prune past keep_ns (0 here), once; the other stage's stay */
+	assert_int_equal(g.released, 0);
+	proc_tracker__ext_prune(pt, id);
+	assert_int_equal(g.released, 1);
+	proc_tracker__ext_prune(pt, id);
+	assert_int_equal(g.released, 1);
+	proc_tracker__ext_prune(pt, id2);
+	assert_int_equal(g2.released, 0);
+	/* the exit ends the new image too */
+	proc_tracker__exit(pt, 7);
+	assert_int_equal(g.ended, 2);
+	assert_null(proc_tracker__ext(pt, id, 7, false));
+	/* a state of a process whose exit was never told: the sweep finds it gone (pid 9 has no
+	 * entry under the fake root) and ends it; one that is there (pid 8) stays */
+	snprintf(path, sizeof(path), "%s/8", root);
+	assert_int_equal(mkdir(path, 0755), 0);
+	assert_non_null(proc_tracker__ext(pt, id, 8, true));
+	assert_non_null(proc_tracker__ext(pt, id, 9, true));
+	(void)proc_tracker__sweep(pt);
+	assert_int_equal(g.ended, 3);
+	assert_int_equal(g.last_pid, 9);
+	assert_non_null(proc_tracker__ext(pt, id, 8, false));
+	proc_tracker__stats(pt, &st);
+	assert_int_equal(st.ext_swept, 1);
+	assert_int_equal(st.ext_ended, 4); /* 7's twice (two stages at the exec), then 7, 9 */
+	/* unregistered: every state released, current or ended */
+	proc_tracker__ext_unregister(pt, id);
+	assert_int_equal(g.released, 4); /* 7's second image, 9 and 8 (and 7's first before) */
+	assert_null(proc_tracker__ext(pt, id, 8, false));
+	proc_tracker__free(pt); /* the second stage's: released by the free */
+	assert_int_equal(g2.released, 1);
+	rmdir(path);
+	rmdir(root);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -801,6 +905,7 @@ int main(void)
 		cmocka_unit_test(test_exe_id),
 		cmocka_unit_test(test_identity_once),
 		cmocka_unit_test(test_names_share),
+		cmocka_unit_test(test_extensions),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,8 +117,30 @@ struct gone_pid {
 	uint64_t ns;			/* mono time of the exit's handling */
 };
 
+/*
+ * An extension's state for one process image (proc_tracker__ext_register()): current until
+ * the image ends (exec, exit, swept), then "ended", kept ops.keep_ns for the samples taken
+ * before and named after. The stage's bytes follow the header.
+ */
+#define EXT_SLOTS 256
+struct pext {
+	struct pext *next;		/* hash chain (current), or the ended list */
+	uint32_t pid;
+	uint64_t ended_ns;		/* mono time it ended; 0: current */
+	max_align_t data[];
+};
+
+struct ext {
+	bool used;
+	struct proc_ext_ops ops;
+	struct pext *cur[EXT_SLOTS];	/* current states by pid */
+	struct pext *ended;		/* ended ones, newest first */
+	size_t nr_cur, nr_ended;
+};
+
 struct proc_tracker {
 	struct proc_tracker_opts o;
+	struct ext ext[PROC_EXT_MAX];	/* stages' per-process states (under lock) */
 	struct gone_pid gone[GONE_SLOTS];
 	char proc_root[256];
 	pthread_mutex_t lock;		/* the table and the counters */
@@ -524,6 +547,8 @@ static struct proc_maps *maps_of_entry(const struct procmaps_entry *e)
 	return m;
 }
 
+static void ext_end(struct proc_tracker *pt, uint32_t pid);
+
 void proc_tracker__exec(struct proc_tracker *pt, uint32_t pid, bool gone,
 			const struct procmaps_entry *img, uint64_t time_ns)
 {
@@ -576,6 +601,7 @@ void proc_tracker__exec(struct proc_tracker *pt, uint32_t pid, bool gone,
 		km = pre = NULL;
 	}
 	pthread_mutex_unlock(&pt->lock);
+	ext_end(pt, pid); /* the stages' states of the old image */
 	proc_maps__put(km);
 	proc_maps__put(pre);
 }
@@ -940,6 +966,7 @@ void proc_tracker__exit(struct proc_tracker *pt, uint32_t pid)
 	if (pid)
 		set_gone(pt, pid);
 	pthread_mutex_unlock(&pt->lock);
+	ext_end(pt, pid);
 }
 
 int proc_tracker__sweep(struct proc_tracker *pt)
@@ -983,8 +1010,35 @@ int proc_tracker__sweep(struct proc_tracker *pt)
 			drop(pt, pp);
 			pt->st.swept++;
 			swept++;
+			pthread_mutex_unlock(&pt->lock);
+			ext_end(pt, pids[i]);
+			continue;
 		}
 		pthread_mutex_unlock(&pt->lock);
+	}
+	/* the stages' states of processes the table does not hold (read long ago, dropped, or
+	 * never read): one stat each per sweep, their exits lost (a full ring buffer) */
+	n = 0;
+	pthread_mutex_lock(&pt->lock);
+	for (int x = 0; x < PROC_EXT_MAX; x++) {
+		struct pext *e;
+
+		if (!pt->ext[x].used)
+			continue;
+		for (i = 0; i < EXT_SLOTS; i++)
+			for (e = pt->ext[x].cur[i]; e; e = e->next)
+				if (!*find(pt, e->pid) &&
+				    !array_grow((void **)&pids, &cap, n + 1, sizeof(*pids), 256))
+					pids[n++] = e->pid;
+	}
+	pthread_mutex_unlock(&pt->lock);
+	for (i = 0; i < n; i++) {
+		if (procfs_exists(pt->proc_root, pids[i]))
+			continue;
+		pthread_mutex_lock(&pt->lock);
+		pt->st.ext_swept++;
+		pthread_mutex_unlock(&pt->lock);
+		ext_end(pt, pids[i]); /* a pid in two extensions: the second finds none */
 	}
 	free(pids);
 	return swept;
@@ -1024,12 +1078,196 @@ struct proc_tracker *proc_tracker__new(const struct proc_tracker_opts *o)
 	return pt;
 }
 
+/* --- extensions ------------------------------------------------------------------------------ */
+
+int proc_tracker__ext_register(struct proc_tracker *pt, const struct proc_ext_ops *ops)
+{
+	int i;
+
+	if (!pt || !ops || !ops->size)
+		return -EINVAL;
+	pthread_mutex_lock(&pt->lock);
+	for (i = 0; i < PROC_EXT_MAX && pt->ext[i].used; i++)
+		;
+	if (i < PROC_EXT_MAX) {
+		memset(&pt->ext[i], 0, sizeof(pt->ext[i]));
+		pt->ext[i].used = true;
+		pt->ext[i].ops = *ops;
+	}
+	pthread_mutex_unlock(&pt->lock);
+	return i < PROC_EXT_MAX ? i : -ENOSPC;
+}
+
+static struct ext *ext_of(struct proc_tracker *pt, int id)
+{
+	return pt && id >= 0 && id < PROC_EXT_MAX && pt->ext[id].used ? &pt->ext[id] : NULL;
+}
+
+/* Under the lock: the slot of @pid's current state. */
+static struct pext **ext_find(struct ext *x, uint32_t pid)
+{
+	struct pext **pp = &x->cur[hash_mix64(pid) & (EXT_SLOTS - 1)];
+
+	while (*pp && (*pp)->pid != pid)
+		pp = &(*pp)->next;
+	return pp;
+}
+
+void *proc_tracker__ext(struct proc_tracker *pt, int id, uint32_t pid, bool make)
+{
+	struct ext *x = ext_of(pt, id);
+	struct pext **pp, *e = NULL;
+
+	if (!x || !pid)
+		return NULL;
+	pthread_mutex_lock(&pt->lock);
+	pp = ext_find(x, pid);
+	if (*pp) {
+		e = *pp;
+	} else if (make) {
+		e = calloc(1, sizeof(*e) + x->ops.size);
+		if (e) {
+			e->pid = pid;
+			*pp = e;
+			x->nr_cur++;
+		}
+	}
+	pthread_mutex_unlock(&pt->lock);
+	return e ? e->data : NULL;
+}
+
+void *proc_tracker__ext_last(struct proc_tracker *pt, int id, uint32_t pid)
+{
+	struct ext *x = ext_of(pt, id);
+	struct pext *e;
+
+	if (!x || !pid)
+		return NULL;
+	pthread_mutex_lock(&pt->lock);
+	e = *ext_find(x, pid);
+	for (struct pext *o = x->ended; !e && o; o = o->next)
+		if (o->pid == pid)
+			e = o; /* the newest first */
+	pthread_mutex_unlock(&pt->lock);
+	return e ? e->data : NULL;
+}
+
+/*
+ * @pid's image ended (exec, exit, swept): its current states, of every extension, move to the
+ * ended lists; their stages are told (ops.ended) once the lock is let go.
+ */
+static void ext_end(struct proc_tracker *pt, uint32_t pid)
+{
+	struct pext *told[PROC_EXT_MAX] = { 0 };
+	uint64_t now = 0;
+	int i;
+
+	pthread_mutex_lock(&pt->lock);
+	for (i = 0; i < PROC_EXT_MAX; i++) {
+		struct ext *x = &pt->ext[i];
+		struct pext **pp, *e;
+
+		if (!x->used || !x->nr_cur)
+			continue;
+		pp = ext_find(x, pid);
+		if (!(e = *pp))
+			continue;
+		*pp = e->next;
+		x->nr_cur--;
+		if (!now)
+			now = mono_ns();
+		e->ended_ns = now;
+		e->next = x->ended;
+		x->ended = e;
+		x->nr_ended++;
+		pt->st.ext_ended++;
+		told[i] = e;
+	}
+	pthread_mutex_unlock(&pt->lock);
+	for (i = 0; i < PROC_EXT_MAX; i++)
+		if (told[i] && pt->ext[i].ops.ended)
+			pt->ext[i].ops.ended(pt->ext[i].ops.ctx, pid, told[i]->data);
+}
+
+void proc_tracker__ext_prune(struct proc_tracker *pt, int id)
+{
+	struct ext *x = ext_of(pt, id);
+	struct pext **pp, *e, *out = NULL;
+	uint64_t now = mono_ns();
+
+	if (!x)
+		return;
+	pthread_mutex_lock(&pt->lock);
+	for (pp = &x->ended; (e = *pp);) {
+		if (now - e->ended_ns >= x->ops.keep_ns) {
+			*pp = e->next;
+			x->nr_ended--;
+			e->next = out;
+			out = e;
+		} else {
+			pp = &e->next;
+		}
+	}
+	pthread_mutex_unlock(&pt->lock);
+	for (; out; out = e) {
+		e = out->next;
+		if (x->ops.release)
+			x->ops.release(x->ops.ctx, out->pid, out->data);
+		free(out);
+	}
+}
+
+void proc_tracker__ext_each(struct proc_tracker *pt, int id,
+			    void (*fn)(void *arg, uint32_t pid, void *state, bool ended), void *arg)
+{
+	struct ext *x = ext_of(pt, id);
+	struct pext *e;
+	size_t i;
+
+	if (!x)
+		return;
+	/* the extension's own thread: nothing but its events' thread (the same) changes the lists */
+	for (i = 0; i < EXT_SLOTS; i++)
+		for (e = x->cur[i]; e; e = e->next)
+			fn(arg, e->pid, e->data, false);
+	for (e = x->ended; e; e = e->next)
+		fn(arg, e->pid, e->data, true);
+}
+
+void proc_tracker__ext_unregister(struct proc_tracker *pt, int id)
+{
+	struct ext *x = ext_of(pt, id);
+	struct pext *e, *next;
+	size_t i;
+
+	if (!x)
+		return;
+	for (i = 0; i < EXT_SLOTS; i++)
+		for (e = x->cur[i]; e; e = next) {
+			next = e->next;
+			if (x->ops.release)
+				x->ops.release(x->ops.ctx, e->pid, e->data);
+			free(e);
+		}
+	for (e = x->ended; e; e = next) {
+		next = e->next;
+		if (x->ops.release)
+			x->ops.release(x->ops.ctx, e->pid, e->data);
+		free(e);
+	}
+	pthread_mutex_lock(&pt->lock);
+	memset(x, 0, sizeof(*x));
+	pthread_mutex_unlock(&pt->lock);
+}
+
 void proc_tracker__free(struct proc_tracker *pt)
 {
 	size_t i;
 
 	if (!pt)
 		return;
+	for (i = 0; i < PROC_EXT_MAX; i++)
+		proc_tracker__ext_unregister(pt, (int)i);
 	for (i = 0; i < SLOTS; i++)
 		while (pt->slots[i])
 			drop(pt, &pt->slots[i]);

@@ -87,6 +87,10 @@ const struct counter_desc proc_tracker_counters[] = {
 	{ .key = "swept", U64(swept), .metric = EVENTS, .label = "kind", .label_value = "swept" },
 	{ .key = "not_kept", U64(not_kept), .metric = EVENTS, .label = "kind",
 	  .label_value = "not_kept" },
+	{ .key = "ext_ended", U64(ext_ended), .metric = EVENTS, .label = "kind",
+	  .label_value = "ext_ended" },
+	{ .key = "ext_swept", U64(ext_swept), .metric = EVENTS, .label = "kind",
+	  .label_value = "ext_swept" },
 	{ .key = "ident_checks", U64(ident_checks), .metric = IDENT, .type = COUNTER_COUNTER,
 	  .help = "Mappings' file identities asked of the process tracker, by result: checked "
 		  "(one mapfile_stat per mapping per read), reused (answered from that read's "

@@ -2134,14 +2134,6 @@ int sampler__v8_del_proc(struct sampler *s, uint32_t pid)
 	return 0;
 }
 
-bool sampler__v8_has_proc(struct sampler *s, uint32_t pid)
-{
-	struct ember_v8_proc p;
-
-	STAT_ADD(s, bpf_calls, 1);
-	return !bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.v8_procs), &pid, &p);
-}
-
 int sampler__v8_stats(struct sampler *s, struct ember_v8_bpf_stats *ret)
 {
 	struct ember_v8_bpf_stats *per = calloc((size_t)s->nr_cpus, sizeof(*per));

@@ -18,11 +18,9 @@
 #include "ember/core/base/utf8.h"
 #include "ember/core/model/frame.h"
 #include "ember/daemon/sample/sampler.h"
-#include "ember/daemon/proc/procfs.h"
 #include "ember/daemon/proc/procmaps.h"
 #include "ember/daemon/proc/proctrack.h"
 
-#define PROC_SLOTS	1024
 #define V8_STR_MAX	512		   /* characters of a name or file read */
 #define V8_STR_DEPTH	6		   /* cons/thin/sliced strings followed */
 #define V8_RECHECK_NS	(1 * NSEC_PER_SEC) /* a cached name's SFI read again after this */
@@ -81,11 +79,12 @@ struct v8window {
 	uint64_t since_ns, used;
 };
 
+/* A process's state: the process tracker's extension (proc_tracker__ext_register()), made at its
+ * first sample, ended at its exit or exec (V8S_GONE: its names kept V8_GONE_KEEP_NS), released
+ * by the tracker's rule. */
 struct v8proc {
-	struct v8proc *next;
 	uint32_t pid;
 	enum v8state state;
-	uint64_t gone_ns;	  /* V8S_GONE since */
 	unsigned int tries;
 	uint64_t seen_ns;	  /* not V8: its executable last looked at */
 	uint64_t exe_ino, exe_dev; /* ... and what it was */
@@ -106,8 +105,8 @@ struct v8 {
 	char proc_root[256];
 	struct sampler *sampler;
 	struct strtab *names;
-	struct v8proc *procs[PROC_SLOTS];
-	size_t nr_procs;
+	int ext;		/* its processes: the tracker's extension */
+	size_t nr_procs;	/* states held (current and ended) */
 	struct proc_tracker *tracker, *own_tracker;
 	struct filecache *files, *own_files;
 	struct sbuf name, file, out;
@@ -678,13 +677,10 @@ static int read_sfi(struct v8 *v, struct v8proc *pp, uint64_t sfi, uint64_t *key
 
 /* --- processes ---------------------------------------------------------------------------- */
 
+/* @pid's state for the image it runs now (none: not looked at since its exec). */
 static struct v8proc *proc_find(struct v8 *v, uint32_t pid)
 {
-	struct v8proc *pp = v->procs[hash_mix64(pid) & (PROC_SLOTS - 1)];
-
-	while (pp && pp->pid != pid)
-		pp = pp->next;
-	return pp;
+	return proc_tracker__ext(v->tracker, v->ext, pid, false);
 }
 
 static void set_state(struct v8 *v, struct v8proc *pp, enum v8state s)
@@ -700,21 +696,30 @@ static void set_state(struct v8 *v, struct v8proc *pp, enum v8state s)
 		v->st.procs_unsupported++;
 }
 
-static void proc_remove(struct v8 *v, struct v8proc *pp)
+/* The tracker's ops.ended: the process exited or exec'ed (the BPF program deleted its entry
+ * then, a V8's). Its names stay a while: the samples of its last seconds may still be on their
+ * way (a worker behind under load; removed at once, they came out unnamed: 91 and 98 of the last
+ * two seconds' samples in test_node_versions, ZD2). */
+static void proc_ended(void *ctx, uint32_t pid, void *state)
 {
-	struct v8proc **at = &v->procs[hash_mix64(pp->pid) & (PROC_SLOTS - 1)];
+	struct v8proc *pp = state;
 
-	while (*at && *at != pp)
-		at = &(*at)->next;
-	if (*at)
-		*at = pp->next;
+	set_state(ctx, pp, pp->state == V8S_ON ? V8S_GONE : V8S_NOT);
+}
+
+/* The tracker's ops.release: what the state holds. */
+static void proc_release(void *ctx, uint32_t pid, void *state)
+{
+	struct v8 *v = ctx;
+	struct v8proc *pp = state;
+
+	(void)pid;
 	set_state(v, pp, V8S_NOT);
 	v->nr_procs--;
 	for (size_t i = 0; i < V8_SCRIPTS; i++)
 		script_drop(v, &pp->scripts[i]);
 	v->st.mem_bytes -= sizeof(*pp) + pp->cap * sizeof(*pp->names);
 	free(pp->names);
-	free(pp);
 }
 
 bool v8_facts_check(const struct rtintro_v8 *f, struct ember_v8_proc *ret, int *why)
@@ -917,7 +922,6 @@ out:
 void v8__sampled(struct v8 *v, uint32_t pid)
 {
 	struct v8proc *pp;
-	size_t slot;
 
 	if (!v || !pid)
 		return;
@@ -940,21 +944,24 @@ void v8__sampled(struct v8 *v, uint32_t pid)
 		}
 		return;
 	}
+	/* its exit told (the samples of its last moments, handled after it, say "new" again: the
+	 * BPF program forgot it at the exit): its ended state names them, no new one is made
+	 * (a new one, not a V8 once the process is gone, answered first and left 86 of them
+	 * [unknown]) */
+	if (proc_tracker__gone(v->tracker, pid))
+		return;
 	if (v->nr_procs >= v->o.max_procs) {
 		v->st.procs_dropped++;
 		return;
 	}
-	pp = calloc(1, sizeof(*pp));
+	pp = proc_tracker__ext(v->tracker, v->ext, pid, true);
 	if (!pp)
 		return;
+	v->nr_procs++;
 	v->st.mem_bytes += sizeof(*pp);
 	pp->pid = pid;
 	pp->seen_ns = mono_ns();
 	(void)proc_tracker__exe_id(v->tracker, pid, PROC_EXE_MAX_AGE_NS, &pp->exe_dev, &pp->exe_ino);
-	slot = hash_mix64(pid) & (PROC_SLOTS - 1);
-	pp->next = v->procs[slot];
-	v->procs[slot] = pp;
-	v->nr_procs++;
 	detect(v, pp);
 }
 
@@ -1010,7 +1017,8 @@ int v8__frame_name(struct v8 *v, uint32_t pid, uint64_t word)
 
 	if (!v || !EMBER_V8F_IS(word))
 		return -1;
-	pp = proc_find(v, pid);
+	/* its image's state, or, exited or exec'ed, the last one's while kept */
+	pp = proc_tracker__ext_last(v->tracker, v->ext, pid);
 	if (!pp || (pp->state != V8S_ON && pp->state != V8S_GONE) || !sfi) {
 		v->st.frames_unnamed++;
 		return -1;
@@ -1052,64 +1060,54 @@ have:
 	return e->id;
 }
 
+struct carry {
+	struct v8 *v;
+	int err;
+};
+
+static void carry_one(void *arg, uint32_t pid, void *state, bool ended)
+{
+	struct carry *c = arg;
+	struct v8proc *pp = state;
+	size_t j;
+	int r;
+
+	(void)pid;
+	(void)ended;
+	for (j = 0; j < pp->cap; j++) {
+		struct v8name *e = &pp->names[j];
+
+		if (!e->sfi || e->id < 0)
+			continue;
+		r = strtab__carry(c->v->names, (uint32_t)e->id);
+		if (r >= 0) {
+			e->id = r;
+			continue;
+		}
+		/* read again when sampled (an exited process's: unnamed) */
+		e->checked = 0;
+		e->key = ~0ULL;
+		e->id = -1;
+		c->err = -ENOMEM;
+	}
+}
+
 int v8__names_carry(struct v8 *v)
 {
-	struct v8proc *pp;
-	size_t i, j;
-	int err = 0, r;
+	struct carry c = { .v = v };
 
 	if (!v)
 		return 0;
-	for (i = 0; i < PROC_SLOTS; i++)
-		for (pp = v->procs[i]; pp; pp = pp->next)
-			for (j = 0; j < pp->cap; j++) {
-				struct v8name *e = &pp->names[j];
-
-				if (!e->sfi || e->id < 0)
-					continue;
-				r = strtab__carry(v->names, (uint32_t)e->id);
-				if (r >= 0) {
-					e->id = r;
-					continue;
-				}
-				/* read again when sampled (an exited process's: unnamed) */
-				e->checked = 0;
-				e->key = ~0ULL;
-				e->id = -1;
-				err = -ENOMEM;
-			}
-	return err;
+	proc_tracker__ext_each(v->tracker, v->ext, carry_one, &c);
+	return c.err;
 }
 
 void v8__prune(struct v8 *v)
 {
-	uint64_t now = mono_ns();
-	size_t i;
-
 	if (!v)
 		return;
-	for (i = 0; i < PROC_SLOTS; i++) {
-		struct v8proc *pp = v->procs[i], *next;
-
-		for (; pp; pp = next) {
-			next = pp->next;
-			/* exited or exec'ed: the program deleted its entry then (a V8). Its names
-			 * stay a while: the samples of its last seconds may still be on their way
-			 * (a worker behind under load; removed at once, they came out unnamed: 91
-			 * and 98 of the last two seconds' samples in test_node_versions, ZD2) */
-			if (pp->state == V8S_ON && !sampler__v8_has_proc(v->sampler, pp->pid)) {
-				set_state(v, pp, V8S_GONE);
-				pp->gone_ns = now;
-			} else if (pp->state == V8S_GONE) {
-				if (now - pp->gone_ns >= V8_GONE_KEEP_NS)
-					proc_remove(v, pp);
-			} else if (pp->state != V8S_ON && procfs_exists(v->proc_root, pp->pid) == 0) {
-				/* gone from /proc (any other): looked at anew if its pid is sampled
-				 * again */
-				proc_remove(v, pp);
-			}
-		}
-	}
+	/* what ended V8_GONE_KEEP_NS ago (its exit, exec or the tracker's sweep told) */
+	proc_tracker__ext_prune(v->tracker, v->ext);
 }
 
 struct v8 *v8__new(struct sampler *sampler, struct strtab *names, const struct v8_opts *o)
@@ -1119,6 +1117,7 @@ struct v8 *v8__new(struct sampler *sampler, struct strtab *names, const struct v
 
 	if (!v)
 		goto fail;
+	v->ext = -1;
 	v->o = o ? *o : def;
 	if (!v->o.max_procs)
 		v->o.max_procs = def.max_procs;
@@ -1133,6 +1132,15 @@ struct v8 *v8__new(struct sampler *sampler, struct strtab *names, const struct v
 
 		v->tracker = v->own_tracker = proc_tracker__new(&po);
 		if (!v->tracker)
+			goto fail;
+	}
+	{
+		struct proc_ext_ops xo = { .name = "v8", .size = sizeof(struct v8proc),
+					   .keep_ns = V8_GONE_KEEP_NS, .ended = proc_ended,
+					   .release = proc_release, .ctx = v };
+
+		v->ext = proc_tracker__ext_register(v->tracker, &xo);
+		if (v->ext < 0)
 			goto fail;
 	}
 	v->files = v->o.files;
@@ -1156,21 +1164,10 @@ fail:
 
 void v8__free(struct v8 *v)
 {
-	size_t i;
-
 	if (!v)
 		return;
-	for (i = 0; i < PROC_SLOTS; i++) {
-		struct v8proc *pp = v->procs[i], *next;
-
-		for (; pp; pp = next) {
-			next = pp->next;
-			for (size_t j = 0; j < V8_SCRIPTS; j++)
-				free(pp->scripts[j].ends);
-			free(pp->names);
-			free(pp);
-		}
-	}
+	if (v->tracker && v->ext >= 0)
+		proc_tracker__ext_unregister(v->tracker, v->ext);
 	proc_tracker__free(v->own_tracker);
 	filecache__free(v->own_files);
 	sbuf_fini(&v->name);

@@ -74,6 +74,8 @@ struct proc_tracker_stats {
 					   snapshot alive in this process (snapshot_bytes) */
 	uint64_t snapshot_bytes;	/* snapshots alive, wherever held (readers', retired
 					   images', forks'), each counted once */
+	uint64_t ext_ended;		/* stages' states whose image ended (exec, exit, sweep) */
+	uint64_t ext_swept;		/* ... found gone by the sweep (no exit told) */
 	bool procmap_query;		/* the kernel answers PROCMAP_QUERY and it is used */
 };
 
@@ -241,5 +243,44 @@ size_t proc_maps__count(const struct proc_maps *m);
 /* When it was read (CLOCK_MONOTONIC). */
 uint64_t proc_maps__read_ns(const struct proc_maps *m);
 void proc_maps__put(struct proc_maps *m);		/* NULL is a no-op */
+
+/*
+ * Extensions: a stage's per-process state, kept here instead of in a table of the stage's own
+ * (the V8 reader's today). ops.size bytes per process image, zeroed when made, made only when the
+ * stage asks (a process it never looks at costs it nothing). The tracker's exec and exit events,
+ * and its sweep (an exit whose event was lost), end the image: its state is no longer current,
+ * the stage is told (ops.ended, on the events' thread, outside the tracker's lock), and the
+ * state is kept ops.keep_ns more for the samples taken before and named after (a worker behind
+ * under load), then released (ops.release: what the state holds; the state itself is the
+ * tracker's) by proc_tracker__ext_prune(). One rule for every stage. The states of an
+ * extension are used on one thread, its stage's, which is also the one the tracker's events
+ * come from (the worker); the tracker's lock guards its lists only.
+ */
+#define PROC_EXT_MAX 8
+
+struct proc_ext_ops {
+	const char *name;
+	size_t size;		/* bytes of a process's state */
+	uint64_t keep_ns;	/* an ended state kept this long */
+	void (*ended)(void *ctx, uint32_t pid, void *state);	/* NULL: not told */
+	void (*release)(void *ctx, uint32_t pid, void *state);	/* NULL: nothing held */
+	void *ctx;
+};
+
+/* An extension's id (>= 0), or -EINVAL / -ENOSPC (PROC_EXT_MAX taken). */
+int proc_tracker__ext_register(struct proc_tracker *pt, const struct proc_ext_ops *ops);
+/* Releases every state of @ext (current and ended) and frees its id. */
+void proc_tracker__ext_unregister(struct proc_tracker *pt, int ext);
+/* @pid's state for its current image; @make: made (zeroed) when there is none. NULL: none (or
+ * ENOMEM). */
+void *proc_tracker__ext(struct proc_tracker *pt, int ext, uint32_t pid, bool make);
+/* @pid's current state, else the state of its newest ended image still kept; NULL: neither. */
+void *proc_tracker__ext_last(struct proc_tracker *pt, int ext, uint32_t pid);
+/* Releases @ext's states ended more than keep_ns ago (on the extension's thread). */
+void proc_tracker__ext_prune(struct proc_tracker *pt, int ext);
+/* @fn on each state of @ext, current ones first (on the extension's thread; @fn must not call
+ * the tracker's extension functions). */
+void proc_tracker__ext_each(struct proc_tracker *pt, int ext,
+			    void (*fn)(void *arg, uint32_t pid, void *state, bool ended), void *arg);
 
 #endif

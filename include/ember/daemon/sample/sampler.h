@@ -483,8 +483,6 @@ struct ember_v8_bpf_stats;
 int sampler__v8_set_proc(struct sampler *s, uint32_t pid, const struct ember_v8_proc *p);
 /* Removes @pid's entry. 0 or -ENOENT. */
 int sampler__v8_del_proc(struct sampler *s, uint32_t pid);
-/* @pid has an entry (the program deletes it at exec and exit). */
-bool sampler__v8_has_proc(struct sampler *s, uint32_t pid);
 /* The V8 frame checks' counters, summed over CPUs. 0 or -errno. */
 int sampler__v8_stats(struct sampler *s, struct ember_v8_bpf_stats *ret);
 
