@@ -2184,14 +2184,6 @@ int sampler__hs_set_proc(struct sampler *s, uint32_t pid, const struct ember_hs_
 	return 0;
 }
 
-bool sampler__hs_has_proc(struct sampler *s, uint32_t pid)
-{
-	struct ember_hs_proc p;
-
-	STAT_ADD(s, bpf_calls, 1);
-	return !bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.hs_procs), &pid, &p);
-}
-
 int sampler__hs_stats(struct sampler *s, struct ember_hs_bpf_stats *ret)
 {
 	struct ember_hs_bpf_stats *per = calloc((size_t)s->nr_cpus, sizeof(*per));

@@ -19,11 +19,10 @@
 #include "ember/core/base/utf8.h"
 #include "ember/core/model/frame.h"
 #include "ember/daemon/sample/sampler.h"
-#include "ember/daemon/proc/procfs.h"
 #include "ember/daemon/proc/procmaps.h"
 #include "ember/daemon/proc/proctrack.h"
 
-#define PROC_SLOTS	 1024
+#define HS_GONE_KEEP_NS	 (10 * NSEC_PER_SEC) /* an exited JVM's names: its samples in flight */
 #define HS_SYM_MAX	 512		    /* bytes of a Symbol read (class or method name) */
 #define HS_STUB_NAME_MAX 64		    /* bytes of a code blob's name read */
 #define HS_RECHECK_NS	 (1 * NSEC_PER_SEC) /* a compiled frame's method read again after this */
@@ -48,6 +47,8 @@ enum hsstate {
 	HSS_RETRY,	 /* libjvm mapped, its code cache not set up yet */
 	HSS_ON,		 /* in the BPF map: frames read */
 	HSS_UNSUPPORTED, /* data missing, another layout: native frames */
+	HSS_GONE,	 /* was ON, exited or exec'ed: its names kept HS_GONE_KEEP_NS for the
+			  * samples taken before, still in flight */
 };
 
 struct hsname {
@@ -60,8 +61,9 @@ struct hsname {
 	uint32_t n;	  /* ids */
 };
 
+/* A process's state: the process tracker's extension (proc_tracker__ext_register()), made at its
+ * first sample, ended at its exit or exec (HSS_GONE), released by the tracker's rule. */
 struct hsproc {
-	struct hsproc *next;
 	uint32_t pid;
 	enum hsstate state;
 	unsigned int tries;
@@ -87,8 +89,8 @@ struct hotspot {
 	char proc_root[256];
 	struct sampler *sampler;
 	struct strtab *names;
-	struct hsproc *procs[PROC_SLOTS];
-	size_t nr_procs;
+	int ext;		/* its processes: the tracker's extension */
+	size_t nr_procs;	/* states held (current and ended) */
 	struct proc_tracker *tracker, *own_tracker;
 	struct filecache *files, *own_files;
 	struct sbuf name, file;
@@ -425,13 +427,10 @@ static int inlined(const struct hsproc *pp, uint64_t nm, uint32_t aux, uint64_t 
 
 /* --- processes ---------------------------------------------------------------------------- */
 
+/* @pid's state for the image it runs now (none: not looked at since its exec). */
 static struct hsproc *proc_find(struct hotspot *hs, uint32_t pid)
 {
-	struct hsproc *pp = hs->procs[hash_mix64(pid) & (PROC_SLOTS - 1)];
-
-	while (pp && pp->pid != pid)
-		pp = pp->next;
-	return pp;
+	return proc_tracker__ext(hs->tracker, hs->ext, pid, false);
 }
 
 static void set_state(struct hotspot *hs, struct hsproc *pp, enum hsstate s)
@@ -447,19 +446,28 @@ static void set_state(struct hotspot *hs, struct hsproc *pp, enum hsstate s)
 		hs->st.procs_unsupported++;
 }
 
-static void proc_remove(struct hotspot *hs, struct hsproc *pp)
+/* The tracker's ops.ended: the JVM exited or exec'ed (the BPF program deleted its entry then).
+ * Its names stay HS_GONE_KEEP_NS for the samples of its last moments still on their way (a
+ * worker behind under load), as the V8 reader's. */
+static void proc_ended(void *ctx, uint32_t pid, void *state)
 {
-	struct hsproc **at = &hs->procs[hash_mix64(pp->pid) & (PROC_SLOTS - 1)];
+	struct hsproc *pp = state;
 
-	while (*at && *at != pp)
-		at = &(*at)->next;
-	if (*at)
-		*at = pp->next;
+	(void)pid;
+	set_state(ctx, pp, pp->state == HSS_ON ? HSS_GONE : HSS_NOT);
+}
+
+/* The tracker's ops.release: what the state holds. */
+static void proc_release(void *ctx, uint32_t pid, void *state)
+{
+	struct hotspot *hs = ctx;
+	struct hsproc *pp = state;
+
+	(void)pid;
 	set_state(hs, pp, HSS_NOT);
 	hs->nr_procs--;
 	hs->st.mem_bytes -= sizeof(*pp) + pp->cap * sizeof(*pp->names);
 	free(pp->names);
-	free(pp);
 }
 
 struct scan {
@@ -774,7 +782,6 @@ void hotspot__sampled(struct hotspot *hs, uint32_t pid)
 {
 	struct hsproc *pp;
 	uint64_t dev, ino;
-	size_t slot_i;
 
 	if (!hs || !pid)
 		return;
@@ -810,23 +817,24 @@ void hotspot__sampled(struct hotspot *hs, uint32_t pid)
 		}
 		return;
 	}
+	/* its exit told (its last samples, handled after it, say "new" again): its ended state
+	 * names them, no new one is made */
+	if (proc_tracker__gone(hs->tracker, pid))
+		return;
 	if (hs->nr_procs >= hs->o.max_procs) {
 		hs->st.procs_dropped++;
 		return;
 	}
-	pp = calloc(1, sizeof(*pp));
+	pp = proc_tracker__ext(hs->tracker, hs->ext, pid, true);
 	if (!pp)
 		return;
+	hs->nr_procs++;
 	hs->st.mem_bytes += sizeof(*pp);
 	pp->pid = pid;
 	if (proc_tracker__exe_id(hs->tracker, pid, PROC_EXE_MAX_AGE_NS, &dev, &ino) == 0) {
 		pp->exe_ino = ino;
 		pp->exe_dev = dev;
 	}
-	slot_i = hash_mix64(pid) & (PROC_SLOTS - 1);
-	pp->next = hs->procs[slot_i];
-	hs->procs[slot_i] = pp;
-	hs->nr_procs++;
 	detect(hs, pp);
 }
 
@@ -962,8 +970,9 @@ int hotspot__frame_names(struct hotspot *hs, uint32_t pid, uint64_t word, uint32
 	key = kind == EMBER_HSF_COMPILED || (kind == EMBER_HSF_INTERP && hs->o.lines)
 		      ? word
 		      : word & ~(0x3fffull << EMBER_HSF_AUX_SHIFT);
-	pp = proc_find(hs, pid);
-	if (!pp || pp->state != HSS_ON || !addr)
+	/* its image's state, or, exited or exec'ed, the last one's while kept */
+	pp = proc_tracker__ext_last(hs->tracker, hs->ext, pid);
+	if (!pp || (pp->state != HSS_ON && pp->state != HSS_GONE) || !addr)
 		goto unnamed;
 	e = name_slot(hs, pp, key);
 	if (!e)
@@ -1047,55 +1056,57 @@ unnamed:
 	return 1;
 }
 
+struct carry {
+	struct hotspot *hs;
+	int err;
+};
+
+static void carry_one(void *arg, uint32_t pid, void *state, bool ended)
+{
+	struct carry *c = arg;
+	struct hsproc *pp = state;
+	size_t j;
+	uint32_t k;
+	int r;
+
+	(void)pid;
+	(void)ended;
+	for (j = 0; j < pp->cap; j++) {
+		struct hsname *e = &pp->names[j];
+
+		if (!e->key)
+			continue;
+		for (k = 0; k < e->n; k++) {
+			r = strtab__carry(c->hs->names, (uint32_t)e->id[k]);
+			if (r < 0)
+				break;
+			e->id[k] = r;
+		}
+		if (k == e->n)
+			continue;
+		/* dropped from the cache: read again when sampled; the slot stays taken with a
+		 * key no word has (bit 63 clear) */
+		e->key = 1;
+		c->err = -ENOMEM;
+	}
+}
+
 int hotspot__names_carry(struct hotspot *hs)
 {
-	struct hsproc *pp;
-	size_t i, j;
-	int err = 0, r;
+	struct carry c = { .hs = hs };
 
 	if (!hs)
 		return 0;
-	for (i = 0; i < PROC_SLOTS; i++)
-		for (pp = hs->procs[i]; pp; pp = pp->next)
-			for (j = 0; j < pp->cap; j++) {
-				struct hsname *e = &pp->names[j];
-
-				uint32_t k;
-
-				if (!e->key)
-					continue;
-				for (k = 0; k < e->n; k++) {
-					r = strtab__carry(hs->names, (uint32_t)e->id[k]);
-					if (r < 0)
-						break;
-					e->id[k] = r;
-				}
-				if (k == e->n)
-					continue;
-				/* dropped from the cache: read again when sampled; the slot stays
-				 * taken with a key no word has (bit 63 clear) */
-				e->key = 1;
-				err = -ENOMEM;
-			}
-	return err;
+	proc_tracker__ext_each(hs->tracker, hs->ext, carry_one, &c);
+	return c.err;
 }
 
 void hotspot__prune(struct hotspot *hs)
 {
-	size_t i;
-
 	if (!hs)
 		return;
-	for (i = 0; i < PROC_SLOTS; i++) {
-		struct hsproc *pp = hs->procs[i], *next;
-
-		for (; pp; pp = next) {
-			next = pp->next;
-			if (pp->state == HSS_ON ? !sampler__hs_has_proc(hs->sampler, pp->pid)
-						: procfs_exists(hs->proc_root, pp->pid) == 0)
-				proc_remove(hs, pp);
-		}
-	}
+	/* what ended HS_GONE_KEEP_NS ago (its exit, exec or the tracker's sweep told) */
+	proc_tracker__ext_prune(hs->tracker, hs->ext);
 }
 
 struct hotspot *hotspot__new(struct sampler *sampler, struct strtab *names,
@@ -1106,6 +1117,7 @@ struct hotspot *hotspot__new(struct sampler *sampler, struct strtab *names,
 
 	if (!hs)
 		goto fail;
+	hs->ext = -1;
 	hs->o = o ? *o : def;
 	if (!hs->o.max_procs)
 		hs->o.max_procs = def.max_procs;
@@ -1120,6 +1132,15 @@ struct hotspot *hotspot__new(struct sampler *sampler, struct strtab *names,
 
 		hs->tracker = hs->own_tracker = proc_tracker__new(&po);
 		if (!hs->tracker)
+			goto fail;
+	}
+	{
+		struct proc_ext_ops xo = { .name = "hotspot", .size = sizeof(struct hsproc),
+					   .keep_ns = HS_GONE_KEEP_NS, .ended = proc_ended,
+					   .release = proc_release, .ctx = hs };
+
+		hs->ext = proc_tracker__ext_register(hs->tracker, &xo);
+		if (hs->ext < 0)
 			goto fail;
 	}
 	hs->files = hs->o.files;
@@ -1141,19 +1162,10 @@ fail:
 
 void hotspot__free(struct hotspot *hs)
 {
-	size_t i;
-
 	if (!hs)
 		return;
-	for (i = 0; i < PROC_SLOTS; i++) {
-		struct hsproc *pp = hs->procs[i], *next;
-
-		for (; pp; pp = next) {
-			next = pp->next;
-			free(pp->names);
-			free(pp);
-		}
-	}
+	if (hs->tracker && hs->ext >= 0)
+		proc_tracker__ext_unregister(hs->tracker, hs->ext);
 	proc_tracker__free(hs->own_tracker);
 	filecache__free(hs->own_files);
 	sbuf_fini(&hs->name);

@@ -494,8 +494,6 @@ struct ember_hs_proc;
 struct ember_hs_bpf_stats;
 /* Sets (or replaces) @pid's entry; 0 or -errno (-E2BIG: the map is full). */
 int sampler__hs_set_proc(struct sampler *s, uint32_t pid, const struct ember_hs_proc *p);
-/* @pid has an entry (the program deletes it at exec and exit). */
-bool sampler__hs_has_proc(struct sampler *s, uint32_t pid);
 /* The walk steps Java frames at all: off with frame pointers only, and where the kernel's
  * verifier refused the step (the programs were then loaded without it). */
 bool sampler__hs_walk_on(const struct sampler *s);
