@@ -163,6 +163,15 @@ static long hs_hop_cb(__u32 i, void *ctx)
 	return 0;
 }
 
+/* @a lies in one of the process's code heaps (@f's search, its pc and heap overwritten). */
+static __always_inline bool hs_in_heap(struct hs_find *f, __u64 a)
+{
+	f->heap = -1;
+	f->pc = a;
+	bpf_loop(EMBER_HS_MAX_HEAPS, hs_heap_cb, f, 0);
+	return f->heap >= 0;
+}
+
 /*
  * Steps the frame in hs_scratch of JVM @pid: 1 stepped (registers and word updated), 0 not in
  * its code heaps (the native walk goes on), 2 in them but not steppable (the walk stops).
@@ -278,18 +287,12 @@ __noinline int hs_step(__u32 pid)
 		ssp = sc->sp + (__u64)fsize * 8;
 		if (bpf_probe_read_user(fr, sizeof(fr), (void *)sc->sp))
 			goto bad;
-		f.heap = -1;
-		f.pc = fr[0];
-		bpf_loop(EMBER_HS_MAX_HEAPS, hs_heap_cb, &f, 0);
-		if (f.heap >= 0) { /* nothing pushed yet */
+		if (hs_in_heap(&f, fr[0])) { /* nothing pushed yet */
 			sc->sp += 8;
 			sc->ip = fr[0];
 			return 1;
 		}
-		f.heap = -1;
-		f.pc = fr[1];
-		bpf_loop(EMBER_HS_MAX_HEAPS, hs_heap_cb, &f, 0);
-		if (f.heap >= 0) { /* rbp pushed */
+		if (hs_in_heap(&f, fr[1])) { /* rbp pushed */
 			sc->sp += 16;
 			sc->bp = fr[0];
 			sc->ip = fr[1];
@@ -297,10 +300,7 @@ __noinline int hs_step(__u32 pid)
 		}
 		if (fsize < 2 || bpf_probe_read_user(fr, sizeof(fr), (void *)(ssp - 16)))
 			goto bad;
-		f.heap = -1;
-		f.pc = fr[1];
-		bpf_loop(EMBER_HS_MAX_HEAPS, hs_heap_cb, &f, 0);
-		if (f.heap < 0)
+		if (!hs_in_heap(&f, fr[1]))
 			goto bad;
 		/* the frame allocated: rbp is still the caller's unless already pointed into it */
 		if (sc->bp >= sc->sp && sc->bp < ssp)

@@ -841,6 +841,7 @@ static void test_extensions(void **state)
 	*a = 1;
 	assert_ptr_equal(proc_tracker__ext(pt, id, 7, true), a); /* one per image */
 	assert_ptr_equal(proc_tracker__ext_last(pt, id, 7), a);
+	assert_int_equal(proc_tracker__ext_count(pt, id), 1);
 	assert_null(proc_tracker__ext(pt, id2, 7, false)); /* each stage its own */
 	assert_non_null(proc_tracker__ext(pt, id2, 7, true));
 	/* the exec ends the image: no current state, the ended one still answers ext_last */

@@ -1189,6 +1189,27 @@ static void ext_end(struct proc_tracker *pt, uint32_t pid)
 			pt->ext[i].ops.ended(pt->ext[i].ops.ctx, pid, told[i]->data);
 }
 
+/* A state gone from the lists: what it holds, then itself. */
+static void ext_free(struct ext *x, struct pext *e)
+{
+	if (x->ops.release)
+		x->ops.release(x->ops.ctx, e->pid, e->data);
+	free(e);
+}
+
+size_t proc_tracker__ext_count(struct proc_tracker *pt, int id)
+{
+	struct ext *x = ext_of(pt, id);
+	size_t n;
+
+	if (!x)
+		return 0;
+	pthread_mutex_lock(&pt->lock);
+	n = x->nr_cur + x->nr_ended;
+	pthread_mutex_unlock(&pt->lock);
+	return n;
+}
+
 void proc_tracker__ext_prune(struct proc_tracker *pt, int id)
 {
 	struct ext *x = ext_of(pt, id);
@@ -1211,9 +1232,7 @@ void proc_tracker__ext_prune(struct proc_tracker *pt, int id)
 	pthread_mutex_unlock(&pt->lock);
 	for (; out; out = e) {
 		e = out->next;
-		if (x->ops.release)
-			x->ops.release(x->ops.ctx, out->pid, out->data);
-		free(out);
+		ext_free(x, out);
 	}
 }
 
@@ -1245,15 +1264,11 @@ void proc_tracker__ext_unregister(struct proc_tracker *pt, int id)
 	for (i = 0; i < EXT_SLOTS; i++)
 		for (e = x->cur[i]; e; e = next) {
 			next = e->next;
-			if (x->ops.release)
-				x->ops.release(x->ops.ctx, e->pid, e->data);
-			free(e);
+			ext_free(x, e);
 		}
 	for (e = x->ended; e; e = next) {
 		next = e->next;
-		if (x->ops.release)
-			x->ops.release(x->ops.ctx, e->pid, e->data);
-		free(e);
+		ext_free(x, e);
 	}
 	pthread_mutex_lock(&pt->lock);
 	memset(x, 0, sizeof(*x));

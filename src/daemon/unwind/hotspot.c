@@ -90,7 +90,6 @@ struct hotspot {
 	struct sampler *sampler;
 	struct strtab *names;
 	int ext;		/* its processes: the tracker's extension */
-	size_t nr_procs;	/* states held (current and ended) */
 	struct proc_tracker *tracker, *own_tracker;
 	struct filecache *files, *own_files;
 	struct sbuf name, file;
@@ -465,7 +464,6 @@ static void proc_release(void *ctx, uint32_t pid, void *state)
 
 	(void)pid;
 	set_state(hs, pp, HSS_NOT);
-	hs->nr_procs--;
 	hs->st.mem_bytes -= sizeof(*pp) + pp->cap * sizeof(*pp->names);
 	free(pp->names);
 }
@@ -821,14 +819,13 @@ void hotspot__sampled(struct hotspot *hs, uint32_t pid)
 	 * names them, no new one is made */
 	if (proc_tracker__gone(hs->tracker, pid))
 		return;
-	if (hs->nr_procs >= hs->o.max_procs) {
+	if (proc_tracker__ext_count(hs->tracker, hs->ext) >= hs->o.max_procs) {
 		hs->st.procs_dropped++;
 		return;
 	}
 	pp = proc_tracker__ext(hs->tracker, hs->ext, pid, true);
 	if (!pp)
 		return;
-	hs->nr_procs++;
 	hs->st.mem_bytes += sizeof(*pp);
 	pp->pid = pid;
 	if (proc_tracker__exe_id(hs->tracker, pid, PROC_EXE_MAX_AGE_NS, &dev, &ino) == 0) {

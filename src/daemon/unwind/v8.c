@@ -106,7 +106,6 @@ struct v8 {
 	struct sampler *sampler;
 	struct strtab *names;
 	int ext;		/* its processes: the tracker's extension */
-	size_t nr_procs;	/* states held (current and ended) */
 	struct proc_tracker *tracker, *own_tracker;
 	struct filecache *files, *own_files;
 	struct sbuf name, file, out;
@@ -715,7 +714,6 @@ static void proc_release(void *ctx, uint32_t pid, void *state)
 
 	(void)pid;
 	set_state(v, pp, V8S_NOT);
-	v->nr_procs--;
 	for (size_t i = 0; i < V8_SCRIPTS; i++)
 		script_drop(v, &pp->scripts[i]);
 	v->st.mem_bytes -= sizeof(*pp) + pp->cap * sizeof(*pp->names);
@@ -950,14 +948,13 @@ void v8__sampled(struct v8 *v, uint32_t pid)
 	 * [unknown]) */
 	if (proc_tracker__gone(v->tracker, pid))
 		return;
-	if (v->nr_procs >= v->o.max_procs) {
+	if (proc_tracker__ext_count(v->tracker, v->ext) >= v->o.max_procs) {
 		v->st.procs_dropped++;
 		return;
 	}
 	pp = proc_tracker__ext(v->tracker, v->ext, pid, true);
 	if (!pp)
 		return;
-	v->nr_procs++;
 	v->st.mem_bytes += sizeof(*pp);
 	pp->pid = pid;
 	pp->seen_ns = mono_ns();

@@ -276,6 +276,8 @@ void proc_tracker__ext_unregister(struct proc_tracker *pt, int ext);
 void *proc_tracker__ext(struct proc_tracker *pt, int ext, uint32_t pid, bool make);
 /* @pid's current state, else the state of its newest ended image still kept; NULL: neither. */
 void *proc_tracker__ext_last(struct proc_tracker *pt, int ext, uint32_t pid);
+/* @ext's states held, current and ended. */
+size_t proc_tracker__ext_count(struct proc_tracker *pt, int ext);
 /* Releases @ext's states ended more than keep_ns ago (on the extension's thread). */
 void proc_tracker__ext_prune(struct proc_tracker *pt, int ext);
 /* @fn on each state of @ext, current ones first (on the extension's thread; @fn must not call
