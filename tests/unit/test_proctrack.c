@@ -892,6 +892,67 @@ static void test_extensions(void **state)
 	rmdir(root);
 }
 
+/* Samples named after their image ended: proc_tracker__ext_at() answers with the image that ran
+ * at the sample's time (an exec's and an exit's times), proc_tracker__ext_end() ends one stage's
+ * state alone. */
+static void test_ext_at(void **state)
+{
+	struct proc_tracker_opts o = { .proc_root = "/nonexistent" };
+	struct ext_log g = { 0 }, g2 = { 0 };
+	struct proc_ext_ops ops = { .name = "t", .size = sizeof(int), .keep_ns = 3600000000000ull,
+				    .ended = ext_ended_cb, .ctx = &g };
+	struct proc_ext_ops ops2 = { .name = "u", .size = sizeof(int), .ended = ext_ended_cb,
+				     .keep_ns = 3600000000000ull, .ctx = &g2 };
+	struct proc_tracker *pt;
+	struct timespec ts;
+	uint64_t now, t1, t2;
+	int id, id2, *a, *b, *c;
+
+	(void)state;
+	pt = proc_tracker__new(&o);
+	assert_non_null(pt);
+	id = proc_tracker__ext_register(pt, &ops);
+	id2 = proc_tracker__ext_register(pt, &ops2);
+	assert_true(id >= 0 && id2 >= 0);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	t1 = now - 3000000; /* the exec, 3 ms ago */
+	t2 = now - 1000000; /* the exit, 1 ms ago */
+	assert_null(proc_tracker__ext_at(pt, id, 20, t1));
+	a = proc_tracker__ext(pt, id, 20, true);
+	*a = 1;
+	assert_ptr_equal(proc_tracker__ext_at(pt, id, 20, t1 - 1), a); /* the current one */
+	proc_tracker__exec(pt, 20, false, NULL, t1);
+	b = proc_tracker__ext(pt, id, 20, true);
+	*b = 2;
+	assert_ptr_equal(proc_tracker__ext_at(pt, id, 20, t1 - 1), a); /* before the exec */
+	assert_ptr_equal(proc_tracker__ext_at(pt, id, 20, t1), b);
+	assert_ptr_equal(proc_tracker__ext_at(pt, id, 20, now), b);
+	proc_tracker__exit_at(pt, 20, t2);
+	assert_null(proc_tracker__ext(pt, id, 20, false));
+	assert_ptr_equal(proc_tracker__ext_at(pt, id, 20, t1 - 1), a);
+	assert_ptr_equal(proc_tracker__ext_at(pt, id, 20, t2 - 1), b);
+	/* after the exit (threads that ran on): the last image */
+	assert_ptr_equal(proc_tracker__ext_at(pt, id, 20, t2 + 1), b);
+	assert_ptr_equal(proc_tracker__ext_last(pt, id, 20), b);
+	/* the pid used again: its new process's samples, the old ones' still named */
+	c = proc_tracker__ext(pt, id, 20, true);
+	assert_ptr_equal(proc_tracker__ext_at(pt, id, 20, t2 + 1), c);
+	assert_ptr_equal(proc_tracker__ext_at(pt, id, 20, t1 - 1), a);
+	assert_ptr_equal(proc_tracker__ext_at(pt, id, 20, t2 - 1), b);
+	/* one stage ends its own state: the other's stays current */
+	assert_non_null(proc_tracker__ext(pt, id2, 20, true));
+	g.ended = g2.ended = 0;
+	proc_tracker__ext_end(pt, id, 20, 0);
+	assert_int_equal(g.ended, 1);
+	assert_int_equal(g2.ended, 0);
+	assert_null(proc_tracker__ext(pt, id, 20, false));
+	assert_non_null(proc_tracker__ext(pt, id2, 20, false));
+	assert_ptr_equal(proc_tracker__ext_last(pt, id, 20), c);
+	assert_int_equal(proc_tracker__ext_count(pt, id), 3);
+	proc_tracker__free(pt);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -907,6 +968,7 @@ int main(void)
 		cmocka_unit_test(test_identity_once),
 		cmocka_unit_test(test_names_share),
 		cmocka_unit_test(test_extensions),
+		cmocka_unit_test(test_ext_at),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -25,6 +25,7 @@
 
 #include <linux/types.h>
 
+#include "ember/core/base/clock.h"
 #include "ember/core/base/strtab.h"
 #include "ember/daemon/sample/bpf_shared.h"
 #include "ember/daemon/sample/sampler.h"
@@ -498,6 +499,50 @@ static void test_names(void **state)
 }
 
 /*
+ * An exec: samples taken before it and merged after are named with the old image's names, the
+ * new image's with its own (the process tracker's extension, looked up by the sample's time).
+ */
+static void test_exec_images(void **state)
+{
+	struct fixture *f = *state;
+	struct python_stats st;
+	struct child c = { 0 };
+	uint32_t eval = id_of(f, "_PyEval_EvalFrameDefault"), top = id_of(f, "Py_RunMain");
+	uint32_t leaf = id_of(f, "PyNumber_Multiply"), native[3] = { top, eval, leaf };
+	uint64_t codes[2], t_exec = mono_ns() - 1000000;
+	uint32_t tags[2];
+	bool entry[2] = { true, false };
+
+	if (child_start(&c)) {
+		child_stop(&c);
+		skip();
+	}
+	python__note_pid(f->py, (uint32_t)c.pid);
+	codes[0] = 0x1000;
+	tags[0] = 7;
+	codes[1] = c.code;
+	tags[1] = tag_of(c.pid, c.code);
+	name_rec(f, (uint32_t)c.pid, 0x1000, 7, "Outer.run", "/srv/app.py");
+	/* the exec, 1 ms ago: the old image's state ended as of then, the new one examined */
+	python__forget_pid(f->py, (uint32_t)c.pid, t_exec);
+	python__stats(f->py, &st);
+	assert_int_equal(st.procs, 0);
+	python__note_pid(f->py, (uint32_t)c.pid);
+	python__stats(f->py, &st);
+	assert_int_equal(st.procs, 1);
+	assert_int_equal(st.detections, 2);
+	set_frames(f, (uint32_t)c.pid, 2, codes, tags, entry);
+	f->t = t_exec - 1; /* taken before the exec */
+	assert_string_equal(merge_text(f, native, 3),
+			    "Py_RunMain;Outer.run (/srv/app.py)_[py];hot (<string>)_[py];"
+			    "PyNumber_Multiply");
+	f->t = t_exec + 1; /* after: the new image never sent Outer.run's name */
+	assert_string_equal(merge_text(f, native, 3),
+			    "Py_RunMain;[unknown]_[py];hot (<string>)_[py];PyNumber_Multiply");
+	child_stop(&c);
+}
+
+/*
  * Code objects bounded in bytes: one process takes at most half of max_code_bytes (64 KiB here),
  * the rest refused and counted, its frames "[name refused]_[py]" (nothing interned for them).
  */
@@ -741,6 +786,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_detect_fsbase_from_sampler, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_detect_rewritten, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_not_python, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exec_images, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_names, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lines, setup_lines, teardown),
 		cmocka_unit_test_setup_teardown(test_code_budget, setup_small, teardown),

@@ -36,15 +36,14 @@ void emberd_on_exit_pid(uint32_t pid, uint64_t time_ns, bool gone, void *ctx)
 	struct emberd *d = ctx;
 
 	(void)gone;
-	proc_tracker__exit(d->procs, pid);
+	proc_tracker__exit_at(d->procs, pid, time_ns);
 	symbolizer__check_pid(d->sym, pid);
 	if (d->identity) /* a pid reused later is another process: its executable read again */
 		identity__proc_event(d->identity, pid, (uint64_t)((int64_t)time_ns + d->real_off_ns),
 				     true);
 	/* the BPF program deleted its list at the exit; a thread left behind notes it again */
 	unwinder__forget_pid_at(d->unwind, pid, time_ns);
-	if (d->py)
-		python__forget_pid(d->py, pid, time_ns);
+	/* (the Python, V8 and HotSpot readers' states: ended by the tracker's exit above) */
 }
 
 /* EMBERD_EXEC_LIST=1: every exec listed at once, seeded or not (the behaviour before seeded
@@ -103,8 +102,7 @@ void emberd_on_exec(uint32_t pid, uint64_t time_ns, bool gone, const struct samp
 	if (d->identity)
 		identity__proc_event(d->identity, pid, (uint64_t)((int64_t)time_ns + d->real_off_ns),
 				     false);
-	if (d->py)
-		python__forget_pid(d->py, pid, time_ns);
+	/* (the Python, V8 and HotSpot readers' states: ended by the tracker's exec above) */
 }
 
 /*

@@ -124,9 +124,11 @@ struct gone_pid {
  */
 #define EXT_SLOTS 256
 struct pext {
-	struct pext *next;		/* hash chain (current), or the ended list */
+	struct pext *next;		/* hash chain: current, or ended (a pid's newest first) */
+	struct pext *lnext;		/* ended: the list of all, newest first */
 	uint32_t pid;
-	uint64_t ended_ns;		/* mono time it ended; 0: current */
+	uint64_t ended_ns;		/* mono time it was ended (handled); 0: current */
+	uint64_t until_ns;		/* ended: its image's end (the event's time, mono) */
 	max_align_t data[];
 };
 
@@ -134,7 +136,8 @@ struct ext {
 	bool used;
 	struct proc_ext_ops ops;
 	struct pext *cur[EXT_SLOTS];	/* current states by pid */
-	struct pext *ended;		/* ended ones, newest first */
+	struct pext *gone[EXT_SLOTS];	/* ended ones by pid, a pid's newest first */
+	struct pext *ended;		/* ended ones, newest first (lnext) */
 	size_t nr_cur, nr_ended;
 };
 
@@ -547,7 +550,7 @@ static struct proc_maps *maps_of_entry(const struct procmaps_entry *e)
 	return m;
 }
 
-static void ext_end(struct proc_tracker *pt, uint32_t pid);
+static void ext_end(struct proc_tracker *pt, uint32_t pid, uint64_t until_ns, int only);
 
 void proc_tracker__exec(struct proc_tracker *pt, uint32_t pid, bool gone,
 			const struct procmaps_entry *img, uint64_t time_ns)
@@ -601,7 +604,7 @@ void proc_tracker__exec(struct proc_tracker *pt, uint32_t pid, bool gone,
 		km = pre = NULL;
 	}
 	pthread_mutex_unlock(&pt->lock);
-	ext_end(pt, pid); /* the stages' states of the old image */
+	ext_end(pt, pid, time_ns, -1); /* the stages' states of the old image */
 	proc_maps__put(km);
 	proc_maps__put(pre);
 }
@@ -952,6 +955,11 @@ int proc_tracker__intern_name(struct proc_tracker *pt, uint32_t pid, struct strt
 
 void proc_tracker__exit(struct proc_tracker *pt, uint32_t pid)
 {
+	proc_tracker__exit_at(pt, pid, 0);
+}
+
+void proc_tracker__exit_at(struct proc_tracker *pt, uint32_t pid, uint64_t time_ns)
+{
 	struct tproc **pp;
 
 	if (!pt)
@@ -966,7 +974,7 @@ void proc_tracker__exit(struct proc_tracker *pt, uint32_t pid)
 	if (pid)
 		set_gone(pt, pid);
 	pthread_mutex_unlock(&pt->lock);
-	ext_end(pt, pid);
+	ext_end(pt, pid, time_ns, -1);
 }
 
 int proc_tracker__sweep(struct proc_tracker *pt)
@@ -1011,7 +1019,7 @@ int proc_tracker__sweep(struct proc_tracker *pt)
 			pt->st.swept++;
 			swept++;
 			pthread_mutex_unlock(&pt->lock);
-			ext_end(pt, pids[i]);
+			ext_end(pt, pids[i], 0, -1);
 			continue;
 		}
 		pthread_mutex_unlock(&pt->lock);
@@ -1038,7 +1046,7 @@ int proc_tracker__sweep(struct proc_tracker *pt)
 		pthread_mutex_lock(&pt->lock);
 		pt->st.ext_swept++;
 		pthread_mutex_unlock(&pt->lock);
-		ext_end(pt, pids[i]); /* a pid in two extensions: the second finds none */
+		ext_end(pt, pids[i], 0, -1); /* a pid in two extensions: the second finds none */
 	}
 	free(pids);
 	return swept;
@@ -1136,6 +1144,16 @@ void *proc_tracker__ext(struct proc_tracker *pt, int id, uint32_t pid, bool make
 	return e ? e->data : NULL;
 }
 
+/* Under the lock: @pid's newest ended state of @x; NULL: none kept. */
+static struct pext *ext_newest_ended(struct ext *x, uint32_t pid)
+{
+	struct pext *e = x->gone[hash_mix64(pid) & (EXT_SLOTS - 1)];
+
+	while (e && e->pid != pid)
+		e = e->next;
+	return e;
+}
+
 void *proc_tracker__ext_last(struct proc_tracker *pt, int id, uint32_t pid)
 {
 	struct ext *x = ext_of(pt, id);
@@ -1145,18 +1163,45 @@ void *proc_tracker__ext_last(struct proc_tracker *pt, int id, uint32_t pid)
 		return NULL;
 	pthread_mutex_lock(&pt->lock);
 	e = *ext_find(x, pid);
-	for (struct pext *o = x->ended; !e && o; o = o->next)
-		if (o->pid == pid)
-			e = o; /* the newest first */
+	if (!e)
+		e = ext_newest_ended(x, pid);
 	pthread_mutex_unlock(&pt->lock);
 	return e ? e->data : NULL;
 }
 
+void *proc_tracker__ext_at(struct proc_tracker *pt, int id, uint32_t pid, uint64_t time_ns)
+{
+	struct ext *x = ext_of(pt, id);
+	struct pext *e, *at = NULL;
+
+	if (!x || !pid)
+		return NULL;
+	pthread_mutex_lock(&pt->lock);
+	/* image k ran until until_k: a sample at @time_ns is of the one with the smallest
+	 * until_k after it (the chain is newest first: the last such) */
+	for (e = x->gone[hash_mix64(pid) & (EXT_SLOTS - 1)]; e; e = e->next)
+		if (e->pid == pid && e->until_ns > time_ns)
+			at = e;
+	if (!at)
+		at = *ext_find(x, pid);
+	if (!at) /* after the last image's end (its other threads ran on): that image */
+		at = ext_newest_ended(x, pid);
+	pthread_mutex_unlock(&pt->lock);
+	return at ? at->data : NULL;
+}
+
+void proc_tracker__ext_end(struct proc_tracker *pt, int id, uint32_t pid, uint64_t time_ns)
+{
+	if (ext_of(pt, id) && pid)
+		ext_end(pt, pid, time_ns, id);
+}
+
 /*
- * @pid's image ended (exec, exit, swept): its current states, of every extension, move to the
- * ended lists; their stages are told (ops.ended) once the lock is let go.
+ * @pid's image ended at @until_ns (exec, exit: the event's time; 0: now, a sweep): its current
+ * states, of every extension (@only < 0) or of @only, move to the ended lists; their stages are
+ * told (ops.ended) once the lock is let go.
  */
-static void ext_end(struct proc_tracker *pt, uint32_t pid)
+static void ext_end(struct proc_tracker *pt, uint32_t pid, uint64_t until_ns, int only)
 {
 	struct pext *told[PROC_EXT_MAX] = { 0 };
 	uint64_t now = 0;
@@ -1165,9 +1210,9 @@ static void ext_end(struct proc_tracker *pt, uint32_t pid)
 	pthread_mutex_lock(&pt->lock);
 	for (i = 0; i < PROC_EXT_MAX; i++) {
 		struct ext *x = &pt->ext[i];
-		struct pext **pp, *e;
+		struct pext **pp, *e, **gp;
 
-		if (!x->used || !x->nr_cur)
+		if (!x->used || !x->nr_cur || (only >= 0 && i != only))
 			continue;
 		pp = ext_find(x, pid);
 		if (!(e = *pp))
@@ -1177,7 +1222,11 @@ static void ext_end(struct proc_tracker *pt, uint32_t pid)
 		if (!now)
 			now = mono_ns();
 		e->ended_ns = now;
-		e->next = x->ended;
+		e->until_ns = until_ns && until_ns <= now ? until_ns : now;
+		gp = &x->gone[hash_mix64(pid) & (EXT_SLOTS - 1)];
+		e->next = *gp;
+		*gp = e;
+		e->lnext = x->ended;
 		x->ended = e;
 		x->nr_ended++;
 		pt->st.ext_ended++;
@@ -1187,6 +1236,17 @@ static void ext_end(struct proc_tracker *pt, uint32_t pid)
 	for (i = 0; i < PROC_EXT_MAX; i++)
 		if (told[i] && pt->ext[i].ops.ended)
 			pt->ext[i].ops.ended(pt->ext[i].ops.ctx, pid, told[i]->data);
+}
+
+/* Under the lock: @e unlinked from its pid's chain of ended states. */
+static void ext_unchain(struct ext *x, struct pext *e)
+{
+	struct pext **pp = &x->gone[hash_mix64(e->pid) & (EXT_SLOTS - 1)];
+
+	while (*pp && *pp != e)
+		pp = &(*pp)->next;
+	if (*pp)
+		*pp = e->next;
 }
 
 /* A state gone from the lists: what it holds, then itself. */
@@ -1221,12 +1281,13 @@ void proc_tracker__ext_prune(struct proc_tracker *pt, int id)
 	pthread_mutex_lock(&pt->lock);
 	for (pp = &x->ended; (e = *pp);) {
 		if (now - e->ended_ns >= x->ops.keep_ns) {
-			*pp = e->next;
+			*pp = e->lnext;
+			ext_unchain(x, e);
 			x->nr_ended--;
 			e->next = out;
 			out = e;
 		} else {
-			pp = &e->next;
+			pp = &e->lnext;
 		}
 	}
 	pthread_mutex_unlock(&pt->lock);
@@ -1249,7 +1310,7 @@ void proc_tracker__ext_each(struct proc_tracker *pt, int id,
 	for (i = 0; i < EXT_SLOTS; i++)
 		for (e = x->cur[i]; e; e = e->next)
 			fn(arg, e->pid, e->data, false);
-	for (e = x->ended; e; e = e->next)
+	for (e = x->ended; e; e = e->lnext)
 		fn(arg, e->pid, e->data, true);
 }
 
@@ -1267,7 +1328,7 @@ void proc_tracker__ext_unregister(struct proc_tracker *pt, int id)
 			ext_free(x, e);
 		}
 	for (e = x->ended; e; e = next) {
-		next = e->next;
+		next = e->lnext;
 		ext_free(x, e);
 	}
 	pthread_mutex_lock(&pt->lock);

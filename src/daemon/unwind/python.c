@@ -31,7 +31,6 @@
 #include "ember/daemon/proc/procmaps.h"
 #include "ember/daemon/proc/proctrack.h"
 
-#define PROC_SLOTS     1024
 #define CODE_SLOTS_MIN 64
 #define LINE_SLOTS     16		   /* per code object: (position -> name) direct-mapped */
 #define GONE_KEEP_NS   (10 * NSEC_PER_SEC) /* names kept after exit/exec for samples in flight */
@@ -198,13 +197,12 @@ enum pystate {
 	PYS_UNSUPPORTED, /* a CPython ember does not know */
 };
 
+/* A process image's state: the process tracker's extension (proc/proctrack.h), current until
+ * the image's exec or exit, then kept GONE_KEEP_NS for its samples in flight. */
 struct pyproc {
-	struct pyproc *next; /* hash chain */
 	uint32_t pid;
 	enum pystate state;
-	uint64_t gone_ns;	/* exit or exec at (CLOCK_MONOTONIC); 0: alive */
-	struct pyproc *retired; /* the pid's previous image (exec, reuse), for samples taken
-				   before its gone_ns; owned */
+	bool ended;		/* its image ended (exec, exit): uncounted, off the sampler's map */
 	unsigned int tries;	/* examinations */
 	const struct pyver *v;
 	struct ember_py_proc bpf;
@@ -221,8 +219,7 @@ struct python {
 	char proc_root[256];
 	struct sampler *sampler;
 	struct strtab *names;
-	struct pyproc *procs[PROC_SLOTS];
-	size_t nr_procs;
+	int ext; /* the process tracker's extension holding the struct pyprocs */
 	int32_t eval_id, eval_cold_id, unknown_id, refused_id;
 	int64_t fsbase_off; /* -1: not looked up yet; -2: failed */
 	struct proc_tracker *tracker;	  /* the mappings (proc/proctrack.h) */
@@ -363,14 +360,16 @@ static int read_str(const struct pyproc *pp, uint64_t str, struct sbuf *sb)
 
 /* --- processes ---------------------------------------------------------------------------- */
 
-static struct pyproc *proc_find(struct python *py, uint32_t pid)
+/* @pid's state for the image it runs now; NULL: none. */
+static struct pyproc *proc_cur(struct python *py, uint32_t pid)
 {
-	struct pyproc *pp;
+	return proc_tracker__ext(py->tracker, py->ext, pid, false);
+}
 
-	for (pp = py->procs[hash_mix64(pid) & (PROC_SLOTS - 1)]; pp; pp = pp->next)
-		if (pp->pid == pid)
-			return pp;
-	return NULL;
+/* ... else that of its newest ended image (names for its samples in flight). */
+static struct pyproc *proc_last(struct python *py, uint32_t pid)
+{
+	return proc_tracker__ext_last(py->tracker, py->ext, pid);
 }
 
 /* code_add()'s answer when the process's share (or the whole) of max_code_bytes is taken */
@@ -425,33 +424,37 @@ static void code_charge(struct python *py, struct pyproc *pp, struct pycode *c, 
 	py->st.code_bytes += n;
 }
 
-static void proc_free(struct python *py, struct pyproc *pp)
+/* The extension's ops.ended: @pid's image exec'd or exited (the tracker's events, or its sweep
+ * for an exit never told): off the sampler's map and uncounted; its names stay for its samples
+ * in flight. */
+static void proc_ended(void *ctx, uint32_t pid, void *state)
 {
-	if (!pp)
-		return;
-	proc_free(py, pp->retired);
-	if (!pp->gone_ns && pp->state == PYS_ON) /* gone ones were uncounted then */
+	struct python *py = ctx;
+	struct pyproc *pp = state;
+
+	if (pp->state == PYS_ON) {
+		(void)sampler__python_del_proc(py->sampler, pid);
 		py->st.procs--;
-	else if (!pp->gone_ns && pp->state == PYS_UNSUPPORTED)
+	} else if (pp->state == PYS_UNSUPPORTED) {
+		py->st.procs_unsupported--;
+	}
+	pp->ended = true;
+}
+
+/* ... ops.release: what the state holds (the tracker frees the state). */
+static void proc_release(void *ctx, uint32_t pid, void *state)
+{
+	struct python *py = ctx;
+	struct pyproc *pp = state;
+
+	(void)pid;
+	if (!pp->ended && pp->state == PYS_ON) /* ended ones were uncounted then */
+		py->st.procs--;
+	else if (!pp->ended && pp->state == PYS_UNSUPPORTED)
 		py->st.procs_unsupported--;
 	codes_clear(py, pp);
 	free(pp->codes);
-	free(pp);
-}
-
-static void proc_unlink(struct python *py, struct pyproc *pp)
-{
-
-	struct pyproc **pl = &py->procs[hash_mix64(pp->pid) & (PROC_SLOTS - 1)];
-
-	for (; *pl; pl = &(*pl)->next) {
-		if (*pl == pp) {
-			*pl = pp->next;
-			break;
-		}
-	}
-	py->nr_procs--;
-	pp->next = NULL;
+	pp->codes = NULL;
 }
 
 static void set_state(struct python *py, struct pyproc *pp, enum pystate s)
@@ -952,38 +955,28 @@ static int exe_is_python(struct python *py, uint32_t pid)
 
 void python__note_pid(struct python *py, uint32_t pid)
 {
-	struct pyproc *pp = proc_find(py, pid), *old = pp;
-	size_t slot;
+	struct pyproc *pp = proc_cur(py, pid);
 	int r;
 
-	if (pp && !pp->gone_ns && pp->state == PYS_RETRY) {
+	if (pp && pp->state == PYS_RETRY) {
 		detect(py, pp);
 		return;
 	}
-	if (pp && !pp->gone_ns)
+	if (pp)
 		return; /* known, alive */
 	r = exe_is_python(py, pid);
 	if (r < 0)
 		return; /* gone: what it left stays for its samples in flight */
-	if (!old && py->nr_procs >= py->o.max_procs) {
+	if (proc_tracker__ext_count(py->tracker, py->ext) >= py->o.max_procs) {
 		py->st.procs_dropped++;
 		return;
 	}
-	pp = calloc(1, sizeof(*pp));
+	/* a new process, or a new image (its previous one's state ended at the exec: its names
+	 * stay for the samples taken before) */
+	pp = proc_tracker__ext(py->tracker, py->ext, pid, true);
 	if (!pp)
 		return;
-	if (old) {
-		/* exec or pid reuse: the old image's names stay for samples taken before */
-		proc_unlink(py, old);
-		proc_free(py, old->retired);
-		old->retired = NULL;
-		pp->retired = old;
-	}
 	pp->pid = pid;
-	slot = hash_mix64(pid) & (PROC_SLOTS - 1);
-	pp->next = py->procs[slot];
-	py->procs[slot] = pp;
-	py->nr_procs++;
 	if (r)
 		detect(py, pp);
 	else
@@ -992,45 +985,17 @@ void python__note_pid(struct python *py, uint32_t pid)
 
 void python__forget_pid(struct python *py, uint32_t pid, uint64_t time_ns)
 {
-	struct pyproc *pp = proc_find(py, pid);
-
-	if (!pp || pp->gone_ns)
-		return;
-	if (pp->state == PYS_ON) {
-		(void)sampler__python_del_proc(py->sampler, pid);
-		py->st.procs--;
-	} else if (pp->state == PYS_UNSUPPORTED) {
-		py->st.procs_unsupported--;
-	}
-	pp->gone_ns = time_ns ? time_ns : mono_ns();
+	/* (emberd's tracker has ended it already at the event: nothing then) */
+	proc_tracker__ext_end(py->tracker, py->ext, pid, time_ns);
 }
 
 void python__prune(struct python *py)
 {
-	uint64_t now = mono_ns();
-	size_t i;
-
-	for (i = 0; i < PROC_SLOTS; i++) {
-		struct pyproc *pp = py->procs[i], *next;
-
-		for (; pp; pp = next) {
-			next = pp->next;
-			if (!pp->gone_ns) {
-				if (!procfs_exists(py->proc_root, pp->pid)) {
-					python__forget_pid(py, pp->pid, now);
-					py->st.procs_swept++;
-				}
-			}
-			if (pp->retired && now - pp->retired->gone_ns >= GONE_KEEP_NS) {
-				proc_free(py, pp->retired);
-				pp->retired = NULL;
-			}
-			if (pp->gone_ns && now - pp->gone_ns >= GONE_KEEP_NS) {
-				proc_unlink(py, pp);
-				proc_free(py, pp);
-			}
-		}
-	}
+	/* the tracker sweeps the states of processes gone without an exit told (emberd's at its
+	 * own period; a tracker of the reader's own here) */
+	if (py->own_tracker)
+		(void)proc_tracker__sweep(py->own_tracker);
+	proc_tracker__ext_prune(py->tracker, py->ext);
 }
 
 /* The id @id (>= 0) of the old names, interned again: the new id; < 0 ids stay (none). */
@@ -1051,34 +1016,43 @@ static int carry_proc(struct python *py, struct pyproc *pp)
 	size_t i, k;
 	int err = 0;
 
-	for (; pp; pp = pp->retired)
-		for (i = 0; i < pp->codes_cap; i++)
-			for (c = pp->codes[i]; c; c = c->next) {
-				/* a name that could not be carried: unknown until read again */
-				if (carry_id(py, &c->id, py->unknown_id))
-					err = -ENOMEM, c->checked_ns = 0;
-				for (k = 0; k < LINE_SLOTS; k++)
-					if (carry_id(py, &c->lines[k].id, -1))
-						err = -ENOMEM;
-			}
+	for (i = 0; i < pp->codes_cap; i++)
+		for (c = pp->codes[i]; c; c = c->next) {
+			/* a name that could not be carried: unknown until read again */
+			if (carry_id(py, &c->id, py->unknown_id))
+				err = -ENOMEM, c->checked_ns = 0;
+			for (k = 0; k < LINE_SLOTS; k++)
+				if (carry_id(py, &c->lines[k].id, -1))
+					err = -ENOMEM;
+		}
 	return err;
+}
+
+struct carry_walk {
+	struct python *py;
+	int err;
+};
+
+static void carry_each(void *arg, uint32_t pid, void *state, bool ended)
+{
+	struct carry_walk *w = arg;
+
+	(void)pid;
+	(void)ended;
+	if (carry_proc(w->py, state))
+		w->err = -ENOMEM;
 }
 
 int python__names_carry(struct python *py)
 {
-	struct pyproc *pp;
-	size_t i;
-	int err = 0;
+	struct carry_walk w = { .py = py };
 
 	/* the fixed names first: the fallback of the others */
 	if (carry_id(py, &py->unknown_id, -1) || carry_id(py, &py->eval_id, -1) ||
 	    carry_id(py, &py->eval_cold_id, -1) || carry_id(py, &py->refused_id, -1))
 		return -ENOMEM;
-	for (i = 0; i < PROC_SLOTS; i++)
-		for (pp = py->procs[i]; pp; pp = pp->next)
-			if (carry_proc(py, pp))
-				err = -ENOMEM;
-	return err;
+	proc_tracker__ext_each(py->tracker, py->ext, carry_each, &w);
+	return w.err;
 }
 
 /* --- code objects --------------------------------------------------------------------------- */
@@ -1332,7 +1306,7 @@ static void read_linetable(struct python *py, struct pyproc *pp, struct pycode *
 
 void python__on_name(struct python *py, const struct ember_py_name_rec *r)
 {
-	struct pyproc *pp = proc_find(py, r->pid);
+	struct pyproc *pp = proc_last(py, r->pid);
 	struct sbuf q = SBUF_INIT, f = SBUF_INIT;
 	struct pycode *c, *old;
 	size_t nb, fb;
@@ -1515,7 +1489,7 @@ static int frame_name(struct python *py, struct pyproc *pp, uint64_t w0, uint64_
 	struct pycode *c = code_find(pp, addr, tag);
 	uint64_t now;
 
-	if (c && !pp->gone_ns && (now = mono_ns()) - c->checked_ns >= RECHECK_NS)
+	if (c && !pp->ended && (now = mono_ns()) - c->checked_ns >= RECHECK_NS)
 		c = code_recheck(py, pp, c, now);
 	else if (!c)
 		c = code_refused(py, pp) ? REFUSED : code_read(py, pp, addr, tag);
@@ -1544,7 +1518,11 @@ static int merge(struct python *py, struct pyproc *pp, const struct sampler_grou
 int python__merge(struct python *py, const struct sampler_group *g, const uint32_t *native,
 		  size_t n, const uint32_t **ret)
 {
-	struct pyproc *pp = proc_find(py, g->pid);
+	/* the image the samples were taken in: a previous one's (before its exec) may still be in
+	 * flight */
+	struct pyproc *pp = g->nr_times ? proc_tracker__ext_at(py->tracker, py->ext, g->pid,
+							       g->times_ns[0])
+					: proc_last(py, g->pid);
 	uint64_t samples = g->nr_times + g->untimed, t0;
 	size_t i;
 	int r;
@@ -1555,16 +1533,14 @@ int python__merge(struct python *py, const struct sampler_group *g, const uint32
 	/* a renewal of the names that could not carry the fixed frames (no memory) */
 	if (py->unknown_id < 0 || py->refused_id < 0)
 		return -ENOMEM;
-	/* a sample of the pid's previous image (taken before its exec), still in flight */
-	if (pp->retired && g->nr_times && g->times_ns[0] < pp->retired->gone_ns)
-		pp = pp->retired;
 	if (pp->state == PYS_UNSUPPORTED) {
 		py->st.samples_unsupported += samples;
 		return (int)n;
 	}
 	if (pp->state == PYS_OTHER_EXE) {
-		/* not named python: an embedded interpreter shows itself by its eval loop */
-		for (i = 0; i < n; i++) {
+		/* not named python: an embedded interpreter shows itself by its eval loop (a
+		 * current image only: an ended one's pid may run another now) */
+		for (i = 0; i < n && !pp->ended; i++) {
 			if (is_eval(py, native[i])) {
 				detect(py, pp);
 				break;
@@ -1668,6 +1644,7 @@ struct python *python__new(struct sampler *sampler, struct strtab *names,
 
 	if (!py)
 		goto fail;
+	py->ext = -1;
 	py->o = o ? *o : def;
 	if (!py->o.max_procs)
 		py->o.max_procs = def.max_procs;
@@ -1690,6 +1667,15 @@ struct python *python__new(struct sampler *sampler, struct strtab *names,
 	if (!py->files) {
 		py->files = py->own_files = filecache__new(NULL);
 		if (!py->files)
+			goto fail;
+	}
+	{
+		struct proc_ext_ops ops = { .name = "python", .size = sizeof(struct pyproc),
+					    .keep_ns = GONE_KEEP_NS, .ended = proc_ended,
+					    .release = proc_release, .ctx = py };
+
+		py->ext = proc_tracker__ext_register(py->tracker, &ops);
+		if (py->ext < 0)
 			goto fail;
 	}
 	py->sampler = sampler;
@@ -1717,18 +1703,10 @@ fail:
 
 void python__free(struct python *py)
 {
-	size_t i;
-
 	if (!py)
 		return;
-	for (i = 0; i < PROC_SLOTS; i++) {
-		struct pyproc *pp = py->procs[i], *next;
-
-		for (; pp; pp = next) {
-			next = pp->next;
-			proc_free(py, pp);
-		}
-	}
+	if (py->tracker && py->ext >= 0)
+		proc_tracker__ext_unregister(py->tracker, py->ext);
 	proc_tracker__free(py->own_tracker);
 	filecache__free(py->own_files);
 	sbuf_fini(&py->name);
@@ -1751,29 +1729,27 @@ static uint64_t quantile(const struct ember_py_bpf_stats *b, double q)
 	return 0;
 }
 
-static size_t proc_bytes(const struct pyproc *pp)
+/* ext_each(): the bytes a state holds, added to *@arg */
+static void proc_bytes(void *arg, uint32_t pid, void *state, bool ended)
 {
+	const struct pyproc *pp = state;
 	const struct pycode *c;
-	size_t mem = 0, i;
+	size_t *mem = arg, i;
 
-	for (; pp; pp = pp->retired) {
-		mem += sizeof(*pp) + pp->codes_cap * sizeof(*pp->codes);
-		for (i = 0; i < pp->codes_cap; i++)
-			for (c = pp->codes[i]; c; c = c->next)
-				mem += sizeof(*c) + (c->qualname ? strlen(c->qualname) + 1 : 0) +
-				       (c->file ? strlen(c->file) + 1 : 0) + c->linetable_len;
-	}
-	return mem;
+	(void)pid;
+	(void)ended;
+	*mem += sizeof(*pp) + pp->codes_cap * sizeof(*pp->codes);
+	for (i = 0; i < pp->codes_cap; i++)
+		for (c = pp->codes[i]; c; c = c->next)
+			*mem += sizeof(*c) + (c->qualname ? strlen(c->qualname) + 1 : 0) +
+				(c->file ? strlen(c->file) + 1 : 0) + c->linetable_len;
 }
 
 void python__stats(struct python *py, struct python_stats *ret)
 {
-	const struct pyproc *pp;
-	size_t i, mem = sizeof(*py) + py->name.cap;
+	size_t mem = sizeof(*py) + py->name.cap;
 
-	for (i = 0; i < PROC_SLOTS; i++)
-		for (pp = py->procs[i]; pp; pp = pp->next)
-			mem += proc_bytes(pp);
+	proc_tracker__ext_each(py->tracker, py->ext, proc_bytes, &mem);
 	py->st.mem_bytes = mem;
 	*ret = py->st;
 	ret->fsbase_off = py->fsbase_off;

@@ -22,7 +22,6 @@ const struct counter_desc python_counters[] = {
 	{ .key = "procs_unsupported", U64(procs_unsupported), .unit = "processes",
 	  .metric = "ember_python_processes", .label = "state", .label_value = "unsupported" },
 	{ .key = "procs_dropped", U64(procs_dropped), EVENT("process_dropped") },
-	{ .key = "procs_swept", U64(procs_swept) },
 	{ .key = "detections", U64(detections), .metric = EVENTS, .type = COUNTER_COUNTER,
 	  .help = "Python frame events: processes examined and failures, name records and losses, "
 		  "code objects read, cache evictions, stacks aligned, walks without a thread "

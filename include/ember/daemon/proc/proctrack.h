@@ -228,6 +228,8 @@ int proc_tracker__intern_name(struct proc_tracker *pt, uint32_t pid, struct strt
 
 /* @pid exited: its mappings go now (snapshots still held stay valid until put). */
 void proc_tracker__exit(struct proc_tracker *pt, uint32_t pid);
+/* ... at @time_ns (CLOCK_MONOTONIC, the exit event's): its stages' states end as of then. */
+void proc_tracker__exit_at(struct proc_tracker *pt, uint32_t pid, uint64_t time_ns);
 
 /* Drops the processes that are gone (an exit not notified): those found gone by an earlier
  * sweep at least sweep_grace_ns before, so that what their samples drained since need (a
@@ -276,6 +278,13 @@ void proc_tracker__ext_unregister(struct proc_tracker *pt, int ext);
 void *proc_tracker__ext(struct proc_tracker *pt, int ext, uint32_t pid, bool make);
 /* @pid's current state, else the state of its newest ended image still kept; NULL: neither. */
 void *proc_tracker__ext_last(struct proc_tracker *pt, int ext, uint32_t pid);
+/* The state of the image @pid ran at @time_ns (CLOCK_MONOTONIC, a sample's time): the ended
+ * image whose end (its exec's or exit's time) came first after @time_ns, else the current one,
+ * else the newest ended (a sample after the end: threads that ran on). NULL: none kept. */
+void *proc_tracker__ext_at(struct proc_tracker *pt, int ext, uint32_t pid, uint64_t time_ns);
+/* Ends @pid's current state of @ext alone, as of @time_ns (0: now): a stage that learns of an
+ * exec or exit by itself (one without the tracker's events: the tests, `ember record`). */
+void proc_tracker__ext_end(struct proc_tracker *pt, int ext, uint32_t pid, uint64_t time_ns);
 /* @ext's states held, current and ended. */
 size_t proc_tracker__ext_count(struct proc_tracker *pt, int ext);
 /* Releases @ext's states ended more than keep_ns ago (on the extension's thread). */

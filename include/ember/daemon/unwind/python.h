@@ -72,7 +72,6 @@ struct python_stats {
 	uint64_t
 	    procs_unsupported;	/* gauge: CPython processes ember does not know: native frames */
 	uint64_t procs_dropped; /* not tracked: max_procs reached, or the BPF map full */
-	uint64_t procs_swept;	/* forgotten by the sweep: gone without a notification */
 	uint64_t detections;	/* processes whose mappings and files were examined */
 	uint64_t detect_errors; /* ... that could not be read (gone, denied) */
 	uint64_t detect_ns;	/* CPU time examining them (the kernel's BTF once included) */
@@ -122,10 +121,13 @@ void python__free(struct python *py);
  * Python. Cheap for others (one readlink of /proc/PID/exe). */
 void python__note_pid(struct python *py, uint32_t pid);
 /* exec or exit at @time_ns (CLOCK_MONOTONIC; 0: now): its map entry goes now, its names a
- * little later (samples taken before, still in flight, are named with them). */
+ * little later (samples taken before, still in flight, are named with them). A process's state
+ * is the process tracker's extension (proc/proctrack.h): the tracker's own exec and exit events
+ * end it, so emberd does not call this; a reader with a tracker of its own (no events) does. */
 void python__forget_pid(struct python *py, uint32_t pid, uint64_t time_ns);
-/* Housekeeping, e.g. every 5 s: drops what forgotten processes left, and forgets processes whose
- * /proc entry is gone whatever exit notification was missed (procs_swept). */
+/* Housekeeping, e.g. every 5 s: drops what ended images left once their samples are named; the
+ * states of processes gone without an exit told are ended by the tracker's sweep
+ * (processes.ext_swept; the reader's own tracker swept here). */
 void python__prune(struct python *py);
 
 /*
