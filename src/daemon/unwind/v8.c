@@ -1025,7 +1025,10 @@ int v8__frame_name(struct v8 *v, uint32_t pid, uint64_t word)
 		return -ENOMEM;
 	now = mono_ns();
 	if (e->sfi == sfi) {
-		if (now - e->checked < V8_RECHECK_NS)
+		/* an ended image's names are not checked again: its memory no longer changes (an
+		 * exit's: a dying process's reads fail otherwise than ESRCH too, and its last
+		 * second's samples, named after it, came out unnamed: 9.9 % named in one run) */
+		if (now - e->checked < V8_RECHECK_NS || pp->state == V8S_GONE)
 			goto have;
 		/* GC moves objects: the same address may now hold another function */
 		v->st.name_rechecks++;
