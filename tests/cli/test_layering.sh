@@ -9,6 +9,10 @@ check "module layering" "$SRCDIR/scripts/check-layering.sh"
 # symbolic link, bounded), so no other file builds a /proc/PID path
 proc_paths() { grep -rnE '"/proc/%|%s/%[ud]' --include=*.c "$1/src" | grep -v "^$1/src/daemon/proc/"; }
 check "no /proc/PID path built outside src/daemon/proc/" bash -c "$(declare -f proc_paths); ! proc_paths '$SRCDIR'"
+# files a process controls are read with pread, never mapped (docs/security.md: a file truncated
+# while it is parsed is a short read, not a SIGBUS that ends emberd)
+elf_maps() { grep -rnE 'ELF_C_(READ|RDWR)_MMAP' --include=*.c "$1/src"; }
+check "no ELF file mapped by emberd (ELF_C_READ_MMAP)" bash -c "$(declare -f elf_maps); ! elf_maps '$SRCDIR'"
 check "ember does not link daemon libraries" bash -c "! ldd '$EMBER' | grep -qE 'libbpf|libdw|libelf|microhttpd'"
 
 tmp=$(mktemp -d)
@@ -28,4 +32,7 @@ broken "proc/ may not include elf/" src/daemon/proc/proctrack.c ember/daemon/elf
 rm -rf "$tmp/p" && mkdir -p "$tmp/p/src/daemon/export" && cp "$SRCDIR/src/daemon/export/identity.c" "$tmp/p/src/daemon/export/"
 printf 'static void f(char *b, unsigned p) { snprintf(b, 64, "/proc/%%u/cgroup", p); }\n' >>"$tmp/p/src/daemon/export/identity.c"
 check "a /proc/PID path outside proc/ is found" bash -c "$(declare -f proc_paths); proc_paths '$tmp/p' | grep -q identity.c"
+# ... and a mapped read of an ELF file
+printf 'static void *g(int fd) { return elf_begin(fd, ELF_C_READ_MMAP, 0); }\n' >>"$tmp/p/src/daemon/export/identity.c"
+check "a mapped ELF read is found" bash -c "$(declare -f elf_maps); elf_maps '$tmp/p' | grep -q identity.c"
 done_testing

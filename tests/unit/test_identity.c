@@ -98,6 +98,25 @@ static void test_service_rules(void **state)
 
 /* An exec (or exit) notified at T: a sample before T keeps what was read before T, or is
  * -ESTALE when nothing was (never /proc's executable of after T); a sample after T reads again. */
+/* This test's executable's GNU build id as `readelf -n` prints it, "" when it has none. */
+static const char *readelf_build_id(void)
+{
+	static char hex[81];
+	char line[256], cmd[64];
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "readelf -n /proc/%d/exe 2>/dev/null", (int)getpid());
+	f = popen(cmd, "r");
+
+	hex[0] = '\0';
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, " Build ID: %80[0-9a-f]", hex) == 1)
+			break;
+	pclose(f);
+	return hex;
+}
+
 static void test_proc_images(void **state)
 {
 	struct identity *id = identity__new("/nonexistent", NULL);
@@ -117,6 +136,9 @@ static void test_proc_images(void **state)
 	/* read before the event: the samples before it keep it, the ones after read /proc again */
 	assert_int_equal(identity__process(id, me, real_ns(), &pi), 0);
 	assert_string_equal(pi.exe_name, "test_identity");
+	/* its build id as binutils reads it (the exporter's process.executable.build_id) */
+	assert_true(pi.build_id[0] != '\0');
+	assert_string_equal(pi.build_id, readelf_build_id());
 	memset(&pi, 0, sizeof(pi));
 	t = real_ns() + 1;
 	identity__proc_event(id, me, t, false);

@@ -12,13 +12,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <elfutils/libdwelf.h>
-#include <gelf.h>
-#include <libelf.h>
-
 #include "ember/core/base/clock.h"
 #include "ember/core/base/hash.h"
 #include "ember/core/base/regex.h"
+#include "ember/daemon/elf/elfsym.h"
 #include "ember/daemon/proc/procfs.h"
 #include "ember/core/base/sbuf.h"
 
@@ -669,27 +666,22 @@ static size_t proc_slot(const struct identity *id, uint32_t pid)
 	return j;
 }
 
+/* The GNU build id of @pid's executable, as hex into @ret ("" when unknown): read with pread
+ * (elfsym_read_build_id(): libelf's ELF_C_READ), never mapped, so that a file truncated while
+ * it is read is a short read, not a SIGBUS (docs/security.md) */
 static void read_build_id(uint32_t pid, char *ret, size_t cap)
 {
-	const void *p = NULL;
-	const uint8_t *b;
-	ssize_t n, i;
-	Elf *elf;
+	uint8_t bid[64];
+	int n, i;
 	int fd;
 
 	ret[0] = '\0';
 	fd = procfs_open_exe(NULL, pid); /* a regular file, non-blocking */
 	if (fd < 0)
 		return;
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (elf) {
-		n = dwelf_elf_gnu_build_id(elf, &p);
-		b = p;
-		for (i = 0; n > 0 && i < n && (size_t)(2 * i + 2) < cap; i++)
-			snprintf(ret + 2 * i, 3, "%02x", b[i]);
-		elf_end(elf);
-	}
+	n = elfsym_read_build_id(fd, bid, sizeof(bid));
+	for (i = 0; i < n && (size_t)(2 * i + 2) < cap; i++)
+		snprintf(ret + 2 * i, 3, "%02x", bid[i]);
 	close(fd);
 }
 
