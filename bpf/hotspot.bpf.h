@@ -64,7 +64,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, __u32);
 	__type(value, struct hs_scratch);
-	__uint(max_entries, 1);
+	__uint(max_entries, NEST_MAX); /* one per level (nest.bpf.h) */
 } hs_scratch SEC(".maps");
 
 /* Segment-map hops followed to a blob's start: each goes back at most 254 segments. */
@@ -106,7 +106,7 @@ static __always_inline struct hs_scratch *hs_scratch_get(void)
 {
 	__u32 zero = 0;
 
-	return bpf_map_lookup_elem(&hs_scratch, &zero);
+	return bpf_map_lookup_elem(&hs_scratch, NEST_KEY);
 }
 
 static __always_inline bool hs_scratch_on(void)
@@ -188,7 +188,7 @@ __noinline int hs_step(__u32 pid)
 	__u32 zero = 0, lg;
 	const struct ember_hs_proc *h;
 
-	sc = bpf_map_lookup_elem(&hs_scratch, &zero);
+	sc = bpf_map_lookup_elem(&hs_scratch, NEST_KEY);
 	h = bpf_map_lookup_elem(&hs_procs, &pid);
 	if (!sc || !h)
 		return 0;

@@ -152,26 +152,26 @@ SEC("perf_event")
 int memio_pagefault(struct bpf_perf_event_data *ctx)
 {
 	/* one sample per period of faults: its weight is the period */
-	return sample(ctx, true, EMBER_KIND_PAGEFAULT, (__u32)PERF_SAMPLE_PERIOD(ctx));
+	return NEST_RUN(sample(ctx, true, EMBER_KIND_PAGEFAULT, (__u32)PERF_SAMPLE_PERIOD(ctx)));
 }
 
 SEC("perf_event")
 int memio_pagefault_fp(struct bpf_perf_event_data *ctx)
 {
-	return sample(ctx, false, EMBER_KIND_PAGEFAULT, (__u32)PERF_SAMPLE_PERIOD(ctx));
+	return NEST_RUN(sample(ctx, false, EMBER_KIND_PAGEFAULT, (__u32)PERF_SAMPLE_PERIOD(ctx)));
 }
 
 /* Hardware counters ([pmc], where the kernel offers them): a sample every period events. */
 SEC("perf_event")
 int memio_cycles(struct bpf_perf_event_data *ctx)
 {
-	return sample(ctx, true, EMBER_KIND_CYCLES, (__u32)PERF_SAMPLE_PERIOD(ctx));
+	return NEST_RUN(sample(ctx, true, EMBER_KIND_CYCLES, (__u32)PERF_SAMPLE_PERIOD(ctx)));
 }
 
 SEC("perf_event")
 int memio_instructions(struct bpf_perf_event_data *ctx)
 {
-	return sample(ctx, true, EMBER_KIND_INSTRUCTIONS, (__u32)PERF_SAMPLE_PERIOD(ctx));
+	return NEST_RUN(sample(ctx, true, EMBER_KIND_INSTRUCTIONS, (__u32)PERF_SAMPLE_PERIOD(ctx)));
 }
 
 /*
@@ -251,8 +251,7 @@ static __always_inline void memio_send(struct ember_sample_buf *b, __u32 m, __u6
  * vm growth: a successful mmap() (its length, in pages) or a brk() that moved the break up (by
  * how much), with the caller's user stack.
  */
-SEC("raw_tp/sys_exit")
-int memio_sys_exit(struct bpf_raw_tracepoint_args *ctx)
+static __always_inline int memio_sys_exit_run(struct bpf_raw_tracepoint_args *ctx)
 {
 	const __u64 *regs = (const __u64 *)RAW_TP_ARG(ctx, 0);
 	__u64 nr = 0, len = 0, id = bpf_get_current_pid_tgid(), *last, pages;
@@ -291,7 +290,7 @@ int memio_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 		pages = 0xffffffffULL;
 	if (!memio_admit(pid, EMBER_MEMIO_VMGROW, pages))
 		return 0;
-	b = bpf_map_lookup_elem(&sample_buf, &zero);
+	b = bpf_map_lookup_elem(&sample_buf, NEST_KEY);
 	if (!b)
 		return 0;
 	memio_send(b, EMBER_MEMIO_VMGROW, pages,
@@ -300,13 +299,18 @@ int memio_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 	return 0;
 }
 
+SEC("raw_tp/sys_exit")
+int memio_sys_exit(struct bpf_raw_tracepoint_args *ctx)
+{
+	return NEST_RUN(memio_sys_exit_run(ctx));
+}
+
 /*
  * A bio submitted (in the submitter's context): its bytes, with the user stack of a user thread
  * and the kernel stack (who submitted it: a write(), a page fault's read-ahead, the flusher's
  * writeback work); kept for its completion.
  */
-SEC("raw_tp/block_bio_queue")
-int memio_bio_queue(struct bpf_raw_tracepoint_args *ctx)
+static __always_inline int memio_bio_queue_run(struct bpf_raw_tracepoint_args *ctx)
 {
 	__u64 bio = RAW_TP_ARG(ctx, 0), id = bpf_get_current_pid_tgid();
 	__u32 opf = 0, size = 0, zero = 0, pf = 0, sub, nw, nk = 0;
@@ -332,7 +336,7 @@ int memio_bio_queue(struct bpf_raw_tracepoint_args *ctx)
 			  : EMBER_BIO_WRITE;
 	if (!memio_admit(id >> 32, EMBER_MEMIO_BLOCKIO, size))
 		return 0;
-	b = bpf_map_lookup_elem(&sample_buf, &zero);
+	b = bpf_map_lookup_elem(&sample_buf, NEST_KEY);
 	if (!b)
 		return 0;
 	nw = memio_fill(b, EMBER_KIND_BLOCKIO | sub << 8, size,
@@ -354,6 +358,12 @@ int memio_bio_queue(struct bpf_raw_tracepoint_args *ctx)
 	/* kept for the completion's latency record (an LRU: one never completed goes in time) */
 	bpf_map_update_elem(&memio_inflight, &bio, b, BPF_ANY);
 	return 0;
+}
+
+SEC("raw_tp/block_bio_queue")
+int memio_bio_queue(struct bpf_raw_tracepoint_args *ctx)
+{
+	return NEST_RUN(memio_bio_queue_run(ctx));
 }
 
 /* Sends bio @bio's kept record again, weighed by its time in flight (us); forgets it. */
@@ -391,8 +401,7 @@ static __always_inline void memio_bio_done(__u64 bio, __u64 now)
  * 16: a merged request's others are counted as misses) is done.
  */
 #define MEMIO_RQ_BIOS 16
-SEC("raw_tp/block_rq_complete")
-int memio_rq_complete(struct bpf_raw_tracepoint_args *ctx)
+static __always_inline int memio_rq_complete_run(struct bpf_raw_tracepoint_args *ctx)
 {
 	__u64 rq = RAW_TP_ARG(ctx, 0), bio = 0, now = bpf_ktime_get_ns();
 	int i;
@@ -407,12 +416,17 @@ int memio_rq_complete(struct bpf_raw_tracepoint_args *ctx)
 	return 0;
 }
 
+SEC("raw_tp/block_rq_complete")
+int memio_rq_complete(struct bpf_raw_tracepoint_args *ctx)
+{
+	return NEST_RUN(memio_rq_complete_run(ctx));
+}
+
 /*
  * malloc(size) of a chosen process (the uprobe is attached to it only): sampled by bytes. The
  * thread's sum crosses k multiples of the interval: one record of k intervals, with its stack.
  */
-SEC("uprobe")
-int memio_malloc(struct pt_regs *ctx)
+static __always_inline int memio_malloc_run(struct pt_regs *ctx)
 {
 	__u64 size = ((const __u64 *)ctx)[MEMIO_REGS_DI], *acc, sum, k, w, iv = memio_malloc_interval;
 	__u32 zero = 0, tid = (__u32)bpf_get_current_pid_tgid();
@@ -455,12 +469,18 @@ int memio_malloc(struct pt_regs *ctx)
 		w = 0xffffffffULL / iv * iv;
 	if (!memio_admit(bpf_get_current_pid_tgid() >> 32, EMBER_MEMIO_MALLOC, w))
 		return 0;
-	b = bpf_map_lookup_elem(&sample_buf, &zero);
+	b = bpf_map_lookup_elem(&sample_buf, NEST_KEY);
 	if (!b)
 		return 0;
 	memio_send(b, EMBER_MEMIO_MALLOC, w,
 		   memio_fill(b, EMBER_KIND_MALLOC, (__u32)w, (const __u64 *)ctx, true));
 	return 0;
+}
+
+SEC("uprobe")
+int memio_malloc(struct pt_regs *ctx)
+{
+	return NEST_RUN(memio_malloc_run(ctx));
 }
 
 #endif

@@ -68,7 +68,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, __u32);
 	__type(value, struct ember_offcpu_kstack);
-	__uint(max_entries, 1);
+	__uint(max_entries, NEST_MAX); /* one per level (nest.bpf.h) */
 } offcpu_kscratch SEC(".maps");
 
 struct {
@@ -126,7 +126,7 @@ static __always_inline int offcpu_take_kstack(void *ctx, __u32 tid)
 		ks->first = ks->nr > 1 && ks->ips[0] >= offcpu_trace_lo && ks->ips[0] < offcpu_trace_hi;
 		return r > 0 ? 0 : -1;
 	}
-	ks = bpf_map_lookup_elem(&offcpu_kscratch, &zero);
+	ks = bpf_map_lookup_elem(&offcpu_kscratch, NEST_KEY);
 	if (!ks)
 		return -1;
 	r = bpf_get_stack(ctx, ks->ips, sizeof(ks->ips), OFF_KSTACK_SKIP & BPF_F_SKIP_FIELD_MASK);
@@ -296,14 +296,14 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(offcpu_switch_btf, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
-	return offcpu_switch(ctx, preempt, prev_state, (__u64)next);
+	return NEST_RUN(offcpu_switch(ctx, preempt, prev_state, (__u64)next));
 }
 
 /* Without BTF: the same arguments, untyped (sched_switch's 4th since Linux 5.18). */
 SEC("raw_tp/sched_switch")
 int offcpu_switch_raw(struct bpf_raw_tracepoint_args *ctx)
 {
-	return offcpu_switch(ctx, RAW_TP_ARG(ctx, 0) != 0, (__u32)RAW_TP_ARG(ctx, 3), RAW_TP_ARG(ctx, 2));
+	return NEST_RUN(offcpu_switch(ctx, RAW_TP_ARG(ctx, 0) != 0, (__u32)RAW_TP_ARG(ctx, 3), RAW_TP_ARG(ctx, 2)));
 }
 
 /*
@@ -410,7 +410,7 @@ static __always_inline int offcpu_wake(void *ctx, struct task_struct *p, bool la
 		return 0;
 	t->recq[k] += q;
 	st->inflight_ns += q * offcpu_quantum_ns;
-	b = bpf_map_lookup_elem(&sample_buf, &zero);
+	b = bpf_map_lookup_elem(&sample_buf, NEST_KEY);
 	if (!b)
 		return 0;
 	b->hdr.time_ns = now;
@@ -487,13 +487,13 @@ static __always_inline int offcpu_wake(void *ctx, struct task_struct *p, bool la
 SEC("tp_btf/sched_waking")
 int BPF_PROG(offcpu_waking, struct task_struct *p)
 {
-	return offcpu_wake(ctx, p, false);
+	return NEST_RUN(offcpu_wake(ctx, p, false));
 }
 
 SEC("tp_btf/sched_wakeup")
 int BPF_PROG(offcpu_wakeup, struct task_struct *p)
 {
-	return offcpu_wake(ctx, p, true);
+	return NEST_RUN(offcpu_wake(ctx, p, true));
 }
 
 /* Sends the record in @b as kind @hk with weight @q quanta; counts it as kind @k. */
@@ -533,11 +533,10 @@ static __always_inline void offcpu_send(struct ember_sample_buf *b, struct ember
  * page fault) is added to the thread's next system call: the totals stay whole, the user stack
  * is that call's.
  */
-SEC("raw_tp/sys_exit")
-int offcpu_resume(struct bpf_raw_tracepoint_args *ctx)
+static __always_inline int offcpu_resume_run(struct bpf_raw_tracepoint_args *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid(), qs, qd, qr, qu, size;
-	__u32 zero = 0, pid = id >> 32, tid = (__u32)id, nu = 0, npy = 0, nk = 0, base;
+	__u32 pid = id >> 32, tid = (__u32)id, nu = 0, npy = 0, nk = 0, base;
 	struct ember_offcpu_kstack *ks = NULL;
 	struct ember_offcpu_task *t;
 	struct ember_offcpu_stats *st;
@@ -549,7 +548,7 @@ int offcpu_resume(struct bpf_raw_tracepoint_args *ctx)
 	t = bpf_map_lookup_elem(&offcpu_tasks, &tid);
 	if (!t || !(t->first_ns | t->upend_ns))
 		return 0;
-	st = bpf_map_lookup_elem(&offcpu_stats, &zero);
+	st = bpf_map_lookup_elem(&offcpu_stats, &nest_key0);
 	if (!st)
 		return 0;
 	/* with what the wakeups weighed (their wakers are recorded with the same quanta) */
@@ -571,7 +570,7 @@ int offcpu_resume(struct bpf_raw_tracepoint_args *ctx)
 		t->kstack = 0;
 		ks = bpf_map_lookup_elem(&offcpu_kstacks, &tid);
 	}
-	b = bpf_map_lookup_elem(&sample_buf, &zero);
+	b = bpf_map_lookup_elem(&sample_buf, NEST_KEY);
 	if (!b || !(qs | qd | qr | qu)) {
 		t->ufirst_ns = 0;
 		if (b)
@@ -656,6 +655,12 @@ int offcpu_resume(struct bpf_raw_tracepoint_args *ctx)
 	return 0;
 }
 
+SEC("raw_tp/sys_exit")
+int offcpu_resume(struct bpf_raw_tracepoint_args *ctx)
+{
+	return NEST_RUN(offcpu_resume_run(ctx));
+}
+
 /*
  * An on-CPU sample of a thread in user mode (sampler.bpf.c's sample(), after its record went
  * out; @nw: its user and Python words in @b): time the thread was preempted in user mode since
@@ -711,7 +716,7 @@ static __always_inline void offcpu_thread_exit(__u32 tid)
 	if (!t)
 		return;
 	st = bpf_map_lookup_elem(&offcpu_stats, &zero);
-	b = bpf_map_lookup_elem(&sample_buf, &zero);
+	b = bpf_map_lookup_elem(&sample_buf, NEST_KEY);
 	if (st && b && offcpu_user_sample && t->upend_ns) {
 		q = offcpu_weigh(t, st, EMBER_KIND_OFFCPU_R, t->upend_ns);
 		b->hdr.time_ns = t->ufirst_ns ? t->ufirst_ns : bpf_ktime_get_ns();

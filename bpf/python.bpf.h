@@ -84,7 +84,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, __u32);
 	__type(value, struct py_scratch);
-	__uint(max_entries, 1);
+	__uint(max_entries, NEST_MAX); /* one per level (nest.bpf.h) */
 } py_scratch SEC(".maps");
 
 struct {
@@ -355,7 +355,7 @@ __noinline int python_walk(__u32 pid, struct ember_ustack *st, __u64 *hash)
 	w.p = bpf_map_lookup_elem(&py_procs, &pid);
 	if (!w.p)
 		return 0; /* not Python: one hash lookup is all it costs */
-	w.sc = bpf_map_lookup_elem(&py_scratch, &zero);
+	w.sc = bpf_map_lookup_elem(&py_scratch, NEST_KEY);
 	w.ps = bpf_map_lookup_elem(&py_stats, &zero);
 	if (!w.sc || !w.ps)
 		return 0;

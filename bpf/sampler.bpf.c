@@ -34,6 +34,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #endif
 
 /* the sampled thread's Python frames, stored with its user stack by walk_user() */
+#include "nest.bpf.h"
 #include "python.bpf.h"
 #include "v8.bpf.h"
 #include "hotspot.bpf.h"
@@ -83,7 +84,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, __u32);
 	__type(value, struct ember_exec_path);
-	__uint(max_entries, 1);
+	__uint(max_entries, NEST_MAX); /* one per level (nest.bpf.h) */
 } exec_path_scratch SEC(".maps");
 /* When an exec record last woke userspace (bpf_ktime_get_ns(): CLOCK_MONOTONIC); the sampler
  * reads it through the mapped .bss, no system call. */
@@ -100,7 +101,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, __u32);
 	__type(value, struct ember_sample_buf);
-	__uint(max_entries, 1);
+	__uint(max_entries, NEST_MAX); /* one per level (nest.bpf.h) */
 } sample_buf SEC(".maps");
 
 /*
@@ -204,7 +205,7 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, const bool wa
 	long r;
 
 	st = bpf_map_lookup_elem(&stats, &zero);
-	b = bpf_map_lookup_elem(&sample_buf, &zero);
+	b = bpf_map_lookup_elem(&sample_buf, NEST_KEY);
 	if (!st || !b) /* cannot happen for one-element arrays; the verifier wants the check */
 		return 0;
 	if (kind == EMBER_KIND_CPU && *(volatile __u64 *)&timer_period_ns)
@@ -353,7 +354,7 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, const bool wa
 SEC("perf_event")
 int do_sample(struct bpf_perf_event_data *ctx)
 {
-	return sample(ctx, true, EMBER_KIND_CPU, 0);
+	return NEST_RUN(sample(ctx, true, EMBER_KIND_CPU, 0));
 }
 
 /* Loaded instead of do_sample where the kernel has no bpf_loop() (sampler.c): user stacks by
@@ -361,7 +362,7 @@ int do_sample(struct bpf_perf_event_data *ctx)
 SEC("perf_event")
 int do_sample_fp(struct bpf_perf_event_data *ctx)
 {
-	return sample(ctx, false, EMBER_KIND_CPU, 0);
+	return NEST_RUN(sample(ctx, false, EMBER_KIND_CPU, 0));
 }
 
 /* off-CPU events, through the same ring, scratch and walkers */
@@ -466,7 +467,7 @@ static __always_inline void keep_exec_path(__u32 pid, __u64 bprm, __u64 time_ns)
 	__u64 name = 0;
 	__u32 zero = 0;
 
-	ep = bpf_map_lookup_elem(&exec_path_scratch, &zero);
+	ep = bpf_map_lookup_elem(&exec_path_scratch, NEST_KEY);
 	if (!ep || !bprm || !bprm_interp_off ||
 	    bpf_probe_read_kernel(&name, 8, (void *)(bprm + bprm_interp_off)) || !name ||
 	    bpf_probe_read_kernel_str(ep->path, sizeof(ep->path), (void *)name) <= 1)
@@ -533,8 +534,7 @@ static __always_inline void tell_exec(__u32 pid, bool sampled, __u64 time_ns, __
  * told within exec_batch_ns, so that a process that lives a few milliseconds is walked with its
  * tables, and one that lived less costs nothing but its two records.
  */
-SEC("raw_tp/sched_process_exec") /* raw: needs no tracefs mounted */
-int on_exec(struct bpf_raw_tracepoint_args *ctx)
+static __always_inline int on_exec_run(struct bpf_raw_tracepoint_args *ctx)
 {
 	__u32 pid = bpf_get_current_pid_tgid() >> 32;
 	__u64 now;
@@ -565,6 +565,12 @@ int on_exec(struct bpf_raw_tracepoint_args *ctx)
 	return 0;
 }
 
+SEC("raw_tp/sched_process_exec") /* raw: needs no tracefs mounted */
+int on_exec(struct bpf_raw_tracepoint_args *ctx)
+{
+	return NEST_RUN(on_exec_run(ctx));
+}
+
 /*
  * A new process by fork: a forking server's worker runs its parent's image, so
  * it is listed for the walker here with a copy of its parent's list, from its first instruction,
@@ -572,8 +578,7 @@ int on_exec(struct bpf_raw_tracepoint_args *ctx)
  * new thread (tgid != pid) is not a new process. Wakes nobody: read with the next
  * batch; a fork followed by exec or exit within the batch costs userspace nothing more.
  */
-SEC("raw_tp/sched_process_fork")
-int on_fork(struct bpf_raw_tracepoint_args *ctx)
+static __always_inline int on_fork_run(struct bpf_raw_tracepoint_args *ctx)
 {
 	__u64 child = RAW_TP_ARG(ctx, 1), now, wake = BPF_RB_NO_WAKEUP;
 	__u32 zero = 0, pid = 0, tgid = 0, parent = bpf_get_current_pid_tgid() >> 32;
@@ -622,14 +627,19 @@ int on_fork(struct bpf_raw_tracepoint_args *ctx)
 	return 0;
 }
 
+SEC("raw_tp/sched_process_fork")
+int on_fork(struct bpf_raw_tracepoint_args *ctx)
+{
+	return NEST_RUN(on_fork_run(ctx));
+}
+
 /*
  * Exit of a process's leader (any process: the tracker knew it from its exec): userspace drops
  * its state then (the process is gone, or other threads still run) instead of reading the start
  * time of every process it knows every few seconds. Forgotten here, so that a process that
  * reuses the pid is captured at its first sample. Not worth a wake-up: read at the next tick.
  */
-SEC("raw_tp/sched_process_exit")
-int on_exit(void *ctx)
+static __always_inline int on_exit_run(void *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid(), now;
 	__u32 pid = id >> 32;
@@ -650,4 +660,10 @@ int on_exit(void *ctx)
 	bpf_map_delete_elem(&vma_cache, &pid); /* its pid's next process is not it */
 	tell(pid, EMBER_REC_EXIT, BPF_RB_NO_WAKEUP, now);
 	return 0;
+}
+
+SEC("raw_tp/sched_process_exit")
+int on_exit(void *ctx)
+{
+	return NEST_RUN(on_exit_run(ctx));
 }

@@ -87,7 +87,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, __u32);
 	__type(value, struct vma_scratch);
-	__uint(max_entries, 1);
+	__uint(max_entries, NEST_MAX); /* one per level (nest.bpf.h) */
 } vma_scratch SEC(".maps");
 
 /* The stack being walked, per CPU: too big for the BPF stack. */
@@ -95,7 +95,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, __u32);
 	__type(value, struct ember_ustack);
-	__uint(max_entries, 1);
+	__uint(max_entries, NEST_MAX); /* one per level (nest.bpf.h) */
 } ustack_scratch SEC(".maps");
 
 /*
@@ -111,8 +111,11 @@ struct rule_slot {
 	__u32 off;	/* file address */
 	__u32 id;	/* table id: 0 is an empty slot */
 	__u32 rule;
-	__u32 pad;
+	__u32 sum;	/* RULE_SLOT_SUM of the three: a slot written half by one program and half by
+			   another that interrupted it (nest.bpf.h) is a miss, not a wrong rule */
 };
+#define RULE_SLOT_SUM(off, id, rule)                                                               \
+	((((off) * 0x9e3779b1u) ^ ((id) * 0x85ebca77u) ^ ((rule) * 0xc2b2ae3du)) + 0x27d4eb2fu)
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -426,7 +429,7 @@ static __always_inline const struct ember_unwind_map *vma_map(struct walk *w, __
 	__u64 inode = 0, sb = 0, ino = 0;
 	__u32 zero = 0, dev = 0;
 
-	vs = bpf_map_lookup_elem(&vma_scratch, &zero);
+	vs = bpf_map_lookup_elem(&vma_scratch, NEST_KEY);
 	if (!vs)
 		return NULL;
 	if (!w->vma_began) { /* the last walk's mapping is not this one's */
@@ -602,10 +605,16 @@ have_map:
 	id = hdr->pc;
 	slot_key = ((foff ^ (foff >> 13) ^ (id * 0x9e3779b9u)) * 0x85ebca6bu) >> 20;
 	slot = bpf_map_lookup_elem(&rule_cache, &slot_key);
-	if (slot && slot->id == id && slot->off == foff) {
-		wcount(w, EMBER_WALK_CACHE_HITS, 1);
-		rule = slot->rule;
-		goto have_rule;
+	if (slot) {
+		/* read once, then checked: a program that interrupted this one on its CPU
+		 * (nest.bpf.h) may have written the slot between two of these words */
+		__u32 s_off = slot->off, s_id = slot->id, s_rule = slot->rule, s_sum = slot->sum;
+
+		if (s_id == id && s_off == foff && s_sum == RULE_SLOT_SUM(s_off, s_id, s_rule)) {
+			wcount(w, EMBER_WALK_CACHE_HITS, 1);
+			rule = s_rule;
+			goto have_rule;
+		}
 	}
 	found = find_rule(w, start, map->row_count, hdr->rule, foff);
 	if (found < 0)
@@ -615,6 +624,7 @@ have_map:
 		slot->off = foff;
 		slot->id = id;
 		slot->rule = rule;
+		slot->sum = RULE_SLOT_SUM(foff, id, rule);
 	}
 have_rule:
 	type = EMBER_PROW_CFA_TYPE(rule);
@@ -708,7 +718,7 @@ static __always_inline int walk_user(__u32 pid, const __u64 *regs, bool regs_ker
 	struct walk w = { .hash = 0xcbf29ce484222325ULL, .exact_ip = true };
 	__u32 zero = 0;
 
-	w.st = bpf_map_lookup_elem(&ustack_scratch, &zero);
+	w.st = bpf_map_lookup_elem(&ustack_scratch, NEST_KEY);
 	if (!w.st)
 		return -ENOMEM;
 	/* the context's registers are read with whole-word loads at fixed offsets; the task's

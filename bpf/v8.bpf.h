@@ -52,14 +52,14 @@ struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, __u32);
 	__type(value, struct v8_scratch);
-	__uint(max_entries, 1);
+	__uint(max_entries, NEST_MAX); /* one per level (nest.bpf.h) */
 } v8_scratch SEC(".maps");
 
 static __always_inline struct v8_scratch *v8_scratch_get(void)
 {
 	__u32 zero = 0;
 
-	return bpf_map_lookup_elem(&v8_scratch, &zero);
+	return bpf_map_lookup_elem(&v8_scratch, NEST_KEY);
 }
 
 /* The walk under way is of a V8 process. */
@@ -159,7 +159,7 @@ __noinline int v8_walk(__u32 pid, struct ember_ustack *st, __u32 room, __u64 *ha
 	__u32 zero = 0, nr, nfp;
 
 	l.v = bpf_map_lookup_elem(&v8_procs, &pid);
-	l.sc = bpf_map_lookup_elem(&v8_scratch, &zero);
+	l.sc = bpf_map_lookup_elem(&v8_scratch, NEST_KEY);
 	if (!l.v || !l.sc || !st || !hash)
 		return 0;
 	nfp = l.sc->n;

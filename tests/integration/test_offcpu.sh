@@ -10,7 +10,8 @@
 #     kernel's schedstat: on this loaded host 1-10 % of the wall time, recorded as R);
 #     with [offcpu] kernel_stacks (the default) >= 99 % of the read()'s blocked time has the
 #     kernel stack ...;pipe_read;schedule;__schedule (_[k]) under the user stack, and of the
-#     nanosleep's ...;hrtimer_nanosleep;do_nanosleep;schedule;__schedule;
+#     nanosleep's ...;hrtimer_nanosleep;do_nanosleep;schedule;__schedule, and none has an
+#     interrupt's frames (a program that interrupted the record's making on its CPU);
 #     its blocked stacks reach main through the CFI walker (the pipe's and the timer's share
 #     by the stacks' leaf, read or clock_nanosleep: a process's first stacks, before its unwind
 #     tables are built, are walked by frame pointer and miss the libc wrapper's caller);
@@ -109,6 +110,9 @@ awk -v el="$ELAPSED" -v cpu="$CPU" -v pns="$PIPE" -v tns="$TIMER" -v rq="$RUNQ" 
 	  if ($0 ~ /;main;/) mainn += n
 	  # kernel_stacks (the default): the blocked kernel stack under the user one, S and D only
 	  if ($0 !~ /\[off-cpu R /) {
+		# an interrupt never blocks: its frames in a blocked stack come from another program
+		# (one that interrupted the record being built on its CPU: bpf/nest.bpf.h)
+		if ($0 ~ /asm_sysvec_|asm_common_interrupt|hrtimer_interrupt_\[k\]/) { irqk += n; ie = $0 }
 		if ($0 ~ /;read;[^;]*_\[k\];.*pipe_read_\[k\];schedule_\[k\];__schedule_\[k\] [0-9]+$/) kpipe += n
 		else if ($0 ~ /;read;/ || $0 ~ /;read [0-9]+$/) { upipe += n; if (n > un) { un = n; ue = $0 } }
 		if ($0 ~ /;clock_nanosleep;[^;]*_\[k\];.*hrtimer_nanosleep_\[k\];do_nanosleep_\[k\];schedule_\[k\];__schedule_\[k\] [0-9]+$/) ktim += n
@@ -128,6 +132,8 @@ awk -v el="$ELAPSED" -v cpu="$CPU" -v pns="$PIPE" -v tns="$TIMER" -v rq="$RUNQ" 
 		if (un) printf "# the largest stack without them: %s\n", substr(ue, 1, 600)
 		print (kpipe > 0 && kpipe >= 0.99 * (kpipe + upipe)) ? "kpipe" : "xkpipe"
 		print (ktim > 0 && ktim >= 0.99 * (ktim + utim)) ? "ktimer" : "xktimer"
+		if (irqk) printf "# blocked stacks with an interrupt\x27s frames: %d ms, e.g. %s\n", irqk, substr(ie, 1, 600)
+		print irqk ? "xnoirq" : "noirq"
 	}' "$TMP/off.folded" >"$TMP/res"
 grep '^#' "$TMP/res"
 check "blocked time within 2 % of wall less CPU less runqueue wait" grep -qx total "$TMP/res"
@@ -136,6 +142,7 @@ check "nanosleep's share within 3 points" grep -qx timer "$TMP/res"
 check "blocked stacks reach main (>= 95 %)" grep -qx main "$TMP/res"
 check "kernel stacks: read() of the pipe blocked in pipe_read;schedule (>= 99 %)" grep -qx kpipe "$TMP/res"
 check "kernel stacks: nanosleep blocked in hrtimer_nanosleep;do_nanosleep;schedule (>= 99 %)" grep -qx ktimer "$TMP/res"
+check "kernel stacks: no blocked stack holds an interrupt's frames" grep -qx noirq "$TMP/res"
 curl -sf "$URL/api/v1/folded?event=wall&tid=$TID&from=-60s" >"$TMP/wall.folded"
 # all of it: preempted in user mode too (recorded at the next system call's return under
 # "[preempted in user mode]": ~0.1 % of the elapsed time alone, 2-4 % beside two CPU burners)
