@@ -614,6 +614,60 @@ static void test_exe_id(void **state)
 	rmdir(root);
 }
 
+/* The executable's path from the mappings: the mapping of /proc/PID/exe's inode, no readlink;
+ * ENOENT when the snapshot does not map it (a read from before an exec). */
+static void test_exe_path(void **state)
+{
+	char root[] = "/tmp/ember-proctrack.XXXXXX", path[160], exe[160], dir[160], buf[64];
+	struct proc_tracker_opts o = { .proc_root = root, .force_maps_read = true };
+	struct proc_tracker *pt;
+	struct proc_tracker_stats s;
+	struct stat st;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(root));
+	snprintf(exe, sizeof(exe), "%s/prog", root);
+	f = fopen(exe, "w");
+	assert_non_null(f);
+	fclose(f);
+	assert_int_equal(stat(exe, &st), 0);
+	snprintf(dir, sizeof(dir), "%s/44", root);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	snprintf(path, sizeof(path), "%s/44/exe", root);
+	assert_int_equal(symlink(exe, path), 0);
+	snprintf(path, sizeof(path), "%s/44/maps", root);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "00400000-00401000 r-xp 00000000 08:01 7 /usr/lib/libother.so\n");
+	fprintf(f, "00500000-00501000 r-xp 00000000 08:01 %lu /usr/bin/python3.11\n",
+		(unsigned long)st.st_ino);
+	fclose(f);
+	pt = proc_tracker__new(&o);
+	assert_non_null(pt);
+	assert_int_equal(proc_tracker__exe_path(pt, 44, buf, sizeof(buf)), 19);
+	assert_string_equal(buf, "/usr/bin/python3.11");
+	/* too small a buffer: said, not cut */
+	assert_int_equal(proc_tracker__exe_path(pt, 44, buf, 8), -ENAMETOOLONG);
+	proc_tracker__stats(pt, &s);
+	assert_int_equal(s.exe_reads, 1); /* one stat for both */
+	assert_int_equal(s.exe_paths, 1);
+	/* an image whose mappings do not hold the executable: not found, for a readlink instead */
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "00400000-00401000 r-xp 00000000 08:01 7 /usr/lib/libother.so\n");
+	fclose(f);
+	proc_tracker__invalidate(pt, 44);
+	assert_int_equal(proc_tracker__exe_path(pt, 44, buf, sizeof(buf)), -ENOENT);
+	proc_tracker__free(pt);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/44/exe", root);
+	unlink(path);
+	rmdir(dir);
+	unlink(exe);
+	rmdir(root);
+}
+
 static int find_x_file(const struct procmaps_entry *e, void *ctx)
 {
 	const struct procmaps_entry **ret = ctx;
@@ -965,6 +1019,7 @@ int main(void)
 		cmocka_unit_test(test_fake_root),
 		cmocka_unit_test(test_image_maps),
 		cmocka_unit_test(test_exe_id),
+		cmocka_unit_test(test_exe_path),
 		cmocka_unit_test(test_identity_once),
 		cmocka_unit_test(test_names_share),
 		cmocka_unit_test(test_extensions),

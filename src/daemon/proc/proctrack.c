@@ -849,6 +849,55 @@ struct proc_maps *proc_tracker__image_maps(struct proc_tracker *pt, uint32_t pid
 	return proc_tracker__maps(pt, pid, mono_ns() + 1);
 }
 
+struct exe_find {
+	uint64_t ino;
+	const struct procmaps_entry *e;
+};
+
+static int exe_path_found(const struct procmaps_entry *e, void *ctx)
+{
+	struct exe_find *f = ctx;
+
+	if (e->kind != PROCMAPS_FILE || e->inode != f->ino || !e->path_len)
+		return 0;
+	f->e = e;
+	return 1;
+}
+
+ssize_t proc_tracker__exe_path(struct proc_tracker *pt, uint32_t pid, char *buf, size_t size)
+{
+	struct exe_find f = { 0 };
+	struct proc_maps *m;
+	uint64_t dev;
+	ssize_t r;
+	int e;
+
+	if (!size)
+		return -EINVAL;
+	e = proc_tracker__exe_id(pt, pid, PROC_EXE_BATCH_NS, &dev, &f.ino);
+	if (e)
+		return e;
+	m = proc_tracker__maps(pt, pid, 0);
+	if (!m)
+		return -errno;
+	if (!proc_maps__for_each(m, exe_path_found, &f)) {
+		r = -ENOENT;
+	} else if (f.e->path_len >= size) {
+		r = -ENAMETOOLONG;
+	} else {
+		memcpy(buf, f.e->path, f.e->path_len);
+		buf[f.e->path_len] = '\0';
+		r = (ssize_t)f.e->path_len;
+	}
+	proc_maps__put(m);
+	if (r >= 0) {
+		pthread_mutex_lock(&pt->lock);
+		pt->st.exe_paths++;
+		pthread_mutex_unlock(&pt->lock);
+	}
+	return r;
+}
+
 struct proc_maps *proc_tracker__forked(struct proc_tracker *pt, uint32_t pid)
 {
 	return held_snapshot(pt, pid, false, NULL);

@@ -46,7 +46,8 @@ const struct counter_desc proc_tracker_counters[] = {
 		  "read used), exec_image_used (gone before any read: named from the exec's image "
 		  "as the kernel told it), image_reread (a runtime reader's snapshot was of an "
 		  "image the process left: read again), exe_read and exe_reused (the executable's "
-		  "identity stat'ed, or answered from the last stat for another reader), "
+		  "identity stat'ed, or answered from the last stat for another reader), exe_path "
+		  "(the executable's path from the mappings, no readlink), "
 		  "read_error, exec, exec_image (with that image), "
 		  "exec_gone (exited in the same batch: not read), "
 		  "fork, fork_gone, fork_copy, fork_list, fork_parent_read (an unknown parent "
@@ -64,6 +65,8 @@ const struct counter_desc proc_tracker_counters[] = {
 	  .label_value = "exe_read" },
 	{ .key = "exe_reused", U64(exe_reused), .metric = EVENTS, .label = "kind",
 	  .label_value = "exe_reused" },
+	{ .key = "exe_paths", U64(exe_paths), .metric = EVENTS, .label = "kind",
+	  .label_value = "exe_path" },
 	{ .key = "exec_images", U64(exec_images), .metric = EVENTS, .label = "kind",
 	  .label_value = "exec_image" },
 	{ .key = "events", U64(events), .metric = EVENTS, .label = "kind", .label_value = "event" },

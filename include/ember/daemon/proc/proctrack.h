@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 
 #include "ember/daemon/proc/procmaps.h"
 #include "ember/core/base/counters.h"
@@ -47,6 +48,8 @@ struct proc_tracker_stats {
 					   earlier image (not the executable's): read again */
 	uint64_t exe_reads;		/* proc_tracker__exe_id(): /proc/PID/exe stat'ed... */
 	uint64_t exe_reused;		/* ... answered from the last one (one for all readers) */
+	uint64_t exe_paths;		/* proc_tracker__exe_path(): executables' paths from the
+					   mappings (no readlink) */
 	uint64_t events;		/* invalidations: exec, first sample, refresh */
 	uint64_t execs;			/* execs notified */
 	uint64_t execs_gone;		/* ... with the exit in the same batch: nothing read */
@@ -183,6 +186,16 @@ struct proc_maps *proc_tracker__image_maps(struct proc_tracker *pt, uint32_t pid
 #define PROC_EXE_BATCH_NS (20000000ull)	    /* the first looks at a new process */
 int proc_tracker__exe_id(struct proc_tracker *pt, uint32_t pid, uint64_t max_age_ns,
 			 uint64_t *ret_dev, uint64_t *ret_ino);
+
+/*
+ * The path of @pid's executable as its mappings name it: the file mapping, in
+ * proc_tracker__maps(@pid, 0), of the inode /proc/PID/exe names (proc_tracker__exe_id(),
+ * PROC_EXE_BATCH_NS: a new process's readers share one stat), NUL-terminated into @buf; no
+ * readlink of /proc/PID/exe. The name is the process's to choose, as readlink's would be. Its
+ * length, or -errno: ENOENT when that snapshot does not map it (a read from before an exec),
+ * ENAMETOOLONG, ESRCH when gone. Counted (exe_paths).
+ */
+ssize_t proc_tracker__exe_path(struct proc_tracker *pt, uint32_t pid, char *buf, size_t size);
 
 /*
  * The copy of its parent's snapshot that the forked process @pid was given (proc_tracker__fork),
