@@ -10,24 +10,19 @@
  * time under ...;hrtimer_wakeup;try_to_wake_up). So every scratch map has one entry per level
  * of nesting (NEST_MAX: task, softirq, hardirq, NMI), every program counts its level up on
  * entry and down on its way out (NEST_RUN), and a scratch map's key is the running program's
- * level (NEST_KEY). Counting without atomics is safe: a program interrupting another returns
+ * level (NEST_KEY); a program refused for NEST_MAX already running is counted (the sampler's
+ * nest_refused). Counting without atomics is safe: a program interrupting another returns
  * before it resumes, so the count is back where the interrupted one left it.
  */
 #ifndef EMBER_NEST_BPF_H
 #define EMBER_NEST_BPF_H
 
-#define NEST_MAX 4 /* a power of two */
-
-struct nest_state {
-	__u32 depth;	/* programs of ember's running on this CPU */
-	__u32 key;	/* the running one's level: depth - 1 (0 when none) */
-	__u64 refused;	/* programs not run: NEST_MAX already running (cannot happen) */
-};
+#define NEST_MAX EMBER_NEST_MAX /* bpf_shared.h */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, __u32);
-	__type(value, struct nest_state);
+	__type(value, struct ember_nest_state);
 	__uint(max_entries, 1);
 } nest SEC(".maps");
 
@@ -35,7 +30,7 @@ struct {
  * the per-CPU state cannot be had (it always can: a one-element array) */
 __u32 nest_key0 = 0;
 
-static __always_inline struct nest_state *nest_get(void)
+static __always_inline struct ember_nest_state *nest_get(void)
 {
 	return bpf_map_lookup_elem(&nest, &nest_key0);
 }
@@ -47,7 +42,7 @@ static __always_inline struct nest_state *nest_get(void)
  */
 static __always_inline __u32 *nest_keyp(void)
 {
-	struct nest_state *n = nest_get();
+	struct ember_nest_state *n = nest_get();
 
 	return n ? &n->key : &nest_key0;
 }
@@ -55,7 +50,7 @@ static __always_inline __u32 *nest_keyp(void)
 
 static __always_inline bool nest_enter(void)
 {
-	struct nest_state *n = nest_get();
+	struct ember_nest_state *n = nest_get();
 
 	if (!n)
 		return false;
@@ -69,7 +64,7 @@ static __always_inline bool nest_enter(void)
 
 static __always_inline void nest_leave(void)
 {
-	struct nest_state *n = nest_get();
+	struct ember_nest_state *n = nest_get();
 
 	if (n && n->depth) {
 		n->depth--;

@@ -331,6 +331,11 @@ echo "# chain graph over the whole run: $CT ms, off-CPU graph (S, D) $OT ms; qua
 EV=$(curl -sf "$URL/api/v1/stats" | grep -o '"[a-z_]*evicted_quanta": [0-9]*' | awk '{ s += $2 } END { print s + 0 }')
 check "the off-CPU stores dropped nothing for memory during the test ($EV quanta)" test "$EV" = 0
 check "chain graph: its total is the off-CPU graph's ($CT = $OT ms)" test "$CT" -gt 0 -a "$CT" = "$OT"
+# the BPF programs' nesting (bpf/nest.bpf.h): counted, and never four deep (task, softirq,
+# hardirq, NMI are the most a CPU can stack)
+NR=$(curl -sf "$URL/api/v1/stats" | grep -o '"nest_refused": [0-9]*' | awk '{ print $2 }')
+check "BPF programs refused for nesting: counted, none (${NR:-absent})" test "${NR:-x}" = 0
+check "... and in /metrics" bash -c "curl -sf '$URL/metrics' | grep -q '^ember_bpf_nest_refused_total 0'"
 
 curl -sf "$URL/api/v1/folded?tid=$TID&from=-60s" >"$TMP/cpu.folded"
 check "event=cpu has no off-CPU frames" bash -c "! grep -q 'off-cpu' '$TMP/cpu.folded'"

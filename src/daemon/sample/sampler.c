@@ -1644,6 +1644,24 @@ static int read_walk_stops(struct sampler *s, uint64_t *ret, uint64_t *walk)
 	return err;
 }
 
+/* The programs the nesting bound refused, all CPUs (bpf/nest.bpf.h); 0 when unreadable. */
+static uint64_t read_nest_refused(struct sampler *s)
+{
+	struct ember_nest_state *per = calloc((size_t)s->nr_cpus, sizeof(*per));
+	uint64_t sum = 0;
+	__u32 zero = 0;
+	int i;
+
+	if (!per)
+		return 0;
+	BPF_CALLS(s, BC_COUNTERS, 1);
+	if (!bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.nest), &zero, per))
+		for (i = 0; i < s->nr_cpus; i++)
+			sum += per[i].refused;
+	free(per);
+	return sum;
+}
+
 static int read_bpf_stats(struct sampler *s, struct ember_bpf_stats *sum)
 {
 	/* zeroed: valgrind cannot see the kernel fill the per-CPU values */
@@ -1927,6 +1945,7 @@ void sampler__stats(struct sampler *s, struct sampler_stats *ret)
 		ret->user_fp_walks += bs.user_fp_walks;
 		ret->user_truncated += bs.user_truncated;
 	}
+	ret->nest_refused = read_nest_refused(s);
 	(void)read_walk_stops(s, ret->user_stops, ret->user_walk); /* zeros on failure: bpf_calls counts it */
 	BPF_CALLS(s, BC_COUNTERS, 1);
 	if (!bpf_obj_get_info_by_fd(bpf_program__fd(s->prog), &info, &len)) {

@@ -107,6 +107,11 @@ const struct counter_desc sampler_counters[] = {
 	  .metric = "ember_sampler_timer_misses_total", .type = COUNTER_COUNTER,
 	  .help = "CPU-clock firings the BPF program did not see, from the gaps between two that "
 		  "found one thread running (a lower bound)." },
+	{ .key = "nest_refused", U64(nest_refused), .unit = "runs",
+	  .metric = "ember_bpf_nest_refused_total", .type = COUNTER_COUNTER,
+	  .help = "BPF program runs not made: four of ember's programs already running on their "
+		  "CPU, each interrupting the one before (cannot happen: task, softirq, hardirq, "
+		  "NMI)." },
 	{ .key = "events_lost", U64(events_lost), .unit = "events" },
 	{ .key = "groups", U64(groups), .unit = "groups" },
 	{ .key = "drains", U64(drains), .metric = "ember_sampler_drains_total",

@@ -220,6 +220,14 @@ struct ember_sample_buf {
 };
 
 /* Per-CPU counters (a PERCPU_ARRAY of one element). Nothing is dropped without a count here. */
+/* The per-CPU nesting state of ember's programs (bpf/nest.bpf.h), read for its counter. */
+struct ember_nest_state {
+	__u32 depth;	/* programs of ember's running on this CPU */
+	__u32 key;	/* the running one's level: depth - 1 (0 when none) */
+	__u64 refused;	/* programs not run: EMBER_NEST_MAX already running on the CPU */
+};
+#define EMBER_NEST_MAX 4 /* task, softirq, hardirq, NMI: a power of two */
+
 struct ember_bpf_stats {
 	__u64 samples;		/* program runs that took a sample */
 	__u64 idle;		/* ... of which the idle task */

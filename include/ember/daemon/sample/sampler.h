@@ -152,6 +152,8 @@ struct sampler_stats {
 	uint64_t fork_drops;		/* ... lost (ring buffer full): listed at their first sample */
 	uint64_t exec_seeds;		/* execs whose executable's table was put in vma_cache by BPF */
 	uint64_t timer_misses;		/* CPU-clock firings the BPF program did not see (gaps) */
+	uint64_t nest_refused;		/* BPF programs not run: four of ember's already running on
+					   their CPU, one interrupting the other (bpf/nest.bpf.h) */
 	uint64_t user_fp_walks;		/* user stacks by frame pointer: the process had no tables */
 	uint64_t user_truncated;	/* user stacks the walk could not finish */
 	uint64_t user_stops[SAMPLER_STOP_REASONS]; /* ... by why: sampler_stop_name() */
