@@ -104,8 +104,6 @@ __noinline int hs_popped(__u64 w)
 
 static __always_inline struct hs_scratch *hs_scratch_get(void)
 {
-	__u32 zero = 0;
-
 	return bpf_map_lookup_elem(&hs_scratch, NEST_KEY);
 }
 

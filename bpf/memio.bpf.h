@@ -256,7 +256,7 @@ static __always_inline int memio_sys_exit_run(struct bpf_raw_tracepoint_args *ct
 	const __u64 *regs = (const __u64 *)RAW_TP_ARG(ctx, 0);
 	__u64 nr = 0, len = 0, id = bpf_get_current_pid_tgid(), *last, pages;
 	__s64 ret = (__s64)RAW_TP_ARG(ctx, 1);
-	__u32 zero = 0, pid = id >> 32, sub;
+	__u32 pid = id >> 32, sub;
 	struct ember_sample_buf *b;
 
 	if (bpf_probe_read_kernel(&nr, sizeof(nr), regs + MEMIO_REGS_ORIG_AX))
@@ -313,7 +313,7 @@ int memio_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 static __always_inline int memio_bio_queue_run(struct bpf_raw_tracepoint_args *ctx)
 {
 	__u64 bio = RAW_TP_ARG(ctx, 0), id = bpf_get_current_pid_tgid();
-	__u32 opf = 0, size = 0, zero = 0, pf = 0, sub, nw, nk = 0;
+	__u32 opf = 0, size = 0, pf = 0, sub, nw, nk = 0;
 	struct ember_sample_buf *b;
 	bool kthread;
 	long r;

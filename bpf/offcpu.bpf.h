@@ -116,7 +116,6 @@ static __always_inline bool offcpu_selected(__u32 pid)
 static __always_inline int offcpu_take_kstack(void *ctx, __u32 tid)
 {
 	struct ember_offcpu_kstack *ks;
-	__u32 zero = 0;
 	long r;
 
 	ks = bpf_map_lookup_elem(&offcpu_kstacks, &tid);

@@ -465,7 +465,6 @@ static __always_inline void keep_exec_path(__u32 pid, __u64 bprm, __u64 time_ns)
 {
 	struct ember_exec_path *ep;
 	__u64 name = 0;
-	__u32 zero = 0;
 
 	ep = bpf_map_lookup_elem(&exec_path_scratch, NEST_KEY);
 	if (!ep || !bprm || !bprm_interp_off ||

@@ -57,8 +57,6 @@ struct {
 
 static __always_inline struct v8_scratch *v8_scratch_get(void)
 {
-	__u32 zero = 0;
-
 	return bpf_map_lookup_elem(&v8_scratch, NEST_KEY);
 }
 

@@ -539,6 +539,24 @@ static void test_image_maps(void **state)
 	free(l);
 }
 
+/* In the fake /proc @root: an empty file "prog" (its path into @exe, its stat into *@st) and the
+ * folder of @pid with its "exe" link to it (the link's path into @link, the folder's into @dir). */
+static void fake_exe(const char *root, uint32_t pid, char *exe, char *dir, char *link, size_t len,
+		     struct stat *st)
+{
+	FILE *f;
+
+	snprintf(exe, len, "%s/prog", root);
+	f = fopen(exe, "w");
+	assert_non_null(f);
+	fclose(f);
+	assert_int_equal(stat(exe, st), 0);
+	snprintf(dir, len, "%s/%u", root, pid);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	snprintf(link, len, "%s/%u/exe", root, pid);
+	assert_int_equal(symlink(exe, link), 0);
+}
+
 /* The executable's identity: one stat for the readers that ask within the age they accept (the
  * first stat of a process not held yet makes its entry), again after the process's exec or a
  * fork of its pid. */
@@ -554,11 +572,6 @@ static void test_exe_id(void **state)
 
 	(void)state;
 	assert_non_null(mkdtemp(root));
-	snprintf(exe, sizeof(exe), "%s/prog", root);
-	f = fopen(exe, "w");
-	assert_non_null(f);
-	fclose(f);
-	assert_int_equal(stat(exe, &st), 0);
 	/* the parent's mappings, which its fork shares: the tracker holds the child */
 	snprintf(dir, sizeof(dir), "%s/42", root);
 	assert_int_equal(mkdir(dir, 0755), 0);
@@ -567,10 +580,7 @@ static void test_exe_id(void **state)
 	assert_non_null(f);
 	fprintf(f, "00400000-00401000 r-xp 00000000 08:01 7 /usr/bin/bash\n");
 	fclose(f);
-	snprintf(dir, sizeof(dir), "%s/43", root);
-	assert_int_equal(mkdir(dir, 0755), 0);
-	snprintf(path, sizeof(path), "%s/43/exe", root);
-	assert_int_equal(symlink(exe, path), 0);
+	fake_exe(root, 43, exe, dir, path, sizeof(path), &st);
 	pt = proc_tracker__new(&o);
 	/* not held yet: the first stat makes its entry, the second reader within the age is
 	 * answered from it */
@@ -627,15 +637,7 @@ static void test_exe_path(void **state)
 
 	(void)state;
 	assert_non_null(mkdtemp(root));
-	snprintf(exe, sizeof(exe), "%s/prog", root);
-	f = fopen(exe, "w");
-	assert_non_null(f);
-	fclose(f);
-	assert_int_equal(stat(exe, &st), 0);
-	snprintf(dir, sizeof(dir), "%s/44", root);
-	assert_int_equal(mkdir(dir, 0755), 0);
-	snprintf(path, sizeof(path), "%s/44/exe", root);
-	assert_int_equal(symlink(exe, path), 0);
+	fake_exe(root, 44, exe, dir, path, sizeof(path), &st);
 	snprintf(path, sizeof(path), "%s/44/maps", root);
 	f = fopen(path, "w");
 	assert_non_null(f);

@@ -948,7 +948,7 @@ static int exe_is_python(struct python *py, uint32_t pid)
 	/* from the mappings the symbolizer's look had read and the executable's stat it made
 	 * (a readlink of /proc/PID/exe was 7 % of emberd's CPU beside a /bin/true loop) */
 	n = proc_tracker__exe_path(py->tracker, pid, link, sizeof(link));
-	if (n == -ENOENT || n == -ENAMETOOLONG || n == -EINVAL)
+	if (n == -ENOENT || n == -ENAMETOOLONG)
 		n = procfs_exe_path(py->proc_root, pid, link, sizeof(link));
 	if (n < 0)
 		return (int)n;
