@@ -848,12 +848,14 @@ static void test_gone_and_forks(void **state)
 struct ext_log {
 	int ended, released;
 	uint32_t last_pid;
+	uint64_t last_event_ns; /* the ended's event time */
 };
 
-static void ext_ended_cb(void *ctx, uint32_t pid, void *state)
+static void ext_ended_cb(void *ctx, uint32_t pid, void *state, uint64_t event_ns)
 {
 	struct ext_log *g = ctx;
 
+	g->last_event_ns = event_ns;
 	g->ended++;
 	g->last_pid = pid;
 	*(int *)state += 100; /* the stage marks it: seen through ext_last */
@@ -904,6 +906,7 @@ static void test_extensions(void **state)
 	proc_tracker__exec(pt, 7, false, NULL, 1000);
 	assert_int_equal(g.ended, 1);
 	assert_int_equal(g.last_pid, 7);
+	assert_int_equal(g.last_event_ns, 1000); /* the stage is told the exec's time */
 	assert_null(proc_tracker__ext(pt, id, 7, false));
 	assert_ptr_equal(proc_tracker__ext_last(pt, id, 7), a);
 	assert_int_equal(*a, 101);
@@ -934,6 +937,7 @@ static void test_extensions(void **state)
 	(void)proc_tracker__sweep(pt);
 	assert_int_equal(g.ended, 3);
 	assert_int_equal(g.last_pid, 9);
+	assert_int_equal(g.last_event_ns, 0); /* a sweep: no event */
 	assert_non_null(proc_tracker__ext(pt, id, 8, false));
 	proc_tracker__stats(pt, &st);
 	assert_int_equal(st.ext_swept, 1);

@@ -364,7 +364,20 @@ static void test_reached(void **state)
 	assert_int_equal(st.builds, 3);
 	assert_int_equal(st.files_unbuilt, st0.files_unbuilt - 3);
 	assert_int_equal(st.lists, st0.lists + 4);
+	/* the child's image ends (its exit or exec): a sample of it delivered after the event
+	 * still asks for the table of a file it mapped without one (its ended state keeps those
+	 * mappings), counted as walked by frame pointers; its list left the map */
+	pc = exec_maps("/proc", (uint32_t)child, "libcmocka", NULL) + 16;
+	assert_true(pc > 16);
 	unwinder__forget_pid(u, (uint32_t)child);
+	unwinder__stats(u, &st0);
+	assert_int_equal(st0.procs, 1);
+	assert_int_equal(sampler__unwind_del_proc(s, (uint32_t)child), -ENOENT);
+	unwinder__reached(u, (uint32_t)child, &pc, 1, 5);
+	unwinder__stats(u, &st);
+	assert_int_equal(st.build_asks, st0.build_asks + 1);
+	assert_int_equal(st.reach_fp_samples, st0.reach_fp_samples + 5);
+	assert_int_equal(st.procs_pending, 0); /* nothing listed for an ended image */
 	reap(child);
 	unwinder__free(u);
 	sampler__free(s);

@@ -1284,7 +1284,7 @@ static void ext_end(struct proc_tracker *pt, uint32_t pid, uint64_t until_ns, in
 	pthread_mutex_unlock(&pt->lock);
 	for (i = 0; i < PROC_EXT_MAX; i++)
 		if (told[i] && pt->ext[i].ops.ended)
-			pt->ext[i].ops.ended(pt->ext[i].ops.ctx, pid, told[i]->data);
+			pt->ext[i].ops.ended(pt->ext[i].ops.ctx, pid, told[i]->data, until_ns);
 }
 
 /* Under the lock: @e unlinked from its pid's chain of ended states. */

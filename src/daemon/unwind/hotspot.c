@@ -448,10 +448,11 @@ static void set_state(struct hotspot *hs, struct hsproc *pp, enum hsstate s)
 /* The tracker's ops.ended: the JVM exited or exec'ed (the BPF program deleted its entry then).
  * Its names stay HS_GONE_KEEP_NS for the samples of its last moments still on their way (a
  * worker behind under load), as the V8 reader's. */
-static void proc_ended(void *ctx, uint32_t pid, void *state)
+static void proc_ended(void *ctx, uint32_t pid, void *state, uint64_t event_ns)
 {
 	struct hsproc *pp = state;
 
+	(void)event_ns; /* whatever the time */
 	(void)pid;
 	set_state(ctx, pp, pp->state == HSS_ON ? HSS_GONE : HSS_NOT);
 }

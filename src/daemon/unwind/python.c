@@ -427,11 +427,12 @@ static void code_charge(struct python *py, struct pyproc *pp, struct pycode *c, 
 /* The extension's ops.ended: @pid's image exec'd or exited (the tracker's events, or its sweep
  * for an exit never told): off the sampler's map and uncounted; its names stay for its samples
  * in flight. */
-static void proc_ended(void *ctx, uint32_t pid, void *state)
+static void proc_ended(void *ctx, uint32_t pid, void *state, uint64_t event_ns)
 {
 	struct python *py = ctx;
 	struct pyproc *pp = state;
 
+	(void)event_ns; /* whatever the time */
 	if (pp->state == PYS_ON) {
 		(void)sampler__python_del_proc(py->sampler, pid);
 		py->st.procs--;

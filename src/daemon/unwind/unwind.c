@@ -26,9 +26,9 @@
 #include "ember/daemon/elf/filecache.h"
 #include "ember/daemon/elf/elfsym.h"
 #include "ember/daemon/proc/procmaps.h"
+#include "ember/daemon/proc/proctrack.h"
 
 #define FILE_SLOTS	1024 /* hash buckets of files (chained) */
-#define PROC_SLOTS	1024
 /* A walk cut short (an address in no listed mapping) reads the process's maps again at most this
  * often, except the first time: a process listed at exec or right after it has not had its
  * libraries mapped by ld.so yet, and must not be walked by frame pointer for a second. */
@@ -44,10 +44,13 @@
  * again): kept until its next list, where they ask for their files' tables. More: dropped,
  * counted (reach_dropped); the next sample asks again. */
 #define REACH_MAX	64
-/* Processes forgotten (exit, exec) with files listed without a table: their mappings are kept
- * for the samples delivered after the exit (a batch's events come before its samples), so that
- * a process living 30 ms still asks for the tables the next one of its binary is walked with. */
-#define RETIRED_MAX	64
+/* A process's image ended (exit, exec): its mappings of files listed without a table are kept
+ * so long (the process tracker's ended state) for the samples delivered after the exit (a
+ * batch's events come before its samples, and a worker behind is up to two ticks late), so that
+ * a process living 30 ms still asks for the tables the next one of its binary is walked with;
+ * for at most ENDED_MAPS_MAX images at once (a host's churn: the newest are kept). */
+#define GONE_KEEP_NS	(3 * NSEC_PER_SEC)
+#define ENDED_MAPS_MAX	256
 
 /* One file's rows in the array (or none: no CFI there, frame pointers). */
 struct table {
@@ -87,9 +90,12 @@ struct umap {
 					 * there (_start, main, __libc_start_call_main) */
 };
 
+/* A process image's state: the process tracker's extension (proc_tracker__ext_register()), made
+ * at its first note, ended by the tracker's exec and exit events (or forget), kept GONE_KEEP_NS
+ * with only its mappings of files without a table (ended), then released. */
 struct proc {
-	struct proc *hnext;
 	uint32_t pid;
+	bool ended;			/* its image ended: only its unbuilt mappings are left */
 	bool queued;			/* in the work queue */
 	bool listed;			/* its list is in the BPF map */
 	bool exec_only;			/* listed at exec: no table built for it yet */
@@ -116,20 +122,14 @@ struct range {
 	uint32_t start, len;
 };
 
-/* A forgotten process's mappings of files without a table (sorted by address). */
-struct retired {
-	uint32_t pid;
-	struct umap *maps;
-	size_t n;
-};
-
 struct unwinder {
 	struct unwind_opts o;
 	char proc_root[256], debug_dir[4096];
 	struct sampler *s;
 	uint32_t capacity;
 	struct file *files[FILE_SLOTS];
-	struct proc *procs[PROC_SLOTS];
+	int ext;			/* the processes: the tracker's extension */
+	size_t ended_maps;		/* ended states holding mappings (ENDED_MAPS_MAX) */
 	struct table lru;		/* sentinel */
 	struct table *vdso;		/* this process's vDSO rows; NULL: none */
 	struct range *free;		/* free ranges of the array, sorted by start */
@@ -147,8 +147,6 @@ struct unwinder {
 	bool wants;			/* files newly wanted: a process listing them builds them */
 	size_t npending;		/* tables with debug_pending */
 	uint64_t debug_seq;		/* dbgfetch__done_seq() when they were last asked about */
-	struct retired retired[RETIRED_MAX];
-	size_t retired_next;
 	struct unwind_stats st;
 };
 
@@ -273,14 +271,10 @@ static struct table *table_by_bid(struct unwinder *u, const struct filecache_id 
 	return NULL;
 }
 
+/* @pid's current image's state; NULL: none (never noted, or ended). */
 static struct proc *proc_find(struct unwinder *u, uint32_t pid)
 {
-	struct proc *p;
-
-	for (p = u->procs[pid & (PROC_SLOTS - 1)]; p; p = p->hnext)
-		if (p->pid == pid)
-			return p;
-	return NULL;
+	return proc_tracker__ext(u->tracker, u->ext, pid, false);
 }
 
 static int write_list(struct unwinder *u, struct proc *p);
@@ -341,29 +335,41 @@ static struct file *file_want(struct unwinder *u, struct file *f, uint64_t dev, 
  * frees it: its rows are needed for another table. @again: its files stay, wanted again at once
  * (the table is to be built anew from the same file: a debug file came).
  */
-static void table_evict(struct unwinder *u, struct table *t, bool again)
-{
-	uint64_t now = mono_ns();
-	struct file *f, **pf;
-	struct proc *p;
-	size_t i, j;
-	bool used;
+struct evict {
+	struct unwinder *u;
+	struct table *t;
+};
 
-	for (i = 0; i < PROC_SLOTS; i++) {
-		for (p = u->procs[i]; p; p = p->hnext) {
-			used = false;
-			for (j = 0; j < p->n; j++) {
-				if (p->maps[j].t == t) {
-					p->maps[j].t = NULL;
-					if (p->maps[j].ino)
-						p->unbuilt++;
-					used = true;
-				}
-			}
-			if (used && p->listed)
-				(void)write_list(u, p);
+static void evict_from(void *arg, uint32_t pid, void *state, bool ended)
+{
+	struct evict *ev = arg;
+	struct proc *p = state;
+	bool used = false;
+	size_t j;
+
+	(void)pid;
+	if (ended)
+		return; /* an ended image holds no table */
+	for (j = 0; j < p->n; j++) {
+		if (p->maps[j].t == ev->t) {
+			p->maps[j].t = NULL;
+			if (p->maps[j].ino)
+				p->unbuilt++;
+			used = true;
 		}
 	}
+	if (used && p->listed)
+		(void)write_list(ev->u, p);
+}
+
+static void table_evict(struct unwinder *u, struct table *t, bool again)
+{
+	struct evict ev = { .u = u, .t = t };
+	uint64_t now = mono_ns();
+	struct file *f, **pf;
+	size_t i;
+
+	proc_tracker__ext_each(u->tracker, u->ext, evict_from, &ev);
 	for (i = 0; i < FILE_SLOTS; i++) {
 		for (pf = &u->files[i]; (f = *pf);) {
 			if (f->t == t && again) {
@@ -1026,13 +1032,65 @@ static int list_proc(struct unwinder *u, struct proc *p, uint64_t deadline_ns)
 	return c.incomplete ? 0 : 1;
 }
 
-static void proc_free(struct unwinder *u, struct proc *p)
+/*
+ * The tracker's ops.ended: @p's image ended (exec, exit at @event_ns; 0: a sweep, or forgotten
+ * without an event). Its list goes from the BPF map unless the BPF program deleted it at the
+ * event and emberd wrote none since (a list written after the exec, from a read before it, would
+ * walk the new image wrong); its tables are let go; its mappings of files without a table are
+ * kept, in address order, for the samples delivered after the event.
+ */
+static void proc_ended(void *ctx, uint32_t pid, void *state, uint64_t event_ns)
 {
-	proc_unuse(p);
+	struct unwinder *u = ctx;
+	struct proc *p = state;
+	size_t i, n = 0;
+
+	if (p->listed) {
+		if (!event_ns || p->written_ns >= event_ns)
+			(void)sampler__unwind_del_proc(u->s, pid);
+		else
+			u->st.dels_skipped++;
+		u->st.procs--;
+		p->listed = false;
+	}
+	for (i = 0; i < p->n; i++) {
+		if (p->maps[i].t)
+			p->maps[i].t->users--;
+		else if (p->maps[i].ino)
+			p->maps[n++] = p->maps[i];
+	}
+	p->n = n;
+	p->unbuilt = n;
+	if (n && u->ended_maps >= ENDED_MAPS_MAX) {
+		p->n = p->unbuilt = n = 0; /* the oldest kept are older than this one: still theirs */
+		u->st.ended_maps_dropped++;
+	}
+	if (!n) {
+		free(p->maps);
+		p->maps = NULL;
+		p->cap = 0;
+	} else {
+		u->ended_maps++;
+	}
+	free(p->reach);
+	p->reach = NULL;
+	p->nreach = 0;
+	p->ended = true;
+}
+
+/* ... ops.release: what the state holds (the tracker frees the state). */
+static void proc_release(void *ctx, uint32_t pid, void *state)
+{
+	struct unwinder *u = ctx;
+	struct proc *p = state;
+
+	(void)pid;
+	if (!p->ended)
+		proc_unuse(p); /* the unwinder going: its tables go after */
+	else if (p->n)
+		u->ended_maps--;
 	free(p->reach);
 	free(p->maps);
-	free(p);
-	(void)u;
 }
 
 static void queue(struct unwinder *u, struct proc *p)
@@ -1053,14 +1111,12 @@ static void note(struct unwinder *u, uint32_t pid, bool exec_only)
 		return;
 	p = proc_find(u, pid);
 	if (!p) {
-		p = calloc(1, sizeof(*p));
+		p = proc_tracker__ext(u->tracker, u->ext, pid, true); /* zeroed */
 		if (!p)
 			return;
 		p->pid = pid;
 		p->noted_ns = mono_ns();
 		p->exec_only = exec_only;
-		p->hnext = u->procs[pid & (PROC_SLOTS - 1)];
-		u->procs[pid & (PROC_SLOTS - 1)] = p;
 	} else if (!exec_only && p->exec_only) {
 		p->exec_only = false; /* sampled: its tables now */
 		p->noted_ns = mono_ns();
@@ -1099,12 +1155,12 @@ int unwinder__fork_pid(struct unwinder *u, uint32_t parent, uint32_t child)
 	if (!pp || !pp->listed || !child)
 		return -ENOENT;
 	unwinder__forget_pid(u, child); /* a pid reused, its exit missed */
-	p = calloc(1, sizeof(*p));
+	p = proc_tracker__ext(u->tracker, u->ext, child, true);
 	if (!p)
 		return -ENOMEM;
 	p->maps = pp->n ? malloc(pp->n * sizeof(*p->maps)) : NULL;
 	if (pp->n && !p->maps) {
-		free(p);
+		proc_tracker__ext_end(u->tracker, u->ext, child, 0); /* nothing listed: let go */
 		return -ENOMEM;
 	}
 	memcpy(p->maps, pp->maps, pp->n * sizeof(*p->maps));
@@ -1123,8 +1179,6 @@ int unwinder__fork_pid(struct unwinder *u, uint32_t parent, uint32_t child)
 	p->listed = true;
 	p->adopted = true;
 	u->st.procs++;
-	p->hnext = u->procs[child & (PROC_SLOTS - 1)];
-	u->procs[child & (PROC_SLOTS - 1)] = p;
 	return 0;
 }
 
@@ -1207,38 +1261,17 @@ static struct umap *maps_find(struct umap *maps, size_t n, uint64_t pc)
 	return NULL;
 }
 
-static void retire(struct unwinder *u, const struct proc *p)
+/* A walk of a process whose image ended meanwhile: its files as it had them listed. */
+static void reached_ended(struct unwinder *u, uint32_t pid, const uint64_t *ips, size_t n,
+			  uint64_t samples)
 {
-	struct retired *r = &u->retired[u->retired_next];
-	size_t i;
-
-	free(r->maps);
-	*r = (struct retired){ .pid = p->pid };
-	r->maps = malloc(p->unbuilt * sizeof(*r->maps));
-	if (!r->maps)
-		return;
-	for (i = 0; i < p->n && r->n < p->unbuilt; i++)
-		if (!p->maps[i].t && p->maps[i].ino)
-			r->maps[r->n++] = p->maps[i];
-	u->retired_next = (u->retired_next + 1) % RETIRED_MAX;
-}
-
-/* A walk of a process forgotten meanwhile: its files as it had them listed. */
-static void reached_retired(struct unwinder *u, uint32_t pid, const uint64_t *ips, size_t n,
-			    uint64_t samples)
-{
-	const struct retired *r = NULL;
+	const struct proc *r = proc_tracker__ext_last(u->tracker, u->ext, pid);
 	const struct umap *m;
 	uint64_t now = mono_ns();
 	bool fp = false;
 	size_t i;
 
-	for (i = 0; i < RETIRED_MAX && !r; i++) {
-		r = &u->retired[(u->retired_next + RETIRED_MAX - 1 - i) % RETIRED_MAX];
-		if (r->pid != pid || !r->n)
-			r = NULL;
-	}
-	if (!r)
+	if (!r || !r->ended || !r->n)
 		return;
 	for (i = 0; i < n; i++) {
 		m = maps_find(r->maps, r->n, i ? ips[i] - 1 : ips[i]);
@@ -1262,7 +1295,7 @@ void unwinder__reached(struct unwinder *u, uint32_t pid, const uint64_t *ips, si
 	size_t i;
 
 	if (u && !p && n)
-		reached_retired(u, pid, ips, n, samples); /* exited: its samples come after */
+		reached_ended(u, pid, ips, n, samples); /* exited: its samples come after */
 	if (!p || !n)
 		return;
 	now = mono_ns();
@@ -1319,29 +1352,12 @@ void unwinder__reached(struct unwinder *u, uint32_t pid, const uint64_t *ips, si
 	}
 }
 
-/* @event_ns: the BPF program deleted the list at that time (0: it did not) */
+/* @event_ns: the BPF program deleted the list at that time (0: it did not). The tracker's exec
+ * and exit events have ended the state already (proc_ended(), with their time): a no-op then. */
 static void forget(struct unwinder *u, uint32_t pid, uint64_t event_ns)
 {
-	struct proc **pp, *p;
-
-	if (!u)
-		return;
-	for (pp = &u->procs[pid & (PROC_SLOTS - 1)]; (p = *pp); pp = &p->hnext) {
-		if (p->pid != pid)
-			continue;
-		*pp = p->hnext;
-		if (p->listed) {
-			if (!event_ns || p->written_ns >= event_ns)
-				(void)sampler__unwind_del_proc(u->s, pid);
-			else
-				u->st.dels_skipped++;
-			u->st.procs--;
-		}
-		if (p->unbuilt)
-			retire(u, p); /* its last samples may still ask for tables */
-		proc_free(u, p);
-		return; /* its queue entry finds no process and is dropped */
-	}
+	if (u)
+		proc_tracker__ext_end(u->tracker, u->ext, pid, event_ns);
 }
 
 void unwinder__forget_pid(struct unwinder *u, uint32_t pid)
@@ -1354,52 +1370,76 @@ void unwinder__forget_pid_at(struct unwinder *u, uint32_t pid, uint64_t event_ns
 	forget(u, pid, event_ns);
 }
 
+struct pids {
+	uint32_t *v;
+	size_t n, cap;
+	bool nomem;
+};
+
+static void collect_pid(void *arg, uint32_t pid, void *state, bool ended)
+{
+	struct pids *ps = arg;
+
+	(void)state;
+	if (ended)
+		return;
+	if (array_grow((void **)&ps->v, &ps->cap, ps->n + 1, sizeof(*ps->v), 64)) {
+		ps->nomem = true; /* the rest at the next sweep */
+		return;
+	}
+	ps->v[ps->n++] = pid;
+}
+
 int unwinder__sweep(struct unwinder *u)
 {
-	struct proc *p, *next;
+	struct pids ps = { 0 };
 	size_t i;
 	int n = 0;
 
 	if (!u)
 		return 0;
-	for (i = 0; i < PROC_SLOTS; i++) {
-		for (p = u->procs[i]; p; p = next) {
-			next = p->hnext;
-			if (!procfs_exists(u->proc_root, p->pid)) {
-				unwinder__forget_pid(u, p->pid);
-				u->st.procs_swept++;
-				n++;
-			}
+	/* the ended states kept past GONE_KEEP_NS go */
+	proc_tracker__ext_prune(u->tracker, u->ext);
+	proc_tracker__ext_each(u->tracker, u->ext, collect_pid, &ps);
+	for (i = 0; i < ps.n; i++) {
+		if (!procfs_exists(u->proc_root, ps.v[i])) {
+			unwinder__forget_pid(u, ps.v[i]);
+			u->st.procs_swept++;
+			n++;
 		}
 	}
+	free(ps.v);
 	return n;
 }
 
 /* Tables were built, or files wanted: every listed process listing one of those files without
  * its table is queued, to have its list written again with it (no /proc read: the maps it was
  * listed from) or to build it (through it: the process that asked may be gone). */
-static void queue_users_of_built(struct unwinder *u)
+static void queue_if_user(void *arg, uint32_t pid, void *state, bool ended)
 {
+	struct unwinder *u = arg;
+	struct proc *p = state;
 	const struct file *f;
-	struct proc *p;
 	uint64_t now = mono_ns();
-	size_t i, j;
+	size_t j;
 
-	for (i = 0; i < PROC_SLOTS; i++) {
-		for (p = u->procs[i]; p; p = p->hnext) {
-			if (!p->unbuilt || p->queued || !p->listed)
-				continue;
-			for (j = 0; j < p->n; j++) {
-				if (p->maps[j].t || !p->maps[j].ino)
-					continue;
-				f = file_find(u, p->maps[j].dev, p->maps[j].ino);
-				if (f && (f->t || (f->wanted && file_buildable(f, now)))) {
-					queue(u, p);
-					break;
-				}
-			}
+	(void)pid;
+	if (ended || !p->unbuilt || p->queued || !p->listed)
+		return;
+	for (j = 0; j < p->n; j++) {
+		if (p->maps[j].t || !p->maps[j].ino)
+			continue;
+		f = file_find(u, p->maps[j].dev, p->maps[j].ino);
+		if (f && (f->t || (f->wanted && file_buildable(f, now)))) {
+			queue(u, p);
+			break;
 		}
 	}
+}
+
+static void queue_users_of_built(struct unwinder *u)
+{
+	proc_tracker__ext_each(u->tracker, u->ext, queue_if_user, u);
 }
 
 /*
@@ -1466,10 +1506,19 @@ int unwinder__work(struct unwinder *u)
 	return (int)u->nqueue;
 }
 
+static void add_proc_mem(void *arg, uint32_t pid, void *state, bool ended)
+{
+	const struct proc *p = state;
+
+	(void)pid;
+	(void)ended;
+	*(size_t *)arg += sizeof(*p) + p->cap * sizeof(*p->maps) +
+			  (p->reach ? REACH_MAX * sizeof(*p->reach) : 0);
+}
+
 void unwinder__stats(const struct unwinder *u, struct unwind_stats *ret)
 {
 	const struct file *f;
-	const struct proc *p;
 	const struct table *t;
 	size_t i, mem = sizeof(*u) + u->packed_cap * sizeof(*u->packed) +
 			u->queue_cap * sizeof(*u->queue) + u->free_cap * sizeof(*u->free);
@@ -1481,14 +1530,9 @@ void unwinder__stats(const struct unwinder *u, struct unwind_stats *ret)
 	for (i = 0; i < FILE_SLOTS; i++)
 		for (f = u->files[i]; f; f = f->hnext)
 			mem += sizeof(*f);
-	for (i = 0; i < PROC_SLOTS; i++)
-		for (p = u->procs[i]; p; p = p->hnext)
-			mem += sizeof(*p) + p->cap * sizeof(*p->maps) +
-			       (p->reach ? REACH_MAX * sizeof(*p->reach) : 0);
+	proc_tracker__ext_each(u->tracker, u->ext, add_proc_mem, &mem);
 	for (t = u->lru.next; t != &u->lru; t = t->next)
 		mem += sizeof(*t);
-	for (i = 0; i < RETIRED_MAX; i++)
-		mem += u->retired[i].n * sizeof(*u->retired[i].maps);
 	ret->heap_bytes = mem;
 }
 
@@ -1527,8 +1571,18 @@ struct unwinder *unwinder__new(struct sampler *sampler, const struct unwind_opts
 	u->s = sampler;
 	u->capacity = sampler__unwind_capacity(sampler);
 	u->lru.next = u->lru.prev = &u->lru;
-	if (range_free(u, 0, u->capacity)) {
+	{
+		struct proc_ext_ops ops = { .name = "unwind", .size = sizeof(struct proc),
+					    .keep_ns = GONE_KEEP_NS, .ended = proc_ended,
+					    .release = proc_release, .ctx = u };
+
+		u->ext = proc_tracker__ext_register(u->tracker, &ops);
+	}
+	if (u->ext < 0 || range_free(u, 0, u->capacity)) {
+		if (u->ext >= 0)
+			proc_tracker__ext_unregister(u->tracker, u->ext);
 		proc_tracker__free(u->own_tracker);
+		free(u->free);
 		free(u);
 		errno = ENOMEM;
 		return NULL;
@@ -1540,17 +1594,12 @@ struct unwinder *unwinder__new(struct sampler *sampler, const struct unwind_opts
 void unwinder__free(struct unwinder *u)
 {
 	struct file *f;
-	struct proc *p;
 	size_t i;
 
 	if (!u)
 		return;
-	for (i = 0; i < PROC_SLOTS; i++) {
-		while ((p = u->procs[i])) {
-			u->procs[i] = p->hnext;
-			proc_free(u, p);
-		}
-	}
+	/* the processes first: they let go of the tables */
+	proc_tracker__ext_unregister(u->tracker, u->ext);
 	for (i = 0; i < FILE_SLOTS; i++) {
 		while ((f = u->files[i])) {
 			u->files[i] = f->hnext;
@@ -1559,8 +1608,6 @@ void unwinder__free(struct unwinder *u)
 	}
 	while (u->lru.next != &u->lru)
 		table_free(u, u->lru.next);
-	for (i = 0; i < RETIRED_MAX; i++)
-		free(u->retired[i].maps);
 	free(u->vdso);
 	free(u->free);
 	free(u->queue);

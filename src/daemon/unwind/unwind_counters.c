@@ -64,6 +64,7 @@ const struct counter_desc unwind_counters[] = {
 	{ .key = "procs_dropped", U64(procs_dropped), .metric = EVENTS, .label = "event",
 	  .label_value = "process_dropped" },
 	{ .key = "procs_swept", U64(procs_swept) },
+	{ .key = "ended_maps_dropped", U64(ended_maps_dropped), .unit = "processes" },
 	{ .key = "dels_skipped", U64(dels_skipped), .unit = "processes" },
 	{ .key = "files_changed", U64(files_changed) },
 	{ .key = "lists", U64(lists) },

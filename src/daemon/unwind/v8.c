@@ -699,10 +699,11 @@ static void set_state(struct v8 *v, struct v8proc *pp, enum v8state s)
  * then, a V8's). Its names stay a while: the samples of its last seconds may still be on their
  * way (a worker behind under load; removed at once, they came out unnamed: 91 and 98 of the last
  * two seconds' samples in test_node_versions, ZD2). */
-static void proc_ended(void *ctx, uint32_t pid, void *state)
+static void proc_ended(void *ctx, uint32_t pid, void *state, uint64_t event_ns)
 {
 	struct v8proc *pp = state;
 
+	(void)event_ns; /* whatever the time */
 	set_state(ctx, pp, pp->state == V8S_ON ? V8S_GONE : V8S_NOT);
 }
 

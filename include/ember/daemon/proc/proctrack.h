@@ -277,7 +277,9 @@ struct proc_ext_ops {
 	const char *name;
 	size_t size;		/* bytes of a process's state */
 	uint64_t keep_ns;	/* an ended state kept this long */
-	void (*ended)(void *ctx, uint32_t pid, void *state);	/* NULL: not told */
+	/* NULL: not told; @event_ns: the exec's or exit's time (CLOCK_MONOTONIC), 0 when none was
+	 * told (a sweep, or an end asked for without one) */
+	void (*ended)(void *ctx, uint32_t pid, void *state, uint64_t event_ns);
 	void (*release)(void *ctx, uint32_t pid, void *state);	/* NULL: nothing held */
 	void *ctx;
 };

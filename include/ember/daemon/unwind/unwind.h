@@ -78,6 +78,8 @@ struct unwind_stats {
 	uint64_t dels_skipped;		/* lists the BPF program deleted at an exec or exit (no
 					   bpf() call of emberd's) */
 	uint64_t procs_swept;		/* forgotten by the sweep: gone without a notification */
+	uint64_t ended_maps_dropped;	/* ended processes whose unbuilt mappings were not kept for
+					   their late samples (more than 256 kept already) */
 	uint64_t exec_lists;		/* processes listed at exec (unwinder__exec_pid) */
 	uint64_t exec_seeded;		/* execs not listed: the BPF program seeded their
 					   executable's table */
