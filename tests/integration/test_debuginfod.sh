@@ -191,6 +191,12 @@ if first is None: # what the window held instead (its processes by first frame)
     for t, f, n in rows:
         heads[f[0]] = heads.get(f[0], 0) + n
     print("# %d rows for pid %s from %.2f: %s" % (len(rows), sys.argv[4], came, sorted(heads.items())[:8]))
+    stacks = {}
+    for t, f, n in rows:
+        stacks[";".join(f)] = stacks.get(";".join(f), 0) + n
+    for st, n in sorted(stacks.items(), key=lambda x: -x[1])[:4]:
+        print("#   %5d %s" % (n, st[:200]))
+    print("# their times: %.2f .. %.2f" % (min(t for t, _, _ in rows), max(t for t, _, _ in rows)) if rows else "# no rows")
 check("its samples named from the debug file within 1.5 s of its coming",
       first is not None and first - came <= 1.5,
       "first named %.2f s after" % (first - came) if first is not None else "none named")

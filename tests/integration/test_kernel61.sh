@@ -129,6 +129,27 @@ check "nofp's work() keeps no frame pointer" \
 	sh -c "grep -q 'call.*nofp_a' '$TMP/work.s' && ! grep -q 'mov *%rsp,%rbp' '$TMP/work.s'"
 k61_init_head >"$R/init"
 cat >>"$R/init" <<EOF
+# stop_ep NAME: SIGTERM to \$EP, 30 s to exit; one that hangs is told (its threads' kernel
+# stacks and its log's tail: a timeout of the whole guest said nothing) and killed
+stop_ep() {
+	kill \$EP
+	i=0
+	while [ "\$(cut -d' ' -f3 /proc/\$EP/stat 2>/dev/null)" = S ] ||
+		[ "\$(cut -d' ' -f3 /proc/\$EP/stat 2>/dev/null)" = R ] ||
+		[ "\$(cut -d' ' -f3 /proc/\$EP/stat 2>/dev/null)" = D ]; do
+		i=\$((i + 1)); [ \$i -ge 60 ] && break; sleep 0.5
+	done
+	if [ \$i -ge 60 ]; then
+		echo "K61 \$1 hung at SIGTERM"
+		for t in /proc/\$EP/task/*; do
+			echo "K61 hung thread \$(cat \$t/comm) \$(cut -d' ' -f3 \$t/stat) \$(cat \$t/wchan 2>/dev/null) \$(tr '\\n' ' ' <\$t/stack 2>/dev/null | head -c 400)"
+		done
+		tail -20 /tmp/emberd.log | sed 's/^/K61 hung log: /'
+		kill -9 \$EP
+	fi
+	wait \$EP
+	echo "K61 \$1 exit \$?"
+}
 TN=\$(date +%s)
 /usr/bin/node /w/app.js 600 >/tmp/node.out 2>&1 &
 NP=\$!
@@ -199,9 +220,7 @@ while [ \$s -lt \$T1 ]; do
 	echo "K61 node slice +\$((s - TN)) s: \$(awk '{ t += \$NF; if (\$0 ~ /OptimizingCompileDispatcher/) c += \$NF } END { print t + 0, c + 0 }' /tmp/s.folded)"
 	s=\$((s + 5))
 done
-kill \$EP
-wait \$EP
-echo "K61 emberd exit \$?"
+stop_ep emberd
 # degraded mode (no bpf_loop): its own program, do_sample_fp, through 6.1's verifier
 EMBERD_PRETEND_NO_BPF_LOOP=1 /bin/emberd --listen 127.0.0.1:8081 -F 99 >/tmp/emberd-fp.log 2>&1 &
 EP=\$!
@@ -212,9 +231,7 @@ done
 echo K61-BEGIN-FPPROGS
 /bin/insns 2>&1
 echo K61-END-FPPROGS
-kill \$EP
-wait \$EP
-echo "K61 emberd-fp exit \$?"
+stop_ep emberd-fp
 grep -c 'no bpf_loop' /tmp/emberd-fp.log | sed 's/^/K61 fp lines /'
 echo K61-BEGIN-LOG
 cat /tmp/emberd.log
@@ -233,7 +250,7 @@ poweroff -f
 EOF
 
 k61_boot $LIMIT 1536 -drive "file=$TMP/disk.img,format=raw,if=virtio"
-grep '^K61 tables ready\|^K61 emberd serves\|^K61 node' "$TMP/console.log" |
+grep '^K61 tables ready\|^K61 emberd serves\|^K61 node\|^K61 .*hung' "$TMP/console.log" |
 	sed 's/^K61 node slice \(.*\): \(.*\) \(.*\)/K61 node slice \1: \2 samples, \3 compiling/' | sed 's/^/# /'
 k61_powered_off $LIMIT
 k61_kernel_and_log
