@@ -134,9 +134,8 @@ cat >>"$R/init" <<EOF
 stop_ep() {
 	kill \$EP
 	i=0
-	while [ "\$(cut -d' ' -f3 /proc/\$EP/stat 2>/dev/null)" = S ] ||
-		[ "\$(cut -d' ' -f3 /proc/\$EP/stat 2>/dev/null)" = R ] ||
-		[ "\$(cut -d' ' -f3 /proc/\$EP/stat 2>/dev/null)" = D ]; do
+	# running or asleep: not exited yet (a zombie, Z, waits for the wait below)
+	while case "\$(cut -d' ' -f3 /proc/\$EP/stat 2>/dev/null)" in [SRD]) true ;; *) false ;; esac; do
 		i=\$((i + 1)); [ \$i -ge 60 ] && break; sleep 0.5
 	done
 	if [ \$i -ge 60 ]; then

@@ -330,11 +330,6 @@ static void file_set_tried(struct unwinder *u, struct file *f, bool tried);
 static struct file *file_want(struct unwinder *u, struct file *f, uint64_t dev, uint64_t ino,
 			      uint64_t now);
 
-/*
- * Drops @t from every process list and every file (they fall back to frame pointers there) and
- * frees it: its rows are needed for another table. @again: its files stay, wanted again at once
- * (the table is to be built anew from the same file: a debug file came).
- */
 struct evict {
 	struct unwinder *u;
 	struct table *t;
@@ -362,6 +357,11 @@ static void evict_from(void *arg, uint32_t pid, void *state, bool ended)
 		(void)write_list(ev->u, p);
 }
 
+/*
+ * Drops @t from every process list and every file (they fall back to frame pointers there) and
+ * frees it: its rows are needed for another table. @again: its files stay, wanted again at once
+ * (the table is to be built anew from the same file: a debug file came).
+ */
 static void table_evict(struct unwinder *u, struct table *t, bool again)
 {
 	struct evict ev = { .u = u, .t = t };
@@ -1373,7 +1373,6 @@ void unwinder__forget_pid_at(struct unwinder *u, uint32_t pid, uint64_t event_ns
 struct pids {
 	uint32_t *v;
 	size_t n, cap;
-	bool nomem;
 };
 
 static void collect_pid(void *arg, uint32_t pid, void *state, bool ended)
@@ -1383,11 +1382,8 @@ static void collect_pid(void *arg, uint32_t pid, void *state, bool ended)
 	(void)state;
 	if (ended)
 		return;
-	if (array_grow((void **)&ps->v, &ps->cap, ps->n + 1, sizeof(*ps->v), 64)) {
-		ps->nomem = true; /* the rest at the next sweep */
-		return;
-	}
-	ps->v[ps->n++] = pid;
+	if (!array_grow((void **)&ps->v, &ps->cap, ps->n + 1, sizeof(*ps->v), 64))
+		ps->v[ps->n++] = pid; /* no memory: the rest at the next sweep */
 }
 
 int unwinder__sweep(struct unwinder *u)
