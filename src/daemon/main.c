@@ -99,6 +99,9 @@ static int sampling_setup(struct emberd *d)
 	d->ingest = ingest__new(d->sym, d->sym_st);
 	if (!d->ingest)
 		return log_errno(-errno, "cannot create the ingest");
+	r = ingest__set_procs(d->ingest, d->procs);
+	if (r)
+		return log_errno(r, "cannot keep [filter]'s answers with the process tracker");
 	if (ingest__set_filter(d->ingest, d->cfg.exclude_comms, d->cfg.exclude_cgroups))
 		return log_errno(-EINVAL, "[filter] lists too long");
 	d->sink = store_sink__new(d->store, d->sym_st);

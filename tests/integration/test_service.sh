@@ -250,6 +250,14 @@ last=$(cat /proc/sys/kernel/cap_last_cap)
 for mode in root nobody; do
 	PORT=$(free_port)
 	extra=(-o filter.exclude_comms=burnx); [ $mode = nobody ] && extra=(-o security.user=nobody)
+	# [filter]'s cgroups: a cgroup v2 of our own, excluded (its path as /proc/PID/cgroup's "0::"
+	# line gives it: under the cgroup2 mount)
+	CGT=
+	CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+	if [ $mode = root ] && [ -n "$CG2" ] && mkdir "$CG2/ember-filter-$$" 2>/dev/null; then
+		CGT=/ember-filter-$$
+		extra+=(-o "filter.exclude_cgroups=/nonexistent,$CGT")
+	fi
 	"$EMBERD" --listen "127.0.0.1:$PORT" "${extra[@]}" >"$TMP/priv-$mode.log" 2>&1 &
 	EP=$!; PIDS+=($EP)
 	wait_log "$TMP/priv-$mode.log" started || { sed 's/^/# /' "$TMP/priv-$mode.log"; not_ok "emberd ($mode) starts"; continue; }
@@ -283,6 +291,12 @@ for mode in root nobody; do
 		BX=$!; PIDS+=($BX)
 		"$TMP/burnc" 60 >/dev/null 2>&1 &
 		BC=$!; PIDS+=($BC)
+		if [ -n "$CGT" ]; then # in the excluded cgroup from its first instruction
+			cp "$W/burn" "$TMP/burng"
+			sh -c 'echo $$ >"$1/cgroup.procs" && exec "$2" 60' sh "$CG2$CGT" "$TMP/burng" \
+				>/dev/null 2>&1 &
+			BG=$!; PIDS+=($BG)
+		fi
 		sleep 0.3
 		tp=$(date +%s.%N)
 		cap=$(curl -s -X POST -d "seconds=2&frequency=199" "http://127.0.0.1:$PORT/api/v1/captures" |
@@ -311,6 +325,13 @@ for mode in root nobody; do
 		f=$(curl -s "http://127.0.0.1:$PORT/api/v1/stats" | python3 -c \
 			'import json,sys; print(json.load(sys.stdin)["service"]["filtered_samples"])')
 		check "filter: excluded samples are counted on /api/v1/stats (${f:-?})" test "${f:-0}" -gt 0
+		if [ -n "$CGT" ]; then
+			check "filter: a process of an excluded cgroup ($CGT) is not stored, one beside it is" \
+				bash -c "grep -q '^burnc;' '$TMP/folded-$mode' && ! grep -q '^burng;' '$TMP/folded-$mode'" ||
+				{ grep -c '^burng;' "$TMP/folded-$mode" | sed 's/^/#   burng stacks: /'; cat /proc/$BG/cgroup | sed 's/^/#   its cgroup: /'; }
+		else
+			skip "filter: an excluded cgroup" "no cgroup2 mount where a cgroup can be made"
+		fi
 		for _ in $(seq 100); do
 			st=$(curl -s "http://127.0.0.1:$PORT/api/v1/captures/$cap" | python3 -c \
 				'import json,sys; print(json.load(sys.stdin)["state"])' 2>/dev/null)
@@ -318,6 +339,10 @@ for mode in root nobody; do
 			sleep 0.2
 		done
 		kill "$BX" "$BC" 2>/dev/null
+		if [ -n "$CGT" ]; then
+			kill "$BG" 2>/dev/null; wait "$BG" 2>/dev/null
+			rmdir "$CG2$CGT" 2>/dev/null
+		fi
 		curl -s "http://127.0.0.1:$PORT/api/v1/captures/$cap/folded" >"$TMP/capture-$mode"
 		check "filter: a 199 Hz capture ($cap, $st) has a burner but not the excluded comm" \
 			bash -c "grep -q '^burnc;' '$TMP/capture-$mode' && ! grep -q '^burnx;' '$TMP/capture-$mode'" ||

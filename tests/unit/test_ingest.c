@@ -16,12 +16,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "ember/core/base/sbuf.h"
 #include "ember/core/base/strtab.h"
+#include "ember/core/base/clock.h"
 #include "ember/daemon/ingest/ingest.h"
+#include "ember/daemon/proc/proctrack.h"
 #include <linux/types.h>
 
 #include "ember/daemon/sample/bpf_shared.h"
@@ -58,6 +61,87 @@ static int teardown(void **state)
 	strtab__free(f->names);
 	free(f);
 	return 0;
+}
+
+/* Writes @text as the fake /proc's @pid/cgroup under @root. */
+static void fake_cgroup(const char *root, uint32_t pid, const char *text)
+{
+	char path[256];
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "%s/%u", root, pid);
+	(void)mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/%u/cgroup", root, pid);
+	fp = fopen(path, "w");
+	assert_non_null(fp);
+	fputs(text, fp);
+	fclose(fp);
+}
+
+/* [filter]'s cgroup answers kept in each process's state of the process tracker: read once per
+ * image (then every 10 s), the old image's answer for its samples named after its exec or exit
+ * (the pid another process's by then), read anew for the new one, and after a reload */
+static void test_filter_procs(void **state)
+{
+	struct fixture *f = *state;
+	char root[] = "/tmp/ember-ingest.XXXXXX", path[256];
+	struct proc_tracker_opts o = { .proc_root = root };
+	struct proc_tracker *pt;
+	struct ingest_stats st;
+	uint64_t t_exec, t_exit, reads0, kept0;
+
+	assert_non_null(mkdtemp(root));
+	pt = proc_tracker__new(&o);
+	assert_non_null(pt);
+	assert_int_equal(ingest__set_procs(f->in, pt), 0);
+	ingest__stats(f->in, &st); /* the fixture's ingest: other tests' counts */
+	reads0 = st.cgroup_reads;
+	kept0 = st.cgroup_kept;
+	fake_cgroup(root, 42, "1:name=systemd:/x\n0::/system.slice/a.service\n");
+	assert_int_equal(ingest__set_filter(f->in, NULL, "/system.slice/a.service"), 0);
+	assert_true(ingest__excluded_at(f->in, 42, "x", 0));
+	assert_true(ingest__excluded_at(f->in, 42, "x", mono_ns()));
+	ingest__stats(f->in, &st);
+	assert_int_equal(st.cgroup_reads - reads0, 1);
+	assert_int_equal(st.cgroup_kept - kept0, 1);
+	/* an exec: the new image is in another cgroup (as if moved meanwhile) */
+	fake_cgroup(root, 42, "0::/user.slice/u.scope\n");
+	t_exec = mono_ns();
+	proc_tracker__exec(pt, 42, false, NULL, t_exec);
+	assert_true(ingest__excluded_at(f->in, 42, "x", t_exec - 1)); /* the old image's */
+	assert_false(ingest__excluded_at(f->in, 42, "x", t_exec + 1)); /* read anew */
+	assert_false(ingest__excluded_at(f->in, 42, "x", 0));
+	ingest__stats(f->in, &st);
+	assert_int_equal(st.cgroup_reads - reads0, 2);
+	/* its exit, and the pid taken by a process of the excluded service */
+	t_exit = mono_ns();
+	proc_tracker__exit_at(pt, 42, t_exit);
+	fake_cgroup(root, 42, "0::/system.slice/a.service/sub\n");
+	assert_false(ingest__excluded_at(f->in, 42, "x", t_exit - 1));
+	assert_true(ingest__excluded_at(f->in, 42, "x", 0));
+	ingest__stats(f->in, &st);
+	assert_int_equal(st.cgroup_reads - reads0, 3);
+	/* a reload: the answers kept were for the old prefixes */
+	assert_int_equal(ingest__set_filter(f->in, NULL, "/user.slice"), 0);
+	assert_false(ingest__excluded_at(f->in, 42, "x", 0));
+	ingest__stats(f->in, &st);
+	assert_int_equal(st.cgroup_reads - reads0, 4);
+	/* gone: nothing to exclude it by, and nothing kept for it */
+	assert_false(ingest__excluded_at(f->in, 43, "x", 0));
+	/* without the tracker: every ask reads (the real /proc: our own cgroup, "/" matching any) */
+	assert_int_equal(ingest__set_procs(f->in, NULL), 0);
+	assert_int_equal(ingest__set_filter(f->in, NULL, "/"), 0);
+	assert_int_equal(ingest__excluded(f->in, (uint32_t)getpid(), "x"),
+			 ingest__excluded(f->in, (uint32_t)getpid(), "x"));
+	ingest__stats(f->in, &st);
+	assert_int_equal(st.cgroup_reads - reads0, 7);
+	assert_int_equal(ingest__set_filter(f->in, NULL, NULL), 0); /* for the tests after */
+	snprintf(path, sizeof(path), "%s/42/cgroup", root);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/42", root);
+	rmdir(path);
+	rmdir(root);
+	proc_tracker__free(pt);
 }
 
 /* What the sink saw: the folded text of the last stack and its flags. */
@@ -439,6 +523,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_filter),
+		cmocka_unit_test(test_filter_procs),
 		cmocka_unit_test(test_markers),
 		cmocka_unit_test(test_named),
 		cmocka_unit_test(test_irq_waker),

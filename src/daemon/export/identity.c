@@ -17,6 +17,7 @@
 #include "ember/core/base/regex.h"
 #include "ember/daemon/elf/elfsym.h"
 #include "ember/daemon/proc/procfs.h"
+#include "ember/daemon/proc/proctrack.h"
 #include "ember/core/base/sbuf.h"
 
 #define MAX_CGROUPS   65536u	/* paths kept (identity__new(); a power of two) */
@@ -31,7 +32,6 @@
 #define MAX_RULES     8
 #define SCAN_EVERY_NS 1000000000ULL
 #define MAX_REGEXES   16
-#define CGROUP_FILE_MAX (64u << 10) /* /proc/PID/cgroup read: a line per v1 hierarchy */
 
 enum rule { RULE_UNIT, RULE_CONTAINER, RULE_POD, RULE_EXE, RULE_COMM, RULE_REGEX };
 
@@ -61,6 +61,7 @@ struct proc {
 
 struct identity {
 	pthread_mutex_t lock;
+	struct proc_tracker *tracker; /* /proc/PID/cgroup read through it (NULL: directly) */
 	char root[512];
 	enum rule rules[MAX_RULES];
 	size_t nr_rules;
@@ -719,14 +720,14 @@ static struct proc *proc_entry(struct identity *id, uint32_t pid)
 
 /* The cgroup v1 hierarchies of @pid (/proc/PID/cgroup's lines other than "0::"): the first
  * container id, pod uid and systemd unit their paths give, into @ret. */
-static void read_v1(uint32_t pid, struct proc_info *ret)
+static void read_v1(struct identity *id, uint32_t pid, struct proc_info *ret)
 {
 	char *text = NULL, *line, *next;
 	struct workload wl;
 	size_t cap = 0, len;
 	int r;
 
-	r = procfs_read(NULL, pid, PROCFS_CGROUP, &text, &cap, CGROUP_FILE_MAX, &len);
+	r = proc_tracker__cgroup(id->tracker, pid, &text, &cap, &len);
 	if (r && r != -EFBIG) {
 		free(text);
 		return;
@@ -796,7 +797,7 @@ int identity__process(struct identity *id, uint32_t pid, uint64_t time_ns, struc
 	slash = slash ? slash + 1 : info.exe_path;
 	copy(info.exe_name, sizeof(info.exe_name), slash, strlen(slash));
 	read_build_id(pid, info.build_id, sizeof(info.build_id));
-	read_v1(pid, &info);
+	read_v1(id, pid, &info);
 	info.current = true;
 	keep = malloc(sizeof(*keep));
 	pthread_mutex_lock(&id->lock);
@@ -915,6 +916,11 @@ static void cgroup2_mount(char *buf, size_t len, const char *fallback)
 		}
 	}
 	fclose(f);
+}
+
+void identity__set_procs(struct identity *id, struct proc_tracker *pt)
+{
+	id->tracker = pt;
 }
 
 struct identity *identity__new(const char *cgroup_root, const char *rules)

@@ -14,7 +14,7 @@
 #include "ember/core/base/hash.h"
 #include "ember/core/base/strtab.h"
 #include "ember/core/model/idle.h"
-#include "ember/daemon/proc/procfs.h"
+#include "ember/daemon/proc/proctrack.h"
 #include "ember/daemon/sample/sampler.h"
 #include "ember/daemon/sample/bpf_shared.h"
 #include "ember/daemon/unwind/python.h"
@@ -46,9 +46,13 @@
 #define SCACHE_KERN_TTL	  (30 * NSEC_PER_SEC)
 #define KEY_FRAMES	  256 /* deeper user stacks are keyed by pid */
 
-/* [filter]'s cgroup answers, per pid. */
-#define CG_SLOTS  1024
-#define CG_TTL_NS (10 * NSEC_PER_SEC)
+/* [filter]'s cgroup answers: in each process's state (the process tracker's extension
+ * "filter"), read again after CG_TTL_NS (a process moved to another cgroup), kept CG_KEEP_NS
+ * after its image ended (exec, exit) for its samples drained later; at most CG_PROCS states. */
+#define CG_TTL_NS   (10 * NSEC_PER_SEC)
+#define CG_KEEP_NS  (10 * NSEC_PER_SEC)
+#define CG_PROCS    16384
+#define CG_PATH_MAX 1024
 
 struct scache_ent {
 	uint64_t hash;
@@ -65,10 +69,10 @@ struct scache_ent {
 	size_t kcap;
 };
 
-struct cg_slot {
-	uint32_t pid;
+struct cg_state {
+	uint64_t at_ns;	   /* when /proc/PID/cgroup was read (0: not yet) */
+	uint64_t gen;	   /* the filter it was compared with (ingest.cg_gen) */
 	bool excluded;
-	uint64_t at_ns; /* 0: empty */
 };
 
 struct ingest {
@@ -85,7 +89,12 @@ struct ingest {
 	uint32_t frames[MAX_FRAMES]; /* the stack being built */
 	char comms[LIST_MAX];	     /* [filter]: ','-separated globs */
 	char cgroups[LIST_MAX];	     /* ... and cgroup path prefixes */
-	struct cg_slot cg[CG_SLOTS];
+	struct proc_tracker *procs;  /* the cgroup answers' owner (NULL: read at every ask) */
+	int cg_ext;		     /* their extension of it; -1: none */
+	uint64_t cg_gen;	     /* bumped by each ingest__set_filter() */
+	uint64_t cg_pruned_ns;
+	char *cg_text;		     /* a read's scratch */
+	size_t cg_cap;
 	uint64_t filtered; /* atomic: read by HTTP threads */
 	struct ingest_stats st;
 };
@@ -98,6 +107,7 @@ struct ingest *ingest__new(struct symbolizer *sym, struct strtab *names)
 		goto fail;
 	in->sym = sym;
 	in->names = names;
+	in->cg_ext = -1;
 	in->scache = calloc(SCACHE_SLOTS, sizeof(*in->scache));
 	if (!in->scache)
 		goto fail;
@@ -120,7 +130,28 @@ void ingest__free(struct ingest *in)
 			free(in->scache[i].keys);
 		}
 	free(in->scache);
+	if (in->cg_ext >= 0)
+		proc_tracker__ext_unregister(in->procs, in->cg_ext);
+	free(in->cg_text);
 	free(in);
+}
+
+int ingest__set_procs(struct ingest *in, struct proc_tracker *pt)
+{
+	int ext;
+
+	if (in->cg_ext >= 0)
+		proc_tracker__ext_unregister(in->procs, in->cg_ext);
+	in->cg_ext = -1;
+	in->procs = pt;
+	if (!pt)
+		return 0;
+	ext = proc_tracker__ext_register(pt, &(struct proc_ext_ops){
+		.name = "filter", .size = sizeof(struct cg_state), .keep_ns = CG_KEEP_NS });
+	if (ext < 0)
+		return ext;
+	in->cg_ext = ext;
+	return 0;
 }
 
 void ingest__set_unwinder(struct ingest *in, struct unwinder *u)
@@ -193,7 +224,7 @@ int ingest__set_filter(struct ingest *in, const char *exclude_comms, const char 
 		return -EINVAL;
 	snprintf(in->comms, sizeof(in->comms), "%s", c);
 	snprintf(in->cgroups, sizeof(in->cgroups), "%s", g);
-	memset(in->cg, 0, sizeof(in->cg)); /* cached answers were for the old prefixes */
+	in->cg_gen++; /* the answers kept were for the old prefixes */
 	return 0;
 }
 
@@ -232,45 +263,66 @@ static bool prefix_match(const char *prefix, const char *path)
 	return !strncmp(prefix, path, n) && (path[n] == '\0' || path[n] == '/' || n == 1);
 }
 
-/* The cgroup v2 path of @pid ("0::/path"), "" when unknown. */
-static void read_cgroup(uint32_t pid, char *buf, size_t size)
+/* Is @pid's cgroup (v2) under one of [filter]'s prefixes, as /proc tells it now? */
+static bool cgroup_excluded(struct ingest *in, uint32_t pid)
 {
-	const char *line, *end;
-	char *text = NULL;
-	size_t len, cap = 0;
+	char cg[CG_PATH_MAX];
+	size_t len;
 	int r;
 
-	buf[0] = '\0';
-	r = procfs_read(NULL, pid, PROCFS_CGROUP, &text, &cap, 64 << 10, &len);
-	for (line = text; (!r || r == -EFBIG) && line && *line; line = *end ? end + 1 : end) {
-		end = line + strcspn(line, "\n");
-		if (!strncmp(line, "0::", 3)) {
-			snprintf(buf, size, "%.*s", (int)(end - line - 3), line + 3);
-			break;
-		}
-	}
-	free(text);
+	in->st.cgroup_reads++;
+	r = proc_tracker__cgroup(in->procs, pid, &in->cg_text, &in->cg_cap, &len);
+	if (r && r != -EFBIG)
+		return false; /* gone: nothing left to exclude it by */
+	proc_cgroup_v2(in->cg_text, cg, sizeof(cg));
+	return cg[0] && list_any(in->cgroups, cg, prefix_match);
 }
 
-bool ingest__excluded(struct ingest *in, uint32_t pid, const char *comm)
+bool ingest__excluded_at(struct ingest *in, uint32_t pid, const char *comm, uint64_t time_ns)
 {
-	struct cg_slot *sl;
+	struct proc_tracker *pt = in->procs;
+	struct cg_state *cs = NULL, *cur;
 	uint64_t now;
-	char cg[1024];
-	bool ex;
 
 	if (in->comms[0] && list_any(in->comms, comm, glob_match))
 		return true;
 	if (!in->cgroups[0] || !pid)
 		return false;
-	sl = &in->cg[pid % CG_SLOTS];
+	if (in->cg_ext < 0)
+		return cgroup_excluded(in, pid);
 	now = mono_ns();
-	if (sl->at_ns && sl->pid == pid && now - sl->at_ns < CG_TTL_NS)
-		return sl->excluded;
-	read_cgroup(pid, cg, sizeof(cg));
-	ex = cg[0] && list_any(in->cgroups, cg, prefix_match);
-	*sl = (struct cg_slot){ .pid = pid, .excluded = ex, .at_ns = now };
-	return ex;
+	if (now - in->cg_pruned_ns >= NSEC_PER_SEC) {
+		proc_tracker__ext_prune(pt, in->cg_ext);
+		in->cg_pruned_ns = now;
+	}
+	/* the current image's state first (made: a state for the image ended, with none current,
+	 * would answer for samples taken after its end too) */
+	cur = proc_tracker__ext(pt, in->cg_ext, pid, false);
+	if (!cur && proc_tracker__ext_count(pt, in->cg_ext) < CG_PROCS)
+		cur = proc_tracker__ext(pt, in->cg_ext, pid, true);
+	/* the answer for the image the samples were taken in: one that ended since (an exec, an
+	 * exit: the pid may be another process's by now) keeps its last answer */
+	if (time_ns)
+		cs = proc_tracker__ext_at(pt, in->cg_ext, pid, time_ns);
+	if (cs && cs != cur && cs->at_ns && cs->gen == in->cg_gen) {
+		in->st.cgroup_kept++;
+		return cs->excluded;
+	}
+	if (!cur)
+		return cgroup_excluded(in, pid); /* CG_PROCS held: asked again next time */
+	if (cur->at_ns && cur->gen == in->cg_gen && now - cur->at_ns < CG_TTL_NS) {
+		in->st.cgroup_kept++;
+		return cur->excluded;
+	}
+	cur->excluded = cgroup_excluded(in, pid);
+	cur->gen = in->cg_gen;
+	cur->at_ns = now;
+	return cur->excluded;
+}
+
+bool ingest__excluded(struct ingest *in, uint32_t pid, const char *comm)
+{
+	return ingest__excluded_at(in, pid, comm, 0);
 }
 
 /* --- naming ------------------------------------------------------------------------------- */
@@ -613,7 +665,8 @@ int ingest__group(struct ingest *in, const struct sampler_group *g, ingest_sink_
 	in->st.groups++;
 	if (g->user_ips)
 		unwinder__sampled(in->unwind, g->pid); /* its tables stay while it runs */
-	if ((in->comms[0] || in->cgroups[0]) && ingest__excluded(in, g->pid, g->comm)) {
+	if ((in->comms[0] || in->cgroups[0]) &&
+	    ingest__excluded_at(in, g->pid, g->comm, g->nr_times ? g->times_ns[0] : 0)) {
 		__atomic_fetch_add(&in->filtered, total, __ATOMIC_RELAXED);
 		return 0;
 	}

@@ -23,6 +23,8 @@ const struct counter_desc ingest_counters[] = {
 	{ .key = "cache_hits", U64(cache_hits), .flags = COUNTER_NO_JSON },
 	{ .key = "cache_misses", U64(cache_misses), .flags = COUNTER_NO_JSON },
 	{ .key = "cache_file_hits", U64(cache_file_hits), .flags = COUNTER_NO_JSON },
+	{ .key = "cgroup_reads", U64(cgroup_reads), .flags = COUNTER_NO_JSON },
+	{ .key = "cgroup_kept", U64(cgroup_kept), .flags = COUNTER_NO_JSON },
 	{ .key = "irq_wakers", U64(irq_wakers), .flags = COUNTER_NO_JSON },
 	{ .key = "cache_hit_pct", .value = COUNTER_FN, .fn = cache_hit_pct, .unit = "%",
 	  .flags = COUNTER_NO_JSON },

@@ -829,6 +829,34 @@ int proc_tracker__exe_id(struct proc_tracker *pt, uint32_t pid, uint64_t max_age
 	return 0;
 }
 
+int proc_tracker__cgroup(struct proc_tracker *pt, uint32_t pid, char **buf, size_t *cap,
+			 size_t *ret_len)
+{
+	int r = procfs_read(pt ? pt->proc_root : NULL, pid, PROCFS_CGROUP, buf, cap,
+			    PROC_CGROUP_MAX_BYTES, ret_len);
+
+	if (pt) {
+		pthread_mutex_lock(&pt->lock);
+		pt->st.cgroup_reads++;
+		pthread_mutex_unlock(&pt->lock);
+	}
+	return r;
+}
+
+void proc_cgroup_v2(const char *text, char *ret, size_t size)
+{
+	const char *line, *end;
+
+	ret[0] = '\0';
+	for (line = text; line && *line; line = *end ? end + 1 : end) {
+		end = line + strcspn(line, "\n");
+		if (!strncmp(line, "0::", 3)) {
+			snprintf(ret, size, "%.*s", (int)(end - line - 3), line + 3);
+			return;
+		}
+	}
+}
+
 struct proc_maps *proc_tracker__image_maps(struct proc_tracker *pt, uint32_t pid)
 {
 	struct proc_maps *m = proc_tracker__maps(pt, pid, 0);

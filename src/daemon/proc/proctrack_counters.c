@@ -67,6 +67,8 @@ const struct counter_desc proc_tracker_counters[] = {
 	  .label_value = "exe_reused" },
 	{ .key = "exe_paths", U64(exe_paths), .metric = EVENTS, .label = "kind",
 	  .label_value = "exe_path" },
+	{ .key = "cgroup_reads", U64(cgroup_reads), .metric = EVENTS, .label = "kind",
+	  .label_value = "cgroup_read" },
 	{ .key = "exec_images", U64(exec_images), .metric = EVENTS, .label = "kind",
 	  .label_value = "exec_image" },
 	{ .key = "events", U64(events), .metric = EVENTS, .label = "kind", .label_value = "event" },

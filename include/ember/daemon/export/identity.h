@@ -80,6 +80,10 @@ struct identity *identity__new(const char *cgroup_root, const char *rules);
  * a quarter of it for each owner other than root, and walks of 4 x that many directories. */
 struct identity *identity__new_sized(const char *cgroup_root, const char *rules, size_t max_cgroups);
 void identity__free(struct identity *id); /* NULL is a no-op */
+/* The process tracker (borrowed; set before any identity__process()): a process's cgroup file
+ * is read through it (proc_tracker__cgroup(), counted there). NULL: read directly. */
+struct proc_tracker;
+void identity__set_procs(struct identity *id, struct proc_tracker *pt);
 
 /* Replaces the rules (a reload). 0 or -EINVAL (nothing changed). */
 int identity__set_rules(struct identity *id, const char *rules);

@@ -63,6 +63,10 @@ struct ingest_stats {
 					      same files (keyed by file and offset) */
 	uint64_t irq_wakers;		   /* wakers that were an interrupt: "[interrupt]" in
 					      place of the task it came in on */
+	uint64_t cgroup_reads;		   /* [filter]: /proc/PID/cgroup read for a process's
+					      answer (its first sample, then every 10 s) */
+	uint64_t cgroup_kept;		   /* ... answered from its state (the process
+					      tracker's extension "filter") */
 	uint64_t mem_bytes;		   /* gauge: its memory (the stack cache) */
 };
 
@@ -108,7 +112,19 @@ void ingest__set_v8(struct ingest *in, struct v8 *v8);
 struct hotspot;
 void ingest__set_hotspot(struct ingest *in, struct hotspot *hs);
 
-/* True when [filter] excludes the samples of @pid with @comm (not counted). */
+/*
+ * The process tracker (may be NULL; borrowed, outlives the ingest): [filter]'s cgroup answer
+ * for a process is kept in its state there (an extension), read from /proc/PID/cgroup at the
+ * process's first sample and every 10 s after, and kept a while after its exec or exit for the
+ * samples of that image drained later; a pid reused by another process is read anew. Without
+ * it, every ask reads /proc. 0 or -errno (the tracker's extensions all taken).
+ */
+struct proc_tracker;
+int ingest__set_procs(struct ingest *in, struct proc_tracker *pt);
+
+/* True when [filter] excludes the samples of @pid with @comm (not counted): @time_ns
+ * (CLOCK_MONOTONIC, a sample's; 0: now) picks the process image they were taken in. */
+bool ingest__excluded_at(struct ingest *in, uint32_t pid, const char *comm, uint64_t time_ns);
 bool ingest__excluded(struct ingest *in, uint32_t pid, const char *comm);
 
 /* Names the group's stacks and passes them to @sink (nothing when the filter excludes it).

@@ -50,6 +50,7 @@ struct proc_tracker_stats {
 	uint64_t exe_reused;		/* ... answered from the last one (one for all readers) */
 	uint64_t exe_paths;		/* proc_tracker__exe_path(): executables' paths from the
 					   mappings (no readlink) */
+	uint64_t cgroup_reads;		/* proc_tracker__cgroup(): /proc/PID/cgroup read */
 	uint64_t events;		/* invalidations: exec, first sample, refresh */
 	uint64_t execs;			/* execs notified */
 	uint64_t execs_gone;		/* ... with the exit in the same batch: nothing read */
@@ -196,6 +197,21 @@ int proc_tracker__exe_id(struct proc_tracker *pt, uint32_t pid, uint64_t max_age
  * ENAMETOOLONG, ESRCH when gone. Counted (exe_paths).
  */
 ssize_t proc_tracker__exe_path(struct proc_tracker *pt, uint32_t pid, char *buf, size_t size);
+
+/*
+ * @pid's /proc/PID/cgroup (v2's "0::/path" line, then v1's hierarchies, one per line) into *@buf
+ * (grown as needed, *@cap its size; NUL-terminated, *@ret_len bytes), at most
+ * PROC_CGROUP_MAX_BYTES: -EFBIG with what fit. Read at each call: a stage keeps what it derives
+ * from it in its state of the process (an extension), so that a pid reused by another process
+ * is read again. @pt NULL: the real /proc, not counted. 0 or -errno (ENOENT/ESRCH: gone).
+ * Thread-safe. Counted (cgroup_reads).
+ */
+#define PROC_CGROUP_MAX_BYTES (64u << 10) /* a line per v1 hierarchy, each a path */
+int proc_tracker__cgroup(struct proc_tracker *pt, uint32_t pid, char **buf, size_t *cap,
+			 size_t *ret_len);
+/* The cgroup v2 path ("/a/b") in a /proc/PID/cgroup @text, NUL-terminated into @ret (cut to
+ * @size - 1); "" when the text has no "0::" line. */
+void proc_cgroup_v2(const char *text, char *ret, size_t size);
 
 /*
  * The copy of its parent's snapshot that the forked process @pid was given (proc_tracker__fork),
