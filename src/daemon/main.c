@@ -208,6 +208,7 @@ static void emberd_fini(struct emberd *d)
 	python__free(d->py);
 	v8__free(d->v8);
 	hotspot__free(d->hs);
+	ingest__free(d->ingest); /* its extension of the tracker's */
 	sampler__free(d->sampler);
 	symbolizer__free(d->sym);
 	proc_tracker__free(d->procs);
@@ -217,7 +218,6 @@ static void emberd_fini(struct emberd *d)
 	store_sink__free(d->sink);
 	offcpu_sink__free(d->offcpu_sink);
 	memio_sink__free(d->memio_sink);
-	ingest__free(d->ingest);
 	strtab__free(d->sym_st);
 	store__free(d->store);
 	security_files_fini(&d->sec);

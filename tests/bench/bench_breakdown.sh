@@ -6,6 +6,8 @@
 # emberd's samples under each phase (a sample counts for every phase on its stack, so nested
 # phases are listed indented and the shares do not add up). Also the process CPU per sample
 # over the same window (perf's own sampling of emberd inflates it: compare runs, not to others).
+# With MIX=newproc, the load is bench_newproc.sh's instead: a one-thread burner and a shell loop
+# starting /bin/true (tests/bench/newproc_loop.sh), where emberd's CPU is what new processes cost.
 # usage: bench_breakdown.sh [DUR]   (root, perf, node, xz, perl; EMBERD=... to pick a build)
 set -u
 OUT=${OUTPUT:-$(cd "$(dirname "$0")/../.." && pwd)/build}
@@ -14,9 +16,17 @@ TMP=$(mktemp -d /tmp/ember-breakdown.XXXXXX)
 MIX=()
 trap 'mix_stop; rm -rf "$TMP"' EXIT
 . "$(dirname "$0")/hostmix_lib.sh"
-mix_setup
-mix_start $((DUR + 8))
-mix_emberd "$EMBERD" "$TMP/emberd.log"
+if [ "${MIX:-}" = newproc ]; then
+	mix_emberd "$EMBERD" "$TMP/emberd.log"
+	"$OUT/workloads/burn" $((DUR + 8)) >/dev/null &
+	MIX+=($!)
+	bash "$(dirname "$0")/newproc_loop.sh" $((DUR + 8)) "$TMP/loop.n" &
+	MIX+=($!)
+else
+	mix_setup
+	mix_start $((DUR + 8))
+	mix_emberd "$EMBERD" "$TMP/emberd.log"
+fi
 port=$E_PORT E=$E_PID
 sleep 4
 snap() { echo "$(awk '{print $14 + $15}' /proc/$E/stat) $(curl -s "127.0.0.1:$port/metrics" | awk '$1=="ember_samples_total"{print $2}')"; }
@@ -44,6 +54,10 @@ print("emberd: %d samples taken, %.1f us process CPU per sample (perf attached);
 phases = [
     ("drain thread (epoll, ring records copied)", "main", 0),
     ("worker: events and groups delivered", "sampler_batch__deliver", 0),
+    ("process events: exec", "emberd_on_exec", 1),
+    ("process events: fork", "emberd_on_fork", 1),
+    ("process events: exit", "emberd_on_exit_pid", 1),
+    ("a new process's first sample (all stages)", "emberd_on_new_pid", 1),
     ("new process: symbolizer (maps, stat, exe, files checked)", "symbolizer__note_pid", 1),
     ("  its maps read (the tracker's, shared)", "sym_read_maps", 2),
     ("  /proc/PID/stat", "read_start_time", 2),

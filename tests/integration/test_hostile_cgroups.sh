@@ -60,6 +60,12 @@ idstat() { stat_json "d['export']['identity']['$1']"; }
 walk() { curl -sf -m 30 -o /dev/null -w "# a walk by group_by=container: %{time_total} s\n" "$URL/api/v1/folded?from=-2s&group_by=container"; }
 sleep 3
 walk
+# the cgroups root's own (the table's before the churn), as published with the exporter's round
+for _ in $(seq 20); do
+	c0=$(idstat cgroups)
+	[ "${c0:-0}" -gt 0 ] && break
+	sleep 0.5
+done
 mem_base
 watch_start
 coproc CHURN { "${AS_NOBODY[@]}" "$PY_NOBODY" "$ATT/churn.py" "$SUB" 65536 2; }
@@ -70,11 +76,16 @@ for round in 1 2; do
 	walk # a walk while they exist
 	# the identity's counters are published with the exporter's rounds (2 s): until the walk's
 	# refusals show, while the cgroups still exist
+	# a walk a sample started while they were being made (one naming an unknown cgroup: at
+	# most one a second) may be the last merged, having seen only part of them (ZL1: 16386 known
+	# + 48539 refused): until a whole walk's refusals show (each walk counts its refusals again),
+	# a walk every time
 	if [ $round = 1 ]; then
 		for _ in $(seq 20); do
 			c1=$(idstat cgroups) r1=$(idstat cgroups_refused)
-			[ "${r1:-0}" -gt 0 ] && break
+			[ "${r1:-0}" -ge $((65536 - 16384)) ] && break
 			sleep 0.5
+			walk
 		done
 	fi
 	echo >&"${CHURN[1]}"
@@ -99,8 +110,9 @@ for _ in $(seq 10); do
 done
 check "a new container after the churn: its samples carry its container id ($n samples)" test "$n" -gt 0
 # every cgroup it kept, in both rounds, dropped: at the first whole walk after their removal,
-# published with the exporter's next round (ZF1 read it before round 2's: 16383 of 32766)
-want=$((2 * (65536 - ${r1:-0})))
+# published with the exporter's next round (ZF1 read it before round 2's: 16383 of 32766); what
+# it kept of nobody's is what it knew beyond root's own
+want=$((2 * (${c1:-0} - ${c0:-0})))
 for _ in $(seq 15); do
 	d=$(idstat cgroups_dropped)
 	[ "${d:-0}" -ge "$want" ] && break
@@ -108,7 +120,7 @@ for _ in $(seq 15); do
 	sleep 1
 done
 check "the gone cgroups were dropped, counted ($d of the $want it kept in the two rounds)" \
-	test "${d:-0}" -ge "$want"
+	test "$want" -gt 16000 -a "${d:-0}" -ge "$want"
 wait "$CB" 2>/dev/null
 watch_stop
 [ -n "${DEBUG_WATCH:-}" ] && sed 's/^/# watch /' "$TMP/watch"
