@@ -100,6 +100,8 @@ print("# machine: up %.0f min, load %s, %d user processes (%d distinct executabl
 PY
 }
 machine
+cpu_line
+STEAL0=$(steal_mark)
 mix_start $((DUR + 6)); sleep 2
 emberd_run unwind
 mix_stop
@@ -153,3 +155,4 @@ for c in xz gzip python3.11 perl node ls sed; do
 	s=$("$EMBER" stat similarity "$TMP/e.$c" "$TMP/p.$c" 2>/dev/null | awk '/^similarity/ { printf "%.3f", $2 }')
 	echo "| $c | ${e% *} | ${e#* } | ${p% *} | ${p#* } | ${s:--} |"
 done
+echo "# stolen by the hypervisor during the runs: $(steal_pct "$STEAL0") of CPU time"

@@ -75,6 +75,8 @@ PY
 }
 
 # the loop: tests/bench/newproc_loop.sh
+. "$(dirname "$0")/hostmix_lib.sh" # cpu_line, steal_mark, steal_pct
+STEAL0=$(steal_mark)
 for i in $(seq "$RUNS"); do
 	a=$(snap)
 	sleep "$DUR"
@@ -85,6 +87,8 @@ for i in $(seq "$RUNS"); do
 	echo "$a | $b | $c | $(cat "$TMP/n$i")" >>"$TMP/pairs"
 done
 echo "# machine: $(uptime -p), load$(cut -d' ' -f1-3 /proc/loadavg | sed 's/^/ /'), $(nproc) CPUs; ${EMBERD_ARGS:-}"
+cpu_line
+echo "# stolen by the hypervisor during the pairs: $(steal_pct "$STEAL0") of CPU time"
 for k in "${!DAEMONS[@]}"; do
 echo
 echo "## ${DAEMONS[$k]}"

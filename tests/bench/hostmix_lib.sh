@@ -60,3 +60,22 @@ mix_emberd() { # BIN LOG
 	E_PID=$!
 	MIX+=($E_PID)
 }
+
+# cpu_line: the CPU model and clock, and the share of CPU time stolen by the hypervisor since
+# boot (/proc/stat's steal): what a figure on a shared VM depends on besides the guest
+cpu_line() {
+	echo "# cpu: $(grep -m1 '^model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//') at $(grep -m1 '^cpu MHz' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//') MHz, $(nproc) CPUs; stolen since boot: $(steal_pct)"
+}
+# steal_mark: /proc/stat's "cpu" line now; steal_pct [MARK]: the stolen share of CPU time since
+# MARK (default: boot)
+steal_mark() { head -1 /proc/stat; }
+steal_pct() {
+	python3 - "${1:-}" "$(head -1 /proc/stat)" <<'PY'
+import sys
+a = [int(x) for x in sys.argv[1].split()[1:]] if sys.argv[1] else None
+b = [int(x) for x in sys.argv[2].split()[1:]]
+d = [y - x for x, y in zip(a, b)] if a else b
+tot = sum(d[:8]) or 1
+print("%.2f%%" % (100.0 * d[7] / tot))
+PY
+}
