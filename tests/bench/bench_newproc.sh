@@ -12,6 +12,8 @@
 # ticks of /proc/PID/stat are too coarse for 40 us x 900 processes); BPF: its programs' run time
 # (/metrics ember_bpf_run_time_seconds_total). Also per pair: emberd's bpf() calls, drain
 # wake-ups and process-event batches handed to the worker per second in each phase (/metrics),
+# the share of the BPF programs on exec, fork and exit (ember_bpf_run_time_seconds_total{prog=
+# "process_events"}),
 # and the host's forks (other users' processes count in both phases alike). Prints min / median
 # / max over the pairs, the load average and the time since boot: on a shared machine the
 # figures are indicative; two daemons side by side see the same noise.
@@ -65,12 +67,13 @@ for f in glob.glob("/proc/%s/task/*/schedstat" % pid):
     except (OSError, IndexError, ValueError):
         pass  # a thread gone meanwhile
 m = urllib.request.urlopen("http://127.0.0.1:%s/metrics" % port).read().decode()
-def metric(name):
-    return sum(float(v) for v in re.findall(r"^%s(?:\{[^}]*\})? ([0-9.e+-]+)$" % name, m, re.M))
+def metric(name, labels=r"(?:\{[^}]*\})?"):
+    return sum(float(v) for v in re.findall(r"^%s%s ([0-9.e+-]+)$" % (name, labels), m, re.M))
 forks = int(re.search(r"^processes (\d+)", open("/proc/stat").read(), re.M).group(1))
 print(time.monotonic(), cpu / 1e9, metric("ember_bpf_run_time_seconds_total"), forks,
       metric("ember_bpf_calls_total"), metric("ember_drain_wakeups_total"),
-      metric("ember_event_batches_total"))
+      metric("ember_event_batches_total"),
+      metric("ember_bpf_run_time_seconds_total", r'\{prog="process_events"\}'))
 PY
 }
 
@@ -111,7 +114,9 @@ for line in open(sys.argv[1]):
                      # per /bin/true: what the loop added (the host's own rate taken off)
                      bpfp=(dc[4] / tc - dq[4] / tq) * tc / n if n else 0,
                      wp=(dc[5] / tc - dq[5] / tq) * tc / n if n else 0,
-                     jp=(dc[6] / tc - dq[6] / tq) * tc / n if n else 0))
+                     jp=(dc[6] / tc - dq[6] / tq) * tc / n if n else 0,
+                     # of which the BPF programs on exec, fork and exit
+                     evp=(dc[7] / tc - dq[7] / tq) * tc / n * 1e6 if n and len(dc) > 7 else 0))
 print("| pair | /bin/true started | emberd CPU+BPF, burner alone | with the loop | per new process | bpf() calls/s alone / loop | drain wake-ups/s alone / loop | event batches/s alone / loop | host forks/s alone / loop |")
 print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 for i, r in enumerate(rows, 1):
@@ -126,6 +131,9 @@ for k, name in (("bpfc", "bpf() calls/s with the loop"), ("wc", "drain wake-ups/
                 ("jc", "event batches/s with the loop")):
     v = sorted(r[k] for r in rows)
     print("%s: min %.1f / median %.1f / max %.1f" % (name, v[0], statistics.median(v), v[-1]))
+ev = sorted(r["evp"] for r in rows)
+print("of which the BPF programs on exec, fork and exit: min %.1f / median %.1f / max %.1f us" % (
+    ev[0], statistics.median(ev), ev[-1]))
 for k, name in (("wp", "drain wake-ups"), ("jp", "event batches"), ("bpfp", "bpf() calls")):
     v = sorted(r[k] for r in rows)
     print("%s per new process: min %.2f / median %.2f / max %.2f" % (
