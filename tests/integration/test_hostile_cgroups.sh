@@ -82,7 +82,9 @@ for round in 1 2; do
 	# a walk every time
 	if [ $round = 1 ]; then
 		for _ in $(seq 20); do
-			c1=$(idstat cgroups) r1=$(idstat cgroups_refused)
+			# both from one answer: two asks may straddle a publication (ZL3: 2 known, from
+			# before the walk, beside 49153 refused, from after it)
+			read -r c1 r1 < <(stat_json "'%d %d' % (d['export']['identity']['cgroups'], d['export']['identity']['cgroups_refused'])")
 			[ "${r1:-0}" -ge $((65536 - 16384)) ] && break
 			sleep 0.5
 			walk
