@@ -113,8 +113,15 @@ check "the store's tables back near the baseline once nobody's samples aged out 
 	test "$FR1" -le $((FR0 + FRBACK))
 check "... and nobody's names were in them before (max at least 2 MiB above the baseline)" \
 	test "$FRMAX" -ge $((FR0 + (2 << 20)))
-# the burner is still named (a renewal names every stack again)
-curl -sf "$URL/api/v1/folded?from=-3s&pid=$BURN" >"$TMP/burn.folded"
+# the burner is still named (a renewal names every stack again): its last 3 s hold a whole round
+# (500 ms, burn_c its last 50 ms) unless emberd or the burner lags: asked again for up to 10 s
+# (fresh-clone run ZL4 found 2 stacks in its window, neither in burn_c; not understood)
+for _ in $(seq 10); do
+	curl -sf "$URL/api/v1/folded?from=-3s&pid=$BURN" >"$TMP/burn.folded"
+	grep -q ";rounds;burn_c" "$TMP/burn.folded" && break
+	sed 's/^/#   burner, not yet: /' "$TMP/burn.folded" | cut -c1-300
+	sleep 1
+done
 check "the burner's frames named after the renewals ($(grep -c ';burn_c' "$TMP/burn.folded") of $(wc -l <"$TMP/burn.folded") stacks in burn_c)" \
 	grep -q ";rounds;burn_c" "$TMP/burn.folded"
 emberd_stop_check "after the names"
