@@ -90,6 +90,9 @@ skip() {
 		echo "ok - $1 # SKIP $2"
 	fi
 }
+# cgroup2_mount: where the cgroup2 hierarchy is mounted ("" when it is not): the root the
+# paths of /proc/PID/cgroup's "0::" lines are relative to
+cgroup2_mount() { awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts; }
 # have_flamegraph SCRIPT...: 0 when FlameGraph's SCRIPTs (flamegraph.pl, difffolded.pl,
 # stackcollapse-perf.pl ...) are in FLAMEGRAPH_DIR and perl runs. Otherwise 1, for the test to
 # compare with the corpus' recorded results or skip; under CI=true, which has them, a missing one

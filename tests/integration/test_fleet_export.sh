@@ -27,7 +27,7 @@ BURN=$OUTPUT/workloads/burn
 REF=$SHARED/reference/opentelemetry-proto
 [ -r "$REF/opentelemetry/proto/profiles/v1development/profiles.proto" ] ||
 	skip_all "no reference OTLP schema in $REF"
-CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+CG2=$(cgroup2_mount)
 [ -n "$CG2" ] || skip_all "no cgroup2 mount"
 D=$(dirname "$0")
 export HOME=${HOME:-/root} GOCACHE=${GOCACHE:-$OUTPUT/go-cache} PPROF_TMPDIR=$TMP/pprof GOFLAGS=

@@ -13,7 +13,7 @@ require_live_emberd
 W=$OUTPUT/workloads
 [ -x "$W/burn" ] || skip_all "workloads not built"
 for t in setpriv python3; do command -v $t >/dev/null || skip_all "no $t"; done
-CG=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+CG=$(cgroup2_mount)
 [ -n "$CG" ] && [ -w "$CG" ] || skip_all "no writable cgroup2 mount"
 . "$(dirname "$0")/faults.sh"
 . "$(dirname "$0")/hostile2.sh"
@@ -74,12 +74,11 @@ for round in 1 2; do
 	echo "# round $round: nobody $what $n cgroups ($(date +%T.%N))"
 	sleep 1.1
 	walk # a walk while they exist
-	# the identity's counters are published with the exporter's rounds (2 s): until the walk's
-	# refusals show, while the cgroups still exist
-	# a walk a sample started while they were being made (one naming an unknown cgroup: at
-	# most one a second) may be the last merged, having seen only part of them (ZL1: 16386 known
-	# + 48539 refused): until a whole walk's refusals show (each walk counts its refusals again),
-	# a walk every time
+	# the identity's counters are published with the exporter's rounds (2 s), and a walk a
+	# sample started while the cgroups were being made (one naming an unknown cgroup: at most
+	# one a second) may be the last merged, having seen only part of them (ZL1: 16386 known +
+	# 48539 refused): read, walking again each time, until a whole walk's refusals show (each
+	# walk counts its refusals again), while the cgroups still exist
 	if [ $round = 1 ]; then
 		for _ in $(seq 20); do
 			# both from one answer: two asks may straddle a publication (ZL3: 2 known, from

@@ -253,7 +253,7 @@ for mode in root nobody; do
 	# [filter]'s cgroups: a cgroup v2 of our own, excluded (its path as /proc/PID/cgroup's "0::"
 	# line gives it: under the cgroup2 mount)
 	CGT=
-	CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+	CG2=$(cgroup2_mount)
 	if [ $mode = root ] && [ -n "$CG2" ] && mkdir "$CG2/ember-filter-$$" 2>/dev/null; then
 		CGT=/ember-filter-$$
 		extra+=(-o "filter.exclude_cgroups=/nonexistent,$CGT")
@@ -328,7 +328,7 @@ for mode in root nobody; do
 		if [ -n "$CGT" ]; then
 			check "filter: a process of an excluded cgroup ($CGT) is not stored, one beside it is" \
 				bash -c "grep -q '^burnc;' '$TMP/folded-$mode' && ! grep -q '^burng;' '$TMP/folded-$mode'" ||
-				{ grep -c '^burng;' "$TMP/folded-$mode" | sed 's/^/#   burng stacks: /'; cat /proc/$BG/cgroup | sed 's/^/#   its cgroup: /'; }
+				{ grep -c '^burng;' "$TMP/folded-$mode" | sed 's/^/#   burng stacks: /'; sed 's/^/#   its cgroup: /' "/proc/$BG/cgroup"; }
 		else
 			skip "filter: an excluded cgroup" "no cgroup2 mount where a cgroup can be made"
 		fi

@@ -67,15 +67,11 @@ static int teardown(void **state)
 static void fake_cgroup(const char *root, uint32_t pid, const char *text)
 {
 	char path[256];
-	FILE *fp;
 
 	snprintf(path, sizeof(path), "%s/%u", root, pid);
 	(void)mkdir(path, 0755);
 	snprintf(path, sizeof(path), "%s/%u/cgroup", root, pid);
-	fp = fopen(path, "w");
-	assert_non_null(fp);
-	fputs(text, fp);
-	fclose(fp);
+	assert_int_equal(helpers_write_file(path, text, 0644), 0);
 }
 
 /* [filter]'s cgroup answers kept in each process's state of the process tracker: read once per
@@ -84,13 +80,13 @@ static void fake_cgroup(const char *root, uint32_t pid, const char *text)
 static void test_filter_procs(void **state)
 {
 	struct fixture *f = *state;
-	char root[] = "/tmp/ember-ingest.XXXXXX", path[256];
+	char root[256];
 	struct proc_tracker_opts o = { .proc_root = root };
 	struct proc_tracker *pt;
 	struct ingest_stats st;
 	uint64_t t_exec, t_exit, reads0, kept0;
 
-	assert_non_null(mkdtemp(root));
+	assert_int_equal(helpers_tmpdir_new(root, sizeof(root), "ingest"), 0);
 	pt = proc_tracker__new(&o);
 	assert_non_null(pt);
 	assert_int_equal(ingest__set_procs(f->in, pt), 0);
@@ -136,11 +132,7 @@ static void test_filter_procs(void **state)
 	ingest__stats(f->in, &st);
 	assert_int_equal(st.cgroup_reads - reads0, 7);
 	assert_int_equal(ingest__set_filter(f->in, NULL, NULL), 0); /* for the tests after */
-	snprintf(path, sizeof(path), "%s/42/cgroup", root);
-	unlink(path);
-	snprintf(path, sizeof(path), "%s/42", root);
-	rmdir(path);
-	rmdir(root);
+	helpers_tmpdir_rm(root);
 	proc_tracker__free(pt);
 }
 
