@@ -101,6 +101,7 @@ PY
 }
 machine
 cpu_line
+machine_line "$TMP"
 STEAL0=$(steal_mark)
 mix_start $((DUR + 6)); sleep 2
 emberd_run unwind

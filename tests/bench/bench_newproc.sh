@@ -14,6 +14,7 @@
 # wake-ups and process-event batches handed to the worker per second in each phase (/metrics),
 # the share of the BPF programs on exec, fork and exit (ember_bpf_run_time_seconds_total{prog=
 # "process_events"}),
+# emberd's page faults and context switches per new process (their price: machine_line),
 # and the host's forks (other users' processes count in both phases alike). Prints min / median
 # / max over the pairs, the load average and the time since boot: on a shared machine the
 # figures are indicative; two daemons side by side see the same noise.
@@ -70,15 +71,26 @@ m = urllib.request.urlopen("http://127.0.0.1:%s/metrics" % port).read().decode()
 def metric(name, labels=r"(?:\{[^}]*\})?"):
     return sum(float(v) for v in re.findall(r"^%s%s ([0-9.e+-]+)$" % (name, labels), m, re.M))
 forks = int(re.search(r"^processes (\d+)", open("/proc/stat").read(), re.M).group(1))
+# its page faults (minor + major) and its threads' context switches: what a new process costs
+# it in kernel entries, whose price differs from machine to machine (machine_line)
+st = open("/proc/%s/stat" % pid).read().rsplit(")", 1)[1].split()
+faults = int(st[7]) + int(st[9])
+switches = 0
+for f in glob.glob("/proc/%s/task/*/status" % pid):
+    try:
+        switches += sum(int(l.split()[1]) for l in open(f) if "ctxt_switches" in l)
+    except (OSError, IndexError, ValueError):
+        pass
 print(time.monotonic(), cpu / 1e9, metric("ember_bpf_run_time_seconds_total"), forks,
       metric("ember_bpf_calls_total"), metric("ember_drain_wakeups_total"),
       metric("ember_event_batches_total"),
-      metric("ember_bpf_run_time_seconds_total", r'\{prog="process_events"\}'))
+      metric("ember_bpf_run_time_seconds_total", r'\{prog="process_events"\}'), faults,
+      switches)
 PY
 }
 
 # the loop: tests/bench/newproc_loop.sh
-. "$(dirname "$0")/hostmix_lib.sh" # cpu_line, steal_mark, steal_pct
+. "$(dirname "$0")/hostmix_lib.sh" # cpu_line, machine_line, steal_mark, steal_pct
 STEAL0=$(steal_mark)
 for i in $(seq "$RUNS"); do
 	a=$(snap)
@@ -91,6 +103,7 @@ for i in $(seq "$RUNS"); do
 done
 echo "# machine: $(uptime -p), load$(cut -d' ' -f1-3 /proc/loadavg | sed 's/^/ /'), $(nproc) CPUs; ${EMBERD_ARGS:-}"
 cpu_line
+machine_line "$TMP"
 echo "# stolen by the hypervisor during the pairs: $(steal_pct "$STEAL0") of CPU time"
 for k in "${!DAEMONS[@]}"; do
 echo
@@ -116,7 +129,10 @@ for line in open(sys.argv[1]):
                      wp=(dc[5] / tc - dq[5] / tq) * tc / n if n else 0,
                      jp=(dc[6] / tc - dq[6] / tq) * tc / n if n else 0,
                      # of which the BPF programs on exec, fork and exit
-                     evp=(dc[7] / tc - dq[7] / tq) * tc / n * 1e6 if n and len(dc) > 7 else 0))
+                     evp=(dc[7] / tc - dq[7] / tq) * tc / n * 1e6 if n and len(dc) > 7 else 0,
+                     # emberd's page faults and context switches
+                     fp=(dc[8] / tc - dq[8] / tq) * tc / n if n and len(dc) > 9 else 0,
+                     sp=(dc[9] / tc - dq[9] / tq) * tc / n if n and len(dc) > 9 else 0))
 print("| pair | /bin/true started | emberd CPU+BPF, burner alone | with the loop | per new process | bpf() calls/s alone / loop | drain wake-ups/s alone / loop | event batches/s alone / loop | host forks/s alone / loop |")
 print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 for i, r in enumerate(rows, 1):
@@ -134,7 +150,8 @@ for k, name in (("bpfc", "bpf() calls/s with the loop"), ("wc", "drain wake-ups/
 ev = sorted(r["evp"] for r in rows)
 print("of which the BPF programs on exec, fork and exit: min %.1f / median %.1f / max %.1f us" % (
     ev[0], statistics.median(ev), ev[-1]))
-for k, name in (("wp", "drain wake-ups"), ("jp", "event batches"), ("bpfp", "bpf() calls")):
+for k, name in (("wp", "drain wake-ups"), ("jp", "event batches"), ("bpfp", "bpf() calls"),
+                ("fp", "emberd page faults"), ("sp", "emberd context switches")):
     v = sorted(r[k] for r in rows)
     print("%s per new process: min %.2f / median %.2f / max %.2f" % (
         name, v[0], statistics.median(v), v[-1]))

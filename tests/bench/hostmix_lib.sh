@@ -66,6 +66,15 @@ mix_emberd() { # BIN LOG
 cpu_line() {
 	echo "# cpu: $(grep -m1 '^model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//') at $(grep -m1 '^cpu MHz' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//') MHz, $(nproc) CPUs; stolen since boot: $(steal_pct)"
 }
+# machine_line DIR: what a system call, a context switch, a page fault and a fork cost here
+# (tests/bench/machine_costs.c, built into DIR): a guest that traps each kernel entry to its
+# hypervisor, or switches page tables at each (pti=on), pays many times another's for the same
+# work, and a per-process figure follows
+machine_line() {
+	${CC:-cc} -O2 -pthread -o "$1/machine_costs" "$(dirname "${BASH_SOURCE[0]}")/machine_costs.c" &&
+		"$1/machine_costs"
+	echo "# kernel: $(uname -r); $(dmesg 2>/dev/null | grep -o -m1 'Hypervisor detected: [A-Za-z]*' || echo 'hypervisor: not told'); meltdown: $(cat /sys/devices/system/cpu/vulnerabilities/meltdown 2>/dev/null || echo '?')"
+}
 # steal_mark: /proc/stat's "cpu" line now; steal_pct [MARK]: the stolen share of CPU time since
 # MARK (default: boot)
 steal_mark() { head -1 /proc/stat; }
