@@ -14,7 +14,9 @@
 # wake-ups and process-event batches handed to the worker per second in each phase (/metrics),
 # the share of the BPF programs on exec, fork and exit (ember_bpf_run_time_seconds_total{prog=
 # "process_events"}),
-# emberd's page faults and context switches per new process (their price: machine_line),
+# emberd's page faults and context switches per new process (their price: machine_line), the
+# samples of the loop's /bin/true per new process (a process sampled is named, one never sampled
+# costs BPF and a counter: a machine whose fork and exec are slow has more of them sampled),
 # and the host's forks (other users' processes count in both phases alike). Prints min / median
 # / max over the pairs, the load average and the time since boot: on a shared machine the
 # figures are indicative; two daemons side by side see the same noise.
@@ -96,10 +98,16 @@ for i in $(seq "$RUNS"); do
 	a=$(snap)
 	sleep "$DUR"
 	b=$(snap)
+	w0=$(date +%s.%N)
 	bash "$(dirname "$0")/newproc_loop.sh" "$DUR" "$TMP/n$i"
-	sleep 0.5 # the last exits drained
+	w1=$(date +%s.%N)
+	sleep 1.5 # the last exits drained, the last samples stored (the tick)
 	c=$(snap)
-	echo "$a | $b | $c | $(cat "$TMP/n$i")" >>"$TMP/pairs"
+	# the loop's processes' own samples (the first daemon's store: its "true" stacks): how
+	# many of them were sampled at all, which a slower machine's longer fork and exec make more
+	sampled=$(curl -sf "http://127.0.0.1:${PORTS[0]}/api/v1/folded?from=$w0&to=$w1" |
+		awk '/^true;/ { n += $NF } END { print n + 0 }')
+	echo "$a | $b | $c | $(cat "$TMP/n$i") | $sampled" >>"$TMP/pairs"
 done
 echo "# machine: $(uptime -p), load$(cut -d' ' -f1-3 /proc/loadavg | sed 's/^/ /'), $(nproc) CPUs; ${EMBERD_ARGS:-}"
 cpu_line
@@ -116,6 +124,7 @@ for line in open(sys.argv[1]):
     parts = line.split("|")
     a, b, c = ([float(x) for x in p.split(";")[k].split()] for p in parts[:3])
     n = int(parts[3])
+    sampled = int(parts[4]) if len(parts) > 4 and parts[4].strip() else 0
     dq, dc = [y - x for x, y in zip(a, b)], [y - x for x, y in zip(b, c)]
     tq, tc = dq[0], dc[0]
     extra = ((dc[1] + dc[2]) / tc - (dq[1] + dq[2]) / tq) * tc
@@ -132,7 +141,9 @@ for line in open(sys.argv[1]):
                      evp=(dc[7] / tc - dq[7] / tq) * tc / n * 1e6 if n and len(dc) > 7 else 0,
                      # emberd's page faults and context switches
                      fp=(dc[8] / tc - dq[8] / tq) * tc / n if n and len(dc) > 9 else 0,
-                     sp=(dc[9] / tc - dq[9] / tq) * tc / n if n and len(dc) > 9 else 0))
+                     sp=(dc[9] / tc - dq[9] / tq) * tc / n if n and len(dc) > 9 else 0,
+                     # samples of the loop's /bin/true processes (the first daemon's)
+                     tp=sampled / n if n else 0))
 print("| pair | /bin/true started | emberd CPU+BPF, burner alone | with the loop | per new process | bpf() calls/s alone / loop | drain wake-ups/s alone / loop | event batches/s alone / loop | host forks/s alone / loop |")
 print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 for i, r in enumerate(rows, 1):
@@ -151,7 +162,8 @@ ev = sorted(r["evp"] for r in rows)
 print("of which the BPF programs on exec, fork and exit: min %.1f / median %.1f / max %.1f us" % (
     ev[0], statistics.median(ev), ev[-1]))
 for k, name in (("wp", "drain wake-ups"), ("jp", "event batches"), ("bpfp", "bpf() calls"),
-                ("fp", "emberd page faults"), ("sp", "emberd context switches")):
+                ("fp", "emberd page faults"), ("sp", "emberd context switches"),
+                ("tp", "samples of /bin/true (the first daemon's)")):
     v = sorted(r[k] for r in rows)
     print("%s per new process: min %.2f / median %.2f / max %.2f" % (
         name, v[0], statistics.median(v), v[-1]))
