@@ -95,16 +95,19 @@ for t in $(seq 60); do
 		"$TMP/cap-0.json" && break
 done
 echo "# the store evicted for memory after $t s"
-rss=()
+rss=() anon=()
 for t in $(seq 10); do
 	sleep 2
 	rss+=("$(emberd_rss_kb)")
+	# anonymous and file-backed apart (mapped ELF files count in RSS too), for the failure's line
+	anon+=("$(awk '/^RssAnon:/ { a = $2 } /^RssFile:/ { f = $2 } END { print a "+" f }' "/proc/$EPID/status" 2>/dev/null)")
 	curl -sf -m 10 "$URL/api/v1/stats" >"$TMP/cap-$t.json"
 	curl -sf -m 10 -o /dev/null "$URL/api/v1/flamegraph.svg?from=-3600s"
 done
 ran=$((SECONDS - T0))
 kill "${SP[@]}" 2>/dev/null # the spawners stop here, as the 21 s they used to run did
 echo "# RSS every 2 s at the cap (KiB): ${rss[*]}"
+echo "#   of which anonymous + file-backed: ${anon[*]}"
 python3 - "$TMP"/cap-10.json <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))["store"]
@@ -126,9 +129,11 @@ python3 -c '
 import json, sys
 for f in sys.argv[1:]:
     d = json.load(open(f))
-    print("# %s: store %d B, symbolizer caches %d B (%d pids, %d ELF images)" % (f.split("/")[-1][:-5],
+    h = d.get("heap", {})
+    print("# %s: store %d B, symbolizer caches %d B (%d pids, %d ELF images); heap in use %s B, free %s B, trims %s (%s B back)" % (f.split("/")[-1][:-5],
           d["store"]["bytes"], d["symbols"]["mem_bytes"], d["symbols"]["pids_cached"],
-          d["symbols"]["elfs_cached"]))' "$TMP"/cap-6.json "$TMP"/cap-10.json
+          d["symbols"]["elfs_cached"], h.get("in_use_bytes"), h.get("free_bytes"), h.get("trims"),
+          h.get("trimmed_bytes")))' "$TMP"/cap-6.json "$TMP"/cap-10.json
 # the store is at its cap; the other parts of the heap (symbols, names, processes, unwind
 # state...: stats' "memory" parts) have bounds of their own, and the other processes on the
 # machine fill them (a busy host's compilers: the symbolizer's alone grew 4.6-7.6 MiB here):

@@ -24,6 +24,7 @@
 #define V8_STR_MAX	512		   /* characters of a name or file read */
 #define V8_STR_DEPTH	6		   /* cons/thin/sliced strings followed */
 #define V8_RECHECK_NS	(1 * NSEC_PER_SEC) /* a cached name's SFI read again after this */
+#define V8_RETRY_NS	(NSEC_PER_SEC / 10) /* ... an SFI that could not be read, after this */
 #define V8_GONE_KEEP_NS (10 * NSEC_PER_SEC) /* an exited one's names: its samples in flight */
 #define V8_SCOPE_SCAN	6		   /* ScopeInfo slots looked at for the name */
 #define V8_MAX_LOCALS	4096		   /* a ScopeInfo's context locals believed */
@@ -613,12 +614,26 @@ static int read_sfi(struct v8 *v, struct v8proc *pp, uint64_t sfi, uint64_t *key
 	uint64_t obj = sfi + (uint64_t)VAL(pp, HEAP_OBJECT_TAG), map, nos, scr, smap, sname;
 	struct frame f = { .kind = FRAME_JIT, .form = FRAME_SYMBOL };
 	int t, r, nos_type = -1;
+	uint16_t itype = 0;
 
 	*id = -1;
 	*key = 0;
 	v->st.names++;
-	if (type_of(pp, obj, &map) != VAL(pp, TYPE_SFI) ||
-	    field(pp, obj, VAL(pp, SFI_NAME_OR_SCOPE), &nos))
+	/* the object's own words unreadable (a page V8 has just given back, a process dying):
+	 * not an answer to keep for long (v8__frame_name() reads it again after V8_RETRY_NS) */
+	r = field(pp, obj, VAL(pp, HEAPOBJECT_MAP), &map);
+	if (!r)
+		r = field(pp, obj, VAL(pp, SFI_NAME_OR_SCOPE), &nos);
+	if (r < 0) {
+		v->st.name_read_errors++;
+		return r;
+	}
+	/* the map's instance type: an SFI's (the object's map word read above) */
+	if (!is_heap(pp, map) ||
+	    mem_read(pp->pid, map - (uint64_t)VAL(pp, HEAP_OBJECT_TAG) +
+				      (uint64_t)VAL(pp, MAP_INSTANCE_TYPE),
+		     &itype, sizeof(itype)) ||
+	    itype != VAL(pp, TYPE_SFI))
 		return 0;
 	*key = map ^ nos;
 	sbuf_reset(&v->name);
@@ -1038,13 +1053,28 @@ int v8__frame_name(struct v8 *v, uint32_t pid, uint64_t word)
 		if (!r)
 			r = field(pp, sfi + 1, VAL(pp, SFI_NAME_OR_SCOPE), &nos);
 		/* gone (exited, its memory with it): the samples of its last tick come in after
-		 * it, and keep the names it had when it ran rather than none */
-		if (r == -ESRCH || (!r && (map ^ nos) == e->key))
+		 * it, and keep the names it had when it ran rather than none; nor does a read that
+		 * failed say the address holds another function now (a name dropped for a second
+		 * on a failed read would leave a whole second of samples unnamed) */
+		if (r < 0 && r != -ESRCH)
+			v->st.name_read_errors++;
+		if (r < 0 || (map ^ nos) == e->key)
 			goto have;
 	}
 	r = read_sfi(v, pp, sfi, &key, &id);
-	if (r < 0)
+	if (r == -ENOMEM)
 		return r;
+	if (r < 0) {
+		/* unreadable now: unnamed, and read again after V8_RETRY_NS rather than a
+		 * second (a process whose frames all point at unmapped memory still costs one
+		 * read per function and retry, not one per frame and sample); a name known for
+		 * that address stays (the check above does not come here) */
+		if (e->sfi != sfi)
+			pp->n++;
+		*e = (struct v8name){ .sfi = sfi, .key = ~0ULL,
+				      .checked = now - V8_RECHECK_NS + V8_RETRY_NS, .id = -1 };
+		goto have;
+	}
 	if (e->sfi != sfi)
 		pp->n++;
 	*e = (struct v8name){ .sfi = sfi, .key = key, .checked = now, .id = id };

@@ -43,6 +43,7 @@ const struct counter_desc v8_counters[] = {
 	  .label = "kind", .label_value = "builtin" },
 	{ .key = "names", U64(names), EVENT("name_read") },
 	{ .key = "name_rechecks", U64(name_rechecks), EVENT("name_recheck") },
+	{ .key = "name_read_errors", U64(name_read_errors), EVENT("name_read_error") },
 	{ .key = "name_evictions", U64(name_evictions), EVENT("name_eviction") },
 	{ .key = "lines", U64(lines), EVENT("line") },
 	{ .key = "lines_unknown", U64(lines_unknown), EVENT("line_unknown") },

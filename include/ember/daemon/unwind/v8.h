@@ -68,6 +68,8 @@ struct v8_stats {
 				       named by their native symbol (Builtins_*) */
 	uint64_t names;		    /* SharedFunctionInfos read */
 	uint64_t name_rechecks;	    /* ... cached names checked again */
+	uint64_t name_read_errors;  /* ... a read of the function's words failed: a name known
+				       kept, none read again at its next sample */
 	uint64_t name_evictions;    /* a process's name cache emptied for room (max_names) */
 	uint64_t lines;		    /* names read with their function's line (file:line) */
 	uint64_t lines_unknown;	    /* ... with a file and no line: no position, source unread */
