@@ -100,8 +100,6 @@ check_supported() {
 			sed 's/^/#   unnamed: /'
 		# when in the window they fell (a burst, e.g. after a tier-up, or spread out)
 		unnamed_by_second "${!pid}" "${!from}" "${!to}"
-		# the names' reads (the host's counters): a read that failed, a name checked again
-		echo "#   v8: frames $(v8_stat frames), unnamed $(v8_stat frames_unnamed), builtin $(v8_stat frames_builtin), name reads $(v8_stat names), rechecks $(v8_stat name_rechecks), read errors $(v8_stat name_read_errors), evictions $(v8_stat name_evictions)"
 	}
 	check "node $tag: burnFunction 30 +- 3 pp ($F)" within "$F" 30 3
 	check "node $tag: Burner.burnMethod 25 +- 3 pp ($M)" within "$M" 25 3

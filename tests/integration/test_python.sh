@@ -91,10 +91,11 @@ drained() {
 # (real-time) had the first; what this test checks is the Python frames once listed, and the
 # delay itself is checked against a bound here (a process never listed fails)
 window() {
-	local first
+	local first from0
 	for _ in $(seq 600); do grep -q '^done' "$1" && break; sleep 0.1; done
 	T_DONE=$(awk '/^done/ {print $2}' "$1")
 	FROM=$(awk -v t="$T_READY" 'BEGIN { printf "%.3f", t + 0.2 }')
+	from0=$FROM
 	TO=$(awk -v t="${T_DONE:-0}" 'BEGIN { printf "%.3f", t - 0.1 }')
 	drained "$URL"
 	# as is: an interpreter ember does not read (no Python frames to wait for), -X perf (the
@@ -109,13 +110,8 @@ window() {
 	check "whole stacks within 1.5 s of ready (from $(awk -v a="${first:-0}" -v r="$T_READY" 'BEGIN { printf "%.2f", a - r }') s)" \
 		awk -v a="${first:-0}" -v r="$T_READY" 'BEGIN { exit !(a > 0 && a - r <= 1.5) }' || {
 		# what the worker was doing meanwhile (the CI run of stop 52: 1.84 s once; 0.2-0.55 s
-		# in the runs before): its lists' latency, its builds, the drain's hand-offs, the load
-		curl -sf "$URL/api/v1/stats" | python3 -c 'import json, sys
-d = json.load(sys.stdin); u = d.get("unwind", {}); s = d.get("sampler", {})
-print("#   unwind: ready_ms_avg %s, procs %s, procs_pending %s, builds %s in %s ms, refused %s, evictions %s, exec_lists %s, exec_seeded %s; sampler: drains %s, event_batches %s, lost %s" % tuple(
-    x.get(k) for x, k in ((u, "ready_ms_avg"), (u, "procs"), (u, "procs_pending"), (u, "builds"),
-    (u, "build_ms_total"), (u, "refused"), (u, "evictions"), (u, "exec_lists"), (u, "exec_seeded"),
-    (s, "drains"), (s, "event_batches"), (s, "lost"))))'
+		# in the runs before): the samples before the first whole one, the counters, the load
+		FROM=$from0 whole_misses
 		uptime | sed 's/^/#   /'
 	}
 }
@@ -211,7 +207,8 @@ whole_misses() {
 		"$TMP/miss.samples" | sort
 	curl -sf "$URL/api/v1/stats" | python3 -c 'import json, sys; s = json.load(sys.stdin)
 u = s.get("unwind", {}); p = s.get("python", {})
-print("#   unwind:", {k: u.get(k) for k in ("ready_ms_avg", "evictions", "refused", "rows_used", "procs_pending", "reach_fp_samples", "reach_dropped", "debuginfod_late")})
+print("#   unwind:", {k: u.get(k) for k in ("ready_ms_avg", "evictions", "refused", "rows_used", "procs_pending", "reach_fp_samples", "reach_dropped", "debuginfod_late", "builds", "build_ms_total", "exec_lists", "exec_seeded")})
+print("#   sampler:", {k: s.get("sampler", {}).get(k) for k in ("drains", "event_batches", "lost")})
 print("#   python:", {k: p.get(k) for k in ("procs", "detections", "no_thread", "truncated", "bad_frames", "merged", "samples")})'
 }
 

@@ -168,18 +168,25 @@ static int64_t smi_value(uint64_t tagged)
 	return (int64_t)tagged >> 32;
 }
 
-/* The instance type of heap object @obj, or -1; its map in *@map. */
-static int type_of(const struct v8proc *pp, uint64_t obj, uint64_t *map)
+/* The instance type a map (tagged) gives its objects, or -1. */
+static int map_type(const struct v8proc *pp, uint64_t map)
 {
 	uint16_t t;
 
-	if (!is_heap(pp, obj) || field(pp, obj, VAL(pp, HEAPOBJECT_MAP), map) || !is_heap(pp, *map) ||
+	if (!is_heap(pp, map) ||
 	    mem_read(pp->pid,
-		     *map - (uint64_t)VAL(pp, HEAP_OBJECT_TAG) +
-			 (uint64_t)VAL(pp, MAP_INSTANCE_TYPE),
+		     map - (uint64_t)VAL(pp, HEAP_OBJECT_TAG) + (uint64_t)VAL(pp, MAP_INSTANCE_TYPE),
 		     &t, sizeof(t)))
 		return -1;
 	return t;
+}
+
+/* The instance type of heap object @obj, or -1; its map in *@map. */
+static int type_of(const struct v8proc *pp, uint64_t obj, uint64_t *map)
+{
+	if (!is_heap(pp, obj) || field(pp, obj, VAL(pp, HEAPOBJECT_MAP), map))
+		return -1;
+	return map_type(pp, *map);
 }
 
 /* Appends a code unit of a name, tidied for folded frames as python.c's reader does. */
@@ -614,7 +621,6 @@ static int read_sfi(struct v8 *v, struct v8proc *pp, uint64_t sfi, uint64_t *key
 	uint64_t obj = sfi + (uint64_t)VAL(pp, HEAP_OBJECT_TAG), map, nos, scr, smap, sname;
 	struct frame f = { .kind = FRAME_JIT, .form = FRAME_SYMBOL };
 	int t, r, nos_type = -1;
-	uint16_t itype = 0;
 
 	*id = -1;
 	*key = 0;
@@ -628,12 +634,7 @@ static int read_sfi(struct v8 *v, struct v8proc *pp, uint64_t sfi, uint64_t *key
 		v->st.name_read_errors++;
 		return r;
 	}
-	/* the map's instance type: an SFI's (the object's map word read above) */
-	if (!is_heap(pp, map) ||
-	    mem_read(pp->pid, map - (uint64_t)VAL(pp, HEAP_OBJECT_TAG) +
-				      (uint64_t)VAL(pp, MAP_INSTANCE_TYPE),
-		     &itype, sizeof(itype)) ||
-	    itype != VAL(pp, TYPE_SFI))
+	if (map_type(pp, map) != VAL(pp, TYPE_SFI))
 		return 0;
 	*key = map ^ nos;
 	sbuf_reset(&v->name);
