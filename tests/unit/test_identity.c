@@ -14,6 +14,7 @@
 
 #include "ember/core/base/clock.h"
 #include "ember/daemon/export/identity.h"
+#include "ember/daemon/proc/proctrack.h"
 
 #define ID "3f2a9c1b7e6d5a4f3e2d1c0b9a8f7e6d5c4b3a29180706f5e4d3c2b1a0f9e8d7"
 
@@ -96,8 +97,6 @@ static void test_service_rules(void **state)
 	identity__free(id);
 }
 
-/* An exec (or exit) notified at T: a sample before T keeps what was read before T, or is
- * -ESTALE when nothing was (never /proc's executable of after T); a sample after T reads again. */
 /* This test's executable's GNU build id as `readelf -n` prints it, "" when it has none. */
 static const char *readelf_build_id(void)
 {
@@ -117,52 +116,101 @@ static const char *readelf_build_id(void)
 	return hex;
 }
 
+/* A time on the tracker's clock (CLOCK_MONOTONIC) as the store's (Unix ns). */
+static uint64_t real_of(uint64_t mono)
+{
+	return (uint64_t)((int64_t)mono + real_minus_mono_ns());
+}
+
+#define MS 1000000ull
+
+/*
+ * The executable of a process image, kept as the process tracker's extension: an exec (or exit)
+ * the tracker is told of at T ends the image; a sample before T keeps what was read before T, or
+ * is -ESTALE when nothing was (never /proc's executable of after T: a read at or after T may be
+ * the next image's); a sample after T reads again. (Sample times 1 ms off the events: the store's
+ * clock and the tracker's differ by an offset read to within microseconds.)
+ */
 static void test_proc_images(void **state)
 {
 	struct identity *id = identity__new("/nonexistent", NULL);
+	struct proc_tracker *pt = proc_tracker__new(&(struct proc_tracker_opts){ 0 });
 	struct identity_stats st;
 	struct proc_info pi;
 	uint32_t me = (uint32_t)getpid(), parent = (uint32_t)getppid();
-	uint64_t t;
+	uint64_t t, t1, gen;
 
 	(void)state;
 	assert_non_null(id);
-	/* a pid first seen through a sample older than its exec: the old image is unknown */
-	t = real_ns();
-	identity__proc_event(id, parent, t, false);
-	assert_int_equal(identity__process(id, parent, t - 1000, &pi), -ESTALE);
-	assert_int_equal(identity__process(id, parent, t + 1000, &pi), 0);
+	assert_non_null(pt);
+	/* without a tracker: read at each sample, nothing kept */
+	assert_int_equal(identity__process(id, me, real_ns(), &pi), 0);
+	assert_string_equal(pi.exe_name, "test_identity");
+	identity__stats(id, &st);
+	assert_int_equal(st.procs, 0);
+	assert_int_equal(identity__set_procs(id, pt), 0);
+
+	/* a pid first asked about through a sample older than its exec: the old image is unknown */
+	proc_maps__put(proc_tracker__maps(pt, parent, 0)); /* the tracker knew it before the exec */
+	t = mono_ns();
+	proc_tracker__exec(pt, parent, false, NULL, t);
+	assert_int_equal(identity__process(id, parent, real_of(t - MS), &pi), -ESTALE);
+	usleep(20000);
+	t1 = mono_ns(); /* the next exec's time, told after a read that came after it */
+	assert_int_equal(identity__process(id, parent, real_of(t + 10 * MS), &pi), 0);
 	assert_true(pi.exe_name[0] != '\0');
+	assert_true(pi.current);
+	/* asked after the image after the exec was read: still not that image's */
+	assert_int_equal(identity__process(id, parent, real_of(t - MS), &pi), -ESTALE);
+	proc_tracker__exec(pt, parent, false, NULL, t1);
+	/* that read may be of the image after t1: it names none of the samples before */
+	assert_int_equal(identity__process(id, parent, real_of(t + 10 * MS), &pi), -ESTALE);
+	identity__stats(id, &st);
+	assert_int_equal(st.stale, 3);
+	assert_int_equal(st.proc_events, 1);
+	assert_int_equal(st.procs, 1);
+
 	/* read before the event: the samples before it keep it, the ones after read /proc again */
 	assert_int_equal(identity__process(id, me, real_ns(), &pi), 0);
 	assert_string_equal(pi.exe_name, "test_identity");
+	assert_true(pi.current);
+	assert_true(pi.image_ns > 0);
+	gen = pi.image_ns;
 	/* its build id as binutils reads it (the exporter's process.executable.build_id) */
 	assert_true(pi.build_id[0] != '\0');
 	assert_string_equal(pi.build_id, readelf_build_id());
 	memset(&pi, 0, sizeof(pi));
-	t = real_ns() + 1;
-	identity__proc_event(id, me, t, false);
-	assert_int_equal(identity__process(id, me, t - 1, &pi), 0);
+	usleep(5000);
+	t = mono_ns();
+	proc_tracker__exec(pt, me, false, NULL, t);
+	assert_int_equal(identity__process(id, me, real_of(t - MS), &pi), 0);
 	assert_string_equal(pi.exe_name, "test_identity");
-	assert_int_equal(identity__process(id, me, t, &pi), 0);
+	assert_false(pi.current);
+	assert_int_equal(pi.image_ns, gen);
+	usleep(5000);
+	assert_int_equal(identity__process(id, me, real_of(t + MS), &pi), 0);
 	assert_string_equal(pi.exe_name, "test_identity");
-	/* an event older than the last one changes nothing */
-	identity__proc_event(id, me, t - 5, false);
+	assert_true(pi.current);
+	assert_true(pi.image_ns != gen); /* another image: read again */
+	assert_non_null(identity__cached_exe(id, me, (char[128]){ 0 }, 128));
 	identity__stats(id, &st);
 	assert_int_equal(st.proc_events, 2);
-	assert_int_equal(st.stale, 1);
+	assert_int_equal(st.procs, 3);
+
 	/* the exit of a pid never read (any process on the host): nothing is kept for it */
-	identity__proc_event(id, 4000000, t, true);
+	proc_tracker__exit_at(pt, 4000000, mono_ns());
 	identity__stats(id, &st);
 	assert_int_equal(st.proc_events, 2);
 	/* the exit of one read: counted, its samples before the exit keep what was read */
-	t = real_ns() + 1000;
-	identity__proc_event(id, me, t, true);
+	usleep(5000);
+	t = mono_ns();
+	proc_tracker__exit_at(pt, me, t);
 	identity__stats(id, &st);
 	assert_int_equal(st.proc_events, 3);
-	assert_int_equal(identity__process(id, me, t - 1, &pi), 0);
+	assert_int_equal(identity__process(id, me, real_of(t - MS), &pi), 0);
 	assert_string_equal(pi.exe_name, "test_identity");
-	identity__free(id);
+	identity__free(id); /* its extension first */
+	proc_tracker__free(pt);
 }
 
 /* The regex rule: NAME=ERE on the comm, in order; bad specifications refused with a reason. */

@@ -69,7 +69,9 @@ int export_from_config(const struct ember_config *c, struct store *store,
 	*ret_id = identity__new(NULL, c->export_service_rules);
 	if (!*ret_id)
 		return log_errno(-errno, "cannot create the workload identity");
-	identity__set_procs(*ret_id, procs);
+	if (identity__set_procs(*ret_id, procs))
+		return log_errno(-ENOSPC, "cannot keep the processes' executables (the process "
+					  "tracker's extensions)");
 	if (identity__set_service_regex(*ret_id, c->export_service_regex, err, sizeof(err))) {
 		log_error("export.service_regex: %s", err);
 		return -EINVAL;

@@ -378,7 +378,7 @@ static const struct otlp_frame_loc *frame_locs(struct exporter *e, const struct 
 		e->locs[i] = (struct otlp_frame_loc){ 0 };
 		/* the kernel's frames are the last ones: none of them is plain */
 		if (plain_native(v->frames[i]) &&
-		    !frameloc__find(e->fl, v->pid, pi->image_ns, v->frames[i], &hit)) {
+		    !frameloc__find(e->fl, v->pid, v->frames[i], &hit)) {
 			e->locs[i] = (struct otlp_frame_loc){ hit.file, hit.build_id, hit.offset };
 			any = true;
 		}
@@ -607,6 +607,7 @@ static void round_run(struct exporter *e, enum exporter_kind kind)
 		e->st[kind].frame_files = fs.files_read;
 		e->st[kind].frame_files_deferred = fs.files_deferred;
 		e->st[kind].frame_procs_deferred = fs.procs_deferred;
+		e->st[kind].frame_procs_refused = fs.procs_refused;
 		e->st[kind].frame_files_ns = fs.load_ns;
 	}
 	pthread_mutex_unlock(&e->lock);

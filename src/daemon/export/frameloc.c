@@ -16,7 +16,7 @@
 #include "ember/daemon/proc/procmaps.h"
 #include "ember/daemon/proc/proctrack.h"
 
-#define MAX_PIDS	 1024u	/* processes per round (a table of twice as many slots) */
+#define MAX_PIDS	 1024u	/* process images whose files are kept (counted past it) */
 #define MAX_PID_FILES	 32	/* executable files per process looked in */
 #define MAX_SYMBOLS	 (1u << 21)
 
@@ -37,9 +37,11 @@ struct file {
 	size_t cap;
 };
 
+/* A process image's executable files: the process tracker's extension (made when a frame of the
+ * image is looked up, ended by its exec or exit), on the exporter's thread alone */
 struct pid_files {
-	uint32_t pid; /* 0: empty */
-	uint64_t image_ns, round; /* what was read, and in which round */
+	bool read;		  /* the fields below are a read's */
+	uint64_t round;		  /* the round it was read in */
 	uint64_t read_ns;	  /* the tracker's read it came from (CLOCK_MONOTONIC) */
 	uint64_t checked;	  /* the round its files were last found cached */
 	unsigned int n;
@@ -53,8 +55,7 @@ struct frameloc {
 	char proc_root[256];
 	struct proc_tracker *procs; /* the processes' mappings (borrowed) */
 	struct file files[FRAMELOC_FILES];
-	struct pid_files *pids; /* 2 * MAX_PIDS slots, kept across rounds (emptied when full) */
-	size_t nr_pids;
+	int ext; /* the tracker's extension id of struct pid_files (< 0: none) */
 	uint64_t round;
 	uint64_t clock;
 	unsigned int loads; /* this round */
@@ -221,19 +222,18 @@ static int on_map_load(const struct procmaps_entry *e, void *ctx)
 	return 0;
 }
 
-/* @pid's files for image @image_ns (its maps read now if not yet, or stale); NULL: unknown. */
-static struct pid_files *pid_get(struct frameloc *fl, uint32_t pid, uint64_t image_ns)
+/* @pid's files for its current image (its maps read now if not yet, or stale); NULL: unknown. */
+static struct pid_files *pid_get(struct frameloc *fl, uint32_t pid)
 {
-	size_t cap = 2 * MAX_PIDS, j = hash_mix64(pid) & (cap - 1);
 	struct load_ctx lc = { .fl = fl, .pid = pid };
 	struct pid_files *p;
 	struct proc_maps *m;
 	uint64_t min_read_ns;
 
-	while (fl->pids[j].pid && fl->pids[j].pid != pid)
-		j = (j + 1) & (cap - 1);
-	p = &fl->pids[j];
-	if (p->pid && p->image_ns == image_ns && fl->round - p->round < FRAMELOC_REREAD_ROUNDS) {
+	if (fl->ext < 0)
+		return NULL;
+	p = proc_tracker__ext(fl->procs, fl->ext, pid, false);
+	if (p && p->read && fl->round - p->round < FRAMELOC_REREAD_ROUNDS) {
 		unsigned int i;
 
 		if (p->checked == fl->round)
@@ -247,22 +247,24 @@ static struct pid_files *pid_get(struct frameloc *fl, uint32_t pid, uint64_t ima
 			return p;
 		}
 	}
-	if (!p->pid && fl->nr_pids >= MAX_PIDS)
-		return NULL;
 	if (clock_ns(CLOCK_THREAD_CPUTIME_ID) - fl->round_cpu0 >= FRAMELOC_ROUND_CPU_NS) {
 		fl->st.procs_deferred++; /* asked again for each of its frames: counts lookups */
-		return p->pid && p->image_ns == image_ns ? p : NULL; /* the old answer for now */
+		return p && p->read ? p : NULL; /* the old answer for now */
+	}
+	if (!p) {
+		if (proc_tracker__ext_count(fl->procs, fl->ext) >= MAX_PIDS) {
+			fl->st.procs_refused++; /* counts lookups, as above */
+			return NULL;
+		}
+		p = proc_tracker__ext(fl->procs, fl->ext, pid, true);
+		if (!p)
+			return NULL;
 	}
 	/* the same image after FRAMELOC_REREAD_ROUNDS (dlopen since?): newer than the last read;
 	 * a new image, or files evicted: the tracker's read since the last event, if it has one */
-	min_read_ns = p->pid == pid && p->image_ns == image_ns &&
-			      fl->round - p->round >= FRAMELOC_REREAD_ROUNDS
-			  ? p->read_ns + 1
-			  : 0;
-	if (!p->pid)
-		fl->nr_pids++;
-	p->pid = pid;
-	p->image_ns = image_ns;
+	min_read_ns =
+	    p->read && fl->round - p->round >= FRAMELOC_REREAD_ROUNDS ? p->read_ns + 1 : 0;
+	p->read = true;
 	p->round = p->checked = fl->round;
 	p->n = 0;
 	m = proc_tracker__maps(fl->procs, pid, min_read_ns);
@@ -276,10 +278,9 @@ static struct pid_files *pid_get(struct frameloc *fl, uint32_t pid, uint64_t ima
 	return p;
 }
 
-int frameloc__find(struct frameloc *fl, uint32_t pid, uint64_t image_ns, const char *name,
-		   struct frameloc_hit *ret)
+int frameloc__find(struct frameloc *fl, uint32_t pid, const char *name, struct frameloc_hit *ret)
 {
-	struct pid_files *p = pid && name && *name ? pid_get(fl, pid, image_ns) : NULL;
+	struct pid_files *p = pid && name && *name ? pid_get(fl, pid) : NULL;
 	uint64_t h = name && *name ? name_hash(name) : 0;
 	unsigned int i;
 
@@ -307,10 +308,8 @@ int frameloc__find(struct frameloc *fl, uint32_t pid, uint64_t image_ns, const c
 
 void frameloc__round(struct frameloc *fl)
 {
-	if (fl->nr_pids >= MAX_PIDS * 3 / 4) { /* mostly gone processes by now: start again */
-		memset(fl->pids, 0, 2 * MAX_PIDS * sizeof(*fl->pids));
-		fl->nr_pids = 0;
-	}
+	if (fl->ext >= 0) /* the images ended (exec, exit) since the last round */
+		proc_tracker__ext_prune(fl->procs, fl->ext);
 	fl->round++;
 	fl->loads = 0;
 	fl->round_cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
@@ -324,9 +323,16 @@ struct frameloc *frameloc__new(struct proc_tracker *procs, const char *proc_root
 		goto err_out;
 	fl->procs = procs;
 	snprintf(fl->proc_root, sizeof(fl->proc_root), "%s", proc_root ? proc_root : "/proc");
-	fl->pids = calloc(2 * MAX_PIDS, sizeof(*fl->pids));
-	if (!fl->pids)
-		goto err_out;
+	/* ended states go at the next round (only the current image's files are looked in) */
+	fl->ext = procs ? proc_tracker__ext_register(
+			      procs, &(struct proc_ext_ops){ .name = "frameloc",
+							     .size = sizeof(struct pid_files) })
+			: -1;
+	if (procs && fl->ext < 0) {
+		free(fl);
+		errno = ENOSPC;
+		return NULL;
+	}
 	return fl;
 
 err_out:
@@ -341,9 +347,10 @@ void frameloc__free(struct frameloc *fl)
 
 	if (!fl)
 		return;
+	if (fl->ext >= 0) /* before the tracker goes */
+		proc_tracker__ext_unregister(fl->procs, fl->ext);
 	for (i = 0; i < FRAMELOC_FILES; i++)
 		file_clear(&fl->files[i]);
-	free(fl->pids);
 	free(fl);
 }
 

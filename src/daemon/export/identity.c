@@ -28,7 +28,8 @@
 #define OWNER_SHARE(id)  ((id)->max_cgs / 4)
 #define MAX_OWNERS    64	/* owners counted apart; the others share the last count */
 #define MAX_DEPTH     16
-#define MAX_PROCS     4096u
+#define MAX_PROCS     4096u	/* images' executables kept (current and ended) */
+#define IDENT_KEEP_NS (120ull * 1000000000ull) /* an ended image's, for samples exported late */
 #define MAX_RULES     8
 #define SCAN_EVERY_NS 1000000000ULL
 #define MAX_REGEXES   16
@@ -49,14 +50,19 @@ struct cg {
 };
 
 /*
- * A pid's executable, as two generations: @cur is the image from @from_ns on (read from /proc at
- * @read_ns when a sample asked), @prev the one before (what @cur was when an exec or the exit
- * at @from_ns was notified, if it had been read before that time).
+ * A process image's executable, the process tracker's extension (proc_tracker__ext_register()):
+ * made when a sample of it asks (identity__process()), ended by the tracker's exec and exit
+ * events, kept IDENT_KEEP_NS more for the samples taken before and exported after. Its fields
+ * are read and written under the identity's lock (the exporter's and the HTTP threads ask, the
+ * worker's events end it).
  */
-struct proc {
-	uint32_t pid;	/* 0: empty */
-	uint64_t from_ns, read_ns; /* the store's clock (Unix ns) */
-	struct proc_info *cur, *prev; /* malloc'ed when read; NULL: not */
+struct iproc {
+	uint64_t gen;	  /* this image's number (proc_info.image_ns), > 0 once read */
+	uint64_t read_ns; /* when @info was read (CLOCK_MONOTONIC) */
+	uint64_t from_ns; /* its exec's time as the tracker knew it then; 0: none known */
+	uint64_t end_ns;  /* ended: its exec's or exit's time (CLOCK_MONOTONIC); 0: current */
+	bool have;	  /* @info holds this image's executable */
+	struct proc_info info;
 };
 
 struct identity {
@@ -74,8 +80,9 @@ struct identity {
 	size_t refused_now; /* cgroups the current merge found no room for */
 	struct { uint32_t uid, n; } owners[MAX_OWNERS]; /* non-root owners' cgroups kept */
 	size_t nr_owners;
-	struct proc *procs; /* open addressing, MAX_PROCS * 2 */
-	size_t nr_procs;
+	int ext;	    /* the tracker's extension id of struct iproc (< 0: none) */
+	uint64_t gen;	    /* images read (iproc.gen) */
+	uint64_t pruned_ns; /* the last proc_tracker__ext_prune() */
 	uint64_t last_scan_ns;
 	struct identity_stats st;
 };
@@ -658,15 +665,6 @@ void identity__refresh(struct identity *id)
 
 /* --- processes ---------------------------------------------------------------------------- */
 
-static size_t proc_slot(const struct identity *id, uint32_t pid)
-{
-	size_t cap = 2 * MAX_PROCS, j = hash_mix64(pid) & (cap - 1);
-
-	while (id->procs[j].pid && id->procs[j].pid != pid)
-		j = (j + 1) & (cap - 1);
-	return j;
-}
-
 /* The GNU build id of @pid's executable, as hex into @ret ("" when unknown): read with pread
  * (elfsym_read_build_id(): libelf's ELF_C_READ), never mapped, so that a file truncated while
  * it is read is a short read, not a SIGBUS (docs/security.md) */
@@ -684,38 +682,6 @@ static void read_build_id(uint32_t pid, char *ret, size_t cap)
 	for (i = 0; i < n && (size_t)(2 * i + 2) < cap; i++)
 		snprintf(ret + 2 * i, 3, "%02x", bid[i]);
 	close(fd);
-}
-
-static void procs_clear(struct identity *id)
-{
-	size_t j;
-
-	for (j = 0; j < 2 * MAX_PROCS; j++) {
-		free(id->procs[j].cur);
-		free(id->procs[j].prev);
-	}
-	memset(id->procs, 0, 2 * MAX_PROCS * sizeof(*id->procs));
-	id->nr_procs = 0;
-}
-
-/* Under the lock: @pid's entry, made (empty) if there is none; NULL only when @pid is 0. */
-static struct proc *proc_entry(struct identity *id, uint32_t pid)
-{
-	size_t j;
-
-	if (!pid)
-		return NULL;
-	j = proc_slot(id, pid);
-	if (id->procs[j].pid)
-		return &id->procs[j];
-	if (id->nr_procs >= MAX_PROCS) { /* full: start again (rare; a reread is cheap) */
-		procs_clear(id);
-		j = proc_slot(id, pid);
-	}
-	memset(&id->procs[j], 0, sizeof(id->procs[j]));
-	id->procs[j].pid = pid;
-	id->nr_procs++;
-	return &id->procs[j];
 }
 
 /* The cgroup v1 hierarchies of @pid (/proc/PID/cgroup's lines other than "0::"): the first
@@ -753,112 +719,151 @@ static void read_v1(struct identity *id, uint32_t pid, struct proc_info *ret)
 	free(text);
 }
 
+/* What /proc says of @pid's executable now, into @ret (no lock held). 0 or -ENOENT. */
+static int read_exe(struct identity *id, uint32_t pid, struct proc_info *ret)
+{
+	const char *slash;
+
+	memset(ret, 0, sizeof(*ret));
+	if (procfs_exe_path(NULL, pid, ret->exe_path, sizeof(ret->exe_path)) <= 0)
+		return -ENOENT;
+	slash = strrchr(ret->exe_path, '/');
+	slash = slash ? slash + 1 : ret->exe_path;
+	copy(ret->exe_name, sizeof(ret->exe_name), slash, strlen(slash));
+	read_build_id(pid, ret->build_id, sizeof(ret->build_id));
+	read_v1(id, pid, ret);
+	ret->current = true;
+	return 0;
+}
+
+/* The tracker's exec or exit event ended @pid's image (the worker's thread): a read taken at
+ * or after the event may be of the next image (the event comes up to a tick late), so it names
+ * none of this one's samples. */
+static void iproc_ended(void *ctx, uint32_t pid, void *state, uint64_t event_ns)
+{
+	struct identity *id = ctx;
+	struct iproc *s = state;
+
+	(void)pid;
+	pthread_mutex_lock(&id->lock);
+	s->end_ns = event_ns ? event_ns : mono_ns();
+	if (s->have && s->read_ns >= s->end_ns)
+		s->have = false;
+	id->st.proc_events++;
+	pthread_mutex_unlock(&id->lock);
+}
+
+/* Under the lock: the ended images' states let go once a second. */
+static void iproc_prune(struct identity *id, uint64_t now)
+{
+	if (now - id->pruned_ns < 1000000000ull)
+		return;
+	id->pruned_ns = now;
+	proc_tracker__ext_prune(id->tracker, id->ext);
+}
+
+/* Under the lock: -ESTALE, counted (a sample of an image before an exec, never read). */
+static int stale(struct identity *id)
+{
+	id->st.stale++;
+	return -ESTALE;
+}
+
 int identity__process(struct identity *id, uint32_t pid, uint64_t time_ns, struct proc_info *ret)
 {
-	struct proc_info info = { 0 }, *keep;
-	struct proc *p;
-	const char *slash;
-	uint64_t read_ns;
-	ssize_t n;
+	struct proc_info info, last;
+	struct iproc *s;
+	uint64_t t, exec_ns = 0, read_ns;
+	bool have_last = false;
+	int r;
 
 	if (!pid)
 		return -ENOENT;
+	if (id->ext < 0) /* no tracker (a test, a tool): read each time */
+		return read_exe(id, pid, ret);
+	/* the sample's time on the tracker's clock */
+	t = (uint64_t)((int64_t)time_ns - real_minus_mono_ns());
 	pthread_mutex_lock(&id->lock);
-	p = proc_entry(id, pid);
-	if (time_ns < p->from_ns) {
-		/* a sample of the image before the last exec (or of the process before the exit
-		 * of its pid): /proc shows another executable now */
-		int r = p->prev ? 0 : -ESTALE;
-
-		if (r) {
-			id->st.stale++;
-		} else {
-			*ret = *p->prev;
-			ret->image_ns = 0;
-			ret->current = false;
+	iproc_prune(id, mono_ns());
+	s = proc_tracker__ext_at(id->tracker, id->ext, pid, t);
+	if (s && s->end_ns && t >= s->end_ns) {
+		/* after the last image's end: another image (an exec not asked about yet), else
+		 * this one's threads that ran on after its leader's exit (what /proc says decides)
+		 */
+		if ((have_last = s->have)) {
+			last = s->info;
+			last.image_ns = s->gen;
+			last.current = false;
+		}
+		s = NULL;
+	}
+	if (s) {
+		/* an image read before (from its exec on), or one that ended unread: what ran
+		 * before an exec that /proc no longer shows */
+		r = s->have && t >= s->from_ns ? 0 : stale(id);
+		if (!r) {
+			*ret = s->info;
+			ret->image_ns = s->gen;
+			ret->current = !s->end_ns;
 		}
 		pthread_mutex_unlock(&id->lock);
 		return r;
 	}
-	if (p->cur) {
-		*ret = *p->cur;
-		ret->image_ns = p->from_ns;
-		ret->current = true;
+	/* no state of its image yet: a sample from before an exec the tracker was told of (its
+	 * image before it never asked for) is not named by /proc's new executable */
+	if (!proc_tracker__last_exec(id->tracker, pid, &exec_ns) && t < exec_ns) {
+		r = stale(id);
 		pthread_mutex_unlock(&id->lock);
-		return 0;
+		return r;
 	}
 	pthread_mutex_unlock(&id->lock);
 	/* outside the lock: /proc and the file may take their time */
-	read_ns = real_ns();
-	n = procfs_exe_path(NULL, pid, info.exe_path, sizeof(info.exe_path));
-	if (n <= 0)
-		return -ENOENT;
-	slash = strrchr(info.exe_path, '/');
-	slash = slash ? slash + 1 : info.exe_path;
-	copy(info.exe_name, sizeof(info.exe_name), slash, strlen(slash));
-	read_build_id(pid, info.build_id, sizeof(info.build_id));
-	read_v1(id, pid, &info);
-	info.current = true;
-	keep = malloc(sizeof(*keep));
+	read_ns = mono_ns();
+	r = read_exe(id, pid, &info);
+	if (r && have_last) {
+		*ret = last; /* gone: the image it ran last */
+		return 0;
+	}
+	if (r)
+		return r;
 	pthread_mutex_lock(&id->lock);
-	p = proc_entry(id, pid);
-	info.image_ns = p->from_ns;
-	if (keep && !p->cur && time_ns >= p->from_ns) {
-		*keep = info;
-		p->cur = keep;
-		p->read_ns = read_ns;
-		keep = NULL;
+	/* an exec told since the read: what was read may be the image before it (not kept) */
+	if (proc_tracker__last_exec(id->tracker, pid, &exec_ns))
+		exec_ns = 0;
+	s = NULL;
+	if (exec_ns > read_ns)
+		;
+	else if (proc_tracker__ext_count(id->tracker, id->ext) < MAX_PROCS)
+		s = proc_tracker__ext(id->tracker, id->ext, pid, true);
+	else
+		id->st.not_kept++; /* counted: read again at its next sample */
+	if (s && !s->have && !s->end_ns) {
+		s->info = info;
+		s->have = true;
+		s->read_ns = read_ns;
+		s->from_ns = exec_ns;
+		s->gen = ++id->gen;
 	}
+	info.image_ns = s && s->have ? s->gen : 0;
+	r = s && s->have && t < s->from_ns ? stale(id) : 0;
 	pthread_mutex_unlock(&id->lock);
-	free(keep);
-	*ret = info;
-	return 0;
-}
-
-void identity__proc_event(struct identity *id, uint32_t pid, uint64_t time_ns, bool exited)
-{
-	struct proc *p = NULL;
-	size_t j;
-
-	pthread_mutex_lock(&id->lock);
-	if (!exited) {
-		p = proc_entry(id, pid);
-	} else if (pid) {
-		/* every process's exit is notified: only one read before is updated, so
-		 * that the table holds what was sampled, not the host's churn */
-		j = proc_slot(id, pid);
-		p = id->procs[j].pid ? &id->procs[j] : NULL;
-	}
-	if (p && time_ns > p->from_ns) {
-		/* what was read before the event is the old image's; what was read after it (the
-		 * notification arrives up to a tick late) may be the new one's: kept as current */
-		if (p->cur && p->read_ns < time_ns) {
-			free(p->prev);
-			p->prev = p->cur;
-			p->cur = NULL;
-		} else {
-			free(p->prev);
-			p->prev = NULL;
-		}
-		p->from_ns = time_ns;
-		id->st.proc_events++;
-	}
-	pthread_mutex_unlock(&id->lock);
+	if (!r)
+		*ret = info;
+	return r;
 }
 
 const char *identity__cached_exe(struct identity *id, uint32_t pid, char *buf, size_t len)
 {
 	const char *r = NULL;
-	size_t j;
+	struct iproc *s;
 
-	if (!pid)
+	if (!pid || id->ext < 0)
 		return NULL;
 	pthread_mutex_lock(&id->lock);
-	j = proc_slot(id, pid);
-	if (id->procs[j].pid && (id->procs[j].cur || id->procs[j].prev)) {
-		/* no time here: the current image, else the one before the exit (or exec) */
-		snprintf(buf, len, "%s",
-			 (id->procs[j].cur ? id->procs[j].cur : id->procs[j].prev)->exe_name);
+	/* no time here: the current image, else the newest before its exit (or exec) */
+	s = proc_tracker__ext_last(id->tracker, id->ext, pid);
+	if (s && s->have) {
+		snprintf(buf, len, "%s", s->info.exe_name);
 		r = buf;
 	}
 	pthread_mutex_unlock(&id->lock);
@@ -875,17 +880,17 @@ void identity_merge_v1(struct workload *wl, const struct proc_info *pi)
 		memcpy(wl->unit, pi->v1_unit, sizeof(wl->unit));
 }
 
-/* Under the lock: @wl completed by @pid's cached v1 identity (no I/O). */
+/* @wl completed by @pid's cached v1 identity (no I/O). */
 static void merge_cached_v1(struct identity *id, uint32_t pid, struct workload *wl)
 {
-	size_t j;
+	struct iproc *s;
 
-	if (!pid)
+	if (!pid || id->ext < 0)
 		return;
 	pthread_mutex_lock(&id->lock);
-	j = proc_slot(id, pid);
-	if (id->procs[j].pid)
-		identity_merge_v1(wl, id->procs[j].cur ? id->procs[j].cur : id->procs[j].prev);
+	s = proc_tracker__ext_last(id->tracker, id->ext, pid);
+	if (s && s->have)
+		identity_merge_v1(wl, &s->info);
 	pthread_mutex_unlock(&id->lock);
 }
 
@@ -894,7 +899,7 @@ void identity__stats(struct identity *id, struct identity_stats *ret)
 	pthread_mutex_lock(&id->lock);
 	*ret = id->st;
 	ret->cgroups = id->nr_cgs;
-	ret->procs = id->nr_procs;
+	ret->procs = id->ext >= 0 ? proc_tracker__ext_count(id->tracker, id->ext) : 0;
 	pthread_mutex_unlock(&id->lock);
 }
 
@@ -918,9 +923,21 @@ static void cgroup2_mount(char *buf, size_t len, const char *fallback)
 	fclose(f);
 }
 
-void identity__set_procs(struct identity *id, struct proc_tracker *pt)
+int identity__set_procs(struct identity *id, struct proc_tracker *pt)
 {
+	if (id->ext >= 0)
+		proc_tracker__ext_unregister(id->tracker, id->ext);
+	id->ext = -1;
 	id->tracker = pt;
+	if (!pt)
+		return 0;
+	id->ext =
+	    proc_tracker__ext_register(pt, &(struct proc_ext_ops){ .name = "identity",
+								   .size = sizeof(struct iproc),
+								   .keep_ns = IDENT_KEEP_NS,
+								   .ended = iproc_ended,
+								   .ctx = id });
+	return id->ext < 0 ? id->ext : 0;
 }
 
 struct identity *identity__new(const char *cgroup_root, const char *rules)
@@ -947,8 +964,8 @@ struct identity *identity__new_sized(const char *cgroup_root, const char *rules,
 	else
 		cgroup2_mount(id->root, sizeof(id->root), "/sys/fs/cgroup");
 	id->cgs = calloc(2 * id->max_cgs, sizeof(*id->cgs));
-	id->procs = calloc(2 * MAX_PROCS, sizeof(*id->procs));
-	if (!id->cgs || !id->procs) {
+	id->ext = -1;
+	if (!id->cgs) {
 		identity__free(id);
 		errno = ENOMEM;
 		return NULL;
@@ -971,9 +988,8 @@ void identity__free(struct identity *id)
 		for (j = 0; j < 2 * id->max_cgs; j++)
 			free(id->cgs[j].path);
 	free(id->cgs);
-	if (id->procs)
-		procs_clear(id);
-	free(id->procs);
+	if (id->ext >= 0) /* before the tracker goes */
+		proc_tracker__ext_unregister(id->tracker, id->ext);
 	while (id->nr_regexes)
 		ember_regex__free(id->regexes[--id->nr_regexes].re);
 	pthread_mutex_destroy(&id->walk_lock);

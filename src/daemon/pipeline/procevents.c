@@ -3,7 +3,6 @@
  * worker, fanned out to the stages that keep per-process state. */
 #include <stdlib.h>
 
-#include "ember/daemon/export/identity.h"
 #include "ember/daemon/pipeline/emberd.h"
 
 /* A new process was sampled: capture its mappings while it lives; the files its first walk
@@ -38,12 +37,10 @@ void emberd_on_exit_pid(uint32_t pid, uint64_t time_ns, bool gone, void *ctx)
 	(void)gone;
 	proc_tracker__exit_at(d->procs, pid, time_ns);
 	symbolizer__check_pid(d->sym, pid);
-	if (d->identity) /* a pid reused later is another process: its executable read again */
-		identity__proc_event(d->identity, pid, (uint64_t)((int64_t)time_ns + d->real_off_ns),
-				     true);
 	/* the BPF program deleted its list at the exit; a thread left behind notes it again */
 	unwinder__forget_pid_at(d->unwind, pid, time_ns);
-	/* (the Python, V8 and HotSpot readers' states: ended by the tracker's exit above) */
+	/* (the Python, V8 and HotSpot readers' and the exporter's identity states: ended by the
+	 * tracker's exit above) */
 }
 
 /* EMBERD_EXEC_LIST=1: every exec listed at once, seeded or not (the behaviour before seeded
@@ -98,11 +95,8 @@ void emberd_on_exec(uint32_t pid, uint64_t time_ns, bool gone, const struct samp
 	unwinder__forget_pid_at(d->unwind, pid, time_ns);
 	if (!gone)
 		unwinder__exec_pid(d->unwind, pid, img && img->seeded && !exec_list_always());
-	/* the exporter names the old image's samples with the old executable, not /proc's new one */
-	if (d->identity)
-		identity__proc_event(d->identity, pid, (uint64_t)((int64_t)time_ns + d->real_off_ns),
-				     false);
-	/* (the Python, V8 and HotSpot readers' states: ended by the tracker's exec above) */
+	/* (the Python, V8 and HotSpot readers' and the exporter's identity states: ended by the
+	 * tracker's exec above) */
 }
 
 /*

@@ -642,6 +642,23 @@ struct proc_maps *proc_tracker__before_exec(struct proc_tracker *pt, uint32_t pi
 	return held_snapshot(pt, pid, true, ret_time_ns);
 }
 
+int proc_tracker__last_exec(struct proc_tracker *pt, uint32_t pid, uint64_t *ret_time_ns)
+{
+	struct tproc *p;
+	int r = -ENOENT;
+
+	if (!pt || !pid)
+		return -EINVAL;
+	pthread_mutex_lock(&pt->lock);
+	p = *find(pt, pid);
+	if (p && p->pre_until_ns && mono_ns() - p->pre_until_ns < PRE_EXEC_KEEP_NS) {
+		*ret_time_ns = p->pre_until_ns;
+		r = 0;
+	}
+	pthread_mutex_unlock(&pt->lock);
+	return r;
+}
+
 void proc_tracker__fork(struct proc_tracker *pt, uint32_t parent, uint32_t child, bool gone,
 			bool listed, uint64_t time_ns)
 {

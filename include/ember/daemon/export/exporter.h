@@ -82,6 +82,7 @@ struct exporter_stats {
 	/* OTLP: symbolized native frames given a mapping (frameloc.h), or not; files read */
 	uint64_t frames_located, frames_unlocated, frame_files, frame_files_deferred;
 	uint64_t frame_procs_deferred;
+	uint64_t frame_procs_refused;	/* frameloc: lookups in a process not held (its cap) */
 	uint64_t frame_files_ns;
 };
 

@@ -44,13 +44,15 @@ struct frameloc_stats {
 	uint64_t files_read, files_failed, maps_read;
 	uint64_t files_deferred;	/* past FRAMELOC_LOADS_PER_ROUND: left to a later round */
 	uint64_t procs_deferred;	/* past FRAMELOC_ROUND_CPU_NS: maps not read this round */
+	uint64_t procs_refused;		/* lookups in a process not held: MAX_PIDS images held */
 	uint64_t load_ns;		/* time spent opening and indexing files */
 };
 
 struct frameloc; /* opaque */
 
-/* @procs: the process tracker, borrowed (thread-safe); @proc_root (the files' opener): "/proc"
- * when NULL. NULL + errno=ENOMEM. */
+/* @procs: the process tracker, borrowed (thread-safe), which keeps the processes' state as an
+ * extension; @proc_root (the files' opener): "/proc" when NULL. NULL + errno (ENOMEM, ENOSPC: no
+ * room for an extension). */
 struct proc_tracker;
 struct frameloc *frameloc__new(struct proc_tracker *procs, const char *proc_root);
 void frameloc__free(struct frameloc *fl); /* NULL is a no-op */
@@ -59,12 +61,12 @@ void frameloc__free(struct frameloc *fl); /* NULL is a no-op */
 void frameloc__round(struct frameloc *fl);
 
 /*
- * The location of the native frame @name (NUL-terminated) in process @pid's image @image_ns
- * (identity's: a new image's maps are read again): 0, or -ENOENT. @ret's strings are borrowed
- * until a lookup in another process (which may evict files).
+ * The location of the native frame @name (NUL-terminated) in process @pid's current image (what
+ * is kept of a process is the tracker's extension: its exec or exit ends it, and the next image's
+ * maps are read again): 0, or -ENOENT. @ret's strings are borrowed until a lookup in another
+ * process (which may evict files).
  */
-int frameloc__find(struct frameloc *fl, uint32_t pid, uint64_t image_ns, const char *name,
-		   struct frameloc_hit *ret);
+int frameloc__find(struct frameloc *fl, uint32_t pid, const char *name, struct frameloc_hit *ret);
 
 void frameloc__stats(const struct frameloc *fl, struct frameloc_stats *ret);
 

@@ -83,7 +83,9 @@ void identity__free(struct identity *id); /* NULL is a no-op */
 /* The process tracker (borrowed; set before any identity__process()): a process's cgroup file
  * is read through it (proc_tracker__cgroup(), counted there). NULL: read directly. */
 struct proc_tracker;
-void identity__set_procs(struct identity *id, struct proc_tracker *pt);
+/* Keeps what identity__process() reads of each process image as an extension of @pt (its exec
+ * and exit events end an image). 0 or -errno (no room for an extension). */
+int identity__set_procs(struct identity *id, struct proc_tracker *pt);
 
 /* Replaces the rules (a reload). 0 or -EINVAL (nothing changed). */
 int identity__set_rules(struct identity *id, const char *rules);
@@ -111,15 +113,13 @@ void identity__refresh(struct identity *id);
 
 /*
  * The executable of @pid for its sample at @time_ns (the store's clock, Unix ns): read from /proc
- * the first time after the pid's last exec or exit (identity__proc_event()). 0, -ENOENT (gone,
- * unreadable) or -ESTALE: the sample is older than the last exec of @pid and the image before it
- * was never read (its executable is unknown: /proc shows the new one; counted).
+ * the first time a sample of the image asks, kept as the process tracker's extension until the
+ * image ends (its exec or exit, told by the tracker) and IDENT_KEEP_NS after, for the samples
+ * taken before and exported later. 0, -ENOENT (gone, unreadable) or -ESTALE: the sample is older
+ * than the last exec of @pid and the image before it was never read (its executable is unknown:
+ * /proc shows the new one; counted). Without a tracker (identity__set_procs()): read each time.
  */
 int identity__process(struct identity *id, uint32_t pid, uint64_t time_ns, struct proc_info *ret);
-/* @pid called exec, or exited (@exited), at @time_ns (the store's clock): samples from then on
- * are of another image, read again; earlier ones keep what was read before @time_ns. An exit
- * only updates a pid already known (no entry is made for it). */
-void identity__proc_event(struct identity *id, uint32_t pid, uint64_t time_ns, bool exited);
 /* The executable's name of @pid if identity__process() read it already (no I/O), else NULL
  * (copied into @buf). */
 const char *identity__cached_exe(struct identity *id, uint32_t pid, char *buf, size_t len);
@@ -133,8 +133,10 @@ struct identity_stats {
 	uint64_t cgroups;	/* known cgroups */
 	uint64_t scans;		/* walks of the cgroup mount */
 	uint64_t unknown;	/* lookups of an id the walk did not find */
-	uint64_t procs;		/* processes cached */
-	uint64_t proc_events;	/* execs and exits noted */
+	uint64_t procs;		/* process images whose executable is kept (current and ended) */
+	uint64_t proc_events;	/* ... ended by an exec or exit */
+	uint64_t not_kept;	/* executables read and not kept: MAX_PROCS images held (read
+				   again at the next sample) */
 	uint64_t stale;		/* samples of an image before an exec, whose executable is unknown */
 	uint64_t regex_errors;	/* export.service_regex matches stopped by a limit */
 	uint64_t dropped;	/* cgroups a walk no longer found (removed): forgotten */

@@ -145,6 +145,14 @@ struct proc_maps *proc_tracker__before_exec(struct proc_tracker *pt, uint32_t pi
 					    uint64_t *ret_time_ns);
 
 /*
+ * The time of @pid's last exec told (proc_tracker__exec(), CLOCK_MONOTONIC) into *@ret_time_ns,
+ * kept as long as proc_tracker__before_exec()'s image, whether or not an image before it was
+ * held (a process exec'd twice before any read): a reader that comes to a sample after the exec
+ * knows that /proc shows another image than the sample's. 0 or -ENOENT (none known).
+ */
+int proc_tracker__last_exec(struct proc_tracker *pt, uint32_t pid, uint64_t *ret_time_ns);
+
+/*
  * @child was made by fork from @parent: it shares its parent's last read (the same snapshot, no
  * /proc read) until an event; @gone: its exec or exit is in the same batch (counted: the walker
  * did not adopt it; the snapshot still names the samples it took before); @listed: the walker
@@ -277,17 +285,22 @@ void proc_maps__put(struct proc_maps *m);		/* NULL is a no-op */
 
 /*
  * Extensions: a stage's per-process state, kept here instead of in a table of the stage's own
- * (the V8 reader's today). ops.size bytes per process image, zeroed when made, made only when the
+ * (the unwinder, the CPython, V8 and HotSpot readers, ingest's cgroups, the exporter's identity and
+ * frame locations). ops.size bytes per process image, zeroed when made, made only when the
  * stage asks (a process it never looks at costs it nothing). The tracker's exec and exit events,
  * and its sweep (an exit whose event was lost), end the image: its state is no longer current,
  * the stage is told (ops.ended, on the events' thread, outside the tracker's lock), and the
  * state is kept ops.keep_ns more for the samples taken before and named after (a worker behind
  * under load), then released (ops.release: what the state holds; the state itself is the
  * tracker's) by proc_tracker__ext_prune(). One rule for every stage. The states of an
- * extension are used on one thread, its stage's, which is also the one the tracker's events
- * come from (the worker); the tracker's lock guards its lists only.
+ * extension are used on one thread, its stage's, and the tracker's lock guards its lists only: a
+ * stage on the worker (the tracker's events' thread) needs nothing more; a stage on another
+ * thread either has no ops.ended and uses current states alone (frameloc, on the exporter's), or
+ * guards its states with a lock of its own that its ops.ended takes too (identity, asked from the
+ * exporter's and the HTTP threads). A stage bounds how many states it makes
+ * (proc_tracker__ext_count()).
  */
-#define PROC_EXT_MAX 8
+#define PROC_EXT_MAX 12
 
 struct proc_ext_ops {
 	const char *name;
