@@ -1016,6 +1016,76 @@ static void test_ext_at(void **state)
 	proc_tracker__free(pt);
 }
 
+/*
+ * What the symbolizer needs of its extension: an exit that does not end its states
+ * (keep_at_exit; an exec does), an image it comes to only after its end added as ended
+ * (add_ended: older than the pid's other ended ones), ended states by a sample's time alone
+ * (ended_at: never the current one), a current state let go unended (drop) and the oldest ended
+ * ones trimmed to a count (trim).
+ */
+static void test_ext_stage_rules(void **state)
+{
+	struct proc_tracker_opts o = { .proc_root = "/nonexistent" };
+	struct ext_log g = { 0 };
+	struct proc_ext_ops ops = { .name = "s",
+				    .size = sizeof(int),
+				    .keep_ns = 3600000000000ull,
+				    .ended = ext_ended_cb,
+				    .release = ext_release_cb,
+				    .ctx = &g,
+				    .keep_at_exit = true };
+	struct proc_tracker *pt;
+	int id, *a, *b, *c;
+
+	(void)state;
+	pt = proc_tracker__new(&o);
+	assert_non_null(pt);
+	id = proc_tracker__ext_register(pt, &ops);
+	assert_true(id >= 0);
+	a = proc_tracker__ext(pt, id, 30, true);
+	*a = 1;
+	proc_tracker__exit_at(pt, 30, 500);
+	assert_int_equal(g.ended, 0); /* still current */
+	assert_ptr_equal(proc_tracker__ext(pt, id, 30, false), a);
+	assert_false(proc_tracker__ext_has_ended(pt, id, 30));
+	proc_tracker__exec(pt, 30, false, NULL, 1000); /* an exec does end it */
+	assert_int_equal(g.ended, 1);
+	assert_true(proc_tracker__ext_has_ended(pt, id, 30));
+	/* the image before, come to later: ended at 600, older than the one ended at 1000 */
+	b = proc_tracker__ext_add_ended(pt, id, 30, 600);
+	assert_non_null(b);
+	assert_int_equal(*b, 0);
+	*b = 2;
+	assert_int_equal(g.ended, 1); /* made ended: nothing to tell */
+	assert_ptr_equal(proc_tracker__ext_ended_at(pt, id, 30, 599), b);
+	assert_ptr_equal(proc_tracker__ext_ended_at(pt, id, 30, 600), a);
+	assert_ptr_equal(proc_tracker__ext_ended_at(pt, id, 30, 999), a);
+	assert_null(proc_tracker__ext_ended_at(pt, id, 30, 1000));
+	assert_ptr_equal(proc_tracker__ext_last(pt, id, 30), a); /* the newest ended */
+	/* an end given as a time after now is kept as given (a read in the exec's window) */
+	c = proc_tracker__ext(pt, id, 30, true);
+	*c = 3;
+	assert_null(proc_tracker__ext_ended_at(pt, id, 30, 5000000000000000000ull));
+	proc_tracker__ext_end(pt, id, 30, 6000000000000000000ull);
+	assert_ptr_equal(proc_tracker__ext_ended_at(pt, id, 30, 5000000000000000000ull), c);
+	/* trimmed to two: the first kept goes first (a, ended before b was added) */
+	assert_int_equal(proc_tracker__ext_count(pt, id), 3);
+	proc_tracker__ext_trim(pt, id, 2);
+	assert_int_equal(g.released, 1);
+	assert_int_equal(proc_tracker__ext_count(pt, id), 2);
+	assert_ptr_equal(proc_tracker__ext_ended_at(pt, id, 30, 599), b);
+	assert_ptr_equal(proc_tracker__ext_ended_at(pt, id, 30, 600), c);
+	/* a current state dropped: released, not ended */
+	a = proc_tracker__ext(pt, id, 31, true);
+	assert_non_null(a);
+	proc_tracker__ext_drop(pt, id, 31);
+	assert_int_equal(g.released, 2);
+	assert_int_equal(g.ended, 2);
+	assert_null(proc_tracker__ext(pt, id, 31, false));
+	assert_false(proc_tracker__ext_has_ended(pt, id, 31));
+	proc_tracker__free(pt);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1033,6 +1103,7 @@ int main(void)
 		cmocka_unit_test(test_names_share),
 		cmocka_unit_test(test_extensions),
 		cmocka_unit_test(test_ext_at),
+		cmocka_unit_test(test_ext_stage_rules),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -550,7 +550,11 @@ static struct proc_maps *maps_of_entry(const struct procmaps_entry *e)
 	return m;
 }
 
+/* ext_end()'s @only: every extension, or those an exit ends (not ops.keep_at_exit) */
+#define EXT_ALL	    (-1)
+#define EXT_AT_EXIT (-2)
 static void ext_end(struct proc_tracker *pt, uint32_t pid, uint64_t until_ns, int only);
+static void ext_free(struct ext *x, struct pext *e);
 
 void proc_tracker__exec(struct proc_tracker *pt, uint32_t pid, bool gone,
 			const struct procmaps_entry *img, uint64_t time_ns)
@@ -1068,7 +1072,7 @@ void proc_tracker__exit_at(struct proc_tracker *pt, uint32_t pid, uint64_t time_
 	if (pid)
 		set_gone(pt, pid);
 	pthread_mutex_unlock(&pt->lock);
-	ext_end(pt, pid, time_ns, -1);
+	ext_end(pt, pid, time_ns, EXT_AT_EXIT);
 }
 
 int proc_tracker__sweep(struct proc_tracker *pt)
@@ -1284,6 +1288,75 @@ void *proc_tracker__ext_at(struct proc_tracker *pt, int id, uint32_t pid, uint64
 	return at ? at->data : NULL;
 }
 
+void *proc_tracker__ext_ended_at(struct proc_tracker *pt, int id, uint32_t pid, uint64_t time_ns)
+{
+	struct ext *x = ext_of(pt, id);
+	struct pext *e, *at = NULL;
+
+	if (!x || !pid)
+		return NULL;
+	pthread_mutex_lock(&pt->lock);
+	for (e = x->gone[hash_mix64(pid) & (EXT_SLOTS - 1)]; e; e = e->next)
+		if (e->pid == pid && e->until_ns > time_ns)
+			at = e;
+	pthread_mutex_unlock(&pt->lock);
+	return at ? at->data : NULL;
+}
+
+bool proc_tracker__ext_has_ended(struct proc_tracker *pt, int id, uint32_t pid)
+{
+	struct ext *x = ext_of(pt, id);
+	bool r;
+
+	if (!x || !pid || !x->nr_ended)
+		return false;
+	pthread_mutex_lock(&pt->lock);
+	r = ext_newest_ended(x, pid) != NULL;
+	pthread_mutex_unlock(&pt->lock);
+	return r;
+}
+
+void *proc_tracker__ext_add_ended(struct proc_tracker *pt, int id, uint32_t pid, uint64_t until_ns)
+{
+	struct ext *x = ext_of(pt, id);
+	struct pext *e, **gp;
+
+	if (!x || !pid || !(e = calloc(1, sizeof(*e) + x->ops.size)))
+		return NULL;
+	e->pid = pid;
+	e->ended_ns = mono_ns();
+	e->until_ns = until_ns ? until_ns : e->ended_ns;
+	pthread_mutex_lock(&pt->lock);
+	/* older than its pid's ended states, if any: their images came after this one */
+	for (gp = &x->gone[hash_mix64(pid) & (EXT_SLOTS - 1)]; *gp; gp = &(*gp)->next)
+		;
+	e->next = NULL;
+	*gp = e;
+	e->lnext = x->ended;
+	x->ended = e;
+	x->nr_ended++;
+	pthread_mutex_unlock(&pt->lock);
+	return e->data;
+}
+
+void proc_tracker__ext_drop(struct proc_tracker *pt, int id, uint32_t pid)
+{
+	struct ext *x = ext_of(pt, id);
+	struct pext **pp, *e;
+
+	if (!x || !pid)
+		return;
+	pthread_mutex_lock(&pt->lock);
+	pp = ext_find(x, pid);
+	if ((e = *pp)) {
+		*pp = e->next;
+		x->nr_cur--;
+	}
+	pthread_mutex_unlock(&pt->lock);
+	if (e)
+		ext_free(x, e);
+}
+
 void proc_tracker__ext_end(struct proc_tracker *pt, int id, uint32_t pid, uint64_t time_ns)
 {
 	if (ext_of(pt, id) && pid)
@@ -1306,7 +1379,8 @@ static void ext_end(struct proc_tracker *pt, uint32_t pid, uint64_t until_ns, in
 		struct ext *x = &pt->ext[i];
 		struct pext **pp, *e, **gp;
 
-		if (!x->used || !x->nr_cur || (only >= 0 && i != only))
+		if (!x->used || !x->nr_cur || (only >= 0 && i != only) ||
+		    (only == EXT_AT_EXIT && x->ops.keep_at_exit))
 			continue;
 		pp = ext_find(x, pid);
 		if (!(e = *pp))
@@ -1316,7 +1390,7 @@ static void ext_end(struct proc_tracker *pt, uint32_t pid, uint64_t until_ns, in
 		if (!now)
 			now = mono_ns();
 		e->ended_ns = now;
-		e->until_ns = until_ns && until_ns <= now ? until_ns : now;
+		e->until_ns = until_ns ? until_ns : now;
 		gp = &x->gone[hash_mix64(pid) & (EXT_SLOTS - 1)];
 		e->next = *gp;
 		*gp = e;
@@ -1383,6 +1457,32 @@ void proc_tracker__ext_prune(struct proc_tracker *pt, int id)
 		} else {
 			pp = &e->lnext;
 		}
+	}
+	pthread_mutex_unlock(&pt->lock);
+	for (; out; out = e) {
+		e = out->next;
+		ext_free(x, out);
+	}
+}
+
+void proc_tracker__ext_trim(struct proc_tracker *pt, int id, size_t max_ended)
+{
+	struct ext *x = ext_of(pt, id);
+	struct pext **pp, *e, *out = NULL;
+	size_t n = 0;
+
+	if (!x || x->nr_ended <= max_ended)
+		return;
+	pthread_mutex_lock(&pt->lock);
+	/* the list is newest first: what follows the first max_ended goes */
+	for (pp = &x->ended; *pp && n < max_ended; pp = &(*pp)->lnext)
+		n++;
+	while ((e = *pp)) {
+		*pp = e->lnext;
+		ext_unchain(x, e);
+		x->nr_ended--;
+		e->next = out;
+		out = e;
 	}
 	pthread_mutex_unlock(&pt->lock);
 	for (; out; out = e) {

@@ -259,10 +259,19 @@ int sym_read_maps(struct symbolizer *s, struct proc *p, uint64_t min_read_ns)
 
 /* --- process cache --------------------------------------------------------------------------- */
 
+/*
+ * A process image's state is the process tracker's extension (proc_tracker__ext_register()):
+ * current while it is the image /proc shows, on the symbolizer's LRU list (max_pids, the prune's
+ * order); ended ("retired") when an exec or a pid reuse replaced it, kept RETIRED_GRACE_NS (at
+ * most MAX_RETIRED) for the samples taken before and named after. An exit does not end it
+ * (keep_at_exit): a gone process stays current, checked at each note, until GONE_GRACE_NS.
+ */
+
 static void lru_unlink_p(struct proc *p)
 {
 	p->lru_prev->lru_next = p->lru_next;
 	p->lru_next->lru_prev = p->lru_prev;
+	p->lru_prev = p->lru_next = NULL;
 }
 
 static void lru_front_p(struct symbolizer *s, struct proc *p)
@@ -273,11 +282,10 @@ static void lru_front_p(struct symbolizer *s, struct proc *p)
 	s->lru_p.lru_next = p;
 }
 
-/* Frees @p; the JIT symbols it held leave the gauge (and the budget of every perf map). */
-static void proc_free(struct symbolizer *s, struct proc *p)
+/* What @p holds (not @p: the tracker's); the JIT symbols leave the gauge (and the budget of
+ * every perf map). */
+static void proc_release(struct symbolizer *s, struct proc *p)
 {
-	if (!p)
-		return;
 	if (p->pm) {
 		s->stats.perfmap_symbols -= perfmap__count(p->pm);
 		s->stats.perfmap_bytes -= perfmap__data_bytes(p->pm);
@@ -286,22 +294,82 @@ static void proc_free(struct symbolizer *s, struct proc *p)
 	free(p->maps);
 	free(p->paths);
 	perfmap__free(p->pm);
-	free(p);
+	p->snap = NULL;
+	p->maps = NULL;
+	p->paths = NULL;
+	p->pm = NULL;
 }
 
-static size_t pslot(const struct symbolizer *s, uint32_t pid)
+/* The tracker lets a state go (evicted, dropped, expired, or at the end). */
+static void ext_release(void *ctx, uint32_t pid, void *state)
 {
-	return hash_mix64(pid) & (s->ptab_size - 1);
+	struct symbolizer *s = ctx;
+	struct proc *p = state;
+
+	(void)pid;
+	if (p->lru_next) { /* current (the tracker's end: symbolizer__free) */
+		lru_unlink_p(p);
+		s->nprocs--;
+	}
+	if (p->retired)
+		s->nretired--;
+	proc_release(s, p);
+}
+
+/* @p is kept as an image that ended: /proc/PID is another image's now, never read for it
+ * again (no maps re-read, no perf map refresh; its files only as pinned or cached, never by a
+ * path). */
+static void mark_retired(struct symbolizer *s, struct proc *p)
+{
+	p->retired = true;
+	s->nretired++;
+	s->stats.pid_retired++;
+	if (!p->gone) {
+		p->gone = true;
+		p->gone_ns = mono_ns();
+	}
+}
+
+/* The tracker ended @pid's image (its exec, the sweep) or the symbolizer did (proc_retire()). */
+static void ext_ended(void *ctx, uint32_t pid, void *state, uint64_t event_ns)
+{
+	struct symbolizer *s = ctx;
+	struct proc *p = state;
+
+	(void)pid;
+	(void)event_ns;
+	if (p->lru_next) {
+		lru_unlink_p(p);
+		s->nprocs--;
+	}
+	if (!p->retired)
+		mark_retired(s, p);
+}
+
+int sym_proc_cache_init(struct symbolizer *s)
+{
+	s->ext = proc_tracker__ext_register(s->procs,
+					    &(struct proc_ext_ops){ .name = "symbolizer",
+								    .size = sizeof(struct proc),
+								    .keep_ns = RETIRED_GRACE_NS,
+								    .ended = ext_ended,
+								    .release = ext_release,
+								    .ctx = s,
+								    .keep_at_exit = true });
+	return s->ext < 0 ? s->ext : 0;
+}
+
+/* Releases the cached and retired processes. */
+void sym_proc_cache_fini(struct symbolizer *s)
+{
+	if (s->procs && s->ext >= 0)
+		proc_tracker__ext_unregister(s->procs, s->ext);
+	s->ext = -1;
 }
 
 static struct proc *proc_find(struct symbolizer *s, uint32_t pid)
 {
-	struct proc *p;
-
-	for (p = s->ptab[pslot(s, pid)]; p; p = p->hnext)
-		if (p->pid == pid)
-			return p;
-	return NULL;
+	return s->ext >= 0 ? proc_tracker__ext(s->procs, s->ext, pid, false) : NULL;
 }
 
 struct proc *sym_proc_find(struct symbolizer *s, uint32_t pid)
@@ -309,125 +377,36 @@ struct proc *sym_proc_find(struct symbolizer *s, uint32_t pid)
 	return proc_find(s, pid);
 }
 
-static void proc_unlink(struct symbolizer *s, struct proc *p)
-{
-	struct proc **pp;
-
-	for (pp = &s->ptab[pslot(s, p->pid)]; *pp; pp = &(*pp)->hnext) {
-		if (*pp == p) {
-			*pp = p->hnext;
-			break;
-		}
-	}
-	lru_unlink_p(p);
-	s->nprocs--;
-}
-
+/* Lets @p (current) go now, not kept. */
 static void proc_remove(struct symbolizer *s, struct proc *p)
 {
-	proc_unlink(s, p);
-	proc_free(s, p);
+	proc_tracker__ext_drop(s->procs, s->ext, p->pid); /* ext_release() */
 }
 
-static void retired_pop(struct symbolizer *s)
-{
-	struct retired *r = s->rhead, **pp;
-
-	for (pp = &s->rtab[r->p->pid % RTAB_SIZE]; *pp; pp = &(*pp)->hnext) {
-		if (*pp == r) {
-			*pp = r->hnext;
-			break;
-		}
-	}
-	s->rhead = r->next;
-	if (!s->rhead)
-		s->rtail = NULL;
-	s->nretired--;
-	proc_free(s, r->p);
-	free(r);
-}
-
-/* Frees the cached and retired processes (the table is symbolizer__free's). */
-void sym_proc_cache_fini(struct symbolizer *s)
-{
-	size_t i;
-
-	while (s->rhead)
-		retired_pop(s);
-	for (i = 0; s->ptab && i < s->ptab_size; i++) {
-		struct proc *p = s->ptab[i], *next;
-
-		for (; p; p = next) {
-			next = p->hnext;
-			proc_free(s, p);
-		}
-	}
-}
-
-static void retired_expire(struct symbolizer *s, uint64_t now)
-{
-	while (s->rhead && s->rhead->expire_ns <= now)
-		retired_pop(s);
-}
-
-/* Keeps @p (in no table: unlinked or never linked) for samples before @until_ns (0: frees it). */
-static void retired_add(struct symbolizer *s, struct proc *p, uint64_t until_ns)
-{
-	struct retired *r = until_ns ? calloc(1, sizeof(*r)) : NULL;
-
-	if (!r) {
-		proc_free(s, p);
-		return;
-	}
-	/* /proc/PID is another image's now: never read it for this one again (no maps re-read,
-	 * no perf map refresh; its files only as pinned or cached, never by a path) */
-	if (!p->gone) {
-		p->gone = true;
-		p->gone_ns = mono_ns();
-	}
-	r->p = p;
-	r->until_ns = until_ns;
-	r->expire_ns = mono_ns() + RETIRED_GRACE_NS;
-	r->hnext = s->rtab[p->pid % RTAB_SIZE];
-	s->rtab[p->pid % RTAB_SIZE] = r;
-	if (s->rtail)
-		s->rtail->next = r;
-	else
-		s->rhead = r;
-	s->rtail = r;
-	s->nretired++;
-	s->stats.pid_retired++;
-	while (s->nretired > MAX_RETIRED)
-		retired_pop(s);
-}
-
-/* Takes @p out of the cache; keeps it for samples taken before @until_ns (0: frees it). */
+/* Ends @p (current) as of @until_ns, kept for the samples taken before (0: let go now). */
 static void proc_retire(struct symbolizer *s, struct proc *p, uint64_t until_ns)
 {
-	proc_unlink(s, p);
-	retired_add(s, p, until_ns);
+	if (!until_ns) {
+		proc_remove(s, p);
+		return;
+	}
+	proc_tracker__ext_end(s->procs, s->ext, p->pid, until_ns); /* ext_ended() */
+	proc_tracker__ext_trim(s->procs, s->ext, MAX_RETIRED);
 }
 
 /* The retired state of @pid that was current at @time_ns, or NULL. */
 struct proc *sym_retired_find(struct symbolizer *s, uint32_t pid, uint64_t time_ns)
 {
-	struct retired *r, *best = NULL;
-
-	for (r = s->rtab[pid % RTAB_SIZE]; r; r = r->hnext)
-		if (r->p->pid == pid && time_ns < r->until_ns &&
-		    (!best || r->until_ns < best->until_ns))
-			best = r;
-	return best ? best->p : NULL;
+	if (!s->nretired)
+		return NULL;
+	return proc_tracker__ext_ended_at(s->procs, s->ext, pid, time_ns);
 }
 
 uint64_t symbolizer__pid_version(const struct symbolizer *s, uint32_t pid)
 {
-	const struct proc *p;
+	const struct proc *p = s->ext >= 0 ? proc_tracker__ext(s->procs, s->ext, pid, false) : NULL;
 
-	for (p = s->ptab[pslot(s, pid)]; p; p = p->hnext)
-		if (p->pid == pid)
-			return p->gone ? 0 : p->version;
-	return 0;
+	return p && !p->gone ? p->version : 0;
 }
 
 uint64_t symbolizer__user_unresolved(const struct symbolizer *s)
@@ -442,12 +421,7 @@ uint64_t symbolizer__user_retryable(const struct symbolizer *s)
 
 bool symbolizer__has_retired(const struct symbolizer *s, uint32_t pid)
 {
-	const struct retired *r;
-
-	for (r = s->nretired ? s->rtab[pid % RTAB_SIZE] : NULL; r; r = r->hnext)
-		if (r->p->pid == pid)
-			return true;
-	return false;
+	return s->nretired && proc_tracker__ext_has_ended(s->procs, s->ext, pid);
 }
 
 /* Clock ticks since boot (a /proc/PID/stat start time) as CLOCK_MONOTONIC ns; 0 if unknown. */
@@ -467,29 +441,6 @@ uint64_t sym_start_to_mono(uint64_t ticks)
 	if (off < 0)
 		off = 0;
 	return boot_ns > off ? (uint64_t)(boot_ns - off) : 0;
-}
-
-static void ptab_grow(struct symbolizer *s)
-{
-	size_t nsize = s->ptab_size * 2, i;
-	struct proc **nt = calloc(nsize, sizeof(*nt));
-
-	if (!nt)
-		return; /* longer chains, still correct */
-	for (i = 0; i < s->ptab_size; i++) {
-		struct proc *p = s->ptab[i], *next;
-
-		for (; p; p = next) {
-			size_t h = hash_mix64(p->pid) & (nsize - 1);
-
-			next = p->hnext;
-			p->hnext = nt[h];
-			nt[h] = p;
-		}
-	}
-	free(s->ptab);
-	s->ptab = nt;
-	s->ptab_size = nsize;
 }
 
 static bool has_anon_code(const struct proc *p)
@@ -549,39 +500,41 @@ static bool same_image(const struct proc *p, const struct proc_maps *fork_copy)
 static void retire_before_exec(struct symbolizer *s, uint32_t pid)
 {
 	struct proc_maps *pm;
-	struct proc *q;
+	struct proc q = { 0 }, *r;
 	uint64_t until = 0;
 
 	pm = proc_tracker__before_exec(s->procs, pid, &until);
 	if (!pm)
 		return;
-	if (!until || sym_retired_find(s, pid, until - 1) || !(q = calloc(1, sizeof(*q)))) {
+	if (!until || sym_retired_find(s, pid, until - 1)) {
 		proc_maps__put(pm);
 		return;
 	}
-	q->pid = pid;
-	q->gone = true; /* /proc/PID is the new image's: never read for this one */
-	q->maps_read_ns = q->validated_ns = q->gone_ns = mono_ns();
-	q->version = ++s->version_seq;
-	if (take_maps(s, q, pm, 0)) {
-		proc_free(s, q);
+	q.pid = pid;
+	q.gone = true; /* /proc/PID is the new image's: never read for this one */
+	q.maps_read_ns = q.validated_ns = q.gone_ns = mono_ns();
+	q.version = ++s->version_seq;
+	if (take_maps(s, &q, pm, 0) ||
+	    !(r = proc_tracker__ext_add_ended(s->procs, s->ext, pid, until))) {
+		proc_release(s, &q);
 		return;
 	}
+	*r = q;
+	mark_retired(s, r);
 	s->stats.pid_before_exec++;
-	retired_add(s, q, until);
+	proc_tracker__ext_trim(s->procs, s->ext, MAX_RETIRED);
 }
 
 /* A new state for @pid, its mappings read now (or, @held, the tracker's snapshot only). */
 static struct proc *proc_create_as(struct symbolizer *s, uint32_t pid, bool held)
 {
 	struct proc *p;
-	size_t h;
 
 	while (s->nprocs >= s->o.max_pids && s->lru_p.lru_prev != &s->lru_p) {
 		proc_remove(s, s->lru_p.lru_prev);
 		s->stats.pid_evictions++;
 	}
-	p = calloc(1, sizeof(*p));
+	p = proc_tracker__ext(s->procs, s->ext, pid, true); /* zeroed: none was current */
 	if (!p)
 		return NULL;
 	p->pid = pid;
@@ -644,11 +597,6 @@ static struct proc *proc_create_as(struct symbolizer *s, uint32_t pid, bool held
 	}
 	if (!held)
 		retire_before_exec(s, pid);
-	if (s->nprocs + 1 > s->ptab_size)
-		ptab_grow(s);
-	h = pslot(s, pid);
-	p->hnext = s->ptab[h];
-	s->ptab[h] = p;
 	lru_front_p(s, p);
 	s->nprocs++;
 	return p;
@@ -796,7 +744,7 @@ static int prune(struct symbolizer *s, bool check)
 	uint64_t t = mono_ns(), until;
 	int n = 0;
 
-	retired_expire(s, t);
+	proc_tracker__ext_prune(s->procs, s->ext); /* retired states past RETIRED_GRACE_NS */
 	sym_elf_unpin_old(s, t);
 	for (p = s->lru_p.lru_prev; p != &s->lru_p; p = prev) {
 		prev = p->lru_prev;

@@ -137,9 +137,8 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *o, struct strta
 	s->o.debug_dirs = s->debug_dirs;
 	s->o.proc_root = s->proc_root;
 	s->o.kallsyms_path = s->kallsyms_path;
-	s->ptab_size = 1024;
+	s->ext = -1;
 	s->etab_size = 256;
-	s->ptab = calloc(s->ptab_size, sizeof(*s->ptab));
 	s->etab = calloc(s->etab_size, sizeof(*s->etab));
 	s->acache = calloc(ADDR_CACHE_SIZE, sizeof(*s->acache));
 	s->lru_p.lru_next = s->lru_p.lru_prev = &s->lru_p;
@@ -159,8 +158,8 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *o, struct strta
 
 		s->procs = s->own_procs = proc_tracker__new(&po);
 	}
-	if (!s->debug_dirs || !s->proc_root || !s->kallsyms_path || !s->ptab || !s->etab ||
-	    !s->files || !s->acache || !s->procs) {
+	if (!s->debug_dirs || !s->proc_root || !s->kallsyms_path || !s->etab || !s->files ||
+	    !s->acache || !s->procs || sym_proc_cache_init(s)) {
 		symbolizer__free(s);
 		errno = ENOMEM;
 		return NULL;
@@ -179,7 +178,6 @@ void symbolizer__free(struct symbolizer *s)
 		filecache__set_free(s->files, FILECACHE_SYMBOLS, NULL, NULL);
 	}
 	filecache__free(s->own_files);
-	free(s->ptab);
 	free(s->etab);
 	free(s->acache);
 	ksyms__free(s->ks);
@@ -619,10 +617,23 @@ static int cmp_unres(const void *a, const void *b)
 	return (y->frames > x->frames) - (y->frames < x->frames);
 }
 
+/* A process's names' ids of the generation that ended: looked up again. */
+static void proc_names_forget(void *arg, uint32_t pid, void *state, bool ended)
+{
+	struct proc *p = state;
+	size_t i;
+
+	(void)arg;
+	(void)pid;
+	(void)ended;
+	for (i = 0; i < p->nmaps; i++)
+		p->maps[i].unknown_id = -1;
+	if (p->pm)
+		perfmap__clear_cookies(p->pm);
+}
+
 void symbolizer__names_forget(struct symbolizer *s)
 {
-	struct proc *p;
-	struct retired *r;
 	size_t i;
 
 	for (i = 0; i < ADDR_CACHE_SIZE; i++)
@@ -632,26 +643,24 @@ void symbolizer__names_forget(struct symbolizer *s)
 	if (s->ks)
 		ksyms__clear_cookies(s->ks);
 	/* images: as each is next used (image_frames()) */
-	for (p = s->lru_p.lru_next; p != &s->lru_p; p = p->lru_next) {
-		for (i = 0; i < p->nmaps; i++)
-			p->maps[i].unknown_id = -1;
-		if (p->pm)
-			perfmap__clear_cookies(p->pm);
-	}
-	for (r = s->rhead; r; r = r->next) {
-		for (i = 0; i < r->p->nmaps; i++)
-			r->p->maps[i].unknown_id = -1;
-		if (r->p->pm)
-			perfmap__clear_cookies(r->p->pm);
-	}
+	proc_tracker__ext_each(s->procs, s->ext, proc_names_forget, NULL);
+}
+
+/* A process's bytes into *@arg. */
+static void proc_mem(void *arg, uint32_t pid, void *state, bool ended)
+{
+	const struct proc *p = state;
+
+	(void)pid;
+	(void)ended;
+	*(size_t *)arg += sizeof(*p) + p->mem_bytes + (p->pm ? perfmap__mem_bytes(p->pm) : 0);
 }
 
 void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *ret)
 {
-	const struct proc *p;
 	size_t mem = sizeof(*s) + ADDR_CACHE_SIZE * sizeof(struct addr_slot) +
-		     (s->ptab_size + s->etab_size) * sizeof(void *) + s->buf_cap +
-		     s->tmp_cap * sizeof(uint32_t) + s->name.cap;
+		     s->etab_size * sizeof(void *) + s->buf_cap + s->tmp_cap * sizeof(uint32_t) +
+		     s->name.cap;
 	size_t i;
 
 	*ret = s->stats;
@@ -662,11 +671,7 @@ void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *ret)
 	ret->kernel_functions = s->nkr;
 	ret->pids_cached = s->nprocs;
 	ret->elfs_cached = s->nelfs;
-	for (p = s->lru_p.lru_next; p != &s->lru_p; p = p->lru_next)
-		mem += sizeof(*p) + p->mem_bytes + (p->pm ? perfmap__mem_bytes(p->pm) : 0);
-	for (const struct retired *r = s->rhead; r; r = r->next)
-		mem += sizeof(*r) + sizeof(*r->p) + r->p->mem_bytes +
-		       (r->p->pm ? perfmap__mem_bytes(r->p->pm) : 0);
+	proc_tracker__ext_each(s->procs, s->ext, proc_mem, &mem);
 	for (i = 0; i < s->etab_size; i++) {
 		const struct elfent *e;
 

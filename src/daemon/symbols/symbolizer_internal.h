@@ -8,8 +8,9 @@
  *                   image, vDSO, address cache, "[base]" unknowns), stats
  *   sym_kernel.c    kernel frames: kernel_resolve batches and the function ranges they name
  *                   (kr, kaddrs, ktexts), kallsyms and its reload policy (ks, kmiss)
- *   sym_proc.c      /proc readers (stat, status, exe, maps) and the process cache: live
- *                   processes (ptab, lru_p), retired ones (rtab, rhead), note/check/prune
+ *   sym_proc.c      /proc readers (stat, status, exe, maps) and the process cache: the
+ *                   process tracker's extension (ext), live processes on an LRU list (lru_p),
+ *                   retired ones (ended states), note/check/prune
  *   sym_elf.c       the ELF image cache: entries by (dev, ino) (etab, lru_e), images in the
  *                   file cache (files: by file and build-id), files pinned open until their
  *                   symbols are needed
@@ -41,7 +42,6 @@ struct strtab;
 #define ADDR_CACHE_FRAMES 4
 #define NS_PER_MS 1000000ull
 #define GONE_GRACE_NS (5000 * NS_PER_MS)    /* keep a dead process's state for late samples */
-#define RTAB_SIZE 1024
 #define KMISS_SLOTS 256 /* kernel addresses a reload did not resolve (direct-mapped) */
 #define KRES_BATCH 128 /* kernel_resolve: addresses per call (a stack is at most 127) */
 #define KRES_TEXT 600 /* ... and bytes per text: KSYM_NAME_LEN 512 + offsets + module */
@@ -71,8 +71,8 @@ struct mapping {
 };
 
 struct proc {
-	struct proc *hnext;
-	struct proc *lru_prev, *lru_next;
+	struct proc *lru_prev, *lru_next; /* current: on the LRU list; NULL: not (retired) */
+	bool retired;			/* ended (exec, pid reuse): kept for earlier samples */
 	uint32_t pid, nspid;
 	uint64_t start_time;		/* clock ticks since boot, from /proc/PID/stat (0: not
 					   read: born_ns, or not known) */
@@ -94,16 +94,6 @@ struct proc {
 	enum pm_state pm_state;
 	size_t mem_bytes;
 	uint64_t version;		/* changes when what resolves its addresses may have */
-};
-
-/*
- * The state of a process image that exec or pid reuse replaced, kept for samples taken before
- * the switch (at until_ns, CLOCK_MONOTONIC like the sample times) and drained after it.
- */
-struct retired {
-	struct retired *hnext, *next;
-	uint64_t until_ns, expire_ns;
-	struct proc *p;
 };
 
 /* A file's symbols: an object of the file cache (elf/filecache.h, FILECACHE_SYMBOLS), found
@@ -176,12 +166,10 @@ struct symbolizer {
 	char *ktexts;
 	bool kres_failed;
 
-	struct proc **ptab;
-	size_t ptab_size, nprocs;
+	int ext;			/* the processes: the tracker's extension (sym_proc.c) */
+	size_t nprocs;			/* current ones, on the LRU list */
 	struct proc lru_p;		/* sentinel: lru_next is the most recent */
-	struct retired *rtab[RTAB_SIZE];	/* by pid */
-	struct retired *rhead, *rtail;	/* oldest first: they expire in that order */
-	size_t nretired;
+	size_t nretired;		/* ended ones kept (retired) */
 
 	struct elfent **etab;
 	size_t etab_size, nelfs;
@@ -256,7 +244,9 @@ uint64_t sym_start_to_mono(uint64_t ticks);
 struct proc *sym_proc_get(struct symbolizer *s, uint32_t pid);
 /* The retired state of @pid that was current at @time_ns, or NULL. Borrowed. */
 struct proc *sym_retired_find(struct symbolizer *s, uint32_t pid, uint64_t time_ns);
-/* Frees the cached and retired processes (the table is symbolizer__free's). */
+/* The processes' states as the tracker's extension (s->procs set): 0 or -errno. */
+int sym_proc_cache_init(struct symbolizer *s);
+/* Releases the cached and retired processes. */
 void sym_proc_cache_fini(struct symbolizer *s);
 /* The cached state of @pid, or NULL (nothing read). Borrowed. */
 struct proc *sym_proc_find(struct symbolizer *s, uint32_t pid);

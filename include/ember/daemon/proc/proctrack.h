@@ -311,6 +311,10 @@ struct proc_ext_ops {
 	void (*ended)(void *ctx, uint32_t pid, void *state, uint64_t event_ns);
 	void (*release)(void *ctx, uint32_t pid, void *state);	/* NULL: nothing held */
 	void *ctx;
+	/* an exit told does not end this stage's states (the stage keeps a process that exited
+	 * as its own, for its threads' samples after the leader's exit, and lets it go itself);
+	 * an exec and the sweep still do */
+	bool keep_at_exit;
 };
 
 /* An extension's id (>= 0), or -EINVAL / -ENOSPC (PROC_EXT_MAX taken). */
@@ -329,6 +333,20 @@ void *proc_tracker__ext_at(struct proc_tracker *pt, int ext, uint32_t pid, uint6
 /* Ends @pid's current state of @ext alone, as of @time_ns (0: now): a stage that learns of an
  * exec or exit by itself (one without the tracker's events: the tests, `ember record`). */
 void proc_tracker__ext_end(struct proc_tracker *pt, int ext, uint32_t pid, uint64_t time_ns);
+/* The ended state of @pid whose image ran at @time_ns (the one whose end came first after it);
+ * NULL: none (never the current state, unlike proc_tracker__ext_at()). */
+void *proc_tracker__ext_ended_at(struct proc_tracker *pt, int ext, uint32_t pid, uint64_t time_ns);
+/* Whether an ended state of @pid is kept. */
+bool proc_tracker__ext_has_ended(struct proc_tracker *pt, int ext, uint32_t pid);
+/* A new state (zeroed) of an image of @pid that ended at @until_ns (0: now), made ended at once
+ * and older than the pid's other ended states: a stage that comes to an image only after its end
+ * (what ran before an exec, as the tracker kept it). NULL: ENOMEM. */
+void *proc_tracker__ext_add_ended(struct proc_tracker *pt, int ext, uint32_t pid,
+				  uint64_t until_ns);
+/* Releases @pid's current state of @ext now, not ended (nothing to keep: evicted, forgotten). */
+void proc_tracker__ext_drop(struct proc_tracker *pt, int ext, uint32_t pid);
+/* Releases @ext's oldest ended states past @max_ended (on the extension's thread). */
+void proc_tracker__ext_trim(struct proc_tracker *pt, int ext, size_t max_ended);
 /* @ext's states held, current and ended. */
 size_t proc_tracker__ext_count(struct proc_tracker *pt, int ext);
 /* Releases @ext's states ended more than keep_ns ago (on the extension's thread). */
