@@ -1117,7 +1117,7 @@ int proc_tracker__sweep(struct proc_tracker *pt)
 			pt->st.swept++;
 			swept++;
 			pthread_mutex_unlock(&pt->lock);
-			ext_end(pt, pids[i], 0, EXT_AT_EXIT); /* an exit not told */
+			ext_end(pt, pids[i], 0, -1);
 			continue;
 		}
 		pthread_mutex_unlock(&pt->lock);
@@ -1129,7 +1129,7 @@ int proc_tracker__sweep(struct proc_tracker *pt)
 	for (int x = 0; x < PROC_EXT_MAX; x++) {
 		struct pext *e;
 
-		if (!pt->ext[x].used || pt->ext[x].ops.keep_at_exit)
+		if (!pt->ext[x].used)
 			continue;
 		for (i = 0; i < EXT_SLOTS; i++)
 			for (e = pt->ext[x].cur[i]; e; e = e->next)
@@ -1144,8 +1144,7 @@ int proc_tracker__sweep(struct proc_tracker *pt)
 		pthread_mutex_lock(&pt->lock);
 		pt->st.ext_swept++;
 		pthread_mutex_unlock(&pt->lock);
-		/* a pid in two extensions: the second finds none */
-		ext_end(pt, pids[i], 0, EXT_AT_EXIT);
+		ext_end(pt, pids[i], 0, -1); /* a pid in two extensions: the second finds none */
 	}
 	free(pids);
 	return swept;

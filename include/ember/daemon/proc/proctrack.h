@@ -311,9 +311,9 @@ struct proc_ext_ops {
 	void (*ended)(void *ctx, uint32_t pid, void *state, uint64_t event_ns);
 	void (*release)(void *ctx, uint32_t pid, void *state);	/* NULL: nothing held */
 	void *ctx;
-	/* an exit, told or found by the sweep, does not end this stage's states (the stage
-	 * keeps a process that exited as its own, for its threads' samples after the leader's
-	 * exit, checks for a gone process itself and lets it go); an exec still does */
+	/* an exit told does not end this stage's states (the stage keeps a process that exited
+	 * as its own, for its threads' samples after the leader's exit, and lets it go itself);
+	 * an exec and the sweep still do */
 	bool keep_at_exit;
 };
 
