@@ -1267,19 +1267,30 @@ void *proc_tracker__ext_last(struct proc_tracker *pt, int id, uint32_t pid)
 	return e ? e->data : NULL;
 }
 
+/*
+ * Under the lock: the ended state of @pid whose image ran at @time_ns. Image k ran until
+ * until_k: a sample at @time_ns is of the one with the smallest until_k after it (the chain is
+ * newest first: the last such). NULL: none.
+ */
+static struct pext *ext_ended_at(struct ext *x, uint32_t pid, uint64_t time_ns)
+{
+	struct pext *e, *at = NULL;
+
+	for (e = x->gone[hash_mix64(pid) & (EXT_SLOTS - 1)]; e; e = e->next)
+		if (e->pid == pid && e->until_ns > time_ns)
+			at = e;
+	return at;
+}
+
 void *proc_tracker__ext_at(struct proc_tracker *pt, int id, uint32_t pid, uint64_t time_ns)
 {
 	struct ext *x = ext_of(pt, id);
-	struct pext *e, *at = NULL;
+	struct pext *at;
 
 	if (!x || !pid)
 		return NULL;
 	pthread_mutex_lock(&pt->lock);
-	/* image k ran until until_k: a sample at @time_ns is of the one with the smallest
-	 * until_k after it (the chain is newest first: the last such) */
-	for (e = x->gone[hash_mix64(pid) & (EXT_SLOTS - 1)]; e; e = e->next)
-		if (e->pid == pid && e->until_ns > time_ns)
-			at = e;
+	at = ext_ended_at(x, pid, time_ns);
 	if (!at)
 		at = *ext_find(x, pid);
 	if (!at) /* after the last image's end (its other threads ran on): that image */
@@ -1291,14 +1302,12 @@ void *proc_tracker__ext_at(struct proc_tracker *pt, int id, uint32_t pid, uint64
 void *proc_tracker__ext_ended_at(struct proc_tracker *pt, int id, uint32_t pid, uint64_t time_ns)
 {
 	struct ext *x = ext_of(pt, id);
-	struct pext *e, *at = NULL;
+	struct pext *at;
 
 	if (!x || !pid)
 		return NULL;
 	pthread_mutex_lock(&pt->lock);
-	for (e = x->gone[hash_mix64(pid) & (EXT_SLOTS - 1)]; e; e = e->next)
-		if (e->pid == pid && e->until_ns > time_ns)
-			at = e;
+	at = ext_ended_at(x, pid, time_ns);
 	pthread_mutex_unlock(&pt->lock);
 	return at ? at->data : NULL;
 }
