@@ -92,7 +92,7 @@ static int sampling_setup(struct emberd *d)
 							     .max_bytes = d->cfg.files_max_bytes });
 	if (!d->files)
 		return log_errno(-errno, "cannot create the file cache");
-	yo.files = d->files;
+	yo.files = uo.files = d->files;
 	d->sym = symbolizer__new(&yo, d->sym_st);
 	if (!d->sym)
 		return log_errno(-errno, "cannot create the symbolizer");

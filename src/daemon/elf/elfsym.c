@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "ember/daemon/elf/elfsym.h"
+#include "ember/daemon/elf/elffile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -48,7 +49,8 @@ struct elfsym {
 	bool full_symtab;	/* a .symtab was read, the image's or its debug file's */
 	bool has_symtab;	/* the file's own .symtab (not stripped) */
 	int dbg_fd;		/* the debug file's, while build() reads it; else -1 */
-	uint64_t debug_refused;	/* debug files refused: not root's, a link, a CRC mismatch */
+	uint64_t debug_refused;	/* debug files refused: not root's, a link, a CRC or build-id
+				   mismatch */
 	/* DWARF for inline frames: the Elf it reads (ours) and the memory image if any */
 	Elf *dw_elf;
 	Dwarf *dw;
@@ -423,6 +425,31 @@ static Elf *open_debug(struct elfsym *e, const char *path, const struct stat *se
 	return elf;
 }
 
+/* The debug file of @e's build-id in debug dir @dir (elffile_open_debug(): the one lookup by
+ * build-id, with the same trust rule; a file whose own build-id is another is refused). */
+static Elf *open_debug_by_id(struct elfsym *e, const char *dir, const struct stat *self)
+{
+	struct stat st;
+	Elf *elf;
+	int fd;
+
+	fd = elffile_open_debug(dir, e->build_id, e->build_id_len, &st, NULL, NULL,
+				&e->debug_refused);
+	if (fd < 0)
+		return NULL;
+	if (self && st.st_dev == self->st_dev && st.st_ino == self->st_ino) {
+		close(fd);
+		return NULL;
+	}
+	elf = elf_from_fd(fd);
+	if (!elf) {
+		close(fd);
+		return NULL;
+	}
+	e->dbg_fd = fd;
+	return elf;
+}
+
 static bool fits(int n)
 {
 	return n >= 0 && n < PATH_MAX;
@@ -437,14 +464,11 @@ static Elf *find_debug(struct elfsym *e, Elf *elf, const struct elfsym_opts *o,
 		       const struct stat *self)
 {
 	const char *dirs = o->debug_dirs ? o->debug_dirs : "/usr/lib/debug";
-	char path[PATH_MAX], hex[2 * MAX_BUILD_ID + 1], bindir[PATH_MAX];
+	char path[PATH_MAX], bindir[PATH_MAX];
 	const char *link, *d;
 	GElf_Word crc;
 	Elf *dbg;
-	size_t i;
 
-	for (i = 0; i < e->build_id_len; i++)
-		snprintf(hex + 2 * i, 3, "%02x", e->build_id[i]);
 	link = dwelf_elf_gnu_debuglink(elf, &crc);
 	if (link && (strchr(link, '/') || !link[0]))
 		link = NULL; /* a name, not a path */
@@ -458,12 +482,10 @@ static Elf *find_debug(struct elfsym *e, Elf *elf, const struct elfsym_opts *o,
 		const char *colon = strchr(d, ':');
 		int dl = (int)(colon ? (size_t)(colon - d) : strlen(d));
 
-		if (dl > 0 && e->build_id_len > 1) {
-			if (fits(snprintf(path, sizeof(path), "%.*s/.build-id/%.2s/%s.debug", dl, d,
-					  hex, hex + 2)) &&
-			    (dbg = open_debug(e, path, self, NULL)))
-				return dbg;
-		}
+		if (dl > 0 && e->build_id_len > 1 &&
+		    fits(snprintf(path, sizeof(path), "%.*s", dl, d)) &&
+		    (dbg = open_debug_by_id(e, path, self)))
+			return dbg;
 		if (dl > 0 && link && o->path) {
 			/* without a build-id, only the link's CRC says it is this file's */
 			if (fits(snprintf(path, sizeof(path), "%.*s%s/%s", dl, d, bindir, link)) &&

@@ -18,6 +18,7 @@
 #include "ember/core/base/hash.h"
 #include "ember/core/base/log.h"
 #include "ember/daemon/proc/mapfile.h"
+#include "ember/daemon/elf/elffile.h"
 #include "ember/daemon/elf/elfsym.h"
 
 #define ELF_RETRY_NS (5000 * NS_PER_MS)	    /* retry an image that failed to open */
@@ -241,11 +242,10 @@ static struct image *image_open(struct symbolizer *s, struct proc *p, const stru
 				  .dwarf = s->o.inline_frames,
 				  .max_symbols = s->o.max_symbols,
 				  .max_section_bytes = s->o.max_section_bytes };
-	uint8_t bid[FILECACHE_BUILD_ID_MAX];
+	struct elffile_facts ef;
 	struct filecache_id id;
 	struct image *img;
 	struct stat st;
-	int n;
 
 	if (fd < 0)
 		fd = open_mapping(s, p, m, NULL);
@@ -263,10 +263,8 @@ static struct image *image_open(struct symbolizer *s, struct proc *p, const stru
 	 * owner or root's (elf/filecache.h's rule). A stripped copy has the build-id of the
 	 * original but not its size.
 	 */
-	filecache_id_of(&st, &id);
-	n = elfsym_read_build_id(fd, bid, sizeof(bid));
-	if (n > 0)
-		filecache_id_set_build_id(&id, bid, (size_t)n);
+	if (elffile_facts(s->files, fd, &st, &ef, &id)) /* its headers: read once for all */
+		s->stats.elf_headers_read++;
 	img = filecache__get_obj(s->files, &id, FILECACHE_SYMBOLS);
 	if (img) {
 		close(fd);

@@ -443,6 +443,25 @@ void sym_note_unresolved(struct symbolizer *s, const struct proc *p, const struc
 	}
 }
 
+/* @addr (in @m) as a virtual address of @img, the file @m maps: the bias through the image's
+ * load segments found once per mapping and image, not per frame. 0 or -ENOENT (no segment). */
+static int map_vaddr(const struct image *img, struct mapping *m, uint64_t addr, uint64_t *ret)
+{
+	if (m->bias_serial != img->serial) {
+		/* the symbolizer keeps executable mappings */
+		struct elfload_map em = { .start = m->start, .end = m->end, .pgoff = m->pgoff,
+					  .x = true };
+		uint64_t bias;
+
+		if (elfload_bias(elfsym__load(img->es), &em, &bias))
+			return -ENOENT;
+		m->bias = bias;
+		m->bias_serial = img->serial;
+	}
+	*ret = addr - m->bias;
+	return 0;
+}
+
 static int user_frame(struct symbolizer *s, struct proc *p, uint64_t addr, size_t *k)
 {
 	struct mapping *m = find_mapping(p, addr);
@@ -460,13 +479,11 @@ static int user_frame(struct symbolizer *s, struct proc *p, uint64_t addr, size_
 		m = find_mapping(p, addr);
 	}
 	if (m && m->kind == PROCMAPS_FILE) {
-		struct elfload_map em = { .start = m->start, .end = m->end, .pgoff = m->pgoff,
-					  .x = true }; /* the symbolizer keeps executable ones */
 		uint64_t vaddr;
 
 		img = sym_elf_get(s, p, m);
 		why = img ? UNRESOLVED_NO_SYMBOL : UNRESOLVED_NOT_READ;
-		if (img && elfload_vaddr(elfsym__load(img->es), &em, addr, &vaddr) == 0) {
+		if (img && map_vaddr(img, m, addr, &vaddr) == 0) {
 			final = true; /* the image has no symbol here: asking again finds none */
 			r = image_frames(s, img, img->es, img->serial, vaddr, k);
 			if (r)
@@ -586,11 +603,9 @@ int symbolizer__user_keys(struct symbolizer *s, uint32_t pid, const uint64_t *ip
 			serial = KEY_VDSO;
 			vaddr = addr - m->start;
 		} else if (m->kind == PROCMAPS_FILE) {
-			struct elfload_map em = { .start = m->start, .end = m->end,
-						  .pgoff = m->pgoff, .x = true };
 			struct image *img = sym_elf_peek(s, m);
 
-			if (!img || elfload_vaddr(elfsym__load(img->es), &em, addr, &vaddr))
+			if (!img || map_vaddr(img, m, addr, &vaddr))
 				return 0;
 			serial = img->serial;
 		} else {

@@ -165,6 +165,7 @@ const struct counter_desc symbolizer_counters[] = {
 	{ .key = "pid_before_exec", U64(pid_before_exec), PROC_EVENT("before_exec") },
 	{ .key = "maps_errors", U64(maps_errors), PROC_EVENT("maps_error") },
 	{ .key = "elf_errors", U64(elf_errors) },
+	{ .key = "elf_headers_read", U64(elf_headers_read) },
 	{ .key = "elf_unreachable", U64(elf_unreachable) },
 	{ .key = "perfmap_loads", U64(perfmap_loads) },
 	{ .key = "perfmap_bad_lines", U64(perfmap_bad_lines),

@@ -67,6 +67,8 @@ struct mapping {
 	uint64_t id_gen;	     /* the elfent (its gen) this mapping's file was compared
 					with (size, mtime) or read through; 0: none yet */
 	int32_t unknown_id;	     /* "[base]" frame id, -1 until interned */
+	uint32_t bias_serial;	     /* the image (its serial) @bias is of; 0: none yet */
+	uint64_t bias;		     /* address - bias = the image's vaddr (map_vaddr()) */
 	const struct procmaps_entry *snap_e; /* its entry in proc->snap (its identity) */
 };
 

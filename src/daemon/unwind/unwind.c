@@ -22,6 +22,7 @@
 #include "ember/daemon/sample/sampler.h"
 #include "ember/daemon/unwind/cfi.h"
 #include "ember/daemon/elf/dbgfetch.h"
+#include "ember/daemon/elf/elffile.h"
 #include "ember/daemon/elf/elfload.h"
 #include "ember/daemon/elf/filecache.h"
 #include "ember/daemon/elf/elfsym.h"
@@ -498,8 +499,10 @@ size_t unwind_pack_table(const struct ember_unwind_row *rows, size_t n, uint32_t
 	return total;
 }
 
-/* Compiles @ct into the array as a new table (most recent). NULL + errno. */
-static struct table *table_from_cfi(struct unwinder *u, struct cfi_table *ct, Elf *elf)
+/* Compiles @ct into the array as a new table (most recent), with the file's load segments
+ * @load (NULL: none known). NULL + errno. */
+static struct table *table_from_cfi(struct unwinder *u, struct cfi_table *ct,
+				    const struct elfload *load)
 {
 	const struct ember_unwind_row *rows;
 	struct table *t = calloc(1, sizeof(*t));
@@ -511,7 +514,8 @@ static struct table *table_from_cfi(struct unwinder *u, struct cfi_table *ct, El
 		errno = ENOMEM;
 		return NULL;
 	}
-	(void)elfload_read(elf, &t->load); /* none or some: bias_of() falls back */
+	if (load)
+		t->load = *load; /* none or some: bias_of() falls back */
 	rows = ct ? cfi_table__rows(ct, &n) : NULL;
 	if (n) {
 		uint32_t id = ++u->table_id ? u->table_id : ++u->table_id; /* never 0 */
@@ -545,74 +549,41 @@ static struct table *table_from_cfi(struct unwinder *u, struct cfi_table *ct, El
 	return t;
 }
 
-/* A separate debug file by build-id in one of the ':'-separated debug dirs, for files without
- * .eh_frame; -1 when none. *@fetched: it is in debuginfod's cache folder (whoever fetched it:
- * the symbolizer often has, by the time a walk reaches the file). */
+/* A separate debug file by build-id (elffile_open_debug(): root's, with that build-id), for
+ * files without .eh_frame; -1 when none. *@fetched: it is in debuginfod's cache folder (whoever
+ * fetched it: the symbolizer often has, by the time a walk reaches the file). */
 static int open_debug(struct unwinder *u, const uint8_t *bid, size_t len, bool *fetched)
 {
-	const char *fdir = u->o.fetch ? dbgfetch__dir(u->o.fetch) : NULL;
-	const char *d = u->debug_dir, *end;
-	char path[512];
-	size_t i, o;
+	const char *fdir = u->o.fetch ? dbgfetch__dir(u->o.fetch) : NULL, *dir = NULL;
+	size_t dlen = 0;
 	int fd;
 
-	for (; len >= 2 && *d; d = *end ? end + 1 : end) {
-		end = strchrnul(d, ':');
-		if (end == d || end - d > 256)
-			continue;
-		o = (size_t)snprintf(path, sizeof(path), "%.*s/.build-id/%02x/", (int)(end - d), d,
-				     bid[0]);
-		for (i = 1; i < len && o + 3 < sizeof(path); i++)
-			o += (size_t)snprintf(path + o, sizeof(path) - o, "%02x", bid[i]);
-		if (o + 7 >= sizeof(path))
-			continue;
-		snprintf(path + o, sizeof(path) - o, ".debug");
-		/* root's, in root's directories, no link on the way: never a file a process
-		 * controls */
-		fd = mapfile_open_trusted(path, NULL);
-		if (fd >= 0) {
-			*fetched = fdir && strlen(fdir) == (size_t)(end - d) &&
-				   !memcmp(fdir, d, (size_t)(end - d));
-			return fd;
-		}
-	}
-	return -1;
-}
-
-/* Whether the ELF file at @fd has a .symtab (is not stripped). */
-static bool has_symtab(int fd)
-{
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
-	bool found = false;
-	Elf *elf;
-
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ, NULL); /* pread, never mapped (elfsym.h) */
-	while (elf && !found && (scn = elf_nextscn(elf, scn)))
-		found = gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB;
-	elf_end(elf);
-	return found;
+	fd = elffile_open_debug(u->debug_dir, bid, len, NULL, &dir, &dlen, NULL);
+	if (fd < 0)
+		return -1;
+	*fetched = fdir && dir && strlen(fdir) == dlen && !memcmp(fdir, dir, dlen);
+	return fd;
 }
 
 /* The table of the file open at @fd: shared by build-id, or compiled. NULL + errno. */
 static struct table *table_of_fd(struct unwinder *u, int fd, const struct stat *sb)
 {
 	struct cfi_opts co = { .max_rows = u->capacity, .max_section_bytes = u->o.max_section_bytes };
-	uint8_t bid[FILECACHE_BUILD_ID_MAX];
+	struct elffile_facts ef;
 	struct filecache_id id;
 	struct cfi_table *ct;
 	struct table *t;
-	Elf *elf;
 	int r, dfd = -1, err;
 	bool fetched = false, pending = false;
+	const uint8_t *bid;
 	uint64_t t0;
 	int fr;
 
-	r = elfsym_read_build_id(fd, bid, sizeof(bid));
-	filecache_id_of(sb, &id);
-	if (r > 0)
-		filecache_id_set_build_id(&id, bid, (size_t)r);
+	/* the file's headers, read once for every reader (elf/elffile.h) */
+	if (elffile_facts(u->o.files, fd, sb, &ef, &id))
+		u->st.headers_read++;
+	r = ef.err ? ef.err : ef.build_id_len;
+	bid = ef.build_id;
 	t = table_by_bid(u, &id);
 	if (t) {
 		u->st.build_shared++;
@@ -626,7 +597,7 @@ static struct table *table_of_fd(struct unwinder *u, int fd, const struct stat *
 	/* a stripped file without a local debug file: debuginfod's, where a server has it, for
 	 * its .debug_frame; never waited for (dbgfetch.h): while it is being fetched the table is
 	 * built from what the file has, and built again once it came (unwinder__work) */
-	if (dfd < 0 && r > 1 && u->o.fetch && !has_symtab(fd)) {
+	if (dfd < 0 && r > 1 && u->o.fetch && !ef.has_symtab) {
 		fr = dbgfetch__request(u->o.fetch, bid, (size_t)r);
 		if (fr == 0)
 			dfd = open_debug(u, bid, (size_t)r, &fetched);
@@ -654,11 +625,8 @@ static struct table *table_of_fd(struct unwinder *u, int fd, const struct stat *
 	}
 	if (!ct)
 		u->st.build_failures++; /* no CFI: an empty table, frame pointers */
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ, NULL); /* pread, never mapped (elfsym.h) */
-	t = table_from_cfi(u, ct, elf);
+	t = table_from_cfi(u, ct, ef.err ? NULL : &ef.load);
 	err = errno;
-	elf_end(elf);
 	cfi_table__free(ct);
 	if (dfd >= 0)
 		close(dfd);
@@ -700,7 +668,10 @@ static void build_vdso(struct unwinder *u)
 	elf = elf_memory((char *)base, len);
 	ct = elf ? cfi_table__new(elf, NULL, NULL) : NULL;
 	if (ct) {
-		u->vdso = table_from_cfi(u, ct, elf);
+		struct elfload load;
+
+		(void)elfload_read(elf, &load);
+		u->vdso = table_from_cfi(u, ct, &load);
 		if (u->vdso)
 			lru_unlink(u->vdso); /* never evicted */
 	}

@@ -46,6 +46,8 @@ const struct counter_desc unwind_counters[] = {
 	  .label = "event", .label_value = "build_failure" },
 	{ .key = "build_shared", U64(build_shared), .metric = EVENTS, .label = "event",
 	  .label_value = "shared_by_build_id" },
+	{ .key = "headers_read", U64(headers_read), .metric = EVENTS, .label = "event",
+	  .label_value = "headers_read" },
 	{ .key = "debuginfod", U64(debuginfod) },
 	{ .key = "debuginfod_pending", U64(debuginfod_pending) },
 	{ .key = "debuginfod_late", U64(debuginfod_late) },

@@ -57,6 +57,7 @@ enum filecache_kind {
 	FILECACHE_SYMBOLS,     /* symbols/sym_elf.c: struct image (an object, refcounted) */
 	FILECACHE_V8,	       /* unwind/v8.c: struct v8_file_facts */
 	FILECACHE_HOTSPOT,     /* unwind/hotspot.c: struct hs_file_facts */
+	FILECACHE_ELF,	       /* elf/elffile.c: struct elffile_facts (every reader's) */
 	FILECACHE__NR
 };
 

@@ -146,6 +146,8 @@ struct symbolizer_stats {
 	uint64_t elfs_cached;		/* gauge */
 	uint64_t elf_hits, elf_misses;	/* lookups of an image by (dev, inode) */
 	uint64_t elf_buildid_hits;	/* ... found by build-id instead (same file, other inode) */
+	uint64_t elf_headers_read;	/* files whose ELF headers the symbolizer read itself (the
+					 * file cache had none: no other reader had read them) */
 	uint64_t elf_evictions;		/* dropped by the LRU bound */
 	uint64_t elf_changed;		/* dropped: the file under that (dev, inode) is another now */
 	uint64_t elf_mem_evictions;	/* images dropped to stay within max_image_bytes */

@@ -32,6 +32,7 @@
 
 struct sampler;
 struct dbgfetch;
+struct filecache;
 
 struct unwind_opts {
 	uint32_t max_procs;		/* processes listed at once (the BPF map's size) */
@@ -44,6 +45,9 @@ struct unwind_opts {
 					 * and without a local debug file gets its debug file's
 					 * .debug_frame; debug_dir must name dbgfetch__dir() */
 	struct proc_tracker *procs;	/* where mappings come from (borrowed); NULL: one of its own */
+	struct filecache *files;	/* the daemon's file cache (borrowed, the worker's thread):
+					 * a file's headers read once for every reader
+					 * (elf/elffile.h); NULL: read each time */
 };
 
 #define UNWIND_OPTS_DEFAULT { .max_procs = 4096, .work_budget_ns = 20000000, \
@@ -63,6 +67,8 @@ struct unwind_stats {
 	uint64_t build_ns;		/* ... and the time they took */
 	uint64_t build_failures;	/* files that could not be read or have no CFI */
 	uint64_t build_shared;		/* a file found by build-id under another device/inode */
+	uint64_t headers_read;		/* files whose ELF headers the unwinder read itself (the
+					 * file cache had none: no other reader had read them) */
 	uint64_t debuginfod;		/* tables with a debug file's CFI from debuginfod */
 	uint64_t debuginfod_pending;	/* tables built while their debug file was being fetched */
 	uint64_t heap_bytes;		/* gauge: its own memory (files, processes, scratch), not the
