@@ -136,6 +136,13 @@ echo "| B. emberd, frame pointers only | $fn | $fus us | $fss us | $fcpu s | $fb
 echo "| C. perf record --call-graph dwarf + perf script | $PSAMPLES | $PUS us | - | $PCPU s | - | - |"
 awk -v a="$uus" -v b="$fus" -v p="$PUS" 'BEGIN { printf "\nunwinder: %+.2f us per sample (A - B); perf / emberd: %.0fx\n", a - b, p / a }'
 grep -h 'user stacks' "$TMP/unwind.log" "$TMP/fp.log" | sed 's/^emberd: info: /# /'
+# the whole run holds emberd's start-up (the BPF programs verified, the maps made: a fixed cost
+# that a 20 s run spreads over few samples): what it took, and the run without it
+startup_ms() { grep -o 'start-up took [0-9.]* ms of CPU' "$TMP/$1.log" | awk '{ print $3 }'; }
+su=$(startup_ms unwind)
+sf=$(startup_ms fp)
+awk -v su="${su:-0}" -v sf="${sf:-0}" -v ua="$ucpu" -v ub="$ubpf" -v un="$un" -v fa="$fcpu" \
+	-v fb="$fbpf" -v fn="$fn" 'BEGIN { printf "# start-up (BPF load and verification, maps), CPU: A %.1f ms, B %.1f ms; the whole run without it, per sample: A %.2f us, B %.2f us\n", su, sf, (ua + ub - su / 1e3) / un * 1e6, (fa + fb - sf / 1e3) / fn * 1e6 }'
 
 echo
 echo "| program (run C) | emberd samples | reach the entry | perf samples | reach the entry | similarity |"
