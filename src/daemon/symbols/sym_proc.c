@@ -773,6 +773,12 @@ int symbolizer__prune_gone(struct symbolizer *s)
 	return prune(s, false);
 }
 
+void symbolizer__trim_retired(struct symbolizer *s)
+{
+	if (s->ext >= 0)
+		proc_tracker__ext_trim(s->procs, s->ext, MAX_RETIRED);
+}
+
 void symbolizer__check_pid(struct symbolizer *s, uint32_t pid)
 {
 	struct proc *p = proc_find(s, pid);

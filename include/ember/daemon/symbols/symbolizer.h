@@ -52,6 +52,8 @@ struct symbolizer_opts {
 	struct proc_tracker *procs; /* where mappings come from (borrowed); NULL: one of its own */
 	struct filecache *files;  /* where ELF images are kept (elf/filecache.h, borrowed: the
 				     daemon's one, outliving the symbolizer); NULL: its own */
+	struct elfshare *share;	  /* where its images are published for other threads to borrow
+				     (elfsym.h: the exporter's frameloc); NULL: none */
 	const char *kallsyms_path; /* NULL: "/proc/kallsyms" */
 	uint64_t (*ks_clock_ns)(void); /* tests: the clock of kallsyms reloads; NULL: monotonic */
 	/*
@@ -300,6 +302,11 @@ int symbolizer__prune(struct symbolizer *s);
 /* The same without reading each process's start time and executable: expiry of what is known
  * gone (symbolizer__check_pid, note_pid), retired states, open files, JIT maps read. */
 int symbolizer__prune_gone(struct symbolizer *s);
+/* The images that ended beyond the newest 1,024 let go now: those the process tracker ended
+ * itself (its sweep of gone processes, an exec or exit it was told) are not trimmed as they end
+ * (the symbolizer's own ends are); called after the tracker's sweep, before the stats are
+ * published. */
+void symbolizer__trim_retired(struct symbolizer *s);
 /* Reads @pid's start time and executable now (its leader exited, say): a process gone is
  * marked so, a pid reused or exec'ed has its state retired. */
 void symbolizer__check_pid(struct symbolizer *s, uint32_t pid);
