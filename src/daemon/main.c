@@ -20,6 +20,7 @@
 #include "ember/core/base/workq.h"
 #include "ember/core/model/recording.h"
 #include "ember/daemon/elf/dbgfetch.h"
+#include "ember/daemon/elf/elfsym.h"
 #include "ember/daemon/elf/filecache.h"
 #include "ember/daemon/export/export_config.h"
 #include "ember/daemon/export/exporter.h"
@@ -93,6 +94,11 @@ static int sampling_setup(struct emberd *d)
 	if (!d->files)
 		return log_errno(-errno, "cannot create the file cache");
 	yo.files = uo.files = d->files;
+	/* the symbolizer's images, borrowed by the exporter's frameloc */
+	d->share = elfshare__new();
+	if (!d->share)
+		return log_errno(-errno, "cannot create the shared images' registry");
+	yo.share = d->share;
 	d->sym = symbolizer__new(&yo, d->sym_st);
 	if (!d->sym)
 		return log_errno(-errno, "cannot create the symbolizer");
@@ -213,6 +219,7 @@ static void emberd_fini(struct emberd *d)
 	symbolizer__free(d->sym);
 	proc_tracker__free(d->procs);
 	filecache__free(d->files); /* after its users */
+	elfshare__free(d->share); /* after the symbolizer, the exporter and the file cache */
 	dbgfetch__free(d->fetch); /* after its two users */
 	kresolve__free(d->kres);
 	store_sink__free(d->sink);
@@ -316,7 +323,7 @@ int main(int argc, char **argv)
 		else
 			log_warn("captures will use the live store only: out of memory");
 	}
-	r = export_from_config(&d.cfg, d.store, d.procs, &d.identity, &d.exporter);
+	r = export_from_config(&d.cfg, d.store, d.procs, d.share, &d.identity, &d.exporter);
 	if (r)
 		goto out;
 	if (d.exporter && d.memio_sink) /* memory and I/O events pushed as OTLP too */

@@ -288,6 +288,10 @@ read -r mg mb mburn < <(tail -1 "$TMP/maps.out")
 grep '^#' "$TMP/maps.out" | head -5
 check "otlp: symbolized native frames carry their file, build id and offset ($mg frames, $mburn of burn; $mb wrong)" \
 	test "$mg" -gt 0 -a "$mburn" -ge 3 -a "$mb" = 0
+# the files of those frames: the symbolizer's images borrowed (elfshare), not parsed again
+FF=$(ex frame_files) FB=$(ex frame_files_borrowed)
+check "otlp: the frames' files are the symbolizer's images, borrowed ($FB of $FF files read)" \
+	test "${FB:-0}" -gt 0
 # identity
 # (the burner's resource: before its exec the pid was the sh that moved it into the cgroup)
 res() { awk -v p=$1 '$1 == p && $2 ~ /\/(burn|bz[0-9]+)$/ { print; exit }' "$TMP/otlp.res"; }

@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: MIT
 /* elfsym on the symbols workload ($OUTPUT/workloads/symbols): symbols at the addresses nm gives,
  * file offsets, build-id, inline frames, and a stripped copy with its debug file; the name kept
- * among aliases at one address (perf's choice), on a library assembled here and on libc. */
+ * among aliases at one address (perf's choice), on a library assembled here and on libc; images
+ * shared between threads (elfshare): found for the same file only, alive while anyone holds one,
+ * found no more once the last let go, an image published again replacing the old, and a borrower
+ * thread finding and letting go while the publisher replaces and frees (ASan's build checks the
+ * memory). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,7 +21,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <pthread.h>
+#include <sys/stat.h>
+
 #include "ember/daemon/elf/elfsym.h"
+#include "ember/daemon/elf/filecache.h"
 
 #include "helpers.h"
 
@@ -296,6 +304,120 @@ static void test_libc_write(void **state)
 	dlclose(libc);
 }
 
+static void id_of(const char *path, struct filecache_id *ret)
+{
+	struct stat st;
+
+	assert_int_equal(stat(path, &st), 0);
+	filecache_id_of(&st, ret);
+}
+
+static void test_share(void **state)
+{
+	struct elfshare *sh = elfshare__new();
+	uint64_t leaf = nm_addr(bin, "symbols_leaf");
+	struct elfsym *a = open_path(bin, NULL), *b, *c;
+	struct filecache_id id, other;
+	int idx;
+
+	(void)state;
+	assert_non_null(sh);
+	assert_non_null(a);
+	id_of(bin, &id);
+	assert_null(elfshare__find(sh, &id)); /* nothing published */
+	elfshare__publish(sh, a, &id);
+	assert_int_equal(elfshare__count(sh), 1);
+	/* another file (another size at the same device and inode: changed): not it */
+	other = id;
+	other.size++;
+	assert_null(elfshare__find(sh, &other));
+	b = elfshare__find(sh, &id);
+	assert_ptr_equal(b, a);
+	/* the publisher lets go first: the borrower's image stays whole */
+	elfsym__free(a);
+	idx = elfsym__lookup(b, leaf);
+	assert_true(idx >= 0);
+	assert_string_equal(elfsym__name(b, idx), "symbols_leaf");
+	assert_int_equal(elfshare__count(sh), 1); /* still held: still found */
+	c = elfshare__find(sh, &id);
+	assert_ptr_equal(c, b);
+	elfsym__free(c);
+	elfsym__free(b); /* the last: freed, and found no more */
+	assert_int_equal(elfshare__count(sh), 0);
+	assert_null(elfshare__find(sh, &id));
+
+	/* published again for the same file (a debug file came): the new one is found; the old
+	 * one's last free leaves the new entry alone */
+	a = open_path(bin, NULL);
+	b = open_path(bin, NULL);
+	elfshare__publish(sh, a, &id);
+	c = elfshare__find(sh, &id); /* a borrower of the old one */
+	assert_ptr_equal(c, a);
+	elfshare__publish(sh, b, &id);
+	assert_int_equal(elfshare__count(sh), 1);
+	elfsym__free(a);
+	elfsym__free(c); /* the old one's last */
+	assert_int_equal(elfshare__count(sh), 1);
+	c = elfshare__find(sh, &id);
+	assert_ptr_equal(c, b);
+	elfsym__free(c);
+	elfsym__free(b);
+	assert_int_equal(elfshare__count(sh), 0);
+	elfshare__free(sh);
+}
+
+struct borrower {
+	struct elfshare *sh;
+	struct filecache_id id;
+	uint64_t leaf;
+	int stop;
+	unsigned long found;
+};
+
+static void *borrow_loop(void *arg)
+{
+	struct borrower *b = arg;
+
+	while (!__atomic_load_n(&b->stop, __ATOMIC_RELAXED)) {
+		struct elfsym *e = elfshare__find(b->sh, &b->id);
+		int idx;
+
+		if (!e)
+			continue;
+		idx = elfsym__lookup(e, b->leaf);
+		if (idx >= 0 && !strcmp(elfsym__name(e, idx), "symbols_leaf"))
+			b->found++;
+		elfsym__free(e);
+	}
+	return NULL;
+}
+
+static void test_share_threads(void **state)
+{
+	struct borrower b = { .sh = elfshare__new(), .leaf = nm_addr(bin, "symbols_leaf") };
+	pthread_t t;
+	int i;
+
+	(void)state;
+	assert_non_null(b.sh);
+	id_of(bin, &b.id);
+	assert_int_equal(pthread_create(&t, NULL, borrow_loop, &b), 0);
+	/* the publisher's life of an image: read, published, let go (its last free, or the
+	 * borrower's) */
+	for (i = 0; i < 200; i++) {
+		struct elfsym *e = open_path(bin, NULL);
+
+		elfshare__publish(b.sh, e, &b.id);
+		usleep(200);
+		elfsym__free(e);
+	}
+	__atomic_store_n(&b.stop, 1, __ATOMIC_RELAXED);
+	pthread_join(t, NULL);
+	assert_true(b.found > 0); /* the borrower did find and read them */
+	assert_int_equal(elfshare__count(b.sh), 0);
+	elfshare__free(b.sh);
+}
+
 static int setup(void **state)
 {
 	const char *out = getenv("OUTPUT");
@@ -322,6 +444,8 @@ int main(void)
 		cmocka_unit_test(test_debug_file),
 		cmocka_unit_test(test_aliases),
 		cmocka_unit_test(test_libc_write),
+		cmocka_unit_test(test_share),
+		cmocka_unit_test(test_share_threads),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

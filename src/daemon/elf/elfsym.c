@@ -3,6 +3,7 @@
 #include "ember/daemon/elf/elffile.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stddef.h>
@@ -23,6 +24,7 @@
 #include "ember/core/base/array.h"
 #include "ember/daemon/proc/mapfile.h"
 #include "ember/daemon/elf/elfload.h"
+#include "ember/daemon/elf/filecache.h"
 #include "ember/daemon/elf/keysort.h"
 
 #define MAX_BUILD_ID 64
@@ -58,6 +60,23 @@ struct elfsym {
 	/* per symbol: the offset of its subprogram DIE + 1 (0: not looked up yet), so that inline
 	 * lookups start at the function, not at the top of a CU with thousands of DIEs */
 	uint64_t *sym_die;
+	/* shared (elfshare__publish): references and the registry's entry, under sh->lock */
+	struct elfshare *sh;	/* NULL: never published, one owner */
+	unsigned int refs;	/* while sh: the publisher's and the borrowers' */
+	bool listed;		/* the registry's entry for its file is this image */
+};
+
+/* The registry of published images: few (the symbolizer's images, ~1,000 at most), looked up
+ * when frameloc opens a file: a list is enough. */
+struct shared_ent {
+	struct elfsym *e;
+	struct filecache_id id;
+};
+
+struct elfshare {
+	pthread_mutex_t lock;
+	struct shared_ent *ents;
+	size_t n, cap;
 };
 
 /*
@@ -379,6 +398,22 @@ static int file_crc32(int fd, uint64_t size, uint32_t *ret)
 	return 0;
 }
 
+/* The debug file open at @fd (its fstat @st) read, unless it is the image itself (@self); NULL
+ * with @fd closed when not. */
+static Elf *debug_elf(int fd, const struct stat *st, const struct stat *self)
+{
+	Elf *elf;
+
+	if (self && st->st_dev == self->st_dev && st->st_ino == self->st_ino) {
+		close(fd);
+		return NULL;
+	}
+	elf = elf_from_fd(fd);
+	if (!elf)
+		close(fd);
+	return elf;
+}
+
 /*
  * Opens @path as a debug file for @e: a file of the host's that root owns, in directories root
  * owns, reached without a symbolic link (proc/mapfile.h), never one a profiled process controls;
@@ -401,20 +436,14 @@ static Elf *open_debug(struct elfsym *e, const char *path, const struct stat *se
 			e->debug_refused++;
 		return NULL;
 	}
-	if (self && st.st_dev == self->st_dev && st.st_ino == self->st_ino) {
-		close(fd);
-		return NULL;
-	}
 	if (crc && (file_crc32(fd, (uint64_t)st.st_size, &c) || c != *crc)) {
 		e->debug_refused++;
 		close(fd);
 		return NULL;
 	}
-	elf = elf_from_fd(fd);
-	if (!elf) {
-		close(fd);
+	elf = debug_elf(fd, &st, self);
+	if (!elf)
 		return NULL;
-	}
 	n = get_build_id(elf, id, sizeof(id));
 	if (e->build_id_len && n && (n != e->build_id_len || memcmp(id, e->build_id, n))) {
 		elf_end(elf);
@@ -437,16 +466,9 @@ static Elf *open_debug_by_id(struct elfsym *e, const char *dir, const struct sta
 				&e->debug_refused);
 	if (fd < 0)
 		return NULL;
-	if (self && st.st_dev == self->st_dev && st.st_ino == self->st_ino) {
-		close(fd);
-		return NULL;
-	}
-	elf = elf_from_fd(fd);
-	if (!elf) {
-		close(fd);
-		return NULL;
-	}
-	e->dbg_fd = fd;
+	elf = debug_elf(fd, &st, self);
+	if (elf)
+		e->dbg_fd = fd;
 	return elf;
 }
 
@@ -642,10 +664,33 @@ struct elfsym *elfsym__open_mem(const void *image, size_t len, const struct elfs
 	return e;
 }
 
+static void unlist(struct elfshare *sh, const struct elfsym *e)
+{
+	size_t i;
+
+	for (i = 0; i < sh->n; i++) {
+		if (sh->ents[i].e == e) {
+			sh->ents[i] = sh->ents[--sh->n];
+			return;
+		}
+	}
+}
+
 void elfsym__free(struct elfsym *e)
 {
 	if (!e)
 		return;
+	if (e->sh) {
+		bool last;
+
+		pthread_mutex_lock(&e->sh->lock);
+		last = !--e->refs;
+		if (last && e->listed)
+			unlist(e->sh, e);
+		pthread_mutex_unlock(&e->sh->lock);
+		if (!last)
+			return;
+	}
 	if (e->dw)
 		dwarf_end(e->dw);
 	if (e->dw_elf)
@@ -866,4 +911,81 @@ int elfsym_read_build_id(int fd, uint8_t *ret, size_t cap)
 	n = get_build_id(elf, ret, cap);
 	elf_end(elf);
 	return (int)n;
+}
+
+struct elfshare *elfshare__new(void)
+{
+	struct elfshare *sh = calloc(1, sizeof(*sh));
+
+	if (!sh) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	pthread_mutex_init(&sh->lock, NULL);
+	return sh;
+}
+
+void elfshare__free(struct elfshare *sh)
+{
+	if (!sh)
+		return;
+	pthread_mutex_destroy(&sh->lock);
+	free(sh->ents);
+	free(sh);
+}
+
+void elfshare__publish(struct elfshare *sh, struct elfsym *e, const struct filecache_id *id)
+{
+	size_t i;
+
+	if (!sh || !e || (e->sh && e->sh != sh))
+		return;
+	pthread_mutex_lock(&sh->lock);
+	if (!e->sh) {
+		e->sh = sh;
+		e->refs = 1; /* the publisher's */
+	}
+	for (i = 0; i < sh->n; i++) {
+		if (sh->ents[i].e == e || (sh->ents[i].id.dev == id->dev && sh->ents[i].id.ino == id->ino)) {
+			sh->ents[i].e->listed = false;
+			sh->ents[i] = sh->ents[--sh->n];
+			break;
+		}
+	}
+	if (array_grow((void **)&sh->ents, &sh->cap, sh->n + 1, sizeof(*sh->ents), 64) == 0) {
+		sh->ents[sh->n++] = (struct shared_ent){ .e = e, .id = *id };
+		e->listed = true;
+	}
+	pthread_mutex_unlock(&sh->lock);
+}
+
+struct elfsym *elfshare__find(struct elfshare *sh, const struct filecache_id *id)
+{
+	struct elfsym *e = NULL;
+	size_t i;
+
+	if (!sh)
+		return NULL;
+	pthread_mutex_lock(&sh->lock);
+	for (i = 0; i < sh->n; i++) {
+		if (filecache_id_same_file(&sh->ents[i].id, id)) {
+			e = sh->ents[i].e;
+			e->refs++;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&sh->lock);
+	return e;
+}
+
+size_t elfshare__count(struct elfshare *sh)
+{
+	size_t n;
+
+	if (!sh)
+		return 0;
+	pthread_mutex_lock(&sh->lock);
+	n = sh->n;
+	pthread_mutex_unlock(&sh->lock);
+	return n;
 }

@@ -59,7 +59,7 @@ int export_check_config(const struct ember_config *c)
 }
 
 int export_from_config(const struct ember_config *c, struct store *store,
-		       struct proc_tracker *procs, struct identity **ret_id,
+		       struct proc_tracker *procs, struct elfshare *share, struct identity **ret_id,
 		       struct exporter **ret_x)
 {
 	struct exporter_opts o;
@@ -77,6 +77,7 @@ int export_from_config(const struct ember_config *c, struct store *store,
 		return -EINVAL;
 	}
 	export_opts_from_config(c, &o);
+	o.share = share;
 	if (!store || (!o.otlp_endpoint[0] && !o.pyroscope_url[0]))
 		return 0;
 	*ret_x = exporter__new(store, *ret_id, procs, &o);
@@ -89,13 +90,15 @@ int export_from_config(const struct ember_config *c, struct store *store,
 }
 
 void export_reload(const struct ember_config *c, struct store *store,
-		   struct proc_tracker *procs, struct identity *id, struct exporter **x)
+		   struct proc_tracker *procs, struct elfshare *share, struct identity *id,
+		   struct exporter **x)
 {
 	struct exporter_opts o;
 
 	if (export_check_config(c) || !id)
 		return;
 	export_opts_from_config(c, &o);
+	o.share = share;
 	(void)identity__set_rules(id, c->export_service_rules);
 	(void)identity__set_service_regex(id, c->export_service_regex, NULL, 0);
 	if (*x)

@@ -609,6 +609,7 @@ static void round_run(struct exporter *e, enum exporter_kind kind)
 		e->st[kind].frame_procs_deferred = fs.procs_deferred;
 		e->st[kind].frame_procs_refused = fs.procs_refused;
 		e->st[kind].frame_files_ns = fs.load_ns;
+		e->st[kind].frame_files_borrowed = fs.files_borrowed;
 	}
 	pthread_mutex_unlock(&e->lock);
 	otlp_writer__free(bd.w);
@@ -999,6 +1000,8 @@ struct exporter *exporter__new(struct store *store, struct identity *id,
 	pthread_condattr_destroy(&ca);
 	e->curl = curl_easy_init();
 	e->fl = frameloc__new(procs, NULL);
+	if (e->fl)
+		frameloc__set_share(e->fl, o->share); /* before its thread */
 	if (!e->curl || !e->fl) {
 		exporter__free(e);
 		errno = ENOMEM;

@@ -54,6 +54,7 @@ const struct counter_desc exporter_counters[] = {
 	{ .key = "frames_unlocated", U64(frames_unlocated) },
 	{ .key = "frame_files", U64(frame_files) },
 	{ .key = "frame_files_deferred", U64(frame_files_deferred) },
+	{ .key = "frame_files_borrowed", U64(frame_files_borrowed) },
 	{ .key = "frame_lookups_deferred", U64(frame_procs_deferred) },
 	{ .key = "frame_lookups_refused", U64(frame_procs_refused) },
 	{ .key = "frame_files_ms", U64(frame_files_ns), .unit = "ns", .json_scale = 1e-6,

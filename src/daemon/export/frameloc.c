@@ -13,6 +13,7 @@
 #include "ember/daemon/proc/mapfile.h"
 #include "ember/daemon/elf/elfload.h"
 #include "ember/daemon/elf/elfsym.h"
+#include "ember/daemon/elf/filecache.h"
 #include "ember/daemon/proc/procmaps.h"
 #include "ember/daemon/proc/proctrack.h"
 
@@ -54,6 +55,7 @@ struct pid_files {
 struct frameloc {
 	char proc_root[256];
 	struct proc_tracker *procs; /* the processes' mappings (borrowed) */
+	struct elfshare *share;	    /* the symbolizer's images (borrowed); NULL: none */
 	struct file files[FRAMELOC_FILES];
 	int ext; /* the tracker's extension id of struct pid_files (< 0: none) */
 	uint64_t round;
@@ -134,6 +136,8 @@ static struct file *file_load(struct frameloc *fl, uint32_t pid, const struct pr
 	struct mapfile_want w = mapfile_want_of(pid, e);
 	struct elfsym_opts o = { .max_symbols = MAX_SYMBOLS };
 	struct file *f = &fl->files[0];
+	struct filecache_id id;
+	struct stat st;
 	const uint8_t *b;
 	uint64_t t0;
 	size_t i, n;
@@ -155,12 +159,18 @@ static struct file *file_load(struct frameloc *fl, uint32_t pid, const struct pr
 			f = &fl->files[i];
 	}
 	file_clear(f);
-	fd = mapfile_open(strcmp(fl->proc_root, "/proc") ? fl->proc_root : NULL, &w, NULL, NULL);
+	fd = mapfile_open(strcmp(fl->proc_root, "/proc") ? fl->proc_root : NULL, &w, NULL, &st);
 	if (fd < 0) {
 		fl->st.files_failed++;
 		return NULL;
 	}
-	f->es = elfsym__open(fd, &o);
+	/* the symbolizer's image of this very file, if it has one: no second parse */
+	filecache_id_of(&st, &id);
+	f->es = elfshare__find(fl->share, &id);
+	if (f->es)
+		fl->st.files_borrowed++;
+	else
+		f->es = elfsym__open(fd, &o);
 	close(fd);
 	f->path = strndup(e->path, e->path_len);
 	if (!f->es || !f->path || file_index(f)) {
@@ -304,6 +314,11 @@ int frameloc__find(struct frameloc *fl, uint32_t pid, const char *name, struct f
 	}
 	fl->st.not_found++;
 	return -ENOENT;
+}
+
+void frameloc__set_share(struct frameloc *fl, struct elfshare *share)
+{
+	fl->share = share;
 }
 
 void frameloc__round(struct frameloc *fl)

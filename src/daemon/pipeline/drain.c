@@ -161,7 +161,7 @@ static void reload(struct emberd *d)
 	if (changed & SERVICE_CHANGE_EXPORT) {
 		struct exporter *was = d->exporter;
 
-		export_reload(&d->cfg, d->store, d->procs, d->identity, &d->exporter);
+		export_reload(&d->cfg, d->store, d->procs, d->share, d->identity, &d->exporter);
 		if (d->exporter && !was && d->memio_sink) /* a new one: the memory and I/O stores */
 			exporter__set_memio(d->exporter, d->memio_sink);
 	}

@@ -303,6 +303,7 @@ static struct image *image_open(struct symbolizer *s, struct proc *p, const stru
 	s->img_bytes += img->bytes;
 	img->refs = 1;
 	img->id = id;
+	elfshare__publish(s->o.share, img->es, &id); /* the exporter's frameloc borrows it */
 	img->serial = s->next_serial++;
 	if (!s->next_serial)
 		s->next_serial = 1; /* 0 marks an empty address-cache slot */

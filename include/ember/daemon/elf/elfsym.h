@@ -91,6 +91,29 @@ size_t elfsym__mem_bytes(const struct elfsym *e);
 uint64_t elfsym__debug_refused(const struct elfsym *e);
 
 /*
+ * Images shared between threads: the symbolizer (on the worker) publishes each image it read
+ * under its file's identity, and the exporter's frameloc borrows the image of a file it needs
+ * instead of parsing the file again. What a borrower reads is what never changes after
+ * elfsym__open() (names, addresses, load segments, build-id); the cookies and DWARF stay the
+ * publisher's. An image is freed by the last elfsym__free() of it (the publisher's or a
+ * borrower's), and is found no more from then on. Thread-safe (one mutex, taken only to
+ * publish, find and free a published image: never per symbol).
+ */
+struct elfshare;
+struct filecache_id;
+struct elfshare *elfshare__new(void); /* NULL + errno */
+/* Every image still published must have been freed (their last elfsym__free()) before. */
+void elfshare__free(struct elfshare *sh); /* NULL is a no-op */
+/* @e (the caller's, whose reference stays the caller's) findable as file @id from now on,
+ * in place of another image published for the same device and inode. */
+void elfshare__publish(struct elfshare *sh, struct elfsym *e, const struct filecache_id *id);
+/* A reference to the image published for file @id (the same file: device, inode, size, mtime,
+ * build-id where both know one: filecache_id_same_file()), or NULL; let go with elfsym__free(). */
+struct elfsym *elfshare__find(struct elfshare *sh, const struct filecache_id *id);
+/* Images published and not freed (a gauge) */
+size_t elfshare__count(struct elfshare *sh);
+
+/*
  * The bytes section @scn holds once read, inflated if SHF_COMPRESSED, from its headers alone
  * (nothing inflated); UINT64_MAX when they cannot be read. For bounds on what a file sizes.
  */

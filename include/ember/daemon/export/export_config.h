@@ -24,13 +24,15 @@ int export_check_config(const struct ember_config *c);
  * when [export] names a receiver and there is a @store, in *@ret_x (else NULL). 0 or -errno,
  * logged; what was created is in the out-params either way (the caller frees it).
  */
+struct elfshare;
 int export_from_config(const struct ember_config *c, struct store *store,
-		       struct proc_tracker *procs, struct identity **ret_id,
+		       struct proc_tracker *procs, struct elfshare *share, struct identity **ret_id,
 		       struct exporter **ret_x);
 
 /* SIGHUP changed [export]: new rules, new options; the exporter started if it now has a
  * receiver. A configuration that does not check is ignored (logged). */
 void export_reload(const struct ember_config *c, struct store *store,
-		   struct proc_tracker *procs, struct identity *id, struct exporter **x);
+		   struct proc_tracker *procs, struct elfshare *share, struct identity *id,
+		   struct exporter **x);
 
 #endif

@@ -54,6 +54,8 @@ struct exporter_opts {
 	uint64_t retry_max_ms;			/* the longest backoff */
 	uint64_t freq_hz;			/* the sampling frequency (the period) */
 	char host_name[256];
+	struct elfshare *share;			/* the symbolizer's images, borrowed by frameloc
+						   (elfsym.h); NULL: it reads its files itself */
 };
 
 enum exporter_kind { EXPORTER_OTLP, EXPORTER_PYROSCOPE, EXPORTER_KINDS };
@@ -84,6 +86,7 @@ struct exporter_stats {
 	uint64_t frame_procs_deferred;
 	uint64_t frame_procs_refused;	/* frameloc: lookups in a process not held (its cap) */
 	uint64_t frame_files_ns;
+	uint64_t frame_files_borrowed;	/* frameloc: of frame_files, the symbolizer's image borrowed */
 };
 
 struct exporter; /* opaque */

@@ -59,6 +59,7 @@ struct emberd {
 	struct sampler *sampler;
 	struct proc_tracker *procs;	/* the processes' mappings: read once per event */
 	struct filecache *files;	/* the mapped files' facts, shared by their readers */
+	struct elfshare *share;		/* the symbolizer's images, for other threads (elfsym.h) */
 	struct symbolizer *sym;
 	struct kresolve *kres;	/* NULL: kernel symbols from /proc/kallsyms */
 	struct strtab *sym_st;	/* the symbolizer's names (main thread only) */
