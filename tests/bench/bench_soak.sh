@@ -65,6 +65,7 @@ end
 LUA
 s0=$(stats)
 c0=$(cpu_ticks)
+st0=$(head -1 /proc/stat) # the time the hypervisor stole (its 8th number)
 t0=$(date +%s.%N)
 wrk -t2 -c"$CONNECTIONS" -d"${SECS}s" --timeout 10s --latency -s "$TMP/rotate.lua" "$URL" \
 	>"$TMP/wrk.txt" 2>&1 &
@@ -81,6 +82,7 @@ done
 wait "$WRK"
 t1=$(date +%s.%N)
 c1=$(cpu_ticks)
+st1=$(head -1 /proc/stat)
 s1=$(stats)
 # which endpoints answered what besides 2xx (emberd's own count), for the report
 curl -sf -m 30 "$URL/metrics" | grep '^ember_http_requests_total' | grep -v 'status="2' \
@@ -92,7 +94,7 @@ stats >"$TMP/stats-rest.json" || echo '{}' >"$TMP/stats-rest.json"
 spawned=$(awk '{ n += $1 } END { print n + 0 }' "$TMP/spawned" 2>/dev/null)
 alive=1; kill -0 "$EPID" 2>/dev/null || alive=0
 hz=$(getconf CLK_TCK)
-export S0="$s0" S1="$s1" T0="$t0" T1="$t1" C0="$c0" C1="$c1" HZ="$hz" RSS="${rss[*]}" SPAWNED="$spawned" ALIVE=$alive
+export ST0="$st0" ST1="$st1" S0="$s0" S1="$s1" T0="$t0" T1="$t1" C0="$c0" C1="$c1" HZ="$hz" RSS="${rss[*]}" SPAWNED="$spawned" ALIVE=$alive
 python3 - "$TMP/wrk.txt" "$TMP/emberd.log" "$SECS" "$CONNECTIONS" <<'PY'
 import json, os, re, sys
 wrk = open(sys.argv[1]).read()
@@ -102,7 +104,12 @@ el = (s1["uptime_s"] - s1["sampler"]["age_s"]) - (s0["uptime_s"] - s0["sampler"]
 a0, a1 = s0["sampler"], s1["sampler"]
 d = {k: a1[k] - a0[k] for k in a1 if isinstance(a1[k], int) and not isinstance(a1[k], bool)}
 cpus = a1["cpus_attached"]
-expected = 999 * cpus * el
+# a vCPU the hypervisor did not run has no timer firing for the guest (its hrtimer fires once
+# when the vCPU is back): the time stolen is not the sampler's to see (CI run ZO2, 2026-12-03:
+# 96.76 % with 1,467 timer misses, where a quiet run of the same build took 99.05-99.46 %)
+stolen = (int(os.environ["ST1"].split()[8]) - int(os.environ["ST0"].split()[8])) / int(os.environ["HZ"])
+stolen = min(max(stolen, 0.0), cpus * el / 2)
+expected = 999 * (cpus * el - stolen)
 taken = d["samples"]
 ratio = taken / expected
 reqs = int(re.search(r"(\d+) requests in", wrk).group(1))
@@ -131,7 +138,7 @@ print()
 print("| soak: %d s, %d CPUs at 999 Hz, %s processes spawned, %s HTTP clients | value |" % (
     round(el), cpus, os.environ["SPAWNED"], sys.argv[4]))
 print("|---|---|")
-print("| samples taken / expected (999 x CPUs x s) | %d / %d = %.2f%% |" % (taken, expected, 100 * ratio))
+print("| samples taken / expected (999 x (CPUs x s - stolen: %.2f s of %.1f)) | %d / %d = %.2f%% |" % (stolen, cpus * el, taken, expected, 100 * ratio))
 print("| delivered / lost | %d / %d |" % (d["delivered"], d["lost"]))
 print("| timer firings the program did not see (sampler.timer_misses: gaps a thread ran through, a lower bound) | %d |" % d.get("timer_misses", 0))
 print("| drops: ring buffer full (samples lost in BPF) / not kept | %d / %d |" % (d["ringbuf_drops"], d["pending_drops"] + d["bad_records"]))
