@@ -9,6 +9,7 @@
 #include <elfutils/libdwelf.h>
 #include <gelf.h>
 
+#include "ember/daemon/elf/elfsym.h"
 #include "ember/daemon/proc/mapfile.h"
 
 void elffile_facts_of_elf(Elf *elf, struct elffile_facts *ret)
@@ -48,8 +49,6 @@ void elffile_facts_of_elf(Elf *elf, struct elffile_facts *ret)
 			continue;
 		if (!strcmp(name, ".eh_frame") && sh.sh_type != SHT_NOBITS && sh.sh_size)
 			ret->has_eh_frame = true;
-		else if (!strcmp(name, ".debug_frame") && sh.sh_size)
-			ret->has_debug_frame = true;
 	}
 }
 
@@ -87,14 +86,9 @@ int elffile_facts(struct filecache *fc, int fd, const struct stat *st, struct el
 /* Whether the ELF file open at @fd has build-id @bid (@len bytes). */
 static bool has_build_id(int fd, const uint8_t *bid, size_t len)
 {
-	struct elffile_facts f;
-	Elf *elf;
+	uint8_t got[FILECACHE_BUILD_ID_MAX];
 
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	elffile_facts_of_elf(elf, &f);
-	elf_end(elf);
-	return !f.err && f.build_id_len == len && !memcmp(f.build_id, bid, len);
+	return elfsym_read_build_id(fd, got, sizeof(got)) == (int)len && !memcmp(got, bid, len);
 }
 
 int elffile_open_debug(const char *dirs, const uint8_t *bid, size_t len, struct stat *ret_st,

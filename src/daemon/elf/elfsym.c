@@ -3,9 +3,9 @@
 #include "ember/daemon/elf/elffile.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -946,7 +946,9 @@ void elfshare__publish(struct elfshare *sh, struct elfsym *e, const struct filec
 		e->refs = 1; /* the publisher's */
 	}
 	for (i = 0; i < sh->n; i++) {
-		if (sh->ents[i].e == e || (sh->ents[i].id.dev == id->dev && sh->ents[i].id.ino == id->ino)) {
+		const struct filecache_id *o = &sh->ents[i].id;
+
+		if (sh->ents[i].e == e || (o->dev == id->dev && o->ino == id->ino)) {
 			sh->ents[i].e->listed = false;
 			sh->ents[i] = sh->ents[--sh->n];
 			break;

@@ -3,7 +3,7 @@
  * elffile: what a mapped file's ELF headers say, read in one pass of libelf once per file and
  * kept in the daemon's file cache (elf/filecache.h, kind FILECACHE_ELF) for every reader on the
  * worker's thread: whether it is ELF at all, its GNU build-id, its load segments (a mapping's
- * bias), whether it has a full symbol table and which unwind sections it carries. The symbolizer
+ * bias), whether it has a full symbol table and an .eh_frame. The symbolizer
  * (its images are shared by build-id), the unwinder (its tables by build-id, its debug file, its
  * biases) and the runtime readers ask here first instead of each opening the file with libelf
  * for the same headers; what each reads beyond them (symbols, CFI, introspection data) stays
@@ -33,7 +33,6 @@ struct elffile_facts {
 	int err;	      /* 0; -ENOEXEC: not ELF (nothing else is set); -EIO: unreadable */
 	bool has_symtab;      /* a .symtab: not stripped */
 	bool has_eh_frame;    /* .eh_frame with contents */
-	bool has_debug_frame; /* .debug_frame */
 	uint16_t machine;     /* e_machine */
 	uint8_t build_id_len; /* 0: none */
 	uint8_t build_id[FILECACHE_BUILD_ID_MAX];

@@ -11,9 +11,9 @@
  *
  * Files are opened as the symbolizer opens them (mapfile_open(): nothing on the path a process
  * controls is followed), their symbols the symbolizer's own image of the file when it published
- * one (frameloc__set_share(): no second parse), and kept by (device, inode), at most FRAMELOC_FILES (LRU), at most
- * FRAMELOC_LOADS_PER_ROUND opened per round (a process's frames in files not read yet have no
- * mapping this round; counted); a process's mappings are asked of the tracker once per image
+ * one (frameloc__set_share(): no second parse), and kept by (device, inode), at most
+ * FRAMELOC_FILES (LRU), at most FRAMELOC_LOADS_PER_ROUND opened per round (a process's frames
+ * in files not read yet have no mapping this round; counted); a process's mappings are asked of the tracker once per image
  * (an exec or exit notified starts a new one: the tracker's read since the exec if it has one,
  * or the last one of a process gone since) and again, newer, every FRAMELOC_REREAD_ROUNDS
  * rounds (dlopen), within
