@@ -32,8 +32,11 @@
 /* The HotSpot step in the frame callback at all: set by userspace before load wherever the walker
  * is, and cleared for a second load when the verifier refused the first (sampler.c): a constant,
  * so that without it the verifier drops the code unseen. do_sample's instructions processed
- * with / without it: 6.1 27.8k / 27.0k, 6.18 125k / 85k. An earlier do_sample with it went
- * past 6.1's 512-byte combined stack (refused: 544); mind the stack of what the walk calls. */
+ * with / without it: 6.1 27.8k / 27.0k, 6.18 125k / 85k (with it, since the walk and the
+ * kernel's mapping lookup are global functions, unwind.bpf.h: 6.1 17.5k, 6.18 34.8k). An
+ * earlier do_sample with it went past 6.1's 512-byte combined stack (refused: 544), and so did
+ * the first global walk; the chain do_sample, walk_regs_cpu, walk_step_js, hs_step, hs_popped
+ * is at 512 now: mind the stack of what the walk calls (test_kernel61 loads it on 6.1). */
 const volatile bool hs_walk_on = false;
 
 /* JVM processes (tgid), written by userspace. */

@@ -201,7 +201,7 @@ static __always_inline __u32 memio_fill(struct ember_sample_buf *b, __u32 kind, 
 	bpf_get_current_comm(b->hdr.comm, sizeof(b->hdr.comm));
 	if (!regs)
 		return 0;
-	b->hdr.user_err = walk_user(pid, regs, !in_user, false, &us);
+	b->hdr.user_err = walk_user(pid, regs, !in_user, false, b->words, &us);
 	if (us && !b->hdr.user_err) {
 		nu = us->nr;
 		if (nu > EMBER_MAX_STACK_DEPTH)

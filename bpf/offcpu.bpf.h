@@ -425,7 +425,7 @@ static __always_inline int offcpu_wake(void *ctx, struct task_struct *p, bool la
 	if ((__u32)id) {
 		b->hdr.user_err = walk_user(id >> 32,
 					    (const __u64 *)bpf_task_pt_regs(bpf_get_current_task_btf()),
-					    true, false, &us);
+					    true, false, b->words, &us);
 		if (us && !b->hdr.user_err) {
 			nu = us->nr;
 			if (nu > EMBER_MAX_STACK_DEPTH)
@@ -593,7 +593,7 @@ static __always_inline int offcpu_resume_run(struct bpf_raw_tracepoint_args *ctx
 	b->hdr.user_flags = 0;
 	b->hdr.kern_err = -EFAULT;
 	b->hdr.user_err = walk_user(pid, (const __u64 *)bpf_task_pt_regs(bpf_get_current_task_btf()),
-				    true, false, &us);
+				    true, false, b->words, &us);
 	bpf_get_current_comm(b->hdr.comm, sizeof(b->hdr.comm));
 	if (us && !b->hdr.user_err) {
 		nu = us->nr;

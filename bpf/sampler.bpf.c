@@ -256,16 +256,17 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, const bool wa
 	} else if (tid) {
 		/* user registers: the sample's own when it interrupted user mode, else those the
 		 * task entered the kernel with (at the top of its kernel stack) */
-		/* two calls with a constant regs_kernel, not one with a pointer chosen before it:
-		 * clang then shared the context's word loads between both pointers, which Debian
-		 * 12's 6.1 verifier refuses ("same insn cannot be used with different pointers") */
+		/* read in two places with a constant regs_kernel, not one with a pointer chosen
+		 * before it: clang then shared the context's word loads between both pointers, which
+		 * Debian 12's 6.1 verifier refuses ("same insn cannot be used with different
+		 * pointers"); into the record's words (scratch until the stack is copied there) */
 		if (kstack)
-			b->hdr.user_err = walk_user(
-				pid, (const __u64 *)bpf_task_pt_regs(bpf_get_current_task_btf()),
-				true, kind == EMBER_KIND_CPU, &us);
+			r = user_regs((const __u64 *)bpf_task_pt_regs(bpf_get_current_task_btf()),
+				      true, b->words);
 		else
-			b->hdr.user_err = walk_user(pid, (const __u64 *)ctx, false,
-						    kind == EMBER_KIND_CPU, &us);
+			r = user_regs((const __u64 *)ctx, false, b->words);
+		/* walked from one place (the walk itself is a global function, unwind.bpf.h) */
+		b->hdr.user_err = r ? (__s32)r : walk_from(pid, b->words, kind == EMBER_KIND_CPU, &us);
 	}
 	if (us && !b->hdr.user_err) {
 		/* native frames from ips[0], Python words from the top of ips (python.bpf.h) */

@@ -81,6 +81,10 @@ struct {
  * is at 6.1's combined stack limit). */
 struct vma_scratch {
 	struct ember_unwind_map map;	/* [start, end): the last one found (row_count 0: no table) */
+	/* the walk's own (reset at its start, walk_regs()): in map memory, where the verifier does
+	 * not tell a walk's states apart by them */
+	__u32 lookups;	/* bpf_find_vma() calls */
+	__u32 used;	/* a frame was walked by a table found that way */
 };
 
 struct {
@@ -171,10 +175,6 @@ struct walk {
 	bool done;
 	__u8 fp_why;	/* why this frame steps by frame pointer: EMBER_STOP_NO_TABLE... */
 	__u8 stop;	/* why the walk stopped short: EMBER_STOP_* (walk_stops) */
-	/* the kernel's mappings (vma_map()), in the padding before ws: no stack of its own */
-	__u8 vma_began;	/* vma_scratch holds this walk's mapping (reset at its first use) */
-	__u8 vma_lookups;
-	__u8 vma_used;	/* a frame was walked by a table found that way */
 	struct ember_walk_stops *ws;	/* this CPU's counters (NULL: none) */
 };
 
@@ -413,12 +413,30 @@ static long vma_cb(struct task_struct *task, struct vm_area_struct *vma, void *d
 	return 0;
 }
 
+static __always_inline struct vma_scratch *vma_scratch_get(void)
+{
+	return bpf_map_lookup_elem(&vma_scratch, NEST_KEY);
+}
+
+/* Adds @n to this CPU's walk counter @i (EMBER_WALK_*), from a function without the walk. */
+static __always_inline void wcount_cpu(int i, __u64 n)
+{
+	__u32 zero = 0;
+	struct ember_walk_stops *ws = bpf_map_lookup_elem(&walk_stops, &zero);
+
+	if (ws)
+		ws->walk[i] += n;
+}
+
 /*
- * The mapping holding @pc as the kernel has it, with the table built for its file when there is
- * one (row_count 0: none, frame pointers there), for an address the process's list lacks; NULL
- * when the lookup is not possible (off, too many this walk, the mm lock taken: -EBUSY).
+ * The mapping holding @pc in process @pid as the kernel has it, with the table built for its
+ * file when there is one (row_count 0: none, frame pointers there), for an address the process's
+ * list lacks: 1 when it is in vma_scratch's map, 0 when the lookup is not possible (off, too
+ * many this walk, the mm lock taken: -EBUSY). A global function, verified once on its own and not
+ * for each state of the frame callback that calls it (6.18 verifies a callback until its states
+ * converge: inlined, this was a quarter of do_sample's instructions processed).
  */
-static __always_inline const struct ember_unwind_map *vma_map(struct walk *w, __u64 pc)
+__noinline int vma_find(__u32 pid, __u64 pc)
 {
 	struct ember_unwind_file_key k = {};
 	struct vma_found vf = {};
@@ -429,35 +447,31 @@ static __always_inline const struct ember_unwind_map *vma_map(struct walk *w, __
 	__u64 inode = 0, sb = 0, ino = 0;
 	__u32 zero = 0, dev = 0;
 
-	vs = bpf_map_lookup_elem(&vma_scratch, NEST_KEY);
+	vs = vma_scratch_get();
 	if (!vs)
-		return NULL;
-	if (!w->vma_began) { /* the last walk's mapping is not this one's */
-		vs->map.start = vs->map.end = 0;
-		w->vma_began = 1;
-	}
+		return 0;
 	if (pc >= vs->map.start && pc < vs->map.end) {
-		w->vma_used |= vs->map.row_count != 0;
-		return &vs->map;
+		vs->used |= vs->map.row_count != 0;
+		return 1;
 	}
-	c = bpf_map_lookup_elem(&vma_cache, &w->pid);
+	c = bpf_map_lookup_elem(&vma_cache, &pid);
 	if (c) {
 		for (i = 0; i < VMA_CACHED; i++) {
 			if (i >= c->n)
 				break;
 			if (pc >= c->m[i].start && pc < c->m[i].end) {
 				vs->map = c->m[i];
-				w->vma_used |= vs->map.row_count != 0;
-				return &vs->map;
+				vs->used |= vs->map.row_count != 0;
+				return 1;
 			}
 		}
 	}
-	if (w->vma_lookups >= VMA_LOOKUPS_MAX)
-		return NULL;
-	w->vma_lookups++;
-	wcount(w, EMBER_WALK_VMA_LOOKUPS, 1);
+	if (vs->lookups >= VMA_LOOKUPS_MAX)
+		return 0;
+	vs->lookups++;
+	wcount_cpu(EMBER_WALK_VMA_LOOKUPS, 1);
 	if (bpf_find_vma(bpf_get_current_task_btf(), pc, vma_cb, &vf, 0) || !vf.end)
-		return NULL;
+		return 0;
 	vs->map.start = vf.start;
 	vs->map.end = vf.end;
 	vs->map.row_start = VMA_NO_FILE;
@@ -470,40 +484,54 @@ static __always_inline const struct ember_unwind_map *vma_map(struct walk *w, __
 	    bpf_probe_read_kernel(&ino, 8, (void *)(inode + inode_ino_off)) ||
 	    bpf_probe_read_kernel(&sb, 8, (void *)(inode + inode_sb_off)) || !sb ||
 	    bpf_probe_read_kernel(&dev, 4, (void *)(sb + sb_dev_off)))
-		return &vs->map;
+		return 1;
 	vs->map.row_start = 0;
 	k.ino = ino;
 	k.dev = dev;
 	f = bpf_map_lookup_elem(&unwind_files, &k);
 	if (!f)
-		return &vs->map;
+		return 1;
 	vs->map.row_start = f->row_start;
 	vs->map.row_count = f->row_count;
 	vs->map.bias = vf.start - (vf.pgoff << 12) - f->vdelta;
-	wcount(w, EMBER_WALK_VMA_TABLES, 1);
-	w->vma_used = 1;
+	wcount_cpu(EMBER_WALK_VMA_TABLES, 1);
+	vs->used = 1;
 	if (!c) {
 		struct vma_cache *fresh = bpf_map_lookup_elem(&vma_fresh, &zero);
 
 		if (fresh)
-			bpf_map_update_elem(&vma_cache, &w->pid, fresh, BPF_NOEXIST);
-		c = bpf_map_lookup_elem(&vma_cache, &w->pid);
+			bpf_map_update_elem(&vma_cache, &pid, fresh, BPF_NOEXIST);
+		c = bpf_map_lookup_elem(&vma_cache, &pid);
 	}
 	if (c) {
 		i = c->n < VMA_CACHED ? c->n++ : c->next++ % VMA_CACHED;
 		c->m[i & (VMA_CACHED - 1)] = vs->map;
 	}
-	return &vs->map;
+	return 1;
 }
 
-/* A frame-pointer step of walk_frame(): noted first when @js. Without @js the walk is the
- * code the off-CPU and memory programs had, for 6.1's verifier. */
-#define FP_STEP()                                                                                  \
-	do {                                                                                       \
-		if (js)                                                                            \
-			fp_note(w, n);                                                             \
-		return fp_step(w);                                                                 \
-	} while (0)
+/* vma_find()'s mapping for @pc, or NULL. */
+static __always_inline const struct ember_unwind_map *vma_map(struct walk *w, __u64 pc)
+{
+	struct vma_scratch *vs;
+
+	if (!vma_find(w->pid, pc))
+		return NULL;
+	vs = vma_scratch_get();
+	return vs ? &vs->map : NULL;
+}
+
+/* A frame was walked by a table vma_find() found, this walk. */
+static __always_inline bool vma_used(void)
+{
+	struct vma_scratch *vs = vma_scratch_get();
+
+	return vs && vs->used;
+}
+
+/* A frame-pointer step of walk_frame(): one place for every reason (fp_step, noted first when
+ * @js), so that the verifier follows it once per state and not once per reason. */
+#define FP_STEP() goto fp
 
 /* One frame: records w->ip, then finds the caller. 0 go on, 1 stop. @js (a constant): frames
  * stepped by frame pointer are noted for the V8 look (v8.bpf.h). */
@@ -557,7 +585,7 @@ static __always_inline long walk_frame(void *ctx, bool js)
 		 * forks: towers of 100 [unknown]) follows stack words; a few, not a run of them.
 		 * A walk by frame pointers alone from the first frame is as before. */
 		w->fp_why = EMBER_STOP_UNMAPPED;
-		if (w->vma_used && ++w->unknown_run > MAX_UNKNOWN_RUN)
+		if (vma_used() && ++w->unknown_run > MAX_UNKNOWN_RUN)
 			return stop_short(w, EMBER_STOP_UNMAPPED);
 		FP_STEP();
 	}
@@ -692,6 +720,10 @@ have_rule:
 	return 0;
 trunc:
 	return stop_short(w, EMBER_STOP_UNREADABLE);
+fp:
+	if (js)
+		fp_note(w, n);
+	return fp_step(w);
 }
 
 /* The frame callbacks of bpf_loop(): without and with the V8 notes (CPU samples only). */
@@ -706,41 +738,22 @@ static long walk_step_js(__u32 idx, void *ctx)
 }
 
 /*
- * Walks the user stack of the current task from its registers (@regs: user mode registers,
- * read through @regs_kernel when they are in kernel memory; @js, a constant: V8 frames looked
- * at, for CPU samples) into the per-CPU scratch, which
- * *@ret points to (the caller copies it into the sample's record). Returns 0 or -errno: -EFAULT
- * (no user context), -ENOMEM.
+ * Walks the user stack of the current task from its user registers @ip, @sp, @bp into the per-CPU
+ * scratch (ustack_scratch at the running level; walk_user() hands it to the caller). @js (a
+ * constant at each call): V8 and HotSpot frames looked at, for CPU samples. Returns 0 or -errno:
+ * -EFAULT (nothing walked), -ENOMEM.
  */
-static __always_inline int walk_user(__u32 pid, const __u64 *regs, bool regs_kernel, bool js,
-				     struct ember_ustack **ret)
+static __always_inline int walk_regs(__u32 pid, __u64 ip, __u64 sp, __u64 bp, __u64 hash,
+				     bool js)
 {
-	struct walk w = { .hash = 0xcbf29ce484222325ULL, .exact_ip = true };
+	struct walk w = { .hash = hash, .exact_ip = true, .ip = ip, .sp = sp, .bp = bp };
 	__u32 zero = 0;
 
 	w.st = bpf_map_lookup_elem(&ustack_scratch, NEST_KEY);
 	if (!w.st)
 		return -ENOMEM;
-	/* the context's registers are read with whole-word loads at fixed offsets; the task's
-	 * (kernel memory) through the helper (CS read into w.ip first: no stack slot of its own,
-	 * as offcpu_resume() is at 6.1's combined stack limit of 512 bytes with python_walk()) */
-	if (regs_kernel) {
-		if (bpf_probe_read_kernel(&w.ip, 8, regs + REGS_CS) || (w.ip & 3) != 3 ||
-		    bpf_probe_read_kernel(&w.ip, 8, regs + REGS_IP) ||
-		    bpf_probe_read_kernel(&w.sp, 8, regs + REGS_SP) ||
-		    bpf_probe_read_kernel(&w.bp, 8, regs + REGS_BP))
-			return -EFAULT; /* a kernel thread: no user registers */
-	} else {
-		w.ip = regs[REGS_IP];
-		w.sp = regs[REGS_SP];
-		w.bp = regs[REGS_BP];
-	}
-	if (!w.ip)
-		return -EFAULT;
-	w.st->nr = 0;
-	w.st->flags = 0;
-	/* a Python thread's frames first, at the top of ips; the native walk below */
-	w.max = EMBER_MAX_STACK_DEPTH - python_walk(pid, w.st, &w.hash);
+	/* a Python thread's frames are at the top of ips (walk_from()); the native walk below */
+	w.max = EMBER_MAX_STACK_DEPTH - EMBER_PY_WORDS * EMBER_USTACK_PY_NR(w.st->flags);
 	w.proc = bpf_map_lookup_elem(&unwind_procs, &pid);
 	if (!w.proc)
 		w.st->flags |= EMBER_USTACK_FP;
@@ -754,29 +767,35 @@ static __always_inline int walk_user(__u32 pid, const __u64 *regs, bool regs_ker
 	 * own checks already take 6.1's verifier long (offcpu_resume: 171k instructions), stay
 	 * without the V8 code: with it offcpu_resume did not load within 100 s under emulation */
 	if (js) {
+		/* set up before the walk, looked up again after it: fewer values live across the
+		 * calls, a smaller frame (6.1 bounds a chain's frames to 512 bytes together) */
 		struct v8_scratch *sc = v8_scratch_get();
-
-		if (!sc)
-			return -ENOMEM;
 		struct hs_scratch *hsc = hs_scratch_get();
+		struct vma_scratch *vs = vma_scratch_get();
 
-		if (!hsc)
+		if (!sc || !hsc || !vs)
 			return -ENOMEM;
 		sc->n = 0;
 		sc->on = bpf_map_lookup_elem(&v8_procs, &pid) != NULL;
 		sc->t0 = bpf_ktime_get_ns();
 		hsc->on = hs_walk_on && bpf_map_lookup_elem(&hs_procs, &pid) != NULL;
+		/* the last walk's mapping is not this one's */
+		vs->map.start = vs->map.end = 0;
+		vs->lookups = 0;
+		vs->used = 0;
 		bpf_loop(EMBER_MAX_STACK_DEPTH + 1, walk_step_js, &w, 0);
-		if (sc->on && sc->n) {
-			v8_walk(pid, w.st, w.max, &w.hash);
+		sc = v8_scratch_get();
+		if (sc && sc->on && sc->n) {
+			v8_walk(w.pid, w.st, w.max, &w.hash);
 			/* outermost native frames dropped for the JS ones: the depth's stop */
 			if ((w.st->flags & EMBER_USTACK_TRUNC) && !w.stop)
 				w.stop = EMBER_STOP_DEPTH;
 		}
-		if (hs_walk_on && hsc->on)
+		hsc = hs_scratch_get();
+		if (hs_walk_on && sc && hsc && hsc->on)
 			hs_walked(sc->t0);
 		/* walked whole by its file's tables without a list: not a frame-pointer walk */
-		if (w.vma_used && !(w.st->flags & EMBER_USTACK_TRUNC))
+		if (vma_used() && !(w.st->flags & EMBER_USTACK_TRUNC))
 			w.st->flags &= ~EMBER_USTACK_FP;
 	} else {
 		bpf_loop(EMBER_MAX_STACK_DEPTH + 1, walk_step, &w, 0);
@@ -786,8 +805,83 @@ static __always_inline int walk_user(__u32 pid, const __u64 *regs, bool regs_ker
 	if (w.ws && (w.st->flags & EMBER_USTACK_TRUNC))
 		w.ws->n[w.stop & (EMBER_STOP_NR - 1)]++;
 	w.st->hash = w.hash ^ w.st->flags;
-	*ret = w.st;
 	return 0;
+}
+
+/*
+ * Reads the user registers from @regs (read through @regs_kernel when they are in kernel memory)
+ * into @r: ip, sp, bp. Returns 0 or -EFAULT (no user context). The context's registers are read
+ * with whole-word loads at fixed offsets; the task's (kernel memory) through the helper.
+ */
+static __always_inline int user_regs(const __u64 *regs, bool regs_kernel, __u64 *r)
+{
+	if (regs_kernel) {
+		if (bpf_probe_read_kernel(&r[0], 8, regs + REGS_CS) || (r[0] & 3) != 3 ||
+		    bpf_probe_read_kernel(&r[0], 8, regs + REGS_IP) ||
+		    bpf_probe_read_kernel(&r[1], 8, regs + REGS_SP) ||
+		    bpf_probe_read_kernel(&r[2], 8, regs + REGS_BP))
+			return -EFAULT; /* a kernel thread: no user registers */
+	} else {
+		r[0] = regs[REGS_IP];
+		r[1] = regs[REGS_SP];
+		r[2] = regs[REGS_BP];
+	}
+	return r[0] ? 0 : -EFAULT;
+}
+
+/*
+ * The walk, as global functions: each verified once on its own per program, whatever the states
+ * its callers reach it in (inlined, the frame callback was verified once for each way the
+ * caller's state differed: 137k instructions processed for do_sample on 6.18, 0.39 s at start).
+ * One per @js, a constant inside each.
+ */
+__noinline int walk_regs_cpu(__u32 pid, __u64 ip, __u64 sp, __u64 bp, __u64 hash)
+{
+	return walk_regs(pid, ip, sp, bp, hash, true);
+}
+
+__noinline int walk_regs_plain(__u32 pid, __u64 ip, __u64 sp, __u64 bp, __u64 hash)
+{
+	return walk_regs(pid, ip, sp, bp, hash, false);
+}
+
+/*
+ * The walk from @r (user_regs()): a Python thread's frames first (python_walk(), called from
+ * here and not from the walk's own frame: 6.1 bounds the stack of a chain of calls, callbacks
+ * included, to 512 bytes together), then the native walk; *@ret points to the stack walked.
+ */
+static __always_inline int walk_from(__u32 pid, const __u64 *r, bool js, struct ember_ustack **ret)
+{
+	struct ember_ustack *st = bpf_map_lookup_elem(&ustack_scratch, NEST_KEY);
+	__u64 hash = 0xcbf29ce484222325ULL;
+	int err;
+
+	if (!st)
+		return -ENOMEM;
+	st->nr = 0;
+	st->flags = 0;
+	python_walk(pid, st, &hash);
+	err = js ? walk_regs_cpu(pid, r[0], r[1], r[2], hash)
+		 : walk_regs_plain(pid, r[0], r[1], r[2], hash);
+	if (err)
+		return err;
+	*ret = bpf_map_lookup_elem(&ustack_scratch, NEST_KEY);
+	return *ret ? 0 : -ENOMEM;
+}
+
+/*
+ * Walks the user stack of the current task from its registers (@regs: user mode registers,
+ * read through @regs_kernel when they are in kernel memory; @js, a constant: V8 and HotSpot
+ * frames looked at, for CPU samples) into the per-CPU scratch, which *@ret points to (the caller
+ * copies it into the sample's record), the registers read into @r (3 words of scratch). Returns
+ * 0 or -errno: -EFAULT (no user context), -ENOMEM.
+ */
+static __always_inline int walk_user(__u32 pid, const __u64 *regs, bool regs_kernel, bool js,
+				     __u64 *r, struct ember_ustack **ret)
+{
+	int err = user_regs(regs, regs_kernel, r);
+
+	return err ? err : walk_from(pid, r, js, ret);
 }
 
 #endif

@@ -950,7 +950,8 @@ int sampler__new(const struct sampler_opts *o, struct sampler **ret_s, char *err
 	 * else. One load on a kernel that takes it; two, and the BTF parsed again, on one that
 	 * does not. Measured (docs/design/runtimes.md, "Kernels"): Debian 12's 6.1 takes it,
 	 * do_sample 27.8k instructions processed (27.0k without), its load 0.7-3.9 s under QEMU's
-	 * emulation on a loaded host (0.6-1.6 s without); 6.18 125k (85k), 0.12-0.23 s. This
+	 * emulation on a loaded host (0.6-1.6 s without); 6.18 125k (85k), 0.12-0.23 s. Since the
+	 * walk is a global function (unwind.bpf.h): 6.1 17.5k, 6.18 34.8k and 0.08 s. This
 	 * was gated to 6.8 and later after a guest of test_kernel61 ran out its 110 s: that was
 	 * a refusal (an earlier do_sample with the step past 6.1's 512-byte combined stack), the
 	 * verifier's log shown only after the guest's time ran out.
