@@ -229,6 +229,11 @@ while read -r pid path bid _; do
 	[ "$want" = "$bid" ] || { bad=$((bad + 1)); echo "# $path: $bid, readelf $want"; }
 done <"$TMP/otlp.res"
 check "otlp: build ids equal readelf -n ($nb resources)" test "$nb" -gt 0 -a "$bad" = 0
+# the executables' build-ids: from the symbolizer's images where it read them (elfshare), not
+# read from the file again (the burners are sampled before the exporter asks for their resource)
+IR=$(ex build_ids_read identity) IB=$(ex build_ids_borrowed identity)
+check "identity: executables' build-ids borrowed from the symbolizer's images ($IB borrowed, $IR read)" \
+	test "${IB:-0}" -gt 0
 # symbolized native frames: a Mapping of their file with its build id, the function's start as
 # the address (the symbol's value through its PT_LOAD segment, by readelf -sW and -lW)
 python3 - "$TMP/otlp.maps" "$P_DOCKER $P_CTRD $P_K8S $P_UNIT" >"$TMP/maps.out" <<'EOF2'

@@ -69,6 +69,7 @@ int export_from_config(const struct ember_config *c, struct store *store,
 	*ret_id = identity__new(NULL, c->export_service_rules);
 	if (!*ret_id)
 		return log_errno(-errno, "cannot create the workload identity");
+	identity__set_share(*ret_id, share);
 	if (identity__set_procs(*ret_id, procs))
 		return log_errno(-ENOSPC, "cannot keep the processes' executables (the process "
 					  "tracker's extensions)");

@@ -81,5 +81,7 @@ const struct counter_desc identity_counters[] = {
 	{ .key = "cgroups_refused", U64(refused), .metric = "ember_identity_cgroups_refused_total",
 	  .type = COUNTER_COUNTER,
 	  .help = "Cgroups found with no room in the identity table (full, or their owner's share)" },
+	{ .key = "build_ids_read", U64(build_ids_read) },
+	{ .key = "build_ids_borrowed", U64(build_ids_borrowed) },
 };
 const size_t identity_counters_n = COUNTERS_N(identity_counters);

@@ -16,6 +16,7 @@
 #include "ember/core/base/hash.h"
 #include "ember/core/base/regex.h"
 #include "ember/daemon/elf/elfsym.h"
+#include "ember/daemon/elf/filecache.h"
 #include "ember/daemon/proc/procfs.h"
 #include "ember/daemon/proc/proctrack.h"
 #include "ember/core/base/sbuf.h"
@@ -68,6 +69,7 @@ struct iproc {
 struct identity {
 	pthread_mutex_t lock;
 	struct proc_tracker *tracker; /* /proc/PID/cgroup read through it (NULL: directly) */
+	struct elfshare *share;	      /* the symbolizer's images (NULL: none) */
 	char root[512];
 	enum rule rules[MAX_RULES];
 	size_t nr_rules;
@@ -85,6 +87,8 @@ struct identity {
 	uint64_t pruned_ns; /* the last proc_tracker__ext_prune() */
 	uint64_t last_scan_ns;
 	struct identity_stats st;
+	/* build-ids read and borrowed: counted without the lock (read_build_id()), atomically */
+	uint64_t bid_read, bid_borrowed;
 };
 
 /* --- paths -> workloads ------------------------------------------------------------------- */
@@ -665,20 +669,43 @@ void identity__refresh(struct identity *id)
 
 /* --- processes ---------------------------------------------------------------------------- */
 
-/* The GNU build id of @pid's executable, as hex into @ret ("" when unknown): read with pread
- * (elfsym_read_build_id(): libelf's ELF_C_READ), never mapped, so that a file truncated while
- * it is read is a short read, not a SIGBUS (docs/security.md) */
-static void read_build_id(uint32_t pid, char *ret, size_t cap)
+/*
+ * The GNU build id of @pid's executable, as hex into @ret ("" when unknown): the symbolizer's
+ * image of that very file when it has one (elfshare: the same device, inode, size and mtime as
+ * the file open here), else read with pread (elfsym_read_build_id(): libelf's ELF_C_READ), never
+ * mapped, so that a file truncated while it is read is a short read, not a SIGBUS
+ * (docs/security.md).
+ */
+static void read_build_id(struct identity *id, uint32_t pid, char *ret, size_t cap)
 {
+	const uint8_t *known;
+	struct filecache_id fid;
+	struct elfsym *img = NULL;
+	struct stat st;
 	uint8_t bid[64];
-	int n, i;
+	int n = 0, i;
 	int fd;
 
 	ret[0] = '\0';
 	fd = procfs_open_exe(NULL, pid); /* a regular file, non-blocking */
 	if (fd < 0)
 		return;
-	n = elfsym_read_build_id(fd, bid, sizeof(bid));
+	if (id->share && !fstat(fd, &st)) {
+		filecache_id_of(&st, &fid);
+		img = elfshare__find(id->share, &fid);
+	}
+	if (img) {
+		n = (int)elfsym__build_id(img, &known);
+		if (n > (int)sizeof(bid))
+			n = 0;
+		if (n > 0)
+			memcpy(bid, known, (size_t)n);
+		elfsym__free(img); /* the reference elfshare__find() took */
+		__atomic_fetch_add(&id->bid_borrowed, 1, __ATOMIC_RELAXED);
+	} else {
+		n = elfsym_read_build_id(fd, bid, sizeof(bid));
+		__atomic_fetch_add(&id->bid_read, 1, __ATOMIC_RELAXED);
+	}
 	for (i = 0; i < n && (size_t)(2 * i + 2) < cap; i++)
 		snprintf(ret + 2 * i, 3, "%02x", bid[i]);
 	close(fd);
@@ -730,7 +757,7 @@ static int read_exe(struct identity *id, uint32_t pid, struct proc_info *ret)
 	slash = strrchr(ret->exe_path, '/');
 	slash = slash ? slash + 1 : ret->exe_path;
 	copy(ret->exe_name, sizeof(ret->exe_name), slash, strlen(slash));
-	read_build_id(pid, ret->build_id, sizeof(ret->build_id));
+	read_build_id(id, pid, ret->build_id, sizeof(ret->build_id));
 	read_v1(id, pid, ret);
 	ret->current = true;
 	return 0;
@@ -898,6 +925,8 @@ void identity__stats(struct identity *id, struct identity_stats *ret)
 {
 	pthread_mutex_lock(&id->lock);
 	*ret = id->st;
+	ret->build_ids_read = __atomic_load_n(&id->bid_read, __ATOMIC_RELAXED);
+	ret->build_ids_borrowed = __atomic_load_n(&id->bid_borrowed, __ATOMIC_RELAXED);
 	ret->cgroups = id->nr_cgs;
 	ret->procs = id->ext >= 0 ? proc_tracker__ext_count(id->tracker, id->ext) : 0;
 	pthread_mutex_unlock(&id->lock);
@@ -921,6 +950,11 @@ static void cgroup2_mount(char *buf, size_t len, const char *fallback)
 		}
 	}
 	fclose(f);
+}
+
+void identity__set_share(struct identity *id, struct elfshare *share)
+{
+	id->share = share;
 }
 
 int identity__set_procs(struct identity *id, struct proc_tracker *pt)

@@ -86,6 +86,11 @@ struct proc_tracker;
 /* Keeps what identity__process() reads of each process image as an extension of @pt (its exec
  * and exit events end an image). 0 or -errno (no room for an extension). */
 int identity__set_procs(struct identity *id, struct proc_tracker *pt);
+/* The images the symbolizer read (borrowed; NULL: none): an executable's build-id is taken from
+ * its image there when the symbolizer has it, and read from the file only when not (counted:
+ * build_ids_borrowed, build_ids_read). */
+struct elfshare;
+void identity__set_share(struct identity *id, struct elfshare *share);
 
 /* Replaces the rules (a reload). 0 or -EINVAL (nothing changed). */
 int identity__set_rules(struct identity *id, const char *rules);
@@ -142,6 +147,8 @@ struct identity_stats {
 	uint64_t dropped;	/* cgroups a walk no longer found (removed): forgotten */
 	uint64_t refused;	/* cgroups found with no room: the table full, or their owner's
 				 * share (a quarter of it for each user but root) */
+	uint64_t build_ids_read;     /* executables' build-ids read from the file */
+	uint64_t build_ids_borrowed; /* ... taken from the symbolizer's image of it (no read) */
 };
 /* ... described once (exporter_counters.c, core/base/counters.h): "export.identity" */
 extern const struct counter_desc identity_counters[];
