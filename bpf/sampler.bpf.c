@@ -33,6 +33,21 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #define PERF_SAMPLE_PERIOD(ctx) (*(const volatile __u64 *)((const char *)(ctx) + 21 * sizeof(__u64)))
 #endif
 
+/* Per-CPU counters, and the shortcuts kept with them (before the walkers: they read it). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct ember_bpf_stats);
+	__uint(max_entries, 1);
+} stats SEC(".maps");
+
+/* The runtimes' maps' generation: bumped by userspace after each change of py_procs, v8_procs or
+ * hs_procs (sampler.c), and here when on_exec or on_exit deletes an entry; the per-CPU runtime
+ * shortcut (rt_flags(), unwind.bpf.h) holds while it is unchanged. rt_cache: the shortcut is
+ * taken (not for a capture's sampler: the daemon's changes bump the daemon's rt_gen only). */
+__u64 rt_gen = 0;
+const volatile bool rt_cache = false;
+
 /* the sampled thread's Python frames, stored with its user stack by walk_user() */
 #include "nest.bpf.h"
 #include "python.bpf.h"
@@ -114,13 +129,6 @@ struct {
 	__type(value, __u8);
 	__uint(max_entries, 8192);
 } seen SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__type(key, __u32);
-	__type(value, struct ember_bpf_stats);
-	__uint(max_entries, 1);
-} stats SEC(".maps");
 
 static __always_inline void count_err(__s32 err, __u64 *efault, __u64 *other)
 {
@@ -553,8 +561,9 @@ static __always_inline int on_exec_run(struct bpf_raw_tracepoint_args *ctx)
 	/* the old image's list walks the new image wrong: frame pointers until userspace lists
 	 * the new one (absent: not listed) */
 	bpf_map_delete_elem(&unwind_procs, &pid);
-	bpf_map_delete_elem(&v8_procs, &pid); /* the new image is not that V8 */
-	bpf_map_delete_elem(&hs_procs, &pid); /* nor that JVM */
+	/* the new image is not that V8, nor that JVM */
+	if (!bpf_map_delete_elem(&v8_procs, &pid) | !bpf_map_delete_elem(&hs_procs, &pid))
+		__sync_fetch_and_add(&rt_gen, 1);
 	bpf_map_delete_elem(&vma_cache, &pid); /* nor are those its mappings */
 	if (exec_images) {
 		tell_exec(pid, sampled, now, RAW_TP_ARG(ctx, 2) /* sched_process_exec(p, old_pid, bprm) */);
@@ -655,8 +664,8 @@ static __always_inline int on_exit_run(void *ctx)
 	 * is taken first (see on_exec) */
 	now = bpf_ktime_get_ns();
 	bpf_map_delete_elem(&unwind_procs, &pid);
-	bpf_map_delete_elem(&v8_procs, &pid);
-	bpf_map_delete_elem(&hs_procs, &pid);
+	if (!bpf_map_delete_elem(&v8_procs, &pid) | !bpf_map_delete_elem(&hs_procs, &pid))
+		__sync_fetch_and_add(&rt_gen, 1);
 	bpf_map_delete_elem(&vma_cache, &pid); /* its pid's next process is not it */
 	tell(pid, EMBER_REC_EXIT, BPF_RB_NO_WAKEUP, now);
 	return 0;

@@ -175,6 +175,8 @@ struct walk {
 	bool done;
 	__u8 fp_why;	/* why this frame steps by frame pointer: EMBER_STOP_NO_TABLE... */
 	__u8 stop;	/* why the walk stopped short: EMBER_STOP_* (walk_stops) */
+	__u32 rt;	/* the process's runtimes (EMBER_RT_*), in the hole before ws: no stack of
+			   its own (6.1 bounds the walk's chain of frames to 512 bytes) */
 	struct ember_walk_stops *ws;	/* this CPU's counters (NULL: none) */
 };
 
@@ -743,15 +745,15 @@ static long walk_step_js(__u32 idx, void *ctx)
  * constant at each call): V8 and HotSpot frames looked at, for CPU samples. Returns 0 or -errno:
  * -EFAULT (nothing walked), -ENOMEM.
  */
-static __always_inline int walk_regs(__u32 pid, __u64 ip, __u64 sp, __u64 bp, __u64 hash,
-				     bool js)
+static __always_inline int walk_regs(__u32 pid, __u32 rt, __u64 ip, __u64 sp, __u64 bp, bool js)
 {
-	struct walk w = { .hash = hash, .exact_ip = true, .ip = ip, .sp = sp, .bp = bp };
+	struct walk w = { .exact_ip = true, .ip = ip, .sp = sp, .bp = bp, .rt = rt };
 	__u32 zero = 0;
 
 	w.st = bpf_map_lookup_elem(&ustack_scratch, NEST_KEY);
 	if (!w.st)
 		return -ENOMEM;
+	w.hash = w.st->hash; /* the Python frames' (walk_from()) */
 	/* a Python thread's frames are at the top of ips (walk_from()); the native walk below */
 	w.max = EMBER_MAX_STACK_DEPTH - EMBER_PY_WORDS * EMBER_USTACK_PY_NR(w.st->flags);
 	w.proc = bpf_map_lookup_elem(&unwind_procs, &pid);
@@ -776,9 +778,9 @@ static __always_inline int walk_regs(__u32 pid, __u64 ip, __u64 sp, __u64 bp, __
 		if (!sc || !hsc || !vs)
 			return -ENOMEM;
 		sc->n = 0;
-		sc->on = bpf_map_lookup_elem(&v8_procs, &pid) != NULL;
+		sc->on = (w.rt & EMBER_RT_V8) != 0;
 		sc->t0 = bpf_ktime_get_ns();
-		hsc->on = hs_walk_on && bpf_map_lookup_elem(&hs_procs, &pid) != NULL;
+		hsc->on = hs_walk_on && (w.rt & EMBER_RT_HS);
 		/* the last walk's mapping is not this one's */
 		vs->map.start = vs->map.end = 0;
 		vs->lookups = 0;
@@ -808,6 +810,57 @@ static __always_inline int walk_regs(__u32 pid, __u64 ip, __u64 sp, __u64 bp, __
 	return 0;
 }
 
+#define RT_SUM(pid, gen, f)                                                                        \
+	((((__u64)(pid) * 0x9e3779b97f4a7c15ULL) ^ ((gen) * 0xc2b2ae3d27d4eb4fULL) ^ (f)) + 1)
+
+/*
+ * The runtimes of process @pid (EMBER_RT_*): which of py_procs, v8_procs and hs_procs hold it,
+ * for a CPU sample's walk. A CPU samples the same process again and again: the answer for the
+ * last process walked is kept in this CPU's stats while rt_gen stays (each lookup is a cold
+ * bucket: ~1 us on a machine with nested paging, three per sample), else looked up and kept.
+ * Global: its locals on a frame of its own, off the walk's chain of calls (6.1's 512 bytes).
+ */
+__noinline int rt_flags_cpu(__u32 pid)
+{
+	struct ember_bpf_stats *st;
+	__u64 gen = *(volatile __u64 *)&rt_gen, c_gen, c_sum;
+	__u32 zero = 0, f = 0, c_pid, c_f;
+
+	st = rt_cache ? bpf_map_lookup_elem(&stats, &zero) : NULL;
+	if (st) {
+		/* read once, then checked: a program that interrupted this one on its CPU may
+		 * have written the entry between two of these words */
+		c_pid = st->rt_pid;
+		c_f = st->rt_flags;
+		c_gen = st->rt_gen;
+		c_sum = st->rt_sum;
+		if (c_pid == pid && c_gen == gen && c_sum == RT_SUM(c_pid, c_gen, c_f))
+			return (int)c_f;
+	}
+	if (bpf_map_lookup_elem(&py_procs, &pid))
+		f |= EMBER_RT_PY;
+	if (bpf_map_lookup_elem(&v8_procs, &pid))
+		f |= EMBER_RT_V8;
+	if (hs_walk_on && bpf_map_lookup_elem(&hs_procs, &pid))
+		f |= EMBER_RT_HS;
+	if (st) {
+		st->rt_pid = pid;
+		st->rt_flags = f;
+		st->rt_gen = gen;
+		st->rt_sum = RT_SUM(pid, gen, f);
+	}
+	return (int)f;
+}
+
+/* The runtimes of @pid for a walk: rt_flags_cpu() for a CPU sample's (@js, a constant), Python's
+ * alone otherwise (the off-CPU and memory programs' walks, of whichever thread ran: looked up). */
+static __always_inline __u32 rt_flags(__u32 pid, bool js)
+{
+	if (js)
+		return (__u32)rt_flags_cpu(pid);
+	return bpf_map_lookup_elem(&py_procs, &pid) ? EMBER_RT_PY : 0;
+}
+
 /*
  * Reads the user registers from @regs (read through @regs_kernel when they are in kernel memory)
  * into @r: ip, sp, bp. Returns 0 or -EFAULT (no user context). The context's registers are read
@@ -835,14 +888,14 @@ static __always_inline int user_regs(const __u64 *regs, bool regs_kernel, __u64 
  * caller's state differed: 137k instructions processed for do_sample on 6.18, 0.39 s at start).
  * One per @js, a constant inside each.
  */
-__noinline int walk_regs_cpu(__u32 pid, __u64 ip, __u64 sp, __u64 bp, __u64 hash)
+__noinline int walk_regs_cpu(__u32 pid, __u32 rt, __u64 ip, __u64 sp, __u64 bp)
 {
-	return walk_regs(pid, ip, sp, bp, hash, true);
+	return walk_regs(pid, rt, ip, sp, bp, true);
 }
 
-__noinline int walk_regs_plain(__u32 pid, __u64 ip, __u64 sp, __u64 bp, __u64 hash)
+__noinline int walk_regs_plain(__u32 pid, __u32 rt, __u64 ip, __u64 sp, __u64 bp)
 {
-	return walk_regs(pid, ip, sp, bp, hash, false);
+	return walk_regs(pid, rt, ip, sp, bp, false);
 }
 
 /*
@@ -853,16 +906,18 @@ __noinline int walk_regs_plain(__u32 pid, __u64 ip, __u64 sp, __u64 bp, __u64 ha
 static __always_inline int walk_from(__u32 pid, const __u64 *r, bool js, struct ember_ustack **ret)
 {
 	struct ember_ustack *st = bpf_map_lookup_elem(&ustack_scratch, NEST_KEY);
-	__u64 hash = 0xcbf29ce484222325ULL;
+	__u32 rt = rt_flags(pid, js);
 	int err;
 
 	if (!st)
 		return -ENOMEM;
 	st->nr = 0;
 	st->flags = 0;
-	python_walk(pid, st, &hash);
-	err = js ? walk_regs_cpu(pid, r[0], r[1], r[2], hash)
-		 : walk_regs_plain(pid, r[0], r[1], r[2], hash);
+	st->hash = 0xcbf29ce484222325ULL; /* the walk's hash, begun here (walk_regs()) */
+	if (rt & EMBER_RT_PY)
+		python_walk(pid, st, &st->hash);
+	err = js ? walk_regs_cpu(pid, rt, r[0], r[1], r[2])
+		 : walk_regs_plain(pid, rt, r[0], r[1], r[2]);
 	if (err)
 		return err;
 	*ret = bpf_map_lookup_elem(&ustack_scratch, NEST_KEY);

@@ -812,6 +812,9 @@ static int skel_setup(struct sampler *s, const struct sampler_opts *o, bool hs_w
 	s->skel->rodata->include_idle = o->include_idle;
 	s->skel->rodata->idle_stacks = o->idle_stacks;
 	s->skel->rodata->target_pid = o->pid;
+	/* the runtime shortcut: a capture's sampler shares the daemon's maps, whose changes bump
+	 * the daemon's rt_gen, not its own: it looks up each time */
+	s->skel->rodata->rt_cache = !o->unwind_from;
 	s->skel->rodata->ring_half = o->ringbuf_bytes / 2;
 	s->skel->rodata->exec_batch_ns = o->exec_batch_ns;
 	s->skel->rodata->nr_rows = s->o.unwind_rows ? s->o.unwind_rows : 1;
@@ -2072,6 +2075,13 @@ int sampler__unwind_del_proc(struct sampler *s, uint32_t pid)
 	return 0;
 }
 
+/* py_procs, v8_procs or hs_procs changed: the CPU samples' runtime shortcut is stale
+ * (rt_gen, sampler.bpf.c; after the change: a sample between the two looks up again next time) */
+static void rt_changed(struct sampler *s)
+{
+	__atomic_fetch_add(&s->skel->bss->rt_gen, 1, __ATOMIC_RELEASE);
+}
+
 /* --- Python ------------------------------------------------------------------- */
 
 int sampler__python_set_proc(struct sampler *s, uint32_t pid, const struct ember_py_proc *p)
@@ -2079,6 +2089,7 @@ int sampler__python_set_proc(struct sampler *s, uint32_t pid, const struct ember
 	BPF_CALLS(s, BC_LISTS, 1);
 	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.py_procs), &pid, p, BPF_ANY))
 		return errno == ENOMEM ? -E2BIG : -errno;
+	rt_changed(s);
 	return 0;
 }
 
@@ -2087,6 +2098,7 @@ int sampler__python_del_proc(struct sampler *s, uint32_t pid)
 	BPF_CALLS(s, BC_LISTS, 1);
 	if (bpf_map_delete_elem(bpf_map__fd(s->skel->maps.py_procs), &pid))
 		return -errno;
+	rt_changed(s);
 	return 0;
 }
 
@@ -2143,6 +2155,7 @@ int sampler__v8_set_proc(struct sampler *s, uint32_t pid, const struct ember_v8_
 	STAT_ADD(s, bpf_calls, 1);
 	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.v8_procs), &pid, p, BPF_ANY))
 		return errno == ENOMEM || errno == E2BIG ? -E2BIG : -errno;
+	rt_changed(s);
 	return 0;
 }
 
@@ -2151,6 +2164,7 @@ int sampler__v8_del_proc(struct sampler *s, uint32_t pid)
 	STAT_ADD(s, bpf_calls, 1);
 	if (bpf_map_delete_elem(bpf_map__fd(s->skel->maps.v8_procs), &pid))
 		return -errno;
+	rt_changed(s);
 	return 0;
 }
 
@@ -2201,6 +2215,7 @@ int sampler__hs_set_proc(struct sampler *s, uint32_t pid, const struct ember_hs_
 	STAT_ADD(s, bpf_calls, 1);
 	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.hs_procs), &pid, p, BPF_ANY))
 		return errno == ENOMEM || errno == E2BIG ? -E2BIG : -errno;
+	rt_changed(s);
 	return 0;
 }
 

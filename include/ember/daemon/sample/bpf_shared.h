@@ -258,7 +258,18 @@ struct ember_bpf_stats {
 	 * exec_seq (sampler.bpf.c) is unchanged; saves the LRU lookup on a busy CPU */
 	__u32 last_pid;
 	__u32 last_exec_seq;
+	/* not counters: the runtimes (EMBER_RT_*) of the process this CPU walked last, as
+	 * py_procs, v8_procs and hs_procs had them at generation rt_gen (sampler.bpf.c's
+	 * rt_gen, bumped at each change of those maps), and a sum of the three (a cache entry
+	 * written half by a program that interrupted another is a miss, not a wrong answer) */
+	__u32 rt_pid;
+	__u32 rt_flags;
+	__u64 rt_gen;
+	__u64 rt_sum;
 };
+#define EMBER_RT_PY (1u << 0) /* in py_procs */
+#define EMBER_RT_V8 (1u << 1) /* in v8_procs */
+#define EMBER_RT_HS (1u << 2) /* in hs_procs */
 
 /*
  * In the same ring buffer as the samples, told apart by its size (16 bytes): a process that was
