@@ -99,6 +99,15 @@ static int sampling_setup(struct emberd *d)
 	if (!d->share)
 		return log_errno(-errno, "cannot create the shared images' registry");
 	yo.share = d->share;
+	if (d->cfg.export_otlp_endpoint[0] || d->cfg.export_pyroscope_url[0]) {
+		/* the exporter borrows images a round behind the symbolizer: an image let go (its
+		 * processes gone) is kept for two rounds, within 64 MiB, not parsed again */
+		uint64_t ms = d->cfg.export_otlp_interval_ms > d->cfg.export_pyroscope_interval_ms
+				      ? d->cfg.export_otlp_interval_ms
+				      : d->cfg.export_pyroscope_interval_ms;
+
+		elfshare__keep(d->share, (2 * ms + 10000) * 1000000ull, 64ull << 20);
+	}
 	d->sym = symbolizer__new(&yo, d->sym_st);
 	if (!d->sym)
 		return log_errno(-errno, "cannot create the symbolizer");
@@ -149,6 +158,7 @@ static int sampling_setup(struct emberd *d)
 		po.max_code_bytes = d->cfg.python_code_memory_bytes;
 		po.procs = d->procs;
 		po.files = d->files;
+		po.images = (struct elfsym_source){ symbolizer__image_get, d->sym };
 		d->py = python__new(d->sampler, d->sym_st, &po);
 		if (!d->py)
 			log_warn("no Python frames: %s", strerror(errno));
@@ -160,6 +170,7 @@ static int sampling_setup(struct emberd *d)
 
 		vo.procs = d->procs;
 		vo.files = d->files;
+		vo.images = (struct elfsym_source){ symbolizer__image_get, d->sym };
 		d->v8 = v8__new(d->sampler, d->sym_st, &vo);
 		if (!d->v8)
 			log_warn("no JavaScript frames: %s", strerror(errno));
@@ -176,6 +187,7 @@ static int sampling_setup(struct emberd *d)
 
 		ho.procs = d->procs;
 		ho.files = d->files;
+		ho.images = (struct elfsym_source){ symbolizer__image_get, d->sym };
 		ho.lines = d->cfg.hotspot_lines;
 		d->hs = hotspot__new(d->sampler, d->sym_st, &ho);
 		if (!d->hs)

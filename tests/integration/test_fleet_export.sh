@@ -295,8 +295,9 @@ check "otlp: symbolized native frames carry their file, build id and offset ($mg
 	test "$mg" -gt 0 -a "$mburn" -ge 3 -a "$mb" = 0
 # the files of those frames: the symbolizer's images borrowed (elfshare), not parsed again
 FF=$(ex frame_files) FB=$(ex frame_files_borrowed)
-check "otlp: the frames' files are the symbolizer's images, borrowed ($FB of $FF files read)" \
-	test "${FB:-0}" -gt 0
+echo "# frameloc: $(for k in frames_located frames_unlocated frame_files_unshared frame_files_deferred frame_images_kept frame_images_kept_found; do printf '%s=%s ' $k "$(ex $k)"; done)"
+check "otlp: the frames' files are the symbolizer's images, borrowed, none parsed again ($FB of $FF files read)" \
+	test "${FB:-0}" -gt 0 -a "${FB:-0}" = "${FF:-x}"
 # identity
 # (the burner's resource: before its exec the pid was the sh that moved it into the cgroup)
 res() { awk -v p=$1 '$1 == p && $2 ~ /\/(burn|bz[0-9]+)$/ { print; exit }' "$TMP/otlp.res"; }

@@ -5,7 +5,7 @@
  * shared between threads (elfshare): found for the same file only, alive while anyone holds one,
  * found no more once the last let go, an image published again replacing the old, and a borrower
  * thread finding and letting go while the publisher replaces and frees (ASan's build checks the
- * memory). */
+ * memory); the runtimes' introspection symbols kept beside the functions. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -271,6 +271,88 @@ static void test_aliases(void **state)
 	elfsym__free(e);
 }
 
+
+/*
+ * The runtimes' introspection symbols (elfsym.h): data objects by prefix (exported or not, in
+ * .symtab only once stripped of it: gone), functions by exact name, nothing else; a name as
+ * data where a function is wanted is not kept. And an image's own references (elfsym__ref):
+ * alive until the last free (ASan's build checks).
+ */
+static void test_runtime_symbols(void **state)
+{
+	static const char *const asm_text =
+		"\t.data\n"
+		"\t.globl v8dbg_frametype_A\n\t.type v8dbg_frametype_A, @object\n"
+		"\t.size v8dbg_frametype_A, 4\nv8dbg_frametype_A:\n\t.long 7\n"
+		"\t.globl v8dbg_hidden_B\n\t.hidden v8dbg_hidden_B\n"
+		"\t.type v8dbg_hidden_B, @object\n\t.size v8dbg_hidden_B, 4\nv8dbg_hidden_B:\n"
+		"\t.long 9\n"
+		"\t.type _PyRuntime, @object\n\t.size _PyRuntime, 8\n_PyRuntime:\n\t.quad 1\n"
+		"\t.globl napi_module_register\n\t.type napi_module_register, @object\n"
+		"\t.size napi_module_register, 8\nnapi_module_register:\n\t.quad 2\n"
+		"\t.globl other_data\n\t.type other_data, @object\n\t.size other_data, 8\n"
+		"other_data:\n\t.quad 3\n"
+		"\t.text\n"
+		"\t.globl Py_IsNone\n\t.type Py_IsNone, @function\nPy_IsNone:\n\tret\n"
+		"\t.size Py_IsNone, 1\n"
+		"\t.globl gHotSpotVMStructs_fn\n\t.type gHotSpotVMStructs_fn, @function\n"
+		"gHotSpotVMStructs_fn:\n\tret\n\t.size gHotSpotVMStructs_fn, 1\n";
+	char src[128], so[128], stripped[160], cmd[1024];
+	struct elfsym_rtsym r;
+	struct elfsym *e;
+	FILE *f;
+
+	(void)state;
+	snprintf(src, sizeof(src), "%s/rt.s", tmpdir);
+	snprintf(so, sizeof(so), "%s/rt.so", tmpdir);
+	snprintf(stripped, sizeof(stripped), "%s/rt-stripped.so", tmpdir);
+	f = fopen(src, "we");
+	assert_non_null(f);
+	fputs(asm_text, f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "cc -shared -nostdlib -o %s %s && strip -o %s %s", so, src,
+		 stripped, so);
+	assert_int_equal(system(cmd), 0);
+
+	e = open_path(so, NULL);
+	assert_non_null(e);
+	assert_true(elfsym__native(e));
+	assert_int_equal(elfsym__rt_count(e), 4);
+	assert_true(elfsym__rt_find(e, "v8dbg_frametype_A", &r));
+	assert_true(r.object && r.exported);
+	assert_int_equal(r.size, 4);
+	assert_int_equal(r.value, nm_addr(so, "v8dbg_frametype_A"));
+	assert_true(elfsym__rt_find(e, "v8dbg_hidden_B", &r));
+	assert_true(r.object && !r.exported); /* hidden: a local of .symtab once linked */
+	assert_true(elfsym__rt_find(e, "_PyRuntime", &r));
+	assert_true(r.object && !r.exported);
+	assert_int_equal(r.value, nm_addr(so, "_PyRuntime"));
+	assert_true(elfsym__rt_find(e, "Py_IsNone", &r));
+	assert_true(!r.object && r.exported);
+	assert_int_equal(r.value, nm_addr(so, "Py_IsNone"));
+	/* a function under a data prefix, data under a function's name, other data: none */
+	assert_false(elfsym__rt_find(e, "gHotSpotVMStructs_fn", &r));
+	assert_false(elfsym__rt_find(e, "napi_module_register", &r));
+	assert_false(elfsym__rt_find(e, "other_data", &r));
+	assert_false(elfsym__rt_too_many(e));
+	/* two owners: the first free leaves it whole */
+	assert_ptr_equal(elfsym__ref(e), e);
+	elfsym__free(e);
+	assert_true(elfsym__rt_find(e, "Py_IsNone", &r));
+	assert_string_equal(r.name, "Py_IsNone");
+	elfsym__free(e);
+
+	/* stripped: .dynsym alone, only what is exported */
+	e = open_path(stripped, NULL);
+	assert_non_null(e);
+	assert_int_equal(elfsym__rt_count(e), 2);
+	assert_true(elfsym__rt_find(e, "v8dbg_frametype_A", &r));
+	assert_true(r.exported);
+	assert_true(elfsym__rt_find(e, "Py_IsNone", &r));
+	assert_false(elfsym__rt_find(e, "v8dbg_hidden_B", &r));
+	elfsym__free(e);
+}
+
 /* libc's write: with libc6-dbg's debug file perf names it __GI___libc_write (a local alias in
  * the debug file's .symtab), without it write (.dynsym's weak write and __write). */
 static void test_libc_write(void **state)
@@ -366,6 +448,77 @@ static void test_share(void **state)
 	elfshare__free(sh);
 }
 
+/*
+ * One image published as two files (a copy of the same build-id and size: read once), found as
+ * either, gone with its last free; and kept (elfshare__keep) past its last owner's free until
+ * its deadline, found meanwhile, then freed (ASan's build checks), a second last free not kept
+ * again; an image larger than the keep bound not kept at all.
+ */
+static void test_share_keep_and_copies(void **state)
+{
+	struct elfshare *sh = elfshare__new();
+	struct elfsym *a = open_path(bin, NULL), *b;
+	struct filecache_id id, copy;
+	struct elfshare_stats ss;
+
+	(void)state;
+	assert_non_null(sh);
+	assert_non_null(a);
+	id_of(bin, &id);
+	copy = id;
+	copy.ino++; /* another inode: the copy */
+	elfshare__publish(sh, a, &id);
+	elfshare__publish(sh, a, &copy);
+	assert_int_equal(elfshare__count(sh), 2);
+	assert_true(elfshare__has(sh, id.dev, id.ino) && elfshare__has(sh, copy.dev, copy.ino));
+	b = elfshare__find(sh, &copy);
+	assert_ptr_equal(b, a);
+	elfsym__free(b);
+	elfshare__publish(sh, a, &copy); /* again as the copy: still one entry for it */
+	assert_int_equal(elfshare__count(sh), 2);
+	elfsym__free(a); /* no keeping: gone, as both */
+	assert_int_equal(elfshare__count(sh), 0);
+	assert_false(elfshare__has(sh, copy.dev, copy.ino));
+
+	/* kept for 300 ms after the last owner's free */
+	elfshare__keep(sh, 300 * 1000000ull, 1ull << 30);
+	a = open_path(bin, NULL);
+	elfshare__publish(sh, a, &id);
+	elfsym__free(a);
+	elfshare__stats(sh, &ss);
+	assert_int_equal(ss.kept, 1);
+	assert_int_equal(ss.kept_total, 1);
+	assert_true(ss.kept_bytes > 0);
+	b = elfshare__find(sh, &id);
+	assert_ptr_equal(b, a);
+	assert_true(elfsym__lookup(b, nm_addr(bin, "symbols_leaf")) >= 0);
+	elfsym__free(b); /* a borrower's free: still kept */
+	elfshare__stats(sh, &ss);
+	assert_int_equal(ss.kept, 1);
+	assert_int_equal(ss.kept_found, 1);
+	usleep(400 * 1000);
+	assert_null(elfshare__find(sh, &id)); /* past its deadline: freed */
+	elfshare__stats(sh, &ss);
+	assert_int_equal(ss.kept, 0);
+	assert_int_equal(ss.kept_expired, 1);
+	assert_int_equal(elfshare__count(sh), 0);
+
+	/* larger than the bound: not kept */
+	elfshare__keep(sh, 300 * 1000000ull, 16);
+	a = open_path(bin, NULL);
+	elfshare__publish(sh, a, &id);
+	elfsym__free(a);
+	assert_int_equal(elfshare__count(sh), 0);
+
+	/* kept when the registry goes: freed with it */
+	elfshare__keep(sh, 60 * 1000000000ull, 1ull << 30);
+	a = open_path(bin, NULL);
+	elfshare__publish(sh, a, &id);
+	elfsym__free(a);
+	assert_int_equal(elfshare__count(sh), 1);
+	elfshare__free(sh);
+}
+
 struct borrower {
 	struct elfshare *sh;
 	struct filecache_id id;
@@ -444,7 +597,9 @@ int main(void)
 		cmocka_unit_test(test_debug_file),
 		cmocka_unit_test(test_aliases),
 		cmocka_unit_test(test_libc_write),
+		cmocka_unit_test(test_runtime_symbols),
 		cmocka_unit_test(test_share),
+		cmocka_unit_test(test_share_keep_and_copies),
 		cmocka_unit_test(test_share_threads),
 	};
 

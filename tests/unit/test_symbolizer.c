@@ -28,6 +28,7 @@
 #include "ember/daemon/symbols/kresolve.h"
 #include "ember/core/base/clock.h"
 #include "ember/core/base/strtab.h"
+#include "ember/daemon/elf/elfsym.h"
 #include "ember/daemon/elf/filecache.h"
 #include "ember/daemon/proc/proctrack.h"
 #include "ember/daemon/symbols/symbolizer.h"
@@ -561,6 +562,55 @@ static void test_lazy_images(void **state)
 	symbolizer__stats(s, &ss);
 	assert_true(ss.elf_symbols > 0);
 	symbolizer__free(s);
+	strtab__free(st);
+}
+
+/*
+ * A runtime reader's image (symbolizer__image_get): the symbolizer's own, read once; the
+ * process's frames named later from that very image, no second parse (elf_symbols counts the
+ * symbols of each parse).
+ */
+static void test_lent_image(void **state)
+{
+	struct symbolizer_opts o = SYMBOLIZER_OPTS_DEFAULT;
+	struct strtab *st = strtab__new();
+	struct symbolizer_stats ss;
+	struct symbolizer *s;
+	struct elfsym *es, *again;
+	struct child c;
+	char path[PATH_MAX];
+	uint64_t ips[1], parsed;
+	int fd;
+
+	(void)state;
+	workload(path, "symbols");
+	spawn(&c, path, NULL);
+	ips[0] = addr_of(&c, "symbols_leaf") + 5;
+	s = symbolizer__new(&o, st);
+	assert_non_null(s);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	es = symbolizer__image_get(s, fd, path);
+	assert_non_null(es);
+	symbolizer__stats(s, &ss);
+	assert_int_equal(ss.elf_lent, 1);
+	parsed = ss.elf_symbols;
+	assert_int_equal(parsed, elfsym__count(es));
+	again = symbolizer__image_get(s, fd, path); /* from its cache */
+	assert_ptr_equal(again, es);
+	elfsym__free(again);
+	close(fd);
+	assert_string_equal(user_stack(s, st, (uint32_t)c.pid, ips, 1), "symbols_leaf");
+	symbolizer__stats(s, &ss);
+	assert_int_equal(ss.elf_lent, 2);
+	assert_int_equal(ss.elf_errors, 0);
+	/* the binary's symbols were not parsed again: one image's held, the lent one */
+	assert_int_equal(ss.elf_symbols, parsed);
+	symbolizer__free(s);
+	/* outlives the symbolizer: its own reference (ASan's build checks) */
+	assert_true(elfsym__lookup(es, elfsym__addr(es, 0)) >= 0);
+	elfsym__free(es);
+	reap(&c);
 	strtab__free(st);
 }
 
@@ -1687,6 +1737,7 @@ int main(void)
 		cmocka_unit_test(test_stripped_debug_file),
 		cmocka_unit_test(test_deleted_binary),
 		cmocka_unit_test(test_lazy_images),
+		cmocka_unit_test(test_lent_image),
 		cmocka_unit_test(test_image_memory_bound),
 		cmocka_unit_test(test_short_lived),
 		cmocka_unit_test(test_gone_before_first_look), cmocka_unit_test(test_gone_then_live),

@@ -24,6 +24,7 @@ int elfload_read(Elf *elf, struct elfload *ret)
 		}
 		ret->segs[ret->n++] = (struct elfload_seg){ .off = ph.p_offset, .vaddr = ph.p_vaddr,
 							     .filesz = ph.p_filesz,
+							     .memsz = ph.p_memsz,
 							     .x = !!(ph.p_flags & PF_X) };
 	}
 	return err;

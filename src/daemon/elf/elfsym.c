@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <dwarf.h>
@@ -39,12 +40,25 @@ struct esym {
 	uint8_t sized;
 };
 
+/* A runtime's introspection symbol (elfsym.h's elfsym_rtsym), its name in rt_names. */
+struct rtsym {
+	uint64_t value, size;
+	uint32_t name_off;
+	bool object, exported;
+};
+
 struct elfsym {
 	struct esym *syms;
 	size_t n, cap;
 	char *names;
 	size_t names_len, names_cap;
 	struct elfload load;		/* PT_LOAD segments: file offsets, mappings' bias */
+	struct rtsym *rt;		/* the runtimes' introspection symbols (few: see rt_wanted) */
+	size_t n_rt, rt_cap;
+	char *rt_names;
+	size_t rt_names_len, rt_names_cap;
+	bool rt_too_many;
+	bool native;			/* 64-bit little-endian x86-64: this machine's */
 	uint8_t build_id[MAX_BUILD_ID];
 	size_t build_id_len;
 	bool debug_file;
@@ -62,8 +76,11 @@ struct elfsym {
 	uint64_t *sym_die;
 	/* shared (elfshare__publish): references and the registry's entry, under sh->lock */
 	struct elfshare *sh;	/* NULL: never published, one owner */
-	unsigned int refs;	/* while sh: the publisher's and the borrowers' */
-	bool listed;		/* the registry's entry for its file is this image */
+	unsigned int refs;	/* its owners (elfsym__ref); while sh, under sh->lock */
+	unsigned int listed;	/* the registry's entries that are this image: one per file
+				   published as it (a copy of the same build-id and size too) */
+	bool kept;		/* its last owner let go: the registry holds it (elfshare__keep) */
+	bool was_kept;		/* ... once already: freed at its next last free */
 };
 
 /* The registry of published images: few (the symbolizer's images, ~1,000 at most), looked up
@@ -77,6 +94,15 @@ struct elfshare {
 	pthread_mutex_t lock;
 	struct shared_ent *ents;
 	size_t n, cap;
+	/* images their publisher let go, still findable until their deadline (elfshare__keep) */
+	struct kept_ent {
+		struct elfsym *e;
+		uint64_t until_ns;
+		size_t bytes;
+	} kept[ELFSHARE_KEEP_MAX];
+	unsigned int n_kept;
+	uint64_t keep_ns, keep_bytes, kept_bytes;
+	uint64_t kept_total, kept_found, kept_expired;
 };
 
 /*
@@ -192,6 +218,99 @@ static int add_one(struct elfsym *e, uint64_t value, uint64_t size, uint8_t bind
 	return 0;
 }
 
+/*
+ * The introspection symbols of the runtimes whose frames ember reads (unwind/python.c, elf/rtintro.c):
+ * data objects by prefix, functions by exact name. Kept in every image so that the readers take
+ * them from the symbolizer's image of the file rather than parse its tables again.
+ */
+static const char *const rt_object_prefixes[] = {
+	"gHotSpotVM", "v8dbg_", "_ZN2v88internal7Version", "_PyRuntime", "Py_Version", "PyCode_Type",
+};
+static const char *const rt_functions[] = { "napi_module_register", "Py_IsNone" };
+
+#define MAX_RTSYMS 4096u /* Node 20 has ~531 v8dbg_, HotSpot about 50 */
+
+/* Whether a runtime symbol may start with @c (a data object's, or a function's) */
+static bool rt_first(char c, bool object)
+{
+	return object ? c == 'g' || c == 'v' || c == '_' || c == 'P' : c == 'n' || c == 'P';
+}
+
+static bool rt_wanted(const char *name, size_t len, bool object)
+{
+	size_t i;
+
+	if (!rt_first(name[0], object))
+		return false;
+	if (object) {
+		for (i = 0; i < sizeof(rt_object_prefixes) / sizeof(rt_object_prefixes[0]); i++) {
+			size_t pl = strlen(rt_object_prefixes[i]);
+
+			if (len >= pl && !memcmp(name, rt_object_prefixes[i], pl))
+				return true;
+		}
+		return false;
+	}
+	for (i = 0; i < sizeof(rt_functions) / sizeof(rt_functions[0]); i++)
+		if (len == strlen(rt_functions[i]) && !memcmp(name, rt_functions[i], len))
+			return true;
+	return false;
+}
+
+/*
+ * Keeps runtime symbol @name (@len bytes) once (a name in several tables: the first; exported
+ * when any table exports it). .dynsym lists what is exported; in .symtab, a global or weak
+ * symbol of default or protected visibility is.
+ */
+static int add_rt(struct elfsym *e, const char *name, size_t len, uint64_t value, uint64_t size,
+		  bool object, bool exported)
+{
+	size_t i;
+
+	for (i = 0; i < e->n_rt; i++) {
+		const char *n = e->rt_names + e->rt[i].name_off;
+
+		if (!strncmp(n, name, len) && !n[len]) {
+			e->rt[i].exported |= exported;
+			return 0;
+		}
+	}
+	if (e->n_rt == MAX_RTSYMS) {
+		e->rt_too_many = true;
+		return 0;
+	}
+	if (array_grow((void **)&e->rt, &e->rt_cap, e->n_rt + 1, sizeof(*e->rt), 16) ||
+	    array_grow((void **)&e->rt_names, &e->rt_names_cap, e->rt_names_len + len + 1, 1, 256))
+		return -ENOMEM;
+	e->rt[e->n_rt++] = (struct rtsym){ .value = value, .size = size,
+					   .name_off = (uint32_t)e->rt_names_len,
+					   .object = object, .exported = exported };
+	memcpy(e->rt_names + e->rt_names_len, name, len);
+	e->rt_names[e->rt_names_len + len] = '\0';
+	e->rt_names_len += len + 1;
+	return 0;
+}
+
+static bool exported_from(Elf64_Word table, uint8_t info, uint8_t other)
+{
+	uint8_t b = GELF_ST_BIND(info), v = GELF_ST_VISIBILITY(other);
+
+	return table == SHT_DYNSYM ||
+	       ((b == STB_GLOBAL || b == STB_WEAK) && (v == STV_DEFAULT || v == STV_PROTECTED));
+}
+
+/* A runtime symbol among the table's entries (checked before is_function: cheap first). */
+static int maybe_rt(struct elfsym *e, Elf64_Word table, uint8_t info, uint8_t other,
+		    uint16_t shndx, uint64_t value, uint64_t size, const char *name, size_t len)
+{
+	uint8_t st = GELF_ST_TYPE(info);
+
+	if ((st != STT_OBJECT && st != STT_FUNC) || shndx == SHN_UNDEF || !len ||
+	    !rt_wanted(name, len, st == STT_OBJECT))
+		return 0;
+	return add_rt(e, name, len, value, size, st == STT_OBJECT, exported_from(table, info, other));
+}
+
 static bool is_function(uint8_t info, uint16_t shndx, uint64_t value)
 {
 	uint8_t st = GELF_ST_TYPE(info);
@@ -248,17 +367,25 @@ static int add_symbols(struct elfsym *e, Elf *elf, Elf64_Word type, const struct
 
 			for (i = 1; i < count; i++) {
 				const char *name, *nul;
+				bool fn = is_function(sym[i].st_info, sym[i].st_shndx,
+						      sym[i].st_value);
 
-				if (!is_function(sym[i].st_info, sym[i].st_shndx, sym[i].st_value) ||
+				if ((!fn && GELF_ST_TYPE(sym[i].st_info) != STT_OBJECT) ||
 				    !sym[i].st_name || sym[i].st_name >= str_size)
 					continue;
 				name = str + sym[i].st_name;
+				if (!fn && !rt_first(name[0], true))
+					continue; /* data: only a runtime's, rarely */
 				nul = memchr(name, '\0', str_size - sym[i].st_name);
 				if (!nul || nul == name)
 					continue;
-				err = add_one(e, sym[i].st_value, sym[i].st_size,
-					      (uint8_t)GELF_ST_BIND(sym[i].st_info), name,
-					      (size_t)(nul - name));
+				err = maybe_rt(e, type, sym[i].st_info, sym[i].st_other,
+					       sym[i].st_shndx, sym[i].st_value, sym[i].st_size,
+					       name, (size_t)(nul - name));
+				if (!err && fn)
+					err = add_one(e, sym[i].st_value, sym[i].st_size,
+						      (uint8_t)GELF_ST_BIND(sym[i].st_info), name,
+						      (size_t)(nul - name));
 				if (err)
 					return err;
 			}
@@ -268,15 +395,21 @@ static int add_symbols(struct elfsym *e, Elf *elf, Elf64_Word type, const struct
 			GElf_Sym sym;
 			const char *name;
 
+			bool fn;
+
 			if (!gelf_getsym(data, (int)i, &sym))
 				break;
-			if (!is_function(sym.st_info, sym.st_shndx, sym.st_value))
+			fn = is_function(sym.st_info, sym.st_shndx, sym.st_value);
+			if (!fn && GELF_ST_TYPE(sym.st_info) != STT_OBJECT)
 				continue;
 			name = elf_strptr(elf, sh.sh_link, sym.st_name);
 			if (!name || !*name)
 				continue;
-			err = add_one(e, sym.st_value, sym.st_size, (uint8_t)GELF_ST_BIND(sym.st_info),
-				      name, strlen(name));
+			err = maybe_rt(e, type, sym.st_info, sym.st_other, sym.st_shndx, sym.st_value,
+				       sym.st_size, name, strlen(name));
+			if (!err && fn)
+				err = add_one(e, sym.st_value, sym.st_size,
+					      (uint8_t)GELF_ST_BIND(sym.st_info), name, strlen(name));
 			if (err)
 				return err;
 		}
@@ -560,6 +693,13 @@ static struct elfsym *build(Elf *elf, const struct elfsym_opts *o, const struct 
 		return NULL;
 	}
 	e->dbg_fd = -1;
+	e->refs = 1;
+	{
+		GElf_Ehdr eh;
+
+		e->native = gelf_getehdr(elf, &eh) && eh.e_ident[EI_CLASS] == ELFCLASS64 &&
+			    eh.e_ident[EI_DATA] == ELFDATA2LSB && eh.e_machine == EM_X86_64;
+	}
 	err = read_segments(e, elf);
 	if (err)
 		goto fail;
@@ -668,11 +808,104 @@ static void unlist(struct elfshare *sh, const struct elfsym *e)
 {
 	size_t i;
 
-	for (i = 0; i < sh->n; i++) {
-		if (sh->ents[i].e == e) {
+	for (i = 0; i < sh->n;) {
+		if (sh->ents[i].e == e)
 			sh->ents[i] = sh->ents[--sh->n];
-			return;
+		else
+			i++;
+	}
+}
+
+struct elfsym *elfsym__ref(struct elfsym *e)
+{
+	if (!e)
+		return NULL;
+	if (e->sh) {
+		pthread_mutex_lock(&e->sh->lock);
+		e->refs++;
+		pthread_mutex_unlock(&e->sh->lock);
+	} else {
+		e->refs++;
+	}
+	return e;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Takes kept entry @i out (its reference the caller's to let go), under sh->lock. */
+static struct elfsym *unkeep(struct elfshare *sh, unsigned int i)
+{
+	struct elfsym *e = sh->kept[i].e;
+
+	sh->kept_bytes -= sh->kept[i].bytes;
+	sh->kept[i] = sh->kept[--sh->n_kept];
+	e->kept = false;
+	return e;
+}
+
+/*
+ * Under sh->lock: @e's last owner lets go. Kept instead (true: its reference is the registry's
+ * now) while the registry keeps images and it is findable; the oldest kept image past the
+ * bounds, or one past its deadline, goes into *@ret_drop for the caller to free unlocked.
+ */
+static bool keep_last(struct elfshare *sh, struct elfsym *e, struct elfsym **ret_drop)
+{
+	size_t bytes = elfsym__mem_bytes(e);
+	unsigned int oldest = 0;
+
+	*ret_drop = NULL;
+	if (!sh->keep_ns || !e->listed || e->was_kept || bytes > sh->keep_bytes)
+		return false;
+	if (sh->n_kept == ELFSHARE_KEEP_MAX || sh->kept_bytes + bytes > sh->keep_bytes) {
+		for (unsigned int i = 1; i < sh->n_kept; i++)
+			if (sh->kept[i].until_ns < sh->kept[oldest].until_ns)
+				oldest = i;
+		if (!sh->n_kept || sh->kept_bytes - sh->kept[oldest].bytes + bytes > sh->keep_bytes)
+			return false; /* one more would not fit even then */
+		*ret_drop = unkeep(sh, oldest);
+	}
+	e->kept = e->was_kept = true;
+	sh->kept[sh->n_kept++] = (struct kept_ent){ e, now_ns() + sh->keep_ns, bytes };
+	sh->kept_bytes += bytes;
+	sh->kept_total++;
+	return true;
+}
+
+/* Under sh->lock: one kept image past its deadline, taken out for the caller to free, or NULL. */
+static struct elfsym *expired(struct elfshare *sh)
+{
+	uint64_t now;
+
+	if (!sh->n_kept)
+		return NULL;
+	now = now_ns();
+	for (unsigned int i = 0; i < sh->n_kept; i++) {
+		if (sh->kept[i].until_ns <= now) {
+			sh->kept_expired++;
+			return unkeep(sh, i);
 		}
+	}
+	return NULL;
+}
+
+/* Frees the kept images past their deadline (the registry's calls, before their own work). */
+static void expire(struct elfshare *sh)
+{
+	struct elfsym *e;
+
+	for (;;) {
+		pthread_mutex_lock(&sh->lock);
+		e = expired(sh);
+		pthread_mutex_unlock(&sh->lock);
+		if (!e)
+			return;
+		elfsym__free(e);
 	}
 }
 
@@ -680,14 +913,21 @@ void elfsym__free(struct elfsym *e)
 {
 	if (!e)
 		return;
+	if (!e->sh && e->refs > 1) {
+		e->refs--;
+		return;
+	}
 	if (e->sh) {
-		bool last;
+		struct elfsym *drop = NULL;
+		bool last, kept;
 
 		pthread_mutex_lock(&e->sh->lock);
-		last = !--e->refs;
+		kept = e->refs == 1 && keep_last(e->sh, e, &drop);
+		last = !kept && !--e->refs;
 		if (last && e->listed)
 			unlist(e->sh, e);
 		pthread_mutex_unlock(&e->sh->lock);
+		elfsym__free(drop);
 		if (!last)
 			return;
 	}
@@ -701,6 +941,8 @@ void elfsym__free(struct elfsym *e)
 	free(e->sym_die);
 	free(e->syms);
 	free(e->names);
+	free(e->rt);
+	free(e->rt_names);
 	free(e);
 }
 
@@ -884,6 +1126,41 @@ uint64_t elfsym__debug_refused(const struct elfsym *e)
 	return e->debug_refused;
 }
 
+size_t elfsym__rt_count(const struct elfsym *e)
+{
+	return e->n_rt;
+}
+
+bool elfsym__rt_sym(const struct elfsym *e, size_t i, struct elfsym_rtsym *ret)
+{
+	if (i >= e->n_rt)
+		return false;
+	*ret = (struct elfsym_rtsym){ .name = e->rt_names + e->rt[i].name_off,
+				      .value = e->rt[i].value,
+				      .size = e->rt[i].size,
+				      .object = e->rt[i].object,
+				      .exported = e->rt[i].exported };
+	return true;
+}
+
+bool elfsym__rt_find(const struct elfsym *e, const char *name, struct elfsym_rtsym *ret)
+{
+	for (size_t i = 0; i < e->n_rt; i++)
+		if (!strcmp(e->rt_names + e->rt[i].name_off, name))
+			return elfsym__rt_sym(e, i, ret);
+	return false;
+}
+
+bool elfsym__rt_too_many(const struct elfsym *e)
+{
+	return e->rt_too_many;
+}
+
+bool elfsym__native(const struct elfsym *e)
+{
+	return e->native;
+}
+
 size_t elfsym__count(const struct elfsym *e)
 {
 	return e->n;
@@ -925,10 +1202,46 @@ struct elfshare *elfshare__new(void)
 	return sh;
 }
 
+void elfshare__keep(struct elfshare *sh, uint64_t keep_ns, uint64_t max_bytes)
+{
+	if (!sh)
+		return;
+	pthread_mutex_lock(&sh->lock);
+	sh->keep_ns = keep_ns;
+	sh->keep_bytes = max_bytes;
+	pthread_mutex_unlock(&sh->lock);
+}
+
+void elfshare__stats(struct elfshare *sh, struct elfshare_stats *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	if (!sh)
+		return;
+	pthread_mutex_lock(&sh->lock);
+	ret->published = sh->n;
+	ret->kept = sh->n_kept;
+	ret->kept_bytes = sh->kept_bytes;
+	ret->kept_total = sh->kept_total;
+	ret->kept_found = sh->kept_found;
+	ret->kept_expired = sh->kept_expired;
+	pthread_mutex_unlock(&sh->lock);
+}
+
 void elfshare__free(struct elfshare *sh)
 {
 	if (!sh)
 		return;
+	for (;;) { /* the images it kept: its references */
+		struct elfsym *e = NULL;
+
+		pthread_mutex_lock(&sh->lock);
+		if (sh->n_kept)
+			e = unkeep(sh, sh->n_kept - 1);
+		pthread_mutex_unlock(&sh->lock);
+		if (!e)
+			break;
+		elfsym__free(e);
+	}
 	pthread_mutex_destroy(&sh->lock);
 	free(sh->ents);
 	free(sh);
@@ -940,25 +1253,41 @@ void elfshare__publish(struct elfshare *sh, struct elfsym *e, const struct filec
 
 	if (!sh || !e || (e->sh && e->sh != sh))
 		return;
+	expire(sh);
 	pthread_mutex_lock(&sh->lock);
 	if (!e->sh) {
-		e->sh = sh;
-		e->refs = 1; /* the publisher's */
+		e->sh = sh; /* its references so far (the publisher's) counted under the lock now */
 	}
 	for (i = 0; i < sh->n; i++) {
 		const struct filecache_id *o = &sh->ents[i].id;
 
-		if (sh->ents[i].e == e || (o->dev == id->dev && o->ino == id->ino)) {
-			sh->ents[i].e->listed = false;
+		if (o->dev == id->dev && o->ino == id->ino) {
+			/* that file's entry: this image's already (its identity as now), or an
+			 * older image's, which it replaces */
+			sh->ents[i].e->listed--;
 			sh->ents[i] = sh->ents[--sh->n];
 			break;
 		}
 	}
 	if (array_grow((void **)&sh->ents, &sh->cap, sh->n + 1, sizeof(*sh->ents), 64) == 0) {
 		sh->ents[sh->n++] = (struct shared_ent){ .e = e, .id = *id };
-		e->listed = true;
+		e->listed++;
 	}
 	pthread_mutex_unlock(&sh->lock);
+}
+
+bool elfshare__has(struct elfshare *sh, uint64_t dev, uint64_t ino)
+{
+	bool has = false;
+
+	if (!sh)
+		return false;
+	expire(sh);
+	pthread_mutex_lock(&sh->lock);
+	for (size_t i = 0; i < sh->n && !has; i++)
+		has = sh->ents[i].id.dev == dev && sh->ents[i].id.ino == ino;
+	pthread_mutex_unlock(&sh->lock);
+	return has;
 }
 
 struct elfsym *elfshare__find(struct elfshare *sh, const struct filecache_id *id)
@@ -968,11 +1297,13 @@ struct elfsym *elfshare__find(struct elfshare *sh, const struct filecache_id *id
 
 	if (!sh)
 		return NULL;
+	expire(sh);
 	pthread_mutex_lock(&sh->lock);
 	for (i = 0; i < sh->n; i++) {
 		if (filecache_id_same_file(&sh->ents[i].id, id)) {
 			e = sh->ents[i].e;
 			e->refs++;
+			sh->kept_found += e->kept;
 			break;
 		}
 	}
@@ -990,4 +1321,12 @@ size_t elfshare__count(struct elfshare *sh)
 	n = sh->n;
 	pthread_mutex_unlock(&sh->lock);
 	return n;
+}
+
+struct elfsym *elfsym_source_get(const struct elfsym_source *src, int fd, const char *path,
+				 const struct elfsym_opts *fallback)
+{
+	if (src && src->get)
+		return src->get(src->ctx, fd, path);
+	return elfsym__open(fd, fallback);
 }

@@ -10,14 +10,15 @@
 #include <gelf.h>
 
 #include "ember/daemon/elf/elfload.h"
+#include "ember/daemon/elf/elfsym.h"
 
 /* Runtime symbols one file may carry: Node 20 has ~531 v8dbg_, HotSpot 25 about 50. */
 #define RTI_MAX_SYMS 4096u
 
 struct rti_sym {
-	char *name;
+	const char *name; /* the image's (elfsym.h) */
 	uint64_t value, size;
-	bool dyn;
+	bool dyn;	  /* exported */
 };
 
 struct rti_reloc {
@@ -34,6 +35,7 @@ struct rti_file {
 	unsigned int n_segs;
 	struct rti_sym *syms;
 	size_t n_syms;
+	struct elfsym *own;	/* the image read here (the fd-only calls), else NULL */
 	struct rti_reloc *rel;
 	size_t n_rel;
 };
@@ -83,23 +85,6 @@ static bool rd(const struct rti_file *f, uint64_t va, void *buf, size_t len)
 		return true;
 	}
 	return false;
-}
-
-static bool read_segs(struct rti_file *f)
-{
-	size_t n = 0;
-	GElf_Phdr ph;
-
-	if (elf_getphdrnum(f->elf, &n))
-		return false;
-	for (size_t i = 0; i < n && f->n_segs < ELFLOAD_MAX_SEGS; i++) {
-		if (!gelf_getphdr(f->elf, (int)i, &ph) || ph.p_type != PT_LOAD ||
-		    ph.p_filesz > ph.p_memsz)
-			continue;
-		f->segs[f->n_segs++] = (struct rti_seg){ ph.p_offset, ph.p_vaddr, ph.p_filesz,
-							 ph.p_memsz };
-	}
-	return f->n_segs > 0;
 }
 
 static int reloc_cmp(const void *a, const void *b)
@@ -157,12 +142,11 @@ static enum rtintro_reason rd_str(const struct rti_file *f, uint64_t va, char *b
 
 static void file_close(struct rti_file *f)
 {
-	for (size_t i = 0; i < f->n_syms; i++)
-		free(f->syms[i].name);
 	free(f->syms);
 	free(f->rel);
 	if (f->elf)
 		elf_end(f->elf);
+	elfsym__free(f->own);
 	memset(f, 0, sizeof(*f));
 }
 
@@ -181,45 +165,6 @@ static bool listed(const char *name, const char *const *funcs)
 		if (!strcmp(name, *funcs))
 			return true;
 	return false;
-}
-
-static enum rtintro_reason add_syms(struct rti_file *f, Elf_Scn *scn, const GElf_Shdr *sh,
-				    const char *const *prefixes, const char *const *funcs)
-{
-	Elf_Data *d = elf_getdata(scn, NULL);
-	bool dyn = sh->sh_type == SHT_DYNSYM;
-	size_t n;
-
-	if (!d || !sh->sh_entsize)
-		return RTI_OK;
-	n = sh->sh_size / sh->sh_entsize;
-	for (size_t i = 1; i < n; i++) {
-		GElf_Sym s;
-		const char *name;
-		size_t j;
-
-		if (!gelf_getsym(d, (int)i, &s) || s.st_shndx == SHN_UNDEF ||
-		    (GELF_ST_TYPE(s.st_info) != STT_OBJECT && GELF_ST_TYPE(s.st_info) != STT_FUNC))
-			continue;
-		name = elf_strptr(f->elf, sh->sh_link, s.st_name);
-		if (!name || !(GELF_ST_TYPE(s.st_info) == STT_OBJECT ? wanted(name, prefixes)
-								    : listed(name, funcs)))
-			continue;
-		for (j = 0; j < f->n_syms && strcmp(f->syms[j].name, name); j++)
-			;
-		if (j < f->n_syms) {
-			f->syms[j].dyn |= dyn;
-			continue;
-		}
-		if (f->n_syms == RTI_MAX_SYMS)
-			return RTI_TOO_MANY;
-		char *copy = strdup(name);
-
-		if (!copy)
-			return RTI_TOO_MANY;
-		f->syms[f->n_syms++] = (struct rti_sym){ copy, s.st_value, s.st_size, dyn };
-	}
-	return RTI_OK;
 }
 
 static enum rtintro_reason add_relocs(struct rti_file *f, Elf_Scn *scn, const GElf_Shdr *sh)
@@ -246,48 +191,69 @@ static enum rtintro_reason add_relocs(struct rti_file *f, Elf_Scn *scn, const GE
 	return RTI_OK;
 }
 
-/* Opens @fd: segments, the data symbols starting with one of @prefixes, the functions named in
- * @funcs (NULL: none), and (@relocs) relocations. */
 /*
- * Opens @fd's ELF file and gathers the symbols named by @prefixes (objects) and @funcs, from its
- * .dynsym, and from its .symtab too unless @dynsym_only (the larger table, read only where the
- * dynamic one lacks what is wanted: 10 MB of Node 20's 99 MB against its .dynsym's 7 MB).
+ * Sets @f up for the file open at @fd whose image (elfsym.h) is @es: its load segments, the
+ * runtime symbols @es kept that are data objects named by @prefixes or functions named in
+ * @funcs (NULL: none), and (@relocs) the file's RELATIVE relocations, read here: no other reader
+ * of the file needs them.
  */
-static enum rtintro_reason file_open(struct rti_file *f, int fd, const char *const *prefixes,
-				     const char *const *funcs, bool relocs, bool dynsym_only)
+static enum rtintro_reason file_open(struct rti_file *f, int fd, const struct elfsym *es,
+				     const char *const *prefixes, const char *const *funcs,
+				     bool relocs)
 {
-	Elf_Scn *scn = NULL;
-	GElf_Ehdr eh;
-	enum rtintro_reason r = RTI_OK;
+	const struct elfload *l;
+	struct elfsym_rtsym rs;
 
 	memset(f, 0, sizeof(*f));
 	f->fd = fd;
-	elf_version(EV_CURRENT);
-	f->elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!f->elf || elf_kind(f->elf) != ELF_K_ELF || !gelf_getehdr(f->elf, &eh) ||
-	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB ||
-	    eh.e_machine != EM_X86_64 || !read_segs(f))
+	if (!es || !elfsym__native(es))
 		return RTI_NOT_ELF;
-	f->syms = calloc(RTI_MAX_SYMS, sizeof(*f->syms));
+	l = elfsym__load(es);
+	for (unsigned int i = 0; i < l->n && f->n_segs < ELFLOAD_MAX_SEGS; i++) {
+		if (l->segs[i].filesz > l->segs[i].memsz)
+			continue;
+		f->segs[f->n_segs++] = (struct rti_seg){ l->segs[i].off, l->segs[i].vaddr,
+							 l->segs[i].filesz, l->segs[i].memsz };
+	}
+	if (!f->n_segs)
+		return RTI_NOT_ELF;
+	if (elfsym__rt_too_many(es))
+		return RTI_TOO_MANY;
+	f->syms = calloc(elfsym__rt_count(es) + 1, sizeof(*f->syms));
 	if (!f->syms)
 		return RTI_TOO_MANY;
-	while ((scn = elf_nextscn(f->elf, scn)) && r == RTI_OK) {
-		GElf_Shdr sh;
+	for (size_t i = 0; elfsym__rt_sym(es, i, &rs); i++)
+		if (rs.object ? wanted(rs.name, prefixes) : listed(rs.name, funcs))
+			f->syms[f->n_syms++] = (struct rti_sym){ rs.name, rs.value, rs.size,
+								 rs.exported };
+	if (relocs) {
+		Elf_Scn *scn = NULL;
+		enum rtintro_reason r = RTI_OK;
 
-		if (!gelf_getshdr(scn, &sh))
-			continue;
-		if (sh.sh_type == SHT_DYNSYM || (sh.sh_type == SHT_SYMTAB && !dynsym_only))
-			r = add_syms(f, scn, &sh, prefixes, funcs);
-		else if (relocs && sh.sh_type == SHT_RELA)
-			r = add_relocs(f, scn, &sh);
+		elf_version(EV_CURRENT);
+		f->elf = elf_begin(fd, ELF_C_READ, NULL); /* pread, never mapped (elfsym.h) */
+		if (!f->elf || elf_kind(f->elf) != ELF_K_ELF)
+			return RTI_NOT_ELF;
+		while ((scn = elf_nextscn(f->elf, scn)) && r == RTI_OK) {
+			GElf_Shdr sh;
+
+			if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_RELA)
+				r = add_relocs(f, scn, &sh);
+		}
+		if (r != RTI_OK)
+			return r;
+		if (f->n_rel)
+			qsort(f->rel, f->n_rel, sizeof(*f->rel), reloc_cmp);
 	}
-	if (r != RTI_OK)
-		return r;
 	if (!f->n_syms)
 		return RTI_NO_TABLES;
-	if (f->n_rel)
-		qsort(f->rel, f->n_rel, sizeof(*f->rel), reloc_cmp);
 	return RTI_OK;
+}
+
+/* The image of the file open at @fd, read here (the fd-only calls): NULL when it is no ELF. */
+static struct elfsym *own_image(int fd)
+{
+	return elfsym__open(fd, NULL);
 }
 
 static const struct rti_sym *sym(const struct rti_file *f, const char *name)
@@ -547,6 +513,16 @@ static enum rtintro_reason hs_table(const struct rti_file *f, struct rtintro_hot
 
 int rtintro_hotspot_read(int fd, struct rtintro_hotspot *ret, struct rtintro_stats *st)
 {
+	struct elfsym *es = own_image(fd);
+	int r = rtintro_hotspot_read_image(fd, es, ret, st);
+
+	elfsym__free(es);
+	return r;
+}
+
+int rtintro_hotspot_read_image(int fd, const struct elfsym *es, struct rtintro_hotspot *ret,
+			       struct rtintro_stats *st)
+{
 	static const char *const prefixes[] = { "gHotSpotVM", NULL };
 	unsigned int *counts[] = { &ret->n_structs, &ret->n_types, &ret->n_ints, &ret->n_longs };
 	uint8_t rank[RTI_HS__COUNT] = { 0 };
@@ -554,7 +530,7 @@ int rtintro_hotspot_read(int fd, struct rtintro_hotspot *ret, struct rtintro_sta
 	enum rtintro_reason r;
 
 	memset(ret, 0, sizeof(*ret));
-	r = file_open(&f, fd, prefixes, NULL, true, false);
+	r = file_open(&f, fd, es, prefixes, NULL, true);
 	if (st)
 		st->relocs += f.n_rel;
 	for (unsigned int t = HS_STRUCTS; r == RTI_OK && t <= HS_LONGS; t++) {
@@ -677,8 +653,8 @@ static int v8_version_part(const struct rti_file *f, const char *name)
 	return v;
 }
 
-/* V8's facts from @fd's symbols, .dynsym only or both tables (@dynsym_only): RTI_OK or why not. */
-static enum rtintro_reason v8_read(int fd, bool dynsym_only, struct rtintro_v8 *ret,
+/* V8's facts from the runtime symbols of image @es of the file open at @fd: RTI_OK or why not. */
+static enum rtintro_reason v8_read(int fd, const struct elfsym *es, struct rtintro_v8 *ret,
 				   struct rtintro_stats *st)
 {
 	static const char *const prefixes[] = { "v8dbg_", "_ZN2v88internal7Version", NULL };
@@ -690,7 +666,7 @@ static enum rtintro_reason v8_read(int fd, bool dynsym_only, struct rtintro_v8 *
 
 	memset(ret, 0, sizeof(*ret));
 	ret->major = ret->minor = ret->build = ret->patch = -1;
-	r = file_open(&f, fd, prefixes, funcs, false, dynsym_only);
+	r = file_open(&f, fd, es, prefixes, funcs, false);
 	if (r != RTI_OK)
 		goto out;
 	for (size_t i = 0; i < f.n_syms; i++) {
@@ -751,21 +727,17 @@ out:
 
 int rtintro_v8_read(int fd, struct rtintro_v8 *ret, struct rtintro_stats *st)
 {
-	struct rtintro_stats dst = { 0 };
-	enum rtintro_reason r;
+	struct elfsym *es = own_image(fd);
+	int r = rtintro_v8_read_image(fd, es, ret, st);
 
-	/* Node exports its v8dbg_ data (Debian's 20: all 531 in .dynsym): the dynamic table
-	 * first, and the whole .symtab only where that is not all (a build that hides them,
-	 * an item or the version missing), counted as the second read alone */
-	r = v8_read(fd, true, ret, &dst);
-	if (r == RTI_OK && !ret->missing_required && ret->n_symbols && ret->major >= 0) {
-		if (st) {
-			st->entries += dst.entries;
-			for (unsigned int i = 0; i < RTI__REASONS; i++)
-				st->reason[i] += dst.reason[i];
-		}
-		return 0;
-	}
-	r = v8_read(fd, false, ret, st);
+	elfsym__free(es);
+	return r;
+}
+
+int rtintro_v8_read_image(int fd, const struct elfsym *es, struct rtintro_v8 *ret,
+			  struct rtintro_stats *st)
+{
+	enum rtintro_reason r = v8_read(fd, es, ret, st);
+
 	return r == RTI_OK ? 0 : refuse(st, r);
 }

@@ -21,6 +21,7 @@
 #include "ember/core/formats/pprof.h"
 #include "ember/core/formats/pyroscope.h"
 #include "ember/core/model/frame.h"
+#include "ember/daemon/elf/elfsym.h"
 #include "ember/daemon/export/frameloc.h"
 #include "ember/daemon/store/memio_sink.h"
 #include "ember/daemon/store/store.h"
@@ -610,6 +611,14 @@ static void round_run(struct exporter *e, enum exporter_kind kind)
 		e->st[kind].frame_procs_refused = fs.procs_refused;
 		e->st[kind].frame_files_ns = fs.load_ns;
 		e->st[kind].frame_files_borrowed = fs.files_borrowed;
+		e->st[kind].frame_files_unshared = fs.files_unshared;
+		{
+			struct elfshare_stats ss;
+
+			elfshare__stats(e->o.share, &ss);
+			e->st[kind].frame_images_kept = ss.kept;
+			e->st[kind].frame_images_kept_found = ss.kept_found;
+		}
 	}
 	pthread_mutex_unlock(&e->lock);
 	otlp_writer__free(bd.w);

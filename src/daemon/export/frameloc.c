@@ -8,6 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sys/sysmacros.h>
+
 #include "ember/core/base/clock.h"
 #include "ember/core/base/hash.h"
 #include "ember/daemon/proc/mapfile.h"
@@ -19,7 +21,6 @@
 
 #define MAX_PIDS	 1024u	/* process images whose files are kept (counted past it) */
 #define MAX_PID_FILES	 32	/* executable files per process looked in */
-#define MAX_SYMBOLS	 (1u << 21)
 
 struct name_slot {
 	const char *name; /* borrowed from the file's elfsym; NULL: empty */
@@ -134,7 +135,6 @@ static struct file *file_find(struct frameloc *fl, uint32_t maj, uint32_t min, u
 static struct file *file_load(struct frameloc *fl, uint32_t pid, const struct procmaps_entry *e)
 {
 	struct mapfile_want w = mapfile_want_of(pid, e);
-	struct elfsym_opts o = { .max_symbols = MAX_SYMBOLS };
 	struct file *f = &fl->files[0];
 	struct filecache_id id;
 	struct stat st;
@@ -143,6 +143,12 @@ static struct file *file_load(struct frameloc *fl, uint32_t pid, const struct pr
 	size_t i, n;
 	int fd;
 
+	/* only the symbolizer's images: a file it never read has no frame to locate (a frame's
+	 * name is its), and is not parsed here. A hint first, the file opened only when it has one */
+	if (!elfshare__has(fl->share, makedev(e->dev_major, e->dev_minor), e->inode)) {
+		fl->st.files_unshared++;
+		return NULL;
+	}
 	if (fl->loads >= FRAMELOC_LOADS_PER_ROUND ||
 	    clock_ns(CLOCK_THREAD_CPUTIME_ID) - fl->round_cpu0 >= FRAMELOC_ROUND_CPU_NS) {
 		fl->st.files_deferred++;
@@ -167,11 +173,13 @@ static struct file *file_load(struct frameloc *fl, uint32_t pid, const struct pr
 	/* the symbolizer's image of this very file, if it has one: no second parse */
 	filecache_id_of(&st, &id);
 	f->es = elfshare__find(fl->share, &id);
-	if (f->es)
-		fl->st.files_borrowed++;
-	else
-		f->es = elfsym__open(fd, &o);
 	close(fd);
+	if (!f->es) {
+		fl->st.files_unshared++; /* another file under that inode now */
+		fl->st.load_ns += mono_ns() - t0;
+		return NULL;
+	}
+	fl->st.files_borrowed++;
 	f->path = strndup(e->path, e->path_len);
 	if (!f->es || !f->path || file_index(f)) {
 		file_clear(f);

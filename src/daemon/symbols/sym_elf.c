@@ -233,12 +233,15 @@ static struct elfsym *with_fetched_debug(struct symbolizer *s, int fd, struct el
 	return again;
 }
 
-/* Reads the symbols of @m's file: @fd if >= 0 (closed here), else opened now. *@ret_st: its
- * fstat, when it could be opened. */
-static struct image *image_open(struct symbolizer *s, struct proc *p, const struct mapping *m,
-				int fd, struct stat *ret_st)
+/*
+ * The image of the file open at @fd (borrowed, left open; @path: its path in the process), from
+ * the file cache if this very file was read before, else read now and kept there. A reference
+ * for the caller (image_put()), or NULL. *@ret_st: its fstat, when it could be taken.
+ */
+static struct image *image_read(struct symbolizer *s, int fd, const char *path,
+				struct stat *ret_st)
 {
-	struct elfsym_opts eo = { .debug_dirs = s->debug_dirs, .path = p->paths + m->path_off,
+	struct elfsym_opts eo = { .debug_dirs = s->debug_dirs, .path = path,
 				  .dwarf = s->o.inline_frames,
 				  .max_symbols = s->o.max_symbols,
 				  .max_section_bytes = s->o.max_section_bytes };
@@ -247,48 +250,44 @@ static struct image *image_open(struct symbolizer *s, struct proc *p, const stru
 	struct image *img;
 	struct stat st;
 
-	if (fd < 0)
-		fd = open_mapping(s, p, m, NULL);
-	if (fd < 0)
+	if (fstat(fd, &st))
 		return NULL;
-	if (fstat(fd, &st)) {
-		close(fd);
-		return NULL;
-	}
 	*ret_st = st;
 	/*
-	 * This very file read already (through another entry since evicted, or another mapping),
-	 * or the same build-id and size: the same file in another place (a container layer, a
-	 * copy), parsed once; a build-id is the file's to write, so only from a file of the same
-	 * owner or root's (elf/filecache.h's rule). A stripped copy has the build-id of the
-	 * original but not its size.
+	 * This very file read already (through another entry since evicted, or another mapping,
+	 * or for a runtime reader: symbolizer__image_get), or the same build-id and size: the
+	 * same file in another place (a container layer, a copy), parsed once; a build-id is the
+	 * file's to write, so only from a file of the same owner or root's (elf/filecache.h's
+	 * rule). A stripped copy has the build-id of the original but not its size.
 	 */
 	if (elffile_facts(s->files, fd, &st, &ef, &id)) /* its headers: read once for all */
 		s->stats.elf_headers_read++;
 	img = filecache__get_obj(s->files, &id, FILECACHE_SYMBOLS);
 	if (img) {
-		close(fd);
 		img->refs++;
-		if (img->id.dev != id.dev || img->id.ino != id.ino)
+		if (img->id.dev != id.dev || img->id.ino != id.ino) {
 			s->stats.elf_buildid_hits++;
+			/* findable as this copy too (frameloc looks files up as they are mapped) */
+			elfshare__publish(s->o.share, img->es, &id);
+		}
 		return img;
 	}
 	img = calloc(1, sizeof(*img));
-	if (!img) {
-		close(fd);
+	if (!img)
 		return NULL;
-	}
 	img->es = elfsym__open(fd, &eo);
 	img->es = with_fetched_debug(s, fd, img->es, &eo, &img->debug_pending);
 	if (img->debug_pending)
 		img->debug_seq = dbgfetch__done_seq(s->o.fetch);
-	close(fd);
 	if (!img->es) {
-		if (errno == E2BIG)
+		int err = errno;
+
+		if (err == E2BIG)
 			s->stats.elf_too_big++;
-		else if (errno == EIO)
+		else if (err == EIO)
 			s->stats.elf_short_reads++;
 		free(img);
+		errno = err;
 		return NULL;
 	}
 	s->stats.elf_debug_refused += elfsym__debug_refused(img->es);
@@ -298,6 +297,7 @@ static struct image *image_open(struct symbolizer *s, struct proc *p, const stru
 		s->stats.elf_mem_refused++;
 		elfsym__free(img->es);
 		free(img);
+		errno = E2BIG;
 		return NULL;
 	}
 	s->img_bytes += img->bytes;
@@ -320,6 +320,40 @@ static struct image *image_open(struct symbolizer *s, struct proc *p, const stru
 		img->cached = false;
 	}
 	return img;
+}
+
+/* Reads the symbols of @m's file: @fd if >= 0 (closed here), else opened now. *@ret_st: its
+ * fstat, when it could be opened. */
+static struct image *image_open(struct symbolizer *s, struct proc *p, const struct mapping *m,
+				int fd, struct stat *ret_st)
+{
+	struct image *img;
+
+	if (fd < 0)
+		fd = open_mapping(s, p, m, NULL);
+	if (fd < 0)
+		return NULL;
+	img = image_read(s, fd, p->paths + m->path_off, ret_st);
+	close(fd);
+	return img;
+}
+
+struct elfsym *symbolizer__image_get(void *ctx, int fd, const char *path)
+{
+	struct symbolizer *s = ctx;
+	struct image *img;
+	struct elfsym *es;
+	struct stat st;
+
+	img = image_read(s, fd, path, &st);
+	if (!img)
+		return NULL;
+	es = elfsym__ref(img->es);
+	s->stats.elf_lent++;
+	/* the caller's reference to the image goes; the file cache's stays (bounded by it) until
+	 * an entry takes the image, or the cache lets it go */
+	image_put(s, img);
+	return es;
 }
 
 static struct elfent *elf_find(struct symbolizer *s, const struct mapping *m)

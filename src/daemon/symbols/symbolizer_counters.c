@@ -184,6 +184,7 @@ const struct counter_desc symbolizer_counters[] = {
 	{ .key = "elf_debug_refused", U64(elf_debug_refused), ELF_REFUSED("debug_file") },
 	{ .key = "elf_changed", U64(elf_changed), ELF_REFUSED("changed") },
 	{ .key = "elf_mem_evictions", U64(elf_mem_evictions) },
+	{ .key = "elf_lent", U64(elf_lent) },
 	{ .key = "elf_mem_refused", U64(elf_mem_refused), ELF_REFUSED("memory") },
 	{ .key = "kallsyms_restricted", F(kallsyms_restricted), .value = COUNTER_BOOL },
 };

@@ -18,6 +18,7 @@
 #include "ember/core/base/strtab.h"
 #include "ember/core/base/utf8.h"
 #include "ember/core/model/frame.h"
+#include "ember/daemon/elf/elfload.h"
 #include "ember/daemon/sample/sampler.h"
 #include "ember/daemon/proc/procmaps.h"
 #include "ember/daemon/proc/proctrack.h"
@@ -499,23 +500,15 @@ static int on_map(const struct procmaps_entry *e, void *ctx)
 }
 
 /* The PT_LOAD segments of the ELF file at @fd, for the load bias. */
-static void read_loads(int fd, struct hs_file_facts *ff)
+/* The PT_LOAD segments of image @es (the first four) into @ff. */
+static void read_loads(const struct elfsym *es, struct hs_file_facts *ff)
 {
-	Elf64_Ehdr eh;
-	Elf64_Phdr ph;
+	const struct elfload *l = es ? elfsym__load(es) : NULL;
 
-	if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) ||
-	    memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_phentsize != sizeof(ph) || eh.e_phnum > 64)
-		return;
-	for (unsigned int i = 0; i < eh.e_phnum && ff->nr_load < 4; i++) {
-		if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + (uint64_t)i * sizeof(ph))) !=
-		    (ssize_t)sizeof(ph))
-			return;
-		if (ph.p_type != PT_LOAD)
-			continue;
-		ff->load_off[ff->nr_load] = ph.p_offset;
-		ff->load_len[ff->nr_load] = ph.p_filesz;
-		ff->load_delta[ff->nr_load] = (int64_t)(ph.p_vaddr - ph.p_offset);
+	for (unsigned int i = 0; l && i < l->n && ff->nr_load < 4; i++) {
+		ff->load_off[ff->nr_load] = l->segs[i].off;
+		ff->load_len[ff->nr_load] = l->segs[i].filesz;
+		ff->load_delta[ff->nr_load] = (int64_t)(l->segs[i].vaddr - l->segs[i].off);
 		ff->nr_load++;
 	}
 }
@@ -542,8 +535,18 @@ static const struct hs_file_facts *file_facts(struct hotspot *hs, uint32_t pid,
 			close(fd);
 			return NULL;
 		}
-		ff->err = rtintro_hotspot_read(fd, &ff->h, &rs);
-		read_loads(fd, ff);
+		struct elfsym *es;
+
+		/* the symbolizer's image of libjvm.so: its symbols read once for both */
+		{
+			char path[512]; /* e's is not NUL-terminated (procmaps.h) */
+
+			snprintf(path, sizeof(path), "%.*s", (int)e->path_len, e->path);
+			es = elfsym_source_get(&hs->o.images, fd, path, NULL);
+		}
+		ff->err = rtintro_hotspot_read_image(fd, es, &ff->h, &rs);
+		read_loads(es, ff);
+		elfsym__free(es);
 		for (int i = 0; i < RTI__REASONS; i++)
 			hs->st.reasons[i] += rs.reason[i];
 		(void)filecache__put(hs->files, &id, FILECACHE_HOTSPOT, ff, sizeof(*ff));

@@ -609,42 +609,6 @@ static struct mapfile_want candidate_want(uint32_t pid, const struct candidate *
 				      .dev_minor = c->dev_minor, .ino = c->inode };
 }
 
-static void scan_symbols(Elf *elf, Elf_Scn *scn, GElf_Shdr *sh, struct elfinfo *ei)
-{
-	Elf_Data *d;
-	size_t i, n;
-	GElf_Sym sym;
-
-	if (!sh->sh_entsize || elf_section_bytes(scn) > PY_MAX_SECTION_BYTES ||
-	    elf_section_bytes(elf_getscn(elf, sh->sh_link)) > PY_MAX_SECTION_BYTES)
-		return; /* sized by the file: not read (a CPython's are a few MB) */
-	d = elf_getdata(scn, NULL);
-	if (!d)
-		return;
-	n = sh->sh_size / sh->sh_entsize;
-	for (i = 0; i < n; i++) {
-		const char *name;
-
-		if (!gelf_getsym(d, (int)i, &sym) || sym.st_shndx == SHN_UNDEF)
-			continue;
-		name = elf_strptr(elf, sh->sh_link, sym.st_name);
-		if (!name || (name[0] != '_' && name[0] != 'P'))
-			continue;
-		if (!strcmp(name, "_PyRuntime")) {
-			ei->runtime = sym.st_value;
-			ei->has_runtime = true;
-		} else if (!strcmp(name, "Py_Version")) {
-			ei->py_version = sym.st_value;
-			ei->has_version = true;
-		} else if (!strcmp(name, "PyCode_Type")) {
-			ei->code_type = sym.st_value;
-			ei->has_code_type = true;
-		} else if (!strcmp(name, "Py_IsNone")) {
-			ei->has_is_none = true;
-		}
-	}
-}
-
 /*
  * What one file says, whichever process maps it where (kept in the file cache, elf/filecache.h:
  * read once per file, not per process): its symbols (elfinfo without the bias) and its load
@@ -656,27 +620,37 @@ struct py_file_facts {
 	int err;	   /* 0, or -ENOEXEC: not ELF */
 };
 
-/* Reads @fd's symbols and load segments into @f. */
-static void read_facts(int fd, struct py_file_facts *f)
+/*
+ * @fd's symbols and load segments into @f: from the symbolizer's image of the file (read once
+ * for both: elfsym.h's runtime symbols), or read here without one (tests).
+ */
+static void read_facts(struct python *py, int fd, const char *path, struct py_file_facts *f)
 {
-	Elf *elf;
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
+	struct elfsym_opts fallback = { .max_section_bytes = PY_MAX_SECTION_BYTES };
+	struct elfsym_rtsym r;
+	struct elfsym *es;
 
 	memset(f, 0, sizeof(*f));
-	elf = elf_begin(fd, ELF_C_READ, NULL); /* pread, never mapped (elfsym.h) */
-	if (!elf || elf_kind(elf) != ELF_K_ELF) {
-		elf_end(elf);
-		f->err = -ENOEXEC;
+	es = elfsym_source_get(&py->o.images, fd, path, &fallback);
+	if (!es) {
+		f->err = errno == ENOEXEC ? -ENOEXEC : -(errno ? errno : EIO);
 		return;
 	}
-	(void)elfload_read(elf, &f->load);
-	while ((scn = elf_nextscn(elf, scn))) {
-		if (gelf_getshdr(scn, &sh) &&
-		    (sh.sh_type == SHT_DYNSYM || sh.sh_type == SHT_SYMTAB))
-			scan_symbols(elf, scn, &sh, &f->ei);
+	f->load = *elfsym__load(es);
+	if (elfsym__rt_find(es, "_PyRuntime", &r) && r.object) {
+		f->ei.runtime = r.value;
+		f->ei.has_runtime = true;
 	}
-	elf_end(elf);
+	if (elfsym__rt_find(es, "Py_Version", &r) && r.object) {
+		f->ei.py_version = r.value;
+		f->ei.has_version = true;
+	}
+	if (elfsym__rt_find(es, "PyCode_Type", &r) && r.object) {
+		f->ei.code_type = r.value;
+		f->ei.has_code_type = true;
+	}
+	f->ei.has_is_none = elfsym__rt_find(es, "Py_IsNone", &r) && !r.object;
+	elfsym__free(es);
 }
 
 /*
@@ -705,10 +679,11 @@ static int candidate_info(struct python *py, struct proc_maps *m, uint32_t pid,
 		fd = mapfile_open(py->proc_root, &w, &py->st.files, &st);
 		if (fd < 0)
 			return fd;
-		read_facts(fd, &f);
+		read_facts(py, fd, c->path, &f);
 		close(fd);
 		filecache_id_of(&st, &id); /* the file read, checked again by the open */
-		(void)filecache__put(py->files, &id, FILECACHE_CPYTHON, &f, sizeof(f));
+		if (!f.err || f.err == -ENOEXEC) /* what the file says, not a failure of the moment */
+			(void)filecache__put(py->files, &id, FILECACHE_CPYTHON, &f, sizeof(f));
 		known = &f;
 	}
 	*ei = known->ei;

@@ -866,8 +866,18 @@ static const struct v8_file_facts *file_facts(struct v8 *v, struct proc_maps *m,
 	if (!known) {
 		struct rtintro_stats rs = { 0 };
 
+		struct elfsym *es;
+
 		memset(&ff, 0, sizeof(ff));
-		ff.err = rtintro_v8_read(fd, &ff.f, &rs);
+		/* the symbolizer's image of node (or libnode.so): its symbols read once for both */
+		{
+			char path[512]; /* e's is not NUL-terminated (procmaps.h) */
+
+			snprintf(path, sizeof(path), "%.*s", (int)e->path_len, e->path);
+			es = elfsym_source_get(&v->o.images, fd, path, NULL);
+		}
+		ff.err = rtintro_v8_read_image(fd, es, &ff.f, &rs);
+		elfsym__free(es);
 		for (int i = 0; i < RTI__REASONS; i++)
 			v->st.reasons[i] += rs.reason[i];
 		(void)filecache__put(v->files, &id, FILECACHE_V8, &ff, sizeof(ff));

@@ -26,6 +26,7 @@
 
 struct elfload_seg {
 	uint64_t off, vaddr, filesz;
+	uint64_t memsz;			/* p_memsz: past filesz, zeros (.bss) */
 	bool x;				/* PF_X */
 };
 

@@ -46,7 +46,45 @@ struct elfload;
 struct elfsym *elfsym__open(int fd, const struct elfsym_opts *o);
 /* The same from memory (copied), e.g. the vDSO image. */
 struct elfsym *elfsym__open_mem(const void *image, size_t len, const struct elfsym_opts *o);
+/* One more owner of @e (returned): each elfsym__free() lets one go, the last frees it. */
+struct elfsym *elfsym__ref(struct elfsym *e);
 void elfsym__free(struct elfsym *e); /* NULL is a no-op */
+
+/*
+ * The introspection symbols of the managed runtimes ember reads, kept from the image's tables
+ * (and its debug file's) as they are read: data objects named gHotSpotVM*, v8dbg_*,
+ * _ZN2v88internal7Version*, _PyRuntime, Py_Version, PyCode_Type; functions napi_module_register
+ * and Py_IsNone. The CPython, V8 and HotSpot readers take them from the symbolizer's image of the
+ * file (elfsym_source) instead of parsing its tables again. At most 4096, the first found
+ * (elfsym__rt_too_many() then).
+ */
+struct elfsym_rtsym {
+	const char *name;	/* borrowed until elfsym__free() */
+	uint64_t value, size;	/* st_value (a virtual address), st_size */
+	bool object;		/* STT_OBJECT, else a function */
+	bool exported;		/* in .dynsym, or global/weak and visible in .symtab */
+};
+size_t elfsym__rt_count(const struct elfsym *e);
+bool elfsym__rt_sym(const struct elfsym *e, size_t i, struct elfsym_rtsym *ret);
+bool elfsym__rt_find(const struct elfsym *e, const char *name, struct elfsym_rtsym *ret);
+bool elfsym__rt_too_many(const struct elfsym *e);
+/* A 64-bit little-endian x86-64 image: one whose words this machine reads as they are. */
+bool elfsym__native(const struct elfsym *e);
+
+/*
+ * Who reads a mapped file's image for the other readers of its thread: the symbolizer, on the
+ * worker, which keeps what it reads (with its debug file, under its memory budget) to name
+ * frames. get() returns a reference to the image of the file open at @fd (borrowed, left open;
+ * @path: its path in the process, for .gnu_debuglink), read now if it holds none, to let go with
+ * elfsym__free(); NULL + errno when it cannot or will not (too big: E2BIG).
+ */
+struct elfsym_source {
+	struct elfsym *(*get)(void *ctx, int fd, const char *path);
+	void *ctx;
+};
+/* Through @src when set, else elfsym__open(@fd, @fallback): the one way a reader gets an image. */
+struct elfsym *elfsym_source_get(const struct elfsym_source *src, int fd, const char *path,
+				 const struct elfsym_opts *fallback);
 
 /* 0 with *@ret set, or -ENOENT when no PT_LOAD segment holds file offset @off. */
 int elfsym__file_to_vaddr(const struct elfsym *e, uint64_t off, uint64_t *ret);
@@ -105,11 +143,33 @@ struct elfshare *elfshare__new(void); /* NULL + errno */
 /* Every image still published must have been freed (their last elfsym__free()) before. */
 void elfshare__free(struct elfshare *sh); /* NULL is a no-op */
 /* @e (the caller's, whose reference stays the caller's) findable as file @id from now on,
- * in place of another image published for the same device and inode. */
+ * in place of another image published for the same device and inode. One image may be
+ * published as several files (copies of one build-id and size, read once). */
 void elfshare__publish(struct elfshare *sh, struct elfsym *e, const struct filecache_id *id);
 /* A reference to the image published for file @id (the same file: device, inode, size, mtime,
  * build-id where both know one: filecache_id_same_file()), or NULL; let go with elfsym__free(). */
 struct elfsym *elfshare__find(struct elfshare *sh, const struct filecache_id *id);
+/* Whether an image is published under device @dev (st_dev) and inode @ino: a hint before the
+ * file is opened and checked (elfshare__find()), never a match on its own. */
+bool elfshare__has(struct elfshare *sh, uint64_t dev, uint64_t ino);
+/*
+ * Keeps each published image findable for @keep_ns after its last owner let it go (the
+ * symbolizer's, when the processes that mapped the file are gone), within @max_bytes of images
+ * so kept (elfsym__mem_bytes(); the oldest let go first) and ELFSHARE_KEEP_MAX of them, so
+ * that a borrower working later than the publisher (the exporter, a round behind) still finds
+ * the file's image instead of parsing it again. Kept once: its next last free frees it.
+ * 0: none kept (the default).
+ */
+#define ELFSHARE_KEEP_MAX 64
+void elfshare__keep(struct elfshare *sh, uint64_t keep_ns, uint64_t max_bytes);
+struct elfshare_stats {
+	uint64_t published;		/* gauge: images findable */
+	uint64_t kept, kept_bytes;	/* gauges: ... of them held only by the registry */
+	uint64_t kept_total;		/* images kept after their last owner let go */
+	uint64_t kept_found;		/* ... found by a borrower meanwhile */
+	uint64_t kept_expired;		/* ... freed at their deadline */
+};
+void elfshare__stats(struct elfshare *sh, struct elfshare_stats *ret);
 /* Images published and not freed (a gauge) */
 size_t elfshare__count(struct elfshare *sh);
 

@@ -161,6 +161,11 @@ bool rtintro_hs_item_required(enum rtintro_hs_item id);
  * the file has no tables or they break a bound. *@ret is always initialised.
  */
 int rtintro_hotspot_read(int fd, struct rtintro_hotspot *ret, struct rtintro_stats *st);
+/* The same with the file's symbols from @es, its image as the symbolizer read it (elfsym.h's
+ * runtime symbols: no second parse of its tables); only the relocations are read from @fd. */
+struct elfsym;
+int rtintro_hotspot_read_image(int fd, const struct elfsym *es, struct rtintro_hotspot *ret,
+			       struct rtintro_stats *st);
 
 /*
  * HotSpot computes the field offsets of its struct table (and the entry layout symbols) in a
@@ -296,5 +301,8 @@ bool rtintro_v8_item_required(enum rtintro_v8_item id);
 
 /* Reads node / libnode.so open at @fd (borrowed); as rtintro_hotspot_read(). */
 int rtintro_v8_read(int fd, struct rtintro_v8 *ret, struct rtintro_stats *st);
+/* The same with the file's symbols from its image @es (as rtintro_hotspot_read_image()). */
+int rtintro_v8_read_image(int fd, const struct elfsym *es, struct rtintro_v8 *ret,
+			  struct rtintro_stats *st);
 
 #endif

@@ -87,6 +87,9 @@ struct exporter_stats {
 	uint64_t frame_procs_refused;	/* frameloc: lookups in a process not held (its cap) */
 	uint64_t frame_files_ns;
 	uint64_t frame_files_borrowed;	/* frameloc: of frame_files, the symbolizer's image borrowed */
+	uint64_t frame_files_unshared;	/* frameloc: files the symbolizer held no image of: left */
+	uint64_t frame_images_kept;	/* gauge: images the symbolizer let go, kept for frameloc */
+	uint64_t frame_images_kept_found; /* ... found by frameloc or identity while kept */
 };
 
 struct exporter; /* opaque */

@@ -10,8 +10,11 @@
  * first).
  *
  * Files are opened as the symbolizer opens them (mapfile_open(): nothing on the path a process
- * controls is followed), their symbols the symbolizer's own image of the file when it published
- * one (frameloc__set_share(): no second parse), and kept by (device, inode), at most
+ * controls is followed) to check that they are the file the symbolizer's published image was
+ * read from (frameloc__set_share()): their symbols are that image's, and frameloc parses no file
+ * itself. A file the symbolizer holds no image of (none of its frames named yet, or let go) is
+ * not opened, counted as unshared and looked for again in a later round. Images are kept by
+ * (device, inode), at most
  * FRAMELOC_FILES (LRU), at most FRAMELOC_LOADS_PER_ROUND opened per round (a process's frames
  * in files not read yet have no mapping this round; counted); a process's mappings are asked of the tracker once per image
  * (an exec or exit notified starts a new one: the tracker's read since the exec if it has one,
@@ -47,8 +50,10 @@ struct frameloc_stats {
 	uint64_t procs_deferred;	/* past FRAMELOC_ROUND_CPU_NS: maps not read this round */
 	uint64_t procs_refused;		/* lookups in a process not held: MAX_PIDS images held */
 	uint64_t load_ns;		/* time spent opening and indexing files */
-	uint64_t files_borrowed;	/* ... of files_read: the symbolizer's image borrowed, not
-					   parsed again (elfsym.h's elfshare) */
+	uint64_t files_borrowed;	/* ... of files_read: the symbolizer's image borrowed (all of
+					   them: frameloc parses no file itself) */
+	uint64_t files_unshared;	/* files looked for that the symbolizer holds no image of
+					   (never read: none of their frames named), left alone */
 };
 
 struct frameloc; /* opaque */
@@ -60,8 +65,8 @@ struct proc_tracker;
 struct frameloc *frameloc__new(struct proc_tracker *procs, const char *proc_root);
 void frameloc__free(struct frameloc *fl); /* NULL is a no-op */
 
-/* Files whose image the symbolizer published in @share (borrowed, outliving @fl) are not
- * parsed again; called before @fl is used (its thread not started). */
+/* The symbolizer's published images (@share: borrowed, outliving @fl), the only symbols frameloc
+ * reads (none without: nothing located); called before @fl is used (its thread not started). */
 struct elfshare;
 void frameloc__set_share(struct frameloc *fl, struct elfshare *share);
 

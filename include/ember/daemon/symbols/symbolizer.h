@@ -150,6 +150,8 @@ struct symbolizer_stats {
 	uint64_t elf_buildid_hits;	/* ... found by build-id instead (same file, other inode) */
 	uint64_t elf_headers_read;	/* files whose ELF headers the symbolizer read itself (the
 					 * file cache had none: no other reader had read them) */
+	uint64_t elf_lent;		/* images handed to a runtime reader (symbolizer__image_get):
+					 * its symbols, read once for both */
 	uint64_t elf_evictions;		/* dropped by the LRU bound */
 	uint64_t elf_changed;		/* dropped: the file under that (dev, inode) is another now */
 	uint64_t elf_mem_evictions;	/* images dropped to stay within max_image_bytes */
@@ -212,6 +214,14 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *o, struct strta
 struct ember_config;
 void symbolizer_opts_from_config(const struct ember_config *c, struct symbolizer_opts *yo);
 void symbolizer__free(struct symbolizer *s); /* NULL is a no-op */
+
+/*
+ * elfsym_source's get (elfsym.h) for the runtime readers on the symbolizer's thread (the
+ * worker): @ctx is the symbolizer. The image of the file open at @fd as the symbolizer reads it
+ * to name frames (its debug file, its bounds), from its cache or read now and left there, so
+ * that a file a reader and the symbolizer both need is parsed once. Counted as elf_lent.
+ */
+struct elfsym *symbolizer__image_get(void *ctx, int fd, const char *path);
 
 /*
  * @ips: kernel addresses as bpf_get_stackid()/bpf_get_stack() give them, leaf first, @n of them.

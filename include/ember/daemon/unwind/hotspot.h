@@ -35,6 +35,7 @@
 
 #include "ember/core/base/counters.h"
 #include "ember/daemon/elf/filecache.h"
+#include "ember/daemon/elf/elfsym.h"
 #include "ember/daemon/elf/rtintro.h"
 #include "ember/daemon/proc/mapfile.h"
 
@@ -52,6 +53,7 @@ struct hotspot_opts {
 	const char *proc_root;	    /* "/proc" unless testing */
 	struct proc_tracker *procs; /* where mappings come from (borrowed); NULL: its own */
 	struct filecache *files;    /* per-file facts (borrowed); NULL: one of its own */
+	struct elfsym_source images; /* the symbolizer's images (elfsym.h); none: read here */
 	bool lines;		    /* names say their source file and line ([hotspot] lines) */
 };
 

@@ -37,6 +37,7 @@
 
 #include "ember/core/base/counters.h"
 #include "ember/daemon/elf/filecache.h"
+#include "ember/daemon/elf/elfsym.h"
 #include "ember/daemon/proc/mapfile.h"
 
 #include <linux/types.h>
@@ -59,6 +60,7 @@ struct python_opts {
 	struct proc_tracker *procs; /* where mappings come from (borrowed); NULL: its own */
 	struct filecache *files;    /* per-file facts (elf/filecache.h; borrowed: the daemon's one,
 				       its counters its own); NULL: one of its own, unreported */
+	struct elfsym_source images; /* the symbolizer's images (elfsym.h); none: read here */
 };
 
 #define PYTHON_OPTS_DEFAULT                                                                        \

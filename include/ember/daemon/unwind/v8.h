@@ -33,6 +33,7 @@
 
 #include "ember/core/base/counters.h"
 #include "ember/daemon/elf/filecache.h"
+#include "ember/daemon/elf/elfsym.h"
 #include "ember/daemon/elf/rtintro.h"
 #include "ember/daemon/proc/mapfile.h"
 
@@ -50,6 +51,7 @@ struct v8_opts {
 	const char *proc_root;	    /* "/proc" unless testing */
 	struct proc_tracker *procs; /* where mappings come from (borrowed); NULL: its own */
 	struct filecache *files;    /* per-file facts (borrowed); NULL: one of its own */
+	struct elfsym_source images; /* the symbolizer's images (elfsym.h); none: read here */
 };
 
 /* max_procs: processes looked at (V8 or not, while they live); the BPF map holds 1024 V8s */
