@@ -610,6 +610,23 @@ static void test_lent_image(void **state)
 	/* outlives the symbolizer: its own reference (ASan's build checks) */
 	assert_true(elfsym__lookup(es, elfsym__addr(es, 0)) >= 0);
 	elfsym__free(es);
+
+	/* too big for the symbolizer to keep: the reader has it for its own use, read once */
+	o.max_image_bytes = 64;
+	s = symbolizer__new(&o, st);
+	assert_non_null(s);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	es = symbolizer__image_get(s, fd, path);
+	close(fd);
+	assert_non_null(es);
+	assert_true(elfsym__count(es) > 0);
+	symbolizer__stats(s, &ss);
+	assert_int_equal(ss.elf_mem_refused, 1);
+	assert_int_equal(ss.elf_lent, 1);
+	assert_int_equal(ss.elf_symbols, 0); /* none kept */
+	elfsym__free(es);
+	symbolizer__free(s);
 	reap(&c);
 	strtab__free(st);
 }

@@ -239,7 +239,7 @@ static struct elfsym *with_fetched_debug(struct symbolizer *s, int fd, struct el
  * for the caller (image_put()), or NULL. *@ret_st: its fstat, when it could be taken.
  */
 static struct image *image_read(struct symbolizer *s, int fd, const char *path,
-				struct stat *ret_st)
+				struct stat *ret_st, struct elfsym **ret_refused)
 {
 	struct elfsym_opts eo = { .debug_dirs = s->debug_dirs, .path = path,
 				  .dwarf = s->o.inline_frames,
@@ -293,9 +293,13 @@ static struct image *image_read(struct symbolizer *s, int fd, const char *path,
 	s->stats.elf_debug_refused += elfsym__debug_refused(img->es);
 	img->bytes = elfsym__mem_bytes(img->es);
 	if (s->o.max_image_bytes && img->bytes > s->o.max_image_bytes) {
-		/* more than all images may hold: not kept (the file's frames stay "[file]") */
+		/* more than all images may hold: not kept (the file's frames stay "[file]"); a
+		 * reader that asked for it has it for its own use, not read again */
 		s->stats.elf_mem_refused++;
-		elfsym__free(img->es);
+		if (ret_refused)
+			*ret_refused = img->es;
+		else
+			elfsym__free(img->es);
 		free(img);
 		errno = E2BIG;
 		return NULL;
@@ -333,7 +337,7 @@ static struct image *image_open(struct symbolizer *s, struct proc *p, const stru
 		fd = open_mapping(s, p, m, NULL);
 	if (fd < 0)
 		return NULL;
-	img = image_read(s, fd, p->paths + m->path_off, ret_st);
+	img = image_read(s, fd, p->paths + m->path_off, ret_st, NULL);
 	close(fd);
 	return img;
 }
@@ -341,13 +345,16 @@ static struct image *image_open(struct symbolizer *s, struct proc *p, const stru
 struct elfsym *symbolizer__image_get(void *ctx, int fd, const char *path)
 {
 	struct symbolizer *s = ctx;
+	struct elfsym *es, *refused = NULL;
 	struct image *img;
-	struct elfsym *es;
 	struct stat st;
 
-	img = image_read(s, fd, path, &st);
-	if (!img)
-		return NULL;
+	img = image_read(s, fd, path, &st, &refused);
+	if (!img) {
+		if (refused)
+			s->stats.elf_lent++; /* too big to keep: the reader's alone, freed by it */
+		return refused;
+	}
 	es = elfsym__ref(img->es);
 	s->stats.elf_lent++;
 	/* the caller's reference to the image goes; the file cache's stays (bounded by it) until

@@ -219,7 +219,9 @@ void symbolizer__free(struct symbolizer *s); /* NULL is a no-op */
  * elfsym_source's get (elfsym.h) for the runtime readers on the symbolizer's thread (the
  * worker): @ctx is the symbolizer. The image of the file open at @fd as the symbolizer reads it
  * to name frames (its debug file, its bounds), from its cache or read now and left there, so
- * that a file a reader and the symbolizer both need is parsed once. Counted as elf_lent.
+ * that a file a reader and the symbolizer both need is parsed once. An image larger than
+ * max_image_bytes alone is not kept (elf_mem_refused) but still handed to the reader, its own
+ * to free. Counted as elf_lent.
  */
 struct elfsym *symbolizer__image_get(void *ctx, int fd, const char *path);
 
