@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 //! rustwork: known shares in a Rust release build (`rustc -O`, no crates, no frame pointers), for
 //! tests/integration/test_binaries.sh. Each round main() calls work(), which calls three
-//! #[inline(never)] functions with 5 : 3 : 2 units of loops that cost the same per iteration:
+//! #[inline(never)] functions with 5 : 3 : 2 units of loops that cost the same per iteration
+//! (when built with their loops aligned, -C llvm-args=-align-loops=64: a loop that straddles a
+//! 64-byte line costs more per iteration on the test machines):
 //! engine::checksum 50 %, <engine::Mixer<u64> as engine::Stage>::run 30 %, engine::scramble 20 %
 //! of the process's CPU. Units are calibrated to ~50 ms at start (as burn.c does). Each round
 //! also fills a std HashMap (a few % of the time), whose growth runs std's hashbrown
