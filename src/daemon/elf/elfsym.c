@@ -1276,7 +1276,7 @@ void elfshare__publish(struct elfshare *sh, struct elfsym *e, const struct filec
 	pthread_mutex_unlock(&sh->lock);
 }
 
-bool elfshare__has(struct elfshare *sh, uint64_t dev, uint64_t ino)
+bool elfshare__has(struct elfshare *sh, uint64_t ino)
 {
 	bool has = false;
 
@@ -1285,7 +1285,7 @@ bool elfshare__has(struct elfshare *sh, uint64_t dev, uint64_t ino)
 	expire(sh);
 	pthread_mutex_lock(&sh->lock);
 	for (size_t i = 0; i < sh->n && !has; i++)
-		has = sh->ents[i].id.dev == dev && sh->ents[i].id.ino == ino;
+		has = sh->ents[i].id.ino == ino;
 	pthread_mutex_unlock(&sh->lock);
 	return has;
 }

@@ -8,8 +8,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <sys/sysmacros.h>
-
 #include "ember/core/base/clock.h"
 #include "ember/core/base/hash.h"
 #include "ember/daemon/proc/mapfile.h"
@@ -145,7 +143,7 @@ static struct file *file_load(struct frameloc *fl, uint32_t pid, const struct pr
 
 	/* only the symbolizer's images: a file it never read has no frame to locate (a frame's
 	 * name is its), and is not parsed here. A hint first, the file opened only when it has one */
-	if (!elfshare__has(fl->share, makedev(e->dev_major, e->dev_minor), e->inode)) {
+	if (!elfshare__has(fl->share, e->inode)) {
 		fl->st.files_unshared++;
 		return NULL;
 	}

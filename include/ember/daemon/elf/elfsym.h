@@ -149,9 +149,10 @@ void elfshare__publish(struct elfshare *sh, struct elfsym *e, const struct filec
 /* A reference to the image published for file @id (the same file: device, inode, size, mtime,
  * build-id where both know one: filecache_id_same_file()), or NULL; let go with elfsym__free(). */
 struct elfsym *elfshare__find(struct elfshare *sh, const struct filecache_id *id);
-/* Whether an image is published under device @dev (st_dev) and inode @ino: a hint before the
- * file is opened and checked (elfshare__find()), never a match on its own. */
-bool elfshare__has(struct elfshare *sh, uint64_t dev, uint64_t ino);
+/* Whether an image is published under inode @ino, on any device (the device /proc/PID/maps
+ * shows is not always st_dev: btrfs subvolumes, overlayfs): a hint before the file is opened
+ * and checked (elfshare__find()), never a match on its own. */
+bool elfshare__has(struct elfshare *sh, uint64_t ino);
 /*
  * Keeps each published image findable for @keep_ns after its last owner let it go (the
  * symbolizer's, when the processes that mapped the file are gone), within @max_bytes of images
