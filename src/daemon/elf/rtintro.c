@@ -12,8 +12,6 @@
 #include "ember/daemon/elf/elfload.h"
 #include "ember/daemon/elf/elfsym.h"
 
-/* Runtime symbols one file may carry: Node 20 has ~531 v8dbg_, HotSpot 25 about 50. */
-#define RTI_MAX_SYMS 4096u
 
 struct rti_sym {
 	const char *name; /* the image's (elfsym.h) */
@@ -35,7 +33,6 @@ struct rti_file {
 	unsigned int n_segs;
 	struct rti_sym *syms;
 	size_t n_syms;
-	struct elfsym *own;	/* the image read here (the fd-only calls), else NULL */
 	struct rti_reloc *rel;
 	size_t n_rel;
 };
@@ -146,7 +143,6 @@ static void file_close(struct rti_file *f)
 	free(f->rel);
 	if (f->elf)
 		elf_end(f->elf);
-	elfsym__free(f->own);
 	memset(f, 0, sizeof(*f));
 }
 
