@@ -411,8 +411,9 @@ static __always_inline void tell(__u32 pid, __u32 kind, __u64 wake, __u64 time_n
 }
 
 /* @rec's image: the mapping holding the new mm's start_code (the executable's text), its file's
- * device and inode; ino stays 0 when the kernel could not tell. */
-static __always_inline void exec_image(struct ember_exec_img_rec *rec)
+ * device and inode; ino stays 0 when the kernel could not tell. Returns the file's inode (the
+ * kernel's object, for exec_seed()), 0 with ino. */
+static __always_inline __u64 exec_image(struct ember_exec_img_rec *rec)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct vma_found vf = {};
@@ -425,13 +426,14 @@ static __always_inline void exec_image(struct ember_exec_img_rec *rec)
 	    bpf_probe_read_kernel(&inode, 8, (void *)(vf.file + file_inode_off)) || !inode ||
 	    bpf_probe_read_kernel(&ino, 8, (void *)(inode + inode_ino_off)) ||
 	    bpf_probe_read_kernel(&sb, 8, (void *)(inode + inode_sb_off)) || !sb ||
-	    bpf_probe_read_kernel(&dev, 4, (void *)(sb + sb_dev_off)))
-		return;
+	    bpf_probe_read_kernel(&dev, 4, (void *)(sb + sb_dev_off)) || !ino)
+		return 0;
 	rec->start = vf.start;
 	rec->end = vf.end;
 	rec->pgoff = vf.pgoff;
 	rec->ino = ino;
 	rec->dev = dev;
+	return inode;
 }
 
 /*
@@ -440,9 +442,11 @@ static __always_inline void exec_image(struct ember_exec_img_rec *rec)
  * exec emptied it). Until userspace lists the process (a busy or starved worker: tens of ms),
  * the walk's one mapping lookup is then left for the library the sample fell in (libc's
  * clock_gettime, ld.so), and the walk from there still reaches main through the executable's
- * table. True when seeded.
+ * table. True when seeded. @inode: the kernel's inode of @rec's file, still the file the table
+ * was read from (file_same()), not another that got a deleted file's inode number.
  */
-static __always_inline bool exec_seed(__u32 pid, const struct ember_exec_img_rec *rec)
+static __always_inline bool exec_seed(__u32 pid, const struct ember_exec_img_rec *rec,
+				      __u64 inode)
 {
 	struct ember_unwind_file_key k = { .ino = rec->ino, .dev = rec->dev };
 	const struct ember_unwind_file *f;
@@ -453,7 +457,7 @@ static __always_inline bool exec_seed(__u32 pid, const struct ember_exec_img_rec
 		return false;
 	f = bpf_map_lookup_elem(&unwind_files, &k);
 	fresh = bpf_map_lookup_elem(&vma_fresh, &zero);
-	if (!f || !f->row_count || !fresh ||
+	if (!f || !f->row_count || !fresh || !file_same(inode, f) ||
 	    bpf_map_update_elem(&vma_cache, &pid, fresh, BPF_ANY))
 		return false;
 	c = bpf_map_lookup_elem(&vma_cache, &pid);
@@ -504,7 +508,7 @@ static __always_inline __u64 exec_wake(bool sampled, bool quiet, __u64 now)
 static __always_inline void tell_exec(__u32 pid, bool sampled, __u64 time_ns, __u64 bprm)
 {
 	struct ember_exec_img_rec *rec;
-	__u64 wake;
+	__u64 wake, inode;
 	struct ember_bpf_stats *st;
 	__u32 zero = 0;
 
@@ -521,10 +525,10 @@ static __always_inline void tell_exec(__u32 pid, bool sampled, __u64 time_ns, __
 	rec->time_ns = time_ns;
 	rec->pid = pid;
 	rec->kind = EMBER_REC_EXEC | (sampled ? EMBER_REC_SAMPLED : 0);
-	exec_image(rec);
-	if (rec->ino) {
+	inode = exec_image(rec);
+	if (inode) {
 		keep_exec_path(pid, bprm, time_ns);
-		if (exec_seed(pid, rec)) {
+		if (exec_seed(pid, rec, inode)) {
 			st->exec_seeds++;
 			rec->kind |= EMBER_REC_SEEDED;
 		}

@@ -46,7 +46,8 @@ struct {
  * CO-RE at load); vma_fallback is off when one was not found. */
 const volatile bool vma_fallback = false;
 const volatile __u32 vma_start_off, vma_end_off, vma_pgoff_off, vma_file_off, file_inode_off,
-    inode_ino_off, inode_sb_off, sb_dev_off;
+    inode_ino_off, inode_sb_off, sb_dev_off, inode_size_off, inode_mtime_sec_off,
+    inode_mtime_nsec_off;
 
 /* Mapping lookups per walk: one. In the sample's interrupt bpf_find_vma() leaves the mm's lock
  * to an irq_work that runs after the program, and a second call meanwhile gets -EBUSY; the
@@ -431,6 +432,25 @@ static __always_inline void wcount_cpu(int i, __u64 n)
 }
 
 /*
+ * Whether @inode is still the file @f's table was read from: its size and mtime as userspace saw
+ * them then (ember_unwind_file). A deleted file's inode number goes to the next file made there.
+ */
+static __always_inline bool file_same(__u64 inode, const struct ember_unwind_file *f)
+{
+	__s64 size = 0, sec = 0;
+	__u32 nsec = 0;
+
+	if (bpf_probe_read_kernel(&size, 8, (void *)(inode + inode_size_off)) ||
+	    bpf_probe_read_kernel(&sec, 8, (void *)(inode + inode_mtime_sec_off)) ||
+	    bpf_probe_read_kernel(&nsec, 4, (void *)(inode + inode_mtime_nsec_off)))
+		return false;
+	if ((__u64)size == f->size && sec * 1000000000 + nsec == f->mtime_ns)
+		return true;
+	wcount_cpu(EMBER_WALK_VMA_STALE, 1);
+	return false;
+}
+
+/*
  * The mapping holding @pc in process @pid as the kernel has it, with the table built for its
  * file when there is one (row_count 0: none, frame pointers there), for an address the process's
  * list lacks: 1 when it is in vma_scratch's map, 0 when the lookup is not possible (off, too
@@ -491,7 +511,7 @@ __noinline int vma_find(__u32 pid, __u64 pc)
 	k.ino = ino;
 	k.dev = dev;
 	f = bpf_map_lookup_elem(&unwind_files, &k);
-	if (!f)
+	if (!f || !file_same(inode, f))
 		return 1;
 	vs->map.row_start = f->row_start;
 	vs->map.row_count = f->row_count;

@@ -190,3 +190,24 @@ const char *procmaps_basename(const struct procmaps_entry *e, size_t *ret_len)
 	*ret_len = (size_t)(e->path + e->path_len - p);
 	return p;
 }
+
+bool procmaps_is_loader(const struct procmaps_entry *e)
+{
+	size_t n;
+	const char *b = procmaps_basename(e, &n);
+
+	return n >= 6 &&
+	       (!strncmp(b, "ld-linux", 8) || !strncmp(b, "ld-musl", 7) || !strncmp(b, "ld.so", 5));
+}
+
+bool procmaps_is_shared_object(const struct procmaps_entry *e)
+{
+	size_t i;
+
+	if (procmaps_is_loader(e))
+		return false;
+	for (i = 0; i + 3 <= e->path_len; i++)
+		if (!memcmp(e->path + i, ".so", 3) && (i + 3 == e->path_len || e->path[i + 3] == '.'))
+			return true;
+	return false;
+}

@@ -1134,9 +1134,29 @@ static const struct {
 	{ "inode", "i_ino", offsetof(struct sampler_bpf__rodata, inode_ino_off) },
 	{ "inode", "i_sb", offsetof(struct sampler_bpf__rodata, inode_sb_off) },
 	{ "super_block", "s_dev", offsetof(struct sampler_bpf__rodata, sb_dev_off) },
+	/* the file's size and mtime: an inode number is another file's once the file is deleted
+	 * (ember_unwind_file); mtime by these names since 6.11, else inode_mtime_off() */
+	{ "inode", "i_size", offsetof(struct sampler_bpf__rodata, inode_size_off) },
+	{ "inode", "i_mtime_sec", offsetof(struct sampler_bpf__rodata, inode_mtime_sec_off) },
+	{ "inode", "i_mtime_nsec", offsetof(struct sampler_bpf__rodata, inode_mtime_nsec_off) },
 };
 
 #define VMA_FIELD(rodata, i) (*(__u32 *)((char *)(rodata) + vma_fields[i].at))
+
+/*
+ * inode's mtime seconds (@nsec false) or nanoseconds before 6.11: a struct timespec64 named
+ * __i_mtime (6.7-6.10) or i_mtime (before); -1 when absent.
+ */
+static long inode_mtime_off(const struct btf *b, __u32 inode, bool nsec)
+{
+	int ts = btf__find_by_name_kind(b, "timespec64", BTF_KIND_STRUCT);
+	long at = btf_field_off(b, inode, "__i_mtime", 0), in;
+
+	if (at < 0)
+		at = btf_field_off(b, inode, "i_mtime", 0);
+	in = ts > 0 ? btf_field_off(b, (__u32)ts, nsec ? "tv_nsec" : "tv_sec", 0) : -1;
+	return at < 0 || in < 0 ? -1 : at + in;
+}
 
 /* Sets them from the kernel's BTF @b; false when one is missing (or @b is NULL). */
 static bool vma_offsets(struct sampler_bpf *skel, const struct btf *b)
@@ -1148,6 +1168,8 @@ static bool vma_offsets(struct sampler_bpf *skel, const struct btf *b)
 		int id = btf__find_by_name_kind(b, vma_fields[i].type, BTF_KIND_STRUCT);
 		long off = id > 0 ? btf_field_off(b, (__u32)id, vma_fields[i].field, 0) : -1;
 
+		if (off < 0 && id > 0 && !strncmp(vma_fields[i].field, "i_mtime_", 8))
+			off = inode_mtime_off(b, (__u32)id, vma_fields[i].field[8] == 'n');
 		if (off < 0)
 			ok = false;
 		else
@@ -1621,6 +1643,7 @@ const char *sampler_walk_name(unsigned int i)
 		[EMBER_WALK_SEARCHES] = "row_searches",	[EMBER_WALK_HALVINGS] = "row_halvings",
 		[EMBER_WALK_MAP_SEARCHES] = "map_searches", [EMBER_WALK_FP_STEPS] = "fp_steps",
 		[EMBER_WALK_VMA_LOOKUPS] = "vma_lookups",	[EMBER_WALK_VMA_TABLES] = "vma_tables",
+		[EMBER_WALK_VMA_STALE] = "vma_stale",
 	};
 
 	return i < EMBER_WALK_NR ? names[i] : "?";

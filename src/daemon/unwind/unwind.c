@@ -314,8 +314,11 @@ static void file_publish(struct unwinder *u, const struct file *f)
 	}
 	if (!any)
 		return;
+	if (!f->known)
+		return; /* the walk could not tell this file from the next to get its inode */
 	e = (struct ember_unwind_file){ .row_start = t->row_start, .row_count = t->nelem,
-					.vdelta = vdelta };
+					.vdelta = vdelta, .size = f->id.size,
+					.mtime_ns = f->id.mtime_ns };
 	if (sampler__unwind_set_file(u->s, kdev(f->dev), f->ino, &e) == 0)
 		u->st.files_published++;
 }
@@ -749,27 +752,6 @@ struct collect {
 };
 
 /* The loader's own file (glibc's or musl's): mapped at exec, before it maps the libraries. */
-static bool is_ldso(const struct procmaps_entry *e)
-{
-	const char *b = e->path, *q;
-
-	for (q = e->path; q < e->path + e->path_len; q++)
-		if (*q == '/')
-			b = q + 1;
-	return (size_t)(e->path + e->path_len - b) >= 6 &&
-	       (!strncmp(b, "ld-linux", 8) || !strncmp(b, "ld-musl", 7) || !strncmp(b, "ld.so", 5));
-}
-
-static bool is_shared_object(const struct procmaps_entry *e)
-{
-	size_t i;
-
-	for (i = 0; i + 3 <= e->path_len; i++)
-		if (!memcmp(e->path + i, ".so", 3) && (i + 3 == e->path_len || e->path[i + 3] == '.'))
-			return true;
-	return false;
-}
-
 /* The files every whole walk of @p ends in: its executable (its first file mapping: PIE and
  * non-PIE executables are mapped below the libraries) and the C library. Asked for with the
  * first file a walk reached, so that a walk stopped in one file without a table does not find
@@ -870,9 +852,9 @@ static int on_entry(const struct procmaps_entry *e, void *ctx)
 	if (!e->x || e->kind == PROCMAPS_SPECIAL)
 		return 0;
 	if (e->kind == PROCMAPS_FILE && e->path_len) {
-		if (is_ldso(e))
+		if (procmaps_is_loader(e))
 			c->ldso = true;
-		else if (is_shared_object(e))
+		else if (procmaps_is_shared_object(e))
 			c->libs = true;
 	}
 	if (e->kind == PROCMAPS_VDSO) {

@@ -65,4 +65,10 @@ void procmaps_classify(const char *path, size_t len, struct procmaps_entry *e);
 /* The base name of the mapping's path ("libc.so.6"), borrowed; *@ret_len set. "" for anon. */
 const char *procmaps_basename(const struct procmaps_entry *e, size_t *ret_len);
 
+/* Whether @e maps the dynamic loader (ld-linux*, ld-musl*, ld.so*), a shared object (".so" or
+ * ".so." in its path) other than the loader. A process whose file mappings have the loader and
+ * no other shared object was read before the loader mapped its libraries (or links none). */
+bool procmaps_is_loader(const struct procmaps_entry *e);
+bool procmaps_is_shared_object(const struct procmaps_entry *e);
+
 #endif

@@ -417,6 +417,10 @@ struct ember_unwind_map {
  * with its file's device (the kernel's dev_t: major << 20 | minor) and inode, and computes the
  * bias as start - pgoff - vdelta, vdelta being p_vaddr - p_offset of the file's executable
  * segment (only files whose executable segments share one are entered). CPU samples only.
+ * A device and inode name a file only while it exists: the next file made on that filesystem
+ * may get a deleted file's inode (ext4, tmpfs), so the walk takes the table only when the
+ * inode's size and mtime are still those of the file the table was read from (the one "same
+ * file" rule: elf/filecache.h); another file there is walked by frame pointer.
  */
 struct ember_unwind_file_key {
 	__u64 ino;
@@ -427,6 +431,8 @@ struct ember_unwind_file_key {
 struct ember_unwind_file {
 	__u32 row_start, row_count;
 	__u64 vdelta;
+	__u64 size;	/* the file's, when the table was read: i_size */
+	__s64 mtime_ns;	/* and its mtime, seconds * 1e9 + nanoseconds */
 };
 
 /* A process's executable mappings, sorted by start (more are counted and left out). */
@@ -490,7 +496,9 @@ struct ember_ustack {
 #define EMBER_WALK_FP_STEPS	5
 #define EMBER_WALK_VMA_LOOKUPS	6 /* the kernel's mapping of an address the list lacks */
 #define EMBER_WALK_VMA_TABLES	7 /* ... whose file had a table: the frame walked by it */
-#define EMBER_WALK_NR		8
+#define EMBER_WALK_VMA_STALE	8 /* a table keyed by the file's inode not taken: the inode is
+				   * another file's now (its size or mtime differ; exec seeds too) */
+#define EMBER_WALK_NR		9
 
 struct ember_walk_stops {
 	__u64 n[EMBER_STOP_NR];

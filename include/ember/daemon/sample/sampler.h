@@ -133,7 +133,7 @@ const char *sampler_stop_name(unsigned int reason);
  * static. */
 const char *sampler_bpf_call_name(unsigned int kind);
 
-#define SAMPLER_WALK_COUNTS 8
+#define SAMPLER_WALK_COUNTS 9
 /* The name of sampler_stats.user_walk[@i] ("frames", "cache_hits", ...): static. */
 const char *sampler_walk_name(unsigned int i);
 
