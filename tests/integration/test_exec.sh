@@ -157,6 +157,9 @@ if worst >= 8:  # the worst stack's root side and what surrounds its run of [unk
 PY
 read -r DT DBAD DWORST DWHERE < <(head -1 "$TMP/deep.res")
 echo "# deep shells: $DT samples, $DBAD with a run of >= 8 [unknown] frames, longest run $DWORST (leaf side: $DWHERE)"
+python3 -c 'import json, sys; p = json.load(open(sys.argv[1])).get("processes", {})
+print("# processes: forks %s, fork_copies %s, fork_copies_filled %s, first_sample_forked %s" % tuple(
+    p.get(k) for k in ("forks", "fork_copies", "fork_copies_filled", "first_sample_forked")))' "$TMP/deep.stats"
 check "deep shells sampled (>= 300 samples, got $DT)" test "$DT" -ge 300
 check "a deep shell's forks named by the shell's image up to their exec: no run of 8 [unknown] (got $DBAD samples, longest $DWORST, at $DWHERE)" test "$DBAD" -eq 0 || {
 	sed -n '2,$p' "$TMP/deep.res"

@@ -459,6 +459,116 @@ static void test_fake_root(void **state)
 	free(l);
 }
 
+static void write_maps(const char *root, int pid, const char *text)
+{
+	char path[160];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%d", root, pid);
+	(void)mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/%d/maps", root, pid);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* @pid's fork copy (@pre false) or image before its exec: how many mappings it has. */
+static size_t held_count(struct proc_tracker *pt, uint32_t pid, bool pre)
+{
+	uint64_t until = 0;
+	struct proc_maps *m = pre ? proc_tracker__before_exec(pt, pid, &until) :
+				    proc_tracker__forked(pt, pid);
+	size_t n;
+
+	assert_non_null(m);
+	n = proc_maps__count(m);
+	proc_maps__put(m);
+	return n;
+}
+
+/*
+ * A fork's copy that lacks the libraries: its parent was known only by its exec's image (a
+ * seeded exec, never read) or read while its loader mapped them, and forked at once (a shell
+ * script). The copy names the fork's samples from before its exec; with it as it was a deep
+ * shell's fork came out "_start;[unknown];[unknown];main" (test_exec, fresh-clone run ZP4). It is
+ * made whole from what the parent maps now when a sample is named by it (forked(), before the
+ * fork's exec, and before_exec(), after), once; not when the parent has exec'd since the fork.
+ */
+static void test_fork_copy_filled(void **state)
+{
+	char root[] = "/tmp/ember-proctrack.XXXXXX", cmd[200];
+	struct proc_tracker_opts o = { .proc_root = root };
+	struct proc_tracker *pt;
+	struct proc_tracker_stats s;
+	struct list *l = calloc(1, sizeof(*l));
+	struct proc_maps *m;
+	struct procmaps_entry img = { .start = 0x400000, .end = 0x401000, .inode = 7,
+				      .dev_major = 8, .dev_minor = 1, .r = true, .x = true,
+				      .exec_image = true, .kind = PROCMAPS_FILE,
+				      .path = "/usr/bin/bash", .path_len = 13 };
+	uint64_t t;
+	static const char loading[] =
+		"00400000-00401000 r-xp 00000000 08:01 7 /usr/bin/bash\n"
+		"7f1000000000-7f1000001000 r-xp 00000000 08:01 9 /usr/lib64/ld-linux-x86-64.so.2\n",
+			  whole[] =
+		"00400000-00401000 r-xp 00000000 08:01 7 /usr/bin/bash\n"
+		"7f0000000000-7f0000001000 r-xp 00000000 08:01 8 /usr/lib/x86_64-linux-gnu/libc.so.6\n"
+		"7f1000000000-7f1000001000 r-xp 00000000 08:01 9 /usr/lib64/ld-linux-x86-64.so.2\n";
+
+	(void)state;
+	assert_non_null(l);
+	assert_non_null(mkdtemp(root));
+	pt = proc_tracker__new(&o);
+	/* read while loading, then forks: the copy made whole at its first use, once */
+	write_maps(root, 42, loading);
+	read_list(pt, 42, l);
+	assert_int_equal(l->n, 2);
+	write_maps(root, 42, whole); /* ld.so has mapped libc, then the shell forks */
+	proc_tracker__fork(pt, 42, 43, false, false, mono_ns());
+	m = proc_tracker__forked(pt, 43);
+	assert_non_null(m);
+	l->n = 0;
+	assert_int_equal(proc_maps__for_each(m, collect, l), 0);
+	proc_maps__put(m);
+	assert_int_equal(l->n, 3);
+	assert_string_equal(l->e[1].path, "/usr/lib/x86_64-linux-gnu/libc.so.6");
+	assert_int_equal(held_count(pt, 43, false), 3);
+	proc_tracker__stats(pt, &s);
+	assert_int_equal(s.fork_copies_filled, 1);
+	/* a parent read whole: its copy as it is */
+	write_maps(root, 50, whole);
+	read_list(pt, 50, l);
+	proc_tracker__fork(pt, 50, 51, false, false, mono_ns());
+	assert_int_equal(held_count(pt, 51, false), 3);
+	/* known by its exec's image alone (seeded, never read): the fork's copy after its own
+	 * exec (before_exec) made whole too */
+	write_maps(root, 70, whole);
+	proc_tracker__exec(pt, 70, false, &img, mono_ns());
+	proc_tracker__fork(pt, 70, 71, false, false, mono_ns());
+	proc_tracker__exec(pt, 71, false, NULL, mono_ns());
+	assert_int_equal(held_count(pt, 71, true), 3);
+	proc_tracker__stats(pt, &s);
+	assert_int_equal(s.fork_copies_filled, 2);
+	/* the parent exec'd after the fork: what it maps now is another image's, not used */
+	write_maps(root, 80, whole);
+	proc_tracker__exec(pt, 80, false, &img, mono_ns());
+	t = mono_ns();
+	proc_tracker__fork(pt, 80, 81, false, false, t);
+	proc_tracker__exec(pt, 80, false, &img, t + 1000);
+	assert_int_equal(held_count(pt, 81, false), 1);
+	/* the parent gone: as it was */
+	proc_tracker__exec(pt, 90, false, &img, mono_ns());
+	proc_tracker__fork(pt, 90, 91, false, false, mono_ns());
+	assert_int_equal(held_count(pt, 91, false), 1);
+	proc_tracker__stats(pt, &s);
+	assert_int_equal(s.fork_copies_filled, 2);
+	proc_tracker__free(pt);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
+	assert_int_equal(system(cmd), 0);
+	free(l);
+}
+
 /* A fork's copy of a shell's snapshot, its exec not handled yet: a runtime reader's look at
  * the process (proc_tracker__image_maps) reads what it maps now, once. */
 static void test_image_maps(void **state)
@@ -1094,6 +1204,7 @@ int main(void)
 		cmocka_unit_test(test_exec_forgets_old_image),
 		cmocka_unit_test(test_exec_image),
 		cmocka_unit_test(test_fork_unknown_parent),
+		cmocka_unit_test(test_fork_copy_filled),
 		cmocka_unit_test(test_gone_and_forks),
 		cmocka_unit_test(test_fake_root),
 		cmocka_unit_test(test_image_maps),

@@ -72,6 +72,8 @@ struct proc_maps {
 	uint64_t read_ns;
 	size_t n;
 	size_t bytes;
+	bool loading;			/* the loader mapped and no other shared object: read
+					   before ld.so mapped the libraries (maps_loading()) */
 	pthread_mutex_t ident_lock;	/* the idents: a memo in a snapshot readers share */
 	struct ident *ident;		/* n of them after the entries; NULL: none checked yet */
 	struct procmaps_entry e[];	/* then the idents, then the paths, NUL-terminated */
@@ -104,6 +106,8 @@ struct tproc {
 	uint64_t exe_dev, exe_ino;	/* ... and what it was */
 	uint64_t born_ns;		/* its fork's time (CLOCK_MONOTONIC), kept through its
 					   execs; 0: not known */
+	uint32_t ppid;			/* fork_m's process: its parent at the fork (0: none) */
+	uint32_t pre_ppid;		/* pre_m is a fork's copy of this process's (0: not) */
 };
 
 /* Exits remembered (proc_tracker__gone()): direct-mapped by pid, a collision forgets the older
@@ -312,6 +316,22 @@ static int read_query(struct proc_tracker *pt, int fd, uint64_t *ret_ioctls)
 	}
 }
 
+/* Whether @m was read while the loader was still mapping the libraries: the loader mapped and
+ * no other shared object (a dynamically linked program's image just after its exec). */
+static bool maps_loading(const struct proc_maps *m)
+{
+	bool loader = false;
+
+	for (size_t i = 0; i < m->n; i++) {
+		if (m->e[i].kind != PROCMAPS_FILE)
+			continue;
+		if (procmaps_is_shared_object(&m->e[i]))
+			return false;
+		loader |= procmaps_is_loader(&m->e[i]);
+	}
+	return loader;
+}
+
 /* Reads @pid's mappings into a new snapshot. NULL + errno. */
 static struct proc_maps *read_maps(struct proc_tracker *pt, uint32_t pid)
 {
@@ -369,6 +389,7 @@ static struct proc_maps *read_maps(struct proc_tracker *pt, uint32_t pid)
 			m->e[i] = pt->ents[i];
 			m->e[i].path = names + (uintptr_t)pt->ents[i].path;
 		}
+		m->loading = maps_loading(m);
 	}
 	pthread_mutex_unlock(&pt->read_lock);
 	pthread_mutex_lock(&pt->lock);
@@ -538,6 +559,7 @@ static struct proc_maps *maps_of_entry(const struct procmaps_entry *e)
 	m->read_ns = mono_ns();
 	m->n = 1;
 	m->bytes = bytes;
+	m->loading = false; /* the executable alone: the kernel's word, not a read */
 	snapshot_made(m);
 	pthread_mutex_init(&m->ident_lock, NULL);
 	m->ident = (struct ident *)&m->e[1];
@@ -562,6 +584,7 @@ void proc_tracker__exec(struct proc_tracker *pt, uint32_t pid, bool gone,
 	struct proc_maps *km = NULL, *pre = NULL;
 	struct tproc **pp, *p;
 	uint64_t born = 0;
+	uint32_t pre_ppid = 0;
 
 	if (!pt)
 		return;
@@ -580,10 +603,12 @@ void proc_tracker__exec(struct proc_tracker *pt, uint32_t pid, bool gone,
 		/* ...but what ran before it stays aside, for samples of it named late: the
 		 * fork's copy (a read may have been in the exec's window), else the last read */
 		p = *pp;
-		if (p->fork_m)
+		if (p->fork_m) {
 			pre = maps_get(p->fork_m);
-		else if (p->m && !p->kernel_m)
+			pre_ppid = p->ppid;
+		} else if (p->m && !p->kernel_m) {
 			pre = maps_get(p->m);
+		}
 		born = p->born_ns; /* a process's start is its fork's, whatever it runs */
 		drop(pt, pp);
 	}
@@ -596,6 +621,7 @@ void proc_tracker__exec(struct proc_tracker *pt, uint32_t pid, bool gone,
 		p->m = km;
 		p->kernel_m = km != NULL;
 		p->pre_m = pre;
+		p->pre_ppid = pre ? pre_ppid : 0;
 		p->pre_until_ns = time_ns;
 		p->hnext = *pp;
 		*pp = p;
@@ -613,6 +639,63 @@ void proc_tracker__exec(struct proc_tracker *pt, uint32_t pid, bool gone,
 	proc_maps__put(pre);
 }
 
+/* Whether @m lacks the libraries its process had: the exec's executable alone (the kernel's
+ * word, a seeded exec never read), or a read made while the loader mapped them. */
+static bool maps_partial(const struct proc_maps *m)
+{
+	return m->loading || (m->n == 1 && m->e[0].exec_image);
+}
+
+/*
+ * @p's fork copy, or its image before its last exec if that was a fork copy (@pre): when it is
+ * partial (its parent was copied at its exec, before any read of it: a shell that forks at once
+ * and is never sampled), what the parent maps now, if the parent is the same image it was at the
+ * fork (no exec and no pid reuse since). Names the fork's samples from before its exec: with the
+ * partial copy a deep shell's fork came out "_start;[unknown];[unknown];main" (bash named, libc
+ * not: test_exec, fresh-clone run ZP4). Read only when a sample is named by it: a fork that is
+ * never sampled costs nothing. Called and returns under pt->lock (dropped meanwhile).
+ */
+static void fork_copy_fill(struct proc_tracker *pt, uint32_t pid, bool pre)
+{
+	struct tproc *p = *find(pt, pid), *pa;
+	struct proc_maps *old, *m;
+	uint32_t ppid;
+	uint64_t born;
+
+	old = p ? (pre ? p->pre_m : p->fork_m) : NULL;
+	ppid = p ? (pre ? p->pre_ppid : p->ppid) : 0;
+	born = p ? p->born_ns : 0;
+	if (!old || !ppid || !born || !maps_partial(old))
+		return;
+	/* the parent as it was at the fork: known then, neither born nor exec'd since */
+#define SAME_PARENT(pa) ((pa) && (pa)->born_ns <= born && (pa)->pre_until_ns <= born)
+	pa = *find(pt, ppid);
+	if (!SAME_PARENT(pa))
+		return;
+	pthread_mutex_unlock(&pt->lock);
+	m = proc_tracker__maps(pt, ppid, old->read_ns + 1);
+	pthread_mutex_lock(&pt->lock);
+	pa = *find(pt, ppid);
+	p = *find(pt, pid);
+	if (!m || maps_partial(m) || !SAME_PARENT(pa) || !p || (pre ? p->pre_m : p->fork_m) != old) {
+		proc_maps__put(m);
+		return;
+	}
+#undef SAME_PARENT
+	if (p->m == old) {
+		p->m = maps_get(m);
+		pt->st.mappings += m->n;
+		pt->st.mappings -= old->n;
+		proc_maps__put(old);
+	}
+	if (pre)
+		p->pre_m = m;
+	else
+		p->fork_m = m;
+	proc_maps__put(old);
+	pt->st.fork_copies_filled++;
+}
+
 /* A reference to @pid's fork copy (@pre false) or its image before its last exec, kept at most
  * PRE_EXEC_KEEP_NS (@pre, its time in *@ret_time_ns); NULL + errno ENOENT when none. */
 static struct proc_maps *held_snapshot(struct proc_tracker *pt, uint32_t pid, bool pre,
@@ -626,6 +709,7 @@ static struct proc_maps *held_snapshot(struct proc_tracker *pt, uint32_t pid, bo
 		return NULL;
 	}
 	pthread_mutex_lock(&pt->lock);
+	fork_copy_fill(pt, pid, pre);
 	p = *find(pt, pid);
 	if (p && pre && p->pre_m && mono_ns() - p->pre_until_ns < PRE_EXEC_KEEP_NS) {
 		m = maps_get(p->pre_m);
@@ -711,6 +795,7 @@ void proc_tracker__fork(struct proc_tracker *pt, uint32_t parent, uint32_t child
 	p->stale = pa->stale;
 	p->m = maps_get(pa->m); /* immutable: shared */
 	p->fork_m = maps_get(pa->m);
+	p->ppid = parent;
 	p->born_ns = time_ns;
 	/* its executable is its parent's until its exec (which drops this entry), as the parent's
 	 * was known (its entry holds one only since its own last exec): as of the fork */

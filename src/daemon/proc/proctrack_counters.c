@@ -51,7 +51,8 @@ const struct counter_desc proc_tracker_counters[] = {
 		  "read_error, exec, exec_image (with that image), "
 		  "exec_gone (exited in the same batch: not read), "
 		  "fork, fork_gone, fork_copy, fork_list, fork_parent_read (an unknown parent "
-		  "read once), first_sample_forked (a fork's first sample named from its fork's "
+		  "read once), fork_copy_filled (a fork's copy lacking the libraries made whole "
+		  "from its parent when a sample was named by it), first_sample_forked (a fork's first sample named from its fork's "
 		  "copy: no read), gone_known (a process whose exit was told: no /proc work), exit, swept, not_kept.",
 	  .label = "kind", .label_value = "read_error" },
 	{ .key = "reused", U64(reused), .metric = EVENTS, .label = "kind", .label_value = "reused" },
@@ -84,6 +85,8 @@ const struct counter_desc proc_tracker_counters[] = {
 	  .label_value = "fork_list" },
 	{ .key = "fork_parent_reads", U64(fork_parent_reads), .metric = EVENTS, .label = "kind",
 	  .label_value = "fork_parent_read" },
+	{ .key = "fork_copies_filled", U64(fork_copies_filled), .metric = EVENTS, .label = "kind",
+	  .label_value = "fork_copy_filled" },
 	{ .key = "gone_known", U64(gone_known), .metric = EVENTS, .label = "kind",
 	  .label_value = "gone_known" },
 	{ .key = "first_sample_forked", U64(first_sample_forked), .metric = EVENTS,

@@ -59,6 +59,9 @@ struct proc_tracker_stats {
 	uint64_t fork_copies;		/* ... given their parent's mappings (no /proc read) */
 	uint64_t fork_lists;		/* ... listed for the walker with their parent's list */
 	uint64_t fork_parent_reads;	/* ... whose parent was unknown: read once, for all its forks */
+	uint64_t fork_copies_filled;	/* ... whose copy lacked the libraries (the parent's exec
+					   image, or a read while its loader mapped them), made
+					   whole from the parent when a sample was named by it */
 	uint64_t gone_known;		/* asks about a process whose exit was told: answered
 					   "gone" with no /proc work */
 	uint64_t first_sample_forked;	/* first samples of forks named from their fork's copy:
