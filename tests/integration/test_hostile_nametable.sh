@@ -137,6 +137,8 @@ sleep 2
 PR0=$(proc names_refused)
 check "the shares' counters in the stats (processes.names_refused $PR0, names_share_max $(proc names_share_max))" \
 	test -n "$PR0" -a -n "$(proc names_share_max)"
+ecpu() { awk '{ print $14 + $15 }' "/proc/$EPID/stat"; } # emberd's CPU, in ticks
+E0=$(ecpu) T0=$(date +%s.%N)
 "${AS_NOBODY[@]}" "$PY_NOBODY" "$ATT/pynames.py" long 8 >"$TMP/long2.out" 2>&1 &
 LP=$!
 PIDS+=($LP)
@@ -149,6 +151,7 @@ peaks 10 "proc names_share_max" "sym names_bytes"
 SMAX=$PEAK1 NB2MAX=$PEAK2
 wait "$FP"
 wait "$LP"
+E1=$(ecpu) T1=$(date +%s.%N)
 sleep 1 # the last tick drained
 PR=$(($(proc names_refused) - PR0))
 curl -sf "$URL/api/v1/folded?pid=$FP&from=-20s" >"$TMP/fresh.folded"
@@ -156,6 +159,10 @@ curl -sf "$URL/api/v1/folded?pid=$LP&from=-20s" >"$TMP/long2.folded"
 read -r WN WR < <(awk '{ if ($0 ~ /w_[0-9][0-9][0-9][0-9][0-9]/) n += $NF
 	else if ($0 ~ /\[name refused\]/) r += $NF } END { print n + 0, r + 0 }' "$TMP/fresh.folded")
 LR=$(awk '/\[name refused\]/ { r += $NF } END { print r + 0 }' "$TMP/long2.folded")
+# (fresh-clone run ZQ1: nobody's process made 4932 names, 19-29k in ten earlier runs, and
+# nothing was refused; the witness had 4638 samples, 2860-3469 before: what had the CPU then is
+# printed since)
+echo "# the share: emberd used $(awk -v a="$E0" -v b="$E1" -v t0="$T0" -v t1="$T1" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f s of CPU in %.1f s", (b - a) / hz, t1 - t0 }'); load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "# the share: $(tail -1 "$TMP/long2.out") by nobody, $(tail -1 "$TMP/fresh.out") by the witness; names_share_max max $SMAX (share $SHARE), names_bytes max $NB2MAX, processes.names_refused +$PR; the witness: $WN samples in its functions, $WR in refused names; nobody's: $LR samples in refused names"
 awk '{ print $NF "\t" $0 }' "$TMP/fresh.folded" | sort -nr | head -3 | cut -f2 | sed 's/^.*_PyEval_EvalFrameDefault/...;&/' |
 	cut -c1-400 | sed 's/^/#   witness: /'

@@ -307,6 +307,11 @@ stat_section() { # NAME: the object NAME of the guest's /api/v1/stats, on one li
 }
 echo "# v8 stats: $(stat_section v8)"
 echo "# sampler stats: $(stat_section sampler)"
+# the mapping lookup is on in 6.1 (its offsets from 6.1's BTF, the inode's timespec64 i_mtime
+# among them): execs seeded, their file's size and mtime checked (38 in the first run)
+check "6.1: execs seeded by the table of their file, its inode's size and mtime checked (sampler.exec_seeds > 0)" \
+	python3 -c 'import json, sys; s = json.load(open(sys.argv[1]))["sampler"]; sys.exit(not s["exec_seeds"] > 0)' \
+	"$TMP/stats.json"
 within() { awk -v x="$1" -v e="$2" -v d="$3" 'BEGIN { exit !(x - e <= d && e - x <= d) }'; }
 atleast() { awk -v x="$1" -v e="$2" 'BEGIN { exit !(x >= e) }'; }
 check "emberd read node's V8 data on 6.1 and named its frames (v8 procs, frames)" \
