@@ -260,6 +260,27 @@ if [ "$lanes" -ge 2 ]; then
 	t_wait=$SECONDS
 	wait "$lane2"
 	echo "# the first lane waited $((SECONDS - t_wait)) s for the second"
+	# what else has a CPU as the machine becomes the alone tests' (fresh-clone run ZQ1: the
+	# first of them found another process taking a CPU, not understood)
+	echo "# before the alone tests: load $(cut -d' ' -f1-3 /proc/loadavg); the busiest processes over 1 s:"
+	python3 - <<'PY' 2>/dev/null | sed 's/^/#   /'
+import glob, time
+def cpu():
+    r = {}
+    for f in glob.glob("/proc/[0-9]*/stat"):
+        try:
+            s = open(f).read()
+        except OSError:
+            continue
+        comm = s[s.index("(") + 1:s.rindex(")")]
+        x = s[s.rindex(")") + 2:].split()
+        r[f.split("/")[2]] = (comm, int(x[11]) + int(x[12]))
+    return r
+a = cpu(); time.sleep(1); b = cpu()
+d = sorted(((v[1] - a[k][1], k, v[0]) for k, v in b.items() if k in a), reverse=True)[:5]
+for t, pid, comm in d:
+    print("pid %s %s: %d ticks" % (pid, comm, t))
+PY
 	t_suite=$SECONDS
 	run_suite integration alone
 	suite_times+=("integration:alone $((SECONDS - t_suite))s")
