@@ -657,7 +657,7 @@ static bool maps_partial(const struct proc_maps *m)
  */
 static void fork_copy_fill(struct proc_tracker *pt, uint32_t pid, bool pre)
 {
-	struct tproc *p = *find(pt, pid), *pa;
+	struct tproc *p = *find(pt, pid), *pa, *was;
 	struct proc_maps *old, *m;
 	uint32_t ppid;
 	uint64_t born;
@@ -669,15 +669,16 @@ static void fork_copy_fill(struct proc_tracker *pt, uint32_t pid, bool pre)
 		return;
 	/* the parent as it was at the fork: known then, neither born nor exec'd since */
 #define SAME_PARENT(pa) ((pa) && (pa)->born_ns <= born && (pa)->pre_until_ns <= born)
-	pa = *find(pt, ppid);
+	was = pa = *find(pt, ppid);
 	if (!SAME_PARENT(pa))
 		return;
 	pthread_mutex_unlock(&pt->lock);
 	m = proc_tracker__maps(pt, ppid, old->read_ns + 1);
 	pthread_mutex_lock(&pt->lock);
-	pa = *find(pt, ppid);
+	pa = *find(pt, ppid); /* the same entry: not dropped (an exit, a reused pid) meanwhile */
 	p = *find(pt, pid);
-	if (!m || maps_partial(m) || !SAME_PARENT(pa) || !p || (pre ? p->pre_m : p->fork_m) != old) {
+	if (!m || maps_partial(m) || pa != was || !SAME_PARENT(pa) || !p ||
+	    (pre ? p->pre_m : p->fork_m) != old) {
 		proc_maps__put(m);
 		return;
 	}
