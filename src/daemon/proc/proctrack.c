@@ -621,7 +621,7 @@ void proc_tracker__exec(struct proc_tracker *pt, uint32_t pid, bool gone,
 		p->m = km;
 		p->kernel_m = km != NULL;
 		p->pre_m = pre;
-		p->pre_ppid = pre ? pre_ppid : 0;
+		p->pre_ppid = pre_ppid;
 		p->pre_until_ns = time_ns;
 		p->hnext = *pp;
 		*pp = p;
@@ -646,6 +646,13 @@ static bool maps_partial(const struct proc_maps *m)
 	return m->loading || (m->n == 1 && m->e[0].exec_image);
 }
 
+/* Whether @pa is a fork's parent as it was at the fork at @born_ns: known then, neither born nor
+ * exec'd since. */
+static bool parent_as_at_fork(const struct tproc *pa, uint64_t born_ns)
+{
+	return pa && pa->born_ns <= born_ns && pa->pre_until_ns <= born_ns;
+}
+
 /*
  * @p's fork copy, or its image before its last exec if that was a fork copy (@pre): when it is
  * partial (its parent was copied at its exec, before any read of it: a shell that forks at once
@@ -667,22 +674,19 @@ static void fork_copy_fill(struct proc_tracker *pt, uint32_t pid, bool pre)
 	born = p ? p->born_ns : 0;
 	if (!old || !ppid || !born || !maps_partial(old))
 		return;
-	/* the parent as it was at the fork: known then, neither born nor exec'd since */
-#define SAME_PARENT(pa) ((pa) && (pa)->born_ns <= born && (pa)->pre_until_ns <= born)
 	was = pa = *find(pt, ppid);
-	if (!SAME_PARENT(pa))
+	if (!parent_as_at_fork(pa, born))
 		return;
 	pthread_mutex_unlock(&pt->lock);
 	m = proc_tracker__maps(pt, ppid, old->read_ns + 1);
 	pthread_mutex_lock(&pt->lock);
 	pa = *find(pt, ppid); /* the same entry: not dropped (an exit, a reused pid) meanwhile */
 	p = *find(pt, pid);
-	if (!m || maps_partial(m) || pa != was || !SAME_PARENT(pa) || !p ||
+	if (!m || maps_partial(m) || pa != was || !parent_as_at_fork(pa, born) || !p ||
 	    (pre ? p->pre_m : p->fork_m) != old) {
 		proc_maps__put(m);
 		return;
 	}
-#undef SAME_PARENT
 	if (p->m == old) {
 		p->m = maps_get(m);
 		pt->st.mappings += m->n;

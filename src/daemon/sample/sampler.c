@@ -1125,36 +1125,38 @@ static __u32 task_member_offset(const struct btf *b, const char *name)
 static const struct {
 	const char *type, *field;
 	size_t at;
+	const char *ts; /* inode's mtime before 6.11: this member of its timespec64 (inode_mtime_off) */
 } vma_fields[] = {
-	{ "vm_area_struct", "vm_start", offsetof(struct sampler_bpf__rodata, vma_start_off) },
-	{ "vm_area_struct", "vm_end", offsetof(struct sampler_bpf__rodata, vma_end_off) },
-	{ "vm_area_struct", "vm_pgoff", offsetof(struct sampler_bpf__rodata, vma_pgoff_off) },
-	{ "vm_area_struct", "vm_file", offsetof(struct sampler_bpf__rodata, vma_file_off) },
-	{ "file", "f_inode", offsetof(struct sampler_bpf__rodata, file_inode_off) },
-	{ "inode", "i_ino", offsetof(struct sampler_bpf__rodata, inode_ino_off) },
-	{ "inode", "i_sb", offsetof(struct sampler_bpf__rodata, inode_sb_off) },
-	{ "super_block", "s_dev", offsetof(struct sampler_bpf__rodata, sb_dev_off) },
+	{ "vm_area_struct", "vm_start", offsetof(struct sampler_bpf__rodata, vma_start_off), NULL },
+	{ "vm_area_struct", "vm_end", offsetof(struct sampler_bpf__rodata, vma_end_off), NULL },
+	{ "vm_area_struct", "vm_pgoff", offsetof(struct sampler_bpf__rodata, vma_pgoff_off), NULL },
+	{ "vm_area_struct", "vm_file", offsetof(struct sampler_bpf__rodata, vma_file_off), NULL },
+	{ "file", "f_inode", offsetof(struct sampler_bpf__rodata, file_inode_off), NULL },
+	{ "inode", "i_ino", offsetof(struct sampler_bpf__rodata, inode_ino_off), NULL },
+	{ "inode", "i_sb", offsetof(struct sampler_bpf__rodata, inode_sb_off), NULL },
+	{ "super_block", "s_dev", offsetof(struct sampler_bpf__rodata, sb_dev_off), NULL },
 	/* the file's size and mtime: an inode number is another file's once the file is deleted
 	 * (ember_unwind_file); mtime by these names since 6.11, else inode_mtime_off() */
-	{ "inode", "i_size", offsetof(struct sampler_bpf__rodata, inode_size_off) },
-	{ "inode", "i_mtime_sec", offsetof(struct sampler_bpf__rodata, inode_mtime_sec_off) },
-	{ "inode", "i_mtime_nsec", offsetof(struct sampler_bpf__rodata, inode_mtime_nsec_off) },
+	{ "inode", "i_size", offsetof(struct sampler_bpf__rodata, inode_size_off), NULL },
+	{ "inode", "i_mtime_sec", offsetof(struct sampler_bpf__rodata, inode_mtime_sec_off), "tv_sec" },
+	{ "inode", "i_mtime_nsec", offsetof(struct sampler_bpf__rodata, inode_mtime_nsec_off),
+	  "tv_nsec" },
 };
 
 #define VMA_FIELD(rodata, i) (*(__u32 *)((char *)(rodata) + vma_fields[i].at))
 
 /*
- * inode's mtime seconds (@nsec false) or nanoseconds before 6.11: a struct timespec64 named
- * __i_mtime (6.7-6.10) or i_mtime (before); -1 when absent.
+ * Member @member of inode's mtime before 6.11: a struct timespec64 named __i_mtime (6.7-6.10) or
+ * i_mtime (before); -1 when absent.
  */
-static long inode_mtime_off(const struct btf *b, __u32 inode, bool nsec)
+static long inode_mtime_off(const struct btf *b, __u32 inode, const char *member)
 {
 	int ts = btf__find_by_name_kind(b, "timespec64", BTF_KIND_STRUCT);
 	long at = btf_field_off(b, inode, "__i_mtime", 0), in;
 
 	if (at < 0)
 		at = btf_field_off(b, inode, "i_mtime", 0);
-	in = ts > 0 ? btf_field_off(b, (__u32)ts, nsec ? "tv_nsec" : "tv_sec", 0) : -1;
+	in = ts > 0 ? btf_field_off(b, (__u32)ts, member, 0) : -1;
 	return at < 0 || in < 0 ? -1 : at + in;
 }
 
@@ -1168,8 +1170,8 @@ static bool vma_offsets(struct sampler_bpf *skel, const struct btf *b)
 		int id = btf__find_by_name_kind(b, vma_fields[i].type, BTF_KIND_STRUCT);
 		long off = id > 0 ? btf_field_off(b, (__u32)id, vma_fields[i].field, 0) : -1;
 
-		if (off < 0 && id > 0 && !strncmp(vma_fields[i].field, "i_mtime_", 8))
-			off = inode_mtime_off(b, (__u32)id, vma_fields[i].field[8] == 'n');
+		if (off < 0 && id > 0 && vma_fields[i].ts)
+			off = inode_mtime_off(b, (__u32)id, vma_fields[i].ts);
 		if (off < 0)
 			ok = false;
 		else

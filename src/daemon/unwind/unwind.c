@@ -300,8 +300,8 @@ static void file_publish(struct unwinder *u, const struct file *f)
 	bool any = false;
 	unsigned int i;
 
-	if (!t || !t->nelem)
-		return;
+	if (!t || !t->nelem || !f->known)
+		return; /* (!known: the walk could not tell this file from the next with its inode) */
 	for (i = 0; i < t->load.n; i++) {
 		const struct elfload_seg *g = &t->load.segs[i];
 
@@ -314,8 +314,6 @@ static void file_publish(struct unwinder *u, const struct file *f)
 	}
 	if (!any)
 		return;
-	if (!f->known)
-		return; /* the walk could not tell this file from the next to get its inode */
 	e = (struct ember_unwind_file){ .row_start = t->row_start, .row_count = t->nelem,
 					.vdelta = vdelta, .size = f->id.size,
 					.mtime_ns = f->id.mtime_ns };
