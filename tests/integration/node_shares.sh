@@ -54,3 +54,14 @@ src_lines() {
 		"$(grep -n '^async function burnAsync(' "$d/app.js" | cut -d: -f1)" \
 		"$(grep -n '^export function burnModule(' "$d/mod.mjs" | cut -d: -f1)"
 }
+
+# inlined FILE: "F M", the % of burnFunction's samples whose frames go on into lcgRound, and of
+# Burner.burnMethod's into round;mixRound (the functions TurboFan inlines into them: frames of
+# their own whether inlined or called), among those not in now() (the clock, read between rounds)
+inlined() {
+	awk '{ n = $NF; s = substr($0, 1, length($0) - length($NF) - 1)
+		if (s ~ /;now[ _]/) next
+		if (s ~ /;burnFunction[ _]/) { f += n; if (s ~ /;burnFunction [^;]*;lcgRound[ _]/) fi += n }
+		if (s ~ /;burnMethod[ _]/) { m += n; if (s ~ /;burnMethod [^;]*;round [^;]*;mixRound[ _]/) mi += n } }
+		END { printf "%.1f %.1f\n", f ? 100 * fi / f : 0, m ? 100 * mi / m : 0 }' "$1"
+}

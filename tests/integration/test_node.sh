@@ -109,6 +109,23 @@ curl -sf "$URL_A/api/v1/folded?pid=$NODE_PID&from=$FROM&to=$TO" >"$TMP/plain.A"
 curl -sf "$URL_B/api/v1/folded?pid=$NODE_PID&from=$FROM&to=$TO" >"$TMP/plain.B"
 check_shares "node app.js" "$TMP/plain.A"
 SH_PLAIN=$SH
+# the functions TurboFan inlined: frames of their own, as V8's own stack traces show them
+# (without their expansion: 12 % of a workload's inlined function's samples, those from before
+# its caller was optimized)
+read -r IF IM < <(inlined "$TMP/plain.A")
+F0=$T_FAILS
+check "node app.js: burnFunction's samples go on into lcgRound, inlined by TurboFan, >= 90% ($IF%)" atleast "$IF" 90
+check "node app.js: Burner.burnMethod's into round;mixRound, inlined two deep, >= 90% ($IM%)" atleast "$IM" 90
+[ "$T_FAILS" -eq "$F0" ] || {
+	# what burnFunction's and burnMethod's stacks were, and the reader's counts
+	awk '/;burn(Function|Method) / { n = $NF; s = $0; sub(/^.*;main \([^;]*\)_\[j\];/, "", s)
+		sub(/ [0-9]+$/, "", s); c[s] += n } END { for (k in c) print c[k], k }' "$TMP/plain.A" |
+		sort -rn | head -6 | cut -c1-300 | sed 's/^/#   /'
+	curl -sf "$URL_A/api/v1/stats" | python3 -c 'import json, sys
+v = json.load(sys.stdin).get("v8", {}); print("#   " + str({k: x for k, x in v.items() if "inline" in k}))'
+}
+check "v8 stats: frames of inlined functions named (inline_frames $(v8_stat inline_frames "$URL_A"))" \
+	test "$(v8_stat inline_frames "$URL_A")" -gt 0
 # its last second: stored after it exited (the next tick), when its memory is gone; names read
 # before stay (they were lost when their one-second recheck failed: 14.8 % named, measured)
 LAST=$(awk -v t="$T_DONE" 'BEGIN { printf "%.3f", t - 1.1 }')
@@ -201,6 +218,38 @@ for m in cycle long unmapped moving compressed lines manylines bigsrc; do
 	esac
 	check "emberd A still serves after fake node ($m)" curl -sf -o /dev/null "$URL_A/healthz"
 done
+# forged TurboFan code (fakev8.c: a Code whose data says outerfn inlined innerfn; a cycle in
+# that data; a position table of 2^31 - 1 bytes), the three side by side for 3 s
+INL0=$(v8_stat inline_unreadable "$URL_A")
+for m in inline inlcycle inlhuge; do
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$TMP/fake/node" $m 3 >"$TMP/fake.$m" 2>&1 &
+	PIDS+=($!)
+done
+for m in inline inlcycle inlhuge; do
+	wait_log "$TMP/fake.$m" ready || not_ok "fake node $m prints ready"
+done
+for m in inline inlcycle inlhuge; do
+	for _ in $(seq 100); do grep -q '^done' "$TMP/fake.$m" && break; sleep 0.1; done
+done
+sleep 1
+for m in inline inlcycle inlhuge; do
+	read -r _ FPID _ < <(grep -m1 ready "$TMP/fake.$m")
+	curl -sf "$URL_A/api/v1/folded?pid=$FPID" >"$TMP/fake.$m.folded"
+	N=$(awk '{ t += $NF } END { print t + 0 }' "$TMP/fake.$m.folded")
+	check "fake node ($m): sampled ($N samples)" test "$N" -ge 50
+	check "fake node ($m): no name of another process" \
+		sh -c "! grep -q 'burn\|app\.js\|lcgRound' '$TMP/fake.$m.folded'"
+	if [ $m = inline ]; then
+		check "fake node (inline): its forged inlined function as a frame of its own (outerfn;innerfn)" \
+			grep -q ';outerfn_\[j\];innerfn_\[j\]' "$TMP/fake.$m.folded"
+	else
+		check "fake node ($m): the function alone, no inlined frame from the broken data" \
+			sh -c "grep -q ';outerfn_\[j\]' '$TMP/fake.$m.folded' && ! grep -q 'innerfn' '$TMP/fake.$m.folded'"
+	fi
+done
+check "fake node (inlcycle, inlhuge): their inlining data counted unreadable ($INL0 -> $(v8_stat inline_unreadable "$URL_A"))" \
+	test "$(v8_stat inline_unreadable "$URL_A")" -ge $((INL0 + 2))
+check "emberd A still serves after the forged optimized code" curl -sf -o /dev/null "$URL_A/healthz"
 check "compressed-pointer layout: counted unsupported ($UNSUP0 -> $UNSUP)" test "$UNSUP" -gt "$UNSUP0"
 check "compressed-pointer layout: refused as bad_value ($REFUSED0 -> $(v8_stat refused_bad_value "$URL_A"))" \
 	test "$(v8_stat refused_bad_value "$URL_A")" -gt "$REFUSED0"

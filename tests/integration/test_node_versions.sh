@@ -110,6 +110,10 @@ check_supported() {
 		grep -q ';burnModule (file://[^;]*/mod\.mjs:[0-9]*)_\[j\]' "$f"
 	check "node $tag: each function at the line that defines it ($(fn_lines "$f") for $(src_lines))" \
 		test "$(fn_lines "$f")" = "$(src_lines)"
+	# TurboFan's inlined functions as frames of their own (called ones are anyway)
+	read -r IF IM < <(inlined "$f")
+	check "node $tag: burnFunction's samples go on into lcgRound >= 90% ($IF%)" atleast "$IF" 90
+	check "node $tag: Burner.burnMethod's into round;mixRound >= 90% ($IM%)" atleast "$IM" 90
 }
 
 # run_unsupported TAG BIN: BIN app.js until emberd counts it unsupported (and a second more);
@@ -176,7 +180,9 @@ check "the copy without v8dbg_ names has none" sh -c "! readelf -W --dyn-syms --
 
 for v in $VERSIONS; do
 	if has_v8dbg "$ND/node$v/bin/node"; then
+		i0=$(v8_stat inline_frames)
 		run_node "$v" "$ND/node$v/bin/node"
+		echo "# node $v: frames of inlined functions named: $(($(v8_stat inline_frames) - i0))"
 	else
 		echo "# node $v ($("$ND/node$v/bin/node" --version)): no v8dbg_ data: the unsupported path"
 		run_unsupported "$v" "$ND/node$v/bin/node"
@@ -188,6 +194,8 @@ for v in $VERSIONS; do
 	p=PID_$v
 	[ -n "${!p:-}" ] && check_supported "$v"
 done
+check "every version's inlining data read (v8 inline_layouts_refused $(v8_stat inline_layouts_refused))" \
+	test "$(v8_stat inline_layouts_refused)" -eq 0
 echo "# v8 stats: $(curl -sf "$URL/api/v1/stats" | python3 -c 'import json, sys; print(json.load(sys.stdin).get("v8"))')"
 
 stop_all

@@ -305,7 +305,7 @@ for inc in /usr/include/python3.1[0-3] "$PYENV_ROOT"/versions/3.1[0-3].*/include
 done
 
 # --- Debian's python3.11, started before emberd; a second emberd with [python] lines --------
-chrt -f 1 "$DEB" "$W" 16 >"$TMP/deb.out" 2>&1 &
+chrt -f 1 "$DEB" "$W" 10 >"$TMP/deb.out" 2>&1 &
 PIDS+=($!)
 wait_log "$TMP/deb.out" ready || { not_ok "pyburn starts"; done_testing; }
 read -r _ PY_PID T_READY < <(grep -m1 ready "$TMP/deb.out")

@@ -17,6 +17,14 @@
  *             named without a line, the source counted unread
  *   bigsrc    16 such functions run in turns, each with a Script of its own over one source of
  *             4 Mi line feeds: 64 Mi characters of sources, more than emberd reads in a window
+ *   inline    the frame runs "optimized code" of its own: a copy of its spin loop in an
+ *             anonymous executable page, after an InstructionStream header whose Code says
+ *             TurboFan, with a source position table and DeoptimizationData saying that the
+ *             function "outerfn" inlined "innerfn" there: named outerfn;innerfn
+ *   inlcycle  ... the inlined function's call position inlined in itself (a cycle): outerfn
+ *             alone, the inlining data counted unreadable
+ *   inlhuge   ... a source position table claiming 2^31 - 1 bytes: outerfn alone, unreadable
+ * The fake says it is V8 11.3 (Node 20), whose inlining data ember reads.
  * It prints "ready PID UNIXTIME" and spins for SECONDS.
  *   fakev8 MODE SECONDS
  */
@@ -74,6 +82,14 @@ V(class_ConsString__first__String, 16)
 V(class_ConsString__second__String, 24)
 V(scopeinfo_idx_ncontextlocals, 2)
 V(scopeinfo_idx_first_vars, 3)
+V(type_InstructionStream__INSTRUCTION_STREAM_TYPE, 252)
+V(CodeKindFieldMask, 15)
+V(CodeKindBaseline, 11)
+V(class_FixedArrayBase__length__SMI, 8)
+V(class_FixedArray__data__uintptr_t, 16)
+/* V8's version, as v8::internal::Version keeps it: 11.3 */
+__attribute__((used, visibility("default"))) int _ZN2v88internal7Version6major_E = 11;
+__attribute__((used, visibility("default"))) int _ZN2v88internal7Version6minor_E = 3;
 
 #define W 8	/* words per object */
 #define NBIG 16 /* bigsrc's functions */
@@ -110,6 +126,98 @@ __attribute__((noinline)) static void js_frame(uint64_t ctx, uint64_t fn, unsign
 			 :
 			 : "r"(ctx), "r"(fn), "r"(n)
 			 : "rcx", "memory", "cc");
+}
+
+/* a sequential one-byte string object for @s, its map @strmap (type 8) */
+static uint64_t *seq_string(uint64_t *strmap, const char *s)
+{
+	uint64_t *o = calloc(4, sizeof(uint64_t));
+
+	if (o) {
+		o[0] = tag(strmap);
+		((int32_t *)o)[3] = (int32_t)strlen(s);
+		memcpy(o + 2, s, strlen(s));
+	}
+	return o;
+}
+
+/* @v zigzag-coded, 7 bits a byte (V8's source position table): bytes written at @b */
+static size_t vlq(uint8_t *b, int64_t v)
+{
+	uint64_t u = ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+	size_t n = 0;
+
+	do {
+		b[n++] = (uint8_t)((u & 0x7f) | (u > 0x7f ? 0x80 : 0));
+		u >>= 7;
+	} while (u);
+	return n;
+}
+
+/*
+ * The inline modes' "optimized code": an anonymous executable page holding, at offset 64, the
+ * spin loop js_frame() runs (push rbp; mov rbp,rsp; push ctx; push fn; count rdx down; leave;
+ * ret), after an InstructionStream header (V8 11.3: its map, its Code) and a Code (its
+ * DeoptimizationData at 16, its source position table at 24, its InstructionStream at 32, the
+ * instructions' start at 40, flags 13 = TurboFan at 48, size at 56). The function @fn's SFI
+ * @sfi is named "outerfn"; the code says "innerfn" is inlined at every pc of it.
+ */
+static void (*jit_frame(const char *mode, uint64_t *fn, uint64_t *sfi,
+			uint64_t *strmap))(uint64_t, uint64_t, unsigned long)
+{
+	static const uint8_t loop[] = { 0x55, 0x48, 0x89, 0xe5, 0x57, 0x56, 0x48, 0x89, 0xd1,
+					0x48, 0xff, 0xc9, 0x75, 0xfb, 0xc9, 0xc3 };
+	uint8_t *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
+			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint64_t *o = calloc(64, sizeof(uint64_t)), *ismap = o, *is, *code = o + 8,
+		 *codemap = o + 16, *dd = o + 24, *lits = o + 40, *inl = o + 44, *spt = o + 48,
+		 *inner = o + 56, *sfimap = (uint64_t *)(uintptr_t)(sfi[0] - 1);
+	uint8_t *b;
+	size_t n = 0;
+
+	(void)fn;
+	if (page == MAP_FAILED || !o)
+		return NULL;
+	set_type(ismap, 252);
+	is = (uint64_t *)(page + 64 - 16);
+	is[0] = tag(ismap);
+	is[1] = tag(code);
+	memcpy(page + 64, loop, sizeof(loop));
+	set_type(codemap, 178);
+	code[0] = tag(codemap);
+	code[2] = tag(dd);
+	code[3] = tag(spt);
+	code[4] = tag(is);
+	code[5] = (uint64_t)(uintptr_t)(page + 64);
+	((uint32_t *)code)[12] = 13;   /* flags: kind TURBOFAN */
+	((uint32_t *)code)[14] = 4000; /* instruction size */
+	/* DeoptimizationData: literals at 2, its SFI at 6, InliningPositions at 7 */
+	dd[0] = tag(codemap);
+	dd[1] = 8ull << 32;
+	dd[2 + 2] = tag(lits);
+	dd[2 + 6] = tag(sfi);
+	dd[2 + 7] = tag(inl);
+	lits[0] = tag(codemap);
+	lits[1] = 1ull << 32;
+	lits[2] = tag(inner);
+	/* one record: innerfn (literal 0) called from a position of the function's own, or, in
+	 * inlcycle, from a position inlined by that same record */
+	inl[0] = tag(codemap);
+	inl[1] = 16ull << 32;
+	inl[2] = (!strcmp(mode, "inlcycle") ? 1ull << 31 : 0) | (40 << 1);
+	inl[3] = 0;
+	/* the table: at code offset 0, a position inlined by record 0 */
+	spt[0] = tag(codemap);
+	b = (uint8_t *)(spt + 2);
+	n += vlq(b + n, 0);
+	n += vlq(b + n, (int64_t)((1ull << 31) | (50 << 1)));
+	spt[1] = (!strcmp(mode, "inlhuge") ? 0x7fffffffull : n) << 32;
+	/* the SFIs: outerfn (the frame's), innerfn */
+	sfi[2] = tag(seq_string(strmap, "outerfn"));
+	inner[0] = tag(sfimap);
+	inner[2] = tag(seq_string(strmap, "innerfn"));
+	set_type(strmap, 8);
+	return (void (*)(uint64_t, uint64_t, unsigned long))(void *)(page + 64);
 }
 
 static void *mover(void *arg)
@@ -243,6 +351,10 @@ int main(int argc, char **argv)
 			fns[i] = tag(o);
 		}
 	}
+	void (*frame)(uint64_t, uint64_t, unsigned long) = js_frame;
+
+	if (!strncmp(mode, "inl", 3) && !(frame = jit_frame(mode, fn, sfi, strmap)))
+		return 1;
 	ctx = tag(heap + 6 * W);
 	fnslot = !strcmp(mode, "unmapped") ? 0x10000001ull : tag(fn);
 	if (!strcmp(mode, "moving") && pthread_create(&th, NULL, mover, NULL))
@@ -251,7 +363,7 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (unsigned int i = 0;; i++) {
-		js_frame(ctx, big ? fns[i % NBIG] : fnslot, 1000000);
+		frame(ctx, big ? fns[i % NBIG] : fnslot, 1000000);
 		clock_gettime(CLOCK_MONOTONIC, &t);
 		if ((double)(t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) / 1e9 >= secs)
 			break;

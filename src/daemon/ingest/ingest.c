@@ -569,16 +569,17 @@ static int add_native(struct ingest *in, uint32_t pid, uint64_t t, const uint64_
 /*
  * The user frames of a group whose walk stored V8 words (bpf_shared.h: after the native ips, one
  * per JavaScript frame: its native ip's index and its SharedFunctionInfo), root first in *@ret:
- * each JavaScript frame by its function's name (v8.h) in place of its native ip, or by that ip
- * when it cannot be named; the native runs between them symbolized as any stack is (cached
+ * each JavaScript frame by its function's name (v8.h) in place of its native ip, followed by
+ * those TurboFan inlined into it at that ip, or by that ip when it cannot be named; the native runs between them symbolized as any stack is (cached
  * each). Frames or -errno.
  */
 static int symbolize_v8(struct ingest *in, const struct sampler_group *g, const uint32_t **ret)
 {
 	const uint64_t *ips = g->user_ips;
 	uint64_t t = g->nr_times ? g->times_ns[0] : 0, word[EMBER_MAX_STACK_DEPTH + 1] = { 0 };
+	uint32_t jids[V8_MAX_FRAMES];
 	size_t nn = 0, end, i, out = 0;
-	int r, id;
+	int r, nj;
 
 	while (nn < g->nr_user && !EMBER_V8F_IS(ips[nn]))
 		nn++;
@@ -591,16 +592,17 @@ static int symbolize_v8(struct ingest *in, const struct sampler_group *g, const 
 	for (end = i = nn; i-- > 0;) {
 		if (!word[i])
 			continue;
-		id = v8__frame_name(in->v8, g->pid, word[i]);
-		if (id == -ENOMEM)
-			return id;
-		if (id < 0)
+		/* its function and those TurboFan inlined into it, root first */
+		nj = v8__frame_names(in->v8, g->pid, word[i], ips[i], i == 0, jids, V8_MAX_FRAMES);
+		if (nj == -ENOMEM)
+			return nj;
+		if (nj < 0)
 			continue; /* named by its native ip, with its run */
 		r = add_native(in, g->pid, t, ips + i + 1, end - i - 1, &out);
 		if (r < 0)
 			return r;
-		if (out < MAX_FRAMES)
-			in->rtids[out++] = (uint32_t)id;
+		for (int k = 0; k < nj && out < MAX_FRAMES; k++)
+			in->rtids[out++] = jids[k];
 		end = i;
 	}
 	r = add_native(in, g->pid, t, ips, end, &out);

@@ -42,6 +42,14 @@
 #define V8_SRC_ALL_BUDGET (64u << 20)	   /* ... by all of them */
 #define V8_SRC_CHUNK	(64u << 10)	   /* bytes of a source read at once */
 #define ANON		"(anonymous)"
+#define V8_CODES	128		   /* code ranges known per process (pc -> Code) */
+#define V8_INL		1024		   /* inlining stacks kept per process (direct-mapped) */
+#define V8_SCAN_MAX	(256u << 10)	   /* bytes below a pc searched for its code's start */
+#define V8_SCAN_PAGE	4096u		   /* ... read a page at a time */
+#define V8_CODE_ALIGN	64u		   /* where V8 starts instructions (all four layouts) */
+#define V8_SPT_MAX	(64u << 10)	   /* bytes of a source position table read */
+#define V8_SCAN_PROC_BUDGET 4096u	   /* pages read to find code per window: one process */
+#define V8_SCAN_ALL_BUDGET 16384u	   /* ... by all of them (64 MiB) */
 
 enum v8state {
 	V8S_NOT,	 /* no V8 mapped */
@@ -94,6 +102,60 @@ struct v8proc {
 	size_t cap, n;
 	struct v8script scripts[V8_SCRIPTS];
 	struct v8window src;	/* its sources' characters read (V8_SRC_PROC_BUDGET) */
+	const struct v8_tf_layout *tf; /* TurboFan's inlining read by this layout; NULL: not */
+	uint64_t text[2][2];	/* node's (libnode's) executable mappings: builtins, no JIT code */
+	uint64_t is_map, code_map; /* the maps of its InstructionStreams and Codes, once seen */
+	struct v8code *codes;	/* V8_CODES (made when first wanted) */
+	struct v8inl *inl;	/* V8_INL */
+	uint64_t code_stamp;
+	struct v8window scan;	/* pages read to find code (V8_SCAN_PROC_BUDGET) */
+};
+
+/*
+ * Where a V8 version keeps what TurboFan's inlined functions are read from (measured on each
+ * build: docs/design/runtimes.md, "V8 as built", inlined functions). Offsets in bytes into the
+ * object, indices into the DeoptimizationData. Those the binary's v8dbg_ data also gives must
+ * agree with it (v8_tf_layout_for()).
+ */
+struct v8_tf_layout {
+	int major, minor;  /* V8's version */
+	int16_t code_is;   /* Code -> its InstructionStream; -1: the instructions are in the Code */
+	int16_t code_start; /* Code's instruction_start (an address); code_is -1: the header size */
+	int16_t code_size, code_flags, code_deopt, code_spt;
+	int16_t is_code, is_start; /* InstructionStream: its Code, its header's size */
+	int8_t dd_lits, dd_inl, dd_sfi; /* DeoptimizationData: literals, InliningPositions, SFI */
+	int8_t wrapper_sfi; /* dd_sfi holds a SharedFunctionInfoWrapper: its SFI's offset; -1 */
+	int8_t kind_tf;	    /* CodeKind::TURBOFAN (CodeKindBaseline + 2; MAGLEV one less) */
+};
+
+static const struct v8_tf_layout tf_layouts[] = {
+	/* Node 18 (V8 10.2): instructions inside the Code, after a 128-byte header */
+	{ 10, 2, -1, 128, 40, 48, 16, 24, 0, 0, 2, 7, 6, -1, 13 },
+	/* Node 20 (V8 11.3): Code and InstructionStream apart; half of it not in v8dbg_ */
+	{ 11, 3, 32, 40, 56, 48, 16, 24, 8, 16, 2, 7, 6, -1, 13 },
+	/* Node 22 (V8 12.4): the Code in trusted space (an ordinary one with the sandbox off) */
+	{ 12, 4, 32, 40, 52, 48, 8, 16, 8, 32, 2, 7, 6, -1, 12 },
+	/* Node 24 (V8 13.6): the SFI behind a wrapper, the Code's flags moved by a dispatch handle */
+	{ 13, 6, 32, 40, 56, 52, 8, 16, 8, 32, 3, 8, 7, 8, 12 },
+};
+
+/* Code objects by the range of their instructions, or a page where none was found (code 0). */
+struct v8code {
+	uint64_t start, end;
+	uint64_t code; /* tagged */
+	uint64_t checked, used;
+	uint8_t kind;
+};
+
+/* The functions inlined at one position of one Code: the SFIs (untagged), innermost last. */
+#define V8_MAX_INLINE 8
+struct v8inl {
+	uint64_t start; /* the Code's instructions; 0: an empty slot */
+	uint64_t root;	/* the frame's own function (untagged SFI) */
+	uint64_t checked;
+	uint64_t sfi[V8_MAX_INLINE];
+	uint32_t off; /* the pc's offset looked up */
+	uint8_t n;
 };
 
 struct v8_file_facts {
@@ -114,6 +176,8 @@ struct v8 {
 	uint64_t lines_bytes; /* all processes' line ends (V8_LINES_BYTES) */
 	struct v8window src;		  /* all processes' (V8_SRC_ALL_BUDGET) */
 	uint8_t *src_buf;		  /* V8_SRC_CHUNK bytes: a source's reads */
+	uint8_t *code_buf;		  /* V8_SPT_MAX bytes: a page scanned, a position table */
+	struct v8window scan;		  /* all processes' pages read (V8_SCAN_ALL_BUDGET) */
 	struct v8_stats st;
 };
 
@@ -735,6 +799,12 @@ static void proc_release(void *ctx, uint32_t pid, void *state)
 		script_drop(v, &pp->scripts[i]);
 	v->st.mem_bytes -= sizeof(*pp) + pp->cap * sizeof(*pp->names);
 	free(pp->names);
+	if (pp->codes)
+		v->st.mem_bytes -= V8_CODES * sizeof(*pp->codes);
+	if (pp->inl)
+		v->st.mem_bytes -= V8_INL * sizeof(*pp->inl);
+	free(pp->codes);
+	free(pp->inl);
 }
 
 bool v8_facts_check(const struct rtintro_v8 *f, struct ember_v8_proc *ret, int *why)
@@ -808,6 +878,7 @@ bool v8_facts_check(const struct rtintro_v8 *f, struct ember_v8_proc *ret, int *
 struct scan {
 	struct procmaps_entry e[2];
 	char path[2][512];
+	uint64_t text[2][2]; /* each file's executable mappings, first to last */
 	size_t n;
 	bool libc;
 };
@@ -831,10 +902,18 @@ static int on_map(const struct procmaps_entry *e, void *ctx)
 	if (!e->x || !name_is_node(base, blen))
 		return 0;
 	for (i = 0; i < sc->n; i++)
-		if (sc->e[i].inode == e->inode)
+		if (sc->e[i].inode == e->inode && sc->e[i].dev_major == e->dev_major &&
+		    sc->e[i].dev_minor == e->dev_minor) {
+			if (e->start < sc->text[i][0])
+				sc->text[i][0] = e->start;
+			if (e->end > sc->text[i][1])
+				sc->text[i][1] = e->end;
 			return 0;
+		}
 	if (sc->n == 2)
 		return 0;
+	sc->text[sc->n][0] = e->start;
+	sc->text[sc->n][1] = e->end;
 	sc->e[sc->n] = *e;
 	memcpy(sc->path[sc->n], e->path, e->path_len);
 	sc->path[sc->n][e->path_len] = '\0';
@@ -940,6 +1019,11 @@ static void detect(struct v8 *v, struct v8proc *pp)
 		goto out;
 	}
 	set_state(v, pp, V8S_ON);
+	/* TurboFan's inlining read where this V8's layout is known and its data agrees */
+	pp->tf = v8_tf_layout_for(&ff->f, &why);
+	if (!pp->tf)
+		v->st.inline_layouts_refused++;
+	memcpy(pp->text, sc.text, sizeof(pp->text));
 out:
 	v->st.detect_ns += mono_ns() - t0;
 }
@@ -1031,22 +1115,14 @@ static struct v8name *name_slot(struct v8 *v, struct v8proc *pp, uint64_t sfi)
 	return &pp->names[i];
 }
 
-int v8__frame_name(struct v8 *v, uint32_t pid, uint64_t word)
+/* The id of the name of @sfi (untagged) in process @pp, read or cached; -1: none, -ENOMEM. */
+static int sfi_name(struct v8 *v, struct v8proc *pp, uint64_t sfi)
 {
-	struct v8proc *pp;
 	struct v8name *e;
-	uint64_t sfi = word & EMBER_V8F_ADDR_MASK, now, key, map, nos;
+	uint64_t now, key, map, nos;
 	int32_t id;
 	int r;
 
-	if (!v || !EMBER_V8F_IS(word))
-		return -1;
-	/* its image's state, or, exited or exec'ed, the last one's while kept */
-	pp = proc_tracker__ext_last(v->tracker, v->ext, pid);
-	if (!pp || (pp->state != V8S_ON && pp->state != V8S_GONE) || !sfi) {
-		v->st.frames_unnamed++;
-		return -1;
-	}
 	e = name_slot(v, pp, sfi);
 	if (!e)
 		return -ENOMEM;
@@ -1100,6 +1176,395 @@ have:
 	}
 	v->st.frames++;
 	return e->id;
+}
+
+static int inline_at(struct v8 *v, struct v8proc *pp, uint64_t sfi, uint64_t pc,
+		     const uint64_t **out);
+
+/* @pid's state when its JavaScript frames are named: its image's, or, exited or exec'ed, the
+ * last one's while kept; NULL (counted unnamed) */
+static struct v8proc *named_proc(struct v8 *v, uint32_t pid, uint64_t word)
+{
+	struct v8proc *pp;
+
+	if (!v || !EMBER_V8F_IS(word))
+		return NULL;
+	pp = proc_tracker__ext_last(v->tracker, v->ext, pid);
+	if (!pp || (pp->state != V8S_ON && pp->state != V8S_GONE) ||
+	    !(word & EMBER_V8F_ADDR_MASK)) {
+		v->st.frames_unnamed++;
+		return NULL;
+	}
+	return pp;
+}
+
+int v8__frame_name(struct v8 *v, uint32_t pid, uint64_t word)
+{
+	struct v8proc *pp = named_proc(v, pid, word);
+
+	return pp ? sfi_name(v, pp, word & EMBER_V8F_ADDR_MASK) : -1;
+}
+
+int v8__frame_names(struct v8 *v, uint32_t pid, uint64_t word, uint64_t ip, bool leaf,
+		    uint32_t *ids, size_t max)
+{
+	struct v8proc *pp = named_proc(v, pid, word);
+	uint64_t sfi = word & EMBER_V8F_ADDR_MASK;
+	const uint64_t *in;
+	size_t k = 1;
+	int id, n;
+
+	if (!pp || !max)
+		return -1;
+	id = sfi_name(v, pp, sfi);
+	if (id < 0)
+		return id;
+	ids[0] = (uint32_t)id;
+	/* a return address is the instruction after the call: its position is the call's */
+	n = inline_at(v, pp, sfi, leaf || !ip ? ip : ip - 1, &in);
+	for (int i = 0; i < n && k < max; i++) {
+		id = sfi_name(v, pp, in[i]);
+		if (id == -ENOMEM)
+			return id;
+		if (id < 0) {
+			v->st.inline_unreadable++;
+			break; /* the functions inside it stay in the frame above */
+		}
+		ids[k++] = (uint32_t)id;
+		v->st.inline_frames++;
+	}
+	return (int)k;
+}
+
+/* --- TurboFan's inlined functions ---------------------------------------------------------- */
+
+/*
+ * A frame of optimized code runs its function and whatever TurboFan inlined into it, with no
+ * frame of their own. The Code object keeps what V8's own stack traces expand them from: its
+ * source position table (v8_srcpos.c) maps the pc's offset to a SourcePosition whose inlining
+ * id (bits 31..46, plus one) indexes the DeoptimizationData's InliningPositions: 16-byte records
+ * of the call's own position in its caller (a SourcePosition again, itself inlined or not) and
+ * the inlined function's index into the DeoptimizationData's literals, where its
+ * SharedFunctionInfo is. The Code is found from the pc: down from it, at V8's code alignment,
+ * the first InstructionStream (or, V8 10, Code) header whose object points back at it and whose
+ * instructions hold the pc. The function's own code slot would be quicker, but holds another
+ * code for on-stack-replaced loops, and V8 13 (Node 24) keeps none. All of it is the process's
+ * own memory, read bounded; a frame whose code's first SFI is not the frame's own function (a
+ * pc in a callee's first instructions, its frame not yet made) is not expanded.
+ */
+
+const struct v8_tf_layout *v8_tf_layout_for(const struct rtintro_v8 *f, int *why)
+{
+	const struct v8_tf_layout *l = NULL;
+	const int32_t *x = f->val;
+
+	*why = RTI_MISSING;
+	for (size_t i = 0; i < sizeof(tf_layouts) / sizeof(tf_layouts[0]); i++)
+		if (tf_layouts[i].major == f->major && tf_layouts[i].minor == f->minor)
+			l = &tf_layouts[i];
+	if (!l || !f->have[RTI_V8_CODE_KIND_MASK] || !f->have[RTI_V8_CODE_KIND_BASELINE] ||
+	    (l->code_is >= 0 && !f->have[RTI_V8_TYPE_ISTREAM]))
+		return NULL;
+	*why = RTI_BAD_VALUE;
+#define AGREES(item, want) (!f->have[RTI_V8_##item] || x[RTI_V8_##item] == (want))
+	if (x[RTI_V8_CODE_KIND_MASK] != 15 || x[RTI_V8_CODE_KIND_BASELINE] + 2 != l->kind_tf ||
+	    !AGREES(CODE_INSTRUCTION_SIZE, l->code_size) || !AGREES(CODE_FLAGS, l->code_flags) ||
+	    !AGREES(CODE_DEOPT_DATA, l->code_deopt) ||
+	    !AGREES(CODE_SOURCE_POSITIONS, l->code_spt) ||
+	    !AGREES(CODE_INSTRUCTION_START, l->code_start) ||
+	    (l->code_is >= 0 && (!AGREES(CODE_ISTREAM, l->code_is) ||
+				 !AGREES(ISTREAM_START, l->is_start))) ||
+	    !AGREES(DD_LITERALS, l->dd_lits) || !AGREES(DD_INLINING_POSITIONS, l->dd_inl) ||
+	    (l->wrapper_sfi < 0 ? !AGREES(DD_SFI, l->dd_sfi)
+				: !AGREES(DD_SFI_WRAPPED, l->dd_sfi) ||
+					  !AGREES(SFI_WRAPPER_SFI, l->wrapper_sfi)) ||
+	    !AGREES(FIXED_ARRAY_LENGTH, 8) || !AGREES(FIXED_ARRAY_DATA, 16))
+		return NULL;
+#undef AGREES
+	*why = RTI_OK;
+	return l;
+}
+
+static bool in_text(const struct v8proc *pp, uint64_t pc)
+{
+	for (int i = 0; i < 2; i++)
+		if (pc >= pp->text[i][0] && pc < pp->text[i][1])
+			return true;
+	return false;
+}
+
+/* A u32 of @pid at @addr: 0 or -errno. */
+static int rd32(uint32_t pid, uint64_t addr, uint32_t *ret)
+{
+	return mem_read(pid, addr, ret, sizeof(*ret));
+}
+
+/* The heap object at the start of a candidate header @h (untagged) is an InstructionStream
+ * (V8 11+) or a Code (V8 10) whose instructions start at @cand: its Code (tagged), its kind and
+ * its instructions' size, or 0. @w: the header's first two words, as read. */
+static uint64_t code_header(struct v8 *v, struct v8proc *pp, uint64_t h, uint64_t cand,
+			    const uint64_t *w, uint32_t *size, uint8_t *kind)
+{
+	const struct v8_tf_layout *l = pp->tf;
+	uint64_t tag = (uint64_t)VAL(pp, HEAP_OBJECT_TAG), code, back = 0, start = 0, cmap = 0;
+	uint32_t flags = 0;
+
+	(void)v;
+	if (!is_heap(pp, w[0]))
+		return 0;
+	if (l->code_is < 0) {
+		/* V8 10: the Code itself, its instructions after its header */
+		if (pp->code_map ? w[0] != pp->code_map : map_type(pp, w[0]) != VAL(pp, TYPE_CODE))
+			return 0;
+		code = h + tag;
+		cmap = w[0];
+	} else {
+		if (!is_heap(pp, w[1]) || (pp->is_map ? w[0] != pp->is_map
+						     : map_type(pp, w[0]) != VAL(pp, TYPE_ISTREAM)))
+			return 0;
+		code = w[1];
+		if (type_of(pp, code, &cmap) != VAL(pp, TYPE_CODE) ||
+		    field(pp, code, l->code_is, &back) || back != h + tag ||
+		    field(pp, code, l->code_start, &start) || start != cand)
+			return 0;
+		pp->is_map = w[0];
+	}
+	if (rd32(pp->pid, code - tag + (uint64_t)l->code_size, size) ||
+	    rd32(pp->pid, code - tag + (uint64_t)l->code_flags, &flags))
+		return 0;
+	pp->code_map = cmap;
+	*kind = (uint8_t)(flags & (uint32_t)VAL(pp, CODE_KIND_MASK));
+	return code;
+}
+
+/* The Code whose instructions hold @pc, found down from it (V8_SCAN_MAX at most): 0 and *@ret,
+ * -ENOENT (none: a gap, freed code, not JIT code), -EAGAIN (the pages to read are over budget),
+ * or another -errno. */
+static int code_scan(struct v8 *v, struct v8proc *pp, uint64_t pc, struct v8code *ret)
+{
+	const struct v8_tf_layout *l = pp->tf;
+	uint64_t hdr = (uint64_t)(l->code_is < 0 ? l->code_start : l->is_start);
+	uint64_t cand = pc & ~(uint64_t)(V8_CODE_ALIGN - 1), page = 0, now = mono_ns();
+	bool have = false;
+
+	if (!v->code_buf)
+		return -ENOMEM;
+	for (; cand > hdr && pc - cand < V8_SCAN_MAX; cand -= V8_CODE_ALIGN) {
+		uint64_t h = cand - hdr, w[2], code;
+		uint32_t size;
+		uint8_t kind;
+		int r;
+
+		if (!have || (h & ~(uint64_t)(V8_SCAN_PAGE - 1)) != page) {
+			if (!window_fits(&pp->scan, now, 1, V8_SCAN_PROC_BUDGET) ||
+			    !window_fits(&v->scan, now, 1, V8_SCAN_ALL_BUDGET)) {
+				v->st.inline_scans_deferred++;
+				return -EAGAIN;
+			}
+			pp->scan.used++;
+			v->scan.used++;
+			v->st.inline_scan_pages++;
+			page = h & ~(uint64_t)(V8_SCAN_PAGE - 1);
+			r = mem_read(pp->pid, page, v->code_buf, V8_SCAN_PAGE);
+			if (r)
+				return r;
+			have = true;
+		}
+		/* h is 16-aligned: both words within the page */
+		memcpy(&w[0], v->code_buf + (h - page), 8);
+		memcpy(&w[1], v->code_buf + (h - page) + (l->code_is < 0 ? 0 : l->is_code), 8);
+		code = code_header(v, pp, h, cand, w, &size, &kind);
+		if (!code)
+			continue;
+		if (pc >= cand + size)
+			return -ENOENT; /* the nearest code below ends before the pc */
+		*ret = (struct v8code){ .start = cand, .end = cand + size, .code = code,
+					.kind = kind };
+		return 0;
+	}
+	return -ENOENT;
+}
+
+/* The code range known for @pc (found, or looked for, in the last V8_RECHECK_NS), else NULL. */
+static struct v8code *code_find(struct v8 *v, struct v8proc *pp, uint64_t pc)
+{
+	struct v8code *e = NULL, *old = NULL, found;
+	uint64_t now = mono_ns(), page = pc & ~(uint64_t)(V8_SCAN_PAGE - 1);
+	int r;
+
+	if (!pp->codes) {
+		pp->codes = calloc(V8_CODES, sizeof(*pp->codes));
+		if (!pp->codes)
+			return NULL;
+		v->st.mem_bytes += V8_CODES * sizeof(*pp->codes);
+	}
+	for (size_t i = 0; i < V8_CODES; i++) {
+		struct v8code *c = &pp->codes[i];
+
+		if (c->end && pc >= c->start && pc < c->end) {
+			e = c;
+			break;
+		}
+		if (!old || c->used < old->used)
+			old = c;
+	}
+	/* a range is looked at again after a second (code is freed, its memory reused), but
+	 * not once the process has ended: its memory is gone and no longer changes */
+	if (e && (now - e->checked < V8_RECHECK_NS || pp->state == V8S_GONE)) {
+		e->used = ++pp->code_stamp;
+		return e;
+	}
+	if (pp->state == V8S_GONE)
+		return NULL;
+	r = code_scan(v, pp, pc, &found);
+	if (r == -EAGAIN || r == -ESRCH)
+		return e; /* what was known, if anything */
+	if (r)
+		found = (struct v8code){ .start = page, .end = page + V8_SCAN_PAGE };
+	v->st.inline_scans++;
+	v->st.inline_scan_misses += r != 0;
+	if (!e)
+		e = old;
+	*e = found;
+	e->checked = now;
+	e->used = ++pp->code_stamp;
+	return e;
+}
+
+/* The DeoptimizationData's slots @code needs: 0, or -EINVAL (not what a layout says). */
+struct v8deopt {
+	uint64_t lits, inl, root; /* tagged */
+	uint64_t nlits, ninl;	  /* literals; InliningPositions' records */
+};
+
+static int deopt_of(struct v8proc *pp, uint64_t code, struct v8deopt *d)
+{
+	const struct v8_tf_layout *l = pp->tf;
+	uint64_t tag = (uint64_t)VAL(pp, HEAP_OBJECT_TAG), dd, w[2 + 16], n;
+	int top = l->dd_lits;
+
+	if (l->dd_inl > top)
+		top = l->dd_inl;
+	if (l->dd_sfi > top)
+		top = l->dd_sfi;
+	/* the map, the length (a Smi), then the slots up to the last one wanted */
+	if (field(pp, code, l->code_deopt, &dd) || !is_heap(pp, dd) ||
+	    mem_read(pp->pid, dd - tag, w, (size_t)(2 + top + 1) * 8) || !is_smi(pp, w[1]))
+		return -EINVAL;
+	n = (uint64_t)smi_value(w[1]);
+	if (n <= (uint64_t)top)
+		return -EINVAL; /* no inlining data: not optimized code, or another layout */
+	d->lits = w[2 + l->dd_lits];
+	d->inl = w[2 + l->dd_inl];
+	d->root = w[2 + l->dd_sfi];
+	if (l->wrapper_sfi >= 0 && field(pp, d->root, l->wrapper_sfi, &d->root))
+		return -EINVAL;
+	if (!is_heap(pp, d->lits) || !is_heap(pp, d->inl) || !is_heap(pp, d->root) ||
+	    field(pp, d->lits, 8, &w[0]) || !is_smi(pp, w[0]) || field(pp, d->inl, 8, &w[1]) ||
+	    !is_smi(pp, w[1]) || smi_value(w[0]) < 0 || smi_value(w[1]) < 0)
+		return -EINVAL;
+	d->nlits = (uint64_t)smi_value(w[0]);
+	d->ninl = (uint64_t)smi_value(w[1]) / 16;
+	return 0;
+}
+
+/*
+ * The functions inlined at @off of TurboFan code @c whose own function is @sfi (untagged): their
+ * SFIs in @out, innermost last. Count (0: none there), or -EINVAL (unreadable, not this
+ * function's code, a chain past V8_MAX_INLINE).
+ */
+static int inline_read(struct v8 *v, struct v8proc *pp, const struct v8code *c, uint64_t sfi,
+		       uint32_t off, uint64_t *out)
+{
+	uint64_t tag = (uint64_t)VAL(pp, HEAP_OBJECT_TAG), spt, len, pos, chain[V8_MAX_INLINE];
+	struct v8deopt d;
+	int n = 0, r;
+
+	if (deopt_of(pp, c->code, &d))
+		return -EINVAL;
+	if (d.root != sfi + tag) {
+		v->st.inline_other_root++;
+		return -EINVAL;
+	}
+	if (field(pp, c->code, pp->tf->code_spt, &spt) || !is_heap(pp, spt) ||
+	    field(pp, spt, 8, &len) || !is_smi(pp, len) || smi_value(len) < 0 ||
+	    (uint64_t)smi_value(len) > V8_SPT_MAX || !v->code_buf ||
+	    mem_read(pp->pid, spt - tag + 16, v->code_buf, (size_t)smi_value(len)))
+		return -EINVAL;
+	r = v8_srcpos_lookup(v->code_buf, (size_t)smi_value(len), off, &pos);
+	if (r == -ENOENT)
+		return 0;
+	if (r)
+		return -EINVAL;
+	/* from the pc's position out: each inlined function, then the position of its call */
+	for (;;) {
+		int64_t id = (int64_t)((pos >> 31) & 0xffff) - 1;
+		uint64_t rec[2], lit;
+
+		if (id < 0)
+			break;
+		if (n == V8_MAX_INLINE || (uint64_t)id >= d.ninl ||
+		    mem_read(pp->pid, d.inl - tag + 16 + (uint64_t)id * 16, rec, 12))
+			return -EINVAL;
+		/* the record's int32 index (its last 4 bytes are padding, never written) */
+		rec[1] &= 0xffffffffULL;
+		if (rec[1] >= d.nlits || field(pp, d.lits, 16 + (int32_t)rec[1] * 8, &lit))
+			return -EINVAL;
+		if ((lit & 3) == 3)
+			lit &= ~2ULL; /* a weak reference: the object itself */
+		if (!is_heap(pp, lit))
+			return -EINVAL;
+		chain[n++] = (lit - tag) & EMBER_V8F_ADDR_MASK;
+		pos = rec[0];
+	}
+	for (int i = 0; i < n; i++)
+		out[i] = chain[n - 1 - i];
+	return n;
+}
+
+/* The inlining stack at @pc in the frame of @sfi (untagged), cached: its SFIs, innermost last,
+ * in *@out (pp's cache, valid until the next call). Count, 0 when none. */
+static int inline_at(struct v8 *v, struct v8proc *pp, uint64_t sfi, uint64_t pc,
+		     const uint64_t **out)
+{
+	struct v8code *c;
+	struct v8inl *e;
+	uint64_t now = mono_ns();
+	uint32_t off;
+	int n;
+
+	if (!pp->tf || !pc || in_text(pp, pc))
+		return 0;
+	c = code_find(v, pp, pc);
+	/* optimized code: TurboFan's, and Maglev's (Node 24 runs much of its code there, its
+	 * inlined functions kept the same way) */
+	if (!c || !c->code ||
+	    (c->kind != (uint8_t)pp->tf->kind_tf && c->kind != (uint8_t)pp->tf->kind_tf - 1))
+		return 0;
+	off = (uint32_t)(pc - c->start);
+	if (!pp->inl) {
+		pp->inl = calloc(V8_INL, sizeof(*pp->inl));
+		if (!pp->inl)
+			return 0;
+		v->st.mem_bytes += V8_INL * sizeof(*pp->inl);
+	}
+	e = &pp->inl[hash_mix64(c->start ^ ((uint64_t)off << 40) ^ sfi) & (V8_INL - 1)];
+	if (e->start != c->start || e->off != off || e->root != sfi ||
+	    (now - e->checked >= V8_RECHECK_NS && pp->state != V8S_GONE)) {
+		uint64_t got[V8_MAX_INLINE];
+
+		n = inline_read(v, pp, c, sfi, off, got);
+		if (n < 0) {
+			v->st.inline_unreadable += n == -EINVAL;
+			n = 0;
+		}
+		*e = (struct v8inl){ .start = c->start, .root = sfi, .off = off, .checked = now,
+				     .n = (uint8_t)n };
+		for (int i = 0; i < n; i++)
+			e->sfi[i] = got[i];
+	}
+	*out = e->sfi;
+	return e->n;
 }
 
 struct carry {
@@ -1197,6 +1662,7 @@ struct v8 *v8__new(struct sampler *sampler, struct strtab *names, const struct v
 	sbuf_init(&v->file);
 	sbuf_init(&v->out);
 	v->src_buf = malloc(V8_SRC_CHUNK); /* NULL: no lines (counted deferred) */
+	v->code_buf = malloc(V8_SPT_MAX);   /* NULL: no inlined functions */
 	return v;
 fail:
 	v8__free(v);
@@ -1216,6 +1682,7 @@ void v8__free(struct v8 *v)
 	sbuf_fini(&v->file);
 	sbuf_fini(&v->out);
 	free(v->src_buf);
+	free(v->code_buf);
 	free(v);
 }
 

@@ -234,6 +234,26 @@ int rtintro_hotspot_resolve(struct rtintro_hotspot *h, uint64_t bias, rtintro_re
 		"class_Code__instruction_start__uintptr_t|" \
 		"class_Code__instruction_start__Address", false) \
 	X(CODE_INSTRUCTION_SIZE, "class_Code__instruction_size__int",	false) \
+	X(CODE_FLAGS,		"class_Code__flags__uint32_t",		false) \
+	X(CODE_ISTREAM,		"class_Code__instruction_stream__Tagged_InstructionStream_", false) \
+	X(CODE_DEOPT_DATA, \
+		"class_Code__deoptimization_data__FixedArray|" \
+		"class_Code__deoptimization_data__Tagged_FixedArray_|" \
+		"class_Code__deoptimization_data__Tagged_TrustedFixedArray_", false) \
+	X(CODE_SOURCE_POSITIONS, \
+		"class_Code__source_position_table__ByteArray|" \
+		"class_Code__source_position_table__Tagged_ByteArray_|" \
+		"class_Code__source_position_table__Tagged_TrustedByteArray_", false) \
+	X(ISTREAM_START,	"class_InstructionStream__instruction_start__uintptr_t", false) \
+	X(CODE_KIND_MASK,	"CodeKindFieldMask",			false) \
+	X(CODE_KIND_BASELINE,	"CodeKindBaseline",			false) \
+	X(DD_LITERALS,		"DeoptimizationDataLiteralArrayIndex",	false) \
+	X(DD_INLINING_POSITIONS, "DeoptimizationDataInliningPositionsIndex", false) \
+	X(DD_SFI,		"DeoptimizationDataSharedFunctionInfoIndex", false) \
+	X(DD_SFI_WRAPPED,	"DeoptimizationDataWrappedSharedFunctionInfoIndex", false) \
+	X(SFI_WRAPPER_SFI, \
+		"class_SharedFunctionInfoWrapper__shared_info__Tagged_SharedFunctionInfo_", false) \
+	X(TYPE_ISTREAM,		"type_InstructionStream__INSTRUCTION_STREAM_TYPE", false) \
 	X(SFI_NAME_OR_SCOPE, \
 		"class_SharedFunctionInfo__name_or_scope_info__Object|" \
 		"class_SharedFunctionInfo__name_or_scope_info__Tagged_Object_|" \

@@ -18,7 +18,10 @@
  *               function's line (its ScopeInfo's start position through the line ends of the
  *               script's source, read once per script, bounded): "name (file:line)_[j]",
  *               "(anonymous) (file:line)_[j]", "name (file)_[j]" when the source cannot be
- *               read (an external string). Cached per process by address,
+ *               read (an external string). A frame of optimized code (TurboFan's, Maglev's)
+ *               is followed by the functions inlined into it at its pc, root first: the code
+ *               found down from the pc, its source position table and DeoptimizationData
+ *               read as the version's layout says (v8_tf_layout_for()). Cached per process by address,
  *               checked again (one read) after V8_RECHECK_NS: V8's GC moves objects. A frame
  *               that cannot be named keeps its native name (counted, frames_unnamed).
  *
@@ -81,6 +84,19 @@ struct v8_stats {
 	uint64_t line_sources_deferred; /* ... not read now: the characters read in the last 10 s
 					 (32 Mi a process, 64 Mi in all) would be exceeded */
 	uint64_t line_read_ns;	    /* time reading sources for their line ends */
+	uint64_t inline_frames;	    /* frames of functions TurboFan inlined, named */
+	uint64_t inline_unreadable; /* ... optimized code whose inlining data did not read (or
+				       an inlined function unnamed): its frame without them */
+	uint64_t inline_other_root; /* ... code that is not the frame's function's (a pc in a
+				       callee's first instructions): not expanded */
+	uint64_t inline_scans;	    /* code looked for from a pc (its start below it) */
+	uint64_t inline_scan_misses; /* ... none there (builtins, freed code, not JIT code) */
+	uint64_t inline_scan_pages; /* ... pages read for it */
+	uint64_t inline_scans_deferred; /* ... not now: a window's pages (16 MiB a process, 64 MiB
+					   in all, per 10 s) read */
+	uint64_t inline_layouts_refused; /* V8 processes whose version's inlining data ember does
+					    not know (or whose v8dbg_ data disagrees with it):
+					    physical frames only */
 	uint64_t reasons[RTI__REASONS]; /* why binaries were refused (rtintro.h) */
 	uint64_t walk_ns_per_walk;  /* BPF: mean time of a V8 process's stack walk */
 	struct ember_v8_bpf_stats bpf;
@@ -103,6 +119,14 @@ void v8__sampled(struct v8 *v, uint32_t pid);
  * name it by its native ip. -ENOMEM. */
 int v8__frame_name(struct v8 *v, uint32_t pid, uint64_t word);
 
+/* The frames of the JavaScript frame whose BPF word is @word, root first, as ids in @names (at
+ * most @max in @ids): its function, then those TurboFan inlined into it, down to the one running
+ * at @ip (its native ip: the sampled pc when @leaf, else a return address). Count; -1: name it
+ * by its native ip; -ENOMEM. */
+#define V8_MAX_FRAMES 9 /* a frame and the 8 functions inlined into it, at most */
+int v8__frame_names(struct v8 *v, uint32_t pid, uint64_t word, uint64_t ip, bool leaf,
+		    uint32_t *ids, size_t max);
+
 /* Housekeeping, e.g. every 5 s: forgets processes that exited or exec'ed (their BPF entry is
  * gone: the program deletes it at both). */
 /* The names' table started over (core/base/strtab.h, strtab__renew()): the ids of the names held
@@ -117,5 +141,18 @@ void v8__stats(struct v8 *v, struct v8_stats *ret);
  * (@why: the rtintro reason).
  */
 bool v8_facts_check(const struct rtintro_v8 *f, struct ember_v8_proc *ret, int *why);
+
+/* The layout TurboFan's inlining data is read by for the binary of @f (its V8 version's, its
+ * v8dbg_ values agreeing), or NULL (@why: RTI_MISSING for a version not known, RTI_BAD_VALUE). */
+struct v8_tf_layout;
+const struct v8_tf_layout *v8_tf_layout_for(const struct rtintro_v8 *f, int *why);
+
+/*
+ * V8's source position table (@len bytes of a Code's source_position_table, v8_srcpos.c): the
+ * SourcePosition of the last entry whose code offset is at or before @pc_off, in *@pos. 0;
+ * -ENOENT when the first entry is past it (or the table is empty); -EINVAL when the bytes do
+ * not decode (a number running past the end or past 64 bits, a code offset out of range).
+ */
+int v8_srcpos_lookup(const uint8_t *tab, size_t len, uint32_t pc_off, uint64_t *pos);
 
 #endif
