@@ -43,6 +43,7 @@
 #include "ember/daemon/symbols/kresolve.h"
 #include "ember/daemon/symbols/symbolizer.h"
 #include "ember/daemon/unwind/python.h"
+#include "ember/daemon/unwind/runtime.h"
 #include "ember/daemon/unwind/hotspot.h"
 #include "ember/daemon/unwind/v8.h"
 #include "ember/daemon/unwind/unwind.h"
@@ -162,7 +163,7 @@ static int sampling_setup(struct emberd *d)
 		d->py = python__new(d->sampler, d->sym_st, &po);
 		if (!d->py)
 			log_warn("no Python frames: %s", strerror(errno));
-		ingest__set_python(d->ingest, d->py);
+		(void)ingest__add_runtime(d->ingest, &python_runtime_ops, d->py);
 		sampler__set_pyname_fn(d->sampler, emberd_on_pyname, d);
 	}
 	if (d->cfg.v8 && !so.fp_only) {
@@ -174,7 +175,7 @@ static int sampling_setup(struct emberd *d)
 		d->v8 = v8__new(d->sampler, d->sym_st, &vo);
 		if (!d->v8)
 			log_warn("no JavaScript frames: %s", strerror(errno));
-		ingest__set_v8(d->ingest, d->v8);
+		(void)ingest__add_runtime(d->ingest, &v8_runtime_ops, d->v8);
 	}
 	if (d->cfg.hotspot && !so.fp_only && !sampler__hs_walk_on(d->sampler))
 		log_warn("no Java frames: the kernel refused the BPF program with the HotSpot step "
@@ -192,7 +193,7 @@ static int sampling_setup(struct emberd *d)
 		d->hs = hotspot__new(d->sampler, d->sym_st, &ho);
 		if (!d->hs)
 			log_warn("no Java frames: %s", strerror(errno));
-		ingest__set_hotspot(d->ingest, d->hs);
+		(void)ingest__add_runtime(d->ingest, &hotspot_runtime_ops, d->hs);
 	}
 	sampler__set_pid_fn(d->sampler, emberd_on_new_pid, d);
 	sampler__set_exec_fn(d->sampler, emberd_on_exec, d);

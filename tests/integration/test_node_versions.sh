@@ -112,8 +112,13 @@ check_supported() {
 		test "$(fn_lines "$f")" = "$(src_lines)"
 	# TurboFan's inlined functions as frames of their own (called ones are anyway)
 	read -r IF IM < <(inlined "$f")
+	local f0=$T_FAILS
 	check "node $tag: burnFunction's samples go on into lcgRound >= 90% ($IF%)" atleast "$IF" 90
 	check "node $tag: Burner.burnMethod's into round;mixRound >= 90% ($IM%)" atleast "$IM" 90
+	[ "$T_FAILS" -eq "$f0" ] ||
+		awk '/;burn(Function|Method) / { n = $NF; s = $0; sub(/^.*;main \([^;]*\)_\[j\];/, "", s)
+			sub(/ [0-9]+$/, "", s); c[s] += n } END { for (k in c) print c[k], k }' "$f" |
+			sort -rn | head -6 | cut -c1-300 | sed 's/^/#   /'
 }
 
 # run_unsupported TAG BIN: BIN app.js until emberd counts it unsupported (and a second more);

@@ -17,7 +17,7 @@
 #include "ember/core/base/sbuf.h"
 #include "ember/core/base/strtab.h"
 #include "ember/daemon/ingest/ingest.h"
-#include "ember/daemon/unwind/python.h"
+#include "ember/daemon/unwind/runtime.h"
 #include "ember/daemon/symbols/symbolizer.h"
 #include "ember/daemon/unwind/unwind.h"
 #include "ember/core/base/clock.h"
@@ -127,8 +127,7 @@ static void on_new_pid(uint32_t pid, bool exec_follows, const uint64_t *ips, siz
 	symbolizer__note_pid(m->sym, pid);
 	unwinder__note_pid(ingest__unwinder(m->in), pid); /* the tables its walk reads */
 	unwinder__reached(ingest__unwinder(m->in), pid, ips, n, 0);
-	if (ingest__python(m->in)) /* a CPython's map entry */
-		python__note_pid(ingest__python(m->in), pid);
+	runtime_set_noted(ingest__runtimes(m->in), pid); /* e.g. a CPython's map entry */
 }
 
 static void ent_fail(struct cap_ent *e, int err, const char *what)

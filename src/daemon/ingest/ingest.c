@@ -17,9 +17,7 @@
 #include "ember/daemon/proc/proctrack.h"
 #include "ember/daemon/sample/sampler.h"
 #include "ember/daemon/sample/bpf_shared.h"
-#include "ember/daemon/unwind/python.h"
-#include "ember/daemon/unwind/hotspot.h"
-#include "ember/daemon/unwind/v8.h"
+#include "ember/daemon/unwind/runtime.h"
 #include "ember/daemon/symbols/symbolizer.h"
 #include "ember/daemon/unwind/unwind.h"
 
@@ -78,10 +76,8 @@ struct cg_state {
 struct ingest {
 	struct symbolizer *sym;
 	struct unwinder *unwind;	/* asked to re-read a process whose walk was cut short */
-	struct python *py;		/* merges Python frames into the user frames; NULL: none */
-	struct v8 *v8;			/* names V8's JavaScript frames; NULL: none */
-	uint32_t rtids[MAX_FRAMES];	/* a V8 or HotSpot process's user frames being named */
-	struct hotspot *hs;		/* names HotSpot's Java frames; NULL: none */
+	struct runtime_set rts;		/* the language runtimes' readers (unwind/runtime.h) */
+	uint32_t rtids[MAX_FRAMES];	/* the user frames of a stack with a reader's words */
 	struct strtab *names;
 	struct scache_ent *scache;   /* SCACHE_SLOTS entries */
 	uint32_t tmp[HALF_FRAMES];   /* uncached symbolizer answers */
@@ -164,24 +160,14 @@ struct unwinder *ingest__unwinder(const struct ingest *in)
 	return in->unwind;
 }
 
-void ingest__set_python(struct ingest *in, struct python *py)
+int ingest__add_runtime(struct ingest *in, const struct runtime_ops *ops, void *rt)
 {
-	in->py = py;
+	return runtime_set_add(&in->rts, ops, rt);
 }
 
-struct python *ingest__python(const struct ingest *in)
+const struct runtime_set *ingest__runtimes(const struct ingest *in)
 {
-	return in->py;
-}
-
-void ingest__set_v8(struct ingest *in, struct v8 *v8)
-{
-	in->v8 = v8;
-}
-
-void ingest__set_hotspot(struct ingest *in, struct hotspot *hs)
-{
-	in->hs = hs;
+	return &in->rts;
 }
 
 const struct strtab *ingest__names(const struct ingest *in)
@@ -567,17 +553,19 @@ static int add_native(struct ingest *in, uint32_t pid, uint64_t t, const uint64_
 }
 
 /*
- * The user frames of a group whose walk stored V8 words (bpf_shared.h: after the native ips, one
- * per JavaScript frame: its native ip's index and its SharedFunctionInfo), root first in *@ret:
- * each JavaScript frame by its function's name (v8.h) in place of its native ip, followed by
- * those TurboFan inlined into it at that ip, or by that ip when it cannot be named; the native runs between them symbolized as any stack is (cached
+ * The user frames of a group whose walk stored a reader's words after the native ips
+ * (RUNTIME_WORDS_AFTER; bpf_shared.h, V8: one per JavaScript frame, its native ip's index and
+ * its SharedFunctionInfo), root first in *@ret: each such frame by the reader's names (runtime.h:
+ * its function, and those inlined into it at its ip) in place of its native ip, or by that ip
+ * when it cannot be named; the native runs between them symbolized as any stack is (cached
  * each). Frames or -errno.
  */
-static int symbolize_v8(struct ingest *in, const struct sampler_group *g, const uint32_t **ret)
+static int symbolize_after(struct ingest *in, const struct sampler_group *g,
+			   const struct runtime_ops *ops, void *rt, const uint32_t **ret)
 {
 	const uint64_t *ips = g->user_ips;
 	uint64_t t = g->nr_times ? g->times_ns[0] : 0, word[EMBER_MAX_STACK_DEPTH + 1] = { 0 };
-	uint32_t jids[V8_MAX_FRAMES];
+	uint32_t jids[RUNTIME_MAX_FRAMES];
 	size_t nn = 0, end, i, out = 0;
 	int r, nj;
 
@@ -588,12 +576,11 @@ static int symbolize_v8(struct ingest *in, const struct sampler_group *g, const 
 	for (i = nn; i < g->nr_user; i++)
 		if (EMBER_V8F_IS(ips[i]) && EMBER_V8F_IDX(ips[i]) < nn)
 			word[EMBER_V8F_IDX(ips[i])] = ips[i];
-	/* from the root down: each native run [i + 1, end) leaf first, then the JS frame at i */
+	/* from the root down: each native run [i + 1, end) leaf first, then the frame at i */
 	for (end = i = nn; i-- > 0;) {
 		if (!word[i])
 			continue;
-		/* its function and those TurboFan inlined into it, root first */
-		nj = v8__frame_names(in->v8, g->pid, word[i], ips[i], i == 0, jids, V8_MAX_FRAMES);
+		nj = ops->frame_names(rt, g->pid, word[i], ips[i], i == 0, jids, RUNTIME_MAX_FRAMES);
 		if (nj == -ENOMEM)
 			return nj;
 		if (nj < 0)
@@ -613,25 +600,27 @@ static int symbolize_v8(struct ingest *in, const struct sampler_group *g, const 
 }
 
 /*
- * The user frames of a group whose walk replaced the ips of Java frames by HotSpot words
- * (bpf_shared.h), root first in *@ret: each Java frame by its method's name (hotspot.h), the
- * native runs between them symbolized as any stack is. Frames or -errno.
+ * The user frames of a group whose walk replaced the ips of some frames by a reader's words
+ * (RUNTIME_WORDS_IN_PLACE; bpf_shared.h, HotSpot: Java frames), root first in *@ret: each such
+ * frame by the reader's names (a method, and those inlined into it), the native runs between
+ * them symbolized as any stack is. Frames or -errno.
  */
-static int symbolize_hs(struct ingest *in, const struct sampler_group *g, const uint32_t **ret)
+static int symbolize_in_place(struct ingest *in, const struct sampler_group *g,
+			      const struct runtime_ops *ops, void *rt, const uint32_t **ret)
 {
 	const uint64_t *ips = g->user_ips;
 	uint64_t t = g->nr_times ? g->times_ns[0] : 0;
 	size_t end = g->nr_user, i, out = 0;
-	uint32_t jids[HOTSPOT_MAX_INLINE];
+	uint32_t jids[RUNTIME_MAX_FRAMES];
 	int r, nj;
 
 	if (end > EMBER_MAX_STACK_DEPTH + 1)
 		end = EMBER_MAX_STACK_DEPTH + 1;
-	/* from the root down: each native run [i + 1, end) leaf first, then the Java frame at i */
+	/* from the root down: each native run [i + 1, end) leaf first, then the frame at i */
 	for (i = end; i-- > 0;) {
 		if (!EMBER_HSF_IS(ips[i]))
 			continue;
-		nj = hotspot__frame_names(in->hs, g->pid, ips[i], jids, HOTSPOT_MAX_INLINE);
+		nj = ops->frame_names(rt, g->pid, ips[i], 0, i == 0, jids, RUNTIME_MAX_FRAMES);
 		if (nj < 0)
 			return nj;
 		r = add_native(in, g->pid, t, ips + i + 1, end - i - 1, &out);
@@ -646,6 +635,32 @@ static int symbolize_hs(struct ingest *in, const struct sampler_group *g, const 
 		return r;
 	*ret = in->rtids;
 	return (int)out;
+}
+
+/* The user frames of @g, root first in *@ret: by the reader whose words its walk stored, else
+ * natively; then merged with the frames of the readers that merge (CPython). Frames or -errno. */
+static int symbolize_user(struct ingest *in, const struct sampler_group *g, const uint32_t **ret)
+{
+	const struct runtime_set *s = &in->rts;
+	int r = 1;
+	size_t i;
+
+	for (i = 0; i < s->n; i++) {
+		const struct runtime_ops *ops = s->r[i].ops;
+
+		if (ops->words == RUNTIME_WORDS_NONE || !(g->user_flags & ops->ustack_flag))
+			continue;
+		r = ops->words == RUNTIME_WORDS_AFTER ? symbolize_after(in, g, ops, s->r[i].rt, ret)
+						      : symbolize_in_place(in, g, ops, s->r[i].rt, ret);
+		break;
+	}
+	if (i == s->n)
+		r = symbolize(in, false, g->pid, g->nr_times ? g->times_ns[0] : 0, g->user_ips,
+			      g->nr_user, ret);
+	for (i = 0; r >= 0 && i < s->n; i++)
+		if (s->r[i].ops->merge) /* e.g. Python frames where the interpreter ran them */
+			r = s->r[i].ops->merge(s->r[i].rt, g, *ret, (size_t)r, ret);
+	return r;
 }
 
 static int add_ids(struct ingest *in, size_t *n, const uint32_t *ids, int r)
@@ -685,19 +700,8 @@ int ingest__group(struct ingest *in, const struct sampler_group *g, ingest_sink_
 			st.flags |= INGEST_STACK_TRUNCATED;
 			unwinder__refresh_pid(in->unwind, g->pid);
 		}
-		if (in->v8)
-			v8__sampled(in->v8, g->pid); /* a new process: is it a Node? */
-		if (in->hs)
-			hotspot__sampled(in->hs, g->pid); /* a new process: is it a JVM? */
-		if (in->v8 && (g->user_flags & EMBER_USTACK_V8))
-			r = symbolize_v8(in, g, &ids);
-		else if (in->hs && (g->user_flags & EMBER_USTACK_HS))
-			r = symbolize_hs(in, g, &ids);
-		else
-			r = symbolize(in, false, g->pid, g->nr_times ? g->times_ns[0] : 0,
-				      g->user_ips, g->nr_user, &ids);
-		if (r >= 0 && in->py) /* Python frames where the interpreter ran them */
-			r = python__merge(in->py, g, ids, (size_t)r, &ids);
+		runtime_set_sampled(&in->rts, g->pid); /* a new process: a Node? a JVM? */
+		r = symbolize_user(in, g, &ids);
 		if (r < 0)
 			return r;
 		add_ids(in, &n, ids, r);

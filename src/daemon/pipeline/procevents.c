@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "ember/daemon/pipeline/emberd.h"
+#include "ember/daemon/unwind/runtime.h"
 
 /* A new process was sampled: capture its mappings while it lives; the files its first walk
  * reached (@ips) get their tables at its list. */
@@ -25,8 +26,7 @@ void emberd_on_new_pid(uint32_t pid, bool exec_follows, const uint64_t *ips, siz
 	symbolizer__note_pid(d->sym, pid);
 	unwinder__note_pid(d->unwind, pid);
 	unwinder__reached(d->unwind, pid, ips, n, 0); /* its samples are counted at ingest */
-	if (d->py)
-		python__note_pid(d->py, pid);
+	runtime_set_noted(ingest__runtimes(d->ingest), pid); /* e.g. a CPython's map entry */
 }
 
 /* A sampled process's leader exited: gone, or other threads still run (its next exit tells). */

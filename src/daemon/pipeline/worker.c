@@ -26,6 +26,7 @@
 #include "ember/daemon/ingest/capture.h"
 #include "ember/daemon/store/store.h"
 #include "ember/daemon/store/store_sink.h"
+#include "ember/daemon/unwind/runtime.h"
 #include "pipeline_internal.h"
 
 /* heap_trim() once a second when malloc keeps more than this free (and an eighth of what is used) */
@@ -232,12 +233,13 @@ static void names_renew(struct emberd *d)
 		return; /* no memory for the new table: the old one stays */
 	symbolizer__names_forget(d->sym);
 	ingest__names_forget(d->ingest);
-	if (d->py && python__names_carry(d->py))
-		log_warn("python: names not carried over (no memory), named again when sampled");
-	if (d->v8 && v8__names_carry(d->v8))
-		log_warn("v8: names not carried over (no memory), read again when sampled");
-	if (d->hs && hotspot__names_carry(d->hs))
-		log_warn("hotspot: names not carried over (no memory), read again when sampled");
+	{
+		const char *failed;
+
+		if (runtime_set_names_carry(ingest__runtimes(d->ingest), &failed))
+			log_warn("%s: names not carried over (no memory), read again when sampled",
+				 failed);
+	}
 	if (d->offcpu_sink && offcpu_sink__names_carry(d->offcpu_sink, d->sym_st))
 		log_warn("off-cpu: wakers dropped (no memory to carry their names)");
 	strtab__renew_done(d->sym_st);
@@ -269,12 +271,7 @@ static void prune(struct emberd *d)
 	} else {
 		(void)symbolizer__prune_gone(d->sym);
 	}
-	if (d->py)
-		python__prune(d->py);
-	if (d->v8)
-		v8__prune(d->v8);
-	if (d->hs)
-		hotspot__prune(d->hs);
+	runtime_set_prune(ingest__runtimes(d->ingest));
 	names_renew(d);
 	if (d->unwind)
 		(void)unwinder__sweep(d->unwind); /* processes gone, whatever was missed */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* hotspot: Java frames of HotSpot JVMs (include/ember/daemon/unwind/hotspot.h). */
 #include "ember/daemon/unwind/hotspot.h"
+#include "ember/daemon/unwind/runtime.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -1184,3 +1185,42 @@ void hotspot__stats(struct hotspot *hs, struct hotspot_stats *ret)
 	(void)sampler__hs_stats(hs->sampler, &ret->bpf);
 	ret->walk_ns_per_walk = ret->bpf.walks ? ret->bpf.walk_ns / ret->bpf.walks : 0;
 }
+
+/* --- the runtime interface (unwind/runtime.h) --------------------------------------------- */
+
+static void rt_sampled(void *rt, uint32_t pid)
+{
+	hotspot__sampled(rt, pid);
+}
+
+/* a word in place of its frame's ip: the ip is in the word (its pc offset) */
+static int rt_frame_names(void *rt, uint32_t pid, uint64_t word, uint64_t ip, bool leaf,
+			  uint32_t *ids, size_t max)
+{
+	(void)ip;
+	(void)leaf;
+	return hotspot__frame_names(rt, pid, word, ids, max);
+}
+
+static int rt_names_carry(void *rt)
+{
+	return hotspot__names_carry(rt);
+}
+
+static void rt_prune(void *rt)
+{
+	hotspot__prune(rt);
+}
+
+_Static_assert(HOTSPOT_MAX_INLINE <= RUNTIME_MAX_FRAMES, "the ingest's room for a word's frames");
+
+const struct runtime_ops hotspot_runtime_ops = {
+	.name = "hotspot",
+	.words = RUNTIME_WORDS_IN_PLACE,
+	.ustack_flag = EMBER_USTACK_HS,
+	.max_frames = HOTSPOT_MAX_INLINE,
+	.sampled = rt_sampled,
+	.frame_names = rt_frame_names,
+	.names_carry = rt_names_carry,
+	.prune = rt_prune,
+};

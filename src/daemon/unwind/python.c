@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* python: Python frames of CPython processes (include/ember/daemon/unwind/python.h). */
 #include "ember/daemon/unwind/python.h"
+#include "ember/daemon/unwind/runtime.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -1737,3 +1738,36 @@ void python__stats(struct python *py, struct python_stats *ret)
 		ret->walk_p99_ns = quantile(&ret->bpf, 0.99);
 	}
 }
+
+/* --- the runtime interface (unwind/runtime.h) --------------------------------------------- */
+
+static void rt_noted(void *rt, uint32_t pid)
+{
+	python__note_pid(rt, pid);
+}
+
+static int rt_merge(void *rt, const struct sampler_group *g, const uint32_t *native, size_t n,
+		    const uint32_t **ret)
+{
+	return python__merge(rt, g, native, n, ret);
+}
+
+static int rt_names_carry(void *rt)
+{
+	return python__names_carry(rt);
+}
+
+static void rt_prune(void *rt)
+{
+	python__prune(rt);
+}
+
+const struct runtime_ops python_runtime_ops = {
+	.name = "python",
+	.words = RUNTIME_WORDS_NONE,
+	.ustack_flag = EMBER_USTACK_PY,
+	.noted = rt_noted,
+	.merge = rt_merge,
+	.names_carry = rt_names_carry,
+	.prune = rt_prune,
+};

@@ -97,20 +97,14 @@ void ingest__set_unwinder(struct ingest *in, struct unwinder *u);
 /* The unwind tables set, or NULL. Borrowed. */
 struct unwinder *ingest__unwinder(const struct ingest *in);
 
-/* Python frames (python.h; may be NULL): merged into the user frames of CPython processes.
- * Borrowed. */
-struct python;
-void ingest__set_python(struct ingest *in, struct python *py);
-/* The Python frames' object set above (NULL: none). Borrowed. */
-struct python *ingest__python(const struct ingest *in);
-
-/* V8's JavaScript frames (v8.h; may be NULL): named in the user frames of Node processes.
- * Borrowed. */
-struct v8;
-void ingest__set_v8(struct ingest *in, struct v8 *v8);
-/* HotSpot's Java frames (hotspot.h; may be NULL): named in the user frames of JVMs. Borrowed. */
-struct hotspot;
-void ingest__set_hotspot(struct ingest *in, struct hotspot *hs);
+/* The language runtimes' readers (unwind/runtime.h): each names the frames its BPF walk marked
+ * in the user stacks of the processes it reads. Borrowed: main.c adds each it made. 0, or
+ * -ENOSPC. */
+struct runtime_ops;
+int ingest__add_runtime(struct ingest *in, const struct runtime_ops *ops, void *rt);
+/* The set (runtime_set_*() over all of them: notes, carrying names, pruning). */
+struct runtime_set;
+const struct runtime_set *ingest__runtimes(const struct ingest *in);
 
 /*
  * The process tracker (may be NULL; borrowed, outlives the ingest): [filter]'s cgroup answer
