@@ -692,7 +692,7 @@ static int read_sfi(struct v8 *v, struct v8proc *pp, uint64_t sfi, uint64_t *key
 	*key = 0;
 	v->st.names++;
 	/* the object's own words unreadable (a page V8 has just given back, a process dying):
-	 * not an answer to keep for long (v8__frame_name() reads it again after V8_RETRY_NS) */
+	 * not an answer to keep for long (sfi_name() reads it again after V8_RETRY_NS) */
 	r = field(pp, obj, VAL(pp, HEAPOBJECT_MAP), &map);
 	if (!r)
 		r = field(pp, obj, VAL(pp, SFI_NAME_OR_SCOPE), &nos);
@@ -1201,13 +1201,6 @@ static struct v8proc *named_proc(struct v8 *v, uint32_t pid, uint64_t word)
 	return pp;
 }
 
-int v8__frame_name(struct v8 *v, uint32_t pid, uint64_t word)
-{
-	struct v8proc *pp = named_proc(v, pid, word);
-
-	return pp ? sfi_name(v, pp, word & EMBER_V8F_ADDR_MASK) : -1;
-}
-
 int v8__frame_names(struct v8 *v, uint32_t pid, uint64_t word, uint64_t ip, bool leaf,
 		    uint32_t *ids, size_t max)
 {
@@ -1288,6 +1281,21 @@ const struct v8_tf_layout *v8_tf_layout_for(const struct rtintro_v8 *f, int *why
 	return l;
 }
 
+/* Bytes before the instructions where the header the search looks for starts: the
+ * InstructionStream's (V8 11+), or the Code's that holds them (V8 10). */
+static uint64_t code_hdr(const struct v8_tf_layout *l)
+{
+	return (uint64_t)(l->code_is < 0 ? l->code_start : l->is_start);
+}
+
+/* Optimized code: TurboFan's, and Maglev's (Node 24 runs much of its code there, its inlined
+ * functions kept the same way). */
+static bool optimized(const struct v8proc *pp, const struct v8code *c)
+{
+	return c && c->code &&
+	       (c->kind == (uint8_t)pp->tf->kind_tf || c->kind == (uint8_t)pp->tf->kind_tf - 1);
+}
+
 static bool in_text(const struct v8proc *pp, uint64_t pc)
 {
 	for (int i = 0; i < V8_TEXT_MAX; i++)
@@ -1305,14 +1313,13 @@ static int rd32(uint32_t pid, uint64_t addr, uint32_t *ret)
 /* The heap object at the start of a candidate header @h (untagged) is an InstructionStream
  * (V8 11+) or a Code (V8 10) whose instructions start at @cand: its Code (tagged), its kind and
  * its instructions' size, or 0. @w: the header's first two words, as read. */
-static uint64_t code_header(struct v8 *v, struct v8proc *pp, uint64_t h, uint64_t cand,
-			    const uint64_t *w, uint32_t *size, uint8_t *kind)
+static uint64_t code_header(struct v8proc *pp, uint64_t h, uint64_t cand, const uint64_t *w,
+			    uint32_t *size, uint8_t *kind)
 {
 	const struct v8_tf_layout *l = pp->tf;
 	uint64_t tag = (uint64_t)VAL(pp, HEAP_OBJECT_TAG), code, back = 0, start = 0, cmap = 0;
 	uint32_t flags = 0;
 
-	(void)v;
 	if (!is_heap(pp, w[0]))
 		return 0;
 	if (l->code_is < 0) {
@@ -1347,7 +1354,7 @@ static uint64_t code_header(struct v8 *v, struct v8proc *pp, uint64_t h, uint64_
 static int code_scan(struct v8 *v, struct v8proc *pp, uint64_t pc, struct v8code *ret)
 {
 	const struct v8_tf_layout *l = pp->tf;
-	uint64_t hdr = (uint64_t)(l->code_is < 0 ? l->code_start : l->is_start);
+	uint64_t hdr = code_hdr(l);
 	uint64_t cand = pc & ~(uint64_t)(V8_CODE_ALIGN - 1), page = 0, now = mono_ns();
 	bool have = false;
 
@@ -1379,7 +1386,7 @@ static int code_scan(struct v8 *v, struct v8proc *pp, uint64_t pc, struct v8code
 		/* h is 16-aligned: both words within the page */
 		memcpy(&w[0], v->code_buf + (h - page), 8);
 		memcpy(&w[1], v->code_buf + (h - page) + (l->code_is < 0 ? 0 : l->is_code), 8);
-		code = code_header(v, pp, h, cand, w, &size, &kind);
+		code = code_header(pp, h, cand, w, &size, &kind);
 		if (!code)
 			continue;
 		if (pc >= cand + size) {
@@ -1448,7 +1455,7 @@ static struct v8code *code_find(struct v8 *v, struct v8proc *pp, uint64_t pc)
 static bool code_still(struct v8proc *pp, const struct v8code *c)
 {
 	const struct v8_tf_layout *l = pp->tf;
-	uint64_t hdr = (uint64_t)(l->code_is < 0 ? l->code_start : l->is_start), w[2];
+	uint64_t hdr = code_hdr(l), w[2];
 
 	if (l->code_is < 0)
 		return !rd64(pp->pid, c->start - hdr, &w[0]) && w[0] == pp->code_map;
@@ -1562,10 +1569,7 @@ static int inline_at(struct v8 *v, struct v8proc *pp, uint64_t sfi, uint64_t pc,
 	if (!pp->tf || !pc || in_text(pp, pc))
 		return 0;
 	c = code_find(v, pp, pc);
-	/* optimized code: TurboFan's, and Maglev's (Node 24 runs much of its code there, its
-	 * inlined functions kept the same way) */
-	if (!c || !c->code ||
-	    (c->kind != (uint8_t)pp->tf->kind_tf && c->kind != (uint8_t)pp->tf->kind_tf - 1))
+	if (!optimized(pp, c))
 		return 0;
 	off = (uint32_t)(pc - c->start);
 	if (!pp->inl) {
@@ -1584,8 +1588,7 @@ static int inline_at(struct v8 *v, struct v8proc *pp, uint64_t sfi, uint64_t pc,
 		if (pp->state != V8S_GONE && !code_still(pp, c)) {
 			c->checked = 0;
 			c = code_find(v, pp, pc);
-			if (!c || !c->code || (c->kind != (uint8_t)pp->tf->kind_tf &&
-					       c->kind != (uint8_t)pp->tf->kind_tf - 1))
+			if (!optimized(pp, c))
 				return 0;
 			off = (uint32_t)(pc - c->start);
 			e = &pp->inl[hash_mix64(c->start ^ ((uint64_t)off << 40) ^ sfi) &

@@ -115,10 +115,6 @@ void v8__free(struct v8 *v);
 /* A group of @pid's samples is being ingested: examine it if it is new (once). */
 void v8__sampled(struct v8 *v, uint32_t pid);
 
-/* The id (in @names) of the JavaScript frame whose BPF word is @word, in process @pid; or -1:
- * name it by its native ip. -ENOMEM. */
-int v8__frame_name(struct v8 *v, uint32_t pid, uint64_t word);
-
 /* The frames of the JavaScript frame whose BPF word is @word, root first, as ids in @names (at
  * most @max in @ids): its function, then those TurboFan inlined into it, down to the one running
  * at @ip (its native ip: the sampled pc when @leaf, else a return address). Count; -1: name it
